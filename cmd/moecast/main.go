@@ -1,0 +1,13 @@
+// Command moecast predicts, plans and verifies the decode performance of
+// Mixture-of-Experts LLMs. See README.md.
+package main
+
+import (
+	"os"
+
+	"github.com/moecast/moecast/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Run(os.Args[1:], os.Stdout, os.Stderr))
+}

@@ -1,0 +1,128 @@
+package moecast_test
+
+// This test keeps the import direction of DEVELOPERS.md: model, kernels and
+// comm sit below sim; sim never imports calib; each third-party library has
+// its owner packages. A new package or a new edge must be added here on
+// purpose (as in Go's src/go/build/deps_test.go).
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+const modulePath = "github.com/moecast/moecast"
+
+// allowed maps a package (relative to the module) to the module packages and
+// third-party module prefixes its non-test files may import.
+var allowed = map[string][]string{
+	"internal/unit":       {},
+	"internal/dtype":      {},
+	"internal/cost":       {"internal/unit"},
+	"internal/atomicfile": {},
+	"model":               {"internal/unit", "internal/dtype"},
+	"kernels":             {"internal/unit", "internal/dtype", "internal/cost", "gonum.org/v1/gonum"},
+	"comm":                {"internal/unit", "internal/cost", "gonum.org/v1/gonum"},
+	"sim":                 {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "gonum.org/v1/gonum"},
+	"calib/trace":         {"internal/unit", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
+	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "kernels", "comm",
+		"github.com/BurntSushi/toml", "gonum.org/v1/gonum"},
+	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "calib",
+		"github.com/BurntSushi/toml"},
+	"internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",
+		"comm", "sim", "calib", "calib/trace", "scenarios", "github.com/spf13/cobra", "golang.org/x/term"},
+	"cmd/moecast": {"internal/cli"},
+}
+
+func TestImportDirection(t *testing.T) {
+	imports := map[string]map[string]bool{}
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != "." && (strings.HasPrefix(name, ".") || name == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		dir := filepath.ToSlash(filepath.Dir(path))
+		if dir == "." || strings.HasPrefix(dir, "bench") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		if imports[dir] == nil {
+			imports[dir] = map[string]bool{}
+		}
+		for _, im := range f.Imports {
+			imports[dir][strings.Trim(im.Path.Value, `"`)] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for d := range imports {
+		dirs = append(dirs, d)
+	}
+	sort.Strings(dirs)
+	for _, dir := range dirs {
+		rules, ok := allowed[dir]
+		if !ok {
+			t.Errorf("package %s is not in deps_test.go's table: add it with its allowed imports", dir)
+			continue
+		}
+		for im := range imports[dir] {
+			if !strings.Contains(strings.SplitN(im, "/", 2)[0], ".") {
+				continue // standard library
+			}
+			if !importAllowed(im, rules) {
+				t.Errorf("%s imports %s, which deps_test.go does not allow", dir, im)
+			}
+		}
+	}
+}
+
+func importAllowed(im string, rules []string) bool {
+	for _, r := range rules {
+		full := r
+		if !strings.Contains(strings.SplitN(r, "/", 2)[0], ".") {
+			full = modulePath + "/" + r
+			if im == full {
+				return true
+			}
+			continue
+		}
+		if im == full || strings.HasPrefix(im, full+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSimNeverImportsCalib states the rule the table encodes, so that an edit
+// of the table that breaks it fails too.
+func TestSimNeverImportsCalib(t *testing.T) {
+	for _, pkg := range []string{"sim", "model", "kernels", "comm"} {
+		for _, im := range allowed[pkg] {
+			if strings.HasPrefix(im, "calib") || im == "scenarios" || im == "internal/cli" {
+				t.Errorf("%s may not import %s", pkg, im)
+			}
+		}
+	}
+	if _, err := os.Stat("sim"); err != nil {
+		t.Fatal("sim package missing")
+	}
+}

@@ -1,0 +1,107 @@
+// Package cli holds moecast's cobra commands, one file per command. Commands
+// parse flags into an options struct and call a run function; formulas live
+// in the library packages, never here.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailure = 1 // the command could not do its job (I/O, no GPU driver)
+	ExitInput   = 2 // bad input: flags, scenario, config.json, trace, calibration file
+)
+
+// InputError marks an error caused by the user's input (exit code 2).
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// inputErr wraps err as an InputError; nil stays nil.
+func inputErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &InputError{Err: err}
+}
+
+// inputErrf formats a new InputError.
+func inputErrf(format string, args ...any) error {
+	return &InputError{Err: fmt.Errorf(format, args...)}
+}
+
+// streams are where a command writes.
+type streams struct {
+	Out, Err io.Writer
+}
+
+// Run executes moecast with args (without the program name) and returns the
+// process exit code. It never panics on bad input: errors are printed on one
+// line to stderr.
+func Run(args []string, stdout, stderr io.Writer) int {
+	s := &streams{Out: stdout, Err: stderr}
+	root := newRootCmd(s)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	return exitCode(err, stderr)
+}
+
+func newRootCmd(s *streams) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "moecast",
+		Short: "Predict, plan and verify the decode performance of Mixture-of-Experts LLMs",
+		Long: `moecast predicts the decode-step time of MoE LLMs (Kimi-K2.5, DeepSeek-V3,
+Qwen3-MoE, gpt-oss, ...) for a GPU box, a TP/EP layout, batch sizes and
+speculative decoding, from a TOML scenario; and breaks down torch.profiler
+traces from vLLM and SGLang by the same categories.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return inputErr(fmt.Errorf("%s: %w", c.CommandPath(), err))
+	})
+	root.AddCommand(
+		newPredictCmd(s),
+		newModelsCmd(s),
+		newModelCmd(s),
+		newGPUsCmd(s),
+		newTraceCmd(s),
+		newCalibCmd(s),
+	)
+	return root
+}
+
+// exitCode prints err (if any) as one line and maps it to an exit code.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintln(stderr, "moecast: "+err.Error())
+	var ie *InputError
+	if errors.As(err, &ie) || isCobraUsage(err) {
+		return ExitInput
+	}
+	return ExitFailure
+}
+
+// isCobraUsage recognises cobra's own argument errors (unknown command,
+// wrong number of args), which are usage errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

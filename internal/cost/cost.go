@@ -1,0 +1,142 @@
+// Package cost holds what every cost function returns: an Estimate of time
+// with its interval, the bytes and FLOPs behind it, and the Source that says
+// where the number came from (a roofline formula and its efficiency, or a
+// calibration table and its rows). It also defines the operation categories
+// shared by the cost model (sim) and trace analysis (calib/trace), so that a
+// prediction and a measurement can be compared category by category.
+package cost
+
+import (
+	"fmt"
+
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// Category is an operation category. The names are a contract shared by
+// `moecast predict` (breakdown_ms) and `moecast trace` (by_category_ms).
+type Category uint8
+
+const (
+	Attention Category = iota
+	GEMM
+	MoE
+	AllReduce
+	AllGather
+	ReduceScatter
+	AllToAll
+	Elementwise
+	Sampling
+	Launch
+	Other
+	Idle // GPU gaps inside a step; traces only
+
+	NumCategories
+)
+
+var categoryNames = [NumCategories]string{
+	"attention", "gemm", "moe", "allreduce", "allgather", "reducescatter",
+	"alltoall", "elementwise", "sampling", "launch", "other", "idle",
+}
+
+func (c Category) String() string {
+	if c < NumCategories {
+		return categoryNames[c]
+	}
+	return fmt.Sprintf("category(%d)", uint8(c))
+}
+
+// ParseCategory maps a category name back to its value.
+func ParseCategory(s string) (Category, bool) {
+	for i, n := range categoryNames {
+		if n == s {
+			return Category(i), true
+		}
+	}
+	return 0, false
+}
+
+// IsCollective reports whether c is a communication category.
+func (c Category) IsCollective() bool {
+	return c == AllReduce || c == AllGather || c == ReduceScatter || c == AllToAll
+}
+
+// SourceKind says how a number was obtained.
+type SourceKind uint8
+
+const (
+	Roofline SourceKind = iota // analytic: max(bytes/(BW·eff), FLOPs/(peak·eff)) + overhead
+	Table                      // interpolated from a calibration table
+	Fixed                      // a documented constant (launch cost, per-kernel cost)
+)
+
+func (k SourceKind) String() string {
+	switch k {
+	case Roofline:
+		return "roofline"
+	case Table:
+		return "table"
+	case Fixed:
+		return "fixed"
+	}
+	return "unknown"
+}
+
+// Source is the provenance of one Estimate. Strings are static (constants
+// or names held by a table), so building a Source never allocates.
+type Source struct {
+	Kind       SourceKind
+	Formula    string  // the formula in words, e.g. "max(bytes/(BW*eff), flops/(peak*eff)) + t_kernel"
+	Efficiency float64 // fraction of peak used (roofline); 0 when not applicable
+	Bound      string  // "memory", "compute", "latency" or "" when not applicable
+	Table      string  // calibration file and table name (Kind == Table)
+	RowLo      int     // first table row used (1-based, Kind == Table)
+	RowHi      int     // last table row used
+	Note       string  // anything else a reader needs: clamping, a correction applied
+}
+
+// Describe renders the source in one line.
+func (s Source) Describe() string {
+	switch s.Kind {
+	case Table:
+		d := fmt.Sprintf("table %s rows %d-%d", s.Table, s.RowLo, s.RowHi)
+		if s.Note != "" {
+			d += " (" + s.Note + ")"
+		}
+		return d
+	case Fixed:
+		if s.Note != "" {
+			return "fixed: " + s.Formula + " (" + s.Note + ")"
+		}
+		return "fixed: " + s.Formula
+	}
+	d := fmt.Sprintf("roofline %s, eff %.2f", s.Formula, s.Efficiency)
+	if s.Bound != "" {
+		d += ", " + s.Bound + "-bound"
+	}
+	if s.Note != "" {
+		d += " (" + s.Note + ")"
+	}
+	return d
+}
+
+// Estimate is the predicted cost of one op (or a sum of ops).
+// Lo <= Time <= Hi bound the prediction; a roofline estimate carries a
+// stated spread, a table estimate its leave-one-out interpolation error.
+type Estimate struct {
+	Time   unit.Seconds
+	Lo, Hi unit.Seconds
+	Bytes  unit.Bytes // bytes moved from/to DRAM (or over the fabric for collectives)
+	FLOPs  unit.FLOPs
+	Source Source
+}
+
+// Scale returns e repeated n times (n kernels of the same shape): time,
+// interval, bytes and FLOPs multiply by n; the source is kept.
+func (e Estimate) Scale(n float64) Estimate {
+	e.Time *= unit.Seconds(n)
+	e.Lo *= unit.Seconds(n)
+	e.Hi *= unit.Seconds(n)
+	e.Bytes *= unit.Bytes(n)
+	e.FLOPs *= unit.FLOPs(n)
+	return e
+}

@@ -1,0 +1,98 @@
+// Package dtype describes how numbers are stored and computed: weight storage
+// formats with group scales (bf16, fp8 block-scaled, INT4 W4A16 group 32,
+// MXFP4) and the tensor-core precision a kernel computes in.
+//
+// Both model (byte accounting) and kernels (op costs) use it, so it sits
+// below both.
+package dtype
+
+import "fmt"
+
+// Compute is the tensor-core precision a GEMM runs at.
+type Compute uint8
+
+const (
+	BF16 Compute = iota // bf16/fp16 inputs, fp32 accumulate
+	FP8                 // fp8 e4m3 inputs
+	INT8
+	FP4
+)
+
+func (c Compute) String() string {
+	switch c {
+	case BF16:
+		return "bf16"
+	case FP8:
+		return "fp8"
+	case INT8:
+		return "int8"
+	case FP4:
+		return "fp4"
+	}
+	return fmt.Sprintf("compute(%d)", uint8(c))
+}
+
+// Format is a weight storage format.
+//
+// Bytes per parameter = Bits/8 + ScaleBits/8/GroupSize (no scale term when
+// GroupSize is 0). For INT4 with one bf16 scale per 32 weights that is
+// 0.5 + 2/32 = 0.5625 B/param (REFERENCE.md §1.2).
+type Format struct {
+	Name      string  // short name used in output: "bf16", "int4-g32", "fp8-b128", "mxfp4"
+	Bits      float64 // bits per stored weight value
+	GroupSize int     // weights that share one scale; 0 means no per-group scale
+	ScaleBits float64 // bits per scale value
+	Compute   Compute // precision the matmul runs at (W4A16 dequantizes to bf16)
+}
+
+// BytesPerParam is the storage cost of one weight including its share of
+// group scales, in bytes.
+func (f Format) BytesPerParam() float64 {
+	b := f.Bits / 8
+	if f.GroupSize > 0 {
+		b += f.ScaleBits / 8 / float64(f.GroupSize)
+	}
+	return b
+}
+
+// Quantized reports whether the format stores fewer bits than it computes
+// in (weight-only quantization such as W4A16).
+func (f Format) Quantized() bool { return f.Bits < 16 && f.Compute == BF16 }
+
+// Standard formats.
+var (
+	// BF16Weights is plain bf16 storage.
+	BF16Weights = Format{Name: "bf16", Bits: 16, Compute: BF16}
+	// FP8Block128 is DeepSeek-V3's fp8 e4m3 with one fp32 scale per
+	// 128x128 block (16384 weights).
+	FP8Block128 = Format{Name: "fp8-b128", Bits: 8, GroupSize: 128 * 128, ScaleBits: 32, Compute: FP8}
+	// INT4G32 is compressed-tensors pack-quantized W4A16, symmetric, one
+	// bf16 scale per 32 weights (Kimi-K2.5 routed experts), run by Marlin in bf16.
+	INT4G32 = Format{Name: "int4-g32", Bits: 4, GroupSize: 32, ScaleBits: 16, Compute: BF16}
+	// MXFP4 is OCP microscaling fp4 (e2m1) with one e8m0 scale per 32
+	// weights (gpt-oss experts); computed in bf16 on GPUs without fp4 MMA.
+	MXFP4 = Format{Name: "mxfp4", Bits: 4, GroupSize: 32, ScaleBits: 8, Compute: BF16}
+)
+
+// KVCache is the storage precision of the KV cache.
+type KVCache uint8
+
+const (
+	KVBF16 KVCache = iota
+	KVFP8
+)
+
+// Bytes is the size of one KV element.
+func (k KVCache) Bytes() float64 {
+	if k == KVFP8 {
+		return 1
+	}
+	return 2
+}
+
+func (k KVCache) String() string {
+	if k == KVFP8 {
+		return "fp8"
+	}
+	return "bf16"
+}

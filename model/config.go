@@ -1,0 +1,102 @@
+// Package model describes MoE transformer architectures as the cost model
+// needs them: dimensions, layer kinds, attention variant, expert layout,
+// weight storage formats, and the byte accounting that follows (weights per
+// weight class, KV bytes per token, both per GPU for a parallel layout).
+//
+// Units: dimensions are element counts; sizes are unit.Bytes.
+package model
+
+import (
+	"github.com/moecast/moecast/internal/dtype"
+)
+
+// AttentionKind is the attention variant of a model.
+type AttentionKind uint8
+
+const (
+	GQA AttentionKind = iota // grouped-query attention (MHA and MQA are special cases)
+	MLA                      // DeepSeek multi-head latent attention
+)
+
+func (k AttentionKind) String() string {
+	if k == MLA {
+		return "mla"
+	}
+	return "gqa"
+}
+
+// Attention holds the attention dimensions.
+type Attention struct {
+	Kind    AttentionKind
+	Heads   int // query heads (num_attention_heads)
+	KVHeads int // key/value heads (GQA); equals Heads for MLA
+	HeadDim int // per-head dim for GQA
+
+	// MLA only.
+	QLoRARank  int // 0 means q is projected directly (no q_a/q_b)
+	KVLoRARank int // latent width cached per token (512 for DeepSeek-V3)
+	QKNopeDim  int
+	QKRopeDim  int // rope part, cached per token next to the latent
+	VHeadDim   int
+
+	// SlidingWindow > 0 with SlidingLayers > 0: that many layers attend to
+	// at most SlidingWindow tokens (gpt-oss alternates). Approximation: the
+	// cost model reads min(context, window) tokens of KV on those layers and
+	// does not model the window's memory saving in the paged cache.
+	SlidingWindow int
+	SlidingLayers int
+
+	// DSA indexer (GLM-5): lightning indexer heads; attention reads IndexTopK
+	// tokens when the context is longer. 0 when absent.
+	IndexHeads   int
+	IndexHeadDim int
+	IndexTopK    int
+}
+
+// MoE holds the expert dimensions.
+type MoE struct {
+	Experts int // routed experts per MoE layer
+	TopK    int // experts per token
+	Shared  int // shared experts per MoE layer (always active)
+	Inter   int // moe_intermediate_size: per-expert FFN width
+	// SharedInter is the shared expert's FFN width (Shared x Inter for the
+	// DeepSeek family, where n_shared_experts experts are fused into one MLP).
+	SharedInter int
+}
+
+// Quant gives the storage format of each weight class.
+type Quant struct {
+	RoutedExperts dtype.Format
+	SharedExpert  dtype.Format
+	Attention     dtype.Format
+	DenseMLP      dtype.Format
+	Embedding     dtype.Format
+	LMHead        dtype.Format
+	Router        dtype.Format
+	Method        string // e.g. "compressed-tensors pack-quantized", "fp8 block [128,128]", "mxfp4", "none"
+}
+
+// Config is one model architecture.
+type Config struct {
+	Name         string // preset name or the file it came from
+	Architecture string // HF architectures[0] of the text model, e.g. "DeepseekV3ForCausalLM"
+	ModelType    string // HF model_type, e.g. "kimi_k2"
+	Family       string // "deepseek_v3", "qwen3_moe", "mixtral", "gpt_oss", "glm4_moe", "glm_moe_dsa"
+
+	Hidden     int
+	Layers     int // num_hidden_layers (MTP layers not included)
+	Vocab      int
+	DenseInter int // FFN width of dense layers (intermediate_size)
+	// DenseLayers is the number of leading dense layers (first_k_dense_replace).
+	DenseLayers int
+	// MoEStep: every MoEStep-th layer after DenseLayers is MoE (1 = all).
+	MoEStep int
+	// MTPLayers is num_nextn_predict_layers (DeepSeek-style multi-token prediction).
+	MTPLayers int
+
+	TieEmbeddings bool
+	Attn          Attention
+	MoE           MoE
+	Quant         Quant
+	Notes         []string // approximations made on import, printed by `model show`
+}
