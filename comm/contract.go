@@ -29,6 +29,8 @@ const (
 type Comm struct {
 	Fabric Fabric
 	Graphs bool
+	// Tables, when set, is consulted before the alpha-beta model.
+	Tables Lookup
 }
 
 func (c *Comm) AllReduce(impl Impl, ranks int, b unit.Bytes) cost.Estimate { panic("unimplemented") }
@@ -36,3 +38,13 @@ func (c *Comm) AllGather(ranks int, b unit.Bytes) cost.Estimate            { pan
 func (c *Comm) ReduceScatter(ranks int, b unit.Bytes) cost.Estimate        { panic("unimplemented") }
 func (c *Comm) AllToAll(ranks int, bytesPerRank unit.Bytes) cost.Estimate  { panic("unimplemented") }
 func LookupFabric(name string) (Fabric, bool)                              { panic("unimplemented") }
+
+// Lookup supplies measured collective costs from calibration tables
+// (implemented by comm/table.go). Nil means alpha-beta only. Each method
+// reports false when no table covers the query.
+type Lookup interface {
+	AllReduce(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, bool)
+	AllGather(ranks int, b unit.Bytes) (cost.Estimate, bool)
+	ReduceScatter(ranks int, b unit.Bytes) (cost.Estimate, bool)
+	AllToAll(ranks int, bytesPerRank unit.Bytes) (cost.Estimate, bool)
+}

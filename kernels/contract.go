@@ -32,6 +32,8 @@ type Costs struct {
 	// Graphs: kernels run inside a CUDA graph (per-kernel cost only) rather
 	// than launched from the host (host launch cost per kernel).
 	Graphs bool
+	// Tables, when set, is consulted before the roofline.
+	Tables Lookup
 }
 
 // GEMMShape is Y[M x N] = X[M x K] W[K x N] with W stored in Weight.
@@ -50,6 +52,12 @@ type MoEShape struct {
 	Hidden         int
 	Inter          int // per-expert FFN width on this rank (after expert-TP split)
 	Weight         dtype.Format
+	// Table keys (aiconfigurator moe_perf columns).
+	GlobalTokens int // tokens entering the MoE layer across the DP group (num_tokens)
+	Experts      int // routed experts in the model
+	TopK         int
+	MoETP        int // expert tensor-parallel degree (moe_tp_size)
+	EP           int // expert-parallel degree (moe_ep_size)
 }
 
 // MLAShape is MLA decode attention (absorbed form) on one rank.
@@ -59,6 +67,7 @@ type MLAShape struct {
 	KVLoRARank     int
 	QKRopeDim      int
 	KV             dtype.KVCache
+	TotalHeads     int // heads in the model (table key: tp = TotalHeads/Heads)
 }
 
 // GQAShape is GQA decode attention on one rank.
@@ -76,3 +85,18 @@ func (c *Costs) GQADecode(s GQAShape) cost.Estimate     { panic("unimplemented")
 func (c *Costs) Elementwise(b unit.Bytes) cost.Estimate { panic("unimplemented") }
 func (c *Costs) KernelOverhead() cost.Estimate          { panic("unimplemented") }
 func LookupGPU(name string) (GPU, bool)                 { panic("unimplemented") }
+
+// Lookup supplies measured op costs from calibration tables (implemented by
+// the table types that calib builds; see kernels/table.go). A Costs with a
+// nil Tables uses the roofline only. Each method reports false when no table
+// covers the query, and the caller falls back to the roofline.
+type Lookup interface {
+	GEMM(s GEMMShape) (cost.Estimate, bool)
+	// MoE is the whole MoE layer on one rank (routing glue + grouped GEMMs).
+	MoE(s MoEShape) (cost.Estimate, bool)
+	// MLAModule is the whole MLA decode module on one rank: projections
+	// (q_a, q_b, kv_a, absorbed kv_b, o_proj) plus attention, as
+	// aiconfigurator's mla_generation_module measures it.
+	MLAModule(s MLAShape) (cost.Estimate, bool)
+	GQA(s GQAShape) (cost.Estimate, bool)
+}
