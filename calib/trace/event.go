@@ -58,7 +58,7 @@ type Event struct {
 	Stream       int64
 	Device       int64
 	Grid, Block  [3]int32
-	Bytes        int64 // gpu_memcpy / gpu_memset "bytes"
+	Bytes        int64  // gpu_memcpy / gpu_memset "bytes"
 	Collective   string // "Collective name"
 	InMsgNelems  int64
 	OutMsgNelems int64
