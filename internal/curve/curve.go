@@ -1,0 +1,171 @@
+// Package curve interpolates measured op costs: a Curve is y(x) measured at
+// a few points (latency against bytes, tokens or KV length), interpolated
+// piecewise-linearly in log-log space (latency against size is close to a
+// power law piecewise) or in linear space, with gonum's interp.PiecewiseLinear.
+//
+// Rules every calibration table follows (docs/calibration.md):
+//   - exact on measured points: At(x_i) returns y_i bit for bit;
+//   - bounded between neighbours: for x_i < x < x_{i+1}, y lies between y_i
+//     and y_{i+1} (linear interpolation of log y in log x is monotone on a
+//     segment);
+//   - clamped outside the measured range: the end value is returned and
+//     Clamp says on which side;
+//   - leave-one-out error: each interior point is predicted from its two
+//     neighbours without itself; |pred - y| / y over all interior points is
+//     the table's interpolation error, summarised by its 90th percentile.
+//
+// Lookups (At) do not allocate: everything is precomputed by New.
+package curve
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/interp"
+)
+
+// Clamp says whether a query left the measured range.
+type Clamp int8
+
+const (
+	Inside Clamp = 0
+	Below  Clamp = -1 // query below the smallest measured x: first point used
+	Above  Clamp = 1  // query above the largest measured x: last point used
+)
+
+// Curve is a measured series y(x) with strictly increasing x.
+type Curve struct {
+	x, y   []float64 // measured values
+	tx, ty []float64 // transformed (log or identity) values
+	rows   []int     // table row (1-based) of each point
+	log    bool
+	pl     interp.PiecewiseLinear // over (tx, ty); unused when len(x) == 1
+}
+
+// Result is one interpolated value and the table rows it came from.
+type Result struct {
+	Y            float64
+	RowLo, RowHi int // rows of the points used (equal on a measured point)
+	Clamp        Clamp
+}
+
+// New builds a curve over the points (x[i], y[i]) whose table rows are
+// rows[i]. x must be strictly increasing; with logScale both x and y must
+// be positive. One point is allowed (the curve is then constant and every
+// other x is clamped).
+func New(x, y []float64, rows []int, logScale bool) (*Curve, error) {
+	n := len(x)
+	if n == 0 {
+		return nil, errors.New("curve: no points")
+	}
+	if len(y) != n || len(rows) != n {
+		return nil, fmt.Errorf("curve: %d x values, %d y values, %d rows", n, len(y), len(rows))
+	}
+	c := &Curve{
+		x: append([]float64(nil), x...), y: append([]float64(nil), y...),
+		rows: append([]int(nil), rows...), log: logScale,
+		tx: make([]float64, n), ty: make([]float64, n),
+	}
+	for i := range n {
+		if math.IsNaN(x[i]) || math.IsInf(x[i], 0) || math.IsNaN(y[i]) || math.IsInf(y[i], 0) {
+			return nil, fmt.Errorf("curve: point %d (row %d) is not finite: x=%g y=%g", i, rows[i], x[i], y[i])
+		}
+		if i > 0 && !(x[i] > x[i-1]) {
+			return nil, fmt.Errorf("curve: x not strictly increasing at row %d (%g after %g)", rows[i], x[i], x[i-1])
+		}
+		if logScale && (x[i] <= 0 || y[i] <= 0) {
+			return nil, fmt.Errorf("curve: log scale needs positive values, row %d has x=%g y=%g", rows[i], x[i], y[i])
+		}
+		c.tx[i], c.ty[i] = c.fwd(x[i]), c.fwd(y[i])
+	}
+	if n >= 2 {
+		if err := c.pl.Fit(c.tx, c.ty); err != nil {
+			return nil, fmt.Errorf("curve: %w", err)
+		}
+	}
+	return c, nil
+}
+
+func (c *Curve) fwd(v float64) float64 {
+	if c.log {
+		return math.Log(v)
+	}
+	return v
+}
+
+func (c *Curve) inv(v float64) float64 {
+	if c.log {
+		return math.Exp(v)
+	}
+	return v
+}
+
+// Len is the number of measured points.
+func (c *Curve) Len() int { return len(c.x) }
+
+// Range is the smallest and largest measured x.
+func (c *Curve) Range() (lo, hi float64) { return c.x[0], c.x[len(c.x)-1] }
+
+// Points returns the measured x values (shared, do not modify).
+func (c *Curve) Points() []float64 { return c.x }
+
+// At interpolates y at x. It never allocates.
+func (c *Curve) At(x float64) Result {
+	n := len(c.x)
+	if x <= c.x[0] {
+		r := Result{Y: c.y[0], RowLo: c.rows[0], RowHi: c.rows[0]}
+		if x < c.x[0] {
+			r.Clamp = Below
+		}
+		return r
+	}
+	if x >= c.x[n-1] {
+		r := Result{Y: c.y[n-1], RowLo: c.rows[n-1], RowHi: c.rows[n-1]}
+		if x > c.x[n-1] {
+			r.Clamp = Above
+		}
+		return r
+	}
+	i := sort.SearchFloat64s(c.x, x) // first index with c.x[i] >= x; 1 <= i <= n-1
+	if c.x[i] == x {
+		return Result{Y: c.y[i], RowLo: c.rows[i], RowHi: c.rows[i]}
+	}
+	y := c.inv(c.pl.Predict(c.fwd(x)))
+	// Guard the bound against rounding in exp/log.
+	lo, hi := c.y[i-1], c.y[i]
+	if lo > hi {
+		lo, hi = hi, lo
+	}
+	y = math.Min(math.Max(y, lo), hi)
+	return Result{Y: y, RowLo: c.rows[i-1], RowHi: c.rows[i]}
+}
+
+// LOO appends to dst the relative leave-one-out error |pred - y| / |y| of
+// every interior point, pred being the interpolation between its two
+// neighbours in the curve's scale. End points are skipped: without them the
+// query would be a clamp, not an interpolation.
+func (c *Curve) LOO(dst []float64) []float64 {
+	for i := 1; i+1 < len(c.x); i++ {
+		t := (c.tx[i] - c.tx[i-1]) / (c.tx[i+1] - c.tx[i-1])
+		pred := c.inv(c.ty[i-1] + t*(c.ty[i+1]-c.ty[i-1]))
+		dst = append(dst, math.Abs(pred-c.y[i])/math.Abs(c.y[i]))
+	}
+	return dst
+}
+
+// P90 is the 90th percentile (nearest rank) of errs, or 0 when errs is
+// empty. errs is not modified.
+func P90(errs []float64) float64 {
+	if len(errs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), errs...)
+	sort.Float64s(s)
+	k := int(math.Ceil(0.9*float64(len(s)))) - 1
+	if k < 0 {
+		k = 0
+	}
+	return s[k]
+}
