@@ -1,0 +1,736 @@
+package trace
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// The byte scanner. Every function works on a window b and an index i and
+// returns the index after what it read; a value cut by the end of the window
+// yields resShort (the caller refills and restarts the step), malformed JSON
+// yields resBad through Reader.bad. A value of the wrong type for an Event
+// field is recorded as the event's error (Reader.evErr) and skipped.
+
+// skipWS returns the index of the first byte at or after i that is not JSON
+// whitespace, or len(b).
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\n', '\r', '\t':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// scanString reads the string that starts with the quote at b[i]. It returns
+// the index after the closing quote (-1 if the window ends first) and whether
+// the string holds a backslash escape.
+func scanString(b []byte, i int) (end int, esc bool) {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return -1, esc
+		}
+		q := j + k
+		if bytes.IndexByte(b[j:q], '\\') >= 0 {
+			esc = true
+			n := 0
+			for p := q - 1; p > i && b[p] == '\\'; p-- {
+				n++
+			}
+			if n%2 == 1 { // the quote is escaped
+				j = q + 1
+				continue
+			}
+		}
+		return q + 1, esc
+	}
+}
+
+// scanNumber returns the end of the number token at b[i] (-1 if the window
+// ends inside it). It accepts the characters of a JSON number; parseFloat
+// checks the form.
+func scanNumber(b []byte, i int) int {
+	for j := i; j < len(b); j++ {
+		switch c := b[j]; {
+		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
+		default:
+			return j
+		}
+	}
+	return -1
+}
+
+// literal checks the JSON literal lit at b[i].
+func (r *Reader) literal(b []byte, i int, lit string) (int, result) {
+	n := min(len(lit), len(b)-i)
+	if string(b[i:i+n]) != lit[:n] {
+		return 0, r.bad(i, fmt.Sprintf("invalid literal: want %s", lit))
+	}
+	if n < len(lit) {
+		return 0, resShort
+	}
+	return i + n, resOK
+}
+
+// skipValue returns the end of the JSON value at b[i]. In objects and arrays
+// it checks brackets and strings only.
+func (r *Reader) skipValue(b []byte, i int) (int, result) {
+	switch c := b[i]; c {
+	case '"':
+		end, _ := scanString(b, i)
+		if end < 0 {
+			return 0, resShort
+		}
+		return end, resOK
+	case 't':
+		return r.literal(b, i, "true")
+	case 'f':
+		return r.literal(b, i, "false")
+	case 'n':
+		return r.literal(b, i, "null")
+	case '{', '[':
+		st := r.stack[:0]
+		for j := i; j < len(b); j++ {
+			switch c := b[j]; c {
+			case '"':
+				end, _ := scanString(b, j)
+				if end < 0 {
+					r.stack = st
+					return 0, resShort
+				}
+				j = end - 1
+			case '{', '[':
+				st = append(st, c)
+			case '}', ']':
+				if len(st) == 0 || st[len(st)-1] != c-2 { // '{'+2 == '}', '['+2 == ']'
+					r.stack = st
+					return 0, r.bad(j, fmt.Sprintf("unbalanced %s", quoteByte(c)))
+				}
+				st = st[:len(st)-1]
+				if len(st) == 0 {
+					r.stack = st
+					return j + 1, resOK
+				}
+			}
+		}
+		r.stack = st
+		return 0, resShort
+	default:
+		if c == '-' || (c >= '0' && c <= '9') {
+			end := scanNumber(b, i)
+			if end < 0 {
+				return 0, resShort
+			}
+			if _, ok := parseFloat(b[i:end]); !ok {
+				return 0, r.bad(i, fmt.Sprintf("invalid number %q", b[i:end]))
+			}
+			return end, resOK
+		}
+		return 0, r.bad(i, fmt.Sprintf("want a JSON value, found %s", quoteByte(c)))
+	}
+}
+
+// typeErr records that field has a value of the wrong type at b[i] and skips
+// the value.
+func (r *Reader) typeErr(b []byte, i int, field, want string) (int, result) {
+	if r.evErr == "" {
+		r.evErr, r.evErrPos = fmt.Sprintf("%s: want %s, found %s", field, want, kindOf(b[i])), i
+	}
+	return r.skipValue(b, i)
+}
+
+// kindOf names the kind of JSON value that starts with c.
+func kindOf(c byte) string {
+	switch {
+	case c == '"':
+		return "a string"
+	case c == '{':
+		return "an object"
+	case c == '[':
+		return "an array"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == 'n':
+		return "null"
+	case c == '-' || (c >= '0' && c <= '9'):
+		return "a number"
+	}
+	return quoteByte(c)
+}
+
+// readString reads a string value; null gives nil. The result may point
+// into b or into r.scratch: use it before the next read.
+func (r *Reader) readString(b []byte, i int, field string) ([]byte, int, result) {
+	switch b[i] {
+	case '"':
+		end, esc := scanString(b, i)
+		if end < 0 {
+			return nil, 0, resShort
+		}
+		s := b[i+1 : end-1]
+		if esc {
+			var ok bool
+			if r.scratch, ok = unescape(r.scratch[:0], s); !ok {
+				return nil, 0, r.bad(i, fmt.Sprintf("%s: invalid escape in string", field))
+			}
+			s = r.scratch
+		}
+		return s, end, resOK
+	case 'n':
+		end, res := r.literal(b, i, "null")
+		return nil, end, res
+	}
+	end, res := r.typeErr(b, i, field, "a string")
+	return nil, end, res
+}
+
+// readFloat reads a number, a string holding a number, or null (0).
+func (r *Reader) readFloat(b []byte, i int, field string) (float64, int, result) {
+	c := b[i]
+	if c == '-' || (c >= '0' && c <= '9') {
+		end := scanNumber(b, i)
+		if end < 0 {
+			return 0, 0, resShort
+		}
+		v, ok := parseFloat(b[i:end])
+		if !ok {
+			return 0, 0, r.bad(i, fmt.Sprintf("%s: invalid number %q", field, b[i:end]))
+		}
+		return v, end, resOK
+	}
+	if c == '"' {
+		s, end, res := r.readString(b, i, field)
+		if res != resOK {
+			return 0, end, res
+		}
+		v, ok := parseFloat(s)
+		if !ok {
+			r.typeErr(b, i, field, "a number")
+			return 0, end, resOK
+		}
+		return v, end, resOK
+	}
+	if c == 'n' {
+		end, res := r.literal(b, i, "null")
+		return 0, end, res
+	}
+	end, res := r.typeErr(b, i, field, "a number")
+	return 0, end, res
+}
+
+// readInt reads an integer like readFloat; a number with a fraction is a
+// type error.
+func (r *Reader) readInt(b []byte, i int, field string) (int64, int, result) {
+	c := b[i]
+	if c >= '0' && c <= '9' {
+		// Fast path: plain digits.
+		var v int64
+		j := i
+		for ; j < len(b) && j-i < 18 && b[j] >= '0' && b[j] <= '9'; j++ {
+			v = v*10 + int64(b[j]-'0')
+		}
+		if j < len(b) {
+			switch b[j] {
+			case ',', '}', ']', ' ', '\n', '\r', '\t':
+				return v, j, resOK
+			}
+		}
+	}
+	f, end, res := r.readFloat(b, i, field)
+	if res != resOK {
+		return 0, end, res
+	}
+	if f != math.Trunc(f) || math.Abs(f) > 1<<62 {
+		if r.evErr == "" {
+			r.evErr, r.evErrPos = fmt.Sprintf("%s: want an integer, found %v", field, f), i
+		}
+		return 0, end, resOK
+	}
+	return int64(f), end, resOK
+}
+
+// readID reads a pid or tid: a number, or a string (a numeric string gives
+// its value, any other string -1, as Kineto's "Spans" and "Traces" pids).
+func (r *Reader) readID(b []byte, i int, field string) (int64, int, result) {
+	if b[i] == '"' {
+		s, end, res := r.readString(b, i, field)
+		if res != resOK {
+			return 0, end, res
+		}
+		if v, ok := parseFloat(s); ok && v == math.Trunc(v) && math.Abs(v) <= 1<<62 {
+			return int64(v), end, resOK
+		}
+		if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+			if v, err := strconv.ParseInt(unsafe.String(&s[2], len(s)-2), 16, 64); err == nil {
+				return v, end, resOK
+			}
+		}
+		return -1, end, resOK
+	}
+	return r.readInt(b, i, field)
+}
+
+// readDim3 reads a grid or block array [x, y, z]; missing elements stay 0,
+// elements past the third are ignored.
+func (r *Reader) readDim3(b []byte, i int, field string, dst *[3]int32) (int, result) {
+	if b[i] != '[' {
+		if b[i] == 'n' {
+			return r.literal(b, i, "null")
+		}
+		return r.typeErr(b, i, field, "an array")
+	}
+	i++
+	for k := 0; ; k++ {
+		if i = skipWS(b, i); i == len(b) {
+			return 0, resShort
+		}
+		if b[i] == ']' {
+			return i + 1, resOK
+		}
+		if k > 0 {
+			if b[i] != ',' {
+				return 0, r.bad(i, fmt.Sprintf("%s: want ',' or ']', found %s", field, quoteByte(b[i])))
+			}
+			if i = skipWS(b, i+1); i == len(b) {
+				return 0, resShort
+			}
+		}
+		v, end, res := r.readInt(b, i, field)
+		if res != resOK {
+			return 0, res
+		}
+		if k < 3 {
+			dst[k] = int32(v)
+		}
+		i = end
+	}
+}
+
+// objectKey reads `"key" :` at the position of a member of an object whose
+// opening brace has been read (first: no member read yet). It returns the
+// key, or done when the object closes, and the index of the value.
+func (r *Reader) objectKey(b []byte, i int, first bool, what string) (key []byte, done bool, next int, res result) {
+	if i = skipWS(b, i); i == len(b) {
+		return nil, false, 0, resShort
+	}
+	if b[i] == '}' {
+		return nil, true, i + 1, resOK
+	}
+	if !first {
+		if b[i] != ',' {
+			return nil, false, 0, r.bad(i, fmt.Sprintf("want ',' or '}' in %s, found %s", what, quoteByte(b[i])))
+		}
+		if i = skipWS(b, i+1); i == len(b) {
+			return nil, false, 0, resShort
+		}
+	}
+	if b[i] != '"' {
+		return nil, false, 0, r.bad(i, fmt.Sprintf("want a key string in %s, found %s", what, quoteByte(b[i])))
+	}
+	end, esc := scanString(b, i)
+	if end < 0 {
+		return nil, false, 0, resShort
+	}
+	key = b[i+1 : end-1]
+	if esc {
+		var ok bool
+		if r.keyBuf, ok = unescape(r.keyBuf[:0], key); !ok {
+			return nil, false, 0, r.bad(i, fmt.Sprintf("invalid escape in a key of %s", what))
+		}
+		key = r.keyBuf
+	}
+	if i = skipWS(b, end); i == len(b) {
+		return nil, false, 0, resShort
+	}
+	if b[i] != ':' {
+		return nil, false, 0, r.bad(i, fmt.Sprintf("want ':' after a key in %s, found %s", what, quoteByte(b[i])))
+	}
+	if i = skipWS(b, i+1); i == len(b) {
+		return nil, false, 0, resShort
+	}
+	return key, false, i, resOK
+}
+
+// parseEvent decodes the event object at b[i] into ev.
+func (r *Reader) parseEvent(b []byte, i int, ev *Event) (int, result) {
+	i++
+	for first := true; ; first = false {
+		key, done, j, res := r.objectKey(b, i, first, "an event")
+		if res != resOK {
+			return 0, res
+		}
+		if done {
+			return j, resOK
+		}
+		var s []byte
+		var f float64
+		switch string(key) {
+		case "ph":
+			s, i, res = r.readString(b, j, "ph")
+			if len(s) > 0 {
+				ev.Ph = Phase(s[0])
+			}
+		case "cat":
+			s, i, res = r.readString(b, j, "cat")
+			if res == resOK {
+				ev.CatRaw = r.strs.intern(s)
+				ev.Cat = catOf(ev.CatRaw)
+			}
+		case "name":
+			s, i, res = r.readString(b, j, "name")
+			if res == resOK {
+				ev.Name = r.strs.intern(s)
+			}
+		case "pid":
+			ev.Pid, i, res = r.readID(b, j, "pid")
+		case "tid":
+			ev.Tid, i, res = r.readID(b, j, "tid")
+		case "ts":
+			f, i, res = r.readFloat(b, j, "ts")
+			ev.TS = Time(f)
+		case "dur":
+			f, i, res = r.readFloat(b, j, "dur")
+			ev.Dur = Duration(f)
+		case "id":
+			ev.ID, i, res = r.readID(b, j, "id")
+		case "args":
+			i, res = r.parseArgs(b, j, ev)
+		default:
+			i, res = r.skipValue(b, j)
+		}
+		if res != resOK {
+			return 0, res
+		}
+	}
+}
+
+// parseArgs decodes the selected members of an event's "args".
+func (r *Reader) parseArgs(b []byte, i int, ev *Event) (int, result) {
+	if b[i] != '{' {
+		if b[i] == 'n' {
+			return r.literal(b, i, "null")
+		}
+		return r.typeErr(b, i, "args", "an object")
+	}
+	i++
+	for first := true; ; first = false {
+		key, done, j, res := r.objectKey(b, i, first, "args")
+		if res != resOK {
+			return 0, res
+		}
+		if done {
+			return j, resOK
+		}
+		var s []byte
+		var v int64
+		switch string(key) {
+		case "correlation":
+			ev.Correlation, i, res = r.readInt(b, j, "args.correlation")
+		case "External id":
+			ev.ExternalID, i, res = r.readInt(b, j, "args.External id")
+		case "stream":
+			ev.Stream, i, res = r.readInt(b, j, "args.stream")
+		case "device":
+			ev.Device, i, res = r.readInt(b, j, "args.device")
+		case "grid":
+			i, res = r.readDim3(b, j, "args.grid", &ev.Grid)
+		case "block":
+			i, res = r.readDim3(b, j, "args.block", &ev.Block)
+		case "bytes":
+			ev.Bytes, i, res = r.readInt(b, j, "args.bytes")
+		case "Collective name":
+			s, i, res = r.readString(b, j, "args.Collective name")
+			if res == resOK {
+				ev.Collective = r.strs.intern(s)
+			}
+		case "In msg nelems":
+			ev.InMsgNelems, i, res = r.readInt(b, j, "args.In msg nelems")
+		case "Out msg nelems":
+			ev.OutMsgNelems, i, res = r.readInt(b, j, "args.Out msg nelems")
+		case "Group size":
+			v, i, res = r.readInt(b, j, "args.Group size")
+			ev.GroupSize = int32(v)
+		case "dtype":
+			s, i, res = r.readString(b, j, "args.dtype")
+			if res == resOK {
+				ev.DType = r.strs.intern(s)
+			}
+		default:
+			i, res = r.skipValue(b, j)
+		}
+		if res != resOK {
+			return 0, res
+		}
+	}
+}
+
+// catOf maps a "cat" string to a Cat. Older Kineto versions wrote "Kernel",
+// "Runtime", "Memcpy", "Memset" and "Operator".
+func catOf(s string) Cat {
+	switch s {
+	case "kernel", "Kernel":
+		return CatKernel
+	case "gpu_memcpy", "Memcpy":
+		return CatMemcpy
+	case "gpu_memset", "Memset":
+		return CatMemset
+	case "cuda_runtime", "Runtime":
+		return CatRuntime
+	case "cuda_driver":
+		return CatDriver
+	case "cpu_op", "Operator":
+		return CatCPUOp
+	case "user_annotation":
+		return CatUserAnnotation
+	case "gpu_user_annotation":
+		return CatGPUUserAnnotation
+	case "python_function":
+		return CatPythonFunction
+	case "ac2g", "fwdbwd", "async_cpu_to_gpu":
+		return CatFlow
+	}
+	return CatOther
+}
+
+// pow10 holds the powers of ten that float64 represents exactly.
+var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// parseFloat parses a JSON number without allocating. Numbers of at most 15
+// significant digits with a decimal exponent within ±22 and no exponent part
+// are exact products or quotients of two exact float64 values (Clinger's
+// fast path), so one IEEE operation rounds them correctly; others go to
+// strconv.ParseFloat.
+func parseFloat(b []byte) (float64, bool) {
+	i := 0
+	neg := false
+	if i < len(b) && b[i] == '-' {
+		neg = true
+		i++
+	}
+	var mant uint64
+	nd, exp := 0, 0
+	start := i
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		if mant == 0 && b[i] == '0' {
+			continue
+		}
+		mant = mant*10 + uint64(b[i]-'0')
+		nd++
+		if nd > 15 {
+			return slowFloat(b)
+		}
+	}
+	if i == start || (b[start] == '0' && i-start > 1) { // no digits, or a leading zero
+		return 0, false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		fs := i
+		for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+			if mant == 0 && b[i] == '0' {
+				exp--
+				continue
+			}
+			mant = mant*10 + uint64(b[i]-'0')
+			nd++
+			exp--
+			if nd > 15 {
+				return slowFloat(b)
+			}
+		}
+		if i == fs {
+			return 0, false
+		}
+	}
+	if i < len(b) {
+		if b[i] == 'e' || b[i] == 'E' {
+			return slowFloat(b)
+		}
+		return 0, false
+	}
+	f := float64(mant)
+	switch {
+	case exp == 0:
+	case exp < 0 && exp >= -22:
+		f /= pow10[-exp]
+	default:
+		return slowFloat(b)
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
+}
+
+// slowFloat parses a JSON number with strconv after checking the JSON form
+// (strconv accepts more: "Inf", "0x1p3", "1_0", ".5", "+1").
+func slowFloat(b []byte) (float64, bool) {
+	if !validNumber(b) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(unsafe.String(&b[0], len(b)), 64)
+	if err != nil && !isRangeErr(err) {
+		return 0, false
+	}
+	return f, true
+}
+
+func isRangeErr(err error) bool {
+	ne, ok := err.(*strconv.NumError)
+	return ok && ne.Err == strconv.ErrRange
+}
+
+// validNumber checks the JSON number grammar (RFC 8259 §6).
+func validNumber(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	if i == len(b) {
+		return false
+	}
+	if b[i] == '0' {
+		i++
+	} else if b[i] >= '1' && b[i] <= '9' {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	} else {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == j {
+			return false
+		}
+	}
+	return i == len(b)
+}
+
+// unescape appends the JSON string content s with its escapes decoded to
+// dst (RFC 8259 §7). Unpaired surrogates become U+FFFD.
+func unescape(dst, s []byte) ([]byte, bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			continue
+		}
+		i++
+		if i == len(s) {
+			return dst, false
+		}
+		switch s[i] {
+		case '"', '\\', '/':
+			dst = append(dst, s[i])
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r1, ok := hex4(s[i+1:])
+			if !ok {
+				return dst, false
+			}
+			i += 4
+			rr := rune(r1)
+			if utf16.IsSurrogate(rr) {
+				if i+6 < len(s) && s[i+1] == '\\' && s[i+2] == 'u' {
+					if r2, ok := hex4(s[i+3:]); ok {
+						if d := utf16.DecodeRune(rr, rune(r2)); d != utf8.RuneError {
+							dst = utf8.AppendRune(dst, d)
+							i += 6
+							continue
+						}
+					}
+				}
+				rr = utf8.RuneError
+			}
+			dst = utf8.AppendRune(dst, rr)
+		default:
+			return dst, false
+		}
+	}
+	return dst, true
+}
+
+func hex4(s []byte) (uint16, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var v uint16
+	for _, c := range s[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | uint16(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | uint16(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			v = v<<4 | uint16(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// interner keeps one copy of each distinct string (event names repeat
+// millions of times). Past maxInternBytes it stops adding, so a trace of
+// unique names cannot grow it without bound.
+type interner struct {
+	m    map[string]string
+	size int
+}
+
+const maxInternBytes = 32 << 20
+
+func newInterner() interner { return interner{m: make(map[string]string, 1024)} }
+
+func (t *interner) intern(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if s, ok := t.m[string(b)]; ok {
+		return s
+	}
+	s := string(b)
+	if t.size < maxInternBytes {
+		t.m[s] = s
+		t.size += len(s) + 32
+	}
+	return s
+}

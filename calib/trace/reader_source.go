@@ -1,0 +1,133 @@
+package trace
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+)
+
+// The source pipeline: one goroutine reads (and, for gzip input,
+// decompresses) the input into fixed-size chunks while the Reader scans the
+// previous ones, so decompression and scanning run on two cores.
+const (
+	chunkSize = 1 << 20  // uncompressed bytes per chunk
+	headroom  = 64 << 10 // room before a chunk's data for the unscanned tail of the previous chunk
+	numChunks = 4        // chunks in flight: at most numChunks*(chunkSize+headroom) bytes
+)
+
+// chunk is one block of uncompressed input. Its data sits at
+// mem[headroom:headroom+n]; err, when set, follows the data (io.EOF at a
+// clean end).
+type chunk struct {
+	mem []byte
+	n   int
+	err error
+}
+
+// source runs the decompression goroutine.
+type source struct {
+	full       chan *chunk
+	free       chan *chunk
+	done       chan struct{}
+	closeOnce  sync.Once
+	compressed atomic.Int64 // bytes read from the underlying reader
+	wg         sync.WaitGroup
+}
+
+// countingReader counts the bytes read from the underlying reader.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// gzipMagic is the first two bytes of a gzip member (RFC 1952 §2.3.1).
+var gzipMagic = [2]byte{0x1f, 0x8b}
+
+// newSource detects gzip by its magic bytes and starts the goroutine. It
+// reads the gzip header before returning, so a file that is not gzip after
+// all fails here.
+func newSource(r io.Reader) (*source, bool, error) {
+	s := &source{
+		full: make(chan *chunk, numChunks),
+		free: make(chan *chunk, numChunks),
+		done: make(chan struct{}),
+	}
+	br := bufio.NewReaderSize(countingReader{r: r, n: &s.compressed}, 256<<10)
+	var in io.Reader = br
+	magic, err := br.Peek(2)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, fmt.Errorf("read trace: %w", err)
+	}
+	gz := len(magic) == 2 && magic[0] == gzipMagic[0] && magic[1] == gzipMagic[1]
+	if gz {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, true, fmt.Errorf("read gzip header: %w", err)
+		}
+		in = zr
+	}
+	for range numChunks {
+		s.free <- &chunk{mem: make([]byte, headroom+chunkSize)}
+	}
+	s.wg.Add(1)
+	go s.run(in)
+	return s, gz, nil
+}
+
+// run fills free chunks from in until in ends or fails, or until close.
+func (s *source) run(in io.Reader) {
+	defer s.wg.Done()
+	defer close(s.full)
+	for {
+		var c *chunk
+		select {
+		case c = <-s.free:
+		case <-s.done:
+			return
+		}
+		c.n, c.err = fill(in, c.mem[headroom:])
+		select {
+		case s.full <- c:
+		case <-s.done:
+			return
+		}
+		if c.err != nil {
+			return
+		}
+	}
+}
+
+// fill reads into p until it is full or in fails; a full p with no error
+// returns nil, any end or failure returns the error (io.EOF at a clean end).
+func fill(in io.Reader, p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		m, err := in.Read(p[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			// A reader that returns 0, nil repeatedly would spin; io.Reader
+			// discourages it, and bufio and gzip never do it.
+			continue
+		}
+	}
+	return n, nil
+}
+
+// close stops the goroutine. It does not wait for a Read blocked on the
+// underlying reader.
+func (s *source) close() {
+	s.closeOnce.Do(func() { close(s.done) })
+}
