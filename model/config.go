@@ -51,6 +51,16 @@ type Attention struct {
 	IndexHeads   int
 	IndexHeadDim int
 	IndexTopK    int
+
+	// QKNorm: per-head RMSNorm on q and k (Qwen3, GLM-4.5 use_qk_norm),
+	// HeadDim weights each.
+	QKNorm bool
+	// QKVBias: the q/k/v projections carry a bias (attention_bias).
+	// OBias: o_proj carries one too (gpt-oss).
+	QKVBias bool
+	OBias   bool
+	// Sinks: one learned attention-sink logit per head (gpt-oss).
+	Sinks bool
 }
 
 // MoE holds the expert dimensions.
@@ -62,6 +72,11 @@ type MoE struct {
 	// SharedInter is the shared expert's FFN width (Shared x Inter for the
 	// DeepSeek family, where n_shared_experts experts are fused into one MLP).
 	SharedInter int
+	// RouterBias: the router has a bias vector of Experts values (gpt-oss
+	// router bias; DeepSeek e_score_correction_bias).
+	RouterBias bool
+	// ExpertBias: each routed expert's gate_up and down carry biases (gpt-oss).
+	ExpertBias bool
 }
 
 // Quant gives the storage format of each weight class.
@@ -73,7 +88,15 @@ type Quant struct {
 	Embedding     dtype.Format
 	LMHead        dtype.Format
 	Router        dtype.Format
-	Method        string // e.g. "compressed-tensors pack-quantized", "fp8 block [128,128]", "mxfp4", "none"
+	// Base is the checkpoint dtype of unquantized tensors (torch_dtype):
+	// norms, biases, and every class the quantization leaves alone.
+	Base   dtype.Format
+	Method string // e.g. "compressed-tensors pack-quantized", "fp8 block [128,128]", "mxfp4", "none"
+	// Block is the weight-scale block [out, in] of block-quantized formats
+	// (fp8 weight_block_size); zero when not block-quantized. vLLM requires
+	// every per-rank output/input size of a quantized linear to be a
+	// multiple of it (CheckLayout).
+	Block [2]int
 }
 
 // Config is one model architecture.
@@ -89,10 +112,19 @@ type Config struct {
 	DenseInter int // FFN width of dense layers (intermediate_size)
 	// DenseLayers is the number of leading dense layers (first_k_dense_replace).
 	DenseLayers int
-	// MoEStep: every MoEStep-th layer after DenseLayers is MoE (1 = all).
-	MoEStep int
+	// MoEStep and MoEPhase: layer i >= DenseLayers is MoE when
+	// (i + MoEPhase) % MoEStep == 0. DeepSeek moe_layer_freq: phase 0;
+	// Qwen3 decoder_sparse_step and Llama-4 interleave_moe_layer_step:
+	// phase 1 (HF tests (i+1) % step == 0). MoEStep 1 makes every layer MoE.
+	MoEStep  int
+	MoEPhase int
+	// DenseOnly lists layers forced dense (Qwen3 mlp_only_layers).
+	DenseOnly []int
 	// MTPLayers is num_nextn_predict_layers (DeepSeek-style multi-token prediction).
 	MTPLayers int
+
+	// MaxPosition is max_position_embeddings (informational).
+	MaxPosition int
 
 	TieEmbeddings bool
 	Attn          Attention

@@ -28,8 +28,28 @@ const (
 	Replicated    Split = iota // every rank holds it (vLLM ReplicatedLinear: MLA q_a, kv_a; router)
 	Column                     // output dim split over TP (ColumnParallelLinear)
 	Row                        // input dim split over TP (RowParallelLinear)
-	VocabParallel              // vocab rows split over TP (embedding, lm_head)
+	VocabParallel              // vocab rows split over TP (embedding, lm_head), vocab padded to 64
+	// QKVParallel is vLLM's QKVParallelLinear: the output is
+	// (Heads + 2*KVHeads)*HeadDim; query heads split over TP and kv heads
+	// split too, but replicated to one per rank when TP > KVHeads.
+	QKVParallel
 )
+
+func (s Split) String() string {
+	switch s {
+	case Replicated:
+		return "replicated"
+	case Column:
+		return "column"
+	case Row:
+		return "row"
+	case VocabParallel:
+		return "vocab"
+	case QKVParallel:
+		return "qkv"
+	}
+	return "split?"
+}
 
 // Linear is one weight matrix of a layer: y[Out] = W[Out x In] x[In].
 type Linear struct {
@@ -39,6 +59,13 @@ type Linear struct {
 	Out    int
 	Split  Split
 	Format dtype.Format
+	// Bias: the layer adds a bias of Out values, stored in Quant.Base.
+	// Column and QKV biases split like the output; Row and Replicated
+	// biases are held whole by every rank (vLLM adds a row-parallel bias
+	// after the reduction).
+	Bias bool
+	// Heads, KVHeads, HeadDim describe a QKVParallel output; zero otherwise.
+	Heads, KVHeads, HeadDim int
 }
 
 // Params is In x Out.

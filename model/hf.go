@@ -1,0 +1,343 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/moecast/moecast/internal/dtype"
+)
+
+// This file imports a Hugging Face config.json: it reads `architectures`
+// first, picks the family importer (hf_<family>.go), decodes the family's
+// raw struct and converts it once into a Config. Nested text models
+// (Kimi-K2.5's KimiK25ForConditionalGeneration) are read from text_config.
+
+// ConfigError is a problem in a config.json, with its position when known.
+type ConfigError struct {
+	File      string // the file name as given to Load
+	Line, Col int    // 1-based; 0 when the position is not known
+	Key       string // the offending key, dotted from the file's root ("text_config.hidden_size")
+	Msg       string
+	Err       error // the underlying error, if any
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
+	}
+	b.WriteString(": ")
+	if e.Key != "" {
+		b.WriteString(e.Key + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// family imports one HF architecture.
+type family struct {
+	arch string
+	// parse decodes d (the text model's JSON) into a Config.
+	parse func(d *doc) (*Config, error)
+}
+
+// families lists the supported architectures (text model's architectures[0]).
+var families = []family{
+	{"DeepseekV3ForCausalLM", parseDeepseekV3},
+	{"GlmMoeDsaForCausalLM", parseGlmMoeDsa},
+	{"Qwen3MoeForCausalLM", parseQwen3Moe},
+	{"MixtralForCausalLM", parseMixtral},
+	{"GptOssForCausalLM", parseGptOss},
+	{"Glm4MoeForCausalLM", parseGlm4Moe},
+}
+
+// wrappers are multimodal architectures whose text model sits under
+// text_config; the value is the architecture assumed when text_config has
+// no architectures of its own.
+var wrappers = map[string]string{
+	"KimiK25ForConditionalGeneration": "DeepseekV3ForCausalLM",
+}
+
+// SupportedArchitectures lists the config.json architectures Load accepts.
+func SupportedArchitectures() []string {
+	var s []string
+	for _, f := range families {
+		s = append(s, f.arch)
+	}
+	for w := range wrappers {
+		s = append(s, w)
+	}
+	sort.Strings(s)
+	return s
+}
+
+// LoadFile reads a config.json from the file system (os.DirFS wrapper).
+func LoadFile(path string) (*Config, error) {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	c, err := Load(os.DirFS(dir), name)
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		ce.File = path
+	}
+	return c, err
+}
+
+// Load reads and imports the HF config.json at path in fsys.
+func Load(fsys fs.FS, path string) (*Config, error) {
+	data, err := fs.ReadFile(fsys, path)
+	if err != nil {
+		return nil, fmt.Errorf("read model config: %w", err)
+	}
+	c, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// head is the part of config.json read before the family is known.
+type head struct {
+	Architectures []string        `json:"architectures"`
+	ModelType     string          `json:"model_type"`
+	TextConfig    json.RawMessage `json:"text_config"`
+}
+
+// Parse imports config.json content; name is used in errors and as
+// Config.Name.
+func Parse(name string, data []byte) (*Config, error) {
+	root := &doc{file: name, data: data, raw: data}
+	if err := checkObject(root); err != nil {
+		return nil, err
+	}
+	var h head
+	if err := root.decode(&h); err != nil {
+		return nil, err
+	}
+	if len(h.Architectures) == 0 {
+		return nil, root.keyErr("architectures", "missing or empty; supported: %s", strings.Join(SupportedArchitectures(), ", "))
+	}
+	arch := h.Architectures[0]
+	d := root
+	if inner, ok := wrappers[arch]; ok {
+		if len(h.TextConfig) == 0 || string(h.TextConfig) == "null" {
+			return nil, root.keyErr("text_config", "%s keeps its text model under text_config, which is missing", arch)
+		}
+		var err error
+		if d, err = root.sub("text_config"); err != nil {
+			return nil, err
+		}
+		var th head
+		if err := d.decode(&th); err != nil {
+			return nil, err
+		}
+		if len(th.Architectures) > 0 {
+			arch = th.Architectures[0]
+		} else {
+			arch = inner
+		}
+	}
+	i := slices.IndexFunc(families, func(f family) bool { return f.arch == arch })
+	if i < 0 {
+		return nil, d.keyErr("architectures", "unsupported architecture %q; supported: %s", arch, strings.Join(SupportedArchitectures(), ", "))
+	}
+	c, err := families[i].parse(d)
+	if err != nil {
+		return nil, err
+	}
+	c.Name = name
+	c.Architecture = arch
+	if c.ModelType == "" {
+		c.ModelType = h.ModelType
+	}
+	return c, nil
+}
+
+// checkObject rejects input that is not a single JSON object, with the
+// position of the syntax error.
+func checkObject(d *doc) error {
+	var v json.RawMessage
+	if err := d.decode(&v); err != nil {
+		return err
+	}
+	if t := bytes.TrimSpace(v); len(t) == 0 || t[0] != '{' {
+		return &ConfigError{File: d.file, Line: 1, Col: 1, Msg: "want a JSON object at the top level"}
+	}
+	return nil
+}
+
+// doc is a JSON object inside the file: the whole file, or text_config.
+type doc struct {
+	file   string
+	data   []byte // the whole file
+	raw    []byte // this object
+	base   int    // offset of raw in data
+	prefix string // key prefix for errors: "" or "text_config."
+	// rename maps a common key (FieldError.Field) to this family's key.
+	rename map[string]string
+}
+
+// sub returns the object under key (found by walking the top-level tokens,
+// so that its offset is known).
+func (d *doc) sub(key string) (*doc, error) {
+	dec := json.NewDecoder(bytes.NewReader(d.raw))
+	if _, err := dec.Token(); err != nil { // '{'
+		return nil, d.jsonErr(err)
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, d.jsonErr(err)
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, d.jsonErr(err)
+		}
+		if k == key {
+			start := int(dec.InputOffset()) - len(v)
+			if len(v) == 0 || v[0] != '{' {
+				return nil, d.errAt(start, key, "want a JSON object")
+			}
+			return &doc{file: d.file, data: d.data, raw: v, base: d.base + start, prefix: d.prefix + key + "."}, nil
+		}
+	}
+	return nil, d.keyErr(key, "missing")
+}
+
+// quantDoc is the quantization_config object (for error positions and
+// keys), or d itself when it has none.
+func (d *doc) quantDoc() *doc {
+	q, err := d.sub("quantization_config")
+	if err != nil {
+		return d
+	}
+	q.rename = d.rename
+	return q
+}
+
+// decode unmarshals the object into v, turning encoding/json errors into
+// positioned ConfigErrors.
+func (d *doc) decode(v any) error {
+	if err := json.Unmarshal(d.raw, v); err != nil {
+		return d.jsonErr(err)
+	}
+	return nil
+}
+
+func (d *doc) jsonErr(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return d.errAt(int(se.Offset)-1, "", "JSON syntax error: %s", se.Error())
+	case errors.As(err, &te):
+		key := te.Field
+		msg := fmt.Sprintf("want %s, got JSON %s", te.Type, te.Value)
+		return d.errAt(int(te.Offset)-1, key, "%s", msg)
+	}
+	return &ConfigError{File: d.file, Msg: err.Error(), Err: err}
+}
+
+// errAt builds a ConfigError at byte offset off of this object.
+func (d *doc) errAt(off int, key, format string, args ...any) error {
+	line, col := position(d.data, d.base+off)
+	if key != "" {
+		key = d.prefix + key
+	}
+	return &ConfigError{File: d.file, Line: line, Col: col, Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// keyErr builds a ConfigError for key (a common name, renamed for the
+// family), at the key's position when it occurs in the object.
+func (d *doc) keyErr(key, format string, args ...any) error {
+	if r, ok := d.rename[key]; ok {
+		key = r
+	}
+	msg := fmt.Sprintf(format, args...)
+	if off := findKey(d.raw, key); off >= 0 {
+		return d.errAt(off, key, "%s", msg)
+	}
+	return &ConfigError{File: d.file, Key: d.prefix + key, Msg: msg}
+}
+
+// fieldErr converts a *FieldError from Validate into a positioned error.
+func (d *doc) fieldErr(err error) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return d.keyErr(fe.Field, "%s", d.renameMsg(fe.Msg))
+	}
+	return err
+}
+
+// renameMsg renames common keys quoted in a message to the family's keys.
+func (d *doc) renameMsg(msg string) string {
+	for from, to := range d.rename {
+		msg = strings.ReplaceAll(msg, from+" ", to+" ")
+		msg = strings.ReplaceAll(msg, from+"=", to+"=")
+	}
+	return msg
+}
+
+// findKey returns the offset of the first occurrence of "key": in raw, or -1.
+// It is a textual search (the first match may sit in a nested object).
+func findKey(raw []byte, key string) int {
+	pat := []byte(`"` + key + `"`)
+	for off := 0; ; {
+		i := bytes.Index(raw[off:], pat)
+		if i < 0 {
+			return -1
+		}
+		j := off + i + len(pat)
+		for j < len(raw) && (raw[j] == ' ' || raw[j] == '\t' || raw[j] == '\n' || raw[j] == '\r') {
+			j++
+		}
+		if j < len(raw) && raw[j] == ':' {
+			return off + i
+		}
+		off = off + i + 1
+	}
+}
+
+// position converts a byte offset into a 1-based line and column.
+func position(data []byte, off int) (line, col int) {
+	off = max(0, min(off, len(data)))
+	line = 1 + bytes.Count(data[:off], []byte{'\n'})
+	col = off - bytes.LastIndexByte(data[:off], '\n')
+	return line, col
+}
+
+// hfDtype maps torch_dtype / dtype to the storage format of unquantized
+// weights; "" means bf16 (noted).
+func hfDtype(d *doc, c *Config, torchDtype, dtypeField string) (dtype.Format, error) {
+	s := torchDtype
+	key := "torch_dtype"
+	if s == "" {
+		s, key = dtypeField, "dtype"
+	}
+	switch s {
+	case "bfloat16":
+		return dtype.BF16Weights, nil
+	case "float16":
+		return dtype.Format{Name: "fp16", Bits: 16, Compute: dtype.BF16}, nil
+	case "float32":
+		return dtype.Format{Name: "fp32", Bits: 32, Compute: dtype.BF16}, nil
+	case "":
+		c.Notes = append(c.Notes, "torch_dtype absent: unquantized weights taken as bf16")
+		return dtype.BF16Weights, nil
+	}
+	return dtype.Format{}, d.keyErr(key, "unsupported dtype %q (want bfloat16, float16 or float32)", s)
+}

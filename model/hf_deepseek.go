@@ -1,0 +1,120 @@
+package model
+
+import "fmt"
+
+// hfDeepseekV3 mirrors the config.json of DeepseekV3ForCausalLM (DeepSeek-V3,
+// DeepSeek-R1, Kimi-K2, the Kimi-K2.5 text model) and of GlmMoeDsaForCausalLM
+// (GLM-5: the same MLA/MoE keys plus the DSA indexer's).
+type hfDeepseekV3 struct {
+	ModelType          string   `json:"model_type"`
+	HiddenSize         int      `json:"hidden_size"`
+	NumHiddenLayers    int      `json:"num_hidden_layers"`
+	VocabSize          int      `json:"vocab_size"`
+	IntermediateSize   int      `json:"intermediate_size"`
+	MoEIntermediate    int      `json:"moe_intermediate_size"`
+	FirstKDense        int      `json:"first_k_dense_replace"`
+	MoELayerFreq       *int     `json:"moe_layer_freq"`
+	NRoutedExperts     int      `json:"n_routed_experts"`
+	NSharedExperts     int      `json:"n_shared_experts"`
+	NumExpertsPerTok   int      `json:"num_experts_per_tok"`
+	NumAttentionHeads  int      `json:"num_attention_heads"`
+	NumKeyValueHeads   int      `json:"num_key_value_heads"`
+	QLoRARank          *int     `json:"q_lora_rank"`
+	KVLoRARank         int      `json:"kv_lora_rank"`
+	QKNopeHeadDim      int      `json:"qk_nope_head_dim"`
+	QKRopeHeadDim      int      `json:"qk_rope_head_dim"`
+	VHeadDim           int      `json:"v_head_dim"`
+	NumNextNPredict    int      `json:"num_nextn_predict_layers"`
+	TopKMethod         string   `json:"topk_method"`
+	TieWordEmbeddings  bool     `json:"tie_word_embeddings"`
+	MaxPosition        int      `json:"max_position_embeddings"`
+	TorchDtype         string   `json:"torch_dtype"`
+	Dtype              string   `json:"dtype"`
+	QuantizationConfig *hfQuant `json:"quantization_config"`
+
+	// GLM-5 DSA indexer.
+	IndexNHeads  int `json:"index_n_heads"`
+	IndexHeadDim int `json:"index_head_dim"`
+	IndexTopK    int `json:"index_topk"`
+}
+
+var deepseekRename = map[string]string{"num_experts": "n_routed_experts"}
+
+func parseDeepseekV3(d *doc) (*Config, error) { return parseMLA(d, "deepseek_v3") }
+
+func parseGlmMoeDsa(d *doc) (*Config, error) { return parseMLA(d, "glm_moe_dsa") }
+
+// parseMLA converts the DeepSeek-V3 key set. The shared expert is
+// n_shared_experts experts fused into one MLP of width
+// n_shared_experts x moe_intermediate_size (vLLM DeepseekV2MoE).
+func parseMLA(d *doc, fam string) (*Config, error) {
+	d.rename = deepseekRename
+	var h hfDeepseekV3
+	if err := d.decode(&h); err != nil {
+		return nil, err
+	}
+	c := &Config{
+		ModelType:   h.ModelType,
+		Family:      fam,
+		Hidden:      h.HiddenSize,
+		Layers:      h.NumHiddenLayers,
+		Vocab:       h.VocabSize,
+		DenseInter:  h.IntermediateSize,
+		DenseLayers: h.FirstKDense,
+		MoEStep:     1,
+		MTPLayers:   h.NumNextNPredict,
+		MaxPosition: h.MaxPosition,
+
+		TieEmbeddings: h.TieWordEmbeddings,
+		Attn: Attention{
+			Kind:         MLA,
+			Heads:        h.NumAttentionHeads,
+			KVHeads:      h.NumAttentionHeads,
+			KVLoRARank:   h.KVLoRARank,
+			QKNopeDim:    h.QKNopeHeadDim,
+			QKRopeDim:    h.QKRopeHeadDim,
+			VHeadDim:     h.VHeadDim,
+			IndexHeads:   h.IndexNHeads,
+			IndexHeadDim: h.IndexHeadDim,
+			IndexTopK:    h.IndexTopK,
+		},
+		MoE: MoE{
+			Experts:     h.NRoutedExperts,
+			TopK:        h.NumExpertsPerTok,
+			Shared:      h.NSharedExperts,
+			Inter:       h.MoEIntermediate,
+			SharedInter: h.NSharedExperts * h.MoEIntermediate,
+			RouterBias:  h.TopKMethod == "noaux_tc",
+		},
+	}
+	if h.QLoRARank != nil {
+		c.Attn.QLoRARank = *h.QLoRARank
+	}
+	if h.MoELayerFreq != nil {
+		c.MoEStep = *h.MoELayerFreq
+	}
+	if fam == "glm_moe_dsa" && c.Attn.IndexHeads > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("DSA indexer (%d heads x %d, top-%d) on every layer: its projections count as attention weights (replicated), "+
+			"its key cache as %d B/token/layer (fp8 + fp32 scale per 128, vLLM DeepSeek-V3.2 layout); attention reads at most index_topk tokens of the latent",
+			c.Attn.IndexHeads, c.Attn.IndexHeadDim, c.Attn.IndexTopK, c.Attn.IndexHeadDim+4*ceilDiv(c.Attn.IndexHeadDim, 128)))
+	}
+	if c.MTPLayers > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("%d MTP layer(s) counted in class mtp (one MoE decoder layer + eh_proj + 3 norms each; embedding and lm_head shared); loaded by vLLM only for MTP speculative decoding", c.MTPLayers))
+	}
+	base, err := hfDtype(d, c, h.TorchDtype, h.Dtype)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.validateDims(); err != nil {
+		return nil, d.fieldErr(err)
+	}
+	attn := mlaProjs
+	if c.Attn.QLoRARank == 0 {
+		attn = []string{"q_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"}
+	}
+	m := hfModules(c, attn, swigluProj, "mlp.shared_experts", "mlp.experts.0", swigluProj)
+	if err := applyQuant(d.quantDoc(), c, h.QuantizationConfig, m, base); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

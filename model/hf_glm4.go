@@ -1,0 +1,80 @@
+package model
+
+import "fmt"
+
+// hfGlm4Moe mirrors the config.json of Glm4MoeForCausalLM (GLM-4.5, 4.6,
+// 4.7): DeepSeek-style MoE (first_k_dense_replace, shared experts, sigmoid
+// router with correction bias, MTP layers) with GQA attention.
+type hfGlm4Moe struct {
+	ModelType          string   `json:"model_type"`
+	HiddenSize         int      `json:"hidden_size"`
+	NumHiddenLayers    int      `json:"num_hidden_layers"`
+	VocabSize          int      `json:"vocab_size"`
+	IntermediateSize   int      `json:"intermediate_size"`
+	MoEIntermediate    int      `json:"moe_intermediate_size"`
+	FirstKDense        int      `json:"first_k_dense_replace"`
+	NRoutedExperts     int      `json:"n_routed_experts"`
+	NSharedExperts     int      `json:"n_shared_experts"`
+	NumExpertsPerTok   int      `json:"num_experts_per_tok"`
+	NumAttentionHeads  int      `json:"num_attention_heads"`
+	NumKeyValueHeads   int      `json:"num_key_value_heads"`
+	HeadDim            int      `json:"head_dim"`
+	UseQKNorm          bool     `json:"use_qk_norm"`
+	AttentionBias      bool     `json:"attention_bias"`
+	NumNextNPredict    int      `json:"num_nextn_predict_layers"`
+	TieWordEmbeddings  bool     `json:"tie_word_embeddings"`
+	MaxPosition        int      `json:"max_position_embeddings"`
+	TorchDtype         string   `json:"torch_dtype"`
+	Dtype              string   `json:"dtype"`
+	QuantizationConfig *hfQuant `json:"quantization_config"`
+}
+
+var glm4Rename = map[string]string{"num_experts": "n_routed_experts"}
+
+// parseGlm4Moe converts GLM-4.5: q/k/v carry a bias when attention_bias
+// (o_proj never does, HF Glm4MoeAttention); per-head q/k norms when
+// use_qk_norm; the shared expert is n_shared_experts x moe_intermediate_size.
+func parseGlm4Moe(d *doc) (*Config, error) {
+	d.rename = glm4Rename
+	var h hfGlm4Moe
+	if err := d.decode(&h); err != nil {
+		return nil, err
+	}
+	c := &Config{
+		ModelType:     h.ModelType,
+		Family:        "glm4_moe",
+		Hidden:        h.HiddenSize,
+		Layers:        h.NumHiddenLayers,
+		Vocab:         h.VocabSize,
+		DenseInter:    h.IntermediateSize,
+		DenseLayers:   h.FirstKDense,
+		MoEStep:       1,
+		MTPLayers:     h.NumNextNPredict,
+		MaxPosition:   h.MaxPosition,
+		TieEmbeddings: h.TieWordEmbeddings,
+		Attn: Attention{
+			Kind: GQA, Heads: h.NumAttentionHeads, KVHeads: h.NumKeyValueHeads,
+			HeadDim: gqaHeadDim(h.HeadDim, h.HiddenSize, h.NumAttentionHeads),
+			QKNorm:  h.UseQKNorm, QKVBias: h.AttentionBias,
+		},
+		MoE: MoE{
+			Experts: h.NRoutedExperts, TopK: h.NumExpertsPerTok, Shared: h.NSharedExperts,
+			Inter: h.MoEIntermediate, SharedInter: h.NSharedExperts * h.MoEIntermediate, RouterBias: true,
+		},
+	}
+	if c.MTPLayers > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("%d MTP layer(s) counted in class mtp (one MoE decoder layer + eh_proj + 3 norms each; embedding and lm_head shared); loaded by vLLM only for MTP speculative decoding", c.MTPLayers))
+	}
+	base, err := hfDtype(d, c, h.TorchDtype, h.Dtype)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.validateDims(); err != nil {
+		return nil, d.fieldErr(err)
+	}
+	m := hfModules(c, gqaProjs, swigluProj, "mlp.shared_experts", "mlp.experts.0", swigluProj)
+	if err := applyQuant(d.quantDoc(), c, h.QuantizationConfig, m, base); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

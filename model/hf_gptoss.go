@@ -1,0 +1,95 @@
+package model
+
+import "fmt"
+
+// hfGptOss mirrors the config.json of GptOssForCausalLM (gpt-oss-120b/20b).
+type hfGptOss struct {
+	ModelType          string   `json:"model_type"`
+	HiddenSize         int      `json:"hidden_size"`
+	NumHiddenLayers    int      `json:"num_hidden_layers"`
+	VocabSize          int      `json:"vocab_size"`
+	IntermediateSize   int      `json:"intermediate_size"`
+	NumLocalExperts    int      `json:"num_local_experts"`
+	NumExpertsPerTok   int      `json:"num_experts_per_tok"`
+	ExpertsPerToken    int      `json:"experts_per_token"`
+	NumAttentionHeads  int      `json:"num_attention_heads"`
+	NumKeyValueHeads   int      `json:"num_key_value_heads"`
+	HeadDim            int      `json:"head_dim"`
+	AttentionBias      *bool    `json:"attention_bias"`
+	SlidingWindow      int      `json:"sliding_window"`
+	LayerTypes         []string `json:"layer_types"`
+	TieWordEmbeddings  bool     `json:"tie_word_embeddings"`
+	MaxPosition        int      `json:"max_position_embeddings"`
+	TorchDtype         string   `json:"torch_dtype"`
+	Dtype              string   `json:"dtype"`
+	QuantizationConfig *hfQuant `json:"quantization_config"`
+}
+
+var gptOssRename = map[string]string{"num_experts": "num_local_experts", "moe_intermediate_size": "intermediate_size"}
+
+// parseGptOss converts gpt-oss: GQA (head_dim 64) with biases on q/k/v and
+// o_proj and one attention-sink logit per head; sliding_window on the
+// layers layer_types marks "sliding_attention" (every other layer when
+// layer_types is absent); every layer MoE, experts with biases, router with
+// bias; no shared expert.
+func parseGptOss(d *doc) (*Config, error) {
+	d.rename = gptOssRename
+	var h hfGptOss
+	if err := d.decode(&h); err != nil {
+		return nil, err
+	}
+	topK := h.NumExpertsPerTok
+	if topK == 0 {
+		topK = h.ExpertsPerToken
+	}
+	bias := h.AttentionBias == nil || *h.AttentionBias
+	c := &Config{
+		ModelType:     h.ModelType,
+		Family:        "gpt_oss",
+		Hidden:        h.HiddenSize,
+		Layers:        h.NumHiddenLayers,
+		Vocab:         h.VocabSize,
+		MoEStep:       1,
+		MaxPosition:   h.MaxPosition,
+		TieEmbeddings: h.TieWordEmbeddings,
+		Attn: Attention{
+			Kind: GQA, Heads: h.NumAttentionHeads, KVHeads: h.NumKeyValueHeads,
+			HeadDim: gqaHeadDim(h.HeadDim, h.HiddenSize, h.NumAttentionHeads),
+			QKVBias: bias, OBias: bias, Sinks: true,
+		},
+		MoE: MoE{Experts: h.NumLocalExperts, TopK: topK, Inter: h.IntermediateSize, RouterBias: true, ExpertBias: true},
+	}
+	if h.SlidingWindow > 0 {
+		n := 0
+		if h.LayerTypes == nil {
+			n = h.NumHiddenLayers / 2
+		}
+		for i, t := range h.LayerTypes {
+			switch t {
+			case "sliding_attention":
+				n++
+			case "full_attention":
+			default:
+				return nil, d.keyErr("layer_types", "entry %d: unknown layer type %q (want sliding_attention or full_attention)", i, t)
+			}
+		}
+		if h.LayerTypes != nil && len(h.LayerTypes) != h.NumHiddenLayers {
+			return nil, d.keyErr("layer_types", "has %d entries for %d layers", len(h.LayerTypes), h.NumHiddenLayers)
+		}
+		c.Attn.SlidingWindow, c.Attn.SlidingLayers = h.SlidingWindow, n
+		c.Notes = append(c.Notes, fmt.Sprintf("sliding window %d on %d of %d layers: attention there reads min(context, %d) tokens; KV memory counted at full size on every layer",
+			h.SlidingWindow, n, h.NumHiddenLayers, h.SlidingWindow))
+	}
+	base, err := hfDtype(d, c, h.TorchDtype, h.Dtype)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.validateDims(); err != nil {
+		return nil, d.fieldErr(err)
+	}
+	m := hfModules(c, gqaProjs, nil, "", "mlp.experts", []string{"gate_up_proj", "down_proj"})
+	if err := applyQuant(d.quantDoc(), c, h.QuantizationConfig, m, base); err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,92 @@
+package model
+
+import "fmt"
+
+// hfQwen3Moe mirrors the config.json of Qwen3MoeForCausalLM (Qwen3-235B-A22B,
+// Qwen3-30B-A3B).
+type hfQwen3Moe struct {
+	ModelType          string   `json:"model_type"`
+	HiddenSize         int      `json:"hidden_size"`
+	NumHiddenLayers    int      `json:"num_hidden_layers"`
+	VocabSize          int      `json:"vocab_size"`
+	IntermediateSize   int      `json:"intermediate_size"`
+	MoEIntermediate    int      `json:"moe_intermediate_size"`
+	DecoderSparseStep  *int     `json:"decoder_sparse_step"`
+	MLPOnlyLayers      []int    `json:"mlp_only_layers"`
+	NumExperts         int      `json:"num_experts"`
+	NumExpertsPerTok   int      `json:"num_experts_per_tok"`
+	NumAttentionHeads  int      `json:"num_attention_heads"`
+	NumKeyValueHeads   int      `json:"num_key_value_heads"`
+	HeadDim            int      `json:"head_dim"`
+	AttentionBias      bool     `json:"attention_bias"`
+	UseSlidingWindow   bool     `json:"use_sliding_window"`
+	SlidingWindow      *int     `json:"sliding_window"`
+	TieWordEmbeddings  bool     `json:"tie_word_embeddings"`
+	MaxPosition        int      `json:"max_position_embeddings"`
+	TorchDtype         string   `json:"torch_dtype"`
+	Dtype              string   `json:"dtype"`
+	QuantizationConfig *hfQuant `json:"quantization_config"`
+}
+
+var qwen3Rename = map[string]string{"moe_layer_freq": "decoder_sparse_step", "first_k_dense_replace": "mlp_only_layers"}
+
+// parseQwen3Moe converts Qwen3-MoE: GQA with per-head q/k RMSNorm, no
+// shared expert; layer i is MoE unless listed in mlp_only_layers, when
+// (i+1) % decoder_sparse_step == 0 (HF Qwen3MoeDecoderLayer).
+func parseQwen3Moe(d *doc) (*Config, error) {
+	d.rename = qwen3Rename
+	var h hfQwen3Moe
+	if err := d.decode(&h); err != nil {
+		return nil, err
+	}
+	c := &Config{
+		ModelType:     h.ModelType,
+		Family:        "qwen3_moe",
+		Hidden:        h.HiddenSize,
+		Layers:        h.NumHiddenLayers,
+		Vocab:         h.VocabSize,
+		DenseInter:    h.IntermediateSize,
+		MoEStep:       1,
+		MoEPhase:      1,
+		DenseOnly:     h.MLPOnlyLayers,
+		MaxPosition:   h.MaxPosition,
+		TieEmbeddings: h.TieWordEmbeddings,
+		Attn: Attention{
+			Kind: GQA, Heads: h.NumAttentionHeads, KVHeads: h.NumKeyValueHeads,
+			HeadDim: gqaHeadDim(h.HeadDim, h.HiddenSize, h.NumAttentionHeads),
+			QKNorm:  true, QKVBias: h.AttentionBias,
+		},
+		MoE: MoE{Experts: h.NumExperts, TopK: h.NumExpertsPerTok, Inter: h.MoEIntermediate},
+	}
+	if h.DecoderSparseStep != nil {
+		c.MoEStep = *h.DecoderSparseStep
+	}
+	if h.UseSlidingWindow && h.SlidingWindow != nil {
+		c.Notes = append(c.Notes, fmt.Sprintf("use_sliding_window with window %d: not modelled, every layer attends to the full context", *h.SlidingWindow))
+	}
+	base, err := hfDtype(d, c, h.TorchDtype, h.Dtype)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.validateDims(); err != nil {
+		return nil, d.fieldErr(err)
+	}
+	m := hfModules(c, gqaProjs, swigluProj, "", "mlp.experts.0", swigluProj)
+	if err := applyQuant(d.quantDoc(), c, h.QuantizationConfig, m, base); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// gqaHeadDim is head_dim, or hidden_size / num_attention_heads when the
+// config leaves it out (HF's default); 0 when neither is usable (Validate
+// then names head_dim).
+func gqaHeadDim(headDim, hidden, heads int) int {
+	if headDim > 0 {
+		return headDim
+	}
+	if heads > 0 && hidden > 0 && hidden%heads == 0 {
+		return hidden / heads
+	}
+	return headDim
+}

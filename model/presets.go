@@ -1,0 +1,69 @@
+package model
+
+import (
+	"embed"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+)
+
+// presetFS holds verbatim copies of HF config.json files from
+// ai-dynamo/aiconfigurator @ 095f58a (Apache-2.0); see presets/README.md.
+//
+//go:embed presets/*.json
+var presetFS embed.FS
+
+// presetFiles maps a preset name to its embedded config.json.
+var presetFiles = map[string]string{
+	"kimi-k2.5":       "moonshotai--Kimi-K2.5_config.json",
+	"kimi-k2":         "moonshotai--Kimi-K2-Instruct_config.json",
+	"deepseek-v3":     "deepseek-ai--DeepSeek-V3_config.json",
+	"deepseek-r1":     "deepseek-ai--DeepSeek-R1_config.json",
+	"qwen3-235b-a22b": "Qwen--Qwen3-235B-A22B_config.json",
+	"qwen3-30b-a3b":   "Qwen--Qwen3-30B-A3B_config.json",
+	"gpt-oss-120b":    "openai--gpt-oss-120b_config.json",
+	"mixtral-8x7b":    "mistralai--Mixtral-8x7B-v0.1_config.json",
+	"glm-5":           "zai-org--GLM-5_config.json",
+}
+
+// PresetNames lists the embedded presets, sorted.
+func PresetNames() []string {
+	names := make([]string, 0, len(presetFiles))
+	for n := range presetFiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Preset imports the embedded preset name (case-insensitive). Each call
+// returns a fresh Config the caller may modify.
+func Preset(name string) (*Config, error) {
+	file, ok := presetFiles[strings.ToLower(name)]
+	if !ok {
+		return nil, fmt.Errorf("unknown model preset %q; presets: %s", name, strings.Join(PresetNames(), ", "))
+	}
+	c, err := Load(presetFS, "presets/"+file)
+	if err != nil {
+		return nil, fmt.Errorf("embedded preset %s: %w", name, err)
+	}
+	c.Name = strings.ToLower(name)
+	return c, nil
+}
+
+// Resolve returns the preset called nameOrPath, or else imports the
+// config.json file at that path. A name that is neither an existing file
+// nor a preset is an error that lists the presets.
+func Resolve(nameOrPath string) (*Config, error) {
+	if _, ok := presetFiles[strings.ToLower(nameOrPath)]; ok {
+		return Preset(nameOrPath)
+	}
+	if st, err := os.Stat(nameOrPath); err == nil && !st.IsDir() {
+		return LoadFile(nameOrPath)
+	}
+	if strings.HasSuffix(nameOrPath, ".json") || strings.ContainsRune(nameOrPath, os.PathSeparator) {
+		return nil, fmt.Errorf("model %q: no such file, and not a preset (presets: %s)", nameOrPath, strings.Join(PresetNames(), ", "))
+	}
+	return Preset(nameOrPath)
+}

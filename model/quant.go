@@ -1,0 +1,372 @@
+package model
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/moecast/moecast/internal/dtype"
+)
+
+// This file reads quantization_config and decides the storage format of
+// each weight class, the way vLLM's quantization configs dispatch:
+//
+//   - fp8 (Fp8Config): every linear layer and the fused MoE experts, except
+//     the modules listed in modules_to_not_convert / ignored_layers;
+//   - mxfp4 (Mxfp4Config): only the fused MoE experts; linear layers stay
+//     unquantized;
+//   - compressed-tensors (CompressedTensorsConfig): each linear module whose
+//     name or class a config group targets and that the ignore list does not
+//     name; ignore entries are exact module names or "re:" regexes matched
+//     from the start of the name (Python re.match).
+//
+// In all three, vLLM builds the MoE router as ReplicatedLinear with
+// quant_config=None and keeps embed_tokens and lm_head (VocabParallelEmbedding
+// / ParallelLMHead, not LinearBase) unquantized, so those stay in the
+// checkpoint dtype.
+
+// hfQuant mirrors quantization_config.
+type hfQuant struct {
+	QuantMethod string `json:"quant_method"`
+	// fp8
+	Fmt              string `json:"fmt"`
+	ActivationScheme string `json:"activation_scheme"`
+	WeightBlockSize  []int  `json:"weight_block_size"`
+	// fp8 (vLLM spelling) and mxfp4 / HF
+	IgnoredLayers       []string `json:"ignored_layers"`
+	ModulesToNotConvert []string `json:"modules_to_not_convert"`
+	// compressed-tensors
+	Format       string             `json:"format"`
+	ConfigGroups map[string]ctGroup `json:"config_groups"`
+	Ignore       []string           `json:"ignore"`
+}
+
+type ctGroup struct {
+	Targets          []string `json:"targets"`
+	Weights          *ctArgs  `json:"weights"`
+	InputActivations *ctArgs  `json:"input_activations"`
+}
+
+type ctArgs struct {
+	NumBits   int    `json:"num_bits"`
+	Type      string `json:"type"`
+	Symmetric *bool  `json:"symmetric"`
+	GroupSize *int   `json:"group_size"`
+	Strategy  string `json:"strategy"`
+	// BlockStructure is [rows, cols] for strategy "block" (null otherwise).
+	BlockStructure []int `json:"block_structure"`
+}
+
+// modules names the HF modules of each weight class at a representative
+// layer (attention at layer 0, dense MLP at the first dense layer, experts at
+// the first MoE layer), without a wrapper prefix such as "language_model.".
+type modules struct {
+	attention, dense, shared, routed []string
+}
+
+// hfModules builds module names: attn lists the self_attn projections,
+// mlp the dense MLP's projections, sharedPath the shared expert's module
+// ("mlp.shared_experts"), expertPath one routed expert's module
+// ("mlp.experts.0"), expertProjs its projections.
+func hfModules(c *Config, attn, mlp []string, sharedPath, expertPath string, expertProjs []string) modules {
+	var m modules
+	firstDense, firstMoE := -1, -1
+	for i := range c.Layers {
+		if c.IsMoELayer(i) {
+			if firstMoE < 0 {
+				firstMoE = i
+			}
+		} else if firstDense < 0 {
+			firstDense = i
+		}
+	}
+	for _, p := range attn {
+		m.attention = append(m.attention, "model.layers.0.self_attn."+p)
+	}
+	if firstDense >= 0 {
+		for _, p := range mlp {
+			m.dense = append(m.dense, fmt.Sprintf("model.layers.%d.mlp.%s", firstDense, p))
+		}
+	}
+	if firstMoE >= 0 {
+		if sharedPath != "" {
+			for _, p := range mlp {
+				m.shared = append(m.shared, fmt.Sprintf("model.layers.%d.%s.%s", firstMoE, sharedPath, p))
+			}
+		}
+		for _, p := range expertProjs {
+			m.routed = append(m.routed, fmt.Sprintf("model.layers.%d.%s.%s", firstMoE, expertPath, p))
+		}
+	}
+	return m
+}
+
+var (
+	mlaProjs   = []string{"q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"}
+	gqaProjs   = []string{"q_proj", "k_proj", "v_proj", "o_proj"}
+	swigluProj = []string{"gate_proj", "up_proj", "down_proj"}
+)
+
+// applyQuant fills c.Quant from q (nil: unquantized) for modules m, with
+// base the checkpoint dtype. Keys in errors are under quantization_config.
+func applyQuant(d *doc, c *Config, q *hfQuant, m modules, base dtype.Format) error {
+	c.Quant = Quant{
+		RoutedExperts: base, SharedExpert: base, Attention: base, DenseMLP: base,
+		Embedding: base, LMHead: base, Router: base, Base: base, Method: "none",
+	}
+	if q == nil {
+		return nil
+	}
+	// decide sets the format of every class whose modules pick() quantizes.
+	decide := func(pick func(module string) (dtype.Format, bool)) {
+		classes := []struct {
+			name string
+			f    *dtype.Format
+			mods []string
+		}{
+			{"attention", &c.Quant.Attention, m.attention},
+			{"dense MLP", &c.Quant.DenseMLP, m.dense},
+			{"shared expert", &c.Quant.SharedExpert, m.shared},
+			{"routed experts", &c.Quant.RoutedExperts, m.routed},
+		}
+		for _, cl := range classes {
+			var first string
+			for i, mod := range cl.mods {
+				f, ok := pick(mod)
+				if !ok {
+					f = base
+				}
+				if i == 0 {
+					*cl.f, first = f, mod
+				} else if f != *cl.f {
+					c.Notes = append(c.Notes, fmt.Sprintf("quantization_config: %s modules differ (%s: %s, %s: %s); %s's format used for the class",
+						cl.name, first, cl.f.Name, mod, f.Name, first))
+				}
+			}
+		}
+	}
+	switch q.QuantMethod {
+	case "fp8":
+		f := dtype.Format{Name: "fp8", Bits: 8, Compute: dtype.FP8}
+		c.Quant.Method = "fp8 per-tensor"
+		if b := q.WeightBlockSize; b != nil {
+			if len(b) != 2 || b[0] <= 0 || b[1] <= 0 {
+				return d.keyErr("weight_block_size", "want two positive sizes [out, in], got %v", b)
+			}
+			f = dtype.Format{Name: fmt.Sprintf("fp8-b%dx%d", b[0], b[1]), Bits: 8, GroupSize: b[0] * b[1], ScaleBits: 32, Compute: dtype.FP8}
+			if b[0] == 128 && b[1] == 128 {
+				f = dtype.FP8Block128
+			}
+			c.Quant.Block = [2]int{b[0], b[1]}
+			c.Quant.Method = fmt.Sprintf("fp8 block [%d,%d]", b[0], b[1])
+		}
+		skip := append(append([]string(nil), q.IgnoredLayers...), q.ModulesToNotConvert...)
+		decide(func(mod string) (dtype.Format, bool) { return f, !globListMatch(skip, mod) })
+	case "mxfp4":
+		c.Quant.Method = "mxfp4 (experts)"
+		experts := m.routed
+		m = modules{routed: experts}
+		decide(func(mod string) (dtype.Format, bool) {
+			return dtype.MXFP4, !globListMatch(q.ModulesToNotConvert, mod)
+		})
+	case "compressed-tensors":
+		return applyCompressedTensors(d, c, q, decide)
+	case "":
+		return d.keyErr("quant_method", "missing")
+	default:
+		return d.keyErr("quant_method", "unsupported quantization method %q; supported: compressed-tensors, fp8, mxfp4", q.QuantMethod)
+	}
+	return nil
+}
+
+// ctTarget is one compiled config group.
+type ctTarget struct {
+	name    string
+	targets []matcher
+	format  dtype.Format
+}
+
+// matcher matches a module name: exact, "re:" regex from the start, or the
+// class name "Linear" (every module given here is a linear layer).
+type matcher struct {
+	exact string
+	re    *regexp.Regexp
+	all   bool
+}
+
+func (m matcher) match(mod string) bool {
+	switch {
+	case m.all:
+		return true
+	case m.re != nil:
+		return m.re.MatchString(mod)
+	}
+	return m.exact == mod
+}
+
+func compileMatchers(d *doc, key string, list []string) ([]matcher, error) {
+	var ms []matcher
+	for _, s := range list {
+		switch {
+		case s == "Linear":
+			ms = append(ms, matcher{all: true})
+		case strings.HasPrefix(s, "re:"):
+			// Python re.match anchors at the start only.
+			re, err := regexp.Compile(`^(?:` + strings.TrimPrefix(s, "re:") + `)`)
+			if err != nil {
+				return nil, d.keyErr(key, "invalid regex %q: %v", s, err)
+			}
+			ms = append(ms, matcher{re: re})
+		default:
+			ms = append(ms, matcher{exact: s})
+		}
+	}
+	return ms, nil
+}
+
+func anyMatch(ms []matcher, mod string) bool {
+	for _, m := range ms {
+		if m.match(mod) {
+			return true
+		}
+	}
+	return false
+}
+
+func applyCompressedTensors(d *doc, c *Config, q *hfQuant, decide func(func(string) (dtype.Format, bool))) error {
+	ignore, err := compileMatchers(d, "ignore", q.Ignore)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for n := range q.ConfigGroups {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return d.keyErr("config_groups", "compressed-tensors config has no config_groups")
+	}
+	var groups []ctTarget
+	for _, n := range names {
+		g := q.ConfigGroups[n]
+		ts, err := compileMatchers(d, "targets", g.Targets)
+		if err != nil {
+			return err
+		}
+		f, err := ctFormat(d, c, n, g)
+		if err != nil {
+			return err
+		}
+		groups = append(groups, ctTarget{name: n, targets: ts, format: f})
+	}
+	c.Quant.Method = "compressed-tensors " + q.Format
+	decide(func(mod string) (dtype.Format, bool) {
+		if anyMatch(ignore, mod) {
+			return dtype.Format{}, false
+		}
+		for _, g := range groups {
+			if anyMatch(g.targets, mod) {
+				return g.format, true
+			}
+		}
+		return dtype.Format{}, false
+	})
+	return nil
+}
+
+// ctFormat converts a compressed-tensors group's weight arguments into a
+// storage format. Scales are taken as 16-bit (the checkpoint dtype, bf16;
+// REFERENCE.md §1.1) for int groups and as fp32 for fp8 blocks; an
+// asymmetric scheme adds a num_bits zero point per group.
+func ctFormat(d *doc, c *Config, name string, g ctGroup) (dtype.Format, error) {
+	w := g.Weights
+	if w == nil {
+		return dtype.Format{}, d.keyErr("weights", "config group %q has no weights scheme", name)
+	}
+	if w.NumBits != 4 && w.NumBits != 8 {
+		return dtype.Format{}, d.keyErr("num_bits", "config group %q: unsupported num_bits %d (want 4 or 8)", name, w.NumBits)
+	}
+	actBits := 16
+	if a := g.InputActivations; a != nil {
+		actBits = a.NumBits
+	}
+	f := dtype.Format{Bits: float64(w.NumBits), Compute: dtype.BF16}
+	var kind string
+	switch w.Type {
+	case "int":
+		kind = fmt.Sprintf("int%d", w.NumBits)
+		if actBits == 8 && w.NumBits == 8 {
+			f.Compute = dtype.INT8
+		}
+	case "float":
+		kind = fmt.Sprintf("fp%d", w.NumBits)
+		switch {
+		case w.NumBits == 8 && actBits == 8:
+			f.Compute = dtype.FP8
+		case w.NumBits == 4 && actBits == 4:
+			f.Compute = dtype.FP4
+		}
+	default:
+		return dtype.Format{}, d.keyErr("type", "config group %q: unsupported weight type %q (want int or float)", name, w.Type)
+	}
+	switch w.Strategy {
+	case "group", "tensor_group":
+		if w.GroupSize == nil || *w.GroupSize <= 0 {
+			return dtype.Format{}, d.keyErr("group_size", "config group %q: strategy %q needs a positive group_size", name, w.Strategy)
+		}
+		f.GroupSize = *w.GroupSize
+		f.ScaleBits = 16
+		if w.Type == "float" && w.NumBits == 4 {
+			f.ScaleBits = 8 // NVFP4: fp8 e4m3 scale per 16
+		}
+		f.Name = fmt.Sprintf("%s-g%d", kind, f.GroupSize)
+	case "channel":
+		f.Name = kind + "-ch"
+		c.Notes = append(c.Notes, fmt.Sprintf("quantization_config group %q: per-channel scales (one per output row) not counted in weight bytes", name))
+	case "tensor", "":
+		f.Name = kind
+	case "block":
+		b := w.BlockStructure
+		if len(b) != 2 || b[0] <= 0 || b[1] <= 0 {
+			return dtype.Format{}, d.keyErr("block_structure", "config group %q: want [rows, cols], got %v", name, b)
+		}
+		f.GroupSize, f.ScaleBits = b[0]*b[1], 32
+		f.Name = fmt.Sprintf("%s-b%dx%d", kind, b[0], b[1])
+		if f == dtype.FP8Block128 || (b[0] == 128 && b[1] == 128 && w.NumBits == 8 && w.Type == "float") {
+			f.Name = dtype.FP8Block128.Name
+		}
+		c.Quant.Block = [2]int{b[0], b[1]}
+	default:
+		return dtype.Format{}, d.keyErr("strategy", "config group %q: unsupported strategy %q", name, w.Strategy)
+	}
+	if w.Symmetric != nil && !*w.Symmetric && f.GroupSize > 0 {
+		f.ScaleBits += float64(w.NumBits)
+		f.Name += "-asym"
+	}
+	if f == dtype.INT4G32 {
+		f = dtype.INT4G32
+	}
+	return f, nil
+}
+
+// globListMatch reports whether any pattern names mod or one of its parent
+// modules: "model.layers.*.self_attn" matches
+// "model.layers.0.self_attn.q_proj" (HF modules_to_not_convert).
+func globListMatch(patterns []string, mod string) bool {
+	parts := strings.Split(mod, ".")
+	for _, p := range patterns {
+		for n := len(parts); n > 0; n-- {
+			prefix := strings.Join(parts[:n], ".")
+			if ok, _ := path.Match(p, prefix); ok || p == prefix {
+				return true
+			}
+		}
+		// HF also matches by substring (`key in module_name`).
+		if p != "" && !strings.ContainsAny(p, "*?[") && strings.Contains(mod, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,240 @@
+package model
+
+import (
+	"fmt"
+)
+
+// FieldError is an invalid model dimension. Field is the HF config.json key
+// in its common spelling (num_experts, moe_intermediate_size, ...); the
+// importer renames it to the family's own key and adds the file position.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+// LayoutError is a parallel layout the model cannot run with. Key is the
+// scenario key ("parallel.tp", "parallel.ep", "parallel.dp") so that the
+// scenario loader can point at its line.
+type LayoutError struct {
+	Key string
+	Msg string
+}
+
+func (e *LayoutError) Error() string { return e.Key + ": " + e.Msg }
+
+func fieldErr(field, format string, args ...any) error {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// Limits that keep the arithmetic exact and the per-layer loops short on
+// hostile input; real models are far below them.
+const (
+	maxDim    = 1 << 24 // any width or count of heads, experts, vocabulary
+	maxLayers = 1 << 12
+)
+
+// Validate checks that the dimensions describe a model the byte accounting
+// and the cost model can use, and that every weight class has a storage
+// format. The first problem found is returned as a *FieldError naming the
+// config.json key.
+func (c *Config) Validate() error {
+	if err := c.validateDims(); err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		k string
+		v float64
+	}{{"quantization_config", c.Quant.RoutedExperts.Bits}, {"quantization_config", c.Quant.Attention.Bits},
+		{"quantization_config", c.Quant.SharedExpert.Bits}, {"quantization_config", c.Quant.DenseMLP.Bits},
+		{"quantization_config", c.Quant.Embedding.Bits}, {"quantization_config", c.Quant.LMHead.Bits},
+		{"quantization_config", c.Quant.Router.Bits}, {"torch_dtype", c.Quant.Base.Bits}} {
+		if f.v <= 0 {
+			return fieldErr(f.k, "a weight class has no storage format")
+		}
+	}
+	return nil
+}
+
+// validateDims is Validate without the storage formats (the importers check
+// dimensions before reading quantization_config).
+func (c *Config) validateDims() error {
+	pos := func(field string, v int) error {
+		if v <= 0 {
+			return fieldErr(field, "must be > 0, got %d", v)
+		}
+		if v > maxDim {
+			return fieldErr(field, "%d is implausibly large (limit %d)", v, maxDim)
+		}
+		return nil
+	}
+	if c.Layers > maxLayers {
+		return fieldErr("num_hidden_layers", "%d is implausibly large (limit %d)", c.Layers, maxLayers)
+	}
+	if len(c.DenseOnly) > maxLayers {
+		return fieldErr("first_k_dense_replace", "%d forced-dense layers listed (limit %d)", len(c.DenseOnly), maxLayers)
+	}
+	for _, f := range []struct {
+		k string
+		v int
+	}{{"num_nextn_predict_layers", c.MTPLayers}, {"first_k_dense_replace", c.DenseLayers}, {"moe_layer_freq", c.MoEStep},
+		{"intermediate_size", c.DenseInter}, {"n_shared_experts", c.MoE.SharedInter}, {"q_lora_rank", c.Attn.QLoRARank},
+		{"index_n_heads", c.Attn.IndexHeads}, {"index_head_dim", c.Attn.IndexHeadDim}, {"sliding_window", c.Attn.SlidingWindow}} {
+		if f.v > maxDim {
+			return fieldErr(f.k, "%d is implausibly large (limit %d)", f.v, maxDim)
+		}
+	}
+	for _, f := range []struct {
+		k string
+		v int
+	}{{"hidden_size", c.Hidden}, {"num_hidden_layers", c.Layers}, {"vocab_size", c.Vocab}, {"num_attention_heads", c.Attn.Heads}} {
+		if err := pos(f.k, f.v); err != nil {
+			return err
+		}
+	}
+	a := &c.Attn
+	switch a.Kind {
+	case MLA:
+		for _, f := range []struct {
+			k string
+			v int
+		}{{"kv_lora_rank", a.KVLoRARank}, {"qk_rope_head_dim", a.QKRopeDim}, {"qk_nope_head_dim", a.QKNopeDim}, {"v_head_dim", a.VHeadDim}} {
+			if err := pos(f.k, f.v); err != nil {
+				return err
+			}
+		}
+		if a.QLoRARank < 0 {
+			return fieldErr("q_lora_rank", "must be >= 0, got %d", a.QLoRARank)
+		}
+		if a.IndexHeads < 0 || a.IndexHeadDim < 0 || a.IndexTopK < 0 {
+			return fieldErr("index_n_heads", "DSA indexer dimensions must be >= 0")
+		}
+		if (a.IndexHeads > 0) != (a.IndexHeadDim > 0) {
+			return fieldErr("index_head_dim", "index_n_heads (%d) and index_head_dim (%d) must both be set", a.IndexHeads, a.IndexHeadDim)
+		}
+	default:
+		if err := pos("num_key_value_heads", a.KVHeads); err != nil {
+			return err
+		}
+		if a.Heads%a.KVHeads != 0 {
+			return fieldErr("num_key_value_heads", "num_attention_heads (%d) is not a multiple of num_key_value_heads (%d)", a.Heads, a.KVHeads)
+		}
+		if err := pos("head_dim", a.HeadDim); err != nil {
+			return err
+		}
+	}
+	if a.SlidingWindow < 0 || a.SlidingLayers < 0 || a.SlidingLayers > c.Layers {
+		return fieldErr("sliding_window", "window %d on %d of %d layers is not valid", a.SlidingWindow, a.SlidingLayers, c.Layers)
+	}
+	if c.DenseLayers < 0 || c.DenseLayers > c.Layers {
+		return fieldErr("first_k_dense_replace", "must be in [0, num_hidden_layers=%d], got %d", c.Layers, c.DenseLayers)
+	}
+	if c.MoEStep < 1 {
+		return fieldErr("moe_layer_freq", "must be >= 1, got %d", c.MoEStep)
+	}
+	if c.MTPLayers < 0 {
+		return fieldErr("num_nextn_predict_layers", "must be >= 0, got %d", c.MTPLayers)
+	}
+	m := &c.MoE
+	if err := pos("num_experts", m.Experts); err != nil {
+		return err
+	}
+	if m.TopK < 1 || m.TopK > m.Experts {
+		return fieldErr("num_experts_per_tok", "must be in [1, num_experts=%d], got %d", m.Experts, m.TopK)
+	}
+	if err := pos("moe_intermediate_size", m.Inter); err != nil {
+		return err
+	}
+	if m.Shared < 0 || m.SharedInter < 0 || (m.Shared > 0) != (m.SharedInter > 0) {
+		return fieldErr("n_shared_experts", "%d shared experts of width %d is not valid", m.Shared, m.SharedInter)
+	}
+	if c.MoELayers() == 0 {
+		return fieldErr("num_hidden_layers", "no MoE layer among %d layers: moecast models MoE models", c.Layers)
+	}
+	if c.DenseLayerCount() > 0 && c.DenseInter <= 0 {
+		return fieldErr("intermediate_size", "must be > 0 with %d dense layers, got %d", c.DenseLayerCount(), c.DenseInter)
+	}
+	return nil
+}
+
+// CheckLayout checks that layout l can shard the model as vLLM would. It
+// returns a *LayoutError naming the scenario key:
+//
+//   - parallel.tp, parallel.ep, parallel.dp: each must be >= 1;
+//   - parallel.tp: without DPAttention, TP must divide the attention heads
+//     and, for GQA, TP and the kv heads must divide one another (vLLM's
+//     QKVParallelLinear); each per-rank slice of a block-quantized linear
+//     must be a multiple of the block, and of a group-quantized expert's
+//     down_proj a multiple of the group (Marlin);
+//   - parallel.ep: EP must divide the routed experts and TP*DP.
+func (c *Config) CheckLayout(l Layout) error {
+	if l.TP < 1 {
+		return &LayoutError{"parallel.tp", fmt.Sprintf("must be >= 1, got %d", l.TP)}
+	}
+	if l.EP < 1 {
+		return &LayoutError{"parallel.ep", fmt.Sprintf("must be >= 1, got %d", l.EP)}
+	}
+	if l.DP < 1 {
+		return &LayoutError{"parallel.dp", fmt.Sprintf("must be >= 1, got %d", l.DP)}
+	}
+	a := &c.Attn
+	if tp := l.AttentionTP(); tp > 1 {
+		if a.Heads%tp != 0 {
+			return &LayoutError{"parallel.tp", fmt.Sprintf("tp=%d does not divide the %d attention heads of %s", tp, a.Heads, c.Name)}
+		}
+		if a.Kind == GQA && a.KVHeads%tp != 0 && tp%a.KVHeads != 0 {
+			return &LayoutError{"parallel.tp", fmt.Sprintf("tp=%d and the %d kv heads of %s do not divide one another", tp, a.KVHeads, c.Name)}
+		}
+	}
+	if c.MoE.Experts%l.EP != 0 {
+		return &LayoutError{"parallel.ep", fmt.Sprintf("ep=%d does not divide the %d routed experts of %s", l.EP, c.MoE.Experts, c.Name)}
+	}
+	if (l.TP*l.DP)%l.EP != 0 {
+		return &LayoutError{"parallel.ep", fmt.Sprintf("ep=%d does not divide tp x dp = %d", l.EP, l.TP*l.DP)}
+	}
+	if err := c.checkQuantShards(l); err != nil {
+		return err
+	}
+	return nil
+}
+
+// checkQuantShards applies vLLM's alignment rules to the quantized linears:
+// fp8 block [bn, bk] needs each rank's output slice (Column) or input slice
+// (Row) to be a multiple of bn or bk; group-quantized routed experts need
+// the per-rank down_proj input a multiple of the group size.
+func (c *Config) checkQuantShards(l Layout) error {
+	bn, bk := c.Quant.Block[0], c.Quant.Block[1]
+	check := func(ls []Linear, tp int, key string) error {
+		for _, lin := range ls {
+			if tp <= 1 || lin.Format.Bits >= 16 {
+				continue
+			}
+			in, out := lin.ShardDims(tp)
+			if bn > 0 && lin.Split == Column && out%bn != 0 {
+				return &LayoutError{key, fmt.Sprintf("%s of %s: %d output columns per rank at %d-way split are not a multiple of the fp8 block %d", lin.Name, c.Name, out, tp, bn)}
+			}
+			if bk > 0 && lin.Split == Row && in%bk != 0 {
+				return &LayoutError{key, fmt.Sprintf("%s of %s: %d input rows per rank at %d-way split are not a multiple of the fp8 block %d", lin.Name, c.Name, in, tp, bk)}
+			}
+			if g := lin.Format.GroupSize; bn == 0 && g > 0 && lin.Split == Row && in%g != 0 {
+				return &LayoutError{key, fmt.Sprintf("%s of %s: %d input rows per rank at %d-way split are not a multiple of the quantization group %d", lin.Name, c.Name, in, tp, g)}
+			}
+		}
+		return nil
+	}
+	etpKey := "parallel.tp"
+	if l.EP > 1 {
+		etpKey = "parallel.ep"
+	}
+	if err := check(c.ExpertLinears(), l.ExpertTP(), etpKey); err != nil {
+		return err
+	}
+	if err := check(c.SharedExpertLinears(), l.TP, "parallel.tp"); err != nil {
+		return err
+	}
+	if err := check(c.DenseMLPLinears(), l.TP, "parallel.tp"); err != nil {
+		return err
+	}
+	return check(c.AttentionLinears(), l.AttentionTP(), "parallel.tp")
+}

@@ -1,0 +1,277 @@
+package model
+
+import (
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// IsMoELayer reports whether decoder layer i (0-based) has an MoE block:
+// i >= DenseLayers, i not in DenseOnly, and (i+MoEPhase) % MoEStep == 0.
+// This is HF's rule for DeepSeek (first_k_dense_replace, moe_layer_freq),
+// Qwen3 (mlp_only_layers, decoder_sparse_step) and Llama-4
+// (interleave_moe_layer_step).
+func (c *Config) IsMoELayer(i int) bool {
+	if i < 0 || i >= c.Layers || i < c.DenseLayers || c.MoE.Experts == 0 {
+		return false
+	}
+	for _, d := range c.DenseOnly {
+		if d == i {
+			return false
+		}
+	}
+	step := max(c.MoEStep, 1)
+	return (i+c.MoEPhase)%step == 0
+}
+
+// MoELayers counts the decoder layers with an MoE block (MTP layers not
+// included).
+func (c *Config) MoELayers() int {
+	n := 0
+	for i := range c.Layers {
+		if c.IsMoELayer(i) {
+			n++
+		}
+	}
+	return n
+}
+
+// DenseLayerCount counts the decoder layers with a dense MLP:
+// Layers - MoELayers().
+func (c *Config) DenseLayerCount() int { return c.Layers - c.MoELayers() }
+
+// ExpertTP is the degree each routed expert is split over: TP*DP/EP. With
+// EP = 1 that is TP*DP: vLLM's FusedMoE flattens TP across DP when expert
+// parallelism is off (FusedMoEParallelConfig), so every rank holds every
+// expert, split TP*DP ways.
+func (l Layout) ExpertTP() int {
+	n := max(l.TP, 1) * max(l.DP, 1) / max(l.EP, 1)
+	return max(n, 1)
+}
+
+// ExpertsPerRank is the number of routed experts one rank holds:
+// ceil(experts/EP).
+func (l Layout) ExpertsPerRank(experts int) int { return ceilDiv(experts, max(l.EP, 1)) }
+
+// AttentionTP is the degree attention weights are split over: 1 with
+// DPAttention (each rank holds all of them), else TP.
+func (l Layout) AttentionTP() int {
+	if l.DPAttention {
+		return 1
+	}
+	return max(l.TP, 1)
+}
+
+// acc accumulates the bytes of linears into a WeightBytes.
+type acc struct {
+	w    *WeightBytes
+	base float64 // bytes per bias value (Quant.Base)
+}
+
+// add counts a linear in class cls: total copies in the model, perRank
+// copies on one GPU, each rank holding its tp-way shard.
+//
+//	total bytes  = copies  x (In*Out*B/param + Out*B_base)
+//	per GPU      = perRank x (in_r*out_r*B/param + bias_r*B_base)
+//
+// with (in_r, out_r) = ShardDims(tp) and bias_r = ShardBias(tp).
+func (a acc) add(cls Class, l Linear, copies, perRank float64, tp int) {
+	bpp := l.Format.BytesPerParam()
+	bias := 0.0
+	if l.Bias {
+		bias = float64(l.Out)
+	}
+	a.w.Total[cls] += unit.Bytes(copies * (l.Params()*bpp + bias*a.base))
+	in, out := l.ShardDims(tp)
+	a.w.PerGPU[cls] += unit.Bytes(perRank * (float64(in)*float64(out)*bpp + float64(l.ShardBias(tp))*a.base))
+}
+
+func (a acc) addAll(cls Class, ls []Linear, copies, perRank float64, tp int) {
+	for _, l := range ls {
+		a.add(cls, l, copies, perRank, tp)
+	}
+}
+
+// Weights is the byte accounting of the model's weights for layout l, per
+// weight class, for the whole model (Total) and for one GPU (PerGPU, the
+// largest rank when the split is uneven), as vLLM shards them:
+//
+//   - Column/Row/QKV/VocabParallel linears are split over TP (ceil; see
+//     Linear.ShardDims), Replicated ones are whole on every rank;
+//   - attention is split over AttentionTP (whole on every rank with
+//     DPAttention);
+//   - routed experts: each rank holds ExpertsPerRank = ceil(Experts/EP)
+//     experts of every MoE layer, each split over ExpertTP = TP*DP/EP;
+//   - the shared expert, dense MLP, embedding and lm_head split over TP;
+//   - ClassNorm (norm vectors, sinks) is counted whole on every rank (an
+//     upper bound that errs by under 1 MB);
+//   - ClassMTP holds the MTP layers (one MoE decoder layer each, plus
+//     eh_proj and three norms); vLLM loads them only when speculative
+//     decoding uses MTP: see WeightBytes.PerGPUTotal.
+//
+// Bytes per parameter include group scales (dtype.Format.BytesPerParam);
+// biases are stored in Quant.Base. A tied lm_head adds no bytes.
+func (c *Config) Weights(l Layout) WeightBytes {
+	var w WeightBytes
+	a := acc{w: &w, base: c.Quant.Base.BytesPerParam()}
+	tp := max(l.TP, 1)
+	attnTP := l.AttentionTP()
+	layers := float64(c.Layers)
+	moe := float64(c.MoELayers())
+	dense := float64(c.DenseLayerCount())
+	e := float64(c.MoE.Experts)
+	eRank := float64(l.ExpertsPerRank(c.MoE.Experts))
+	etp := l.ExpertTP()
+
+	a.addAll(ClassAttention, c.AttentionLinears(), layers, layers, attnTP)
+	a.addAll(ClassDenseMLP, c.DenseMLPLinears(), dense, dense, tp)
+	if moe > 0 {
+		a.addAll(ClassSharedExpert, c.SharedExpertLinears(), moe, moe, tp)
+		a.addAll(ClassRoutedExperts, c.ExpertLinears(), moe*e, moe*eRank, etp)
+		a.add(ClassRouter, c.RouterLinear(), moe, moe, 1)
+	}
+	a.add(ClassEmbedding, c.EmbeddingLinear(), 1, 1, tp)
+	if !c.TieEmbeddings {
+		a.add(ClassLMHead, c.LMHeadLinear(), 1, 1, tp)
+	}
+	norms := unit.Bytes((layers*float64(c.NormParamsPerLayer()) + float64(c.Hidden)) * a.base)
+	w.Total[ClassNorm] = norms
+	w.PerGPU[ClassNorm] = norms
+
+	if m := float64(c.MTPLayers); m > 0 {
+		a.addAll(ClassMTP, c.AttentionLinears(), m, m, attnTP)
+		a.addAll(ClassMTP, c.SharedExpertLinears(), m, m, tp)
+		a.addAll(ClassMTP, c.ExpertLinears(), m*e, m*eRank, etp)
+		a.add(ClassMTP, c.RouterLinear(), m, m, 1)
+		a.addAll(ClassMTP, c.MTPLinears(), m, m, 1)
+		// Decoder-layer norms plus enorm, hnorm and shared_head.norm.
+		n := unit.Bytes(m * float64(c.NormParamsPerLayer()+3*c.Hidden) * a.base)
+		w.Total[ClassMTP] += n
+		w.PerGPU[ClassMTP] += n
+	}
+	return w
+}
+
+// PerGPUTotal is the weight bytes one GPU holds, with or without the MTP
+// layers (vLLM loads them only for speculative decoding with MTP).
+func (w WeightBytes) PerGPUTotal(withMTP bool) unit.Bytes {
+	s := Sum(w.PerGPU)
+	if !withMTP {
+		s -= w.PerGPU[ClassMTP]
+	}
+	return s
+}
+
+// ParamCount summarises a model's parameter counts (weights only, no
+// scales), as model cards quote them.
+type ParamCount struct {
+	// Total: every weight of the main model (embedding and lm_head
+	// included, MTP layers not).
+	Total float64
+	// Active: the weights one token's forward pass reads: everything but
+	// the routed experts, plus TopK experts per MoE layer.
+	Active float64
+	// MTP: the MTP layers' weights (DeepSeek-V3 card: 671B + 14B MTP).
+	MTP float64
+	// PerClass: Total split by class (ClassMTP holds MTP).
+	PerClass [NumClasses]float64
+}
+
+// Params counts parameters: linears (In*Out plus biases), norms, and
+// embedding and lm_head (once when tied).
+func (c *Config) Params() ParamCount {
+	var p ParamCount
+	count := func(ls []Linear, n float64, cls Class) {
+		for _, l := range ls {
+			v := l.Params()
+			if l.Bias {
+				v += float64(l.Out)
+			}
+			p.PerClass[cls] += n * v
+		}
+	}
+	moe := float64(c.MoELayers())
+	count(c.AttentionLinears(), float64(c.Layers), ClassAttention)
+	count(c.DenseMLPLinears(), float64(c.DenseLayerCount()), ClassDenseMLP)
+	if moe > 0 {
+		count(c.SharedExpertLinears(), moe, ClassSharedExpert)
+		count(c.ExpertLinears(), moe*float64(c.MoE.Experts), ClassRoutedExperts)
+		count([]Linear{c.RouterLinear()}, moe, ClassRouter)
+	}
+	count([]Linear{c.EmbeddingLinear()}, 1, ClassEmbedding)
+	if !c.TieEmbeddings {
+		count([]Linear{c.LMHeadLinear()}, 1, ClassLMHead)
+	}
+	p.PerClass[ClassNorm] = float64(c.Layers*c.NormParamsPerLayer() + c.Hidden)
+	if m := float64(c.MTPLayers); m > 0 {
+		count(c.AttentionLinears(), m, ClassMTP)
+		count(c.SharedExpertLinears(), m, ClassMTP)
+		count(c.ExpertLinears(), m*float64(c.MoE.Experts), ClassMTP)
+		count([]Linear{c.RouterLinear()}, m, ClassMTP)
+		count(c.MTPLinears(), m, ClassMTP)
+		p.PerClass[ClassMTP] += m * float64(c.NormParamsPerLayer()+3*c.Hidden)
+	}
+	for cls, v := range p.PerClass {
+		if Class(cls) != ClassMTP {
+			p.Total += v
+		}
+	}
+	p.MTP = p.PerClass[ClassMTP]
+	p.Active = p.Total - p.PerClass[ClassRoutedExperts]
+	if c.MoE.Experts > 0 {
+		p.Active += p.PerClass[ClassRoutedExperts] * float64(c.MoE.TopK) / float64(c.MoE.Experts)
+	}
+	return p
+}
+
+// KVBytesPerToken is the KV-cache size of one token over all decoder layers
+// (MTP layers' own cache not included), in bytes, kv being the element size:
+//
+//	MLA: Layers x (KVLoRARank + QKRopeDim) x elt   (the latent and the rope key)
+//	GQA: Layers x 2 x KVHeads x HeadDim x elt
+//
+// plus, with a DSA indexer, IndexerKeyBytesPerToken. Kimi-K2.5 in bf16:
+// 61 x 576 x 2 = 70,272 B (REFERENCE.md §1.2). Sliding-window layers are
+// counted at full size: vLLM's paged cache frees blocks outside the window
+// only with its hybrid allocator, which this model does not follow.
+func (c *Config) KVBytesPerToken(kv dtype.KVCache) unit.Bytes {
+	return c.kvBytes(kv, 1) + c.IndexerKeyBytesPerToken()
+}
+
+// KVBytesPerTokenPerGPU is the KV-cache size of one token on one GPU for
+// layout l, as vLLM allocates it:
+//
+//   - MLA: the latent is not split by heads, so every attention-TP rank
+//     holds the whole per-token latent (no decode context parallelism);
+//   - GQA: kv heads split over TP, at least one per rank
+//     (max(1, ceil(KVHeads/TP)); vLLM replicates kv heads when TP > KVHeads);
+//   - DPAttention: attention is not split (TP 1 inside attention), each
+//     rank stores only its own requests' KV at the unsplit per-token size;
+//     the caller divides the batch by DP.
+func (c *Config) KVBytesPerTokenPerGPU(kv dtype.KVCache, l Layout) unit.Bytes {
+	return c.kvBytes(kv, l.AttentionTP()) + c.IndexerKeyBytesPerToken()
+}
+
+func (c *Config) kvBytes(kv dtype.KVCache, tp int) unit.Bytes {
+	a := &c.Attn
+	elt := kv.Bytes()
+	layers := float64(c.Layers)
+	if a.Kind == MLA {
+		return unit.Bytes(layers * float64(a.KVLoRARank+a.QKRopeDim) * elt)
+	}
+	heads := max(1, ceilDiv(a.KVHeads, tp))
+	return unit.Bytes(layers * 2 * float64(heads*a.HeadDim) * elt)
+}
+
+// IndexerKeyBytesPerToken is the DSA indexer's key cache per token over all
+// layers: IndexHeadDim fp8 values plus one fp32 scale per 128 values, per
+// layer (vLLM's DeepSeek-V3.2 indexer cache: 128 + 4 = 132 B per layer,
+// whatever the KV-cache dtype; assumed the same for GLM-5). Replicated on
+// every rank. Zero without an indexer.
+func (c *Config) IndexerKeyBytesPerToken() unit.Bytes {
+	a := &c.Attn
+	if a.IndexHeads == 0 || a.IndexHeadDim == 0 {
+		return 0
+	}
+	per := float64(a.IndexHeadDim) + float64(ceilDiv(a.IndexHeadDim, 128))*4
+	return unit.Bytes(float64(c.Layers) * per)
+}
