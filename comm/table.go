@@ -1,0 +1,369 @@
+package comm
+
+// Calibration tables for collectives: the Lookup implementation that the
+// calib package builds from a calibration file (docs/calibration.md).
+//
+// A collective table holds latency against message size for each measured
+// rank count, for one collective and one implementation. Along the size
+// axis it interpolates piecewise-linearly in log-log space, is exact on
+// measured points and clamps outside the measured range with a
+// "clamped: ..." note; rank counts must match a measured one. The interval
+// of each Estimate is the table's leave-one-out interpolation error (p90 of
+// |LOO prediction - measured| / measured over interior points).
+//
+// Message sizes are nccl-tests' size(B) column: the whole buffer of one
+// rank for AllReduce; for AllGather and ReduceScatter the whole gathered
+// (resp. reduced) array, recvcount x sizeof x ranks (nccl-tests
+// doc/PERFORMANCE.md); for AllToAll the bytes one rank sends in total.
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/curve"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+const tableFormula = "piecewise-linear interpolation in log-log space"
+
+// Collective names a collective in a table.
+type Collective uint8
+
+const (
+	CollAllReduce Collective = iota
+	CollAllGather
+	CollReduceScatter
+	CollAllToAll
+)
+
+func (c Collective) String() string {
+	switch c {
+	case CollAllReduce:
+		return "allreduce"
+	case CollAllGather:
+		return "allgather"
+	case CollReduceScatter:
+		return "reducescatter"
+	case CollAllToAll:
+		return "alltoall"
+	}
+	return fmt.Sprintf("collective(%d)", uint8(c))
+}
+
+const (
+	noteClampLo = 1 << iota
+	noteClampHi
+	numNotes = 1 << 2
+)
+
+type tableBase struct {
+	name  string
+	err   float64
+	nLOO  int
+	notes [numNotes]string
+}
+
+func (b *tableBase) init(name, axis string, loo []float64) {
+	b.name = name
+	b.err = curve.P90(loo)
+	b.nLOO = len(loo)
+	for m := range numNotes {
+		var parts []string
+		if m&noteClampLo != 0 {
+			parts = append(parts, "clamped: "+axis+" below the measured range")
+		}
+		if m&noteClampHi != 0 {
+			parts = append(parts, "clamped: "+axis+" above the measured range")
+		}
+		b.notes[m] = strings.Join(parts, "; ")
+	}
+}
+
+// Name is the table's Source.Table string.
+func (b *tableBase) Name() string { return b.name }
+
+// LOOError is the p90 relative leave-one-out error and the number of
+// interior points it was computed over.
+func (b *tableBase) LOOError() (p90 float64, points int) { return b.err, b.nLOO }
+
+func (b *tableBase) estimate(r curve.Result) cost.Estimate {
+	note := 0
+	switch r.Clamp {
+	case curve.Below:
+		note = noteClampLo
+	case curve.Above:
+		note = noteClampHi
+	}
+	return cost.Estimate{
+		Time: unit.Seconds(r.Y),
+		Lo:   unit.Seconds(math.Max(0, r.Y*(1-b.err))),
+		Hi:   unit.Seconds(r.Y * (1 + b.err)),
+		Source: cost.Source{
+			Kind: cost.Table, Formula: tableFormula, Table: b.name,
+			RowLo: r.RowLo, RowHi: r.RowHi, Note: b.notes[note],
+		},
+	}
+}
+
+type byRanks struct {
+	ranks  []int
+	curves []*curve.Curve
+}
+
+func (s *byRanks) find(r int) *curve.Curve {
+	for i, n := range s.ranks {
+		if n == r {
+			return s.curves[i]
+		}
+	}
+	return nil
+}
+
+type point struct {
+	ranks int
+	x, y  float64
+	row   int
+}
+
+func buildByRanks(pts []point) (byRanks, []float64, error) {
+	var s byRanks
+	groups := map[int][]point{}
+	for _, p := range pts {
+		if _, ok := groups[p.ranks]; !ok {
+			s.ranks = append(s.ranks, p.ranks)
+		}
+		groups[p.ranks] = append(groups[p.ranks], p)
+	}
+	var loo []float64
+	for _, r := range s.ranks {
+		g := groups[r]
+		sort.SliceStable(g, func(i, j int) bool { return g[i].x < g[j].x })
+		x, y, rows := make([]float64, len(g)), make([]float64, len(g)), make([]int, len(g))
+		for i, p := range g {
+			x[i], y[i], rows[i] = p.x, p.y, p.row
+		}
+		c, err := curve.New(x, y, rows, true)
+		if err != nil {
+			return s, nil, fmt.Errorf("ranks %d: %w", r, err)
+		}
+		s.curves = append(s.curves, c)
+		loo = c.LOO(loo)
+	}
+	return s, loo, nil
+}
+
+// Point is one measured collective.
+type Point struct {
+	Ranks   int
+	Bytes   unit.Bytes // nccl-tests size(B); see the file comment
+	Latency unit.Seconds
+	Row     int // 1-based table row
+}
+
+// Table is one collective's latency by (ranks, bytes) for one
+// implementation.
+type Table struct {
+	tableBase
+	Op Collective
+	// Impl is the implementation measured: "nccl" (nccl-tests), "vllm",
+	// "sglang", "trtllm" (framework all-reduce, which picks its own custom
+	// kernel or NCCL), "oneshot", "twoshot".
+	Impl string
+	// Mode is "graph" (CUDA-graph captured), "eager", or "" when the source
+	// does not say (nccl-tests without -G).
+	Mode   string
+	series byRanks
+}
+
+// NewTable builds a collective table named name (the Source.Table string).
+func NewTable(name string, op Collective, impl, mode string, pts []Point) (*Table, error) {
+	p := make([]point, len(pts))
+	for i, q := range pts {
+		if q.Ranks < 2 {
+			return nil, fmt.Errorf("row %d: ranks must be at least 2, got %d", q.Row, q.Ranks)
+		}
+		if !(q.Bytes > 0) || math.IsInf(float64(q.Bytes), 0) {
+			return nil, fmt.Errorf("row %d: bytes must be positive, got %v", q.Row, float64(q.Bytes))
+		}
+		if !(q.Latency > 0) || math.IsInf(float64(q.Latency), 0) {
+			return nil, fmt.Errorf("row %d: latency must be positive and finite, got %v", q.Row, float64(q.Latency))
+		}
+		p[i] = point{ranks: q.Ranks, x: float64(q.Bytes), y: float64(q.Latency), row: q.Row}
+	}
+	s, loo, err := buildByRanks(p)
+	if err != nil {
+		return nil, err
+	}
+	t := &Table{Op: op, Impl: impl, Mode: mode, series: s}
+	t.init(name, "bytes", loo)
+	return t, nil
+}
+
+// Lookup interpolates the table at (ranks, b); false when the rank count
+// was not measured.
+func (t *Table) Lookup(ranks int, b unit.Bytes) (cost.Estimate, bool) {
+	c := t.series.find(ranks)
+	if c == nil || !(b > 0) {
+		return cost.Estimate{}, false
+	}
+	return t.estimate(c.At(float64(b))), true
+}
+
+// Coverage lists the measured rank counts with their size ranges and
+// point counts.
+func (t *Table) Coverage() (ranks []int, lo, hi []float64, n []int) {
+	for i, r := range t.series.ranks {
+		a, b := t.series.curves[i].Range()
+		ranks, lo, hi, n = append(ranks, r), append(lo, a), append(hi, b), append(n, t.series.curves[i].Len())
+	}
+	return
+}
+
+// EPPoint is one measured expert-parallel dispatch or combine (DeepEP
+// low-latency kernels) at a number of tokens per rank.
+type EPPoint struct {
+	Ranks, TokensPerRank int
+	Latency              unit.Seconds
+	Row                  int
+}
+
+// EPKey is what an EP dispatch/combine table was measured for.
+type EPKey struct {
+	Phase                   string // "dispatch" or "combine"
+	Impl                    string // "deepep_ll"
+	Hidden, TopK, NumExpert int
+}
+
+// EPTable is EP dispatch or combine latency by tokens per rank for each
+// measured rank count. It keys on tokens, not bytes, so comm.Lookup's
+// AllToAll (bytes per rank) does not consult it; Tables.EP does.
+type EPTable struct {
+	tableBase
+	Key    EPKey
+	series byRanks
+}
+
+// NewEPTable builds an EP dispatch/combine table.
+func NewEPTable(name string, key EPKey, pts []EPPoint) (*EPTable, error) {
+	p := make([]point, len(pts))
+	for i, q := range pts {
+		if q.Ranks < 1 || q.TokensPerRank <= 0 {
+			return nil, fmt.Errorf("row %d: ranks and tokens_per_rank must be positive", q.Row)
+		}
+		if !(q.Latency > 0) || math.IsInf(float64(q.Latency), 0) {
+			return nil, fmt.Errorf("row %d: latency must be positive and finite, got %v", q.Row, float64(q.Latency))
+		}
+		p[i] = point{ranks: q.Ranks, x: float64(q.TokensPerRank), y: float64(q.Latency), row: q.Row}
+	}
+	s, loo, err := buildByRanks(p)
+	if err != nil {
+		return nil, err
+	}
+	t := &EPTable{Key: key, series: s}
+	t.init(name, "tokens_per_rank", loo)
+	return t, nil
+}
+
+// Coverage lists the measured rank counts with their token ranges.
+func (t *EPTable) Coverage() (ranks []int, lo, hi []float64, n []int) {
+	for i, r := range t.series.ranks {
+		a, b := t.series.curves[i].Range()
+		ranks, lo, hi, n = append(ranks, r), append(lo, a), append(hi, b), append(n, t.series.curves[i].Len())
+	}
+	return
+}
+
+// Tables is a set of collective tables; it implements Lookup. The first
+// table (in file order) that covers a query answers it.
+type Tables struct {
+	Colls []*Table
+	EPs   []*EPTable
+	// Graphs selects the CUDA-graph ("graph") rather than the "eager"
+	// framework all-reduce tables; tables without a mode match both.
+	Graphs bool
+}
+
+var _ Lookup = (*Tables)(nil)
+
+// Empty reports whether the set holds no table.
+func (t *Tables) Empty() bool { return t == nil || len(t.Colls)+len(t.EPs) == 0 }
+
+func (t *Tables) modeOK(m string) bool {
+	return m == "" || (m == "graph") == t.Graphs
+}
+
+// implName maps an Impl to the table implementations that measure it:
+// Auto is what the serving engine picks, which the framework all-reduce
+// tables measure (vLLM's custom_allreduce_perf goes through vLLM's own
+// choice of custom kernel or NCCL); an "auto" table is a user's own
+// measurement of that choice.
+func implMatches(impl Impl, table string) bool {
+	switch impl {
+	case NCCL:
+		return table == "nccl"
+	case OneShot:
+		return table == "oneshot"
+	case TwoShot:
+		return table == "twoshot"
+	case Auto:
+		return table == "auto" || table == "vllm"
+	}
+	return false
+}
+
+func (t *Tables) find(op Collective, impl Impl, ranks int, b unit.Bytes) (cost.Estimate, bool) {
+	for _, tb := range t.Colls {
+		if tb.Op != op || !t.modeOK(tb.Mode) {
+			continue
+		}
+		if op == CollAllReduce && !implMatches(impl, tb.Impl) {
+			continue
+		}
+		if op != CollAllReduce && tb.Impl != "nccl" {
+			continue
+		}
+		if e, ok := tb.Lookup(ranks, b); ok {
+			return e, true
+		}
+	}
+	return cost.Estimate{}, false
+}
+
+// AllReduce implements Lookup.
+func (t *Tables) AllReduce(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, bool) {
+	return t.find(CollAllReduce, impl, ranks, b)
+}
+
+// AllGather implements Lookup; b is the whole gathered array.
+func (t *Tables) AllGather(ranks int, b unit.Bytes) (cost.Estimate, bool) {
+	return t.find(CollAllGather, NCCL, ranks, b)
+}
+
+// ReduceScatter implements Lookup; b is the whole input array.
+func (t *Tables) ReduceScatter(ranks int, b unit.Bytes) (cost.Estimate, bool) {
+	return t.find(CollReduceScatter, NCCL, ranks, b)
+}
+
+// AllToAll implements Lookup from NCCL all-to-all tables; bytesPerRank is
+// what one rank sends in total.
+func (t *Tables) AllToAll(ranks int, bytesPerRank unit.Bytes) (cost.Estimate, bool) {
+	return t.find(CollAllToAll, NCCL, ranks, bytesPerRank)
+}
+
+// EP answers an expert-parallel dispatch or combine ("dispatch",
+// "combine") from EP tables of the same hidden size, top-k and expert count.
+func (t *Tables) EP(phase string, ranks, tokensPerRank, hidden, topk, experts int) (cost.Estimate, bool) {
+	for _, tb := range t.EPs {
+		k := tb.Key
+		if k.Phase != phase || k.Hidden != hidden || k.TopK != topk || k.NumExpert != experts {
+			continue
+		}
+		if c := tb.series.find(ranks); c != nil && tokensPerRank > 0 {
+			return tb.estimate(c.At(float64(tokensPerRank))), true
+		}
+	}
+	return cost.Estimate{}, false
+}

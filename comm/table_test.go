@@ -1,0 +1,162 @@
+package comm
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+const us = unit.Microsecond
+
+func arTable(t *testing.T, name, impl, mode string, scale float64) *Table {
+	t.Helper()
+	var pts []Point
+	row := 0
+	for _, r := range []int{2, 8} {
+		for _, b := range []unit.Bytes{1024, 16384, 262144} {
+			row++
+			pts = append(pts, Point{Ranks: r, Bytes: b, Latency: unit.Seconds(scale*float64(r)) * us * unit.Seconds(math.Log2(float64(b))), Row: row})
+		}
+	}
+	tb, err := NewTable(name, CollAllReduce, impl, mode, pts)
+	require.NoError(t, err)
+	return tb
+}
+
+func TestTableExactBoundedClamped(t *testing.T) {
+	tb := arTable(t, "f#ar", "nccl", "", 1)
+	e, ok := tb.Lookup(8, 16384)
+	require.True(t, ok)
+	assert.Equal(t, 8*14*us, e.Time)
+	assert.Equal(t, 5, e.Source.RowLo)
+	assert.Equal(t, 5, e.Source.RowHi)
+	assert.Equal(t, cost.Table, e.Source.Kind)
+	assert.Equal(t, "f#ar", e.Source.Table)
+
+	e, _ = tb.Lookup(8, 4096)
+	assert.Greater(t, e.Time, 8*10*us)
+	assert.Less(t, e.Time, 8*14*us)
+	assert.Equal(t, 4, e.Source.RowLo)
+	assert.Equal(t, 5, e.Source.RowHi)
+
+	e, _ = tb.Lookup(2, 100)
+	assert.Equal(t, 2*10*us, e.Time)
+	assert.Equal(t, "clamped: bytes below the measured range", e.Source.Note)
+	e, _ = tb.Lookup(2, 1<<30)
+	assert.Equal(t, 2*18*us, e.Time)
+	assert.Equal(t, "clamped: bytes above the measured range", e.Source.Note)
+
+	_, ok = tb.Lookup(4, 16384)
+	assert.False(t, ok, "4 ranks were not measured")
+}
+
+func TestTableLOO(t *testing.T) {
+	// Interior point of each rank series is x=16384 between 1024 and 262144:
+	// log-log between (1024, 10r) and (262144, 18r) at t = 4/8 gives
+	// sqrt(10*18) r = 13.416r against 14r: error 0.04169.
+	tb := arTable(t, "f#ar", "nccl", "", 1)
+	p90, n := tb.LOOError()
+	assert.Equal(t, 2, n)
+	want := (14 - math.Sqrt(180)) / 14
+	assert.InDelta(t, want, p90, 1e-12)
+	e, _ := tb.Lookup(2, 1024)
+	assert.InDelta(t, float64(e.Time)*(1-want), float64(e.Lo), 1e-18)
+	assert.InDelta(t, float64(e.Time)*(1+want), float64(e.Hi), 1e-18)
+}
+
+func TestTablesImplAndModeSelection(t *testing.T) {
+	nccl := arTable(t, "f#nccl", "nccl", "", 3)
+	eager := arTable(t, "f#vllm-eager", "vllm", "eager", 2)
+	graph := arTable(t, "f#vllm-graph", "vllm", "graph", 1)
+	ts := &Tables{Colls: []*Table{nccl, eager, graph}, Graphs: true}
+	tests := []struct {
+		name   string
+		graphs bool
+		impl   Impl
+		table  string
+		ok     bool
+	}{
+		{"nccl", true, NCCL, "f#nccl", true},
+		{"auto in graphs is vLLM's graph table", true, Auto, "f#vllm-graph", true},
+		{"auto eager is vLLM's eager table", false, Auto, "f#vllm-eager", true},
+		{"oneshot has no table", true, OneShot, "", false},
+		{"twoshot has no table", true, TwoShot, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts.Graphs = tt.graphs
+			e, ok := ts.AllReduce(tt.impl, 8, 16384)
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.table, e.Source.Table)
+		})
+	}
+	_, ok := ts.AllGather(8, 16384)
+	assert.False(t, ok, "no all-gather table")
+}
+
+func TestTablesOtherCollectives(t *testing.T) {
+	pts := []Point{{Ranks: 8, Bytes: 1e3, Latency: 20 * us, Row: 1}, {Ranks: 8, Bytes: 1e6, Latency: 40 * us, Row: 2}}
+	ag, err := NewTable("f#ag", CollAllGather, "nccl", "", pts)
+	require.NoError(t, err)
+	rs, err := NewTable("f#rs", CollReduceScatter, "nccl", "", pts)
+	require.NoError(t, err)
+	a2a, err := NewTable("f#a2a", CollAllToAll, "nccl", "", pts)
+	require.NoError(t, err)
+	ts := &Tables{Colls: []*Table{ag, rs, a2a}}
+	e, ok := ts.AllGather(8, 1e6)
+	require.True(t, ok)
+	assert.Equal(t, "f#ag", e.Source.Table)
+	e, _ = ts.ReduceScatter(8, 1e3)
+	assert.Equal(t, "f#rs", e.Source.Table)
+	e, _ = ts.AllToAll(8, 31622.7766)
+	assert.Equal(t, "f#a2a", e.Source.Table)
+	assert.InEpsilon(t, 20e-6*math.Sqrt(2), float64(e.Time), 1e-6)
+	_, ok = ts.AllReduce(NCCL, 8, 1e3)
+	assert.False(t, ok)
+}
+
+func TestEPTable(t *testing.T) {
+	tb, err := NewEPTable("f#ep", EPKey{Phase: "dispatch", Impl: "deepep_ll", Hidden: 7168, TopK: 8, NumExpert: 256}, []EPPoint{
+		{Ranks: 8, TokensPerRank: 1, Latency: 11.9 * us, Row: 1},
+		{Ranks: 8, TokensPerRank: 8, Latency: 12.3 * us, Row: 2},
+	})
+	require.NoError(t, err)
+	ts := &Tables{EPs: []*EPTable{tb}}
+	e, ok := ts.EP("dispatch", 8, 8, 7168, 8, 256)
+	require.True(t, ok)
+	assert.Equal(t, 12.3*us, e.Time)
+	_, ok = ts.EP("combine", 8, 8, 7168, 8, 256)
+	assert.False(t, ok)
+}
+
+func TestNewTableRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    Point
+	}{
+		{"one rank", Point{Ranks: 1, Bytes: 1, Latency: 1, Row: 3}},
+		{"zero bytes", Point{Ranks: 2, Bytes: 0, Latency: 1, Row: 3}},
+		{"negative time", Point{Ranks: 2, Bytes: 1, Latency: -1, Row: 3}},
+		{"NaN time", Point{Ranks: 2, Bytes: 1, Latency: unit.Seconds(math.NaN()), Row: 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewTable("x", CollAllReduce, "nccl", "", []Point{tc.p})
+			assert.ErrorContains(t, err, "row 3")
+		})
+	}
+}
+
+func TestTablesLookupDoesNotAllocate(t *testing.T) {
+	ts := &Tables{Colls: []*Table{arTable(t, "a", "nccl", "", 1), arTable(t, "b", "vllm", "graph", 1)}, Graphs: true}
+	var sink unit.Seconds
+	n := testing.AllocsPerRun(200, func() {
+		e, _ := ts.AllReduce(Auto, 8, 20000)
+		sink += e.Time
+	})
+	assert.Zero(t, n)
+}

@@ -1,0 +1,637 @@
+package kernels
+
+// Calibration tables for kernel costs: the Lookup implementation that the
+// calib package builds from a calibration file (docs/calibration.md).
+//
+// Every table answers only queries whose fixed keys (dtype, model dims) it
+// was measured with, and whose rank split (moe_tp, ep; heads per GPU) is one
+// of its measured series; along the measured axes (tokens, M, batch, KV
+// length) it interpolates piecewise-linearly in log-log space (latency
+// against size is close to a power law piecewise), is exact on measured
+// points, and clamps with a "clamped: ..." note outside the measured range.
+// The interval of each Estimate is the table's leave-one-out interpolation
+// error (the 90th percentile of |LOO prediction - measured| / measured over
+// its interior points): Lo = t(1-e), Hi = t(1+e).
+//
+// Bytes and FLOPs of a table Estimate are zero: the caller (Costs) knows
+// the op's traffic from its shape, and floors every table result at the
+// op's DRAM streaming time.
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/curve"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// tableFormula is the Source.Formula of every table estimate.
+const tableFormula = "piecewise-linear interpolation in log-log space"
+
+// Note flags, combined into an index of tableBase.notes.
+const (
+	noteClampLo1 = 1 << iota // first axis below its measured range
+	noteClampHi1             // first axis above
+	noteClampLo2             // second axis below
+	noteClampHi2             // second axis above
+	noteL2                   // a source row used is L2-resident (warm one-layer replay)
+	noteRouting              // MoE: uniform routing mapped onto balanced-table tokens
+	numNotes     = 1 << 6
+)
+
+// tableBase holds what every table shares: its name, its error and its
+// notes, all precomputed so that a lookup never allocates.
+type tableBase struct {
+	name  string  // "<file>#<table>", the Source.Table of its estimates
+	err   float64 // p90 leave-one-out relative error
+	nLOO  int     // interior points the error was computed over
+	notes [numNotes]string
+}
+
+func (b *tableBase) init(name, axis1, axis2 string, loo []float64) {
+	b.name = name
+	b.err = curve.P90(loo)
+	b.nLOO = len(loo)
+	for m := range numNotes {
+		var parts []string
+		add := func(flag int, s string) {
+			if m&flag != 0 {
+				parts = append(parts, s)
+			}
+		}
+		add(noteClampLo1, "clamped: "+axis1+" below the measured range")
+		add(noteClampHi1, "clamped: "+axis1+" above the measured range")
+		add(noteClampLo2, "clamped: "+axis2+" below the measured range")
+		add(noteClampHi2, "clamped: "+axis2+" above the measured range")
+		add(noteL2, "source rows L2-resident (one layer replayed warm); floored at DRAM streaming time by the caller")
+		add(noteRouting, "routing: uniform-routing tokens mapped to the balanced-routing token count with the same distinct experts")
+		b.notes[m] = strings.Join(parts, "; ")
+	}
+}
+
+// Name is the table's Source.Table string.
+func (b *tableBase) Name() string { return b.name }
+
+// LOOError is the table's p90 relative leave-one-out error and the number
+// of interior points it was computed over.
+func (b *tableBase) LOOError() (p90 float64, points int) { return b.err, b.nLOO }
+
+func (b *tableBase) estimate(t float64, rowLo, rowHi, note int) cost.Estimate {
+	s := unit.Seconds(t)
+	return cost.Estimate{
+		Time: s,
+		Lo:   unit.Seconds(math.Max(0, t*(1-b.err))),
+		Hi:   unit.Seconds(t * (1 + b.err)),
+		Source: cost.Source{
+			Kind: cost.Table, Formula: tableFormula, Table: b.name,
+			RowLo: rowLo, RowHi: rowHi, Note: b.notes[note],
+		},
+	}
+}
+
+func clampFlags(c curve.Clamp, lo, hi int) int {
+	switch c {
+	case curve.Below:
+		return lo
+	case curve.Above:
+		return hi
+	}
+	return 0
+}
+
+// series1 groups points by an integer key into log-log curves.
+type series1[K comparable] struct {
+	keys   []K
+	curves []*curve.Curve
+}
+
+type pt1[K comparable] struct {
+	key  K
+	x, y float64
+	row  int
+}
+
+func buildSeries1[K comparable](pts []pt1[K]) (series1[K], []float64, error) {
+	var s series1[K]
+	idx := map[K]int{}
+	var xs, ys [][]float64
+	var rows [][]int
+	for _, p := range pts {
+		i, ok := idx[p.key]
+		if !ok {
+			i = len(s.keys)
+			idx[p.key] = i
+			s.keys = append(s.keys, p.key)
+			xs, ys, rows = append(xs, nil), append(ys, nil), append(rows, nil)
+		}
+		xs[i], ys[i], rows[i] = append(xs[i], p.x), append(ys[i], p.y), append(rows[i], p.row)
+	}
+	var loo []float64
+	for i := range s.keys {
+		sortByX(xs[i], ys[i], rows[i])
+		c, err := curve.New(xs[i], ys[i], rows[i], true)
+		if err != nil {
+			return s, nil, fmt.Errorf("series %v: %w", s.keys[i], err)
+		}
+		s.curves = append(s.curves, c)
+		loo = c.LOO(loo)
+	}
+	return s, loo, nil
+}
+
+func (s *series1[K]) find(k K) *curve.Curve {
+	for i, key := range s.keys {
+		if key == k {
+			return s.curves[i]
+		}
+	}
+	return nil
+}
+
+// series2 groups points by a key into grids over (a, b).
+type series2[K comparable] struct {
+	keys  []K
+	grids []*curve.Grid
+}
+
+type pt2[K comparable] struct {
+	key     K
+	a, b, y float64
+	row     int
+}
+
+func buildSeries2[K comparable](pts []pt2[K]) (series2[K], []float64, error) {
+	var s series2[K]
+	type ab struct{ a float64 }
+	groups := map[K]map[float64][]pt2[K]{}
+	for _, p := range pts {
+		if groups[p.key] == nil {
+			groups[p.key] = map[float64][]pt2[K]{}
+			s.keys = append(s.keys, p.key)
+		}
+		groups[p.key][p.a] = append(groups[p.key][p.a], p)
+	}
+	var loo []float64
+	for _, k := range s.keys {
+		var as []float64
+		for a := range groups[k] {
+			as = append(as, a)
+		}
+		sort.Float64s(as)
+		var curves []*curve.Curve
+		for _, a := range as {
+			g := groups[k][a]
+			x, y, rows := make([]float64, len(g)), make([]float64, len(g)), make([]int, len(g))
+			for i, p := range g {
+				x[i], y[i], rows[i] = p.b, p.y, p.row
+			}
+			sortByX(x, y, rows)
+			c, err := curve.New(x, y, rows, true)
+			if err != nil {
+				return s, nil, fmt.Errorf("series %v at %g: %w", k, a, err)
+			}
+			curves = append(curves, c)
+		}
+		g, err := curve.NewGrid(as, curves, true)
+		if err != nil {
+			return s, nil, fmt.Errorf("series %v: %w", k, err)
+		}
+		s.grids = append(s.grids, g)
+		loo = g.LOO(loo)
+	}
+	return s, loo, nil
+}
+
+func (s *series2[K]) find(k K) *curve.Grid {
+	for i, key := range s.keys {
+		if key == k {
+			return s.grids[i]
+		}
+	}
+	return nil
+}
+
+func sortByX(x, y []float64, rows []int) {
+	idx := make([]int, len(x))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return x[idx[i]] < x[idx[j]] })
+	x2, y2, r2 := append([]float64(nil), x...), append([]float64(nil), y...), append([]int(nil), rows...)
+	for i, j := range idx {
+		x[i], y[i], rows[i] = x2[j], y2[j], r2[j]
+	}
+}
+
+func checkLatency(row int, l unit.Seconds) error {
+	if !(l > 0) || math.IsInf(float64(l), 0) {
+		return fmt.Errorf("row %d: latency must be positive and finite, got %v", row, float64(l))
+	}
+	return nil
+}
+
+// ---- GEMM ----
+
+// GEMMPoint is one measured GEMM: Y[M x N] = X[M x K] W[K x N].
+type GEMMPoint struct {
+	M, N, K int
+	Latency unit.Seconds
+	Row     int // 1-based table row
+}
+
+// GEMMTable is GEMM latency by (M, N, K) for one weight dtype, interpolated
+// over M for each measured (N, K).
+type GEMMTable struct {
+	tableBase
+	Dtype  string // weight format name as in dtype.Format.Name ("bf16", "fp8-b128", "int4-g32")
+	series series1[[2]int]
+}
+
+// NewGEMMTable builds a GEMM table named name (the Source.Table string).
+func NewGEMMTable(name, weightDtype string, pts []GEMMPoint) (*GEMMTable, error) {
+	p := make([]pt1[[2]int], len(pts))
+	for i, q := range pts {
+		if q.M <= 0 || q.N <= 0 || q.K <= 0 {
+			return nil, fmt.Errorf("row %d: m, n, k must be positive", q.Row)
+		}
+		if err := checkLatency(q.Row, q.Latency); err != nil {
+			return nil, err
+		}
+		p[i] = pt1[[2]int]{key: [2]int{q.N, q.K}, x: float64(q.M), y: float64(q.Latency), row: q.Row}
+	}
+	s, loo, err := buildSeries1(p)
+	if err != nil {
+		return nil, err
+	}
+	t := &GEMMTable{Dtype: weightDtype, series: s}
+	t.init(name, "m", "", loo)
+	return t, nil
+}
+
+// Lookup answers a GEMM of the table's dtype and a measured (N, K).
+func (t *GEMMTable) Lookup(s GEMMShape) (cost.Estimate, bool) {
+	if s.Weight.Name != t.Dtype {
+		return cost.Estimate{}, false
+	}
+	c := t.series.find([2]int{s.N, s.K})
+	if c == nil || s.M <= 0 {
+		return cost.Estimate{}, false
+	}
+	r := c.At(float64(s.M))
+	e := t.estimate(r.Y, r.RowLo, r.RowHi, clampFlags(r.Clamp, noteClampLo1, noteClampHi1))
+	if s.Count > 1 {
+		e = e.Scale(float64(s.Count))
+	}
+	return e, true
+}
+
+// ---- MoE ----
+
+// MoEKey is what a MoE table was measured for (aiconfigurator moe_perf
+// columns): the expert weight quantization, the model's expert count, top-k,
+// hidden and full (unsplit) expert FFN width, and the routing distribution.
+type MoEKey struct {
+	Quant        string // "int4_wo" (W4A16), "fp8_block", "nvfp4", "bf16", "mxfp4"
+	Experts      int
+	TopK         int
+	Hidden       int
+	Inter        int    // moe_intermediate_size before the expert-TP split
+	Distribution string // "balanced", "uniform", "power_law_1.01", ...
+}
+
+// MoEPoint is one measured MoE layer on one GPU.
+type MoEPoint struct {
+	Tokens, MoETP, EP int
+	Latency           unit.Seconds
+	// L2Resident marks a row whose per-GPU weight working set fits in the
+	// source GPU's L2 (a warm one-layer replay is faster than a real step).
+	L2Resident bool
+	Row        int
+}
+
+// MoETable is MoE layer latency by tokens for each measured (moe_tp, ep).
+type MoETable struct {
+	tableBase
+	Key    MoEKey
+	series series1[[2]int]
+	l2     map[int]bool // rows marked L2-resident
+}
+
+// NewMoETable builds a MoE table.
+func NewMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
+	if key.Experts <= 0 || key.TopK <= 0 || key.TopK > key.Experts {
+		return nil, fmt.Errorf("moe table: experts %d and topk %d must be positive with topk <= experts", key.Experts, key.TopK)
+	}
+	p := make([]pt1[[2]int], len(pts))
+	t := &MoETable{Key: key, l2: map[int]bool{}}
+	for i, q := range pts {
+		if q.Tokens <= 0 || q.MoETP <= 0 || q.EP <= 0 {
+			return nil, fmt.Errorf("row %d: tokens, moe_tp and ep must be positive", q.Row)
+		}
+		if err := checkLatency(q.Row, q.Latency); err != nil {
+			return nil, err
+		}
+		p[i] = pt1[[2]int]{key: [2]int{q.MoETP, q.EP}, x: float64(q.Tokens), y: float64(q.Latency), row: q.Row}
+		if q.L2Resident {
+			t.l2[q.Row] = true
+		}
+	}
+	s, loo, err := buildSeries1(p)
+	if err != nil {
+		return nil, err
+	}
+	t.series = s
+	t.init(name, "tokens", "", loo)
+	return t, nil
+}
+
+// MoEQuant maps a weight format to the quant names of MoE tables
+// (aiconfigurator moe_dtype): W4A16 INT4 of any group size is "int4_wo".
+func MoEQuant(f dtype.Format) string {
+	switch {
+	case strings.HasPrefix(f.Name, "int4"):
+		return "int4_wo"
+	case strings.HasPrefix(f.Name, "fp8"):
+		return "fp8_block"
+	}
+	return f.Name
+}
+
+// UniformDistinctExperts is the expected number of distinct experts that T
+// tokens touch when each picks k of E experts uniformly at random:
+// E (1 - (1 - k/E)^T).
+func UniformDistinctExperts(tokens float64, experts, topk int) float64 {
+	e := float64(experts)
+	return e * (1 - math.Pow(1-float64(topk)/e, tokens))
+}
+
+// Lookup answers a MoE layer when a table of the same quant, dims and a
+// measured (moe_tp, ep) exists and the table's routing is balanced or
+// uniform (the sim's routing model is uniform).
+//
+// Correction for balanced routing (aiconfigurator's "balanced" sends token t
+// to experts (t*S/T + k*S) mod E with S = E/topk: topk*T distinct experts for
+// T < S and all E from T = S, whereas uniform routing touches
+// D(T) = E(1-(1-k/E)^T)): a query at T tokens reads the table at
+// T' = D(T)/k, the token count whose balanced routing touches as many
+// experts (the weight-bound part), plus the table's own growth above S
+// tokens, where every expert is already read, for the compute part:
+//
+//	t(T) = f(T') + max(0, f(T) - f(S))   for T > S;   t(T) = f(T') otherwise.
+func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
+	k := t.Key
+	if MoEQuant(s.Weight) != k.Quant || s.Experts != k.Experts || s.TopK != k.TopK || s.Hidden != k.Hidden {
+		return cost.Estimate{}, false
+	}
+	if s.Inter*max(1, s.MoETP) != k.Inter {
+		return cost.Estimate{}, false
+	}
+	if k.Distribution != "balanced" && k.Distribution != "uniform" {
+		return cost.Estimate{}, false
+	}
+	c := t.series.find([2]int{max(1, s.MoETP), max(1, s.EP)})
+	if c == nil {
+		return cost.Estimate{}, false
+	}
+	tokens := s.GlobalTokens
+	if tokens <= 0 {
+		tokens = s.Tokens
+	}
+	if tokens <= 0 {
+		return cost.Estimate{}, false
+	}
+	T := float64(tokens)
+	if k.Distribution == "uniform" {
+		r := c.At(T)
+		return t.estimate(r.Y, r.RowLo, r.RowHi, clampFlags(r.Clamp, noteClampLo1, noteClampHi1)|t.l2Flag(r.RowLo, r.RowHi)), true
+	}
+	S := float64(k.Experts) / float64(k.TopK)
+	Tp := UniformDistinctExperts(T, k.Experts, k.TopK) / float64(k.TopK)
+	r := c.At(Tp)
+	y := r.Y
+	lo, hi := r.RowLo, r.RowHi
+	flags := clampFlags(r.Clamp, noteClampLo1, noteClampHi1)
+	if T > S {
+		rt, rs := c.At(T), c.At(S)
+		if d := rt.Y - rs.Y; d > 0 {
+			y += d
+		}
+		lo, hi = min(lo, rt.RowLo, rs.RowLo), max(hi, rt.RowHi, rs.RowHi)
+		flags |= clampFlags(rt.Clamp, noteClampLo1, noteClampHi1)
+	}
+	if Tp != T {
+		flags |= noteRouting
+	}
+	flags |= t.l2Flag(r.RowLo, r.RowHi)
+	return t.estimate(y, lo, hi, flags), true
+}
+
+func (t *MoETable) l2Flag(lo, hi int) int {
+	if t.l2[lo] || t.l2[hi] {
+		return noteL2
+	}
+	return 0
+}
+
+// Series lists the measured (moe_tp, ep) pairs and their token ranges.
+func (t *MoETable) Series() (splits [][2]int, lo, hi []float64, n []int) {
+	for i, key := range t.series.keys {
+		a, b := t.series.curves[i].Range()
+		splits, lo, hi, n = append(splits, key), append(lo, a), append(hi, b), append(n, t.series.curves[i].Len())
+	}
+	return
+}
+
+// ---- MLA ----
+
+// MLAKey is what an MLA module table was measured for.
+type MLAKey struct {
+	GEMMDtype  string // dtype of the projections ("bf16", "nvfp4")
+	KV         string // KV cache dtype ("bf16", "fp8")
+	KVLoRARank int
+	QKRopeDim  int
+}
+
+// MLAPoint is one measured MLA decode module.
+type MLAPoint struct {
+	Heads, Batch, KVLen int
+	Latency             unit.Seconds
+	L2Resident          bool
+	Row                 int
+}
+
+// MLATable is MLA module latency by (batch, KV length) for each measured
+// heads-per-GPU count.
+type MLATable struct {
+	tableBase
+	Key    MLAKey
+	series series2[int]
+	l2     map[int]bool
+}
+
+// NewMLATable builds an MLA module table.
+func NewMLATable(name string, key MLAKey, pts []MLAPoint) (*MLATable, error) {
+	p := make([]pt2[int], len(pts))
+	t := &MLATable{Key: key, l2: map[int]bool{}}
+	for i, q := range pts {
+		if q.Heads <= 0 || q.Batch <= 0 || q.KVLen <= 0 {
+			return nil, fmt.Errorf("row %d: heads, batch and kv_len must be positive", q.Row)
+		}
+		if err := checkLatency(q.Row, q.Latency); err != nil {
+			return nil, err
+		}
+		p[i] = pt2[int]{key: q.Heads, a: float64(q.Batch), b: float64(q.KVLen), y: float64(q.Latency), row: q.Row}
+		if q.L2Resident {
+			t.l2[q.Row] = true
+		}
+	}
+	s, loo, err := buildSeries2(p)
+	if err != nil {
+		return nil, err
+	}
+	t.series = s
+	t.init(name, "batch", "kv_len", loo)
+	return t, nil
+}
+
+// Lookup answers the MLA module for a measured heads-per-GPU count. The
+// shape carries no projection dtype, so only bf16-projection tables answer
+// (MLA attention stays bf16 in the shipped models but DeepSeek-V3's fp8).
+func (t *MLATable) Lookup(s MLAShape) (cost.Estimate, bool) {
+	if t.Key.GEMMDtype != "bf16" || t.Key.KV != s.KV.String() || s.KVLoRARank != t.Key.KVLoRARank || s.QKRopeDim != t.Key.QKRopeDim {
+		return cost.Estimate{}, false
+	}
+	g := t.series.find(s.Heads)
+	if g == nil || s.Batch <= 0 || s.Context <= 0 {
+		return cost.Estimate{}, false
+	}
+	r := g.At(float64(s.Batch), float64(s.Context))
+	flags := clampFlags(r.ClampA, noteClampLo1, noteClampHi1) | clampFlags(r.ClampB, noteClampLo2, noteClampHi2)
+	if t.l2[r.RowLo] || t.l2[r.RowHi] {
+		flags |= noteL2
+	}
+	return t.estimate(r.Y, r.RowLo, r.RowHi, flags), true
+}
+
+// Heads lists the measured heads-per-GPU counts.
+func (t *MLATable) Heads() []int { return t.series.keys }
+
+// ---- GQA ----
+
+// GQAKey is what a GQA attention table was measured for.
+type GQAKey struct {
+	HeadDim int
+	KV      string // KV cache dtype ("bf16", "fp8")
+}
+
+// GQAPoint is one measured GQA decode attention.
+type GQAPoint struct {
+	Heads, KVHeads, Batch, KVLen int
+	Latency                      unit.Seconds
+	Row                          int
+}
+
+// GQATable is GQA attention latency by (batch, KV length) for each measured
+// (heads, kv_heads) per GPU.
+type GQATable struct {
+	tableBase
+	Key    GQAKey
+	series series2[[2]int]
+}
+
+// NewGQATable builds a GQA table.
+func NewGQATable(name string, key GQAKey, pts []GQAPoint) (*GQATable, error) {
+	p := make([]pt2[[2]int], len(pts))
+	for i, q := range pts {
+		if q.Heads <= 0 || q.KVHeads <= 0 || q.Batch <= 0 || q.KVLen <= 0 {
+			return nil, fmt.Errorf("row %d: heads, kv_heads, batch and kv_len must be positive", q.Row)
+		}
+		if err := checkLatency(q.Row, q.Latency); err != nil {
+			return nil, err
+		}
+		p[i] = pt2[[2]int]{key: [2]int{q.Heads, q.KVHeads}, a: float64(q.Batch), b: float64(q.KVLen), y: float64(q.Latency), row: q.Row}
+	}
+	s, loo, err := buildSeries2(p)
+	if err != nil {
+		return nil, err
+	}
+	t := &GQATable{Key: key, series: s}
+	t.init(name, "batch", "kv_len", loo)
+	return t, nil
+}
+
+// Lookup answers GQA attention for a measured (heads, kv_heads) per GPU.
+func (t *GQATable) Lookup(s GQAShape) (cost.Estimate, bool) {
+	if s.HeadDim != t.Key.HeadDim || s.KV.String() != t.Key.KV {
+		return cost.Estimate{}, false
+	}
+	g := t.series.find([2]int{s.Heads, s.KVHeads})
+	if g == nil || s.Batch <= 0 || s.Context <= 0 {
+		return cost.Estimate{}, false
+	}
+	r := g.At(float64(s.Batch), float64(s.Context))
+	flags := clampFlags(r.ClampA, noteClampLo1, noteClampHi1) | clampFlags(r.ClampB, noteClampLo2, noteClampHi2)
+	return t.estimate(r.Y, r.RowLo, r.RowHi, flags), true
+}
+
+// ---- the set ----
+
+// Tables is a set of kernel calibration tables; it implements Lookup. For
+// each query the first table (in file order) that covers it answers.
+type Tables struct {
+	GEMMs []*GEMMTable
+	MoEs  []*MoETable
+	MLAs  []*MLATable
+	GQAs  []*GQATable
+}
+
+var _ Lookup = (*Tables)(nil)
+
+// Empty reports whether the set holds no table.
+func (t *Tables) Empty() bool {
+	return t == nil || len(t.GEMMs)+len(t.MoEs)+len(t.MLAs)+len(t.GQAs) == 0
+}
+
+// GEMM implements Lookup.
+func (t *Tables) GEMM(s GEMMShape) (cost.Estimate, bool) {
+	for _, tb := range t.GEMMs {
+		if e, ok := tb.Lookup(s); ok {
+			return e, true
+		}
+	}
+	return cost.Estimate{}, false
+}
+
+// MoE implements Lookup.
+func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) {
+	for _, tb := range t.MoEs {
+		if e, ok := tb.Lookup(s); ok {
+			return e, true
+		}
+	}
+	return cost.Estimate{}, false
+}
+
+// MLAModule implements Lookup.
+func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
+	for _, tb := range t.MLAs {
+		if e, ok := tb.Lookup(s); ok {
+			return e, true
+		}
+	}
+	return cost.Estimate{}, false
+}
+
+// GQA implements Lookup.
+func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) {
+	for _, tb := range t.GQAs {
+		if e, ok := tb.Lookup(s); ok {
+			return e, true
+		}
+	}
+	return cost.Estimate{}, false
+}

@@ -1,0 +1,263 @@
+package kernels
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+const us = unit.Microsecond
+
+// A hand MoE table: 16 experts, top-2 (S = E/k = 8 tokens), one split.
+func handMoE(t *testing.T, dist string) *MoETable {
+	t.Helper()
+	pts := []MoEPoint{
+		{Tokens: 1, MoETP: 1, EP: 1, Latency: 10 * us, L2Resident: true, Row: 1},
+		{Tokens: 2, MoETP: 1, EP: 1, Latency: 20 * us, Row: 2},
+		{Tokens: 4, MoETP: 1, EP: 1, Latency: 40 * us, Row: 3},
+		{Tokens: 8, MoETP: 1, EP: 1, Latency: 80 * us, Row: 4},
+		{Tokens: 16, MoETP: 1, EP: 1, Latency: 100 * us, Row: 5},
+		{Tokens: 8, MoETP: 2, EP: 1, Latency: 50 * us, Row: 6},
+	}
+	tb, err := NewMoETable("hand.toml#moe", MoEKey{Quant: "int4_wo", Experts: 16, TopK: 2, Hidden: 64, Inter: 32, Distribution: dist}, pts)
+	require.NoError(t, err)
+	return tb
+}
+
+func moeQuery(tokens, tp int) MoEShape {
+	return MoEShape{GlobalTokens: tokens, Tokens: tokens, Experts: 16, TopK: 2, Hidden: 64, Inter: 32 / tp, MoETP: tp, EP: 1, Weight: dtype.INT4G32}
+}
+
+func TestMoETableUniformExactAndClamped(t *testing.T) {
+	tb := handMoE(t, "uniform")
+	for _, tc := range []struct {
+		name   string
+		tokens int
+		want   unit.Seconds
+		row    int
+		note   string
+	}{
+		{"measured point", 4, 40 * us, 3, ""},
+		{"L2-resident row", 1, 10 * us, 1, "source rows L2-resident (one layer replayed warm); floored at DRAM streaming time by the caller"},
+		{"clamped above", 64, 100 * us, 5, "clamped: tokens above the measured range"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, ok := tb.Lookup(moeQuery(tc.tokens, 1))
+			require.True(t, ok)
+			assert.Equal(t, tc.want, e.Time)
+			assert.Equal(t, tc.row, e.Source.RowLo)
+			assert.Equal(t, tc.row, e.Source.RowHi)
+			assert.Equal(t, cost.Table, e.Source.Kind)
+			assert.Equal(t, "hand.toml#moe", e.Source.Table)
+			assert.Equal(t, tc.note, e.Source.Note)
+		})
+	}
+	// Between neighbours: 3 tokens lies between rows 2 and 3, log-log exact
+	// for this power law (y = 10 T).
+	e, ok := tb.Lookup(moeQuery(3, 1))
+	require.True(t, ok)
+	assert.InDelta(t, float64(30*us), float64(e.Time), 1e-12)
+	assert.Equal(t, 2, e.Source.RowLo)
+	assert.Equal(t, 3, e.Source.RowHi)
+}
+
+func TestMoETableBalancedRoutingCorrection(t *testing.T) {
+	tb := handMoE(t, "balanced")
+	f := func(x float64) float64 { // the table's log-log interpolation, by hand
+		switch {
+		case x <= 8:
+			return 10e-6 * x // rows 1-4 are y = 10us * T
+		default:
+			return 80e-6 * math.Pow(x/8, math.Log(100.0/80)/math.Log(2))
+		}
+	}
+	for _, T := range []int{1, 3, 8, 12, 16} {
+		d := 16 * (1 - math.Pow(1-2.0/16, float64(T))) // uniform distinct experts
+		tp := d / 2
+		want := f(tp)
+		if T > 8 {
+			want += f(float64(T)) - f(8)
+		}
+		e, ok := tb.Lookup(moeQuery(T, 1))
+		require.True(t, ok, "T=%d", T)
+		assert.InEpsilon(t, want, float64(e.Time), 1e-9, "T=%d: T'=%.3f", T, tp)
+		if T > 1 {
+			assert.Contains(t, e.Source.Note, "routing:")
+			assert.Less(t, float64(e.Time), f(float64(T))+1e-12, "uniform routing never reads more experts than balanced")
+		}
+	}
+	// T=1: both routings touch k experts: exact table value, no mapping.
+	e, _ := tb.Lookup(moeQuery(1, 1))
+	assert.Equal(t, 10*us, e.Time)
+}
+
+func TestMoETableMisses(t *testing.T) {
+	tb := handMoE(t, "balanced")
+	for _, tc := range []struct {
+		name string
+		s    MoEShape
+	}{
+		{"other quant", func() MoEShape { s := moeQuery(4, 1); s.Weight = dtype.BF16Weights; return s }()},
+		{"other experts", func() MoEShape { s := moeQuery(4, 1); s.Experts = 32; return s }()},
+		{"unmeasured split", moeQuery(4, 4)},
+		{"other inter", func() MoEShape { s := moeQuery(4, 1); s.Inter = 48; return s }()},
+		{"no tokens", MoEShape{Experts: 16, TopK: 2, Hidden: 64, Inter: 32, MoETP: 1, EP: 1, Weight: dtype.INT4G32}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ok := tb.Lookup(tc.s)
+			assert.False(t, ok)
+		})
+	}
+	pl := handMoE(t, "power_law_1.2")
+	_, ok := pl.Lookup(moeQuery(4, 1))
+	assert.False(t, ok, "power-law tables do not answer uniform-routing queries")
+	// The split table: inter per rank 16 with moe_tp 2 matches inter 32.
+	e, ok := tb.Lookup(moeQuery(8, 2))
+	require.True(t, ok)
+	assert.Equal(t, 6, e.Source.RowLo)
+}
+
+func TestMoETableLOO(t *testing.T) {
+	tb := handMoE(t, "balanced")
+	// Interior points of the (1,1) series: T=2,4 lie on y=10T exactly (error
+	// 0); T=8 from (4,40) and (16,100): log-log at the geometric mid point
+	// predicts sqrt(40*100) = 63.246, error |63.246-80|/80 = 0.2094.
+	p90, n := tb.LOOError()
+	assert.Equal(t, 3, n)
+	assert.InDelta(t, (80-math.Sqrt(4000))/80, p90, 1e-9)
+	e, _ := tb.Lookup(MoEShape{GlobalTokens: 8, Experts: 16, TopK: 2, Hidden: 64, Inter: 16, MoETP: 2, EP: 1, Weight: dtype.INT4G32})
+	assert.InDelta(t, float64(e.Time)*(1-p90), float64(e.Lo), 1e-15)
+	assert.InDelta(t, float64(e.Time)*(1+p90), float64(e.Hi), 1e-15)
+}
+
+func TestGEMMTable(t *testing.T) {
+	tb, err := NewGEMMTable("g#gemm", "bf16", []GEMMPoint{
+		{M: 1, N: 7168, K: 2048, Latency: 8 * us, Row: 1},
+		{M: 64, N: 7168, K: 2048, Latency: 12 * us, Row: 2},
+		{M: 1, N: 4096, K: 4096, Latency: 9 * us, Row: 3},
+	})
+	require.NoError(t, err)
+	e, ok := tb.Lookup(GEMMShape{M: 64, N: 7168, K: 2048, Weight: dtype.BF16Weights, Count: 3})
+	require.True(t, ok)
+	assert.InDelta(t, float64(36*us), float64(e.Time), 1e-15)
+	e, ok = tb.Lookup(GEMMShape{M: 8, N: 7168, K: 2048, Weight: dtype.BF16Weights})
+	require.True(t, ok)
+	assert.Greater(t, e.Time, 8*us)
+	assert.Less(t, e.Time, 12*us)
+	e, ok = tb.Lookup(GEMMShape{M: 8, N: 4096, K: 4096, Weight: dtype.BF16Weights})
+	require.True(t, ok)
+	assert.Equal(t, 9*us, e.Time)
+	assert.Equal(t, "clamped: m above the measured range", e.Source.Note)
+	_, ok = tb.Lookup(GEMMShape{M: 8, N: 4096, K: 2048, Weight: dtype.BF16Weights})
+	assert.False(t, ok)
+	_, ok = tb.Lookup(GEMMShape{M: 8, N: 7168, K: 2048, Weight: dtype.FP8Block128})
+	assert.False(t, ok)
+}
+
+func TestMLATable(t *testing.T) {
+	var pts []MLAPoint
+	row := 0
+	for _, b := range []int{1, 4} {
+		for _, kv := range []int{256, 1024, 4096} {
+			row++
+			// latency = 100us * b^0.5 * (kv/256)^0.25: a plane in log-log.
+			l := 100e-6 * math.Sqrt(float64(b)) * math.Pow(float64(kv)/256, 0.25)
+			pts = append(pts, MLAPoint{Heads: 8, Batch: b, KVLen: kv, Latency: unit.Seconds(l), L2Resident: b == 1, Row: row})
+		}
+	}
+	tb, err := NewMLATable("m#mla", MLAKey{GEMMDtype: "bf16", KV: "bf16", KVLoRARank: 512, QKRopeDim: 64}, pts)
+	require.NoError(t, err)
+	q := MLAShape{Batch: 2, Context: 512, Heads: 8, KVLoRARank: 512, QKRopeDim: 64, KV: dtype.KVBF16}
+	e, ok := tb.Lookup(q)
+	require.True(t, ok)
+	assert.InEpsilon(t, 100e-6*math.Sqrt(2)*math.Pow(2, 0.25), float64(e.Time), 1e-9)
+	assert.Equal(t, 1, e.Source.RowLo)
+	assert.Equal(t, 5, e.Source.RowHi)
+	assert.Contains(t, e.Source.Note, "L2-resident")
+	q.Batch, q.Context = 4, 4096
+	e, _ = tb.Lookup(q)
+	assert.Equal(t, pts[5].Latency, e.Time)
+	assert.Equal(t, "", e.Source.Note)
+	q.Context = 100000
+	e, _ = tb.Lookup(q)
+	assert.Equal(t, "clamped: kv_len above the measured range", e.Source.Note)
+	q.Heads = 16
+	_, ok = tb.Lookup(q)
+	assert.False(t, ok)
+	q.Heads, q.KV = 8, dtype.KVFP8
+	_, ok = tb.Lookup(q)
+	assert.False(t, ok)
+}
+
+func TestGQATable(t *testing.T) {
+	tb, err := NewGQATable("q#gqa", GQAKey{HeadDim: 128, KV: "bf16"}, []GQAPoint{
+		{Heads: 16, KVHeads: 1, Batch: 1, KVLen: 1024, Latency: 10 * us, Row: 1},
+		{Heads: 16, KVHeads: 1, Batch: 1, KVLen: 4096, Latency: 20 * us, Row: 2},
+		{Heads: 16, KVHeads: 1, Batch: 8, KVLen: 1024, Latency: 40 * us, Row: 3},
+		{Heads: 16, KVHeads: 1, Batch: 8, KVLen: 4096, Latency: 80 * us, Row: 4},
+	})
+	require.NoError(t, err)
+	e, ok := tb.Lookup(GQAShape{Batch: 8, Context: 1024, Heads: 16, KVHeads: 1, HeadDim: 128})
+	require.True(t, ok)
+	assert.Equal(t, 40*us, e.Time)
+	assert.Equal(t, 3, e.Source.RowLo)
+	e, _ = tb.Lookup(GQAShape{Batch: 2, Context: 2048, Heads: 16, KVHeads: 1, HeadDim: 128})
+	assert.Greater(t, e.Time, 10*us)
+	assert.Less(t, e.Time, 80*us)
+	assert.Equal(t, 1, e.Source.RowLo)
+	assert.Equal(t, 4, e.Source.RowHi)
+	_, ok = tb.Lookup(GQAShape{Batch: 2, Context: 2048, Heads: 8, KVHeads: 1, HeadDim: 128})
+	assert.False(t, ok)
+}
+
+func TestTablesFirstCoveringTableAnswers(t *testing.T) {
+	a := handMoE(t, "power_law_1.2")
+	b := handMoE(t, "uniform")
+	ts := &Tables{MoEs: []*MoETable{a, b}}
+	e, ok := ts.MoE(moeQuery(4, 1))
+	require.True(t, ok)
+	assert.Equal(t, 40*us, e.Time)
+	var empty Tables
+	assert.True(t, empty.Empty())
+	_, ok = empty.GEMM(GEMMShape{M: 1, N: 1, K: 1})
+	assert.False(t, ok)
+}
+
+func TestTableBadPoints(t *testing.T) {
+	_, err := NewMoETable("x", MoEKey{Experts: 8, TopK: 2}, []MoEPoint{{Tokens: 1, MoETP: 1, EP: 1, Latency: -1, Row: 7}})
+	assert.ErrorContains(t, err, "row 7")
+	_, err = NewMoETable("x", MoEKey{Experts: 8, TopK: 2}, []MoEPoint{{Tokens: 1, MoETP: 1, EP: 1, Latency: unit.Seconds(math.NaN()), Row: 3}})
+	assert.ErrorContains(t, err, "row 3")
+	_, err = NewMoETable("x", MoEKey{Experts: 8, TopK: 2}, []MoEPoint{
+		{Tokens: 2, MoETP: 1, EP: 1, Latency: 1, Row: 1}, {Tokens: 2, MoETP: 1, EP: 1, Latency: 2, Row: 2}})
+	assert.ErrorContains(t, err, "row 2", "duplicate token count")
+	_, err = NewGEMMTable("x", "bf16", []GEMMPoint{{M: 0, N: 1, K: 1, Latency: 1, Row: 4}})
+	assert.ErrorContains(t, err, "row 4")
+}
+
+func TestTablesLookupDoesNotAllocate(t *testing.T) {
+	ts := &Tables{MoEs: []*MoETable{handMoE(t, "balanced")}}
+	q := moeQuery(12, 1)
+	var sink unit.Seconds
+	n := testing.AllocsPerRun(200, func() {
+		e, _ := ts.MoE(q)
+		sink += e.Time
+	})
+	assert.Zero(t, n)
+}
+
+func BenchmarkMoETableLookup(b *testing.B) {
+	t := &testing.T{}
+	ts := &Tables{MoEs: []*MoETable{handMoE(t, "balanced")}}
+	q := moeQuery(12, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		ts.MoE(q)
+	}
+}
