@@ -127,7 +127,11 @@ type Estimate struct {
 	Lo, Hi unit.Seconds
 	Bytes  unit.Bytes // bytes moved from/to DRAM (or over the fabric for collectives)
 	FLOPs  unit.FLOPs
-	Source Source
+	// Kernels is the number of kernel launches behind the estimate (0 for a
+	// derived quantity); sim multiplies it by the per-launch host cost to
+	// fill the launch category.
+	Kernels float64
+	Source  Source
 }
 
 // Scale returns e repeated n times (n kernels of the same shape): time,
@@ -138,5 +142,6 @@ func (e Estimate) Scale(n float64) Estimate {
 	e.Hi *= unit.Seconds(n)
 	e.Bytes *= unit.Bytes(n)
 	e.FLOPs *= unit.FLOPs(n)
+	e.Kernels *= n
 	return e
 }

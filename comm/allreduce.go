@@ -1,0 +1,200 @@
+package comm
+
+import (
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// Impl is the all-reduce implementation: the TOML key runtime.allreduce.
+type Impl uint8
+
+const (
+	Auto    Impl = iota // what vLLM picks for the fabric, rank count and size
+	NCCL                // NCCL ring/tree with LL/LL128/Simple
+	OneShot             // custom all-reduce, one stage
+	TwoShot             // custom all-reduce, reduce-scatter + all-gather
+)
+
+var implNames = [...]string{"auto", "nccl", "oneshot", "twoshot"}
+
+func (i Impl) String() string {
+	if int(i) < len(implNames) {
+		return implNames[i]
+	}
+	return "impl(?)"
+}
+
+// ParseImpl maps a runtime.allreduce value to an Impl.
+func ParseImpl(s string) (Impl, bool) {
+	for i, n := range implNames {
+		if n == s {
+			return Impl(i), true
+		}
+	}
+	return 0, false
+}
+
+// Comm costs collectives among ranks on one fabric. Its methods do not
+// allocate.
+type Comm struct {
+	Fabric Fabric
+	Graphs bool
+	// Tables, when set, is consulted before the alpha-beta model.
+	Tables Lookup
+}
+
+// Lookup supplies measured collective costs from calibration tables
+// (implemented by comm/table.go). Nil means alpha-beta only. Each method
+// reports false when no table covers the query.
+type Lookup interface {
+	AllReduce(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, bool)
+	AllGather(ranks int, b unit.Bytes) (cost.Estimate, bool)
+	ReduceScatter(ranks int, b unit.Bytes) (cost.Estimate, bool)
+	AllToAll(ranks int, bytesPerRank unit.Bytes) (cost.Estimate, bool)
+}
+
+// vLLM custom all-reduce (csrc/custom_all_reduce.cuh, custom_all_reduce.py):
+// used for inputs below CustomARMaxSize when there are 2 ranks with P2P or
+// up to 8 ranks with full NVLink (disabled on PCIe beyond 2 ranks); with 2
+// ranks always the one-stage kernel, else one-stage below 512 KiB for <= 4
+// ranks or below 256 KiB for <= 8 ranks, two-stage above.
+const (
+	CustomARMaxSize    unit.Bytes = 8 * unit.MiB
+	CustomARMaxRanks              = 8
+	oneShotLimit4Ranks unit.Bytes = 512 * unit.KiB
+	oneShotLimit8Ranks unit.Bytes = 256 * unit.KiB
+)
+
+// Custom all-reduce latencies.
+const (
+	// OneShotLatency: vLLM custom all-reduce, graph-captured, 8 KB on 8
+	// H200 5.1 us, 8 H100 5.1 us, 2 RTX PRO 6000 4.5 us (perfdb
+	// custom_allreduce_perf, REFERENCE.md §4.1).
+	OneShotLatency unit.Seconds = 5 * unit.Microsecond
+	// TwoShotLatency: vLLM two-stage kernel on 8 H200 at 1-4 MB leaves
+	// 5.1-8.3 us after the bandwidth term; 6.5 us is the middle.
+	TwoShotLatency unit.Seconds = 6.5 * unit.Microsecond
+	// CustomAREagerFloor: without CUDA graphs the custom all-reduce copies
+	// its input into the registered buffer and is host-bound; perfdb's
+	// eager points at 8 KB are 20.1-21.8 us on H200, B200 and RTX PRO 6000.
+	CustomAREagerFloor unit.Seconds = 20 * unit.Microsecond
+)
+
+// CommSpread is the stated interval of alpha-beta estimates: across the
+// sanity points of comm's tests (perfdb nccl-tests and vLLM custom
+// all-reduce, 8 KB to 4 MB) the model lies within x0.7-x1.4 of the
+// measurement.
+var CommSpread = struct{ Lo, Hi float64 }{0.7, 1.5}
+
+const (
+	formulaOneShot = "custom all-reduce one-shot: t_1shot + (n-1)*bytes/P2PBW"
+	formulaTwoShot = "custom all-reduce two-shot: t_2shot + 2(n-1)/n*bytes/P2PBW"
+	formulaSingle  = "single rank: no communication"
+	noteEager      = "eager custom all-reduce: host-bound floor (perfdb eager points)"
+	noteNoP2P      = "custom all-reduce needs P2P; NCCL used"
+)
+
+// ChooseAllReduce is the implementation vLLM uses for an all-reduce of b
+// bytes over ranks on c's fabric: custom one-shot/two-shot where vLLM
+// enables its custom all-reduce (see CustomARMaxSize), NCCL otherwise.
+func (c *Comm) ChooseAllReduce(ranks int, b unit.Bytes) Impl {
+	if ranks <= 1 || !c.Fabric.P2P || b >= CustomARMaxSize || ranks > CustomARMaxRanks || ranks%2 != 0 {
+		return NCCL
+	}
+	if ranks == 2 {
+		return OneShot
+	}
+	if !c.Fabric.NVLink {
+		return NCCL
+	}
+	if (ranks <= 4 && b < oneShotLimit4Ranks) || b < oneShotLimit8Ranks {
+		return OneShot
+	}
+	return TwoShot
+}
+
+// AllReduceAlgorithm names the algorithm AllReduce(impl, ranks, b) models
+// (Auto resolved; for NCCL the ring/tree and protocol NCCL would pick).
+func (c *Comm) AllReduceAlgorithm(impl Impl, ranks int, b unit.Bytes) string {
+	return c.AllReduce(impl, ranks, b).Source.Formula
+}
+
+// AllReduce is the cost of an all-reduce of b bytes (the buffer each rank
+// holds) over ranks. Auto resolves through ChooseAllReduce. Tables, when set,
+// are asked first with the resolved implementation. Models:
+//
+//   - NCCL: ncclTime (see nccl.go), minimum over ring/tree x LL/LL128/Simple;
+//   - one-shot: OneShotLatency + (n-1)*b/P2PBW (each rank reads every
+//     peer's buffer);
+//   - two-shot: TwoShotLatency + 2(n-1)/n*b/P2PBW (reduce-scatter then
+//     all-gather through peer memory).
+//
+// Without CUDA graphs a custom all-reduce costs at least CustomAREagerFloor.
+// A custom implementation on a fabric without P2P falls back to NCCL.
+// ranks <= 1 costs nothing. One kernel per call.
+func (c *Comm) AllReduce(impl Impl, ranks int, b unit.Bytes) cost.Estimate {
+	if ranks <= 1 {
+		return single()
+	}
+	if impl == Auto {
+		impl = c.ChooseAllReduce(ranks, b)
+	}
+	note := ""
+	if impl != NCCL && !c.Fabric.P2P {
+		impl, note = NCCL, noteNoP2P
+	}
+	if c.Tables != nil {
+		if t, ok := c.Tables.AllReduce(impl, ranks, b); ok {
+			return fromTable(t, b)
+		}
+	}
+	n := float64(ranks)
+	var t unit.Seconds
+	var formula string
+	switch impl {
+	case OneShot:
+		t = OneShotLatency + unit.TransferTime(b*unit.Bytes(n-1), c.Fabric.P2PBW)
+		formula = formulaOneShot
+	case TwoShot:
+		t = TwoShotLatency + unit.TransferTime(b*unit.Bytes(2*(n-1)/n), c.Fabric.P2PBW)
+		formula = formulaTwoShot
+	default:
+		t, formula = c.ncclTime(collAllReduce, ranks, b)
+	}
+	if impl != NCCL && !c.Graphs && t < CustomAREagerFloor {
+		t, note = CustomAREagerFloor, noteEager
+	}
+	return alphaBeta(t, b*unit.Bytes(2*(n-1)/n), formula, note)
+}
+
+// single is the zero cost of a collective on one rank.
+func single() cost.Estimate {
+	return cost.Estimate{Source: cost.Source{Kind: cost.Fixed, Formula: formulaSingle}}
+}
+
+// alphaBeta wraps a modelled time with CommSpread; wire is the bytes each
+// rank sends.
+func alphaBeta(t unit.Seconds, wire unit.Bytes, formula, note string) cost.Estimate {
+	return cost.Estimate{
+		Time: t, Lo: t * unit.Seconds(CommSpread.Lo), Hi: t * unit.Seconds(CommSpread.Hi),
+		Bytes: wire, Kernels: 1,
+		Source: cost.Source{Kind: cost.Roofline, Formula: formula, Bound: "latency+bandwidth", Note: note},
+	}
+}
+
+// fromTable completes a table estimate (one kernel; bytes if missing).
+func fromTable(t cost.Estimate, b unit.Bytes) cost.Estimate {
+	if t.Kernels == 0 {
+		t.Kernels = 1
+	}
+	if t.Bytes == 0 {
+		t.Bytes = b
+	}
+	if t.Lo > t.Time {
+		t.Lo = t.Time
+	}
+	if t.Hi < t.Time {
+		t.Hi = t.Time
+	}
+	return t
+}

@@ -1,0 +1,125 @@
+// Package comm costs the collectives of one decode step among the GPUs of
+// one node: all-reduce (NCCL ring/tree with LL/LL128/Simple, vLLM's one-shot
+// and two-shot custom all-reduce, and the choice vLLM makes among them),
+// all-gather, reduce-scatter and all-to-all.
+//
+// The model is alpha-beta: t = alpha + bytes_on_wire/BW, with alpha the
+// latency of the algorithm's steps (NCCL's own tuning constants) and BW the
+// bus bandwidth the fabric reaches for the algorithm and protocol (measured
+// by nccl-tests). Times are unit.Seconds, sizes unit.Bytes. Every Estimate
+// carries a cost.Source naming the algorithm chosen. Only one node is
+// modelled (no network hops).
+package comm
+
+import (
+	"fmt"
+
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// Fabric is the GPU-to-GPU interconnect inside a node.
+type Fabric struct {
+	Name    string
+	BW      unit.BytesPerSecond // per GPU, per direction (link nominal)
+	Latency unit.Seconds        // one hop, GPU to GPU (NCCL's per-step ring LL latency)
+	P2P     bool                // direct peer access (false: staged through host)
+	NVLink  bool
+	// BusBW is the bus bandwidth NCCL all-reduce reaches at large messages
+	// on 8 ranks (nccl-tests busbw), the BW of the NCCL model.
+	BusBW unit.BytesPerSecond
+	// AllToAllBW is the bus bandwidth of NCCL all-to-all at large messages
+	// (nccl-tests alltoall busbw, 8 ranks).
+	AllToAllBW unit.BytesPerSecond
+	// P2PBW is the one-way peer-to-peer bandwidth custom all-reduce
+	// kernels reach (they read or write peers' buffers directly).
+	P2PBW  unit.BytesPerSecond
+	Source string
+}
+
+// The presets. Measured figures from aiconfigurator's perfdb (@095f58a,
+// Apache-2.0; ../shared/data/perfdb/comm), nccl-tests out-of-place times,
+// NCCL 2.29.2, 8 GPUs; busbw = algbw * 2(n-1)/n for all-reduce and
+// algbw * (n-1)/n for all-to-all (nccl-tests doc/PERFORMANCE.md):
+//
+//   - pcie-gen5 (RTX PRO 6000 Server): 64 GB/s per direction (PCIe 5.0
+//     x16; aiconfigurator intra_node_bw). All-reduce 512 MiB in 38.07 ms:
+//     busbw 24.7 GB/s. All-to-all 512 MiB in 25.50 ms: busbw 18.4 GB/s.
+//     P2P write 53-56 GB/s same NUMA, 39-51 GB/s cross-NUMA, P2P latency
+//     0.36-0.45 us (voipmonitor/rtx6kpro, REFERENCE.md §4.1): P2PBW 50 GB/s
+//     matches vLLM's 2-GPU custom all-reduce, 4 MB in 106 us.
+//   - pcie-gen4: half of Gen5 per lane rate (16 GT/s x16 = 31.5 GB/s);
+//     BusBW, AllToAllBW and P2PBW are Gen5's measured figures halved: an
+//     estimate, not a measurement.
+//   - nvlink4 (H100/H200 HGX, NVSwitch): 450 GB/s per direction per GPU.
+//     H200 all-reduce 128 MiB in 564.5 us: busbw 416 GB/s (NCCL may use
+//     NVLS there); all-to-all 512 MiB in 1.51 ms: busbw 311 GB/s. P2PBW
+//     315 GB/s: vLLM two-stage custom all-reduce on 8 H200, 4 MB in 28.4 us
+//     less its 5 us latency.
+//   - nvlink5 (B200 HGX): 900 GB/s per direction per GPU. B200 all-reduce
+//     128 MiB in 398.4 us: busbw 590 GB/s; all-to-all 512 MiB in 834 us:
+//     busbw 563 GB/s. P2PBW 400 GB/s: vLLM two-stage custom all-reduce on 8
+//     B200, 4 MB in 26.3 us less 7.8 us latency.
+//
+// Latency is NCCL's ring LL hop latency (src/graph/tuning.cc hwLat,
+// NCCL 2.28: NVLink 0.6 us, PCI 1.0 us).
+var fabrics = [...]Fabric{
+	{
+		Name: "pcie-gen4", BW: 31.5 * unit.GBps, Latency: 1.0 * unit.Microsecond, P2P: true,
+		BusBW: 12.35 * unit.GBps, AllToAllBW: 9.2 * unit.GBps, P2PBW: 25 * unit.GBps,
+		Source: "PCIe 4.0 x16; collective bandwidths = pcie-gen5 measurements halved (estimate)",
+	},
+	{
+		Name: "pcie-gen5", BW: 64 * unit.GBps, Latency: 1.0 * unit.Microsecond, P2P: true,
+		BusBW: 24.7 * unit.GBps, AllToAllBW: 18.4 * unit.GBps, P2PBW: 50 * unit.GBps,
+		Source: "aiconfigurator perfdb nccl_perf rtx_pro_6000_server (Apache-2.0); rtx6kpro P2P measurements",
+	},
+	{
+		Name: "nvlink4", BW: 450 * unit.GBps, Latency: 0.6 * unit.Microsecond, P2P: true, NVLink: true,
+		BusBW: 416 * unit.GBps, AllToAllBW: 311 * unit.GBps, P2PBW: 315 * unit.GBps,
+		Source: "NVLink 4 spec; aiconfigurator perfdb nccl_perf and vLLM custom_allreduce h200_sxm (Apache-2.0)",
+	},
+	{
+		Name: "nvlink5", BW: 900 * unit.GBps, Latency: 0.6 * unit.Microsecond, P2P: true, NVLink: true,
+		BusBW: 590 * unit.GBps, AllToAllBW: 563 * unit.GBps, P2PBW: 400 * unit.GBps,
+		Source: "NVLink 5 spec; aiconfigurator perfdb nccl_perf and vLLM custom_allreduce b200_sxm (Apache-2.0)",
+	},
+}
+
+// LookupFabric returns the preset called name.
+func LookupFabric(name string) (Fabric, bool) {
+	for _, f := range fabrics {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return Fabric{}, false
+}
+
+// FabricNames lists the preset names in a fixed order.
+func FabricNames() []string {
+	names := make([]string, len(fabrics))
+	for i, f := range fabrics {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// Validate checks a fabric defined outside the presets: positive
+// bandwidths, non-negative latency. Errors name the field.
+func (f *Fabric) Validate() error {
+	switch {
+	case f.Name == "":
+		return fmt.Errorf("fabric: name is empty")
+	case !(f.BW > 0):
+		return fmt.Errorf("fabric %q: bandwidth must be positive, got %v", f.Name, float64(f.BW))
+	case !(f.Latency >= 0):
+		return fmt.Errorf("fabric %q: latency must not be negative, got %v", f.Name, float64(f.Latency))
+	case !(f.BusBW > 0):
+		return fmt.Errorf("fabric %q: bus bandwidth must be positive, got %v", f.Name, float64(f.BusBW))
+	case !(f.AllToAllBW > 0):
+		return fmt.Errorf("fabric %q: all-to-all bandwidth must be positive, got %v", f.Name, float64(f.AllToAllBW))
+	case f.P2P && !(f.P2PBW > 0):
+		return fmt.Errorf("fabric %q: P2P bandwidth must be positive on a P2P fabric, got %v", f.Name, float64(f.P2PBW))
+	}
+	return nil
+}

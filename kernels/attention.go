@@ -1,0 +1,141 @@
+package kernels
+
+import (
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// MLAShape is MLA decode attention (absorbed form) on one rank.
+type MLAShape struct {
+	Batch, Context int
+	Heads          int // query heads on this rank
+	KVLoRARank     int
+	QKRopeDim      int
+	KV             dtype.KVCache
+	TotalHeads     int // heads in the model (table key: tp = TotalHeads/Heads)
+}
+
+// GQAShape is GQA decode attention on one rank.
+type GQAShape struct {
+	Batch, Context int
+	Heads, KVHeads int // on this rank
+	HeadDim        int
+	KV             dtype.KVCache
+}
+
+// Kernel counts: MLA decode runs a split-KV stage and a combine stage
+// (Triton MLA `_fwd_grouped_kernel_stage1`/`_fwd_kernel_stage2`, FlashMLA
+// splitkv + combine; REFERENCE.md §3); GQA decode one FlashAttention kernel.
+const (
+	MLAKernels = 2
+	GQAKernels = 1
+)
+
+// MLABytes is the KV latent read, Batch*Context*(KVLoRARank+QKRopeDim)*elt,
+// plus the bf16 absorbed queries (Batch*Heads*(KVLoRARank+QKRopeDim)) and
+// outputs (Batch*Heads*KVLoRARank).
+func MLABytes(s MLAShape) unit.Bytes {
+	b, h, l, r := float64(s.Batch), float64(s.Heads), float64(s.KVLoRARank), float64(s.QKRopeDim)
+	return unit.Bytes(b*float64(s.Context)*(l+r)*s.KV.Bytes() + 2*b*h*(l+r) + 2*b*h*l)
+}
+
+// MLAFLOPs is Batch*Heads*Context*(2*(KVLoRARank+QKRopeDim) + 2*KVLoRARank):
+// per head and KV position, the score over the latent and rope parts and the
+// weighted sum of the latent values.
+func MLAFLOPs(s MLAShape) unit.FLOPs {
+	return unit.FLOPs(mlaFLOPs(s, s.Heads))
+}
+
+func mlaFLOPs(s MLAShape, heads int) float64 {
+	l, r := float64(s.KVLoRARank), float64(s.QKRopeDim)
+	return float64(s.Batch) * float64(heads) * float64(s.Context) * (2*(l+r) + 2*l)
+}
+
+// MLADecode is the cost of MLA decode attention on one rank (the attention
+// kernels only; the projections are GEMMs):
+//
+//	t = max(MLABytes/(BW*Mem), FLOPs_padded/(peak_bf16*ComputeAttention)) + 2*StreamKernelLatency
+//
+// where FLOPs_padded counts heads rounded up to MLAHeadPad (the kernel's
+// head tile). Memory-bound at TP8 for 64-head models; compute-bound with
+// many heads per GPU (DP attention) on GPUs with a weak decode kernel.
+func (c *Costs) MLADecode(s MLAShape) cost.Estimate {
+	e := c.eff()
+	padded := s.Heads
+	if p := e.MLAHeadPad; p > 1 && padded%p != 0 {
+		padded += p - padded%p
+	}
+	return c.roofline(op{
+		bytes:        MLABytes(s),
+		flops:        MLAFLOPs(s),
+		computeFLOPs: unit.FLOPs(mlaFLOPs(s, padded)),
+		effMem:       e.Mem,
+		effCompute:   e.ComputeAttention,
+		peak:         c.GPU.PeakFor(dtype.BF16),
+		fixed:        MLAKernels * StreamKernelLatency,
+		kernels:      MLAKernels,
+		formula:      formulaRoofline,
+	})
+}
+
+// MLAModule is the whole MLA decode module (the projections plus
+// attention) from Tables.MLAModule, floored at the DRAM streaming time of
+// the projections' and attention's bytes (MLADecode plus each GEMM of
+// projections). It reports false when Tables is nil or does not cover s;
+// the caller then adds MLADecode and the projection GEMMs itself.
+func (c *Costs) MLAModule(s MLAShape, projections []GEMMShape) (cost.Estimate, bool) {
+	if c.Tables == nil {
+		return cost.Estimate{}, false
+	}
+	t, ok := c.Tables.MLAModule(s)
+	if !ok {
+		return cost.Estimate{}, false
+	}
+	r := c.MLADecode(s)
+	for _, p := range projections {
+		g := c.gemmRoofline(p)
+		r.Bytes += g.Bytes
+		r.FLOPs += g.FLOPs
+		r.Kernels += g.Kernels
+	}
+	return c.applyFloor(t, r, c.eff().Mem), true
+}
+
+// GQABytes is the KV read, Batch*Context*2*KVHeads*HeadDim*elt, plus bf16
+// queries and outputs (2*Batch*Heads*HeadDim*2).
+func GQABytes(s GQAShape) unit.Bytes {
+	b, d := float64(s.Batch), float64(s.HeadDim)
+	return unit.Bytes(b*float64(s.Context)*2*float64(s.KVHeads)*d*s.KV.Bytes() + 4*b*float64(s.Heads)*d)
+}
+
+// GQAFLOPs is 4*Batch*Heads*Context*HeadDim (QK^T and PV).
+func GQAFLOPs(s GQAShape) unit.FLOPs {
+	return unit.FLOPs(4 * float64(s.Batch) * float64(s.Heads) * float64(s.Context) * float64(s.HeadDim))
+}
+
+// GQADecode is the cost of GQA decode attention on one rank:
+//
+//	t = max(GQABytes/(BW*Mem), GQAFLOPs/(peak_bf16*ComputeAttention)) + StreamKernelLatency
+//
+// With Tables set and covering s, the table's estimate floored at
+// GQABytes/(BW*Mem).
+func (c *Costs) GQADecode(s GQAShape) cost.Estimate {
+	e := c.eff()
+	r := c.roofline(op{
+		bytes:      GQABytes(s),
+		flops:      GQAFLOPs(s),
+		effMem:     e.Mem,
+		effCompute: e.ComputeAttention,
+		peak:       c.GPU.PeakFor(dtype.BF16),
+		fixed:      GQAKernels * StreamKernelLatency,
+		kernels:    GQAKernels,
+		formula:    formulaRoofline,
+	})
+	if c.Tables != nil {
+		if t, ok := c.Tables.GQA(s); ok {
+			return c.applyFloor(t, r, e.Mem)
+		}
+	}
+	return r
+}

@@ -1,0 +1,179 @@
+package kernels
+
+import (
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// Costs turns op shapes into cost.Estimates on one GPU. Its methods do not
+// allocate: sim calls them a few hundred times per decode-step evaluation.
+type Costs struct {
+	GPU GPU
+	// Eff is the efficiency set; the zero value means EfficiencyFor(GPU).
+	Eff Efficiency
+	// Graphs: kernels run inside a CUDA graph (per-kernel cost only) rather
+	// than launched from the host (host launch cost per kernel).
+	Graphs bool
+	// Tables, when set, is consulted before the roofline.
+	Tables Lookup
+}
+
+// Lookup supplies measured op costs from calibration tables (implemented by
+// the table types that calib builds; see kernels/table.go). A Costs with a
+// nil Tables uses the roofline only. Each method reports false when no table
+// covers the query, and the caller falls back to the roofline.
+type Lookup interface {
+	GEMM(s GEMMShape) (cost.Estimate, bool)
+	// MoE is the whole MoE layer on one rank (routing glue + grouped GEMMs).
+	MoE(s MoEShape) (cost.Estimate, bool)
+	// MLAModule is the whole MLA decode module on one rank: projections
+	// (q_a, q_b, kv_a, absorbed kv_b, o_proj) plus attention, as
+	// aiconfigurator's mla_generation_module measures it.
+	MLAModule(s MLAShape) (cost.Estimate, bool)
+	GQA(s GQAShape) (cost.Estimate, bool)
+}
+
+// Formulas named in Sources (static strings: building a Source never allocates).
+const (
+	formulaRoofline    = "max(bytes/(BW*eff_mem), flops/(peak*eff_compute)) + n_kernels*t_kernel"
+	formulaElementwise = "bytes/(BW*eff_mem) + t_kernel"
+	formulaLaunch      = "n_kernels*t_host_launch - op time (eager, no CUDA graph)"
+	formulaGraph       = "inside a CUDA graph: per-kernel cost is in each op's t_kernel"
+	noteFloor          = "table below DRAM streaming floor bytes/(BW*eff_mem); floor used"
+)
+
+// eff returns the efficiency set in use.
+func (c *Costs) eff() Efficiency {
+	if c.Eff.Mem == 0 {
+		return EfficiencyFor(c.GPU)
+	}
+	return c.Eff
+}
+
+// op is the inputs of one roofline evaluation.
+type op struct {
+	bytes      unit.Bytes
+	flops      unit.FLOPs
+	effMem     float64
+	effCompute float64
+	peak       unit.FLOPsPerSecond
+	// computeFLOPs is the FLOP count the compute side is timed with (padded
+	// tiles); 0 means flops.
+	computeFLOPs unit.FLOPs
+	// fixed is the sum of per-kernel fixed costs; kernels the launch count.
+	fixed   unit.Seconds
+	kernels float64
+	formula string
+}
+
+// roofline evaluates t = max(bytes/(BW*eff_mem), flops/(peak*eff_compute)) + fixed,
+// with the spread of the bound side, and Lo never below bytes at peak DRAM
+// bandwidth.
+func (c *Costs) roofline(o op) cost.Estimate {
+	tMem := unit.TransferTime(o.bytes, c.GPU.MemBW*unit.BytesPerSecond(o.effMem))
+	cf := o.computeFLOPs
+	if cf == 0 {
+		cf = o.flops
+	}
+	var tComp unit.Seconds
+	if cf > 0 {
+		tComp = unit.ComputeTime(cf, o.peak*unit.FLOPsPerSecond(o.effCompute))
+	}
+	e := cost.Estimate{Bytes: o.bytes, FLOPs: o.flops, Kernels: o.kernels}
+	e.Source = cost.Source{Kind: cost.Roofline, Formula: o.formula}
+	body := tMem
+	sp := MemorySpread
+	e.Source.Bound = "memory"
+	e.Source.Efficiency = o.effMem
+	if tComp > tMem {
+		body = tComp
+		sp = ComputeSpread
+		e.Source.Bound = "compute"
+		e.Source.Efficiency = o.effCompute
+	}
+	if o.fixed > body {
+		sp = LatencySpread
+		e.Source.Bound = "latency"
+	}
+	e.Time = body + o.fixed
+	e.Lo = body*unit.Seconds(sp.Lo) + o.fixed*unit.Seconds(LatencySpread.Lo)
+	e.Hi = body*unit.Seconds(sp.Hi) + o.fixed*unit.Seconds(LatencySpread.Hi)
+	if floor := unit.TransferTime(o.bytes, c.GPU.MemBW); e.Lo < floor {
+		e.Lo = floor
+	}
+	return e
+}
+
+// streamingFloor is the time to stream b bytes from DRAM at the achievable
+// bandwidth BW*eff_mem: what a real decode step, whose 60 layers stream
+// through the cache, pays at least.
+func (c *Costs) streamingFloor(b unit.Bytes, effMem float64) unit.Seconds {
+	return unit.TransferTime(b, c.GPU.MemBW*unit.BytesPerSecond(effMem))
+}
+
+// applyFloor returns the table estimate t, or the streaming floor of the
+// roofline estimate r's bytes when t is faster (Source.Note says so). Bytes
+// and FLOPs come from the roofline when the table has none.
+func (c *Costs) applyFloor(t, r cost.Estimate, effMem float64) cost.Estimate {
+	if t.Bytes == 0 {
+		t.Bytes = r.Bytes
+	}
+	if t.FLOPs == 0 {
+		t.FLOPs = r.FLOPs
+	}
+	if t.Kernels == 0 {
+		t.Kernels = r.Kernels
+	}
+	floor := c.streamingFloor(r.Bytes, effMem)
+	if t.Time < floor {
+		t.Time = floor
+		t.Source.Note = noteFloor
+		if peakFloor := unit.TransferTime(r.Bytes, c.GPU.MemBW); t.Lo < peakFloor {
+			t.Lo = peakFloor
+		}
+		if hi := floor * unit.Seconds(MemorySpread.Hi); t.Hi < hi {
+			t.Hi = hi
+		}
+	}
+	if t.Lo > t.Time {
+		t.Lo = t.Time
+	}
+	if t.Hi < t.Time {
+		t.Hi = t.Time
+	}
+	return t
+}
+
+// KernelOverhead is the host-side cost of one kernel launch that the op
+// estimates do not include: 0 inside a CUDA graph (the graph's per-kernel
+// cost is already in each op's t_kernel), HostLaunchLatency without one.
+// Use LaunchCost to turn an op's launch count into the launch category.
+func (c *Costs) KernelOverhead() cost.Estimate {
+	if c.Graphs {
+		return cost.Estimate{Source: cost.Source{Kind: cost.Fixed, Formula: formulaGraph}}
+	}
+	return cost.Estimate{
+		Time: HostLaunchLatency, Lo: HostLaunchLatency * 0.9, Hi: HostLaunchLatency * 1.15,
+		Kernels: 1,
+		Source:  cost.Source{Kind: cost.Fixed, Formula: "t_host_launch per kernel", Note: "GPU.md: 4.5-5.7 us per cuLaunchKernel on an H200 host"},
+	}
+}
+
+// LaunchCost is the launch-category time an op adds without CUDA graphs:
+// the host issues op.Kernels kernels at HostLaunchLatency each, and the GPU
+// waits for the host when that is longer than the op's own time:
+// max(0, kernels*t_host_launch - op.Time). Zero with graphs.
+func (c *Costs) LaunchCost(e cost.Estimate) cost.Estimate {
+	out := cost.Estimate{Source: cost.Source{Kind: cost.Fixed, Formula: formulaLaunch}}
+	if c.Graphs {
+		out.Source.Formula = formulaGraph
+		return out
+	}
+	host := HostLaunchLatency * unit.Seconds(e.Kernels)
+	if d := host - e.Time; d > 0 {
+		out.Time = d
+		out.Lo = d * unit.Seconds(LatencySpread.Lo)
+		out.Hi = d * unit.Seconds(LatencySpread.Hi)
+	}
+	return out
+}

@@ -1,0 +1,149 @@
+package kernels
+
+import "github.com/moecast/moecast/internal/unit"
+
+// Efficiency holds the per-op-class fractions of peak the roofline uses.
+// Mem* fields are fractions of the GPU's peak DRAM bandwidth, Compute*
+// fields fractions of its dense tensor-core peak at the op's precision.
+type Efficiency struct {
+	// Mem is the DRAM streaming fraction of weight- and KV-streaming kernels
+	// (cuBLAS/CUTLASS GEMMs, grouped MoE GEMMs in bf16/fp8, attention).
+	Mem float64
+	// MemMarlin is the DRAM fraction of W4A16 Marlin kernels (dense and MoE).
+	MemMarlin float64
+	// MemElementwise is the DRAM fraction of elementwise kernels (norms,
+	// rotary, activation, residual add, KV-cache write, sampling passes).
+	MemElementwise float64
+	// ComputeGEMM is the tensor-core fraction of dense bf16/fp8 GEMMs.
+	ComputeGEMM float64
+	// ComputeMarlin is the fraction of the bf16 peak that W4A16 Marlin
+	// reaches when compute-bound (it dequantizes to bf16 and uses mma.sync).
+	ComputeMarlin float64
+	// ComputeMoE is the fraction of peak of grouped bf16/fp8 MoE GEMMs.
+	ComputeMoE float64
+	// ComputeAttention is the fraction of the bf16 peak of decode attention
+	// when compute-bound (MLA with many heads per GPU).
+	ComputeAttention float64
+	// MLAHeadPad: decode MLA kernels process query heads in tiles of this
+	// many heads; compute time uses heads rounded up to it (the Triton MLA
+	// kernel uses BLOCK_H=16, REFERENCE.md §3). FLOPs reported are the real ones.
+	MLAHeadPad int
+}
+
+// Named efficiency constants with their derivations.
+const (
+	// EffMem = 0.80: aiconfigurator's mem_bw_empirical_scaling_factor
+	// (systems/*.yaml @095f58a). Checked against op-level measurements: with
+	// t_kernel = StreamKernelLatency it reproduces GPU.md's H200 bf16
+	// torch.mm at M=1 (gate_up 7168->4096: 18.3 vs 19.2 us; down 2048->7168:
+	// 10.6 vs 10.2 us; o_proj 8192->7168: 33.6 vs 33.4 us), and the
+	// perfdb Marlin MoE layer on RTX PRO 6000 at 48-256 tokens, TP8 (all 384
+	// experts, 1.19 GB per GPU in 0.82-0.88 ms: 0.76-0.81 of 1.792 TB/s).
+	EffMem = 0.80
+	// EffMemMarlinSM90 = 0.53: the perfdb Marlin MoE layer on H200, TP8,
+	// 48-512 tokens (1.19 GB per GPU in 0.466-0.547 ms: 0.45-0.53 of 4.8
+	// TB/s). Marlin is "not yet optimized for Hopper" (REFERENCE.md §4.3).
+	EffMemMarlinSM90 = 0.53
+	// EffMemElementwise = 0.60: small decode elementwise kernels read a few
+	// KB to MB and do not reach streaming bandwidth; below GPU.md's H200
+	// D2D copy ceiling (4.23/4.8 = 0.88). An assumption: at decode sizes the
+	// per-kernel latency dominates these kernels anyway.
+	EffMemElementwise = 0.60
+	// EffComputeGEMM = 0.70: GPU.md, H200 bf16 GEMM at M=512 reaches
+	// 660-740 TFLOP/s of 989 (0.67-0.75).
+	EffComputeGEMM = 0.70
+	// EffComputeMarlin = 0.35: perfdb Marlin MoE on RTX PRO 6000, TP8, at
+	// 4096-16384 tokens: 2*pairs*3*7168*256 FLOPs in 2.55-8.43 ms =
+	// 142-171 TFLOP/s = 0.30-0.37 of 467.8. It puts the memory/compute
+	// crossover of W4A16 at M ~ 30 tokens per expert, in line with Marlin's
+	// "close to ideal speedups up to batchsizes of 16-32" (REFERENCE.md §4.3).
+	EffComputeMarlin = 0.35
+	// EffComputeMarlinSM90 = 0.17: perfdb Marlin MoE on H200, TP8, 16384
+	// tokens: 1.44e12 FLOPs in 8.59 ms = 168 TFLOP/s = 0.17 of 989.
+	EffComputeMarlinSM90 = 0.17
+	// EffComputeMoE = 0.31: perfdb fp8-block Triton MoE on H200, TP1, 256
+	// experts, 16384 tokens: 2*131072*3*7168*2048 = 1.15e13 FLOPs in 18.67 ms
+	// = 618 TFLOP/s = 0.31 of 1979.
+	EffComputeMoE = 0.31
+	// EffComputeAttention = 0.50: an assumption for FlashMLA/FlashInfer-class
+	// decode kernels on sm_90/sm_100 (not measured here).
+	EffComputeAttention = 0.50
+	// EffComputeAttentionSM120 = 0.08: perfdb TRITON_MLA module on RTX PRO
+	// 6000, 128 heads, batch 1024, KV 4 -> 2048: +5.8e11 FLOPs in +15.2 ms =
+	// 38 TFLOP/s = 0.08 of 467.8 (the kernel runs with num_stages=1 on SM120).
+	EffComputeAttentionSM120 = 0.08
+	// MLAHeadTile = 16: Triton MLA decode BLOCK_H (REFERENCE.md §3).
+	MLAHeadTile = 16
+)
+
+// Fixed per-kernel costs.
+const (
+	// StreamKernelLatency is the fixed cost of a DRAM-streaming kernel
+	// (GEMM, grouped MoE GEMM, attention): aiconfigurator's
+	// mem_empirical_constant_latency (3 us), which with EffMem reproduces
+	// GPU.md's H200 torch.mm points within 5% (see EffMem).
+	StreamKernelLatency unit.Seconds = 3 * unit.Microsecond
+	// SmallKernelLatency is the fixed cost of a small kernel (norm, rotary,
+	// activation, top-k, routing glue) inside a CUDA graph: GPU.md measured
+	// a graph replaying captured kernels at about 0.7 us each on an H200.
+	SmallKernelLatency unit.Seconds = 0.7 * unit.Microsecond
+	// HostLaunchLatency is the host cost of launching one kernel without a
+	// CUDA graph: GPU.md measured 4.5-5.7 us per cuLaunchKernel from Go on
+	// an H200 host; 5 us is the middle. PyTorch eager dispatch adds more,
+	// so this is a lower bound for an eager engine.
+	HostLaunchLatency unit.Seconds = 5 * unit.Microsecond
+)
+
+// Spread is the interval a roofline estimate carries: Lo = Time*Lo,
+// Hi = Time*Hi.
+type Spread struct{ Lo, Hi float64 }
+
+// Stated spreads of roofline estimates, by bound.
+var (
+	// MemorySpread: memory-bound ops. With EffMem = 0.80 the fastest
+	// streaming seen is the H200 GEMV at 4.5/4.8 = 0.94 of peak (time
+	// x0.85), the slowest the H200 Marlin MoE at 0.53 (x1.5; covered by the
+	// sm_90 override) and cuBLAS M=1 GEMMs at 0.60-0.66 (x1.2-1.33).
+	MemorySpread = Spread{Lo: 0.85, Hi: 1.35}
+	// ComputeSpread: compute-bound ops; measured efficiencies lie within
+	// -10%/+20% of the named constants above, widened for unmeasured shapes.
+	ComputeSpread = Spread{Lo: 0.85, Hi: 1.40}
+	// LatencySpread: ops dominated by fixed per-kernel costs; a small kernel
+	// costs from the 0.7 us graph-replay floor to a few us.
+	LatencySpread = Spread{Lo: 0.70, Hi: 1.80}
+)
+
+// DefaultEfficiency is the efficiency set for a GPU without arch-specific
+// measurements (sm_100 and custom GPUs).
+func DefaultEfficiency() Efficiency {
+	return Efficiency{
+		Mem:              EffMem,
+		MemMarlin:        EffMem,
+		MemElementwise:   EffMemElementwise,
+		ComputeGEMM:      EffComputeGEMM,
+		ComputeMarlin:    EffComputeMarlin,
+		ComputeMoE:       EffComputeMoE,
+		ComputeAttention: EffComputeAttention,
+		MLAHeadPad:       MLAHeadTile,
+	}
+}
+
+// EfficiencyFor is DefaultEfficiency with the arch-specific values measured
+// for g's architecture: sm_90 Marlin (EffMemMarlinSM90,
+// EffComputeMarlinSM90) and sm_120 attention (EffComputeAttentionSM120).
+func EfficiencyFor(g GPU) Efficiency {
+	e := DefaultEfficiency()
+	switch g.Arch {
+	case "sm_90":
+		e.MemMarlin = EffMemMarlinSM90
+		e.ComputeMarlin = EffComputeMarlinSM90
+	case "sm_120":
+		e.ComputeAttention = EffComputeAttentionSM120
+	}
+	return e
+}
+
+// NewCosts returns Costs for g with EfficiencyFor(g), no tables.
+func NewCosts(g GPU, graphs bool) *Costs {
+	return &Costs{GPU: g, Eff: EfficiencyFor(g), Graphs: graphs}
+}

@@ -1,0 +1,105 @@
+package kernels
+
+import (
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// GEMMShape is Y[M x N] = X[M x K] W[K x N] with W stored in Weight.
+type GEMMShape struct {
+	M, N, K int
+	Weight  dtype.Format
+	// Count identical GEMMs run as one batched kernel (torch.bmm over
+	// heads, e.g. MLA's absorbed W_UK/W_UV); 0 means 1.
+	Count int
+}
+
+func (s GEMMShape) count() float64 {
+	if s.Count <= 0 {
+		return 1
+	}
+	return float64(s.Count)
+}
+
+// activationBytes is the size of one activation element a GEMM with
+// weights in f reads: bf16 (2 B) for bf16 and weight-only formats; the
+// quantized activation (the weight format's bytes per value, scales
+// included) for fp8/int8/fp4 compute.
+func activationBytes(f dtype.Format) float64 {
+	if f.Compute == dtype.BF16 {
+		return 2
+	}
+	return f.BytesPerParam()
+}
+
+// GEMMBytes is the DRAM traffic of s in bytes:
+// Count * (K*N*B_w + M*K*B_act + M*N*2), where B_w = Weight.BytesPerParam()
+// (group scales included), B_act = activationBytes, output bf16.
+func GEMMBytes(s GEMMShape) unit.Bytes {
+	m, n, k := float64(s.M), float64(s.N), float64(s.K)
+	return unit.Bytes(s.count() * (k*n*s.Weight.BytesPerParam() + m*k*activationBytes(s.Weight) + m*n*2))
+}
+
+// GEMMFLOPs is 2*M*N*K*Count.
+func GEMMFLOPs(s GEMMShape) unit.FLOPs {
+	return unit.FLOPs(2 * float64(s.M) * float64(s.N) * float64(s.K) * s.count())
+}
+
+// gemmKernels: one GEMM kernel, plus one activation-quantization kernel
+// when the GEMM computes in fp8/int8/fp4 (vLLM's per-token-group quant
+// before a block-fp8 GEMM).
+func gemmKernels(f dtype.Format) float64 {
+	if f.Compute == dtype.BF16 {
+		return 1
+	}
+	return 2
+}
+
+// GEMM is the cost of a dense GEMM (also lm_head, router, attention
+// projections): the roofline
+//
+//	t = max(GEMMBytes/(BW*eff_mem), GEMMFLOPs/(peak(Weight.Compute)*eff_compute)) + t_kernel
+//
+// with eff = (Mem, ComputeGEMM) for bf16/fp8 weights and (MemMarlin,
+// ComputeMarlin) for weight-only formats (W4A16 Marlin: dequantizes to bf16,
+// memory-bound up to M ~ 16-32, REFERENCE.md §4.3). t_kernel is
+// StreamKernelLatency plus SmallKernelLatency for the activation-quant kernel
+// of fp8/int8/fp4 GEMMs. With Tables set and covering s, the table's
+// estimate is used, but never below GEMMBytes/(BW*eff_mem).
+func (c *Costs) GEMM(s GEMMShape) cost.Estimate {
+	r := c.gemmRoofline(s)
+	if c.Tables != nil {
+		if t, ok := c.Tables.GEMM(s); ok {
+			return c.applyFloor(t, r, c.gemmEffMem(s.Weight))
+		}
+	}
+	return r
+}
+
+func (c *Costs) gemmEffMem(f dtype.Format) float64 {
+	e := c.eff()
+	if f.Quantized() {
+		return e.MemMarlin
+	}
+	return e.Mem
+}
+
+func (c *Costs) gemmRoofline(s GEMMShape) cost.Estimate {
+	e := c.eff()
+	effMem, effComp := e.Mem, e.ComputeGEMM
+	if s.Weight.Quantized() {
+		effMem, effComp = e.MemMarlin, e.ComputeMarlin
+	}
+	k := gemmKernels(s.Weight)
+	return c.roofline(op{
+		bytes:      GEMMBytes(s),
+		flops:      GEMMFLOPs(s),
+		effMem:     effMem,
+		effCompute: effComp,
+		peak:       c.GPU.PeakFor(s.Weight.Compute),
+		fixed:      StreamKernelLatency + unit.Seconds(k-1)*SmallKernelLatency,
+		kernels:    k,
+		formula:    formulaRoofline,
+	})
+}

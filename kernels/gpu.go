@@ -1,0 +1,156 @@
+// Package kernels turns the shapes of one decode step's operations (GEMMs,
+// grouped MoE layers, MLA and GQA decode attention, elementwise kernels,
+// router, sampling) into cost.Estimates on one GPU.
+//
+// The model is a roofline with per-op-class efficiencies:
+//
+//	t = max(bytes/(BW*eff_mem), flops/(peak*eff_compute)) + n_kernels*t_kernel
+//
+// where BW is the GPU's peak DRAM bandwidth (unit.BytesPerSecond), peak is
+// the dense tensor-core throughput at the op's compute precision
+// (unit.FLOPsPerSecond), and t_kernel is a fixed per-kernel cost
+// (unit.Seconds). All quantities are in base SI units. Every Estimate carries
+// a cost.Source naming its formula, the efficiency of the bound side and the
+// bound ("memory", "compute" or "latency"); a calibration table (Costs.Tables)
+// replaces the roofline where it covers an op, but never below the DRAM
+// streaming floor of the op's bytes.
+//
+// kernels never imports model: sim maps a model and a layout to op shapes.
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// GPU is one accelerator's spec.
+type GPU struct {
+	Name   string // preset name, e.g. "h200-sxm"
+	Label  string // marketing name, e.g. "NVIDIA H200 SXM 141GB"
+	Arch   string // "sm_90", "sm_100", "sm_120"
+	SMs    int
+	Memory unit.Bytes          // usable device memory capacity
+	MemBW  unit.BytesPerSecond // peak DRAM bandwidth
+	L2     unit.Bytes
+	// Peak dense tensor-core throughput indexed by dtype.Compute.
+	Peak [4]unit.FLOPsPerSecond
+	// Fabric is the preset name of the usual intra-node interconnect of
+	// the server this GPU ships in ("pcie-gen5", "nvlink4", ...).
+	Fabric string
+	Source string // where the figures come from
+}
+
+// PeakFor is the dense tensor-core peak for compute precision c. A GPU
+// without tensor cores for c (Peak[c] == 0, e.g. fp4 on Hopper) runs the op
+// at its bf16 peak, as the engines fall back to a bf16 kernel.
+func (g *GPU) PeakFor(c dtype.Compute) unit.FLOPsPerSecond {
+	if int(c) < len(g.Peak) && g.Peak[c] > 0 {
+		return g.Peak[c]
+	}
+	return g.Peak[dtype.BF16]
+}
+
+// Validate checks a GPU defined outside the presets (a custom GPU in a
+// scenario): positive bandwidth, capacity and bf16 peak; non-negative SMs,
+// L2 and other peaks. Errors name the offending field.
+func (g *GPU) Validate() error {
+	switch {
+	case g.Name == "":
+		return fmt.Errorf("gpu: name is empty")
+	case !(g.MemBW > 0):
+		return fmt.Errorf("gpu %q: memory bandwidth must be positive, got %v", g.Name, float64(g.MemBW))
+	case !(g.Memory > 0):
+		return fmt.Errorf("gpu %q: memory capacity must be positive, got %v", g.Name, float64(g.Memory))
+	case !(g.Peak[dtype.BF16] > 0):
+		return fmt.Errorf("gpu %q: peak bf16 throughput must be positive, got %v", g.Name, float64(g.Peak[dtype.BF16]))
+	case g.SMs < 0:
+		return fmt.Errorf("gpu %q: SM count must not be negative, got %d", g.Name, g.SMs)
+	case g.L2 < 0 || g.L2 != g.L2:
+		return fmt.Errorf("gpu %q: L2 size must not be negative, got %v", g.Name, float64(g.L2))
+	}
+	for c, p := range g.Peak {
+		if p < 0 || p != p {
+			return fmt.Errorf("gpu %q: peak %s throughput must not be negative, got %v", g.Name, dtype.Compute(c), float64(p))
+		}
+	}
+	if g.MemBW != g.MemBW || g.Memory != g.Memory {
+		return fmt.Errorf("gpu %q: NaN in bandwidth or capacity", g.Name)
+	}
+	return nil
+}
+
+// The presets. Dense tensor-core peaks (no 2:4 sparsity). Sources:
+//
+//   - rtx-pro-6000-server: NVIDIA RTX PRO 6000 Blackwell Server Edition.
+//     96 GB GDDR7 on a 512-bit bus at 28 Gbps = 1.792 TB/s; 188 SMs
+//     (24,064 CUDA cores); 128 MB L2 (the full GB202 L2; press coverage of
+//     the GTC 2025 launch). Capacity 97,887 MiB as nvidia-smi reports it and
+//     peaks bf16 467.8, fp8/int8 935.6, fp4 1871.2 TFLOP/s (NVIDIA's ratios
+//     scaled to the observed 2430 MHz SM clock): aiconfigurator
+//     systems/rtx_pro_6000_server.yaml @ 095f58a (Apache-2.0). PCIe Gen5 x16.
+//   - h100-sxm: NVIDIA H100 SXM5 80 GB HBM3, 3.35 TB/s, 132 SMs, 50 MB L2;
+//     bf16 989, fp8/int8 1979 TFLOP/s dense (NVIDIA H100 datasheet);
+//     capacity 80 GiB and the peaks as in aiconfigurator systems/h100_sxm.yaml.
+//     NVLink 4 (450 GB/s per direction).
+//   - h200-sxm: NVIDIA H200 SXM 141 GB HBM3e, 4.8 TB/s, 132 SMs, same tensor
+//     peaks as H100 (NVIDIA H200 datasheet; aiconfigurator
+//     systems/h200_sxm.yaml: 141 GiB, 4.8 TB/s, 989/1978 TFLOP/s). L2 60 MiB
+//     as measured on an H200 (GPU.md, 2026-11-29). Measured ceilings on that
+//     H200 (GPU.md): D2D copy 4.23 TB/s, GEMV read 4.5 TB/s, bf16 GEMM
+//     660-740 TFLOP/s at M=512.
+//   - b200-sxm: NVIDIA B200 (HGX), 180 GiB HBM3e, 7.7 TB/s, 148 SMs; bf16
+//     2250, fp8/int8 4500, fp4 9000 TFLOP/s dense (aiconfigurator
+//     systems/b200_sxm.yaml, citing the Blackwell datasheet); L2 126 MB
+//     (two dies of 63 MB; not checked against a device query). NVLink 5
+//     (900 GB/s per direction).
+var presets = [...]GPU{
+	{
+		Name: "rtx-pro-6000-server", Label: "NVIDIA RTX PRO 6000 Blackwell Server Edition", Arch: "sm_120",
+		SMs: 188, Memory: 97887 * unit.MiB, MemBW: 1.792 * unit.TBps, L2: 128 * unit.MB,
+		Peak:   [4]unit.FLOPsPerSecond{467.8 * unit.TFLOPS, 935.6 * unit.TFLOPS, 935.6 * unit.TFLOPS, 1871.2 * unit.TFLOPS},
+		Fabric: "pcie-gen5",
+		Source: "aiconfigurator systems/rtx_pro_6000_server.yaml @095f58a (Apache-2.0); NVIDIA RTX PRO 6000 Blackwell specs",
+	},
+	{
+		Name: "h100-sxm", Label: "NVIDIA H100 SXM5 80GB", Arch: "sm_90",
+		SMs: 132, Memory: 80 * unit.GiB, MemBW: 3.35 * unit.TBps, L2: 50 * unit.MB,
+		Peak:   [4]unit.FLOPsPerSecond{989 * unit.TFLOPS, 1978 * unit.TFLOPS, 1978 * unit.TFLOPS, 0},
+		Fabric: "nvlink4",
+		Source: "NVIDIA H100 datasheet; aiconfigurator systems/h100_sxm.yaml @095f58a (Apache-2.0)",
+	},
+	{
+		Name: "h200-sxm", Label: "NVIDIA H200 SXM 141GB", Arch: "sm_90",
+		SMs: 132, Memory: 141 * unit.GiB, MemBW: 4.8 * unit.TBps, L2: 60 * unit.MiB,
+		Peak:   [4]unit.FLOPsPerSecond{989 * unit.TFLOPS, 1978 * unit.TFLOPS, 1978 * unit.TFLOPS, 0},
+		Fabric: "nvlink4",
+		Source: "NVIDIA H200 datasheet; aiconfigurator systems/h200_sxm.yaml @095f58a (Apache-2.0); L2 measured (GPU.md)",
+	},
+	{
+		Name: "b200-sxm", Label: "NVIDIA B200 SXM 180GB", Arch: "sm_100",
+		SMs: 148, Memory: 180 * unit.GiB, MemBW: 7.7 * unit.TBps, L2: 126 * unit.MB,
+		Peak:   [4]unit.FLOPsPerSecond{2250 * unit.TFLOPS, 4500 * unit.TFLOPS, 4500 * unit.TFLOPS, 9000 * unit.TFLOPS},
+		Fabric: "nvlink5",
+		Source: "aiconfigurator systems/b200_sxm.yaml @095f58a (Apache-2.0), citing the NVIDIA Blackwell datasheet",
+	},
+}
+
+// LookupGPU returns the preset called name.
+func LookupGPU(name string) (GPU, bool) {
+	for _, g := range presets {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return GPU{}, false
+}
+
+// GPUNames lists the preset names in a fixed order.
+func GPUNames() []string {
+	names := make([]string, len(presets))
+	for i, g := range presets {
+		names[i] = g.Name
+	}
+	return names
+}

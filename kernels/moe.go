@@ -1,0 +1,106 @@
+package kernels
+
+import (
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// MoEShape is a grouped MoE layer (gate_up GEMM, activation, down GEMM and
+// routing glue) on one rank.
+type MoEShape struct {
+	Tokens         int     // tokens entering the layer on this rank
+	Pairs          float64 // token-expert pairs this rank computes (most-loaded rank)
+	ExpertsTouched float64 // expected distinct experts this rank reads
+	Hidden         int
+	Inter          int // per-expert FFN width on this rank (after expert-TP split)
+	Weight         dtype.Format
+	// Table keys (aiconfigurator moe_perf columns).
+	GlobalTokens int // tokens entering the MoE layer across the DP group (num_tokens)
+	Experts      int // routed experts in the model
+	TopK         int
+	MoETP        int // expert tensor-parallel degree (moe_tp_size)
+	EP           int // expert-parallel degree (moe_ep_size)
+}
+
+// MoE kernel counts (vLLM fused MoE, REFERENCE.md §3): moe_align_block_size
+// (align/sort), gate_up grouped GEMM, silu_and_mul, down grouped GEMM,
+// moe_sum. fp8/int8/fp4-compute experts add an activation-quant kernel
+// before each grouped GEMM. The router GEMM and top-k are costed by Router.
+const (
+	MoEKernels          = 5
+	MoEKernelsQuantized = 7
+)
+
+// MoEWeightBytes is the expert weights this rank streams:
+// ExpertsTouched * 3*Hidden*Inter * Weight.BytesPerParam().
+func MoEWeightBytes(s MoEShape) unit.Bytes {
+	return unit.Bytes(s.ExpertsTouched * 3 * float64(s.Hidden) * float64(s.Inter) * s.Weight.BytesPerParam())
+}
+
+// MoEBytes is MoEWeightBytes plus bf16 activation traffic: the layer input
+// and output (2*Tokens*Hidden), and per pair the gate_up output written and
+// read (2*2*Inter), the activation output written and read (2*Inter) and the
+// down output written and read by moe_sum (2*Hidden), 2 bytes each.
+func MoEBytes(s MoEShape) unit.Bytes {
+	act := 2 * (2*float64(s.Tokens)*float64(s.Hidden) + s.Pairs*(4*float64(s.Inter)+2*float64(s.Inter)+2*float64(s.Hidden)))
+	return MoEWeightBytes(s) + unit.Bytes(act)
+}
+
+// MoEFLOPs is 2*Pairs*3*Hidden*Inter (gate, up and down projections).
+func MoEFLOPs(s MoEShape) unit.FLOPs {
+	return unit.FLOPs(2 * s.Pairs * 3 * float64(s.Hidden) * float64(s.Inter))
+}
+
+// MoE is the cost of one MoE layer's routed experts on one rank:
+//
+//	t = max(MoEBytes/(BW*eff_mem), MoEFLOPs/(peak*eff_compute))
+//	    + 2*StreamKernelLatency + (n_kernels-2)*SmallKernelLatency
+//
+// with (MemMarlin, ComputeMarlin) at the bf16 peak for weight-only formats
+// (vLLM fused_marlin_moe) and (Mem, ComputeMoE) at the format's compute peak
+// otherwise; n_kernels = MoEKernels or MoEKernelsQuantized. The weights read
+// are those of the experts this rank touches, so the cost falls with fewer
+// distinct experts at small batch. With Tables set and covering s, the
+// table's estimate is used, but never below MoEBytes/(BW*eff_mem): a table
+// point replayed from a CUDA graph with the weights resident in L2 is
+// faster than inside a real step (../shared/data/README.md).
+func (c *Costs) MoE(s MoEShape) cost.Estimate {
+	r := c.moeRoofline(s)
+	if c.Tables != nil {
+		if t, ok := c.Tables.MoE(s); ok {
+			return c.applyFloor(t, r, c.moeEffMem(s.Weight))
+		}
+	}
+	return r
+}
+
+func (c *Costs) moeEffMem(f dtype.Format) float64 {
+	e := c.eff()
+	if f.Quantized() {
+		return e.MemMarlin
+	}
+	return e.Mem
+}
+
+func (c *Costs) moeRoofline(s MoEShape) cost.Estimate {
+	e := c.eff()
+	effMem, effComp := e.Mem, e.ComputeMoE
+	n := float64(MoEKernels)
+	if s.Weight.Quantized() {
+		effMem, effComp = e.MemMarlin, e.ComputeMarlin
+	}
+	if s.Weight.Compute != dtype.BF16 {
+		n = MoEKernelsQuantized
+	}
+	return c.roofline(op{
+		bytes:      MoEBytes(s),
+		flops:      MoEFLOPs(s),
+		effMem:     effMem,
+		effCompute: effComp,
+		peak:       c.GPU.PeakFor(s.Weight.Compute),
+		fixed:      2*StreamKernelLatency + unit.Seconds(n-2)*SmallKernelLatency,
+		kernels:    n,
+		formula:    formulaRoofline,
+	})
+}
