@@ -1,0 +1,650 @@
+package trace
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/moecast/moecast/internal/cost"
+)
+
+// Options configure the step analysis of one trace.
+type Options struct {
+	Rules *Rules         // classification rules; nil: DefaultRules
+	Step  *regexp.Regexp // --step: the only step annotations (user_annotation names); nil: built-in families
+	Kind  StepKind       // keep only steps of this kind; KindUnknown keeps all
+	// Gap is the idle time that separates two steps when a trace has neither
+	// step annotations nor graph launches (µs). Zero means DefaultGap.
+	Gap Duration
+}
+
+// DefaultGap separates gap-delimited steps: 1 ms of GPU idle. Decode steps of
+// a served model are separated by scheduler and sampling work on the CPU of
+// that order, while kernels inside an eager step rarely leave the GPU idle
+// for a whole millisecond. It is a heuristic: set Options.Gap (--gap) when it
+// does not fit.
+const DefaultGap Duration = 1000
+
+// StepResult is the breakdown of one step. Times are µs (Duration).
+//
+//   - Wall: from the step's first kernel start to its last kernel end, widened
+//     to the span of its gpu_user_annotation when the trace has one (the
+//     GPU-time twin Kineto writes of the CPU annotation, matched through
+//     "External id").
+//   - Busy: the measure of the union of the step's kernel intervals (kernels,
+//     memcpy and memset) over all streams.
+//   - Idle: Wall - Busy.
+//   - ByCategory[c]: the summed durations of the step's kernels of category c.
+//     Kernels on concurrent streams each count in full, so the sum over
+//     categories can exceed Busy. ByCategory[Idle] = Idle.
+//   - Exposed[c]: the measure of the time in which at least one kernel of
+//     category c runs and no kernel of any other category runs. Time in
+//     which two categories overlap is exposed for neither (it counts in
+//     Busy only), so sum(Exposed) <= Busy. Exposed[Idle] = Idle.
+type StepResult struct {
+	Index   int // position among the steps of the trace, from 0, before --kind filtering
+	Kind    StepKind
+	Batch   int    // requests in the step, from its annotation; 0 when unknown
+	Label   string // the annotation name (or "graph launch N" / "gap step N")
+	Start   Time   // first kernel start (or GPU annotation start)
+	Wall    Duration
+	Busy    Duration
+	Idle    Duration
+	Kernels int // kernel, memcpy and memset events attributed to the step
+
+	ByCategory [cost.NumCategories]Duration
+	Exposed    [cost.NumCategories]Duration
+}
+
+// KernelStat aggregates the events of one kernel name over the whole trace.
+type KernelStat struct {
+	Name        string
+	Class       Class
+	Count       int
+	Total       Duration
+	Collectives []CollectiveSize // distinct collective args seen (NCCL kernels of recent PyTorch)
+}
+
+// CollectiveSize is one distinct set of collective args of a kernel, as
+// recent PyTorch writes them on NCCL kernel events ("Collective name",
+// "In msg nelems", "Out msg nelems", "dtype", "Group size").
+type CollectiveSize struct {
+	Collective   string
+	InMsgNelems  int64
+	OutMsgNelems int64
+	DType        string
+	GroupSize    int32
+	Count        int
+}
+
+// maxCollectiveSizes bounds the distinct sizes kept per kernel name.
+const maxCollectiveSizes = 64
+
+// Result is the analysis of one trace (one rank).
+type Result struct {
+	Source  StepSource
+	Steps   []StepResult // in time order, after --kind filtering
+	Kernels []KernelStat // every kernel name, by total time, longest first
+
+	Events      int64    // events consumed
+	KernelCount int64    // kernel, memcpy and memset events
+	Outside     int      // kernel events attributed to no step
+	OutsideTime Duration // their summed duration
+	Devices     int      // distinct GPU devices (pid of kernel events)
+
+	Warnings []string
+}
+
+// Unclassified returns the kernels no rule matched, by total time.
+func (r *Result) Unclassified() []KernelStat {
+	var out []KernelStat
+	for _, k := range r.Kernels {
+		if !k.Class.Matched {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// kspan is one kernel interval buffered in its step.
+type kspan struct {
+	ts, end Time
+	cat     cost.Category
+}
+
+// stepAcc accumulates one step while its kernels arrive.
+type stepAcc struct {
+	meta    stepMeta
+	spans   []kspan
+	done    bool
+	res     StepResult
+	hasK    bool
+	kmin    Time
+	kmax    Time
+	gpuSpan bool
+	gmin    Time
+	gmax    Time
+}
+
+// Analyzer consumes the events of one trace in a single pass and builds its
+// steps. Memory: the step annotations, one map entry per kernel launch made
+// inside a step (correlation id -> step), one map entry per graph launch, the
+// kernel-name table, and the kernel intervals of the steps still open (a
+// step is closed once kernels of a step two places later arrive, or at the
+// end), so it does not grow with the number of steps beyond those small
+// per-step records.
+type Analyzer struct {
+	opts  Options
+	cls   *Classifier
+	match stepMatcher
+
+	anns     []annot
+	frozen   bool
+	family   int
+	table    *stepTable
+	steps    []*stepAcc
+	extStep  map[int64]int // External id of a kept CPU annotation -> step
+	corrStep map[int64]int // correlation id of a launch -> step
+	gpuAnn   map[int64][2]Time
+	late     int
+
+	// graph-launch and gap modes (only without step annotations)
+	graphStep map[int64]int // correlation of a graph launch -> step
+	gaps      []*stepAcc    // gap-delimited steps of the kernels no graph launch claims
+	gapEnd    Time
+
+	launched corrSet              // correlation ids of the launches read
+	pending  map[int64][]pendingK // kernels read before their launch
+
+	open []int // steps with buffered kernels, ascending
+
+	launchName map[string]bool
+	kernels    map[string]*KernelStat
+	devices    map[int64]bool
+	res        Result
+	lateK      int
+	total      int // steps with GPU work, before --kind filtering
+}
+
+// NewAnalyzer returns an analyzer for one trace.
+func NewAnalyzer(opts Options) *Analyzer {
+	if opts.Gap <= 0 {
+		opts.Gap = DefaultGap
+	}
+	rules := opts.Rules
+	if rules == nil {
+		rules = DefaultRules()
+	}
+	return &Analyzer{
+		opts:       opts,
+		cls:        NewClassifier(rules),
+		match:      stepMatcher{user: opts.Step},
+		extStep:    map[int64]int{},
+		corrStep:   map[int64]int{},
+		gpuAnn:     map[int64][2]Time{},
+		graphStep:  map[int64]int{},
+		pending:    map[int64][]pendingK{},
+		launchName: map[string]bool{},
+		kernels:    map[string]*KernelStat{},
+		devices:    map[int64]bool{},
+	}
+}
+
+// Add consumes one event. Events may come in any order within the
+// constraints Kineto's writer keeps: CPU annotations before the runtime
+// launches they enclose (a later one is counted and reported), a launch
+// before the kernels it starts.
+func (a *Analyzer) Add(ev *Event) {
+	a.res.Events++
+	switch ev.Cat {
+	case CatUserAnnotation:
+		if ev.Ph != PhaseComplete {
+			return
+		}
+		info := a.match.match(ev.Name)
+		if info.family == famNone {
+			return
+		}
+		if a.frozen {
+			a.late++
+			return
+		}
+		a.anns = append(a.anns, annot{name: ev.Name, pid: ev.Pid, tid: ev.Tid, ts: ev.TS, end: ev.End(), extID: ev.ExternalID, info: info, index: ev.Index})
+	case CatGPUUserAnnotation:
+		if ev.Ph != PhaseComplete || ev.ExternalID == 0 {
+			return
+		}
+		if a.match.match(ev.Name).family == famNone {
+			return
+		}
+		span, ok := a.gpuAnn[ev.ExternalID]
+		if !ok {
+			span = [2]Time{ev.TS, ev.End()}
+		}
+		span[0], span[1] = min(span[0], ev.TS), max(span[1], ev.End())
+		a.gpuAnn[ev.ExternalID] = span
+	case CatRuntime, CatDriver:
+		a.freeze()
+		a.addLaunch(ev)
+	case CatKernel, CatMemcpy, CatMemset:
+		if ev.Ph != PhaseComplete {
+			return
+		}
+		a.freeze()
+		a.addKernel(ev)
+	}
+}
+
+// freeze builds the step table from the annotations seen so far; it runs at
+// the first runtime or kernel event.
+func (a *Analyzer) freeze() {
+	if a.frozen {
+		return
+	}
+	a.frozen = true
+	metas, fam := buildSteps(a.anns)
+	a.family = fam
+	a.anns = nil
+	if len(metas) == 0 {
+		return
+	}
+	a.res.Source = SourceAnnotation
+	a.table = newStepTable(metas)
+	for i, m := range metas {
+		a.steps = append(a.steps, &stepAcc{meta: m})
+		for _, id := range m.extIDs {
+			if id != 0 {
+				a.extStep[id] = i
+			}
+		}
+	}
+}
+
+// isLaunch reports whether a runtime/driver call can start GPU work
+// (kernel, graph, memcpy, memset launches), cached per name.
+func (a *Analyzer) isLaunch(name string) bool {
+	v, ok := a.launchName[name]
+	if !ok {
+		v = strings.Contains(name, "Launch") || strings.Contains(name, "emcpy") || strings.Contains(name, "emset")
+		a.launchName[name] = v
+	}
+	return v
+}
+
+func (a *Analyzer) addLaunch(ev *Event) {
+	if ev.Ph != PhaseComplete || ev.Correlation == 0 || !a.isLaunch(ev.Name) {
+		return
+	}
+	a.launched.add(ev.Correlation)
+	if a.table != nil {
+		if id := a.table.lookup(ev.Pid, ev.Tid, ev.TS); id >= 0 {
+			a.corrStep[ev.Correlation] = id
+		}
+	} else if strings.Contains(ev.Name, "GraphLaunch") {
+		id := len(a.steps)
+		a.steps = append(a.steps, &stepAcc{meta: stepMeta{label: fmt.Sprintf("graph launch %d", id), pid: ev.Pid, tid: ev.Tid, ts: ev.TS, end: ev.End()}})
+		a.graphStep[ev.Correlation] = id
+	}
+	// kernels that came before their launch in the file
+	if p, ok := a.pending[ev.Correlation]; ok {
+		delete(a.pending, ev.Correlation)
+		for _, k := range p {
+			a.route(ev.Correlation, k.span)
+		}
+	}
+}
+
+// pendingK is a kernel whose launch has not been read yet.
+type pendingK struct {
+	span  kspan
+	index int64 // event index, for eviction
+}
+
+// Pending kernels wait for their launch at most pendingWindow events (B200
+// traces write each GPU activity just before its runtime call); after that
+// they are routed as if the launch had no step.
+const pendingWindow = 1 << 20
+
+func (a *Analyzer) addKernel(ev *Event) {
+	a.res.KernelCount++
+	a.devices[ev.Pid] = true
+	cl := a.cls.Classify(ev.Name)
+	cat := cl.Category
+	if ev.Collective != "" && !cat.IsCollective() {
+		if c, ok := collectiveCategory(ev.Collective); ok {
+			cat = c
+		}
+	}
+	a.addKernelStat(ev, cl)
+	k := kspan{ts: ev.TS, end: ev.End(), cat: cat}
+	if !a.launched.has(ev.Correlation) && ev.Correlation != 0 {
+		// the kernel's launch is still to come
+		a.pending[ev.Correlation] = append(a.pending[ev.Correlation], pendingK{span: k, index: ev.Index})
+		if a.res.KernelCount%(1<<14) == 0 {
+			a.evict(ev.Index - pendingWindow)
+		}
+		return
+	}
+	a.route(ev.Correlation, k)
+}
+
+// evict routes the pending kernels read before event index limit.
+func (a *Analyzer) evict(limit int64) {
+	for corr, p := range a.pending {
+		if len(p) > 0 && p[0].index < limit {
+			delete(a.pending, corr)
+			for _, k := range p {
+				a.route(corr, k.span)
+			}
+		}
+	}
+}
+
+// route sends a kernel to its step: through its launch's step in annotation
+// mode, its graph launch in graph mode, else the gap steps.
+func (a *Analyzer) route(corr int64, k kspan) {
+	dur := Duration(k.end - k.ts)
+	if a.table != nil {
+		if id, ok := a.corrStep[corr]; ok {
+			a.addToStep(id, k, dur)
+			return
+		}
+		a.res.Outside++
+		a.res.OutsideTime += dur
+		return
+	}
+	if id, ok := a.graphStep[corr]; ok {
+		a.addToStep(id, k, dur)
+		return
+	}
+	a.addToGap(k)
+}
+
+// addToGap puts a kernel in the current gap-delimited step, opening a new
+// one (and closing the current one) after an idle gap longer than
+// Options.Gap. Gap steps count only when the trace has neither step
+// annotations nor graph launches; kernels arrive roughly in time order, so
+// only the last gap step is open.
+func (a *Analyzer) addToGap(k kspan) {
+	if len(a.gaps) == 0 || float64(k.ts) > float64(a.gapEnd)+float64(a.opts.Gap) {
+		a.closeLastGap()
+		a.gaps = append(a.gaps, &stepAcc{meta: stepMeta{label: fmt.Sprintf("gap step %d", len(a.gaps))}})
+		a.gapEnd = k.end
+	}
+	a.gapEnd = max(a.gapEnd, k.end)
+	g := a.gaps[len(a.gaps)-1]
+	if !g.hasK {
+		g.hasK, g.kmin, g.kmax = true, k.ts, k.end
+	}
+	g.kmin, g.kmax = min(g.kmin, k.ts), max(g.kmax, k.end)
+	g.res.Kernels++
+	g.spans = append(g.spans, k)
+}
+
+func (a *Analyzer) closeLastGap() {
+	if n := len(a.gaps); n > 0 && !a.gaps[n-1].done {
+		g := a.gaps[n-1]
+		g.done = true
+		breakdown(g.spans, &g.res)
+		g.spans = nil
+	}
+}
+
+func (a *Analyzer) addKernelStat(ev *Event, cl Class) {
+	ks := a.kernels[ev.Name]
+	if ks == nil {
+		ks = &KernelStat{Name: ev.Name, Class: cl}
+		a.kernels[ev.Name] = ks
+	}
+	ks.Count++
+	ks.Total += ev.Dur
+	if ev.Collective == "" && ev.InMsgNelems == 0 {
+		return
+	}
+	for i := range ks.Collectives {
+		c := &ks.Collectives[i]
+		if c.Collective == ev.Collective && c.InMsgNelems == ev.InMsgNelems && c.OutMsgNelems == ev.OutMsgNelems && c.DType == ev.DType && c.GroupSize == ev.GroupSize {
+			c.Count++
+			return
+		}
+	}
+	if len(ks.Collectives) < maxCollectiveSizes {
+		ks.Collectives = append(ks.Collectives, CollectiveSize{Collective: ev.Collective, InMsgNelems: ev.InMsgNelems, OutMsgNelems: ev.OutMsgNelems, DType: ev.DType, GroupSize: ev.GroupSize, Count: 1})
+	}
+}
+
+// addToStep buffers a kernel in step id and closes the steps that ended.
+func (a *Analyzer) addToStep(id int, k kspan, dur Duration) {
+	s := a.steps[id]
+	if !s.hasK {
+		s.hasK, s.kmin, s.kmax = true, k.ts, k.end
+	}
+	s.kmin, s.kmax = min(s.kmin, k.ts), max(s.kmax, k.end)
+	s.res.Kernels++
+	if s.done {
+		// A kernel that arrives after its step was closed: its time is added
+		// to the category and to busy time, without overlap analysis.
+		a.lateK++
+		s.res.ByCategory[k.cat] += dur
+		s.res.Busy += dur
+		return
+	}
+	if len(s.spans) == 0 {
+		a.open = append(a.open, id)
+		sort.Ints(a.open)
+	}
+	s.spans = append(s.spans, k)
+	// close the steps two or more places before id
+	n := 0
+	for _, o := range a.open {
+		if o < id-1 {
+			a.close(o)
+			continue
+		}
+		a.open[n] = o
+		n++
+	}
+	a.open = a.open[:n]
+}
+
+// close computes a step's busy, per-category and exposed times from its
+// buffered kernels and releases them.
+func (a *Analyzer) close(id int) {
+	s := a.steps[id]
+	if s.done {
+		return
+	}
+	s.done = true
+	breakdown(s.spans, &s.res)
+	s.spans = nil
+}
+
+// breakdown fills Busy, ByCategory and Exposed of r from the kernel spans
+// (a sweep over the sorted interval ends).
+func breakdown(spans []kspan, r *StepResult) {
+	type edge struct {
+		t   Time
+		d   int8 // +1 start, -1 end
+		cat cost.Category
+	}
+	edges := make([]edge, 0, 2*len(spans))
+	for _, k := range spans {
+		r.ByCategory[k.cat] += Duration(k.end - k.ts)
+		edges = append(edges, edge{k.ts, +1, k.cat}, edge{k.end, -1, k.cat})
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].t != edges[j].t {
+			return edges[i].t < edges[j].t
+		}
+		return edges[i].d < edges[j].d // ends before starts at the same instant
+	})
+	var active [cost.NumCategories]int
+	nact, ncat := 0, 0 // active kernels, active categories
+	var prev Time
+	for _, e := range edges {
+		if nact > 0 && e.t > prev {
+			dt := Duration(e.t - prev)
+			r.Busy += dt
+			if ncat == 1 {
+				for c := range active {
+					if active[c] > 0 {
+						r.Exposed[c] += dt
+						break
+					}
+				}
+			}
+		}
+		prev = e.t
+		if e.d > 0 {
+			if active[e.cat] == 0 {
+				ncat++
+			}
+			active[e.cat]++
+			nact++
+		} else {
+			active[e.cat]--
+			if active[e.cat] == 0 {
+				ncat--
+			}
+			nact--
+		}
+	}
+}
+
+// Finish closes the open steps, applies the GPU annotation spans and the
+// --kind filter, and returns the result. The Analyzer must not be used
+// afterwards.
+func (a *Analyzer) Finish() *Result {
+	a.freeze()
+	a.evict(1 << 62)
+	for _, id := range a.open {
+		a.close(id)
+	}
+	a.open = nil
+	for id, span := range a.gpuAnn {
+		if sid, ok := a.extStep[id]; ok {
+			s := a.steps[sid]
+			if !s.gpuSpan {
+				s.gpuSpan, s.gmin, s.gmax = true, span[0], span[1]
+			}
+			s.gmin, s.gmax = min(s.gmin, span[0]), max(s.gmax, span[1])
+		}
+	}
+	steps := a.steps
+	if a.table == nil {
+		a.closeLastGap()
+		graphK := false
+		for _, s := range a.steps {
+			graphK = graphK || s.hasK
+		}
+		if graphK {
+			a.res.Source = SourceGraph
+			for _, g := range a.gaps {
+				a.res.Outside += g.res.Kernels
+				for _, d := range g.res.ByCategory {
+					a.res.OutsideTime += d
+				}
+			}
+		} else {
+			a.res.Source = SourceGaps
+			steps = a.gaps
+		}
+	}
+	empty := 0
+	for _, s := range steps {
+		if !s.hasK && !s.gpuSpan {
+			empty++
+			continue
+		}
+		r := s.res
+		r.Index = a.total
+		a.total++
+		r.Kind, r.Batch, r.Label = s.meta.kind, s.meta.batch, s.meta.label
+		lo, hi := s.kmin, s.kmax
+		if !s.hasK {
+			lo, hi = s.gmin, s.gmax
+		}
+		if s.gpuSpan {
+			lo, hi = min(lo, s.gmin), max(hi, s.gmax)
+		}
+		r.Start, r.Wall = lo, Duration(hi-lo)
+		r.Idle = max(r.Wall-r.Busy, 0)
+		r.ByCategory[cost.Idle], r.Exposed[cost.Idle] = r.Idle, r.Idle
+		if a.opts.Kind != KindUnknown && r.Kind != a.opts.Kind {
+			continue
+		}
+		a.res.Steps = append(a.res.Steps, r)
+	}
+	for _, k := range a.kernels {
+		a.res.Kernels = append(a.res.Kernels, *k)
+	}
+	sort.Slice(a.res.Kernels, func(i, j int) bool {
+		ki, kj := &a.res.Kernels[i], &a.res.Kernels[j]
+		if ki.Total != kj.Total {
+			return ki.Total > kj.Total
+		}
+		return ki.Name < kj.Name
+	})
+	a.res.Devices = len(a.devices)
+	a.warnings(empty)
+	return &a.res
+}
+
+func (a *Analyzer) warnings(empty int) {
+	w := &a.res.Warnings
+	if a.res.KernelCount == 0 {
+		*w = append(*w, "no kernel events: the trace holds no GPU activity (was CUDA/ROCm activity profiled?)")
+	}
+	if a.late > 0 {
+		*w = append(*w, fmt.Sprintf("%d step annotations came after the first GPU launch in the file and were ignored", a.late))
+	}
+	if empty > 0 && a.res.Source == SourceAnnotation {
+		*w = append(*w, fmt.Sprintf("%d step annotations enclose no GPU work and were dropped", empty))
+	}
+	if a.lateK > 0 {
+		*w = append(*w, fmt.Sprintf("%d kernels arrived after their step was closed: counted in their category and busy time without overlap analysis", a.lateK))
+	}
+	if a.res.Outside > 0 && a.res.Source != SourceGaps {
+		*w = append(*w, fmt.Sprintf("%d kernel events (%.3f ms) fall outside every step", a.res.Outside, float64(a.res.OutsideTime)/1e3))
+	}
+	if a.res.Devices > 1 {
+		*w = append(*w, fmt.Sprintf("kernels on %d devices in one file: busy time is the union over all of them", a.res.Devices))
+	}
+	if a.res.KernelCount > 0 && len(a.res.Steps) == 0 {
+		if a.opts.Kind != KindUnknown && a.total > 0 {
+			*w = append(*w, fmt.Sprintf("no %s steps (of %d steps)", a.opts.Kind, a.total))
+		} else {
+			*w = append(*w, "no steps found")
+		}
+	}
+}
+
+// corrSet is a set of correlation ids: a sparse bitset in 64 Ki-id chunks
+// (CUPTI and roctracer number correlations densely from a per-process
+// start, so a trace touches few chunks: 8 KiB per 65,536 launches).
+type corrSet struct {
+	chunks map[int64]*[1024]uint64
+}
+
+func (s *corrSet) add(id int64) {
+	if s.chunks == nil {
+		s.chunks = map[int64]*[1024]uint64{}
+	}
+	c := s.chunks[id>>16]
+	if c == nil {
+		c = new([1024]uint64)
+		s.chunks[id>>16] = c
+	}
+	b := id & 0xffff
+	c[b>>6] |= 1 << (b & 63)
+}
+
+func (s *corrSet) has(id int64) bool {
+	c := s.chunks[id>>16]
+	if c == nil {
+		return false
+	}
+	b := id & 0xffff
+	return c[b>>6]&(1<<(b&63)) != 0
+}
