@@ -94,11 +94,10 @@ func Quantile(sorted []float64, q float64) float64 {
 	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }
 
-
 // FileResult is the analysis of one trace file.
 type FileResult struct {
 	File    string
-	Rank    int  // distributedInfo.rank, else a rank number in the file name, else the file's position
+	Rank    int    // distributedInfo.rank, else a rank number in the file name, else the file's position
 	RankSrc string // "distributedInfo", "file name" or "position"
 	Result  *Result
 	Summary Summary
