@@ -1,0 +1,146 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/kernels"
+	"github.com/moecast/moecast/model"
+)
+
+// Config is everything one decode-step evaluation depends on.
+type Config struct {
+	Model     *model.Config
+	KVCache   dtype.KVCache
+	GPU       kernels.GPU
+	GPUs      int
+	Fabric    comm.Fabric
+	Layout    model.Layout
+	Graphs    bool      // runtime.cuda_graphs
+	AllReduce comm.Impl // runtime.allreduce
+	// GPUMemoryUtilization is the fraction of GPU memory the engine may use
+	// (vLLM gpu_memory_utilization).
+	GPUMemoryUtilization float64
+	Spec                 Spec
+
+	// KernelTables and CommTables are calibration tables (issue 4) consulted
+	// before the roofline / alpha-beta models; nil means roofline only.
+	KernelTables kernels.Lookup
+	CommTables   comm.Lookup
+	// Efficiency overrides the roofline efficiencies; the zero value means
+	// kernels.EfficiencyFor(GPU).
+	Efficiency kernels.Efficiency
+}
+
+// FieldError is a configuration error tied to a scenario key such as
+// "parallel.tp", so the loader can print the key's line.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+func fieldErrorf(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// shape is the parallel layout reduced to the numbers the step needs.
+//
+// Layout model (vLLM, with SGLang's DP attention as the one extension):
+//
+//   - attnTP = TP, or 1 with DPAttention: attention heads are split attnTP
+//     ways. The GPUs form G = GPUs/attnTP attention groups, each running
+//     ceil(B/G) of the B sequences (idle DP ranks run a padded dummy batch,
+//     as vLLM pads DP ranks to the largest one, so every rank costs the
+//     largest group's tokens).
+//   - The MLP side (dense MLP, shared expert, embedding, lm_head) is split
+//     over TP (model.Weights holds it so). Its TP group works on the tokens
+//     of TP/attnTP attention groups: with attnTP = TP that is one group's
+//     tokens and the TP AllReduce follows o_proj and the MLP/MoE sum; with
+//     DP attention and TP > 1 an all-gather over TP follows attention and a
+//     reduce-scatter follows the MLP instead (SGLang --enable-dp-attention).
+//   - Routed experts: one copy over all GPUs as EP slots x expert-TP
+//     (model.Layout.ExpertTP = TP*DP/EP). The DP groups (DP of them) feed
+//     it: with DP = 1 every rank already holds all tokens (TP8 EP8 without
+//     DP attention: no all-to-all, the AllReduce combines); with DP > 1
+//     and EP > 1 each MoE layer has an all-to-all dispatch and combine; with
+//     DP > 1 and EP = 1 vLLM's naive path all-gathers the DP groups' tokens
+//     before the experts and reduce-scatters after.
+type shape struct {
+	gpus, tp, dp, ep int
+	attnTP           int // attention split
+	groups           int // attention groups G = GPUs/attnTP
+	gather           int // attention groups per TP group (TP/attnTP)
+	moeTP            int // expert split (model.Layout.ExpertTP)
+	dpExchange       bool
+}
+
+func (c *Config) validate() (shape, error) {
+	var sh shape
+	m := c.Model
+	if m == nil {
+		return sh, fieldErrorf("model", "no model")
+	}
+	if err := m.Validate(); err != nil {
+		return sh, &FieldError{Field: "model", Msg: err.Error()}
+	}
+	l := c.Layout
+	if c.GPUs < 1 {
+		return sh, fieldErrorf("hardware.gpus", "must be >= 1, got %d", c.GPUs)
+	}
+	if l.TP < 1 {
+		return sh, fieldErrorf("parallel.tp", "must be >= 1, got %d", l.TP)
+	}
+	if l.DP == 0 && c.GPUs%l.TP == 0 {
+		l.DP = c.GPUs / l.TP // the scenario default: dp = gpus/tp
+	}
+	if l.DP < 1 {
+		return sh, fieldErrorf("parallel.dp", "must be >= 1, got %d", l.DP)
+	}
+	if l.EP < 1 {
+		return sh, fieldErrorf("parallel.ep", "must be >= 1, got %d", l.EP)
+	}
+	if c.GPUs != l.TP*l.DP {
+		return sh, fieldErrorf("hardware.gpus", "gpus = %d but tp x dp = %d x %d = %d", c.GPUs, l.TP, l.DP, l.TP*l.DP)
+	}
+	if l.EP > c.GPUs {
+		return sh, fieldErrorf("parallel.ep", "ep = %d exceeds the %d GPUs", l.EP, c.GPUs)
+	}
+	if err := m.CheckLayout(l); err != nil {
+		if le, ok := err.(*model.LayoutError); ok {
+			return sh, &FieldError{Field: le.Key, Msg: le.Msg}
+		}
+		return sh, &FieldError{Field: "parallel", Msg: err.Error()}
+	}
+	if err := c.GPU.Validate(); err != nil {
+		return sh, &FieldError{Field: "hardware.gpu", Msg: err.Error()}
+	}
+	if c.GPUs > 1 && !(c.Fabric.BW > 0) {
+		return sh, fieldErrorf("hardware.fabric", "fabric %q has no bandwidth; %d GPUs need one", c.Fabric.Name, c.GPUs)
+	}
+	if c.AllReduce > comm.TwoShot {
+		return sh, fieldErrorf("runtime.allreduce", "unknown implementation %d", c.AllReduce)
+	}
+	if !(c.GPUMemoryUtilization > 0 && c.GPUMemoryUtilization <= 1) {
+		return sh, fieldErrorf("runtime.gpu_memory_utilization", "must be in (0, 1], got %g", c.GPUMemoryUtilization)
+	}
+	if c.KVCache > dtype.KVFP8 {
+		return sh, fieldErrorf("model.kv_cache", "unknown KV-cache dtype %d", c.KVCache)
+	}
+	if err := c.Spec.validate(); err != nil {
+		return sh, err
+	}
+	if c.Spec.Method == SpecMTP && m.MTPLayers == 0 {
+		return sh, fieldErrorf("speculative.method", "mtp needs MTP layers, and %s has none (num_nextn_predict_layers = 0); use eagle3 or ngram", m.Name)
+	}
+	c.Layout = l
+	sh = shape{gpus: c.GPUs, tp: l.TP, dp: l.DP, ep: l.EP}
+	sh.attnTP = l.AttentionTP()
+	sh.groups = c.GPUs / sh.attnTP
+	sh.gather = l.TP / sh.attnTP
+	sh.moeTP = l.ExpertTP()
+	sh.dpExchange = l.DP > 1
+	return sh, nil
+}

@@ -1,0 +1,101 @@
+package sim
+
+import (
+	"fmt"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
+)
+
+// Op is one op of one layer of a kind, as `moecast predict --explain`
+// prints it.
+type Op struct {
+	Layer    string        // layer kind: "embed", "dense", "moe", "head", "mtp pass 1", ...
+	Name     string        // e.g. "q_b_proj", "fused_moe (routed experts)"
+	Category cost.Category // where its time goes in the breakdown
+	Shape    string        // per-rank shape, e.g. "M=1 N=1536 K=7168 bf16"
+	// Count is how many times the op runs per step (the layers of its kind).
+	Count float64
+	// Estimate is one occurrence: Time, Lo/Hi, Bytes, FLOPs, Source.
+	Estimate cost.Estimate
+	// Launch is the host launch time beyond the op's own time, per
+	// occurrence (eager mode only; 0 with CUDA graphs).
+	Launch unit.Seconds
+}
+
+// Explain lists each op of one layer of each kind at (batch, context):
+// the same evaluation as Step, unaggregated. Summing
+// Count x (Estimate.Time + Launch) over the ops gives Step's time.
+func (s *Sim) Explain(batch, context int) ([]Op, error) {
+	if _, err := s.Step(batch, context); err != nil {
+		return nil, err
+	}
+	var passes [numPasses]pass
+	for k := passKind(0); k < numPasses; k++ {
+		passes[k] = s.pass(batch, context, k)
+	}
+	var ops []Op
+	var est [maxBlockOps]cost.Estimate
+	for bi := range s.blocks {
+		blk := &s.blocks[bi]
+		p := &passes[blk.pass]
+		s.evalBlock(blk, p, est[:len(blk.ops)])
+		for i := range blk.ops {
+			o := &blk.ops[i]
+			ops = append(ops, Op{
+				Layer: blk.name, Name: o.name, Category: o.cat, Shape: s.shapeString(o, p),
+				Count: blk.count, Estimate: est[i], Launch: s.costs.LaunchCost(est[i]).Time,
+			})
+		}
+	}
+	return ops, nil
+}
+
+// shapeString describes an op's per-rank shape in pass p.
+func (s *Sim) shapeString(o *op, p *pass) string {
+	n := p.tokens(o.dom)
+	switch o.kind {
+	case opGEMM:
+		g := o.gemm
+		str := fmt.Sprintf("M=%d N=%d K=%d %s", n, g.N, g.K, g.Weight.Name)
+		if g.Count > 1 {
+			str += fmt.Sprintf(" x%d heads (bmm)", g.Count)
+		}
+		return str
+	case opElementwise:
+		return fmt.Sprintf("%d tokens, %s", n, unit.Bytes(o.perTok*float64(n)))
+	case opIndexer:
+		return fmt.Sprintf("%d seqs x %d keys, %s", p.seq, p.ctx, unit.Bytes(o.perTok*float64(p.seq)*float64(p.ctx)))
+	case opMLA:
+		m := s.mlaShape(o, p)
+		return fmt.Sprintf("batch=%d ctx=%d heads=%d (x%d queries) latent=%d+%d kv=%s", m.Batch, m.Context,
+			o.heads, p.queries, m.KVLoRARank, m.QKRopeDim, m.KV)
+	case opGQA:
+		str := fmt.Sprintf("batch=%d ctx=%d q_heads=%d (x%d queries) kv_heads=%d dim=%d kv=%s", p.seq, p.ctx,
+			o.heads, p.queries, o.kvHeads, o.headDim, s.cfg.KVCache)
+		if o.slideFrac > 0 && o.window > 0 {
+			str += fmt.Sprintf("; %.0f%% of layers window %d", 100*o.slideFrac, o.window)
+		}
+		return str
+	case opMoE:
+		m := s.cfg.Model
+		return fmt.Sprintf("tokens=%d pairs=%.1f experts=%.1f of %d/rank h=%d inter=%d %s ep=%d moe_tp=%d",
+			p.domain, p.load.Pairs, p.load.Touched, m.MoE.Experts/s.sh.ep, m.Hidden,
+			ceilDiv(m.MoE.Inter, s.sh.moeTP), m.Quant.RoutedExperts.Name, s.sh.ep, s.sh.moeTP)
+	case opTopK:
+		return fmt.Sprintf("%d tokens, top-%d of %d", n, o.topK, s.cfg.Model.MoE.Experts)
+	case opSampling:
+		kind := "top-k/top-p"
+		if o.topK == 1 {
+			kind = "greedy"
+		}
+		return fmt.Sprintf("rows=%d vocab=%d %s (%s)", n, o.heads, kind, unit.Bytes(kernels.SamplingBytes(kernels.SamplingShape{Batch: n, Vocab: o.heads, Greedy: o.topK == 1})))
+	case opAllReduce, opAllGather, opReduceScatter:
+		return fmt.Sprintf("%d ranks, %s", o.ranks, unit.Bytes(o.perTok*float64(n)))
+	case opAllToAll:
+		return fmt.Sprintf("%d ranks, %s sent per rank (%d tokens x %.2f destinations)", o.ranks,
+			unit.Bytes(o.perTok*s.sendDest*float64(n)), n, s.sendDest)
+	}
+	return ""
+}

@@ -1,0 +1,380 @@
+package sim
+
+import (
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/kernels"
+	"github.com/moecast/moecast/model"
+)
+
+// This file builds, once in New, the list of ops one layer of each kind
+// runs on one rank, with every dimension that does not depend on batch and
+// context already split for the layout. Step only fills in token counts and
+// the context and calls the cost functions.
+
+// opKind says which cost function evaluates an op.
+type opKind uint8
+
+const (
+	opGEMM          opKind = iota // kernels.GEMM, M = tokens
+	opElementwise                 // kernels.Elementwise over perTok*tokens bytes
+	opMLA                         // kernels.MLADecode
+	opGQA                         // kernels.GQADecode
+	opIndexer                     // DSA indexer key scan: Elementwise over seqs*ctx*perSeqTok bytes
+	opMoE                         // kernels.MoE with the pass's routing load
+	opTopK                        // router top-k: Elementwise(TopKBytes)
+	opSampling                    // kernels.Sampling
+	opAllReduce                   // comm.AllReduce over perTok*tokens bytes
+	opAllGather                   // comm.AllGather, whole gathered array perTok*tokens
+	opReduceScatter               // comm.ReduceScatter, whole array perTok*tokens
+	opAllToAll                    // comm.AllToAll, bytes sent per rank perTok*tokens
+)
+
+// domain is which token count of a pass an op's size scales with.
+type domain uint8
+
+const (
+	domAttn   domain = iota // tokens of one attention group (per rank on the attention side)
+	domMLP                  // tokens of one TP group (MLP side: gathered with DP attention)
+	domSeq                  // sequences of one attention group (attention kernels, KV)
+	domLogits               // positions whose logits are computed (lm_head, sampling)
+	domSend                 // tokens one rank dispatches to the experts (all-to-all)
+)
+
+// op is one kernel (or one collective) of a layer on one rank.
+type op struct {
+	name   string
+	kind   opKind
+	cat    cost.Category
+	dom    domain
+	gemm   kernels.GEMMShape // opGEMM: M filled in by Step
+	perTok float64           // bytes per token (elementwise, collectives) or per KV position (indexer)
+	ranks  int               // collectives
+	// Attention: heads/kv heads per rank, head dim; a fraction of the
+	// layers of this kind that attend a sliding window.
+	heads, kvHeads, headDim int
+	slideFrac               float64
+	window                  int
+	topK                    int // opTopK: experts chosen; opSampling: 1 = greedy
+	module                  bool
+}
+
+// passKind names the token counts a block runs with.
+type passKind uint8
+
+const (
+	passTarget     passKind = iota // the decode (verify) step of the target model
+	passDraftFirst                 // first draft pass: all verified positions
+	passDraftRest                  // later draft passes: one token per sequence
+	numPasses
+)
+
+// block is a group of ops repeated count times per step, e.g. the 60 MoE
+// layers of Kimi-K2.5.
+type block struct {
+	name  string // layer kind shown by Explain: "embed", "dense", "moe", "head", "mtp", ...
+	pass  passKind
+	count float64
+	ops   []op
+	// mla: the ops flagged module form the MLA module that a calibrated
+	// MLAModule table may replace (see evalBlock).
+	mla bool
+}
+
+// builder accumulates ops for a model and layout.
+type builder struct {
+	m    *model.Config
+	sh   shape
+	kv   dtype.KVCache
+	impl comm.Impl
+}
+
+const actBytes = 2 // bf16 activations
+
+func (b *builder) gemm(name string, l model.Linear, tp int, dom domain) op {
+	in, out := l.ShardDims(tp)
+	return op{name: name, kind: opGEMM, cat: cost.GEMM, dom: dom,
+		gemm: kernels.GEMMShape{N: out, K: in, Weight: l.Format}}
+}
+
+func elementwise(name string, cat cost.Category, dom domain, perTok float64) op {
+	return op{name: name, kind: opElementwise, cat: cat, dom: dom, perTok: perTok}
+}
+
+// norm is vLLM's fused_add_rms_norm over width: read x and the residual,
+// write both (bf16): 8·width bytes per token.
+func norm(name string, width int, dom domain) op {
+	return elementwise(name, cost.Elementwise, dom, 4*actBytes*float64(width))
+}
+
+// tpReduce is the collective that follows a TP-split block (o_proj, MLP):
+// the AllReduce of tokens x hidden x 2 B among attention-TP ranks, or with
+// DP attention and TP > 1 a reduce-scatter among TP ranks. None at TP = 1.
+func (b *builder) tpReduce(name string) []op {
+	h := float64(b.m.Hidden) * actBytes
+	switch {
+	case b.sh.attnTP > 1:
+		return []op{{name: name + " allreduce", kind: opAllReduce, cat: cost.AllReduce, dom: domAttn, perTok: h, ranks: b.sh.attnTP}}
+	case b.sh.gather > 1:
+		return []op{{name: name + " reduce_scatter", kind: opReduceScatter, cat: cost.ReduceScatter, dom: domMLP, perTok: h, ranks: b.sh.tp}}
+	}
+	return nil
+}
+
+// tpGather is the all-gather over TP that brings the attention groups'
+// tokens to the TP-split MLP side with DP attention and TP > 1.
+func (b *builder) tpGather(name string) []op {
+	if b.sh.attnTP == 1 && b.sh.gather > 1 {
+		return []op{{name: name + " allgather", kind: opAllGather, cat: cost.AllGather, dom: domMLP,
+			perTok: float64(b.m.Hidden) * actBytes, ranks: b.sh.tp}}
+	}
+	return nil
+}
+
+// attention lists one layer's attention module on one rank, from its input
+// norm to the collective after o_proj.
+func (b *builder) attention() []op {
+	m, a := b.m, &b.m.Attn
+	tp := b.sh.attnTP
+	ops := []op{norm("input_layernorm", m.Hidden, domAttn)}
+	slide := 0.0
+	if a.SlidingWindow > 0 && a.SlidingLayers > 0 && m.Layers > 0 {
+		slide = float64(a.SlidingLayers) / float64(m.Layers)
+	}
+	kvElt := b.kv.Bytes()
+	if a.Kind == model.MLA {
+		h := a.Heads / tp
+		for _, l := range m.AttentionLinears() {
+			switch l.Name {
+			case "kv_b_proj":
+				// Absorbed decode: W_UK folds into q (per-head bmm
+				// nope -> kv_lora) and W_UV unfolds the attention output
+				// (kv_lora -> v); kv_b is read in two halves.
+				ops = append(ops,
+					op{name: "kv_b_proj W_UK (q absorb)", kind: opGEMM, cat: cost.GEMM, dom: domAttn, module: true,
+						gemm: kernels.GEMMShape{N: a.KVLoRARank, K: a.QKNopeDim, Weight: l.Format, Count: h}},
+					elementwise("rotary_emb", cost.Elementwise, domAttn,
+						2*2*actBytes*float64(h*a.QKRopeDim+a.QKRopeDim)),
+					elementwise("kv_cache write (concat_and_cache_mla)", cost.Elementwise, domAttn,
+						float64(a.KVLoRARank+a.QKRopeDim)*(actBytes+kvElt)),
+				)
+				if a.IndexHeads > 0 && a.IndexTopK > 0 {
+					ops = append(ops,
+						elementwise("indexer k cache write", cost.Elementwise, domAttn, float64(m.IndexerKeyBytesPerToken())/float64(m.Layers)+actBytes*float64(a.IndexHeadDim)),
+						op{name: "indexer scores + top-k", kind: opIndexer, cat: cost.Attention, dom: domSeq,
+							perTok: float64(m.IndexerKeyBytesPerToken()) / float64(m.Layers)})
+				}
+				ops = append(ops,
+					op{name: "mla decode attention", kind: opMLA, cat: cost.Attention, dom: domSeq, module: true, heads: h},
+					op{name: "kv_b_proj W_UV (v unabsorb)", kind: opGEMM, cat: cost.GEMM, dom: domAttn, module: true,
+						gemm: kernels.GEMMShape{N: a.VHeadDim, K: a.KVLoRARank, Weight: l.Format, Count: h}},
+				)
+			default:
+				g := b.gemm(l.Name, l, tp, domAttn)
+				g.module = !isIndexer(l.Name)
+				ops = append(ops, g)
+				switch l.Name {
+				case "q_a_proj":
+					ops = append(ops, elementwise("q_a_layernorm", cost.Elementwise, domAttn, 2*actBytes*float64(a.QLoRARank)))
+				case "kv_a_proj_with_mqa":
+					ops = append(ops, elementwise("kv_a_layernorm", cost.Elementwise, domAttn, 2*actBytes*float64(a.KVLoRARank)))
+				}
+			}
+		}
+	} else {
+		hq := a.Heads / tp
+		hkv := max(1, a.KVHeads/tp)
+		for _, l := range m.AttentionLinears() {
+			ops = append(ops, b.gemm(l.Name, l, tp, domAttn))
+			if l.Name != "qkv_proj" {
+				continue
+			}
+			w := float64((hq + hkv) * a.HeadDim)
+			if a.QKNorm {
+				ops = append(ops, elementwise("q_norm/k_norm", cost.Elementwise, domAttn, 2*actBytes*w))
+			}
+			ops = append(ops,
+				elementwise("rotary_emb", cost.Elementwise, domAttn, 2*actBytes*w),
+				elementwise("kv_cache write (reshape_and_cache)", cost.Elementwise, domAttn, float64(2*hkv*a.HeadDim)*(actBytes+kvElt)),
+				op{name: "gqa decode attention", kind: opGQA, cat: cost.Attention, dom: domSeq,
+					heads: hq, kvHeads: hkv, headDim: a.HeadDim, slideFrac: slide, window: a.SlidingWindow},
+			)
+		}
+		// o_proj must come after attention: move it to the end.
+		for i, o := range ops {
+			if o.name == "o_proj" && i != len(ops)-1 {
+				copy(ops[i:], ops[i+1:])
+				ops[len(ops)-1] = o
+				break
+			}
+		}
+	}
+	ops = append(ops, b.tpReduce("o_proj")...)
+	return ops
+}
+
+func isIndexer(name string) bool { return len(name) > 8 && name[:8] == "indexer." }
+
+// mlp lists a SwiGLU MLP split over TP (dense layers, shared expert):
+// gate_up GEMM, silu_and_mul, down GEMM, on the MLP-side tokens.
+func (b *builder) mlp(prefix string, ls []model.Linear) []op {
+	var ops []op
+	for _, l := range ls {
+		ops = append(ops, b.gemm(prefix+l.Name, l, b.sh.tp, domMLP))
+		if l.Name == "gate_up_proj" {
+			_, out := l.ShardDims(b.sh.tp)
+			ops = append(ops, elementwise(prefix+"silu_and_mul", cost.Elementwise, domMLP, 3*actBytes*float64(out/2)))
+		}
+	}
+	return ops
+}
+
+// denseLayer is one decoder layer with a dense MLP.
+func (b *builder) denseLayer() []op {
+	ops := b.attention()
+	ops = append(ops, b.tpGather("attn")...)
+	ops = append(ops, norm("post_attention_layernorm", b.m.Hidden, domMLP))
+	ops = append(ops, b.mlp("", b.m.DenseMLPLinears())...)
+	ops = append(ops, b.tpReduce("mlp")...)
+	return ops
+}
+
+// moeLayer is one decoder layer with an MoE block: router, routed experts
+// (with the exchange the layout needs), shared expert.
+func (b *builder) moeLayer() []op {
+	m := b.m
+	h := float64(m.Hidden) * actBytes
+	ops := b.attention()
+	ops = append(ops, b.tpGather("attn")...)
+	ops = append(ops, norm("post_attention_layernorm", m.Hidden, domMLP))
+	router := b.gemm("router (gate)", m.RouterLinear(), 1, domMLP)
+	ops = append(ops, router,
+		op{name: "router top-k", kind: opTopK, cat: cost.MoE, dom: domMLP, topK: m.MoE.TopK})
+	if b.sh.dpExchange {
+		if b.sh.ep > 1 {
+			// DeepEP-style dispatch: each rank sends its share of the
+			// tokens once to every rank holding one of its experts
+			// (perTok scaled by the expected destinations in New).
+			ops = append(ops, op{name: "moe dispatch alltoall", kind: opAllToAll, cat: cost.AllToAll, dom: domSend, perTok: h, ranks: b.sh.gpus})
+		} else {
+			ops = append(ops, op{name: "moe dp allgather", kind: opAllGather, cat: cost.AllGather, dom: domMLP, perTok: h * float64(b.sh.dp), ranks: b.sh.dp})
+		}
+	}
+	ops = append(ops, op{name: "fused_moe (routed experts)", kind: opMoE, cat: cost.MoE, dom: domMLP})
+	if b.sh.dpExchange {
+		if b.sh.ep > 1 {
+			ops = append(ops, op{name: "moe combine alltoall", kind: opAllToAll, cat: cost.AllToAll, dom: domSend, perTok: h, ranks: b.sh.gpus})
+		} else {
+			ops = append(ops, op{name: "moe dp reduce_scatter", kind: opReduceScatter, cat: cost.ReduceScatter, dom: domMLP, perTok: h * float64(b.sh.dp), ranks: b.sh.dp})
+		}
+	}
+	if se := m.SharedExpertLinears(); len(se) > 0 {
+		ops = append(ops, b.mlp("shared_expert.", se)...)
+		ops = append(ops, elementwise("shared + routed add", cost.Elementwise, domMLP, 3*h))
+	}
+	ops = append(ops, b.tpReduce("moe")...)
+	return ops
+}
+
+// embed is the vocab-parallel embedding lookup and its AllReduce.
+func (b *builder) embed() []op {
+	h := float64(b.m.Hidden) * actBytes
+	ops := []op{elementwise("embed_tokens lookup", cost.Elementwise, domMLP, 2*h)}
+	if b.sh.tp > 1 {
+		ops = append(ops, op{name: "embed allreduce", kind: opAllReduce, cat: cost.AllReduce, dom: domMLP, perTok: h, ranks: b.sh.tp})
+	}
+	return ops
+}
+
+// head is the final norm, the vocab-parallel lm_head, the logits
+// all-gather and the sampler.
+func (b *builder) head(lm model.Linear, greedy bool) []op {
+	ops := []op{elementwise("final norm", cost.Elementwise, domLogits, 2*actBytes*float64(b.m.Hidden))}
+	g := b.gemm("lm_head", lm, b.sh.tp, domLogits)
+	ops = append(ops, g)
+	if b.sh.tp > 1 {
+		// vLLM gathers the bf16 logits of every rank's vocab shard.
+		ops = append(ops, op{name: "logits allgather", kind: opAllGather, cat: cost.AllGather, dom: domLogits,
+			perTok: float64(g.gemm.N*b.sh.tp) * actBytes, ranks: b.sh.tp})
+	}
+	s := op{name: "sampler", kind: opSampling, cat: cost.Sampling, dom: domLogits, heads: lm.Out}
+	if greedy {
+		s.name, s.topK = "argmax (draft)", 1
+	}
+	return append(ops, s)
+}
+
+// EAGLE-3 draft head assumed (state in the package doc): one Llama-style
+// decoder layer at the target hidden size: fc 3·hidden -> hidden fusing
+// three target hidden states (first pass only), qkv from 2·hidden (the
+// embedding and the fused state) with the target's query heads, 8 kv heads
+// of dim 128, o_proj, a SwiGLU MLP of width DenseInter (or 3·hidden when the
+// target has none), its own lm_head over a 32,000-token draft vocabulary,
+// all bf16 and split over TP like the target.
+const (
+	eagleKVHeads    = 8
+	eagleHeadDim    = 128
+	eagleDraftVocab = 32000
+)
+
+func (b *builder) eagleLinears() (fc, qkv, o model.Linear, mlp []model.Linear, lm model.Linear) {
+	m := b.m
+	f := dtype.BF16Weights
+	heads := m.Attn.Heads
+	fc = model.Linear{Name: "eagle fc", In: 3 * m.Hidden, Out: m.Hidden, Split: model.Replicated, Format: f}
+	qkv = model.Linear{Name: "eagle qkv_proj", In: 2 * m.Hidden, Out: (heads + 2*eagleKVHeads) * eagleHeadDim,
+		Split: model.QKVParallel, Format: f, Heads: heads, KVHeads: eagleKVHeads, HeadDim: eagleHeadDim}
+	o = model.Linear{Name: "eagle o_proj", In: heads * eagleHeadDim, Out: m.Hidden, Split: model.Row, Format: f}
+	inter := m.DenseInter
+	if inter <= 0 {
+		inter = 3 * m.Hidden
+	}
+	mlp = []model.Linear{
+		{Name: "gate_up_proj", In: m.Hidden, Out: 2 * inter, Split: model.Column, Format: f},
+		{Name: "down_proj", In: inter, Out: m.Hidden, Split: model.Row, Format: f},
+	}
+	lm = model.Linear{Name: "eagle lm_head", In: m.Hidden, Out: eagleDraftVocab, Split: model.VocabParallel, Format: f}
+	return
+}
+
+// eagleLayer is one EAGLE-3 draft pass (without fc).
+func (b *builder) eagleLayer() []op {
+	m := b.m
+	_, qkv, o, mlp, lm := b.eagleLinears()
+	tp := b.sh.attnTP
+	hq := m.Attn.Heads / tp
+	hkv := max(1, eagleKVHeads/tp)
+	w := float64((hq + hkv) * eagleHeadDim)
+	ops := b.embed()
+	ops = append(ops,
+		norm("eagle input norms", 2*m.Hidden, domAttn),
+		b.gemm(qkv.Name, qkv, tp, domAttn),
+		elementwise("eagle rotary_emb", cost.Elementwise, domAttn, 2*actBytes*w),
+		elementwise("eagle kv_cache write", cost.Elementwise, domAttn, float64(2*hkv*eagleHeadDim)*(actBytes+b.kv.Bytes())),
+		op{name: "eagle gqa decode attention", kind: opGQA, cat: cost.Attention, dom: domSeq, heads: hq, kvHeads: hkv, headDim: eagleHeadDim},
+		b.gemm(o.Name, o, tp, domAttn),
+	)
+	ops = append(ops, b.tpReduce("eagle o_proj")...)
+	ops = append(ops, b.tpGather("eagle attn")...)
+	ops = append(ops, norm("eagle post_attention_layernorm", m.Hidden, domMLP))
+	ops = append(ops, b.mlp("eagle ", mlp)...)
+	ops = append(ops, b.tpReduce("eagle mlp")...)
+	return append(ops, b.head(lm, true)...)
+}
+
+// mtpLayer is one pass of a DeepSeek MTP module: embedding, enorm and
+// hnorm, eh_proj (2·hidden -> hidden, replicated), one MoE decoder layer,
+// shared_head norm and the shared lm_head, greedy draft.
+func (b *builder) mtpLayer() []op {
+	m := b.m
+	ops := b.embed()
+	ops = append(ops,
+		elementwise("mtp enorm", cost.Elementwise, domAttn, 2*actBytes*float64(m.Hidden)),
+		elementwise("mtp hnorm", cost.Elementwise, domAttn, 2*actBytes*float64(m.Hidden)))
+	for _, l := range m.MTPLinears() {
+		ops = append(ops, b.gemm("mtp "+l.Name, l, 1, domAttn))
+	}
+	ops = append(ops, b.moeLayer()...)
+	return append(ops, b.head(m.LMHeadLinear(), true)...)
+}

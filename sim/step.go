@@ -1,0 +1,451 @@
+// Package sim composes one decode step of an MoE model on a GPU box: the
+// ops of each layer kind on one rank for a parallel layout, their costs
+// from kernels and comm, speculative decoding, and the memory picture.
+//
+// It is a pure, deterministic function of its Config: no files, no clock.
+// New validates the Config and precomputes every op list; Step evaluates
+// costs for one (batch, context) without allocating.
+//
+// # What one step is
+//
+// A decode step as vLLM runs it, per layer kind (dense layers, MoE layers,
+// MTP or EAGLE-3 draft passes), with the ops taken from model's Linear lists
+// (AttentionLinears, DenseMLPLinears, SharedExpertLinears, ExpertLinears,
+// RouterLinear, EmbeddingLinear, LMHeadLinear, MTPLinears) split per rank:
+//
+//   - embedding lookup (vocab-parallel) and its AllReduce;
+//   - per layer: fused_add_rms_norm, the attention projections (MLA in its
+//     absorbed decode form: q_a, q_a_layernorm, q_b, kv_a, kv_a_layernorm,
+//     the per-head W_UK and W_UV bmm's from kv_b, rotary, the latent
+//     KV-cache write, the decode attention kernel; GQA: qkv, optional q/k
+//     norm, rotary, KV-cache write, attention, o_proj), the TP AllReduce
+//     after o_proj, fused_add_rms_norm, then the dense MLP (gate_up,
+//     silu_and_mul, down) or the MoE block (router GEMM, top-k, fused MoE
+//     over the experts the busiest rank touches, shared expert, the add),
+//     and the TP AllReduce after the MLP/MoE sum;
+//   - final norm, vocab-parallel lm_head, the logits all-gather over TP
+//     and the sampler.
+//
+// See shape (config.go) for how a layout (TP, DP, EP, DP attention) maps
+// to splits and collectives, and routing (routing.go) for the MoE load of
+// the busiest rank under uniform routing.
+//
+// # Time, categories, intervals
+//
+// Step time = the sum of all op times: nothing overlaps (no compute/comm
+// overlap, no dual-batch overlap, no host/device overlap beyond what
+// kernels.LaunchCost models). The breakdown assigns each op one
+// cost.Category; its sum equals the step time. Without CUDA graphs each
+// op's host launch cost beyond its GPU time goes into `launch`
+// (kernels.Costs.LaunchCost). The host's own per-step work (scheduling,
+// input preparation) is not modelled (`other` stays 0).
+//
+// Intervals: deviations (Time-Lo, Hi-Time) add linearly within a category
+// (ops of one kind share the same efficiency error: correlated) and in
+// quadrature across categories (independent):
+//
+//	Step.Lo = Step.Time - sqrt(Σ_c (Time_c - Lo_c)²),  Step.Hi = Step.Time + sqrt(Σ_c (Hi_c - Time_c)²).
+//
+// # Speculative decoding
+//
+// The verify step runs K+1 tokens per sequence through the target; tokens
+// per step follow Spec.TokensPerStep; TPOT = step / tokens per step. Draft
+// cost: MTP = K sequential passes of the MTP module (embedding, enorm,
+// hnorm, eh_proj, one MoE decoder layer, shared lm_head, greedy argmax),
+// the first over all K+1 verified positions of each sequence and the other
+// K-1 over one token per sequence, as vLLM's EagleProposer runs them;
+// EAGLE-3 = the same K passes of a one-layer draft head (see eagleLinears
+// for the assumed size: target hidden, 8 kv heads of 128, MLP width of the
+// target's dense layers, 32,000-token draft vocabulary, bf16) plus its fc
+// fusion layer once; ngram = no GPU cost (prompt lookup runs on the host
+// and its time is not modelled). Multiple query tokens per sequence are
+// folded into the attention heads (FlashMLA's s_q x h_q): KV is read once
+// per sequence.
+package sim
+
+import (
+	"math"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
+	"github.com/moecast/moecast/model"
+)
+
+// Point is the prediction for one (batch, context).
+type Point struct {
+	Batch, Context  int
+	Step            cost.Estimate // the decode step (verify step with spec decode)
+	TPOT            unit.Seconds  // Step / TokensPerStep
+	TokensPerStep   float64       // expected tokens per sequence per step (1 without spec decode)
+	TokensPerSecond float64       // batch x TokensPerStep / Step
+	PerUser         float64       // TokensPerStep / Step
+	Breakdown       [cost.NumCategories]cost.Estimate
+	Memory          Memory
+	Fits            bool
+}
+
+// Sim evaluates decode steps for one validated Config. It is safe for
+// concurrent use.
+type Sim struct {
+	cfg     Config
+	sh      shape
+	costs   kernels.Costs
+	comm    comm.Comm
+	route   routing
+	blocks  []block
+	mem     memoryModel
+	tps     float64 // tokens per step
+	queries int     // K+1 or 1
+	// sendDest: expected ranks one token is dispatched to (all-to-all).
+	sendDest float64
+}
+
+// New validates cfg and precomputes everything that does not depend on
+// batch and context. Errors are *FieldError naming the scenario key.
+func New(cfg Config) (*Sim, error) {
+	sh, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	s := &Sim{cfg: cfg, sh: sh}
+	s.costs = kernels.Costs{GPU: cfg.GPU, Eff: cfg.Efficiency, Graphs: cfg.Graphs, Tables: cfg.KernelTables}
+	if s.costs.Eff.Mem == 0 {
+		s.costs.Eff = kernels.EfficiencyFor(cfg.GPU)
+	}
+	s.comm = comm.Comm{Fabric: cfg.Fabric, Graphs: cfg.Graphs, Tables: cfg.CommTables}
+	m := cfg.Model
+	s.route = newRouting(m.MoE.Experts, m.MoE.TopK, sh.ep)
+	s.sendDest = float64(sh.ep) * s.route.hitSlot * float64(sh.moeTP)
+	s.tps = cfg.Spec.TokensPerStep()
+	s.queries = cfg.Spec.queryTokens()
+
+	b := &builder{m: m, sh: sh, kv: cfg.KVCache, impl: cfg.AllReduce}
+	add := func(name string, pass passKind, count float64, ops []op, mla bool) {
+		if count > 0 && len(ops) > 0 {
+			s.blocks = append(s.blocks, block{name: name, pass: pass, count: count, ops: ops, mla: mla})
+		}
+	}
+	mla := m.Attn.Kind == model.MLA
+	add("embed", passTarget, 1, b.embed(), false)
+	add("dense", passTarget, float64(m.DenseLayerCount()), b.denseLayer(), mla)
+	add("moe", passTarget, float64(m.MoELayers()), b.moeLayer(), mla)
+	add("head", passTarget, 1, b.head(m.LMHeadLinear(), false), false)
+	k := float64(cfg.Spec.DraftTokens)
+	switch cfg.Spec.Method {
+	case SpecMTP:
+		layer := b.mtpLayer()
+		add("mtp pass 1", passDraftFirst, 1, layer, mla)
+		add("mtp pass 2..K", passDraftRest, k-1, layer, mla)
+	case SpecEAGLE3:
+		fc, _, _, _, _ := b.eagleLinears()
+		add("eagle3 fc", passDraftFirst, 1, []op{b.gemm(fc.Name, fc, 1, domAttn)}, false)
+		layer := b.eagleLayer()
+		add("eagle3 pass 1", passDraftFirst, 1, layer, false)
+		add("eagle3 pass 2..K", passDraftRest, k-1, layer, false)
+	}
+	for bi := range s.blocks {
+		if len(s.blocks[bi].ops) > maxBlockOps {
+			return nil, fieldErrorf("model", "internal: %d ops in one layer exceed %d", len(s.blocks[bi].ops), maxBlockOps)
+		}
+	}
+	s.mem = newMemoryModel(&s.cfg, sh)
+	return s, nil
+}
+
+// maxBlockOps bounds the ops of one block so Step can keep their estimates
+// in a fixed array on the stack.
+const maxBlockOps = 64
+
+// pass holds the token counts of one kind of forward pass at a batch.
+type pass struct {
+	seq, queries int // sequences per attention group, query tokens per sequence
+	attn, mlp    int // tokens on the attention side and on the MLP side of a rank
+	logits       int // positions whose logits are computed
+	send         int // tokens a rank dispatches (all-to-all)
+	domain       int // tokens entering the expert domain (all DP groups)
+	ctx          int
+	load         load
+}
+
+func (s *Sim) pass(batch, context int, kind passKind) pass {
+	sh := &s.sh
+	p := pass{seq: ceilDiv(batch, sh.groups), ctx: context, queries: s.queries}
+	if kind == passDraftRest {
+		p.queries = 1
+	}
+	p.attn = p.seq * p.queries
+	p.mlp = p.attn * sh.gather
+	p.logits = p.mlp
+	if kind != passTarget {
+		p.logits = p.seq * sh.gather // the draft samples the last position only
+	}
+	p.send = ceilDiv(p.mlp, sh.tp)
+	p.domain = p.mlp * sh.dp
+	p.load = s.route.at(float64(p.domain))
+	return p
+}
+
+func ceilDiv(a, b int) int {
+	if b <= 1 {
+		return a
+	}
+	return (a + b - 1) / b
+}
+
+func (p *pass) tokens(d domain) int {
+	switch d {
+	case domAttn:
+		return p.attn
+	case domMLP:
+		return p.mlp
+	case domSeq:
+		return p.seq
+	case domLogits:
+		return p.logits
+	case domSend:
+		return p.send
+	}
+	return 0
+}
+
+// Step evaluates one decode step at batch sequences of context tokens each.
+// It does not allocate.
+func (s *Sim) Step(batch, context int) (Point, error) {
+	if batch <= 0 {
+		return Point{}, fieldErrorf("workload.batch", "must be > 0, got %d", batch)
+	}
+	if context <= 0 {
+		return Point{}, fieldErrorf("workload.context", "must be > 0, got %d", context)
+	}
+	var passes [numPasses]pass
+	for k := passKind(0); k < numPasses; k++ {
+		passes[k] = s.pass(batch, context, k)
+	}
+	var a accum
+	var est [maxBlockOps]cost.Estimate
+	for bi := range s.blocks {
+		blk := &s.blocks[bi]
+		p := &passes[blk.pass]
+		s.evalBlock(blk, p, est[:len(blk.ops)])
+		for i := range blk.ops {
+			a.add(blk.ops[i].cat, &est[i], blk.count)
+			a.addLaunch(s.costs.LaunchCost(est[i]), blk.count)
+		}
+	}
+	pt := Point{Batch: batch, Context: context, TokensPerStep: s.tps}
+	pt.Breakdown, pt.Step = a.finish()
+	if pt.Step.Time > 0 {
+		pt.TPOT = pt.Step.Time / unit.Seconds(s.tps)
+		pt.PerUser = s.tps / float64(pt.Step.Time)
+		pt.TokensPerSecond = float64(batch) * pt.PerUser
+	}
+	pt.Memory, pt.Fits = s.mem.at(batch, context)
+	return pt, nil
+}
+
+// evalBlock fills est with the per-layer estimate of each op of blk.
+// With calibration tables and an MLA model, the MLA module (projection
+// GEMMs + attention) is looked up whole (kernels.Costs.MLAModule) and, when
+// the table covers it, its time replaces those ops' times, shared among
+// them in proportion to their own estimates (so the gemm/attention split
+// follows the roofline); Source.Note says so.
+func (s *Sim) evalBlock(blk *block, p *pass, est []cost.Estimate) {
+	for i := range blk.ops {
+		est[i] = s.eval(&blk.ops[i], p)
+	}
+	if !blk.mla || s.cfg.KernelTables == nil {
+		return
+	}
+	var projBuf [8]kernels.GEMMShape
+	proj := projBuf[:0]
+	var attn kernels.MLAShape
+	var sum unit.Seconds
+	for i := range blk.ops {
+		o := &blk.ops[i]
+		if !o.module {
+			continue
+		}
+		sum += est[i].Time
+		switch o.kind {
+		case opGEMM:
+			if len(proj) < cap(proj) {
+				g := o.gemm
+				g.M = p.tokens(o.dom)
+				proj = append(proj, g)
+			}
+		case opMLA:
+			attn = s.mlaShape(o, p)
+		}
+	}
+	t, ok := s.costs.MLAModule(attn, proj)
+	if !ok || sum <= 0 {
+		return
+	}
+	for i := range blk.ops {
+		if !blk.ops[i].module {
+			continue
+		}
+		w := est[i].Time / sum
+		est[i].Time = t.Time * w
+		est[i].Lo = t.Lo * w
+		est[i].Hi = t.Hi * w
+		est[i].Source = t.Source
+		if est[i].Source.Note == "" {
+			est[i].Source.Note = noteMLAModule
+		}
+	}
+}
+
+const noteMLAModule = "MLA module table (projections + attention) split over gemm/attention by the ops' own estimates"
+
+func (s *Sim) mlaShape(o *op, p *pass) kernels.MLAShape {
+	a := &s.cfg.Model.Attn
+	ctx := p.ctx
+	if a.IndexTopK > 0 && a.IndexHeads > 0 && ctx > a.IndexTopK {
+		ctx = a.IndexTopK // DSA: attention reads the top-k selected tokens
+	}
+	return kernels.MLAShape{Batch: p.seq, Context: ctx, Heads: o.heads * p.queries,
+		KVLoRARank: a.KVLoRARank, QKRopeDim: a.QKRopeDim, KV: s.cfg.KVCache, TotalHeads: a.Heads * p.queries}
+}
+
+// eval is the per-layer estimate of one op in pass p.
+func (s *Sim) eval(o *op, p *pass) cost.Estimate {
+	n := p.tokens(o.dom)
+	switch o.kind {
+	case opGEMM:
+		g := o.gemm
+		g.M = n
+		return s.costs.GEMM(g)
+	case opElementwise:
+		return s.costs.Elementwise(unit.Bytes(o.perTok * float64(n)))
+	case opIndexer:
+		return s.costs.Elementwise(unit.Bytes(o.perTok * float64(p.seq) * float64(p.ctx)))
+	case opMLA:
+		return s.costs.MLADecode(s.mlaShape(o, p))
+	case opGQA:
+		g := kernels.GQAShape{Batch: p.seq, Context: p.ctx, Heads: o.heads * p.queries, KVHeads: o.kvHeads,
+			HeadDim: o.headDim, KV: s.cfg.KVCache}
+		full := s.costs.GQADecode(g)
+		if o.slideFrac <= 0 || o.window <= 0 || p.ctx <= o.window {
+			return full
+		}
+		g.Context = o.window
+		return blend(full, s.costs.GQADecode(g), o.slideFrac)
+	case opMoE:
+		m := s.cfg.Model
+		l := &p.load
+		tokens := p.domain
+		if s.sh.dpExchange && s.sh.ep > 1 {
+			tokens = int(math.Ceil(l.Tokens))
+		}
+		return s.costs.MoE(kernels.MoEShape{
+			Tokens: tokens, Pairs: l.Pairs, ExpertsTouched: l.Touched,
+			Hidden: m.Hidden, Inter: ceilDiv(m.MoE.Inter, s.sh.moeTP), Weight: m.Quant.RoutedExperts,
+			GlobalTokens: p.domain, Experts: m.MoE.Experts, TopK: m.MoE.TopK, MoETP: s.sh.moeTP, EP: s.sh.ep,
+		})
+	case opTopK:
+		return s.costs.Elementwise(kernels.TopKBytes(n, s.cfg.Model.MoE.Experts, o.topK))
+	case opSampling:
+		return s.costs.Sampling(kernels.SamplingShape{Batch: n, Vocab: o.heads, Greedy: o.topK == 1})
+	case opAllReduce:
+		return s.comm.AllReduce(s.cfg.AllReduce, o.ranks, unit.Bytes(o.perTok*float64(n)))
+	case opAllGather:
+		return s.comm.AllGather(o.ranks, unit.Bytes(o.perTok*float64(n)))
+	case opReduceScatter:
+		return s.comm.ReduceScatter(o.ranks, unit.Bytes(o.perTok*float64(n)))
+	case opAllToAll:
+		return s.comm.AllToAll(o.ranks, unit.Bytes(o.perTok*s.sendDest*float64(n)))
+	}
+	return cost.Estimate{}
+}
+
+// blend is (1-f)·a + f·b: a kind of layer of which a fraction f runs the
+// b variant (sliding-window attention layers).
+func blend(a, b cost.Estimate, f float64) cost.Estimate {
+	g := 1 - f
+	out := a
+	out.Time = unit.Seconds(g)*a.Time + unit.Seconds(f)*b.Time
+	out.Lo = unit.Seconds(g)*a.Lo + unit.Seconds(f)*b.Lo
+	out.Hi = unit.Seconds(g)*a.Hi + unit.Seconds(f)*b.Hi
+	out.Bytes = unit.Bytes(g)*a.Bytes + unit.Bytes(f)*b.Bytes
+	out.FLOPs = unit.FLOPs(g)*a.FLOPs + unit.FLOPs(f)*b.FLOPs
+	out.Kernels = g*a.Kernels + f*b.Kernels
+	return out
+}
+
+// accum sums op estimates per category.
+type accum struct {
+	t, lo, hi [cost.NumCategories]unit.Seconds
+	bytes     [cost.NumCategories]unit.Bytes
+	flops     [cost.NumCategories]unit.FLOPs
+	kernels   [cost.NumCategories]float64
+	src       [cost.NumCategories]cost.Source
+	srcTime   [cost.NumCategories]unit.Seconds // time of the op whose source is kept
+	mixed     [cost.NumCategories]bool
+}
+
+// add adds n times e to category c. The category's source is that of its
+// largest op; when ops of different source kinds (table, roofline) meet,
+// the category is marked mixed.
+func (a *accum) add(c cost.Category, e *cost.Estimate, n float64) {
+	if n <= 0 || c >= cost.NumCategories {
+		return
+	}
+	w := unit.Seconds(n)
+	a.t[c] += e.Time * w
+	a.lo[c] += e.Lo * w
+	a.hi[c] += e.Hi * w
+	a.bytes[c] += e.Bytes * unit.Bytes(n)
+	a.flops[c] += e.FLOPs * unit.FLOPs(n)
+	a.kernels[c] += e.Kernels * n
+	if e.Time*w > a.srcTime[c] {
+		if a.srcTime[c] > 0 && a.src[c].Kind != e.Source.Kind {
+			a.mixed[c] = true
+		}
+		a.src[c] = e.Source
+		a.srcTime[c] = e.Time * w
+	} else if e.Time > 0 && a.src[c].Kind != e.Source.Kind {
+		a.mixed[c] = true
+	}
+}
+
+func (a *accum) addLaunch(e cost.Estimate, n float64) {
+	if e.Time > 0 {
+		a.add(cost.Launch, &e, n)
+	}
+}
+
+const noteMixed = "ops of this category come from tables and rooflines; source of the largest op shown (see --explain)"
+
+// finish returns the breakdown and the step estimate (see the package doc
+// for how intervals combine).
+func (a *accum) finish() ([cost.NumCategories]cost.Estimate, cost.Estimate) {
+	var br [cost.NumCategories]cost.Estimate
+	var step cost.Estimate
+	var dlo2, dhi2 float64
+	for c := range br {
+		e := &br[c]
+		e.Time, e.Lo, e.Hi = a.t[c], a.lo[c], a.hi[c]
+		e.Bytes, e.FLOPs, e.Kernels = a.bytes[c], a.flops[c], a.kernels[c]
+		e.Source = a.src[c]
+		if a.mixed[c] {
+			e.Source.Note = noteMixed
+		}
+		step.Time += e.Time
+		step.Bytes += e.Bytes
+		step.FLOPs += e.FLOPs
+		step.Kernels += e.Kernels
+		dlo := float64(e.Time - e.Lo)
+		dhi := float64(e.Hi - e.Time)
+		dlo2 += dlo * dlo
+		dhi2 += dhi * dhi
+	}
+	step.Lo = step.Time - unit.Seconds(math.Sqrt(dlo2))
+	step.Hi = step.Time + unit.Seconds(math.Sqrt(dhi2))
+	step.Source = cost.Source{Kind: cost.Roofline, Formula: formulaStep}
+	return br, step
+}
+
+const formulaStep = "sum of op estimates (no overlap); interval: linear within a category, quadrature across"
