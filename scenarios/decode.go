@@ -180,11 +180,9 @@ var typeErr = regexp.MustCompile(`^toml: (?:line (\d+) )?\(last key "((?:[^"\\]|
 func tomlError(file string, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		msg := pe.Message
-		if pe.LastKey != "" && !strings.Contains(msg, pe.LastKey) {
-			return &Error{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: msg, Err: err}
-		}
-		return &Error{File: file, Line: pe.Position.Line, Msg: msg, Err: err}
+		// A syntax error: LastKey is only the last key parsed before it,
+		// so the message stands without a key.
+		return &Error{File: file, Line: pe.Position.Line, Msg: pe.Message, Err: err}
 	}
 	if m := typeErr.FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])

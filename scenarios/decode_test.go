@@ -41,7 +41,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"unknown key", "name = \"x\"\n[parallel]\ntp = 8\ntpp = 2\n", `f.toml:4: unknown key "parallel.tpp"`},
 		{"unknown table", "[paralel]\ntp = 8\n", `f.toml:1: unknown key "paralel"`},
 		{"type", "[parallel]\n\ntp = \"8\"\n", `f.toml:3: parallel.tp: incompatible types`},
-		{"syntax", "[parallel]\ntp = = 8\n", `f.toml:2: `},
+		{"syntax", "[parallel]\ntp = = 8\n", `f.toml:2: expected value`},
 		{"array type", "[workload]\nbatch = [1, \"2\"]\n", `f.toml:2: workload.batch`},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,463 @@
+package scenarios
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
+	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/sim"
+)
+
+// Defaults of optional keys (README.md lists them with the schema).
+const (
+	// DefaultGPUMemoryUtilization is vLLM's default gpu_memory_utilization
+	// (vllm/config/cache.py: 0.9).
+	DefaultGPUMemoryUtilization = 0.90
+	// DefaultContext is workload.context when absent, in tokens.
+	DefaultContext = 2048
+	// DefaultCalibration is hardware.calibration when absent.
+	DefaultCalibration = "embedded"
+)
+
+// DefaultBatches is workload.batch when absent.
+var DefaultBatches = []int{1}
+
+// build converts the decoded document into s.Config and the workload.
+func (s *Scenario) build() error {
+	d := s.doc
+	r := &d.raw
+	s.Name = r.Name
+	if s.Name == "" {
+		s.Name = strings.TrimSuffix(path.Base(strings.TrimPrefix(s.File, embeddedPrefix)), ".toml")
+	}
+	c := &s.Config
+
+	// [model]
+	m, err := s.loadModel()
+	if err != nil {
+		return err
+	}
+	c.Model = m
+	switch r.Model.KVCache {
+	case "", "bf16", "auto":
+		c.KVCache = dtype.KVBF16
+	case "fp8", "fp8_e4m3":
+		c.KVCache = dtype.KVFP8
+	default:
+		return d.errorf("model.kv_cache", "unknown KV-cache dtype %q (want bf16 or fp8)", r.Model.KVCache)
+	}
+
+	// [parallel] and hardware.gpus
+	if err := s.buildLayout(); err != nil {
+		return err
+	}
+
+	// [hardware]
+	if c.GPU, err = s.buildGPU(); err != nil {
+		return err
+	}
+	if c.Fabric, err = s.buildFabric(); err != nil {
+		return err
+	}
+
+	// [runtime]
+	c.Graphs = true
+	if r.Runtime.CUDAGraphs != nil {
+		c.Graphs = *r.Runtime.CUDAGraphs
+	}
+	if c.AllReduce, err = parseAllReduce(r.Runtime.AllReduce); err != nil {
+		return d.wrap("runtime.allreduce", err)
+	}
+	c.GPUMemoryUtilization = DefaultGPUMemoryUtilization
+	if r.Runtime.GPUMemoryUtilization != nil {
+		c.GPUMemoryUtilization = *r.Runtime.GPUMemoryUtilization
+	}
+
+	// hardware.calibration (after runtime: the collective tables depend
+	// on CUDA graphs)
+	cal := r.Hardware.Calibration
+	if cal == "" {
+		cal = DefaultCalibration
+	}
+	if err := s.setCalibration(cal, "hardware.calibration"); err != nil {
+		return err
+	}
+
+	// [workload]
+	s.Batches = DefaultBatches
+	if r.Workload.Batch != nil {
+		s.Batches = r.Workload.Batch
+	}
+	if err := CheckBatches(s.Batches); err != nil {
+		return d.wrap("workload.batch", err)
+	}
+	s.Context = DefaultContext
+	if r.Workload.Context != nil {
+		s.Context = *r.Workload.Context
+	}
+	if s.Context <= 0 {
+		return d.errorf("workload.context", "context %d must be a positive number of tokens", s.Context)
+	}
+
+	// [speculative]
+	return s.buildSpec()
+}
+
+// CheckBatches validates a list of batch sizes: non-empty, each positive.
+func CheckBatches(b []int) error {
+	if len(b) == 0 {
+		return fmt.Errorf("no batch sizes")
+	}
+	for i, v := range b {
+		if v <= 0 {
+			return fmt.Errorf("batch %d (item %d) must be a positive number of sequences", v, i+1)
+		}
+	}
+	return nil
+}
+
+// loadModel resolves [model]: exactly one of preset and config.
+func (s *Scenario) loadModel() (*model.Config, error) {
+	d := s.doc
+	pm := d.raw.Model
+	switch {
+	case pm.Preset != "" && pm.Config != "":
+		return nil, d.errorf("model.config", "give model.preset or model.config, not both")
+	case pm.Preset != "":
+		s.ModelRef = pm.Preset
+		m, err := model.Preset(pm.Preset)
+		if err != nil {
+			return nil, d.wrap("model.preset", err)
+		}
+		return m, nil
+	case pm.Config != "":
+		var (
+			m   *model.Config
+			err error
+		)
+		if s.fsys != nil {
+			p := path.Clean(path.Join(s.dir, pm.Config))
+			s.ModelRef = p
+			m, err = model.Load(s.fsys, p)
+		} else {
+			p := s.osPath(pm.Config)
+			s.ModelRef = p
+			m, err = model.LoadFile(p)
+		}
+		if err != nil {
+			return nil, d.wrap("model.config", err)
+		}
+		return m, nil
+	}
+	return nil, d.errorf("model", "missing model: set model.preset (one of %s) or model.config = \"path/config.json\"",
+		strings.Join(model.PresetNames(), ", "))
+}
+
+// osPath resolves p against the scenario's directory unless absolute.
+func (s *Scenario) osPath(p string) string {
+	if filepath.IsAbs(p) || s.dir == "" {
+		return p
+	}
+	return filepath.Join(filepath.FromSlash(s.dir), p)
+}
+
+// buildLayout reads [parallel] and hardware.gpus. Defaults: gpus = tp x dp;
+// tp = gpus / dp; dp = gpus / tp; ep = 1; dp_attention = false.
+func (s *Scenario) buildLayout() error {
+	d := s.doc
+	r := &d.raw
+	get := func(p *int, key string) (int, bool, error) {
+		if p == nil {
+			return 0, false, nil
+		}
+		if *p <= 0 {
+			return 0, true, d.errorf(key, "%d must be a positive integer", *p)
+		}
+		return *p, true, nil
+	}
+	gpus, hasGPUs, err := get(r.Hardware.GPUs, "hardware.gpus")
+	if err != nil {
+		return err
+	}
+	tp, hasTP, err := get(r.Parallel.TP, "parallel.tp")
+	if err != nil {
+		return err
+	}
+	dp, hasDP, err := get(r.Parallel.DP, "parallel.dp")
+	if err != nil {
+		return err
+	}
+	ep, hasEP, err := get(r.Parallel.EP, "parallel.ep")
+	if err != nil {
+		return err
+	}
+	if !hasEP {
+		ep = 1
+	}
+	switch {
+	case !hasGPUs:
+		if !hasTP {
+			tp = 1
+		}
+		if !hasDP {
+			dp = 1
+		}
+		gpus = tp * dp
+	case !hasTP && !hasDP:
+		tp, dp = gpus, 1
+	case !hasTP:
+		if gpus%dp != 0 {
+			return d.errorf("parallel.dp", "dp = %d does not divide hardware.gpus = %d", dp, gpus)
+		}
+		tp = gpus / dp
+	case !hasDP:
+		if gpus%tp != 0 {
+			return d.errorf("parallel.tp", "tp = %d does not divide hardware.gpus = %d (gpus must equal tp x dp)", tp, gpus)
+		}
+		dp = gpus / tp
+	}
+	s.Config.GPUs = gpus
+	s.Config.Layout = model.Layout{TP: tp, EP: ep, DP: dp}
+	if r.Parallel.DPAttention != nil {
+		s.Config.Layout.DPAttention = *r.Parallel.DPAttention
+	}
+	return nil
+}
+
+// buildGPU resolves hardware.gpu (a preset) and [hardware.custom_gpu]
+// (a GPU of its own, or overrides of the preset's figures).
+func (s *Scenario) buildGPU() (kernels.GPU, error) {
+	d := s.doc
+	h := d.raw.Hardware
+	var g kernels.GPU
+	if h.GPU != "" {
+		var ok bool
+		if g, ok = kernels.LookupGPU(h.GPU); !ok {
+			return g, d.errorf("hardware.gpu", "unknown GPU %q (presets: %s; or define [hardware.custom_gpu])",
+				h.GPU, strings.Join(kernels.GPUNames(), ", "))
+		}
+	}
+	cg := h.CustomGPU
+	if cg == nil {
+		if h.GPU == "" {
+			return g, d.errorf("hardware.gpu", "missing GPU: set hardware.gpu (one of %s) or define [hardware.custom_gpu]",
+				strings.Join(kernels.GPUNames(), ", "))
+		}
+		return g, nil
+	}
+	const k = "hardware.custom_gpu."
+	if h.GPU == "" {
+		// A GPU of its own: these figures have no preset to fall back on.
+		for _, f := range [][2]string{{"memory", cg.Memory}, {"bandwidth", cg.Bandwidth}, {"bf16", cg.BF16}} {
+			if f[1] == "" {
+				return g, d.errorf(k+f[0], "missing: a custom GPU without hardware.gpu needs memory, bandwidth and bf16")
+			}
+		}
+		g.Name, g.Label = "custom", "custom GPU"
+	}
+	if cg.Name != "" {
+		g.Name = cg.Name
+	}
+	if cg.Label != "" {
+		g.Label = cg.Label
+	} else if cg.Name != "" {
+		g.Label = cg.Name
+	}
+	if cg.Arch != "" {
+		g.Arch = cg.Arch
+	}
+	if cg.SMs != nil {
+		if *cg.SMs <= 0 {
+			return g, d.errorf(k+"sms", "%d must be positive", *cg.SMs)
+		}
+		g.SMs = *cg.SMs
+	}
+	bytesField := func(v, key string, dst *unit.Bytes) error {
+		if v == "" {
+			return nil
+		}
+		b, err := unit.ParseBytes(v)
+		if err == nil && b <= 0 {
+			err = fmt.Errorf("%q must be positive", v)
+		}
+		if err != nil {
+			return d.wrap(k+key, err)
+		}
+		*dst = b
+		return nil
+	}
+	if err := bytesField(cg.Memory, "memory", &g.Memory); err != nil {
+		return g, err
+	}
+	if err := bytesField(cg.L2, "l2", &g.L2); err != nil {
+		return g, err
+	}
+	if cg.Bandwidth != "" {
+		bw, err := unit.ParseBandwidth(cg.Bandwidth)
+		if err == nil && bw <= 0 {
+			err = fmt.Errorf("%q must be positive", cg.Bandwidth)
+		}
+		if err != nil {
+			return g, d.wrap(k+"bandwidth", err)
+		}
+		g.MemBW = bw
+	}
+	for _, f := range []struct {
+		v, key string
+		c      dtype.Compute
+	}{{cg.BF16, "bf16", dtype.BF16}, {cg.FP8, "fp8", dtype.FP8}, {cg.INT8, "int8", dtype.INT8}, {cg.FP4, "fp4", dtype.FP4}} {
+		if f.v == "" {
+			continue
+		}
+		r, err := unit.ParseFLOPs(f.v)
+		if err != nil {
+			return g, d.wrap(k+f.key, err)
+		}
+		g.Peak[f.c] = r
+	}
+	g.Source = "scenario " + s.File + " [hardware.custom_gpu]"
+	if h.GPU != "" {
+		g.Source = "preset " + h.GPU + " with overrides from " + s.File + " [hardware.custom_gpu]"
+	}
+	if err := g.Validate(); err != nil {
+		return g, d.wrap("hardware.custom_gpu", err)
+	}
+	return g, nil
+}
+
+// buildFabric resolves hardware.fabric and [hardware.custom_fabric]. A
+// single GPU needs no fabric.
+func (s *Scenario) buildFabric() (comm.Fabric, error) {
+	d := s.doc
+	h := d.raw.Hardware
+	var f comm.Fabric
+	if h.Fabric != "" {
+		var ok bool
+		if f, ok = comm.LookupFabric(h.Fabric); !ok {
+			return f, d.errorf("hardware.fabric", "unknown fabric %q (presets: %s; or define [hardware.custom_fabric])",
+				h.Fabric, strings.Join(comm.FabricNames(), ", "))
+		}
+	}
+	cf := h.CustomFabric
+	if cf == nil {
+		if h.Fabric == "" {
+			if s.Config.GPUs > 1 {
+				return f, d.errorf("hardware.fabric", "missing fabric for %d GPUs: set hardware.fabric (one of %s) or define [hardware.custom_fabric]",
+					s.Config.GPUs, strings.Join(comm.FabricNames(), ", "))
+			}
+			f.Name = "none"
+		}
+		return f, nil
+	}
+	const k = "hardware.custom_fabric."
+	if h.Fabric == "" {
+		for _, kv := range [][2]string{{"bandwidth", cf.Bandwidth}, {"latency", cf.Latency}} {
+			if kv[1] == "" {
+				return f, d.errorf(k+kv[0], "missing: a custom fabric without hardware.fabric needs bandwidth and latency")
+			}
+		}
+		f.Name = "custom"
+	}
+	if cf.Name != "" {
+		f.Name = cf.Name
+	}
+	if cf.Bandwidth != "" {
+		bw, err := unit.ParseBandwidth(cf.Bandwidth)
+		if err == nil && bw <= 0 {
+			err = fmt.Errorf("%q must be positive", cf.Bandwidth)
+		}
+		if err != nil {
+			return f, d.wrap(k+"bandwidth", err)
+		}
+		f.BW = bw
+	}
+	if cf.Latency != "" {
+		l, err := unit.ParseSeconds(cf.Latency)
+		if err != nil {
+			return f, d.wrap(k+"latency", err)
+		}
+		f.Latency = l
+	}
+	if cf.P2P != nil {
+		f.P2P = *cf.P2P
+	}
+	if cf.NVLink != nil {
+		f.NVLink = *cf.NVLink
+	}
+	if err := f.Validate(); err != nil {
+		return f, d.wrap("hardware.custom_fabric", err)
+	}
+	return f, nil
+}
+
+// parseAllReduce maps runtime.allreduce to a comm.Impl ("" = auto).
+func parseAllReduce(v string) (comm.Impl, error) {
+	switch v {
+	case "", "auto":
+		return comm.Auto, nil
+	case "nccl":
+		return comm.NCCL, nil
+	case "oneshot":
+		return comm.OneShot, nil
+	case "twoshot":
+		return comm.TwoShot, nil
+	}
+	return 0, fmt.Errorf("unknown all-reduce %q (want auto, nccl, oneshot or twoshot)", v)
+}
+
+// buildSpec reads [speculative].
+func (s *Scenario) buildSpec() error {
+	d := s.doc
+	sp := d.raw.Speculative
+	var m sim.SpecMethod
+	switch sp.Method {
+	case "", "none":
+		if sp.DraftTokens != nil || sp.Acceptance != nil {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: speculative.method is none: draft_tokens and acceptance are ignored",
+				s.File, d.line("speculative")))
+		}
+		s.Config.Spec = sim.Spec{Method: sim.SpecNone}
+		return nil
+	case "mtp":
+		m = sim.SpecMTP
+	case "eagle3":
+		m = sim.SpecEAGLE3
+	case "ngram":
+		m = sim.SpecNgram
+	default:
+		return d.errorf("speculative.method", "unknown method %q (want none, mtp, eagle3 or ngram)", sp.Method)
+	}
+	if sp.DraftTokens == nil {
+		return d.errorf("speculative.draft_tokens", "missing: method %q needs draft_tokens (K, the tokens drafted per step)", sp.Method)
+	}
+	if sp.Acceptance == nil {
+		return d.errorf("speculative.acceptance", "missing: method %q needs acceptance (one value, or one per draft position)", sp.Method)
+	}
+	s.Config.Spec = sim.Spec{Method: m, DraftTokens: *sp.DraftTokens, Acceptance: sp.Acceptance}
+	return nil
+}
+
+// SetCalibration switches the scenario's calibration ("embedded", "none"
+// or a calibration file path, relative to the current directory), as
+// `moecast predict --calibration` does. Errors name the flag.
+func (s *Scenario) SetCalibration(spec string) error {
+	saved := s.fsys
+	s.fsys = nil // a path given on the command line is an OS path
+	defer func() { s.fsys = saved }()
+	dir := s.dir
+	s.dir = ""
+	defer func() { s.dir = dir }()
+	if err := s.setCalibration(spec, ""); err != nil {
+		return err
+	}
+	if _, err := s.Sim(); err != nil {
+		return err
+	}
+	return nil
+}

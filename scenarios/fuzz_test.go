@@ -1,0 +1,53 @@
+package scenarios
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// FuzzParse feeds arbitrary bytes to the scenario parser: it must return a
+// scenario or an *Error, never panic. The seed corpus is every shipped
+// scenario plus broken variants of them (go test runs the seeds; run
+// `go test ./scenarios -fuzz FuzzParse -fuzztime 30s` to explore).
+func FuzzParse(f *testing.F) {
+	for _, name := range Names() {
+		src, err := EmbeddedSource(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(string(src))
+		s := string(src)
+		f.Add(strings.Replace(s, "tp = 8", "tp = 3", 1))
+		f.Add(strings.Replace(s, "[parallel]", "[parallel", 1))
+		f.Add(strings.Replace(s, "batch = [", "batch = [0, ", 1))
+		f.Add(s[:len(s)/2])
+	}
+	f.Add(minimal + "[hardware.custom_gpu]\nmemory = \"1e400GB\"\nbf16 = \"-5TFLOPS\"\n")
+	f.Add(minimal + "[speculative]\nmethod = \"eagle3\"\ndraft_tokens = 100000000\nacceptance = [1]\n")
+	f.Add(minimal + "[workload]\nbatch = [9223372036854775807]\ncontext = 9223372036854775807\n")
+	f.Add("[[model]]\npreset = 1\n")
+	f.Add("a.b.c = 1\n\"x\" = { y = [1, {z = 2}] }\n")
+	f.Fuzz(func(t *testing.T, src string) {
+		s, err := Parse("fuzz.toml", []byte(src))
+		if err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("error is not a *scenarios.Error: %T %v", err, err)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+			return
+		}
+		if len(s.Batches) == 0 || s.Context <= 0 {
+			t.Fatalf("accepted scenario without a workload: %+v", s)
+		}
+		sm, err := s.Sim()
+		if err != nil {
+			t.Fatalf("Parse accepted a scenario that Sim refuses: %v", err)
+		}
+		_, _ = sm.Step(s.Batches[0], s.Context) // an error is fine; a panic is not
+
+	})
+}

@@ -1,0 +1,190 @@
+// Package scenarios loads moecast scenario files: TOML documents that name a
+// model, a GPU box, a parallel layout, runtime settings, a workload (batch
+// sizes and context length) and speculative decoding, and turns them into a
+// validated sim.Config. It also embeds the scenarios shipped in this
+// directory; the first, kimi-k2.5-rtx-pro-6000-pcie-tp8.toml, is the default
+// that `moecast predict` runs without an argument.
+//
+// The loader is strict: a key that nothing reads is an error, and every
+// error names the file, the line and the key ("x.toml:12: parallel.tp: ...").
+// Values with units are strings parsed by internal/unit ("96GB", "4.8TB/s",
+// "500TFLOPS", "1.5us"); GB is 1e9 bytes, GiB 2^30. The schema, with every
+// key's type, unit and default, is in README.md.
+package scenarios
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/sim"
+)
+
+// DefaultName is the embedded scenario `moecast predict` runs by default.
+const DefaultName = "kimi-k2.5-rtx-pro-6000-pcie-tp8"
+
+// embedded holds the shipped scenarios and the model configs they read.
+//
+//go:embed *.toml configs/*.json
+var embedded embed.FS
+
+// embeddedPrefix marks a scenario read from the binary in error messages.
+const embeddedPrefix = "embedded:"
+
+// Scenario is a loaded, validated scenario.
+type Scenario struct {
+	Name string // the name key, or the file's base name when absent
+	File string // the path it was read from, or "embedded:<name>.toml"
+
+	// ModelRef is the model as written: a preset name or a config.json path
+	// (resolved against the scenario's directory).
+	ModelRef string
+	// Calibration is hardware.calibration as given ("embedded", "none" or a
+	// path); CalibrationNote says what it resolved to (which tables, or
+	// "roofline only").
+	Calibration     string
+	CalibrationNote string
+
+	Batches []int // workload.batch
+	Context int   // workload.context, tokens
+
+	// Config is the sim configuration; sim.New(Config) has accepted it.
+	Config sim.Config
+
+	// Warnings are non-fatal remarks on the scenario (a key ignored, a
+	// calibration missing), printed by the CLI below its output.
+	Warnings []string
+
+	doc  *doc
+	fsys fs.FS  // where relative paths resolve; nil means the OS file system
+	dir  string // the scenario's directory (OS path or path inside fsys)
+}
+
+// Load reads and validates the scenario file at path. Relative paths inside
+// it (model.config, hardware.calibration) resolve against its directory.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse validates the scenario in data. name is the file name used in error
+// messages and the base for relative paths (its directory; the current
+// directory when name has none).
+func Parse(name string, data []byte) (*Scenario, error) {
+	return parse(name, data, nil, dirOf(name))
+}
+
+// Default is the embedded default scenario (DefaultName).
+func Default() (*Scenario, error) { return Embedded(DefaultName) }
+
+// Embedded loads a shipped scenario by name ("qwen3-235b-h100-tp4", with or
+// without ".toml").
+func Embedded(name string) (*Scenario, error) {
+	file := strings.TrimSuffix(name, ".toml") + ".toml"
+	data, err := embedded.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("no shipped scenario %q (have: %s)", name, strings.Join(Names(), ", "))
+	}
+	return parse(embeddedPrefix+file, data, embedded, ".")
+}
+
+// Names lists the shipped scenarios, sorted, without ".toml".
+func Names() []string {
+	ents, _ := fs.Glob(embedded, "*.toml")
+	names := make([]string, len(ents))
+	for i, e := range ents {
+		names[i] = strings.TrimSuffix(e, ".toml")
+	}
+	sort.Strings(names)
+	return names
+}
+
+// EmbeddedSource returns the text of a shipped scenario (for docs and
+// tests).
+func EmbeddedSource(name string) ([]byte, error) {
+	return embedded.ReadFile(strings.TrimSuffix(name, ".toml") + ".toml")
+}
+
+// Open loads arg as a scenario file if such a file exists, else as the name
+// of a shipped scenario.
+func Open(arg string) (*Scenario, error) {
+	if _, err := os.Stat(arg); err != nil && errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(arg, `/\`) {
+		if s, eerr := Embedded(arg); eerr == nil {
+			return s, nil
+		}
+		return nil, fmt.Errorf("read scenario: %w (nor is %q a shipped scenario: %s)", err, arg, strings.Join(Names(), ", "))
+	}
+	return Load(arg)
+}
+
+func parse(file string, data []byte, fsys fs.FS, dir string) (*Scenario, error) {
+	d, err := decode(file, data)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scenario{File: file, doc: d, fsys: fsys, dir: dir}
+	if err := s.build(); err != nil {
+		return nil, err
+	}
+	if _, err := s.Sim(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// dirOf is the directory of an OS path, "." when it has none.
+func dirOf(name string) string {
+	name = strings.ReplaceAll(name, `\`, "/")
+	return path.Dir(name)
+}
+
+// Sim builds the simulator for the scenario's Config. A configuration error
+// from sim comes back as an *Error with the scenario line of its key.
+func (s *Scenario) Sim() (*sim.Sim, error) {
+	sm, err := sim.New(s.Config)
+	if err != nil {
+		return nil, s.KeyError(err)
+	}
+	return sm, nil
+}
+
+// KeyError maps an error that names a scenario key (*sim.FieldError,
+// *model.LayoutError) to an *Error with the file and the key's line. Other
+// errors are returned with the file name in front.
+func (s *Scenario) KeyError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	var fe *sim.FieldError
+	if errors.As(err, &fe) {
+		return &Error{File: s.File, Line: s.doc.line(fe.Field), Key: fe.Field, Msg: fe.Msg, Err: err}
+	}
+	var le *model.LayoutError
+	if errors.As(err, &le) {
+		return &Error{File: s.File, Line: s.doc.line(le.Key), Key: le.Key, Msg: le.Msg, Err: err}
+	}
+	return &Error{File: s.File, Msg: err.Error(), Err: err}
+}
+
+// Line is the 1-based line that sets key ("parallel.tp"), or of its
+// enclosing table, or 0 when neither is in the file.
+func (s *Scenario) Line(key string) int { return s.doc.line(key) }
+
+// Given reports whether key is set in the file (rather than defaulted).
+func (s *Scenario) Given(key string) bool {
+	_, ok := s.doc.lines[key]
+	return ok
+}

@@ -1,0 +1,226 @@
+package scenarios
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/sim"
+)
+
+// TestShipped loads every shipped scenario, from the binary and from disk,
+// and runs every batch point of it: the step must be positive and finite,
+// its parts must add up to it, and the interval must hold it.
+func TestShipped(t *testing.T) {
+	names := Names()
+	require.GreaterOrEqual(t, len(names), 6)
+	assert.Contains(t, names, DefaultName)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			emb, err := Embedded(name)
+			require.NoError(t, err)
+			disk, err := Load(name + ".toml")
+			require.NoError(t, err)
+			assert.Equal(t, emb.Config.Layout, disk.Config.Layout)
+			assert.Equal(t, emb.Batches, disk.Batches)
+			assert.Equal(t, emb.Config.Model.Architecture, disk.Config.Model.Architecture)
+			assert.NotEmpty(t, emb.Name)
+			sm, err := emb.Sim()
+			require.NoError(t, err)
+			for _, b := range emb.Batches {
+				p, err := sm.Step(b, emb.Context)
+				require.NoError(t, err, "batch %d", b)
+				step := float64(p.Step.Time)
+				require.True(t, step > 0 && !math.IsInf(step, 0), "batch %d: step %v", b, p.Step.Time)
+				var sum unit.Seconds
+				for c := cost.Category(0); c < cost.NumCategories; c++ {
+					sum += p.Breakdown[c].Time
+				}
+				assert.InEpsilon(t, step, float64(sum), 1e-9, "batch %d: breakdown sums to %v, step %v", b, sum, p.Step.Time)
+				if p.Step.Lo != 0 || p.Step.Hi != 0 {
+					assert.LessOrEqual(t, float64(p.Step.Lo), step*(1+1e-12), "batch %d", b)
+					assert.GreaterOrEqual(t, float64(p.Step.Hi), step*(1-1e-12), "batch %d", b)
+				}
+			}
+		})
+	}
+}
+
+func TestDefault(t *testing.T) {
+	s, err := Default()
+	require.NoError(t, err)
+	c := s.Config
+	assert.Equal(t, "Kimi-K2.5 INT4 on 8x RTX PRO 6000 (PCIe), vLLM TP8 EP8", s.Name)
+	assert.Equal(t, "embedded:kimi-k2.5-rtx-pro-6000-pcie-tp8.toml", s.File)
+	assert.Equal(t, "kimi-k2.5", s.ModelRef)
+	assert.Equal(t, "rtx-pro-6000-server", c.GPU.Name)
+	assert.Equal(t, "pcie-gen5", c.Fabric.Name)
+	assert.Equal(t, 8, c.GPUs)
+	assert.Equal(t, 8, c.Layout.TP)
+	assert.Equal(t, 8, c.Layout.EP)
+	assert.Equal(t, 1, c.Layout.DP)
+	assert.False(t, c.Layout.DPAttention)
+	assert.True(t, c.Graphs)
+	assert.Equal(t, comm.Auto, c.AllReduce)
+	assert.InDelta(t, 0.90, c.GPUMemoryUtilization, 1e-12)
+	assert.Equal(t, dtype.KVBF16, c.KVCache)
+	assert.Equal(t, []int{1, 2, 4, 8, 16, 32, 64, 128}, s.Batches)
+	assert.Equal(t, 2048, s.Context)
+	assert.Equal(t, sim.SpecNone, c.Spec.Method)
+	assert.Equal(t, 18, s.Line("parallel.tp"), "line of parallel.tp in the file")
+	assert.Equal(t, 17, s.Line("parallel.dp"), "absent key: the line of its table")
+	assert.True(t, s.Given("parallel.ep"))
+	assert.False(t, s.Given("parallel.dp"))
+}
+
+// minimal is the smallest complete scenario; tests edit it.
+const minimal = `name = "t"
+[model]
+preset = "kimi-k2.5"
+[hardware]
+gpu = "rtx-pro-6000-server"
+gpus = 8
+fabric = "pcie-gen5"
+calibration = "none"
+[parallel]
+tp = 8
+ep = 8
+`
+
+func TestDefaults(t *testing.T) {
+	s, err := Parse("t.toml", []byte(minimal))
+	require.NoError(t, err)
+	assert.Equal(t, DefaultBatches, s.Batches)
+	assert.Equal(t, DefaultContext, s.Context)
+	assert.Equal(t, 1, s.Config.Layout.DP, "dp = gpus / tp")
+	assert.True(t, s.Config.Graphs)
+	assert.Equal(t, comm.Auto, s.Config.AllReduce)
+	assert.InDelta(t, DefaultGPUMemoryUtilization, s.Config.GPUMemoryUtilization, 0)
+	assert.Equal(t, "none", s.Calibration)
+
+	// tp defaults to gpus / dp.
+	s, err = Parse("t.toml", []byte(strings.Replace(minimal, "tp = 8\nep = 8\n", "ep = 8\n", 1)))
+	require.NoError(t, err)
+	assert.Equal(t, 8, s.Config.Layout.TP)
+}
+
+func TestCustomGPU(t *testing.T) {
+	src := strings.Replace(minimal, `gpu = "rtx-pro-6000-server"`, "", 1) + `
+[hardware.custom_gpu]
+name = "my-gpu"
+memory = "96GB"
+bandwidth = "1.792TB/s"
+bf16 = "500TFLOPS"
+fp8 = "1PFLOPS"
+l2 = "128MB"
+sms = 188
+`
+	s, err := Parse("t.toml", []byte(src))
+	require.NoError(t, err)
+	g := s.Config.GPU
+	assert.Equal(t, "my-gpu", g.Name)
+	assert.InEpsilon(t, 96e9, float64(g.Memory), 1e-12)
+	assert.InEpsilon(t, 1.792e12, float64(g.MemBW), 1e-12)
+	assert.InEpsilon(t, 500e12, float64(g.Peak[dtype.BF16]), 1e-12)
+	assert.InEpsilon(t, 1e15, float64(g.Peak[dtype.FP8]), 1e-12)
+	assert.InEpsilon(t, 128e6, float64(g.L2), 1e-12)
+	assert.Equal(t, 188, g.SMs)
+
+	// Overrides of a preset keep the preset's other figures.
+	src = minimal + "[hardware.custom_gpu]\nmemory = \"48GiB\"\n"
+	s, err = Parse("t.toml", []byte(src))
+	require.NoError(t, err)
+	assert.InEpsilon(t, 48*float64(unit.GiB), float64(s.Config.GPU.Memory), 1e-12)
+	assert.Positive(t, float64(s.Config.GPU.MemBW))
+}
+
+func TestRelativeConfig(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile("configs/qwen3-235b-a22b-fp8.json")
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "c.json"), data, 0o644))
+	src := strings.Replace(minimal, `preset = "kimi-k2.5"`, `config = "sub/c.json"`, 1)
+	src = strings.Replace(src, "tp = 8\nep = 8\n", "tp = 4\nep = 1\n", 1)
+	src = strings.Replace(src, "gpus = 8", "gpus = 4", 1)
+	p := filepath.Join(dir, "s.toml")
+	require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+	s, err := Load(p)
+	require.NoError(t, err)
+	assert.Equal(t, "Qwen3MoeForCausalLM", s.Config.Model.Architecture)
+	assert.Equal(t, filepath.Join(dir, "sub", "c.json"), s.ModelRef)
+}
+
+// TestErrors checks that each bad input names the file, the line and the
+// key of the problem.
+func TestErrors(t *testing.T) {
+	edit := func(old, new string) string {
+		if !strings.Contains(minimal, old) {
+			panic(old)
+		}
+		return strings.Replace(minimal, old, new, 1)
+	}
+	tests := []struct {
+		name, src string
+		want      string // prefix of the error: file:line: key
+	}{
+		{"unknown key", minimal + "tpp = 2\n", `t.toml:12: unknown key "parallel.tpp"`},
+		{"unknown preset", edit(`"kimi-k2.5"`, `"kimi-k9"`), "t.toml:3: model.preset: "},
+		{"no model", edit(`preset = "kimi-k2.5"`, ""), "t.toml:2: model: "},
+		{"preset and config", edit(`preset = "kimi-k2.5"`, "preset = \"kimi-k2.5\"\nconfig = \"x.json\""), "t.toml:4: model.config: "},
+		{"missing config", edit(`preset = "kimi-k2.5"`, `config = "nope/config.json"`), "t.toml:3: model.config: "},
+		{"kv cache", edit(`[hardware]`, "kv_cache = \"int2\"\n[hardware]"), "t.toml:4: model.kv_cache: "},
+		{"unknown gpu", edit(`"rtx-pro-6000-server"`, `"rtx-9090"`), "t.toml:5: hardware.gpu: "},
+		{"unknown fabric", edit(`"pcie-gen5"`, `"pcie-gen9"`), "t.toml:7: hardware.fabric: "},
+		{"no fabric", edit(`fabric = "pcie-gen5"`, ""), "t.toml:4: hardware.fabric: "},
+		{"tp gpus", edit("tp = 8", "tp = 3"), "t.toml:10: parallel.tp: "},
+		{"tp heads", strings.NewReplacer("tp = 8", "tp = 6", "gpus = 8", "gpus = 6", "ep = 8", "ep = 1").Replace(minimal), "t.toml:10: parallel.tp: "},
+		{"ep experts", edit("ep = 8", "ep = 7"), "t.toml:11: parallel.ep: "},
+		{"gpus tp dp", edit("ep = 8", "ep = 8\ndp = 2"), "t.toml:"},
+		{"tp zero", edit("tp = 8", "tp = 0"), "t.toml:10: parallel.tp: "},
+		{"batch zero", minimal + "[workload]\nbatch = [1, 0]\n", "t.toml:13: workload.batch: "},
+		{"batch empty", minimal + "[workload]\nbatch = []\n", "t.toml:13: workload.batch: "},
+		{"context", minimal + "[workload]\ncontext = -1\n", "t.toml:13: workload.context: "},
+		{"allreduce", minimal + "[runtime]\nallreduce = \"ring\"\n", "t.toml:13: runtime.allreduce: "},
+		{"mem util", minimal + "[runtime]\ngpu_memory_utilization = 1.5\n", "t.toml:13: runtime.gpu_memory_utilization: "},
+		{"acceptance", minimal + "[speculative]\nmethod = \"eagle3\"\ndraft_tokens = 2\nacceptance = [0.8, 1.2]\n", "t.toml:15: speculative.acceptance: "},
+		{"method", minimal + "[speculative]\nmethod = \"medusa\"\n", "t.toml:13: speculative.method: "},
+		{"draft missing", minimal + "[speculative]\nmethod = \"ngram\"\nacceptance = [0.5]\n", "t.toml:12: speculative.draft_tokens: "},
+		{"custom gpu unit", minimal + "[hardware.custom_gpu]\nmemory = \"96\"\n", "t.toml:13: hardware.custom_gpu.memory: "},
+		{"custom gpu bw", minimal + "[hardware.custom_gpu]\nbandwidth = \"4.8TB\"\n", "t.toml:13: hardware.custom_gpu.bandwidth: "},
+		{"custom gpu missing", edit(`gpu = "rtx-pro-6000-server"`, "") + "[hardware.custom_gpu]\nmemory = \"96GB\"\n", "t.toml:12: hardware.custom_gpu.bandwidth: "},
+		{"type", edit("gpus = 8", `gpus = "8"`), "t.toml:6: hardware.gpus: "},
+		{"syntax", minimal + "[workload\n", "t.toml:13: expected"},
+		{"calibration", edit(`"none"`, `"/nonexistent/calib.toml"`), "t.toml:8: hardware.calibration: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("t.toml", []byte(tt.src))
+			require.Error(t, err)
+			msg := err.Error()
+			assert.True(t, strings.HasPrefix(msg, tt.want), "error %q does not start with %q", msg, tt.want)
+			assert.NotContains(t, msg, "\n", "one line")
+			var pe *Error
+			assert.ErrorAs(t, err, &pe)
+		})
+	}
+}
+
+func TestOpen(t *testing.T) {
+	s, err := Open("qwen3-235b-h100-tp4")
+	require.NoError(t, err)
+	assert.Equal(t, "embedded:qwen3-235b-h100-tp4.toml", s.File)
+	assert.Equal(t, "configs/qwen3-235b-a22b-fp8.json", s.ModelRef)
+	_, err = Open("no-such-scenario")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), DefaultName)
+}
