@@ -67,13 +67,15 @@ const (
 
 // Custom all-reduce latencies.
 const (
-	// OneShotLatency: vLLM custom all-reduce, graph-captured, 8 KB on 8
+	// OneShotLatency is the one-shot latency of a fabric without its own
+	// CustomARLatency: vLLM custom all-reduce, graph-captured, 8 KB on 8
 	// H200 5.1 us, 8 H100 5.1 us, 2 RTX PRO 6000 4.5 us (perfdb
 	// custom_allreduce_perf, REFERENCE.md §4.1).
 	OneShotLatency unit.Seconds = 5 * unit.Microsecond
-	// TwoShotLatency: vLLM two-stage kernel on 8 H200 at 1-4 MB leaves
-	// 5.1-8.3 us after the bandwidth term; 6.5 us is the middle.
-	TwoShotLatency unit.Seconds = 6.5 * unit.Microsecond
+	// TwoShotExtraLatency: the two-stage kernel's second barrier; on 8 H200
+	// at 1-4 MB it leaves 5.1-8.3 us after the bandwidth term, 1.5 us above
+	// the one-shot latency at the middle.
+	TwoShotExtraLatency unit.Seconds = 1.5 * unit.Microsecond
 	// CustomAREagerFloor: without CUDA graphs the custom all-reduce copies
 	// its input into the registered buffer and is host-bound; perfdb's
 	// eager points at 8 KB are 20.1-21.8 us on H200, B200 and RTX PRO 6000.
@@ -87,8 +89,8 @@ const (
 var CommSpread = struct{ Lo, Hi float64 }{0.7, 1.5}
 
 const (
-	formulaOneShot = "custom all-reduce one-shot: t_1shot + (n-1)*bytes/P2PBW"
-	formulaTwoShot = "custom all-reduce two-shot: t_2shot + 2(n-1)/n*bytes/P2PBW"
+	formulaOneShot = "custom all-reduce one-shot: t_custom + (n-1)*bytes/P2PBW"
+	formulaTwoShot = "custom all-reduce two-shot: t_custom + t_2nd_barrier + 2(n-1)/n*bytes/P2PBW"
 	formulaSingle  = "single rank: no communication"
 	noteEager      = "eager custom all-reduce: host-bound floor (perfdb eager points)"
 	noteNoP2P      = "custom all-reduce needs P2P; NCCL used"
@@ -124,10 +126,10 @@ func (c *Comm) AllReduceAlgorithm(impl Impl, ranks int, b unit.Bytes) string {
 // are asked first with the resolved implementation. Models:
 //
 //   - NCCL: ncclTime (see nccl.go), minimum over ring/tree x LL/LL128/Simple;
-//   - one-shot: OneShotLatency + (n-1)*b/P2PBW (each rank reads every
+//   - one-shot: CustomARLatency + (n-1)*b/P2PBW (each rank reads every
 //     peer's buffer);
-//   - two-shot: TwoShotLatency + 2(n-1)/n*b/P2PBW (reduce-scatter then
-//     all-gather through peer memory).
+//   - two-shot: CustomARLatency + TwoShotExtraLatency + 2(n-1)/n*b/P2PBW
+//     (reduce-scatter then all-gather through peer memory).
 //
 // Without CUDA graphs a custom all-reduce costs at least CustomAREagerFloor.
 // A custom implementation on a fabric without P2P falls back to NCCL.
@@ -149,14 +151,18 @@ func (c *Comm) AllReduce(impl Impl, ranks int, b unit.Bytes) cost.Estimate {
 		}
 	}
 	n := float64(ranks)
+	lat := c.Fabric.CustomARLatency
+	if lat == 0 {
+		lat = OneShotLatency
+	}
 	var t unit.Seconds
 	var formula string
 	switch impl {
 	case OneShot:
-		t = OneShotLatency + unit.TransferTime(b*unit.Bytes(n-1), c.Fabric.P2PBW)
+		t = lat + unit.TransferTime(b*unit.Bytes(n-1), c.Fabric.P2PBW)
 		formula = formulaOneShot
 	case TwoShot:
-		t = TwoShotLatency + unit.TransferTime(b*unit.Bytes(2*(n-1)/n), c.Fabric.P2PBW)
+		t = lat + TwoShotExtraLatency + unit.TransferTime(b*unit.Bytes(2*(n-1)/n), c.Fabric.P2PBW)
 		formula = formulaTwoShot
 	default:
 		t, formula = c.ncclTime(collAllReduce, ranks, b)

@@ -32,8 +32,11 @@ type Fabric struct {
 	AllToAllBW unit.BytesPerSecond
 	// P2PBW is the one-way peer-to-peer bandwidth custom all-reduce
 	// kernels reach (they read or write peers' buffers directly).
-	P2PBW  unit.BytesPerSecond
-	Source string
+	P2PBW unit.BytesPerSecond
+	// CustomARLatency is the latency of a one-shot custom all-reduce
+	// (graph-captured, small message); two-shot adds TwoShotExtraLatency.
+	CustomARLatency unit.Seconds
+	Source          string
 }
 
 // The presets. Measured figures from aiconfigurator's perfdb (@095f58a,
@@ -61,26 +64,31 @@ type Fabric struct {
 //     B200, 4 MB in 26.3 us less 7.8 us latency.
 //
 // Latency is NCCL's ring LL hop latency (src/graph/tuning.cc hwLat,
-// NCCL 2.28: NVLink 0.6 us, PCI 1.0 us).
+// NCCL 2.28: NVLink 0.6 us, PCI 1.0 us), except nvlink5: 1.4 us fitted to
+// perfdb's B200 small-message all-reduce (8 KB: 10.5/15.7/26.0 us at 2/4/8
+// ranks = 6.6 us + 2(n-1) x 1.4-1.9 us), where NCCL's constants give
+// 7.9/10.3/15.1 us. CustomARLatency: vLLM custom all-reduce at 8 KB,
+// graph-captured (perfdb custom_allreduce_perf): H100/H200 4.4-5.1 us,
+// RTX PRO 6000 (2 ranks) 4.5 us, B200 7.0-7.8 us.
 var fabrics = [...]Fabric{
 	{
 		Name: "pcie-gen4", BW: 31.5 * unit.GBps, Latency: 1.0 * unit.Microsecond, P2P: true,
-		BusBW: 12.35 * unit.GBps, AllToAllBW: 9.2 * unit.GBps, P2PBW: 25 * unit.GBps,
+		BusBW: 12.35 * unit.GBps, AllToAllBW: 9.2 * unit.GBps, P2PBW: 25 * unit.GBps, CustomARLatency: 5 * unit.Microsecond,
 		Source: "PCIe 4.0 x16; collective bandwidths = pcie-gen5 measurements halved (estimate)",
 	},
 	{
 		Name: "pcie-gen5", BW: 64 * unit.GBps, Latency: 1.0 * unit.Microsecond, P2P: true,
-		BusBW: 24.7 * unit.GBps, AllToAllBW: 18.4 * unit.GBps, P2PBW: 50 * unit.GBps,
+		BusBW: 24.7 * unit.GBps, AllToAllBW: 18.4 * unit.GBps, P2PBW: 50 * unit.GBps, CustomARLatency: 5 * unit.Microsecond,
 		Source: "aiconfigurator perfdb nccl_perf rtx_pro_6000_server (Apache-2.0); rtx6kpro P2P measurements",
 	},
 	{
 		Name: "nvlink4", BW: 450 * unit.GBps, Latency: 0.6 * unit.Microsecond, P2P: true, NVLink: true,
-		BusBW: 416 * unit.GBps, AllToAllBW: 311 * unit.GBps, P2PBW: 315 * unit.GBps,
+		BusBW: 416 * unit.GBps, AllToAllBW: 311 * unit.GBps, P2PBW: 315 * unit.GBps, CustomARLatency: 5 * unit.Microsecond,
 		Source: "NVLink 4 spec; aiconfigurator perfdb nccl_perf and vLLM custom_allreduce h200_sxm (Apache-2.0)",
 	},
 	{
-		Name: "nvlink5", BW: 900 * unit.GBps, Latency: 0.6 * unit.Microsecond, P2P: true, NVLink: true,
-		BusBW: 590 * unit.GBps, AllToAllBW: 563 * unit.GBps, P2PBW: 400 * unit.GBps,
+		Name: "nvlink5", BW: 900 * unit.GBps, Latency: 1.4 * unit.Microsecond, P2P: true, NVLink: true,
+		BusBW: 590 * unit.GBps, AllToAllBW: 563 * unit.GBps, P2PBW: 400 * unit.GBps, CustomARLatency: 7.5 * unit.Microsecond,
 		Source: "NVLink 5 spec; aiconfigurator perfdb nccl_perf and vLLM custom_allreduce b200_sxm (Apache-2.0)",
 	},
 }
@@ -118,6 +126,8 @@ func (f *Fabric) Validate() error {
 		return fmt.Errorf("fabric %q: bus bandwidth must be positive, got %v", f.Name, float64(f.BusBW))
 	case !(f.AllToAllBW > 0):
 		return fmt.Errorf("fabric %q: all-to-all bandwidth must be positive, got %v", f.Name, float64(f.AllToAllBW))
+	case f.P2P && !(f.CustomARLatency >= 0):
+		return fmt.Errorf("fabric %q: custom all-reduce latency must not be negative", f.Name)
 	case f.P2P && !(f.P2PBW > 0):
 		return fmt.Errorf("fabric %q: P2P bandwidth must be positive on a P2P fabric, got %v", f.Name, float64(f.P2PBW))
 	}

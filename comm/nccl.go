@@ -20,7 +20,8 @@ import (
 // x7/9. LL128 is enabled by default only on NVLink. busBW is the fabric's
 // measured large-message bus bandwidth (Fabric.BusBW) rather than NCCL's
 // topology-search estimate. NCCL's tree correction factors for medium sizes
-// and NVLS (NVLink SHARP) are not modelled.
+// and NVLS (NVLink SHARP) are not modelled. The fabric's Latency stands for
+// NCCL's ring LL hop latency and scales the other hop latencies.
 
 type algo uint8
 
@@ -82,6 +83,12 @@ func (c *Comm) ncclTime(kind collKind, n int, b unit.Bytes) (unit.Seconds, strin
 		link = 0
 	}
 	bus := float64(c.Fabric.BusBW)
+	// Fabric.Latency replaces NCCL's ring LL hop latency; the other hop
+	// latencies scale with it.
+	hop := 1.0
+	if l := c.Fabric.Latency.Us(); l > 0 {
+		hop = l / hwLat[link][ring][protoLL]
+	}
 	best := math.Inf(1)
 	formula := ""
 	nf := float64(n)
@@ -109,7 +116,7 @@ func (c *Comm) ncclTime(kind collKind, n int, b unit.Bytes) (unit.Seconds, strin
 				case protoLL128:
 					f = 0.92
 				}
-				lat = baseLat[ring][p] + steps*hwLat[link][ring][p]
+				lat = baseLat[ring][p] + steps*hwLat[link][ring][p]*hop
 				bw = bus * f * nf / steps
 			} else {
 				f := 0.9
@@ -119,7 +126,7 @@ func (c *Comm) ncclTime(kind collKind, n int, b unit.Bytes) (unit.Seconds, strin
 				case protoLL128:
 					f *= 7.0 / 9
 				}
-				lat = baseLat[tree][p] + 2*(nf-1)*hwLat[link][tree][p]
+				lat = baseLat[tree][p] + 2*(nf-1)*hwLat[link][tree][p]*hop
 				bw = bus * f / 2
 			}
 			t := lat*1e-6 + float64(b)/bw
