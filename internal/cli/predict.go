@@ -1,8 +1,413 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
 
-// PLACEHOLDER: replaced by the real command.
+	"github.com/spf13/cobra"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/scenarios"
+	"github.com/moecast/moecast/sim"
+)
+
+// predictOptions are the inputs of `moecast predict`.
+type predictOptions struct {
+	Scenario    string // file path or shipped scenario name; "" = embedded default
+	Batches     []int  // --batch; nil = the scenario's workload.batch
+	Context     int    // --context; 0 = the scenario's workload.context
+	Format      string // text | json | csv
+	Explain     bool
+	Calibration string // --calibration; "" = the scenario's hardware.calibration
+}
+
 func newPredictCmd(s *streams) *cobra.Command {
-	return &cobra.Command{Use: "predict", Hidden: true}
+	opts := &predictOptions{}
+	var batch string
+	cmd := &cobra.Command{
+		Use:   "predict [SCENARIO]",
+		Short: "Predict decode-step time, throughput and memory for a scenario",
+		Long: `Predict the decode-step time of an MoE model for each batch size of a
+scenario: step time with its interval, TPOT, tokens/s, tokens/s per user,
+the biggest cost categories, and whether the batch fits in GPU memory.
+
+SCENARIO is a TOML file, or the name of a shipped scenario
+(` + strings.Join(scenarios.Names(), ", ") + `).
+Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Scenario = args[0]
+			}
+			if c.Flags().Changed("batch") {
+				b, err := parseBatchFlag(batch)
+				if err != nil {
+					return err
+				}
+				opts.Batches = b
+			}
+			if c.Flags().Changed("context") && opts.Context <= 0 {
+				return inputErrf("--context: %d must be a positive number of tokens", opts.Context)
+			}
+			return runPredict(s, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&batch, "batch", "", "batch sizes, comma-separated (e.g. 1,8,64); default: the scenario's workload.batch")
+	f.IntVar(&opts.Context, "context", 0, "context length in tokens; default: the scenario's workload.context")
+	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
+	f.BoolVar(&opts.Explain, "explain", false, "print every op of one layer of each kind for the first batch size")
+	f.StringVar(&opts.Calibration, "calibration", "", `op-cost calibration: "embedded", "none" (roofline only) or a calibration file; default: the scenario's hardware.calibration`)
+	return cmd
+}
+
+// parseBatchFlag parses "1,8,64".
+func parseBatchFlag(v string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, inputErrf("--batch: %q is not an integer (want e.g. --batch 1,8,64)", f)
+		}
+		out = append(out, n)
+	}
+	if err := scenarios.CheckBatches(out); err != nil {
+		return nil, inputErrf("--batch: %w", err)
+	}
+	return out, nil
+}
+
+// prediction is what predict computed, ready to render.
+type prediction struct {
+	sc       *scenarios.Scenario
+	context  int
+	points   []sim.Point
+	warnings []string
+}
+
+func runPredict(s *streams, opts *predictOptions) error {
+	if err := checkFormat(opts.Format); err != nil {
+		return err
+	}
+	var (
+		sc  *scenarios.Scenario
+		err error
+	)
+	if opts.Scenario == "" {
+		sc, err = scenarios.Default()
+	} else {
+		sc, err = scenarios.Open(opts.Scenario)
+	}
+	if err != nil {
+		return inputErr(err)
+	}
+	if opts.Calibration != "" {
+		if err := sc.SetCalibration(opts.Calibration); err != nil {
+			return inputErr(err)
+		}
+	}
+	batches, context := sc.Batches, sc.Context
+	if opts.Batches != nil {
+		batches = opts.Batches
+	}
+	if opts.Context > 0 {
+		context = opts.Context
+	}
+	sm, err := sc.Sim()
+	if err != nil {
+		return inputErr(err)
+	}
+	if opts.Explain {
+		return runExplain(s, sc, sm, batches[0], context, opts.Format)
+	}
+	pr := &prediction{sc: sc, context: context, warnings: append([]string{}, sc.Warnings...)}
+	for _, b := range batches {
+		p, err := sm.Step(b, context)
+		if err != nil {
+			return inputErr(sc.KeyError(err))
+		}
+		pr.points = append(pr.points, p)
+		if w := fitWarning(p); w != "" {
+			pr.warnings = append(pr.warnings, w)
+		}
+	}
+	switch opts.Format {
+	case formatJSON:
+		return writeJSON(s.Out, pr.json())
+	case formatCSV:
+		for _, w := range pr.warnings {
+			fmt.Fprintln(s.Err, "warning: "+w)
+		}
+		return pr.table(true).render(s.Out, formatCSV)
+	}
+	return pr.text(s.Out)
+}
+
+// fitWarning says why a point does not fit in GPU memory, or "".
+func fitWarning(p sim.Point) string {
+	if p.Fits {
+		return ""
+	}
+	m := p.Memory
+	if m.MaxBatch <= 0 {
+		return fmt.Sprintf("batch %d: does not fit: weights take %.2f GB per GPU and no sequence of %d tokens fits beside them (%.2f GB short)",
+			p.Batch, m.Weights.GB(), p.Context, -m.Free.GB())
+	}
+	return fmt.Sprintf("batch %d: does not fit: KV cache needs %.2f GB per GPU at context %d, %.2f GB more than is free; at most %d sequences fit",
+		p.Batch, m.KV.GB(), p.Context, -m.Free.GB(), m.MaxBatch)
+}
+
+// categories is the order of breakdown columns and keys: every category a
+// prediction can hold (idle is trace-only and appears only if non-zero).
+func categories(points []sim.Point) []cost.Category {
+	var cs []cost.Category
+	for c := cost.Category(0); c < cost.NumCategories; c++ {
+		if c == cost.Idle {
+			nonzero := false
+			for _, p := range points {
+				nonzero = nonzero || p.Breakdown[c].Time != 0
+			}
+			if !nonzero {
+				continue
+			}
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// pointJSON is one element of "points" in `predict --format json`.
+type pointJSON struct {
+	Batch             int                `json:"batch"`
+	Context           int                `json:"context"`
+	StepMs            float64            `json:"step_ms"`
+	StepMsLo          float64            `json:"step_ms_lo"`
+	StepMsHi          float64            `json:"step_ms_hi"`
+	TPOTMs            float64            `json:"tpot_ms"`
+	TokensPerStep     float64            `json:"tokens_per_step"`
+	TokensPerS        float64            `json:"tokens_per_s"`
+	TokensPerSPerUser float64            `json:"tokens_per_s_per_user"`
+	BreakdownMs       map[string]float64 `json:"breakdown_ms"`
+	Sources           map[string]string  `json:"sources"`
+	Memory            memoryJSON         `json:"memory"`
+	Fits              bool               `json:"fits"`
+}
+
+type memoryJSON struct {
+	WeightsGBPerGPU float64 `json:"weights_gb_per_gpu"`
+	KVGBPerGPU      float64 `json:"kv_gb_per_gpu"`
+	MaxBatch        int     `json:"max_batch"`
+}
+
+type predictJSON struct {
+	Scenario string      `json:"scenario"`
+	Points   []pointJSON `json:"points"`
+	Warnings []string    `json:"warnings"`
+}
+
+// json builds the JSON document: breakdown_ms has every category (zeros
+// included), sources only the categories with time.
+func (pr *prediction) json() predictJSON {
+	out := predictJSON{Scenario: pr.sc.Name, Points: []pointJSON{}, Warnings: []string{}}
+	out.Warnings = append(out.Warnings, pr.warnings...)
+	cats := categories(pr.points)
+	for _, p := range pr.points {
+		pj := pointJSON{
+			Batch: p.Batch, Context: p.Context,
+			StepMs: p.Step.Time.Ms(), StepMsLo: p.Step.Lo.Ms(), StepMsHi: p.Step.Hi.Ms(),
+			TPOTMs: p.TPOT.Ms(), TokensPerStep: p.TokensPerStep,
+			TokensPerS: p.TokensPerSecond, TokensPerSPerUser: p.PerUser,
+			BreakdownMs: map[string]float64{}, Sources: map[string]string{},
+			Memory: memoryJSON{WeightsGBPerGPU: p.Memory.Weights.GB(), KVGBPerGPU: p.Memory.KV.GB(), MaxBatch: p.Memory.MaxBatch},
+			Fits:   p.Fits,
+		}
+		for _, c := range cats {
+			e := p.Breakdown[c]
+			pj.BreakdownMs[c.String()] = e.Time.Ms()
+			if e.Time != 0 {
+				pj.Sources[c.String()] = e.Source.Describe()
+			}
+		}
+		out.Points = append(out.Points, pj)
+	}
+	return out
+}
+
+// table is the per-point table: the text view (full=false: the columns a
+// person reads first) or the CSV view (full=true: every field, one column
+// per category, units in the names).
+func (pr *prediction) table(full bool) *table {
+	spec := pr.sc.Config.Spec.Method != sim.SpecNone
+	if full {
+		t := &table{Columns: []column{
+			{Name: "batch"}, {Name: "context"}, {Name: "step_ms"}, {Name: "step_ms_lo"}, {Name: "step_ms_hi"},
+			{Name: "tpot_ms"}, {Name: "tokens_per_step"}, {Name: "tokens_per_s"}, {Name: "tokens_per_s_per_user"},
+			{Name: "weights_gb_per_gpu"}, {Name: "kv_gb_per_gpu"}, {Name: "max_batch"}, {Name: "fits"},
+		}}
+		cats := categories(pr.points)
+		for _, c := range cats {
+			t.Columns = append(t.Columns, column{Name: c.String() + "_ms"})
+		}
+		for _, p := range pr.points {
+			row := []any{p.Batch, p.Context, p.Step.Time.Ms(), p.Step.Lo.Ms(), p.Step.Hi.Ms(),
+				p.TPOT.Ms(), p.TokensPerStep, p.TokensPerSecond, p.PerUser,
+				p.Memory.Weights.GB(), p.Memory.KV.GB(), p.Memory.MaxBatch, p.Fits}
+			for _, c := range cats {
+				row = append(row, p.Breakdown[c].Time.Ms())
+			}
+			t.add(row...)
+		}
+		return t
+	}
+	t := &table{Columns: []column{{Name: "batch"}, {Name: "step ms", Text: "%.3f"}, {Name: "interval ms", Left: true},
+		{Name: "TPOT ms", Text: "%.3f"}, {Name: "tok/s", Text: "%.1f"}, {Name: "tok/s/user", Text: "%.1f"}}}
+	if spec {
+		t.Columns = append(t.Columns, column{Name: "tok/step", Text: "%.2f"})
+	}
+	t.Columns = append(t.Columns, column{Name: "fits"}, column{Name: "top categories (share of step)"})
+	for _, p := range pr.points {
+		row := []any{p.Batch, p.Step.Time.Ms(), interval(p.Step), p.TPOT.Ms(), p.TokensPerSecond, p.PerUser}
+		if spec {
+			row = append(row, p.TokensPerStep)
+		}
+		fits := "yes"
+		if !p.Fits {
+			fits = "NO"
+		}
+		row = append(row, fits, topCategories(p, 3))
+		t.add(row...)
+	}
+	return t
+}
+
+// interval renders an estimate's [Lo, Hi] in ms, or "-" when it has none.
+func interval(e cost.Estimate) string {
+	if e.Lo == 0 && e.Hi == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f-%.3f", e.Lo.Ms(), e.Hi.Ms())
+}
+
+// topCategories lists the n biggest categories of p with their share of the
+// step: "allreduce 41%, moe 33%, attention 9%".
+func topCategories(p sim.Point, n int) string {
+	type cs struct {
+		c cost.Category
+		t unit.Seconds
+	}
+	var all []cs
+	for c := cost.Category(0); c < cost.NumCategories; c++ {
+		if t := p.Breakdown[c].Time; t > 0 {
+			all = append(all, cs{c, t})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].t > all[j].t })
+	var parts []string
+	for i := 0; i < len(all) && i < n; i++ {
+		share := 0.0
+		if p.Step.Time > 0 {
+			share = float64(all[i].t / p.Step.Time)
+		}
+		parts = append(parts, fmt.Sprintf("%s %.0f%%", all[i].c, 100*share))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// text writes the header, the table and the warnings.
+func (pr *prediction) text(w io.Writer) error {
+	if err := writeHeader(w, pr.sc, pr.context); err != nil {
+		return err
+	}
+	if len(pr.points) > 0 {
+		m := pr.points[0].Memory
+		if _, err := fmt.Fprintf(w, "memory    weights %.2f GB/GPU, KV %s/token/GPU; %s usable at gpu_memory_utilization %.2f\n\n",
+			m.Weights.GB(), kvPerToken(pr.sc), unit.Bytes(float64(pr.sc.Config.GPU.Memory)*pr.sc.Config.GPUMemoryUtilization), pr.sc.Config.GPUMemoryUtilization); err != nil {
+			return err
+		}
+	}
+	if err := pr.table(false).render(w, formatText); err != nil {
+		return err
+	}
+	for _, wn := range pr.warnings {
+		if _, err := fmt.Fprintln(w, "warning: "+wn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeHeader prints what the scenario is: name, model, box, layout.
+func writeHeader(w io.Writer, sc *scenarios.Scenario, context int) error {
+	c := sc.Config
+	graphs := "on"
+	if !c.Graphs {
+		graphs = "off"
+	}
+	lines := []string{
+		"scenario  " + sc.Name + " (" + sc.File + ")",
+		"model     " + modelSummary(sc),
+		fmt.Sprintf("box       %dx %s (%s, %s), fabric %s", c.GPUs, c.GPU.Name, c.GPU.Memory, c.GPU.MemBW, c.Fabric.Name),
+		fmt.Sprintf("layout    %s, CUDA graphs %s, all-reduce %s, KV cache %s, context %d",
+			layoutString(c), graphs, allReduceName(sc), c.KVCache, context),
+		"calib     " + sc.CalibrationNote,
+	}
+	if sp := c.Spec; sp.Method != sim.SpecNone {
+		acc := make([]string, len(sp.Acceptance))
+		for i, a := range sp.Acceptance {
+			acc[i] = strconv.FormatFloat(a, 'g', -1, 64)
+		}
+		lines = append(lines, fmt.Sprintf("spec      %s, %d draft tokens, acceptance [%s]", specName(sp.Method), sp.DraftTokens, strings.Join(acc, ", ")))
+	}
+	_, err := io.WriteString(w, strings.Join(lines, "\n")+"\n")
+	return err
+}
+
+// modelSummary is one line on the model: name, architecture, layers,
+// experts, attention, routed-expert format.
+func modelSummary(sc *scenarios.Scenario) string {
+	m := sc.Config.Model
+	s := fmt.Sprintf("%s: %s, %d layers (%d MoE), %d experts top-%d", sc.ModelRef, m.Architecture, m.Layers, m.MoELayers(), m.MoE.Experts, m.MoE.TopK)
+	if m.MoE.Shared > 0 {
+		s += fmt.Sprintf(" + %d shared", m.MoE.Shared)
+	}
+	return s + fmt.Sprintf(", %s attention, routed experts %s", strings.ToUpper(m.Attn.Kind.String()), m.Quant.RoutedExperts.Name)
+}
+
+// kvPerToken is the KV cache per token on one GPU.
+func kvPerToken(sc *scenarios.Scenario) string {
+	c := sc.Config
+	return c.Model.KVBytesPerTokenPerGPU(c.KVCache, c.Layout).String()
+}
+
+// layoutString renders a layout as "TP8 EP8 DP1" (+ ", DP attention").
+func layoutString(c sim.Config) string {
+	l := c.Layout
+	s := fmt.Sprintf("TP%d EP%d DP%d", l.TP, l.EP, l.DP)
+	if l.DPAttention {
+		s += " (DP attention)"
+	}
+	return s
+}
+
+// allReduceName is runtime.allreduce as written in a scenario.
+func allReduceName(sc *scenarios.Scenario) string {
+	return sc.Config.AllReduce.String()
+}
+
+// specName is speculative.method as written in a scenario.
+func specName(m sim.SpecMethod) string {
+	switch m {
+	case sim.SpecMTP:
+		return "mtp"
+	case sim.SpecEAGLE3:
+		return "eagle3"
+	case sim.SpecNgram:
+		return "ngram"
+	}
+	return "none"
 }
