@@ -1,0 +1,365 @@
+package trace
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/cost"
+)
+
+const tol = 1e-9 // µs; fixture times are exact binary fractions
+
+func TestParseStepName(t *testing.T) {
+	tests := []struct {
+		name   string
+		family int
+		kind   StepKind
+		batch  int
+	}{
+		{"execute_context_0(0)_generation_32(32)", famEngine, KindDecode, 32},
+		{"execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)", famEngine, KindDecode, 32},
+		{"execute_context_1(888_788544)_generation_0(0)", famEngine, KindPrefill, 1},
+		{"execute_8192_context_9(sq8155sk8430sqsq7475785sqsk7671310)_generation_37(sq37sk34489sqsq37sqsk34489)", famEngine, KindMixed, 46},
+		{"step[DECODE bs=32]", famEngine, KindDecode, 32},
+		{"step[EXTEND bs=15 toks=15360]", famEngine, KindPrefill, 15},
+		{"step[MIXED bs=8 toks=900]", famEngine, KindMixed, 8},
+		{"gpu_model_runner: forward", famRunner, KindUnknown, 0},
+		{"ProfilerStep#12", famTorch, KindUnknown, 0},
+		{"ProfilerStep#x", famNone, KindUnknown, 0},
+		{"execute_model", famNone, KindUnknown, 0},
+		{"nccl:all_reduce", famNone, KindUnknown, 0},
+		{"capture_32_FULL", famNone, KindUnknown, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := parseStepName(tt.name)
+			assert.Equal(t, tt.family, got.family)
+			assert.Equal(t, tt.kind, got.kind)
+			assert.Equal(t, tt.batch, got.batch)
+		})
+	}
+}
+
+func TestUserStepRegexNamedGroups(t *testing.T) {
+	m := stepMatcher{user: regexp.MustCompile(`^iter (?P<kind>\w+) n=(?P<batch>\d+)$`)}
+	got := m.match("iter decode n=48")
+	assert.Equal(t, famUser, got.family)
+	assert.Equal(t, KindDecode, got.kind)
+	assert.Equal(t, 48, got.batch)
+	assert.Equal(t, famNone, m.match("step[DECODE bs=32]").family, "--step replaces the built-in families")
+}
+
+// events builds fixtures. Times in µs.
+func ann(name string, pid, tid int64, ts, dur float64, ext int64) Event {
+	return Event{Ph: PhaseComplete, Cat: CatUserAnnotation, Name: name, Pid: pid, Tid: tid, TS: Time(ts), Dur: Duration(dur), ExternalID: ext}
+}
+
+func gpuAnn(name string, ts, dur float64, ext int64) Event {
+	return Event{Ph: PhaseComplete, Cat: CatGPUUserAnnotation, Name: name, Pid: 0, Tid: 7, TS: Time(ts), Dur: Duration(dur), ExternalID: ext}
+}
+
+func launch(name string, pid, tid int64, ts float64, corr int64) Event {
+	return Event{Ph: PhaseComplete, Cat: CatRuntime, Name: name, Pid: pid, Tid: tid, TS: Time(ts), Dur: 2, Correlation: corr}
+}
+
+func kern(name string, stream int64, ts, dur float64, corr int64) Event {
+	return Event{Ph: PhaseComplete, Cat: CatKernel, Name: name, Pid: 0, Tid: stream, TS: Time(ts), Dur: Duration(dur), Correlation: corr}
+}
+
+func run(t *testing.T, opts Options, evs ...Event) *Result {
+	t.Helper()
+	a := NewAnalyzer(opts)
+	for i := range evs {
+		evs[i].Index = int64(i)
+		a.Add(&evs[i])
+	}
+	return a.Finish()
+}
+
+// A CUDA-graph replay: one cudaGraphLaunch inside the step annotation, its
+// kernels run after the annotation has ended on the CPU and carry the
+// launch's correlation id. They must land in the step.
+func TestGraphKernelsAttributedThroughLaunch(t *testing.T) {
+	res := run(t, Options{},
+		ann("execute_context_0(0)_generation_8(8)", 1, 1, 0, 100, 11),
+		launch("cudaGraphLaunch", 1, 1, 50, 500),
+		kern("nvjet_tst_a", 7, 1000, 30, 500),
+		kern("fused_moe_kernel", 7, 1030, 50, 500),
+		kern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)", 7, 1090, 10, 500),
+	)
+	require.Len(t, res.Steps, 1)
+	s := res.Steps[0]
+	assert.Equal(t, KindDecode, s.Kind)
+	assert.Equal(t, 8, s.Batch)
+	assert.Equal(t, 3, s.Kernels)
+	assert.InDelta(t, 100, float64(s.Wall), tol) // 1000 .. 1100
+	assert.InDelta(t, 90, float64(s.Busy), tol)
+	assert.InDelta(t, 10, float64(s.Idle), tol)
+	assert.InDelta(t, 30, float64(s.ByCategory[cost.GEMM]), tol)
+	assert.InDelta(t, 50, float64(s.ByCategory[cost.MoE]), tol)
+	assert.InDelta(t, 10, float64(s.ByCategory[cost.AllReduce]), tol)
+	assert.Equal(t, 0, res.Outside)
+	assert.Equal(t, SourceAnnotation, res.Source)
+}
+
+// B200 traces write each GPU activity just before its runtime call; a
+// kernel read before its launch waits for it.
+func TestKernelBeforeLaunch(t *testing.T) {
+	res := run(t, Options{},
+		ann("step[DECODE bs=4]", 1, 1, 0, 100, 1),
+		kern("nvjet_x", 7, 10, 5, 21),
+		launch("cudaLaunchKernel", 1, 1, 5, 21),
+		kern("nvjet_x", 7, 200, 5, 22), // launched outside the step
+		launch("cudaLaunchKernel", 1, 1, 150, 22),
+	)
+	require.Len(t, res.Steps, 1)
+	assert.Equal(t, 1, res.Steps[0].Kernels)
+	assert.Equal(t, 1, res.Outside)
+	assert.InDelta(t, 5, float64(res.OutsideTime), tol)
+}
+
+// DDP backward kernels are launched from the autograd thread, outside the
+// ProfilerStep annotation's thread but inside its time window.
+func TestLaunchOnOtherThreadOfProcess(t *testing.T) {
+	res := run(t, Options{},
+		ann("ProfilerStep#4", 1, 1, 0, 100, 1),
+		launch("cudaLaunchKernel", 1, 2, 50, 30),
+		launch("cudaLaunchKernel", 9, 9, 50, 31), // another process: not in the step
+		kern("at::native::vectorized_elementwise_kernel", 7, 60, 5, 30),
+		kern("at::native::vectorized_elementwise_kernel", 7, 70, 5, 31),
+	)
+	require.Len(t, res.Steps, 1)
+	assert.Equal(t, 1, res.Steps[0].Kernels)
+	assert.Equal(t, 1, res.Outside)
+}
+
+// Nested annotations of the kept family merge into the outermost one (SGLang
+// trace: execute_* around step[DECODE bs=32]); lower families (ProfilerStep,
+// gpu_model_runner scopes) are ignored when an engine annotation exists.
+func TestNestedAnnotationsOneStep(t *testing.T) {
+	res := run(t, Options{},
+		ann("ProfilerStep#1", 1, 1, 0, 1000, 1),
+		ann("execute_context_0(0)_generation_32(32)", 1, 1, 10, 500, 2),
+		ann("step[DECODE bs=32]", 1, 1, 20, 400, 3),
+		ann("gpu_model_runner: forward", 1, 1, 30, 100, 4),
+		ann("execute_context_0(0)_generation_31(31)", 1, 1, 600, 300, 5),
+		launch("cudaLaunchKernel", 1, 1, 40, 10),
+		launch("cudaLaunchKernel", 1, 1, 700, 11),
+		launch("cudaLaunchKernel", 1, 1, 950, 12), // in ProfilerStep only: outside
+		kern("nvjet_a", 7, 100, 10, 10),
+		kern("nvjet_a", 7, 800, 10, 11),
+		kern("nvjet_a", 7, 960, 10, 12),
+	)
+	require.Len(t, res.Steps, 2)
+	assert.Equal(t, "execute_context_0(0)_generation_32(32)", res.Steps[0].Label)
+	assert.Equal(t, 32, res.Steps[0].Batch)
+	assert.Equal(t, 31, res.Steps[1].Batch)
+	assert.Equal(t, 1, res.Outside)
+}
+
+// vLLM runner scopes without an execute_* annotation: one step from each
+// "preprocess" to the scope before the next one.
+func TestRunnerScopesGrouped(t *testing.T) {
+	res := run(t, Options{},
+		ann("gpu_model_runner: preprocess", 1, 1, 0, 10, 1),
+		ann("gpu_model_runner: forward", 1, 1, 12, 20, 2),
+		ann("gpu_model_runner: sample", 1, 1, 40, 5, 3),
+		ann("gpu_model_runner: preprocess", 1, 1, 100, 10, 4),
+		ann("gpu_model_runner: forward", 1, 1, 112, 20, 5),
+		launch("cudaLaunchKernel", 1, 1, 35, 10), // between forward and sample: still step 0
+		launch("cudaLaunchKernel", 1, 1, 115, 11),
+		kern("nvjet_a", 7, 50, 10, 10),
+		kern("nvjet_a", 7, 150, 10, 11),
+	)
+	require.Len(t, res.Steps, 2)
+	assert.Equal(t, 1, res.Steps[0].Kernels)
+	assert.Equal(t, 1, res.Steps[1].Kernels)
+	assert.Equal(t, 0, res.Outside)
+}
+
+// Overlap on two streams: exposed time is time when only one category runs.
+//
+//	stream 7: gemm [0,40)            moe [60,100)
+//	stream 9:          allreduce [30,70)
+//
+// busy = [0,100) = 100; exposed gemm = [0,30) = 30, allreduce = [40,60) = 20,
+// moe = [70,100) = 30; overlaps [30,40) and [60,70) are exposed for none.
+func TestBreakdownOverlap(t *testing.T) {
+	var r StepResult
+	breakdown([]kspan{
+		{0, 40, cost.GEMM}, {60, 100, cost.MoE}, {30, 70, cost.AllReduce},
+	}, &r)
+	assert.InDelta(t, 100, float64(r.Busy), tol)
+	assert.InDelta(t, 40, float64(r.ByCategory[cost.GEMM]), tol)
+	assert.InDelta(t, 40, float64(r.ByCategory[cost.AllReduce]), tol)
+	assert.InDelta(t, 30, float64(r.Exposed[cost.GEMM]), tol)
+	assert.InDelta(t, 20, float64(r.Exposed[cost.AllReduce]), tol)
+	assert.InDelta(t, 30, float64(r.Exposed[cost.MoE]), tol)
+	// same-category overlap is exposed for that category, and counted once in busy
+	var r2 StepResult
+	breakdown([]kspan{{0, 10, cost.GEMM}, {5, 20, cost.GEMM}, {30, 40, cost.Elementwise}}, &r2)
+	assert.InDelta(t, 30, float64(r2.Busy), tol)
+	assert.InDelta(t, 25, float64(r2.ByCategory[cost.GEMM]), tol)
+	assert.InDelta(t, 20, float64(r2.Exposed[cost.GEMM]), tol)
+	assert.InDelta(t, 10, float64(r2.Exposed[cost.Elementwise]), tol)
+}
+
+// Invariants on every step: sum(exposed of kernel categories) <= busy <=
+// wall, idle = wall - busy.
+func TestBreakdownInvariants(t *testing.T) {
+	spans := []kspan{}
+	cats := []cost.Category{cost.GEMM, cost.MoE, cost.AllReduce, cost.Elementwise, cost.Attention}
+	x := uint64(12345)
+	for i := 0; i < 500; i++ {
+		x = x*6364136223846793005 + 1442695040888963407
+		ts := Time(x>>40) / 1000
+		d := Time((x>>20)&0xfff) / 100
+		spans = append(spans, kspan{ts, ts + d, cats[i%len(cats)]})
+	}
+	var r StepResult
+	breakdown(spans, &r)
+	var exp Duration
+	for c := range cost.NumCategories {
+		exp += r.Exposed[c]
+		assert.LessOrEqual(t, float64(r.Exposed[c]), float64(r.ByCategory[c])+1e-6, "category %v", c)
+	}
+	assert.LessOrEqual(t, float64(exp), float64(r.Busy)+1e-6)
+}
+
+// The GPU annotation (matched by External id) widens the wall time.
+func TestGPUAnnotationWidensWall(t *testing.T) {
+	res := run(t, Options{},
+		ann("step[DECODE bs=2]", 1, 1, 0, 100, 77),
+		launch("cudaLaunchKernel", 1, 1, 10, 5),
+		kern("nvjet_a", 7, 100, 10, 5),
+		gpuAnn("step[DECODE bs=2]", 95, 30, 77),
+	)
+	require.Len(t, res.Steps, 1)
+	assert.InDelta(t, 30, float64(res.Steps[0].Wall), tol)
+	assert.InDelta(t, 20, float64(res.Steps[0].Idle), tol)
+	assert.InDelta(t, 20, float64(res.Steps[0].ByCategory[cost.Idle]), tol)
+}
+
+func TestKindFilter(t *testing.T) {
+	evs := []Event{
+		ann("step[EXTEND bs=2 toks=100]", 1, 1, 0, 100, 1),
+		ann("step[DECODE bs=2]", 1, 1, 200, 100, 2),
+		launch("cudaLaunchKernel", 1, 1, 10, 5),
+		launch("cudaLaunchKernel", 1, 1, 210, 6),
+		kern("nvjet_a", 7, 100, 10, 5),
+		kern("nvjet_a", 7, 300, 10, 6),
+	}
+	all := run(t, Options{}, append([]Event(nil), evs...)...)
+	assert.Len(t, all.Steps, 2)
+	dec := run(t, Options{Kind: KindDecode}, append([]Event(nil), evs...)...)
+	require.Len(t, dec.Steps, 1)
+	assert.Equal(t, KindDecode, dec.Steps[0].Kind)
+	assert.Equal(t, 1, dec.Steps[0].Index, "index counts all steps, before filtering")
+	none := run(t, Options{Kind: KindMixed}, append([]Event(nil), evs...)...)
+	assert.Empty(t, none.Steps)
+	assert.Contains(t, none.Warnings, "no mixed steps (of 2 steps)")
+}
+
+// Without annotations: one step per graph launch; eager kernels are outside.
+func TestGraphLaunchSteps(t *testing.T) {
+	res := run(t, Options{},
+		launch("hipGraphLaunch", 1, 1, 0, 10),
+		launch("hipLaunchKernel", 1, 1, 5, 11),
+		launch("hipGraphLaunch", 1, 1, 100, 12),
+		kern("Cijk_a", 7, 10, 10, 10),
+		kern("Cijk_a", 7, 20, 10, 10),
+		kern("at::native::x", 7, 40, 10, 11),
+		kern("Cijk_a", 7, 110, 10, 12),
+	)
+	assert.Equal(t, SourceGraph, res.Source)
+	require.Len(t, res.Steps, 2)
+	assert.Equal(t, 2, res.Steps[0].Kernels)
+	assert.Equal(t, 1, res.Steps[1].Kernels)
+	assert.Equal(t, 1, res.Outside)
+}
+
+// Without annotations or graphs: steps split at idle gaps longer than Gap.
+func TestGapSteps(t *testing.T) {
+	res := run(t, Options{Gap: 50},
+		launch("cudaLaunchKernel", 1, 1, 0, 1),
+		launch("cudaLaunchKernel", 1, 1, 1, 2),
+		launch("cudaLaunchKernel", 1, 1, 2, 3),
+		kern("nvjet_a", 7, 10, 10, 1),
+		kern("nvjet_a", 7, 40, 10, 2), // 20 µs gap: same step
+		kern("nvjet_a", 7, 200, 10, 3), // 150 µs gap: new step
+	)
+	assert.Equal(t, SourceGaps, res.Source)
+	require.Len(t, res.Steps, 2)
+	assert.InDelta(t, 40, float64(res.Steps[0].Wall), tol)
+	assert.InDelta(t, 20, float64(res.Steps[0].Busy), tol)
+	assert.Equal(t, 1, res.Steps[1].Kernels)
+}
+
+// Many steps: steps are closed as later ones receive kernels, so the kernel
+// buffers do not grow with the trace; results match a full computation.
+func TestManyStepsClosedProgressively(t *testing.T) {
+	var evs []Event
+	const n = 200
+	for i := 0; i < n; i++ {
+		base := float64(i) * 1000
+		evs = append(evs, ann("step[DECODE bs=1]", 1, 1, base, 100, int64(i+1)))
+	}
+	for i := 0; i < n; i++ {
+		base := float64(i) * 1000
+		corr := int64(1000 + i)
+		evs = append(evs, launch("cudaGraphLaunch", 1, 1, base+10, corr),
+			kern("nvjet_a", 7, base+200, 50, corr),
+			kern("ncclDevKernel_AllReduce_x", 7, base+260, 40, corr))
+	}
+	a := NewAnalyzer(Options{})
+	maxOpen := 0
+	for i := range evs {
+		evs[i].Index = int64(i)
+		a.Add(&evs[i])
+		maxOpen = max(maxOpen, len(a.open))
+	}
+	res := a.Finish()
+	require.Len(t, res.Steps, n)
+	assert.LessOrEqual(t, maxOpen, 2)
+	for _, s := range res.Steps {
+		assert.InDelta(t, 100, float64(s.Wall), tol)
+		assert.InDelta(t, 90, float64(s.Busy), tol)
+		assert.InDelta(t, 40, float64(s.Exposed[cost.AllReduce]), tol)
+	}
+}
+
+func TestWarnings(t *testing.T) {
+	res := run(t, Options{})
+	assert.Contains(t, res.Warnings[0], "no kernel events")
+
+	late := run(t, Options{},
+		ann("step[DECODE bs=1]", 1, 1, 0, 100, 1),
+		launch("cudaLaunchKernel", 1, 1, 10, 5),
+		ann("step[DECODE bs=1]", 1, 1, 200, 100, 2),
+		kern("nvjet_a", 7, 20, 10, 5),
+	)
+	assert.Contains(t, late.Warnings, "1 step annotations came after the first GPU launch in the file and were ignored")
+}
+
+// Collective args on kernels (recent PyTorch) are kept per distinct size,
+// and re-categorise an NCCL kernel whose name carries no collective.
+func TestCollectiveArgs(t *testing.T) {
+	k1 := kern("ncclDevKernel_Generic_4(x)", 7, 10, 10, 5)
+	k1.Collective, k1.InMsgNelems, k1.OutMsgNelems, k1.DType, k1.GroupSize = "allreduce", 6637568, 6637568, "Float", 2
+	k2 := k1
+	k2.TS, k2.Correlation = 30, 6
+	res := run(t, Options{},
+		ann("ProfilerStep#1", 1, 1, 0, 100, 1),
+		launch("cudaLaunchKernel", 1, 1, 10, 5),
+		launch("cudaLaunchKernel", 1, 1, 20, 6),
+		k1, k2,
+	)
+	require.Len(t, res.Steps, 1)
+	assert.InDelta(t, 20, float64(res.Steps[0].ByCategory[cost.AllReduce]), tol)
+	require.Len(t, res.Kernels, 1)
+	require.Len(t, res.Kernels[0].Collectives, 1)
+	assert.Equal(t, CollectiveSize{Collective: "allreduce", InMsgNelems: 6637568, OutMsgNelems: 6637568, DType: "Float", GroupSize: 2, Count: 2}, res.Kernels[0].Collectives[0])
+}
