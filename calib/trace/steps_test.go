@@ -288,7 +288,7 @@ func TestGapSteps(t *testing.T) {
 		launch("cudaLaunchKernel", 1, 1, 1, 2),
 		launch("cudaLaunchKernel", 1, 1, 2, 3),
 		kern("nvjet_a", 7, 10, 10, 1),
-		kern("nvjet_a", 7, 40, 10, 2), // 20 µs gap: same step
+		kern("nvjet_a", 7, 40, 10, 2),  // 20 µs gap: same step
 		kern("nvjet_a", 7, 200, 10, 3), // 150 µs gap: new step
 	)
 	assert.Equal(t, SourceGaps, res.Source)
