@@ -93,7 +93,11 @@ func LoadFile(path string) (*Config, error) {
 	if errors.As(err, &ce) {
 		ce.File = path
 	}
-	return c, err
+	if err != nil {
+		return nil, err
+	}
+	c.Name = path
+	return c, nil
 }
 
 // Load reads and imports the HF config.json at path in fsys.

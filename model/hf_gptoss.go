@@ -80,6 +80,9 @@ func parseGptOss(d *doc) (*Config, error) {
 		c.Notes = append(c.Notes, fmt.Sprintf("sliding window %d on %d of %d layers: attention there reads min(context, %d) tokens; KV memory counted at full size on every layer",
 			h.SlidingWindow, n, h.NumHiddenLayers, h.SlidingWindow))
 	}
+	if q := h.QuantizationConfig; q != nil && q.QuantMethod == "mxfp4" {
+		c.Notes = append(c.Notes, "mxfp4 experts: vLLM pads each rank's expert width to a multiple of 128 or 256 (kernel backend dependent); the padding is not counted")
+	}
 	base, err := hfDtype(d, c, h.TorchDtype, h.Dtype)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 )
 
 // FieldError is an invalid model dimension. Field is the HF config.json key
@@ -79,7 +80,7 @@ func (c *Config) validateDims() error {
 		k string
 		v int
 	}{{"num_nextn_predict_layers", c.MTPLayers}, {"first_k_dense_replace", c.DenseLayers}, {"moe_layer_freq", c.MoEStep},
-		{"intermediate_size", c.DenseInter}, {"n_shared_experts", c.MoE.SharedInter}, {"q_lora_rank", c.Attn.QLoRARank},
+		{"intermediate_size", c.DenseInter}, {"n_shared_experts", c.MoE.SharedInter}, {"n_shared_experts", c.MoE.Shared}, {"q_lora_rank", c.Attn.QLoRARank},
 		{"index_n_heads", c.Attn.IndexHeads}, {"index_head_dim", c.Attn.IndexHeadDim}, {"sliding_window", c.Attn.SlidingWindow}} {
 		if f.v > maxDim {
 			return fieldErr(f.k, "%d is implausibly large (limit %d)", f.v, maxDim)
@@ -165,8 +166,9 @@ func (c *Config) validateDims() error {
 //   - parallel.tp: without DPAttention, TP must divide the attention heads
 //     and, for GQA, TP and the kv heads must divide one another (vLLM's
 //     QKVParallelLinear); each per-rank slice of a block-quantized linear
-//     must be a multiple of the block, and of a group-quantized expert's
-//     down_proj a multiple of the group (Marlin);
+//     must be a multiple of the block, and the per-rank input of an
+//     int-group-quantized row-parallel linear a multiple of the group
+//     (Marlin); vLLM pads mxfp4 experts instead, so they are not checked;
 //   - parallel.ep: EP must divide the routed experts and TP*DP.
 func (c *Config) CheckLayout(l Layout) error {
 	if l.TP < 1 {
@@ -211,14 +213,15 @@ func (c *Config) checkQuantShards(l Layout) error {
 				continue
 			}
 			in, out := lin.ShardDims(tp)
+			name := lin.Class.String() + " " + lin.Name
 			if bn > 0 && lin.Split == Column && out%bn != 0 {
-				return &LayoutError{key, fmt.Sprintf("%s of %s: %d output columns per rank at %d-way split are not a multiple of the fp8 block %d", lin.Name, c.Name, out, tp, bn)}
+				return &LayoutError{key, fmt.Sprintf("%s of %s: %d output columns per rank at %d-way split are not a multiple of the fp8 block %d", name, c.Name, out, tp, bn)}
 			}
 			if bk > 0 && lin.Split == Row && in%bk != 0 {
-				return &LayoutError{key, fmt.Sprintf("%s of %s: %d input rows per rank at %d-way split are not a multiple of the fp8 block %d", lin.Name, c.Name, in, tp, bk)}
+				return &LayoutError{key, fmt.Sprintf("%s of %s: %d input rows per rank at %d-way split are not a multiple of the fp8 block %d", name, c.Name, in, tp, bk)}
 			}
-			if g := lin.Format.GroupSize; bn == 0 && g > 0 && lin.Split == Row && in%g != 0 {
-				return &LayoutError{key, fmt.Sprintf("%s of %s: %d input rows per rank at %d-way split are not a multiple of the quantization group %d", lin.Name, c.Name, in, tp, g)}
+			if g := lin.Format.GroupSize; bn == 0 && g > 0 && strings.HasPrefix(lin.Format.Name, "int") && lin.Split == Row && in%g != 0 {
+				return &LayoutError{key, fmt.Sprintf("%s of %s: %d input rows per rank at %d-way split are not a multiple of the quantization group %d", name, c.Name, in, tp, g)}
 			}
 		}
 		return nil
