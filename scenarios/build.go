@@ -331,22 +331,27 @@ func (s *Scenario) buildGPU() (kernels.GPU, error) {
 	return g, nil
 }
 
-// buildFabric resolves hardware.fabric and [hardware.custom_fabric]. A
-// single GPU needs no fabric.
+// buildFabric resolves hardware.fabric and [hardware.custom_fabric]. When
+// both are absent the GPU preset's usual fabric is used; a single GPU needs
+// none.
 func (s *Scenario) buildFabric() (comm.Fabric, error) {
 	d := s.doc
 	h := d.raw.Hardware
+	name := h.Fabric
+	if name == "" && h.CustomFabric == nil && s.Config.GPUs > 1 {
+		name = s.Config.GPU.Fabric
+	}
 	var f comm.Fabric
-	if h.Fabric != "" {
+	if name != "" {
 		var ok bool
-		if f, ok = comm.LookupFabric(h.Fabric); !ok {
+		if f, ok = comm.LookupFabric(name); !ok {
 			return f, d.errorf("hardware.fabric", "unknown fabric %q (presets: %s; or define [hardware.custom_fabric])",
-				h.Fabric, strings.Join(comm.FabricNames(), ", "))
+				name, strings.Join(comm.FabricNames(), ", "))
 		}
 	}
 	cf := h.CustomFabric
 	if cf == nil {
-		if h.Fabric == "" {
+		if name == "" {
 			if s.Config.GPUs > 1 {
 				return f, d.errorf("hardware.fabric", "missing fabric for %d GPUs: set hardware.fabric (one of %s) or define [hardware.custom_fabric]",
 					s.Config.GPUs, strings.Join(comm.FabricNames(), ", "))
@@ -356,10 +361,11 @@ func (s *Scenario) buildFabric() (comm.Fabric, error) {
 		return f, nil
 	}
 	const k = "hardware.custom_fabric."
-	if h.Fabric == "" {
-		for _, kv := range [][2]string{{"bandwidth", cf.Bandwidth}, {"latency", cf.Latency}} {
+	if name == "" {
+		for _, kv := range [][2]string{{"bandwidth", cf.Bandwidth}, {"latency", cf.Latency},
+			{"bus_bandwidth", cf.BusBandwidth}, {"alltoall_bandwidth", cf.AllToAllBandwidth}} {
 			if kv[1] == "" {
-				return f, d.errorf(k+kv[0], "missing: a custom fabric without hardware.fabric needs bandwidth and latency")
+				return f, d.errorf(k+kv[0], "missing: a custom fabric without hardware.fabric needs bandwidth, latency, bus_bandwidth and alltoall_bandwidth")
 			}
 		}
 		f.Name = "custom"
@@ -367,28 +373,45 @@ func (s *Scenario) buildFabric() (comm.Fabric, error) {
 	if cf.Name != "" {
 		f.Name = cf.Name
 	}
-	if cf.Bandwidth != "" {
-		bw, err := unit.ParseBandwidth(cf.Bandwidth)
+	for _, b := range []struct {
+		v, key string
+		dst    *unit.BytesPerSecond
+	}{{cf.Bandwidth, "bandwidth", &f.BW}, {cf.BusBandwidth, "bus_bandwidth", &f.BusBW},
+		{cf.AllToAllBandwidth, "alltoall_bandwidth", &f.AllToAllBW}, {cf.P2PBandwidth, "p2p_bandwidth", &f.P2PBW}} {
+		if b.v == "" {
+			continue
+		}
+		bw, err := unit.ParseBandwidth(b.v)
 		if err == nil && bw <= 0 {
-			err = fmt.Errorf("%q must be positive", cf.Bandwidth)
+			err = fmt.Errorf("%q must be positive", b.v)
 		}
 		if err != nil {
-			return f, d.wrap(k+"bandwidth", err)
+			return f, d.wrap(k+b.key, err)
 		}
-		f.BW = bw
+		*b.dst = bw
 	}
-	if cf.Latency != "" {
-		l, err := unit.ParseSeconds(cf.Latency)
-		if err != nil {
-			return f, d.wrap(k+"latency", err)
+	for _, l := range []struct {
+		v, key string
+		dst    *unit.Seconds
+	}{{cf.Latency, "latency", &f.Latency}, {cf.CustomARLatency, "custom_allreduce_latency", &f.CustomARLatency}} {
+		if l.v == "" {
+			continue
 		}
-		f.Latency = l
+		t, err := unit.ParseSeconds(l.v)
+		if err != nil {
+			return f, d.wrap(k+l.key, err)
+		}
+		*l.dst = t
 	}
 	if cf.P2P != nil {
 		f.P2P = *cf.P2P
 	}
 	if cf.NVLink != nil {
 		f.NVLink = *cf.NVLink
+	}
+	f.Source = "scenario " + s.File + " [hardware.custom_fabric]"
+	if name != "" {
+		f.Source = "preset " + name + " with overrides from " + s.File + " [hardware.custom_fabric]"
 	}
 	if err := f.Validate(); err != nil {
 		return f, d.wrap("hardware.custom_fabric", err)

@@ -59,11 +59,15 @@ type rawGPU struct {
 // rawFabric is [hardware.custom_fabric]: an interconnect not in the
 // presets, or overrides of the one named by hardware.fabric.
 type rawFabric struct {
-	Name      string `toml:"name"`
-	Bandwidth string `toml:"bandwidth"`
-	Latency   string `toml:"latency"`
-	P2P       *bool  `toml:"p2p"`
-	NVLink    *bool  `toml:"nvlink"`
+	Name              string `toml:"name"`
+	Bandwidth         string `toml:"bandwidth"`          // per GPU, per direction
+	Latency           string `toml:"latency"`            // one hop
+	BusBandwidth      string `toml:"bus_bandwidth"`      // NCCL all-reduce busbw, large messages
+	AllToAllBandwidth string `toml:"alltoall_bandwidth"` // NCCL all-to-all busbw, large messages
+	P2PBandwidth      string `toml:"p2p_bandwidth"`      // custom all-reduce peer bandwidth
+	CustomARLatency   string `toml:"custom_allreduce_latency"`
+	P2P               *bool  `toml:"p2p"`
+	NVLink            *bool  `toml:"nvlink"`
 }
 
 type rawParallel struct {

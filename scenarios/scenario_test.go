@@ -143,6 +143,43 @@ sms = 188
 	assert.Positive(t, float64(s.Config.GPU.MemBW))
 }
 
+func TestFabric(t *testing.T) {
+	// Without hardware.fabric, the GPU's usual fabric.
+	s, err := Parse("t.toml", []byte(strings.Replace(minimal, `fabric = "pcie-gen5"`, "", 1)))
+	require.NoError(t, err)
+	assert.Equal(t, "pcie-gen5", s.Config.Fabric.Name)
+
+	src := strings.Replace(minimal, `fabric = "pcie-gen5"`, "", 1) + `
+[hardware.custom_fabric]
+name = "pcie-gen6"
+bandwidth = "128GB/s"
+latency = "1.5us"
+bus_bandwidth = "50GB/s"
+alltoall_bandwidth = "36GB/s"
+p2p_bandwidth = "100GB/s"
+custom_allreduce_latency = "6us"
+p2p = true
+`
+	s, err = Parse("t.toml", []byte(src))
+	require.NoError(t, err)
+	f := s.Config.Fabric
+	assert.Equal(t, "pcie-gen6", f.Name)
+	assert.InEpsilon(t, 128e9, float64(f.BW), 1e-12)
+	assert.InEpsilon(t, 1.5e-6, float64(f.Latency), 1e-12)
+	assert.InEpsilon(t, 50e9, float64(f.BusBW), 1e-12)
+	assert.InEpsilon(t, 36e9, float64(f.AllToAllBW), 1e-12)
+	assert.InEpsilon(t, 100e9, float64(f.P2PBW), 1e-12)
+	assert.InEpsilon(t, 6e-6, float64(f.CustomARLatency), 1e-12)
+	assert.True(t, f.P2P)
+	assert.False(t, f.NVLink)
+
+	// Overrides of a preset keep its other figures.
+	s, err = Parse("t.toml", []byte(minimal+"[hardware.custom_fabric]\nlatency = \"3us\"\n"))
+	require.NoError(t, err)
+	assert.InEpsilon(t, 3e-6, float64(s.Config.Fabric.Latency), 1e-12)
+	assert.Positive(t, float64(s.Config.Fabric.BusBW))
+}
+
 func TestRelativeConfig(t *testing.T) {
 	dir := t.TempDir()
 	data, err := os.ReadFile("configs/qwen3-235b-a22b-fp8.json")
@@ -181,7 +218,8 @@ func TestErrors(t *testing.T) {
 		{"kv cache", edit(`[hardware]`, "kv_cache = \"int2\"\n[hardware]"), "t.toml:4: model.kv_cache: "},
 		{"unknown gpu", edit(`"rtx-pro-6000-server"`, `"rtx-9090"`), "t.toml:5: hardware.gpu: "},
 		{"unknown fabric", edit(`"pcie-gen5"`, `"pcie-gen9"`), "t.toml:7: hardware.fabric: "},
-		{"no fabric", edit(`fabric = "pcie-gen5"`, ""), "t.toml:4: hardware.fabric: "},
+		{"custom fabric missing", edit(`fabric = "pcie-gen5"`, "") + "[hardware.custom_fabric]\nbandwidth = \"64GB/s\"\n", "t.toml:12: hardware.custom_fabric.latency: "},
+		{"custom fabric unit", minimal + "[hardware.custom_fabric]\nlatency = \"2\"\n", "t.toml:13: hardware.custom_fabric.latency: "},
 		{"tp gpus", edit("tp = 8", "tp = 3"), "t.toml:10: parallel.tp: "},
 		{"tp heads", strings.NewReplacer("tp = 8", "tp = 6", "gpus = 8", "gpus = 6", "ep = 8", "ep = 1").Replace(minimal), "t.toml:10: parallel.tp: "},
 		{"ep experts", edit("ep = 8", "ep = 7"), "t.toml:11: parallel.ep: "},
