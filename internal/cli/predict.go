@@ -325,8 +325,10 @@ func (pr *prediction) text(w io.Writer) error {
 	}
 	if len(pr.points) > 0 {
 		m := pr.points[0].Memory
-		if _, err := fmt.Fprintf(w, "memory    weights %.2f GB/GPU, KV %s/token/GPU; %s usable at gpu_memory_utilization %.2f\n\n",
-			m.Weights.GB(), kvPerToken(pr.sc), unit.Bytes(float64(pr.sc.Config.GPU.Memory)*pr.sc.Config.GPUMemoryUtilization), pr.sc.Config.GPUMemoryUtilization); err != nil {
+		c := pr.sc.Config
+		budget := unit.Bytes(float64(c.GPU.Memory) * c.GPUMemoryUtilization)
+		if _, err := fmt.Fprintf(w, "memory    per GPU: %s x %.2f = %s: weights %s, reserve %s, KV cache %s (KV %s/token)\n\n",
+			c.GPU.Memory, c.GPUMemoryUtilization, budget, m.Weights, m.Reserve, m.Usable, m.KVPerToken); err != nil {
 			return err
 		}
 	}
@@ -376,12 +378,6 @@ func modelSummary(sc *scenarios.Scenario) string {
 		s += fmt.Sprintf(" + %d shared", m.MoE.Shared)
 	}
 	return s + fmt.Sprintf(", %s attention, routed experts %s", strings.ToUpper(m.Attn.Kind.String()), m.Quant.RoutedExperts.Name)
-}
-
-// kvPerToken is the KV cache per token on one GPU.
-func kvPerToken(sc *scenarios.Scenario) string {
-	c := sc.Config
-	return c.Model.KVBytesPerTokenPerGPU(c.KVCache, c.Layout).String()
 }
 
 // layoutString renders a layout as "TP8 EP8 DP1" (+ ", DP attention").
