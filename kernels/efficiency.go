@@ -24,6 +24,11 @@ type Efficiency struct {
 	// ComputeAttention is the fraction of the bf16 peak of decode attention
 	// when compute-bound (MLA with many heads per GPU).
 	ComputeAttention float64
+	// MoEFixedMarlin is a fixed cost of a W4A16 Marlin MoE layer beyond
+	// its kernels' t_kernel (routing glue and the grouped kernel's start-up
+	// at low parallelism), seen as the intercept of layer time vs weight
+	// bytes at small token counts.
+	MoEFixedMarlin unit.Seconds
 	// MLAHeadPad: decode MLA kernels process query heads in tiles of this
 	// many heads; compute time uses heads rounded up to it (the Triton MLA
 	// kernel uses BLOCK_H=16, REFERENCE.md §3). FLOPs reported are the real ones.
@@ -40,10 +45,11 @@ const (
 	// perfdb Marlin MoE layer on RTX PRO 6000 at 48-256 tokens, TP8 (all 384
 	// experts, 1.19 GB per GPU in 0.82-0.88 ms: 0.76-0.81 of 1.792 TB/s).
 	EffMem = 0.80
-	// EffMemMarlinSM90 = 0.53: the perfdb Marlin MoE layer on H200, TP8,
-	// 48-512 tokens (1.19 GB per GPU in 0.466-0.547 ms: 0.45-0.53 of 4.8
-	// TB/s). Marlin is "not yet optimized for Hopper" (REFERENCE.md §4.3).
-	EffMemMarlinSM90 = 0.53
+	// EffMemMarlinSM90 = 0.58: the perfdb Marlin MoE layer on H200, TP8:
+	// 8 -> 16 tokens adds 198 MB of experts in +71 us (2.79 TB/s = 0.58 of
+	// 4.8), and 48 tokens (1.19 GB) take 466 us = 40 us + 1.19 GB/2.79 TB/s.
+	// Marlin is "not yet optimized for Hopper" (REFERENCE.md §4.3).
+	EffMemMarlinSM90 = 0.58
 	// EffMemElementwise = 0.60: small decode elementwise kernels read a few
 	// KB to MB and do not reach streaming bandwidth; below GPU.md's H200
 	// D2D copy ceiling (4.23/4.8 = 0.88). An assumption: at decode sizes the
@@ -74,6 +80,17 @@ const (
 	EffComputeAttentionSM120 = 0.08
 	// MLAHeadTile = 16: Triton MLA decode BLOCK_H (REFERENCE.md §3).
 	MLAHeadTile = 16
+)
+
+// Fixed Marlin MoE layer costs (perfdb vLLM fused_marlin_moe, Kimi-K2.5
+// dims; intercepts of layer time vs expert bytes at 1-16 tokens, minus the
+// 8.1 us of per-kernel costs MoE already counts).
+const (
+	// MoEFixedMarlin: RTX PRO 6000 TP8 and EP8, 8 -> 16 tokens: intercept
+	// 24-26 us; 1 token at TP8: 32 us for 24.8 MB (17 us of streaming).
+	MoEFixedMarlin unit.Seconds = 15 * unit.Microsecond
+	// MoEFixedMarlinSM90: H200 TP8 and EP8, intercept 40-42 us.
+	MoEFixedMarlinSM90 unit.Seconds = 32 * unit.Microsecond
 )
 
 // Fixed per-kernel costs.
@@ -124,19 +141,21 @@ func DefaultEfficiency() Efficiency {
 		ComputeMarlin:    EffComputeMarlin,
 		ComputeMoE:       EffComputeMoE,
 		ComputeAttention: EffComputeAttention,
+		MoEFixedMarlin:   MoEFixedMarlin,
 		MLAHeadPad:       MLAHeadTile,
 	}
 }
 
 // EfficiencyFor is DefaultEfficiency with the arch-specific values measured
 // for g's architecture: sm_90 Marlin (EffMemMarlinSM90,
-// EffComputeMarlinSM90) and sm_120 attention (EffComputeAttentionSM120).
+// EffComputeMarlinSM90, MoEFixedMarlinSM90) and sm_120 attention (EffComputeAttentionSM120).
 func EfficiencyFor(g GPU) Efficiency {
 	e := DefaultEfficiency()
 	switch g.Arch {
 	case "sm_90":
 		e.MemMarlin = EffMemMarlinSM90
 		e.ComputeMarlin = EffComputeMarlinSM90
+		e.MoEFixedMarlin = MoEFixedMarlinSM90
 	case "sm_120":
 		e.ComputeAttention = EffComputeAttentionSM120
 	}

@@ -55,10 +55,10 @@ func MoEFLOPs(s MoEShape) unit.FLOPs {
 // MoE is the cost of one MoE layer's routed experts on one rank:
 //
 //	t = max(MoEBytes/(BW*eff_mem), MoEFLOPs/(peak*eff_compute))
-//	    + 2*StreamKernelLatency + (n_kernels-2)*SmallKernelLatency
+//	    + 2*StreamKernelLatency + (n_kernels-2)*SmallKernelLatency [+ MoEFixedMarlin]
 //
 // with (MemMarlin, ComputeMarlin) at the bf16 peak for weight-only formats
-// (vLLM fused_marlin_moe) and (Mem, ComputeMoE) at the format's compute peak
+// (vLLM fused_marlin_moe, plus its fixed MoEFixedMarlin) and (Mem, ComputeMoE) at the format's compute peak
 // otherwise; n_kernels = MoEKernels or MoEKernelsQuantized. The weights read
 // are those of the experts this rank touches, so the cost falls with fewer
 // distinct experts at small batch. With Tables set and covering s, the
@@ -87,11 +87,14 @@ func (c *Costs) moeRoofline(s MoEShape) cost.Estimate {
 	e := c.eff()
 	effMem, effComp := e.Mem, e.ComputeMoE
 	n := float64(MoEKernels)
+	fixed := 2*StreamKernelLatency + unit.Seconds(n-2)*SmallKernelLatency
 	if s.Weight.Quantized() {
 		effMem, effComp = e.MemMarlin, e.ComputeMarlin
+		fixed += e.MoEFixedMarlin
 	}
 	if s.Weight.Compute != dtype.BF16 {
 		n = MoEKernelsQuantized
+		fixed = 2*StreamKernelLatency + unit.Seconds(n-2)*SmallKernelLatency
 	}
 	return c.roofline(op{
 		bytes:      MoEBytes(s),
@@ -99,7 +102,7 @@ func (c *Costs) moeRoofline(s MoEShape) cost.Estimate {
 		effMem:     effMem,
 		effCompute: effComp,
 		peak:       c.GPU.PeakFor(s.Weight.Compute),
-		fixed:      2*StreamKernelLatency + unit.Seconds(n-2)*SmallKernelLatency,
+		fixed:      fixed,
 		kernels:    n,
 		formula:    formulaRoofline,
 	})

@@ -1,0 +1,444 @@
+package kernels
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+func gpu(t testing.TB, name string) GPU {
+	t.Helper()
+	g, ok := LookupGPU(name)
+	require.True(t, ok, "gpu %q", name)
+	return g
+}
+
+const rel = 1e-9 // relative tolerance of hand-computed figures
+
+func TestGPUPresets(t *testing.T) {
+	require.Equal(t, []string{"rtx-pro-6000-server", "h100-sxm", "h200-sxm", "b200-sxm"}, GPUNames())
+	cases := []struct {
+		name      string
+		memGB     float64
+		bwTBps    float64
+		bf16, fp8 float64 // TFLOP/s
+		l2MB      float64
+		arch      string
+		sms       int
+	}{
+		{"rtx-pro-6000-server", 102.641958912, 1.792, 467.8, 935.6, 128, "sm_120", 188},
+		{"h100-sxm", 85.89934592, 3.35, 989, 1978, 50, "sm_90", 132},
+		{"h200-sxm", 151.397597184, 4.8, 989, 1978, 62.91456, "sm_90", 132},
+		{"b200-sxm", 193.27352832, 7.7, 2250, 4500, 126, "sm_100", 148},
+	}
+	for _, tc := range cases {
+		g := gpu(t, tc.name)
+		assert.NoError(t, g.Validate(), tc.name)
+		assert.InEpsilon(t, tc.memGB, g.Memory.GB(), rel, tc.name)
+		assert.InEpsilon(t, tc.bwTBps*1e12, float64(g.MemBW), rel, tc.name)
+		assert.InEpsilon(t, tc.bf16*1e12, float64(g.Peak[dtype.BF16]), rel, tc.name)
+		assert.InEpsilon(t, tc.fp8*1e12, float64(g.Peak[dtype.FP8]), rel, tc.name)
+		assert.InEpsilon(t, tc.l2MB*1e6, float64(g.L2), rel, tc.name)
+		assert.Equal(t, tc.arch, g.Arch, tc.name)
+		assert.Equal(t, tc.sms, g.SMs, tc.name)
+		assert.NotEmpty(t, g.Source, tc.name)
+		assert.NotEmpty(t, g.Fabric, tc.name)
+	}
+	// No fp4 tensor cores on Hopper: fall back to the bf16 peak.
+	h := gpu(t, "h100-sxm")
+	assert.Equal(t, h.Peak[dtype.BF16], h.PeakFor(dtype.FP4))
+	b := gpu(t, "b200-sxm")
+	assert.Equal(t, 9000*unit.TFLOPS, b.PeakFor(dtype.FP4))
+	_, ok := LookupGPU("a100")
+	assert.False(t, ok)
+}
+
+func TestGPUValidate(t *testing.T) {
+	good := gpu(t, "h200-sxm")
+	cases := []struct {
+		name string
+		mod  func(g *GPU)
+		want string
+	}{
+		{"no name", func(g *GPU) { g.Name = "" }, "name is empty"},
+		{"zero bandwidth", func(g *GPU) { g.MemBW = 0 }, "memory bandwidth must be positive"},
+		{"NaN bandwidth", func(g *GPU) { g.MemBW = unit.BytesPerSecond(math.NaN()) }, "memory bandwidth must be positive"},
+		{"negative capacity", func(g *GPU) { g.Memory = -1 }, "memory capacity must be positive"},
+		{"no bf16 peak", func(g *GPU) { g.Peak[dtype.BF16] = 0 }, "peak bf16"},
+		{"negative fp8 peak", func(g *GPU) { g.Peak[dtype.FP8] = -1 }, "peak fp8"},
+		{"negative SMs", func(g *GPU) { g.SMs = -4 }, "SM count"},
+		{"negative L2", func(g *GPU) { g.L2 = -1 }, "L2"},
+	}
+	for _, tc := range cases {
+		g := good
+		tc.mod(&g)
+		err := g.Validate()
+		if assert.Error(t, err, tc.name) {
+			assert.Contains(t, err.Error(), tc.want, tc.name)
+		}
+	}
+}
+
+// Hand-computed figures for Kimi-K2.5 shapes (hidden 7168, 64 heads, MLA
+// kv_lora 512 + rope 64, experts 3x7168x2048 W4A16 g32 = 0.5625 B/param) at
+// TP8, and one Qwen3-235B GQA shape at TP4.
+func TestOpFigures(t *testing.T) {
+	rtx := NewCosts(gpu(t, "rtx-pro-6000-server"), true)
+	h200 := NewCosts(gpu(t, "h200-sxm"), true)
+	h100 := NewCosts(gpu(t, "h100-sxm"), true)
+	const rtxBW = 1.792e12 * 0.8
+	const h200BW = 4.8e12 * 0.8
+	us := 1e-6
+	cases := []struct {
+		name    string
+		got     cost.Estimate
+		bytes   float64
+		flops   float64
+		time    float64
+		bound   string
+		kernels float64
+	}{
+		{
+			"o_proj bf16 TP8 M=1 (K=1024, N=7168) on RTX",
+			rtx.GEMM(GEMMShape{M: 1, N: 7168, K: 1024, Weight: dtype.BF16Weights}),
+			1024*7168*2 + 1024*2 + 7168*2, 2 * 7168 * 1024,
+			(1024*7168*2+1024*2+7168*2)/rtxBW + 3*us, "memory", 1,
+		},
+		{
+			"W4A16 GEMM M=1 (K=7168, N=4096) on RTX",
+			rtx.GEMM(GEMMShape{M: 1, N: 4096, K: 7168, Weight: dtype.INT4G32}),
+			7168*4096*0.5625 + 7168*2 + 4096*2, 2 * 4096 * 7168,
+			(7168*4096*0.5625+7168*2+4096*2)/rtxBW + 3*us, "memory", 1,
+		},
+		{
+			"fp8-b128 GEMM M=1 (K=2304, N=7168) on H200: quant + GEMM kernels",
+			h200.GEMM(GEMMShape{M: 1, N: 7168, K: 2304, Weight: dtype.FP8Block128}),
+			(2304*7168+2304)*(1+4.0/16384) + 7168*2, 2 * 7168 * 2304,
+			((2304*7168+2304)*(1+4.0/16384)+7168*2)/h200BW + 3.7*us, "memory", 2,
+		},
+		{
+			"bf16 GEMM M=4096 (K=N=7168) on H200 is compute-bound",
+			h200.GEMM(GEMMShape{M: 4096, N: 7168, K: 7168, Weight: dtype.BF16Weights}),
+			7168*7168*2 + 2*4096*7168*2, 2 * 4096 * 7168 * 7168.0,
+			2*4096*7168*7168.0/(989e12*0.7) + 3*us, "compute", 1,
+		},
+		{
+			"MoE W4A16 TP8, 1 token (8 pairs, 8 experts) on RTX",
+			rtx.MoE(MoEShape{Tokens: 1, Pairs: 8, ExpertsTouched: 8, Hidden: 7168, Inter: 256, Weight: dtype.INT4G32}),
+			8*3*7168*256*0.5625 + 2*(2*7168+8*(4*256+2*256+2*7168)), 2 * 8 * 3 * 7168 * 256,
+			(8*3*7168*256*0.5625+2*(2*7168+8*(4*256+2*256+2*7168)))/rtxBW + 2*3*us + 3*0.7*us + 15*us, "latency", 5,
+		},
+		{
+			"MoE W4A16 TP8, 64 tokens (512 pairs, 384 experts) on H200",
+			h200.MoE(MoEShape{Tokens: 64, Pairs: 512, ExpertsTouched: 384, Hidden: 7168, Inter: 256, Weight: dtype.INT4G32}),
+			384*3*7168*256*0.5625 + 2*(2*64*7168+512*(4*256+2*256+2*7168)), 2 * 512 * 3 * 7168 * 256,
+			(384*3*7168*256*0.5625+2*(2*64*7168+512*(4*256+2*256+2*7168)))/(4.8e12*0.58) + 6*us + 2.1*us + 32*us, "memory", 5,
+		},
+		{
+			"MLA decode TP8 (8 heads), batch 1, context 2048 on H200",
+			h200.MLADecode(MLAShape{Batch: 1, Context: 2048, Heads: 8, KVLoRARank: 512, QKRopeDim: 64, TotalHeads: 64}),
+			2048*576*2 + 2*8*576 + 2*8*512, 8 * 2048 * (2*576 + 2*512),
+			(2048*576*2+2*8*576+2*8*512)/h200BW + 6*us, "latency", 2,
+		},
+		{
+			"MLA decode TP8 on RTX: Triton pads 8 heads to 16; compute side above memory side",
+			rtx.MLADecode(MLAShape{Batch: 1, Context: 2048, Heads: 8, KVLoRARank: 512, QKRopeDim: 64, TotalHeads: 64}),
+			2048*576*2 + 2*8*576 + 2*8*512, 8 * 2048 * (2*576 + 2*512),
+			16*2048*(2*576+2*512)/(467.8e12*0.08) + 6*us, "latency", 2,
+		},
+		{
+			"MLA decode 128 heads (DP attention), batch 64, context 8192 on RTX: compute-bound",
+			rtx.MLADecode(MLAShape{Batch: 64, Context: 8192, Heads: 128, KVLoRARank: 512, QKRopeDim: 64}),
+			64*8192*576*2 + 2*64*128*576 + 2*64*128*512, 64 * 128 * 8192 * (2*576 + 2*512.0),
+			64*128*8192*(2*576+2*512.0)/(467.8e12*0.08) + 6*us, "compute", 2,
+		},
+		{
+			"MLA decode fp8 KV halves the cache read",
+			h200.MLADecode(MLAShape{Batch: 4, Context: 4096, Heads: 8, KVLoRARank: 512, QKRopeDim: 64, KV: dtype.KVFP8}),
+			4*4096*576 + 2*4*8*576 + 2*4*8*512, 4 * 8 * 4096 * (2*576 + 2*512),
+			(4*4096*576+2*4*8*576+2*4*8*512)/h200BW + 6*us, "latency", 2,
+		},
+		{
+			"GQA decode Qwen3-235B TP4 (16 q heads, 1 kv head) batch 1 context 2048 on H100",
+			h100.GQADecode(GQAShape{Batch: 1, Context: 2048, Heads: 16, KVHeads: 1, HeadDim: 128}),
+			2048*2*128*2 + 4*16*128, 4 * 16 * 2048 * 128,
+			(2048*2*128*2+4*16*128)/(3.35e12*0.8) + 3*us, "latency", 1,
+		},
+		{
+			"fused add+RMSNorm 1 token x 7168 on RTX",
+			rtx.Elementwise(FusedAddRMSNormBytes(1, 7168)),
+			2 * (4*7168 + 7168), 0,
+			2*(4*7168+7168)/(1.792e12*0.6) + 0.7*us, "latency", 1,
+		},
+		{
+			"router 1 token x 7168 x 384 + top-8 on RTX",
+			rtx.Router(RouterShape{Tokens: 1, Hidden: 7168, Experts: 384, TopK: 8}),
+			7168*384*2 + 7168*2 + 384*2 + 4*384 + 8*8, 2 * 7168 * 384,
+			(7168*384*2+7168*2+384*2)/rtxBW + 3*us + (4*384+8*8)/(1.792e12*0.6) + 0.7*us, "memory", 2,
+		},
+		{
+			"greedy sampling batch 8 x vocab 163840 on H200",
+			h200.Sampling(SamplingShape{Batch: 8, Vocab: 163840, Greedy: true}),
+			4 * 8 * 163840, 0,
+			4*8*163840/(4.8e12*0.6) + 0.7*us, "memory", 1,
+		},
+		{
+			"top-p sampling batch 8 x vocab 163840 on H200: 4 passes",
+			h200.Sampling(SamplingShape{Batch: 8, Vocab: 163840}),
+			4 * 4 * 8 * 163840, 0,
+			4 * (4*8*163840/(4.8e12*0.6) + 0.7*us), "memory", 4,
+		},
+	}
+	for _, tc := range cases {
+		e := tc.got
+		assert.InEpsilon(t, tc.bytes, float64(e.Bytes), rel, "%s: bytes", tc.name)
+		if tc.flops == 0 {
+			assert.Zero(t, e.FLOPs, tc.name)
+		} else {
+			assert.InEpsilon(t, tc.flops, float64(e.FLOPs), rel, "%s: FLOPs", tc.name)
+		}
+		assert.InEpsilon(t, tc.time, float64(e.Time), 1e-6, "%s: time %v", tc.name, e.Time)
+		assert.Equal(t, tc.bound, e.Source.Bound, tc.name)
+		assert.Equal(t, tc.kernels, e.Kernels, tc.name)
+		assert.Equal(t, cost.Roofline, e.Source.Kind, tc.name)
+		assert.NotEmpty(t, e.Source.Formula, tc.name)
+		assert.Greater(t, e.Source.Efficiency, 0.0, tc.name)
+	}
+}
+
+// TestSpreads: a roofline estimate carries the spread of its bound.
+func TestSpreads(t *testing.T) {
+	c := NewCosts(gpu(t, "h200-sxm"), true)
+	// Large memory-bound GEMM: body dominates; Hi/Time close to MemorySpread.Hi.
+	e := c.GEMM(GEMMShape{M: 1, N: 7168 * 8, K: 7168, Weight: dtype.BF16Weights})
+	require.Equal(t, "memory", e.Source.Bound)
+	body := float64(e.Time) - 3e-6
+	assert.InEpsilon(t, body*MemorySpread.Hi+3e-6*LatencySpread.Hi, float64(e.Hi), 1e-9)
+	assert.InEpsilon(t, body*MemorySpread.Lo+3e-6*LatencySpread.Lo, float64(e.Lo), 1e-9)
+}
+
+// shapes is a spread of op shapes across the regimes, for the property tests.
+func forEachOp(t *testing.T, fn func(name string, e cost.Estimate, g GPU)) {
+	for _, gn := range GPUNames() {
+		g := gpu(t, gn)
+		for _, graphs := range []bool{true, false} {
+			c := NewCosts(g, graphs)
+			for _, m := range []int{1, 3, 16, 64, 512, 4096} {
+				for _, w := range []dtype.Format{dtype.BF16Weights, dtype.FP8Block128, dtype.INT4G32, dtype.MXFP4} {
+					fn("gemm", c.GEMM(GEMMShape{M: m, N: 7168, K: 2048, Weight: w}), g)
+					fn("gemm batched", c.GEMM(GEMMShape{M: m, N: 512, K: 128, Weight: w, Count: 8}), g)
+					fn("moe", c.MoE(MoEShape{Tokens: m, Pairs: float64(8 * m), ExpertsTouched: math.Min(float64(8*m), 384), Hidden: 7168, Inter: 256, Weight: w}), g)
+				}
+				for _, ctx := range []int{1, 1024, 131072} {
+					for _, h := range []int{1, 8, 16, 128} {
+						fn("mla", c.MLADecode(MLAShape{Batch: m, Context: ctx, Heads: h, KVLoRARank: 512, QKRopeDim: 64}), g)
+					}
+					fn("gqa", c.GQADecode(GQAShape{Batch: m, Context: ctx, Heads: 16, KVHeads: 2, HeadDim: 128, KV: dtype.KVFP8}), g)
+				}
+				fn("elementwise", c.Elementwise(RMSNormBytes(m, 7168)), g)
+				fn("router", c.Router(RouterShape{Tokens: m, Hidden: 7168, Experts: 384, TopK: 8}), g)
+				fn("sampling", c.Sampling(SamplingShape{Batch: m, Vocab: 163840}), g)
+			}
+		}
+	}
+}
+
+// TestRooflineFloor: no op is ever faster than its bytes at peak DRAM
+// bandwidth, and Lo <= Time <= Hi.
+func TestRooflineFloor(t *testing.T) {
+	n := 0
+	forEachOp(t, func(name string, e cost.Estimate, g GPU) {
+		floor := unit.TransferTime(e.Bytes, g.MemBW)
+		assert.GreaterOrEqual(t, float64(e.Lo), float64(floor)*(1-1e-12), "%s on %s: Lo %v below floor %v", name, g.Name, e.Lo, floor)
+		assert.Greater(t, float64(e.Time), float64(floor), "%s on %s", name, g.Name)
+		assert.True(t, e.Lo <= e.Time && e.Time <= e.Hi, "%s on %s: interval %v %v %v", name, g.Name, e.Lo, e.Time, e.Hi)
+		assert.Greater(t, e.Kernels, 0.0, name)
+		n++
+	})
+	assert.Greater(t, n, 1000)
+}
+
+// expectedDistinct is the expected number of distinct experts T tokens
+// touch under uniform top-k routing: E*(1-(1-k/E)^T).
+func expectedDistinct(tokens int, experts, k float64) float64 {
+	return experts * (1 - math.Pow(1-k/experts, float64(tokens)))
+}
+
+func TestMonotone(t *testing.T) {
+	for _, gn := range GPUNames() {
+		c := NewCosts(gpu(t, gn), true)
+		var prev [6]unit.Seconds
+		for m := 1; m <= 8192; m *= 2 {
+			cur := [6]unit.Seconds{
+				c.GEMM(GEMMShape{M: m, N: 7168, K: 1024, Weight: dtype.BF16Weights}).Time,
+				c.GEMM(GEMMShape{M: m, N: 4096, K: 7168, Weight: dtype.INT4G32}).Time,
+				c.MoE(MoEShape{Tokens: m, Pairs: float64(8 * m), ExpertsTouched: expectedDistinct(m, 384, 8), Hidden: 7168, Inter: 256, Weight: dtype.INT4G32}).Time,
+				c.MoE(MoEShape{Tokens: m, Pairs: float64(8 * m), ExpertsTouched: expectedDistinct(m, 256, 8), Hidden: 7168, Inter: 2048, Weight: dtype.FP8Block128}).Time,
+				c.MLADecode(MLAShape{Batch: m, Context: 2048, Heads: 16, KVLoRARank: 512, QKRopeDim: 64}).Time,
+				c.GQADecode(GQAShape{Batch: m, Context: 2048, Heads: 8, KVHeads: 1, HeadDim: 128}).Time,
+			}
+			for i := range cur {
+				assert.GreaterOrEqual(t, float64(cur[i]), float64(prev[i]), "%s op %d at M=%d", gn, i, m)
+			}
+			prev = cur
+		}
+		var pm, pg unit.Seconds
+		for ctx := 1; ctx <= 1<<18; ctx *= 4 {
+			m := c.MLADecode(MLAShape{Batch: 8, Context: ctx, Heads: 8, KVLoRARank: 512, QKRopeDim: 64}).Time
+			g := c.GQADecode(GQAShape{Batch: 8, Context: ctx, Heads: 8, KVHeads: 1, HeadDim: 128}).Time
+			assert.Greater(t, float64(m), float64(pm), "%s MLA at context %d", gn, ctx)
+			assert.Greater(t, float64(g), float64(pg), "%s GQA at context %d", gn, ctx)
+			pm, pg = m, g
+		}
+	}
+}
+
+// W4A16 is memory-bound up to M ~ 16-32 (REFERENCE.md §4.3): the time at
+// M=16 is within 10% of M=1's, and compute-bound by M=256.
+func TestMarlinCrossover(t *testing.T) {
+	c := NewCosts(gpu(t, "rtx-pro-6000-server"), true)
+	s := GEMMShape{N: 4096, K: 7168, Weight: dtype.INT4G32}
+	s.M = 1
+	t1 := c.GEMM(s).Time
+	s.M = 16
+	e16 := c.GEMM(s)
+	assert.Equal(t, "memory", e16.Source.Bound)
+	assert.Less(t, float64(e16.Time), float64(t1)*1.1)
+	s.M = 256
+	assert.Equal(t, "compute", c.GEMM(s).Source.Bound)
+}
+
+func TestKernelOverheadAndLaunchCost(t *testing.T) {
+	g := gpu(t, "h200-sxm")
+	graph := NewCosts(g, true)
+	eager := NewCosts(g, false)
+	assert.Zero(t, graph.KernelOverhead().Time)
+	assert.Equal(t, HostLaunchLatency, eager.KernelOverhead().Time)
+	assert.Equal(t, cost.Fixed, eager.KernelOverhead().Source.Kind)
+	short := cost.Estimate{Time: 10e-6, Kernels: 5}
+	assert.Zero(t, graph.LaunchCost(short).Time)
+	assert.InEpsilon(t, 15e-6, float64(eager.LaunchCost(short).Time), 1e-9)
+	long := cost.Estimate{Time: 100e-6, Kernels: 1}
+	assert.Zero(t, eager.LaunchCost(long).Time)
+}
+
+func TestEfficiencyFor(t *testing.T) {
+	assert.Equal(t, EffMemMarlinSM90, EfficiencyFor(gpu(t, "h200-sxm")).MemMarlin)
+	assert.Equal(t, EffComputeAttentionSM120, EfficiencyFor(gpu(t, "rtx-pro-6000-server")).ComputeAttention)
+	assert.Equal(t, DefaultEfficiency(), EfficiencyFor(gpu(t, "b200-sxm")))
+	// A zero Eff means EfficiencyFor(GPU).
+	g := gpu(t, "h200-sxm")
+	c0 := &Costs{GPU: g}
+	s := MoEShape{Tokens: 4, Pairs: 32, ExpertsTouched: 32, Hidden: 7168, Inter: 256, Weight: dtype.INT4G32}
+	assert.Equal(t, NewCosts(g, false).MoE(s), c0.MoE(s))
+}
+
+// fakeTables answers every query with a fixed estimate.
+type fakeTables struct {
+	e  cost.Estimate
+	ok bool
+}
+
+func (f fakeTables) GEMM(GEMMShape) (cost.Estimate, bool)     { return f.e, f.ok }
+func (f fakeTables) MoE(MoEShape) (cost.Estimate, bool)       { return f.e, f.ok }
+func (f fakeTables) MLAModule(MLAShape) (cost.Estimate, bool) { return f.e, f.ok }
+func (f fakeTables) GQA(GQAShape) (cost.Estimate, bool)       { return f.e, f.ok }
+
+func TestTablesAndFloor(t *testing.T) {
+	g := gpu(t, "rtx-pro-6000-server")
+	moe := MoEShape{Tokens: 1, Pairs: 8, ExpertsTouched: 8, Hidden: 7168, Inter: 256, Weight: dtype.INT4G32}
+	gemm := GEMMShape{M: 1, N: 7168, K: 1024, Weight: dtype.BF16Weights}
+	gqa := GQAShape{Batch: 8, Context: 4096, Heads: 16, KVHeads: 1, HeadDim: 128}
+	mla := MLAShape{Batch: 8, Context: 4096, Heads: 8, KVLoRARank: 512, QKRopeDim: 64, TotalHeads: 64}
+	proj := [...]GEMMShape{
+		{M: 8, N: 1536, K: 7168, Weight: dtype.BF16Weights},
+		{M: 8, N: 7168, K: 1024, Weight: dtype.BF16Weights},
+	}
+	src := cost.Source{Kind: cost.Table, Table: "embedded:rtx:moe", RowLo: 2, RowHi: 3}
+
+	// A table point faster than streaming the bytes from DRAM (L2-resident
+	// replay) is floored at bytes/(BW*eff_mem), and the note says so.
+	fast := NewCosts(g, true)
+	fast.Tables = fakeTables{e: cost.Estimate{Time: 1e-6, Lo: 0.9e-6, Hi: 1.1e-6, Source: src}, ok: true}
+	for name, e := range map[string]cost.Estimate{
+		"moe": fast.MoE(moe), "gemm": fast.GEMM(gemm), "gqa": fast.GQADecode(gqa),
+	} {
+		floor := unit.TransferTime(e.Bytes, g.MemBW*0.8)
+		assert.InEpsilon(t, float64(floor), float64(e.Time), 1e-9, name)
+		assert.Equal(t, noteFloor, e.Source.Note, name)
+		assert.Equal(t, cost.Table, e.Source.Kind, name)
+		assert.True(t, e.Lo <= e.Time && e.Time <= e.Hi, name)
+		assert.GreaterOrEqual(t, float64(e.Lo), float64(unit.TransferTime(e.Bytes, g.MemBW))*(1-1e-12), name)
+	}
+	m, ok := fast.MLAModule(mla, proj[:])
+	require.True(t, ok)
+	wantBytes := MLABytes(mla) + GEMMBytes(proj[0]) + GEMMBytes(proj[1])
+	assert.InEpsilon(t, float64(wantBytes), float64(m.Bytes), 1e-9)
+	assert.InEpsilon(t, float64(unit.TransferTime(wantBytes, g.MemBW*0.8)), float64(m.Time), 1e-9)
+
+	// A slower table point is used as is.
+	slow := NewCosts(g, true)
+	te := cost.Estimate{Time: 5e-3, Lo: 4e-3, Hi: 6e-3, Source: src}
+	slow.Tables = fakeTables{e: te, ok: true}
+	e := slow.MoE(moe)
+	assert.Equal(t, te.Time, e.Time)
+	assert.Equal(t, te.Lo, e.Lo)
+	assert.Empty(t, e.Source.Note)
+	assert.Equal(t, MoEBytes(moe), e.Bytes, "bytes filled from the roofline")
+
+	// Not covered: roofline.
+	none := NewCosts(g, true)
+	none.Tables = fakeTables{ok: false}
+	assert.Equal(t, NewCosts(g, true).MoE(moe), none.MoE(moe))
+	_, ok = none.MLAModule(mla, proj[:])
+	assert.False(t, ok)
+	_, ok = NewCosts(g, true).MLAModule(mla, proj[:])
+	assert.False(t, ok, "no tables")
+}
+
+func TestNoAllocations(t *testing.T) {
+	c := NewCosts(gpu(t, "rtx-pro-6000-server"), false)
+	c.Tables = fakeTables{e: cost.Estimate{Time: 1e-6}, ok: true}
+	proj := [...]GEMMShape{{M: 8, N: 1536, K: 7168, Weight: dtype.BF16Weights}}
+	moe := MoEShape{Tokens: 8, Pairs: 64, ExpertsTouched: 60, Hidden: 7168, Inter: 256, Weight: dtype.INT4G32}
+	n := testing.AllocsPerRun(100, func() {
+		_ = c.GEMM(GEMMShape{M: 8, N: 7168, K: 1024, Weight: dtype.BF16Weights})
+		_ = c.MoE(moe)
+		_ = c.MLADecode(MLAShape{Batch: 8, Context: 2048, Heads: 8, KVLoRARank: 512, QKRopeDim: 64})
+		_, _ = c.MLAModule(MLAShape{Batch: 8, Context: 2048, Heads: 8, KVLoRARank: 512, QKRopeDim: 64}, proj[:])
+		_ = c.GQADecode(GQAShape{Batch: 8, Context: 2048, Heads: 8, KVHeads: 1, HeadDim: 128})
+		_ = c.Elementwise(RMSNormBytes(8, 7168))
+		_ = c.Router(RouterShape{Tokens: 8, Hidden: 7168, Experts: 384, TopK: 8})
+		_ = c.Sampling(SamplingShape{Batch: 8, Vocab: 163840})
+		_ = c.LaunchCost(c.KernelOverhead())
+	})
+	assert.Zero(t, n)
+}
+
+func BenchmarkMoE(b *testing.B) {
+	c := NewCosts(gpu(b, "rtx-pro-6000-server"), true)
+	s := MoEShape{Tokens: 64, Pairs: 512, ExpertsTouched: 280, Hidden: 7168, Inter: 256, Weight: dtype.INT4G32}
+	var sum unit.Seconds
+	for i := 0; b.Loop(); i++ {
+		s.Tokens = 1 + i%256
+		sum += c.MoE(s).Time
+	}
+	_ = sum
+}
+
+func BenchmarkGEMM(b *testing.B) {
+	c := NewCosts(gpu(b, "h200-sxm"), true)
+	s := GEMMShape{N: 7168, K: 1024, Weight: dtype.BF16Weights}
+	var sum unit.Seconds
+	for i := 0; b.Loop(); i++ {
+		s.M = 1 + i%256
+		sum += c.GEMM(s).Time
+	}
+	_ = sum
+}
