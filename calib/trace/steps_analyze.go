@@ -110,6 +110,7 @@ func (r *Result) Unclassified() []KernelStat {
 // kspan is one kernel interval buffered in its step.
 type kspan struct {
 	ts, end Time
+	dur     Duration // as written: end-ts loses precision at trace-sized instants
 	cat     cost.Category
 }
 
@@ -317,7 +318,7 @@ func (a *Analyzer) addKernel(ev *Event) {
 		}
 	}
 	a.addKernelStat(ev, cl)
-	k := kspan{ts: ev.TS, end: ev.End(), cat: cat}
+	k := kspan{ts: ev.TS, end: ev.End(), dur: ev.Dur, cat: cat}
 	if !a.launched.has(ev.Correlation) && ev.Correlation != 0 {
 		// the kernel's launch is still to come
 		a.pending[ev.Correlation] = append(a.pending[ev.Correlation], pendingK{span: k, index: ev.Index})
@@ -344,7 +345,7 @@ func (a *Analyzer) evict(limit int64) {
 // route sends a kernel to its step: through its launch's step in annotation
 // mode, its graph launch in graph mode, else the gap steps.
 func (a *Analyzer) route(corr int64, k kspan) {
-	dur := Duration(k.end - k.ts)
+	dur := k.dur
 	if a.table != nil {
 		if id, ok := a.corrStep[corr]; ok {
 			a.addToStep(id, k, dur)
@@ -470,7 +471,7 @@ func breakdown(spans []kspan, r *StepResult) {
 	}
 	edges := make([]edge, 0, 2*len(spans))
 	for _, k := range spans {
-		r.ByCategory[k.cat] += Duration(k.end - k.ts)
+		r.ByCategory[k.cat] += k.dur
 		edges = append(edges, edge{k.ts, +1, k.cat}, edge{k.end, -1, k.cat})
 	}
 	sort.Slice(edges, func(i, j int) bool {

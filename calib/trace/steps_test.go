@@ -190,7 +190,7 @@ func TestRunnerScopesGrouped(t *testing.T) {
 func TestBreakdownOverlap(t *testing.T) {
 	var r StepResult
 	breakdown([]kspan{
-		{0, 40, cost.GEMM}, {60, 100, cost.MoE}, {30, 70, cost.AllReduce},
+		{0, 40, 40, cost.GEMM}, {60, 100, 40, cost.MoE}, {30, 70, 40, cost.AllReduce},
 	}, &r)
 	assert.InDelta(t, 100, float64(r.Busy), tol)
 	assert.InDelta(t, 40, float64(r.ByCategory[cost.GEMM]), tol)
@@ -200,7 +200,7 @@ func TestBreakdownOverlap(t *testing.T) {
 	assert.InDelta(t, 30, float64(r.Exposed[cost.MoE]), tol)
 	// same-category overlap is exposed for that category, and counted once in busy
 	var r2 StepResult
-	breakdown([]kspan{{0, 10, cost.GEMM}, {5, 20, cost.GEMM}, {30, 40, cost.Elementwise}}, &r2)
+	breakdown([]kspan{{0, 10, 10, cost.GEMM}, {5, 20, 15, cost.GEMM}, {30, 40, 10, cost.Elementwise}}, &r2)
 	assert.InDelta(t, 30, float64(r2.Busy), tol)
 	assert.InDelta(t, 25, float64(r2.ByCategory[cost.GEMM]), tol)
 	assert.InDelta(t, 20, float64(r2.Exposed[cost.GEMM]), tol)
@@ -217,7 +217,7 @@ func TestBreakdownInvariants(t *testing.T) {
 		x = x*6364136223846793005 + 1442695040888963407
 		ts := Time(x>>40) / 1000
 		d := Time((x>>20)&0xfff) / 100
-		spans = append(spans, kspan{ts, ts + d, cats[i%len(cats)]})
+		spans = append(spans, kspan{ts, ts + d, Duration(d), cats[i%len(cats)]})
 	}
 	var r StepResult
 	breakdown(spans, &r)

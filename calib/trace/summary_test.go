@@ -1,0 +1,316 @@
+package trace
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/cost"
+)
+
+// -update rewrites the golden summaries under testdata/golden:
+//
+//	go test ./calib/trace -run Golden -update
+//
+// Review each diff against the trace before committing it.
+func init() {
+	if flag.Lookup("update") == nil {
+		flag.Bool("update", false, "rewrite golden files in testdata/")
+	}
+}
+
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if updating() {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "golden file missing: run go test ./calib/trace -run Golden -update")
+	assert.Equal(t, string(want), got, "output differs from %s (refresh with -update and review the diff)", path)
+}
+
+func TestQuantile(t *testing.T) {
+	v := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	tests := []struct {
+		q, want float64
+	}{{0, 1}, {0.1, 1.9}, {0.5, 5.5}, {0.9, 9.1}, {1, 10}}
+	for _, tt := range tests {
+		assert.InDelta(t, tt.want, Quantile(v, tt.q), 1e-12, "q=%v", tt.q)
+	}
+	assert.Equal(t, 7.0, Quantile([]float64{7}, 0.9))
+	assert.True(t, math.IsNaN(Quantile(nil, 0.5)))
+}
+
+func TestSummarize(t *testing.T) {
+	var steps []StepResult
+	for i := 1; i <= 5; i++ {
+		s := StepResult{Wall: Duration(100 * i), Busy: Duration(80 * i)}
+		s.ByCategory[cost.AllReduce] = Duration(50 * i)
+		s.ByCategory[cost.Idle] = Duration(20 * i)
+		s.Exposed[cost.AllReduce] = Duration(40 * i)
+		steps = append(steps, s)
+	}
+	s := Summarize(steps)
+	assert.Equal(t, 5, s.Steps)
+	assert.InDelta(t, 300, float64(s.Median), 1e-9)
+	assert.InDelta(t, 140, float64(s.P10), 1e-9) // 100 + 0.4*100
+	assert.InDelta(t, 460, float64(s.P90), 1e-9)
+	assert.InDelta(t, 150, float64(s.ByCategory[cost.AllReduce]), 1e-9)
+	assert.InDelta(t, 120, float64(s.Exposed[cost.AllReduce]), 1e-9)
+	assert.InDelta(t, 0.5, s.Share[cost.AllReduce], 1e-12)
+	assert.InDelta(t, 0.2, s.Share[cost.Idle], 1e-12)
+	assert.Equal(t, 0, Summarize(nil).Steps)
+}
+
+func TestCollectiveSpread(t *testing.T) {
+	mk := func(rank int, ar float64) FileResult {
+		fr := FileResult{Rank: rank, Result: &Result{}}
+		fr.Summary.Steps = 1
+		fr.Summary.ByCategory[cost.AllReduce] = Duration(ar)
+		return fr
+	}
+	sp := CollectiveSpread([]FileResult{mk(0, 50), mk(1, 10), mk(2, 30), {Rank: 3}})
+	require.Len(t, sp, 1)
+	assert.Equal(t, cost.AllReduce, sp[0].Category)
+	assert.Equal(t, 3, sp[0].Ranks)
+	assert.InDelta(t, 10, float64(sp[0].Min), 1e-12)
+	assert.InDelta(t, 30, float64(sp[0].Median), 1e-12)
+	assert.InDelta(t, 50, float64(sp[0].Max), 1e-12)
+	assert.Equal(t, 1, sp[0].MinRank)
+	assert.Equal(t, 0, sp[0].MaxRank)
+}
+
+// dump renders a FileResult for the golden files: every number in ms with
+// µs precision.
+func dump(fr FileResult) string {
+	var b strings.Builder
+	ms := func(d Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e3) }
+	r := fr.Result
+	fmt.Fprintf(&b, "file: %s\nrank: %d (%s)\nsource: %s\n", filepath.Base(fr.File), fr.Rank, fr.RankSrc, r.Source)
+	fmt.Fprintf(&b, "events: %d  kernel events: %d  outside steps: %d (%s ms)\n", r.Events, r.KernelCount, r.Outside, ms(r.OutsideTime))
+	s := fr.Summary
+	fmt.Fprintf(&b, "steps: %d  median %s ms  p10 %s  p90 %s\n", s.Steps, ms(s.Median), ms(s.P10), ms(s.P90))
+	for _, st := range r.Steps {
+		fmt.Fprintf(&b, "step %d %s batch=%d kernels=%d label=%q\n", st.Index, st.Kind, st.Batch, st.Kernels, st.Label)
+		fmt.Fprintf(&b, "  wall %s  busy %s  idle %s (ms)\n", ms(st.Wall), ms(st.Busy), ms(st.Idle))
+		for c := range cost.NumCategories {
+			if st.ByCategory[c] > 0 || st.Exposed[c] > 0 {
+				fmt.Fprintf(&b, "  %-13s %10s ms  exposed %10s ms  share %5.1f%%\n", c, ms(st.ByCategory[c]), ms(st.Exposed[c]), 100*float64(st.ByCategory[c])/float64(st.Wall))
+			}
+		}
+	}
+	fmt.Fprintf(&b, "top kernels:\n")
+	for i, k := range r.Kernels {
+		if i == 12 {
+			break
+		}
+		name := k.Name
+		if len(name) > 90 {
+			name = name[:90] + "..."
+		}
+		fmt.Fprintf(&b, "  %5d %10s ms  %-12s %-16s %s\n", k.Count, ms(k.Total), k.Class.Category, k.Class.Op, name)
+	}
+	for _, k := range r.Kernels {
+		for _, c := range k.Collectives {
+			fmt.Fprintf(&b, "collective %s: %s in=%d out=%d dtype=%s group=%d count=%d\n", k.Class.Op, c.Collective, c.InMsgNelems, c.OutMsgNelems, c.DType, c.GroupSize, c.Count)
+		}
+	}
+	for _, k := range r.Unclassified() {
+		fmt.Fprintf(&b, "unclassified: %d x %s ms %s\n", k.Count, ms(k.Total), k.Name)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	return b.String()
+}
+
+func analyzeTestdata(t *testing.T, name string, opts Options) FileResult {
+	t.Helper()
+	fr := AnalyzeFile(filepath.Join("testdata", name), FileOptions{Options: opts})
+	require.NoError(t, fr.Err)
+	require.NotNil(t, fr.Result)
+	return fr
+}
+
+// The vLLM FULL-graph decode trace (TraceLens, MI300X, gpt-oss-20b, batch
+// 32). Checked against the file: one user_annotation
+// "execute_32_context_0(...)_generation_32(...)" on the CPU from
+// 6520618853487.683 for 2408.598 µs; inside it one hipGraphLaunch
+// (correlation 505113) and 12 eager launches; 434 GPU events (425 kernels +
+// 9 memcpy), 421 of them with correlation 505113, starting at
+// 6520618861858.561, after the annotation has ended on the CPU, and ending
+// at 6520618872601.742: wall 10.743 ms. The MoE (matmul_ogs + routing)
+// dominates; no collectives (world size 1).
+func TestGoldenVLLMFullGraphDecode(t *testing.T) {
+	fr := analyzeTestdata(t, "tracelens_vllm_decode_full_graph_execution.json.gz", Options{})
+	r := fr.Result
+	require.Len(t, r.Steps, 1)
+	s := r.Steps[0]
+	assert.Equal(t, KindDecode, s.Kind)
+	assert.Equal(t, 32, s.Batch)
+	assert.Equal(t, 434, s.Kernels, "graph-replayed kernels are attributed through the launch")
+	assert.Equal(t, 0, r.Outside)
+	annEnd := 6520618853487.683 + 2408.598
+	assert.Greater(t, float64(s.Start), annEnd, "the kernels run after the CPU annotation ends")
+	assert.InDelta(t, 10.743181, float64(s.Wall)/1e3, 1e-5)
+	golden(t, "vllm_decode_full_graph.txt", dump(fr))
+}
+
+// The SGLang decode trace (TraceLens, MI300X, Qwen3-8B): user_annotation
+// "step[DECODE bs=32]" nested in "execute_32_context_0(...)_generation_32"
+// on the same thread; they make one decode step of batch 32. 558 GPU events
+// (555 kernels + 3 memcpy); 544 carry the hipGraphLaunch correlation 92178.
+// The first kernels run at 4909914216285.224 (before a 464 ms host wait in
+// the captured step) and the last ends at 4909914690035.167: wall 473.750 ms
+// of which 9.773 ms busy.
+func TestGoldenSGLangDecode(t *testing.T) {
+	fr := analyzeTestdata(t, "tracelens_sglang_Qwen3-8B_decode.json.gz", Options{})
+	r := fr.Result
+	require.Len(t, r.Steps, 1)
+	assert.Equal(t, KindDecode, r.Steps[0].Kind)
+	assert.Equal(t, 32, r.Steps[0].Batch)
+	assert.Equal(t, 558, r.Steps[0].Kernels)
+	golden(t, "sglang_decode.txt", dump(fr))
+}
+
+// The B200 vLLM eager trace (TraceLens, gpt-oss TP8): one prefill step
+// "execute_context_1(888_788544)_generation_0(0)", 929 GPU events (no
+// graphs: each kernel has its own launch; the file writes each GPU event
+// just before its runtime call). One NCCL all-gather of the logits:
+// "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 21.953
+// µs, args _allgather_base In 25136 / Out 201088 BFloat16, group 8. 73
+// symmetric-memory all-reduces (multimem_all_reduce_kernel) sum to 2.1195 ms.
+func TestGoldenB200EagerAllGather(t *testing.T) {
+	fr := analyzeTestdata(t, "tracelens_b200_vllm_gptoss_eager_trace.json.gz", Options{})
+	r := fr.Result
+	require.Len(t, r.Steps, 1)
+	s := r.Steps[0]
+	assert.Equal(t, KindPrefill, s.Kind)
+	assert.Equal(t, 929, s.Kernels)
+	assert.InDelta(t, 21.953, float64(s.ByCategory[cost.AllGather]), 1e-6)
+	assert.InDelta(t, 2119.5, float64(s.ByCategory[cost.AllReduce]), 0.1)
+	var ag *KernelStat
+	for i := range r.Kernels {
+		if strings.HasPrefix(r.Kernels[i].Name, "ncclDevKernel_AllGather") {
+			ag = &r.Kernels[i]
+		}
+	}
+	require.NotNil(t, ag)
+	require.Len(t, ag.Collectives, 1)
+	assert.Equal(t, CollectiveSize{Collective: "_allgather_base", InMsgNelems: 25136, OutMsgNelems: 201088, DType: "BFloat16", GroupSize: 8, Count: 1}, ag.Collectives[0])
+	golden(t, "b200_vllm_eager.txt", dump(fr))
+}
+
+// The HTA trace (2-rank A100 DDP training, rank 0): ProfilerStep#4, #5 and
+// #6 on the main thread; the backward kernels, including 15 NCCL
+// all-reduces on stream 40, are launched from the autograd thread inside
+// those windows, so every GPU event lands in a step (1258 per step). The
+// all-reduce kernel "ncclKernel_AllReduce_RING_LL_Sum_float(...)" carries
+// "In msg nelems" 6637568 (Float, group 2) once per step, among five sizes.
+func TestGoldenHTAAllReduce(t *testing.T) {
+	fr := analyzeTestdata(t, "hta_nccl_parser_config_nccl_data.json.gz", Options{})
+	r := fr.Result
+	require.Len(t, r.Steps, 3)
+	assert.Equal(t, 0, r.Outside)
+	assert.Equal(t, 0, fr.Rank)
+	assert.Equal(t, "distributedInfo", fr.RankSrc)
+	var found bool
+	for _, k := range r.Kernels {
+		if !strings.HasPrefix(k.Name, "ncclKernel_AllReduce") {
+			continue
+		}
+		assert.Equal(t, 15, k.Count)
+		for _, c := range k.Collectives {
+			if c.InMsgNelems == 6637568 {
+				found = true
+				assert.Equal(t, CollectiveSize{Collective: "allreduce", InMsgNelems: 6637568, OutMsgNelems: 6637568, DType: "Float", GroupSize: 2, Count: 3}, c)
+			}
+		}
+	}
+	assert.True(t, found, "all-reduce of 6637568 elements")
+	for _, s := range r.Steps {
+		assert.Positive(t, float64(s.ByCategory[cost.AllReduce]))
+	}
+	golden(t, "hta_nccl.txt", dump(fr))
+}
+
+// The vLLM PIECEWISE trace (mixed prefill+decode, MI300X): one
+// execute_8192_context_9(...)_generation_37(...) step (mixed, 9+37 = 46
+// requests); 361 of its 423 GPU events come from 25 hipGraphLaunch calls,
+// the rest (attention between the pieces, copies) from eager launches.
+func TestGoldenVLLMPiecewiseMixed(t *testing.T) {
+	fr := analyzeTestdata(t, "tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz", Options{})
+	r := fr.Result
+	require.Len(t, r.Steps, 1)
+	assert.Equal(t, KindMixed, r.Steps[0].Kind)
+	assert.Equal(t, 46, r.Steps[0].Batch)
+	assert.Equal(t, 0, r.Outside)
+	none := analyzeTestdata(t, "tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz", Options{Kind: KindDecode})
+	assert.Empty(t, none.Result.Steps)
+	golden(t, "vllm_piecewise_mixed.txt", dump(fr))
+}
+
+// Several files at once: results come back in input order.
+func TestAnalyzeFilesConcurrent(t *testing.T) {
+	paths := []string{
+		"testdata/hta_nccl_parser_config_nccl_data.json.gz",
+		"testdata/tracelens_sglang_Qwen3-8B_decode.json.gz",
+		"testdata/tracelens_vllm_decode_full_graph_execution.json.gz",
+		"testdata/no_such_file.json.gz",
+	}
+	out := AnalyzeFiles(paths, FileOptions{Workers: 2})
+	require.Len(t, out, 4)
+	for i, p := range paths[:3] {
+		assert.Equal(t, p, out[i].File)
+		assert.NoError(t, out[i].Err)
+		assert.NotEmpty(t, out[i].Result.Steps)
+	}
+	assert.ErrorIs(t, out[3].Err, ErrInput)
+}
+
+func TestExpandInputs(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"b_rank1.pt.trace.json.gz", "a_rank0.pt.trace.json.gz", "profiler_out_0.txt"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), nil, 0o644))
+	}
+	got, err := ExpandInputs([]string{dir})
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(dir, "a_rank0.pt.trace.json.gz"), filepath.Join(dir, "b_rank1.pt.trace.json.gz")}, got)
+	_, err = ExpandInputs([]string{t.TempDir()})
+	assert.ErrorIs(t, err, ErrInput)
+	_, err = ExpandInputs([]string{filepath.Join(dir, "missing")})
+	assert.ErrorIs(t, err, ErrInput)
+}
+
+func TestRankOf(t *testing.T) {
+	for name, want := range map[string]int{
+		"dp0_pp0_tp3_dcp0_ep0_rank3.1773709742.pt.trace.json.gz": 3,
+		"instance-rank-5.123.pt.trace.json.gz":                   5,
+		"1712345.12-TP-6.trace.json.gz":                          6,
+		"graph_capture_rank_0.1773709742341309550.pt.trace.json": 0,
+	} {
+		got, src := rankOf(nil, name)
+		assert.Equal(t, want, got, name)
+		assert.Equal(t, "file name", src)
+	}
+	got, src := rankOf(&Meta{Distributed: &DistributedInfo{Rank: 7}}, "x_rank1.json")
+	assert.Equal(t, 7, got)
+	assert.Equal(t, "distributedInfo", src)
+	_, src = rankOf(nil, "trace.json")
+	assert.Equal(t, "position", src)
+}
