@@ -225,53 +225,63 @@ func (t *Table) Coverage() (ranks []int, lo, hi []float64, n []int) {
 // EPPoint is one measured expert-parallel dispatch or combine (DeepEP
 // low-latency kernels) at a number of tokens per rank.
 type EPPoint struct {
-	Ranks, TokensPerRank int
-	Latency              unit.Seconds
-	Row                  int
+	Hidden, TopK, Experts int
+	Ranks, TokensPerRank  int
+	Latency               unit.Seconds
+	Row                   int
 }
 
 // EPKey is what an EP dispatch/combine table was measured for.
 type EPKey struct {
-	Phase                   string // "dispatch" or "combine"
-	Impl                    string // "deepep_ll"
-	Hidden, TopK, NumExpert int
+	Phase string // "dispatch" or "combine"
+	Impl  string // "deepep_ll"
 }
 
 // EPTable is EP dispatch or combine latency by tokens per rank for each
-// measured rank count. It keys on tokens, not bytes, so comm.Lookup's
-// AllToAll (bytes per rank) does not consult it; Tables.EP does.
+// measured (hidden, topk, experts, ranks). It keys on tokens, not bytes, so
+// comm.Lookup's AllToAll (bytes per rank) does not consult it; Tables.EP
+// does.
 type EPTable struct {
 	tableBase
 	Key    EPKey
-	series byRanks
+	shapes [][3]int // (hidden, topk, experts) of each series set
+	series []byRanks
 }
 
 // NewEPTable builds an EP dispatch/combine table.
 func NewEPTable(name string, key EPKey, pts []EPPoint) (*EPTable, error) {
-	p := make([]point, len(pts))
-	for i, q := range pts {
-		if q.Ranks < 1 || q.TokensPerRank <= 0 {
-			return nil, fmt.Errorf("row %d: ranks and tokens_per_rank must be positive", q.Row)
+	t := &EPTable{Key: key}
+	groups := map[[3]int][]point{}
+	for _, q := range pts {
+		if q.Ranks < 1 || q.TokensPerRank <= 0 || q.Hidden <= 0 || q.TopK <= 0 || q.Experts <= 0 {
+			return nil, fmt.Errorf("row %d: hidden, topk, experts, ranks and tokens_per_rank must be positive", q.Row)
 		}
 		if !(q.Latency > 0) || math.IsInf(float64(q.Latency), 0) {
 			return nil, fmt.Errorf("row %d: latency must be positive and finite, got %v", q.Row, float64(q.Latency))
 		}
-		p[i] = point{ranks: q.Ranks, x: float64(q.TokensPerRank), y: float64(q.Latency), row: q.Row}
+		k := [3]int{q.Hidden, q.TopK, q.Experts}
+		if _, ok := groups[k]; !ok {
+			t.shapes = append(t.shapes, k)
+		}
+		groups[k] = append(groups[k], point{ranks: q.Ranks, x: float64(q.TokensPerRank), y: float64(q.Latency), row: q.Row})
 	}
-	s, loo, err := buildByRanks(p)
-	if err != nil {
-		return nil, err
+	var loo []float64
+	for _, k := range t.shapes {
+		s, l, err := buildByRanks(groups[k])
+		if err != nil {
+			return nil, fmt.Errorf("hidden %d topk %d experts %d: %w", k[0], k[1], k[2], err)
+		}
+		t.series = append(t.series, s)
+		loo = append(loo, l...)
 	}
-	t := &EPTable{Key: key, series: s}
 	t.init(name, "tokens_per_rank", loo)
 	return t, nil
 }
 
-// Coverage lists the measured rank counts with their token ranges.
-func (t *EPTable) Coverage() (ranks []int, lo, hi []float64, n []int) {
-	for i, r := range t.series.ranks {
-		a, b := t.series.curves[i].Range()
-		ranks, lo, hi, n = append(ranks, r), append(lo, a), append(hi, b), append(n, t.series.curves[i].Len())
+// Shapes lists the measured (hidden, topk, experts) with their rank counts.
+func (t *EPTable) Shapes() (shapes [][3]int, ranks [][]int) {
+	for i, k := range t.shapes {
+		shapes, ranks = append(shapes, k), append(ranks, t.series[i].ranks)
 	}
 	return
 }
@@ -295,34 +305,24 @@ func (t *Tables) modeOK(m string) bool {
 	return m == "" || (m == "graph") == t.Graphs
 }
 
-// implName maps an Impl to the table implementations that measure it:
-// Auto is what the serving engine picks, which the framework all-reduce
-// tables measure (vLLM's custom_allreduce_perf goes through vLLM's own
-// choice of custom kernel or NCCL); an "auto" table is a user's own
-// measurement of that choice.
-func implMatches(impl Impl, table string) bool {
-	switch impl {
-	case NCCL:
-		return table == "nccl"
-	case OneShot:
-		return table == "oneshot"
-	case TwoShot:
-		return table == "twoshot"
-	case Auto:
-		return table == "auto" || table == "vllm"
-	}
-	return false
+// allReduceImpls lists, in order of preference, the table implementations
+// that measure an Impl. Comm resolves Auto before asking (ChooseAllReduce),
+// so queries come as NCCL, OneShot or TwoShot; a custom all-reduce is
+// answered by a table of that exact kernel when the file has one, else by
+// the serving engine's measured all-reduce entry point ("vllm": vLLM's
+// custom_allreduce_perf, whose custom kernel picks one- or two-shot by size
+// itself). An "auto" table is a user's own measurement of the engine's
+// choice.
+var allReduceImpls = [...][]string{
+	Auto:    {"auto", "vllm"},
+	NCCL:    {"nccl"},
+	OneShot: {"oneshot", "vllm"},
+	TwoShot: {"twoshot", "vllm"},
 }
 
-func (t *Tables) find(op Collective, impl Impl, ranks int, b unit.Bytes) (cost.Estimate, bool) {
+func (t *Tables) find(op Collective, impl string, ranks int, b unit.Bytes) (cost.Estimate, bool) {
 	for _, tb := range t.Colls {
-		if tb.Op != op || !t.modeOK(tb.Mode) {
-			continue
-		}
-		if op == CollAllReduce && !implMatches(impl, tb.Impl) {
-			continue
-		}
-		if op != CollAllReduce && tb.Impl != "nccl" {
+		if tb.Op != op || tb.Impl != impl || !t.modeOK(tb.Mode) {
 			continue
 		}
 		if e, ok := tb.Lookup(ranks, b); ok {
@@ -334,35 +334,47 @@ func (t *Tables) find(op Collective, impl Impl, ranks int, b unit.Bytes) (cost.E
 
 // AllReduce implements Lookup.
 func (t *Tables) AllReduce(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, bool) {
-	return t.find(CollAllReduce, impl, ranks, b)
+	if int(impl) >= len(allReduceImpls) {
+		return cost.Estimate{}, false
+	}
+	for _, name := range allReduceImpls[impl] {
+		if e, ok := t.find(CollAllReduce, name, ranks, b); ok {
+			return e, true
+		}
+	}
+	return cost.Estimate{}, false
 }
 
 // AllGather implements Lookup; b is the whole gathered array.
 func (t *Tables) AllGather(ranks int, b unit.Bytes) (cost.Estimate, bool) {
-	return t.find(CollAllGather, NCCL, ranks, b)
+	return t.find(CollAllGather, "nccl", ranks, b)
 }
 
-// ReduceScatter implements Lookup; b is the whole input array.
+// ReduceScatter implements Lookup; b is the whole input array of one rank.
 func (t *Tables) ReduceScatter(ranks int, b unit.Bytes) (cost.Estimate, bool) {
-	return t.find(CollReduceScatter, NCCL, ranks, b)
+	return t.find(CollReduceScatter, "nccl", ranks, b)
 }
 
 // AllToAll implements Lookup from NCCL all-to-all tables; bytesPerRank is
 // what one rank sends in total.
 func (t *Tables) AllToAll(ranks int, bytesPerRank unit.Bytes) (cost.Estimate, bool) {
-	return t.find(CollAllToAll, NCCL, ranks, bytesPerRank)
+	return t.find(CollAllToAll, "nccl", ranks, bytesPerRank)
 }
 
 // EP answers an expert-parallel dispatch or combine ("dispatch",
 // "combine") from EP tables of the same hidden size, top-k and expert count.
 func (t *Tables) EP(phase string, ranks, tokensPerRank, hidden, topk, experts int) (cost.Estimate, bool) {
 	for _, tb := range t.EPs {
-		k := tb.Key
-		if k.Phase != phase || k.Hidden != hidden || k.TopK != topk || k.NumExpert != experts {
+		if tb.Key.Phase != phase {
 			continue
 		}
-		if c := tb.series.find(ranks); c != nil && tokensPerRank > 0 {
-			return tb.estimate(c.At(float64(tokensPerRank))), true
+		for i, k := range tb.shapes {
+			if k != [3]int{hidden, topk, experts} {
+				continue
+			}
+			if c := tb.series[i].find(ranks); c != nil && tokensPerRank > 0 {
+				return tb.estimate(c.At(float64(tokensPerRank))), true
+			}
 		}
 	}
 	return cost.Estimate{}, false

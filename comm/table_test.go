@@ -84,8 +84,8 @@ func TestTablesImplAndModeSelection(t *testing.T) {
 		{"nccl", true, NCCL, "f#nccl", true},
 		{"auto in graphs is vLLM's graph table", true, Auto, "f#vllm-graph", true},
 		{"auto eager is vLLM's eager table", false, Auto, "f#vllm-eager", true},
-		{"oneshot has no table", true, OneShot, "", false},
-		{"twoshot has no table", true, TwoShot, "", false},
+		{"oneshot is the engine's custom all-reduce", true, OneShot, "f#vllm-graph", true},
+		{"twoshot eager", false, TwoShot, "f#vllm-eager", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,6 +97,14 @@ func TestTablesImplAndModeSelection(t *testing.T) {
 	}
 	_, ok := ts.AllGather(8, 16384)
 	assert.False(t, ok, "no all-gather table")
+	one := arTable(t, "f#oneshot", "oneshot", "", 5)
+	ts.Colls = append(ts.Colls, one)
+	e, ok := ts.AllReduce(OneShot, 8, 16384)
+	require.True(t, ok)
+	assert.Equal(t, "f#oneshot", e.Source.Table, "an exact kernel table wins over the engine's")
+	only := &Tables{Colls: []*Table{nccl}}
+	_, ok = only.AllReduce(TwoShot, 8, 16384)
+	assert.False(t, ok, "NCCL rows never answer a custom all-reduce")
 }
 
 func TestTablesOtherCollectives(t *testing.T) {
@@ -121,16 +129,22 @@ func TestTablesOtherCollectives(t *testing.T) {
 }
 
 func TestEPTable(t *testing.T) {
-	tb, err := NewEPTable("f#ep", EPKey{Phase: "dispatch", Impl: "deepep_ll", Hidden: 7168, TopK: 8, NumExpert: 256}, []EPPoint{
-		{Ranks: 8, TokensPerRank: 1, Latency: 11.9 * us, Row: 1},
-		{Ranks: 8, TokensPerRank: 8, Latency: 12.3 * us, Row: 2},
+	tb, err := NewEPTable("f#ep", EPKey{Phase: "dispatch", Impl: "deepep_ll"}, []EPPoint{
+		{Hidden: 7168, TopK: 8, Experts: 256, Ranks: 8, TokensPerRank: 1, Latency: 11.9 * us, Row: 1},
+		{Hidden: 7168, TopK: 8, Experts: 256, Ranks: 8, TokensPerRank: 8, Latency: 12.3 * us, Row: 2},
+		{Hidden: 2048, TopK: 8, Experts: 256, Ranks: 8, TokensPerRank: 8, Latency: 9 * us, Row: 3},
 	})
 	require.NoError(t, err)
 	ts := &Tables{EPs: []*EPTable{tb}}
 	e, ok := ts.EP("dispatch", 8, 8, 7168, 8, 256)
 	require.True(t, ok)
 	assert.Equal(t, 12.3*us, e.Time)
+	e, ok = ts.EP("dispatch", 8, 8, 2048, 8, 256)
+	require.True(t, ok)
+	assert.Equal(t, 3, e.Source.RowLo)
 	_, ok = ts.EP("combine", 8, 8, 7168, 8, 256)
+	assert.False(t, ok)
+	_, ok = ts.EP("dispatch", 8, 8, 4096, 8, 256)
 	assert.False(t, ok)
 }
 
