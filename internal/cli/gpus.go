@@ -1,8 +1,109 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"io"
+	"math"
 
-// PLACEHOLDER: replaced by the real command.
-func newGPUsCmd(s *streams) *cobra.Command {
-	return &cobra.Command{Use: "gpus", Hidden: true}
+	"github.com/spf13/cobra"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/kernels"
+)
+
+// gpusOptions are the flags of `moecast gpus`.
+type gpusOptions struct {
+	Format string // text | json | csv
 }
+
+func newGPUsCmd(s *streams) *cobra.Command {
+	opts := &gpusOptions{}
+	cmd := &cobra.Command{
+		Use:   "gpus",
+		Short: "List the GPU and fabric presets with their figures",
+		Long: `List the GPU presets (memory, DRAM bandwidth, dense tensor-core peaks, L2,
+architecture) and the intra-node fabric presets (bandwidth per direction,
+hop latency, P2P, and the collective bandwidths the cost model uses) that
+a scenario can name in [hardware].
+
+JSON output is {"gpus": [...], "fabrics": [...]}; CSV output is the GPU
+table, an empty line, then the fabric table.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runGPUs(s, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
+	return cmd
+}
+
+func runGPUs(s *streams, opts *gpusOptions) error {
+	if err := checkFormat(opts.Format); err != nil {
+		return err
+	}
+	gpus, fabrics := gpuTable(), fabricTable()
+	switch opts.Format {
+	case formatJSON:
+		return renderPair(s.Out, formatJSON, `{"gpus": `, gpus, `, "fabrics": `, fabrics, "}\n")
+	case formatCSV:
+		return renderPair(s.Out, formatCSV, "", gpus, "\n", fabrics, "")
+	}
+	return renderPair(s.Out, formatText, "GPUs\n", gpus, "\nFabrics (bandwidths per GPU, per direction)\n", fabrics, "")
+}
+
+// renderPair writes head, table a, mid, table b and tail, the tables in
+// format f.
+func renderPair(w io.Writer, f, head string, a *table, mid string, b *table, tail string) error {
+	if _, err := io.WriteString(w, head); err != nil {
+		return err
+	}
+	if err := a.render(w, f); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(w, mid); err != nil {
+		return err
+	}
+	if err := b.render(w, f); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, tail)
+	return err
+}
+
+func gpuTable() *table {
+	t := &table{Columns: []column{
+		{Name: "name"}, {Name: "arch"}, {Name: "sms"},
+		{Name: "memory_gb", Text: "%.1f"}, {Name: "dram_bw_tbps", Text: "%.2f"},
+		{Name: "bf16_tflops", Text: "%.0f"}, {Name: "fp8_tflops", Text: "%.0f"}, {Name: "fp4_tflops", Text: "%.0f"},
+		{Name: "l2_mb", Text: "%.0f"}, {Name: "fabric"}, {Name: "label", Left: true},
+	}}
+	for _, n := range kernels.GPUNames() {
+		g, _ := kernels.LookupGPU(n)
+		var fp4 any
+		if g.Peak[dtype.FP4] > 0 {
+			fp4 = float64(g.Peak[dtype.FP4]) / 1e12
+		}
+		t.add(g.Name, g.Arch, g.SMs, g.Memory.GB(), float64(g.MemBW)/1e12,
+			float64(g.Peak[dtype.BF16])/1e12, float64(g.Peak[dtype.FP8])/1e12, fp4,
+			float64(g.L2)/1e6, g.Fabric, g.Label)
+	}
+	return t
+}
+
+func fabricTable() *table {
+	t := &table{Columns: []column{
+		{Name: "name"}, {Name: "bw_gbps", Text: "%.1f"}, {Name: "latency_us", Text: "%.2f"},
+		{Name: "p2p"}, {Name: "nvlink"},
+		{Name: "allreduce_busbw_gbps", Text: "%.1f"}, {Name: "alltoall_busbw_gbps", Text: "%.1f"},
+		{Name: "p2p_bw_gbps", Text: "%.1f"}, {Name: "custom_ar_latency_us", Text: "%.1f"},
+	}}
+	for _, n := range comm.FabricNames() {
+		f, _ := comm.LookupFabric(n)
+		t.add(f.Name, float64(f.BW)/1e9, round6(f.Latency.Us()), f.P2P, f.NVLink,
+			float64(f.BusBW)/1e9, float64(f.AllToAllBW)/1e9, float64(f.P2PBW)/1e9, round6(f.CustomARLatency.Us()))
+	}
+	return t
+}
+
+// round6 drops float noise from a unit conversion (7.499999999999999 us).
+func round6(v float64) float64 { return math.Round(v*1e6) / 1e6 }
