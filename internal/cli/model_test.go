@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/model"
+)
+
+// TestModelsGolden: `moecast models` in every format; refresh with
+// `go test ./internal/cli -run Model -update` and review the diff.
+func TestModelsGolden(t *testing.T) {
+	for _, f := range []string{formatText, formatJSON, formatCSV} {
+		t.Run(f, func(t *testing.T) {
+			code, out, errs := runCLI(t, "models", "--format", f)
+			require.Equal(t, ExitOK, code, errs)
+			assert.Empty(t, errs)
+			golden(t, "models_"+f+".golden", out)
+		})
+	}
+	_, out, _ := runCLI(t, "models", "--format", formatJSON)
+	var rows []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &rows))
+	require.Len(t, rows, len(model.PresetNames()))
+	for _, r := range rows {
+		if r["name"] == "kimi-k2.5" {
+			assert.Equal(t, "int4-g32", r["expert_format"])
+			assert.Equal(t, "bf16", r["other_format"])
+			assert.InDelta(t, 594.2, r["weights_gb"], 0.1)
+		}
+	}
+}
+
+// TestModelShowGolden: `moecast model show` for every preset at TP8 (text)
+// and a few layouts and formats.
+func TestModelShowGolden(t *testing.T) {
+	for _, n := range model.PresetNames() {
+		t.Run(n, func(t *testing.T) {
+			code, out, errs := runCLI(t, "model", "show", n, "--tp", "8")
+			require.Equal(t, ExitOK, code, errs)
+			golden(t, "model_show_"+n+"_tp8.golden", out)
+		})
+	}
+	cases := []struct {
+		golden string
+		args   []string
+	}{
+		{"model_show_kimi-k2.5_tp8_ep8.json.golden", []string{"kimi-k2.5", "--tp", "8", "--ep", "8", "--format", "json"}},
+		{"model_show_deepseek-v3_dp8_ep8_dpattn.golden", []string{"deepseek-v3", "--tp", "1", "--dp", "8", "--ep", "8", "--dp-attention"}},
+		{"model_show_gpt-oss-120b_tp1.golden", []string{"gpt-oss-120b"}},
+		{"model_show_glm-4.5_config_tp4.golden", []string{"../../model/testdata/glm-4.5_config.json", "--tp", "4"}},
+	}
+	for _, tt := range cases {
+		t.Run(tt.golden, func(t *testing.T) {
+			code, out, errs := runCLI(t, append([]string{"model", "show"}, tt.args...)...)
+			require.Equal(t, ExitOK, code, errs)
+			golden(t, tt.golden, out)
+		})
+	}
+}
+
+// TestModelShowJSON checks the JSON document against the model package.
+func TestModelShowJSON(t *testing.T) {
+	code, out, errs := runCLI(t, "model", "show", "kimi-k2.5", "--tp", "8", "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	var sh modelShow
+	require.NoError(t, json.Unmarshal([]byte(out), &sh))
+	c, err := model.Preset("kimi-k2.5")
+	require.NoError(t, err)
+	w := c.Weights(model.Layout{TP: 8, EP: 1, DP: 1})
+	assert.Equal(t, float64(w.PerGPUTotal(false)), sh.WeightsPerGPUBytes)
+	var perGPU float64
+	for _, r := range sh.Weights {
+		perGPU += r.PerGPUBytes
+	}
+	assert.InDelta(t, sh.WeightsPerGPUBytesWithMTP, perGPU, 1, "rows add up to the total")
+	assert.InDelta(t, 71.345e9, sh.Weights[0].PerGPUBytes, 0.001e9)
+	assert.Equal(t, "routed_experts", sh.Weights[0].Class)
+	assert.Equal(t, 70272.0, sh.KV[0].BytesPerToken)
+	assert.Equal(t, 8, sh.Layout.ExpertTP)
+}
+
+// TestModelErrors: bad input prints one line naming the problem and exits 2.
+func TestModelErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown preset", []string{"model", "show", "kimi-k3"}, `unknown model preset "kimi-k3"; presets: deepseek-r1, deepseek-v3,`},
+		{"missing file", []string{"model", "show", "nope/config.json"}, `model "nope/config.json": no such file, and not a preset`},
+		{"unsupported architecture", []string{"model", "show", "testdata/model_bad/llama_config.json"},
+			`testdata/model_bad/llama_config.json:3:5: architectures: unsupported architecture "LlamaForCausalLM"; supported: `},
+		{"syntax error", []string{"model", "show", "testdata/model_bad/syntax_config.json"},
+			`testdata/model_bad/syntax_config.json:4:3: JSON syntax error: invalid character '}'`},
+		{"tp not dividing heads", []string{"model", "show", "kimi-k2.5", "--tp", "3"}, "--tp: tp=3 does not divide the 64 attention heads of kimi-k2.5"},
+		{"ep not dividing experts", []string{"model", "show", "qwen3-30b-a3b", "--tp", "6", "--ep", "3", "--dp-attention"}, "--ep: ep=3 does not divide the 128 routed experts of qwen3-30b-a3b"},
+		{"tp zero", []string{"model", "show", "kimi-k2.5", "--tp", "0"}, "--tp: must be >= 1, got 0"},
+		{"bad format", []string{"model", "show", "kimi-k2.5", "--format", "csv"}, `--format: unknown format "csv" (want text or json)`},
+		{"models bad format", []string{"models", "--format", "xml"}, `--format: unknown format "xml"`},
+		{"no model", []string{"model", "show"}, "accepts 1 arg(s), received 0"},
+		{"no subcommand", []string{"model"}, "missing subcommand"},
+		{"bad flag value", []string{"model", "show", "kimi-k2.5", "--tp", "x"}, `invalid argument "x" for "--tp"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := runCLI(t, tt.args...)
+			assert.Equal(t, ExitInput, code, "stderr: %s", errs)
+			assert.Empty(t, out)
+			assert.Contains(t, errs, tt.want)
+			assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
+			assert.True(t, strings.HasPrefix(errs, "moecast: "))
+		})
+	}
+}
