@@ -60,6 +60,14 @@ type op struct {
 	module                  bool
 }
 
+// opRef marks, per op of a block, an identical op of an earlier block of
+// the same pass (the attention of dense and MoE layers): Step evaluates it
+// once and reuses the estimate through a cache slot.
+type opRef struct {
+	slot int8 // cache slot this op's estimate is stored in, or -1
+	dup  int8 // cache slot to copy the estimate from, or -1
+}
+
 // passKind names the token counts a block runs with.
 type passKind uint8
 
@@ -77,6 +85,7 @@ type block struct {
 	pass  passKind
 	count float64
 	ops   []op
+	refs  []opRef
 	// mla: the ops flagged module form the MLA module that a calibrated
 	// MLAModule table may replace (see evalBlock).
 	mla bool

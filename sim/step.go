@@ -150,13 +150,57 @@ func New(cfg Config) (*Sim, error) {
 			return nil, fieldErrorf("model", "internal: %d ops in one layer exceed %d", len(s.blocks[bi].ops), maxBlockOps)
 		}
 	}
+	s.linkDuplicates()
 	s.mem = newMemoryModel(&s.cfg, sh)
 	return s, nil
 }
 
 // maxBlockOps bounds the ops of one block so Step can keep their estimates
-// in a fixed array on the stack.
-const maxBlockOps = 64
+// in a fixed array on the stack; maxShared bounds the cache of estimates
+// shared between blocks.
+const (
+	maxBlockOps = 64
+	maxShared   = 48
+)
+
+// linkDuplicates fills each block's refs: an op identical to an op of an
+// earlier block of the same pass reads that op's estimate from a cache slot
+// instead of being evaluated again.
+func (s *Sim) linkDuplicates() {
+	slots := 0
+	for bi := range s.blocks {
+		blk := &s.blocks[bi]
+		blk.refs = make([]opRef, len(blk.ops))
+		for i := range blk.refs {
+			blk.refs[i] = opRef{slot: -1, dup: -1}
+		}
+	}
+	for bi := range s.blocks {
+		blk := &s.blocks[bi]
+		for i := range blk.ops {
+			for bj := 0; bj < bi && blk.refs[i].dup < 0; bj++ {
+				prev := &s.blocks[bj]
+				if prev.pass != blk.pass || prev.mla != blk.mla {
+					continue
+				}
+				for j := range prev.ops {
+					if prev.ops[j] != blk.ops[i] || prev.refs[j].dup >= 0 {
+						continue
+					}
+					if prev.refs[j].slot < 0 {
+						if slots == maxShared {
+							break
+						}
+						prev.refs[j].slot = int8(slots)
+						slots++
+					}
+					blk.refs[i].dup = prev.refs[j].slot
+					break
+				}
+			}
+		}
+	}
+}
 
 // pass holds the token counts of one kind of forward pass at a batch.
 type pass struct {
@@ -224,18 +268,45 @@ func (s *Sim) Step(batch, context int) (Point, error) {
 		passes[k] = s.pass(batch, context, k)
 	}
 	var a accum
-	var est [maxBlockOps]cost.Estimate
+	var cache [maxShared]cost.Estimate
+	graphs := s.cfg.Graphs
 	for bi := range s.blocks {
 		blk := &s.blocks[bi]
 		p := &passes[blk.pass]
-		s.evalBlock(blk, p, est[:len(blk.ops)])
+		if blk.mla && s.cfg.KernelTables != nil {
+			// Calibrated MLA module: evaluate the block whole.
+			var est [maxBlockOps]cost.Estimate
+			s.evalBlock(blk, p, est[:len(blk.ops)])
+			for i := range blk.ops {
+				if r := blk.refs[i]; r.slot >= 0 {
+					cache[r.slot] = est[i]
+				}
+				a.add(blk.ops[i].cat, &est[i], blk.count)
+				if !graphs {
+					a.addLaunch(s.costs.LaunchCost(est[i]), blk.count)
+				}
+			}
+			continue
+		}
 		for i := range blk.ops {
-			a.add(blk.ops[i].cat, &est[i], blk.count)
-			a.addLaunch(s.costs.LaunchCost(est[i]), blk.count)
+			var e cost.Estimate
+			switch r := blk.refs[i]; {
+			case r.dup >= 0:
+				e = cache[r.dup]
+			case r.slot >= 0:
+				e = s.eval(&blk.ops[i], p)
+				cache[r.slot] = e
+			default:
+				e = s.eval(&blk.ops[i], p)
+			}
+			a.add(blk.ops[i].cat, &e, blk.count)
+			if !graphs {
+				a.addLaunch(s.costs.LaunchCost(e), blk.count)
+			}
 		}
 	}
 	pt := Point{Batch: batch, Context: context, TokensPerStep: s.tps}
-	pt.Breakdown, pt.Step = a.finish()
+	a.finish(&pt)
 	if pt.Step.Time > 0 {
 		pt.TPOT = pt.Step.Time / unit.Seconds(s.tps)
 		pt.PerUser = s.tps / float64(pt.Step.Time)
@@ -421,9 +492,9 @@ const noteMixed = "ops of this category come from tables and rooflines; source o
 
 // finish returns the breakdown and the step estimate (see the package doc
 // for how intervals combine).
-func (a *accum) finish() ([cost.NumCategories]cost.Estimate, cost.Estimate) {
-	var br [cost.NumCategories]cost.Estimate
-	var step cost.Estimate
+func (a *accum) finish(pt *Point) {
+	br := &pt.Breakdown
+	step := &pt.Step
 	var dlo2, dhi2 float64
 	for c := range br {
 		e := &br[c]
@@ -445,7 +516,6 @@ func (a *accum) finish() ([cost.NumCategories]cost.Estimate, cost.Estimate) {
 	step.Lo = step.Time - unit.Seconds(math.Sqrt(dlo2))
 	step.Hi = step.Time + unit.Seconds(math.Sqrt(dhi2))
 	step.Source = cost.Source{Kind: cost.Roofline, Formula: formulaStep}
-	return br, step
 }
 
 const formulaStep = "sum of op estimates (no overlap); interval: linear within a category, quadrature across"

@@ -1,0 +1,179 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
+)
+
+// measuredAR is a comm.Lookup that knows one all-reduce point: the in-step
+// cost of a 14,336 B (one token of hidden 7168, bf16) all-reduce over 8
+// RTX PRO 6000 on PCIe, about 55 us as measured in vLLM decode (brief H3).
+type measuredAR struct{ t unit.Seconds }
+
+func (m measuredAR) AllReduce(impl comm.Impl, ranks int, b unit.Bytes) (cost.Estimate, bool) {
+	if ranks != 8 || b != 14336 {
+		return cost.Estimate{}, false
+	}
+	return cost.Estimate{Time: m.t, Lo: m.t * 0.9, Hi: m.t * 1.1, Bytes: b, Kernels: 1,
+		Source: cost.Source{Kind: cost.Table, Table: "test measured AR", RowLo: 1, RowHi: 1}}, true
+}
+func (measuredAR) AllGather(int, unit.Bytes) (cost.Estimate, bool)     { return cost.Estimate{}, false }
+func (measuredAR) ReduceScatter(int, unit.Bytes) (cost.Estimate, bool) { return cost.Estimate{}, false }
+func (measuredAR) AllToAll(int, unit.Bytes) (cost.Estimate, bool)      { return cost.Estimate{}, false }
+
+// TestKimiRTXAllReduceDominatesBatch1: Kimi-K2.5 on 8x RTX PRO 6000 (PCIe)
+// at TP8 EP8, batch 1, runs 2 all-reduces per layer (61) plus one after the
+// embedding, each of one token's hidden state; with the measured in-step
+// all-reduce cost AllReduce is the largest category, and there is no
+// all-to-all (EP inside the TP group: each rank computes its experts for all
+// tokens and the all-reduce combines).
+func TestKimiRTXAllReduceDominatesBatch1(t *testing.T) {
+	c := kimiRTX.config(t)
+	c.CommTables = measuredAR{t: 55 * unit.Microsecond}
+	s, err := New(c)
+	require.NoError(t, err)
+	p, err := s.Step(1, 2048)
+	require.NoError(t, err)
+	ar := p.Breakdown[cost.AllReduce]
+	assert.InEpsilon(t, 123*55e-6, float64(ar.Time), 1e-9, "2 x 61 layers + 1 embedding all-reduces")
+	assert.Equal(t, cost.Table, ar.Source.Kind)
+	for cat, e := range p.Breakdown {
+		if cost.Category(cat) != cost.AllReduce {
+			assert.Less(t, e.Time, ar.Time, "%s (%v) vs allreduce (%v)", cost.Category(cat), e.Time, ar.Time)
+		}
+	}
+	assert.Zero(t, p.Breakdown[cost.AllToAll].Time)
+	assert.Positive(t, p.Breakdown[cost.AllGather].Time, "logits all-gather")
+	// Share: AllReduce is a large part of the step at batch 1 on PCIe.
+	assert.Greater(t, float64(ar.Time/p.Step.Time), 0.3)
+	t.Logf("batch 1: step %v, allreduce %v (%.0f%%); roofline-only allreduce is %v",
+		p.Step.Time, ar.Time, 100*float64(ar.Time/p.Step.Time), func() unit.Seconds {
+			q, _ := kimiRTX.sim(t).Step(1, 2048)
+			return q.Breakdown[cost.AllReduce].Time
+		}())
+}
+
+// mlaTable is a kernels.Lookup that covers only the MLA module.
+type mlaTable struct{ t unit.Seconds }
+
+func (mlaTable) GEMM(kernels.GEMMShape) (cost.Estimate, bool) { return cost.Estimate{}, false }
+func (mlaTable) MoE(kernels.MoEShape) (cost.Estimate, bool)   { return cost.Estimate{}, false }
+func (mlaTable) GQA(kernels.GQAShape) (cost.Estimate, bool)   { return cost.Estimate{}, false }
+func (m mlaTable) MLAModule(kernels.MLAShape) (cost.Estimate, bool) {
+	return cost.Estimate{Time: m.t, Lo: m.t * 0.8, Hi: m.t * 1.3,
+		Source: cost.Source{Kind: cost.Table, Table: "test mla module", RowLo: 3, RowHi: 4}}, true
+}
+
+// TestCalibratedMLAModule: a hit of KernelTables.MLAModule replaces the
+// module's ops (projections + attention) with the table time, split over
+// gemm and attention in the ops' own proportions; other ops are unchanged.
+func TestCalibratedMLAModule(t *testing.T) {
+	const table = 400 * unit.Microsecond // above the module's DRAM floor
+	plain := kimiRTX.sim(t)
+	c := kimiRTX.config(t)
+	c.KernelTables = mlaTable{t: table}
+	cal, err := New(c)
+	require.NoError(t, err)
+	plainOps, err := plain.Explain(4, 2048)
+	require.NoError(t, err)
+	calOps, err := cal.Explain(4, 2048)
+	require.NoError(t, err)
+	require.Len(t, calOps, len(plainOps))
+	var sum, plainSum, attn, plainAttn unit.Seconds
+	for i, o := range calOps {
+		if o.Layer != "moe" {
+			continue
+		}
+		if o.Estimate.Source.Kind != cost.Table {
+			assert.Equal(t, plainOps[i].Estimate.Time, o.Estimate.Time, "%s unchanged", o.Name)
+			continue
+		}
+		assert.Contains(t, []cost.Category{cost.GEMM, cost.Attention}, o.Category, o.Name)
+		assert.Equal(t, noteMLAModule, o.Estimate.Source.Note)
+		sum += o.Estimate.Time
+		plainSum += plainOps[i].Estimate.Time
+		if o.Category == cost.Attention {
+			attn += o.Estimate.Time
+			plainAttn += plainOps[i].Estimate.Time
+		}
+	}
+	assert.InEpsilon(t, float64(table), float64(sum), 1e-9, "module ops add up to the table time")
+	assert.InEpsilon(t, float64(plainAttn/plainSum), float64(attn/sum), 1e-9, "attention share kept")
+	// Step and breakdown still add up.
+	p, err := cal.Step(4, 2048)
+	require.NoError(t, err)
+	var total unit.Seconds
+	for _, e := range p.Breakdown {
+		total += e.Time
+	}
+	assert.InEpsilon(t, float64(p.Step.Time), float64(total), 1e-9)
+	assert.Equal(t, noteMixed, p.Breakdown[cost.GEMM].Source.Note, "gemm mixes table (module) and roofline (MLP) ops")
+
+	// A table faster than streaming the module's bytes from DRAM is floored
+	// at bytes/(BW*eff_mem): the weights come from DRAM in a real step.
+	c.KernelTables = mlaTable{t: 1 * unit.Nanosecond}
+	fast, err := New(c)
+	require.NoError(t, err)
+	fastOps, err := fast.Explain(4, 2048)
+	require.NoError(t, err)
+	var ft unit.Seconds
+	var fb unit.Bytes
+	for _, o := range fastOps {
+		if o.Layer == "moe" && o.Estimate.Source.Kind == cost.Table {
+			ft += o.Estimate.Time
+			fb += o.Estimate.Bytes
+			assert.Contains(t, o.Estimate.Source.Note, "floor", o.Name)
+		}
+	}
+	require.Positive(t, float64(fb))
+	floor := unit.TransferTime(fb, c.GPU.MemBW*unit.BytesPerSecond(kernels.EfficiencyFor(c.GPU).Mem))
+	assert.InEpsilon(t, float64(floor), float64(ft), 1e-9)
+}
+
+// TestEagerLaunch: without CUDA graphs the host launch cost shows in the
+// launch category and the step is slower; with graphs it is zero.
+func TestEagerLaunch(t *testing.T) {
+	graphs, err := kimiRTX.sim(t).Step(1, 2048)
+	require.NoError(t, err)
+	st := kimiRTX
+	st.graphs = false
+	eager, err := st.sim(t).Step(1, 2048)
+	require.NoError(t, err)
+	assert.Zero(t, graphs.Breakdown[cost.Launch].Time)
+	assert.Positive(t, eager.Breakdown[cost.Launch].Time)
+	assert.Greater(t, eager.Step.Time, graphs.Step.Time)
+	assert.Equal(t, cost.Fixed, eager.Breakdown[cost.Launch].Source.Kind)
+}
+
+// TestStepDoesNotAllocate: Step is called a million times in sweeps.
+func TestStepDoesNotAllocate(t *testing.T) {
+	for _, st := range setups {
+		s := st.sim(t)
+		allocs := testing.AllocsPerRun(20, func() {
+			if _, err := s.Step(32, 2048); err != nil {
+				t.Fatal(err)
+			}
+		})
+		assert.Zero(t, allocs, st.name)
+	}
+}
+
+// BenchmarkStep is one decode-step evaluation of Kimi-K2.5 TP8 EP8 on
+// 8x RTX PRO 6000 at batch 32, context 2048.
+func BenchmarkStep(b *testing.B) {
+	s := kimiRTX.sim(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Step(32, 2048); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+}

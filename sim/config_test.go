@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/dtype"
+)
+
+func TestNewValidation(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(c *Config)
+		field string
+	}{
+		{"no model", func(c *Config) { c.Model = nil }, "model"},
+		{"gpus zero", func(c *Config) { c.GPUs = 0 }, "hardware.gpus"},
+		{"gpus != tp x dp", func(c *Config) { c.GPUs = 4 }, "hardware.gpus"},
+		{"tp zero", func(c *Config) { c.Layout.TP = 0 }, "parallel.tp"},
+		{"tp does not divide heads", func(c *Config) { c.GPUs, c.Layout.TP, c.Layout.EP = 6, 6, 6 }, "parallel.tp"},
+		{"dp negative", func(c *Config) { c.Layout.DP = -1 }, "parallel.dp"},
+		{"ep zero", func(c *Config) { c.Layout.EP = 0 }, "parallel.ep"},
+		{"ep does not divide experts", func(c *Config) { c.GPUs, c.Layout.TP, c.Layout.EP = 7, 1, 7; c.Layout.DP = 7 }, "parallel.ep"},
+		{"ep exceeds gpus", func(c *Config) { c.Layout.EP = 16 }, "parallel.ep"},
+		{"gpu without bandwidth", func(c *Config) { c.GPU.MemBW = 0 }, "hardware.gpu"},
+		{"fabric without bandwidth", func(c *Config) { c.Fabric = comm.Fabric{Name: "none"} }, "hardware.fabric"},
+		{"allreduce impl", func(c *Config) { c.AllReduce = comm.TwoShot + 1 }, "runtime.allreduce"},
+		{"memory utilisation zero", func(c *Config) { c.GPUMemoryUtilization = 0 }, "runtime.gpu_memory_utilization"},
+		{"memory utilisation above 1", func(c *Config) { c.GPUMemoryUtilization = 1.01 }, "runtime.gpu_memory_utilization"},
+		{"memory utilisation NaN", func(c *Config) { c.GPUMemoryUtilization = math.NaN() }, "runtime.gpu_memory_utilization"},
+		{"kv cache dtype", func(c *Config) { c.KVCache = dtype.KVFP8 + 1 }, "model.kv_cache"},
+		{"spec method", func(c *Config) { c.Spec.Method = SpecNgram + 1 }, "speculative.method"},
+		{"mtp without mtp layers", func(c *Config) { c.Spec = Spec{Method: SpecMTP, DraftTokens: 1, Acceptance: []float64{0.8}} }, "speculative.method"},
+		{"draft tokens zero", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 0, Acceptance: []float64{0.8}} }, "speculative.draft_tokens"},
+		{"draft tokens too many", func(c *Config) {
+			c.Spec = Spec{Method: SpecNgram, DraftTokens: MaxDraftTokens + 1, Acceptance: []float64{0.8}}
+		}, "speculative.draft_tokens"},
+		{"acceptance above 1", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 2, Acceptance: []float64{0.8, 1.2}} }, "speculative.acceptance"},
+		{"acceptance negative", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 1, Acceptance: []float64{-0.1}} }, "speculative.acceptance"},
+		{"acceptance NaN", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 1, Acceptance: []float64{math.NaN()}} }, "speculative.acceptance"},
+		{"acceptance wrong length", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 3, Acceptance: []float64{0.8, 0.6}} }, "speculative.acceptance"},
+		{"acceptance missing", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 3} }, "speculative.acceptance"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := kimiRTX.config(t)
+			tt.edit(&c)
+			s, err := New(c)
+			require.Error(t, err)
+			assert.Nil(t, s)
+			var fe *FieldError
+			require.True(t, errors.As(err, &fe), "error %v is not a *FieldError", err)
+			assert.Equal(t, tt.field, fe.Field, "error: %v", err)
+			assert.NotEmpty(t, fe.Msg)
+		})
+	}
+	// The valid base config passes, and dp = 0 defaults to gpus/tp.
+	c := kimiRTX.config(t)
+	c.Layout.DP = 0
+	_, err := New(c)
+	require.NoError(t, err)
+	// Spec method none ignores draft_tokens and acceptance.
+	c.Spec = Spec{Method: SpecNone, DraftTokens: 99, Acceptance: []float64{7}}
+	_, err = New(c)
+	require.NoError(t, err)
+}
+
+func TestStepValidation(t *testing.T) {
+	s := kimiRTX.sim(t)
+	for _, tt := range []struct {
+		batch, context int
+		field          string
+	}{{0, 2048, "workload.batch"}, {-3, 2048, "workload.batch"}, {1, 0, "workload.context"}} {
+		_, err := s.Step(tt.batch, tt.context)
+		var fe *FieldError
+		require.True(t, errors.As(err, &fe), "batch %d context %d: %v", tt.batch, tt.context, err)
+		assert.Equal(t, tt.field, fe.Field)
+	}
+}
