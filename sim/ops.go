@@ -154,7 +154,16 @@ func (b *builder) attention() []op {
 	kvElt := b.kv.Bytes()
 	if a.Kind == model.MLA {
 		h := a.Heads / tp
+		var indexer []model.Linear // DSA indexer projections run before attention
 		for _, l := range m.AttentionLinears() {
+			if isIndexer(l.Name) {
+				indexer = append(indexer, l)
+			}
+		}
+		for _, l := range m.AttentionLinears() {
+			if isIndexer(l.Name) {
+				continue
+			}
 			switch l.Name {
 			case "kv_b_proj":
 				// Absorbed decode: W_UK folds into q (per-head bmm
@@ -169,6 +178,9 @@ func (b *builder) attention() []op {
 						float64(a.KVLoRARank+a.QKRopeDim)*(actBytes+kvElt)),
 				)
 				if a.IndexHeads > 0 && a.IndexTopK > 0 {
+					for _, il := range indexer {
+						ops = append(ops, b.gemm(il.Name, il, 1, domAttn))
+					}
 					ops = append(ops,
 						elementwise("indexer k cache write", cost.Elementwise, domAttn, float64(m.IndexerKeyBytesPerToken())/float64(m.Layers)+actBytes*float64(a.IndexHeadDim)),
 						op{name: "indexer scores + top-k", kind: opIndexer, cat: cost.Attention, dom: domSeq,
@@ -181,7 +193,7 @@ func (b *builder) attention() []op {
 				)
 			default:
 				g := b.gemm(l.Name, l, tp, domAttn)
-				g.module = !isIndexer(l.Name)
+				g.module = true
 				ops = append(ops, g)
 				switch l.Name {
 				case "q_a_proj":

@@ -516,6 +516,13 @@ func (a *accum) finish(pt *Point) {
 	step.Lo = step.Time - unit.Seconds(math.Sqrt(dlo2))
 	step.Hi = step.Time + unit.Seconds(math.Sqrt(dhi2))
 	step.Source = cost.Source{Kind: cost.Roofline, Formula: formulaStep}
+	for c := range br {
+		if br[c].Source.Kind == cost.Table && br[c].Time > 0 {
+			step.Source.Kind = cost.Table
+			step.Source.Note = "calibration tables used where they cover an op; roofline elsewhere"
+			break
+		}
+	}
 }
 
 const formulaStep = "sum of op estimates (no overlap); interval: linear within a category, quadrature across"
