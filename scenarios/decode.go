@@ -126,9 +126,12 @@ func (e *Error) Error() string {
 		b.WriteString(e.Key)
 		b.WriteString(": ")
 	}
-	b.WriteString(e.Msg)
+	// One line, always: the TOML parser may quote input that holds a newline.
+	b.WriteString(oneLine.Replace(e.Msg))
 	return b.String()
 }
+
+var oneLine = strings.NewReplacer("\r\n", `\n`, "\n", `\n`, "\r", `\r`)
 
 func (e *Error) Unwrap() error { return e.Err }
 

@@ -36,7 +36,8 @@ func TestShipped(t *testing.T) {
 			assert.NotEmpty(t, emb.Name)
 			sm, err := emb.Sim()
 			require.NoError(t, err)
-			for _, b := range emb.Batches {
+			var prev sim.Point
+			for i, b := range emb.Batches {
 				p, err := sm.Step(b, emb.Context)
 				require.NoError(t, err, "batch %d", b)
 				step := float64(p.Step.Time)
@@ -50,6 +51,11 @@ func TestShipped(t *testing.T) {
 					assert.LessOrEqual(t, float64(p.Step.Lo), step*(1+1e-12), "batch %d", b)
 					assert.GreaterOrEqual(t, float64(p.Step.Hi), step*(1-1e-12), "batch %d", b)
 				}
+				if i > 0 && b > prev.Batch {
+					assert.GreaterOrEqual(t, step, float64(prev.Step.Time), "step time is monotone in batch (%d -> %d)", prev.Batch, b)
+					assert.GreaterOrEqual(t, p.TokensPerSecond, prev.TokensPerSecond*(1-1e-9), "throughput does not fall with batch (%d -> %d)", prev.Batch, b)
+				}
+				prev = p
 			}
 		})
 	}
