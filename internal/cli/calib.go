@@ -1,8 +1,260 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
 
-// PLACEHOLDER: replaced by the real command.
+	"github.com/spf13/cobra"
+
+	"github.com/moecast/moecast/calib"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// Defaults of `calib import perfdb`: the snapshot in ../shared/data/perfdb
+// (../shared/data/README.md).
+const (
+	perfdbSource  = "ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet converted to CSV)"
+	perfdbLicense = "Apache-2.0"
+	perfdbDate    = "2026-08-21"
+)
+
 func newCalibCmd(s *streams) *cobra.Command {
-	return &cobra.Command{Use: "calib", Hidden: true}
+	cmd := &cobra.Command{
+		Use:   "calib",
+		Short: "Import, inspect and use op-level calibration files",
+		Long: `Calibration files hold measured op costs (GEMM, MoE layer, MLA/GQA attention,
+collectives) with their provenance; predict interpolates them before falling
+back to the roofline (docs/calibration.md).`,
+	}
+	imp := &cobra.Command{Use: "import", Short: "Import measurements into a calibration file"}
+	imp.AddCommand(newCalibImportNCCLCmd(s), newCalibImportPerfDBCmd(s))
+	cmd.AddCommand(imp, newCalibShowCmd(s))
+	return cmd
+}
+
+type ncclImportOptions struct {
+	Files       []string
+	GPU, Fabric string
+	Date        string
+	Out         string
+}
+
+func newCalibImportNCCLCmd(s *streams) *cobra.Command {
+	o := &ncclImportOptions{}
+	cmd := &cobra.Command{
+		Use:   "nccl-tests FILE... -o OUT",
+		Short: "Import all_reduce_perf / all_gather_perf / reduce_scatter_perf / alltoall_perf output",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Files = args
+			return runImportNCCL(s, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.GPU, "gpu", "", "GPU preset name for the provenance (default: the device name in the output)")
+	f.StringVar(&o.Fabric, "fabric", "", "fabric name for the provenance (pcie-gen5, nvlink4, ...)")
+	f.StringVar(&o.Date, "date", "", "measurement date YYYY-MM-DD (default: today, UTC)")
+	f.StringVarP(&o.Out, "output", "o", "", "calibration file to write (required)")
+	return cmd
+}
+
+func runImportNCCL(s *streams, o *ncclImportOptions) error {
+	if o.Out == "" {
+		return inputErrf("calib import nccl-tests: -o OUT is required")
+	}
+	if o.Date == "" {
+		o.Date = time.Now().UTC().Format("2006-01-02")
+	}
+	cmdline := []string{"moecast calib import nccl-tests"}
+	for _, p := range o.Files {
+		cmdline = append(cmdline, filepath.Base(p))
+	}
+	if o.GPU != "" {
+		cmdline = append(cmdline, "--gpu", o.GPU)
+	}
+	if o.Fabric != "" {
+		cmdline = append(cmdline, "--fabric", o.Fabric)
+	}
+	cmdline = append(cmdline, "-o", filepath.Base(o.Out))
+	f, err := calib.ImportNCCLTests(o.Files, calib.NCCLTestsOptions{GPU: o.GPU, Fabric: o.Fabric, Date: o.Date, Command: strings.Join(cmdline, " ")})
+	if err != nil {
+		return inputErr(err)
+	}
+	if err := f.Write(o.Out); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", o.Out, len(f.Tables), rowCount(f))
+	return nil
+}
+
+type perfdbImportOptions struct {
+	Dir                   string
+	GPU                   string
+	L2                    string
+	Source, License, Date string
+	Out                   string
+}
+
+func newCalibImportPerfDBCmd(s *streams) *cobra.Command {
+	o := &perfdbImportOptions{}
+	cmd := &cobra.Command{
+		Use:   "perfdb DIR -o OUT",
+		Short: "Import aiconfigurator's perf database CSVs (comm/, moe/, mla/, systems/) for one GPU",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Dir = args[0]
+			return runImportPerfDB(s, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.GPU, "gpu", "", "GPU preset name (files <gpu with _>__*.csv); required when DIR holds several GPUs")
+	f.StringVar(&o.L2, "l2", "", "L2 size for marking L2-resident rows, e.g. 60MiB (default: the GPU preset's)")
+	f.StringVar(&o.Source, "source", perfdbSource, "upstream source for the provenance")
+	f.StringVar(&o.License, "license", perfdbLicense, "license of the upstream data")
+	f.StringVar(&o.Date, "date", perfdbDate, "date of the upstream snapshot")
+	f.StringVarP(&o.Out, "output", "o", "", "calibration file to write (required)")
+	return cmd
+}
+
+func runImportPerfDB(s *streams, o *perfdbImportOptions) error {
+	if o.Out == "" {
+		return inputErrf("calib import perfdb: -o OUT is required")
+	}
+	var l2 float64
+	if o.L2 != "" {
+		b, err := unit.ParseBytes(o.L2)
+		if err != nil || b <= 0 {
+			return inputErrf("--l2 %q: want a size such as 60MiB", o.L2)
+		}
+		l2 = float64(b)
+	}
+	cmdline := []string{"moecast calib import perfdb", filepath.Base(filepath.Clean(o.Dir))}
+	if o.GPU != "" {
+		cmdline = append(cmdline, "--gpu", o.GPU)
+	}
+	if o.L2 != "" {
+		cmdline = append(cmdline, "--l2", o.L2)
+	}
+	cmdline = append(cmdline, "-o", filepath.Base(o.Out))
+	f, err := calib.ImportPerfDB(o.Dir, calib.PerfDBOptions{GPU: o.GPU, L2: l2, Source: o.Source, License: o.License,
+		Date: o.Date, Command: strings.Join(cmdline, " ")})
+	if err != nil {
+		return inputErr(err)
+	}
+	if err := f.Write(o.Out); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", o.Out, len(f.Tables), rowCount(f))
+	return nil
+}
+
+func rowCount(f *calib.File) int {
+	n := 0
+	for _, t := range f.Tables {
+		n += len(t.Rows)
+	}
+	return n
+}
+
+func newCalibShowCmd(s *streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show FILE|embedded:NAME",
+		Short: "Print a calibration's provenance and coverage (shapes, sizes, rank counts, LOO error per table)",
+		Long: `Print a calibration file's provenance and, per table, what it measures: the
+series a lookup must match exactly, the range of the interpolated axes, the
+row count and the leave-one-out interpolation error that gives its error bars.
+
+Embedded calibrations: ` + strings.Join(calib.EmbeddedNames(), ", ") + ` (as embedded:NAME).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			f, err := calib.Open(args[0])
+			if err != nil {
+				return inputErr(err)
+			}
+			return showCalibration(s.Out, f)
+		},
+	}
+}
+
+func showCalibration(w io.Writer, f *calib.File) error {
+	fmt.Fprintf(w, "calibration %s (schema %d): %d tables, %d rows\n", f.Name, f.Schema, len(f.Tables), rowCount(f))
+	fmt.Fprintln(w, "provenance:")
+	writeProvenance(w, "  ", f.Provenance)
+	for _, c := range f.Coverage() {
+		fmt.Fprintf(w, "\ntable %s: %s %s\n", c.Name, c.Op, c.Keys)
+		fmt.Fprintf(w, "  rows %d, leave-one-out error p90 %.1f%% over %d interior points", c.Rows, 100*c.LOO, c.LOOPoints)
+		if c.L2Resident > 0 {
+			fmt.Fprintf(w, ", %d rows L2-resident", c.L2Resident)
+		}
+		fmt.Fprintln(w)
+		p := c.Provenance
+		fmt.Fprintf(w, "  measured: %s, %s, launch %s, cache %s", nonEmpty(p.Engine+" "+p.EngineVersion), nonEmpty(p.Kernel), p.Launch, p.Cache)
+		if p.NCCL != "" {
+			fmt.Fprintf(w, ", NCCL %s", p.NCCL)
+		}
+		fmt.Fprintf(w, "\n  source: %s\n", nonEmpty(p.Source))
+		for _, sc := range c.Series {
+			var axes []string
+			for _, a := range sc.Axes {
+				axes = append(axes, fmt.Sprintf("%s %s..%s (%d values)", a.Name, axisValue(a.Name, a.Lo), axisValue(a.Name, a.Hi), a.Distinct))
+			}
+			fmt.Fprintf(w, "  %-40s %4d points  %s\n", sc.Key, sc.Points, strings.Join(axes, ", "))
+		}
+		for _, corr := range p.Corrections {
+			fmt.Fprintf(w, "  correction: %s\n", corr)
+		}
+	}
+	return nil
+}
+
+func axisValue(name string, v float64) string {
+	if name == "bytes" {
+		return unit.Bytes(v).String()
+	}
+	return fmt.Sprintf("%g", v)
+}
+
+func nonEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return strings.TrimSpace(s)
+}
+
+func writeProvenance(w io.Writer, ind string, p calib.Provenance) {
+	line := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(w, "%s%-15s %s\n", ind, k, v)
+		}
+	}
+	gpu := p.GPU
+	if p.GPULabel != "" {
+		gpu += " (" + p.GPULabel + ")"
+	}
+	if p.GPUCount > 0 {
+		gpu += fmt.Sprintf(", %d GPUs", p.GPUCount)
+	}
+	if p.GPUL2Bytes > 0 {
+		gpu += ", L2 " + unit.Bytes(p.GPUL2Bytes).String()
+	}
+	line("gpu", gpu)
+	line("fabric", p.Fabric)
+	line("driver", p.Driver)
+	line("cuda", p.CUDA)
+	line("nccl", p.NCCL)
+	line("engine", strings.TrimSpace(p.Engine+" "+p.EngineVersion))
+	line("kernel", p.Kernel)
+	line("date", p.Date)
+	line("source", p.Source)
+	line("license", p.License)
+	line("command", p.Command)
+	line("launch", p.Launch)
+	line("cache", p.Cache)
+	line("method", p.Method)
+	for _, c := range p.Corrections {
+		line("correction", c)
+	}
 }

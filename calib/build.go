@@ -1,0 +1,157 @@
+package calib
+
+import (
+	"fmt"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
+)
+
+var collectives = map[string]comm.Collective{
+	"allreduce": comm.CollAllReduce, "allgather": comm.CollAllGather,
+	"reducescatter": comm.CollReduceScatter, "alltoall": comm.CollAllToAll,
+}
+
+// build turns the validated tables into kernels and comm lookup tables,
+// precomputing everything a lookup needs (curves, LOO errors, notes).
+func (f *File) build() error {
+	kt, ct := &kernels.Tables{}, &comm.Tables{Graphs: true}
+	for i := range f.Tables {
+		t := &f.Tables[i]
+		loo, err := buildTable(f.Name, t, kt, ct)
+		t.loo = loo
+		if err != nil {
+			if t.line > 0 {
+				return fmt.Errorf("%s:%d: table %q: %w", f.Name, t.line, t.Name, err)
+			}
+			return fmt.Errorf("%s: table %q: %w", f.Name, t.Name, err)
+		}
+	}
+	f.kt, f.ct = kt, ct
+	return nil
+}
+
+// looer is what every built table reports: its p90 leave-one-out error.
+type looer interface{ LOOError() (float64, int) }
+
+func buildTable(file string, t *Table, kt *kernels.Tables, ct *comm.Tables) (looer, error) {
+	c, err := specFor(t)
+	if err != nil {
+		return nil, err
+	}
+	name := file + "#" + t.Name
+	col := func(r []float64, n string) float64 { return r[c.idx[n]] }
+	ival := func(r []float64, n string) int { return int(col(r, n)) }
+	lat := func(r []float64) unit.Seconds { return unit.Seconds(r[c.lat]) * c.latScale }
+	flag := func(r []float64, n string) bool { i, ok := c.idx[n]; return ok && r[i] == 1 }
+	k := t.Keys
+	switch t.Op {
+	case "gemm":
+		pts := make([]kernels.GEMMPoint, len(t.Rows))
+		for i, r := range t.Rows {
+			pts[i] = kernels.GEMMPoint{M: ival(r, "m"), N: ival(r, "n"), K: ival(r, "k"), Latency: lat(r), Row: i + 1}
+		}
+		tb, err := kernels.NewGEMMTable(name, k.Dtype, pts)
+		if err != nil {
+			return nil, err
+		}
+		kt.GEMMs = append(kt.GEMMs, tb)
+		return tb, nil
+	case "moe":
+		pts := make([]kernels.MoEPoint, len(t.Rows))
+		for i, r := range t.Rows {
+			pts[i] = kernels.MoEPoint{Tokens: ival(r, "tokens"), MoETP: ival(r, "moe_tp"), EP: ival(r, "ep"),
+				Latency: lat(r), L2Resident: flag(r, "l2_resident"), Row: i + 1}
+		}
+		tb, err := kernels.NewMoETable(name, kernels.MoEKey{Quant: k.Dtype, Experts: k.Experts, TopK: k.TopK,
+			Hidden: k.Hidden, Inter: k.Inter, Distribution: k.Distribution}, pts)
+		if err != nil {
+			return nil, err
+		}
+		kt.MoEs = append(kt.MoEs, tb)
+		return tb, nil
+	case "mla":
+		pts := make([]kernels.MLAPoint, len(t.Rows))
+		for i, r := range t.Rows {
+			pts[i] = kernels.MLAPoint{Heads: ival(r, "heads"), Batch: ival(r, "batch"), KVLen: ival(r, "kv_len"),
+				Latency: lat(r), L2Resident: flag(r, "l2_resident"), Row: i + 1}
+		}
+		tb, err := kernels.NewMLATable(name, kernels.MLAKey{GEMMDtype: k.Dtype, KV: k.KVDtype, KVLoRARank: k.KVLoRARank, QKRopeDim: k.QKRopeDim}, pts)
+		if err != nil {
+			return nil, err
+		}
+		kt.MLAs = append(kt.MLAs, tb)
+		return tb, nil
+	case "gqa":
+		pts := make([]kernels.GQAPoint, len(t.Rows))
+		for i, r := range t.Rows {
+			pts[i] = kernels.GQAPoint{Heads: ival(r, "heads"), KVHeads: ival(r, "kv_heads"), Batch: ival(r, "batch"),
+				KVLen: ival(r, "kv_len"), Latency: lat(r), Row: i + 1}
+		}
+		tb, err := kernels.NewGQATable(name, kernels.GQAKey{HeadDim: k.HeadDim, KV: k.KVDtype}, pts)
+		if err != nil {
+			return nil, err
+		}
+		kt.GQAs = append(kt.GQAs, tb)
+		return tb, nil
+	case "ep":
+		pts := make([]comm.EPPoint, len(t.Rows))
+		for i, r := range t.Rows {
+			pts[i] = comm.EPPoint{Hidden: ival(r, "hidden"), TopK: ival(r, "topk"), Experts: ival(r, "experts"),
+				Ranks: ival(r, "ranks"), TokensPerRank: ival(r, "tokens_per_rank"), Latency: lat(r), Row: i + 1}
+		}
+		tb, err := comm.NewEPTable(name, comm.EPKey{Phase: k.Phase, Impl: k.Impl}, pts)
+		if err != nil {
+			return nil, err
+		}
+		ct.EPs = append(ct.EPs, tb)
+		return tb, nil
+	default:
+		op, ok := collectives[t.Op]
+		if !ok {
+			return nil, fmt.Errorf("op %q has no table type", t.Op)
+		}
+		pts := make([]comm.Point, len(t.Rows))
+		for i, r := range t.Rows {
+			pts[i] = comm.Point{Ranks: ival(r, "ranks"), Bytes: unit.Bytes(col(r, "bytes")), Latency: lat(r), Row: i + 1}
+		}
+		tb, err := comm.NewTable(name, op, k.Impl, k.Mode, pts)
+		if err != nil {
+			return nil, err
+		}
+		ct.Colls = append(ct.Colls, tb)
+		return tb, nil
+	}
+}
+
+// KernelTables is the kernel lookup of the file, or nil when the file has
+// no kernel table (set it as kernels.Costs.Tables).
+func (f *File) KernelTables() kernels.Lookup {
+	if f == nil || f.kt.Empty() {
+		return nil
+	}
+	return f.kt
+}
+
+// CommTables is the collective lookup of the file for CUDA-graph runs, or
+// nil when the file has no collective table (set it as comm.Comm.Tables).
+func (f *File) CommTables() comm.Lookup { return f.CommTablesFor(true) }
+
+// CommTablesFor is CommTables for runs with (graphs) or without CUDA
+// graphs: framework all-reduce tables measured in the other mode are
+// skipped.
+func (f *File) CommTablesFor(graphs bool) comm.Lookup {
+	if f == nil || f.ct.Empty() {
+		return nil
+	}
+	c := *f.ct
+	c.Graphs = graphs
+	return &c
+}
+
+// Kernels returns the built kernel tables (for coverage reports).
+func (f *File) Kernels() *kernels.Tables { return f.kt }
+
+// Comm returns the built collective tables (for coverage reports).
+func (f *File) Comm() *comm.Tables { return f.ct }

@@ -1,0 +1,82 @@
+package calib
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// The embedded calibrations are built from the perf database snapshot in
+// ../shared/data/perfdb by the perfdb importer; TestEmbeddedUpToDate
+// re-imports them and fails when they differ. Regenerate with
+// `go generate ./calib` (from the repository root).
+//
+//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu rtx-pro-6000-server -o embedded/rtx-pro-6000-server.toml
+//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu h100-sxm -o embedded/h100-sxm.toml
+//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu h200-sxm -o embedded/h200-sxm.toml
+//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu b200-sxm -o embedded/b200-sxm.toml
+
+//go:embed embedded/*.toml
+var embedded embed.FS
+
+var (
+	embMu    sync.Mutex
+	embCache = map[string]*File{}
+)
+
+// EmbeddedNames lists the GPUs with an embedded calibration.
+func EmbeddedNames() []string {
+	ents, _ := fs.ReadDir(embedded, "embedded")
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Embedded returns the calibration built into moecast for a GPU preset
+// ("h200-sxm"), or (nil, nil) when there is none. Files are parsed once
+// and shared: treat the result as read-only.
+func Embedded(gpu string) (*File, error) {
+	embMu.Lock()
+	defer embMu.Unlock()
+	if f, ok := embCache[gpu]; ok {
+		return f, nil
+	}
+	if strings.ContainsAny(gpu, `/\`) || gpu == "" {
+		return nil, nil
+	}
+	data, err := embedded.ReadFile("embedded/" + gpu + ".toml")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("embedded calibration %s: %w", gpu, err)
+	}
+	f, err := Parse("embedded:"+gpu, data)
+	if err != nil {
+		return nil, err
+	}
+	embCache[gpu] = f
+	return f, nil
+}
+
+// Open resolves a calibration reference: "embedded:NAME" or a file path.
+func Open(ref string) (*File, error) {
+	if name, ok := strings.CutPrefix(ref, "embedded:"); ok {
+		f, err := Embedded(name)
+		if err != nil {
+			return nil, err
+		}
+		if f == nil {
+			return nil, fmt.Errorf("no embedded calibration %q (have: %s)", name, strings.Join(EmbeddedNames(), ", "))
+		}
+		return f, nil
+	}
+	return Load(ref)
+}

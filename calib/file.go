@@ -1,0 +1,321 @@
+// Package calib reads and writes moecast calibration files, imports
+// measurements into them (nccl-tests output, the aiconfigurator perf
+// database) and turns them into the tables that kernels and comm consult
+// before their rooflines (kernels.Lookup, comm.Lookup).
+//
+// A calibration file is one TOML document (docs/calibration.md): a schema
+// version, a file-level [provenance], and [[table]] entries, each with its
+// op, the fixed keys it was measured for, its columns (units in their
+// names: latency_us, bytes, tokens) and its rows as CSV inside a multi-line
+// string, one measured point per line, so that a diff shows changed points
+// and every error names its file:line. Every table carries its own
+// provenance (GPU, fabric, versions, engine, date, command or source, how it
+// was measured, corrections applied); fields a table leaves out are taken
+// from the file-level provenance.
+//
+// Only op-level measurements go in: a calibration never fits end-to-end
+// step times.
+package calib
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
+)
+
+// Schema is the calibration file schema this moecast reads and writes.
+const Schema = 1
+
+// Provenance says where a table's numbers come from and how they were
+// measured.
+type Provenance struct {
+	GPU           string  `toml:"gpu,omitempty"`            // GPU preset name: "h200-sxm"
+	GPULabel      string  `toml:"gpu_label,omitempty"`      // device name the tool reported
+	GPUCount      int     `toml:"gpu_count,omitempty"`      // GPUs in the measured box
+	GPUL2Bytes    float64 `toml:"gpu_l2_bytes,omitempty"`   // L2 size used to mark L2-resident rows
+	Fabric        string  `toml:"fabric,omitempty"`         // "pcie-gen5", "nvlink4", ...
+	Driver        string  `toml:"driver,omitempty"`         // NVIDIA driver version
+	CUDA          string  `toml:"cuda,omitempty"`           // CUDA runtime version
+	NCCL          string  `toml:"nccl,omitempty"`           // NCCL version
+	Engine        string  `toml:"engine,omitempty"`         // serving engine the kernels come from: "vllm"
+	EngineVersion string  `toml:"engine_version,omitempty"` // its version
+	Kernel        string  `toml:"kernel,omitempty"`         // kernel or backend measured
+	Date          string  `toml:"date,omitempty"`           // measurement date (YYYY-MM-DD)
+	Command       string  `toml:"command,omitempty"`        // command that made this file or table
+	Source        string  `toml:"source,omitempty"`         // upstream data: repository @ commit, path
+	License       string  `toml:"license,omitempty"`        // license of the upstream data
+	Launch        string  `toml:"launch,omitempty"`         // "cuda-graph", "eager" or "unknown"
+	Cache         string  `toml:"cache,omitempty"`          // "flushed", "warm" (not flushed) or "unknown"
+	Method        string  `toml:"method,omitempty"`         // how measured, in words
+	// Corrections lists the corrections applied to the numbers (or marked
+	// on rows) and the biases of the source they answer.
+	Corrections []string `toml:"corrections,omitempty"`
+}
+
+// merge returns p with its empty fields taken from parent.
+func (p Provenance) merge(parent Provenance) Provenance {
+	s := func(a, b string) string {
+		if a == "" {
+			return b
+		}
+		return a
+	}
+	p.GPU, p.GPULabel, p.Fabric = s(p.GPU, parent.GPU), s(p.GPULabel, parent.GPULabel), s(p.Fabric, parent.Fabric)
+	p.Driver, p.CUDA, p.NCCL = s(p.Driver, parent.Driver), s(p.CUDA, parent.CUDA), s(p.NCCL, parent.NCCL)
+	p.Engine, p.EngineVersion, p.Kernel = s(p.Engine, parent.Engine), s(p.EngineVersion, parent.EngineVersion), s(p.Kernel, parent.Kernel)
+	p.Date, p.Command, p.Source, p.License = s(p.Date, parent.Date), s(p.Command, parent.Command), s(p.Source, parent.Source), s(p.License, parent.License)
+	p.Launch, p.Cache, p.Method = s(p.Launch, parent.Launch), s(p.Cache, parent.Cache), s(p.Method, parent.Method)
+	if p.GPUCount == 0 {
+		p.GPUCount = parent.GPUCount
+	}
+	if p.GPUL2Bytes == 0 {
+		p.GPUL2Bytes = parent.GPUL2Bytes
+	}
+	if len(p.Corrections) == 0 {
+		p.Corrections = parent.Corrections
+	}
+	return p
+}
+
+// check reports the first required field that is missing or invalid.
+func (p Provenance) check() error {
+	switch {
+	case p.GPU == "":
+		return errors.New("provenance: gpu is missing")
+	case p.Date == "":
+		return errors.New("provenance: date is missing")
+	case p.Source == "" && p.Command == "":
+		return errors.New("provenance: needs source or command (where the numbers come from)")
+	}
+	switch p.Launch {
+	case "cuda-graph", "eager", "unknown":
+	case "":
+		return errors.New(`provenance: launch is missing ("cuda-graph", "eager" or "unknown")`)
+	default:
+		return fmt.Errorf(`provenance: launch %q: want "cuda-graph", "eager" or "unknown"`, p.Launch)
+	}
+	switch p.Cache {
+	case "flushed", "warm", "unknown":
+	case "":
+		return errors.New(`provenance: cache is missing ("flushed", "warm" or "unknown")`)
+	default:
+		return fmt.Errorf(`provenance: cache %q: want "flushed", "warm" or "unknown"`, p.Cache)
+	}
+	if p.GPUCount < 0 || p.GPUL2Bytes < 0 || math.IsNaN(p.GPUL2Bytes) {
+		return errors.New("provenance: gpu_count and gpu_l2_bytes must not be negative")
+	}
+	return nil
+}
+
+// Table is one calibration table: an op, the fixed keys it was measured
+// for, and its measured rows.
+type Table struct {
+	Name string
+	Op   string // gemm, moe, mla, gqa, allreduce, allgather, reducescatter, alltoall, ep
+	Keys Keys
+	// Columns name the row values, units in the names (latency_us, bytes).
+	Columns []string
+	// Rows hold the measured points in column order; row i is Rows[i] and
+	// is called row i+1 in Sources.
+	Rows       [][]float64
+	Provenance Provenance // as written; Effective merges the file's
+
+	loo      looer // the built table (after Parse or Load)
+	line     int   // line of the [[table]] header (0 when built in memory)
+	rowLines []int // file line of each row (nil when built in memory)
+}
+
+// Keys are a table's fixed parameters; which apply depends on the op.
+type Keys struct {
+	Dtype        string `toml:"dtype,omitempty"`        // gemm: weight format; moe: quant; mla: projection dtype
+	KVDtype      string `toml:"kv_dtype,omitempty"`     // mla, gqa: KV cache dtype
+	Impl         string `toml:"impl,omitempty"`         // collectives: nccl, vllm, sglang, trtllm, oneshot, twoshot, auto; ep: deepep_ll
+	Mode         string `toml:"mode,omitempty"`         // collectives: graph, eager or empty
+	Phase        string `toml:"phase,omitempty"`        // ep: dispatch or combine
+	Distribution string `toml:"distribution,omitempty"` // moe: routing distribution
+	Experts      int    `toml:"experts,omitempty"`      // moe
+	TopK         int    `toml:"topk,omitempty"`         // moe
+	Hidden       int    `toml:"hidden,omitempty"`       // moe
+	Inter        int    `toml:"inter,omitempty"`        // moe: full expert FFN width
+	KVLoRARank   int    `toml:"kv_lora_rank,omitempty"` // mla
+	QKRopeDim    int    `toml:"qk_rope_dim,omitempty"`  // mla
+	HeadDim      int    `toml:"head_dim,omitempty"`     // gqa
+}
+
+// File is a loaded or imported calibration.
+type File struct {
+	Schema     int
+	Provenance Provenance
+	Tables     []Table
+	// Name is where the file came from ("embedded:h200-sxm" or its path);
+	// Sources name tables as Name#table.
+	Name string
+
+	kt *kernels.Tables
+	ct *comm.Tables
+}
+
+// Effective is the table's provenance with the file's filling the gaps.
+func (f *File) Effective(t *Table) Provenance { return t.Provenance.merge(f.Provenance) }
+
+// Load reads, validates and builds the calibration file at path.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("calibration file: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// wire mirrors the TOML document.
+type wireFile struct {
+	Schema     int         `toml:"schema"`
+	Provenance Provenance  `toml:"provenance"`
+	Tables     []wireTable `toml:"table"`
+}
+
+type wireTable struct {
+	Name string `toml:"name"`
+	Op   string `toml:"op"`
+	Keys
+	Columns    []string   `toml:"columns"`
+	Rows       string     `toml:"rows"`
+	Provenance Provenance `toml:"provenance"`
+}
+
+// Parse validates and builds a calibration file from its bytes; name is
+// used in errors (name:line: ...) and in Sources.
+func Parse(name string, data []byte) (*File, error) {
+	var probe struct {
+		Schema int `toml:"schema"`
+	}
+	if _, err := toml.Decode(string(data), &probe); err != nil {
+		return nil, tomlErr(name, err)
+	}
+	if probe.Schema != Schema {
+		if probe.Schema == 0 {
+			return nil, fmt.Errorf("%s: not a moecast calibration file: schema is missing (want schema = %d)", name, Schema)
+		}
+		return nil, fmt.Errorf("%s: calibration schema %d is not supported: this moecast reads schema %d (update moecast or re-import the data)", name, probe.Schema, Schema)
+	}
+	var w wireFile
+	md, err := toml.Decode(string(data), &w)
+	if err != nil {
+		return nil, tomlErr(name, err)
+	}
+	loc := locate(data)
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0]
+		return nil, fmt.Errorf("%s:%d: unknown key %q", name, loc.keyLine(k), k.String())
+	}
+	f := &File{Schema: w.Schema, Provenance: w.Provenance, Name: name}
+	for i, wt := range w.Tables {
+		t := Table{Name: wt.Name, Op: wt.Op, Keys: wt.Keys, Columns: wt.Columns, Provenance: wt.Provenance, line: loc.tableLine(i)}
+		at := fmt.Sprintf("%s:%d: table %d (%q)", name, t.line, i+1, t.Name)
+		if t.Name == "" {
+			return nil, fmt.Errorf("%s: name is missing", at)
+		}
+		for j := range i {
+			if f.Tables[j].Name == t.Name {
+				return nil, fmt.Errorf("%s: duplicate table name (also table %d)", at, j+1)
+			}
+		}
+		if err := f.Effective(&t).check(); err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
+		}
+		spec, err := specFor(&t)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", at, err)
+		}
+		rowsLine := loc.rowsLine(i)
+		rows, lines, err := parseRows(wt.Rows, rowsLine, len(t.Columns))
+		if err != nil {
+			return nil, fmt.Errorf("%s:%w", name, err)
+		}
+		t.Rows, t.rowLines = rows, lines
+		if err := spec.checkRows(&t); err != nil {
+			return nil, fmt.Errorf("%s:%w", name, err)
+		}
+		f.Tables = append(f.Tables, t)
+	}
+	if err := f.build(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func tomlErr(name string, err error) error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s:%d: %s", name, pe.Position.Line, pe.Message)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// parseRows reads the CSV rows string. firstLine is the file line of the
+// `rows = """` key (0 when unknown); TOML drops the newline right after the
+// opening quotes, so the string's line k is file line firstLine+1+k.
+// Blank lines and lines starting with # are skipped.
+func parseRows(s string, firstLine, ncol int) ([][]float64, []int, error) {
+	var rows [][]float64
+	var lines []int
+	for k, line := range strings.Split(s, "\n") {
+		ln := 0
+		if firstLine > 0 {
+			ln = firstLine + 1 + k
+		}
+		t := strings.TrimSpace(line)
+		if t == "" || strings.HasPrefix(t, "#") {
+			continue
+		}
+		fields := strings.Split(t, ",")
+		if len(fields) != ncol {
+			return nil, nil, fmt.Errorf("%d: row has %d values, the table has %d columns", ln, len(fields), ncol)
+		}
+		row := make([]float64, ncol)
+		for j, fld := range fields {
+			v, err := strconv.ParseFloat(strings.TrimSpace(fld), 64)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%d: value %d %q is not a number", ln, j+1, strings.TrimSpace(fld))
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, nil, fmt.Errorf("%d: value %d is %v: every value must be finite", ln, j+1, v)
+			}
+			row[j] = v
+		}
+		rows = append(rows, row)
+		lines = append(lines, ln)
+	}
+	if len(rows) == 0 {
+		return nil, nil, fmt.Errorf("%d: table has no rows", firstLine)
+	}
+	return rows, lines, nil
+}
+
+// latencyScale maps a latency column's unit suffix to seconds.
+var latencyScale = map[string]unit.Seconds{"us": unit.Microsecond, "ms": unit.Millisecond, "s": 1}
+
+// latencyColumn splits "latency_us" into its unit scale; base is
+// "latency" or "inplace_latency".
+func latencyColumn(col, base string) (unit.Seconds, bool, error) {
+	if col == base {
+		return 0, false, fmt.Errorf("column %q has no unit: name it %s_us, %s_ms or %s_s", col, base, base, base)
+	}
+	if !strings.HasPrefix(col, base+"_") {
+		return 0, false, nil
+	}
+	sc, ok := latencyScale[strings.TrimPrefix(col, base+"_")]
+	if !ok {
+		return 0, false, fmt.Errorf("column %q: unknown time unit (want %s_us, %s_ms or %s_s)", col, base, base, base)
+	}
+	return sc, true, nil
+}

@@ -1,0 +1,235 @@
+package calib
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// opSpec is what one op's tables must hold.
+type opSpec struct {
+	ints     []string // integer axes/keys, each >= 1
+	reals    []string // positive real columns (sizes)
+	optional []string // optional non-latency columns
+	inplace  bool     // an inplace_latency_* column is allowed
+	keys     func(k Keys) error
+}
+
+func need(cond bool, msg string) error {
+	if cond {
+		return nil
+	}
+	return errors.New(msg)
+}
+
+func collectiveKeys(k Keys) error {
+	if k.Impl == "" {
+		return errors.New("key impl is missing (nccl, vllm, sglang, trtllm, oneshot, twoshot or auto)")
+	}
+	switch k.Mode {
+	case "", "graph", "eager":
+		return nil
+	}
+	return fmt.Errorf(`key mode %q: want "graph", "eager" or none`, k.Mode)
+}
+
+var specs = map[string]opSpec{
+	"gemm": {ints: []string{"m", "n", "k"}, keys: func(k Keys) error {
+		return need(k.Dtype != "", "key dtype is missing (weight format: bf16, fp8-b128, int4-g32, ...)")
+	}},
+	"moe": {ints: []string{"tokens", "moe_tp", "ep"}, optional: []string{"working_set_bytes", "l2_resident"}, keys: func(k Keys) error {
+		if k.Dtype == "" || k.Distribution == "" {
+			return errors.New("keys dtype (quant) and distribution are required")
+		}
+		return need(k.Experts > 0 && k.TopK > 0 && k.TopK <= k.Experts && k.Hidden > 0 && k.Inter > 0,
+			"keys experts, topk (<= experts), hidden and inter must be positive")
+	}},
+	"mla": {ints: []string{"heads", "batch", "kv_len"}, optional: []string{"working_set_bytes", "l2_resident"}, keys: func(k Keys) error {
+		return need(k.Dtype != "" && k.KVDtype != "" && k.KVLoRARank > 0 && k.QKRopeDim > 0,
+			"keys dtype, kv_dtype, kv_lora_rank and qk_rope_dim are required")
+	}},
+	"gqa": {ints: []string{"heads", "kv_heads", "batch", "kv_len"}, keys: func(k Keys) error {
+		return need(k.KVDtype != "" && k.HeadDim > 0, "keys kv_dtype and head_dim are required")
+	}},
+	"allreduce":     {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
+	"allgather":     {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
+	"reducescatter": {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
+	"alltoall":      {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
+	"ep": {ints: []string{"hidden", "topk", "experts", "ranks", "tokens_per_rank"}, keys: func(k Keys) error {
+		return need(k.Impl != "" && (k.Phase == "dispatch" || k.Phase == "combine"),
+			`keys impl and phase ("dispatch" or "combine") are required`)
+	}},
+}
+
+// colIndex is a table's column layout, resolved against its op's spec.
+type colIndex struct {
+	idx        map[string]int
+	lat        int          // latency column
+	latScale   unit.Seconds // seconds per unit of the latency column
+	inplace    int          // -1 when absent
+	inplaceSc  unit.Seconds
+	spec       opSpec
+	optPresent map[string]bool
+}
+
+func specFor(t *Table) (*colIndex, error) {
+	spec, ok := specs[t.Op]
+	if !ok {
+		return nil, fmt.Errorf("op %q is unknown (gemm, moe, mla, gqa, allreduce, allgather, reducescatter, alltoall, ep)", t.Op)
+	}
+	if err := spec.keys(t.Keys); err != nil {
+		return nil, fmt.Errorf("op %s: %w", t.Op, err)
+	}
+	c := &colIndex{idx: map[string]int{}, lat: -1, inplace: -1, spec: spec, optPresent: map[string]bool{}}
+	allowed := map[string]bool{}
+	for _, n := range append(append(append([]string{}, spec.ints...), spec.reals...), spec.optional...) {
+		allowed[n] = true
+	}
+	for i, col := range t.Columns {
+		if _, dup := c.idx[col]; dup {
+			return nil, fmt.Errorf("column %q appears twice", col)
+		}
+		c.idx[col] = i
+		if sc, ok, err := latencyColumn(col, "latency"); err != nil {
+			return nil, err
+		} else if ok {
+			if c.lat >= 0 {
+				return nil, errors.New("more than one latency column")
+			}
+			c.lat, c.latScale = i, sc
+			continue
+		}
+		if strings.HasPrefix(col, "inplace_latency") && spec.inplace {
+			sc, ok, err := latencyColumn(col, "inplace_latency")
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				c.inplace, c.inplaceSc = i, sc
+				continue
+			}
+		}
+		if !allowed[col] {
+			return nil, fmt.Errorf("column %q is unknown for op %s (columns: %s, latency_us)", col, t.Op,
+				strings.Join(append(append(append([]string{}, spec.ints...), spec.reals...), spec.optional...), ", "))
+		}
+		c.optPresent[col] = true
+	}
+	if c.lat < 0 {
+		return nil, errors.New("latency column is missing (latency_us, latency_ms or latency_s)")
+	}
+	for _, n := range append(append([]string{}, spec.ints...), spec.reals...) {
+		if _, ok := c.idx[n]; !ok {
+			return nil, fmt.Errorf("column %q is missing", n)
+		}
+	}
+	return c, nil
+}
+
+// checkRows validates every row's values: axes are positive integers,
+// sizes positive, latencies positive, l2_resident 0 or 1.
+func (c *colIndex) checkRows(t *Table) error {
+	axes := append(append([]string{}, c.spec.ints...), c.spec.reals...)
+	seen := map[string]int{}
+	for r, row := range t.Rows {
+		ln := 0
+		if t.rowLines != nil {
+			ln = t.rowLines[r]
+		}
+		var key strings.Builder
+		for _, n := range axes {
+			fmt.Fprintf(&key, "%s=%v ", n, row[c.idx[n]])
+		}
+		if prev, dup := seen[key.String()]; dup {
+			return fmt.Errorf("%stable %q row %d: point %sis measured twice (also row %d)", pos(ln), t.Name, r+1, key.String(), prev)
+		}
+		seen[key.String()] = r + 1
+		for _, n := range c.spec.ints {
+			v := row[c.idx[n]]
+			if v < 1 || v != math.Trunc(v) || v > 1<<40 {
+				return fmt.Errorf("%stable %q row %d: %s must be a positive integer, got %v", pos(ln), t.Name, r+1, n, v)
+			}
+		}
+		for _, n := range c.spec.reals {
+			if v := row[c.idx[n]]; !(v > 0) {
+				return fmt.Errorf("%stable %q row %d: %s must be positive, got %v", pos(ln), t.Name, r+1, n, v)
+			}
+		}
+		if v := row[c.lat]; !(v > 0) {
+			return fmt.Errorf("%stable %q row %d: %s must be positive, got %v", pos(ln), t.Name, r+1, t.Columns[c.lat], v)
+		}
+		if c.inplace >= 0 {
+			if v := row[c.inplace]; !(v > 0) {
+				return fmt.Errorf("%stable %q row %d: %s must be positive, got %v", pos(ln), t.Name, r+1, t.Columns[c.inplace], v)
+			}
+		}
+		if i, ok := c.idx["l2_resident"]; ok && row[i] != 0 && row[i] != 1 {
+			return fmt.Errorf("%stable %q row %d: l2_resident must be 0 or 1, got %v", pos(ln), t.Name, r+1, row[i])
+		}
+		if i, ok := c.idx["working_set_bytes"]; ok && row[i] < 0 {
+			return fmt.Errorf("%stable %q row %d: working_set_bytes must not be negative", pos(ln), t.Name, r+1)
+		}
+	}
+	return nil
+}
+
+// pos is the "LINE: " prefix of a row error, or "" when the line is unknown.
+func pos(ln int) string {
+	if ln <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d: ", ln)
+}
+
+// Validate checks a table built in memory (an importer's output) against
+// its op's spec.
+func (t *Table) Validate() error {
+	c, err := specFor(t)
+	if err != nil {
+		return fmt.Errorf("table %q: %w", t.Name, err)
+	}
+	for i, r := range t.Rows {
+		if len(r) != len(t.Columns) {
+			return fmt.Errorf("table %q row %d: %d values for %d columns", t.Name, i+1, len(r), len(t.Columns))
+		}
+		for _, v := range r {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("table %q row %d: value %v is not finite", t.Name, i+1, v)
+			}
+		}
+	}
+	if len(t.Rows) == 0 {
+		return fmt.Errorf("table %q has no rows", t.Name)
+	}
+	return c.checkRows(t)
+}
+
+// Column returns the values of a named column, or nil.
+func (t *Table) Column(name string) []float64 {
+	for j, c := range t.Columns {
+		if c == name {
+			out := make([]float64, len(t.Rows))
+			for i, r := range t.Rows {
+				out[i] = r[j]
+			}
+			return out
+		}
+	}
+	return nil
+}
+
+// Latencies returns the latency column in seconds.
+func (t *Table) Latencies() ([]unit.Seconds, error) {
+	c, err := specFor(t)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]unit.Seconds, len(t.Rows))
+	for i, r := range t.Rows {
+		out[i] = unit.Seconds(r[c.lat]) * c.latScale
+	}
+	return out, nil
+}
