@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/BurntSushi/toml"
 
@@ -40,15 +41,24 @@ func (rs *Rules) Len() int { return len(rs.list) }
 // List returns the rules in order of precedence.
 func (rs *Rules) List() []Rule { return rs.list }
 
-// DefaultRules returns the embedded default rules. It panics if the embedded
-// file is malformed, which a test guards against (a programmer error).
+// DefaultRules returns the embedded default rules, parsed once. It panics if
+// the embedded file is malformed, which a test guards against (a programmer
+// error). The result is shared: do not modify it.
 func DefaultRules() *Rules {
-	rs, err := ParseRules("rules.toml", []byte(defaultRulesTOML))
-	if err != nil {
-		panic("embedded rules.toml: " + err.Error())
-	}
-	return rs
+	defaultOnce.Do(func() {
+		rs, err := ParseRules("rules.toml", []byte(defaultRulesTOML))
+		if err != nil {
+			panic("embedded rules.toml: " + err.Error())
+		}
+		defaultRules = rs
+	})
+	return defaultRules
 }
+
+var (
+	defaultOnce  sync.Once
+	defaultRules *Rules
+)
 
 // WithOverrides returns a rule list in which the rules of extra are tried
 // before those of rs (user rules take precedence over the defaults).

@@ -104,9 +104,7 @@ func (m *stepMatcher) match(name string) stepInfo {
 			for i, g := range m.user.SubexpNames() {
 				switch g {
 				case "batch":
-					if n, err := strconv.Atoi(sub[i]); err == nil {
-						info.batch = n
-					}
+					info.batch = count(sub[i])
 				case "kind":
 					if k, ok := ParseStepKind(strings.ToLower(sub[i])); ok {
 						info.kind = k
@@ -130,8 +128,7 @@ func parseStepName(name string) stepInfo {
 		if sub == nil {
 			return stepInfo{}
 		}
-		nctx, _ := strconv.Atoi(sub[1])
-		ngen, _ := strconv.Atoi(sub[2])
+		nctx, ngen := count(sub[1]), count(sub[2])
 		info := stepInfo{family: famEngine, batch: nctx + ngen}
 		switch {
 		case nctx == 0 && ngen > 0:
@@ -156,9 +153,7 @@ func parseStepName(name string) stepInfo {
 		case "MIXED":
 			info.kind = KindMixed
 		}
-		if sub[2] != "" {
-			info.batch, _ = strconv.Atoi(sub[2])
-		}
+		info.batch = count(sub[2])
 		return info
 	case strings.HasPrefix(name, runnerPrefix):
 		return stepInfo{family: famRunner}
@@ -166,6 +161,18 @@ func parseStepName(name string) stepInfo {
 		return stepInfo{family: famTorch}
 	}
 	return stepInfo{}
+}
+
+// maxCount bounds the request counts read from annotations.
+const maxCount = 1 << 30
+
+// count reads a request count; 0 when absent, malformed or absurd.
+func count(s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > maxCount {
+		return 0
+	}
+	return n
 }
 
 // annot is one step annotation as read (CPU side).

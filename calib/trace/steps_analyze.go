@@ -570,6 +570,7 @@ func (a *Analyzer) Finish() *Result {
 			lo, hi = min(lo, s.gmin), max(hi, s.gmax)
 		}
 		r.Start, r.Wall = lo, Duration(hi-lo)
+		r.Busy = min(r.Busy, r.Wall) // late kernels add to busy without overlap analysis
 		r.Idle = max(r.Wall-r.Busy, 0)
 		r.ByCategory[cost.Idle], r.Exposed[cost.Idle] = r.Idle, r.Idle
 		if a.opts.Kind != KindUnknown && r.Kind != a.opts.Kind {

@@ -1,8 +1,10 @@
 package trace
 
 import (
+	"compress/gzip"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -313,4 +315,63 @@ func TestRankOf(t *testing.T) {
 	assert.Equal(t, "distributedInfo", src)
 	_, src = rankOf(nil, "trace.json")
 	assert.Equal(t, "position", src)
+}
+
+// A trace cut short: the steps read before the fault are kept, with a
+// warning naming the file and the byte offset; Strict makes it an error.
+func TestAnalyzeFilePartlyBroken(t *testing.T) {
+	f, err := os.Open("testdata/hta_nccl_parser_config_nccl_data.json.gz")
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	data, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	// The GPU events of ProfilerStep#4 and #5 come before 90% of the file.
+	path := filepath.Join(t.TempDir(), "cut.json")
+	require.NoError(t, os.WriteFile(path, data[:len(data)*9/10], 0o644))
+
+	fr := AnalyzeFile(path, FileOptions{})
+	require.NoError(t, fr.Err)
+	require.NotEmpty(t, fr.Result.Steps)
+	require.NotEmpty(t, fr.Result.Warnings)
+	assert.Contains(t, fr.Result.Warnings[0], "partly broken trace")
+	assert.Contains(t, fr.Result.Warnings[0], "at byte")
+
+	strict := AnalyzeFile(path, FileOptions{Strict: true})
+	require.Error(t, strict.Err)
+	assert.ErrorIs(t, strict.Err, ErrInput)
+	assert.Contains(t, strict.Err.Error(), path)
+}
+
+func TestAnalyzeFileBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name, content string
+		wantErr       bool   // a fatal error (no events read)
+		wantWarn      string // else: a warning containing this
+	}{
+		{"empty", "", true, ""},
+		{"not json", "hello", true, ""},
+		{"truncated gzip", "\x1f\x8b\x08\x00\x00\x00\x00\x00", true, ""},
+		{"json not a trace", `{"a": 1}`, true, ""},
+		{"empty trace", `{"traceEvents": []}`, false, "no kernel events"},
+		{"no steps", `{"traceEvents": [{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,"ts":1,"dur":2}]}`, false, "no kernel events"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_"))
+			require.NoError(t, os.WriteFile(path, []byte(tt.content), 0o644))
+			fr := AnalyzeFile(path, FileOptions{})
+			if tt.wantErr {
+				require.Error(t, fr.Err)
+				assert.ErrorIs(t, fr.Err, ErrInput)
+				assert.Contains(t, fr.Err.Error(), path)
+				return
+			}
+			require.NoError(t, fr.Err)
+			assert.Empty(t, fr.Result.Steps)
+			assert.Contains(t, strings.Join(fr.Result.Warnings, "\n"), tt.wantWarn)
+		})
+	}
 }
