@@ -41,7 +41,9 @@ const (
 	// (systems/*.yaml @095f58a). Checked against op-level measurements: with
 	// t_kernel = StreamKernelLatency it reproduces GPU.md's H200 bf16
 	// torch.mm at M=1 (gate_up 7168->4096: 18.3 vs 19.2 us; down 2048->7168:
-	// 10.6 vs 10.2 us; o_proj 8192->7168: 33.6 vs 33.4 us), and the
+	// 10.6 vs 10.2 us; o_proj 8192->7168: 33.6 vs 33.4 us), our own H200
+	// runs with weights rotated through 4x L2 (measure_h200.json: 7168x18432
+	// bf16 at M=1-64 in 68.9-69.1 us = 0.80 of 4.8 TB/s; model 71.8 us), and the
 	// perfdb Marlin MoE layer on RTX PRO 6000 at 48-256 tokens, TP8 (all 384
 	// experts, 1.19 GB per GPU in 0.82-0.88 ms: 0.76-0.81 of 1.792 TB/s).
 	EffMem = 0.80
@@ -56,7 +58,9 @@ const (
 	// per-kernel latency dominates these kernels anyway.
 	EffMemElementwise = 0.60
 	// EffComputeGEMM = 0.70: GPU.md, H200 bf16 GEMM at M=512 reaches
-	// 660-740 TFLOP/s of 989 (0.67-0.75).
+	// 660-740 TFLOP/s of 989 (0.67-0.75); measure_h200.json: bf16
+	// 4096x7168x7168 819 TFLOP/s (0.83), fp8 torch._scaled_mm same shape
+	// 1407 TFLOP/s (0.71 of 1979).
 	EffComputeGEMM = 0.70
 	// EffComputeMarlin = 0.35: perfdb Marlin MoE on RTX PRO 6000, TP8, at
 	// 4096-16384 tokens: 2*pairs*3*7168*256 FLOPs in 2.55-8.43 ms =
@@ -84,13 +88,13 @@ const (
 
 // Fixed Marlin MoE layer costs (perfdb vLLM fused_marlin_moe, Kimi-K2.5
 // dims; intercepts of layer time vs expert bytes at 1-16 tokens, minus the
-// 8.1 us of per-kernel costs MoE already counts).
+// 10.5 us of per-kernel costs MoE already counts: 2 x 3 us + 3 x 1.5 us).
 const (
 	// MoEFixedMarlin: RTX PRO 6000 TP8 and EP8, 8 -> 16 tokens: intercept
 	// 24-26 us; 1 token at TP8: 32 us for 24.8 MB (17 us of streaming).
-	MoEFixedMarlin unit.Seconds = 15 * unit.Microsecond
+	MoEFixedMarlin unit.Seconds = 13 * unit.Microsecond
 	// MoEFixedMarlinSM90: H200 TP8 and EP8, intercept 40-42 us.
-	MoEFixedMarlinSM90 unit.Seconds = 32 * unit.Microsecond
+	MoEFixedMarlinSM90 unit.Seconds = 30 * unit.Microsecond
 )
 
 // Fixed per-kernel costs.
@@ -101,14 +105,17 @@ const (
 	// GPU.md's H200 torch.mm points within 5% (see EffMem).
 	StreamKernelLatency unit.Seconds = 3 * unit.Microsecond
 	// SmallKernelLatency is the fixed cost of a small kernel (norm, rotary,
-	// activation, top-k, routing glue) inside a CUDA graph: GPU.md measured
-	// a graph replaying captured kernels at about 0.7 us each on an H200.
-	SmallKernelLatency unit.Seconds = 0.7 * unit.Microsecond
+	// activation, top-k, routing glue) inside a CUDA graph: measured on an
+	// H200 (kernels/testdata/measure_h200.json, PyTorch 2.11, graph replay):
+	// a bf16 add over [1..64, 7168] takes 1.50-1.84 us, a 1-element add
+	// 0.92 us (GPU.md: ~0.7 us per replayed kernel).
+	SmallKernelLatency unit.Seconds = 1.5 * unit.Microsecond
 	// HostLaunchLatency is the host cost of launching one kernel without a
-	// CUDA graph: GPU.md measured 4.5-5.7 us per cuLaunchKernel from Go on
-	// an H200 host; 5 us is the middle. PyTorch eager dispatch adds more,
-	// so this is a lower bound for an eager engine.
-	HostLaunchLatency unit.Seconds = 5 * unit.Microsecond
+	// CUDA graph from an eager PyTorch engine: 10.5 us per back-to-back
+	// tiny op on the H200 host (kernels/testdata/measure_h200.json,
+	// eager_tiny_op_us). The raw driver call is cheaper (GPU.md: 4.5-5.7 us
+	// per cuLaunchKernel from Go).
+	HostLaunchLatency unit.Seconds = 10 * unit.Microsecond
 )
 
 // Spread is the interval a roofline estimate carries: Lo = Time*Lo,
@@ -126,8 +133,10 @@ var (
 	// -10%/+20% of the named constants above, widened for unmeasured shapes.
 	ComputeSpread = Spread{Lo: 0.85, Hi: 1.40}
 	// LatencySpread: ops dominated by fixed per-kernel costs; a small kernel
-	// costs from the 0.7 us graph-replay floor to a few us.
-	LatencySpread = Spread{Lo: 0.70, Hi: 1.80}
+	// costs from the 0.92 us graph-replay floor to a few us
+	// (measure_h200.json: bf16 add 1.5-1.8 us; torch's rms_norm 6.7 us,
+	// an unfused kernel vLLM does not use).
+	LatencySpread = Spread{Lo: 0.60, Hi: 2.00}
 )
 
 // DefaultEfficiency is the efficiency set for a GPU without arch-specific
