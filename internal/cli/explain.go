@@ -45,13 +45,13 @@ func runExplain(s *streams, sc *scenarios.Scenario, sm *sim.Sim, batch, context 
 		return inputErr(sc.KeyError(err))
 	}
 	if format == formatJSON {
-		out := explainJSON{Scenario: sc.Name, Batch: batch, Context: context, StepMs: p.Step.Time.Ms(), Ops: []explainOpJSON{}}
+		out := explainJSON{Scenario: sc.Name, Batch: batch, Context: context, StepMs: r6(p.Step.Time.Ms()), Ops: []explainOpJSON{}}
 		for _, o := range ops {
 			e := o.Estimate
 			out.Ops = append(out.Ops, explainOpJSON{
 				Layer: o.Layer, Name: o.Name, Category: o.Category.String(), Shape: o.Shape, Count: o.Count,
-				Bytes: float64(e.Bytes), FLOPs: float64(e.FLOPs), TimeUs: e.Time.Us(), TimeUsLo: e.Lo.Us(), TimeUsHi: e.Hi.Us(),
-				LaunchUs: o.Launch.Us(), Source: e.Source.Describe(),
+				Bytes: r6(float64(e.Bytes)), FLOPs: r6(float64(e.FLOPs)), TimeUs: r6(e.Time.Us()), TimeUsLo: r6(e.Lo.Us()),
+				TimeUsHi: r6(e.Hi.Us()), LaunchUs: r6(o.Launch.Us()), Source: e.Source.Describe(),
 			})
 		}
 		return writeJSON(s.Out, out)
@@ -71,8 +71,8 @@ func runExplain(s *streams, sc *scenarios.Scenario, sm *sim.Sim, batch, context 
 		per := e.Time + o.Launch
 		sum += unit.Seconds(o.Count) * per
 		if full {
-			t.add(o.Layer, o.Name, o.Category.String(), o.Count, o.Shape, float64(e.Bytes), float64(e.FLOPs),
-				e.Time.Us(), e.Lo.Us(), e.Hi.Us(), o.Launch.Us(), e.Source.Describe())
+			t.add(o.Layer, o.Name, o.Category.String(), o.Count, o.Shape, r6(float64(e.Bytes)), r6(float64(e.FLOPs)),
+				r6(e.Time.Us()), r6(e.Lo.Us()), r6(e.Hi.Us()), r6(o.Launch.Us()), e.Source.Describe())
 			continue
 		}
 		iv := "-"

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -210,6 +211,16 @@ type predictJSON struct {
 	Warnings []string    `json:"warnings"`
 }
 
+// r6 rounds a number written to JSON or CSV to 6 decimals of its unit
+// (1 ns for *_ms fields, 1 KB for *_gb fields): no false precision, and
+// golden files that do not depend on the last bits of float arithmetic.
+func r6(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > 1e15 {
+		return x
+	}
+	return math.Round(x*1e6) / 1e6
+}
+
 // json builds the JSON document: breakdown_ms has every category (zeros
 // included), sources only the categories with time.
 func (pr *prediction) json() predictJSON {
@@ -219,16 +230,16 @@ func (pr *prediction) json() predictJSON {
 	for _, p := range pr.points {
 		pj := pointJSON{
 			Batch: p.Batch, Context: p.Context,
-			StepMs: p.Step.Time.Ms(), StepMsLo: p.Step.Lo.Ms(), StepMsHi: p.Step.Hi.Ms(),
-			TPOTMs: p.TPOT.Ms(), TokensPerStep: p.TokensPerStep,
-			TokensPerS: p.TokensPerSecond, TokensPerSPerUser: p.PerUser,
+			StepMs: r6(p.Step.Time.Ms()), StepMsLo: r6(p.Step.Lo.Ms()), StepMsHi: r6(p.Step.Hi.Ms()),
+			TPOTMs: r6(p.TPOT.Ms()), TokensPerStep: r6(p.TokensPerStep),
+			TokensPerS: r6(p.TokensPerSecond), TokensPerSPerUser: r6(p.PerUser),
 			BreakdownMs: map[string]float64{}, Sources: map[string]string{},
-			Memory: memoryJSON{WeightsGBPerGPU: p.Memory.Weights.GB(), KVGBPerGPU: p.Memory.KV.GB(), MaxBatch: p.Memory.MaxBatch},
+			Memory: memoryJSON{WeightsGBPerGPU: r6(p.Memory.Weights.GB()), KVGBPerGPU: r6(p.Memory.KV.GB()), MaxBatch: p.Memory.MaxBatch},
 			Fits:   p.Fits,
 		}
 		for _, c := range cats {
 			e := p.Breakdown[c]
-			pj.BreakdownMs[c.String()] = e.Time.Ms()
+			pj.BreakdownMs[c.String()] = r6(e.Time.Ms())
 			if e.Time != 0 {
 				pj.Sources[c.String()] = e.Source.Describe()
 			}
@@ -254,11 +265,11 @@ func (pr *prediction) table(full bool) *table {
 			t.Columns = append(t.Columns, column{Name: c.String() + "_ms"})
 		}
 		for _, p := range pr.points {
-			row := []any{p.Batch, p.Context, p.Step.Time.Ms(), p.Step.Lo.Ms(), p.Step.Hi.Ms(),
-				p.TPOT.Ms(), p.TokensPerStep, p.TokensPerSecond, p.PerUser,
-				p.Memory.Weights.GB(), p.Memory.KV.GB(), p.Memory.MaxBatch, p.Fits}
+			row := []any{p.Batch, p.Context, r6(p.Step.Time.Ms()), r6(p.Step.Lo.Ms()), r6(p.Step.Hi.Ms()),
+				r6(p.TPOT.Ms()), r6(p.TokensPerStep), r6(p.TokensPerSecond), r6(p.PerUser),
+				r6(p.Memory.Weights.GB()), r6(p.Memory.KV.GB()), p.Memory.MaxBatch, p.Fits}
 			for _, c := range cats {
-				row = append(row, p.Breakdown[c].Time.Ms())
+				row = append(row, r6(p.Breakdown[c].Time.Ms()))
 			}
 			t.add(row...)
 		}
