@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -60,6 +61,7 @@ var families = []family{
 	{"MixtralForCausalLM", parseMixtral},
 	{"GptOssForCausalLM", parseGptOss},
 	{"Glm4MoeForCausalLM", parseGlm4Moe},
+	{"Llama4ForCausalLM", parseLlama4},
 }
 
 // wrappers are multimodal architectures whose text model sits under
@@ -67,6 +69,7 @@ var families = []family{
 // no architectures of its own.
 var wrappers = map[string]string{
 	"KimiK25ForConditionalGeneration": "DeepseekV3ForCausalLM",
+	"Llama4ForConditionalGeneration":  "Llama4ForCausalLM",
 }
 
 // SupportedArchitectures lists the config.json architectures Load accepts.
@@ -287,14 +290,21 @@ func (d *doc) fieldErr(err error) error {
 	return err
 }
 
-// renameMsg renames common keys quoted in a message to the family's keys.
+// renameMsg renames the common keys quoted in a message to the family's
+// keys, whole words only and in one pass (so that renames do not chain).
 func (d *doc) renameMsg(msg string) string {
-	for from, to := range d.rename {
-		msg = strings.ReplaceAll(msg, from+" ", to+" ")
-		msg = strings.ReplaceAll(msg, from+"=", to+"=")
+	if len(d.rename) == 0 {
+		return msg
 	}
-	return msg
+	return keyWord.ReplaceAllStringFunc(msg, func(w string) string {
+		if r, ok := d.rename[w]; ok {
+			return r
+		}
+		return w
+	})
 }
+
+var keyWord = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*`)
 
 // findKey returns the offset of the first occurrence of "key": in raw, or -1.
 // It is a textual search (the first match may sit in a nested object).

@@ -35,6 +35,7 @@ func TestPresetsImportAndValidate(t *testing.T) {
 		"kimi-k2.5": "DeepseekV3ForCausalLM", "kimi-k2": "DeepseekV3ForCausalLM", "deepseek-v3": "DeepseekV3ForCausalLM",
 		"deepseek-r1": "DeepseekV3ForCausalLM", "qwen3-235b-a22b": "Qwen3MoeForCausalLM", "qwen3-30b-a3b": "Qwen3MoeForCausalLM",
 		"gpt-oss-120b": "GptOssForCausalLM", "mixtral-8x7b": "MixtralForCausalLM", "glm-5": "GlmMoeDsaForCausalLM",
+		"llama-4-maverick": "Llama4ForCausalLM",
 	}
 	require.Equal(t, len(want), len(PresetNames()))
 	for _, n := range PresetNames() {
@@ -76,6 +77,7 @@ func TestPresetDims(t *testing.T) {
 		{"gpt-oss-120b", 2880, 36, 0, 128, 4, 0, 64, 8, 201088, 0, GQA},
 		{"mixtral-8x7b", 4096, 32, 0, 8, 2, 0, 32, 8, 32000, 0, GQA},
 		{"glm-5", 6144, 78, 3, 256, 8, 1, 64, 64, 154880, 1, MLA},
+		{"llama-4-maverick", 5120, 48, 24, 128, 1, 1, 40, 8, 202048, 0, GQA},
 	}
 	for _, tt := range tests {
 		c := mustPreset(t, tt.preset)
@@ -87,6 +89,11 @@ func TestPresetDims(t *testing.T) {
 	g := mustPreset(t, "gpt-oss-120b")
 	assert.Equal(t, 128, g.Attn.SlidingWindow)
 	assert.Equal(t, 18, g.Attn.SlidingLayers)
+	l4 := mustPreset(t, "llama-4-maverick")
+	assert.True(t, l4.IsMoELayer(1) && l4.IsMoELayer(47) && !l4.IsMoELayer(0) && !l4.IsMoELayer(46), "interleave_moe_layer_step 2: odd layers are MoE")
+	assert.Equal(t, [2]int{8192, 36}, [2]int{l4.Attn.SlidingWindow, l4.Attn.SlidingLayers}, "chunked attention on the 36 rope layers")
+	assert.Equal(t, 16384, l4.DenseInter)
+	assert.Equal(t, 8192, l4.MoE.SharedInter)
 	z := mustPreset(t, "glm-5")
 	assert.Equal(t, [3]int{32, 128, 2048}, [3]int{z.Attn.IndexHeads, z.Attn.IndexHeadDim, z.Attn.IndexTopK})
 	assert.Equal(t, [5]int{2048, 512, 192, 64, 256}, [5]int{z.Attn.QLoRARank, z.Attn.KVLoRARank, z.Attn.QKNopeDim, z.Attn.QKRopeDim, z.Attn.VHeadDim})
@@ -263,6 +270,10 @@ func TestConfigErrors(t *testing.T) {
 		{"wrapper without text_config", `{"architectures": ["KimiK25ForConditionalGeneration"]}`, []string{"bad.json: text_config: KimiK25ForConditionalGeneration keeps its text model under text_config, which is missing"}},
 		{"text_config not an object", `{"architectures": ["KimiK25ForConditionalGeneration"], "text_config": 3}`, []string{"bad.json:1:", "text_config: want a JSON object"}},
 		{"unsupported dtype", edit(t, mixtral, `"torch_dtype": "bfloat16"`, `"torch_dtype": "int8"`), []string{"torch_dtype: unsupported dtype \"int8\""}},
+		{"llama-4 renamed keys, one pass", edit(t, presetJSON(t, "llama-4-maverick"), `"intermediate_size": 8192,`, `"intermediate_size": 0,`),
+			[]string{"text_config.intermediate_size: must be > 0, got 0"}},
+		{"llama-4 dense width", edit(t, presetJSON(t, "llama-4-maverick"), `"intermediate_size_mlp": 16384,`, ``),
+			[]string{"text_config.intermediate_size_mlp: must be > 0 with 24 dense layers, got 0"}},
 		{"gpt-oss layer_types length", edit(t, presetJSON(t, "gpt-oss-120b"), "\"layer_types\": [\n    \"sliding_attention\",", "\"layer_types\": ["),
 			[]string{"layer_types: has 35 entries for 36 layers"}},
 	}

@@ -16,15 +16,16 @@ var presetFS embed.FS
 
 // presetFiles maps a preset name to its embedded config.json.
 var presetFiles = map[string]string{
-	"kimi-k2.5":       "moonshotai--Kimi-K2.5_config.json",
-	"kimi-k2":         "moonshotai--Kimi-K2-Instruct_config.json",
-	"deepseek-v3":     "deepseek-ai--DeepSeek-V3_config.json",
-	"deepseek-r1":     "deepseek-ai--DeepSeek-R1_config.json",
-	"qwen3-235b-a22b": "Qwen--Qwen3-235B-A22B_config.json",
-	"qwen3-30b-a3b":   "Qwen--Qwen3-30B-A3B_config.json",
-	"gpt-oss-120b":    "openai--gpt-oss-120b_config.json",
-	"mixtral-8x7b":    "mistralai--Mixtral-8x7B-v0.1_config.json",
-	"glm-5":           "zai-org--GLM-5_config.json",
+	"kimi-k2.5":        "moonshotai--Kimi-K2.5_config.json",
+	"kimi-k2":          "moonshotai--Kimi-K2-Instruct_config.json",
+	"deepseek-v3":      "deepseek-ai--DeepSeek-V3_config.json",
+	"deepseek-r1":      "deepseek-ai--DeepSeek-R1_config.json",
+	"qwen3-235b-a22b":  "Qwen--Qwen3-235B-A22B_config.json",
+	"qwen3-30b-a3b":    "Qwen--Qwen3-30B-A3B_config.json",
+	"gpt-oss-120b":     "openai--gpt-oss-120b_config.json",
+	"mixtral-8x7b":     "mistralai--Mixtral-8x7B-v0.1_config.json",
+	"glm-5":            "zai-org--GLM-5_config.json",
+	"llama-4-maverick": "meta-llama--Llama-4-Maverick-17B-128E-Instruct_config.json",
 }
 
 // PresetNames lists the embedded presets, sorted.

@@ -69,8 +69,14 @@ type modules struct {
 // hfModules builds module names: attn lists the self_attn projections,
 // mlp the dense MLP's projections, sharedPath the shared expert's module
 // ("mlp.shared_experts"), expertPath one routed expert's module
-// ("mlp.experts.0"), expertProjs its projections.
+// ("mlp.experts.0"), expertProjs its projections. The dense MLP sits at
+// "mlp" (Llama-4: see hfModulesAt).
 func hfModules(c *Config, attn, mlp []string, sharedPath, expertPath string, expertProjs []string) modules {
+	return hfModulesAt(c, attn, "mlp", mlp, sharedPath, expertPath, expertProjs)
+}
+
+// hfModulesAt is hfModules with the dense MLP's module path.
+func hfModulesAt(c *Config, attn []string, densePath string, mlp []string, sharedPath, expertPath string, expertProjs []string) modules {
 	var m modules
 	firstDense, firstMoE := -1, -1
 	for i := range c.Layers {
@@ -87,7 +93,7 @@ func hfModules(c *Config, attn, mlp []string, sharedPath, expertPath string, exp
 	}
 	if firstDense >= 0 {
 		for _, p := range mlp {
-			m.dense = append(m.dense, fmt.Sprintf("model.layers.%d.mlp.%s", firstDense, p))
+			m.dense = append(m.dense, fmt.Sprintf("model.layers.%d.%s.%s", firstDense, densePath, p))
 		}
 	}
 	if firstMoE >= 0 {

@@ -119,6 +119,7 @@ func TestQuantPerClass(t *testing.T) {
 		{"qwen3-30b-a3b", bf, bf, bf, bf, bf, "none"},
 		{"mixtral-8x7b", bf, bf, bf, bf, bf, "none"},
 		{"glm-5", bf, bf, bf, bf, bf, "none"},
+		{"llama-4-maverick", bf, bf, bf, bf, bf, "none"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.preset, func(t *testing.T) {
@@ -154,6 +155,7 @@ func TestPublishedParamCounts(t *testing.T) {
 		{"qwen3-30b-a3b", 30.5e9, 3.3e9, false, "Qwen3-30B-A3B card: 30.5B total, 3.3B activated"},
 		{"gpt-oss-120b", 116.83e9, 5.13e9, true, "gpt-oss model card (arXiv 2508.10925) Table 1: 116.83B total, 5.13B active"},
 		{"mixtral-8x7b", 46.7e9, 12.9e9, false, "Mixtral of Experts (arXiv 2401.04088): 47B total (46.7B), 13B active (12.9B)"},
+		{"llama-4-maverick", 400e9, 17e9, false, "Llama-4-Maverick-17B-128E card: 400B total, 17B active (text model)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.preset, func(t *testing.T) {
