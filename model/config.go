@@ -3,7 +3,25 @@
 // weight storage formats, and the byte accounting that follows (weights per
 // weight class, KV bytes per token, both per GPU for a parallel layout).
 //
-// Units: dimensions are element counts; sizes are unit.Bytes.
+// Sources of a Config: Load/LoadFile/Parse import a Hugging Face
+// config.json (hf.go reads `architectures` first, then the family's raw
+// struct in hf_<family>.go, converted once; quant.go reads
+// quantization_config); Preset returns one of the embedded copies of the
+// aiconfigurator config.json files (presets/README.md); Resolve takes either.
+//
+// The weight matrices of each layer kind are listed once (linears.go:
+// AttentionLinears, DenseMLPLinears, SharedExpertLinears, ExpertLinears,
+// RouterLinear, EmbeddingLinear, LMHeadLinear, MTPLinears); the byte
+// accounting (weights.go) and the cost model (package sim) both read them.
+// Sharding follows vLLM: ColumnParallel/RowParallel/QKVParallel linears
+// split over TP, ReplicatedLinear (MLA q_a/kv_a, router) whole on every
+// rank, vocabularies padded to 64 and split, routed experts placed
+// ceil(E/EP) per rank and split over TP*DP/EP, attention whole on every rank
+// with DP attention. Approximations made on import are listed in
+// Config.Notes.
+//
+// Units: dimensions are element counts; sizes are unit.Bytes (decimal GB
+// when printed); parameter counts are plain float64 counts.
 package model
 
 import (
