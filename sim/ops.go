@@ -111,6 +111,14 @@ func elementwise(name string, cat cost.Category, dom domain, perTok float64) op 
 	return op{name: name, kind: opElementwise, cat: cat, dom: dom, perTok: perTok}
 }
 
+// inModule marks an op as part of the MLA module that aiconfigurator's
+// mla_generation_module measures (the attention module's forward: its
+// projections, layernorms, rotary, cache write and attention).
+func inModule(o op) op {
+	o.module = true
+	return o
+}
+
 // norm is vLLM's fused_add_rms_norm over width: read x and the residual,
 // write both (bf16): 8·width bytes per token.
 func norm(name string, width int, dom domain) op {
@@ -172,10 +180,10 @@ func (b *builder) attention() []op {
 				ops = append(ops,
 					op{name: "kv_b_proj W_UK (q absorb)", kind: opGEMM, cat: cost.GEMM, dom: domAttn, module: true,
 						gemm: kernels.GEMMShape{N: a.KVLoRARank, K: a.QKNopeDim, Weight: l.Format, Count: h}},
-					elementwise("rotary_emb", cost.Elementwise, domAttn,
-						2*2*actBytes*float64(h*a.QKRopeDim+a.QKRopeDim)),
-					elementwise("kv_cache write (concat_and_cache_mla)", cost.Elementwise, domAttn,
-						float64(a.KVLoRARank+a.QKRopeDim)*(actBytes+kvElt)),
+					inModule(elementwise("rotary_emb", cost.Elementwise, domAttn,
+						2*2*actBytes*float64(h*a.QKRopeDim+a.QKRopeDim))),
+					inModule(elementwise("kv_cache write (concat_and_cache_mla)", cost.Elementwise, domAttn,
+						float64(a.KVLoRARank+a.QKRopeDim)*(actBytes+kvElt))),
 				)
 				if a.IndexHeads > 0 && a.IndexTopK > 0 {
 					for _, il := range indexer {
@@ -197,9 +205,9 @@ func (b *builder) attention() []op {
 				ops = append(ops, g)
 				switch l.Name {
 				case "q_a_proj":
-					ops = append(ops, elementwise("q_a_layernorm", cost.Elementwise, domAttn, 2*actBytes*float64(a.QLoRARank)))
+					ops = append(ops, inModule(elementwise("q_a_layernorm", cost.Elementwise, domAttn, 2*actBytes*float64(a.QLoRARank))))
 				case "kv_a_proj_with_mqa":
-					ops = append(ops, elementwise("kv_a_layernorm", cost.Elementwise, domAttn, 2*actBytes*float64(a.KVLoRARank)))
+					ops = append(ops, inModule(elementwise("kv_a_layernorm", cost.Elementwise, domAttn, 2*actBytes*float64(a.KVLoRARank))))
 				}
 			}
 		}

@@ -317,11 +317,14 @@ func (s *Sim) Step(batch, context int) (Point, error) {
 }
 
 // evalBlock fills est with the per-layer estimate of each op of blk.
-// With calibration tables and an MLA model, the MLA module (projection
-// GEMMs + attention) is looked up whole (kernels.Costs.MLAModule) and, when
-// the table covers it, its time replaces those ops' times, shared among
-// them in proportion to their own estimates (so the gemm/attention split
-// follows the roofline); Source.Note says so.
+// With calibration tables and an MLA model, the MLA module is looked up
+// whole (kernels.Costs.MLAModule, floored at the DRAM time of its
+// projections and attention) and, when the table covers it, its time
+// replaces the times of the module's ops (projection GEMMs, the absorbed
+// W_UK/W_UV bmm's, attention, and the module's own q_a/kv_a layernorms,
+// rotary and cache write, which the measured module forward includes),
+// shared among them in proportion to their own estimates, so the
+// gemm/attention/elementwise split follows the roofline; Source.Note says so.
 func (s *Sim) evalBlock(blk *block, p *pass, est []cost.Estimate) {
 	for i := range blk.ops {
 		est[i] = s.eval(&blk.ops[i], p)
@@ -369,7 +372,7 @@ func (s *Sim) evalBlock(blk *block, p *pass, est []cost.Estimate) {
 	}
 }
 
-const noteMLAModule = "MLA module table (projections + attention) split over gemm/attention by the ops' own estimates"
+const noteMLAModule = "MLA module table (projections, norms, rotary, cache write, attention) split over its ops by their own estimates"
 
 func (s *Sim) mlaShape(o *op, p *pass) kernels.MLAShape {
 	a := &s.cfg.Model.Attn
