@@ -33,6 +33,7 @@ var allowed = map[string][]string{
 	"calib/trace":         {"internal/unit", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
 	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/curve", "kernels", "comm",
 		"github.com/BurntSushi/toml", "gonum.org/v1/gonum"},
+	"calib/trace/tracegen": {},
 	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "calib",
 		"github.com/BurntSushi/toml"},
 	"internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",

@@ -4,81 +4,61 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync/atomic"
+	"maps"
+	"slices"
+	"sync"
 )
 
 // Reader streams the events of a torch.profiler (Kineto) Chrome-trace JSON
 // file, plain or gzip-compressed (detected by the magic bytes 1f 8b, RFC
-// 1952), without holding the file or the events in memory: it keeps a few
-// 1 MiB chunks of uncompressed input, the table of interned strings and the
-// top-level metadata. Decompression runs on a goroutine of its own, one
-// chunk ahead of the scanner.
+// 1952), without holding the file or the events in memory. It keeps a few
+// 1 MiB chunks of uncompressed input, a few batches of decoded events, the
+// table of interned strings (bounded) and the top-level metadata: under
+// 16 MiB plus the interned strings, whatever the file size.
+//
+// Work runs on three goroutines: one reads and decompresses the input into
+// chunks, one scans the chunks into batches of events, and the caller's
+// goroutine takes events from the batches. On a machine with two cores or
+// more, the caller's own work on the events overlaps with decompression and
+// scanning.
 //
 // The scanner is specialised for trace events: it decodes the fields of
 // Event (REFERENCE.md §2.1), skips every other value, and parses numbers
-// without allocating. Values it skips are checked only for balanced brackets
-// and quotes, not for full JSON validity. Besides the Chrome-trace object
-// form ({"traceEvents": [...], ...}) it accepts the JSON array form ([...]).
+// without allocating. Values it skips are checked for JSON's grammar of
+// strings, numbers and literals and for balanced brackets, but not for the
+// commas and colons inside them. Besides the Chrome-trace object form
+// ({"traceEvents": [...], ...}) it accepts the JSON array form ([...]).
 //
 // A Reader is not safe for concurrent use; separate Readers on separate
-// files may run on separate goroutines (BytesRead may be called from any
-// goroutine).
+// files may run on separate goroutines. BytesRead may be called from any
+// goroutine.
 type Reader struct {
-	src *source
-	cur *chunk // the chunk whose memory holds buf, or nil
-	buf []byte // window of uncompressed input
-	pos int    // scan position in buf
-	// mark is where the step in progress started: refill keeps buf[mark:]
-	// and a step cut short by the end of buf restarts from it.
-	mark   int
-	base   int64 // offset of buf[0] in the uncompressed input
-	eof    bool  // the source has delivered its last chunk
-	srcErr error // the source's failure, if it did not end cleanly
-	gzip   bool
+	sc      *scanner
+	batches chan *batch
+	free    chan *batch
+	done    chan struct{}
+	once    sync.Once
+	wg      sync.WaitGroup
 
-	state    int
-	topFirst bool // no key read yet in the top-level object
-	evFirst  bool // no element read yet in traceEvents
-	arrayTop bool // the input is the JSON array form
-	sawArray bool // traceEvents was found
-	index    int64
-	err      error // sticky: io.EOF or a fatal *Error
-
-	evErr    string // first type error in the event being parsed
-	evErrPos int
-
+	cur     *batch
+	k       int // next event of cur
+	errSent bool
 	meta    Meta
-	strs    interner
-	scratch []byte // unescaped string values
-	keyBuf  []byte // unescaped keys
-	stack   []byte // bracket stack for skipping containers
-
-	uncompressed atomic.Int64
+	err     error // sticky: io.EOF or a fatal *Error
 }
 
-// Reader states.
-const (
-	stStart  = iota // before the top-level value
-	stTop           // in the top-level object, before a key or '}'
-	stEvents        // in traceEvents, before an element or ']'
-	stAfter         // after the top-level value
-)
-
-// step results.
-type result uint8
+// batch is a run of decoded events, ended by an error (io.EOF at the end)
+// when err is set. meta, when set, is the metadata as of the batch's end.
+type batch struct {
+	evs  []Event
+	err  error
+	meta *Meta
+}
 
 const (
-	resOK    result = iota // an event was decoded
-	resAgain               // the state advanced; step again
-	resShort               // the window ended inside the step: refill and retry
-	resBad                 // malformed JSON (fatal)
-	resBadEv               // a well-formed element that is not a valid event (skipped)
-	resEOF                 // the input ended cleanly
+	batchEvents = 2048
+	numBatches  = 4
 )
-
-// maxValue bounds one event or top-level value: the window grows to hold the
-// value being scanned and no further.
-const maxValue = 64 << 20
 
 // Error is a positioned fault in a trace. A fatal one ends the stream (every
 // later ReadEvent returns it); a non-fatal one reports one element of
@@ -107,39 +87,101 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // NewReader returns a Reader of the trace in r, gzip-compressed or plain. It
 // reads the first bytes (and the gzip header) before it returns. Call Close
-// when done unless ReadEvent has returned an error.
+// when done; after ReadEvent has returned io.EOF or a fatal error, Close
+// has nothing left to stop.
 func NewReader(r io.Reader) (*Reader, error) {
 	src, gz, err := newSource(r)
 	if err != nil {
 		return nil, err
 	}
-	return &Reader{src: src, gzip: gz, strs: newInterner()}, nil
+	rd := &Reader{
+		sc:      &scanner{src: src, gzip: gz, strs: newInterner()},
+		batches: make(chan *batch, numBatches),
+		free:    make(chan *batch, numBatches),
+		done:    make(chan struct{}),
+	}
+	for range numBatches {
+		rd.free <- &batch{evs: make([]Event, 0, batchEvents)}
+	}
+	rd.wg.Add(1)
+	go rd.scan()
+	return rd, nil
 }
 
-// Close stops the decompression goroutine. It is safe to call more than
-// once and after ReadEvent has returned an error.
+// scan runs the scanner into batches until the stream ends or Close.
+func (r *Reader) scan() {
+	defer r.wg.Done()
+	defer close(r.batches)
+	defer r.sc.src.close()
+	for {
+		var b *batch
+		select {
+		case b = <-r.free:
+		case <-r.done:
+			return
+		}
+		b.evs, b.err, b.meta = b.evs[:0], nil, nil
+		for len(b.evs) < batchEvents {
+			b.evs = append(b.evs, Event{})
+			if err := r.sc.next(&b.evs[len(b.evs)-1]); err != nil {
+				b.evs = b.evs[:len(b.evs)-1]
+				b.err = err
+				break
+			}
+		}
+		if r.sc.metaChanged {
+			m := r.sc.meta.clone()
+			b.meta = &m
+			r.sc.metaChanged = false
+		}
+		select {
+		case r.batches <- b:
+		case <-r.done:
+			return
+		}
+		if b.err != nil && !isSkipped(b.err) {
+			return
+		}
+	}
+}
+
+// isSkipped reports whether err is a non-fatal *Error.
+func isSkipped(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && !e.Fatal
+}
+
+// Close stops the goroutines of the Reader. It is safe to call more than
+// once and after ReadEvent has returned an error. It does not close the
+// underlying reader, and a goroutine blocked in its Read stays so until the
+// Read returns.
 func (r *Reader) Close() error {
-	r.src.close()
+	r.once.Do(func() { close(r.done) })
+	r.sc.src.close()
 	return nil
 }
 
 // Gzip reports whether the input is gzip-compressed.
-func (r *Reader) Gzip() bool { return r.gzip }
+func (r *Reader) Gzip() bool { return r.sc.gzip }
 
 // BytesRead returns the uncompressed bytes handed to the scanner so far
 // (chunk granularity, for a progress bar) and the bytes read from the
 // underlying reader (the compressed size for gzip input).
 func (r *Reader) BytesRead() (uncompressed, compressed int64) {
-	return r.uncompressed.Load(), r.src.compressed.Load()
+	return r.sc.uncompressed.Load(), r.sc.src.compressed.Load()
 }
 
-// Meta returns the top-level metadata read so far; it is complete once
-// ReadEvent has returned io.EOF. The result shares storage with the Reader.
+// Meta returns the top-level metadata of the events delivered so far; it is
+// complete once ReadEvent has returned io.EOF (Kineto writes some of it
+// after traceEvents). The result is the Reader's own copy: it does not
+// change until the next ReadEvent.
 func (r *Reader) Meta() *Meta { return &r.meta }
 
 // ReadEvent returns the next element of traceEvents, io.EOF after the last
 // one (once the whole file has been read and Meta is complete), or an
-// *Error. Events read before an error are returned before it.
+// *Error. Events read before an error are returned before it. After a
+// non-fatal *Error (one element skipped) reading may go on; after a fatal
+// one every call returns it.
 func (r *Reader) ReadEvent() (Event, error) {
 	var ev Event
 	err := r.Next(&ev)
@@ -149,229 +191,50 @@ func (r *Reader) ReadEvent() (Event, error) {
 // Next decodes the next event into ev (overwriting all its fields) and
 // returns what ReadEvent would. It lets a caller reuse one Event.
 func (r *Reader) Next(ev *Event) error {
-	if r.err != nil {
-		return r.err
-	}
 	for {
-		r.mark = r.pos
-		switch res := r.step(ev); res {
-		case resOK:
-			return nil
-		case resAgain:
-		case resShort:
-			if err := r.refill(); err != nil {
-				return r.fail(err)
+		if r.err != nil {
+			return r.err
+		}
+		if b := r.cur; b != nil {
+			if r.k < len(b.evs) {
+				*ev = b.evs[r.k]
+				r.k++
+				return nil
 			}
-		case resBad:
-			return r.fail(nil)
-		case resBadEv:
-			return &Error{Offset: r.base + int64(r.evErrPos), Index: r.index - 1, Msg: r.evErr}
-		case resEOF:
-			r.err = io.EOF
-			r.src.close()
-			return io.EOF
-		}
-	}
-}
-
-// fail records a fatal error: a syntax error (cause nil, message in evErr),
-// or the end of the input inside a value (cause from refill).
-func (r *Reader) fail(cause error) error {
-	e := &Error{Index: -1, Fatal: true}
-	if r.state == stEvents {
-		e.Index = r.index
-	}
-	switch {
-	case cause == nil:
-		e.Offset, e.Msg = r.base+int64(r.evErrPos), r.evErr
-	case errors.Is(cause, errValueTooLarge):
-		e.Offset, e.Msg = r.base+int64(r.mark), cause.Error()
-	default:
-		e.Offset = r.base + int64(len(r.buf))
-		switch {
-		case r.state == stStart && r.srcErr == nil:
-			e.Msg = "empty input: not a trace"
-		case r.state == stAfter:
-			e.Msg, e.Err = "reading past the end of the trace", r.srcErr
-		case r.srcErr != nil:
-			e.Msg, e.Err = "input ends inside the JSON", r.srcErr
-		default:
-			e.Msg, e.Err = "unexpected end of JSON", io.ErrUnexpectedEOF
-		}
-	}
-	r.err = e
-	r.src.close()
-	return e
-}
-
-var errValueTooLarge = fmt.Errorf("value larger than %d MiB", maxValue>>20)
-
-// refill keeps buf[mark:], appends the next chunk and moves pos back to
-// mark's new place. It returns io.ErrUnexpectedEOF when there is no more
-// input (r.srcErr tells whether the source failed).
-func (r *Reader) refill() error {
-	if r.eof {
-		return io.ErrUnexpectedEOF
-	}
-	rem := r.buf[r.mark:]
-	if len(rem) >= maxValue {
-		return errValueTooLarge
-	}
-	c, ok := <-r.src.full
-	if !ok { // closed without a final chunk: Close was called
-		r.eof = true
-		return io.ErrUnexpectedEOF
-	}
-	data := c.mem[headroom : headroom+c.n]
-	r.base += int64(r.mark)
-	var nb []byte
-	var keep *chunk
-	if len(rem) <= headroom {
-		start := headroom - len(rem)
-		copy(c.mem[start:], rem)
-		nb = c.mem[start : headroom+c.n]
-		keep = c
-	} else {
-		// A value longer than the headroom: grow a buffer of its own.
-		nb = make([]byte, 0, max(2*len(rem), len(rem)+len(data)))
-		nb = append(append(nb, rem...), data...)
-	}
-	if r.cur != nil {
-		r.src.free <- r.cur // never blocks: free has room for every chunk
-	}
-	r.cur = keep
-	if keep == nil {
-		r.src.free <- c
-	}
-	if c.err != nil {
-		r.eof = true
-		if c.err != io.EOF {
-			r.srcErr = c.err
-		}
-	}
-	r.buf = nb
-	r.pos -= r.mark
-	r.mark = 0
-	r.uncompressed.Store(r.base + int64(len(nb)))
-	return nil
-}
-
-// step advances by one structural element of the top level: a top-level
-// key and value, the start or end of traceEvents, or one event.
-func (r *Reader) step(ev *Event) result {
-	b := r.buf
-	i := skipWS(b, r.pos)
-	if i == len(b) {
-		if r.state == stAfter && r.eof {
-			if r.srcErr != nil {
-				return resShort // fail reports the source error
+			if b.err != nil && !r.errSent {
+				r.errSent = true
+				if !isSkipped(b.err) {
+					r.err = b.err
+				}
+				return b.err
 			}
-			return resEOF
+			r.free <- b // never blocks: free has room for every batch
+			r.cur = nil
 		}
-		return resShort
-	}
-	switch r.state {
-	case stStart:
-		switch b[i] {
-		case '{':
-			r.state, r.topFirst, r.pos = stTop, true, i+1
-		case '[':
-			r.state, r.evFirst, r.arrayTop, r.pos = stEvents, true, true, i+1
-		default:
-			return r.bad(i, fmt.Sprintf("not a trace: want a JSON object with traceEvents, found %s", quoteByte(b[i])))
+		b, ok := <-r.batches
+		if !ok { // Close was called
+			r.err = &Error{Index: -1, Msg: "reader closed", Fatal: true, Err: io.ErrClosedPipe}
+			return r.err
 		}
-		return resAgain
-	case stTop:
-		return r.stepTop(b, i)
-	case stEvents:
-		return r.stepEvents(b, i, ev)
-	default: // stAfter
-		return r.bad(i, fmt.Sprintf("data after the end of the trace: %s", quoteByte(b[i])))
+		if b.meta != nil {
+			r.meta = *b.meta
+		}
+		r.cur, r.k, r.errSent = b, 0, false
 	}
 }
 
-func (r *Reader) stepTop(b []byte, i int) result {
-	key, done, j, res := r.objectKey(b, i, r.topFirst, "the top-level object")
-	if res != resOK {
-		return res
+// clone copies m deeply enough that the scanner's later changes do not
+// show in the copy.
+func (m *Meta) clone() Meta {
+	c := *m
+	c.DeviceProperties = slices.Clone(m.DeviceProperties)
+	c.Warnings = slices.Clone(m.Warnings)
+	if m.Other != nil {
+		c.Other = maps.Clone(m.Other)
 	}
-	if done {
-		r.pos = j
-		r.state = stAfter
-		if !r.sawArray {
-			return r.bad(i, "not a torch.profiler trace: the top-level object has no traceEvents array")
-		}
-		return resAgain
+	if m.Distributed != nil {
+		d := *m.Distributed
+		c.Distributed = &d
 	}
-	if string(key) == "traceEvents" {
-		if b[j] != '[' {
-			return r.bad(j, fmt.Sprintf("traceEvents is not an array: found %s", kindOf(b[j])))
-		}
-		r.state, r.evFirst, r.sawArray, r.topFirst, r.pos = stEvents, true, true, false, j+1
-		return resAgain
-	}
-	k := string(key) // before skipValue: key may sit in keyBuf
-	end, res := r.skipValue(b, j)
-	if res != resOK {
-		return res
-	}
-	r.meta.set(k, b[j:end])
-	r.topFirst, r.pos = false, end
-	return resAgain
-}
-
-func (r *Reader) stepEvents(b []byte, i int, ev *Event) result {
-	if b[i] == ']' {
-		r.pos = i + 1
-		if r.arrayTop {
-			r.state = stAfter
-		} else {
-			r.state = stTop
-		}
-		return resAgain
-	}
-	if !r.evFirst {
-		if b[i] != ',' {
-			return r.bad(i, fmt.Sprintf("want ',' or ']' after an event, found %s", quoteByte(b[i])))
-		}
-		if i = skipWS(b, i+1); i == len(b) {
-			return resShort
-		}
-	}
-	if b[i] != '{' {
-		end, res := r.skipValue(b, i)
-		if res != resOK {
-			return res
-		}
-		r.evErr, r.evErrPos = fmt.Sprintf("event is not a JSON object: found %s", quoteByte(b[i])), i
-		r.evFirst, r.pos = false, end
-		r.index++
-		return resBadEv
-	}
-	*ev = Event{Index: r.index, Offset: r.base + int64(i)}
-	r.evErr = ""
-	end, res := r.parseEvent(b, i, ev)
-	if res != resOK {
-		return res
-	}
-	r.evFirst, r.pos = false, end
-	r.index++
-	if r.evErr != "" {
-		return resBadEv
-	}
-	return resOK
-}
-
-// bad records a syntax error at b[i] and returns resBad.
-func (r *Reader) bad(i int, msg string) result {
-	r.evErr, r.evErrPos = msg, i
-	return resBad
-}
-
-// quoteByte names a byte for an error message.
-func quoteByte(c byte) string {
-	if c >= 0x20 && c < 0x7f {
-		return fmt.Sprintf("%q", rune(c))
-	}
-	return fmt.Sprintf("byte 0x%02x", c)
+	return c
 }

@@ -1,9 +1,10 @@
 package trace
 
 import (
-	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -17,43 +18,57 @@ import (
 // field is recorded as the event's error (Reader.evErr) and skipped.
 
 // skipWS returns the index of the first byte at or after i that is not JSON
-// whitespace, or len(b).
+// whitespace, or len(b). All JSON whitespace is <= ' ', so most bytes leave
+// after one comparison.
 func skipWS(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\n', '\r', '\t':
-			i++
-		default:
-			return i
-		}
+	for i < len(b) && b[i] <= ' ' && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
 	}
 	return i
 }
 
 // scanString reads the string that starts with the quote at b[i]. It returns
 // the index after the closing quote (-1 if the window ends first) and whether
-// the string holds a backslash escape.
+// the string holds a backslash escape. It looks at 8 bytes at a time: a word
+// has a byte equal to c where (y-lsb) &^ y & msb is set, with y = x ^ c*lsb
+// (the "haszero" bit trick; its lowest set bit is always exact).
 func scanString(b []byte, i int) (end int, esc bool) {
+	const lsb, msb = 0x0101010101010101, 0x8080808080808080
 	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return -1, esc
-		}
-		q := j + k
-		if bytes.IndexByte(b[j:q], '\\') >= 0 {
-			esc = true
-			n := 0
-			for p := q - 1; p > i && b[p] == '\\'; p-- {
-				n++
+	for ; j+8 <= len(b); j += 8 {
+		x := binary.LittleEndian.Uint64(b[j:])
+		q := x ^ (lsb * '"')
+		e := x ^ (lsb * '\\')
+		if m := ((q - lsb) &^ q & msb) | ((e - lsb) &^ e & msb); m != 0 {
+			j += bits.TrailingZeros64(m) >> 3
+			if b[j] == '"' {
+				return j + 1, false
 			}
-			if n%2 == 1 { // the quote is escaped
-				j = q + 1
-				continue
-			}
+			return scanEscaped(b, i), true
 		}
-		return q + 1, esc
 	}
+	for ; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			return j + 1, false
+		case '\\':
+			return scanEscaped(b, i), true
+		}
+	}
+	return -1, false
+}
+
+// scanEscaped is scanString for a string with escapes.
+func scanEscaped(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			return j + 1
+		case '\\':
+			j++
+		}
+	}
+	return -1
 }
 
 // scanNumber returns the end of the number token at b[i] (-1 if the window
@@ -70,8 +85,67 @@ func scanNumber(b []byte, i int) int {
 	return -1
 }
 
+// numberEnd returns the end of the JSON number at b[i] (RFC 8259 §6), -1 if
+// the window ends inside it, -2 if it is malformed.
+func numberEnd(b []byte, i int) int {
+	j := i
+	if b[j] == '-' {
+		j++
+	}
+	if j == len(b) {
+		return -1
+	}
+	switch c := b[j]; {
+	case c == '0':
+		j++
+	case c >= '1' && c <= '9':
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+	default:
+		return -2
+	}
+	if j == len(b) {
+		return -1
+	}
+	if b[j] == '.' {
+		j++
+		s := j
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j == len(b) {
+			return -1
+		}
+		if j == s {
+			return -2
+		}
+	}
+	if b[j] == 'e' || b[j] == 'E' {
+		j++
+		if j < len(b) && (b[j] == '+' || b[j] == '-') {
+			j++
+		}
+		s := j
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j == len(b) {
+			return -1
+		}
+		if j == s {
+			return -2
+		}
+	}
+	switch c := b[j]; {
+	case c >= '0' && c <= '9', c == '.', c == 'e', c == 'E', c == '+', c == '-':
+		return -2 // e.g. "01", "1.2.3"
+	}
+	return j
+}
+
 // literal checks the JSON literal lit at b[i].
-func (r *Reader) literal(b []byte, i int, lit string) (int, result) {
+func (r *scanner) literal(b []byte, i int, lit string) (int, result) {
 	n := min(len(lit), len(b)-i)
 	if string(b[i:i+n]) != lit[:n] {
 		return 0, r.bad(i, fmt.Sprintf("invalid literal: want %s", lit))
@@ -84,7 +158,7 @@ func (r *Reader) literal(b []byte, i int, lit string) (int, result) {
 
 // skipValue returns the end of the JSON value at b[i]. In objects and arrays
 // it checks brackets and strings only.
-func (r *Reader) skipValue(b []byte, i int) (int, result) {
+func (r *scanner) skipValue(b []byte, i int) (int, result) {
 	switch c := b[i]; c {
 	case '"':
 		end, _ := scanString(b, i)
@@ -127,14 +201,14 @@ func (r *Reader) skipValue(b []byte, i int) (int, result) {
 		return 0, resShort
 	default:
 		if c == '-' || (c >= '0' && c <= '9') {
-			end := scanNumber(b, i)
-			if end < 0 {
+			switch end := numberEnd(b, i); end {
+			case -1:
 				return 0, resShort
+			case -2:
+				return 0, r.bad(i, "invalid number")
+			default:
+				return end, resOK
 			}
-			if _, ok := parseFloat(b[i:end]); !ok {
-				return 0, r.bad(i, fmt.Sprintf("invalid number %q", b[i:end]))
-			}
-			return end, resOK
 		}
 		return 0, r.bad(i, fmt.Sprintf("want a JSON value, found %s", quoteByte(c)))
 	}
@@ -142,7 +216,7 @@ func (r *Reader) skipValue(b []byte, i int) (int, result) {
 
 // typeErr records that field has a value of the wrong type at b[i] and skips
 // the value.
-func (r *Reader) typeErr(b []byte, i int, field, want string) (int, result) {
+func (r *scanner) typeErr(b []byte, i int, field, want string) (int, result) {
 	if r.evErr == "" {
 		r.evErr, r.evErrPos = fmt.Sprintf("%s: want %s, found %s", field, want, kindOf(b[i])), i
 	}
@@ -170,7 +244,7 @@ func kindOf(c byte) string {
 
 // readString reads a string value; null gives nil. The result may point
 // into b or into r.scratch: use it before the next read.
-func (r *Reader) readString(b []byte, i int, field string) ([]byte, int, result) {
+func (r *scanner) readString(b []byte, i int, field string) ([]byte, int, result) {
 	switch b[i] {
 	case '"':
 		end, esc := scanString(b, i)
@@ -195,18 +269,14 @@ func (r *Reader) readString(b []byte, i int, field string) ([]byte, int, result)
 }
 
 // readFloat reads a number, a string holding a number, or null (0).
-func (r *Reader) readFloat(b []byte, i int, field string) (float64, int, result) {
+func (r *scanner) readFloat(b []byte, i int, field string) (float64, int, result) {
 	c := b[i]
 	if c == '-' || (c >= '0' && c <= '9') {
-		end := scanNumber(b, i)
-		if end < 0 {
-			return 0, 0, resShort
+		v, end, res := numberAt(b, i)
+		if res == resBad {
+			return 0, 0, r.bad(i, fmt.Sprintf("%s: invalid number", field))
 		}
-		v, ok := parseFloat(b[i:end])
-		if !ok {
-			return 0, 0, r.bad(i, fmt.Sprintf("%s: invalid number %q", field, b[i:end]))
-		}
-		return v, end, resOK
+		return v, end, res
 	}
 	if c == '"' {
 		s, end, res := r.readString(b, i, field)
@@ -230,7 +300,7 @@ func (r *Reader) readFloat(b []byte, i int, field string) (float64, int, result)
 
 // readInt reads an integer like readFloat; a number with a fraction is a
 // type error.
-func (r *Reader) readInt(b []byte, i int, field string) (int64, int, result) {
+func (r *scanner) readInt(b []byte, i int, field string) (int64, int, result) {
 	c := b[i]
 	if c >= '0' && c <= '9' {
 		// Fast path: plain digits.
@@ -261,7 +331,7 @@ func (r *Reader) readInt(b []byte, i int, field string) (int64, int, result) {
 
 // readID reads a pid or tid: a number, or a string (a numeric string gives
 // its value, any other string -1, as Kineto's "Spans" and "Traces" pids).
-func (r *Reader) readID(b []byte, i int, field string) (int64, int, result) {
+func (r *scanner) readID(b []byte, i int, field string) (int64, int, result) {
 	if b[i] == '"' {
 		s, end, res := r.readString(b, i, field)
 		if res != resOK {
@@ -282,7 +352,7 @@ func (r *Reader) readID(b []byte, i int, field string) (int64, int, result) {
 
 // readDim3 reads a grid or block array [x, y, z]; missing elements stay 0,
 // elements past the third are ignored.
-func (r *Reader) readDim3(b []byte, i int, field string, dst *[3]int32) (int, result) {
+func (r *scanner) readDim3(b []byte, i int, field string, dst *[3]int32) (int, result) {
 	if b[i] != '[' {
 		if b[i] == 'n' {
 			return r.literal(b, i, "null")
@@ -318,51 +388,77 @@ func (r *Reader) readDim3(b []byte, i int, field string, dst *[3]int32) (int, re
 
 // objectKey reads `"key" :` at the position of a member of an object whose
 // opening brace has been read (first: no member read yet). It returns the
-// key, or done when the object closes, and the index of the value.
-func (r *Reader) objectKey(b []byte, i int, first bool, what string) (key []byte, done bool, next int, res result) {
-	if i = skipWS(b, i); i == len(b) {
+// key, or done when the object closes, and the index of the value. The fast
+// paths follow Kineto's layout, `, "key": value`.
+func (r *scanner) objectKey(b []byte, i int, first bool, what string) (key []byte, done bool, next int, res result) {
+	if i < len(b) && b[i] <= ' ' {
+		i = skipWS(b, i)
+	}
+	if i >= len(b) {
 		return nil, false, 0, resShort
 	}
-	if b[i] == '}' {
+	c := b[i]
+	if c == '}' {
 		return nil, true, i + 1, resOK
 	}
 	if !first {
-		if b[i] != ',' {
-			return nil, false, 0, r.bad(i, fmt.Sprintf("want ',' or '}' in %s, found %s", what, quoteByte(b[i])))
+		if c != ',' {
+			return nil, false, 0, r.bad(i, fmt.Sprintf("want ',' or '}' in %s, found %s", what, quoteByte(c)))
 		}
-		if i = skipWS(b, i+1); i == len(b) {
+		i++
+		if i < len(b) && b[i] <= ' ' {
+			i = skipWS(b, i)
+		}
+		if i >= len(b) {
 			return nil, false, 0, resShort
 		}
+		c = b[i]
 	}
-	if b[i] != '"' {
-		return nil, false, 0, r.bad(i, fmt.Sprintf("want a key string in %s, found %s", what, quoteByte(b[i])))
+	if c != '"' {
+		return nil, false, 0, r.bad(i, fmt.Sprintf("want a key string in %s, found %s", what, quoteByte(c)))
 	}
-	end, esc := scanString(b, i)
-	if end < 0 {
+	j := i + 1
+	for j < len(b) && b[j] != '"' && b[j] != '\\' {
+		j++
+	}
+	if j >= len(b) {
 		return nil, false, 0, resShort
 	}
-	key = b[i+1 : end-1]
-	if esc {
+	if b[j] == '"' {
+		key = b[i+1 : j]
+		j++
+	} else {
+		end := scanEscaped(b, i)
+		if end < 0 {
+			return nil, false, 0, resShort
+		}
 		var ok bool
-		if r.keyBuf, ok = unescape(r.keyBuf[:0], key); !ok {
+		if r.keyBuf, ok = unescape(r.keyBuf[:0], b[i+1:end-1]); !ok {
 			return nil, false, 0, r.bad(i, fmt.Sprintf("invalid escape in a key of %s", what))
 		}
-		key = r.keyBuf
+		key, j = r.keyBuf, end
 	}
-	if i = skipWS(b, end); i == len(b) {
+	if j < len(b) && b[j] <= ' ' {
+		j = skipWS(b, j)
+	}
+	if j >= len(b) {
 		return nil, false, 0, resShort
 	}
-	if b[i] != ':' {
-		return nil, false, 0, r.bad(i, fmt.Sprintf("want ':' after a key in %s, found %s", what, quoteByte(b[i])))
+	if b[j] != ':' {
+		return nil, false, 0, r.bad(j, fmt.Sprintf("want ':' after a key in %s, found %s", what, quoteByte(b[j])))
 	}
-	if i = skipWS(b, i+1); i == len(b) {
+	j++
+	if j < len(b) && b[j] <= ' ' {
+		j = skipWS(b, j)
+	}
+	if j >= len(b) {
 		return nil, false, 0, resShort
 	}
-	return key, false, i, resOK
+	return key, false, j, resOK
 }
 
 // parseEvent decodes the event object at b[i] into ev.
-func (r *Reader) parseEvent(b []byte, i int, ev *Event) (int, result) {
+func (r *scanner) parseEvent(b []byte, i int, ev *Event) (int, result) {
 	i++
 	for first := true; ; first = false {
 		key, done, j, res := r.objectKey(b, i, first, "an event")
@@ -415,7 +511,7 @@ func (r *Reader) parseEvent(b []byte, i int, ev *Event) (int, result) {
 }
 
 // parseArgs decodes the selected members of an event's "args".
-func (r *Reader) parseArgs(b []byte, i int, ev *Event) (int, result) {
+func (r *scanner) parseArgs(b []byte, i int, ev *Event) (int, result) {
 	if b[i] != '{' {
 		if b[i] == 'n' {
 			return r.literal(b, i, "null")
@@ -502,15 +598,85 @@ func catOf(s string) Cat {
 	return CatOther
 }
 
+// numberAt parses the number token at b[i] in one pass (see parseFloat for
+// the fast path); resShort when the window ends inside it, resBad when it is
+// not a JSON number.
+func numberAt(b []byte, i int) (float64, int, result) {
+	j := i
+	neg := b[j] == '-'
+	if neg {
+		j++
+	}
+	var mant uint64
+	ds := j
+	for ; j < len(b); j++ {
+		c := b[j] - '0'
+		if c > 9 {
+			break
+		}
+		mant = mant*10 + uint64(c)
+	}
+	nInt := j - ds
+	nFrac := 0
+	if j < len(b) && b[j] == '.' {
+		j++
+		fs := j
+		for ; j < len(b); j++ {
+			c := b[j] - '0'
+			if c > 9 {
+				break
+			}
+			mant = mant*10 + uint64(c)
+		}
+		nFrac = j - fs
+		if nFrac == 0 && j < len(b) {
+			return 0, 0, resBad
+		}
+	}
+	if j == len(b) {
+		return 0, 0, resShort
+	}
+	switch b[j] {
+	case 'e', 'E', '+', '-', '.':
+		return slowNumberAt(b, i)
+	}
+	if nInt == 0 || (b[ds] == '0' && nInt > 1) {
+		return 0, 0, resBad
+	}
+	if nInt+nFrac > 19 || mant > 1<<53 || nFrac > 22 {
+		return slowNumberAt(b, i)
+	}
+	f := float64(mant)
+	if nFrac > 0 {
+		f /= pow10[nFrac]
+	}
+	if neg {
+		f = -f
+	}
+	return f, j, resOK
+}
+
+func slowNumberAt(b []byte, i int) (float64, int, result) {
+	end := scanNumber(b, i)
+	if end < 0 {
+		return 0, 0, resShort
+	}
+	v, ok := parseFloat(b[i:end])
+	if !ok {
+		return 0, 0, resBad
+	}
+	return v, end, resOK
+}
+
 // pow10 holds the powers of ten that float64 represents exactly.
 var pow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
 	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
 
-// parseFloat parses a JSON number without allocating. Numbers of at most 15
-// significant digits with a decimal exponent within ±22 and no exponent part
-// are exact products or quotients of two exact float64 values (Clinger's
-// fast path), so one IEEE operation rounds them correctly; others go to
-// strconv.ParseFloat.
+// parseFloat parses a JSON number without allocating. A number without an
+// exponent part whose digits form an integer m <= 2^53 and whose decimal
+// exponent e is within [-22, 0] is m / 10^-e with both operands exact in
+// float64 (Clinger's fast path), so one IEEE division rounds it correctly;
+// others go to strconv.ParseFloat.
 func parseFloat(b []byte) (float64, bool) {
 	i := 0
 	neg := false
@@ -527,7 +693,7 @@ func parseFloat(b []byte) (float64, bool) {
 		}
 		mant = mant*10 + uint64(b[i]-'0')
 		nd++
-		if nd > 15 {
+		if nd > 18 {
 			return slowFloat(b)
 		}
 	}
@@ -545,7 +711,7 @@ func parseFloat(b []byte) (float64, bool) {
 			mant = mant*10 + uint64(b[i]-'0')
 			nd++
 			exp--
-			if nd > 15 {
+			if nd > 18 {
 				return slowFloat(b)
 			}
 		}
@@ -558,6 +724,9 @@ func parseFloat(b []byte) (float64, bool) {
 			return slowFloat(b)
 		}
 		return 0, false
+	}
+	if mant > 1<<53 {
+		return slowFloat(b)
 	}
 	f := float64(mant)
 	switch {
@@ -709,11 +878,14 @@ func hex4(s []byte) (uint16, bool) {
 }
 
 // interner keeps one copy of each distinct string (event names repeat
-// millions of times). Past maxInternBytes it stops adding, so a trace of
-// unique names cannot grow it without bound.
+// millions of times). A small direct-mapped cache in front of the map
+// answers most lookups with one comparison instead of hashing a long kernel
+// name. Past maxInternBytes the map stops growing, so a trace of unique
+// names cannot grow it without bound.
 type interner struct {
-	m    map[string]string
-	size int
+	m     map[string]string
+	size  int
+	cache [1024]string
 }
 
 const maxInternBytes = 32 << 20
@@ -721,16 +893,24 @@ const maxInternBytes = 32 << 20
 func newInterner() interner { return interner{m: make(map[string]string, 1024)} }
 
 func (t *interner) intern(b []byte) string {
-	if len(b) == 0 {
+	n := len(b)
+	if n == 0 {
 		return ""
 	}
-	if s, ok := t.m[string(b)]; ok {
-		return s
+	h := uint(n)*0x9E3779B1 ^ uint(b[0])<<5 ^ uint(b[n-1])<<11 ^ uint(b[n>>1])<<17 ^ uint(b[n>>2])
+	h ^= h >> 10
+	slot := &t.cache[h&uint(len(t.cache)-1)]
+	if *slot == string(b) {
+		return *slot
 	}
-	s := string(b)
-	if t.size < maxInternBytes {
-		t.m[s] = s
-		t.size += len(s) + 32
+	s, ok := t.m[string(b)]
+	if !ok {
+		s = string(b)
+		if t.size < maxInternBytes {
+			t.m[s] = s
+			t.size += len(s) + 32
+		}
 	}
+	*slot = s
 	return s
 }

@@ -1,0 +1,299 @@
+package trace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+)
+
+// scanner is the byte scanner's state; it runs on the Reader's scan
+// goroutine.
+type scanner struct {
+	src *source
+	cur *chunk // the chunk whose memory holds buf, or nil
+	buf []byte // window of uncompressed input
+	pos int    // scan position in buf
+	// mark is where the step in progress started: refill keeps buf[mark:]
+	// and a step cut short by the end of buf restarts from it.
+	mark   int
+	base   int64 // offset of buf[0] in the uncompressed input
+	eof    bool  // the source has delivered its last chunk
+	srcErr error // the source's failure, if it did not end cleanly
+	gzip   bool
+
+	state    int
+	topFirst bool // no key read yet in the top-level object
+	evFirst  bool // no element read yet in traceEvents
+	arrayTop bool // the input is the JSON array form
+	sawArray bool // traceEvents was found
+	index    int64
+	err      error // sticky: io.EOF or a fatal *Error
+
+	evErr    string // first type error in the event being parsed
+	evErrPos int
+
+	meta        Meta
+	metaChanged bool // meta changed since the last batch
+	strs        interner
+	scratch     []byte // unescaped string values
+	keyBuf      []byte // unescaped keys
+	stack       []byte // bracket stack for skipping containers
+
+	uncompressed atomic.Int64
+}
+
+// Reader states.
+const (
+	stStart  = iota // before the top-level value
+	stTop           // in the top-level object, before a key or '}'
+	stEvents        // in traceEvents, before an element or ']'
+	stAfter         // after the top-level value
+)
+
+// step results.
+type result uint8
+
+const (
+	resOK    result = iota // an event was decoded
+	resAgain               // the state advanced; step again
+	resShort               // the window ended inside the step: refill and retry
+	resBad                 // malformed JSON (fatal)
+	resBadEv               // a well-formed element that is not a valid event (skipped)
+	resEOF                 // the input ended cleanly
+)
+
+// maxValue bounds one event or top-level value: the window grows to hold the
+// value being scanned and no further.
+const maxValue = 64 << 20
+
+// next decodes the next event into ev (overwriting all its fields); see
+// Reader.Next.
+func (r *scanner) next(ev *Event) error {
+	if r.err != nil {
+		return r.err
+	}
+	for {
+		r.mark = r.pos
+		switch res := r.step(ev); res {
+		case resOK:
+			return nil
+		case resAgain:
+		case resShort:
+			if err := r.refill(); err != nil {
+				return r.fail(err)
+			}
+		case resBad:
+			return r.fail(nil)
+		case resBadEv:
+			return &Error{Offset: r.base + int64(r.evErrPos), Index: r.index - 1, Msg: r.evErr}
+		case resEOF:
+			r.err = io.EOF
+			r.src.close()
+			return io.EOF
+		}
+	}
+}
+
+// fail records a fatal error: a syntax error (cause nil, message in evErr),
+// or the end of the input inside a value (cause from refill).
+func (r *scanner) fail(cause error) error {
+	e := &Error{Index: -1, Fatal: true}
+	if r.state == stEvents {
+		e.Index = r.index
+	}
+	switch {
+	case cause == nil:
+		e.Offset, e.Msg = r.base+int64(r.evErrPos), r.evErr
+	case errors.Is(cause, errValueTooLarge):
+		e.Offset, e.Msg = r.base+int64(r.mark), cause.Error()
+	default:
+		e.Offset = r.base + int64(len(r.buf))
+		switch {
+		case r.state == stStart && r.srcErr == nil:
+			e.Msg = "empty input: not a trace"
+		case r.state == stAfter:
+			e.Msg, e.Err = "reading past the end of the trace", r.srcErr
+		case r.srcErr != nil:
+			e.Msg, e.Err = "input ends inside the JSON", r.srcErr
+		default:
+			e.Msg, e.Err = "unexpected end of JSON", io.ErrUnexpectedEOF
+		}
+	}
+	r.err = e
+	r.src.close()
+	return e
+}
+
+var errValueTooLarge = fmt.Errorf("value larger than %d MiB", maxValue>>20)
+
+// refill keeps buf[mark:], appends the next chunk and moves pos back to
+// mark's new place. It returns io.ErrUnexpectedEOF when there is no more
+// input (r.srcErr tells whether the source failed).
+func (r *scanner) refill() error {
+	if r.eof {
+		return io.ErrUnexpectedEOF
+	}
+	rem := r.buf[r.mark:]
+	if len(rem) >= maxValue {
+		return errValueTooLarge
+	}
+	c, ok := <-r.src.full
+	if !ok { // closed without a final chunk: Close was called
+		r.eof = true
+		return io.ErrUnexpectedEOF
+	}
+	data := c.mem[headroom : headroom+c.n]
+	r.base += int64(r.mark)
+	var nb []byte
+	var keep *chunk
+	if len(rem) <= headroom {
+		start := headroom - len(rem)
+		copy(c.mem[start:], rem)
+		nb = c.mem[start : headroom+c.n]
+		keep = c
+	} else {
+		// A value longer than the headroom: grow a buffer of its own.
+		nb = make([]byte, 0, max(2*len(rem), len(rem)+len(data)))
+		nb = append(append(nb, rem...), data...)
+	}
+	if r.cur != nil {
+		r.src.free <- r.cur // never blocks: free has room for every chunk
+	}
+	r.cur = keep
+	if keep == nil {
+		r.src.free <- c
+	}
+	if c.err != nil {
+		r.eof = true
+		if c.err != io.EOF {
+			r.srcErr = c.err
+		}
+	}
+	r.buf = nb
+	r.pos -= r.mark
+	r.mark = 0
+	r.uncompressed.Store(r.base + int64(len(nb)))
+	return nil
+}
+
+// step advances by one structural element of the top level: a top-level
+// key and value, the start or end of traceEvents, or one event.
+func (r *scanner) step(ev *Event) result {
+	b := r.buf
+	i := skipWS(b, r.pos)
+	if i == len(b) {
+		if r.state == stAfter && r.eof {
+			if r.srcErr != nil {
+				return resShort // fail reports the source error
+			}
+			return resEOF
+		}
+		return resShort
+	}
+	switch r.state {
+	case stStart:
+		switch b[i] {
+		case '{':
+			r.state, r.topFirst, r.pos = stTop, true, i+1
+		case '[':
+			r.state, r.evFirst, r.arrayTop, r.pos = stEvents, true, true, i+1
+		default:
+			return r.bad(i, fmt.Sprintf("not a trace: want a JSON object with traceEvents, found %s", quoteByte(b[i])))
+		}
+		return resAgain
+	case stTop:
+		return r.stepTop(b, i)
+	case stEvents:
+		return r.stepEvents(b, i, ev)
+	default: // stAfter
+		return r.bad(i, fmt.Sprintf("data after the end of the trace: %s", quoteByte(b[i])))
+	}
+}
+
+func (r *scanner) stepTop(b []byte, i int) result {
+	key, done, j, res := r.objectKey(b, i, r.topFirst, "the top-level object")
+	if res != resOK {
+		return res
+	}
+	if done {
+		r.pos = j
+		r.state = stAfter
+		if !r.sawArray {
+			return r.bad(i, "not a torch.profiler trace: the top-level object has no traceEvents array")
+		}
+		return resAgain
+	}
+	if string(key) == "traceEvents" {
+		if b[j] != '[' {
+			return r.bad(j, fmt.Sprintf("traceEvents is not an array: found %s", kindOf(b[j])))
+		}
+		r.state, r.evFirst, r.sawArray, r.topFirst, r.pos = stEvents, true, true, false, j+1
+		return resAgain
+	}
+	k := string(key) // before skipValue: key may sit in keyBuf
+	end, res := r.skipValue(b, j)
+	if res != resOK {
+		return res
+	}
+	r.meta.set(k, b[j:end])
+	r.metaChanged = true
+	r.topFirst, r.pos = false, end
+	return resAgain
+}
+
+func (r *scanner) stepEvents(b []byte, i int, ev *Event) result {
+	if b[i] == ']' {
+		r.pos = i + 1
+		if r.arrayTop {
+			r.state = stAfter
+		} else {
+			r.state = stTop
+		}
+		return resAgain
+	}
+	if !r.evFirst {
+		if b[i] != ',' {
+			return r.bad(i, fmt.Sprintf("want ',' or ']' after an event, found %s", quoteByte(b[i])))
+		}
+		if i = skipWS(b, i+1); i == len(b) {
+			return resShort
+		}
+	}
+	if b[i] != '{' {
+		end, res := r.skipValue(b, i)
+		if res != resOK {
+			return res
+		}
+		r.evErr, r.evErrPos = fmt.Sprintf("event is not a JSON object: found %s", quoteByte(b[i])), i
+		r.evFirst, r.pos = false, end
+		r.index++
+		return resBadEv
+	}
+	*ev = Event{Index: r.index, Offset: r.base + int64(i)}
+	r.evErr = ""
+	end, res := r.parseEvent(b, i, ev)
+	if res != resOK {
+		return res
+	}
+	r.evFirst, r.pos = false, end
+	r.index++
+	if r.evErr != "" {
+		return resBadEv
+	}
+	return resOK
+}
+
+// bad records a syntax error at b[i] and returns resBad.
+func (r *scanner) bad(i int, msg string) result {
+	r.evErr, r.evErrPos = msg, i
+	return resBad
+}
+
+// quoteByte names a byte for an error message.
+func quoteByte(c byte) string {
+	if c >= 0x20 && c < 0x7f {
+		return fmt.Sprintf("%q", rune(c))
+	}
+	return fmt.Sprintf("byte 0x%02x", c)
+}
