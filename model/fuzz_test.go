@@ -19,6 +19,7 @@ func FuzzLoadConfig(f *testing.F) {
 	for _, n := range PresetNames() {
 		f.Add([]byte(presetJSON(f, n)))
 	}
+	f.Add([]byte(strings.Replace(presetJSON(f, "llama-4-maverick"), `"interleave_moe_layer_step": 2`, `"interleave_moe_layer_step": 0`, 1)))
 	if b, err := os.ReadFile(filepath.Join("testdata", "glm-4.5_config.json")); err == nil {
 		f.Add(b)
 	}

@@ -167,7 +167,8 @@ func (c *Config) ExpertLinears() []Linear {
 // vLLM builds it as ReplicatedLinear with quant_config=None, so it stays in
 // the checkpoint dtype (Quant.Router) whatever the experts' format; the
 // DeepSeek e_score_correction_bias and the gpt-oss router bias count as its
-// bias.
+// bias, in Quant.Base (vLLM keeps the DeepSeek correction bias in fp32: 2 B
+// per expert more, under 1 KB per layer, not counted).
 func (c *Config) RouterLinear() Linear {
 	return Linear{Name: "gate", Class: ClassRouter, In: c.Hidden, Out: c.MoE.Experts, Split: Replicated,
 		Format: c.Quant.Router, Bias: c.MoE.RouterBias}
