@@ -176,10 +176,14 @@ func (b *builder) attention() []op {
 			case "kv_b_proj":
 				// Absorbed decode: W_UK folds into q (per-head bmm
 				// nope -> kv_lora) and W_UV unfolds the attention output
-				// (kv_lora -> v); kv_b is read in two halves.
+				// (kv_lora -> v); kv_b is read in two halves. vLLM's MLA
+				// backends dequantize both to the model dtype at load
+				// (MLACommonImpl.process_weights_after_loading), so the
+				// bmm's read Quant.Base whatever kv_b's storage format.
+				wb := m.Quant.Base
 				ops = append(ops,
 					op{name: "kv_b_proj W_UK (q absorb)", kind: opGEMM, cat: cost.GEMM, dom: domAttn, module: true,
-						gemm: kernels.GEMMShape{N: a.KVLoRARank, K: a.QKNopeDim, Weight: l.Format, Count: h}},
+						gemm: kernels.GEMMShape{N: a.KVLoRARank, K: a.QKNopeDim, Weight: wb, Count: h}},
 					inModule(elementwise("rotary_emb", cost.Elementwise, domAttn,
 						2*2*actBytes*float64(h*a.QKRopeDim+a.QKRopeDim))),
 					inModule(elementwise("kv_cache write (concat_and_cache_mla)", cost.Elementwise, domAttn,
@@ -197,7 +201,7 @@ func (b *builder) attention() []op {
 				ops = append(ops,
 					op{name: "mla decode attention", kind: opMLA, cat: cost.Attention, dom: domSeq, module: true, heads: h},
 					op{name: "kv_b_proj W_UV (v unabsorb)", kind: opGEMM, cat: cost.GEMM, dom: domAttn, module: true,
-						gemm: kernels.GEMMShape{N: a.VHeadDim, K: a.KVLoRARank, Weight: l.Format, Count: h}},
+						gemm: kernels.GEMMShape{N: a.VHeadDim, K: a.KVLoRARank, Weight: wb, Count: h}},
 				)
 			default:
 				g := b.gemm(l.Name, l, tp, domAttn)
