@@ -26,10 +26,17 @@ type GQAShape struct {
 
 // Kernel counts: MLA decode runs a split-KV stage and a combine stage
 // (Triton MLA `_fwd_grouped_kernel_stage1`/`_fwd_kernel_stage2`, FlashMLA
-// splitkv + combine; REFERENCE.md §3); GQA decode one FlashAttention kernel.
+// splitkv + combine; REFERENCE.md §3); GQA decode likewise a split-KV
+// attention kernel and its combine. Checked on an H200
+// (testdata/measure_h200_attention.json, PyTorch SDPA, graph replay, KV
+// rotated through 4x L2): the smallest decode shapes take 6.4-6.9 us
+// (2 x StreamKernelLatency = 6 us), the largest stream the KV cache at
+// 3.85-4.41 TB/s (0.80-0.92 of peak; EffMem 0.80). Mid-size shapes with
+// one KV head are up to 1.4x slower than the model (too few KV heads to
+// fill the GPU without split-KV).
 const (
 	MLAKernels = 2
-	GQAKernels = 1
+	GQAKernels = 2
 )
 
 // MLABytes is the KV latent read, Batch*Context*(KVLoRARank+QKRopeDim)*elt,
@@ -116,7 +123,7 @@ func GQAFLOPs(s GQAShape) unit.FLOPs {
 
 // GQADecode is the cost of GQA decode attention on one rank:
 //
-//	t = max(GQABytes/(BW*Mem), GQAFLOPs/(peak_bf16*ComputeAttention)) + StreamKernelLatency
+//	t = max(GQABytes/(BW*Mem), GQAFLOPs/(peak_bf16*ComputeAttention)) + 2*StreamKernelLatency
 //
 // With Tables set and covering s, the table's estimate floored at
 // GQABytes/(BW*Mem).

@@ -52,10 +52,11 @@ const (
 	// 4.8), and 48 tokens (1.19 GB) take 466 us = 40 us + 1.19 GB/2.79 TB/s.
 	// Marlin is "not yet optimized for Hopper" (REFERENCE.md §4.3).
 	EffMemMarlinSM90 = 0.58
-	// EffMemElementwise = 0.60: small decode elementwise kernels read a few
-	// KB to MB and do not reach streaming bandwidth; below GPU.md's H200
-	// D2D copy ceiling (4.23/4.8 = 0.88). An assumption: at decode sizes the
-	// per-kernel latency dominates these kernels anyway.
+	// EffMemElementwise = 0.60: a graph-captured 1 GiB device copy_ on an
+	// H200 moved 2.71 TB/s read+write (0.56 of peak;
+	// testdata/measure_h200.json), GPU.md's D2D copy 4.23 TB/s (0.88). At
+	// decode sizes the per-kernel latency dominates these kernels, and
+	// their inputs are often still in L2.
 	EffMemElementwise = 0.60
 	// EffComputeGEMM = 0.70: GPU.md, H200 bf16 GEMM at M=512 reaches
 	// 660-740 TFLOP/s of 989 (0.67-0.75); measure_h200.json: bf16

@@ -168,7 +168,7 @@ func TestOpFigures(t *testing.T) {
 			"GQA decode Qwen3-235B TP4 (16 q heads, 1 kv head) batch 1 context 2048 on H100",
 			h100.GQADecode(GQAShape{Batch: 1, Context: 2048, Heads: 16, KVHeads: 1, HeadDim: 128}),
 			2048*2*128*2 + 4*16*128, 4 * 16 * 2048 * 128,
-			(2048*2*128*2+4*16*128)/(3.35e12*0.8) + 3*us, "latency", 1,
+			(2048*2*128*2+4*16*128)/(3.35e12*0.8) + 6*us, "latency", 2,
 		},
 		{
 			"fused add+RMSNorm 1 token x 7168 on RTX",
