@@ -1,25 +1,77 @@
 package scenarios
 
-import "fmt"
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
 
-// setCalibration resolves a calibration spec: "embedded" (the tables built
-// into moecast for the scenario's GPU), "none" (roofline only) or a
-// calibration file path. key is the scenario key the spec came from
-// ("hardware.calibration"), or "" for the --calibration flag.
+	"github.com/moecast/moecast/calib"
+)
+
+// setCalibration resolves a calibration spec and sets the tables of
+// s.Config: "embedded" (the tables built into moecast for the scenario's
+// GPU; roofline with a warning when there are none), "none" (roofline
+// only) or the path of a calibration file. key is the scenario key the spec
+// came from ("hardware.calibration"), or "" for the --calibration flag.
 func (s *Scenario) setCalibration(spec, key string) error {
+	// Drop what an earlier spec set (SetCalibration after Parse).
+	s.Warnings = slices.DeleteFunc(s.Warnings, func(w string) bool { return slices.Contains(s.calWarnings, w) })
+	s.calWarnings = nil
+	s.Config.KernelTables, s.Config.CommTables = nil, nil
 	s.Calibration = spec
+
+	var f *calib.File
 	switch spec {
 	case "none":
 		s.CalibrationNote = "none (roofline only)"
 		return nil
 	case "embedded":
-		// The calib package (issue 4) is not in the tree yet: there are no
-		// tables to load, so the roofline is used, and the output says so.
-		s.CalibrationNote = "embedded requested, none available yet (roofline only)"
-		s.Warnings = append(s.Warnings, "calibration \"embedded\": no calibration tables are built in yet; all op costs are roofline estimates")
-		return nil
+		gpu := s.Config.GPU.Name
+		var err error
+		if f, err = calib.Embedded(gpu); err != nil {
+			return s.calibErr(key, fmt.Errorf("embedded calibration for %s: %w", gpu, err))
+		}
+		if f == nil {
+			s.CalibrationNote = "embedded: none for " + gpu + " (roofline only)"
+			s.warnCal(fmt.Sprintf("calibration \"embedded\": moecast has no calibration tables for GPU %q (it has: %s); all op costs are roofline estimates",
+				gpu, strings.Join(calib.EmbeddedNames(), ", ")))
+			return nil
+		}
+		if s.Given("hardware.custom_gpu") {
+			s.warnCal(fmt.Sprintf("calibration \"embedded\": the tables were measured on the %s preset, not on the figures of [hardware.custom_gpu]", gpu))
+		}
+	default:
+		p := spec
+		if s.fsys == nil {
+			p = s.osPath(spec)
+		} else if !path.IsAbs(spec) {
+			// An embedded scenario has no directory on disk: a relative
+			// path there is relative to the current directory.
+			p = spec
+		}
+		var err error
+		if f, err = calib.Load(p); err != nil {
+			return s.calibErr(key, err)
+		}
 	}
-	err := fmt.Errorf("calibration file %q: calibration files are not supported yet (use \"embedded\" or \"none\")", spec)
+	s.Config.KernelTables = f.KernelTables()
+	s.Config.CommTables = f.CommTablesFor(s.Config.Graphs)
+	s.CalibrationNote = fmt.Sprintf("%s, %d tables; ops they do not cover use the roofline", f.Name, len(f.Tables))
+	if s.Config.KernelTables == nil && s.Config.CommTables == nil {
+		s.warnCal(fmt.Sprintf("calibration %s has no table moecast can use; all op costs are roofline estimates", f.Name))
+	}
+	return nil
+}
+
+func (s *Scenario) warnCal(w string) {
+	s.calWarnings = append(s.calWarnings, w)
+	s.Warnings = append(s.Warnings, w)
+}
+
+// calibErr positions a calibration error at the scenario key, or names the
+// flag when the spec came from the command line.
+func (s *Scenario) calibErr(key string, err error) error {
 	if key == "" {
 		return fmt.Errorf("--calibration: %w", err)
 	}

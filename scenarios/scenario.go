@@ -61,9 +61,10 @@ type Scenario struct {
 	// calibration missing), printed by the CLI below its output.
 	Warnings []string
 
-	doc  *doc
-	fsys fs.FS  // where relative paths resolve; nil means the OS file system
-	dir  string // the scenario's directory (OS path or path inside fsys)
+	calWarnings []string // the Warnings that setCalibration added
+	doc         *doc
+	fsys        fs.FS  // where relative paths resolve; nil means the OS file system
+	dir         string // the scenario's directory (OS path or path inside fsys)
 }
 
 // Load reads and validates the scenario file at path. Relative paths inside

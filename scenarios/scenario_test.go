@@ -268,3 +268,56 @@ func TestOpen(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), DefaultName)
 }
+
+func TestCalibration(t *testing.T) {
+	// The default asks for the embedded tables of its GPU.
+	s, err := Default()
+	require.NoError(t, err)
+	assert.Equal(t, "embedded", s.Calibration)
+	assert.NotNil(t, s.Config.KernelTables, s.CalibrationNote)
+	assert.NotNil(t, s.Config.CommTables, s.CalibrationNote)
+	assert.Contains(t, s.CalibrationNote, "rtx-pro-6000-server")
+
+	// --calibration none drops the tables and any calibration warning.
+	require.NoError(t, s.SetCalibration("none"))
+	assert.Nil(t, s.Config.KernelTables)
+	assert.Nil(t, s.Config.CommTables)
+	for _, w := range s.Warnings {
+		assert.NotContains(t, w, "calibration")
+	}
+
+	// A file, relative to the scenario: its all-reduce table prices the
+	// all-reduces (the step's allreduce source names it).
+	src := strings.Replace(minimal, `calibration = "none"`, `calibration = "testdata/allreduce-8gpu.toml"`, 1)
+	s, err = Parse("t.toml", []byte(src))
+	require.NoError(t, err)
+	assert.Nil(t, s.Config.KernelTables)
+	require.NotNil(t, s.Config.CommTables)
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	p, err := sm.Step(1, 2048)
+	require.NoError(t, err)
+	ar := p.Breakdown[cost.AllReduce].Source
+	assert.Equal(t, cost.Table, ar.Kind, ar.Describe())
+	assert.Contains(t, ar.Table, "allreduce-8gpu.toml")
+
+	// The same file through SetCalibration, relative to the current directory.
+	s, err = Default()
+	require.NoError(t, err)
+	require.NoError(t, s.SetCalibration("testdata/allreduce-8gpu.toml"))
+	assert.NotNil(t, s.Config.CommTables)
+	assert.Nil(t, s.Config.KernelTables)
+	err = s.SetCalibration("testdata/nope.toml")
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "--calibration: "), err.Error())
+
+	// A custom GPU has no embedded tables: roofline, with a warning.
+	src = strings.Replace(minimal, `gpu = "rtx-pro-6000-server"`, "", 1)
+	src = strings.Replace(src, `calibration = "none"`, `calibration = "embedded"`, 1) +
+		"[hardware.custom_gpu]\nname = \"x1\"\nmemory = \"96GB\"\nbandwidth = \"2TB/s\"\nbf16 = \"400TFLOPS\"\n"
+	s, err = Parse("t.toml", []byte(src))
+	require.NoError(t, err)
+	assert.Nil(t, s.Config.KernelTables)
+	require.Len(t, s.Warnings, 1)
+	assert.Contains(t, s.Warnings[0], `"x1"`)
+}

@@ -26,6 +26,14 @@ func TestPredictGolden(t *testing.T) {
 				golden(t, "predict_"+name+"."+format+".golden", out)
 			})
 		}
+		// Calibration off: the roofline alone.
+		t.Run(name+"/nocalib", func(t *testing.T) {
+			code, out, errs := runCLI(t, "predict", name, "--calibration", "none")
+			require.Equal(t, ExitOK, code, "stderr: %s", errs)
+			assert.Contains(t, out, "calib     none (roofline only)")
+			assert.NotContains(t, out, "warning: calibration")
+			golden(t, "predict_"+name+".nocalib.text.golden", out)
+		})
 	}
 }
 
