@@ -56,6 +56,7 @@ var (
 	reGraph   = regexp.MustCompile(`graph:\s*(\d+)`)
 	reIters   = regexp.MustCompile(`warmup iters:\s*(\d+)\s+iters:\s*(\d+)`)
 	reNRanks  = regexp.MustCompile(`nranks\s*[=:]?\s*(\d+)`)
+	reParen   = regexp.MustCompile(`\(([^)]*)\)`)
 )
 
 // ncclLibVersion decodes nccl-tests' nccl-library=22102 (major*10000 +
@@ -137,8 +138,8 @@ func parseNCCLTests(name string, r io.Reader) (*ncclRun, error) {
 			}
 			// The units line of the column header: times must be µs.
 			if strings.Contains(t, "(B)") && strings.Contains(t, "(elements)") {
-				for _, u := range regexp.MustCompile(`\(([^)]*s)\)`).FindAllStringSubmatch(t, -1) {
-					if u[1] != "us" && u[1] != "GB/s" {
+				for _, u := range reParen.FindAllStringSubmatch(t, -1) {
+					if u[1] != "B" && u[1] != "elements" && u[1] != "us" && u[1] != "GB/s" {
 						return nil, fmt.Errorf("%s:%d: time unit (%s): nccl-tests reports time in (us); refusing to guess a conversion", name, ln, u[1])
 					}
 				}

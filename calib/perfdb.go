@@ -245,18 +245,6 @@ type csvFile struct {
 	col  map[string]int
 }
 
-func openCSV(f perfdbFile, required []string) (*csvFile, func(), error) {
-	fh, err := os.Open(f.path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("perfdb: %w", err)
-	}
-	c, err := newCSV(f.rel, fh, required)
-	if err != nil {
-		fh.Close()
-		return nil, nil, err
-	}
-	return c, func() { fh.Close() }, nil
-}
 
 func newCSV(name string, rd io.Reader, required []string) (*csvFile, error) {
 	r := csv.NewReader(rd)
@@ -429,29 +417,37 @@ func (im *perfdbImport) prov(f perfdbFile, kernel, launch, cache, method string,
 }
 
 func (im *perfdbImport) read(f perfdbFile) error {
+	fh, err := os.Open(f.path)
+	if err != nil {
+		return fmt.Errorf("perfdb: %w", err)
+	}
+	defer fh.Close()
+	return im.readFrom(f, fh)
+}
+
+func (im *perfdbImport) readFrom(f perfdbFile, rd io.Reader) error {
 	switch f.kind {
 	case "nccl":
-		return im.readNCCL(f)
+		return im.readNCCL(f, rd)
 	case "customar":
-		return im.readCustomAR(f)
+		return im.readCustomAR(f, rd)
 	case "deepep":
-		return im.readDeepEP(f)
+		return im.readDeepEP(f, rd)
 	case "moe":
-		return im.readMoE(f)
+		return im.readMoE(f, rd)
 	case "mla":
-		return im.readMLA(f)
+		return im.readMLA(f, rd)
 	}
-	return nil
+	return fmt.Errorf("perfdb %s: unknown file kind", f.rel)
 }
 
 var ncclOps = map[string]string{"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reducescatter", "alltoall": "alltoall"}
 
-func (im *perfdbImport) readNCCL(f perfdbFile) error {
-	c, done, err := openCSV(f, []string{"op_name", "nccl_dtype", "num_gpus", "message_size", "latency", "device"})
+func (im *perfdbImport) readNCCL(f perfdbFile, rd io.Reader) error {
+	c, err := newCSV(f.rel, rd, []string{"op_name", "nccl_dtype", "num_gpus", "message_size", "latency", "device"})
 	if err != nil {
 		return err
 	}
-	defer done()
 	var g groups
 	for {
 		r, err := c.next()
@@ -502,12 +498,11 @@ func (im *perfdbImport) readNCCL(f perfdbFile) error {
 	return nil
 }
 
-func (im *perfdbImport) readCustomAR(f perfdbFile) error {
-	c, done, err := openCSV(f, []string{"kernel_source", "allreduce_dtype", "num_gpus", "message_size", "latency", "device"})
+func (im *perfdbImport) readCustomAR(f perfdbFile, rd io.Reader) error {
+	c, err := newCSV(f.rel, rd, []string{"kernel_source", "allreduce_dtype", "num_gpus", "message_size", "latency", "device"})
 	if err != nil {
 		return err
 	}
-	defer done()
 	var g groups
 	for {
 		r, err := c.next()
@@ -567,12 +562,11 @@ func (im *perfdbImport) readCustomAR(f perfdbFile) error {
 	return nil
 }
 
-func (im *perfdbImport) readDeepEP(f perfdbFile) error {
-	c, done, err := openCSV(f, []string{"node_num", "hidden_size", "num_token", "num_topk", "num_experts", "dispatch_avg_t_us", "combine_avg_t_us", "device"})
+func (im *perfdbImport) readDeepEP(f perfdbFile, rd io.Reader) error {
+	c, err := newCSV(f.rel, rd, []string{"node_num", "hidden_size", "num_token", "num_topk", "num_experts", "dispatch_avg_t_us", "combine_avg_t_us", "device"})
 	if err != nil {
 		return err
 	}
-	defer done()
 	var g groups
 	for {
 		r, err := c.next()
@@ -631,12 +625,11 @@ func quantBytesPerParam(q string) (float64, bool) {
 	return 0, false
 }
 
-func (im *perfdbImport) readMoE(f perfdbFile) error {
-	c, done, err := openCSV(f, []string{"kernel_source", "moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "moe_ep_size", "distribution", "latency", "device"})
+func (im *perfdbImport) readMoE(f perfdbFile, rd io.Reader) error {
+	c, err := newCSV(f.rel, rd, []string{"kernel_source", "moe_dtype", "num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "moe_ep_size", "distribution", "latency", "device"})
 	if err != nil {
 		return err
 	}
-	defer done()
 	var g groups
 	for {
 		r, err := c.next()
@@ -692,13 +685,13 @@ func (im *perfdbImport) readMoE(f perfdbFile) error {
 			p.GPULabel = r.str("device")
 			return Table{Name: name, Op: "moe",
 				Keys:    Keys{Dtype: q, Distribution: dist, Experts: experts, TopK: topk, Hidden: hidden, Inter: inter},
-				Columns: []string{"tokens", "moe_tp", "ep", "latency_us", "working_set_bytes", "l2_resident"}, Provenance: p}
+				Columns: []string{"moe_tp", "ep", "tokens", "latency_us", "working_set_bytes", "l2_resident"}, Provenance: p}
 		})
 		if x.t.Provenance.Kernel != ks {
 			return r.errf("kernel_source %q differs from %q earlier in the same table", ks, x.t.Provenance.Kernel)
 		}
 		point := fmt.Sprintf("(tokens %d, moe_tp %d, ep %d)", tokens, tp, ep)
-		if err := x.add(r, point, []float64{float64(tokens), float64(tp), float64(ep), lat, math.Round(ws), l2res}); err != nil {
+		if err := x.add(r, point, []float64{float64(tp), float64(ep), float64(tokens), lat, math.Round(ws), l2res}); err != nil {
 			return err
 		}
 	}
@@ -727,12 +720,11 @@ func dtypeName(s string) string {
 	return s
 }
 
-func (im *perfdbImport) readMLA(f perfdbFile) error {
-	c, done, err := openCSV(f, []string{"kernel_source", "architecture", "mla_dtype", "kv_cache_dtype", "gemm_type", "num_heads", "batch_size", "isl", "tp_size", "step", "latency", "device"})
+func (im *perfdbImport) readMLA(f perfdbFile, rd io.Reader) error {
+	c, err := newCSV(f.rel, rd, []string{"kernel_source", "architecture", "mla_dtype", "kv_cache_dtype", "gemm_type", "num_heads", "batch_size", "isl", "tp_size", "step", "latency", "device"})
 	if err != nil {
 		return err
 	}
-	defer done()
 	var g groups
 	for {
 		r, err := c.next()

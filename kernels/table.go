@@ -381,7 +381,10 @@ func UniformDistinctExperts(tokens float64, experts, topk int) float64 {
 // experts (the weight-bound part), plus the table's own growth above S
 // tokens, where every expert is already read, for the compute part:
 //
-//	t(T) = f(T') + max(0, f(T) - f(S))   for T > S;   t(T) = f(T') otherwise.
+//	t(T) = f(T') + max(0, f(T) - f(S))   for T > S;   t(T) = f(T') otherwise,
+//
+// and never above f(T): uniform routing reads no more experts than balanced
+// routing at the same tokens (the cap only acts where the table is noisy).
 func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 	k := t.Key
 	if MoEQuant(s.Weight) != k.Quant || s.Experts != k.Experts || s.TopK != k.TopK || s.Hidden != k.Hidden {
@@ -411,17 +414,25 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 	}
 	S := float64(k.Experts) / float64(k.TopK)
 	Tp := UniformDistinctExperts(T, k.Experts, k.TopK) / float64(k.TopK)
+	if Tp > T*(1-1e-9) { // T = 1: both routings touch topk experts
+		Tp = T
+	}
 	r := c.At(Tp)
 	y := r.Y
 	lo, hi := r.RowLo, r.RowHi
 	flags := clampFlags(r.Clamp, noteClampLo1, noteClampHi1)
+	rt := c.At(T)
 	if T > S {
-		rt, rs := c.At(T), c.At(S)
+		rs := c.At(S)
 		if d := rt.Y - rs.Y; d > 0 {
 			y += d
 		}
 		lo, hi = min(lo, rt.RowLo, rs.RowLo), max(hi, rt.RowHi, rs.RowHi)
 		flags |= clampFlags(rt.Clamp, noteClampLo1, noteClampHi1)
+	}
+	if y > rt.Y { // noise in the table below S tokens
+		y = rt.Y
+		lo, hi = min(lo, rt.RowLo), max(hi, rt.RowHi)
 	}
 	if Tp != T {
 		flags |= noteRouting

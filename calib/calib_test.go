@@ -1,0 +1,307 @@
+package calib
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
+)
+
+var ncclFixtures = []string{
+	"testdata/nccl-tests/all_reduce_perf_8xh100.txt",
+	"testdata/nccl-tests/all_reduce_perf_2xh100.txt",
+	"testdata/nccl-tests/all_gather_perf_8xh100.txt",
+}
+
+func perfdbOpts(gpu string) PerfDBOptions {
+	return PerfDBOptions{GPU: gpu, Source: "ai-dynamo/aiconfigurator @ 095f58a", License: "Apache-2.0", Date: "2026-08-21", Command: "test"}
+}
+
+// roundTrip writes f, loads it back and checks that every table holds the
+// same values, keys and provenance.
+func roundTrip(t *testing.T, f *File) *File {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "cal.toml")
+	require.NoError(t, f.Write(path))
+	g, err := Load(path)
+	require.NoError(t, err)
+	require.Equal(t, len(f.Tables), len(g.Tables))
+	assert.Equal(t, f.Provenance, g.Provenance)
+	for i := range f.Tables {
+		a, b := f.Tables[i], g.Tables[i]
+		assert.Equal(t, a.Name, b.Name)
+		assert.Equal(t, a.Op, b.Op)
+		assert.Equal(t, a.Keys, b.Keys)
+		assert.Equal(t, a.Columns, b.Columns)
+		assert.Equal(t, a.Rows, b.Rows, "table %s: values change through the file", a.Name)
+		assert.Equal(t, a.Provenance, b.Provenance)
+	}
+	return g
+}
+
+func TestNCCLTestsImportRoundTrip(t *testing.T) {
+	f, err := ImportNCCLTests(ncclFixtures, NCCLTestsOptions{GPU: "h100-sxm", Fabric: "nvlink4", Date: "2026-11-29", Command: "test"})
+	require.NoError(t, err)
+	require.Len(t, f.Tables, 2)
+	ag, ar := f.Tables[0], f.Tables[1]
+	assert.Equal(t, "nccl.allgather", ag.Name)
+	assert.Equal(t, "nccl.allreduce", ar.Name)
+	assert.Equal(t, []string{"ranks", "bytes", "latency_us", "inplace_latency_us"}, ar.Columns)
+	assert.Len(t, ar.Rows, 42, "21 sizes at 2 and at 8 ranks")
+	// The first row of the 8-rank all-reduce file: 512 B, 15.59 / 15.39 us.
+	assert.Equal(t, []float64{8, 512, 15.59, 15.39}, ar.Rows[21])
+	assert.Equal(t, 2.0, ar.Rows[0][0], "rows sorted by ranks")
+	assert.Equal(t, "2.29.2", f.Provenance.NCCL, "nccl-library=22902")
+	assert.Equal(t, "NVIDIA H100 80GB HBM3", f.Provenance.GPULabel)
+	assert.Equal(t, 8, f.Provenance.GPUCount)
+	assert.Equal(t, "eager", ar.Provenance.Launch, "graph: 0")
+	assert.Contains(t, ar.Provenance.Source, "all_reduce_perf_8xh100.txt")
+	g := roundTrip(t, f)
+
+	// The loaded file answers lookups from its rows.
+	lk := g.CommTables()
+	require.NotNil(t, lk)
+	assert.Nil(t, g.KernelTables(), "no kernel tables")
+	e, ok := lk.AllReduce(comm.NCCL, 8, 512)
+	require.True(t, ok)
+	assert.Equal(t, 15.59*unit.Microsecond, e.Time)
+	assert.Equal(t, cost.Table, e.Source.Kind)
+	assert.Contains(t, e.Source.Table, "#nccl.allreduce")
+	assert.Equal(t, 22, e.Source.RowLo)
+	_, ok = lk.AllReduce(comm.NCCL, 4, 512)
+	assert.False(t, ok, "4 ranks not measured")
+}
+
+func TestPerfDBImportRoundTrip(t *testing.T) {
+	f, err := ImportPerfDB("testdata/perfdb", perfdbOpts("h200-sxm"))
+	require.NoError(t, err)
+	var names []string
+	for _, tb := range f.Tables {
+		names = append(names, tb.Name)
+	}
+	assert.Equal(t, []string{
+		"nccl.allreduce", "nccl.allgather", "allreduce.vllm.graph", "allreduce.vllm.eager",
+		"ep.deepep_ll.dispatch.sglang-0.5.12", "ep.deepep_ll.combine.sglang-0.5.12", "moe.vllm.int4_wo.e384.balanced",
+	}, names)
+	assert.Equal(t, "nvlink4", f.Provenance.Fabric)
+	assert.Equal(t, 8, f.Provenance.GPUCount)
+	assert.Equal(t, float64(60*unit.MiB), f.Provenance.GPUL2Bytes, "L2 from the kernels preset")
+	moe := f.Tables[6]
+	assert.Equal(t, Keys{Dtype: "int4_wo", Distribution: "balanced", Experts: 384, TopK: 8, Hidden: 7168, Inter: 2048}, moe.Keys)
+	assert.Equal(t, "cuda-graph", moe.Provenance.Launch)
+	assert.Equal(t, "warm", moe.Provenance.Cache)
+	assert.Contains(t, strings.Join(moe.Provenance.Corrections, "\n"), "L2 bias")
+	assert.Contains(t, strings.Join(moe.Provenance.Corrections, "\n"), "routing bias")
+	// ms -> us: the first int4 row at 1 token, moe_tp 1, ep 8.
+	lat := moe.Column("latency_us")
+	assert.Greater(t, lat[0], 10.0)
+	// nccl all-reduce half at 8 GPUs, 256 elements = 512 B.
+	ar := f.Tables[0]
+	assert.Equal(t, []float64{8, 512}, ar.Rows[0][:2])
+	g := roundTrip(t, f)
+	require.NotNil(t, g.KernelTables())
+	require.NotNil(t, g.CommTables())
+}
+
+// TestPerfDBWorkingSet checks the L2 marking against a hand computation.
+func TestPerfDBWorkingSet(t *testing.T) {
+	f, err := ImportPerfDB("testdata/perfdb", perfdbOpts("h200-sxm"))
+	require.NoError(t, err)
+	moe := f.Tables[6]
+	tok, tp, ep, ws, l2 := moe.Column("tokens"), moe.Column("moe_tp"), moe.Column("ep"), moe.Column("working_set_bytes"), moe.Column("l2_resident")
+	perExpert := 3 * 7168 * 2048 * 0.5625 // int4 g32: 24.77 MB
+	for i := range tok {
+		distinct := math.Min(8*tok[i], 384)
+		want := distinct / ep[i] * perExpert / tp[i]
+		assert.InDelta(t, want, ws[i], 1, "row %d", i+1)
+		assert.Equal(t, want <= float64(60*unit.MiB), l2[i] == 1, "row %d: ws %.0f", i+1, want)
+	}
+	// tokens=1, moe_tp=1, ep=8: one expert per rank at most -> 8/8 x 24.8 MB fits.
+	assert.Equal(t, 1.0, l2[0])
+}
+
+func TestPerfDBMLA(t *testing.T) {
+	f, err := ImportPerfDB("testdata/perfdb", perfdbOpts("rtx-pro-6000-server"))
+	require.NoError(t, err)
+	require.Len(t, f.Tables, 1)
+	m := f.Tables[0]
+	assert.Equal(t, "mla.vllm.bf16.kv-bf16", m.Name)
+	assert.Equal(t, "pcie-gen5", f.Provenance.Fabric)
+	// heads 8, batch 1, kv 256: weights (q_a 11.01M + kv_a 4.13M + q_b 2.36M
+	// + kv_b 1.05M + o 7.34M params) x 2 B + 256 x 576 x 2 B of KV.
+	params := 7168.0*1536 + 7168*576 + 1536*8*192 + 512*8*256 + 8*128*7168
+	want := params*2 + 256*576*2
+	assert.InDelta(t, want, m.Rows[0][4], 1)
+	assert.Equal(t, 1.0, m.Rows[0][5], "51.8 MB fits the 128 MB L2")
+	g := roundTrip(t, f)
+	e, ok := g.KernelTables().MLAModule(kernels.MLAShape{Batch: 8, Context: 2048, Heads: 8, KVLoRARank: 512, QKRopeDim: 64, KV: dtype.KVBF16, TotalHeads: 64})
+	require.True(t, ok)
+	assert.Greater(t, float64(e.Time), 0.0)
+	assert.Contains(t, e.Source.Note, "L2-resident")
+}
+
+func TestPerfDBNeedsGPUWhenSeveral(t *testing.T) {
+	_, err := ImportPerfDB("testdata/perfdb", perfdbOpts(""))
+	assert.ErrorContains(t, err, "several GPUs (h200-sxm, rtx-pro-6000-server): choose one with --gpu")
+	_, err = ImportPerfDB("testdata/perfdb", perfdbOpts("b200-sxm"))
+	assert.ErrorContains(t, err, `no files for GPU "b200-sxm"`)
+}
+
+// TestEmbeddedUpToDate re-imports every embedded calibration from the perf
+// database snapshot and compares bytes, so that the embedded files cannot
+// go stale (regenerate with `go generate ./calib`).
+func TestEmbeddedUpToDate(t *testing.T) {
+	const dir = "../../shared/data/perfdb"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("perf database snapshot not present at %s", dir)
+	}
+	names := EmbeddedNames()
+	assert.Equal(t, []string{"b200-sxm", "h100-sxm", "h200-sxm", "rtx-pro-6000-server"}, names)
+	for _, gpu := range names {
+		t.Run(gpu, func(t *testing.T) {
+			f, err := ImportPerfDB(dir, PerfDBOptions{GPU: gpu,
+				Source:  "ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet converted to CSV)",
+				License: "Apache-2.0", Date: "2026-08-21",
+				Command: "moecast calib import perfdb perfdb --gpu " + gpu + " -o " + gpu + ".toml"})
+			require.NoError(t, err)
+			var b bytes.Buffer
+			require.NoError(t, f.Encode(&b))
+			want, err := embedded.ReadFile("embedded/" + gpu + ".toml")
+			require.NoError(t, err)
+			if !bytes.Equal(want, b.Bytes()) {
+				t.Fatalf("embedded/%s.toml is stale: run go generate ./calib and review the diff", gpu)
+			}
+		})
+	}
+}
+
+func TestEmbedded(t *testing.T) {
+	f, err := Embedded("h200-sxm")
+	require.NoError(t, err)
+	require.NotNil(t, f)
+	assert.Equal(t, "embedded:h200-sxm", f.Name)
+	none, err := Embedded("tpu-v5")
+	assert.NoError(t, err)
+	assert.Nil(t, none)
+	_, err = Open("embedded:tpu-v5")
+	assert.ErrorContains(t, err, "no embedded calibration")
+
+	// Kimi-K2.5 routed experts at TP8 with EP8 on H200: one token, a
+	// measured point (T=1: both routings touch 8 experts, no mapping).
+	s := kernels.MoEShape{Tokens: 1, GlobalTokens: 1, Experts: 384, TopK: 8, Hidden: 7168, Inter: 2048, MoETP: 1, EP: 8, Weight: dtype.INT4G32}
+	e, ok := f.KernelTables().MoE(s)
+	require.True(t, ok)
+	assert.Equal(t, "embedded:h200-sxm#moe.vllm.int4_wo.e384.balanced", e.Source.Table)
+	assert.Equal(t, e.Source.RowLo, e.Source.RowHi)
+	var tb *Table
+	for i := range f.Tables {
+		if f.Tables[i].Name == "moe.vllm.int4_wo.e384.balanced" {
+			tb = &f.Tables[i]
+		}
+	}
+	require.NotNil(t, tb)
+	row := tb.Rows[e.Source.RowLo-1]
+	assert.Equal(t, []float64{1, 8, 1}, row[:3], "moe_tp, ep, tokens")
+	assert.InDelta(t, row[3]*1e-6, float64(e.Time), 1e-15)
+	assert.Contains(t, e.Source.Note, "L2-resident")
+	assert.Less(t, e.Lo, e.Time)
+	assert.Greater(t, e.Hi, e.Time)
+
+	// All-reduce of one Kimi decode token (14,336 B) at 8 ranks, custom.
+	c, ok := f.CommTables().AllReduce(comm.OneShot, 8, 14336)
+	require.True(t, ok)
+	assert.Equal(t, "embedded:h200-sxm#allreduce.vllm.graph", c.Source.Table)
+	ce, ok := f.CommTablesFor(false).AllReduce(comm.OneShot, 8, 14336)
+	require.True(t, ok)
+	assert.Equal(t, "embedded:h200-sxm#allreduce.vllm.eager", ce.Source.Table)
+	assert.Greater(t, ce.Time, c.Time, "eager custom all-reduce is slower")
+}
+
+// TestEmbeddedMoECorrection checks the routing correction on every
+// embedded balanced MoE table: uniform routing never touches more experts
+// than the table's balanced routing, so a corrected lookup at T tokens never
+// exceeds the most the table measured up to T; and at one token (both
+// routings touch topk experts) it is the table's own value.
+func TestEmbeddedMoECorrection(t *testing.T) {
+	for _, gpu := range EmbeddedNames() {
+		f, err := Embedded(gpu)
+		require.NoError(t, err)
+		for _, tb := range f.Kernels().MoEs {
+			if tb.Key.Distribution != "balanced" {
+				continue
+			}
+			splits, _, _, _ := tb.Series()
+			for _, sp := range splits {
+				raw := func(T int) float64 { // the uncorrected table value at T
+					u := *tb
+					u.Key.Distribution = "uniform"
+					e, _ := u.Lookup(moeShape(tb, sp, T))
+					return float64(e.Time)
+				}
+				runMax := 0.0
+				for T := 1; T <= 1024; T++ {
+					e, ok := tb.Lookup(moeShape(tb, sp, T))
+					require.True(t, ok)
+					runMax = math.Max(runMax, raw(T))
+					if T == 1 {
+						assert.Equal(t, raw(1), float64(e.Time))
+					}
+					assert.LessOrEqual(t, float64(e.Time), runMax*(1+1e-12), "%s %s split %v T=%d", gpu, tb.Name(), sp, T)
+				}
+			}
+		}
+	}
+}
+
+func moeShape(tb *kernels.MoETable, sp [2]int, T int) kernels.MoEShape {
+	return kernels.MoEShape{GlobalTokens: T, Tokens: T, Experts: tb.Key.Experts, TopK: tb.Key.TopK, Hidden: tb.Key.Hidden,
+		Inter: tb.Key.Inter / sp[0], MoETP: sp[0], EP: sp[1], Weight: weightFor(tb.Key.Quant)}
+}
+
+func weightFor(q string) dtype.Format {
+	switch q {
+	case "int4_wo":
+		return dtype.INT4G32
+	case "fp8_block":
+		return dtype.FP8Block128
+	}
+	return dtype.Format{Name: q}
+}
+
+func TestCoverage(t *testing.T) {
+	f, err := ImportNCCLTests(ncclFixtures, NCCLTestsOptions{GPU: "h100-sxm", Date: "2026-11-29", Command: "test"})
+	require.NoError(t, err)
+	cov := f.Coverage()
+	require.Len(t, cov, 2)
+	ar := cov[1]
+	assert.Equal(t, "impl=nccl", ar.Keys)
+	assert.Equal(t, 42, ar.Rows)
+	require.Len(t, ar.Series, 2)
+	assert.Equal(t, "ranks=2", ar.Series[0].Key)
+	assert.Equal(t, AxisRange{Name: "bytes", Lo: 512, Hi: 536870912, Distinct: 21}, ar.Series[1].Axes[0])
+	assert.Equal(t, 38, ar.LOOPoints, "19 interior points per rank count")
+	assert.Greater(t, ar.LOO, 0.0)
+}
+
+func TestWriteIsAtomicAndValidates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.toml")
+	require.NoError(t, os.WriteFile(path, []byte("old"), 0o644))
+	bad := &File{Schema: Schema, Provenance: Provenance{GPU: "x", Date: "d", Command: "c", Launch: "eager", Cache: "warm"},
+		Tables: []Table{{Name: "t", Op: "allreduce", Keys: Keys{Impl: "nccl"}, Columns: []string{"ranks", "bytes", "latency_us"},
+			Rows: [][]float64{{8, 1024, -3}}}}}
+	err := bad.Write(path)
+	assert.ErrorContains(t, err, "latency_us must be positive")
+	got, _ := os.ReadFile(path)
+	assert.Equal(t, "old", string(got), "a failed write leaves the old file")
+}
