@@ -245,7 +245,6 @@ type csvFile struct {
 	col  map[string]int
 }
 
-
 func newCSV(name string, rd io.Reader, required []string) (*csvFile, error) {
 	r := csv.NewReader(rd)
 	r.ReuseRecord = false
