@@ -15,7 +15,8 @@
 //
 //   - embedding lookup (vocab-parallel) and its AllReduce;
 //   - per layer: fused_add_rms_norm, the attention projections (MLA in its
-//     absorbed decode form: q_a, q_a_layernorm, q_b, kv_a, kv_a_layernorm,
+//     absorbed decode form: fused_qkv_a (q_a and kv_a in one replicated
+//     GEMM, vLLM deepseek_v2.py), q_a_layernorm, kv_a_layernorm, q_b,
 //     the per-head W_UK and W_UV bmm's from kv_b, rotary, the latent
 //     KV-cache write, the decode attention kernel; GQA: qkv, optional q/k
 //     norm, rotary, KV-cache write, attention, o_proj), the TP AllReduce
