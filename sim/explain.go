@@ -90,7 +90,7 @@ func (s *Sim) shapeString(o *op, p *pass) string {
 		if o.topK == 1 {
 			kind = "greedy"
 		}
-		return fmt.Sprintf("rows=%d vocab=%d %s (%s)", n, o.heads, kind, unit.Bytes(kernels.SamplingBytes(kernels.SamplingShape{Batch: n, Vocab: o.heads, Greedy: o.topK == 1})))
+		return fmt.Sprintf("rows=%d vocab=%d %s (%s)", n, o.vocab, kind, kernels.SamplingBytes(kernels.SamplingShape{Batch: n, Vocab: o.vocab, Greedy: o.topK == 1}))
 	case opAllReduce, opAllGather, opReduceScatter:
 		return fmt.Sprintf("%d ranks, %s", o.ranks, unit.Bytes(o.perTok*float64(n)))
 	case opAllToAll:

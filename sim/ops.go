@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/dtype"
 	"github.com/moecast/moecast/kernels"
@@ -57,7 +56,10 @@ type op struct {
 	slideFrac               float64
 	window                  int
 	topK                    int // opTopK: experts chosen; opSampling: 1 = greedy
-	module                  bool
+	vocab                   int // opSampling: logits per row
+	// module: part of the MLA attention module a calibration table may
+	// cover whole (see Sim.evalBlock).
+	module bool
 }
 
 // opRef marks, per op of a block, an identical op of an earlier block of
@@ -93,10 +95,9 @@ type block struct {
 
 // builder accumulates ops for a model and layout.
 type builder struct {
-	m    *model.Config
-	sh   shape
-	kv   dtype.KVCache
-	impl comm.Impl
+	m  *model.Config
+	sh shape
+	kv dtype.KVCache
 }
 
 const actBytes = 2 // bf16 activations
@@ -355,7 +356,7 @@ func (b *builder) head(lm model.Linear, greedy bool) []op {
 		ops = append(ops, op{name: "logits allgather", kind: opAllGather, cat: cost.AllGather, dom: domLogits,
 			perTok: float64(g.gemm.N*b.sh.tp) * actBytes, ranks: b.sh.tp})
 	}
-	s := op{name: "sampler", kind: opSampling, cat: cost.Sampling, dom: domLogits, heads: lm.Out}
+	s := op{name: "sampler", kind: opSampling, cat: cost.Sampling, dom: domLogits, vocab: lm.Out}
 	if greedy {
 		s.name, s.topK = "argmax (draft)", 1
 	}

@@ -122,7 +122,7 @@ func New(cfg Config) (*Sim, error) {
 	s.tps = cfg.Spec.TokensPerStep()
 	s.queries = cfg.Spec.queryTokens()
 
-	b := &builder{m: m, sh: sh, kv: cfg.KVCache, impl: cfg.AllReduce}
+	b := &builder{m: m, sh: sh, kv: cfg.KVCache}
 	add := func(name string, pass passKind, count float64, ops []op, mla bool) {
 		if count > 0 && len(ops) > 0 {
 			s.blocks = append(s.blocks, block{name: name, pass: pass, count: count, ops: ops, mla: mla})
@@ -423,7 +423,7 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 	case opTopK:
 		return s.costs.Elementwise(kernels.TopKBytes(n, s.cfg.Model.MoE.Experts, o.topK))
 	case opSampling:
-		return s.costs.Sampling(kernels.SamplingShape{Batch: n, Vocab: o.heads, Greedy: o.topK == 1})
+		return s.costs.Sampling(kernels.SamplingShape{Batch: n, Vocab: o.vocab, Greedy: o.topK == 1})
 	case opAllReduce:
 		return s.comm.AllReduce(s.cfg.AllReduce, o.ranks, unit.Bytes(o.perTok*float64(n)))
 	case opAllGather:
