@@ -106,6 +106,9 @@ func BenchmarkGunzip(b *testing.B) {
 		if data, err = os.ReadFile(*traceFile); err != nil {
 			b.Fatal(err)
 		}
+		if len(data) < 2 || data[0] != 0x1f || data[1] != 0x8b {
+			b.Skip("-tracefile is not gzip")
+		}
 	}
 	for _, tc := range []struct {
 		name string

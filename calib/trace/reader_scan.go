@@ -58,6 +58,23 @@ func scanString(b []byte, i int) (end int, esc bool) {
 	return -1, false
 }
 
+// keyEnd returns the index of the first quote or backslash at or after j,
+// or len(b); 8 bytes at a time as in scanString.
+func keyEnd(b []byte, j int) int {
+	const lsb, msb = 0x0101010101010101, 0x8080808080808080
+	for ; j+8 <= len(b); j += 8 {
+		x := binary.LittleEndian.Uint64(b[j:])
+		q := x ^ (lsb * '"')
+		e := x ^ (lsb * '\\')
+		if m := ((q - lsb) &^ q & msb) | ((e - lsb) &^ e & msb); m != 0 {
+			return j + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; j < len(b) && b[j] != '"' && b[j] != '\\'; j++ {
+	}
+	return j
+}
+
 // scanEscaped is scanString for a string with escapes.
 func scanEscaped(b []byte, i int) int {
 	for j := i + 1; j < len(b); j++ {
@@ -417,10 +434,7 @@ func (r *scanner) objectKey(b []byte, i int, first bool, what string) (key []byt
 	if c != '"' {
 		return nil, false, 0, r.bad(i, fmt.Sprintf("want a key string in %s, found %s", what, quoteByte(c)))
 	}
-	j := i + 1
-	for j < len(b) && b[j] != '"' && b[j] != '\\' {
-		j++
-	}
+	j := keyEnd(b, i+1)
 	if j >= len(b) {
 		return nil, false, 0, resShort
 	}
