@@ -470,17 +470,9 @@ func (s *Scenario) buildSpec() error {
 // or a calibration file path, relative to the current directory), as
 // `moecast predict --calibration` does. Errors name the flag.
 func (s *Scenario) SetCalibration(spec string) error {
-	saved := s.fsys
-	s.fsys = nil // a path given on the command line is an OS path
-	defer func() { s.fsys = saved }()
-	dir := s.dir
-	s.dir = ""
-	defer func() { s.dir = dir }()
 	if err := s.setCalibration(spec, ""); err != nil {
 		return err
 	}
-	if _, err := s.Sim(); err != nil {
-		return err
-	}
-	return nil
+	_, err := s.Sim()
+	return err
 }

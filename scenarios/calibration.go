@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 
@@ -42,13 +41,12 @@ func (s *Scenario) setCalibration(spec, key string) error {
 			s.warnCal(fmt.Sprintf("calibration \"embedded\": the tables were measured on the %s preset, not on the figures of [hardware.custom_gpu]", gpu))
 		}
 	default:
+		// A path in a scenario file is relative to the file's directory;
+		// one given on the command line (key == ""), or in an embedded
+		// scenario, which has no directory on disk, to the current one.
 		p := spec
-		if s.fsys == nil {
+		if key != "" && s.fsys == nil {
 			p = s.osPath(spec)
-		} else if !path.IsAbs(spec) {
-			// An embedded scenario has no directory on disk: a relative
-			// path there is relative to the current directory.
-			p = spec
 		}
 		var err error
 		if f, err = calib.Load(p); err != nil {
