@@ -180,3 +180,19 @@ func BenchmarkStep(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
 }
+
+// TestPCIeAllReduceShare: the same model and layout spends a larger share of
+// its batch-1 step in all-reduce on PCIe (RTX PRO 6000) than on NVLink
+// (H200), from comm's own fabric models.
+func TestPCIeAllReduceShare(t *testing.T) {
+	share := func(st setup) float64 {
+		p, err := st.sim(t).Step(1, 2048)
+		require.NoError(t, err)
+		return float64(p.Breakdown[cost.AllReduce].Time / p.Step.Time)
+	}
+	h200 := kimiRTX
+	h200.gpu, h200.fabric = "h200-sxm", "nvlink4"
+	pcie, nvlink := share(kimiRTX), share(h200)
+	assert.Greater(t, pcie, nvlink)
+	t.Logf("all-reduce share at batch 1: PCIe %.0f%%, NVLink %.0f%%", 100*pcie, 100*nvlink)
+}
