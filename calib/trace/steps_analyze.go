@@ -192,10 +192,12 @@ func NewAnalyzer(opts Options) *Analyzer {
 	}
 }
 
-// Add consumes one event. Events may come in any order within the
-// constraints Kineto's writer keeps: CPU annotations before the runtime
-// launches they enclose (a later one is counted and reported), a launch
-// before the kernels it starts.
+// Add consumes one event. Events may come in any order within these
+// constraints: a step annotation before the launches it encloses, and the
+// family of steps (engine, runner, ProfilerStep) known by the first launch
+// (Kineto writes all CPU events first; a writer that interleaves steps works
+// when each step's annotation precedes its launches); a kernel read before
+// its launch waits for it (pendingWindow).
 func (a *Analyzer) Add(ev *Event) {
 	a.res.Events++
 	switch ev.Cat {
@@ -207,11 +209,12 @@ func (a *Analyzer) Add(ev *Event) {
 		if info.family == famNone {
 			return
 		}
+		an := annot{name: ev.Name, pid: ev.Pid, tid: ev.Tid, ts: ev.TS, end: ev.End(), extID: ev.ExternalID, info: info, index: ev.Index}
 		if a.frozen {
-			a.late++
+			a.addLate(an)
 			return
 		}
-		a.anns = append(a.anns, annot{name: ev.Name, pid: ev.Pid, tid: ev.Tid, ts: ev.TS, end: ev.End(), extID: ev.ExternalID, info: info, index: ev.Index})
+		a.anns = append(a.anns, an)
 	case CatGPUUserAnnotation:
 		if ev.Ph != PhaseComplete || ev.ExternalID == 0 {
 			return
@@ -259,6 +262,54 @@ func (a *Analyzer) freeze() {
 				a.extStep[id] = i
 			}
 		}
+	}
+}
+
+// addLate adds a step annotation read after the first launch (writers that
+// interleave steps: annotation, launches, kernels, next annotation). One of
+// the family already chosen joins the step it nests in (or, for a runner
+// scope other than "preprocess", the step it follows on its thread), else
+// it starts a new step; one of another family, or any when the trace had no
+// step annotation before its first launch, is counted and ignored.
+func (a *Analyzer) addLate(an annot) {
+	if a.table == nil || an.info.family != a.family {
+		a.late++
+		return
+	}
+	k := threadKey{an.pid, an.tid}
+	w := a.table.byThread[k]
+	i := sort.Search(len(w), func(i int) bool { return w[i].ts > an.ts }) - 1
+	if i >= 0 && (an.ts <= w[i].end || (a.family == famRunner && !strings.HasSuffix(an.name, "preprocess"))) {
+		id := w[i].id
+		w[i].end = max(w[i].end, an.end)
+		m := &a.steps[id].meta
+		m.end = max(m.end, an.end)
+		if m.kind == KindUnknown {
+			m.kind = an.info.kind
+		}
+		if m.batch == 0 {
+			m.batch = an.info.batch
+		}
+		if an.extID != 0 {
+			a.extStep[an.extID] = id
+		}
+		return
+	}
+	id := len(a.steps)
+	m := stepMeta{label: an.name, pid: an.pid, tid: an.tid, ts: an.ts, end: an.end, kind: an.info.kind, batch: an.info.batch}
+	if a.family == famRunner {
+		m.label = "gpu_model_runner step"
+	}
+	a.steps = append(a.steps, &stepAcc{meta: m})
+	if _, ok := a.table.byThread[k]; !ok {
+		a.table.byPid[an.pid] = append(a.table.byPid[an.pid], k)
+	}
+	w = append(w, stepWindow{})
+	copy(w[i+2:], w[i+1:])
+	w[i+1] = stepWindow{id: id, ts: an.ts, end: an.end}
+	a.table.byThread[k] = w
+	if an.extID != 0 {
+		a.extStep[an.extID] = id
 	}
 }
 
@@ -599,7 +650,7 @@ func (a *Analyzer) warnings(empty int) {
 		*w = append(*w, "no kernel events: the trace holds no GPU activity (was CUDA/ROCm activity profiled?)")
 	}
 	if a.late > 0 {
-		*w = append(*w, fmt.Sprintf("%d step annotations came after the first GPU launch in the file and were ignored", a.late))
+		*w = append(*w, fmt.Sprintf("%d step annotations came after the first GPU launch in the file and were ignored (another family than the steps', or none before it)", a.late))
 	}
 	if empty > 0 && a.res.Source == SourceAnnotation {
 		*w = append(*w, fmt.Sprintf("%d step annotations enclose no GPU work and were dropped", empty))

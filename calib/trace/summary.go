@@ -101,6 +101,7 @@ type FileResult struct {
 	RankSrc string // "distributedInfo", "file name" or "position"
 	Result  *Result
 	Summary Summary
+	Bytes   int64 // uncompressed JSON bytes read
 	// Err is a fatal error: the file could not be opened, or (with Strict)
 	// it is partly broken. A partly broken file without Strict has a Result
 	// from the events before the fault and a warning.
@@ -186,6 +187,7 @@ func AnalyzeFile(path string, opts FileOptions) FileResult {
 	fr.Result = res
 	fr.Summary = Summarize(res.Steps)
 	fr.Rank, fr.RankSrc = rankOf(r.Meta(), path)
+	fr.Bytes, _ = r.BytesRead()
 	return fr
 }
 
