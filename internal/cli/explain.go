@@ -31,6 +31,7 @@ type explainJSON struct {
 	Context  int             `json:"context"`
 	StepMs   float64         `json:"step_ms"`
 	Ops      []explainOpJSON `json:"ops"`
+	Warnings []string        `json:"warnings"`
 }
 
 // runExplain prints every op of one layer of each kind at (batch,
@@ -44,8 +45,13 @@ func runExplain(s *streams, sc *scenarios.Scenario, sm *sim.Sim, batch, context 
 	if err != nil {
 		return inputErr(sc.KeyError(err))
 	}
+	warnings := append([]string{}, sc.Warnings...)
+	if w := fitWarning(p); w != "" {
+		warnings = append(warnings, w)
+	}
 	if format == formatJSON {
-		out := explainJSON{Scenario: sc.Name, Batch: batch, Context: context, StepMs: r6(p.Step.Time.Ms()), Ops: []explainOpJSON{}}
+		out := explainJSON{Scenario: sc.Name, Batch: batch, Context: context, StepMs: r6(p.Step.Time.Ms()),
+			Ops: []explainOpJSON{}, Warnings: warnings}
 		for _, o := range ops {
 			e := o.Estimate
 			out.Ops = append(out.Ops, explainOpJSON{
@@ -91,6 +97,9 @@ func runExplain(s *streams, sc *scenarios.Scenario, sm *sim.Sim, batch, context 
 			e.Time.Us(), iv, share, src)
 	}
 	if full {
+		for _, w := range warnings {
+			fmt.Fprintln(s.Err, "warning: "+w)
+		}
 		return t.render(s.Out, formatCSV)
 	}
 	if err := writeHeader(s.Out, sc, context); err != nil {
@@ -102,9 +111,16 @@ func runExplain(s *streams, sc *scenarios.Scenario, sm *sim.Sim, batch, context 
 	if err := t.render(s.Out, formatText); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(s.Out, "\nstep %.3f ms = sum over ops of count x (time + launch) = %.3f ms (interval %s ms)\n",
-		p.Step.Time.Ms(), sum.Ms(), interval(p.Step))
-	return err
+	if _, err := fmt.Fprintf(s.Out, "\nstep %.3f ms = sum over ops of count x (time + launch) = %.3f ms (interval %s ms)\n",
+		p.Step.Time.Ms(), sum.Ms(), interval(p.Step)); err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		if _, err := fmt.Fprintln(s.Out, "warning: "+w); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // flopsString formats an operation count with a decimal prefix: "3.52G".
