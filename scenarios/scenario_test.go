@@ -321,3 +321,55 @@ func TestCalibration(t *testing.T) {
 	require.Len(t, s.Warnings, 1)
 	assert.Contains(t, s.Warnings[0], `"x1"`)
 }
+
+// TestValues checks that each key reaches its sim.Config field.
+func TestValues(t *testing.T) {
+	src := `[model]
+preset = "kimi-k2.5"
+kv_cache = "fp8"
+[hardware]
+gpu = "h200-sxm"
+gpus = 8
+calibration = "none"
+[parallel]
+tp = 1
+ep = 8
+dp = 8
+dp_attention = true
+[runtime]
+cuda_graphs = false
+allreduce = "twoshot"
+gpu_memory_utilization = 0.8
+[workload]
+batch = [4, 2]
+context = 8192
+[speculative]
+method = "eagle3"
+draft_tokens = 2
+acceptance = [0.7]
+`
+	s, err := Parse("dir/t.toml", []byte(src))
+	require.NoError(t, err, src)
+	c := s.Config
+	assert.Equal(t, "t", s.Name, "the file's base name when name is absent")
+	assert.Equal(t, dtype.KVFP8, c.KVCache)
+	assert.Equal(t, 1, c.Layout.TP)
+	assert.Equal(t, 8, c.Layout.DP)
+	assert.Equal(t, 8, c.Layout.EP)
+	assert.True(t, c.Layout.DPAttention)
+	assert.False(t, c.Graphs)
+	assert.Equal(t, comm.TwoShot, c.AllReduce)
+	assert.InDelta(t, 0.8, c.GPUMemoryUtilization, 0)
+	assert.Equal(t, []int{4, 2}, s.Batches)
+	assert.Equal(t, 8192, s.Context)
+	assert.Equal(t, sim.Spec{Method: sim.SpecEAGLE3, DraftTokens: 2, Acceptance: []float64{0.7}}, c.Spec)
+	assert.Empty(t, s.Warnings)
+
+	// Draft settings with method none are ignored, with a warning that
+	// points at the table.
+	s, err = Parse("t.toml", []byte(minimal+"[speculative]\ndraft_tokens = 3\n"))
+	require.NoError(t, err)
+	assert.Equal(t, sim.SpecNone, s.Config.Spec.Method)
+	require.Len(t, s.Warnings, 1)
+	assert.True(t, strings.HasPrefix(s.Warnings[0], "t.toml:12: speculative.method is none"), s.Warnings[0])
+}
