@@ -132,7 +132,11 @@ func TestCalibratedMLAModule(t *testing.T) {
 			if o.Category != cost.Elementwise { // the floor counts the projections and attention
 				fb += o.Estimate.Bytes
 			}
-			assert.Contains(t, o.Estimate.Source.Note, "floor", o.Name)
+			if o.Name == "mla decode attention" {
+				assert.Contains(t, o.Estimate.Source.Note, "floor", o.Name)
+			} else {
+				assert.Equal(t, noteMLAModule, o.Estimate.Source.Note, o.Name)
+			}
 		}
 	}
 	require.Positive(t, float64(fb))

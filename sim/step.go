@@ -303,13 +303,15 @@ func (s *Sim) evalBlock(blk *block, p *pass, est []cost.Estimate) {
 		est[i].Lo = t.Lo * w
 		est[i].Hi = t.Hi * w
 		est[i].Source = t.Source
-		if est[i].Source.Note == "" {
+		// The attention op keeps the table's own note (clamping, L2,
+		// floor); the others say where their share comes from.
+		if blk.ops[i].kind != opMLA || t.Source.Note == "" {
 			est[i].Source.Note = noteMLAModule
 		}
 	}
 }
 
-const noteMLAModule = "MLA module table (projections, norms, rotary, cache write, attention) split over its ops by their own estimates"
+const noteMLAModule = "share of the MLA module table time (projections, norms, rotary, cache write, attention), split by the ops' own estimates; table notes on the attention op"
 
 func (s *Sim) mlaShape(o *op, p *pass) kernels.MLAShape {
 	a := &s.cfg.Model.Attn
