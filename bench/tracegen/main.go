@@ -32,7 +32,8 @@ func run(args []string) error {
 	cfg := tracegen.DefaultConfig()
 	out := fs.String("out", "bench/out", "output directory")
 	size := fs.String("size", "", "uncompressed size per rank (e.g. 100MB, 1GB; GB = 1e9); overrides -steps")
-	ranks := fs.Int("ranks", 1, "number of rank files (world size)")
+	ranks := fs.Int("ranks", 1, "number of rank files to write (ranks 0..N-1)")
+	world := fs.Int("world", 0, "world size (TP ranks of the all-reduce); 0: -ranks")
 	plain := fs.Bool("plain", false, "write plain JSON instead of gzip")
 	level := fs.Int("level", gzip.DefaultCompression, "gzip level (torch.profiler's export uses Python's default, 9)")
 	prefix := fs.String("prefix", "rank", "file name prefix")
@@ -45,6 +46,12 @@ func run(args []string) error {
 	}
 	cfg.Seed = *seed
 	cfg.WorldSize = *ranks
+	if *world > 0 {
+		cfg.WorldSize = *world
+	}
+	if *ranks > cfg.WorldSize {
+		return fmt.Errorf("-ranks %d exceeds -world %d", *ranks, cfg.WorldSize)
+	}
 	if *size != "" {
 		n, err := parseSize(*size)
 		if err != nil {
