@@ -129,26 +129,31 @@ type stepAcc struct {
 }
 
 // Analyzer consumes the events of one trace in a single pass and builds its
-// steps. Memory: the step annotations, one map entry per kernel launch made
-// inside a step (correlation id -> step), one map entry per graph launch, the
-// kernel-name table, and the kernel intervals of the steps still open (a
-// step is closed once kernels of a step two places later arrive, or at the
-// end), so it does not grow with the number of steps beyond those small
-// per-step records.
+// steps. Memory: a small record per step; one map entry per kernel launch
+// whose kernel has not arrived yet and one per graph launch (correlation id
+// -> step); a bitset of the launch correlation ids (8 KiB per 65,536); the
+// kernels read before their launch (usually one); the kernel-name table; and
+// the kernel intervals (32 bytes each) of the steps still open: a step is
+// closed once kernels of a step two places later arrive, or at the end.
+// Nothing grows with the number of events beyond the per-step records.
 type Analyzer struct {
 	opts  Options
 	cls   *Classifier
 	match stepMatcher
 
-	anns     []annot
-	frozen   bool
-	family   int
-	table    *stepTable
-	steps    []*stepAcc
-	extStep  map[int64]int // External id of a kept CPU annotation -> step
-	corrStep map[int64]int // correlation id of a launch -> step
-	gpuAnn   map[int64][2]Time
-	late     int
+	anns    []annot
+	frozen  bool
+	family  int
+	table   *stepTable
+	steps   []*stepAcc
+	extStep map[int64]int // External id of a kept CPU annotation -> step
+	// correlation id of a launch -> step: a kernel launch's entry goes when
+	// its kernel arrives (one GPU event per launch), a graph launch's stays
+	// (all the replayed kernels carry its correlation).
+	corrStep  map[int64]int
+	corrGraph map[int64]int
+	gpuAnn    map[int64][2]Time
+	late      int
 
 	// graph-launch and gap modes (only without step annotations)
 	graphStep map[int64]int // correlation of a graph launch -> step
@@ -183,6 +188,7 @@ func NewAnalyzer(opts Options) *Analyzer {
 		match:      stepMatcher{user: opts.Step},
 		extStep:    map[int64]int{},
 		corrStep:   map[int64]int{},
+		corrGraph:  map[int64]int{},
 		gpuAnn:     map[int64][2]Time{},
 		graphStep:  map[int64]int{},
 		pending:    map[int64][]pendingK{},
@@ -331,7 +337,11 @@ func (a *Analyzer) addLaunch(ev *Event) {
 	a.launched.add(ev.Correlation)
 	if a.table != nil {
 		if id := a.table.lookup(ev.Pid, ev.Tid, ev.TS); id >= 0 {
-			a.corrStep[ev.Correlation] = id
+			if strings.Contains(ev.Name, "GraphLaunch") {
+				a.corrGraph[ev.Correlation] = id
+			} else {
+				a.corrStep[ev.Correlation] = id
+			}
 		}
 	} else if strings.Contains(ev.Name, "GraphLaunch") {
 		id := len(a.steps)
@@ -399,6 +409,11 @@ func (a *Analyzer) route(corr int64, k kspan) {
 	dur := k.dur
 	if a.table != nil {
 		if id, ok := a.corrStep[corr]; ok {
+			delete(a.corrStep, corr)
+			a.addToStep(id, k, dur)
+			return
+		}
+		if id, ok := a.corrGraph[corr]; ok {
 			a.addToStep(id, k, dur)
 			return
 		}
