@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -253,12 +254,24 @@ func Parse(name string, data []byte) (*File, error) {
 	return f, nil
 }
 
+var reTOMLLine = regexp.MustCompile(`(?s)^toml: line (\d+) (.*)$`)
+
+// oneLine escapes line breaks that a parser quoted from the input, so that
+// every error prints on one line.
+func oneLine(s string) string {
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
+}
+
 func tomlErr(name string, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("%s:%d: %s", name, pe.Position.Line, pe.Message)
+		return fmt.Errorf("%s:%d: %s", name, pe.Position.Line, oneLine(pe.Message))
 	}
-	return fmt.Errorf("%s: %w", name, err)
+	// Type errors come as "toml: line N (last key "k"): msg".
+	if m := reTOMLLine.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("%s:%s: %s", name, m[1], oneLine(m[2]))
+	}
+	return fmt.Errorf("%s: %s", name, oneLine(err.Error()))
 }
 
 // parseRows reads the CSV rows string. firstLine is the file line of the

@@ -175,7 +175,7 @@ func parseNCCLTests(name string, r io.Reader) (*ncclRun, error) {
 	}
 	for i := 1; i < len(run.rows); i++ {
 		if run.rows[i].size == run.rows[i-1].size {
-			return nil, fmt.Errorf("%s:%d: size %g B measured twice (also line %d)", name, run.rows[i].line, run.rows[i].size, run.rows[i-1].line)
+			return nil, fmt.Errorf("%s:%d: size %.0f B measured twice (also line %d)", name, run.rows[i].line, run.rows[i].size, run.rows[i-1].line)
 		}
 	}
 	return run, nil
@@ -316,7 +316,7 @@ func buildNCCLFile(runs []*ncclRun, opt NCCLTestsOptions) (*File, error) {
 		for _, r := range run.rows {
 			k := [3]float64{opIndex[run.op], float64(run.ranks), r.size}
 			if prev, dup := first[k]; dup {
-				return nil, fmt.Errorf("%s:%d: %s at %d ranks, %g B also measured at %s:%d", run.name, r.line, run.op, run.ranks, r.size, prev.file, prev.line)
+				return nil, fmt.Errorf("%s:%d: %s at %d ranks, %.0f B also measured at %s:%d", run.name, r.line, run.op, run.ranks, r.size, prev.file, prev.line)
 			}
 			first[k] = struct {
 				file string

@@ -1,0 +1,173 @@
+package calib
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// validFile is a minimal calibration file; the bad-input cases below edit
+// it. Line numbers: [[table]] 10, rows key 15, rows 16 and 17.
+const validFile = `schema = 1
+
+[provenance]
+gpu = "h200-sxm"
+date = "2026-11-29"
+command = "hand"
+launch = "cuda-graph"
+cache = "warm"
+
+[[table]]
+name = "ar"
+op = "allreduce"
+impl = "nccl"
+columns = ["ranks", "bytes", "latency_us"]
+rows = """
+8,1024,20.5
+8,4096,21.0
+"""
+`
+
+func TestParseValid(t *testing.T) {
+	f, err := Parse("f.toml", []byte(validFile))
+	require.NoError(t, err)
+	require.Len(t, f.Tables, 1)
+	assert.Equal(t, [][]float64{{8, 1024, 20.5}, {8, 4096, 21}}, f.Tables[0].Rows)
+	assert.Equal(t, []int{16, 17}, f.Tables[0].rowLines)
+	assert.Equal(t, "cuda-graph", f.Effective(&f.Tables[0]).Launch, "inherited from the file")
+}
+
+func TestParseBadInput(t *testing.T) {
+	tests := []struct {
+		name     string
+		old, new string // replace old by new in validFile
+		want     string
+	}{
+		{"unknown schema", "schema = 1", "schema = 2", "f.toml: calibration schema 2 is not supported: this moecast reads schema 1"},
+		{"no schema", "schema = 1", "", "schema is missing"},
+		{"malformed TOML", `name = "ar"`, `name = "ar`, "f.toml:11:"},
+		{"unknown table key", `impl = "nccl"`, "impl = \"nccl\"\nfoo = 3", `f.toml:14: unknown key "table.foo"`},
+		{"unknown provenance key", `cache = "warm"`, "cache = \"warm\"\ncolour = \"red\"", `f.toml:9: unknown key "provenance.colour"`},
+		{"latency without unit", `"latency_us"]`, `"latency"]`, `f.toml:10: table 1 ("ar"): column "latency" has no unit`},
+		{"unknown time unit", `"latency_us"]`, `"latency_ns"]`, `f.toml:10: table 1 ("ar"): column "latency_ns": unknown time unit`},
+		{"negative time", "8,4096,21.0", "8,4096,-21.0", `f.toml:17: table "ar" row 2: latency_us must be positive`},
+		{"zero time", "8,4096,21.0", "8,4096,0", `f.toml:17: table "ar" row 2: latency_us must be positive`},
+		{"NaN time", "8,1024,20.5", "8,1024,nan", "f.toml:16: value 3 is NaN"},
+		{"Inf size", "8,1024,20.5", "8,inf,20.5", "f.toml:16: value 2 is +Inf"},
+		{"not a number", "8,1024,20.5", "8,1024,fast", `f.toml:16: value 3 "fast" is not a number`},
+		{"short row", "8,1024,20.5", "8,1024", "f.toml:16: row has 2 values, the table has 3 columns"},
+		{"fractional ranks", "8,1024,20.5", "7.5,1024,20.5", `f.toml:16: table "ar" row 1: ranks must be a positive integer`},
+		{"duplicate point", "8,4096,21.0", "8,1024,21.0", `f.toml:17: table "ar" row 2: point ranks=8 bytes=1024 is measured twice (also row 1)`},
+		{"missing column", `"bytes", `, "", `f.toml:10: table 1 ("ar"): column "bytes" is missing`},
+		{"unknown column", `"bytes", `, `"bytes", "colour", `, `column "colour" is unknown for op allreduce`},
+		{"unknown op", `op = "allreduce"`, `op = "broadcast"`, `f.toml:10: table 1 ("ar"): op "broadcast" is unknown`},
+		{"missing impl", `impl = "nccl"`, "", `f.toml:10: table 1 ("ar"): op allreduce: key impl is missing`},
+		{"missing launch", `launch = "cuda-graph"`, "", `f.toml:10: table 1 ("ar"): provenance: launch is missing`},
+		{"bad cache", `cache = "warm"`, `cache = "hot"`, `provenance: cache "hot"`},
+		{"missing gpu", `gpu = "h200-sxm"`, "", "provenance: gpu is missing"},
+		{"no source", `command = "hand"`, "", "provenance: needs source or command"},
+		{"no rows", "8,1024,20.5\n8,4096,21.0\n", "", "f.toml:15: table has no rows"},
+		{"wrong type", `impl = "nccl"`, `impl = 3`, "f.toml:13:"},
+		{"missing name", `name = "ar"`, "", `f.toml:10: table 1 (""): name is missing`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Contains(t, validFile, tt.old)
+			src := strings.Replace(validFile, tt.old, tt.new, 1)
+			_, err := Parse("f.toml", []byte(src))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.NotContains(t, err.Error(), "\n", "one-line errors")
+		})
+	}
+}
+
+func TestParseDuplicateTableNames(t *testing.T) {
+	src := validFile + "\n[[table]]" + strings.SplitN(validFile, "[[table]]", 2)[1]
+	_, err := Parse("f.toml", []byte(src))
+	assert.ErrorContains(t, err, `f.toml:20: table 2 ("ar"): duplicate table name (also table 1)`)
+}
+
+func TestNCCLTestsBadInput(t *testing.T) {
+	head := "# Collective test starting: all_reduce_perf\n" +
+		"#  Rank  0 Group  0 Pid  1 on n1 device  0 [0x18] NVIDIA H100 80GB HBM3\n" +
+		"#  Rank  1 Group  0 Pid  1 on n1 device  1 [0x2a] NVIDIA H100 80GB HBM3\n" +
+		"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n" +
+		"#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+	good := "     1048576        262144     float     sum      -1    20.00   52.43   52.43      0    20.10   52.17   52.17      0\n"
+	tests := []struct {
+		name, name2, body, want string
+	}{
+		{"wrong results", "a.txt", head + strings.Replace(good, "52.43      0", "52.43      3", 1), "a.txt:6: out-of-place #wrong = 3"},
+		{"in-place wrong", "a.txt", head + strings.Replace(good, "52.17      0", "52.17      1", 1), "a.txt:6: in-place #wrong = 1"},
+		{"time in ms", "a.txt", strings.Replace(head, "(us)", "(ms)", 1) + good, "a.txt:5: time unit (ms)"},
+		{"time not in us", "a.txt", head + strings.Replace(good, "20.00", "0.02", 1), "a.txt:6: out-of-place algbw 52.43 GB/s does not match size/time"},
+		{"negative time", "a.txt", head + strings.Replace(good, "20.00   52.43", "-20.0   52.43", 1), "a.txt:6: out-of-place time -20.0 us must be positive"},
+		{"NaN time", "a.txt", head + strings.Replace(good, "20.00", "nan", 1), "a.txt:6: out-of-place time \"nan\" is not a number"},
+		{"short row", "a.txt", head + "1048576 262144 float sum -1 20.00\n", "a.txt:6: data row has 6 fields"},
+		{"bad size", "a.txt", head + strings.Replace(good, "1048576", "1e6x", 1), "a.txt:6: size(B) \"1e6x\" is not a positive integer"},
+		{"duplicate size", "a.txt", head + good + good, "a.txt:7: size 1048576 B measured twice (also line 6)"},
+		{"unknown collective", "a.txt", strings.Replace(head, "all_reduce_perf", "broadcast_perf", 1) + good, "a.txt:1: collective \"broadcast_perf\" is not supported"},
+		{"no collective", "x.txt", strings.SplitN(head, "\n", 2)[1] + good, "x.txt: cannot tell the collective"},
+		{"no ranks", "a.txt", "# Collective test starting: all_reduce_perf\n" + good, "a.txt: cannot tell the rank count"},
+		{"no rows", "a.txt", head, "a.txt: no data rows"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseNCCLTests(tt.name2, strings.NewReader(tt.body))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	run, err := parseNCCLTests("a.txt", strings.NewReader(head+good))
+	require.NoError(t, err)
+	assert.Equal(t, 2, run.ranks)
+	assert.Equal(t, "allreduce", run.op)
+	assert.Equal(t, []ncclRow{{size: 1048576, oop: 20, inp: 20.1, line: 6, hasInPlace: true}}, run.rows)
+	// The collective from the file name when the start line is missing;
+	// N/A in #wrong (validation off) is accepted.
+	run, err = parseNCCLTests("all_gather_perf.log", strings.NewReader(strings.SplitN(head, "\n", 2)[1]+strings.ReplaceAll(good, "      0", "    N/A")))
+	require.NoError(t, err)
+	assert.Equal(t, "allgather", run.op)
+}
+
+func TestNCCLTestsDuplicateAcrossFiles(t *testing.T) {
+	_, err := ImportNCCLTests([]string{"testdata/nccl-tests/all_reduce_perf_8xh100.txt", "testdata/nccl-tests/all_reduce_perf_8xh100.txt"},
+		NCCLTestsOptions{GPU: "h100-sxm", Date: "2026-11-29", Command: "t"})
+	assert.ErrorContains(t, err, "testdata/nccl-tests/all_reduce_perf_8xh100.txt:20: allreduce at 8 ranks, 512 B also measured at testdata/nccl-tests/all_reduce_perf_8xh100.txt:20")
+}
+
+func TestPerfDBBadInput(t *testing.T) {
+	moeHead := "framework,version,device,op_name,kernel_source,moe_dtype,num_tokens,hidden_size,inter_size,topk,num_experts,moe_tp_size,moe_ep_size,distribution,latency\n"
+	moeRow := "VLLM,0.24.0,NVIDIA H200,moe,k,int4_wo,1,7168,2048,8,384,1,8,balanced,0.05\n"
+	ncclHead := "framework,version,device,op_name,kernel_source,nccl_dtype,num_gpus,message_size,latency\n"
+	ncclRow := "TRTLLM,2.29.2,NVIDIA H200,all_reduce,NCCL,half,8,256,0.016\n"
+	tests := []struct {
+		name, kind, body, want string
+	}{
+		{"missing column", "moe", strings.Replace(moeHead, ",latency", "", 1) + moeRow, `moe.csv:1: column "latency" is missing`},
+		{"latency with unit", "moe", strings.Replace(moeHead, ",latency", ",latency_us", 1) + moeRow, `moe.csv:1: column "latency_us"`},
+		{"negative latency", "moe", moeHead + moeRow + strings.Replace(moeRow, ",1,7168", ",2,7168", 1)[:len(moeRow)-5] + "-0.05\n", "moe.csv:3: latency must be positive, got -0.05"},
+		{"NaN latency", "moe", moeHead + strings.Replace(moeRow, "0.05", "NaN", 1), "moe.csv:2: latency is NaN"},
+		{"text latency", "moe", moeHead + strings.Replace(moeRow, "0.05", "fast", 1), `moe.csv:2: latency "fast" is not a number`},
+		{"zero tokens", "moe", moeHead + strings.Replace(moeRow, ",1,7168", ",0,7168", 1), "moe.csv:2: num_tokens must be positive"},
+		{"duplicate point", "moe", moeHead + moeRow + moeRow, "moe.csv:3: duplicate point (tokens 1, moe_tp 1, ep 8) (first at line 2)"},
+		{"field count", "moe", moeHead + "VLLM,0.24.0\n", "moe.csv:2: wrong number of fields"},
+		{"bare quote", "nccl", ncclHead + ncclRow + "TRTLLM,2.29.2,NVIDIA \"H200,all_reduce,NCCL,half,8,512,0.016\n", "nccl.csv:3:"},
+		{"unknown collective", "nccl", ncclHead + strings.Replace(ncclRow, "all_reduce", "broadcast", 1), `nccl.csv:2: op_name "broadcast" is not a supported collective`},
+		{"empty", "nccl", "", "nccl.csv:1: empty file"},
+		{"inf latency", "nccl", ncclHead + strings.Replace(ncclRow, "0.016", "inf", 1), "nccl.csv:2: latency is inf"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			im := &perfdbImport{opt: perfdbOpts("h200-sxm"), gpu: "h200-sxm", l2: 60 << 20, sys: systemInfo{gpusPerNode: 8, fabric: "nvlink4"},
+				file: &File{Schema: Schema}}
+			err := im.readFrom(perfdbFile{rel: tt.kind + ".csv", kind: tt.kind, engine: "vllm", engVer: "0.24.0"}, strings.NewReader(tt.body))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			assert.Empty(t, im.file.Tables, "nothing kept from a failed file")
+		})
+	}
+}
