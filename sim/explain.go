@@ -36,18 +36,18 @@ func (s *Sim) Explain(batch, context int) ([]Op, error) {
 		passes[k] = s.pass(batch, context, k)
 	}
 	var ops []Op
-	var est [maxBlockOps]cost.Estimate
+	var cache [maxShared]cost.Estimate
 	for bi := range s.blocks {
 		blk := &s.blocks[bi]
 		p := &passes[blk.pass]
-		s.evalBlock(blk, p, est[:len(blk.ops)])
+		out := make([]Op, len(blk.ops))
+		s.evalBlock(blk, p, &cache, nil, out)
 		for i := range blk.ops {
 			o := &blk.ops[i]
-			ops = append(ops, Op{
-				Layer: blk.name, Name: o.name, Category: o.cat, Shape: s.shapeString(o, p),
-				Count: blk.count, Estimate: est[i], Launch: s.costs.LaunchCost(est[i]).Time,
-			})
+			out[i].Layer, out[i].Name, out[i].Category = blk.name, o.name, o.cat
+			out[i].Shape, out[i].Count = s.shapeString(o, p), blk.count
 		}
+		ops = append(ops, out...)
 	}
 	return ops, nil
 }

@@ -88,6 +88,10 @@ type block struct {
 	count float64
 	ops   []op
 	refs  []opRef
+	// modPos[i] is op i's index among the block's MLA-module ops, or -1;
+	// moduleShared: all module ops reuse an earlier block's estimates.
+	modPos       []int8
+	moduleShared bool
 	// mla: the ops flagged module form the MLA module that a calibrated
 	// MLAModule table may replace (see evalBlock).
 	mla bool

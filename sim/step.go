@@ -37,6 +37,8 @@ type Sim struct {
 	queries int     // K+1 or 1
 	// sendDest: expected ranks one token is dispatched to (all-to-all).
 	sendDest float64
+	// usedPasses has bit k set when a block runs pass k.
+	usedPasses uint8
 }
 
 // New validates cfg and precomputes everything that does not depend on
@@ -83,11 +85,22 @@ func New(cfg Config) (*Sim, error) {
 		add("eagle3 pass 2..K", passDraftRest, k-1, layer, false)
 	}
 	for bi := range s.blocks {
-		if len(s.blocks[bi].ops) > maxBlockOps {
-			return nil, fieldErrorf("model", "internal: %d ops in one layer exceed %d", len(s.blocks[bi].ops), maxBlockOps)
+		blk := &s.blocks[bi]
+		nmod := 0
+		for i := range blk.ops {
+			if blk.ops[i].module {
+				nmod++
+			}
+		}
+		if len(blk.ops) > maxBlockOps || nmod > maxModuleOps {
+			return nil, fieldErrorf("model", "internal: %d ops (%d in the MLA module) in one layer exceed %d (%d)",
+				len(blk.ops), nmod, maxBlockOps, maxModuleOps)
 		}
 	}
 	s.linkDuplicates()
+	for bi := range s.blocks {
+		s.usedPasses |= 1 << s.blocks[bi].pass
+	}
 	s.mem = newMemoryModel(&s.cfg, sh)
 	return s, nil
 }
@@ -96,8 +109,9 @@ func New(cfg Config) (*Sim, error) {
 // in a fixed array on the stack; maxShared bounds the cache of estimates
 // shared between blocks.
 const (
-	maxBlockOps = 64
-	maxShared   = 48
+	maxBlockOps  = 64
+	maxShared    = 48
+	maxModuleOps = 16
 )
 
 // linkDuplicates fills each block's refs: an op identical to an op of an
@@ -114,6 +128,15 @@ func (s *Sim) linkDuplicates() {
 	}
 	for bi := range s.blocks {
 		blk := &s.blocks[bi]
+		blk.modPos = make([]int8, len(blk.ops))
+		n := int8(0)
+		for i := range blk.ops {
+			blk.modPos[i] = -1
+			if blk.ops[i].module {
+				blk.modPos[i] = n
+				n++
+			}
+		}
 		for i := range blk.ops {
 			for bj := 0; bj < bi && blk.refs[i].dup < 0; bj++ {
 				prev := &s.blocks[bj]
@@ -133,6 +156,27 @@ func (s *Sim) linkDuplicates() {
 					}
 					blk.refs[i].dup = prev.refs[j].slot
 					break
+				}
+			}
+		}
+		// The MLA module is calibrated whole: either every module op
+		// reuses an earlier block's (already calibrated) estimate, or
+		// none does and the block looks the module up itself.
+		shared, fresh := 0, 0
+		for i := range blk.ops {
+			if blk.ops[i].module {
+				if blk.refs[i].dup >= 0 {
+					shared++
+				} else {
+					fresh++
+				}
+			}
+		}
+		blk.moduleShared = shared > 0 && fresh == 0
+		if shared > 0 && fresh > 0 {
+			for i := range blk.ops {
+				if blk.ops[i].module {
+					blk.refs[i].dup = -1
 				}
 			}
 		}
@@ -202,45 +246,15 @@ func (s *Sim) Step(batch, context int) (Point, error) {
 	}
 	var passes [numPasses]pass
 	for k := passKind(0); k < numPasses; k++ {
-		passes[k] = s.pass(batch, context, k)
+		if s.usedPasses&(1<<k) != 0 {
+			passes[k] = s.pass(batch, context, k)
+		}
 	}
 	var a accum
 	var cache [maxShared]cost.Estimate
-	graphs := s.cfg.Graphs
 	for bi := range s.blocks {
 		blk := &s.blocks[bi]
-		p := &passes[blk.pass]
-		if blk.mla && s.cfg.KernelTables != nil {
-			// Calibrated MLA module: evaluate the block whole.
-			var est [maxBlockOps]cost.Estimate
-			s.evalBlock(blk, p, est[:len(blk.ops)])
-			for i := range blk.ops {
-				if r := blk.refs[i]; r.slot >= 0 {
-					cache[r.slot] = est[i]
-				}
-				a.add(blk.ops[i].cat, &est[i], blk.count)
-				if !graphs {
-					a.addLaunch(s.costs.LaunchCost(est[i]), blk.count)
-				}
-			}
-			continue
-		}
-		for i := range blk.ops {
-			var e cost.Estimate
-			switch r := blk.refs[i]; {
-			case r.dup >= 0:
-				e = cache[r.dup]
-			case r.slot >= 0:
-				e = s.eval(&blk.ops[i], p)
-				cache[r.slot] = e
-			default:
-				e = s.eval(&blk.ops[i], p)
-			}
-			a.add(blk.ops[i].cat, &e, blk.count)
-			if !graphs {
-				a.addLaunch(s.costs.LaunchCost(e), blk.count)
-			}
-		}
+		s.evalBlock(blk, &passes[blk.pass], &cache, &a, nil)
 	}
 	pt := Point{Batch: batch, Context: context, TokensPerStep: s.tps}
 	a.finish(&pt)
@@ -253,7 +267,12 @@ func (s *Sim) Step(batch, context int) (Point, error) {
 	return pt, nil
 }
 
-// evalBlock fills est with the per-layer estimate of each op of blk.
+// evalBlock evaluates the ops of one block (one layer of a kind) in pass p
+// and adds each, times the block's count, to a (when a is not nil) and
+// writes it to out[i] (when out is not nil). An op identical to one of an
+// earlier block reads its estimate from cache; ops that later blocks reuse
+// store theirs there.
+//
 // With calibration tables and an MLA model, the MLA module is looked up
 // whole (kernels.Costs.MLAModule, floored at the DRAM time of its
 // projections and attention) and, when the table covers it, its time
@@ -261,24 +280,68 @@ func (s *Sim) Step(batch, context int) (Point, error) {
 // W_UK/W_UV bmm's, attention, and the module's own q_a/kv_a layernorms,
 // rotary and cache write, which the measured module forward includes),
 // shared among them in proportion to their own estimates, so the
-// gemm/attention/elementwise split follows the roofline; Source.Note says so.
-func (s *Sim) evalBlock(blk *block, p *pass, est []cost.Estimate) {
-	for i := range blk.ops {
-		est[i] = s.eval(&blk.ops[i], p)
-	}
-	if !blk.mla || s.cfg.KernelTables == nil {
+// gemm/attention/elementwise split follows those; Source.Note says so.
+func (s *Sim) evalBlock(blk *block, p *pass, cache *[maxShared]cost.Estimate, a *accum, out []Op) {
+	if blk.mla && s.cfg.KernelTables != nil && !blk.moduleShared {
+		var mod [maxModuleOps]cost.Estimate
+		s.evalModule(blk, p, &mod)
+		s.evalOps(blk, p, cache, &mod, a, out)
 		return
 	}
+	s.evalOps(blk, p, cache, nil, a, out)
+}
+
+// evalOps is evalBlock's loop; mod, when not nil, holds the block's
+// calibrated MLA-module estimates.
+func (s *Sim) evalOps(blk *block, p *pass, cache *[maxShared]cost.Estimate, mod *[maxModuleOps]cost.Estimate, a *accum, out []Op) {
+	module := mod != nil
+	for i := range blk.ops {
+		o := &blk.ops[i]
+		r := blk.refs[i]
+		var e cost.Estimate
+		switch {
+		case r.dup >= 0:
+			e = cache[r.dup]
+		case module && o.module:
+			e = mod[blk.modPos[i]]
+		default:
+			e = s.eval(o, p)
+		}
+		if r.slot >= 0 {
+			cache[r.slot] = e
+		}
+		var launch cost.Estimate
+		if !s.cfg.Graphs {
+			launch = s.costs.LaunchCost(e)
+		}
+		if a != nil {
+			a.add(o.cat, &e, blk.count)
+			a.addLaunch(launch, blk.count)
+		}
+		if out != nil {
+			out[i].Estimate = e
+			out[i].Launch = launch.Time
+		}
+	}
+}
+
+// evalModule fills mod with the estimates of blk's MLA-module ops (in
+// their order), replaced by the calibrated module time when the table
+// covers it (see evalBlock).
+func (s *Sim) evalModule(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate) {
 	var projBuf [8]kernels.GEMMShape
 	proj := projBuf[:0]
 	var attn kernels.MLAShape
 	var sum unit.Seconds
+	n := 0
 	for i := range blk.ops {
 		o := &blk.ops[i]
 		if !o.module {
 			continue
 		}
-		sum += est[i].Time
+		mod[n] = s.eval(o, p)
+		sum += mod[n].Time
+		n++
 		switch o.kind {
 		case opGEMM:
 			if len(proj) < cap(proj) {
@@ -294,19 +357,23 @@ func (s *Sim) evalBlock(blk *block, p *pass, est []cost.Estimate) {
 	if !ok || sum <= 0 {
 		return
 	}
+	n = 0
 	for i := range blk.ops {
-		if !blk.ops[i].module {
+		o := &blk.ops[i]
+		if !o.module {
 			continue
 		}
-		w := est[i].Time / sum
-		est[i].Time = t.Time * w
-		est[i].Lo = t.Lo * w
-		est[i].Hi = t.Hi * w
-		est[i].Source = t.Source
+		e := &mod[n]
+		n++
+		w := e.Time / sum
+		e.Time = t.Time * w
+		e.Lo = t.Lo * w
+		e.Hi = t.Hi * w
+		e.Source = t.Source
 		// The attention op keeps the table's own note (clamping, L2,
 		// floor); the others say where their share comes from.
-		if blk.ops[i].kind != opMLA || t.Source.Note == "" {
-			est[i].Source.Note = noteMLAModule
+		if o.kind != opMLA || t.Source.Note == "" {
+			e.Source.Note = noteMLAModule
 		}
 	}
 }
