@@ -116,6 +116,11 @@ func TestCalibratedMLAModule(t *testing.T) {
 	}
 	assert.InEpsilon(t, float64(p.Step.Time), float64(total), 1e-9)
 	assert.Equal(t, noteMixed, p.Breakdown[cost.GEMM].Source.Note, "gemm mixes table (module) and roofline (MLP) ops")
+	var explained unit.Seconds
+	for _, o := range calOps {
+		explained += unit.Seconds(o.Count) * o.Estimate.Time
+	}
+	assert.InEpsilon(t, float64(p.Step.Time), float64(explained), 1e-9, "Explain and Step agree with a module table")
 
 	// A table faster than streaming the module's bytes from DRAM is floored
 	// at bytes/(BW*eff_mem): the weights come from DRAM in a real step.
