@@ -52,6 +52,8 @@ func TestClassifyDefaultRules(t *testing.T) {
 		{"inductor moe glue", "triton_poi_fused_constant_pad_nd_moe_forward_0", cost.MoE, "glue"},
 		{"trtllm-gen moe routing", "void moe::dev::routing::routingIndicesHistogramKernel<moe::dev::routing::routingRenormalize::KernelParams<__nv_bfloat16, __nv_bfloat16, 128, false, true, true> >(...)", cost.MoE, "trtllm_moe"},
 		{"trtllm-gen moe bmm", "bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN_transOut_schedP2x1x2x3_biasM_bN_tma_tmaOpt_clmp_swiGlu_dynBatch_sm100f", cost.MoE, "trtllm_gen_bmm"},
+		{"cutlass grouped moe gemm (vLLM fp8 on Hopper)", "void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cutlass::gemm::GroupProblemShape<cute::tuple<int, int, int> >, ...>>(...)", cost.MoE, "grouped_gemm"},
+		{"vllm shuffle rows", "void vllm::moe::shuffle_rows_kernel<__nv_bfloat16>(...)", cost.MoE, "routing"},
 		// attention
 		{"triton MLA stage1", "_fwd_grouped_kernel_stage1", cost.Attention, "triton_mla_decode"},
 		{"triton MLA stage2", "_fwd_kernel_stage2", cost.Attention, "triton_mla_decode"},
