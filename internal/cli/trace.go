@@ -151,7 +151,10 @@ func runTraceSummary(s *streams, opts *traceSummaryOptions) error {
 		if opts.Kind != "" {
 			msg = "no " + opts.Kind + " steps"
 		}
-		return inputErrf("%s in %s: %s", msg, strings.Join(files, ", "), strings.Join(rep.Warnings, "; "))
+		if len(rep.Warnings) == 0 {
+			return inputErrf("%s in %s", msg, strings.Join(files, ", "))
+		}
+		return inputErrf("%s: %s", msg, strings.Join(rep.Warnings, "; "))
 	}
 	switch opts.Format {
 	case formatJSON:
