@@ -167,7 +167,7 @@ func AnalyzeFile(path string, opts FileOptions) FileResult {
 			}
 			bad++
 			if bad <= maxBadEventWarnings {
-				warns = append(warns, fmt.Sprintf("skipped malformed %s", err))
+				warns = append(warns, fmt.Sprintf("skipped a malformed event (%s)", err))
 			}
 			continue
 		}

@@ -375,3 +375,26 @@ func TestAnalyzeFileBadInputs(t *testing.T) {
 		})
 	}
 }
+
+// A malformed event is skipped with a warning (its index and byte offset);
+// Strict makes it an error.
+func TestAnalyzeFileSkipsBadEvent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad_event.json")
+	src := `{"traceEvents": [
+{"ph":"X","cat":"user_annotation","name":"step[DECODE bs=2]","pid":1,"tid":1,"ts":0,"dur":100,"args":{"External id":1}},
+{"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":1,"tid":1,"ts":10,"dur":2,"args":{"correlation":5}},
+{"ph":"X","cat":"kernel","name":"nvjet_x","pid":0,"tid":7,"ts":"soon","dur":3,"args":{"correlation":6}},
+{"ph":"X","cat":"kernel","name":"nvjet_x","pid":0,"tid":7,"ts":20,"dur":3,"args":{"correlation":5}}
+]}`
+	require.NoError(t, os.WriteFile(path, []byte(src), 0o644))
+	fr := AnalyzeFile(path, FileOptions{})
+	require.NoError(t, fr.Err)
+	require.Len(t, fr.Result.Steps, 1)
+	assert.Equal(t, 1, fr.Result.Steps[0].Kernels)
+	require.NotEmpty(t, fr.Result.Warnings)
+	assert.Contains(t, fr.Result.Warnings[0], "skipped a malformed event (trace: event 2 at byte 318: ts: want a number")
+
+	strict := AnalyzeFile(path, FileOptions{Strict: true})
+	require.Error(t, strict.Err)
+	assert.Contains(t, strict.Err.Error(), "event 2 at byte 318")
+}
