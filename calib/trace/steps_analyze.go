@@ -370,15 +370,16 @@ const pendingWindow = 1 << 20
 
 func (a *Analyzer) addKernel(ev *Event) {
 	a.res.KernelCount++
-	a.devices[ev.Pid] = true
-	cl := a.cls.Classify(ev.Name)
-	cat := cl.Category
+	if !a.devices[ev.Pid] {
+		a.devices[ev.Pid] = true
+	}
+	ks := a.kernelStat(ev)
+	cat := ks.Class.Category
 	if ev.Collective != "" && !cat.IsCollective() {
 		if c, ok := collectiveCategory(ev.Collective); ok {
 			cat = c
 		}
 	}
-	a.addKernelStat(ev, cl)
 	k := kspan{ts: ev.TS, end: ev.End(), dur: ev.Dur, cat: cat}
 	if !a.launched.has(ev.Correlation) && ev.Correlation != 0 {
 		// the kernel's launch is still to come
@@ -458,17 +459,23 @@ func (a *Analyzer) closeLastGap() {
 	}
 }
 
-func (a *Analyzer) addKernelStat(ev *Event, cl Class) {
+// kernelStat counts the kernel in its name's record, classifying the name
+// the first time it is seen (one map lookup per kernel event).
+func (a *Analyzer) kernelStat(ev *Event) *KernelStat {
 	ks := a.kernels[ev.Name]
 	if ks == nil {
-		ks = &KernelStat{Name: ev.Name, Class: cl}
+		ks = &KernelStat{Name: ev.Name, Class: a.cls.Classify(ev.Name)}
 		a.kernels[ev.Name] = ks
 	}
 	ks.Count++
 	ks.Total += ev.Dur
-	if ev.Collective == "" && ev.InMsgNelems == 0 {
-		return
+	if ev.Collective != "" || ev.InMsgNelems != 0 {
+		addCollective(ks, ev)
 	}
+	return ks
+}
+
+func addCollective(ks *KernelStat, ev *Event) {
 	for i := range ks.Collectives {
 		c := &ks.Collectives[i]
 		if c.Collective == ev.Collective && c.InMsgNelems == ev.InMsgNelems && c.OutMsgNelems == ev.OutMsgNelems && c.DType == ev.DType && c.GroupSize == ev.GroupSize {
