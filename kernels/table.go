@@ -374,17 +374,23 @@ func UniformDistinctExperts(tokens float64, experts, topk int) float64 {
 // uniform (the sim's routing model is uniform).
 //
 // Correction for balanced routing (aiconfigurator's "balanced" sends token t
-// to experts (t*S/T + k*S) mod E with S = E/topk: topk*T distinct experts for
-// T < S and all E from T = S, whereas uniform routing touches
-// D(T) = E(1-(1-k/E)^T)): a query at T tokens reads the table at
-// T' = D(T)/k, the token count whose balanced routing touches as many
-// experts (the weight-bound part), plus the table's own growth above S
-// tokens, where every expert is already read, for the compute part:
+// to experts (t*S/T + k*S) mod E with S = E/topk: topk*T distinct experts,
+// spread evenly over the EP ranks, for T < S and all E from T = S). The
+// query's distinct experts D are s.ExpertsTouched x EP when the caller sets
+// ExpertsTouched (sim: the most-loaded EP rank's distinct experts, so D
+// includes routing imbalance), else uniform routing's mean
+// E(1-(1-k/E)^T). The table is read at T' = min(D, E)/k, the token count
+// whose balanced routing touches as many experts per rank (the weight-bound
+// part), plus the table's own growth above S tokens, where every expert is
+// already read (the compute part):
 //
-//	t(T) = f(T') + max(0, f(T) - f(S))   for T > S;   t(T) = f(T') otherwise,
+//	t(T) = f(T') + max(0, f(T) - f(S))   for T > S;   t(T) = f(T') otherwise.
 //
-// and never above f(T): uniform routing reads no more experts than balanced
-// routing at the same tokens (the cap only acts where the table is noisy).
+// Without ExpertsTouched the result is also capped at f(T): uniform routing
+// on average reads no more experts than balanced routing at the same tokens
+// (the cap only acts where the table is noisy). With it, T' may exceed T:
+// the busiest rank of a random routing reads more experts than any rank of
+// a perfectly balanced one.
 func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 	k := t.Key
 	if MoEQuant(s.Weight) != k.Quant || s.Experts != k.Experts || s.TopK != k.TopK || s.Hidden != k.Hidden {
@@ -413,8 +419,12 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 		return t.estimate(r.Y, r.RowLo, r.RowHi, clampFlags(r.Clamp, noteClampLo1, noteClampHi1)|t.l2Flag(r.RowLo, r.RowHi)), true
 	}
 	S := float64(k.Experts) / float64(k.TopK)
-	Tp := UniformDistinctExperts(T, k.Experts, k.TopK) / float64(k.TopK)
-	if Tp > T*(1-1e-9) { // T = 1: both routings touch topk experts
+	D, capped := UniformDistinctExperts(T, k.Experts, k.TopK), true
+	if s.ExpertsTouched > 0 {
+		D, capped = math.Min(s.ExpertsTouched*float64(max(1, s.EP)), float64(k.Experts)), false
+	}
+	Tp := D / float64(k.TopK)
+	if math.Abs(Tp-T) <= 1e-9*T { // e.g. T = 1, EP = 1: both routings touch topk experts
 		Tp = T
 	}
 	r := c.At(Tp)
@@ -430,7 +440,7 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 		lo, hi = min(lo, rt.RowLo, rs.RowLo), max(hi, rt.RowHi, rs.RowHi)
 		flags |= clampFlags(rt.Clamp, noteClampLo1, noteClampHi1)
 	}
-	if y > rt.Y { // noise in the table below S tokens
+	if capped && y > rt.Y { // noise in the table below S tokens
 		y = rt.Y
 		lo, hi = min(lo, rt.RowLo), max(hi, rt.RowHi)
 	}

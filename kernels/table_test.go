@@ -97,6 +97,38 @@ func TestMoETableBalancedRoutingCorrection(t *testing.T) {
 	assert.Equal(t, 10*us, e.Time)
 }
 
+// TestMoETableExpertsTouched: with the caller's distinct experts (the sim's
+// most-loaded EP rank), the table is read at T' = touched x EP / topk,
+// which may exceed T (imbalance), and no cap applies.
+func TestMoETableExpertsTouched(t *testing.T) {
+	pts := []MoEPoint{
+		{Tokens: 1, MoETP: 1, EP: 2, Latency: 10 * us, Row: 1},
+		{Tokens: 2, MoETP: 1, EP: 2, Latency: 20 * us, Row: 2},
+		{Tokens: 4, MoETP: 1, EP: 2, Latency: 40 * us, Row: 3},
+		{Tokens: 8, MoETP: 1, EP: 2, Latency: 80 * us, Row: 4},
+	}
+	tb, err := NewMoETable("ep#moe", MoEKey{Quant: "int4_wo", Experts: 16, TopK: 2, Hidden: 64, Inter: 32, Distribution: "balanced"}, pts)
+	require.NoError(t, err)
+	s := MoEShape{GlobalTokens: 1, Tokens: 1, Experts: 16, TopK: 2, Hidden: 64, Inter: 32, MoETP: 1, EP: 2, Weight: dtype.INT4G32}
+	// One token, two experts: the busiest of 2 ranks reads 1.5 experts on
+	// average -> D = 3, T' = 1.5: y = 15us (log-log between 10 and 20 is
+	// exact for y = 10 T).
+	s.ExpertsTouched = 1.5
+	e, ok := tb.Lookup(s)
+	require.True(t, ok)
+	assert.InDelta(t, float64(15*us), float64(e.Time), 1e-15)
+	assert.Contains(t, e.Source.Note, "routing:")
+	// Perfect balance (1 expert per rank): the table's own point.
+	s.ExpertsTouched = 1
+	e, _ = tb.Lookup(s)
+	assert.Equal(t, 10*us, e.Time)
+	assert.Equal(t, "", e.Source.Note)
+	// More distinct experts than exist: capped at E, T' = S = 8.
+	s.GlobalTokens, s.ExpertsTouched = 8, 100
+	e, _ = tb.Lookup(s)
+	assert.Equal(t, 80*us, e.Time)
+}
+
 func TestMoETableMisses(t *testing.T) {
 	tb := handMoE(t, "balanced")
 	for _, tc := range []struct {
