@@ -129,23 +129,43 @@ func runTraceSummary(s *streams, opts *traceSummaryOptions) error {
 	if err != nil {
 		return err
 	}
-	files, err := trace.ExpandInputs(opts.Inputs)
-	if err != nil {
-		return inputErr(err)
+	// Files named on the command line must be traces; a file found in a
+	// directory that cannot be read as one (a vLLM profiler_out JSON, an
+	// execution_details.json) is skipped with a warning unless --strict.
+	var files []string
+	inDir := map[string]bool{}
+	for _, in := range opts.Inputs {
+		fs, err := trace.ExpandInputs([]string{in})
+		if err != nil {
+			return inputErr(err)
+		}
+		if st, err := os.Stat(in); err == nil && st.IsDir() {
+			for _, f := range fs {
+				inDir[f] = true
+			}
+		}
+		files = append(files, fs...)
 	}
 	fo := trace.FileOptions{Options: topts, Strict: opts.Strict}
 	stop := startProgress(s, files, &fo)
-	results := trace.AnalyzeFiles(files, fo)
+	all := trace.AnalyzeFiles(files, fo)
 	stop()
-	for _, fr := range results {
-		if fr.Err != nil {
-			if errors.Is(fr.Err, trace.ErrInput) {
-				return inputErr(fr.Err)
-			}
+	var results []trace.FileResult
+	var skipped []string
+	for _, fr := range all {
+		switch {
+		case fr.Err == nil:
+			results = append(results, fr)
+		case inDir[fr.File] && !opts.Strict && errors.Is(fr.Err, trace.ErrInput):
+			skipped = append(skipped, "skipped (not a readable trace): "+fr.Err.Error())
+		case errors.Is(fr.Err, trace.ErrInput):
+			return inputErr(fr.Err)
+		default:
 			return fr.Err
 		}
 	}
 	rep := newTraceReport(results)
+	rep.Warnings = append(append([]string{}, skipped...), rep.Warnings...)
 	if rep.steps == 0 {
 		msg := "no steps"
 		if opts.Kind != "" {

@@ -89,6 +89,19 @@ func TestTraceSummaryDirectory(t *testing.T) {
 	// These traces carry distributedInfo rank 0 (world size 1): that wins over the name.
 	assert.Equal(t, 0, rep.Ranks[0].Rank)
 	assert.Len(t, rep.Files, 2)
+
+	// a JSON file in the directory that is not a trace is skipped with a warning
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "execution_details.json"), []byte(`{"batch_size": 32}`), 0o644))
+	code, out, errOut = runCLI(t, "trace", "summary", "--format", "json", dir)
+	require.Equal(t, ExitOK, code, errOut)
+	rep = traceReport{}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	assert.Len(t, rep.Ranks, 2)
+	require.NotEmpty(t, rep.Warnings)
+	assert.Contains(t, rep.Warnings[0], "execution_details.json")
+	code, _, errOut = runCLI(t, "trace", "summary", "--strict", dir)
+	assert.Equal(t, ExitInput, code)
+	assert.Contains(t, errOut, "execution_details.json")
 }
 
 func TestTraceKernels(t *testing.T) {
