@@ -305,3 +305,80 @@ func TestWriteIsAtomicAndValidates(t *testing.T) {
 	got, _ := os.ReadFile(path)
 	assert.Equal(t, "old", string(got), "a failed write leaves the old file")
 }
+
+// TestEmbeddedMoENeverBeatsDRAM: through kernels.Costs (which floors every
+// table result), a calibrated MoE layer is never faster than streaming the
+// expert weights it reads from DRAM at the GPU's peak bandwidth, although
+// the source's L2-resident rows are (the bias the floor corrects).
+func TestEmbeddedMoENeverBeatsDRAM(t *testing.T) {
+	checked := 0
+	for _, gpu := range EmbeddedNames() {
+		f, err := Embedded(gpu)
+		require.NoError(t, err)
+		g, ok := kernels.LookupGPU(gpu)
+		require.True(t, ok)
+		c := &kernels.Costs{GPU: g, Graphs: true, Tables: f.KernelTables()}
+		for _, split := range [][2]int{{1, 8}, {8, 1}} {
+			for _, T := range []int{1, 2, 4, 8, 16, 32, 64, 128, 256} {
+				s := kernels.MoEShape{Tokens: T, GlobalTokens: T, Experts: 384, TopK: 8, Hidden: 7168, Inter: 2048 / split[0],
+					MoETP: split[0], EP: split[1], Weight: dtype.INT4G32}
+				s.ExpertsTouched = kernels.UniformDistinctExperts(float64(T), 384, 8) / float64(split[1])
+				s.Pairs = float64(T*8) / float64(split[1])
+				e := c.MoE(s)
+				if e.Source.Kind != cost.Table {
+					continue
+				}
+				checked++
+				floor := unit.TransferTime(kernels.MoEBytes(s), g.MemBW)
+				assert.GreaterOrEqual(t, float64(e.Time), float64(floor), "%s split %v T=%d: %s", gpu, split, T, e.Source.Describe())
+			}
+		}
+	}
+	assert.Positive(t, checked, "some MoE queries answered from tables")
+}
+
+func TestParseGEMMAndGQATables(t *testing.T) {
+	src := `schema = 1
+[provenance]
+gpu = "h200-sxm"
+date = "2026-11-29"
+command = "hand-made test table"
+launch = "cuda-graph"
+cache = "flushed"
+
+[[table]]
+name = "gemm.bf16"
+op = "gemm"
+dtype = "bf16"
+columns = ["n", "k", "m", "latency_us"]
+rows = """
+7168,2048,1,8
+7168,2048,64,12
+"""
+
+[[table]]
+name = "gqa"
+op = "gqa"
+kv_dtype = "bf16"
+head_dim = 128
+columns = ["heads", "kv_heads", "batch", "kv_len", "latency_ms"]
+rows = """
+16,1,1,1024,0.010
+16,1,1,4096,0.020
+"""
+`
+	f, err := Parse("hand.toml", []byte(src))
+	require.NoError(t, err)
+	kt := f.KernelTables()
+	require.NotNil(t, kt)
+	assert.Nil(t, f.CommTables())
+	e, ok := kt.GEMM(kernels.GEMMShape{M: 64, N: 7168, K: 2048, Weight: dtype.BF16Weights})
+	require.True(t, ok)
+	assert.Equal(t, 12*unit.Microsecond, e.Time)
+	assert.Equal(t, "hand.toml#gemm.bf16", e.Source.Table)
+	e, ok = kt.GQA(kernels.GQAShape{Batch: 1, Context: 4096, Heads: 16, KVHeads: 1, HeadDim: 128, KV: dtype.KVBF16})
+	require.True(t, ok)
+	assert.InDelta(t, 20e-6, float64(e.Time), 1e-15, "latency_ms converted")
+	assert.Equal(t, 2, e.Source.RowLo)
+	_ = roundTrip(t, f)
+}
