@@ -166,7 +166,6 @@ type pt2[K comparable] struct {
 
 func buildSeries2[K comparable](pts []pt2[K]) (series2[K], []float64, error) {
 	var s series2[K]
-	type ab struct{ a float64 }
 	groups := map[K]map[float64][]pt2[K]{}
 	for _, p := range pts {
 		if groups[p.key] == nil {
@@ -318,7 +317,7 @@ type MoETable struct {
 	tableBase
 	Key    MoEKey
 	series series1[[2]int]
-	l2     map[int]bool // rows marked L2-resident
+	l2     []bool // l2[row]: row marked L2-resident
 }
 
 // NewMoETable builds a MoE table.
@@ -327,7 +326,7 @@ func NewMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
 		return nil, fmt.Errorf("moe table: experts %d and topk %d must be positive with topk <= experts", key.Experts, key.TopK)
 	}
 	p := make([]pt1[[2]int], len(pts))
-	t := &MoETable{Key: key, l2: map[int]bool{}}
+	t := &MoETable{Key: key}
 	for i, q := range pts {
 		if q.Tokens <= 0 || q.MoETP <= 0 || q.EP <= 0 {
 			return nil, fmt.Errorf("row %d: tokens, moe_tp and ep must be positive", q.Row)
@@ -337,7 +336,7 @@ func NewMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
 		}
 		p[i] = pt1[[2]int]{key: [2]int{q.MoETP, q.EP}, x: float64(q.Tokens), y: float64(q.Latency), row: q.Row}
 		if q.L2Resident {
-			t.l2[q.Row] = true
+			t.l2 = markRow(t.l2, q.Row)
 		}
 	}
 	s, loo, err := buildSeries1(p)
@@ -451,8 +450,19 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 	return t.estimate(y, lo, hi, flags), true
 }
 
-func (t *MoETable) l2Flag(lo, hi int) int {
-	if t.l2[lo] || t.l2[hi] {
+func (t *MoETable) l2Flag(lo, hi int) int { return l2Flag(t.l2, lo, hi) }
+
+func markRow(rows []bool, row int) []bool {
+	for len(rows) <= row {
+		rows = append(rows, false)
+	}
+	rows[row] = true
+	return rows
+}
+
+// l2Flag is noteL2 when row lo or hi is marked L2-resident.
+func l2Flag(rows []bool, lo, hi int) int {
+	if (lo >= 0 && lo < len(rows) && rows[lo]) || (hi >= 0 && hi < len(rows) && rows[hi]) {
 		return noteL2
 	}
 	return 0
@@ -491,13 +501,13 @@ type MLATable struct {
 	tableBase
 	Key    MLAKey
 	series series2[int]
-	l2     map[int]bool
+	l2     []bool // l2[row]: row marked L2-resident
 }
 
 // NewMLATable builds an MLA module table.
 func NewMLATable(name string, key MLAKey, pts []MLAPoint) (*MLATable, error) {
 	p := make([]pt2[int], len(pts))
-	t := &MLATable{Key: key, l2: map[int]bool{}}
+	t := &MLATable{Key: key}
 	for i, q := range pts {
 		if q.Heads <= 0 || q.Batch <= 0 || q.KVLen <= 0 {
 			return nil, fmt.Errorf("row %d: heads, batch and kv_len must be positive", q.Row)
@@ -507,7 +517,7 @@ func NewMLATable(name string, key MLAKey, pts []MLAPoint) (*MLATable, error) {
 		}
 		p[i] = pt2[int]{key: q.Heads, a: float64(q.Batch), b: float64(q.KVLen), y: float64(q.Latency), row: q.Row}
 		if q.L2Resident {
-			t.l2[q.Row] = true
+			t.l2 = markRow(t.l2, q.Row)
 		}
 	}
 	s, loo, err := buildSeries2(p)
@@ -532,9 +542,7 @@ func (t *MLATable) Lookup(s MLAShape) (cost.Estimate, bool) {
 	}
 	r := g.At(float64(s.Batch), float64(s.Context))
 	flags := clampFlags(r.ClampA, noteClampLo1, noteClampHi1) | clampFlags(r.ClampB, noteClampLo2, noteClampHi2)
-	if t.l2[r.RowLo] || t.l2[r.RowHi] {
-		flags |= noteL2
-	}
+	flags |= l2Flag(t.l2, r.RowLo, r.RowHi)
 	return t.estimate(r.Y, r.RowLo, r.RowHi, flags), true
 }
 
