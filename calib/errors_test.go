@@ -131,6 +131,17 @@ func TestNCCLTestsBadInput(t *testing.T) {
 	run, err = parseNCCLTests("all_gather_perf.log", strings.NewReader(strings.SplitN(head, "\n", 2)[1]+strings.ReplaceAll(good, "      0", "    N/A")))
 	require.NoError(t, err)
 	assert.Equal(t, "allgather", run.op)
+
+	// No in-place run: the in-place column is left out of the table.
+	noIP := strings.Replace(head, "all_reduce_perf", "alltoall_perf", 1) +
+		"     1048576        262144     float    none      -1    20.00   52.43   45.88      0      N/A     N/A     N/A    N/A\n"
+	run, err = parseNCCLTests("a.txt", strings.NewReader(noIP))
+	require.NoError(t, err)
+	assert.False(t, run.rows[0].hasInPlace)
+	f, err := buildNCCLFile([]*ncclRun{run}, NCCLTestsOptions{GPU: "g", Date: "d", Command: "c"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ranks", "bytes", "latency_us"}, f.Tables[0].Columns)
+	assert.Equal(t, [][]float64{{2, 1048576, 20}}, f.Tables[0].Rows)
 }
 
 func TestNCCLTestsDuplicateAcrossFiles(t *testing.T) {

@@ -199,6 +199,9 @@ func parseNCCLRow(t string) (ncclRow, error) {
 	blocks := f[len(f)-8:]
 	for b, name := range []string{"out-of-place", "in-place"} {
 		blk := blocks[4*b : 4*b+4]
+		if b == 1 && blk[0] == "N/A" {
+			continue // no in-place run (some collectives and versions)
+		}
 		tm, err := strconv.ParseFloat(blk[0], 64)
 		if err != nil || math.IsNaN(tm) || math.IsInf(tm, 0) {
 			return row, fmt.Errorf("%s time %q is not a number", name, blk[0])
@@ -289,6 +292,7 @@ func buildNCCLFile(runs []*ncclRun, opt NCCLTestsOptions) (*File, error) {
 	tables := map[string]*Table{}
 	var order []string
 	maxRanks := 0
+	inplace := map[string]bool{} // every row of the op has an in-place time
 	opIndex := map[string]float64{"allreduce": 0, "allgather": 1, "reducescatter": 2, "alltoall": 3}
 	for _, run := range runs {
 		maxRanks = max(maxRanks, run.ranks)
@@ -307,6 +311,7 @@ func buildNCCLFile(runs []*ncclRun, opt NCCLTestsOptions) (*File, error) {
 				Columns: []string{"ranks", "bytes", "latency_us", "inplace_latency_us"}, Provenance: p}
 			tables[run.op] = t
 			order = append(order, run.op)
+			inplace[run.op] = true
 		}
 		var sources []string
 		if t.Provenance.Source != "" {
@@ -323,12 +328,20 @@ func buildNCCLFile(runs []*ncclRun, opt NCCLTestsOptions) (*File, error) {
 				line int
 			}{run.name, r.line}
 			t.Rows = append(t.Rows, []float64{float64(run.ranks), r.size, r.oop, r.inp})
+			inplace[run.op] = inplace[run.op] && r.hasInPlace
 		}
 	}
 	f.Provenance.GPUCount = maxRanks
 	sort.Strings(order)
 	for _, op := range order {
 		t := tables[op]
+		if !inplace[op] {
+			t.Columns = t.Columns[:3]
+			for i := range t.Rows {
+				t.Rows[i] = t.Rows[i][:3]
+			}
+			t.Provenance.Corrections = append(t.Provenance.Corrections, "in-place times dropped: some rows have none (N/A)")
+		}
 		sortRows(t.Rows)
 		f.Tables = append(f.Tables, *t)
 	}
