@@ -1,0 +1,30 @@
+package calib_test
+
+import (
+	"fmt"
+
+	"github.com/moecast/moecast/calib"
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/kernels"
+)
+
+// The embedded H200 calibration answers a Kimi-K2.5 MoE layer (INT4 W4A16
+// routed experts, EP8) at one token from its measured row, and a decode
+// all-reduce of one token (7168 x bf16) from vLLM's CUDA-graph table.
+func ExampleEmbedded() {
+	f, err := calib.Embedded("h200-sxm")
+	if err != nil || f == nil {
+		fmt.Println("no calibration:", err)
+		return
+	}
+	moe := kernels.MoEShape{Tokens: 1, GlobalTokens: 1, Experts: 384, TopK: 8, Hidden: 7168, Inter: 2048,
+		MoETP: 1, EP: 8, Weight: dtype.INT4G32}
+	e, ok := f.KernelTables().MoE(moe)
+	fmt.Println(ok, e.Time, e.Source.Describe())
+	ar, ok := f.CommTables().AllReduce(comm.OneShot, 8, 14336)
+	fmt.Println(ok, ar.Time, ar.Source.Table)
+	// Output:
+	// true 56.2us table embedded:h200-sxm#moe.vllm.int4_wo.e384.balanced rows 82-82 (source rows L2-resident (one layer replayed warm); floored at DRAM streaming time by the caller)
+	// true 5.2us embedded:h200-sxm#allreduce.vllm.graph
+}
