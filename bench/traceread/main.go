@@ -3,14 +3,16 @@
 // the CPU time of the process and the throughput. Files are read
 // concurrently, one goroutine each (as `moecast trace summary` reads ranks).
 //
-//	go run ./bench/traceread bench/out/rank*.pt.trace.json.gz
+//	go run ./bench/traceread [-cpuprofile F] bench/out/rank*.pt.trace.json.gz
 package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 	"time"
@@ -26,13 +28,27 @@ type result struct {
 }
 
 func main() {
-	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: traceread FILE...")
+	prof := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	flag.Parse()
+	files := flag.Args()
+	if len(files) == 0 {
+		fmt.Fprintln(os.Stderr, "usage: traceread [-cpuprofile F] FILE...")
 		os.Exit(2)
+	}
+	if *prof != "" {
+		f, err := os.Create(*prof)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
 	}
 	start := time.Now()
 	cpu0 := cpuTime()
-	files := os.Args[1:]
 	res := make([]result, len(files))
 	var wg sync.WaitGroup
 	for k, f := range files {
@@ -59,6 +75,7 @@ func main() {
 	fmt.Printf("total: %.1f MB in %.2f s wall, %.2f s CPU: %.0f MB/s wall, %.0f MB/s per CPU-second\n",
 		float64(total)/1e6, wall, cpu, float64(total)/1e6/wall, float64(total)/1e6/cpu)
 	if failed {
+		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }

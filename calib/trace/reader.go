@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"runtime"
 	"slices"
 	"sync"
 )
@@ -13,14 +14,20 @@ import (
 // file, plain or gzip-compressed (detected by the magic bytes 1f 8b, RFC
 // 1952), without holding the file or the events in memory. It keeps a few
 // 1 MiB chunks of uncompressed input, a few batches of decoded events, the
-// table of interned strings (bounded) and the top-level metadata: under
-// 16 MiB plus the interned strings, whatever the file size.
+// table of interned strings (bounded) and the top-level metadata: some
+// 30 MiB plus the interned strings, whatever the file size.
 //
-// Work runs on three goroutines: one reads and decompresses the input into
-// chunks, one scans the chunks into batches of events, and the caller's
-// goroutine takes events from the batches. On a machine with two cores or
-// more, the caller's own work on the events overlaps with decompression and
-// scanning.
+// Work runs on several goroutines. One reads and decompresses the input into
+// chunks that end at line ends. Workers decode each chunk that starts at a
+// line start on its own, speculatively, as a run of traceEvents elements
+// (Kineto writes one event per line, so this holds for all chunks but the
+// first and last). The main scanner goes through the chunks in order and
+// takes a worker's events when it finds itself exactly at the start of that
+// chunk between two elements; otherwise (the top-level object, an event cut
+// by the chunk's end, any error, a file without line breaks) it decodes the
+// chunk itself. The caller's goroutine takes the events in order. The
+// result is the same as a sequential scan; on a machine with two cores or
+// more the work is spread over them.
 //
 // The scanner is specialised for trace events: it decodes the fields of
 // Event (REFERENCE.md §2.1), skips every other value, and parses numbers
@@ -28,6 +35,8 @@ import (
 // strings, numbers and literals and for balanced brackets, but not for the
 // commas and colons inside them. Besides the Chrome-trace object form
 // ({"traceEvents": [...], ...}) it accepts the JSON array form ([...]).
+// Strings are interned per scanner goroutine: equal names share storage
+// within one goroutine's table.
 //
 // A Reader is not safe for concurrent use; separate Readers on separate
 // files may run on separate goroutines. BytesRead may be called from any
@@ -39,6 +48,8 @@ type Reader struct {
 	done    chan struct{}
 	once    sync.Once
 	wg      sync.WaitGroup
+	out     *batch // the batch the main scanner fills
+	taken   int    // chunks taken from the workers (for tests)
 
 	cur     *batch
 	k       int // next event of cur
@@ -57,8 +68,15 @@ type batch struct {
 
 const (
 	batchEvents = 2048
-	numBatches  = 4
+	// numBatches covers a batch per chunk in flight, the channel to the
+	// caller, the caller's and the main scanner's.
+	numBatches = numChunks + 8
 )
+
+// workers is the number of speculative decoders per Reader: at least two,
+// so that a two-core machine keeps both cores busy; at most four, to bound
+// memory when many files are read at once.
+func workers() int { return min(max(runtime.GOMAXPROCS(0), 2), 4) }
 
 // Error is a positioned fault in a trace. A fatal one ends the stream (every
 // later ReadEvent returns it); a non-fatal one reports one element of
@@ -96,52 +114,162 @@ func NewReader(r io.Reader) (*Reader, error) {
 	}
 	rd := &Reader{
 		sc:      &scanner{src: src, gzip: gz, strs: newInterner()},
-		batches: make(chan *batch, numBatches),
+		batches: make(chan *batch, 4),
 		free:    make(chan *batch, numBatches),
 		done:    make(chan struct{}),
 	}
+	rd.sc.pull = rd.pull
 	for range numBatches {
-		rd.free <- &batch{evs: make([]Event, 0, batchEvents)}
+		rd.free <- &batch{} // evs grow on first use
+	}
+	for range workers() {
+		rd.wg.Add(1)
+		go rd.work()
 	}
 	rd.wg.Add(1)
 	go rd.scan()
 	return rd, nil
 }
 
-// scan runs the scanner into batches until the stream ends or Close.
-func (r *Reader) scan() {
+// work decodes line-start chunks speculatively until the source ends.
+func (r *Reader) work() {
 	defer r.wg.Done()
-	defer close(r.batches)
-	defer r.sc.src.close()
+	sc := &scanner{strs: newInterner()}
 	for {
+		var c *chunk
+		select {
+		case c = <-r.sc.src.work:
+		case <-r.done:
+			return
+		}
+		if c == nil { // the source has ended
+			return
+		}
 		var b *batch
 		select {
 		case b = <-r.free:
 		case <-r.done:
 			return
 		}
-		b.evs, b.err, b.meta = b.evs[:0], nil, nil
-		for len(b.evs) < batchEvents {
-			b.evs = append(b.evs, Event{})
-			if err := r.sc.next(&b.evs[len(b.evs)-1]); err != nil {
-				b.evs = b.evs[:len(b.evs)-1]
-				b.err = err
-				break
-			}
+		var ok bool
+		b.evs, ok = sc.speculate(c, b.evs[:0])
+		b.err, b.meta = nil, nil
+		if ok {
+			c.spec = b
+		} else {
+			r.free <- b
 		}
-		if r.sc.metaChanged {
-			m := r.sc.meta.clone()
-			b.meta = &m
-			r.sc.metaChanged = false
+		close(c.ready)
+	}
+}
+
+// pull gives the main scanner its next chunk. Chunks decoded speculatively
+// that start where the scanner stands (between two elements of
+// traceEvents) are taken as they are: their events go to the caller after
+// the scanner's own, and the scanner moves past them.
+func (r *Reader) pull() (*chunk, bool) {
+	for {
+		var c *chunk
+		var ok bool
+		select {
+		case c, ok = <-r.sc.src.full:
+		case <-r.done:
+			return nil, false
+		}
+		if !ok {
+			return nil, false
 		}
 		select {
-		case r.batches <- b:
+		case <-c.ready:
 		case <-r.done:
+			return nil, false
+		}
+		spec := c.spec
+		c.spec = nil
+		if spec == nil {
+			return c, true
+		}
+		if !r.sc.atElement() {
+			r.free <- spec
+			return c, true
+		}
+		for k := range spec.evs {
+			spec.evs[k].Index += r.sc.index
+		}
+		n := len(spec.evs)
+		if !r.flush() || !r.send(spec) {
+			return nil, false
+		}
+		r.sc.skipChunk(c, n)
+		r.sc.src.release(c)
+		r.taken++
+		if r.sc.eof {
+			return nil, false
+		}
+	}
+}
+
+// scan runs the main scanner into batches until the stream ends or Close.
+func (r *Reader) scan() {
+	defer r.wg.Done()
+	defer close(r.batches)
+	defer r.sc.src.close()
+	// When the stream ends the workers have nothing left to do: stop them,
+	// so that a caller who stops at io.EOF or a fatal error leaks nothing.
+	defer r.once.Do(func() { close(r.done) })
+	select {
+	case r.out = <-r.free:
+	case <-r.done:
+		return
+	}
+	r.out.evs = r.out.evs[:0]
+	var ev Event
+	for {
+		err := r.sc.next(&ev)
+		if err == nil {
+			r.out.evs = append(r.out.evs, ev)
+			if len(r.out.evs) >= batchEvents && !r.flush() {
+				return
+			}
+			continue
+		}
+		r.out.err = err
+		if !r.flush() || !isSkipped(err) {
 			return
 		}
-		if b.err != nil && !isSkipped(b.err) {
-			return
-		}
+	}
+}
+
+// flush sends the batch being filled, if it holds anything, and takes an
+// empty one. It reports false when the Reader was closed.
+func (r *Reader) flush() bool {
+	if len(r.out.evs) == 0 && r.out.err == nil && !r.sc.metaChanged {
+		return true
+	}
+	if r.sc.metaChanged {
+		m := r.sc.meta.clone()
+		r.out.meta = &m
+		r.sc.metaChanged = false
+	}
+	if !r.send(r.out) {
+		return false
+	}
+	select {
+	case r.out = <-r.free:
+	case <-r.done:
+		return false
+	}
+	r.out.evs, r.out.err, r.out.meta = r.out.evs[:0], nil, nil
+	return true
+}
+
+// send hands a batch to the caller; false when the Reader was closed.
+func (r *Reader) send(b *batch) bool {
+	select {
+	case r.batches <- b:
+		return true
+	case <-r.done:
+		return false
 	}
 }
 
@@ -219,6 +347,7 @@ func (r *Reader) Next(ev *Event) error {
 		if b.meta != nil {
 			r.meta = *b.meta
 		}
+		b.meta = nil
 		r.cur, r.k, r.errSent = b, 0, false
 	}
 }

@@ -238,34 +238,64 @@ func TestReaderStringsAndIDs(t *testing.T) {
 }
 
 // TestReaderMatchesEncodingJSON decodes a generated trace of several chunks
-// with encoding/json and checks every event field against the Reader,
-// reading the input whole, one byte per Read (every chunk boundary falls
-// inside some value) and gzip-compressed.
+// with encoding/json and checks every event field against the Reader: read
+// whole, one byte per Read (every chunk boundary falls inside some value),
+// gzip-compressed, without line breaks (no speculative decoding) and
+// indented (line breaks inside events, where speculation must fail).
 func TestReaderMatchesEncodingJSON(t *testing.T) {
 	plain := genTrace(t, 2, false)
 	require.Greater(t, len(plain), 2*chunkSize, "the trace must span several chunks")
 	want := decodeWire(t, plain)
+	oneLine := bytes.ReplaceAll(plain, []byte("\n"), []byte(" "))
+	var indented bytes.Buffer
+	require.NoError(t, json.Indent(&indented, plain, "", "  "))
 
-	inputs := map[string]func() io.Reader{
-		"plain":      func() io.Reader { return bytes.NewReader(plain) },
-		"one byte":   func() io.Reader { return iotest.OneByteReader(bytes.NewReader(plain)) },
-		"gzip":       func() io.Reader { return bytes.NewReader(gzipBytes(t, plain)) },
-		"data error": func() io.Reader { return iotest.DataErrReader(bytes.NewReader(plain)) },
+	inputs := []struct {
+		name     string
+		data     []byte // the uncompressed JSON, for offsets
+		open     func() io.Reader
+		parallel bool // chunks must be taken from the workers
+	}{
+		{"plain", plain, func() io.Reader { return bytes.NewReader(plain) }, true},
+		{"one byte", plain, func() io.Reader { return iotest.OneByteReader(bytes.NewReader(plain)) }, true},
+		{"gzip", plain, func() io.Reader { return bytes.NewReader(gzipBytes(t, plain)) }, true},
+		{"data error", plain, func() io.Reader { return iotest.DataErrReader(bytes.NewReader(plain)) }, true},
+		{"one line", oneLine, func() io.Reader { return bytes.NewReader(oneLine) }, false},
+		{"indented", indented.Bytes(), func() io.Reader { return bytes.NewReader(indented.Bytes()) }, false},
 	}
-	for name, in := range inputs {
-		t.Run(name, func(t *testing.T) {
-			out := readOutcome(t, in())
-			require.True(t, out.eof, "%v", out.errs)
-			require.Len(t, out.events, len(want))
-			for k, w := range want {
-				g := out.events[k]
-				require.Equal(t, w, wireOf(g), "event %d", k)
-				require.Equal(t, byte('{'), plain[g.Offset], "event %d offset %d", k, g.Offset)
+	for _, in := range inputs {
+		t.Run(in.name, func(t *testing.T) {
+			rd, err := NewReader(in.open())
+			require.NoError(t, err)
+			defer rd.Close()
+			var got []Event
+			for {
+				ev, err := rd.ReadEvent()
+				if err == io.EOF {
+					break
+				}
+				require.NoError(t, err)
+				got = append(got, ev)
 			}
-			require.NotNil(t, out.meta.Distributed)
-			assert.Equal(t, 8, out.meta.Distributed.WorldSize)
-			assert.Equal(t, "0.11.0", out.meta.VLLMVersion)
-			assert.Len(t, out.meta.DeviceProperties, 8)
+			require.Len(t, got, len(want))
+			for k, w := range want {
+				g := got[k]
+				require.Equal(t, w, wireOf(g), "event %d", k)
+				require.EqualValues(t, k, g.Index)
+				require.Equal(t, byte('{'), in.data[g.Offset], "event %d offset %d", k, g.Offset)
+			}
+			if in.parallel {
+				assert.Positive(t, rd.taken, "no chunk was decoded by a worker")
+			} else if in.name == "one line" {
+				assert.Zero(t, rd.taken)
+			}
+			m := rd.Meta()
+			require.NotNil(t, m.Distributed)
+			assert.Equal(t, 8, m.Distributed.WorldSize)
+			assert.Equal(t, "0.11.0", m.VLLMVersion)
+			assert.Len(t, m.DeviceProperties, 8)
+			uncompressed, _ := rd.BytesRead()
+			assert.EqualValues(t, len(in.data), uncompressed)
 		})
 	}
 }

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -12,32 +13,46 @@ import (
 )
 
 // The source pipeline: one goroutine reads (and, for gzip input,
-// decompresses) the input into fixed-size chunks while the Reader scans the
-// previous ones, so decompression and scanning run on two cores.
+// decompresses) the input into fixed-size chunks. Chunks end at a line end
+// when the input has one in reach (Kineto writes one event per line), and
+// such chunks go to worker goroutines that decode them speculatively while
+// the main scanner works on earlier ones; see Reader.
 const (
 	chunkSize = 1 << 20  // uncompressed bytes per chunk
 	headroom  = 64 << 10 // room before a chunk's data for the unscanned tail of the previous chunk
-	numChunks = 4        // chunks in flight: at most numChunks*(chunkSize+headroom) bytes
+	numChunks = 8        // chunks in flight: at most numChunks*(chunkSize+headroom) bytes
+	maxCarry  = chunkSize / 4
 )
 
 // chunk is one block of uncompressed input. Its data sits at
-// mem[headroom:headroom+n]; err, when set, follows the data (io.EOF at a
-// clean end).
+// mem[headroom:headroom+n] and starts at offset off of the uncompressed
+// input; err, when set, follows the data (io.EOF at a clean end).
 type chunk struct {
 	mem []byte
 	n   int
 	err error
+	off int64
+	// lineStart: the data starts right after a '\n', so it may start an
+	// element of traceEvents; such chunks are decoded speculatively.
+	lineStart bool
+	spec      *batch        // the speculative decode, nil if none or failed
+	ready     chan struct{} // closed once spec is settled
 }
 
 // source runs the decompression goroutine.
 type source struct {
-	full       chan *chunk
+	full       chan *chunk // in input order, to the main scanner
+	work       chan *chunk // line-start chunks, to the workers
 	free       chan *chunk
 	done       chan struct{}
 	closeOnce  sync.Once
 	compressed atomic.Int64 // bytes read from the underlying reader
 	wg         sync.WaitGroup
 }
+
+// release returns a chunk to the free list; it never blocks, as free has
+// room for every chunk.
+func (s *source) release(c *chunk) { s.free <- c }
 
 // countingReader counts the bytes read from the underlying reader.
 type countingReader struct {
@@ -63,6 +78,7 @@ var gzipMagic = [2]byte{0x1f, 0x8b}
 func newSource(r io.Reader) (*source, bool, error) {
 	s := &source{
 		full: make(chan *chunk, numChunks),
+		work: make(chan *chunk, numChunks),
 		free: make(chan *chunk, numChunks),
 		done: make(chan struct{}),
 	}
@@ -80,34 +96,81 @@ func newSource(r io.Reader) (*source, bool, error) {
 		}
 		in = zr
 	}
-	for range numChunks {
-		s.free <- &chunk{mem: make([]byte, headroom+chunkSize)}
-	}
 	s.wg.Add(1)
 	go s.run(in)
 	return s, gz, nil
 }
 
-// run fills free chunks from in until in ends or fails, or until close.
+// run fills free chunks from in until in ends or fails, or until close. A
+// chunk that is not the last ends after its last '\n' when the rest (the
+// carry, moved to the next chunk) is at most maxCarry bytes.
 func (s *source) run(in io.Reader) {
 	defer s.wg.Done()
 	defer close(s.full)
+	defer close(s.work)
+	var carry []byte
+	var off int64
+	lineStart := false
+	allocated := 0
 	for {
-		var c *chunk
-		select {
-		case c = <-s.free:
-		case <-s.done:
+		c, ok := s.get(&allocated)
+		if !ok {
 			return
 		}
-		c.n, c.err = fill(in, c.mem[headroom:])
+		copy(c.mem[headroom:], carry)
+		n, err := fill(in, c.mem[headroom+len(carry):])
+		n += len(carry)
+		carry = carry[:0]
+		c.off, c.lineStart, c.spec = off, lineStart, nil
+		c.ready = make(chan struct{})
+		lineStart = false
+		if err == nil {
+			data := c.mem[headroom : headroom+n]
+			if p := bytes.LastIndexByte(data, '\n'); p >= 0 && n-p-1 <= maxCarry {
+				carry = append(carry, data[p+1:]...)
+				n = p + 1
+				lineStart = true
+			}
+		}
+		c.n, c.err = n, err
+		off += int64(n)
 		select {
 		case s.full <- c:
 		case <-s.done:
 			return
 		}
-		if c.err != nil {
+		if c.lineStart {
+			select {
+			case s.work <- c:
+			case <-s.done:
+				return
+			}
+		} else {
+			close(c.ready)
+		}
+		if err != nil {
 			return
 		}
+	}
+}
+
+// get takes a free chunk, allocating up to numChunks of them as needed (a
+// small file needs one); false after close.
+func (s *source) get(allocated *int) (*chunk, bool) {
+	select {
+	case c := <-s.free:
+		return c, true
+	default:
+	}
+	if *allocated < numChunks {
+		*allocated++
+		return &chunk{mem: make([]byte, headroom+chunkSize)}, true
+	}
+	select {
+	case c := <-s.free:
+		return c, true
+	case <-s.done:
+		return nil, false
 	}
 }
 

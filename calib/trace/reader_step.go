@@ -7,13 +7,15 @@ import (
 	"sync/atomic"
 )
 
-// scanner is the byte scanner's state; it runs on the Reader's scan
-// goroutine.
+// scanner is the byte scanner's state. The Reader's main scanner runs on
+// its scan goroutine and pulls chunks through pull; speculative scanners
+// run on worker goroutines over one chunk each (pull nil).
 type scanner struct {
-	src *source
-	cur *chunk // the chunk whose memory holds buf, or nil
-	buf []byte // window of uncompressed input
-	pos int    // scan position in buf
+	src  *source
+	pull func() (*chunk, bool) // the next chunk to append; false at the end
+	cur  *chunk                // the chunk whose memory holds buf, or nil
+	buf  []byte                // window of uncompressed input
+	pos  int                   // scan position in buf
 	// mark is where the step in progress started: refill keeps buf[mark:]
 	// and a step cut short by the end of buf restarts from it.
 	mark   int
@@ -23,10 +25,10 @@ type scanner struct {
 	gzip   bool
 
 	state    int
-	topFirst bool // no key read yet in the top-level object
-	evFirst  bool // no element read yet in traceEvents
-	arrayTop bool // the input is the JSON array form
-	sawArray bool // traceEvents was found
+	topFirst bool  // no key read yet in the top-level object
+	evPos    uint8 // where in traceEvents: evStart, evAfter or evNeed
+	arrayTop bool  // the input is the JSON array form
+	sawArray bool  // traceEvents was found
 	index    int64
 	err      error // sticky: io.EOF or a fatal *Error
 
@@ -49,6 +51,13 @@ const (
 	stTop           // in the top-level object, before a key or '}'
 	stEvents        // in traceEvents, before an element or ']'
 	stAfter         // after the top-level value
+)
+
+// Positions in traceEvents.
+const (
+	evStart uint8 = iota // after '[': an element or ']'
+	evAfter              // after an element: ',' or ']'
+	evNeed               // after ',': an element
 )
 
 // step results.
@@ -89,7 +98,9 @@ func (r *scanner) next(ev *Event) error {
 			return &Error{Offset: r.base + int64(r.evErrPos), Index: r.index - 1, Msg: r.evErr}
 		case resEOF:
 			r.err = io.EOF
-			r.src.close()
+			if r.src != nil {
+				r.src.close()
+			}
 			return io.EOF
 		}
 	}
@@ -121,7 +132,9 @@ func (r *scanner) fail(cause error) error {
 		}
 	}
 	r.err = e
-	r.src.close()
+	if r.src != nil {
+		r.src.close()
+	}
 	return e
 }
 
@@ -134,15 +147,21 @@ func (r *scanner) refill() error {
 	if r.eof {
 		return io.ErrUnexpectedEOF
 	}
-	rem := r.buf[r.mark:]
-	if len(rem) >= maxValue {
+	if len(r.buf)-r.mark >= maxValue {
 		return errValueTooLarge
 	}
-	c, ok := <-r.src.full
-	if !ok { // closed without a final chunk: Close was called
+	var c *chunk
+	ok := false
+	if r.pull != nil {
+		// pull may move the scanner past chunks decoded speculatively
+		// (skipChunk): read buf, mark and base after it.
+		c, ok = r.pull()
+	}
+	if !ok { // no more chunks (a speculative scanner, the end, or Close)
 		r.eof = true
 		return io.ErrUnexpectedEOF
 	}
+	rem := r.buf[r.mark:]
 	data := c.mem[headroom : headroom+c.n]
 	r.base += int64(r.mark)
 	var nb []byte
@@ -158,11 +177,11 @@ func (r *scanner) refill() error {
 		nb = append(append(nb, rem...), data...)
 	}
 	if r.cur != nil {
-		r.src.free <- r.cur // never blocks: free has room for every chunk
+		r.src.release(r.cur)
 	}
 	r.cur = keep
 	if keep == nil {
-		r.src.free <- c
+		r.src.release(c)
 	}
 	if c.err != nil {
 		r.eof = true
@@ -197,7 +216,7 @@ func (r *scanner) step(ev *Event) result {
 		case '{':
 			r.state, r.topFirst, r.pos = stTop, true, i+1
 		case '[':
-			r.state, r.evFirst, r.arrayTop, r.pos = stEvents, true, true, i+1
+			r.state, r.evPos, r.arrayTop, r.pos = stEvents, evStart, true, i+1
 		default:
 			return r.bad(i, fmt.Sprintf("not a trace: want a JSON object with traceEvents, found %s", quoteByte(b[i])))
 		}
@@ -228,7 +247,7 @@ func (r *scanner) stepTop(b []byte, i int) result {
 		if b[j] != '[' {
 			return r.bad(j, fmt.Sprintf("traceEvents is not an array: found %s", kindOf(b[j])))
 		}
-		r.state, r.evFirst, r.sawArray, r.topFirst, r.pos = stEvents, true, true, false, j+1
+		r.state, r.evPos, r.sawArray, r.topFirst, r.pos = stEvents, evStart, true, false, j+1
 		return resAgain
 	}
 	k := string(key) // before skipValue: key may sit in keyBuf
@@ -243,7 +262,7 @@ func (r *scanner) stepTop(b []byte, i int) result {
 }
 
 func (r *scanner) stepEvents(b []byte, i int, ev *Event) result {
-	if b[i] == ']' {
+	if r.evPos != evNeed && b[i] == ']' {
 		r.pos = i + 1
 		if r.arrayTop {
 			r.state = stAfter
@@ -252,13 +271,12 @@ func (r *scanner) stepEvents(b []byte, i int, ev *Event) result {
 		}
 		return resAgain
 	}
-	if !r.evFirst {
+	if r.evPos == evAfter {
 		if b[i] != ',' {
 			return r.bad(i, fmt.Sprintf("want ',' or ']' after an event, found %s", quoteByte(b[i])))
 		}
-		if i = skipWS(b, i+1); i == len(b) {
-			return resShort
-		}
+		r.evPos, r.pos = evNeed, i+1
+		return resAgain
 	}
 	if b[i] != '{' {
 		end, res := r.skipValue(b, i)
@@ -266,7 +284,7 @@ func (r *scanner) stepEvents(b []byte, i int, ev *Event) result {
 			return res
 		}
 		r.evErr, r.evErrPos = fmt.Sprintf("event is not a JSON object: found %s", quoteByte(b[i])), i
-		r.evFirst, r.pos = false, end
+		r.evPos, r.pos = evAfter, end
 		r.index++
 		return resBadEv
 	}
@@ -276,7 +294,7 @@ func (r *scanner) stepEvents(b []byte, i int, ev *Event) result {
 	if res != resOK {
 		return res
 	}
-	r.evFirst, r.pos = false, end
+	r.evPos, r.pos = evAfter, end
 	r.index++
 	if r.evErr != "" {
 		return resBadEv
@@ -296,4 +314,62 @@ func quoteByte(c byte) string {
 		return fmt.Sprintf("%q", rune(c))
 	}
 	return fmt.Sprintf("byte 0x%02x", c)
+}
+
+// atElement reports whether the scanner rests in traceEvents right after a
+// ',' with nothing but whitespace left in its window: the next byte of input
+// starts an element, so a chunk that starts there may be taken as decoded
+// by a speculative scanner.
+func (r *scanner) atElement() bool {
+	return r.err == nil && r.restsAtElement()
+}
+
+// restsAtElement is atElement without the check for an error, for a
+// speculative scanner that has run into the end of its chunk.
+func (r *scanner) restsAtElement() bool {
+	return r.state == stEvents && r.evPos == evNeed && skipWS(r.buf, r.mark) == len(r.buf)
+}
+
+// skipChunk moves the scanner past chunk c, whose events a speculative
+// scanner has decoded (n of them): the window empties and the next chunk
+// starts at c's end.
+func (r *scanner) skipChunk(c *chunk, n int) {
+	if r.cur != nil {
+		r.src.release(r.cur)
+		r.cur = nil
+	}
+	r.buf, r.pos, r.mark = nil, 0, 0
+	r.base = c.off + int64(c.n)
+	r.index += int64(n)
+	r.uncompressed.Store(r.base)
+	if c.err != nil {
+		r.eof = true
+		if c.err != io.EOF {
+			r.srcErr = c.err
+		}
+	}
+}
+
+// speculate decodes chunk c on its own, as if it started at an element of
+// traceEvents right after a ','. It appends the events to evs (their Index
+// counted from 0) and reports whether the whole chunk was such a run of
+// elements ending after a ','; anything else (the top-level object, the end
+// of traceEvents, an error, a chunk cut inside an event) reports false.
+func (r *scanner) speculate(c *chunk, evs []Event) ([]Event, bool) {
+	*r = scanner{
+		buf: c.mem[headroom : headroom+c.n], base: c.off, eof: true,
+		state: stEvents, evPos: evNeed, sawArray: true,
+		strs: r.strs, scratch: r.scratch, keyBuf: r.keyBuf, stack: r.stack,
+	}
+	var ev Event
+	for {
+		err := r.next(&ev)
+		if err == nil {
+			evs = append(evs, ev)
+			continue
+		}
+		var e *Error
+		ok := errors.As(err, &e) && e.Fatal && errors.Is(err, io.ErrUnexpectedEOF) && r.restsAtElement()
+		return evs, ok
+	}
 }
