@@ -13,7 +13,7 @@ import (
 // Reader streams the events of a torch.profiler (Kineto) Chrome-trace JSON
 // file, plain or gzip-compressed (detected by the magic bytes 1f 8b, RFC
 // 1952), without holding the file or the events in memory. It keeps a few
-// 1 MiB chunks of uncompressed input, a few batches of decoded events, the
+// 512 KiB chunks of uncompressed input, a few batches of decoded events, the
 // table of interned strings (bounded) and the top-level metadata: some
 // 30 MiB plus the interned strings, whatever the file size.
 //
@@ -113,7 +113,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		return nil, err
 	}
 	rd := &Reader{
-		sc:      &scanner{src: src, gzip: gz, strs: newInterner()},
+		sc:      &scanner{src: src, gzip: gz, strs: newInterner(), keys: newKeyTable()},
 		batches: make(chan *batch, 4),
 		free:    make(chan *batch, numBatches),
 		done:    make(chan struct{}),
@@ -134,7 +134,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 // work decodes line-start chunks speculatively until the source ends.
 func (r *Reader) work() {
 	defer r.wg.Done()
-	sc := &scanner{strs: newInterner()}
+	sc := &scanner{strs: newInterner(), keys: newKeyTable()}
 	for {
 		var c *chunk
 		select {

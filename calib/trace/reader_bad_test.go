@@ -401,3 +401,42 @@ func decodeWire(t testing.TB, data []byte) []wireEvent {
 	}
 	return out
 }
+
+// TestReaderKeyGuesses mixes event layouts, spellings with and without
+// spaces, keys that share a prefix and an escaped key, so the key guesses
+// of memberKey both hit and miss.
+func TestReaderKeyGuesses(t *testing.T) {
+	var sb strings.Builder
+	sb.WriteString(`{"traceEvents": [`)
+	for k := 0; k < 50; k++ {
+		if k > 0 {
+			sb.WriteString(",\n")
+		}
+		switch k % 5 {
+		case 0:
+			sb.WriteString(`{"ph": "X", "ts": 1, "dur": 2, "args": {"correlation": 3, "stream": 7}}`)
+		case 1:
+			sb.WriteString(`{"ph": "f", "id": 4, "tsx": 9, "ts": 5}`)
+		case 2:
+			sb.WriteString(`{"ph":"X","ts":6,"dur" : 7,"args":{"stream":8,"correlation":9}}`)
+		case 3:
+			sb.WriteString(`{"ph": "i", "t": 1, "ts": 10, "d\u0075r": 11, "args": {"correlations": 1, "correlation": 12}}`)
+		case 4:
+			sb.WriteString(`{"ts": 13, "ph": "X", "args": {"stream": 14}, "dur": 15}`)
+		}
+	}
+	sb.WriteString(`]}`)
+	out := readOutcome(t, strings.NewReader(sb.String()))
+	require.True(t, out.eof, "%v", out.errs)
+	require.Len(t, out.events, 50)
+	want := []wireEvent{
+		{Ph: "X", TS: 1, Dur: 2, Correlation: 3, Stream: 7},
+		{Ph: "f", ID: 4, TS: 5},
+		{Ph: "X", TS: 6, Dur: 7, Stream: 8, Correlation: 9},
+		{Ph: "i", TS: 10, Dur: 11, Correlation: 12},
+		{Ph: "X", TS: 13, Stream: 14, Dur: 15},
+	}
+	for k, ev := range out.events {
+		require.Equal(t, want[k%5], wireOf(ev), "event %d", k)
+	}
+}

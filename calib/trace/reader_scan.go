@@ -474,46 +474,48 @@ func (r *scanner) objectKey(b []byte, i int, first bool, what string) (key []byt
 // parseEvent decodes the event object at b[i] into ev.
 func (r *scanner) parseEvent(b []byte, i int, ev *Event) (int, result) {
 	i++
+	prev := uint16(prevEvent)
 	for first := true; ; first = false {
-		key, done, j, res := r.objectKey(b, i, first, "an event")
+		id, kind, done, j, res := r.memberKey(b, i, first, prev, "an event")
 		if res != resOK {
 			return 0, res
 		}
 		if done {
 			return j, resOK
 		}
+		prev = id
 		var s []byte
 		var f float64
-		switch string(key) {
-		case "ph":
+		switch kind {
+		case keyPh:
 			s, i, res = r.readString(b, j, "ph")
 			if len(s) > 0 {
 				ev.Ph = Phase(s[0])
 			}
-		case "cat":
+		case keyCat:
 			s, i, res = r.readString(b, j, "cat")
 			if res == resOK {
 				ev.CatRaw = r.strs.intern(s)
 				ev.Cat = catOf(ev.CatRaw)
 			}
-		case "name":
+		case keyName:
 			s, i, res = r.readString(b, j, "name")
 			if res == resOK {
 				ev.Name = r.strs.intern(s)
 			}
-		case "pid":
+		case keyPid:
 			ev.Pid, i, res = r.readID(b, j, "pid")
-		case "tid":
+		case keyTid:
 			ev.Tid, i, res = r.readID(b, j, "tid")
-		case "ts":
+		case keyTS:
 			f, i, res = r.readFloat(b, j, "ts")
 			ev.TS = Time(f)
-		case "dur":
+		case keyDur:
 			f, i, res = r.readFloat(b, j, "dur")
 			ev.Dur = Duration(f)
-		case "id":
+		case keyID:
 			ev.ID, i, res = r.readID(b, j, "id")
-		case "args":
+		case keyArgs:
 			i, res = r.parseArgs(b, j, ev)
 		default:
 			i, res = r.skipValue(b, j)
@@ -533,44 +535,46 @@ func (r *scanner) parseArgs(b []byte, i int, ev *Event) (int, result) {
 		return r.typeErr(b, i, "args", "an object")
 	}
 	i++
+	prev := uint16(prevArgs)
 	for first := true; ; first = false {
-		key, done, j, res := r.objectKey(b, i, first, "args")
+		id, kind, done, j, res := r.memberKey(b, i, first, prev, "args")
 		if res != resOK {
 			return 0, res
 		}
 		if done {
 			return j, resOK
 		}
+		prev = id
 		var s []byte
 		var v int64
-		switch string(key) {
-		case "correlation":
+		switch kind {
+		case keyCorrelation:
 			ev.Correlation, i, res = r.readInt(b, j, "args.correlation")
-		case "External id":
+		case keyExternalID:
 			ev.ExternalID, i, res = r.readInt(b, j, "args.External id")
-		case "stream":
+		case keyStream:
 			ev.Stream, i, res = r.readInt(b, j, "args.stream")
-		case "device":
+		case keyDevice:
 			ev.Device, i, res = r.readInt(b, j, "args.device")
-		case "grid":
+		case keyGrid:
 			i, res = r.readDim3(b, j, "args.grid", &ev.Grid)
-		case "block":
+		case keyBlock:
 			i, res = r.readDim3(b, j, "args.block", &ev.Block)
-		case "bytes":
+		case keyBytes:
 			ev.Bytes, i, res = r.readInt(b, j, "args.bytes")
-		case "Collective name":
+		case keyCollective:
 			s, i, res = r.readString(b, j, "args.Collective name")
 			if res == resOK {
 				ev.Collective = r.strs.intern(s)
 			}
-		case "In msg nelems":
+		case keyInMsgNelems:
 			ev.InMsgNelems, i, res = r.readInt(b, j, "args.In msg nelems")
-		case "Out msg nelems":
+		case keyOutMsgNelems:
 			ev.OutMsgNelems, i, res = r.readInt(b, j, "args.Out msg nelems")
-		case "Group size":
+		case keyGroupSize:
 			v, i, res = r.readInt(b, j, "args.Group size")
 			ev.GroupSize = int32(v)
-		case "dtype":
+		case keyDType:
 			s, i, res = r.readString(b, j, "args.dtype")
 			if res == resOK {
 				ev.DType = r.strs.intern(s)

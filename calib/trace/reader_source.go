@@ -18,9 +18,9 @@ import (
 // such chunks go to worker goroutines that decode them speculatively while
 // the main scanner works on earlier ones; see Reader.
 const (
-	chunkSize = 1 << 20  // uncompressed bytes per chunk
-	headroom  = 64 << 10 // room before a chunk's data for the unscanned tail of the previous chunk
-	numChunks = 8        // chunks in flight: at most numChunks*(chunkSize+headroom) bytes
+	chunkSize = 512 << 10 // uncompressed bytes per chunk
+	headroom  = 64 << 10  // room before a chunk's data for the unscanned tail of the previous chunk
+	numChunks = 6         // chunks in flight: at most numChunks*(chunkSize+headroom) bytes
 	maxCarry  = chunkSize / 4
 )
 

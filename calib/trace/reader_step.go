@@ -38,6 +38,7 @@ type scanner struct {
 	meta        Meta
 	metaChanged bool // meta changed since the last batch
 	strs        interner
+	keys        *keyTable
 	scratch     []byte // unescaped string values
 	keyBuf      []byte // unescaped keys
 	stack       []byte // bracket stack for skipping containers
@@ -359,7 +360,7 @@ func (r *scanner) speculate(c *chunk, evs []Event) ([]Event, bool) {
 	*r = scanner{
 		buf: c.mem[headroom : headroom+c.n], base: c.off, eof: true,
 		state: stEvents, evPos: evNeed, sawArray: true,
-		strs: r.strs, scratch: r.scratch, keyBuf: r.keyBuf, stack: r.stack,
+		strs: r.strs, keys: r.keys, scratch: r.scratch, keyBuf: r.keyBuf, stack: r.stack,
 	}
 	var ev Event
 	for {
