@@ -440,3 +440,30 @@ func TestReaderKeyGuesses(t *testing.T) {
 		require.Equal(t, want[k%5], wireOf(ev), "event %d", k)
 	}
 }
+
+// TestReaderConcurrentFiles reads several files at once, one Reader each,
+// as `moecast trace summary` reads ranks (run it with -race).
+func TestReaderConcurrentFiles(t *testing.T) {
+	plain := genTrace(t, 2, false)
+	gz := gzipBytes(t, plain)
+	want := readOutcome(t, bytes.NewReader(plain)).events
+	const files = 4
+	got := make([][]Event, files)
+	done := make(chan int)
+	for k := range files {
+		go func() {
+			defer func() { done <- k }()
+			data := plain
+			if k%2 == 1 {
+				data = gz
+			}
+			got[k] = readOutcome(t, bytes.NewReader(data)).events
+		}()
+	}
+	for range files {
+		<-done
+	}
+	for k := range files {
+		assert.Equal(t, want, got[k], "file %d", k)
+	}
+}

@@ -906,7 +906,7 @@ type interner struct {
 	cache [1024]string
 }
 
-const maxInternBytes = 32 << 20
+const maxInternBytes = 8 << 20
 
 func newInterner() interner { return interner{m: make(map[string]string, 1024)} }
 
