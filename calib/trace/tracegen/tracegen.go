@@ -45,7 +45,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Rank: 0, WorldSize: 8, Batch: 32, Layers: 61, DenseLayers: 1,
-		Steps: 4, PythonEvents: 600, Seed: 1,
+		Steps: 4, PythonEvents: 1500, Seed: 1,
 	}
 }
 
@@ -169,6 +169,21 @@ var pythonFrames = []string{
 	"threading.py(327): wait",
 }
 
+// pythonNames is the set of python_function names of a trace: the frames
+// above plus built-in method calls on objects at random addresses, some 200
+// names as in the TraceLens vLLM decode trace (202 distinct names in 984
+// python_function events).
+func pythonNames(rng *rand.Rand) []string {
+	names := append([]string(nil), pythonFrames...)
+	methods := []string{"get", "append", "items", "pop", "copy_", "item", "tolist", "numel", "size", "view", "to", "cpu", "keys", "extend"}
+	types := []string{"dict", "list", "Tensor", "set", "deque", "PyCapsule"}
+	for len(names) < 200 {
+		names = append(names, fmt.Sprintf("<built-in method %s of %s object at 0x7f%010x>",
+			methods[rng.IntN(len(methods))], types[rng.IntN(len(types))], rng.Uint64N(1<<40)))
+	}
+	return names
+}
+
 // writer accumulates JSON in a byte buffer.
 type writer struct {
 	w     *bufio.Writer
@@ -270,7 +285,9 @@ func Write(out io.Writer, cfg Config) (Stats, error) {
 	ts := 1.7e12 + float64(cfg.Seed%1000)*1e3 + 0.125 // µs
 	ext := int64(100000)
 	corr := int64(200000)
-	pyID := int64(1)
+	pyID := int64(107599957) // Kineto's python ids and Ev Idx are large counters
+	evIdx := int64(109226197)
+	frames := pythonNames(rng)
 	label := fmt.Sprintf("execute_context_0(0)_generation_%d(%d)", cfg.Batch, cfg.Batch)
 
 	for step := 0; ; step++ {
@@ -311,12 +328,14 @@ func Write(out io.Writer, cfg Config) (Stats, error) {
 		for p := 0; p < cfg.PythonEvents; p++ {
 			frac := float64(p) / float64(max(cfg.PythonEvents, 1))
 			pts := cpuStart + 1 + frac*(cpuEnd-cpuStart-2)
-			w.x("python_function", pythonFrames[p%len(pythonFrames)], pid, tid, pts, jitter(3+float64(p%7)))
+			w.x("python_function", frames[rng.IntN(len(frames))], pid, tid, pts, jitter(0.1+float64(p%7)))
 			w.buf = append(w.buf, `"Python parent id": `...)
-			w.num(max(pyID-1-int64(p%5), 0))
+			w.num(pyID - 1 - int64(rng.IntN(40)))
 			w.buf = append(w.buf, `, "Python id": `...)
 			w.num(pyID)
-			w.buf = append(w.buf, `, "Python thread": 0}}`...)
+			w.buf = append(w.buf, `, "Ev Idx": `...)
+			w.num(evIdx + st.Events)
+			w.buf = append(w.buf, "}}"...)
 			pyID++
 		}
 		// Input copies: a cpu_op with a runtime memcpy and its GPU copy.
