@@ -77,7 +77,8 @@ func buildTable(file string, t *Table, kt *kernels.Tables, ct *comm.Tables) (loo
 			pts[i] = kernels.MLAPoint{Heads: ival(r, "heads"), Batch: ival(r, "batch"), KVLen: ival(r, "kv_len"),
 				Latency: lat(r), L2Resident: flag(r, "l2_resident"), Row: i + 1}
 		}
-		tb, err := kernels.NewMLATable(name, kernels.MLAKey{GEMMDtype: k.Dtype, KV: k.KVDtype, KVLoRARank: k.KVLoRARank, QKRopeDim: k.QKRopeDim}, pts)
+		tb, err := kernels.NewMLATable(name, kernels.MLAKey{GEMMDtype: k.Dtype, KV: k.KVDtype, KVLoRARank: k.KVLoRARank, QKRopeDim: k.QKRopeDim,
+			Hidden: k.Hidden, QLoRARank: k.QLoRARank, QKNopeDim: k.QKNopeDim, VHeadDim: k.VHeadDim}, pts)
 		if err != nil {
 			return nil, err
 		}

@@ -149,6 +149,18 @@ func TestPerfDBMLA(t *testing.T) {
 	require.True(t, ok)
 	assert.Greater(t, float64(e.Time), 0.0)
 	assert.Contains(t, e.Source.Note, "L2-resident")
+	assert.Equal(t, Keys{Dtype: "bf16", KVDtype: "bf16", Hidden: 7168, KVLoRARank: 512, QKRopeDim: 64, QLoRARank: 1536, QKNopeDim: 128, VHeadDim: 128}, m.Keys)
+	// Kimi-K2.5 has DeepSeek-V3's MLA dims: the table answers.
+	kimi := kernels.MLAShape{Batch: 8, Context: 2048, Heads: 8, KVLoRARank: 512, QKRopeDim: 64, KV: dtype.KVBF16, TotalHeads: 64,
+		Hidden: 7168, QLoRARank: 1536, QKNopeDim: 128, VHeadDim: 128}
+	_, ok = g.KernelTables().MLAModule(kimi)
+	assert.True(t, ok)
+	// GLM-5 shares the latent and rope widths but not the projections
+	// (hidden 6144, q_lora 2048, qk_nope 192, v_head 256): no answer.
+	glm := kimi
+	glm.Hidden, glm.QLoRARank, glm.QKNopeDim, glm.VHeadDim = 6144, 2048, 192, 256
+	_, ok = g.KernelTables().MLAModule(glm)
+	assert.False(t, ok)
 }
 
 func TestPerfDBNeedsGPUWhenSeveral(t *testing.T) {

@@ -145,10 +145,13 @@ type Keys struct {
 	Distribution string `toml:"distribution,omitempty"` // moe: routing distribution
 	Experts      int    `toml:"experts,omitempty"`      // moe
 	TopK         int    `toml:"topk,omitempty"`         // moe
-	Hidden       int    `toml:"hidden,omitempty"`       // moe
+	Hidden       int    `toml:"hidden,omitempty"`       // moe, mla
 	Inter        int    `toml:"inter,omitempty"`        // moe: full expert FFN width
 	KVLoRARank   int    `toml:"kv_lora_rank,omitempty"` // mla
 	QKRopeDim    int    `toml:"qk_rope_dim,omitempty"`  // mla
+	QLoRARank    int    `toml:"q_lora_rank,omitempty"`  // mla (optional, with hidden, qk_nope_dim, v_head_dim)
+	QKNopeDim    int    `toml:"qk_nope_dim,omitempty"`  // mla
+	VHeadDim     int    `toml:"v_head_dim,omitempty"`   // mla
 	HeadDim      int    `toml:"head_dim,omitempty"`     // gqa
 }
 

@@ -777,7 +777,8 @@ func (im *perfdbImport) readMLA(f perfdbFile, rd io.Reader) error {
 				fmt.Sprintf("L2 bias: rows whose per-GPU working set (working_set_bytes = module weights for the GPU's heads at %g B/param + batch x kv_len x 576 x %g B of KV) fits in the %.0f MB L2 have l2_resident = 1; kernels.Costs floors every table result at the op's DRAM streaming time", wb, kb, im.l2/1e6))
 			p.GPULabel = r.str("device")
 			return Table{Name: name, Op: "mla",
-				Keys:    Keys{Dtype: gemm, KVDtype: kv, KVLoRARank: dsKVLoRA, QKRopeDim: dsRope},
+				Keys: Keys{Dtype: gemm, KVDtype: kv, KVLoRARank: dsKVLoRA, QKRopeDim: dsRope,
+					Hidden: dsHidden, QLoRARank: dsQLoRA, QKNopeDim: dsNope, VHeadDim: dsVHeadDim},
 				Columns: []string{"heads", "batch", "kv_len", "latency_us", "working_set_bytes", "l2_resident"}, Provenance: p}
 		})
 		point := fmt.Sprintf("(heads %d, batch %d, kv_len %d)", heads, batch, kvLen)

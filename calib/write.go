@@ -111,6 +111,9 @@ func writeKeys(b *bufio.Writer, k Keys) {
 	n("inter", k.Inter)
 	n("kv_lora_rank", k.KVLoRARank)
 	n("qk_rope_dim", k.QKRopeDim)
+	n("q_lora_rank", k.QLoRARank)
+	n("qk_nope_dim", k.QKNopeDim)
+	n("v_head_dim", k.VHeadDim)
 	n("head_dim", k.HeadDim)
 }
 

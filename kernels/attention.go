@@ -14,6 +14,9 @@ type MLAShape struct {
 	QKRopeDim      int
 	KV             dtype.KVCache
 	TotalHeads     int // heads in the model (table key: tp = TotalHeads/Heads)
+	// Model dims the MLA module's projections depend on; a calibration
+	// table measured for other dims does not answer (0: not checked).
+	Hidden, QLoRARank, QKNopeDim, VHeadDim int
 }
 
 // GQAShape is GQA decode attention on one rank.

@@ -485,7 +485,12 @@ type MLAKey struct {
 	KV         string // KV cache dtype ("bf16", "fp8")
 	KVLoRARank int
 	QKRopeDim  int
+	// Model dims of the measured module (0: not recorded, not checked).
+	Hidden, QLoRARank, QKNopeDim, VHeadDim int
 }
+
+// dimOK is false when both a table and a query know a dim and they differ.
+func dimOK(table, query int) bool { return table == 0 || query == 0 || table == query }
 
 // MLAPoint is one measured MLA decode module.
 type MLAPoint struct {
@@ -529,11 +534,16 @@ func NewMLATable(name string, key MLAKey, pts []MLAPoint) (*MLATable, error) {
 	return t, nil
 }
 
-// Lookup answers the MLA module for a measured heads-per-GPU count. The
-// shape carries no projection dtype, so only bf16-projection tables answer
-// (MLA attention stays bf16 in the shipped models but DeepSeek-V3's fp8).
+// Lookup answers the MLA module for a measured heads-per-GPU count and the
+// table's model dims (kv_lora_rank, qk_rope_dim, and hidden, q_lora_rank,
+// qk_nope_dim, v_head_dim where both sides know them: GLM-5 shares
+// DeepSeek-V3's latent and rope widths but not its projections). The shape
+// carries no projection dtype, so only bf16-projection tables answer (MLA
+// attention stays bf16 in the shipped models but DeepSeek-V3's fp8).
 func (t *MLATable) Lookup(s MLAShape) (cost.Estimate, bool) {
-	if t.Key.GEMMDtype != "bf16" || t.Key.KV != s.KV.String() || s.KVLoRARank != t.Key.KVLoRARank || s.QKRopeDim != t.Key.QKRopeDim {
+	k := t.Key
+	if k.GEMMDtype != "bf16" || k.KV != s.KV.String() || s.KVLoRARank != k.KVLoRARank || s.QKRopeDim != k.QKRopeDim ||
+		!dimOK(k.Hidden, s.Hidden) || !dimOK(k.QLoRARank, s.QLoRARank) || !dimOK(k.QKNopeDim, s.QKNopeDim) || !dimOK(k.VHeadDim, s.VHeadDim) {
 		return cost.Estimate{}, false
 	}
 	g := t.series.find(s.Heads)
