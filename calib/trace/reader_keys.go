@@ -62,14 +62,15 @@ type keyTable struct {
 	ids  map[string]uint16
 	kind []uint16 // id -> known key id (keyOther for unknown keys)
 	pat  [][]byte // id -> spelling from the opening quote to the value, nil if none
-	// word and mask: the first 8 bytes of pat, for a first check.
-	word, mask []uint64
-	guess      [maxKeys + 2][numGuesses]uint16 // most recent first
+	// word and mask: the first 8 bytes of pat, for a first check; word2
+	// and mask2 the next 8.
+	word, mask, word2, mask2 []uint64
+	guess                    [maxKeys + 2][numGuesses]uint16 // most recent first
 }
 
 func newKeyTable() *keyTable {
 	t := &keyTable{ids: make(map[string]uint16, 64), kind: make([]uint16, 1, 64), pat: make([][]byte, 1, 64),
-		word: make([]uint64, 1, 64), mask: make([]uint64, 1, 64)}
+		word: make([]uint64, 1, 64), mask: make([]uint64, 1, 64), word2: make([]uint64, 1, 64), mask2: make([]uint64, 1, 64)}
 	for k := range t.guess {
 		for g := range t.guess[k] {
 			t.guess[k][g] = keyNoGuess
@@ -98,16 +99,22 @@ func (t *keyTable) id(key []byte) uint16 {
 	t.pat = append(t.pat, nil)
 	t.word = append(t.word, 0)
 	t.mask = append(t.mask, 0)
+	t.word2 = append(t.word2, 0)
+	t.mask2 = append(t.mask2, 0)
 	return id
 }
 
 // setPat records the spelling of key id.
 func (t *keyTable) setPat(id uint16, p []byte) {
 	t.pat[id] = append([]byte(nil), p...)
-	var w [8]byte
+	var w [16]byte
 	n := copy(w[:], p)
-	t.word[id] = binary.LittleEndian.Uint64(w[:])
-	t.mask[id] = ^uint64(0) >> (64 - 8*n)
+	t.word[id] = binary.LittleEndian.Uint64(w[:8])
+	t.mask[id] = ^uint64(0) >> (64 - 8*min(n, 8))
+	t.word2[id] = binary.LittleEndian.Uint64(w[8:])
+	if n > 8 {
+		t.mask2[id] = ^uint64(0) >> (64 - 8*min(n-8, 8))
+	}
 }
 
 // learn makes id the first guess after prev.
@@ -142,6 +149,9 @@ func (r *scanner) memberKey(b []byte, i int, first bool, prev uint16, what strin
 			return 0, 0, false, 0, r.bad(i, fmt.Sprintf("want ',' or '}' in %s, found %s", what, quoteByte(c)))
 		}
 		i++
+		if i < len(b) && b[i] == ' ' { // Kineto's ", "
+			i++
+		}
 		if i < len(b) && b[i] <= ' ' {
 			i = skipWS(b, i)
 		}
@@ -154,17 +164,18 @@ func (r *scanner) memberKey(b []byte, i int, first bool, prev uint16, what strin
 		return 0, 0, false, 0, r.bad(i, fmt.Sprintf("want a key string in %s, found %s", what, quoteByte(c)))
 	}
 	t := r.keys
-	if i+8 <= len(b) {
+	if i+16 <= len(b) {
 		x := binary.LittleEndian.Uint64(b[i:])
+		x2 := binary.LittleEndian.Uint64(b[i+8:])
 		for _, g := range &t.guess[prev] {
 			if g == keyNoGuess {
 				break
 			}
-			if x&t.mask[g] != t.word[g] {
+			if x&t.mask[g] != t.word[g] || x2&t.mask2[g] != t.word2[g] {
 				continue
 			}
 			p := t.pat[g]
-			if len(p) >= len(b)-i || (len(p) > 8 && string(b[i+8:i+len(p)]) != string(p[8:])) {
+			if len(p) >= len(b)-i || (len(p) > 16 && string(b[i+16:i+len(p)]) != string(p[16:])) {
 				continue
 			}
 			j := i + len(p)

@@ -362,13 +362,13 @@ func (r *scanner) speculate(c *chunk, evs []Event) ([]Event, bool) {
 		state: stEvents, evPos: evNeed, sawArray: true,
 		strs: r.strs, keys: r.keys, scratch: r.scratch, keyBuf: r.keyBuf, stack: r.stack,
 	}
-	var ev Event
 	for {
-		err := r.next(&ev)
+		evs = append(evs, Event{}) // decoded in place: one copy less
+		err := r.next(&evs[len(evs)-1])
 		if err == nil {
-			evs = append(evs, ev)
 			continue
 		}
+		evs = evs[:len(evs)-1]
 		var e *Error
 		ok := errors.As(err, &e) && e.Fatal && errors.Is(err, io.ErrUnexpectedEOF) && r.restsAtElement()
 		return evs, ok
