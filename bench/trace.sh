@@ -11,7 +11,8 @@
 #
 # Needs go (or prebuilt bench/out/bin/{moecast,tracegen,traceread}), python3
 # and GNU time (/usr/bin/time; apt-get install time). Outputs go to bench/out/
-# (gitignored); generated traces are kept and reused.
+# (gitignored); generated traces are kept and reused. Results measured with
+# it are in bench/RESULTS-trace.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
