@@ -357,11 +357,10 @@ func (r *scanner) skipChunk(c *chunk, n int) {
 // elements ending after a ','; anything else (the top-level object, the end
 // of traceEvents, an error, a chunk cut inside an event) reports false.
 func (r *scanner) speculate(c *chunk, evs []Event) ([]Event, bool) {
-	*r = scanner{
-		buf: c.mem[headroom : headroom+c.n], base: c.off, eof: true,
-		state: stEvents, evPos: evNeed, sawArray: true,
-		strs: r.strs, keys: r.keys, scratch: r.scratch, keyBuf: r.keyBuf, stack: r.stack,
-	}
+	// Reset the state, keeping the tables and buffers.
+	r.cur, r.buf, r.pos, r.mark, r.base = nil, c.mem[headroom:headroom+c.n], 0, 0, c.off
+	r.eof, r.srcErr, r.err, r.evErr = true, nil, nil, ""
+	r.state, r.evPos, r.sawArray, r.arrayTop, r.topFirst, r.index = stEvents, evNeed, true, false, false, 0
 	for {
 		evs = append(evs, Event{}) // decoded in place: one copy less
 		err := r.next(&evs[len(evs)-1])
