@@ -467,3 +467,47 @@ func TestReaderConcurrentFiles(t *testing.T) {
 		assert.Equal(t, want, got[k], "file %d", k)
 	}
 }
+
+// TestReaderBadEventMidTrace puts a malformed event in the middle of a
+// generated trace of many chunks: the chunk holding it is decoded by the main
+// scanner, which reports the event and goes on; the chunks after it are
+// again taken from the workers.
+func TestReaderBadEventMidTrace(t *testing.T) {
+	plain := genTrace(t, 3, false)
+	full := readOutcome(t, bytes.NewReader(plain))
+	require.True(t, full.eof)
+	k := len(full.events) / 2
+	at := full.events[k].Offset + 1 // just after the event's '{'
+	bad := append(append(bytes.Clone(plain[:at]), `"ts": "bad", `...), plain[at:]...)
+
+	rd, err := NewReader(bytes.NewReader(bad))
+	require.NoError(t, err)
+	defer rd.Close()
+	var evs []Event
+	var errs []*Error
+	for {
+		ev, err := rd.ReadEvent()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			var e *Error
+			require.True(t, errors.As(err, &e))
+			require.False(t, e.Fatal, "%v", err)
+			errs = append(errs, e)
+			continue
+		}
+		evs = append(evs, ev)
+	}
+	require.Len(t, errs, 1)
+	assert.EqualValues(t, k, errs[0].Index)
+	assert.Equal(t, full.events[k].Offset+7, errs[0].Offset, "the offset of \"bad\"")
+	require.Len(t, evs, len(full.events)-1)
+	assert.Equal(t, full.events[:k], evs[:k])
+	for j := k; j < len(evs); j++ {
+		require.Equal(t, wireOf(full.events[j+1]), wireOf(evs[j]), "event %d", j)
+		require.Equal(t, full.events[j+1].Index, evs[j].Index)
+		require.Equal(t, full.events[j+1].Offset+13, evs[j].Offset)
+	}
+	assert.Greater(t, rd.taken, 2, "chunks before and after the bad one come from the workers")
+}
