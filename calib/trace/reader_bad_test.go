@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -510,4 +511,33 @@ func TestReaderBadEventMidTrace(t *testing.T) {
 		require.Equal(t, full.events[j+1].Offset+13, evs[j].Offset)
 	}
 	assert.Greater(t, rd.taken, 2, "chunks before and after the bad one come from the workers")
+}
+
+// TestReaderStopsAtEnd checks that the goroutines of a Reader end by
+// themselves once ReadEvent has returned io.EOF or a fatal error (a caller
+// that forgets Close leaks nothing).
+func TestReaderStopsAtEnd(t *testing.T) {
+	plain := genTrace(t, 2, false)
+	for name, data := range map[string][]byte{
+		"eof":       plain,
+		"truncated": plain[:len(plain)*2/3],
+		"gzip eof":  gzipBytes(t, plain),
+	} {
+		t.Run(name, func(t *testing.T) {
+			rd, err := NewReader(bytes.NewReader(data))
+			require.NoError(t, err)
+			for {
+				if _, err := rd.ReadEvent(); err != nil {
+					break
+				}
+			}
+			stopped := make(chan struct{})
+			go func() { rd.wg.Wait(); rd.sc.src.wg.Wait(); close(stopped) }()
+			select {
+			case <-stopped:
+			case <-time.After(10 * time.Second):
+				t.Fatal("goroutines still running after the end of the stream")
+			}
+		})
+	}
 }
