@@ -114,16 +114,25 @@ const (
 	maxModuleOps = 16
 )
 
-// linkDuplicates fills each block's refs: an op identical to an op of an
-// earlier block of the same pass reads that op's estimate from a cache slot
-// instead of being evaluated again.
+// linkDuplicates fills each block's refs so that Step evaluates every
+// distinct op of a pass once: an op whose estimate is bound to equal that of
+// an earlier op of the same pass (same evalKey) reads it from a cache slot
+// instead of being evaluated again. The earlier op may sit in an earlier
+// block (the dense and MoE layers' attention) or earlier in the same block
+// (Kimi-K2.5 TP8: the embedding, o_proj, MLP and MoE all-reduces, the input
+// and post-attention norms). The cache is filled in op order within one
+// Step and never outlives it, so results are exactly those of evaluating
+// every op.
 func (s *Sim) linkDuplicates() {
 	slots := 0
+	keys := make([][]op, len(s.blocks))
 	for bi := range s.blocks {
 		blk := &s.blocks[bi]
 		blk.refs = make([]opRef, len(blk.ops))
+		keys[bi] = make([]op, len(blk.ops))
 		for i := range blk.refs {
 			blk.refs[i] = opRef{slot: -1, dup: -1}
+			keys[bi][i] = s.evalKey(blk.ops[i], blk.pass)
 		}
 	}
 	for bi := range s.blocks {
@@ -138,13 +147,23 @@ func (s *Sim) linkDuplicates() {
 			}
 		}
 		for i := range blk.ops {
-			for bj := 0; bj < bi && blk.refs[i].dup < 0; bj++ {
+			module := blk.ops[i].module
+			for bj := 0; bj <= bi && blk.refs[i].dup < 0; bj++ {
 				prev := &s.blocks[bj]
-				if prev.pass != blk.pass || prev.mla != blk.mla {
+				if prev.pass != blk.pass {
 					continue
 				}
-				for j := range prev.ops {
-					if prev.ops[j] != blk.ops[i] || prev.refs[j].dup >= 0 {
+				// MLA-module ops are shared only between whole modules
+				// of equal blocks (see below), never inside one block.
+				if module && (bj == bi || prev.mla != blk.mla) {
+					continue
+				}
+				end := len(prev.ops)
+				if bj == bi {
+					end = i
+				}
+				for j := range end {
+					if keys[bj][j] != keys[bi][i] || prev.refs[j].dup >= 0 {
 						continue
 					}
 					if prev.refs[j].slot < 0 {
@@ -183,6 +202,41 @@ func (s *Sim) linkDuplicates() {
 	}
 }
 
+// evalKey is what op o's estimate in a pass of kind k depends on: o without
+// its name and category (which only say how it is shown and where its time
+// is booked), with its token domain replaced by sameTokens'. Two ops of one
+// pass with equal keys get equal estimates from eval.
+func (s *Sim) evalKey(o op, k passKind) op {
+	o.name, o.cat = "", 0
+	o.dom = s.sameTokens(o.dom, k)
+	return o
+}
+
+// sameTokens returns the domain that stands for d in passes of kind k: two
+// domains map to the same one exactly when Sim.pass gives them equal token
+// counts at every batch, by these identities of pass:
+//
+//	send   = ceil(mlp/TP)             = mlp with TP = 1
+//	logits = mlp (target pass), seq·gather otherwise = mlp with 1 query token
+//	mlp    = attn·gather              = attn with gather = 1
+//	attn   = seq·queries              = seq with 1 query token
+func (s *Sim) sameTokens(d domain, k passKind) domain {
+	q := s.passQueries(k)
+	if d == domSend && s.sh.tp <= 1 {
+		d = domMLP
+	}
+	if d == domLogits && (k == passTarget || q == 1) {
+		d = domMLP
+	}
+	if d == domMLP && s.sh.gather == 1 {
+		d = domAttn
+	}
+	if d == domAttn && q == 1 {
+		d = domSeq
+	}
+	return d
+}
+
 // pass holds the token counts of one kind of forward pass at a batch.
 type pass struct {
 	seq, queries int // sequences per attention group, query tokens per sequence
@@ -196,10 +250,7 @@ type pass struct {
 
 func (s *Sim) pass(batch, context int, kind passKind) pass {
 	sh := &s.sh
-	p := pass{seq: ceilDiv(batch, sh.groups), ctx: context, queries: s.queries}
-	if kind == passDraftRest {
-		p.queries = 1
-	}
+	p := pass{seq: ceilDiv(batch, sh.groups), ctx: context, queries: s.passQueries(kind)}
 	p.attn = p.seq * p.queries
 	p.mlp = p.attn * sh.gather
 	p.logits = p.mlp
@@ -210,6 +261,15 @@ func (s *Sim) pass(batch, context int, kind passKind) pass {
 	p.domain = p.mlp * sh.dp
 	p.load = s.route.at(float64(p.domain))
 	return p
+}
+
+// passQueries is the number of query tokens per sequence in a pass of
+// kind k: one in the later draft passes, K+1 (or 1) otherwise.
+func (s *Sim) passQueries(k passKind) int {
+	if k == passDraftRest {
+		return 1
+	}
+	return s.queries
 }
 
 func ceilDiv(a, b int) int {
@@ -298,29 +358,34 @@ func (s *Sim) evalOps(blk *block, p *pass, cache *[maxShared]cost.Estimate, mod 
 	for i := range blk.ops {
 		o := &blk.ops[i]
 		r := blk.refs[i]
-		var e cost.Estimate
+		var own cost.Estimate
+		var e *cost.Estimate
 		switch {
 		case r.dup >= 0:
-			e = cache[r.dup]
+			e = &cache[r.dup]
 		case module && o.module:
-			e = mod[blk.modPos[i]]
+			e = &mod[blk.modPos[i]]
 		default:
-			e = s.eval(o, p)
+			own = s.eval(o, p)
+			e = &own
 		}
 		if r.slot >= 0 {
-			cache[r.slot] = e
-		}
-		var launch cost.Estimate
-		if !s.cfg.Graphs {
-			launch = s.costs.LaunchCost(e)
+			cache[r.slot] = *e
 		}
 		if a != nil {
-			a.add(o.cat, &e, blk.count)
-			a.addLaunch(launch, blk.count)
+			a.add(o.cat, e, blk.count)
 		}
 		if out != nil {
-			out[i].Estimate = e
-			out[i].Launch = launch.Time
+			out[i].Estimate = *e
+		}
+		if !s.cfg.Graphs {
+			launch := s.costs.LaunchCost(*e)
+			if a != nil {
+				a.addLaunch(launch, blk.count)
+			}
+			if out != nil {
+				out[i].Launch = launch.Time
+			}
 		}
 	}
 }
