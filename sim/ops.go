@@ -62,9 +62,11 @@ type op struct {
 	module bool
 }
 
-// opRef marks, per op of a block, an identical op of an earlier block of
-// the same pass (the attention of dense and MoE layers): Step evaluates it
-// once and reuses the estimate through a cache slot.
+// opRef marks, per op of a block, an earlier op of the same pass (in an
+// earlier block or earlier in the block) with the same estimate: the
+// attention of dense and MoE layers, all-reduces of equal size. Step
+// evaluates it once and reuses the estimate through a cache slot (see
+// Sim.linkDuplicates).
 type opRef struct {
 	slot int8 // cache slot this op's estimate is stored in, or -1
 	dup  int8 // cache slot to copy the estimate from, or -1

@@ -107,7 +107,7 @@ func New(cfg Config) (*Sim, error) {
 
 // maxBlockOps bounds the ops of one block so Step can keep their estimates
 // in a fixed array on the stack; maxShared bounds the cache of estimates
-// shared between blocks.
+// shared between ops (linkDuplicates).
 const (
 	maxBlockOps  = 64
 	maxShared    = 48
@@ -329,9 +329,9 @@ func (s *Sim) Step(batch, context int) (Point, error) {
 
 // evalBlock evaluates the ops of one block (one layer of a kind) in pass p
 // and adds each, times the block's count, to a (when a is not nil) and
-// writes it to out[i] (when out is not nil). An op identical to one of an
-// earlier block reads its estimate from cache; ops that later blocks reuse
-// store theirs there.
+// writes it to out[i] (when out is not nil). An op whose estimate equals
+// that of an earlier op of its pass (see linkDuplicates) reads it from
+// cache; ops that later ones reuse store theirs there.
 //
 // With calibration tables and an MLA model, the MLA module is looked up
 // whole (kernels.Costs.MLAModule, floored at the DRAM time of its
