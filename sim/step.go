@@ -213,7 +213,7 @@ func (s *Sim) evalKey(o op, k passKind) op {
 }
 
 // sameTokens returns the domain that stands for d in passes of kind k: two
-// domains map to the same one exactly when Sim.pass gives them equal token
+// domains map to the same one only when Sim.pass gives them equal token
 // counts at every batch, by these identities of pass:
 //
 //	send   = ceil(mlp/TP)             = mlp with TP = 1
