@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,4 +131,55 @@ func BenchmarkStepCalibrated(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+}
+
+// TestPredictCalibrationOtherBox: a calibration measured on another GPU,
+// or over another fabric, is not applied: predict warns, names the
+// calibration and both boxes, and prices those ops with the roofline.
+func TestPredictCalibrationOtherBox(t *testing.T) {
+	dir := t.TempDir()
+	h200 := filepath.Join(dir, "h200.toml")
+	code, _, stderr := runCLI(t, "calib", "import", "perfdb", "../../calib/testdata/perfdb", "--gpu", "h200-sxm", "-o", h200)
+	require.Equal(t, ExitOK, code, stderr)
+	src, err := scenarios.EmbeddedSource("kimi-k2.5-h200-nvlink-tp8")
+	require.NoError(t, err)
+	pcie := strings.Replace(string(src), `fabric = "nvlink4"`, `fabric = "pcie-gen4"`, 1)
+	require.NotEqual(t, string(src), pcie)
+	scen := filepath.Join(dir, "h200-pcie4.toml")
+	require.NoError(t, os.WriteFile(scen, []byte(pcie), 0o644))
+
+	tests := []struct {
+		name string
+		args []string
+		want []string // substrings of the warnings
+	}{
+		{"h200 file on rtx", []string{"--calibration", h200},
+			[]string{"calibration " + h200 + ": ", "kernel tables measured on GPU h200-sxm", "GPU rtx-pro-6000-server",
+				"collective tables measured on h200-sxm over nvlink4", "rtx-pro-6000-server over pcie-gen5"}},
+		{"embedded:NAME on rtx", []string{"--calibration", "embedded:h200-sxm"},
+			[]string{"calibration embedded:h200-sxm: ", "kernel tables measured on GPU h200-sxm"}},
+		{"h200 on pcie-gen4", []string{scen},
+			[]string{"calibration embedded:h200-sxm: ", "collective tables measured on h200-sxm over nvlink4", "h200-sxm over pcie-gen4"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, append([]string{"predict", "--batch", "8", "--format", "json"}, tt.args...)...)
+			require.Equal(t, ExitOK, code, stderr)
+			var doc struct {
+				Points []struct {
+					Sources map[string]string `json:"sources"`
+				} `json:"points"`
+				Warnings []string `json:"warnings"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(stdout), &doc))
+			w := strings.Join(doc.Warnings, "\n")
+			for _, sub := range tt.want {
+				assert.Contains(t, w, sub)
+			}
+			require.Len(t, doc.Points, 1)
+			ar := doc.Points[0].Sources["allreduce"]
+			assert.True(t, strings.HasPrefix(ar, "roofline "), "allreduce source %q", ar)
+			assert.NotContains(t, stdout, "nccl.allreduce")
+		})
+	}
 }

@@ -62,7 +62,7 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 	f.IntVar(&opts.Context, "context", 0, "context length in tokens; default: the scenario's workload.context")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	f.BoolVar(&opts.Explain, "explain", false, "print every op of one layer of each kind for the first batch size")
-	f.StringVar(&opts.Calibration, "calibration", "", `op-cost calibration: "embedded", "none" (roofline only) or a calibration file; default: the scenario's hardware.calibration`)
+	f.StringVar(&opts.Calibration, "calibration", "", `op-cost calibration: "embedded" (for the scenario's GPU), "embedded:NAME", "none" (roofline only) or a calibration file; default: the scenario's hardware.calibration`)
 	return cmd
 }
 
