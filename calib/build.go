@@ -19,7 +19,7 @@ func (f *File) build() error {
 	kt, ct := &kernels.Tables{}, &comm.Tables{Graphs: true}
 	for i := range f.Tables {
 		t := &f.Tables[i]
-		loo, err := buildTable(f.Name, t, kt, ct)
+		loo, err := buildTable(f.Name, f.Effective(t), t, kt, ct)
 		t.loo = loo
 		if err != nil {
 			if t.line > 0 {
@@ -35,7 +35,7 @@ func (f *File) build() error {
 // looer is what every built table reports: its p90 leave-one-out error.
 type looer interface{ LOOError() (float64, int) }
 
-func buildTable(file string, t *Table, kt *kernels.Tables, ct *comm.Tables) (looer, error) {
+func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *comm.Tables) (looer, error) {
 	c, err := specFor(t)
 	if err != nil {
 		return nil, err
@@ -81,6 +81,11 @@ func buildTable(file string, t *Table, kt *kernels.Tables, ct *comm.Tables) (loo
 			Hidden: k.Hidden, QLoRARank: k.QLoRARank, QKNopeDim: k.QKNopeDim, VHeadDim: k.VHeadDim}, pts)
 		if err != nil {
 			return nil, err
+		}
+		// The GPU's peak bandwidth prices the KV read an fp8-KV query saves
+		// when this bf16-KV table answers it (kernels.Tables.MLAModule).
+		if g, ok := kernels.LookupGPU(prov.GPU); ok {
+			tb.MemBW = g.MemBW
 		}
 		kt.MLAs = append(kt.MLAs, tb)
 		return tb, nil

@@ -6,8 +6,11 @@ package comm
 // A collective table holds latency against message size for each measured
 // rank count, for one collective and one implementation. Along the size
 // axis it interpolates piecewise-linearly in log-log space, is exact on
-// measured points and clamps outside the measured range with a
-// "clamped: ..." note; rank counts must match a measured one. The interval
+// measured points and clamps below the measured range with a "clamped: ..."
+// note; above it, it extrapolates the last segment in log-log space with a
+// slope of at least 1 (time at least proportional to size, i.e. never
+// faster than the last measured point's bandwidth) with an
+// "extrapolated: ..." note; rank counts must match a measured one. The interval
 // of each Estimate is the table's leave-one-out interpolation error (p90 of
 // |LOO prediction - measured| / measured over interior points).
 //
@@ -76,7 +79,7 @@ func (b *tableBase) init(name, axis string, loo []float64) {
 			parts = append(parts, "clamped: "+axis+" below the measured range")
 		}
 		if m&noteClampHi != 0 {
-			parts = append(parts, "clamped: "+axis+" above the measured range")
+			parts = append(parts, "extrapolated: "+axis+" above the measured range (last segment extended in log-log with slope >= 1: never faster than the last measured point's bandwidth)")
 		}
 		b.notes[m] = strings.Join(parts, "; ")
 	}
@@ -149,6 +152,11 @@ func buildByRanks(pts []point) (byRanks, []float64, error) {
 		if err != nil {
 			return s, nil, fmt.Errorf("ranks %d: %w", r, err)
 		}
+		// Above the measured range a collective is bandwidth-bound: time
+		// grows at least in proportion to the size, so the last segment is
+		// extended in log-log with slope >= 1 instead of clamping (a clamp
+		// would price a 1 GB message at the largest measured one's time).
+		c.SetAbove(curve.LogLogAbove, 1)
 		s.curves = append(s.curves, c)
 		loo = c.LOO(loo)
 	}

@@ -47,12 +47,56 @@ func TestTableExactBoundedClamped(t *testing.T) {
 	e, _ = tb.Lookup(2, 100)
 	assert.Equal(t, 2*10*us, e.Time)
 	assert.Equal(t, "clamped: bytes below the measured range", e.Source.Note)
+	// Above the range: the last segment's log-log slope (log(18/14)/log(16)
+	// < 1) is raised to 1, so the time scales with the bytes from the last
+	// point: 36 us x 2^30/2^18.
 	e, _ = tb.Lookup(2, 1<<30)
-	assert.Equal(t, 2*18*us, e.Time)
-	assert.Equal(t, "clamped: bytes above the measured range", e.Source.Note)
+	assert.InDelta(t, float64(2*18*us*4096), float64(e.Time), 1e-15)
+	assert.Equal(t, 2, e.Source.RowLo)
+	assert.Equal(t, 3, e.Source.RowHi)
+	assert.Contains(t, e.Source.Note, "extrapolated: bytes above the measured range")
 
 	_, ok = tb.Lookup(4, 16384)
 	assert.False(t, ok, "4 ranks were not measured")
+}
+
+// Above the measured range a collective is priced at no less than its last
+// measured bandwidth (reviewer: a one-row 512 B table priced a 16 MB
+// all-reduce at 6 us; Kimi's 1.34 GB logits all-gather at the 536 MB row).
+func TestTableExtrapolatesAboveRange(t *testing.T) {
+	tests := []struct {
+		name  string
+		pts   []Point
+		query unit.Bytes
+		want  unit.Seconds
+		rowLo int
+	}{
+		{"one row: bandwidth of that row", []Point{{Ranks: 8, Bytes: 512, Latency: 6 * us, Row: 1}},
+			16 << 20, 6 * us * 32768, 1},
+		{"last segment slope < 1 raised to 1", []Point{
+			{Ranks: 8, Bytes: 1 << 28, Latency: 1000 * us, Row: 1},
+			{Ranks: 8, Bytes: 1 << 29, Latency: 1500 * us, Row: 2}},
+			1 << 31, 1500 * us * 4, 1},
+		{"last segment slope > 1 kept", []Point{
+			{Ranks: 8, Bytes: 1 << 28, Latency: 1000 * us, Row: 1},
+			{Ranks: 8, Bytes: 1 << 29, Latency: 4000 * us, Row: 2}},
+			1 << 30, 16000 * us, 1},
+		{"on the last point: exact", []Point{
+			{Ranks: 8, Bytes: 1 << 28, Latency: 1000 * us, Row: 1},
+			{Ranks: 8, Bytes: 1 << 29, Latency: 1500 * us, Row: 2}},
+			1 << 29, 1500 * us, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tb, err := NewTable("f#ag", CollAllGather, "nccl", "", tc.pts)
+			require.NoError(t, err)
+			e, ok := tb.Lookup(8, tc.query)
+			require.True(t, ok)
+			assert.InEpsilon(t, float64(tc.want), float64(e.Time), 1e-12)
+			assert.Equal(t, tc.rowLo, e.Source.RowLo)
+			assert.Equal(t, len(tc.pts), e.Source.RowHi)
+		})
+	}
 }
 
 func TestTableLOO(t *testing.T) {

@@ -40,7 +40,8 @@ const (
 	noteClampHi2             // second axis above
 	noteL2                   // a source row used is L2-resident (warm one-layer replay)
 	noteRouting              // MoE: uniform routing mapped onto balanced-table tokens
-	numNotes     = 1 << 6
+	noteKVFP8                // MLA: fp8-KV query answered from a bf16-KV table
+	numNotes     = 1 << 7
 )
 
 // tableBase holds what every table shares: its name, its error and its
@@ -52,7 +53,9 @@ type tableBase struct {
 	notes [numNotes]string
 }
 
-func (b *tableBase) init(name, axis1, axis2 string, loo []float64) {
+// init precomputes the notes. above1, when not empty, replaces the
+// "clamped: <axis1> above ..." note (a table that extrapolates axis1).
+func (b *tableBase) init(name, axis1, axis2, above1 string, loo []float64) {
 	b.name = name
 	b.err = curve.P90(loo)
 	b.nLOO = len(loo)
@@ -64,11 +67,16 @@ func (b *tableBase) init(name, axis1, axis2 string, loo []float64) {
 			}
 		}
 		add(noteClampLo1, "clamped: "+axis1+" below the measured range")
-		add(noteClampHi1, "clamped: "+axis1+" above the measured range")
+		if above1 != "" {
+			add(noteClampHi1, above1)
+		} else {
+			add(noteClampHi1, "clamped: "+axis1+" above the measured range")
+		}
 		add(noteClampLo2, "clamped: "+axis2+" below the measured range")
 		add(noteClampHi2, "clamped: "+axis2+" above the measured range")
 		add(noteL2, "source rows L2-resident (one layer replayed warm); floored at DRAM streaming time by the caller")
 		add(noteRouting, "routing: uniform-routing tokens mapped to the balanced-routing token count with the same distinct experts")
+		add(noteKVFP8, kvFP8Note)
 		b.notes[m] = strings.Join(parts, "; ")
 	}
 }
@@ -267,7 +275,7 @@ func NewGEMMTable(name, weightDtype string, pts []GEMMPoint) (*GEMMTable, error)
 		return nil, err
 	}
 	t := &GEMMTable{Dtype: weightDtype, series: s}
-	t.init(name, "m", "", loo)
+	t.init(name, "m", "", "", loo)
 	return t, nil
 }
 
@@ -344,7 +352,13 @@ func NewMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
 		return nil, err
 	}
 	t.series = s
-	t.init(name, "tokens", "", loo)
+	// Above the measured tokens the layer is compute-bound: extend the
+	// last segment linearly in tokens (never decreasing) instead of
+	// clamping, which would price 2x the largest measured batch as 1x.
+	for _, c := range s.curves {
+		c.SetAbove(curve.LinearAbove, 0)
+	}
+	t.init(name, "tokens", "", "extrapolated: tokens above the measured range (last segment extended linearly in tokens)", loo)
 	return t, nil
 }
 
@@ -504,7 +518,11 @@ type MLAPoint struct {
 // heads-per-GPU count.
 type MLATable struct {
 	tableBase
-	Key    MLAKey
+	Key MLAKey
+	// MemBW is the peak DRAM bandwidth of the GPU the table was measured
+	// on (0: unknown). It prices the KV read saved when an fp8-KV query is
+	// answered from this bf16-KV table (Tables.MLAModule).
+	MemBW  unit.BytesPerSecond
 	series series2[int]
 	l2     []bool // l2[row]: row marked L2-resident
 }
@@ -530,7 +548,7 @@ func NewMLATable(name string, key MLAKey, pts []MLAPoint) (*MLATable, error) {
 		return nil, err
 	}
 	t.series = s
-	t.init(name, "batch", "kv_len", loo)
+	t.init(name, "batch", "kv_len", "", loo)
 	return t, nil
 }
 
@@ -541,19 +559,62 @@ func NewMLATable(name string, key MLAKey, pts []MLAPoint) (*MLATable, error) {
 // carries no projection dtype, so only bf16-projection tables answer (MLA
 // attention stays bf16 in the shipped models but DeepSeek-V3's fp8).
 func (t *MLATable) Lookup(s MLAShape) (cost.Estimate, bool) {
+	r, flags, ok := t.lookup(s)
+	if !ok {
+		return cost.Estimate{}, false
+	}
+	return t.estimate(r.Y, r.RowLo, r.RowHi, flags), true
+}
+
+func (t *MLATable) lookup(s MLAShape) (curve.GridResult, int, bool) {
 	k := t.Key
 	if k.GEMMDtype != "bf16" || k.KV != s.KV.String() || s.KVLoRARank != k.KVLoRARank || s.QKRopeDim != k.QKRopeDim ||
 		!dimOK(k.Hidden, s.Hidden) || !dimOK(k.QLoRARank, s.QLoRARank) || !dimOK(k.QKNopeDim, s.QKNopeDim) || !dimOK(k.VHeadDim, s.VHeadDim) {
-		return cost.Estimate{}, false
+		return curve.GridResult{}, 0, false
 	}
 	g := t.series.find(s.Heads)
 	if g == nil || s.Batch <= 0 || s.Context <= 0 {
-		return cost.Estimate{}, false
+		return curve.GridResult{}, 0, false
 	}
 	r := g.At(float64(s.Batch), float64(s.Context))
 	flags := clampFlags(r.ClampA, noteClampLo1, noteClampHi1) | clampFlags(r.ClampB, noteClampLo2, noteClampHi2)
 	flags |= l2Flag(t.l2, r.RowLo, r.RowHi)
-	return t.estimate(r.Y, r.RowLo, r.RowHi, flags), true
+	return r, flags, true
+}
+
+const kvFP8Note = "kv fp8: no fp8-KV series covers the query; bf16-KV module time used, less the KV read saved " +
+	"(batch x kv_len x (kv_lora_rank + qk_rope_dim) x 1 B at the table GPU's peak DRAM bandwidth, at most half the time)"
+
+// lookupFP8FromBF16 answers an fp8-KV query from this table's bf16-KV
+// series when it covers the query with KV = bf16:
+//
+//	t_fp8 = t_bf16 - min(t_bf16/2, B x L x (kv_lora_rank + qk_rope_dim) x (2 - 1) B / BW_peak)
+//
+// The subtraction is the bf16 - fp8 byte difference of the latent KV read
+// at peak bandwidth, i.e. at most the time the read can save (a real read
+// runs below peak), and never more than half the module (the read is at
+// most the whole module, and fp8 halves it). Lo and Hi shift by the same
+// amount. With MemBW unknown the bf16 time is used as is (conservative).
+func (t *MLATable) lookupFP8FromBF16(s MLAShape) (cost.Estimate, bool) {
+	if s.KV != dtype.KVFP8 {
+		return cost.Estimate{}, false
+	}
+	q := s
+	q.KV = dtype.KVBF16
+	r, flags, ok := t.lookup(q)
+	if !ok {
+		return cost.Estimate{}, false
+	}
+	e := t.estimate(r.Y, r.RowLo, r.RowHi, flags|noteKVFP8)
+	if t.MemBW > 0 {
+		saved := float64(s.Batch) * float64(s.Context) * float64(s.KVLoRARank+s.QKRopeDim) *
+			(dtype.KVBF16.Bytes() - dtype.KVFP8.Bytes()) / float64(t.MemBW)
+		d := unit.Seconds(math.Min(saved, r.Y/2))
+		e.Time -= d
+		e.Lo = max(0, e.Lo-d)
+		e.Hi -= d
+	}
+	return e, true
 }
 
 // Heads lists the measured heads-per-GPU counts.
@@ -599,7 +660,7 @@ func NewGQATable(name string, key GQAKey, pts []GQAPoint) (*GQATable, error) {
 		return nil, err
 	}
 	t := &GQATable{Key: key, series: s}
-	t.init(name, "batch", "kv_len", loo)
+	t.init(name, "batch", "kv_len", "", loo)
 	return t, nil
 }
 
@@ -655,10 +716,19 @@ func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) {
 	return cost.Estimate{}, false
 }
 
-// MLAModule implements Lookup.
+// MLAModule implements Lookup. An fp8-KV query that no fp8-KV table
+// covers (the perf database measures fp8 KV at fewer head counts) is
+// answered from a bf16-KV table with the KV read corrected
+// (MLATable.lookupFP8FromBF16, Source.Note says so), rather than dropping
+// the whole module to the roofline.
 func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
 	for _, tb := range t.MLAs {
 		if e, ok := tb.Lookup(s); ok {
+			return e, true
+		}
+	}
+	for _, tb := range t.MLAs {
+		if e, ok := tb.lookupFP8FromBF16(s); ok {
 			return e, true
 		}
 	}

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,7 +46,6 @@ func TestMoETableUniformExactAndClamped(t *testing.T) {
 	}{
 		{"measured point", 4, 40 * us, 3, ""},
 		{"L2-resident row", 1, 10 * us, 1, "source rows L2-resident (one layer replayed warm); floored at DRAM streaming time by the caller"},
-		{"clamped above", 64, 100 * us, 5, "clamped: tokens above the measured range"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, ok := tb.Lookup(moeQuery(tc.tokens, 1))
@@ -58,9 +58,17 @@ func TestMoETableUniformExactAndClamped(t *testing.T) {
 			assert.Equal(t, tc.note, e.Source.Note)
 		})
 	}
+	// Above the measured range: the last segment (8, 80 us) - (16, 100 us)
+	// extended linearly, 2.5 us per token: 100 + 2.5 x 48 = 220 us at 64.
+	e, ok := tb.Lookup(moeQuery(64, 1))
+	require.True(t, ok)
+	assert.InDelta(t, float64(220*us), float64(e.Time), 1e-15)
+	assert.Equal(t, 4, e.Source.RowLo)
+	assert.Equal(t, 5, e.Source.RowHi)
+	assert.Equal(t, "extrapolated: tokens above the measured range (last segment extended linearly in tokens)", e.Source.Note)
 	// Between neighbours: 3 tokens lies between rows 2 and 3, log-log exact
 	// for this power law (y = 10 T).
-	e, ok := tb.Lookup(moeQuery(3, 1))
+	e, ok = tb.Lookup(moeQuery(3, 1))
 	require.True(t, ok)
 	assert.InDelta(t, float64(30*us), float64(e.Time), 1e-12)
 	assert.Equal(t, 2, e.Source.RowLo)
@@ -225,6 +233,81 @@ func TestMLATable(t *testing.T) {
 	q.Heads, q.KV = 8, dtype.KVFP8
 	_, ok = tb.Lookup(q)
 	assert.False(t, ok)
+}
+
+// An fp8-KV query that the fp8-KV table does not cover (the RTX perf
+// database measures fp8 KV at heads = 1 only) is answered from the bf16-KV
+// table less the KV read saved, instead of dropping the whole MLA module to
+// the roofline.
+func TestMLAFP8FallsBackToBF16(t *testing.T) {
+	mk := func(kv string, heads int, lat unit.Seconds, bw unit.BytesPerSecond) *MLATable {
+		var pts []MLAPoint
+		row := 0
+		for _, b := range []int{1, 64} {
+			for _, l := range []int{1024, 8192} {
+				row++
+				pts = append(pts, MLAPoint{Heads: heads, Batch: b, KVLen: l, Latency: lat * unit.Seconds(b), Row: row})
+			}
+		}
+		tb, err := NewMLATable("m#mla."+kv, MLAKey{GEMMDtype: "bf16", KV: kv, KVLoRARank: 512, QKRopeDim: 64}, pts)
+		require.NoError(t, err)
+		tb.MemBW = bw
+		return tb
+	}
+	const bw = 1e12 // 1 TB/s: 1 byte per ps
+	fp8 := mk("fp8", 1, 30*us, bw)
+	bf16 := mk("bf16", 8, 100*us, bw)
+	q := func(heads, batch, kv int) MLAShape {
+		return MLAShape{Batch: batch, Context: kv, Heads: heads, KVLoRARank: 512, QKRopeDim: 64, KV: dtype.KVFP8}
+	}
+	tests := []struct {
+		name   string
+		tables []*MLATable
+		q      MLAShape
+		want   unit.Seconds
+		table  string
+		note   bool
+	}{
+		{"fp8 series covers: used as is", []*MLATable{bf16, fp8}, q(1, 1, 1024), 30 * us, "m#mla.fp8", false},
+		// 1 x 1024 x 576 B saved at 1 TB/s = 0.589824 us.
+		{"8 heads: bf16 less the KV read saved", []*MLATable{fp8, bf16}, q(8, 1, 1024), 100*us - 0.589824*us, "m#mla.bf16", true},
+		// 64 x 8192 x 576 B = 301.989888 us saved, less than half of 6400 us.
+		{"large KV", []*MLATable{fp8, bf16}, q(8, 64, 8192), 6400*us - 301.989888*us, "m#mla.bf16", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := &Tables{MLAs: tc.tables}
+			e, ok := ts.MLAModule(tc.q)
+			require.True(t, ok)
+			assert.InEpsilon(t, float64(tc.want), float64(e.Time), 1e-9)
+			assert.Equal(t, tc.table, e.Source.Table)
+			assert.Equal(t, tc.note, strings.Contains(e.Source.Note, "kv fp8: no fp8-KV series covers the query"), e.Source.Note)
+			assert.LessOrEqual(t, e.Lo, e.Time)
+			assert.GreaterOrEqual(t, e.Hi, e.Time)
+		})
+	}
+	t.Run("saving capped at half the module", func(t *testing.T) {
+		slow := mk("bf16", 8, 100*us, 1e6) // absurdly low bandwidth
+		e, ok := (&Tables{MLAs: []*MLATable{slow}}).MLAModule(q(8, 1, 1024))
+		require.True(t, ok)
+		assert.InEpsilon(t, float64(50*us), float64(e.Time), 1e-12)
+	})
+	t.Run("bandwidth unknown: bf16 time (conservative)", func(t *testing.T) {
+		nobw := mk("bf16", 8, 100*us, 0)
+		e, ok := (&Tables{MLAs: []*MLATable{nobw}}).MLAModule(q(8, 1, 1024))
+		require.True(t, ok)
+		assert.Equal(t, 100*us, e.Time)
+	})
+	t.Run("bf16 query never uses the fp8 path", func(t *testing.T) {
+		bq := q(8, 1, 1024)
+		bq.KV = dtype.KVBF16
+		_, ok := (&Tables{MLAs: []*MLATable{fp8}}).MLAModule(bq)
+		assert.False(t, ok)
+	})
+	t.Run("heads measured nowhere: roofline", func(t *testing.T) {
+		_, ok := (&Tables{MLAs: []*MLATable{fp8, bf16}}).MLAModule(q(16, 1, 1024))
+		assert.False(t, ok)
+	})
 }
 
 func TestGQATable(t *testing.T) {

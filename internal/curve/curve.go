@@ -9,7 +9,8 @@
 //     and y_{i+1} (linear interpolation of log y in log x is monotone on a
 //     segment);
 //   - clamped outside the measured range: the end value is returned and
-//     Clamp says on which side;
+//     Clamp says on which side; above the range a curve may instead
+//     extrapolate its last segment (SetAbove), Clamp still saying Above;
 //   - leave-one-out error: each interior point is predicted from its two
 //     neighbours without itself; |pred - y| / y over all interior points is
 //     the table's interpolation error, summarised by its 90th percentile.
@@ -42,7 +43,37 @@ type Curve struct {
 	rows   []int     // table row (1-based) of each point
 	log    bool
 	pl     interp.PiecewiseLinear // over (tx, ty); unused when len(x) == 1
+	above  Extrap                 // what a query above the measured range gets
+	minSl  float64                // lower bound of the extrapolation slope
 }
+
+// Extrap says what a query above the largest measured x gets.
+type Extrap int8
+
+const (
+	// ClampAbove returns the last measured value (the default).
+	ClampAbove Extrap = iota
+	// LogLogAbove extends the last segment in log-log space, its slope
+	// (d log y / d log x) raised to at least the curve's minimum slope; a
+	// one-point curve uses the minimum slope. With minimum slope 1 the
+	// result is never below y_n x / x_n: for a collective, the time of the
+	// bytes at the last measured point's bandwidth.
+	LogLogAbove
+	// LinearAbove extends the last segment linearly in (x, y), its slope
+	// raised to at least the minimum slope (>= 0: never decreasing); a
+	// one-point curve uses the minimum slope.
+	LinearAbove
+)
+
+// SetAbove chooses the extrapolation above the measured range (see Extrap).
+// It is set once after New, before the curve is shared.
+func (c *Curve) SetAbove(e Extrap, minSlope float64) {
+	c.above, c.minSl = e, minSlope
+}
+
+// Extrapolates reports whether a query above the range is extrapolated
+// rather than clamped.
+func (c *Curve) Extrapolates() bool { return c.above != ClampAbove }
 
 // Result is one interpolated value and the table rows it came from.
 type Result struct {
@@ -125,6 +156,7 @@ func (c *Curve) At(x float64) Result {
 		r := Result{Y: c.y[n-1], RowLo: c.rows[n-1], RowHi: c.rows[n-1]}
 		if x > c.x[n-1] {
 			r.Clamp = Above
+			c.extrapolate(x, &r)
 		}
 		return r
 	}
@@ -140,6 +172,31 @@ func (c *Curve) At(x float64) Result {
 	}
 	y = math.Min(math.Max(y, lo), hi)
 	return Result{Y: y, RowLo: c.rows[i-1], RowHi: c.rows[i]}
+}
+
+// extrapolate sets r.Y above the measured range per c.above.
+func (c *Curve) extrapolate(x float64, r *Result) {
+	n := len(c.x)
+	switch c.above {
+	case LogLogAbove:
+		if !(x > 0) || c.x[n-1] <= 0 || c.y[n-1] <= 0 {
+			return
+		}
+		sl := c.minSl
+		if n >= 2 && c.x[n-2] > 0 && c.y[n-2] > 0 {
+			seg := (math.Log(c.y[n-1]) - math.Log(c.y[n-2])) / (math.Log(c.x[n-1]) - math.Log(c.x[n-2]))
+			sl = math.Max(sl, seg)
+			r.RowLo = c.rows[n-2]
+		}
+		r.Y = c.y[n-1] * math.Exp(sl*(math.Log(x)-math.Log(c.x[n-1])))
+	case LinearAbove:
+		sl := c.minSl
+		if n >= 2 {
+			sl = math.Max(sl, (c.y[n-1]-c.y[n-2])/(c.x[n-1]-c.x[n-2]))
+			r.RowLo = c.rows[n-2]
+		}
+		r.Y = c.y[n-1] + sl*(x-c.x[n-1])
+	}
 }
 
 // LOO appends to dst the relative leave-one-out error |pred - y| / |y| of

@@ -178,3 +178,58 @@ func TestAtDoesNotAllocate(t *testing.T) {
 	assert.Zero(t, n)
 	_ = sink
 }
+
+func TestCurveExtrapolateAbove(t *testing.T) {
+	x := []float64{1, 2, 4}
+	y := []float64{10, 14, 16}
+	tests := []struct {
+		name     string
+		mode     Extrap
+		minSlope float64
+		xs       []float64
+		ys       []float64
+		n        int // points used
+	}{
+		{"clamp (default)", ClampAbove, 0, x, y, 3},
+		// last segment log-log slope log(16/14)/log 2 = 0.193 < 1: raised to 1.
+		{"log-log slope raised to the minimum", LogLogAbove, 1, x, y, 3},
+		{"log-log slope above the minimum kept", LogLogAbove, 0.1, x, y, 3},
+		{"log-log one point", LogLogAbove, 1, []float64{4}, []float64{16}, 1},
+		{"linear last segment", LinearAbove, 0, x, y, 3},
+		{"linear decreasing segment floored at slope 0", LinearAbove, 0, x, []float64{10, 16, 14}, 3},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := New(tc.xs, tc.ys, []int{1, 2, 3}[:tc.n], true)
+			require.NoError(t, err)
+			c.SetAbove(tc.mode, tc.minSlope)
+			assert.Equal(t, tc.mode != ClampAbove, c.Extrapolates())
+			last := tc.ys[tc.n-1]
+			r := c.At(4) // on the last point: exact whatever the mode
+			assert.Equal(t, last, r.Y)
+			assert.Equal(t, Inside, r.Clamp)
+			r = c.At(16)
+			assert.Equal(t, Above, r.Clamp)
+			var want float64
+			switch {
+			case tc.mode == ClampAbove:
+				want = last
+			case tc.mode == LogLogAbove && tc.n == 1:
+				want = 16 * 4
+			case tc.mode == LogLogAbove && tc.minSlope == 1:
+				want = 16 * 4
+			case tc.mode == LogLogAbove:
+				want = 16 * math.Pow(4, math.Log(16.0/14)/math.Log(2))
+			case tc.ys[2] < tc.ys[1]:
+				want = 14
+			default:
+				want = 16 + 1*12 // slope (16-14)/(4-2) = 1 per unit x
+			}
+			assert.InEpsilon(t, want, r.Y, 1e-12)
+			assert.Equal(t, tc.n, r.RowHi)
+			if tc.mode != ClampAbove && tc.n > 1 {
+				assert.Equal(t, tc.n-1, r.RowLo, "the last segment's rows")
+			}
+		})
+	}
+}
