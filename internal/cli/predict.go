@@ -137,6 +137,11 @@ func runPredict(s *streams, opts *predictOptions) error {
 			pr.warnings = append(pr.warnings, w)
 		}
 	}
+	rw, err := tableRangeWarnings(sm, pr.points)
+	if err != nil {
+		return inputErr(sc.KeyError(err))
+	}
+	pr.warnings = append(pr.warnings, rw...)
 	switch opts.Format {
 	case formatJSON:
 		return writeJSON(s.Out, pr.json())
