@@ -101,15 +101,16 @@ func (s *Scenario) build() error {
 	if r.Workload.Context != nil {
 		s.Context = *r.Workload.Context
 	}
-	if s.Context <= 0 {
-		return d.errorf("workload.context", "context %d must be a positive number of tokens", s.Context)
+	if err := CheckContext(s.Context); err != nil {
+		return d.wrap("workload.context", err)
 	}
 
 	// [speculative]
 	return s.buildSpec()
 }
 
-// CheckBatches validates a list of batch sizes: non-empty, each positive.
+// CheckBatches validates a list of batch sizes: non-empty, each in
+// [1, sim.MaxBatchSize].
 func CheckBatches(b []int) error {
 	if len(b) == 0 {
 		return fmt.Errorf("no batch sizes")
@@ -118,6 +119,20 @@ func CheckBatches(b []int) error {
 		if v <= 0 {
 			return fmt.Errorf("batch %d (item %d) must be a positive number of sequences", v, i+1)
 		}
+		if v > sim.MaxBatchSize {
+			return fmt.Errorf("batch %d (item %d) exceeds the limit of %d sequences", v, i+1, sim.MaxBatchSize)
+		}
+	}
+	return nil
+}
+
+// CheckContext validates a context length: in [1, sim.MaxContext] tokens.
+func CheckContext(n int) error {
+	if n <= 0 {
+		return fmt.Errorf("context %d must be a positive number of tokens", n)
+	}
+	if n > sim.MaxContext {
+		return fmt.Errorf("context %d exceeds the limit of %d tokens", n, sim.MaxContext)
 	}
 	return nil
 }
@@ -179,6 +194,9 @@ func (s *Scenario) buildLayout() error {
 		if *p <= 0 {
 			return 0, true, d.errorf(key, "%d must be a positive integer", *p)
 		}
+		if *p > sim.MaxRanks {
+			return 0, true, d.errorf(key, "%d exceeds the limit of %d", *p, sim.MaxRanks)
+		}
 		return *p, true, nil
 	}
 	gpus, hasGPUs, err := get(r.Hardware.GPUs, "hardware.gpus")
@@ -208,7 +226,10 @@ func (s *Scenario) buildLayout() error {
 		if !hasDP {
 			dp = 1
 		}
-		gpus = tp * dp
+		gpus = tp * dp // each <= MaxRanks: no overflow
+		if gpus > sim.MaxRanks {
+			return d.errorf("parallel.dp", "tp x dp = %d x %d = %d GPUs exceeds the limit of %d", tp, dp, gpus, sim.MaxRanks)
+		}
 	case !hasTP && !hasDP:
 		tp, dp = gpus, 1
 	case !hasTP:

@@ -33,6 +33,17 @@ type Config struct {
 	Efficiency kernels.Efficiency
 }
 
+// Limits of what sim accepts: far above any real deployment, and low
+// enough that every token count a step computes in int arithmetic fits:
+// sequences per group x query tokens x attention groups per TP group x DP
+// is at most 2^24 x (MaxDraftTokens+1) x 2^16 < 2^45 (tp x dp = gpus <=
+// 2^16), and the memory and roofline figures are float64 products.
+const (
+	MaxBatchSize = 1 << 24 // sequences in a step (workload.batch)
+	MaxContext   = 1 << 24 // tokens per sequence (workload.context)
+	MaxRanks     = 1 << 16 // hardware.gpus and each of parallel.tp, dp, ep
+)
+
 // FieldError is a configuration error tied to a scenario key such as
 // "parallel.tp", so the loader can print the key's line.
 type FieldError struct {
@@ -87,6 +98,14 @@ func (c *Config) validate() (shape, error) {
 		return sh, &FieldError{Field: "model", Msg: err.Error()}
 	}
 	l := c.Layout
+	for _, r := range []struct {
+		key string
+		v   int
+	}{{"hardware.gpus", c.GPUs}, {"parallel.tp", l.TP}, {"parallel.dp", l.DP}, {"parallel.ep", l.EP}} {
+		if r.v > MaxRanks {
+			return sh, fieldErrorf(r.key, "%d exceeds the limit of %d", r.v, MaxRanks)
+		}
+	}
 	if c.GPUs < 1 {
 		return sh, fieldErrorf("hardware.gpus", "must be >= 1, got %d", c.GPUs)
 	}

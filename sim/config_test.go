@@ -25,6 +25,10 @@ func TestNewValidation(t *testing.T) {
 		{"tp does not divide heads", func(c *Config) { c.GPUs, c.Layout.TP, c.Layout.EP = 6, 6, 6 }, "parallel.tp"},
 		{"dp negative", func(c *Config) { c.Layout.DP = -1 }, "parallel.dp"},
 		{"ep zero", func(c *Config) { c.Layout.EP = 0 }, "parallel.ep"},
+		{"gpus above limit", func(c *Config) { c.GPUs, c.Layout.TP, c.Layout.DP = MaxRanks*2, MaxRanks, 2 }, "hardware.gpus"},
+		{"tp huge", func(c *Config) { c.Layout.TP = math.MaxInt }, "parallel.tp"},
+		{"dp huge (tp x dp overflows)", func(c *Config) { c.Layout.DP = 1 << 61 }, "parallel.dp"},
+		{"ep huge", func(c *Config) { c.Layout.EP = MaxRanks + 1 }, "parallel.ep"},
 		{"ep does not divide experts", func(c *Config) { c.GPUs, c.Layout.TP, c.Layout.EP = 7, 1, 7; c.Layout.DP = 7 }, "parallel.ep"},
 		{"ep exceeds gpus", func(c *Config) { c.Layout.EP = 16 }, "parallel.ep"},
 		{"gpu without bandwidth", func(c *Config) { c.GPU.MemBW = 0 }, "hardware.gpu"},
@@ -75,10 +79,42 @@ func TestStepValidation(t *testing.T) {
 	for _, tt := range []struct {
 		batch, context int
 		field          string
-	}{{0, 2048, "workload.batch"}, {-3, 2048, "workload.batch"}, {1, 0, "workload.context"}} {
+	}{
+		{0, 2048, "workload.batch"}, {-3, 2048, "workload.batch"}, {1, 0, "workload.context"},
+		{MaxBatchSize + 1, 2048, "workload.batch"}, {math.MaxInt, 2048, "workload.batch"},
+		{1, MaxContext + 1, "workload.context"}, {8, math.MaxInt, "workload.context"},
+	} {
 		_, err := s.Step(tt.batch, tt.context)
 		var fe *FieldError
 		require.True(t, errors.As(err, &fe), "batch %d context %d: %v", tt.batch, tt.context, err)
 		assert.Equal(t, tt.field, fe.Field)
+	}
+}
+
+// TestStepAtLimits: at the largest batch and context sim accepts, on
+// layouts that multiply token counts (DP attention, DP groups), the step is
+// positive and finite: no int product overflows.
+func TestStepAtLimits(t *testing.T) {
+	for _, l := range []struct{ tp, ep, dp int }{{8, 8, 1}, {1, 8, 8}} {
+		c := kimiRTX.config(t)
+		c.Layout.TP, c.Layout.EP, c.Layout.DP = l.tp, l.ep, l.dp
+		c.Layout.DPAttention = l.dp > 1
+		s, err := New(c)
+		require.NoError(t, err)
+		p, err := s.Step(MaxBatchSize, MaxContext)
+		require.NoError(t, err)
+		st := float64(p.Step.Time)
+		assert.True(t, st > 0 && !math.IsInf(st, 0), "TP%d EP%d DP%d: step %v", l.tp, l.ep, l.dp, st)
+		assert.True(t, p.Memory.KV > 0, "KV %v", p.Memory.KV)
+		assert.False(t, p.Fits)
+	}
+}
+
+func TestCeilDiv(t *testing.T) {
+	for _, tt := range []struct{ a, b, want int }{
+		{0, 3, 0}, {1, 3, 1}, {3, 3, 1}, {4, 3, 2}, {7, 1, 7}, {7, 0, 7},
+		{math.MaxInt, 2, math.MaxInt/2 + 1}, {math.MaxInt, math.MaxInt, 1}, {math.MaxInt - 1, math.MaxInt, 1},
+	} {
+		assert.Equal(t, tt.want, ceilDiv(tt.a, tt.b), "ceilDiv(%d, %d)", tt.a, tt.b)
 	}
 }

@@ -272,11 +272,17 @@ func (s *Sim) passQueries(k passKind) int {
 	return s.queries
 }
 
+// ceilDiv is ceil(a/b) for a >= 0, b >= 1 (a when b <= 1), without the
+// overflow of (a+b-1)/b near math.MaxInt.
 func ceilDiv(a, b int) int {
 	if b <= 1 {
 		return a
 	}
-	return (a + b - 1) / b
+	q := a / b
+	if a%b != 0 {
+		q++
+	}
+	return q
 }
 
 func (p *pass) tokens(d domain) int {
@@ -295,14 +301,15 @@ func (p *pass) tokens(d domain) int {
 	return 0
 }
 
-// Step evaluates one decode step at batch sequences of context tokens each.
+// Step evaluates one decode step at batch sequences of context tokens each
+// (batch in [1, MaxBatchSize], context in [1, MaxContext]).
 // It does not allocate.
 func (s *Sim) Step(batch, context int) (Point, error) {
-	if batch <= 0 {
-		return Point{}, fieldErrorf("workload.batch", "must be > 0, got %d", batch)
+	if batch <= 0 || batch > MaxBatchSize {
+		return Point{}, fieldErrorf("workload.batch", "must be in [1, %d], got %d", MaxBatchSize, batch)
 	}
-	if context <= 0 {
-		return Point{}, fieldErrorf("workload.context", "must be > 0, got %d", context)
+	if context <= 0 || context > MaxContext {
+		return Point{}, fieldErrorf("workload.context", "must be in [1, %d] tokens, got %d", MaxContext, context)
 	}
 	var passes [numPasses]pass
 	for k := passKind(0); k < numPasses; k++ {

@@ -51,8 +51,10 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 				}
 				opts.Batches = b
 			}
-			if c.Flags().Changed("context") && opts.Context <= 0 {
-				return inputErrf("--context: %d must be a positive number of tokens", opts.Context)
+			if c.Flags().Changed("context") {
+				if err := scenarios.CheckContext(opts.Context); err != nil {
+					return inputErrf("--context: %w", err)
+				}
 			}
 			return runPredict(s, opts)
 		},
