@@ -18,7 +18,7 @@ type hfGlm4Moe struct {
 	NumExpertsPerTok   int      `json:"num_experts_per_tok"`
 	NumAttentionHeads  int      `json:"num_attention_heads"`
 	NumKeyValueHeads   int      `json:"num_key_value_heads"`
-	HeadDim            int      `json:"head_dim"`
+	HeadDim            *int     `json:"head_dim"`
 	UseQKNorm          bool     `json:"use_qk_norm"`
 	AttentionBias      bool     `json:"attention_bias"`
 	NumNextNPredict    int      `json:"num_nextn_predict_layers"`

@@ -14,9 +14,9 @@ type hfGptOss struct {
 	ExpertsPerToken    int      `json:"experts_per_token"`
 	NumAttentionHeads  int      `json:"num_attention_heads"`
 	NumKeyValueHeads   int      `json:"num_key_value_heads"`
-	HeadDim            int      `json:"head_dim"`
+	HeadDim            *int     `json:"head_dim"`
 	AttentionBias      *bool    `json:"attention_bias"`
-	SlidingWindow      int      `json:"sliding_window"`
+	SlidingWindow      *int     `json:"sliding_window"`
 	LayerTypes         []string `json:"layer_types"`
 	TieWordEmbeddings  bool     `json:"tie_word_embeddings"`
 	MaxPosition        int      `json:"max_position_embeddings"`
@@ -59,7 +59,11 @@ func parseGptOss(d *doc) (*Config, error) {
 		},
 		MoE: MoE{Experts: h.NumLocalExperts, TopK: topK, Inter: h.IntermediateSize, RouterBias: true, ExpertBias: true},
 	}
-	if h.SlidingWindow > 0 {
+	if err := checkWindow(d, "sliding_window", h.SlidingWindow); err != nil {
+		return nil, err
+	}
+	if h.SlidingWindow != nil && *h.SlidingWindow > 0 {
+		window := *h.SlidingWindow
 		n := 0
 		if h.LayerTypes == nil {
 			n = h.NumHiddenLayers / 2
@@ -76,9 +80,9 @@ func parseGptOss(d *doc) (*Config, error) {
 		if h.LayerTypes != nil && len(h.LayerTypes) != h.NumHiddenLayers {
 			return nil, d.keyErr("layer_types", "has %d entries for %d layers", len(h.LayerTypes), h.NumHiddenLayers)
 		}
-		c.Attn.SlidingWindow, c.Attn.SlidingLayers = h.SlidingWindow, n
+		c.Attn.SlidingWindow, c.Attn.SlidingLayers = window, n
 		c.Notes = append(c.Notes, fmt.Sprintf("sliding window %d on %d of %d layers: attention there reads min(context, %d) tokens; KV memory counted at full size on every layer",
-			h.SlidingWindow, n, h.NumHiddenLayers, h.SlidingWindow))
+			window, n, h.NumHiddenLayers, window))
 	}
 	if q := h.QuantizationConfig; q != nil && q.QuantMethod == "mxfp4" {
 		c.Notes = append(c.Notes, "mxfp4 experts: vLLM pads each rank's expert width to a multiple of 128 or 256 (kernel backend dependent); the padding is not counted")

@@ -16,7 +16,7 @@ type hfLlama4 struct {
 	NumExpertsPerTok   int      `json:"num_experts_per_tok"`
 	NumAttentionHeads  int      `json:"num_attention_heads"`
 	NumKeyValueHeads   int      `json:"num_key_value_heads"`
-	HeadDim            int      `json:"head_dim"`
+	HeadDim            *int     `json:"head_dim"`
 	AttentionBias      bool     `json:"attention_bias"`
 	AttentionChunkSize int      `json:"attention_chunk_size"`
 	NoRopeLayers       []int    `json:"no_rope_layers"`
@@ -68,6 +68,9 @@ func parseLlama4(d *doc) (*Config, error) {
 	}
 	if h.InterleaveMoEStep != nil {
 		c.MoEStep = *h.InterleaveMoEStep
+	}
+	if err := checkWindow(d, "attention_chunk_size", &h.AttentionChunkSize); err != nil {
+		return nil, err
 	}
 	if h.AttentionChunkSize > 0 {
 		chunked := 0

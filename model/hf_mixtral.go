@@ -15,7 +15,7 @@ type hfMixtral struct {
 	NumExpertsPerTok   int      `json:"num_experts_per_tok"`
 	NumAttentionHeads  int      `json:"num_attention_heads"`
 	NumKeyValueHeads   int      `json:"num_key_value_heads"`
-	HeadDim            int      `json:"head_dim"`
+	HeadDim            *int     `json:"head_dim"`
 	SlidingWindow      *int     `json:"sliding_window"`
 	TieWordEmbeddings  bool     `json:"tie_word_embeddings"`
 	MaxPosition        int      `json:"max_position_embeddings"`
@@ -46,6 +46,9 @@ func parseMixtral(d *doc) (*Config, error) {
 			HeadDim: gqaHeadDim(h.HeadDim, h.HiddenSize, h.NumAttentionHeads),
 		},
 		MoE: MoE{Experts: h.NumLocalExperts, TopK: h.NumExpertsPerTok, Inter: h.IntermediateSize},
+	}
+	if err := checkWindow(d, "sliding_window", h.SlidingWindow); err != nil {
+		return nil, err
 	}
 	if h.SlidingWindow != nil && *h.SlidingWindow > 0 {
 		c.Attn.SlidingWindow, c.Attn.SlidingLayers = *h.SlidingWindow, h.NumHiddenLayers

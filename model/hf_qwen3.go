@@ -17,7 +17,7 @@ type hfQwen3Moe struct {
 	NumExpertsPerTok   int      `json:"num_experts_per_tok"`
 	NumAttentionHeads  int      `json:"num_attention_heads"`
 	NumKeyValueHeads   int      `json:"num_key_value_heads"`
-	HeadDim            int      `json:"head_dim"`
+	HeadDim            *int     `json:"head_dim"`
 	AttentionBias      bool     `json:"attention_bias"`
 	UseSlidingWindow   bool     `json:"use_sliding_window"`
 	SlidingWindow      *int     `json:"sliding_window"`
@@ -61,6 +61,9 @@ func parseQwen3Moe(d *doc) (*Config, error) {
 	if h.DecoderSparseStep != nil {
 		c.MoEStep = *h.DecoderSparseStep
 	}
+	if err := checkWindow(d, "sliding_window", h.SlidingWindow); err != nil {
+		return nil, err
+	}
 	if h.UseSlidingWindow && h.SlidingWindow != nil {
 		c.Notes = append(c.Notes, fmt.Sprintf("use_sliding_window with window %d: not modelled, every layer attends to the full context", *h.SlidingWindow))
 	}
@@ -78,15 +81,25 @@ func parseQwen3Moe(d *doc) (*Config, error) {
 	return c, nil
 }
 
-// gqaHeadDim is head_dim, or hidden_size / num_attention_heads when the
-// config leaves it out (HF's default); 0 when neither is usable (Validate
+// gqaHeadDim is head_dim as given (Validate rejects a value <= 0), or
+// hidden_size / num_attention_heads when the config leaves it out or sets
+// it to null (HF's default); 0 when that is not usable either (Validate
 // then names head_dim).
-func gqaHeadDim(headDim, hidden, heads int) int {
-	if headDim > 0 {
-		return headDim
+func gqaHeadDim(headDim *int, hidden, heads int) int {
+	if headDim != nil {
+		return *headDim
 	}
 	if heads > 0 && hidden > 0 && hidden%heads == 0 {
 		return hidden / heads
 	}
-	return headDim
+	return 0
+}
+
+// checkWindow rejects a negative sliding-window size (key sliding_window,
+// or attention_chunk_size); 0, null or absent means no window.
+func checkWindow(d *doc, key string, v *int) error {
+	if v != nil && *v < 0 {
+		return d.keyErr(key, "must be >= 0 (0, null or absent: no window), got %d", *v)
+	}
+	return nil
 }

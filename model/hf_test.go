@@ -229,6 +229,38 @@ func TestQuantEdits(t *testing.T) {
 	assert.Equal(t, 2.0, c.Quant.Base.BytesPerParam())
 }
 
+// TestOptionalKeys: head_dim left out or null is derived (hidden_size /
+// num_attention_heads); mlp_only_layers in range and sliding_window 0 are
+// accepted.
+func TestOptionalKeys(t *testing.T) {
+	mixtral := presetJSON(t, "mixtral-8x7b")
+	qwen := presetJSON(t, "qwen3-30b-a3b")
+	tests := []struct {
+		name  string
+		src   string
+		check func(t *testing.T, c *Config)
+	}{
+		{"head_dim absent", mixtral, func(t *testing.T, c *Config) { assert.Equal(t, 128, c.Attn.HeadDim) }},
+		{"head_dim null", edit(t, mixtral, `"hidden_size": 4096,`, `"hidden_size": 4096, "head_dim": null,`),
+			func(t *testing.T, c *Config) { assert.Equal(t, 128, c.Attn.HeadDim) }},
+		{"head_dim given", edit(t, qwen, `"head_dim": 128`, `"head_dim": 96`), func(t *testing.T, c *Config) { assert.Equal(t, 96, c.Attn.HeadDim) }},
+		{"mlp_only_layers first and last", edit(t, qwen, `"mlp_only_layers": []`, `"mlp_only_layers": [0, 47]`),
+			func(t *testing.T, c *Config) { assert.Equal(t, 46, c.MoELayers()) }},
+		{"sliding_window 0", edit(t, presetJSON(t, "gpt-oss-120b"), `"sliding_window": 128`, `"sliding_window": 0`),
+			func(t *testing.T, c *Config) { assert.Zero(t, c.Attn.SlidingLayers) }},
+		{"group_size at in-features", edit(t, presetJSON(t, "kimi-k2.5"), `"group_size": 32`, `"group_size": 2048`),
+			func(t *testing.T, c *Config) { assert.Equal(t, 2048, c.Quant.RoutedExperts.GroupSize) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse("ok.json", []byte(tt.src))
+			require.NoError(t, err)
+			require.NoError(t, c.Validate())
+			tt.check(t, c)
+		})
+	}
+}
+
 // TestConfigErrors: each bad input gives one error naming the file, the
 // position or key, and the problem.
 func TestConfigErrors(t *testing.T) {
@@ -274,6 +306,27 @@ func TestConfigErrors(t *testing.T) {
 			[]string{"text_config.intermediate_size: must be > 0, got 0"}},
 		{"llama-4 dense width", edit(t, presetJSON(t, "llama-4-maverick"), `"intermediate_size_mlp": 16384,`, ``),
 			[]string{"text_config.intermediate_size_mlp: must be > 0 with 24 dense layers, got 0"}},
+		{"head_dim zero", edit(t, presetJSON(t, "qwen3-30b-a3b"), `"head_dim": 128`, `"head_dim": 0`), []string{"bad.json:10:", "head_dim: must be > 0, got 0"}},
+		{"head_dim negative", edit(t, presetJSON(t, "gpt-oss-120b"), `"head_dim": 64`, `"head_dim": -64`), []string{"bad.json:9:", "head_dim: must be > 0, got -64"}},
+		{"head_dim negative llama-4", edit(t, presetJSON(t, "llama-4-maverick"), `"head_dim": 128`, `"head_dim": -1`), []string{"text_config.head_dim: must be > 0, got -1"}},
+		{"head_dim zero mixtral", edit(t, mixtral, `"hidden_size": 4096,`, `"hidden_size": 4096, "head_dim": 0,`), []string{"bad.json:", "head_dim: must be > 0, got 0"}},
+		{"mlp_only_layers beyond layers", edit(t, presetJSON(t, "qwen3-30b-a3b"), `"mlp_only_layers": []`, `"mlp_only_layers": [3, 48]`),
+			[]string{"bad.json:17:", "mlp_only_layers: entry 1 is 48, not a layer index in [0, num_hidden_layers=48)"}},
+		{"mlp_only_layers negative", edit(t, presetJSON(t, "qwen3-30b-a3b"), `"mlp_only_layers": []`, `"mlp_only_layers": [-1]`),
+			[]string{"mlp_only_layers: entry 0 is -1"}},
+		{"group_size above in-features", edit(t, k25, `"group_size": 32`, `"group_size": 4096`),
+			[]string{"bad.json:", `text_config.quantization_config.group_size: config group "group_0": group_size 4096 exceeds the 2048 input features of routed experts down_proj`}},
+		{"group_size absurd", edit(t, k25, `"group_size": 32`, `"group_size": 9223372036854775807`), []string{"group_size: config group \"group_0\": group_size 9223372036854775807 exceeds"}},
+		{"group_size zero", edit(t, k25, `"group_size": 32`, `"group_size": 0`), []string{"group_size: config group \"group_0\": strategy \"group\" needs a positive group_size"}},
+		{"group_size negative", edit(t, k25, `"group_size": 32`, `"group_size": -32`), []string{"needs a positive group_size"}},
+		{"group_size float", edit(t, k25, `"group_size": 32`, `"group_size": 32.5`), []string{"group_size: want int"}},
+		{"group_size string", edit(t, k25, `"group_size": 32`, `"group_size": "32"`), []string{"group_size: want int, got JSON string"}},
+		{"sliding_window negative gpt-oss", edit(t, presetJSON(t, "gpt-oss-120b"), `"sliding_window": 128`, `"sliding_window": -1`),
+			[]string{"bad.json:82:", "sliding_window: must be >= 0 (0, null or absent: no window), got -1"}},
+		{"sliding_window negative mixtral", edit(t, mixtral, `"sliding_window": null`, `"sliding_window": -4096`), []string{"bad.json:23:", "sliding_window: must be >= 0"}},
+		{"sliding_window negative qwen3", edit(t, presetJSON(t, "qwen3-30b-a3b"), `"sliding_window": null`, `"sliding_window": -1`), []string{"bad.json:31:", "sliding_window: must be >= 0"}},
+		{"attention_chunk_size negative", edit(t, presetJSON(t, "llama-4-maverick"), `"attention_chunk_size": 8192`, `"attention_chunk_size": -8192`),
+			[]string{"text_config.attention_chunk_size: must be >= 0"}},
 		{"gpt-oss layer_types length", edit(t, presetJSON(t, "gpt-oss-120b"), "\"layer_types\": [\n    \"sliding_attention\",", "\"layer_types\": ["),
 			[]string{"layer_types: has 35 entries for 36 layers"}},
 	}

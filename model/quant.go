@@ -192,6 +192,7 @@ type ctTarget struct {
 	name    string
 	targets []matcher
 	format  dtype.Format
+	grouped bool // strategy group or tensor_group: format.GroupSize is group_size
 }
 
 // matcher matches a module name: exact, "re:" regex from the start, or the
@@ -265,7 +266,7 @@ func applyCompressedTensors(d *doc, c *Config, q *hfQuant, decide func(func(stri
 		if err != nil {
 			return err
 		}
-		groups = append(groups, ctTarget{name: n, targets: ts, format: f})
+		groups = append(groups, ctTarget{name: n, targets: ts, format: f, grouped: g.Weights.isGrouped()})
 	}
 	c.Quant.Method = "compressed-tensors " + q.Format
 	decide(func(mod string) (dtype.Format, bool) {
@@ -279,6 +280,37 @@ func applyCompressedTensors(d *doc, c *Config, q *hfQuant, decide func(func(stri
 		}
 		return dtype.Format{}, false
 	})
+	return checkGroupSizes(d, c, groups)
+}
+
+// isGrouped reports whether the weights are quantized in groups of
+// group_size along the input dimension.
+func (a *ctArgs) isGrouped() bool { return a.Strategy == "group" || a.Strategy == "tensor_group" }
+
+// checkGroupSizes rejects a group_size larger than the input features of a
+// linear layer its config group quantizes: compressed-tensors groups run
+// along each layer's input dimension, so such a group cannot exist.
+func checkGroupSizes(d *doc, c *Config, groups []ctTarget) error {
+	classes := []struct {
+		name string
+		ls   []Linear
+	}{
+		{"attention", c.AttentionLinears()}, {"dense MLP", c.DenseMLPLinears()},
+		{"shared expert", c.SharedExpertLinears()}, {"routed experts", c.ExpertLinears()},
+	}
+	for _, g := range groups {
+		if !g.grouped {
+			continue
+		}
+		for _, cl := range classes {
+			for _, l := range cl.ls {
+				if l.Format == g.format && l.In > 0 && g.format.GroupSize > l.In {
+					return d.keyErr("group_size", "config group %q: group_size %d exceeds the %d input features of %s %s",
+						g.name, g.format.GroupSize, l.In, cl.name, l.Name)
+				}
+			}
+		}
+	}
 	return nil
 }
 

@@ -131,6 +131,11 @@ func (c *Config) validateDims() error {
 	if c.DenseLayers < 0 || c.DenseLayers > c.Layers {
 		return fieldErr("first_k_dense_replace", "must be in [0, num_hidden_layers=%d], got %d", c.Layers, c.DenseLayers)
 	}
+	for i, l := range c.DenseOnly {
+		if l < 0 || l >= c.Layers {
+			return fieldErr("mlp_only_layers", "entry %d is %d, not a layer index in [0, num_hidden_layers=%d)", i, l, c.Layers)
+		}
+	}
 	if c.MoEStep < 1 {
 		return fieldErr("moe_layer_freq", "must be >= 1, got %d", c.MoEStep)
 	}
