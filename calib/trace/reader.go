@@ -34,8 +34,13 @@ import (
 // Event (REFERENCE.md §2.1), skips every other value, and parses numbers
 // without allocating. Values it skips are checked for JSON's grammar of
 // strings, numbers and literals and for balanced brackets, but not for the
-// commas and colons inside them. Besides the Chrome-trace object form
-// ({"traceEvents": [...], ...}) it accepts the JSON array form ([...]).
+// commas and colons inside them. A value nested more than maxDepth (10000)
+// levels deep makes its event malformed (the rest of the event is skipped
+// without being held in memory), or the trace, outside traceEvents. An
+// event whose ts is not finite, or whose dur is negative or not finite
+// (1e999 parses as an infinity), is malformed too (see maxTime). Besides
+// the Chrome-trace object form ({"traceEvents": [...], ...}) it accepts the
+// JSON array form ([...]).
 // Strings are interned per scanner goroutine: equal names share storage
 // within one goroutine's table.
 //

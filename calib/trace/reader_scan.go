@@ -174,7 +174,10 @@ func (r *scanner) literal(b []byte, i int, lit string) (int, result) {
 }
 
 // skipValue returns the end of the JSON value at b[i]. In objects and arrays
-// it checks brackets and strings only.
+// it checks brackets and strings only. A value nested more than maxDepth
+// levels deep yields resDeep, with the opening bracket past the limit at
+// r.deepPos: the bracket stack, and the window that must hold the value
+// while it is checked, cannot grow with the depth.
 func (r *scanner) skipValue(b []byte, i int) (int, result) {
 	switch c := b[i]; c {
 	case '"':
@@ -201,6 +204,10 @@ func (r *scanner) skipValue(b []byte, i int) (int, result) {
 				}
 				j = end - 1
 			case '{', '[':
+				if len(st) == maxDepth {
+					r.stack, r.deepPos = st, j
+					return 0, resDeep
+				}
 				st = append(st, c)
 			case '}', ']':
 				if len(st) == 0 || st[len(st)-1] != c-2 { // '{'+2 == '}', '['+2 == ']'
@@ -238,6 +245,24 @@ func (r *scanner) typeErr(b []byte, i int, field, want string) (int, result) {
 		r.evErr, r.evErrPos = fmt.Sprintf("%s: want %s, found %s", field, want, kindOf(b[i])), i
 	}
 	return r.skipValue(b, i)
+}
+
+// maxTime bounds the magnitude of ts and dur, in microseconds (about 3e16
+// years). JSON numbers such as 1e999 parse as infinities (strconv reports
+// ErrRange); an infinite, negative or absurd ts or dur would turn the step
+// arithmetic (end = ts + dur, wall = last end - first start, sums over
+// events, shares) into Inf or NaN, so such an event is malformed. The bound
+// is far above any real trace (microseconds since 1970 are about 1.8e15;
+// even nanoseconds or picoseconds written by mistake stay below 1e22), and
+// sums of up to 1e270 events within it stay finite.
+const maxTime = 1e30
+
+// rangeErr records that field holds v, which is not want, at b[i] (the value
+// has been read).
+func (r *scanner) rangeErr(i int, field, want string, v float64) {
+	if r.evErr == "" {
+		r.evErr, r.evErrPos = fmt.Sprintf("%s: want %s, found %v", field, want, v), i
+	}
 }
 
 // kindOf names the kind of JSON value that starts with c.
@@ -510,9 +535,15 @@ func (r *scanner) parseEvent(b []byte, i int, ev *Event) (int, result) {
 		case keyTS:
 			f, i, res = r.readFloat(b, j, "ts")
 			ev.TS = Time(f)
+			if !(math.Abs(f) <= maxTime) { // also NaN
+				r.rangeErr(j, "ts", "a finite number", f)
+			}
 		case keyDur:
 			f, i, res = r.readFloat(b, j, "dur")
 			ev.Dur = Duration(f)
+			if !(f >= 0 && f <= maxTime) { // also NaN
+				r.rangeErr(j, "dur", "a finite number >= 0", f)
+			}
 		case keyID:
 			ev.ID, i, res = r.readID(b, j, "id")
 		case keyArgs:

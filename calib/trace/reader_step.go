@@ -34,6 +34,9 @@ type scanner struct {
 
 	evErr    string // first type error in the event being parsed
 	evErrPos int
+	deepPos  int   // where skipValue found a value nested too deep (resDeep)
+	skipOff  int64 // stSkip: input offset of the event's error
+	skipDep  int   // stSkip: brackets open in the event being skipped
 
 	meta        Meta
 	metaChanged bool // meta changed since the last batch
@@ -52,6 +55,7 @@ const (
 	stTop           // in the top-level object, before a key or '}'
 	stEvents        // in traceEvents, before an element or ']'
 	stAfter         // after the top-level value
+	stSkip          // skipping the rest of a malformed element of traceEvents
 )
 
 // Positions in traceEvents.
@@ -71,7 +75,16 @@ const (
 	resBad                 // malformed JSON (fatal)
 	resBadEv               // a well-formed element that is not a valid event (skipped)
 	resEOF                 // the input ended cleanly
+	resDeep                // a value nested deeper than maxDepth (r.deepPos)
 )
+
+// maxDepth bounds the nesting of a value the scanner skips, as
+// encoding/json bounds its own (10000). An element of traceEvents nested
+// deeper is malformed: the scanner skips the rest of it in stSkip, which
+// counts brackets without a stack and without holding the element in its
+// window, and reports it as a skipped event. A top-level value nested
+// deeper is a fatal error.
+const maxDepth = 10000
 
 // maxValue bounds one event or top-level value: the window grows to hold the
 // value being scanned and no further.
@@ -111,7 +124,7 @@ func (r *scanner) next(ev *Event) error {
 // or the end of the input inside a value (cause from refill).
 func (r *scanner) fail(cause error) error {
 	e := &Error{Index: -1, Fatal: true}
-	if r.state == stEvents {
+	if r.state == stEvents || r.state == stSkip {
 		e.Index = r.index
 	}
 	switch {
@@ -226,6 +239,8 @@ func (r *scanner) step(ev *Event) result {
 		return r.stepTop(b, i)
 	case stEvents:
 		return r.stepEvents(b, i, ev)
+	case stSkip:
+		return r.stepSkip(b, i)
 	default: // stAfter
 		return r.bad(i, fmt.Sprintf("data after the end of the trace: %s", quoteByte(b[i])))
 	}
@@ -253,6 +268,9 @@ func (r *scanner) stepTop(b []byte, i int) result {
 	}
 	k := string(key) // before skipValue: key may sit in keyBuf
 	end, res := r.skipValue(b, j)
+	if res == resDeep {
+		return r.bad(r.deepPos, fmt.Sprintf("%s: value nested more than %d levels deep", k, maxDepth))
+	}
 	if res != resOK {
 		return res
 	}
@@ -281,6 +299,10 @@ func (r *scanner) stepEvents(b []byte, i int, ev *Event) result {
 	}
 	if b[i] != '{' {
 		end, res := r.skipValue(b, i)
+		if res == resDeep {
+			r.evErr = ""
+			return r.startSkip(i)
+		}
 		if res != resOK {
 			return res
 		}
@@ -292,6 +314,9 @@ func (r *scanner) stepEvents(b []byte, i int, ev *Event) result {
 	*ev = Event{Index: r.index, Offset: r.base + int64(i)}
 	r.evErr = ""
 	end, res := r.parseEvent(b, i, ev)
+	if res == resDeep {
+		return r.startSkip(i)
+	}
 	if res != resOK {
 		return res
 	}
@@ -301,6 +326,50 @@ func (r *scanner) stepEvents(b []byte, i int, ev *Event) result {
 		return resBadEv
 	}
 	return resOK
+}
+
+// startSkip makes the element of traceEvents at b[i], in which skipValue
+// found a value nested too deep, a malformed event: the error is the
+// element's first type error, else the depth at r.deepPos, and stSkip skips
+// the element from its start.
+func (r *scanner) startSkip(i int) result {
+	if r.evErr == "" {
+		r.evErr, r.evErrPos = fmt.Sprintf("value nested more than %d levels deep", maxDepth), r.deepPos
+	}
+	r.skipOff = r.base + int64(r.evErrPos)
+	r.state, r.skipDep, r.pos = stSkip, 0, i
+	return resAgain
+}
+
+// stepSkip goes on skipping the element started by startSkip from b[i]: it
+// counts brackets outside strings until the element's own closes, then
+// reports the element as skipped (resBadEv). It checks nothing else. What it
+// has passed leaves the window, so the element's size and depth cost no
+// memory.
+func (r *scanner) stepSkip(b []byte, i int) result {
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			end, _ := scanString(b, j)
+			if end < 0 { // keep the string's start in the window
+				r.pos, r.mark = j, j
+				return resShort
+			}
+			j = end - 1
+		case '{', '[':
+			r.skipDep++
+		case '}', ']':
+			r.skipDep--
+			if r.skipDep == 0 {
+				r.state, r.evPos, r.pos = stEvents, evAfter, j+1
+				r.evErrPos = int(r.skipOff - r.base)
+				r.index++
+				return resBadEv
+			}
+		}
+	}
+	r.pos = len(b)
+	return resAgain
 }
 
 // bad records a syntax error at b[i] and returns resBad.

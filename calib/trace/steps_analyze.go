@@ -1,8 +1,10 @@
 package trace
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -392,15 +394,26 @@ func (a *Analyzer) addKernel(ev *Event) {
 	a.route(ev.Correlation, k)
 }
 
-// evict routes the pending kernels read before event index limit.
+// evict routes the pending kernels read before event index limit, in the
+// order they were read (not the map's random order: gap steps take kernels
+// in time order, so the result would change from run to run).
 func (a *Analyzer) evict(limit int64) {
+	type due struct {
+		corr int64
+		k    pendingK
+	}
+	var ks []due
 	for corr, p := range a.pending {
 		if len(p) > 0 && p[0].index < limit {
 			delete(a.pending, corr)
 			for _, k := range p {
-				a.route(corr, k.span)
+				ks = append(ks, due{corr, k})
 			}
 		}
+	}
+	slices.SortFunc(ks, func(x, y due) int { return cmp.Compare(x.k.index, y.k.index) })
+	for _, d := range ks {
+		a.route(d.corr, d.k.span)
 	}
 }
 

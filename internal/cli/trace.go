@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -162,6 +163,11 @@ func runTraceSummary(s *streams, opts *traceSummaryOptions) error {
 			return inputErr(fr.Err)
 		default:
 			return fr.Err
+		}
+	}
+	for _, fr := range results {
+		if err := checkFinite(fr); err != nil {
+			return err
 		}
 	}
 	rep := newTraceReport(results)
@@ -491,6 +497,9 @@ func runTraceKernels(s *streams, opts *traceKernelsOptions) error {
 		}
 		return fr.Err
 	}
+	if err := checkFinite(fr); err != nil {
+		return err
+	}
 	r := fr.Result
 	if len(r.Kernels) == 0 {
 		return inputErrf("%s: no kernel events in the trace", opts.File)
@@ -514,8 +523,12 @@ func runTraceKernels(s *streams, opts *traceKernelsOptions) error {
 		if c := commonCollective(k.Collectives); c != "" {
 			coll = c
 		}
+		share := 0.0 // kernels all of zero duration: no share rather than 0/0
+		if total > 0 {
+			share = 100 * float64(k.Total) / float64(total)
+		}
 		row := []any{shortKernelName(k.Name), k.Class.Category.String(), k.Class.Op, k.Count,
-			ms(k.Total), float64(k.Total) / float64(k.Count), 100 * float64(k.Total) / float64(total), coll}
+			ms(k.Total), float64(k.Total) / float64(k.Count), share, coll}
 		if full {
 			row = append(row, k.Name)
 		}
@@ -526,6 +539,59 @@ func runTraceKernels(s *streams, opts *traceKernelsOptions) error {
 		fmt.Fprintf(s.Out, "%s: %d kernel events, %d names, %.3f ms of GPU time\n", opts.File, r.KernelCount, len(r.Kernels), ms(total))
 	}
 	return t.render(s.Out, opts.Format)
+}
+
+// checkFinite checks that every number of fr that the summary and kernels
+// outputs show is finite. The reader rejects an infinite, negative or
+// absurd ts or dur as a malformed event, so a NaN or Inf cannot arise from
+// a trace; this check stands behind it, so that no output (JSON cannot
+// encode NaN, and text and CSV would print it as a number) shows one.
+func checkFinite(fr trace.FileResult) error {
+	var what string
+	var val float64
+	ok := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	find := func() bool { // sets what and val to the first non-finite number
+		if r := fr.Result; r != nil {
+			for _, st := range r.Steps {
+				for k, v := range [...]trace.Duration{st.Wall, st.Busy, st.Idle} {
+					if !ok(float64(v)) {
+						what, val = fmt.Sprintf("step %d %s time", st.Index, [...]string{"wall", "busy", "idle"}[k]), float64(v)
+						return true
+					}
+				}
+				for _, c := range traceCategories() {
+					if !ok(float64(st.ByCategory[c])) || !ok(float64(st.Exposed[c])) {
+						what, val = fmt.Sprintf("step %d %s time", st.Index, c), float64(st.ByCategory[c]+st.Exposed[c])
+						return true
+					}
+				}
+			}
+			for _, k := range r.Kernels {
+				if !ok(float64(k.Total)) {
+					what, val = fmt.Sprintf("total time of kernel %q", k.Name), float64(k.Total)
+					return true
+				}
+			}
+		}
+		sm := fr.Summary
+		for _, v := range []trace.Duration{sm.Median, sm.P10, sm.P90} {
+			if !ok(float64(v)) {
+				what, val = "step time percentile", float64(v)
+				return true
+			}
+		}
+		for _, c := range traceCategories() {
+			if !ok(float64(sm.ByCategory[c])) || !ok(float64(sm.Exposed[c])) || !ok(sm.Share[c]) {
+				what, val = c.String()+" summary", float64(sm.ByCategory[c]+sm.Exposed[c])+sm.Share[c]
+				return true
+			}
+		}
+		return false
+	}
+	if find() {
+		return inputErrf("%s: %s is %v, not a finite number: the trace holds times the analysis cannot use", fr.File, what, val)
+	}
+	return nil
 }
 
 func prefixed(file string, warns []string) []string {

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/calib/trace"
+	"github.com/moecast/moecast/internal/cost"
+)
+
+// smallTrace writes a trace of 20 gemm kernels 50 us long every 100 us, the
+// sixth (event 5) replaced by bad, and returns its path.
+func smallTrace(t *testing.T, name, bad string) string {
+	t.Helper()
+	var evs []string
+	for i := range 20 {
+		ev := fmt.Sprintf(`{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": %d, "dur": %s, "args": {"correlation": %d}}`,
+			1000+100*i, "50", i)
+		if i == 5 && bad != "" {
+			ev = bad
+		}
+		evs = append(evs, ev)
+	}
+	p := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(p, []byte("{\"traceEvents\": [\n"+strings.Join(evs, ",\n")+"\n]}\n"), 0o644))
+	return p
+}
+
+// noNonFinite fails if out holds a NaN or an infinity as fmt prints them.
+func noNonFinite(t *testing.T, out string) {
+	t.Helper()
+	for _, s := range []string{"NaN", "+Inf", "-Inf"} {
+		assert.NotContains(t, out, s)
+	}
+}
+
+// An infinite or negative ts or dur is a malformed event: skipped with a
+// warning naming the file, event index and byte offset (an error under
+// --strict), and every output format stays finite and, for JSON, valid.
+func TestTraceSummaryNonFiniteTimes(t *testing.T) {
+	tests := []struct {
+		name, event, msg string
+		at               string // the error's offset is that of at in the event
+	}{
+		{"dur 1e999", `{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 1500, "dur": 1e999}`,
+			"dur: want a finite number >= 0, found +Inf", "1e999"},
+		{"dur -5", `{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 1500, "dur": -5}`,
+			"dur: want a finite number >= 0, found -5", "-5"},
+		{"ts -1e999", `{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": -1e999, "dur": 50}`,
+			"ts: want a finite number, found -Inf", "-1e999"},
+		{"ts string 1e400", `{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": "1e400", "dur": 50}`,
+			"ts: want a finite number, found +Inf", `"1e400"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := smallTrace(t, "bad.json", tc.event)
+			data, err := os.ReadFile(p)
+			require.NoError(t, err)
+			msg := fmt.Sprintf("event 5 at byte %d: %s", strings.Index(string(data), tc.event)+strings.Index(tc.event, tc.at), tc.msg)
+			for _, format := range []string{"text", "json", "csv"} {
+				code, out, errOut := runCLI(t, "trace", "summary", "--format", format, p)
+				require.Equal(t, ExitOK, code, errOut)
+				if format == "json" { // warnings included; JSON cannot hold a NaN
+					var rep traceReport
+					require.NoError(t, json.Unmarshal([]byte(out), &rep))
+					require.Len(t, rep.Warnings, 1)
+					assert.Contains(t, rep.Warnings[0], p+": skipped a malformed event")
+					assert.Contains(t, rep.Warnings[0], msg)
+					require.Len(t, rep.Ranks, 1)
+					st := rep.Ranks[0].Summary
+					// 19 kernels of 50 us over 1950 us, the bad one left out
+					assert.InDelta(t, 1.95, st.MedianStepMs, 1e-9)
+					assert.InDelta(t, 19*0.05/1.95, st.Share["gemm"], 1e-9)
+					for c, v := range st.Share {
+						assert.GreaterOrEqual(t, v, 0.0, c)
+					}
+				} else {
+					noNonFinite(t, out)
+					assert.Contains(t, errOut, msg)
+				}
+			}
+			code, _, errOut := runCLI(t, "trace", "summary", "--strict", p)
+			assert.Equal(t, ExitInput, code)
+			assert.Contains(t, errOut, p)
+			assert.Contains(t, errOut, msg)
+
+			code, out, errOut := runCLI(t, "trace", "kernels", "--format", "csv", p)
+			require.Equal(t, ExitOK, code, errOut)
+			noNonFinite(t, out)
+			assert.Contains(t, out, `,19,`)
+		})
+	}
+}
+
+// Kernels of zero duration only: the share column is 0, not 0/0.
+func TestTraceKernelsZeroTime(t *testing.T) {
+	var evs []string
+	for i := range 3 {
+		evs = append(evs, fmt.Sprintf(`{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": %d, "dur": 0}`, 10*i))
+	}
+	p := filepath.Join(t.TempDir(), "zero.json")
+	require.NoError(t, os.WriteFile(p, []byte(`{"traceEvents": [`+strings.Join(evs, ", ")+`]}`), 0o644))
+	for _, format := range []string{"text", "json", "csv"} {
+		code, out, errOut := runCLI(t, "trace", "kernels", "--format", format, p)
+		require.Equal(t, ExitOK, code, errOut)
+		noNonFinite(t, out)
+	}
+	code, out, errOut := runCLI(t, "trace", "kernels", "--format", "json", p)
+	require.Equal(t, ExitOK, code, errOut)
+	var rows []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &rows))
+	require.Len(t, rows, 1)
+	assert.Equal(t, 0.0, rows[0]["share_%"])
+	assert.Equal(t, 3.0, rows[0]["count"])
+}
+
+// checkFinite stands behind the reader: a non-finite number anywhere in a
+// file's result is an input error naming the file and the number.
+func TestCheckFinite(t *testing.T) {
+	good := func() trace.FileResult {
+		st := trace.StepResult{Index: 3, Wall: 10, Busy: 8, Idle: 2}
+		st.ByCategory[cost.GEMM] = 8
+		res := &trace.Result{Steps: []trace.StepResult{st}, Kernels: []trace.KernelStat{{Name: "k", Count: 1, Total: 8}}}
+		return trace.FileResult{File: "r0.json", Result: res, Summary: trace.Summarize(res.Steps)}
+	}
+	nan, inf := trace.Duration(math.NaN()), trace.Duration(math.Inf(1))
+	tests := []struct {
+		name  string
+		spoil func(*trace.FileResult)
+		msg   string // "" when fine
+	}{
+		{"finite", func(*trace.FileResult) {}, ""},
+		{"no result", func(fr *trace.FileResult) { fr.Result = nil }, ""},
+		{"step wall", func(fr *trace.FileResult) { fr.Result.Steps[0].Wall = inf }, "r0.json: step 3 wall time is +Inf"},
+		{"step idle", func(fr *trace.FileResult) { fr.Result.Steps[0].Idle = nan }, "r0.json: step 3 idle time is NaN"},
+		{"step category", func(fr *trace.FileResult) { fr.Result.Steps[0].ByCategory[cost.Idle] = nan }, "r0.json: step 3 idle time is NaN"},
+		{"step exposed", func(fr *trace.FileResult) { fr.Result.Steps[0].Exposed[cost.GEMM] = -inf }, "step 3 gemm time is -Inf"},
+		{"kernel", func(fr *trace.FileResult) { fr.Result.Kernels[0].Total = inf }, `total time of kernel "k" is +Inf`},
+		{"median", func(fr *trace.FileResult) { fr.Summary.Median = nan }, "step time percentile is NaN"},
+		{"p90", func(fr *trace.FileResult) { fr.Summary.P90 = inf }, "step time percentile is +Inf"},
+		{"share", func(fr *trace.FileResult) { fr.Summary.Share[cost.GEMM] = math.NaN() }, "gemm summary is NaN"},
+		{"summary exposed", func(fr *trace.FileResult) { fr.Summary.Exposed[cost.Idle] = inf }, "idle summary is +Inf"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fr := good()
+			tc.spoil(&fr)
+			err := checkFinite(fr)
+			if tc.msg == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.msg)
+			assert.Contains(t, err.Error(), "not a finite number")
+			var ie *InputError
+			assert.ErrorAs(t, err, &ie)
+		})
+	}
+}
