@@ -2,6 +2,8 @@ package calib
 
 import (
 	"fmt"
+	"regexp"
+	"strconv"
 
 	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/unit"
@@ -22,14 +24,32 @@ func (f *File) build() error {
 		loo, err := buildTable(f.Name, f.Effective(t), t, kt, ct)
 		t.loo = loo
 		if err != nil {
-			if t.line > 0 {
-				return fmt.Errorf("%s:%d: table %q: %w", f.Name, t.line, t.Name, err)
-			}
-			return fmt.Errorf("%s: table %q: %w", f.Name, t.Name, err)
+			return t.buildErr(f.Name, err)
 		}
 	}
 	f.kt, f.ct = kt, ct
 	return nil
+}
+
+var reRowErr = regexp.MustCompile(`\brow (\d+)\b`)
+
+// buildErr places an error of the kernels/comm table constructors: at the
+// line of the row it names ("row N", 1-based table row) when the row's
+// line is known, in the loaded file or in the file an importer read the
+// rows from (t.src); else at the table header; else at the table.
+func (t *Table) buildErr(file string, err error) error {
+	if t.src != "" {
+		file = t.src
+	}
+	if m := reRowErr.FindStringSubmatch(err.Error()); m != nil {
+		if r, e := strconv.Atoi(m[1]); e == nil && r >= 1 && r <= len(t.rowLines) && t.rowLines[r-1] > 0 {
+			return fmt.Errorf("%s:%d: table %q: %w", file, t.rowLines[r-1], t.Name, err)
+		}
+	}
+	if t.line > 0 && t.src == "" {
+		return fmt.Errorf("%s:%d: table %q: %w", file, t.line, t.Name, err)
+	}
+	return fmt.Errorf("%s: table %q: %w", file, t.Name, err)
 }
 
 // looer is what every built table reports: its p90 leave-one-out error.

@@ -1,6 +1,8 @@
 package calib
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,6 +73,8 @@ func TestParseBadInput(t *testing.T) {
 		{"no rows", "8,1024,20.5\n8,4096,21.0\n", "", "f.toml:15: table has no rows"},
 		{"wrong type", `impl = "nccl"`, `impl = 3`, "f.toml:13:"},
 		{"missing name", `name = "ar"`, "", `f.toml:10: table 1 (""): name is missing`},
+		{"unknown impl", `impl = "nccl"`, `impl = "magic"`, `f.toml:10: table 1 ("ar"): op allreduce: key impl "magic" is unknown (known: nccl, vllm`},
+		{"unknown mode", `impl = "nccl"`, "impl = \"nccl\"\nmode = \"lazy\"", `f.toml:10: table 1 ("ar"): op allreduce: key mode "lazy"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,6 +85,44 @@ func TestParseBadInput(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 			assert.NotContains(t, err.Error(), "\n", "one-line errors")
 		})
+	}
+}
+
+// Key values a lookup would never match are refused at load (a table with
+// impl = "magic" used to pass calib show and be silently ignored).
+func TestParseUnknownKeyValues(t *testing.T) {
+	head := "schema = 1\n[provenance]\ngpu = \"h200-sxm\"\ndate = \"2026-11-29\"\ncommand = \"hand\"\nlaunch = \"cuda-graph\"\ncache = \"warm\"\n\n[[table]]\nname = \"t\"\n"
+	tests := []struct {
+		name, table, want string
+	}{
+		{"moe quant", "op = \"moe\"\ndtype = \"int3\"\ndistribution = \"balanced\"\nexperts = 8\ntopk = 2\nhidden = 64\ninter = 32\ncolumns = [\"moe_tp\", \"ep\", \"tokens\", \"latency_us\"]\nrows = \"1,1,1,5\"\n",
+			`f.toml:9: table 1 ("t"): op moe: key dtype "int3" is unknown (known: int4_wo, fp8_block, nvfp4, mxfp4, bf16)`},
+		{"moe distribution", "op = \"moe\"\ndtype = \"int4_wo\"\ndistribution = \"zipf\"\nexperts = 8\ntopk = 2\nhidden = 64\ninter = 32\ncolumns = [\"moe_tp\", \"ep\", \"tokens\", \"latency_us\"]\nrows = \"1,1,1,5\"\n",
+			`f.toml:9: table 1 ("t"): op moe: key distribution "zipf" is unknown`},
+		{"mla kv dtype", "op = \"mla\"\ndtype = \"bf16\"\nkv_dtype = \"int8\"\nkv_lora_rank = 512\nqk_rope_dim = 64\ncolumns = [\"heads\", \"batch\", \"kv_len\", \"latency_us\"]\nrows = \"8,1,1,5\"\n",
+			`f.toml:9: table 1 ("t"): op mla: key kv_dtype "int8" is unknown (known: bf16, fp8)`},
+		{"gqa kv dtype", "op = \"gqa\"\nkv_dtype = \"fp4\"\nhead_dim = 128\ncolumns = [\"heads\", \"kv_heads\", \"batch\", \"kv_len\", \"latency_us\"]\nrows = \"8,1,1,1,5\"\n",
+			`op gqa: key kv_dtype "fp4" is unknown`},
+		{"gemm dtype", "op = \"gemm\"\ndtype = \"magic\"\ncolumns = [\"n\", \"k\", \"m\", \"latency_us\"]\nrows = \"8,8,1,5\"\n",
+			`op gemm: key dtype "magic" is not a weight format name`},
+		{"ep impl", "op = \"ep\"\nimpl = \"deepep\"\nphase = \"dispatch\"\ncolumns = [\"hidden\", \"topk\", \"experts\", \"ranks\", \"tokens_per_rank\", \"latency_us\"]\nrows = \"64,2,8,8,1,5\"\n",
+			`op ep: key impl "deepep" is unknown (known: deepep_ll)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("f.toml", []byte(head+tt.table))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	// The known values load.
+	for _, ok := range []string{
+		"op = \"gemm\"\ndtype = \"fp8-b128x128\"\ncolumns = [\"n\", \"k\", \"m\", \"latency_us\"]\nrows = \"8,8,1,5\"\n",
+		"op = \"gemm\"\ndtype = \"int4-g32\"\ncolumns = [\"n\", \"k\", \"m\", \"latency_us\"]\nrows = \"8,8,1,5\"\n",
+		"op = \"moe\"\ndtype = \"nvfp4\"\ndistribution = \"power_law_1.01\"\nexperts = 8\ntopk = 2\nhidden = 64\ninter = 32\ncolumns = [\"moe_tp\", \"ep\", \"tokens\", \"latency_us\"]\nrows = \"1,1,1,5\"\n",
+	} {
+		_, err := Parse("f.toml", []byte(head+ok))
+		assert.NoError(t, err, ok)
 	}
 }
 
@@ -113,6 +155,11 @@ func TestNCCLTestsBadInput(t *testing.T) {
 		{"no collective", "x.txt", strings.SplitN(head, "\n", 2)[1] + good, "x.txt: cannot tell the collective"},
 		{"no ranks", "a.txt", "# Collective test starting: all_reduce_perf\n" + good, "a.txt: cannot tell the rank count"},
 		{"no rows", "a.txt", head, "a.txt: no data rows"},
+		{"out of bounds values", "a.txt", head + good + "# Out of bounds values : 2 FAILED\n# Avg bus bandwidth    : 52.3\n", "a.txt:7: 2 out-of-bounds values: the run failed its checks"},
+		{"fractional size", "a.txt", head + strings.Replace(good, "1048576 ", "512.5 ", 1), "a.txt:6: size(B) \"512.5\" is not a positive integer"},
+		{"huge size", "a.txt", head + strings.Replace(good, "1048576 ", "99999999999999999999999 ", 1), "a.txt:6: size(B) 99999999999999999999999 is out of range"},
+		{"size above 2^53", "a.txt", head + strings.Replace(good, "1048576 ", "9007199254740993 ", 1), "a.txt:6: size(B) 9007199254740993 is out of range"},
+		{"line too long", "a.txt", head + "#" + strings.Repeat("x", maxLine+10) + "\n" + good, "a.txt:6: line longer than 1048576 bytes: not nccl-tests output"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,7 +168,7 @@ func TestNCCLTestsBadInput(t *testing.T) {
 			assert.Contains(t, err.Error(), tt.want)
 		})
 	}
-	run, err := parseNCCLTests("a.txt", strings.NewReader(head+good))
+	run, err := parseNCCLTests("a.txt", strings.NewReader(head+good+"# Out of bounds values : 0 OK\n"))
 	require.NoError(t, err)
 	assert.Equal(t, 2, run.ranks)
 	assert.Equal(t, "allreduce", run.op)
@@ -142,6 +189,46 @@ func TestNCCLTestsBadInput(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"ranks", "bytes", "latency_us"}, f.Tables[0].Columns)
 	assert.Equal(t, [][]float64{{2, 1048576, 20}}, f.Tables[0].Rows)
+}
+
+func TestNCCLTestsOptions(t *testing.T) {
+	files := []string{"testdata/nccl-tests/all_reduce_perf_8xh100.txt"}
+	tests := []struct {
+		name string
+		opt  NCCLTestsOptions
+		want string
+	}{
+		{"date not YYYY-MM-DD", NCCLTestsOptions{Date: "29/11/2026"}, `nccl-tests: --date: date "29/11/2026": want YYYY-MM-DD`},
+		{"date not a date", NCCLTestsOptions{Date: "2026-13-45"}, `date "2026-13-45" is not a calendar date`},
+		{"unknown gpu", NCCLTestsOptions{GPU: "h300"}, `nccl-tests: --gpu "h300" is not a GPU preset (`},
+		{"unknown fabric", NCCLTestsOptions{Fabric: "carrier-pigeon"}, `nccl-tests: --fabric "carrier-pigeon" is not a fabric preset (`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.opt.Command = "t"
+			_, err := ImportNCCLTests(files, tt.opt)
+			assert.ErrorContains(t, err, tt.want)
+		})
+	}
+	f, err := ImportNCCLTests(files, NCCLTestsOptions{GPU: "h100-sxm", Fabric: "nvlink4", Date: "2026-11-29", Command: "t"})
+	require.NoError(t, err)
+	assert.Equal(t, "nvlink4", f.Provenance.Fabric)
+	// Without --gpu the device name from the output is kept as a label.
+	f, err = ImportNCCLTests(files, NCCLTestsOptions{Command: "t"})
+	require.NoError(t, err)
+	assert.Equal(t, "NVIDIA H100 80GB HBM3", f.Provenance.GPU)
+}
+
+// Importing runs of several rank counts records every count, not only the
+// largest (gpu_count).
+func TestNCCLTestsRankCounts(t *testing.T) {
+	mk := func(ranks int) *ncclRun {
+		return &ncclRun{name: "all_reduce_perf.txt", op: "allreduce", ranks: ranks, rows: []ncclRow{{size: 1024, oop: 10, line: 1}, {size: 4096, oop: 12, line: 2}}}
+	}
+	f, err := buildNCCLFile([]*ncclRun{mk(2), mk(8), mk(4)}, NCCLTestsOptions{GPU: "h100-sxm", Date: "2026-11-29", Command: "t"})
+	require.NoError(t, err)
+	assert.Equal(t, 8, f.Provenance.GPUCount)
+	assert.Contains(t, f.Provenance.Method, "rank counts measured: 2, 4, 8")
 }
 
 func TestNCCLTestsDuplicateAcrossFiles(t *testing.T) {
@@ -181,4 +268,36 @@ func TestPerfDBBadInput(t *testing.T) {
 			assert.Empty(t, im.file.Tables, "nothing kept from a failed file")
 		})
 	}
+}
+
+// An error the table constructors find after the CSV checks (a one-rank
+// NCCL row) names the CSV file and line once, not "perfdb: perfdb: table
+// ...: row 1".
+func TestPerfDBBuildErrorPosition(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "comm"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "systems"), 0o755))
+	sys, err := os.ReadFile("testdata/perfdb/systems/h200_sxm.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "systems", "h200_sxm.yaml"), sys, 0o644))
+	csv := "framework,version,device,op_name,kernel_source,nccl_dtype,num_gpus,message_size,latency\n" +
+		"TRTLLM,2.29.2,NVIDIA H200,all_reduce,NCCL,half,8,256,0.016\n" +
+		"TRTLLM,2.29.2,NVIDIA H200,all_reduce,NCCL,half,1,256,0.016\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "comm", "h200_sxm__nccl_2.29.2_nccl_perf.csv"), []byte(csv), 0o644))
+	_, err = ImportPerfDB(dir, perfdbOpts("h200-sxm"))
+	require.Error(t, err)
+	msg := err.Error()
+	assert.Equal(t, 1, strings.Count(msg, "perfdb:"), msg)
+	assert.Contains(t, msg, `perfdb: comm/h200_sxm__nccl_2.29.2_nccl_perf.csv:3: table "nccl.allreduce": row 1: ranks must be at least 2`)
+
+	_, err = ImportPerfDB(dir, PerfDBOptions{GPU: "h200-sxm", Date: "Aug 2026", Command: "t"})
+	assert.ErrorContains(t, err, `perfdb: --date: date "Aug 2026": want YYYY-MM-DD`)
+}
+
+// A row error found by the table constructors in a loaded file names the
+// row's line.
+func TestParseBuildErrorPosition(t *testing.T) {
+	src := strings.Replace(validFile, "8,1024,20.5", "1,1024,20.5", 1)
+	_, err := Parse("f.toml", []byte(src))
+	assert.ErrorContains(t, err, `f.toml:16: table "ar": row 1: ranks must be at least 2`)
 }

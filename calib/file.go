@@ -133,6 +133,9 @@ type Table struct {
 	loo      looer // the built table (after Parse or Load)
 	line     int   // line of the [[table]] header (0 when built in memory)
 	rowLines []int // file line of each row (nil when built in memory)
+	// src is the file an importer read the rows from (rowLines are then
+	// that file's lines); "" for a loaded calibration file.
+	src string
 }
 
 // Keys are a table's fixed parameters; which apply depends on the op.

@@ -2,6 +2,7 @@ package calib
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/kernels"
 )
 
 // NCCLTestsOptions configure ImportNCCLTests.
@@ -57,7 +62,47 @@ var (
 	reIters   = regexp.MustCompile(`warmup iters:\s*(\d+)\s+iters:\s*(\d+)`)
 	reNRanks  = regexp.MustCompile(`nranks\s*[=:]?\s*(\d+)`)
 	reParen   = regexp.MustCompile(`\(([^)]*)\)`)
+	reOOB     = regexp.MustCompile(`Out of bounds values\s*:\s*(\d+)`)
+	reDate    = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 )
+
+// maxLine is the longest line the nccl-tests reader accepts (its lines
+// are ~130 bytes; a longer one is not nccl-tests output).
+const maxLine = 1 << 20
+
+// checkDate accepts a measurement date written YYYY-MM-DD (a real date).
+func checkDate(d string) error {
+	if !reDate.MatchString(d) {
+		return fmt.Errorf("date %q: want YYYY-MM-DD", d)
+	}
+	if _, err := time.Parse(time.DateOnly, d); err != nil {
+		return fmt.Errorf("date %q is not a calendar date (YYYY-MM-DD)", d)
+	}
+	return nil
+}
+
+// check validates the options a user passes: the date (YYYY-MM-DD), the
+// GPU (a kernels preset, so that predict can match the calibration to a
+// box) and the fabric (a comm preset); empty values are allowed (the
+// device name from the output, "unknown").
+func (o NCCLTestsOptions) check() error {
+	if o.Date != "" {
+		if err := checkDate(o.Date); err != nil {
+			return fmt.Errorf("nccl-tests: --date: %w", err)
+		}
+	}
+	if o.GPU != "" {
+		if _, ok := kernels.LookupGPU(o.GPU); !ok {
+			return fmt.Errorf("nccl-tests: --gpu %q is not a GPU preset (%s)", o.GPU, strings.Join(kernels.GPUNames(), ", "))
+		}
+	}
+	if o.Fabric != "" {
+		if _, ok := comm.LookupFabric(o.Fabric); !ok {
+			return fmt.Errorf("nccl-tests: --fabric %q is not a fabric preset (%s)", o.Fabric, strings.Join(comm.FabricNames(), ", "))
+		}
+	}
+	return nil
+}
 
 // ncclLibVersion decodes nccl-tests' nccl-library=22102 (major*10000 +
 // minor*100 + patch) as "2.21.2".
@@ -87,7 +132,7 @@ func parseNCCLTests(name string, r io.Reader) (*ncclRun, error) {
 	ranks := map[int]bool{}
 	nGPUs, nRanks := 0, 0
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	sc.Buffer(make([]byte, 64*1024), maxLine)
 	ln := 0
 	for sc.Scan() {
 		ln++
@@ -133,6 +178,11 @@ func parseNCCLTests(name string, r io.Reader) (*ncclRun, error) {
 					run.iters = fmt.Sprintf("%s warmup + %s timed iterations", it[1], it[2])
 				}
 			}
+			if m := reOOB.FindStringSubmatch(t); m != nil {
+				if n, err := strconv.Atoi(m[1]); err != nil || n != 0 {
+					return nil, fmt.Errorf("%s:%d: %d out-of-bounds values: the run failed its checks; these timings are not usable", name, ln, n)
+				}
+			}
 			if m := reNRanks.FindStringSubmatch(t); m != nil {
 				nRanks, _ = strconv.Atoi(m[1])
 			}
@@ -154,6 +204,9 @@ func parseNCCLTests(name string, r io.Reader) (*ncclRun, error) {
 		run.rows = append(run.rows, row)
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s:%d: line longer than %d bytes: not nccl-tests output (its lines are about 130 bytes)", name, ln+1, maxLine)
+		}
 		return nil, fmt.Errorf("%s:%d: %w", name, ln+1, err)
 	}
 	switch {
@@ -181,6 +234,20 @@ func parseNCCLTests(name string, r io.Reader) (*ncclRun, error) {
 	return run, nil
 }
 
+// rankList is "2, 4, 8".
+func rankList(set map[int]bool) string {
+	var rs []int
+	for r := range set {
+		rs = append(rs, r)
+	}
+	sort.Ints(rs)
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = strconv.Itoa(r)
+	}
+	return strings.Join(s, ", ")
+}
+
 func parseNCCLRow(t string) (ncclRow, error) {
 	f := strings.Fields(t)
 	// size count type + two blocks of 4; redop and root are optional.
@@ -188,10 +255,14 @@ func parseNCCLRow(t string) (ncclRow, error) {
 		return ncclRow{}, fmt.Errorf("data row has %d fields; want size count type [redop root] then time algbw busbw #wrong twice", len(f))
 	}
 	var row ncclRow
-	size, err := strconv.ParseFloat(f[0], 64)
-	if err != nil || !(size > 0) || size != math.Trunc(size) {
+	n, err := strconv.ParseUint(f[0], 10, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) || n > 1<<53:
+		return row, fmt.Errorf("size(B) %s is out of range (at most 2^53 B)", f[0])
+	case err != nil || n == 0:
 		return row, fmt.Errorf("size(B) %q is not a positive integer", f[0])
 	}
+	size := float64(n)
 	if _, err := strconv.ParseFloat(f[1], 64); err != nil {
 		return row, fmt.Errorf("count %q is not a number", f[1])
 	}
@@ -246,6 +317,9 @@ func ImportNCCLTests(paths []string, opt NCCLTestsOptions) (*File, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("nccl-tests: no input files")
 	}
+	if err := opt.check(); err != nil {
+		return nil, err
+	}
 	var runs []*ncclRun
 	for _, p := range paths {
 		fh, err := os.Open(p)
@@ -292,10 +366,17 @@ func buildNCCLFile(runs []*ncclRun, opt NCCLTestsOptions) (*File, error) {
 	tables := map[string]*Table{}
 	var order []string
 	maxRanks := 0
+	rankSet := map[int]bool{}
+	opRanks := map[string]map[int]bool{}
 	inplace := map[string]bool{} // every row of the op has an in-place time
 	opIndex := map[string]float64{"allreduce": 0, "allgather": 1, "reducescatter": 2, "alltoall": 3}
 	for _, run := range runs {
 		maxRanks = max(maxRanks, run.ranks)
+		rankSet[run.ranks] = true
+		if opRanks[run.op] == nil {
+			opRanks[run.op] = map[int]bool{}
+		}
+		opRanks[run.op][run.ranks] = true
 		t, ok := tables[run.op]
 		if !ok {
 			launch := "eager"
@@ -331,7 +412,10 @@ func buildNCCLFile(runs []*ncclRun, opt NCCLTestsOptions) (*File, error) {
 			inplace[run.op] = inplace[run.op] && r.hasInPlace
 		}
 	}
+	// gpu_count is the largest run (the box had at least that many GPUs);
+	// every rank count measured is stated in the method, file and table.
 	f.Provenance.GPUCount = maxRanks
+	f.Provenance.Method += "; rank counts measured: " + rankList(rankSet)
 	sort.Strings(order)
 	for _, op := range order {
 		t := tables[op]
@@ -343,6 +427,9 @@ func buildNCCLFile(runs []*ncclRun, opt NCCLTestsOptions) (*File, error) {
 			t.Provenance.Corrections = append(t.Provenance.Corrections, "in-place times dropped: some rows have none (N/A)")
 		}
 		sortRows(t.Rows)
+		if t.Provenance.Method != "" {
+			t.Provenance.Method += "; rank counts: " + rankList(opRanks[op])
+		}
 		f.Tables = append(f.Tables, *t)
 	}
 	if err := f.validate(); err != nil {

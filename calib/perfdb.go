@@ -93,6 +93,9 @@ func GPUName(system string) string { return strings.ReplaceAll(system, "_", "-")
 // source (µs for DeepEP), message_size in elements. Any malformed row is an
 // error with file:line, and nothing is returned.
 func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
+	if err := checkDate(opt.Date); err != nil {
+		return nil, fmt.Errorf("perfdb: --date: %w", err)
+	}
 	var files []perfdbFile
 	systems := map[string]bool{}
 	for _, sub := range []string{"comm", "moe", "mla"} {
@@ -381,15 +384,42 @@ func (x *group) add(r record, point string, row []float64) error {
 	}
 	x.first[point] = r.line
 	x.t.Rows = append(x.t.Rows, row)
+	x.t.rowLines = append(x.t.rowLines, r.line)
+	x.t.src = r.c.name
 	return nil
 }
 
 func (g *groups) flush(f *File) {
 	for _, k := range g.order {
 		t := g.m[k].t
-		sortRows(t.Rows)
+		sortRowsLines(t.Rows, t.rowLines)
 		f.Tables = append(f.Tables, t)
 	}
+}
+
+// sortRowsLines is sortRows, keeping each row's source line beside it.
+func sortRowsLines(rows [][]float64, lines []int) {
+	idx := make([]int, len(rows))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return rowLess(rows[idx[i]], rows[idx[j]]) })
+	r2, l2 := append([][]float64(nil), rows...), append([]int(nil), lines...)
+	for i, j := range idx {
+		rows[i] = r2[j]
+		if j < len(l2) && i < len(lines) {
+			lines[i] = l2[j]
+		}
+	}
+}
+
+func rowLess(a, b []float64) bool {
+	for k := range a {
+		if a[k] != b[k] {
+			return a[k] < b[k]
+		}
+	}
+	return false
 }
 
 // sortRows orders rows by their columns left to right (axes first), so

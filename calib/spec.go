@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/moecast/moecast/internal/unit"
@@ -25,9 +27,35 @@ func need(cond bool, msg string) error {
 	return errors.New(msg)
 }
 
+// Known key values: a table with any other value would never answer a
+// query (lookups match these strings exactly), so it is refused at load.
+var (
+	collectiveImpls = []string{"nccl", "vllm", "sglang", "trtllm", "oneshot", "twoshot", "auto"}
+	epImpls         = []string{"deepep_ll"}
+	moeQuants       = []string{"int4_wo", "fp8_block", "nvfp4", "mxfp4", "bf16"}
+	mlaDtypes       = []string{"bf16", "fp8", "fp8_block", "nvfp4"}
+	kvDtypes        = []string{"bf16", "fp8"}
+	// GEMM weight formats as dtype.Format names: bf16, fp16, fp32, mxfp4,
+	// nvfp4, fp8, fp8-b128, fp8-b128x128, int4-g32, fp4-g16, int8-channel.
+	reGEMMDtype    = regexp.MustCompile(`^(bf16|fp16|fp32|mxfp4|nvfp4|(int|fp)(4|8)(-(g[0-9]+|b[0-9]+(x[0-9]+)?|channel|tensor))?)$`)
+	reDistribution = regexp.MustCompile(`^(balanced|uniform|power_law_[0-9]+(\.[0-9]+)?)$`)
+)
+
+// oneOf is nil when v is one of the known values, else an error naming
+// them.
+func oneOf(key, v string, known []string) error {
+	if slices.Contains(known, v) {
+		return nil
+	}
+	return fmt.Errorf("key %s %q is unknown (known: %s)", key, v, strings.Join(known, ", "))
+}
+
 func collectiveKeys(k Keys) error {
 	if k.Impl == "" {
 		return errors.New("key impl is missing (nccl, vllm, sglang, trtllm, oneshot, twoshot or auto)")
+	}
+	if err := oneOf("impl", k.Impl, collectiveImpls); err != nil {
+		return err
 	}
 	switch k.Mode {
 	case "", "graph", "eager":
@@ -38,29 +66,50 @@ func collectiveKeys(k Keys) error {
 
 var specs = map[string]opSpec{
 	"gemm": {ints: []string{"m", "n", "k"}, keys: func(k Keys) error {
-		return need(k.Dtype != "", "key dtype is missing (weight format: bf16, fp8-b128, int4-g32, ...)")
+		if err := need(k.Dtype != "", "key dtype is missing (weight format: bf16, fp8-b128, int4-g32, ...)"); err != nil {
+			return err
+		}
+		return need(reGEMMDtype.MatchString(k.Dtype), fmt.Sprintf("key dtype %q is not a weight format name (bf16, fp16, fp8, fp8-b128, int4-g32, int8-channel, mxfp4, nvfp4, ...)", k.Dtype))
 	}},
 	"moe": {ints: []string{"tokens", "moe_tp", "ep"}, optional: []string{"working_set_bytes", "l2_resident"}, keys: func(k Keys) error {
 		if k.Dtype == "" || k.Distribution == "" {
 			return errors.New("keys dtype (quant) and distribution are required")
 		}
+		if err := oneOf("dtype", k.Dtype, moeQuants); err != nil {
+			return err
+		}
+		if !reDistribution.MatchString(k.Distribution) {
+			return fmt.Errorf("key distribution %q is unknown (balanced, uniform or power_law_<alpha>)", k.Distribution)
+		}
 		return need(k.Experts > 0 && k.TopK > 0 && k.TopK <= k.Experts && k.Hidden > 0 && k.Inter > 0,
 			"keys experts, topk (<= experts), hidden and inter must be positive")
 	}},
 	"mla": {ints: []string{"heads", "batch", "kv_len"}, optional: []string{"working_set_bytes", "l2_resident"}, keys: func(k Keys) error {
-		return need(k.Dtype != "" && k.KVDtype != "" && k.KVLoRARank > 0 && k.QKRopeDim > 0,
-			"keys dtype, kv_dtype, kv_lora_rank and qk_rope_dim are required")
+		if err := need(k.Dtype != "" && k.KVDtype != "" && k.KVLoRARank > 0 && k.QKRopeDim > 0,
+			"keys dtype, kv_dtype, kv_lora_rank and qk_rope_dim are required"); err != nil {
+			return err
+		}
+		if err := oneOf("dtype", k.Dtype, mlaDtypes); err != nil {
+			return err
+		}
+		return oneOf("kv_dtype", k.KVDtype, kvDtypes)
 	}},
 	"gqa": {ints: []string{"heads", "kv_heads", "batch", "kv_len"}, keys: func(k Keys) error {
-		return need(k.KVDtype != "" && k.HeadDim > 0, "keys kv_dtype and head_dim are required")
+		if err := need(k.KVDtype != "" && k.HeadDim > 0, "keys kv_dtype and head_dim are required"); err != nil {
+			return err
+		}
+		return oneOf("kv_dtype", k.KVDtype, kvDtypes)
 	}},
 	"allreduce":     {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
 	"allgather":     {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
 	"reducescatter": {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
 	"alltoall":      {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
 	"ep": {ints: []string{"hidden", "topk", "experts", "ranks", "tokens_per_rank"}, keys: func(k Keys) error {
-		return need(k.Impl != "" && (k.Phase == "dispatch" || k.Phase == "combine"),
-			`keys impl and phase ("dispatch" or "combine") are required`)
+		if err := need(k.Impl != "" && (k.Phase == "dispatch" || k.Phase == "combine"),
+			`keys impl and phase ("dispatch" or "combine") are required`); err != nil {
+			return err
+		}
+		return oneOf("impl", k.Impl, epImpls)
 	}},
 }
 
@@ -136,9 +185,10 @@ func (c *colIndex) checkRows(t *Table) error {
 	seen := map[string]int{}
 	for r, row := range t.Rows {
 		ln := 0
-		if t.rowLines != nil {
+		if r < len(t.rowLines) {
 			ln = t.rowLines[r]
 		}
+		pos := func(ln int) string { return t.rowPos(ln) }
 		var key strings.Builder
 		for _, n := range axes {
 			fmt.Fprintf(&key, "%s=%v ", n, row[c.idx[n]])
@@ -176,10 +226,15 @@ func (c *colIndex) checkRows(t *Table) error {
 	return nil
 }
 
-// pos is the "LINE: " prefix of a row error, or "" when the line is unknown.
-func pos(ln int) string {
-	if ln <= 0 {
+// rowPos is the position prefix of a row error: "LINE: " in a loaded file
+// (the caller adds the file name), "FILE:LINE: " for imported rows (FILE
+// the source the importer read), "" when the line is unknown.
+func (t *Table) rowPos(ln int) string {
+	switch {
+	case ln <= 0:
 		return ""
+	case t.src != "":
+		return fmt.Sprintf("%s:%d: ", t.src, ln)
 	}
 	return fmt.Sprintf("%d: ", ln)
 }
