@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -85,22 +84,14 @@ func SupportedArchitectures() []string {
 	return s
 }
 
-// LoadFile reads a config.json from the file system (os.DirFS wrapper).
+// LoadFile reads a config.json from the file system. Errors name path as
+// given ("read model config: read /tmp: is a directory").
 func LoadFile(path string) (*Config, error) {
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	c, err := Load(os.DirFS(dir), name)
-	var ce *ConfigError
-	if errors.As(err, &ce) {
-		ce.File = path
-	}
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("read model config: %w", err)
 	}
-	c.Name = path
-	return c, nil
+	return Parse(path, data)
 }
 
 // Load reads and imports the HF config.json at path in fsys.

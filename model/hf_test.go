@@ -2,6 +2,7 @@ package model
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -363,6 +364,23 @@ func TestLoadFileAndResolve(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), bad+":2:")
 	assert.Contains(t, err.Error(), `unsupported architecture "X"`)
+
+	// Errors keep the path as given, directory included.
+	_, err = LoadFile(dir)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "read "+dir+": is a directory")
+	_, err = Resolve(dir)
+	require.Error(t, err)
+	assert.Equal(t, fmt.Sprintf("model %q: is a directory, not a config.json (the model's config is %s)", dir, p), err.Error())
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	t.Chdir(sub)
+	_, err = LoadFile("../cfg")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "open ../cfg: ")
+	_, err = LoadFile("../bad.json")
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "../bad.json:2:"), err.Error())
 
 	_, err = Resolve(filepath.Join(dir, "missing.json"))
 	require.Error(t, err)

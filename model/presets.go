@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -60,11 +61,24 @@ func Resolve(nameOrPath string) (*Config, error) {
 	if _, ok := presetFiles[strings.ToLower(nameOrPath)]; ok {
 		return Preset(nameOrPath)
 	}
-	if st, err := os.Stat(nameOrPath); err == nil && !st.IsDir() {
-		return LoadFile(nameOrPath)
+	if st, err := os.Stat(nameOrPath); err == nil {
+		if !st.IsDir() {
+			return LoadFile(nameOrPath)
+		}
+		hint := ""
+		if cf := filepath.Join(nameOrPath, "config.json"); isFile(cf) {
+			hint = fmt.Sprintf(" (the model's config is %s)", cf)
+		}
+		return nil, fmt.Errorf("model %q: is a directory, not a config.json%s", nameOrPath, hint)
 	}
 	if strings.HasSuffix(nameOrPath, ".json") || strings.ContainsRune(nameOrPath, os.PathSeparator) {
 		return nil, fmt.Errorf("model %q: no such file, and not a preset (presets: %s)", nameOrPath, strings.Join(PresetNames(), ", "))
 	}
 	return Preset(nameOrPath)
+}
+
+// isFile reports whether path names a regular file (or a link to one).
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }

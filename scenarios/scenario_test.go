@@ -380,3 +380,21 @@ acceptance = [0.7]
 	require.Len(t, s.Warnings, 1)
 	assert.True(t, strings.HasPrefix(s.Warnings[0], "t.toml:12: speculative.method is none"), s.Warnings[0])
 }
+
+// TestModelConfigPath: a model.config that cannot be read is reported with
+// the path it resolved to, directory included.
+func TestModelConfigPath(t *testing.T) {
+	dir := t.TempDir()
+	src := func(cfg string) []byte {
+		return []byte(strings.Replace(minimal, `preset = "kimi-k2.5"`, `config = "`+cfg+`"`, 1))
+	}
+	_, err := Parse("t.toml", src(dir))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "t.toml:3: model.config: ")
+	assert.Contains(t, err.Error(), "read "+dir+": is a directory")
+
+	// Relative to the scenario's directory.
+	_, err = Parse(filepath.Join(dir, "s", "t.toml"), src("../cfg/config.json"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), filepath.Join(dir, "cfg", "config.json")+": no such file")
+}

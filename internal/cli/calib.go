@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -65,6 +68,9 @@ func runImportNCCL(s *streams, o *ncclImportOptions) error {
 	if o.Out == "" {
 		return inputErrf("calib import nccl-tests: -o OUT is required")
 	}
+	if err := checkOut(o.Out); err != nil {
+		return err
+	}
 	if o.Date == "" {
 		o.Date = time.Now().UTC().Format("2006-01-02")
 	}
@@ -123,6 +129,17 @@ func runImportPerfDB(s *streams, o *perfdbImportOptions) error {
 	if o.Out == "" {
 		return inputErrf("calib import perfdb: -o OUT is required")
 	}
+	if err := checkOut(o.Out); err != nil {
+		return err
+	}
+	switch st, err := os.Stat(o.Dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return inputErrf("perfdb %s: no such directory", o.Dir)
+	case err != nil:
+		return inputErrf("perfdb: %w", err)
+	case !st.IsDir():
+		return inputErrf("perfdb %s: not a directory (want the perf database's directory, with comm/, moe/ or mla/ in it)", o.Dir)
+	}
 	var l2 float64
 	if o.L2 != "" {
 		b, err := unit.ParseBytes(o.L2)
@@ -148,6 +165,22 @@ func runImportPerfDB(s *streams, o *perfdbImportOptions) error {
 		return err
 	}
 	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", o.Out, len(f.Tables), rowCount(f))
+	return nil
+}
+
+// checkOut checks, before any work, that -o names a file that can be
+// written: not a directory, in a directory that exists.
+func checkOut(out string) error {
+	if st, err := os.Stat(out); err == nil && st.IsDir() {
+		return inputErrf("-o %s: is a directory", out)
+	}
+	dir := filepath.Dir(out)
+	switch st, err := os.Stat(dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return inputErrf("-o %s: no such directory %s", out, dir)
+	case err == nil && !st.IsDir():
+		return inputErrf("-o %s: %s is not a directory", out, dir)
+	}
 	return nil
 }
 

@@ -64,6 +64,12 @@ func TestCalibBadInput(t *testing.T) {
 		{"missing file", []string{"calib", "import", "nccl-tests", filepath.Join(dir, "nope.txt"), "-o", out}, "no such file"},
 		{"perfdb several GPUs", []string{"calib", "import", "perfdb", "../../calib/testdata/perfdb", "-o", out}, "several GPUs"},
 		{"perfdb bad l2", []string{"calib", "import", "perfdb", "../../calib/testdata/perfdb", "--gpu", "h200-sxm", "--l2", "lots", "-o", out}, `--l2 "lots"`},
+		{"output is a directory", []string{"calib", "import", "perfdb", "../../calib/testdata/perfdb", "--gpu", "h200-sxm", "-o", dir}, "-o " + dir + ": is a directory"},
+		{"nccl output is a directory", []string{"calib", "import", "nccl-tests", ncclFixtures[0], "-o", dir}, "-o " + dir + ": is a directory"},
+		{"output directory missing", []string{"calib", "import", "nccl-tests", ncclFixtures[0], "-o", filepath.Join(dir, "nope", "out.toml")},
+			"-o " + filepath.Join(dir, "nope", "out.toml") + ": no such directory " + filepath.Join(dir, "nope")},
+		{"perfdb missing", []string{"calib", "import", "perfdb", filepath.Join(dir, "nope"), "-o", out}, "perfdb " + filepath.Join(dir, "nope") + ": no such directory"},
+		{"perfdb a file", []string{"calib", "import", "perfdb", ncclFixtures[0], "-o", out}, "perfdb " + ncclFixtures[0] + ": not a directory"},
 		{"show unknown embedded", []string{"calib", "show", "embedded:tpu"}, `no embedded calibration "tpu"`},
 		{"show missing file", []string{"calib", "show", filepath.Join(dir, "none.toml")}, "calibration file:"},
 	}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -93,6 +95,7 @@ func TestModelErrors(t *testing.T) {
 	}{
 		{"unknown preset", []string{"model", "show", "kimi-k3"}, `unknown model preset "kimi-k3"; presets: deepseek-r1, deepseek-v3,`},
 		{"missing file", []string{"model", "show", "nope/config.json"}, `model "nope/config.json": no such file, and not a preset`},
+		{"directory", []string{"model", "show", "testdata"}, `model "testdata": is a directory, not a config.json`},
 		{"unsupported architecture", []string{"model", "show", "testdata/model_bad/llama_config.json"},
 			`testdata/model_bad/llama_config.json:3:5: architectures: unsupported architecture "LlamaForCausalLM"; supported: `},
 		{"syntax error", []string{"model", "show", "testdata/model_bad/syntax_config.json"},
@@ -116,4 +119,15 @@ func TestModelErrors(t *testing.T) {
 			assert.True(t, strings.HasPrefix(errs, "moecast: "))
 		})
 	}
+}
+
+// TestModelShowDirectory: a directory holding a config.json is named, with
+// the file to give instead.
+func TestModelShowDirectory(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), []byte("{}"), 0o644))
+	code, out, errs := runCLI(t, "model", "show", dir)
+	assert.Equal(t, ExitInput, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "moecast: model \""+dir+"\": is a directory, not a config.json (the model's config is "+filepath.Join(dir, "config.json")+")\n", errs)
 }

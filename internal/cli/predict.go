@@ -345,8 +345,12 @@ func (pr *prediction) text(w io.Writer) error {
 		m := pr.points[0].Memory
 		c := pr.sc.Config
 		budget := unit.Bytes(float64(c.GPU.Memory) * c.GPUMemoryUtilization)
-		if _, err := fmt.Fprintf(w, "memory    per GPU: %s x %.2f = %s: weights %s, reserve %s, KV cache %s (KV %s/token)\n\n",
-			c.GPU.Memory, c.GPUMemoryUtilization, budget, m.Weights, m.Reserve, m.Usable, m.KVPerToken); err != nil {
+		kv := fmt.Sprintf("KV cache %s (KV %s/token)", m.Usable, m.KVPerToken)
+		if m.Usable < 0 {
+			kv = fmt.Sprintf("the weights and reserve do not fit (%s short), no room for a KV cache", -m.Usable)
+		}
+		if _, err := fmt.Fprintf(w, "memory    per GPU: %s x %.2f = %s: weights %s, reserve %s, %s\n\n",
+			c.GPU.Memory, c.GPUMemoryUtilization, budget, m.Weights, m.Reserve, kv); err != nil {
 			return err
 		}
 	}

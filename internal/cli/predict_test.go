@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -175,4 +177,31 @@ func TestPredictExplain(t *testing.T) {
 	code, out, errs = runCLI(t, "predict", "--explain", "--format", "csv")
 	require.Equal(t, ExitOK, code, errs)
 	assert.True(t, strings.HasPrefix(out, "layer,op,category,count,shape,bytes,flops,time_us,time_us_lo,time_us_hi,launch_us,source\n"), out)
+}
+
+// TestPredictWeightsDoNotFit: when the weights and reserve exceed the
+// memory budget the header says so, rather than printing a negative KV
+// cache.
+func TestPredictWeightsDoNotFit(t *testing.T) {
+	src, err := scenarios.EmbeddedSource(scenarios.DefaultName)
+	require.NoError(t, err)
+	tight := strings.Replace(string(src), "gpu_memory_utilization = 0.90", "gpu_memory_utilization = 0.75", 1)
+	require.NotEqual(t, string(src), tight)
+	path := filepath.Join(t.TempDir(), "tight.toml")
+	require.NoError(t, os.WriteFile(path, []byte(tight), 0o644))
+	code, out, errs := runCLI(t, "predict", path, "--batch", "1")
+	require.Equal(t, ExitOK, code, errs)
+	// 102.64 GB x 0.75 = 76.98 GB < 76.18 GB weights + 4.17 GB reserve.
+	assert.Contains(t, out, "weights 76.18GB, reserve 4.17GB, the weights and reserve do not fit (3.37GB short), no room for a KV cache\n")
+	assert.NotContains(t, out, "KV cache -")
+	assert.Contains(t, out, "warning: batch 1: does not fit: weights take 76.18 GB per GPU")
+}
+
+// TestPredictExplainNoZeroEfficiency: alpha-beta collective sources have no
+// efficiency; --explain must not print one as "eff 0.00".
+func TestPredictExplainNoZeroEfficiency(t *testing.T) {
+	code, out, errs := runCLI(t, "predict", "--explain", "--batch", "8", "--calibration", "none")
+	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, out, "roofline nccl ")
+	assert.NotContains(t, out, "eff 0.00")
 }

@@ -94,7 +94,8 @@ type Source struct {
 	Note       string  // anything else a reader needs: clamping, a correction applied
 }
 
-// Describe renders the source in one line.
+// Describe renders the source in one line; a roofline's efficiency is
+// left out when it is 0 (not applicable).
 func (s Source) Describe() string {
 	switch s.Kind {
 	case Table:
@@ -109,7 +110,10 @@ func (s Source) Describe() string {
 		}
 		return "fixed: " + s.Formula
 	}
-	d := fmt.Sprintf("roofline %s, eff %.2f", s.Formula, s.Efficiency)
+	d := "roofline " + s.Formula
+	if s.Efficiency != 0 { // 0: no single efficiency applies (alpha-beta collectives)
+		d += fmt.Sprintf(", eff %.2f", s.Efficiency)
+	}
 	if s.Bound != "" {
 		d += ", " + s.Bound + "-bound"
 	}
