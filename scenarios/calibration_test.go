@@ -49,6 +49,10 @@ func TestCalibrationOtherBox(t *testing.T) {
 				"collective tables measured on h200-sxm over nvlink4", "rtx-pro-6000-server over pcie-gen5"}},
 		{name: "file other fabric", src: strings.NewReplacer(`"none"`, `"testdata/allreduce-8gpu.toml"`, `"pcie-gen5"`, `"pcie-gen4"`).Replace(minimal),
 			warn: []string{"allreduce-8gpu.toml: 1 collective tables", "rtx-pro-6000-server over pcie-gen5", "rtx-pro-6000-server over pcie-gen4"}},
+		{name: "custom_gpu overrides", src: h200 + "[hardware.custom_gpu]\nmemory = \"100GB\"\n", kernels: true, comms: true,
+			warn: []string{"calibration embedded:h200-sxm: the kernel tables were measured on the h200-sxm preset, not on the figures of [hardware.custom_gpu]"}},
+		{name: "custom_fabric overrides", src: h200 + "[hardware.custom_fabric]\nbandwidth = \"300GB/s\"\n", kernels: true, comms: true,
+			warn: []string{"calibration embedded:h200-sxm: the collective tables were measured on the nvlink4 preset, not on the figures of [hardware.custom_fabric]"}},
 		{name: "file same box", src: strings.Replace(minimal, `"none"`, `"testdata/allreduce-8gpu.toml"`, 1), comms: true},
 	}
 	for _, tt := range tests {
