@@ -3,7 +3,9 @@ package calib
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/unit"
@@ -52,6 +54,29 @@ func (t *Table) buildErr(file string, err error) error {
 	return fmt.Errorf("%s: table %q: %w", file, t.Name, err)
 }
 
+// envelopeCorrection states the monotone envelope applied to MoE rows.
+func envelopeCorrection(rows []int) string {
+	s := make([]string, len(rows))
+	for i, r := range rows {
+		s[i] = strconv.Itoa(r)
+	}
+	return "monotone envelope at load: within each (moe_tp, ep) series latency is made non-decreasing in tokens " +
+		"(running max); rows " + strings.Join(s, ", ") + " raised to the largest latency measured at fewer tokens"
+}
+
+// addCorrection appends c to the table's corrections unless it is there
+// (a file written after a load keeps it; loading it again adds nothing).
+// A table without its own corrections starts from the inherited ones.
+func (t *Table) addCorrection(eff Provenance, c string) {
+	if slices.Contains(eff.Corrections, c) {
+		return
+	}
+	if len(t.Provenance.Corrections) == 0 {
+		t.Provenance.Corrections = append([]string(nil), eff.Corrections...)
+	}
+	t.Provenance.Corrections = append(t.Provenance.Corrections, c)
+}
+
 // looer is what every built table reports: its p90 leave-one-out error.
 type looer interface{ LOOError() (float64, int) }
 
@@ -88,6 +113,9 @@ func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *
 			Hidden: k.Hidden, Inter: k.Inter, Distribution: k.Distribution}, pts)
 		if err != nil {
 			return nil, err
+		}
+		if r := tb.Raised(); len(r) > 0 {
+			t.addCorrection(prov, envelopeCorrection(r))
 		}
 		kt.MoEs = append(kt.MoEs, tb)
 		return tb, nil

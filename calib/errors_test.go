@@ -301,3 +301,19 @@ func TestParseBuildErrorPosition(t *testing.T) {
 	_, err := Parse("f.toml", []byte(src))
 	assert.ErrorContains(t, err, `f.toml:16: table "ar": row 1: ranks must be at least 2`)
 }
+
+// The MoE monotone envelope is stated once in the table's corrections,
+// inheriting the file's, and stays once through write and load.
+func TestMoEEnvelopeCorrection(t *testing.T) {
+	src := "schema = 1\n[provenance]\ngpu = \"h200-sxm\"\ndate = \"2026-11-29\"\ncommand = \"hand\"\nlaunch = \"cuda-graph\"\ncache = \"warm\"\n" +
+		"corrections = [\"file-level\"]\n\n[[table]]\nname = \"m\"\nop = \"moe\"\ndtype = \"fp8_block\"\ndistribution = \"uniform\"\n" +
+		"experts = 256\ntopk = 8\nhidden = 7168\ninter = 2048\ncolumns = [\"moe_tp\", \"ep\", \"tokens\", \"latency_us\"]\n" +
+		"rows = \"\"\"\n8,1,768,565\n8,1,1024,473\n8,1,2048,700\n\"\"\"\n"
+	f, err := Parse("f.toml", []byte(src))
+	require.NoError(t, err)
+	want := []string{"file-level", "monotone envelope at load: within each (moe_tp, ep) series latency is made non-decreasing in tokens (running max); rows 2 raised to the largest latency measured at fewer tokens"}
+	assert.Equal(t, want, f.Effective(&f.Tables[0]).Corrections)
+	assert.Equal(t, [][]float64{{8, 1, 768, 565}, {8, 1, 1024, 473}, {8, 1, 2048, 700}}, f.Tables[0].Rows, "the file keeps the measured values")
+	g := roundTrip(t, f)
+	assert.Equal(t, want, g.Effective(&g.Tables[0]).Corrections)
+}

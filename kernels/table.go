@@ -8,7 +8,11 @@ package kernels
 // of its measured series; along the measured axes (tokens, M, batch, KV
 // length) it interpolates piecewise-linearly in log-log space (latency
 // against size is close to a power law piecewise), is exact on measured
-// points, and clamps with a "clamped: ..." note outside the measured range.
+// points, and clamps with a "clamped: ..." note outside the measured range,
+// except MoE tokens above the range, which extend the last segment
+// linearly ("extrapolated: ..."). MoE series are made non-decreasing in
+// tokens at load (monotone envelope); an fp8-KV MLA query no fp8-KV table
+// covers is answered from a bf16-KV table with the KV read corrected.
 // The interval of each Estimate is the table's leave-one-out interpolation
 // error (the 90th percentile of |LOO prediction - measured| / measured over
 // its interior points): Lo = t(1-e), Hi = t(1+e).
@@ -326,9 +330,49 @@ type MoETable struct {
 	Key    MoEKey
 	series series1[[2]int]
 	l2     []bool // l2[row]: row marked L2-resident
+	raised []int  // rows raised by the monotone envelope
 }
 
-// NewMoETable builds a MoE table.
+// monotoneEnvelope raises, within each series, every point's latency to
+// the largest latency measured at fewer tokens (a running max along
+// tokens), and returns the rows it raised in row order. A MoE layer does
+// not get faster with more tokens; upstream rows that do (DeepSeek-V3 fp8
+// on H200 TP8: 565 us at 768 tokens, 473 us at 1024) are measurement
+// noise or a kernel-config switch, and would make a larger batch cheaper.
+func monotoneEnvelope(p []pt1[[2]int]) []int {
+	idx := make([]int, len(p))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		pa, pb := p[idx[a]], p[idx[b]]
+		if pa.key != pb.key {
+			if pa.key[0] != pb.key[0] {
+				return pa.key[0] < pb.key[0]
+			}
+			return pa.key[1] < pb.key[1]
+		}
+		return pa.x < pb.x
+	})
+	var raised []int
+	for j := 1; j < len(idx); j++ {
+		prev, cur := &p[idx[j-1]], &p[idx[j]]
+		if prev.key == cur.key && cur.y < prev.y {
+			cur.y = prev.y
+			raised = append(raised, cur.row)
+		}
+	}
+	sort.Ints(raised)
+	return raised
+}
+
+// Raised lists the rows whose latency the monotone envelope raised (see
+// NewMoETable).
+func (t *MoETable) Raised() []int { return t.raised }
+
+// NewMoETable builds a MoE table. Within each (moe_tp, ep) series the
+// latencies are made non-decreasing in tokens (monotone envelope: each
+// row raised to the running max; Raised lists the rows changed).
 func NewMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
 	if key.Experts <= 0 || key.TopK <= 0 || key.TopK > key.Experts {
 		return nil, fmt.Errorf("moe table: experts %d and topk %d must be positive with topk <= experts", key.Experts, key.TopK)
@@ -347,6 +391,7 @@ func NewMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
 			t.l2 = markRow(t.l2, q.Row)
 		}
 	}
+	t.raised = monotoneEnvelope(p)
 	s, loo, err := buildSeries1(p)
 	if err != nil {
 		return nil, err

@@ -376,3 +376,48 @@ func BenchmarkMoETableLookup(b *testing.B) {
 		ts.MoE(q)
 	}
 }
+
+// A MoE series whose latency drops as tokens grow (upstream DeepSeek-V3
+// H200 TP8 fused_moe: 565 us at 768 tokens, 473 us at 1024) is raised to
+// its running max, series by series, and the raised rows are listed.
+func TestMoETableMonotoneEnvelope(t *testing.T) {
+	pts := []MoEPoint{
+		{Tokens: 512, MoETP: 8, EP: 1, Latency: 400 * us, Row: 1},
+		{Tokens: 768, MoETP: 8, EP: 1, Latency: 565 * us, Row: 2},
+		{Tokens: 1024, MoETP: 8, EP: 1, Latency: 473 * us, Row: 3},
+		{Tokens: 1536, MoETP: 8, EP: 1, Latency: 520 * us, Row: 4},
+		{Tokens: 2048, MoETP: 8, EP: 1, Latency: 700 * us, Row: 5},
+		// another series: its own running max, untouched by the first
+		{Tokens: 512, MoETP: 1, EP: 8, Latency: 100 * us, Row: 6},
+		{Tokens: 1024, MoETP: 1, EP: 8, Latency: 90 * us, Row: 7},
+	}
+	tb, err := NewMoETable("h.toml#moe", MoEKey{Quant: "fp8_block", Experts: 256, TopK: 8, Hidden: 7168, Inter: 2048, Distribution: "uniform"}, pts)
+	require.NoError(t, err)
+	assert.Equal(t, []int{3, 4, 7}, tb.Raised())
+	q := func(tokens, tp, ep int) MoEShape {
+		return MoEShape{GlobalTokens: tokens, Tokens: tokens, Experts: 256, TopK: 8, Hidden: 7168, Inter: 2048 / tp, MoETP: tp, EP: ep, Weight: dtype.FP8Block128}
+	}
+	tests := []struct {
+		tokens, tp, ep int
+		want           unit.Seconds
+	}{
+		{768, 8, 1, 565 * us},
+		{1024, 8, 1, 565 * us},
+		{1280, 8, 1, 565 * us}, // between two raised rows
+		{2048, 8, 1, 700 * us},
+		{512, 1, 8, 100 * us},
+		{1024, 1, 8, 100 * us},
+	}
+	for _, tc := range tests {
+		e, ok := tb.Lookup(q(tc.tokens, tc.tp, tc.ep))
+		require.True(t, ok)
+		assert.InEpsilon(t, float64(tc.want), float64(e.Time), 1e-12, "tokens %d tp %d ep %d", tc.tokens, tc.tp, tc.ep)
+	}
+	// Non-decreasing everywhere along tokens.
+	prev := unit.Seconds(0)
+	for tok := 256; tok <= 4096; tok += 64 {
+		e, _ := tb.Lookup(q(tok, 8, 1))
+		assert.GreaterOrEqual(t, e.Time, prev, "tokens %d", tok)
+		prev = e.Time
+	}
+}
