@@ -140,7 +140,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 // work decodes line-start chunks speculatively until the source ends.
 func (r *Reader) work() {
 	defer r.wg.Done()
-	sc := &scanner{strs: newInterner(), keys: newKeyTable()}
+	var sc *scanner // made at the first chunk: a small file gives the workers none
 	for {
 		var c *chunk
 		select {
@@ -150,6 +150,9 @@ func (r *Reader) work() {
 		}
 		if c == nil { // the source has ended
 			return
+		}
+		if sc == nil {
+			sc = &scanner{strs: newInterner(), keys: newKeyTable()}
 		}
 		var b *batch
 		select {

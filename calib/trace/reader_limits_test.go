@@ -164,3 +164,37 @@ func TestReaderDeepEventMemory(t *testing.T) {
 	// several times over (a new buffer at each refill).
 	assert.Less(t, extra, int64(len(ins)/10), "bytes allocated for the deep event")
 }
+
+// TestReaderLargeValueMemory reads events holding a 30 MB value (a string,
+// an array of numbers) among ordinary events: the window grows to hold the
+// value by doubling one buffer, so the bytes allocated stay a few times the
+// value's size (before, every refill allocated a new buffer of twice the
+// window: about 60 times the size, 270 MB of RSS).
+func TestReaderLargeValueMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("30 MB input")
+	}
+	const n = 30 << 20
+	for name, val := range map[string]string{
+		"string": `"` + strings.Repeat("a", n) + `"`,
+		"array":  `[` + strings.Repeat("1,", n/2) + `1]`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			in := `{"traceEvents": [{"ph": "X", "ts": 1}, {"ph": "X", "name": "big", "args": {"x": ` + val +
+				`, "correlation": 7}}, {"ph": "i", "ts": 3}]}`
+			runtime.GC()
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			out := readOutcome(t, strings.NewReader(in))
+			runtime.ReadMemStats(&after)
+			require.True(t, out.eof, "%v", out.errs)
+			require.Len(t, out.events, 3)
+			assert.Equal(t, "big", out.events[1].Name)
+			assert.EqualValues(t, 7, out.events[1].Correlation)
+			assert.EqualValues(t, 3, out.events[2].TS)
+			alloc := after.TotalAlloc - before.TotalAlloc
+			t.Logf("allocated %.1f MB for a %.1f MB value", float64(alloc)/1e6, float64(len(val))/1e6)
+			assert.Less(t, alloc, uint64(4*len(val)), "bytes allocated")
+		})
+	}
+}

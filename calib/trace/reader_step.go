@@ -185,9 +185,17 @@ func (r *scanner) refill() error {
 		copy(c.mem[start:], rem)
 		nb = c.mem[start : headroom+c.n]
 		keep = c
+	} else if need := len(rem) + len(data); r.cur == nil && r.buf != nil && cap(r.buf) >= need {
+		// A value longer than the headroom in the buffer of its own that
+		// the last refill grew (the window is a chunk's memory only while
+		// cur holds it; nothing points into it past a step): move rem to
+		// its front and append.
+		nb = append(r.buf[:copy(r.buf, rem)], data...)
 	} else {
-		// A value longer than the headroom: grow a buffer of its own.
-		nb = make([]byte, 0, max(2*len(rem), len(rem)+len(data)))
+		// A value longer than the headroom: grow a buffer of its own, to
+		// twice the need, so that a value of n bytes costs O(n) bytes of
+		// buffers rather than a new buffer at every chunk.
+		nb = make([]byte, 0, 2*need)
 		nb = append(append(nb, rem...), data...)
 	}
 	if r.cur != nil {
