@@ -48,9 +48,8 @@ func parseGlmMoeDsa(d *doc) (*Config, error) { return parseMLA(d, "glm_moe_dsa")
 // n_shared_experts experts fused into one MLP of width
 // n_shared_experts x moe_intermediate_size (vLLM DeepseekV2MoE).
 func parseMLA(d *doc, fam string) (*Config, error) {
-	d.rename = deepseekRename
-	var h hfDeepseekV3
-	if err := d.decode(&h); err != nil {
+	h, err := decodeFamily[hfDeepseekV3](d, deepseekRename)
+	if err != nil {
 		return nil, err
 	}
 	c := &Config{
@@ -101,20 +100,11 @@ func parseMLA(d *doc, fam string) (*Config, error) {
 	if c.MTPLayers > 0 {
 		c.Notes = append(c.Notes, fmt.Sprintf("%d MTP layer(s) counted in class mtp (one MoE decoder layer + eh_proj + 3 norms each; embedding and lm_head shared); loaded by vLLM only for MTP speculative decoding", c.MTPLayers))
 	}
-	base, err := hfDtype(d, c, h.TorchDtype, h.Dtype)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.validateDims(); err != nil {
-		return nil, d.fieldErr(err)
-	}
-	attn := mlaProjs
-	if c.Attn.QLoRARank == 0 {
-		attn = []string{"q_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"}
-	}
-	m := hfModules(c, attn, swigluProj, "mlp.shared_experts", "mlp.experts.0", swigluProj)
-	if err := applyQuant(d.quantDoc(), c, h.QuantizationConfig, m, base); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return finishFamily(d, c, h.TorchDtype, h.Dtype, h.QuantizationConfig, func() modules {
+		attn := mlaProjs
+		if c.Attn.QLoRARank == 0 {
+			attn = []string{"q_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"}
+		}
+		return hfModules(c, attn, swigluProj, "mlp.shared_experts", "mlp.experts.0", swigluProj)
+	})
 }

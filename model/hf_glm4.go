@@ -35,9 +35,8 @@ var glm4Rename = map[string]string{"num_experts": "n_routed_experts"}
 // (o_proj never does, HF Glm4MoeAttention); per-head q/k norms when
 // use_qk_norm; the shared expert is n_shared_experts x moe_intermediate_size.
 func parseGlm4Moe(d *doc) (*Config, error) {
-	d.rename = glm4Rename
-	var h hfGlm4Moe
-	if err := d.decode(&h); err != nil {
+	h, err := decodeFamily[hfGlm4Moe](d, glm4Rename)
+	if err != nil {
 		return nil, err
 	}
 	c := &Config{
@@ -65,16 +64,7 @@ func parseGlm4Moe(d *doc) (*Config, error) {
 	if c.MTPLayers > 0 {
 		c.Notes = append(c.Notes, fmt.Sprintf("%d MTP layer(s) counted in class mtp (one MoE decoder layer + eh_proj + 3 norms each; embedding and lm_head shared); loaded by vLLM only for MTP speculative decoding", c.MTPLayers))
 	}
-	base, err := hfDtype(d, c, h.TorchDtype, h.Dtype)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.validateDims(); err != nil {
-		return nil, d.fieldErr(err)
-	}
-	m := hfModules(c, gqaProjs, swigluProj, "mlp.shared_experts", "mlp.experts.0", swigluProj)
-	if err := applyQuant(d.quantDoc(), c, h.QuantizationConfig, m, base); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return finishFamily(d, c, h.TorchDtype, h.Dtype, h.QuantizationConfig, func() modules {
+		return hfModules(c, gqaProjs, swigluProj, "mlp.shared_experts", "mlp.experts.0", swigluProj)
+	})
 }

@@ -33,9 +33,8 @@ var gptOssRename = map[string]string{"num_experts": "num_local_experts", "moe_in
 // layer_types is absent); every layer MoE, experts with biases, router with
 // bias; no shared expert.
 func parseGptOss(d *doc) (*Config, error) {
-	d.rename = gptOssRename
-	var h hfGptOss
-	if err := d.decode(&h); err != nil {
+	h, err := decodeFamily[hfGptOss](d, gptOssRename)
+	if err != nil {
 		return nil, err
 	}
 	topK := h.NumExpertsPerTok
@@ -87,16 +86,7 @@ func parseGptOss(d *doc) (*Config, error) {
 	if q := h.QuantizationConfig; q != nil && q.QuantMethod == "mxfp4" {
 		c.Notes = append(c.Notes, "mxfp4 experts: vLLM pads each rank's expert width to a multiple of 128 or 256 (kernel backend dependent); the padding is not counted")
 	}
-	base, err := hfDtype(d, c, h.TorchDtype, h.Dtype)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.validateDims(); err != nil {
-		return nil, d.fieldErr(err)
-	}
-	m := hfModules(c, gqaProjs, nil, "", "mlp.experts", []string{"gate_up_proj", "down_proj"})
-	if err := applyQuant(d.quantDoc(), c, h.QuantizationConfig, m, base); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return finishFamily(d, c, h.TorchDtype, h.Dtype, h.QuantizationConfig, func() modules {
+		return hfModules(c, gqaProjs, nil, "", "mlp.experts", []string{"gate_up_proj", "down_proj"})
+	})
 }

@@ -43,9 +43,8 @@ var llama4Rename = map[string]string{
 // attends globally, as HF's default no_rope_layers gives. The vision tower
 // is not counted.
 func parseLlama4(d *doc) (*Config, error) {
-	d.rename = llama4Rename
-	var h hfLlama4
-	if err := d.decode(&h); err != nil {
+	h, err := decodeFamily[hfLlama4](d, llama4Rename)
+	if err != nil {
 		return nil, err
 	}
 	c := &Config{
@@ -89,16 +88,7 @@ func parseLlama4(d *doc) (*Config, error) {
 			h.AttentionChunkSize, c.Attn.SlidingLayers, h.NumHiddenLayers, h.AttentionChunkSize))
 	}
 	c.Notes = append(c.Notes, "vision tower and projector not counted")
-	base, err := hfDtype(d, c, h.TorchDtype, h.Dtype)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.validateDims(); err != nil {
-		return nil, d.fieldErr(err)
-	}
-	m := hfModulesAt(c, gqaProjs, "feed_forward", swigluProj, "feed_forward.shared_expert", "feed_forward.experts", []string{"gate_up_proj", "down_proj"})
-	if err := applyQuant(d.quantDoc(), c, h.QuantizationConfig, m, base); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return finishFamily(d, c, h.TorchDtype, h.Dtype, h.QuantizationConfig, func() modules {
+		return hfModulesAt(c, gqaProjs, "feed_forward", swigluProj, "feed_forward.shared_expert", "feed_forward.experts", []string{"gate_up_proj", "down_proj"})
+	})
 }

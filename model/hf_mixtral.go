@@ -27,9 +27,8 @@ type hfMixtral struct {
 var mixtralRename = map[string]string{"num_experts": "num_local_experts", "moe_intermediate_size": "intermediate_size"}
 
 func parseMixtral(d *doc) (*Config, error) {
-	d.rename = mixtralRename
-	var h hfMixtral
-	if err := d.decode(&h); err != nil {
+	h, err := decodeFamily[hfMixtral](d, mixtralRename)
+	if err != nil {
 		return nil, err
 	}
 	c := &Config{
@@ -54,16 +53,7 @@ func parseMixtral(d *doc) (*Config, error) {
 		c.Attn.SlidingWindow, c.Attn.SlidingLayers = *h.SlidingWindow, h.NumHiddenLayers
 		c.Notes = append(c.Notes, fmt.Sprintf("sliding window %d on every layer: attention reads min(context, window) tokens; KV memory not reduced", *h.SlidingWindow))
 	}
-	base, err := hfDtype(d, c, h.TorchDtype, h.Dtype)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.validateDims(); err != nil {
-		return nil, d.fieldErr(err)
-	}
-	m := hfModules(c, gqaProjs, nil, "", "block_sparse_moe.experts.0", []string{"w1", "w3", "w2"})
-	if err := applyQuant(d.quantDoc(), c, h.QuantizationConfig, m, base); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return finishFamily(d, c, h.TorchDtype, h.Dtype, h.QuantizationConfig, func() modules {
+		return hfModules(c, gqaProjs, nil, "", "block_sparse_moe.experts.0", []string{"w1", "w3", "w2"})
+	})
 }

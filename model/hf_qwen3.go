@@ -34,9 +34,8 @@ var qwen3Rename = map[string]string{"moe_layer_freq": "decoder_sparse_step", "fi
 // shared expert; layer i is MoE unless listed in mlp_only_layers, when
 // (i+1) % decoder_sparse_step == 0 (HF Qwen3MoeDecoderLayer).
 func parseQwen3Moe(d *doc) (*Config, error) {
-	d.rename = qwen3Rename
-	var h hfQwen3Moe
-	if err := d.decode(&h); err != nil {
+	h, err := decodeFamily[hfQwen3Moe](d, qwen3Rename)
+	if err != nil {
 		return nil, err
 	}
 	c := &Config{
@@ -67,18 +66,9 @@ func parseQwen3Moe(d *doc) (*Config, error) {
 	if h.UseSlidingWindow && h.SlidingWindow != nil {
 		c.Notes = append(c.Notes, fmt.Sprintf("use_sliding_window with window %d: not modelled, every layer attends to the full context", *h.SlidingWindow))
 	}
-	base, err := hfDtype(d, c, h.TorchDtype, h.Dtype)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.validateDims(); err != nil {
-		return nil, d.fieldErr(err)
-	}
-	m := hfModules(c, gqaProjs, swigluProj, "", "mlp.experts.0", swigluProj)
-	if err := applyQuant(d.quantDoc(), c, h.QuantizationConfig, m, base); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return finishFamily(d, c, h.TorchDtype, h.Dtype, h.QuantizationConfig, func() modules {
+		return hfModules(c, gqaProjs, swigluProj, "", "mlp.experts.0", swigluProj)
+	})
 }
 
 // gqaHeadDim is head_dim as given (Validate rejects a value <= 0), or
