@@ -1,5 +1,7 @@
 package model
 
+import "fmt"
+
 // Steps shared by the family importers (hf_<family>.go). Each family keeps
 // its own raw struct mirroring its config.json; these helpers hold the
 // conversion steps whose logic is the same for all of them.
@@ -32,4 +34,17 @@ func finishFamily(d *doc, c *Config, torchDtype, dtypeField string, q *hfQuant, 
 		return nil, err
 	}
 	return c, nil
+}
+
+// localExpertsRename is the key spelling of the families with
+// num_local_experts routed experts, each intermediate_size wide and no
+// moe_intermediate_size key (Mixtral, gpt-oss).
+var localExpertsRename = map[string]string{"num_experts": "num_local_experts", "moe_intermediate_size": "intermediate_size"}
+
+// noteMTP notes the num_nextn_predict_layers MTP layers, when there are any
+// (DeepSeek-V3, GLM-4.5, GLM-5).
+func noteMTP(c *Config) {
+	if c.MTPLayers > 0 {
+		c.Notes = append(c.Notes, fmt.Sprintf("%d MTP layer(s) counted in class mtp (one MoE decoder layer + eh_proj + 3 norms each; embedding and lm_head shared); loaded by vLLM only for MTP speculative decoding", c.MTPLayers))
+	}
 }

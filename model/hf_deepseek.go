@@ -97,9 +97,7 @@ func parseMLA(d *doc, fam string) (*Config, error) {
 			"its key cache as %d B/token/layer (fp8 + fp32 scale per 128, vLLM DeepSeek-V3.2 layout); attention reads at most index_topk tokens of the latent",
 			c.Attn.IndexHeads, c.Attn.IndexHeadDim, c.Attn.IndexTopK, c.Attn.IndexHeadDim+4*ceilDiv(c.Attn.IndexHeadDim, 128)))
 	}
-	if c.MTPLayers > 0 {
-		c.Notes = append(c.Notes, fmt.Sprintf("%d MTP layer(s) counted in class mtp (one MoE decoder layer + eh_proj + 3 norms each; embedding and lm_head shared); loaded by vLLM only for MTP speculative decoding", c.MTPLayers))
-	}
+	noteMTP(c)
 	return finishFamily(d, c, h.TorchDtype, h.Dtype, h.QuantizationConfig, func() modules {
 		attn := mlaProjs
 		if c.Attn.QLoRARank == 0 {

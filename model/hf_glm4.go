@@ -1,7 +1,5 @@
 package model
 
-import "fmt"
-
 // hfGlm4Moe mirrors the config.json of Glm4MoeForCausalLM (GLM-4.5, 4.6,
 // 4.7): DeepSeek-style MoE (first_k_dense_replace, shared experts, sigmoid
 // router with correction bias, MTP layers) with GQA attention.
@@ -61,9 +59,7 @@ func parseGlm4Moe(d *doc) (*Config, error) {
 			Inter: h.MoEIntermediate, SharedInter: h.NSharedExperts * h.MoEIntermediate, RouterBias: true,
 		},
 	}
-	if c.MTPLayers > 0 {
-		c.Notes = append(c.Notes, fmt.Sprintf("%d MTP layer(s) counted in class mtp (one MoE decoder layer + eh_proj + 3 norms each; embedding and lm_head shared); loaded by vLLM only for MTP speculative decoding", c.MTPLayers))
-	}
+	noteMTP(c)
 	return finishFamily(d, c, h.TorchDtype, h.Dtype, h.QuantizationConfig, func() modules {
 		return hfModules(c, gqaProjs, swigluProj, "mlp.shared_experts", "mlp.experts.0", swigluProj)
 	})

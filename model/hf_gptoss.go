@@ -25,15 +25,13 @@ type hfGptOss struct {
 	QuantizationConfig *hfQuant `json:"quantization_config"`
 }
 
-var gptOssRename = map[string]string{"num_experts": "num_local_experts", "moe_intermediate_size": "intermediate_size"}
-
 // parseGptOss converts gpt-oss: GQA (head_dim 64) with biases on q/k/v and
 // o_proj and one attention-sink logit per head; sliding_window on the
 // layers layer_types marks "sliding_attention" (every other layer when
 // layer_types is absent); every layer MoE, experts with biases, router with
 // bias; no shared expert.
 func parseGptOss(d *doc) (*Config, error) {
-	h, err := decodeFamily[hfGptOss](d, gptOssRename)
+	h, err := decodeFamily[hfGptOss](d, localExpertsRename)
 	if err != nil {
 		return nil, err
 	}

@@ -24,10 +24,8 @@ type hfMixtral struct {
 	QuantizationConfig *hfQuant `json:"quantization_config"`
 }
 
-var mixtralRename = map[string]string{"num_experts": "num_local_experts", "moe_intermediate_size": "intermediate_size"}
-
 func parseMixtral(d *doc) (*Config, error) {
-	h, err := decodeFamily[hfMixtral](d, mixtralRename)
+	h, err := decodeFamily[hfMixtral](d, localExpertsRename)
 	if err != nil {
 		return nil, err
 	}
