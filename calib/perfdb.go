@@ -303,6 +303,23 @@ func (c *csvFile) next() (record, error) {
 	return record{c: c, f: f, line: line}, nil
 }
 
+// each calls fn on every record after the header, in order, and stops at
+// the first error (a CSV error or fn's).
+func (c *csvFile) each(fn func(record) error) error {
+	for {
+		r, err := c.next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+}
+
 func (r record) str(col string) string { return strings.TrimSpace(r.f[r.c.col[col]]) }
 
 func (r record) errf(format string, args ...any) error {
@@ -335,6 +352,34 @@ func (r record) count(col string) (int, error) {
 		err = r.errf("%s must be an integer, got %s", col, r.str(col))
 	}
 	return int(v), err
+}
+
+// collective reads a collective row's rank count (num_gpus), message size
+// in elements (message_size) and latency (latency, ms) as µs.
+func (r record) collective() (ranks int, elems, latUs float64, err error) {
+	if ranks, err = r.count("num_gpus"); err != nil {
+		return 0, 0, 0, err
+	}
+	if elems, err = r.pos("message_size"); err != nil {
+		return 0, 0, 0, err
+	}
+	if latUs, err = r.latencyUs("latency", 1e3); err != nil {
+		return 0, 0, 0, err
+	}
+	return ranks, elems, latUs, nil
+}
+
+// counts reads cols as counts (positive integers), in order, and returns
+// the first column's error.
+func (r record) counts(cols ...string) ([]int, error) {
+	v := make([]int, len(cols))
+	for i, col := range cols {
+		var err error
+		if v[i], err = r.count(col); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
 }
 
 // latencyMs reads the perf database's latency (ms) as µs.
@@ -478,30 +523,15 @@ func (im *perfdbImport) readNCCL(f perfdbFile, rd io.Reader) error {
 		return err
 	}
 	var g groups
-	for {
-		r, err := c.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
+	err = c.each(func(r record) error {
 		op, ok := ncclOps[r.str("op_name")]
 		if !ok {
 			return r.errf("op_name %q is not a supported collective (all_reduce, all_gather, reduce_scatter, alltoall)", r.str("op_name"))
 		}
 		if r.str("nccl_dtype") != "half" {
-			continue // int8 rows: the same byte sizes, kept out (see corrections)
+			return nil // int8 rows: the same byte sizes, kept out (see corrections)
 		}
-		ranks, err := r.count("num_gpus")
-		if err != nil {
-			return err
-		}
-		elems, err := r.pos("message_size")
-		if err != nil {
-			return err
-		}
-		lat, err := r.latencyUs("latency", 1e3)
+		ranks, elems, lat, err := r.collective()
 		if err != nil {
 			return err
 		}
@@ -519,9 +549,10 @@ func (im *perfdbImport) readNCCL(f perfdbFile, rd io.Reader) error {
 				Columns: []string{"ranks", "bytes", "latency_us"}, Provenance: p}
 		})
 		b := elems * 2
-		if err := x.add(r, fmt.Sprintf("(%s, ranks %d, %g bytes)", op, ranks, b), []float64{float64(ranks), b, lat}); err != nil {
-			return err
-		}
+		return x.add(r, fmt.Sprintf("(%s, ranks %d, %g bytes)", op, ranks, b), []float64{float64(ranks), b, lat})
+	})
+	if err != nil {
+		return err
 	}
 	g.flush(im.file)
 	return nil
@@ -533,14 +564,7 @@ func (im *perfdbImport) readCustomAR(f perfdbFile, rd io.Reader) error {
 		return err
 	}
 	var g groups
-	for {
-		r, err := c.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
+	err = c.each(func(r record) error {
 		ks := r.str("kernel_source")
 		mode, launch := "", "unknown"
 		switch {
@@ -557,15 +581,7 @@ func (im *perfdbImport) readCustomAR(f perfdbFile, rd io.Reader) error {
 		default:
 			return r.errf("allreduce_dtype %q is not supported", r.str("allreduce_dtype"))
 		}
-		ranks, err := r.count("num_gpus")
-		if err != nil {
-			return err
-		}
-		elems, err := r.pos("message_size")
-		if err != nil {
-			return err
-		}
-		lat, err := r.latencyUs("latency", 1e3)
+		ranks, elems, lat, err := r.collective()
 		if err != nil {
 			return err
 		}
@@ -583,9 +599,10 @@ func (im *perfdbImport) readCustomAR(f perfdbFile, rd io.Reader) error {
 				Columns: []string{"ranks", "bytes", "latency_us"}, Provenance: p}
 		})
 		b := elems * eb
-		if err := x.add(r, fmt.Sprintf("(ranks %d, %g bytes)", ranks, b), []float64{float64(ranks), b, lat}); err != nil {
-			return err
-		}
+		return x.add(r, fmt.Sprintf("(ranks %d, %g bytes)", ranks, b), []float64{float64(ranks), b, lat})
+	})
+	if err != nil {
+		return err
 	}
 	g.flush(im.file)
 	return nil
@@ -597,19 +614,10 @@ func (im *perfdbImport) readDeepEP(f perfdbFile, rd io.Reader) error {
 		return err
 	}
 	var g groups
-	for {
-		r, err := c.next()
-		if err == io.EOF {
-			break
-		}
+	err = c.each(func(r record) error {
+		v, err := r.counts("node_num", "hidden_size", "num_token", "num_topk", "num_experts")
 		if err != nil {
 			return err
-		}
-		var v [5]int
-		for i, col := range []string{"node_num", "hidden_size", "num_token", "num_topk", "num_experts"} {
-			if v[i], err = r.count(col); err != nil {
-				return err
-			}
 		}
 		ranks := v[0] * im.sys.gpusPerNode
 		for _, phase := range []string{"dispatch", "combine"} {
@@ -631,6 +639,10 @@ func (im *perfdbImport) readDeepEP(f perfdbFile, rd io.Reader) error {
 				return err
 			}
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	g.flush(im.file)
 	return nil
@@ -660,19 +672,10 @@ func (im *perfdbImport) readMoE(f perfdbFile, rd io.Reader) error {
 		return err
 	}
 	var g groups
-	for {
-		r, err := c.next()
-		if err == io.EOF {
-			break
-		}
+	err = c.each(func(r record) error {
+		v, err := r.counts("num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "moe_ep_size")
 		if err != nil {
 			return err
-		}
-		var v [7]int
-		for i, col := range []string{"num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "moe_ep_size"} {
-			if v[i], err = r.count(col); err != nil {
-				return err
-			}
 		}
 		tokens, hidden, inter, topk, experts, tp, ep := v[0], v[1], v[2], v[3], v[4], v[5], v[6]
 		if topk > experts {
@@ -720,9 +723,10 @@ func (im *perfdbImport) readMoE(f perfdbFile, rd io.Reader) error {
 			return r.errf("kernel_source %q differs from %q earlier in the same table", ks, x.t.Provenance.Kernel)
 		}
 		point := fmt.Sprintf("(tokens %d, moe_tp %d, ep %d)", tokens, tp, ep)
-		if err := x.add(r, point, []float64{float64(tp), float64(ep), float64(tokens), lat, math.Round(ws), l2res}); err != nil {
-			return err
-		}
+		return x.add(r, point, []float64{float64(tp), float64(ep), float64(tokens), lat, math.Round(ws), l2res})
+	})
+	if err != nil {
+		return err
 	}
 	// Two tables of one file with the same name (two kernels for one quant)
 	// get the kernel appended.
@@ -755,22 +759,13 @@ func (im *perfdbImport) readMLA(f perfdbFile, rd io.Reader) error {
 		return err
 	}
 	var g groups
-	for {
-		r, err := c.next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
+	err = c.each(func(r record) error {
 		if a := r.str("architecture"); a != "DeepseekV3ForCausalLM" {
 			return r.errf("architecture %q: only DeepseekV3ForCausalLM MLA dims are known", a)
 		}
-		var v [5]int
-		for i, col := range []string{"num_heads", "batch_size", "isl", "tp_size", "step"} {
-			if v[i], err = r.count(col); err != nil {
-				return err
-			}
+		v, err := r.counts("num_heads", "batch_size", "isl", "tp_size", "step")
+		if err != nil {
+			return err
 		}
 		heads, batch, tp, kvLen := v[0], v[1], v[3], v[4]
 		if tp != 1 {
@@ -812,9 +807,10 @@ func (im *perfdbImport) readMLA(f perfdbFile, rd io.Reader) error {
 				Columns: []string{"heads", "batch", "kv_len", "latency_us", "working_set_bytes", "l2_resident"}, Provenance: p}
 		})
 		point := fmt.Sprintf("(heads %d, batch %d, kv_len %d)", heads, batch, kvLen)
-		if err := x.add(r, point, []float64{h, float64(batch), float64(kvLen), lat, math.Round(ws), l2res}); err != nil {
-			return err
-		}
+		return x.add(r, point, []float64{h, float64(batch), float64(kvLen), lat, math.Round(ws), l2res})
+	})
+	if err != nil {
+		return err
 	}
 	g.flush(im.file)
 	return nil
