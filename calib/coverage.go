@@ -49,32 +49,9 @@ var seriesLayout = map[string]struct{ keys, axes []string }{
 
 func keysString(k Keys) string {
 	var parts []string
-	s := func(n, v string) {
-		if v != "" {
-			parts = append(parts, n+"="+v)
-		}
-	}
-	n := func(name string, v int) {
-		if v != 0 {
-			parts = append(parts, fmt.Sprintf("%s=%d", name, v))
-		}
-	}
-	s("dtype", k.Dtype)
-	s("kv_dtype", k.KVDtype)
-	s("impl", k.Impl)
-	s("mode", k.Mode)
-	s("phase", k.Phase)
-	s("distribution", k.Distribution)
-	n("experts", k.Experts)
-	n("topk", k.TopK)
-	n("hidden", k.Hidden)
-	n("inter", k.Inter)
-	n("kv_lora_rank", k.KVLoRARank)
-	n("qk_rope_dim", k.QKRopeDim)
-	n("q_lora_rank", k.QLoRARank)
-	n("qk_nope_dim", k.QKNopeDim)
-	n("v_head_dim", k.VHeadDim)
-	n("head_dim", k.HeadDim)
+	k.eachSet(
+		func(name, v string) { parts = append(parts, name+"="+v) },
+		func(name string, v int) { parts = append(parts, fmt.Sprintf("%s=%d", name, v)) })
 	return strings.Join(parts, " ")
 }
 

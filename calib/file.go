@@ -158,6 +158,32 @@ type Keys struct {
 	HeadDim      int    `toml:"head_dim,omitempty"`     // gqa
 }
 
+// eachSet calls str for each non-empty string key and num for each
+// non-zero integer key, with its TOML name, in the order the file writes
+// them (the one list of key names for writing and for display).
+func (k Keys) eachSet(str func(name, v string), num func(name string, v int)) {
+	for _, f := range []struct{ name, v string }{
+		{"dtype", k.Dtype}, {"kv_dtype", k.KVDtype}, {"impl", k.Impl},
+		{"mode", k.Mode}, {"phase", k.Phase}, {"distribution", k.Distribution},
+	} {
+		if f.v != "" {
+			str(f.name, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"experts", k.Experts}, {"topk", k.TopK}, {"hidden", k.Hidden}, {"inter", k.Inter},
+		{"kv_lora_rank", k.KVLoRARank}, {"qk_rope_dim", k.QKRopeDim}, {"q_lora_rank", k.QLoRARank},
+		{"qk_nope_dim", k.QKNopeDim}, {"v_head_dim", k.VHeadDim}, {"head_dim", k.HeadDim},
+	} {
+		if f.v != 0 {
+			num(f.name, f.v)
+		}
+	}
+}
+
 // File is a loaded or imported calibration.
 type File struct {
 	Schema     int

@@ -89,32 +89,9 @@ func formatNumber(v float64) string {
 }
 
 func writeKeys(b *bufio.Writer, k Keys) {
-	s := func(name, v string) {
-		if v != "" {
-			fmt.Fprintf(b, "%s = %s\n", name, quote(v))
-		}
-	}
-	n := func(name string, v int) {
-		if v != 0 {
-			fmt.Fprintf(b, "%s = %d\n", name, v)
-		}
-	}
-	s("dtype", k.Dtype)
-	s("kv_dtype", k.KVDtype)
-	s("impl", k.Impl)
-	s("mode", k.Mode)
-	s("phase", k.Phase)
-	s("distribution", k.Distribution)
-	n("experts", k.Experts)
-	n("topk", k.TopK)
-	n("hidden", k.Hidden)
-	n("inter", k.Inter)
-	n("kv_lora_rank", k.KVLoRARank)
-	n("qk_rope_dim", k.QKRopeDim)
-	n("q_lora_rank", k.QLoRARank)
-	n("qk_nope_dim", k.QKNopeDim)
-	n("v_head_dim", k.VHeadDim)
-	n("head_dim", k.HeadDim)
+	k.eachSet(
+		func(name, v string) { fmt.Fprintf(b, "%s = %s\n", name, quote(v)) },
+		func(name string, v int) { fmt.Fprintf(b, "%s = %d\n", name, v) })
 }
 
 func writeProvenance(b *bufio.Writer, p Provenance) {
