@@ -71,13 +71,16 @@ func (c *Costs) GEMM(s GEMMShape) cost.Estimate {
 	r := c.gemmRoofline(s)
 	if c.Tables != nil {
 		if t, ok := c.Tables.GEMM(s); ok {
-			return c.applyFloor(t, r, c.gemmEffMem(s.Weight))
+			return c.applyFloor(t, r, c.weightEffMem(s.Weight))
 		}
 	}
 	return r
 }
 
-func (c *Costs) gemmEffMem(f dtype.Format) float64 {
+// weightEffMem is the memory efficiency of streaming weights stored in f:
+// MemMarlin for weight-only formats (Marlin kernels), Mem otherwise. GEMM
+// and MoE both floor a table's estimate at the weights' read time at it.
+func (c *Costs) weightEffMem(f dtype.Format) float64 {
 	e := c.eff()
 	if f.Quantized() {
 		return e.MemMarlin

@@ -69,18 +69,10 @@ func (c *Costs) MoE(s MoEShape) cost.Estimate {
 	r := c.moeRoofline(s)
 	if c.Tables != nil {
 		if t, ok := c.Tables.MoE(s); ok {
-			return c.applyFloor(t, r, c.moeEffMem(s.Weight))
+			return c.applyFloor(t, r, c.weightEffMem(s.Weight))
 		}
 	}
 	return r
-}
-
-func (c *Costs) moeEffMem(f dtype.Format) float64 {
-	e := c.eff()
-	if f.Quantized() {
-		return e.MemMarlin
-	}
-	return e.Mem
 }
 
 func (c *Costs) moeRoofline(s MoEShape) cost.Estimate {
