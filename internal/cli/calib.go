@@ -65,10 +65,7 @@ func newCalibImportNCCLCmd(s *streams) *cobra.Command {
 }
 
 func runImportNCCL(s *streams, o *ncclImportOptions) error {
-	if o.Out == "" {
-		return inputErrf("calib import nccl-tests: -o OUT is required")
-	}
-	if err := checkOut(o.Out); err != nil {
+	if err := checkOut("calib import nccl-tests", o.Out); err != nil {
 		return err
 	}
 	if o.Date == "" {
@@ -89,11 +86,7 @@ func runImportNCCL(s *streams, o *ncclImportOptions) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	if err := f.Write(o.Out); err != nil {
-		return err
-	}
-	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", o.Out, len(f.Tables), rowCount(f))
-	return nil
+	return writeImported(s, f, o.Out)
 }
 
 type perfdbImportOptions struct {
@@ -126,10 +119,7 @@ func newCalibImportPerfDBCmd(s *streams) *cobra.Command {
 }
 
 func runImportPerfDB(s *streams, o *perfdbImportOptions) error {
-	if o.Out == "" {
-		return inputErrf("calib import perfdb: -o OUT is required")
-	}
-	if err := checkOut(o.Out); err != nil {
+	if err := checkOut("calib import perfdb", o.Out); err != nil {
 		return err
 	}
 	switch st, err := os.Stat(o.Dir); {
@@ -161,16 +151,16 @@ func runImportPerfDB(s *streams, o *perfdbImportOptions) error {
 	if err != nil {
 		return inputErr(err)
 	}
-	if err := f.Write(o.Out); err != nil {
-		return err
-	}
-	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", o.Out, len(f.Tables), rowCount(f))
-	return nil
+	return writeImported(s, f, o.Out)
 }
 
-// checkOut checks, before any work, that -o names a file that can be
-// written: not a directory, in a directory that exists.
-func checkOut(out string) error {
+// checkOut checks, before any work, that cmd was given -o and that it
+// names a file that can be written: not a directory, in a directory that
+// exists.
+func checkOut(cmd, out string) error {
+	if out == "" {
+		return inputErrf("%s: -o OUT is required", cmd)
+	}
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		return inputErrf("-o %s: is a directory", out)
 	}
@@ -181,6 +171,16 @@ func checkOut(out string) error {
 	case err == nil && !st.IsDir():
 		return inputErrf("-o %s: %s is not a directory", out, dir)
 	}
+	return nil
+}
+
+// writeImported writes an imported calibration to out and says so, with
+// its table and row counts.
+func writeImported(s *streams, f *calib.File, out string) error {
+	if err := f.Write(out); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", out, len(f.Tables), rowCount(f))
 	return nil
 }
 
