@@ -48,3 +48,33 @@ func noteMTP(c *Config) {
 		c.Notes = append(c.Notes, fmt.Sprintf("%d MTP layer(s) counted in class mtp (one MoE decoder layer + eh_proj + 3 norms each; embedding and lm_head shared); loaded by vLLM only for MTP speculative decoding", c.MTPLayers))
 	}
 }
+
+// gqaAttention is grouped-query attention with num_attention_heads heads,
+// num_key_value_heads KV heads and head_dim (see gqaHeadDim); the family
+// sets its biases, norms and sinks.
+func gqaAttention(heads, kvHeads int, headDim *int, hidden int) Attention {
+	return Attention{Kind: GQA, Heads: heads, KVHeads: kvHeads, HeadDim: gqaHeadDim(headDim, hidden, heads)}
+}
+
+// gqaHeadDim is head_dim as given (Validate rejects a value <= 0), or
+// hidden_size / num_attention_heads when the config leaves it out or sets
+// it to null (HF's default); 0 when that is not usable either (Validate
+// then names head_dim).
+func gqaHeadDim(headDim *int, hidden, heads int) int {
+	if headDim != nil {
+		return *headDim
+	}
+	if heads > 0 && hidden > 0 && hidden%heads == 0 {
+		return hidden / heads
+	}
+	return 0
+}
+
+// checkWindow rejects a negative sliding-window size (key sliding_window,
+// or attention_chunk_size); 0, null or absent means no window.
+func checkWindow(d *doc, key string, v *int) error {
+	if v != nil && *v < 0 {
+		return d.keyErr(key, "must be >= 0 (0, null or absent: no window), got %d", *v)
+	}
+	return nil
+}

@@ -49,16 +49,13 @@ func parseGlm4Moe(d *doc) (*Config, error) {
 		MTPLayers:     h.NumNextNPredict,
 		MaxPosition:   h.MaxPosition,
 		TieEmbeddings: h.TieWordEmbeddings,
-		Attn: Attention{
-			Kind: GQA, Heads: h.NumAttentionHeads, KVHeads: h.NumKeyValueHeads,
-			HeadDim: gqaHeadDim(h.HeadDim, h.HiddenSize, h.NumAttentionHeads),
-			QKNorm:  h.UseQKNorm, QKVBias: h.AttentionBias,
-		},
+		Attn:          gqaAttention(h.NumAttentionHeads, h.NumKeyValueHeads, h.HeadDim, h.HiddenSize),
 		MoE: MoE{
 			Experts: h.NRoutedExperts, TopK: h.NumExpertsPerTok, Shared: h.NSharedExperts,
 			Inter: h.MoEIntermediate, SharedInter: h.NSharedExperts * h.MoEIntermediate, RouterBias: true,
 		},
 	}
+	c.Attn.QKNorm, c.Attn.QKVBias = h.UseQKNorm, h.AttentionBias
 	noteMTP(c)
 	return finishFamily(d, c, h.TorchDtype, h.Dtype, h.QuantizationConfig, func() modules {
 		return hfModules(c, gqaProjs, swigluProj, "mlp.shared_experts", "mlp.experts.0", swigluProj)

@@ -49,13 +49,10 @@ func parseGptOss(d *doc) (*Config, error) {
 		MoEStep:       1,
 		MaxPosition:   h.MaxPosition,
 		TieEmbeddings: h.TieWordEmbeddings,
-		Attn: Attention{
-			Kind: GQA, Heads: h.NumAttentionHeads, KVHeads: h.NumKeyValueHeads,
-			HeadDim: gqaHeadDim(h.HeadDim, h.HiddenSize, h.NumAttentionHeads),
-			QKVBias: bias, OBias: bias, Sinks: true,
-		},
-		MoE: MoE{Experts: h.NumLocalExperts, TopK: topK, Inter: h.IntermediateSize, RouterBias: true, ExpertBias: true},
+		Attn:          gqaAttention(h.NumAttentionHeads, h.NumKeyValueHeads, h.HeadDim, h.HiddenSize),
+		MoE:           MoE{Experts: h.NumLocalExperts, TopK: topK, Inter: h.IntermediateSize, RouterBias: true, ExpertBias: true},
 	}
+	c.Attn.QKVBias, c.Attn.OBias, c.Attn.Sinks = bias, bias, true
 	if err := checkWindow(d, "sliding_window", h.SlidingWindow); err != nil {
 		return nil, err
 	}

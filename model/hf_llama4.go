@@ -58,13 +58,10 @@ func parseLlama4(d *doc) (*Config, error) {
 		MoEPhase:      1,
 		MaxPosition:   h.MaxPosition,
 		TieEmbeddings: h.TieWordEmbeddings,
-		Attn: Attention{
-			Kind: GQA, Heads: h.NumAttentionHeads, KVHeads: h.NumKeyValueHeads,
-			HeadDim: gqaHeadDim(h.HeadDim, h.HiddenSize, h.NumAttentionHeads),
-			QKVBias: h.AttentionBias, OBias: h.AttentionBias,
-		},
-		MoE: MoE{Experts: h.NumLocalExperts, TopK: h.NumExpertsPerTok, Shared: 1, Inter: h.IntermediateSize, SharedInter: h.IntermediateSize},
+		Attn:          gqaAttention(h.NumAttentionHeads, h.NumKeyValueHeads, h.HeadDim, h.HiddenSize),
+		MoE:           MoE{Experts: h.NumLocalExperts, TopK: h.NumExpertsPerTok, Shared: 1, Inter: h.IntermediateSize, SharedInter: h.IntermediateSize},
 	}
+	c.Attn.QKVBias, c.Attn.OBias = h.AttentionBias, h.AttentionBias
 	if h.InterleaveMoEStep != nil {
 		c.MoEStep = *h.InterleaveMoEStep
 	}

@@ -38,11 +38,8 @@ func parseMixtral(d *doc) (*Config, error) {
 		MoEStep:       1,
 		MaxPosition:   h.MaxPosition,
 		TieEmbeddings: h.TieWordEmbeddings,
-		Attn: Attention{
-			Kind: GQA, Heads: h.NumAttentionHeads, KVHeads: h.NumKeyValueHeads,
-			HeadDim: gqaHeadDim(h.HeadDim, h.HiddenSize, h.NumAttentionHeads),
-		},
-		MoE: MoE{Experts: h.NumLocalExperts, TopK: h.NumExpertsPerTok, Inter: h.IntermediateSize},
+		Attn:          gqaAttention(h.NumAttentionHeads, h.NumKeyValueHeads, h.HeadDim, h.HiddenSize),
+		MoE:           MoE{Experts: h.NumLocalExperts, TopK: h.NumExpertsPerTok, Inter: h.IntermediateSize},
 	}
 	if err := checkWindow(d, "sliding_window", h.SlidingWindow); err != nil {
 		return nil, err

@@ -50,13 +50,10 @@ func parseQwen3Moe(d *doc) (*Config, error) {
 		DenseOnly:     h.MLPOnlyLayers,
 		MaxPosition:   h.MaxPosition,
 		TieEmbeddings: h.TieWordEmbeddings,
-		Attn: Attention{
-			Kind: GQA, Heads: h.NumAttentionHeads, KVHeads: h.NumKeyValueHeads,
-			HeadDim: gqaHeadDim(h.HeadDim, h.HiddenSize, h.NumAttentionHeads),
-			QKNorm:  true, QKVBias: h.AttentionBias,
-		},
-		MoE: MoE{Experts: h.NumExperts, TopK: h.NumExpertsPerTok, Inter: h.MoEIntermediate},
+		Attn:          gqaAttention(h.NumAttentionHeads, h.NumKeyValueHeads, h.HeadDim, h.HiddenSize),
+		MoE:           MoE{Experts: h.NumExperts, TopK: h.NumExpertsPerTok, Inter: h.MoEIntermediate},
 	}
+	c.Attn.QKNorm, c.Attn.QKVBias = true, h.AttentionBias
 	if h.DecoderSparseStep != nil {
 		c.MoEStep = *h.DecoderSparseStep
 	}
@@ -69,27 +66,4 @@ func parseQwen3Moe(d *doc) (*Config, error) {
 	return finishFamily(d, c, h.TorchDtype, h.Dtype, h.QuantizationConfig, func() modules {
 		return hfModules(c, gqaProjs, swigluProj, "", "mlp.experts.0", swigluProj)
 	})
-}
-
-// gqaHeadDim is head_dim as given (Validate rejects a value <= 0), or
-// hidden_size / num_attention_heads when the config leaves it out or sets
-// it to null (HF's default); 0 when that is not usable either (Validate
-// then names head_dim).
-func gqaHeadDim(headDim *int, hidden, heads int) int {
-	if headDim != nil {
-		return *headDim
-	}
-	if heads > 0 && hidden > 0 && hidden%heads == 0 {
-		return hidden / heads
-	}
-	return 0
-}
-
-// checkWindow rejects a negative sliding-window size (key sliding_window,
-// or attention_chunk_size); 0, null or absent means no window.
-func checkWindow(d *doc, key string, v *int) error {
-	if v != nil && *v < 0 {
-		return d.keyErr(key, "must be >= 0 (0, null or absent: no window), got %d", *v)
-	}
-	return nil
 }
