@@ -41,6 +41,16 @@ func finishFamily(d *doc, c *Config, torchDtype, dtypeField string, q *hfQuant, 
 // moe_intermediate_size key (Mixtral, gpt-oss).
 var localExpertsRename = map[string]string{"num_experts": "num_local_experts", "moe_intermediate_size": "intermediate_size"}
 
+// deepseekMoE is DeepSeek-style MoE, as DeepSeek-V3, GLM-5 and GLM-4.5
+// spell it: experts routed experts (n_routed_experts), topK per token
+// (num_experts_per_tok), each inter wide (moe_intermediate_size); the
+// shared experts (n_shared_experts) are fused into one MLP of width
+// shared x inter (vLLM DeepseekV2MoE). routerBias: the router has a
+// score-correction bias.
+func deepseekMoE(experts, topK, shared, inter int, routerBias bool) MoE {
+	return MoE{Experts: experts, TopK: topK, Shared: shared, Inter: inter, SharedInter: shared * inter, RouterBias: routerBias}
+}
+
 // noteMTP notes the num_nextn_predict_layers MTP layers, when there are any
 // (DeepSeek-V3, GLM-4.5, GLM-5).
 func noteMTP(c *Config) {

@@ -38,15 +38,15 @@ type hfDeepseekV3 struct {
 	IndexTopK    int `json:"index_topk"`
 }
 
+// deepseekRename is the key spelling of DeepSeek-style MoE (also GLM-4.5).
 var deepseekRename = map[string]string{"num_experts": "n_routed_experts"}
 
 func parseDeepseekV3(d *doc) (*Config, error) { return parseMLA(d, "deepseek_v3") }
 
 func parseGlmMoeDsa(d *doc) (*Config, error) { return parseMLA(d, "glm_moe_dsa") }
 
-// parseMLA converts the DeepSeek-V3 key set. The shared expert is
-// n_shared_experts experts fused into one MLP of width
-// n_shared_experts x moe_intermediate_size (vLLM DeepseekV2MoE).
+// parseMLA converts the DeepSeek-V3 key set (MoE: see deepseekMoE; the
+// router has a correction bias when topk_method is noaux_tc).
 func parseMLA(d *doc, fam string) (*Config, error) {
 	h, err := decodeFamily[hfDeepseekV3](d, deepseekRename)
 	if err != nil {
@@ -77,14 +77,7 @@ func parseMLA(d *doc, fam string) (*Config, error) {
 			IndexHeadDim: h.IndexHeadDim,
 			IndexTopK:    h.IndexTopK,
 		},
-		MoE: MoE{
-			Experts:     h.NRoutedExperts,
-			TopK:        h.NumExpertsPerTok,
-			Shared:      h.NSharedExperts,
-			Inter:       h.MoEIntermediate,
-			SharedInter: h.NSharedExperts * h.MoEIntermediate,
-			RouterBias:  h.TopKMethod == "noaux_tc",
-		},
+		MoE: deepseekMoE(h.NRoutedExperts, h.NumExpertsPerTok, h.NSharedExperts, h.MoEIntermediate, h.TopKMethod == "noaux_tc"),
 	}
 	if h.QLoRARank != nil {
 		c.Attn.QLoRARank = *h.QLoRARank

@@ -27,13 +27,11 @@ type hfGlm4Moe struct {
 	QuantizationConfig *hfQuant `json:"quantization_config"`
 }
 
-var glm4Rename = map[string]string{"num_experts": "n_routed_experts"}
-
 // parseGlm4Moe converts GLM-4.5: q/k/v carry a bias when attention_bias
 // (o_proj never does, HF Glm4MoeAttention); per-head q/k norms when
-// use_qk_norm; the shared expert is n_shared_experts x moe_intermediate_size.
+// use_qk_norm; MoE as DeepSeek-V3's (deepseekMoE), router always with bias.
 func parseGlm4Moe(d *doc) (*Config, error) {
-	h, err := decodeFamily[hfGlm4Moe](d, glm4Rename)
+	h, err := decodeFamily[hfGlm4Moe](d, deepseekRename)
 	if err != nil {
 		return nil, err
 	}
@@ -50,10 +48,7 @@ func parseGlm4Moe(d *doc) (*Config, error) {
 		MaxPosition:   h.MaxPosition,
 		TieEmbeddings: h.TieWordEmbeddings,
 		Attn:          gqaAttention(h.NumAttentionHeads, h.NumKeyValueHeads, h.HeadDim, h.HiddenSize),
-		MoE: MoE{
-			Experts: h.NRoutedExperts, TopK: h.NumExpertsPerTok, Shared: h.NSharedExperts,
-			Inter: h.MoEIntermediate, SharedInter: h.NSharedExperts * h.MoEIntermediate, RouterBias: true,
-		},
+		MoE:           deepseekMoE(h.NRoutedExperts, h.NumExpertsPerTok, h.NSharedExperts, h.MoEIntermediate, true),
 	}
 	c.Attn.QKNorm, c.Attn.QKVBias = h.UseQKNorm, h.AttentionBias
 	noteMTP(c)
