@@ -1,6 +1,23 @@
-// CONTRACT SKETCH: the event the streaming reader yields and the analysis
-// consumes. Fields may be added; names must not change.
+// Package trace reads torch.profiler (Kineto) Chrome-trace files as vLLM and
+// SGLang write them, and breaks them down into steps and operation categories.
+//
+// The Reader streams a plain or gzipped trace one event at a time, with a
+// hand-written scanner, and never holds the file or all its events in memory.
+// A Classifier maps kernel names to (category, op) through ordered regex rules
+// (rules.toml, embedded; --rules adds to them). An Analyzer delimits steps
+// from engine annotations, CUDA-graph launches or idle gaps, attributes
+// graph-replayed kernels through the launch's correlation id, and accumulates
+// per step the wall, busy, idle, per-category and exposed times. Summarize and
+// AnalyzeFiles turn that into the per-rank summaries of `moecast trace`.
+//
+// Units: trace instants (Time) and spans (Duration) are microseconds, as
+// Kineto writes "ts" and "dur"; summaries convert to milliseconds in fields
+// named *_ms. Categories are those of internal/cost, shared with `moecast
+// predict`.
 package trace
+
+// Event is the unit the Reader yields and the Analyzer consumes; the fields
+// below mirror REFERENCE.md §2.1 of the Kineto format.
 
 // Time is a trace instant in microseconds since the trace's time origin, as
 // Kineto writes "ts". It is a type apart from Duration.
