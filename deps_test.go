@@ -25,6 +25,7 @@ var allowed = map[string][]string{
 	"internal/dtype":      {},
 	"internal/cost":       {"internal/unit"},
 	"internal/atomicfile": {},
+	"internal/golden":     {},
 	"internal/curve":      {"gonum.org/v1/gonum"},
 	"model":               {"internal/unit", "internal/dtype"},
 	"kernels":             {"internal/unit", "internal/dtype", "internal/cost", "internal/curve", "gonum.org/v1/gonum"},

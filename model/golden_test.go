@@ -1,9 +1,7 @@
 package model
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,21 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/dtype"
+	goldenfile "github.com/moecast/moecast/internal/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
+// golden compares got with testdata/name, or writes it there with -update
+// (go test ./model -run Golden -update; review the diff).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "golden file missing: run go test ./model -run Golden -update")
-	assert.Equal(t, string(want), got, "differs from %s (refresh with -update and review the diff)", path)
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 // dump renders everything the import decided and the byte accounting

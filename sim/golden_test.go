@@ -1,23 +1,15 @@
 package sim
 
 import (
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-// update rewrites the golden files under testdata/ instead of comparing:
-//
-//	go test ./sim -run Golden -update
-//
-// Review the diff of every rewritten file before committing it.
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+	"github.com/moecast/moecast/internal/golden"
+)
 
 // TestGoldenOpLists pins the composition of a step, not its costs: for each
 // setup, every op of one layer of each kind with its category, count per
@@ -36,15 +28,7 @@ func TestGoldenOpLists(t *testing.T) {
 				fmt.Fprintf(&b, "%s | %s | %s | %g | %s\n", o.Layer, o.Name, o.Category, o.Count, o.Shape)
 			}
 			name := "ops_" + strings.NewReplacer(" ", "_", "(", "", ")", "", ".", "").Replace(st.name) + ".golden"
-			path := filepath.Join("testdata", name)
-			if *update {
-				require.NoError(t, os.MkdirAll("testdata", 0o755))
-				require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-				return
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "golden file missing: run go test ./sim -run Golden -update")
-			assert.Equal(t, string(want), b.String(), "op list differs from %s (refresh with -update and review the diff)", path)
+			golden.Check(t, filepath.Join("testdata", name), b.String()) // -update rewrites
 		})
 	}
 }

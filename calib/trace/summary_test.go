@@ -2,7 +2,6 @@ package trace
 
 import (
 	"compress/gzip"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -15,35 +14,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/cost"
+	goldenfile "github.com/moecast/moecast/internal/golden"
 )
 
-// -update rewrites the golden summaries under testdata/golden:
-//
-//	go test ./calib/trace -run Golden -update
-//
-// Review each diff against the trace before committing it.
-func init() {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite golden files in testdata/")
-	}
-}
-
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
-
+// golden compares got with testdata/golden/name, or writes it there with
+// -update (go test ./calib/trace -run Golden -update); review each diff
+// against the trace before committing it.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if updating() {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "golden file missing: run go test ./calib/trace -run Golden -update")
-	assert.Equal(t, string(want), got, "output differs from %s (refresh with -update and review the diff)", path)
+	goldenfile.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 func TestQuantile(t *testing.T) {
