@@ -40,6 +40,7 @@ var allowed = map[string][]string{
 	"internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",
 		"comm", "sim", "calib", "calib/trace", "scenarios", "github.com/spf13/cobra", "golang.org/x/term"},
 	"cmd/moecast": {"internal/cli"},
+	"validate":    {},
 }
 
 func TestImportDirection(t *testing.T) {
