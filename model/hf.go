@@ -162,6 +162,7 @@ func Parse(name string, data []byte) (*Config, error) {
 	if c.ModelType == "" {
 		c.ModelType = h.ModelType
 	}
+	noteVision(root, c, h.Architectures[0])
 	return c, nil
 }
 

@@ -88,3 +88,68 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, ExitOK, code, stderr)
 	assert.Regexp(t, `^moecast \S+ \(commit \S+(, modified)?\)\n$`, stdout)
 }
+
+// TestImplausibleModelRefused: a config.json with absurd dimensions is an
+// input error naming the file, line and key, for `model show` and for a
+// scenario that uses it; nothing is priced from it (issue 8, item 3).
+func TestImplausibleModelRefused(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../model/presets/moonshotai--Kimi-K2.5_config.json")
+	require.NoError(t, err)
+	bad := strings.Replace(string(src), `"hidden_size": 7168`, `"hidden_size": 1000000000000`, 1)
+	require.NotEqual(t, string(src), bad)
+	cfg := filepath.Join(dir, "big.json")
+	require.NoError(t, os.WriteFile(cfg, []byte(bad), 0o644))
+	scen := filepath.Join(dir, "s.toml")
+	require.NoError(t, os.WriteFile(scen, []byte(`[model]
+config = "big.json"
+[hardware]
+gpu = "h200-sxm"
+gpus = 8
+fabric = "nvlink4"
+[parallel]
+tp = 8
+ep = 8
+[workload]
+batch = [1, 8]
+context = 2048
+`), 0o644))
+	want := "big.json:50:5: text_config.hidden_size: 1000000000000 is implausibly large (limit 65536)\n"
+	for _, args := range [][]string{
+		{"model", "show", cfg},
+		{"model", "show", cfg, "--format", "json"},
+		{"predict", scen},
+		{"predict", scen, "--format", "json"},
+	} {
+		code, stdout, stderr := runCLI(t, args...)
+		assert.Equal(t, ExitInput, code, "%v: %s", args, stderr)
+		assert.Empty(t, stdout, args)
+		assert.True(t, strings.HasSuffix(stderr, want), "%v: stderr %q", args, stderr)
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), "%v: one line", args)
+	}
+}
+
+// TestModelShowStdin: `model show -` reads the config.json from standard
+// input and names it "stdin" in errors.
+func TestModelShowStdin(t *testing.T) {
+	stdin := func(t *testing.T, content string) {
+		p := filepath.Join(t.TempDir(), "in.json")
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		old := os.Stdin
+		os.Stdin = f
+		t.Cleanup(func() { os.Stdin = old; f.Close() })
+	}
+	src, err := os.ReadFile("../../model/presets/openai--gpt-oss-120b_config.json")
+	require.NoError(t, err)
+	stdin(t, string(src))
+	code, stdout, stderr := runCLI(t, "model", "show", "-")
+	require.Equal(t, ExitOK, code, stderr)
+	assert.Contains(t, stdout, "model         stdin\narchitecture  GptOssForCausalLM")
+
+	stdin(t, `{"architectures": 5}`)
+	code, _, stderr = runCLI(t, "model", "show", "-")
+	assert.Equal(t, ExitInput, code)
+	assert.Equal(t, "moecast: stdin:1:19: architectures: want a list of strings, got a number\n", stderr)
+}
