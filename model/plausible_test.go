@@ -50,6 +50,10 @@ func TestImplausibleConfig(t *testing.T) {
 			"bad.json:2:20: architectures: want a list of strings, got a number"},
 		{"quantization_config not an object", edit(t, k25, `"quantization_config": {`, `"quantization_config": [], "q": {`),
 			"text_config.quantization_config: want an object, got a list"},
+		{"invalid regex", edit(t, k25, `"lm_head",`, `"lm_head", "re:(",`),
+			`text_config.quantization_config.ignore: invalid regex "re:(": missing closing )`},
+		{"block size as JSON writes it", edit(t, presetJSON(t, "deepseek-v3"), "\"weight_block_size\": [\n      128,", "\"weight_block_size\": [\n      0,"),
+			"quantization_config.weight_block_size: want two positive sizes [out, in], got [0, 128]"},
 		{"boolean for a count", edit(t, qwen, `"num_experts": 128`, `"num_experts": true`),
 			"num_experts: want an integer, got a boolean"},
 	}
@@ -61,7 +65,7 @@ func TestImplausibleConfig(t *testing.T) {
 			assert.NotContains(t, msg, "\n", "one line")
 			assert.True(t, strings.HasPrefix(msg, "bad.json:"), "names file and position: %q", msg)
 			assert.Contains(t, msg, tt.want)
-			for _, leak := range []string{"[]string", "model.", "int64", "JSON string", "JSON number", "strconv", "Go struct"} {
+			for _, leak := range []string{"[]string", "model.", "int64", "JSON string", "JSON number", "strconv", "Go struct", "error parsing regexp", "(?:"} {
 				assert.NotContains(t, msg, leak, "Go internals in %q", msg)
 			}
 			var ce *ConfigError
