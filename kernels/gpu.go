@@ -31,7 +31,7 @@ type GPU struct {
 	Label  string // marketing name, e.g. "NVIDIA H200 SXM 141GB"
 	Arch   string // "sm_90", "sm_100", "sm_120"
 	SMs    int
-	Memory unit.Bytes          // usable device memory capacity
+	Memory unit.Bytes          // device memory capacity as the device reports it (nvidia-smi memory.total)
 	MemBW  unit.BytesPerSecond // peak DRAM bandwidth
 	L2     unit.Bytes
 	// Peak dense tensor-core throughput indexed by dtype.Compute.
@@ -92,15 +92,24 @@ func (g *GPU) Validate() error {
 //     systems/rtx_pro_6000_server.yaml @ 095f58a (Apache-2.0). PCIe Gen5 x16.
 //   - h100-sxm: NVIDIA H100 SXM5 80 GB HBM3, 3.35 TB/s, 132 SMs, 50 MB L2;
 //     bf16 989, fp8/int8 1979 TFLOP/s dense (NVIDIA H100 datasheet);
-//     capacity 80 GiB and the peaks as in aiconfigurator systems/h100_sxm.yaml.
+//     peaks as in aiconfigurator systems/h100_sxm.yaml. Capacity 81,559 MiB
+//     as nvidia-smi reports it for "NVIDIA H100 80GB HBM3" (not the nominal
+//     80 GiB = 81,920 MiB): github.com/NVIDIA/nccl/issues/1264 and
+//     github.com/modal-labs/modal-client/pull/2797.
 //     NVLink 4 (450 GB/s per direction).
 //   - h200-sxm: NVIDIA H200 SXM 141 GB HBM3e, 4.8 TB/s, 132 SMs, same tensor
 //     peaks as H100 (NVIDIA H200 datasheet; aiconfigurator
-//     systems/h200_sxm.yaml: 141 GiB, 4.8 TB/s, 989/1978 TFLOP/s). L2 60 MiB
+//     systems/h200_sxm.yaml: 4.8 TB/s, 989/1978 TFLOP/s). Capacity 143,771
+//     MiB as nvidia-smi reports it for "NVIDIA H200" (not the nominal
+//     141 GiB = 144,384 MiB; the figure of every public nvidia-smi listing
+//     of an H200 SXM found, e.g. driver 570.158 on an 8-GPU box). L2 60 MiB
 //     as measured on an H200 (GPU.md, 2026-11-29). Measured ceilings on that
 //     H200 (GPU.md): D2D copy 4.23 TB/s, GEMV read 4.5 TB/s, bf16 GEMM
 //     660-740 TFLOP/s at M=512.
-//   - b200-sxm: NVIDIA B200 (HGX), 180 GiB HBM3e, 7.7 TB/s, 148 SMs; bf16
+//   - b200-sxm: NVIDIA B200 (HGX), HBM3e 7.7 TB/s, 148 SMs; capacity
+//     183,359 MiB as nvidia-smi reports it for "NVIDIA B200" (not the
+//     nominal 180 GiB = 184,320 MiB): github.com/NVIDIA/TensorRT-LLM/issues/10278;
+//     bf16
 //     2250, fp8/int8 4500, fp4 9000 TFLOP/s dense (aiconfigurator
 //     systems/b200_sxm.yaml, citing the Blackwell datasheet); L2 126 MB
 //     (two dies of 63 MB; not checked against a device query). NVLink 5
@@ -115,21 +124,21 @@ var presets = [...]GPU{
 	},
 	{
 		Name: "h100-sxm", Label: "NVIDIA H100 SXM5 80GB", Arch: "sm_90",
-		SMs: 132, Memory: 80 * unit.GiB, MemBW: 3.35 * unit.TBps, L2: 50 * unit.MB,
+		SMs: 132, Memory: 81559 * unit.MiB, MemBW: 3.35 * unit.TBps, L2: 50 * unit.MB,
 		Peak:   [4]unit.FLOPsPerSecond{989 * unit.TFLOPS, 1978 * unit.TFLOPS, 1978 * unit.TFLOPS, 0},
 		Fabric: "nvlink4",
 		Source: "NVIDIA H100 datasheet; aiconfigurator systems/h100_sxm.yaml @095f58a (Apache-2.0)",
 	},
 	{
 		Name: "h200-sxm", Label: "NVIDIA H200 SXM 141GB", Arch: "sm_90",
-		SMs: 132, Memory: 141 * unit.GiB, MemBW: 4.8 * unit.TBps, L2: 60 * unit.MiB,
+		SMs: 132, Memory: 143771 * unit.MiB, MemBW: 4.8 * unit.TBps, L2: 60 * unit.MiB,
 		Peak:   [4]unit.FLOPsPerSecond{989 * unit.TFLOPS, 1978 * unit.TFLOPS, 1978 * unit.TFLOPS, 0},
 		Fabric: "nvlink4",
 		Source: "NVIDIA H200 datasheet; aiconfigurator systems/h200_sxm.yaml @095f58a (Apache-2.0); L2 measured (GPU.md)",
 	},
 	{
 		Name: "b200-sxm", Label: "NVIDIA B200 SXM 180GB", Arch: "sm_100",
-		SMs: 148, Memory: 180 * unit.GiB, MemBW: 7.7 * unit.TBps, L2: 126 * unit.MB,
+		SMs: 148, Memory: 183359 * unit.MiB, MemBW: 7.7 * unit.TBps, L2: 126 * unit.MB,
 		Peak:   [4]unit.FLOPsPerSecond{2250 * unit.TFLOPS, 4500 * unit.TFLOPS, 4500 * unit.TFLOPS, 9000 * unit.TFLOPS},
 		Fabric: "nvlink5",
 		Source: "aiconfigurator systems/b200_sxm.yaml @095f58a (Apache-2.0), citing the NVIDIA Blackwell datasheet",

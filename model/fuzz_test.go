@@ -11,8 +11,11 @@ import (
 )
 
 // FuzzLoadConfig feeds config.json parsing arbitrary bytes: it must never
-// panic, every error must be a one-line message naming the file, and every
-// accepted config must validate and yield finite, non-negative byte counts.
+// panic, every error must be a one-line message naming the file and no Go
+// internals, and every accepted config must validate, stay within the
+// plausibility limits and yield finite, non-negative byte counts. The
+// corpus in testdata/fuzz/FuzzLoadConfig holds implausible and mistyped
+// values (issue 8).
 //
 //	go test ./model -run '^$' -fuzz FuzzLoadConfig -fuzztime 30s
 func FuzzLoadConfig(f *testing.F) {
@@ -44,6 +47,11 @@ func FuzzLoadConfig(f *testing.F) {
 			if !strings.HasPrefix(msg, "fuzz.json") || strings.Contains(msg, "\n") {
 				t.Fatalf("error not one line naming the file: %q", msg)
 			}
+			for _, leak := range []string{"[]string", "[]int", "model.", "int64", "JSON string", "JSON number", "strconv.", "Go struct", "Go value", "error parsing regexp"} {
+				if strings.Contains(msg, leak) {
+					t.Fatalf("Go internals (%s) in the error: %q", leak, msg)
+				}
+			}
 			return
 		}
 		if err := c.Validate(); err != nil {
@@ -63,7 +71,7 @@ func FuzzLoadConfig(f *testing.F) {
 				t.Fatalf("kv bytes/token %v", kv)
 			}
 		}
-		if p := c.Params(); p.Active > p.Total || p.Total <= 0 {
+		if p := c.Params(); p.Active > p.Total || p.Total <= 0 || p.Total+p.MTP > maxParams {
 			t.Fatalf("params %+v", p)
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -161,6 +162,7 @@ func Parse(name string, data []byte) (*Config, error) {
 	if c.ModelType == "" {
 		c.ModelType = h.ModelType
 	}
+	noteVision(root, c, h.Architectures[0])
 	return c, nil
 }
 
@@ -243,11 +245,65 @@ func (d *doc) jsonErr(err error) error {
 	case errors.As(err, &se):
 		return d.errAt(int(se.Offset)-1, "", "JSON syntax error: %s", se.Error())
 	case errors.As(err, &te):
-		key := te.Field
-		msg := fmt.Sprintf("want %s, got JSON %s", te.Type, te.Value)
-		return d.errAt(int(te.Offset)-1, key, "%s", msg)
+		return d.errAt(int(te.Offset)-1, te.Field, "want %s, got %s", jsonWant(te.Type), jsonGot(te.Value))
 	}
 	return &ConfigError{File: d.file, Msg: err.Error(), Err: err}
+}
+
+// jsonWant says in JSON's words what a Go type of a raw struct accepts
+// ("an integer", "a list of strings"), never the Go type's name.
+func jsonWant(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		elem := jsonWant(t.Elem())
+		switch {
+		case elem == "true or false":
+			elem = "booleans"
+		case strings.HasPrefix(elem, "a list"):
+			elem = "lists"
+		default:
+			elem = strings.TrimPrefix(strings.TrimPrefix(elem, "an "), "a ") + "s"
+		}
+		return "a list of " + elem
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "another value"
+}
+
+// jsonGot names the JSON value encoding/json reports ("number 1e12",
+// "string", "array") for a message: a number with its text, else its kind.
+func jsonGot(v string) string {
+	switch {
+	case strings.HasPrefix(v, "number "):
+		return strings.TrimPrefix(v, "number ")
+	case v == "number":
+		return "a number"
+	case v == "string":
+		return "a string"
+	case v == "bool":
+		return "a boolean"
+	case v == "array":
+		return "a list"
+	case v == "object":
+		return "an object"
+	}
+	return v
 }
 
 // errAt builds a ConfigError at byte offset off of this object.

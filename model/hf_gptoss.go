@@ -78,6 +78,7 @@ func parseGptOss(d *doc) (*Config, error) {
 		c.Notes = append(c.Notes, fmt.Sprintf("sliding window %d on %d of %d layers: attention there reads min(context, %d) tokens; KV memory counted at full size on every layer",
 			window, n, h.NumHiddenLayers, window))
 	}
+	c.Notes = append(c.Notes, "active parameters per token count the embedding table; the gpt-oss model card's active count (5.13B for gpt-oss-120b) leaves it out")
 	if q := h.QuantizationConfig; q != nil && q.QuantMethod == "mxfp4" {
 		c.Notes = append(c.Notes, "mxfp4 experts: vLLM pads each rank's expert width to a multiple of 128 or 256 (kernel backend dependent); the padding is not counted")
 	}

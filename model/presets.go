@@ -3,6 +3,7 @@ package model
 import (
 	"embed"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -55,9 +56,13 @@ func Preset(name string) (*Config, error) {
 }
 
 // Resolve returns the preset called nameOrPath, or else imports the
-// config.json file at that path. A name that is neither an existing file
-// nor a preset is an error that lists the presets.
+// config.json file at that path; "-" reads it from standard input (named
+// "stdin" in errors). A name that is neither an existing file nor a preset
+// is an error that lists the presets.
 func Resolve(nameOrPath string) (*Config, error) {
+	if nameOrPath == "-" {
+		return LoadReader("stdin", os.Stdin)
+	}
 	if _, ok := presetFiles[strings.ToLower(nameOrPath)]; ok {
 		return Preset(nameOrPath)
 	}
@@ -75,6 +80,16 @@ func Resolve(nameOrPath string) (*Config, error) {
 		return nil, fmt.Errorf("model %q: no such file, and not a preset (presets: %s)", nameOrPath, strings.Join(PresetNames(), ", "))
 	}
 	return Preset(nameOrPath)
+}
+
+// LoadReader imports the config.json read from r; name is used in errors
+// and as Config.Name.
+func LoadReader(name string, r io.Reader) (*Config, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read model config %s: %w", name, err)
+	}
+	return Parse(name, data)
 }
 
 // isFile reports whether path names a regular file (or a link to one).

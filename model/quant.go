@@ -1,10 +1,13 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
+	"regexp/syntax"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/moecast/moecast/internal/dtype"
@@ -159,7 +162,7 @@ func applyQuant(d *doc, c *Config, q *hfQuant, m modules, base dtype.Format) err
 		c.Quant.Method = "fp8 per-tensor"
 		if b := q.WeightBlockSize; b != nil {
 			if len(b) != 2 || b[0] <= 0 || b[1] <= 0 {
-				return d.keyErr("weight_block_size", "want two positive sizes [out, in], got %v", b)
+				return d.keyErr("weight_block_size", "want two positive sizes [out, in], got %s", jsonInts(b))
 			}
 			f = dtype.Format{Name: fmt.Sprintf("fp8-b%dx%d", b[0], b[1]), Bits: 8, GroupSize: b[0] * b[1], ScaleBits: 32, Compute: dtype.FP8}
 			if b[0] == 128 && b[1] == 128 {
@@ -223,7 +226,7 @@ func compileMatchers(d *doc, key string, list []string) ([]matcher, error) {
 			// Python re.match anchors at the start only.
 			re, err := regexp.Compile(`^(?:` + strings.TrimPrefix(s, "re:") + `)`)
 			if err != nil {
-				return nil, d.keyErr(key, "invalid regex %q: %v", s, err)
+				return nil, d.keyErr(key, "invalid regex %q: %s", s, regexpMsg(err))
 			}
 			ms = append(ms, matcher{re: re})
 		default:
@@ -368,7 +371,7 @@ func ctFormat(d *doc, c *Config, name string, g ctGroup) (dtype.Format, error) {
 	case "block":
 		b := w.BlockStructure
 		if len(b) != 2 || b[0] <= 0 || b[1] <= 0 {
-			return dtype.Format{}, d.keyErr("block_structure", "config group %q: want [rows, cols], got %v", name, b)
+			return dtype.Format{}, d.keyErr("block_structure", "config group %q: want [rows, cols], got %s", name, jsonInts(b))
 		}
 		f.GroupSize, f.ScaleBits = b[0]*b[1], 32
 		f.Name = fmt.Sprintf("%s-b%dx%d", kind, b[0], b[1])
@@ -407,4 +410,23 @@ func globListMatch(patterns []string, mod string) bool {
 		}
 	}
 	return false
+}
+
+// regexpMsg is what is wrong with a regex, without Go's "error parsing
+// regexp:" prefix and the anchoring moecast wraps around the pattern.
+func regexpMsg(err error) string {
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		return string(se.Code)
+	}
+	return err.Error()
+}
+
+// jsonInts writes v as JSON writes a list ("[1, 2]"), for messages.
+func jsonInts(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.Itoa(x)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
 }

@@ -29,11 +29,23 @@ func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
-// Limits that keep the arithmetic exact and the per-layer loops short on
-// hostile input; real models are far below them.
+// Plausibility limits: a config.json beyond them is refused as a typo or as
+// hostile input rather than priced (a 1e12-wide model would print a
+// plausible-looking prediction of astronomical size). Each is several times
+// the largest value of a published model, given in the comment; maxDim also
+// keeps the integer arithmetic exact and the per-layer loops short.
 const (
-	maxDim    = 1 << 24 // any width or count of heads, experts, vocabulary
-	maxLayers = 1 << 12
+	maxDim       = 1 << 24 // any other width or count (sliding_window in tokens)
+	maxLayers    = 1 << 10 // num_hidden_layers (Llama-3.1-405B: 126)
+	maxHidden    = 1 << 16 // hidden_size and the MLA LoRA ranks (Llama-3.1-405B: 16384)
+	maxInter     = 1 << 18 // intermediate_size, moe_intermediate_size (Llama-3.1-405B: 53248)
+	maxVocab     = 1 << 21 // vocab_size (Gemma 3: 262208)
+	maxHeads     = 1 << 10 // attention, KV and indexer heads (DeepSeek-V3: 128)
+	maxHeadDim   = 1 << 12 // head_dim, qk/v head dims (Gemma 2: 256; DeepSeek-V3 qk: 192)
+	maxExperts   = 1 << 14 // routed experts (Qwen3-Next: 512; Kimi-K2: 384)
+	maxShared    = 1 << 6  // n_shared_experts (Qwen1.5-MoE-A2.7B fuses 4; DeepSeek-V3: 1)
+	maxMTPLayers = 1 << 6  // num_nextn_predict_layers (DeepSeek-V3, GLM-4.5: 1)
+	maxParams    = 1e14    // total parameters with MTP layers (Kimi-K2: 1.04e12)
 )
 
 // Validate checks that the dimensions describe a model the byte accounting
@@ -65,25 +77,29 @@ func (c *Config) validateDims() error {
 		if v <= 0 {
 			return fieldErr(field, "must be > 0, got %d", v)
 		}
-		if v > maxDim {
-			return fieldErr(field, "%d is implausibly large (limit %d)", v, maxDim)
-		}
 		return nil
 	}
-	if c.Layers > maxLayers {
-		return fieldErr("num_hidden_layers", "%d is implausibly large (limit %d)", c.Layers, maxLayers)
-	}
-	if len(c.DenseOnly) > maxLayers {
-		return fieldErr("first_k_dense_replace", "%d forced-dense layers listed (limit %d)", len(c.DenseOnly), maxLayers)
-	}
 	for _, f := range []struct {
-		k string
-		v int
-	}{{"num_nextn_predict_layers", c.MTPLayers}, {"first_k_dense_replace", c.DenseLayers}, {"moe_layer_freq", c.MoEStep},
-		{"intermediate_size", c.DenseInter}, {"n_shared_experts", c.MoE.SharedInter}, {"n_shared_experts", c.MoE.Shared}, {"q_lora_rank", c.Attn.QLoRARank},
-		{"index_n_heads", c.Attn.IndexHeads}, {"index_head_dim", c.Attn.IndexHeadDim}, {"sliding_window", c.Attn.SlidingWindow}} {
-		if f.v > maxDim {
-			return fieldErr(f.k, "%d is implausibly large (limit %d)", f.v, maxDim)
+		k     string
+		v     int
+		limit int
+	}{
+		{"num_hidden_layers", c.Layers, maxLayers}, {"first_k_dense_replace", len(c.DenseOnly), maxLayers},
+		{"hidden_size", c.Hidden, maxHidden}, {"vocab_size", c.Vocab, maxVocab},
+		{"intermediate_size", c.DenseInter, maxInter}, {"moe_intermediate_size", c.MoE.Inter, maxInter},
+		{"num_experts", c.MoE.Experts, maxExperts}, {"num_experts_per_tok", c.MoE.TopK, maxExperts},
+		{"n_shared_experts", c.MoE.Shared, maxShared}, {"n_shared_experts", c.MoE.SharedInter, maxShared * maxInter},
+		{"num_attention_heads", c.Attn.Heads, maxHeads}, {"num_key_value_heads", c.Attn.KVHeads, maxHeads},
+		{"head_dim", c.Attn.HeadDim, maxHeadDim}, {"q_lora_rank", c.Attn.QLoRARank, maxHidden},
+		{"kv_lora_rank", c.Attn.KVLoRARank, maxHidden}, {"qk_rope_head_dim", c.Attn.QKRopeDim, maxHeadDim},
+		{"qk_nope_head_dim", c.Attn.QKNopeDim, maxHeadDim}, {"v_head_dim", c.Attn.VHeadDim, maxHeadDim},
+		{"index_n_heads", c.Attn.IndexHeads, maxHeads}, {"index_head_dim", c.Attn.IndexHeadDim, maxHeadDim},
+		{"index_topk", c.Attn.IndexTopK, maxDim}, {"num_nextn_predict_layers", c.MTPLayers, maxMTPLayers},
+		{"first_k_dense_replace", c.DenseLayers, maxLayers}, {"moe_layer_freq", c.MoEStep, maxLayers},
+		{"sliding_window", c.Attn.SlidingWindow, maxDim},
+	} {
+		if f.v > f.limit {
+			return fieldErr(f.k, "%d is implausibly large (limit %d)", f.v, f.limit)
 		}
 	}
 	for _, f := range []struct {
@@ -161,7 +177,31 @@ func (c *Config) validateDims() error {
 	if c.DenseLayerCount() > 0 && c.DenseInter <= 0 {
 		return fieldErr("intermediate_size", "must be > 0 with %d dense layers, got %d", c.DenseLayerCount(), c.DenseInter)
 	}
-	return nil
+	return c.checkParams()
+}
+
+// checkParams refuses dimensions that are each plausible but together give
+// an implausibly large model. The key named is the one that scales the
+// largest weight class.
+func (c *Config) checkParams() error {
+	p := c.Params()
+	total := p.Total + p.MTP
+	if total <= maxParams {
+		return nil
+	}
+	big := ClassRoutedExperts
+	for cls := range NumClasses {
+		if p.PerClass[cls] > p.PerClass[big] {
+			big = cls
+		}
+	}
+	key := map[Class]string{ClassRoutedExperts: "num_experts", ClassSharedExpert: "n_shared_experts", ClassAttention: "num_attention_heads",
+		ClassDenseMLP: "intermediate_size", ClassEmbedding: "vocab_size", ClassLMHead: "vocab_size", ClassRouter: "num_experts",
+		ClassMTP: "num_nextn_predict_layers"}[big]
+	if key == "" {
+		key = "hidden_size"
+	}
+	return fieldErr(key, "the dimensions give %.3gT parameters (%.3gT in %s), implausibly many (limit %gT)", total/1e12, p.PerClass[big]/1e12, big, maxParams/1e12)
 }
 
 // CheckLayout checks that layout l can shard the model as vLLM would. It

@@ -1,10 +1,14 @@
 package atomicfile
 
 import (
+	"bufio"
 	"errors"
 	"io"
+	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,4 +37,124 @@ func TestFailedWriteKeepsOldAndLeavesNothing(t *testing.T) {
 	assert.Equal(t, "old", string(b))
 	ents, _ := os.ReadDir(dir)
 	assert.Len(t, ents, 1, "temporary file left behind")
+}
+
+// TestRefusesNonRegular: a destination that is not a regular file, or a
+// link to one, is left as it is, and the error names it.
+func TestRefusesNonRegular(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	sub := filepath.Join(dir, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(fifo, link))
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer l.Close()
+	for _, tc := range []struct{ name, path, want string }{
+		{"fifo", fifo, "named pipe (FIFO)"},
+		{"directory", sub, "a directory"},
+		{"link to fifo", link, "named pipe (FIFO)"},
+		{"socket", sock, "a socket"},
+		{"char device", "/dev/null", "a character device"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, err := os.Lstat(tc.path)
+			require.NoError(t, err)
+			werr := WriteFile(tc.path, []byte("x"), 0o644)
+			require.ErrorIs(t, werr, ErrNotRegular)
+			assert.ErrorContains(t, werr, tc.path)
+			assert.ErrorContains(t, werr, tc.want)
+			require.ErrorIs(t, CheckOutput(tc.path), ErrNotRegular)
+			after, err := os.Lstat(tc.path)
+			require.NoError(t, err)
+			assert.Equal(t, before.Mode(), after.Mode(), "destination changed kind")
+		})
+	}
+	ents, _ := os.ReadDir(dir)
+	assert.Len(t, ents, 4, "temporary file left behind")
+}
+
+// TestLinkToRegularKept: writing through a link replaces the file it
+// points to and keeps the link; an existing file keeps its mode.
+func TestLinkToRegularKept(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.toml")
+	require.NoError(t, os.WriteFile(real, []byte("old"), 0o600))
+	link := filepath.Join(dir, "link.toml")
+	require.NoError(t, os.Symlink("real.toml", link))
+	require.NoError(t, WriteFile(link, []byte("new"), 0o644))
+	st, err := os.Lstat(link)
+	require.NoError(t, err)
+	assert.NotZero(t, st.Mode()&os.ModeSymlink, "link replaced by a file")
+	b, _ := os.ReadFile(real)
+	assert.Equal(t, "new", string(b))
+	st, _ = os.Stat(real)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	dangling := filepath.Join(dir, "dangling")
+	require.NoError(t, os.Symlink("nowhere", dangling))
+	assert.ErrorContains(t, WriteFile(dangling, []byte("x"), 0o644), "symbolic link to a missing file")
+}
+
+// TestOutputIsInput: the same file under another name (a hard link, a
+// path with ..) counts as the input.
+func TestOutputIsInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.txt")
+	require.NoError(t, os.WriteFile(in, []byte("data"), 0o644))
+	hard := filepath.Join(dir, "hard.txt")
+	require.NoError(t, os.Link(in, hard))
+	for _, out := range []string{in, hard, filepath.Join(dir, "..", filepath.Base(dir), "in.txt")} {
+		err := CheckOutput(out, filepath.Join(dir, "other"), in)
+		require.ErrorIs(t, err, ErrIsInput, out)
+		assert.ErrorContains(t, err, out)
+	}
+	assert.NoError(t, CheckOutput(filepath.Join(dir, "new.toml"), in))
+	assert.NoError(t, CheckOutput(filepath.Join(dir, "new.toml")))
+}
+
+// TestSignalRemovesTemp runs a child (this test binary) that is killed in
+// the middle of a write: it exits 143 or 130, the old destination is
+// intact and no temporary file is left.
+func TestSignalRemovesTemp(t *testing.T) {
+	if p := os.Getenv("ATOMICFILE_SIGNAL_CHILD"); p != "" {
+		HandleSignals(nil)
+		_ = Write(p, 0o644, func(w io.Writer) error {
+			io.WriteString(w, "half")
+			os.Stdout.WriteString("ready\n")
+			select {} // until the signal
+		})
+		os.Exit(3)
+	}
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+	}{{syscall.SIGTERM, 143}, {syscall.SIGINT, 130}} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "out.toml")
+			require.NoError(t, os.WriteFile(p, []byte("old"), 0o644))
+			cmd := exec.Command(os.Args[0], "-test.run=^TestSignalRemovesTemp$")
+			cmd.Env = append(os.Environ(), "ATOMICFILE_SIGNAL_CHILD="+p)
+			out, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			line, err := bufio.NewReader(out).ReadString('\n')
+			require.NoError(t, err)
+			require.Equal(t, "ready\n", line)
+			ents, _ := os.ReadDir(dir)
+			require.Len(t, ents, 2, "the child holds a temporary file")
+			require.NoError(t, cmd.Process.Signal(tc.sig))
+			err = cmd.Wait()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee)
+			assert.Equal(t, tc.code, ee.ExitCode())
+			ents, _ = os.ReadDir(dir)
+			assert.Len(t, ents, 1, "temporary file left behind")
+			b, _ := os.ReadFile(p)
+			assert.Equal(t, "old", string(b))
+		})
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/moecast/moecast/calib"
+	"github.com/moecast/moecast/internal/atomicfile"
 	"github.com/moecast/moecast/internal/unit"
 )
 
@@ -65,7 +66,7 @@ func newCalibImportNCCLCmd(s *streams) *cobra.Command {
 }
 
 func runImportNCCL(s *streams, o *ncclImportOptions) error {
-	if err := checkOut("calib import nccl-tests", o.Out); err != nil {
+	if err := checkOut("calib import nccl-tests", o.Out, o.Files...); err != nil {
 		return err
 	}
 	if o.Date == "" {
@@ -119,7 +120,7 @@ func newCalibImportPerfDBCmd(s *streams) *cobra.Command {
 }
 
 func runImportPerfDB(s *streams, o *perfdbImportOptions) error {
-	if err := checkOut("calib import perfdb", o.Out); err != nil {
+	if err := checkOut("calib import perfdb", o.Out, filesUnder(o.Dir, o.Out)...); err != nil {
 		return err
 	}
 	switch st, err := os.Stat(o.Dir); {
@@ -156,8 +157,8 @@ func runImportPerfDB(s *streams, o *perfdbImportOptions) error {
 
 // checkOut checks, before any work, that cmd was given -o and that it
 // names a file that can be written: not a directory, in a directory that
-// exists.
-func checkOut(cmd, out string) error {
+// exists, not an existing non-regular file, none of inputs.
+func checkOut(cmd, out string, inputs ...string) error {
 	if out == "" {
 		return inputErrf("%s: -o OUT is required", cmd)
 	}
@@ -171,7 +172,26 @@ func checkOut(cmd, out string) error {
 	case err == nil && !st.IsDir():
 		return inputErrf("-o %s: %s is not a directory", out, dir)
 	}
+	if err := atomicfile.CheckOutput(out, inputs...); err != nil {
+		return inputErrf("-o %w", err)
+	}
 	return nil
+}
+
+// filesUnder lists the regular files under dir (the inputs of an import
+// that reads a directory); nil when out does not exist (it cannot be one).
+func filesUnder(dir, out string) []string {
+	if _, err := os.Stat(out); err != nil {
+		return nil
+	}
+	var files []string
+	filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files
 }
 
 // writeImported writes an imported calibration to out and says so, with

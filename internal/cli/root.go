@@ -7,9 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/moecast/moecast/internal/atomicfile"
 )
 
 // Exit codes.
@@ -56,6 +60,37 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	return exitCode(err, stderr)
 }
 
+// Main runs moecast as a program: Run on the process's arguments and
+// streams, with SIGINT and SIGTERM removing the temporary files of outputs
+// being written before the process exits 130 or 143.
+func Main() int {
+	stop := atomicfile.HandleSignals(nil)
+	defer stop()
+	return Run(os.Args[1:], os.Stdout, os.Stderr)
+}
+
+// version is moecast's version and VCS commit from the build information
+// ("devel" for either when the build does not record it, as with go run).
+func version() string {
+	v, commit, modified := "devel", "devel", ""
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				commit = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					modified = ", modified"
+				}
+			}
+		}
+	}
+	return fmt.Sprintf("%s (commit %s%s)", v, commit, modified)
+}
+
 func newRootCmd(s *streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "moecast",
@@ -66,7 +101,9 @@ speculative decoding, from a TOML scenario; and breaks down torch.profiler
 traces from vLLM and SGLang by the same categories.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       version(),
 	}
+	root.SetVersionTemplate("moecast {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return inputErr(fmt.Errorf("%s: %w", c.CommandPath(), err))
 	})
@@ -88,7 +125,8 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "moecast: "+err.Error())
 	var ie *InputError
-	if errors.As(err, &ie) || isCobraUsage(err) {
+	if errors.As(err, &ie) || isCobraUsage(err) ||
+		errors.Is(err, atomicfile.ErrNotRegular) || errors.Is(err, atomicfile.ErrIsInput) {
 		return ExitInput
 	}
 	return ExitFailure
