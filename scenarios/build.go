@@ -81,9 +81,9 @@ func (s *Scenario) build() error {
 
 	// hardware.calibration (after runtime: the collective tables depend
 	// on CUDA graphs)
-	cal := r.Hardware.Calibration
-	if cal == "" {
-		cal = DefaultCalibration
+	cal, err := d.calibrationSources()
+	if err != nil {
+		return err
 	}
 	if err := s.setCalibration(cal, "hardware.calibration"); err != nil {
 		return err
@@ -487,11 +487,13 @@ func (s *Scenario) buildSpec() error {
 	return nil
 }
 
-// SetCalibration switches the scenario's calibration ("embedded", "none"
-// or a calibration file path, relative to the current directory), as
-// `moecast predict --calibration` does. Errors name the flag.
-func (s *Scenario) SetCalibration(spec string) error {
-	if err := s.setCalibration(spec, ""); err != nil {
+// SetCalibration switches the scenario's calibration to the sources
+// given ("embedded", "embedded:NAME", "none" or calibration file paths,
+// relative to the current directory), later ones overriding earlier ones
+// table by table, as `moecast predict --calibration` does. Errors name the
+// flag.
+func (s *Scenario) SetCalibration(specs ...string) error {
+	if err := s.setCalibration(specs, ""); err != nil {
 		return err
 	}
 	_, err := s.Sim()

@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/moecast/moecast/calib"
 	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/sim"
 )
@@ -45,11 +46,13 @@ type Scenario struct {
 	// ModelRef is the model as written: a preset name or a config.json path
 	// (resolved against the scenario's directory).
 	ModelRef string
-	// Calibration is hardware.calibration as given ("embedded", "none" or a
-	// path); CalibrationNote says what it resolved to (which tables, or
-	// "roofline only").
-	Calibration     string
+	// Calibration is hardware.calibration as given, one element per
+	// source ("embedded", "none" or a path); CalibrationNote says what it
+	// resolved to (which tables, or "roofline only"); CalibrationUses
+	// names each calibration file consulted and what it gave, in order.
+	Calibration     []string
 	CalibrationNote string
+	CalibrationUses []calib.Use
 
 	Batches []int // workload.batch
 	Context int   // workload.context, tokens
