@@ -23,14 +23,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/curve"
 	"github.com/moecast/moecast/internal/unit"
 )
-
-const tableFormula = "piecewise-linear interpolation in log-log space"
 
 // Collective names a collective in a table.
 type Collective uint8
@@ -56,59 +53,16 @@ func (c Collective) String() string {
 	return fmt.Sprintf("collective(%d)", uint8(c))
 }
 
-const (
-	noteClampLo = 1 << iota
-	noteClampHi
-	numNotes = 1 << 2
-)
-
-type tableBase struct {
-	name  string
-	err   float64
-	nLOO  int
-	notes [numNotes]string
+// sizeAxis is a collective or EP table's measured axis: above the range
+// the last segment is extended (buildByRanks).
+func sizeAxis(name string) []curve.Axis {
+	return []curve.Axis{{Name: name, Extrapolated: true,
+		How: "last segment extended in log-log with slope >= 1: never faster than the last measured point's bandwidth"}}
 }
 
-func (b *tableBase) init(name, axis string, loo []float64) {
-	b.name = name
-	b.err = curve.P90(loo)
-	b.nLOO = len(loo)
-	for m := range numNotes {
-		var parts []string
-		if m&noteClampLo != 0 {
-			parts = append(parts, "clamped: "+axis+" below the measured range")
-		}
-		if m&noteClampHi != 0 {
-			parts = append(parts, "extrapolated: "+axis+" above the measured range (last segment extended in log-log with slope >= 1: never faster than the last measured point's bandwidth)")
-		}
-		b.notes[m] = strings.Join(parts, "; ")
-	}
-}
-
-// Name is the table's Source.Table string.
-func (b *tableBase) Name() string { return b.name }
-
-// LOOError is the p90 relative leave-one-out error and the number of
-// interior points it was computed over.
-func (b *tableBase) LOOError() (p90 float64, points int) { return b.err, b.nLOO }
-
-func (b *tableBase) estimate(r curve.Result) cost.Estimate {
-	note := 0
-	switch r.Clamp {
-	case curve.Below:
-		note = noteClampLo
-	case curve.Above:
-		note = noteClampHi
-	}
-	return cost.Estimate{
-		Time: unit.Seconds(r.Y),
-		Lo:   unit.Seconds(math.Max(0, r.Y*(1-b.err))),
-		Hi:   unit.Seconds(r.Y * (1 + b.err)),
-		Source: cost.Source{
-			Kind: cost.Table, Formula: tableFormula, Table: b.name,
-			RowLo: r.RowLo, RowHi: r.RowHi, Note: b.notes[note],
-		},
-	}
+// estimate is a table answer for one curve lookup.
+func estimate(t *curve.Table, r curve.Result) cost.Estimate {
+	return t.Estimate(r.Y, r.RowLo, r.RowHi, curve.FlagsOf(r.Clamp, curve.Inside))
 }
 
 type byRanks struct {
@@ -174,7 +128,7 @@ type Point struct {
 // Table is one collective's latency by (ranks, bytes) for one
 // implementation.
 type Table struct {
-	tableBase
+	curve.Table
 	Op Collective
 	// Impl is the implementation measured: "nccl" (nccl-tests), "vllm",
 	// "sglang", "trtllm" (framework all-reduce, which picks its own custom
@@ -206,7 +160,7 @@ func NewTable(name string, op Collective, impl, mode string, pts []Point) (*Tabl
 		return nil, err
 	}
 	t := &Table{Op: op, Impl: impl, Mode: mode, series: s}
-	t.init(name, "bytes", loo)
+	t.Init(name, sizeAxis("bytes"), nil, loo)
 	return t, nil
 }
 
@@ -217,7 +171,7 @@ func (t *Table) Lookup(ranks int, b unit.Bytes) (cost.Estimate, bool) {
 	if c == nil || !(b > 0) {
 		return cost.Estimate{}, false
 	}
-	return t.estimate(c.At(float64(b))), true
+	return estimate(&t.Table, c.At(float64(b))), true
 }
 
 // Coverage lists the measured rank counts with their size ranges and
@@ -250,7 +204,7 @@ type EPKey struct {
 // comm.Lookup's AllToAll (bytes per rank) does not consult it; Tables.EP
 // does.
 type EPTable struct {
-	tableBase
+	curve.Table
 	Key    EPKey
 	shapes [][3]int // (hidden, topk, experts) of each series set
 	series []byRanks
@@ -282,7 +236,7 @@ func NewEPTable(name string, key EPKey, pts []EPPoint) (*EPTable, error) {
 		t.series = append(t.series, s)
 		loo = append(loo, l...)
 	}
-	t.init(name, "tokens_per_rank", loo)
+	t.Init(name, sizeAxis("tokens_per_rank"), nil, loo)
 	return t, nil
 }
 
@@ -381,7 +335,7 @@ func (t *Tables) EP(phase string, ranks, tokensPerRank, hidden, topk, experts in
 				continue
 			}
 			if c := tb.series[i].find(ranks); c != nil && tokensPerRank > 0 {
-				return tb.estimate(c.At(float64(tokensPerRank))), true
+				return estimate(&tb.Table, c.At(float64(tokensPerRank))), true
 			}
 		}
 	}

@@ -447,6 +447,9 @@ func (s *Sim) evalModule(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate) 
 		if o.kind != opMLA || t.Source.Note == "" {
 			e.Source.Note = noteMLAModule
 		}
+		if o.kind != opMLA { // the query's range is the attention op's
+			e.Source.Range, e.Source.RangeNote = [2]cost.AxisRange{}, ""
+		}
 	}
 }
 

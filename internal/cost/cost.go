@@ -81,6 +81,36 @@ func (k SourceKind) String() string {
 	return "unknown"
 }
 
+// Limit says where a table query fell against one measured axis.
+type Limit uint8
+
+const (
+	InRange           Limit = iota // inside the measured range: interpolated
+	ClampedBelow                   // below it: the first measured value used
+	ClampedAbove                   // above it: the last measured value used
+	ExtrapolatedAbove              // above it: the last segment extended
+)
+
+func (l Limit) String() string {
+	switch l {
+	case InRange:
+		return "in range"
+	case ClampedBelow:
+		return "clamped below"
+	case ClampedAbove:
+		return "clamped above"
+	case ExtrapolatedAbove:
+		return "extrapolated above"
+	}
+	return fmt.Sprintf("limit(%d)", uint8(l))
+}
+
+// AxisRange is a table query against one axis of the table.
+type AxisRange struct {
+	Axis  string // the table axis: "tokens", "m", "kv_len", "bytes"
+	Limit Limit
+}
+
 // Source is the provenance of one Estimate. Strings are static (constants
 // or names held by a table), so building a Source never allocates.
 type Source struct {
@@ -92,6 +122,19 @@ type Source struct {
 	RowLo      int     // first table row used (1-based, Kind == Table)
 	RowHi      int     // last table row used
 	Note       string  // anything else a reader needs: clamping, a correction applied
+	// Range is where the query fell on each axis of the table (Kind ==
+	// Table; an axis the query left has a Limit other than InRange, and
+	// unused entries are zero); RangeNote says the same in words
+	// ("clamped: kv_len above the measured range"). Both survive a Note
+	// that a caller replaces (a floor, a share of a module table).
+	Range     [2]AxisRange
+	RangeNote string
+}
+
+// OutOfRange reports whether the query left the table's measured range on
+// some axis (clamped or extrapolated).
+func (s Source) OutOfRange() bool {
+	return s.Range[0].Limit != InRange || s.Range[1].Limit != InRange
 }
 
 // Describe renders the source in one line; a roofline's efficiency is
