@@ -1,13 +1,14 @@
 package calib
 
 import (
+	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/curve"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
 )
@@ -33,18 +34,16 @@ func (f *File) build() error {
 	return nil
 }
 
-var reRowErr = regexp.MustCompile(`\brow (\d+)\b`)
-
 // buildErr places an error of the kernels/comm table constructors: at the
-// line of the row it names ("row N", 1-based table row) when the row's
-// line is known, in the loaded file or in the file an importer read the
-// rows from (t.src); else at the table header; else at the table.
+// line of the row it names (a curve.RowError, 1-based table row) when the
+// row's line is known, in the loaded file or in the file an importer read
+// the rows from (t.src); else at the table header; else at the table.
 func (t *Table) buildErr(file string, err error) error {
 	if t.src != "" {
 		file = t.src
 	}
-	if m := reRowErr.FindStringSubmatch(err.Error()); m != nil {
-		if r, e := strconv.Atoi(m[1]); e == nil && r >= 1 && r <= len(t.rowLines) && t.rowLines[r-1] > 0 {
+	if re, ok := errors.AsType[*curve.RowError](err); ok {
+		if r := re.Row; r >= 1 && r <= len(t.rowLines) && t.rowLines[r-1] > 0 {
 			return fmt.Errorf("%s:%d: table %q: %w", file, t.rowLines[r-1], t.Name, err)
 		}
 	}

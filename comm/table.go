@@ -145,13 +145,13 @@ func NewTable(name string, op Collective, impl, mode string, pts []Point) (*Tabl
 	p := make([]point, len(pts))
 	for i, q := range pts {
 		if q.Ranks < 2 {
-			return nil, fmt.Errorf("row %d: ranks must be at least 2, got %d", q.Row, q.Ranks)
+			return nil, curve.RowErrorf(q.Row, "ranks must be at least 2, got %d", q.Ranks)
 		}
 		if !(q.Bytes > 0) || math.IsInf(float64(q.Bytes), 0) {
-			return nil, fmt.Errorf("row %d: bytes must be positive, got %v", q.Row, float64(q.Bytes))
+			return nil, curve.RowErrorf(q.Row, "bytes must be positive, got %v", float64(q.Bytes))
 		}
 		if !(q.Latency > 0) || math.IsInf(float64(q.Latency), 0) {
-			return nil, fmt.Errorf("row %d: latency must be positive and finite, got %v", q.Row, float64(q.Latency))
+			return nil, curve.RowErrorf(q.Row, "latency must be positive and finite, got %v", float64(q.Latency))
 		}
 		p[i] = point{ranks: q.Ranks, x: float64(q.Bytes), y: float64(q.Latency), row: q.Row}
 	}
@@ -216,10 +216,10 @@ func NewEPTable(name string, key EPKey, pts []EPPoint) (*EPTable, error) {
 	groups := map[[3]int][]point{}
 	for _, q := range pts {
 		if q.Ranks < 1 || q.TokensPerRank <= 0 || q.Hidden <= 0 || q.TopK <= 0 || q.Experts <= 0 {
-			return nil, fmt.Errorf("row %d: hidden, topk, experts, ranks and tokens_per_rank must be positive", q.Row)
+			return nil, curve.RowErrorf(q.Row, "hidden, topk, experts, ranks and tokens_per_rank must be positive")
 		}
 		if !(q.Latency > 0) || math.IsInf(float64(q.Latency), 0) {
-			return nil, fmt.Errorf("row %d: latency must be positive and finite, got %v", q.Row, float64(q.Latency))
+			return nil, curve.RowErrorf(q.Row, "latency must be positive and finite, got %v", float64(q.Latency))
 		}
 		k := [3]int{q.Hidden, q.TopK, q.Experts}
 		if _, ok := groups[k]; !ok {

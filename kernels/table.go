@@ -181,7 +181,7 @@ func sortByX(x, y []float64, rows []int) {
 
 func checkLatency(row int, l unit.Seconds) error {
 	if !(l > 0) || math.IsInf(float64(l), 0) {
-		return fmt.Errorf("row %d: latency must be positive and finite, got %v", row, float64(l))
+		return curve.RowErrorf(row, "latency must be positive and finite, got %v", float64(l))
 	}
 	return nil
 }
@@ -208,7 +208,7 @@ func NewGEMMTable(name, weightDtype string, pts []GEMMPoint) (*GEMMTable, error)
 	p := make([]pt1[[2]int], len(pts))
 	for i, q := range pts {
 		if q.M <= 0 || q.N <= 0 || q.K <= 0 {
-			return nil, fmt.Errorf("row %d: m, n, k must be positive", q.Row)
+			return nil, curve.RowErrorf(q.Row, "m, n, k must be positive")
 		}
 		if err := checkLatency(q.Row, q.Latency); err != nil {
 			return nil, err
@@ -322,7 +322,7 @@ func NewMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
 	t := &MoETable{Key: key}
 	for i, q := range pts {
 		if q.Tokens <= 0 || q.MoETP <= 0 || q.EP <= 0 {
-			return nil, fmt.Errorf("row %d: tokens, moe_tp and ep must be positive", q.Row)
+			return nil, curve.RowErrorf(q.Row, "tokens, moe_tp and ep must be positive")
 		}
 		if err := checkLatency(q.Row, q.Latency); err != nil {
 			return nil, err
@@ -519,7 +519,7 @@ func NewMLATable(name string, key MLAKey, pts []MLAPoint) (*MLATable, error) {
 	t := &MLATable{Key: key}
 	for i, q := range pts {
 		if q.Heads <= 0 || q.Batch <= 0 || q.KVLen <= 0 {
-			return nil, fmt.Errorf("row %d: heads, batch and kv_len must be positive", q.Row)
+			return nil, curve.RowErrorf(q.Row, "heads, batch and kv_len must be positive")
 		}
 		if err := checkLatency(q.Row, q.Latency); err != nil {
 			return nil, err
@@ -634,7 +634,7 @@ func NewGQATable(name string, key GQAKey, pts []GQAPoint) (*GQATable, error) {
 	p := make([]pt2[[2]int], len(pts))
 	for i, q := range pts {
 		if q.Heads <= 0 || q.KVHeads <= 0 || q.Batch <= 0 || q.KVLen <= 0 {
-			return nil, fmt.Errorf("row %d: heads, kv_heads, batch and kv_len must be positive", q.Row)
+			return nil, curve.RowErrorf(q.Row, "heads, kv_heads, batch and kv_len must be positive")
 		}
 		if err := checkLatency(q.Row, q.Latency); err != nil {
 			return nil, err

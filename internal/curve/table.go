@@ -1,7 +1,9 @@
 package curve
 
 import (
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/moecast/moecast/internal/cost"
@@ -152,3 +154,21 @@ func (t *Table) Estimate(y float64, rowLo, rowHi int, flags Flags) cost.Estimate
 		Source: src,
 	}
 }
+
+// RowError is an error in one row of a calibration table (Row is 1-based,
+// as Source rows are), from a table constructor; the caller that knows
+// where the row came from (calib: the file and line) finds it with
+// errors.As and places it there.
+type RowError struct {
+	Row int
+	Err error
+}
+
+// RowErrorf builds a RowError for row.
+func RowErrorf(row int, format string, args ...any) *RowError {
+	return &RowError{Row: row, Err: fmt.Errorf(format, args...)}
+}
+
+func (e *RowError) Error() string { return "row " + strconv.Itoa(e.Row) + ": " + e.Err.Error() }
+
+func (e *RowError) Unwrap() error { return e.Err }
