@@ -276,10 +276,10 @@ func (t *Tables) modeOK(m string) bool {
 // itself). An "auto" table is a user's own measurement of the engine's
 // choice.
 var allReduceImpls = [...][]string{
-	Auto:    {"auto", "vllm"},
-	NCCL:    {"nccl"},
-	OneShot: {"oneshot", "vllm"},
-	TwoShot: {"twoshot", "vllm"},
+	Auto:    {implNames[Auto], "vllm"},
+	NCCL:    {implNames[NCCL]},
+	OneShot: {implNames[OneShot], "vllm"},
+	TwoShot: {implNames[TwoShot], "vllm"},
 }
 
 func (t *Tables) find(op Collective, impl string, ranks int, b unit.Bytes) (cost.Estimate, bool) {

@@ -71,7 +71,7 @@ func (s *Scenario) build() error {
 	if r.Runtime.CUDAGraphs != nil {
 		c.Graphs = *r.Runtime.CUDAGraphs
 	}
-	if c.AllReduce, err = parseAllReduce(r.Runtime.AllReduce); err != nil {
+	if c.AllReduce, err = comm.ParseImpl(r.Runtime.AllReduce); err != nil {
 		return d.wrap("runtime.allreduce", err)
 	}
 	c.GPUMemoryUtilization = DefaultGPUMemoryUtilization
@@ -438,21 +438,6 @@ func (s *Scenario) buildFabric() (comm.Fabric, error) {
 		return f, d.wrap("hardware.custom_fabric", err)
 	}
 	return f, nil
-}
-
-// parseAllReduce maps runtime.allreduce to a comm.Impl ("" = auto).
-func parseAllReduce(v string) (comm.Impl, error) {
-	switch v {
-	case "", "auto":
-		return comm.Auto, nil
-	case "nccl":
-		return comm.NCCL, nil
-	case "oneshot":
-		return comm.OneShot, nil
-	case "twoshot":
-		return comm.TwoShot, nil
-	}
-	return 0, fmt.Errorf("unknown all-reduce %q (want auto, nccl, oneshot or twoshot)", v)
 }
 
 // buildSpec reads [speculative].
