@@ -8,15 +8,11 @@ import (
 	"strings"
 
 	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/curve"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
 )
-
-var collectives = map[string]comm.Collective{
-	"allreduce": comm.CollAllReduce, "allgather": comm.CollAllGather,
-	"reducescatter": comm.CollReduceScatter, "alltoall": comm.CollAllToAll,
-}
 
 // build turns the validated tables into kernels and comm lookup tables,
 // precomputing everything a lookup needs (curves, LOO errors, notes).
@@ -161,8 +157,8 @@ func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *
 		ct.EPs = append(ct.EPs, tb)
 		return tb, nil
 	default:
-		op, ok := collectives[t.Op]
-		if !ok {
+		op, ok := cost.ParseCategory(t.Op)
+		if !ok || !op.IsCollective() {
 			return nil, fmt.Errorf("op %q has no table type", t.Op)
 		}
 		pts := make([]comm.Point, len(t.Rows))

@@ -188,7 +188,7 @@ func (c *Comm) AllReduce(impl Impl, ranks int, b unit.Bytes) cost.Estimate {
 		t = lat + TwoShotExtraLatency + unit.TransferTime(b*unit.Bytes(2*(n-1)/n), c.Fabric.P2PBW)
 		formula = formulaTwoShot
 	default:
-		t, formula = c.ncclTime(collAllReduce, ranks, b)
+		t, formula = c.ncclTime(cost.AllReduce, ranks, b)
 	}
 	if impl != NCCL && !c.Graphs && t < CustomAREagerFloor {
 		t, note = CustomAREagerFloor, noteEager

@@ -29,30 +29,6 @@ import (
 	"github.com/moecast/moecast/internal/unit"
 )
 
-// Collective names a collective in a table.
-type Collective uint8
-
-const (
-	CollAllReduce Collective = iota
-	CollAllGather
-	CollReduceScatter
-	CollAllToAll
-)
-
-func (c Collective) String() string {
-	switch c {
-	case CollAllReduce:
-		return "allreduce"
-	case CollAllGather:
-		return "allgather"
-	case CollReduceScatter:
-		return "reducescatter"
-	case CollAllToAll:
-		return "alltoall"
-	}
-	return fmt.Sprintf("collective(%d)", uint8(c))
-}
-
 // sizeAxis is a collective or EP table's measured axis: above the range
 // the last segment is extended (buildByRanks).
 func sizeAxis(name string) []curve.Axis {
@@ -129,7 +105,7 @@ type Point struct {
 // implementation.
 type Table struct {
 	curve.Table
-	Op Collective
+	Op cost.Category // cost.AllReduce, AllGather, ReduceScatter or AllToAll
 	// Impl is the implementation measured: "nccl" (nccl-tests), "vllm",
 	// "sglang", "trtllm" (framework all-reduce, which picks its own custom
 	// kernel or NCCL), "oneshot", "twoshot".
@@ -141,7 +117,7 @@ type Table struct {
 }
 
 // NewTable builds a collective table named name (the Source.Table string).
-func NewTable(name string, op Collective, impl, mode string, pts []Point) (*Table, error) {
+func NewTable(name string, op cost.Category, impl, mode string, pts []Point) (*Table, error) {
 	p := make([]point, len(pts))
 	for i, q := range pts {
 		if q.Ranks < 2 {
@@ -282,7 +258,7 @@ var allReduceImpls = [...][]string{
 	TwoShot: {implNames[TwoShot], "vllm"},
 }
 
-func (t *Tables) find(op Collective, impl string, ranks int, b unit.Bytes) (cost.Estimate, bool) {
+func (t *Tables) find(op cost.Category, impl string, ranks int, b unit.Bytes) (cost.Estimate, bool) {
 	for _, tb := range t.Colls {
 		if tb.Op != op || tb.Impl != impl || !t.modeOK(tb.Mode) {
 			continue
@@ -300,7 +276,7 @@ func (t *Tables) AllReduce(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, b
 		return cost.Estimate{}, false
 	}
 	for _, name := range allReduceImpls[impl] {
-		if e, ok := t.find(CollAllReduce, name, ranks, b); ok {
+		if e, ok := t.find(cost.AllReduce, name, ranks, b); ok {
 			return e, true
 		}
 	}
@@ -309,18 +285,18 @@ func (t *Tables) AllReduce(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, b
 
 // AllGather implements Lookup; b is the whole gathered array.
 func (t *Tables) AllGather(ranks int, b unit.Bytes) (cost.Estimate, bool) {
-	return t.find(CollAllGather, "nccl", ranks, b)
+	return t.find(cost.AllGather, "nccl", ranks, b)
 }
 
 // ReduceScatter implements Lookup; b is the whole input array of one rank.
 func (t *Tables) ReduceScatter(ranks int, b unit.Bytes) (cost.Estimate, bool) {
-	return t.find(CollReduceScatter, "nccl", ranks, b)
+	return t.find(cost.ReduceScatter, "nccl", ranks, b)
 }
 
 // AllToAll implements Lookup from NCCL all-to-all tables; bytesPerRank is
 // what one rank sends in total.
 func (t *Tables) AllToAll(ranks int, bytesPerRank unit.Bytes) (cost.Estimate, bool) {
-	return t.find(CollAllToAll, "nccl", ranks, bytesPerRank)
+	return t.find(cost.AllToAll, "nccl", ranks, bytesPerRank)
 }
 
 // EP answers an expert-parallel dispatch or combine ("dispatch",

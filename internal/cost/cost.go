@@ -14,6 +14,9 @@ import (
 
 // Category is an operation category. The names are a contract shared by
 // `moecast predict` (breakdown_ms) and `moecast trace` (by_category_ms).
+// Its collectives (AllReduce, AllGather, ReduceScatter, AllToAll) are the
+// one collective vocabulary: comm's tables and NCCL model, and calib's
+// table ops ("allreduce", ...), use these values and names.
 type Category uint8
 
 const (
