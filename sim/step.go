@@ -448,7 +448,7 @@ func (s *Sim) evalModule(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate) 
 			e.Source.Note = noteMLAModule
 		}
 		if o.kind != opMLA { // the query's range is the attention op's
-			e.Source.Range, e.Source.RangeNote = [2]cost.AxisRange{}, ""
+			e.Source.Range = nil
 		}
 	}
 }

@@ -10,9 +10,9 @@ import (
 
 // tableRangeWarnings lists, as user warnings, every op whose cost came from
 // a calibration table queried outside the table's measured range
-// (cost.Source.OutOfRange: clamped to the end value, or the last segment
-// extended; RangeNote says which axis). It re-evaluates each point op by op (sim.Explain), because a
-// category's source shows only its largest op. One warning per op, table
+// (cost.Source.Range: clamped to the end value, or the last segment
+// extended, and on which axis). It re-evaluates each point op by op
+// (sim.Explain), because a category's source shows only its largest op. One warning per op, table
 // and note, naming the query (the op's per-rank shape at the largest batch
 // that hit it) and every batch that hit it, e.g.
 //
@@ -45,7 +45,7 @@ func tableRangeWarnings(sm *sim.Sim, points []sim.Point) ([]string, error) {
 			if !src.OutOfRange() {
 				continue
 			}
-			n := src.RangeNote
+			n := src.Range.Note
 			k := key{o.Layer, o.Name, src.Table, n}
 			h, ok := hits[k]
 			if !ok {

@@ -125,20 +125,27 @@ type Source struct {
 	RowLo      int     // first table row used (1-based, Kind == Table)
 	RowHi      int     // last table row used
 	Note       string  // anything else a reader needs: clamping, a correction applied
-	// Range is where the query fell on each axis of the table (Kind ==
-	// Table; an axis the query left has a Limit other than InRange, and
-	// unused entries are zero); RangeNote says the same in words
-	// ("clamped: kv_len above the measured range"). Both survive a Note
-	// that a caller replaces (a floor, a share of a module table).
-	Range     [2]AxisRange
-	RangeNote string
+	// Range says where the query left the table's measured range (Kind ==
+	// Table), or is nil when it fell inside on every axis. It points at
+	// what the table holds for that case (read-only, so building a Source
+	// still never allocates), and survives a Note that a caller replaces
+	// (a floor, a share of a module table).
+	Range *Range
+}
+
+// Range is how a table query left the table's measured range.
+type Range struct {
+	// Axes has one entry per table axis, in table order (unused entries
+	// are zero); at least one has a Limit other than InRange.
+	Axes [2]AxisRange
+	// Note says the same in words, as Note begins with it:
+	// "clamped: kv_len above the measured range".
+	Note string
 }
 
 // OutOfRange reports whether the query left the table's measured range on
 // some axis (clamped or extrapolated).
-func (s Source) OutOfRange() bool {
-	return s.Range[0].Limit != InRange || s.Range[1].Limit != InRange
-}
+func (s Source) OutOfRange() bool { return s.Range != nil }
 
 // Describe renders the source in one line; a roofline's efficiency is
 // left out when it is 0 (not applicable).

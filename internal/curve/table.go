@@ -72,7 +72,7 @@ type Table struct {
 	nLOO   int     // interior points the error was computed over
 	axes   [2]Axis
 	notes  [numFlags]string // the whole Note for each combination of flags
-	ranges [16]string       // the RangeNote for each combination of the axis flags
+	ranges [16]cost.Range   // the Source.Range for each combination of the axis flags
 }
 
 // Init names the table, sets its axes (one or two) and own notes (at most
@@ -107,7 +107,18 @@ func (t *Table) Init(name string, axes []Axis, notes []string, loo []float64) {
 		return parts
 	}
 	for m := range Flags(16) {
-		t.ranges[m] = strings.Join(words(m), "; ")
+		r := &t.ranges[m]
+		r.Note = strings.Join(words(m), "; ")
+		for i, a := range t.axes {
+			switch {
+			case m&(BelowA<<(2*i)) != 0:
+				r.Axes[i] = cost.AxisRange{Axis: a.Name, Limit: cost.ClampedBelow}
+			case m&(AboveA<<(2*i)) != 0 && a.Extrapolated:
+				r.Axes[i] = cost.AxisRange{Axis: a.Name, Limit: cost.ExtrapolatedAbove}
+			case m&(AboveA<<(2*i)) != 0:
+				r.Axes[i] = cost.AxisRange{Axis: a.Name, Limit: cost.ClampedAbove}
+			}
+		}
 	}
 	for m := range numFlags {
 		parts := words(Flags(m))
@@ -129,23 +140,15 @@ func (t *Table) LOOError() (p90 float64, points int) { return t.err, t.nLOO }
 
 // Estimate is a table answer of y seconds from rows rowLo..rowHi: its
 // interval is y(1 -+ the leave-one-out error); its Source names the table
-// and rows, the axes the query left (Range, RangeNote) and the notes of
+// and rows, the axes the query left (Range) and the notes of
 // flags. Bytes and FLOPs are zero: the caller knows the op's traffic.
 func (t *Table) Estimate(y float64, rowLo, rowHi int, flags Flags) cost.Estimate {
 	src := cost.Source{
 		Kind: cost.Table, Formula: TableFormula, Table: t.name,
 		RowLo: rowLo, RowHi: rowHi, Note: t.notes[flags],
-		RangeNote: t.ranges[flags&15],
 	}
-	for i, a := range t.axes {
-		switch {
-		case flags&(BelowA<<(2*i)) != 0:
-			src.Range[i] = cost.AxisRange{Axis: a.Name, Limit: cost.ClampedBelow}
-		case flags&(AboveA<<(2*i)) != 0 && a.Extrapolated:
-			src.Range[i] = cost.AxisRange{Axis: a.Name, Limit: cost.ExtrapolatedAbove}
-		case flags&(AboveA<<(2*i)) != 0:
-			src.Range[i] = cost.AxisRange{Axis: a.Name, Limit: cost.ClampedAbove}
-		}
+	if r := flags & 15; r != 0 && t.ranges[r].Note != "" {
+		src.Range = &t.ranges[r]
 	}
 	return cost.Estimate{
 		Time:   unit.Seconds(y),
