@@ -683,24 +683,10 @@ func (t *Tables) Empty() bool {
 }
 
 // GEMM implements Lookup.
-func (t *Tables) GEMM(s GEMMShape) (cost.Estimate, bool) {
-	for _, tb := range t.GEMMs {
-		if e, ok := tb.Lookup(s); ok {
-			return e, true
-		}
-	}
-	return cost.Estimate{}, false
-}
+func (t *Tables) GEMM(s GEMMShape) (cost.Estimate, bool) { return curve.First(t.GEMMs, s) }
 
 // MoE implements Lookup.
-func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) {
-	for _, tb := range t.MoEs {
-		if e, ok := tb.Lookup(s); ok {
-			return e, true
-		}
-	}
-	return cost.Estimate{}, false
-}
+func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) { return curve.First(t.MoEs, s) }
 
 // MLAModule implements Lookup. An fp8-KV query that no fp8-KV table
 // covers (the perf database measures fp8 KV at fewer head counts) is
@@ -708,10 +694,8 @@ func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) {
 // (MLATable.lookupFP8FromBF16, Source.Note says so), rather than dropping
 // the whole module to the roofline.
 func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
-	for _, tb := range t.MLAs {
-		if e, ok := tb.Lookup(s); ok {
-			return e, true
-		}
+	if e, ok := curve.First(t.MLAs, s); ok {
+		return e, true
 	}
 	for _, tb := range t.MLAs {
 		if e, ok := tb.lookupFP8FromBF16(s); ok {
@@ -722,11 +706,4 @@ func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
 }
 
 // GQA implements Lookup.
-func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) {
-	for _, tb := range t.GQAs {
-		if e, ok := tb.Lookup(s); ok {
-			return e, true
-		}
-	}
-	return cost.Estimate{}, false
-}
+func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) { return curve.First(t.GQAs, s) }

@@ -175,3 +175,21 @@ func RowErrorf(row int, format string, args ...any) *RowError {
 func (e *RowError) Error() string { return "row " + strconv.Itoa(e.Row) + ": " + e.Err.Error() }
 
 func (e *RowError) Unwrap() error { return e.Err }
+
+// Lookuper is a table that answers queries of type Q, reporting false
+// when it does not cover one.
+type Lookuper[Q any] interface {
+	Lookup(q Q) (cost.Estimate, bool)
+}
+
+// First is the answer of the first table in ts that covers q: a set of
+// tables answers in its order (file order; later calibration sources
+// first).
+func First[T Lookuper[Q], Q any](ts []T, q Q) (cost.Estimate, bool) {
+	for _, t := range ts {
+		if e, ok := t.Lookup(q); ok {
+			return e, true
+		}
+	}
+	return cost.Estimate{}, false
+}
