@@ -110,7 +110,11 @@ func runPredict(s *streams, opts *predictOptions) error {
 		return inputErr(err)
 	}
 	if opts.Calibration != "" {
-		if err := sc.SetCalibration(strings.Split(opts.Calibration, ",")...); err != nil {
+		srcs := strings.Split(opts.Calibration, ",")
+		for i := range srcs {
+			srcs[i] = strings.TrimSpace(srcs[i])
+		}
+		if err := sc.SetCalibration(srcs...); err != nil {
 			return inputErr(err)
 		}
 	}

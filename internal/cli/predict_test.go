@@ -234,11 +234,15 @@ func TestPredictCalibrationLayered(t *testing.T) {
 	assert.Equal(t, []string{mine}, pr.Calibration)
 	assert.True(t, strings.HasPrefix(pr.Points[0].Sources["moe"], "roofline"), pr.Points[0].Sources["moe"])
 
-	code, out, errs = runCLI(t, "predict", "--batch", "8", "--calibration", "embedded,"+mine)
+	code, out, errs = runCLI(t, "predict", "--batch", "8", "--calibration", "embedded, "+mine)
 	require.Equal(t, ExitOK, code, errs)
 	assert.Contains(t, out, "calib     embedded:rtx-pro-6000-server, 37 tables + "+mine+", ")
 
 	code, out, _ = runCLI(t, "predict", "--format", "json", "--calibration", "none")
 	require.Equal(t, ExitOK, code)
 	assert.Contains(t, out, `"calibration": [],`)
+
+	code, _, errs = runCLI(t, "predict", "--calibration", "embedded,nope.toml")
+	assert.Equal(t, ExitInput, code)
+	assert.True(t, strings.HasPrefix(errs, `moecast: --calibration: source 2 ("nope.toml"): calibration file: `), errs)
 }
