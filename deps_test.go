@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"internal/cost":       {"internal/unit"},
 	"internal/atomicfile": {},
 	"internal/golden":     {},
-	"internal/curve":      {"gonum.org/v1/gonum"},
+	"internal/curve":      {"internal/unit", "internal/cost", "gonum.org/v1/gonum"},
 	"model":               {"internal/unit", "internal/dtype"},
 	"kernels":             {"internal/unit", "internal/dtype", "internal/cost", "internal/curve", "gonum.org/v1/gonum"},
 	"comm":                {"internal/unit", "internal/cost", "internal/curve", "gonum.org/v1/gonum"},

@@ -1,21 +1,18 @@
 package calib
 
 import (
+	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/curve"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
 )
-
-var collectives = map[string]comm.Collective{
-	"allreduce": comm.CollAllReduce, "allgather": comm.CollAllGather,
-	"reducescatter": comm.CollReduceScatter, "alltoall": comm.CollAllToAll,
-}
 
 // build turns the validated tables into kernels and comm lookup tables,
 // precomputing everything a lookup needs (curves, LOO errors, notes).
@@ -33,18 +30,16 @@ func (f *File) build() error {
 	return nil
 }
 
-var reRowErr = regexp.MustCompile(`\brow (\d+)\b`)
-
 // buildErr places an error of the kernels/comm table constructors: at the
-// line of the row it names ("row N", 1-based table row) when the row's
-// line is known, in the loaded file or in the file an importer read the
-// rows from (t.src); else at the table header; else at the table.
+// line of the row it names (a curve.RowError, 1-based table row) when the
+// row's line is known, in the loaded file or in the file an importer read
+// the rows from (t.src); else at the table header; else at the table.
 func (t *Table) buildErr(file string, err error) error {
 	if t.src != "" {
 		file = t.src
 	}
-	if m := reRowErr.FindStringSubmatch(err.Error()); m != nil {
-		if r, e := strconv.Atoi(m[1]); e == nil && r >= 1 && r <= len(t.rowLines) && t.rowLines[r-1] > 0 {
+	if re, ok := errors.AsType[*curve.RowError](err); ok {
+		if r := re.Row; r >= 1 && r <= len(t.rowLines) && t.rowLines[r-1] > 0 {
 			return fmt.Errorf("%s:%d: table %q: %w", file, t.rowLines[r-1], t.Name, err)
 		}
 	}
@@ -162,8 +157,8 @@ func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *
 		ct.EPs = append(ct.EPs, tb)
 		return tb, nil
 	default:
-		op, ok := collectives[t.Op]
-		if !ok {
+		op, ok := cost.ParseCategory(t.Op)
+		if !ok || !op.IsCollective() {
 			return nil, fmt.Errorf("op %q has no table type", t.Op)
 		}
 		pts := make([]comm.Point, len(t.Rows))

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/unit"
 )
 
@@ -30,7 +31,7 @@ func need(cond bool, msg string) error {
 // Known key values: a table with any other value would never answer a
 // query (lookups match these strings exactly), so it is refused at load.
 var (
-	collectiveImpls = []string{"nccl", "vllm", "sglang", "trtllm", "oneshot", "twoshot", "auto"}
+	collectiveImpls = comm.TableImpls()
 	epImpls         = []string{"deepep_ll"}
 	moeQuants       = []string{"int4_wo", "fp8_block", "nvfp4", "mxfp4", "bf16"}
 	mlaDtypes       = []string{"bf16", "fp8", "fp8_block", "nvfp4"}

@@ -1,6 +1,10 @@
 package comm
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
 )
@@ -24,14 +28,31 @@ func (i Impl) String() string {
 	return "impl(?)"
 }
 
-// ParseImpl maps a runtime.allreduce value to an Impl.
-func ParseImpl(s string) (Impl, bool) {
+// ParseImpl maps an all-reduce implementation name (runtime.allreduce,
+// the CLI) to an Impl; "" is Auto. It is the one parser of these names.
+func ParseImpl(s string) (Impl, error) {
+	if s == "" {
+		return Auto, nil
+	}
 	for i, n := range implNames {
 		if n == s {
-			return Impl(i), true
+			return Impl(i), nil
 		}
 	}
-	return 0, false
+	return 0, fmt.Errorf("unknown all-reduce %q (want %s or %s)", s,
+		strings.Join(implNames[:len(implNames)-1], ", "), implNames[len(implNames)-1])
+}
+
+// ImplNames lists the Impl names in order: auto, nccl, oneshot, twoshot.
+func ImplNames() []string { return slices.Clone(implNames[:]) }
+
+// TableImpls lists the implementations a collective table may name: the
+// Impl names, and the serving engines' measured all-reduce entry points
+// ("vllm", "sglang", "trtllm": each engine's custom all-reduce, which picks
+// its kernel by size itself). A table naming another would never answer a
+// query (Tables matches these strings exactly).
+func TableImpls() []string {
+	return []string{"nccl", "vllm", "sglang", "trtllm", "oneshot", "twoshot", "auto"}
 }
 
 // Comm costs collectives among ranks on one fabric. Its methods do not
@@ -167,7 +188,7 @@ func (c *Comm) AllReduce(impl Impl, ranks int, b unit.Bytes) cost.Estimate {
 		t = lat + TwoShotExtraLatency + unit.TransferTime(b*unit.Bytes(2*(n-1)/n), c.Fabric.P2PBW)
 		formula = formulaTwoShot
 	default:
-		t, formula = c.ncclTime(collAllReduce, ranks, b)
+		t, formula = c.ncclTime(cost.AllReduce, ranks, b)
 	}
 	if impl != NCCL && !c.Graphs && t < CustomAREagerFloor {
 		t, note = CustomAREagerFloor, noteEager

@@ -20,7 +20,7 @@ func (c *Comm) AllGather(ranks int, b unit.Bytes) cost.Estimate {
 			return fromTable(t, b)
 		}
 	}
-	t, f := c.ncclTime(collAllGather, ranks, b)
+	t, f := c.ncclTime(cost.AllGather, ranks, b)
 	n := float64(ranks)
 	return alphaBeta(t, b*unit.Bytes((n-1)/n), f, "")
 }
@@ -37,7 +37,7 @@ func (c *Comm) ReduceScatter(ranks int, b unit.Bytes) cost.Estimate {
 			return fromTable(t, b)
 		}
 	}
-	t, f := c.ncclTime(collReduceScatter, ranks, b)
+	t, f := c.ncclTime(cost.ReduceScatter, ranks, b)
 	n := float64(ranks)
 	return alphaBeta(t, b*unit.Bytes((n-1)/n), f, "")
 }

@@ -115,12 +115,18 @@ func TestChooseAllReduce(t *testing.T) {
 
 func TestParseImpl(t *testing.T) {
 	for _, i := range []Impl{Auto, NCCL, OneShot, TwoShot} {
-		got, ok := ParseImpl(i.String())
-		assert.True(t, ok)
+		got, err := ParseImpl(i.String())
+		assert.NoError(t, err)
 		assert.Equal(t, i, got)
 	}
-	_, ok := ParseImpl("ring")
-	assert.False(t, ok)
+	got, err := ParseImpl("")
+	assert.NoError(t, err)
+	assert.Equal(t, Auto, got, `"" is auto`)
+	_, err = ParseImpl("ring")
+	assert.EqualError(t, err, `unknown all-reduce "ring" (want auto, nccl, oneshot or twoshot)`)
+	for _, n := range ImplNames() {
+		assert.Contains(t, TableImpls(), n, "a table may measure every Impl")
+	}
 }
 
 // TestNCCLProtocolRegimes: small messages are latency-dominated (LL), large

@@ -3,6 +3,7 @@ package comm
 import (
 	"math"
 
+	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
 )
 
@@ -65,19 +66,11 @@ var ncclFormula = [2][numProtos]string{
 	},
 }
 
-type collKind uint8
-
-const (
-	collAllReduce collKind = iota
-	collAllGather
-	collReduceScatter
-)
-
 // ncclTime returns NCCL's modelled time for a collective of b bytes (the
 // full buffer: all-reduce input, all-gather output, reduce-scatter input)
 // over n ranks, minimised over the enabled algorithms and protocols as NCCL
 // does, with the formula of the winner.
-func (c *Comm) ncclTime(kind collKind, n int, b unit.Bytes) (unit.Seconds, string) {
+func (c *Comm) ncclTime(kind cost.Category, n int, b unit.Bytes) (unit.Seconds, string) {
 	link := 1
 	if c.Fabric.NVLink {
 		link = 0
@@ -93,7 +86,7 @@ func (c *Comm) ncclTime(kind collKind, n int, b unit.Bytes) (unit.Seconds, strin
 	formula := ""
 	nf := float64(n)
 	for a := ring; a <= tree; a++ {
-		if a == tree && kind != collAllReduce {
+		if a == tree && kind != cost.AllReduce {
 			continue
 		}
 		for p := protoLL; p < numProtos; p++ {
@@ -103,14 +96,14 @@ func (c *Comm) ncclTime(kind collKind, n int, b unit.Bytes) (unit.Seconds, strin
 			var lat, bw float64
 			if a == ring {
 				steps := nf - 1
-				if kind == collAllReduce {
+				if kind == cost.AllReduce {
 					steps = 2 * (nf - 1)
 				}
 				f := 1.0
 				switch p {
 				case protoLL:
 					f = 1.0 / 3
-					if kind == collAllReduce {
+					if kind == cost.AllReduce {
 						f = 1.0 / 4
 					}
 				case protoLL128:

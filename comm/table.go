@@ -23,92 +23,22 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/curve"
 	"github.com/moecast/moecast/internal/unit"
 )
 
-const tableFormula = "piecewise-linear interpolation in log-log space"
-
-// Collective names a collective in a table.
-type Collective uint8
-
-const (
-	CollAllReduce Collective = iota
-	CollAllGather
-	CollReduceScatter
-	CollAllToAll
-)
-
-func (c Collective) String() string {
-	switch c {
-	case CollAllReduce:
-		return "allreduce"
-	case CollAllGather:
-		return "allgather"
-	case CollReduceScatter:
-		return "reducescatter"
-	case CollAllToAll:
-		return "alltoall"
-	}
-	return fmt.Sprintf("collective(%d)", uint8(c))
+// sizeAxis is a collective or EP table's measured axis: above the range
+// the last segment is extended (buildByRanks).
+func sizeAxis(name string) []curve.Axis {
+	return []curve.Axis{{Name: name, Extrapolated: true,
+		How: "last segment extended in log-log with slope >= 1: never faster than the last measured point's bandwidth"}}
 }
 
-const (
-	noteClampLo = 1 << iota
-	noteClampHi
-	numNotes = 1 << 2
-)
-
-type tableBase struct {
-	name  string
-	err   float64
-	nLOO  int
-	notes [numNotes]string
-}
-
-func (b *tableBase) init(name, axis string, loo []float64) {
-	b.name = name
-	b.err = curve.P90(loo)
-	b.nLOO = len(loo)
-	for m := range numNotes {
-		var parts []string
-		if m&noteClampLo != 0 {
-			parts = append(parts, "clamped: "+axis+" below the measured range")
-		}
-		if m&noteClampHi != 0 {
-			parts = append(parts, "extrapolated: "+axis+" above the measured range (last segment extended in log-log with slope >= 1: never faster than the last measured point's bandwidth)")
-		}
-		b.notes[m] = strings.Join(parts, "; ")
-	}
-}
-
-// Name is the table's Source.Table string.
-func (b *tableBase) Name() string { return b.name }
-
-// LOOError is the p90 relative leave-one-out error and the number of
-// interior points it was computed over.
-func (b *tableBase) LOOError() (p90 float64, points int) { return b.err, b.nLOO }
-
-func (b *tableBase) estimate(r curve.Result) cost.Estimate {
-	note := 0
-	switch r.Clamp {
-	case curve.Below:
-		note = noteClampLo
-	case curve.Above:
-		note = noteClampHi
-	}
-	return cost.Estimate{
-		Time: unit.Seconds(r.Y),
-		Lo:   unit.Seconds(math.Max(0, r.Y*(1-b.err))),
-		Hi:   unit.Seconds(r.Y * (1 + b.err)),
-		Source: cost.Source{
-			Kind: cost.Table, Formula: tableFormula, Table: b.name,
-			RowLo: r.RowLo, RowHi: r.RowHi, Note: b.notes[note],
-		},
-	}
+// estimate is a table answer for one curve lookup.
+func estimate(t *curve.Table, r curve.Result) cost.Estimate {
+	return t.Estimate(r.Y, r.RowLo, r.RowHi, curve.FlagsOf(r.Clamp, curve.Inside))
 }
 
 type byRanks struct {
@@ -174,8 +104,8 @@ type Point struct {
 // Table is one collective's latency by (ranks, bytes) for one
 // implementation.
 type Table struct {
-	tableBase
-	Op Collective
+	curve.Table
+	Op cost.Category // cost.AllReduce, AllGather, ReduceScatter or AllToAll
 	// Impl is the implementation measured: "nccl" (nccl-tests), "vllm",
 	// "sglang", "trtllm" (framework all-reduce, which picks its own custom
 	// kernel or NCCL), "oneshot", "twoshot".
@@ -187,17 +117,17 @@ type Table struct {
 }
 
 // NewTable builds a collective table named name (the Source.Table string).
-func NewTable(name string, op Collective, impl, mode string, pts []Point) (*Table, error) {
+func NewTable(name string, op cost.Category, impl, mode string, pts []Point) (*Table, error) {
 	p := make([]point, len(pts))
 	for i, q := range pts {
 		if q.Ranks < 2 {
-			return nil, fmt.Errorf("row %d: ranks must be at least 2, got %d", q.Row, q.Ranks)
+			return nil, curve.RowErrorf(q.Row, "ranks must be at least 2, got %d", q.Ranks)
 		}
 		if !(q.Bytes > 0) || math.IsInf(float64(q.Bytes), 0) {
-			return nil, fmt.Errorf("row %d: bytes must be positive, got %v", q.Row, float64(q.Bytes))
+			return nil, curve.RowErrorf(q.Row, "bytes must be positive, got %v", float64(q.Bytes))
 		}
 		if !(q.Latency > 0) || math.IsInf(float64(q.Latency), 0) {
-			return nil, fmt.Errorf("row %d: latency must be positive and finite, got %v", q.Row, float64(q.Latency))
+			return nil, curve.RowErrorf(q.Row, "latency must be positive and finite, got %v", float64(q.Latency))
 		}
 		p[i] = point{ranks: q.Ranks, x: float64(q.Bytes), y: float64(q.Latency), row: q.Row}
 	}
@@ -206,7 +136,7 @@ func NewTable(name string, op Collective, impl, mode string, pts []Point) (*Tabl
 		return nil, err
 	}
 	t := &Table{Op: op, Impl: impl, Mode: mode, series: s}
-	t.init(name, "bytes", loo)
+	t.Init(name, sizeAxis("bytes"), nil, loo)
 	return t, nil
 }
 
@@ -217,7 +147,7 @@ func (t *Table) Lookup(ranks int, b unit.Bytes) (cost.Estimate, bool) {
 	if c == nil || !(b > 0) {
 		return cost.Estimate{}, false
 	}
-	return t.estimate(c.At(float64(b))), true
+	return estimate(&t.Table, c.At(float64(b))), true
 }
 
 // Coverage lists the measured rank counts with their size ranges and
@@ -250,7 +180,7 @@ type EPKey struct {
 // comm.Lookup's AllToAll (bytes per rank) does not consult it; Tables.EP
 // does.
 type EPTable struct {
-	tableBase
+	curve.Table
 	Key    EPKey
 	shapes [][3]int // (hidden, topk, experts) of each series set
 	series []byRanks
@@ -262,10 +192,10 @@ func NewEPTable(name string, key EPKey, pts []EPPoint) (*EPTable, error) {
 	groups := map[[3]int][]point{}
 	for _, q := range pts {
 		if q.Ranks < 1 || q.TokensPerRank <= 0 || q.Hidden <= 0 || q.TopK <= 0 || q.Experts <= 0 {
-			return nil, fmt.Errorf("row %d: hidden, topk, experts, ranks and tokens_per_rank must be positive", q.Row)
+			return nil, curve.RowErrorf(q.Row, "hidden, topk, experts, ranks and tokens_per_rank must be positive")
 		}
 		if !(q.Latency > 0) || math.IsInf(float64(q.Latency), 0) {
-			return nil, fmt.Errorf("row %d: latency must be positive and finite, got %v", q.Row, float64(q.Latency))
+			return nil, curve.RowErrorf(q.Row, "latency must be positive and finite, got %v", float64(q.Latency))
 		}
 		k := [3]int{q.Hidden, q.TopK, q.Experts}
 		if _, ok := groups[k]; !ok {
@@ -282,7 +212,7 @@ func NewEPTable(name string, key EPKey, pts []EPPoint) (*EPTable, error) {
 		t.series = append(t.series, s)
 		loo = append(loo, l...)
 	}
-	t.init(name, "tokens_per_rank", loo)
+	t.Init(name, sizeAxis("tokens_per_rank"), nil, loo)
 	return t, nil
 }
 
@@ -322,13 +252,13 @@ func (t *Tables) modeOK(m string) bool {
 // itself). An "auto" table is a user's own measurement of the engine's
 // choice.
 var allReduceImpls = [...][]string{
-	Auto:    {"auto", "vllm"},
-	NCCL:    {"nccl"},
-	OneShot: {"oneshot", "vllm"},
-	TwoShot: {"twoshot", "vllm"},
+	Auto:    {implNames[Auto], "vllm"},
+	NCCL:    {implNames[NCCL]},
+	OneShot: {implNames[OneShot], "vllm"},
+	TwoShot: {implNames[TwoShot], "vllm"},
 }
 
-func (t *Tables) find(op Collective, impl string, ranks int, b unit.Bytes) (cost.Estimate, bool) {
+func (t *Tables) find(op cost.Category, impl string, ranks int, b unit.Bytes) (cost.Estimate, bool) {
 	for _, tb := range t.Colls {
 		if tb.Op != op || tb.Impl != impl || !t.modeOK(tb.Mode) {
 			continue
@@ -346,7 +276,7 @@ func (t *Tables) AllReduce(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, b
 		return cost.Estimate{}, false
 	}
 	for _, name := range allReduceImpls[impl] {
-		if e, ok := t.find(CollAllReduce, name, ranks, b); ok {
+		if e, ok := t.find(cost.AllReduce, name, ranks, b); ok {
 			return e, true
 		}
 	}
@@ -355,18 +285,18 @@ func (t *Tables) AllReduce(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, b
 
 // AllGather implements Lookup; b is the whole gathered array.
 func (t *Tables) AllGather(ranks int, b unit.Bytes) (cost.Estimate, bool) {
-	return t.find(CollAllGather, "nccl", ranks, b)
+	return t.find(cost.AllGather, "nccl", ranks, b)
 }
 
 // ReduceScatter implements Lookup; b is the whole input array of one rank.
 func (t *Tables) ReduceScatter(ranks int, b unit.Bytes) (cost.Estimate, bool) {
-	return t.find(CollReduceScatter, "nccl", ranks, b)
+	return t.find(cost.ReduceScatter, "nccl", ranks, b)
 }
 
 // AllToAll implements Lookup from NCCL all-to-all tables; bytesPerRank is
 // what one rank sends in total.
 func (t *Tables) AllToAll(ranks int, bytesPerRank unit.Bytes) (cost.Estimate, bool) {
-	return t.find(CollAllToAll, "nccl", ranks, bytesPerRank)
+	return t.find(cost.AllToAll, "nccl", ranks, bytesPerRank)
 }
 
 // EP answers an expert-parallel dispatch or combine ("dispatch",
@@ -381,7 +311,7 @@ func (t *Tables) EP(phase string, ranks, tokensPerRank, hidden, topk, experts in
 				continue
 			}
 			if c := tb.series[i].find(ranks); c != nil && tokensPerRank > 0 {
-				return tb.estimate(c.At(float64(tokensPerRank))), true
+				return estimate(&tb.Table, c.At(float64(tokensPerRank))), true
 			}
 		}
 	}

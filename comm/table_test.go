@@ -23,7 +23,7 @@ func arTable(t *testing.T, name, impl, mode string, scale float64) *Table {
 			pts = append(pts, Point{Ranks: r, Bytes: b, Latency: unit.Seconds(scale*float64(r)) * us * unit.Seconds(math.Log2(float64(b))), Row: row})
 		}
 	}
-	tb, err := NewTable(name, CollAllReduce, impl, mode, pts)
+	tb, err := NewTable(name, cost.AllReduce, impl, mode, pts)
 	require.NoError(t, err)
 	return tb
 }
@@ -88,7 +88,7 @@ func TestTableExtrapolatesAboveRange(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tb, err := NewTable("f#ag", CollAllGather, "nccl", "", tc.pts)
+			tb, err := NewTable("f#ag", cost.AllGather, "nccl", "", tc.pts)
 			require.NoError(t, err)
 			e, ok := tb.Lookup(8, tc.query)
 			require.True(t, ok)
@@ -153,11 +153,11 @@ func TestTablesImplAndModeSelection(t *testing.T) {
 
 func TestTablesOtherCollectives(t *testing.T) {
 	pts := []Point{{Ranks: 8, Bytes: 1e3, Latency: 20 * us, Row: 1}, {Ranks: 8, Bytes: 1e6, Latency: 40 * us, Row: 2}}
-	ag, err := NewTable("f#ag", CollAllGather, "nccl", "", pts)
+	ag, err := NewTable("f#ag", cost.AllGather, "nccl", "", pts)
 	require.NoError(t, err)
-	rs, err := NewTable("f#rs", CollReduceScatter, "nccl", "", pts)
+	rs, err := NewTable("f#rs", cost.ReduceScatter, "nccl", "", pts)
 	require.NoError(t, err)
-	a2a, err := NewTable("f#a2a", CollAllToAll, "nccl", "", pts)
+	a2a, err := NewTable("f#a2a", cost.AllToAll, "nccl", "", pts)
 	require.NoError(t, err)
 	ts := &Tables{Colls: []*Table{ag, rs, a2a}}
 	e, ok := ts.AllGather(8, 1e6)
@@ -203,7 +203,7 @@ func TestNewTableRejects(t *testing.T) {
 		{"NaN time", Point{Ranks: 2, Bytes: 1, Latency: unit.Seconds(math.NaN()), Row: 3}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := NewTable("x", CollAllReduce, "nccl", "", []Point{tc.p})
+			_, err := NewTable("x", cost.AllReduce, "nccl", "", []Point{tc.p})
 			assert.ErrorContains(t, err, "row 3")
 		})
 	}

@@ -33,86 +33,27 @@ import (
 	"github.com/moecast/moecast/internal/unit"
 )
 
-// tableFormula is the Source.Formula of every table estimate.
-const tableFormula = "piecewise-linear interpolation in log-log space"
-
-// Note flags, combined into an index of tableBase.notes.
+// Own notes of kernel tables, as curve.Table flags.
 const (
-	noteClampLo1 = 1 << iota // first axis below its measured range
-	noteClampHi1             // first axis above
-	noteClampLo2             // second axis below
-	noteClampHi2             // second axis above
-	noteL2                   // a source row used is L2-resident (warm one-layer replay)
-	noteRouting              // MoE: uniform routing mapped onto balanced-table tokens
-	noteKVFP8                // MLA: fp8-KV query answered from a bf16-KV table
-	numNotes     = 1 << 7
+	noteL2      = curve.FirstNote << iota // a source row used is L2-resident (warm one-layer replay)
+	noteRouting                           // MoE: uniform routing mapped onto balanced-table tokens
+	noteKVFP8                             // MLA: fp8-KV query answered from a bf16-KV table
 )
 
-// tableBase holds what every table shares: its name, its error and its
-// notes, all precomputed so that a lookup never allocates.
-type tableBase struct {
-	name  string  // "<file>#<table>", the Source.Table of its estimates
-	err   float64 // p90 leave-one-out relative error
-	nLOO  int     // interior points the error was computed over
-	notes [numNotes]string
+// kernelNotes are the words of noteL2, noteRouting and noteKVFP8.
+var kernelNotes = []string{
+	"source rows L2-resident (one layer replayed warm); floored at DRAM streaming time by the caller",
+	"routing: uniform-routing tokens mapped to the balanced-routing token count with the same distinct experts",
+	kvFP8Note,
 }
 
-// init precomputes the notes. above1, when not empty, replaces the
-// "clamped: <axis1> above ..." note (a table that extrapolates axis1).
-func (b *tableBase) init(name, axis1, axis2, above1 string, loo []float64) {
-	b.name = name
-	b.err = curve.P90(loo)
-	b.nLOO = len(loo)
-	for m := range numNotes {
-		var parts []string
-		add := func(flag int, s string) {
-			if m&flag != 0 {
-				parts = append(parts, s)
-			}
-		}
-		add(noteClampLo1, "clamped: "+axis1+" below the measured range")
-		if above1 != "" {
-			add(noteClampHi1, above1)
-		} else {
-			add(noteClampHi1, "clamped: "+axis1+" above the measured range")
-		}
-		add(noteClampLo2, "clamped: "+axis2+" below the measured range")
-		add(noteClampHi2, "clamped: "+axis2+" above the measured range")
-		add(noteL2, "source rows L2-resident (one layer replayed warm); floored at DRAM streaming time by the caller")
-		add(noteRouting, "routing: uniform-routing tokens mapped to the balanced-routing token count with the same distinct experts")
-		add(noteKVFP8, kvFP8Note)
-		b.notes[m] = strings.Join(parts, "; ")
+// axes names a table's measured axes for curve.Table.Init.
+func axes(names ...string) []curve.Axis {
+	out := make([]curve.Axis, len(names))
+	for i, n := range names {
+		out[i] = curve.Axis{Name: n}
 	}
-}
-
-// Name is the table's Source.Table string.
-func (b *tableBase) Name() string { return b.name }
-
-// LOOError is the table's p90 relative leave-one-out error and the number
-// of interior points it was computed over.
-func (b *tableBase) LOOError() (p90 float64, points int) { return b.err, b.nLOO }
-
-func (b *tableBase) estimate(t float64, rowLo, rowHi, note int) cost.Estimate {
-	s := unit.Seconds(t)
-	return cost.Estimate{
-		Time: s,
-		Lo:   unit.Seconds(math.Max(0, t*(1-b.err))),
-		Hi:   unit.Seconds(t * (1 + b.err)),
-		Source: cost.Source{
-			Kind: cost.Table, Formula: tableFormula, Table: b.name,
-			RowLo: rowLo, RowHi: rowHi, Note: b.notes[note],
-		},
-	}
-}
-
-func clampFlags(c curve.Clamp, lo, hi int) int {
-	switch c {
-	case curve.Below:
-		return lo
-	case curve.Above:
-		return hi
-	}
-	return 0
+	return out
 }
 
 // series1 groups points by an integer key into log-log curves.
@@ -240,7 +181,7 @@ func sortByX(x, y []float64, rows []int) {
 
 func checkLatency(row int, l unit.Seconds) error {
 	if !(l > 0) || math.IsInf(float64(l), 0) {
-		return fmt.Errorf("row %d: latency must be positive and finite, got %v", row, float64(l))
+		return curve.RowErrorf(row, "latency must be positive and finite, got %v", float64(l))
 	}
 	return nil
 }
@@ -257,7 +198,7 @@ type GEMMPoint struct {
 // GEMMTable is GEMM latency by (M, N, K) for one weight dtype, interpolated
 // over M for each measured (N, K).
 type GEMMTable struct {
-	tableBase
+	curve.Table
 	Dtype  string // weight format name as in dtype.Format.Name ("bf16", "fp8-b128", "int4-g32")
 	series series1[[2]int]
 }
@@ -267,7 +208,7 @@ func NewGEMMTable(name, weightDtype string, pts []GEMMPoint) (*GEMMTable, error)
 	p := make([]pt1[[2]int], len(pts))
 	for i, q := range pts {
 		if q.M <= 0 || q.N <= 0 || q.K <= 0 {
-			return nil, fmt.Errorf("row %d: m, n, k must be positive", q.Row)
+			return nil, curve.RowErrorf(q.Row, "m, n, k must be positive")
 		}
 		if err := checkLatency(q.Row, q.Latency); err != nil {
 			return nil, err
@@ -279,7 +220,7 @@ func NewGEMMTable(name, weightDtype string, pts []GEMMPoint) (*GEMMTable, error)
 		return nil, err
 	}
 	t := &GEMMTable{Dtype: weightDtype, series: s}
-	t.init(name, "m", "", "", loo)
+	t.Init(name, axes("m"), kernelNotes, loo)
 	return t, nil
 }
 
@@ -293,7 +234,7 @@ func (t *GEMMTable) Lookup(s GEMMShape) (cost.Estimate, bool) {
 		return cost.Estimate{}, false
 	}
 	r := c.At(float64(s.M))
-	e := t.estimate(r.Y, r.RowLo, r.RowHi, clampFlags(r.Clamp, noteClampLo1, noteClampHi1))
+	e := t.Estimate(r.Y, r.RowLo, r.RowHi, curve.FlagsOf(r.Clamp, curve.Inside))
 	if s.Count > 1 {
 		e = e.Scale(float64(s.Count))
 	}
@@ -326,7 +267,7 @@ type MoEPoint struct {
 
 // MoETable is MoE layer latency by tokens for each measured (moe_tp, ep).
 type MoETable struct {
-	tableBase
+	curve.Table
 	Key    MoEKey
 	series series1[[2]int]
 	l2     []bool // l2[row]: row marked L2-resident
@@ -381,7 +322,7 @@ func NewMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
 	t := &MoETable{Key: key}
 	for i, q := range pts {
 		if q.Tokens <= 0 || q.MoETP <= 0 || q.EP <= 0 {
-			return nil, fmt.Errorf("row %d: tokens, moe_tp and ep must be positive", q.Row)
+			return nil, curve.RowErrorf(q.Row, "tokens, moe_tp and ep must be positive")
 		}
 		if err := checkLatency(q.Row, q.Latency); err != nil {
 			return nil, err
@@ -403,7 +344,7 @@ func NewMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
 	for _, c := range s.curves {
 		c.SetAbove(curve.LinearAbove, 0)
 	}
-	t.init(name, "tokens", "", "extrapolated: tokens above the measured range (last segment extended linearly in tokens)", loo)
+	t.Init(name, []curve.Axis{{Name: "tokens", Extrapolated: true, How: "last segment extended linearly in tokens"}}, kernelNotes, loo)
 	return t, nil
 }
 
@@ -474,7 +415,7 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 	T := float64(tokens)
 	if k.Distribution == "uniform" {
 		r := c.At(T)
-		return t.estimate(r.Y, r.RowLo, r.RowHi, clampFlags(r.Clamp, noteClampLo1, noteClampHi1)|t.l2Flag(r.RowLo, r.RowHi)), true
+		return t.Estimate(r.Y, r.RowLo, r.RowHi, curve.FlagsOf(r.Clamp, curve.Inside)|t.l2Flag(r.RowLo, r.RowHi)), true
 	}
 	S := float64(k.Experts) / float64(k.TopK)
 	D, capped := UniformDistinctExperts(T, k.Experts, k.TopK), true
@@ -488,7 +429,7 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 	r := c.At(Tp)
 	y := r.Y
 	lo, hi := r.RowLo, r.RowHi
-	flags := clampFlags(r.Clamp, noteClampLo1, noteClampHi1)
+	flags := curve.FlagsOf(r.Clamp, curve.Inside)
 	rt := c.At(T)
 	if T > S {
 		rs := c.At(S)
@@ -496,7 +437,7 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 			y += d
 		}
 		lo, hi = min(lo, rt.RowLo, rs.RowLo), max(hi, rt.RowHi, rs.RowHi)
-		flags |= clampFlags(rt.Clamp, noteClampLo1, noteClampHi1)
+		flags |= curve.FlagsOf(rt.Clamp, curve.Inside)
 	}
 	if capped && y > rt.Y { // noise in the table below S tokens
 		y = rt.Y
@@ -506,10 +447,10 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 		flags |= noteRouting
 	}
 	flags |= t.l2Flag(r.RowLo, r.RowHi)
-	return t.estimate(y, lo, hi, flags), true
+	return t.Estimate(y, lo, hi, flags), true
 }
 
-func (t *MoETable) l2Flag(lo, hi int) int { return l2Flag(t.l2, lo, hi) }
+func (t *MoETable) l2Flag(lo, hi int) curve.Flags { return l2Flag(t.l2, lo, hi) }
 
 func markRow(rows []bool, row int) []bool {
 	for len(rows) <= row {
@@ -520,7 +461,7 @@ func markRow(rows []bool, row int) []bool {
 }
 
 // l2Flag is noteL2 when row lo or hi is marked L2-resident.
-func l2Flag(rows []bool, lo, hi int) int {
+func l2Flag(rows []bool, lo, hi int) curve.Flags {
 	if (lo >= 0 && lo < len(rows) && rows[lo]) || (hi >= 0 && hi < len(rows) && rows[hi]) {
 		return noteL2
 	}
@@ -562,7 +503,7 @@ type MLAPoint struct {
 // MLATable is MLA module latency by (batch, KV length) for each measured
 // heads-per-GPU count.
 type MLATable struct {
-	tableBase
+	curve.Table
 	Key MLAKey
 	// MemBW is the peak DRAM bandwidth of the GPU the table was measured
 	// on (0: unknown). It prices the KV read saved when an fp8-KV query is
@@ -578,7 +519,7 @@ func NewMLATable(name string, key MLAKey, pts []MLAPoint) (*MLATable, error) {
 	t := &MLATable{Key: key}
 	for i, q := range pts {
 		if q.Heads <= 0 || q.Batch <= 0 || q.KVLen <= 0 {
-			return nil, fmt.Errorf("row %d: heads, batch and kv_len must be positive", q.Row)
+			return nil, curve.RowErrorf(q.Row, "heads, batch and kv_len must be positive")
 		}
 		if err := checkLatency(q.Row, q.Latency); err != nil {
 			return nil, err
@@ -593,7 +534,7 @@ func NewMLATable(name string, key MLAKey, pts []MLAPoint) (*MLATable, error) {
 		return nil, err
 	}
 	t.series = s
-	t.init(name, "batch", "kv_len", "", loo)
+	t.Init(name, axes("batch", "kv_len"), kernelNotes, loo)
 	return t, nil
 }
 
@@ -608,10 +549,10 @@ func (t *MLATable) Lookup(s MLAShape) (cost.Estimate, bool) {
 	if !ok {
 		return cost.Estimate{}, false
 	}
-	return t.estimate(r.Y, r.RowLo, r.RowHi, flags), true
+	return t.Estimate(r.Y, r.RowLo, r.RowHi, flags), true
 }
 
-func (t *MLATable) lookup(s MLAShape) (curve.GridResult, int, bool) {
+func (t *MLATable) lookup(s MLAShape) (curve.GridResult, curve.Flags, bool) {
 	k := t.Key
 	if k.GEMMDtype != "bf16" || k.KV != s.KV.String() || s.KVLoRARank != k.KVLoRARank || s.QKRopeDim != k.QKRopeDim ||
 		!dimOK(k.Hidden, s.Hidden) || !dimOK(k.QLoRARank, s.QLoRARank) || !dimOK(k.QKNopeDim, s.QKNopeDim) || !dimOK(k.VHeadDim, s.VHeadDim) {
@@ -622,7 +563,7 @@ func (t *MLATable) lookup(s MLAShape) (curve.GridResult, int, bool) {
 		return curve.GridResult{}, 0, false
 	}
 	r := g.At(float64(s.Batch), float64(s.Context))
-	flags := clampFlags(r.ClampA, noteClampLo1, noteClampHi1) | clampFlags(r.ClampB, noteClampLo2, noteClampHi2)
+	flags := curve.FlagsOf(r.ClampA, r.ClampB)
 	flags |= l2Flag(t.l2, r.RowLo, r.RowHi)
 	return r, flags, true
 }
@@ -650,7 +591,7 @@ func (t *MLATable) lookupFP8FromBF16(s MLAShape) (cost.Estimate, bool) {
 	if !ok {
 		return cost.Estimate{}, false
 	}
-	e := t.estimate(r.Y, r.RowLo, r.RowHi, flags|noteKVFP8)
+	e := t.Estimate(r.Y, r.RowLo, r.RowHi, flags|noteKVFP8)
 	if t.MemBW > 0 {
 		saved := float64(s.Batch) * float64(s.Context) * float64(s.KVLoRARank+s.QKRopeDim) *
 			(dtype.KVBF16.Bytes() - dtype.KVFP8.Bytes()) / float64(t.MemBW)
@@ -683,7 +624,7 @@ type GQAPoint struct {
 // GQATable is GQA attention latency by (batch, KV length) for each measured
 // (heads, kv_heads) per GPU.
 type GQATable struct {
-	tableBase
+	curve.Table
 	Key    GQAKey
 	series series2[[2]int]
 }
@@ -693,7 +634,7 @@ func NewGQATable(name string, key GQAKey, pts []GQAPoint) (*GQATable, error) {
 	p := make([]pt2[[2]int], len(pts))
 	for i, q := range pts {
 		if q.Heads <= 0 || q.KVHeads <= 0 || q.Batch <= 0 || q.KVLen <= 0 {
-			return nil, fmt.Errorf("row %d: heads, kv_heads, batch and kv_len must be positive", q.Row)
+			return nil, curve.RowErrorf(q.Row, "heads, kv_heads, batch and kv_len must be positive")
 		}
 		if err := checkLatency(q.Row, q.Latency); err != nil {
 			return nil, err
@@ -705,7 +646,7 @@ func NewGQATable(name string, key GQAKey, pts []GQAPoint) (*GQATable, error) {
 		return nil, err
 	}
 	t := &GQATable{Key: key, series: s}
-	t.init(name, "batch", "kv_len", "", loo)
+	t.Init(name, axes("batch", "kv_len"), kernelNotes, loo)
 	return t, nil
 }
 
@@ -719,8 +660,8 @@ func (t *GQATable) Lookup(s GQAShape) (cost.Estimate, bool) {
 		return cost.Estimate{}, false
 	}
 	r := g.At(float64(s.Batch), float64(s.Context))
-	flags := clampFlags(r.ClampA, noteClampLo1, noteClampHi1) | clampFlags(r.ClampB, noteClampLo2, noteClampHi2)
-	return t.estimate(r.Y, r.RowLo, r.RowHi, flags), true
+	flags := curve.FlagsOf(r.ClampA, r.ClampB)
+	return t.Estimate(r.Y, r.RowLo, r.RowHi, flags), true
 }
 
 // ---- the set ----
@@ -742,24 +683,10 @@ func (t *Tables) Empty() bool {
 }
 
 // GEMM implements Lookup.
-func (t *Tables) GEMM(s GEMMShape) (cost.Estimate, bool) {
-	for _, tb := range t.GEMMs {
-		if e, ok := tb.Lookup(s); ok {
-			return e, true
-		}
-	}
-	return cost.Estimate{}, false
-}
+func (t *Tables) GEMM(s GEMMShape) (cost.Estimate, bool) { return curve.First(t.GEMMs, s) }
 
 // MoE implements Lookup.
-func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) {
-	for _, tb := range t.MoEs {
-		if e, ok := tb.Lookup(s); ok {
-			return e, true
-		}
-	}
-	return cost.Estimate{}, false
-}
+func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) { return curve.First(t.MoEs, s) }
 
 // MLAModule implements Lookup. An fp8-KV query that no fp8-KV table
 // covers (the perf database measures fp8 KV at fewer head counts) is
@@ -767,10 +694,8 @@ func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) {
 // (MLATable.lookupFP8FromBF16, Source.Note says so), rather than dropping
 // the whole module to the roofline.
 func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
-	for _, tb := range t.MLAs {
-		if e, ok := tb.Lookup(s); ok {
-			return e, true
-		}
+	if e, ok := curve.First(t.MLAs, s); ok {
+		return e, true
 	}
 	for _, tb := range t.MLAs {
 		if e, ok := tb.lookupFP8FromBF16(s); ok {
@@ -781,11 +706,4 @@ func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
 }
 
 // GQA implements Lookup.
-func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) {
-	for _, tb := range t.GQAs {
-		if e, ok := tb.Lookup(s); ok {
-			return e, true
-		}
-	}
-	return cost.Estimate{}, false
-}
+func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) { return curve.First(t.GQAs, s) }

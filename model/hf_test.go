@@ -415,22 +415,22 @@ func TestCheckLayout(t *testing.T) {
 		{"kimi tp8", mustPreset(t, "kimi-k2.5"), Layout{TP: 8, EP: 1, DP: 1}, "", ""},
 		{"kimi tp8 ep8", mustPreset(t, "kimi-k2.5"), Layout{TP: 8, EP: 8, DP: 1}, "", ""},
 		{"kimi dp8 ep8 dp-attention", mustPreset(t, "kimi-k2.5"), Layout{TP: 1, EP: 8, DP: 8, DPAttention: true}, "", ""},
-		{"kimi tp3", mustPreset(t, "kimi-k2.5"), Layout{TP: 3, EP: 1, DP: 1}, "parallel.tp", "tp=3 does not divide the 64 attention heads"},
+		{"kimi tp3", mustPreset(t, "kimi-k2.5"), Layout{TP: 3, EP: 1, DP: 1}, "TP", "tp=3 does not divide the 64 attention heads"},
 		{"mixtral tp3 dp-attention skips heads", mustPreset(t, "mixtral-8x7b"), Layout{TP: 3, EP: 1, DP: 1, DPAttention: true}, "", ""},
-		{"kimi tp3 dp-attention: int4 g32 experts 2048/3", mustPreset(t, "kimi-k2.5"), Layout{TP: 3, EP: 1, DP: 1, DPAttention: true}, "parallel.tp",
+		{"kimi tp3 dp-attention: int4 g32 experts 2048/3", mustPreset(t, "kimi-k2.5"), Layout{TP: 3, EP: 1, DP: 1, DPAttention: true}, "TP",
 			"routed_experts down_proj of kimi-k2.5: 683 input rows per rank at 3-way split are not a multiple of the quantization group 32"},
-		{"kimi ep5", mustPreset(t, "kimi-k2.5"), Layout{TP: 8, EP: 5, DP: 1}, "parallel.ep", "ep=5 does not divide the 384 routed experts"},
-		{"kimi ep16 on 8 gpus", mustPreset(t, "kimi-k2.5"), Layout{TP: 8, EP: 16, DP: 1}, "parallel.ep", "ep=16 does not divide tp x dp = 8"},
-		{"tp0", mustPreset(t, "kimi-k2.5"), Layout{TP: 0, EP: 1, DP: 1}, "parallel.tp", "must be >= 1"},
-		{"ep0", mustPreset(t, "kimi-k2.5"), Layout{TP: 1, EP: 0, DP: 1}, "parallel.ep", "must be >= 1"},
-		{"dp0", mustPreset(t, "kimi-k2.5"), Layout{TP: 1, EP: 1, DP: 0}, "parallel.dp", "must be >= 1"},
+		{"kimi ep5", mustPreset(t, "kimi-k2.5"), Layout{TP: 8, EP: 5, DP: 1}, "EP", "ep=5 does not divide the 384 routed experts"},
+		{"kimi ep16 on 8 gpus", mustPreset(t, "kimi-k2.5"), Layout{TP: 8, EP: 16, DP: 1}, "EP", "ep=16 does not divide tp x dp = 8"},
+		{"tp0", mustPreset(t, "kimi-k2.5"), Layout{TP: 0, EP: 1, DP: 1}, "TP", "must be >= 1"},
+		{"ep0", mustPreset(t, "kimi-k2.5"), Layout{TP: 1, EP: 0, DP: 1}, "EP", "must be >= 1"},
+		{"dp0", mustPreset(t, "kimi-k2.5"), Layout{TP: 1, EP: 1, DP: 0}, "DP", "must be >= 1"},
 		{"qwen235 tp8 (kv 4 replicated)", mustPreset(t, "qwen3-235b-a22b"), Layout{TP: 8, EP: 1, DP: 1}, "", ""},
-		{"kv heads and tp coprime", odd, Layout{TP: 4, EP: 1, DP: 1}, "parallel.tp", "tp=4 and the 6 kv heads"},
-		{"deepseek fp8 tp32: down_proj 64 rows < block 128", mustPreset(t, "deepseek-v3"), Layout{TP: 32, EP: 1, DP: 1}, "parallel.tp", "routed_experts down_proj of deepseek-v3: 64 input rows per rank at 32-way split are not a multiple of the fp8 block 128"},
+		{"kv heads and tp coprime", odd, Layout{TP: 4, EP: 1, DP: 1}, "TP", "tp=4 and the 6 kv heads"},
+		{"deepseek fp8 tp32: down_proj 64 rows < block 128", mustPreset(t, "deepseek-v3"), Layout{TP: 32, EP: 1, DP: 1}, "TP", "routed_experts down_proj of deepseek-v3: 64 input rows per rank at 32-way split are not a multiple of the fp8 block 128"},
 		{"deepseek fp8 tp16 fits", mustPreset(t, "deepseek-v3"), Layout{TP: 16, EP: 1, DP: 1}, "", ""},
-		{"deepseek fp8 tp32 ep32: the shared expert is still split 32 ways", mustPreset(t, "deepseek-v3"), Layout{TP: 32, EP: 32, DP: 1}, "parallel.tp", "shared_expert down_proj of deepseek-v3: 64 input rows"},
+		{"deepseek fp8 tp32 ep32: the shared expert is still split 32 ways", mustPreset(t, "deepseek-v3"), Layout{TP: 32, EP: 32, DP: 1}, "TP", "shared_expert down_proj of deepseek-v3: 64 input rows"},
 		{"deepseek fp8 tp16 ep16 fits", mustPreset(t, "deepseek-v3"), Layout{TP: 16, EP: 16, DP: 1}, "", ""},
-		{"int4 g128 expert width 768/8=96", qwenInt4, Layout{TP: 8, EP: 1, DP: 1}, "parallel.tp", "routed_experts down_proj of qwen3-30b-a3b: 96 input rows per rank at 8-way split are not a multiple of the quantization group 128"},
+		{"int4 g128 expert width 768/8=96", qwenInt4, Layout{TP: 8, EP: 1, DP: 1}, "TP", "routed_experts down_proj of qwen3-30b-a3b: 96 input rows per rank at 8-way split are not a multiple of the quantization group 128"},
 		{"int4 g128 with ep8 keeps experts whole", qwenInt4, Layout{TP: 8, EP: 8, DP: 1}, "", ""},
 		{"gpt-oss tp8 (mxfp4 padded)", mustPreset(t, "gpt-oss-120b"), Layout{TP: 8, EP: 1, DP: 1}, "", ""},
 	}
@@ -443,7 +443,7 @@ func TestCheckLayout(t *testing.T) {
 			}
 			var le *LayoutError
 			require.True(t, errors.As(err, &le), "want *LayoutError, got %v", err)
-			assert.Equal(t, tt.key, le.Key)
+			assert.Equal(t, tt.key, le.Field)
 			assert.Contains(t, le.Msg, tt.substr)
 			assert.True(t, strings.HasPrefix(err.Error(), tt.key+": "))
 		})

@@ -15,15 +15,15 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
-// LayoutError is a parallel layout the model cannot run with. Key is the
-// scenario key ("parallel.tp", "parallel.ep", "parallel.dp") so that the
-// scenario loader can point at its line.
+// LayoutError is a parallel layout the model cannot run with. Field is
+// the Layout field at fault ("TP", "EP", "DP"); a caller that knows where
+// the layout came from (a scenario key, a flag) names it there.
 type LayoutError struct {
-	Key string
-	Msg string
+	Field string
+	Msg   string
 }
 
-func (e *LayoutError) Error() string { return e.Key + ": " + e.Msg }
+func (e *LayoutError) Error() string { return e.Field + ": " + e.Msg }
 
 func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
@@ -205,40 +205,40 @@ func (c *Config) checkParams() error {
 }
 
 // CheckLayout checks that layout l can shard the model as vLLM would. It
-// returns a *LayoutError naming the scenario key:
+// returns a *LayoutError naming the Layout field:
 //
-//   - parallel.tp, parallel.ep, parallel.dp: each must be >= 1;
-//   - parallel.tp: without DPAttention, TP must divide the attention heads
+//   - TP, EP, DP: each must be >= 1;
+//   - TP: without DPAttention, TP must divide the attention heads
 //     and, for GQA, TP and the kv heads must divide one another (vLLM's
 //     QKVParallelLinear); each per-rank slice of a block-quantized linear
 //     must be a multiple of the block, and the per-rank input of an
 //     int-group-quantized row-parallel linear a multiple of the group
 //     (Marlin); vLLM pads mxfp4 experts instead, so they are not checked;
-//   - parallel.ep: EP must divide the routed experts and TP*DP.
+//   - EP: EP must divide the routed experts and TP*DP.
 func (c *Config) CheckLayout(l Layout) error {
 	if l.TP < 1 {
-		return &LayoutError{"parallel.tp", fmt.Sprintf("must be >= 1, got %d", l.TP)}
+		return &LayoutError{"TP", fmt.Sprintf("must be >= 1, got %d", l.TP)}
 	}
 	if l.EP < 1 {
-		return &LayoutError{"parallel.ep", fmt.Sprintf("must be >= 1, got %d", l.EP)}
+		return &LayoutError{"EP", fmt.Sprintf("must be >= 1, got %d", l.EP)}
 	}
 	if l.DP < 1 {
-		return &LayoutError{"parallel.dp", fmt.Sprintf("must be >= 1, got %d", l.DP)}
+		return &LayoutError{"DP", fmt.Sprintf("must be >= 1, got %d", l.DP)}
 	}
 	a := &c.Attn
 	if tp := l.AttentionTP(); tp > 1 {
 		if a.Heads%tp != 0 {
-			return &LayoutError{"parallel.tp", fmt.Sprintf("tp=%d does not divide the %d attention heads of %s", tp, a.Heads, c.Name)}
+			return &LayoutError{"TP", fmt.Sprintf("tp=%d does not divide the %d attention heads of %s", tp, a.Heads, c.Name)}
 		}
 		if a.Kind == GQA && a.KVHeads%tp != 0 && tp%a.KVHeads != 0 {
-			return &LayoutError{"parallel.tp", fmt.Sprintf("tp=%d and the %d kv heads of %s do not divide one another", tp, a.KVHeads, c.Name)}
+			return &LayoutError{"TP", fmt.Sprintf("tp=%d and the %d kv heads of %s do not divide one another", tp, a.KVHeads, c.Name)}
 		}
 	}
 	if c.MoE.Experts%l.EP != 0 {
-		return &LayoutError{"parallel.ep", fmt.Sprintf("ep=%d does not divide the %d routed experts of %s", l.EP, c.MoE.Experts, c.Name)}
+		return &LayoutError{"EP", fmt.Sprintf("ep=%d does not divide the %d routed experts of %s", l.EP, c.MoE.Experts, c.Name)}
 	}
 	if (l.TP*l.DP)%l.EP != 0 {
-		return &LayoutError{"parallel.ep", fmt.Sprintf("ep=%d does not divide tp x dp = %d", l.EP, l.TP*l.DP)}
+		return &LayoutError{"EP", fmt.Sprintf("ep=%d does not divide tp x dp = %d", l.EP, l.TP*l.DP)}
 	}
 	if err := c.checkQuantShards(l); err != nil {
 		return err
@@ -271,18 +271,18 @@ func (c *Config) checkQuantShards(l Layout) error {
 		}
 		return nil
 	}
-	etpKey := "parallel.tp"
+	etpKey := "TP"
 	if l.EP > 1 {
-		etpKey = "parallel.ep"
+		etpKey = "EP"
 	}
 	if err := check(c.ExpertLinears(), l.ExpertTP(), etpKey); err != nil {
 		return err
 	}
-	if err := check(c.SharedExpertLinears(), l.TP, "parallel.tp"); err != nil {
+	if err := check(c.SharedExpertLinears(), l.TP, "TP"); err != nil {
 		return err
 	}
-	if err := check(c.DenseMLPLinears(), l.TP, "parallel.tp"); err != nil {
+	if err := check(c.DenseMLPLinears(), l.TP, "TP"); err != nil {
 		return err
 	}
-	return check(c.AttentionLinears(), l.AttentionTP(), "parallel.tp")
+	return check(c.AttentionLinears(), l.AttentionTP(), "TP")
 }

@@ -71,7 +71,7 @@ func (s *Scenario) build() error {
 	if r.Runtime.CUDAGraphs != nil {
 		c.Graphs = *r.Runtime.CUDAGraphs
 	}
-	if c.AllReduce, err = parseAllReduce(r.Runtime.AllReduce); err != nil {
+	if c.AllReduce, err = comm.ParseImpl(r.Runtime.AllReduce); err != nil {
 		return d.wrap("runtime.allreduce", err)
 	}
 	c.GPUMemoryUtilization = DefaultGPUMemoryUtilization
@@ -81,9 +81,9 @@ func (s *Scenario) build() error {
 
 	// hardware.calibration (after runtime: the collective tables depend
 	// on CUDA graphs)
-	cal := r.Hardware.Calibration
-	if cal == "" {
-		cal = DefaultCalibration
+	cal, err := d.calibrationSources()
+	if err != nil {
+		return err
 	}
 	if err := s.setCalibration(cal, "hardware.calibration"); err != nil {
 		return err
@@ -440,21 +440,6 @@ func (s *Scenario) buildFabric() (comm.Fabric, error) {
 	return f, nil
 }
 
-// parseAllReduce maps runtime.allreduce to a comm.Impl ("" = auto).
-func parseAllReduce(v string) (comm.Impl, error) {
-	switch v {
-	case "", "auto":
-		return comm.Auto, nil
-	case "nccl":
-		return comm.NCCL, nil
-	case "oneshot":
-		return comm.OneShot, nil
-	case "twoshot":
-		return comm.TwoShot, nil
-	}
-	return 0, fmt.Errorf("unknown all-reduce %q (want auto, nccl, oneshot or twoshot)", v)
-}
-
 // buildSpec reads [speculative].
 func (s *Scenario) buildSpec() error {
 	d := s.doc
@@ -487,11 +472,13 @@ func (s *Scenario) buildSpec() error {
 	return nil
 }
 
-// SetCalibration switches the scenario's calibration ("embedded", "none"
-// or a calibration file path, relative to the current directory), as
-// `moecast predict --calibration` does. Errors name the flag.
-func (s *Scenario) SetCalibration(spec string) error {
-	if err := s.setCalibration(spec, ""); err != nil {
+// SetCalibration switches the scenario's calibration to the sources
+// given ("embedded", "embedded:NAME", "none" or calibration file paths,
+// relative to the current directory), later ones overriding earlier ones
+// table by table, as `moecast predict --calibration` does. Errors name the
+// flag.
+func (s *Scenario) SetCalibration(specs ...string) error {
+	if err := s.setCalibration(specs, ""); err != nil {
 		return err
 	}
 	_, err := s.Sim()

@@ -34,7 +34,7 @@ type rawHardware struct {
 	GPU          string     `toml:"gpu"`
 	GPUs         *int       `toml:"gpus"`
 	Fabric       string     `toml:"fabric"`
-	Calibration  string     `toml:"calibration"`
+	Calibration  any        `toml:"calibration"` // a string or an array of strings
 	CustomGPU    *rawGPU    `toml:"custom_gpu"`
 	CustomFabric *rawFabric `toml:"custom_fabric"`
 }

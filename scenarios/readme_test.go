@@ -35,3 +35,29 @@ func TestREADMESchema(t *testing.T) {
 	}
 	walk("", reflect.TypeOf(raw{}))
 }
+
+// TestSimKeys: every field that sim and model name in their errors maps
+// to a key (or table) the loader reads, so that scenario errors keep
+// their file:line: key: form.
+func TestSimKeys(t *testing.T) {
+	keys := map[string]bool{}
+	var walk func(prefix string, typ reflect.Type)
+	walk = func(prefix string, typ reflect.Type) {
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			key := prefix + strings.Split(f.Tag.Get("toml"), ",")[0]
+			keys[key] = true
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				walk(key+".", ft)
+			}
+		}
+	}
+	walk("", reflect.TypeOf(raw{}))
+	for field, key := range simKeys {
+		assert.True(t, keys[key], "sim field %s maps to %q, which the loader does not read", field, key)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/moecast/moecast/calib"
 	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/sim"
 )
@@ -45,11 +46,13 @@ type Scenario struct {
 	// ModelRef is the model as written: a preset name or a config.json path
 	// (resolved against the scenario's directory).
 	ModelRef string
-	// Calibration is hardware.calibration as given ("embedded", "none" or a
-	// path); CalibrationNote says what it resolved to (which tables, or
-	// "roofline only").
-	Calibration     string
+	// Calibration is hardware.calibration as given, one element per
+	// source ("embedded", "none" or a path); CalibrationNote says what it
+	// resolved to (which tables, or "roofline only"); CalibrationUses
+	// names each calibration file consulted and what it gave, in order.
+	Calibration     []string
 	CalibrationNote string
+	CalibrationUses []calib.Use
 
 	Batches []int // workload.batch
 	Context int   // workload.context, tokens
@@ -158,9 +161,10 @@ func (s *Scenario) Sim() (*sim.Sim, error) {
 	return sm, nil
 }
 
-// KeyError maps an error that names a scenario key (*sim.FieldError,
-// *model.LayoutError) to an *Error with the file and the key's line. Other
-// errors are returned with the file name in front.
+// KeyError maps an error that names a field (*sim.FieldError,
+// *model.LayoutError) to an *Error with the file, the scenario key that
+// sets the field and its line. Other errors are returned with the file
+// name in front.
 func (s *Scenario) KeyError(err error) error {
 	if err == nil {
 		return nil
@@ -171,13 +175,38 @@ func (s *Scenario) KeyError(err error) error {
 	}
 	var fe *sim.FieldError
 	if errors.As(err, &fe) {
-		return &Error{File: s.File, Line: s.doc.line(fe.Field), Key: fe.Field, Msg: fe.Msg, Err: err}
+		if key, ok := simKeys[fe.Field]; ok {
+			return &Error{File: s.File, Line: s.doc.line(key), Key: key, Msg: fe.Msg, Err: err}
+		}
 	}
 	var le *model.LayoutError
 	if errors.As(err, &le) {
-		return &Error{File: s.File, Line: s.doc.line(le.Key), Key: le.Key, Msg: le.Msg, Err: err}
+		if key, ok := simKeys["Layout."+le.Field]; ok {
+			return &Error{File: s.File, Line: s.doc.line(key), Key: key, Msg: le.Msg, Err: err}
+		}
 	}
 	return &Error{File: s.File, Msg: err.Error(), Err: err}
+}
+
+// simKeys maps the fields that sim.FieldError names (sim.Config fields
+// and Step's arguments) to the scenario keys that set them.
+var simKeys = map[string]string{
+	"Model":                "model",
+	"KVCache":              "model.kv_cache",
+	"GPUs":                 "hardware.gpus",
+	"GPU":                  "hardware.gpu",
+	"Fabric":               "hardware.fabric",
+	"Layout":               "parallel",
+	"Layout.TP":            "parallel.tp",
+	"Layout.DP":            "parallel.dp",
+	"Layout.EP":            "parallel.ep",
+	"AllReduce":            "runtime.allreduce",
+	"GPUMemoryUtilization": "runtime.gpu_memory_utilization",
+	"Spec.Method":          "speculative.method",
+	"Spec.DraftTokens":     "speculative.draft_tokens",
+	"Spec.Acceptance":      "speculative.acceptance",
+	"batch":                "workload.batch",
+	"context":              "workload.context",
 }
 
 // Line is the 1-based line that sets key ("parallel.tp"), or of its

@@ -111,7 +111,7 @@ func TestDefaults(t *testing.T) {
 	assert.True(t, s.Config.Graphs)
 	assert.Equal(t, comm.Auto, s.Config.AllReduce)
 	assert.InDelta(t, DefaultGPUMemoryUtilization, s.Config.GPUMemoryUtilization, 0)
-	assert.Equal(t, "none", s.Calibration)
+	assert.Equal(t, []string{"none"}, s.Calibration)
 
 	// tp defaults to gpus / dp.
 	s, err = Parse("t.toml", []byte(strings.Replace(minimal, "tp = 8\nep = 8\n", "ep = 8\n", 1)))
@@ -280,7 +280,7 @@ func TestCalibration(t *testing.T) {
 	// The default asks for the embedded tables of its GPU.
 	s, err := Default()
 	require.NoError(t, err)
-	assert.Equal(t, "embedded", s.Calibration)
+	assert.Equal(t, []string{"embedded"}, s.Calibration)
 	assert.NotNil(t, s.Config.KernelTables, s.CalibrationNote)
 	assert.NotNil(t, s.Config.CommTables, s.CalibrationNote)
 	assert.Contains(t, s.CalibrationNote, "rtx-pro-6000-server")

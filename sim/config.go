@@ -45,7 +45,7 @@ const (
 )
 
 // FieldError is a configuration error tied to a scenario key such as
-// "parallel.tp", so the loader can print the key's line.
+// "Layout.TP", so the loader can print the key's line.
 type FieldError struct {
 	Field string
 	Msg   string
@@ -92,67 +92,67 @@ func (c *Config) validate() (shape, error) {
 	var sh shape
 	m := c.Model
 	if m == nil {
-		return sh, fieldErrorf("model", "no model")
+		return sh, fieldErrorf("Model", "no model")
 	}
 	if err := m.Validate(); err != nil {
-		return sh, &FieldError{Field: "model", Msg: err.Error()}
+		return sh, &FieldError{Field: "Model", Msg: err.Error()}
 	}
 	l := c.Layout
 	for _, r := range []struct {
 		key string
 		v   int
-	}{{"hardware.gpus", c.GPUs}, {"parallel.tp", l.TP}, {"parallel.dp", l.DP}, {"parallel.ep", l.EP}} {
+	}{{"GPUs", c.GPUs}, {"Layout.TP", l.TP}, {"Layout.DP", l.DP}, {"Layout.EP", l.EP}} {
 		if r.v > MaxRanks {
 			return sh, fieldErrorf(r.key, "%d exceeds the limit of %d", r.v, MaxRanks)
 		}
 	}
 	if c.GPUs < 1 {
-		return sh, fieldErrorf("hardware.gpus", "must be >= 1, got %d", c.GPUs)
+		return sh, fieldErrorf("GPUs", "must be >= 1, got %d", c.GPUs)
 	}
 	if l.TP < 1 {
-		return sh, fieldErrorf("parallel.tp", "must be >= 1, got %d", l.TP)
+		return sh, fieldErrorf("Layout.TP", "must be >= 1, got %d", l.TP)
 	}
 	if l.DP == 0 && c.GPUs%l.TP == 0 {
 		l.DP = c.GPUs / l.TP // the scenario default: dp = gpus/tp
 	}
 	if l.DP < 1 {
-		return sh, fieldErrorf("parallel.dp", "must be >= 1, got %d", l.DP)
+		return sh, fieldErrorf("Layout.DP", "must be >= 1, got %d", l.DP)
 	}
 	if l.EP < 1 {
-		return sh, fieldErrorf("parallel.ep", "must be >= 1, got %d", l.EP)
+		return sh, fieldErrorf("Layout.EP", "must be >= 1, got %d", l.EP)
 	}
 	if c.GPUs != l.TP*l.DP {
-		return sh, fieldErrorf("hardware.gpus", "gpus = %d but tp x dp = %d x %d = %d", c.GPUs, l.TP, l.DP, l.TP*l.DP)
+		return sh, fieldErrorf("GPUs", "gpus = %d but tp x dp = %d x %d = %d", c.GPUs, l.TP, l.DP, l.TP*l.DP)
 	}
 	if l.EP > c.GPUs {
-		return sh, fieldErrorf("parallel.ep", "ep = %d exceeds the %d GPUs", l.EP, c.GPUs)
+		return sh, fieldErrorf("Layout.EP", "ep = %d exceeds the %d GPUs", l.EP, c.GPUs)
 	}
 	if err := m.CheckLayout(l); err != nil {
 		if le, ok := err.(*model.LayoutError); ok {
-			return sh, &FieldError{Field: le.Key, Msg: le.Msg}
+			return sh, &FieldError{Field: "Layout." + le.Field, Msg: le.Msg}
 		}
-		return sh, &FieldError{Field: "parallel", Msg: err.Error()}
+		return sh, &FieldError{Field: "Layout", Msg: err.Error()}
 	}
 	if err := c.GPU.Validate(); err != nil {
-		return sh, &FieldError{Field: "hardware.gpu", Msg: err.Error()}
+		return sh, &FieldError{Field: "GPU", Msg: err.Error()}
 	}
 	if c.GPUs > 1 && !(c.Fabric.BW > 0) {
-		return sh, fieldErrorf("hardware.fabric", "fabric %q has no bandwidth; %d GPUs need one", c.Fabric.Name, c.GPUs)
+		return sh, fieldErrorf("Fabric", "fabric %q has no bandwidth; %d GPUs need one", c.Fabric.Name, c.GPUs)
 	}
 	if c.AllReduce > comm.TwoShot {
-		return sh, fieldErrorf("runtime.allreduce", "unknown implementation %d", c.AllReduce)
+		return sh, fieldErrorf("AllReduce", "unknown implementation %d", c.AllReduce)
 	}
 	if !(c.GPUMemoryUtilization > 0 && c.GPUMemoryUtilization <= 1) {
-		return sh, fieldErrorf("runtime.gpu_memory_utilization", "must be in (0, 1], got %g", c.GPUMemoryUtilization)
+		return sh, fieldErrorf("GPUMemoryUtilization", "must be in (0, 1], got %g", c.GPUMemoryUtilization)
 	}
 	if c.KVCache > dtype.KVFP8 {
-		return sh, fieldErrorf("model.kv_cache", "unknown KV-cache dtype %d", c.KVCache)
+		return sh, fieldErrorf("KVCache", "unknown KV-cache dtype %d", c.KVCache)
 	}
 	if err := c.Spec.validate(); err != nil {
 		return sh, err
 	}
 	if c.Spec.Method == SpecMTP && m.MTPLayers == 0 {
-		return sh, fieldErrorf("speculative.method", "mtp needs MTP layers, and %s has none (num_nextn_predict_layers = 0); use eagle3 or ngram", m.Name)
+		return sh, fieldErrorf("Spec.Method", "mtp needs MTP layers, and %s has none (num_nextn_predict_layers = 0); use eagle3 or ngram", m.Name)
 	}
 	c.Layout = l
 	sh = shape{gpus: c.GPUs, tp: l.TP, dp: l.DP, ep: l.EP}

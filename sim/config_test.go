@@ -18,37 +18,37 @@ func TestNewValidation(t *testing.T) {
 		edit  func(c *Config)
 		field string
 	}{
-		{"no model", func(c *Config) { c.Model = nil }, "model"},
-		{"gpus zero", func(c *Config) { c.GPUs = 0 }, "hardware.gpus"},
-		{"gpus != tp x dp", func(c *Config) { c.GPUs = 4 }, "hardware.gpus"},
-		{"tp zero", func(c *Config) { c.Layout.TP = 0 }, "parallel.tp"},
-		{"tp does not divide heads", func(c *Config) { c.GPUs, c.Layout.TP, c.Layout.EP = 6, 6, 6 }, "parallel.tp"},
-		{"dp negative", func(c *Config) { c.Layout.DP = -1 }, "parallel.dp"},
-		{"ep zero", func(c *Config) { c.Layout.EP = 0 }, "parallel.ep"},
-		{"gpus above limit", func(c *Config) { c.GPUs, c.Layout.TP, c.Layout.DP = MaxRanks*2, MaxRanks, 2 }, "hardware.gpus"},
-		{"tp huge", func(c *Config) { c.Layout.TP = math.MaxInt }, "parallel.tp"},
-		{"dp huge (tp x dp overflows)", func(c *Config) { c.Layout.DP = 1 << 61 }, "parallel.dp"},
-		{"ep huge", func(c *Config) { c.Layout.EP = MaxRanks + 1 }, "parallel.ep"},
-		{"ep does not divide experts", func(c *Config) { c.GPUs, c.Layout.TP, c.Layout.EP = 7, 1, 7; c.Layout.DP = 7 }, "parallel.ep"},
-		{"ep exceeds gpus", func(c *Config) { c.Layout.EP = 16 }, "parallel.ep"},
-		{"gpu without bandwidth", func(c *Config) { c.GPU.MemBW = 0 }, "hardware.gpu"},
-		{"fabric without bandwidth", func(c *Config) { c.Fabric = comm.Fabric{Name: "none"} }, "hardware.fabric"},
-		{"allreduce impl", func(c *Config) { c.AllReduce = comm.TwoShot + 1 }, "runtime.allreduce"},
-		{"memory utilisation zero", func(c *Config) { c.GPUMemoryUtilization = 0 }, "runtime.gpu_memory_utilization"},
-		{"memory utilisation above 1", func(c *Config) { c.GPUMemoryUtilization = 1.01 }, "runtime.gpu_memory_utilization"},
-		{"memory utilisation NaN", func(c *Config) { c.GPUMemoryUtilization = math.NaN() }, "runtime.gpu_memory_utilization"},
-		{"kv cache dtype", func(c *Config) { c.KVCache = dtype.KVFP8 + 1 }, "model.kv_cache"},
-		{"spec method", func(c *Config) { c.Spec.Method = SpecNgram + 1 }, "speculative.method"},
-		{"mtp without mtp layers", func(c *Config) { c.Spec = Spec{Method: SpecMTP, DraftTokens: 1, Acceptance: []float64{0.8}} }, "speculative.method"},
-		{"draft tokens zero", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 0, Acceptance: []float64{0.8}} }, "speculative.draft_tokens"},
+		{"no model", func(c *Config) { c.Model = nil }, "Model"},
+		{"gpus zero", func(c *Config) { c.GPUs = 0 }, "GPUs"},
+		{"gpus != tp x dp", func(c *Config) { c.GPUs = 4 }, "GPUs"},
+		{"tp zero", func(c *Config) { c.Layout.TP = 0 }, "Layout.TP"},
+		{"tp does not divide heads", func(c *Config) { c.GPUs, c.Layout.TP, c.Layout.EP = 6, 6, 6 }, "Layout.TP"},
+		{"dp negative", func(c *Config) { c.Layout.DP = -1 }, "Layout.DP"},
+		{"ep zero", func(c *Config) { c.Layout.EP = 0 }, "Layout.EP"},
+		{"gpus above limit", func(c *Config) { c.GPUs, c.Layout.TP, c.Layout.DP = MaxRanks*2, MaxRanks, 2 }, "GPUs"},
+		{"tp huge", func(c *Config) { c.Layout.TP = math.MaxInt }, "Layout.TP"},
+		{"dp huge (tp x dp overflows)", func(c *Config) { c.Layout.DP = 1 << 61 }, "Layout.DP"},
+		{"ep huge", func(c *Config) { c.Layout.EP = MaxRanks + 1 }, "Layout.EP"},
+		{"ep does not divide experts", func(c *Config) { c.GPUs, c.Layout.TP, c.Layout.EP = 7, 1, 7; c.Layout.DP = 7 }, "Layout.EP"},
+		{"ep exceeds gpus", func(c *Config) { c.Layout.EP = 16 }, "Layout.EP"},
+		{"gpu without bandwidth", func(c *Config) { c.GPU.MemBW = 0 }, "GPU"},
+		{"fabric without bandwidth", func(c *Config) { c.Fabric = comm.Fabric{Name: "none"} }, "Fabric"},
+		{"allreduce impl", func(c *Config) { c.AllReduce = comm.TwoShot + 1 }, "AllReduce"},
+		{"memory utilisation zero", func(c *Config) { c.GPUMemoryUtilization = 0 }, "GPUMemoryUtilization"},
+		{"memory utilisation above 1", func(c *Config) { c.GPUMemoryUtilization = 1.01 }, "GPUMemoryUtilization"},
+		{"memory utilisation NaN", func(c *Config) { c.GPUMemoryUtilization = math.NaN() }, "GPUMemoryUtilization"},
+		{"kv cache dtype", func(c *Config) { c.KVCache = dtype.KVFP8 + 1 }, "KVCache"},
+		{"spec method", func(c *Config) { c.Spec.Method = SpecNgram + 1 }, "Spec.Method"},
+		{"mtp without mtp layers", func(c *Config) { c.Spec = Spec{Method: SpecMTP, DraftTokens: 1, Acceptance: []float64{0.8}} }, "Spec.Method"},
+		{"draft tokens zero", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 0, Acceptance: []float64{0.8}} }, "Spec.DraftTokens"},
 		{"draft tokens too many", func(c *Config) {
 			c.Spec = Spec{Method: SpecNgram, DraftTokens: MaxDraftTokens + 1, Acceptance: []float64{0.8}}
-		}, "speculative.draft_tokens"},
-		{"acceptance above 1", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 2, Acceptance: []float64{0.8, 1.2}} }, "speculative.acceptance"},
-		{"acceptance negative", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 1, Acceptance: []float64{-0.1}} }, "speculative.acceptance"},
-		{"acceptance NaN", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 1, Acceptance: []float64{math.NaN()}} }, "speculative.acceptance"},
-		{"acceptance wrong length", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 3, Acceptance: []float64{0.8, 0.6}} }, "speculative.acceptance"},
-		{"acceptance missing", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 3} }, "speculative.acceptance"},
+		}, "Spec.DraftTokens"},
+		{"acceptance above 1", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 2, Acceptance: []float64{0.8, 1.2}} }, "Spec.Acceptance"},
+		{"acceptance negative", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 1, Acceptance: []float64{-0.1}} }, "Spec.Acceptance"},
+		{"acceptance NaN", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 1, Acceptance: []float64{math.NaN()}} }, "Spec.Acceptance"},
+		{"acceptance wrong length", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 3, Acceptance: []float64{0.8, 0.6}} }, "Spec.Acceptance"},
+		{"acceptance missing", func(c *Config) { c.Spec = Spec{Method: SpecEAGLE3, DraftTokens: 3} }, "Spec.Acceptance"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -80,9 +80,9 @@ func TestStepValidation(t *testing.T) {
 		batch, context int
 		field          string
 	}{
-		{0, 2048, "workload.batch"}, {-3, 2048, "workload.batch"}, {1, 0, "workload.context"},
-		{MaxBatchSize + 1, 2048, "workload.batch"}, {math.MaxInt, 2048, "workload.batch"},
-		{1, MaxContext + 1, "workload.context"}, {8, math.MaxInt, "workload.context"},
+		{0, 2048, "batch"}, {-3, 2048, "batch"}, {1, 0, "context"},
+		{MaxBatchSize + 1, 2048, "batch"}, {math.MaxInt, 2048, "batch"},
+		{1, MaxContext + 1, "context"}, {8, math.MaxInt, "context"},
 	} {
 		_, err := s.Step(tt.batch, tt.context)
 		var fe *FieldError

@@ -42,7 +42,7 @@ type Sim struct {
 }
 
 // New validates cfg and precomputes everything that does not depend on
-// batch and context. Errors are *FieldError naming the scenario key.
+// batch and context. Errors are *FieldError naming the argument ("batch", "context").
 func New(cfg Config) (*Sim, error) {
 	sh, err := cfg.validate()
 	if err != nil {
@@ -93,7 +93,7 @@ func New(cfg Config) (*Sim, error) {
 			}
 		}
 		if len(blk.ops) > maxBlockOps || nmod > maxModuleOps {
-			return nil, fieldErrorf("model", "internal: %d ops (%d in the MLA module) in one layer exceed %d (%d)",
+			return nil, fieldErrorf("Model", "internal: %d ops (%d in the MLA module) in one layer exceed %d (%d)",
 				len(blk.ops), nmod, maxBlockOps, maxModuleOps)
 		}
 	}
@@ -306,10 +306,10 @@ func (p *pass) tokens(d domain) int {
 // It does not allocate.
 func (s *Sim) Step(batch, context int) (Point, error) {
 	if batch <= 0 || batch > MaxBatchSize {
-		return Point{}, fieldErrorf("workload.batch", "must be in [1, %d], got %d", MaxBatchSize, batch)
+		return Point{}, fieldErrorf("batch", "must be in [1, %d], got %d", MaxBatchSize, batch)
 	}
 	if context <= 0 || context > MaxContext {
-		return Point{}, fieldErrorf("workload.context", "must be in [1, %d] tokens, got %d", MaxContext, context)
+		return Point{}, fieldErrorf("context", "must be in [1, %d] tokens, got %d", MaxContext, context)
 	}
 	var passes [numPasses]pass
 	for k := passKind(0); k < numPasses; k++ {
@@ -446,6 +446,9 @@ func (s *Sim) evalModule(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate) 
 		// floor); the others say where their share comes from.
 		if o.kind != opMLA || t.Source.Note == "" {
 			e.Source.Note = noteMLAModule
+		}
+		if o.kind != opMLA { // the query's range is the attention op's
+			e.Source.Range = nil
 		}
 	}
 }

@@ -73,7 +73,7 @@ func runModelShow(s *streams, opts *modelShowOptions) error {
 	if err := c.CheckLayout(opts.Layout); err != nil {
 		var le *model.LayoutError
 		if errors.As(err, &le) {
-			flag := "--" + strings.TrimPrefix(le.Key, "parallel.")
+			flag := "--" + strings.ToLower(le.Field)
 			return inputErrf("%s: %s", flag, le.Msg)
 		}
 		return inputErr(err)

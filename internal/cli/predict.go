@@ -23,7 +23,7 @@ type predictOptions struct {
 	Context     int    // --context; 0 = the scenario's workload.context
 	Format      string // text | json | csv
 	Explain     bool
-	Calibration string // --calibration; "" = the scenario's hardware.calibration
+	Calibration string // --calibration, comma-separated sources; "" = the scenario's hardware.calibration
 }
 
 func newPredictCmd(s *streams) *cobra.Command {
@@ -64,7 +64,7 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 	f.IntVar(&opts.Context, "context", 0, "context length in tokens; default: the scenario's workload.context")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	f.BoolVar(&opts.Explain, "explain", false, "print every op of one layer of each kind for the first batch size")
-	f.StringVar(&opts.Calibration, "calibration", "", `op-cost calibration: "embedded" (for the scenario's GPU), "embedded:NAME", "none" (roofline only) or a calibration file; default: the scenario's hardware.calibration`)
+	f.StringVar(&opts.Calibration, "calibration", "", `op-cost calibration: "embedded" (for the scenario's GPU), "embedded:NAME", "none" (roofline only) or a calibration file; several, comma-separated, are layered, later ones overriding earlier ones table by table (e.g. embedded,my-box-nccl.toml); default: the scenario's hardware.calibration`)
 	return cmd
 }
 
@@ -110,7 +110,11 @@ func runPredict(s *streams, opts *predictOptions) error {
 		return inputErr(err)
 	}
 	if opts.Calibration != "" {
-		if err := sc.SetCalibration(opts.Calibration); err != nil {
+		srcs := strings.Split(opts.Calibration, ",")
+		for i := range srcs {
+			srcs[i] = strings.TrimSpace(srcs[i])
+		}
+		if err := sc.SetCalibration(srcs...); err != nil {
 			return inputErr(err)
 		}
 	}
@@ -213,9 +217,13 @@ type memoryJSON struct {
 }
 
 type predictJSON struct {
-	Scenario string      `json:"scenario"`
-	Points   []pointJSON `json:"points"`
-	Warnings []string    `json:"warnings"`
+	Scenario string `json:"scenario"`
+	// Calibration names every calibration file consulted, in layering
+	// order (later ones override earlier ones): "embedded:h200-sxm" or a
+	// path; empty for roofline only.
+	Calibration []string    `json:"calibration"`
+	Points      []pointJSON `json:"points"`
+	Warnings    []string    `json:"warnings"`
 }
 
 // r6 rounds a number written to JSON or CSV to 6 decimals of its unit
@@ -231,7 +239,10 @@ func r6(x float64) float64 {
 // json builds the JSON document: breakdown_ms has every category (zeros
 // included), sources only the categories with time.
 func (pr *prediction) json() predictJSON {
-	out := predictJSON{Scenario: pr.sc.Name, Points: []pointJSON{}, Warnings: []string{}}
+	out := predictJSON{Scenario: pr.sc.Name, Calibration: []string{}, Points: []pointJSON{}, Warnings: []string{}}
+	for _, u := range pr.sc.CalibrationUses {
+		out.Calibration = append(out.Calibration, u.Name)
+	}
 	out.Warnings = append(out.Warnings, pr.warnings...)
 	cats := categories(pr.points)
 	for _, p := range pr.points {

@@ -60,7 +60,7 @@ func TestPredictJSON(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	var doc map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(out), &doc))
-	assert.Equal(t, []string{"points", "scenario", "warnings"}, keys(doc))
+	assert.Equal(t, []string{"calibration", "points", "scenario", "warnings"}, keys(doc))
 	var pr predictJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &pr))
 	require.Len(t, pr.Points, 3)
@@ -204,4 +204,45 @@ func TestPredictExplainNoZeroEfficiency(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	assert.Contains(t, out, "roofline nccl ")
 	assert.NotContains(t, out, "eff 0.00")
+}
+
+// TestPredictCalibrationLayered: --calibration takes several sources,
+// comma-separated; an imported nccl-tests file on top of the embedded
+// tables keeps the embedded MoE and MLA tables, and the text and JSON name
+// every source.
+func TestPredictCalibrationLayered(t *testing.T) {
+	dir := t.TempDir()
+	mine := filepath.Join(dir, "my-box-nccl.toml")
+	code, _, errs := runCLI(t, append(append([]string{"calib", "import", "nccl-tests"}, ncclFixtures...),
+		"--gpu", "rtx-pro-6000-server", "--fabric", "pcie-gen5", "--date", "2026-11-30", "-o", mine)...)
+	require.Equal(t, ExitOK, code, errs)
+
+	code, out, errs := runCLI(t, "predict", "--format", "json", "--batch", "8", "--calibration", "embedded,"+mine)
+	require.Equal(t, ExitOK, code, errs)
+	var pr predictJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &pr))
+	assert.Equal(t, []string{"embedded:rtx-pro-6000-server", mine}, pr.Calibration)
+	src := pr.Points[0].Sources
+	assert.Contains(t, src["moe"], "table embedded:rtx-pro-6000-server#moe.", "embedded MoE table kept")
+	assert.Contains(t, src["attention"], "table embedded:rtx-pro-6000-server#mla.", "embedded MLA table kept")
+
+	// Alone, the import leaves MoE and MLA on the roofline.
+	code, out, errs = runCLI(t, "predict", "--format", "json", "--batch", "8", "--calibration", mine)
+	require.Equal(t, ExitOK, code, errs)
+	pr = predictJSON{}
+	require.NoError(t, json.Unmarshal([]byte(out), &pr))
+	assert.Equal(t, []string{mine}, pr.Calibration)
+	assert.True(t, strings.HasPrefix(pr.Points[0].Sources["moe"], "roofline"), pr.Points[0].Sources["moe"])
+
+	code, out, errs = runCLI(t, "predict", "--batch", "8", "--calibration", "embedded, "+mine)
+	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, out, "calib     embedded:rtx-pro-6000-server, 37 tables + "+mine+", ")
+
+	code, out, _ = runCLI(t, "predict", "--format", "json", "--calibration", "none")
+	require.Equal(t, ExitOK, code)
+	assert.Contains(t, out, `"calibration": [],`)
+
+	code, _, errs = runCLI(t, "predict", "--calibration", "embedded,nope.toml")
+	assert.Equal(t, ExitInput, code)
+	assert.True(t, strings.HasPrefix(errs, `moecast: --calibration: source 2 ("nope.toml"): calibration file: `), errs)
 }

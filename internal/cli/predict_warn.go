@@ -8,23 +8,11 @@ import (
 	"github.com/moecast/moecast/sim"
 )
 
-// outOfRange is the part of a table Source.Note that says the query left
-// the table's measured range ("clamped: ..." when the end value was used,
-// "extrapolated: ..." when the last segment was extended), or "".
-func outOfRange(note string) string {
-	var parts []string
-	for part := range strings.SplitSeq(note, "; ") {
-		if strings.HasPrefix(part, "clamped:") || strings.HasPrefix(part, "extrapolated:") {
-			parts = append(parts, part)
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
 // tableRangeWarnings lists, as user warnings, every op whose cost came from
-// a calibration table queried outside the table's measured range (see
-// outOfRange). It re-evaluates each point op by op (sim.Explain), because a
-// category's source shows only its largest op. One warning per op, table
+// a calibration table queried outside the table's measured range
+// (cost.Source.Range: clamped to the end value, or the last segment
+// extended, and on which axis). It re-evaluates each point op by op
+// (sim.Explain), because a category's source shows only its largest op. One warning per op, table
 // and note, naming the query (the op's per-rank shape at the largest batch
 // that hit it) and every batch that hit it, e.g.
 //
@@ -54,10 +42,10 @@ func tableRangeWarnings(sm *sim.Sim, points []sim.Point) ([]string, error) {
 			if src.Kind != cost.Table || o.Estimate.Time <= 0 {
 				continue
 			}
-			n := outOfRange(src.Note)
-			if n == "" {
+			if !src.OutOfRange() {
 				continue
 			}
+			n := src.Range.Note
 			k := key{o.Layer, o.Name, src.Table, n}
 			h, ok := hits[k]
 			if !ok {

@@ -14,6 +14,9 @@ import (
 
 // Category is an operation category. The names are a contract shared by
 // `moecast predict` (breakdown_ms) and `moecast trace` (by_category_ms).
+// Its collectives (AllReduce, AllGather, ReduceScatter, AllToAll) are the
+// one collective vocabulary: comm's tables and NCCL model, and calib's
+// table ops ("allreduce", ...), use these values and names.
 type Category uint8
 
 const (
@@ -81,6 +84,36 @@ func (k SourceKind) String() string {
 	return "unknown"
 }
 
+// Limit says where a table query fell against one measured axis.
+type Limit uint8
+
+const (
+	InRange           Limit = iota // inside the measured range: interpolated
+	ClampedBelow                   // below it: the first measured value used
+	ClampedAbove                   // above it: the last measured value used
+	ExtrapolatedAbove              // above it: the last segment extended
+)
+
+func (l Limit) String() string {
+	switch l {
+	case InRange:
+		return "in range"
+	case ClampedBelow:
+		return "clamped below"
+	case ClampedAbove:
+		return "clamped above"
+	case ExtrapolatedAbove:
+		return "extrapolated above"
+	}
+	return fmt.Sprintf("limit(%d)", uint8(l))
+}
+
+// AxisRange is a table query against one axis of the table.
+type AxisRange struct {
+	Axis  string // the table axis: "tokens", "m", "kv_len", "bytes"
+	Limit Limit
+}
+
 // Source is the provenance of one Estimate. Strings are static (constants
 // or names held by a table), so building a Source never allocates.
 type Source struct {
@@ -92,7 +125,27 @@ type Source struct {
 	RowLo      int     // first table row used (1-based, Kind == Table)
 	RowHi      int     // last table row used
 	Note       string  // anything else a reader needs: clamping, a correction applied
+	// Range says where the query left the table's measured range (Kind ==
+	// Table), or is nil when it fell inside on every axis. It points at
+	// what the table holds for that case (read-only, so building a Source
+	// still never allocates), and survives a Note that a caller replaces
+	// (a floor, a share of a module table).
+	Range *Range
 }
+
+// Range is how a table query left the table's measured range.
+type Range struct {
+	// Axes has one entry per table axis, in table order (unused entries
+	// are zero); at least one has a Limit other than InRange.
+	Axes [2]AxisRange
+	// Note says the same in words, as Note begins with it:
+	// "clamped: kv_len above the measured range".
+	Note string
+}
+
+// OutOfRange reports whether the query left the table's measured range on
+// some axis (clamped or extrapolated).
+func (s Source) OutOfRange() bool { return s.Range != nil }
 
 // Describe renders the source in one line; a roofline's efficiency is
 // left out when it is 0 (not applicable).

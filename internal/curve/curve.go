@@ -101,13 +101,13 @@ func New(x, y []float64, rows []int, logScale bool) (*Curve, error) {
 	}
 	for i := range n {
 		if math.IsNaN(x[i]) || math.IsInf(x[i], 0) || math.IsNaN(y[i]) || math.IsInf(y[i], 0) {
-			return nil, fmt.Errorf("curve: point %d (row %d) is not finite: x=%g y=%g", i, rows[i], x[i], y[i])
+			return nil, fmt.Errorf("curve: %w", RowErrorf(rows[i], "point %d is not finite: x=%g y=%g", i, x[i], y[i]))
 		}
 		if i > 0 && !(x[i] > x[i-1]) {
-			return nil, fmt.Errorf("curve: x not strictly increasing at row %d (%g after %g)", rows[i], x[i], x[i-1])
+			return nil, fmt.Errorf("curve: %w", RowErrorf(rows[i], "x not strictly increasing (%g after %g)", x[i], x[i-1]))
 		}
 		if logScale && (x[i] <= 0 || y[i] <= 0) {
-			return nil, fmt.Errorf("curve: log scale needs positive values, row %d has x=%g y=%g", rows[i], x[i], y[i])
+			return nil, fmt.Errorf("curve: %w", RowErrorf(rows[i], "log scale needs positive values, got x=%g y=%g", x[i], y[i]))
 		}
 		c.tx[i], c.ty[i] = c.fwd(x[i]), c.fwd(y[i])
 	}

@@ -1,0 +1,130 @@
+package calib
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/kernels"
+)
+
+// selFile is a calibration of one GEMM table (dtype bf16) and one NCCL
+// all-reduce table, measured on gpu over fabric, with latencies scaled by
+// k so that answers tell the files apart.
+func selFile(t *testing.T, name, gpu, fabric string, k float64) *File {
+	t.Helper()
+	src := fmt.Sprintf(`schema = 1
+[provenance]
+gpu = %q
+fabric = %q
+date = "2026-11-30"
+command = "written for a test"
+launch = "cuda-graph"
+cache = "unknown"
+
+[[table]]
+name = "gemm"
+op = "gemm"
+dtype = "bf16"
+columns = ["n", "k", "m", "latency_us"]
+rows = """
+7168,2048,1,%g
+7168,2048,8,%g
+"""
+
+[[table]]
+name = "ar"
+op = "allreduce"
+impl = "nccl"
+columns = ["ranks", "bytes", "latency_us"]
+rows = """
+8,1024,%g
+8,4096,%g
+"""
+`, gpu, fabric, 10*k, 11*k, 20*k, 21*k)
+	f, err := Parse(name, []byte(src))
+	require.NoError(t, err)
+	return f
+}
+
+func TestSelectBox(t *testing.T) {
+	f := selFile(t, "a.toml", "h200-sxm", "nvlink4", 1)
+	gemm := kernels.GEMMShape{M: 1, N: 7168, K: 2048, Weight: dtype.BF16Weights}
+	for _, tc := range []struct {
+		name           string
+		box            Box
+		kernels, colls bool
+		kFrom, cFrom   []string
+	}{
+		{"same box", Box{GPU: "h200-sxm", Fabric: "nvlink4", GPUs: 8}, true, true, nil, nil},
+		{"other fabric", Box{GPU: "h200-sxm", Fabric: "pcie-gen5", GPUs: 8}, true, false, nil, []string{"h200-sxm over nvlink4"}},
+		{"other gpu", Box{GPU: "h100-sxm", Fabric: "nvlink4", GPUs: 8}, false, false, []string{"h200-sxm"}, []string{"h200-sxm over nvlink4"}},
+		{"one gpu: collectives kept, unused", Box{GPU: "h200-sxm", GPUs: 1}, true, true, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Select(tc.box, f)
+			require.Len(t, s.Uses, 1)
+			u := s.Uses[0]
+			assert.Equal(t, "a.toml", u.Name)
+			assert.Equal(t, 2, u.Tables)
+			assert.Equal(t, tc.kernels, s.Kernels() != nil)
+			assert.Equal(t, tc.colls, s.Comm(true) != nil)
+			assert.Equal(t, tc.kFrom, u.KernelFrom)
+			assert.Equal(t, tc.cFrom, u.CommFrom)
+			assert.Equal(t, b2i(tc.kernels)+b2i(tc.colls), u.Used())
+			if tc.kernels {
+				e, ok := s.Kernels().GEMM(gemm)
+				require.True(t, ok)
+				assert.Equal(t, "a.toml#gemm", e.Source.Table)
+			}
+		})
+	}
+	assert.Nil(t, Select(Box{GPU: "h200-sxm"}).Kernels(), "no file, no tables")
+}
+
+// TestSelectLayers: a later file's table replaces an earlier one of the
+// same op and keys; the earlier file's other tables stay.
+func TestSelectLayers(t *testing.T) {
+	box := Box{GPU: "h200-sxm", Fabric: "nvlink4", GPUs: 8}
+	a := selFile(t, "a.toml", "h200-sxm", "nvlink4", 1)
+	b := selFile(t, "b.toml", "h200-sxm", "nvlink4", 2)
+	// c measures the all-reduce only, and over another fabric for its gemm
+	// table to be left out.
+	c := selFile(t, "c.toml", "h100-sxm", "nvlink4", 3)
+	c.Tables[1].Provenance.GPU = "h200-sxm"
+
+	gemm := kernels.GEMMShape{M: 1, N: 7168, K: 2048, Weight: dtype.BF16Weights}
+	answer := func(s *Selection) (string, string) {
+		g, ok := s.Kernels().GEMM(gemm)
+		require.True(t, ok)
+		ar, ok := s.Comm(true).AllReduce(comm.NCCL, 8, 1024)
+		require.True(t, ok)
+		return g.Source.Table, ar.Source.Table
+	}
+
+	s := Select(box, a, b)
+	g, ar := answer(s)
+	assert.Equal(t, "b.toml#gemm", g)
+	assert.Equal(t, "b.toml#ar", ar)
+	assert.Equal(t, 0, s.Uses[0].Replaced)
+	assert.Equal(t, 2, s.Uses[1].Replaced)
+	assert.Len(t, s.Kernels().(*kernels.Tables).GEMMs, 1, "replaced, not kept behind")
+
+	s = Select(box, a, c)
+	g, ar = answer(s)
+	assert.Equal(t, "a.toml#gemm", g, "c's gemm table was measured on another GPU")
+	assert.Equal(t, "c.toml#ar", ar)
+	assert.Equal(t, 1, s.Uses[1].Replaced)
+	assert.Equal(t, 1, s.Uses[1].KernelSkipped)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
