@@ -58,7 +58,6 @@ func TestRefusesNonRegular(t *testing.T) {
 		{"directory", sub, "a directory"},
 		{"link to fifo", link, "named pipe (FIFO)"},
 		{"socket", sock, "a socket"},
-		{"char device", "/dev/null", "a character device"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before, err := os.Lstat(tc.path)
@@ -75,6 +74,18 @@ func TestRefusesNonRegular(t *testing.T) {
 	}
 	ents, _ := os.ReadDir(dir)
 	assert.Len(t, ents, 4, "temporary file left behind")
+}
+
+// TestRefusesCharDevice checks /dev/null through CheckOutput only: a
+// regression must fail the test, not replace the machine's /dev/null.
+func TestRefusesCharDevice(t *testing.T) {
+	st, err := os.Lstat(os.DevNull)
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		t.Skipf("%s is not a character device here", os.DevNull)
+	}
+	err = CheckOutput(os.DevNull)
+	require.ErrorIs(t, err, ErrNotRegular)
+	assert.ErrorContains(t, err, "a character device")
 }
 
 // TestLinkToRegularKept: writing through a link replaces the file it
