@@ -54,8 +54,9 @@
 // conservative admission (it reserves KV for the running requests' future
 // tokens with new_token_ratio) and its retraction order; here admission
 // needs the chunk's blocks only and a decode that cannot get its KV
-// retracts the newest running request, so retractions can come earlier
-// than SGLang's.
+// retracts the newest request (the one whose prefill is in progress, if
+// it has no chunk in this step, else the newest running one), so
+// retractions can come earlier than SGLang's.
 //
 // # Speculative decoding
 //

@@ -20,6 +20,7 @@ type Stats struct {
 // Result is one serving point: `vllm bench serve`'s result fields
 // (REFERENCE.md §5) plus what only a simulator knows.
 type Result struct {
+	RequestRate          float64 // offered, requests/s (+Inf: all sent at once)
 	Requests             int
 	Completed            int
 	Duration             unit.Seconds // first send (t = 0) to the last token
@@ -56,6 +57,7 @@ type Result struct {
 	// arrivals: the rate is beyond what the engine serves (or the run is
 	// too short to reach a steady state). Its latency metrics grow with
 	// the number of requests and should not be reported as a prediction.
+	// Points with fewer than 20 arrivals in that window are not judged.
 	Overloaded bool
 	// ServedRate is the completion rate over that window, requests/s
 	// (open loop only; 0 otherwise).
@@ -78,11 +80,12 @@ func (r *Result) BreakdownShare() [cost.NumCategories]float64 {
 }
 
 // Warnings lists what makes the point's numbers unfit to report.
-func (r *Result) Warnings(rate float64) []string {
+func (r *Result) Warnings() []string {
 	if !r.Overloaded {
 		return nil
 	}
-	return []string{fmt.Sprintf("request rate %g/s is beyond capacity: requests completed at %.3g/s over the second half of the arrivals, so queues grow and latencies depend on the number of requests", rate, r.ServedRate)}
+	return []string{fmt.Sprintf("request rate %g/s is beyond capacity: requests completed at %.3g/s over the second half of the arrivals, so queues grow and latencies depend on the number of requests (%d)",
+		r.RequestRate, r.ServedRate, r.Requests)}
 }
 
 // weighted is a value repeated n times (ITLs of requests streaming in the
@@ -184,7 +187,7 @@ func weightedStats(w []weighted) Stats {
 // result computes the metrics once every request has finished.
 func (e *engine) result() *Result {
 	n := len(e.reqs)
-	r := &Result{Requests: n, Completed: e.completed, Steps: e.steps, MixedSteps: e.mixedSteps,
+	r := &Result{RequestRate: e.cfg.Workload.RequestRate, Requests: n, Completed: e.completed, Steps: e.steps, MixedSteps: e.mixedSteps,
 		Preemptions: e.preemptions, Breakdown: e.cats, MeanAcceptanceLength: 1}
 	ttft := make([]float64, 0, n)
 	e2e := make([]float64, 0, n)

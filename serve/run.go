@@ -50,10 +50,11 @@ type engine struct {
 	rng    *rand.Rand
 	reqs   []request
 
-	running []int32 // vLLM: every admitted request; SGLang: decoding requests
-	waiting []int32 // deque: waiting[wh:]
-	wh      int
-	chunked int32 // SGLang: the request whose prefill is in progress, or -1
+	running   []int32 // vLLM: every admitted request; SGLang: decoding requests
+	waiting   []int32 // deque: waiting[wh:]
+	wh        int
+	chunked   int32 // SGLang: the request whose prefill is in progress, or -1
+	chunkedIn bool  // SGLang: chunked has a chunk in this step
 
 	freeBlocks, totalBlocks, peakBlocks int
 	bs, lookahead, k                    int
@@ -231,10 +232,10 @@ func (e *engine) price() (float64, error) {
 // cache has too few free blocks (vLLM KVCacheManager.allocate_slots).
 func (e *engine) alloc(r int32, slots int) bool {
 	q := &e.reqs[r]
-	need := ceilDiv(slots, e.bs) - int(q.blocks)
-	if need <= 0 {
+	if slots <= int(q.blocks)*e.bs {
 		return true
 	}
+	need := ceilDiv(slots, e.bs) - int(q.blocks)
 	if need > e.freeBlocks {
 		return false
 	}
@@ -252,11 +253,21 @@ func (e *engine) free(r int32) {
 	q.blocks = 0
 }
 
-// preemptNewest frees the newest running request and puts it at the head
-// of the waiting queue; its KV is recomputed when it is admitted again.
+// preemptNewest frees the newest request and puts it at the head of the
+// waiting queue; its KV is recomputed when it is admitted again. The
+// newest is the last running request, or with SGLang the request whose
+// prefill is in progress when it is not in this step (it holds blocks
+// that the decodes may need, and without it both could wait on each
+// other).
 func (e *engine) preemptNewest() int32 {
-	v := e.running[len(e.running)-1]
-	e.running = e.running[:len(e.running)-1]
+	var v int32
+	if c := e.chunked; c >= 0 && !e.chunkedIn {
+		v = c
+		e.chunked = -1
+	} else {
+		v = e.running[len(e.running)-1]
+		e.running = e.running[:len(e.running)-1]
+	}
 	e.free(v)
 	e.reqs[v].computed = 0
 	e.pushFront(v)
@@ -358,10 +369,12 @@ func (e *engine) scheduleSGLang() {
 	}
 	admitted := 0
 	open := true // whether new requests may join this batch
+	e.chunkedIn = false
 	if c := e.chunked; c >= 0 {
 		open = false
 		q := &e.reqs[c]
 		if n := min(q.need(), budget); n > 0 && e.alloc(c, int(q.computed)+n) {
+			e.chunkedIn = true
 			e.add(c, n, true)
 			budget -= n
 			open = n == q.need()
@@ -382,7 +395,7 @@ func (e *engine) scheduleSGLang() {
 		e.add(r, n, true)
 		budget -= n
 		if n < q.need() {
-			e.chunked = r
+			e.chunked, e.chunkedIn = r, true
 			open = false
 		}
 	}

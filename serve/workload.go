@@ -61,9 +61,11 @@ func arrivals(w Workload, rng *rand.Rand, at []float64) {
 		at[i] = sum
 	}
 	if sum > 0 {
-		f := float64(len(at)) / w.RequestRate / sum
+		// at/sum first: with tiny gamma shapes sum can be subnormal, and
+		// (n/rate)/sum would overflow.
+		end := float64(len(at)) / w.RequestRate
 		for i := range at {
-			at[i] *= f
+			at[i] = at[i] / sum * end
 		}
 	}
 }
