@@ -104,15 +104,15 @@ type itlGroups struct {
 	n    []int
 }
 
-func (g *itlGroups) add(prev float64) {
+func (g *itlGroups) add(prev float64, n int) {
 	for i := 0; i < len(g.prev) && i < 16; i++ {
 		if g.prev[i] == prev {
-			g.n[i]++
+			g.n[i] += n
 			return
 		}
 	}
 	g.prev = append(g.prev, prev)
-	g.n = append(g.n, 1)
+	g.n = append(g.n, n)
 }
 
 // flush appends the step's ITLs at step end t and empties g.

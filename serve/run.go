@@ -59,8 +59,9 @@ type engine struct {
 	freeBlocks, totalBlocks, peakBlocks int
 	bs, lookahead, k                    int
 
-	seqs []Seq
-	who  []int32
+	seqs     []Seq
+	who      []int32
+	prefills int // prefill chunks in seqs
 
 	// outcomes
 	steps, mixedSteps, preemptions int
@@ -200,14 +201,8 @@ func (e *engine) price() (float64, error) {
 	if !(g > 0) || math.IsInf(g, 0) {
 		return 0, fmt.Errorf("serve: step cost of %d sequences is %g s (want finite and > 0)", len(e.seqs), g)
 	}
-	prefill, decode := false, 0
-	for _, s := range e.seqs {
-		if s.Prefill {
-			prefill = true
-		} else {
-			decode++
-		}
-	}
+	decode := len(e.seqs) - e.prefills
+	prefill := e.prefills > 0
 	host := float64(e.cfg.Host.PerStep) + float64(e.cfg.Host.PerSeq)*float64(len(e.seqs))
 	wall := g + host
 	if e.cfg.AsyncScheduling && !prefill {
@@ -231,10 +226,15 @@ func (e *engine) price() (float64, error) {
 // alloc reserves KV blocks so that r holds slots tokens; false when the
 // cache has too few free blocks (vLLM KVCacheManager.allocate_slots).
 func (e *engine) alloc(r int32, slots int) bool {
-	q := &e.reqs[r]
-	if slots <= int(q.blocks)*e.bs {
+	if slots <= int(e.reqs[r].blocks)*e.bs {
 		return true
 	}
+	return e.grow(r, slots)
+}
+
+// grow is alloc's slow path: the request needs more blocks.
+func (e *engine) grow(r int32, slots int) bool {
+	q := &e.reqs[r]
 	need := ceilDiv(slots, e.bs) - int(q.blocks)
 	if need > e.freeBlocks {
 		return false
@@ -289,6 +289,14 @@ func (e *engine) pushFront(r int32) {
 func (e *engine) add(r int32, q int, prefill bool) {
 	e.seqs = append(e.seqs, Seq{Query: q, Context: int(e.reqs[r].computed), Prefill: prefill})
 	e.who = append(e.who, r)
+	if prefill {
+		e.prefills++
+	}
+}
+
+// reset empties the step being built.
+func (e *engine) reset() {
+	e.seqs, e.who, e.prefills = e.seqs[:0], e.who[:0], 0
 }
 
 // scheduleRunning is vLLM's first pass, also SGLang's decode step: each
@@ -334,7 +342,7 @@ func (e *engine) scheduleRunning(budget int) (int, bool) {
 // requests in order while budget and max_num_seqs allow, the last chunked
 // to the remaining budget.
 func (e *engine) scheduleVLLM() {
-	e.seqs, e.who = e.seqs[:0], e.who[:0]
+	e.reset()
 	budget, preempted := e.scheduleRunning(e.cfg.MaxNumBatchedTokens)
 	if preempted {
 		return
@@ -362,7 +370,7 @@ func (e *engine) scheduleVLLM() {
 // KV retracts the newest running request (SGLang's retract_decode picks by
 // progress; newest-first is a simplification).
 func (e *engine) scheduleSGLang() {
-	e.seqs, e.who = e.seqs[:0], e.who[:0]
+	e.reset()
 	budget := min(e.cfg.MaxPrefillTokens, e.cfg.MaxNumBatchedTokens)
 	if e.cfg.MixedChunk {
 		budget -= len(e.running)
@@ -418,6 +426,9 @@ func (e *engine) scheduleSGLang() {
 func (e *engine) finishStep(t float64) int {
 	groups := &e.groups
 	done := 0
+	// Requests whose previous chunk came at the same time (usually all
+	// decodes of the step) are counted as one run before grouping.
+	runPrev, runN := 0.0, 0
 	for i, s := range e.seqs {
 		r := e.who[i]
 		q := &e.reqs[r]
@@ -436,7 +447,10 @@ func (e *engine) finishStep(t float64) int {
 				e.chunked = r
 			}
 		} else {
-			a := e.accept(s.Query - 1)
+			a := 0
+			if s.Query > 1 {
+				a = e.accept(s.Query - 1)
+			}
 			q.computed += int32(1 + a)
 			emit = int32(1 + a)
 		}
@@ -446,8 +460,13 @@ func (e *engine) finishStep(t float64) int {
 		emit = min(emit, q.out-q.gen)
 		if q.gen == 0 {
 			q.ttft = t - q.send
+		} else if q.lastTok == runPrev {
+			runN++
 		} else {
-			groups.add(q.lastTok)
+			if runN > 0 {
+				groups.add(runPrev, runN)
+			}
+			runPrev, runN = q.lastTok, 1
 		}
 		q.gen += emit
 		q.lastTok = t
@@ -458,6 +477,9 @@ func (e *engine) finishStep(t float64) int {
 			e.completed++
 			done++
 		}
+	}
+	if runN > 0 {
+		groups.add(runPrev, runN)
 	}
 	groups.flush(t, &e.itl)
 	return done
