@@ -367,8 +367,8 @@ func (e *engine) scheduleVLLM() {
 // chunked_prefill_size) tokens in all, less the running decodes with mixed
 // chunks), run on its own unless MixedChunk puts the decodes in it; else
 // one decode step of every running request. A decode that cannot get its
-// KV retracts the newest running request (SGLang's retract_decode picks by
-// progress; newest-first is a simplification).
+// KV retracts the newest request (preemptNewest; SGLang's retract_decode
+// picks by progress, newest-first is a simplification).
 func (e *engine) scheduleSGLang() {
 	e.reset()
 	budget := min(e.cfg.MaxPrefillTokens, e.cfg.MaxNumBatchedTokens)
