@@ -456,3 +456,90 @@ func TestGroupsPoolBlocks(t *testing.T) {
 	assert.Equal(t, one.Preemptions, two.Preemptions)
 	assert.Equal(t, one.KVPeakPerGPU/2, two.KVPeakPerGPU)
 }
+
+// TestMaxNumSeqsCapsBatch: no step decodes more than max_num_seqs
+// (vLLM) / max_running_requests (SGLang), and the excess waits in the
+// server queue, which TTFT includes.
+func TestMaxNumSeqsCapsBatch(t *testing.T) {
+	for _, e := range []Engine{VLLM, SGLang} {
+		cfg := point(e, 32, 96, 256, 64)
+		free, err := Run(cfg, realistic)
+		require.NoError(t, err)
+		cfg.MaxNumSeqs = 8
+		capped, err := Run(cfg, realistic)
+		require.NoError(t, err)
+		assert.LessOrEqual(t, capped.MeanBatch, 8.0, "%s", e)
+		assert.Greater(t, free.MeanBatch, 16.0, "%s", e)
+		assert.Greater(t, float64(capped.TTFT.Mean), 3*float64(free.TTFT.Mean), "%s: queued requests wait", e)
+	}
+}
+
+// checker wraps a coster and checks every step the scheduler builds.
+type checker struct {
+	linear
+	t      *testing.T
+	cfg    Config
+	steps  int
+	failed bool
+}
+
+func (c *checker) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit.Seconds) {
+	c.steps++
+	tokens, prefill, decode := 0, 0, 0
+	for _, s := range seqs {
+		tokens += s.Query
+		if s.Prefill {
+			prefill += s.Query
+		} else {
+			decode++
+			if s.Query < 1 || s.Query > 1+c.cfg.Spec.DraftTokens {
+				c.fail("decode query %d", s.Query)
+			}
+		}
+		if s.Query < 1 || s.Context < 0 {
+			c.fail("seq %+v", s)
+		}
+	}
+	switch c.cfg.Engine {
+	case VLLM:
+		if tokens > c.cfg.MaxNumBatchedTokens {
+			c.fail("step of %d tokens above the budget %d", tokens, c.cfg.MaxNumBatchedTokens)
+		}
+		if len(seqs) > c.cfg.MaxNumSeqs {
+			c.fail("step of %d seqs above max_num_seqs %d", len(seqs), c.cfg.MaxNumSeqs)
+		}
+	case SGLang:
+		if prefill > min(c.cfg.MaxNumBatchedTokens, c.cfg.MaxPrefillTokens) {
+			c.fail("prefill batch of %d tokens", prefill)
+		}
+		if !c.cfg.MixedChunk && prefill > 0 && decode > 0 {
+			c.fail("prefill and %d decodes in one step without mixed chunks", decode)
+		}
+	}
+	return c.linear.StepCost(seqs)
+}
+
+func (c *checker) fail(format string, args ...any) {
+	if !c.failed {
+		c.t.Errorf("%s step %d: "+format, append([]any{c.cfg.Engine, c.steps}, args...)...)
+		c.failed = true
+	}
+}
+
+// TestStepsRespectLimits runs varied points through the checker.
+func TestStepsRespectLimits(t *testing.T) {
+	for _, e := range []Engine{VLLM, SGLang} {
+		for _, mixed := range []bool{false, true} {
+			cfg := point(e, 48, 150, 3000, 80)
+			cfg.MaxNumBatchedTokens, cfg.MaxNumSeqs, cfg.MixedChunk = 2048, 40, mixed
+			cfg.Workload.RangeRatio = 0.8
+			cfg.Spec = Spec{DraftTokens: 2, Acceptance: []float64{0.7}, Lookahead: 2}
+			cfg.Memory.KVCapacity = 20 * 3000 * 1000 // forces preemptions
+			c := &checker{linear: realistic, t: t, cfg: cfg}
+			r, err := Run(cfg, c)
+			require.NoError(t, err)
+			assert.Equal(t, r.Steps, c.steps)
+			assert.Positive(t, r.Preemptions, "%s mixed=%v", e, mixed)
+		}
+	}
+}
