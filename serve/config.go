@@ -1,0 +1,312 @@
+package serve
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// Seq is one sequence of an engine step as the step coster sees it.
+type Seq struct {
+	Query   int  // new tokens this step: a prefill chunk, 1 for a decode, 1+K for a verify
+	Context int  // tokens already in the KV cache before this step
+	Prefill bool // a prefill (or recompute) chunk rather than a decode / verify
+}
+
+// StepCoster prices one engine step over a batch of sequences. cats receives
+// the time per category (index = cost.Category); t is the step's GPU time.
+// A decode Seq with Query 1+K is a speculative verify step and its price
+// includes the draft work. Implementations must not keep seqs.
+type StepCoster interface {
+	StepCost(seqs []Seq) (t unit.Seconds, cats [cost.NumCategories]unit.Seconds)
+}
+
+// Engine is the serving engine whose scheduler is simulated.
+type Engine uint8
+
+const (
+	VLLM   Engine = iota // vLLM V1 (REFERENCE.md §6.1)
+	SGLang               // SGLang (REFERENCE.md §6.2)
+)
+
+var engineNames = [...]string{"vllm", "sglang"}
+
+func (e Engine) String() string {
+	if int(e) < len(engineNames) {
+		return engineNames[e]
+	}
+	return fmt.Sprintf("engine(%d)", uint8(e))
+}
+
+// ParseEngine maps "vllm" or "sglang" to an Engine.
+func ParseEngine(s string) (Engine, bool) {
+	for i, n := range engineNames {
+		if n == s {
+			return Engine(i), true
+		}
+	}
+	return 0, false
+}
+
+// Memory is the KV-cache model: paged blocks of BlockSize tokens, each token
+// KVBytesPerToken on every GPU of its attention group. With Groups > 1
+// (data-parallel attention) each group has its own cache of KVCapacity per
+// GPU; the simulator pools the groups' blocks under one scheduler (vLLM and
+// SGLang run one scheduler per DP rank behind a load balancer; the balance
+// between ranks is not modelled).
+type Memory struct {
+	KVBytesPerToken unit.Bytes // per token per GPU (draft layers included)
+	KVCapacity      unit.Bytes // KV-cache memory per GPU
+	BlockSize       int        // tokens per block: vLLM 16 (64 with FlashMLA), SGLang page_size 1
+	Groups          int        // attention groups (DP attention ranks); 1 without DP attention
+}
+
+// blocksPerGroup is the number of whole blocks one group's cache holds.
+func (m Memory) blocksPerGroup() int {
+	b := math.Floor(float64(m.KVCapacity) / (float64(m.BlockSize) * float64(m.KVBytesPerToken)))
+	return int(math.Min(b, math.MaxInt32))
+}
+
+// Spec is speculative decoding as the scheduler sees it: every decode step
+// verifies DraftTokens drafts per sequence (Query 1+K), and the number
+// accepted is drawn from the per-position conditional acceptance chain.
+type Spec struct {
+	DraftTokens int       // K; 0 = no speculative decoding
+	Acceptance  []float64 // conditional acceptance per position: K values, or 1 for all positions
+	// Lookahead is vLLM's num_lookahead_tokens: extra KV slots reserved per
+	// step for drafts the drafter writes (K for EAGLE/MTP, 0 for n-gram).
+	Lookahead int
+}
+
+// HostOverhead is the host (CPU) time of one step that the step coster does
+// not price: scheduling, input preparation, output processing. Async
+// scheduling hides it behind the GPU for steps without prefill
+// (REFERENCE.md §6.1); otherwise it adds to the step.
+type HostOverhead struct {
+	PerStep unit.Seconds
+	PerSeq  unit.Seconds // per scheduled sequence
+}
+
+// Workload is what `vllm bench serve` sends (REFERENCE.md §6.3).
+type Workload struct {
+	Requests int // --num-prompts
+	// MaxConcurrency is --max-concurrency: at most this many requests in
+	// flight, the next sent when one finishes. 0 = no limit.
+	MaxConcurrency int
+	// RequestRate is --request-rate in requests/s; +Inf sends every request
+	// at t = 0 (a closed loop when MaxConcurrency is set).
+	RequestRate float64
+	// Burstiness is --burstiness: the gamma shape of the inter-arrival
+	// times (1 = Poisson, +Inf = constant intervals).
+	Burstiness float64
+	// InputTokens and OutputTokens are --random-input-len and
+	// --random-output-len; RangeRatio is --random-range-ratio (lengths
+	// uniform in [floor(L(1-r)), ceil(L(1+r))]). Every request generates
+	// exactly its output length (--ignore-eos).
+	InputTokens  int
+	OutputTokens int
+	RangeRatio   float64
+}
+
+// ClosedLoop reports whether the workload is a closed loop (all requests
+// ready at t = 0, gated by MaxConcurrency).
+func (w Workload) ClosedLoop() bool { return math.IsInf(w.RequestRate, 1) && w.MaxConcurrency > 0 }
+
+// Config is one serving point: the engine's scheduler settings, its KV
+// cache, speculative decoding, the workload and the seed.
+type Config struct {
+	Engine Engine
+	// MaxNumBatchedTokens is vLLM's max_num_batched_tokens (the token budget
+	// of one step) or SGLang's chunked_prefill_size (the prefill tokens of
+	// one prefill batch).
+	MaxNumBatchedTokens int
+	// MaxNumSeqs is vLLM's max_num_seqs or SGLang's max_running_requests
+	// (0 for SGLang: bounded by the KV cache only).
+	MaxNumSeqs int
+	// MaxPrefillTokens is SGLang's max_prefill_tokens (unused by vLLM).
+	MaxPrefillTokens int
+	// MixedChunk is SGLang's --enable-mixed-chunk: running decodes join the
+	// prefill batch (vLLM always mixes).
+	MixedChunk      bool
+	AsyncScheduling bool
+	Host            HostOverhead
+	Memory          Memory
+	Spec            Spec
+	Workload        Workload
+	Seed            uint64
+}
+
+// GiB is 2^30 bytes.
+const GiB unit.Bytes = 1 << 30
+
+// DefaultConfig is the engine's default configuration on a GPU of the given
+// name and total memory, with a 1024-in / 128-out random workload of 1000
+// requests sent at once (vllm bench serve's defaults), async scheduling on
+// and no host overhead. Memory must be filled in by the caller.
+//
+//   - vLLM (`vllm/engine/arg_utils.py` `_set_default_args`, REFERENCE.md
+//     §6.1): max_num_batched_tokens 8192 and max_num_seqs 1024 for
+//     `vllm serve` on a GPU with at least 70 GiB whose name does not
+//     contain "a100"; 2048 / 256 otherwise. Block size 16.
+//   - SGLang (`server_args.py`, REFERENCE.md §6.2): chunked_prefill_size
+//     2048 below 35 GiB, 4096 below 60 GiB, 8192 below 160 GiB, else
+//     16384; max_prefill_tokens 16384; mixed chunks off; page size 1;
+//     max_running_requests left to the KV cache (SGLang derives it from
+//     the pool size; not modelled).
+func DefaultConfig(e Engine, gpuName string, gpuMemory unit.Bytes) Config {
+	c := Config{
+		Engine:          e,
+		AsyncScheduling: true,
+		Memory:          Memory{BlockSize: 16, Groups: 1},
+		Workload: Workload{Requests: 1000, RequestRate: math.Inf(1), Burstiness: 1,
+			InputTokens: 1024, OutputTokens: 128},
+	}
+	switch e {
+	case VLLM:
+		if gpuMemory >= 70*GiB && !strings.Contains(strings.ToLower(gpuName), "a100") {
+			c.MaxNumBatchedTokens, c.MaxNumSeqs = 8192, 1024
+		} else {
+			c.MaxNumBatchedTokens, c.MaxNumSeqs = 2048, 256
+		}
+	case SGLang:
+		switch {
+		case gpuMemory < 35*GiB:
+			c.MaxNumBatchedTokens = 2048
+		case gpuMemory < 60*GiB:
+			c.MaxNumBatchedTokens = 4096
+		case gpuMemory < 160*GiB:
+			c.MaxNumBatchedTokens = 8192
+		default:
+			c.MaxNumBatchedTokens = 16384
+		}
+		c.MaxPrefillTokens = 16384
+		c.Memory.BlockSize = 1
+	}
+	return c
+}
+
+// FieldError is a configuration error tied to a Config field, named by its
+// Go path (e.g. "Workload.MaxConcurrency"); scenarios maps it to its key.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
+
+func fieldErrorf(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// MaxDraftTokens bounds Spec.DraftTokens.
+const MaxDraftTokens = 16
+
+// maxTokens bounds the lengths so that token counts never overflow.
+const maxTokens = 1 << 24
+
+func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
+
+// Validate checks every field; the first error found names its field.
+func (c *Config) Validate() error {
+	if c.Engine > SGLang {
+		return fieldErrorf("Engine", "unknown engine %d (want vllm or sglang)", c.Engine)
+	}
+	k := c.Spec.DraftTokens
+	if c.MaxNumBatchedTokens < 1+k || c.MaxNumBatchedTokens > maxTokens {
+		return fieldErrorf("MaxNumBatchedTokens", "must be in [%d, %d], got %d", 1+k, maxTokens, c.MaxNumBatchedTokens)
+	}
+	switch c.Engine {
+	case VLLM:
+		if c.MaxNumSeqs < 1 {
+			return fieldErrorf("MaxNumSeqs", "must be at least 1, got %d", c.MaxNumSeqs)
+		}
+		if c.MaxNumBatchedTokens < c.MaxNumSeqs {
+			// vLLM's SchedulerConfig rejects this too.
+			return fieldErrorf("MaxNumBatchedTokens", "%d is below MaxNumSeqs %d", c.MaxNumBatchedTokens, c.MaxNumSeqs)
+		}
+	case SGLang:
+		if c.MaxNumSeqs < 0 {
+			return fieldErrorf("MaxNumSeqs", "must be 0 (no limit) or positive, got %d", c.MaxNumSeqs)
+		}
+		if c.MaxPrefillTokens < 1 {
+			return fieldErrorf("MaxPrefillTokens", "must be at least 1, got %d", c.MaxPrefillTokens)
+		}
+	}
+	if !finiteNonNeg(float64(c.Host.PerStep)) {
+		return fieldErrorf("Host.PerStep", "must be finite and >= 0, got %g", float64(c.Host.PerStep))
+	}
+	if !finiteNonNeg(float64(c.Host.PerSeq)) {
+		return fieldErrorf("Host.PerSeq", "must be finite and >= 0, got %g", float64(c.Host.PerSeq))
+	}
+	m := c.Memory
+	if !(m.KVBytesPerToken > 0) || math.IsInf(float64(m.KVBytesPerToken), 0) {
+		return fieldErrorf("Memory.KVBytesPerToken", "must be finite and > 0, got %g", float64(m.KVBytesPerToken))
+	}
+	if !(m.KVCapacity > 0) || math.IsInf(float64(m.KVCapacity), 0) {
+		return fieldErrorf("Memory.KVCapacity", "must be finite and > 0, got %g", float64(m.KVCapacity))
+	}
+	if m.BlockSize < 1 || m.BlockSize > 1<<16 {
+		return fieldErrorf("Memory.BlockSize", "must be in [1, 65536], got %d", m.BlockSize)
+	}
+	if m.Groups < 1 || m.Groups > 1<<16 {
+		return fieldErrorf("Memory.Groups", "must be in [1, 65536], got %d", m.Groups)
+	}
+	if err := c.Spec.validate(); err != nil {
+		return err
+	}
+	return c.Workload.validate()
+}
+
+func (s Spec) validate() error {
+	k := s.DraftTokens
+	if k < 0 || k > MaxDraftTokens {
+		return fieldErrorf("Spec.DraftTokens", "must be in [0, %d], got %d", MaxDraftTokens, k)
+	}
+	if s.Lookahead < 0 || s.Lookahead > MaxDraftTokens {
+		return fieldErrorf("Spec.Lookahead", "must be in [0, %d], got %d", MaxDraftTokens, s.Lookahead)
+	}
+	if k == 0 {
+		if len(s.Acceptance) != 0 {
+			return fieldErrorf("Spec.Acceptance", "set without draft tokens")
+		}
+		return nil
+	}
+	if n := len(s.Acceptance); n != 1 && n != k {
+		return fieldErrorf("Spec.Acceptance", "want 1 value or DraftTokens = %d values, got %d", k, n)
+	}
+	for i, a := range s.Acceptance {
+		if !(a >= 0 && a <= 1) {
+			return fieldErrorf("Spec.Acceptance", "value %d is %g, outside [0, 1]", i+1, a)
+		}
+	}
+	return nil
+}
+
+func (w Workload) validate() error {
+	if w.Requests < 1 || w.Requests > 1<<24 {
+		return fieldErrorf("Workload.Requests", "must be in [1, %d], got %d", 1<<24, w.Requests)
+	}
+	if w.MaxConcurrency < 0 {
+		return fieldErrorf("Workload.MaxConcurrency", "must be 0 (no limit) or positive, got %d", w.MaxConcurrency)
+	}
+	if !(w.RequestRate > 0) {
+		return fieldErrorf("Workload.RequestRate", "must be > 0 or +Inf, got %g", w.RequestRate)
+	}
+	if !(w.Burstiness > 0) {
+		return fieldErrorf("Workload.Burstiness", "must be > 0 or +Inf, got %g", w.Burstiness)
+	}
+	if w.InputTokens < 1 || w.InputTokens > maxTokens {
+		return fieldErrorf("Workload.InputTokens", "must be in [1, %d], got %d", maxTokens, w.InputTokens)
+	}
+	if w.OutputTokens < 1 || w.OutputTokens > maxTokens {
+		return fieldErrorf("Workload.OutputTokens", "must be in [1, %d], got %d", maxTokens, w.OutputTokens)
+	}
+	if !(w.RangeRatio >= 0 && w.RangeRatio < 1) {
+		// vLLM's RandomDataset asserts 0 <= range_ratio < 1.
+		return fieldErrorf("Workload.RangeRatio", "must be in [0, 1), got %g", w.RangeRatio)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+// Package serve is a request-level, deterministic, discrete-event serving
+// simulator: it runs a serving engine's scheduler (vLLM V1 or SGLang) over
+// the workload `vllm bench serve` sends and reports what that benchmark
+// reports (TTFT, TPOT, ITL, E2E latency, throughput), plus what only a
+// simulator knows (mean decode batch, mixed steps, preemptions, peak KV,
+// time per category, mean acceptance length).
+//
+// Run is a pure function of its Config and StepCoster: no files, no clock;
+// randomness only from rand.New(rand.NewPCG(Config.Seed, 1)). Times are
+// unit.Seconds (float64 seconds) from the benchmark's start.
+//
+// # Time
+//
+// The engine runs one step at a time with no gap between steps: a step
+// takes the coster's GPU time plus the host overhead (Config.Host), which
+// async scheduling hides behind the GPU on steps without prefill
+// (wall = max(GPU, host)) and which otherwise adds (REFERENCE.md §6.1).
+// Every token of a step is streamed at the step's end. A request sent
+// during a step is seen by the scheduler at the step's end.
+//
+// # Workload (REFERENCE.md §6.3)
+//
+// Requests are ready at their arrival times: all at t = 0 with
+// RequestRate = +Inf, else cumulative gamma(burstiness) intervals rescaled
+// so that the last arrival is at n/rate, as vllm bench serve's get_request
+// does. A ready request is sent when fewer than MaxConcurrency are in
+// flight, so RequestRate = +Inf with MaxConcurrency = C is the closed
+// loop (C sent at t = 0, the next when one finishes). Lengths are fixed,
+// or uniform on vLLM's random-dataset range [floor(L(1-r)), ceil(L(1+r))];
+// every request generates exactly its output length (--ignore-eos).
+// Prefix caching is nil (random prompts).
+//
+// # vLLM V1 (REFERENCE.md §6.1)
+//
+// Each step has a budget of MaxNumBatchedTokens. Running requests, in the
+// order they were admitted, take their decode (1+K tokens) or the rest of
+// their prefill, capped by the budget; when a request's KV blocks cannot
+// be allocated the newest running request is preempted (blocks freed,
+// recomputed from scratch, put at the head of the waiting queue) until it
+// fits or is the one preempted. Then, only if nothing was preempted,
+// waiting requests are admitted in order while budget remains and fewer
+// than MaxNumSeqs run, the last chunked to the remaining budget. KV slots
+// are allocated per request in blocks of Memory.BlockSize for computed +
+// new tokens (+ Spec.Lookahead for running requests).
+//
+// # SGLang (REFERENCE.md §6.2)
+//
+// Prefill first: when a prefill batch can be formed (the chunk in progress,
+// then waiting requests in order, at most min(MaxPrefillTokens,
+// MaxNumBatchedTokens = chunked_prefill_size) tokens, less one per running
+// decode with MixedChunk, at most one request chunked) it runs as its own
+// step, with the decodes in it only when MixedChunk is set; otherwise one
+// decode step of every running request. Not modelled: SGLang's
+// conservative admission (it reserves KV for the running requests' future
+// tokens with new_token_ratio) and its retraction order; here admission
+// needs the chunk's blocks only and a decode that cannot get its KV
+// retracts the newest request (the one whose prefill is in progress, if
+// it has no chunk in this step, else the newest running one), so
+// retractions can come earlier than SGLang's.
+//
+// # Speculative decoding
+//
+// Every decode is a verify step of 1+K tokens priced by the coster as one
+// decode Seq. Position i's draft is accepted with its conditional
+// acceptance if every earlier one was; the accepted drafts plus one token
+// stream as one chunk (one ITL), truncated at the output length.
+//
+// # Metrics (REFERENCE.md §5, §6.3)
+//
+// As vllm bench serve computes them: TTFT from send to the first chunk,
+// E2EL from send to the last, TPOT = (E2EL - TTFT)/(output - 1) per
+// request with output > 1, ITL the gaps between consecutive chunks of a
+// request pooled over requests (a preempted request's gap includes its
+// recompute); mean, median, std and percentiles with numpy's linear
+// interpolation; duration from t = 0 to the last token; throughputs =
+// totals / duration.
+//
+// # What cannot be served
+//
+// Run returns an *UnservableError when the longest request (input + output
+// - 1 tokens, + K + Lookahead with speculative decoding) does not fit in
+// one group's KV cache. An open-loop point whose completions fall more
+// than 10% behind its arrivals over the second half of the arrival window
+// is marked Overloaded: its latencies grow with the number of requests.
+//
+// Not modelled: disaggregated prefill/decode, prefix caching, multi-node,
+// load balance between DP-attention ranks (their KV blocks are pooled),
+// scheduler time between steps beyond Config.Host, client and HTTP
+// overheads, and the placeholder tokens of async scheduling.
+package serve

@@ -1,0 +1,62 @@
+package serve
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// FuzzRun: any configuration either fails validation (*FieldError), cannot
+// be served (*UnservableError), or completes every request with finite,
+// non-negative metrics and the exact output lengths.
+func FuzzRun(f *testing.F) {
+	f.Add(uint8(0), uint16(4), uint16(20), uint16(500), uint16(20), 0.0, 1.0, 0.0, uint8(0), 0.7, uint32(1e5), uint8(16), false, uint64(0))
+	f.Add(uint8(1), uint16(8), uint16(30), uint16(900), uint16(9), 5.0, 0.5, 0.3, uint8(2), 0.6, uint32(3000), uint8(1), true, uint64(3))
+	f.Add(uint8(0), uint16(0), uint16(40), uint16(64), uint16(64), 50.0, 2.0, 0.9, uint8(3), 1.0, uint32(600), uint8(16), false, uint64(9))
+	f.Add(uint8(1), uint16(3), uint16(10), uint16(1), uint16(1), math.Inf(1), math.Inf(1), 0.0, uint8(1), 0.0, uint32(10), uint8(4), false, uint64(1))
+	f.Add(uint8(0), uint16(2), uint16(5), uint16(0), uint16(5), math.NaN(), -1.0, 1.0, uint8(40), 2.0, uint32(0), uint8(0), false, uint64(2))
+	f.Fuzz(func(t *testing.T, eng uint8, c, requests, in, out uint16, rate, burst, rr float64, k uint8, acc float64,
+		kvTokens uint32, bs uint8, mixed bool, seed uint64) {
+		cfg := DefaultConfig(Engine(eng%3), "H200", 141e9)
+		cfg.MaxNumBatchedTokens = 2048
+		cfg.MaxNumSeqs = min(cfg.MaxNumSeqs, 256)
+		cfg.MixedChunk = mixed
+		cfg.Memory = Memory{KVBytesPerToken: 100, KVCapacity: unit.Bytes(kvTokens) * 100, BlockSize: int(bs), Groups: 1}
+		if k > 0 {
+			cfg.Spec = Spec{DraftTokens: int(k % 20), Acceptance: []float64{acc}, Lookahead: int(k % 20)}
+		}
+		if rate < 1 {
+			rate = -rate // keep open loops short: rates below 1/s make long idle runs, not new paths
+		}
+		cfg.Workload = Workload{Requests: int(requests % 64), MaxConcurrency: int(c % 64), RequestRate: rate,
+			Burstiness: burst, InputTokens: int(in % 4096), OutputTokens: int(out % 256), RangeRatio: rr}
+		cfg.Seed = seed
+		r, err := Run(cfg, realistic)
+		if err != nil {
+			var fe *FieldError
+			var ue *UnservableError
+			if !errors.As(err, &fe) && !errors.As(err, &ue) {
+				t.Fatalf("unexpected error type %T: %v", err, err)
+			}
+			return
+		}
+		if r.Completed != cfg.Workload.Requests {
+			t.Fatalf("completed %d of %d", r.Completed, cfg.Workload.Requests)
+		}
+		for _, v := range []float64{float64(r.Duration), r.RequestThroughput, r.OutputThroughput, r.TotalTokenThroughput,
+			float64(r.TTFT.Mean), float64(r.TTFT.P99), float64(r.TPOT.Mean), float64(r.ITL.P99), float64(r.E2EL.Mean),
+			r.MeanBatch, float64(r.KVPeakPerGPU), r.MeanAcceptanceLength} {
+			if !(v >= 0) || math.IsInf(v, 0) {
+				t.Fatalf("metric %g not finite and >= 0: %+v", v, r)
+			}
+		}
+		if cfg.Workload.RangeRatio == 0 && r.TotalOutputTokens != cfg.Workload.Requests*cfg.Workload.OutputTokens {
+			t.Fatalf("output tokens %d, want %d", r.TotalOutputTokens, cfg.Workload.Requests*cfg.Workload.OutputTokens)
+		}
+		if r.KVPeakPerGPU > cfg.Memory.KVCapacity {
+			t.Fatalf("peak KV %g above capacity %g", float64(r.KVPeakPerGPU), float64(cfg.Memory.KVCapacity))
+		}
+	})
+}

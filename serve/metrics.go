@@ -1,0 +1,249 @@
+package serve
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// Stats summarises one latency metric as `vllm bench serve` does: mean,
+// median, population standard deviation and the 90th and 99th percentiles
+// with numpy's default (linear) interpolation. All zero when there are no
+// samples (vllm bench reports 0 then).
+type Stats struct {
+	Mean, Median, Std, P90, P99 unit.Seconds
+}
+
+// Result is one serving point: `vllm bench serve`'s result fields
+// (REFERENCE.md §5) plus what only a simulator knows.
+type Result struct {
+	RequestRate          float64 // offered, requests/s (+Inf: all sent at once)
+	Requests             int
+	Completed            int
+	Duration             unit.Seconds // first send (t = 0) to the last token
+	TotalInputTokens     int
+	TotalOutputTokens    int
+	RequestThroughput    float64 // completed / duration, requests/s
+	OutputThroughput     float64 // output tokens / duration, tokens/s
+	TotalTokenThroughput float64 // (input + output tokens) / duration, tokens/s
+
+	TTFT Stats // send to first token, per request
+	TPOT Stats // (e2e - ttft) / (output - 1), per request with output > 1
+	ITL  Stats // gaps between consecutive streamed chunks, pooled over requests
+	E2EL Stats // send to last token, per request
+
+	// MeanBatch is the mean number of decode (or verify) sequences over
+	// the steps that hold at least one.
+	MeanBatch   float64
+	Steps       int
+	MixedSteps  int // steps holding prefill chunks and decodes
+	Preemptions int // vLLM preemptions / SGLang retractions (each recomputed)
+	// KVPeakPerGPU is the peak KV-cache use per GPU, in whole blocks (the
+	// pooled peak divided by Memory.Groups).
+	KVPeakPerGPU unit.Bytes
+	// Breakdown is the time per category summed over the steps (the
+	// coster's categories; host time not hidden by async scheduling as
+	// cost.Other). Idle time between steps is not in it.
+	Breakdown [cost.NumCategories]unit.Seconds
+	// MeanAcceptanceLength is vLLM's 1 + accepted / drafts (1 without
+	// speculative decoding).
+	MeanAcceptanceLength float64
+
+	// Overloaded is set for an open-loop point whose completions over the
+	// second half of the arrival window fell more than 10% short of its
+	// arrivals: the rate is beyond what the engine serves (or the run is
+	// too short to reach a steady state). Its latency metrics grow with
+	// the number of requests and should not be reported as a prediction.
+	// Points with fewer than 20 arrivals in that window are not judged.
+	Overloaded bool
+	// ServedRate is the completion rate over that window, requests/s
+	// (open loop only; 0 otherwise).
+	ServedRate float64
+}
+
+// BreakdownShare is the share of each category in Breakdown (0 when empty).
+func (r *Result) BreakdownShare() [cost.NumCategories]float64 {
+	var s [cost.NumCategories]float64
+	total := 0.0
+	for _, v := range r.Breakdown {
+		total += float64(v)
+	}
+	if total > 0 {
+		for i, v := range r.Breakdown {
+			s[i] = float64(v) / total
+		}
+	}
+	return s
+}
+
+// Warnings lists what makes the point's numbers unfit to report.
+func (r *Result) Warnings() []string {
+	if !r.Overloaded {
+		return nil
+	}
+	return []string{fmt.Sprintf("request rate %g/s is beyond capacity: requests completed at %.3g/s over the second half of the arrivals, so queues grow and latencies depend on the number of requests (%d)",
+		r.RequestRate, r.ServedRate, r.Requests)}
+}
+
+// weighted is a value repeated n times (ITLs of requests streaming in the
+// same step share a value).
+type weighted struct {
+	v float64
+	n int
+}
+
+// itlGroups gathers one step's ITLs by the previous chunk's time: every
+// request whose last chunk came at the same time has the same ITL. The
+// first 16 distinct times are merged; later ones are kept one by one (the
+// weighted list allows repeats).
+type itlGroups struct {
+	prev []float64
+	n    []int
+}
+
+func (g *itlGroups) add(prev float64, n int) {
+	for i := 0; i < len(g.prev) && i < 16; i++ {
+		if g.prev[i] == prev {
+			g.n[i] += n
+			return
+		}
+	}
+	g.prev = append(g.prev, prev)
+	g.n = append(g.n, n)
+}
+
+// flush appends the step's ITLs at step end t and empties g.
+func (g *itlGroups) flush(t float64, out *[]weighted) {
+	for i, p := range g.prev {
+		*out = append(*out, weighted{v: t - p, n: g.n[i]})
+	}
+	g.prev, g.n = g.prev[:0], g.n[:0]
+}
+
+// statsOf summarises plain samples (sorted in place).
+func statsOf(x []float64) Stats {
+	if len(x) == 0 {
+		return Stats{}
+	}
+	w := make([]weighted, len(x))
+	for i, v := range x {
+		w[i] = weighted{v: v, n: 1}
+	}
+	return weightedStats(w)
+}
+
+// weightedStats summarises weighted samples (sorted in place), exactly as
+// numpy would on the expanded list.
+func weightedStats(w []weighted) Stats {
+	total, sum := 0, 0.0
+	for _, s := range w {
+		total += s.n
+		sum += s.v * float64(s.n)
+	}
+	if total == 0 {
+		return Stats{}
+	}
+	mean := sum / float64(total)
+	ss := 0.0
+	for _, s := range w {
+		d := s.v - mean
+		ss += d * d * float64(s.n)
+	}
+	slices.SortFunc(w, func(a, b weighted) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
+	})
+	// at returns the k-th smallest value (0-based) of the expanded list.
+	at := func(k int) float64 {
+		for _, s := range w {
+			if k < s.n {
+				return s.v
+			}
+			k -= s.n
+		}
+		return w[len(w)-1].v
+	}
+	pct := func(p float64) unit.Seconds {
+		h := p / 100 * float64(total-1)
+		lo := int(math.Floor(h))
+		a := at(lo)
+		if frac := h - float64(lo); frac > 0 {
+			a += (at(lo+1) - a) * frac
+		}
+		return unit.Seconds(a)
+	}
+	return Stats{Mean: unit.Seconds(mean), Median: pct(50), Std: unit.Seconds(math.Sqrt(ss / float64(total))),
+		P90: pct(90), P99: pct(99)}
+}
+
+// result computes the metrics once every request has finished.
+func (e *engine) result() *Result {
+	n := len(e.reqs)
+	r := &Result{RequestRate: e.cfg.Workload.RequestRate, Requests: n, Completed: e.completed, Steps: e.steps, MixedSteps: e.mixedSteps,
+		Preemptions: e.preemptions, Breakdown: e.cats, MeanAcceptanceLength: 1}
+	ttft := make([]float64, 0, n)
+	e2e := make([]float64, 0, n)
+	tpot := make([]float64, 0, n)
+	end := 0.0
+	for i := range e.reqs {
+		q := &e.reqs[i]
+		r.TotalInputTokens += int(q.in)
+		r.TotalOutputTokens += int(q.gen)
+		ttft = append(ttft, q.ttft)
+		e2e = append(e2e, q.e2e)
+		if q.gen > 1 {
+			tpot = append(tpot, (q.e2e-q.ttft)/float64(q.gen-1))
+		}
+		end = math.Max(end, q.send+q.e2e)
+	}
+	r.Duration = unit.Seconds(end)
+	if end > 0 {
+		r.RequestThroughput = float64(r.Completed) / end
+		r.OutputThroughput = float64(r.TotalOutputTokens) / end
+		r.TotalTokenThroughput = float64(r.TotalInputTokens+r.TotalOutputTokens) / end
+	}
+	r.TTFT, r.TPOT, r.E2EL = statsOf(ttft), statsOf(tpot), statsOf(e2e)
+	r.ITL = weightedStats(e.itl)
+	if e.decodeSteps > 0 {
+		r.MeanBatch = float64(e.decodeSeqs) / float64(e.decodeSteps)
+	}
+	if e.drafts > 0 {
+		r.MeanAcceptanceLength = 1 + float64(e.accepted)/float64(e.drafts)
+	}
+	m := e.cfg.Memory
+	r.KVPeakPerGPU = unit.Bytes(float64(e.peakBlocks*m.BlockSize) * float64(m.KVBytesPerToken) / float64(m.Groups))
+	if !math.IsInf(e.cfg.Workload.RequestRate, 1) {
+		r.Overloaded, r.ServedRate = e.overload()
+	}
+	return r
+}
+
+// overload compares completions with arrivals over the second half of the
+// arrival window (request n/2 to the last): in a steady state they match
+// (up to the change in the number in flight); beyond capacity completions
+// run at the engine's rate and the backlog grows. Runs with fewer than 20
+// arrivals in the window are not judged.
+func (e *engine) overload() (bool, float64) {
+	n := len(e.reqs)
+	h := n / 2
+	arrived := n - 1 - h
+	t0, t1 := e.reqs[h].arrival, e.reqs[n-1].arrival
+	if arrived < 20 || !(t1 > t0) {
+		return false, 0
+	}
+	done := 0
+	for i := range e.reqs {
+		if f := e.reqs[i].send + e.reqs[i].e2e; f > t0 && f <= t1 {
+			done++
+		}
+	}
+	return float64(done) < 0.9*float64(arrived), float64(done) / (t1 - t0)
+}
