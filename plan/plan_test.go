@@ -380,3 +380,60 @@ func TestForEachLowestError(t *testing.T) {
 		assert.EqualError(t, err, "item 500", "workers %d", w)
 	}
 }
+
+// TestEnumerateEveryPreset: for every model preset (MLA and GQA, with and
+// without MTP) the enumeration on an 8-GPU H200 node yields
+// candidates only sim.New accepts, and refuses MTP where sim does.
+func TestEnumerateEveryPreset(t *testing.T) {
+	mtp := sim.Spec{Method: sim.SpecMTP, DraftTokens: 1, Acceptance: []float64{0.85}}
+	for _, name := range model.PresetNames() {
+		t.Run(name, func(t *testing.T) {
+			s := space(t, "h200-sxm")
+			m, err := model.Preset(name)
+			require.NoError(t, err)
+			s.Model, s.KVCaches, s.Specs = m, nil, []sim.Spec{{}, mtp}
+			cands, rej, err := Enumerate(s)
+			require.NoError(t, err)
+			require.NotEmpty(t, cands)
+			for i := range cands {
+				c := &cands[i]
+				_, err := sim.New(c.Config)
+				require.NoError(t, err, c.Label())
+				if m.MTPLayers == 0 {
+					assert.False(t, c.Config.Spec.Active(), "%s: MTP on a model without MTP layers", c.Label())
+				}
+				if m.Attn.Kind == model.GQA && c.Config.Layout.AttentionTP() > 1 {
+					tp, kv := c.Config.Layout.TP, m.Attn.KVHeads
+					assert.True(t, tp%kv == 0 || kv%tp == 0, "%s: TP %d vs %d kv heads", c.Label(), tp, kv)
+				}
+			}
+			for i := range rej {
+				_, err := sim.New(rej[i].Config)
+				require.Error(t, err, rej[i].Label())
+			}
+		})
+	}
+}
+
+func TestReasons(t *testing.T) {
+	s := space(t, "rtx-pro-6000-server")
+	s.KVCaches = nil
+	o := searchOpts()
+	o.SLO.TPOTP99 = 60 * unit.Millisecond
+	r, err := Search(s, o)
+	require.NoError(t, err)
+	seen := map[Verdict]string{}
+	for i := range r.Points {
+		why := r.Reason(i, o.SLO)
+		assert.NotContains(t, why, "NaN")
+		assert.NotContains(t, why, "Inf")
+		seen[r.Points[i].Verdict] = why
+	}
+	assert.Equal(t, "front", seen[OnFront])
+	assert.Contains(t, seen[Dominated], "dominated by ")
+	assert.Contains(t, seen[FailsSLO], "slo: ")
+	assert.Contains(t, seen[NoMemory], "memory: ")
+	for v, why := range seen {
+		t.Logf("%s: %s", v, why)
+	}
+}

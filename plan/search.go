@@ -316,6 +316,7 @@ func (r *Result) judge(priced []int, slo SLO) {
 		r.Points[i].Verdict, r.Points[i].DominatedBy = Dominated, b
 	}
 	if len(ok) == 0 {
+		priced = slices.Clone(priced)
 		slices.SortStableFunc(priced, func(a, b int) int {
 			pa, pb := &r.Points[a], &r.Points[b]
 			if c := cmp.Compare(slo.shortfall(&pa.Metrics), slo.shortfall(&pb.Metrics)); c != 0 {
@@ -416,4 +417,41 @@ func (r *Result) warn(slo SLO, priced []int) {
 	if len(r.Front) == 0 {
 		r.Warnings = append(r.Warnings, "no deployment meets the SLOs; the nearest points are listed")
 	}
+}
+
+// Reason says in one line why point i got its verdict: "front",
+// "dominated by <label> at concurrency c (x tok/s/GPU, y tok/s/user)",
+// "slo: tpot-p99 62.1ms > 50ms, ..." or "memory: ...".
+func (r *Result) Reason(i int, slo SLO) string {
+	p := &r.Points[i]
+	switch p.Verdict {
+	case OnFront:
+		return "front"
+	case Dominated:
+		q := &r.Points[p.DominatedBy]
+		return fmt.Sprintf("dominated by %s at concurrency %d (%.1f tok/s/GPU, %.1f tok/s/user)",
+			r.Candidates[q.Candidate].Label(), q.Concurrency, q.PerGPU, q.Metrics.PerUser)
+	case FailsSLO:
+		var s []string
+		m := &p.Metrics
+		if p.Fails&FailTTFT != 0 {
+			s = append(s, fmt.Sprintf("ttft-p99 %v > %v", m.TTFTP99, slo.TTFTP99))
+		}
+		if p.Fails&FailTPOT != 0 {
+			s = append(s, fmt.Sprintf("tpot-p99 %v > %v", m.TPOTP99, slo.TPOTP99))
+		}
+		if p.Fails&FailPerUser != 0 {
+			s = append(s, fmt.Sprintf("%.1f tok/s/user < %g", m.PerUser, slo.MinPerUser))
+		}
+		return "slo: " + strings.Join(s, ", ")
+	case NoMemory:
+		c := &r.Candidates[p.Candidate]
+		mem := &c.Memory
+		if mem.Usable <= 0 {
+			return fmt.Sprintf("memory: weights %v + reserve %v per GPU leave no room for a KV cache", mem.Weights, mem.Reserve)
+		}
+		return fmt.Sprintf("memory: at most %d sequences fit (KV cache %v per GPU, %v per token)",
+			c.MaxConcurrency, mem.Usable, mem.KVPerToken)
+	}
+	return p.Verdict.String()
 }
