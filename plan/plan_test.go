@@ -436,4 +436,21 @@ func TestReasons(t *testing.T) {
 	for v, why := range seen {
 		t.Logf("%s: %s", v, why)
 	}
+	dseen := map[Verdict]string{}
+	for di := range r.Deployments {
+		d := &r.Deployments[di]
+		dseen[d.Verdict] = r.DeploymentReason(di, o.SLO)
+		if d.Verdict == FailsSLO {
+			for _, i := range d.Points {
+				if r.Points[i].Verdict != NoMemory {
+					assert.LessOrEqual(t, r.Points[i].Metrics.PerUser, r.Points[d.Fastest].Metrics.PerUser)
+				}
+			}
+		}
+	}
+	assert.Equal(t, "front", dseen[OnFront])
+	assert.Contains(t, dseen[NoMemory], "memory: ")
+	for v, why := range dseen {
+		t.Logf("deployment %s: %s", v, why)
+	}
 }

@@ -116,6 +116,9 @@ type Deployment struct {
 	Verdict     Verdict
 	Fails       SLOFail
 	DominatedBy int
+	// Fastest is its priced point of the highest tokens/s per user (-1
+	// when none is priced).
+	Fastest int
 }
 
 // Best is the recommended point and what a target needs of it.
@@ -332,7 +335,7 @@ func (r *Result) deployments() {
 	for di := range r.Deployments {
 		d := &r.Deployments[di]
 		d.Verdict = NoMemory
-		fastest := -1 // highest tokens/s per user among priced points
+		fastest := -1
 		for _, i := range d.Points {
 			p := &r.Points[i]
 			switch p.Verdict {
@@ -347,6 +350,7 @@ func (r *Result) deployments() {
 				fastest = i
 			}
 		}
+		d.Fastest = fastest
 		switch {
 		case d.Best >= 0:
 			d.Verdict, d.DominatedBy = r.Points[d.Best].Verdict, r.Points[d.Best].DominatedBy
@@ -450,8 +454,24 @@ func (r *Result) Reason(i int, slo SLO) string {
 		if mem.Usable <= 0 {
 			return fmt.Sprintf("memory: weights %v + reserve %v per GPU leave no room for a KV cache", mem.Weights, mem.Reserve)
 		}
-		return fmt.Sprintf("memory: at most %d sequences fit (KV cache %v per GPU, %v per token)",
+		return fmt.Sprintf("memory: at most %d sequences fit (room for KV cache %v per GPU, %v per token)",
 			c.MaxConcurrency, mem.Usable, mem.KVPerToken)
 	}
 	return p.Verdict.String()
+}
+
+// DeploymentReason says in one line how deployment di fared: "front", or
+// why its best point lost (Reason), or why its fastest point misses the
+// SLOs, or why its lowest concurrency does not fit.
+func (r *Result) DeploymentReason(di int, slo SLO) string {
+	d := &r.Deployments[di]
+	switch d.Verdict {
+	case OnFront:
+		return "front"
+	case Dominated:
+		return r.Reason(d.Best, slo)
+	case FailsSLO:
+		return r.Reason(d.Fastest, slo) + fmt.Sprintf(" at its fastest (concurrency %d)", r.Points[d.Fastest].Concurrency)
+	}
+	return r.Reason(d.Points[0], slo)
 }
