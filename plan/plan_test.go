@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -453,4 +454,84 @@ func TestReasons(t *testing.T) {
 	for v, why := range dseen {
 		t.Logf("deployment %s: %s", v, why)
 	}
+}
+
+// derated is a stand-in for a serving simulation: the screen's figures
+// scaled down by a factor that depends on the layout, and a TTFT.
+type derated struct{ calls atomic.Int64 }
+
+func (*derated) Name() string { return "test: derated screen" }
+
+func (d *derated) Evaluate(c *Candidate, n int, w Workload) (Metrics, error) {
+	d.calls.Add(1)
+	m, err := Screen{}.Evaluate(c, n, w)
+	f := 0.5 + 0.1*float64(c.Config.Layout.TP%4) + 0.05*float64(c.Config.Layout.DP%3)
+	m.OutputTokensPerSecond *= f
+	m.PerUser *= f
+	m.TPOTP99 = unit.Seconds(float64(m.TPOTP99) / f)
+	m.HasTTFT, m.TTFTP99 = true, unit.Seconds(float64(n)*1e-3)
+	return m, err
+}
+
+// TestRefine: the points the screen puts near the front are re-priced by
+// Options.Refine (and only those); the others are Screened by a front point
+// that beat them by the margin at the screen; the refined front holds the
+// front invariants on the refined figures.
+func TestRefine(t *testing.T) {
+	s := space(t, "rtx-pro-6000-server", "h200-sxm")
+	s.KVCaches = nil
+	o := searchOpts()
+	o.SLO.TTFTP99 = 200 * unit.Millisecond
+	screen, err := Search(s, o)
+	require.NoError(t, err)
+	ev := &derated{}
+	o.Refine = ev
+	r, err := Search(s, o)
+	require.NoError(t, err)
+	k := 1 + DefaultNear
+	refined, screened := 0, 0
+	for i := range r.Points {
+		p, sp := &r.Points[i], &screen.Points[i]
+		switch {
+		case sp.Verdict != OnFront && sp.Verdict != Dominated:
+			assert.Equal(t, sp.Verdict, p.Verdict, "point %d lost at the screen already", i)
+		case p.Verdict == Screened:
+			screened++
+			assert.Equal(t, sp.Metrics, p.Metrics, "a screened point keeps the screen's figures")
+			q := &screen.Points[p.DominatedBy]
+			assert.Equal(t, OnFront, q.Verdict)
+			assert.True(t, q.PerGPU >= k*p.PerGPU && q.Metrics.PerUser >= k*p.Metrics.PerUser)
+		default:
+			refined++
+			assert.True(t, p.Metrics.HasTTFT, "point %d refined", i)
+			if p.Verdict == Dominated {
+				q := &r.Points[p.DominatedBy]
+				assert.Equal(t, OnFront, q.Verdict)
+				assert.True(t, Dominates(q.PerGPU, q.Metrics.PerUser, p.PerGPU, p.Metrics.PerUser))
+			}
+			if p.Verdict == OnFront {
+				for j := range r.Points {
+					if q := &r.Points[j]; q.Verdict == OnFront || q.Verdict == Dominated {
+						assert.False(t, Dominates(q.PerGPU, q.Metrics.PerUser, p.PerGPU, p.Metrics.PerUser))
+					}
+				}
+			}
+		}
+	}
+	assert.Equal(t, int64(refined), ev.calls.Load(), "Refine prices the refined points only")
+	assert.Positive(t, screened)
+	assert.Positive(t, refined)
+	require.NotNil(t, r.Best)
+	assert.True(t, r.Points[r.Best.Point].Metrics.HasTTFT)
+	assert.Empty(t, r.Warnings, "the refined points all have a TTFT")
+	assert.Contains(t, r.Evaluator, "test: derated screen, on the points within 25% of the front of screen")
+	ds := 0
+	for di := range r.Deployments {
+		if r.Deployments[di].Verdict == Screened {
+			ds++
+			assert.Contains(t, r.DeploymentReason(di, o.SLO), "screened out: ")
+		}
+	}
+	assert.Positive(t, ds, "some deployment lost at the screen")
+	t.Logf("%d refined, %d screened out; front %d", refined, screened, len(r.Front))
 }

@@ -40,7 +40,20 @@ type Options struct {
 	Workers int
 	// Evaluator prices points; nil: Screen.
 	Evaluator Evaluator
+	// Refine, when set, re-prices the points the Evaluator puts near the
+	// front: those meeting the SLOs there that no front point beats by a
+	// factor 1+Near on both axes. Verdicts, front and best are then those
+	// of the refined points alone; the others become Screened, keeping the
+	// Evaluator's figures.
+	Refine Evaluator
+	// Near is the margin of Refine (0: DefaultNear).
+	Near float64
 }
+
+// DefaultNear is the margin Options.Refine uses when Options.Near is 0: a
+// point is refined unless a screen-front point has 25% more tokens/s per
+// GPU and 25% more tokens/s per user.
+const DefaultNear = 0.25
 
 // DefaultConcurrency is 1, 2, 4, ..., 512.
 func DefaultConcurrency() []int {
@@ -59,9 +72,13 @@ const (
 	Dominated         // by the point DominatedBy names
 	FailsSLO          // the objectives in Fails
 	NoMemory          // the concurrency does not fit (not priced)
+	// Screened: with Options.Refine, not refined because the screen-front
+	// point DominatedBy beat it by the margin on both axes (at the
+	// Evaluator's figures, which the point keeps).
+	Screened
 )
 
-var verdictNames = [...]string{"front", "dominated", "slo", "memory"}
+var verdictNames = [...]string{"front", "dominated", "slo", "memory", "screened"}
 
 func (v Verdict) String() string {
 	if int(v) < len(verdictNames) {
@@ -110,8 +127,10 @@ type Deployment struct {
 	Points    []int // its points, concurrency ascending
 	Best      int   // -1 when no point meets the SLOs
 	// Verdict: OnFront when one of its points is on the front; Dominated
-	// when its best point is (DominatedBy, a front point); FailsSLO when
-	// no priced point meets the SLOs (Fails: the objectives missed at its
+	// when its best point is (DominatedBy, a front point); Screened when
+	// none was refined but one met the SLOs at the screen (DominatedBy:
+	// the screen-front point that beat its best); FailsSLO when no priced
+	// point meets the SLOs (Fails: the objectives missed at its
 	// highest-tokens/s-per-user point); NoMemory when no concurrency fits.
 	Verdict     Verdict
 	Fails       SLOFail
@@ -221,9 +240,26 @@ func Search(s *Space, opt Options) (*Result, error) {
 			jobs = append(jobs, i)
 		}
 	}
-	err = forEach(len(jobs), opt.Workers, func(j int) error {
+	if err := r.price(s, ev, opt.Workers, jobs); err != nil {
+		return nil, err
+	}
+	r.judge(jobs, opt.SLO)
+	if opt.Refine != nil {
+		if jobs, err = r.refine(s, &opt, jobs); err != nil {
+			return nil, err
+		}
+	}
+	r.deployments()
+	r.best(s, opt.Target)
+	r.warn(opt.SLO, jobs)
+	return r, nil
+}
+
+// price evaluates the points jobs with ev on opt.Workers goroutines.
+func (r *Result) price(s *Space, ev Evaluator, workers int, jobs []int) error {
+	return forEach(len(jobs), workers, func(j int) error {
 		p := &r.Points[jobs[j]]
-		c := &cands[p.Candidate]
+		c := &r.Candidates[p.Candidate]
 		m, err := ev.Evaluate(c, p.Concurrency, s.Workload)
 		if err != nil {
 			return fmt.Errorf("plan: %s at concurrency %d: %w", c.Label(), p.Concurrency, err)
@@ -235,14 +271,51 @@ func Search(s *Space, opt Options) (*Result, error) {
 		p.PerGPU = m.OutputTokensPerSecond / float64(c.GPUs())
 		return nil
 	})
-	if err != nil {
+}
+
+// refine re-prices the screened points near the front with opt.Refine and
+// judges them alone; it returns the refined points.
+func (r *Result) refine(s *Space, opt *Options, priced []int) ([]int, error) {
+	near := opt.Near
+	if near == 0 {
+		near = DefaultNear
+	}
+	if !(near >= 0) || math.IsInf(near, 0) {
+		return nil, fmt.Errorf("plan: near must be a finite value >= 0, got %g", near)
+	}
+	k := 1 + near
+	var jobs []int
+	for _, i := range priced {
+		p := &r.Points[i]
+		if p.Verdict != OnFront && p.Verdict != Dominated {
+			continue
+		}
+		by := -1
+		for _, f := range r.Front {
+			q := &r.Points[f]
+			if q.PerGPU >= k*p.PerGPU && q.Metrics.PerUser >= k*p.Metrics.PerUser &&
+				Dominates(q.PerGPU, q.Metrics.PerUser, p.PerGPU, p.Metrics.PerUser) {
+				by = f
+				break
+			}
+		}
+		if by >= 0 {
+			p.Verdict, p.DominatedBy = Screened, by
+			continue
+		}
+		jobs = append(jobs, i)
+	}
+	if err := r.price(s, opt.Refine, opt.Workers, jobs); err != nil {
 		return nil, err
 	}
+	for _, i := range jobs {
+		p := &r.Points[i]
+		p.Verdict, p.Fails, p.DominatedBy = OnFront, 0, -1
+	}
+	r.Front, r.Nearest = nil, nil
 	r.judge(jobs, opt.SLO)
-	r.deployments()
-	r.best(s, opt.Target)
-	r.warn(opt.SLO, jobs)
-	return r, nil
+	r.Evaluator = fmt.Sprintf("%s, on the points within %g%% of the front of %s", opt.Refine.Name(), 100*near, r.Evaluator)
+	return jobs, nil
 }
 
 func firstReasons(rej []Rejection) string {
@@ -335,7 +408,7 @@ func (r *Result) deployments() {
 	for di := range r.Deployments {
 		d := &r.Deployments[di]
 		d.Verdict = NoMemory
-		fastest := -1
+		fastest, screened := -1, -1
 		for _, i := range d.Points {
 			p := &r.Points[i]
 			switch p.Verdict {
@@ -344,6 +417,10 @@ func (r *Result) deployments() {
 			case OnFront, Dominated:
 				if d.Best < 0 || p.PerGPU > r.Points[d.Best].PerGPU {
 					d.Best = i
+				}
+			case Screened:
+				if screened < 0 || p.PerGPU > r.Points[screened].PerGPU {
+					screened = i
 				}
 			}
 			if fastest < 0 || p.Metrics.PerUser > r.Points[fastest].Metrics.PerUser {
@@ -360,6 +437,8 @@ func (r *Result) deployments() {
 					break
 				}
 			}
+		case screened >= 0:
+			d.Verdict, d.DominatedBy = Screened, r.Points[screened].DominatedBy
 		case fastest >= 0:
 			d.Verdict, d.Fails = FailsSLO, r.Points[fastest].Fails
 		}
@@ -448,6 +527,10 @@ func (r *Result) Reason(i int, slo SLO) string {
 			s = append(s, fmt.Sprintf("%.1f tok/s/user < %g", m.PerUser, slo.MinPerUser))
 		}
 		return "slo: " + strings.Join(s, ", ")
+	case Screened:
+		q := &r.Points[p.DominatedBy]
+		return fmt.Sprintf("screened out: %s at concurrency %d beat it on both axes by the refine margin at the screen",
+			r.Candidates[q.Candidate].Label(), q.Concurrency)
 	case NoMemory:
 		c := &r.Candidates[p.Candidate]
 		mem := &c.Memory
@@ -470,6 +553,14 @@ func (r *Result) DeploymentReason(di int, slo SLO) string {
 		return "front"
 	case Dominated:
 		return r.Reason(d.Best, slo)
+	case Screened:
+		best := -1
+		for _, i := range d.Points {
+			if p := &r.Points[i]; p.Verdict == Screened && (best < 0 || p.PerGPU > r.Points[best].PerGPU) {
+				best = i
+			}
+		}
+		return r.Reason(best, slo)
 	case FailsSLO:
 		return r.Reason(d.Fastest, slo) + fmt.Sprintf(" at its fastest (concurrency %d)", r.Points[d.Fastest].Concurrency)
 	}
