@@ -51,13 +51,16 @@
 // TTFT (Metrics.HasTTFT is false) and its throughput leaves out the time
 // prefill takes from decoding. A TTFT objective is then not checked, and
 // Result.Warnings says so. A serving simulation plugs in through the same
-// interface.
+// interface, either alone (Options.Evaluator) or as a second stage
+// (Options.Refine) that re-prices only the points the screen puts within a
+// margin of its front; the others are Screened.
 //
 // # Front, verdicts, targets
 //
 // Point a dominates b when a is at least as good on both axes and better on
 // one. Each priced point is on the front, or lost for an SLO (which ones),
-// or is dominated (by a front point, named). The best deployment is the
+// or is dominated (by a front point, named), or, with Refine, was screened
+// out (by a screen-front point, named); an unpriced one lost for memory. The best deployment is the
 // front point of the highest tokens/s per GPU or, with a throughput or
 // request-rate target, the one needing the fewest GPUs in total for it
 // (replicas = ceil(target / replica output tokens/s); a request rate r

@@ -339,6 +339,13 @@ func TestNothingMeetsSLOs(t *testing.T) {
 			assert.Equal(t, FailTPOT|FailPerUser, d.Fails)
 		}
 	}
+	// With a refine stage nothing is refined, and the nearest points stay.
+	ev := &derated{}
+	o.Refine = ev
+	rr, err := Search(s, o)
+	require.NoError(t, err)
+	assert.Zero(t, ev.calls.Load())
+	assert.Equal(t, r.Nearest, rr.Nearest)
 }
 
 func TestSearchErrors(t *testing.T) {
@@ -352,6 +359,7 @@ func TestSearchErrors(t *testing.T) {
 		{"no model", func(s *Space, _ *Options) { s.Model = nil }, "no model"},
 		{"two targets", func(_ *Space, o *Options) { o.Target = Target{OutputTokensPerSecond: 1, RequestRate: 1} }, "not both"},
 		{"concurrency", func(_ *Space, o *Options) { o.Concurrency = []int{0} }, "concurrency 0 outside"},
+		{"near", func(_ *Space, o *Options) { o.Near = -0.1 }, "near must be a finite value >= 0"},
 		{"nan slo", func(_ *Space, o *Options) { o.SLO.MinPerUser = math.NaN() }, "min-tokens-per-s-per-user must be"},
 		{"output", func(s *Space, _ *Options) { s.Workload.Output = 0 }, "want input >= 0 and output >= 1"},
 		{"empty space", func(s *Space, _ *Options) {

@@ -186,6 +186,9 @@ func (o *Options) validate() error {
 	if o.Target.OutputTokensPerSecond > 0 && o.Target.RequestRate > 0 {
 		return errors.New("plan: give a target output rate or a target request rate, not both")
 	}
+	if !(o.Near >= 0) || math.IsInf(o.Near, 0) {
+		return fmt.Errorf("plan: near must be a finite value >= 0, got %g", o.Near)
+	}
 	if o.Workers < 0 {
 		return fmt.Errorf("plan: workers must be >= 0, got %d", o.Workers)
 	}
@@ -276,12 +279,12 @@ func (r *Result) price(s *Space, ev Evaluator, workers int, jobs []int) error {
 // refine re-prices the screened points near the front with opt.Refine and
 // judges them alone; it returns the refined points.
 func (r *Result) refine(s *Space, opt *Options, priced []int) ([]int, error) {
+	if len(r.Front) == 0 {
+		return priced, nil // nothing meets the SLOs at the screen: keep its nearest points
+	}
 	near := opt.Near
 	if near == 0 {
 		near = DefaultNear
-	}
-	if !(near >= 0) || math.IsInf(near, 0) {
-		return nil, fmt.Errorf("plan: near must be a finite value >= 0, got %g", near)
 	}
 	k := 1 + near
 	var jobs []int
