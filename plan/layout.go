@@ -68,9 +68,10 @@ type Space struct {
 	KVCaches []dtype.KVCache // empty: bf16 only
 	Specs    []sim.Spec      // empty: no speculative decoding only
 	// Base holds the runtime settings every candidate shares (Graphs,
-	// AllReduce, GPUMemoryUtilization, Efficiency); its model, GPU, fabric,
-	// layout, KV cache, spec and tables are replaced. A zero
-	// GPUMemoryUtilization means 0.9.
+	// AllReduce, GPUMemoryUtilization, Efficiency), taken as given (Graphs
+	// false is eager launch); its model, GPU, fabric, GPUs, layout, KV
+	// cache, spec and tables are replaced. A zero GPUMemoryUtilization
+	// means 0.9.
 	Base     sim.Config
 	Workload Workload
 }
