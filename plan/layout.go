@@ -243,8 +243,12 @@ func layouts(n int) []struct {
 
 // Enumerate lists every deployment of s that sim.New accepts, in a fixed
 // order (GPU option, replica GPUs ascending, layout as in the package doc,
-// KV-cache dtype, spec), and the ones it refuses with sim's reason.
-func Enumerate(s *Space) ([]Candidate, []Rejection, error) {
+// KV-cache dtype, spec), and the ones it refuses with sim's reason. It
+// builds the sims on GOMAXPROCS goroutines; the result does not depend on
+// their number.
+func Enumerate(s *Space) ([]Candidate, []Rejection, error) { return enumerate(s, 0) }
+
+func enumerate(s *Space, workers int) ([]Candidate, []Rejection, error) {
 	if err := s.validate(); err != nil {
 		return nil, nil, err
 	}
@@ -256,9 +260,12 @@ func Enumerate(s *Space) ([]Candidate, []Rejection, error) {
 	if len(specs) == 0 {
 		specs = []sim.Spec{{Method: sim.SpecNone}}
 	}
-	var cands []Candidate
-	var rej []Rejection
-	ctx := s.Workload.FitContext()
+	type job struct {
+		option int
+		cfg    sim.Config
+		engine Engine
+	}
+	var jobs []job
 	for gi := range s.GPUs {
 		g := &s.GPUs[gi]
 		for n := 1; n <= s.maxReplicaGPUs(g); n++ {
@@ -272,21 +279,44 @@ func Enumerate(s *Space) ([]Candidate, []Rejection, error) {
 						if c.GPUMemoryUtilization == 0 {
 							c.GPUMemoryUtilization = 0.9
 						}
-						sm, err := sim.New(c)
-						if err != nil {
-							rej = append(rej, Rejection{Config: c, Reason: err.Error()})
-							continue
-						}
-						pt, err := sm.Step(1, ctx)
-						if err != nil {
-							return nil, nil, fmt.Errorf("plan: %s: memory at context %d: %w", label(&c), ctx, err)
-						}
-						cands = append(cands, Candidate{Option: gi, Config: c, Sim: sm, Engine: lay.e,
-							MaxConcurrency: pt.Memory.MaxBatch, Memory: pt.Memory})
+						jobs = append(jobs, job{gi, c, lay.e})
 					}
 				}
 			}
 		}
+	}
+	type built struct {
+		cand   Candidate
+		reason string
+	}
+	out := make([]built, len(jobs))
+	ctx := s.Workload.FitContext()
+	err := forEach(len(jobs), workers, func(i int) error {
+		j := &jobs[i]
+		sm, err := sim.New(j.cfg)
+		if err != nil {
+			out[i].reason = err.Error()
+			return nil
+		}
+		pt, err := sm.Step(1, ctx)
+		if err != nil {
+			return fmt.Errorf("plan: %s: memory at context %d: %w", label(&j.cfg), ctx, err)
+		}
+		out[i].cand = Candidate{Option: j.option, Config: j.cfg, Sim: sm, Engine: j.engine,
+			MaxConcurrency: pt.Memory.MaxBatch, Memory: pt.Memory}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var cands []Candidate
+	var rej []Rejection
+	for i := range out {
+		if out[i].cand.Sim == nil {
+			rej = append(rej, Rejection{Config: jobs[i].cfg, Reason: out[i].reason})
+			continue
+		}
+		cands = append(cands, out[i].cand)
 	}
 	return cands, rej, nil
 }

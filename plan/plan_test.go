@@ -262,6 +262,12 @@ func TestSearchSameForAnyWorkers(t *testing.T) {
 		r, err := Search(s, o)
 		require.NoError(t, err)
 		if prev != nil {
+			require.Equal(t, len(prev.Candidates), len(r.Candidates))
+			for i := range r.Candidates {
+				assert.Equal(t, prev.Candidates[i].Label(), r.Candidates[i].Label())
+				assert.Equal(t, prev.Candidates[i].MaxConcurrency, r.Candidates[i].MaxConcurrency)
+			}
+			assert.Equal(t, prev.Rejected, r.Rejected)
 			assert.Equal(t, prev.Points, r.Points, "workers %d", w)
 			assert.Equal(t, prev.Front, r.Front)
 			assert.Equal(t, prev.Deployments, r.Deployments)

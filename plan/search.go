@@ -216,7 +216,7 @@ func Search(s *Space, opt Options) (*Result, error) {
 	if ev == nil {
 		ev = Screen{}
 	}
-	cands, rej, err := Enumerate(s)
+	cands, rej, err := enumerate(s, opt.Workers)
 	if err != nil {
 		return nil, err
 	}
