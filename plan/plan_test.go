@@ -107,6 +107,7 @@ func TestEnumerateOnlyWhatSimAccepts(t *testing.T) {
 // memory model fits at the workload's final context.
 func TestMaxConcurrencyIsSimsFit(t *testing.T) {
 	s := space(t, "rtx-pro-6000-server", "h100-sxm")
+	s.Specs = nil
 	cands, _, err := Enumerate(s)
 	require.NoError(t, err)
 	ctx := s.Workload.FitContext()
