@@ -32,6 +32,7 @@ var allowed = map[string][]string{
 	"comm":                {"internal/unit", "internal/cost", "internal/curve", "gonum.org/v1/gonum"},
 	"sim":                 {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "gonum.org/v1/gonum"},
 	"serve":               {"internal/unit", "internal/cost"},
+	"plan":                {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
 	"calib/trace":         {"internal/unit", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
 	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/curve", "kernels", "comm",
 		"github.com/BurntSushi/toml", "gonum.org/v1/gonum"},

@@ -1,0 +1,322 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/kernels"
+	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/sim"
+)
+
+// DefaultNodeGPUs is the GPUs of one node when GPUOption.NodeGPUs is 0:
+// the HGX and RTX PRO 6000 servers the presets describe hold 8.
+const DefaultNodeGPUs = 8
+
+// GPUOption is one GPU type a deployment may use, with the node it comes in.
+type GPUOption struct {
+	GPU    kernels.GPU
+	Fabric comm.Fabric // the node's interconnect
+	// NodeGPUs is the GPUs of one node (0: DefaultNodeGPUs); a replica
+	// never spans nodes (sim models one node).
+	NodeGPUs int
+	// KernelTables and CommTables are this GPU's calibration (nil:
+	// roofline), as in sim.Config.
+	KernelTables kernels.Lookup
+	CommTables   comm.Lookup
+}
+
+func (g *GPUOption) nodeGPUs() int {
+	if g.NodeGPUs > 0 {
+		return g.NodeGPUs
+	}
+	return DefaultNodeGPUs
+}
+
+// Workload is the request shape the plan is for.
+type Workload struct {
+	Input, Output int // tokens per request
+}
+
+// FitContext is the context a sequence reaches at its last token.
+func (w Workload) FitContext() int { return w.Input + w.Output }
+
+// DecodeContext is the mean context over a request's decode steps.
+func (w Workload) DecodeContext() int { return w.Input + (w.Output+1)/2 }
+
+func (w Workload) validate() error {
+	if w.Input < 0 || w.Output < 1 {
+		return fmt.Errorf("workload: want input >= 0 and output >= 1 tokens, got %d and %d", w.Input, w.Output)
+	}
+	if w.FitContext() > sim.MaxContext {
+		return fmt.Errorf("workload: input + output = %d tokens exceeds the limit of %d", w.FitContext(), sim.MaxContext)
+	}
+	return nil
+}
+
+// Space is what Enumerate searches.
+type Space struct {
+	Model *model.Config
+	GPUs  []GPUOption
+	// MaxGPUs caps the GPUs of one replica (with the node size) and, for a
+	// target, the GPUs of all replicas together; 0 means the node size and
+	// no cap on the total.
+	MaxGPUs  int
+	KVCaches []dtype.KVCache // empty: bf16 only
+	Specs    []sim.Spec      // empty: no speculative decoding only
+	// Base holds the runtime settings every candidate shares (Graphs,
+	// AllReduce, GPUMemoryUtilization, Efficiency), taken as given (Graphs
+	// false is eager launch); its model, GPU, fabric, GPUs, layout, KV
+	// cache, spec and tables are replaced. A zero GPUMemoryUtilization
+	// means 0.9.
+	Base     sim.Config
+	Workload Workload
+}
+
+// Engine says which engines run a layout as enumerated.
+type Engine uint8
+
+const (
+	EngineVLLM Engine = 1 << iota
+	EngineSGLang
+)
+
+func (e Engine) String() string {
+	var s []string
+	if e&EngineVLLM != 0 {
+		s = append(s, "vllm")
+	}
+	if e&EngineSGLang != 0 {
+		s = append(s, "sglang")
+	}
+	return strings.Join(s, "+")
+}
+
+// Candidate is one deployment sim.New accepted: a GPU type, a replica's
+// GPUs and layout, KV-cache dtype and speculative decoding.
+type Candidate struct {
+	Option int // index into Space.GPUs
+	Config sim.Config
+	Sim    *sim.Sim
+	Engine Engine
+	// MaxConcurrency is the most sequences of Workload.FitContext tokens
+	// that fit in memory (0: not even one).
+	MaxConcurrency int
+	Memory         sim.Memory // at one sequence of FitContext tokens
+}
+
+// GPUs is the GPUs of one replica.
+func (c *Candidate) GPUs() int { return c.Config.GPUs }
+
+// Label names the candidate, e.g. "h200-sxm x8 TP8 EP8 kv bf16".
+func (c *Candidate) Label() string { return label(&c.Config) }
+
+func label(c *sim.Config) string {
+	l := c.Layout
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s x%d TP%d", c.GPU.Name, c.GPUs, l.TP)
+	if l.DP > 1 {
+		fmt.Fprintf(&b, " DP%d", l.DP)
+	}
+	if l.DPAttention {
+		b.WriteString(" DPA")
+	}
+	if l.EP > 1 {
+		fmt.Fprintf(&b, " EP%d", l.EP)
+	}
+	fmt.Fprintf(&b, " kv %s", c.KVCache)
+	if c.Spec.Active() {
+		fmt.Fprintf(&b, " %s K%d", c.Spec.Method, c.Spec.DraftTokens)
+	}
+	return b.String()
+}
+
+// Rejection is a layout sim.New refused, with its reason.
+type Rejection struct {
+	Config sim.Config
+	Reason string
+}
+
+// Label names the refused layout as Candidate.Label does.
+func (r *Rejection) Label() string { return label(&r.Config) }
+
+// ReasonCount is a distinct rejection or skip reason and how often it came.
+type ReasonCount struct {
+	Reason string
+	Count  int
+}
+
+// countReasons groups reasons in order of first appearance.
+func countReasons(reasons []string) []ReasonCount {
+	idx := map[string]int{}
+	var out []ReasonCount
+	for _, r := range reasons {
+		i, ok := idx[r]
+		if !ok {
+			i = len(out)
+			idx[r] = i
+			out = append(out, ReasonCount{Reason: r})
+		}
+		out[i].Count++
+	}
+	return out
+}
+
+// RejectionReasons counts the reasons of rs.
+func RejectionReasons(rs []Rejection) []ReasonCount {
+	s := make([]string, len(rs))
+	for i := range rs {
+		s[i] = rs[i].Reason
+	}
+	return countReasons(s)
+}
+
+// maxReplicaGPUs is the GPUs one replica of option g may use.
+func (s *Space) maxReplicaGPUs(g *GPUOption) int {
+	n := g.nodeGPUs()
+	if s.MaxGPUs > 0 && s.MaxGPUs < n {
+		n = s.MaxGPUs
+	}
+	return min(n, sim.MaxRanks)
+}
+
+func (s *Space) validate() error {
+	if s.Model == nil {
+		return errors.New("plan: no model")
+	}
+	if len(s.GPUs) == 0 {
+		return errors.New("plan: no GPU types to search")
+	}
+	if s.MaxGPUs < 0 {
+		return fmt.Errorf("plan: max GPUs must be > 0, got %d", s.MaxGPUs)
+	}
+	for i := range s.GPUs {
+		if s.GPUs[i].NodeGPUs < 0 {
+			return fmt.Errorf("plan: GPU %s: node GPUs must be >= 0, got %d", s.GPUs[i].GPU.Name, s.GPUs[i].NodeGPUs)
+		}
+	}
+	return s.Workload.validate()
+}
+
+// layouts lists the layouts of n GPUs in the order the package doc gives.
+func layouts(n int) []struct {
+	l model.Layout
+	e Engine
+} {
+	var out []struct {
+		l model.Layout
+		e Engine
+	}
+	add := func(l model.Layout, e Engine) {
+		out = append(out, struct {
+			l model.Layout
+			e Engine
+		}{l, e})
+	}
+	for tp := 1; tp <= n; tp++ {
+		if n%tp != 0 {
+			continue
+		}
+		dp := n / tp
+		e := EngineVLLM | EngineSGLang
+		if dp > 1 {
+			e = EngineVLLM
+		}
+		eps := []int{1}
+		if n > 1 {
+			eps = append(eps, n)
+		}
+		for _, ep := range eps {
+			add(model.Layout{TP: tp, DP: dp, EP: ep}, e)
+		}
+		if dp == 1 && tp > 1 {
+			for _, ep := range eps {
+				add(model.Layout{TP: tp, DP: 1, EP: ep, DPAttention: true}, EngineSGLang)
+			}
+		}
+	}
+	return out
+}
+
+// Enumerate lists every deployment of s that sim.New accepts, in a fixed
+// order (GPU option, replica GPUs ascending, layout as in the package doc,
+// KV-cache dtype, spec), and the ones it refuses with sim's reason. It
+// builds the sims on GOMAXPROCS goroutines; the result does not depend on
+// their number.
+func Enumerate(s *Space) ([]Candidate, []Rejection, error) { return enumerate(s, 0) }
+
+func enumerate(s *Space, workers int) ([]Candidate, []Rejection, error) {
+	if err := s.validate(); err != nil {
+		return nil, nil, err
+	}
+	kvs := s.KVCaches
+	if len(kvs) == 0 {
+		kvs = []dtype.KVCache{dtype.KVBF16}
+	}
+	specs := s.Specs
+	if len(specs) == 0 {
+		specs = []sim.Spec{{Method: sim.SpecNone}}
+	}
+	type job struct {
+		option int
+		cfg    sim.Config
+		engine Engine
+	}
+	var jobs []job
+	for gi := range s.GPUs {
+		g := &s.GPUs[gi]
+		for n := 1; n <= s.maxReplicaGPUs(g); n++ {
+			for _, lay := range layouts(n) {
+				for _, kv := range kvs {
+					for _, sp := range specs {
+						c := s.Base
+						c.Model, c.GPU, c.Fabric, c.GPUs, c.Layout = s.Model, g.GPU, g.Fabric, n, lay.l
+						c.KVCache, c.Spec = kv, sp
+						c.KernelTables, c.CommTables = g.KernelTables, g.CommTables
+						if c.GPUMemoryUtilization == 0 {
+							c.GPUMemoryUtilization = 0.9
+						}
+						jobs = append(jobs, job{gi, c, lay.e})
+					}
+				}
+			}
+		}
+	}
+	type built struct {
+		cand   Candidate
+		reason string
+	}
+	out := make([]built, len(jobs))
+	ctx := s.Workload.FitContext()
+	err := forEach(len(jobs), workers, func(i int) error {
+		j := &jobs[i]
+		sm, err := sim.New(j.cfg)
+		if err != nil {
+			out[i].reason = err.Error()
+			return nil
+		}
+		pt, err := sm.Step(1, ctx)
+		if err != nil {
+			return fmt.Errorf("plan: %s: memory at context %d: %w", label(&j.cfg), ctx, err)
+		}
+		out[i].cand = Candidate{Option: j.option, Config: j.cfg, Sim: sm, Engine: j.engine,
+			MaxConcurrency: pt.Memory.MaxBatch, Memory: pt.Memory}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	var cands []Candidate
+	var rej []Rejection
+	for i := range out {
+		if out[i].cand.Sim == nil {
+			rej = append(rej, Rejection{Config: jobs[i].cfg, Reason: out[i].reason})
+			continue
+		}
+		cands = append(cands, out[i].cand)
+	}
+	return cands, rej, nil
+}

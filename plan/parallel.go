@@ -1,0 +1,62 @@
+package plan
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// chunk is how many consecutive items a worker takes at a time.
+const chunk = 64
+
+// forEach calls f(i) for i in [0, n) on workers goroutines (0: GOMAXPROCS),
+// each taking chunks of consecutive indices. f writes its result by index,
+// so the output order does not depend on the workers. On errors it returns
+// the one of the lowest index, and stops handing out work.
+func forEach(n, workers int, f func(i int) error) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = min(workers, (n+chunk-1)/chunk)
+	if workers <= 1 {
+		for i := range n {
+			if err := f(i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var (
+		next    atomic.Int64
+		stop    atomic.Bool
+		mu      sync.Mutex
+		firstAt = n
+		first   error
+		wg      sync.WaitGroup
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= n {
+					return
+				}
+				for i := lo; i < min(lo+chunk, n); i++ {
+					if err := f(i); err != nil {
+						mu.Lock()
+						if i < firstAt {
+							firstAt, first = i, err
+						}
+						mu.Unlock()
+						stop.Store(true)
+						break
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
