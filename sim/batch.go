@@ -168,6 +168,10 @@ func (s *Sim) evalMix(m *mix, pt *Point) {
 			passes[k] = s.pass(m, k)
 		}
 	}
+	g := s.graphModeOf(m, &passes[passTarget])
+	for k := range passes {
+		passes[k].graph = g
+	}
 	md := modeOf(m)
 	var a accum
 	var cache [maxShared]cost.Estimate
@@ -176,6 +180,39 @@ func (s *Sim) evalMix(m *mix, pt *Point) {
 		s.evalBlock(blk, md, &passes[blk.pass], &cache, &a, nil)
 	}
 	a.finish(pt)
+}
+
+// graphMode is how the engine launches a step's kernels.
+type graphMode uint8
+
+const (
+	graphFull      graphMode = iota // one CUDA graph replay: no host launch per kernel
+	graphPiecewise                  // CUDA graph pieces with attention launched eagerly between them
+	graphNone                       // every kernel launched from the host
+)
+
+// CaptureTokens is the largest step (tokens per rank) vLLM captures CUDA
+// graphs for: max_cudagraph_capture_size = min(2·max_num_seqs, 512)
+// (vllm/config/vllm.py set_cudagraph_sizes), 512 at the default
+// max_num_seqs of 1024 on a GPU of at least 70 GiB.
+const CaptureTokens = 512
+
+// graphModeOf follows vLLM V1's cudagraph dispatch (FULL_AND_PIECEWISE,
+// docs/design/cuda_graphs.md): uniform decode steps (every query 1 or
+// 1+K) replay full graphs; mixed and prefill steps run piecewise graphs
+// with attention eager up to CaptureTokens, and eager above it. Without
+// runtime.cuda_graphs every step is eager. Eager kernels pay
+// kernels.Costs.LaunchCost: the host launch time beyond the op's own.
+func (s *Sim) graphModeOf(m *mix, target *pass) graphMode {
+	switch {
+	case !s.cfg.Graphs:
+		return graphNone
+	case m.pre == 0:
+		return graphFull
+	case target.attn <= CaptureTokens:
+		return graphPiecewise
+	}
+	return graphNone
 }
 
 // linkMode selects the duplicate links that hold for a mix: the domain

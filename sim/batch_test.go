@@ -233,3 +233,35 @@ func TestStepBatchDoesNotAllocate(t *testing.T) {
 		assert.Zero(t, allocs, st.name)
 	}
 }
+
+// TestMixedStepLaunch: with CUDA graphs a decode step pays no host
+// launch; a mixed step up to CaptureTokens launches its attention
+// eagerly (piecewise graphs) and one above it launches every kernel.
+func TestMixedStepLaunch(t *testing.T) {
+	st := setups[1] // kimi-k2.5 h200 tp8 ep8, graphs
+	s := st.sim(t)
+	require.True(t, s.cfg.Graphs)
+	launched := func(seqs []Seq) (attn, other int) {
+		ops, err := s.ExplainBatch(seqs)
+		require.NoError(t, err)
+		for _, o := range ops {
+			if o.Launch > 0 {
+				if o.Category == cost.Attention {
+					attn++
+				} else {
+					other++
+				}
+			}
+		}
+		return
+	}
+	a, o := launched(decodes(64, 2048, 1))
+	assert.Zero(t, a+o, "decode step: full graph")
+	a, o = launched(append(decodes(8, 2048, 1), Seq{Query: 100, Prefill: true}))
+	assert.Positive(t, a, "piecewise: attention eager")
+	assert.Zero(t, o, "piecewise: the rest in graphs")
+	small := stepBatch(t, s, append(decodes(8, 2048, 1), Seq{Query: 100, Prefill: true}))
+	assert.Positive(t, small.Breakdown[cost.Launch].Time)
+	_, o = launched(append(decodes(8, 2048, 1), Seq{Query: CaptureTokens, Prefill: true}))
+	assert.Positive(t, o, "above the capture size: eager")
+}

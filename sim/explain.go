@@ -51,6 +51,10 @@ func (s *Sim) explainMix(m *mix) []Op {
 	for k := passKind(0); k < numPasses; k++ {
 		passes[k] = s.pass(m, k)
 	}
+	g := s.graphModeOf(m, &passes[passTarget])
+	for k := range passes {
+		passes[k].graph = g
+	}
 	md := modeOf(m)
 	var ops []Op
 	var cache [maxShared]cost.Estimate

@@ -31,6 +31,11 @@ type Sim struct {
 	sh      shape
 	costs   kernels.Costs
 	comm    comm.Comm
+	// eager and commEager are costs and comm without CUDA graphs: for
+	// steps the engine runs eagerly, or attention run eagerly between
+	// piecewise graphs (see graphMode).
+	eager     kernels.Costs
+	commEager comm.Comm
 	route   routing
 	blocks  []block
 	mem     memoryModel
@@ -55,6 +60,8 @@ func New(cfg Config) (*Sim, error) {
 		s.costs.Eff = kernels.EfficiencyFor(cfg.GPU)
 	}
 	s.comm = comm.Comm{Fabric: cfg.Fabric, Graphs: cfg.Graphs, Tables: cfg.CommTables}
+	s.eager, s.commEager = s.costs, s.comm
+	s.eager.Graphs, s.commEager.Graphs = false, false
 	m := cfg.Model
 	s.route = newRouting(m.MoE.Experts, m.MoE.TopK, sh.ep)
 	s.sendDest = float64(sh.ep) * s.route.hitSlot * float64(sh.moeTP)
@@ -282,6 +289,7 @@ type pass struct {
 	ctx, idxCtx, winCtx int
 	pre                 prefillPart
 	load                load
+	graph               graphMode
 }
 
 // passQueries is the number of query tokens per sequence in a pass of
@@ -401,8 +409,8 @@ func (s *Sim) evalOps(blk *block, refs []opRef, p *pass, cache *[maxShared]cost.
 		if out != nil {
 			out[i].Estimate = *e
 		}
-		if !s.cfg.Graphs {
-			launch := s.costs.LaunchCost(*e)
+		if p.graph == graphNone || (p.graph == graphPiecewise && o.cat == cost.Attention) {
+			launch := s.eager.LaunchCost(*e)
 			if a != nil {
 				a.addLaunch(launch, blk.count)
 			}
@@ -485,6 +493,10 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 	if n <= 0 {
 		return cost.Estimate{} // no token of the step runs this op (a prefill op in a decode step, ...)
 	}
+	c := &s.comm
+	if p.graph == graphNone {
+		c = &s.commEager
+	}
 	switch o.kind {
 	case opGEMM:
 		g := o.gemm
@@ -545,13 +557,13 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 	case opSampling:
 		return s.costs.Sampling(kernels.SamplingShape{Batch: n, Vocab: o.vocab, Greedy: o.topK == 1})
 	case opAllReduce:
-		return s.comm.AllReduce(s.cfg.AllReduce, o.ranks, unit.Bytes(o.perTok*float64(n)))
+		return c.AllReduce(s.cfg.AllReduce, o.ranks, unit.Bytes(o.perTok*float64(n)))
 	case opAllGather:
-		return s.comm.AllGather(o.ranks, unit.Bytes(o.perTok*float64(n)))
+		return c.AllGather(o.ranks, unit.Bytes(o.perTok*float64(n)))
 	case opReduceScatter:
-		return s.comm.ReduceScatter(o.ranks, unit.Bytes(o.perTok*float64(n)))
+		return c.ReduceScatter(o.ranks, unit.Bytes(o.perTok*float64(n)))
 	case opAllToAll:
-		return s.comm.AllToAll(o.ranks, unit.Bytes(o.perTok*s.sendDest*float64(n)))
+		return c.AllToAll(o.ranks, unit.Bytes(o.perTok*s.sendDest*float64(n)))
 	}
 	return cost.Estimate{}
 }
