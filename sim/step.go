@@ -27,20 +27,20 @@ type Point struct {
 // Sim evaluates decode steps for one validated Config. It is safe for
 // concurrent use.
 type Sim struct {
-	cfg     Config
-	sh      shape
-	costs   kernels.Costs
-	comm    comm.Comm
+	cfg   Config
+	sh    shape
+	costs kernels.Costs
+	comm  comm.Comm
 	// eager and commEager are costs and comm without CUDA graphs: for
 	// steps the engine runs eagerly, or attention run eagerly between
 	// piecewise graphs (see graphMode).
 	eager     kernels.Costs
 	commEager comm.Comm
-	route   routing
-	blocks  []block
-	mem     memoryModel
-	tps     float64 // tokens per step
-	queries int     // K+1 or 1
+	route     routing
+	blocks    []block
+	mem       memoryModel
+	tps       float64 // tokens per step
+	queries   int     // K+1 or 1
 	// sendDest: expected ranks one token is dispatched to (all-to-all).
 	sendDest float64
 	// usedPasses has bit k set when a block runs pass k.
