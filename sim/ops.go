@@ -66,6 +66,9 @@ type op struct {
 	// module: part of the MLA attention module a calibration table may
 	// cover whole (see Sim.evalBlock).
 	module bool
+	// prefillOnly: only prefill tokens run it (its domain is domPre or
+	// domPreKV); a decode step skips it. Set in New.
+	prefillOnly bool
 }
 
 // opRef marks, per op of a block, an earlier op of the same pass (in an

@@ -105,6 +105,12 @@ func New(cfg Config) (*Sim, error) {
 				len(blk.ops), nmod, maxBlockOps, maxModuleOps)
 		}
 	}
+	for bi := range s.blocks {
+		for i := range s.blocks[bi].ops {
+			o := &s.blocks[bi].ops[i]
+			o.prefillOnly = o.dom == domPre || o.dom == domPreKV
+		}
+	}
 	s.linkDuplicates()
 	for bi := range s.blocks {
 		s.usedPasses |= 1 << s.blocks[bi].pass
@@ -337,7 +343,8 @@ func (p *pass) tokens(d domain) int {
 }
 
 // Step evaluates one decode step at batch sequences of context tokens each
-// (batch in [1, MaxBatchSize], context in [1, MaxContext]).
+// (batch in [1, MaxBatchSize], context in [1, MaxContext]): StepBatch over
+// batch decodes at context, with TPOT, throughput and memory added.
 // It does not allocate.
 func (s *Sim) Step(batch, context int) (Point, error) {
 	if batch <= 0 || batch > MaxBatchSize {
@@ -386,8 +393,12 @@ func (s *Sim) evalBlock(blk *block, md linkMode, p *pass, cache *[maxShared]cost
 // calibrated MLA-module estimates.
 func (s *Sim) evalOps(blk *block, refs []opRef, p *pass, cache *[maxShared]cost.Estimate, mod *[maxModuleOps]cost.Estimate, a *accum, out []Op) {
 	module := mod != nil
+	decode := p.pre.chunks == 0
 	for i := range blk.ops {
 		o := &blk.ops[i]
+		if decode && o.prefillOnly {
+			continue // costs nothing without prefill chunks
+		}
 		r := refs[i]
 		var own cost.Estimate
 		var e *cost.Estimate
