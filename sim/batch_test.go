@@ -265,3 +265,28 @@ func TestMixedStepLaunch(t *testing.T) {
 	_, o = launched(append(decodes(8, 2048, 1), Seq{Query: CaptureTokens, Prefill: true}))
 	assert.Positive(t, o, "above the capture size: eager")
 }
+
+// TestPrefillMoEEqualsDecodeAtSameTokens: the MoE layer sees tokens, not
+// sequences: a prefill chunk of N tokens from an empty cache and a decode
+// step of N sequences route the same tokens, so their MoE time is equal
+// (setups without speculative decoding, whose draft passes differ). With
+// G attention groups, G chunks of N/G tokens against N decodes.
+func TestPrefillMoEEqualsDecodeAtSameTokens(t *testing.T) {
+	for _, st := range setups {
+		s := st.sim(t)
+		if s.cfg.Spec.Active() {
+			continue
+		}
+		for _, n := range []int{1, 64, 1000, 4096} {
+			p, err := s.Step(n, 3000)
+			require.NoError(t, err)
+			g := s.sh.groups
+			var chunks []Seq
+			for range g {
+				chunks = append(chunks, Seq{Query: ceilDiv(n, g), Prefill: true})
+			}
+			r := stepBatch(t, s, chunks)
+			assert.InEpsilon(t, float64(p.Breakdown[cost.MoE].Time), float64(r.Breakdown[cost.MoE].Time), 1e-12, "%s N=%d", st.name, n)
+		}
+	}
+}
