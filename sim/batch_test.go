@@ -290,3 +290,40 @@ func TestPrefillMoEEqualsDecodeAtSameTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestMixedStepWithMLATable: with a calibrated MLA module (a decode
+// measurement) a mixed step keeps the table for its decodes and adds the
+// prefill tokens' own cost: never below the decode step, tending to it as
+// the chunk shrinks, and below the two steps run apart.
+func TestMixedStepWithMLATable(t *testing.T) {
+	for _, table := range []unit.Seconds{50 * unit.Microsecond, 400 * unit.Microsecond, 3 * unit.Millisecond} {
+		c := kimiRTX.config(t)
+		c.KernelTables = mlaTable{t: table}
+		s, err := New(c)
+		require.NoError(t, err)
+		dec := decodes(16, 2048, 1)
+		d := stepBatch(t, s, dec)
+		prev := d.Step.Time
+		for _, n := range []int{1, 16, 256, 4096} {
+			chunk := Seq{Query: n, Context: 100, Prefill: true}
+			m := stepBatch(t, s, append(dec, chunk))
+			p := stepBatch(t, s, []Seq{chunk})
+			assert.GreaterOrEqual(t, m.Step.Time, prev, "table %v chunk %d: monotone, at least the decode step", table, n)
+			assert.Less(t, m.Step.Time, d.Step.Time+p.Step.Time, "table %v chunk %d", table, n)
+			prev = m.Step.Time
+		}
+		// Above the table's DRAM floor the chunk adds what it adds
+		// without the table (launch aside: it depends on op times).
+		if table < 400*unit.Microsecond {
+			continue
+		}
+		plain := kimiRTX.sim(t)
+		noLaunch := func(r BatchResult) unit.Seconds { return r.Step.Time - r.Breakdown[cost.Launch].Time }
+		for _, n := range []int{1, 512, 4096} {
+			seqs := append(decodes(16, 2048, 1), Seq{Query: n, Context: 100, Prefill: true})
+			got := noLaunch(stepBatch(t, s, seqs)) - noLaunch(d)
+			want := noLaunch(stepBatch(t, plain, seqs)) - noLaunch(stepBatch(t, plain, dec))
+			assert.InEpsilon(t, float64(want), float64(got), 1e-9, "table %v chunk %d", table, n)
+		}
+	}
+}

@@ -31,6 +31,9 @@
 //     for DeepSeek-V3) and v dim v_head_dim (128); the absorbed W_UK/W_UV
 //     bmm's run on the decode tokens only. The DSA indexer scores each
 //     chunk token against its causal keys (a GEMM-shaped fp8 estimate).
+//   - A calibrated MLA module table (a decode measurement) prices the
+//     module for the step's decodes; each module op adds its own
+//     estimate's increase from those decodes to the whole step.
 //   - Logits: every verified position of a decode, the last position of
 //     each chunk (vLLM samples every scheduled request).
 //   - Speculative decoding: the first draft pass runs over every new

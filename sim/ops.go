@@ -102,10 +102,10 @@ type block struct {
 	// steps of link mode md (see Sim.linkDuplicates).
 	refs [numModes][]opRef
 	// modPos[i] is op i's index among the block's MLA-module ops, or -1;
-	// moduleShared: all module ops reuse an earlier block's estimates
-	// (decode steps; mixed steps evaluate the module op by op).
+	// moduleShared[md]: all module ops reuse an earlier block's estimates
+	// in steps of link mode md.
 	modPos       []int8
-	moduleShared bool
+	moduleShared [numModes]bool
 	// mla: the ops flagged module form the MLA module that a calibrated
 	// MLAModule table may replace (see evalBlock).
 	mla bool

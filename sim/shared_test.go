@@ -77,7 +77,7 @@ func withoutSharing(s *Sim) *Sim {
 				b.refs[md][j] = opRef{slot: -1, dup: -1}
 			}
 		}
-		b.moduleShared = false
+		b.moduleShared = [numModes]bool{}
 	}
 	return &c
 }

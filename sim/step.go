@@ -155,9 +155,7 @@ func (s *Sim) linkDuplicates() {
 	}
 }
 
-// linkMode fills the blocks' refs[md]. In modeMixed the MLA module is
-// never looked up whole (its table is a decode measurement), so its ops
-// link like any other.
+// linkMode fills the blocks' refs[md] and moduleShared[md].
 func (s *Sim) linkMode(md linkMode) {
 	slots := 0
 	keys := make([][]op, len(s.blocks))
@@ -174,7 +172,7 @@ func (s *Sim) linkMode(md linkMode) {
 		blk := &s.blocks[bi]
 		refs := blk.refs[md]
 		for i := range blk.ops {
-			module := blk.ops[i].module && md == modeDecode
+			module := blk.ops[i].module
 			for bj := 0; bj <= bi && refs[i].dup < 0; bj++ {
 				prev := &s.blocks[bj]
 				if prev.pass != blk.pass {
@@ -206,9 +204,6 @@ func (s *Sim) linkMode(md linkMode) {
 				}
 			}
 		}
-		if md != modeDecode {
-			continue
-		}
 		// The MLA module is calibrated whole: either every module op
 		// reuses an earlier block's (already calibrated) estimate, or
 		// none does and the block looks the module up itself.
@@ -222,7 +217,7 @@ func (s *Sim) linkMode(md linkMode) {
 				}
 			}
 		}
-		blk.moduleShared = shared > 0 && fresh == 0
+		blk.moduleShared[md] = shared > 0 && fresh == 0
 		if shared > 0 && fresh > 0 {
 			for i := range blk.ops {
 				if blk.ops[i].module {
@@ -380,9 +375,13 @@ func (s *Sim) Step(batch, context int) (Point, error) {
 // shared among them in proportion to their own estimates, so the
 // gemm/attention/elementwise split follows those; Source.Note says so.
 func (s *Sim) evalBlock(blk *block, md linkMode, p *pass, cache *[maxShared]cost.Estimate, a *accum, out []Op) {
-	if md == modeDecode && blk.mla && s.cfg.KernelTables != nil && !blk.moduleShared {
+	if blk.mla && s.cfg.KernelTables != nil && !blk.moduleShared[md] {
 		var mod [maxModuleOps]cost.Estimate
-		s.evalModule(blk, p, &mod)
+		if md == modeDecode {
+			s.evalModule(blk, p, &mod)
+		} else {
+			s.evalModuleMixed(blk, p, &mod)
+		}
 		s.evalOps(blk, blk.refs[md], p, cache, &mod, a, out)
 		return
 	}
@@ -482,6 +481,42 @@ func (s *Sim) evalModule(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate) 
 		if o.kind != opMLA || t.Source.Note == "" {
 			e.Source.Note = noteMLAModule
 		}
+	}
+}
+
+// evalModuleMixed is evalModule for a step with prefill chunks: the
+// module table measures decode steps, so each module op costs its
+// calibrated estimate over the step's decodes alone plus its own
+// estimate's increase from those decodes to the whole step (the prefill
+// tokens' share of the projections, norms, rotary and cache write). A
+// step whose chunks shrink to nothing tends to the decode step.
+func (s *Sim) evalModuleMixed(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate) {
+	dp := *p
+	dp.pre = prefillPart{}
+	dp.attn = dp.dec
+	var dec [maxModuleOps]cost.Estimate
+	if dp.seq > 0 {
+		s.evalModule(blk, &dp, &dec)
+	}
+	n := 0
+	for i := range blk.ops {
+		o := &blk.ops[i]
+		if !o.module {
+			continue
+		}
+		own, base := s.eval(o, p), s.eval(o, &dp)
+		e := dec[n]
+		if e.Time == 0 {
+			e.Source = own.Source
+		}
+		e.Time += own.Time - base.Time
+		e.Lo = min(e.Lo+own.Lo-base.Lo, e.Time)
+		e.Hi = max(e.Hi+own.Hi-base.Hi, e.Time)
+		e.Bytes += own.Bytes - base.Bytes
+		e.FLOPs += own.FLOPs - base.FLOPs
+		e.Kernels = max(e.Kernels, own.Kernels)
+		mod[n] = e
+		n++
 	}
 }
 
