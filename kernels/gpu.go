@@ -1,6 +1,7 @@
-// Package kernels turns the shapes of one decode step's operations (GEMMs,
-// grouped MoE layers, MLA and GQA decode attention, elementwise kernels,
-// router, sampling) into cost.Estimates on one GPU.
+// Package kernels turns the shapes of one step's operations (GEMMs,
+// grouped MoE layers, MLA and GQA decode attention, causal prefill
+// attention, elementwise kernels, router, sampling) into cost.Estimates on
+// one GPU.
 //
 // The model is a roofline with per-op-class efficiencies:
 //

@@ -58,7 +58,8 @@ func MoEFLOPs(s MoEShape) unit.FLOPs {
 //	    + 2*StreamKernelLatency + (n_kernels-2)*SmallKernelLatency [+ MoEFixedMarlin]
 //
 // with (MemMarlin, ComputeMarlin) at the bf16 peak for weight-only formats
-// (vLLM fused_marlin_moe, plus its fixed MoEFixedMarlin) and (Mem, ComputeMoE) at the format's compute peak
+// (vLLM fused_marlin_moe, plus its fixed MoEFixedMarlin) and (Mem,
+// ComputeMoE·MoEWidthFactor(Inter)) at the format's compute peak
 // otherwise; n_kernels = MoEKernels or MoEKernelsQuantized. The weights read
 // are those of the experts this rank touches, so the cost falls with fewer
 // distinct experts at small batch. With Tables set and covering s, the
@@ -83,6 +84,8 @@ func (c *Costs) moeRoofline(s MoEShape) cost.Estimate {
 	if s.Weight.Quantized() {
 		effMem, effComp = e.MemMarlin, e.ComputeMarlin
 		fixed += e.MoEFixedMarlin
+	} else {
+		effComp *= MoEWidthFactor(s.Inter) // narrow experts (moe_width.go)
 	}
 	if s.Weight.Compute != dtype.BF16 {
 		n = MoEKernelsQuantized

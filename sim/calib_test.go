@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -204,4 +205,31 @@ func TestPCIeAllReduceShare(t *testing.T) {
 	pcie, nvlink := share(kimiRTX), share(h200)
 	assert.Greater(t, pcie, nvlink)
 	t.Logf("all-reduce share at batch 1: PCIe %.0f%%, NVLink %.0f%%", 100*pcie, 100*nvlink)
+}
+
+// BenchmarkStepBatch is BenchmarkStep's decode step through StepBatch (32
+// decodes at context 2048), and a mixed step (31 decodes and a 2048-token
+// prefill chunk over a 4096-token prefix).
+func BenchmarkStepBatch(b *testing.B) {
+	s := kimiRTX.sim(b)
+	dec := make([]Seq, 32)
+	for i := range dec {
+		dec[i] = Seq{Query: 1, Context: 2048}
+	}
+	mixed := append(slices.Clone(dec[:31]), Seq{Query: 2048, Context: 4096, Prefill: true})
+	for _, c := range []struct {
+		name string
+		seqs []Seq
+	}{{"decode", dec}, {"mixed", mixed}} {
+		b.Run(c.name, func(b *testing.B) {
+			var r BatchResult
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := s.StepBatch(c.seqs, &r); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+		})
+	}
 }

@@ -1,12 +1,63 @@
-// Package sim composes one decode step of an MoE model on a GPU box: the
+// Package sim composes one engine step of an MoE model on a GPU box: the
 // ops of each layer kind on one rank for a parallel layout, their costs
 // from kernels and comm, speculative decoding, and the memory picture.
 //
 // It is a pure, deterministic function of its Config: no files, no clock.
-// New validates the Config and precomputes every op list; Step evaluates
-// costs for one (batch, context) without allocating.
+// New validates the Config and precomputes every op list; StepBatch
+// evaluates one step over a batch of sequences (decodes, verifies, prefill
+// chunks, each with its own context) and Step the uniform decode step
+// (batch decodes at one context, plus the memory picture), both without
+// allocating.
 //
-// # What one step is
+// # A step over a batch of sequences
+//
+// A step as vLLM V1 runs a mixed batch (chunked prefill):
+//
+//   - GEMMs, norms, rotary, the KV-cache writes, the router and the MoE
+//     layer, and the collectives run once over the combined tokens: K+1
+//     (or 1) per decode plus every chunk's query tokens. Weights and the
+//     experts those tokens touch (routing model below) are read once;
+//     at large token counts the rooflines turn compute-bound
+//     (kernels.EffComputeGEMM, EffComputeMoE·MoEWidthFactor,
+//     EffComputeMarlin, each from op-level measurements named there).
+//   - Attention splits: decode attention over the decodes at their mean
+//     context (the KV read is linear in the contexts summed; DSA top-k and
+//     sliding windows cap each sequence's context first), and one causal
+//     prefill attention over the chunks against their prefixes
+//     (kernels.AttentionPrefill, kernels.CausalPairs). MLA chunks run
+//     un-absorbed, as vLLM's MLACommonImpl and SGLang's forward_normal do:
+//     kv_b_proj up-projects the chunk's and its cached prefix's latent to
+//     per-head k_nope and v, then attention with q/k dim nope+rope (192
+//     for DeepSeek-V3) and v dim v_head_dim (128); the absorbed W_UK/W_UV
+//     bmm's run on the decode tokens only. The DSA indexer scores each
+//     chunk token against its causal keys (a GEMM-shaped fp8 estimate).
+//   - A calibrated MLA module table (a decode measurement) prices the
+//     module for the step's decodes; each module op adds its own
+//     estimate's increase from those decodes to the whole step.
+//   - Logits: every verified position of a decode, the last position of
+//     each chunk (vLLM samples every scheduled request).
+//   - Speculative decoding: the first draft pass runs over every new
+//     token (the drafter fills its KV for prefill tokens too), the later
+//     K-1 over one token per sequence.
+//   - CUDA graphs (vLLM V1 FULL_AND_PIECEWISE): a decode step replays one
+//     graph; a mixed or prefill step of at most CaptureTokens tokens per
+//     rank runs piecewise graphs with attention launched eagerly, a larger
+//     one runs eagerly; eager kernels pay kernels.Costs.LaunchCost.
+//   - With G attention groups (DP attention) the sequences spread evenly
+//     and the step costs the busiest group: ceil(n/G) decodes and
+//     ceil(chunks/G) chunks with that share of the chunks' tokens.
+//
+// Not modelled: host work per step that async scheduling does not hide
+// (prefill input preparation), the extra merge kernel of MLA prefill over
+// a cached prefix, and full-graph decode steps above the capture size
+// (Step keeps today's full-graph decode at every batch). Unmeasured:
+// MXFP4 experts (gpt-oss) at prefill sizes are priced on the W4A16 Marlin
+// path, as weight-only formats are (vLLM on Hopper may run them through
+// Triton's matmul_ogs instead); FlashInfer CUTLASS fp8 MoE is priced as
+// the Triton kernel, which perfdb shows 2.5-5x faster at EP8
+// (kernels TestFP8MoEAtPrefillSizes).
+//
+// # What one decode step is
 //
 // A decode step as vLLM runs it, per layer kind (dense layers, MoE layers,
 // MTP or EAGLE-3 draft passes), with the ops taken from model's Linear lists

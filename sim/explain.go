@@ -31,25 +31,49 @@ func (s *Sim) Explain(batch, context int) ([]Op, error) {
 	if _, err := s.Step(batch, context); err != nil {
 		return nil, err
 	}
+	m := s.uniform(batch, context)
+	return s.explainMix(&m), nil
+}
+
+// ExplainBatch is Explain for a step over seqs (StepBatch): ops that no
+// token of the step runs (prefill attention in a decode step) are left
+// out.
+func (s *Sim) ExplainBatch(seqs []Seq) ([]Op, error) {
+	m, err := s.summarise(seqs)
+	if err != nil {
+		return nil, err
+	}
+	return s.explainMix(&m), nil
+}
+
+func (s *Sim) explainMix(m *mix) []Op {
 	var passes [numPasses]pass
 	for k := passKind(0); k < numPasses; k++ {
-		passes[k] = s.pass(batch, context, k)
+		passes[k] = s.pass(m, k)
 	}
+	g := s.graphModeOf(m, &passes[passTarget])
+	for k := range passes {
+		passes[k].graph = g
+	}
+	md := modeOf(m)
 	var ops []Op
 	var cache [maxShared]cost.Estimate
 	for bi := range s.blocks {
 		blk := &s.blocks[bi]
 		p := &passes[blk.pass]
 		out := make([]Op, len(blk.ops))
-		s.evalBlock(blk, p, &cache, nil, out)
+		s.evalBlock(blk, md, p, &cache, nil, out)
 		for i := range blk.ops {
 			o := &blk.ops[i]
+			if p.tokens(o.dom) <= 0 {
+				continue
+			}
 			out[i].Layer, out[i].Name, out[i].Category = blk.name, o.name, o.cat
 			out[i].Shape, out[i].Count = s.shapeString(o, p), blk.count
+			ops = append(ops, out[i])
 		}
-		ops = append(ops, out...)
 	}
-	return ops, nil
+	return ops
 }
 
 // shapeString describes an op's per-rank shape in pass p.
@@ -96,6 +120,11 @@ func (s *Sim) shapeString(o *op, p *pass) string {
 	case opAllToAll:
 		return fmt.Sprintf("%d ranks, %s sent per rank (%d tokens x %.2f destinations)", o.ranks,
 			unit.Bytes(o.perTok*s.sendDest*float64(n)), n, s.sendDest)
+	case opMLAPrefill, opGQAPrefill:
+		return fmt.Sprintf("%d chunks, %d tokens (mean %d), %d keys, %.4g causal pairs, q_heads=%d kv_heads=%d",
+			p.pre.chunks, p.pre.tokens, p.pre.meanChunk, p.pre.keys, p.pre.pairs, o.heads, max(o.kvHeads, o.heads))
+	case opIndexerPrefill:
+		return fmt.Sprintf("%d tokens x %d heads x %.4g causal pairs", p.pre.tokens, s.cfg.Model.Attn.IndexHeads, p.pre.pairs)
 	}
 	return ""
 }

@@ -69,3 +69,35 @@ func FuzzStep(f *testing.F) {
 		}
 	})
 }
+
+// FuzzStepBatch: any batch of sequences is an error or a finite step
+// whose breakdown adds up, with Lo <= Time <= Hi, never a panic.
+func FuzzStepBatch(f *testing.F) {
+	f.Add(uint8(0), uint16(4), 2048, 0, 100, true)
+	f.Add(uint8(2), uint16(1), 1, 8192, 0, true)
+	f.Add(uint8(5), uint16(300), 100000, 1, 1, false)
+	f.Add(uint8(8), uint16(0), -1, -1, -5, true)
+	f.Add(uint8(11), uint16(7), 1<<30, 1<<30, 1<<30, true)
+	f.Fuzz(func(t *testing.T, si uint8, n uint16, ctx, q, pctx int, prefill bool) {
+		s := setups[int(si)%len(setups)].sim(t)
+		seqs := decodes(int(n%512), ctx, 1)
+		if prefill {
+			seqs = append(seqs, Seq{Query: q, Context: pctx, Prefill: true})
+		}
+		var r BatchResult
+		if err := s.StepBatch(seqs, &r); err != nil {
+			return
+		}
+		var sum float64
+		for _, e := range r.Breakdown {
+			sum += float64(e.Time)
+			if !(e.Lo <= e.Time*(1+1e-12)) || !(e.Hi >= e.Time*(1-1e-12)) {
+				t.Fatalf("interval %v..%v around %v", e.Lo, e.Hi, e.Time)
+			}
+		}
+		st := float64(r.Step.Time)
+		if math.IsNaN(st) || math.IsInf(st, 0) || st <= 0 || math.Abs(sum-st) > 1e-9*st {
+			t.Fatalf("step %v, breakdown sum %v", st, sum)
+		}
+	})
+}

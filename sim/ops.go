@@ -16,18 +16,21 @@ import (
 type opKind uint8
 
 const (
-	opGEMM          opKind = iota // kernels.GEMM, M = tokens
-	opElementwise                 // kernels.Elementwise over perTok*tokens bytes
-	opMLA                         // kernels.MLADecode
-	opGQA                         // kernels.GQADecode
-	opIndexer                     // DSA indexer key scan: Elementwise over seqs*ctx*perSeqTok bytes
-	opMoE                         // kernels.MoE with the pass's routing load
-	opTopK                        // router top-k: Elementwise(TopKBytes)
-	opSampling                    // kernels.Sampling
-	opAllReduce                   // comm.AllReduce over perTok*tokens bytes
-	opAllGather                   // comm.AllGather, whole gathered array perTok*tokens
-	opReduceScatter               // comm.ReduceScatter, whole array perTok*tokens
-	opAllToAll                    // comm.AllToAll, bytes sent per rank perTok*tokens
+	opGEMM           opKind = iota // kernels.GEMM, M = tokens
+	opElementwise                  // kernels.Elementwise over perTok*tokens bytes
+	opMLA                          // kernels.MLADecode
+	opGQA                          // kernels.GQADecode
+	opIndexer                      // DSA indexer key scan: Elementwise over seqs*ctx*perSeqTok bytes
+	opMoE                          // kernels.MoE with the pass's routing load
+	opTopK                         // router top-k: Elementwise(TopKBytes)
+	opSampling                     // kernels.Sampling
+	opAllReduce                    // comm.AllReduce over perTok*tokens bytes
+	opAllGather                    // comm.AllGather, whole gathered array perTok*tokens
+	opReduceScatter                // comm.ReduceScatter, whole array perTok*tokens
+	opAllToAll                     // comm.AllToAll, bytes sent per rank perTok*tokens
+	opMLAPrefill                   // kernels.AttentionPrefill, un-absorbed MLA over the chunks
+	opGQAPrefill                   // kernels.AttentionPrefill, GQA over the chunks
+	opIndexerPrefill               // DSA indexer scores of the chunks' queries over their keys (GEMM-shaped)
 )
 
 // domain is which token count of a pass an op's size scales with.
@@ -39,6 +42,9 @@ const (
 	domSeq                  // sequences of one attention group (attention kernels, KV)
 	domLogits               // positions whose logits are computed (lm_head, sampling)
 	domSend                 // tokens one rank dispatches to the experts (all-to-all)
+	domDec                  // decode tokens of one attention group (MLA's absorbed W_UK/W_UV)
+	domPre                  // prefill tokens of one attention group (prefill attention)
+	domPreKV                // prefill tokens plus their prefix (MLA prefill's kv_b_proj)
 )
 
 // op is one kernel (or one collective) of a layer on one rank.
@@ -60,6 +66,9 @@ type op struct {
 	// module: part of the MLA attention module a calibration table may
 	// cover whole (see Sim.evalBlock).
 	module bool
+	// prefillOnly: only prefill tokens run it (its domain is domPre or
+	// domPreKV); a decode step skips it. Set in New.
+	prefillOnly bool
 }
 
 // opRef marks, per op of a block, an earlier op of the same pass (in an
@@ -89,11 +98,14 @@ type block struct {
 	pass  passKind
 	count float64
 	ops   []op
-	refs  []opRef
+	// refs[md] links the ops whose estimates equal earlier ones' in
+	// steps of link mode md (see Sim.linkDuplicates).
+	refs [numModes][]opRef
 	// modPos[i] is op i's index among the block's MLA-module ops, or -1;
-	// moduleShared: all module ops reuse an earlier block's estimates.
+	// moduleShared[md]: all module ops reuse an earlier block's estimates
+	// in steps of link mode md.
 	modPos       []int8
-	moduleShared bool
+	moduleShared [numModes]bool
 	// mla: the ops flagged module form the MLA module that a calibrated
 	// MLAModule table may replace (see evalBlock).
 	mla bool
@@ -213,7 +225,7 @@ func (b *builder) attention() []op {
 				// bmm's read Quant.Base whatever kv_b's storage format.
 				wb := m.Quant.Base
 				ops = append(ops,
-					op{name: "kv_b_proj W_UK (q absorb)", kind: opGEMM, cat: cost.GEMM, dom: domAttn, module: true,
+					op{name: "kv_b_proj W_UK (q absorb)", kind: opGEMM, cat: cost.GEMM, dom: domDec, module: true,
 						gemm: kernels.GEMMShape{N: a.KVLoRARank, K: a.QKNopeDim, Weight: wb, Count: h}},
 					inModule(elementwise("rotary_emb", cost.Elementwise, domAttn,
 						2*2*actBytes*float64(h*a.QKRopeDim+a.QKRopeDim))),
@@ -229,9 +241,21 @@ func (b *builder) attention() []op {
 						op{name: "indexer scores + top-k", kind: opIndexer, cat: cost.Attention, dom: domSeq,
 							perTok: float64(m.IndexerKeyBytesPerToken()) / float64(m.Layers)})
 				}
+				if a.IndexHeads > 0 && a.IndexTopK > 0 {
+					ops = append(ops, op{name: "indexer scores + top-k (prefill)", kind: opIndexerPrefill, cat: cost.Attention, dom: domPre})
+				}
+				// Prefill chunks run un-absorbed (vLLM MLACommonImpl
+				// _forward_prefill): kv_b_proj, in its stored format,
+				// up-projects the latent of the chunk and of its cached
+				// prefix to per-head k_nope and v, then multi-head
+				// attention with q/k dim nope+rope and v dim v_head_dim.
+				kvb := l
+				kvb.Name = "kv_b_proj (prefill: chunk + prefix, un-absorbed)"
 				ops = append(ops,
 					op{name: "mla decode attention", kind: opMLA, cat: cost.Attention, dom: domSeq, module: true, heads: h},
-					op{name: "kv_b_proj W_UV (v unabsorb)", kind: opGEMM, cat: cost.GEMM, dom: domAttn, module: true,
+					b.gemm(kvb.Name, kvb, tp, domPreKV),
+					op{name: "mla prefill attention (un-absorbed)", kind: opMLAPrefill, cat: cost.Attention, dom: domPre, heads: h},
+					op{name: "kv_b_proj W_UV (v unabsorb)", kind: opGEMM, cat: cost.GEMM, dom: domDec, module: true,
 						gemm: kernels.GEMMShape{N: a.VHeadDim, K: a.KVLoRARank, Weight: wb, Count: h}},
 				)
 			default:
@@ -262,6 +286,8 @@ func (b *builder) attention() []op {
 				elementwise("rotary_emb", cost.Elementwise, domAttn, 2*actBytes*w),
 				elementwise("kv_cache write (reshape_and_cache)", cost.Elementwise, domAttn, float64(2*hkv*a.HeadDim)*(actBytes+kvElt)),
 				op{name: "gqa decode attention", kind: opGQA, cat: cost.Attention, dom: domSeq,
+					heads: hq, kvHeads: hkv, headDim: a.HeadDim, slideFrac: slide, window: a.SlidingWindow},
+				op{name: "gqa prefill attention", kind: opGQAPrefill, cat: cost.Attention, dom: domPre,
 					heads: hq, kvHeads: hkv, headDim: a.HeadDim, slideFrac: slide, window: a.SlidingWindow},
 			)
 		}
@@ -417,6 +443,7 @@ func (b *builder) eagleLayer() []op {
 		elementwise("eagle rotary_emb", cost.Elementwise, domAttn, 2*actBytes*w),
 		elementwise("eagle kv_cache write", cost.Elementwise, domAttn, float64(2*hkv*eagleHeadDim)*(actBytes+b.kv.Bytes())),
 		op{name: "eagle gqa decode attention", kind: opGQA, cat: cost.Attention, dom: domSeq, heads: hq, kvHeads: hkv, headDim: eagleHeadDim},
+		op{name: "eagle gqa prefill attention", kind: opGQAPrefill, cat: cost.Attention, dom: domPre, heads: hq, kvHeads: hkv, headDim: eagleHeadDim},
 		b.gemm(o.Name, o, tp, domAttn),
 	)
 	ops = append(ops, b.tpReduce("eagle o_proj")...)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/dtype"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
@@ -26,15 +27,20 @@ type Point struct {
 // Sim evaluates decode steps for one validated Config. It is safe for
 // concurrent use.
 type Sim struct {
-	cfg     Config
-	sh      shape
-	costs   kernels.Costs
-	comm    comm.Comm
-	route   routing
-	blocks  []block
-	mem     memoryModel
-	tps     float64 // tokens per step
-	queries int     // K+1 or 1
+	cfg   Config
+	sh    shape
+	costs kernels.Costs
+	comm  comm.Comm
+	// eager and commEager are costs and comm without CUDA graphs: for
+	// steps the engine runs eagerly, or attention run eagerly between
+	// piecewise graphs (see graphMode).
+	eager     kernels.Costs
+	commEager comm.Comm
+	route     routing
+	blocks    []block
+	mem       memoryModel
+	tps       float64 // tokens per step
+	queries   int     // K+1 or 1
 	// sendDest: expected ranks one token is dispatched to (all-to-all).
 	sendDest float64
 	// usedPasses has bit k set when a block runs pass k.
@@ -54,6 +60,8 @@ func New(cfg Config) (*Sim, error) {
 		s.costs.Eff = kernels.EfficiencyFor(cfg.GPU)
 	}
 	s.comm = comm.Comm{Fabric: cfg.Fabric, Graphs: cfg.Graphs, Tables: cfg.CommTables}
+	s.eager, s.commEager = s.costs, s.comm
+	s.eager.Graphs, s.commEager.Graphs = false, false
 	m := cfg.Model
 	s.route = newRouting(m.MoE.Experts, m.MoE.TopK, sh.ep)
 	s.sendDest = float64(sh.ep) * s.route.hitSlot * float64(sh.moeTP)
@@ -97,6 +105,12 @@ func New(cfg Config) (*Sim, error) {
 				len(blk.ops), nmod, maxBlockOps, maxModuleOps)
 		}
 	}
+	for bi := range s.blocks {
+		for i := range s.blocks[bi].ops {
+			o := &s.blocks[bi].ops[i]
+			o.prefillOnly = o.dom == domPre || o.dom == domPreKV
+		}
+	}
 	s.linkDuplicates()
 	for bi := range s.blocks {
 		s.usedPasses |= 1 << s.blocks[bi].pass
@@ -124,17 +138,6 @@ const (
 // Step and never outlives it, so results are exactly those of evaluating
 // every op.
 func (s *Sim) linkDuplicates() {
-	slots := 0
-	keys := make([][]op, len(s.blocks))
-	for bi := range s.blocks {
-		blk := &s.blocks[bi]
-		blk.refs = make([]opRef, len(blk.ops))
-		keys[bi] = make([]op, len(blk.ops))
-		for i := range blk.refs {
-			blk.refs[i] = opRef{slot: -1, dup: -1}
-			keys[bi][i] = s.evalKey(blk.ops[i], blk.pass)
-		}
-	}
 	for bi := range s.blocks {
 		blk := &s.blocks[bi]
 		blk.modPos = make([]int8, len(blk.ops))
@@ -146,9 +149,31 @@ func (s *Sim) linkDuplicates() {
 				n++
 			}
 		}
+	}
+	for md := linkMode(0); md < numModes; md++ {
+		s.linkMode(md)
+	}
+}
+
+// linkMode fills the blocks' refs[md] and moduleShared[md].
+func (s *Sim) linkMode(md linkMode) {
+	slots := 0
+	keys := make([][]op, len(s.blocks))
+	for bi := range s.blocks {
+		blk := &s.blocks[bi]
+		blk.refs[md] = make([]opRef, len(blk.ops))
+		keys[bi] = make([]op, len(blk.ops))
+		for i := range blk.refs[md] {
+			blk.refs[md][i] = opRef{slot: -1, dup: -1}
+			keys[bi][i] = s.evalKey(blk.ops[i], blk.pass, md)
+		}
+	}
+	for bi := range s.blocks {
+		blk := &s.blocks[bi]
+		refs := blk.refs[md]
 		for i := range blk.ops {
 			module := blk.ops[i].module
-			for bj := 0; bj <= bi && blk.refs[i].dup < 0; bj++ {
+			for bj := 0; bj <= bi && refs[i].dup < 0; bj++ {
 				prev := &s.blocks[bj]
 				if prev.pass != blk.pass {
 					continue
@@ -162,18 +187,19 @@ func (s *Sim) linkDuplicates() {
 				if bj == bi {
 					end = i
 				}
+				prefs := prev.refs[md]
 				for j := range end {
-					if keys[bj][j] != keys[bi][i] || prev.refs[j].dup >= 0 {
+					if keys[bj][j] != keys[bi][i] || prefs[j].dup >= 0 {
 						continue
 					}
-					if prev.refs[j].slot < 0 {
+					if prefs[j].slot < 0 {
 						if slots == maxShared {
 							break
 						}
-						prev.refs[j].slot = int8(slots)
+						prefs[j].slot = int8(slots)
 						slots++
 					}
-					blk.refs[i].dup = prev.refs[j].slot
+					refs[i].dup = prefs[j].slot
 					break
 				}
 			}
@@ -184,18 +210,18 @@ func (s *Sim) linkDuplicates() {
 		shared, fresh := 0, 0
 		for i := range blk.ops {
 			if blk.ops[i].module {
-				if blk.refs[i].dup >= 0 {
+				if refs[i].dup >= 0 {
 					shared++
 				} else {
 					fresh++
 				}
 			}
 		}
-		blk.moduleShared = shared > 0 && fresh == 0
+		blk.moduleShared[md] = shared > 0 && fresh == 0
 		if shared > 0 && fresh > 0 {
 			for i := range blk.ops {
 				if blk.ops[i].module {
-					blk.refs[i].dup = -1
+					refs[i].dup = -1
 				}
 			}
 		}
@@ -206,61 +232,65 @@ func (s *Sim) linkDuplicates() {
 // its name and category (which only say how it is shown and where its time
 // is booked), with its token domain replaced by sameTokens'. Two ops of one
 // pass with equal keys get equal estimates from eval.
-func (s *Sim) evalKey(o op, k passKind) op {
+func (s *Sim) evalKey(o op, k passKind, md linkMode) op {
 	o.name, o.cat = "", 0
-	o.dom = s.sameTokens(o.dom, k)
+	o.dom = s.sameTokens(o.dom, k, md)
 	return o
 }
 
-// sameTokens returns the domain that stands for d in passes of kind k: two
-// domains map to the same one only when Sim.pass gives them equal token
-// counts at every batch, by these identities of pass:
+// sameTokens returns the domain that stands for d in passes of kind k
+// under link mode md: two domains map to the same one only when Sim.pass
+// gives them equal token counts at every batch of that mode, by these
+// identities of pass:
 //
 //	send   = ceil(mlp/TP)             = mlp with TP = 1
-//	logits = mlp (target pass), seq·gather otherwise = mlp with 1 query token
 //	mlp    = attn·gather              = attn with gather = 1
+//
+// and, without prefill chunks (decode steps, and the later draft passes,
+// which run one token per sequence):
+//
+//	logits = mlp (target pass), seq·gather otherwise = mlp with 1 query token
+//	dec    = attn
 //	attn   = seq·queries              = seq with 1 query token
-func (s *Sim) sameTokens(d domain, k passKind) domain {
+func (s *Sim) sameTokens(d domain, k passKind, md linkMode) domain {
 	q := s.passQueries(k)
+	noPrefill := md == modeDecode || k == passDraftRest
 	if d == domSend && s.sh.tp <= 1 {
 		d = domMLP
 	}
-	if d == domLogits && (k == passTarget || q == 1) {
+	if noPrefill && d == domLogits && (k == passTarget || q == 1) {
 		d = domMLP
 	}
 	if d == domMLP && s.sh.gather == 1 {
 		d = domAttn
 	}
-	if d == domAttn && q == 1 {
+	if noPrefill && d == domDec {
+		d = domAttn
+	}
+	if d == domDec && q == 1 {
+		d = domSeq
+	}
+	if noPrefill && d == domAttn && q == 1 {
 		d = domSeq
 	}
 	return d
 }
 
-// pass holds the token counts of one kind of forward pass at a batch.
+// pass holds the token counts of one kind of forward pass over a step's
+// batch, for the busiest attention group (Sim.pass).
 type pass struct {
-	seq, queries int // sequences per attention group, query tokens per sequence
+	seq, queries int // decode sequences per attention group, query tokens per decode
+	dec          int // decode tokens on the attention side: seq·queries
 	attn, mlp    int // tokens on the attention side and on the MLP side of a rank
 	logits       int // positions whose logits are computed
 	send         int // tokens a rank dispatches (all-to-all)
 	domain       int // tokens entering the expert domain (all DP groups)
-	ctx          int
-	load         load
-}
-
-func (s *Sim) pass(batch, context int, kind passKind) pass {
-	sh := &s.sh
-	p := pass{seq: ceilDiv(batch, sh.groups), ctx: context, queries: s.passQueries(kind)}
-	p.attn = p.seq * p.queries
-	p.mlp = p.attn * sh.gather
-	p.logits = p.mlp
-	if kind != passTarget {
-		p.logits = p.seq * sh.gather // the draft samples the last position only
-	}
-	p.send = ceilDiv(p.mlp, sh.tp)
-	p.domain = p.mlp * sh.dp
-	p.load = s.route.at(float64(p.domain))
-	return p
+	// ctx is the decodes' mean context; idxCtx and winCtx the means of
+	// the contexts capped at the DSA top-k and the sliding window.
+	ctx, idxCtx, winCtx int
+	pre                 prefillPart
+	load                load
+	graph               graphMode
 }
 
 // passQueries is the number of query tokens per sequence in a pass of
@@ -297,12 +327,19 @@ func (p *pass) tokens(d domain) int {
 		return p.logits
 	case domSend:
 		return p.send
+	case domDec:
+		return p.dec
+	case domPre:
+		return p.pre.tokens
+	case domPreKV:
+		return p.pre.tokens + p.pre.prefix
 	}
 	return 0
 }
 
 // Step evaluates one decode step at batch sequences of context tokens each
-// (batch in [1, MaxBatchSize], context in [1, MaxContext]).
+// (batch in [1, MaxBatchSize], context in [1, MaxContext]): StepBatch over
+// batch decodes at context, with TPOT, throughput and memory added.
 // It does not allocate.
 func (s *Sim) Step(batch, context int) (Point, error) {
 	if batch <= 0 || batch > MaxBatchSize {
@@ -311,20 +348,9 @@ func (s *Sim) Step(batch, context int) (Point, error) {
 	if context <= 0 || context > MaxContext {
 		return Point{}, fieldErrorf("context", "must be in [1, %d] tokens, got %d", MaxContext, context)
 	}
-	var passes [numPasses]pass
-	for k := passKind(0); k < numPasses; k++ {
-		if s.usedPasses&(1<<k) != 0 {
-			passes[k] = s.pass(batch, context, k)
-		}
-	}
-	var a accum
-	var cache [maxShared]cost.Estimate
-	for bi := range s.blocks {
-		blk := &s.blocks[bi]
-		s.evalBlock(blk, &passes[blk.pass], &cache, &a, nil)
-	}
 	pt := Point{Batch: batch, Context: context, TokensPerStep: s.tps}
-	a.finish(&pt)
+	m := s.uniform(batch, context)
+	s.evalMix(&m, &pt)
 	if pt.Step.Time > 0 {
 		pt.TPOT = pt.Step.Time / unit.Seconds(s.tps)
 		pt.PerUser = s.tps / float64(pt.Step.Time)
@@ -348,23 +374,31 @@ func (s *Sim) Step(batch, context int) (Point, error) {
 // rotary and cache write, which the measured module forward includes),
 // shared among them in proportion to their own estimates, so the
 // gemm/attention/elementwise split follows those; Source.Note says so.
-func (s *Sim) evalBlock(blk *block, p *pass, cache *[maxShared]cost.Estimate, a *accum, out []Op) {
-	if blk.mla && s.cfg.KernelTables != nil && !blk.moduleShared {
+func (s *Sim) evalBlock(blk *block, md linkMode, p *pass, cache *[maxShared]cost.Estimate, a *accum, out []Op) {
+	if blk.mla && s.cfg.KernelTables != nil && !blk.moduleShared[md] {
 		var mod [maxModuleOps]cost.Estimate
-		s.evalModule(blk, p, &mod)
-		s.evalOps(blk, p, cache, &mod, a, out)
+		if md == modeDecode {
+			s.evalModule(blk, p, &mod)
+		} else {
+			s.evalModuleMixed(blk, p, &mod)
+		}
+		s.evalOps(blk, blk.refs[md], p, cache, &mod, a, out)
 		return
 	}
-	s.evalOps(blk, p, cache, nil, a, out)
+	s.evalOps(blk, blk.refs[md], p, cache, nil, a, out)
 }
 
 // evalOps is evalBlock's loop; mod, when not nil, holds the block's
 // calibrated MLA-module estimates.
-func (s *Sim) evalOps(blk *block, p *pass, cache *[maxShared]cost.Estimate, mod *[maxModuleOps]cost.Estimate, a *accum, out []Op) {
+func (s *Sim) evalOps(blk *block, refs []opRef, p *pass, cache *[maxShared]cost.Estimate, mod *[maxModuleOps]cost.Estimate, a *accum, out []Op) {
 	module := mod != nil
+	decode := p.pre.chunks == 0
 	for i := range blk.ops {
 		o := &blk.ops[i]
-		r := blk.refs[i]
+		if decode && o.prefillOnly {
+			continue // costs nothing without prefill chunks
+		}
+		r := refs[i]
 		var own cost.Estimate
 		var e *cost.Estimate
 		switch {
@@ -385,8 +419,8 @@ func (s *Sim) evalOps(blk *block, p *pass, cache *[maxShared]cost.Estimate, mod 
 		if out != nil {
 			out[i].Estimate = *e
 		}
-		if !s.cfg.Graphs {
-			launch := s.costs.LaunchCost(*e)
+		if p.graph == graphNone || (p.graph == graphPiecewise && o.cat == cost.Attention) {
+			launch := s.eager.LaunchCost(*e)
 			if a != nil {
 				a.addLaunch(launch, blk.count)
 			}
@@ -453,13 +487,49 @@ func (s *Sim) evalModule(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate) 
 	}
 }
 
+// evalModuleMixed is evalModule for a step with prefill chunks: the
+// module table measures decode steps, so each module op costs its
+// calibrated estimate over the step's decodes alone plus its own
+// estimate's increase from those decodes to the whole step (the prefill
+// tokens' share of the projections, norms, rotary and cache write). A
+// step whose chunks shrink to nothing tends to the decode step.
+func (s *Sim) evalModuleMixed(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate) {
+	dp := *p
+	dp.pre = prefillPart{}
+	dp.attn = dp.dec
+	var dec [maxModuleOps]cost.Estimate
+	if dp.seq > 0 {
+		s.evalModule(blk, &dp, &dec)
+	}
+	n := 0
+	for i := range blk.ops {
+		o := &blk.ops[i]
+		if !o.module {
+			continue
+		}
+		own, base := s.eval(o, p), s.eval(o, &dp)
+		e := dec[n]
+		if e.Time == 0 {
+			e.Source = own.Source
+		}
+		e.Time += own.Time - base.Time
+		e.Lo = min(e.Lo+own.Lo-base.Lo, e.Time)
+		e.Hi = max(e.Hi+own.Hi-base.Hi, e.Time)
+		e.Bytes += own.Bytes - base.Bytes
+		e.FLOPs += own.FLOPs - base.FLOPs
+		e.Kernels = max(e.Kernels, own.Kernels)
+		mod[n] = e
+		n++
+	}
+}
+
 const noteMLAModule = "share of the MLA module table time (projections, norms, rotary, cache write, attention), split by the ops' own estimates; table notes on the attention op"
 
 func (s *Sim) mlaShape(o *op, p *pass) kernels.MLAShape {
 	a := &s.cfg.Model.Attn
 	ctx := p.ctx
-	if a.IndexTopK > 0 && a.IndexHeads > 0 && ctx > a.IndexTopK {
-		ctx = a.IndexTopK // DSA: attention reads the top-k selected tokens
+	if s.idxCap() > 0 {
+		ctx = p.idxCtx // DSA: attention reads the top-k selected tokens
 	}
 	return kernels.MLAShape{Batch: p.seq, Context: ctx, Heads: o.heads * p.queries,
 		KVLoRARank: a.KVLoRARank, QKRopeDim: a.QKRopeDim, KV: s.cfg.KVCache, TotalHeads: a.Heads * p.queries,
@@ -469,6 +539,13 @@ func (s *Sim) mlaShape(o *op, p *pass) kernels.MLAShape {
 // eval is the per-layer estimate of one op in pass p.
 func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 	n := p.tokens(o.dom)
+	if n <= 0 {
+		return cost.Estimate{} // no token of the step runs this op (a prefill op in a decode step, ...)
+	}
+	c := &s.comm
+	if p.graph == graphNone {
+		c = &s.commEager
+	}
 	switch o.kind {
 	case opGEMM:
 		g := o.gemm
@@ -484,11 +561,34 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		g := kernels.GQAShape{Batch: p.seq, Context: p.ctx, Heads: o.heads * p.queries, KVHeads: o.kvHeads,
 			HeadDim: o.headDim, KV: s.cfg.KVCache}
 		full := s.costs.GQADecode(g)
-		if o.slideFrac <= 0 || o.window <= 0 || p.ctx <= o.window {
+		if o.slideFrac <= 0 || o.window <= 0 || p.winCtx >= p.ctx {
 			return full
 		}
-		g.Context = o.window
+		g.Context = p.winCtx
 		return blend(full, s.costs.GQADecode(g), o.slideFrac)
+	case opMLAPrefill:
+		a := &s.cfg.Model.Attn
+		ps := s.prefillShape(p, o.heads, o.heads, a.QKNopeDim+a.QKRopeDim, a.VHeadDim, actBytes)
+		if s.idxCap() > 0 {
+			ps.Keys, ps.Pairs = p.pre.idxKeys, p.pre.idxPairs
+		}
+		return s.costs.AttentionPrefill(ps)
+	case opGQAPrefill:
+		ps := s.prefillShape(p, o.heads, o.kvHeads, o.headDim, o.headDim, s.cfg.KVCache.Bytes())
+		full := s.costs.AttentionPrefill(ps)
+		if o.slideFrac <= 0 || o.window <= 0 {
+			return full
+		}
+		ps.Keys, ps.Pairs = p.pre.winKeys, p.pre.winPairs
+		return blend(full, s.costs.AttentionPrefill(ps), o.slideFrac)
+	case opIndexerPrefill:
+		// Scores of every query token's index heads against the keys it
+		// sees (causal): a GEMM of (tokens·heads) x keys x head_dim in
+		// fp8 (DeepSeek-V3.2's lightning indexer runs in FP8), with the
+		// mean causal key count per query as N; the keys are read once.
+		a := &s.cfg.Model.Attn
+		keys := int(math.Ceil(p.pre.pairs / float64(p.pre.tokens)))
+		return s.costs.GEMM(kernels.GEMMShape{M: p.pre.tokens * a.IndexHeads, N: keys, K: a.IndexHeadDim, Weight: dtype.FP8Block128})
 	case opMoE:
 		m := s.cfg.Model
 		l := &p.load
@@ -506,15 +606,22 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 	case opSampling:
 		return s.costs.Sampling(kernels.SamplingShape{Batch: n, Vocab: o.vocab, Greedy: o.topK == 1})
 	case opAllReduce:
-		return s.comm.AllReduce(s.cfg.AllReduce, o.ranks, unit.Bytes(o.perTok*float64(n)))
+		return c.AllReduce(s.cfg.AllReduce, o.ranks, unit.Bytes(o.perTok*float64(n)))
 	case opAllGather:
-		return s.comm.AllGather(o.ranks, unit.Bytes(o.perTok*float64(n)))
+		return c.AllGather(o.ranks, unit.Bytes(o.perTok*float64(n)))
 	case opReduceScatter:
-		return s.comm.ReduceScatter(o.ranks, unit.Bytes(o.perTok*float64(n)))
+		return c.ReduceScatter(o.ranks, unit.Bytes(o.perTok*float64(n)))
 	case opAllToAll:
-		return s.comm.AllToAll(o.ranks, unit.Bytes(o.perTok*s.sendDest*float64(n)))
+		return c.AllToAll(o.ranks, unit.Bytes(o.perTok*s.sendDest*float64(n)))
 	}
 	return cost.Estimate{}
+}
+
+// prefillShape is pass p's prefill chunks as a kernels.PrefillShape with
+// the given per-rank heads and dims (full causal keys and pairs).
+func (s *Sim) prefillShape(p *pass, heads, kvHeads, qk, v int, kvBytes float64) kernels.PrefillShape {
+	return kernels.PrefillShape{Chunks: p.pre.chunks, Tokens: p.pre.tokens, Keys: p.pre.keys, Pairs: p.pre.pairs,
+		MeanChunk: p.pre.meanChunk, Heads: heads, KVHeads: kvHeads, QKDim: qk, VDim: v, KVBytes: kvBytes}
 }
 
 // blend is (1-f)·a + f·b: a kind of layer of which a fraction f runs the

@@ -1,0 +1,157 @@
+package kernels
+
+import (
+	"math"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// PrefillShape is causal attention of the prefill chunks of one step on one
+// rank, as one variable-length kernel (FlashAttention varlen) runs it: each
+// chunk's queries attend its prefix (the tokens already in the KV cache)
+// and, causally, the chunk's own earlier tokens.
+//
+// For MLA the engines run prefill un-absorbed (vLLM MLACommonImpl
+// _forward_prefill, SGLang forward_normal): k and v are up-projected per
+// head from the latent (kv_b_proj, costed as a GEMM by the caller) and the
+// kernel is ordinary multi-head attention with q/k dim QKNope+QKRope (192 for
+// DeepSeek-V3) and v dim VHeadDim (128): set KVHeads = Heads and the dims
+// accordingly. For GQA, QKDim = VDim = head_dim.
+type PrefillShape struct {
+	Chunks int     // prefill chunks (sequences) in the step
+	Tokens int     // query tokens summed over the chunks
+	Keys   int     // key positions read, summed over the chunks: prefix + chunk (window-capped)
+	Pairs  float64 // (query, key) pairs attended, summed over the chunks (see CausalPairs)
+	// MeanChunk is the mean chunk length in tokens: the kernel's efficiency
+	// depends on it (PrefillEfficiency).
+	MeanChunk      int
+	Heads, KVHeads int // per rank
+	QKDim, VDim    int
+	// KVBytes is the size of one K/V element read: the cache precision for
+	// GQA (the prefix comes from the paged cache), 2 (bf16) for MLA, whose
+	// k/v are up-projected activations.
+	KVBytes float64
+}
+
+// CausalPairs is the number of (query, key) pairs a chunk of q queries
+// with c tokens before it attends causally, each query seeing at most
+// window keys (window <= 0: unlimited):
+//
+//	sum_{i=1..q} min(c+i, window)
+//
+// (with window = 0: q·c + q(q+1)/2). Computed in closed form.
+func CausalPairs(q, c, window int) float64 {
+	if q <= 0 {
+		return 0
+	}
+	Q, C := float64(q), float64(c)
+	full := Q*C + Q*(Q+1)/2
+	if window <= 0 || c+q <= window {
+		return full
+	}
+	W := float64(window)
+	if c >= window {
+		return Q * W
+	}
+	// Queries i = 1..window-c see c+i keys, the rest window.
+	n := W - C
+	return n*C + n*(n+1)/2 + (Q-n)*W
+}
+
+// PrefillFLOPs is 2·Pairs·Heads·(QKDim+VDim): QK^T and PV over the pairs
+// attended (causal FLOPs, as FlashAttention-3's benchmarks count them).
+func PrefillFLOPs(s PrefillShape) unit.FLOPs {
+	return unit.FLOPs(2 * s.Pairs * float64(s.Heads) * float64(s.QKDim+s.VDim))
+}
+
+// PrefillBytes is the DRAM traffic when K/V tiles are read once per chunk
+// (query tiles of a head share them through L2/shared memory):
+// bf16 queries and outputs, Tokens·Heads·(QKDim+VDim)·2, plus
+// Keys·KVHeads·(QKDim+VDim)·KVBytes.
+func PrefillBytes(s PrefillShape) unit.Bytes {
+	q := float64(s.Tokens) * float64(s.Heads) * float64(s.QKDim+s.VDim) * 2
+	kv := float64(s.Keys) * float64(s.KVHeads) * float64(s.QKDim+s.VDim) * s.KVBytes
+	return unit.Bytes(q + kv)
+}
+
+// PrefillKernels: one varlen attention kernel per layer for all chunks
+// (vLLM's MLA path over a cached prefix adds a second attention and a
+// merge of softmax states: not counted, a few microseconds per layer).
+const PrefillKernels = 1
+
+// Prefill attention efficiency (fraction of the bf16 dense peak) by chunk
+// length, from FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608,
+// Fig. "Attention forward speed, head dim 128 (H100 80GB SXM5)", causal,
+// bf16, batch·seqlen = 16k, 2048 hidden): 292, 423, 521, 579, 602, 616
+// TFLOP/s at 512, 1k, 2k, 4k, 8k, 16k of 989. This is the kernel vLLM
+// runs for prefill on sm_90 (FLASH_ATTN backend, FA3; MLA prefill too).
+// Other architectures use the same paper's FlashAttention-2 column
+// (191, 260, 298, 319, 333, 335): an unmeasured proxy for the
+// mma.sync-class kernels that run there (FA2 on SM120; FlashInfer on
+// sm_100), stated as such in the estimate's note.
+var (
+	prefillEffLens = [...]float64{512, 1024, 2048, 4096, 8192, 16384}
+	prefillEffFA3  = [...]float64{292 / 989.0, 423 / 989.0, 521 / 989.0, 579 / 989.0, 602 / 989.0, 616 / 989.0}
+	prefillEffFA2  = [...]float64{191 / 989.0, 260 / 989.0, 298 / 989.0, 319 / 989.0, 333 / 989.0, 335 / 989.0}
+)
+
+const (
+	notePrefillFA3 = "efficiency: FlashAttention-3 causal hdim-128 H100 forward (arXiv 2407.08608) at the mean chunk length"
+	notePrefillFA2 = "efficiency: FlashAttention-2 causal hdim-128 H100 forward (arXiv 2407.08608) at the mean chunk length; unmeasured proxy on this architecture"
+)
+
+// PrefillEfficiency is the fraction of the bf16 peak a causal prefill
+// attention kernel reaches at a mean chunk length of n tokens on arch:
+// piecewise linear in log2(n) through the points above, clamped at both
+// ends (below 512 tokens the 512-token value: such chunks are short and
+// their time is dominated by the fixed kernel cost and the GEMMs).
+func PrefillEfficiency(arch string, n int) float64 {
+	t := &prefillEffFA2
+	if arch == "sm_90" {
+		t = &prefillEffFA3
+	}
+	x := float64(n)
+	if x <= prefillEffLens[0] {
+		return t[0]
+	}
+	last := len(prefillEffLens) - 1
+	if x >= prefillEffLens[last] {
+		return t[last]
+	}
+	for i := 1; i <= last; i++ {
+		if x <= prefillEffLens[i] {
+			f := (math.Log2(x) - math.Log2(prefillEffLens[i-1])) / (math.Log2(prefillEffLens[i]) - math.Log2(prefillEffLens[i-1]))
+			return t[i-1] + f*(t[i]-t[i-1])
+		}
+	}
+	return t[last]
+}
+
+// AttentionPrefill is the cost of the step's prefill attention on one rank:
+//
+//	t = max(PrefillBytes/(BW*Mem), PrefillFLOPs/(peak_bf16*PrefillEfficiency)) + StreamKernelLatency
+//
+// Zero when the shape has no tokens.
+func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
+	if s.Tokens <= 0 || s.Heads <= 0 {
+		return cost.Estimate{}
+	}
+	eff := PrefillEfficiency(c.GPU.Arch, s.MeanChunk)
+	e := c.roofline(op{
+		bytes:      PrefillBytes(s),
+		flops:      PrefillFLOPs(s),
+		effMem:     c.eff().Mem,
+		effCompute: eff,
+		peak:       c.GPU.PeakFor(dtype.BF16),
+		fixed:      PrefillKernels * StreamKernelLatency,
+		kernels:    PrefillKernels,
+		formula:    formulaRoofline,
+	})
+	e.Source.Note = notePrefillFA2
+	if c.GPU.Arch == "sm_90" {
+		e.Source.Note = notePrefillFA3
+	}
+	return e
+}
