@@ -31,14 +31,14 @@ var allowed = map[string][]string{
 	"kernels":             {"internal/unit", "internal/dtype", "internal/cost", "internal/curve", "gonum.org/v1/gonum"},
 	"comm":                {"internal/unit", "internal/cost", "internal/curve", "gonum.org/v1/gonum"},
 	"sim":                 {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "gonum.org/v1/gonum"},
-	"calib/trace":         {"internal/unit", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
+	"trace":               {"internal/unit", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
+	"trace/tracegen":      {},
 	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/curve", "kernels", "comm",
 		"github.com/BurntSushi/toml", "gonum.org/v1/gonum"},
-	"calib/trace/tracegen": {},
 	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "calib",
 		"github.com/BurntSushi/toml"},
 	"internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",
-		"comm", "sim", "calib", "calib/trace", "scenarios", "github.com/spf13/cobra", "golang.org/x/term"},
+		"comm", "sim", "calib", "trace", "report", "scenarios", "github.com/spf13/cobra"},
 	"cmd/moecast": {"internal/cli"},
 }
 

@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/moecast/moecast/calib/trace"
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/trace"
 )
 
 func newTraceCmd(s *streams) *cobra.Command {

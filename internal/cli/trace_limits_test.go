@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/moecast/moecast/calib/trace"
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/trace"
 )
 
 // smallTrace writes a trace of 20 gemm kernels 50 us long every 100 us, the

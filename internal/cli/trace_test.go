@@ -13,11 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const traceData = "../../calib/trace/testdata/"
+const traceData = "../../trace/testdata/"
 
 // Text summary of the vLLM FULL-graph decode trace: one decode step of batch
 // 32 (10.743 ms); moe (triton matmul_ogs) is 72.5% of it. Reviewed against
-// calib/trace/testdata/golden/vllm_decode_full_graph.txt.
+// trace/testdata/golden/vllm_decode_full_graph.txt.
 func TestTraceSummaryText(t *testing.T) {
 	code, out, errOut := runCLI(t, "trace", "summary", traceData+"tracelens_vllm_decode_full_graph_execution.json.gz")
 	require.Equal(t, ExitOK, code, errOut)

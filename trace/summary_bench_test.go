@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/moecast/moecast/calib/trace/tracegen"
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/trace/tracegen"
 )
 
 var summaryFile = flag.String("summaryfile", "", "trace file for BenchmarkAnalyzeFile (e.g. one written by bench/tracegen)")
@@ -101,7 +101,7 @@ func BenchmarkAnalyzer(b *testing.B) {
 // with -summaryfile (e.g. a 1 GB bench/tracegen output): MB/s of
 // uncompressed JSON.
 //
-//	go test ./calib/trace -run XXX -bench AnalyzeFile -benchtime 1x -summaryfile bench/out/rank0.pt.trace.json.gz
+//	go test ./trace -run XXX -bench AnalyzeFile -benchtime 1x -summaryfile bench/out/rank0.pt.trace.json.gz
 func BenchmarkAnalyzeFile(b *testing.B) {
 	if *summaryFile == "" {
 		b.Skip("no -summaryfile")

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/moecast/moecast/calib/trace"
+	"github.com/moecast/moecast/trace"
 )
 
 func ExampleReader() {

@@ -18,7 +18,7 @@ import (
 )
 
 // golden compares got with testdata/golden/name, or writes it there with
-// -update (go test ./calib/trace -run Golden -update); review each diff
+// -update (go test ./trace -run Golden -update); review each diff
 // against the trace before committing it.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
