@@ -10,21 +10,43 @@
 // per step the wall, busy, idle, per-category and exposed times. Summarize and
 // AnalyzeFiles turn that into the per-rank summaries of `moecast trace`.
 //
-// Units: trace instants (Time) and spans (Duration) are microseconds, as
-// Kineto writes "ts" and "dur"; summaries convert to milliseconds in fields
-// named *_ms. Categories are those of internal/cost, shared with `moecast
-// predict`.
+// Units: Kineto writes "ts" and "dur" in microseconds; the Reader converts
+// them once, at the wire boundary, to a Time (an instant, seconds since the
+// trace's time origin) and a unit.Seconds (a span), the unit `moecast
+// predict` computes in. Instants and spans are types apart: Time.Sub gives
+// a unit.Seconds, Time.Add takes one (as golang.org/x/exp/trace's Time and
+// time.Duration). Categories are those of internal/cost, shared with
+// `moecast predict`.
 package trace
+
+import "github.com/moecast/moecast/internal/unit"
 
 // Event is the unit the Reader yields and the Analyzer consumes; the fields
 // below mirror REFERENCE.md §2.1 of the Kineto format.
 
-// Time is a trace instant in microseconds since the trace's time origin, as
-// Kineto writes "ts". It is a type apart from Duration.
+// Time is a trace instant, Kineto's "ts": a point, not a span. It is a type
+// apart from the spans (unit.Seconds): the span between two instants is
+// Sub, an instant plus a span is Add, and Seconds gives the time since the
+// trace's origin; instants compare with < and ==. Its unit is the
+// microseconds the trace writes, so that instants of epoch size (Kineto's
+// ts are about 1.8e15 us since 1970) keep the precision of the file rather
+// than lose a rounding to seconds; do not read it as a number outside this
+// package: every span leaves the package in unit.Seconds.
 type Time float64
 
-// Duration is a span in microseconds, as Kineto writes "dur".
-type Duration float64
+// Sub returns the span t - u.
+func (t Time) Sub(u Time) unit.Seconds { return secondsFromMicros(float64(t - u)) }
+
+// Add returns the instant d after t.
+func (t Time) Add(d unit.Seconds) Time { return t + Time(d.Us()) }
+
+// Seconds returns the time since the trace's origin.
+func (t Time) Seconds() unit.Seconds { return secondsFromMicros(float64(t)) }
+
+// timeFromMicros and secondsFromMicros convert the wire's microseconds: the
+// Reader calls them once per event, nothing else reads microseconds.
+func timeFromMicros(us float64) Time            { return Time(us) }
+func secondsFromMicros(us float64) unit.Seconds { return unit.Seconds(us / 1e6) }
 
 // Phase is the Chrome-trace "ph" field.
 type Phase byte
@@ -65,8 +87,8 @@ type Event struct {
 	Name   string
 	Pid    int64 // process id; GPU events: device index; non-numeric pids read as -1
 	Tid    int64 // thread id; GPU events: stream; non-numeric tids read as -1
-	TS     Time
-	Dur    Duration
+	TS     Time         // start ("ts")
+	Dur    unit.Seconds // span ("dur")
 	ID     int64 // flow id ("id") for s/f events
 
 	// Selected args; zero when absent.
@@ -84,4 +106,4 @@ type Event struct {
 }
 
 // End is TS + Dur.
-func (e *Event) End() Time { return e.TS + Time(e.Dur) }
+func (e *Event) End() Time { return e.TS.Add(e.Dur) }

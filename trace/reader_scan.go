@@ -534,13 +534,13 @@ func (r *scanner) parseEvent(b []byte, i int, ev *Event) (int, result) {
 			ev.Tid, i, res = r.readID(b, j, "tid")
 		case keyTS:
 			f, i, res = r.readFloat(b, j, "ts")
-			ev.TS = Time(f)
+			ev.TS = timeFromMicros(f)
 			if !(math.Abs(f) <= maxTime) { // also NaN
 				r.rangeErr(j, "ts", "a finite number", f)
 			}
 		case keyDur:
 			f, i, res = r.readFloat(b, j, "dur")
-			ev.Dur = Duration(f)
+			ev.Dur = secondsFromMicros(f)
 			if !(f >= 0 && f <= maxTime) { // also NaN
 				r.rangeErr(j, "dur", "a finite number >= 0", f)
 			}

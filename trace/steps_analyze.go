@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // Options configure the step analysis of one trace.
@@ -17,8 +18,8 @@ type Options struct {
 	Step  *regexp.Regexp // --step: the only step annotations (user_annotation names); nil: built-in families
 	Kind  StepKind       // keep only steps of this kind; KindUnknown keeps all
 	// Gap is the idle time that separates two steps when a trace has neither
-	// step annotations nor graph launches (µs). Zero means DefaultGap.
-	Gap Duration
+	// step annotations nor graph launches. Zero means DefaultGap.
+	Gap unit.Seconds
 }
 
 // DefaultGap separates gap-delimited steps: 1 ms of GPU idle. Decode steps of
@@ -26,9 +27,9 @@ type Options struct {
 // that order, while kernels inside an eager step rarely leave the GPU idle
 // for a whole millisecond. It is a heuristic: set Options.Gap (--gap) when it
 // does not fit.
-const DefaultGap Duration = 1000
+const DefaultGap = 1 * unit.Millisecond
 
-// StepResult is the breakdown of one step. Times are µs (Duration).
+// StepResult is the breakdown of one step. Spans are unit.Seconds.
 //
 //   - Wall: from the step's first kernel start to its last kernel end, widened
 //     to the span of its gpu_user_annotation when the trace has one (the
@@ -50,13 +51,13 @@ type StepResult struct {
 	Batch   int    // requests in the step, from its annotation; 0 when unknown
 	Label   string // the annotation name (or "graph launch N" / "gap step N")
 	Start   Time   // first kernel start (or GPU annotation start)
-	Wall    Duration
-	Busy    Duration
-	Idle    Duration
+	Wall    unit.Seconds
+	Busy    unit.Seconds
+	Idle    unit.Seconds
 	Kernels int // kernel, memcpy and memset events attributed to the step
 
-	ByCategory [cost.NumCategories]Duration
-	Exposed    [cost.NumCategories]Duration
+	ByCategory [cost.NumCategories]unit.Seconds
+	Exposed    [cost.NumCategories]unit.Seconds
 }
 
 // KernelStat aggregates the events of one kernel name over the whole trace.
@@ -64,7 +65,7 @@ type KernelStat struct {
 	Name        string
 	Class       Class
 	Count       int
-	Total       Duration
+	Total       unit.Seconds
 	Collectives []CollectiveSize // distinct collective args seen (NCCL kernels of recent PyTorch)
 }
 
@@ -92,7 +93,7 @@ type Result struct {
 	Events      int64    // events consumed
 	KernelCount int64    // kernel, memcpy and memset events
 	Outside     int      // kernel events attributed to no step
-	OutsideTime Duration // their summed duration
+	OutsideTime unit.Seconds // their summed duration
 	Devices     int      // distinct GPU devices (pid of kernel events)
 
 	Warnings []string
@@ -112,7 +113,7 @@ func (r *Result) Unclassified() []KernelStat {
 // kspan is one kernel interval buffered in its step.
 type kspan struct {
 	ts, end Time
-	dur     Duration // as written: end-ts loses precision at trace-sized instants
+	dur     unit.Seconds // as written: end-ts loses precision at trace-sized instants
 	cat     cost.Category
 }
 
@@ -448,7 +449,7 @@ func (a *Analyzer) route(corr int64, k kspan) {
 // annotations nor graph launches; kernels arrive roughly in time order, so
 // only the last gap step is open.
 func (a *Analyzer) addToGap(k kspan) {
-	if len(a.gaps) == 0 || float64(k.ts) > float64(a.gapEnd)+float64(a.opts.Gap) {
+	if len(a.gaps) == 0 || k.ts > a.gapEnd.Add(a.opts.Gap) {
 		a.closeLastGap()
 		a.gaps = append(a.gaps, &stepAcc{meta: stepMeta{label: fmt.Sprintf("gap step %d", len(a.gaps))}})
 		a.gapEnd = k.end
@@ -502,7 +503,7 @@ func addCollective(ks *KernelStat, ev *Event) {
 }
 
 // addToStep buffers a kernel in step id and closes the steps that ended.
-func (a *Analyzer) addToStep(id int, k kspan, dur Duration) {
+func (a *Analyzer) addToStep(id int, k kspan, dur unit.Seconds) {
 	s := a.steps[id]
 	if !s.hasK {
 		s.hasK, s.kmin, s.kmax = true, k.ts, k.end
@@ -571,7 +572,7 @@ func breakdown(spans []kspan, r *StepResult) {
 	var prev Time
 	for _, e := range edges {
 		if nact > 0 && e.t > prev {
-			dt := Duration(e.t - prev)
+			dt := e.t.Sub(prev)
 			r.Busy += dt
 			if ncat == 1 {
 				for c := range active {
@@ -655,7 +656,7 @@ func (a *Analyzer) Finish() *Result {
 		if s.gpuSpan {
 			lo, hi = min(lo, s.gmin), max(hi, s.gmax)
 		}
-		r.Start, r.Wall = lo, Duration(hi-lo)
+		r.Start, r.Wall = lo, hi.Sub(lo)
 		r.Busy = min(r.Busy, r.Wall) // late kernels add to busy without overlap analysis
 		r.Idle = max(r.Wall-r.Busy, 0)
 		r.ByCategory[cost.Idle], r.Exposed[cost.Idle] = r.Idle, r.Idle
@@ -694,7 +695,7 @@ func (a *Analyzer) warnings(empty int) {
 		*w = append(*w, fmt.Sprintf("%d kernels arrived after their step was closed: counted in their category and busy time without overlap analysis", a.lateK))
 	}
 	if a.res.Outside > 0 && a.res.Source != SourceGaps {
-		*w = append(*w, fmt.Sprintf("%d kernel events (%.3f ms) fall outside every step", a.res.Outside, float64(a.res.OutsideTime)/1e3))
+		*w = append(*w, fmt.Sprintf("%d kernel events (%.3f ms) fall outside every step", a.res.Outside, a.res.OutsideTime.Ms()))
 	}
 	if a.res.Devices > 1 {
 		*w = append(*w, fmt.Sprintf("kernels on %d devices in one file: busy time is the union over all of them", a.res.Devices))

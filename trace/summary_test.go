@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
 	goldenfile "github.com/moecast/moecast/internal/golden"
 )
 
@@ -40,19 +41,20 @@ func TestQuantile(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	var steps []StepResult
 	for i := 1; i <= 5; i++ {
-		s := StepResult{Wall: Duration(100 * i), Busy: Duration(80 * i)}
-		s.ByCategory[cost.AllReduce] = Duration(50 * i)
-		s.ByCategory[cost.Idle] = Duration(20 * i)
-		s.Exposed[cost.AllReduce] = Duration(40 * i)
+		f := float64(i)
+		s := StepResult{Wall: secondsFromMicros(100 * f), Busy: secondsFromMicros(80 * f)}
+		s.ByCategory[cost.AllReduce] = secondsFromMicros(50 * f)
+		s.ByCategory[cost.Idle] = secondsFromMicros(20 * f)
+		s.Exposed[cost.AllReduce] = secondsFromMicros(40 * f)
 		steps = append(steps, s)
 	}
 	s := Summarize(steps)
 	assert.Equal(t, 5, s.Steps)
-	assert.InDelta(t, 300, float64(s.Median), 1e-9)
-	assert.InDelta(t, 140, float64(s.P10), 1e-9) // 100 + 0.4*100
-	assert.InDelta(t, 460, float64(s.P90), 1e-9)
-	assert.InDelta(t, 150, float64(s.ByCategory[cost.AllReduce]), 1e-9)
-	assert.InDelta(t, 120, float64(s.Exposed[cost.AllReduce]), 1e-9)
+	assert.InDelta(t, 300, s.Median.Us(), 1e-9)
+	assert.InDelta(t, 140, s.P10.Us(), 1e-9) // 100 + 0.4*100
+	assert.InDelta(t, 460, s.P90.Us(), 1e-9)
+	assert.InDelta(t, 150, s.ByCategory[cost.AllReduce].Us(), 1e-9)
+	assert.InDelta(t, 120, s.Exposed[cost.AllReduce].Us(), 1e-9)
 	assert.InDelta(t, 0.5, s.Share[cost.AllReduce], 1e-12)
 	assert.InDelta(t, 0.2, s.Share[cost.Idle], 1e-12)
 	assert.Equal(t, 0, Summarize(nil).Steps)
@@ -62,16 +64,16 @@ func TestCollectiveSpread(t *testing.T) {
 	mk := func(rank int, ar float64) FileResult {
 		fr := FileResult{Rank: rank, Result: &Result{}}
 		fr.Summary.Steps = 1
-		fr.Summary.ByCategory[cost.AllReduce] = Duration(ar)
+		fr.Summary.ByCategory[cost.AllReduce] = secondsFromMicros(ar)
 		return fr
 	}
 	sp := CollectiveSpread([]FileResult{mk(0, 50), mk(1, 10), mk(2, 30), {Rank: 3}})
 	require.Len(t, sp, 1)
 	assert.Equal(t, cost.AllReduce, sp[0].Category)
 	assert.Equal(t, 3, sp[0].Ranks)
-	assert.InDelta(t, 10, float64(sp[0].Min), 1e-12)
-	assert.InDelta(t, 30, float64(sp[0].Median), 1e-12)
-	assert.InDelta(t, 50, float64(sp[0].Max), 1e-12)
+	assert.InDelta(t, 10, sp[0].Min.Us(), 1e-12)
+	assert.InDelta(t, 30, sp[0].Median.Us(), 1e-12)
+	assert.InDelta(t, 50, sp[0].Max.Us(), 1e-12)
 	assert.Equal(t, 1, sp[0].MinRank)
 	assert.Equal(t, 0, sp[0].MaxRank)
 }
@@ -80,7 +82,7 @@ func TestCollectiveSpread(t *testing.T) {
 // µs precision.
 func dump(fr FileResult) string {
 	var b strings.Builder
-	ms := func(d Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e3) }
+	ms := func(d unit.Seconds) string { return fmt.Sprintf("%.3f", d.Ms()) }
 	r := fr.Result
 	fmt.Fprintf(&b, "file: %s\nrank: %d (%s)\nsource: %s\n", filepath.Base(fr.File), fr.Rank, fr.RankSrc, r.Source)
 	fmt.Fprintf(&b, "events: %d  kernel events: %d  outside steps: %d (%s ms)\n", r.Events, r.KernelCount, r.Outside, ms(r.OutsideTime))
@@ -91,7 +93,7 @@ func dump(fr FileResult) string {
 		fmt.Fprintf(&b, "  wall %s  busy %s  idle %s (ms)\n", ms(st.Wall), ms(st.Busy), ms(st.Idle))
 		for c := range cost.NumCategories {
 			if st.ByCategory[c] > 0 || st.Exposed[c] > 0 {
-				fmt.Fprintf(&b, "  %-13s %10s ms  exposed %10s ms  share %5.1f%%\n", c, ms(st.ByCategory[c]), ms(st.Exposed[c]), 100*float64(st.ByCategory[c])/float64(st.Wall))
+				fmt.Fprintf(&b, "  %-13s %10s ms  exposed %10s ms  share %5.1f%%\n", c, ms(st.ByCategory[c]), ms(st.Exposed[c]), 100*st.ByCategory[c].Us()/st.Wall.Us())
 			}
 		}
 	}
@@ -147,8 +149,8 @@ func TestGoldenVLLMFullGraphDecode(t *testing.T) {
 	assert.Equal(t, 434, s.Kernels, "graph-replayed kernels are attributed through the launch")
 	assert.Equal(t, 0, r.Outside)
 	annEnd := 6520618853487.683 + 2408.598
-	assert.Greater(t, float64(s.Start), annEnd, "the kernels run after the CPU annotation ends")
-	assert.InDelta(t, 10.743181, float64(s.Wall)/1e3, 1e-5)
+	assert.Greater(t, s.Start.Seconds().Us(), annEnd, "the kernels run after the CPU annotation ends")
+	assert.InDelta(t, 10.743181, s.Wall.Us()/1e3, 1e-5)
 	golden(t, "vllm_decode_full_graph.txt", dump(fr))
 }
 
@@ -183,8 +185,8 @@ func TestGoldenB200EagerAllGather(t *testing.T) {
 	s := r.Steps[0]
 	assert.Equal(t, KindPrefill, s.Kind)
 	assert.Equal(t, 929, s.Kernels)
-	assert.InDelta(t, 21.953, float64(s.ByCategory[cost.AllGather]), 1e-6)
-	assert.InDelta(t, 2119.5, float64(s.ByCategory[cost.AllReduce]), 0.1)
+	assert.InDelta(t, 21.953, s.ByCategory[cost.AllGather].Us(), 1e-6)
+	assert.InDelta(t, 2119.5, s.ByCategory[cost.AllReduce].Us(), 0.1)
 	var ag *KernelStat
 	for i := range r.Kernels {
 		if strings.HasPrefix(r.Kernels[i].Name, "ncclDevKernel_AllGather") {
@@ -225,7 +227,7 @@ func TestGoldenHTAAllReduce(t *testing.T) {
 	}
 	assert.True(t, found, "all-reduce of 6637568 elements")
 	for _, s := range r.Steps {
-		assert.Positive(t, float64(s.ByCategory[cost.AllReduce]))
+		assert.Positive(t, s.ByCategory[cost.AllReduce].Us())
 	}
 	golden(t, "hta_nccl.txt", dump(fr))
 }

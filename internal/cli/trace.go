@@ -117,7 +117,7 @@ func traceOptions(kind, step, rules, gap string) (trace.Options, error) {
 		if err != nil || g <= 0 {
 			return o, inputErrf("--gap: want a positive duration such as 1ms, got %q", gap)
 		}
-		o.Gap = trace.Duration(g.Us())
+		o.Gap = g
 	}
 	return o, nil
 }
@@ -255,9 +255,9 @@ func traceCategories() []cost.Category {
 	return out
 }
 
-func ms(d trace.Duration) float64 { return float64(d) / 1e3 }
+func ms(d unit.Seconds) float64 { return d.Ms() }
 
-func catMap(v [cost.NumCategories]trace.Duration) map[string]float64 {
+func catMap(v [cost.NumCategories]unit.Seconds) map[string]float64 {
 	m := make(map[string]float64, cost.NumCategories)
 	for _, c := range traceCategories() {
 		m[c.String()] = ms(v[c])
@@ -504,7 +504,7 @@ func runTraceKernels(s *streams, opts *traceKernelsOptions) error {
 	if len(r.Kernels) == 0 {
 		return inputErrf("%s: no kernel events in the trace", opts.File)
 	}
-	var total trace.Duration
+	var total unit.Seconds
 	for _, k := range r.Kernels {
 		total += k.Total
 	}
@@ -528,7 +528,7 @@ func runTraceKernels(s *streams, opts *traceKernelsOptions) error {
 			share = 100 * float64(k.Total) / float64(total)
 		}
 		row := []any{shortKernelName(k.Name), k.Class.Category.String(), k.Class.Op, k.Count,
-			ms(k.Total), float64(k.Total) / float64(k.Count), share, coll}
+			ms(k.Total), (k.Total / unit.Seconds(k.Count)).Us(), share, coll}
 		if full {
 			row = append(row, k.Name)
 		}
@@ -553,7 +553,7 @@ func checkFinite(fr trace.FileResult) error {
 	find := func() bool { // sets what and val to the first non-finite number
 		if r := fr.Result; r != nil {
 			for _, st := range r.Steps {
-				for k, v := range [...]trace.Duration{st.Wall, st.Busy, st.Idle} {
+				for k, v := range [...]unit.Seconds{st.Wall, st.Busy, st.Idle} {
 					if !ok(float64(v)) {
 						what, val = fmt.Sprintf("step %d %s time", st.Index, [...]string{"wall", "busy", "idle"}[k]), float64(v)
 						return true
@@ -574,7 +574,7 @@ func checkFinite(fr trace.FileResult) error {
 			}
 		}
 		sm := fr.Summary
-		for _, v := range []trace.Duration{sm.Median, sm.P10, sm.P90} {
+		for _, v := range []unit.Seconds{sm.Median, sm.P10, sm.P90} {
 			if !ok(float64(v)) {
 				what, val = "step time percentile", float64(v)
 				return true

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/trace"
 )
 
@@ -131,7 +132,7 @@ func TestCheckFinite(t *testing.T) {
 		res := &trace.Result{Steps: []trace.StepResult{st}, Kernels: []trace.KernelStat{{Name: "k", Count: 1, Total: 8}}}
 		return trace.FileResult{File: "r0.json", Result: res, Summary: trace.Summarize(res.Steps)}
 	}
-	nan, inf := trace.Duration(math.NaN()), trace.Duration(math.Inf(1))
+	nan, inf := unit.Seconds(math.NaN()), unit.Seconds(math.Inf(1))
 	tests := []struct {
 		name  string
 		spoil func(*trace.FileResult)
