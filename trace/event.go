@@ -85,11 +85,11 @@ type Event struct {
 	Cat    Cat
 	CatRaw string // the "cat" string as written
 	Name   string
-	Pid    int64 // process id; GPU events: device index; non-numeric pids read as -1
-	Tid    int64 // thread id; GPU events: stream; non-numeric tids read as -1
+	Pid    int64        // process id; GPU events: device index; non-numeric pids read as -1
+	Tid    int64        // thread id; GPU events: stream; non-numeric tids read as -1
 	TS     Time         // start ("ts")
 	Dur    unit.Seconds // span ("dur")
-	ID     int64 // flow id ("id") for s/f events
+	ID     int64        // flow id ("id") for s/f events
 
 	// Selected args; zero when absent.
 	Correlation  int64

@@ -90,11 +90,11 @@ type Result struct {
 	Steps   []StepResult // in time order, after --kind filtering
 	Kernels []KernelStat // every kernel name, by total time, longest first
 
-	Events      int64    // events consumed
-	KernelCount int64    // kernel, memcpy and memset events
-	Outside     int      // kernel events attributed to no step
+	Events      int64        // events consumed
+	KernelCount int64        // kernel, memcpy and memset events
+	Outside     int          // kernel events attributed to no step
 	OutsideTime unit.Seconds // their summed duration
-	Devices     int      // distinct GPU devices (pid of kernel events)
+	Devices     int          // distinct GPU devices (pid of kernel events)
 
 	Warnings []string
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/cost"
-	"github.com/moecast/moecast/internal/unit"
 	goldenfile "github.com/moecast/moecast/internal/golden"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // golden compares got with testdata/golden/name, or writes it there with
