@@ -54,10 +54,30 @@ type StepResult struct {
 	Wall    unit.Seconds
 	Busy    unit.Seconds
 	Idle    unit.Seconds
-	Kernels int // kernel, memcpy and memset events attributed to the step
+	// KernelEvents counts the kernel, memcpy and memset events attributed
+	// to the step.
+	KernelEvents int
+	// Kernels keeps the identity of the step's kernels: one entry per
+	// kernel name and category, by total time, longest first. Their totals
+	// add up to the sum of ByCategory over the non-idle categories.
+	Kernels []StepKernel
 
 	ByCategory [cost.NumCategories]unit.Seconds
 	Exposed    [cost.NumCategories]unit.Seconds
+}
+
+// StepKernel is one kernel of one step: a name, the category and op its
+// events were attributed to, how many ran in the step and their summed
+// durations (concurrent streams count in full). Name is interned: it shares
+// storage with KernelStat.Name and the Reader's other copies. A kernel whose
+// events fall in two categories (an NCCL kernel whose collective args name
+// different collectives) has one entry per category.
+type StepKernel struct {
+	Name     string
+	Category cost.Category
+	Op       string // the op label of the rule that matched the name ("unclassified" when none did)
+	Count    int
+	Total    unit.Seconds
 }
 
 // KernelStat aggregates the events of one kernel name over the whole trace.
@@ -115,6 +135,7 @@ type kspan struct {
 	ts, end Time
 	dur     unit.Seconds // as written: end-ts loses precision at trace-sized instants
 	cat     cost.Category
+	kid     int32 // the kernel name's record: Analyzer.kernelList[kid]
 }
 
 // stepAcc accumulates one step while its kernels arrive.
@@ -129,6 +150,42 @@ type stepAcc struct {
 	gpuSpan bool
 	gmin    Time
 	gmax    Time
+	kern    []StepKernel    // the step's kernels, in first-seen order
+	kslot   map[int64]int32 // kernel id << 8 | category -> index in kern
+}
+
+// addKernel counts one event of kernel rec (attributed to cat) in the step.
+// The record remembers its last step and slot, so consecutive events of a
+// kernel in one step (the common case) take no map lookup.
+func (s *stepAcc) addKernel(rec *kernelRec, cat cost.Category, dur unit.Seconds) {
+	if rec.lastStep == s && s.kern[rec.lastSlot].Category == cat {
+		k := &s.kern[rec.lastSlot]
+		k.Count++
+		k.Total += dur
+		return
+	}
+	key := int64(rec.id)<<8 | int64(cat)
+	slot, ok := s.kslot[key]
+	if !ok {
+		if s.kslot == nil {
+			s.kslot = map[int64]int32{}
+		}
+		slot = int32(len(s.kern))
+		s.kslot[key] = slot
+		s.kern = append(s.kern, StepKernel{Name: rec.Name, Category: cat, Op: rec.Class.Op})
+	}
+	k := &s.kern[slot]
+	k.Count++
+	k.Total += dur
+	rec.lastStep, rec.lastSlot = s, slot
+}
+
+// kernelRec is the Analyzer's record of one kernel name.
+type kernelRec struct {
+	KernelStat
+	id       int32
+	lastStep *stepAcc // the step of the name's last event, with its slot there
+	lastSlot int32
 }
 
 // Analyzer consumes the events of one trace in a single pass and builds its
@@ -169,7 +226,8 @@ type Analyzer struct {
 	open []int // steps with buffered kernels, ascending
 
 	launchName map[string]bool
-	kernels    map[string]*KernelStat
+	kernels    map[string]*kernelRec
+	kernelList []*kernelRec // by id
 	devices    map[int64]bool
 	res        Result
 	lateK      int
@@ -196,7 +254,7 @@ func NewAnalyzer(opts Options) *Analyzer {
 		graphStep:  map[int64]int{},
 		pending:    map[int64][]pendingK{},
 		launchName: map[string]bool{},
-		kernels:    map[string]*KernelStat{},
+		kernels:    map[string]*kernelRec{},
 		devices:    map[int64]bool{},
 	}
 }
@@ -383,7 +441,7 @@ func (a *Analyzer) addKernel(ev *Event) {
 			cat = c
 		}
 	}
-	k := kspan{ts: ev.TS, end: ev.End(), dur: ev.Dur, cat: cat}
+	k := kspan{ts: ev.TS, end: ev.End(), dur: ev.Dur, cat: cat, kid: ks.id}
 	if !a.launched.has(ev.Correlation) && ev.Correlation != 0 {
 		// the kernel's launch is still to come
 		a.pending[ev.Correlation] = append(a.pending[ev.Correlation], pendingK{span: k, index: ev.Index})
@@ -460,7 +518,8 @@ func (a *Analyzer) addToGap(k kspan) {
 		g.hasK, g.kmin, g.kmax = true, k.ts, k.end
 	}
 	g.kmin, g.kmax = min(g.kmin, k.ts), max(g.kmax, k.end)
-	g.res.Kernels++
+	g.res.KernelEvents++
+	g.addKernel(a.kernelList[k.kid], k.cat, k.dur)
 	g.spans = append(g.spans, k)
 }
 
@@ -475,11 +534,12 @@ func (a *Analyzer) closeLastGap() {
 
 // kernelStat counts the kernel in its name's record, classifying the name
 // the first time it is seen (one map lookup per kernel event).
-func (a *Analyzer) kernelStat(ev *Event) *KernelStat {
+func (a *Analyzer) kernelStat(ev *Event) *kernelRec {
 	ks := a.kernels[ev.Name]
 	if ks == nil {
-		ks = &KernelStat{Name: ev.Name, Class: a.cls.Classify(ev.Name)}
+		ks = &kernelRec{KernelStat: KernelStat{Name: ev.Name, Class: a.cls.Classify(ev.Name)}, id: int32(len(a.kernelList))}
 		a.kernels[ev.Name] = ks
+		a.kernelList = append(a.kernelList, ks)
 	}
 	ks.Count++
 	ks.Total += ev.Dur
@@ -489,7 +549,7 @@ func (a *Analyzer) kernelStat(ev *Event) *KernelStat {
 	return ks
 }
 
-func addCollective(ks *KernelStat, ev *Event) {
+func addCollective(ks *kernelRec, ev *Event) {
 	for i := range ks.Collectives {
 		c := &ks.Collectives[i]
 		if c.Collective == ev.Collective && c.InMsgNelems == ev.InMsgNelems && c.OutMsgNelems == ev.OutMsgNelems && c.DType == ev.DType && c.GroupSize == ev.GroupSize {
@@ -509,7 +569,8 @@ func (a *Analyzer) addToStep(id int, k kspan, dur unit.Seconds) {
 		s.hasK, s.kmin, s.kmax = true, k.ts, k.end
 	}
 	s.kmin, s.kmax = min(s.kmin, k.ts), max(s.kmax, k.end)
-	s.res.Kernels++
+	s.res.KernelEvents++
+	s.addKernel(a.kernelList[k.kid], k.cat, dur)
 	if s.done {
 		// A kernel that arrives after its step was closed: its time is added
 		// to the category and to busy time, without overlap analysis.
@@ -629,7 +690,7 @@ func (a *Analyzer) Finish() *Result {
 		if graphK {
 			a.res.Source = SourceGraph
 			for _, g := range a.gaps {
-				a.res.Outside += g.res.Kernels
+				a.res.Outside += g.res.KernelEvents
 				for _, d := range g.res.ByCategory {
 					a.res.OutsideTime += d
 				}
@@ -660,13 +721,15 @@ func (a *Analyzer) Finish() *Result {
 		r.Busy = min(r.Busy, r.Wall) // late kernels add to busy without overlap analysis
 		r.Idle = max(r.Wall-r.Busy, 0)
 		r.ByCategory[cost.Idle], r.Exposed[cost.Idle] = r.Idle, r.Idle
+		r.Kernels = sortStepKernels(s.kern)
+		s.kern, s.kslot = nil, nil
 		if a.opts.Kind != KindUnknown && r.Kind != a.opts.Kind {
 			continue
 		}
 		a.res.Steps = append(a.res.Steps, r)
 	}
-	for _, k := range a.kernels {
-		a.res.Kernels = append(a.res.Kernels, *k)
+	for _, k := range a.kernelList {
+		a.res.Kernels = append(a.res.Kernels, k.KernelStat)
 	}
 	sort.Slice(a.res.Kernels, func(i, j int) bool {
 		ki, kj := &a.res.Kernels[i], &a.res.Kernels[j]
@@ -678,6 +741,21 @@ func (a *Analyzer) Finish() *Result {
 	a.res.Devices = len(a.devices)
 	a.warnings(empty)
 	return &a.res
+}
+
+// sortStepKernels orders a step's kernels by total time, longest first,
+// then by name and category.
+func sortStepKernels(ks []StepKernel) []StepKernel {
+	slices.SortFunc(ks, func(x, y StepKernel) int {
+		if c := cmp.Compare(y.Total, x.Total); c != 0 {
+			return c
+		}
+		if c := strings.Compare(x.Name, y.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Category, y.Category)
+	})
+	return ks
 }
 
 func (a *Analyzer) warnings(empty int) {

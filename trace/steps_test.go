@@ -95,7 +95,7 @@ func TestGraphKernelsAttributedThroughLaunch(t *testing.T) {
 	s := res.Steps[0]
 	assert.Equal(t, KindDecode, s.Kind)
 	assert.Equal(t, 8, s.Batch)
-	assert.Equal(t, 3, s.Kernels)
+	assert.Equal(t, 3, s.KernelEvents)
 	assert.InDelta(t, 100, s.Wall.Us(), tol) // 1000 .. 1100
 	assert.InDelta(t, 90, s.Busy.Us(), tol)
 	assert.InDelta(t, 10, s.Idle.Us(), tol)
@@ -117,7 +117,7 @@ func TestKernelBeforeLaunch(t *testing.T) {
 		launch("cudaLaunchKernel", 1, 1, 150, 22),
 	)
 	require.Len(t, res.Steps, 1)
-	assert.Equal(t, 1, res.Steps[0].Kernels)
+	assert.Equal(t, 1, res.Steps[0].KernelEvents)
 	assert.Equal(t, 1, res.Outside)
 	assert.InDelta(t, 5, res.OutsideTime.Us(), tol)
 }
@@ -133,7 +133,7 @@ func TestLaunchOnOtherThreadOfProcess(t *testing.T) {
 		kern("at::native::vectorized_elementwise_kernel", 7, 70, 5, 31),
 	)
 	require.Len(t, res.Steps, 1)
-	assert.Equal(t, 1, res.Steps[0].Kernels)
+	assert.Equal(t, 1, res.Steps[0].KernelEvents)
 	assert.Equal(t, 1, res.Outside)
 }
 
@@ -176,8 +176,8 @@ func TestRunnerScopesGrouped(t *testing.T) {
 		kern("nvjet_a", 7, 150, 10, 11),
 	)
 	require.Len(t, res.Steps, 2)
-	assert.Equal(t, 1, res.Steps[0].Kernels)
-	assert.Equal(t, 1, res.Steps[1].Kernels)
+	assert.Equal(t, 1, res.Steps[0].KernelEvents)
+	assert.Equal(t, 1, res.Steps[1].KernelEvents)
 	assert.Equal(t, 0, res.Outside)
 }
 
@@ -277,8 +277,8 @@ func TestGraphLaunchSteps(t *testing.T) {
 	)
 	assert.Equal(t, SourceGraph, res.Source)
 	require.Len(t, res.Steps, 2)
-	assert.Equal(t, 2, res.Steps[0].Kernels)
-	assert.Equal(t, 1, res.Steps[1].Kernels)
+	assert.Equal(t, 2, res.Steps[0].KernelEvents)
+	assert.Equal(t, 1, res.Steps[1].KernelEvents)
 	assert.Equal(t, 1, res.Outside)
 }
 
@@ -296,7 +296,7 @@ func TestGapSteps(t *testing.T) {
 	require.Len(t, res.Steps, 2)
 	assert.InDelta(t, 40, res.Steps[0].Wall.Us(), tol)
 	assert.InDelta(t, 20, res.Steps[0].Busy.Us(), tol)
-	assert.Equal(t, 1, res.Steps[1].Kernels)
+	assert.Equal(t, 1, res.Steps[1].KernelEvents)
 }
 
 // Many steps: steps are closed as later ones receive kernels, so the kernel
@@ -367,8 +367,8 @@ func TestInterleavedSteps(t *testing.T) {
 		kern("nvjet_a", 7, 106, 1, 7),
 	)
 	require.Len(t, runner.Steps, 2)
-	assert.Equal(t, 2, runner.Steps[0].Kernels)
-	assert.Equal(t, 1, runner.Steps[1].Kernels)
+	assert.Equal(t, 2, runner.Steps[0].KernelEvents)
+	assert.Equal(t, 1, runner.Steps[1].KernelEvents)
 }
 
 func TestWarnings(t *testing.T) {
@@ -407,4 +407,54 @@ func TestCollectiveArgs(t *testing.T) {
 // sp is a kernel span from ts to end (µs).
 func sp(ts, end float64, cat cost.Category) kspan {
 	return kspan{ts: timeFromMicros(ts), end: timeFromMicros(end), dur: secondsFromMicros(end - ts), cat: cat}
+}
+
+// Steps keep kernel identity: one entry per kernel name (and category) with
+// its count, total, category and the op label of its rule, longest first.
+func TestStepKernels(t *testing.T) {
+	res := run(t, Options{},
+		ann("execute_context_0(0)_generation_8(8)", 1, 1, 0, 100, 11),
+		launch("cudaGraphLaunch", 1, 1, 50, 500),
+		kern("nvjet_tst_a", 7, 1000, 30, 500),
+		kern("fused_moe_kernel", 7, 1030, 50, 500),
+		kern("nvjet_tst_a", 7, 1080, 10, 500),
+		kern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)", 7, 1090, 10, 500),
+		kern("unknown_kernel_x", 7, 1100, 5, 500),
+	)
+	require.Len(t, res.Steps, 1)
+	got := res.Steps[0].Kernels
+	want := []StepKernel{
+		{Name: "fused_moe_kernel", Category: cost.MoE, Op: "triton_fused_moe", Count: 1, Total: secondsFromMicros(50)},
+		{Name: "nvjet_tst_a", Category: cost.GEMM, Op: "cublas_nvjet", Count: 2, Total: secondsFromMicros(30) + secondsFromMicros(10)},
+		{Name: "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)", Category: cost.AllReduce, Op: "nccl", Count: 1, Total: secondsFromMicros(10)},
+		{Name: "unknown_kernel_x", Category: cost.Other, Op: "unclassified", Count: 1, Total: secondsFromMicros(5)},
+	}
+	assert.Equal(t, want, got)
+}
+
+// An NCCL kernel whose collective args name two collectives counts once
+// per category it was attributed to; events in two steps count in each.
+func TestStepKernelsSplitByCategoryAndStep(t *testing.T) {
+	ag := kern("ncclDevKernel_Generic_x", 7, 10, 4, 1)
+	ag.Collective = "allgather"
+	ar := kern("ncclDevKernel_Generic_x", 7, 20, 6, 2)
+	ar.Collective = "allreduce"
+	ar2 := kern("ncclDevKernel_Generic_x", 7, 220, 6, 3)
+	ar2.Collective = "allreduce"
+	res := run(t, Options{},
+		ann("step[DECODE bs=4]", 1, 1, 0, 100, 1),
+		ann("step[DECODE bs=4]", 1, 1, 200, 100, 2),
+		launch("cudaLaunchKernel", 1, 1, 5, 1),
+		launch("cudaLaunchKernel", 1, 1, 6, 2),
+		launch("cudaLaunchKernel", 1, 1, 205, 3),
+		ag, ar, ar2,
+	)
+	require.Len(t, res.Steps, 2)
+	s0 := res.Steps[0].Kernels
+	require.Len(t, s0, 2)
+	assert.Equal(t, cost.AllReduce, s0[0].Category)
+	assert.Equal(t, cost.AllGather, s0[1].Category)
+	require.Len(t, res.Steps[1].Kernels, 1)
+	assert.Equal(t, 1, res.Steps[1].Kernels[0].Count)
+	assert.Equal(t, cost.AllReduce, res.Steps[1].Kernels[0].Category)
 }

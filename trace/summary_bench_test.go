@@ -46,7 +46,7 @@ func TestAnalyzeGeneratedTrace(t *testing.T) {
 		assert.Equal(t, cfg.Batch, s.Batch)
 		assert.Positive(t, s.ByCategory[cost.AllReduce].Us())
 		assert.Positive(t, s.ByCategory[cost.MoE].Us())
-		kernels += s.Kernels
+		kernels += s.KernelEvents
 	}
 	assert.EqualValues(t, res.KernelCount, kernels, "every GPU event is in a step")
 	var ar, nonCopy int

@@ -89,7 +89,7 @@ func dump(fr FileResult) string {
 	s := fr.Summary
 	fmt.Fprintf(&b, "steps: %d  median %s ms  p10 %s  p90 %s\n", s.Steps, ms(s.Median), ms(s.P10), ms(s.P90))
 	for _, st := range r.Steps {
-		fmt.Fprintf(&b, "step %d %s batch=%d kernels=%d label=%q\n", st.Index, st.Kind, st.Batch, st.Kernels, st.Label)
+		fmt.Fprintf(&b, "step %d %s batch=%d kernels=%d label=%q\n", st.Index, st.Kind, st.Batch, st.KernelEvents, st.Label)
 		fmt.Fprintf(&b, "  wall %s  busy %s  idle %s (ms)\n", ms(st.Wall), ms(st.Busy), ms(st.Idle))
 		for c := range cost.NumCategories {
 			if st.ByCategory[c] > 0 || st.Exposed[c] > 0 {
@@ -146,7 +146,7 @@ func TestGoldenVLLMFullGraphDecode(t *testing.T) {
 	s := r.Steps[0]
 	assert.Equal(t, KindDecode, s.Kind)
 	assert.Equal(t, 32, s.Batch)
-	assert.Equal(t, 434, s.Kernels, "graph-replayed kernels are attributed through the launch")
+	assert.Equal(t, 434, s.KernelEvents, "graph-replayed kernels are attributed through the launch")
 	assert.Equal(t, 0, r.Outside)
 	annEnd := 6520618853487.683 + 2408.598
 	assert.Greater(t, s.Start.Seconds().Us(), annEnd, "the kernels run after the CPU annotation ends")
@@ -167,7 +167,7 @@ func TestGoldenSGLangDecode(t *testing.T) {
 	require.Len(t, r.Steps, 1)
 	assert.Equal(t, KindDecode, r.Steps[0].Kind)
 	assert.Equal(t, 32, r.Steps[0].Batch)
-	assert.Equal(t, 558, r.Steps[0].Kernels)
+	assert.Equal(t, 558, r.Steps[0].KernelEvents)
 	golden(t, "sglang_decode.txt", dump(fr))
 }
 
@@ -184,7 +184,7 @@ func TestGoldenB200EagerAllGather(t *testing.T) {
 	require.Len(t, r.Steps, 1)
 	s := r.Steps[0]
 	assert.Equal(t, KindPrefill, s.Kind)
-	assert.Equal(t, 929, s.Kernels)
+	assert.Equal(t, 929, s.KernelEvents)
 	assert.InDelta(t, 21.953, s.ByCategory[cost.AllGather].Us(), 1e-6)
 	assert.InDelta(t, 2119.5, s.ByCategory[cost.AllReduce].Us(), 0.1)
 	var ag *KernelStat
@@ -371,11 +371,49 @@ func TestAnalyzeFileSkipsBadEvent(t *testing.T) {
 	fr := AnalyzeFile(path, FileOptions{})
 	require.NoError(t, fr.Err)
 	require.Len(t, fr.Result.Steps, 1)
-	assert.Equal(t, 1, fr.Result.Steps[0].Kernels)
+	assert.Equal(t, 1, fr.Result.Steps[0].KernelEvents)
 	require.NotEmpty(t, fr.Result.Warnings)
 	assert.Contains(t, fr.Result.Warnings[0], "skipped a malformed event (trace: event 2 at byte 318: ts: want a number")
 
 	strict := AnalyzeFile(path, FileOptions{Strict: true})
 	require.Error(t, strict.Err)
 	assert.Contains(t, strict.Err.Error(), "event 2 at byte 318")
+}
+
+// Each step's kernel list accounts for its events and kernel time: counts
+// add up to KernelEvents, totals to the non-idle categories' time, and each
+// kernel's category and op are what the rules (or collective args) gave.
+func TestStepKernelsAddUp(t *testing.T) {
+	for _, name := range []string{
+		"tracelens_vllm_decode_full_graph_execution.json.gz",
+		"tracelens_sglang_Qwen3-8B_decode.json.gz",
+		"hta_nccl_parser_config_nccl_data.json.gz",
+		"tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz",
+	} {
+		t.Run(name, func(t *testing.T) {
+			fr := analyzeTestdata(t, name, Options{})
+			require.NotEmpty(t, fr.Result.Steps)
+			for _, st := range fr.Result.Steps {
+				n := 0
+				var tot, cats unit.Seconds
+				var byCat [cost.NumCategories]unit.Seconds
+				for i, k := range st.Kernels {
+					n += k.Count
+					tot += k.Total
+					byCat[k.Category] += k.Total
+					if i > 0 {
+						assert.GreaterOrEqual(t, st.Kernels[i-1].Total, k.Total, "step %d: kernels by total time", st.Index)
+					}
+				}
+				for c := range cost.NumCategories {
+					if c != cost.Idle {
+						cats += st.ByCategory[c]
+						assert.InDelta(t, st.ByCategory[c].Us(), byCat[c].Us(), 1e-6, "step %d category %v", st.Index, c)
+					}
+				}
+				assert.Equal(t, st.KernelEvents, n, "step %d", st.Index)
+				assert.InDelta(t, cats.Us(), tot.Us(), 1e-6, "step %d", st.Index)
+			}
+		})
+	}
 }
