@@ -46,14 +46,14 @@ const DefaultGap = 1 * unit.Millisecond
 //     which two categories overlap is exposed for neither (it counts in
 //     Busy only), so sum(Exposed) <= Busy. Exposed[Idle] = Idle.
 type StepResult struct {
-	Index   int // position among the steps of the trace, from 0, before --kind filtering
-	Kind    StepKind
-	Batch   int    // requests in the step, from its annotation; 0 when unknown
-	Label   string // the annotation name (or "graph launch N" / "gap step N")
-	Start   Time   // first kernel start (or GPU annotation start)
-	Wall    unit.Seconds
-	Busy    unit.Seconds
-	Idle    unit.Seconds
+	Index int // position among the steps of the trace, from 0, before --kind filtering
+	Kind  StepKind
+	Batch int    // requests in the step, from its annotation; 0 when unknown
+	Label string // the annotation name (or "graph launch N" / "gap step N")
+	Start Time   // first kernel start (or GPU annotation start)
+	Wall  unit.Seconds
+	Busy  unit.Seconds
+	Idle  unit.Seconds
 	// KernelEvents counts the kernel, memcpy and memset events attributed
 	// to the step.
 	KernelEvents int
@@ -346,7 +346,7 @@ func (a *Analyzer) addLate(an annot) {
 	k := threadKey{an.pid, an.tid}
 	w := a.table.byThread[k]
 	i := sort.Search(len(w), func(i int) bool { return w[i].ts > an.ts }) - 1
-	if i >= 0 && (an.ts <= w[i].end || (a.family == famRunner && !strings.HasSuffix(an.name, "preprocess"))) {
+	if i >= 0 && (an.ts <= w[i].end || an.info.delim.extends(an.name)) {
 		id := w[i].id
 		w[i].end = max(w[i].end, an.end)
 		m := &a.steps[id].meta
@@ -363,10 +363,7 @@ func (a *Analyzer) addLate(an annot) {
 		return
 	}
 	id := len(a.steps)
-	m := stepMeta{label: an.name, pid: an.pid, tid: an.tid, ts: an.ts, end: an.end, kind: an.info.kind, batch: an.info.batch}
-	if a.family == famRunner {
-		m.label = "gpu_model_runner step"
-	}
+	m := stepMeta{label: an.info.delim.label(an.name), pid: an.pid, tid: an.tid, ts: an.ts, end: an.end, kind: an.info.kind, batch: an.info.batch}
 	a.steps = append(a.steps, &stepAcc{meta: m})
 	if _, ok := a.table.byThread[k]; !ok {
 		a.table.byPid[an.pid] = append(a.table.byPid[an.pid], k)
@@ -398,16 +395,14 @@ func (a *Analyzer) addLaunch(ev *Event) {
 	a.launched.add(ev.Correlation)
 	if a.table != nil {
 		if id := a.table.lookup(ev.Pid, ev.Tid, ev.TS); id >= 0 {
-			if strings.Contains(ev.Name, "GraphLaunch") {
+			if isGraphLaunch(ev.Name) {
 				a.corrGraph[ev.Correlation] = id
 			} else {
 				a.corrStep[ev.Correlation] = id
 			}
 		}
-	} else if strings.Contains(ev.Name, "GraphLaunch") {
-		id := len(a.steps)
-		a.steps = append(a.steps, &stepAcc{meta: stepMeta{label: fmt.Sprintf("graph launch %d", id), pid: ev.Pid, tid: ev.Tid, ts: ev.TS, end: ev.End()}})
-		a.graphStep[ev.Correlation] = id
+	} else if isGraphLaunch(ev.Name) {
+		a.addGraphStep(ev)
 	}
 	// kernels that came before their launch in the file
 	if p, ok := a.pending[ev.Correlation]; ok {
@@ -499,37 +494,6 @@ func (a *Analyzer) route(corr int64, k kspan) {
 		return
 	}
 	a.addToGap(k)
-}
-
-// addToGap puts a kernel in the current gap-delimited step, opening a new
-// one (and closing the current one) after an idle gap longer than
-// Options.Gap. Gap steps count only when the trace has neither step
-// annotations nor graph launches; kernels arrive roughly in time order, so
-// only the last gap step is open.
-func (a *Analyzer) addToGap(k kspan) {
-	if len(a.gaps) == 0 || k.ts > a.gapEnd.Add(a.opts.Gap) {
-		a.closeLastGap()
-		a.gaps = append(a.gaps, &stepAcc{meta: stepMeta{label: fmt.Sprintf("gap step %d", len(a.gaps))}})
-		a.gapEnd = k.end
-	}
-	a.gapEnd = max(a.gapEnd, k.end)
-	g := a.gaps[len(a.gaps)-1]
-	if !g.hasK {
-		g.hasK, g.kmin, g.kmax = true, k.ts, k.end
-	}
-	g.kmin, g.kmax = min(g.kmin, k.ts), max(g.kmax, k.end)
-	g.res.KernelEvents++
-	g.addKernel(a.kernelList[k.kid], k.cat, k.dur)
-	g.spans = append(g.spans, k)
-}
-
-func (a *Analyzer) closeLastGap() {
-	if n := len(a.gaps); n > 0 && !a.gaps[n-1].done {
-		g := a.gaps[n-1]
-		g.done = true
-		breakdown(g.spans, &g.res)
-		g.spans = nil
-	}
 }
 
 // kernelStat counts the kernel in its name's record, classifying the name
