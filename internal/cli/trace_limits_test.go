@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,9 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/moecast/moecast/internal/cost"
-	"github.com/moecast/moecast/internal/unit"
-	"github.com/moecast/moecast/trace"
+	"github.com/moecast/moecast/report"
 )
 
 // smallTrace writes a trace of 20 gemm kernels 50 us long every 100 us, the
@@ -70,7 +67,7 @@ func TestTraceSummaryNonFiniteTimes(t *testing.T) {
 				code, out, errOut := runCLI(t, "trace", "summary", "--format", format, p)
 				require.Equal(t, ExitOK, code, errOut)
 				if format == "json" { // warnings included; JSON cannot hold a NaN
-					var rep traceReport
+					var rep report.TraceSummary
 					require.NoError(t, json.Unmarshal([]byte(out), &rep))
 					require.Len(t, rep.Warnings, 1)
 					assert.Contains(t, rep.Warnings[0], p+": skipped a malformed event")
@@ -121,49 +118,4 @@ func TestTraceKernelsZeroTime(t *testing.T) {
 	require.Len(t, rows, 1)
 	assert.Equal(t, 0.0, rows[0]["share_%"])
 	assert.Equal(t, 3.0, rows[0]["count"])
-}
-
-// checkFinite stands behind the reader: a non-finite number anywhere in a
-// file's result is an input error naming the file and the number.
-func TestCheckFinite(t *testing.T) {
-	good := func() trace.FileResult {
-		st := trace.StepResult{Index: 3, Wall: 10, Busy: 8, Idle: 2}
-		st.ByCategory[cost.GEMM] = 8
-		res := &trace.Result{Steps: []trace.StepResult{st}, Kernels: []trace.KernelStat{{Name: "k", Count: 1, Total: 8}}}
-		return trace.FileResult{File: "r0.json", Result: res, Summary: trace.Summarize(res.Steps)}
-	}
-	nan, inf := unit.Seconds(math.NaN()), unit.Seconds(math.Inf(1))
-	tests := []struct {
-		name  string
-		spoil func(*trace.FileResult)
-		msg   string // "" when fine
-	}{
-		{"finite", func(*trace.FileResult) {}, ""},
-		{"no result", func(fr *trace.FileResult) { fr.Result = nil }, ""},
-		{"step wall", func(fr *trace.FileResult) { fr.Result.Steps[0].Wall = inf }, "r0.json: step 3 wall time is +Inf"},
-		{"step idle", func(fr *trace.FileResult) { fr.Result.Steps[0].Idle = nan }, "r0.json: step 3 idle time is NaN"},
-		{"step category", func(fr *trace.FileResult) { fr.Result.Steps[0].ByCategory[cost.Idle] = nan }, "r0.json: step 3 idle time is NaN"},
-		{"step exposed", func(fr *trace.FileResult) { fr.Result.Steps[0].Exposed[cost.GEMM] = -inf }, "step 3 gemm time is -Inf"},
-		{"kernel", func(fr *trace.FileResult) { fr.Result.Kernels[0].Total = inf }, `total time of kernel "k" is +Inf`},
-		{"median", func(fr *trace.FileResult) { fr.Summary.Median = nan }, "step time percentile is NaN"},
-		{"p90", func(fr *trace.FileResult) { fr.Summary.P90 = inf }, "step time percentile is +Inf"},
-		{"share", func(fr *trace.FileResult) { fr.Summary.Share[cost.GEMM] = math.NaN() }, "gemm summary is NaN"},
-		{"summary exposed", func(fr *trace.FileResult) { fr.Summary.Exposed[cost.Idle] = inf }, "idle summary is +Inf"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			fr := good()
-			tc.spoil(&fr)
-			err := checkFinite(fr)
-			if tc.msg == "" {
-				assert.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.msg)
-			assert.Contains(t, err.Error(), "not a finite number")
-			var ie *InputError
-			assert.ErrorAs(t, err, &ie)
-		})
-	}
 }
