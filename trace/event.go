@@ -5,10 +5,15 @@
 // hand-written scanner, and never holds the file or all its events in memory.
 // A Classifier maps kernel names to (category, op) through ordered regex rules
 // (rules.toml, embedded; --rules adds to them). An Analyzer delimits steps
-// from engine annotations, CUDA-graph launches or idle gaps, attributes
-// graph-replayed kernels through the launch's correlation id, and accumulates
-// per step the wall, busy, idle, per-category and exposed times. Summarize and
-// AnalyzeFiles turn that into the per-rank summaries of `moecast trace`.
+// (one file per delimiter: step_vllm.go, step_sglang.go, step_torch.go,
+// step_user.go behind the delimiter interface; without annotations
+// step_graph.go, then step_gap.go), attributes graph-replayed kernels
+// through the launch's correlation id, and accumulates per step the wall,
+// busy, idle, per-category and exposed times and the step's kernels with
+// their identity (StepKernel: name, category, op, count, total), which
+// `validate` holds against predicted ops. Summarize and AnalyzeFiles turn
+// that into per-rank summaries; package report renders them. This package
+// imports nothing of calib, sim or report.
 //
 // Units: Kineto writes "ts" and "dur" in microseconds; the Reader converts
 // them once, at the wire boundary, to a Time (an instant, seconds since the
