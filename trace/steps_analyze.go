@@ -115,6 +115,11 @@ type Result struct {
 	Outside     int          // kernel events attributed to no step
 	OutsideTime unit.Seconds // their summed duration
 	Devices     int          // distinct GPU devices (pid of kernel events)
+	// StepUnmatched is set when Options.Step matched no annotation read
+	// before the first GPU launch, so steps came from graph launches or
+	// idle gaps instead (with a warning; FileOptions.Strict makes it an
+	// error).
+	StepUnmatched bool
 
 	Warnings []string
 }
@@ -724,6 +729,10 @@ func sortStepKernels(ks []StepKernel) []StepKernel {
 
 func (a *Analyzer) warnings(empty int) {
 	w := &a.res.Warnings
+	if a.opts.Step != nil && a.res.Source != SourceAnnotation {
+		a.res.StepUnmatched = true
+		*w = append(*w, fmt.Sprintf("--step %q matches no step annotation: steps are delimited by %s instead", a.opts.Step, a.res.Source))
+	}
 	if a.res.KernelCount == 0 {
 		*w = append(*w, "no kernel events: the trace holds no GPU activity (was CUDA/ROCm activity profiled?)")
 	}

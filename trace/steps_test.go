@@ -458,3 +458,24 @@ func TestStepKernelsSplitByCategoryAndStep(t *testing.T) {
 	assert.Equal(t, 1, res.Steps[1].Kernels[0].Count)
 	assert.Equal(t, cost.AllReduce, res.Steps[1].Kernels[0].Category)
 }
+
+// --step that matches no annotation says so instead of silently falling
+// back to graph launches or idle gaps.
+func TestStepRegexMatchesNothing(t *testing.T) {
+	evs := []Event{
+		ann("execute_context_0(0)_generation_8(8)", 1, 1, 0, 100, 11),
+		launch("cudaLaunchKernel", 1, 1, 50, 500),
+		kern("nvjet_tst_a", 7, 60, 30, 500),
+	}
+	res := run(t, Options{Step: regexp.MustCompile(`^no_such_step$`)}, evs...)
+	assert.True(t, res.StepUnmatched)
+	assert.Equal(t, SourceGaps, res.Source)
+	require.NotEmpty(t, res.Warnings)
+	assert.Contains(t, res.Warnings[0], `--step "^no_such_step$" matches no step annotation: steps are delimited by idle gaps instead`)
+
+	res = run(t, Options{Step: regexp.MustCompile(`^execute_`)}, evs...)
+	assert.False(t, res.StepUnmatched)
+	assert.Equal(t, SourceAnnotation, res.Source)
+	res = run(t, Options{}, evs...)
+	assert.False(t, res.StepUnmatched, "only an explicit --step can fail to match")
+}

@@ -77,7 +77,7 @@ per rank); files are read concurrently.`,
 	f.StringVar(&opts.Rules, "rules", "", "TOML file of [[rule]] match/category/op, tried before the built-in rules")
 	f.StringVar(&opts.Gap, "gap", "1ms", "GPU idle gap that separates steps when a trace has no annotations or graph launches")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
-	f.BoolVar(&opts.Strict, "strict", false, "fail on a malformed event or a trace cut short instead of warning")
+	f.BoolVar(&opts.Strict, "strict", false, "fail on a malformed event, a trace cut short or a --step that matches no annotation instead of warning")
 	return cmd
 }
 

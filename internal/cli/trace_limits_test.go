@@ -119,3 +119,41 @@ func TestTraceKernelsZeroTime(t *testing.T) {
 	assert.Equal(t, 0.0, rows[0]["share_%"])
 	assert.Equal(t, 3.0, rows[0]["count"])
 }
+
+// Device events that cannot be timed (no ts or no dur) are malformed, and a
+// --step that matches nothing is said: warnings (with the byte offset of
+// the event) and exit 0, or exit 2 under --strict; never summed as 0.
+func TestTraceSummaryUntimedAndUnmatched(t *testing.T) {
+	noDur := smallTrace(t, "nodur.json", `{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 1500}`)
+	noTS := smallTrace(t, "nots.json", `{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "dur": 50}`)
+	good := smallTrace(t, "good.json", "")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no dur", []string{noDur}, ExitOK, `skipped a malformed event (trace: event 5 at byte`},
+		{"no dur says what", []string{noDur}, ExitOK, `kernel event "gemm_kernel" has no dur: it cannot be timed`},
+		{"no ts", []string{noTS}, ExitOK, `has no ts: it cannot be timed`},
+		{"no dur strict", []string{"--strict", noDur}, ExitInput, `has no dur`},
+		{"step unmatched", []string{"--step", "^nothing$", good}, ExitOK, `--step "^nothing$" matches no step annotation: steps are delimited by idle gaps instead`},
+		{"step unmatched strict", []string{"--strict", "--step", "^nothing$", good}, ExitInput, `good.json: --step "^nothing$" matches no step annotation`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := runCLI(t, append([]string{"trace", "summary"}, tc.args...)...)
+			assert.Equal(t, tc.code, code, errOut)
+			assert.Contains(t, errOut, tc.msg)
+		})
+	}
+	// the untimed kernel is skipped: 19 of 20 kernels, wall from the good ones
+	code, out, errOut := runCLI(t, "trace", "summary", "--format", "json", noDur)
+	require.Equal(t, ExitOK, code, errOut)
+	var rep report.TraceSummary
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Ranks, 1)
+	assert.Contains(t, rep.Warnings[0], "has no dur")
+	require.Len(t, rep.Ranks[0].Steps, 1)
+	assert.InDelta(t, 0.95, rep.Ranks[0].Steps[0].ByCategoryMs["gemm"], 1e-9, "19 kernels of 50 us: the untimed one adds nothing")
+}
