@@ -18,5 +18,5 @@ func isGraphLaunch(name string) bool { return strings.Contains(name, "GraphLaunc
 func (a *Analyzer) addGraphStep(ev *Event) {
 	id := len(a.steps)
 	a.steps = append(a.steps, &stepAcc{meta: stepMeta{label: fmt.Sprintf("graph launch %d", id), pid: ev.Pid, tid: ev.Tid, ts: ev.TS, end: ev.End()}})
-	a.graphStep[ev.Correlation] = id
+	a.graphStep[ev.Correlation] = launchAt{id, ev.TS}
 }

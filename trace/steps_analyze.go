@@ -120,6 +120,12 @@ type Result struct {
 	// idle gaps instead (with a warning; FileOptions.Strict makes it an
 	// error).
 	StepUnmatched bool
+	// FarKernels counts the device events that start far from their launch
+	// (more than maxBeforeLaunch before it or maxAfterLaunch after it): a
+	// time outside the trace's span, so malformed and left out of every
+	// sum; FarOffset is the byte offset of the first.
+	FarKernels int
+	FarOffset  int64
 
 	Warnings []string
 }
@@ -215,13 +221,13 @@ type Analyzer struct {
 	// correlation id of a launch -> step: a kernel launch's entry goes when
 	// its kernel arrives (one GPU event per launch), a graph launch's stays
 	// (all the replayed kernels carry its correlation).
-	corrStep  map[int64]int
-	corrGraph map[int64]int
+	corrStep  map[int64]launchAt
+	corrGraph map[int64]launchAt
 	gpuAnn    map[int64][2]Time
 	late      int
 
 	// graph-launch and gap modes (only without step annotations)
-	graphStep map[int64]int // correlation of a graph launch -> step
+	graphStep map[int64]launchAt // correlation of a graph launch -> step
 	gaps      []*stepAcc    // gap-delimited steps of the kernels no graph launch claims
 	gapEnd    Time
 
@@ -253,10 +259,10 @@ func NewAnalyzer(opts Options) *Analyzer {
 		cls:        NewClassifier(rules),
 		match:      stepMatcher{user: opts.Step},
 		extStep:    map[int64]int{},
-		corrStep:   map[int64]int{},
-		corrGraph:  map[int64]int{},
+		corrStep:   map[int64]launchAt{},
+		corrGraph:  map[int64]launchAt{},
 		gpuAnn:     map[int64][2]Time{},
-		graphStep:  map[int64]int{},
+		graphStep:  map[int64]launchAt{},
 		pending:    map[int64][]pendingK{},
 		launchName: map[string]bool{},
 		kernels:    map[string]*kernelRec{},
@@ -401,9 +407,9 @@ func (a *Analyzer) addLaunch(ev *Event) {
 	if a.table != nil {
 		if id := a.table.lookup(ev.Pid, ev.Tid, ev.TS); id >= 0 {
 			if isGraphLaunch(ev.Name) {
-				a.corrGraph[ev.Correlation] = id
+				a.corrGraph[ev.Correlation] = launchAt{id, ev.TS}
 			} else {
-				a.corrStep[ev.Correlation] = id
+				a.corrStep[ev.Correlation] = launchAt{id, ev.TS}
 			}
 		}
 	} else if isGraphLaunch(ev.Name) {
@@ -413,15 +419,16 @@ func (a *Analyzer) addLaunch(ev *Event) {
 	if p, ok := a.pending[ev.Correlation]; ok {
 		delete(a.pending, ev.Correlation)
 		for _, k := range p {
-			a.route(ev.Correlation, k.span)
+			a.route(ev.Correlation, k.span, k.offset)
 		}
 	}
 }
 
 // pendingK is a kernel whose launch has not been read yet.
 type pendingK struct {
-	span  kspan
-	index int64 // event index, for eviction
+	span   kspan
+	index  int64 // event index, for eviction
+	offset int64 // byte offset, for a malformed-event warning
 }
 
 // Pending kernels wait for their launch at most pendingWindow events (B200
@@ -444,13 +451,13 @@ func (a *Analyzer) addKernel(ev *Event) {
 	k := kspan{ts: ev.TS, end: ev.End(), dur: ev.Dur, cat: cat, kid: ks.id}
 	if !a.launched.has(ev.Correlation) && ev.Correlation != 0 {
 		// the kernel's launch is still to come
-		a.pending[ev.Correlation] = append(a.pending[ev.Correlation], pendingK{span: k, index: ev.Index})
+		a.pending[ev.Correlation] = append(a.pending[ev.Correlation], pendingK{span: k, index: ev.Index, offset: ev.Offset})
 		if a.res.KernelCount%(1<<14) == 0 {
 			a.evict(ev.Index - pendingWindow)
 		}
 		return
 	}
-	a.route(ev.Correlation, k)
+	a.route(ev.Correlation, k, ev.Offset)
 }
 
 // evict routes the pending kernels read before event index limit, in the
@@ -472,30 +479,69 @@ func (a *Analyzer) evict(limit int64) {
 	}
 	slices.SortFunc(ks, func(x, y due) int { return cmp.Compare(x.k.index, y.k.index) })
 	for _, d := range ks {
-		a.route(d.corr, d.k.span)
+		a.route(d.corr, d.k.span, d.k.offset)
 	}
+}
+
+// launchAt is the step of a launch and when it ran on the CPU.
+type launchAt struct {
+	step int
+	ts   Time
+}
+
+// A kernel runs after its launch: one that starts more than maxBeforeLaunch
+// before it (beyond CPU/GPU clock skew) or more than maxAfterLaunch after it
+// (beyond any queue of GPU work) carries a time far outside the trace's
+// span, and is malformed rather than stretched into its step's wall time.
+const (
+	maxBeforeLaunch unit.Seconds = 1
+	maxAfterLaunch  unit.Seconds = 600
+)
+
+// farFromLaunch reports whether kernel k cannot belong to launch l in time;
+// such a kernel is counted as malformed (Result.FarKernels) and dropped
+// from the kernel statistics.
+func (a *Analyzer) farFromLaunch(l launchAt, k kspan, offset int64) bool {
+	if d := k.ts.Sub(l.ts); d >= -maxBeforeLaunch && d <= maxAfterLaunch {
+		return false
+	}
+	if a.res.FarKernels == 0 {
+		a.res.FarOffset = offset
+	}
+	a.res.FarKernels++
+	a.res.KernelCount--
+	rec := a.kernelList[k.kid]
+	rec.Count--
+	rec.Total -= k.dur
+	return true
 }
 
 // route sends a kernel to its step: through its launch's step in annotation
 // mode, its graph launch in graph mode, else the gap steps.
-func (a *Analyzer) route(corr int64, k kspan) {
+func (a *Analyzer) route(corr int64, k kspan, offset int64) {
 	dur := k.dur
 	if a.table != nil {
-		if id, ok := a.corrStep[corr]; ok {
+		if l, ok := a.corrStep[corr]; ok {
 			delete(a.corrStep, corr)
-			a.addToStep(id, k, dur)
+			if !a.farFromLaunch(l, k, offset) {
+				a.addToStep(l.step, k, dur)
+			}
 			return
 		}
-		if id, ok := a.corrGraph[corr]; ok {
-			a.addToStep(id, k, dur)
+		if l, ok := a.corrGraph[corr]; ok {
+			if !a.farFromLaunch(l, k, offset) {
+				a.addToStep(l.step, k, dur)
+			}
 			return
 		}
 		a.res.Outside++
 		a.res.OutsideTime += dur
 		return
 	}
-	if id, ok := a.graphStep[corr]; ok {
-		a.addToStep(id, k, dur)
+	if l, ok := a.graphStep[corr]; ok {
+		if !a.farFromLaunch(l, k, offset) {
+			a.addToStep(l.step, k, dur)
+		}
 		return
 	}
 	a.addToGap(k)
@@ -729,6 +775,10 @@ func sortStepKernels(ks []StepKernel) []StepKernel {
 
 func (a *Analyzer) warnings(empty int) {
 	w := &a.res.Warnings
+	if a.res.FarKernels > 0 {
+		*w = append(*w, fmt.Sprintf("skipped %d malformed kernel events that start more than %.0f s before or %.0f s after their launch, a time outside the trace's span (the first at byte %d)",
+			a.res.FarKernels, float64(maxBeforeLaunch), float64(maxAfterLaunch), a.res.FarOffset))
+	}
 	if a.opts.Step != nil && a.res.Source != SourceAnnotation {
 		a.res.StepUnmatched = true
 		*w = append(*w, fmt.Sprintf("--step %q matches no step annotation: steps are delimited by %s instead", a.opts.Step, a.res.Source))

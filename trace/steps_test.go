@@ -479,3 +479,30 @@ func TestStepRegexMatchesNothing(t *testing.T) {
 	res = run(t, Options{}, evs...)
 	assert.False(t, res.StepUnmatched, "only an explicit --step can fail to match")
 }
+
+// A kernel that starts far from its launch (a time outside the trace's
+// span: ts 0 in a trace at epoch-sized instants) is malformed: counted,
+// left out of its step and of the kernel statistics, never an epoch-sized
+// step.
+func TestKernelFarFromLaunch(t *testing.T) {
+	const t0 = 1.7e15 // µs since 1970
+	res := run(t, Options{},
+		ann("step[DECODE bs=4]", 1, 1, t0, 100, 1),
+		launch("cudaLaunchKernel", 1, 1, t0+5, 21),
+		launch("cudaLaunchKernel", 1, 1, t0+6, 22),
+		launch("cudaLaunchKernel", 1, 1, t0+7, 23),
+		kern("nvjet_x", 7, t0+10, 5, 21),
+		kern("nvjet_x", 7, 0, 5, 22),         // ts far before its launch
+		kern("nvjet_x", 7, t0+20e9, 5, 23),   // 20,000 s after it
+		kern("nvjet_x", 7, t0+900e3, 5, 999), // no launch: outside, not judged
+	)
+	require.Len(t, res.Steps, 1)
+	assert.Equal(t, 2, res.FarKernels)
+	assert.Equal(t, 1, res.Steps[0].KernelEvents)
+	assert.InDelta(t, 5, res.Steps[0].Wall.Us(), 1e-3)
+	assert.EqualValues(t, 2, res.KernelCount)
+	require.Len(t, res.Kernels, 1)
+	assert.Equal(t, 2, res.Kernels[0].Count)
+	require.NotEmpty(t, res.Warnings)
+	assert.Contains(t, res.Warnings[0], "skipped 2 malformed kernel events that start more than")
+}

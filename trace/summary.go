@@ -184,6 +184,10 @@ func AnalyzeFile(path string, opts FileOptions) FileResult {
 		warns = append(warns, fmt.Sprintf("skipped %d malformed events in all", bad))
 	}
 	res := an.Finish()
+	if opts.Strict && res.FarKernels > 0 {
+		fr.Err = fmt.Errorf("%w: %s: %d kernel events start far from their launch, a time outside the trace's span (the first at byte %d)", ErrInput, path, res.FarKernels, res.FarOffset)
+		return fr
+	}
 	if opts.Strict && res.StepUnmatched {
 		fr.Err = fmt.Errorf("%w: %s: --step %q matches no step annotation (without --strict, steps come from %s)", ErrInput, path, opts.Step, res.Source)
 		return fr

@@ -157,3 +157,31 @@ func TestTraceSummaryUntimedAndUnmatched(t *testing.T) {
 	require.Len(t, rep.Ranks[0].Steps, 1)
 	assert.InDelta(t, 0.95, rep.Ranks[0].Steps[0].ByCategoryMs["gemm"], 1e-9, "19 kernels of 50 us: the untimed one adds nothing")
 }
+
+// A kernel far from its launch is skipped with a warning naming the byte
+// offset, or an error under --strict.
+func TestTraceSummaryKernelFarFromLaunch(t *testing.T) {
+	evs := `{"traceEvents": [
+{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 1000, "dur": 1000},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1010, "dur": 5, "args": {"correlation": 1}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1020, "dur": 5, "args": {"correlation": 2}},
+{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 1100, "dur": 50, "args": {"correlation": 1}},
+{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 9e12, "dur": 50, "args": {"correlation": 2}}
+]}`
+	p := filepath.Join(t.TempDir(), "far.json")
+	require.NoError(t, os.WriteFile(p, []byte(evs), 0o644))
+	code, out, errOut := runCLI(t, "trace", "summary", "--format", "json", p)
+	require.Equal(t, ExitOK, code, errOut)
+	var rep report.TraceSummary
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Ranks, 1)
+	require.Len(t, rep.Ranks[0].Steps, 1)
+	assert.InDelta(t, 0.05, rep.Ranks[0].Steps[0].WallMs, 1e-9, "the far kernel does not stretch the step")
+	off := strings.Index(evs, `{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 9e12`)
+	require.NotEmpty(t, rep.Warnings)
+	assert.Contains(t, rep.Warnings[0], fmt.Sprintf("skipped 1 malformed kernel events that start more than 1 s before or 600 s after their launch, a time outside the trace's span (the first at byte %d)", off))
+
+	code, _, errOut = runCLI(t, "trace", "summary", "--strict", p)
+	assert.Equal(t, ExitInput, code)
+	assert.Contains(t, errOut, "1 kernel events start far from their launch")
+}
