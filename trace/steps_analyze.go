@@ -228,7 +228,7 @@ type Analyzer struct {
 
 	// graph-launch and gap modes (only without step annotations)
 	graphStep map[int64]launchAt // correlation of a graph launch -> step
-	gaps      []*stepAcc    // gap-delimited steps of the kernels no graph launch claims
+	gaps      []*stepAcc         // gap-delimited steps of the kernels no graph launch claims
 	gapEnd    Time
 
 	launched corrSet              // correlation ids of the launches read
