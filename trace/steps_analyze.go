@@ -206,7 +206,9 @@ type kernelRec struct {
 // kernels read before their launch (usually one); the kernel-name table; and
 // the kernel intervals (32 bytes each) of the steps still open: a step is
 // closed once kernels of a step two places later arrive, or at the end.
-// Nothing grows with the number of events beyond the per-step records.
+// Nothing grows with the number of events beyond the per-step records,
+// which include one StepKernel per distinct kernel (and category) of the
+// step.
 type Analyzer struct {
 	opts  Options
 	cls   *Classifier
