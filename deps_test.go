@@ -6,6 +6,7 @@ package moecast_test
 // purpose (as in Go's src/go/build/deps_test.go).
 
 import (
+	"bufio"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -33,14 +34,15 @@ var allowed = map[string][]string{
 	"sim":                 {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "gonum.org/v1/gonum"},
 	"serve":               {"internal/unit", "internal/cost"},
 	"plan":                {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
-	"calib/trace":         {"internal/unit", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
+	"trace":               {"internal/unit", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
+	"trace/tracegen":      {},
 	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/curve", "kernels", "comm",
 		"github.com/BurntSushi/toml", "gonum.org/v1/gonum"},
-	"calib/trace/tracegen": {},
 	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "calib",
 		"github.com/BurntSushi/toml"},
 	"internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",
-		"comm", "sim", "calib", "calib/trace", "scenarios", "github.com/spf13/cobra", "golang.org/x/term"},
+		"comm", "sim", "calib", "trace", "report", "scenarios", "github.com/spf13/cobra"},
+	"report":      {"internal/unit", "internal/cost", "trace", "sim"},
 	"cmd/moecast": {"internal/cli"},
 	"validate":    {},
 }
@@ -130,5 +132,71 @@ func TestSimNeverImportsCalib(t *testing.T) {
 	}
 	if _, err := os.Stat("sim"); err != nil {
 		t.Fatal("sim package missing")
+	}
+}
+
+// TestAllowedModulesInGoMod keeps the table honest: every third-party module
+// it allows is required by go.mod, so the table cannot grant an import that
+// would need a new dependency.
+func TestAllowedModulesInGoMod(t *testing.T) {
+	f, err := os.Open("go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	required := map[string]bool{}
+	block := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "require (":
+			block = true
+			continue
+		case block && line == ")":
+			block = false
+			continue
+		case strings.HasPrefix(line, "require "):
+			line = strings.TrimPrefix(line, "require ")
+		case !block:
+			continue
+		}
+		if fields := strings.Fields(line); len(fields) >= 2 {
+			required[fields[0]] = true
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for pkg, rules := range allowed {
+		for _, r := range rules {
+			if !strings.Contains(strings.SplitN(r, "/", 2)[0], ".") {
+				continue // a package of this module
+			}
+			if !required[r] {
+				t.Errorf("deps_test.go allows %s to import %s, which go.mod does not require", pkg, r)
+			}
+		}
+	}
+}
+
+// TestTraceApartFromCalib states the rules of trace and report: trace
+// imports nothing of calib or sim and calib nothing of trace (the nesting
+// was by name only); report sits below the CLI.
+func TestTraceApartFromCalib(t *testing.T) {
+	forbid := map[string][]string{
+		"trace":          {"calib", "sim", "report", "internal/cli"},
+		"trace/tracegen": {"calib", "sim"},
+		"calib":          {"trace"},
+		"report":         {"internal/cli", "scenarios"},
+	}
+	for pkg, bad := range forbid {
+		for _, im := range allowed[pkg] {
+			for _, b := range bad {
+				if im == b || strings.HasPrefix(im, b+"/") {
+					t.Errorf("%s may not import %s", pkg, im)
+				}
+			}
+		}
 	}
 }

@@ -1,5 +1,5 @@
 // Command tracegen writes synthetic vLLM-like torch.profiler traces (see
-// package calib/trace/tracegen), one file per rank:
+// package trace/tracegen), one file per rank:
 //
 //	go run ./bench/tracegen -out bench/out -size 1GB -ranks 1
 //
@@ -17,7 +17,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/moecast/moecast/calib/trace/tracegen"
+	"github.com/moecast/moecast/trace/tracegen"
 )
 
 func main() {

@@ -1,4 +1,4 @@
-// Command traceread reads trace files with calib/trace's Reader and prints,
+// Command traceread reads trace files with trace's Reader and prints,
 // per file and in total, the events, the uncompressed bytes, the wall time,
 // the CPU time of the process and the throughput. Files are read
 // concurrently, one goroutine each (as `moecast trace summary` reads ranks).
@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/moecast/moecast/calib/trace"
+	"github.com/moecast/moecast/trace"
 )
 
 type result struct {

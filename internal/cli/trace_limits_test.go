@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/moecast/moecast/calib/trace"
-	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/report"
 )
 
 // smallTrace writes a trace of 20 gemm kernels 50 us long every 100 us, the
@@ -69,7 +67,7 @@ func TestTraceSummaryNonFiniteTimes(t *testing.T) {
 				code, out, errOut := runCLI(t, "trace", "summary", "--format", format, p)
 				require.Equal(t, ExitOK, code, errOut)
 				if format == "json" { // warnings included; JSON cannot hold a NaN
-					var rep traceReport
+					var rep report.TraceSummary
 					require.NoError(t, json.Unmarshal([]byte(out), &rep))
 					require.Len(t, rep.Warnings, 1)
 					assert.Contains(t, rep.Warnings[0], p+": skipped a malformed event")
@@ -122,47 +120,68 @@ func TestTraceKernelsZeroTime(t *testing.T) {
 	assert.Equal(t, 3.0, rows[0]["count"])
 }
 
-// checkFinite stands behind the reader: a non-finite number anywhere in a
-// file's result is an input error naming the file and the number.
-func TestCheckFinite(t *testing.T) {
-	good := func() trace.FileResult {
-		st := trace.StepResult{Index: 3, Wall: 10, Busy: 8, Idle: 2}
-		st.ByCategory[cost.GEMM] = 8
-		res := &trace.Result{Steps: []trace.StepResult{st}, Kernels: []trace.KernelStat{{Name: "k", Count: 1, Total: 8}}}
-		return trace.FileResult{File: "r0.json", Result: res, Summary: trace.Summarize(res.Steps)}
-	}
-	nan, inf := trace.Duration(math.NaN()), trace.Duration(math.Inf(1))
+// Device events that cannot be timed (no ts or no dur) are malformed, and a
+// --step that matches nothing is said: warnings (with the byte offset of
+// the event) and exit 0, or exit 2 under --strict; never summed as 0.
+func TestTraceSummaryUntimedAndUnmatched(t *testing.T) {
+	noDur := smallTrace(t, "nodur.json", `{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 1500}`)
+	noTS := smallTrace(t, "nots.json", `{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "dur": 50}`)
+	good := smallTrace(t, "good.json", "")
 	tests := []struct {
-		name  string
-		spoil func(*trace.FileResult)
-		msg   string // "" when fine
+		name string
+		args []string
+		code int
+		msg  string
 	}{
-		{"finite", func(*trace.FileResult) {}, ""},
-		{"no result", func(fr *trace.FileResult) { fr.Result = nil }, ""},
-		{"step wall", func(fr *trace.FileResult) { fr.Result.Steps[0].Wall = inf }, "r0.json: step 3 wall time is +Inf"},
-		{"step idle", func(fr *trace.FileResult) { fr.Result.Steps[0].Idle = nan }, "r0.json: step 3 idle time is NaN"},
-		{"step category", func(fr *trace.FileResult) { fr.Result.Steps[0].ByCategory[cost.Idle] = nan }, "r0.json: step 3 idle time is NaN"},
-		{"step exposed", func(fr *trace.FileResult) { fr.Result.Steps[0].Exposed[cost.GEMM] = -inf }, "step 3 gemm time is -Inf"},
-		{"kernel", func(fr *trace.FileResult) { fr.Result.Kernels[0].Total = inf }, `total time of kernel "k" is +Inf`},
-		{"median", func(fr *trace.FileResult) { fr.Summary.Median = nan }, "step time percentile is NaN"},
-		{"p90", func(fr *trace.FileResult) { fr.Summary.P90 = inf }, "step time percentile is +Inf"},
-		{"share", func(fr *trace.FileResult) { fr.Summary.Share[cost.GEMM] = math.NaN() }, "gemm summary is NaN"},
-		{"summary exposed", func(fr *trace.FileResult) { fr.Summary.Exposed[cost.Idle] = inf }, "idle summary is +Inf"},
+		{"no dur", []string{noDur}, ExitOK, `skipped a malformed event (trace: event 5 at byte`},
+		{"no dur says what", []string{noDur}, ExitOK, `kernel event "gemm_kernel" has no dur: it cannot be timed`},
+		{"no ts", []string{noTS}, ExitOK, `has no ts: it cannot be timed`},
+		{"no dur strict", []string{"--strict", noDur}, ExitInput, `has no dur`},
+		{"step unmatched", []string{"--step", "^nothing$", good}, ExitOK, `--step "^nothing$" matches no step annotation: steps are delimited by idle gaps instead`},
+		{"step unmatched strict", []string{"--strict", "--step", "^nothing$", good}, ExitInput, `good.json: --step "^nothing$" matches no step annotation`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			fr := good()
-			tc.spoil(&fr)
-			err := checkFinite(fr)
-			if tc.msg == "" {
-				assert.NoError(t, err)
-				return
-			}
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.msg)
-			assert.Contains(t, err.Error(), "not a finite number")
-			var ie *InputError
-			assert.ErrorAs(t, err, &ie)
+			code, _, errOut := runCLI(t, append([]string{"trace", "summary"}, tc.args...)...)
+			assert.Equal(t, tc.code, code, errOut)
+			assert.Contains(t, errOut, tc.msg)
 		})
 	}
+	// the untimed kernel is skipped: 19 of 20 kernels, wall from the good ones
+	code, out, errOut := runCLI(t, "trace", "summary", "--format", "json", noDur)
+	require.Equal(t, ExitOK, code, errOut)
+	var rep report.TraceSummary
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Ranks, 1)
+	assert.Contains(t, rep.Warnings[0], "has no dur")
+	require.Len(t, rep.Ranks[0].Steps, 1)
+	assert.InDelta(t, 0.95, rep.Ranks[0].Steps[0].ByCategoryMs["gemm"], 1e-9, "19 kernels of 50 us: the untimed one adds nothing")
+}
+
+// A kernel far from its launch is skipped with a warning naming the byte
+// offset, or an error under --strict.
+func TestTraceSummaryKernelFarFromLaunch(t *testing.T) {
+	evs := `{"traceEvents": [
+{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 1000, "dur": 1000},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1010, "dur": 5, "args": {"correlation": 1}},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1020, "dur": 5, "args": {"correlation": 2}},
+{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 1100, "dur": 50, "args": {"correlation": 1}},
+{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 9e12, "dur": 50, "args": {"correlation": 2}}
+]}`
+	p := filepath.Join(t.TempDir(), "far.json")
+	require.NoError(t, os.WriteFile(p, []byte(evs), 0o644))
+	code, out, errOut := runCLI(t, "trace", "summary", "--format", "json", p)
+	require.Equal(t, ExitOK, code, errOut)
+	var rep report.TraceSummary
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Ranks, 1)
+	require.Len(t, rep.Ranks[0].Steps, 1)
+	assert.InDelta(t, 0.05, rep.Ranks[0].Steps[0].WallMs, 1e-9, "the far kernel does not stretch the step")
+	off := strings.Index(evs, `{"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 9e12`)
+	require.NotEmpty(t, rep.Warnings)
+	assert.Contains(t, rep.Warnings[0], fmt.Sprintf("skipped 1 malformed kernel events that start more than 1 s before or 600 s after their launch, a time outside the trace's span (the first at byte %d)", off))
+
+	code, _, errOut = runCLI(t, "trace", "summary", "--strict", p)
+	assert.Equal(t, ExitInput, code)
+	assert.Contains(t, errOut, "1 kernel events start far from their launch")
 }

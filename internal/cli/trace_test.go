@@ -11,13 +11,15 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/report"
 )
 
-const traceData = "../../calib/trace/testdata/"
+const traceData = "../../trace/testdata/"
 
 // Text summary of the vLLM FULL-graph decode trace: one decode step of batch
 // 32 (10.743 ms); moe (triton matmul_ogs) is 72.5% of it. Reviewed against
-// calib/trace/testdata/golden/vllm_decode_full_graph.txt.
+// trace/testdata/golden/vllm_decode_full_graph.txt.
 func TestTraceSummaryText(t *testing.T) {
 	code, out, errOut := runCLI(t, "trace", "summary", traceData+"tracelens_vllm_decode_full_graph_execution.json.gz")
 	require.Equal(t, ExitOK, code, errOut)
@@ -83,7 +85,7 @@ func TestTraceSummaryDirectory(t *testing.T) {
 	}
 	code, out, errOut := runCLI(t, "trace", "summary", "--format", "json", dir)
 	require.Equal(t, ExitOK, code, errOut)
-	var rep traceReport
+	var rep report.TraceSummary
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Len(t, rep.Ranks, 2)
 	// These traces carry distributedInfo rank 0 (world size 1): that wins over the name.
@@ -94,7 +96,7 @@ func TestTraceSummaryDirectory(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "execution_details.json"), []byte(`{"batch_size": 32}`), 0o644))
 	code, out, errOut = runCLI(t, "trace", "summary", "--format", "json", dir)
 	require.Equal(t, ExitOK, code, errOut)
-	rep = traceReport{}
+	rep = report.TraceSummary{}
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	assert.Len(t, rep.Ranks, 2)
 	require.NotEmpty(t, rep.Warnings)
@@ -178,19 +180,4 @@ func TestTraceBadInput(t *testing.T) {
 			assert.Contains(t, errOut, tt.errPart)
 		})
 	}
-}
-
-func TestShortKernelName(t *testing.T) {
-	tests := map[string]string{
-		"void vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel<c10::BFloat16>, true>(c10::BFloat16*, c10::BFloat16 const*, int)":                           "vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel<…>, true>",
-		"std::enable_if<(((8)>(0)))&&vllm::_typeConvert<c10::BFloat16>::exists, void>::type vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>(c10::BFloat16*, long)": "vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>",
-		"ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)":                                                                                          "ncclDevKernel_AllGather_RING_LL",
-		"Memcpy DtoD (Device -> Device)":               "Memcpy DtoD (Device -> Device)",
-		"nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT": "nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT",
-	}
-	for in, want := range tests {
-		assert.Equal(t, want, shortKernelName(in), in)
-	}
-	long := shortKernelName("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT32x32x256_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_DTVA0")
-	assert.Len(t, []rune(long), maxKernelName)
 }

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // Summary condenses the steps of one rank.
@@ -30,11 +31,11 @@ import (
 // more than 1 when streams overlap; Share[Idle] is the idle fraction.
 type Summary struct {
 	Steps      int
-	Median     Duration
-	P10        Duration
-	P90        Duration
-	ByCategory [cost.NumCategories]Duration
-	Exposed    [cost.NumCategories]Duration
+	Median     unit.Seconds
+	P10        unit.Seconds
+	P90        unit.Seconds
+	ByCategory [cost.NumCategories]unit.Seconds
+	Exposed    [cost.NumCategories]unit.Seconds
 	Share      [cost.NumCategories]float64
 }
 
@@ -49,9 +50,9 @@ func Summarize(steps []StepResult) Summary {
 		vals[i] = float64(st.Wall)
 	}
 	sort.Float64s(vals)
-	s.Median = Duration(Quantile(vals, 0.5))
-	s.P10 = Duration(Quantile(vals, 0.1))
-	s.P90 = Duration(Quantile(vals, 0.9))
+	s.Median = unit.Seconds(Quantile(vals, 0.5))
+	s.P10 = unit.Seconds(Quantile(vals, 0.1))
+	s.P90 = unit.Seconds(Quantile(vals, 0.9))
 	var wall float64
 	for _, st := range steps {
 		wall += float64(st.Wall)
@@ -63,12 +64,12 @@ func Summarize(steps []StepResult) Summary {
 			tot += vals[i]
 		}
 		sort.Float64s(vals)
-		s.ByCategory[c] = Duration(Quantile(vals, 0.5))
+		s.ByCategory[c] = unit.Seconds(Quantile(vals, 0.5))
 		for i, st := range steps {
 			vals[i] = float64(st.Exposed[c])
 		}
 		sort.Float64s(vals)
-		s.Exposed[c] = Duration(Quantile(vals, 0.5))
+		s.Exposed[c] = unit.Seconds(Quantile(vals, 0.5))
 		if wall > 0 {
 			s.Share[c] = tot / wall
 		}
@@ -183,6 +184,14 @@ func AnalyzeFile(path string, opts FileOptions) FileResult {
 		warns = append(warns, fmt.Sprintf("skipped %d malformed events in all", bad))
 	}
 	res := an.Finish()
+	if opts.Strict && res.FarKernels > 0 {
+		fr.Err = fmt.Errorf("%w: %s: %d kernel events start far from their launch, a time outside the trace's span (the first at byte %d)", ErrInput, path, res.FarKernels, res.FarOffset)
+		return fr
+	}
+	if opts.Strict && res.StepUnmatched {
+		fr.Err = fmt.Errorf("%w: %s: --step %q matches no step annotation (without --strict, steps come from %s)", ErrInput, path, opts.Step, res.Source)
+		return fr
+	}
 	res.Warnings = append(warns, res.Warnings...)
 	fr.Result = res
 	fr.Summary = Summarize(res.Steps)
@@ -289,9 +298,9 @@ func AnalyzeFiles(paths []string, opts FileOptions) []FileResult {
 type Spread struct {
 	Category cost.Category
 	Ranks    int
-	Min      Duration
-	Median   Duration
-	Max      Duration
+	Min      unit.Seconds
+	Median   unit.Seconds
+	Max      unit.Seconds
 	MinRank  int
 	MaxRank  int
 }
@@ -329,7 +338,7 @@ func CollectiveSpread(files []FileResult) []Spread {
 		}
 		out = append(out, Spread{
 			Category: c, Ranks: len(vals),
-			Min: Duration(sorted[0]), Median: Duration(Quantile(sorted, 0.5)), Max: Duration(sorted[len(sorted)-1]),
+			Min: unit.Seconds(sorted[0]), Median: unit.Seconds(Quantile(sorted, 0.5)), Max: unit.Seconds(sorted[len(sorted)-1]),
 			MinRank: vals[0].rank, MaxRank: vals[len(vals)-1].rank,
 		})
 	}

@@ -116,7 +116,7 @@ func TestReaderHTAFields(t *testing.T) {
 	assert.EqualValues(t, 0, nccl.Pid)
 	assert.EqualValues(t, 40, nccl.Tid)
 	assert.InDelta(t, 4458677009853.422, float64(nccl.TS), 1e-3)
-	assert.InDelta(t, 2636.669, float64(nccl.Dur), 1e-9)
+	assert.InDelta(t, 2636.669, nccl.Dur.Us(), 1e-9)
 	assert.EqualValues(t, 12945, nccl.ExternalID)
 	assert.EqualValues(t, 40, nccl.Stream)
 	assert.EqualValues(t, 0, nccl.Device)
@@ -133,7 +133,7 @@ func TestReaderHTAFields(t *testing.T) {
 	memset := find(t, evs, func(e *Event) bool { return e.Cat == CatMemset && e.Correlation == 57609 })
 	assert.EqualValues(t, 6291456, memset.Bytes)
 	assert.Equal(t, "Memset (Device)", memset.Name)
-	assert.InDelta(t, 4.96, float64(memset.Dur), 1e-12)
+	assert.InDelta(t, 4.96, memset.Dur.Us(), 1e-12)
 
 	// {"ph": "f", "id": 57532, "pid": 2910249, "tid": 2919752, "ts": 4458676981028.392, "cat": "ac2g", "name": "ac2g", "bp": "e"}
 	flow := find(t, evs, func(e *Event) bool { return e.Ph == PhaseFlowFinish && e.ID == 57532 })
@@ -179,7 +179,7 @@ func TestReaderEventFieldsOtherTraces(t *testing.T) {
 	assert.Equal(t, "hipMemcpyAsync", rt.Name)
 	assert.EqualValues(t, 256, rt.Bytes)
 	assert.EqualValues(t, 223586, rt.ExternalID)
-	assert.InDelta(t, 6.349, float64(rt.Dur), 1e-12)
+	assert.InDelta(t, 6.349, rt.Dur.Us(), 1e-12)
 	assert.InDelta(t, 4909914681752.107, float64(rt.TS), 1e-3)
 	require.NotNil(t, meta.Distributed)
 	assert.Equal(t, "4.1", string(meta.ROCTracerVersion))
@@ -200,7 +200,7 @@ func TestReaderEventFieldsOtherTraces(t *testing.T) {
 	assert.Equal(t, "BFloat16", ag.DType)
 	assert.EqualValues(t, 15270, ag.Correlation)
 	assert.Equal(t, [3]int32{11, 1, 1}, ag.Grid)
-	assert.InDelta(t, 21.953, float64(ag.Dur), 1e-12)
+	assert.InDelta(t, 21.953, ag.Dur.Us(), 1e-12)
 	require.NotNil(t, meta.Distributed)
 	assert.Equal(t, 8, meta.Distributed.WorldSize)
 }

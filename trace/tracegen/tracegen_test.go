@@ -11,7 +11,7 @@ import (
 )
 
 // wire is the part of an event the tests check, decoded with encoding/json
-// (independent of calib/trace's scanner).
+// (independent of trace's scanner).
 type wire struct {
 	Ph   string         `json:"ph"`
 	Cat  string         `json:"cat"`

@@ -10,7 +10,7 @@ import (
 
 	kgzip "github.com/klauspost/compress/gzip"
 
-	"github.com/moecast/moecast/calib/trace/tracegen"
+	"github.com/moecast/moecast/trace/tracegen"
 )
 
 var traceFile = flag.String("tracefile", "", "trace file for BenchmarkReaderFile (e.g. one written by bench/tracegen)")

@@ -265,6 +265,35 @@ func (r *scanner) rangeErr(i int, field, want string, v float64) {
 	}
 }
 
+// isDevice reports whether events of category c run on the GPU: their ts and
+// dur are what the step analysis sums.
+func isDevice(c Cat) bool {
+	return c == CatKernel || c == CatMemcpy || c == CatMemset || c == CatGPUUserAnnotation
+}
+
+// untimed records that a complete device event at b[i] has no ts or no dur:
+// it cannot be placed in time, so it is malformed rather than read as 0 (a
+// kernel at instant 0 would stretch its step over the epoch; one of zero
+// duration would drop its time).
+func (r *scanner) untimed(i int, ev *Event, hasTS bool) {
+	if r.evErr != "" {
+		return
+	}
+	missing := "dur"
+	if !hasTS {
+		missing = "ts"
+	}
+	r.evErr, r.evErrPos = fmt.Sprintf("%s event %q has no %s: it cannot be timed", ev.CatRaw, shortName(ev.Name), missing), i
+}
+
+// shortName cuts a name for an error message.
+func shortName(s string) string {
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}
+
 // kindOf names the kind of JSON value that starts with c.
 func kindOf(c byte) string {
 	switch {
@@ -498,14 +527,19 @@ func (r *scanner) objectKey(b []byte, i int, first bool, what string) (key []byt
 
 // parseEvent decodes the event object at b[i] into ev.
 func (r *scanner) parseEvent(b []byte, i int, ev *Event) (int, result) {
+	start := i
 	i++
 	prev := uint16(prevEvent)
+	hasTS, hasDur := false, false
 	for first := true; ; first = false {
 		id, kind, done, j, res := r.memberKey(b, i, first, prev, "an event")
 		if res != resOK {
 			return 0, res
 		}
 		if done {
+			if ev.Ph == PhaseComplete && (!hasTS || !hasDur) && isDevice(ev.Cat) {
+				r.untimed(start, ev, hasTS)
+			}
 			return j, resOK
 		}
 		prev = id
@@ -533,14 +567,16 @@ func (r *scanner) parseEvent(b []byte, i int, ev *Event) (int, result) {
 		case keyTid:
 			ev.Tid, i, res = r.readID(b, j, "tid")
 		case keyTS:
+			hasTS = true
 			f, i, res = r.readFloat(b, j, "ts")
-			ev.TS = Time(f)
+			ev.TS = timeFromMicros(f)
 			if !(math.Abs(f) <= maxTime) { // also NaN
 				r.rangeErr(j, "ts", "a finite number", f)
 			}
 		case keyDur:
+			hasDur = true
 			f, i, res = r.readFloat(b, j, "dur")
-			ev.Dur = Duration(f)
+			ev.Dur = secondsFromMicros(f)
 			if !(f >= 0 && f <= maxTime) { // also NaN
 				r.rangeErr(j, "dur", "a finite number >= 0", f)
 			}

@@ -26,7 +26,8 @@ type Rule struct {
 	File     string // where the rule was read from ("rules.toml" for the defaults)
 	Line     int    // line of the rule's [[rule]] header, from 1
 
-	re *regexp.Regexp
+	re   *regexp.Regexp
+	lits []string // one of these is in every name re matches; nil: no filter (rules_literals.go)
 }
 
 // Rules is an ordered rule list: the first rule whose expression matches a
@@ -141,7 +142,7 @@ func ParseRules(file string, data []byte) (*Rules, error) {
 		if !ok || c == cost.Idle || c == cost.Launch {
 			return nil, fail("unknown category %q (want attention, gemm, moe, allreduce, allgather, reducescatter, alltoall, elementwise, sampling or other)", *wr.Category)
 		}
-		rs.list = append(rs.list, Rule{Match: *wr.Match, Category: c, Op: wr.Op, File: file, Line: line, re: re})
+		rs.list = append(rs.list, Rule{Match: *wr.Match, Category: c, Op: wr.Op, File: file, Line: line, re: re, lits: requiredLiterals(*wr.Match)})
 	}
 	return rs, nil
 }
@@ -201,15 +202,32 @@ func NewClassifier(rs *Rules) *Classifier {
 	return &Classifier{rules: rs, cache: make(map[string]Class, 512)}
 }
 
+// MaxRuleName bounds the bytes of a kernel name that the rules see: longer
+// names are classified by their first MaxRuleName bytes. Go's regexp is
+// linear in its input but slow on unanchored alternations (some rules cost
+// ~1 us per byte), so without the bound a trace of many distinct, very
+// long names would take minutes to classify. The identifying part of a
+// kernel name comes first (namespace and kernel, then template arguments
+// and parameter list): the 157 distinct kernel names of the testdata traces
+// (up to 1,677 bytes) classify the same when cut at 256 bytes.
+const MaxRuleName = 1024
+
 // Classify returns the class of a kernel (or memcpy/memset) name.
 func (c *Classifier) Classify(name string) Class {
 	if cl, ok := c.cache[name]; ok {
 		return cl
 	}
 	cl := Class{Category: cost.Other, Op: "unclassified", Rule: -1}
+	seen := name
+	if len(seen) > MaxRuleName {
+		seen = seen[:MaxRuleName]
+	}
 	for i := range c.rules.list {
 		r := &c.rules.list[i]
-		if r.re.MatchString(name) {
+		if r.lits != nil && !containsAny(seen, r.lits) {
+			continue // cannot match: none of the strings every match holds is there
+		}
+		if r.re.MatchString(seen) {
 			cl = Class{Category: r.Category, Op: r.Op, Rule: i, Matched: true}
 			break
 		}

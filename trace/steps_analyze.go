@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // Options configure the step analysis of one trace.
@@ -17,8 +18,8 @@ type Options struct {
 	Step  *regexp.Regexp // --step: the only step annotations (user_annotation names); nil: built-in families
 	Kind  StepKind       // keep only steps of this kind; KindUnknown keeps all
 	// Gap is the idle time that separates two steps when a trace has neither
-	// step annotations nor graph launches (µs). Zero means DefaultGap.
-	Gap Duration
+	// step annotations nor graph launches. Zero means DefaultGap.
+	Gap unit.Seconds
 }
 
 // DefaultGap separates gap-delimited steps: 1 ms of GPU idle. Decode steps of
@@ -26,9 +27,9 @@ type Options struct {
 // that order, while kernels inside an eager step rarely leave the GPU idle
 // for a whole millisecond. It is a heuristic: set Options.Gap (--gap) when it
 // does not fit.
-const DefaultGap Duration = 1000
+const DefaultGap = 1 * unit.Millisecond
 
-// StepResult is the breakdown of one step. Times are µs (Duration).
+// StepResult is the breakdown of one step. Spans are unit.Seconds.
 //
 //   - Wall: from the step's first kernel start to its last kernel end, widened
 //     to the span of its gpu_user_annotation when the trace has one (the
@@ -45,18 +46,38 @@ const DefaultGap Duration = 1000
 //     which two categories overlap is exposed for neither (it counts in
 //     Busy only), so sum(Exposed) <= Busy. Exposed[Idle] = Idle.
 type StepResult struct {
-	Index   int // position among the steps of the trace, from 0, before --kind filtering
-	Kind    StepKind
-	Batch   int    // requests in the step, from its annotation; 0 when unknown
-	Label   string // the annotation name (or "graph launch N" / "gap step N")
-	Start   Time   // first kernel start (or GPU annotation start)
-	Wall    Duration
-	Busy    Duration
-	Idle    Duration
-	Kernels int // kernel, memcpy and memset events attributed to the step
+	Index int // position among the steps of the trace, from 0, before --kind filtering
+	Kind  StepKind
+	Batch int    // requests in the step, from its annotation; 0 when unknown
+	Label string // the annotation name (or "graph launch N" / "gap step N")
+	Start Time   // first kernel start (or GPU annotation start)
+	Wall  unit.Seconds
+	Busy  unit.Seconds
+	Idle  unit.Seconds
+	// KernelEvents counts the kernel, memcpy and memset events attributed
+	// to the step.
+	KernelEvents int
+	// Kernels keeps the identity of the step's kernels: one entry per
+	// kernel name and category, by total time, longest first. Their totals
+	// add up to the sum of ByCategory over the non-idle categories.
+	Kernels []StepKernel
 
-	ByCategory [cost.NumCategories]Duration
-	Exposed    [cost.NumCategories]Duration
+	ByCategory [cost.NumCategories]unit.Seconds
+	Exposed    [cost.NumCategories]unit.Seconds
+}
+
+// StepKernel is one kernel of one step: a name, the category and op its
+// events were attributed to, how many ran in the step and their summed
+// durations (concurrent streams count in full). Name is interned: it shares
+// storage with KernelStat.Name and the Reader's other copies. A kernel whose
+// events fall in two categories (an NCCL kernel whose collective args name
+// different collectives) has one entry per category.
+type StepKernel struct {
+	Name     string
+	Category cost.Category
+	Op       string // the op label of the rule that matched the name ("unclassified" when none did)
+	Count    int
+	Total    unit.Seconds
 }
 
 // KernelStat aggregates the events of one kernel name over the whole trace.
@@ -64,7 +85,7 @@ type KernelStat struct {
 	Name        string
 	Class       Class
 	Count       int
-	Total       Duration
+	Total       unit.Seconds
 	Collectives []CollectiveSize // distinct collective args seen (NCCL kernels of recent PyTorch)
 }
 
@@ -89,11 +110,22 @@ type Result struct {
 	Steps   []StepResult // in time order, after --kind filtering
 	Kernels []KernelStat // every kernel name, by total time, longest first
 
-	Events      int64    // events consumed
-	KernelCount int64    // kernel, memcpy and memset events
-	Outside     int      // kernel events attributed to no step
-	OutsideTime Duration // their summed duration
-	Devices     int      // distinct GPU devices (pid of kernel events)
+	Events      int64        // events consumed
+	KernelCount int64        // kernel, memcpy and memset events
+	Outside     int          // kernel events attributed to no step
+	OutsideTime unit.Seconds // their summed duration
+	Devices     int          // distinct GPU devices (pid of kernel events)
+	// StepUnmatched is set when Options.Step matched no annotation read
+	// before the first GPU launch, so steps came from graph launches or
+	// idle gaps instead (with a warning; FileOptions.Strict makes it an
+	// error).
+	StepUnmatched bool
+	// FarKernels counts the device events that start far from their launch
+	// (more than maxBeforeLaunch before it or maxAfterLaunch after it): a
+	// time outside the trace's span, so malformed and left out of every
+	// sum; FarOffset is the byte offset of the first.
+	FarKernels int
+	FarOffset  int64
 
 	Warnings []string
 }
@@ -112,8 +144,9 @@ func (r *Result) Unclassified() []KernelStat {
 // kspan is one kernel interval buffered in its step.
 type kspan struct {
 	ts, end Time
-	dur     Duration // as written: end-ts loses precision at trace-sized instants
+	dur     unit.Seconds // as written: end-ts loses precision at trace-sized instants
 	cat     cost.Category
+	kid     int32 // the kernel name's record: Analyzer.kernelList[kid]
 }
 
 // stepAcc accumulates one step while its kernels arrive.
@@ -128,6 +161,42 @@ type stepAcc struct {
 	gpuSpan bool
 	gmin    Time
 	gmax    Time
+	kern    []StepKernel    // the step's kernels, in first-seen order
+	kslot   map[int64]int32 // kernel id << 8 | category -> index in kern
+}
+
+// addKernel counts one event of kernel rec (attributed to cat) in the step.
+// The record remembers its last step and slot, so consecutive events of a
+// kernel in one step (the common case) take no map lookup.
+func (s *stepAcc) addKernel(rec *kernelRec, cat cost.Category, dur unit.Seconds) {
+	if rec.lastStep == s && s.kern[rec.lastSlot].Category == cat {
+		k := &s.kern[rec.lastSlot]
+		k.Count++
+		k.Total += dur
+		return
+	}
+	key := int64(rec.id)<<8 | int64(cat)
+	slot, ok := s.kslot[key]
+	if !ok {
+		if s.kslot == nil {
+			s.kslot = map[int64]int32{}
+		}
+		slot = int32(len(s.kern))
+		s.kslot[key] = slot
+		s.kern = append(s.kern, StepKernel{Name: rec.Name, Category: cat, Op: rec.Class.Op})
+	}
+	k := &s.kern[slot]
+	k.Count++
+	k.Total += dur
+	rec.lastStep, rec.lastSlot = s, slot
+}
+
+// kernelRec is the Analyzer's record of one kernel name.
+type kernelRec struct {
+	KernelStat
+	id       int32
+	lastStep *stepAcc // the step of the name's last event, with its slot there
+	lastSlot int32
 }
 
 // Analyzer consumes the events of one trace in a single pass and builds its
@@ -137,7 +206,9 @@ type stepAcc struct {
 // kernels read before their launch (usually one); the kernel-name table; and
 // the kernel intervals (32 bytes each) of the steps still open: a step is
 // closed once kernels of a step two places later arrive, or at the end.
-// Nothing grows with the number of events beyond the per-step records.
+// Nothing grows with the number of events beyond the per-step records,
+// which include one StepKernel per distinct kernel (and category) of the
+// step.
 type Analyzer struct {
 	opts  Options
 	cls   *Classifier
@@ -152,14 +223,14 @@ type Analyzer struct {
 	// correlation id of a launch -> step: a kernel launch's entry goes when
 	// its kernel arrives (one GPU event per launch), a graph launch's stays
 	// (all the replayed kernels carry its correlation).
-	corrStep  map[int64]int
-	corrGraph map[int64]int
+	corrStep  map[int64]launchAt
+	corrGraph map[int64]launchAt
 	gpuAnn    map[int64][2]Time
 	late      int
 
 	// graph-launch and gap modes (only without step annotations)
-	graphStep map[int64]int // correlation of a graph launch -> step
-	gaps      []*stepAcc    // gap-delimited steps of the kernels no graph launch claims
+	graphStep map[int64]launchAt // correlation of a graph launch -> step
+	gaps      []*stepAcc         // gap-delimited steps of the kernels no graph launch claims
 	gapEnd    Time
 
 	launched corrSet              // correlation ids of the launches read
@@ -168,7 +239,8 @@ type Analyzer struct {
 	open []int // steps with buffered kernels, ascending
 
 	launchName map[string]bool
-	kernels    map[string]*KernelStat
+	kernels    map[string]*kernelRec
+	kernelList []*kernelRec // by id
 	devices    map[int64]bool
 	res        Result
 	lateK      int
@@ -189,13 +261,13 @@ func NewAnalyzer(opts Options) *Analyzer {
 		cls:        NewClassifier(rules),
 		match:      stepMatcher{user: opts.Step},
 		extStep:    map[int64]int{},
-		corrStep:   map[int64]int{},
-		corrGraph:  map[int64]int{},
+		corrStep:   map[int64]launchAt{},
+		corrGraph:  map[int64]launchAt{},
 		gpuAnn:     map[int64][2]Time{},
-		graphStep:  map[int64]int{},
+		graphStep:  map[int64]launchAt{},
 		pending:    map[int64][]pendingK{},
 		launchName: map[string]bool{},
-		kernels:    map[string]*KernelStat{},
+		kernels:    map[string]*kernelRec{},
 		devices:    map[int64]bool{},
 	}
 }
@@ -287,7 +359,7 @@ func (a *Analyzer) addLate(an annot) {
 	k := threadKey{an.pid, an.tid}
 	w := a.table.byThread[k]
 	i := sort.Search(len(w), func(i int) bool { return w[i].ts > an.ts }) - 1
-	if i >= 0 && (an.ts <= w[i].end || (a.family == famRunner && !strings.HasSuffix(an.name, "preprocess"))) {
+	if i >= 0 && (an.ts <= w[i].end || an.info.delim.extends(an.name)) {
 		id := w[i].id
 		w[i].end = max(w[i].end, an.end)
 		m := &a.steps[id].meta
@@ -304,10 +376,7 @@ func (a *Analyzer) addLate(an annot) {
 		return
 	}
 	id := len(a.steps)
-	m := stepMeta{label: an.name, pid: an.pid, tid: an.tid, ts: an.ts, end: an.end, kind: an.info.kind, batch: an.info.batch}
-	if a.family == famRunner {
-		m.label = "gpu_model_runner step"
-	}
+	m := stepMeta{label: an.info.delim.label(an.name), pid: an.pid, tid: an.tid, ts: an.ts, end: an.end, kind: an.info.kind, batch: an.info.batch}
 	a.steps = append(a.steps, &stepAcc{meta: m})
 	if _, ok := a.table.byThread[k]; !ok {
 		a.table.byPid[an.pid] = append(a.table.byPid[an.pid], k)
@@ -339,30 +408,29 @@ func (a *Analyzer) addLaunch(ev *Event) {
 	a.launched.add(ev.Correlation)
 	if a.table != nil {
 		if id := a.table.lookup(ev.Pid, ev.Tid, ev.TS); id >= 0 {
-			if strings.Contains(ev.Name, "GraphLaunch") {
-				a.corrGraph[ev.Correlation] = id
+			if isGraphLaunch(ev.Name) {
+				a.corrGraph[ev.Correlation] = launchAt{id, ev.TS}
 			} else {
-				a.corrStep[ev.Correlation] = id
+				a.corrStep[ev.Correlation] = launchAt{id, ev.TS}
 			}
 		}
-	} else if strings.Contains(ev.Name, "GraphLaunch") {
-		id := len(a.steps)
-		a.steps = append(a.steps, &stepAcc{meta: stepMeta{label: fmt.Sprintf("graph launch %d", id), pid: ev.Pid, tid: ev.Tid, ts: ev.TS, end: ev.End()}})
-		a.graphStep[ev.Correlation] = id
+	} else if isGraphLaunch(ev.Name) {
+		a.addGraphStep(ev)
 	}
 	// kernels that came before their launch in the file
 	if p, ok := a.pending[ev.Correlation]; ok {
 		delete(a.pending, ev.Correlation)
 		for _, k := range p {
-			a.route(ev.Correlation, k.span)
+			a.route(ev.Correlation, k.span, k.offset)
 		}
 	}
 }
 
 // pendingK is a kernel whose launch has not been read yet.
 type pendingK struct {
-	span  kspan
-	index int64 // event index, for eviction
+	span   kspan
+	index  int64 // event index, for eviction
+	offset int64 // byte offset, for a malformed-event warning
 }
 
 // Pending kernels wait for their launch at most pendingWindow events (B200
@@ -382,16 +450,16 @@ func (a *Analyzer) addKernel(ev *Event) {
 			cat = c
 		}
 	}
-	k := kspan{ts: ev.TS, end: ev.End(), dur: ev.Dur, cat: cat}
+	k := kspan{ts: ev.TS, end: ev.End(), dur: ev.Dur, cat: cat, kid: ks.id}
 	if !a.launched.has(ev.Correlation) && ev.Correlation != 0 {
 		// the kernel's launch is still to come
-		a.pending[ev.Correlation] = append(a.pending[ev.Correlation], pendingK{span: k, index: ev.Index})
+		a.pending[ev.Correlation] = append(a.pending[ev.Correlation], pendingK{span: k, index: ev.Index, offset: ev.Offset})
 		if a.res.KernelCount%(1<<14) == 0 {
 			a.evict(ev.Index - pendingWindow)
 		}
 		return
 	}
-	a.route(ev.Correlation, k)
+	a.route(ev.Correlation, k, ev.Offset)
 }
 
 // evict routes the pending kernels read before event index limit, in the
@@ -413,72 +481,82 @@ func (a *Analyzer) evict(limit int64) {
 	}
 	slices.SortFunc(ks, func(x, y due) int { return cmp.Compare(x.k.index, y.k.index) })
 	for _, d := range ks {
-		a.route(d.corr, d.k.span)
+		a.route(d.corr, d.k.span, d.k.offset)
 	}
+}
+
+// launchAt is the step of a launch and when it ran on the CPU.
+type launchAt struct {
+	step int
+	ts   Time
+}
+
+// A kernel runs after its launch: one that starts more than maxBeforeLaunch
+// before it (beyond CPU/GPU clock skew) or more than maxAfterLaunch after it
+// (beyond any queue of GPU work) carries a time far outside the trace's
+// span, and is malformed rather than stretched into its step's wall time.
+const (
+	maxBeforeLaunch unit.Seconds = 1
+	maxAfterLaunch  unit.Seconds = 600
+)
+
+// farFromLaunch reports whether kernel k cannot belong to launch l in time;
+// such a kernel is counted as malformed (Result.FarKernels) and dropped
+// from the kernel statistics.
+func (a *Analyzer) farFromLaunch(l launchAt, k kspan, offset int64) bool {
+	if d := k.ts.Sub(l.ts); d >= -maxBeforeLaunch && d <= maxAfterLaunch {
+		return false
+	}
+	if a.res.FarKernels == 0 {
+		a.res.FarOffset = offset
+	}
+	a.res.FarKernels++
+	a.res.KernelCount--
+	rec := a.kernelList[k.kid]
+	rec.Count--
+	rec.Total -= k.dur
+	return true
 }
 
 // route sends a kernel to its step: through its launch's step in annotation
 // mode, its graph launch in graph mode, else the gap steps.
-func (a *Analyzer) route(corr int64, k kspan) {
+func (a *Analyzer) route(corr int64, k kspan, offset int64) {
 	dur := k.dur
 	if a.table != nil {
-		if id, ok := a.corrStep[corr]; ok {
+		if l, ok := a.corrStep[corr]; ok {
 			delete(a.corrStep, corr)
-			a.addToStep(id, k, dur)
+			if !a.farFromLaunch(l, k, offset) {
+				a.addToStep(l.step, k, dur)
+			}
 			return
 		}
-		if id, ok := a.corrGraph[corr]; ok {
-			a.addToStep(id, k, dur)
+		if l, ok := a.corrGraph[corr]; ok {
+			if !a.farFromLaunch(l, k, offset) {
+				a.addToStep(l.step, k, dur)
+			}
 			return
 		}
 		a.res.Outside++
 		a.res.OutsideTime += dur
 		return
 	}
-	if id, ok := a.graphStep[corr]; ok {
-		a.addToStep(id, k, dur)
+	if l, ok := a.graphStep[corr]; ok {
+		if !a.farFromLaunch(l, k, offset) {
+			a.addToStep(l.step, k, dur)
+		}
 		return
 	}
 	a.addToGap(k)
 }
 
-// addToGap puts a kernel in the current gap-delimited step, opening a new
-// one (and closing the current one) after an idle gap longer than
-// Options.Gap. Gap steps count only when the trace has neither step
-// annotations nor graph launches; kernels arrive roughly in time order, so
-// only the last gap step is open.
-func (a *Analyzer) addToGap(k kspan) {
-	if len(a.gaps) == 0 || float64(k.ts) > float64(a.gapEnd)+float64(a.opts.Gap) {
-		a.closeLastGap()
-		a.gaps = append(a.gaps, &stepAcc{meta: stepMeta{label: fmt.Sprintf("gap step %d", len(a.gaps))}})
-		a.gapEnd = k.end
-	}
-	a.gapEnd = max(a.gapEnd, k.end)
-	g := a.gaps[len(a.gaps)-1]
-	if !g.hasK {
-		g.hasK, g.kmin, g.kmax = true, k.ts, k.end
-	}
-	g.kmin, g.kmax = min(g.kmin, k.ts), max(g.kmax, k.end)
-	g.res.Kernels++
-	g.spans = append(g.spans, k)
-}
-
-func (a *Analyzer) closeLastGap() {
-	if n := len(a.gaps); n > 0 && !a.gaps[n-1].done {
-		g := a.gaps[n-1]
-		g.done = true
-		breakdown(g.spans, &g.res)
-		g.spans = nil
-	}
-}
-
 // kernelStat counts the kernel in its name's record, classifying the name
 // the first time it is seen (one map lookup per kernel event).
-func (a *Analyzer) kernelStat(ev *Event) *KernelStat {
+func (a *Analyzer) kernelStat(ev *Event) *kernelRec {
 	ks := a.kernels[ev.Name]
 	if ks == nil {
-		ks = &KernelStat{Name: ev.Name, Class: a.cls.Classify(ev.Name)}
+		ks = &kernelRec{KernelStat: KernelStat{Name: ev.Name, Class: a.cls.Classify(ev.Name)}, id: int32(len(a.kernelList))}
 		a.kernels[ev.Name] = ks
+		a.kernelList = append(a.kernelList, ks)
 	}
 	ks.Count++
 	ks.Total += ev.Dur
@@ -488,7 +566,7 @@ func (a *Analyzer) kernelStat(ev *Event) *KernelStat {
 	return ks
 }
 
-func addCollective(ks *KernelStat, ev *Event) {
+func addCollective(ks *kernelRec, ev *Event) {
 	for i := range ks.Collectives {
 		c := &ks.Collectives[i]
 		if c.Collective == ev.Collective && c.InMsgNelems == ev.InMsgNelems && c.OutMsgNelems == ev.OutMsgNelems && c.DType == ev.DType && c.GroupSize == ev.GroupSize {
@@ -502,13 +580,14 @@ func addCollective(ks *KernelStat, ev *Event) {
 }
 
 // addToStep buffers a kernel in step id and closes the steps that ended.
-func (a *Analyzer) addToStep(id int, k kspan, dur Duration) {
+func (a *Analyzer) addToStep(id int, k kspan, dur unit.Seconds) {
 	s := a.steps[id]
 	if !s.hasK {
 		s.hasK, s.kmin, s.kmax = true, k.ts, k.end
 	}
 	s.kmin, s.kmax = min(s.kmin, k.ts), max(s.kmax, k.end)
-	s.res.Kernels++
+	s.res.KernelEvents++
+	s.addKernel(a.kernelList[k.kid], k.cat, dur)
 	if s.done {
 		// A kernel that arrives after its step was closed: its time is added
 		// to the category and to busy time, without overlap analysis.
@@ -571,7 +650,7 @@ func breakdown(spans []kspan, r *StepResult) {
 	var prev Time
 	for _, e := range edges {
 		if nact > 0 && e.t > prev {
-			dt := Duration(e.t - prev)
+			dt := e.t.Sub(prev)
 			r.Busy += dt
 			if ncat == 1 {
 				for c := range active {
@@ -628,7 +707,7 @@ func (a *Analyzer) Finish() *Result {
 		if graphK {
 			a.res.Source = SourceGraph
 			for _, g := range a.gaps {
-				a.res.Outside += g.res.Kernels
+				a.res.Outside += g.res.KernelEvents
 				for _, d := range g.res.ByCategory {
 					a.res.OutsideTime += d
 				}
@@ -655,17 +734,19 @@ func (a *Analyzer) Finish() *Result {
 		if s.gpuSpan {
 			lo, hi = min(lo, s.gmin), max(hi, s.gmax)
 		}
-		r.Start, r.Wall = lo, Duration(hi-lo)
+		r.Start, r.Wall = lo, hi.Sub(lo)
 		r.Busy = min(r.Busy, r.Wall) // late kernels add to busy without overlap analysis
 		r.Idle = max(r.Wall-r.Busy, 0)
 		r.ByCategory[cost.Idle], r.Exposed[cost.Idle] = r.Idle, r.Idle
+		r.Kernels = sortStepKernels(s.kern)
+		s.kern, s.kslot = nil, nil
 		if a.opts.Kind != KindUnknown && r.Kind != a.opts.Kind {
 			continue
 		}
 		a.res.Steps = append(a.res.Steps, r)
 	}
-	for _, k := range a.kernels {
-		a.res.Kernels = append(a.res.Kernels, *k)
+	for _, k := range a.kernelList {
+		a.res.Kernels = append(a.res.Kernels, k.KernelStat)
 	}
 	sort.Slice(a.res.Kernels, func(i, j int) bool {
 		ki, kj := &a.res.Kernels[i], &a.res.Kernels[j]
@@ -679,8 +760,31 @@ func (a *Analyzer) Finish() *Result {
 	return &a.res
 }
 
+// sortStepKernels orders a step's kernels by total time, longest first,
+// then by name and category.
+func sortStepKernels(ks []StepKernel) []StepKernel {
+	slices.SortFunc(ks, func(x, y StepKernel) int {
+		if c := cmp.Compare(y.Total, x.Total); c != 0 {
+			return c
+		}
+		if c := strings.Compare(x.Name, y.Name); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Category, y.Category)
+	})
+	return ks
+}
+
 func (a *Analyzer) warnings(empty int) {
 	w := &a.res.Warnings
+	if a.res.FarKernels > 0 {
+		*w = append(*w, fmt.Sprintf("skipped %d malformed kernel events that start more than %.0f s before or %.0f s after their launch, a time outside the trace's span (the first at byte %d)",
+			a.res.FarKernels, float64(maxBeforeLaunch), float64(maxAfterLaunch), a.res.FarOffset))
+	}
+	if a.opts.Step != nil && a.res.Source != SourceAnnotation {
+		a.res.StepUnmatched = true
+		*w = append(*w, fmt.Sprintf("--step %q matches no step annotation: steps are delimited by %s instead", a.opts.Step, a.res.Source))
+	}
 	if a.res.KernelCount == 0 {
 		*w = append(*w, "no kernel events: the trace holds no GPU activity (was CUDA/ROCm activity profiled?)")
 	}
@@ -694,7 +798,7 @@ func (a *Analyzer) warnings(empty int) {
 		*w = append(*w, fmt.Sprintf("%d kernels arrived after their step was closed: counted in their category and busy time without overlap analysis", a.lateK))
 	}
 	if a.res.Outside > 0 && a.res.Source != SourceGaps {
-		*w = append(*w, fmt.Sprintf("%d kernel events (%.3f ms) fall outside every step", a.res.Outside, float64(a.res.OutsideTime)/1e3))
+		*w = append(*w, fmt.Sprintf("%d kernel events (%.3f ms) fall outside every step", a.res.Outside, a.res.OutsideTime.Ms()))
 	}
 	if a.res.Devices > 1 {
 		*w = append(*w, fmt.Sprintf("kernels on %d devices in one file: busy time is the union over all of them", a.res.Devices))

@@ -52,11 +52,11 @@ func FuzzAnalyzer(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
 	f.Add([]byte("step[DECODE bs=4] graph kernel kernel"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		a := NewAnalyzer(Options{Gap: 5})
+		a := NewAnalyzer(Options{Gap: secondsFromMicros(5)})
 		names := []string{"step[DECODE bs=2]", "ProfilerStep#1", "nvjet_x", "fused_moe_kernel", "ncclDevKernel_AllReduce_x", "cudaLaunchKernel", "cudaGraphLaunch"}
 		for i := 0; i+3 < len(data); i += 4 {
 			b := data[i : i+4]
-			ev := Event{Index: int64(i / 4), Ph: PhaseComplete, TS: Time(b[1]), Dur: Duration(b[2] % 32), Correlation: int64(b[3] % 8), ExternalID: int64(b[3] % 3), Pid: int64(b[0] % 2), Tid: int64(b[0] % 3)}
+			ev := Event{Index: int64(i / 4), Ph: PhaseComplete, TS: timeFromMicros(float64(b[1])), Dur: secondsFromMicros(float64(b[2] % 32)), Correlation: int64(b[3] % 8), ExternalID: int64(b[3] % 3), Pid: int64(b[0] % 2), Tid: int64(b[0] % 3)}
 			switch b[0] % 4 {
 			case 0:
 				ev.Cat, ev.Name = CatUserAnnotation, names[b[1]%2]

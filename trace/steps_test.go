@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 const tol = 1e-9 // µs; fixture times are exact binary fractions
@@ -54,19 +55,19 @@ func TestUserStepRegexNamedGroups(t *testing.T) {
 
 // events builds fixtures. Times in µs.
 func ann(name string, pid, tid int64, ts, dur float64, ext int64) Event {
-	return Event{Ph: PhaseComplete, Cat: CatUserAnnotation, Name: name, Pid: pid, Tid: tid, TS: Time(ts), Dur: Duration(dur), ExternalID: ext}
+	return Event{Ph: PhaseComplete, Cat: CatUserAnnotation, Name: name, Pid: pid, Tid: tid, TS: timeFromMicros(ts), Dur: secondsFromMicros(dur), ExternalID: ext}
 }
 
 func gpuAnn(name string, ts, dur float64, ext int64) Event {
-	return Event{Ph: PhaseComplete, Cat: CatGPUUserAnnotation, Name: name, Pid: 0, Tid: 7, TS: Time(ts), Dur: Duration(dur), ExternalID: ext}
+	return Event{Ph: PhaseComplete, Cat: CatGPUUserAnnotation, Name: name, Pid: 0, Tid: 7, TS: timeFromMicros(ts), Dur: secondsFromMicros(dur), ExternalID: ext}
 }
 
 func launch(name string, pid, tid int64, ts float64, corr int64) Event {
-	return Event{Ph: PhaseComplete, Cat: CatRuntime, Name: name, Pid: pid, Tid: tid, TS: Time(ts), Dur: 2, Correlation: corr}
+	return Event{Ph: PhaseComplete, Cat: CatRuntime, Name: name, Pid: pid, Tid: tid, TS: timeFromMicros(ts), Dur: secondsFromMicros(2), Correlation: corr}
 }
 
 func kern(name string, stream int64, ts, dur float64, corr int64) Event {
-	return Event{Ph: PhaseComplete, Cat: CatKernel, Name: name, Pid: 0, Tid: stream, TS: Time(ts), Dur: Duration(dur), Correlation: corr}
+	return Event{Ph: PhaseComplete, Cat: CatKernel, Name: name, Pid: 0, Tid: stream, TS: timeFromMicros(ts), Dur: secondsFromMicros(dur), Correlation: corr}
 }
 
 func run(t *testing.T, opts Options, evs ...Event) *Result {
@@ -94,13 +95,13 @@ func TestGraphKernelsAttributedThroughLaunch(t *testing.T) {
 	s := res.Steps[0]
 	assert.Equal(t, KindDecode, s.Kind)
 	assert.Equal(t, 8, s.Batch)
-	assert.Equal(t, 3, s.Kernels)
-	assert.InDelta(t, 100, float64(s.Wall), tol) // 1000 .. 1100
-	assert.InDelta(t, 90, float64(s.Busy), tol)
-	assert.InDelta(t, 10, float64(s.Idle), tol)
-	assert.InDelta(t, 30, float64(s.ByCategory[cost.GEMM]), tol)
-	assert.InDelta(t, 50, float64(s.ByCategory[cost.MoE]), tol)
-	assert.InDelta(t, 10, float64(s.ByCategory[cost.AllReduce]), tol)
+	assert.Equal(t, 3, s.KernelEvents)
+	assert.InDelta(t, 100, s.Wall.Us(), tol) // 1000 .. 1100
+	assert.InDelta(t, 90, s.Busy.Us(), tol)
+	assert.InDelta(t, 10, s.Idle.Us(), tol)
+	assert.InDelta(t, 30, s.ByCategory[cost.GEMM].Us(), tol)
+	assert.InDelta(t, 50, s.ByCategory[cost.MoE].Us(), tol)
+	assert.InDelta(t, 10, s.ByCategory[cost.AllReduce].Us(), tol)
 	assert.Equal(t, 0, res.Outside)
 	assert.Equal(t, SourceAnnotation, res.Source)
 }
@@ -116,9 +117,9 @@ func TestKernelBeforeLaunch(t *testing.T) {
 		launch("cudaLaunchKernel", 1, 1, 150, 22),
 	)
 	require.Len(t, res.Steps, 1)
-	assert.Equal(t, 1, res.Steps[0].Kernels)
+	assert.Equal(t, 1, res.Steps[0].KernelEvents)
 	assert.Equal(t, 1, res.Outside)
-	assert.InDelta(t, 5, float64(res.OutsideTime), tol)
+	assert.InDelta(t, 5, res.OutsideTime.Us(), tol)
 }
 
 // DDP backward kernels are launched from the autograd thread, outside the
@@ -132,7 +133,7 @@ func TestLaunchOnOtherThreadOfProcess(t *testing.T) {
 		kern("at::native::vectorized_elementwise_kernel", 7, 70, 5, 31),
 	)
 	require.Len(t, res.Steps, 1)
-	assert.Equal(t, 1, res.Steps[0].Kernels)
+	assert.Equal(t, 1, res.Steps[0].KernelEvents)
 	assert.Equal(t, 1, res.Outside)
 }
 
@@ -175,8 +176,8 @@ func TestRunnerScopesGrouped(t *testing.T) {
 		kern("nvjet_a", 7, 150, 10, 11),
 	)
 	require.Len(t, res.Steps, 2)
-	assert.Equal(t, 1, res.Steps[0].Kernels)
-	assert.Equal(t, 1, res.Steps[1].Kernels)
+	assert.Equal(t, 1, res.Steps[0].KernelEvents)
+	assert.Equal(t, 1, res.Steps[1].KernelEvents)
 	assert.Equal(t, 0, res.Outside)
 }
 
@@ -190,21 +191,21 @@ func TestRunnerScopesGrouped(t *testing.T) {
 func TestBreakdownOverlap(t *testing.T) {
 	var r StepResult
 	breakdown([]kspan{
-		{0, 40, 40, cost.GEMM}, {60, 100, 40, cost.MoE}, {30, 70, 40, cost.AllReduce},
+		sp(0, 40, cost.GEMM), sp(60, 100, cost.MoE), sp(30, 70, cost.AllReduce),
 	}, &r)
-	assert.InDelta(t, 100, float64(r.Busy), tol)
-	assert.InDelta(t, 40, float64(r.ByCategory[cost.GEMM]), tol)
-	assert.InDelta(t, 40, float64(r.ByCategory[cost.AllReduce]), tol)
-	assert.InDelta(t, 30, float64(r.Exposed[cost.GEMM]), tol)
-	assert.InDelta(t, 20, float64(r.Exposed[cost.AllReduce]), tol)
-	assert.InDelta(t, 30, float64(r.Exposed[cost.MoE]), tol)
+	assert.InDelta(t, 100, r.Busy.Us(), tol)
+	assert.InDelta(t, 40, r.ByCategory[cost.GEMM].Us(), tol)
+	assert.InDelta(t, 40, r.ByCategory[cost.AllReduce].Us(), tol)
+	assert.InDelta(t, 30, r.Exposed[cost.GEMM].Us(), tol)
+	assert.InDelta(t, 20, r.Exposed[cost.AllReduce].Us(), tol)
+	assert.InDelta(t, 30, r.Exposed[cost.MoE].Us(), tol)
 	// same-category overlap is exposed for that category, and counted once in busy
 	var r2 StepResult
-	breakdown([]kspan{{0, 10, 10, cost.GEMM}, {5, 20, 15, cost.GEMM}, {30, 40, 10, cost.Elementwise}}, &r2)
-	assert.InDelta(t, 30, float64(r2.Busy), tol)
-	assert.InDelta(t, 25, float64(r2.ByCategory[cost.GEMM]), tol)
-	assert.InDelta(t, 20, float64(r2.Exposed[cost.GEMM]), tol)
-	assert.InDelta(t, 10, float64(r2.Exposed[cost.Elementwise]), tol)
+	breakdown([]kspan{sp(0, 10, cost.GEMM), sp(5, 20, cost.GEMM), sp(30, 40, cost.Elementwise)}, &r2)
+	assert.InDelta(t, 30, r2.Busy.Us(), tol)
+	assert.InDelta(t, 25, r2.ByCategory[cost.GEMM].Us(), tol)
+	assert.InDelta(t, 20, r2.Exposed[cost.GEMM].Us(), tol)
+	assert.InDelta(t, 10, r2.Exposed[cost.Elementwise].Us(), tol)
 }
 
 // Invariants on every step: sum(exposed of kernel categories) <= busy <=
@@ -215,18 +216,18 @@ func TestBreakdownInvariants(t *testing.T) {
 	x := uint64(12345)
 	for i := 0; i < 500; i++ {
 		x = x*6364136223846793005 + 1442695040888963407
-		ts := Time(x>>40) / 1000
-		d := Time((x>>20)&0xfff) / 100
-		spans = append(spans, kspan{ts, ts + d, Duration(d), cats[i%len(cats)]})
+		ts := timeFromMicros(float64(x>>40) / 1000)
+		d := secondsFromMicros(float64((x>>20)&0xfff) / 100)
+		spans = append(spans, kspan{ts: ts, end: ts.Add(d), dur: d, cat: cats[i%len(cats)]})
 	}
 	var r StepResult
 	breakdown(spans, &r)
-	var exp Duration
+	var exp unit.Seconds
 	for c := range cost.NumCategories {
 		exp += r.Exposed[c]
-		assert.LessOrEqual(t, float64(r.Exposed[c]), float64(r.ByCategory[c])+1e-6, "category %v", c)
+		assert.LessOrEqual(t, r.Exposed[c].Us(), r.ByCategory[c].Us()+1e-6, "category %v", c)
 	}
-	assert.LessOrEqual(t, float64(exp), float64(r.Busy)+1e-6)
+	assert.LessOrEqual(t, exp.Us(), r.Busy.Us()+1e-6)
 }
 
 // The GPU annotation (matched by External id) widens the wall time.
@@ -238,9 +239,9 @@ func TestGPUAnnotationWidensWall(t *testing.T) {
 		gpuAnn("step[DECODE bs=2]", 95, 30, 77),
 	)
 	require.Len(t, res.Steps, 1)
-	assert.InDelta(t, 30, float64(res.Steps[0].Wall), tol)
-	assert.InDelta(t, 20, float64(res.Steps[0].Idle), tol)
-	assert.InDelta(t, 20, float64(res.Steps[0].ByCategory[cost.Idle]), tol)
+	assert.InDelta(t, 30, res.Steps[0].Wall.Us(), tol)
+	assert.InDelta(t, 20, res.Steps[0].Idle.Us(), tol)
+	assert.InDelta(t, 20, res.Steps[0].ByCategory[cost.Idle].Us(), tol)
 }
 
 func TestKindFilter(t *testing.T) {
@@ -276,14 +277,14 @@ func TestGraphLaunchSteps(t *testing.T) {
 	)
 	assert.Equal(t, SourceGraph, res.Source)
 	require.Len(t, res.Steps, 2)
-	assert.Equal(t, 2, res.Steps[0].Kernels)
-	assert.Equal(t, 1, res.Steps[1].Kernels)
+	assert.Equal(t, 2, res.Steps[0].KernelEvents)
+	assert.Equal(t, 1, res.Steps[1].KernelEvents)
 	assert.Equal(t, 1, res.Outside)
 }
 
 // Without annotations or graphs: steps split at idle gaps longer than Gap.
 func TestGapSteps(t *testing.T) {
-	res := run(t, Options{Gap: 50},
+	res := run(t, Options{Gap: secondsFromMicros(50)},
 		launch("cudaLaunchKernel", 1, 1, 0, 1),
 		launch("cudaLaunchKernel", 1, 1, 1, 2),
 		launch("cudaLaunchKernel", 1, 1, 2, 3),
@@ -293,9 +294,9 @@ func TestGapSteps(t *testing.T) {
 	)
 	assert.Equal(t, SourceGaps, res.Source)
 	require.Len(t, res.Steps, 2)
-	assert.InDelta(t, 40, float64(res.Steps[0].Wall), tol)
-	assert.InDelta(t, 20, float64(res.Steps[0].Busy), tol)
-	assert.Equal(t, 1, res.Steps[1].Kernels)
+	assert.InDelta(t, 40, res.Steps[0].Wall.Us(), tol)
+	assert.InDelta(t, 20, res.Steps[0].Busy.Us(), tol)
+	assert.Equal(t, 1, res.Steps[1].KernelEvents)
 }
 
 // Many steps: steps are closed as later ones receive kernels, so the kernel
@@ -325,9 +326,9 @@ func TestManyStepsClosedProgressively(t *testing.T) {
 	require.Len(t, res.Steps, n)
 	assert.LessOrEqual(t, maxOpen, 2)
 	for _, s := range res.Steps {
-		assert.InDelta(t, 100, float64(s.Wall), tol)
-		assert.InDelta(t, 90, float64(s.Busy), tol)
-		assert.InDelta(t, 40, float64(s.Exposed[cost.AllReduce]), tol)
+		assert.InDelta(t, 100, s.Wall.Us(), tol)
+		assert.InDelta(t, 90, s.Busy.Us(), tol)
+		assert.InDelta(t, 40, s.Exposed[cost.AllReduce].Us(), tol)
 	}
 }
 
@@ -351,7 +352,7 @@ func TestInterleavedSteps(t *testing.T) {
 	require.Len(t, res.Steps, 3)
 	assert.Equal(t, []int{4, 5, 6}, []int{res.Steps[0].Batch, res.Steps[1].Batch, res.Steps[2].Batch})
 	assert.Equal(t, 0, res.Outside)
-	assert.InDelta(t, 20, float64(res.Steps[2].Wall), tol)
+	assert.InDelta(t, 20, res.Steps[2].Wall.Us(), tol)
 	assert.Empty(t, res.Warnings)
 
 	runner := run(t, Options{},
@@ -366,8 +367,8 @@ func TestInterleavedSteps(t *testing.T) {
 		kern("nvjet_a", 7, 106, 1, 7),
 	)
 	require.Len(t, runner.Steps, 2)
-	assert.Equal(t, 2, runner.Steps[0].Kernels)
-	assert.Equal(t, 1, runner.Steps[1].Kernels)
+	assert.Equal(t, 2, runner.Steps[0].KernelEvents)
+	assert.Equal(t, 1, runner.Steps[1].KernelEvents)
 }
 
 func TestWarnings(t *testing.T) {
@@ -397,8 +398,111 @@ func TestCollectiveArgs(t *testing.T) {
 		k1, k2,
 	)
 	require.Len(t, res.Steps, 1)
-	assert.InDelta(t, 20, float64(res.Steps[0].ByCategory[cost.AllReduce]), tol)
+	assert.InDelta(t, 20, res.Steps[0].ByCategory[cost.AllReduce].Us(), tol)
 	require.Len(t, res.Kernels, 1)
 	require.Len(t, res.Kernels[0].Collectives, 1)
 	assert.Equal(t, CollectiveSize{Collective: "allreduce", InMsgNelems: 6637568, OutMsgNelems: 6637568, DType: "Float", GroupSize: 2, Count: 2}, res.Kernels[0].Collectives[0])
+}
+
+// sp is a kernel span from ts to end (µs).
+func sp(ts, end float64, cat cost.Category) kspan {
+	return kspan{ts: timeFromMicros(ts), end: timeFromMicros(end), dur: secondsFromMicros(end - ts), cat: cat}
+}
+
+// Steps keep kernel identity: one entry per kernel name (and category) with
+// its count, total, category and the op label of its rule, longest first.
+func TestStepKernels(t *testing.T) {
+	res := run(t, Options{},
+		ann("execute_context_0(0)_generation_8(8)", 1, 1, 0, 100, 11),
+		launch("cudaGraphLaunch", 1, 1, 50, 500),
+		kern("nvjet_tst_a", 7, 1000, 30, 500),
+		kern("fused_moe_kernel", 7, 1030, 50, 500),
+		kern("nvjet_tst_a", 7, 1080, 10, 500),
+		kern("ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)", 7, 1090, 10, 500),
+		kern("unknown_kernel_x", 7, 1100, 5, 500),
+	)
+	require.Len(t, res.Steps, 1)
+	got := res.Steps[0].Kernels
+	want := []StepKernel{
+		{Name: "fused_moe_kernel", Category: cost.MoE, Op: "triton_fused_moe", Count: 1, Total: secondsFromMicros(50)},
+		{Name: "nvjet_tst_a", Category: cost.GEMM, Op: "cublas_nvjet", Count: 2, Total: secondsFromMicros(30) + secondsFromMicros(10)},
+		{Name: "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)", Category: cost.AllReduce, Op: "nccl", Count: 1, Total: secondsFromMicros(10)},
+		{Name: "unknown_kernel_x", Category: cost.Other, Op: "unclassified", Count: 1, Total: secondsFromMicros(5)},
+	}
+	assert.Equal(t, want, got)
+}
+
+// An NCCL kernel whose collective args name two collectives counts once
+// per category it was attributed to; events in two steps count in each.
+func TestStepKernelsSplitByCategoryAndStep(t *testing.T) {
+	ag := kern("ncclDevKernel_Generic_x", 7, 10, 4, 1)
+	ag.Collective = "allgather"
+	ar := kern("ncclDevKernel_Generic_x", 7, 20, 6, 2)
+	ar.Collective = "allreduce"
+	ar2 := kern("ncclDevKernel_Generic_x", 7, 220, 6, 3)
+	ar2.Collective = "allreduce"
+	res := run(t, Options{},
+		ann("step[DECODE bs=4]", 1, 1, 0, 100, 1),
+		ann("step[DECODE bs=4]", 1, 1, 200, 100, 2),
+		launch("cudaLaunchKernel", 1, 1, 5, 1),
+		launch("cudaLaunchKernel", 1, 1, 6, 2),
+		launch("cudaLaunchKernel", 1, 1, 205, 3),
+		ag, ar, ar2,
+	)
+	require.Len(t, res.Steps, 2)
+	s0 := res.Steps[0].Kernels
+	require.Len(t, s0, 2)
+	assert.Equal(t, cost.AllReduce, s0[0].Category)
+	assert.Equal(t, cost.AllGather, s0[1].Category)
+	require.Len(t, res.Steps[1].Kernels, 1)
+	assert.Equal(t, 1, res.Steps[1].Kernels[0].Count)
+	assert.Equal(t, cost.AllReduce, res.Steps[1].Kernels[0].Category)
+}
+
+// --step that matches no annotation says so instead of silently falling
+// back to graph launches or idle gaps.
+func TestStepRegexMatchesNothing(t *testing.T) {
+	evs := []Event{
+		ann("execute_context_0(0)_generation_8(8)", 1, 1, 0, 100, 11),
+		launch("cudaLaunchKernel", 1, 1, 50, 500),
+		kern("nvjet_tst_a", 7, 60, 30, 500),
+	}
+	res := run(t, Options{Step: regexp.MustCompile(`^no_such_step$`)}, evs...)
+	assert.True(t, res.StepUnmatched)
+	assert.Equal(t, SourceGaps, res.Source)
+	require.NotEmpty(t, res.Warnings)
+	assert.Contains(t, res.Warnings[0], `--step "^no_such_step$" matches no step annotation: steps are delimited by idle gaps instead`)
+
+	res = run(t, Options{Step: regexp.MustCompile(`^execute_`)}, evs...)
+	assert.False(t, res.StepUnmatched)
+	assert.Equal(t, SourceAnnotation, res.Source)
+	res = run(t, Options{}, evs...)
+	assert.False(t, res.StepUnmatched, "only an explicit --step can fail to match")
+}
+
+// A kernel that starts far from its launch (a time outside the trace's
+// span: ts 0 in a trace at epoch-sized instants) is malformed: counted,
+// left out of its step and of the kernel statistics, never an epoch-sized
+// step.
+func TestKernelFarFromLaunch(t *testing.T) {
+	const t0 = 1.7e15 // µs since 1970
+	res := run(t, Options{},
+		ann("step[DECODE bs=4]", 1, 1, t0, 100, 1),
+		launch("cudaLaunchKernel", 1, 1, t0+5, 21),
+		launch("cudaLaunchKernel", 1, 1, t0+6, 22),
+		launch("cudaLaunchKernel", 1, 1, t0+7, 23),
+		kern("nvjet_x", 7, t0+10, 5, 21),
+		kern("nvjet_x", 7, 0, 5, 22),         // ts far before its launch
+		kern("nvjet_x", 7, t0+20e9, 5, 23),   // 20,000 s after it
+		kern("nvjet_x", 7, t0+900e3, 5, 999), // no launch: outside, not judged
+	)
+	require.Len(t, res.Steps, 1)
+	assert.Equal(t, 2, res.FarKernels)
+	assert.Equal(t, 1, res.Steps[0].KernelEvents)
+	assert.InDelta(t, 5, res.Steps[0].Wall.Us(), 1e-3)
+	assert.EqualValues(t, 2, res.KernelCount)
+	require.Len(t, res.Kernels, 1)
+	assert.Equal(t, 2, res.Kernels[0].Count)
+	require.NotEmpty(t, res.Warnings)
+	assert.Contains(t, res.Warnings[0], "skipped 2 malformed kernel events that start more than")
 }

@@ -223,7 +223,7 @@ func TestReaderStringsAndIDs(t *testing.T) {
 	assert.EqualValues(t, 12, e.Tid)
 	assert.EqualValues(t, 31, e.ID)
 	assert.Equal(t, Time(-1500), e.TS)
-	assert.InDelta(t, 0.2, float64(e.Dur), 1e-15)
+	assert.InDelta(t, 0.2, e.Dur.Us(), 1e-12)
 	assert.EqualValues(t, 77, e.Correlation)
 	assert.Equal(t, [3]int32{1, 2, 3}, e.Grid)
 	assert.Equal(t, [3]int32{}, e.Block)
@@ -281,6 +281,7 @@ func TestReaderMatchesEncodingJSON(t *testing.T) {
 			require.Len(t, got, len(want))
 			for k, w := range want {
 				g := got[k]
+				w.Dur = secondsFromMicros(w.Dur).Us() // the Reader keeps dur in seconds
 				require.Equal(t, w, wireOf(g), "event %d", k)
 				require.EqualValues(t, k, g.Index)
 				require.Equal(t, byte('{'), in.data[g.Offset], "event %d offset %d", k, g.Offset)
@@ -350,7 +351,7 @@ type wireEvent struct {
 }
 
 func wireOf(e Event) wireEvent {
-	w := wireEvent{Cat: e.CatRaw, Name: e.Name, Pid: e.Pid, Tid: e.Tid, TS: float64(e.TS), Dur: float64(e.Dur),
+	w := wireEvent{Cat: e.CatRaw, Name: e.Name, Pid: e.Pid, Tid: e.Tid, TS: float64(e.TS), Dur: e.Dur.Us(),
 		ID: e.ID, Correlation: e.Correlation, ExternalID: e.ExternalID, Stream: e.Stream, Device: e.Device, Bytes: e.Bytes,
 		Grid: e.Grid, Block: e.Block, Collective: e.Collective, DType: e.DType,
 		InMsgNelems: e.InMsgNelems, OutMsgNelems: e.OutMsgNelems, GroupSize: e.GroupSize}

@@ -15,10 +15,11 @@ import (
 
 	"github.com/moecast/moecast/internal/cost"
 	goldenfile "github.com/moecast/moecast/internal/golden"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // golden compares got with testdata/golden/name, or writes it there with
-// -update (go test ./calib/trace -run Golden -update); review each diff
+// -update (go test ./trace -run Golden -update); review each diff
 // against the trace before committing it.
 func golden(t *testing.T, name, got string) {
 	t.Helper()
@@ -40,19 +41,20 @@ func TestQuantile(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	var steps []StepResult
 	for i := 1; i <= 5; i++ {
-		s := StepResult{Wall: Duration(100 * i), Busy: Duration(80 * i)}
-		s.ByCategory[cost.AllReduce] = Duration(50 * i)
-		s.ByCategory[cost.Idle] = Duration(20 * i)
-		s.Exposed[cost.AllReduce] = Duration(40 * i)
+		f := float64(i)
+		s := StepResult{Wall: secondsFromMicros(100 * f), Busy: secondsFromMicros(80 * f)}
+		s.ByCategory[cost.AllReduce] = secondsFromMicros(50 * f)
+		s.ByCategory[cost.Idle] = secondsFromMicros(20 * f)
+		s.Exposed[cost.AllReduce] = secondsFromMicros(40 * f)
 		steps = append(steps, s)
 	}
 	s := Summarize(steps)
 	assert.Equal(t, 5, s.Steps)
-	assert.InDelta(t, 300, float64(s.Median), 1e-9)
-	assert.InDelta(t, 140, float64(s.P10), 1e-9) // 100 + 0.4*100
-	assert.InDelta(t, 460, float64(s.P90), 1e-9)
-	assert.InDelta(t, 150, float64(s.ByCategory[cost.AllReduce]), 1e-9)
-	assert.InDelta(t, 120, float64(s.Exposed[cost.AllReduce]), 1e-9)
+	assert.InDelta(t, 300, s.Median.Us(), 1e-9)
+	assert.InDelta(t, 140, s.P10.Us(), 1e-9) // 100 + 0.4*100
+	assert.InDelta(t, 460, s.P90.Us(), 1e-9)
+	assert.InDelta(t, 150, s.ByCategory[cost.AllReduce].Us(), 1e-9)
+	assert.InDelta(t, 120, s.Exposed[cost.AllReduce].Us(), 1e-9)
 	assert.InDelta(t, 0.5, s.Share[cost.AllReduce], 1e-12)
 	assert.InDelta(t, 0.2, s.Share[cost.Idle], 1e-12)
 	assert.Equal(t, 0, Summarize(nil).Steps)
@@ -62,16 +64,16 @@ func TestCollectiveSpread(t *testing.T) {
 	mk := func(rank int, ar float64) FileResult {
 		fr := FileResult{Rank: rank, Result: &Result{}}
 		fr.Summary.Steps = 1
-		fr.Summary.ByCategory[cost.AllReduce] = Duration(ar)
+		fr.Summary.ByCategory[cost.AllReduce] = secondsFromMicros(ar)
 		return fr
 	}
 	sp := CollectiveSpread([]FileResult{mk(0, 50), mk(1, 10), mk(2, 30), {Rank: 3}})
 	require.Len(t, sp, 1)
 	assert.Equal(t, cost.AllReduce, sp[0].Category)
 	assert.Equal(t, 3, sp[0].Ranks)
-	assert.InDelta(t, 10, float64(sp[0].Min), 1e-12)
-	assert.InDelta(t, 30, float64(sp[0].Median), 1e-12)
-	assert.InDelta(t, 50, float64(sp[0].Max), 1e-12)
+	assert.InDelta(t, 10, sp[0].Min.Us(), 1e-12)
+	assert.InDelta(t, 30, sp[0].Median.Us(), 1e-12)
+	assert.InDelta(t, 50, sp[0].Max.Us(), 1e-12)
 	assert.Equal(t, 1, sp[0].MinRank)
 	assert.Equal(t, 0, sp[0].MaxRank)
 }
@@ -80,18 +82,18 @@ func TestCollectiveSpread(t *testing.T) {
 // µs precision.
 func dump(fr FileResult) string {
 	var b strings.Builder
-	ms := func(d Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e3) }
+	ms := func(d unit.Seconds) string { return fmt.Sprintf("%.3f", d.Ms()) }
 	r := fr.Result
 	fmt.Fprintf(&b, "file: %s\nrank: %d (%s)\nsource: %s\n", filepath.Base(fr.File), fr.Rank, fr.RankSrc, r.Source)
 	fmt.Fprintf(&b, "events: %d  kernel events: %d  outside steps: %d (%s ms)\n", r.Events, r.KernelCount, r.Outside, ms(r.OutsideTime))
 	s := fr.Summary
 	fmt.Fprintf(&b, "steps: %d  median %s ms  p10 %s  p90 %s\n", s.Steps, ms(s.Median), ms(s.P10), ms(s.P90))
 	for _, st := range r.Steps {
-		fmt.Fprintf(&b, "step %d %s batch=%d kernels=%d label=%q\n", st.Index, st.Kind, st.Batch, st.Kernels, st.Label)
+		fmt.Fprintf(&b, "step %d %s batch=%d kernels=%d label=%q\n", st.Index, st.Kind, st.Batch, st.KernelEvents, st.Label)
 		fmt.Fprintf(&b, "  wall %s  busy %s  idle %s (ms)\n", ms(st.Wall), ms(st.Busy), ms(st.Idle))
 		for c := range cost.NumCategories {
 			if st.ByCategory[c] > 0 || st.Exposed[c] > 0 {
-				fmt.Fprintf(&b, "  %-13s %10s ms  exposed %10s ms  share %5.1f%%\n", c, ms(st.ByCategory[c]), ms(st.Exposed[c]), 100*float64(st.ByCategory[c])/float64(st.Wall))
+				fmt.Fprintf(&b, "  %-13s %10s ms  exposed %10s ms  share %5.1f%%\n", c, ms(st.ByCategory[c]), ms(st.Exposed[c]), 100*st.ByCategory[c].Us()/st.Wall.Us())
 			}
 		}
 	}
@@ -144,11 +146,11 @@ func TestGoldenVLLMFullGraphDecode(t *testing.T) {
 	s := r.Steps[0]
 	assert.Equal(t, KindDecode, s.Kind)
 	assert.Equal(t, 32, s.Batch)
-	assert.Equal(t, 434, s.Kernels, "graph-replayed kernels are attributed through the launch")
+	assert.Equal(t, 434, s.KernelEvents, "graph-replayed kernels are attributed through the launch")
 	assert.Equal(t, 0, r.Outside)
 	annEnd := 6520618853487.683 + 2408.598
-	assert.Greater(t, float64(s.Start), annEnd, "the kernels run after the CPU annotation ends")
-	assert.InDelta(t, 10.743181, float64(s.Wall)/1e3, 1e-5)
+	assert.Greater(t, s.Start.Seconds().Us(), annEnd, "the kernels run after the CPU annotation ends")
+	assert.InDelta(t, 10.743181, s.Wall.Us()/1e3, 1e-5)
 	golden(t, "vllm_decode_full_graph.txt", dump(fr))
 }
 
@@ -165,7 +167,7 @@ func TestGoldenSGLangDecode(t *testing.T) {
 	require.Len(t, r.Steps, 1)
 	assert.Equal(t, KindDecode, r.Steps[0].Kind)
 	assert.Equal(t, 32, r.Steps[0].Batch)
-	assert.Equal(t, 558, r.Steps[0].Kernels)
+	assert.Equal(t, 558, r.Steps[0].KernelEvents)
 	golden(t, "sglang_decode.txt", dump(fr))
 }
 
@@ -182,9 +184,9 @@ func TestGoldenB200EagerAllGather(t *testing.T) {
 	require.Len(t, r.Steps, 1)
 	s := r.Steps[0]
 	assert.Equal(t, KindPrefill, s.Kind)
-	assert.Equal(t, 929, s.Kernels)
-	assert.InDelta(t, 21.953, float64(s.ByCategory[cost.AllGather]), 1e-6)
-	assert.InDelta(t, 2119.5, float64(s.ByCategory[cost.AllReduce]), 0.1)
+	assert.Equal(t, 929, s.KernelEvents)
+	assert.InDelta(t, 21.953, s.ByCategory[cost.AllGather].Us(), 1e-6)
+	assert.InDelta(t, 2119.5, s.ByCategory[cost.AllReduce].Us(), 0.1)
 	var ag *KernelStat
 	for i := range r.Kernels {
 		if strings.HasPrefix(r.Kernels[i].Name, "ncclDevKernel_AllGather") {
@@ -225,7 +227,7 @@ func TestGoldenHTAAllReduce(t *testing.T) {
 	}
 	assert.True(t, found, "all-reduce of 6637568 elements")
 	for _, s := range r.Steps {
-		assert.Positive(t, float64(s.ByCategory[cost.AllReduce]))
+		assert.Positive(t, s.ByCategory[cost.AllReduce].Us())
 	}
 	golden(t, "hta_nccl.txt", dump(fr))
 }
@@ -369,11 +371,49 @@ func TestAnalyzeFileSkipsBadEvent(t *testing.T) {
 	fr := AnalyzeFile(path, FileOptions{})
 	require.NoError(t, fr.Err)
 	require.Len(t, fr.Result.Steps, 1)
-	assert.Equal(t, 1, fr.Result.Steps[0].Kernels)
+	assert.Equal(t, 1, fr.Result.Steps[0].KernelEvents)
 	require.NotEmpty(t, fr.Result.Warnings)
 	assert.Contains(t, fr.Result.Warnings[0], "skipped a malformed event (trace: event 2 at byte 318: ts: want a number")
 
 	strict := AnalyzeFile(path, FileOptions{Strict: true})
 	require.Error(t, strict.Err)
 	assert.Contains(t, strict.Err.Error(), "event 2 at byte 318")
+}
+
+// Each step's kernel list accounts for its events and kernel time: counts
+// add up to KernelEvents, totals to the non-idle categories' time, and each
+// kernel's category and op are what the rules (or collective args) gave.
+func TestStepKernelsAddUp(t *testing.T) {
+	for _, name := range []string{
+		"tracelens_vllm_decode_full_graph_execution.json.gz",
+		"tracelens_sglang_Qwen3-8B_decode.json.gz",
+		"hta_nccl_parser_config_nccl_data.json.gz",
+		"tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz",
+	} {
+		t.Run(name, func(t *testing.T) {
+			fr := analyzeTestdata(t, name, Options{})
+			require.NotEmpty(t, fr.Result.Steps)
+			for _, st := range fr.Result.Steps {
+				n := 0
+				var tot, cats unit.Seconds
+				var byCat [cost.NumCategories]unit.Seconds
+				for i, k := range st.Kernels {
+					n += k.Count
+					tot += k.Total
+					byCat[k.Category] += k.Total
+					if i > 0 {
+						assert.GreaterOrEqual(t, st.Kernels[i-1].Total, k.Total, "step %d: kernels by total time", st.Index)
+					}
+				}
+				for c := range cost.NumCategories {
+					if c != cost.Idle {
+						cats += st.ByCategory[c]
+						assert.InDelta(t, st.ByCategory[c].Us(), byCat[c].Us(), 1e-6, "step %d category %v", st.Index, c)
+					}
+				}
+				assert.Equal(t, st.KernelEvents, n, "step %d", st.Index)
+				assert.InDelta(t, cats.Us(), tot.Us(), 1e-6, "step %d", st.Index)
+			}
+		})
+	}
 }

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/moecast/moecast/calib/trace"
+	"github.com/moecast/moecast/trace"
 )
 
 func ExampleReader() {
@@ -36,11 +36,11 @@ func ExampleReader() {
 			fmt.Println(err)
 			return
 		}
-		fmt.Printf("%c %s... stream %d, %.2f us from %.1f, correlation %d\n", ev.Ph, ev.Name[:22], ev.Stream, ev.Dur, ev.TS, ev.Correlation)
+		fmt.Printf("%c %s... stream %d, %.2f us from %.1f us, correlation %d\n", ev.Ph, ev.Name[:22], ev.Stream, ev.Dur.Us(), ev.TS.Seconds().Us(), ev.Correlation)
 	}
 	fmt.Println("rank", r.Meta().Distributed.Rank, "of", r.Meta().Distributed.WorldSize)
 	// Output:
-	// X ncclDevKernel_AllReduc... stream 7, 18.25 us from 1000.5, correlation 42
+	// X ncclDevKernel_AllReduc... stream 7, 18.25 us from 1000.5 us, correlation 42
 	// skipped: trace: event 1 at byte 343: ts: want a number, found a string
 	// rank 3 of 8
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/moecast/moecast/calib/trace/tracegen"
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/trace/tracegen"
 )
 
 var summaryFile = flag.String("summaryfile", "", "trace file for BenchmarkAnalyzeFile (e.g. one written by bench/tracegen)")
@@ -44,9 +44,9 @@ func TestAnalyzeGeneratedTrace(t *testing.T) {
 	for _, s := range res.Steps {
 		assert.Equal(t, KindDecode, s.Kind)
 		assert.Equal(t, cfg.Batch, s.Batch)
-		assert.Positive(t, float64(s.ByCategory[cost.AllReduce]))
-		assert.Positive(t, float64(s.ByCategory[cost.MoE]))
-		kernels += s.Kernels
+		assert.Positive(t, s.ByCategory[cost.AllReduce].Us())
+		assert.Positive(t, s.ByCategory[cost.MoE].Us())
+		kernels += s.KernelEvents
 	}
 	assert.EqualValues(t, res.KernelCount, kernels, "every GPU event is in a step")
 	var ar, nonCopy int
@@ -101,7 +101,7 @@ func BenchmarkAnalyzer(b *testing.B) {
 // with -summaryfile (e.g. a 1 GB bench/tracegen output): MB/s of
 // uncompressed JSON.
 //
-//	go test ./calib/trace -run XXX -bench AnalyzeFile -benchtime 1x -summaryfile bench/out/rank0.pt.trace.json.gz
+//	go test ./trace -run XXX -bench AnalyzeFile -benchtime 1x -summaryfile bench/out/rank0.pt.trace.json.gz
 func BenchmarkAnalyzeFile(b *testing.B) {
 	if *summaryFile == "" {
 		b.Skip("no -summaryfile")

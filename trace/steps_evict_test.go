@@ -19,8 +19,8 @@ func TestGapStepsPendingKernelsDeterministic(t *testing.T) {
 	for range 50 {
 		res := run(t, Options{}, append([]Event(nil), evs...)...)
 		require.Len(t, res.Steps, 1)
-		assert.Equal(t, 20, res.Steps[0].Kernels)
-		assert.InDelta(t, 1950, float64(res.Steps[0].Wall), tol)
-		assert.InDelta(t, 1000, float64(res.Steps[0].Busy), tol)
+		assert.Equal(t, 20, res.Steps[0].KernelEvents)
+		assert.InDelta(t, 1950, res.Steps[0].Wall.Us(), tol)
+		assert.InDelta(t, 1000, res.Steps[0].Busy.Us(), tol)
 	}
 }

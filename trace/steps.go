@@ -4,7 +4,6 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // StepKind says what a step computes, as far as its annotation tells.
@@ -60,31 +59,38 @@ func (s StepSource) String() string {
 // are nested in it or wrap several of it).
 const (
 	famNone   = iota
-	famTorch  // ProfilerStep#N (torch.profiler schedule)
-	famRunner // vLLM "gpu_model_runner: *" scopes (grouped from one "preprocess" to the next)
-	famEngine // vLLM execute_*context_*generation_*, SGLang step[...]
-	famUser   // --step REGEX
+	famTorch  // ProfilerStep#N (torch.profiler schedule): step_torch.go
+	famRunner // vLLM "gpu_model_runner: *" scopes (grouped from one "preprocess" to the next): step_vllm.go
+	famEngine // vLLM execute_*context_*generation_* (step_vllm.go), SGLang step[...] (step_sglang.go)
+	famUser   // --step REGEX: step_user.go
 )
 
-// The annotation grammars (REFERENCE.md §2.1):
-//
-//	vLLM simple:    execute_context_{nctx}({ctx_tokens})_generation_{ngen}({gen_tokens})
-//	vLLM detailed:  execute_{ntok}_context_{nctx}(...)_generation_{ngen}(...)
-//	SGLang:         step[DECODE bs=N], step[EXTEND bs=N toks=M], step[MIXED bs=N ...]
-//	torch:          ProfilerStep#N
-var (
-	reVLLMStep   = regexp.MustCompile(`^execute_(?:\d+_)?context_(\d+)\(.*\)_generation_(\d+)\(.*\)$`)
-	reSGLangStep = regexp.MustCompile(`^step\[([A-Z_]+)(?:\s+bs=(\d+))?[^\]]*\]`)
-	reTorchStep  = regexp.MustCompile(`^ProfilerStep#\d+$`)
-)
+// A delimiter recognises the step annotations (user_annotation names) of one
+// engine or tool. Each lives in its own file (step_<name>.go); adding one is
+// that file and its entry in builtinDelimiters. Traces without annotations
+// fall back to the delimiters that read GPU and runtime events instead: one
+// step per graph launch (step_graph.go), else idle gaps (step_gap.go).
+type delimiter interface {
+	// match reports what an annotation name says about its step (family,
+	// kind, batch); ok is false when the name is not one of its steps.
+	match(name string) (info stepInfo, ok bool)
+	// extends reports whether an annotation that follows a step on the same
+	// thread, outside it, still belongs to that step rather than starting
+	// one (vLLM's runner scopes run from one "preprocess" to the next).
+	extends(name string) bool
+	// label names the step that an annotation starts.
+	label(name string) string
+}
 
-const runnerPrefix = "gpu_model_runner: "
+// builtinDelimiters are tried in order; the first match wins.
+var builtinDelimiters = [...]delimiter{vllmEngine{}, sglangStep{}, vllmRunner{}, profilerStep{}}
 
 // stepInfo is what an annotation name says about its step.
 type stepInfo struct {
 	family int
 	kind   StepKind
 	batch  int
+	delim  delimiter // nil when family is famNone
 }
 
 // stepMatcher recognises step annotations.
@@ -95,70 +101,19 @@ type stepMatcher struct {
 // match classifies an annotation name; family famNone means "not a step".
 func (m *stepMatcher) match(name string) stepInfo {
 	if m.user != nil {
-		if !m.user.MatchString(name) {
-			return stepInfo{}
-		}
-		info := parseStepName(name)
-		info.family = famUser
-		if sub := m.user.FindStringSubmatch(name); sub != nil {
-			for i, g := range m.user.SubexpNames() {
-				switch g {
-				case "batch":
-					info.batch = count(sub[i])
-				case "kind":
-					if k, ok := ParseStepKind(strings.ToLower(sub[i])); ok {
-						info.kind = k
-					}
-				}
-			}
-		}
+		info, _ := userStep{m.user}.match(name)
 		return info
 	}
 	return parseStepName(name)
 }
 
 // parseStepName recognises the built-in step annotations and reads their
-// kind and batch: vLLM context_0 is pure decode with batch = generation
-// count, generation_0 is prefill with batch = context count, both > 0 is
-// mixed with batch = their sum; SGLang DECODE/EXTEND/MIXED with bs=N.
+// kind and batch.
 func parseStepName(name string) stepInfo {
-	switch {
-	case strings.HasPrefix(name, "execute_"):
-		sub := reVLLMStep.FindStringSubmatch(name)
-		if sub == nil {
-			return stepInfo{}
+	for _, d := range builtinDelimiters {
+		if info, ok := d.match(name); ok {
+			return info
 		}
-		nctx, ngen := count(sub[1]), count(sub[2])
-		info := stepInfo{family: famEngine, batch: nctx + ngen}
-		switch {
-		case nctx == 0 && ngen > 0:
-			info.kind = KindDecode
-		case ngen == 0 && nctx > 0:
-			info.kind = KindPrefill
-		case nctx > 0 && ngen > 0:
-			info.kind = KindMixed
-		}
-		return info
-	case strings.HasPrefix(name, "step["):
-		sub := reSGLangStep.FindStringSubmatch(name)
-		if sub == nil {
-			return stepInfo{}
-		}
-		info := stepInfo{family: famEngine}
-		switch sub[1] {
-		case "DECODE", "TARGET_VERIFY", "DRAFT_EXTEND":
-			info.kind = KindDecode
-		case "EXTEND", "PREFILL":
-			info.kind = KindPrefill
-		case "MIXED":
-			info.kind = KindMixed
-		}
-		info.batch = count(sub[2])
-		return info
-	case strings.HasPrefix(name, runnerPrefix):
-		return stepInfo{family: famRunner}
-	case strings.HasPrefix(name, "ProfilerStep#") && reTorchStep.MatchString(name):
-		return stepInfo{family: famTorch}
 	}
 	return stepInfo{}
 }
@@ -239,8 +194,8 @@ func buildSteps(anns []annot) (steps []stepMeta, family int) {
 		a := &kept[i]
 		sameThread := cur != nil && cur.pid == a.pid && cur.tid == a.tid
 		switch {
-		case sameThread && family == famRunner && !strings.HasSuffix(a.name, "preprocess"):
-			// a sibling scope of the current runner step
+		case sameThread && a.info.delim.extends(a.name):
+			// a sibling scope of the current step (vLLM runner scopes)
 			cur.end = max(cur.end, a.end)
 		case sameThread && a.ts < cur.end:
 			// nested in (or overlapping) the current step
@@ -253,15 +208,12 @@ func buildSteps(anns []annot) (steps []stepMeta, family int) {
 			}
 		default:
 			steps = append(steps, stepMeta{
-				label: a.name, pid: a.pid, tid: a.tid, ts: a.ts, end: a.end,
+				label: a.info.delim.label(a.name), pid: a.pid, tid: a.tid, ts: a.ts, end: a.end,
 				kind: a.info.kind, batch: a.info.batch,
 			})
 			cur = &steps[len(steps)-1]
 		}
 		cur.extIDs = append(cur.extIDs, a.extID)
-		if family == famRunner {
-			cur.label = "gpu_model_runner step"
-		}
 	}
 	sort.SliceStable(steps, func(i, j int) bool { return steps[i].ts < steps[j].ts })
 	return steps, family

@@ -3,7 +3,7 @@ package trace_test
 import (
 	"fmt"
 
-	"github.com/moecast/moecast/calib/trace"
+	"github.com/moecast/moecast/trace"
 )
 
 // Classify kernel names with the embedded rules; the decision is cached per
