@@ -26,6 +26,8 @@ var allowed = map[string][]string{
 	"internal/cost":       {"internal/unit"},
 	"internal/atomicfile": {},
 	"internal/golden":     {},
+	"internal/cuda":       {"github.com/ebitengine/purego"},
+	"kernels/gpu":         {"internal/cuda"},
 	"internal/curve":      {"gonum.org/v1/gonum"},
 	"model":               {"internal/unit", "internal/dtype"},
 	"kernels":             {"internal/unit", "internal/dtype", "internal/cost", "internal/curve", "gonum.org/v1/gonum"},
