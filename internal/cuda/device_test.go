@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"errors"
 	"runtime"
 	"testing"
 
@@ -14,7 +13,7 @@ import (
 func onDevice(t *testing.T) Device {
 	t.Helper()
 	if err := Init(); err != nil {
-		if errors.Is(err, ErrNoDriver) {
+		if NoGPU(err) {
 			t.Skipf("no GPU here: %v", err)
 		}
 		t.Fatal(err)

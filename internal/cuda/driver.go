@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"unsafe"
@@ -23,6 +24,21 @@ type Error struct {
 func (e *Error) Error() string {
 	return fmt.Sprintf("cuda: %s: %s (%d): %s", e.Call, e.Name, int32(e.Code), e.Msg)
 }
+
+// errNoDeviceCode is CUDA_ERROR_NO_DEVICE.
+const errNoDeviceCode = 100
+
+// Is makes a CUDA_ERROR_NO_DEVICE match ErrNoDevice.
+func (e *Error) Is(target error) bool { return target == ErrNoDevice && e.Code == errNoDeviceCode }
+
+// ErrNoDevice is matched (errors.Is) by the error of a driver that loaded but
+// found no GPU (CUDA_ERROR_NO_DEVICE: driver libraries without a kernel
+// module or device, as in a container or a build machine).
+var ErrNoDevice = errors.New("no CUDA-capable device")
+
+// NoGPU reports whether err says that this machine has no usable GPU: no
+// driver library, or a driver without a device.
+func NoGPU(err error) bool { return errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) }
 
 // Handles of the driver API.
 type (
@@ -204,24 +220,25 @@ func bind(lib Library, path string, handle uintptr, syms []symbol) error {
 
 // Init loads libcuda.so.1 (CUDALibrary's search) and calls cuInit. It is safe
 // to call many times; the first result is kept. Its error wraps ErrNoDriver
-// when there is no driver to load, and is an *Error when cuInit fails (no
-// device, driver/library mismatch).
+// when there is no driver to load, and is an *Error when cuInit fails
+// (matching ErrNoDevice when the driver finds no GPU).
 func Init() error {
-	loadOnce.Do(func() {
-		h, path, err := open(CUDALibrary, DefaultFinder(), dlopen)
-		if err != nil {
-			loadErr = err
-			return
-		}
-		d := &drv{path: path}
-		if err := bind(CUDALibrary, path, h, d.symbols()); err != nil {
-			loadErr = err
-			return
-		}
-		loaded = d
-		loadErr = check("cuInit", d.cuInit(0))
-	})
+	loadOnce.Do(func() { loaded, loadErr = load(DefaultFinder(), dlopen) })
 	return loadErr
+}
+
+// load opens and binds the driver and calls cuInit. The driver is returned
+// even when cuInit fails, so that the error can be named.
+func load(f Finder, dl func(string) (uintptr, error)) (*drv, error) {
+	h, path, err := open(CUDALibrary, f, dl)
+	if err != nil {
+		return nil, err
+	}
+	d := &drv{path: path}
+	if err := bind(CUDALibrary, path, h, d.symbols()); err != nil {
+		return nil, err
+	}
+	return d, d.check("cuInit", d.cuInit(0))
 }
 
 // LibraryPath is the path the driver was loaded from ("" before Init).
@@ -252,17 +269,19 @@ func cString(p *byte) string {
 }
 
 // check turns a CUresult into nil or an *Error.
-func check(call string, r Result) error {
+func check(call string, r Result) error { return loaded.check(call, r) }
+
+func (d *drv) check(call string, r Result) error {
 	if r == 0 {
 		return nil
 	}
 	e := &Error{Call: call, Code: r, Name: "CUDA_ERROR_UNKNOWN_CODE", Msg: "unknown error code"}
-	if loaded != nil {
+	if d != nil {
 		var p *byte
-		if loaded.cuGetErrorName(r, &p) == 0 {
+		if d.cuGetErrorName(r, &p) == 0 {
 			e.Name = cString(p)
 		}
-		if loaded.cuGetErrorString(r, &p) == 0 {
+		if d.cuGetErrorString(r, &p) == 0 {
 			e.Msg = cString(p)
 		}
 	}

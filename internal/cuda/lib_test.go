@@ -92,12 +92,33 @@ func TestOpenErrors(t *testing.T) {
 	assert.NotContains(t, err.Error(), "\n")
 }
 
-// TestNoDriverHere runs where there is no driver (CI): every call fails with
-// one line that wraps ErrNoDriver, and nothing panics.
-func TestNoDriverHere(t *testing.T) {
-	if err := Init(); err == nil || !errors.Is(err, ErrNoDriver) {
-		t.Skipf("a driver loaded here (%v): the no-driver path is not exercised", err)
+func TestLoadWithoutDriver(t *testing.T) {
+	d, err := load(fakeFinder(nil, nil), func(p string) (uintptr, error) {
+		return 0, fmt.Errorf("%s: cannot open shared object file", p)
+	})
+	assert.Nil(t, d)
+	assert.True(t, errors.Is(err, ErrNoDriver))
+	assert.True(t, NoGPU(err))
+	assert.Equal(t, "no NVIDIA driver (libcuda.so.1) could be loaded: tried libcuda.so.1 (set MOECAST_CUDA to its path): "+
+		"libcuda.so.1: cannot open shared object file", err.Error())
+}
+
+func TestNoDeviceError(t *testing.T) {
+	err := error(&Error{Call: "cuInit", Code: 100, Name: "CUDA_ERROR_NO_DEVICE", Msg: "no CUDA-capable device is detected"})
+	assert.True(t, errors.Is(err, ErrNoDevice))
+	assert.True(t, NoGPU(err))
+	assert.False(t, errors.Is(&Error{Code: 2}, ErrNoDevice))
+	assert.False(t, NoGPU(&Error{Code: 2}))
+}
+
+// TestNoGPUHere runs where there is no GPU (CI): without a driver, or with a
+// driver that finds no device, every call fails with one line that NoGPU
+// recognises, and nothing panics.
+func TestNoGPUHere(t *testing.T) {
+	if err := Init(); err == nil || !NoGPU(err) {
+		t.Skipf("a GPU is usable here (%v): the no-GPU path is not exercised", err)
 	}
+	t.Logf("here: %v", Init())
 	calls := map[string]func() error{
 		"Init":        Init,
 		"DeviceCount": func() error { _, err := DeviceCount(); return err },
@@ -110,10 +131,9 @@ func TestNoDriverHere(t *testing.T) {
 	for name, call := range calls {
 		err := call()
 		require.Error(t, err, name)
-		assert.True(t, errors.Is(err, ErrNoDriver), "%s: %v", name, err)
+		assert.True(t, NoGPU(err), "%s: %v", name, err)
 		assert.Equal(t, 1, len(strings.Split(err.Error(), "\n")), "%s: %q", name, err)
 	}
-	assert.Equal(t, "", LibraryPath())
 }
 
 func TestNoNCCLHere(t *testing.T) {

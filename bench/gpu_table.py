@@ -1,0 +1,49 @@
+"""Makes bench/RESULTS-gpu-w4a16.md's tables from the JSON lines that
+bench/gpu-w4a16.sh wrote: python3 bench/gpu_table.py moecast.jsonl torch.jsonl"""
+
+import json
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def main():
+    ours = load(sys.argv[1])
+    ref = load(sys.argv[2])
+    copy = next((r for r in ref if r["kernel"] == "copy"), None)
+    dev = next((r for r in ref if r["kernel"] == "device"), None)
+    ceil = copy["bytes_per_s"] if copy else 4.2e12
+    if dev:
+        print(f"Device: {dev['name']}, {dev['sms']} SMs, torch {dev['torch']}.")
+    if copy:
+        print(f"Measured copy ceiling: {copy['bytes_per_s'] / 1e12:.2f} TB/s (device-to-device, read + write).")
+    print()
+    key = {(r["kernel"], r["name"], r["m"]): r for r in ref if "m" in r}
+    print("| shape (N x K, group) | M | moecast us | GB/s | % of copy | torch int4 us | torch bf16 us | x vs int4 | x vs bf16 | mt/splits |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for r in ours:
+        if r["kernel"] != "moecast_w4a16":
+            continue
+        i4 = key.get(("torch_int4pack_mm", r["name"], r["m"]))
+        b16 = key.get(("torch_mm_bf16", r["name"], r["m"]))
+        t = r["graph_s"] * 1e6
+        f = lambda x: f"{x['graph_s'] * 1e6:.1f}" if x else "-"
+        sp = lambda x: f"{x['graph_s'] / r['graph_s']:.2f}" if x else "-"
+        print(f"| {r['name']} ({r['n']} x {r['k']}, g{r['group']}) | {r['m']} | {t:.1f} | {r['bytes_per_s'] / 1e9:.0f} | "
+              f"{100 * r['bytes_per_s'] / ceil:.0f}% | {f(i4)} | {f(b16)} | {sp(i4)} | {sp(b16)} | {r['mt']}/{r['splits']} |")
+    moe = [r for r in ours if r["kernel"] == "moecast_w4a16_moe"]
+    if moe:
+        print()
+        print("| MoE case (N x K, group) | tokens | experts touched | moecast us | GB/s | % of copy | TFLOP/s | mt/splits |")
+        print("|---|---:|---:|---:|---:|---:|---:|---|")
+        for r in moe:
+            print(f"| {r['name']} ({r['n']} x {r['k']}, g{r['group']}) | {r['m']} | {r['touched_experts']:.1f} | "
+                  f"{r['graph_s'] * 1e6:.1f} | {r['bytes_per_s'] / 1e9:.0f} | {100 * r['bytes_per_s'] / ceil:.0f}% | "
+                  f"{r['flops_per_s'] / 1e12:.1f} | {r['mt']}/{r['splits']} |")
+
+
+if __name__ == "__main__":
+    main()

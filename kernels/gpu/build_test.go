@@ -1,0 +1,121 @@
+package gpu
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBuildMatchesSource fails when w4a16.cu changed after its images were
+// built: rebuild them with kernels/gpu/build.sh where nvcc is.
+func TestBuildMatchesSource(t *testing.T) {
+	man, err := Manifest()
+	require.NoError(t, err)
+	require.Equal(t, SourceHash(), man["source"],
+		"kernels/gpu/build is stale or missing: w4a16.cu changed since its images were built; run kernels/gpu/build.sh")
+	entries, err := fs.ReadDir(Build, "build")
+	require.NoError(t, err)
+	images := 0
+	for _, e := range entries {
+		if e.Name() == "MANIFEST" {
+			continue
+		}
+		images++
+		b, err := fs.ReadFile(Build, "build/"+e.Name())
+		require.NoError(t, err)
+		h := sha256.Sum256(b)
+		assert.Equal(t, man[e.Name()], hex.EncodeToString(h[:]), "%s differs from the manifest", e.Name())
+	}
+	assert.Equal(t, len(man)-1, images, "the manifest lists images that are not embedded")
+	for _, name := range []string{"w4a16.sm_80.cubin", "w4a16.compute_80.ptx"} {
+		assert.Contains(t, man, name, "the build must hold %s", name)
+	}
+}
+
+func TestImageChoice(t *testing.T) {
+	tests := []struct {
+		major, minor int
+		want         string
+	}{
+		{8, 0, "w4a16.sm_80.cubin"},
+		{8, 6, "w4a16.sm_80.cubin"},
+		{8, 9, "w4a16.sm_80.cubin"},
+		{9, 0, "w4a16.sm_90.cubin"},
+		{12, 0, "w4a16.sm_120.cubin"},
+		{12, 1, "w4a16.sm_120.cubin"},
+		{10, 0, "w4a16.compute_80.ptx"},
+	}
+	man, err := Manifest()
+	require.NoError(t, err)
+	for _, tt := range tests {
+		if _, ok := man[tt.want]; !ok {
+			tt.want = "w4a16.compute_80.ptx" // not built here: the PTX stands in
+		}
+		name, img, err := Image(tt.major, tt.minor)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, name, "sm_%d%d", tt.major, tt.minor)
+		assert.NotEmpty(t, img)
+	}
+	_, _, err = Image(7, 5)
+	assert.ErrorContains(t, err, "sm_75: the kernels need sm_80 or newer")
+}
+
+func TestPlans(t *testing.T) {
+	m := &Module{SMs: 132}
+	tests := []struct {
+		name                   string
+		M, N, K                int
+		o                      Options
+		mt, mb, nb, splits, it int
+	}{
+		{"decode gate_up", 1, 4096, 7168, Options{}, 1, 1, 32, 8, 7},
+		{"decode down", 8, 7168, 2048, Options{}, 1, 1, 56, 4, 4},
+		{"M=32", 32, 4096, 7168, Options{}, 2, 1, 32, 8, 7},
+		{"M=512", 512, 4096, 7168, Options{}, 4, 8, 32, 2, 28},
+		{"forced split", 3, 256, 640, Options{Splits: 5}, 1, 1, 2, 5, 1},
+		{"split rounded", 3, 256, 640, Options{Splits: 4}, 1, 1, 2, 3, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := m.PlanGEMM(tt.M, tt.N, tt.K, 32, tt.o)
+			require.NoError(t, err)
+			assert.Equal(t, []int{tt.mt, tt.mb, tt.nb, tt.splits, tt.it},
+				[]int{p.MT, p.MBlocks, p.NBlocks, p.Splits, p.ItersPerSplit})
+			assert.GreaterOrEqual(t, p.Splits*p.ItersPerSplit, tt.K/TileK)
+			assert.Less(t, (p.Splits-1)*p.ItersPerSplit, tt.K/TileK, "no empty split")
+		})
+	}
+	_, err := m.PlanGEMM(1, 4096, 7168, 32, Options{Splits: 57})
+	assert.ErrorContains(t, err, "57 splits of K=7168: at most 56")
+	_, err = m.PlanGEMM(0, 4096, 7168, 32, Options{})
+	assert.ErrorContains(t, err, "M=0")
+
+	p, err := m.PlanGEMM(1, 256, 256, 32, Options{Splits: 2})
+	require.NoError(t, err)
+	_, err = p.Args(Buffers{A: 1, W: 2, S: 3, C: 4})
+	assert.ErrorContains(t, err, "needs a workspace")
+	args, err := p.Args(Buffers{A: 1, W: 2, S: 3, C: 4, Workspace: 5, Counters: 6})
+	require.NoError(t, err)
+	assert.Equal(t, []byte{5, 0, 0, 0, 0, 0, 0, 0}, args.Bytes(4))
+	assert.Equal(t, []byte{1, 0, 0, 0}, args.Bytes(12), "a_div of a dense GEMM")
+	assert.Equal(t, []byte{1, 0, 0, 0}, args.Bytes(13), "iters per split")
+	assert.Equal(t, int64(2*16*256*4), p.WorkspaceBytes())
+
+	r := &Routing{Experts: 4, TopK: [][]int{{2, 0}, {2, 3}, {0, 2}}}
+	a, err := Align(r, 16)
+	require.NoError(t, err)
+	mp, err := m.PlanMoE(a, 256, 256, 32, 2, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 3, 6, 2}, []int{mp.MT, mp.MBlocks, mp.M, mp.ADiv})
+	_, err = mp.Args(Buffers{A: 1, W: 2, S: 3, C: 4, Workspace: 5, Counters: 6})
+	assert.ErrorContains(t, err, "MoE plans need sorted and expert ids")
+	a, _ = Align(r, 24)
+	_, err = m.PlanMoE(a, 256, 256, 32, 2, Options{})
+	assert.ErrorContains(t, err, "moe block 24")
+	assert.Equal(t, 16, MoEBlockRows(1))
+	assert.Equal(t, 64, MoEBlockRows(40))
+}

@@ -1,0 +1,339 @@
+// W4A16 GEMM and MoE GEMM: C[M,N] = A[M,K] x dequant(W)[K,N], bf16 activations,
+// int4 symmetric weights with bf16 scales per group of `group` rows of K
+// (32, 64 or 128), fp32 accumulation on the tensor cores.
+//
+// Written for moecast from the Marlin paper (Frantar et al., arXiv 2408.11743)
+// and the PTX ISA: weights are repacked once on the host (kernels/gpu/pack.go)
+// so that each thread's mma.sync B fragments for one k16 step of 64 columns
+// are one 16-byte word; tiles stream through a multi-stage cp.async pipeline
+// into shared memory; int4 -> bf16 dequantisation happens in registers with
+// the 0x4300 exponent trick (bf16(0x4300 | q) = 128 + q); partial sums over K
+// are split across the warps of a block and, when the grid would otherwise
+// not fill the GPU, across blocks, whose fp32 partials the last block of each
+// tile adds in a fixed order (deterministic).
+//
+// Only sm_80 features (mma.sync m16n8k16 bf16, ldmatrix, cp.async): the same
+// source runs on Ampere, Hopper and Blackwell.
+//
+// Shapes: N % 128 == 0, K % 128 == 0, K % group == 0; any M.
+// MoE: sorted_ids (moe_align_block_size's sorted_token_ids, padded per expert
+// to BM = 16*MT rows with the sentinel M) and expert_ids (one per BM rows) pick
+// for each block of rows an expert's weights; A's row is id / a_div (top_k for
+// gate_up, 1 for down) and C's row is id.
+
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+namespace {
+
+constexpr int THREADS = 256;
+constexpr int BN = 128;      // columns per block
+constexpr int BK = 128;      // k per pipeline stage
+constexpr int WN = 2;        // warps along N (64 columns each)
+constexpr int WK = 4;        // warps along K
+constexpr int KS = BK / 16 / WK;  // k16 steps per warp per stage (2)
+constexpr int STAGES = 4;
+constexpr int B_STAGE = BK * BN / 2;   // bytes of int4 weights per stage
+constexpr int S_STAGE = 1024;          // bytes of scales per stage (group 32: 4 rows x 128 x 2)
+constexpr int RED_STRIDE = BN + 8;     // floats per row of the reduction buffer
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// dq turns the two nibbles at bits 0 and 16 of x into (q - 8) * s as bf16x2.
+__device__ __forceinline__ uint32_t dq(uint32_t x, uint32_t s2) {
+  uint32_t v = (x & 0x000F000Fu) | 0x43004300u;  // bf16x2 (128 + q_lo, 128 + q_hi)
+  uint32_t r;
+  // sm_80 has bf16x2 fma only: v * 1 - 136 is exact (q - 8), then
+  // (q - 8) * s + (-0) rounds once.
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(r) : "r"(v), "r"(0x3F803F80u), "r"(0xC308C308u));
+  asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(r) : "r"(r), "r"(s2), "r"(0x80008000u));
+  return r;
+}
+
+template <int MT>
+__device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
+                                           const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
+                                           float* __restrict__ ws, int* __restrict__ counters,
+                                           const int* __restrict__ sorted_ids, const int* __restrict__ expert_ids,
+                                           int M, int N, int K, int group, int a_div, int iters_per_split) {
+  constexpr int BM = 16 * MT;
+  constexpr int A_STAGE = BM * BK * 2;
+  constexpr int STAGE = B_STAGE + S_STAGE + A_STAGE;
+  extern __shared__ __align__(128) unsigned char smem[];
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int wn = warp % WN;
+  const int wk = warp / WN;
+  const int mblock = blockIdx.x;
+  const int nblock = blockIdx.y;
+  const int split = blockIdx.z;
+  const int splits = gridDim.z;
+  const int ngroups = K / group;
+  const int gs = BK / group;  // group rows per stage
+
+  const bool moe = sorted_ids != nullptr;
+  size_t expert = 0;
+  if (moe) {
+    const int e = expert_ids[mblock];
+    if (e < 0) return;  // a block of padding only
+    expert = static_cast<size_t>(e);
+  }
+  W += expert * (static_cast<size_t>(N) * K / 32);
+  S += expert * (static_cast<size_t>(N) * ngroups / 8);
+
+  const int kiters = K / BK;
+  const int it0 = split * iters_per_split;
+  const int it1 = min(kiters, it0 + iters_per_split);
+  const int niters = it1 - it0;
+
+  // The A rows this thread copies: row r = (tid + i*256) / 16, chunk (tid % 16).
+  const int a_chunk = tid & 15;
+  const __nv_bfloat16* a_src[MT];
+  bool a_valid[MT];
+#pragma unroll
+  for (int i = 0; i < MT; ++i) {
+    const int r = (tid + i * THREADS) >> 4;
+    int row = mblock * BM + r;
+    bool valid;
+    if (moe) {
+      const int id = sorted_ids[row];
+      valid = id < M;
+      row = valid ? id / a_div : 0;
+    } else {
+      valid = row < M;
+      row = valid ? row : 0;
+    }
+    a_valid[i] = valid;
+    a_src[i] = A + static_cast<size_t>(row) * K + a_chunk * 8;
+  }
+  const int kchunks = K / 16;  // k16 steps of the whole matrix
+
+  auto load_stage = [&](int slot, int it) {
+    unsigned char* st = smem + slot * STAGE;
+    const int k0 = it * BK;
+    // Weights: two 64-column chunks of 8 k16 steps, each 4 KiB contiguous.
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      const size_t gc = static_cast<size_t>(nblock) * 2 + i;
+      const uint4* src = W + (gc * kchunks + k0 / 16) * 32 + tid;
+      cp_async16(st + (i * THREADS + tid) * 16, src, true);
+    }
+    // Scales: gs group rows of 64 columns (128 B) per chunk.
+    const int nsc = 2 * gs * 8;
+    if (tid < nsc) {
+      const int per = gs * 8;
+      const int c = tid / per, j = tid % per;
+      const size_t gc = static_cast<size_t>(nblock) * 2 + c;
+      const uint4* src = S + (gc * ngroups + k0 / group) * 8 + j;
+      cp_async16(st + B_STAGE + tid * 16, src, true);
+    }
+    // Activations: BM rows of 128 k, 16 chunks of 16 B per row, swizzled.
+    unsigned char* as = st + B_STAGE + S_STAGE;
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      const int r = (tid + i * THREADS) >> 4;
+      cp_async16(as + r * (BK * 2) + ((a_chunk ^ (r & 7)) * 16), a_src[i] + k0, a_valid[i]);
+    }
+  };
+
+  float acc[MT][8][4];
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int t = 0; t < 8; ++t)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[m][t][j] = 0.f;
+
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < niters) load_stage(s, it0 + s);
+    cp_async_commit();
+  }
+
+  for (int it = 0; it < niters; ++it) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    {
+      const int nx = it + STAGES - 1;
+      if (nx < niters) load_stage(nx % STAGES, it0 + nx);
+      cp_async_commit();
+    }
+    const unsigned char* st = smem + (it % STAGES) * STAGE;
+    const uint4* bs = reinterpret_cast<const uint4*>(st);
+    const uint4* ss = reinterpret_cast<const uint4*>(st + B_STAGE);
+    const unsigned char* as = st + B_STAGE + S_STAGE;
+#pragma unroll
+    for (int s = 0; s < KS; ++s) {
+      const int kl = wk * KS + s;
+      const uint4 b = bs[(wn * 8 + kl) * 32 + lane];
+      const int grow = (kl * 16) / group;
+      const uint4 sc = ss[(wn * gs + grow) * 8 + (lane >> 2)];
+      uint32_t bw[4] = {b.x, b.y, b.z, b.w};
+      uint32_t sw[4] = {sc.x, sc.y, sc.z, sc.w};
+      uint32_t frag[8][2];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        // scales of tiles 2j (low half of sw[j]) and 2j+1 (high half), doubled.
+        const uint32_t s_lo = (sw[j] & 0xFFFFu) * 0x10001u;
+        const uint32_t s_hi = (sw[j] >> 16) * 0x10001u;
+        frag[2 * j][0] = dq(bw[j], s_lo);
+        frag[2 * j][1] = dq(bw[j] >> 4, s_lo);
+        frag[2 * j + 1][0] = dq(bw[j] >> 8, s_hi);
+        frag[2 * j + 1][1] = dq(bw[j] >> 12, s_hi);
+      }
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        uint32_t a[4];
+        const int row = m * 16 + (lane & 15);
+        const int chunk = kl * 2 + (lane >> 4);
+        ldmatrix_x4(a, as + row * (BK * 2) + ((chunk ^ (row & 7)) * 16));
+#pragma unroll
+        for (int t = 0; t < 8; ++t) mma_bf16(acc[m][t], a, frag[t][0], frag[t][1]);
+      }
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();
+
+  // Reduce the WK warps' partial sums in shared memory, in a fixed order.
+  float* red = reinterpret_cast<float*>(smem);
+#pragma unroll 1
+  for (int src = 0; src < WK; ++src) {
+    if (wk == src) {
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int t = 0; t < 8; ++t)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = m * 16 + (lane >> 2) + h * 8;
+            const int col = wn * 64 + t * 8 + (lane & 3) * 2;
+            float2* p = reinterpret_cast<float2*>(red + row * RED_STRIDE + col);
+            float2 v = make_float2(acc[m][t][2 * h], acc[m][t][2 * h + 1]);
+            if (src > 0) {
+              const float2 o = *p;
+              v.x += o.x;
+              v.y += o.y;
+            }
+            *p = v;
+          }
+    }
+    __syncthreads();
+  }
+
+  // Each thread owns 8 consecutive columns of BM/16 rows.
+  const int ecol = (tid & 15) * 8;
+  const int n0 = nblock * BN;
+  auto out_row = [&](int r, int& crow) -> bool {
+    const int p = mblock * BM + r;
+    if (moe) {
+      const int id = sorted_ids[p];
+      crow = id;
+      return id < M;
+    }
+    crow = p;
+    return p < M;
+  };
+  auto store_bf16 = [&](int crow, const float* v) {
+    uint32_t w[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
+      w[j] = *reinterpret_cast<uint32_t*>(&h);
+    }
+    *reinterpret_cast<uint4*>(C + static_cast<size_t>(crow) * N + n0 + ecol) = make_uint4(w[0], w[1], w[2], w[3]);
+  };
+
+  if (splits == 1) {
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      const int r = (tid >> 4) + i * 16;
+      int crow;
+      if (!out_row(r, crow)) continue;
+      float v[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) v[j] = red[r * RED_STRIDE + ecol + j];
+      store_bf16(crow, v);
+    }
+    return;
+  }
+
+  const size_t mpad = static_cast<size_t>(gridDim.x) * BM;
+#pragma unroll
+  for (int i = 0; i < MT; ++i) {
+    const int r = (tid >> 4) + i * 16;
+    int crow;
+    if (!out_row(r, crow)) continue;
+    float4* dst = reinterpret_cast<float4*>(ws + (split * mpad + mblock * BM + r) * N + n0 + ecol);
+    const float* v = red + r * RED_STRIDE + ecol;
+    __stcg(dst, make_float4(v[0], v[1], v[2], v[3]));
+    __stcg(dst + 1, make_float4(v[4], v[5], v[6], v[7]));
+  }
+  __threadfence();
+  __syncthreads();
+  __shared__ int last;
+  int* counter = counters + static_cast<size_t>(mblock) * gridDim.y + nblock;
+  if (tid == 0) last = atomicAdd(counter, 1) == splits - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+#pragma unroll
+  for (int i = 0; i < MT; ++i) {
+    const int r = (tid >> 4) + i * 16;
+    int crow;
+    if (!out_row(r, crow)) continue;
+    float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int sp = 0; sp < splits; ++sp) {
+      const float4* src = reinterpret_cast<const float4*>(ws + (sp * mpad + mblock * BM + r) * N + n0 + ecol);
+      const float4 x = __ldcg(src), y = __ldcg(src + 1);
+      v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w;
+      v[4] += y.x, v[5] += y.y, v[6] += y.z, v[7] += y.w;
+    }
+    store_bf16(crow, v);
+  }
+  if (tid == 0) *counter = 0;  // ready for the next launch (graph replays)
+}
+
+}  // namespace
+
+#define W4A16_KERNEL(MT, MINB)                                                                                 \
+  extern "C" __global__ void __launch_bounds__(THREADS, MINB) w4a16_mt##MT(                                         \
+      const __nv_bfloat16* A, const uint4* W, const uint4* S, __nv_bfloat16* C, float* ws, int* counters,    \
+      const int* sorted_ids, const int* expert_ids, int M, int N, int K, int group, int a_div,                \
+      int iters_per_split) {                                                                                  \
+    w4a16_body<MT>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, iters_per_split); \
+  }
+
+W4A16_KERNEL(1, 2)
+W4A16_KERNEL(2, 2)
+W4A16_KERNEL(4, 1)
