@@ -117,6 +117,7 @@ type drv struct {
 	cuModuleGetFunction        func(f *Function, m Module, name string) Result
 	cuFuncSetAttribute         func(f Function, attr int32, v int32) Result
 	cuFuncGetAttribute         func(v *int32, attr int32, f Function) Result
+	cuOccupancyMaxActiveBlocks func(n *int32, f Function, blockSize int32, smem uintptr) Result
 	cuLaunchKernel             func(f Function, gx, gy, gz, bx, by, bz, shmem uint32, s Stream, params unsafe.Pointer, extra unsafe.Pointer) Result
 	cuStreamCreate             func(s *Stream, flags uint32) Result
 	cuStreamDestroy            func(s Stream) Result
@@ -143,12 +144,13 @@ var (
 // symbol names one entry point; the first of names that the library has is
 // bound (versioned symbols first, as the driver's header maps them).
 type symbol struct {
-	fptr  any
-	names []string
+	fptr     any
+	names    []string
+	optional bool // left nil when missing; the caller says what needs it
 }
 
 func (d *drv) symbols() []symbol {
-	s := func(f any, names ...string) symbol { return symbol{f, names} }
+	s := func(f any, names ...string) symbol { return symbol{fptr: f, names: names} }
 	return []symbol{
 		s(&d.cuInit, "cuInit"),
 		s(&d.cuDriverGetVersion, "cuDriverGetVersion"),
@@ -177,6 +179,7 @@ func (d *drv) symbols() []symbol {
 		s(&d.cuModuleGetFunction, "cuModuleGetFunction"),
 		s(&d.cuFuncSetAttribute, "cuFuncSetAttribute"),
 		s(&d.cuFuncGetAttribute, "cuFuncGetAttribute"),
+		s(&d.cuOccupancyMaxActiveBlocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
 		s(&d.cuLaunchKernel, "cuLaunchKernel"),
 		s(&d.cuStreamCreate, "cuStreamCreate"),
 		s(&d.cuStreamDestroy, "cuStreamDestroy_v2", "cuStreamDestroy"),
@@ -211,6 +214,9 @@ func bind(lib Library, path string, handle uintptr, syms []symbol) error {
 			}
 		}
 		if err != nil {
+			if s.optional {
+				continue
+			}
 			return fmt.Errorf("%w: %s has no %s (too old?)", lib.Missing, path, s.names[0])
 		}
 		purego.RegisterFunc(s.fptr, addr)

@@ -136,6 +136,18 @@ func (f Function) Attribute(attr int) (int, error) {
 	return int(v), err
 }
 
+// ActiveBlocksPerSM is how many blocks of blockSize threads with smem bytes
+// of dynamic shared memory fit on one multiprocessor at once.
+func (f Function) ActiveBlocksPerSM(blockSize, smem int) (int, error) {
+	d, err := ready()
+	if err != nil {
+		return 0, err
+	}
+	var n int32
+	err = check("cuOccupancyMaxActiveBlocksPerMultiprocessor", d.cuOccupancyMaxActiveBlocks(&n, f, int32(blockSize), uintptr(smem)))
+	return int(n), err
+}
+
 // Dim3 is a grid or block shape.
 type Dim3 struct{ X, Y, Z int }
 

@@ -58,13 +58,13 @@ type ncclLib struct {
 }
 
 func (n *ncclLib) symbols() []symbol {
-	s := func(f any, names ...string) symbol { return symbol{f, names} }
+	s := func(f any, names ...string) symbol { return symbol{fptr: f, names: names} }
 	return []symbol{
 		s(&n.ncclGetVersion, "ncclGetVersion"),
 		s(&n.ncclGetUniqueId, "ncclGetUniqueId"),
 		s(&n.ncclGetErrorString, "ncclGetErrorString"),
 		s(&n.ncclCommInitAll, "ncclCommInitAll"),
-		s(&n.ncclCommInitRankScalable, "ncclCommInitRankScalable"),
+		{fptr: &n.ncclCommInitRankScalable, names: []string{"ncclCommInitRankScalable"}, optional: true},
 		s(&n.ncclCommDestroy, "ncclCommDestroy"),
 		s(&n.ncclCommAbort, "ncclCommAbort"),
 		s(&n.ncclCommGetAsyncError, "ncclCommGetAsyncError"),
@@ -85,9 +85,10 @@ var (
 )
 
 // InitNCCL loads libnccl.so.2 (NCCLLibrary's search: MOECAST_NCCL, the loader
-// path, the NVIDIA Python wheels). Its error wraps ErrNoNCCL. NCCL needs
-// ncclCommInitRankScalable (NCCL 2.23 or newer), which takes the unique id by
-// pointer.
+// path, the NVIDIA Python wheels). Its error wraps ErrNoNCCL. One rank per
+// process (CommInitRank) needs ncclCommInitRankScalable (NCCL 2.23 or newer),
+// which takes the unique id by pointer: ncclCommInitRank takes its 128-byte
+// id by value, on the stack, past what purego can pass (15 words).
 func InitNCCL() error {
 	ncclOnce.Do(func() {
 		h, path, err := open(NCCLLibrary, DefaultFinder(), dlopen)
@@ -180,6 +181,9 @@ func CommInitRank(nranks, rank int, id UniqueID) (Comm, error) {
 	}
 	if rank < 0 || rank >= nranks {
 		return 0, fmt.Errorf("nccl: rank %d out of range for %d ranks", rank, nranks)
+	}
+	if n.ncclCommInitRankScalable == nil {
+		return 0, fmt.Errorf("nccl: %s has no ncclCommInitRankScalable: one rank per process needs NCCL 2.23 or newer", n.path)
 	}
 	var c Comm
 	err = ncclCheck("ncclCommInitRankScalable", n.ncclCommInitRankScalable(&c, int32(nranks), int32(rank), 1, &id, nil))

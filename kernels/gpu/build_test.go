@@ -75,7 +75,8 @@ func TestPlans(t *testing.T) {
 		{"decode gate_up", 1, 4096, 7168, Options{}, 1, 1, 32, 8, 7},
 		{"decode down", 8, 7168, 2048, Options{}, 1, 1, 56, 4, 4},
 		{"M=32", 32, 4096, 7168, Options{}, 2, 1, 32, 8, 7},
-		{"M=512", 512, 4096, 7168, Options{}, 4, 8, 32, 2, 28},
+		{"M=512", 512, 4096, 7168, Options{}, 4, 8, 32, 1, 56},
+		{"wide N: 3 splits fill 2 waves", 1, 18432, 7168, Options{}, 1, 1, 144, 3, 19},
 		{"forced split", 3, 256, 640, Options{Splits: 5}, 1, 1, 2, 5, 1},
 		{"split rounded", 3, 256, 640, Options{Splits: 4}, 1, 1, 2, 3, 2},
 	}
@@ -89,7 +90,12 @@ func TestPlans(t *testing.T) {
 			assert.Less(t, (p.Splits-1)*p.ItersPerSplit, tt.K/TileK, "no empty split")
 		})
 	}
-	_, err := m.PlanGEMM(1, 4096, 7168, 32, Options{Splits: 57})
+	m4 := &Module{SMs: 132, PerSM: map[int]int{4: 1}}
+	p4, err := m4.PlanGEMM(512, 4096, 7168, 32, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, 1, p4.Splits, "256 blocks over 132 slots: 2 waves either way")
+
+	_, err = m.PlanGEMM(1, 4096, 7168, 32, Options{Splits: 57})
 	assert.ErrorContains(t, err, "57 splits of K=7168: at most 56")
 	_, err = m.PlanGEMM(0, 4096, 7168, 32, Options{})
 	assert.ErrorContains(t, err, "M=0")

@@ -89,6 +89,9 @@ type Module struct {
 	fn    map[int]cuda.Function // by m16 tiles per block: 1, 2, 4
 	Image string                // the image's name or path
 	SMs   int
+	// PerSM is the blocks of each variant (by MT) resident on one
+	// multiprocessor (the driver's occupancy); 2 where unknown.
+	PerSM map[int]int
 }
 
 // Load loads the kernels for the device into the current context (the
@@ -119,7 +122,7 @@ func Load(dev cuda.Device) (*Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("w4a16: load %s: %w", name, err)
 	}
-	m := &Module{mod: mod, fn: map[int]cuda.Function{}, Image: name, SMs: sms}
+	m := &Module{mod: mod, fn: map[int]cuda.Function{}, Image: name, SMs: sms, PerSM: map[int]int{}}
 	for _, mt := range []int{1, 2, 4} {
 		f, err := mod.Function(fmt.Sprintf("w4a16_mt%d", mt))
 		if err != nil {
@@ -129,6 +132,14 @@ func Load(dev cuda.Device) (*Module, error) {
 			return nil, fmt.Errorf("w4a16: %d B of shared memory: %w", smem(mt), err)
 		}
 		m.fn[mt] = f
+		n, err := f.ActiveBlocksPerSM(threads, smem(mt))
+		if err != nil {
+			return nil, err
+		}
+		if n < 1 {
+			return nil, fmt.Errorf("w4a16: w4a16_mt%d does not fit on a multiprocessor", mt)
+		}
+		m.PerSM[mt] = n
 	}
 	return m, nil
 }
@@ -190,14 +201,40 @@ func chooseMT(rows int) int {
 	return 4
 }
 
+// blockOverheadIters is the fixed cost of one block (pipeline fill, the
+// warps' reduction, the split's partial sums) counted in TileK iterations,
+// for choosing splits.
+const blockOverheadIters = 4
+
+// chooseSplits picks the K splits that minimise waves x (iterations per
+// block + overhead), blocks of base x splits over slots resident blocks,
+// the fewest splits on a tie.
+func chooseSplits(base, kiters, slots int) int {
+	best, bestCost := 1, -1
+	for s := 1; s <= kiters; s++ {
+		ips := (kiters + s - 1) / s
+		if s > 1 && (kiters+ips-1)/ips != s {
+			continue // same blocks as a smaller split count
+		}
+		waves := (base*s + slots - 1) / slots
+		cost := waves * (ips + blockOverheadIters)
+		if bestCost < 0 || cost < bestCost {
+			best, bestCost = s, cost
+		}
+	}
+	return best
+}
+
 func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	p.NBlocks = p.N / TileN
 	kiters := p.K / TileK
 	splits := o.Splits
 	if splits <= 0 {
-		// Fill the GPU with about two blocks per multiprocessor.
-		base := p.MBlocks * p.NBlocks
-		splits = max(1, min(kiters, (2*m.SMs+base-1)/base))
+		perSM := m.PerSM[p.MT]
+		if perSM == 0 {
+			perSM = 2
+		}
+		splits = chooseSplits(p.MBlocks*p.NBlocks, kiters, max(1, m.SMs)*perSM)
 	}
 	if splits > kiters {
 		return p, fmt.Errorf("w4a16: %d splits of K=%d: at most %d", splits, p.K, kiters)
