@@ -273,6 +273,9 @@ type MoECase struct {
 	Down                  bool
 	PowerLaw              float64 // 0: uniform routing
 	Seed                  uint64
+	// Local is the number of experts this rank holds (experts [0, Local)
+	// of Experts, expert parallelism); 0: all of them (tensor parallelism).
+	Local int
 }
 
 // MeasureMoE times one MoE case, rotating over routings drawn from Seed
@@ -283,7 +286,11 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, 7))
 	wb := int64(c.N*c.K/2 + c.N*c.K/c.Grp*2)
-	q, sc, err := randomDeviceWeights(rng, c.N, c.K, c.Grp, c.Experts)
+	local := c.Experts
+	if c.Local > 0 {
+		local = c.Local
+	}
+	q, sc, err := randomDeviceWeights(rng, c.N, c.K, c.Grp, local)
 	defer cuda.Free(q)
 	defer cuda.Free(sc)
 	if err != nil {
@@ -325,10 +332,13 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 		if err != nil {
 			return BenchResult{}, err
 		}
-		avg := float64(rows) / float64(min(rows, c.Experts))
-		al, err := Align(r, MoEBlockRows(avg))
+		avg := float64(rows) * float64(local) / float64(c.Experts) / float64(min(rows, local))
+		al, err := AlignLocal(r, MoEBlockRows(avg), 0, local)
 		if err != nil {
 			return BenchResult{}, err
+		}
+		if al.Blocks() == 0 {
+			continue // no token for this rank
 		}
 		p, err := m.PlanMoE(al, c.N, c.K, c.Grp, aDiv, Options{})
 		if err != nil {
@@ -369,6 +379,9 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 		touched += float64(al.Touched)
 		totalBytes += float64(int64(al.Touched)*wb + int64(aRows*c.K*2) + int64(rows*c.N*2))
 	}
+	if len(launches) == 0 {
+		return BenchResult{}, fmt.Errorf("%s tokens=%d: no routing sent a token to this rank", c.Name, c.Tokens)
+	}
 	if err := cuda.Synchronize(); err != nil {
 		return BenchResult{}, err
 	}
@@ -404,13 +417,12 @@ var BenchShapes = []BenchShape{
 }
 
 // MoEShapes are the routed cases: Kimi-K2.5's 384 experts top-8 at TP8
-// (every rank holds a 1/8 slice of every expert) and EP8 (48 whole experts
-// per rank, tokens routed over 384 of which 1/8 land here: modelled as 48
-// experts and top-1).
+// (every rank holds a 1/8 slice of every expert) and EP8 (rank 0 holds 48
+// whole experts and computes the slots routed to them).
 var MoEShapes = []MoECase{
 	{Name: "moe tp8 gate_up", Experts: 384, TopK: 8, N: 512, K: 7168, Grp: 32, Seed: 1},
 	{Name: "moe tp8 down", Experts: 384, TopK: 8, N: 7168, K: 256, Grp: 32, Down: true, Seed: 2},
 	{Name: "moe tp8 gate_up zipf", Experts: 384, TopK: 8, N: 512, K: 7168, Grp: 32, PowerLaw: 1.0, Seed: 3},
-	{Name: "moe ep8 gate_up", Experts: 48, TopK: 1, N: 4096, K: 7168, Grp: 32, Seed: 4},
-	{Name: "moe ep8 down", Experts: 48, TopK: 1, N: 7168, K: 2048, Grp: 32, Down: true, Seed: 5},
+	{Name: "moe ep8 gate_up", Experts: 384, TopK: 8, Local: 48, N: 4096, K: 7168, Grp: 32, Seed: 4},
+	{Name: "moe ep8 down", Experts: 384, TopK: 8, Local: 48, N: 7168, K: 2048, Grp: 32, Down: true, Seed: 5},
 }

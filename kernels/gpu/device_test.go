@@ -178,6 +178,30 @@ func TestMoEOnDevice(t *testing.T) {
 							t.Logf("%s: rel error %.3g", name, e)
 						}
 					}
+					// Expert parallelism: experts [0, 8) here; other rows unwritten.
+					al, err := AlignLocal(r, 16, 0, experts/2)
+					require.NoError(t, err)
+					if al.Blocks() == 0 {
+						continue
+					}
+					p, err := m.PlanMoE(al, N, K, g, aDiv, Options{})
+					require.NoError(t, err)
+					got := runOnce(t, m, s, p, a, all, al.SortedIDs, al.ExpertIDs, rows)
+					var gl [][]BF16
+					var rl [][]float64
+					for id := 0; id < rows; id++ {
+						if r.TopK[id/topk][id%topk] < experts/2 {
+							gl, rl = append(gl, got[id]), append(rl, ref[id])
+						} else if got[id][0] != 0xffff {
+							t.Errorf("g%d T%d down%v: row %d of a remote expert was written", g, tokens, down, id)
+						}
+					}
+					e, err := RelError(gl, rl)
+					if err != nil || e >= 1e-2 {
+						t.Errorf("g%d T%d down%v local: rel error %.3g: %v", g, tokens, down, e, err)
+					} else {
+						worst, cases = max(worst, e), cases+1
+					}
 				}
 			}
 		}

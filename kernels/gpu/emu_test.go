@@ -427,5 +427,26 @@ func TestKernelModelMoE(t *testing.T) {
 			require.Less(t, e, 1e-2, name)
 			t.Logf("%s: rel error %.3g", name, e)
 		}
+		// Expert parallelism: this rank holds experts [0, 3); the other
+		// rows are not written.
+		al, err := AlignLocal(r, 16, 0, 3)
+		require.NoError(t, err)
+		p, err := m.PlanMoE(al, N, K, g, aDiv, Options{})
+		require.NoError(t, err)
+		got := emuRun(p, a, all, al.SortedIDs, al.ExpertIDs, rows)
+		var gotLocal [][]BF16
+		var refLocal [][]float64
+		for id := 0; id < rows; id++ {
+			if r.TopK[id/topk][id%topk] < 3 {
+				gotLocal, refLocal = append(gotLocal, got[id]), append(refLocal, ref[id])
+			} else {
+				require.Equal(t, BF16(0xffff), got[id][0], "row %d of a remote expert was written", id)
+			}
+		}
+		require.NotEmpty(t, gotLocal)
+		e, err := RelError(gotLocal, refLocal)
+		require.NoError(t, err)
+		require.Less(t, e, 1e-2)
+		t.Logf("down=%v local experts [0,3): %d rows, rel error %.3g", down, len(gotLocal), e)
 	}
 }

@@ -87,15 +87,23 @@ type Aligned struct {
 }
 
 // Align sorts and pads a routing into blocks of block rows.
-func Align(r *Routing, block int) (*Aligned, error) {
+func Align(r *Routing, block int) (*Aligned, error) { return AlignLocal(r, block, 0, r.Experts) }
+
+// AlignLocal is Align for the experts [first, first+count) that one
+// expert-parallel rank holds: (token, slot) pairs routed elsewhere are left
+// out (their rows of C are not written), and ExpertIDs count from first.
+func AlignLocal(r *Routing, block, first, count int) (*Aligned, error) {
 	if block <= 0 {
 		return nil, fmt.Errorf("align: block %d: want > 0", block)
+	}
+	if first < 0 || count <= 0 || first+count > r.Experts {
+		return nil, fmt.Errorf("align: local experts [%d,%d) outside [0,%d)", first, first+count, r.Experts)
 	}
 	k := 0
 	if len(r.TopK) > 0 {
 		k = len(r.TopK[0])
 	}
-	per := make([][]int32, r.Experts)
+	per := make([][]int32, count)
 	for t, sel := range r.TopK {
 		if len(sel) != k {
 			return nil, fmt.Errorf("align: token %d has %d experts, token 0 has %d", t, len(sel), k)
@@ -104,7 +112,9 @@ func Align(r *Routing, block int) (*Aligned, error) {
 			if e < 0 || e >= r.Experts {
 				return nil, fmt.Errorf("align: token %d slot %d: expert %d out of range [0,%d)", t, s, e, r.Experts)
 			}
-			per[e] = append(per[e], int32(t*k+s))
+			if e >= first && e < first+count {
+				per[e-first] = append(per[e-first], int32(t*k+s))
+			}
 		}
 	}
 	a := &Aligned{Block: block, Tokens: len(r.TopK), K: k}

@@ -22,6 +22,15 @@ func TestAlign(t *testing.T) {
 	assert.Equal(t, []int32{1, 4, 0, 2, 5, 6, 3, 6}, a.SortedIDs)
 	assert.Equal(t, []int32{0, 2, 2, 3}, a.ExpertIDs)
 
+	// Experts [2,4) on this rank: expert 2 (ids 0, 2, 5) and 3 (id 3), numbered 0 and 1.
+	a, err = AlignLocal(r, 2, 2, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []int32{0, 2, 5, 6, 3, 6}, a.SortedIDs)
+	assert.Equal(t, []int32{0, 0, 1}, a.ExpertIDs)
+	assert.Equal(t, 2, a.Touched)
+	_, err = AlignLocal(r, 2, 3, 2)
+	assert.ErrorContains(t, err, "local experts [3,5) outside [0,4)")
+
 	_, err = Align(&Routing{Experts: 2, TopK: [][]int{{0}, {5}}}, 4)
 	assert.ErrorContains(t, err, "token 1 slot 0: expert 5 out of range [0,2)")
 	_, err = Align(r, 0)
