@@ -21,19 +21,20 @@ def main():
     if copy:
         print(f"Measured copy ceiling: {copy['bytes_per_s'] / 1e12:.2f} TB/s (device-to-device, read + write).")
     print()
-    key = {(r["kernel"], r["name"], r["m"]): r for r in ref if "m" in r}
-    print("| shape (N x K, group) | M | moecast us | GB/s | % of copy | torch int4 us | torch bf16 us | x vs int4 | x vs bf16 | mt/splits |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    key = {(r["kernel"], r["name"], r["m"]): r for r in ref + ours if "m" in r}
+    print("| shape (N x K, group) | M | moecast us | GB/s | % of copy | 6-stage us | torch int4 us | torch bf16 us | x vs int4 | x vs bf16 | mt/splits |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in ours:
         if r["kernel"] != "moecast_w4a16":
             continue
         i4 = key.get(("torch_int4pack_mm", r["name"], r["m"]))
         b16 = key.get(("torch_mm_bf16", r["name"], r["m"]))
+        s6 = key.get(("moecast_w4a16_s6", r["name"], r["m"]))
         t = r["graph_s"] * 1e6
         f = lambda x: f"{x['graph_s'] * 1e6:.1f}" if x else "-"
         sp = lambda x: f"{x['graph_s'] / r['graph_s']:.2f}" if x else "-"
         print(f"| {r['name']} ({r['n']} x {r['k']}, g{r['group']}) | {r['m']} | {t:.1f} | {r['bytes_per_s'] / 1e9:.0f} | "
-              f"{100 * r['bytes_per_s'] / ceil:.0f}% | {f(i4)} | {f(b16)} | {sp(i4)} | {sp(b16)} | {r['mt']}/{r['splits']} |")
+              f"{100 * r['bytes_per_s'] / ceil:.0f}% | {f(s6)} | {f(i4)} | {f(b16)} | {sp(i4)} | {sp(b16)} | {r['mt']}/{r['splits']} |")
     moe = [r for r in ours if r["kernel"] == "moecast_w4a16_moe"]
     if moe:
         print()

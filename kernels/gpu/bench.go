@@ -38,6 +38,7 @@ type BenchResult struct {
 	K             int     `json:"k"`
 	Group         int     `json:"group"`
 	MT            int     `json:"mt"`
+	Stages        int     `json:"stages"`
 	Splits        int     `json:"splits"`
 	Blocks        int     `json:"blocks"`
 	Copies        int     `json:"copies"`
@@ -257,7 +258,11 @@ func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (Benc
 		return BenchResult{}, fmt.Errorf("%s M=%d: %w", c.Name, c.M, err)
 	}
 	bytes := float64(wb + int64(c.M*c.K*2) + int64(c.M*c.N*2))
-	return BenchResult{Kernel: "moecast_w4a16", Name: c.Name, M: c.M, N: c.N, K: c.K, Group: c.Grp, MT: p.MT,
+	kernel := "moecast_w4a16"
+	if p.Stages != 4 {
+		kernel = fmt.Sprintf("moecast_w4a16_s%d", p.Stages)
+	}
+	return BenchResult{Kernel: kernel, Name: c.Name, M: c.M, N: c.N, K: c.K, Group: c.Grp, MT: p.MT, Stages: p.Stages,
 		Splits: p.Splits, Blocks: p.MBlocks * p.NBlocks * p.Splits, Copies: copies, CallsPerGraph: calls,
 		GraphSeconds: graph, LaunchSeconds: direct, Bytes: bytes, BytesPerSec: bytes / graph,
 		FLOPsPerSec: 2 * float64(c.M) * float64(c.N) * float64(c.K) / graph}, nil
@@ -392,7 +397,7 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 	n := float64(len(launches))
 	bytes := totalBytes / n
 	return BenchResult{Kernel: "moecast_w4a16_moe", Name: c.Name, M: c.Tokens, N: c.N, K: c.K, Group: c.Grp,
-		MT: plan0.MT, Splits: plan0.Splits, Blocks: plan0.MBlocks * plan0.NBlocks * plan0.Splits, Copies: len(launches),
+		MT: plan0.MT, Stages: plan0.Stages, Splits: plan0.Splits, Blocks: plan0.MBlocks * plan0.NBlocks * plan0.Splits, Copies: len(launches),
 		CallsPerGraph: calls, GraphSeconds: graph, LaunchSeconds: direct, Bytes: bytes, BytesPerSec: bytes / graph,
 		FLOPsPerSec: 2 * float64(rows) * float64(c.N) * float64(c.K) / graph, Touched: touched / n}, nil
 }

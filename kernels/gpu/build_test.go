@@ -90,13 +90,17 @@ func TestPlans(t *testing.T) {
 			assert.Less(t, (p.Splits-1)*p.ItersPerSplit, tt.K/TileK, "no empty split")
 		})
 	}
-	m4 := &Module{SMs: 132, PerSM: map[int]int{4: 1}}
+	m4 := &Module{SMs: 132, PerSM: map[Variant]int{{4, 4}: 1}}
 	p4, err := m4.PlanGEMM(512, 4096, 7168, 32, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, 1, p4.Splits, "256 blocks over 132 slots: 2 waves either way")
 
 	_, err = m.PlanGEMM(1, 4096, 7168, 32, Options{Splits: 57})
 	assert.ErrorContains(t, err, "57 splits of K=7168: at most 56")
+	_, err = m.PlanGEMM(64, 4096, 7168, 32, Options{Stages: 6})
+	assert.ErrorContains(t, err, "no kernel with 64 rows and 6 stages")
+	assert.Equal(t, "w4a16_mt1_s6", Variant{1, 6}.Name())
+	assert.Equal(t, 6*(8192+1024+4096), Variant{1, 6}.Smem())
 	_, err = m.PlanGEMM(0, 4096, 7168, 32, Options{})
 	assert.ErrorContains(t, err, "M=0")
 

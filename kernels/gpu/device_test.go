@@ -102,11 +102,11 @@ func TestGEMMOnDevice(t *testing.T) {
 			require.NoError(t, err)
 			a := RandomBF16(rng, sh.M*sh.K)
 			ref := ReferenceGEMM(a, sh.M, pq, nil)
-			for _, o := range []Options{{}, {Splits: 1}, {Splits: 3}, {MT: 1}, {MT: 4}} {
+			for _, o := range []Options{{}, {Splits: 1}, {Splits: 3}, {MT: 1}, {MT: 4}, {MT: 1, Stages: 6}, {MT: 2, Stages: 6}} {
 				if o.Splits > sh.K/TileK {
 					continue
 				}
-				name := fmt.Sprintf("g%d/M%d_N%d_K%d/mt%d_split%d", g, sh.M, sh.N, sh.K, o.MT, o.Splits)
+				name := fmt.Sprintf("g%d/M%d_N%d_K%d/mt%d_s%d_split%d", g, sh.M, sh.N, sh.K, o.MT, o.Stages, o.Splits)
 				p, err := m.PlanGEMM(sh.M, sh.N, sh.K, g, o)
 				require.NoError(t, err, name)
 				got := runOnce(t, m, s, p, a, w, nil, nil, sh.M)
@@ -232,11 +232,18 @@ func TestBenchOnDevice(t *testing.T) {
 	}
 	for _, sh := range BenchShapes {
 		for _, M := range ms {
-			r, err := MeasureGEMM(m, BenchCase{Name: sh.Name, M: M, N: sh.N, K: sh.K, Grp: sh.Group}, rotate, s)
-			require.NoError(t, err)
-			require.NoError(t, enc.Encode(r))
-			t.Logf("%-22s M=%-4d g%d mt%d split%-2d %8.2f us graph %8.2f us launch %7.0f GB/s %6.1f TFLOP/s",
-				r.Name, M, r.Group, r.MT, r.Splits, r.GraphSeconds*1e6, r.LaunchSeconds*1e6, r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
+			opts := []Options{{}}
+			if M <= 32 {
+				opts = append(opts, Options{Stages: 6})
+			}
+			for _, o := range opts {
+				r, err := MeasureGEMM(m, BenchCase{Name: sh.Name, M: M, N: sh.N, K: sh.K, Grp: sh.Group, Opt: o}, rotate, s)
+				require.NoError(t, err)
+				require.NoError(t, enc.Encode(r))
+				t.Logf("%-22s M=%-4d g%d mt%d s%d split%-2d %8.2f us graph %8.2f us launch %7.0f GB/s %6.1f TFLOP/s",
+					r.Name, M, r.Group, r.MT, r.Stages, r.Splits, r.GraphSeconds*1e6, r.LaunchSeconds*1e6,
+					r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
+			}
 		}
 	}
 	if os.Getenv("MOECAST_GPU_BENCH_MOE") == "0" {
@@ -248,8 +255,8 @@ func TestBenchOnDevice(t *testing.T) {
 			r, err := MeasureMoE(m, c, rotate, s)
 			require.NoError(t, err)
 			require.NoError(t, enc.Encode(r))
-			t.Logf("%-22s T=%-5d mt%d split%-2d touched %5.1f %9.2f us graph %9.2f us launch %7.0f GB/s %6.1f TFLOP/s",
-				r.Name, tokens, r.MT, r.Splits, r.Touched, r.GraphSeconds*1e6, r.LaunchSeconds*1e6, r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
+			t.Logf("%-22s T=%-5d mt%d s%d split%-2d touched %5.1f %9.2f us graph %9.2f us launch %7.0f GB/s %6.1f TFLOP/s",
+				r.Name, tokens, r.MT, r.Stages, r.Splits, r.Touched, r.GraphSeconds*1e6, r.LaunchSeconds*1e6, r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
 		}
 	}
 }

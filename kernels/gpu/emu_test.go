@@ -29,6 +29,7 @@ type emuLaunch struct {
 	M, N, K, group     int
 	aDiv, itersPerSplt int
 	MT, gx, gy, gz     int
+	stages             int
 }
 
 func emuBF16(f float64) BF16 { return ToBF16(float32(f)) }
@@ -54,7 +55,7 @@ func (L *emuLaunch) run() {
 }
 
 func (L *emuLaunch) block(mblock, nblock, split int) {
-	MT := L.MT
+	MT, stages := L.MT, L.stages
 	BM := 16 * MT
 	aStage := BM * TileK * 2
 	stage := bStage + sStage + aStage
@@ -340,7 +341,7 @@ func (L *emuLaunch) block(mblock, nblock, split int) {
 func emuRun(p Plan, a []BF16, w *Weights, sorted, experts []int32, rows int) [][]BF16 {
 	L := &emuLaunch{A: a, Q: w.Q, S: w.S, C: make([]BF16, rows*p.N), sorted: sorted, experts: experts,
 		M: p.M, N: p.N, K: p.K, group: p.Group, aDiv: max(p.ADiv, 1), itersPerSplt: p.ItersPerSplit,
-		MT: p.MT, gx: p.MBlocks, gy: p.NBlocks, gz: p.Splits}
+		MT: p.MT, gx: p.MBlocks, gy: p.NBlocks, gz: p.Splits, stages: p.Stages}
 	for i := range L.C {
 		L.C[i] = 0xffff
 	}
@@ -369,6 +370,8 @@ func TestKernelModelGEMM(t *testing.T) {
 		{17, 128, 256, 128, Options{}},
 		{20, 128, 512, 32, Options{MT: 4, Splits: 2}},
 		{40, 256, 256, 64, Options{MT: 2}},
+		{5, 256, 1024, 32, Options{Stages: 6, Splits: 1}},
+		{30, 128, 896, 64, Options{MT: 2, Stages: 6}},
 	}
 	for _, tt := range tests {
 		name := fmt.Sprintf("M%d_N%d_K%d_g%d_mt%d_split%d", tt.M, tt.N, tt.K, tt.g, tt.o.MT, tt.o.Splits)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/moecast/moecast/internal/cuda"
@@ -29,12 +30,28 @@ const ModuleEnv = "MOECAST_W4A16_MODULE"
 
 // Kernel constants shared with w4a16.cu.
 const (
-	threads   = 256
-	stages    = 4
-	bStage    = TileK * TileN / 2
-	sStage    = 1024
-	maxMTiles = 4
+	threads = 256
+	bStage  = TileK * TileN / 2
+	sStage  = 1024
 )
+
+// Variant is one compiled kernel: MT m16 tiles per block (16*MT rows) and a
+// cp.async pipeline of Stages stages.
+type Variant struct{ MT, Stages int }
+
+// Variants are the kernels w4a16.cu defines.
+var Variants = []Variant{{1, 4}, {2, 4}, {4, 4}, {1, 6}, {2, 6}}
+
+// Name is the kernel's symbol.
+func (v Variant) Name() string {
+	if v.Stages == 4 {
+		return fmt.Sprintf("w4a16_mt%d", v.MT)
+	}
+	return fmt.Sprintf("w4a16_mt%d_s%d", v.MT, v.Stages)
+}
+
+// Smem is the variant's dynamic shared memory in bytes.
+func (v Variant) Smem() int { return v.Stages * (bStage + sStage + v.MT*16*TileK*2) }
 
 // SourceHash is the hex SHA-256 of Source.
 func SourceHash() string {
@@ -86,12 +103,12 @@ func Image(major, minor int) (name string, image []byte, err error) {
 // Module is the W4A16 kernels loaded into the current context.
 type Module struct {
 	mod   cuda.Module
-	fn    map[int]cuda.Function // by m16 tiles per block: 1, 2, 4
-	Image string                // the image's name or path
+	fn    map[Variant]cuda.Function
+	Image string // the image's name or path
 	SMs   int
-	// PerSM is the blocks of each variant (by MT) resident on one
-	// multiprocessor (the driver's occupancy); 2 where unknown.
-	PerSM map[int]int
+	// PerSM is the blocks of each variant resident on one multiprocessor
+	// (the driver's occupancy); 2 where unknown.
+	PerSM map[Variant]int
 }
 
 // Load loads the kernels for the device into the current context (the
@@ -122,46 +139,44 @@ func Load(dev cuda.Device) (*Module, error) {
 	if err != nil {
 		return nil, fmt.Errorf("w4a16: load %s: %w", name, err)
 	}
-	m := &Module{mod: mod, fn: map[int]cuda.Function{}, Image: name, SMs: sms, PerSM: map[int]int{}}
-	for _, mt := range []int{1, 2, 4} {
-		f, err := mod.Function(fmt.Sprintf("w4a16_mt%d", mt))
+	m := &Module{mod: mod, fn: map[Variant]cuda.Function{}, Image: name, SMs: sms, PerSM: map[Variant]int{}}
+	for _, v := range Variants {
+		f, err := mod.Function(v.Name())
 		if err != nil {
 			return nil, err
 		}
-		if err := f.SetAttribute(cuda.FuncMaxDynamicSharedMemory, smem(mt)); err != nil {
-			return nil, fmt.Errorf("w4a16: %d B of shared memory: %w", smem(mt), err)
+		if err := f.SetAttribute(cuda.FuncMaxDynamicSharedMemory, v.Smem()); err != nil {
+			return nil, fmt.Errorf("w4a16: %s: %d B of shared memory: %w", v.Name(), v.Smem(), err)
 		}
-		m.fn[mt] = f
-		n, err := f.ActiveBlocksPerSM(threads, smem(mt))
+		n, err := f.ActiveBlocksPerSM(threads, v.Smem())
 		if err != nil {
 			return nil, err
 		}
 		if n < 1 {
-			return nil, fmt.Errorf("w4a16: w4a16_mt%d does not fit on a multiprocessor", mt)
+			return nil, fmt.Errorf("w4a16: %s does not fit on a multiprocessor", v.Name())
 		}
-		m.PerSM[mt] = n
+		m.fn[v], m.PerSM[v] = f, n
 	}
 	return m, nil
 }
 
-// Registers reports the registers per thread and local-memory bytes of each
-// kernel variant, keyed "mt1", "mt2", "mt4".
-func (m *Module) Registers() map[string][2]int {
-	out := map[string][2]int{}
-	for mt, f := range m.fn {
+// Registers reports each variant's registers per thread, local-memory bytes
+// and resident blocks per multiprocessor, by kernel name.
+func (m *Module) Registers() map[string][3]int {
+	out := map[string][3]int{}
+	for v, f := range m.fn {
 		r, _ := f.Attribute(cuda.FuncNumRegs)
 		l, _ := f.Attribute(cuda.FuncLocalSizeBytes)
-		out[fmt.Sprintf("mt%d", mt)] = [2]int{r, l}
+		out[v.Name()] = [3]int{r, l, m.PerSM[v]}
 	}
 	return out
 }
-
-func smem(mt int) int { return stages * (bStage + sStage + mt*16*TileK*2) }
 
 // Plan is one launch's shape.
 type Plan struct {
 	M, N, K, Group int
 	MT             int // m16 tiles per block (BM = 16*MT rows)
+	Stages         int // cp.async pipeline stages
 	MBlocks        int
 	NBlocks        int
 	Splits         int // blocks along K; their partials are summed in order
@@ -187,6 +202,7 @@ func (p Plan) CounterBytes() int64 { return int64(p.MBlocks*p.NBlocks) * 4 }
 // Options tune a plan; zero values choose.
 type Options struct {
 	MT     int // m16 tiles per block: 1, 2 or 4
+	Stages int // pipeline stages: 4, or 6 for MT 1 and 2
 	Splits int // K splits
 }
 
@@ -226,11 +242,19 @@ func chooseSplits(base, kiters, slots int) int {
 }
 
 func (m *Module) finish(p Plan, o Options) (Plan, error) {
+	p.Stages = o.Stages
+	if p.Stages == 0 {
+		p.Stages = 4
+	}
+	v := Variant{p.MT, p.Stages}
+	if !slices.Contains(Variants, v) {
+		return p, fmt.Errorf("w4a16: no kernel with %d rows and %d stages", 16*p.MT, p.Stages)
+	}
 	p.NBlocks = p.N / TileN
 	kiters := p.K / TileK
 	splits := o.Splits
 	if splits <= 0 {
-		perSM := m.PerSM[p.MT]
+		perSM := m.PerSM[v]
 		if perSM == 0 {
 			perSM = 2
 		}
@@ -244,7 +268,7 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	if p.Splits > 65535 || p.NBlocks > 65535 {
 		return p, fmt.Errorf("w4a16: grid %dx%dx%d too large", p.MBlocks, p.NBlocks, p.Splits)
 	}
-	p.Smem = smem(p.MT)
+	p.Smem = v.Smem()
 	return p, nil
 }
 
@@ -323,9 +347,9 @@ func (m *Module) Launch(p Plan, b Buffers, s cuda.Stream) error {
 
 // LaunchArgs runs the plan with arguments from Plan.Args.
 func (m *Module) LaunchArgs(p Plan, args *cuda.Params, s cuda.Stream) error {
-	f, ok := m.fn[p.MT]
+	f, ok := m.fn[Variant{p.MT, p.Stages}]
 	if !ok {
-		return fmt.Errorf("w4a16: no kernel for MT=%d", p.MT)
+		return fmt.Errorf("w4a16: no kernel %s loaded", Variant{p.MT, p.Stages}.Name())
 	}
 	return f.LaunchParams(cuda.Dim3{X: p.MBlocks, Y: p.NBlocks, Z: p.Splits}, cuda.Dim3{X: threads, Y: 1, Z: 1}, p.Smem, s, args)
 }

@@ -15,6 +15,9 @@
 // Only sm_80 features (mma.sync m16n8k16 bf16, ldmatrix, cp.async): the same
 // source runs on Ampere, Hopper and Blackwell.
 //
+// Variants: MT = 1, 2, 4 m16 tiles per block (16, 32, 64 rows) and 4 or 6
+// pipeline stages; the host picks one per launch (kernels/gpu/gemm.go).
+//
 // Shapes: N % 128 == 0, K % 128 == 0, K % group == 0; any M.
 // MoE: sorted_ids (moe_align_block_size's sorted_token_ids, padded per expert
 // to BM = 16*MT rows with the sentinel M) and expert_ids (one per BM rows) pick
@@ -32,7 +35,6 @@ constexpr int BK = 128;      // k per pipeline stage
 constexpr int WN = 2;        // warps along N (64 columns each)
 constexpr int WK = 4;        // warps along K
 constexpr int KS = BK / 16 / WK;  // k16 steps per warp per stage (2)
-constexpr int STAGES = 4;
 constexpr int B_STAGE = BK * BN / 2;   // bytes of int4 weights per stage
 constexpr int S_STAGE = 1024;          // bytes of scales per stage (group 32: 4 rows x 128 x 2)
 constexpr int RED_STRIDE = BN + 8;     // floats per row of the reduction buffer
@@ -78,7 +80,7 @@ __device__ __forceinline__ uint32_t dq(uint32_t x, uint32_t s2) {
   return r;
 }
 
-template <int MT>
+template <int MT, int STAGES>
 __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                            const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                            float* __restrict__ ws, int* __restrict__ counters,
@@ -326,14 +328,19 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
 
 }  // namespace
 
-#define W4A16_KERNEL(MT, MINB)                                                                                 \
-  extern "C" __global__ void __launch_bounds__(THREADS, MINB) w4a16_mt##MT(                                         \
-      const __nv_bfloat16* A, const uint4* W, const uint4* S, __nv_bfloat16* C, float* ws, int* counters,    \
-      const int* sorted_ids, const int* expert_ids, int M, int N, int K, int group, int a_div,                \
-      int iters_per_split) {                                                                                  \
-    w4a16_body<MT>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, iters_per_split); \
+// w4a16_mt<MT>: 4 pipeline stages; w4a16_mt<MT>_s6: 6 stages (more bytes in
+// flight per block, less occupancy), for small M.
+#define W4A16_KERNEL(NAME, MT, STAGES, MINB)                                                                     \
+  extern "C" __global__ void __launch_bounds__(THREADS, MINB)                                                   \
+      NAME(const __nv_bfloat16* A, const uint4* W, const uint4* S, __nv_bfloat16* C, float* ws, int* counters, \
+           const int* sorted_ids, const int* expert_ids, int M, int N, int K, int group, int a_div,            \
+           int iters_per_split) {                                                                               \
+    w4a16_body<MT, STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,           \
+                           iters_per_split);                                                                    \
   }
 
-W4A16_KERNEL(1, 2)
-W4A16_KERNEL(2, 2)
-W4A16_KERNEL(4, 1)
+W4A16_KERNEL(w4a16_mt1, 1, 4, 2)
+W4A16_KERNEL(w4a16_mt2, 2, 4, 2)
+W4A16_KERNEL(w4a16_mt4, 4, 4, 1)
+W4A16_KERNEL(w4a16_mt1_s6, 1, 6, 2)
+W4A16_KERNEL(w4a16_mt2_s6, 2, 6, 1)
