@@ -18,7 +18,7 @@ cubin=$out/build/w4a16.sm_90.cubin
 export NCCL_NVLS_ENABLE=0
 {
 	echo "== internal/cuda on the device"
-	"$here/bench/bin/cuda.test" -test.v -test.run 'Device|NCCL' 2>&1
+	"$here/bench/bin/cuda.test" -test.v -test.run 'Device|NCCL|Launch' 2>&1
 	echo "== correctness, cubin sm_90"
 	MOECAST_W4A16_MODULE=$cubin "$here/bench/bin/gpu.test" -test.v -test.run 'OnDevice' -test.timeout 20m 2>&1 | grep -vE '^ +device_test.go:[0-9]+: .*: rel error [0-9.e-]+$'
 	echo "== correctness, compute_80 PTX through the driver's JIT (GEMM only)"

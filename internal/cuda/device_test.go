@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	_ "embed"
 	"runtime"
 	"testing"
 
@@ -128,4 +129,87 @@ func TestNCCLOneRank(t *testing.T) {
 	}
 	require.NoError(t, comms[0].Destroy())
 	require.NoError(t, solo.Abort())
+}
+
+//go:embed testdata/probe.ptx
+var probePTX []byte
+
+// TestLaunchAndGraph loads testdata/probe.ptx (JIT), launches with marshalled
+// arguments, replays a captured graph, and raises the dynamic shared memory
+// limit past 48 KiB.
+func TestLaunchAndGraph(t *testing.T) {
+	onDevice(t)
+	mod, err := LoadModule(probePTX)
+	require.NoError(t, err)
+	defer mod.Unload()
+	axpy, err := mod.Function("axpy")
+	require.NoError(t, err)
+	_, err = mod.Function("nope")
+	var ce *Error
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "CUDA_ERROR_NOT_FOUND", ce.Name)
+
+	const n = 10000
+	x := make([]float32, n)
+	y := make([]float32, n)
+	for i := range x {
+		x[i], y[i] = float32(i%97)-48, float32(i%13)
+	}
+	dx, err := Alloc(4 * n)
+	require.NoError(t, err)
+	defer Free(dx)
+	dy, err := Alloc(4 * n)
+	require.NoError(t, err)
+	defer Free(dy)
+	require.NoError(t, CopyToDevice(dx, x))
+	require.NoError(t, CopyToDevice(dy, y))
+	s, err := NewStream(StreamNonBlocking)
+	require.NoError(t, err)
+	defer s.Destroy()
+	grid, block := Dim3{(n + 255) / 256, 1, 1}, Dim3{256, 1, 1}
+	require.NoError(t, axpy.Launch(grid, block, 0, s, dy, dx, float32(0.5), int32(n)))
+
+	require.NoError(t, s.BeginCapture(CaptureModeThreadLocal))
+	for i := 0; i < 10; i++ {
+		require.NoError(t, axpy.Launch(grid, block, 0, s, dy, dx, float32(0.25), int32(n)))
+	}
+	g, err := s.EndCapture()
+	require.NoError(t, err)
+	defer g.Destroy()
+	ge, err := g.Instantiate()
+	require.NoError(t, err)
+	defer ge.Destroy()
+	require.NoError(t, ge.Launch(s))
+	require.NoError(t, ge.Launch(s))
+	require.NoError(t, s.Synchronize())
+	got := make([]float32, n)
+	require.NoError(t, CopyFromDevice(got, dy))
+	for i := range got {
+		want := y[i] + 0.5*x[i] + 20*0.25*x[i]
+		if got[i] != want {
+			t.Fatalf("y[%d] = %v, want %v", i, got[i], want)
+		}
+	}
+
+	rev, err := mod.Function("reverse")
+	require.NoError(t, err)
+	const words = 24 << 10 // 96 KiB of shared memory
+	dr, err := Alloc(4 * words)
+	require.NoError(t, err)
+	defer Free(dr)
+	err = rev.Launch(Dim3{1, 1, 1}, Dim3{256, 1, 1}, 4*words, s, dr, int32(words))
+	require.Error(t, err, "a launch over 48 KiB before cuFuncSetAttribute")
+	require.NoError(t, rev.SetAttribute(FuncMaxDynamicSharedMemory, 4*words))
+	require.NoError(t, rev.Launch(Dim3{1, 1, 1}, Dim3{256, 1, 1}, 4*words, s, dr, int32(words)))
+	require.NoError(t, s.Synchronize())
+	out := make([]float32, words)
+	require.NoError(t, CopyFromDevice(out, dr))
+	for i, v := range out {
+		if v != float32(i) {
+			t.Fatalf("reverse[%d] = %v", i, v)
+		}
+	}
+	regs, err := rev.Attribute(FuncNumRegs)
+	require.NoError(t, err)
+	assert.Greater(t, regs, 0)
 }
