@@ -16,15 +16,16 @@ nvcc --version | tail -2 | tee -a "$out/check.log"
 tar -C "$out/build" -czf "$out/build.tgz" .
 cubin=$out/build/w4a16.sm_90.cubin
 export NCCL_NVLS_ENABLE=0
+# Each step has its own time limit, so that a hang leaves the others' results.
 {
 	echo "== internal/cuda on the device"
-	"$here/bench/bin/cuda.test" -test.v -test.run 'Device|NCCL|Launch' 2>&1
+	timeout 60 "$here/bench/bin/cuda.test" -test.v -test.run 'Device|NCCL|Launch' 2>&1
 	echo "== correctness, cubin sm_90"
-	MOECAST_W4A16_MODULE=$cubin "$here/bench/bin/gpu.test" -test.v -test.run 'OnDevice' -test.timeout 20m 2>&1 | grep -vE '^ +device_test.go:[0-9]+: .*: rel error [0-9.e-]+$'
+	MOECAST_W4A16_MODULE=$cubin timeout 100 "$here/bench/bin/gpu.test" -test.v -test.run 'OnDevice' 2>&1 | grep -vE '^ +device_test.go:[0-9]+: .*: rel error [0-9.e-]+$'
 	echo "== correctness, compute_80 PTX through the driver's JIT (GEMM only)"
-	MOECAST_W4A16_MODULE=$out/build/w4a16.compute_80.ptx "$here/bench/bin/gpu.test" -test.run 'GEMMOnDevice' -test.v 2>&1 | grep -vE '^ +device_test.go:[0-9]+: .*: rel error [0-9.e-]+$'
+	MOECAST_W4A16_MODULE=$out/build/w4a16.compute_80.ptx timeout 60 "$here/bench/bin/gpu.test" -test.run 'GEMMOnDevice' -test.v 2>&1 | grep -vE '^ +device_test.go:[0-9]+: .*: rel error [0-9.e-]+$'
 } 2>&1 | tee -a "$out/check.log"
 MOECAST_GPU_BENCH=$out/moecast.jsonl MOECAST_W4A16_MODULE=$cubin \
-	"$here/bench/bin/gpu.test" -test.v -test.run 'BenchOnDevice' -test.timeout 20m 2>&1 | tee -a "$out/check.log"
-PYTHONUNBUFFERED=1 python3 "$here/bench/gpu_w4a16_torch.py" >"$out/torch.jsonl" 2>>"$out/check.log"
+	timeout 180 "$here/bench/bin/gpu.test" -test.v -test.run 'BenchOnDevice' 2>&1 | tee -a "$out/check.log"
+PYTHONUNBUFFERED=1 timeout 140 python3 "$here/bench/gpu_w4a16_torch.py" >"$out/torch.jsonl" 2>>"$out/check.log"
 tail -3 "$out/torch.jsonl"

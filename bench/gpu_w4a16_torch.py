@@ -56,7 +56,7 @@ def time_graph(fns):
 
 
 def copies_for(nbytes):
-    return int(min(64, max(2, math.ceil(ROTATE / nbytes))))
+    return int(min(2048, max(2, math.ceil(ROTATE / nbytes))))
 
 
 def emit(**kw):

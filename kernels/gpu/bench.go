@@ -8,6 +8,10 @@ import (
 	"github.com/moecast/moecast/internal/cuda"
 )
 
+// maxCopies bounds the rotated weight copies (tiny matrices need hundreds
+// to total several times the L2).
+const maxCopies = 2048
+
 // Upload copies host data to a new device buffer.
 func Upload[T any](host []T, elemSize int) (cuda.DevicePtr, error) {
 	p, err := cuda.Alloc(int64(len(host) * elemSize))
@@ -201,7 +205,7 @@ func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (Benc
 	}
 	rng := rand.New(rand.NewPCG(uint64(c.M*131+c.N), uint64(c.K)))
 	wb := int64(c.N*c.K/2 + c.N*c.K/c.Grp*2)
-	copies := int(min(64, max(2, (rotateBytes+wb-1)/wb)))
+	copies := int(min(maxCopies, max(2, (rotateBytes+wb-1)/wb)))
 	q, sc, err := randomDeviceWeights(rng, c.N, c.K, c.Grp, copies)
 	defer cuda.Free(q)
 	defer cuda.Free(sc)

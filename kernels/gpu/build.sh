@@ -14,17 +14,22 @@ sms=${*:-80 90 120}
 src=$here/w4a16.cu
 flags="-O3 -std=c++17 ${NVCC_FLAGS:-}"
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log" "$log".*' EXIT
 mkdir -p "$out"
 rm -f "$out"/w4a16.*
+pids=
 for sm in $sms; do
 	# shellcheck disable=SC2086
 	nvcc $flags -Xptxas -v -cubin -gencode "arch=compute_$sm,code=sm_$sm" \
-		-o "$out/w4a16.sm_$sm.cubin" "$src" 2>"$log" || { cat "$log"; exit 1; }
-	grep -E "Compiling entry|registers|spill" "$log" | sed "s/^/sm_$sm: /"
+		-o "$out/w4a16.sm_$sm.cubin" "$src" 2>"$log.$sm" &
+	pids="$pids $!"
 done
 # shellcheck disable=SC2086
 nvcc $flags -ptx -arch=compute_80 -o "$out/w4a16.compute_80.ptx" "$src"
+for p in $pids; do wait "$p" || { cat "$log".*; exit 1; }; done
+for sm in $sms; do
+	grep -E "Compiling entry|registers|spill" "$log.$sm" | sed "s/^/sm_$sm: /"
+done
 {
 	echo "# built by kernels/gpu/build.sh $*: $(nvcc --version | grep -i release)"
 	echo "source $(sha256sum <"$src" | cut -d' ' -f1)"
