@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "calib",
 		"github.com/BurntSushi/toml"},
 	"internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",
-		"comm", "sim", "calib", "calib/trace", "scenarios", "github.com/spf13/cobra", "golang.org/x/term"},
+		"comm", "sim", "calib", "calib/trace", "scenarios", "internal/cuda", "kernels/gpu", "github.com/spf13/cobra", "golang.org/x/term"},
 	"cmd/moecast": {"internal/cli"},
 }
 
