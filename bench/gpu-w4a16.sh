@@ -4,6 +4,7 @@
 # there, and two static Go test binaries built beforehand with
 #   CGO_ENABLED=0 go test -c -o bench/bin/gpu.test ./kernels/gpu
 #   CGO_ENABLED=0 go test -c -o bench/bin/cuda.test ./internal/cuda
+# and, if present, bench/bin/moecast (CGO_ENABLED=0 go build -o bench/bin/moecast ./cmd/moecast).
 # Usage: bench/gpu-w4a16.sh OUTDIR. Writes OUTDIR/build.tgz (the images and
 # MANIFEST for kernels/gpu/build), check.log, moecast.jsonl, torch.jsonl.
 set -uo pipefail
@@ -18,6 +19,10 @@ cubin=$out/build/w4a16.sm_90.cubin
 export NCCL_NVLS_ENABLE=0
 # Each step has its own time limit, so that a hang leaves the others' results.
 {
+	if [ -x "$here/bench/bin/moecast" ]; then
+		echo "== moecast gpu info"
+		timeout 30 "$here/bench/bin/moecast" gpu info 2>&1
+	fi
 	echo "== internal/cuda on the device"
 	timeout 60 "$here/bench/bin/cuda.test" -test.v -test.run 'Device|NCCL|Launch' 2>&1
 	echo "== correctness, cubin sm_90"
