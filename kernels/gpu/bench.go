@@ -27,9 +27,9 @@ func Upload[T any](host []T, elemSize int) (cuda.DevicePtr, error) {
 
 // BenchCase is one dense W4A16 GEMM to time.
 type BenchCase struct {
-	Name         string
-	M, N, K, Grp int
-	Opt          Options
+	Name           string
+	M, N, K, Group int
+	Opt            Options
 }
 
 // BenchResult is one timed case. Seconds are per call; bytes count the int4
@@ -199,14 +199,14 @@ func randomDeviceWeights(rng *rand.Rand, n, k, group, count int) (q, sc cuda.Dev
 // MeasureGEMM times one dense case with weights rotated over copies that
 // total at least rotateBytes, so that each call reads HBM.
 func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (BenchResult, error) {
-	p, err := m.PlanGEMM(c.M, c.N, c.K, c.Grp, c.Opt)
+	p, err := m.PlanGEMM(c.M, c.N, c.K, c.Group, c.Opt)
 	if err != nil {
 		return BenchResult{}, err
 	}
 	rng := rand.New(rand.NewPCG(uint64(c.M*131+c.N), uint64(c.K)))
-	wb := int64(c.N*c.K/2 + c.N*c.K/c.Grp*2)
+	wb := int64(c.N*c.K/2 + c.N*c.K/c.Group*2)
 	copies := int(min(maxCopies, max(2, (rotateBytes+wb-1)/wb)))
-	q, sc, err := randomDeviceWeights(rng, c.N, c.K, c.Grp, copies)
+	q, sc, err := randomDeviceWeights(rng, c.N, c.K, c.Group, copies)
 	defer cuda.Free(q)
 	defer cuda.Free(sc)
 	if err != nil {
@@ -251,7 +251,7 @@ func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (Benc
 	var launches []func() error
 	for i := 0; i < copies; i++ {
 		args, err := p.Args(Buffers{A: a, C: out, Workspace: ws, Counters: ctr,
-			W: q + cuda.DevicePtr(int64(i)*int64(c.N*c.K/2)), S: sc + cuda.DevicePtr(int64(i)*int64(c.N*c.K/c.Grp*2))})
+			W: q + cuda.DevicePtr(int64(i)*int64(c.N*c.K/2)), S: sc + cuda.DevicePtr(int64(i)*int64(c.N*c.K/c.Group*2))})
 		if err != nil {
 			return BenchResult{}, err
 		}
@@ -266,7 +266,7 @@ func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (Benc
 	if p.Stages != 4 {
 		kernel = fmt.Sprintf("moecast_w4a16_s%d", p.Stages)
 	}
-	return BenchResult{Kernel: kernel, Name: c.Name, M: c.M, N: c.N, K: c.K, Group: c.Grp, MT: p.MT, Stages: p.Stages,
+	return BenchResult{Kernel: kernel, Name: c.Name, M: c.M, N: c.N, K: c.K, Group: c.Group, MT: p.MT, Stages: p.Stages,
 		Splits: p.Splits, Blocks: p.MBlocks * p.NBlocks * p.Splits, Copies: copies, CallsPerGraph: calls,
 		GraphSeconds: graph, LaunchSeconds: direct, Bytes: bytes, BytesPerSec: bytes / graph,
 		FLOPsPerSec: 2 * float64(c.M) * float64(c.N) * float64(c.K) / graph}, nil
@@ -278,7 +278,7 @@ func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (Benc
 type MoECase struct {
 	Name                  string
 	Tokens, Experts, TopK int
-	N, K, Grp             int
+	N, K, Group           int
 	Down                  bool
 	PowerLaw              float64 // 0: uniform routing
 	Seed                  uint64
@@ -290,16 +290,16 @@ type MoECase struct {
 // MeasureMoE times one MoE case, rotating over routings drawn from Seed
 // until their touched weights total rotateBytes (4 to 64 routings).
 func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchResult, error) {
-	if err := CheckShape(c.N, c.K, c.Grp); err != nil {
+	if err := CheckShape(c.N, c.K, c.Group); err != nil {
 		return BenchResult{}, err
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, 7))
-	wb := int64(c.N*c.K/2 + c.N*c.K/c.Grp*2)
+	wb := int64(c.N*c.K/2 + c.N*c.K/c.Group*2)
 	local := c.Experts
 	if c.Local > 0 {
 		local = c.Local
 	}
-	q, sc, err := randomDeviceWeights(rng, c.N, c.K, c.Grp, local)
+	q, sc, err := randomDeviceWeights(rng, c.N, c.K, c.Group, local)
 	defer cuda.Free(q)
 	defer cuda.Free(sc)
 	if err != nil {
@@ -349,7 +349,7 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 		if al.Blocks() == 0 {
 			continue // no token for this rank
 		}
-		p, err := m.PlanMoE(al, c.N, c.K, c.Grp, aDiv, Options{})
+		p, err := m.PlanMoE(al, c.N, c.K, c.Group, aDiv, Options{})
 		if err != nil {
 			return BenchResult{}, err
 		}
@@ -400,7 +400,7 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 	}
 	n := float64(len(launches))
 	bytes := totalBytes / n
-	return BenchResult{Kernel: "moecast_w4a16_moe", Name: c.Name, M: c.Tokens, N: c.N, K: c.K, Group: c.Grp,
+	return BenchResult{Kernel: "moecast_w4a16_moe", Name: c.Name, M: c.Tokens, N: c.N, K: c.K, Group: c.Group,
 		MT: plan0.MT, Stages: plan0.Stages, Splits: plan0.Splits, Blocks: plan0.MBlocks * plan0.NBlocks * plan0.Splits, Copies: len(launches),
 		CallsPerGraph: calls, GraphSeconds: graph, LaunchSeconds: direct, Bytes: bytes, BytesPerSec: bytes / graph,
 		FLOPsPerSec: 2 * float64(rows) * float64(c.N) * float64(c.K) / graph, Touched: touched / n}, nil
@@ -429,9 +429,9 @@ var BenchShapes = []BenchShape{
 // (every rank holds a 1/8 slice of every expert) and EP8 (rank 0 holds 48
 // whole experts and computes the slots routed to them).
 var MoEShapes = []MoECase{
-	{Name: "moe tp8 gate_up", Experts: 384, TopK: 8, N: 512, K: 7168, Grp: 32, Seed: 1},
-	{Name: "moe tp8 down", Experts: 384, TopK: 8, N: 7168, K: 256, Grp: 32, Down: true, Seed: 2},
-	{Name: "moe tp8 gate_up zipf", Experts: 384, TopK: 8, N: 512, K: 7168, Grp: 32, PowerLaw: 1.0, Seed: 3},
-	{Name: "moe ep8 gate_up", Experts: 384, TopK: 8, Local: 48, N: 4096, K: 7168, Grp: 32, Seed: 4},
-	{Name: "moe ep8 down", Experts: 384, TopK: 8, Local: 48, N: 7168, K: 2048, Grp: 32, Down: true, Seed: 5},
+	{Name: "moe tp8 gate_up", Experts: 384, TopK: 8, N: 512, K: 7168, Group: 32, Seed: 1},
+	{Name: "moe tp8 down", Experts: 384, TopK: 8, N: 7168, K: 256, Group: 32, Down: true, Seed: 2},
+	{Name: "moe tp8 gate_up zipf", Experts: 384, TopK: 8, N: 512, K: 7168, Group: 32, PowerLaw: 1.0, Seed: 3},
+	{Name: "moe ep8 gate_up", Experts: 384, TopK: 8, Local: 48, N: 4096, K: 7168, Group: 32, Seed: 4},
+	{Name: "moe ep8 down", Experts: 384, TopK: 8, Local: 48, N: 7168, K: 2048, Group: 32, Down: true, Seed: 5},
 }

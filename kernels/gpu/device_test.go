@@ -237,7 +237,7 @@ func TestBenchOnDevice(t *testing.T) {
 				opts = append(opts, Options{Stages: 6})
 			}
 			for _, o := range opts {
-				r, err := MeasureGEMM(m, BenchCase{Name: sh.Name, M: M, N: sh.N, K: sh.K, Grp: sh.Group, Opt: o}, rotate, s)
+				r, err := MeasureGEMM(m, BenchCase{Name: sh.Name, M: M, N: sh.N, K: sh.K, Group: sh.Group, Opt: o}, rotate, s)
 				require.NoError(t, err)
 				require.NoError(t, enc.Encode(r))
 				t.Logf("%-22s M=%-4d g%d mt%d s%d split%-2d %8.2f us graph %8.2f us launch %7.0f GB/s %6.1f TFLOP/s",

@@ -146,3 +146,17 @@ func TestReferenceGEMM(t *testing.T) {
 	_, err = RelError(got, ref)
 	assert.ErrorContains(t, err, "output [0][3]")
 }
+
+// BenchmarkRepack reports weights repacked per second (a Kimi-K2.5 expert's
+// gate_up shard, 4096 x 7168).
+func BenchmarkRepack(b *testing.B) {
+	p, err := RandomPackQuantized(rand.New(rand.NewPCG(5, 6)), 4096, 7168, 32)
+	require.NoError(b, err)
+	b.ResetTimer()
+	for range b.N {
+		if _, err := Repack(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)*float64(p.N*p.K)/b.Elapsed().Seconds(), "weights/s")
+}
