@@ -22,7 +22,7 @@ def main():
         print(f"Measured copy ceiling: {copy['bytes_per_s'] / 1e12:.2f} TB/s (device-to-device, read + write).")
     print()
     key = {(r["kernel"], r["name"], r["m"]): r for r in ref + ours if "m" in r}
-    print("| shape (N x K, group) | M | moecast us | GB/s | % of copy | 6-stage us | torch int4 us | torch bf16 us | x vs int4 | x vs bf16 | mt/splits |")
+    print("| shape (N x K, group) | M | moecast us | GB/s | % of copy | 6-stage us | torch int4 us | torch bf16 us | x vs int4 | x vs bf16 | mt/units/parts |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in ours:
         if r["kernel"] != "moecast_w4a16":
@@ -34,16 +34,16 @@ def main():
         f = lambda x: f"{x['graph_s'] * 1e6:.1f}" if x else "-"
         sp = lambda x: f"{x['graph_s'] / r['graph_s']:.2f}" if x else "-"
         print(f"| {r['name']} ({r['n']} x {r['k']}, g{r['group']}) | {r['m']} | {t:.1f} | {r['bytes_per_s'] / 1e9:.0f} | "
-              f"{100 * r['bytes_per_s'] / ceil:.0f}% | {f(s6)} | {f(i4)} | {f(b16)} | {sp(i4)} | {sp(b16)} | {r['mt']}/{r['splits']} |")
+              f"{100 * r['bytes_per_s'] / ceil:.0f}% | {f(s6)} | {f(i4)} | {f(b16)} | {sp(i4)} | {sp(b16)} | {r['mt']}/{r['units_per_block']}/{r['max_parts']} |")
     moe = [r for r in ours if r["kernel"] == "moecast_w4a16_moe"]
     if moe:
         print()
-        print("| MoE case (N x K, group) | tokens | experts touched | moecast us | GB/s | % of copy | TFLOP/s | mt/splits |")
+        print("| MoE case (N x K, group) | tokens | experts touched | moecast us | GB/s | % of copy | TFLOP/s | mt/units/parts |")
         print("|---|---:|---:|---:|---:|---:|---:|---|")
         for r in moe:
             print(f"| {r['name']} ({r['n']} x {r['k']}, g{r['group']}) | {r['m']} | {r['touched_experts']:.1f} | "
                   f"{r['graph_s'] * 1e6:.1f} | {r['bytes_per_s'] / 1e9:.0f} | {100 * r['bytes_per_s'] / ceil:.0f}% | "
-                  f"{r['flops_per_s'] / 1e12:.1f} | {r['mt']}/{r['splits']} |")
+                  f"{r['flops_per_s'] / 1e12:.1f} | {r['mt']}/{r['units_per_block']}/{r['max_parts']} |")
 
 
 if __name__ == "__main__":

@@ -43,7 +43,8 @@ type BenchResult struct {
 	Group         int     `json:"group"`
 	MT            int     `json:"mt"`
 	Stages        int     `json:"stages"`
-	Splits        int     `json:"splits"`
+	Units         int     `json:"units_per_block"`
+	MaxParts      int     `json:"max_parts"`
 	Blocks        int     `json:"blocks"`
 	Copies        int     `json:"copies"`
 	CallsPerGraph int     `json:"calls_per_graph"`
@@ -267,7 +268,7 @@ func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (Benc
 		kernel = fmt.Sprintf("moecast_w4a16_s%d", p.Stages)
 	}
 	return BenchResult{Kernel: kernel, Name: c.Name, M: c.M, N: c.N, K: c.K, Group: c.Group, MT: p.MT, Stages: p.Stages,
-		Splits: p.Splits, Blocks: p.MBlocks * p.NBlocks * p.Splits, Copies: copies, CallsPerGraph: calls,
+		Units: p.Units, MaxParts: p.MaxParts, Blocks: p.Blocks, Copies: copies, CallsPerGraph: calls,
 		GraphSeconds: graph, LaunchSeconds: direct, Bytes: bytes, BytesPerSec: bytes / graph,
 		FLOPsPerSec: 2 * float64(c.M) * float64(c.N) * float64(c.K) / graph}, nil
 }
@@ -401,7 +402,8 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 	n := float64(len(launches))
 	bytes := totalBytes / n
 	return BenchResult{Kernel: "moecast_w4a16_moe", Name: c.Name, M: c.Tokens, N: c.N, K: c.K, Group: c.Group,
-		MT: plan0.MT, Stages: plan0.Stages, Splits: plan0.Splits, Blocks: plan0.MBlocks * plan0.NBlocks * plan0.Splits, Copies: len(launches),
+		MT: plan0.MT, Stages: plan0.Stages, Units: plan0.Units, MaxParts: plan0.MaxParts, Blocks: plan0.Blocks,
+		Copies:        len(launches),
 		CallsPerGraph: calls, GraphSeconds: graph, LaunchSeconds: direct, Bytes: bytes, BytesPerSec: bytes / graph,
 		FLOPsPerSec: 2 * float64(rows) * float64(c.N) * float64(c.K) / graph, Touched: touched / n}, nil
 }

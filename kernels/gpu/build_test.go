@@ -65,35 +65,39 @@ func TestImageChoice(t *testing.T) {
 }
 
 func TestPlans(t *testing.T) {
-	m := &Module{SMs: 132}
+	m := &Module{SMs: 132} // 2 blocks per SM where the occupancy is unknown
 	tests := []struct {
-		name                   string
-		M, N, K                int
-		o                      Options
-		mt, mb, nb, splits, it int
+		name                          string
+		M, N, K                       int
+		o                             Options
+		mt, mb, nb, units, blocks, mp int
 	}{
-		{"decode gate_up", 1, 4096, 7168, Options{}, 1, 1, 32, 8, 7},
-		{"decode down", 8, 7168, 2048, Options{}, 1, 1, 56, 4, 4},
-		{"M=32", 32, 4096, 7168, Options{}, 2, 1, 32, 8, 7},
-		{"M=512", 512, 4096, 7168, Options{}, 4, 8, 32, 1, 56},
-		{"wide N: 3 splits fill 2 waves", 1, 18432, 7168, Options{}, 1, 1, 144, 3, 19},
-		{"forced split", 3, 256, 640, Options{Splits: 5}, 1, 1, 2, 5, 1},
-		{"split rounded", 3, 256, 640, Options{Splits: 4}, 1, 1, 2, 3, 2},
+		{"decode gate_up: 8 runs a tile", 1, 4096, 7168, Options{}, 1, 1, 32, 7, 256, 8},
+		{"decode down", 8, 7168, 2048, Options{}, 1, 1, 56, 4, 224, 4},
+		{"M=32", 32, 4096, 7168, Options{}, 2, 1, 32, 7, 256, 8},
+		{"M=512: runs of 55 over tiles of 56", 512, 4096, 7168, Options{}, 4, 8, 32, 55, 261, 2},
+		{"wide N: up to 3 runs a tile", 1, 18432, 7168, Options{}, 1, 1, 144, 31, 261, 3},
+		{"forced split", 3, 256, 640, Options{Splits: 5}, 1, 1, 2, 1, 10, 5},
+		{"split rounded", 3, 256, 640, Options{Splits: 4}, 1, 1, 2, 2, 5, 3},
+		{"one tile a block", 3, 256, 640, Options{Units: 5}, 1, 1, 2, 5, 2, 1},
+		{"two tiles a block", 3, 256, 640, Options{Units: 10}, 1, 1, 2, 10, 1, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, err := m.PlanGEMM(tt.M, tt.N, tt.K, 32, tt.o)
 			require.NoError(t, err)
-			assert.Equal(t, []int{tt.mt, tt.mb, tt.nb, tt.splits, tt.it},
-				[]int{p.MT, p.MBlocks, p.NBlocks, p.Splits, p.ItersPerSplit})
-			assert.GreaterOrEqual(t, p.Splits*p.ItersPerSplit, tt.K/TileK)
-			assert.Less(t, (p.Splits-1)*p.ItersPerSplit, tt.K/TileK, "no empty split")
+			assert.Equal(t, []int{tt.mt, tt.mb, tt.nb, tt.units, tt.blocks, tt.mp},
+				[]int{p.MT, p.MBlocks, p.NBlocks, p.Units, p.Blocks, p.MaxParts})
+			work := p.MBlocks * p.NBlocks * p.K / TileK
+			assert.GreaterOrEqual(t, p.Blocks*p.Units, work)
+			assert.Less(t, (p.Blocks-1)*p.Units, work, "no empty block")
+			assert.LessOrEqual(t, p.Blocks, 264, "one wave")
 		})
 	}
 	m4 := &Module{SMs: 132, PerSM: map[Variant]int{{4, 4}: 1}}
 	p4, err := m4.PlanGEMM(512, 4096, 7168, 32, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, 1, p4.Splits, "256 blocks over 132 slots: 2 waves either way")
+	assert.Equal(t, []int{109, 132}, []int{p4.Units, p4.Blocks}, "one block per SM: one wave of 132")
 
 	_, err = m.PlanGEMM(1, 4096, 7168, 32, Options{Splits: 57})
 	assert.ErrorContains(t, err, "57 splits of K=7168: at most 56")
@@ -106,14 +110,21 @@ func TestPlans(t *testing.T) {
 
 	p, err := m.PlanGEMM(1, 256, 256, 32, Options{Splits: 2})
 	require.NoError(t, err)
-	_, err = p.Args(Buffers{A: 1, W: 2, S: 3, C: 4})
-	assert.ErrorContains(t, err, "needs a workspace")
+	_, err = p.Args(Buffers{A: 1, W: 2, S: 3, C: 4, Counters: 6})
+	assert.ErrorContains(t, err, "cuts tiles (2 parts) needs a workspace and counters")
 	args, err := p.Args(Buffers{A: 1, W: 2, S: 3, C: 4, Workspace: 5, Counters: 6})
 	require.NoError(t, err)
 	assert.Equal(t, []byte{5, 0, 0, 0, 0, 0, 0, 0}, args.Bytes(4))
 	assert.Equal(t, []byte{1, 0, 0, 0}, args.Bytes(12), "a_div of a dense GEMM")
-	assert.Equal(t, []byte{1, 0, 0, 0}, args.Bytes(13), "iters per split")
-	assert.Equal(t, int64(2*16*256*4), p.WorkspaceBytes())
+	assert.Equal(t, []byte{1, 0, 0, 0}, args.Bytes(13), "m blocks")
+	assert.Equal(t, []byte{1, 0, 0, 0}, args.Bytes(14), "units per block")
+	assert.Equal(t, int64(4*2*16*128*4), p.WorkspaceBytes(), "two slots per block")
+	assert.Equal(t, int64(2*4), p.CounterBytes())
+	one, err := m.PlanGEMM(1, 256, 256, 32, Options{Units: 2})
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), one.WorkspaceBytes())
+	_, err = one.Args(Buffers{A: 1, W: 2, S: 3, C: 4})
+	assert.ErrorContains(t, err, "needs a workspace and counters")
 
 	r := &Routing{Experts: 4, TopK: [][]int{{2, 0}, {2, 3}, {0, 2}}}
 	a, err := Align(r, 16)

@@ -58,7 +58,7 @@ func runOnce(t *testing.T, m *Module, s cuda.Stream, p Plan, a []BF16, w *Weight
 	b := Buffers{A: up(Upload(a, 2)), W: up(Upload(w.Q, 4)), S: up(Upload(w.S, 2))}
 	b.C = up(cuda.Alloc(int64(rows * p.N * 2)))
 	require.NoError(t, cuda.Memset8(b.C, 0xff, int64(rows*p.N*2))) // bf16 NaN
-	if p.Splits > 1 {
+	if p.MaxParts > 1 {
 		b.Workspace = up(cuda.Alloc(p.WorkspaceBytes()))
 		require.NoError(t, cuda.Memset32(b.Workspace, 0x7fc00000, p.WorkspaceBytes()/4))
 	}
@@ -102,20 +102,21 @@ func TestGEMMOnDevice(t *testing.T) {
 			require.NoError(t, err)
 			a := RandomBF16(rng, sh.M*sh.K)
 			ref := ReferenceGEMM(a, sh.M, pq, nil)
-			for _, o := range []Options{{}, {Splits: 1}, {Splits: 3}, {MT: 1}, {MT: 4}, {MT: 1, Stages: 6}, {MT: 2, Stages: 6}} {
+			for _, o := range []Options{{}, {Splits: 1}, {Splits: 3}, {Units: 3}, {Units: 7}, {MT: 1}, {MT: 4},
+				{MT: 1, Stages: 6}, {MT: 2, Stages: 6}} {
 				if o.Splits > sh.K/TileK {
 					continue
 				}
-				name := fmt.Sprintf("g%d/M%d_N%d_K%d/mt%d_s%d_split%d", g, sh.M, sh.N, sh.K, o.MT, o.Stages, o.Splits)
+				name := fmt.Sprintf("g%d/M%d_N%d_K%d/%+v", g, sh.M, sh.N, sh.K, o)
 				p, err := m.PlanGEMM(sh.M, sh.N, sh.K, g, o)
 				require.NoError(t, err, name)
 				got := runOnce(t, m, s, p, a, w, nil, nil, sh.M)
 				e, err := RelError(got, ref)
 				if err != nil || e >= 1e-2 {
-					t.Errorf("%s (plan mt%d splits %d): rel error %.3g: %v", name, p.MT, p.Splits, e, err)
+					t.Errorf("%s (plan mt%d units %d parts %d): rel error %.3g: %v", name, p.MT, p.Units, p.MaxParts, e, err)
 				} else {
 					worst, cases = max(worst, e), cases+1
-					t.Logf("%s (plan mt%d splits %d): rel error %.3g", name, p.MT, p.Splits, e)
+					t.Logf("%s (plan mt%d units %d parts %d): rel error %.3g", name, p.MT, p.Units, p.MaxParts, e)
 				}
 			}
 		}
@@ -166,9 +167,9 @@ func TestMoEOnDevice(t *testing.T) {
 					for _, block := range []int{16, 64} {
 						al, err := Align(r, block)
 						require.NoError(t, err)
-						p, err := m.PlanMoE(al, N, K, g, aDiv, Options{})
+						p, err := m.PlanMoE(al, N, K, g, aDiv, Options{Units: 1 + block/32}) // runs of 1 or 3 of 4: cut tiles
 						require.NoError(t, err)
-						name := fmt.Sprintf("g%d/T%d/law%.1f/down%v/block%d (splits %d)", g, tokens, law, down, block, p.Splits)
+						name := fmt.Sprintf("g%d/T%d/law%.1f/down%v/block%d (units %d parts %d)", g, tokens, law, down, block, p.Units, p.MaxParts)
 						got := runOnce(t, m, s, p, a, all, al.SortedIDs, al.ExpertIDs, rows)
 						e, err := RelError(got, ref)
 						if err != nil || e >= 1e-2 {
@@ -240,8 +241,8 @@ func TestBenchOnDevice(t *testing.T) {
 				r, err := MeasureGEMM(m, BenchCase{Name: sh.Name, M: M, N: sh.N, K: sh.K, Group: sh.Group, Opt: o}, rotate, s)
 				require.NoError(t, err)
 				require.NoError(t, enc.Encode(r))
-				t.Logf("%-22s M=%-4d g%d mt%d s%d split%-2d %8.2f us graph %8.2f us launch %7.0f GB/s %6.1f TFLOP/s",
-					r.Name, M, r.Group, r.MT, r.Stages, r.Splits, r.GraphSeconds*1e6, r.LaunchSeconds*1e6,
+				t.Logf("%-22s M=%-4d g%d mt%d s%d units%-5d parts%-2d %8.2f us graph %8.2f us launch %7.0f GB/s %6.1f TFLOP/s",
+					r.Name, M, r.Group, r.MT, r.Stages, r.Units, r.MaxParts, r.GraphSeconds*1e6, r.LaunchSeconds*1e6,
 					r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
 			}
 		}
@@ -255,8 +256,8 @@ func TestBenchOnDevice(t *testing.T) {
 			r, err := MeasureMoE(m, c, rotate, s)
 			require.NoError(t, err)
 			require.NoError(t, enc.Encode(r))
-			t.Logf("%-22s T=%-5d mt%d s%d split%-2d touched %5.1f %9.2f us graph %9.2f us launch %7.0f GB/s %6.1f TFLOP/s",
-				r.Name, tokens, r.MT, r.Stages, r.Splits, r.Touched, r.GraphSeconds*1e6, r.LaunchSeconds*1e6, r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
+			t.Logf("%-22s T=%-5d mt%d s%d units%-5d parts%-2d touched %5.1f %9.2f us graph %9.2f us launch %7.0f GB/s %6.1f TFLOP/s",
+				r.Name, tokens, r.MT, r.Stages, r.Units, r.MaxParts, r.Touched, r.GraphSeconds*1e6, r.LaunchSeconds*1e6, r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
 		}
 	}
 }

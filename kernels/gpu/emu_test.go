@@ -11,7 +11,7 @@ import (
 )
 
 // This file is a CPU model of w4a16.cu: the kernel's index arithmetic line
-// for line (stage loads, swizzle, fragment reads, warp reduction, split-K,
+// for line (stage loads, swizzle, fragment reads, warp reduction, stream-K,
 // MoE rows), with ldmatrix and mma.sync m16n8k16 as the PTX ISA defines
 // their fragments. It checks the layout logic that the repack feeds, where
 // no GPU is at hand; the device tests check the kernel itself.
@@ -19,17 +19,17 @@ import (
 const emuRedStride = TileN + 8
 
 type emuLaunch struct {
-	A                  []BF16
-	Q                  []uint32 // Weights.Q, expert after expert
-	S                  []BF16
-	C                  []BF16
-	ws                 []float32
-	counters           []int32
-	sorted, experts    []int32
-	M, N, K, group     int
-	aDiv, itersPerSplt int
-	MT, gx, gy, gz     int
-	stages             int
+	A                   []BF16
+	Q                   []uint32 // Weights.Q, expert after expert
+	S                   []BF16
+	C                   []BF16
+	ws                  []float32
+	counters            []int32
+	sorted, experts     []int32
+	M, N, K, group      int
+	aDiv, units         int
+	MT, mblocks, blocks int
+	stages              int
 }
 
 func emuBF16(f float64) BF16 { return ToBF16(float32(f)) }
@@ -44,23 +44,33 @@ func emuDQ(x uint32, s BF16) [2]BF16 {
 	return [2]BF16{f(lo), f(hi)}
 }
 
+// run is w4a16_body: each block's run of units, segment by segment.
 func (L *emuLaunch) run() {
-	for z := 0; z < L.gz; z++ {
-		for y := 0; y < L.gy; y++ {
-			for x := 0; x < L.gx; x++ {
-				L.block(x, y, z)
-			}
+	kiters, nn := L.K/TileK, L.N/TileN
+	total := L.mblocks * nn * kiters
+	for b := 0; b < L.blocks; b++ {
+		u := b * L.units
+		end := min(total, u+L.units)
+		for u < end {
+			tile := u / kiters
+			kb := u % kiters
+			ke := min(kiters, kb+(end-u))
+			t0 := tile * kiters
+			first := t0 / L.units
+			last := (t0 + kiters - 1) / L.units
+			L.segment(b, tile/nn, tile%nn, kb, ke, first, last-first+1, t0)
+			u += ke - kb
 		}
 	}
 }
 
-func (L *emuLaunch) block(mblock, nblock, split int) {
+// segment is w4a16_segment for block b.
+func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 	MT, stages := L.MT, L.stages
 	BM := 16 * MT
 	aStage := BM * TileK * 2
 	stage := bStage + sStage + aStage
 	smem := make([]byte, stages*stage)
-	splits := L.gz
 	ngroups := L.K / L.group
 	gs := TileK / L.group
 	moe := L.sorted != nil
@@ -74,9 +84,6 @@ func (L *emuLaunch) block(mblock, nblock, split int) {
 	}
 	wOff := expert * (L.N * L.K / 32) // uint4 units
 	sOff := expert * (L.N * ngroups / 8)
-	kiters := L.K / TileK
-	it0 := split * L.itersPerSplt
-	it1 := min(kiters, it0+L.itersPerSplt)
 	niters := it1 - it0
 	kchunks := L.K / 16
 
@@ -289,7 +296,7 @@ func (L *emuLaunch) block(mblock, nblock, split int) {
 			L.C[crow*L.N+n0+ecol+j] = ToBF16(v[j])
 		}
 	}
-	if splits == 1 {
+	if parts == 1 {
 		for tid := 0; tid < threads; tid++ {
 			ecol := (tid & 15) * 8
 			for i := 0; i < MT; i++ {
@@ -302,19 +309,26 @@ func (L *emuLaunch) block(mblock, nblock, split int) {
 		}
 		return
 	}
-	mpad := L.gx * BM
+	slot := func(blk int) int {
+		which := 1
+		if blk*L.units >= t0 {
+			which = 0
+		}
+		return (blk*2 + which) * BM * TileN
+	}
+	mine := slot(b)
 	for tid := 0; tid < threads; tid++ {
 		ecol := (tid & 15) * 8
 		for i := 0; i < MT; i++ {
 			r := (tid >> 4) + i*16
 			if _, ok := outRow(r); ok {
-				copy(L.ws[(split*mpad+mblock*BM+r)*L.N+n0+ecol:][:8], red[r*emuRedStride+ecol:])
+				copy(L.ws[mine+r*TileN+ecol:][:8], red[r*emuRedStride+ecol:])
 			}
 		}
 	}
-	ctr := mblock*L.gy + nblock
+	ctr := mblock*(L.N/TileN) + nblock
 	L.counters[ctr]++
-	if int(L.counters[ctr]) != splits {
+	if int(L.counters[ctr]) != parts {
 		return
 	}
 	for tid := 0; tid < threads; tid++ {
@@ -326,8 +340,8 @@ func (L *emuLaunch) block(mblock, nblock, split int) {
 				continue
 			}
 			v := make([]float32, 8)
-			for sp := 0; sp < splits; sp++ {
-				src := L.ws[(sp*mpad+mblock*BM+r)*L.N+n0+ecol:]
+			for sp := 0; sp < parts; sp++ {
+				src := L.ws[slot(first+sp)+r*TileN+ecol:]
 				for j := range v {
 					v[j] += src[j]
 				}
@@ -340,8 +354,8 @@ func (L *emuLaunch) block(mblock, nblock, split int) {
 
 func emuRun(p Plan, a []BF16, w *Weights, sorted, experts []int32, rows int) [][]BF16 {
 	L := &emuLaunch{A: a, Q: w.Q, S: w.S, C: make([]BF16, rows*p.N), sorted: sorted, experts: experts,
-		M: p.M, N: p.N, K: p.K, group: p.Group, aDiv: max(p.ADiv, 1), itersPerSplt: p.ItersPerSplit,
-		MT: p.MT, gx: p.MBlocks, gy: p.NBlocks, gz: p.Splits, stages: p.Stages}
+		M: p.M, N: p.N, K: p.K, group: p.Group, aDiv: max(p.ADiv, 1), units: p.Units,
+		MT: p.MT, mblocks: p.MBlocks, blocks: p.Blocks, stages: p.Stages}
 	for i := range L.C {
 		L.C[i] = 0xffff
 	}
@@ -351,6 +365,11 @@ func emuRun(p Plan, a []BF16, w *Weights, sorted, experts []int32, rows int) [][
 	}
 	L.counters = make([]int32, p.MBlocks*p.NBlocks)
 	L.run()
+	for i, c := range L.counters {
+		if c != 0 {
+			panic(fmt.Sprintf("counter %d left at %d", i, c))
+		}
+	}
 	out := make([][]BF16, rows)
 	for i := range out {
 		out[i] = L.C[i*p.N : (i+1)*p.N]
@@ -372,9 +391,14 @@ func TestKernelModelGEMM(t *testing.T) {
 		{40, 256, 256, 64, Options{MT: 2}},
 		{5, 256, 1024, 32, Options{Stages: 6, Splits: 1}},
 		{30, 128, 896, 64, Options{MT: 2, Stages: 6}},
+		{9, 384, 640, 32, Options{Units: 3}},   // runs cross tile ends
+		{9, 384, 640, 32, Options{Units: 7}},   // longer than a tile
+		{33, 256, 384, 64, Options{Units: 6}},  // two tiles a run, aligned
+		{70, 128, 512, 128, Options{Units: 5}}, // MT 4, cut tiles
+
 	}
 	for _, tt := range tests {
-		name := fmt.Sprintf("M%d_N%d_K%d_g%d_mt%d_split%d", tt.M, tt.N, tt.K, tt.g, tt.o.MT, tt.o.Splits)
+		name := fmt.Sprintf("M%d_N%d_K%d_g%d_%+v", tt.M, tt.N, tt.K, tt.g, tt.o)
 		pq, err := RandomPackQuantized(rng, tt.N, tt.K, tt.g)
 		require.NoError(t, err)
 		w, err := Repack(pq)
@@ -386,7 +410,7 @@ func TestKernelModelGEMM(t *testing.T) {
 		e, err := RelError(got, ReferenceGEMM(a, tt.M, pq, nil))
 		require.NoError(t, err, name)
 		require.Less(t, e, 1e-2, name)
-		t.Logf("%s (mt%d splits %d): rel error %.3g", name, p.MT, p.Splits, e)
+		t.Logf("%s (mt%d units %d blocks %d parts %d): rel error %.3g", name, p.MT, p.Units, p.Blocks, p.MaxParts, e)
 	}
 }
 
@@ -419,16 +443,18 @@ func TestKernelModelMoE(t *testing.T) {
 			ref[id] = ReferenceGEMM(a, aRows, pqs[r.TopK[id/topk][id%topk]], []int{id / aDiv})[0]
 		}
 		for _, block := range []int{16, 32} {
-			al, err := Align(r, block)
-			require.NoError(t, err)
-			p, err := m.PlanMoE(al, N, K, g, aDiv, Options{})
-			require.NoError(t, err)
-			got := emuRun(p, a, all, al.SortedIDs, al.ExpertIDs, rows)
-			e, err := RelError(got, ref)
-			name := fmt.Sprintf("down=%v block %d splits %d", down, block, p.Splits)
-			require.NoError(t, err, name)
-			require.Less(t, e, 1e-2, name)
-			t.Logf("%s: rel error %.3g", name, e)
+			for _, units := range []int{0, 1, 3} {
+				al, err := Align(r, block)
+				require.NoError(t, err)
+				p, err := m.PlanMoE(al, N, K, g, aDiv, Options{Units: units})
+				require.NoError(t, err)
+				got := emuRun(p, a, all, al.SortedIDs, al.ExpertIDs, rows)
+				e, err := RelError(got, ref)
+				name := fmt.Sprintf("down=%v block %d units %d parts %d", down, block, p.Units, p.MaxParts)
+				require.NoError(t, err, name)
+				require.Less(t, e, 1e-2, name)
+				t.Logf("%s: rel error %.3g", name, e)
+			}
 		}
 		// Expert parallelism: this rank holds experts [0, 3); the other
 		// rows are not written.

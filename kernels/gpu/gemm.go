@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -172,38 +173,43 @@ func (m *Module) Registers() map[string][3]int {
 	return out
 }
 
-// Plan is one launch's shape.
+// Plan is one launch's shape. The work, MBlocks x NBlocks tiles of K/TileK
+// iterations each, laid end to end tile by tile, is cut into runs of Units
+// iterations, one per block (stream-K): Blocks = ceil(work / Units).
 type Plan struct {
 	M, N, K, Group int
 	MT             int // m16 tiles per block (BM = 16*MT rows)
 	Stages         int // cp.async pipeline stages
-	MBlocks        int
-	NBlocks        int
-	Splits         int // blocks along K; their partials are summed in order
-	ItersPerSplit  int // TileK steps per split
+	MBlocks        int // tiles along M (row blocks)
+	NBlocks        int // tiles along N
+	Units          int // TileK iterations per block
+	Blocks         int // the grid
+	MaxParts       int // the most blocks that share one tile (1: no tile is cut)
 	Smem           int
 	// MoE: ADiv maps a sorted id to its row of A (top-k for gate_up, 1 for
 	// down); 0 for a dense GEMM.
 	ADiv int
 }
 
-// WorkspaceBytes is the fp32 partial-sum buffer the plan needs (0 without
-// a split).
+// WorkspaceBytes is the fp32 partial-sum buffer the plan needs: two BM x
+// TileN slots per block where a tile is cut, else 0.
 func (p Plan) WorkspaceBytes() int64 {
-	if p.Splits == 1 {
+	if p.MaxParts == 1 {
 		return 0
 	}
-	return int64(p.Splits) * int64(p.MBlocks*16*p.MT) * int64(p.N) * 4
+	return int64(p.Blocks) * 2 * int64(16*p.MT*TileN) * 4
 }
 
-// CounterBytes is the tile-counter buffer the plan needs, zeroed once.
+// CounterBytes is the tile-counter buffer the plan needs, zeroed once (the
+// kernel leaves it zeroed).
 func (p Plan) CounterBytes() int64 { return int64(p.MBlocks*p.NBlocks) * 4 }
 
 // Options tune a plan; zero values choose.
 type Options struct {
 	MT     int // m16 tiles per block: 1, 2 or 4
 	Stages int // pipeline stages: 4, or 6 for MT 1 and 2
-	Splits int // K splits
+	Units  int // iterations per block
+	Splits int // or: cut each tile into about this many runs (Units = ceil(K/TileK / Splits))
 }
 
 // chooseMT picks the rows per block from the rows a block will see.
@@ -217,30 +223,6 @@ func chooseMT(rows int) int {
 	return 4
 }
 
-// blockOverheadIters is the fixed cost of one block (pipeline fill, the
-// warps' reduction, the split's partial sums) counted in TileK iterations,
-// for choosing splits.
-const blockOverheadIters = 4
-
-// chooseSplits picks the K splits that minimise waves x (iterations per
-// block + overhead), blocks of base x splits over slots resident blocks,
-// the fewest splits on a tie.
-func chooseSplits(base, kiters, slots int) int {
-	best, bestCost := 1, -1
-	for s := 1; s <= kiters; s++ {
-		ips := (kiters + s - 1) / s
-		if s > 1 && (kiters+ips-1)/ips != s {
-			continue // same blocks as a smaller split count
-		}
-		waves := (base*s + slots - 1) / slots
-		cost := waves * (ips + blockOverheadIters)
-		if bestCost < 0 || cost < bestCost {
-			best, bestCost = s, cost
-		}
-	}
-	return best
-}
-
 func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	p.Stages = o.Stages
 	if p.Stages == 0 {
@@ -252,21 +234,35 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	}
 	p.NBlocks = p.N / TileN
 	kiters := p.K / TileK
-	splits := o.Splits
-	if splits <= 0 {
+	tiles := int64(p.MBlocks) * int64(p.NBlocks)
+	work := tiles * int64(kiters)
+	switch {
+	case o.Units > 0:
+		p.Units = o.Units
+	case o.Splits > 0:
+		if o.Splits > kiters {
+			return p, fmt.Errorf("w4a16: %d splits of K=%d: at most %d", o.Splits, p.K, kiters)
+		}
+		p.Units = (kiters + o.Splits - 1) / o.Splits
+	default:
+		// One wave: as many blocks as fit on the GPU at once.
 		perSM := m.PerSM[v]
 		if perSM == 0 {
 			perSM = 2
 		}
-		splits = chooseSplits(p.MBlocks*p.NBlocks, kiters, max(1, m.SMs)*perSM)
+		slots := int64(max(1, m.SMs) * perSM)
+		p.Units = int((work + slots - 1) / slots)
 	}
-	if splits > kiters {
-		return p, fmt.Errorf("w4a16: %d splits of K=%d: at most %d", splits, p.K, kiters)
+	blocks := (work + int64(p.Units) - 1) / int64(p.Units)
+	if blocks > math.MaxInt32 || tiles > math.MaxInt32 {
+		return p, fmt.Errorf("w4a16: %d tiles in %d blocks: too large a launch", tiles, blocks)
 	}
-	p.ItersPerSplit = (kiters + splits - 1) / splits
-	p.Splits = (kiters + p.ItersPerSplit - 1) / p.ItersPerSplit
-	if p.Splits > 65535 || p.NBlocks > 65535 {
-		return p, fmt.Errorf("w4a16: grid %dx%dx%d too large", p.MBlocks, p.NBlocks, p.Splits)
+	p.Blocks = int(blocks)
+	p.MaxParts = 1
+	for t := int64(0); t < tiles; t++ {
+		t0 := t * int64(kiters)
+		parts := int((t0+int64(kiters)-1)/int64(p.Units) - t0/int64(p.Units) + 1)
+		p.MaxParts = max(p.MaxParts, parts)
 	}
 	p.Smem = v.Smem()
 	return p, nil
@@ -325,15 +321,15 @@ type Buffers struct {
 
 // Args marshals the kernel's parameters (kept for repeated launches).
 func (p Plan) Args(b Buffers) (*cuda.Params, error) {
-	if p.Splits > 1 && (b.Workspace == 0 || b.Counters == 0) {
-		return nil, fmt.Errorf("w4a16: a %d-way split needs a workspace and counters", p.Splits)
+	if b.Counters == 0 || (p.MaxParts > 1 && b.Workspace == 0) {
+		return nil, fmt.Errorf("w4a16: a plan that cuts tiles (%d parts) needs a workspace and counters", p.MaxParts)
 	}
 	if (p.ADiv > 0) != (b.SortedIDs != 0 && b.ExpertIDs != 0) {
 		return nil, fmt.Errorf("w4a16: MoE plans need sorted and expert ids, dense plans neither")
 	}
 	aDiv := max(p.ADiv, 1)
 	return cuda.MarshalParams(b.A, b.W, b.S, b.C, b.Workspace, b.Counters, b.SortedIDs, b.ExpertIDs,
-		int32(p.M), int32(p.N), int32(p.K), int32(p.Group), int32(aDiv), int32(p.ItersPerSplit))
+		int32(p.M), int32(p.N), int32(p.K), int32(p.Group), int32(aDiv), int32(p.MBlocks), int32(p.Units))
 }
 
 // Launch runs the plan on the stream.
@@ -351,5 +347,5 @@ func (m *Module) LaunchArgs(p Plan, args *cuda.Params, s cuda.Stream) error {
 	if !ok {
 		return fmt.Errorf("w4a16: no kernel %s loaded", Variant{p.MT, p.Stages}.Name())
 	}
-	return f.LaunchParams(cuda.Dim3{X: p.MBlocks, Y: p.NBlocks, Z: p.Splits}, cuda.Dim3{X: threads, Y: 1, Z: 1}, p.Smem, s, args)
+	return f.LaunchParams(cuda.Dim3{X: p.Blocks, Y: 1, Z: 1}, cuda.Dim3{X: threads, Y: 1, Z: 1}, p.Smem, s, args)
 }

@@ -8,9 +8,11 @@
 // are one 16-byte word; tiles stream through a multi-stage cp.async pipeline
 // into shared memory; int4 -> bf16 dequantisation happens in registers with
 // the 0x4300 exponent trick (bf16(0x4300 | q) = 128 + q); partial sums over K
-// are split across the warps of a block and, when the grid would otherwise
-// not fill the GPU, across blocks, whose fp32 partials the last block of each
-// tile adds in a fixed order (deterministic).
+// are split across the warps of a block, and the launch's work (tiles x K
+// iterations) is cut into equal runs, one per block (stream-K, Marlin's
+// striped partitioning), so that any shape fills the GPU in one wave; a tile
+// shared by several blocks is summed by the last of them, in a fixed order
+// (deterministic).
 //
 // Only sm_80 features (mma.sync m16n8k16 bf16, ldmatrix, cp.async): the same
 // source runs on Ampere, Hopper and Blackwell.
@@ -80,12 +82,17 @@ __device__ __forceinline__ uint32_t dq(uint32_t x, uint32_t s2) {
   return r;
 }
 
+// One segment: k iterations [it0, it1) of tile (mblock, nblock), accumulated
+// and written out. The blocks first .. first+parts-1 share the tile, whose
+// first unit is t0 (runs of units_per_block units per block).
 template <int MT, int STAGES>
-__device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
-                                           const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
-                                           float* __restrict__ ws, int* __restrict__ counters,
-                                           const int* __restrict__ sorted_ids, const int* __restrict__ expert_ids,
-                                           int M, int N, int K, int group, int a_div, int iters_per_split) {
+__device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
+                                              const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
+                                              float* __restrict__ ws, int* __restrict__ counters,
+                                              const int* __restrict__ sorted_ids,
+                                              const int* __restrict__ expert_ids, int M, int N, int K, int group,
+                                              int a_div, int mblock, int nblock, int it0, int it1, int first,
+                                              int parts, int units_per_block, long long t0) {
   constexpr int BM = 16 * MT;
   constexpr int A_STAGE = BM * BK * 2;
   constexpr int STAGE = B_STAGE + S_STAGE + A_STAGE;
@@ -96,10 +103,8 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
   const int warp = tid >> 5;
   const int wn = warp % WN;
   const int wk = warp / WN;
-  const int mblock = blockIdx.x;
-  const int nblock = blockIdx.y;
-  const int split = blockIdx.z;
-  const int splits = gridDim.z;
+  const int ntiles_n = N / BN;
+  const int tile = mblock * ntiles_n + nblock;
   const int ngroups = K / group;
   const int gs = BK / group;  // group rows per stage
 
@@ -107,15 +112,12 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
   size_t expert = 0;
   if (moe) {
     const int e = expert_ids[mblock];
-    if (e < 0) return;  // a block of padding only
+    if (e < 0) return;  // a block of padding only (every part of the tile returns)
     expert = static_cast<size_t>(e);
   }
   W += expert * (static_cast<size_t>(N) * K / 32);
   S += expert * (static_cast<size_t>(N) * ngroups / 8);
 
-  const int kiters = K / BK;
-  const int it0 = split * iters_per_split;
-  const int it1 = min(kiters, it0 + iters_per_split);
   const int niters = it1 - it0;
 
   // The A rows this thread copies: row r = (tid + i*256) / 16, chunk (tid % 16).
@@ -276,7 +278,7 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     *reinterpret_cast<uint4*>(C + static_cast<size_t>(crow) * N + n0 + ecol) = make_uint4(w[0], w[1], w[2], w[3]);
   };
 
-  if (splits == 1) {
+  if (parts == 1) {
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
       const int r = (tid >> 4) + i * 16;
@@ -290,13 +292,20 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     return;
   }
 
-  const size_t mpad = static_cast<size_t>(gridDim.x) * BM;
+  // Several blocks share the tile: each writes its fp32 partial to one of its
+  // two slots (0: the tile where its run starts, 1: the tile where it ends
+  // after starting earlier); the last to arrive adds them in block order.
+  auto slot = [&](int b) -> float* {
+    const int which = static_cast<long long>(b) * units_per_block >= t0 ? 0 : 1;
+    return ws + (static_cast<size_t>(b) * 2 + which) * BM * BN;
+  };
+  float* mine = slot(blockIdx.x);
 #pragma unroll
   for (int i = 0; i < MT; ++i) {
     const int r = (tid >> 4) + i * 16;
     int crow;
     if (!out_row(r, crow)) continue;
-    float4* dst = reinterpret_cast<float4*>(ws + (split * mpad + mblock * BM + r) * N + n0 + ecol);
+    float4* dst = reinterpret_cast<float4*>(mine + r * BN + ecol);
     const float* v = red + r * RED_STRIDE + ecol;
     __stcg(dst, make_float4(v[0], v[1], v[2], v[3]));
     __stcg(dst + 1, make_float4(v[4], v[5], v[6], v[7]));
@@ -304,8 +313,7 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
   __threadfence();
   __syncthreads();
   __shared__ int last;
-  int* counter = counters + static_cast<size_t>(mblock) * gridDim.y + nblock;
-  if (tid == 0) last = atomicAdd(counter, 1) == splits - 1;
+  if (tid == 0) last = atomicAdd(counters + tile, 1) == parts - 1;
   __syncthreads();
   if (!last) return;
   __threadfence();
@@ -315,15 +323,48 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     int crow;
     if (!out_row(r, crow)) continue;
     float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int sp = 0; sp < splits; ++sp) {
-      const float4* src = reinterpret_cast<const float4*>(ws + (sp * mpad + mblock * BM + r) * N + n0 + ecol);
+    for (int sp = 0; sp < parts; ++sp) {
+      const float4* src = reinterpret_cast<const float4*>(slot(first + sp) + r * BN + ecol);
       const float4 x = __ldcg(src), y = __ldcg(src + 1);
       v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w;
       v[4] += y.x, v[5] += y.y, v[6] += y.z, v[7] += y.w;
     }
     store_bf16(crow, v);
   }
-  if (tid == 0) *counter = 0;  // ready for the next launch (graph replays)
+  if (tid == 0) counters[tile] = 0;  // ready for the next launch (graph replays)
+}
+
+// The work of a launch is mblocks x (N/BN) tiles of K/BK iterations each,
+// laid end to end (tile-major) and cut into equal runs of units_per_block
+// iterations, one run per block (stream-K, as Marlin's striped
+// partitioning): every block gets the same work whatever the tile count, and
+// a tile cut between blocks is summed by its last block. The workspace holds
+// two BM x BN fp32 slots per block.
+template <int MT, int STAGES>
+__device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
+                                           const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
+                                           float* __restrict__ ws, int* __restrict__ counters,
+                                           const int* __restrict__ sorted_ids, const int* __restrict__ expert_ids,
+                                           int M, int N, int K, int group, int a_div, int mblocks,
+                                           int units_per_block) {
+  const int kiters = K / BK;
+  const int ntiles_n = N / BN;
+  const long long total = static_cast<long long>(mblocks) * ntiles_n * kiters;
+  long long u = static_cast<long long>(blockIdx.x) * units_per_block;
+  const long long end = min(total, u + units_per_block);
+  while (u < end) {
+    const int tile = static_cast<int>(u / kiters);
+    const int kb = static_cast<int>(u % kiters);
+    const int ke = static_cast<int>(min(static_cast<long long>(kiters), kb + (end - u)));
+    const long long t0 = static_cast<long long>(tile) * kiters;
+    const int first = static_cast<int>(t0 / units_per_block);
+    const int lastb = static_cast<int>((t0 + kiters - 1) / units_per_block);
+    w4a16_segment<MT, STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
+                              tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1,
+                              units_per_block, t0);
+    u += ke - kb;
+    __syncthreads();  // shared memory is reused by the next segment
+  }
 }
 
 }  // namespace
@@ -334,9 +375,9 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
   extern "C" __global__ void __launch_bounds__(THREADS, MINB)                                                   \
       NAME(const __nv_bfloat16* A, const uint4* W, const uint4* S, __nv_bfloat16* C, float* ws, int* counters, \
            const int* sorted_ids, const int* expert_ids, int M, int N, int K, int group, int a_div,            \
-           int iters_per_split) {                                                                               \
-    w4a16_body<MT, STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,           \
-                           iters_per_split);                                                                    \
+           int mblocks, int units_per_block) {                                                                  \
+    w4a16_body<MT, STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, mblocks,  \
+                           units_per_block);                                                                    \
   }
 
 W4A16_KERNEL(w4a16_mt1, 1, 4, 2)
