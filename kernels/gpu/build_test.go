@@ -77,6 +77,8 @@ func TestPlans(t *testing.T) {
 		{"M=32", 32, 4096, 7168, Options{}, 2, 1, 32, 7, 256, 8},
 		{"M=512: runs of 55 over tiles of 56", 512, 4096, 7168, Options{}, 4, 8, 32, 55, 261, 2},
 		{"wide N: up to 3 runs a tile", 1, 18432, 7168, Options{}, 1, 1, 144, 31, 261, 3},
+		{"tp8 gate_up: 4 iterations at least", 1, 512, 7168, Options{}, 1, 1, 4, 4, 56, 14},
+		{"tp8 down: no tile cut", 1, 7168, 256, Options{}, 1, 1, 56, 2, 56, 1},
 		{"forced split", 3, 256, 640, Options{Splits: 5}, 1, 1, 2, 1, 10, 5},
 		{"split rounded", 3, 256, 640, Options{Splits: 4}, 1, 1, 2, 2, 5, 3},
 		{"one tile a block", 3, 256, 640, Options{Units: 5}, 1, 1, 2, 5, 2, 1},

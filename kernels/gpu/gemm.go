@@ -223,6 +223,9 @@ func chooseMT(rows int) int {
 	return 4
 }
 
+// minUnits is the least work per block the default plan gives.
+const minUnits = 4
+
 func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	p.Stages = o.Stages
 	if p.Stages == 0 {
@@ -252,6 +255,10 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 		}
 		slots := int64(max(1, m.SMs) * perSM)
 		p.Units = int((work + slots - 1) / slots)
+		// A floor of minUnits iterations a block: a block's fixed cost
+		// (pipeline fill, reduction, a cut tile's partial sums) needs some
+		// work to hide behind (tiny matrices cut 56 ways ran slower).
+		p.Units = max(p.Units, min(kiters, minUnits))
 	}
 	blocks := (work + int64(p.Units) - 1) / int64(p.Units)
 	if blocks > math.MaxInt32 || tiles > math.MaxInt32 {

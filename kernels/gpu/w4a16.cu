@@ -45,9 +45,10 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
 
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
-               "r"(valid ? 16 : 0));
+// cp_async16 copies 16 bytes from global src to the shared address dst
+// (zeros when !valid).
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
 }
 
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
@@ -57,10 +58,10 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
 }
 
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(p)));
+               : "r"(addr));
 }
 
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
@@ -71,15 +72,26 @@ __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], 
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// dq turns the two nibbles at bits 0 and 16 of x into (q - 8) * s as bf16x2.
-__device__ __forceinline__ uint32_t dq(uint32_t x, uint32_t s2) {
-  uint32_t v = (x & 0x000F000Fu) | 0x43004300u;  // bf16x2 (128 + q_lo, 128 + q_hi)
-  uint32_t r;
-  // sm_80 has bf16x2 fma only: v * 1 - 136 is exact (q - 8), then
-  // (q - 8) * s + (-0) rounds once.
-  asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(r) : "r"(v), "r"(0x3F803F80u), "r"(0xC308C308u));
-  asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(r) : "r"(r), "r"(s2), "r"(0x80008000u));
-  return r;
+// lop3 is (a & b) | c in one instruction.
+__device__ __forceinline__ uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+__device__ __forceinline__ __nv_bfloat162 as_bf162(uint32_t x) {
+  return *reinterpret_cast<__nv_bfloat162*>(&x);
+}
+
+__device__ __forceinline__ uint32_t as_u32(__nv_bfloat162 x) { return *reinterpret_cast<uint32_t*>(&x); }
+
+// dq turns the two nibbles at bits 0 and 16 of x into (q - 8) * s as bf16x2:
+// bf16x2 (128 + q_lo, 128 + q_hi) by one lop3, times 1 minus 136 (exact),
+// times the scale (rounds once). s is one bf16 scale for both halves.
+__device__ __forceinline__ uint32_t dq(uint32_t x, __nv_bfloat162 s) {
+  const __nv_bfloat162 v = as_bf162(and_or(x, 0x000F000Fu, 0x43004300u));
+  const __nv_bfloat162 q = __hfma2(v, as_bf162(0x3F803F80u), as_bf162(0xC308C308u));
+  return as_u32(__hmul2(q, s));
 }
 
 // One segment: k iterations [it0, it1) of tile (mblock, nblock), accumulated
@@ -106,7 +118,6 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   const int ntiles_n = N / BN;
   const int tile = mblock * ntiles_n + nblock;
   const int ngroups = K / group;
-  const int gs = BK / group;  // group rows per stage
 
   const bool moe = sorted_ids != nullptr;
   size_t expert = 0;
@@ -120,10 +131,30 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
 
   const int niters = it1 - it0;
 
-  // The A rows this thread copies: row r = (tid + i*256) / 16, chunk (tid % 16).
+  // Addresses are set up once per segment and advanced by constants: the
+  // main loop has no division and little index arithmetic (at small M the
+  // kernel is bound by instruction issue as much as by memory).
+  const int gshift = 31 - __clz(group);  // group is 32, 64 or 128
+  const int gs_shift = 7 - gshift;       // log2 of the group rows per stage
+  const uint32_t s_base = smem_addr(smem);
+
+  // Weights: two 64-column chunks of 8 k16 steps a stage, 4 KiB contiguous
+  // each; thread tid copies word tid of both.
+  const int kchunks = K / 16;  // k16 steps of the whole matrix
+  const uint4* w_src = W + (static_cast<size_t>(nblock) * 2 * kchunks + it0 * 8) * 32 + tid;
+  const size_t w_chunk = static_cast<size_t>(kchunks) * 32;
+  // Scales: gs group rows of 64 columns (128 B) per chunk and stage.
+  const int s_per = 8 << gs_shift;
+  const bool s_copy = tid < 2 * s_per;
+  const int s_c = tid >> (gs_shift + 3);
+  const uint4* s_src = S + (static_cast<size_t>(nblock * 2 + s_c) * ngroups + ((it0 * BK) >> gshift)) * 8 +
+                       (tid & (s_per - 1));
+  // Activations: BM rows of 128 k, 16 chunks of 16 B a row, swizzled. Rows
+  // past the batch (or padding) are zeroed once here, never copied.
   const int a_chunk = tid & 15;
   const __nv_bfloat16* a_src[MT];
   bool a_valid[MT];
+  uint32_t a_dst[MT];
 #pragma unroll
   for (int i = 0; i < MT; ++i) {
     const int r = (tid + i * THREADS) >> 4;
@@ -138,37 +169,44 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
       row = valid ? row : 0;
     }
     a_valid[i] = valid;
-    a_src[i] = A + static_cast<size_t>(row) * K + a_chunk * 8;
-  }
-  const int kchunks = K / 16;  // k16 steps of the whole matrix
-
-  auto load_stage = [&](int slot, int it) {
-    unsigned char* st = smem + slot * STAGE;
-    const int k0 = it * BK;
-    // Weights: two 64-column chunks of 8 k16 steps, each 4 KiB contiguous.
+    a_src[i] = A + static_cast<size_t>(row) * K + it0 * BK + a_chunk * 8;
+    a_dst[i] = B_STAGE + S_STAGE + r * (BK * 2) + ((a_chunk ^ (r & 7)) * 16);
+    if (!valid) {
 #pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      const size_t gc = static_cast<size_t>(nblock) * 2 + i;
-      const uint4* src = W + (gc * kchunks + k0 / 16) * 32 + tid;
-      cp_async16(st + (i * THREADS + tid) * 16, src, true);
+      for (int st = 0; st < STAGES; ++st)
+        *reinterpret_cast<uint4*>(smem + st * STAGE + a_dst[i]) = make_uint4(0, 0, 0, 0);
     }
-    // Scales: gs group rows of 64 columns (128 B) per chunk.
-    const int nsc = 2 * gs * 8;
-    if (tid < nsc) {
-      const int per = gs * 8;
-      const int c = tid / per, j = tid % per;
-      const size_t gc = static_cast<size_t>(nblock) * 2 + c;
-      const uint4* src = S + (gc * ngroups + k0 / group) * 8 + j;
-      cp_async16(st + B_STAGE + tid * 16, src, true);
-    }
-    // Activations: BM rows of 128 k, 16 chunks of 16 B per row, swizzled.
-    unsigned char* as = st + B_STAGE + S_STAGE;
+  }
+
+  // load_stage copies the next stage (in k order) into slot and advances.
+  auto load_stage = [&](int slot) {
+    const uint32_t st = s_base + slot * STAGE;
+    cp_async16(st + tid * 16, w_src, true);
+    cp_async16(st + (THREADS + tid) * 16, w_src + w_chunk, true);
+    w_src += 8 * 32;
+    if (s_copy) cp_async16(st + B_STAGE + tid * 16, s_src, true);
+    s_src += s_per;  // gs group rows of 8 words
 #pragma unroll
     for (int i = 0; i < MT; ++i) {
-      const int r = (tid + i * THREADS) >> 4;
-      cp_async16(as + r * (BK * 2) + ((a_chunk ^ (r & 7)) * 16), a_src[i] + k0, a_valid[i]);
+      if (a_valid[i]) cp_async16(st + a_dst[i], a_src[i], true);
+      a_src[i] += BK;
     }
   };
+
+  // Shared-memory offsets this lane reads, per k16 step s of its warp.
+  uint32_t b_rd[KS], s_rd[KS], a_rd[MT][KS];
+#pragma unroll
+  for (int s = 0; s < KS; ++s) {
+    const int kl = wk * KS + s;
+    b_rd[s] = ((wn * 8 + kl) * 32 + lane) * 16;
+    s_rd[s] = B_STAGE + (((wn << gs_shift) + ((kl * 16) >> gshift)) * 8 + (lane >> 2)) * 16;
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      const int row = m * 16 + (lane & 15);
+      const int chunk = kl * 2 + (lane >> 4);
+      a_rd[m][s] = B_STAGE + S_STAGE + row * (BK * 2) + ((chunk ^ (row & 7)) * 16);
+    }
+  }
 
   float acc[MT][8][4];
 #pragma unroll
@@ -180,36 +218,32 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
 
 #pragma unroll
   for (int s = 0; s < STAGES - 1; ++s) {
-    if (s < niters) load_stage(s, it0 + s);
+    if (s < niters) load_stage(s);
     cp_async_commit();
   }
 
+  int rd_slot = 0, wr_slot = STAGES - 1;
   for (int it = 0; it < niters; ++it) {
     cp_async_wait<STAGES - 2>();
     __syncthreads();
-    {
-      const int nx = it + STAGES - 1;
-      if (nx < niters) load_stage(nx % STAGES, it0 + nx);
-      cp_async_commit();
-    }
-    const unsigned char* st = smem + (it % STAGES) * STAGE;
-    const uint4* bs = reinterpret_cast<const uint4*>(st);
-    const uint4* ss = reinterpret_cast<const uint4*>(st + B_STAGE);
-    const unsigned char* as = st + B_STAGE + S_STAGE;
+    if (it + STAGES - 1 < niters) load_stage(wr_slot);
+    cp_async_commit();
+    wr_slot = wr_slot == STAGES - 1 ? 0 : wr_slot + 1;
+    const unsigned char* st = smem + rd_slot * STAGE;
+    const uint32_t st_addr = s_base + rd_slot * STAGE;
+    rd_slot = rd_slot == STAGES - 1 ? 0 : rd_slot + 1;
 #pragma unroll
     for (int s = 0; s < KS; ++s) {
-      const int kl = wk * KS + s;
-      const uint4 b = bs[(wn * 8 + kl) * 32 + lane];
-      const int grow = (kl * 16) / group;
-      const uint4 sc = ss[(wn * gs + grow) * 8 + (lane >> 2)];
+      const uint4 b = *reinterpret_cast<const uint4*>(st + b_rd[s]);
+      const uint4 sc = *reinterpret_cast<const uint4*>(st + s_rd[s]);
       uint32_t bw[4] = {b.x, b.y, b.z, b.w};
       uint32_t sw[4] = {sc.x, sc.y, sc.z, sc.w};
       uint32_t frag[8][2];
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
-        // scales of tiles 2j (low half of sw[j]) and 2j+1 (high half), doubled.
-        const uint32_t s_lo = (sw[j] & 0xFFFFu) * 0x10001u;
-        const uint32_t s_hi = (sw[j] >> 16) * 0x10001u;
+        // scales of tiles 2j (low half of sw[j]) and 2j+1 (high half).
+        const __nv_bfloat162 s_lo = __low2bfloat162(as_bf162(sw[j]));
+        const __nv_bfloat162 s_hi = __high2bfloat162(as_bf162(sw[j]));
         frag[2 * j][0] = dq(bw[j], s_lo);
         frag[2 * j][1] = dq(bw[j] >> 4, s_lo);
         frag[2 * j + 1][0] = dq(bw[j] >> 8, s_hi);
@@ -218,9 +252,7 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
 #pragma unroll
       for (int m = 0; m < MT; ++m) {
         uint32_t a[4];
-        const int row = m * 16 + (lane & 15);
-        const int chunk = kl * 2 + (lane >> 4);
-        ldmatrix_x4(a, as + row * (BK * 2) + ((chunk ^ (row & 7)) * 16));
+        ldmatrix_x4(a, st_addr + a_rd[m][s]);
 #pragma unroll
         for (int t = 0; t < 8; ++t) mma_bf16(acc[m][t], a, frag[t][0], frag[t][1]);
       }
@@ -323,6 +355,7 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
     int crow;
     if (!out_row(r, crow)) continue;
     float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll 4
     for (int sp = 0; sp < parts; ++sp) {
       const float4* src = reinterpret_cast<const float4*>(slot(first + sp) + r * BN + ecol);
       const float4 x = __ldcg(src), y = __ldcg(src + 1);
@@ -380,7 +413,7 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
                            units_per_block);                                                                    \
   }
 
-W4A16_KERNEL(w4a16_mt1, 1, 4, 2)
+W4A16_KERNEL(w4a16_mt1, 1, 4, 3)
 W4A16_KERNEL(w4a16_mt2, 2, 4, 2)
 W4A16_KERNEL(w4a16_mt4, 4, 4, 1)
 W4A16_KERNEL(w4a16_mt1_s6, 1, 6, 2)
