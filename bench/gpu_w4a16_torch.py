@@ -72,7 +72,11 @@ def main():
     b = torch.empty_like(a)
     t, _ = time_graph([lambda: b.copy_(a)])
     emit(kernel="copy", name="device-to-device copy 2 GiB", bytes=2 * n, graph_s=t, bytes_per_s=2 * n / t)
-    del a, b
+    h = a.view(torch.float16)
+    acc = torch.empty((), dtype=torch.float32, device="cuda")
+    t, _ = time_graph([lambda: torch.sum(h, dtype=torch.float32, out=acc)])
+    emit(kernel="read", name="read 2 GiB (torch.sum fp16)", bytes=n, graph_s=t, bytes_per_s=n / t)
+    del a, b, h
     torch.manual_seed(0)
     for name, N, K, g in SHAPES:
         wb16 = N * K * 2
