@@ -3,6 +3,7 @@ module github.com/moecast/moecast
 go 1.26.8
 
 require (
+	github.com/ebitengine/purego v0.11.3
 	github.com/spf13/cobra v1.10.2
 	github.com/stretchr/testify v1.12.1
 )

@@ -1,0 +1,439 @@
+package gpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sort"
+
+	"github.com/moecast/moecast/internal/cuda"
+)
+
+// maxCopies bounds the rotated weight copies (tiny matrices need hundreds
+// to total several times the L2).
+const maxCopies = 2048
+
+// Upload copies host data to a new device buffer.
+func Upload[T any](host []T, elemSize int) (cuda.DevicePtr, error) {
+	p, err := cuda.Alloc(int64(len(host) * elemSize))
+	if err != nil {
+		return 0, err
+	}
+	if err := cuda.CopyToDevice(p, host); err != nil {
+		cuda.Free(p)
+		return 0, err
+	}
+	return p, nil
+}
+
+// BenchCase is one dense W4A16 GEMM to time.
+type BenchCase struct {
+	Name           string
+	M, N, K, Group int
+	Opt            Options
+}
+
+// BenchResult is one timed case. Seconds are per call; bytes count the int4
+// weights, the scales, the activations read and the output written once.
+type BenchResult struct {
+	Kernel        string  `json:"kernel"`
+	Name          string  `json:"name"`
+	M             int     `json:"m"`
+	N             int     `json:"n"`
+	K             int     `json:"k"`
+	Group         int     `json:"group"`
+	MT            int     `json:"mt"`
+	Stages        int     `json:"stages"`
+	Units         int     `json:"units_per_block"`
+	MaxParts      int     `json:"max_parts"`
+	Blocks        int     `json:"blocks"`
+	Copies        int     `json:"copies"`
+	CallsPerGraph int     `json:"calls_per_graph"`
+	GraphSeconds  float64 `json:"graph_s"`
+	LaunchSeconds float64 `json:"launch_s"`
+	Bytes         float64 `json:"bytes"`
+	BytesPerSec   float64 `json:"bytes_per_s"`
+	FLOPsPerSec   float64 `json:"flops_per_s"`
+	Touched       float64 `json:"touched_experts,omitempty"`
+}
+
+// timer times a list of launches (one per rotated copy) directly and inside
+// a captured graph, and returns seconds per launch (median of replays).
+func timeLaunches(s cuda.Stream, launches []func() error, graphCalls int) (graph, direct float64, calls int, err error) {
+	for _, l := range launches { // warm up, and check each launch once
+		if err = l(); err != nil {
+			return
+		}
+	}
+	if err = s.Synchronize(); err != nil {
+		return
+	}
+	e0, err := cuda.NewEvent(cuda.EventDefault)
+	if err != nil {
+		return
+	}
+	defer e0.Destroy()
+	e1, err := cuda.NewEvent(cuda.EventDefault)
+	if err != nil {
+		return
+	}
+	defer e1.Destroy()
+	// A first pass over the copies sizes the graph: graphCalls calls, fewer
+	// when they are slow (about 5 ms a replay), never fewer than the copies.
+	if err = e0.Record(s); err != nil {
+		return
+	}
+	for _, l := range launches {
+		if err = l(); err != nil {
+			return
+		}
+	}
+	if err = e1.Record(s); err != nil {
+		return
+	}
+	if err = e1.Synchronize(); err != nil {
+		return
+	}
+	var first float64
+	if first, err = cuda.Elapsed(e0, e1); err != nil {
+		return
+	}
+	want := min(graphCalls, max(1, int(5e-3/(first/float64(len(launches))))))
+	calls = len(launches) * max(1, (want+len(launches)-1)/len(launches))
+
+	if err = e0.Record(s); err != nil {
+		return
+	}
+	for i := 0; i < calls; i++ {
+		if err = launches[i%len(launches)](); err != nil {
+			return
+		}
+	}
+	if err = e1.Record(s); err != nil {
+		return
+	}
+	if err = e1.Synchronize(); err != nil {
+		return
+	}
+	if direct, err = cuda.Elapsed(e0, e1); err != nil {
+		return
+	}
+	direct /= float64(calls)
+
+	if err = s.BeginCapture(cuda.CaptureModeThreadLocal); err != nil {
+		return
+	}
+	for i := 0; i < calls; i++ {
+		if err = launches[i%len(launches)](); err != nil {
+			s.EndCapture()
+			return
+		}
+	}
+	g, err := s.EndCapture()
+	if err != nil {
+		return
+	}
+	defer g.Destroy()
+	ge, err := g.Instantiate()
+	if err != nil {
+		return
+	}
+	defer ge.Destroy()
+	for i := 0; i < 3; i++ {
+		if err = ge.Launch(s); err != nil {
+			return
+		}
+	}
+	var times []float64
+	for i := 0; i < 15; i++ {
+		if err = e0.Record(s); err != nil {
+			return
+		}
+		if err = ge.Launch(s); err != nil {
+			return
+		}
+		if err = e1.Record(s); err != nil {
+			return
+		}
+		if err = e1.Synchronize(); err != nil {
+			return
+		}
+		var dt float64
+		if dt, err = cuda.Elapsed(e0, e1); err != nil {
+			return
+		}
+		times = append(times, dt/float64(calls))
+	}
+	sort.Float64s(times)
+	return times[len(times)/2], direct, calls, nil
+}
+
+// randomDeviceWeights fills count copies of an N x K int4 matrix in the
+// kernel layout with random nibbles and nonzero scales.
+func randomDeviceWeights(rng *rand.Rand, n, k, group, count int) (q, sc cuda.DevicePtr, err error) {
+	qw := n * k / 8
+	sw := n * k / group
+	hq := make([]uint32, qw)
+	for i := range hq {
+		hq[i] = rng.Uint32()
+	}
+	hs := make([]BF16, sw)
+	for i := range hs {
+		hs[i] = ToBF16(float32(0.004 + 0.004*rng.Float64()))
+	}
+	if q, err = cuda.Alloc(int64(qw) * 4 * int64(count)); err != nil {
+		return
+	}
+	if sc, err = cuda.Alloc(int64(sw) * 2 * int64(count)); err != nil {
+		return
+	}
+	for c := 0; c < count; c++ {
+		if err = cuda.CopyToDevice(q+cuda.DevicePtr(c*qw*4), hq); err != nil {
+			return
+		}
+		if err = cuda.CopyToDevice(sc+cuda.DevicePtr(c*sw*2), hs); err != nil {
+			return
+		}
+	}
+	return
+}
+
+// MeasureGEMM times one dense case with weights rotated over copies that
+// total at least rotateBytes, so that each call reads HBM.
+func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (BenchResult, error) {
+	p, err := m.PlanGEMM(c.M, c.N, c.K, c.Group, c.Opt)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	rng := rand.New(rand.NewPCG(uint64(c.M*131+c.N), uint64(c.K)))
+	wb := int64(c.N*c.K/2 + c.N*c.K/c.Group*2)
+	copies := int(min(maxCopies, max(2, (rotateBytes+wb-1)/wb)))
+	q, sc, err := randomDeviceWeights(rng, c.N, c.K, c.Group, copies)
+	defer cuda.Free(q)
+	defer cuda.Free(sc)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	var bufs []cuda.DevicePtr
+	defer func() {
+		for _, b := range bufs {
+			cuda.Free(b)
+		}
+	}()
+	alloc := func(n int64) (cuda.DevicePtr, error) {
+		b, err := cuda.Alloc(max(n, 16))
+		if err == nil {
+			bufs = append(bufs, b)
+		}
+		return b, err
+	}
+	a, err := Upload(RandomBF16(rng, c.M*c.K), 2)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	bufs = append(bufs, a)
+	out, err := alloc(int64(c.M * c.N * 2))
+	if err != nil {
+		return BenchResult{}, err
+	}
+	ws, err := alloc(p.WorkspaceBytes())
+	if err != nil {
+		return BenchResult{}, err
+	}
+	ctr, err := alloc(p.CounterBytes())
+	if err != nil {
+		return BenchResult{}, err
+	}
+	if err := cuda.Memset8(ctr, 0, max(p.CounterBytes(), 16)); err != nil {
+		return BenchResult{}, err
+	}
+	if err := cuda.Synchronize(); err != nil {
+		return BenchResult{}, err
+	}
+	var launches []func() error
+	for i := 0; i < copies; i++ {
+		args, err := p.Args(Buffers{A: a, C: out, Workspace: ws, Counters: ctr,
+			W: q + cuda.DevicePtr(int64(i)*int64(c.N*c.K/2)), S: sc + cuda.DevicePtr(int64(i)*int64(c.N*c.K/c.Group*2))})
+		if err != nil {
+			return BenchResult{}, err
+		}
+		launches = append(launches, func() error { return m.LaunchArgs(p, args, s) })
+	}
+	graph, direct, calls, err := timeLaunches(s, launches, 200)
+	if err != nil {
+		return BenchResult{}, fmt.Errorf("%s M=%d: %w", c.Name, c.M, err)
+	}
+	bytes := float64(wb + int64(c.M*c.K*2) + int64(c.M*c.N*2))
+	kernel := "moecast_w4a16"
+	if p.Stages != 4 {
+		kernel = fmt.Sprintf("moecast_w4a16_s%d", p.Stages)
+	}
+	return BenchResult{Kernel: kernel, Name: c.Name, M: c.M, N: c.N, K: c.K, Group: c.Group, MT: p.MT, Stages: p.Stages,
+		Units: p.Units, MaxParts: p.MaxParts, Blocks: p.Blocks, Copies: copies, CallsPerGraph: calls,
+		GraphSeconds: graph, LaunchSeconds: direct, Bytes: bytes, BytesPerSec: bytes / graph,
+		FLOPsPerSec: 2 * float64(c.M) * float64(c.N) * float64(c.K) / graph}, nil
+}
+
+// MoECase is one routed grouped GEMM to time: Tokens tokens routed top-TopK
+// over Experts experts, each expert an N x K matrix. Down: A has one row per
+// (token, slot) (the down projection); otherwise one per token (gate_up).
+type MoECase struct {
+	Name                  string
+	Tokens, Experts, TopK int
+	N, K, Group           int
+	Down                  bool
+	PowerLaw              float64 // 0: uniform routing
+	Seed                  uint64
+	// Local is the number of experts this rank holds (experts [0, Local)
+	// of Experts, expert parallelism); 0: all of them (tensor parallelism).
+	Local int
+}
+
+// MeasureMoE times one MoE case, rotating over routings drawn from Seed
+// until their touched weights total rotateBytes (4 to 64 routings).
+func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchResult, error) {
+	if err := CheckShape(c.N, c.K, c.Group); err != nil {
+		return BenchResult{}, err
+	}
+	rng := rand.New(rand.NewPCG(c.Seed, 7))
+	wb := int64(c.N*c.K/2 + c.N*c.K/c.Group*2)
+	local := c.Experts
+	if c.Local > 0 {
+		local = c.Local
+	}
+	q, sc, err := randomDeviceWeights(rng, c.N, c.K, c.Group, local)
+	defer cuda.Free(q)
+	defer cuda.Free(sc)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	var bufs []cuda.DevicePtr
+	defer func() {
+		for _, b := range bufs {
+			cuda.Free(b)
+		}
+	}()
+	rows := c.Tokens * c.TopK
+	aRows, aDiv := c.Tokens, c.TopK
+	if c.Down {
+		aRows, aDiv = rows, 1
+	}
+	a, err := Upload(RandomBF16(rng, aRows*c.K), 2)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	bufs = append(bufs, a)
+	out, err := cuda.Alloc(int64(rows * c.N * 2))
+	if err != nil {
+		return BenchResult{}, err
+	}
+	bufs = append(bufs, out)
+
+	var launches []func() error
+	var totalBytes, touched float64
+	var plan0 Plan
+	var rotated int64
+	for i := 0; i < 64 && (i < 4 || rotated < rotateBytes); i++ {
+		var r *Routing
+		if c.PowerLaw > 0 {
+			r, err = RoutePowerLaw(c.Seed+uint64(i), c.Tokens, c.Experts, c.TopK, c.PowerLaw)
+		} else {
+			r, err = RouteUniform(c.Seed+uint64(i), c.Tokens, c.Experts, c.TopK)
+		}
+		if err != nil {
+			return BenchResult{}, err
+		}
+		avg := float64(rows) * float64(local) / float64(c.Experts) / float64(min(rows, local))
+		al, err := AlignLocal(r, MoEBlockRows(avg), 0, local)
+		if err != nil {
+			return BenchResult{}, err
+		}
+		if al.Blocks() == 0 {
+			continue // no token for this rank
+		}
+		p, err := m.PlanMoE(al, c.N, c.K, c.Group, aDiv, Options{})
+		if err != nil {
+			return BenchResult{}, err
+		}
+		if i == 0 {
+			plan0 = p
+		}
+		sid, err := Upload(al.SortedIDs, 4)
+		if err != nil {
+			return BenchResult{}, err
+		}
+		bufs = append(bufs, sid)
+		eid, err := Upload(al.ExpertIDs, 4)
+		if err != nil {
+			return BenchResult{}, err
+		}
+		bufs = append(bufs, eid)
+		ws, err := cuda.Alloc(max(p.WorkspaceBytes(), 16))
+		if err != nil {
+			return BenchResult{}, err
+		}
+		bufs = append(bufs, ws)
+		ctr, err := cuda.Alloc(max(p.CounterBytes(), 16))
+		if err != nil {
+			return BenchResult{}, err
+		}
+		bufs = append(bufs, ctr)
+		if err := cuda.Memset8(ctr, 0, max(p.CounterBytes(), 16)); err != nil {
+			return BenchResult{}, err
+		}
+		args, err := p.Args(Buffers{A: a, W: q, S: sc, C: out, Workspace: ws, Counters: ctr, SortedIDs: sid, ExpertIDs: eid})
+		if err != nil {
+			return BenchResult{}, err
+		}
+		launches = append(launches, func() error { return m.LaunchArgs(p, args, s) })
+		rotated += int64(al.Touched) * wb
+		touched += float64(al.Touched)
+		totalBytes += float64(int64(al.Touched)*wb + int64(aRows*c.K*2) + int64(rows*c.N*2))
+	}
+	if len(launches) == 0 {
+		return BenchResult{}, fmt.Errorf("%s tokens=%d: no routing sent a token to this rank", c.Name, c.Tokens)
+	}
+	if err := cuda.Synchronize(); err != nil {
+		return BenchResult{}, err
+	}
+	graph, direct, calls, err := timeLaunches(s, launches, 200)
+	if err != nil {
+		return BenchResult{}, fmt.Errorf("%s tokens=%d: %w", c.Name, c.Tokens, err)
+	}
+	n := float64(len(launches))
+	bytes := totalBytes / n
+	return BenchResult{Kernel: "moecast_w4a16_moe", Name: c.Name, M: c.Tokens, N: c.N, K: c.K, Group: c.Group,
+		MT: plan0.MT, Stages: plan0.Stages, Units: plan0.Units, MaxParts: plan0.MaxParts, Blocks: plan0.Blocks,
+		Copies:        len(launches),
+		CallsPerGraph: calls, GraphSeconds: graph, LaunchSeconds: direct, Bytes: bytes, BytesPerSec: bytes / graph,
+		FLOPsPerSec: 2 * float64(rows) * float64(c.N) * float64(c.K) / graph, Touched: touched / n}, nil
+}
+
+// BenchShape is a weight matrix of the speed table.
+type BenchShape struct {
+	Name        string
+	N, K, Group int
+}
+
+// BenchShapes are the dense shapes of the speed table: Kimi-K2.5 (DeepSeek-V3
+// dimensions) expert and attention matrices, their TP8 shards, and a dense
+// MLP matrix over 32 MB.
+var BenchShapes = []BenchShape{
+	{"expert gate_up", 4096, 7168, 32},
+	{"expert down", 7168, 2048, 32},
+	{"o_proj", 7168, 8192, 32},
+	{"dense up 18432", 18432, 7168, 32},
+	{"dense up 18432 g128", 18432, 7168, 128},
+	{"tp8 gate_up", 512, 7168, 32},
+	{"tp8 down", 7168, 256, 32},
+}
+
+// MoEShapes are the routed cases: Kimi-K2.5's 384 experts top-8 at TP8
+// (every rank holds a 1/8 slice of every expert) and EP8 (rank 0 holds 48
+// whole experts and computes the slots routed to them).
+var MoEShapes = []MoECase{
+	{Name: "moe tp8 gate_up", Experts: 384, TopK: 8, N: 512, K: 7168, Group: 32, Seed: 1},
+	{Name: "moe tp8 down", Experts: 384, TopK: 8, N: 7168, K: 256, Group: 32, Down: true, Seed: 2},
+	{Name: "moe tp8 gate_up zipf", Experts: 384, TopK: 8, N: 512, K: 7168, Group: 32, PowerLaw: 1.0, Seed: 3},
+	{Name: "moe ep8 gate_up", Experts: 384, TopK: 8, Local: 48, N: 4096, K: 7168, Group: 32, Seed: 4},
+	{Name: "moe ep8 down", Experts: 384, TopK: 8, Local: 48, N: 7168, K: 2048, Group: 32, Down: true, Seed: 5},
+}

@@ -1,0 +1,144 @@
+package gpu
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"io/fs"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBuildMatchesSource fails when w4a16.cu changed after its images were
+// built: rebuild them with kernels/gpu/build.sh where nvcc is.
+func TestBuildMatchesSource(t *testing.T) {
+	man, err := Manifest()
+	require.NoError(t, err)
+	require.Equal(t, SourceHash(), man["source"],
+		"kernels/gpu/build is stale or missing: w4a16.cu changed since its images were built; run kernels/gpu/build.sh")
+	entries, err := fs.ReadDir(Build, "build")
+	require.NoError(t, err)
+	images := 0
+	for _, e := range entries {
+		if e.Name() == "MANIFEST" {
+			continue
+		}
+		images++
+		b, err := fs.ReadFile(Build, "build/"+e.Name())
+		require.NoError(t, err)
+		h := sha256.Sum256(b)
+		assert.Equal(t, man[e.Name()], hex.EncodeToString(h[:]), "%s differs from the manifest", e.Name())
+	}
+	assert.Equal(t, len(man)-1, images, "the manifest lists images that are not embedded")
+	for _, name := range []string{"w4a16.sm_80.cubin", "w4a16.compute_80.ptx"} {
+		assert.Contains(t, man, name, "the build must hold %s", name)
+	}
+}
+
+func TestImageChoice(t *testing.T) {
+	tests := []struct {
+		major, minor int
+		want         string
+	}{
+		{8, 0, "w4a16.sm_80.cubin"},
+		{8, 6, "w4a16.sm_80.cubin"},
+		{8, 9, "w4a16.sm_80.cubin"},
+		{9, 0, "w4a16.sm_90.cubin"},
+		{12, 0, "w4a16.sm_120.cubin"},
+		{12, 1, "w4a16.sm_120.cubin"},
+		{10, 0, "w4a16.compute_80.ptx"},
+	}
+	man, err := Manifest()
+	require.NoError(t, err)
+	for _, tt := range tests {
+		if _, ok := man[tt.want]; !ok {
+			tt.want = "w4a16.compute_80.ptx" // not built here: the PTX stands in
+		}
+		name, img, err := Image(tt.major, tt.minor)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, name, "sm_%d%d", tt.major, tt.minor)
+		assert.NotEmpty(t, img)
+	}
+	_, _, err = Image(7, 5)
+	assert.ErrorContains(t, err, "sm_75: the kernels need sm_80 or newer")
+}
+
+func TestPlans(t *testing.T) {
+	m := &Module{SMs: 132} // 2 blocks per SM where the occupancy is unknown
+	tests := []struct {
+		name                          string
+		M, N, K                       int
+		o                             Options
+		mt, mb, nb, units, blocks, mp int
+	}{
+		{"decode gate_up: 8 runs a tile", 1, 4096, 7168, Options{}, 1, 1, 32, 7, 256, 8},
+		{"decode down", 8, 7168, 2048, Options{}, 1, 1, 56, 4, 224, 4},
+		{"M=32", 32, 4096, 7168, Options{}, 2, 1, 32, 7, 256, 8},
+		{"M=512: runs of 55 over tiles of 56", 512, 4096, 7168, Options{}, 4, 8, 32, 55, 261, 2},
+		{"wide N: up to 3 runs a tile", 1, 18432, 7168, Options{}, 1, 1, 144, 31, 261, 3},
+		{"tp8 gate_up: 4 iterations at least", 1, 512, 7168, Options{}, 1, 1, 4, 4, 56, 14},
+		{"tp8 down: no tile cut", 1, 7168, 256, Options{}, 1, 1, 56, 2, 56, 1},
+		{"forced split", 3, 256, 640, Options{Splits: 5}, 1, 1, 2, 1, 10, 5},
+		{"split rounded", 3, 256, 640, Options{Splits: 4}, 1, 1, 2, 2, 5, 3},
+		{"one tile a block", 3, 256, 640, Options{Units: 5}, 1, 1, 2, 5, 2, 1},
+		{"two tiles a block", 3, 256, 640, Options{Units: 10}, 1, 1, 2, 10, 1, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := m.PlanGEMM(tt.M, tt.N, tt.K, 32, tt.o)
+			require.NoError(t, err)
+			assert.Equal(t, []int{tt.mt, tt.mb, tt.nb, tt.units, tt.blocks, tt.mp},
+				[]int{p.MT, p.MBlocks, p.NBlocks, p.Units, p.Blocks, p.MaxParts})
+			work := p.MBlocks * p.NBlocks * p.K / TileK
+			assert.GreaterOrEqual(t, p.Blocks*p.Units, work)
+			assert.Less(t, (p.Blocks-1)*p.Units, work, "no empty block")
+			assert.LessOrEqual(t, p.Blocks, 264, "one wave")
+		})
+	}
+	m4 := &Module{SMs: 132, PerSM: map[Variant]int{{4, 4}: 1}}
+	p4, err := m4.PlanGEMM(512, 4096, 7168, 32, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []int{109, 132}, []int{p4.Units, p4.Blocks}, "one block per SM: one wave of 132")
+
+	_, err = m.PlanGEMM(1, 4096, 7168, 32, Options{Splits: 57})
+	assert.ErrorContains(t, err, "57 splits of K=7168: at most 56")
+	_, err = m.PlanGEMM(64, 4096, 7168, 32, Options{Stages: 6})
+	assert.ErrorContains(t, err, "no kernel with 64 rows and 6 stages")
+	assert.Equal(t, "w4a16_mt1_s6", Variant{1, 6}.Name())
+	assert.Equal(t, 6*(8192+1024+4096), Variant{1, 6}.Smem())
+	_, err = m.PlanGEMM(0, 4096, 7168, 32, Options{})
+	assert.ErrorContains(t, err, "M=0")
+
+	p, err := m.PlanGEMM(1, 256, 256, 32, Options{Splits: 2})
+	require.NoError(t, err)
+	_, err = p.Args(Buffers{A: 1, W: 2, S: 3, C: 4, Counters: 6})
+	assert.ErrorContains(t, err, "cuts tiles (2 parts) needs a workspace and counters")
+	args, err := p.Args(Buffers{A: 1, W: 2, S: 3, C: 4, Workspace: 5, Counters: 6})
+	require.NoError(t, err)
+	assert.Equal(t, []byte{5, 0, 0, 0, 0, 0, 0, 0}, args.Bytes(4))
+	assert.Equal(t, []byte{1, 0, 0, 0}, args.Bytes(12), "a_div of a dense GEMM")
+	assert.Equal(t, []byte{1, 0, 0, 0}, args.Bytes(13), "m blocks")
+	assert.Equal(t, []byte{1, 0, 0, 0}, args.Bytes(14), "units per block")
+	assert.Equal(t, int64(4*2*16*128*4), p.WorkspaceBytes(), "two slots per block")
+	assert.Equal(t, int64(2*4), p.CounterBytes())
+	one, err := m.PlanGEMM(1, 256, 256, 32, Options{Units: 2})
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), one.WorkspaceBytes())
+	_, err = one.Args(Buffers{A: 1, W: 2, S: 3, C: 4})
+	assert.ErrorContains(t, err, "needs a workspace and counters")
+
+	r := &Routing{Experts: 4, TopK: [][]int{{2, 0}, {2, 3}, {0, 2}}}
+	a, err := Align(r, 16)
+	require.NoError(t, err)
+	mp, err := m.PlanMoE(a, 256, 256, 32, 2, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 3, 6, 2}, []int{mp.MT, mp.MBlocks, mp.M, mp.ADiv})
+	_, err = mp.Args(Buffers{A: 1, W: 2, S: 3, C: 4, Workspace: 5, Counters: 6})
+	assert.ErrorContains(t, err, "MoE plans need sorted and expert ids")
+	a, _ = Align(r, 24)
+	_, err = m.PlanMoE(a, 256, 256, 32, 2, Options{})
+	assert.ErrorContains(t, err, "moe block 24")
+	assert.Equal(t, 16, MoEBlockRows(1))
+	assert.Equal(t, 64, MoEBlockRows(40))
+}

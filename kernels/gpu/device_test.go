@@ -1,0 +1,263 @@
+package gpu
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/moecast/moecast/internal/cuda"
+	"github.com/stretchr/testify/require"
+)
+
+// onDevice makes device 0 current on this thread and loads the kernels, or
+// skips where there is no driver.
+func onDevice(t *testing.T) (*Module, cuda.Stream) {
+	t.Helper()
+	if err := cuda.Init(); err != nil {
+		if cuda.NoGPU(err) {
+			t.Skipf("no GPU here: %v", err)
+		}
+		t.Fatal(err)
+	}
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+	dev, err := cuda.GetDevice(0)
+	require.NoError(t, err)
+	ctx, err := dev.Retain()
+	require.NoError(t, err)
+	require.NoError(t, ctx.SetCurrent())
+	m, err := Load(dev)
+	require.NoError(t, err)
+	t.Logf("kernels from %s on %d SMs; registers/local bytes %v", m.Image, m.SMs, m.Registers())
+	s, err := cuda.NewStream(cuda.StreamNonBlocking)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Destroy() })
+	return m, s
+}
+
+// runOnce uploads, poisons C with NaN, launches and reads the rows back.
+func runOnce(t *testing.T, m *Module, s cuda.Stream, p Plan, a []BF16, w *Weights, sorted, experts []int32, rows int) [][]BF16 {
+	t.Helper()
+	var free []cuda.DevicePtr
+	defer func() {
+		for _, b := range free {
+			cuda.Free(b)
+		}
+	}()
+	up := func(p cuda.DevicePtr, err error) cuda.DevicePtr {
+		t.Helper()
+		require.NoError(t, err)
+		free = append(free, p)
+		return p
+	}
+	b := Buffers{A: up(Upload(a, 2)), W: up(Upload(w.Q, 4)), S: up(Upload(w.S, 2))}
+	b.C = up(cuda.Alloc(int64(rows * p.N * 2)))
+	require.NoError(t, cuda.Memset8(b.C, 0xff, int64(rows*p.N*2))) // bf16 NaN
+	if p.MaxParts > 1 {
+		b.Workspace = up(cuda.Alloc(p.WorkspaceBytes()))
+		require.NoError(t, cuda.Memset32(b.Workspace, 0x7fc00000, p.WorkspaceBytes()/4))
+	}
+	b.Counters = up(cuda.Alloc(max(p.CounterBytes(), 16)))
+	require.NoError(t, cuda.Memset8(b.Counters, 0, max(p.CounterBytes(), 16)))
+	if sorted != nil {
+		b.SortedIDs = up(Upload(sorted, 4))
+		b.ExpertIDs = up(Upload(experts, 4))
+	}
+	require.NoError(t, cuda.Synchronize())
+	for rep := 0; rep < 2; rep++ { // twice: the counters must have been reset
+		require.NoError(t, m.Launch(p, b, s))
+	}
+	require.NoError(t, s.Synchronize())
+	flat := make([]BF16, rows*p.N)
+	require.NoError(t, cuda.CopyFromDevice(flat, b.C))
+	out := make([][]BF16, rows)
+	for i := range out {
+		out[i] = flat[i*p.N : (i+1)*p.N]
+	}
+	return out
+}
+
+func TestGEMMOnDevice(t *testing.T) {
+	m, s := onDevice(t)
+	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 11)) // fresh inputs each run
+	worst, cases := 0.0, 0
+	defer func() { t.Logf("GEMM: %d cases, worst rel error %.3g", cases, worst) }()
+	shapes := []struct{ M, N, K int }{
+		{1, 256, 256}, {3, 384, 640}, {17, 512, 1024}, {33, 256, 896}, {65, 128, 384}, {100, 384, 512},
+		{1, 4096, 7168}, {8, 7168, 2048},
+	}
+	for _, g := range []int{32, 64, 128} {
+		for _, sh := range shapes {
+			if sh.N*sh.K > 1<<22 && g != 32 {
+				continue
+			}
+			pq, err := RandomPackQuantized(rng, sh.N, sh.K, g)
+			require.NoError(t, err)
+			w, err := Repack(pq)
+			require.NoError(t, err)
+			a := RandomBF16(rng, sh.M*sh.K)
+			ref := ReferenceGEMM(a, sh.M, pq, nil)
+			for _, o := range []Options{{}, {Splits: 1}, {Splits: 3}, {Units: 3}, {Units: 7}, {MT: 1}, {MT: 4},
+				{MT: 1, Stages: 6}, {MT: 2, Stages: 6}} {
+				if o.Splits > sh.K/TileK {
+					continue
+				}
+				name := fmt.Sprintf("g%d/M%d_N%d_K%d/%+v", g, sh.M, sh.N, sh.K, o)
+				p, err := m.PlanGEMM(sh.M, sh.N, sh.K, g, o)
+				require.NoError(t, err, name)
+				got := runOnce(t, m, s, p, a, w, nil, nil, sh.M)
+				e, err := RelError(got, ref)
+				if err != nil || e >= 1e-2 {
+					t.Errorf("%s (plan mt%d units %d parts %d): rel error %.3g: %v", name, p.MT, p.Units, p.MaxParts, e, err)
+				} else {
+					worst, cases = max(worst, e), cases+1
+					t.Logf("%s (plan mt%d units %d parts %d): rel error %.3g", name, p.MT, p.Units, p.MaxParts, e)
+				}
+			}
+		}
+	}
+}
+
+func TestMoEOnDevice(t *testing.T) {
+	m, s := onDevice(t)
+	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 13))
+	const experts, topk, N, K = 16, 4, 256, 512
+	worst, cases := 0.0, 0
+	defer func() { t.Logf("MoE: %d cases, worst rel error %.3g", cases, worst) }()
+	for _, g := range []int{32, 128} {
+		pqs := make([]*PackQuantized, experts)
+		all := &Weights{N: N, K: K, Group: g}
+		for e := range pqs {
+			pq, err := RandomPackQuantized(rng, N, K, g)
+			require.NoError(t, err)
+			pqs[e] = pq
+			w, err := Repack(pq)
+			require.NoError(t, err)
+			all.Q = append(all.Q, w.Q...)
+			all.S = append(all.S, w.S...)
+		}
+		for _, tokens := range []int{1, 5, 37, 300} {
+			for _, law := range []float64{0, 1.5} {
+				for _, down := range []bool{false, true} {
+					var r *Routing
+					var err error
+					if law == 0 {
+						r, err = RouteUniform(rng.Uint64(), tokens, experts, topk)
+					} else {
+						r, err = RoutePowerLaw(rng.Uint64(), tokens, experts, topk, law)
+					}
+					require.NoError(t, err)
+					rows := tokens * topk
+					aRows, aDiv := tokens, topk
+					if down {
+						aRows, aDiv = rows, 1
+					}
+					a := RandomBF16(rng, aRows*K)
+					// Reference: each (token, slot) id through its expert.
+					ref := make([][]float64, rows)
+					for id := 0; id < rows; id++ {
+						e := r.TopK[id/topk][id%topk]
+						ref[id] = ReferenceGEMM(a, aRows, pqs[e], []int{id / aDiv})[0]
+					}
+					for _, block := range []int{16, 64} {
+						al, err := Align(r, block)
+						require.NoError(t, err)
+						p, err := m.PlanMoE(al, N, K, g, aDiv, Options{Units: 1 + block/32}) // runs of 1 or 3 of 4: cut tiles
+						require.NoError(t, err)
+						name := fmt.Sprintf("g%d/T%d/law%.1f/down%v/block%d (units %d parts %d)", g, tokens, law, down, block, p.Units, p.MaxParts)
+						got := runOnce(t, m, s, p, a, all, al.SortedIDs, al.ExpertIDs, rows)
+						e, err := RelError(got, ref)
+						if err != nil || e >= 1e-2 {
+							t.Errorf("%s: rel error %.3g: %v", name, e, err)
+						} else {
+							worst, cases = max(worst, e), cases+1
+							t.Logf("%s: rel error %.3g", name, e)
+						}
+					}
+					// Expert parallelism: experts [0, 8) here; other rows unwritten.
+					al, err := AlignLocal(r, 16, 0, experts/2)
+					require.NoError(t, err)
+					if al.Blocks() == 0 {
+						continue
+					}
+					p, err := m.PlanMoE(al, N, K, g, aDiv, Options{})
+					require.NoError(t, err)
+					got := runOnce(t, m, s, p, a, all, al.SortedIDs, al.ExpertIDs, rows)
+					var gl [][]BF16
+					var rl [][]float64
+					for id := 0; id < rows; id++ {
+						if r.TopK[id/topk][id%topk] < experts/2 {
+							gl, rl = append(gl, got[id]), append(rl, ref[id])
+						} else if got[id][0] != 0xffff {
+							t.Errorf("g%d T%d down%v: row %d of a remote expert was written", g, tokens, down, id)
+						}
+					}
+					e, err := RelError(gl, rl)
+					if err != nil || e >= 1e-2 {
+						t.Errorf("g%d T%d down%v local: rel error %.3g: %v", g, tokens, down, e, err)
+					} else {
+						worst, cases = max(worst, e), cases+1
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBenchOnDevice writes the speed table's moecast rows as JSON lines to
+// $MOECAST_GPU_BENCH (bench/gpu-w4a16.sh runs it); skipped otherwise.
+func TestBenchOnDevice(t *testing.T) {
+	path := os.Getenv("MOECAST_GPU_BENCH")
+	if path == "" {
+		t.Skip("set MOECAST_GPU_BENCH=out.jsonl to run the benchmark")
+	}
+	m, s := onDevice(t)
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	const rotate = 512 << 20 // over 8x the H200's 60 MiB L2
+	ms := []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
+	if v := os.Getenv("MOECAST_GPU_BENCH_M"); v != "" {
+		ms = nil
+		for _, x := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(x)
+			require.NoError(t, err)
+			ms = append(ms, n)
+		}
+	}
+	for _, sh := range BenchShapes {
+		for _, M := range ms {
+			opts := []Options{{}}
+			if M <= 32 {
+				opts = append(opts, Options{Stages: 6})
+			}
+			for _, o := range opts {
+				r, err := MeasureGEMM(m, BenchCase{Name: sh.Name, M: M, N: sh.N, K: sh.K, Group: sh.Group, Opt: o}, rotate, s)
+				require.NoError(t, err)
+				require.NoError(t, enc.Encode(r))
+				t.Logf("%-22s M=%-4d g%d mt%d s%d units%-5d parts%-2d %8.2f us graph %8.2f us launch %7.0f GB/s %6.1f TFLOP/s",
+					r.Name, M, r.Group, r.MT, r.Stages, r.Units, r.MaxParts, r.GraphSeconds*1e6, r.LaunchSeconds*1e6,
+					r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
+			}
+		}
+	}
+	if os.Getenv("MOECAST_GPU_BENCH_MOE") == "0" {
+		return
+	}
+	for _, c := range MoEShapes {
+		for _, tokens := range []int{1, 8, 32, 128, 512, 2048, 8192} {
+			c.Tokens = tokens
+			r, err := MeasureMoE(m, c, rotate, s)
+			require.NoError(t, err)
+			require.NoError(t, enc.Encode(r))
+			t.Logf("%-22s T=%-5d mt%d s%d units%-5d parts%-2d touched %5.1f %9.2f us graph %9.2f us launch %7.0f GB/s %6.1f TFLOP/s",
+				r.Name, tokens, r.MT, r.Stages, r.Units, r.MaxParts, r.Touched, r.GraphSeconds*1e6, r.LaunchSeconds*1e6, r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
+		}
+	}
+}

@@ -1,0 +1,358 @@
+package gpu
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/moecast/moecast/internal/cuda"
+)
+
+// Source is the kernel source the embedded images were built from.
+//
+//go:embed w4a16.cu
+var Source []byte
+
+// Build holds the images (w4a16.sm_XY.cubin, w4a16.compute_80.ptx) and
+// MANIFEST, which names the source's SHA-256 and each image's.
+//
+//go:embed build
+var Build embed.FS
+
+// ModuleEnv overrides the embedded images with a cubin or PTX file.
+const ModuleEnv = "MOECAST_W4A16_MODULE"
+
+// Kernel constants shared with w4a16.cu.
+const (
+	threads = 256
+	bStage  = TileK * TileN / 2
+	sStage  = 1024
+)
+
+// Variant is one compiled kernel: MT m16 tiles per block (16*MT rows) and a
+// cp.async pipeline of Stages stages.
+type Variant struct{ MT, Stages int }
+
+// Variants are the kernels w4a16.cu defines.
+var Variants = []Variant{{1, 4}, {2, 4}, {4, 4}, {1, 6}, {2, 6}}
+
+// Name is the kernel's symbol.
+func (v Variant) Name() string {
+	if v.Stages == 4 {
+		return fmt.Sprintf("w4a16_mt%d", v.MT)
+	}
+	return fmt.Sprintf("w4a16_mt%d_s%d", v.MT, v.Stages)
+}
+
+// Smem is the variant's dynamic shared memory in bytes.
+func (v Variant) Smem() int { return v.Stages * (bStage + sStage + v.MT*16*TileK*2) }
+
+// SourceHash is the hex SHA-256 of Source.
+func SourceHash() string {
+	h := sha256.Sum256(Source)
+	return hex.EncodeToString(h[:])
+}
+
+// Manifest reads build/MANIFEST: "source <sha256>" and "<file> <sha256>" lines.
+func Manifest() (map[string]string, error) {
+	b, err := fs.ReadFile(Build, "build/MANIFEST")
+	if err != nil {
+		return nil, fmt.Errorf("w4a16: no build manifest: %w", err)
+	}
+	out := map[string]string{}
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		if len(f) != 2 {
+			return nil, fmt.Errorf("build/MANIFEST:%d: want \"name sha256\", got %q", i+1, line)
+		}
+		out[f[0]] = f[1]
+	}
+	return out, nil
+}
+
+// Image picks the image for a device of compute capability major.minor: the
+// cubin of the same major with the highest minor not above it, else the
+// compute_80 PTX (JIT-compiled by the driver) on sm_80 and newer.
+func Image(major, minor int) (name string, image []byte, err error) {
+	if major < 8 {
+		return "", nil, fmt.Errorf("w4a16: sm_%d%d: the kernels need sm_80 or newer (mma.sync bf16, cp.async)", major, minor)
+	}
+	for m := minor; m >= 0; m-- {
+		name = fmt.Sprintf("w4a16.sm_%d%d.cubin", major, m)
+		if b, err := fs.ReadFile(Build, "build/"+name); err == nil {
+			return name, b, nil
+		}
+	}
+	name = "w4a16.compute_80.ptx"
+	b, err := fs.ReadFile(Build, "build/"+name)
+	if err != nil {
+		return "", nil, fmt.Errorf("w4a16: no image for sm_%d%d embedded: %w", major, minor, err)
+	}
+	return name, b, nil
+}
+
+// Module is the W4A16 kernels loaded into the current context.
+type Module struct {
+	mod   cuda.Module
+	fn    map[Variant]cuda.Function
+	Image string // the image's name or path
+	SMs   int
+	// PerSM is the blocks of each variant resident on one multiprocessor
+	// (the driver's occupancy); 2 where unknown.
+	PerSM map[Variant]int
+}
+
+// Load loads the kernels for the device into the current context (the
+// caller made the device's context current on this OS thread).
+func Load(dev cuda.Device) (*Module, error) {
+	major, minor, err := dev.ComputeCapability()
+	if err != nil {
+		return nil, err
+	}
+	sms, err := dev.Attribute(cuda.AttrMultiprocessorCount)
+	if err != nil {
+		return nil, err
+	}
+	var name string
+	var img []byte
+	if p := os.Getenv(ModuleEnv); p != "" {
+		name = p
+		if img, err = os.ReadFile(p); err != nil {
+			return nil, fmt.Errorf("w4a16: %s: %w", ModuleEnv, err)
+		}
+	} else if name, img, err = Image(major, minor); err != nil {
+		return nil, err
+	}
+	if !bytes.HasPrefix(img, []byte("\x7fELF")) && !bytes.Contains(img[:min(len(img), 4096)], []byte(".version")) {
+		return nil, fmt.Errorf("w4a16: %s is neither a cubin nor PTX", name)
+	}
+	mod, err := cuda.LoadModule(img)
+	if err != nil {
+		return nil, fmt.Errorf("w4a16: load %s: %w", name, err)
+	}
+	m := &Module{mod: mod, fn: map[Variant]cuda.Function{}, Image: name, SMs: sms, PerSM: map[Variant]int{}}
+	for _, v := range Variants {
+		f, err := mod.Function(v.Name())
+		if err != nil {
+			return nil, err
+		}
+		if err := f.SetAttribute(cuda.FuncMaxDynamicSharedMemory, v.Smem()); err != nil {
+			return nil, fmt.Errorf("w4a16: %s: %d B of shared memory: %w", v.Name(), v.Smem(), err)
+		}
+		n, err := f.ActiveBlocksPerSM(threads, v.Smem())
+		if err != nil {
+			return nil, err
+		}
+		if n < 1 {
+			return nil, fmt.Errorf("w4a16: %s does not fit on a multiprocessor", v.Name())
+		}
+		m.fn[v], m.PerSM[v] = f, n
+	}
+	return m, nil
+}
+
+// Registers reports each variant's registers per thread, local-memory bytes
+// and resident blocks per multiprocessor, by kernel name.
+func (m *Module) Registers() map[string][3]int {
+	out := map[string][3]int{}
+	for v, f := range m.fn {
+		r, _ := f.Attribute(cuda.FuncNumRegs)
+		l, _ := f.Attribute(cuda.FuncLocalSizeBytes)
+		out[v.Name()] = [3]int{r, l, m.PerSM[v]}
+	}
+	return out
+}
+
+// Plan is one launch's shape. The work, MBlocks x NBlocks tiles of K/TileK
+// iterations each, laid end to end tile by tile, is cut into runs of Units
+// iterations, one per block (stream-K): Blocks = ceil(work / Units).
+type Plan struct {
+	M, N, K, Group int
+	MT             int // m16 tiles per block (BM = 16*MT rows)
+	Stages         int // cp.async pipeline stages
+	MBlocks        int // tiles along M (row blocks)
+	NBlocks        int // tiles along N
+	Units          int // TileK iterations per block
+	Blocks         int // the grid
+	MaxParts       int // the most blocks that share one tile (1: no tile is cut)
+	Smem           int
+	// MoE: ADiv maps a sorted id to its row of A (top-k for gate_up, 1 for
+	// down); 0 for a dense GEMM.
+	ADiv int
+}
+
+// WorkspaceBytes is the fp32 partial-sum buffer the plan needs: two BM x
+// TileN slots per block where a tile is cut, else 0.
+func (p Plan) WorkspaceBytes() int64 {
+	if p.MaxParts == 1 {
+		return 0
+	}
+	return int64(p.Blocks) * 2 * int64(16*p.MT*TileN) * 4
+}
+
+// CounterBytes is the tile-counter buffer the plan needs, zeroed once (the
+// kernel leaves it zeroed).
+func (p Plan) CounterBytes() int64 { return int64(p.MBlocks*p.NBlocks) * 4 }
+
+// Options tune a plan; zero values choose.
+type Options struct {
+	MT     int // m16 tiles per block: 1, 2 or 4
+	Stages int // pipeline stages: 4, or 6 for MT 1 and 2
+	Units  int // iterations per block
+	Splits int // or: cut each tile into about this many runs (Units = ceil(K/TileK / Splits))
+}
+
+// chooseMT picks the rows per block from the rows a block will see.
+func chooseMT(rows int) int {
+	switch {
+	case rows <= 16:
+		return 1
+	case rows <= 32:
+		return 2
+	}
+	return 4
+}
+
+// minUnits is the least work per block the default plan gives.
+const minUnits = 4
+
+func (m *Module) finish(p Plan, o Options) (Plan, error) {
+	p.Stages = o.Stages
+	if p.Stages == 0 {
+		p.Stages = 4
+	}
+	v := Variant{p.MT, p.Stages}
+	if !slices.Contains(Variants, v) {
+		return p, fmt.Errorf("w4a16: no kernel with %d rows and %d stages", 16*p.MT, p.Stages)
+	}
+	p.NBlocks = p.N / TileN
+	kiters := p.K / TileK
+	tiles := int64(p.MBlocks) * int64(p.NBlocks)
+	work := tiles * int64(kiters)
+	switch {
+	case o.Units > 0:
+		p.Units = o.Units
+	case o.Splits > 0:
+		if o.Splits > kiters {
+			return p, fmt.Errorf("w4a16: %d splits of K=%d: at most %d", o.Splits, p.K, kiters)
+		}
+		p.Units = (kiters + o.Splits - 1) / o.Splits
+	default:
+		// One wave: as many blocks as fit on the GPU at once.
+		perSM := m.PerSM[v]
+		if perSM == 0 {
+			perSM = 2
+		}
+		slots := int64(max(1, m.SMs) * perSM)
+		p.Units = int((work + slots - 1) / slots)
+		// A floor of minUnits iterations a block: a block's fixed cost
+		// (pipeline fill, reduction, a cut tile's partial sums) needs some
+		// work to hide behind (tiny matrices cut 56 ways ran slower).
+		p.Units = max(p.Units, min(kiters, minUnits))
+	}
+	blocks := (work + int64(p.Units) - 1) / int64(p.Units)
+	if blocks > math.MaxInt32 || tiles > math.MaxInt32 {
+		return p, fmt.Errorf("w4a16: %d tiles in %d blocks: too large a launch", tiles, blocks)
+	}
+	p.Blocks = int(blocks)
+	p.MaxParts = 1
+	for t := int64(0); t < tiles; t++ {
+		t0 := t * int64(kiters)
+		parts := int((t0+int64(kiters)-1)/int64(p.Units) - t0/int64(p.Units) + 1)
+		p.MaxParts = max(p.MaxParts, parts)
+	}
+	p.Smem = v.Smem()
+	return p, nil
+}
+
+// PlanGEMM plans C[M,N] = A[M,K] x W.
+func (m *Module) PlanGEMM(M, N, K, group int, o Options) (Plan, error) {
+	if err := CheckShape(N, K, group); err != nil {
+		return Plan{}, err
+	}
+	if M <= 0 {
+		return Plan{}, fmt.Errorf("w4a16: M=%d: want > 0", M)
+	}
+	p := Plan{M: M, N: N, K: K, Group: group, MT: o.MT}
+	if p.MT == 0 {
+		p.MT = chooseMT(M)
+	}
+	if p.MT != 1 && p.MT != 2 && p.MT != 4 {
+		return Plan{}, fmt.Errorf("w4a16: MT=%d: want 1, 2 or 4", p.MT)
+	}
+	p.MBlocks = (M + 16*p.MT - 1) / (16 * p.MT)
+	return m.finish(p, o)
+}
+
+// MoEBlockRows is the moe_align block size for an average of rows per
+// touched expert: the rows of one kernel block.
+func MoEBlockRows(avgRowsPerExpert float64) int { return 16 * chooseMT(int(avgRowsPerExpert+0.999)) }
+
+// PlanMoE plans the grouped GEMM over an aligned routed batch: rows are
+// a.Tokens*a.K ids, aDiv maps an id to its row of A.
+func (m *Module) PlanMoE(a *Aligned, N, K, group, aDiv int, o Options) (Plan, error) {
+	if err := CheckShape(N, K, group); err != nil {
+		return Plan{}, err
+	}
+	if a.Block%16 != 0 || chooseMT(a.Block) != a.Block/16 {
+		return Plan{}, fmt.Errorf("w4a16: moe block %d: want 16, 32 or 64", a.Block)
+	}
+	if aDiv <= 0 {
+		return Plan{}, fmt.Errorf("w4a16: moe a_div %d: want > 0", aDiv)
+	}
+	p := Plan{M: a.Tokens * a.K, N: N, K: K, Group: group, MT: a.Block / 16, MBlocks: a.Blocks(), ADiv: aDiv}
+	if p.MBlocks == 0 {
+		return Plan{}, fmt.Errorf("w4a16: moe batch has no rows")
+	}
+	return m.finish(p, o)
+}
+
+// Buffers are the device buffers of one launch. W and S hold the repacked
+// weights (Weights.Q, Weights.S), expert after expert for MoE.
+type Buffers struct {
+	A, W, S, C          cuda.DevicePtr
+	Workspace, Counters cuda.DevicePtr
+	SortedIDs           cuda.DevicePtr // MoE only
+	ExpertIDs           cuda.DevicePtr // MoE only
+}
+
+// Args marshals the kernel's parameters (kept for repeated launches).
+func (p Plan) Args(b Buffers) (*cuda.Params, error) {
+	if b.Counters == 0 || (p.MaxParts > 1 && b.Workspace == 0) {
+		return nil, fmt.Errorf("w4a16: a plan that cuts tiles (%d parts) needs a workspace and counters", p.MaxParts)
+	}
+	if (p.ADiv > 0) != (b.SortedIDs != 0 && b.ExpertIDs != 0) {
+		return nil, fmt.Errorf("w4a16: MoE plans need sorted and expert ids, dense plans neither")
+	}
+	aDiv := max(p.ADiv, 1)
+	return cuda.MarshalParams(b.A, b.W, b.S, b.C, b.Workspace, b.Counters, b.SortedIDs, b.ExpertIDs,
+		int32(p.M), int32(p.N), int32(p.K), int32(p.Group), int32(aDiv), int32(p.MBlocks), int32(p.Units))
+}
+
+// Launch runs the plan on the stream.
+func (m *Module) Launch(p Plan, b Buffers, s cuda.Stream) error {
+	args, err := p.Args(b)
+	if err != nil {
+		return err
+	}
+	return m.LaunchArgs(p, args, s)
+}
+
+// LaunchArgs runs the plan with arguments from Plan.Args.
+func (m *Module) LaunchArgs(p Plan, args *cuda.Params, s cuda.Stream) error {
+	f, ok := m.fn[Variant{p.MT, p.Stages}]
+	if !ok {
+		return fmt.Errorf("w4a16: no kernel %s loaded", Variant{p.MT, p.Stages}.Name())
+	}
+	return f.LaunchParams(cuda.Dim3{X: p.Blocks, Y: 1, Z: 1}, cuda.Dim3{X: threads, Y: 1, Z: 1}, p.Smem, s, args)
+}

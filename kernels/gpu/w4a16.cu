@@ -1,0 +1,420 @@
+// W4A16 GEMM and MoE GEMM: C[M,N] = A[M,K] x dequant(W)[K,N], bf16 activations,
+// int4 symmetric weights with bf16 scales per group of `group` rows of K
+// (32, 64 or 128), fp32 accumulation on the tensor cores.
+//
+// Written for moecast from the Marlin paper (Frantar et al., arXiv 2408.11743)
+// and the PTX ISA: weights are repacked once on the host (kernels/gpu/pack.go)
+// so that each thread's mma.sync B fragments for one k16 step of 64 columns
+// are one 16-byte word; tiles stream through a multi-stage cp.async pipeline
+// into shared memory; int4 -> bf16 dequantisation happens in registers with
+// the 0x4300 exponent trick (bf16(0x4300 | q) = 128 + q); partial sums over K
+// are split across the warps of a block, and the launch's work (tiles x K
+// iterations) is cut into equal runs, one per block (stream-K, Marlin's
+// striped partitioning), so that any shape fills the GPU in one wave; a tile
+// shared by several blocks is summed by the last of them, in a fixed order
+// (deterministic).
+//
+// Only sm_80 features (mma.sync m16n8k16 bf16, ldmatrix, cp.async): the same
+// source runs on Ampere, Hopper and Blackwell.
+//
+// Variants: MT = 1, 2, 4 m16 tiles per block (16, 32, 64 rows) and 4 or 6
+// pipeline stages; the host picks one per launch (kernels/gpu/gemm.go).
+//
+// Shapes: N % 128 == 0, K % 128 == 0, K % group == 0; any M.
+// MoE: sorted_ids (moe_align_block_size's sorted_token_ids, padded per expert
+// to BM = 16*MT rows with the sentinel M) and expert_ids (one per BM rows) pick
+// for each block of rows an expert's weights; A's row is id / a_div (top_k for
+// gate_up, 1 for down) and C's row is id.
+
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+namespace {
+
+constexpr int THREADS = 256;
+constexpr int BN = 128;      // columns per block
+constexpr int BK = 128;      // k per pipeline stage
+constexpr int WN = 2;        // warps along N (64 columns each)
+constexpr int WK = 4;        // warps along K
+constexpr int KS = BK / 16 / WK;  // k16 steps per warp per stage (2)
+constexpr int B_STAGE = BK * BN / 2;   // bytes of int4 weights per stage
+constexpr int S_STAGE = 1024;          // bytes of scales per stage (group 32: 4 rows x 128 x 2)
+constexpr int RED_STRIDE = BN + 8;     // floats per row of the reduction buffer
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// cp_async16 copies 16 bytes from global src to the shared address dst
+// (zeros when !valid).
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// lop3 is (a & b) | c in one instruction.
+__device__ __forceinline__ uint32_t and_or(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+__device__ __forceinline__ __nv_bfloat162 as_bf162(uint32_t x) {
+  return *reinterpret_cast<__nv_bfloat162*>(&x);
+}
+
+__device__ __forceinline__ uint32_t as_u32(__nv_bfloat162 x) { return *reinterpret_cast<uint32_t*>(&x); }
+
+// dq turns the two nibbles at bits 0 and 16 of x into (q - 8) * s as bf16x2:
+// bf16x2 (128 + q_lo, 128 + q_hi) by one lop3, times 1 minus 136 (exact),
+// times the scale (rounds once). s is one bf16 scale for both halves.
+__device__ __forceinline__ uint32_t dq(uint32_t x, __nv_bfloat162 s) {
+  const __nv_bfloat162 v = as_bf162(and_or(x, 0x000F000Fu, 0x43004300u));
+  const __nv_bfloat162 q = __hfma2(v, as_bf162(0x3F803F80u), as_bf162(0xC308C308u));
+  return as_u32(__hmul2(q, s));
+}
+
+// One segment: k iterations [it0, it1) of tile (mblock, nblock), accumulated
+// and written out. The blocks first .. first+parts-1 share the tile, whose
+// first unit is t0 (runs of units_per_block units per block).
+template <int MT, int STAGES>
+__device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
+                                              const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
+                                              float* __restrict__ ws, int* __restrict__ counters,
+                                              const int* __restrict__ sorted_ids,
+                                              const int* __restrict__ expert_ids, int M, int N, int K, int group,
+                                              int a_div, int mblock, int nblock, int it0, int it1, int first,
+                                              int parts, int units_per_block, long long t0) {
+  constexpr int BM = 16 * MT;
+  constexpr int A_STAGE = BM * BK * 2;
+  constexpr int STAGE = B_STAGE + S_STAGE + A_STAGE;
+  extern __shared__ __align__(128) unsigned char smem[];
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int wn = warp % WN;
+  const int wk = warp / WN;
+  const int ntiles_n = N / BN;
+  const int tile = mblock * ntiles_n + nblock;
+  const int ngroups = K / group;
+
+  const bool moe = sorted_ids != nullptr;
+  size_t expert = 0;
+  if (moe) {
+    const int e = expert_ids[mblock];
+    if (e < 0) return;  // a block of padding only (every part of the tile returns)
+    expert = static_cast<size_t>(e);
+  }
+  W += expert * (static_cast<size_t>(N) * K / 32);
+  S += expert * (static_cast<size_t>(N) * ngroups / 8);
+
+  const int niters = it1 - it0;
+
+  // Addresses are set up once per segment and advanced by constants: the
+  // main loop has no division and little index arithmetic (at small M the
+  // kernel is bound by instruction issue as much as by memory).
+  const int gshift = 31 - __clz(group);  // group is 32, 64 or 128
+  const int gs_shift = 7 - gshift;       // log2 of the group rows per stage
+  const uint32_t s_base = smem_addr(smem);
+
+  // Weights: two 64-column chunks of 8 k16 steps a stage, 4 KiB contiguous
+  // each; thread tid copies word tid of both.
+  const int kchunks = K / 16;  // k16 steps of the whole matrix
+  const uint4* w_src = W + (static_cast<size_t>(nblock) * 2 * kchunks + it0 * 8) * 32 + tid;
+  const size_t w_chunk = static_cast<size_t>(kchunks) * 32;
+  // Scales: gs group rows of 64 columns (128 B) per chunk and stage.
+  const int s_per = 8 << gs_shift;
+  const bool s_copy = tid < 2 * s_per;
+  const int s_c = tid >> (gs_shift + 3);
+  const uint4* s_src = S + (static_cast<size_t>(nblock * 2 + s_c) * ngroups + ((it0 * BK) >> gshift)) * 8 +
+                       (tid & (s_per - 1));
+  // Activations: BM rows of 128 k, 16 chunks of 16 B a row, swizzled. Rows
+  // past the batch (or padding) are zeroed once here, never copied.
+  const int a_chunk = tid & 15;
+  const __nv_bfloat16* a_src[MT];
+  bool a_valid[MT];
+  uint32_t a_dst[MT];
+#pragma unroll
+  for (int i = 0; i < MT; ++i) {
+    const int r = (tid + i * THREADS) >> 4;
+    int row = mblock * BM + r;
+    bool valid;
+    if (moe) {
+      const int id = sorted_ids[row];
+      valid = id < M;
+      row = valid ? id / a_div : 0;
+    } else {
+      valid = row < M;
+      row = valid ? row : 0;
+    }
+    a_valid[i] = valid;
+    a_src[i] = A + static_cast<size_t>(row) * K + it0 * BK + a_chunk * 8;
+    a_dst[i] = B_STAGE + S_STAGE + r * (BK * 2) + ((a_chunk ^ (r & 7)) * 16);
+    if (!valid) {
+#pragma unroll
+      for (int st = 0; st < STAGES; ++st)
+        *reinterpret_cast<uint4*>(smem + st * STAGE + a_dst[i]) = make_uint4(0, 0, 0, 0);
+    }
+  }
+
+  // load_stage copies the next stage (in k order) into slot and advances.
+  auto load_stage = [&](int slot) {
+    const uint32_t st = s_base + slot * STAGE;
+    cp_async16(st + tid * 16, w_src, true);
+    cp_async16(st + (THREADS + tid) * 16, w_src + w_chunk, true);
+    w_src += 8 * 32;
+    if (s_copy) cp_async16(st + B_STAGE + tid * 16, s_src, true);
+    s_src += s_per;  // gs group rows of 8 words
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      if (a_valid[i]) cp_async16(st + a_dst[i], a_src[i], true);
+      a_src[i] += BK;
+    }
+  };
+
+  // Shared-memory offsets this lane reads, per k16 step s of its warp.
+  uint32_t b_rd[KS], s_rd[KS], a_rd[MT][KS];
+#pragma unroll
+  for (int s = 0; s < KS; ++s) {
+    const int kl = wk * KS + s;
+    b_rd[s] = ((wn * 8 + kl) * 32 + lane) * 16;
+    s_rd[s] = B_STAGE + (((wn << gs_shift) + ((kl * 16) >> gshift)) * 8 + (lane >> 2)) * 16;
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+      const int row = m * 16 + (lane & 15);
+      const int chunk = kl * 2 + (lane >> 4);
+      a_rd[m][s] = B_STAGE + S_STAGE + row * (BK * 2) + ((chunk ^ (row & 7)) * 16);
+    }
+  }
+
+  float acc[MT][8][4];
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int t = 0; t < 8; ++t)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[m][t][j] = 0.f;
+
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < niters) load_stage(s);
+    cp_async_commit();
+  }
+
+  int rd_slot = 0, wr_slot = STAGES - 1;
+  for (int it = 0; it < niters; ++it) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    if (it + STAGES - 1 < niters) load_stage(wr_slot);
+    cp_async_commit();
+    wr_slot = wr_slot == STAGES - 1 ? 0 : wr_slot + 1;
+    const unsigned char* st = smem + rd_slot * STAGE;
+    const uint32_t st_addr = s_base + rd_slot * STAGE;
+    rd_slot = rd_slot == STAGES - 1 ? 0 : rd_slot + 1;
+#pragma unroll
+    for (int s = 0; s < KS; ++s) {
+      const uint4 b = *reinterpret_cast<const uint4*>(st + b_rd[s]);
+      const uint4 sc = *reinterpret_cast<const uint4*>(st + s_rd[s]);
+      uint32_t bw[4] = {b.x, b.y, b.z, b.w};
+      uint32_t sw[4] = {sc.x, sc.y, sc.z, sc.w};
+      uint32_t frag[8][2];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        // scales of tiles 2j (low half of sw[j]) and 2j+1 (high half).
+        const __nv_bfloat162 s_lo = __low2bfloat162(as_bf162(sw[j]));
+        const __nv_bfloat162 s_hi = __high2bfloat162(as_bf162(sw[j]));
+        frag[2 * j][0] = dq(bw[j], s_lo);
+        frag[2 * j][1] = dq(bw[j] >> 4, s_lo);
+        frag[2 * j + 1][0] = dq(bw[j] >> 8, s_hi);
+        frag[2 * j + 1][1] = dq(bw[j] >> 12, s_hi);
+      }
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        uint32_t a[4];
+        ldmatrix_x4(a, st_addr + a_rd[m][s]);
+#pragma unroll
+        for (int t = 0; t < 8; ++t) mma_bf16(acc[m][t], a, frag[t][0], frag[t][1]);
+      }
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();
+
+  // Reduce the WK warps' partial sums in shared memory, in a fixed order.
+  float* red = reinterpret_cast<float*>(smem);
+#pragma unroll 1
+  for (int src = 0; src < WK; ++src) {
+    if (wk == src) {
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int t = 0; t < 8; ++t)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int row = m * 16 + (lane >> 2) + h * 8;
+            const int col = wn * 64 + t * 8 + (lane & 3) * 2;
+            float2* p = reinterpret_cast<float2*>(red + row * RED_STRIDE + col);
+            float2 v = make_float2(acc[m][t][2 * h], acc[m][t][2 * h + 1]);
+            if (src > 0) {
+              const float2 o = *p;
+              v.x += o.x;
+              v.y += o.y;
+            }
+            *p = v;
+          }
+    }
+    __syncthreads();
+  }
+
+  // Each thread owns 8 consecutive columns of BM/16 rows.
+  const int ecol = (tid & 15) * 8;
+  const int n0 = nblock * BN;
+  auto out_row = [&](int r, int& crow) -> bool {
+    const int p = mblock * BM + r;
+    if (moe) {
+      const int id = sorted_ids[p];
+      crow = id;
+      return id < M;
+    }
+    crow = p;
+    return p < M;
+  };
+  auto store_bf16 = [&](int crow, const float* v) {
+    uint32_t w[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
+      w[j] = *reinterpret_cast<uint32_t*>(&h);
+    }
+    *reinterpret_cast<uint4*>(C + static_cast<size_t>(crow) * N + n0 + ecol) = make_uint4(w[0], w[1], w[2], w[3]);
+  };
+
+  if (parts == 1) {
+#pragma unroll
+    for (int i = 0; i < MT; ++i) {
+      const int r = (tid >> 4) + i * 16;
+      int crow;
+      if (!out_row(r, crow)) continue;
+      float v[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) v[j] = red[r * RED_STRIDE + ecol + j];
+      store_bf16(crow, v);
+    }
+    return;
+  }
+
+  // Several blocks share the tile: each writes its fp32 partial to one of its
+  // two slots (0: the tile where its run starts, 1: the tile where it ends
+  // after starting earlier); the last to arrive adds them in block order.
+  auto slot = [&](int b) -> float* {
+    const int which = static_cast<long long>(b) * units_per_block >= t0 ? 0 : 1;
+    return ws + (static_cast<size_t>(b) * 2 + which) * BM * BN;
+  };
+  float* mine = slot(blockIdx.x);
+#pragma unroll
+  for (int i = 0; i < MT; ++i) {
+    const int r = (tid >> 4) + i * 16;
+    int crow;
+    if (!out_row(r, crow)) continue;
+    float4* dst = reinterpret_cast<float4*>(mine + r * BN + ecol);
+    const float* v = red + r * RED_STRIDE + ecol;
+    __stcg(dst, make_float4(v[0], v[1], v[2], v[3]));
+    __stcg(dst + 1, make_float4(v[4], v[5], v[6], v[7]));
+  }
+  __threadfence();
+  __syncthreads();
+  __shared__ int last;
+  if (tid == 0) last = atomicAdd(counters + tile, 1) == parts - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+#pragma unroll
+  for (int i = 0; i < MT; ++i) {
+    const int r = (tid >> 4) + i * 16;
+    int crow;
+    if (!out_row(r, crow)) continue;
+    float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll 4
+    for (int sp = 0; sp < parts; ++sp) {
+      const float4* src = reinterpret_cast<const float4*>(slot(first + sp) + r * BN + ecol);
+      const float4 x = __ldcg(src), y = __ldcg(src + 1);
+      v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w;
+      v[4] += y.x, v[5] += y.y, v[6] += y.z, v[7] += y.w;
+    }
+    store_bf16(crow, v);
+  }
+  if (tid == 0) counters[tile] = 0;  // ready for the next launch (graph replays)
+}
+
+// The work of a launch is mblocks x (N/BN) tiles of K/BK iterations each,
+// laid end to end (tile-major) and cut into equal runs of units_per_block
+// iterations, one run per block (stream-K, as Marlin's striped
+// partitioning): every block gets the same work whatever the tile count, and
+// a tile cut between blocks is summed by its last block. The workspace holds
+// two BM x BN fp32 slots per block.
+template <int MT, int STAGES>
+__device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
+                                           const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
+                                           float* __restrict__ ws, int* __restrict__ counters,
+                                           const int* __restrict__ sorted_ids, const int* __restrict__ expert_ids,
+                                           int M, int N, int K, int group, int a_div, int mblocks,
+                                           int units_per_block) {
+  const int kiters = K / BK;
+  const int ntiles_n = N / BN;
+  const long long total = static_cast<long long>(mblocks) * ntiles_n * kiters;
+  long long u = static_cast<long long>(blockIdx.x) * units_per_block;
+  const long long end = min(total, u + units_per_block);
+  while (u < end) {
+    const int tile = static_cast<int>(u / kiters);
+    const int kb = static_cast<int>(u % kiters);
+    const int ke = static_cast<int>(min(static_cast<long long>(kiters), kb + (end - u)));
+    const long long t0 = static_cast<long long>(tile) * kiters;
+    const int first = static_cast<int>(t0 / units_per_block);
+    const int lastb = static_cast<int>((t0 + kiters - 1) / units_per_block);
+    w4a16_segment<MT, STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
+                              tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1,
+                              units_per_block, t0);
+    u += ke - kb;
+    __syncthreads();  // shared memory is reused by the next segment
+  }
+}
+
+}  // namespace
+
+// w4a16_mt<MT>: 4 pipeline stages; w4a16_mt<MT>_s6: 6 stages (more bytes in
+// flight per block, less occupancy), for small M.
+#define W4A16_KERNEL(NAME, MT, STAGES, MINB)                                                                     \
+  extern "C" __global__ void __launch_bounds__(THREADS, MINB)                                                   \
+      NAME(const __nv_bfloat16* A, const uint4* W, const uint4* S, __nv_bfloat16* C, float* ws, int* counters, \
+           const int* sorted_ids, const int* expert_ids, int M, int N, int K, int group, int a_div,            \
+           int mblocks, int units_per_block) {                                                                  \
+    w4a16_body<MT, STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, mblocks,  \
+                           units_per_block);                                                                    \
+  }
+
+W4A16_KERNEL(w4a16_mt1, 1, 4, 3)
+W4A16_KERNEL(w4a16_mt2, 2, 4, 2)
+W4A16_KERNEL(w4a16_mt4, 4, 4, 1)
+W4A16_KERNEL(w4a16_mt1_s6, 1, 6, 2)
+W4A16_KERNEL(w4a16_mt2_s6, 2, 6, 1)
