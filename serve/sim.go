@@ -23,17 +23,37 @@ import (
 // quotes inference-sim's per-step figures, but they are fitted to
 // end-to-end runs and are not used).
 //
-// A SimCoster is not safe for concurrent use (it reuses buffers): use one
-// per Run. The Sim it wraps is, so several SimCosters may share one.
+// StepCost is memoised on the step's shape (sim.StepKey): a step whose
+// passes sim prices at the same token counts and mean contexts as an
+// earlier one gets the earlier result, which is exactly what sim would
+// return. The cache holds at most memoLimit shapes and is emptied when
+// full.
+//
+// A SimCoster is not safe for concurrent use (it reuses buffers and the
+// cache): use one per Run. The Sim it wraps is, so several SimCosters may
+// share one.
 type SimCoster struct {
 	sim  *sim.Sim
 	seqs []sim.Seq
 	res  sim.BatchResult
 	err  error
+	memo map[sim.StepKey]stepCost
+	// Hits and Misses count the cache's answers.
+	Hits, Misses int
 }
 
+type stepCost struct {
+	t    unit.Seconds
+	cats [cost.NumCategories]unit.Seconds
+}
+
+// memoLimit bounds the cache (each entry is about 1 KB).
+const memoLimit = 1 << 16
+
 // NewSimCoster wraps s.
-func NewSimCoster(s *sim.Sim) *SimCoster { return &SimCoster{sim: s} }
+func NewSimCoster(s *sim.Sim) *SimCoster {
+	return &SimCoster{sim: s, memo: make(map[sim.StepKey]stepCost)}
+}
 
 // StepCost implements StepCoster. A batch sim rejects (a chunk or context
 // beyond sim's limits, a decode query that is not 1 or 1+K) costs 0 and
@@ -44,15 +64,28 @@ func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit
 	for _, q := range seqs {
 		c.seqs = append(c.seqs, sim.Seq{Query: q.Query, Context: q.Context, Prefill: q.Prefill})
 	}
-	if err := c.sim.StepBatch(c.seqs, &c.res); err != nil {
+	key, err := c.sim.Key(c.seqs)
+	if err == nil {
+		if e, ok := c.memo[key]; ok {
+			c.Hits++
+			return e.t, e.cats
+		}
+		err = c.sim.StepBatch(c.seqs, &c.res)
+	}
+	if err != nil {
 		if c.err == nil {
 			c.err = err
 		}
 		return 0, cats
 	}
+	c.Misses++
 	for i := range cats {
 		cats[i] = c.res.Breakdown[i].Time
 	}
+	if len(c.memo) >= memoLimit {
+		clear(c.memo)
+	}
+	c.memo[key] = stepCost{t: c.res.Step.Time, cats: cats}
 	return c.res.Step.Time, cats
 }
 
