@@ -215,9 +215,7 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 		case p.unservable != "":
 			sn.warnings = append(sn.warnings, pointLabel(p.at)+": cannot be served: "+p.unservable)
 		case p.res != nil:
-			for _, w := range p.res.Warnings() {
-				sn.warnings = append(sn.warnings, pointLabel(p.at)+": "+w)
-			}
+			sn.warnings = append(sn.warnings, p.res.Warnings()...) // they name the rate
 		}
 	}
 	switch opts.Format {
