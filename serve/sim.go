@@ -47,8 +47,9 @@ type stepCost struct {
 	cats [cost.NumCategories]unit.Seconds
 }
 
-// memoLimit bounds the cache (each entry is about 1 KB).
-const memoLimit = 1 << 16
+// memoLimit bounds the cache (an entry is about 1 KB with the map's
+// overhead: at most about 16 MB per coster).
+const memoLimit = 1 << 14
 
 // NewSimCoster wraps s.
 func NewSimCoster(s *sim.Sim) *SimCoster {
