@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -173,4 +174,18 @@ func TestSimNumNeverNaN(t *testing.T) {
 	assert.Nil(t, simNum(math.Inf(1)))
 	assert.Nil(t, simCell(true, math.Inf(-1)))
 	assert.Equal(t, 1.5, *simNum(1.5))
+}
+
+// TestProgressOn: the progress line goes only to a terminal (or where
+// forced); a buffer or a regular file gets none.
+func TestProgressOn(t *testing.T) {
+	var b strings.Builder
+	assert.Nil(t, progressOn(&b, nil))
+	on, off := true, false
+	assert.Equal(t, &b, progressOn(&b, &on))
+	assert.Nil(t, progressOn(&b, &off))
+	f, err := os.Create(filepath.Join(t.TempDir(), "err"))
+	require.NoError(t, err)
+	defer f.Close()
+	assert.Nil(t, progressOn(f, nil), "a regular file is not a terminal")
 }
