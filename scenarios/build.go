@@ -106,7 +106,11 @@ func (s *Scenario) build() error {
 	}
 
 	// [speculative]
-	return s.buildSpec()
+	if err := s.buildSpec(); err != nil {
+		return err
+	}
+	// serving keys of [workload] and [runtime] (after [speculative])
+	return s.buildServing()
 }
 
 // CheckBatches validates a list of batch sizes: non-empty, each in

@@ -81,11 +81,26 @@ type rawRuntime struct {
 	CUDAGraphs           *bool    `toml:"cuda_graphs"`
 	AllReduce            string   `toml:"allreduce"`
 	GPUMemoryUtilization *float64 `toml:"gpu_memory_utilization"`
+	// Serving engine (moecast simulate; serving.go).
+	Engine              string `toml:"engine"`
+	MaxNumBatchedTokens *int   `toml:"max_num_batched_tokens"`
+	MaxNumSeqs          *int   `toml:"max_num_seqs"`
+	MixedChunk          *bool  `toml:"mixed_chunk"`
+	AsyncScheduling     *bool  `toml:"async_scheduling"`
 }
 
 type rawWorkload struct {
 	Batch   []int `toml:"batch"`
 	Context *int  `toml:"context"`
+	// Serving workload (moecast simulate; serving.go).
+	Concurrency  []int     `toml:"concurrency"`
+	RequestRate  []float64 `toml:"request_rate"`
+	Burstiness   *float64  `toml:"burstiness"`
+	Requests     *int      `toml:"requests"`
+	InputTokens  *int      `toml:"input_tokens"`
+	OutputTokens *int      `toml:"output_tokens"`
+	RangeRatio   *float64  `toml:"range_ratio"`
+	Seed         *int64    `toml:"seed"`
 }
 
 type rawSpeculative struct {

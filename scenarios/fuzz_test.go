@@ -26,6 +26,12 @@ func FuzzParse(f *testing.F) {
 	f.Add(minimal + "[hardware.custom_gpu]\nmemory = \"1e400GB\"\nbf16 = \"-5TFLOPS\"\n")
 	f.Add(minimal + "[speculative]\nmethod = \"eagle3\"\ndraft_tokens = 100000000\nacceptance = [1]\n")
 	f.Add(minimal + "[workload]\nbatch = [9223372036854775807]\ncontext = 9223372036854775807\n")
+	f.Add(minimal + "[workload]\nconcurrency = [4, 0]\n")
+	f.Add(minimal + "[workload]\nconcurrency = [4]\nrequest_rate = [2.0]\n")
+	f.Add(minimal + "[workload]\nrequest_rate = [inf, nan, -1, 1e308]\nburstiness = 0.0\n")
+	f.Add(minimal + "[workload]\nrequest_rate = [2]\nrequests = -1\ninput_tokens = 0\noutput_tokens = 9223372036854775807\nrange_ratio = 1.0\nseed = -5\n")
+	f.Add(minimal + "[runtime]\nengine = \"sglang\"\nmax_num_batched_tokens = 1\nmax_num_seqs = 0\nmixed_chunk = true\nasync_scheduling = false\n[workload]\nconcurrency = [9223372036854775807]\n")
+	f.Add(minimal + "[runtime]\nengine = \"vllm\"\nmax_num_batched_tokens = 16\nmax_num_seqs = 32\n")
 	f.Add("[[model]]\npreset = 1\n")
 	f.Add("a.b.c = 1\n\"x\" = { y = [1, {z = 2}] }\n")
 	f.Fuzz(func(t *testing.T, src string) {
@@ -48,6 +54,15 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse accepted a scenario that Sim refuses: %v", err)
 		}
 		_, _ = sm.Step(s.Batches[0], s.Context) // an error is fine; a panic is not
+		if len(s.Serving.Points()) == 0 {
+			t.Fatalf("accepted scenario without serving points: %+v", s.Serving)
+		}
+		if _, err := s.ServeConfig(sm, s.Serving.Points()[0]); err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("ServeConfig error is not a *scenarios.Error: %T %v", err, err)
+			}
+		}
 
 	})
 }

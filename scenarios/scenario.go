@@ -57,6 +57,9 @@ type Scenario struct {
 	Batches []int // workload.batch
 	Context int   // workload.context, tokens
 
+	// Serving is the serving workload and engine (moecast simulate).
+	Serving Serving
+
 	// Config is the sim configuration; sim.New(Config) has accepted it.
 	Config sim.Config
 
@@ -178,6 +181,9 @@ func (s *Scenario) KeyError(err error) error {
 		if key, ok := simKeys[fe.Field]; ok {
 			return &Error{File: s.File, Line: s.doc.line(key), Key: key, Msg: fe.Msg, Err: err}
 		}
+	}
+	if ke := s.serveKeyError(err); ke != nil {
+		return ke
 	}
 	var le *model.LayoutError
 	if errors.As(err, &le) {

@@ -18,6 +18,16 @@
 // Every token of a step is streamed at the step's end. A request sent
 // during a step is seen by the scheduler at the step's end.
 //
+// # Step costs from sim
+//
+// SimCoster prices steps with sim.StepBatch (memoised on sim.StepKey, which
+// is exact); SimMemory takes the KV bytes per token and the usable KV
+// memory per GPU from sim's memory model, the block size the engine sets
+// for the attention backend and the DP-attention groups; SimSpec maps
+// sim's speculative decoding; SimConfig puts them on DefaultConfig. The
+// launch costs sim prices per step (graph replay, piecewise and eager
+// launches) are the only host costs: Host stays 0 (see SimCoster).
+//
 // # Workload (REFERENCE.md §6.3)
 //
 // Requests are ready at their arrival times: all at t = 0 with

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -91,6 +92,9 @@ type prediction struct {
 	context  int
 	points   []sim.Point
 	warnings []string
+	// breakEven is break_even_acceptance per point (predict_spec.go); nil
+	// without speculative decoding.
+	breakEven []*float64
 }
 
 func runPredict(s *streams, opts *predictOptions) error {
@@ -148,6 +152,9 @@ func runPredict(s *streams, opts *predictOptions) error {
 		return inputErr(sc.KeyError(err))
 	}
 	pr.warnings = append(pr.warnings, rw...)
+	if pr.breakEven, err = breakEvens(sc, sm, pr.points); err != nil {
+		return inputErr(err)
+	}
 	switch opts.Format {
 	case formatJSON:
 		return writeJSON(s.Out, pr.json())
@@ -208,6 +215,9 @@ type pointJSON struct {
 	Sources           map[string]string  `json:"sources"`
 	Memory            memoryJSON         `json:"memory"`
 	Fits              bool               `json:"fits"`
+	// BreakEvenAcceptance: with speculative decoding, the per-position
+	// acceptance below which it is slower than none (null: never pays).
+	BreakEvenAcceptance json.RawMessage `json:"break_even_acceptance,omitempty"`
 }
 
 type memoryJSON struct {
@@ -245,15 +255,16 @@ func (pr *prediction) json() predictJSON {
 	}
 	out.Warnings = append(out.Warnings, pr.warnings...)
 	cats := categories(pr.points)
-	for _, p := range pr.points {
+	for i, p := range pr.points {
 		pj := pointJSON{
 			Batch: p.Batch, Context: p.Context,
 			StepMs: r6(p.Step.Time.Ms()), StepMsLo: r6(p.Step.Lo.Ms()), StepMsHi: r6(p.Step.Hi.Ms()),
 			TPOTMs: r6(p.TPOT.Ms()), TokensPerStep: r6(p.TokensPerStep),
 			TokensPerS: r6(p.TokensPerSecond), TokensPerSPerUser: r6(p.PerUser),
 			BreakdownMs: map[string]float64{}, Sources: map[string]string{},
-			Memory: memoryJSON{WeightsGBPerGPU: r6(p.Memory.Weights.GB()), KVGBPerGPU: r6(p.Memory.KV.GB()), MaxBatch: p.Memory.MaxBatch},
-			Fits:   p.Fits,
+			Memory:              memoryJSON{WeightsGBPerGPU: r6(p.Memory.Weights.GB()), KVGBPerGPU: r6(p.Memory.KV.GB()), MaxBatch: p.Memory.MaxBatch},
+			Fits:                p.Fits,
+			BreakEvenAcceptance: pr.breakEvenJSON(i),
 		}
 		for _, c := range cats {
 			e := p.Breakdown[c]
@@ -282,12 +293,18 @@ func (pr *prediction) table(full bool) *table {
 		for _, c := range cats {
 			t.Columns = append(t.Columns, column{Name: c.String() + "_ms"})
 		}
-		for _, p := range pr.points {
+		if pr.breakEven != nil {
+			t.Columns = append(t.Columns, column{Name: "break_even_acceptance"})
+		}
+		for i, p := range pr.points {
 			row := []any{p.Batch, p.Context, r6(p.Step.Time.Ms()), r6(p.Step.Lo.Ms()), r6(p.Step.Hi.Ms()),
 				r6(p.TPOT.Ms()), r6(p.TokensPerStep), r6(p.TokensPerSecond), r6(p.PerUser),
 				r6(p.Memory.Weights.GB()), r6(p.Memory.KV.GB()), p.Memory.MaxBatch, p.Fits}
 			for _, c := range cats {
 				row = append(row, r6(p.Breakdown[c].Time.Ms()))
+			}
+			if pr.breakEven != nil {
+				row = append(row, pr.breakEvenCell(i))
 			}
 			t.add(row...)
 		}
@@ -297,12 +314,18 @@ func (pr *prediction) table(full bool) *table {
 		{Name: "TPOT ms", Text: "%.3f"}, {Name: "tok/s", Text: "%.1f"}, {Name: "tok/s/user", Text: "%.1f"}}}
 	if spec {
 		t.Columns = append(t.Columns, column{Name: "tok/step", Text: "%.2f"})
+		if pr.breakEven != nil {
+			t.Columns = append(t.Columns, column{Name: "break-even acc", Text: "%.3f"})
+		}
 	}
 	t.Columns = append(t.Columns, column{Name: "fits"}, column{Name: "top categories (share of step)"})
-	for _, p := range pr.points {
+	for i, p := range pr.points {
 		row := []any{p.Batch, p.Step.Time.Ms(), interval(p.Step), p.TPOT.Ms(), p.TokensPerSecond, p.PerUser}
 		if spec {
 			row = append(row, p.TokensPerStep)
+			if pr.breakEven != nil {
+				row = append(row, pr.breakEvenCell(i))
+			}
 		}
 		fits := "yes"
 		if !p.Fits {

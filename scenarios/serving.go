@@ -1,0 +1,321 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/moecast/moecast/serve"
+	"github.com/moecast/moecast/sim"
+)
+
+// Serving is the serving workload and engine settings of a scenario, for
+// `moecast simulate`: [workload] concurrency / request_rate and the
+// request shape, [runtime] engine and scheduler settings. Zero values
+// (and nil pointers) take the engine's defaults for the GPU.
+type Serving struct {
+	Engine serve.Engine // runtime.engine
+	// Concurrency (closed loop, one point each) or RequestRate (open loop,
+	// requests/s): exactly one is non-empty. When the file gives neither,
+	// Concurrency is workload.batch.
+	Concurrency []int
+	RequestRate []float64
+	Burstiness  float64 // workload.burstiness, 1 = Poisson
+	// Requests per point; 0 = 10 x concurrency, at least 100 (closed
+	// loop), 1000 (open loop: vllm bench serve's --num-prompts default).
+	Requests     int
+	InputTokens  int
+	OutputTokens int
+	RangeRatio   float64
+	Seed         uint64
+	// Engine settings; 0 or nil = the engine's default on the GPU.
+	MaxNumBatchedTokens int
+	MaxNumSeqs          *int
+	MixedChunk          *bool
+	AsyncScheduling     *bool
+}
+
+// Defaults of the serving keys.
+const (
+	DefaultInputTokens  = 1024 // vllm bench serve --random-input-len
+	DefaultOutputTokens = 1024
+	DefaultOpenRequests = 1000 // vllm bench serve --num-prompts
+	// MaxRequests bounds workload.requests.
+	MaxRequests = 1 << 24
+)
+
+// ServePoint is one point of a serving sweep: a concurrency (closed loop)
+// or a request rate (open loop).
+type ServePoint struct {
+	Concurrency int     // > 0 for a closed loop
+	RequestRate float64 // > 0 for an open loop
+}
+
+// Points lists the sweep's points in the order given.
+func (v *Serving) Points() []ServePoint {
+	var ps []ServePoint
+	for _, c := range v.Concurrency {
+		ps = append(ps, ServePoint{Concurrency: c})
+	}
+	for _, r := range v.RequestRate {
+		ps = append(ps, ServePoint{RequestRate: r})
+	}
+	return ps
+}
+
+// RequestsAt is the number of requests of point p.
+func (v *Serving) RequestsAt(p ServePoint) int {
+	if v.Requests > 0 {
+		return v.Requests
+	}
+	if p.Concurrency > 0 {
+		return min(MaxRequests, max(100, 10*p.Concurrency))
+	}
+	return DefaultOpenRequests
+}
+
+// CheckConcurrency validates workload.concurrency (or --concurrency).
+func CheckConcurrency(cs []int) error {
+	if len(cs) == 0 {
+		return fmt.Errorf("no concurrency values")
+	}
+	for i, c := range cs {
+		if c <= 0 {
+			return fmt.Errorf("concurrency %d (item %d) must be a positive number of requests", c, i+1)
+		}
+		if c > sim.MaxBatchSize {
+			return fmt.Errorf("concurrency %d (item %d) exceeds the limit of %d", c, i+1, sim.MaxBatchSize)
+		}
+	}
+	return nil
+}
+
+// CheckRates validates workload.request_rate (or --request-rate).
+func CheckRates(rs []float64) error {
+	if len(rs) == 0 {
+		return fmt.Errorf("no request rates")
+	}
+	for i, r := range rs {
+		if math.IsNaN(r) || math.IsInf(r, 0) {
+			return fmt.Errorf("request rate %g (item %d) must be finite (for all requests at once use concurrency)", r, i+1)
+		}
+		if r <= 0 {
+			return fmt.Errorf("request rate %g (item %d) must be positive, in requests/s", r, i+1)
+		}
+	}
+	return nil
+}
+
+// CheckTokens validates a prompt or output length: in [1, sim.MaxContext/4].
+func CheckTokens(n int) error {
+	if n < 1 {
+		return fmt.Errorf("%d must be at least 1 token", n)
+	}
+	if n > sim.MaxContext/4 {
+		return fmt.Errorf("%d exceeds the limit of %d tokens", n, sim.MaxContext/4)
+	}
+	return nil
+}
+
+// CheckRequests validates workload.requests (0 = the default).
+func CheckRequests(n int) error {
+	if n < 0 || n > MaxRequests {
+		return fmt.Errorf("%d must be in [0, %d] (0 = 10 x concurrency, at least 100)", n, MaxRequests)
+	}
+	return nil
+}
+
+// buildServing reads the serving keys of [workload] and [runtime].
+func (s *Scenario) buildServing() error {
+	d := s.doc
+	w, rt := &d.raw.Workload, &d.raw.Runtime
+	v := &s.Serving
+	switch rt.Engine {
+	case "", "vllm":
+		v.Engine = serve.VLLM
+	case "sglang":
+		v.Engine = serve.SGLang
+	default:
+		return d.errorf("runtime.engine", "unknown engine %q (want vllm or sglang)", rt.Engine)
+	}
+	switch {
+	case w.Concurrency != nil && w.RequestRate != nil:
+		return d.errorf("workload.request_rate", "give workload.concurrency or workload.request_rate, not both")
+	case w.Concurrency != nil:
+		if err := CheckConcurrency(w.Concurrency); err != nil {
+			return d.wrap("workload.concurrency", err)
+		}
+		v.Concurrency = w.Concurrency
+	case w.RequestRate != nil:
+		if err := CheckRates(w.RequestRate); err != nil {
+			return d.wrap("workload.request_rate", err)
+		}
+		v.RequestRate = w.RequestRate
+	default:
+		v.Concurrency = s.Batches
+	}
+	v.Burstiness = 1
+	if w.Burstiness != nil {
+		b := *w.Burstiness
+		if !(b > 0) {
+			return d.errorf("workload.burstiness", "%g must be positive (1 = Poisson, inf = constant intervals)", b)
+		}
+		v.Burstiness = b
+	}
+	if w.Requests != nil {
+		if err := CheckRequests(*w.Requests); err != nil {
+			return d.wrap("workload.requests", err)
+		}
+		v.Requests = *w.Requests
+	}
+	v.InputTokens, v.OutputTokens = DefaultInputTokens, DefaultOutputTokens
+	for _, t := range []struct {
+		p   *int
+		key string
+		dst *int
+	}{{w.InputTokens, "workload.input_tokens", &v.InputTokens}, {w.OutputTokens, "workload.output_tokens", &v.OutputTokens}} {
+		if t.p == nil {
+			continue
+		}
+		if err := CheckTokens(*t.p); err != nil {
+			return d.wrap(t.key, err)
+		}
+		*t.dst = *t.p
+	}
+	if w.RangeRatio != nil {
+		r := *w.RangeRatio
+		if !(r >= 0 && r < 1) {
+			return d.errorf("workload.range_ratio", "%g must be in [0, 1)", r)
+		}
+		v.RangeRatio = r
+	}
+	if w.Seed != nil {
+		if *w.Seed < 0 {
+			return d.errorf("workload.seed", "%d must be >= 0", *w.Seed)
+		}
+		v.Seed = uint64(*w.Seed)
+	}
+	if rt.MaxNumBatchedTokens != nil {
+		n := *rt.MaxNumBatchedTokens
+		if n < 1 || n > sim.MaxChunk {
+			return d.errorf("runtime.max_num_batched_tokens", "%d must be in [1, %d] tokens", n, sim.MaxChunk)
+		}
+		v.MaxNumBatchedTokens = n
+	}
+	if rt.MaxNumSeqs != nil {
+		n := *rt.MaxNumSeqs
+		if n < 0 || n > sim.MaxBatchSize || (n == 0 && v.Engine == serve.VLLM) {
+			return d.errorf("runtime.max_num_seqs", "%d must be in [1, %d] (SGLang: 0 = no limit)", n, sim.MaxBatchSize)
+		}
+		v.MaxNumSeqs = rt.MaxNumSeqs
+	}
+	if rt.MixedChunk != nil {
+		if v.Engine != serve.SGLang {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.mixed_chunk is SGLang's; vLLM always mixes prefill chunks into decode steps, so it is ignored",
+				s.File, d.line("runtime.mixed_chunk")))
+		}
+		v.MixedChunk = rt.MixedChunk
+	}
+	v.AsyncScheduling = rt.AsyncScheduling
+	// Every point must make a valid serve.Config (memory is the sim's and
+	// is checked when a point runs).
+	for _, p := range v.Points() {
+		c := s.serveBase(p)
+		c.Memory = serve.Memory{KVBytesPerToken: 1, KVCapacity: 1, BlockSize: 1, Groups: 1}
+		if err := c.Validate(); err != nil {
+			return s.KeyError(err)
+		}
+	}
+	return nil
+}
+
+// serveBase is the serve.Config of point p without Memory: the engine's
+// defaults on the scenario's GPU, the keys given, speculative decoding.
+func (s *Scenario) serveBase(p ServePoint) serve.Config {
+	v := &s.Serving
+	g := s.Config.GPU
+	c := serve.DefaultConfig(v.Engine, g.Label, g.Memory)
+	c.Spec = serve.SimSpec(s.Config.Spec)
+	if s.Config.Spec.Method == sim.SpecNgram {
+		c.AsyncScheduling = false
+	}
+	if v.MaxNumBatchedTokens > 0 {
+		c.MaxNumBatchedTokens = v.MaxNumBatchedTokens
+	}
+	if v.MaxNumSeqs != nil {
+		c.MaxNumSeqs = *v.MaxNumSeqs
+	}
+	if v.MixedChunk != nil && v.Engine == serve.SGLang {
+		c.MixedChunk = *v.MixedChunk
+	}
+	if v.AsyncScheduling != nil {
+		c.AsyncScheduling = *v.AsyncScheduling
+	}
+	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
+		InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, RangeRatio: v.RangeRatio}
+	if p.Concurrency > 0 {
+		c.Workload.MaxConcurrency = p.Concurrency
+	} else {
+		c.Workload.RequestRate = p.RequestRate
+	}
+	c.Seed = v.Seed
+	return c
+}
+
+// ServeConfig is the serve.Config of point p for the simulator sm (built
+// from s.Config): serveBase with serve.SimMemory. A *serve.FieldError comes
+// back as an *Error naming the scenario key. The KV capacity may be 0 or
+// less (the weights do not fit): callers check Memory.KVCapacity before
+// serve.Run, which would reject it.
+func (s *Scenario) ServeConfig(sm *sim.Sim, p ServePoint) (serve.Config, error) {
+	c := s.serveBase(p)
+	mem, err := serve.SimMemory(s.Config, sm, c.Engine)
+	if err != nil {
+		return c, s.KeyError(err)
+	}
+	c.Memory = mem
+	if mem.KVCapacity > 0 {
+		if err := c.Validate(); err != nil {
+			return c, s.KeyError(err)
+		}
+	}
+	return c, nil
+}
+
+// serveKeyError maps a *serve.FieldError to its scenario key, or nil.
+func (s *Scenario) serveKeyError(err error) error {
+	var fe *serve.FieldError
+	if !errors.As(err, &fe) {
+		return nil
+	}
+	key, ok := serveKeys[fe.Field]
+	if !ok {
+		return nil
+	}
+	return &Error{File: s.File, Line: s.doc.line(key), Key: key, Msg: fe.Msg, Err: err}
+}
+
+// serveKeys maps the serve.Config fields that serve.FieldError names to the
+// scenario keys that set them.
+var serveKeys = map[string]string{
+	"Engine":                  "runtime.engine",
+	"MaxNumBatchedTokens":     "runtime.max_num_batched_tokens",
+	"MaxNumSeqs":              "runtime.max_num_seqs",
+	"MaxPrefillTokens":        "runtime.engine",
+	"Host.PerStep":            "runtime",
+	"Host.PerSeq":             "runtime",
+	"Memory.KVBytesPerToken":  "model.kv_cache",
+	"Memory.KVCapacity":       "runtime.gpu_memory_utilization",
+	"Memory.BlockSize":        "runtime.engine",
+	"Memory.Groups":           "parallel",
+	"Spec.DraftTokens":        "speculative.draft_tokens",
+	"Spec.Acceptance":         "speculative.acceptance",
+	"Spec.Lookahead":          "speculative.draft_tokens",
+	"Workload.Requests":       "workload.requests",
+	"Workload.MaxConcurrency": "workload.concurrency",
+	"Workload.RequestRate":    "workload.request_rate",
+	"Workload.Burstiness":     "workload.burstiness",
+	"Workload.InputTokens":    "workload.input_tokens",
+	"Workload.OutputTokens":   "workload.output_tokens",
+	"Workload.RangeRatio":     "workload.range_ratio",
+}

@@ -1,0 +1,115 @@
+package scenarios
+
+import (
+	"math"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/serve"
+)
+
+// TestServeKeys: every serve.Config field that serve.FieldError names maps
+// to a key (or table) the loader reads.
+func TestServeKeys(t *testing.T) {
+	keys := map[string]bool{}
+	var walk func(prefix string, typ reflect.Type)
+	walk = func(prefix string, typ reflect.Type) {
+		for i := 0; i < typ.NumField(); i++ {
+			f := typ.Field(i)
+			key := prefix + strings.Split(f.Tag.Get("toml"), ",")[0]
+			keys[key] = true
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				walk(key+".", ft)
+			}
+		}
+	}
+	walk("", reflect.TypeOf(raw{}))
+	for field, key := range serveKeys {
+		assert.True(t, keys[key], "serve field %s maps to %q, which the loader does not read", field, key)
+	}
+	// Each field serve.Config.Validate can name, made invalid in turn.
+	base := serve.DefaultConfig(serve.VLLM, "h200", 141e9)
+	base.Memory = serve.Memory{KVBytesPerToken: 1, KVCapacity: 1e9, BlockSize: 16, Groups: 1}
+	base.Workload.MaxConcurrency = 4
+	for name, mut := range map[string]func(c *serve.Config){
+		"MaxNumBatchedTokens":     func(c *serve.Config) { c.MaxNumBatchedTokens = 0 },
+		"MaxNumSeqs":              func(c *serve.Config) { c.MaxNumSeqs = 0 },
+		"Workload.Requests":       func(c *serve.Config) { c.Workload.Requests = 0 },
+		"Workload.MaxConcurrency": func(c *serve.Config) { c.Workload.MaxConcurrency = -1 },
+		"Workload.RequestRate":    func(c *serve.Config) { c.Workload.RequestRate = math.NaN() },
+		"Workload.Burstiness":     func(c *serve.Config) { c.Workload.Burstiness = 0 },
+		"Workload.InputTokens":    func(c *serve.Config) { c.Workload.InputTokens = 0 },
+		"Workload.OutputTokens":   func(c *serve.Config) { c.Workload.OutputTokens = 0 },
+		"Workload.RangeRatio":     func(c *serve.Config) { c.Workload.RangeRatio = 1 },
+		"Memory.KVCapacity":       func(c *serve.Config) { c.Memory.KVCapacity = 0 },
+		"Spec.DraftTokens":        func(c *serve.Config) { c.Spec.DraftTokens = -1 },
+	} {
+		c := base
+		mut(&c)
+		err := c.Validate()
+		var fe *serve.FieldError
+		require.ErrorAs(t, err, &fe, name)
+		assert.Equal(t, name, fe.Field)
+		_, ok := serveKeys[fe.Field]
+		assert.True(t, ok, "serveKeys lacks %s", fe.Field)
+	}
+}
+
+// TestServingKeys: the keys land in Serving and in each point's
+// serve.Config; absent keys take the engine's defaults.
+func TestServingKeys(t *testing.T) {
+	s, err := Parse("t.toml", []byte(minimal+`
+[runtime]
+engine = "sglang"
+max_num_batched_tokens = 4096
+max_num_seqs = 64
+mixed_chunk = true
+async_scheduling = false
+
+[workload]
+request_rate = [2.0, 8]
+burstiness = 0.5
+requests = 300
+input_tokens = 2000
+output_tokens = 100
+range_ratio = 0.2
+seed = 9
+`))
+	require.NoError(t, err)
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	ps := s.Serving.Points()
+	require.Len(t, ps, 2)
+	c, err := s.ServeConfig(sm, ps[1])
+	require.NoError(t, err)
+	assert.Equal(t, serve.SGLang, c.Engine)
+	assert.Equal(t, 4096, c.MaxNumBatchedTokens)
+	assert.Equal(t, 64, c.MaxNumSeqs)
+	assert.True(t, c.MixedChunk)
+	assert.False(t, c.AsyncScheduling)
+	assert.Equal(t, serve.Workload{Requests: 300, RequestRate: 8, Burstiness: 0.5, InputTokens: 2000, OutputTokens: 100, RangeRatio: 0.2}, c.Workload)
+	assert.Equal(t, uint64(9), c.Seed)
+	assert.Equal(t, 1, c.Memory.BlockSize, "SGLang page size")
+
+	d, err := Parse("d.toml", []byte(minimal))
+	require.NoError(t, err)
+	assert.Equal(t, d.Batches, d.Serving.Concurrency, "concurrency defaults to workload.batch")
+	dm, err := d.Sim()
+	require.NoError(t, err)
+	dc, err := d.ServeConfig(dm, d.Serving.Points()[0])
+	require.NoError(t, err)
+	def := serve.DefaultConfig(serve.VLLM, d.Config.GPU.Label, d.Config.GPU.Memory)
+	assert.Equal(t, def.MaxNumBatchedTokens, dc.MaxNumBatchedTokens)
+	assert.Equal(t, def.MaxNumSeqs, dc.MaxNumSeqs)
+	assert.True(t, dc.AsyncScheduling)
+	assert.Equal(t, 100, dc.Workload.Requests, "10 x concurrency, at least 100")
+	assert.True(t, math.IsInf(dc.Workload.RequestRate, 1))
+}

@@ -1,0 +1,172 @@
+package serve
+
+import (
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/sim"
+)
+
+// SimCoster prices engine steps with a sim.Sim (sim.StepBatch): GEMMs, MoE
+// and collectives at the step's combined token count, decode and prefill
+// attention per sequence, and the launch costs the engine's CUDA-graph
+// mode gives the step (sim/batch.go graphModeOf): a uniform decode step
+// replays one full graph (each kernel's graph-replay cost, measured in
+// kernels/testdata/measure_h200.json, is in its op time); a mixed or
+// prefill step runs piecewise graphs with attention launched eagerly up to
+// sim.CaptureTokens tokens and eager above, each eager kernel paying
+// kernels.HostLaunchLatency (the measured eager PyTorch launch, 10.5 us)
+// beyond its own time. Those are all the per-step host and launch costs
+// priced: no op-level measurement or cited source gives the rest of a
+// step's host work (scheduling, input preparation, sampling, detokenising),
+// so Config.Host stays 0 and that work is left out (REFERENCE.md §6.1
+// quotes inference-sim's per-step figures, but they are fitted to
+// end-to-end runs and are not used).
+//
+// StepCost is memoised on the step's shape (sim.StepKey): a step whose
+// passes sim prices at the same token counts and mean contexts as an
+// earlier one gets the earlier result, which is exactly what sim would
+// return. The cache holds at most memoLimit shapes and is emptied when
+// full.
+//
+// A SimCoster is not safe for concurrent use (it reuses buffers and the
+// cache): use one per Run. The Sim it wraps is, so several SimCosters may
+// share one.
+type SimCoster struct {
+	sim  *sim.Sim
+	seqs []sim.Seq
+	res  sim.BatchResult
+	err  error
+	memo map[sim.StepKey]stepCost
+	// Hits and Misses count the cache's answers.
+	Hits, Misses int
+}
+
+type stepCost struct {
+	t    unit.Seconds
+	cats [cost.NumCategories]unit.Seconds
+}
+
+// memoLimit bounds the cache (an entry is about 1 KB with the map's
+// overhead: at most about 16 MB per coster).
+const memoLimit = 1 << 14
+
+// NewSimCoster wraps s.
+func NewSimCoster(s *sim.Sim) *SimCoster {
+	return &SimCoster{sim: s, memo: make(map[sim.StepKey]stepCost)}
+}
+
+// StepCost implements StepCoster. A batch sim rejects (a chunk or context
+// beyond sim's limits, a decode query that is not 1 or 1+K) costs 0 and
+// is kept as Err.
+func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit.Seconds) {
+	var cats [cost.NumCategories]unit.Seconds
+	c.seqs = c.seqs[:0]
+	for _, q := range seqs {
+		c.seqs = append(c.seqs, sim.Seq{Query: q.Query, Context: q.Context, Prefill: q.Prefill})
+	}
+	key, err := c.sim.Key(c.seqs)
+	if err == nil {
+		if e, ok := c.memo[key]; ok {
+			c.Hits++
+			return e.t, e.cats
+		}
+		err = c.sim.StepBatch(c.seqs, &c.res)
+	}
+	if err != nil {
+		if c.err == nil {
+			c.err = err
+		}
+		return 0, cats
+	}
+	c.Misses++
+	for i := range cats {
+		cats[i] = c.res.Breakdown[i].Time
+	}
+	if len(c.memo) >= memoLimit {
+		clear(c.memo)
+	}
+	c.memo[key] = stepCost{t: c.res.Step.Time, cats: cats}
+	return c.res.Step.Time, cats
+}
+
+// Err is the first error sim returned for a step, or nil. A Run whose
+// coster has an Err is not a prediction.
+func (c *SimCoster) Err() error { return c.err }
+
+// SimMemory is the KV-cache model of the deployment cfg describes (s must
+// be sim.New(cfg)) under engine e:
+//
+//   - KVBytesPerToken: sim's KV bytes per token per GPU (MLA latent
+//     replicated over attention-TP ranks, GQA heads split, draft layers
+//     included; sim.Memory.KVPerToken).
+//   - KVCapacity: sim's usable KV memory per GPU, GPU memory x
+//     gpu_memory_utilization - weights - reserve (sim.Memory.Usable); 0 or
+//     less when the weights do not fit.
+//   - BlockSize: as the engine sets it for the attention backend. vLLM
+//     (vllm/platforms/cuda.py, CudaPlatform.check_and_update_config):
+//     MLA models run FlashMLA on sm_90 ("Forcing kv cache block size to 64
+//     for FlashMLA backend") and CUTLASS MLA on sm_100 ("... to 128 for
+//     CUTLASS_MLA backend"); other models and GPUs keep the default 16.
+//     SGLang: page_size 1 (server_args.py default).
+//   - Groups: the attention groups, GPUs / attention TP (DP attention
+//     ranks; 1 without DP attention).
+func SimMemory(cfg sim.Config, s *sim.Sim, e Engine) (Memory, error) {
+	p, err := s.Step(1, 1)
+	if err != nil {
+		return Memory{}, err
+	}
+	m := Memory{KVBytesPerToken: p.Memory.KVPerToken, KVCapacity: p.Memory.Usable,
+		BlockSize: BlockSize(e, cfg.Model, cfg.GPU.Arch)}
+	m.Groups = max(1, cfg.GPUs/cfg.Layout.AttentionTP())
+	return m, nil
+}
+
+// BlockSize is the KV block (page) size engine e uses for model m on a GPU
+// of architecture arch (see SimMemory).
+func BlockSize(e Engine, m *model.Config, arch string) int {
+	if e == SGLang {
+		return 1
+	}
+	if m != nil && m.Attn.Kind == model.MLA {
+		switch arch {
+		case "sm_90":
+			return 64
+		case "sm_100":
+			return 128
+		}
+	}
+	return 16
+}
+
+// SimSpec is the scheduler's view of sim's speculative decoding: K drafts
+// verified per step, the per-position acceptance, and vLLM's lookahead
+// slots (K for MTP and EAGLE-3, whose drafter writes KV for its drafts; 0
+// for n-gram drafting on the host).
+func SimSpec(sp sim.Spec) Spec {
+	if !sp.Active() {
+		return Spec{}
+	}
+	out := Spec{DraftTokens: sp.DraftTokens, Acceptance: append([]float64(nil), sp.Acceptance...)}
+	if sp.Method != sim.SpecNgram {
+		out.Lookahead = sp.DraftTokens
+	}
+	return out
+}
+
+// SimConfig is DefaultConfig for engine e on cfg's GPU with SimMemory and
+// SimSpec filled in. Async scheduling is off with n-gram drafting, as vLLM
+// turns it off with non-EAGLE/MTP speculative decoding (REFERENCE.md §6.1).
+func SimConfig(cfg sim.Config, s *sim.Sim, e Engine) (Config, error) {
+	c := DefaultConfig(e, cfg.GPU.Label, cfg.GPU.Memory)
+	mem, err := SimMemory(cfg, s, e)
+	if err != nil {
+		return c, err
+	}
+	c.Memory = mem
+	c.Spec = SimSpec(cfg.Spec)
+	if cfg.Spec.Method == sim.SpecNgram {
+		c.AsyncScheduling = false
+	}
+	return c, nil
+}

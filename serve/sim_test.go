@@ -1,0 +1,234 @@
+package serve_test
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+
+	"github.com/moecast/moecast/scenarios"
+	"github.com/moecast/moecast/serve"
+	"github.com/moecast/moecast/sim"
+)
+
+// realPoint is a closed-loop point of the embedded default scenario (Kimi-K2.5
+// on 8x RTX PRO 6000 with its calibration tables) priced by the real step
+// model.
+func realPoint(tb testing.TB, name string, c, requests, in, out int) (serve.Config, *sim.Sim) {
+	tb.Helper()
+	sc, err := scenarios.Embedded(name)
+	require.NoError(tb, err)
+	sm, err := sc.Sim()
+	require.NoError(tb, err)
+	cfg, err := serve.SimConfig(sc.Config, sm, serve.VLLM)
+	require.NoError(tb, err)
+	cfg.Workload = serve.Workload{Requests: requests, MaxConcurrency: c, RequestRate: math.Inf(1), Burstiness: 1,
+		InputTokens: in, OutputTokens: out}
+	return cfg, sm
+}
+
+// BenchmarkSimClosedLoop is issue 9's speed points with the real step
+// model (targets on one core: 0.3 s for 640 requests at concurrency 64 with
+// 8192/1024 tokens, 3 s for 10,000 requests at concurrency 256):
+//
+//	go test ./serve -run '^$' -bench SimClosedLoop -cpu 1 -benchtime 3x
+func BenchmarkSimClosedLoop(b *testing.B) {
+	points := []struct {
+		name                 string
+		c, requests, in, out int
+	}{
+		{"C64-640x8192-1024", 64, 640, 8192, 1024},
+		{"C256-10000x1024-1024", 256, 10000, 1024, 1024},
+		{"C256-10000x8192-1024", 256, 10000, 8192, 1024},
+	}
+	for _, p := range points {
+		b.Run(p.name, func(b *testing.B) {
+			cfg, sm := realPoint(b, scenarios.DefaultName, p.c, p.requests, p.in, p.out)
+			var r *serve.Result
+			var c *serve.SimCoster
+			for b.Loop() {
+				c = serve.NewSimCoster(sm)
+				var err error
+				if r, err = serve.Run(cfg, c); err != nil {
+					b.Fatal(err)
+				}
+				if c.Err() != nil {
+					b.Fatal(c.Err())
+				}
+			}
+			b.ReportMetric(float64(c.Hits)/float64(c.Hits+c.Misses), "memo-hits")
+			b.ReportMetric(float64(r.Steps), "steps/op")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(r.Steps), "ns/step")
+		})
+	}
+}
+
+// checking prices every step with the memoised coster and with a direct
+// sim.StepBatch and fails on any difference.
+type checking struct {
+	t    *testing.T
+	memo *serve.SimCoster
+	sm   *sim.Sim
+}
+
+func (c checking) StepCost(seqs []serve.Seq) (unit.Seconds, [cost.NumCategories]unit.Seconds) {
+	t, cats := c.memo.StepCost(seqs)
+	ss := make([]sim.Seq, len(seqs))
+	for i, q := range seqs {
+		ss[i] = sim.Seq{Query: q.Query, Context: q.Context, Prefill: q.Prefill}
+	}
+	var r sim.BatchResult
+	require.NoError(c.t, c.sm.StepBatch(ss, &r))
+	require.Equal(c.t, r.Step.Time, t, "memoised step cost differs from sim's")
+	for i := range cats {
+		require.Equal(c.t, r.Breakdown[i].Time, cats[i])
+	}
+	return t, cats
+}
+
+func TestSimCosterMemoIsExact(t *testing.T) {
+	cfg, sm := realPoint(t, scenarios.DefaultName, 16, 64, 2048, 128)
+	cfg.Workload.RangeRatio = 0.5
+	c := checking{t: t, memo: serve.NewSimCoster(sm), sm: sm}
+	_, err := serve.Run(cfg, c)
+	require.NoError(t, err)
+	assert.Positive(t, c.memo.Hits, "the cache answers some steps")
+	require.NoError(t, c.memo.Err())
+}
+
+// isolatedPrefill is the step of one prompt alone.
+func isolatedPrefill(t *testing.T, sm *sim.Sim, in int) unit.Seconds {
+	var r sim.BatchResult
+	require.NoError(t, sm.StepBatch([]sim.Seq{{Query: in, Prefill: true}}, &r))
+	return r.Step.Time
+}
+
+func run(t *testing.T, cfg serve.Config, sm *sim.Sim) *serve.Result {
+	t.Helper()
+	c := serve.NewSimCoster(sm)
+	r, err := serve.Run(cfg, c)
+	require.NoError(t, err)
+	require.NoError(t, c.Err())
+	return r
+}
+
+// TestSimInvariants holds the serving simulation with the real step model
+// to what must be true at any load: no TTFT below the prompt's isolated
+// prefill, no TPOT below the decode step at the mean batch (at the
+// shortest context), Little's law on the closed loop.
+func TestSimInvariants(t *testing.T) {
+	for _, name := range []string{scenarios.DefaultName, "deepseek-v3-fp8-h200-tp8-mtp"} {
+		for _, c := range []int{1, 8, 64} {
+			for _, in := range []int{1024, 8192} {
+				cfg, sm := realPoint(t, name, c, max(2*c, 16), in, 128)
+				r := run(t, cfg, sm)
+				iso := isolatedPrefill(t, sm, in)
+				label := fmt.Sprintf("%s C%d in %d", name, c, in)
+				for _, v := range []unit.Seconds{r.TTFT.Mean, r.TTFT.Median, r.TTFT.P90, r.TTFT.P99} {
+					assert.GreaterOrEqual(t, float64(v), float64(iso)*(1-1e-12), "%s: TTFT %v below the isolated prefill %v", label, v, iso)
+				}
+				if c == 1 && in <= cfg.MaxNumBatchedTokens {
+					assert.InDelta(t, float64(iso), float64(r.TTFT.Mean), 1e-12, "%s: alone, TTFT is the prefill step", label)
+				}
+				if cfg.Spec.DraftTokens == 0 {
+					p, err := sm.Step(max(1, int(math.Floor(r.MeanBatch))), in)
+					require.NoError(t, err)
+					assert.GreaterOrEqual(t, float64(r.TPOT.Mean), float64(p.Step.Time)*(1-1e-9), "%s: TPOT below the decode step at the mean batch", label)
+				}
+				// Little's law: requests in flight = throughput x latency
+				// (all C in flight but at the tail).
+				inFlight := r.RequestThroughput * float64(r.E2EL.Mean)
+				assert.LessOrEqual(t, inFlight, float64(c)*(1+1e-9), "%s: Little's law", label)
+				assert.Greater(t, inFlight, 0.5*float64(c), "%s: Little's law", label)
+			}
+		}
+	}
+}
+
+// TestSimDecodeOnlyLimit: with one-token prompts and a closed loop whose
+// requests all start together, the run is one step of B one-token prefills
+// and then decode steps at contexts 1..N-1 in lockstep, so TPOT is the mean
+// of predict's steps at batch B over those contexts.
+func TestSimDecodeOnlyLimit(t *testing.T) {
+	const b, n = 8, 64
+	cfg, sm := realPoint(t, scenarios.DefaultName, b, b, 1, n)
+	r := run(t, cfg, sm)
+	sum := 0.0
+	for c := 1; c < n; c++ {
+		p, err := sm.Step(b, c)
+		require.NoError(t, err)
+		sum += float64(p.Step.Time)
+	}
+	assert.InEpsilon(t, sum/(n-1), float64(r.TPOT.Mean), 1e-9)
+	assert.InEpsilon(t, float64(b), r.MeanBatch, 1e-12)
+}
+
+func TestSimSameSeedSameOutput(t *testing.T) {
+	cfg, sm := realPoint(t, "deepseek-v3-fp8-h200-tp8-mtp", 16, 64, 1024, 128)
+	cfg.Workload.RangeRatio = 0.5
+	a, b := run(t, cfg, sm), run(t, cfg, sm)
+	assert.Equal(t, a, b)
+	cfg.Seed = 7
+	c := run(t, cfg, sm)
+	assert.NotEqual(t, a.TTFT, c.TTFT, "another seed draws other lengths")
+}
+
+// TestSimPreemption: with prompts that all prefill in the first step the
+// requests run in lockstep, so they all need their peak KV at once:
+// preemption appears exactly when C x blocks per request exceeds the
+// cache's blocks.
+func TestSimPreemption(t *testing.T) {
+	const in, out = 64, 1648
+	cfg, sm := realPoint(t, scenarios.DefaultName, 1, 1, in, out)
+	m := cfg.Memory
+	blocks := int(math.Floor(float64(m.KVCapacity) / (float64(m.BlockSize) * float64(m.KVBytesPerToken))))
+	per := (in + out - 1 + m.BlockSize - 1) / m.BlockSize
+	cmax := blocks / per
+	require.Less(t, cmax*in, cfg.MaxNumBatchedTokens, "all prompts prefill in one step")
+	for _, c := range []int{cmax - 1, cmax, cmax + 1} {
+		cfg.Workload.MaxConcurrency, cfg.Workload.Requests = c, c
+		r := run(t, cfg, sm)
+		if c <= cmax {
+			assert.Zero(t, r.Preemptions, "C=%d fits (%d blocks of %d per request, %d blocks)", c, per, m.BlockSize, blocks)
+		} else {
+			assert.Positive(t, r.Preemptions, "C=%d does not fit (max %d)", c, cmax)
+		}
+	}
+}
+
+func TestSimMemory(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		engine serve.Engine
+		block  int
+	}{
+		{scenarios.DefaultName, serve.VLLM, 16},       // MLA on sm_120: no FlashMLA
+		{"kimi-k2.5-h200-nvlink-tp8", serve.VLLM, 64}, // FlashMLA on sm_90
+		{"qwen3-235b-h100-tp4", serve.VLLM, 16},       // GQA
+		{"kimi-k2.5-h200-nvlink-tp8", serve.SGLang, 1},
+	} {
+		sc, err := scenarios.Embedded(tc.name)
+		require.NoError(t, err)
+		sm, err := sc.Sim()
+		require.NoError(t, err)
+		m, err := serve.SimMemory(sc.Config, sm, tc.engine)
+		require.NoError(t, err)
+		p, err := sm.Step(1, 1)
+		require.NoError(t, err)
+		assert.Equal(t, tc.block, m.BlockSize, tc.name)
+		assert.Equal(t, p.Memory.Usable, m.KVCapacity)
+		assert.Equal(t, p.Memory.KVPerToken, m.KVBytesPerToken)
+	}
+	sc, err := scenarios.Embedded("deepseek-v3-fp8-h200-dp8-ep8")
+	require.NoError(t, err)
+	sm, err := sc.Sim()
+	require.NoError(t, err)
+	m, err := serve.SimMemory(sc.Config, sm, serve.VLLM)
+	require.NoError(t, err)
+	assert.Equal(t, 8, m.Groups, "DP attention: one group per GPU")
+}
