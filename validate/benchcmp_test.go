@@ -16,7 +16,7 @@ func TestCompareBench(t *testing.T) {
 		TTFT:                 serve.Stats{Mean: 500 * unit.Millisecond, Median: 400 * unit.Millisecond, P99: 900 * unit.Millisecond},
 		TPOT:                 serve.Stats{Mean: 10 * unit.Millisecond},
 		ITL:                  serve.Stats{Mean: 11 * unit.Millisecond},
-		E2EL:                 serve.Stats{Mean: 12 * unit.Second},
+		E2EL:                 serve.Stats{Mean: 12000 * unit.Millisecond},
 		RequestThroughput:    1.0,
 		OutputThroughput:     1400,
 		TotalTokenThroughput: 2800,
