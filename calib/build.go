@@ -80,6 +80,9 @@ func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *
 	if err != nil {
 		return nil, err
 	}
+	if err := plausibleRows(prov, t, c); err != nil {
+		return nil, err
+	}
 	name := file + "#" + t.Name
 	col := func(r []float64, n string) float64 { return r[c.idx[n]] }
 	ival := func(r []float64, n string) int { return int(col(r, n)) }

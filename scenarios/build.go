@@ -346,6 +346,9 @@ func (s *Scenario) buildGPU() (kernels.GPU, error) {
 	if h.GPU != "" {
 		g.Source = "preset " + h.GPU + " with overrides from " + s.File + " [hardware.custom_gpu]"
 	}
+	if err := s.checkGPULimits(&g); err != nil {
+		return g, err
+	}
 	if err := g.Validate(); err != nil {
 		return g, d.wrap("hardware.custom_gpu", err)
 	}
@@ -433,6 +436,9 @@ func (s *Scenario) buildFabric() (comm.Fabric, error) {
 	f.Source = "scenario " + s.File + " [hardware.custom_fabric]"
 	if name != "" {
 		f.Source = "preset " + name + " with overrides from " + s.File + " [hardware.custom_fabric]"
+	}
+	if err := s.checkFabricLimits(&f); err != nil {
+		return f, err
 	}
 	if err := f.Validate(); err != nil {
 		return f, d.wrap("hardware.custom_fabric", err)
