@@ -474,8 +474,44 @@ func (s *Scenario) buildSpec() error {
 	if sp.Acceptance == nil {
 		return d.errorf("speculative.acceptance", "missing: method %q needs acceptance (one value, or one per draft position)", sp.Method)
 	}
-	s.Config.Spec = sim.Spec{Method: m, DraftTokens: *sp.DraftTokens, Acceptance: sp.Acceptance}
+	acc, err := d.acceptance()
+	if err != nil {
+		return err
+	}
+	s.Config.Spec = sim.Spec{Method: m, DraftTokens: *sp.DraftTokens, Acceptance: acc}
 	return nil
+}
+
+// acceptance reads speculative.acceptance: one number (the same for every
+// draft position) or an array of numbers, one per position.
+func (d *doc) acceptance() ([]float64, error) {
+	const key = "speculative.acceptance"
+	num := func(v any) (float64, bool) {
+		switch x := v.(type) {
+		case float64:
+			return x, true
+		case int64:
+			return float64(x), true
+		}
+		return 0, false
+	}
+	switch v := d.raw.Speculative.Acceptance.(type) {
+	case []any:
+		out := make([]float64, len(v))
+		for i, e := range v {
+			x, ok := num(e)
+			if !ok {
+				return nil, d.errorf(key, "element %d is %s, not a number (want e.g. [0.8, 0.6, 0.45])", i+1, tomlType(e))
+			}
+			out[i] = x
+		}
+		return out, nil
+	default:
+		if x, ok := num(v); ok {
+			return []float64{x}, nil
+		}
+		return nil, d.errorf(key, "is %s: want a number in [0, 1] or an array of them (e.g. 0.7 or [0.8, 0.6, 0.45])", tomlType(v))
+	}
 }
 
 // SetCalibration switches the scenario's calibration to the sources
