@@ -36,7 +36,8 @@ func newPredictCmd(s *streams) *cobra.Command {
 scenario: step time with its interval, TPOT, tokens/s, tokens/s per user,
 the biggest cost categories, and whether the batch fits in GPU memory.
 
-SCENARIO is a TOML file, or the name of a shipped scenario
+SCENARIO is a TOML file ("-" reads it from standard input, relative
+paths in it resolving against the current directory), or the name of a shipped scenario
 (` + strings.Join(scenarios.Names(), ", ") + `).
 Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 		Args: cobra.MaximumNArgs(1),
@@ -101,9 +102,16 @@ func runPredict(s *streams, opts *predictOptions) error {
 		sc  *scenarios.Scenario
 		err error
 	)
-	if opts.Scenario == "" {
+	switch opts.Scenario {
+	case "":
 		sc, err = scenarios.Default()
-	} else {
+	case "-":
+		var data []byte
+		if data, err = io.ReadAll(s.In); err != nil {
+			return inputErrf("read scenario from standard input: %w", err)
+		}
+		sc, err = scenarios.Parse(scenarios.StdinName, data)
+	default:
 		sc, err = scenarios.Open(opts.Scenario)
 	}
 	if err != nil {

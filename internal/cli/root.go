@@ -42,8 +42,9 @@ func inputErrf(format string, args ...any) error {
 	return &InputError{Err: fmt.Errorf(format, args...)}
 }
 
-// streams are where a command writes.
+// streams are where a command reads ("-" as an input file) and writes.
 type streams struct {
+	In       io.Reader
 	Out, Err io.Writer
 }
 
@@ -51,7 +52,12 @@ type streams struct {
 // process exit code. It never panics on bad input: errors are printed on one
 // line to stderr.
 func Run(args []string, stdout, stderr io.Writer) int {
-	s := &streams{Out: stdout, Err: stderr}
+	return RunIO(args, os.Stdin, stdout, stderr)
+}
+
+// RunIO is Run with standard input: what "-" reads where a file is read.
+func RunIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	s := &streams{In: stdin, Out: stdout, Err: stderr}
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	root.SetOut(stdout)
