@@ -106,7 +106,11 @@ func (s *Scenario) build() error {
 	}
 
 	// [speculative]
-	return s.buildSpec()
+	if err := s.buildSpec(); err != nil {
+		return err
+	}
+	s.Warnings = append(s.Warnings, s.hardwareWarnings()...)
+	return nil
 }
 
 // CheckBatches validates a list of batch sizes: non-empty, each in
@@ -432,6 +436,12 @@ func (s *Scenario) buildFabric() (comm.Fabric, error) {
 	}
 	if cf.NVLink != nil {
 		f.NVLink = *cf.NVLink
+	}
+	if cf.NodeGPUs != nil {
+		if *cf.NodeGPUs <= 0 || *cf.NodeGPUs > sim.MaxRanks {
+			return f, d.errorf(k+"node_gpus", "%d must be in [1, %d]", *cf.NodeGPUs, sim.MaxRanks)
+		}
+		f.NodeGPUs = *cf.NodeGPUs
 	}
 	f.Source = "scenario " + s.File + " [hardware.custom_fabric]"
 	if name != "" {

@@ -68,6 +68,10 @@ type rawFabric struct {
 	CustomARLatency   string `toml:"custom_allreduce_latency"`
 	P2P               *bool  `toml:"p2p"`
 	NVLink            *bool  `toml:"nvlink"`
+	NodeGPUs          *int   `toml:"node_gpus"` // GPUs one node of this fabric joins
+	// OverrideCalibration prices the collectives from these figures even
+	// where a calibration table covers them (default: the tables win).
+	OverrideCalibration *bool `toml:"override_calibration"`
 }
 
 type rawParallel struct {

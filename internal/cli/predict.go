@@ -140,22 +140,20 @@ func runPredict(s *streams, opts *predictOptions) error {
 	if opts.Explain {
 		return runExplain(s, sc, sm, batches[0], context, opts.Format)
 	}
-	pr := &prediction{sc: sc, context: context, warnings: append([]string{}, sc.Warnings...)}
+	pr := &prediction{sc: sc, context: context, warnings: append(append([]string{}, sc.Warnings...), sc.ContextWarnings(context)...)}
 	for _, b := range batches {
 		p, err := sm.Step(b, context)
 		if err != nil {
 			return inputErr(sc.KeyError(err))
 		}
 		pr.points = append(pr.points, p)
-		if w := fitWarning(p); w != "" {
-			pr.warnings = append(pr.warnings, w)
-		}
 	}
+	pr.warnings = append(pr.warnings, fitWarnings(pr.points)...)
 	rw, err := tableRangeWarnings(sm, pr.points)
 	if err != nil {
 		return inputErr(sc.KeyError(err))
 	}
-	pr.warnings = append(pr.warnings, rw...)
+	pr.warnings = collapseWarnings(append(pr.warnings, rw...))
 	switch opts.Format {
 	case formatJSON:
 		return writeJSON(s.Out, pr.json())
