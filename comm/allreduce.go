@@ -123,7 +123,7 @@ const (
 	formulaSingle  = "single rank: no communication"
 	noteEager      = "eager custom all-reduce: host-bound floor (perfdb eager points)"
 	noteNoP2P      = "custom all-reduce needs P2P; NCCL used"
-	noteNotEngine  = "not what stock vLLM runs here (as asked; no table of this kernel, so its model)"
+	noteNotEngine  = "asked for, though stock vLLM runs another all-reduce here; no table of this kernel: its model"
 )
 
 // ChooseAllReduce is the implementation vLLM uses for an all-reduce of b

@@ -93,9 +93,9 @@ type rawWorkload struct {
 }
 
 type rawSpeculative struct {
-	Method      string    `toml:"method"`
-	DraftTokens *int      `toml:"draft_tokens"`
-	Acceptance  any       `toml:"acceptance"` // a number or an array of numbers
+	Method      string `toml:"method"`
+	DraftTokens *int   `toml:"draft_tokens"`
+	Acceptance  any    `toml:"acceptance"` // a number or an array of numbers
 }
 
 // doc is a decoded file: its raw values and the line of every key, so that
