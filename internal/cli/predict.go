@@ -146,6 +146,9 @@ func runPredict(s *streams, opts *predictOptions) error {
 		if err != nil {
 			return inputErr(sc.KeyError(err))
 		}
+		if err := checkPointFinite(p); err != nil {
+			return inputErr(fmt.Errorf("%s: %w", sc.File, err))
+		}
 		pr.points = append(pr.points, p)
 	}
 	pr.warnings = append(pr.warnings, fitWarnings(pr.points)...)
@@ -164,6 +167,36 @@ func runPredict(s *streams, opts *predictOptions) error {
 		return pr.table(true).render(s.Out, formatCSV)
 	}
 	return pr.text(s.Out)
+}
+
+// maxFinite bounds every number predict prints: above it (1e15 ms is
+// 30,000 years a step) a figure is an input's overflow, not a prediction.
+const maxFinite = 1e15
+
+// checkPointFinite refuses a point with a number that is not finite or beyond
+// maxFinite, which would print as Inf, NaN or a 250-digit figure (and make
+// the JSON encoder fail): some input figure is out of range.
+func checkPointFinite(p sim.Point) error {
+	vals := []struct {
+		name string
+		v    float64
+	}{
+		{"step_ms", p.Step.Time.Ms()}, {"step_ms_lo", p.Step.Lo.Ms()}, {"step_ms_hi", p.Step.Hi.Ms()},
+		{"tpot_ms", p.TPOT.Ms()}, {"tokens_per_step", p.TokensPerStep}, {"tokens_per_s", p.TokensPerSecond},
+		{"tokens_per_s_per_user", p.PerUser}, {"weights_gb_per_gpu", p.Memory.Weights.GB()}, {"kv_gb_per_gpu", p.Memory.KV.GB()},
+	}
+	for c := cost.Category(0); c < cost.NumCategories; c++ {
+		vals = append(vals, struct {
+			name string
+			v    float64
+		}{c.String() + "_ms", p.Breakdown[c].Time.Ms()})
+	}
+	for _, x := range vals {
+		if math.IsNaN(x.v) || math.IsInf(x.v, 0) || math.Abs(x.v) > maxFinite {
+			return fmt.Errorf("batch %d: %s is %g, not a finite prediction: an input figure is out of range (a custom GPU or fabric, a calibration row)", p.Batch, x.name, x.v)
+		}
+	}
+	return nil
 }
 
 // fitWarning says why a point does not fit in GPU memory, or "".

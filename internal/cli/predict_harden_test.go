@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/sim"
 )
 
 const hardenBase = `name = "x"
@@ -142,4 +147,21 @@ func TestCalibImportStdout(t *testing.T) {
 	assert.Contains(t, out, `gpu = "h100-sxm"`, "device name mapped to its preset")
 	assert.Contains(t, errs, "warning: nccl-tests: the output does not name the fabric and --fabric was not given")
 	assert.Contains(t, errs, "wrote standard output: 1 tables")
+}
+
+// TestCheckPointFinite: a point holding Inf, NaN or an overflowed figure
+// is refused rather than printed (or failing the JSON encoder, exit 1).
+func TestCheckPointFinite(t *testing.T) {
+	ok := sim.Point{Batch: 1, Step: cost.Estimate{Time: 0.01}}
+	assert.NoError(t, checkPointFinite(ok))
+	for name, p := range map[string]sim.Point{
+		"inf step":  {Batch: 2, Step: cost.Estimate{Time: unit.Seconds(math.Inf(1))}},
+		"nan tok/s": {Batch: 3, TokensPerSecond: math.NaN()},
+		"1e250 ms":  {Batch: 4, TPOT: 1e247},
+		"huge moe":  func() sim.Point { p := ok; p.Breakdown[cost.MoE].Time = 1e300; return p }(),
+	} {
+		err := checkPointFinite(p)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "not a finite prediction", name)
+	}
 }
