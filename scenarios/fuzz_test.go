@@ -26,6 +26,12 @@ func FuzzParse(f *testing.F) {
 	f.Add(minimal + "[hardware.custom_gpu]\nmemory = \"1e400GB\"\nbf16 = \"-5TFLOPS\"\n")
 	f.Add(minimal + "[speculative]\nmethod = \"eagle3\"\ndraft_tokens = 100000000\nacceptance = [1]\n")
 	f.Add(minimal + "[workload]\nbatch = [9223372036854775807]\ncontext = 9223372036854775807\n")
+	f.Add(minimal + "[hardware.custom_gpu]\nbandwidth = \"1e30TB/s\"\n")
+	f.Add(minimal + "[hardware.custom_fabric]\nlatency = \"1e300s\"\nbandwidth = \"1e-300B/s\"\noverride_calibration = true\nnode_gpus = 2\n")
+	f.Add(minimal + "[speculative]\nmethod = \"ngram\"\ndraft_tokens = 3\nacceptance = 0.5\n")
+	f.Add(minimal + "[speculative]\nmethod = \"ngram\"\ndraft_tokens = 3\nacceptance = [0.5, \"x\"]\n")
+	f.Add(minimal + "[runtime]\nallreduce = \"oneshot\"\n")
+	f.Add("[hardware]\ncustom_gpu = 3\n")
 	f.Add("[[model]]\npreset = 1\n")
 	f.Add("a.b.c = 1\n\"x\" = { y = [1, {z = 2}] }\n")
 	f.Fuzz(func(t *testing.T, src string) {
@@ -38,6 +44,11 @@ func FuzzParse(f *testing.F) {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error spans lines: %q", err)
 			}
+			for _, gos := range []string{"destination has type", "scenarios.raw", "type mismatch for"} {
+				if strings.Contains(err.Error(), gos) {
+					t.Fatalf("error speaks Go (%q): %v", gos, err)
+				}
+			}
 			return
 		}
 		if len(s.Batches) == 0 || s.Context <= 0 {
@@ -47,7 +58,9 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Parse accepted a scenario that Sim refuses: %v", err)
 		}
-		_, _ = sm.Step(s.Batches[0], s.Context) // an error is fine; a panic is not
-
+		p, err := sm.Step(s.Batches[0], s.Context) // an error is fine; a panic is not
+		if err == nil && !(p.Step.Time >= 0 && p.Step.Time < 1e12) {
+			t.Fatalf("accepted scenario predicts a step of %v s", float64(p.Step.Time))
+		}
 	})
 }

@@ -229,7 +229,7 @@ func rowCount(f *calib.File) int {
 
 func newCalibShowCmd(s *streams) *cobra.Command {
 	return &cobra.Command{
-		Use:   "show FILE|embedded:NAME",
+		Use:   "show FILE|embedded:NAME|-",
 		Short: "Print a calibration's provenance and coverage (shapes, sizes, rank counts, LOO error per table)",
 		Long: `Print a calibration file's provenance and, per table, what it measures: the
 series a lookup must match exactly, the range of the interpolated axes, the
@@ -238,7 +238,19 @@ row count and the leave-one-out interpolation error that gives its error bars.
 Embedded calibrations: ` + strings.Join(calib.EmbeddedNames(), ", ") + ` (as embedded:NAME).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			f, err := calib.Open(args[0])
+			var (
+				f   *calib.File
+				err error
+			)
+			if args[0] == "-" {
+				var data []byte
+				if data, err = io.ReadAll(s.In); err != nil {
+					return inputErrf("calib show: read standard input: %w", err)
+				}
+				f, err = calib.Parse("<stdin>", data)
+			} else {
+				f, err = calib.Open(args[0])
+			}
 			if err != nil {
 				return inputErr(err)
 			}

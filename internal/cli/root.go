@@ -111,7 +111,12 @@ traces from vLLM and SGLang by the same categories.`,
 	}
 	root.SetVersionTemplate("moecast {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return inputErr(fmt.Errorf("%s: %w", c.CommandPath(), err))
+		// "calib show: unknown flag: --format", not "moecast: moecast calib
+		// show: ..." (exitCode adds the program's name).
+		if !c.HasParent() {
+			return inputErr(err)
+		}
+		return inputErr(fmt.Errorf("%s: %w", strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" "), err))
 	})
 	root.AddCommand(
 		newPredictCmd(s),
