@@ -165,3 +165,65 @@ func TestCheckPointFinite(t *testing.T) {
 		assert.Contains(t, err.Error(), "not a finite prediction", name)
 	}
 }
+
+// TestUsageErrors: a bad flag value or argument count names the command
+// and the flag in words, once (before: "moecast: moecast calib show: ...",
+// "strconv.ParseInt: parsing ...", "accepts 1 arg(s)" without a command).
+func TestUsageErrors(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"predict", "--context", "abc"}, "moecast: predict: --context: \"abc\" is not an integer\n"},
+		{[]string{"predict", "--explain=maybe"}, "moecast: predict: --explain: \"maybe\" is not true or false\n"},
+		{[]string{"calib", "show", "x.toml", "--format", "json"}, "moecast: calib show: unknown flag: --format\n"},
+		{[]string{"calib", "show"}, "moecast: calib show: accepts 1 arg(s), received 0 (usage: moecast calib show FILE|embedded:NAME|- [flags])\n"},
+		{[]string{"predict", "a", "b"}, "moecast: predict: accepts at most 1 arg(s), received 2 (usage: moecast predict [SCENARIO] [flags])\n"},
+		{[]string{"--bogus"}, "moecast: unknown flag: --bogus\n"},
+	} {
+		code, out, errs := runCLI(t, tt.args...)
+		assert.Equal(t, ExitInput, code, tt.args)
+		assert.Empty(t, out, tt.args)
+		assert.Equal(t, tt.want, errs, tt.args)
+	}
+}
+
+// TestCalibInputErrors: calibration rows the hardware of their provenance
+// cannot produce are refused at their line, by show and by predict, exit 2.
+func TestCalibInputErrors(t *testing.T) {
+	const file = `schema = 1
+[provenance]
+gpu = "h200-sxm"
+fabric = "nvlink4"
+date = "2026-11-29"
+command = "hand"
+launch = "cuda-graph"
+cache = "warm"
+[[table]]
+name = "ar"
+op = "allreduce"
+impl = "nccl"
+columns = ["ranks", "bytes", "latency_us"]
+rows = """
+8,1024,20.5
+ROW
+"""
+`
+	for _, tt := range []struct{ name, row, want string }{
+		{"1 GB in 1 us over NVLink", "8,1073741824,1.0", `c.toml:16: table "ar": row 2: latency_us 1 is below the physical floor 2.088ms`},
+		{"latency in hours", "8,4096,1e10", `c.toml:16: table "ar": row 2: latency_us 1e+10 (10000.000s) is absurdly slow`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "c.toml")
+			require.NoError(t, os.WriteFile(path, []byte(strings.Replace(file, "ROW", tt.row, 1)), 0o644))
+			for _, args := range [][]string{{"calib", "show", path}, {"predict", "kimi-k2.5-h200-nvlink-tp8", "--calibration", path, "--format", "json"}} {
+				code, out, errs := runCLI(t, args...)
+				assert.Equal(t, ExitInput, code, args)
+				assert.Empty(t, out)
+				assert.Contains(t, strings.ReplaceAll(errs, dir+string(filepath.Separator), ""), tt.want, args)
+				assert.Equal(t, 1, strings.Count(errs, "\n"))
+			}
+		})
+	}
+}

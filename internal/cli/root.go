@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -62,7 +63,12 @@ func RunIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	c, err := root.ExecuteC()
+	if err != nil && c != nil && c.HasParent() && isCobraUsage(err) && !errors.As(err, new(*InputError)) {
+		// cobra's argument errors name no command: "calib show: accepts 1
+		// arg(s), received 0 (usage: moecast calib show FILE|...)".
+		err = inputErr(fmt.Errorf("%s: %w (usage: %s)", commandName(c), err, c.UseLine()))
+	}
 	return exitCode(err, stderr)
 }
 
@@ -112,11 +118,15 @@ traces from vLLM and SGLang by the same categories.`,
 	root.SetVersionTemplate("moecast {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		// "calib show: unknown flag: --format", not "moecast: moecast calib
-		// show: ..." (exitCode adds the program's name).
+		// show: ..." (exitCode adds the program's name); a value of the
+		// wrong type in words, not strconv's.
+		if m := badFlagValue.FindStringSubmatch(err.Error()); m != nil {
+			err = fmt.Errorf("%s: %q is not %s", m[2], m[1], flagTypeWords(m[3]))
+		}
 		if !c.HasParent() {
 			return inputErr(err)
 		}
-		return inputErr(fmt.Errorf("%s: %w", strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" "), err))
+		return inputErr(fmt.Errorf("%s: %w", commandName(c), err))
 	})
 	root.AddCommand(
 		newPredictCmd(s),
@@ -141,6 +151,28 @@ func exitCode(err error, stderr io.Writer) int {
 		return ExitInput
 	}
 	return ExitFailure
+}
+
+// commandName is c's path without the program name: "calib show".
+func commandName(c *cobra.Command) string {
+	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+}
+
+// badFlagValue matches pflag's error for a value that does not parse:
+// `invalid argument "abc" for "--context" flag: strconv.ParseInt: ...`.
+var badFlagValue = regexp.MustCompile(`^invalid argument "((?:[^"\\]|\\.)*)" for "(?:-\w, )?(--[\w-]+)" flag: (?:strconv\.(\w+)|(.*))`)
+
+// flagTypeWords names what a flag's parser wanted, from strconv's function.
+func flagTypeWords(fn string) string {
+	switch fn {
+	case "ParseInt", "ParseUint", "Atoi":
+		return "an integer"
+	case "ParseFloat":
+		return "a number"
+	case "ParseBool":
+		return "true or false"
+	}
+	return "a valid value"
 }
 
 // isCobraUsage recognises cobra's own argument errors (unknown command,
