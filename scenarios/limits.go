@@ -133,5 +133,19 @@ func (s *Scenario) checkFabricLimits(f *comm.Fabric) error {
 			return d.wrap(k+c.key, err)
 		}
 	}
+	// No collective moves data faster than twice the link: NCCL's bus
+	// bandwidth is algbw x 2(n-1)/n, and even with in-switch reduction
+	// (NVLS) each GPU sends and receives the buffer once at link speed,
+	// so busbw < 2 x BW; all-to-all and peer copies cross the link once.
+	for _, c := range checks[1:4] {
+		if (s.Given(k+c.key) || s.Given(k+"bandwidth")) && c.v > 2*float64(f.BW) {
+			key := c.key
+			if !s.Given(k + key) {
+				key = "bandwidth"
+			}
+			return d.errorf(k+key, "%s %s exceeds twice the link bandwidth %s: no collective moves data that fast over its links",
+				c.key, unit.BytesPerSecond(c.v), f.BW)
+		}
+	}
 	return nil
 }

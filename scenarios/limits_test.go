@@ -37,6 +37,8 @@ func TestImplausibleHardware(t *testing.T) {
 		{"busbw 1000TB/s", "custom_fabric", `bus_bandwidth = "1000TB/s"`, `x.toml:9: hardware.custom_fabric.bus_bandwidth: "1000TB/s" is above`},
 		{"alltoall 1B/s", "custom_fabric", `alltoall_bandwidth = "1B/s"`, `x.toml:9: hardware.custom_fabric.alltoall_bandwidth: "1B/s" is below`},
 		{"p2p 1e20", "custom_fabric", `p2p_bandwidth = "1e20B/s"`, `x.toml:9: hardware.custom_fabric.p2p_bandwidth: "1e20B/s" is above`},
+		{"busbw above twice the link", "custom_fabric", `bus_bandwidth = "1TB/s"`, `x.toml:9: hardware.custom_fabric.bus_bandwidth: bus_bandwidth 1.00TB/s exceeds twice the link bandwidth 450.0GB/s`},
+		{"link below half the preset's busbw", "custom_fabric", `bandwidth = "10GB/s"`, `x.toml:9: hardware.custom_fabric.bandwidth: bus_bandwidth 416.0GB/s exceeds twice the link bandwidth 10.0GB/s`},
 		{"custom ar latency 1ns", "custom_fabric", `custom_allreduce_latency = "1ns"`, `x.toml:9: hardware.custom_fabric.custom_allreduce_latency: "1ns" is below`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,7 +51,7 @@ func TestImplausibleHardware(t *testing.T) {
 	}
 	// In range: accepted.
 	for _, kv := range []string{`[hardware.custom_gpu]` + "\n" + `bandwidth = "2TB/s"` + "\n" + `bf16 = "500TFLOPS"` + "\n" + `fp4 = "0TFLOPS"`,
-		`[hardware.custom_fabric]` + "\n" + `latency = "2us"` + "\n" + `bandwidth = "50GB/s"`} {
+		`[hardware.custom_fabric]` + "\n" + `latency = "2us"` + "\n" + `bandwidth = "500GB/s"`} {
 		_, err := Parse("x.toml", []byte(limitsBase+kv+"\n"))
 		assert.NoError(t, err, kv)
 	}
