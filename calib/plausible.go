@@ -31,11 +31,16 @@ import (
 //     in L2 (then a replay reads them from L2).
 //
 // Ops whose bytes depend on routing or caching (moe, mla, gqa, ep) have
-// no floor here (kernels.Costs floors their lookups at the DRAM streaming
-// time). Every op has the ceiling ceilFixed + ceilFactor x floor.
+// no such floor (kernels.Costs floors their lookups at the DRAM streaming
+// time). Every row of every op takes at least minOpLatency: a GPU kernel
+// launched or replayed from a graph takes a microsecond or more (the
+// smallest latency in the embedded calibrations is 2.25 us, an 8-GPU NCCL
+// all-reduce on H200), so 100 ns is a unit slip (latency_us holding ms
+// divided by 1e6). Every op has the ceiling ceilFixed + ceilFactor x floor.
 const (
-	ceilFixed  = unit.Seconds(10)
-	ceilFactor = 1000
+	minOpLatency = unit.Seconds(100e-9)
+	ceilFixed    = unit.Seconds(10)
+	ceilFactor   = 1000
 )
 
 // plausibleRows checks every row of t against the floor and ceiling of
@@ -47,7 +52,7 @@ func plausibleRows(prov Provenance, t *Table, c *colIndex) error {
 	fab, hasFab := comm.LookupFabric(prov.Fabric)
 	for i, r := range t.Rows {
 		lat := unit.Seconds(r[c.lat]) * c.latScale
-		floor, why := unit.Seconds(0), ""
+		floor, why := minOpLatency, "the least a GPU op takes (a kernel launch or graph node)"
 		switch t.Op {
 		case "allreduce", "allgather", "reducescatter", "alltoall":
 			if !hasFab {
