@@ -23,12 +23,22 @@ func (f *File) build() error {
 		loo, err := buildTable(f.Name, f.Effective(t), t, kt, ct)
 		t.loo = loo
 		if err != nil {
-			return t.buildErr(f.Name, err)
+			return &tableErr{index: i, err: t.buildErr(f.Name, err)}
 		}
 	}
 	f.kt, f.ct = kt, ct
 	return nil
 }
+
+// tableErr is an error of building table index of a file, so that an
+// importer can place it in the file it read the rows from.
+type tableErr struct {
+	index int
+	err   error
+}
+
+func (e *tableErr) Error() string { return e.err.Error() }
+func (e *tableErr) Unwrap() error { return e.err }
 
 // buildErr places an error of the kernels/comm table constructors: at the
 // line of the row it names (a curve.RowError, 1-based table row) when the
@@ -78,6 +88,9 @@ type looer interface{ LOOError() (float64, int) }
 func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *comm.Tables) (looer, error) {
 	c, err := specFor(t)
 	if err != nil {
+		return nil, err
+	}
+	if err := plausibleRows(prov, t, c); err != nil {
 		return nil, err
 	}
 	name := file + "#" + t.Name

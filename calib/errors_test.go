@@ -213,10 +213,59 @@ func TestNCCLTestsOptions(t *testing.T) {
 	f, err := ImportNCCLTests(files, NCCLTestsOptions{GPU: "h100-sxm", Fabric: "nvlink4", Date: "2026-11-29", Command: "t"})
 	require.NoError(t, err)
 	assert.Equal(t, "nvlink4", f.Provenance.Fabric)
-	// Without --gpu the device name from the output is kept as a label.
+	assert.Empty(t, f.Warnings)
+	// Without --gpu the device name from the output maps to its preset
+	// (it was kept as the GPU, which no scenario matches), and is kept as
+	// the label; without --fabric a warning says the tables apply nowhere.
 	f, err = ImportNCCLTests(files, NCCLTestsOptions{Command: "t"})
 	require.NoError(t, err)
-	assert.Equal(t, "NVIDIA H100 80GB HBM3", f.Provenance.GPU)
+	assert.Equal(t, "h100-sxm", f.Provenance.GPU)
+	assert.Equal(t, "NVIDIA H100 80GB HBM3", f.Provenance.GPULabel)
+	require.Len(t, f.Warnings, 1)
+	assert.Contains(t, f.Warnings[0], `nccl-tests: the output does not name the fabric and --fabric was not given: it is recorded as "unknown"`)
+}
+
+// TestDevicePreset: device names as the tools print them map to presets
+// where one fits, never to another part.
+func TestDevicePreset(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"NVIDIA H100 80GB HBM3", "h100-sxm"},
+		{"NVIDIA  H200", "h200-sxm"},
+		{"NVIDIA B200", "b200-sxm"},
+		{"NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-server"},
+		{"h200-sxm", "h200-sxm"},
+		{"NVIDIA H100 PCIe", ""},
+		{"NVIDIA H100 NVL", ""},
+		{"NVIDIA A100-SXM4-80GB", ""},
+		{"", ""},
+	} {
+		got, ok := DevicePreset(tt.in)
+		assert.Equal(t, tt.want, got, tt.in)
+		assert.Equal(t, tt.want != "", ok, tt.in)
+	}
+}
+
+// TestNCCLTestsWarnings: a device no preset matches is said, and so is a
+// missing fabric; a row faster than the fabric allows is refused at its
+// line in the nccl-tests file.
+func TestNCCLTestsWarnings(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("testdata/nccl-tests/all_reduce_perf_8xh100.txt")
+	require.NoError(t, err)
+	a100 := filepath.Join(dir, "a100.txt")
+	require.NoError(t, os.WriteFile(a100, []byte(strings.ReplaceAll(string(src), "NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB")), 0o644))
+	f, err := ImportNCCLTests([]string{a100}, NCCLTestsOptions{Fabric: "nvlink4", Command: "t"})
+	require.NoError(t, err)
+	assert.Equal(t, "NVIDIA A100-SXM4-80GB", f.Provenance.GPU)
+	require.Len(t, f.Warnings, 1)
+	assert.Contains(t, f.Warnings[0], `nccl-tests: device "NVIDIA A100-SXM4-80GB" matches no GPU preset (`)
+
+	// The same H100 NVLink numbers labelled as a PCIe box: 512 MiB in 2.1 ms
+	// is 254 GB/s, beyond a PCIe Gen5 link.
+	_, err = ImportNCCLTests([]string{"testdata/nccl-tests/all_reduce_perf_8xh100.txt"}, NCCLTestsOptions{GPU: "rtx-pro-6000-server", Fabric: "pcie-gen5", Command: "t"})
+	require.Error(t, err)
+	assert.Regexp(t, `^testdata/nccl-tests/all_reduce_perf_8xh100.txt:\d+: allreduce at 8 ranks, \d+ B: latency_us [0-9.]+ is below the physical floor`, err.Error())
+	assert.NotContains(t, err.Error(), "nccl-tests: nccl-tests")
 }
 
 // Importing runs of several rank counts records every count, not only the
@@ -316,4 +365,23 @@ func TestMoEEnvelopeCorrection(t *testing.T) {
 	assert.Equal(t, [][]float64{{8, 1, 768, 565}, {8, 1, 1024, 473}, {8, 1, 2048, 700}}, f.Tables[0].Rows, "the file keeps the measured values")
 	g := roundTrip(t, f)
 	assert.Equal(t, want, g.Effective(&g.Tables[0]).Corrections)
+}
+
+// TestPerfDBNoSystemsFile: without systems/<gpu>.yaml the import keeps
+// going, and says what that costs (before, nothing was said).
+func TestPerfDBNoSystemsFile(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "comm"), 0o755))
+	src, err := os.ReadFile("testdata/perfdb/comm/h200_sxm__nccl_2.29.2_nccl_perf.csv")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "comm", "h200_sxm__nccl_2.29.2_nccl_perf.csv"), src, 0o644))
+	f, err := ImportPerfDB(dir, perfdbOpts("h200-sxm"))
+	require.NoError(t, err)
+	assert.Equal(t, "unknown", f.Provenance.Fabric)
+	require.Len(t, f.Warnings, 1)
+	assert.Contains(t, f.Warnings[0], "no systems file "+filepath.Join("systems", "h200_sxm.yaml")+`: the fabric is recorded as "unknown"`)
+
+	full, err := ImportPerfDB("testdata/perfdb", perfdbOpts("h200-sxm"))
+	require.NoError(t, err)
+	assert.Empty(t, full.Warnings)
 }

@@ -192,6 +192,10 @@ type File struct {
 	// Name is where the file came from ("embedded:h200-sxm" or its path);
 	// Sources name tables as Name#table.
 	Name string
+	// Warnings are an importer's remarks on what it read (a device name
+	// that matches no GPU preset, a fabric not given, a systems file
+	// missing); they are not written to the file.
+	Warnings []string
 
 	kt *kernels.Tables
 	ct *comm.Tables

@@ -13,6 +13,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(validFile))
 	f.Add([]byte(strings.Replace(validFile, "8,4096,21.0", "8,4096,-1", 1)))
 	f.Add([]byte(strings.Replace(validFile, "schema = 1", "schema = 7", 1)))
+	withFabric := strings.Replace(validFile, `gpu = "h200-sxm"`, "gpu = \"h200-sxm\"\nfabric = \"nvlink4\"", 1)
+	f.Add([]byte(strings.Replace(withFabric, "8,4096,21.0", "8,1073741824,1.0", 1)))
+	f.Add([]byte(strings.Replace(withFabric, "8,4096,21.0", "8,4096,1e300", 1)))
 	f.Add([]byte("schema = 1\n[[table]]\nrows = \"\"\"\n1,2\n\"\"\"\n"))
 	f.Add([]byte(`schema = 1
 [provenance]
@@ -95,6 +98,7 @@ func FuzzNCCLTests(f *testing.F) {
 		}
 		f.Add(string(data))
 	}
+	f.Add("# Collective test starting: all_reduce_perf\n# nThread 1 nGpus 8 graph: 0\n  1073741824 268435456 float sum -1 1.0 0.10 0.08 0 1.0 0.10 0.08 0\n")
 	f.Add("# Collective test starting: alltoall_perf\n# nThread 1 nGpus 4 graph: 1\n  1024 256 float none -1 10.0 0.10 0.08 N/A 10.1 0.10 0.08 N/A\n")
 	f.Add("# Collective test starting: reduce_scatter_perf\n#  Rank  0 Group  0 Pid 1 on h device  0 [0x1] G\n 8 2 float sum 10.0 0.0 0.0 0 10.0 0.0 0.0 0\n")
 	f.Fuzz(func(t *testing.T, data string) {
@@ -102,10 +106,15 @@ func FuzzNCCLTests(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if _, err := buildNCCLFile([]*ncclRun{run}, NCCLTestsOptions{GPU: "g", Date: "d", Command: "c"}); err != nil {
+		for _, opt := range []NCCLTestsOptions{{GPU: "g", Date: "d", Command: "c"}, {GPU: "h100-sxm", Fabric: "pcie-gen5", Date: "d", Command: "c"}} {
 			// Rows the parser accepts may still be refused as a table
-			// (e.g. an in-place time of 0): that is an error, not a panic.
-			return
+			// (an in-place time of 0, a row faster than the fabric): an
+			// error on one line, said once, not a panic.
+			if _, err := buildNCCLFile([]*ncclRun{run}, opt); err != nil {
+				if msg := err.Error(); strings.Contains(msg, "\n") || strings.Contains(msg, "nccl-tests: nccl-tests") {
+					t.Fatalf("bad error: %q", msg)
+				}
+			}
 		}
 	})
 }

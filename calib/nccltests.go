@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/curve"
 	"github.com/moecast/moecast/kernels"
 )
 
@@ -336,17 +337,45 @@ func ImportNCCLTests(paths []string, opt NCCLTestsOptions) (*File, error) {
 	return buildNCCLFile(runs, opt)
 }
 
+// ncclRowError places an error of building the tables (a curve.RowError:
+// a row refused, as too fast for the fabric) at the nccl-tests file and
+// line the row came from; others keep the table's name.
+func ncclRowError(err error, f *File, origin func(op string, ranks, size float64) (string, int)) error {
+	te, ok1 := errors.AsType[*tableErr](err)
+	re, ok2 := errors.AsType[*curve.RowError](err)
+	if ok1 && ok2 && te.index < len(f.Tables) {
+		t := &f.Tables[te.index]
+		if re.Row >= 1 && re.Row <= len(t.Rows) {
+			r := t.Rows[re.Row-1]
+			if file, line := origin(t.Op, r[0], r[1]); line > 0 {
+				return fmt.Errorf("%s:%d: %s at %.0f ranks, %.0f B: %w", file, line, t.Op, r[0], r[1], re.Err)
+			}
+		}
+	}
+	return err // already "nccl-tests: table ...: ..."
+}
+
 func buildNCCLFile(runs []*ncclRun, opt NCCLTestsOptions) (*File, error) {
+	var warnings []string
 	gpu := opt.GPU
 	if gpu == "" {
-		gpu = runs[0].label
-	}
-	if gpu == "" {
-		gpu = "unknown"
+		label := runs[0].label
+		if p, ok := DevicePreset(label); ok {
+			gpu = p
+		} else {
+			gpu = label
+			if gpu == "" {
+				gpu = "unknown"
+			}
+			warnings = append(warnings, fmt.Sprintf("nccl-tests: device %q matches no GPU preset (%s): the tables are recorded for GPU %q and predict uses them on no scenario; pass --gpu NAME if the box is one of the presets",
+				label, strings.Join(kernels.GPUNames(), ", "), gpu))
+		}
 	}
 	fabric := opt.Fabric
 	if fabric == "" {
 		fabric = "unknown"
+		warnings = append(warnings, fmt.Sprintf("nccl-tests: the output does not name the fabric and --fabric was not given: it is recorded as \"unknown\" and predict uses these collective tables on no scenario; pass --fabric (%s)",
+			strings.Join(comm.FabricNames(), ", ")))
 	}
 	date := opt.Date
 	if date == "" {
@@ -359,10 +388,11 @@ func buildNCCLFile(runs []*ncclRun, opt NCCLTestsOptions) (*File, error) {
 		Launch: "unknown", Cache: "warm",
 		Method: "nccl-tests: time per collective averaged over the timed iterations; out-of-place in latency_us, in-place in inplace_latency_us",
 	}}
-	first := map[[3]float64]struct {
+	type place struct {
 		file string
 		line int
-	}{}
+	}
+	first := map[[3]float64]place{}
 	tables := map[string]*Table{}
 	var order []string
 	maxRanks := 0
@@ -404,13 +434,14 @@ func buildNCCLFile(runs []*ncclRun, opt NCCLTestsOptions) (*File, error) {
 			if prev, dup := first[k]; dup {
 				return nil, fmt.Errorf("%s:%d: %s at %d ranks, %.0f B also measured at %s:%d", run.name, r.line, run.op, run.ranks, r.size, prev.file, prev.line)
 			}
-			first[k] = struct {
-				file string
-				line int
-			}{run.name, r.line}
+			first[k] = place{run.name, r.line}
 			t.Rows = append(t.Rows, []float64{float64(run.ranks), r.size, r.oop, r.inp})
 			inplace[run.op] = inplace[run.op] && r.hasInPlace
 		}
+	}
+	origin := func(op string, ranks, size float64) (string, int) {
+		p := first[[3]float64{opIndex[op], ranks, size}]
+		return p.file, p.line
 	}
 	// gpu_count is the largest run (the box had at least that many GPUs);
 	// every rank count measured is stated in the method, file and table.
@@ -436,7 +467,8 @@ func buildNCCLFile(runs []*ncclRun, opt NCCLTestsOptions) (*File, error) {
 		return nil, fmt.Errorf("nccl-tests: %w", err)
 	}
 	if err := f.build(); err != nil {
-		return nil, fmt.Errorf("nccl-tests: %w", err)
+		return nil, ncclRowError(err, f, origin)
 	}
+	f.Warnings = warnings
 	return f, nil
 }

@@ -175,10 +175,19 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
 	if err := im.file.build(); err != nil {
 		return nil, fmt.Errorf("perfdb: %w", err)
 	}
+	if sysInfo.missing {
+		im.file.Warnings = append(im.file.Warnings, fmt.Sprintf("perfdb %s: no systems file %s: the fabric is recorded as \"unknown\", so predict uses its collective tables on no scenario, and gpu_count as %d",
+			dir, filepath.Join("systems", sys+".yaml"), sysInfo.gpusPerNode))
+	}
+	if _, ok := kernels.LookupGPU(gpu); !ok {
+		im.file.Warnings = append(im.file.Warnings, fmt.Sprintf("perfdb %s: GPU %q is not a GPU preset (%s): predict uses these tables on no scenario",
+			dir, gpu, strings.Join(kernels.GPUNames(), ", ")))
+	}
 	return im.file, nil
 }
 
 type systemInfo struct {
+	missing     bool // no systems/<system>.yaml: the defaults below
 	gpusPerNode int
 	fabric      string
 	ncclVersion string
@@ -191,6 +200,7 @@ func readSystemYAML(path string) (systemInfo, error) {
 	info := systemInfo{gpusPerNode: 8, fabric: "unknown"}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
+		info.missing = true
 		return info, nil
 	}
 	if err != nil {

@@ -20,6 +20,14 @@ func (f *File) Write(path string) error {
 	return atomicfile.Write(path, 0o644, f.Encode)
 }
 
+// WriteStream validates f and writes it to w (standard output, for "-o -").
+func (f *File) WriteStream(w io.Writer) error {
+	if err := f.validate(); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return f.Encode(w)
+}
+
 // validate checks an in-memory file before it is written.
 func (f *File) validate() error {
 	if f.Schema != Schema {

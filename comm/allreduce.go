@@ -74,6 +74,12 @@ type Lookup interface {
 	AllToAll(ranks int, bytesPerRank unit.Bytes) (cost.Estimate, bool)
 }
 
+// exactAllReducer is a Lookup that can answer from a table of exactly one
+// implementation (*Tables).
+type exactAllReducer interface {
+	AllReduceExact(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, bool)
+}
+
 // vLLM custom all-reduce (csrc/custom_all_reduce.cuh, custom_all_reduce.py):
 // used for inputs below CustomARMaxSize when there are 2 ranks with P2P or
 // up to 8 ranks with full NVLink (disabled on PCIe beyond 2 ranks); with 2
@@ -117,6 +123,7 @@ const (
 	formulaSingle  = "single rank: no communication"
 	noteEager      = "eager custom all-reduce: host-bound floor (perfdb eager points)"
 	noteNoP2P      = "custom all-reduce needs P2P; NCCL used"
+	noteNotEngine  = "asked for, though stock vLLM runs another all-reduce here; no table of this kernel: its model"
 )
 
 // ChooseAllReduce is the implementation vLLM uses for an all-reduce of b
@@ -169,9 +176,23 @@ func (c *Comm) AllReduce(impl Impl, ranks int, b unit.Bytes) cost.Estimate {
 		impl, note = NCCL, noteNoP2P
 	}
 	if c.Tables != nil {
-		if t, ok := c.Tables.AllReduce(impl, ranks, b); ok {
-			return fromTable(t, b)
+		// A custom all-reduce the engine would not run here (vLLM's on
+		// more than 2 PCIe-only GPUs, or two-shot where it runs one-shot)
+		// is priced from a table of that kernel or by its model, never
+		// from the engine's measured all-reduce, which measured the
+		// engine's own choice (NCCL, or the other kernel).
+		if impl == NCCL || c.ChooseAllReduce(ranks, b) == impl {
+			if t, ok := c.Tables.AllReduce(impl, ranks, b); ok {
+				return fromTable(t, b)
+			}
+		} else if ex, ok := c.Tables.(exactAllReducer); ok {
+			if t, ok := ex.AllReduceExact(impl, ranks, b); ok {
+				return fromTable(t, b)
+			}
 		}
+	}
+	if impl != NCCL && c.ChooseAllReduce(ranks, b) != impl && note == "" {
+		note = noteNotEngine
 	}
 	n := float64(ranks)
 	lat := c.Fabric.CustomARLatency

@@ -36,7 +36,12 @@ type Fabric struct {
 	// CustomARLatency is the latency of a one-shot custom all-reduce
 	// (graph-captured, small message); two-shot adds TwoShotExtraLatency.
 	CustomARLatency unit.Seconds
-	Source          string
+	// NodeGPUs is how many GPUs one node of this fabric joins (8 on an
+	// HGX board's NVSwitch); 0 when the fabric states no limit (a PCIe
+	// box may hold 4 to 10). A layout with more GPUs spans nodes, which
+	// comm does not model.
+	NodeGPUs int
+	Source   string
 }
 
 // The presets. Measured figures from aiconfigurator's perfdb (@095f58a,
@@ -63,6 +68,9 @@ type Fabric struct {
 //     busbw 563 GB/s. P2PBW 400 GB/s: vLLM two-stage custom all-reduce on 8
 //     B200, 4 MB in 26.3 us less 7.8 us latency.
 //
+// NodeGPUs: HGX H100/H200 and HGX B200 boards join 8 GPUs through their
+// NVSwitches (NVIDIA HGX datasheets); NVL72 racks are not a preset.
+//
 // Latency is NCCL's ring LL hop latency (src/graph/tuning.cc hwLat,
 // NCCL 2.28: NVLink 0.6 us, PCI 1.0 us), except nvlink5: 1.4 us fitted to
 // perfdb's B200 small-message all-reduce (8 KB: 10.5/15.7/26.0 us at 2/4/8
@@ -83,12 +91,12 @@ var fabrics = [...]Fabric{
 	},
 	{
 		Name: "nvlink4", BW: 450 * unit.GBps, Latency: 0.6 * unit.Microsecond, P2P: true, NVLink: true,
-		BusBW: 416 * unit.GBps, AllToAllBW: 311 * unit.GBps, P2PBW: 315 * unit.GBps, CustomARLatency: 5 * unit.Microsecond,
+		BusBW: 416 * unit.GBps, AllToAllBW: 311 * unit.GBps, P2PBW: 315 * unit.GBps, CustomARLatency: 5 * unit.Microsecond, NodeGPUs: 8,
 		Source: "NVLink 4 spec; aiconfigurator perfdb nccl_perf and vLLM custom_allreduce h200_sxm (Apache-2.0)",
 	},
 	{
 		Name: "nvlink5", BW: 900 * unit.GBps, Latency: 1.4 * unit.Microsecond, P2P: true, NVLink: true,
-		BusBW: 590 * unit.GBps, AllToAllBW: 563 * unit.GBps, P2PBW: 400 * unit.GBps, CustomARLatency: 7.5 * unit.Microsecond,
+		BusBW: 590 * unit.GBps, AllToAllBW: 563 * unit.GBps, P2PBW: 400 * unit.GBps, CustomARLatency: 7.5 * unit.Microsecond, NodeGPUs: 8,
 		Source: "NVLink 5 spec; aiconfigurator perfdb nccl_perf and vLLM custom_allreduce b200_sxm (Apache-2.0)",
 	},
 }
@@ -128,6 +136,8 @@ func (f *Fabric) Validate() error {
 		return fmt.Errorf("fabric %q: all-to-all bandwidth must be positive, got %v", f.Name, float64(f.AllToAllBW))
 	case f.P2P && !(f.CustomARLatency >= 0):
 		return fmt.Errorf("fabric %q: custom all-reduce latency must not be negative", f.Name)
+	case f.NodeGPUs < 0:
+		return fmt.Errorf("fabric %q: GPUs per node must not be negative, got %d", f.Name, f.NodeGPUs)
 	case f.P2P && !(f.P2PBW > 0):
 		return fmt.Errorf("fabric %q: P2P bandwidth must be positive on a P2P fabric, got %v", f.Name, float64(f.P2PBW))
 	}

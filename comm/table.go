@@ -283,6 +283,17 @@ func (t *Tables) AllReduce(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, b
 	return cost.Estimate{}, false
 }
 
+// AllReduceExact answers only from a table of exactly impl (a one-shot
+// query from a "oneshot" table), never from the engine's measured entry
+// point, which runs what the engine picks (Comm.AllReduce asks this when
+// the engine would not pick impl).
+func (t *Tables) AllReduceExact(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, bool) {
+	if int(impl) >= len(implNames) {
+		return cost.Estimate{}, false
+	}
+	return t.find(cost.AllReduce, implNames[impl], ranks, b)
+}
+
 // AllGather implements Lookup; b is the whole gathered array.
 func (t *Tables) AllGather(ranks int, b unit.Bytes) (cost.Estimate, bool) {
 	return t.find(cost.AllGather, "nccl", ranks, b)

@@ -218,3 +218,31 @@ func TestTablesLookupDoesNotAllocate(t *testing.T) {
 	})
 	assert.Zero(t, n)
 }
+
+// TestCustomAllReduceNotFromEngineTable: a one-shot all-reduce that stock
+// vLLM would not run (8 PCIe GPUs: it runs NCCL) is priced from a table of
+// that kernel or its model, never from the engine's measured all-reduce,
+// which measured NCCL there. Where the engine runs one-shot (2 ranks) its
+// table answers, as before.
+func TestCustomAllReduceNotFromEngineTable(t *testing.T) {
+	pcie, ok := LookupFabric("pcie-gen5")
+	require.True(t, ok)
+	engine := &Tables{Graphs: true, Colls: []*Table{arTable(t, "f#vllm", "vllm", "", 1)}}
+	c := &Comm{Fabric: pcie, Graphs: true, Tables: engine}
+
+	e := c.AllReduce(OneShot, 8, 16384)
+	assert.Equal(t, cost.Roofline, e.Source.Kind, e.Source.Describe())
+	assert.Contains(t, e.Source.Describe(), "stock vLLM runs another all-reduce here")
+
+	e = c.AllReduce(OneShot, 2, 16384)
+	assert.Equal(t, cost.Table, e.Source.Kind, "the engine runs one-shot on 2 GPUs: its table answers")
+	assert.Equal(t, "f#vllm", e.Source.Table)
+
+	e = c.AllReduce(Auto, 8, 16384)
+	assert.NotEqual(t, "f#vllm", e.Source.Table, "auto on 8 PCIe GPUs is NCCL")
+
+	exact := &Tables{Graphs: true, Colls: []*Table{arTable(t, "f#vllm", "vllm", "", 1), arTable(t, "f#oneshot", "oneshot", "", 2)}}
+	c.Tables = exact
+	e = c.AllReduce(OneShot, 8, 16384)
+	assert.Equal(t, "f#oneshot", e.Source.Table, "a table of the kernel itself answers")
+}

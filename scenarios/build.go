@@ -109,6 +109,7 @@ func (s *Scenario) build() error {
 	if err := s.buildSpec(); err != nil {
 		return err
 	}
+	s.Warnings = append(s.Warnings, s.hardwareWarnings()...)
 	// serving keys of [workload] and [runtime] (after [speculative])
 	return s.buildServing()
 }
@@ -350,6 +351,9 @@ func (s *Scenario) buildGPU() (kernels.GPU, error) {
 	if h.GPU != "" {
 		g.Source = "preset " + h.GPU + " with overrides from " + s.File + " [hardware.custom_gpu]"
 	}
+	if err := s.checkGPULimits(&g); err != nil {
+		return g, err
+	}
 	if err := g.Validate(); err != nil {
 		return g, d.wrap("hardware.custom_gpu", err)
 	}
@@ -434,9 +438,18 @@ func (s *Scenario) buildFabric() (comm.Fabric, error) {
 	if cf.NVLink != nil {
 		f.NVLink = *cf.NVLink
 	}
+	if cf.NodeGPUs != nil {
+		if *cf.NodeGPUs <= 0 || *cf.NodeGPUs > sim.MaxRanks {
+			return f, d.errorf(k+"node_gpus", "%d must be in [1, %d]", *cf.NodeGPUs, sim.MaxRanks)
+		}
+		f.NodeGPUs = *cf.NodeGPUs
+	}
 	f.Source = "scenario " + s.File + " [hardware.custom_fabric]"
 	if name != "" {
 		f.Source = "preset " + name + " with overrides from " + s.File + " [hardware.custom_fabric]"
+	}
+	if err := s.checkFabricLimits(&f); err != nil {
+		return f, err
 	}
 	if err := f.Validate(); err != nil {
 		return f, d.wrap("hardware.custom_fabric", err)
@@ -472,8 +485,44 @@ func (s *Scenario) buildSpec() error {
 	if sp.Acceptance == nil {
 		return d.errorf("speculative.acceptance", "missing: method %q needs acceptance (one value, or one per draft position)", sp.Method)
 	}
-	s.Config.Spec = sim.Spec{Method: m, DraftTokens: *sp.DraftTokens, Acceptance: sp.Acceptance}
+	acc, err := d.acceptance()
+	if err != nil {
+		return err
+	}
+	s.Config.Spec = sim.Spec{Method: m, DraftTokens: *sp.DraftTokens, Acceptance: acc}
 	return nil
+}
+
+// acceptance reads speculative.acceptance: one number (the same for every
+// draft position) or an array of numbers, one per position.
+func (d *doc) acceptance() ([]float64, error) {
+	const key = "speculative.acceptance"
+	num := func(v any) (float64, bool) {
+		switch x := v.(type) {
+		case float64:
+			return x, true
+		case int64:
+			return float64(x), true
+		}
+		return 0, false
+	}
+	switch v := d.raw.Speculative.Acceptance.(type) {
+	case []any:
+		out := make([]float64, len(v))
+		for i, e := range v {
+			x, ok := num(e)
+			if !ok {
+				return nil, d.errorf(key, "element %d is %s, not a number (want e.g. [0.8, 0.6, 0.45])", i+1, tomlType(e))
+			}
+			out[i] = x
+		}
+		return out, nil
+	default:
+		if x, ok := num(v); ok {
+			return []float64{x}, nil
+		}
+		return nil, d.errorf(key, "is %s: want a number in [0, 1] or an array of them (e.g. 0.7 or [0.8, 0.6, 0.45])", tomlType(v))
+	}
 }
 
 // SetCalibration switches the scenario's calibration to the sources

@@ -133,10 +133,26 @@ func (s *Scenario) setCalibration(specs []string, key string) error {
 			s.warnCal(fmt.Sprintf("calibration %s: the kernel tables were measured on the %s preset, not on the figures of [hardware.custom_gpu]", f.Name, gpu))
 		}
 		if u.CommUsed > 0 && s.Given("hardware.custom_fabric") {
-			s.warnCal(fmt.Sprintf("calibration %s: the collective tables were measured on the %s preset, not on the figures of [hardware.custom_fabric]", f.Name, c.Fabric.Name))
+			if s.overrideCalibration() {
+				s.warnCal(fmt.Sprintf("calibration %s: its %d collective %s are not used: hardware.custom_fabric.override_calibration = true prices the collectives from the figures of [hardware.custom_fabric]",
+					f.Name, u.CommUsed, plural(u.CommUsed, "table")))
+			} else {
+				s.warnCal(fmt.Sprintf("calibration %s: its %d collective %s, measured on the %s preset, price the collectives they cover, not the figures of [hardware.custom_fabric]; set hardware.custom_fabric.override_calibration = true to price them from the custom fabric",
+					f.Name, u.CommUsed, plural(u.CommUsed, "table"), c.Fabric.Name))
+			}
 		}
 	}
+	if s.overrideCalibration() && s.Config.CommTables != nil {
+		s.Config.CommTables = nil
+		s.CalibrationNote += "; collectives from [hardware.custom_fabric] (override_calibration)"
+	}
 	return nil
+}
+
+// overrideCalibration is hardware.custom_fabric.override_calibration.
+func (s *Scenario) overrideCalibration() bool {
+	cf := s.doc.raw.Hardware.CustomFabric
+	return cf != nil && cf.OverrideCalibration != nil && *cf.OverrideCalibration
 }
 
 // openCalibration opens one source; (nil, nil) is "embedded" for a GPU

@@ -68,6 +68,10 @@ type rawFabric struct {
 	CustomARLatency   string `toml:"custom_allreduce_latency"`
 	P2P               *bool  `toml:"p2p"`
 	NVLink            *bool  `toml:"nvlink"`
+	NodeGPUs          *int   `toml:"node_gpus"` // GPUs one node of this fabric joins
+	// OverrideCalibration prices the collectives from these figures even
+	// where a calibration table covers them (default: the tables win).
+	OverrideCalibration *bool `toml:"override_calibration"`
 }
 
 type rawParallel struct {
@@ -104,9 +108,9 @@ type rawWorkload struct {
 }
 
 type rawSpeculative struct {
-	Method      string    `toml:"method"`
-	DraftTokens *int      `toml:"draft_tokens"`
-	Acceptance  []float64 `toml:"acceptance"`
+	Method      string `toml:"method"`
+	DraftTokens *int   `toml:"draft_tokens"`
+	Acceptance  any    `toml:"acceptance"` // a number or an array of numbers
 }
 
 // doc is a decoded file: its raw values and the line of every key, so that
@@ -204,14 +208,71 @@ func tomlError(file string, err error) error {
 	if errors.As(err, &pe) {
 		// A syntax error: LastKey is only the last key parsed before it,
 		// so the message stands without a key.
-		return &Error{File: file, Line: pe.Position.Line, Msg: pe.Message, Err: err}
+		return &Error{File: file, Line: pe.Position.Line, Msg: syntaxWords(pe.Message), Err: err}
 	}
 	if m := typeErr.FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		key := strings.ReplaceAll(m[2], `\"`, `"`)
-		return &Error{File: file, Line: line, Key: key, Msg: m[3], Err: err}
+		return &Error{File: file, Line: line, Key: key, Msg: typeWords(m[3]), Err: err}
 	}
 	return &Error{File: file, Msg: strings.TrimPrefix(err.Error(), "toml: "), Err: err}
+}
+
+var (
+	redefined  = regexp.MustCompile(`^Key '(.*)' has already been defined\.?$`)
+	outOfRange = regexp.MustCompile(`^(.*) is out of range for u?int(64|32)?$`)
+)
+
+// syntaxWords rewrites the TOML parser's messages that speak Go.
+func syntaxWords(msg string) string {
+	if m := redefined.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("key %q is defined twice", m[1])
+	}
+	if m := outOfRange.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%s is too large for an integer", m[1])
+	}
+	return msg
+}
+
+// incompatible matches the decoder's words for a value of the wrong type.
+var (
+	incompatible = regexp.MustCompile(`^incompatible types: TOML value has type (\S+); destination has type (\S+)$`)
+	mismatch     = regexp.MustCompile(`^type mismatch for \S+: expected (\S+) but found (\S+)$`)
+)
+
+// typeWords says a type mismatch in TOML's words ("is a string, want an
+// integer") rather than Go's ("destination has type slice").
+func typeWords(msg string) string {
+	var got, want string
+	if m := incompatible.FindStringSubmatch(msg); m != nil {
+		got, want = m[1], m[2]
+	} else if m := mismatch.FindStringSubmatch(msg); m != nil {
+		got, want = m[2], m[1]
+	} else {
+		return msg
+	}
+	words := func(t string) string {
+		switch {
+		case t == "string":
+			return "a string"
+		case strings.HasPrefix(t, "int") || t == "integer" || strings.HasPrefix(t, "uint"):
+			return "an integer"
+		case strings.HasPrefix(t, "float"):
+			return "a float"
+		case t == "bool" || t == "boolean":
+			return "a boolean"
+		case t == "slice" || t == "array" || strings.HasPrefix(t, "[]"):
+			return "an array"
+		case t == "map" || t == "struct" || strings.HasPrefix(t, "map["):
+			return "a table"
+		}
+		return "a " + t
+	}
+	out := fmt.Sprintf("is %s, want %s", words(got), words(want))
+	if words(want) == "a string" && (words(got) == "an integer" || words(got) == "a float") {
+		out += ` (a value with a unit is a quoted string, e.g. "96GB", "4.8TB/s", "1.5us")`
+	}
+	return out
 }
 
 // errProbe is what probe returns: the decoder then reports the position of

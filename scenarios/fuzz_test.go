@@ -32,6 +32,12 @@ func FuzzParse(f *testing.F) {
 	f.Add(minimal + "[workload]\nrequest_rate = [2]\nrequests = -1\ninput_tokens = 0\noutput_tokens = 9223372036854775807\nrange_ratio = 1.0\nseed = -5\n")
 	f.Add(minimal + "[runtime]\nengine = \"sglang\"\nmax_num_batched_tokens = 1\nmax_num_seqs = 0\nmixed_chunk = true\nasync_scheduling = false\n[workload]\nconcurrency = [9223372036854775807]\n")
 	f.Add(minimal + "[runtime]\nengine = \"vllm\"\nmax_num_batched_tokens = 16\nmax_num_seqs = 32\n")
+	f.Add(minimal + "[hardware.custom_gpu]\nbandwidth = \"1e30TB/s\"\n")
+	f.Add(minimal + "[hardware.custom_fabric]\nlatency = \"1e300s\"\nbandwidth = \"1e-300B/s\"\noverride_calibration = true\nnode_gpus = 2\n")
+	f.Add(minimal + "[speculative]\nmethod = \"ngram\"\ndraft_tokens = 3\nacceptance = 0.5\n")
+	f.Add(minimal + "[speculative]\nmethod = \"ngram\"\ndraft_tokens = 3\nacceptance = [0.5, \"x\"]\n")
+	f.Add(minimal + "[runtime]\nallreduce = \"oneshot\"\n")
+	f.Add("[hardware]\ncustom_gpu = 3\n")
 	f.Add("[[model]]\npreset = 1\n")
 	f.Add("a.b.c = 1\n\"x\" = { y = [1, {z = 2}] }\n")
 	f.Fuzz(func(t *testing.T, src string) {
@@ -44,6 +50,11 @@ func FuzzParse(f *testing.F) {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error spans lines: %q", err)
 			}
+			for _, gos := range []string{"destination has type", "scenarios.raw", "type mismatch for"} {
+				if strings.Contains(err.Error(), gos) {
+					t.Fatalf("error speaks Go (%q): %v", gos, err)
+				}
+			}
 			return
 		}
 		if len(s.Batches) == 0 || s.Context <= 0 {
@@ -53,7 +64,10 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Parse accepted a scenario that Sim refuses: %v", err)
 		}
-		_, _ = sm.Step(s.Batches[0], s.Context) // an error is fine; a panic is not
+		p, err := sm.Step(s.Batches[0], s.Context) // an error is fine; a panic is not
+		if err == nil && !(p.Step.Time >= 0 && p.Step.Time < 1e12) {
+			t.Fatalf("accepted scenario predicts a step of %v s", float64(p.Step.Time))
+		}
 		if len(s.Serving.Points()) == 0 {
 			t.Fatalf("accepted scenario without serving points: %+v", s.Serving)
 		}

@@ -35,6 +35,11 @@ const DefaultName = "kimi-k2.5-rtx-pro-6000-pcie-tp8"
 //go:embed *.toml configs/*.json
 var embedded embed.FS
 
+// StdinName is the file name of a scenario read from standard input, in
+// error messages ("<stdin>:12: parallel.tp: ..."); relative paths in it
+// resolve against the current directory.
+const StdinName = "<stdin>"
+
 // embeddedPrefix marks a scenario read from the binary in error messages.
 const embeddedPrefix = "embedded:"
 

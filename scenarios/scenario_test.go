@@ -245,6 +245,9 @@ func TestErrors(t *testing.T) {
 		{"mem util", minimal + "[runtime]\ngpu_memory_utilization = 1.5\n", "t.toml:13: runtime.gpu_memory_utilization: "},
 		{"acceptance", minimal + "[speculative]\nmethod = \"eagle3\"\ndraft_tokens = 2\nacceptance = [0.8, 1.2]\n", "t.toml:15: speculative.acceptance: "},
 		{"method", minimal + "[speculative]\nmethod = \"medusa\"\n", "t.toml:13: speculative.method: "},
+		{"acceptance scalar out of range", minimal + "[speculative]\nmethod = \"ngram\"\ndraft_tokens = 2\nacceptance = 1.5\n", "t.toml:15: speculative.acceptance: "},
+		{"acceptance string", minimal + "[speculative]\nmethod = \"ngram\"\ndraft_tokens = 2\nacceptance = \"high\"\n", "t.toml:15: speculative.acceptance: is a string: want a number in [0, 1] or an array"},
+		{"acceptance element", minimal + "[speculative]\nmethod = \"ngram\"\ndraft_tokens = 2\nacceptance = [0.5, \"x\"]\n", "t.toml:15: speculative.acceptance: element 2 is a string, not a number"},
 		{"draft missing", minimal + "[speculative]\nmethod = \"ngram\"\nacceptance = [0.5]\n", "t.toml:12: speculative.draft_tokens: "},
 		{"custom gpu unit", minimal + "[hardware.custom_gpu]\nmemory = \"96\"\n", "t.toml:13: hardware.custom_gpu.memory: "},
 		{"custom gpu bw", minimal + "[hardware.custom_gpu]\nbandwidth = \"4.8TB\"\n", "t.toml:13: hardware.custom_gpu.bandwidth: "},
@@ -263,6 +266,21 @@ func TestErrors(t *testing.T) {
 			var pe *Error
 			assert.ErrorAs(t, err, &pe)
 		})
+	}
+}
+
+// TestAcceptanceScalar: README says acceptance may be one value for every
+// draft position; a scalar is that value (it was refused as "destination
+// has type slice").
+func TestAcceptanceScalar(t *testing.T) {
+	for _, v := range []string{"0.5", "[0.5]", "1"} {
+		s, err := Parse("t.toml", []byte(minimal+"[speculative]\nmethod = \"ngram\"\ndraft_tokens = 3\nacceptance = "+v+"\n"))
+		require.NoError(t, err, v)
+		want := 0.5
+		if v == "1" {
+			want = 1
+		}
+		assert.Equal(t, []float64{want}, s.Config.Spec.Acceptance, v)
 	}
 }
 

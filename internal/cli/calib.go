@@ -61,7 +61,7 @@ func newCalibImportNCCLCmd(s *streams) *cobra.Command {
 	f.StringVar(&o.GPU, "gpu", "", "GPU preset name for the provenance (default: the device name in the output)")
 	f.StringVar(&o.Fabric, "fabric", "", "fabric name for the provenance (pcie-gen5, nvlink4, ...)")
 	f.StringVar(&o.Date, "date", "", "measurement date YYYY-MM-DD (default: today, UTC)")
-	f.StringVarP(&o.Out, "output", "o", "", "calibration file to write (required)")
+	f.StringVarP(&o.Out, "output", "o", "", "calibration file to write (required; - for standard output)")
 	return cmd
 }
 
@@ -115,7 +115,7 @@ func newCalibImportPerfDBCmd(s *streams) *cobra.Command {
 	f.StringVar(&o.Source, "source", perfdbSource, "upstream source for the provenance")
 	f.StringVar(&o.License, "license", perfdbLicense, "license of the upstream data")
 	f.StringVar(&o.Date, "date", perfdbDate, "date of the upstream snapshot")
-	f.StringVarP(&o.Out, "output", "o", "", "calibration file to write (required)")
+	f.StringVarP(&o.Out, "output", "o", "", "calibration file to write (required; - for standard output)")
 	return cmd
 }
 
@@ -160,7 +160,10 @@ func runImportPerfDB(s *streams, o *perfdbImportOptions) error {
 // exists, not an existing non-regular file, none of inputs.
 func checkOut(cmd, out string, inputs ...string) error {
 	if out == "" {
-		return inputErrf("%s: -o OUT is required", cmd)
+		return inputErrf("%s: -o OUT is required (- for standard output)", cmd)
+	}
+	if out == "-" {
+		return nil
 	}
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		return inputErrf("-o %s: is a directory", out)
@@ -196,7 +199,19 @@ func filesUnder(dir, out string) []string {
 
 // writeImported writes an imported calibration to out and says so, with
 // its table and row counts.
+// "-" writes it to standard output, the summary going to standard error.
+// The importer's warnings go to standard error.
 func writeImported(s *streams, f *calib.File, out string) error {
+	for _, w := range collapseWarnings(f.Warnings) {
+		fmt.Fprintln(s.Err, "warning: "+w)
+	}
+	if out == "-" {
+		if err := f.WriteStream(s.Out); err != nil {
+			return err
+		}
+		fmt.Fprintf(s.Err, "wrote standard output: %d tables, %d rows\n", len(f.Tables), rowCount(f))
+		return nil
+	}
 	if err := f.Write(out); err != nil {
 		return err
 	}
@@ -214,7 +229,7 @@ func rowCount(f *calib.File) int {
 
 func newCalibShowCmd(s *streams) *cobra.Command {
 	return &cobra.Command{
-		Use:   "show FILE|embedded:NAME",
+		Use:   "show FILE|embedded:NAME|-",
 		Short: "Print a calibration's provenance and coverage (shapes, sizes, rank counts, LOO error per table)",
 		Long: `Print a calibration file's provenance and, per table, what it measures: the
 series a lookup must match exactly, the range of the interpolated axes, the
@@ -223,7 +238,19 @@ row count and the leave-one-out interpolation error that gives its error bars.
 Embedded calibrations: ` + strings.Join(calib.EmbeddedNames(), ", ") + ` (as embedded:NAME).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			f, err := calib.Open(args[0])
+			var (
+				f   *calib.File
+				err error
+			)
+			if args[0] == "-" {
+				var data []byte
+				if data, err = io.ReadAll(s.In); err != nil {
+					return inputErrf("calib show: read standard input: %w", err)
+				}
+				f, err = calib.Parse("<stdin>", data)
+			} else {
+				f, err = calib.Open(args[0])
+			}
 			if err != nil {
 				return inputErr(err)
 			}

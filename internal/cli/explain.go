@@ -45,7 +45,10 @@ func runExplain(s *streams, sc *scenarios.Scenario, sm *sim.Sim, batch, context 
 	if err != nil {
 		return inputErr(sc.KeyError(err))
 	}
-	warnings := append([]string{}, sc.Warnings...)
+	if err := checkPointFinite(p); err != nil {
+		return inputErr(fmt.Errorf("%s: %w", sc.File, err))
+	}
+	warnings := append(append([]string{}, sc.Warnings...), sc.ContextWarnings(context)...)
 	if w := fitWarning(p); w != "" {
 		warnings = append(warnings, w)
 	}

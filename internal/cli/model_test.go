@@ -107,7 +107,7 @@ func TestModelErrors(t *testing.T) {
 		{"models bad format", []string{"models", "--format", "xml"}, `--format: unknown format "xml"`},
 		{"no model", []string{"model", "show"}, "accepts 1 arg(s), received 0"},
 		{"no subcommand", []string{"model"}, "missing subcommand"},
-		{"bad flag value", []string{"model", "show", "kimi-k2.5", "--tp", "x"}, `invalid argument "x" for "--tp"`},
+		{"bad flag value", []string{"model", "show", "kimi-k2.5", "--tp", "x"}, `model show: --tp: "x" is not an integer`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

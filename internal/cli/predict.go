@@ -37,7 +37,8 @@ func newPredictCmd(s *streams) *cobra.Command {
 scenario: step time with its interval, TPOT, tokens/s, tokens/s per user,
 the biggest cost categories, and whether the batch fits in GPU memory.
 
-SCENARIO is a TOML file, or the name of a shipped scenario
+SCENARIO is a TOML file ("-" reads it from standard input, relative
+paths in it resolving against the current directory), or the name of a shipped scenario
 (` + strings.Join(scenarios.Names(), ", ") + `).
 Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 		Args: cobra.MaximumNArgs(1),
@@ -105,9 +106,16 @@ func runPredict(s *streams, opts *predictOptions) error {
 		sc  *scenarios.Scenario
 		err error
 	)
-	if opts.Scenario == "" {
+	switch opts.Scenario {
+	case "":
 		sc, err = scenarios.Default()
-	} else {
+	case "-":
+		var data []byte
+		if data, err = io.ReadAll(s.In); err != nil {
+			return inputErrf("read scenario from standard input: %w", err)
+		}
+		sc, err = scenarios.Parse(scenarios.StdinName, data)
+	default:
 		sc, err = scenarios.Open(opts.Scenario)
 	}
 	if err != nil {
@@ -136,22 +144,23 @@ func runPredict(s *streams, opts *predictOptions) error {
 	if opts.Explain {
 		return runExplain(s, sc, sm, batches[0], context, opts.Format)
 	}
-	pr := &prediction{sc: sc, context: context, warnings: append([]string{}, sc.Warnings...)}
+	pr := &prediction{sc: sc, context: context, warnings: append(append([]string{}, sc.Warnings...), sc.ContextWarnings(context)...)}
 	for _, b := range batches {
 		p, err := sm.Step(b, context)
 		if err != nil {
 			return inputErr(sc.KeyError(err))
 		}
-		pr.points = append(pr.points, p)
-		if w := fitWarning(p); w != "" {
-			pr.warnings = append(pr.warnings, w)
+		if err := checkPointFinite(p); err != nil {
+			return inputErr(fmt.Errorf("%s: %w", sc.File, err))
 		}
+		pr.points = append(pr.points, p)
 	}
+	pr.warnings = append(pr.warnings, fitWarnings(pr.points)...)
 	rw, err := tableRangeWarnings(sm, pr.points)
 	if err != nil {
 		return inputErr(sc.KeyError(err))
 	}
-	pr.warnings = append(pr.warnings, rw...)
+	pr.warnings = collapseWarnings(append(pr.warnings, rw...))
 	if pr.breakEven, err = breakEvens(sc, sm, pr.points); err != nil {
 		return inputErr(err)
 	}
@@ -165,6 +174,36 @@ func runPredict(s *streams, opts *predictOptions) error {
 		return pr.table(true).render(s.Out, formatCSV)
 	}
 	return pr.text(s.Out)
+}
+
+// maxFinite bounds every number predict prints: above it (1e15 ms is
+// 30,000 years a step) a figure is an input's overflow, not a prediction.
+const maxFinite = 1e15
+
+// checkPointFinite refuses a point with a number that is not finite or beyond
+// maxFinite, which would print as Inf, NaN or a 250-digit figure (and make
+// the JSON encoder fail): some input figure is out of range.
+func checkPointFinite(p sim.Point) error {
+	vals := []struct {
+		name string
+		v    float64
+	}{
+		{"step_ms", p.Step.Time.Ms()}, {"step_ms_lo", p.Step.Lo.Ms()}, {"step_ms_hi", p.Step.Hi.Ms()},
+		{"tpot_ms", p.TPOT.Ms()}, {"tokens_per_step", p.TokensPerStep}, {"tokens_per_s", p.TokensPerSecond},
+		{"tokens_per_s_per_user", p.PerUser}, {"weights_gb_per_gpu", p.Memory.Weights.GB()}, {"kv_gb_per_gpu", p.Memory.KV.GB()},
+	}
+	for c := cost.Category(0); c < cost.NumCategories; c++ {
+		vals = append(vals, struct {
+			name string
+			v    float64
+		}{c.String() + "_ms", p.Breakdown[c].Time.Ms()})
+	}
+	for _, x := range vals {
+		if math.IsNaN(x.v) || math.IsInf(x.v, 0) || math.Abs(x.v) > maxFinite {
+			return fmt.Errorf("batch %d: %s is %g, not a finite prediction: an input figure is out of range (a custom GPU or fabric, a calibration row)", p.Batch, x.name, x.v)
+		}
+	}
+	return nil
 }
 
 // fitWarning says why a point does not fit in GPU memory, or "".

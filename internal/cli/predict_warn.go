@@ -69,10 +69,66 @@ func tableRangeWarnings(sm *sim.Sim, points []sim.Point) ([]string, error) {
 		}
 		at := fmt.Sprintf("at batch %s", bs[len(bs)-1])
 		if len(bs) > 1 {
-			at += " (also hit at batch " + strings.Join(bs[:len(bs)-1], ", ") + ")"
+			at += " (also hit at batch " + listSome(bs[:len(bs)-1], maxListed) + ")"
 		}
 		out = append(out, fmt.Sprintf("%s %s: table %s rows %d-%d %s; query %s %s, context %d",
 			k.layer, k.op, k.table, h.rowLo, h.rHi, k.note, h.shape, at, h.ctx))
 	}
 	return out, nil
+}
+
+// maxListed is how many batch sizes a warning lists before it counts the
+// rest ("1, 2, 4, ... and 4,990 more").
+const maxListed = 8
+
+// listSome joins the first n items and counts the others.
+func listSome(items []string, n int) string {
+	if len(items) <= n {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:n], ", ") + fmt.Sprintf(" and %d more", len(items)-n)
+}
+
+// fitWarnings says which points do not fit in GPU memory, in one warning
+// however many they are: the first one's reason, and the others counted
+// (5,000 batch sizes gave 4,917 warnings before).
+func fitWarnings(points []sim.Point) []string {
+	var bad []sim.Point
+	for _, p := range points {
+		if !p.Fits {
+			bad = append(bad, p)
+		}
+	}
+	switch len(bad) {
+	case 0:
+		return nil
+	case 1:
+		return []string{fitWarning(bad[0])}
+	}
+	bs := make([]string, len(bad))
+	for i, p := range bad {
+		bs[i] = fmt.Sprint(p.Batch)
+	}
+	return []string{fmt.Sprintf("%d batch sizes do not fit (batch %s); the first, %s", len(bad), listSome(bs, maxListed), fitWarning(bad[0]))}
+}
+
+// collapseWarnings keeps the first of identical warnings, with the count
+// of the others: "... (3 times)".
+func collapseWarnings(ws []string) []string {
+	count := map[string]int{}
+	var order []string
+	for _, w := range ws {
+		if count[w] == 0 {
+			order = append(order, w)
+		}
+		count[w]++
+	}
+	out := make([]string, len(order))
+	for i, w := range order {
+		out[i] = w
+		if n := count[w]; n > 1 {
+			out[i] += fmt.Sprintf(" (%d times)", n)
+		}
+	}
+	return out
 }

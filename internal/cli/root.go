@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"runtime/debug"
 	"strings"
 
@@ -42,8 +43,9 @@ func inputErrf(format string, args ...any) error {
 	return &InputError{Err: fmt.Errorf(format, args...)}
 }
 
-// streams are where a command writes.
+// streams are where a command reads ("-" as an input file) and writes.
 type streams struct {
+	In       io.Reader
 	Out, Err io.Writer
 }
 
@@ -51,12 +53,22 @@ type streams struct {
 // process exit code. It never panics on bad input: errors are printed on one
 // line to stderr.
 func Run(args []string, stdout, stderr io.Writer) int {
-	s := &streams{Out: stdout, Err: stderr}
+	return RunIO(args, os.Stdin, stdout, stderr)
+}
+
+// RunIO is Run with standard input: what "-" reads where a file is read.
+func RunIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	s := &streams{In: stdin, Out: stdout, Err: stderr}
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	c, err := root.ExecuteC()
+	if err != nil && c != nil && c.HasParent() && isCobraUsage(err) && !errors.As(err, new(*InputError)) {
+		// cobra's argument errors name no command: "calib show: accepts 1
+		// arg(s), received 0 (usage: moecast calib show FILE|...)".
+		err = inputErr(fmt.Errorf("%s: %w (usage: %s)", commandName(c), err, c.UseLine()))
+	}
 	return exitCode(err, stderr)
 }
 
@@ -105,7 +117,16 @@ traces from vLLM and SGLang by the same categories.`,
 	}
 	root.SetVersionTemplate("moecast {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return inputErr(fmt.Errorf("%s: %w", c.CommandPath(), err))
+		// "calib show: unknown flag: --format", not "moecast: moecast calib
+		// show: ..." (exitCode adds the program's name); a value of the
+		// wrong type in words, not strconv's.
+		if m := badFlagValue.FindStringSubmatch(err.Error()); m != nil {
+			err = fmt.Errorf("%s: %q is not %s", m[2], m[1], flagTypeWords(m[3]))
+		}
+		if !c.HasParent() {
+			return inputErr(err)
+		}
+		return inputErr(fmt.Errorf("%s: %w", commandName(c), err))
 	})
 	root.AddCommand(
 		newPredictCmd(s),
@@ -132,6 +153,28 @@ func exitCode(err error, stderr io.Writer) int {
 		return ExitInput
 	}
 	return ExitFailure
+}
+
+// commandName is c's path without the program name: "calib show".
+func commandName(c *cobra.Command) string {
+	return strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
+}
+
+// badFlagValue matches pflag's error for a value that does not parse:
+// `invalid argument "abc" for "--context" flag: strconv.ParseInt: ...`.
+var badFlagValue = regexp.MustCompile(`^invalid argument "((?:[^"\\]|\\.)*)" for "(?:-\w, )?(--[\w-]+)" flag: (?:strconv\.(\w+)|(.*))`)
+
+// flagTypeWords names what a flag's parser wanted, from strconv's function.
+func flagTypeWords(fn string) string {
+	switch fn {
+	case "ParseInt", "ParseUint", "Atoi":
+		return "an integer"
+	case "ParseFloat":
+		return "a number"
+	case "ParseBool":
+		return "true or false"
+	}
+	return "a valid value"
 }
 
 // isCobraUsage recognises cobra's own argument errors (unknown command,
