@@ -10,7 +10,7 @@ type SpecMethod uint8
 
 const (
 	SpecNone   SpecMethod = iota
-	SpecMTP               // the model's own MTP layer(s) drafting (DeepSeek-V3 §2.2)
+	SpecMTP               // the model's own MTP layer(s) drafting (DeepSeek-V3, arXiv 2412.19437 §2.2)
 	SpecEAGLE3            // an EAGLE-3 draft head (arXiv 2503.01840)
 	SpecNgram             // prompt-lookup n-gram drafting on the host
 )
