@@ -1,6 +1,7 @@
 package moecast_test
 
-// This test keeps the import direction of DEVELOPERS.md: model, kernels and
+// This test keeps the packages' import direction ({model, kernels, comm,
+// trace} -> sim -> {serve, plan, validate} -> CLI): model, kernels and
 // comm sit below sim; sim never imports calib; each third-party library has
 // its owner packages. A new package or a new edge must be added here on
 // purpose (as in Go's src/go/build/deps_test.go).

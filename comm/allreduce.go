@@ -96,8 +96,9 @@ const (
 const (
 	// OneShotLatency is the one-shot latency of a fabric without its own
 	// CustomARLatency: vLLM custom all-reduce, graph-captured, 8 KB on 8
-	// H200 5.1 us, 8 H100 5.1 us, 2 RTX PRO 6000 4.5 us (perfdb
-	// custom_allreduce_perf, REFERENCE.md §4.1).
+	// H200 5.1 us, 8 H100 5.1 us, 2 RTX PRO 6000 4.5 us (ai-dynamo/aiconfigurator
+	// @ 095f58a, aic-core/src/aiconfigurator_core/systems/data/<system>/
+	// comm/vllm/0.24.0/custom_allreduce_perf).
 	OneShotLatency unit.Seconds = 5 * unit.Microsecond
 	// TwoShotExtraLatency: the two-stage kernel's second barrier; on 8 H200
 	// at 1-4 MB it leaves 5.1-8.3 us after the bandwidth term, 1.5 us above

@@ -29,7 +29,9 @@ type GQAShape struct {
 
 // Kernel counts: MLA decode runs a split-KV stage and a combine stage
 // (Triton MLA `_fwd_grouped_kernel_stage1`/`_fwd_kernel_stage2`, FlashMLA
-// splitkv + combine; REFERENCE.md §3); GQA decode likewise a split-KV
+// splitkv + combine, as they appear in traces; Triton names from
+// vllm-project/vllm `vllm/v1/attention/ops/triton_decode_attention.py`);
+// GQA decode likewise a split-KV
 // attention kernel and its combine. Checked on an H200
 // (testdata/measure_h200_attention.json, PyTorch SDPA, graph replay, KV
 // rotated through 4x L2): the smallest decode shapes take 6.4-6.9 us

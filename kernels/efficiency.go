@@ -31,7 +31,9 @@ type Efficiency struct {
 	MoEFixedMarlin unit.Seconds
 	// MLAHeadPad: decode MLA kernels process query heads in tiles of this
 	// many heads; compute time uses heads rounded up to it (the Triton MLA
-	// kernel uses BLOCK_H=16, REFERENCE.md §3). FLOPs reported are the real ones.
+	// kernel uses BLOCK_H=16, vllm-project/vllm
+	// `vllm/v1/attention/ops/triton_decode_attention.py`).
+	// FLOPs reported are the real ones.
 	MLAHeadPad int
 }
 
@@ -39,8 +41,9 @@ type Efficiency struct {
 const (
 	// EffMem = 0.80: aiconfigurator's mem_bw_empirical_scaling_factor
 	// (systems/*.yaml @095f58a). Checked against op-level measurements: with
-	// t_kernel = StreamKernelLatency it reproduces GPU.md's H200 bf16
-	// torch.mm at M=1 (gate_up 7168->4096: 18.3 vs 19.2 us; down 2048->7168:
+	// t_kernel = StreamKernelLatency it reproduces H200 bf16 torch.mm at M=1,
+	// measured on an H200, 2026-11-29 (torch 2.11, graph replay; gate_up
+	// 7168->4096: 18.3 vs 19.2 us; down 2048->7168:
 	// 10.6 vs 10.2 us; o_proj 8192->7168: 33.6 vs 33.4 us), our own H200
 	// runs with weights rotated through 4x L2 (measure_h200.json: 7168x18432
 	// bf16 at M=1-64 in 68.9-69.1 us = 0.80 of 4.8 TB/s; model 71.8 us), and the
@@ -50,16 +53,18 @@ const (
 	// EffMemMarlinSM90 = 0.58: the perfdb Marlin MoE layer on H200, TP8:
 	// 8 -> 16 tokens adds 198 MB of experts in +71 us (2.79 TB/s = 0.58 of
 	// 4.8), and 48 tokens (1.19 GB) take 466 us = 40 us + 1.19 GB/2.79 TB/s.
-	// Marlin is "not yet optimized for Hopper" (REFERENCE.md §4.3).
+	// Marlin is "not yet optimized for Hopper" (IST-DASLab/marlin README @
+	// 2f6d7c1; Frantar et al., arXiv 2408.11743).
 	EffMemMarlinSM90 = 0.58
 	// EffMemElementwise = 0.60: a graph-captured 1 GiB device copy_ on an
 	// H200 moved 2.71 TB/s read+write (0.56 of peak;
-	// testdata/measure_h200.json), GPU.md's D2D copy 4.23 TB/s (0.88). At
+	// testdata/measure_h200.json, copy_1GiB); a device-to-device copy
+	// measured on an H200, 2026-11-29, 4.23 TB/s (0.88). At
 	// decode sizes the per-kernel latency dominates these kernels, and
 	// their inputs are often still in L2.
 	EffMemElementwise = 0.60
-	// EffComputeGEMM = 0.70: GPU.md, H200 bf16 GEMM at M=512 reaches
-	// 660-740 TFLOP/s of 989 (0.67-0.75); measure_h200.json: bf16
+	// EffComputeGEMM = 0.70: H200 bf16 GEMM at M=512, measured on an H200,
+	// 2026-11-29, reaches 660-740 TFLOP/s of 989 (0.67-0.75); measure_h200.json: bf16
 	// 4096x7168x7168 819 TFLOP/s (0.83), fp8 torch._scaled_mm same shape
 	// 1407 TFLOP/s (0.71 of 1979).
 	EffComputeGEMM = 0.70
@@ -67,7 +72,8 @@ const (
 	// 4096-16384 tokens: 2*pairs*3*7168*256 FLOPs in 2.55-8.43 ms =
 	// 142-171 TFLOP/s = 0.30-0.37 of 467.8. It puts the memory/compute
 	// crossover of W4A16 at M ~ 30 tokens per expert, in line with Marlin's
-	// "close to ideal speedups up to batchsizes of 16-32" (REFERENCE.md §4.3).
+	// "close to ideal speedups up to batchsizes of 16-32" (IST-DASLab/marlin
+	// README @ 2f6d7c1; arXiv 2408.11743).
 	EffComputeMarlin = 0.35
 	// EffComputeMarlinSM90 = 0.17: perfdb Marlin MoE on H200, TP8, 16384
 	// tokens: 1.44e12 FLOPs in 8.59 ms = 168 TFLOP/s = 0.17 of 989.
@@ -83,7 +89,8 @@ const (
 	// 6000, 128 heads, batch 1024, KV 4 -> 2048: +5.8e11 FLOPs in +15.2 ms =
 	// 38 TFLOP/s = 0.08 of 467.8 (the kernel runs with num_stages=1 on SM120).
 	EffComputeAttentionSM120 = 0.08
-	// MLAHeadTile = 16: Triton MLA decode BLOCK_H (REFERENCE.md §3).
+	// MLAHeadTile = 16: Triton MLA decode BLOCK_H (vllm-project/vllm
+	// `vllm/v1/attention/ops/triton_decode_attention.py`).
 	MLAHeadTile = 16
 )
 
@@ -103,19 +110,21 @@ const (
 	// StreamKernelLatency is the fixed cost of a DRAM-streaming kernel
 	// (GEMM, grouped MoE GEMM, attention): aiconfigurator's
 	// mem_empirical_constant_latency (3 us), which with EffMem reproduces
-	// GPU.md's H200 torch.mm points within 5% (see EffMem).
+	// the H200 torch.mm points (measured on an H200, 2026-11-29) within 5%
+	// (see EffMem).
 	StreamKernelLatency unit.Seconds = 3 * unit.Microsecond
 	// SmallKernelLatency is the fixed cost of a small kernel (norm, rotary,
 	// activation, top-k, routing glue) inside a CUDA graph: measured on an
 	// H200 (kernels/testdata/measure_h200.json, PyTorch 2.11, graph replay):
 	// a bf16 add over [1..64, 7168] takes 1.50-1.84 us, a 1-element add
-	// 0.92 us (GPU.md: ~0.7 us per replayed kernel).
+	// 0.92 us (a CUDA graph from Go replayed captured kernels at ~0.7 us each,
+	// measured on an H200, 2026-11-29).
 	SmallKernelLatency unit.Seconds = 1.5 * unit.Microsecond
 	// HostLaunchLatency is the host cost of launching one kernel without a
 	// CUDA graph from an eager PyTorch engine: 10.5 us per back-to-back
 	// tiny op on the H200 host (kernels/testdata/measure_h200.json,
-	// eager_tiny_op_us). The raw driver call is cheaper (GPU.md: 4.5-5.7 us
-	// per cuLaunchKernel from Go).
+	// eager_tiny_op_us). The raw driver call is cheaper (4.5-5.7 us per
+	// cuLaunchKernel from Go, measured on an H200, 2026-11-29).
 	HostLaunchLatency unit.Seconds = 10 * unit.Microsecond
 )
 

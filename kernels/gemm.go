@@ -63,7 +63,8 @@ func gemmKernels(f dtype.Format) float64 {
 //
 // with eff = (Mem, ComputeGEMM) for bf16/fp8 weights and (MemMarlin,
 // ComputeMarlin) for weight-only formats (W4A16 Marlin: dequantizes to bf16,
-// memory-bound up to M ~ 16-32, REFERENCE.md §4.3). t_kernel is
+// memory-bound up to M ~ 16-32 per IST-DASLab/marlin README @ 2f6d7c1
+// and Frantar et al., arXiv 2408.11743). t_kernel is
 // StreamKernelLatency plus SmallKernelLatency for the activation-quant kernel
 // of fp8/int8/fp4 GEMMs. With Tables set and covering s, the table's
 // estimate is used, but never below GEMMBytes/(BW*eff_mem).

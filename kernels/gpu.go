@@ -104,8 +104,9 @@ func (g *GPU) Validate() error {
 //     MiB as nvidia-smi reports it for "NVIDIA H200" (not the nominal
 //     141 GiB = 144,384 MiB; the figure of every public nvidia-smi listing
 //     of an H200 SXM found, e.g. driver 570.158 on an 8-GPU box). L2 60 MiB
-//     as measured on an H200 (GPU.md, 2026-11-29). Measured ceilings on that
-//     H200 (GPU.md): D2D copy 4.23 TB/s, GEMV read 4.5 TB/s, bf16 GEMM
+//     as measured on an H200, 2026-11-29 (kernels/testdata/measure_h200.json,
+//     l2_bytes 62914560). Measured ceilings on that H200 (2026-11-29): D2D
+//     copy 4.23 TB/s, GEMV read 4.5 TB/s, bf16 GEMM
 //     660-740 TFLOP/s at M=512.
 //   - b200-sxm: NVIDIA B200 (HGX), HBM3e 7.7 TB/s, 148 SMs; capacity
 //     183,359 MiB as nvidia-smi reports it for "NVIDIA B200" (not the
@@ -135,7 +136,7 @@ var presets = [...]GPU{
 		SMs: 132, Memory: 143771 * unit.MiB, MemBW: 4.8 * unit.TBps, L2: 60 * unit.MiB,
 		Peak:   [4]unit.FLOPsPerSecond{989 * unit.TFLOPS, 1978 * unit.TFLOPS, 1978 * unit.TFLOPS, 0},
 		Fabric: "nvlink4",
-		Source: "NVIDIA H200 datasheet; aiconfigurator systems/h200_sxm.yaml @095f58a (Apache-2.0); L2 measured (GPU.md)",
+		Source: "NVIDIA H200 datasheet; aiconfigurator systems/h200_sxm.yaml @095f58a (Apache-2.0); L2 measured on an H200, 2026-11-29 (kernels/testdata/measure_h200.json)",
 	},
 	{
 		Name: "b200-sxm", Label: "NVIDIA B200 SXM 180GB", Arch: "sm_100",

@@ -300,7 +300,8 @@ func TestMonotone(t *testing.T) {
 	}
 }
 
-// W4A16 is memory-bound up to M ~ 16-32 (REFERENCE.md §4.3): the time at
+// W4A16 is memory-bound up to M ~ 16-32 (IST-DASLab/marlin README @ 2f6d7c1;
+// Frantar et al., arXiv 2408.11743): the time at
 // M=16 is within 10% of M=1's, and compute-bound by M=256.
 func TestMarlinCrossover(t *testing.T) {
 	c := NewCosts(gpu(t, "rtx-pro-6000-server"), true)

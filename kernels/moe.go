@@ -23,7 +23,8 @@ type MoEShape struct {
 	EP           int // expert-parallel degree (moe_ep_size)
 }
 
-// MoE kernel counts (vLLM fused MoE, REFERENCE.md §3): moe_align_block_size
+// MoE kernel counts (vLLM fused MoE, kernel names as vLLM 0.28 traces show
+// them, e.g. vllm::moe::moe_align_block_size_kernel): moe_align_block_size
 // (align/sort), gate_up grouped GEMM, silu_and_mul, down grouped GEMM,
 // moe_sum. fp8/int8/fp4-compute experts add an activation-quant kernel
 // before each grouped GEMM. The router GEMM and top-k are costed by Router.
@@ -65,7 +66,9 @@ func MoEFLOPs(s MoEShape) unit.FLOPs {
 // distinct experts at small batch. With Tables set and covering s, the
 // table's estimate is used, but never below MoEBytes/(BW*eff_mem): a table
 // point replayed from a CUDA graph with the weights resident in L2 is
-// faster than inside a real step (../shared/data/README.md).
+// faster than inside a real step (the MoE rows of ai-dynamo/aiconfigurator
+// @ 095f58a, aic-core/src/aiconfigurator_core/systems/data/<system>/moe/,
+// replay one layer from a CUDA graph with no cache flush).
 func (c *Costs) MoE(s MoEShape) cost.Estimate {
 	r := c.moeRoofline(s)
 	if c.Tables != nil {

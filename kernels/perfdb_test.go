@@ -50,7 +50,10 @@ func readMoEPerfdb(t *testing.T) []moePoint {
 
 // perfdbShape is the MoEShape of a perfdb point on one rank, with the
 // routing perfdb's "balanced" distribution produces: token t goes to experts
-// (t*48/T + 48k) mod 384, k < 8 (../shared/data/README.md). With expert-TP
+// (t*48/T + 48k) mod 384, k < 8 (the balanced distribution of the MoE rows of
+// ai-dynamo/aiconfigurator @ 095f58a,
+// aic-core/src/aiconfigurator_core/systems/data/<system>/moe/, as in
+// testdata/perfdb_moe_int4_kimi.csv). With expert-TP
 // every rank computes all 8T pairs of min(8T, 384) experts on a 1/TP slice;
 // with EP8 each token sends exactly one pair to each rank (one expert per
 // block of 48), so a rank computes T pairs over min(T, 48) experts.

@@ -82,7 +82,8 @@ func TestAttentionPrefill(t *testing.T) {
 // tokens against aiconfigurator's measured vLLM 0.24.0 fp8-block layers on
 // H200 (DeepSeek-V3 dims: 256 experts, top-8, hidden 7168, inter 2048;
 // testdata/perfdb_moe_fp8_dsv3.csv, rows copied from
-// ../shared/data/perfdb/moe/h200_sxm__vllm_0.24.0_moe_perf_h7168_i2048.csv):
+// ai-dynamo/aiconfigurator @ 095f58a,
+// aic-core/src/aiconfigurator_core/systems/data/h200_sxm/moe/vllm/0.24.0/):
 // the Triton experts at moe_tp 1-16 and FlashInfer CUTLASS at EP8.
 // EffComputeMoE and MoEWidthFactor come from the 16384-token Triton rows;
 // the other token counts test them. Stated agreement:

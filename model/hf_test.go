@@ -63,7 +63,8 @@ func TestPresetsImportAndValidate(t *testing.T) {
 }
 
 func TestPresetDims(t *testing.T) {
-	// REFERENCE.md §1 table.
+	// Each preset's config.json (ai-dynamo/aiconfigurator @ 095f58a,
+	// aic-core/src/aiconfigurator_core/model_configs/; presets/README.md).
 	tests := []struct {
 		preset                              string
 		hidden, layers, dense, experts, top int

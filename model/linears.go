@@ -190,7 +190,8 @@ func (c *Config) LMHeadLinear() Linear {
 
 // MTPLinears lists the linears an MTP layer adds to a full MoE decoder
 // layer: eh_proj 2*Hidden -> Hidden, which projects the concatenation of
-// the normalised embedding and hidden state (DeepSeek-V3 §2.2). vLLM builds
+// the normalised embedding and hidden state (DeepSeek-V3 technical report,
+// arXiv 2412.19437 §2.2). vLLM builds
 // it as a plain nn.Linear: Replicated, unquantized. One MTP layer is this
 // plus one MoE decoder layer (AttentionLinears, RouterLinear, MoE.Experts x
 // ExpertLinears, SharedExpertLinears) plus enorm, hnorm and the shared

@@ -319,7 +319,8 @@ func checkGroupSizes(d *doc, c *Config, groups []ctTarget) error {
 
 // ctFormat converts a compressed-tensors group's weight arguments into a
 // storage format. Scales are taken as 16-bit (the checkpoint dtype, bf16;
-// REFERENCE.md §1.1) for int groups and as fp32 for fp8 blocks; an
+// the dtype of presets/moonshotai--Kimi-K2.5_config.json; not checked
+// against the safetensors) for int groups and as fp32 for fp8 blocks; an
 // asymmetric scheme adds a num_bits zero point per group.
 func ctFormat(d *doc, c *Config, name string, g ctGroup) (dtype.Format, error) {
 	w := g.Weights

@@ -230,7 +230,8 @@ func (c *Config) Params() ParamCount {
 //	GQA: Layers x 2 x KVHeads x HeadDim x elt
 //
 // plus, with a DSA indexer, IndexerKeyBytesPerToken. Kimi-K2.5 in bf16:
-// 61 x 576 x 2 = 70,272 B (REFERENCE.md §1.2). Sliding-window layers are
+// 61 x 576 x 2 = 70,272 B (kv_lora_rank 512 + qk_rope_head_dim 64 of
+// presets/moonshotai--Kimi-K2.5_config.json). Sliding-window layers are
 // counted at full size: vLLM's paged cache frees blocks outside the window
 // only with its hybrid allocator, which this model does not follow.
 func (c *Config) KVBytesPerToken(kv dtype.KVCache) unit.Bytes {

@@ -35,8 +35,11 @@ func shardBytes(ls []Linear, tp int) float64 {
 	return s
 }
 
-// TestKimiK25ReferenceTable checks every row of REFERENCE.md §1.2 (derived
-// per-layer sizes of Kimi-K2.5) against the byte accounting. Each figure is
+// TestKimiK25ReferenceTable checks every row of a table of Kimi-K2.5's
+// per-layer sizes, derived by hand from its config.json (ai-dynamo/aiconfigurator @ 095f58a,
+// aic-core/src/aiconfigurator_core/model_configs/moonshotai--Kimi-K2.5_config.json)
+// and the INT4 group-32 layout of its quantization_config, against the byte
+// accounting. Each figure is
 // compared within half a unit of its last printed digit.
 func TestKimiK25ReferenceTable(t *testing.T) {
 	c := mustPreset(t, "kimi-k2.5")
@@ -100,8 +103,9 @@ func TestKimiK25ReferenceTable(t *testing.T) {
 	assert.Equal(t, 70272.0, float64(c.KVBytesPerToken(dtype.KVBF16)))
 }
 
-// TestQuantPerClass checks the per-class formats REFERENCE.md §1 gives for
-// each preset's checkpoint.
+// TestQuantPerClass checks the per-class formats of each preset's checkpoint
+// as its config.json's quantization_config gives them (ai-dynamo/aiconfigurator @ 095f58a,
+// aic-core/src/aiconfigurator_core/model_configs/).
 func TestQuantPerClass(t *testing.T) {
 	bf := dtype.BF16Weights
 	fp8 := dtype.FP8Block128

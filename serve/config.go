@@ -28,8 +28,8 @@ type StepCoster interface {
 type Engine uint8
 
 const (
-	VLLM   Engine = iota // vLLM V1 (REFERENCE.md §6.1)
-	SGLang               // SGLang (REFERENCE.md §6.2)
+	VLLM   Engine = iota // vLLM V1 (vllm/v1/core/sched/scheduler.py @ b4622cf)
+	SGLang               // SGLang (python/sglang/srt/managers/scheduler.py)
 )
 
 var engineNames = [...]string{"vllm", "sglang"}
@@ -84,13 +84,16 @@ type Spec struct {
 // HostOverhead is the host (CPU) time of one step that the step coster does
 // not price: scheduling, input preparation, output processing. Async
 // scheduling hides it behind the GPU for steps without prefill
-// (REFERENCE.md §6.1); otherwise it adds to the step.
+// (vLLM's async scheduling, vllm-project/vllm PRs #27614/#27914);
+// otherwise it adds to the step.
 type HostOverhead struct {
 	PerStep unit.Seconds
 	PerSeq  unit.Seconds // per scheduled sequence
 }
 
-// Workload is what `vllm bench serve` sends (REFERENCE.md §6.3).
+// Workload is what `vllm bench serve` sends (vllm-project/vllm
+// `vllm/benchmarks/serve.py` @ def9ce8, `vllm/benchmarks/datasets.py` @
+// f2e97dd).
 type Workload struct {
 	Requests int // --num-prompts
 	// MaxConcurrency is --max-concurrency: at most this many requests in
@@ -147,11 +150,12 @@ const GiB unit.Bytes = 1 << 30
 // requests sent at once (vllm bench serve's defaults), async scheduling on
 // and no host overhead. Memory must be filled in by the caller.
 //
-//   - vLLM (`vllm/engine/arg_utils.py` `_set_default_args`, REFERENCE.md
-//     §6.1): max_num_batched_tokens 8192 and max_num_seqs 1024 for
+//   - vLLM (vllm-project/vllm `vllm/engine/arg_utils.py` @ 99d7eb5,
+//     `_set_default_args`): max_num_batched_tokens 8192 and max_num_seqs 1024 for
 //     `vllm serve` on a GPU with at least 70 GiB whose name does not
 //     contain "a100"; 2048 / 256 otherwise. Block size 16.
-//   - SGLang (`server_args.py`, REFERENCE.md §6.2): chunked_prefill_size
+//   - SGLang (sgl-project/sglang `python/sglang/srt/server_args.py`):
+//     chunked_prefill_size
 //     2048 below 35 GiB, 4096 below 60 GiB, 8192 below 160 GiB, else
 //     16384; max_prefill_tokens 16384; mixed chunks off; page size 1;
 //     max_running_requests left to the KV cache (SGLang derives it from

@@ -14,7 +14,9 @@
 // The engine runs one step at a time with no gap between steps: a step
 // takes the coster's GPU time plus the host overhead (Config.Host), which
 // async scheduling hides behind the GPU on steps without prefill
-// (wall = max(GPU, host)) and which otherwise adds (REFERENCE.md §6.1).
+// (wall = max(GPU, host)) and which otherwise adds (vLLM's async
+// scheduling, vllm-project/vllm PRs #27614/#27914: it hides host work of
+// decode steps, not of prefill).
 // Every token of a step is streamed at the step's end. A request sent
 // during a step is seen by the scheduler at the step's end.
 //
@@ -28,7 +30,10 @@
 // launch costs sim prices per step (graph replay, piecewise and eager
 // launches) are the only host costs: Host stays 0 (see SimCoster).
 //
-// # Workload (REFERENCE.md §6.3)
+// # Workload
+//
+// Source: vllm-project/vllm `vllm/benchmarks/serve.py` @ def9ce8 and
+// `vllm/benchmarks/datasets.py` @ f2e97dd.
 //
 // Requests are ready at their arrival times: all at t = 0 with
 // RequestRate = +Inf, else cumulative gamma(burstiness) intervals rescaled
@@ -40,7 +45,11 @@
 // every request generates exactly its output length (--ignore-eos).
 // Prefix caching is nil (random prompts).
 //
-// # vLLM V1 (REFERENCE.md §6.1)
+// # vLLM V1
+//
+// Source: vllm-project/vllm
+// `vllm/v1/core/sched/scheduler.py` @ b4622cf,
+// `vllm/config/scheduler.py` @ 1f8758d.
 //
 // Each step has a budget of MaxNumBatchedTokens. Running requests, in the
 // order they were admitted, take their decode (1+K tokens) or the rest of
@@ -53,7 +62,10 @@
 // are allocated per request in blocks of Memory.BlockSize for computed +
 // new tokens (+ Spec.Lookahead for running requests).
 //
-// # SGLang (REFERENCE.md §6.2)
+// # SGLang
+//
+// Source: sgl-project/sglang `python/sglang/srt/server_args.py` and
+// `python/sglang/srt/managers/scheduler.py`.
 //
 // Prefill first: when a prefill batch can be formed (the chunk in progress,
 // then waiting requests in order, at most min(MaxPrefillTokens,
@@ -75,7 +87,10 @@
 // acceptance if every earlier one was; the accepted drafts plus one token
 // stream as one chunk (one ITL), truncated at the output length.
 //
-// # Metrics (REFERENCE.md §5, §6.3)
+// # Metrics
+//
+// Source: vllm-project/vllm `vllm/benchmarks/serve.py` @ def9ce8 and
+// `vllm/benchmarks/lib/endpoint_request_func.py` @ 3aee4a4.
 //
 // As vllm bench serve computes them: TTFT from send to the first chunk,
 // E2EL from send to the last, TPOT = (E2EL - TTFT)/(output - 1) per

@@ -18,7 +18,8 @@ type Stats struct {
 }
 
 // Result is one serving point: `vllm bench serve`'s result fields
-// (REFERENCE.md §5) plus what only a simulator knows.
+// (vllm-project/vllm `vllm/benchmarks/serve.py` @ def9ce8, the dict
+// benchmark() returns) plus what only a simulator knows.
 type Result struct {
 	RequestRate          float64 // offered, requests/s (+Inf: all sent at once)
 	Requests             int

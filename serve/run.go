@@ -337,7 +337,8 @@ func (e *engine) scheduleRunning(budget int) (int, bool) {
 	return budget, preempted
 }
 
-// scheduleVLLM is one vLLM V1 Scheduler.schedule (REFERENCE.md §6.1):
+// scheduleVLLM is one vLLM V1 Scheduler.schedule (vllm-project/vllm
+// `vllm/v1/core/sched/scheduler.py` @ b4622cf):
 // running requests first, then, only if nothing was preempted, waiting
 // requests in order while budget and max_num_seqs allow, the last chunked
 // to the remaining budget.
@@ -361,7 +362,8 @@ func (e *engine) scheduleVLLM() {
 	}
 }
 
-// scheduleSGLang is one SGLang scheduler iteration (REFERENCE.md §6.2):
+// scheduleSGLang is one SGLang scheduler iteration (sgl-project/sglang
+// `python/sglang/srt/managers/scheduler.py`):
 // a prefill batch when there is prefill work that fits (the chunk in
 // progress first, then waiting requests in order, min(max_prefill_tokens,
 // chunked_prefill_size) tokens in all, less the running decodes with mixed

@@ -272,7 +272,8 @@ func TestUnservable(t *testing.T) {
 
 // TestVLLMChunking: two 8192-token prompts at a budget of 8192: the first
 // prefills alone; the second gets 8191 tokens next to the first's decode
-// and its last token in the third step (REFERENCE.md §6.1).
+// and its last token in the third step (vllm-project/vllm
+// `vllm/v1/core/sched/scheduler.py` @ b4622cf).
 func TestVLLMChunking(t *testing.T) {
 	cfg := point(VLLM, 2, 2, 8192, 4)
 	l := realistic

@@ -19,9 +19,9 @@ import (
 // beyond its own time. Those are all the per-step host and launch costs
 // priced: no op-level measurement or cited source gives the rest of a
 // step's host work (scheduling, input preparation, sampling, detokenising),
-// so Config.Host stays 0 and that work is left out (REFERENCE.md §6.1
-// quotes inference-sim's per-step figures, but they are fitted to
-// end-to-end runs and are not used).
+// so Config.Host stays 0 and that work is left out (inference-sim's
+// published per-step figures for vLLM on H100 are fitted to end-to-end
+// runs and are not used).
 //
 // StepCost is memoised on the step's shape (sim.StepKey): a step whose
 // passes sim prices at the same token counts and mean contexts as an
@@ -156,7 +156,9 @@ func SimSpec(sp sim.Spec) Spec {
 
 // SimConfig is DefaultConfig for engine e on cfg's GPU with SimMemory and
 // SimSpec filled in. Async scheduling is off with n-gram drafting, as vLLM
-// turns it off with non-EAGLE/MTP speculative decoding (REFERENCE.md §6.1).
+// turns it off with non-EAGLE/MTP speculative decoding (vllm-project/vllm
+// async scheduling on by default since PRs #27614/#27914, with EAGLE/MTP
+// since #31998).
 func SimConfig(cfg sim.Config, s *sim.Sim, e Engine) (Config, error) {
 	c := DefaultConfig(e, cfg.GPU.Label, cfg.GPU.Memory)
 	mem, err := SimMemory(cfg, s, e)

@@ -7,7 +7,7 @@ import (
 
 // lengthRange is vLLM's RandomDataset range for a nominal length L and
 // range ratio r: [floor(L(1-r)), ceil(L(1+r))], at least 1
-// (`vllm/benchmarks/datasets.py`, REFERENCE.md §6.3).
+// (vllm-project/vllm `vllm/benchmarks/datasets.py` @ f2e97dd).
 func lengthRange(l int, r float64) (lo, hi int) {
 	if r == 0 {
 		return l, l

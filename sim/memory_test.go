@@ -56,7 +56,8 @@ func TestMemory(t *testing.T) {
 }
 
 // TestMemoryKimiMLAReplicated: Kimi-K2.5 at TP8 holds the whole MLA latent
-// per token on every GPU (REFERENCE.md §1.2: 70.3 KB bf16), so 64 sequences
+// per token on every GPU (61 x (512 + 64) x 2 B = 70.3 KB bf16, from
+// model/presets/moonshotai--Kimi-K2.5_config.json), so 64 sequences
 // of 2048 tokens take 64 x 2048 x 70,272 B per GPU; with DP attention over 8
 // ranks each GPU holds 8 of them.
 func TestMemoryKimiMLAReplicated(t *testing.T) {
@@ -68,7 +69,7 @@ func TestMemoryKimiMLAReplicated(t *testing.T) {
 	require.NoError(t, err)
 	assert.InEpsilon(t, 8*2048*70272.0, float64(p.Memory.KV), 1e-9)
 	// The routed experts dominate Kimi-K2.5's per-GPU weights at EP8 (71.3 GB
-	// per GPU, REFERENCE.md §1.2).
+	// per GPU: 60 layers x 384 experts x 3 x 7168 x 2048 x 0.5625 B / 8).
 	c := kimiRTX.config(t)
 	w := c.Model.Weights(model.Layout{TP: 8, EP: 8, DP: 1})
 	assert.InEpsilon(t, 71.3e9, float64(w.PerGPU[model.ClassRoutedExperts]), 0.01)

@@ -10,7 +10,7 @@ type SpecMethod uint8
 
 const (
 	SpecNone   SpecMethod = iota
-	SpecMTP               // the model's own MTP layer(s) drafting (DeepSeek-V3 §2.2)
+	SpecMTP               // the model's own MTP layer(s) drafting (DeepSeek-V3, arXiv 2412.19437 §2.2)
 	SpecEAGLE3            // an EAGLE-3 draft head (arXiv 2503.01840)
 	SpecNgram             // prompt-lookup n-gram drafting on the host
 )
@@ -79,8 +79,8 @@ func (s Spec) validate() error {
 //	E = 1 + Σ_{k=1..K} Π_{i<=k} a_i
 //
 // with a_i the conditional acceptance of draft position i given that the
-// earlier ones were accepted (Leviathan et al. 2023, arXiv 2211.17192;
-// REFERENCE.md §4.4). A single acceptance value a is used at every position
+// earlier ones were accepted (Leviathan, Kalman, Matias 2023, arXiv
+// 2211.17192). A single acceptance value a is used at every position
 // (i.i.d.), which gives (1 - a^(K+1)) / (1 - a). Without speculative
 // decoding E = 1.
 func (s Spec) TokensPerStep() float64 {

@@ -10,8 +10,11 @@ import (
 	"github.com/moecast/moecast/internal/cost"
 )
 
-// Kernel names as they appear in traces: from the shipped traces
-// (shared/data/traces) and REFERENCE.md §3. Each row states the expected
+// Kernel names as they appear in traces: from the traces in testdata
+// (AMD-AGI/TraceLens @ 171dd74 and facebookresearch/HolisticTraceAnalysis
+// @ f4d0062, see testdata/ATTRIBUTION), deepseek-ai/profile-data @ 4496024
+// train.json, and the kernel names of the vLLM, SGLang, FlashInfer,
+// TRT-LLM and FlashMLA sources. Each row states the expected
 // category and op of the default rules.
 func TestClassifyDefaultRules(t *testing.T) {
 	tests := []struct {

@@ -27,7 +27,9 @@ package trace
 import "github.com/moecast/moecast/internal/unit"
 
 // Event is the unit the Reader yields and the Analyzer consumes; the fields
-// below mirror REFERENCE.md §2.1 of the Kineto format.
+// below mirror the Kineto Chrome-trace format as the traces in testdata
+// (AMD-AGI/TraceLens @ 171dd74, facebookresearch/HolisticTraceAnalysis @
+// f4d0062) write it.
 
 // Time is a trace instant, Kineto's "ts": a point, not a span. It is a type
 // apart from the spans (unit.Seconds): the span between two instants is

@@ -31,7 +31,7 @@ import (
 // more the work is spread over them.
 //
 // The scanner is specialised for trace events: it decodes the fields of
-// Event (REFERENCE.md §2.1), skips every other value, and parses numbers
+// Event (the Kineto trace-event fields), skips every other value, and parses numbers
 // without allocating. Values it skips are checked for JSON's grammar of
 // strings, numbers and literals and for balanced brackets, but not for the
 // commas and colons inside them. A value nested more than maxDepth (10000)

@@ -6,7 +6,9 @@ import (
 )
 
 // Meta holds the top-level fields of a torch.profiler (Kineto) trace other
-// than traceEvents (REFERENCE.md §2.1). Kineto may write them before or after
+// than traceEvents (schemaVersion, deviceProperties, distributedInfo, ...,
+// as in the traces of testdata; vLLM adds vllm_version from
+// vllm-project/vllm `vllm/profiler/wrapper.py` @ 02773ee). Kineto may write them before or after
 // traceEvents, so Meta is complete only once ReadEvent has returned io.EOF.
 type Meta struct {
 	SchemaVersion       int

@@ -13,9 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sharedTraces is shared/data/traces seen from this package's directory;
+// sharedTraces is the project's shared data folder of third-party traces,
+// seen from this package's directory (each file's source: AMD-AGI/TraceLens
+// @ 171dd74 tests/traces/..., deepseek-ai/profile-data @ 4496024 train.json);
 // files there that are not copied into testdata are read in place, and their
-// tests skip when shared/ is absent.
+// tests skip when the folder is absent.
 const sharedTraces = "../../../shared/data/traces"
 
 // traceCounts are the event counts of each real trace, counted once
@@ -38,7 +40,8 @@ var realTraces = []traceCounts{
 	{sharedTraces + "/tracelens_sglang_Qwen3-8B_prefilldecode.json.gz", 60315, 58712, 0, 534, 1069, 0, 527},
 	{sharedTraces + "/tracelens_sglang_decode_capture_traces_bs_32_rank0.json.gz", 61713, 59135, 1016, 548, 954, 60, 2},
 	{sharedTraces + "/tracelens_vllm_decode_full_capture_traces_graph_capture_rank_0.1773709742341309550.pt.trace.json.gz", 131243, 126861, 1186, 433, 2705, 58, 7},
-	// No license: read from shared/ only, never copied.
+	// deepseek-ai/profile-data @ 4496024, train.json. No license: read from
+	// the shared folder only, never copied.
 	{sharedTraces + "/deepseek-profile-data_train_ep64_h800.json", 14240, 9306, 2, 1048, 3844, 40, 963},
 }
 

@@ -5,7 +5,9 @@ import (
 	"strings"
 )
 
-// SGLang's step annotations (REFERENCE.md §2.1): step[DECODE bs=N],
+// SGLang's step annotations (as in AMD-AGI/TraceLens @ 171dd74
+// tests/traces/inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz and
+// sglang_prefilldecode/): step[DECODE bs=N],
 // step[EXTEND bs=N toks=M], step[MIXED bs=N ...] (also TARGET_VERIFY,
 // DRAFT_EXTEND and PREFILL).
 var reSGLangStep = regexp.MustCompile(`^step\[([A-Z_]+)(?:\s+bs=(\d+))?[^\]]*\]`)

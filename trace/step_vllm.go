@@ -5,7 +5,10 @@ import (
 	"strings"
 )
 
-// vLLM's step annotations (REFERENCE.md §2.1):
+// vLLM's step annotations (the simple form by default, the detailed form
+// with detailed_trace_annotation: vllm-project/vllm `vllm/config/profiler.py`
+// @ 04b0229; the detailed form is in AMD-AGI/TraceLens @ 171dd74
+// tests/traces/inference/vllm_*/graph_execution.json.gz):
 //
 //	simple:    execute_context_{nctx}({ctx_tokens})_generation_{ngen}({gen_tokens})
 //	detailed:  execute_{ntok}_context_{nctx}(...)_generation_{ngen}(...)

@@ -36,7 +36,9 @@ func (c Compute) String() string {
 //
 // Bytes per parameter = Bits/8 + ScaleBits/8/GroupSize (no scale term when
 // GroupSize is 0). For INT4 with one bf16 scale per 32 weights that is
-// 0.5 + 2/32 = 0.5625 B/param (REFERENCE.md §1.2).
+// 0.5 + 2/32 = 0.5625 B/param (Kimi-K2.5's compressed-tensors W4A16, group
+// 32: ai-dynamo/aiconfigurator @ 095f58a,
+// aic-core/src/aiconfigurator_core/model_configs/moonshotai--Kimi-K2.5_config.json).
 type Format struct {
 	Name      string  // short name used in output: "bf16", "int4-g32", "fp8-b128", "mxfp4"
 	Bits      float64 // bits per stored weight value

@@ -5,13 +5,15 @@
 // the trace benchmark (bench/trace.sh); the figures in it are plausible
 // shapes, not measurements.
 //
-// Each decode step has, as vLLM's profiler writes it (REFERENCE.md §2.1-2.2):
+// Each decode step has, as vLLM's profiler writes it (vllm-project/vllm
+// `vllm/profiler/wrapper.py` @ 02773ee; the layout of AMD-AGI/TraceLens @
+// 171dd74 tests/traces/inference/vllm_decode_full/graph_execution.json.gz):
 // a CPU user_annotation "execute_context_0(0)_generation_B(B)" with python
 // stack events and cpu_ops under it, one cudaGraphLaunch runtime event with
 // its ac2g flow start, and on the GPU a gpu_user_annotation of the same name
 // spanning the replayed kernels, all of which carry the launch's correlation
-// id and an ac2g flow finish. Kernel names are the trace spellings of
-// REFERENCE.md §3. Output is deterministic for a given Config.
+// id and an ac2g flow finish. Kernel names are spelled as in real vLLM
+// traces (see Kernel names below). Output is deterministic for a given Config.
 package tracegen
 
 import (
@@ -59,7 +61,10 @@ type Stats struct {
 	Flows      int64 // ac2g flow events (s and f)
 }
 
-// Kernel names (REFERENCE.md §3).
+// Kernel names, spelled as published vLLM traces and kernel tables show them
+// (NCCL >= 2.19, cuBLAS nvjet, vLLM and Marlin MoE kernels, and the Triton MLA
+// decode kernels of vllm-project/vllm
+// `vllm/v1/attention/ops/triton_decode_attention.py`).
 const (
 	kAllReduce  = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 	kAllGather  = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
