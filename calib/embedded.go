@@ -10,8 +10,10 @@ import (
 	"sync"
 )
 
-// The embedded calibrations are built from the perf database snapshot in
-// ../shared/data/perfdb by the perfdb importer; TestEmbeddedUpToDate
+// The embedded calibrations are built by the perfdb importer from a CSV
+// snapshot of ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/
+// (parquet converted to CSV; kept outside the repo, at the path the
+// go:generate lines below read); TestEmbeddedUpToDate
 // re-imports them and fails when they differ. Regenerate with
 // `go generate ./calib` (from the repository root).
 //

@@ -33,8 +33,8 @@ type PerfDBOptions struct {
 }
 
 // DeepSeek-V3 MLA dimensions, the model aiconfigurator's
-// mla_generation_module rows are measured for (REFERENCE.md §1, from the
-// model's config.json): hidden 7168, q_lora_rank 1536, kv_lora_rank 512,
+// mla_generation_module rows are measured for (DeepSeek-V3's config.json,
+// ai-dynamo/aiconfigurator @ 095f58a model_configs/): hidden 7168, q_lora_rank 1536, kv_lora_rank 512,
 // qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128.
 const (
 	dsHidden   = 7168
@@ -88,7 +88,8 @@ func classify(dir, rel string) (perfdbFile, bool) {
 func GPUName(system string) string { return strings.ReplaceAll(system, "_", "-") }
 
 // ImportPerfDB reads the CSV layout of aiconfigurator's perf database
-// (DIR/comm, DIR/moe, DIR/mla, DIR/systems; see ../shared/data/README.md)
+// (DIR/comm, DIR/moe, DIR/mla, DIR/systems: ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/
+// data/<system>/<op>/... parquet converted to CSV, and <system>.yaml)
 // for one GPU and returns a calibration file. Latencies are in ms in the
 // source (µs for DeepEP), message_size in elements. Any malformed row is an
 // error with file:line, and nothing is returned.
@@ -660,7 +661,8 @@ func (im *perfdbImport) readDeepEP(f perfdbFile, rd io.Reader) error {
 
 // quantBytesPerParam is the stored bytes per weight of a MoE quant in the
 // perf database, scales included: int4_wo W4A16 with one bf16 scale per 32
-// (the Kimi-K2.5 checkpoint layout; REFERENCE.md §1.1), fp8_block with one
+// (the Kimi-K2.5 checkpoint layout: compressed-tensors group 32 in
+// model/presets/moonshotai--Kimi-K2.5_config.json), fp8_block with one
 // fp32 scale per 128x128, nvfp4 with one fp8 scale per 16, bf16.
 func quantBytesPerParam(q string) (float64, bool) {
 	switch q {

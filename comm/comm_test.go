@@ -209,7 +209,7 @@ func TestCustomAllReduceFormulas(t *testing.T) {
 }
 
 // Other collectives against perfdb nccl-tests points (out-of-place, µs;
-// ../shared/data/perfdb/comm/*nccl_perf.csv, Apache-2.0), within x2: the
+// ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/data/<system>/comm/nccl/2.29.2, Apache-2.0), within x2: the
 // all-to-all on NVLink at 64 KB-4 MB is up to 1.6x slower than its
 // latency plus large-message bandwidth (e.g. B200 4 MB: 26.5 us measured,
 // 16.2 us modelled).

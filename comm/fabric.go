@@ -45,7 +45,8 @@ type Fabric struct {
 }
 
 // The presets. Measured figures from aiconfigurator's perfdb (@095f58a,
-// Apache-2.0; ../shared/data/perfdb/comm), nccl-tests out-of-place times,
+// Apache-2.0; aic-core/src/aiconfigurator_core/systems/data/<system>/comm/nccl/2.29.2),
+// nccl-tests out-of-place times,
 // NCCL 2.29.2, 8 GPUs; busbw = algbw * 2(n-1)/n for all-reduce and
 // algbw * (n-1)/n for all-to-all (nccl-tests doc/PERFORMANCE.md):
 //
@@ -53,7 +54,7 @@ type Fabric struct {
 //     x16; aiconfigurator intra_node_bw). All-reduce 512 MiB in 38.07 ms:
 //     busbw 24.7 GB/s. All-to-all 512 MiB in 25.50 ms: busbw 18.4 GB/s.
 //     P2P write 53-56 GB/s same NUMA, 39-51 GB/s cross-NUMA, P2P latency
-//     0.36-0.45 us (voipmonitor/rtx6kpro, REFERENCE.md §4.1): P2PBW 50 GB/s
+//     0.36-0.45 us (voipmonitor/rtx6kpro @ 29f3863, hardware/pcie-bandwidth.md): P2PBW 50 GB/s
 //     matches vLLM's 2-GPU custom all-reduce, 4 MB in 106 us.
 //   - pcie-gen4: half of Gen5 per lane rate (16 GT/s x16 = 31.5 GB/s);
 //     BusBW, AllToAllBW and P2PBW are Gen5's measured figures halved: an

@@ -79,7 +79,7 @@ func TestAllReduceAgainstPerfdb(t *testing.T) {
 	}
 }
 
-// TestBriefPoints checks the figures REFERENCE.md §4.1 quotes for one
+// TestBriefPoints checks published figures (ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/data/<system>/comm/...) for one
 // decode token's all-reduce (14,336 B): 8x RTX PRO 6000 PCIe ~27 us, 8x
 // H200 NCCL ~18 us, vLLM custom all-reduce on 8x H200 ~5 us.
 func TestBriefPoints(t *testing.T) {

@@ -17,8 +17,9 @@ import (
 	"github.com/moecast/moecast/internal/unit"
 )
 
-// Defaults of `calib import perfdb`: the snapshot in ../shared/data/perfdb
-// (../shared/data/README.md).
+// Defaults of `calib import perfdb`: a CSV snapshot of
+// ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet converted to CSV),
+// kept beside the repository at ../shared/data/perfdb.
 const (
 	perfdbSource  = "ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet converted to CSV)"
 	perfdbLicense = "Apache-2.0"
