@@ -114,6 +114,7 @@ traces from vLLM and SGLang by the same categories.`,
 		newGPUsCmd(s),
 		newTraceCmd(s),
 		newCalibCmd(s),
+		newValidateCmd(s),
 	)
 	return root
 }
