@@ -285,11 +285,27 @@ func checkModel(m *model.Config, st *trace.StepResult) error {
 	case !isMoE && hasMoE:
 		return fmt.Errorf("the scenario's model %s is dense but step %d of the trace runs MoE kernels: a trace of another model?", m.Name, st.Index)
 	}
-	if top != nil && layers > 0 && top.Count%layers != 0 && layers%top.Count != 0 {
-		return fmt.Errorf("the scenario's model %s has %d layers but the step's longest per-layer kernel (%s, %s) runs %d times per step: a trace of another model?",
-			m.Name, layers, short(top.Name), top.Category, top.Count)
+	if top != nil && layers > 0 && !fitsLayers(top.Count, layers, m.MoELayers(), layers-m.MoELayers()) {
+		return fmt.Errorf("the scenario's model %s has %d layers (%d MoE) but the step's longest per-layer kernel (%s, %s) runs %d times per step: a trace of another model?",
+			m.Name, layers, m.MoELayers(), short(top.Name), top.Category, top.Count)
 	}
 	return nil
+}
+
+// fitsLayers reports whether a kernel that runs n times per step can be a
+// per-layer kernel of a model with these layer counts: n is a multiple or
+// a divisor of the layers, of the MoE layers or (when there are at least
+// two) of the dense layers.
+func fitsLayers(n int, layers ...int) bool {
+	for i, l := range layers {
+		if l <= 0 || (i == 2 && l < 2) {
+			continue
+		}
+		if n%l == 0 || l%n == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func short(name string) string {
@@ -454,17 +470,35 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, batch, context int) (Step, e
 			}
 		}
 		if len(ks) > len(ps) {
-			for _, ki := range ks[len(ps):] {
+			kByCount[c] = ks[len(ps):]
+		} else {
+			delete(kByCount, c)
+		}
+	}
+	// GEMM kernels that no count class paired (one kernel serving several
+	// ops of different shapes, a count the model does not have) are pooled
+	// with the GEMM ops that got no kernel.
+	var restK []int
+	for _, ks := range kByCount {
+		restK = append(restK, ks...)
+	}
+	sort.Ints(restK)
+	if len(restK) > 0 {
+		var restP []int
+		for _, key := range order {
+			if g := groups[key]; strings.HasPrefix(key, "gemm:") && len(g.kernels) == 0 {
+				restP = append(restP, g.preds...)
+				g.preds = nil
+			}
+		}
+		if len(restP) == 0 {
+			for _, ki := range restK {
 				k := &st.Kernels[ki]
 				s.LeftOut = append(s.LeftOut, Kernel{k.Name, k.Category, k.Op, k.Count, k.Total})
 			}
-		}
-		delete(kByCount, c)
-	}
-	for _, ks := range kByCount {
-		for _, ki := range ks {
-			k := &st.Kernels[ki]
-			s.LeftOut = append(s.LeftOut, Kernel{k.Name, k.Category, k.Op, k.Count, k.Total})
+		} else {
+			g := get("gemm:(pooled)")
+			g.preds, g.kernels = restP, restK
 		}
 	}
 	for _, key := range order {
@@ -477,7 +511,9 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, batch, context int) (Step, e
 		var occ float64
 		for _, pi := range g.preds {
 			p := &preds[pi]
-			names = append(names, p.name)
+			if !contains(names, p.name) {
+				names = append(names, p.name)
+			}
 			if !contains(sources, p.source) {
 				sources = append(sources, p.source)
 			}
@@ -576,6 +612,37 @@ func splits(ranks []Rank) []Split {
 			sp.MeanWait = sum/unit.Seconds(len(ranks)) - sp.Transfer
 			out = append(out, sp)
 		}
+	}
+	return out
+}
+
+// SplitMedians summarizes splits per category: the median over steps of
+// Transfer, MaxWait and MeanWait. Index holds the number of steps; MinRank
+// and MaxRank are those of the step of median MaxWait.
+func SplitMedians(splits []Split) []Split {
+	var out []Split
+	for c := range cost.NumCategories {
+		var tr, mw, mean []float64
+		var of []Split
+		for _, sp := range splits {
+			if sp.Category == c {
+				tr = append(tr, float64(sp.Transfer))
+				mw = append(mw, float64(sp.MaxWait))
+				mean = append(mean, float64(sp.MeanWait))
+				of = append(of, sp)
+			}
+		}
+		if len(of) == 0 {
+			continue
+		}
+		sort.SliceStable(of, func(a, b int) bool { return of[a].MaxWait < of[b].MaxWait })
+		mid := of[(len(of)-1)/2]
+		sort.Float64s(tr)
+		sort.Float64s(mw)
+		sort.Float64s(mean)
+		out = append(out, Split{Index: len(of), Category: c, Ranks: mid.Ranks,
+			Transfer: unit.Seconds(trace.Quantile(tr, 0.5)), MaxWait: unit.Seconds(trace.Quantile(mw, 0.5)),
+			MeanWait: unit.Seconds(trace.Quantile(mean, 0.5)), MinRank: mid.MinRank, MaxRank: mid.MaxRank})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -350,7 +351,20 @@ func validateCSV(w io.Writer, rep *validate.Report) error {
 
 func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) error {
 	fmt.Fprintf(w, "scenario  %s (%s)\n", sc.Name, sc.File)
-	for i := range rep.Steps {
+	detail := detailSteps(rep)
+	if len(detail) < len(rep.Steps) {
+		fmt.Fprintf(w, "\n%d decode steps; in detail below: the step of median error of each rank (--format json has every step)\n", len(rep.Steps))
+		t := &table{Columns: []column{{Name: "rank"}, {Name: "step"}, {Name: "batch"}, {Name: "context"}, {Name: "measured ms", Text: "%.3f"},
+			{Name: "predicted ms", Text: "%.3f"}, {Name: "error", Text: "%+.1f%%"}}}
+		for i := range rep.Steps {
+			st := &rep.Steps[i]
+			t.add(st.Rank, st.Index, st.Batch, st.Context, st.Measured.Ms(), st.Predicted.Ms(), st.ErrorPct())
+		}
+		if err := t.render(w, formatText); err != nil {
+			return err
+		}
+	}
+	for _, i := range detail {
 		st := &rep.Steps[i]
 		fmt.Fprintf(w, "\nrank %d  %s  step %d %q  batch %d  context %d\n", st.Rank, st.File, st.Index, st.Label, st.Batch, st.Context)
 		fmt.Fprintf(w, "  measured %.3f ms busy (wall %.3f, idle %.3f)  predicted %.3f ms  error %+.1f%%\n",
@@ -371,8 +385,8 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 			{Name: "measured us", Text: "%.2f"}, {Name: "predicted us", Text: "%.2f"}, {Name: "miss ms", Text: "%+.3f"},
 			{Name: "source", Left: true}}}
 		for _, o := range st.Ops {
-			ot.add(o.Op, o.Category.String(), o.Count, math.Round(o.PredictedCount*100)/100, o.Measured.Us(), o.Predicted.Us(),
-				(o.PredictedTotal - o.MeasuredTotal).Ms(), o.Source)
+			ot.add(shortName(o.Op, 60), o.Category.String(), o.Count, math.Round(o.PredictedCount*100)/100, o.Measured.Us(), o.Predicted.Us(),
+				(o.PredictedTotal - o.MeasuredTotal).Ms(), shortName(o.Source, 110))
 		}
 		if err := ot.render(w, formatText); err != nil {
 			return err
@@ -399,11 +413,15 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 		}
 	}
 	if len(rep.Splits) > 0 {
-		fmt.Fprintln(w, "\ncollectives across ranks (transfer = the shortest rank's time; wait = the rest)")
-		t := &table{Columns: []column{{Name: "step"}, {Name: "category"}, {Name: "ranks"}, {Name: "transfer ms", Text: "%.3f"},
-			{Name: "max wait ms", Text: "%.3f"}, {Name: "mean wait ms", Text: "%.3f"}, {Name: "fastest"}, {Name: "slowest"}}}
-		for _, sp := range rep.Splits {
-			t.add(sp.Index, sp.Category.String(), sp.Ranks, sp.Transfer.Ms(), sp.MaxWait.Ms(), sp.MeanWait.Ms(), sp.MinRank, sp.MaxRank)
+		fmt.Fprintln(w, "\ncollectives across ranks, per step: transfer = the shortest rank's time of the category, wait = a rank's time beyond it; medians over steps")
+		t := &table{Columns: []column{{Name: "category"}, {Name: "steps"}, {Name: "ranks"}, {Name: "transfer ms", Text: "%.3f"},
+			{Name: "max wait ms", Text: "%.3f"}, {Name: "mean wait ms", Text: "%.3f"}, {Name: "wait share", Text: "%.1f%%"}}}
+		for _, a := range validate.SplitMedians(rep.Splits) {
+			share := 0.0
+			if tot := a.Transfer + a.MeanWait; tot > 0 {
+				share = float64(a.MeanWait / tot * 100)
+			}
+			t.add(a.Category.String(), a.Index, a.Ranks, a.Transfer.Ms(), a.MaxWait.Ms(), a.MeanWait.Ms(), share)
 		}
 		if err := t.render(w, formatText); err != nil {
 			return err
@@ -419,4 +437,32 @@ func shortName(s string, n int) string {
 		return s
 	}
 	return s[:n-1] + "…"
+}
+
+// detailSteps are the steps the text output shows in full: all of them up
+// to four, else the step of median error of each rank.
+func detailSteps(rep *validate.Report) []int {
+	if len(rep.Steps) <= 4 {
+		out := make([]int, len(rep.Steps))
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	byFile := map[string][]int{}
+	var files []string
+	for i := range rep.Steps {
+		f := rep.Steps[i].File
+		if byFile[f] == nil {
+			files = append(files, f)
+		}
+		byFile[f] = append(byFile[f], i)
+	}
+	var out []int
+	for _, f := range files {
+		idx := append([]int{}, byFile[f]...)
+		sort.SliceStable(idx, func(a, b int) bool { return rep.Steps[idx[a]].ErrorPct() < rep.Steps[idx[b]].ErrorPct() })
+		out = append(out, idx[(len(idx)-1)/2])
+	}
+	return out
 }
