@@ -110,6 +110,11 @@ type OpCompare struct {
 	MeasuredTotal, PredictedTotal unit.Seconds
 	Source                        string   // the prediction's source (table rows or roofline)
 	Kernels                       []string // the kernel names mapped to it
+	// Shapes are the per-rank shapes of the pooled predicted ops (as
+	// `predict --explain` prints them), one per op; Occurrences is their
+	// summed occurrences per step.
+	Shapes      []string
+	Occurrences float64
 }
 
 // Miss is the op's absolute miss, measured - predicted, over the step.
@@ -325,6 +330,7 @@ type predOp struct {
 	source  string
 	count   float64 // op.Count, per-step occurrences (for GEMM grouping)
 	per     unit.Seconds
+	shape   string
 }
 
 // labelRules map trace op labels to predicted op names within a category.
@@ -365,7 +371,7 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, batch, context int) (Step, e
 		k := math.Max(1, math.Round(o.Estimate.Kernels))
 		preds = append(preds, predOp{name: opName(o), cat: o.Category, occ: o.Count, kernels: o.Count * k,
 			total: unit.Seconds(o.Count) * (o.Estimate.Time + o.Launch), source: o.Estimate.Source.Describe(),
-			count: o.Count, per: o.Estimate.Time + o.Launch})
+			count: o.Count, per: o.Estimate.Time + o.Launch, shape: o.Shape})
 	}
 	// groups: key -> kernels and predicted ops
 	type group struct {
@@ -518,10 +524,11 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, batch, context int) (Step, e
 				sources = append(sources, p.source)
 			}
 			occ += p.occ
+			oc.Shapes = append(oc.Shapes, p.shape)
 			oc.PredictedCount += p.kernels
 			oc.PredictedTotal += p.total
 		}
-		oc.Op, oc.Source = strings.Join(names, " + "), strings.Join(sources, "; ")
+		oc.Op, oc.Source, oc.Occurrences = strings.Join(names, " + "), strings.Join(sources, "; "), occ
 		if occ > 0 {
 			oc.Predicted = oc.PredictedTotal / unit.Seconds(occ)
 		}
