@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "calib",
 		"github.com/BurntSushi/toml"},
 	"internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",
-		"comm", "sim", "calib", "trace", "report", "scenarios", "github.com/spf13/cobra"},
+		"comm", "sim", "calib", "trace", "report", "scenarios", "validate", "github.com/spf13/cobra"},
 	"report":      {"internal/unit", "internal/cost", "trace", "sim"},
 	"cmd/moecast": {"internal/cli"},
 	"validate":    {"internal/unit", "internal/cost", "model", "sim", "trace", "calib"},
