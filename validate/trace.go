@@ -45,9 +45,11 @@ import (
 // Counts. An op's count is the kernels the trace ran for it in the step;
 // its predicted count is occurrences x kernels per occurrence (the
 // estimate's Kernels, at least 1). Mean time per occurrence: the measured
-// total divided by the measured occurrences (count divided by the
-// predicted kernels per occurrence), against the predicted time of one
-// occurrence.
+// total over the measured occurrences, against the predicted time of one
+// occurrence. For an op of one kernel per occurrence that ran at most 10%
+// more kernels than predicted, the measured occurrences are its kernel
+// count; otherwise they are the model's (its layers), since the trace does
+// not say which kernels make one occurrence.
 
 // Options configure Compare.
 type Options struct {
@@ -542,8 +544,17 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, batch, context int) (Step, e
 			s.Missing = append(s.Missing, oc)
 			continue
 		}
-		if oc.PredictedCount > 0 {
-			measOcc := float64(oc.Count) * occ / oc.PredictedCount
+		// Occurrences in the trace: its kernel count for an op of one
+		// kernel per occurrence (a collective that ran 122 times where 123
+		// were predicted); the model's occurrences for an op of several
+		// kernels, or one whose kernels outnumber its occurrences (five
+		// routing kernels per layer for one top-k op), since the trace
+		// does not show which kernels make one occurrence.
+		measOcc := occ
+		if oc.PredictedCount == occ && float64(oc.Count) <= 1.1*occ {
+			measOcc = float64(oc.Count)
+		}
+		if measOcc > 0 {
 			oc.Measured = oc.MeasuredTotal / unit.Seconds(measOcc)
 		}
 		s.Ops = append(s.Ops, oc)
