@@ -3,9 +3,7 @@ package validate
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -53,6 +51,7 @@ type FromTraceOptions struct {
 	Command string
 	// Metas are the traces' top-level fields, by file (engine version,
 	// deviceProperties, base time); a missing file is allowed.
+	// Calibration adds those of the report's ranks that carry their Meta.
 	Metas map[string]*trace.Meta
 }
 
@@ -301,36 +300,4 @@ func provenance(cfg *sim.Config, rep *Report, engine string, steps []string, opt
 		p.Date = "unknown"
 	}
 	return p
-}
-
-// ReadMeta reads a trace through to its end and returns its top-level
-// fields (Kineto may write them after traceEvents). A malformed event is
-// skipped; a fatal error is returned with the file name.
-func ReadMeta(path string) (*trace.Meta, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := trace.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	defer r.Close()
-	var ev trace.Event
-	for {
-		err := r.Next(&ev)
-		if err == nil {
-			continue
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		var te *trace.Error
-		if errors.As(err, &te) && !te.Fatal {
-			continue
-		}
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return r.Meta(), nil
 }

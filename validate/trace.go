@@ -83,11 +83,16 @@ func ContextOf(label string) int {
 	return int(math.Round(float64(k) / float64(n)))
 }
 
-// Rank is the trace of one rank, as trace.AnalyzeFiles read it.
+// Rank is the trace of one rank, as ReadTraces (or trace.AnalyzeFiles)
+// read it.
 type Rank struct {
 	File   string
 	Rank   int
 	Result *trace.Result
+	// Meta holds the trace's top-level fields; Collectives its collective
+	// kernels in start order. ReadTraces fills both; nil without.
+	Meta        *trace.Meta
+	Collectives []CollectiveKernel
 }
 
 // CategoryCompare is one category of one step.
@@ -179,6 +184,9 @@ type Report struct {
 	Files  []string
 	Steps  []Step
 	Splits []Split
+	// Spreads are the collectives' start-time spreads across ranks
+	// (from the ranks' Collectives; none with one rank).
+	Spreads []Spread
 	// MedianErrorPct is the median over steps of ErrorPct; WorstCategory
 	// the category with the largest summed absolute miss.
 	MedianErrorPct float64
@@ -238,6 +246,7 @@ func Compare(sm *sim.Sim, cfg *sim.Config, ranks []Rank, opts Options) (*Report,
 		}
 	}
 	rep.Splits = splits(ranks)
+	rep.Spreads = Spreads(ranks)
 	rep.summarize()
 	return rep, nil
 }

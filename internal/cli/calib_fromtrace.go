@@ -92,12 +92,8 @@ func runCalibFromTrace(s *streams, o *calibFromTraceOptions) error {
 		return inputErr(sc.KeyError(err))
 	}
 	metas := map[string]*trace.Meta{}
-	for _, f := range files {
-		m, err := validate.ReadMeta(f)
-		if err != nil {
-			return inputErr(err)
-		}
-		metas[f] = m
+	for _, rk := range ranks {
+		metas[rk.File] = rk.Meta
 	}
 	date := o.Date
 	if date == "" {

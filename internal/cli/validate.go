@@ -119,21 +119,19 @@ func loadValidation(scenario, calibration, step, rules string, inputs []string, 
 	}
 	fo := trace.FileOptions{Options: topts, Strict: strict}
 	stop := startProgress(s, files, &fo)
-	all := trace.AnalyzeFiles(files, fo)
+	ranks, err := validate.ReadTraces(files, fo)
 	stop()
-	var ranks []validate.Rank
+	if err != nil {
+		if errors.Is(err, trace.ErrInput) {
+			return nil, nil, nil, inputErr(err)
+		}
+		return nil, nil, nil, err
+	}
 	var warns []string
-	for _, fr := range all {
-		if fr.Err != nil {
-			if errors.Is(fr.Err, trace.ErrInput) {
-				return nil, nil, nil, inputErr(fr.Err)
-			}
-			return nil, nil, nil, fr.Err
+	for _, rk := range ranks {
+		for _, w := range rk.Result.Warnings {
+			warns = append(warns, rk.File+": "+w)
 		}
-		for _, w := range fr.Result.Warnings {
-			warns = append(warns, fr.File+": "+w)
-		}
-		ranks = append(ranks, validate.Rank{File: fr.File, Rank: fr.Rank, Result: fr.Result})
 	}
 	return sc, ranks, warns, nil
 }
@@ -251,6 +249,21 @@ type validateSplitJSON struct {
 	MaxRank    int     `json:"max_rank"`
 }
 
+type validateSpreadJSON struct {
+	Category      string  `json:"category"`
+	Ranks         int     `json:"ranks"`
+	Collectives   int     `json:"collectives"`
+	Unpaired      int     `json:"unpaired"`
+	StartSpreadUs float64 `json:"start_spread_us"`
+	TransferUs    float64 `json:"transfer_us"`
+	MaxWaitUs     float64 `json:"max_wait_us"`
+	MeanWaitUs    float64 `json:"mean_wait_us"`
+	TotalWaitMs   float64 `json:"total_wait_ms"`
+	TotalMs       float64 `json:"total_ms"`
+	LastRank      int     `json:"last_rank"`
+	LastRankRuns  int     `json:"last_rank_runs"`
+}
+
 type validateSummaryJSON struct {
 	Steps          int     `json:"steps"`
 	MedianErrorPct float64 `json:"median_error_pct"`
@@ -262,8 +275,9 @@ type validateJSON struct {
 	Scenario    string              `json:"scenario"`
 	Trace       []string            `json:"trace"`
 	Steps       []validateStepJSON  `json:"steps"`
-	Collectives []validateSplitJSON `json:"collectives"`
-	Summary     validateSummaryJSON `json:"summary"`
+	Collectives []validateSplitJSON  `json:"collectives"`
+	Spreads     []validateSpreadJSON `json:"collective_spreads"`
+	Summary     validateSummaryJSON  `json:"summary"`
 	Warnings    []string            `json:"warnings"`
 }
 
@@ -273,7 +287,7 @@ func opJSON(o validate.OpCompare) validateOpJSON {
 }
 
 func validateJSONOf(sc *scenarios.Scenario, rep *validate.Report) validateJSON {
-	out := validateJSON{Scenario: sc.Name, Trace: rep.Files, Steps: []validateStepJSON{}, Collectives: []validateSplitJSON{},
+	out := validateJSON{Scenario: sc.Name, Trace: rep.Files, Steps: []validateStepJSON{}, Collectives: []validateSplitJSON{}, Spreads: []validateSpreadJSON{},
 		Warnings: append([]string{}, rep.Warnings...)}
 	for i := range rep.Steps {
 		st := &rep.Steps[i]
@@ -302,6 +316,12 @@ func validateJSONOf(sc *scenarios.Scenario, rep *validate.Report) validateJSON {
 	for _, sp := range rep.Splits {
 		out.Collectives = append(out.Collectives, validateSplitJSON{Index: sp.Index, Category: sp.Category.String(), Ranks: sp.Ranks,
 			TransferMs: r6(sp.Transfer.Ms()), MaxWaitMs: r6(sp.MaxWait.Ms()), MeanWaitMs: r6(sp.MeanWait.Ms()), MinRank: sp.MinRank, MaxRank: sp.MaxRank})
+	}
+	for _, sp := range rep.Spreads {
+		out.Spreads = append(out.Spreads, validateSpreadJSON{Category: sp.Category.String(), Ranks: sp.Ranks, Collectives: sp.Collectives,
+			Unpaired: sp.Unpaired, StartSpreadUs: r6(sp.StartSpread.Us()), TransferUs: r6(sp.Transfer.Us()), MaxWaitUs: r6(sp.MaxWait.Us()),
+			MeanWaitUs: r6(sp.MeanWait.Us()), TotalWaitMs: r6(sp.TotalWait.Ms()), TotalMs: r6(sp.TotalTime.Ms()),
+			LastRank: sp.LastRank, LastRankRuns: sp.LastRankRuns})
 	}
 	out.Summary = validateSummaryJSON{Steps: len(rep.Steps), MedianErrorPct: r6(rep.MedianErrorPct),
 		WorstCategory: rep.WorstCategory.String(), WorstMissMs: r6(rep.WorstMiss.Ms())}
@@ -422,6 +442,23 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 				share = float64(a.MeanWait / tot * 100)
 			}
 			t.add(a.Category.String(), a.Index, a.Ranks, a.Transfer.Ms(), a.MaxWait.Ms(), a.MeanWait.Ms(), share)
+		}
+		if err := t.render(w, formatText); err != nil {
+			return err
+		}
+	}
+	if len(rep.Spreads) > 0 {
+		fmt.Fprintln(w, "\ncollective kernels paired across ranks by order: start spread = latest start - earliest; transfer = the shortest rank's duration; wait = a rank's duration beyond it (medians per collective)")
+		t := &table{Columns: []column{{Name: "category"}, {Name: "ranks"}, {Name: "collectives"}, {Name: "start spread us", Text: "%.2f"},
+			{Name: "transfer us", Text: "%.2f"}, {Name: "max wait us", Text: "%.2f"}, {Name: "mean wait us", Text: "%.2f"},
+			{Name: "wait share", Text: "%.1f%%"}, {Name: "last to start", Left: true}}}
+		for _, sp := range rep.Spreads {
+			share := 0.0
+			if sp.TotalTime > 0 {
+				share = float64(sp.TotalWait / sp.TotalTime * 100)
+			}
+			t.add(sp.Category.String(), sp.Ranks, sp.Collectives, sp.StartSpread.Us(), sp.Transfer.Us(), sp.MaxWait.Us(), sp.MeanWait.Us(),
+				share, fmt.Sprintf("rank %d (%d of %d)", sp.LastRank, sp.LastRankRuns, sp.Collectives))
 		}
 		if err := t.render(w, formatText); err != nil {
 			return err
