@@ -272,13 +272,13 @@ type validateSummaryJSON struct {
 }
 
 type validateJSON struct {
-	Scenario    string              `json:"scenario"`
-	Trace       []string            `json:"trace"`
-	Steps       []validateStepJSON  `json:"steps"`
+	Scenario    string               `json:"scenario"`
+	Trace       []string             `json:"trace"`
+	Steps       []validateStepJSON   `json:"steps"`
 	Collectives []validateSplitJSON  `json:"collectives"`
 	Spreads     []validateSpreadJSON `json:"collective_spreads"`
 	Summary     validateSummaryJSON  `json:"summary"`
-	Warnings    []string            `json:"warnings"`
+	Warnings    []string             `json:"warnings"`
 }
 
 func opJSON(o validate.OpCompare) validateOpJSON {
