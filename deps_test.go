@@ -44,7 +44,7 @@ var allowed = map[string][]string{
 		"comm", "sim", "calib", "trace", "report", "scenarios", "validate", "github.com/spf13/cobra"},
 	"report":      {"internal/unit", "internal/cost", "trace", "sim"},
 	"cmd/moecast": {"internal/cli"},
-	"validate":    {"internal/unit", "internal/cost", "model", "sim", "trace", "calib"},
+	"validate":    {"internal/unit", "internal/cost", "model", "kernels", "sim", "trace", "calib"},
 }
 
 func TestImportDirection(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/sim"
 	"github.com/moecast/moecast/trace"
@@ -187,6 +188,10 @@ type Report struct {
 	// Spreads are the collectives' start-time spreads across ranks
 	// (from the ranks' Collectives; none with one rank).
 	Spreads []Spread
+	// Imbalance is the routing model's prediction of the MoE load of the
+	// busiest expert-parallel rank against the mean rank, at the first
+	// step's batch; nil without expert parallelism.
+	Imbalance *Imbalance
 	// MedianErrorPct is the median over steps of ErrorPct; WorstCategory
 	// the category with the largest summed absolute miss.
 	MedianErrorPct float64
@@ -247,6 +252,7 @@ func Compare(sm *sim.Sim, cfg *sim.Config, ranks []Rank, opts Options) (*Report,
 	}
 	rep.Splits = splits(ranks)
 	rep.Spreads = Spreads(ranks)
+	rep.Imbalance = imbalance(cfg, rep.Steps)
 	rep.summarize()
 	return rep, nil
 }
@@ -672,4 +678,40 @@ func SplitMedians(splits []Split) []Split {
 			MeanWait: unit.Seconds(trace.Quantile(mean, 0.5)), MinRank: mid.MinRank, MaxRank: mid.MaxRank})
 	}
 	return out
+}
+
+// Imbalance is the routing model's (sim, uniform routing) MoE load of the
+// busiest expert-parallel rank against an average rank, per MoE layer: the
+// time a rank waits at the next collective for the busiest one comes from
+// this difference. Pairs are token-expert pairs (the compute), Touched the
+// distinct experts read (the weight traffic).
+type Imbalance struct {
+	EP                   int
+	Tokens               int     // tokens entering the MoE layer
+	Pairs, MeanPairs     float64 // busiest rank, average rank (T·k/EP)
+	Touched, MeanTouched float64 // busiest rank, average rank (E(1-(1-k/E)^T)/EP)
+}
+
+var reMoELoad = regexp.MustCompile(`^tokens=(\d+) pairs=([0-9.]+) experts=([0-9.]+) of`)
+
+func imbalance(cfg *sim.Config, steps []Step) *Imbalance {
+	m := cfg.Model
+	ep := cfg.Layout.EP
+	if ep <= 1 || m.MoE.Experts <= 0 || len(steps) == 0 {
+		return nil
+	}
+	for _, o := range steps[0].Ops {
+		for _, sh := range o.Shapes {
+			x := reMoELoad.FindStringSubmatch(sh)
+			if x == nil {
+				continue
+			}
+			t, _ := strconv.Atoi(x[1])
+			pairs, _ := strconv.ParseFloat(x[2], 64)
+			touched, _ := strconv.ParseFloat(x[3], 64)
+			return &Imbalance{EP: ep, Tokens: t, Pairs: pairs, MeanPairs: float64(t*m.MoE.TopK) / float64(ep),
+				Touched: touched, MeanTouched: kernels.UniformDistinctExperts(float64(t), m.MoE.Experts, m.MoE.TopK) / float64(ep)}
+		}
+	}
+	return nil
 }

@@ -2,7 +2,10 @@ package validate_test
 
 import (
 	"errors"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -12,6 +15,7 @@ import (
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/trace"
+	"github.com/moecast/moecast/trace/tracegen"
 	"github.com/moecast/moecast/validate"
 )
 
@@ -143,4 +147,49 @@ func TestCompareRefusesLayerCount(t *testing.T) {
 	require.True(t, errors.As(err, &ie), "%v", err)
 	assert.Contains(t, err.Error(), "has 36 layers")
 	assert.Contains(t, err.Error(), "runs 24 times per step")
+}
+
+// Two ranks of a generated Kimi-K2.5-like TP8 EP8 decode (trace/tracegen)
+// against the Kimi-K2.5 TP8 scenario: every step compared, the collectives
+// split across ranks, and the routing model's imbalance reported.
+func TestCompareTwoRanks(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for r := range 2 {
+		cfg := tracegen.DefaultConfig()
+		cfg.Rank, cfg.Steps, cfg.PythonEvents = r, 2, 10
+		p := filepath.Join(dir, fmt.Sprintf("rank%d.json", r))
+		f, err := os.Create(p)
+		require.NoError(t, err)
+		_, err = tracegen.Write(f, cfg)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		files = append(files, p)
+	}
+	ranks, err := validate.ReadTraces(files, trace.FileOptions{})
+	require.NoError(t, err)
+	sc, err := scenarios.Embedded("kimi-k2.5-rtx-pro-6000-pcie-tp8")
+	require.NoError(t, err)
+	sm, err := sc.Sim()
+	require.NoError(t, err)
+	rep, err := validate.Compare(sm, &sc.Config, ranks, validate.Options{Context: 2048})
+	require.NoError(t, err)
+	assert.Len(t, rep.Steps, 4)
+	assert.Equal(t, []int{0, 0, 1, 1}, []int{rep.Steps[0].Rank, rep.Steps[1].Rank, rep.Steps[2].Rank, rep.Steps[3].Rank})
+	require.NotEmpty(t, rep.Spreads)
+	assert.Equal(t, cost.AllReduce, rep.Spreads[0].Category)
+	// 122 all-reduces per step (one per attention and MLP of 61 layers), 2 steps
+	assert.Equal(t, 244, rep.Spreads[0].Collectives)
+	require.NotEmpty(t, rep.Splits)
+	for _, sp := range rep.Splits {
+		assert.GreaterOrEqual(t, sp.MaxWait, sp.MeanWait)
+		assert.GreaterOrEqual(t, float64(sp.MeanWait), 0.0)
+	}
+	im := rep.Imbalance
+	require.NotNil(t, im)
+	assert.Equal(t, 8, im.EP)
+	assert.Equal(t, 32, im.Tokens)
+	assert.InDelta(t, 32.0, im.MeanPairs, 1e-9, "32 tokens x top-8 / EP8")
+	assert.Greater(t, im.Pairs, im.MeanPairs)
+	assert.Greater(t, im.Touched, im.MeanTouched)
 }

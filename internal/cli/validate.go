@@ -264,6 +264,15 @@ type validateSpreadJSON struct {
 	LastRankRuns  int     `json:"last_rank_runs"`
 }
 
+type validateImbalanceJSON struct {
+	EP          int     `json:"ep"`
+	Tokens      int     `json:"tokens"`
+	Pairs       float64 `json:"busiest_pairs"`
+	MeanPairs   float64 `json:"mean_pairs"`
+	Touched     float64 `json:"busiest_experts"`
+	MeanTouched float64 `json:"mean_experts"`
+}
+
 type validateSummaryJSON struct {
 	Steps          int     `json:"steps"`
 	MedianErrorPct float64 `json:"median_error_pct"`
@@ -272,13 +281,14 @@ type validateSummaryJSON struct {
 }
 
 type validateJSON struct {
-	Scenario    string               `json:"scenario"`
-	Trace       []string             `json:"trace"`
-	Steps       []validateStepJSON   `json:"steps"`
-	Collectives []validateSplitJSON  `json:"collectives"`
-	Spreads     []validateSpreadJSON `json:"collective_spreads"`
-	Summary     validateSummaryJSON  `json:"summary"`
-	Warnings    []string             `json:"warnings"`
+	Scenario    string                 `json:"scenario"`
+	Trace       []string               `json:"trace"`
+	Steps       []validateStepJSON     `json:"steps"`
+	Collectives []validateSplitJSON    `json:"collectives"`
+	Spreads     []validateSpreadJSON   `json:"collective_spreads"`
+	Imbalance   *validateImbalanceJSON `json:"predicted_imbalance"`
+	Summary     validateSummaryJSON    `json:"summary"`
+	Warnings    []string               `json:"warnings"`
 }
 
 func opJSON(o validate.OpCompare) validateOpJSON {
@@ -322,6 +332,10 @@ func validateJSONOf(sc *scenarios.Scenario, rep *validate.Report) validateJSON {
 			Unpaired: sp.Unpaired, StartSpreadUs: r6(sp.StartSpread.Us()), TransferUs: r6(sp.Transfer.Us()), MaxWaitUs: r6(sp.MaxWait.Us()),
 			MeanWaitUs: r6(sp.MeanWait.Us()), TotalWaitMs: r6(sp.TotalWait.Ms()), TotalMs: r6(sp.TotalTime.Ms()),
 			LastRank: sp.LastRank, LastRankRuns: sp.LastRankRuns})
+	}
+	if im := rep.Imbalance; im != nil {
+		out.Imbalance = &validateImbalanceJSON{EP: im.EP, Tokens: im.Tokens, Pairs: r6(im.Pairs), MeanPairs: r6(im.MeanPairs),
+			Touched: r6(im.Touched), MeanTouched: r6(im.MeanTouched)}
 	}
 	out.Summary = validateSummaryJSON{Steps: len(rep.Steps), MedianErrorPct: r6(rep.MedianErrorPct),
 		WorstCategory: rep.WorstCategory.String(), WorstMissMs: r6(rep.WorstMiss.Ms())}
@@ -464,6 +478,10 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 			return err
 		}
 	}
+	if im := rep.Imbalance; im != nil {
+		fmt.Fprintf(w, "\npredicted MoE imbalance (routing model, uniform routing, EP%d, %d tokens): busiest rank %.1f token-expert pairs vs %.1f on average (%.2fx), %.1f distinct experts read vs %.1f (%.2fx)\n",
+			im.EP, im.Tokens, im.Pairs, im.MeanPairs, ratio(im.Pairs, im.MeanPairs), im.Touched, im.MeanTouched, ratio(im.Touched, im.MeanTouched))
+	}
 	fmt.Fprintf(w, "\nsummary  %d steps  median error %+.1f%%  worst category %s (%.3f ms missed in all)\n",
 		len(rep.Steps), rep.MedianErrorPct, rep.WorstCategory, rep.WorstMiss.Ms())
 	return nil
@@ -502,4 +520,11 @@ func detailSteps(rep *validate.Report) []int {
 		out = append(out, idx[(len(idx)-1)/2])
 	}
 	return out
+}
+
+func ratio(a, b float64) float64 {
+	if b <= 0 {
+		return 0
+	}
+	return a / b
 }
