@@ -193,3 +193,23 @@ func TestCompareTwoRanks(t *testing.T) {
 	assert.Greater(t, im.Pairs, im.MeanPairs)
 	assert.Greater(t, im.Touched, im.MeanTouched)
 }
+
+// A decode step whose annotation gives no batch needs --batch.
+func TestCompareStepWithoutBatch(t *testing.T) {
+	_, ranks := load(t, gptOssScen, vllmGptOss)
+	res := *ranks[0].Result
+	res.Steps = append(res.Steps[:0:0], res.Steps...)
+	res.Steps[0].Batch, res.Steps[0].Label = 0, "graph launch 0"
+	ranks[0].Result = &res
+	sc, err := scenarios.Load(gptOssScen)
+	require.NoError(t, err)
+	sm, err := sc.Sim()
+	require.NoError(t, err)
+	_, err = validate.Compare(sm, &sc.Config, ranks, validate.Options{Context: 1024})
+	var ie *validate.InputError
+	require.True(t, errors.As(err, &ie), "%v", err)
+	assert.Contains(t, err.Error(), vllmGptOss+": step 0 (graph launch 0) names no batch size: give --batch")
+	rep, err := validate.Compare(sm, &sc.Config, ranks, validate.Options{Context: 1024, Batch: 32})
+	require.NoError(t, err)
+	assert.Equal(t, 32, rep.Steps[0].Batch)
+}
