@@ -36,9 +36,22 @@ var reRank = regexp.MustCompile(`(?i)(?:rank[_-]?|-TP-)(\d+)`)
 // errors), and in the same pass keeps each rank's top-level fields and the
 // start and duration of its collective kernels, for the start-time spread
 // of each collective across ranks. Ranks come from distributedInfo, else a
-// rank number in the file name, else the file's position. Errors wrap
-// trace.ErrInput when the input is at fault.
+// rank number in the file name, else the file's position. The first
+// error is returned; ReadEach gives every file's.
 func ReadTraces(paths []string, opts trace.FileOptions) ([]Rank, error) {
+	ranks, errs := ReadEach(paths, opts)
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ranks, nil
+}
+
+// ReadEach is ReadTraces with one error per file (nil when it was read;
+// the Rank then has its Result). Errors wrap trace.ErrInput when the input
+// is at fault.
+func ReadEach(paths []string, opts trace.FileOptions) ([]Rank, []error) {
 	out := make([]Rank, len(paths))
 	errs := make([]error, len(paths))
 	workers := opts.Workers
@@ -58,14 +71,11 @@ func ReadTraces(paths []string, opts trace.FileOptions) ([]Rank, error) {
 	}
 	wg.Wait()
 	for i := range out {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
 		if out[i].Rank < 0 {
 			out[i].Rank = i
 		}
 	}
-	return out, nil
+	return out, errs
 }
 
 type progressReader struct {

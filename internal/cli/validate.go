@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"sort"
 	"strings"
 
@@ -113,25 +114,48 @@ func loadValidation(scenario, calibration, step, rules string, inputs []string, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	files, err := trace.ExpandInputs(inputs)
-	if err != nil {
-		return nil, nil, nil, inputErr(err)
+	// As in `trace summary`: files named on the command line must be
+	// traces; a file found in a directory that cannot be read as one (an
+	// execution_details.json) is skipped with a warning unless --strict.
+	var files []string
+	inDir := map[string]bool{}
+	for _, in := range inputs {
+		fs, err := trace.ExpandInputs([]string{in})
+		if err != nil {
+			return nil, nil, nil, inputErr(err)
+		}
+		if st, err := os.Stat(in); err == nil && st.IsDir() {
+			for _, f := range fs {
+				inDir[f] = true
+			}
+		}
+		files = append(files, fs...)
 	}
 	fo := trace.FileOptions{Options: topts, Strict: strict}
 	stop := startProgress(s, files, &fo)
-	ranks, err := validate.ReadTraces(files, fo)
+	all, errs := validate.ReadEach(files, fo)
 	stop()
-	if err != nil {
-		if errors.Is(err, trace.ErrInput) {
-			return nil, nil, nil, inputErr(err)
-		}
-		return nil, nil, nil, err
-	}
+	var ranks []validate.Rank
 	var warns []string
-	for _, rk := range ranks {
-		for _, w := range rk.Result.Warnings {
-			warns = append(warns, rk.File+": "+w)
+	for i, err := range errs {
+		switch {
+		case err == nil && inDir[files[i]] && !strict && len(all[i].Result.Steps) == 0:
+			warns = append(warns, "skipped (no steps, not a profiler trace?): "+files[i])
+		case err == nil:
+			ranks = append(ranks, all[i])
+			for _, w := range all[i].Result.Warnings {
+				warns = append(warns, all[i].File+": "+w)
+			}
+		case inDir[files[i]] && !strict && errors.Is(err, trace.ErrInput):
+			warns = append(warns, "skipped (not a readable trace): "+err.Error())
+		case errors.Is(err, trace.ErrInput):
+			return nil, nil, nil, inputErr(err)
+		default:
+			return nil, nil, nil, err
 		}
+	}
+	if len(ranks) == 0 {
+		return nil, nil, nil, inputErrf("no readable trace in %s: %s", strings.Join(inputs, ", "), strings.Join(warns, "; "))
 	}
 	return sc, ranks, warns, nil
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -86,4 +88,20 @@ func TestValidateTraceBadInput(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(strings.TrimSpace(errOut), "\n")+1, "one line: %q", errOut)
 		})
 	}
+}
+
+// A directory stands for its traces; a JSON file in it that has no steps
+// (vLLM's execution_details.json) is skipped with a warning.
+func TestValidateTraceDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{traceData + "tracelens_vllm_decode_full_graph_execution.json.gz"} {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "execution_details.json"), []byte(`{"file": "x", "batch_size": 32, "mode": "FULL"}`), 0o644))
+	code, out, errOut := runCLI(t, "validate", "trace", dir, "--scenario", gptOssScenario)
+	require.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, errOut, "warning: skipped (")
+	assert.Contains(t, out, "summary  1 steps")
 }
