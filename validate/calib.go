@@ -13,6 +13,7 @@ import (
 	"github.com/moecast/moecast/calib"
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/sim"
 	"github.com/moecast/moecast/trace"
 )
@@ -195,7 +196,8 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 				}
 			}
 			layers := moeOp.Occurrences
-			acc("moe.trace."+x[2]+".uniform", "moe", calib.Keys{Dtype: x[2], Distribution: "uniform", Experts: m.MoE.Experts,
+			quant := kernels.MoEQuant(m.Quant.RoutedExperts) // the name MoE table lookups match
+			acc("moe.trace."+quant+".uniform", "moe", calib.Keys{Dtype: quant, Distribution: "uniform", Experts: m.MoE.Experts,
 				TopK: m.MoE.TopK, Hidden: m.Hidden, Inter: m.MoE.Inter}, "moe_tp", "ep", "tokens", "latency_us").
 				add([]float64{float64(atoi(x[4])), float64(atoi(x[3])), float64(atoi(x[1]))}, moeTime.Us()/layers, id)
 		}

@@ -213,3 +213,47 @@ func TestCompareStepWithoutBatch(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 32, rep.Steps[0].Batch)
 }
+
+// Calibration from the generated TP8 ranks: the all-reduce and all-gather
+// tables (NCCL kernels: impl nccl) and the MoE layer (int4_wo: the name MoE
+// lookups match for Kimi-K2.5's int4-g32 experts).
+func TestCalibrationCollectives(t *testing.T) {
+	dir := t.TempDir()
+	var files []string
+	for r := range 2 {
+		cfg := tracegen.DefaultConfig()
+		cfg.Rank, cfg.Steps, cfg.PythonEvents = r, 2, 10
+		p := filepath.Join(dir, fmt.Sprintf("rank%d.json", r))
+		f, err := os.Create(p)
+		require.NoError(t, err)
+		_, err = tracegen.Write(f, cfg)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		files = append(files, p)
+	}
+	ranks, err := validate.ReadTraces(files, trace.FileOptions{})
+	require.NoError(t, err)
+	sc, err := scenarios.Embedded("kimi-k2.5-rtx-pro-6000-pcie-tp8")
+	require.NoError(t, err)
+	sm, err := sc.Sim()
+	require.NoError(t, err)
+	rep, err := validate.Compare(sm, &sc.Config, ranks, validate.Options{Context: 2048})
+	require.NoError(t, err)
+	f, err := validate.Calibration(&sc.Config, rep, validate.FromTraceOptions{Date: "2026-12-01", Command: "test"})
+	require.NoError(t, err)
+	byName := map[string][][]float64{}
+	for _, tb := range f.Tables {
+		byName[tb.Name] = tb.Rows
+	}
+	require.Contains(t, byName, "allreduce.trace.nccl")
+	require.Contains(t, byName, "allgather.trace.nccl")
+	require.Contains(t, byName, "moe.trace.int4_wo.uniform")
+	ar := byName["allreduce.trace.nccl"]
+	require.Len(t, ar, 1, "one point: every step and rank at the same size, averaged")
+	assert.Equal(t, 8.0, ar[0][0], "ranks")
+	// 32 tokens x hidden 7168 x bf16, as the op's shape prints it (4 digits)
+	assert.InDelta(t, 32*7168*2, ar[0][1], 0.001*32*7168*2)
+	assert.Equal(t, "rtx-pro-6000-server", f.Provenance.GPU)
+	assert.Equal(t, 8, f.Provenance.GPUCount)
+	assert.NotEmpty(t, f.Provenance.Fabric)
+}
