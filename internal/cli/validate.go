@@ -440,7 +440,7 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 		}
 		fmt.Fprintln(w, "  ops, largest absolute miss first (count: kernels per step; time: mean per occurrence)")
 		ot := &table{Columns: []column{{Name: "op"}, {Name: "category"}, {Name: "count"}, {Name: "predicted", Text: "%g"},
-			{Name: "measured us", Text: "%.2f"}, {Name: "predicted us", Text: "%.2f"}, {Name: "miss ms", Text: "%+.3f"},
+			{Name: "measured us", Text: "%.2f"}, {Name: "predicted us", Text: "%.2f"}, {Name: "pred-meas ms", Text: "%+.3f"},
 			{Name: "source", Left: true}}}
 		for _, o := range st.Ops {
 			ot.add(shortName(o.Op, 60), o.Category.String(), o.Count, math.Round(o.PredictedCount*100)/100, o.Measured.Us(), o.Predicted.Us(),
