@@ -44,10 +44,10 @@ var allowed = map[string][]string{
 	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "serve", "calib",
 		"github.com/BurntSushi/toml"},
 	"internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",
-		"comm", "sim", "serve", "calib", "trace", "report", "scenarios", "internal/cuda", "kernels/gpu", "github.com/spf13/cobra"},
+		"comm", "sim", "serve", "calib", "trace", "report", "scenarios", "validate", "internal/cuda", "kernels/gpu", "github.com/spf13/cobra"},
 	"report":      {"internal/unit", "internal/cost", "trace", "sim"},
 	"cmd/moecast": {"internal/cli"},
-	"validate":    {"serve"},
+	"validate":    {"internal/unit", "internal/cost", "model", "kernels", "sim", "serve", "trace", "calib"},
 }
 
 func TestImportDirection(t *testing.T) {

@@ -1,9 +1,18 @@
 // Package validate holds moecast's predictions against measurements taken on
-// a real box: `vllm bench serve` and SGLang `bench_serving` result files
-// (bench.go) against the serving simulation, and torch.profiler traces
-// against the step model.
+// a real box: torch.profiler traces against the step model (trace.go: each
+// decode step compared per category and op by op, the kernels mapped to the
+// model's ops; read.go: the traces read once, with each rank's collective
+// kernels for their spread across ranks), calibration tables derived from
+// a trace's op-level kernel times (calib.go, the calibration file format of
+// package calib), and `vllm bench serve` and SGLang `bench_serving` result
+// files (bench.go) for the serving simulation.
 //
 // Measurements are only compared, never fitted: a miss is reported with
 // its size and, where the prediction says where a number came from, with
-// that source, so that the user can see which part to fix.
+// that source, so that the user can see which part to fix. Calibration
+// tables are made of op-level kernel times, never of step times.
+//
+// Units: spans are unit.Seconds, trace instants trace.Time; JSON and text
+// name their unit (ms, us). docs/validate.md describes the mapping, the
+// outputs and the shipped example.
 package validate

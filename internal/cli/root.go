@@ -137,6 +137,7 @@ traces from vLLM and SGLang by the same categories.`,
 		newTraceCmd(s),
 		newCalibCmd(s),
 		newGPUCmd(s),
+		newValidateCmd(s),
 	)
 	return root
 }

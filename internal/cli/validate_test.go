@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const gptOssScenario = "../../validate/testdata/gpt-oss-20b-mi300x-tp1.toml"
+
+// The vLLM FULL-graph decode trace of gpt-oss-20b on MI300X against the
+// roofline: text, reviewed in the golden.
+func TestValidateTraceText(t *testing.T) {
+	code, out, errOut := runCLI(t, "validate", "trace", traceData+"tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", gptOssScenario)
+	require.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "batch 32  context 1721")
+	assert.Contains(t, out, "worst category moe")
+	golden(t, "validate_trace_vllm_gptoss.txt", out)
+}
+
+// The JSON contract of issue 11: exactly these keys at each level (ops'
+// fields as listed; steps and summary may carry more).
+func TestValidateTraceJSONContract(t *testing.T) {
+	code, out, errOut := runCLI(t, "validate", "trace", "--format", "json", "--context", "2048",
+		traceData+"tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", gptOssScenario)
+	require.Equal(t, ExitOK, code, errOut)
+	var top map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(out), &top))
+	for _, k := range []string{"scenario", "trace", "steps", "summary"} {
+		assert.Contains(t, top, k)
+	}
+	var steps []map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(top["steps"], &steps))
+	require.Len(t, steps, 1)
+	for _, k := range []string{"rank", "index", "batch", "measured_ms", "predicted_ms", "error_pct", "categories", "ops"} {
+		assert.Contains(t, steps[0], k)
+	}
+	assert.JSONEq(t, "2048", string(steps[0]["context"]))
+	var cats map[string]map[string]float64
+	require.NoError(t, json.Unmarshal(steps[0]["categories"], &cats))
+	assert.Contains(t, cats["moe"], "measured_ms")
+	assert.Contains(t, cats["moe"], "predicted_ms")
+	var ops []map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(steps[0]["ops"], &ops))
+	require.NotEmpty(t, ops)
+	assert.Equal(t, []string{"category", "count", "measured_us", "op", "predicted_count", "predicted_us", "source"}, traceKeys(ops[0]))
+	var sum map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(top["summary"], &sum))
+	assert.Contains(t, sum, "median_error_pct")
+	assert.JSONEq(t, `"moe"`, string(sum["worst_category"]))
+}
+
+func TestValidateTraceCSV(t *testing.T) {
+	code, out, errOut := runCLI(t, "validate", "trace", "--format", "csv", traceData+"tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", gptOssScenario)
+	require.Equal(t, ExitOK, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	assert.Equal(t, "file,rank,index,batch,kind,name,category,count,predicted_count,measured_us,predicted_us,measured_ms,predicted_ms,source", lines[0])
+	assert.Contains(t, out, ",op,lm_head,gemm,1,1,")
+}
+
+// Bad input: one line naming the file and what is wrong, exit 2.
+func TestValidateTraceBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"another model", []string{traceData + "tracelens_sglang_Qwen3-8B_decode.json.gz", "--scenario", gptOssScenario},
+			"tracelens_sglang_Qwen3-8B_decode.json.gz: the scenario's model"},
+		{"layer count", []string{traceData + "tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", "gpt-oss-120b-h200-tp1"},
+			"has 36 layers (36 MoE) but the step's longest per-layer kernel"},
+		{"no decode step", []string{traceData + "tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz", "--scenario", gptOssScenario},
+			"no decode step found"},
+		{"no scenario", []string{traceData + "tracelens_vllm_decode_full_graph_execution.json.gz"}, "--scenario: required"},
+		{"missing file", []string{"nonexistent.json.gz", "--scenario", gptOssScenario}, "nonexistent.json.gz"},
+		{"not a trace", []string{"../../validate/testdata/gpt-oss-20b_config.json", "--scenario", gptOssScenario}, "gpt-oss-20b_config.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, append([]string{"validate", "trace"}, tc.args...)...)
+			assert.Equal(t, ExitInput, code, "stdout %s stderr %s", out, errOut)
+			assert.Empty(t, out)
+			assert.Contains(t, errOut, tc.want)
+			assert.Equal(t, 1, strings.Count(strings.TrimSpace(errOut), "\n")+1, "one line: %q", errOut)
+		})
+	}
+}
+
+// A directory stands for its traces; a JSON file in it that has no steps
+// (vLLM's execution_details.json) is skipped with a warning.
+func TestValidateTraceDirectory(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{traceData + "tracelens_vllm_decode_full_graph_execution.json.gz"} {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(f)), data, 0o644))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "execution_details.json"), []byte(`{"file": "x", "batch_size": 32, "mode": "FULL"}`), 0o644))
+	code, out, errOut := runCLI(t, "validate", "trace", dir, "--scenario", gptOssScenario)
+	require.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, errOut, "warning: skipped (")
+	assert.Contains(t, out, "summary  1 steps")
+}

@@ -1,0 +1,305 @@
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/moecast/moecast/calib"
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
+	"github.com/moecast/moecast/sim"
+	"github.com/moecast/moecast/trace"
+)
+
+// This file derives calibration tables (docs/calibration.md, schema 1) from
+// the kernels of a trace's decode steps, as Compare mapped them to the
+// model's ops: op-level measurements the user already has, never the step
+// time (the step is what the tables are then checked against).
+//
+//   - gemm: each GEMM op that got kernels of its own (not pooled) gives a
+//     row n, k, m at the op's per-rank shape, latency = the mean time per
+//     occurrence of its kernels;
+//   - moe: the MoE layer at its token count, latency = the step's MoE
+//     kernel time (expert GEMMs, routing, glue) per MoE layer, as the
+//     perf database's fused-MoE layer points measure the whole layer;
+//     distribution "uniform" (the sim's routing model; a served step's
+//     routing is the model's own, not a benchmark's);
+//   - gqa: attention per layer at the step's batch and context (the
+//     context the comparison used), heads and KV heads per GPU;
+//   - allreduce, allgather, reducescatter: the mean time per occurrence at
+//     the op's ranks and message bytes (including any wait for the slowest
+//     rank, which is what a step sees), impl "nccl" for NCCL kernels, else
+//     the serving engine's name with mode graph or eager.
+//
+// The same point measured in several steps or ranks is averaged. MLA
+// modules, all-to-all and elementwise kernels get no table (schema 1 has
+// none for elementwise; the MLA module's projections and attention are
+// split over several trace kernels that this mapping does not reassemble).
+
+// FromTraceOptions configure Calibration.
+type FromTraceOptions struct {
+	// Date (YYYY-MM-DD) is used when no trace records its base time
+	// (baseTimeNanoseconds).
+	Date string
+	// Command is the command line, for the provenance.
+	Command string
+	// Metas are the traces' top-level fields, by file (engine version,
+	// deviceProperties, base time); a missing file is allowed.
+	// Calibration adds those of the report's ranks that carry their Meta.
+	Metas map[string]*trace.Meta
+}
+
+var (
+	reGEMMShape = regexp.MustCompile(`^M=(\d+) N=(\d+) K=(\d+) (\S+)$`)
+	reMoEShape  = regexp.MustCompile(`^tokens=(\d+) .* (\S+) ep=(\d+) moe_tp=(\d+)$`)
+	reGQAShape  = regexp.MustCompile(`^batch=(\d+) ctx=(\d+) q_heads=(\d+) \(x(\d+) queries\) kv_heads=(\d+) dim=(\d+) kv=([a-z0-9_]+)`)
+	reCollShape = regexp.MustCompile(`^(\d+) ranks, (\S+)$`)
+)
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// point accumulates the measurements of one table row.
+type point struct {
+	axes  []float64
+	sum   float64 // latency_us
+	n     int
+	steps []string
+}
+
+type tableAcc struct {
+	t      calib.Table
+	points map[string]*point
+	order  []string
+}
+
+func (a *tableAcc) add(axes []float64, us float64, step string) {
+	key := fmt.Sprint(axes)
+	p := a.points[key]
+	if p == nil {
+		p = &point{axes: axes}
+		a.points[key] = p
+		a.order = append(a.order, key)
+	}
+	p.sum += us
+	p.n++
+	if !contains(p.steps, step) {
+		p.steps = append(p.steps, step)
+	}
+}
+
+// Calibration builds a calibration file from the comparison's steps. It
+// fails when no step gave a row.
+func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.File, error) {
+	accs := map[string]*tableAcc{}
+	var names []string
+	acc := func(name, op string, keys calib.Keys, cols ...string) *tableAcc {
+		a := accs[name]
+		if a == nil {
+			a = &tableAcc{t: calib.Table{Name: name, Op: op, Keys: keys, Columns: cols}, points: map[string]*point{}}
+			accs[name] = a
+			names = append(names, name)
+		}
+		return a
+	}
+	m := cfg.Model
+	engine := ""
+	var stepsUsed []string
+	for i := range rep.Steps {
+		st := &rep.Steps[i]
+		if engine == "" {
+			engine = engineOf(st.Label, opts.Metas[st.File])
+		}
+		id := fmt.Sprintf("%s#%d", st.File, st.Index)
+		stepsUsed = append(stepsUsed, fmt.Sprintf("%s step %d %q (batch %d, context %d)", st.File, st.Index, st.Label, st.Batch, st.Context))
+		var moeTime unit.Seconds
+		var moeOp *OpCompare
+		for j := range st.Ops {
+			o := &st.Ops[j]
+			if o.Count == 0 || o.Occurrences <= 0 {
+				continue
+			}
+			per := float64(o.MeasuredTotal.Us()) / o.Occurrences
+			switch {
+			case o.Category == cost.GEMM && len(o.Shapes) == 1:
+				g := reGEMMShape.FindStringSubmatch(o.Shapes[0])
+				if g == nil {
+					continue
+				}
+				// per occurrence of the op (its measured occurrences)
+				acc("gemm.trace."+g[4], "gemm", calib.Keys{Dtype: g[4]}, "n", "k", "m", "latency_us").
+					add([]float64{float64(atoi(g[2])), float64(atoi(g[3])), float64(atoi(g[1]))}, o.Measured.Us(), id)
+			case o.Category == cost.MoE:
+				moeTime += o.MeasuredTotal
+				for _, sh := range o.Shapes {
+					if reMoEShape.MatchString(sh) {
+						moeOp = o
+					}
+				}
+			case o.Category == cost.Attention:
+				var g []string
+				same := true
+				for _, sh := range o.Shapes {
+					x := reGQAShape.FindStringSubmatch(sh)
+					if x == nil || (g != nil && x[0] != g[0]) {
+						same = false
+						break
+					}
+					g = x
+				}
+				if !same || g == nil {
+					continue
+				}
+				heads := atoi(g[3]) * atoi(g[4])
+				acc("gqa.trace."+g[7]+".d"+g[6], "gqa", calib.Keys{KVDtype: g[7], HeadDim: atoi(g[6])},
+					"heads", "kv_heads", "batch", "kv_len", "latency_us").
+					add([]float64{float64(heads), float64(atoi(g[5])), float64(atoi(g[1])), float64(atoi(g[2]))}, per, id)
+			case o.Category == cost.AllReduce || o.Category == cost.AllGather || o.Category == cost.ReduceScatter:
+				var c []string
+				same := true
+				for _, sh := range o.Shapes {
+					x := reCollShape.FindStringSubmatch(sh)
+					if x == nil || (c != nil && x[0] != c[0]) {
+						same = false
+						break
+					}
+					c = x
+				}
+				if !same || c == nil {
+					continue
+				}
+				b, err := unit.ParseBytes(c[2])
+				if err != nil || b <= 0 {
+					continue
+				}
+				impl, mode := collectiveImpl(st, o, engine, cfg.Graphs)
+				op := strings.ReplaceAll(o.Category.String(), "_", "")
+				name := op + ".trace." + impl
+				if mode != "" {
+					name += "." + mode
+				}
+				acc(name, op, calib.Keys{Impl: impl, Mode: mode}, "ranks", "bytes", "latency_us").
+					add([]float64{float64(atoi(c[1])), math.Round(float64(b))}, o.Measured.Us(), id)
+			}
+		}
+		if moeOp != nil && m.MoE.Experts > 0 {
+			var x []string
+			for _, sh := range moeOp.Shapes {
+				if x = reMoEShape.FindStringSubmatch(sh); x != nil {
+					break
+				}
+			}
+			layers := moeOp.Occurrences
+			quant := kernels.MoEQuant(m.Quant.RoutedExperts) // the name MoE table lookups match
+			acc("moe.trace."+quant+".uniform", "moe", calib.Keys{Dtype: quant, Distribution: "uniform", Experts: m.MoE.Experts,
+				TopK: m.MoE.TopK, Hidden: m.Hidden, Inter: m.MoE.Inter}, "moe_tp", "ep", "tokens", "latency_us").
+				add([]float64{float64(atoi(x[4])), float64(atoi(x[3])), float64(atoi(x[1]))}, moeTime.Us()/layers, id)
+		}
+	}
+	if len(names) == 0 {
+		return nil, errors.New("no calibration row: no GEMM, MoE, attention or collective op of the model was found in the trace's decode steps")
+	}
+	f := &calib.File{Schema: calib.Schema, Provenance: provenance(cfg, rep, engine, stepsUsed, opts)}
+	sort.Strings(names)
+	for _, n := range names {
+		a := accs[n]
+		for _, k := range a.order {
+			p := a.points[k]
+			a.t.Rows = append(a.t.Rows, append(append([]float64{}, p.axes...), math.Round(p.sum/float64(p.n)*1e6)/1e6))
+		}
+		sort.SliceStable(a.t.Rows, func(i, j int) bool {
+			for c := range a.t.Rows[i] {
+				if a.t.Rows[i][c] != a.t.Rows[j][c] {
+					return a.t.Rows[i][c] < a.t.Rows[j][c]
+				}
+			}
+			return false
+		})
+		f.Tables = append(f.Tables, a.t)
+	}
+	return f, nil
+}
+
+// collectiveImpl is the table impl (and mode) of a collective op's
+// kernels: "nccl" when NCCL kernels ran it, else the engine's own
+// all-reduce measured as the engine runs it.
+func collectiveImpl(st *Step, o *OpCompare, engine string, graphs bool) (impl, mode string) {
+	for _, k := range o.Kernels {
+		if strings.HasPrefix(k, "nccl") {
+			return "nccl", ""
+		}
+	}
+	impl = engine
+	if impl != "sglang" {
+		impl = "vllm"
+	}
+	mode = "eager"
+	if graphs {
+		mode = "graph"
+	}
+	return impl, mode
+}
+
+// engineOf names the serving engine from a step annotation or the trace's
+// metadata: "vllm", "sglang" or "".
+func engineOf(label string, m *trace.Meta) string {
+	switch {
+	case m != nil && m.VLLMVersion != "":
+		return "vllm"
+	case strings.HasPrefix(label, "execute_") || strings.Contains(label, "gpu_model_runner"):
+		return "vllm"
+	case strings.HasPrefix(label, "step["):
+		return "sglang"
+	}
+	return ""
+}
+
+func provenance(cfg *sim.Config, rep *Report, engine string, steps []string, opts FromTraceOptions) calib.Provenance {
+	fabric := cfg.Fabric.Name
+	if cfg.GPUs <= 1 {
+		fabric = "" // one GPU runs no collective: no fabric was measured
+	}
+	p := calib.Provenance{GPU: cfg.GPU.Name, GPUCount: cfg.GPUs, Fabric: fabric, Engine: engine,
+		Command: opts.Command, Date: opts.Date, Launch: "eager", Cache: "unknown",
+		Method: "kernel times of served decode steps in a torch.profiler trace (moecast validate's kernel-to-op mapping): " +
+			"mean time per occurrence of the kernels mapped to each op; MoE: the step's MoE kernel time per MoE layer; " +
+			"collectives include any wait for the slowest rank; cache as in serving",
+		Source: "torch.profiler trace " + strings.Join(rep.Files, ", ") + "; steps: " + strings.Join(steps, "; ")}
+	if cfg.Graphs {
+		p.Launch = "cuda-graph"
+	}
+	fromTrace := false // the date is the trace's base time
+	for _, f := range rep.Files {
+		m := opts.Metas[f]
+		if m == nil {
+			continue
+		}
+		if len(m.DeviceProperties) > 0 && p.GPULabel == "" {
+			p.GPULabel = m.DeviceProperties[0].Name
+		}
+		if m.VLLMVersion != "" && p.EngineVersion == "" {
+			p.EngineVersion = m.VLLMVersion
+		}
+		if p.CUDA == "" {
+			switch {
+			case m.CUDARuntimeVersion != "":
+				p.CUDA = "CUDA runtime " + m.CUDARuntimeVersion.String()
+			case m.HIPRuntimeVersion != "":
+				p.CUDA = "HIP runtime " + m.HIPRuntimeVersion.String()
+			}
+		}
+		if m.BaseTimeNanoseconds > 0 && !fromTrace {
+			p.Date, fromTrace = time.Unix(0, m.BaseTimeNanoseconds).UTC().Format("2006-01-02"), true
+		}
+	}
+	if p.Date == "" {
+		p.Date = "unknown"
+	}
+	return p
+}

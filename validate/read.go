@@ -1,0 +1,257 @@
+package validate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/trace"
+)
+
+// CollectiveKernel is one collective kernel of a rank: its category and
+// its span on the GPU.
+type CollectiveKernel struct {
+	Category cost.Category
+	Start    trace.Time
+	Dur      unit.Seconds
+}
+
+// maxBadEvents bounds the warnings about skipped events per file.
+const maxBadEvents = 5
+
+var reRank = regexp.MustCompile(`(?i)(?:rank[_-]?|-TP-)(\d+)`)
+
+// ReadTraces reads and analyzes the trace files concurrently, as
+// trace.AnalyzeFiles does (the same reader, analyzer, warnings and --strict
+// errors), and in the same pass keeps each rank's top-level fields and the
+// start and duration of its collective kernels, for the start-time spread
+// of each collective across ranks. Ranks come from distributedInfo, else a
+// rank number in the file name, else the file's position. The first
+// error is returned; ReadEach gives every file's.
+func ReadTraces(paths []string, opts trace.FileOptions) ([]Rank, error) {
+	ranks, errs := ReadEach(paths, opts)
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return ranks, nil
+}
+
+// ReadEach is ReadTraces with one error per file (nil when it was read;
+// the Rank then has its Result). Errors wrap trace.ErrInput when the input
+// is at fault.
+func ReadEach(paths []string, opts trace.FileOptions) ([]Rank, []error) {
+	out := make([]Rank, len(paths))
+	errs := make([]error, len(paths))
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = 2 * runtime.GOMAXPROCS(0)
+	}
+	sem := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	for i, p := range paths {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			out[i], errs[i] = readTrace(p, opts)
+		}()
+	}
+	wg.Wait()
+	for i := range out {
+		if out[i].Rank < 0 {
+			out[i].Rank = i
+		}
+	}
+	return out, errs
+}
+
+type progressReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (p progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	p.n.Add(int64(n))
+	return n, err
+}
+
+func readTrace(path string, opts trace.FileOptions) (Rank, error) {
+	rk := Rank{File: path, Rank: -1}
+	f, err := os.Open(path)
+	if err != nil {
+		return rk, fmt.Errorf("%w: %w", trace.ErrInput, err)
+	}
+	defer f.Close()
+	var in io.Reader = f
+	if opts.Progress != nil {
+		in = progressReader{f, opts.Progress}
+	}
+	r, err := trace.NewReader(in)
+	if err != nil {
+		return rk, fmt.Errorf("%w: %s: %w", trace.ErrInput, path, err)
+	}
+	defer r.Close()
+	an := trace.NewAnalyzer(opts.Options)
+	cl := trace.NewClassifier(opts.Rules)
+	var ev trace.Event
+	var warns []string
+	bad, events := 0, 0
+	for {
+		err := r.Next(&ev)
+		if err == nil {
+			events++
+			an.Add(&ev)
+			if ev.Cat == trace.CatKernel && ev.Ph == trace.PhaseComplete {
+				if c := cl.Classify(ev.Name).Category; c.IsCollective() {
+					rk.Collectives = append(rk.Collectives, CollectiveKernel{c, ev.TS, ev.Dur})
+				}
+			}
+			continue
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		var te *trace.Error
+		if errors.As(err, &te) && !te.Fatal {
+			if opts.Strict {
+				return rk, fmt.Errorf("%w: %s: %w", trace.ErrInput, path, err)
+			}
+			bad++
+			if bad <= maxBadEvents {
+				warns = append(warns, fmt.Sprintf("skipped a malformed event (%s)", err))
+			}
+			continue
+		}
+		if opts.Strict || events == 0 {
+			return rk, fmt.Errorf("%w: %s: %w", trace.ErrInput, path, err)
+		}
+		warns = append(warns, fmt.Sprintf("partly broken trace, steps read before the fault are kept: %s", err))
+		break
+	}
+	if bad > maxBadEvents {
+		warns = append(warns, fmt.Sprintf("skipped %d malformed events in all", bad))
+	}
+	res := an.Finish()
+	if opts.Strict && res.FarKernels > 0 {
+		return rk, fmt.Errorf("%w: %s: %d kernel events start far from their launch, a time outside the trace's span (the first at byte %d)", trace.ErrInput, path, res.FarKernels, res.FarOffset)
+	}
+	if opts.Strict && res.StepUnmatched {
+		return rk, fmt.Errorf("%w: %s: --step %q matches no step annotation (without --strict, steps come from %s)", trace.ErrInput, path, opts.Step, res.Source)
+	}
+	res.Warnings = append(warns, res.Warnings...)
+	rk.Result, rk.Meta = res, r.Meta()
+	if m := rk.Meta; m.Distributed != nil {
+		rk.Rank = m.Distributed.Rank
+	} else if sub := reRank.FindAllStringSubmatch(filepath.Base(path), -1); sub != nil {
+		if n, err := strconv.Atoi(sub[len(sub)-1][1]); err == nil {
+			rk.Rank = n
+		}
+	}
+	sort.SliceStable(rk.Collectives, func(i, j int) bool { return rk.Collectives[i].Start < rk.Collectives[j].Start })
+	return rk, nil
+}
+
+// Spread is one collective category across ranks: its kernels paired by
+// their order on each rank (the n-th all-reduce of every rank is one
+// collective), and per collective the spread of the start times (latest
+// start - earliest), the transfer time (the shortest rank's duration:
+// the rank that arrived last waits for nobody) and each rank's wait (its
+// duration less the transfer). Medians over the collectives; TotalWait is
+// the summed mean wait over ranks. Start times compare across ranks only
+// when the ranks share a clock (one host); so do Kineto's traces of one
+// node.
+type Spread struct {
+	Category     cost.Category
+	Ranks        int
+	Collectives  int // paired collectives (the fewest any rank ran)
+	Unpaired     int // kernels beyond that on the ranks that ran more
+	StartSpread  unit.Seconds
+	Transfer     unit.Seconds
+	MaxWait      unit.Seconds
+	MeanWait     unit.Seconds
+	TotalWait    unit.Seconds // summed over collectives of the mean wait over ranks
+	TotalTime    unit.Seconds // summed over collectives of the mean duration over ranks
+	LastRank     int          // the rank that most often started last (the one the others wait for)
+	LastRankRuns int          // how many of the collectives it started last
+}
+
+// Spreads computes the start-time spread of each collective category over
+// the ranks. It needs two ranks or more.
+func Spreads(ranks []Rank) []Spread {
+	if len(ranks) < 2 {
+		return nil
+	}
+	var out []Spread
+	for c := range cost.NumCategories {
+		if !c.IsCollective() {
+			continue
+		}
+		lists := make([][]CollectiveKernel, len(ranks))
+		n, total := -1, 0
+		for i, rk := range ranks {
+			for _, k := range rk.Collectives {
+				if k.Category == c {
+					lists[i] = append(lists[i], k)
+				}
+			}
+			total += len(lists[i])
+			if n < 0 || len(lists[i]) < n {
+				n = len(lists[i])
+			}
+		}
+		if n <= 0 {
+			continue
+		}
+		sp := Spread{Category: c, Ranks: len(ranks), Collectives: n, Unpaired: total - n*len(ranks)}
+		spread, transfer, maxW, meanW := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		last := make([]int, len(ranks))
+		for j := 0; j < n; j++ {
+			first, latest := lists[0][j].Start, lists[0][j].Start
+			minD, maxD, sum := lists[0][j].Dur, lists[0][j].Dur, unit.Seconds(0)
+			li := 0
+			for i := range ranks {
+				k := lists[i][j]
+				if k.Start < first {
+					first = k.Start
+				}
+				if k.Start > latest {
+					latest, li = k.Start, i
+				}
+				minD, maxD = min(minD, k.Dur), max(maxD, k.Dur)
+				sum += k.Dur
+			}
+			last[li]++
+			mean := sum / unit.Seconds(len(ranks))
+			spread[j], transfer[j] = float64(latest.Sub(first)), float64(minD)
+			maxW[j], meanW[j] = float64(maxD-minD), float64(mean-minD)
+			sp.TotalWait += mean - minD
+			sp.TotalTime += mean
+		}
+		for i, v := range last {
+			if v > sp.LastRankRuns {
+				sp.LastRank, sp.LastRankRuns = ranks[i].Rank, v
+			}
+		}
+		med := func(x []float64) unit.Seconds {
+			sort.Float64s(x)
+			return unit.Seconds(trace.Quantile(x, 0.5))
+		}
+		sp.StartSpread, sp.Transfer, sp.MaxWait, sp.MeanWait = med(spread), med(transfer), med(maxW), med(meanW)
+		out = append(out, sp)
+	}
+	return out
+}
