@@ -109,6 +109,7 @@ traces from vLLM and SGLang by the same categories.`,
 	})
 	root.AddCommand(
 		newPredictCmd(s),
+		newPlanCmd(s),
 		newModelsCmd(s),
 		newModelCmd(s),
 		newGPUsCmd(s),
