@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 		"github.com/BurntSushi/toml"},
 	"internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",
 		"comm", "sim", "plan", "calib", "trace", "report", "scenarios", "github.com/spf13/cobra"},
-	"report":      {"internal/unit", "internal/cost", "trace", "sim"},
+	"report":      {"internal/unit", "internal/cost", "trace", "sim", "gonum.org/v1/plot"},
 	"cmd/moecast": {"internal/cli"},
 	"validate":    {},
 }

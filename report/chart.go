@@ -221,7 +221,6 @@ func (c *StackedBars) plot() (*plot.Plot, error) {
 		p.Legend.Add(s.Name, b)
 	}
 	p.NominalX(c.Labels...)
-	p.Legend.Top = true
 	return p, nil
 }
 
@@ -315,7 +314,6 @@ func newPlot(title string, x, y Axis) *plot.Plot {
 		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top, p.Legend.Left = true, false
 	return p
 }
 
@@ -336,8 +334,21 @@ func SVG(c Chart) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	canvas := vgsvg.New(chartWidth, chartHeight)
-	p.Draw(draw.New(canvas))
+	// The legend goes under the plot, never over the data.
+	leg := p.Legend
+	p.Legend = plot.NewLegend()
+	leg.Left, leg.Top = true, true
+	r := leg.Rectangle(draw.Canvas{})
+	legH := r.Max.Y - r.Min.Y
+	if legH > 0 {
+		legH += vg.Points(8)
+	}
+	canvas := vgsvg.New(chartWidth, chartHeight+legH)
+	dc := draw.New(canvas)
+	p.Draw(draw.Crop(dc, 0, 0, legH, 0))
+	if legH > 0 {
+		leg.Draw(draw.Crop(dc, vg.Points(36), 0, 0, -chartHeight-vg.Points(4)))
+	}
 	var b bytes.Buffer
 	if _, err := canvas.WriteTo(&b); err != nil {
 		return nil, err

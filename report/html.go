@@ -143,6 +143,7 @@ dl.header dd { margin: 0; font-family: ui-monospace, "Liberation Mono", monospac
 .warnings li { margin: 0.2em 0; }
 figure { margin: 1em 0; }
 figure svg { width: 100%; max-width: 46em; height: auto; display: block; }
+.tablewrap { overflow-x: auto; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }
 caption { text-align: left; font-style: italic; padding-bottom: 0.3em; }
 th, td { border: 1px solid #ddd; padding: 0.2em 0.5em; }
@@ -180,7 +181,7 @@ p.text { max-width: 50em; }
 </figure>
 {{- end}}
 {{- range .Tables}}
-<table>
+<div class="tablewrap"><table>
 {{- if .Caption}}
 <caption>{{.Caption}}</caption>
 {{- end}}
@@ -191,7 +192,7 @@ p.text { max-width: 50em; }
 <tr>{{range $i, $c := .}}<td{{if index $num $i}} class="num"{{end}}>{{$c}}</td>{{end}}</tr>
 {{- end}}
 </tbody>
-</table>
+</table></div>
 {{- end}}
 </section>
 {{- end}}

@@ -317,3 +317,18 @@ func (s *Scenario) Workload(overrides []Override) (batches []int, context int, e
 	}
 	return batches, context, nil
 }
+
+// CheckOverride reports whether o names a scenario key and its value has
+// the key's type (an integer for parallel.tp, a number or an array of
+// numbers for speculative.acceptance, ...); whether the value is valid for
+// the scenario is for ParseWith to say.
+func CheckOverride(o Override) error {
+	t, err := fieldType(o.Key)
+	if err != nil {
+		return err
+	}
+	if err := setValue(reflect.New(t).Elem(), strings.TrimSpace(o.Value)); err != nil {
+		return fmt.Errorf("--set %s: %w", o, err)
+	}
+	return nil
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/moecast/moecast/internal/atomicfile"
@@ -189,4 +191,120 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// page is sweep's HTML report: step time and tokens/s per user against
+// the first numeric swept key (or the batch), one series per combination
+// of the other keys; the full table under it.
+func (sw *swept) page() *report.Page {
+	pg := &report.Page{Title: "moecast sweep: " + sw.base.Name, Header: scenarioHeader(sw.base), Warnings: sw.warnings}
+	var axes []string
+	for _, a := range sw.res.Axes {
+		axes = append(axes, a.Name+" = "+strings.Join(a.Values, ", "))
+	}
+	pg.Header[0].Label = "base scenario"
+	pg.Header = append(pg.Header, report.Field{Label: "swept", Value: strings.Join(axes, "; ")},
+		report.Field{Label: "combinations", Value: fmt.Sprintf("%d run, %d skipped", len(sw.res.Points), len(sw.res.Skipped))})
+	xname, step, user := sw.charts()
+	pg.Sections = []report.Section{
+		{Title: "Step time against " + xname, Text: "One line per combination of the other swept keys; the band is the step's interval.", Chart: step},
+		{Title: "Tokens/s per user against " + xname, Chart: user},
+		{Title: "All points", Tables: []report.Titled{{Caption: "sweep --format csv", Table: (*report.Table)(sw.table(true))}}},
+	}
+	if lines := sw.skipLines(); len(lines) > 0 {
+		t := &report.Table{Columns: []report.Column{{Name: "skipped"}, {Name: "reason"}}}
+		for _, r := range sw.res.Reasons {
+			t.Add(r.Count, r.Reason)
+		}
+		pg.Sections = append(pg.Sections, report.Section{Title: "Skipped combinations", Tables: []report.Titled{{Table: t}}})
+	}
+	return pg
+}
+
+// charts builds the sweep's two line charts over the x key.
+func (sw *swept) charts() (string, report.Chart, report.Chart) {
+	xAxis := -1 // index of the swept key plotted on x; -1: batch
+	for i, a := range sw.res.Axes {
+		numeric := true
+		for _, v := range a.Values {
+			if _, err := strconv.ParseFloat(v, 64); err != nil {
+				numeric = false
+			}
+		}
+		if numeric && a.Name != "workload.batch" {
+			xAxis = i
+			break
+		}
+	}
+	xname := "batch"
+	if xAxis >= 0 {
+		xname = sw.res.Axes[xAxis].Name
+	}
+	var order []string
+	steps, users := map[string]*report.Series{}, map[string]*report.Series{}
+	for _, p := range sw.res.Points {
+		set := sw.res.Settings(p.Index)
+		for _, s := range p.Value.steps {
+			var parts []string
+			x := float64(s.batch)
+			for i, st := range set {
+				if i == xAxis {
+					x, _ = strconv.ParseFloat(st.Value, 64)
+					continue
+				}
+				parts = append(parts, st.Name+"="+st.Value)
+			}
+			if xAxis >= 0 {
+				parts = append(parts, fmt.Sprintf("batch=%d", s.batch))
+			}
+			name := strings.Join(parts, " ")
+			if name == "" {
+				name = "all"
+			}
+			if steps[name] == nil {
+				order = append(order, name)
+				steps[name], users[name] = &report.Series{Name: name}, &report.Series{Name: name}
+			}
+			st, us := steps[name], users[name]
+			lo, hi := s.loMs, s.hiMs
+			if lo == 0 && hi == 0 {
+				lo, hi = s.stepMs, s.stepMs
+			}
+			st.X, st.Y, st.Lo, st.Hi = append(st.X, x), append(st.Y, s.stepMs), append(st.Lo, lo), append(st.Hi, hi)
+			us.X, us.Y = append(us.X, x), append(us.Y, s.perUser)
+		}
+	}
+	const maxSeries = 12 // more lines than this are unreadable; the table has them all
+	if len(order) > maxSeries {
+		order = order[:maxSeries]
+	}
+	unit := ""
+	if xAxis < 0 {
+		unit = "sequences"
+	}
+	xa := report.Axis{Label: xname, Unit: unit}
+	step := &report.LineChart{Title: "Decode step time", X: xa, Y: report.Axis{Label: "step time", Unit: "ms"}}
+	user := &report.LineChart{Title: "Tokens/s per user", X: xa, Y: report.Axis{Label: "speed per user", Unit: "tokens/s"}}
+	for _, n := range order {
+		step.Series = append(step.Series, sortedSeries(*steps[n]))
+		user.Series = append(user.Series, sortedSeries(*users[n]))
+	}
+	return xname, step, user
+}
+
+// sortedSeries orders a series by x.
+func sortedSeries(s report.Series) report.Series {
+	idx := make([]int, len(s.X))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return s.X[idx[a]] < s.X[idx[b]] })
+	out := report.Series{Name: s.Name, NoMarkers: s.NoMarkers}
+	for _, i := range idx {
+		out.X, out.Y = append(out.X, s.X[i]), append(out.Y, s.Y[i])
+		if len(s.Lo) > 0 {
+			out.Lo, out.Hi = append(out.Lo, s.Lo[i]), append(out.Hi, s.Hi[i])
+		}
+	}
+	return out
 }

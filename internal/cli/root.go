@@ -110,6 +110,7 @@ traces from vLLM and SGLang by the same categories.`,
 	root.AddCommand(
 		newPredictCmd(s),
 		newPlanCmd(s),
+		newSweepCmd(s),
 		newModelsCmd(s),
 		newModelCmd(s),
 		newGPUsCmd(s),
