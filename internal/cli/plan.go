@@ -202,6 +202,10 @@ func computePlan(opts *planOptions) (*planned, error) {
 		return nil, inputErr(err)
 	}
 	pl := &planned{sc: sc, plan: p, space: space, res: res, slo: o.SLO}
+	if pl.priced() == 0 {
+		return nil, inputErrf("plan: empty search space: none of the %d deployments holds one sequence of %d tokens in memory (%s)",
+			len(res.Candidates), p.InputTokens+p.OutputTokens, res.DeploymentReason(0, o.SLO))
+	}
 	pl.warnings = append(append(append(pl.warnings, sc.Warnings...), warns...), res.Warnings...)
 	return pl, nil
 }
