@@ -160,4 +160,3 @@ func TestPlanBadInput(t *testing.T) {
 		})
 	}
 }
-
