@@ -119,7 +119,7 @@ target_request_rate = 1.5
 		name, toml, want string
 	}{
 		{"max gpus", "[plan]\nmax_gpus = 0\n", "p.toml:35: plan.max_gpus: 0 must be > 0"},
-		{"gpu", "[plan]\ngpus = [\"a100\"]\n", `p.toml:34: plan.gpus: unknown GPU "a100"`},
+		{"gpu", "[plan]\ngpus = [\"a100\"]\n", `p.toml:35: plan.gpus: unknown GPU "a100"`},
 		{"duration", "[plan]\ntpot_p99 = \"fast\"\n", "p.toml:35: plan.tpot_p99: "},
 		{"negative", "[plan]\nmin_tokens_per_s_per_user = -1.0\n", "p.toml:35: plan.min_tokens_per_s_per_user: -1 must be a positive finite value"},
 		{"two targets", "[plan]\ntarget_request_rate = 1.0\ntarget_output_tokens_per_s = 100.0\n", "plan.target_request_rate: give a target output rate or a target request rate, not both"},
