@@ -295,7 +295,9 @@ func (s *Scenario) Workload(overrides []Override) (batches []int, context int, e
 		switch o.Key {
 		case "workload.batch":
 			var b []int
-			if err := setValue(reflect.ValueOf(&b).Elem(), strings.TrimSpace(o.Value)); err != nil {
+			if n, err := strconv.Atoi(o.Value); err == nil { // the common case, without reflection
+				b = []int{n}
+			} else if err := setValue(reflect.ValueOf(&b).Elem(), strings.TrimSpace(o.Value)); err != nil {
 				return nil, 0, fmt.Errorf("--set %s: %w", o, err)
 			}
 			if err := CheckBatches(b); err != nil {

@@ -175,9 +175,10 @@ type swept struct {
 // variants caches scenario variants by their deployment overrides, so
 // that workload keys sweep without loading the scenario again.
 type variants struct {
-	src *scenarios.Source
-	mu  sync.Mutex
-	m   map[string]*variant
+	src  *scenarios.Source
+	base *variant // the scenario without overrides
+	mu   sync.Mutex
+	m    map[string]*variant
 }
 
 type variant struct {
@@ -188,6 +189,9 @@ type variant struct {
 }
 
 func (v *variants) get(set []scenarios.Override) (*variant, error) {
+	if len(set) == 0 && v.base != nil {
+		return v.base, nil // only workload keys are swept: no lock, no key
+	}
 	var key strings.Builder
 	for _, o := range set {
 		key.WriteString(o.Key)
@@ -258,9 +262,14 @@ func computeSweep(opts *sweepOptions) (*swept, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	vs := &variants{src: src, m: map[string]*variant{}}
+	bsm, err := base.Sim()
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	vs := &variants{src: src, m: map[string]*variant{}, base: &variant{sc: base, sm: bsm}}
 	apply := func(set []plan.Setting) (sweepValue, error) {
-		var deploy, work []scenarios.Override
+		deploy := make([]scenarios.Override, 0, len(set))
+		work := make([]scenarios.Override, 0, len(set))
 		for _, st := range set {
 			o := scenarios.Override{Key: st.Name, Value: st.Value}
 			if scenarios.IsWorkloadKey(st.Name) {
