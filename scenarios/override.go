@@ -21,7 +21,8 @@ type Override struct {
 	Key, Value string
 }
 
-func (o Override) String() string { return o.Key + "=" + o.Value }
+// String is "key=value" on one line (newlines written as \n).
+func (o Override) String() string { return oneLine.Replace(o.Key + "=" + o.Value) }
 
 // OverrideKeys lists every key an Override may name, sorted.
 func OverrideKeys() []string {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -145,4 +146,35 @@ func replaceOnce(s, old, new string) string {
 		}
 	}
 	return s
+}
+
+// FuzzParseWith: any override of the default scenario gives a scenario or
+// an error, never a panic; an error is one line.
+func FuzzParseWith(f *testing.F) {
+	for _, k := range OverrideKeys() {
+		f.Add(k, "1")
+	}
+	f.Add("workload.batch", "[1, 8]")
+	f.Add("speculative.acceptance", "[0.8, 0.6")
+	f.Add("hardware.calibration", `["embedded", "none"]`)
+	f.Add("parallel.tp", "9223372036854775807")
+	f.Add("model.kv_cache", `"fp8`)
+	src, err := EmbeddedSource(DefaultName)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, key, value string) {
+		o := Override{Key: key, Value: value}
+		sc, err := ParseWith("f.toml", src, []Override{o})
+		if err != nil {
+			if strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("multi-line error for %v: %q", o, err)
+			}
+			return
+		}
+		if sc == nil {
+			t.Fatalf("no scenario and no error for %v", o)
+		}
+		_ = CheckOverride(o)
+	})
 }

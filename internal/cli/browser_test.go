@@ -98,23 +98,20 @@ func TestHTMLInBrowser(t *testing.T) {
 			charts := strings.Count(string(data), `<figure class="chart"`)
 			require.Positive(t, charts)
 
-			// The report as written: no console error; a screenshot.
+			// A probed copy (the report and a script that measures each
+			// chart's drawn extent as laid out), dumped and shot in one run.
+			probed := filepath.Join(dir, r.kind+".probe.html")
+			s := strings.Replace(string(data), "</body>", probe+"</body>", 1)
+			require.NoError(t, os.WriteFile(probed, []byte(s), 0o644))
 			shot := filepath.Join(dir, r.kind+".png")
-			_, stderr := headless(t, bin, file, "--screenshot="+shot, "--window-size=1200,2400", "--hide-scrollbars")
-			assert.Empty(t, consoleErrors(stderr), "console errors rendering %s", file)
+			dom, stderr := headless(t, bin, probed, "--dump-dom", "--screenshot="+shot, "--window-size=1200,2400", "--hide-scrollbars")
+			assert.Empty(t, consoleErrors(stderr), "console errors rendering %s", probed)
 			assert.Greater(t, inkShare(t, shot), 0.02, "the screenshot of %s is (nearly) blank", file)
 			if dst := os.Getenv("MOECAST_SCREENSHOTS"); dst != "" {
 				b, err := os.ReadFile(shot)
 				require.NoError(t, err)
 				require.NoError(t, os.WriteFile(filepath.Join(dst, r.kind+".png"), b, 0o644))
 			}
-
-			// A probed copy: each chart's drawn extent, as laid out.
-			probed := filepath.Join(dir, r.kind+".probe.html")
-			s := strings.Replace(string(data), "</body>", probe+"</body>", 1)
-			require.NoError(t, os.WriteFile(probed, []byte(s), 0o644))
-			dom, stderr := headless(t, bin, probed, "--dump-dom")
-			assert.Empty(t, consoleErrors(stderr), "console errors rendering %s", probed)
 			m := probeOut.FindStringSubmatch(dom)
 			require.NotNil(t, m, "the probe ran: %.300s", dom)
 			t.Logf("probe (chart, content w, h, drawn elements, page w, h): %s", m[1])

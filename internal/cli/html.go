@@ -254,7 +254,7 @@ func (sw *swept) charts() (string, report.Chart, report.Chart) {
 				}
 				parts = append(parts, st.Name+"="+st.Value)
 			}
-			if xAxis >= 0 {
+			if xAxis >= 0 && len(p.Value.steps) > 1 { // the scenario's batches, not swept
 				parts = append(parts, fmt.Sprintf("batch=%d", s.batch))
 			}
 			name := strings.Join(parts, " ")

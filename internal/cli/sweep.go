@@ -63,7 +63,7 @@ func parseSets(sets []string) ([]plan.Axis, error) {
 	var axes []plan.Axis
 	seen := map[string]bool{}
 	for _, s := range sets {
-		key, vals, ok := strings.Cut(s, "=")
+		key, vals, ok := strings.Cut(oneLine.Replace(s), "=")
 		key = strings.TrimSpace(key)
 		if !ok || key == "" {
 			return nil, inputErrf("--set %q: want KEY=V1,V2,... (e.g. --set parallel.tp=1,2,4,8)", s)
@@ -96,6 +96,9 @@ func parseSets(sets []string) ([]plan.Axis, error) {
 	}
 	return axes, nil
 }
+
+// oneLine keeps an error that quotes a flag on one line.
+var oneLine = strings.NewReplacer("\r\n", `\n`, "\n", `\n`, "\r", `\r`)
 
 // splitValues splits "1,2,[3, 4]" at the commas outside brackets and
 // quotes.
