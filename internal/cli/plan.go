@@ -162,16 +162,27 @@ func runPlan(s *streams, opts *planOptions) error {
 			return err
 		}
 	}
+	var err2 error
 	switch opts.Format {
 	case formatJSON:
-		return writeJSON(s.Out, pl.json())
+		err2 = writeJSON(s.Out, pl.json())
 	case formatCSV:
 		for _, w := range pl.warnings {
 			fmt.Fprintln(s.Err, "warning: "+w)
 		}
-		return pl.pointsTable().render(s.Out, formatCSV)
+		err2 = pl.pointsTable().render(s.Out, formatCSV)
+	default:
+		err2 = pl.text(s.Out)
 	}
-	return pl.text(s.Out)
+	if err2 != nil {
+		return err2
+	}
+	if pl.res.Best == nil {
+		// The output above lists the nearest points; the exit code says
+		// that the objectives asked for cannot be met.
+		return inputErrf("plan: no deployment meets the SLOs (%s); the nearest points are listed", pl.sloString())
+	}
+	return nil
 }
 
 // computePlan loads the scenario, merges the flags and searches.

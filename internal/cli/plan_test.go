@@ -121,15 +121,16 @@ target_output_tokens_per_s = 2000
 }
 
 // TestPlanNothingMeets: objectives nothing meets are said, with the nearest
-// points, and are not an error.
+// points on stdout, and exit 2 with one line on stderr.
 func TestPlanNothingMeets(t *testing.T) {
 	code, out, errs := runCLI(t, "plan", "--min-tokens-per-s-per-user", "5000")
-	require.Equal(t, ExitOK, code, errs)
+	assert.Equal(t, ExitInput, code)
+	assert.Equal(t, "moecast: plan: no deployment meets the SLOs (>= 5000 tok/s/user); the nearest points are listed\n", errs)
 	assert.Contains(t, out, "best      no deployment meets the objectives; nearest points below")
 	assert.Contains(t, out, "nearest points (no point meets the SLOs)")
 	assert.Contains(t, out, "warning: no deployment meets the SLOs")
 	code, out, _ = runCLI(t, "plan", "--min-tokens-per-s-per-user", "5000", "--format", "json")
-	require.Equal(t, ExitOK, code)
+	assert.Equal(t, ExitInput, code)
 	var pj planJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &pj))
 	assert.Nil(t, pj.Best)
