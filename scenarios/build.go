@@ -464,6 +464,11 @@ func (s *Scenario) buildSpec() error {
 	var m sim.SpecMethod
 	switch sp.Method {
 	case "", "none":
+		if sp.Acceptance != nil {
+			if _, err := d.acceptance(); err != nil { // ignored, but not wrong
+				return err
+			}
+		}
 		if sp.DraftTokens != nil || sp.Acceptance != nil {
 			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: speculative.method is none: draft_tokens and acceptance are ignored",
 				s.File, d.line("speculative")))

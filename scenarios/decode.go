@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,7 @@ type raw struct {
 	Runtime     rawRuntime     `toml:"runtime"`
 	Workload    rawWorkload    `toml:"workload"`
 	Speculative rawSpeculative `toml:"speculative"`
+	Plan        rawPlan        `toml:"plan"` // plan.go
 }
 
 type rawModel struct {
@@ -120,6 +122,9 @@ type doc struct {
 	file  string
 	raw   raw
 	lines map[string]int // dotted key ("parallel.tp", "parallel") -> 1-based line
+	// overridden lists the keys an Override set (override.go): their
+	// errors name no line, since the file's line holds another value.
+	overridden []string
 }
 
 // Error is a scenario error tied to a position: "file:line: key: msg".
@@ -168,6 +173,9 @@ func (d *doc) wrap(key string, err error) error {
 // line is the line of key, or of its nearest enclosing table that appears in
 // the file, or 0.
 func (d *doc) line(key string) int {
+	if slices.Contains(d.overridden, key) {
+		return 0
+	}
 	for k := key; k != ""; {
 		if l, ok := d.lines[k]; ok {
 			return l

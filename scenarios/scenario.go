@@ -64,6 +64,8 @@ type Scenario struct {
 
 	// Serving is the serving workload and engine (moecast simulate).
 	Serving Serving
+	// Plan is [plan] with the request shape, for `moecast plan` (plan.go).
+	Plan Plan
 
 	// Config is the sim configuration; sim.New(Config) has accepted it.
 	Config sim.Config
@@ -139,18 +141,7 @@ func Open(arg string) (*Scenario, error) {
 }
 
 func parse(file string, data []byte, fsys fs.FS, dir string) (*Scenario, error) {
-	d, err := decode(file, data)
-	if err != nil {
-		return nil, err
-	}
-	s := &Scenario{File: file, doc: d, fsys: fsys, dir: dir}
-	if err := s.build(); err != nil {
-		return nil, err
-	}
-	if _, err := s.Sim(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return parseWith(file, data, fsys, dir, nil)
 }
 
 // dirOf is the directory of an OS path, "." when it has none.

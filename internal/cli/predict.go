@@ -25,6 +25,7 @@ type predictOptions struct {
 	Format      string // text | json | csv
 	Explain     bool
 	Calibration string // --calibration, comma-separated sources; "" = the scenario's hardware.calibration
+	HTML        string // --html FILE: also write the HTML report (html.go)
 }
 
 func newPredictCmd(s *streams) *cobra.Command {
@@ -65,6 +66,7 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 	f.StringVar(&batch, "batch", "", "batch sizes, comma-separated (e.g. 1,8,64); default: the scenario's workload.batch")
 	f.IntVar(&opts.Context, "context", 0, "context length in tokens; default: the scenario's workload.context")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
+	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to FILE")
 	f.BoolVar(&opts.Explain, "explain", false, "print every op of one layer of each kind for the first batch size")
 	f.StringVar(&opts.Calibration, "calibration", "", `op-cost calibration: "embedded" (for the scenario's GPU), "embedded:NAME", "none" (roofline only) or a calibration file; several, comma-separated, are layered, later ones overriding earlier ones table by table (e.g. embedded,my-box-nccl.toml); default: the scenario's hardware.calibration`)
 	return cmd
@@ -100,6 +102,9 @@ type prediction struct {
 
 func runPredict(s *streams, opts *predictOptions) error {
 	if err := checkFormat(opts.Format); err != nil {
+		return err
+	}
+	if err := checkHTMLPath(opts.HTML); err != nil {
 		return err
 	}
 	var (
@@ -163,6 +168,11 @@ func runPredict(s *streams, opts *predictOptions) error {
 	pr.warnings = collapseWarnings(append(pr.warnings, rw...))
 	if pr.breakEven, err = breakEvens(sc, sm, pr.points); err != nil {
 		return inputErr(err)
+	}
+	if opts.HTML != "" {
+		if err := writeHTML(opts.HTML, pr.page()); err != nil {
+			return err
+		}
 	}
 	switch opts.Format {
 	case formatJSON:

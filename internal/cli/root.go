@@ -131,6 +131,8 @@ traces from vLLM and SGLang by the same categories.`,
 	root.AddCommand(
 		newPredictCmd(s),
 		newSimulateCmd(s),
+		newPlanCmd(s),
+		newSweepCmd(s),
 		newModelsCmd(s),
 		newModelCmd(s),
 		newGPUsCmd(s),

@@ -618,13 +618,6 @@ func (sn *simulation) given(key string) string {
 	return " (default)"
 }
 
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
-}
-
 func (sn *simulation) engineLine() string {
 	c := sn.points[0].cfg
 	e := c.Engine.String()

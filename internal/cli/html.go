@@ -1,0 +1,310 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/moecast/moecast/internal/atomicfile"
+	"github.com/moecast/moecast/plan"
+	"github.com/moecast/moecast/report"
+	"github.com/moecast/moecast/scenarios"
+)
+
+// checkHTMLPath checks an --html destination before any work.
+func checkHTMLPath(path string) error {
+	if path == "" {
+		return nil
+	}
+	if err := atomicfile.CheckOutput(path); err != nil {
+		return inputErrf("--html: %w", err)
+	}
+	return nil
+}
+
+// writeHTML renders page to path atomically.
+func writeHTML(path string, page *report.Page) error {
+	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return page.Write(w) })
+}
+
+// scenarioHeader is the page header of a scenario: name, model, box,
+// layout and calibration provenance.
+func scenarioHeader(sc *scenarios.Scenario) []report.Field {
+	c := sc.Config
+	cal := sc.CalibrationNote
+	if len(sc.CalibrationUses) > 0 {
+		var names []string
+		for _, u := range sc.CalibrationUses {
+			names = append(names, u.Name)
+		}
+		cal += " [" + strings.Join(names, ", ") + "]"
+	}
+	return []report.Field{
+		{Label: "scenario", Value: sc.Name + " (" + sc.File + ")"},
+		{Label: "model", Value: modelSummary(sc)},
+		{Label: "box", Value: fmt.Sprintf("%dx %s (%s, %s), fabric %s", c.GPUs, c.GPU.Name, c.GPU.Memory, c.GPU.MemBW, c.Fabric.Name)},
+		{Label: "layout", Value: fmt.Sprintf("%s, CUDA graphs %s, all-reduce %s, KV cache %s", layoutString(c), onOff(c.Graphs), allReduceName(sc), c.KVCache)},
+		{Label: "calibration", Value: cal},
+	}
+}
+
+// page is predict's HTML report: step time with its interval against
+// batch, the stacked category breakdown per batch, memory per GPU.
+func (pr *prediction) page() *report.Page {
+	pg := &report.Page{Title: "moecast predict: " + pr.sc.Name, Header: scenarioHeader(pr.sc), Warnings: pr.warnings}
+	pg.Header = append(pg.Header, report.Field{Label: "context", Value: fmt.Sprintf("%d tokens", pr.context)})
+	pg.Sections = []report.Section{
+		{Title: "Decode step time", Text: "Predicted time of one decode step against the batch size (log axis); the band is the interval the step is expected to fall in.",
+			Chart: stepChart(pr)},
+		{Title: "Where the step goes", Text: "The step's time by cost category, for each batch size (no overlap is modelled: the parts add up to the step).",
+			Chart: breakdownChart(pr)},
+		{Title: "Memory per GPU", Text: "Weights, reserves (activations, CUDA graphs, NCCL), the KV cache of the batch at this context, and what is left of the engine's budget (GPU memory x gpu_memory_utilization).",
+			Chart: memoryChart(pr)},
+		{Title: "All figures", Tables: []report.Titled{{Caption: "predict --format csv", Table: (*report.Table)(pr.table(true))}}},
+	}
+	return pg
+}
+
+func batchesLog(pr *prediction) bool { return len(pr.points) > 1 }
+
+func stepChart(pr *prediction) report.Chart {
+	s := report.Series{Name: "step time"}
+	for _, p := range pr.points {
+		s.X = append(s.X, float64(p.Batch))
+		s.Y = append(s.Y, p.Step.Time.Ms())
+		lo, hi := p.Step.Lo, p.Step.Hi
+		if lo == 0 && hi == 0 {
+			lo, hi = p.Step.Time, p.Step.Time
+		}
+		s.Lo, s.Hi = append(s.Lo, lo.Ms()), append(s.Hi, hi.Ms())
+	}
+	return &report.LineChart{Title: "Decode step time", X: report.Axis{Label: "batch", Unit: "sequences", Log: batchesLog(pr)},
+		Y: report.Axis{Label: "step time", Unit: "ms"}, Series: []report.Series{s}}
+}
+
+func breakdownChart(pr *prediction) report.Chart {
+	c := &report.StackedBars{Title: "Step time by category", X: report.Axis{Label: "batch"}, Y: report.Axis{Label: "time", Unit: "ms"}}
+	for _, p := range pr.points {
+		c.Labels = append(c.Labels, fmt.Sprint(p.Batch))
+	}
+	for _, cat := range categories(pr.points) {
+		st := report.Stack{Name: cat.String()}
+		nonzero := false
+		for _, p := range pr.points {
+			v := p.Breakdown[cat].Time.Ms()
+			st.Values = append(st.Values, v)
+			nonzero = nonzero || v != 0
+		}
+		if nonzero {
+			c.Stacks = append(c.Stacks, st)
+		}
+	}
+	return c
+}
+
+func memoryChart(pr *prediction) report.Chart {
+	c := &report.StackedBars{Title: "Memory per GPU", X: report.Axis{Label: "batch"}, Y: report.Axis{Label: "memory", Unit: "GB"}}
+	w, r, kv, free := report.Stack{Name: "weights"}, report.Stack{Name: "reserve"}, report.Stack{Name: "KV cache"}, report.Stack{Name: "free"}
+	for _, p := range pr.points {
+		c.Labels = append(c.Labels, fmt.Sprint(p.Batch))
+		m := p.Memory
+		w.Values = append(w.Values, math.Max(0, m.Weights.GB()))
+		r.Values = append(r.Values, math.Max(0, m.Reserve.GB()))
+		kv.Values = append(kv.Values, math.Max(0, m.KV.GB()))
+		free.Values = append(free.Values, math.Max(0, m.Free.GB()))
+	}
+	c.Stacks = []report.Stack{w, r, kv, free}
+	return c
+}
+
+// page is plan's HTML report: the answer, the Pareto chart with the
+// recommended point marked, the front and the deployments.
+func (pl *planned) page() *report.Page {
+	r := pl.res
+	pg := &report.Page{Title: "moecast plan: " + pl.sc.Name, Header: scenarioHeader(pl.sc), Warnings: pl.warnings}
+	pg.Header = append(pg.Header,
+		report.Field{Label: "workload", Value: fmt.Sprintf("%d input + %d output tokens per request", pl.plan.InputTokens, pl.plan.OutputTokens)},
+		report.Field{Label: "searched", Value: pl.searched()},
+		report.Field{Label: "SLOs", Value: pl.sloString() + "; target " + pl.targetString()},
+		report.Field{Label: "priced by", Value: r.Evaluator},
+		report.Field{Label: "best", Value: pl.bestLine()})
+	front := "Pareto front"
+	idx := r.Front
+	if len(r.Front) == 0 {
+		front, idx = "Nearest points (no point meets the SLOs)", r.Nearest
+	}
+	pg.Sections = []report.Section{
+		{Title: "Tokens/s per GPU against tokens/s per user",
+			Text:  "Every priced point (deployment x concurrency) that meets the SLOs; the line joins the Pareto front (no other point is better on both axes); the ring marks the recommended deployment. Axes are logarithmic.",
+			Chart: paretoChart(pl)},
+		{Title: front, Tables: []report.Titled{{Table: (*report.Table)(pl.pointRows(idx, false))}}},
+		{Title: "Deployments", Text: "Each layout's best point under the SLOs, and why it lost when it did.",
+			Tables: []report.Titled{{Table: (*report.Table)(pl.deploymentsTable(false))}}},
+	}
+	if rc := plan.RejectionReasons(r.Rejected); len(rc) > 0 {
+		t := &report.Table{Columns: []report.Column{{Name: "layouts refused"}, {Name: "reason"}}}
+		for _, c := range rc {
+			t.Add(c.Count, c.Reason)
+		}
+		pg.Sections = append(pg.Sections, report.Section{Title: "Layouts the simulator refused", Tables: []report.Titled{{Table: t}}})
+	}
+	return pg
+}
+
+func paretoChart(pl *planned) report.Chart {
+	r := pl.res
+	c := &report.Pareto{Title: "Pareto front", X: report.Axis{Label: "speed per user", Unit: "tokens/s", Log: true},
+		Y: report.Axis{Label: "output per GPU", Unit: "tokens/s", Log: true}}
+	pt := func(i int) report.ParetoPoint {
+		p := &r.Points[i]
+		return report.ParetoPoint{Name: fmt.Sprintf("%s @%d", r.Candidates[p.Candidate].Label(), p.Concurrency),
+			X: p.Metrics.PerUser, Y: p.PerGPU}
+	}
+	onFront := map[int]bool{}
+	for _, i := range r.Front {
+		onFront[i] = true
+	}
+	for i := range r.Points {
+		p := &r.Points[i]
+		if onFront[i] || p.Verdict == plan.NoMemory || !(p.PerGPU > 0 && p.Metrics.PerUser > 0) {
+			continue
+		}
+		if p.Verdict == plan.Dominated || p.Verdict == plan.Screened || len(r.Front) == 0 {
+			c.Others = append(c.Others, pt(i))
+		}
+	}
+	for _, i := range r.Front {
+		c.Front = append(c.Front, pt(i))
+	}
+	if r.Best != nil {
+		b := pt(r.Best.Point)
+		c.Best = &b
+	}
+	return c
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// page is sweep's HTML report: step time and tokens/s per user against
+// the first numeric swept key (or the batch), one series per combination
+// of the other keys; the full table under it.
+func (sw *swept) page() *report.Page {
+	pg := &report.Page{Title: "moecast sweep: " + sw.base.Name, Header: scenarioHeader(sw.base), Warnings: sw.warnings}
+	var axes []string
+	for _, a := range sw.res.Axes {
+		axes = append(axes, a.Name+" = "+strings.Join(a.Values, ", "))
+	}
+	pg.Header[0].Label = "base scenario"
+	pg.Header = append(pg.Header, report.Field{Label: "swept", Value: strings.Join(axes, "; ")},
+		report.Field{Label: "combinations", Value: fmt.Sprintf("%d run, %d skipped", len(sw.res.Points), len(sw.res.Skipped))})
+	xname, step, user := sw.charts()
+	pg.Sections = []report.Section{
+		{Title: "Step time against " + xname, Text: "One line per combination of the other swept keys; the band is the step's interval.", Chart: step},
+		{Title: "Tokens/s per user against " + xname, Chart: user},
+		{Title: "All points", Tables: []report.Titled{{Caption: "sweep --format csv", Table: (*report.Table)(sw.table(true))}}},
+	}
+	if lines := sw.skipLines(); len(lines) > 0 {
+		t := &report.Table{Columns: []report.Column{{Name: "skipped"}, {Name: "reason"}}}
+		for _, r := range sw.res.Reasons {
+			t.Add(r.Count, r.Reason)
+		}
+		pg.Sections = append(pg.Sections, report.Section{Title: "Skipped combinations", Tables: []report.Titled{{Table: t}}})
+	}
+	return pg
+}
+
+// charts builds the sweep's two line charts over the x key.
+func (sw *swept) charts() (string, report.Chart, report.Chart) {
+	xAxis := -1 // index of the swept key plotted on x; -1: batch
+	for i, a := range sw.res.Axes {
+		numeric := true
+		for _, v := range a.Values {
+			if _, err := strconv.ParseFloat(v, 64); err != nil {
+				numeric = false
+			}
+		}
+		if numeric && a.Name != "workload.batch" {
+			xAxis = i
+			break
+		}
+	}
+	xname := "batch"
+	if xAxis >= 0 {
+		xname = sw.res.Axes[xAxis].Name
+	}
+	var order []string
+	steps, users := map[string]*report.Series{}, map[string]*report.Series{}
+	for _, p := range sw.res.Points {
+		set := sw.res.Settings(p.Index)
+		for _, s := range p.Value.steps {
+			var parts []string
+			x := float64(s.batch)
+			for i, st := range set {
+				if i == xAxis {
+					x, _ = strconv.ParseFloat(st.Value, 64)
+					continue
+				}
+				parts = append(parts, st.Name+"="+st.Value)
+			}
+			if xAxis >= 0 && len(p.Value.steps) > 1 { // the scenario's batches, not swept
+				parts = append(parts, fmt.Sprintf("batch=%d", s.batch))
+			}
+			name := strings.Join(parts, " ")
+			if name == "" {
+				name = "all"
+			}
+			if steps[name] == nil {
+				order = append(order, name)
+				steps[name], users[name] = &report.Series{Name: name}, &report.Series{Name: name}
+			}
+			st, us := steps[name], users[name]
+			lo, hi := s.loMs, s.hiMs
+			if lo == 0 && hi == 0 {
+				lo, hi = s.stepMs, s.stepMs
+			}
+			st.X, st.Y, st.Lo, st.Hi = append(st.X, x), append(st.Y, s.stepMs), append(st.Lo, lo), append(st.Hi, hi)
+			us.X, us.Y = append(us.X, x), append(us.Y, s.perUser)
+		}
+	}
+	const maxSeries = 12 // more lines than this are unreadable; the table has them all
+	if len(order) > maxSeries {
+		order = order[:maxSeries]
+	}
+	unit := ""
+	if xAxis < 0 {
+		unit = "sequences"
+	}
+	xa := report.Axis{Label: xname, Unit: unit}
+	step := &report.LineChart{Title: "Decode step time", X: xa, Y: report.Axis{Label: "step time", Unit: "ms"}}
+	user := &report.LineChart{Title: "Tokens/s per user", X: xa, Y: report.Axis{Label: "speed per user", Unit: "tokens/s"}}
+	for _, n := range order {
+		step.Series = append(step.Series, sortedSeries(*steps[n]))
+		user.Series = append(user.Series, sortedSeries(*users[n]))
+	}
+	return xname, step, user
+}
+
+// sortedSeries orders a series by x.
+func sortedSeries(s report.Series) report.Series {
+	idx := make([]int, len(s.X))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return s.X[idx[a]] < s.X[idx[b]] })
+	out := report.Series{Name: s.Name, NoMarkers: s.NoMarkers}
+	for _, i := range idx {
+		out.X, out.Y = append(out.X, s.X[i]), append(out.Y, s.Y[i])
+		if len(s.Lo) > 0 {
+			out.Lo, out.Hi = append(out.Lo, s.Lo[i]), append(out.Hi, s.Hi[i])
+		}
+	}
+	return out
+}

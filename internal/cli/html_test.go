@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/report"
+	"github.com/moecast/moecast/scenarios"
+)
+
+// htmlReports are the commands with --html, each with the args of the
+// report the tests render.
+var htmlReports = []struct {
+	kind string
+	args []string
+}{
+	{"predict", []string{"predict"}},
+	{"plan", []string{"plan", "--gpus", "rtx-pro-6000-server,h200-sxm", "--min-tokens-per-s-per-user", "20", "--target-output-tokens-per-s", "1000"}},
+	{"sweep", []string{"sweep", "--set", "parallel.tp=1,3,8", "--set", "workload.context=2048,8192", "--set", "workload.batch=1,64"}},
+}
+
+// TestHTMLChartData keeps the plotted data of every chart of every report
+// kind as golden CSVs (the charts' images are gonum/plot's to test);
+// refresh with `go test ./internal/cli -run HTMLChartData -update`.
+func TestHTMLChartData(t *testing.T) {
+	for _, r := range htmlReports {
+		t.Run(r.kind, func(t *testing.T) {
+			page := reportPage(t, r.args)
+			n := 0
+			for _, s := range page.Sections {
+				if s.Chart == nil {
+					continue
+				}
+				n++
+				// Rounded as JSON and CSV outputs are (r6): goldens that do
+				// not depend on the last bits of float arithmetic.
+				data := s.Chart.Data()
+				for _, row := range data.Rows {
+					for i, c := range row {
+						if f, ok := c.(float64); ok {
+							row[i] = r6(f)
+						}
+					}
+				}
+				var b bytes.Buffer
+				require.NoError(t, data.Render(&b, report.CSV))
+				golden(t, filepath.Join("html", r.kind+"_"+itoa(n)+"_"+s.Chart.Kind()+".csv.golden"), b.String())
+			}
+			assert.Positive(t, n)
+		})
+	}
+}
+
+// reportPage builds the page a command's --html would write.
+func reportPage(t *testing.T, args []string) *report.Page {
+	t.Helper()
+	switch args[0] {
+	case "predict":
+		pr := predictForTest(t)
+		return pr.page()
+	case "plan":
+		opts := &planOptions{Format: formatText, Set: planFlags{gpus: args[2], perUser: 20, targetOutput: 1000,
+			hasGPUs: true, hasPerUser: true, hasTargetOutput: true}}
+		pl, err := computePlan(opts)
+		require.NoError(t, err)
+		return pl.page()
+	case "sweep":
+		var sets []string
+		for i := 2; i < len(args); i += 2 {
+			sets = append(sets, args[i])
+		}
+		sw, err := computeSweep(&sweepOptions{Sets: sets})
+		require.NoError(t, err)
+		return sw.page()
+	}
+	t.Fatalf("no report for %v", args)
+	return nil
+}
+
+// predictForTest is the default scenario's prediction, built as
+// runPredict builds it.
+func predictForTest(t *testing.T) *prediction {
+	t.Helper()
+	sc, err := scenarios.Default()
+	require.NoError(t, err)
+	sm, err := sc.Sim()
+	require.NoError(t, err)
+	pr := &prediction{sc: sc, context: sc.Context}
+	for _, b := range sc.Batches {
+		p, err := sm.Step(b, sc.Context)
+		require.NoError(t, err)
+		pr.points = append(pr.points, p)
+	}
+	return pr
+}
+
+// TestHTMLFlag: every command writes a self-contained page, atomically,
+// and refuses a destination that is not a regular file before any work.
+func TestHTMLFlag(t *testing.T) {
+	dir := t.TempDir()
+	for _, r := range htmlReports {
+		t.Run(r.kind, func(t *testing.T) {
+			file := filepath.Join(dir, r.kind+".html")
+			code, out, errs := runCLI(t, append(r.args, "--html", file)...)
+			require.Equal(t, ExitOK, code, errs)
+			assert.NotEmpty(t, out, "the normal output still goes to stdout")
+			data, err := os.ReadFile(file)
+			require.NoError(t, err)
+			s := string(data)
+			assert.True(t, strings.HasPrefix(s, "<!DOCTYPE html>"))
+			assert.Contains(t, s, "<svg ")
+			for _, bad := range []string{" src=", " href=", "@import", "url(", "<script"} {
+				assert.NotContains(t, s, bad)
+			}
+			ents, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			for _, e := range ents {
+				assert.False(t, strings.Contains(e.Name(), ".tmp-"), "no temporary file left: %s", e.Name())
+			}
+
+			code, _, errs = runCLI(t, append(r.args, "--html", dir)...)
+			assert.Equal(t, ExitInput, code)
+			assert.Contains(t, errs, "--html: "+dir+": exists and is not a regular file")
+		})
+	}
+}

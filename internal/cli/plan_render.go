@@ -1,0 +1,246 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/moecast/moecast/plan"
+)
+
+// pointRows is a table of the points idx: the text view (full=false) or
+// every field (full=true, for CSV and JSON).
+func (pl *planned) pointRows(idx []int, full bool) *table {
+	r := pl.res
+	if !full {
+		t := &table{Columns: []column{{Name: "deployment"}, {Name: "engine"}, {Name: "conc"},
+			{Name: "tok/s/GPU", Text: "%.1f"}, {Name: "tok/s/user", Text: "%.1f"}, {Name: "TPOT p99 ms", Text: "%.2f"},
+			{Name: "tok/s/replica", Text: "%.1f"}, {Name: "verdict", Left: true}}}
+		for _, i := range idx {
+			p := &r.Points[i]
+			c := &r.Candidates[p.Candidate]
+			v := p.Verdict.String()
+			if r.Best != nil && r.Best.Point == i {
+				v += " (best)"
+			}
+			if p.Verdict != plan.OnFront {
+				v = r.Reason(i, pl.slo)
+			}
+			t.add(c.Label(), c.Engine.String(), p.Concurrency, p.PerGPU, p.Metrics.PerUser, p.Metrics.TPOTP99.Ms(),
+				p.Metrics.OutputTokensPerSecond, v)
+		}
+		return t
+	}
+	t := &table{Columns: []column{{Name: "deployment"}, {Name: "gpu"}, {Name: "gpus"}, {Name: "tp"}, {Name: "dp"},
+		{Name: "ep"}, {Name: "dp_attention"}, {Name: "kv_cache"}, {Name: "spec"}, {Name: "engine"},
+		{Name: "concurrency"}, {Name: "max_concurrency"}, {Name: "output_tokens_per_s"}, {Name: "tokens_per_s_per_gpu"},
+		{Name: "tokens_per_s_per_user"}, {Name: "tpot_p99_ms"}, {Name: "ttft_p99_ms"}, {Name: "verdict"},
+		{Name: "best"}, {Name: "reason"}}}
+	for _, i := range idx {
+		p := &r.Points[i]
+		c := &r.Candidates[p.Candidate]
+		l := c.Config.Layout
+		var ttft any
+		if p.Metrics.HasTTFT {
+			ttft = r6(p.Metrics.TTFTP99.Ms())
+		}
+		var tput, perGPU, perUser, tpot any
+		if p.Verdict != plan.NoMemory {
+			tput, perGPU = r6(p.Metrics.OutputTokensPerSecond), r6(p.PerGPU)
+			perUser, tpot = r6(p.Metrics.PerUser), r6(p.Metrics.TPOTP99.Ms())
+		}
+		t.add(c.Label(), c.Config.GPU.Name, c.GPUs(), l.TP, l.DP, l.EP, l.DPAttention, c.Config.KVCache.String(),
+			specLabel(c), c.Engine.String(), p.Concurrency, c.MaxConcurrency, tput, perGPU, perUser, tpot, ttft,
+			p.Verdict.String(), r.Best != nil && r.Best.Point == i, r.Reason(i, pl.slo))
+	}
+	return t
+}
+
+func specLabel(c *plan.Candidate) string {
+	if !c.Config.Spec.Active() {
+		return "none"
+	}
+	return specName(c.Config.Spec.Method)
+}
+
+// pointsTable is every point of the search (the CSV output).
+func (pl *planned) pointsTable() *table {
+	idx := make([]int, len(pl.res.Points))
+	for i := range idx {
+		idx[i] = i
+	}
+	return pl.pointRows(idx, true)
+}
+
+// deploymentsTable has one row per candidate: its best point under the
+// SLOs and how it fared; the text view (full=false) leaves out those that
+// do not fit in memory at all (memoryLine counts them).
+func (pl *planned) deploymentsTable(full bool) *table {
+	r := pl.res
+	t := &table{Columns: []column{{Name: "deployment"}, {Name: "engine"}, {Name: "max conc"}, {Name: "best conc"},
+		{Name: "tok/s/GPU", Text: "%.1f"}, {Name: "tok/s/user", Text: "%.1f"}, {Name: "verdict", Left: true}, {Name: "why", Left: true}}}
+	if full {
+		t.Columns = []column{{Name: "deployment"}, {Name: "engine"}, {Name: "max_concurrency"}, {Name: "best_concurrency"},
+			{Name: "tokens_per_s_per_gpu"}, {Name: "tokens_per_s_per_user"}, {Name: "verdict"}, {Name: "reason"}}
+	}
+	for di := range r.Deployments {
+		d := &r.Deployments[di]
+		c := &r.Candidates[d.Candidate]
+		if !full && d.Verdict == plan.NoMemory {
+			continue // counted in the line under the text table
+		}
+		var conc, perGPU, perUser any
+		if d.Best >= 0 {
+			p := &r.Points[d.Best]
+			conc, perGPU, perUser = p.Concurrency, p.PerGPU, p.Metrics.PerUser
+			if full {
+				perGPU, perUser = r6(p.PerGPU), r6(p.Metrics.PerUser)
+			}
+		}
+		t.add(c.Label(), c.Engine.String(), c.MaxConcurrency, conc, perGPU, perUser, d.Verdict.String(), r.DeploymentReason(di, pl.slo))
+	}
+	return t
+}
+
+// planPointJSON is one point in `plan --format json`.
+type planPointJSON struct {
+	Deployment        string   `json:"deployment"`
+	GPU               string   `json:"gpu"`
+	GPUs              int      `json:"gpus"`
+	TP                int      `json:"tp"`
+	DP                int      `json:"dp"`
+	EP                int      `json:"ep"`
+	DPAttention       bool     `json:"dp_attention"`
+	KVCache           string   `json:"kv_cache"`
+	Spec              string   `json:"spec"`
+	Engine            string   `json:"engine"`
+	Concurrency       int      `json:"concurrency"`
+	OutputTokensPerS  float64  `json:"output_tokens_per_s"`
+	TokensPerSPerGPU  float64  `json:"tokens_per_s_per_gpu"`
+	TokensPerSPerUser float64  `json:"tokens_per_s_per_user"`
+	TPOTP99Ms         float64  `json:"tpot_p99_ms"`
+	TTFTP99Ms         *float64 `json:"ttft_p99_ms"` // null when the evaluator has no TTFT
+	Verdict           string   `json:"verdict"`
+	Reason            string   `json:"reason"`
+}
+
+type planBestJSON struct {
+	planPointJSON
+	Replicas int `json:"replicas"`
+	// TotalGPUs is replicas x GPUs per replica.
+	TotalGPUs              int     `json:"total_gpus"`
+	TargetOutputTokensPerS float64 `json:"target_output_tokens_per_s"`
+	WithinMaxGPUs          bool    `json:"within_max_gpus"`
+}
+
+type planDeploymentJSON struct {
+	Deployment     string         `json:"deployment"`
+	Engine         string         `json:"engine"`
+	MaxConcurrency int            `json:"max_concurrency"`
+	Best           *planPointJSON `json:"best"` // null when no point meets the SLOs
+	Verdict        string         `json:"verdict"`
+	Reason         string         `json:"reason"`
+}
+
+type planJSON struct {
+	Scenario     string               `json:"scenario"`
+	Calibration  []string             `json:"calibration"`
+	InputTokens  int                  `json:"input_tokens"`
+	OutputTokens int                  `json:"output_tokens"`
+	GPUs         []string             `json:"gpus"`
+	MaxGPUs      int                  `json:"max_gpus"` // 0: the node size, no cap on the total
+	SLO          planSLOJSON          `json:"slo"`
+	Evaluator    string               `json:"evaluator"`
+	Front        []planPointJSON      `json:"front"`
+	Best         *planBestJSON        `json:"best"` // null when no point meets the SLOs
+	Nearest      []planPointJSON      `json:"nearest"`
+	Deployments  []planDeploymentJSON `json:"deployments"`
+	Rejected     []reasonJSON         `json:"rejected"`
+	Warnings     []string             `json:"warnings"`
+}
+
+type planSLOJSON struct {
+	TTFTP99Ms              float64 `json:"ttft_p99_ms"` // 0: not checked
+	TPOTP99Ms              float64 `json:"tpot_p99_ms"`
+	MinTokensPerSPerUser   float64 `json:"min_tokens_per_s_per_user"`
+	TargetOutputTokensPerS float64 `json:"target_output_tokens_per_s"`
+	TargetRequestRate      float64 `json:"target_request_rate"`
+}
+
+type reasonJSON struct {
+	Reason string `json:"reason"`
+	Count  int    `json:"count"`
+}
+
+func (pl *planned) pointJSON(i int) planPointJSON {
+	r := pl.res
+	p := &r.Points[i]
+	c := &r.Candidates[p.Candidate]
+	l := c.Config.Layout
+	out := planPointJSON{Deployment: c.Label(), GPU: c.Config.GPU.Name, GPUs: c.GPUs(), TP: l.TP, DP: l.DP, EP: l.EP,
+		DPAttention: l.DPAttention, KVCache: c.Config.KVCache.String(), Spec: specLabel(c), Engine: c.Engine.String(),
+		Concurrency: p.Concurrency, OutputTokensPerS: r6(p.Metrics.OutputTokensPerSecond), TokensPerSPerGPU: r6(p.PerGPU),
+		TokensPerSPerUser: r6(p.Metrics.PerUser), TPOTP99Ms: r6(p.Metrics.TPOTP99.Ms()),
+		Verdict: p.Verdict.String(), Reason: r.Reason(i, pl.slo)}
+	if p.Metrics.HasTTFT {
+		v := r6(p.Metrics.TTFTP99.Ms())
+		out.TTFTP99Ms = &v
+	}
+	return out
+}
+
+func (pl *planned) json() planJSON {
+	r := pl.res
+	p := &pl.plan
+	out := planJSON{Scenario: pl.sc.Name, Calibration: []string{}, InputTokens: p.InputTokens, OutputTokens: p.OutputTokens,
+		GPUs: pl.gpuNames(), MaxGPUs: p.MaxGPUs, Evaluator: r.Evaluator,
+		SLO: planSLOJSON{TTFTP99Ms: r6(p.TTFTP99.Ms()), TPOTP99Ms: r6(p.TPOTP99.Ms()), MinTokensPerSPerUser: p.MinTokensPerSPerUser,
+			TargetOutputTokensPerS: p.TargetOutputTokensPerS, TargetRequestRate: p.TargetRequestRate},
+		Front: []planPointJSON{}, Nearest: []planPointJSON{}, Deployments: []planDeploymentJSON{},
+		Rejected: []reasonJSON{}, Warnings: append([]string{}, pl.warnings...)}
+	for _, u := range pl.sc.CalibrationUses {
+		out.Calibration = append(out.Calibration, u.Name)
+	}
+	for _, i := range r.Front {
+		out.Front = append(out.Front, pl.pointJSON(i))
+	}
+	for _, i := range r.Nearest {
+		out.Nearest = append(out.Nearest, pl.pointJSON(i))
+	}
+	if b := r.Best; b != nil {
+		out.Best = &planBestJSON{planPointJSON: pl.pointJSON(b.Point), Replicas: b.Replicas, TotalGPUs: b.GPUs,
+			TargetOutputTokensPerS: b.TargetOutputTokensPerSecond, WithinMaxGPUs: b.WithinMaxGPUs}
+	}
+	for di := range r.Deployments {
+		d := &r.Deployments[di]
+		c := &r.Candidates[d.Candidate]
+		dj := planDeploymentJSON{Deployment: c.Label(), Engine: c.Engine.String(), MaxConcurrency: c.MaxConcurrency,
+			Verdict: d.Verdict.String(), Reason: r.DeploymentReason(di, pl.slo)}
+		if d.Best >= 0 {
+			b := pl.pointJSON(d.Best)
+			dj.Best = &b
+		}
+		out.Deployments = append(out.Deployments, dj)
+	}
+	for _, rc := range plan.RejectionReasons(r.Rejected) {
+		out.Rejected = append(out.Rejected, reasonJSON{Reason: rc.Reason, Count: rc.Count})
+	}
+	return out
+}
+
+// memoryLine counts the deployments that fit no sequence, or "".
+func (pl *planned) memoryLine() string {
+	r := pl.res
+	n, first := 0, -1
+	for di := range r.Deployments {
+		if r.Deployments[di].Verdict == plan.NoMemory {
+			if first < 0 {
+				first = di
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d more deployments hold no sequence of %d tokens in memory (e.g. %s: %s)", n,
+		pl.plan.InputTokens+pl.plan.OutputTokens, r.Candidates[r.Deployments[first].Candidate].Label(), r.DeploymentReason(first, pl.slo))
+}
