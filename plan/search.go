@@ -287,10 +287,32 @@ func (r *Result) refine(s *Space, opt *Options, priced []int) ([]int, error) {
 		near = DefaultNear
 	}
 	k := 1 + near
+	// With a target, a point the front screens out can still be the best
+	// (fewest GPUs in total: whole replicas): keep every point whose
+	// screen figures need at most k times the fewest GPUs the screen finds.
+	want := opt.Target.OutputTokensPerSecond
+	if opt.Target.RequestRate > 0 {
+		want = opt.Target.RequestRate * float64(s.Workload.Output)
+	}
+	gpusFor := func(p *Point) float64 {
+		return math.Ceil(want/p.Metrics.OutputTokensPerSecond) * float64(r.Candidates[p.Candidate].GPUs())
+	}
+	fewest := math.Inf(1)
+	if want > 0 {
+		for _, i := range priced {
+			if p := &r.Points[i]; (p.Verdict == OnFront || p.Verdict == Dominated) && p.Metrics.OutputTokensPerSecond > 0 {
+				fewest = min(fewest, gpusFor(p))
+			}
+		}
+	}
 	var jobs []int
 	for _, i := range priced {
 		p := &r.Points[i]
 		if p.Verdict != OnFront && p.Verdict != Dominated {
+			continue
+		}
+		if want > 0 && p.Metrics.OutputTokensPerSecond > 0 && gpusFor(p) <= math.Ceil(k*fewest) {
+			jobs = append(jobs, i)
 			continue
 		}
 		by := -1

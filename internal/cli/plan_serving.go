@@ -2,25 +2,100 @@ package cli
 
 import (
 	"errors"
+	"fmt"
+	"math"
 
 	"github.com/moecast/moecast/plan"
 	"github.com/moecast/moecast/scenarios"
+	"github.com/moecast/moecast/serve"
 )
 
-// servingRefine is the seam where `moecast plan` takes its second stage:
-// an Evaluator that runs the serving simulation (`moecast simulate`) on
-// the points near the screen's front (plan.Options.Refine). It returns nil
-// while the serving adapter is not wired in: plan then screens with the
-// decode-step model alone and says so (Result.Evaluator, and a warning
-// when a TTFT objective is given).
+// servingRefine is `moecast plan`'s second stage: an Evaluator that runs
+// the serving simulation (`moecast simulate`) on the points near the
+// screen's front (plan.Options.Refine), so that the front, the SLO
+// verdicts and the best deployment carry the other requests' prefill
+// chunks, TTFT and the scheduler's token budget.
 func servingRefine(sc *scenarios.Scenario) (plan.Evaluator, error) {
-	_ = sc
-	return nil, nil
+	v := sc.Serving
+	return &servingEval{engine: v.Engine, seed: v.Seed, maxBatched: v.MaxNumBatchedTokens,
+		maxSeqs: v.MaxNumSeqs, mixed: v.MixedChunk, async: v.AsyncScheduling}, nil
 }
 
 // errServingSweep is what `sweep --serving` answers while the serving
-// adapter is not wired in: the seam is computeSweep's apply, which runs
-// predict's step at each point; with --serving it is to run the serving
-// simulation of the variant's scenario (scenarios.Scenario for the
-// combination) instead, and return its points.
+// simulation is not wired into sweep.
 var errServingSweep = errors.New("sweep --serving: the serving simulation is not wired into sweep in this build; run without --serving for predict at each point")
+
+// servingEval prices a candidate at a concurrency with serve.Run: a closed
+// loop of max(PlanRequestsPerSlot x concurrency, PlanMinRequests) requests
+// of the plan's request shape (fixed lengths, exact output), all sent at
+// t = 0 as `vllm bench serve --max-concurrency C --request-rate inf` does.
+// The engine is the scenario's (runtime.engine) where the layout runs on
+// it, else the one the layout needs (SGLang for data-parallel attention).
+type servingEval struct {
+	engine     serve.Engine
+	seed       uint64
+	maxBatched int
+	maxSeqs    *int
+	mixed      *bool
+	async      *bool
+}
+
+// Requests per point of the refine stage: fewer than simulate's default
+// (10 x concurrency, at least 100), to keep a plan within seconds; the
+// closed loop reaches its steady state after the first wave of C prompts.
+const (
+	PlanRequestsPerSlot = 4
+	PlanMinRequests     = 64
+)
+
+// Name implements plan.Evaluator.
+func (e *servingEval) Name() string {
+	return fmt.Sprintf("serving simulation (moecast simulate: closed loop of max(%d x concurrency, %d) requests)",
+		PlanRequestsPerSlot, PlanMinRequests)
+}
+
+// Evaluate implements plan.Evaluator.
+func (e *servingEval) Evaluate(c *plan.Candidate, concurrency int, w plan.Workload) (plan.Metrics, error) {
+	engine := e.engine
+	if (engine == serve.VLLM && c.Engine&plan.EngineVLLM == 0) || (engine == serve.SGLang && c.Engine&plan.EngineSGLang == 0) {
+		engine = serve.SGLang
+		if c.Engine&plan.EngineVLLM != 0 {
+			engine = serve.VLLM
+		}
+	}
+	cfg, err := serve.SimConfig(c.Config, c.Sim, engine)
+	if err != nil {
+		return plan.Metrics{}, err
+	}
+	if e.maxBatched > 0 {
+		cfg.MaxNumBatchedTokens = e.maxBatched
+	}
+	if e.maxSeqs != nil {
+		cfg.MaxNumSeqs = *e.maxSeqs
+	}
+	if e.mixed != nil && engine == serve.SGLang {
+		cfg.MixedChunk = *e.mixed
+	}
+	if e.async != nil {
+		cfg.AsyncScheduling = *e.async
+	}
+	cfg.Seed = e.seed
+	cfg.Workload = serve.Workload{Requests: max(PlanRequestsPerSlot*concurrency, PlanMinRequests), MaxConcurrency: concurrency,
+		RequestRate: math.Inf(1), Burstiness: 1, InputTokens: max(1, w.Input), OutputTokens: w.Output}
+	if cfg.Memory.KVCapacity <= 0 {
+		return plan.Metrics{}, fmt.Errorf("%s: no room for a KV cache", c.Label())
+	}
+	coster := serve.NewSimCoster(c.Sim)
+	r, err := serve.Run(cfg, coster)
+	if err != nil {
+		return plan.Metrics{}, fmt.Errorf("%s at concurrency %d: %w", c.Label(), concurrency, err)
+	}
+	if err := coster.Err(); err != nil {
+		return plan.Metrics{}, fmt.Errorf("%s at concurrency %d: %w", c.Label(), concurrency, err)
+	}
+	m := plan.Metrics{OutputTokensPerSecond: r.OutputThroughput, TPOTP99: r.TPOT.P99, TTFTP99: r.TTFT.P99, HasTTFT: true}
+	if r.TPOT.Mean > 0 {
+		m.PerUser = 1 / float64(r.TPOT.Mean)
+	}
+	return m, nil
+}
