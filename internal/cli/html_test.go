@@ -23,6 +23,7 @@ var htmlReports = []struct {
 	{"predict", []string{"predict"}},
 	{"plan", []string{"plan", "--gpus", "rtx-pro-6000-server,h200-sxm", "--min-tokens-per-s-per-user", "20", "--target-output-tokens-per-s", "1000"}},
 	{"sweep", []string{"sweep", "--set", "parallel.tp=1,3,8", "--set", "workload.context=2048,8192", "--set", "workload.batch=1,64"}},
+	{"simulate", append([]string{"simulate"}, small...)},
 }
 
 // TestHTMLChartData keeps the plotted data of every chart of every report
@@ -78,6 +79,14 @@ func reportPage(t *testing.T, args []string) *report.Page {
 		sw, err := computeSweep(&sweepOptions{Sets: sets})
 		require.NoError(t, err)
 		return sw.page()
+	case "simulate":
+		sc, err := scenarios.Default()
+		require.NoError(t, err)
+		applySimulateFlags(&sc.Serving, &simulateOptions{Concurrency: []int{1, 8}, Requests: 16, InputTokens: 512, OutputTokens: 64})
+		require.Equal(t, small, []string{"--concurrency", "1,8", "--requests", "16", "--input-tokens", "512", "--output-tokens", "64"}, "the page is built from the flags of htmlReports")
+		sn, err := simulateScenario(sc, nil)
+		require.NoError(t, err)
+		return sn.page()
 	}
 	t.Fatalf("no report for %v", args)
 	return nil
