@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +25,8 @@ var htmlReports = []struct {
 	{"plan", []string{"plan", "--gpus", "rtx-pro-6000-server,h200-sxm", "--min-tokens-per-s-per-user", "20", "--target-output-tokens-per-s", "1000"}},
 	{"sweep", []string{"sweep", "--set", "parallel.tp=1,3,8", "--set", "workload.context=2048,8192", "--set", "workload.batch=1,64"}},
 	{"simulate", append([]string{"simulate"}, small...)},
+	{"validate-trace", []string{"validate", "trace", traceData + "tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", gptOssScenario}},
+	{"validate-bench", []string{"validate", "bench", benchFixtures + "vllm-c16.json", benchFixtures + "sglang-rates.jsonl", "--scenario", "kimi-k2.5-h200-nvlink-tp8"}},
 }
 
 // TestHTMLChartData keeps the plotted data of every chart of every report
@@ -87,6 +90,17 @@ func reportPage(t *testing.T, args []string) *report.Page {
 		sn, err := simulateScenario(sc, nil)
 		require.NoError(t, err)
 		return sn.page()
+	case "validate":
+		s := &streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
+		if args[1] == "trace" {
+			sc, rep, err := computeValidateTrace(s, &validateTraceOptions{Inputs: args[2:3], Scenario: args[4], Format: formatText})
+			require.NoError(t, err)
+			return validateTracePage(sc, rep)
+		}
+		opts := &validateBenchOptions{Inputs: args[2:4], Scenario: args[5], Format: formatText}
+		cases, warnings, err := computeValidateBench(s, opts)
+		require.NoError(t, err)
+		return validateBenchPage(opts.Scenario, cases, warnings)
 	}
 	t.Fatalf("no report for %v", args)
 	return nil
