@@ -25,6 +25,7 @@ var htmlReports = []struct {
 	{"plan", []string{"plan", "--gpus", "rtx-pro-6000-server,h200-sxm", "--min-tokens-per-s-per-user", "20", "--target-output-tokens-per-s", "1000"}},
 	{"sweep", []string{"sweep", "--set", "parallel.tp=1,3,8", "--set", "workload.context=2048,8192", "--set", "workload.batch=1,64"}},
 	{"simulate", append([]string{"simulate"}, small...)},
+	{"sweep-serving", servingSweepArgs},
 	{"validate-trace", []string{"validate", "trace", traceData + "tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", gptOssScenario}},
 	{"validate-bench", []string{"validate", "bench", benchFixtures + "vllm-c16.json", benchFixtures + "sglang-rates.jsonl", "--scenario", "kimi-k2.5-h200-nvlink-tp8"}},
 }
@@ -75,6 +76,15 @@ func reportPage(t *testing.T, args []string) *report.Page {
 		require.NoError(t, err)
 		return pl.page()
 	case "sweep":
+		if args[1] == "--serving" {
+			var sets []string
+			for i := 3; i < len(args); i += 2 {
+				sets = append(sets, args[i])
+			}
+			ss, err := computeServing(&sweepOptions{Sets: sets, Serving: true})
+			require.NoError(t, err)
+			return ss.page()
+		}
 		var sets []string
 		for i := 2; i < len(args); i += 2 {
 			sets = append(sets, args[i])

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"errors"
-
 	"github.com/moecast/moecast/plan"
 	"github.com/moecast/moecast/scenarios"
 )
@@ -17,10 +15,3 @@ func servingRefine(sc *scenarios.Scenario) (plan.Evaluator, error) {
 	_ = sc
 	return nil, nil
 }
-
-// errServingSweep is what `sweep --serving` answers while the serving
-// adapter is not wired in: the seam is computeSweep's apply, which runs
-// predict's step at each point; with --serving it is to run the serving
-// simulation of the variant's scenario (scenarios.Scenario for the
-// combination) instead, and return its points.
-var errServingSweep = errors.New("sweep --serving: the serving simulation is not wired into sweep in this build; run without --serving for predict at each point")

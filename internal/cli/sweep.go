@@ -225,6 +225,18 @@ func runSweep(s *streams, opts *sweepOptions) error {
 	if err := checkHTMLPath(opts.HTML); err != nil {
 		return err
 	}
+	if opts.Serving {
+		ss, err := computeServing(opts)
+		if err != nil {
+			return err
+		}
+		if opts.HTML != "" {
+			if err := writeHTML(opts.HTML, ss.page()); err != nil {
+				return err
+			}
+		}
+		return ss.render(s, opts.Format)
+	}
 	sw, err := computeSweep(opts)
 	if err != nil {
 		return err
@@ -249,21 +261,38 @@ func runSweep(s *streams, opts *sweepOptions) error {
 	return sw.text(s.Out)
 }
 
-func computeSweep(opts *sweepOptions) (*swept, error) {
+// sweepInputs parses the --set flags and reads the scenario, unchanged
+// (base) and as the source of its variants.
+func sweepInputs(opts *sweepOptions) ([]plan.Axis, *scenarios.Source, *scenarios.Scenario, error) {
 	axes, err := parseSets(opts.Sets)
 	if err != nil {
-		return nil, err
-	}
-	if opts.Serving {
-		return nil, errServingSweep
+		return nil, nil, nil, err
 	}
 	src, err := scenarios.ReadSource(opts.Scenario)
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, nil, nil, inputErr(err)
 	}
 	base, err := src.Parse(nil)
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, nil, nil, inputErr(err)
+	}
+	return axes, src, base, nil
+}
+
+// computeServing is `sweep --serving`: simulate at each combination.
+func computeServing(opts *sweepOptions) (*servingSwept, error) {
+	axes, src, base, err := sweepInputs(opts)
+	if err != nil {
+		return nil, err
+	}
+	return computeServingSweep(axes, src, base, opts.Workers)
+}
+
+// computeSweep is sweep without --serving: predict at each combination.
+func computeSweep(opts *sweepOptions) (*swept, error) {
+	axes, src, base, err := sweepInputs(opts)
+	if err != nil {
+		return nil, err
 	}
 	bsm, err := base.Sim()
 	if err != nil {
