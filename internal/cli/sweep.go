@@ -28,7 +28,7 @@ func newSweepCmd(s *streams) *cobra.Command {
 	opts := &sweepOptions{}
 	cmd := &cobra.Command{
 		Use:   "sweep [SCENARIO] --set KEY=V1,V2,... [--set ...]",
-		Short: "Predict over the Cartesian product of scenario keys",
+		Short: "Predict (or, with --serving, simulate) over the Cartesian product of scenario keys",
 		Long: `Run predict at every combination of the values given to scenario keys,
 each named by its dotted TOML name: --set parallel.tp=1,2,4,8
 --set hardware.gpu=h200-sxm,b200-sxm --set workload.context=2048,8192
@@ -38,6 +38,10 @@ value in the scenario file (or adds it), nothing else: sweeping
 hardware.gpu keeps the file's hardware.fabric and layout. Combinations the
 scenario refuses are skipped; each distinct reason is shown once, with its
 count. Points are computed on every core.
+
+With --serving, each combination runs the serving simulation instead, as
+moecast simulate runs the scenario, and the serving keys sweep too:
+--serving --set workload.concurrency=1,4 --set runtime.max_num_batched_tokens=2048,8192.
 
 SCENARIO is a TOML file, or the name of a shipped scenario
 (` + strings.Join(scenarios.Names(), ", ") + `).
