@@ -72,8 +72,9 @@ func validateTracePage(sc *scenarios.Scenario, rep *validate.Report) *report.Pag
 }
 
 // validateBenchPage is `validate bench --html`'s report: for each result,
-// measured against predicted as grouped bars, one chart per unit (ms,
-// tok/s, req/s), and the table of every figure with its error.
+// measured against predicted as grouped bars, one chart per latency
+// metric (its mean, median, p90, p99) and per throughput unit, and the
+// table of every figure with its error.
 func validateBenchPage(scenario string, cases []benchCase, warnings []string) *report.Page {
 	pg := &report.Page{Title: "moecast validate bench: " + scenario, Warnings: warnings}
 	if sc, err := scenarios.Open(scenario); err == nil {
@@ -96,33 +97,40 @@ func validateBenchPage(scenario string, cases []benchCase, warnings []string) *r
 		if worst, row, ok := validate.WorstMeanErrorPct(c.rows); ok {
 			text += fmt.Sprintf(" Worst mean or throughput: %s %+.1f%%.", rowName(row), worst)
 		}
-		var units []string
-		byUnit := map[string]*report.GroupedBars{}
+		// One chart per latency metric (its stats side by side) and one per
+		// throughput unit: bars of one chart share a scale.
+		var groups []string
+		byGroup := map[string]*report.GroupedBars{}
 		for _, r := range c.rows {
 			if math.IsNaN(r.Measured) || math.IsNaN(r.Predicted) || math.IsInf(r.Measured, 0) || math.IsInf(r.Predicted, 0) {
 				continue
 			}
-			g := byUnit[r.Unit]
-			if g == nil {
-				g = &report.GroupedBars{Title: "Measured and predicted (" + r.Unit + ")", X: report.Axis{Label: "metric"},
-					Y: report.Axis{Label: "value", Unit: r.Unit}, Bars: []report.Stack{{Name: "measured"}, {Name: "predicted"}}}
-				byUnit[r.Unit] = g
-				units = append(units, r.Unit)
+			key, title, label := r.Unit, "Throughput ("+r.Unit+")", r.Metric
+			if r.Stat != "" {
+				key, title, label = r.Metric, strings.ToUpper(r.Metric)+" ("+r.Unit+")", r.Stat
 			}
-			g.Labels = append(g.Labels, rowName(r))
+			g := byGroup[key]
+			if g == nil {
+				g = &report.GroupedBars{Title: "Measured and predicted " + title, X: report.Axis{Label: "figure"},
+					Y: report.Axis{Label: strings.ToUpper(r.Metric), Unit: r.Unit}, Bars: []report.Stack{{Name: "measured"}, {Name: "predicted"}}}
+				if r.Stat == "" {
+					g.Y.Label = "throughput"
+				}
+				byGroup[key] = g
+				groups = append(groups, key)
+			}
+			g.Labels = append(g.Labels, label)
 			g.Bars[0].Values = append(g.Bars[0].Values, math.Max(0, r.Measured))
 			g.Bars[1].Values = append(g.Bars[1].Values, math.Max(0, r.Predicted))
 		}
-		for i, u := range units {
-			sec := report.Section{Title: title, Chart: byUnit[u]}
-			if i > 0 {
-				sec.Title = title + ": " + u
-			} else {
+		for i, k := range groups {
+			sec := report.Section{Title: title + ": " + byGroup[k].Title[len("Measured and predicted "):], Chart: byGroup[k]}
+			if i == 0 {
 				sec.Text = text
 			}
 			pg.Sections = append(pg.Sections, sec)
 		}
-		if len(units) == 0 {
+		if len(groups) == 0 {
 			pg.Sections = append(pg.Sections, report.Section{Title: title, Text: text})
 		}
 		pg.Sections[len(pg.Sections)-1].Tables = []report.Titled{{Caption: "Every figure", Table: (*report.Table)(benchTable([]benchCase{c}, false))}}
