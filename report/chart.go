@@ -224,6 +224,64 @@ func (c *StackedBars) plot() (*plot.Plot, error) {
 	return p, nil
 }
 
+// GroupedBars is one group of bars per label, one bar of each group per
+// Stack (measured and predicted side by side, say).
+type GroupedBars struct {
+	Title  string
+	X      Axis     // the groups' axis (Label and Unit name the labels)
+	Labels []string // one per group
+	Y      Axis
+	Bars   []Stack // one bar per label in each; values >= 0
+}
+
+// Kind implements Chart.
+func (*GroupedBars) Kind() string { return "grouped-bars" }
+
+// Data implements Chart: one row per group, one column per bar (a value
+// a bar lacks is nil; plot refuses such a chart).
+func (c *GroupedBars) Data() *Table {
+	t := &Table{Columns: []Column{{Name: c.X.column()}}}
+	for _, s := range c.Bars {
+		t.Columns = append(t.Columns, Column{Name: snake(s.Name) + "_" + snake(c.Y.Unit), Text: "%.4g"})
+	}
+	for i, l := range c.Labels {
+		row := []any{l}
+		for _, s := range c.Bars {
+			var v any
+			if i < len(s.Values) {
+				v = s.Values[i]
+			}
+			row = append(row, v)
+		}
+		t.Add(row...)
+	}
+	return t
+}
+
+func (c *GroupedBars) plot() (*plot.Plot, error) {
+	x := c.X
+	x.Log = false
+	p := newPlot(c.Title, x, c.Y)
+	n := float64(max(1, len(c.Bars)))
+	w := vg.Points(max(3, min(24, 360/(n*float64(max(1, len(c.Labels)))))))
+	for i, s := range c.Bars {
+		if len(s.Values) != len(c.Labels) {
+			return nil, fmt.Errorf("chart %q: bars %q have %d values for %d groups", c.Title, s.Name, len(s.Values), len(c.Labels))
+		}
+		b, err := plotter.NewBarChart(plotter.Values(s.Values), w)
+		if err != nil {
+			return nil, fmt.Errorf("chart %q: bars %q: %w", c.Title, s.Name, err)
+		}
+		b.Color = palette(i)
+		b.LineStyle.Width = 0
+		b.Offset = vg.Length(float64(i)-(n-1)/2) * w
+		p.Add(b)
+		p.Legend.Add(s.Name, b)
+	}
+	p.NominalX(c.Labels...)
+	return p, nil
+}
+
 // ParetoPoint is one point of a Pareto chart.
 type ParetoPoint struct {
 	Name string
@@ -369,6 +427,8 @@ func checkFinite(c Chart) error {
 	case *Pareto:
 		xlog, ylog = ch.X.Log, ch.Y.Log
 	case *StackedBars:
+		ylog = ch.Y.Log
+	case *GroupedBars:
 		ylog = ch.Y.Log
 	}
 	t := c.Data()

@@ -21,6 +21,8 @@ func fixtures() []Chart {
 		&Pareto{Title: "Pareto front", X: Axis{Label: "speed per user", Unit: "tokens/s", Log: true}, Y: Axis{Label: "output per GPU", Unit: "tokens/s", Log: true},
 			Others: []ParetoPoint{{Name: "c", X: 10, Y: 50}}, Front: []ParetoPoint{{Name: "a", X: 12, Y: 300}, {Name: "b", X: 60, Y: 40}},
 			Best: &ParetoPoint{Name: "a", X: 12, Y: 300}},
+		&GroupedBars{Title: "Measured and predicted", X: Axis{Label: "category"}, Labels: []string{"moe", "allreduce"}, Y: Axis{Label: "time", Unit: "ms"},
+			Bars: []Stack{{Name: "measured", Values: []float64{3, 6.8}}, {Name: "predicted", Values: []float64{2.5, 5.5}}}},
 	}
 }
 
@@ -31,6 +33,7 @@ func TestChartData(t *testing.T) {
 		"line": "series,batch_sequences,step_time_ms,step_time_ms_lo,step_time_ms_hi\n" +
 			"step,1,15,14,17\nstep,8,28,25,31\nstep,64,79,70,87\n",
 		"stacked-bars": "batch,moe_ms,allreduce_ms\n1,3,3.3\n8,13,5.5\n",
+		"grouped-bars": "category,measured_ms,predicted_ms\nmoe,3,2.5\nallreduce,6.8,5.5\n",
 		"pareto":       "point,set,speed_per_user_tokens_per_s,output_per_gpu_tokens_per_s\na,best,12,300\na,front,12,300\nb,front,60,40\n",
 	}
 	for _, c := range fixtures() {
@@ -58,7 +61,8 @@ func TestSVGRenders(t *testing.T) {
 			assert.NotContains(t, s, "NaN")
 			assert.NotContains(t, s, "Inf")
 			for _, label := range map[string][]string{"line": {"batch (sequences)", "step time (ms)"},
-				"stacked-bars": {"time (ms)", "moe", "allreduce"}, "pareto": {"speed per user (tokens/s)", "output per GPU (tokens/s)", "best"}}[c.Kind()] {
+				"stacked-bars": {"time (ms)", "moe", "allreduce"}, "pareto": {"speed per user (tokens/s)", "output per GPU (tokens/s)", "best"},
+				"grouped-bars": {"time (ms)", "measured", "predicted"}}[c.Kind()] {
 				assert.Contains(t, s, label)
 			}
 		})
@@ -74,6 +78,7 @@ func TestSVGRefusesBadNumbers(t *testing.T) {
 		{"nan", &LineChart{X: Axis{Label: "x"}, Y: Axis{Label: "y"}, Series: []Series{{Name: "s", X: []float64{1, 2}, Y: []float64{1, math.NaN()}}}}, "is NaN"},
 		{"inf", &StackedBars{X: Axis{Label: "b"}, Labels: []string{"1"}, Y: Axis{Label: "t", Unit: "ms"}, Stacks: []Stack{{Name: "a", Values: []float64{math.Inf(1)}}}}, "is +Inf"},
 		{"log zero", &LineChart{X: Axis{Label: "x", Log: true}, Y: Axis{Label: "y"}, Series: []Series{{Name: "s", X: []float64{0, 2}, Y: []float64{1, 1}}}}, "on a log axis"},
+		{"bar lengths", &GroupedBars{X: Axis{Label: "c"}, Labels: []string{"a", "b"}, Y: Axis{Label: "t", Unit: "ms"}, Bars: []Stack{{Name: "m", Values: []float64{1}}}}, "1 values for 2 groups"},
 		{"lengths", &LineChart{X: Axis{Label: "x"}, Y: Axis{Label: "y"}, Series: []Series{{Name: "s", X: []float64{1, 2}, Y: []float64{1, 1}, Lo: []float64{1}, Hi: []float64{1}}}}, "mismatched lengths"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -103,9 +108,10 @@ func TestPageSelfContained(t *testing.T) {
 	assert.Contains(t, s, "<title>moecast predict: &lt;x&gt;</title>", "text is escaped")
 	assert.Contains(t, s, "<dd>a &amp; b</dd>")
 	assert.Less(t, strings.Index(s, `id="warnings"`), strings.Index(s, "<section>"), "warnings come first")
-	assert.Equal(t, 3, strings.Count(s, "<svg "))
-	assert.Equal(t, 3, strings.Count(s, `<figure class="chart"`))
-	assert.Equal(t, 4, strings.Count(s, "<table>"), "a table under each chart, and the section's")
+	n := len(fixtures())
+	assert.Equal(t, n, strings.Count(s, "<svg "))
+	assert.Equal(t, n, strings.Count(s, `<figure class="chart"`))
+	assert.Equal(t, n+1, strings.Count(s, "<table>"), "a table under each chart, and the section's")
 	assert.Contains(t, s, `<td class="num">1.2</td>`)
 	for _, bad := range []string{" src=", " href=", "@import", "url(", "<script", "<link"} {
 		assert.NotContains(t, s, bad)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,10 @@ var htmlReports = []struct {
 	{"predict", []string{"predict"}},
 	{"plan", []string{"plan", "--gpus", "rtx-pro-6000-server,h200-sxm", "--min-tokens-per-s-per-user", "20", "--target-output-tokens-per-s", "1000"}},
 	{"sweep", []string{"sweep", "--set", "parallel.tp=1,3,8", "--set", "workload.context=2048,8192", "--set", "workload.batch=1,64"}},
+	{"simulate", append([]string{"simulate"}, small...)},
+	{"sweep-serving", servingSweepArgs},
+	{"validate-trace", []string{"validate", "trace", traceData + "tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", gptOssScenario}},
+	{"validate-bench", []string{"validate", "bench", benchFixtures + "vllm-c16.json", benchFixtures + "sglang-rates.jsonl", "--scenario", "kimi-k2.5-h200-nvlink-tp8"}},
 }
 
 // TestHTMLChartData keeps the plotted data of every chart of every report
@@ -71,6 +76,15 @@ func reportPage(t *testing.T, args []string) *report.Page {
 		require.NoError(t, err)
 		return pl.page()
 	case "sweep":
+		if args[1] == "--serving" {
+			var sets []string
+			for i := 3; i < len(args); i += 2 {
+				sets = append(sets, args[i])
+			}
+			ss, err := computeServing(&sweepOptions{Sets: sets, Serving: true})
+			require.NoError(t, err)
+			return ss.page()
+		}
 		var sets []string
 		for i := 2; i < len(args); i += 2 {
 			sets = append(sets, args[i])
@@ -78,6 +92,25 @@ func reportPage(t *testing.T, args []string) *report.Page {
 		sw, err := computeSweep(&sweepOptions{Sets: sets})
 		require.NoError(t, err)
 		return sw.page()
+	case "simulate":
+		sc, err := scenarios.Default()
+		require.NoError(t, err)
+		applySimulateFlags(&sc.Serving, &simulateOptions{Concurrency: []int{1, 8}, Requests: 16, InputTokens: 512, OutputTokens: 64})
+		require.Equal(t, small, []string{"--concurrency", "1,8", "--requests", "16", "--input-tokens", "512", "--output-tokens", "64"}, "the page is built from the flags of htmlReports")
+		sn, err := simulateScenario(sc, nil)
+		require.NoError(t, err)
+		return sn.page()
+	case "validate":
+		s := &streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
+		if args[1] == "trace" {
+			sc, rep, err := computeValidateTrace(s, &validateTraceOptions{Inputs: args[2:3], Scenario: args[4], Format: formatText})
+			require.NoError(t, err)
+			return validateTracePage(sc, rep)
+		}
+		opts := &validateBenchOptions{Inputs: args[2:4], Scenario: args[5], Format: formatText}
+		cases, warnings, err := computeValidateBench(s, opts)
+		require.NoError(t, err)
+		return validateBenchPage(opts.Scenario, cases, warnings)
 	}
 	t.Fatalf("no report for %v", args)
 	return nil

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -20,10 +19,6 @@ func servingRefine(sc *scenarios.Scenario) (plan.Evaluator, error) {
 	return &servingEval{engine: v.Engine, seed: v.Seed, maxBatched: v.MaxNumBatchedTokens,
 		maxSeqs: v.MaxNumSeqs, mixed: v.MixedChunk, async: v.AsyncScheduling}, nil
 }
-
-// errServingSweep is what `sweep --serving` answers while the serving
-// simulation is not wired into sweep.
-var errServingSweep = errors.New("sweep --serving: the serving simulation is not wired into sweep in this build; run without --serving for predict at each point")
 
 // servingEval prices a candidate at a concurrency with serve.Run: a closed
 // loop of max(PlanRequestsPerSlot x concurrency, PlanMinRequests) requests

@@ -32,6 +32,7 @@ type simulateOptions struct {
 	Requests     int       // --requests; 0 = the scenario's
 	Seed         *uint64   // --seed; nil = the scenario's
 	Format       string
+	HTML         string // --html FILE; "" = none
 	// Progress forces the progress line on (true) or off (false); nil
 	// shows it when stderr is a terminal.
 	Progress *bool
@@ -106,6 +107,7 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 	f.IntVar(&opts.Requests, "requests", 0, "requests per point; default: the scenario's workload.requests (0 = 10 x concurrency, at least 100)")
 	f.Uint64Var(&seed, "seed", 0, "seed of the random lengths, arrivals and acceptance draws; default: the scenario's workload.seed")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
+	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to FILE")
 	return cmd
 }
 
@@ -163,19 +165,55 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 	if err := checkFormat(opts.Format); err != nil {
 		return err
 	}
+	if err := checkHTMLPath(opts.HTML); err != nil {
+		return err
+	}
+	sc, err := openScenario(opts.Scenario)
+	if err != nil {
+		return err
+	}
+	applySimulateFlags(&sc.Serving, opts)
+	sn, err := simulateScenario(sc, progressOn(s.Err, opts.Progress))
+	if err != nil {
+		return err
+	}
+	if opts.HTML != "" {
+		if err := writeHTML(opts.HTML, sn.page()); err != nil {
+			return err
+		}
+	}
+	switch opts.Format {
+	case formatJSON:
+		return writeJSON(s.Out, sn.json())
+	case formatCSV:
+		for _, w := range sn.warnings {
+			fmt.Fprintln(s.Err, "warning: "+w)
+		}
+		return sn.table(true).render(s.Out, formatCSV)
+	}
+	return sn.text(s.Out)
+}
+
+// openScenario opens a scenario file or shipped name; "" is the embedded
+// default.
+func openScenario(name string) (*scenarios.Scenario, error) {
 	var (
 		sc  *scenarios.Scenario
 		err error
 	)
-	if opts.Scenario == "" {
+	if name == "" {
 		sc, err = scenarios.Default()
 	} else {
-		sc, err = scenarios.Open(opts.Scenario)
+		sc, err = scenarios.Open(name)
 	}
 	if err != nil {
-		return inputErr(err)
+		return nil, inputErr(err)
 	}
-	v := &sc.Serving
+	return sc, nil
+}
+
+// applySimulateFlags lays simulate's workload flags over the scenario's.
+func applySimulateFlags(v *scenarios.Serving, opts *simulateOptions) {
 	if opts.Concurrency != nil {
 		v.Concurrency, v.RequestRate = opts.Concurrency, nil
 	}
@@ -194,20 +232,27 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 	if opts.Seed != nil {
 		v.Seed = *opts.Seed
 	}
+}
+
+// simulateScenario runs the serving simulation of every point of the
+// scenario's workload (sc.Serving), as `moecast simulate` does; progress,
+// when set, gets the progress line. Warnings: the scenario's, then each
+// point's.
+func simulateScenario(sc *scenarios.Scenario, progress io.Writer) (*simulation, error) {
 	sm, err := sc.Sim()
 	if err != nil {
-		return inputErr(err)
+		return nil, inputErr(err)
 	}
 	sn := &simulation{sc: sc, warnings: append([]string{}, sc.Warnings...)}
-	for _, p := range v.Points() {
+	for _, p := range sc.Serving.Points() {
 		cfg, err := sc.ServeConfig(sm, p)
 		if err != nil {
-			return inputErr(err)
+			return nil, inputErr(err)
 		}
 		sn.points = append(sn.points, simPoint{at: p, cfg: cfg})
 	}
-	if err := sn.run(sm, progressOn(s.Err, opts.Progress)); err != nil {
-		return err
+	if err := sn.run(sm, progress); err != nil {
+		return nil, err
 	}
 	for i := range sn.points {
 		p := &sn.points[i]
@@ -218,16 +263,7 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 			sn.warnings = append(sn.warnings, p.res.Warnings()...) // they name the rate
 		}
 	}
-	switch opts.Format {
-	case formatJSON:
-		return writeJSON(s.Out, sn.json())
-	case formatCSV:
-		for _, w := range sn.warnings {
-			fmt.Fprintln(s.Err, "warning: "+w)
-		}
-		return sn.table(true).render(s.Out, formatCSV)
-	}
-	return sn.text(s.Out)
+	return sn, nil
 }
 
 // pointLabel names a point in warnings: "concurrency 64" or "request rate 8/s".

@@ -28,7 +28,7 @@ func newSweepCmd(s *streams) *cobra.Command {
 	opts := &sweepOptions{}
 	cmd := &cobra.Command{
 		Use:   "sweep [SCENARIO] --set KEY=V1,V2,... [--set ...]",
-		Short: "Predict over the Cartesian product of scenario keys",
+		Short: "Predict (or, with --serving, simulate) over the Cartesian product of scenario keys",
 		Long: `Run predict at every combination of the values given to scenario keys,
 each named by its dotted TOML name: --set parallel.tp=1,2,4,8
 --set hardware.gpu=h200-sxm,b200-sxm --set workload.context=2048,8192
@@ -38,6 +38,10 @@ value in the scenario file (or adds it), nothing else: sweeping
 hardware.gpu keeps the file's hardware.fabric and layout. Combinations the
 scenario refuses are skipped; each distinct reason is shown once, with its
 count. Points are computed on every core.
+
+With --serving, each combination runs the serving simulation instead, as
+moecast simulate runs the scenario, and the serving keys sweep too:
+--serving --set workload.concurrency=1,4 --set runtime.max_num_batched_tokens=2048,8192.
 
 SCENARIO is a TOML file, or the name of a shipped scenario
 (` + strings.Join(scenarios.Names(), ", ") + `).
@@ -225,6 +229,18 @@ func runSweep(s *streams, opts *sweepOptions) error {
 	if err := checkHTMLPath(opts.HTML); err != nil {
 		return err
 	}
+	if opts.Serving {
+		ss, err := computeServing(opts)
+		if err != nil {
+			return err
+		}
+		if opts.HTML != "" {
+			if err := writeHTML(opts.HTML, ss.page()); err != nil {
+				return err
+			}
+		}
+		return ss.render(s, opts.Format)
+	}
 	sw, err := computeSweep(opts)
 	if err != nil {
 		return err
@@ -249,21 +265,38 @@ func runSweep(s *streams, opts *sweepOptions) error {
 	return sw.text(s.Out)
 }
 
-func computeSweep(opts *sweepOptions) (*swept, error) {
+// sweepInputs parses the --set flags and reads the scenario, unchanged
+// (base) and as the source of its variants.
+func sweepInputs(opts *sweepOptions) ([]plan.Axis, *scenarios.Source, *scenarios.Scenario, error) {
 	axes, err := parseSets(opts.Sets)
 	if err != nil {
-		return nil, err
-	}
-	if opts.Serving {
-		return nil, errServingSweep
+		return nil, nil, nil, err
 	}
 	src, err := scenarios.ReadSource(opts.Scenario)
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, nil, nil, inputErr(err)
 	}
 	base, err := src.Parse(nil)
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, nil, nil, inputErr(err)
+	}
+	return axes, src, base, nil
+}
+
+// computeServing is `sweep --serving`: simulate at each combination.
+func computeServing(opts *sweepOptions) (*servingSwept, error) {
+	axes, src, base, err := sweepInputs(opts)
+	if err != nil {
+		return nil, err
+	}
+	return computeServingSweep(axes, src, base, opts.Workers)
+}
+
+// computeSweep is sweep without --serving: predict at each combination.
+func computeSweep(opts *sweepOptions) (*swept, error) {
+	axes, src, base, err := sweepInputs(opts)
+	if err != nil {
+		return nil, err
 	}
 	bsm, err := base.Sim()
 	if err != nil {

@@ -116,14 +116,11 @@ func TestSweepBadInput(t *testing.T) {
 		{"twice", []string{"--set", "parallel.tp=1", "--set", "parallel.tp=8"}, "given twice"},
 		{"unclosed", []string{"--set", "workload.batch=[1,2"}, "unclosed"},
 		{"all skipped", []string{"--set", "parallel.tp=3,5"}, "sweep: every one of the 2 combinations was skipped: 1x "},
-		{"serving", []string{"--serving"}, "sweep --serving: the serving simulation is not wired"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errs := runCLI(t, append([]string{"sweep"}, tt.args...)...)
 			assert.NotEqual(t, ExitOK, code, "stdout: %s", out)
-			if tt.name != "serving" {
-				assert.Equal(t, ExitInput, code)
-			}
+			assert.Equal(t, ExitInput, code)
 			assert.Contains(t, errs, tt.want)
 			assert.Equal(t, 1, strings.Count(strings.TrimSpace(errs), "\n")+1, "one line: %q", errs)
 		})

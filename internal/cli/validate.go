@@ -45,9 +45,7 @@ type validateTraceOptions struct {
 	Context     int
 	Format      string
 	Strict      bool
-	// HTML is the hook for --html FILE (the HTML report is not written
-	// yet: the flag is not registered).
-	HTML string
+	HTML        string // --html FILE; "" = none
 }
 
 func newValidateTraceCmd(s *streams) *cobra.Command {
@@ -88,6 +86,7 @@ A trace of another model (layer count, MoE or dense kernels) is refused.`,
 	f.IntVar(&opts.Context, "context", 0, "context length per sequence, tokens (default: from the step annotation where it has one, else the scenario's workload.context)")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on a malformed event or a trace cut short instead of warning")
+	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to FILE")
 	return cmd
 }
 
@@ -164,32 +163,17 @@ func runValidateTrace(s *streams, opts *validateTraceOptions) error {
 	if err := checkFormat(opts.Format); err != nil {
 		return err
 	}
-	if opts.Batch < 0 || opts.Context < 0 {
-		return inputErrf("--batch and --context: want positive values")
+	if err := checkHTMLPath(opts.HTML); err != nil {
+		return err
 	}
-	sc, ranks, warns, err := loadValidation(opts.Scenario, opts.Calibration, opts.Step, opts.Rules, opts.Inputs, opts.Strict, s)
+	sc, rep, err := computeValidateTrace(s, opts)
 	if err != nil {
 		return err
 	}
-	sm, err := sc.Sim()
-	if err != nil {
-		return inputErr(err)
-	}
-	context := sc.Context
-	if opts.Context > 0 {
-		context = opts.Context
-	}
-	rep, err := validate.Compare(sm, &sc.Config, ranks, validate.Options{Batch: opts.Batch, Context: context, ContextFromTrace: opts.Context == 0})
-	if err != nil {
-		var ie *validate.InputError
-		if errors.As(err, &ie) {
-			return inputErr(err)
+	if opts.HTML != "" {
+		if err := writeHTML(opts.HTML, validateTracePage(sc, rep)); err != nil {
+			return err
 		}
-		return inputErr(sc.KeyError(err))
-	}
-	rep.Warnings = append(append(append([]string{}, sc.Warnings...), warns...), rep.Warnings...)
-	if err := checkFiniteReport(rep); err != nil {
-		return err
 	}
 	switch opts.Format {
 	case formatJSON:
@@ -199,6 +183,40 @@ func runValidateTrace(s *streams, opts *validateTraceOptions) error {
 	}
 	printWarnings(s.Err, rep.Warnings)
 	return validateText(s.Out, sc, rep)
+}
+
+// computeValidateTrace reads the traces and compares each step with the
+// prediction; the report's warnings are the scenario's, the reading's and
+// the comparison's.
+func computeValidateTrace(s *streams, opts *validateTraceOptions) (*scenarios.Scenario, *validate.Report, error) {
+	if opts.Batch < 0 || opts.Context < 0 {
+		return nil, nil, inputErrf("--batch and --context: want positive values")
+	}
+	sc, ranks, warns, err := loadValidation(opts.Scenario, opts.Calibration, opts.Step, opts.Rules, opts.Inputs, opts.Strict, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	sm, err := sc.Sim()
+	if err != nil {
+		return nil, nil, inputErr(err)
+	}
+	context := sc.Context
+	if opts.Context > 0 {
+		context = opts.Context
+	}
+	rep, err := validate.Compare(sm, &sc.Config, ranks, validate.Options{Batch: opts.Batch, Context: context, ContextFromTrace: opts.Context == 0})
+	if err != nil {
+		var ie *validate.InputError
+		if errors.As(err, &ie) {
+			return nil, nil, inputErr(err)
+		}
+		return nil, nil, inputErr(sc.KeyError(err))
+	}
+	rep.Warnings = append(append(append([]string{}, sc.Warnings...), warns...), rep.Warnings...)
+	if err := checkFiniteReport(rep); err != nil {
+		return nil, nil, err
+	}
+	return sc, rep, nil
 }
 
 // checkFiniteReport refuses to print Inf or NaN.

@@ -20,6 +20,7 @@ type validateBenchOptions struct {
 	Scenario  string
 	Format    string
 	FailAbove float64 // percent; 0 = never fail
+	HTML      string  // --html FILE; "" = none
 }
 
 func newValidateBenchCmd(s *streams) *cobra.Command {
@@ -48,6 +49,7 @@ than PCT percent (for use in a pipeline).`,
 	f.StringVar(&opts.Scenario, "scenario", "", "scenario file or shipped name (required)")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	f.Float64Var(&opts.FailAbove, "fail-above", 0, "exit 1 when a mean or a throughput is off by more than this many percent (0: never)")
+	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to FILE")
 	return cmd
 }
 
@@ -68,14 +70,32 @@ func runValidateBench(s *streams, opts *validateBenchOptions) error {
 	if math.IsNaN(opts.FailAbove) || math.IsInf(opts.FailAbove, 0) || opts.FailAbove < 0 {
 		return inputErrf("validate bench: --fail-above: want a percentage >= 0, got %g", opts.FailAbove)
 	}
+	if err := checkHTMLPath(opts.HTML); err != nil {
+		return err
+	}
+	cases, warnings, err := computeValidateBench(s, opts)
+	if err != nil {
+		return err
+	}
+	if opts.HTML != "" {
+		if err := writeHTML(opts.HTML, validateBenchPage(opts.Scenario, cases, warnings)); err != nil {
+			return err
+		}
+	}
+	return renderValidateBench(s, opts, cases, warnings)
+}
+
+// computeValidateBench reads the result files and simulates each run's
+// workload; the warnings are collapsed.
+func computeValidateBench(s *streams, opts *validateBenchOptions) ([]benchCase, []string, error) {
 	var results []validate.BenchResult
 	for _, path := range opts.Inputs {
 		rs, err := readBenchFile(s, path)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		if len(rs) == 0 {
-			return inputErrf("%s: no benchmark result in the file", path)
+			return nil, nil, inputErrf("%s: no benchmark result in the file", path)
 		}
 		results = append(results, rs...)
 	}
@@ -84,24 +104,24 @@ func runValidateBench(s *streams, opts *validateBenchOptions) error {
 	for _, r := range results {
 		sc, err := scenarios.Open(opts.Scenario)
 		if err != nil {
-			return inputErr(err)
+			return nil, nil, inputErr(err)
 		}
 		p, w, err := benchWorkload(sc, r)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		warnings = append(warnings, w...)
 		sm, err := sc.Sim()
 		if err != nil {
-			return inputErr(err)
+			return nil, nil, inputErr(err)
 		}
 		cfg, err := sc.ServeConfig(sm, p)
 		if err != nil {
-			return inputErr(err)
+			return nil, nil, inputErr(err)
 		}
 		sn := &simulation{sc: sc, points: []simPoint{{at: p, cfg: cfg}}}
 		if err := sn.run(sm, nil); err != nil {
-			return err
+			return nil, nil, err
 		}
 		bc := benchCase{res: r, pt: sn.points[0]}
 		switch {
@@ -118,7 +138,11 @@ func runValidateBench(s *streams, opts *validateBenchOptions) error {
 		}
 		cases = append(cases, bc)
 	}
-	warnings = collapseWarnings(warnings)
+	return cases, collapseWarnings(warnings), nil
+}
+
+// renderValidateBench prints the comparison and applies --fail-above.
+func renderValidateBench(s *streams, opts *validateBenchOptions, cases []benchCase, warnings []string) error {
 	var err error
 	switch opts.Format {
 	case formatJSON:

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/moecast/moecast/report"
+)
+
+// page is `sweep --serving`'s HTML report: mean TTFT and mean TPOT
+// against the load, and the latency-throughput curve, one line per
+// combination of the swept keys other than the load; every point's
+// figures under them.
+func (ss *servingSwept) page() *report.Page {
+	pg := &report.Page{Title: "moecast sweep --serving: " + ss.base.Name, Header: scenarioHeader(ss.base), Warnings: ss.warnings}
+	var axes []string
+	for _, a := range ss.res.Axes {
+		axes = append(axes, a.Name+" = "+strings.Join(a.Values, ", "))
+	}
+	pg.Header[0].Label = "base scenario"
+	pg.Header = append(pg.Header, report.Field{Label: "swept", Value: strings.Join(axes, "; ")},
+		report.Field{Label: "combinations", Value: fmt.Sprintf("%d run, %d skipped; the serving simulation (simulate) at each", len(ss.res.Points), len(ss.res.Skipped))})
+	closed := ss.res.Points[0].Value.points[0].at.Concurrency > 0
+	load := report.Axis{Label: "concurrency", Unit: "requests", Log: true}
+	if !closed {
+		load = report.Axis{Label: "request rate", Unit: "requests/s", Log: true}
+	}
+	ttft := &report.LineChart{Title: "Mean time to first token", X: load, Y: report.Axis{Label: "mean TTFT", Unit: "ms"}}
+	tpot := &report.LineChart{Title: "Mean time per output token", X: load, Y: report.Axis{Label: "mean TPOT", Unit: "ms"}}
+	curve := &report.LineChart{Title: "Latency-throughput", X: report.Axis{Label: "speed per user", Unit: "tokens/s"},
+		Y: report.Axis{Label: "output throughput", Unit: "tokens/s"}}
+	var order []string
+	series := map[string]*[3]report.Series{}
+	for _, p := range ss.res.Points {
+		var parts []string
+		for _, st := range ss.res.Settings(p.Index) {
+			if st.Name != "workload.concurrency" && st.Name != "workload.request_rate" {
+				parts = append(parts, st.Name+"="+st.Value)
+			}
+		}
+		name := strings.Join(parts, " ")
+		if name == "" {
+			name = "all"
+		}
+		sr := series[name]
+		if sr == nil {
+			sr = &[3]report.Series{{Name: name}, {Name: name}, {Name: name}}
+			series[name] = sr
+			order = append(order, name)
+		}
+		for i := range p.Value.points {
+			pt := &p.Value.points[i]
+			if !latencyOK(pt) || (pt.at.Concurrency > 0) != closed {
+				continue
+			}
+			x, t1, t2 := loadValue(pt), pt.res.TTFT.Mean.Ms(), pt.res.TPOT.Mean.Ms()
+			if !allFinite(x, t1, t2) || !(x > 0) {
+				continue
+			}
+			sr[0].X, sr[0].Y = append(sr[0].X, x), append(sr[0].Y, t1)
+			sr[1].X, sr[1].Y = append(sr[1].X, x), append(sr[1].Y, t2)
+			if pt.res.TPOT.Mean > 0 && allFinite(pt.res.OutputThroughput) {
+				sr[2].X, sr[2].Y = append(sr[2].X, 1/float64(pt.res.TPOT.Mean)), append(sr[2].Y, pt.res.OutputThroughput)
+			}
+		}
+	}
+	const maxSeries = 12 // more lines than this are unreadable; the table has them all
+	if len(order) > maxSeries {
+		order = order[:maxSeries]
+	}
+	for _, n := range order {
+		sr := series[n]
+		ttft.Series = append(ttft.Series, sortedSeries(sr[0]))
+		tpot.Series = append(tpot.Series, sortedSeries(sr[1]))
+		curve.Series = append(curve.Series, sortedSeries(sr[2]))
+	}
+	pg.Sections = []report.Section{
+		{Title: "Mean TTFT against " + load.Label, Text: "One line per combination of the swept keys other than the load.", Chart: ttft},
+		{Title: "Mean TPOT against " + load.Label, Chart: tpot},
+		{Title: "Throughput against speed per user", Text: "Output tokens/s of the deployment against tokens/s per user (1 / mean TPOT).", Chart: curve},
+		{Title: "All points", Tables: []report.Titled{{Caption: "sweep --serving --format csv", Table: (*report.Table)(ss.table(true))}}},
+	}
+	if len(ss.res.Reasons) > 0 {
+		t := &report.Table{Columns: []report.Column{{Name: "skipped"}, {Name: "reason"}}}
+		for _, r := range ss.res.Reasons {
+			t.Add(r.Count, r.Reason)
+		}
+		pg.Sections = append(pg.Sections, report.Section{Title: "Skipped combinations", Tables: []report.Titled{{Table: t}}})
+	}
+	return pg
+}
