@@ -41,8 +41,10 @@ type BenchResult struct {
 	N             int     `json:"n"`
 	K             int     `json:"k"`
 	Group         int     `json:"group"`
+	Variant       string  `json:"variant"`
 	MT            int     `json:"mt"`
 	Stages        int     `json:"stages"`
+	WN            int     `json:"wn"`
 	Units         int     `json:"units_per_block"`
 	MaxParts      int     `json:"max_parts"`
 	Blocks        int     `json:"blocks"`
@@ -263,14 +265,30 @@ func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (Benc
 		return BenchResult{}, fmt.Errorf("%s M=%d: %w", c.Name, c.M, err)
 	}
 	bytes := float64(wb + int64(c.M*c.K*2) + int64(c.M*c.N*2))
-	kernel := "moecast_w4a16"
-	if p.Stages != 4 {
-		kernel = fmt.Sprintf("moecast_w4a16_s%d", p.Stages)
-	}
-	return BenchResult{Kernel: kernel, Name: c.Name, M: c.M, N: c.N, K: c.K, Group: c.Group, MT: p.MT, Stages: p.Stages,
+	return BenchResult{Kernel: benchKernel(p, ""), Variant: p.Variant().Name(), Name: c.Name, M: c.M, N: c.N, K: c.K,
+		Group: c.Group, MT: p.MT, Stages: p.Stages, WN: p.WN,
 		Units: p.Units, MaxParts: p.MaxParts, Blocks: p.Blocks, Copies: copies, CallsPerGraph: calls,
 		GraphSeconds: graph, LaunchSeconds: direct, Bytes: bytes, BytesPerSec: bytes / graph,
 		FLOPsPerSec: 2 * float64(c.M) * float64(c.N) * float64(c.K) / graph}, nil
+}
+
+// benchKernel names a result's kernel: moecast_w4a16 for the default
+// layout, with _s6 (6 stages), _w4 (4 warps along N), _nodq or _ldonly.
+func benchKernel(p Plan, moe string) string {
+	k := "moecast_w4a16" + moe
+	if p.Stages != 4 {
+		k += fmt.Sprintf("_s%d", p.Stages)
+	}
+	if p.WN == 4 {
+		k += "_w4"
+	}
+	switch p.Mode {
+	case ModeNoDQ:
+		k += "_nodq"
+	case ModeLoadOnly:
+		k += "_ldonly"
+	}
+	return k
 }
 
 // MoECase is one routed grouped GEMM to time: Tokens tokens routed top-TopK
@@ -286,6 +304,7 @@ type MoECase struct {
 	// Local is the number of experts this rank holds (experts [0, Local)
 	// of Experts, expert parallelism); 0: all of them (tensor parallelism).
 	Local int
+	Opt   Options // the plan's options (MT comes from the routing)
 }
 
 // MeasureMoE times one MoE case, rotating over routings drawn from Seed
@@ -350,11 +369,11 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 		if al.Blocks() == 0 {
 			continue // no token for this rank
 		}
-		p, err := m.PlanMoE(al, c.N, c.K, c.Group, aDiv, Options{})
+		p, err := m.PlanMoE(al, c.N, c.K, c.Group, aDiv, c.Opt)
 		if err != nil {
 			return BenchResult{}, err
 		}
-		if i == 0 {
+		if plan0.MT == 0 {
 			plan0 = p
 		}
 		sid, err := Upload(al.SortedIDs, 4)
@@ -401,8 +420,8 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 	}
 	n := float64(len(launches))
 	bytes := totalBytes / n
-	return BenchResult{Kernel: "moecast_w4a16_moe", Name: c.Name, M: c.Tokens, N: c.N, K: c.K, Group: c.Group,
-		MT: plan0.MT, Stages: plan0.Stages, Units: plan0.Units, MaxParts: plan0.MaxParts, Blocks: plan0.Blocks,
+	return BenchResult{Kernel: benchKernel(plan0, "_moe"), Variant: plan0.Variant().Name(), Name: c.Name, M: c.Tokens,
+		N: c.N, K: c.K, Group: c.Group, MT: plan0.MT, Stages: plan0.Stages, WN: plan0.WN, Units: plan0.Units, MaxParts: plan0.MaxParts, Blocks: plan0.Blocks,
 		Copies:        len(launches),
 		CallsPerGraph: calls, GraphSeconds: graph, LaunchSeconds: direct, Bytes: bytes, BytesPerSec: bytes / graph,
 		FLOPsPerSec: 2 * float64(rows) * float64(c.N) * float64(c.K) / graph, Touched: touched / n}, nil

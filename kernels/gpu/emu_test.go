@@ -29,7 +29,7 @@ type emuLaunch struct {
 	M, N, K, group      int
 	aDiv, units         int
 	MT, mblocks, blocks int
-	stages              int
+	stages, wn          int
 }
 
 func emuBF16(f float64) BF16 { return ToBF16(float32(f)) }
@@ -67,6 +67,9 @@ func (L *emuLaunch) run() {
 // segment is w4a16_segment for block b.
 func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 	MT, stages := L.MT, L.stages
+	wk := 8 / L.wn  // warps along K
+	ks := 8 / wk    // k16 steps per warp and stage
+	tn := 16 / L.wn // n8 tiles per warp
 	BM := 16 * MT
 	aStage := BM * TileK * 2
 	stage := bStage + sStage + aStage
@@ -182,15 +185,16 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 		}
 		st := (it % stages) * stage
 		for warp := 0; warp < 8; warp++ {
-			wn, wk := warp%2, warp/2
-			for s := 0; s < 2; s++ {
-				kl := wk*2 + s
+			wn, wk := warp%L.wn, warp/L.wn
+			for s := 0; s < ks; s++ {
+				kl := wk*ks + s
 				var frag [32][8][2][2]BF16 // lane, tile, b0/b1, halves
+				chunk, w0 := wn*tn/8, (wn*tn%8)/2
 				for lane := 0; lane < 32; lane++ {
-					boff := st + ((wn*8+kl)*32+lane)*16
+					boff := st + ((chunk*8+kl)*32+lane)*16 + 4*w0
 					grow := (kl * 16) / L.group
-					soff := st + bStage + ((wn*gs+grow)*8+(lane>>2))*16
-					for j := 0; j < 4; j++ {
+					soff := st + bStage + ((chunk*gs+grow)*8+(lane>>2))*16 + 4*w0
+					for j := 0; j < tn/2; j++ {
 						bw := word(boff + 4*j)
 						sw := word(soff + 4*j)
 						sLo, sHi := half(sw, 0), half(sw, 1)
@@ -227,7 +231,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 							am[g+8][c+8+h] = float64(half(a[t][3], h).Float32())
 						}
 					}
-					for tile := 0; tile < 8; tile++ {
+					for tile := 0; tile < tn; tile++ {
 						var bm [16][8]float64
 						for t := 0; t < 32; t++ {
 							n, k := t/4, (t%4)*2
@@ -257,18 +261,18 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 		panic("reduction buffer larger than the pipeline's shared memory")
 	}
 	red := make([]float32, MT*16*emuRedStride)
-	for src := 0; src < 4; src++ {
+	for src := 0; src < wk; src++ {
 		for warp := 0; warp < 8; warp++ {
-			wn, wk := warp%2, warp/2
-			if wk != src {
+			wn, kw := warp%L.wn, warp/L.wn
+			if kw != src {
 				continue
 			}
 			for lane := 0; lane < 32; lane++ {
 				for m := 0; m < MT; m++ {
-					for t := 0; t < 8; t++ {
+					for t := 0; t < tn; t++ {
 						for h := 0; h < 2; h++ {
 							row := m*16 + (lane >> 2) + h*8
-							col := wn*64 + t*8 + (lane&3)*2
+							col := wn*tn*8 + t*8 + (lane&3)*2
 							p := row*emuRedStride + col
 							v0, v1 := acc[warp][lane][m][t][2*h], acc[warp][lane][m][t][2*h+1]
 							if src > 0 {
@@ -355,7 +359,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 func emuRun(p Plan, a []BF16, w *Weights, sorted, experts []int32, rows int) [][]BF16 {
 	L := &emuLaunch{A: a, Q: w.Q, S: w.S, C: make([]BF16, rows*p.N), sorted: sorted, experts: experts,
 		M: p.M, N: p.N, K: p.K, group: p.Group, aDiv: max(p.ADiv, 1), units: p.Units,
-		MT: p.MT, mblocks: p.MBlocks, blocks: p.Blocks, stages: p.Stages}
+		MT: p.MT, mblocks: p.MBlocks, blocks: p.Blocks, stages: p.Stages, wn: p.WN}
 	for i := range L.C {
 		L.C[i] = 0xffff
 	}
@@ -395,7 +399,9 @@ func TestKernelModelGEMM(t *testing.T) {
 		{9, 384, 640, 32, Options{Units: 7}},   // longer than a tile
 		{33, 256, 384, 64, Options{Units: 6}},  // two tiles a run, aligned
 		{70, 128, 512, 128, Options{Units: 5}}, // MT 4, cut tiles
-
+		{5, 256, 512, 32, Options{WN: 4, Units: 3}},
+		{20, 128, 640, 64, Options{WN: 4, MT: 2}},
+		{70, 256, 384, 128, Options{WN: 4, Units: 2}},
 	}
 	for _, tt := range tests {
 		name := fmt.Sprintf("M%d_N%d_K%d_g%d_%+v", tt.M, tt.N, tt.K, tt.g, tt.o)

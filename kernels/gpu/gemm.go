@@ -36,19 +36,42 @@ const (
 	sStage  = 1024
 )
 
-// Variant is one compiled kernel: MT m16 tiles per block (16*MT rows) and a
-// cp.async pipeline of Stages stages.
-type Variant struct{ MT, Stages int }
+// Variant is one compiled kernel: MT m16 tiles per block (16*MT rows), a
+// cp.async pipeline of Stages stages, WN warps along N (2: 64 columns a
+// warp, 4: 32) and Mode (0: the kernel; ModeNoDQ and ModeLoadOnly are
+// benchmark diagnostics whose results are wrong).
+type Variant struct{ MT, Stages, WN, Mode int }
+
+// Diagnostic modes (Options.Mode): the benchmark times them to split the
+// kernel's cost into the pipeline's, the mma's and the dequantisation's.
+const (
+	ModeNoDQ     = 1 // mma.sync on the raw weight bits, no dequantisation
+	ModeLoadOnly = 2 // the cp.async pipeline alone, no arithmetic
+)
 
 // Variants are the kernels w4a16.cu defines.
-var Variants = []Variant{{1, 4}, {2, 4}, {4, 4}, {1, 6}, {2, 6}}
+var Variants = []Variant{
+	{1, 4, 2, 0}, {2, 4, 2, 0}, {4, 4, 2, 0}, {1, 6, 2, 0}, {2, 6, 2, 0},
+	{1, 4, 4, 0}, {2, 4, 4, 0}, {4, 4, 4, 0},
+	{1, 4, 2, ModeNoDQ}, {1, 4, 2, ModeLoadOnly},
+}
 
 // Name is the kernel's symbol.
 func (v Variant) Name() string {
-	if v.Stages == 4 {
-		return fmt.Sprintf("w4a16_mt%d", v.MT)
+	n := fmt.Sprintf("w4a16_mt%d", v.MT)
+	if v.Stages != 4 {
+		n += fmt.Sprintf("_s%d", v.Stages)
 	}
-	return fmt.Sprintf("w4a16_mt%d_s%d", v.MT, v.Stages)
+	if v.WN == 4 {
+		n += "_w4"
+	}
+	switch v.Mode {
+	case ModeNoDQ:
+		n += "_nodq"
+	case ModeLoadOnly:
+		n += "_ldonly"
+	}
+	return n
 }
 
 // Smem is the variant's dynamic shared memory in bytes.
@@ -180,6 +203,8 @@ type Plan struct {
 	M, N, K, Group int
 	MT             int // m16 tiles per block (BM = 16*MT rows)
 	Stages         int // cp.async pipeline stages
+	WN             int // warps along N (2 or 4)
+	Mode           int // 0, or a diagnostic mode (wrong results)
 	MBlocks        int // tiles along M (row blocks)
 	NBlocks        int // tiles along N
 	Units          int // TileK iterations per block
@@ -190,6 +215,9 @@ type Plan struct {
 	// down); 0 for a dense GEMM.
 	ADiv int
 }
+
+// Variant is the kernel the plan launches.
+func (p Plan) Variant() Variant { return Variant{p.MT, p.Stages, p.WN, p.Mode} }
 
 // WorkspaceBytes is the fp32 partial-sum buffer the plan needs: two BM x
 // TileN slots per block where a tile is cut, else 0.
@@ -210,6 +238,8 @@ type Options struct {
 	Stages int // pipeline stages: 4, or 6 for MT 1 and 2
 	Units  int // iterations per block
 	Splits int // or: cut each tile into about this many runs (Units = ceil(K/TileK / Splits))
+	WN     int // warps along N: 2 (default) or 4
+	Mode   int // a diagnostic mode for the benchmark (wrong results)
 }
 
 // chooseMT picks the rows per block from the rows a block will see.
@@ -231,9 +261,13 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	if p.Stages == 0 {
 		p.Stages = 4
 	}
-	v := Variant{p.MT, p.Stages}
+	p.WN, p.Mode = o.WN, o.Mode
+	if p.WN == 0 {
+		p.WN = 2
+	}
+	v := p.Variant()
 	if !slices.Contains(Variants, v) {
-		return p, fmt.Errorf("w4a16: no kernel with %d rows and %d stages", 16*p.MT, p.Stages)
+		return p, fmt.Errorf("w4a16: no kernel with %d rows, %d stages, %d warps along N, mode %d", 16*p.MT, p.Stages, p.WN, p.Mode)
 	}
 	p.NBlocks = p.N / TileN
 	kiters := p.K / TileK
@@ -350,9 +384,9 @@ func (m *Module) Launch(p Plan, b Buffers, s cuda.Stream) error {
 
 // LaunchArgs runs the plan with arguments from Plan.Args.
 func (m *Module) LaunchArgs(p Plan, args *cuda.Params, s cuda.Stream) error {
-	f, ok := m.fn[Variant{p.MT, p.Stages}]
+	f, ok := m.fn[p.Variant()]
 	if !ok {
-		return fmt.Errorf("w4a16: no kernel %s loaded", Variant{p.MT, p.Stages}.Name())
+		return fmt.Errorf("w4a16: no kernel %s loaded", p.Variant().Name())
 	}
 	return f.LaunchParams(cuda.Dim3{X: p.Blocks, Y: 1, Z: 1}, cuda.Dim3{X: threads, Y: 1, Z: 1}, p.Smem, s, args)
 }

@@ -34,9 +34,9 @@ namespace {
 constexpr int THREADS = 256;
 constexpr int BN = 128;      // columns per block
 constexpr int BK = 128;      // k per pipeline stage
-constexpr int WN = 2;        // warps along N (64 columns each)
-constexpr int WK = 4;        // warps along K
-constexpr int KS = BK / 16 / WK;  // k16 steps per warp per stage (2)
+// Warps: WN along N (128/WN columns each) x 8/WN along K, a template
+// parameter (2: 64 columns and 4 K-slices a warp; 4: 32 columns and 2
+// K-slices, half the accumulators, for more blocks per SM).
 constexpr int B_STAGE = BK * BN / 2;   // bytes of int4 weights per stage
 constexpr int S_STAGE = 1024;          // bytes of scales per stage (group 32: 4 rows x 128 x 2)
 constexpr int RED_STRIDE = BN + 8;     // floats per row of the reduction buffer
@@ -97,7 +97,7 @@ __device__ __forceinline__ uint32_t dq(uint32_t x, __nv_bfloat162 s) {
 // One segment: k iterations [it0, it1) of tile (mblock, nblock), accumulated
 // and written out. The blocks first .. first+parts-1 share the tile, whose
 // first unit is t0 (runs of units_per_block units per block).
-template <int MT, int STAGES>
+template <int MT, int STAGES, int WN, int MODE>
 __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                               const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                               float* __restrict__ ws, int* __restrict__ counters,
@@ -106,6 +106,9 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
                                               int a_div, int mblock, int nblock, int it0, int it1, int first,
                                               int parts, int units_per_block, long long t0) {
   constexpr int BM = 16 * MT;
+  constexpr int WK = 8 / WN;        // warps along K
+  constexpr int KS = BK / 16 / WK;  // k16 steps per warp per stage
+  constexpr int TN = 16 / WN;       // n8 tiles per warp
   constexpr int A_STAGE = BM * BK * 2;
   constexpr int STAGE = B_STAGE + S_STAGE + A_STAGE;
   extern __shared__ __align__(128) unsigned char smem[];
@@ -194,12 +197,16 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   };
 
   // Shared-memory offsets this lane reads, per k16 step s of its warp.
+  // A warp's TN tiles are words w0 .. w0+TN/2-1 of its chunk's 16-byte
+  // fragment words (two tiles a word), likewise for the scales.
+  const int chunk = (wn * TN) / 8;
+  const int w0 = ((wn * TN) % 8) / 2;
   uint32_t b_rd[KS], s_rd[KS], a_rd[MT][KS];
 #pragma unroll
   for (int s = 0; s < KS; ++s) {
     const int kl = wk * KS + s;
-    b_rd[s] = ((wn * 8 + kl) * 32 + lane) * 16;
-    s_rd[s] = B_STAGE + (((wn << gs_shift) + ((kl * 16) >> gshift)) * 8 + (lane >> 2)) * 16;
+    b_rd[s] = ((chunk * 8 + kl) * 32 + lane) * 16 + w0 * 4;
+    s_rd[s] = B_STAGE + (((chunk << gs_shift) + ((kl * 16) >> gshift)) * 8 + (lane >> 2)) * 16 + w0 * 4;
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       const int row = m * 16 + (lane & 15);
@@ -208,11 +215,11 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
     }
   }
 
-  float acc[MT][8][4];
+  float acc[MT][TN][4];
 #pragma unroll
   for (int m = 0; m < MT; ++m)
 #pragma unroll
-    for (int t = 0; t < 8; ++t)
+    for (int t = 0; t < TN; ++t)
 #pragma unroll
       for (int j = 0; j < 4; ++j) acc[m][t][j] = 0.f;
 
@@ -232,15 +239,29 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
     const unsigned char* st = smem + rd_slot * STAGE;
     const uint32_t st_addr = s_base + rd_slot * STAGE;
     rd_slot = rd_slot == STAGES - 1 ? 0 : rd_slot + 1;
+    if (MODE == 2) continue;  // diagnostic: the pipeline alone
 #pragma unroll
     for (int s = 0; s < KS; ++s) {
-      const uint4 b = *reinterpret_cast<const uint4*>(st + b_rd[s]);
-      const uint4 sc = *reinterpret_cast<const uint4*>(st + s_rd[s]);
-      uint32_t bw[4] = {b.x, b.y, b.z, b.w};
-      uint32_t sw[4] = {sc.x, sc.y, sc.z, sc.w};
-      uint32_t frag[8][2];
+      uint32_t bw[TN / 2], sw[TN / 2];
+      if constexpr (TN == 8) {
+        const uint4 b = *reinterpret_cast<const uint4*>(st + b_rd[s]);
+        const uint4 sc = *reinterpret_cast<const uint4*>(st + s_rd[s]);
+        bw[0] = b.x, bw[1] = b.y, bw[2] = b.z, bw[3] = b.w;
+        sw[0] = sc.x, sw[1] = sc.y, sw[2] = sc.z, sw[3] = sc.w;
+      } else {
+        const uint2 b = *reinterpret_cast<const uint2*>(st + b_rd[s]);
+        const uint2 sc = *reinterpret_cast<const uint2*>(st + s_rd[s]);
+        bw[0] = b.x, bw[1] = b.y;
+        sw[0] = sc.x, sw[1] = sc.y;
+      }
+      uint32_t frag[TN][2];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < TN / 2; ++j) {
+        if (MODE == 1) {  // diagnostic: raw bits, no dequantisation
+          frag[2 * j][0] = bw[j], frag[2 * j][1] = sw[j];
+          frag[2 * j + 1][0] = sw[j], frag[2 * j + 1][1] = bw[j];
+          continue;
+        }
         // scales of tiles 2j (low half of sw[j]) and 2j+1 (high half).
         const __nv_bfloat162 s_lo = __low2bfloat162(as_bf162(sw[j]));
         const __nv_bfloat162 s_hi = __high2bfloat162(as_bf162(sw[j]));
@@ -254,7 +275,7 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
         uint32_t a[4];
         ldmatrix_x4(a, st_addr + a_rd[m][s]);
 #pragma unroll
-        for (int t = 0; t < 8; ++t) mma_bf16(acc[m][t], a, frag[t][0], frag[t][1]);
+        for (int t = 0; t < TN; ++t) mma_bf16(acc[m][t], a, frag[t][0], frag[t][1]);
       }
     }
   }
@@ -269,11 +290,11 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
 #pragma unroll
       for (int m = 0; m < MT; ++m)
 #pragma unroll
-        for (int t = 0; t < 8; ++t)
+        for (int t = 0; t < TN; ++t)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const int row = m * 16 + (lane >> 2) + h * 8;
-            const int col = wn * 64 + t * 8 + (lane & 3) * 2;
+            const int col = wn * (TN * 8) + t * 8 + (lane & 3) * 2;
             float2* p = reinterpret_cast<float2*>(red + row * RED_STRIDE + col);
             float2 v = make_float2(acc[m][t][2 * h], acc[m][t][2 * h + 1]);
             if (src > 0) {
@@ -373,7 +394,7 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
 // partitioning): every block gets the same work whatever the tile count, and
 // a tile cut between blocks is summed by its last block. The workspace holds
 // two BM x BN fp32 slots per block.
-template <int MT, int STAGES>
+template <int MT, int STAGES, int WN, int MODE>
 __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                            const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                            float* __restrict__ ws, int* __restrict__ counters,
@@ -392,7 +413,7 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     const long long t0 = static_cast<long long>(tile) * kiters;
     const int first = static_cast<int>(t0 / units_per_block);
     const int lastb = static_cast<int>((t0 + kiters - 1) / units_per_block);
-    w4a16_segment<MT, STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
+    w4a16_segment<MT, STAGES, WN, MODE>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
                               tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1,
                               units_per_block, t0);
     u += ke - kb;
@@ -402,19 +423,27 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
 
 }  // namespace
 
-// w4a16_mt<MT>: 4 pipeline stages; w4a16_mt<MT>_s6: 6 stages (more bytes in
-// flight per block, less occupancy), for small M.
-#define W4A16_KERNEL(NAME, MT, STAGES, MINB)                                                                     \
+// w4a16_mt<MT>: 4 pipeline stages, 2 warps along N; _s6: 6 stages (more
+// bytes in flight per block, less occupancy); _w4: 4 warps along N (32
+// columns a warp, half the accumulators: more blocks per SM). _nodq and
+// _ldonly are diagnostics for the benchmark (wrong results): mma.sync on the
+// raw weight bits, and the cp.async pipeline without any arithmetic.
+#define W4A16_KERNEL(NAME, MT, STAGES, WN, MODE, MINB)                                                         \
   extern "C" __global__ void __launch_bounds__(THREADS, MINB)                                                   \
       NAME(const __nv_bfloat16* A, const uint4* W, const uint4* S, __nv_bfloat16* C, float* ws, int* counters, \
            const int* sorted_ids, const int* expert_ids, int M, int N, int K, int group, int a_div,            \
            int mblocks, int units_per_block) {                                                                  \
-    w4a16_body<MT, STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, mblocks,  \
-                           units_per_block);                                                                    \
+    w4a16_body<MT, STAGES, WN, MODE>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, \
+                                     mblocks, units_per_block);                                                 \
   }
 
-W4A16_KERNEL(w4a16_mt1, 1, 4, 3)
-W4A16_KERNEL(w4a16_mt2, 2, 4, 2)
-W4A16_KERNEL(w4a16_mt4, 4, 4, 1)
-W4A16_KERNEL(w4a16_mt1_s6, 1, 6, 2)
-W4A16_KERNEL(w4a16_mt2_s6, 2, 6, 1)
+W4A16_KERNEL(w4a16_mt1, 1, 4, 2, 0, 3)
+W4A16_KERNEL(w4a16_mt2, 2, 4, 2, 0, 2)
+W4A16_KERNEL(w4a16_mt4, 4, 4, 2, 0, 1)
+W4A16_KERNEL(w4a16_mt1_s6, 1, 6, 2, 0, 2)
+W4A16_KERNEL(w4a16_mt2_s6, 2, 6, 2, 0, 1)
+W4A16_KERNEL(w4a16_mt1_w4, 1, 4, 4, 0, 4)
+W4A16_KERNEL(w4a16_mt2_w4, 2, 4, 4, 0, 3)
+W4A16_KERNEL(w4a16_mt4_w4, 4, 4, 4, 0, 2)
+W4A16_KERNEL(w4a16_mt1_nodq, 1, 4, 2, 1, 3)
+W4A16_KERNEL(w4a16_mt1_ldonly, 1, 4, 2, 2, 3)
