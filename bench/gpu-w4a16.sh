@@ -47,7 +47,7 @@ if [ "${NCU:-0}" = 1 ]; then
 	for k in w4a16_mt1 w4a16_mt1_ldonly; do
 		[ -n "$ncu" ] || break
 		MOECAST_GPU_BENCH=/dev/null MOECAST_W4A16_MODULE=$cubin MOECAST_GPU_BENCH_M=1 MOECAST_GPU_BENCH_MOE=0 \
-			MOECAST_GPU_BENCH_SHAPES="dense up 18432" timeout 60 "$ncu" -k "regex:^$k\$" --launch-skip 4 --launch-count 1 \
+			MOECAST_GPU_BENCH_SHAPES="dense up 18432" timeout 45 "$ncu" -k "regex:^$k\$" --launch-skip 4 --launch-count 1 \
 			--section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section SchedulerStats \
 			--section Occupancy --section LaunchStats "$here/bench/bin/gpu.test" -test.run BenchOnDevice >>"$out/ncu.txt" 2>&1
 	done
