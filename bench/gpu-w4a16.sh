@@ -44,7 +44,7 @@ fi
 if [ "${NCU:-0}" = 1 ]; then
 	ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 	echo "== ncu: ${ncu:-not found}" | tee -a "$out/check.log"
-	for k in w4a16_mt1 w4a16_mt1_ldonly; do
+	for k in ${NCU_KERNELS:-w4a16_mt1 w4a16_mt1_ldonly}; do
 		[ -n "$ncu" ] || break
 		MOECAST_GPU_BENCH=/dev/null MOECAST_W4A16_MODULE=$cubin MOECAST_GPU_BENCH_M=1 MOECAST_GPU_BENCH_MOE=0 \
 			MOECAST_GPU_BENCH_SHAPES="dense up 18432" timeout 45 "$ncu" -k "regex:^$k\$" --launch-skip 4 --launch-count 1 \

@@ -103,7 +103,8 @@ func TestGEMMOnDevice(t *testing.T) {
 			a := RandomBF16(rng, sh.M*sh.K)
 			ref := ReferenceGEMM(a, sh.M, pq, nil)
 			for _, o := range []Options{{}, {Splits: 1}, {Splits: 3}, {Units: 3}, {Units: 7}, {MT: 1}, {MT: 4},
-				{MT: 1, Stages: 6}, {MT: 2, Stages: 6}, {WN: 4}, {WN: 4, MT: 2}, {WN: 4, MT: 4}, {WN: 4, Units: 3}} {
+				{MT: 1, Stages: 6}, {MT: 2, Stages: 6}, {WN: 4}, {WN: 4, MT: 2}, {WN: 4, MT: 4}, {WN: 4, Units: 3},
+				{WP: true, MT: 1}, {WP: true, MT: 1, Units: 3}, {WP: true, MT: 1, Stages: 6}, {WP: true, MT: 2}} {
 				if o.Splits > sh.K/TileK {
 					continue
 				}
@@ -164,16 +165,19 @@ func TestMoEOnDevice(t *testing.T) {
 						e := r.TopK[id/topk][id%topk]
 						ref[id] = ReferenceGEMM(a, aRows, pqs[e], []int{id / aDiv})[0]
 					}
-					for _, block := range []int{16, 64, -16, -64} { // negative: 4 warps along N
-						wn := 2
+					for _, block := range []int{16, 64, -16, -64, 1016, 1032} { // negative: 4 warps along N; 1000+: warp-private
+						wn, wp := 2, false
 						if block < 0 {
 							block, wn = -block, 4
 						}
+						if block > 1000 {
+							block, wp = block-1000, true
+						}
 						al, err := Align(r, block)
 						require.NoError(t, err)
-						p, err := m.PlanMoE(al, N, K, g, aDiv, Options{Units: 1 + block/32, WN: wn}) // runs of 1 or 3 of 4: cut tiles
+						p, err := m.PlanMoE(al, N, K, g, aDiv, Options{Units: 1 + block/32, WN: wn, WP: wp}) // runs of 1 or 3 of 4: cut tiles
 						require.NoError(t, err)
-						name := fmt.Sprintf("g%d/T%d/law%.1f/down%v/block%d/wn%d (units %d parts %d)", g, tokens, law, down, block, wn, p.Units, p.MaxParts)
+						name := fmt.Sprintf("g%d/T%d/law%.1f/down%v/block%d/wn%d/wp%v (units %d parts %d)", g, tokens, law, down, block, wn, wp, p.Units, p.MaxParts)
 						got := runOnce(t, m, s, p, a, all, al.SortedIDs, al.ExpertIDs, rows)
 						e, err := RelError(got, ref)
 						if err != nil || e >= 1e-2 {
@@ -243,10 +247,10 @@ func TestBenchOnDevice(t *testing.T) {
 		for _, M := range ms {
 			opts := []Options{{}, {WN: 4}}
 			if M <= 32 {
-				opts = append(opts, Options{Stages: 6})
+				opts = append(opts, Options{Stages: 6}, Options{WP: true, MT: chooseMT(M)})
 			}
 			if M <= 16 {
-				opts = append(opts, Options{Mode: ModeNoDQ}, Options{Mode: ModeLoadOnly})
+				opts = append(opts, Options{WP: true, Stages: 6}, Options{Mode: ModeNoDQ}, Options{Mode: ModeLoadOnly})
 			}
 			for _, o := range opts {
 				r, err := MeasureGEMM(m, BenchCase{Name: sh.Name, M: M, N: sh.N, K: sh.K, Group: sh.Group, Opt: o}, rotate, s)
@@ -264,9 +268,12 @@ func TestBenchOnDevice(t *testing.T) {
 	}
 	for _, c := range MoEShapes {
 		for _, tokens := range []int{1, 8, 32, 128, 512, 2048, 8192} {
-			for _, wn := range []int{2, 4} {
-				c.Tokens, c.Opt = tokens, Options{WN: wn}
+			for _, o := range []Options{{}, {WN: 4}, {WP: true}} {
+				c.Tokens, c.Opt = tokens, o
 				r, err := MeasureMoE(m, c, rotate, s)
+				if err != nil && o.WP && strings.Contains(err.Error(), "no kernel") {
+					continue // no warp-private kernel for the 64-row blocks of large batches
+				}
 				require.NoError(t, err)
 				require.NoError(t, enc.Encode(r))
 				t.Logf("%-22s T=%-5d %-18s units%-5d parts%-2d touched %5.1f %9.2f us graph %9.2f us launch %7.0f GB/s %6.1f TFLOP/s",
@@ -288,7 +295,7 @@ func logBench(t *testing.T, r BenchResult) {
 func sweepUnits(t *testing.T, m *Module, s cuda.Stream, enc *json.Encoder, rotate int64) {
 	for _, sh := range BenchShapes[:4] {
 		kiters := sh.K / TileK
-		for _, v := range []Options{{}, {WN: 4}, {Mode: ModeLoadOnly}} {
+		for _, v := range []Options{{}, {WP: true}, {WP: true, Stages: 6}} {
 			p, err := m.PlanGEMM(1, sh.N, sh.K, sh.Group, v)
 			require.NoError(t, err)
 			seen := map[int]bool{p.Units: true}

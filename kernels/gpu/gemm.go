@@ -39,8 +39,12 @@ const (
 // Variant is one compiled kernel: MT m16 tiles per block (16*MT rows), a
 // cp.async pipeline of Stages stages, WN warps along N (2: 64 columns a
 // warp, 4: 32) and Mode (0: the kernel; ModeNoDQ and ModeLoadOnly are
-// benchmark diagnostics whose results are wrong).
-type Variant struct{ MT, Stages, WN, Mode int }
+// benchmark diagnostics whose results are wrong) and WP (warp-private
+// pipelines: each warp copies and waits for its own slice of a stage).
+type Variant struct {
+	MT, Stages, WN, Mode int
+	WP                   bool
+}
 
 // Diagnostic modes (Options.Mode): the benchmark times them to split the
 // kernel's cost into the pipeline's, the mma's and the dequantisation's.
@@ -51,9 +55,10 @@ const (
 
 // Variants are the kernels w4a16.cu defines.
 var Variants = []Variant{
-	{1, 4, 2, 0}, {2, 4, 2, 0}, {4, 4, 2, 0}, {1, 6, 2, 0}, {2, 6, 2, 0},
-	{1, 4, 4, 0}, {2, 4, 4, 0}, {4, 4, 4, 0},
-	{1, 4, 2, ModeNoDQ}, {1, 4, 2, ModeLoadOnly},
+	{1, 4, 2, 0, false}, {2, 4, 2, 0, false}, {4, 4, 2, 0, false}, {1, 6, 2, 0, false}, {2, 6, 2, 0, false},
+	{1, 4, 4, 0, false}, {2, 4, 4, 0, false}, {4, 4, 4, 0, false},
+	{1, 4, 2, ModeNoDQ, false}, {1, 4, 2, ModeLoadOnly, false},
+	{1, 4, 2, 0, true}, {1, 6, 2, 0, true}, {2, 4, 2, 0, true},
 }
 
 // Name is the kernel's symbol.
@@ -71,11 +76,21 @@ func (v Variant) Name() string {
 	case ModeLoadOnly:
 		n += "_ldonly"
 	}
+	if v.WP {
+		n += "_wp"
+	}
 	return n
 }
 
-// Smem is the variant's dynamic shared memory in bytes.
-func (v Variant) Smem() int { return v.Stages * (bStage + sStage + v.MT*16*TileK*2) }
+// Smem is the variant's dynamic shared memory in bytes: per stage the
+// weights, scales and activations of a 128 x 128 tile (warp-private: 8
+// slices of 2 KiB of weights, 128 B of scales and 32 k of the activations).
+func (v Variant) Smem() int {
+	if v.WP {
+		return v.Stages * 8 * (2*512 + 128 + v.MT*16*64)
+	}
+	return v.Stages * (bStage + sStage + v.MT*16*TileK*2)
+}
 
 // SourceHash is the hex SHA-256 of Source.
 func SourceHash() string {
@@ -128,7 +143,9 @@ func Image(major, minor int) (name string, image []byte, err error) {
 type Module struct {
 	mod   cuda.Module
 	fn    map[Variant]cuda.Function
-	Image string // the image's name or path
+	empty cuda.Function // moecast_empty
+	copy  cuda.Function // moecast_copy
+	Image string        // the image's name or path
 	SMs   int
 	// PerSM is the blocks of each variant resident on one multiprocessor
 	// (the driver's occupancy); 2 where unknown.
@@ -181,7 +198,34 @@ func Load(dev cuda.Device) (*Module, error) {
 		}
 		m.fn[v], m.PerSM[v] = f, n
 	}
+	if m.empty, err = mod.Function("moecast_empty"); err != nil {
+		return nil, err
+	}
+	if m.copy, err = mod.Function("moecast_copy"); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// LaunchEmpty launches moecast_empty, a kernel that does nothing (one block
+// of 32 threads): the cost of a launch.
+func (m *Module) LaunchEmpty(s cuda.Stream) error {
+	return m.empty.Launch(cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 32, Y: 1, Z: 1}, 0, s)
+}
+
+// CopyArgs marshals moecast_copy's parameters: n bytes (a multiple of 16)
+// from src to dst.
+func CopyArgs(dst, src cuda.DevicePtr, n int64) (*cuda.Params, error) {
+	if n <= 0 || n%16 != 0 {
+		return nil, fmt.Errorf("w4a16: copy of %d bytes: want a positive multiple of 16", n)
+	}
+	return cuda.MarshalParams(src, dst, n/16)
+}
+
+// LaunchCopy runs moecast_copy with arguments from CopyArgs on 8 blocks of
+// 256 threads per multiprocessor.
+func (m *Module) LaunchCopy(args *cuda.Params, s cuda.Stream) error {
+	return m.copy.LaunchParams(cuda.Dim3{X: 8 * max(1, m.SMs), Y: 1, Z: 1}, cuda.Dim3{X: threads, Y: 1, Z: 1}, 0, s, args)
 }
 
 // Registers reports each variant's registers per thread, local-memory bytes
@@ -201,15 +245,16 @@ func (m *Module) Registers() map[string][3]int {
 // iterations, one per block (stream-K): Blocks = ceil(work / Units).
 type Plan struct {
 	M, N, K, Group int
-	MT             int // m16 tiles per block (BM = 16*MT rows)
-	Stages         int // cp.async pipeline stages
-	WN             int // warps along N (2 or 4)
-	Mode           int // 0, or a diagnostic mode (wrong results)
-	MBlocks        int // tiles along M (row blocks)
-	NBlocks        int // tiles along N
-	Units          int // TileK iterations per block
-	Blocks         int // the grid
-	MaxParts       int // the most blocks that share one tile (1: no tile is cut)
+	MT             int  // m16 tiles per block (BM = 16*MT rows)
+	Stages         int  // cp.async pipeline stages
+	WN             int  // warps along N (2 or 4)
+	Mode           int  // 0, or a diagnostic mode (wrong results)
+	WP             bool // warp-private pipelines
+	MBlocks        int  // tiles along M (row blocks)
+	NBlocks        int  // tiles along N
+	Units          int  // TileK iterations per block
+	Blocks         int  // the grid
+	MaxParts       int  // the most blocks that share one tile (1: no tile is cut)
 	Smem           int
 	// MoE: ADiv maps a sorted id to its row of A (top-k for gate_up, 1 for
 	// down); 0 for a dense GEMM.
@@ -217,7 +262,7 @@ type Plan struct {
 }
 
 // Variant is the kernel the plan launches.
-func (p Plan) Variant() Variant { return Variant{p.MT, p.Stages, p.WN, p.Mode} }
+func (p Plan) Variant() Variant { return Variant{p.MT, p.Stages, p.WN, p.Mode, p.WP} }
 
 // WorkspaceBytes is the fp32 partial-sum buffer the plan needs: two BM x
 // TileN slots per block where a tile is cut, else 0.
@@ -234,12 +279,13 @@ func (p Plan) CounterBytes() int64 { return int64(p.MBlocks*p.NBlocks) * 4 }
 
 // Options tune a plan; zero values choose.
 type Options struct {
-	MT     int // m16 tiles per block: 1, 2 or 4
-	Stages int // pipeline stages: 4, or 6 for MT 1 and 2
-	Units  int // iterations per block
-	Splits int // or: cut each tile into about this many runs (Units = ceil(K/TileK / Splits))
-	WN     int // warps along N: 2 (default) or 4
-	Mode   int // a diagnostic mode for the benchmark (wrong results)
+	MT     int  // m16 tiles per block: 1, 2 or 4
+	Stages int  // pipeline stages: 4, or 6 for MT 1 and 2
+	Units  int  // iterations per block
+	Splits int  // or: cut each tile into about this many runs (Units = ceil(K/TileK / Splits))
+	WN     int  // warps along N: 2 (default) or 4
+	Mode   int  // a diagnostic mode for the benchmark (wrong results)
+	WP     bool // warp-private pipelines
 }
 
 // chooseMT picks the rows per block from the rows a block will see.
@@ -261,13 +307,14 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	if p.Stages == 0 {
 		p.Stages = 4
 	}
-	p.WN, p.Mode = o.WN, o.Mode
+	p.WN, p.Mode, p.WP = o.WN, o.Mode, o.WP
 	if p.WN == 0 {
 		p.WN = 2
 	}
 	v := p.Variant()
 	if !slices.Contains(Variants, v) {
-		return p, fmt.Errorf("w4a16: no kernel with %d rows, %d stages, %d warps along N, mode %d", 16*p.MT, p.Stages, p.WN, p.Mode)
+		return p, fmt.Errorf("w4a16: no kernel with %d rows, %d stages, %d warps along N, mode %d, warp-private %v",
+			16*p.MT, p.Stages, p.WN, p.Mode, p.WP)
 	}
 	p.NBlocks = p.N / TileN
 	kiters := p.K / TileK

@@ -97,7 +97,7 @@ __device__ __forceinline__ uint32_t dq(uint32_t x, __nv_bfloat162 s) {
 // One segment: k iterations [it0, it1) of tile (mblock, nblock), accumulated
 // and written out. The blocks first .. first+parts-1 share the tile, whose
 // first unit is t0 (runs of units_per_block units per block).
-template <int MT, int STAGES, int WN, int MODE>
+template <int MT, int STAGES, int WN, int MODE, bool PRIV>
 __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                               const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                               float* __restrict__ ws, int* __restrict__ counters,
@@ -110,7 +110,14 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   constexpr int KS = BK / 16 / WK;  // k16 steps per warp per stage
   constexpr int TN = 16 / WN;       // n8 tiles per warp
   constexpr int A_STAGE = BM * BK * 2;
-  constexpr int STAGE = B_STAGE + S_STAGE + A_STAGE;
+  // PRIV: each warp streams its own slice of a stage (its weights, its
+  // group's scales, its 32 k of the activations) and waits only for its own
+  // copies (__syncwarp, no block barrier in the main loop): a slow warp no
+  // longer holds up the other seven.
+  static_assert(!PRIV || WN == 2, "warp-private pipelines have one scale group a warp and stage");
+  constexpr int W_B = KS * 512;                  // PRIV: a warp's weights a stage
+  constexpr int W_STAGE = W_B + 128 + BM * 64;   // PRIV: weights, 8 scale words, BM rows x 32 k
+  constexpr int STAGE = PRIV ? 8 * W_STAGE : B_STAGE + S_STAGE + A_STAGE;
   extern __shared__ __align__(128) unsigned char smem[];
 
   const int tid = threadIdx.x;
@@ -141,26 +148,38 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   const int gs_shift = 7 - gshift;       // log2 of the group rows per stage
   const uint32_t s_base = smem_addr(smem);
 
-  // Weights: two 64-column chunks of 8 k16 steps a stage, 4 KiB contiguous
-  // each; thread tid copies word tid of both.
   const int kchunks = K / 16;  // k16 steps of the whole matrix
-  const uint4* w_src = W + (static_cast<size_t>(nblock) * 2 * kchunks + it0 * 8) * 32 + tid;
+  const int wofs = PRIV ? warp * W_STAGE : 0;  // this warp's slice of a stage
+  // Weights: two 64-column chunks of 8 k16 steps a stage, 4 KiB contiguous
+  // each; thread tid copies word tid of both (PRIV: lane copies its own
+  // fragment word of each of its warp's k16 steps).
+  const uint4* w_src = PRIV ? W + (static_cast<size_t>(nblock * 2 + wn) * kchunks + it0 * 8 + wk * KS) * 32 + lane
+                            : W + (static_cast<size_t>(nblock) * 2 * kchunks + it0 * 8) * 32 + tid;
   const size_t w_chunk = static_cast<size_t>(kchunks) * 32;
-  // Scales: gs group rows of 64 columns (128 B) per chunk and stage.
+  // Scales: gs group rows of 64 columns (128 B) per chunk and stage (PRIV:
+  // the 8 words of the warp's one group row, copied by lanes 0-7).
   const int s_per = 8 << gs_shift;
-  const bool s_copy = tid < 2 * s_per;
+  const bool s_copy = PRIV ? lane < 8 : tid < 2 * s_per;
   const int s_c = tid >> (gs_shift + 3);
-  const uint4* s_src = S + (static_cast<size_t>(nblock * 2 + s_c) * ngroups + ((it0 * BK) >> gshift)) * 8 +
-                       (tid & (s_per - 1));
-  // Activations: BM rows of 128 k, 16 chunks of 16 B a row, swizzled. Rows
+  const uint4* s_src =
+      PRIV ? S + (static_cast<size_t>(nblock * 2 + wn) * ngroups + ((it0 * BK + wk * KS * 16) >> gshift)) * 8 + (lane & 7)
+           : S + (static_cast<size_t>(nblock * 2 + s_c) * ngroups + ((it0 * BK) >> gshift)) * 8 + (tid & (s_per - 1));
+  // Activations: BM rows of 128 k, 16 chunks of 16 B a row, swizzled (PRIV:
+  // BM rows of the warp's 32 k, 4 chunks a row, 2*MT chunks a lane). Rows
   // past the batch (or padding) are zeroed once here, never copied.
-  const int a_chunk = tid & 15;
-  const __nv_bfloat16* a_src[MT];
-  bool a_valid[MT];
-  uint32_t a_dst[MT];
+  constexpr int AN = PRIV ? 2 * MT : MT;
+  const __nv_bfloat16* a_src[AN];
+  bool a_valid[AN];
+  uint32_t a_dst[AN];
 #pragma unroll
-  for (int i = 0; i < MT; ++i) {
-    const int r = (tid + i * THREADS) >> 4;
+  for (int i = 0; i < AN; ++i) {
+    int r, chunk;
+    if constexpr (PRIV) {
+      const int idx = lane + 32 * i;
+      r = idx >> 2, chunk = idx & 3;
+    } else {
+      r = (tid + i * THREADS) >> 4, chunk = tid & 15;
+    }
     int row = mblock * BM + r;
     bool valid;
     if (moe) {
@@ -172,8 +191,13 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
       row = valid ? row : 0;
     }
     a_valid[i] = valid;
-    a_src[i] = A + static_cast<size_t>(row) * K + it0 * BK + a_chunk * 8;
-    a_dst[i] = B_STAGE + S_STAGE + r * (BK * 2) + ((a_chunk ^ (r & 7)) * 16);
+    if constexpr (PRIV) {
+      a_src[i] = A + static_cast<size_t>(row) * K + it0 * BK + wk * KS * 16 + chunk * 8;
+      a_dst[i] = wofs + W_B + 128 + r * 64 + ((chunk ^ ((r >> 1) & 3)) * 16);
+    } else {
+      a_src[i] = A + static_cast<size_t>(row) * K + it0 * BK + chunk * 8;
+      a_dst[i] = B_STAGE + S_STAGE + r * (BK * 2) + ((chunk ^ (r & 7)) * 16);
+    }
     if (!valid) {
 #pragma unroll
       for (int st = 0; st < STAGES; ++st)
@@ -184,13 +208,19 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   // load_stage copies the next stage (in k order) into slot and advances.
   auto load_stage = [&](int slot) {
     const uint32_t st = s_base + slot * STAGE;
-    cp_async16(st + tid * 16, w_src, true);
-    cp_async16(st + (THREADS + tid) * 16, w_src + w_chunk, true);
+    if constexpr (PRIV) {
+#pragma unroll
+      for (int s = 0; s < KS; ++s) cp_async16(st + wofs + s * 512 + lane * 16, w_src + s * 32, true);
+      if (s_copy) cp_async16(st + wofs + W_B + lane * 16, s_src, true);
+    } else {
+      cp_async16(st + tid * 16, w_src, true);
+      cp_async16(st + (THREADS + tid) * 16, w_src + w_chunk, true);
+      if (s_copy) cp_async16(st + B_STAGE + tid * 16, s_src, true);
+    }
     w_src += 8 * 32;
-    if (s_copy) cp_async16(st + B_STAGE + tid * 16, s_src, true);
     s_src += s_per;  // gs group rows of 8 words
 #pragma unroll
-    for (int i = 0; i < MT; ++i) {
+    for (int i = 0; i < AN; ++i) {
       if (a_valid[i]) cp_async16(st + a_dst[i], a_src[i], true);
       a_src[i] += BK;
     }
@@ -205,13 +235,23 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
 #pragma unroll
   for (int s = 0; s < KS; ++s) {
     const int kl = wk * KS + s;
-    b_rd[s] = ((chunk * 8 + kl) * 32 + lane) * 16 + w0 * 4;
-    s_rd[s] = B_STAGE + (((chunk << gs_shift) + ((kl * 16) >> gshift)) * 8 + (lane >> 2)) * 16 + w0 * 4;
+    if constexpr (PRIV) {
+      b_rd[s] = wofs + s * 512 + lane * 16;
+      s_rd[s] = wofs + W_B + (lane >> 2) * 16;
+    } else {
+      b_rd[s] = ((chunk * 8 + kl) * 32 + lane) * 16 + w0 * 4;
+      s_rd[s] = B_STAGE + (((chunk << gs_shift) + ((kl * 16) >> gshift)) * 8 + (lane >> 2)) * 16 + w0 * 4;
+    }
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       const int row = m * 16 + (lane & 15);
-      const int chunk = kl * 2 + (lane >> 4);
-      a_rd[m][s] = B_STAGE + S_STAGE + row * (BK * 2) + ((chunk ^ (row & 7)) * 16);
+      if constexpr (PRIV) {
+        const int ac = s * 2 + (lane >> 4);
+        a_rd[m][s] = wofs + W_B + 128 + row * 64 + ((ac ^ ((row >> 1) & 3)) * 16);
+      } else {
+        const int ac = kl * 2 + (lane >> 4);
+        a_rd[m][s] = B_STAGE + S_STAGE + row * (BK * 2) + ((ac ^ (row & 7)) * 16);
+      }
     }
   }
 
@@ -232,16 +272,19 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   int rd_slot = 0, wr_slot = STAGES - 1;
   for (int it = 0; it < niters; ++it) {
     cp_async_wait<STAGES - 2>();
-    __syncthreads();
+    if constexpr (PRIV)
+      __syncwarp();
+    else
+      __syncthreads();
     if (it + STAGES - 1 < niters) load_stage(wr_slot);
     cp_async_commit();
     wr_slot = wr_slot == STAGES - 1 ? 0 : wr_slot + 1;
     const unsigned char* st = smem + rd_slot * STAGE;
     const uint32_t st_addr = s_base + rd_slot * STAGE;
     rd_slot = rd_slot == STAGES - 1 ? 0 : rd_slot + 1;
-    if (MODE == 2) continue;  // diagnostic: the pipeline alone
+    constexpr int KS_RUN = MODE == 2 ? 0 : KS;  // diagnostic: the pipeline alone
 #pragma unroll
-    for (int s = 0; s < KS; ++s) {
+    for (int s = 0; s < KS_RUN; ++s) {
       uint32_t bw[TN / 2], sw[TN / 2];
       if constexpr (TN == 8) {
         const uint4 b = *reinterpret_cast<const uint4*>(st + b_rd[s]);
@@ -394,7 +437,7 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
 // partitioning): every block gets the same work whatever the tile count, and
 // a tile cut between blocks is summed by its last block. The workspace holds
 // two BM x BN fp32 slots per block.
-template <int MT, int STAGES, int WN, int MODE>
+template <int MT, int STAGES, int WN, int MODE, bool PRIV>
 __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                            const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                            float* __restrict__ ws, int* __restrict__ counters,
@@ -413,7 +456,7 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     const long long t0 = static_cast<long long>(tile) * kiters;
     const int first = static_cast<int>(t0 / units_per_block);
     const int lastb = static_cast<int>((t0 + kiters - 1) / units_per_block);
-    w4a16_segment<MT, STAGES, WN, MODE>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
+    w4a16_segment<MT, STAGES, WN, MODE, PRIV>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
                               tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1,
                               units_per_block, t0);
     u += ke - kb;
@@ -427,23 +470,44 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
 // bytes in flight per block, less occupancy); _w4: 4 warps along N (32
 // columns a warp, half the accumulators: more blocks per SM). _nodq and
 // _ldonly are diagnostics for the benchmark (wrong results): mma.sync on the
-// raw weight bits, and the cp.async pipeline without any arithmetic.
-#define W4A16_KERNEL(NAME, MT, STAGES, WN, MODE, MINB)                                                         \
+// raw weight bits, and the cp.async pipeline without any arithmetic; _wp:
+// warp-private pipelines (each warp copies and waits for its own slice of
+// a stage, no block barrier in the main loop).
+#define W4A16_KERNEL(NAME, MT, STAGES, WN, MODE, PRIV, MINB)                                                         \
   extern "C" __global__ void __launch_bounds__(THREADS, MINB)                                                   \
       NAME(const __nv_bfloat16* A, const uint4* W, const uint4* S, __nv_bfloat16* C, float* ws, int* counters, \
            const int* sorted_ids, const int* expert_ids, int M, int N, int K, int group, int a_div,            \
            int mblocks, int units_per_block) {                                                                  \
-    w4a16_body<MT, STAGES, WN, MODE>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, \
+    w4a16_body<MT, STAGES, WN, MODE, PRIV>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, \
                                      mblocks, units_per_block);                                                 \
   }
 
-W4A16_KERNEL(w4a16_mt1, 1, 4, 2, 0, 3)
-W4A16_KERNEL(w4a16_mt2, 2, 4, 2, 0, 2)
-W4A16_KERNEL(w4a16_mt4, 4, 4, 2, 0, 1)
-W4A16_KERNEL(w4a16_mt1_s6, 1, 6, 2, 0, 2)
-W4A16_KERNEL(w4a16_mt2_s6, 2, 6, 2, 0, 1)
-W4A16_KERNEL(w4a16_mt1_w4, 1, 4, 4, 0, 4)
-W4A16_KERNEL(w4a16_mt2_w4, 2, 4, 4, 0, 3)
-W4A16_KERNEL(w4a16_mt4_w4, 4, 4, 4, 0, 2)
-W4A16_KERNEL(w4a16_mt1_nodq, 1, 4, 2, 1, 3)
-W4A16_KERNEL(w4a16_mt1_ldonly, 1, 4, 2, 2, 3)
+W4A16_KERNEL(w4a16_mt1, 1, 4, 2, 0, false, 3)
+W4A16_KERNEL(w4a16_mt2, 2, 4, 2, 0, false, 2)
+W4A16_KERNEL(w4a16_mt4, 4, 4, 2, 0, false, 1)
+W4A16_KERNEL(w4a16_mt1_s6, 1, 6, 2, 0, false, 2)
+W4A16_KERNEL(w4a16_mt2_s6, 2, 6, 2, 0, false, 1)
+W4A16_KERNEL(w4a16_mt1_w4, 1, 4, 4, 0, false, 4)
+W4A16_KERNEL(w4a16_mt2_w4, 2, 4, 4, 0, false, 3)
+W4A16_KERNEL(w4a16_mt4_w4, 4, 4, 4, 0, false, 2)
+W4A16_KERNEL(w4a16_mt1_nodq, 1, 4, 2, 1, false, 3)
+W4A16_KERNEL(w4a16_mt1_ldonly, 1, 4, 2, 2, false, 3)
+W4A16_KERNEL(w4a16_mt1_wp, 1, 4, 2, 0, true, 3)
+W4A16_KERNEL(w4a16_mt1_s6_wp, 1, 6, 2, 0, true, 2)
+W4A16_KERNEL(w4a16_mt2_wp, 2, 4, 2, 0, true, 2)
+
+// Calibration helpers (moecast calib gpu): a kernel that does nothing, for
+// the cost of a launch eager and in a graph, and a device-to-device copy of
+// n 16-byte words, four loads in flight a thread, for the copy bandwidth.
+extern "C" __global__ void moecast_empty() {}
+
+extern "C" __global__ void __launch_bounds__(256) moecast_copy(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                                               long long n) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    const uint4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
+    dst[i] = a, dst[i + stride] = b, dst[i + 2 * stride] = c, dst[i + 3 * stride] = d;
+  }
+  for (; i < n; i += stride) dst[i] = src[i];
+}
