@@ -9,7 +9,8 @@
 # MANIFEST for kernels/gpu/build), check.log, moecast.jsonl, torch.jsonl and,
 # with NCU=1 where Nsight Compute is installed, ncu.txt.
 # Environment: MS (M values, default 1,2,4,8,16,32,64,128,256,512), SWEEP=1
-# (runs of several lengths at M=1), MOE=0 (no MoE rows), TORCH=0 (no torch rows).
+# (runs of several lengths at M=1), MOE=0 (no MoE rows), TORCH=0 (no torch rows), TORCH_MS
+# (M values of the torch rows, default MS), TORCH_TIMEOUT (s, default 100), NCU_KERNELS.
 set -uo pipefail
 out=${1:?usage: bench/gpu-w4a16.sh OUTDIR}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -38,7 +39,7 @@ MOECAST_GPU_BENCH=$out/moecast.jsonl MOECAST_W4A16_MODULE=$cubin MOECAST_GPU_BEN
 	MOECAST_GPU_BENCH_MOE=${MOE:-1} MOECAST_GPU_BENCH_SWEEP=${SWEEP:-} \
 	timeout 150 "$here/bench/bin/gpu.test" -test.v -test.run 'BenchOnDevice' 2>&1 | tee -a "$out/check.log"
 if [ "${TORCH:-1}" != 0 ]; then
-	PYTHONUNBUFFERED=1 timeout 100 python3 "$here/bench/gpu_w4a16_torch.py" "$ms" >"$out/torch.jsonl" 2>>"$out/check.log"
+	PYTHONUNBUFFERED=1 timeout ${TORCH_TIMEOUT:-100} python3 "$here/bench/gpu_w4a16_torch.py" "${TORCH_MS:-$ms}" >"$out/torch.jsonl" 2>>"$out/check.log"
 	tail -3 "$out/torch.jsonl"
 fi
 if [ "${NCU:-0}" = 1 ]; then

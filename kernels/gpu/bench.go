@@ -294,7 +294,7 @@ func benchKernel(p Plan, moe string) string {
 	if p.Stages != 4 {
 		k += fmt.Sprintf("_s%d", p.Stages)
 	}
-	if p.WN == 4 {
+	if p.WN == 4 && p.BN != 256 {
 		k += "_w4"
 	}
 	switch p.Mode {
@@ -305,6 +305,9 @@ func benchKernel(p Plan, moe string) string {
 	}
 	if p.WP {
 		k += "_wp"
+	}
+	if p.BN == 256 {
+		k += "_n256"
 	}
 	return k
 }

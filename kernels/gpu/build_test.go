@@ -97,7 +97,7 @@ func TestPlans(t *testing.T) {
 			assert.LessOrEqual(t, p.Blocks, 264, "one wave")
 		})
 	}
-	m4 := &Module{SMs: 132, PerSM: map[Variant]int{{4, 4, 2, 0, false}: 1}}
+	m4 := &Module{SMs: 132, PerSM: map[Variant]int{{4, 4, 2, 0, false, 128}: 1}}
 	p4, err := m4.PlanGEMM(512, 4096, 7168, 32, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, []int{109, 132}, []int{p4.Units, p4.Blocks}, "one block per SM: one wave of 132")
@@ -106,15 +106,19 @@ func TestPlans(t *testing.T) {
 	assert.ErrorContains(t, err, "57 splits of K=7168: at most 56")
 	_, err = m.PlanGEMM(64, 4096, 7168, 32, Options{Stages: 6})
 	assert.ErrorContains(t, err, "no kernel with 64 rows, 6 stages")
-	assert.Equal(t, "w4a16_mt1_s6", Variant{1, 6, 2, 0, false}.Name())
-	assert.Equal(t, "w4a16_mt4_w4", Variant{4, 4, 4, 0, false}.Name())
-	assert.Equal(t, "w4a16_mt1_ldonly", Variant{1, 4, 2, ModeLoadOnly, false}.Name())
-	assert.Equal(t, "w4a16_mt1_s6_wp", Variant{1, 6, 2, 0, true}.Name())
-	assert.Equal(t, 6*(8192+1024+4096), Variant{1, 6, 2, 0, false}.Smem())
-	assert.Equal(t, 4*8*(1024+128+16*64), Variant{1, 4, 2, 0, true}.Smem())
+	assert.Equal(t, "w4a16_mt1_s6", Variant{1, 6, 2, 0, false, 128}.Name())
+	assert.Equal(t, "w4a16_mt4_w4", Variant{4, 4, 4, 0, false, 128}.Name())
+	assert.Equal(t, "w4a16_mt1_ldonly", Variant{1, 4, 2, ModeLoadOnly, false, 128}.Name())
+	assert.Equal(t, "w4a16_mt1_s6_wp", Variant{1, 6, 2, 0, true, 128}.Name())
+	assert.Equal(t, 6*(8192+1024+4096), Variant{1, 6, 2, 0, false, 128}.Smem())
+	assert.Equal(t, 4*8*(1024+128+16*64), Variant{1, 4, 2, 0, true, 128}.Smem())
+	assert.Equal(t, "w4a16_mt4_s3_n256", Variant{4, 3, 4, 0, false, 256}.Name())
+	assert.Equal(t, 3*(16384+2048+16384), Variant{4, 3, 4, 0, false, 256}.Smem())
+	_, err = m.PlanGEMM(64, 384, 256, 32, Options{BN: 256, MT: 4, WN: 4})
+	assert.ErrorContains(t, err, "tiles of 256 columns need N % 256 == 0")
 	src := string(Source)
 	for _, v := range Variants {
-		assert.Contains(t, src, fmt.Sprintf("W4A16_KERNEL(%s, %d, %d, %d, %d, %v, ", v.Name(), v.MT, v.Stages, v.WN, v.Mode, v.WP),
+		assert.Contains(t, src, fmt.Sprintf("W4A16_KERNEL(%s, %d, %d, %d, %d, %v, %d, ", v.Name(), v.MT, v.Stages, v.WN, v.Mode, v.WP, v.BN),
 			"w4a16.cu defines each variant with its parameters")
 	}
 	_, err = m.PlanGEMM(0, 4096, 7168, 32, Options{})

@@ -104,8 +104,9 @@ func TestGEMMOnDevice(t *testing.T) {
 			ref := ReferenceGEMM(a, sh.M, pq, nil)
 			for _, o := range []Options{{}, {Splits: 1}, {Splits: 3}, {Units: 3}, {Units: 7}, {MT: 1}, {MT: 4},
 				{MT: 1, Stages: 6}, {MT: 2, Stages: 6}, {WN: 4}, {WN: 4, MT: 2}, {WN: 4, MT: 4}, {WN: 4, Units: 3},
-				{WP: true, MT: 1}, {WP: true, MT: 1, Units: 3}, {WP: true, MT: 1, Stages: 6}, {WP: true, MT: 2}} {
-				if o.Splits > sh.K/TileK {
+				{WP: true, MT: 1}, {WP: true, MT: 1, Units: 3}, {WP: true, MT: 1, Stages: 6}, {WP: true, MT: 2},
+				{BN: 256, WN: 4, MT: 4}, {BN: 256, WN: 4, MT: 4, Stages: 3}, {BN: 256, WN: 4, MT: 4, Units: 3}} {
+				if o.Splits > sh.K/TileK || (o.BN == 256 && sh.N%256 != 0) {
 					continue
 				}
 				name := fmt.Sprintf("g%d/M%d_N%d_K%d/%+v", g, sh.M, sh.N, sh.K, o)
@@ -165,19 +166,18 @@ func TestMoEOnDevice(t *testing.T) {
 						e := r.TopK[id/topk][id%topk]
 						ref[id] = ReferenceGEMM(a, aRows, pqs[e], []int{id / aDiv})[0]
 					}
-					for _, block := range []int{16, 64, -16, -64, 1016, 1032} { // negative: 4 warps along N; 1000+: warp-private
-						wn, wp := 2, false
-						if block < 0 {
-							block, wn = -block, 4
-						}
-						if block > 1000 {
-							block, wp = block-1000, true
-						}
+					for _, v := range []struct {
+						block int
+						o     Options
+					}{{16, Options{}}, {64, Options{}}, {16, Options{WN: 4}}, {64, Options{WN: 4}}, {16, Options{WP: true}},
+						{32, Options{WP: true}}, {64, Options{BN: 256, WN: 4}}} {
+						block, o := v.block, v.o
 						al, err := Align(r, block)
 						require.NoError(t, err)
-						p, err := m.PlanMoE(al, N, K, g, aDiv, Options{Units: 1 + block/32, WN: wn, WP: wp}) // runs of 1 or 3 of 4: cut tiles
+						o.Units = 1 + block/32 // runs of 1 or 3 of 4: cut tiles
+						p, err := m.PlanMoE(al, N, K, g, aDiv, o)
 						require.NoError(t, err)
-						name := fmt.Sprintf("g%d/T%d/law%.1f/down%v/block%d/wn%d/wp%v (units %d parts %d)", g, tokens, law, down, block, wn, wp, p.Units, p.MaxParts)
+						name := fmt.Sprintf("g%d/T%d/law%.1f/down%v/block%d/%s (units %d parts %d)", g, tokens, law, down, block, p.Variant().Name(), p.Units, p.MaxParts)
 						got := runOnce(t, m, s, p, a, all, al.SortedIDs, al.ExpertIDs, rows)
 						e, err := RelError(got, ref)
 						if err != nil || e >= 1e-2 {
@@ -246,6 +246,9 @@ func TestBenchOnDevice(t *testing.T) {
 		}
 		for _, M := range ms {
 			opts := []Options{{}, {WN: 4}}
+			if M > 32 && sh.N%256 == 0 {
+				opts = append(opts, Options{BN: 256, WN: 4, MT: 4}, Options{BN: 256, WN: 4, MT: 4, Stages: 3})
+			}
 			if M <= 32 {
 				opts = append(opts, Options{Stages: 6}, Options{WP: true, MT: chooseMT(M)})
 			}
@@ -268,11 +271,11 @@ func TestBenchOnDevice(t *testing.T) {
 	}
 	for _, c := range MoEShapes {
 		for _, tokens := range []int{1, 8, 32, 128, 512, 2048, 8192} {
-			for _, o := range []Options{{}, {WN: 4}, {WP: true}} {
+			for _, o := range []Options{{}, {WN: 4}, {WP: true}, {BN: 256, WN: 4}} {
 				c.Tokens, c.Opt = tokens, o
 				r, err := MeasureMoE(m, c, rotate, s)
-				if err != nil && o.WP && strings.Contains(err.Error(), "no kernel") {
-					continue // no warp-private kernel for the 64-row blocks of large batches
+				if err != nil && strings.Contains(err.Error(), "no kernel") {
+					continue // warp-private kernels have 16 or 32 rows, 256-column tiles 64
 				}
 				require.NoError(t, err)
 				require.NoError(t, enc.Encode(r))

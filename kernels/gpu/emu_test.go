@@ -16,8 +16,6 @@ import (
 // their fragments. It checks the layout logic that the repack feeds, where
 // no GPU is at hand; the device tests check the kernel itself.
 
-const emuRedStride = TileN + 8
-
 type emuLaunch struct {
 	A                   []BF16
 	Q                   []uint32 // Weights.Q, expert after expert
@@ -29,7 +27,7 @@ type emuLaunch struct {
 	M, N, K, group      int
 	aDiv, units         int
 	MT, mblocks, blocks int
-	stages, wn          int
+	stages, wn, bn      int
 }
 
 func emuBF16(f float64) BF16 { return ToBF16(float32(f)) }
@@ -46,7 +44,7 @@ func emuDQ(x uint32, s BF16) [2]BF16 {
 
 // run is w4a16_body: each block's run of units, segment by segment.
 func (L *emuLaunch) run() {
-	kiters, nn := L.K/TileK, L.N/TileN
+	kiters, nn := L.K/TileK, L.N/L.bn
 	total := L.mblocks * nn * kiters
 	for b := 0; b < L.blocks; b++ {
 		u := b * L.units
@@ -67,11 +65,17 @@ func (L *emuLaunch) run() {
 // segment is w4a16_segment for block b.
 func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 	MT, stages := L.MT, L.stages
-	wk := 8 / L.wn  // warps along K
-	ks := 8 / wk    // k16 steps per warp and stage
-	tn := 16 / L.wn // n8 tiles per warp
+	wk := 8 / L.wn        // warps along K
+	ks := 8 / wk          // k16 steps per warp and stage
+	tn := L.bn / 8 / L.wn // n8 tiles per warp
 	BM := 16 * MT
 	aStage := BM * TileK * 2
+	bn, ch := L.bn, L.bn/64
+	bStage, sStage := TileK*bn/2, ch*512
+	redStride := bn + 8
+	cpt := bn / 8             // epilogue: 8-column groups of a row
+	rpt := BM * cpt / threads // epilogue: rows a thread writes
+	rstep := threads / cpt
 	stage := bStage + sStage + aStage
 	smem := make([]byte, stages*stage)
 	ngroups := L.K / L.group
@@ -133,16 +137,16 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 		st := slot * stage
 		k0 := it * TileK
 		for tid := 0; tid < threads; tid++ {
-			for i := 0; i < 2; i++ {
-				gc := nblock*2 + i
+			for i := 0; i < ch; i++ {
+				gc := nblock*ch + i
 				src := wOff + (gc*kchunks+k0/16)*32 + tid
 				copyU4(st+(i*threads+tid)*16, u4(L.Q, src))
 			}
-			nsc := 2 * gs * 8
+			nsc := ch * gs * 8
 			if tid < nsc {
 				per := gs * 8
 				c, j := tid/per, tid%per
-				gc := nblock*2 + c
+				gc := nblock*ch + c
 				src := sOff + (gc*ngroups+k0/L.group)*8 + j
 				copyU4(st+bStage+tid*16, bf16Words(L.S[8*src:8*src+8]))
 			}
@@ -257,10 +261,10 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 		}
 	}
 
-	if MT*16*emuRedStride*4 > stages*stage {
+	if MT*16*redStride*4 > stages*stage {
 		panic("reduction buffer larger than the pipeline's shared memory")
 	}
-	red := make([]float32, MT*16*emuRedStride)
+	red := make([]float32, MT*16*redStride)
 	for src := 0; src < wk; src++ {
 		for warp := 0; warp < 8; warp++ {
 			wn, kw := warp%L.wn, warp/L.wn
@@ -273,7 +277,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 						for h := 0; h < 2; h++ {
 							row := m*16 + (lane >> 2) + h*8
 							col := wn*tn*8 + t*8 + (lane&3)*2
-							p := row*emuRedStride + col
+							p := row*redStride + col
 							v0, v1 := acc[warp][lane][m][t][2*h], acc[warp][lane][m][t][2*h+1]
 							if src > 0 {
 								v0 += red[p]
@@ -286,7 +290,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 			}
 		}
 	}
-	n0 := nblock * TileN
+	n0 := nblock * bn
 	outRow := func(r int) (int, bool) {
 		p := mblock*BM + r
 		if moe {
@@ -302,12 +306,12 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 	}
 	if parts == 1 {
 		for tid := 0; tid < threads; tid++ {
-			ecol := (tid & 15) * 8
-			for i := 0; i < MT; i++ {
-				r := (tid >> 4) + i*16
+			ecol := (tid % cpt) * 8
+			for i := 0; i < rpt; i++ {
+				r := tid/cpt + i*rstep
 				crow, ok := outRow(r)
 				if ok {
-					store(crow, ecol, red[r*emuRedStride+ecol:])
+					store(crow, ecol, red[r*redStride+ecol:])
 				}
 			}
 		}
@@ -318,34 +322,34 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 		if blk*L.units >= t0 {
 			which = 0
 		}
-		return (blk*2 + which) * BM * TileN
+		return (blk*2 + which) * BM * bn
 	}
 	mine := slot(b)
 	for tid := 0; tid < threads; tid++ {
-		ecol := (tid & 15) * 8
-		for i := 0; i < MT; i++ {
-			r := (tid >> 4) + i*16
+		ecol := (tid % cpt) * 8
+		for i := 0; i < rpt; i++ {
+			r := tid/cpt + i*rstep
 			if _, ok := outRow(r); ok {
-				copy(L.ws[mine+r*TileN+ecol:][:8], red[r*emuRedStride+ecol:])
+				copy(L.ws[mine+r*bn+ecol:][:8], red[r*redStride+ecol:])
 			}
 		}
 	}
-	ctr := mblock*(L.N/TileN) + nblock
+	ctr := mblock*(L.N/bn) + nblock
 	L.counters[ctr]++
 	if int(L.counters[ctr]) != parts {
 		return
 	}
 	for tid := 0; tid < threads; tid++ {
-		ecol := (tid & 15) * 8
-		for i := 0; i < MT; i++ {
-			r := (tid >> 4) + i*16
+		ecol := (tid % cpt) * 8
+		for i := 0; i < rpt; i++ {
+			r := tid/cpt + i*rstep
 			crow, ok := outRow(r)
 			if !ok {
 				continue
 			}
 			v := make([]float32, 8)
 			for sp := 0; sp < parts; sp++ {
-				src := L.ws[slot(first+sp)+r*TileN+ecol:]
+				src := L.ws[slot(first+sp)+r*bn+ecol:]
 				for j := range v {
 					v[j] += src[j]
 				}
@@ -359,7 +363,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 func emuRun(p Plan, a []BF16, w *Weights, sorted, experts []int32, rows int) [][]BF16 {
 	L := &emuLaunch{A: a, Q: w.Q, S: w.S, C: make([]BF16, rows*p.N), sorted: sorted, experts: experts,
 		M: p.M, N: p.N, K: p.K, group: p.Group, aDiv: max(p.ADiv, 1), units: p.Units,
-		MT: p.MT, mblocks: p.MBlocks, blocks: p.Blocks, stages: p.Stages, wn: p.WN}
+		MT: p.MT, mblocks: p.MBlocks, blocks: p.Blocks, stages: p.Stages, wn: p.WN, bn: p.BN}
 	for i := range L.C {
 		L.C[i] = 0xffff
 	}
@@ -402,6 +406,9 @@ func TestKernelModelGEMM(t *testing.T) {
 		{5, 256, 512, 32, Options{WN: 4, Units: 3}},
 		{20, 128, 640, 64, Options{WN: 4, MT: 2}},
 		{70, 256, 384, 128, Options{WN: 4, Units: 2}},
+		{70, 512, 512, 32, Options{BN: 256, WN: 4, MT: 4, Units: 3}},
+		{130, 256, 256, 64, Options{BN: 256, WN: 4, MT: 4, Stages: 3}},
+		{3, 768, 384, 128, Options{BN: 256, WN: 4, MT: 4}},
 	}
 	for _, tt := range tests {
 		name := fmt.Sprintf("M%d_N%d_K%d_g%d_%+v", tt.M, tt.N, tt.K, tt.g, tt.o)

@@ -44,6 +44,7 @@ const (
 type Variant struct {
 	MT, Stages, WN, Mode int
 	WP                   bool
+	BN                   int // columns a tile: 128, or 256 for large batches
 }
 
 // Diagnostic modes (Options.Mode): the benchmark times them to split the
@@ -55,10 +56,11 @@ const (
 
 // Variants are the kernels w4a16.cu defines.
 var Variants = []Variant{
-	{1, 4, 2, 0, false}, {2, 4, 2, 0, false}, {4, 4, 2, 0, false}, {1, 6, 2, 0, false}, {2, 6, 2, 0, false},
-	{1, 4, 4, 0, false}, {2, 4, 4, 0, false}, {4, 4, 4, 0, false},
-	{1, 4, 2, ModeNoDQ, false}, {1, 4, 2, ModeLoadOnly, false},
-	{1, 4, 2, 0, true}, {1, 6, 2, 0, true}, {2, 4, 2, 0, true},
+	{1, 4, 2, 0, false, 128}, {2, 4, 2, 0, false, 128}, {4, 4, 2, 0, false, 128}, {1, 6, 2, 0, false, 128},
+	{2, 6, 2, 0, false, 128}, {1, 4, 4, 0, false, 128}, {2, 4, 4, 0, false, 128}, {4, 4, 4, 0, false, 128},
+	{1, 4, 2, ModeNoDQ, false, 128}, {1, 4, 2, ModeLoadOnly, false, 128},
+	{1, 4, 2, 0, true, 128}, {1, 6, 2, 0, true, 128}, {2, 4, 2, 0, true, 128},
+	{4, 4, 4, 0, false, 256}, {4, 3, 4, 0, false, 256},
 }
 
 // Name is the kernel's symbol.
@@ -67,7 +69,7 @@ func (v Variant) Name() string {
 	if v.Stages != 4 {
 		n += fmt.Sprintf("_s%d", v.Stages)
 	}
-	if v.WN == 4 {
+	if v.WN == 4 && v.BN != 256 { // 256-column tiles always have 4 warps along N
 		n += "_w4"
 	}
 	switch v.Mode {
@@ -79,6 +81,9 @@ func (v Variant) Name() string {
 	if v.WP {
 		n += "_wp"
 	}
+	if v.BN == 256 {
+		n += "_n256"
+	}
 	return n
 }
 
@@ -89,7 +94,7 @@ func (v Variant) Smem() int {
 	if v.WP {
 		return v.Stages * 8 * (2*512 + 128 + v.MT*16*64)
 	}
-	return v.Stages * (bStage + sStage + v.MT*16*TileK*2)
+	return v.Stages * (TileK*v.BN/2 + v.BN/64*512 + v.MT*16*TileK*2)
 }
 
 // SourceHash is the hex SHA-256 of Source.
@@ -250,6 +255,7 @@ type Plan struct {
 	WN             int  // warps along N (2 or 4)
 	Mode           int  // 0, or a diagnostic mode (wrong results)
 	WP             bool // warp-private pipelines
+	BN             int  // columns a tile (128 or 256)
 	MBlocks        int  // tiles along M (row blocks)
 	NBlocks        int  // tiles along N
 	Units          int  // TileK iterations per block
@@ -262,7 +268,7 @@ type Plan struct {
 }
 
 // Variant is the kernel the plan launches.
-func (p Plan) Variant() Variant { return Variant{p.MT, p.Stages, p.WN, p.Mode, p.WP} }
+func (p Plan) Variant() Variant { return Variant{p.MT, p.Stages, p.WN, p.Mode, p.WP, p.BN} }
 
 // WorkspaceBytes is the fp32 partial-sum buffer the plan needs: two BM x
 // TileN slots per block where a tile is cut, else 0.
@@ -270,7 +276,7 @@ func (p Plan) WorkspaceBytes() int64 {
 	if p.MaxParts == 1 {
 		return 0
 	}
-	return int64(p.Blocks) * 2 * int64(16*p.MT*TileN) * 4
+	return int64(p.Blocks) * 2 * int64(16*p.MT*p.BN) * 4
 }
 
 // CounterBytes is the tile-counter buffer the plan needs, zeroed once (the
@@ -286,6 +292,7 @@ type Options struct {
 	WN     int  // warps along N: 2 (default) or 4
 	Mode   int  // a diagnostic mode for the benchmark (wrong results)
 	WP     bool // warp-private pipelines
+	BN     int  // columns a tile: 128 (default) or 256
 }
 
 // chooseMT picks the rows per block from the rows a block will see.
@@ -307,16 +314,22 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	if p.Stages == 0 {
 		p.Stages = 4
 	}
-	p.WN, p.Mode, p.WP = o.WN, o.Mode, o.WP
+	p.WN, p.Mode, p.WP, p.BN = o.WN, o.Mode, o.WP, o.BN
 	if p.WN == 0 {
 		p.WN = 2
 	}
+	if p.BN == 0 {
+		p.BN = TileN
+	}
+	if p.N%p.BN != 0 {
+		return p, fmt.Errorf("w4a16: N=%d: tiles of %d columns need N %% %d == 0", p.N, p.BN, p.BN)
+	}
 	v := p.Variant()
 	if !slices.Contains(Variants, v) {
-		return p, fmt.Errorf("w4a16: no kernel with %d rows, %d stages, %d warps along N, mode %d, warp-private %v",
-			16*p.MT, p.Stages, p.WN, p.Mode, p.WP)
+		return p, fmt.Errorf("w4a16: no kernel with %d rows, %d stages, %d warps along N, mode %d, warp-private %v, %d columns",
+			16*p.MT, p.Stages, p.WN, p.Mode, p.WP, p.BN)
 	}
-	p.NBlocks = p.N / TileN
+	p.NBlocks = p.N / p.BN
 	kiters := p.K / TileK
 	tiles := int64(p.MBlocks) * int64(p.NBlocks)
 	work := tiles * int64(kiters)

@@ -32,14 +32,12 @@
 namespace {
 
 constexpr int THREADS = 256;
-constexpr int BN = 128;      // columns per block
+// Columns per block (tile): a template parameter BN, 128 or 256 (the
+// large-batch tiles: twice the columns for each activation row loaded).
 constexpr int BK = 128;      // k per pipeline stage
 // Warps: WN along N (128/WN columns each) x 8/WN along K, a template
 // parameter (2: 64 columns and 4 K-slices a warp; 4: 32 columns and 2
 // K-slices, half the accumulators, for more blocks per SM).
-constexpr int B_STAGE = BK * BN / 2;   // bytes of int4 weights per stage
-constexpr int S_STAGE = 1024;          // bytes of scales per stage (group 32: 4 rows x 128 x 2)
-constexpr int RED_STRIDE = BN + 8;     // floats per row of the reduction buffer
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -97,7 +95,7 @@ __device__ __forceinline__ uint32_t dq(uint32_t x, __nv_bfloat162 s) {
 // One segment: k iterations [it0, it1) of tile (mblock, nblock), accumulated
 // and written out. The blocks first .. first+parts-1 share the tile, whose
 // first unit is t0 (runs of units_per_block units per block).
-template <int MT, int STAGES, int WN, int MODE, bool PRIV>
+template <int MT, int STAGES, int WN, int MODE, bool PRIV, int BN>
 __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                               const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                               float* __restrict__ ws, int* __restrict__ counters,
@@ -106,9 +104,18 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
                                               int a_div, int mblock, int nblock, int it0, int it1, int first,
                                               int parts, int units_per_block, long long t0) {
   constexpr int BM = 16 * MT;
-  constexpr int WK = 8 / WN;        // warps along K
-  constexpr int KS = BK / 16 / WK;  // k16 steps per warp per stage
-  constexpr int TN = 16 / WN;       // n8 tiles per warp
+  constexpr int CH = BN / 64;            // 64-column chunks of the repacked weights a tile
+  constexpr int WK = 8 / WN;             // warps along K
+  constexpr int KS = BK / 16 / WK;       // k16 steps per warp per stage
+  constexpr int TN = BN / 8 / WN;        // n8 tiles per warp
+  constexpr int B_STAGE = BK * BN / 2;   // bytes of int4 weights per stage
+  constexpr int S_STAGE = CH * 512;      // bytes of scales per stage (group 32: 4 rows x BN x 2)
+  constexpr int RED_STRIDE = BN + 8;     // floats per row of the reduction buffer
+  constexpr int CPT = BN / 8;            // epilogue: 8-column groups of a row
+  constexpr int RPT = BM * CPT / THREADS;  // epilogue: rows a thread writes
+  constexpr int RSTEP = THREADS / CPT;     // epilogue: rows between a thread's rows
+  static_assert(TN == 8 || TN == 4, "a warp holds 4 or 8 n8 tiles");
+  static_assert(!PRIV || BN == 128, "warp-private pipelines use 128-column tiles");
   constexpr int A_STAGE = BM * BK * 2;
   // PRIV: each warp streams its own slice of a stage (its weights, its
   // group's scales, its 32 k of the activations) and waits only for its own
@@ -154,16 +161,16 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   // each; thread tid copies word tid of both (PRIV: lane copies its own
   // fragment word of each of its warp's k16 steps).
   const uint4* w_src = PRIV ? W + (static_cast<size_t>(nblock * 2 + wn) * kchunks + it0 * 8 + wk * KS) * 32 + lane
-                            : W + (static_cast<size_t>(nblock) * 2 * kchunks + it0 * 8) * 32 + tid;
+                            : W + (static_cast<size_t>(nblock) * CH * kchunks + it0 * 8) * 32 + tid;
   const size_t w_chunk = static_cast<size_t>(kchunks) * 32;
   // Scales: gs group rows of 64 columns (128 B) per chunk and stage (PRIV:
   // the 8 words of the warp's one group row, copied by lanes 0-7).
   const int s_per = 8 << gs_shift;
-  const bool s_copy = PRIV ? lane < 8 : tid < 2 * s_per;
+  const bool s_copy = PRIV ? lane < 8 : tid < CH * s_per;
   const int s_c = tid >> (gs_shift + 3);
   const uint4* s_src =
       PRIV ? S + (static_cast<size_t>(nblock * 2 + wn) * ngroups + ((it0 * BK + wk * KS * 16) >> gshift)) * 8 + (lane & 7)
-           : S + (static_cast<size_t>(nblock * 2 + s_c) * ngroups + ((it0 * BK) >> gshift)) * 8 + (tid & (s_per - 1));
+           : S + (static_cast<size_t>(nblock * CH + s_c) * ngroups + ((it0 * BK) >> gshift)) * 8 + (tid & (s_per - 1));
   // Activations: BM rows of 128 k, 16 chunks of 16 B a row, swizzled (PRIV:
   // BM rows of the warp's 32 k, 4 chunks a row, 2*MT chunks a lane). Rows
   // past the batch (or padding) are zeroed once here, never copied.
@@ -213,8 +220,8 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
       for (int s = 0; s < KS; ++s) cp_async16(st + wofs + s * 512 + lane * 16, w_src + s * 32, true);
       if (s_copy) cp_async16(st + wofs + W_B + lane * 16, s_src, true);
     } else {
-      cp_async16(st + tid * 16, w_src, true);
-      cp_async16(st + (THREADS + tid) * 16, w_src + w_chunk, true);
+#pragma unroll
+      for (int c = 0; c < CH; ++c) cp_async16(st + (c * THREADS + tid) * 16, w_src + c * w_chunk, true);
       if (s_copy) cp_async16(st + B_STAGE + tid * 16, s_src, true);
     }
     w_src += 8 * 32;
@@ -352,7 +359,7 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   }
 
   // Each thread owns 8 consecutive columns of BM/16 rows.
-  const int ecol = (tid & 15) * 8;
+  const int ecol = (tid % CPT) * 8;
   const int n0 = nblock * BN;
   auto out_row = [&](int r, int& crow) -> bool {
     const int p = mblock * BM + r;
@@ -376,8 +383,8 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
 
   if (parts == 1) {
 #pragma unroll
-    for (int i = 0; i < MT; ++i) {
-      const int r = (tid >> 4) + i * 16;
+    for (int i = 0; i < RPT; ++i) {
+      const int r = tid / CPT + i * RSTEP;
       int crow;
       if (!out_row(r, crow)) continue;
       float v[8];
@@ -397,8 +404,8 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   };
   float* mine = slot(blockIdx.x);
 #pragma unroll
-  for (int i = 0; i < MT; ++i) {
-    const int r = (tid >> 4) + i * 16;
+  for (int i = 0; i < RPT; ++i) {
+    const int r = tid / CPT + i * RSTEP;
     int crow;
     if (!out_row(r, crow)) continue;
     float4* dst = reinterpret_cast<float4*>(mine + r * BN + ecol);
@@ -414,8 +421,8 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   if (!last) return;
   __threadfence();
 #pragma unroll
-  for (int i = 0; i < MT; ++i) {
-    const int r = (tid >> 4) + i * 16;
+  for (int i = 0; i < RPT; ++i) {
+    const int r = tid / CPT + i * RSTEP;
     int crow;
     if (!out_row(r, crow)) continue;
     float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -437,7 +444,7 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
 // partitioning): every block gets the same work whatever the tile count, and
 // a tile cut between blocks is summed by its last block. The workspace holds
 // two BM x BN fp32 slots per block.
-template <int MT, int STAGES, int WN, int MODE, bool PRIV>
+template <int MT, int STAGES, int WN, int MODE, bool PRIV, int BN>
 __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                            const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                            float* __restrict__ ws, int* __restrict__ counters,
@@ -456,7 +463,7 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     const long long t0 = static_cast<long long>(tile) * kiters;
     const int first = static_cast<int>(t0 / units_per_block);
     const int lastb = static_cast<int>((t0 + kiters - 1) / units_per_block);
-    w4a16_segment<MT, STAGES, WN, MODE, PRIV>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
+    w4a16_segment<MT, STAGES, WN, MODE, PRIV, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
                               tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1,
                               units_per_block, t0);
     u += ke - kb;
@@ -472,29 +479,33 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
 // _ldonly are diagnostics for the benchmark (wrong results): mma.sync on the
 // raw weight bits, and the cp.async pipeline without any arithmetic; _wp:
 // warp-private pipelines (each warp copies and waits for its own slice of
-// a stage, no block barrier in the main loop).
-#define W4A16_KERNEL(NAME, MT, STAGES, WN, MODE, PRIV, MINB)                                                         \
+// a stage, no block barrier in the main loop); _n256: tiles of 256 columns
+// (4 warps along N of 64 columns, 2 along K), for large batches: half the
+// activation reads per weight.
+#define W4A16_KERNEL(NAME, MT, STAGES, WN, MODE, PRIV, BN, MINB)                                                         \
   extern "C" __global__ void __launch_bounds__(THREADS, MINB)                                                   \
       NAME(const __nv_bfloat16* A, const uint4* W, const uint4* S, __nv_bfloat16* C, float* ws, int* counters, \
            const int* sorted_ids, const int* expert_ids, int M, int N, int K, int group, int a_div,            \
            int mblocks, int units_per_block) {                                                                  \
-    w4a16_body<MT, STAGES, WN, MODE, PRIV>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, \
+    w4a16_body<MT, STAGES, WN, MODE, PRIV, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, \
                                      mblocks, units_per_block);                                                 \
   }
 
-W4A16_KERNEL(w4a16_mt1, 1, 4, 2, 0, false, 3)
-W4A16_KERNEL(w4a16_mt2, 2, 4, 2, 0, false, 2)
-W4A16_KERNEL(w4a16_mt4, 4, 4, 2, 0, false, 1)
-W4A16_KERNEL(w4a16_mt1_s6, 1, 6, 2, 0, false, 2)
-W4A16_KERNEL(w4a16_mt2_s6, 2, 6, 2, 0, false, 1)
-W4A16_KERNEL(w4a16_mt1_w4, 1, 4, 4, 0, false, 4)
-W4A16_KERNEL(w4a16_mt2_w4, 2, 4, 4, 0, false, 3)
-W4A16_KERNEL(w4a16_mt4_w4, 4, 4, 4, 0, false, 2)
-W4A16_KERNEL(w4a16_mt1_nodq, 1, 4, 2, 1, false, 3)
-W4A16_KERNEL(w4a16_mt1_ldonly, 1, 4, 2, 2, false, 3)
-W4A16_KERNEL(w4a16_mt1_wp, 1, 4, 2, 0, true, 3)
-W4A16_KERNEL(w4a16_mt1_s6_wp, 1, 6, 2, 0, true, 2)
-W4A16_KERNEL(w4a16_mt2_wp, 2, 4, 2, 0, true, 2)
+W4A16_KERNEL(w4a16_mt1, 1, 4, 2, 0, false, 128, 3)
+W4A16_KERNEL(w4a16_mt2, 2, 4, 2, 0, false, 128, 2)
+W4A16_KERNEL(w4a16_mt4, 4, 4, 2, 0, false, 128, 1)
+W4A16_KERNEL(w4a16_mt1_s6, 1, 6, 2, 0, false, 128, 2)
+W4A16_KERNEL(w4a16_mt2_s6, 2, 6, 2, 0, false, 128, 1)
+W4A16_KERNEL(w4a16_mt1_w4, 1, 4, 4, 0, false, 128, 4)
+W4A16_KERNEL(w4a16_mt2_w4, 2, 4, 4, 0, false, 128, 3)
+W4A16_KERNEL(w4a16_mt4_w4, 4, 4, 4, 0, false, 128, 2)
+W4A16_KERNEL(w4a16_mt1_nodq, 1, 4, 2, 1, false, 128, 3)
+W4A16_KERNEL(w4a16_mt1_ldonly, 1, 4, 2, 2, false, 128, 3)
+W4A16_KERNEL(w4a16_mt1_wp, 1, 4, 2, 0, true, 128, 3)
+W4A16_KERNEL(w4a16_mt1_s6_wp, 1, 6, 2, 0, true, 128, 2)
+W4A16_KERNEL(w4a16_mt2_wp, 2, 4, 2, 0, true, 128, 2)
+W4A16_KERNEL(w4a16_mt4_n256, 4, 4, 4, 0, false, 256, 1)
+W4A16_KERNEL(w4a16_mt4_s3_n256, 4, 3, 4, 0, false, 256, 1)
 
 // Calibration helpers (moecast calib gpu): a kernel that does nothing, for
 // the cost of a launch eager and in a graph, and a device-to-device copy of
