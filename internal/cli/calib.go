@@ -35,7 +35,7 @@ back to the roofline (docs/calibration.md).`,
 	}
 	imp := &cobra.Command{Use: "import", Short: "Import measurements into a calibration file"}
 	imp.AddCommand(newCalibImportNCCLCmd(s), newCalibImportPerfDBCmd(s))
-	cmd.AddCommand(imp, newCalibShowCmd(s))
+	cmd.AddCommand(imp, newCalibShowCmd(s), newCalibGPUCmd(s))
 	return cmd
 }
 
