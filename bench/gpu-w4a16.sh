@@ -10,7 +10,9 @@
 # with NCU=1 where Nsight Compute is installed, ncu.txt.
 # Environment: MS (M values, default 1,2,4,8,16,32,64,128,256,512), SWEEP=1
 # (runs of several lengths at M=1), MOE=0 (no MoE rows), TORCH=0 (no torch rows), TORCH_MS
-# (M values of the torch rows, default MS), TORCH_TIMEOUT (s, default 100), NCU_KERNELS.
+# (M values of the torch rows, default MS), TORCH_TIMEOUT (s, default 100), NCU_KERNELS,
+# VARIANTS=default (only the plans' default kernels), KEEP_BUILD=DIR (keep the images there),
+# NOBUILD=1 (time the committed images instead of building).
 set -uo pipefail
 out=${1:?usage: bench/gpu-w4a16.sh OUTDIR}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,8 +20,13 @@ ms=${MS:-1,2,4,8,16,32,64,128,256,512}
 build=$(mktemp -d)
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw --format=csv | tee "$out/check.log"
 nvcc --version | tail -2 | tee -a "$out/check.log"
-"$here/kernels/gpu/build.sh" "$build" 2>&1 | tee -a "$out/check.log" || exit 1
-tar -C "$build" -czf "$out/build.tgz" .
+if [ "${NOBUILD:-0}" = 1 ]; then # the committed images (kernels/gpu/build), as embedded in the binaries
+	cp "$here"/kernels/gpu/build/* "$build"/
+	echo "== no build: the committed images, $(head -1 "$build/MANIFEST")" | tee -a "$out/check.log"
+else
+	"$here/kernels/gpu/build.sh" "$build" 2>&1 | tee -a "$out/check.log" || exit 1
+	tar -C "$build" -czf "$out/build.tgz" .
+fi
 cubin=$build/w4a16.sm_90.cubin
 export NCCL_NVLS_ENABLE=0
 # Each step has its own time limit, so that a hang leaves the others' results.
@@ -36,7 +43,7 @@ export NCCL_NVLS_ENABLE=0
 	MOECAST_W4A16_MODULE=$build/w4a16.compute_80.ptx timeout 60 "$here/bench/bin/gpu.test" -test.run 'GEMMOnDevice' -test.v 2>&1 | grep -vE '^ +device_test.go:[0-9]+: .*: rel error [0-9.e-]+$'
 } 2>&1 | tee -a "$out/check.log"
 MOECAST_GPU_BENCH=$out/moecast.jsonl MOECAST_W4A16_MODULE=$cubin MOECAST_GPU_BENCH_M=$ms \
-	MOECAST_GPU_BENCH_MOE=${MOE:-1} MOECAST_GPU_BENCH_SWEEP=${SWEEP:-} \
+	MOECAST_GPU_BENCH_MOE=${MOE:-1} MOECAST_GPU_BENCH_SWEEP=${SWEEP:-} MOECAST_GPU_BENCH_VARIANTS=${VARIANTS:-all} \
 	timeout 150 "$here/bench/bin/gpu.test" -test.v -test.run 'BenchOnDevice' 2>&1 | tee -a "$out/check.log"
 if [ "${TORCH:-1}" != 0 ]; then
 	PYTHONUNBUFFERED=1 timeout ${TORCH_TIMEOUT:-100} python3 "$here/bench/gpu_w4a16_torch.py" "${TORCH_MS:-$ms}" >"$out/torch.jsonl" 2>>"$out/check.log"
@@ -53,4 +60,5 @@ if [ "${NCU:-0}" = 1 ]; then
 			--section Occupancy --section LaunchStats "$here/bench/bin/gpu.test" -test.run BenchOnDevice >>"$out/ncu.txt" 2>&1
 	done
 fi
+[ -n "${KEEP_BUILD:-}" ] && mkdir -p "$KEEP_BUILD" && cp "$build"/* "$KEEP_BUILD"/
 rm -rf "$build"

@@ -58,6 +58,8 @@ type BenchResult struct {
 	BytesPerSec   float64 `json:"bytes_per_s"`
 	FLOPsPerSec   float64 `json:"flops_per_s"`
 	Touched       float64 `json:"touched_experts,omitempty"`
+	// Default marks a row timed with the plan's default options.
+	Default bool `json:"default,omitempty"`
 }
 
 // Timing is one timed list of launches, seconds per launch.

@@ -76,7 +76,8 @@ func TestPlans(t *testing.T) {
 		{"decode gate_up: 8 runs a tile", 1, 4096, 7168, Options{}, 1, 1, 32, 7, 256, 8},
 		{"decode down", 8, 7168, 2048, Options{}, 1, 1, 56, 4, 224, 4},
 		{"M=32", 32, 4096, 7168, Options{}, 2, 1, 32, 7, 256, 8},
-		{"M=512: runs of 55 over tiles of 56", 512, 4096, 7168, Options{}, 4, 8, 32, 55, 261, 2},
+		{"M=512: 256-column tiles, runs of 28", 512, 4096, 7168, Options{}, 4, 8, 16, 28, 256, 2},
+		{"M=512 on 128-column tiles: runs of 55 over tiles of 56", 512, 4096, 7168, Options{WN: 2}, 4, 8, 32, 55, 261, 2},
 		{"wide N: up to 3 runs a tile", 1, 18432, 7168, Options{}, 1, 1, 144, 31, 261, 3},
 		{"tp8 gate_up: 4 iterations at least", 1, 512, 7168, Options{}, 1, 1, 4, 4, 56, 14},
 		{"tp8 down: no tile cut", 1, 7168, 256, Options{}, 1, 1, 56, 2, 56, 1},
@@ -97,10 +98,26 @@ func TestPlans(t *testing.T) {
 			assert.LessOrEqual(t, p.Blocks, 264, "one wave")
 		})
 	}
-	m4 := &Module{SMs: 132, PerSM: map[Variant]int{{4, 4, 2, 0, false, 128}: 1}}
+	m4 := &Module{SMs: 132, PerSM: map[Variant]int{{4, 4, 4, 0, false, 256}: 1}}
 	p4, err := m4.PlanGEMM(512, 4096, 7168, 32, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, []int{109, 132}, []int{p4.Units, p4.Blocks}, "one block per SM: one wave of 132")
+	assert.Equal(t, []int{55, 131, 256}, []int{p4.Units, p4.Blocks, p4.BN}, "one block per SM: one wave of at most 132")
+	for _, tt := range []struct {
+		name    string
+		M, N, K int
+		wn, bn  int
+	}{
+		{"decode: 4 warps along N", 1, 7168, 8192, 4, 128},
+		{"M=32: 2 warps along N", 32, 4096, 7168, 2, 128},
+		{"M=64, 72 tiles of 256 columns: over SMs/2", 64, 18432, 7168, 4, 256},
+		{"M=64 on 16 tiles of 256: down projection, 4 warps along N", 64, 4096, 2048, 4, 128},
+		{"M=64 on 16 tiles of 256, K=7168: 2 warps along N", 64, 4096, 7168, 2, 128},
+		{"N not a multiple of 256", 512, 384, 7168, 2, 128},
+	} {
+		p, err := m.PlanGEMM(tt.M, tt.N, tt.K, 32, Options{})
+		require.NoError(t, err, tt.name)
+		assert.Equal(t, []int{tt.wn, tt.bn}, []int{p.WN, p.BN}, tt.name)
+	}
 
 	_, err = m.PlanGEMM(1, 4096, 7168, 32, Options{Splits: 57})
 	assert.ErrorContains(t, err, "57 splits of K=7168: at most 56")

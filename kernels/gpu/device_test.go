@@ -102,7 +102,7 @@ func TestGEMMOnDevice(t *testing.T) {
 			require.NoError(t, err)
 			a := RandomBF16(rng, sh.M*sh.K)
 			ref := ReferenceGEMM(a, sh.M, pq, nil)
-			for _, o := range []Options{{}, {Splits: 1}, {Splits: 3}, {Units: 3}, {Units: 7}, {MT: 1}, {MT: 4},
+			for _, o := range []Options{{}, {Splits: 1}, {Splits: 3}, {Units: 3}, {Units: 7}, {MT: 1}, {MT: 4}, {WN: 2}, {MT: 4, WN: 2},
 				{MT: 1, Stages: 6}, {MT: 2, Stages: 6}, {WN: 4}, {WN: 4, MT: 2}, {WN: 4, MT: 4}, {WN: 4, Units: 3},
 				{WP: true, MT: 1}, {WP: true, MT: 1, Units: 3}, {WP: true, MT: 1, Stages: 6}, {WP: true, MT: 2},
 				{BN: 256, WN: 4, MT: 4}, {BN: 256, WN: 4, MT: 4, Stages: 3}, {BN: 256, WN: 4, MT: 4, Units: 3}} {
@@ -169,7 +169,7 @@ func TestMoEOnDevice(t *testing.T) {
 					for _, v := range []struct {
 						block int
 						o     Options
-					}{{16, Options{}}, {64, Options{}}, {16, Options{WN: 4}}, {64, Options{WN: 4}}, {16, Options{WP: true}},
+					}{{16, Options{}}, {64, Options{}}, {16, Options{WN: 2}}, {64, Options{WN: 2}}, {16, Options{WN: 4}}, {64, Options{WN: 4}}, {16, Options{WP: true}},
 						{32, Options{WP: true}}, {64, Options{BN: 256, WN: 4}}} {
 						block, o := v.block, v.o
 						al, err := Align(r, block)
@@ -246,18 +246,21 @@ func TestBenchOnDevice(t *testing.T) {
 		}
 		for _, M := range ms {
 			opts := []Options{{}, {WN: 4}}
-			if M > 32 && sh.N%256 == 0 {
+			if os.Getenv("MOECAST_GPU_BENCH_VARIANTS") == "default" {
+				opts = opts[:1]
+			} else if M > 32 && sh.N%256 == 0 {
 				opts = append(opts, Options{BN: 256, WN: 4, MT: 4}, Options{BN: 256, WN: 4, MT: 4, Stages: 3})
 			}
-			if M <= 32 {
+			if M <= 32 && len(opts) > 1 {
 				opts = append(opts, Options{Stages: 6}, Options{WP: true, MT: chooseMT(M)})
 			}
-			if M <= 16 {
+			if M <= 16 && len(opts) > 1 {
 				opts = append(opts, Options{WP: true, Stages: 6}, Options{Mode: ModeNoDQ}, Options{Mode: ModeLoadOnly})
 			}
 			for _, o := range opts {
 				r, err := MeasureGEMM(m, BenchCase{Name: sh.Name, M: M, N: sh.N, K: sh.K, Group: sh.Group, Opt: o}, rotate, s)
 				require.NoError(t, err)
+				r.Default = o == Options{}
 				require.NoError(t, enc.Encode(r))
 				logBench(t, r)
 			}
@@ -271,13 +274,18 @@ func TestBenchOnDevice(t *testing.T) {
 	}
 	for _, c := range MoEShapes {
 		for _, tokens := range []int{1, 8, 32, 128, 512, 2048, 8192} {
-			for _, o := range []Options{{}, {WN: 4}, {WP: true}, {BN: 256, WN: 4}} {
+			mopts := []Options{{}, {WN: 4}, {WP: true}, {BN: 256, WN: 4}}
+			if os.Getenv("MOECAST_GPU_BENCH_VARIANTS") == "default" {
+				mopts = mopts[:1]
+			}
+			for _, o := range mopts {
 				c.Tokens, c.Opt = tokens, o
 				r, err := MeasureMoE(m, c, rotate, s)
 				if err != nil && strings.Contains(err.Error(), "no kernel") {
 					continue // warp-private kernels have 16 or 32 rows, 256-column tiles 64
 				}
 				require.NoError(t, err)
+				r.Default = o == Options{}
 				require.NoError(t, enc.Encode(r))
 				t.Logf("%-22s T=%-5d %-18s units%-5d parts%-2d touched %5.1f %9.2f us graph %9.2f us launch %7.0f GB/s %6.1f TFLOP/s",
 					r.Name, tokens, r.Variant, r.Units, r.MaxParts, r.Touched, r.GraphSeconds*1e6, r.LaunchSeconds*1e6, r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
