@@ -1,5 +1,6 @@
 """Makes bench/RESULTS-gpu-w4a16.md's tables from the JSON lines that
-bench/gpu-w4a16.sh wrote: python3 bench/gpu_table.py moecast.jsonl torch.jsonl [more moecast.jsonl ...]
+bench/gpu-w4a16.sh wrote: python3 bench/gpu_table.py moecast.jsonl torch.jsonl[,older-torch.jsonl] [more moecast.jsonl ...]
+(a later torch file only fills the rows the first lacks).
 
 The main table shows the rows timed with the plan's default options
 ("default": true; runs before that field: the kernel "moecast_w4a16"),
@@ -33,8 +34,10 @@ def real(r):
 
 
 def main():
-    ref = load(sys.argv[2])
+    refs = [load(p) for p in sys.argv[2].split(",")]
+    ref = refs[0]
     ours = load(sys.argv[1])
+    first = list(ours)
     for extra in sys.argv[3:]:
         ours += load(extra)
     copy = next((r for r in ref if r["kernel"] == "copy"), None)
@@ -52,7 +55,11 @@ def main():
     ceil = 4.2e12
     print("'% of 4.2' is of GPU.md's copy ceiling, 4.2 TB/s, the issue's reference.")
     print()
-    key = {(r["kernel"], r["name"], r["m"]): r for r in ref if "m" in r}
+    key = {}
+    for rs in refs:
+        for r in rs:
+            if "m" in r:
+                key.setdefault((r["kernel"], r["name"], r["m"]), r)
     gemm = [r for r in ours if "m" in r and not r["kernel"].startswith("sweep") and "_moe" not in r["kernel"]]
     best = {}
     for r in gemm:
@@ -76,7 +83,7 @@ def main():
         bv = f"{f(b)} ({b.get('variant', b['kernel'])})" if b and b is not r else "-"
         print(f"| {r['name']} ({r['n']} x {r['k']}, g{r['group']}) | {r['m']} | {t:.1f} | {r['bytes_per_s'] / 1e9:.0f} | "
               f"{100 * r['bytes_per_s'] / ceil:.0f}% | {r.get('variant', r['kernel'])} ({part(r)}) | {bv} | {f(i4)} | {f(b16)} | {sp(i4)} | {sp(b16)} |")
-    moe = [r for r in ours if "_moe" in r["kernel"] and is_default(r)]
+    moe = [r for r in first if "_moe" in r["kernel"] and is_default(r)]
     if moe:
         print()
         print("| MoE case (N x K, group) | tokens | experts touched | moecast us | GB/s | % of 4.2 | TFLOP/s | kernel (units/parts) |")
