@@ -304,6 +304,8 @@ func benchKernel(p Plan, moe string) string {
 		k += "_nodq"
 	case ModeLoadOnly:
 		k += "_ldonly"
+	case ModeSwap:
+		k += "_sw"
 	}
 	if p.WP {
 		k += "_wp"

@@ -105,8 +105,9 @@ func TestGEMMOnDevice(t *testing.T) {
 			for _, o := range []Options{{}, {Splits: 1}, {Splits: 3}, {Units: 3}, {Units: 7}, {MT: 1}, {MT: 4}, {WN: 2}, {MT: 4, WN: 2},
 				{MT: 1, Stages: 6}, {MT: 2, Stages: 6}, {WN: 4}, {WN: 4, MT: 2}, {WN: 4, MT: 4}, {WN: 4, Units: 3},
 				{WP: true, MT: 1}, {WP: true, MT: 1, Units: 3}, {WP: true, MT: 1, Stages: 6}, {WP: true, MT: 2},
-				{BN: 256, WN: 4, MT: 4}, {BN: 256, WN: 4, MT: 4, Stages: 3}, {BN: 256, WN: 4, MT: 4, Units: 3}} {
-				if o.Splits > sh.K/TileK || (o.BN == 256 && sh.N%256 != 0) {
+				{BN: 256, WN: 4, MT: 4}, {BN: 256, WN: 4, MT: 4, Stages: 3}, {BN: 256, WN: 4, MT: 4, Units: 3},
+				{Mode: ModeSwap}, {Mode: ModeSwap, WN: 2}, {Mode: ModeSwap, Units: 3}} {
+				if o.Splits > sh.K/TileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == ModeSwap && sh.M > 8) {
 					continue
 				}
 				name := fmt.Sprintf("g%d/M%d_N%d_K%d/%+v", g, sh.M, sh.N, sh.K, o)
@@ -253,6 +254,9 @@ func TestBenchOnDevice(t *testing.T) {
 			}
 			if M <= 32 && len(opts) > 1 {
 				opts = append(opts, Options{Stages: 6}, Options{WP: true, MT: chooseMT(M)})
+			}
+			if M <= 8 && len(opts) > 1 {
+				opts = append(opts, Options{Mode: ModeSwap, WN: 4}, Options{Mode: ModeSwap, WN: 2})
 			}
 			if M <= 16 && len(opts) > 1 {
 				opts = append(opts, Options{WP: true, Stages: 6}, Options{Mode: ModeNoDQ}, Options{Mode: ModeLoadOnly})

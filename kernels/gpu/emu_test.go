@@ -28,6 +28,7 @@ type emuLaunch struct {
 	aDiv, units         int
 	MT, mblocks, blocks int
 	stages, wn, bn      int
+	swap                bool // Mode 3: the weights as mma's A operand, the tokens as its n8
 }
 
 func emuBF16(f float64) BF16 { return ToBF16(float32(f)) }
@@ -209,6 +210,47 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 					}
 				}
 				as := st + bStage + sStage
+				if L.swap {
+					// ldmatrix.x2: lanes 0-7 address rows 0-7 at k 0-7 of the step,
+					// lanes 8-15 the same rows at k 8-15; lane t gets row t/4,
+					// elements 2(t%4), +1 of each matrix: B (k16 x n8 tokens).
+					var bm [16][8]float64
+					for t := 0; t < 32; t++ {
+						n, k := t/4, (t%4)*2
+						for q := 0; q < 2; q++ {
+							row, chunk := n, kl*2+q
+							w := word(as + row*(TileK*2) + ((chunk ^ (row & 7)) * 16) + 4*(t%4))
+							for h := 0; h < 2; h++ {
+								bm[k+8*q+h][n] = float64(half(w, h).Float32())
+							}
+						}
+					}
+					for j := 0; j < tn/2; j++ {
+						// A (16 columns of W x k16) from the B fragments of tiles 2j, 2j+1.
+						var am [16][16]float64
+						for t := 0; t < 32; t++ {
+							g, c := t/4, (t%4)*2
+							for h := 0; h < 2; h++ {
+								am[g][c+h] = float64(frag[t][2*j][0][h].Float32())
+								am[g+8][c+h] = float64(frag[t][2*j+1][0][h].Float32())
+								am[g][c+8+h] = float64(frag[t][2*j][1][h].Float32())
+								am[g+8][c+8+h] = float64(frag[t][2*j+1][1][h].Float32())
+							}
+						}
+						for t := 0; t < 32; t++ {
+							g, c := t/4, (t%4)*2
+							for e := 0; e < 4; e++ {
+								row, col := g+8*(e/2), c+e%2
+								var d float64
+								for k := 0; k < 16; k++ {
+									d += am[row][k] * bm[k][col]
+								}
+								acc[warp][t][0][j][e] += float32(d)
+							}
+						}
+					}
+					continue
+				}
 				for m := 0; m < MT; m++ {
 					// ldmatrix.x4: lane l gives the address of row l%8 of matrix l/8.
 					var addr [32]int
@@ -272,6 +314,20 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 				continue
 			}
 			for lane := 0; lane < 32; lane++ {
+				if L.swap {
+					for j := 0; j < tn/2; j++ {
+						for e := 0; e < 4; e++ {
+							row := (lane&3)*2 + e&1
+							col := wn*tn*8 + j*16 + lane>>2 + 8*(e>>1)
+							v := acc[warp][lane][0][j][e]
+							if src > 0 {
+								v += red[row*redStride+col]
+							}
+							red[row*redStride+col] = v
+						}
+					}
+					continue
+				}
 				for m := 0; m < MT; m++ {
 					for t := 0; t < tn; t++ {
 						for h := 0; h < 2; h++ {
@@ -363,7 +419,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 func emuRun(p Plan, a []BF16, w *Weights, sorted, experts []int32, rows int) [][]BF16 {
 	L := &emuLaunch{A: a, Q: w.Q, S: w.S, C: make([]BF16, rows*p.N), sorted: sorted, experts: experts,
 		M: p.M, N: p.N, K: p.K, group: p.Group, aDiv: max(p.ADiv, 1), units: p.Units,
-		MT: p.MT, mblocks: p.MBlocks, blocks: p.Blocks, stages: p.Stages, wn: p.WN, bn: p.BN}
+		MT: p.MT, mblocks: p.MBlocks, blocks: p.Blocks, stages: p.Stages, wn: p.WN, bn: p.BN, swap: p.Mode == ModeSwap}
 	for i := range L.C {
 		L.C[i] = 0xffff
 	}
@@ -409,6 +465,9 @@ func TestKernelModelGEMM(t *testing.T) {
 		{70, 512, 512, 32, Options{BN: 256, WN: 4, MT: 4, Units: 3}},
 		{130, 256, 256, 64, Options{BN: 256, WN: 4, MT: 4, Stages: 3}},
 		{3, 768, 384, 128, Options{BN: 256, WN: 4, MT: 4}},
+		{1, 256, 512, 32, Options{Mode: ModeSwap}},
+		{8, 384, 640, 64, Options{Mode: ModeSwap, WN: 4, Units: 3}},
+		{5, 128, 256, 128, Options{Mode: ModeSwap, WN: 2}},
 	}
 	for _, tt := range tests {
 		name := fmt.Sprintf("M%d_N%d_K%d_g%d_%+v", tt.M, tt.N, tt.K, tt.g, tt.o)

@@ -47,11 +47,16 @@ type Variant struct {
 	BN                   int // columns a tile: 128, or 256 for large batches
 }
 
-// Diagnostic modes (Options.Mode): the benchmark times them to split the
-// kernel's cost into the pipeline's, the mma's and the dequantisation's.
+// Modes (Options.Mode). The diagnostic ones are timed by the benchmark to
+// split the kernel's cost into the pipeline's, the mma's and the
+// dequantisation's (their results are wrong); ModeSwap is a real kernel.
 const (
-	ModeNoDQ     = 1 // mma.sync on the raw weight bits, no dequantisation
-	ModeLoadOnly = 2 // the cp.async pipeline alone, no arithmetic
+	ModeNoDQ     = 1 // diagnostic: mma.sync on the raw weight bits, no dequantisation
+	ModeLoadOnly = 2 // diagnostic: the cp.async pipeline alone, no arithmetic
+	// ModeSwap swaps mma's operands for M <= 8: the weights are the A
+	// operand (16 columns of W as its rows) and the tokens its n8 (half the
+	// mma.sync and accumulators). Dense GEMMs only.
+	ModeSwap = 3
 )
 
 // Variants are the kernels w4a16.cu defines.
@@ -61,6 +66,7 @@ var Variants = []Variant{
 	{1, 4, 2, ModeNoDQ, false, 128}, {1, 4, 2, ModeLoadOnly, false, 128},
 	{1, 4, 2, 0, true, 128}, {1, 6, 2, 0, true, 128}, {2, 4, 2, 0, true, 128},
 	{4, 4, 4, 0, false, 256}, {4, 3, 4, 0, false, 256},
+	{1, 4, 2, ModeSwap, false, 128}, {1, 4, 4, ModeSwap, false, 128},
 }
 
 // Name is the kernel's symbol.
@@ -77,6 +83,8 @@ func (v Variant) Name() string {
 		n += "_nodq"
 	case ModeLoadOnly:
 		n += "_ldonly"
+	case ModeSwap:
+		n += "_sw"
 	}
 	if v.WP {
 		n += "_wp"
@@ -350,6 +358,9 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	}
 	if p.BN == 0 {
 		p.BN = TileN
+	}
+	if p.Mode == ModeSwap && (p.ADiv > 0 || p.M > 8) {
+		return p, fmt.Errorf("w4a16: swapped operands need a dense GEMM of at most 8 rows (M=%d)", p.M)
 	}
 	if p.N%p.BN != 0 {
 		return p, fmt.Errorf("w4a16: N=%d: tiles of %d columns need N %% %d == 0", p.N, p.BN, p.BN)

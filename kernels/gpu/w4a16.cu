@@ -62,6 +62,10 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
                : "r"(addr));
 }
 
+__device__ __forceinline__ void ldmatrix_x2(uint32_t& r0, uint32_t& r1, uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(addr));
+}
+
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
@@ -116,6 +120,12 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   constexpr int RSTEP = THREADS / CPT;     // epilogue: rows between a thread's rows
   static_assert(TN == 8 || TN == 4, "a warp holds 4 or 8 n8 tiles");
   static_assert(!PRIV || BN == 128, "warp-private pipelines use 128-column tiles");
+  // MODE 3 (swapped operands, M <= 8): the weights are mma's A operand (16
+  // columns of W as its 16 rows; the B fragments of two n8 tiles are exactly
+  // one A fragment) and the activations its B operand (8 tokens as its 8
+  // columns): half the mma.sync and half the accumulators of MODE 0.
+  constexpr bool SWAP = MODE == 3;
+  static_assert(!SWAP || (MT == 1 && !PRIV && BN == 128), "swapped operands: 16-row tiles (M <= 8)");
   constexpr int A_STAGE = BM * BK * 2;
   // PRIV: each warp streams its own slice of a stage (its weights, its
   // group's scales, its 32 k of the activations) and waits only for its own
@@ -262,6 +272,14 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
     }
   }
 
+  uint32_t x2_rd[KS];  // SWAP: ldmatrix.x2 rows 0-7 (tokens), k 0-7 and 8-15 of step s
+#pragma unroll
+  for (int s = 0; s < KS; ++s) {
+    const int row = lane & 7;
+    const int ac = (wk * KS + s) * 2 + ((lane >> 3) & 1);
+    x2_rd[s] = B_STAGE + S_STAGE + row * (BK * 2) + ((ac ^ (row & 7)) * 16);
+  }
+
   float acc[MT][TN][4];
 #pragma unroll
   for (int m = 0; m < MT; ++m)
@@ -320,12 +338,22 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
         frag[2 * j + 1][0] = dq(bw[j] >> 8, s_hi);
         frag[2 * j + 1][1] = dq(bw[j] >> 12, s_hi);
       }
+      if constexpr (SWAP) {
+        uint32_t b0, b1;
+        ldmatrix_x2(b0, b1, st_addr + x2_rd[s]);
 #pragma unroll
-      for (int m = 0; m < MT; ++m) {
-        uint32_t a[4];
-        ldmatrix_x4(a, st_addr + a_rd[m][s]);
+        for (int j = 0; j < TN / 2; ++j) {
+          const uint32_t w[4] = {frag[2 * j][0], frag[2 * j + 1][0], frag[2 * j][1], frag[2 * j + 1][1]};
+          mma_bf16(acc[0][j], w, b0, b1);
+        }
+      } else {
 #pragma unroll
-        for (int t = 0; t < TN; ++t) mma_bf16(acc[m][t], a, frag[t][0], frag[t][1]);
+        for (int m = 0; m < MT; ++m) {
+          uint32_t a[4];
+          ldmatrix_x4(a, st_addr + a_rd[m][s]);
+#pragma unroll
+          for (int t = 0; t < TN; ++t) mma_bf16(acc[m][t], a, frag[t][0], frag[t][1]);
+        }
       }
     }
   }
@@ -336,7 +364,20 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   float* red = reinterpret_cast<float*>(smem);
 #pragma unroll 1
   for (int src = 0; src < WK; ++src) {
-    if (wk == src) {
+    if (wk == src && SWAP) {
+      // c0, c1: column g of the 16-column tile j, tokens 2t, 2t+1; c2, c3: column g+8.
+#pragma unroll
+      for (int j = 0; j < TN / 2; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = (lane & 3) * 2 + (e & 1);
+          const int col = wn * (TN * 8) + j * 16 + (lane >> 2) + 8 * (e >> 1);
+          float* p = red + row * RED_STRIDE + col;
+          float v = acc[0][j][e];
+          if (src > 0) v += *p;
+          *p = v;
+        }
+    } else if (wk == src) {
 #pragma unroll
       for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -481,7 +522,8 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
 // warp-private pipelines (each warp copies and waits for its own slice of
 // a stage, no block barrier in the main loop); _n256: tiles of 256 columns
 // (4 warps along N of 64 columns, 2 along K), for large batches: half the
-// activation reads per weight.
+// activation reads per weight; _sw: swapped mma operands for M <= 8 (the
+// weights as A, the tokens as n8: half the mma.sync).
 #define W4A16_KERNEL(NAME, MT, STAGES, WN, MODE, PRIV, BN, MINB)                                                         \
   extern "C" __global__ void __launch_bounds__(THREADS, MINB)                                                   \
       NAME(const __nv_bfloat16* A, const uint4* W, const uint4* S, __nv_bfloat16* C, float* ws, int* counters, \
@@ -506,6 +548,8 @@ W4A16_KERNEL(w4a16_mt1_s6_wp, 1, 6, 2, 0, true, 128, 2)
 W4A16_KERNEL(w4a16_mt2_wp, 2, 4, 2, 0, true, 128, 2)
 W4A16_KERNEL(w4a16_mt4_n256, 4, 4, 4, 0, false, 256, 1)
 W4A16_KERNEL(w4a16_mt4_s3_n256, 4, 3, 4, 0, false, 256, 1)
+W4A16_KERNEL(w4a16_mt1_sw, 1, 4, 2, 3, false, 128, 3)
+W4A16_KERNEL(w4a16_mt1_w4_sw, 1, 4, 4, 3, false, 128, 4)
 
 // Calibration helpers (moecast calib gpu): a kernel that does nothing, for
 // the cost of a launch eager and in a graph, and a device-to-device copy of
