@@ -1,6 +1,8 @@
 """Makes bench/RESULTS-gpu-w4a16.md's tables from the JSON lines that
 bench/gpu-w4a16.sh wrote: python3 bench/gpu_table.py moecast.jsonl torch.jsonl[,older-torch.jsonl] [more moecast.jsonl ...]
-(a later torch file only fills the rows the first lacks).
+(a later torch file only fills the rows the first lacks). An extra argument
++FILE:VARIANT marks FILE's rows of kernel VARIANT as the default plan's
+launches (they replace the first file's default rows of the same shape and M).
 
 The main table shows the rows timed with the plan's default options
 ("default": true; runs before that field: the kernel "moecast_w4a16"),
@@ -38,7 +40,16 @@ def main():
     ref = refs[0]
     ours = load(sys.argv[1])
     first = list(ours)
+    override = {}
     for extra in sys.argv[3:]:
+        if extra.startswith("+"):
+            path, variant = extra[1:].rsplit(":", 1)
+            for r in load(path):
+                r = dict(r, default=r.get("variant") == variant)
+                ours.append(r)
+                if r["default"]:
+                    override[(r["name"], r["m"])] = r
+            continue
         ours += load(extra)
     copy = next((r for r in ref if r["kernel"] == "copy"), None)
     read = next((r for r in ref if r["kernel"] == "read"), None)
@@ -74,6 +85,7 @@ def main():
         if not is_default(r) or (r["name"], r["m"]) in seen:
             continue
         seen.add((r["name"], r["m"]))
+        r = override.get((r["name"], r["m"]), r)
         i4 = key.get(("torch_int4pack_mm", r["name"], r["m"]))
         b16 = key.get(("torch_mm_bf16", r["name"], r["m"]))
         b = best.get((r["name"], r["m"]))

@@ -103,21 +103,25 @@ func TestPlans(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{55, 131, 256}, []int{p4.Units, p4.Blocks, p4.BN}, "one block per SM: one wave of at most 132")
 	for _, tt := range []struct {
-		name    string
-		M, N, K int
-		wn, bn  int
+		name         string
+		M, N, K      int
+		wn, bn, mode int
 	}{
-		{"decode: 4 warps along N", 1, 7168, 8192, 4, 128},
-		{"M=32: 2 warps along N", 32, 4096, 7168, 2, 128},
-		{"M=64, 72 tiles of 256 columns: over SMs/2", 64, 18432, 7168, 4, 256},
-		{"M=64 on 16 tiles of 256: down projection, 4 warps along N", 64, 4096, 2048, 4, 128},
-		{"M=64 on 16 tiles of 256, K=7168: 2 warps along N", 64, 4096, 7168, 2, 128},
-		{"N not a multiple of 256", 512, 384, 7168, 2, 128},
+		{"decode M=1: swapped operands, 2 warps along N", 1, 7168, 8192, 2, 128, ModeSwap},
+		{"M=8: swapped operands", 8, 7168, 8192, 2, 128, ModeSwap},
+		{"M=9: 4 warps along N", 9, 7168, 8192, 4, 128, 0},
+		{"M=32: 2 warps along N", 32, 4096, 7168, 2, 128, 0},
+		{"M=64, 72 tiles of 256 columns: over SMs/2", 64, 18432, 7168, 4, 256, 0},
+		{"M=64 on 16 tiles of 256: down projection, 4 warps along N", 64, 4096, 2048, 4, 128, 0},
+		{"M=64 on 16 tiles of 256, K=7168: 2 warps along N", 64, 4096, 7168, 2, 128, 0},
+		{"N not a multiple of 256", 512, 384, 7168, 2, 128, 0},
 	} {
 		p, err := m.PlanGEMM(tt.M, tt.N, tt.K, 32, Options{})
 		require.NoError(t, err, tt.name)
-		assert.Equal(t, []int{tt.wn, tt.bn}, []int{p.WN, p.BN}, tt.name)
+		assert.Equal(t, []int{tt.wn, tt.bn, tt.mode}, []int{p.WN, p.BN, p.Mode}, tt.name)
 	}
+	_, err = m.PlanGEMM(9, 7168, 8192, 32, Options{Mode: ModeSwap})
+	assert.ErrorContains(t, err, "swapped operands need a dense GEMM of at most 8 rows (M=9)")
 
 	_, err = m.PlanGEMM(1, 4096, 7168, 32, Options{Splits: 57})
 	assert.ErrorContains(t, err, "57 splits of K=7168: at most 56")

@@ -106,7 +106,7 @@ func TestGEMMOnDevice(t *testing.T) {
 				{MT: 1, Stages: 6}, {MT: 2, Stages: 6}, {WN: 4}, {WN: 4, MT: 2}, {WN: 4, MT: 4}, {WN: 4, Units: 3},
 				{WP: true, MT: 1}, {WP: true, MT: 1, Units: 3}, {WP: true, MT: 1, Stages: 6}, {WP: true, MT: 2},
 				{BN: 256, WN: 4, MT: 4}, {BN: 256, WN: 4, MT: 4, Stages: 3}, {BN: 256, WN: 4, MT: 4, Units: 3},
-				{Mode: ModeSwap}, {Mode: ModeSwap, WN: 2}, {Mode: ModeSwap, Units: 3}} {
+				{Mode: ModeSwap}, {Mode: ModeSwap, WN: 4}, {Mode: ModeSwap, Units: 3}} {
 				if o.Splits > sh.K/TileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == ModeSwap && sh.M > 8) {
 					continue
 				}

@@ -314,9 +314,14 @@ func chooseMT(rows int) int {
 	return 4
 }
 
-// defaultLayout picks the warps along N and the tile width when the
-// options leave them open, from the H200 runs of bench/gpu-w4a16-runs
-// (run4, run5: every variant on every shape):
+// defaultLayout picks the warps along N, the tile width and the operand
+// order when the options leave them open, from the H200 runs of
+// bench/gpu-w4a16-runs (run4, run5, run7: every variant on every shape):
+//   - dense GEMMs of at most 8 rows: swapped operands, 2 warps along N
+//     (run 7, M=1: dense up 18432 x 7168 27.2 us vs 29.6; o_proj 17.2 vs
+//     18.3; expert gate_up 12.9 vs 12.3, the one shape it loses; with 4
+//     warps along N it is within 2% either way, but only the 2-warp
+//     kernel passed the device's correctness tests so far);
 //   - 16 rows: 4 warps along N (32 columns a warp, 4 blocks/SM): faster on
 //     6 of the 7 dense shapes at M <= 16 and on every MoE down projection,
 //     within 4% slower on the MoE gate_up at 8-128 tokens;
@@ -326,19 +331,22 @@ func chooseMT(rows int) int {
 //     layers from 2048 tokens; otherwise 4 warps along N where K <= 2048
 //     (the down projections: up to 2x at M=512 on 7168 x 256), else 2;
 //   - 32 rows: 2 warps along N (4 was up to 45% slower on gate_up).
-func defaultLayout(p Plan, sms int) (wn, bn int) {
+func defaultLayout(p Plan, sms int) (wn, bn, mode int) {
 	switch p.MT {
 	case 1:
-		return 4, TileN
+		if p.ADiv == 0 && p.M <= 8 {
+			return 2, TileN, ModeSwap
+		}
+		return 4, TileN, 0
 	case 4:
 		if p.N%256 == 0 && 2*p.MBlocks*(p.N/256) >= sms {
-			return 4, 256
+			return 4, 256, 0
 		}
 		if p.K <= 2048 {
-			return 4, TileN
+			return 4, TileN, 0
 		}
 	}
-	return 2, TileN
+	return 2, TileN, 0
 }
 
 // minUnits is the least work per block the default plan gives.
@@ -351,7 +359,7 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	}
 	p.WN, p.Mode, p.WP, p.BN = o.WN, o.Mode, o.WP, o.BN
 	if p.WN == 0 && p.BN == 0 && !p.WP && p.Mode == 0 && o.Stages == 0 {
-		p.WN, p.BN = defaultLayout(p, m.SMs)
+		p.WN, p.BN, p.Mode = defaultLayout(p, m.SMs)
 	}
 	if p.WN == 0 {
 		p.WN = 2
