@@ -36,7 +36,7 @@ back to the roofline (docs/calibration.md).`,
 	}
 	imp := &cobra.Command{Use: "import", Short: "Import measurements into a calibration file"}
 	imp.AddCommand(newCalibImportNCCLCmd(s), newCalibImportPerfDBCmd(s))
-	cmd.AddCommand(imp, newCalibShowCmd(s), newCalibFromTraceCmd(s))
+	cmd.AddCommand(imp, newCalibShowCmd(s), newCalibFromTraceCmd(s), newCalibGPUCmd(s))
 	return cmd
 }
 

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -26,4 +28,38 @@ func TestGPUInfoBadFormat(t *testing.T) {
 	code, _, errOut := runCLI(t, "gpu", "info", "--format", "yaml")
 	assert.Equal(t, ExitInput, code)
 	assert.Contains(t, errOut, `--format: unknown format "yaml"`)
+}
+
+// TestCalibGPUWithoutGPU: where no GPU is usable (CI), `calib gpu` fails
+// with one line, exit 2, and writes nothing.
+func TestCalibGPUWithoutGPU(t *testing.T) {
+	if err := cuda.Init(); !cuda.NoGPU(err) {
+		t.Skipf("a GPU is usable here (%v)", err)
+	}
+	out := filepath.Join(t.TempDir(), "h200.toml")
+	code, stdout, errOut := runCLI(t, "calib", "gpu", "--quick", "--out", out)
+	assert.Equal(t, ExitInput, code)
+	assert.Empty(t, stdout)
+	assert.True(t, strings.HasPrefix(errOut, "moecast: calib gpu: "), errOut)
+	assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+	_, err := os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "nothing written")
+}
+
+func TestCalibGPUBadFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"calib", "gpu"}, "calib gpu: --out FILE is required"},
+		{[]string{"calib", "gpu", "--out", dir}, "is a directory"},
+		{[]string{"calib", "gpu", "--ops", "comm", "--out", filepath.Join(dir, "x.toml")}, "--ops comm: not measured yet"},
+		{[]string{"calib", "gpu", "--gpus", "8", "--out", filepath.Join(dir, "x.toml")}, "--gpus 8: only single-GPU"},
+	} {
+		code, _, errOut := runCLI(t, tt.args...)
+		assert.Equal(t, ExitInput, code, "%v", tt.args)
+		assert.Contains(t, errOut, tt.want, "%v", tt.args)
+		assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
+	}
 }

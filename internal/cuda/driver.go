@@ -97,6 +97,7 @@ type drv struct {
 	cuDeviceGetCount           func(n *int32) Result
 	cuDeviceGet                func(d *Device, ordinal int32) Result
 	cuDeviceGetName            func(name *byte, n int32, d Device) Result
+	cuDeviceGetUuid            func(uuid *[16]byte, d Device) Result
 	cuDeviceGetAttribute       func(v *int32, attr int32, d Device) Result
 	cuDeviceTotalMem           func(b *uintptr, d Device) Result
 	cuDevicePrimaryCtxRetain   func(c *Context, d Device) Result
@@ -159,6 +160,7 @@ func (d *drv) symbols() []symbol {
 		s(&d.cuDeviceGetCount, "cuDeviceGetCount"),
 		s(&d.cuDeviceGet, "cuDeviceGet"),
 		s(&d.cuDeviceGetName, "cuDeviceGetName"),
+		s(&d.cuDeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid"),
 		s(&d.cuDeviceGetAttribute, "cuDeviceGetAttribute"),
 		s(&d.cuDeviceTotalMem, "cuDeviceTotalMem_v2"),
 		s(&d.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain"),
@@ -338,6 +340,19 @@ func (dev Device) Name() (string, error) {
 		return "", err
 	}
 	return cString(&buf[0]), nil
+}
+
+// UUID is the device's UUID as nvidia-smi prints it ("GPU-xxxxxxxx-xxxx-...").
+func (dev Device) UUID() (string, error) {
+	d, err := ready()
+	if err != nil {
+		return "", err
+	}
+	var u [16]byte
+	if err := check("cuDeviceGetUuid", d.cuDeviceGetUuid(&u, dev)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", u[0:4], u[4:6], u[6:8], u[8:10], u[10:16]), nil
 }
 
 // Attribute reads one CUdevice_attribute.

@@ -41,24 +41,42 @@ type BenchResult struct {
 	N             int     `json:"n"`
 	K             int     `json:"k"`
 	Group         int     `json:"group"`
+	Variant       string  `json:"variant"`
 	MT            int     `json:"mt"`
 	Stages        int     `json:"stages"`
+	WN            int     `json:"wn"`
 	Units         int     `json:"units_per_block"`
 	MaxParts      int     `json:"max_parts"`
 	Blocks        int     `json:"blocks"`
 	Copies        int     `json:"copies"`
 	CallsPerGraph int     `json:"calls_per_graph"`
 	GraphSeconds  float64 `json:"graph_s"`
+	GraphMin      float64 `json:"graph_min_s"` // fastest and slowest of the 15 replays
+	GraphMax      float64 `json:"graph_max_s"`
 	LaunchSeconds float64 `json:"launch_s"`
 	Bytes         float64 `json:"bytes"`
 	BytesPerSec   float64 `json:"bytes_per_s"`
 	FLOPsPerSec   float64 `json:"flops_per_s"`
 	Touched       float64 `json:"touched_experts,omitempty"`
+	// Default marks a row timed with the plan's default options.
+	Default bool `json:"default,omitempty"`
 }
 
-// timer times a list of launches (one per rotated copy) directly and inside
-// a captured graph, and returns seconds per launch (median of replays).
-func timeLaunches(s cuda.Stream, launches []func() error, graphCalls int) (graph, direct float64, calls int, err error) {
+// Timing is one timed list of launches, seconds per launch.
+type Timing struct {
+	Graph, GraphMin, GraphMax float64 // median, least and most of 15 graph replays
+	Eager                     float64 // direct launches, one pass
+	Calls                     int     // launches per graph
+}
+
+// Time times a list of launches (one per rotated copy) directly and inside
+// a captured graph of about graphCalls calls (fewer when a replay would pass
+// 5 ms, never fewer than the launches): seconds per launch, the median,
+// least and most of 15 graph replays after 3 warm-up replays, and the mean
+// of one pass of direct launches.
+func Time(s cuda.Stream, launches []func() error, graphCalls int) (tm Timing, err error) {
+	var direct float64
+	var calls int
 	for _, l := range launches { // warm up, and check each launch once
 		if err = l(); err != nil {
 			return
@@ -164,7 +182,7 @@ func timeLaunches(s cuda.Stream, launches []func() error, graphCalls int) (graph
 		times = append(times, dt/float64(calls))
 	}
 	sort.Float64s(times)
-	return times[len(times)/2], direct, calls, nil
+	return Timing{Graph: times[len(times)/2], GraphMin: times[0], GraphMax: times[len(times)-1], Eager: direct, Calls: calls}, nil
 }
 
 // randomDeviceWeights fills count copies of an N x K int4 matrix in the
@@ -258,19 +276,44 @@ func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (Benc
 		}
 		launches = append(launches, func() error { return m.LaunchArgs(p, args, s) })
 	}
-	graph, direct, calls, err := timeLaunches(s, launches, 200)
+	tm, err := Time(s, launches, 200)
 	if err != nil {
 		return BenchResult{}, fmt.Errorf("%s M=%d: %w", c.Name, c.M, err)
 	}
+	graph, direct, calls := tm.Graph, tm.Eager, tm.Calls
 	bytes := float64(wb + int64(c.M*c.K*2) + int64(c.M*c.N*2))
-	kernel := "moecast_w4a16"
-	if p.Stages != 4 {
-		kernel = fmt.Sprintf("moecast_w4a16_s%d", p.Stages)
-	}
-	return BenchResult{Kernel: kernel, Name: c.Name, M: c.M, N: c.N, K: c.K, Group: c.Group, MT: p.MT, Stages: p.Stages,
+	return BenchResult{Kernel: benchKernel(p, ""), Variant: p.Variant().Name(), Name: c.Name, M: c.M, N: c.N, K: c.K,
+		Group: c.Group, MT: p.MT, Stages: p.Stages, WN: p.WN,
 		Units: p.Units, MaxParts: p.MaxParts, Blocks: p.Blocks, Copies: copies, CallsPerGraph: calls,
-		GraphSeconds: graph, LaunchSeconds: direct, Bytes: bytes, BytesPerSec: bytes / graph,
-		FLOPsPerSec: 2 * float64(c.M) * float64(c.N) * float64(c.K) / graph}, nil
+		GraphSeconds: graph, GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: direct, Bytes: bytes,
+		BytesPerSec: bytes / graph, FLOPsPerSec: 2 * float64(c.M) * float64(c.N) * float64(c.K) / graph}, nil
+}
+
+// benchKernel names a result's kernel: moecast_w4a16 for the default
+// layout, with _s6 (6 stages), _w4 (4 warps along N), _nodq or _ldonly.
+func benchKernel(p Plan, moe string) string {
+	k := "moecast_w4a16" + moe
+	if p.Stages != 4 {
+		k += fmt.Sprintf("_s%d", p.Stages)
+	}
+	if p.WN == 4 && p.BN != 256 {
+		k += "_w4"
+	}
+	switch p.Mode {
+	case ModeNoDQ:
+		k += "_nodq"
+	case ModeLoadOnly:
+		k += "_ldonly"
+	case ModeSwap:
+		k += "_sw"
+	}
+	if p.WP {
+		k += "_wp"
+	}
+	if p.BN == 256 {
+		k += "_n256"
+	}
+	return k
 }
 
 // MoECase is one routed grouped GEMM to time: Tokens tokens routed top-TopK
@@ -286,6 +329,7 @@ type MoECase struct {
 	// Local is the number of experts this rank holds (experts [0, Local)
 	// of Experts, expert parallelism); 0: all of them (tensor parallelism).
 	Local int
+	Opt   Options // the plan's options (MT comes from the routing)
 }
 
 // MeasureMoE times one MoE case, rotating over routings drawn from Seed
@@ -350,11 +394,11 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 		if al.Blocks() == 0 {
 			continue // no token for this rank
 		}
-		p, err := m.PlanMoE(al, c.N, c.K, c.Group, aDiv, Options{})
+		p, err := m.PlanMoE(al, c.N, c.K, c.Group, aDiv, c.Opt)
 		if err != nil {
 			return BenchResult{}, err
 		}
-		if i == 0 {
+		if plan0.MT == 0 {
 			plan0 = p
 		}
 		sid, err := Upload(al.SortedIDs, 4)
@@ -395,16 +439,18 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 	if err := cuda.Synchronize(); err != nil {
 		return BenchResult{}, err
 	}
-	graph, direct, calls, err := timeLaunches(s, launches, 200)
+	tm, err := Time(s, launches, 200)
 	if err != nil {
 		return BenchResult{}, fmt.Errorf("%s tokens=%d: %w", c.Name, c.Tokens, err)
 	}
+	graph, direct, calls := tm.Graph, tm.Eager, tm.Calls
 	n := float64(len(launches))
 	bytes := totalBytes / n
-	return BenchResult{Kernel: "moecast_w4a16_moe", Name: c.Name, M: c.Tokens, N: c.N, K: c.K, Group: c.Group,
-		MT: plan0.MT, Stages: plan0.Stages, Units: plan0.Units, MaxParts: plan0.MaxParts, Blocks: plan0.Blocks,
+	return BenchResult{Kernel: benchKernel(plan0, "_moe"), Variant: plan0.Variant().Name(), Name: c.Name, M: c.Tokens,
+		N: c.N, K: c.K, Group: c.Group, MT: plan0.MT, Stages: plan0.Stages, WN: plan0.WN, Units: plan0.Units, MaxParts: plan0.MaxParts, Blocks: plan0.Blocks,
 		Copies:        len(launches),
-		CallsPerGraph: calls, GraphSeconds: graph, LaunchSeconds: direct, Bytes: bytes, BytesPerSec: bytes / graph,
+		CallsPerGraph: calls, GraphSeconds: graph, GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: direct,
+		Bytes: bytes, BytesPerSec: bytes / graph,
 		FLOPsPerSec: 2 * float64(rows) * float64(c.N) * float64(c.K) / graph, Touched: touched / n}, nil
 }
 
@@ -436,4 +482,44 @@ var MoEShapes = []MoECase{
 	{Name: "moe tp8 gate_up zipf", Experts: 384, TopK: 8, N: 512, K: 7168, Group: 32, PowerLaw: 1.0, Seed: 3},
 	{Name: "moe ep8 gate_up", Experts: 384, TopK: 8, Local: 48, N: 4096, K: 7168, Group: 32, Seed: 4},
 	{Name: "moe ep8 down", Experts: 384, TopK: 8, Local: 48, N: 7168, K: 2048, Group: 32, Down: true, Seed: 5},
+}
+
+// MeasureCopy times moecast_copy over buffers of bytes each (read + write
+// counted), inside a graph. Bytes per second count both.
+func MeasureCopy(m *Module, bytes int64, s cuda.Stream) (BenchResult, error) {
+	src, err := cuda.Alloc(bytes)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	defer cuda.Free(src)
+	dst, err := cuda.Alloc(bytes)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	defer cuda.Free(dst)
+	if err := cuda.Memset8(src, 1, bytes); err != nil {
+		return BenchResult{}, err
+	}
+	if err := cuda.Synchronize(); err != nil {
+		return BenchResult{}, err
+	}
+	args, err := CopyArgs(dst, src, bytes)
+	if err != nil {
+		return BenchResult{}, err
+	}
+	tm, err := Time(s, []func() error{func() error { return m.LaunchCopy(args, s) }}, 20)
+	if err != nil {
+		return BenchResult{}, fmt.Errorf("copy of %d bytes: %w", bytes, err)
+	}
+	b := 2 * float64(bytes)
+	return BenchResult{Kernel: "moecast_copy", Name: "device-to-device copy", CallsPerGraph: tm.Calls,
+		GraphSeconds: tm.Graph, GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, Bytes: b,
+		BytesPerSec: b / tm.Graph}, nil
+}
+
+// MeasureEmpty times n launches of a kernel that does nothing: seconds per
+// launch eager (back to back from the host) and replayed from a graph (the
+// gap between consecutive kernels of a graph).
+func MeasureEmpty(m *Module, n int, s cuda.Stream) (Timing, error) {
+	return Time(s, []func() error{func() error { return m.LaunchEmpty(s) }}, n)
 }

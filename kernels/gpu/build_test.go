@@ -3,6 +3,7 @@ package gpu
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io/fs"
 	"testing"
 
@@ -75,7 +76,8 @@ func TestPlans(t *testing.T) {
 		{"decode gate_up: 8 runs a tile", 1, 4096, 7168, Options{}, 1, 1, 32, 7, 256, 8},
 		{"decode down", 8, 7168, 2048, Options{}, 1, 1, 56, 4, 224, 4},
 		{"M=32", 32, 4096, 7168, Options{}, 2, 1, 32, 7, 256, 8},
-		{"M=512: runs of 55 over tiles of 56", 512, 4096, 7168, Options{}, 4, 8, 32, 55, 261, 2},
+		{"M=512: 256-column tiles, runs of 28", 512, 4096, 7168, Options{}, 4, 8, 16, 28, 256, 2},
+		{"M=512 on 128-column tiles: runs of 55 over tiles of 56", 512, 4096, 7168, Options{WN: 2}, 4, 8, 32, 55, 261, 2},
 		{"wide N: up to 3 runs a tile", 1, 18432, 7168, Options{}, 1, 1, 144, 31, 261, 3},
 		{"tp8 gate_up: 4 iterations at least", 1, 512, 7168, Options{}, 1, 1, 4, 4, 56, 14},
 		{"tp8 down: no tile cut", 1, 7168, 256, Options{}, 1, 1, 56, 2, 56, 1},
@@ -96,17 +98,50 @@ func TestPlans(t *testing.T) {
 			assert.LessOrEqual(t, p.Blocks, 264, "one wave")
 		})
 	}
-	m4 := &Module{SMs: 132, PerSM: map[Variant]int{{4, 4}: 1}}
+	m4 := &Module{SMs: 132, PerSM: map[Variant]int{{4, 4, 4, 0, false, 256}: 1}}
 	p4, err := m4.PlanGEMM(512, 4096, 7168, 32, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, []int{109, 132}, []int{p4.Units, p4.Blocks}, "one block per SM: one wave of 132")
+	assert.Equal(t, []int{55, 131, 256}, []int{p4.Units, p4.Blocks, p4.BN}, "one block per SM: one wave of at most 132")
+	for _, tt := range []struct {
+		name         string
+		M, N, K      int
+		wn, bn, mode int
+	}{
+		{"decode M=1: swapped operands, 2 warps along N", 1, 7168, 8192, 2, 128, ModeSwap},
+		{"M=8: swapped operands", 8, 7168, 8192, 2, 128, ModeSwap},
+		{"M=9: 4 warps along N", 9, 7168, 8192, 4, 128, 0},
+		{"M=32: 2 warps along N", 32, 4096, 7168, 2, 128, 0},
+		{"M=64, 72 tiles of 256 columns: over SMs/2", 64, 18432, 7168, 4, 256, 0},
+		{"M=64 on 16 tiles of 256: down projection, 4 warps along N", 64, 4096, 2048, 4, 128, 0},
+		{"M=64 on 16 tiles of 256, K=7168: 2 warps along N", 64, 4096, 7168, 2, 128, 0},
+		{"N not a multiple of 256", 512, 384, 7168, 2, 128, 0},
+	} {
+		p, err := m.PlanGEMM(tt.M, tt.N, tt.K, 32, Options{})
+		require.NoError(t, err, tt.name)
+		assert.Equal(t, []int{tt.wn, tt.bn, tt.mode}, []int{p.WN, p.BN, p.Mode}, tt.name)
+	}
+	_, err = m.PlanGEMM(9, 7168, 8192, 32, Options{Mode: ModeSwap})
+	assert.ErrorContains(t, err, "swapped operands need a dense GEMM of at most 8 rows (M=9)")
 
 	_, err = m.PlanGEMM(1, 4096, 7168, 32, Options{Splits: 57})
 	assert.ErrorContains(t, err, "57 splits of K=7168: at most 56")
 	_, err = m.PlanGEMM(64, 4096, 7168, 32, Options{Stages: 6})
-	assert.ErrorContains(t, err, "no kernel with 64 rows and 6 stages")
-	assert.Equal(t, "w4a16_mt1_s6", Variant{1, 6}.Name())
-	assert.Equal(t, 6*(8192+1024+4096), Variant{1, 6}.Smem())
+	assert.ErrorContains(t, err, "no kernel with 64 rows, 6 stages")
+	assert.Equal(t, "w4a16_mt1_s6", Variant{1, 6, 2, 0, false, 128}.Name())
+	assert.Equal(t, "w4a16_mt4_w4", Variant{4, 4, 4, 0, false, 128}.Name())
+	assert.Equal(t, "w4a16_mt1_ldonly", Variant{1, 4, 2, ModeLoadOnly, false, 128}.Name())
+	assert.Equal(t, "w4a16_mt1_s6_wp", Variant{1, 6, 2, 0, true, 128}.Name())
+	assert.Equal(t, 6*(8192+1024+4096), Variant{1, 6, 2, 0, false, 128}.Smem())
+	assert.Equal(t, 4*8*(1024+128+16*64), Variant{1, 4, 2, 0, true, 128}.Smem())
+	assert.Equal(t, "w4a16_mt4_s3_n256", Variant{4, 3, 4, 0, false, 256}.Name())
+	assert.Equal(t, 3*(16384+2048+16384), Variant{4, 3, 4, 0, false, 256}.Smem())
+	_, err = m.PlanGEMM(64, 384, 256, 32, Options{BN: 256, MT: 4, WN: 4})
+	assert.ErrorContains(t, err, "tiles of 256 columns need N % 256 == 0")
+	src := string(Source)
+	for _, v := range Variants {
+		assert.Contains(t, src, fmt.Sprintf("W4A16_KERNEL(%s, %d, %d, %d, %d, %v, %d, ", v.Name(), v.MT, v.Stages, v.WN, v.Mode, v.WP, v.BN),
+			"w4a16.cu defines each variant with its parameters")
+	}
 	_, err = m.PlanGEMM(0, 4096, 7168, 32, Options{})
 	assert.ErrorContains(t, err, "M=0")
 

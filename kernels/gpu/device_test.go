@@ -102,9 +102,12 @@ func TestGEMMOnDevice(t *testing.T) {
 			require.NoError(t, err)
 			a := RandomBF16(rng, sh.M*sh.K)
 			ref := ReferenceGEMM(a, sh.M, pq, nil)
-			for _, o := range []Options{{}, {Splits: 1}, {Splits: 3}, {Units: 3}, {Units: 7}, {MT: 1}, {MT: 4},
-				{MT: 1, Stages: 6}, {MT: 2, Stages: 6}} {
-				if o.Splits > sh.K/TileK {
+			for _, o := range []Options{{}, {Splits: 1}, {Splits: 3}, {Units: 3}, {Units: 7}, {MT: 1}, {MT: 4}, {WN: 2}, {MT: 4, WN: 2},
+				{MT: 1, Stages: 6}, {MT: 2, Stages: 6}, {WN: 4}, {WN: 4, MT: 2}, {WN: 4, MT: 4}, {WN: 4, Units: 3},
+				{WP: true, MT: 1}, {WP: true, MT: 1, Units: 3}, {WP: true, MT: 1, Stages: 6}, {WP: true, MT: 2},
+				{BN: 256, WN: 4, MT: 4}, {BN: 256, WN: 4, MT: 4, Stages: 3}, {BN: 256, WN: 4, MT: 4, Units: 3},
+				{Mode: ModeSwap}, {Mode: ModeSwap, WN: 4}, {Mode: ModeSwap, Units: 3}} {
+				if o.Splits > sh.K/TileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == ModeSwap && sh.M > 8) {
 					continue
 				}
 				name := fmt.Sprintf("g%d/M%d_N%d_K%d/%+v", g, sh.M, sh.N, sh.K, o)
@@ -164,12 +167,18 @@ func TestMoEOnDevice(t *testing.T) {
 						e := r.TopK[id/topk][id%topk]
 						ref[id] = ReferenceGEMM(a, aRows, pqs[e], []int{id / aDiv})[0]
 					}
-					for _, block := range []int{16, 64} {
+					for _, v := range []struct {
+						block int
+						o     Options
+					}{{16, Options{}}, {64, Options{}}, {16, Options{WN: 2}}, {64, Options{WN: 2}}, {16, Options{WN: 4}}, {64, Options{WN: 4}}, {16, Options{WP: true}},
+						{32, Options{WP: true}}, {64, Options{BN: 256, WN: 4}}} {
+						block, o := v.block, v.o
 						al, err := Align(r, block)
 						require.NoError(t, err)
-						p, err := m.PlanMoE(al, N, K, g, aDiv, Options{Units: 1 + block/32}) // runs of 1 or 3 of 4: cut tiles
+						o.Units = 1 + block/32 // runs of 1 or 3 of 4: cut tiles
+						p, err := m.PlanMoE(al, N, K, g, aDiv, o)
 						require.NoError(t, err)
-						name := fmt.Sprintf("g%d/T%d/law%.1f/down%v/block%d (units %d parts %d)", g, tokens, law, down, block, p.Units, p.MaxParts)
+						name := fmt.Sprintf("g%d/T%d/law%.1f/down%v/block%d/%s (units %d parts %d)", g, tokens, law, down, block, p.Variant().Name(), p.Units, p.MaxParts)
 						got := runOnce(t, m, s, p, a, all, al.SortedIDs, al.ExpertIDs, rows)
 						e, err := RelError(got, ref)
 						if err != nil || e >= 1e-2 {
@@ -231,33 +240,93 @@ func TestBenchOnDevice(t *testing.T) {
 			ms = append(ms, n)
 		}
 	}
+	only := os.Getenv("MOECAST_GPU_BENCH_SHAPES") // a substring of the shape names to time
 	for _, sh := range BenchShapes {
+		if only != "" && !strings.Contains(sh.Name, only) {
+			continue
+		}
 		for _, M := range ms {
-			opts := []Options{{}}
-			if M <= 32 {
-				opts = append(opts, Options{Stages: 6})
+			opts := []Options{{}, {WN: 4}}
+			if os.Getenv("MOECAST_GPU_BENCH_VARIANTS") == "default" {
+				opts = opts[:1]
+			} else if M > 32 && sh.N%256 == 0 {
+				opts = append(opts, Options{BN: 256, WN: 4, MT: 4}, Options{BN: 256, WN: 4, MT: 4, Stages: 3})
+			}
+			if M <= 32 && len(opts) > 1 {
+				opts = append(opts, Options{Stages: 6}, Options{WP: true, MT: chooseMT(M)})
+			}
+			if M <= 8 && len(opts) > 1 {
+				opts = append(opts, Options{Mode: ModeSwap, WN: 4}, Options{Mode: ModeSwap, WN: 2})
+			}
+			if M <= 16 && len(opts) > 1 {
+				opts = append(opts, Options{WP: true, Stages: 6}, Options{Mode: ModeNoDQ}, Options{Mode: ModeLoadOnly})
 			}
 			for _, o := range opts {
 				r, err := MeasureGEMM(m, BenchCase{Name: sh.Name, M: M, N: sh.N, K: sh.K, Group: sh.Group, Opt: o}, rotate, s)
 				require.NoError(t, err)
+				r.Default = o == Options{}
 				require.NoError(t, enc.Encode(r))
-				t.Logf("%-22s M=%-4d g%d mt%d s%d units%-5d parts%-2d %8.2f us graph %8.2f us launch %7.0f GB/s %6.1f TFLOP/s",
-					r.Name, M, r.Group, r.MT, r.Stages, r.Units, r.MaxParts, r.GraphSeconds*1e6, r.LaunchSeconds*1e6,
-					r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
+				logBench(t, r)
 			}
 		}
+	}
+	if os.Getenv("MOECAST_GPU_BENCH_SWEEP") != "" {
+		sweepUnits(t, m, s, enc, rotate)
 	}
 	if os.Getenv("MOECAST_GPU_BENCH_MOE") == "0" {
 		return
 	}
 	for _, c := range MoEShapes {
 		for _, tokens := range []int{1, 8, 32, 128, 512, 2048, 8192} {
-			c.Tokens = tokens
-			r, err := MeasureMoE(m, c, rotate, s)
+			mopts := []Options{{}, {WN: 4}, {WP: true}, {BN: 256, WN: 4}}
+			if os.Getenv("MOECAST_GPU_BENCH_VARIANTS") == "default" {
+				mopts = mopts[:1]
+			}
+			for _, o := range mopts {
+				c.Tokens, c.Opt = tokens, o
+				r, err := MeasureMoE(m, c, rotate, s)
+				if err != nil && strings.Contains(err.Error(), "no kernel") {
+					continue // warp-private kernels have 16 or 32 rows, 256-column tiles 64
+				}
+				require.NoError(t, err)
+				r.Default = o == Options{}
+				require.NoError(t, enc.Encode(r))
+				t.Logf("%-22s T=%-5d %-18s units%-5d parts%-2d touched %5.1f %9.2f us graph %9.2f us launch %7.0f GB/s %6.1f TFLOP/s",
+					r.Name, tokens, r.Variant, r.Units, r.MaxParts, r.Touched, r.GraphSeconds*1e6, r.LaunchSeconds*1e6, r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
+			}
+		}
+	}
+}
+
+func logBench(t *testing.T, r BenchResult) {
+	t.Logf("%-22s M=%-4d g%-3d %-18s units%-5d parts%-2d %8.2f us graph %8.2f us launch %7.0f GB/s %6.1f TFLOP/s",
+		r.Name, r.M, r.Group, r.Variant, r.Units, r.MaxParts, r.GraphSeconds*1e6, r.LaunchSeconds*1e6,
+		r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
+}
+
+// sweepUnits times M=1 on the large matrices over runs of several lengths,
+// for the full kernel and the load-only diagnostic: how a block's fixed
+// cost (pipeline fill, partial sums) trades against the work per block.
+func sweepUnits(t *testing.T, m *Module, s cuda.Stream, enc *json.Encoder, rotate int64) {
+	for _, sh := range BenchShapes[:4] {
+		kiters := sh.K / TileK
+		for _, v := range []Options{{}, {WP: true}, {WP: true, Stages: 6}} {
+			p, err := m.PlanGEMM(1, sh.N, sh.K, sh.Group, v)
 			require.NoError(t, err)
-			require.NoError(t, enc.Encode(r))
-			t.Logf("%-22s T=%-5d mt%d s%d units%-5d parts%-2d touched %5.1f %9.2f us graph %9.2f us launch %7.0f GB/s %6.1f TFLOP/s",
-				r.Name, tokens, r.MT, r.Stages, r.Units, r.MaxParts, r.Touched, r.GraphSeconds*1e6, r.LaunchSeconds*1e6, r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
+			seen := map[int]bool{p.Units: true}
+			for _, u := range []int{p.Units / 2, p.Units * 2, kiters / 4, kiters / 3, kiters / 2, kiters} {
+				if u < 1 || u > kiters || seen[u] {
+					continue
+				}
+				seen[u] = true
+				o := v
+				o.Units = u
+				r, err := MeasureGEMM(m, BenchCase{Name: sh.Name, M: 1, N: sh.N, K: sh.K, Group: sh.Group, Opt: o}, rotate, s)
+				require.NoError(t, err)
+				r.Kernel = "sweep_" + r.Kernel
+				require.NoError(t, enc.Encode(r))
+				logBench(t, r)
+			}
 		}
 	}
 }

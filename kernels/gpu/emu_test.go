@@ -16,8 +16,6 @@ import (
 // their fragments. It checks the layout logic that the repack feeds, where
 // no GPU is at hand; the device tests check the kernel itself.
 
-const emuRedStride = TileN + 8
-
 type emuLaunch struct {
 	A                   []BF16
 	Q                   []uint32 // Weights.Q, expert after expert
@@ -29,7 +27,8 @@ type emuLaunch struct {
 	M, N, K, group      int
 	aDiv, units         int
 	MT, mblocks, blocks int
-	stages              int
+	stages, wn, bn      int
+	swap                bool // Mode 3: the weights as mma's A operand, the tokens as its n8
 }
 
 func emuBF16(f float64) BF16 { return ToBF16(float32(f)) }
@@ -46,7 +45,7 @@ func emuDQ(x uint32, s BF16) [2]BF16 {
 
 // run is w4a16_body: each block's run of units, segment by segment.
 func (L *emuLaunch) run() {
-	kiters, nn := L.K/TileK, L.N/TileN
+	kiters, nn := L.K/TileK, L.N/L.bn
 	total := L.mblocks * nn * kiters
 	for b := 0; b < L.blocks; b++ {
 		u := b * L.units
@@ -67,8 +66,17 @@ func (L *emuLaunch) run() {
 // segment is w4a16_segment for block b.
 func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 	MT, stages := L.MT, L.stages
+	wk := 8 / L.wn        // warps along K
+	ks := 8 / wk          // k16 steps per warp and stage
+	tn := L.bn / 8 / L.wn // n8 tiles per warp
 	BM := 16 * MT
 	aStage := BM * TileK * 2
+	bn, ch := L.bn, L.bn/64
+	bStage, sStage := TileK*bn/2, ch*512
+	redStride := bn + 8
+	cpt := bn / 8             // epilogue: 8-column groups of a row
+	rpt := BM * cpt / threads // epilogue: rows a thread writes
+	rstep := threads / cpt
 	stage := bStage + sStage + aStage
 	smem := make([]byte, stages*stage)
 	ngroups := L.K / L.group
@@ -130,16 +138,16 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 		st := slot * stage
 		k0 := it * TileK
 		for tid := 0; tid < threads; tid++ {
-			for i := 0; i < 2; i++ {
-				gc := nblock*2 + i
+			for i := 0; i < ch; i++ {
+				gc := nblock*ch + i
 				src := wOff + (gc*kchunks+k0/16)*32 + tid
 				copyU4(st+(i*threads+tid)*16, u4(L.Q, src))
 			}
-			nsc := 2 * gs * 8
+			nsc := ch * gs * 8
 			if tid < nsc {
 				per := gs * 8
 				c, j := tid/per, tid%per
-				gc := nblock*2 + c
+				gc := nblock*ch + c
 				src := sOff + (gc*ngroups+k0/L.group)*8 + j
 				copyU4(st+bStage+tid*16, bf16Words(L.S[8*src:8*src+8]))
 			}
@@ -182,15 +190,16 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 		}
 		st := (it % stages) * stage
 		for warp := 0; warp < 8; warp++ {
-			wn, wk := warp%2, warp/2
-			for s := 0; s < 2; s++ {
-				kl := wk*2 + s
+			wn, wk := warp%L.wn, warp/L.wn
+			for s := 0; s < ks; s++ {
+				kl := wk*ks + s
 				var frag [32][8][2][2]BF16 // lane, tile, b0/b1, halves
+				chunk, w0 := wn*tn/8, (wn*tn%8)/2
 				for lane := 0; lane < 32; lane++ {
-					boff := st + ((wn*8+kl)*32+lane)*16
+					boff := st + ((chunk*8+kl)*32+lane)*16 + 4*w0
 					grow := (kl * 16) / L.group
-					soff := st + bStage + ((wn*gs+grow)*8+(lane>>2))*16
-					for j := 0; j < 4; j++ {
+					soff := st + bStage + ((chunk*gs+grow)*8+(lane>>2))*16 + 4*w0
+					for j := 0; j < tn/2; j++ {
 						bw := word(boff + 4*j)
 						sw := word(soff + 4*j)
 						sLo, sHi := half(sw, 0), half(sw, 1)
@@ -201,6 +210,47 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 					}
 				}
 				as := st + bStage + sStage
+				if L.swap {
+					// ldmatrix.x2: lanes 0-7 address rows 0-7 at k 0-7 of the step,
+					// lanes 8-15 the same rows at k 8-15; lane t gets row t/4,
+					// elements 2(t%4), +1 of each matrix: B (k16 x n8 tokens).
+					var bm [16][8]float64
+					for t := 0; t < 32; t++ {
+						n, k := t/4, (t%4)*2
+						for q := 0; q < 2; q++ {
+							row, chunk := n, kl*2+q
+							w := word(as + row*(TileK*2) + ((chunk ^ (row & 7)) * 16) + 4*(t%4))
+							for h := 0; h < 2; h++ {
+								bm[k+8*q+h][n] = float64(half(w, h).Float32())
+							}
+						}
+					}
+					for j := 0; j < tn/2; j++ {
+						// A (16 columns of W x k16) from the B fragments of tiles 2j, 2j+1.
+						var am [16][16]float64
+						for t := 0; t < 32; t++ {
+							g, c := t/4, (t%4)*2
+							for h := 0; h < 2; h++ {
+								am[g][c+h] = float64(frag[t][2*j][0][h].Float32())
+								am[g+8][c+h] = float64(frag[t][2*j+1][0][h].Float32())
+								am[g][c+8+h] = float64(frag[t][2*j][1][h].Float32())
+								am[g+8][c+8+h] = float64(frag[t][2*j+1][1][h].Float32())
+							}
+						}
+						for t := 0; t < 32; t++ {
+							g, c := t/4, (t%4)*2
+							for e := 0; e < 4; e++ {
+								row, col := g+8*(e/2), c+e%2
+								var d float64
+								for k := 0; k < 16; k++ {
+									d += am[row][k] * bm[k][col]
+								}
+								acc[warp][t][0][j][e] += float32(d)
+							}
+						}
+					}
+					continue
+				}
 				for m := 0; m < MT; m++ {
 					// ldmatrix.x4: lane l gives the address of row l%8 of matrix l/8.
 					var addr [32]int
@@ -227,7 +277,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 							am[g+8][c+8+h] = float64(half(a[t][3], h).Float32())
 						}
 					}
-					for tile := 0; tile < 8; tile++ {
+					for tile := 0; tile < tn; tile++ {
 						var bm [16][8]float64
 						for t := 0; t < 32; t++ {
 							n, k := t/4, (t%4)*2
@@ -253,23 +303,37 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 		}
 	}
 
-	if MT*16*emuRedStride*4 > stages*stage {
+	if MT*16*redStride*4 > stages*stage {
 		panic("reduction buffer larger than the pipeline's shared memory")
 	}
-	red := make([]float32, MT*16*emuRedStride)
-	for src := 0; src < 4; src++ {
+	red := make([]float32, MT*16*redStride)
+	for src := 0; src < wk; src++ {
 		for warp := 0; warp < 8; warp++ {
-			wn, wk := warp%2, warp/2
-			if wk != src {
+			wn, kw := warp%L.wn, warp/L.wn
+			if kw != src {
 				continue
 			}
 			for lane := 0; lane < 32; lane++ {
+				if L.swap {
+					for j := 0; j < tn/2; j++ {
+						for e := 0; e < 4; e++ {
+							row := (lane&3)*2 + e&1
+							col := wn*tn*8 + j*16 + lane>>2 + 8*(e>>1)
+							v := acc[warp][lane][0][j][e]
+							if src > 0 {
+								v += red[row*redStride+col]
+							}
+							red[row*redStride+col] = v
+						}
+					}
+					continue
+				}
 				for m := 0; m < MT; m++ {
-					for t := 0; t < 8; t++ {
+					for t := 0; t < tn; t++ {
 						for h := 0; h < 2; h++ {
 							row := m*16 + (lane >> 2) + h*8
-							col := wn*64 + t*8 + (lane&3)*2
-							p := row*emuRedStride + col
+							col := wn*tn*8 + t*8 + (lane&3)*2
+							p := row*redStride + col
 							v0, v1 := acc[warp][lane][m][t][2*h], acc[warp][lane][m][t][2*h+1]
 							if src > 0 {
 								v0 += red[p]
@@ -282,7 +346,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 			}
 		}
 	}
-	n0 := nblock * TileN
+	n0 := nblock * bn
 	outRow := func(r int) (int, bool) {
 		p := mblock*BM + r
 		if moe {
@@ -298,12 +362,12 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 	}
 	if parts == 1 {
 		for tid := 0; tid < threads; tid++ {
-			ecol := (tid & 15) * 8
-			for i := 0; i < MT; i++ {
-				r := (tid >> 4) + i*16
+			ecol := (tid % cpt) * 8
+			for i := 0; i < rpt; i++ {
+				r := tid/cpt + i*rstep
 				crow, ok := outRow(r)
 				if ok {
-					store(crow, ecol, red[r*emuRedStride+ecol:])
+					store(crow, ecol, red[r*redStride+ecol:])
 				}
 			}
 		}
@@ -314,34 +378,34 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 		if blk*L.units >= t0 {
 			which = 0
 		}
-		return (blk*2 + which) * BM * TileN
+		return (blk*2 + which) * BM * bn
 	}
 	mine := slot(b)
 	for tid := 0; tid < threads; tid++ {
-		ecol := (tid & 15) * 8
-		for i := 0; i < MT; i++ {
-			r := (tid >> 4) + i*16
+		ecol := (tid % cpt) * 8
+		for i := 0; i < rpt; i++ {
+			r := tid/cpt + i*rstep
 			if _, ok := outRow(r); ok {
-				copy(L.ws[mine+r*TileN+ecol:][:8], red[r*emuRedStride+ecol:])
+				copy(L.ws[mine+r*bn+ecol:][:8], red[r*redStride+ecol:])
 			}
 		}
 	}
-	ctr := mblock*(L.N/TileN) + nblock
+	ctr := mblock*(L.N/bn) + nblock
 	L.counters[ctr]++
 	if int(L.counters[ctr]) != parts {
 		return
 	}
 	for tid := 0; tid < threads; tid++ {
-		ecol := (tid & 15) * 8
-		for i := 0; i < MT; i++ {
-			r := (tid >> 4) + i*16
+		ecol := (tid % cpt) * 8
+		for i := 0; i < rpt; i++ {
+			r := tid/cpt + i*rstep
 			crow, ok := outRow(r)
 			if !ok {
 				continue
 			}
 			v := make([]float32, 8)
 			for sp := 0; sp < parts; sp++ {
-				src := L.ws[slot(first+sp)+r*TileN+ecol:]
+				src := L.ws[slot(first+sp)+r*bn+ecol:]
 				for j := range v {
 					v[j] += src[j]
 				}
@@ -355,7 +419,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 func emuRun(p Plan, a []BF16, w *Weights, sorted, experts []int32, rows int) [][]BF16 {
 	L := &emuLaunch{A: a, Q: w.Q, S: w.S, C: make([]BF16, rows*p.N), sorted: sorted, experts: experts,
 		M: p.M, N: p.N, K: p.K, group: p.Group, aDiv: max(p.ADiv, 1), units: p.Units,
-		MT: p.MT, mblocks: p.MBlocks, blocks: p.Blocks, stages: p.Stages}
+		MT: p.MT, mblocks: p.MBlocks, blocks: p.Blocks, stages: p.Stages, wn: p.WN, bn: p.BN, swap: p.Mode == ModeSwap}
 	for i := range L.C {
 		L.C[i] = 0xffff
 	}
@@ -395,7 +459,15 @@ func TestKernelModelGEMM(t *testing.T) {
 		{9, 384, 640, 32, Options{Units: 7}},   // longer than a tile
 		{33, 256, 384, 64, Options{Units: 6}},  // two tiles a run, aligned
 		{70, 128, 512, 128, Options{Units: 5}}, // MT 4, cut tiles
-
+		{5, 256, 512, 32, Options{WN: 4, Units: 3}},
+		{20, 128, 640, 64, Options{WN: 4, MT: 2}},
+		{70, 256, 384, 128, Options{WN: 4, Units: 2}},
+		{70, 512, 512, 32, Options{BN: 256, WN: 4, MT: 4, Units: 3}},
+		{130, 256, 256, 64, Options{BN: 256, WN: 4, MT: 4, Stages: 3}},
+		{3, 768, 384, 128, Options{BN: 256, WN: 4, MT: 4}},
+		{1, 256, 512, 32, Options{Mode: ModeSwap}},
+		{8, 384, 640, 64, Options{Mode: ModeSwap, WN: 4, Units: 3}},
+		{5, 128, 256, 128, Options{Mode: ModeSwap, WN: 2}},
 	}
 	for _, tt := range tests {
 		name := fmt.Sprintf("M%d_N%d_K%d_g%d_%+v", tt.M, tt.N, tt.K, tt.g, tt.o)

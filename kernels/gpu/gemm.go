@@ -36,23 +36,74 @@ const (
 	sStage  = 1024
 )
 
-// Variant is one compiled kernel: MT m16 tiles per block (16*MT rows) and a
-// cp.async pipeline of Stages stages.
-type Variant struct{ MT, Stages int }
+// Variant is one compiled kernel: MT m16 tiles per block (16*MT rows), a
+// cp.async pipeline of Stages stages, WN warps along N (2: 64 columns a
+// warp, 4: 32) and Mode (0: the kernel; ModeNoDQ and ModeLoadOnly are
+// benchmark diagnostics whose results are wrong) and WP (warp-private
+// pipelines: each warp copies and waits for its own slice of a stage).
+type Variant struct {
+	MT, Stages, WN, Mode int
+	WP                   bool
+	BN                   int // columns a tile: 128, or 256 for large batches
+}
+
+// Modes (Options.Mode). The diagnostic ones are timed by the benchmark to
+// split the kernel's cost into the pipeline's, the mma's and the
+// dequantisation's (their results are wrong); ModeSwap is a real kernel.
+const (
+	ModeNoDQ     = 1 // diagnostic: mma.sync on the raw weight bits, no dequantisation
+	ModeLoadOnly = 2 // diagnostic: the cp.async pipeline alone, no arithmetic
+	// ModeSwap swaps mma's operands for M <= 8: the weights are the A
+	// operand (16 columns of W as its rows) and the tokens its n8 (half the
+	// mma.sync and accumulators). Dense GEMMs only.
+	ModeSwap = 3
+)
 
 // Variants are the kernels w4a16.cu defines.
-var Variants = []Variant{{1, 4}, {2, 4}, {4, 4}, {1, 6}, {2, 6}}
+var Variants = []Variant{
+	{1, 4, 2, 0, false, 128}, {2, 4, 2, 0, false, 128}, {4, 4, 2, 0, false, 128}, {1, 6, 2, 0, false, 128},
+	{2, 6, 2, 0, false, 128}, {1, 4, 4, 0, false, 128}, {2, 4, 4, 0, false, 128}, {4, 4, 4, 0, false, 128},
+	{1, 4, 2, ModeNoDQ, false, 128}, {1, 4, 2, ModeLoadOnly, false, 128},
+	{1, 4, 2, 0, true, 128}, {1, 6, 2, 0, true, 128}, {2, 4, 2, 0, true, 128},
+	{4, 4, 4, 0, false, 256}, {4, 3, 4, 0, false, 256},
+	{1, 4, 2, ModeSwap, false, 128}, {1, 4, 4, ModeSwap, false, 128},
+}
 
 // Name is the kernel's symbol.
 func (v Variant) Name() string {
-	if v.Stages == 4 {
-		return fmt.Sprintf("w4a16_mt%d", v.MT)
+	n := fmt.Sprintf("w4a16_mt%d", v.MT)
+	if v.Stages != 4 {
+		n += fmt.Sprintf("_s%d", v.Stages)
 	}
-	return fmt.Sprintf("w4a16_mt%d_s%d", v.MT, v.Stages)
+	if v.WN == 4 && v.BN != 256 { // 256-column tiles always have 4 warps along N
+		n += "_w4"
+	}
+	switch v.Mode {
+	case ModeNoDQ:
+		n += "_nodq"
+	case ModeLoadOnly:
+		n += "_ldonly"
+	case ModeSwap:
+		n += "_sw"
+	}
+	if v.WP {
+		n += "_wp"
+	}
+	if v.BN == 256 {
+		n += "_n256"
+	}
+	return n
 }
 
-// Smem is the variant's dynamic shared memory in bytes.
-func (v Variant) Smem() int { return v.Stages * (bStage + sStage + v.MT*16*TileK*2) }
+// Smem is the variant's dynamic shared memory in bytes: per stage the
+// weights, scales and activations of a 128 x 128 tile (warp-private: 8
+// slices of 2 KiB of weights, 128 B of scales and 32 k of the activations).
+func (v Variant) Smem() int {
+	if v.WP {
+		return v.Stages * 8 * (2*512 + 128 + v.MT*16*64)
+	}
+	return v.Stages * (TileK*v.BN/2 + v.BN/64*512 + v.MT*16*TileK*2)
+}
 
 // SourceHash is the hex SHA-256 of Source.
 func SourceHash() string {
@@ -105,7 +156,9 @@ func Image(major, minor int) (name string, image []byte, err error) {
 type Module struct {
 	mod   cuda.Module
 	fn    map[Variant]cuda.Function
-	Image string // the image's name or path
+	empty cuda.Function // moecast_empty
+	copy  cuda.Function // moecast_copy
+	Image string        // the image's name or path
 	SMs   int
 	// PerSM is the blocks of each variant resident on one multiprocessor
 	// (the driver's occupancy); 2 where unknown.
@@ -158,7 +211,34 @@ func Load(dev cuda.Device) (*Module, error) {
 		}
 		m.fn[v], m.PerSM[v] = f, n
 	}
+	if m.empty, err = mod.Function("moecast_empty"); err != nil {
+		return nil, err
+	}
+	if m.copy, err = mod.Function("moecast_copy"); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// LaunchEmpty launches moecast_empty, a kernel that does nothing (one block
+// of 32 threads): the cost of a launch.
+func (m *Module) LaunchEmpty(s cuda.Stream) error {
+	return m.empty.Launch(cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 32, Y: 1, Z: 1}, 0, s)
+}
+
+// CopyArgs marshals moecast_copy's parameters: n bytes (a multiple of 16)
+// from src to dst.
+func CopyArgs(dst, src cuda.DevicePtr, n int64) (*cuda.Params, error) {
+	if n <= 0 || n%16 != 0 {
+		return nil, fmt.Errorf("w4a16: copy of %d bytes: want a positive multiple of 16", n)
+	}
+	return cuda.MarshalParams(src, dst, n/16)
+}
+
+// LaunchCopy runs moecast_copy with arguments from CopyArgs on 8 blocks of
+// 256 threads per multiprocessor.
+func (m *Module) LaunchCopy(args *cuda.Params, s cuda.Stream) error {
+	return m.copy.LaunchParams(cuda.Dim3{X: 8 * max(1, m.SMs), Y: 1, Z: 1}, cuda.Dim3{X: threads, Y: 1, Z: 1}, 0, s, args)
 }
 
 // Registers reports each variant's registers per thread, local-memory bytes
@@ -178,18 +258,25 @@ func (m *Module) Registers() map[string][3]int {
 // iterations, one per block (stream-K): Blocks = ceil(work / Units).
 type Plan struct {
 	M, N, K, Group int
-	MT             int // m16 tiles per block (BM = 16*MT rows)
-	Stages         int // cp.async pipeline stages
-	MBlocks        int // tiles along M (row blocks)
-	NBlocks        int // tiles along N
-	Units          int // TileK iterations per block
-	Blocks         int // the grid
-	MaxParts       int // the most blocks that share one tile (1: no tile is cut)
+	MT             int  // m16 tiles per block (BM = 16*MT rows)
+	Stages         int  // cp.async pipeline stages
+	WN             int  // warps along N (2 or 4)
+	Mode           int  // 0, or a diagnostic mode (wrong results)
+	WP             bool // warp-private pipelines
+	BN             int  // columns a tile (128 or 256)
+	MBlocks        int  // tiles along M (row blocks)
+	NBlocks        int  // tiles along N
+	Units          int  // TileK iterations per block
+	Blocks         int  // the grid
+	MaxParts       int  // the most blocks that share one tile (1: no tile is cut)
 	Smem           int
 	// MoE: ADiv maps a sorted id to its row of A (top-k for gate_up, 1 for
 	// down); 0 for a dense GEMM.
 	ADiv int
 }
+
+// Variant is the kernel the plan launches.
+func (p Plan) Variant() Variant { return Variant{p.MT, p.Stages, p.WN, p.Mode, p.WP, p.BN} }
 
 // WorkspaceBytes is the fp32 partial-sum buffer the plan needs: two BM x
 // TileN slots per block where a tile is cut, else 0.
@@ -197,7 +284,7 @@ func (p Plan) WorkspaceBytes() int64 {
 	if p.MaxParts == 1 {
 		return 0
 	}
-	return int64(p.Blocks) * 2 * int64(16*p.MT*TileN) * 4
+	return int64(p.Blocks) * 2 * int64(16*p.MT*p.BN) * 4
 }
 
 // CounterBytes is the tile-counter buffer the plan needs, zeroed once (the
@@ -206,10 +293,14 @@ func (p Plan) CounterBytes() int64 { return int64(p.MBlocks*p.NBlocks) * 4 }
 
 // Options tune a plan; zero values choose.
 type Options struct {
-	MT     int // m16 tiles per block: 1, 2 or 4
-	Stages int // pipeline stages: 4, or 6 for MT 1 and 2
-	Units  int // iterations per block
-	Splits int // or: cut each tile into about this many runs (Units = ceil(K/TileK / Splits))
+	MT     int  // m16 tiles per block: 1, 2 or 4
+	Stages int  // pipeline stages: 4, or 6 for MT 1 and 2
+	Units  int  // iterations per block
+	Splits int  // or: cut each tile into about this many runs (Units = ceil(K/TileK / Splits))
+	WN     int  // warps along N: 2 (default) or 4
+	Mode   int  // a diagnostic mode for the benchmark (wrong results)
+	WP     bool // warp-private pipelines
+	BN     int  // columns a tile: 128 (default) or 256
 }
 
 // chooseMT picks the rows per block from the rows a block will see.
@@ -223,6 +314,41 @@ func chooseMT(rows int) int {
 	return 4
 }
 
+// defaultLayout picks the warps along N, the tile width and the operand
+// order when the options leave them open, from the H200 runs of
+// bench/gpu-w4a16-runs (run4, run5, run7: every variant on every shape):
+//   - dense GEMMs of at most 8 rows: swapped operands, 2 warps along N
+//     (run 7, M=1: dense up 18432 x 7168 27.2 us vs 29.6; o_proj 17.2 vs
+//     18.3; expert gate_up 12.9 vs 12.3, the one shape it loses; with 4
+//     warps along N it is within 2% either way, but only the 2-warp
+//     kernel passed the device's correctness tests so far);
+//   - 16 rows: 4 warps along N (32 columns a warp, 4 blocks/SM): faster on
+//     6 of the 7 dense shapes at M <= 16 and on every MoE down projection,
+//     within 4% slower on the MoE gate_up at 8-128 tokens;
+//   - 64 rows: tiles of 256 columns (each activation row loaded once for
+//     twice the columns) when the launch has at least SMs/2 of them: 5-10%
+//     faster on the large dense shapes from M=128-256 and 10-45% on MoE
+//     layers from 2048 tokens; otherwise 4 warps along N where K <= 2048
+//     (the down projections: up to 2x at M=512 on 7168 x 256), else 2;
+//   - 32 rows: 2 warps along N (4 was up to 45% slower on gate_up).
+func defaultLayout(p Plan, sms int) (wn, bn, mode int) {
+	switch p.MT {
+	case 1:
+		if p.ADiv == 0 && p.M <= 8 {
+			return 2, TileN, ModeSwap
+		}
+		return 4, TileN, 0
+	case 4:
+		if p.N%256 == 0 && 2*p.MBlocks*(p.N/256) >= sms {
+			return 4, 256, 0
+		}
+		if p.K <= 2048 {
+			return 4, TileN, 0
+		}
+	}
+	return 2, TileN, 0
+}
+
 // minUnits is the least work per block the default plan gives.
 const minUnits = 4
 
@@ -231,11 +357,28 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	if p.Stages == 0 {
 		p.Stages = 4
 	}
-	v := Variant{p.MT, p.Stages}
-	if !slices.Contains(Variants, v) {
-		return p, fmt.Errorf("w4a16: no kernel with %d rows and %d stages", 16*p.MT, p.Stages)
+	p.WN, p.Mode, p.WP, p.BN = o.WN, o.Mode, o.WP, o.BN
+	if p.WN == 0 && p.BN == 0 && !p.WP && p.Mode == 0 && o.Stages == 0 {
+		p.WN, p.BN, p.Mode = defaultLayout(p, m.SMs)
 	}
-	p.NBlocks = p.N / TileN
+	if p.WN == 0 {
+		p.WN = 2
+	}
+	if p.BN == 0 {
+		p.BN = TileN
+	}
+	if p.Mode == ModeSwap && (p.ADiv > 0 || p.M > 8) {
+		return p, fmt.Errorf("w4a16: swapped operands need a dense GEMM of at most 8 rows (M=%d)", p.M)
+	}
+	if p.N%p.BN != 0 {
+		return p, fmt.Errorf("w4a16: N=%d: tiles of %d columns need N %% %d == 0", p.N, p.BN, p.BN)
+	}
+	v := p.Variant()
+	if !slices.Contains(Variants, v) {
+		return p, fmt.Errorf("w4a16: no kernel with %d rows, %d stages, %d warps along N, mode %d, warp-private %v, %d columns",
+			16*p.MT, p.Stages, p.WN, p.Mode, p.WP, p.BN)
+	}
+	p.NBlocks = p.N / p.BN
 	kiters := p.K / TileK
 	tiles := int64(p.MBlocks) * int64(p.NBlocks)
 	work := tiles * int64(kiters)
@@ -350,9 +493,9 @@ func (m *Module) Launch(p Plan, b Buffers, s cuda.Stream) error {
 
 // LaunchArgs runs the plan with arguments from Plan.Args.
 func (m *Module) LaunchArgs(p Plan, args *cuda.Params, s cuda.Stream) error {
-	f, ok := m.fn[Variant{p.MT, p.Stages}]
+	f, ok := m.fn[p.Variant()]
 	if !ok {
-		return fmt.Errorf("w4a16: no kernel %s loaded", Variant{p.MT, p.Stages}.Name())
+		return fmt.Errorf("w4a16: no kernel %s loaded", p.Variant().Name())
 	}
 	return f.LaunchParams(cuda.Dim3{X: p.Blocks, Y: 1, Z: 1}, cuda.Dim3{X: threads, Y: 1, Z: 1}, p.Smem, s, args)
 }

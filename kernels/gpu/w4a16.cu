@@ -32,14 +32,12 @@
 namespace {
 
 constexpr int THREADS = 256;
-constexpr int BN = 128;      // columns per block
+// Columns per block (tile): a template parameter BN, 128 or 256 (the
+// large-batch tiles: twice the columns for each activation row loaded).
 constexpr int BK = 128;      // k per pipeline stage
-constexpr int WN = 2;        // warps along N (64 columns each)
-constexpr int WK = 4;        // warps along K
-constexpr int KS = BK / 16 / WK;  // k16 steps per warp per stage (2)
-constexpr int B_STAGE = BK * BN / 2;   // bytes of int4 weights per stage
-constexpr int S_STAGE = 1024;          // bytes of scales per stage (group 32: 4 rows x 128 x 2)
-constexpr int RED_STRIDE = BN + 8;     // floats per row of the reduction buffer
+// Warps: WN along N (128/WN columns each) x 8/WN along K, a template
+// parameter (2: 64 columns and 4 K-slices a warp; 4: 32 columns and 2
+// K-slices, half the accumulators, for more blocks per SM).
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -62,6 +60,10 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(addr));
+}
+
+__device__ __forceinline__ void ldmatrix_x2(uint32_t& r0, uint32_t& r1, uint32_t addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r0), "=r"(r1) : "r"(addr));
 }
 
 __device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
@@ -97,7 +99,7 @@ __device__ __forceinline__ uint32_t dq(uint32_t x, __nv_bfloat162 s) {
 // One segment: k iterations [it0, it1) of tile (mblock, nblock), accumulated
 // and written out. The blocks first .. first+parts-1 share the tile, whose
 // first unit is t0 (runs of units_per_block units per block).
-template <int MT, int STAGES>
+template <int MT, int STAGES, int WN, int MODE, bool PRIV, int BN>
 __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                               const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                               float* __restrict__ ws, int* __restrict__ counters,
@@ -106,8 +108,33 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
                                               int a_div, int mblock, int nblock, int it0, int it1, int first,
                                               int parts, int units_per_block, long long t0) {
   constexpr int BM = 16 * MT;
+  constexpr int CH = BN / 64;            // 64-column chunks of the repacked weights a tile
+  constexpr int WK = 8 / WN;             // warps along K
+  constexpr int KS = BK / 16 / WK;       // k16 steps per warp per stage
+  constexpr int TN = BN / 8 / WN;        // n8 tiles per warp
+  constexpr int B_STAGE = BK * BN / 2;   // bytes of int4 weights per stage
+  constexpr int S_STAGE = CH * 512;      // bytes of scales per stage (group 32: 4 rows x BN x 2)
+  constexpr int RED_STRIDE = BN + 8;     // floats per row of the reduction buffer
+  constexpr int CPT = BN / 8;            // epilogue: 8-column groups of a row
+  constexpr int RPT = BM * CPT / THREADS;  // epilogue: rows a thread writes
+  constexpr int RSTEP = THREADS / CPT;     // epilogue: rows between a thread's rows
+  static_assert(TN == 8 || TN == 4, "a warp holds 4 or 8 n8 tiles");
+  static_assert(!PRIV || BN == 128, "warp-private pipelines use 128-column tiles");
+  // MODE 3 (swapped operands, M <= 8): the weights are mma's A operand (16
+  // columns of W as its 16 rows; the B fragments of two n8 tiles are exactly
+  // one A fragment) and the activations its B operand (8 tokens as its 8
+  // columns): half the mma.sync and half the accumulators of MODE 0.
+  constexpr bool SWAP = MODE == 3;
+  static_assert(!SWAP || (MT == 1 && !PRIV && BN == 128), "swapped operands: 16-row tiles (M <= 8)");
   constexpr int A_STAGE = BM * BK * 2;
-  constexpr int STAGE = B_STAGE + S_STAGE + A_STAGE;
+  // PRIV: each warp streams its own slice of a stage (its weights, its
+  // group's scales, its 32 k of the activations) and waits only for its own
+  // copies (__syncwarp, no block barrier in the main loop): a slow warp no
+  // longer holds up the other seven.
+  static_assert(!PRIV || WN == 2, "warp-private pipelines have one scale group a warp and stage");
+  constexpr int W_B = KS * 512;                  // PRIV: a warp's weights a stage
+  constexpr int W_STAGE = W_B + 128 + BM * 64;   // PRIV: weights, 8 scale words, BM rows x 32 k
+  constexpr int STAGE = PRIV ? 8 * W_STAGE : B_STAGE + S_STAGE + A_STAGE;
   extern __shared__ __align__(128) unsigned char smem[];
 
   const int tid = threadIdx.x;
@@ -138,26 +165,38 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   const int gs_shift = 7 - gshift;       // log2 of the group rows per stage
   const uint32_t s_base = smem_addr(smem);
 
-  // Weights: two 64-column chunks of 8 k16 steps a stage, 4 KiB contiguous
-  // each; thread tid copies word tid of both.
   const int kchunks = K / 16;  // k16 steps of the whole matrix
-  const uint4* w_src = W + (static_cast<size_t>(nblock) * 2 * kchunks + it0 * 8) * 32 + tid;
+  const int wofs = PRIV ? warp * W_STAGE : 0;  // this warp's slice of a stage
+  // Weights: two 64-column chunks of 8 k16 steps a stage, 4 KiB contiguous
+  // each; thread tid copies word tid of both (PRIV: lane copies its own
+  // fragment word of each of its warp's k16 steps).
+  const uint4* w_src = PRIV ? W + (static_cast<size_t>(nblock * 2 + wn) * kchunks + it0 * 8 + wk * KS) * 32 + lane
+                            : W + (static_cast<size_t>(nblock) * CH * kchunks + it0 * 8) * 32 + tid;
   const size_t w_chunk = static_cast<size_t>(kchunks) * 32;
-  // Scales: gs group rows of 64 columns (128 B) per chunk and stage.
+  // Scales: gs group rows of 64 columns (128 B) per chunk and stage (PRIV:
+  // the 8 words of the warp's one group row, copied by lanes 0-7).
   const int s_per = 8 << gs_shift;
-  const bool s_copy = tid < 2 * s_per;
+  const bool s_copy = PRIV ? lane < 8 : tid < CH * s_per;
   const int s_c = tid >> (gs_shift + 3);
-  const uint4* s_src = S + (static_cast<size_t>(nblock * 2 + s_c) * ngroups + ((it0 * BK) >> gshift)) * 8 +
-                       (tid & (s_per - 1));
-  // Activations: BM rows of 128 k, 16 chunks of 16 B a row, swizzled. Rows
+  const uint4* s_src =
+      PRIV ? S + (static_cast<size_t>(nblock * 2 + wn) * ngroups + ((it0 * BK + wk * KS * 16) >> gshift)) * 8 + (lane & 7)
+           : S + (static_cast<size_t>(nblock * CH + s_c) * ngroups + ((it0 * BK) >> gshift)) * 8 + (tid & (s_per - 1));
+  // Activations: BM rows of 128 k, 16 chunks of 16 B a row, swizzled (PRIV:
+  // BM rows of the warp's 32 k, 4 chunks a row, 2*MT chunks a lane). Rows
   // past the batch (or padding) are zeroed once here, never copied.
-  const int a_chunk = tid & 15;
-  const __nv_bfloat16* a_src[MT];
-  bool a_valid[MT];
-  uint32_t a_dst[MT];
+  constexpr int AN = PRIV ? 2 * MT : MT;
+  const __nv_bfloat16* a_src[AN];
+  bool a_valid[AN];
+  uint32_t a_dst[AN];
 #pragma unroll
-  for (int i = 0; i < MT; ++i) {
-    const int r = (tid + i * THREADS) >> 4;
+  for (int i = 0; i < AN; ++i) {
+    int r, chunk;
+    if constexpr (PRIV) {
+      const int idx = lane + 32 * i;
+      r = idx >> 2, chunk = idx & 3;
+    } else {
+      r = (tid + i * THREADS) >> 4, chunk = tid & 15;
+    }
     int row = mblock * BM + r;
     bool valid;
     if (moe) {
@@ -169,8 +208,13 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
       row = valid ? row : 0;
     }
     a_valid[i] = valid;
-    a_src[i] = A + static_cast<size_t>(row) * K + it0 * BK + a_chunk * 8;
-    a_dst[i] = B_STAGE + S_STAGE + r * (BK * 2) + ((a_chunk ^ (r & 7)) * 16);
+    if constexpr (PRIV) {
+      a_src[i] = A + static_cast<size_t>(row) * K + it0 * BK + wk * KS * 16 + chunk * 8;
+      a_dst[i] = wofs + W_B + 128 + r * 64 + ((chunk ^ ((r >> 1) & 3)) * 16);
+    } else {
+      a_src[i] = A + static_cast<size_t>(row) * K + it0 * BK + chunk * 8;
+      a_dst[i] = B_STAGE + S_STAGE + r * (BK * 2) + ((chunk ^ (r & 7)) * 16);
+    }
     if (!valid) {
 #pragma unroll
       for (int st = 0; st < STAGES; ++st)
@@ -181,38 +225,66 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   // load_stage copies the next stage (in k order) into slot and advances.
   auto load_stage = [&](int slot) {
     const uint32_t st = s_base + slot * STAGE;
-    cp_async16(st + tid * 16, w_src, true);
-    cp_async16(st + (THREADS + tid) * 16, w_src + w_chunk, true);
+    if constexpr (PRIV) {
+#pragma unroll
+      for (int s = 0; s < KS; ++s) cp_async16(st + wofs + s * 512 + lane * 16, w_src + s * 32, true);
+      if (s_copy) cp_async16(st + wofs + W_B + lane * 16, s_src, true);
+    } else {
+#pragma unroll
+      for (int c = 0; c < CH; ++c) cp_async16(st + (c * THREADS + tid) * 16, w_src + c * w_chunk, true);
+      if (s_copy) cp_async16(st + B_STAGE + tid * 16, s_src, true);
+    }
     w_src += 8 * 32;
-    if (s_copy) cp_async16(st + B_STAGE + tid * 16, s_src, true);
     s_src += s_per;  // gs group rows of 8 words
 #pragma unroll
-    for (int i = 0; i < MT; ++i) {
+    for (int i = 0; i < AN; ++i) {
       if (a_valid[i]) cp_async16(st + a_dst[i], a_src[i], true);
       a_src[i] += BK;
     }
   };
 
   // Shared-memory offsets this lane reads, per k16 step s of its warp.
+  // A warp's TN tiles are words w0 .. w0+TN/2-1 of its chunk's 16-byte
+  // fragment words (two tiles a word), likewise for the scales.
+  const int chunk = (wn * TN) / 8;
+  const int w0 = ((wn * TN) % 8) / 2;
   uint32_t b_rd[KS], s_rd[KS], a_rd[MT][KS];
 #pragma unroll
   for (int s = 0; s < KS; ++s) {
     const int kl = wk * KS + s;
-    b_rd[s] = ((wn * 8 + kl) * 32 + lane) * 16;
-    s_rd[s] = B_STAGE + (((wn << gs_shift) + ((kl * 16) >> gshift)) * 8 + (lane >> 2)) * 16;
+    if constexpr (PRIV) {
+      b_rd[s] = wofs + s * 512 + lane * 16;
+      s_rd[s] = wofs + W_B + (lane >> 2) * 16;
+    } else {
+      b_rd[s] = ((chunk * 8 + kl) * 32 + lane) * 16 + w0 * 4;
+      s_rd[s] = B_STAGE + (((chunk << gs_shift) + ((kl * 16) >> gshift)) * 8 + (lane >> 2)) * 16 + w0 * 4;
+    }
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
       const int row = m * 16 + (lane & 15);
-      const int chunk = kl * 2 + (lane >> 4);
-      a_rd[m][s] = B_STAGE + S_STAGE + row * (BK * 2) + ((chunk ^ (row & 7)) * 16);
+      if constexpr (PRIV) {
+        const int ac = s * 2 + (lane >> 4);
+        a_rd[m][s] = wofs + W_B + 128 + row * 64 + ((ac ^ ((row >> 1) & 3)) * 16);
+      } else {
+        const int ac = kl * 2 + (lane >> 4);
+        a_rd[m][s] = B_STAGE + S_STAGE + row * (BK * 2) + ((ac ^ (row & 7)) * 16);
+      }
     }
   }
 
-  float acc[MT][8][4];
+  uint32_t x2_rd[KS];  // SWAP: ldmatrix.x2 rows 0-7 (tokens), k 0-7 and 8-15 of step s
+#pragma unroll
+  for (int s = 0; s < KS; ++s) {
+    const int row = lane & 7;
+    const int ac = (wk * KS + s) * 2 + ((lane >> 3) & 1);
+    x2_rd[s] = B_STAGE + S_STAGE + row * (BK * 2) + ((ac ^ (row & 7)) * 16);
+  }
+
+  float acc[MT][TN][4];
 #pragma unroll
   for (int m = 0; m < MT; ++m)
 #pragma unroll
-    for (int t = 0; t < 8; ++t)
+    for (int t = 0; t < TN; ++t)
 #pragma unroll
       for (int j = 0; j < 4; ++j) acc[m][t][j] = 0.f;
 
@@ -225,22 +297,39 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   int rd_slot = 0, wr_slot = STAGES - 1;
   for (int it = 0; it < niters; ++it) {
     cp_async_wait<STAGES - 2>();
-    __syncthreads();
+    if constexpr (PRIV)
+      __syncwarp();
+    else
+      __syncthreads();
     if (it + STAGES - 1 < niters) load_stage(wr_slot);
     cp_async_commit();
     wr_slot = wr_slot == STAGES - 1 ? 0 : wr_slot + 1;
     const unsigned char* st = smem + rd_slot * STAGE;
     const uint32_t st_addr = s_base + rd_slot * STAGE;
     rd_slot = rd_slot == STAGES - 1 ? 0 : rd_slot + 1;
+    constexpr int KS_RUN = MODE == 2 ? 0 : KS;  // diagnostic: the pipeline alone
 #pragma unroll
-    for (int s = 0; s < KS; ++s) {
-      const uint4 b = *reinterpret_cast<const uint4*>(st + b_rd[s]);
-      const uint4 sc = *reinterpret_cast<const uint4*>(st + s_rd[s]);
-      uint32_t bw[4] = {b.x, b.y, b.z, b.w};
-      uint32_t sw[4] = {sc.x, sc.y, sc.z, sc.w};
-      uint32_t frag[8][2];
+    for (int s = 0; s < KS_RUN; ++s) {
+      uint32_t bw[TN / 2], sw[TN / 2];
+      if constexpr (TN == 8) {
+        const uint4 b = *reinterpret_cast<const uint4*>(st + b_rd[s]);
+        const uint4 sc = *reinterpret_cast<const uint4*>(st + s_rd[s]);
+        bw[0] = b.x, bw[1] = b.y, bw[2] = b.z, bw[3] = b.w;
+        sw[0] = sc.x, sw[1] = sc.y, sw[2] = sc.z, sw[3] = sc.w;
+      } else {
+        const uint2 b = *reinterpret_cast<const uint2*>(st + b_rd[s]);
+        const uint2 sc = *reinterpret_cast<const uint2*>(st + s_rd[s]);
+        bw[0] = b.x, bw[1] = b.y;
+        sw[0] = sc.x, sw[1] = sc.y;
+      }
+      uint32_t frag[TN][2];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < TN / 2; ++j) {
+        if (MODE == 1) {  // diagnostic: raw bits, no dequantisation
+          frag[2 * j][0] = bw[j], frag[2 * j][1] = sw[j];
+          frag[2 * j + 1][0] = sw[j], frag[2 * j + 1][1] = bw[j];
+          continue;
+        }
         // scales of tiles 2j (low half of sw[j]) and 2j+1 (high half).
         const __nv_bfloat162 s_lo = __low2bfloat162(as_bf162(sw[j]));
         const __nv_bfloat162 s_hi = __high2bfloat162(as_bf162(sw[j]));
@@ -249,12 +338,22 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
         frag[2 * j + 1][0] = dq(bw[j] >> 8, s_hi);
         frag[2 * j + 1][1] = dq(bw[j] >> 12, s_hi);
       }
+      if constexpr (SWAP) {
+        uint32_t b0, b1;
+        ldmatrix_x2(b0, b1, st_addr + x2_rd[s]);
 #pragma unroll
-      for (int m = 0; m < MT; ++m) {
-        uint32_t a[4];
-        ldmatrix_x4(a, st_addr + a_rd[m][s]);
+        for (int j = 0; j < TN / 2; ++j) {
+          const uint32_t w[4] = {frag[2 * j][0], frag[2 * j + 1][0], frag[2 * j][1], frag[2 * j + 1][1]};
+          mma_bf16(acc[0][j], w, b0, b1);
+        }
+      } else {
 #pragma unroll
-        for (int t = 0; t < 8; ++t) mma_bf16(acc[m][t], a, frag[t][0], frag[t][1]);
+        for (int m = 0; m < MT; ++m) {
+          uint32_t a[4];
+          ldmatrix_x4(a, st_addr + a_rd[m][s]);
+#pragma unroll
+          for (int t = 0; t < TN; ++t) mma_bf16(acc[m][t], a, frag[t][0], frag[t][1]);
+        }
       }
     }
   }
@@ -265,15 +364,28 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   float* red = reinterpret_cast<float*>(smem);
 #pragma unroll 1
   for (int src = 0; src < WK; ++src) {
-    if (wk == src) {
+    if (wk == src && SWAP) {
+      // c0, c1: column g of the 16-column tile j, tokens 2t, 2t+1; c2, c3: column g+8.
+#pragma unroll
+      for (int j = 0; j < TN / 2; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = (lane & 3) * 2 + (e & 1);
+          const int col = wn * (TN * 8) + j * 16 + (lane >> 2) + 8 * (e >> 1);
+          float* p = red + row * RED_STRIDE + col;
+          float v = acc[0][j][e];
+          if (src > 0) v += *p;
+          *p = v;
+        }
+    } else if (wk == src) {
 #pragma unroll
       for (int m = 0; m < MT; ++m)
 #pragma unroll
-        for (int t = 0; t < 8; ++t)
+        for (int t = 0; t < TN; ++t)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const int row = m * 16 + (lane >> 2) + h * 8;
-            const int col = wn * 64 + t * 8 + (lane & 3) * 2;
+            const int col = wn * (TN * 8) + t * 8 + (lane & 3) * 2;
             float2* p = reinterpret_cast<float2*>(red + row * RED_STRIDE + col);
             float2 v = make_float2(acc[m][t][2 * h], acc[m][t][2 * h + 1]);
             if (src > 0) {
@@ -288,7 +400,7 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   }
 
   // Each thread owns 8 consecutive columns of BM/16 rows.
-  const int ecol = (tid & 15) * 8;
+  const int ecol = (tid % CPT) * 8;
   const int n0 = nblock * BN;
   auto out_row = [&](int r, int& crow) -> bool {
     const int p = mblock * BM + r;
@@ -312,8 +424,8 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
 
   if (parts == 1) {
 #pragma unroll
-    for (int i = 0; i < MT; ++i) {
-      const int r = (tid >> 4) + i * 16;
+    for (int i = 0; i < RPT; ++i) {
+      const int r = tid / CPT + i * RSTEP;
       int crow;
       if (!out_row(r, crow)) continue;
       float v[8];
@@ -333,8 +445,8 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   };
   float* mine = slot(blockIdx.x);
 #pragma unroll
-  for (int i = 0; i < MT; ++i) {
-    const int r = (tid >> 4) + i * 16;
+  for (int i = 0; i < RPT; ++i) {
+    const int r = tid / CPT + i * RSTEP;
     int crow;
     if (!out_row(r, crow)) continue;
     float4* dst = reinterpret_cast<float4*>(mine + r * BN + ecol);
@@ -350,8 +462,8 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   if (!last) return;
   __threadfence();
 #pragma unroll
-  for (int i = 0; i < MT; ++i) {
-    const int r = (tid >> 4) + i * 16;
+  for (int i = 0; i < RPT; ++i) {
+    const int r = tid / CPT + i * RSTEP;
     int crow;
     if (!out_row(r, crow)) continue;
     float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -373,7 +485,7 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
 // partitioning): every block gets the same work whatever the tile count, and
 // a tile cut between blocks is summed by its last block. The workspace holds
 // two BM x BN fp32 slots per block.
-template <int MT, int STAGES>
+template <int MT, int STAGES, int WN, int MODE, bool PRIV, int BN>
 __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                            const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                            float* __restrict__ ws, int* __restrict__ counters,
@@ -392,7 +504,7 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     const long long t0 = static_cast<long long>(tile) * kiters;
     const int first = static_cast<int>(t0 / units_per_block);
     const int lastb = static_cast<int>((t0 + kiters - 1) / units_per_block);
-    w4a16_segment<MT, STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
+    w4a16_segment<MT, STAGES, WN, MODE, PRIV, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
                               tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1,
                               units_per_block, t0);
     u += ke - kb;
@@ -402,19 +514,55 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
 
 }  // namespace
 
-// w4a16_mt<MT>: 4 pipeline stages; w4a16_mt<MT>_s6: 6 stages (more bytes in
-// flight per block, less occupancy), for small M.
-#define W4A16_KERNEL(NAME, MT, STAGES, MINB)                                                                     \
+// w4a16_mt<MT>: 4 pipeline stages, 2 warps along N; _s6: 6 stages (more
+// bytes in flight per block, less occupancy); _w4: 4 warps along N (32
+// columns a warp, half the accumulators: more blocks per SM). _nodq and
+// _ldonly are diagnostics for the benchmark (wrong results): mma.sync on the
+// raw weight bits, and the cp.async pipeline without any arithmetic; _wp:
+// warp-private pipelines (each warp copies and waits for its own slice of
+// a stage, no block barrier in the main loop); _n256: tiles of 256 columns
+// (4 warps along N of 64 columns, 2 along K), for large batches: half the
+// activation reads per weight; _sw: swapped mma operands for M <= 8 (the
+// weights as A, the tokens as n8: half the mma.sync).
+#define W4A16_KERNEL(NAME, MT, STAGES, WN, MODE, PRIV, BN, MINB)                                                         \
   extern "C" __global__ void __launch_bounds__(THREADS, MINB)                                                   \
       NAME(const __nv_bfloat16* A, const uint4* W, const uint4* S, __nv_bfloat16* C, float* ws, int* counters, \
            const int* sorted_ids, const int* expert_ids, int M, int N, int K, int group, int a_div,            \
            int mblocks, int units_per_block) {                                                                  \
-    w4a16_body<MT, STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, mblocks,  \
-                           units_per_block);                                                                    \
+    w4a16_body<MT, STAGES, WN, MODE, PRIV, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, \
+                                     mblocks, units_per_block);                                                 \
   }
 
-W4A16_KERNEL(w4a16_mt1, 1, 4, 3)
-W4A16_KERNEL(w4a16_mt2, 2, 4, 2)
-W4A16_KERNEL(w4a16_mt4, 4, 4, 1)
-W4A16_KERNEL(w4a16_mt1_s6, 1, 6, 2)
-W4A16_KERNEL(w4a16_mt2_s6, 2, 6, 1)
+W4A16_KERNEL(w4a16_mt1, 1, 4, 2, 0, false, 128, 3)
+W4A16_KERNEL(w4a16_mt2, 2, 4, 2, 0, false, 128, 2)
+W4A16_KERNEL(w4a16_mt4, 4, 4, 2, 0, false, 128, 1)
+W4A16_KERNEL(w4a16_mt1_s6, 1, 6, 2, 0, false, 128, 2)
+W4A16_KERNEL(w4a16_mt2_s6, 2, 6, 2, 0, false, 128, 1)
+W4A16_KERNEL(w4a16_mt1_w4, 1, 4, 4, 0, false, 128, 4)
+W4A16_KERNEL(w4a16_mt2_w4, 2, 4, 4, 0, false, 128, 3)
+W4A16_KERNEL(w4a16_mt4_w4, 4, 4, 4, 0, false, 128, 2)
+W4A16_KERNEL(w4a16_mt1_nodq, 1, 4, 2, 1, false, 128, 3)
+W4A16_KERNEL(w4a16_mt1_ldonly, 1, 4, 2, 2, false, 128, 3)
+W4A16_KERNEL(w4a16_mt1_wp, 1, 4, 2, 0, true, 128, 3)
+W4A16_KERNEL(w4a16_mt1_s6_wp, 1, 6, 2, 0, true, 128, 2)
+W4A16_KERNEL(w4a16_mt2_wp, 2, 4, 2, 0, true, 128, 2)
+W4A16_KERNEL(w4a16_mt4_n256, 4, 4, 4, 0, false, 256, 1)
+W4A16_KERNEL(w4a16_mt4_s3_n256, 4, 3, 4, 0, false, 256, 1)
+W4A16_KERNEL(w4a16_mt1_sw, 1, 4, 2, 3, false, 128, 3)
+W4A16_KERNEL(w4a16_mt1_w4_sw, 1, 4, 4, 3, false, 128, 4)
+
+// Calibration helpers (moecast calib gpu): a kernel that does nothing, for
+// the cost of a launch eager and in a graph, and a device-to-device copy of
+// n 16-byte words, four loads in flight a thread, for the copy bandwidth.
+extern "C" __global__ void moecast_empty() {}
+
+extern "C" __global__ void __launch_bounds__(256) moecast_copy(const uint4* __restrict__ src, uint4* __restrict__ dst,
+                                                               long long n) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < n; i += 4 * stride) {
+    const uint4 a = src[i], b = src[i + stride], c = src[i + 2 * stride], d = src[i + 3 * stride];
+    dst[i] = a, dst[i + stride] = b, dst[i + 2 * stride] = c, dst[i + 3 * stride] = d;
+  }
+  for (; i < n; i += stride) dst[i] = src[i];
+}

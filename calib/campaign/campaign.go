@@ -1,0 +1,230 @@
+// Package campaign is `moecast calib gpu`: the plan of what to measure on
+// the visible GPU, the timing, and the calibration file it writes (schema 1,
+// docs/calibration.md) with its provenance.
+//
+// What it measures, each inside captured CUDA graphs as the engines run
+// them (median of 15 replays after warm-up, with the fastest and slowest
+// replay as the spread):
+//   - copy: device-to-device copy bandwidth (kernels/gpu moecast_copy over
+//     2 GiB, read + write counted);
+//   - overhead: a kernel that does nothing, launched eagerly back to back
+//     from the host and replayed from a graph (the gap between consecutive
+//     kernels of a replayed graph);
+//   - moe: moecast's W4A16 MoE kernels (kernels/gpu) at the shipped int4
+//     models' expert shapes (Kimi-K2.5: 384 experts, top-8, hidden 7168,
+//     expert width 2048, group 32) for expert TP8 and EP8, over decode and
+//     prefill token counts, uniform routing from seeds, weights streamed:
+//     routings rotated until the weights they touch total 512 MiB (8x the
+//     H200's L2), so every call reads HBM as a 61-layer step does.
+//
+// The MoE rows are a calibration table (op moe, int4_wo, uniform); copy
+// bandwidth and launch costs have no table in schema 1 and go into the
+// file's provenance (method) and the command's report. Not measured yet
+// (NotMeasured): cuBLASLt dense GEMMs, attention kernels, NCCL collectives.
+package campaign
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/moecast/moecast/kernels"
+)
+
+// Op names for Options.Ops.
+const (
+	OpCopy     = "copy"
+	OpOverhead = "overhead"
+	OpMoE      = "moe"
+)
+
+// Ops are the measurements this campaign can make, in the order it runs them.
+var Ops = []string{OpCopy, OpOverhead, OpMoE}
+
+// NotMeasured names what issue 13's campaign covers and this one does not
+// measure yet; `calib gpu` prints it and the file's provenance says it.
+var NotMeasured = []string{
+	"gemm: bf16/fp8 dense GEMMs through cuBLASLt (attention and shared-expert projections)",
+	"attention: MLA/GQA decode KV read rate",
+	"comm: NCCL all-reduce/all-gather/reduce-scatter/all-to-all on several GPUs",
+}
+
+// Options configure a campaign.
+type Options struct {
+	Quick bool     // fewer token counts (at most a minute on an H200)
+	Ops   []string // a subset of Ops; empty: all
+	GPUs  int      // GPUs to use; only 1 is measured (no collectives yet)
+	// GPU is the preset the file is for ("h200-sxm"); empty: the preset
+	// whose label names the device.
+	GPU      string
+	Date     string // YYYY-MM-DD; empty: today (UTC)
+	Command  string // the command line, for the provenance
+	Version  string // moecast's version and commit
+	Progress io.Writer
+}
+
+// MoEModel is a routed-expert layer of a shipped model.
+type MoEModel struct {
+	Name                         string
+	Experts, TopK, Hidden, Inter int
+	Group                        int // int4 group size
+}
+
+// KimiK25 is Kimi-K2.5's expert layer (compressed-tensors W4A16, group 32).
+var KimiK25 = MoEModel{Name: "kimi-k2.5", Experts: 384, TopK: 8, Hidden: 7168, Inter: 2048, Group: 32}
+
+// Split is one GPU's share of a MoE layer: experts cut MoETP ways along
+// their width and spread over EP ranks.
+type Split struct{ MoETP, EP int }
+
+// Splits are the per-GPU slices the campaign measures (8-GPU boxes: expert
+// TP8 and EP8).
+var Splits = []Split{{MoETP: 8, EP: 1}, {MoETP: 1, EP: 8}}
+
+// Shape is one W4A16 GEMM of the layer: N x K weights.
+type Shape struct{ N, K int }
+
+// GateUp is the fused gate and up projection of one GPU's slice.
+func (m MoEModel) GateUp(s Split) Shape { return Shape{N: 2 * m.Inter / s.MoETP, K: m.Hidden} }
+
+// Down is the down projection of one GPU's slice.
+func (m MoEModel) Down(s Split) Shape { return Shape{N: m.Hidden, K: m.Inter / s.MoETP} }
+
+// LocalExperts is the experts one EP rank holds.
+func (m MoEModel) LocalExperts(s Split) int { return m.Experts / s.EP }
+
+// MoEPoint is one measured MoE layer.
+type MoEPoint struct {
+	Model  MoEModel
+	Split  Split
+	Tokens int
+}
+
+// Token counts: decode batches and prefill chunks.
+var (
+	FullTokens  = []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}
+	QuickTokens = []int{1, 8, 64, 512, 4096}
+)
+
+// CopyBytes is the buffer the copy bandwidth is measured over (each of
+// source and destination).
+const CopyBytes = 2 << 30
+
+// EmptyLaunches is the launches of the empty kernel per timing.
+const EmptyLaunches = 2000
+
+// RotateBytes is how much weight data the MoE routings rotate over.
+const RotateBytes = 512 << 20
+
+// Plan is the list of measurements.
+type Plan struct {
+	Copy     bool
+	Overhead bool
+	MoE      []MoEPoint
+}
+
+// Steps is the number of timed measurements (for progress).
+func (p *Plan) Steps() int {
+	n := len(p.MoE)
+	if p.Copy {
+		n++
+	}
+	if p.Overhead {
+		n++
+	}
+	return n
+}
+
+// NewPlan makes the plan for o, or says what is wrong with o.
+func NewPlan(o Options) (*Plan, error) {
+	if o.GPUs > 1 {
+		return nil, fmt.Errorf("--gpus %d: only single-GPU measurements are implemented (collectives are not measured yet)", o.GPUs)
+	}
+	if o.GPUs < 0 {
+		return nil, fmt.Errorf("--gpus %d: want 1", o.GPUs)
+	}
+	ops := o.Ops
+	if len(ops) == 0 {
+		ops = Ops
+	}
+	p := &Plan{}
+	for _, op := range ops {
+		switch op {
+		case OpCopy:
+			p.Copy = true
+		case OpOverhead:
+			p.Overhead = true
+		case OpMoE:
+			tokens := FullTokens
+			if o.Quick {
+				tokens = QuickTokens
+			}
+			for _, s := range Splits {
+				for _, t := range tokens {
+					p.MoE = append(p.MoE, MoEPoint{Model: KimiK25, Split: s, Tokens: t})
+				}
+			}
+		case "gemm", "attention", "comm":
+			return nil, fmt.Errorf("--ops %s: not measured yet (%s)", op, strings.Join(NotMeasured, "; "))
+		default:
+			return nil, fmt.Errorf("--ops %q: want some of %s", op, strings.Join(Ops, ", "))
+		}
+	}
+	if len(p.MoE) == 0 {
+		return nil, fmt.Errorf("--ops %s: the calibration file needs a table: include moe", strings.Join(ops, ","))
+	}
+	return p, nil
+}
+
+// Date is o.Date or today's date (UTC); o.Date must be YYYY-MM-DD.
+func (o Options) date(now time.Time) (string, error) {
+	if o.Date == "" {
+		return now.UTC().Format("2006-01-02"), nil
+	}
+	if _, err := time.Parse("2006-01-02", o.Date); err != nil {
+		return "", fmt.Errorf("--date %q: want YYYY-MM-DD", o.Date)
+	}
+	return o.Date, nil
+}
+
+// PresetFor names the GPU preset whose label matches the device name the
+// driver reports ("NVIDIA H200" -> "h200-sxm"): the label must hold the
+// device's model word (its first word with a digit: H200, 6000) and every
+// form-factor word it has (PCIe, NVL); among those, the label sharing the
+// most words wins. "" when none matches (then --gpu names it).
+func PresetFor(device string) string {
+	words := strings.Fields(strings.ToUpper(device))
+	model := ""
+	for _, w := range words {
+		if strings.ContainsAny(w, "0123456789") {
+			model = w
+			break
+		}
+	}
+	if model == "" {
+		return ""
+	}
+	best, bestScore := "", 0
+	for _, name := range kernels.GPUNames() {
+		g, _ := kernels.LookupGPU(name)
+		label := strings.Fields(strings.ToUpper(g.Label))
+		if !slices.Contains(label, model) {
+			continue
+		}
+		score := 0
+		for _, w := range words {
+			switch {
+			case slices.Contains(label, w):
+				score++
+			case w == "PCIE" || w == "NVL":
+				score = -1000 // another form factor: other bandwidth and clocks
+			}
+		}
+		if score > bestScore {
+			best, bestScore = name, score
+		}
+	}
+	return best
+}

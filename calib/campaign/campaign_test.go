@@ -1,0 +1,154 @@
+package campaign
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/calib"
+	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/kernels"
+)
+
+func TestPlan(t *testing.T) {
+	full, err := NewPlan(Options{})
+	require.NoError(t, err)
+	assert.True(t, full.Copy && full.Overhead)
+	assert.Len(t, full.MoE, len(Splits)*len(FullTokens))
+	assert.Equal(t, len(full.MoE)+2, full.Steps())
+	quick, err := NewPlan(Options{Quick: true, Ops: []string{"moe"}})
+	require.NoError(t, err)
+	assert.False(t, quick.Copy || quick.Overhead)
+	assert.Len(t, quick.MoE, len(Splits)*len(QuickTokens))
+	for _, p := range quick.MoE {
+		gu, dn := p.Model.GateUp(p.Split), p.Model.Down(p.Split)
+		assert.Equal(t, 0, gu.N%128+gu.K%128+dn.N%128+dn.K%128, "kernel shapes: %+v %+v", gu, dn)
+	}
+	assert.Equal(t, Shape{512, 7168}, KimiK25.GateUp(Split{8, 1}))
+	assert.Equal(t, Shape{7168, 256}, KimiK25.Down(Split{8, 1}))
+	assert.Equal(t, Shape{4096, 7168}, KimiK25.GateUp(Split{1, 8}))
+	assert.Equal(t, 48, KimiK25.LocalExperts(Split{1, 8}))
+
+	for _, tt := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{GPUs: 2}, "--gpus 2: only single-GPU measurements"},
+		{Options{Ops: []string{"comm"}}, "--ops comm: not measured yet"},
+		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe`},
+		{Options{Ops: []string{"copy"}}, "needs a table: include moe"},
+	} {
+		_, err := NewPlan(tt.o)
+		assert.ErrorContains(t, err, tt.want, "%+v", tt.o)
+	}
+}
+
+func TestPresetFor(t *testing.T) {
+	for dev, want := range map[string]string{
+		"NVIDIA H200":           "h200-sxm",
+		"NVIDIA H100 80GB HBM3": "h100-sxm",
+		"NVIDIA H100 PCIe":      "",
+		"NVIDIA H200 NVL":       "",
+		"NVIDIA RTX PRO 6000 Blackwell Server Edition": "rtx-pro-6000-server",
+		"NVIDIA B200":           "b200-sxm",
+		"NVIDIA A100-SXM4-80GB": "",
+		"Tesla":                 "",
+	} {
+		assert.Equal(t, want, PresetFor(dev), dev)
+	}
+}
+
+// recorded is a campaign result as an H200 gives it (figures of the same
+// order as bench/gpu-w4a16-runs; the test checks the file, not the GPU).
+func recorded() *Result {
+	r := &Result{
+		Device:   Device{Name: "NVIDIA H200", UUID: "GPU-0", UUIDs: []string{"GPU-0", "GPU-1"}, SM: "sm_90", SMs: 132, L2Bytes: 60 << 20, Image: "w4a16.sm_90.cubin"},
+		Versions: Versions{Driver: "580.159.04", CUDA: "13.0", NCCL: "2.28.9"},
+		Copy:     &CopyResult{Bytes: 2 * CopyBytes, BytesPerSec: 3.9e12, Timing: Timing{Median: 2 * CopyBytes / 3.9e12, Min: 1.1e-3, Max: 1.2e-3}},
+		Overhead: &Timing{Median: 1.1e-6, Min: 1.0e-6, Max: 1.3e-6, Eager: 4.6e-6},
+	}
+	plan, _ := NewPlan(Options{Quick: true})
+	for _, p := range plan.MoE {
+		us := 10 + 0.2*float64(p.Tokens)/float64(p.Split.EP)
+		r.MoE = append(r.MoE, MoEResult{Point: p, GateUp: Timing{Median: us * 0.6e-6}, Down: Timing{Median: us * 0.4e-6},
+			Touched: 8, WorkingSet: 8 * 3 * 7168 * 2048 / float64(p.Split.MoETP) * 0.5625})
+	}
+	return r
+}
+
+func TestFileWrittenAndUsed(t *testing.T) {
+	r := recorded()
+	now := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	f, err := r.File(Options{Command: "moecast calib gpu --quick --out h200.toml", Version: "devel (commit x)"}, now)
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "h200.toml")
+	require.NoError(t, f.Write(path))
+	got, err := calib.Load(path)
+	require.NoError(t, err)
+	require.Len(t, got.Tables, 1)
+	tb := got.Tables[0]
+	assert.Equal(t, "moe", tb.Op)
+	assert.Len(t, tb.Rows, len(r.MoE))
+	p := got.Effective(&tb)
+	assert.Equal(t, "h200-sxm", p.GPU)
+	assert.Equal(t, "2026-12-01", p.Date)
+	assert.Equal(t, "cuda-graph", p.Launch)
+	assert.Contains(t, p.GPULabel, "NVIDIA H200 (sm_90, 132 SMs; measured GPU-0; visible GPU-0 GPU-1)")
+	assert.Contains(t, p.Method, "latency = the two kernels' medians of 15 graph replays")
+	fm := got.Provenance.Method
+	assert.Contains(t, fm, "device copy 3.90 TB/s")
+	assert.Contains(t, fm, "empty kernel 1.10 us a node of a replayed graph")
+	assert.Contains(t, fm, "not measured: gemm")
+	assert.Contains(t, p.Command, "moecast devel (commit x)")
+	assert.Equal(t, "580.159.04", p.Driver)
+
+	// predict's lookups answer Kimi-K2.5's layer from this table.
+	int4 := dtype.INT4G32
+	for _, q := range []struct {
+		tp, ep, tokens int
+		want           float64
+	}{{8, 1, 64, 10 + 0.2*64}, {1, 8, 512, 10 + 0.2*512/8}} {
+		e, ok := got.KernelTables().MoE(kernels.MoEShape{Tokens: q.tokens, GlobalTokens: q.tokens, Hidden: 7168, Inter: 2048 / q.tp,
+			Weight: int4, Experts: 384, TopK: 8, MoETP: q.tp, EP: q.ep})
+		require.True(t, ok, "%+v", q)
+		assert.InDelta(t, q.want*1e-6, float64(e.Time), 1e-12, "%+v", q)
+		assert.Contains(t, e.Source.Table, "#moe.moecast_w4a16.int4_wo.e384.uniform")
+	}
+}
+
+func TestFileErrors(t *testing.T) {
+	r := recorded()
+	now := time.Now()
+	r.Device.Name = "NVIDIA A100-SXM4-80GB"
+	_, err := r.File(Options{}, now)
+	assert.ErrorContains(t, err, `device "NVIDIA A100-SXM4-80GB" matches no GPU preset: name one with --gpu`)
+	_, err = r.File(Options{GPU: "a100"}, now)
+	assert.ErrorContains(t, err, `--gpu "a100": not a GPU preset`)
+	_, err = r.File(Options{GPU: "h100-sxm", Date: "1 Dec"}, now)
+	assert.ErrorContains(t, err, `--date "1 Dec": want YYYY-MM-DD`)
+	r.MoE = nil
+	_, err = r.File(Options{GPU: "h100-sxm"}, now)
+	assert.ErrorContains(t, err, "nothing measured for a table")
+}
+
+// TestRunWithoutGPU: where no GPU is usable, Run fails with an error
+// cuda.NoGPU recognises and measures nothing.
+func TestRunWithoutGPU(t *testing.T) {
+	if err := cuda.Init(); !cuda.NoGPU(err) {
+		t.Skipf("a GPU is usable here (%v)", err)
+	}
+	plan, err := NewPlan(Options{Quick: true})
+	require.NoError(t, err)
+	_, err = Run(plan, Options{})
+	require.Error(t, err)
+	assert.True(t, cuda.NoGPU(err), "%v", err)
+	assert.False(t, strings.Contains(err.Error(), "\n"))
+	_, statErr := os.Stat("h200.toml")
+	assert.True(t, os.IsNotExist(statErr))
+}

@@ -1,0 +1,128 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/moecast/moecast/calib/campaign"
+	"github.com/moecast/moecast/internal/cuda"
+)
+
+// calibGPUOptions are the flags of `moecast calib gpu`.
+type calibGPUOptions struct {
+	Quick bool
+	Ops   []string
+	GPUs  int
+	GPU   string
+	Date  string
+	Out   string
+}
+
+func newCalibGPUCmd(s *streams) *cobra.Command {
+	o := &calibGPUOptions{}
+	cmd := &cobra.Command{
+		Use:   "gpu --out FILE",
+		Short: "Measure this machine's GPU and write a calibration file",
+		Long: `Measure on the visible GPU (device 0), inside captured CUDA graphs: the
+device copy bandwidth, the cost of a kernel launch eager and in a graph,
+and moecast's W4A16 MoE kernels at Kimi-K2.5's expert shapes (expert TP8
+and EP8) over decode and prefill token counts, weights streamed beyond L2;
+write the MoE rows as a calibration table (docs/calibration.md) with
+provenance (GPU name and UUIDs, driver, CUDA and NCCL versions, moecast
+version, date, method), atomically. Use it with
+predict --calibration embedded,FILE. Not measured yet: cuBLASLt GEMMs,
+attention kernels, multi-GPU collectives. Without a GPU it fails with one
+line, exit 2, and writes nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runCalibGPU(s, o, o.command())
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.Quick, "quick", false, "fewer token counts (about a minute)")
+	f.StringSliceVar(&o.Ops, "ops", nil, "measurements: "+strings.Join(campaign.Ops, ",")+" (default all)")
+	f.IntVar(&o.GPUs, "gpus", 1, "GPUs to use (only 1: collectives are not measured yet)")
+	f.StringVar(&o.GPU, "gpu", "", "GPU preset the file is for (default: from the device name)")
+	f.StringVar(&o.Date, "date", "", "measurement date YYYY-MM-DD (default today, UTC)")
+	f.StringVarP(&o.Out, "out", "o", "", "calibration file to write (required)")
+	return cmd
+}
+
+// command is the command line for the provenance (the file's base name).
+func (o *calibGPUOptions) command() string {
+	c := []string{"moecast calib gpu"}
+	if o.Quick {
+		c = append(c, "--quick")
+	}
+	if len(o.Ops) > 0 {
+		c = append(c, "--ops "+strings.Join(o.Ops, ","))
+	}
+	if o.GPU != "" {
+		c = append(c, "--gpu "+o.GPU)
+	}
+	if o.Date != "" {
+		c = append(c, "--date "+o.Date)
+	}
+	return strings.Join(append(c, "--out "+filepath.Base(o.Out)), " ")
+}
+
+func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
+	if o.Out == "" {
+		return inputErrf("calib gpu: --out FILE is required")
+	}
+	if err := checkOut("calib gpu", o.Out); err != nil {
+		return err
+	}
+	copts := campaign.Options{Quick: o.Quick, Ops: o.Ops, GPUs: o.GPUs, GPU: o.GPU, Date: o.Date,
+		Command: cmdline, Version: version(), Progress: progressOn(s.Err, nil)}
+	plan, err := campaign.NewPlan(copts)
+	if err != nil {
+		return inputErr(fmt.Errorf("calib gpu: %w", err))
+	}
+	if err := cuda.Init(); err != nil {
+		return inputErr(fmt.Errorf("calib gpu: %w", err)) // no driver or no GPU: exit 2, nothing written
+	}
+	res, err := campaign.Run(plan, copts)
+	if err != nil {
+		if cuda.NoGPU(err) {
+			return inputErr(fmt.Errorf("calib gpu: %w", err))
+		}
+		return fmt.Errorf("calib gpu: %w", err)
+	}
+	f, err := res.File(copts, time.Now())
+	if err != nil {
+		return inputErr(fmt.Errorf("calib gpu: %w", err))
+	}
+	if err := f.Write(o.Out); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "calib gpu: %s (%s), driver %s, CUDA %s, NCCL %s; %.1f s\n", res.Device.Name, res.Device.UUID,
+		res.Versions.Driver, res.Versions.CUDA, res.Versions.NCCL, res.Elapsed.Seconds())
+	if res.Copy != nil {
+		fmt.Fprintf(s.Out, "copy      %.2f TB/s read + write\n", res.Copy.BytesPerSec/1e12)
+	}
+	if res.Overhead != nil {
+		fmt.Fprintf(s.Out, "launch    %.2f us a graph node, %.2f us eager\n", res.Overhead.Median*1e6, res.Overhead.Eager*1e6)
+	}
+	t := &table{Columns: []column{{Name: "model", Left: true}, {Name: "moe_tp"}, {Name: "ep"}, {Name: "tokens"},
+		{Name: "latency_us", Text: "%.1f"}, {Name: "gate_up_us", Text: "%.1f"}, {Name: "down_us", Text: "%.1f"},
+		{Name: "spread_pct", Text: "%.1f"}, {Name: "experts", Text: "%.1f"}, {Name: "kernels", Left: true}}}
+	for _, m := range res.MoE {
+		spread := 0.0
+		if m.GateUp.Min > 0 && m.Down.Min > 0 {
+			spread = 100 * ((m.GateUp.Max+m.Down.Max)/(m.GateUp.Min+m.Down.Min) - 1)
+		}
+		t.add(m.Point.Model.Name, m.Point.Split.MoETP, m.Point.Split.EP, m.Point.Tokens, m.Latency()*1e6,
+			m.GateUp.Median*1e6, m.Down.Median*1e6, spread, m.Touched, m.GateUpVariant+"+"+m.DownVariant)
+	}
+	if err := t.render(s.Out, formatText); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "not measured: %s\n", strings.Join(campaign.NotMeasured, "; "))
+	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", o.Out, len(f.Tables), rowCount(f))
+	return nil
+}

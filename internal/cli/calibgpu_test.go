@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/calib/campaign"
+)
+
+// TestCalibGPUFileUsedByPredict: a file as `calib gpu` writes it (from a
+// recorded result) layered on the embedded calibration answers predict's
+// MoE layers for the shipped Kimi-K2.5 H200 scenario.
+func TestCalibGPUFileUsedByPredict(t *testing.T) {
+	plan, err := campaign.NewPlan(campaign.Options{Quick: true, Ops: []string{"moe"}})
+	require.NoError(t, err)
+	r := &campaign.Result{Device: campaign.Device{Name: "NVIDIA H200", UUID: "GPU-0", UUIDs: []string{"GPU-0"}, SM: "sm_90",
+		SMs: 132, L2Bytes: 60 << 20, Image: "w4a16.sm_90.cubin"}, Versions: campaign.Versions{Driver: "580", CUDA: "13.0", NCCL: "2.28.9"}}
+	for _, p := range plan.MoE {
+		us := 20 + 0.3*float64(p.Tokens)
+		r.MoE = append(r.MoE, campaign.MoEResult{Point: p, GateUp: campaign.Timing{Median: us * 0.6e-6},
+			Down: campaign.Timing{Median: us * 0.4e-6}, Touched: 8, WorkingSet: 1e8})
+	}
+	f, err := r.File(campaign.Options{Command: "moecast calib gpu --quick --out h200.toml"}, time.Now())
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "h200.toml")
+	require.NoError(t, f.Write(path))
+
+	code, out, errOut := runCLI(t, "predict", "../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml",
+		"--calibration", "embedded,"+path, "--format", "json")
+	require.Equal(t, ExitOK, code, errOut)
+	var got struct {
+		Calibration []any `json:"calibration"`
+		Points      []struct {
+			Sources map[string]string `json:"sources"`
+		} `json:"points"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.NotEmpty(t, got.Points)
+	for _, p := range got.Points {
+		assert.True(t, strings.Contains(p.Sources["moe"], path+"#moe.moecast_w4a16.int4_wo.e384.uniform"), p.Sources["moe"])
+	}
+	assert.Len(t, got.Calibration, 2)
+}
