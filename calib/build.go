@@ -157,6 +157,17 @@ func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *
 		}
 		kt.GQAs = append(kt.GQAs, tb)
 		return tb, nil
+	case "elementwise":
+		pts := make([]kernels.ElementwisePoint, len(t.Rows))
+		for i, r := range t.Rows {
+			pts[i] = kernels.ElementwisePoint{Bytes: unit.Bytes(col(r, "bytes")), Latency: lat(r), Row: i + 1}
+		}
+		tb, err := kernels.NewElementwiseTable(name, pts)
+		if err != nil {
+			return nil, err
+		}
+		kt.Elementwises = append(kt.Elementwises, tb)
+		return tb, nil
 	case "ep":
 		pts := make([]comm.EPPoint, len(t.Rows))
 		for i, r := range t.Rows {

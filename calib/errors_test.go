@@ -75,6 +75,8 @@ func TestParseBadInput(t *testing.T) {
 		{"missing name", `name = "ar"`, "", `f.toml:10: table 1 (""): name is missing`},
 		{"unknown impl", `impl = "nccl"`, `impl = "magic"`, `f.toml:10: table 1 ("ar"): op allreduce: key impl "magic" is unknown (known: nccl, vllm`},
 		{"unknown mode", `impl = "nccl"`, "impl = \"nccl\"\nmode = \"lazy\"", `f.toml:10: table 1 ("ar"): op allreduce: key mode "lazy"`},
+		{"elementwise with keys", "op = \"allreduce\"\nimpl = \"nccl\"\ncolumns = [\"ranks\", \"bytes\", \"latency_us\"]", "op = \"elementwise\"\nimpl = \"nccl\"\ncolumns = [\"bytes\", \"latency_us\"]",
+			`f.toml:10: table 1 ("ar"): op elementwise: op elementwise takes no keys`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,6 +109,12 @@ func TestParseUnknownKeyValues(t *testing.T) {
 			`op gemm: key dtype "magic" is not a weight format name`},
 		{"ep impl", "op = \"ep\"\nimpl = \"deepep\"\nphase = \"dispatch\"\ncolumns = [\"hidden\", \"topk\", \"experts\", \"ranks\", \"tokens_per_rank\", \"latency_us\"]\nrows = \"64,2,8,8,1,5\"\n",
 			`op ep: key impl "deepep" is unknown (known: deepep_ll)`},
+		{"elementwise zero bytes", "op = \"elementwise\"\ncolumns = [\"bytes\", \"latency_us\"]\nrows = \"\"\"\n1024,5\n0,5\n\"\"\"\n",
+			`f.toml:15: table "t" row 2: bytes must be positive, got 0`},
+		{"elementwise point twice", "op = \"elementwise\"\ncolumns = [\"bytes\", \"latency_us\"]\nrows = \"\"\"\n1024,5\n1024,6\n\"\"\"\n",
+			`f.toml:15: table "t" row 2: point bytes=1024 is measured twice (also row 1)`},
+		{"elementwise unknown column", "op = \"elementwise\"\ncolumns = [\"tokens\", \"latency_us\"]\nrows = \"1024,5\"\n",
+			`f.toml:9: table 1 ("t"): column "tokens" is unknown for op elementwise (columns: bytes, latency_us)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,6 +126,7 @@ func TestParseUnknownKeyValues(t *testing.T) {
 	// The known values load.
 	for _, ok := range []string{
 		"op = \"gemm\"\ndtype = \"fp8-b128x128\"\ncolumns = [\"n\", \"k\", \"m\", \"latency_us\"]\nrows = \"8,8,1,5\"\n",
+		"op = \"elementwise\"\ncolumns = [\"bytes\", \"latency_us\"]\nrows = \"131072,5.5\"\n",
 		"op = \"gemm\"\ndtype = \"int4-g32\"\ncolumns = [\"n\", \"k\", \"m\", \"latency_us\"]\nrows = \"8,8,1,5\"\n",
 		"op = \"moe\"\ndtype = \"nvfp4\"\ndistribution = \"power_law_1.01\"\nexperts = 8\ntopk = 2\nhidden = 64\ninter = 32\ncolumns = [\"moe_tp\", \"ep\", \"tokens\", \"latency_us\"]\nrows = \"1,1,1,5\"\n",
 	} {

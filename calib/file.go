@@ -121,7 +121,7 @@ func (p Provenance) check() error {
 // for, and its measured rows.
 type Table struct {
 	Name string
-	Op   string // gemm, moe, mla, gqa, allreduce, allgather, reducescatter, alltoall, ep
+	Op   string // gemm, moe, mla, gqa, elementwise, allreduce, allgather, reducescatter, alltoall, ep
 	Keys Keys
 	// Columns name the row values, units in the names (latency_us, bytes).
 	Columns []string

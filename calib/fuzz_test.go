@@ -13,6 +13,10 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(validFile))
 	f.Add([]byte(strings.Replace(validFile, "8,4096,21.0", "8,4096,-1", 1)))
 	f.Add([]byte(strings.Replace(validFile, "schema = 1", "schema = 7", 1)))
+	f.Add([]byte(strings.Replace(strings.Replace(strings.Replace(validFile, `op = "allreduce"`, `op = "elementwise"`, 1),
+		"impl = \"nccl\"\n", "", 1), `"ranks", "bytes"`, `"bytes"`, 1))) // rows of 3 values for 2 columns
+	f.Add([]byte(strings.Replace(strings.Replace(strings.Replace(strings.Replace(validFile, `op = "allreduce"`, `op = "elementwise"`, 1),
+		"impl = \"nccl\"\n", "", 1), `"ranks", "bytes"`, `"bytes"`, 1), "8,1024,20.5\n8,4096,21.0", "1024,5.5\n1e9,1", 1)))
 	withFabric := strings.Replace(validFile, `gpu = "h200-sxm"`, "gpu = \"h200-sxm\"\nfabric = \"nvlink4\"", 1)
 	f.Add([]byte(strings.Replace(withFabric, "8,4096,21.0", "8,1073741824,1.0", 1)))
 	f.Add([]byte(strings.Replace(withFabric, "8,4096,21.0", "8,4096,1e300", 1)))

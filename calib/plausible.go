@@ -28,7 +28,9 @@ import (
 //   - gemm: t >= 2 M N K / (the GPU's largest dense peak), and t >= the
 //     weights' bytes (N K x bits/8, scales not counted) / DRAM bandwidth
 //     unless the rows were measured with a warm cache and the weights fit
-//     in L2 (then a replay reads them from L2).
+//     in L2 (then a replay reads them from L2);
+//   - elementwise: t >= bytes / DRAM bandwidth, under the same cache
+//     condition (bytes above L2, or a flushed cache).
 //
 // Ops whose bytes depend on routing or caching (moe, mla, gqa, ep) have
 // no such floor (kernels.Costs floors their lookups at the DRAM streaming
@@ -62,6 +64,18 @@ func plausibleRows(prov Provenance, t *Table, c *colIndex) error {
 			bytes := r[c.idx["bytes"]]
 			floor = unit.Seconds((n - 1) / n * bytes / float64(fab.BW))
 			why = "(ranks-1)/ranks x bytes at the " + fab.Name + " link bandwidth " + fab.BW.String()
+		case "elementwise":
+			// the kernel reads and writes bytes at least once: from DRAM
+			// unless a warm replay finds them in L2
+			l2 := prov.GPUL2Bytes
+			if hasGPU && l2 == 0 {
+				l2 = float64(gpu.L2)
+			}
+			if b := r[c.idx["bytes"]]; hasGPU && (prov.Cache == "flushed" || b > l2) {
+				if f := unit.Seconds(b / float64(gpu.MemBW)); f > floor {
+					floor, why = f, "the bytes at the "+gpu.Name+" DRAM bandwidth "+gpu.MemBW.String()
+				}
+			}
 		case "gemm":
 			if !hasGPU {
 				break

@@ -31,6 +31,24 @@ rows = """
 7168,2048,8,ROW
 """
 `
+	elementwise := `schema = 1
+
+[provenance]
+gpu = "h200-sxm"
+date = "2026-11-29"
+command = "hand"
+launch = "cuda-graph"
+cache = "CACHE"
+
+[[table]]
+name = "e"
+op = "elementwise"
+columns = ["bytes", "latency_us"]
+rows = """
+131072,5.5
+ROW
+"""
+`
 	for _, tt := range []struct{ name, src, old, new, want string }{
 		{"allreduce 1 GB in 1 us over NVLink", withFabric, "8,4096,21.0", "8,1073741824,1.0",
 			`f.toml:18: table "ar": row 2: latency_us 1 is below the physical floor 2.088ms ((ranks-1)/ranks x bytes at the nvlink4 link bandwidth 450.0GB/s)`},
@@ -43,6 +61,11 @@ rows = """
 		{"gemm weights faster than DRAM, flushed", strings.Replace(gemm, "CACHE", "flushed", 1), "ROW", "1.0",
 			`f.toml:17: table "g": row 2: latency_us 1 is below the physical floor 6.1us (the n x k weights at the h200-sxm DRAM bandwidth 4.80TB/s)`},
 		{"gemm weights in L2, warm: no DRAM floor", strings.Replace(gemm, "CACHE", "warm", 1), "ROW", "1.0", ""},
+		{"elementwise 1 GB faster than DRAM", elementwise, "ROW", "1e9,5.0",
+			`f.toml:16: table "e": row 2: latency_us 5 is below the physical floor 208.3us (the bytes at the h200-sxm DRAM bandwidth 4.80TB/s)`},
+		{"elementwise in L2, warm: no DRAM floor", elementwise, "ROW", "65536,0.5", ""},
+		{"elementwise in L2, flushed", strings.Replace(elementwise, "CACHE", "flushed", 1), "ROW", "4.8e6,0.5",
+			`f.toml:16: table "e": row 2: latency_us 0.5 is below the physical floor 1.0us (the bytes at the h200-sxm DRAM bandwidth`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			src := strings.Replace(strings.Replace(tt.src, tt.old, tt.new, 1), "CACHE", "warm", 1)

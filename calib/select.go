@@ -19,7 +19,7 @@ type Box struct {
 type Use struct {
 	Name   string // the file's Name: "embedded:h200-sxm" or its path
 	Tables int    // tables in the file
-	// KernelUsed and CommUsed count the kernel (gemm, moe, mla, gqa) and
+	// KernelUsed and CommUsed count the kernel (gemm, moe, mla, gqa, elementwise) and
 	// collective (collectives, ep) tables measured on the box;
 	// KernelSkipped and CommSkipped those measured elsewhere, with where
 	// in KernelFrom ("h100-sxm") and CommFrom ("h100-sxm over nvlink4").
@@ -59,7 +59,7 @@ type layered struct {
 // so an imported nccl-tests file replaces the embedded all-reduce tables
 // and keeps the embedded MoE and MLA tables.
 //
-// Kernel tables (gemm, moe, mla, gqa) apply when their provenance names
+// Kernel tables (gemm, moe, mla, gqa, elementwise) apply when their provenance names
 // box.GPU; collective and EP tables when it names box.GPU and box.Fabric,
 // or whatever it names when the box has one GPU (it runs no collective).
 // Nil files are skipped.
@@ -82,7 +82,7 @@ func Select(box Box, files ...*File) *Selection {
 			p := f.Effective(t)
 			ok := false
 			switch t.Op {
-			case "gemm", "moe", "mla", "gqa":
+			case "gemm", "moe", "mla", "gqa", "elementwise":
 				if ok = p.GPU == box.GPU; ok {
 					u.KernelUsed++
 				} else {
@@ -124,6 +124,8 @@ func Select(box Box, files ...*File) *Selection {
 			s.kt.MLAs = append(s.kt.MLAs, tb)
 		case *kernels.GQATable:
 			s.kt.GQAs = append(s.kt.GQAs, tb)
+		case *kernels.ElementwiseTable:
+			s.kt.Elementwises = append(s.kt.Elementwises, tb)
 		case *comm.Table:
 			s.ct.Colls = append(s.ct.Colls, tb)
 		case *comm.EPTable:

@@ -105,6 +105,11 @@ var specs = map[string]opSpec{
 	"allgather":     {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
 	"reducescatter": {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
 	"alltoall":      {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
+	// elementwise: small memory-bound kernels (norms, rotary, KV-cache
+	// writes, top-k) by the bytes one kernel moves; no keys.
+	"elementwise": {reals: []string{"bytes"}, keys: func(k Keys) error {
+		return need(k == Keys{}, "op elementwise takes no keys (its rows are keyed by bytes alone)")
+	}},
 	"ep": {ints: []string{"hidden", "topk", "experts", "ranks", "tokens_per_rank"}, keys: func(k Keys) error {
 		if err := need(k.Impl != "" && (k.Phase == "dispatch" || k.Phase == "combine"),
 			`keys impl and phase ("dispatch" or "combine") are required`); err != nil {
@@ -128,7 +133,7 @@ type colIndex struct {
 func specFor(t *Table) (*colIndex, error) {
 	spec, ok := specs[t.Op]
 	if !ok {
-		return nil, fmt.Errorf("op %q is unknown (gemm, moe, mla, gqa, allreduce, allgather, reducescatter, alltoall, ep)", t.Op)
+		return nil, fmt.Errorf("op %q is unknown (gemm, moe, mla, gqa, elementwise, allreduce, allgather, reducescatter, alltoall, ep)", t.Op)
 	}
 	if err := spec.keys(t.Keys); err != nil {
 		return nil, fmt.Errorf("op %s: %w", t.Op, err)

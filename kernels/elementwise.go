@@ -8,15 +8,25 @@ import (
 
 // Elementwise is the cost of one memory-bound elementwise kernel that moves
 // b bytes (reads plus writes): t = b/(BW*MemElementwise) + SmallKernelLatency.
-// Use the *Bytes helpers below for the usual decode kernels.
+// Use the *Bytes helpers below for the usual decode kernels. With Tables
+// set and an elementwise table covering b (op "elementwise" in a
+// calibration file: latency per kernel by bytes moved), the table answers,
+// floored at the DRAM streaming time b/(BW*MemElementwise).
 func (c *Costs) Elementwise(b unit.Bytes) cost.Estimate {
-	return c.roofline(op{
+	eff := c.eff().MemElementwise
+	r := c.roofline(op{
 		bytes:   b,
-		effMem:  c.eff().MemElementwise,
+		effMem:  eff,
 		fixed:   SmallKernelLatency,
 		kernels: 1,
 		formula: formulaElementwise,
 	})
+	if c.Tables != nil {
+		if t, ok := c.Tables.Elementwise(b); ok {
+			return c.applyFloor(t, r, eff)
+		}
+	}
+	return r
 }
 
 // Byte counts of the usual decode elementwise kernels, bf16 activations

@@ -347,10 +347,11 @@ type fakeTables struct {
 	ok bool
 }
 
-func (f fakeTables) GEMM(GEMMShape) (cost.Estimate, bool)     { return f.e, f.ok }
-func (f fakeTables) MoE(MoEShape) (cost.Estimate, bool)       { return f.e, f.ok }
-func (f fakeTables) MLAModule(MLAShape) (cost.Estimate, bool) { return f.e, f.ok }
-func (f fakeTables) GQA(GQAShape) (cost.Estimate, bool)       { return f.e, f.ok }
+func (f fakeTables) GEMM(GEMMShape) (cost.Estimate, bool)         { return f.e, f.ok }
+func (f fakeTables) MoE(MoEShape) (cost.Estimate, bool)           { return f.e, f.ok }
+func (f fakeTables) MLAModule(MLAShape) (cost.Estimate, bool)     { return f.e, f.ok }
+func (f fakeTables) GQA(GQAShape) (cost.Estimate, bool)           { return f.e, f.ok }
+func (f fakeTables) Elementwise(unit.Bytes) (cost.Estimate, bool) { return f.e, f.ok }
 
 func TestTablesAndFloor(t *testing.T) {
 	g := gpu(t, "rtx-pro-6000-server")
@@ -378,6 +379,9 @@ func TestTablesAndFloor(t *testing.T) {
 		assert.True(t, e.Lo <= e.Time && e.Time <= e.Hi, name)
 		assert.GreaterOrEqual(t, float64(e.Lo), float64(unit.TransferTime(e.Bytes, g.MemBW))*(1-1e-12), name)
 	}
+	ew := fast.Elementwise(RMSNormBytes(4096, 7168))
+	assert.InEpsilon(t, float64(unit.TransferTime(ew.Bytes, g.MemBW*unit.BytesPerSecond(EffMemElementwise))), float64(ew.Time), 1e-9, "elementwise")
+	assert.Equal(t, noteFloor, ew.Source.Note, "elementwise")
 	m, ok := fast.MLAModule(mla, proj[:])
 	require.True(t, ok)
 	wantBytes := MLABytes(mla) + GEMMBytes(proj[0]) + GEMMBytes(proj[1])

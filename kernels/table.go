@@ -673,13 +673,15 @@ type Tables struct {
 	MoEs  []*MoETable
 	MLAs  []*MLATable
 	GQAs  []*GQATable
+	// Elementwises price small memory-bound kernels by bytes moved.
+	Elementwises []*ElementwiseTable
 }
 
 var _ Lookup = (*Tables)(nil)
 
 // Empty reports whether the set holds no table.
 func (t *Tables) Empty() bool {
-	return t == nil || len(t.GEMMs)+len(t.MoEs)+len(t.MLAs)+len(t.GQAs) == 0
+	return t == nil || len(t.GEMMs)+len(t.MoEs)+len(t.MLAs)+len(t.GQAs)+len(t.Elementwises) == 0
 }
 
 // GEMM implements Lookup.
@@ -707,3 +709,65 @@ func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
 
 // GQA implements Lookup.
 func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) { return curve.First(t.GQAs, s) }
+
+// ---- elementwise ----
+
+// ElementwisePoint is one measured small memory-bound kernel (a norm,
+// rotary embedding, KV-cache write, top-k): the bytes it moves (reads plus
+// writes, as Costs.Elementwise counts them) and its latency.
+type ElementwisePoint struct {
+	Bytes   unit.Bytes
+	Latency unit.Seconds
+	Row     int
+}
+
+// ElementwiseTable is elementwise-kernel latency by bytes moved, one curve
+// over all the table's kernels (whatever the op: Costs.Elementwise knows
+// only the bytes).
+type ElementwiseTable struct {
+	curve.Table
+	series series1[struct{}]
+}
+
+// NewElementwiseTable builds an elementwise table.
+func NewElementwiseTable(name string, pts []ElementwisePoint) (*ElementwiseTable, error) {
+	p := make([]pt1[struct{}], len(pts))
+	for i, q := range pts {
+		if !(q.Bytes > 0) || math.IsInf(float64(q.Bytes), 0) {
+			return nil, curve.RowErrorf(q.Row, "bytes must be positive and finite")
+		}
+		if err := checkLatency(q.Row, q.Latency); err != nil {
+			return nil, err
+		}
+		p[i] = pt1[struct{}]{x: float64(q.Bytes), y: float64(q.Latency), row: q.Row}
+	}
+	s, loo, err := buildSeries1(p)
+	if err != nil {
+		return nil, err
+	}
+	t := &ElementwiseTable{series: s}
+	t.Init(name, axes("bytes"), kernelNotes, loo)
+	return t, nil
+}
+
+// Lookup answers one elementwise kernel of b bytes: interpolated in
+// log-log between the measured sizes, clamped (with its note) below the
+// smallest, where a kernel's fixed latency dominates. Above the largest
+// measured size the table does not answer: a larger kernel is bandwidth
+// bound, which the roofline prices, and a latency measured on a small
+// kernel says nothing about it.
+func (t *ElementwiseTable) Lookup(b unit.Bytes) (cost.Estimate, bool) {
+	if len(t.series.curves) == 0 || !(b > 0) {
+		return cost.Estimate{}, false
+	}
+	r := t.series.curves[0].At(float64(b))
+	if r.Clamp == curve.Above {
+		return cost.Estimate{}, false
+	}
+	return t.Estimate(r.Y, r.RowLo, r.RowHi, curve.FlagsOf(r.Clamp, curve.Inside)), true
+}
+
+// Elementwise implements Lookup.
+func (t *Tables) Elementwise(b unit.Bytes) (cost.Estimate, bool) {
+	return curve.First(t.Elementwises, b)
+}

@@ -421,3 +421,54 @@ func TestMoETableMonotoneEnvelope(t *testing.T) {
 		prev = e.Time
 	}
 }
+
+// An elementwise table is exact on its points, interpolates in log-log
+// between them, clamps below the smallest size with its note, leaves
+// sizes above the largest to the roofline, and through Costs is floored
+// at the DRAM streaming time; its lookups do not allocate.
+func TestElementwiseTable(t *testing.T) {
+	tb, err := NewElementwiseTable("e#elementwise", []ElementwisePoint{
+		{Bytes: 131072, Latency: 5.5 * us, Row: 1},
+		{Bytes: 737280, Latency: 6.8 * us, Row: 2},
+		{Bytes: 589824, Latency: 6.2 * us, Row: 3},
+	})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name   string
+		b      unit.Bytes
+		lo, hi unit.Seconds
+		rows   [2]int
+		note   string
+	}{
+		{"measured point", 589824, 6.2 * us, 6.2 * us, [2]int{3, 3}, ""},
+		{"between", 300000, 5.5 * us, 6.2 * us, [2]int{1, 3}, ""},
+		{"below", 1000, 5.5 * us, 5.5 * us, [2]int{1, 1}, "clamped: bytes below the measured range"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, ok := tb.Lookup(tc.b)
+			require.True(t, ok)
+			assert.GreaterOrEqual(t, e.Time, tc.lo)
+			assert.LessOrEqual(t, e.Time, tc.hi)
+			assert.Equal(t, tc.rows, [2]int{e.Source.RowLo, e.Source.RowHi})
+			assert.Equal(t, tc.note, e.Source.Note)
+			assert.Equal(t, cost.Table, e.Source.Kind)
+		})
+	}
+	_, ok := tb.Lookup(1e6)
+	assert.False(t, ok, "above the largest measured size: roofline")
+
+	g, ok := LookupGPU("h200-sxm")
+	require.True(t, ok)
+	c := NewCosts(g, true)
+	c.Tables = &Tables{Elementwises: []*ElementwiseTable{tb}}
+	e := c.Elementwise(589824)
+	assert.Equal(t, 6.2*us, e.Time)
+	assert.Equal(t, unit.Bytes(589824), e.Bytes, "bytes from the roofline")
+	assert.Equal(t, 1.0, e.Kernels)
+	assert.Equal(t, NewCosts(g, true).Elementwise(1e6), c.Elementwise(1e6))
+	n := testing.AllocsPerRun(200, func() { _ = c.Elementwise(300000) })
+	assert.Zero(t, n)
+
+	_, err = NewElementwiseTable("e", []ElementwisePoint{{Bytes: 0, Latency: us, Row: 4}})
+	assert.ErrorContains(t, err, "row 4")
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,10 +39,25 @@ import (
 //     rank, which is what a step sees), impl "nccl" for NCCL kernels, else
 //     the serving engine's name with mode graph or eager.
 //
+//   - elementwise: one row per byte size of the ops sim prices as small
+//     memory-bound kernels (norms, rotary, KV-cache writes, activations,
+//     the router's top-k), keyed by bytes, not by op label: sim asks
+//     kernels.Costs.Elementwise for bytes alone. The bytes are the
+//     predicted op's bytes per kernel at the model's known shapes (the
+//     trace records no shapes for these kernels); the latency is the
+//     op's measured time per predicted kernel (MeasuredTotal /
+//     PredictedCount), so where the engine runs more kernels for the op
+//     than moecast prices (vLLM's routing: several kernels per layer for
+//     the one top-k kernel) their time is folded into it. A pooled op
+//     whose predicted ops move different bytes (input and post-attention
+//     norms with the final norm) gives each size the op's mean. The MoE
+//     row then leaves the top-k out (sim prices it apart).
+//
 // The same point measured in several steps or ranks is averaged. MLA
-// modules, all-to-all and elementwise kernels get no table (schema 1 has
-// none for elementwise; the MLA module's projections and attention are
-// split over several trace kernels that this mapping does not reassemble).
+// modules and all-to-all get no table (the MLA module's projections and
+// attention are split over several trace kernels that this mapping does
+// not reassemble). Kernels that map to no predicted op (inductor-fused
+// copies, memcpy) get no row.
 
 // FromTraceOptions configure Calibration.
 type FromTraceOptions struct {
@@ -61,7 +77,15 @@ var (
 	reMoEShape  = regexp.MustCompile(`^tokens=(\d+) .* (\S+) ep=(\d+) moe_tp=(\d+)$`)
 	reGQAShape  = regexp.MustCompile(`^batch=(\d+) ctx=(\d+) q_heads=(\d+) \(x(\d+) queries\) kv_heads=(\d+) dim=(\d+) kv=([a-z0-9_]+)`)
 	reCollShape = regexp.MustCompile(`^(\d+) ranks, (\S+)$`)
+	reTopKOp    = regexp.MustCompile(`(?i)top-?k`)
 )
+
+// smallKernelOp reports whether sim prices the op as elementwise kernels
+// (kernels.Costs.Elementwise): the elementwise category's ops and the MoE
+// router's top-k.
+func smallKernelOp(o *OpCompare) bool {
+	return o.Category == cost.Elementwise || (o.Category == cost.MoE && reTopKOp.MatchString(o.Op))
+}
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
@@ -127,6 +151,21 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 			}
 			per := float64(o.MeasuredTotal.Us()) / o.Occurrences
 			switch {
+			case smallKernelOp(o):
+				// the op's measured time per predicted kernel, at the bytes
+				// each of its predicted ops moves per kernel
+				if o.PredictedCount <= 0 {
+					continue
+				}
+				us := float64(o.MeasuredTotal.Us()) / o.PredictedCount
+				a := acc("elementwise.trace", "elementwise", calib.Keys{}, "bytes", "latency_us")
+				var done []unit.Bytes
+				for _, b := range o.Bytes {
+					if b > 0 && !slices.Contains(done, b) {
+						a.add([]float64{float64(b)}, us, id)
+						done = append(done, b)
+					}
+				}
 			case o.Category == cost.GEMM && len(o.Shapes) == 1:
 				g := reGEMMShape.FindStringSubmatch(o.Shapes[0])
 				if g == nil {
@@ -203,7 +242,7 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 		}
 	}
 	if len(names) == 0 {
-		return nil, errors.New("no calibration row: no GEMM, MoE, attention or collective op of the model was found in the trace's decode steps")
+		return nil, errors.New("no calibration row: no GEMM, MoE, attention, elementwise or collective op of the model was found in the trace's decode steps")
 	}
 	f := &calib.File{Schema: calib.Schema, Provenance: provenance(cfg, rep, engine, stepsUsed, opts)}
 	sort.Strings(names)

@@ -123,6 +123,9 @@ type OpCompare struct {
 	// summed occurrences per step.
 	Shapes      []string
 	Occurrences float64
+	// Bytes are the bytes one kernel of each pooled predicted op moves
+	// (its estimate's bytes per kernel), parallel to Shapes.
+	Bytes []unit.Bytes
 }
 
 // Miss is the op's absolute miss, measured - predicted, over the step.
@@ -348,6 +351,7 @@ type predOp struct {
 	count   float64 // op.Count, per-step occurrences (for GEMM grouping)
 	per     unit.Seconds
 	shape   string
+	bytes   unit.Bytes // per kernel
 }
 
 // labelRules map trace op labels to predicted op names within a category.
@@ -388,7 +392,7 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, batch, context int) (Step, e
 		k := math.Max(1, math.Round(o.Estimate.Kernels))
 		preds = append(preds, predOp{name: opName(o), cat: o.Category, occ: o.Count, kernels: o.Count * k,
 			total: unit.Seconds(o.Count) * (o.Estimate.Time + o.Launch), source: o.Estimate.Source.Describe(),
-			count: o.Count, per: o.Estimate.Time + o.Launch, shape: o.Shape})
+			count: o.Count, per: o.Estimate.Time + o.Launch, shape: o.Shape, bytes: o.Estimate.Bytes / unit.Bytes(k)})
 	}
 	// groups: key -> kernels and predicted ops
 	type group struct {
@@ -542,6 +546,7 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, batch, context int) (Step, e
 			}
 			occ += p.occ
 			oc.Shapes = append(oc.Shapes, p.shape)
+			oc.Bytes = append(oc.Bytes, p.bytes)
 			oc.PredictedCount += p.kernels
 			oc.PredictedTotal += p.total
 		}

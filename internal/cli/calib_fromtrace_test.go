@@ -18,7 +18,7 @@ func TestCalibFromTraceRoundTrip(t *testing.T) {
 	tr := traceData + "tracelens_vllm_decode_full_graph_execution.json.gz"
 	code, stdout, errOut := runCLI(t, "calib", "from-trace", tr, "--scenario", gptOssScenario, "-o", out)
 	require.Equal(t, ExitOK, code, errOut)
-	assert.Contains(t, stdout, "wrote "+out+": 3 tables, 6 rows")
+	assert.Contains(t, stdout, "wrote "+out+": 4 tables, 11 rows")
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
 	assert.Contains(t, string(data), `engine = "vllm"`)
@@ -33,7 +33,7 @@ func TestCalibFromTraceRoundTrip(t *testing.T) {
 		assert.InDelta(t, cats[c].MeasuredMs, cats[c].PredictedMs, 0.05*cats[c].MeasuredMs, c)
 	}
 	for _, o := range rep.Steps[0].Ops {
-		if o.Category == "gemm" || o.Op == "fused_moe (routed experts)" {
+		if o.Category == "gemm" || o.Category == "elementwise" || o.Op == "fused_moe (routed experts)" || o.Op == "router top-k" {
 			assert.True(t, strings.HasPrefix(o.Source, "table "+out+"#"), "%s: %s", o.Op, o.Source)
 		}
 	}
