@@ -74,17 +74,27 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 
 // parseBatchFlag parses "1,8,64".
 func parseBatchFlag(v string) ([]int, error) {
+	out, err := parseIntList("batch", v, "1,8,64")
+	if err != nil {
+		return nil, err
+	}
+	if err := scenarios.CheckBatches(out); err != nil {
+		return nil, inputErrf("--batch: %w", err)
+	}
+	return out, nil
+}
+
+// parseIntList parses the comma-separated integers v of flag --name;
+// example, in the error, shows a valid value.
+func parseIntList(name, v, example string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(v, ",") {
 		f = strings.TrimSpace(f)
 		n, err := strconv.Atoi(f)
 		if err != nil {
-			return nil, inputErrf("--batch: %q is not an integer (want e.g. --batch 1,8,64)", f)
+			return nil, inputErrf("--%s: %q is not an integer (want e.g. --%s %s)", name, f, name, example)
 		}
 		out = append(out, n)
-	}
-	if err := scenarios.CheckBatches(out); err != nil {
-		return nil, inputErrf("--batch: %w", err)
 	}
 	return out, nil
 }
