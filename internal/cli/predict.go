@@ -99,6 +99,16 @@ func parseIntList(name, v, example string) ([]int, error) {
 	return out, nil
 }
 
+// calibrationSources splits a --calibration value into its sources,
+// comma-separated, each trimmed of spaces.
+func calibrationSources(v string) []string {
+	srcs := strings.Split(v, ",")
+	for i := range srcs {
+		srcs[i] = strings.TrimSpace(srcs[i])
+	}
+	return srcs
+}
+
 // prediction is what predict computed, ready to render.
 type prediction struct {
 	sc       *scenarios.Scenario
@@ -137,11 +147,7 @@ func runPredict(s *streams, opts *predictOptions) error {
 		return inputErr(err)
 	}
 	if opts.Calibration != "" {
-		srcs := strings.Split(opts.Calibration, ",")
-		for i := range srcs {
-			srcs[i] = strings.TrimSpace(srcs[i])
-		}
-		if err := sc.SetCalibration(srcs...); err != nil {
+		if err := sc.SetCalibration(calibrationSources(opts.Calibration)...); err != nil {
 			return inputErr(err)
 		}
 	}

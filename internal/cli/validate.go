@@ -101,11 +101,7 @@ func loadValidation(scenario, calibration, step, rules string, inputs []string, 
 		return nil, nil, nil, inputErr(err)
 	}
 	if calibration != "" {
-		srcs := strings.Split(calibration, ",")
-		for i := range srcs {
-			srcs[i] = strings.TrimSpace(srcs[i])
-		}
-		if err := sc.SetCalibration(srcs...); err != nil {
+		if err := sc.SetCalibration(calibrationSources(calibration)...); err != nil {
 			return nil, nil, nil, inputErr(err)
 		}
 	}
