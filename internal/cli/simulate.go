@@ -441,7 +441,7 @@ type simulateJSON struct {
 	Warnings     []string       `json:"warnings"`
 }
 
-// ms is a latency in ms for JSON.
+// simMs is a latency in ms for JSON.
 func simMs(t unit.Seconds) *float64 { return simNum(t.Ms()) }
 
 func (sn *simulation) json() simulateJSON {
