@@ -278,6 +278,13 @@ func ExpandInputs(inputs []string) ([]string, error) {
 // results in input order. Ranks that no distributedInfo or file name gives
 // are numbered by position.
 func AnalyzeFiles(paths []string, opts FileOptions) []FileResult {
+	return AnalyzeFilesFunc(paths, opts, nil)
+}
+
+// AnalyzeFilesFunc is AnalyzeFiles that also hands visit, when set, every
+// event it reads with the index of its file (AnalyzeFileFunc); calls for
+// different files may run at once.
+func AnalyzeFilesFunc(paths []string, opts FileOptions, visit func(file int, ev *Event)) []FileResult {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
@@ -291,7 +298,11 @@ func AnalyzeFiles(paths []string, opts FileOptions) []FileResult {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i] = AnalyzeFile(p, opts)
+			var v func(*Event)
+			if visit != nil {
+				v = func(ev *Event) { visit(i, ev) }
+			}
+			out[i] = AnalyzeFileFunc(p, opts, v)
 		}()
 	}
 	wg.Wait()

@@ -1,9 +1,7 @@
 package validate
 
 import (
-	"runtime"
 	"sort"
-	"sync"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
@@ -39,51 +37,30 @@ func ReadTraces(paths []string, opts trace.FileOptions) ([]Rank, error) {
 // the Rank then has its Result). Errors wrap trace.ErrInput when the input
 // is at fault.
 func ReadEach(paths []string, opts trace.FileOptions) ([]Rank, []error) {
-	out := make([]Rank, len(paths))
-	errs := make([]error, len(paths))
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = 2 * runtime.GOMAXPROCS(0)
+	colls := make([][]CollectiveKernel, len(paths))
+	cls := make([]*trace.Classifier, len(paths)) // one a file: a Classifier caches
+	for i := range cls {
+		cls[i] = trace.NewClassifier(opts.Rules)
 	}
-	sem := make(chan struct{}, workers)
-	var wg sync.WaitGroup
-	for i, p := range paths {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			out[i], errs[i] = readTrace(p, opts)
-		}()
-	}
-	wg.Wait()
-	for i := range out {
-		if out[i].Rank < 0 {
-			out[i].Rank = i
-		}
-	}
-	return out, errs
-}
-
-// readTrace reads one file through trace.AnalyzeFileFunc (the same
-// reader, analyzer, warnings, --strict errors and rank from the file) and
-// keeps its collective kernels in start order.
-func readTrace(path string, opts trace.FileOptions) (Rank, error) {
-	rk := Rank{File: path, Rank: -1}
-	cl := trace.NewClassifier(opts.Rules)
-	fr := trace.AnalyzeFileFunc(path, opts, func(ev *trace.Event) {
+	frs := trace.AnalyzeFilesFunc(paths, opts, func(i int, ev *trace.Event) {
 		if ev.Cat == trace.CatKernel && ev.Ph == trace.PhaseComplete {
-			if c := cl.Classify(ev.Name).Category; c.IsCollective() {
-				rk.Collectives = append(rk.Collectives, CollectiveKernel{c, ev.TS, ev.Dur})
+			if c := cls[i].Classify(ev.Name).Category; c.IsCollective() {
+				colls[i] = append(colls[i], CollectiveKernel{c, ev.TS, ev.Dur})
 			}
 		}
 	})
-	if fr.Err != nil {
-		return rk, fr.Err
+	out := make([]Rank, len(paths))
+	errs := make([]error, len(paths))
+	for i, fr := range frs {
+		out[i] = Rank{File: fr.File, Rank: fr.Rank}
+		if errs[i] = fr.Err; fr.Err != nil {
+			continue
+		}
+		cs := colls[i]
+		sort.SliceStable(cs, func(a, b int) bool { return cs[a].Start < cs[b].Start })
+		out[i].Result, out[i].Meta, out[i].Collectives = fr.Result, fr.Meta, cs
 	}
-	rk.Result, rk.Meta, rk.Rank = fr.Result, fr.Meta, fr.Rank
-	sort.SliceStable(rk.Collectives, func(i, j int) bool { return rk.Collectives[i].Start < rk.Collectives[j].Start })
-	return rk, nil
+	return out, errs
 }
 
 // Spread is one collective category across ranks: its kernels paired by
