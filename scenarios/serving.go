@@ -130,13 +130,13 @@ func (s *Scenario) buildServing() error {
 	d := s.doc
 	w, rt := &d.raw.Workload, &d.raw.Runtime
 	v := &s.Serving
-	switch rt.Engine {
-	case "", "vllm":
-		v.Engine = serve.VLLM
-	case "sglang":
-		v.Engine = serve.SGLang
-	default:
-		return d.errorf("runtime.engine", "unknown engine %q (want vllm or sglang)", rt.Engine)
+	v.Engine = serve.VLLM
+	if rt.Engine != "" {
+		e, ok := serve.ParseEngine(rt.Engine)
+		if !ok {
+			return d.errorf("runtime.engine", "unknown engine %q (want vllm or sglang)", rt.Engine)
+		}
+		v.Engine = e
 	}
 	switch {
 	case w.Concurrency != nil && w.RequestRate != nil:

@@ -114,10 +114,6 @@ type Workload struct {
 	RangeRatio   float64
 }
 
-// ClosedLoop reports whether the workload is a closed loop (all requests
-// ready at t = 0, gated by MaxConcurrency).
-func (w Workload) ClosedLoop() bool { return math.IsInf(w.RequestRate, 1) && w.MaxConcurrency > 0 }
-
 // Config is one serving point: the engine's scheduler settings, its KV
 // cache, speculative decoding, the workload and the seed.
 type Config struct {

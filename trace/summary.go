@@ -103,6 +103,7 @@ type FileResult struct {
 	Result  *Result
 	Summary Summary
 	Bytes   int64 // uncompressed JSON bytes read
+	Meta    *Meta // the trace's top-level fields; nil when it could not be read
 	// Err is a fatal error: the file could not be opened, or (with Strict)
 	// it is partly broken. A partly broken file without Strict has a Result
 	// from the events before the fault and a warning.
@@ -130,6 +131,13 @@ const maxBadEventWarnings = 5
 
 // AnalyzeFile reads and analyzes one trace file.
 func AnalyzeFile(path string, opts FileOptions) FileResult {
+	return AnalyzeFileFunc(path, opts, nil)
+}
+
+// AnalyzeFileFunc is AnalyzeFile that also hands visit, when set, every
+// event it reads (after the analyzer has it), for a caller that keeps
+// more than the analysis in the same pass.
+func AnalyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResult {
 	fr := FileResult{File: path}
 	f, err := os.Open(path)
 	if err != nil {
@@ -155,6 +163,9 @@ func AnalyzeFile(path string, opts FileOptions) FileResult {
 		err := r.Next(&ev)
 		if err == nil {
 			an.Add(&ev)
+			if visit != nil {
+				visit(&ev)
+			}
 			continue
 		}
 		if errors.Is(err, io.EOF) {
@@ -195,7 +206,8 @@ func AnalyzeFile(path string, opts FileOptions) FileResult {
 	res.Warnings = append(warns, res.Warnings...)
 	fr.Result = res
 	fr.Summary = Summarize(res.Steps)
-	fr.Rank, fr.RankSrc = rankOf(r.Meta(), path)
+	fr.Meta = r.Meta()
+	fr.Rank, fr.RankSrc = rankOf(fr.Meta, path)
 	fr.Bytes, _ = r.BytesRead()
 	return fr
 }
@@ -266,6 +278,13 @@ func ExpandInputs(inputs []string) ([]string, error) {
 // results in input order. Ranks that no distributedInfo or file name gives
 // are numbered by position.
 func AnalyzeFiles(paths []string, opts FileOptions) []FileResult {
+	return AnalyzeFilesFunc(paths, opts, nil)
+}
+
+// AnalyzeFilesFunc is AnalyzeFiles that also hands visit, when set, every
+// event it reads with the index of its file (AnalyzeFileFunc); calls for
+// different files may run at once.
+func AnalyzeFilesFunc(paths []string, opts FileOptions, visit func(file int, ev *Event)) []FileResult {
 	workers := opts.Workers
 	if workers <= 0 {
 		workers = 2 * runtime.GOMAXPROCS(0)
@@ -279,7 +298,11 @@ func AnalyzeFiles(paths []string, opts FileOptions) []FileResult {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i] = AnalyzeFile(p, opts)
+			var v func(*Event)
+			if visit != nil {
+				v = func(ev *Event) { visit(i, ev) }
+			}
+			out[i] = AnalyzeFileFunc(p, opts, v)
 		}()
 	}
 	wg.Wait()

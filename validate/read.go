@@ -1,17 +1,7 @@
 package validate
 
 import (
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"regexp"
-	"runtime"
 	"sort"
-	"strconv"
-	"sync"
-	"sync/atomic"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
@@ -25,11 +15,6 @@ type CollectiveKernel struct {
 	Start    trace.Time
 	Dur      unit.Seconds
 }
-
-// maxBadEvents bounds the warnings about skipped events per file.
-const maxBadEvents = 5
-
-var reRank = regexp.MustCompile(`(?i)(?:rank[_-]?|-TP-)(\d+)`)
 
 // ReadTraces reads and analyzes the trace files concurrently, as
 // trace.AnalyzeFiles does (the same reader, analyzer, warnings and --strict
@@ -52,117 +37,30 @@ func ReadTraces(paths []string, opts trace.FileOptions) ([]Rank, error) {
 // the Rank then has its Result). Errors wrap trace.ErrInput when the input
 // is at fault.
 func ReadEach(paths []string, opts trace.FileOptions) ([]Rank, []error) {
+	colls := make([][]CollectiveKernel, len(paths))
+	cls := make([]*trace.Classifier, len(paths)) // one a file: a Classifier caches
+	for i := range cls {
+		cls[i] = trace.NewClassifier(opts.Rules)
+	}
+	frs := trace.AnalyzeFilesFunc(paths, opts, func(i int, ev *trace.Event) {
+		if ev.Cat == trace.CatKernel && ev.Ph == trace.PhaseComplete {
+			if c := cls[i].Classify(ev.Name).Category; c.IsCollective() {
+				colls[i] = append(colls[i], CollectiveKernel{c, ev.TS, ev.Dur})
+			}
+		}
+	})
 	out := make([]Rank, len(paths))
 	errs := make([]error, len(paths))
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = 2 * runtime.GOMAXPROCS(0)
-	}
-	sem := make(chan struct{}, workers)
-	var wg sync.WaitGroup
-	for i, p := range paths {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			out[i], errs[i] = readTrace(p, opts)
-		}()
-	}
-	wg.Wait()
-	for i := range out {
-		if out[i].Rank < 0 {
-			out[i].Rank = i
+	for i, fr := range frs {
+		out[i] = Rank{File: fr.File, Rank: fr.Rank}
+		if errs[i] = fr.Err; fr.Err != nil {
+			continue
 		}
+		cs := colls[i]
+		sort.SliceStable(cs, func(a, b int) bool { return cs[a].Start < cs[b].Start })
+		out[i].Result, out[i].Meta, out[i].Collectives = fr.Result, fr.Meta, cs
 	}
 	return out, errs
-}
-
-type progressReader struct {
-	r io.Reader
-	n *atomic.Int64
-}
-
-func (p progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	p.n.Add(int64(n))
-	return n, err
-}
-
-func readTrace(path string, opts trace.FileOptions) (Rank, error) {
-	rk := Rank{File: path, Rank: -1}
-	f, err := os.Open(path)
-	if err != nil {
-		return rk, fmt.Errorf("%w: %w", trace.ErrInput, err)
-	}
-	defer f.Close()
-	var in io.Reader = f
-	if opts.Progress != nil {
-		in = progressReader{f, opts.Progress}
-	}
-	r, err := trace.NewReader(in)
-	if err != nil {
-		return rk, fmt.Errorf("%w: %s: %w", trace.ErrInput, path, err)
-	}
-	defer r.Close()
-	an := trace.NewAnalyzer(opts.Options)
-	cl := trace.NewClassifier(opts.Rules)
-	var ev trace.Event
-	var warns []string
-	bad, events := 0, 0
-	for {
-		err := r.Next(&ev)
-		if err == nil {
-			events++
-			an.Add(&ev)
-			if ev.Cat == trace.CatKernel && ev.Ph == trace.PhaseComplete {
-				if c := cl.Classify(ev.Name).Category; c.IsCollective() {
-					rk.Collectives = append(rk.Collectives, CollectiveKernel{c, ev.TS, ev.Dur})
-				}
-			}
-			continue
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		var te *trace.Error
-		if errors.As(err, &te) && !te.Fatal {
-			if opts.Strict {
-				return rk, fmt.Errorf("%w: %s: %w", trace.ErrInput, path, err)
-			}
-			bad++
-			if bad <= maxBadEvents {
-				warns = append(warns, fmt.Sprintf("skipped a malformed event (%s)", err))
-			}
-			continue
-		}
-		if opts.Strict || events == 0 {
-			return rk, fmt.Errorf("%w: %s: %w", trace.ErrInput, path, err)
-		}
-		warns = append(warns, fmt.Sprintf("partly broken trace, steps read before the fault are kept: %s", err))
-		break
-	}
-	if bad > maxBadEvents {
-		warns = append(warns, fmt.Sprintf("skipped %d malformed events in all", bad))
-	}
-	res := an.Finish()
-	if opts.Strict && res.FarKernels > 0 {
-		return rk, fmt.Errorf("%w: %s: %d kernel events start far from their launch, a time outside the trace's span (the first at byte %d)", trace.ErrInput, path, res.FarKernels, res.FarOffset)
-	}
-	if opts.Strict && res.StepUnmatched {
-		return rk, fmt.Errorf("%w: %s: --step %q matches no step annotation (without --strict, steps come from %s)", trace.ErrInput, path, opts.Step, res.Source)
-	}
-	res.Warnings = append(warns, res.Warnings...)
-	rk.Result, rk.Meta = res, r.Meta()
-	if m := rk.Meta; m.Distributed != nil {
-		rk.Rank = m.Distributed.Rank
-	} else if sub := reRank.FindAllStringSubmatch(filepath.Base(path), -1); sub != nil {
-		if n, err := strconv.Atoi(sub[len(sub)-1][1]); err == nil {
-			rk.Rank = n
-		}
-	}
-	sort.SliceStable(rk.Collectives, func(i, j int) bool { return rk.Collectives[i].Start < rk.Collectives[j].Start })
-	return rk, nil
 }
 
 // Spread is one collective category across ranks: its kernels paired by

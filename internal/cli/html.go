@@ -193,18 +193,26 @@ func onOff(b bool) string {
 	return "off"
 }
 
+// sweepHeader is the header of a sweep's HTML report: the base
+// scenario's fields, the swept keys with their values, and combinations
+// (how many ran and were skipped).
+func sweepHeader(base *scenarios.Scenario, axes []plan.Axis, combinations string) []report.Field {
+	h := scenarioHeader(base)
+	var swept []string
+	for _, a := range axes {
+		swept = append(swept, a.Name+" = "+strings.Join(a.Values, ", "))
+	}
+	h[0].Label = "base scenario"
+	return append(h, report.Field{Label: "swept", Value: strings.Join(swept, "; ")},
+		report.Field{Label: "combinations", Value: combinations})
+}
+
 // page is sweep's HTML report: step time and tokens/s per user against
 // the first numeric swept key (or the batch), one series per combination
 // of the other keys; the full table under it.
 func (sw *swept) page() *report.Page {
-	pg := &report.Page{Title: "moecast sweep: " + sw.base.Name, Header: scenarioHeader(sw.base), Warnings: sw.warnings}
-	var axes []string
-	for _, a := range sw.res.Axes {
-		axes = append(axes, a.Name+" = "+strings.Join(a.Values, ", "))
-	}
-	pg.Header[0].Label = "base scenario"
-	pg.Header = append(pg.Header, report.Field{Label: "swept", Value: strings.Join(axes, "; ")},
-		report.Field{Label: "combinations", Value: fmt.Sprintf("%d run, %d skipped", len(sw.res.Points), len(sw.res.Skipped))})
+	pg := &report.Page{Title: "moecast sweep: " + sw.base.Name, Warnings: sw.warnings,
+		Header: sweepHeader(sw.base, sw.res.Axes, fmt.Sprintf("%d run, %d skipped", len(sw.res.Points), len(sw.res.Skipped)))}
 	xname, step, user := sw.charts()
 	pg.Sections = []report.Section{
 		{Title: "Step time against " + xname, Text: "One line per combination of the other swept keys; the band is the step's interval.", Chart: step},

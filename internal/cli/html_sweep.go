@@ -12,14 +12,8 @@ import (
 // combination of the swept keys other than the load; every point's
 // figures under them.
 func (ss *servingSwept) page() *report.Page {
-	pg := &report.Page{Title: "moecast sweep --serving: " + ss.base.Name, Header: scenarioHeader(ss.base), Warnings: ss.warnings}
-	var axes []string
-	for _, a := range ss.res.Axes {
-		axes = append(axes, a.Name+" = "+strings.Join(a.Values, ", "))
-	}
-	pg.Header[0].Label = "base scenario"
-	pg.Header = append(pg.Header, report.Field{Label: "swept", Value: strings.Join(axes, "; ")},
-		report.Field{Label: "combinations", Value: fmt.Sprintf("%d run, %d skipped; the serving simulation (simulate) at each", len(ss.res.Points), len(ss.res.Skipped))})
+	pg := &report.Page{Title: "moecast sweep --serving: " + ss.base.Name, Warnings: ss.warnings,
+		Header: sweepHeader(ss.base, ss.res.Axes, fmt.Sprintf("%d run, %d skipped; the serving simulation (simulate) at each", len(ss.res.Points), len(ss.res.Skipped)))}
 	closed := ss.res.Points[0].Value.points[0].at.Concurrency > 0
 	load := report.Axis{Label: "concurrency", Unit: "requests", Log: true}
 	if !closed {

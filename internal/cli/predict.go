@@ -74,19 +74,39 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 
 // parseBatchFlag parses "1,8,64".
 func parseBatchFlag(v string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(v, ",") {
-		f = strings.TrimSpace(f)
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, inputErrf("--batch: %q is not an integer (want e.g. --batch 1,8,64)", f)
-		}
-		out = append(out, n)
+	out, err := parseIntList("batch", v, "1,8,64")
+	if err != nil {
+		return nil, err
 	}
 	if err := scenarios.CheckBatches(out); err != nil {
 		return nil, inputErrf("--batch: %w", err)
 	}
 	return out, nil
+}
+
+// parseIntList parses the comma-separated integers v of flag --name;
+// example, in the error, shows a valid value.
+func parseIntList(name, v, example string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		f = strings.TrimSpace(f)
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, inputErrf("--%s: %q is not an integer (want e.g. --%s %s)", name, f, name, example)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// calibrationSources splits a --calibration value into its sources,
+// comma-separated, each trimmed of spaces.
+func calibrationSources(v string) []string {
+	srcs := strings.Split(v, ",")
+	for i := range srcs {
+		srcs[i] = strings.TrimSpace(srcs[i])
+	}
+	return srcs
 }
 
 // prediction is what predict computed, ready to render.
@@ -127,11 +147,7 @@ func runPredict(s *streams, opts *predictOptions) error {
 		return inputErr(err)
 	}
 	if opts.Calibration != "" {
-		srcs := strings.Split(opts.Calibration, ",")
-		for i := range srcs {
-			srcs[i] = strings.TrimSpace(srcs[i])
-		}
-		if err := sc.SetCalibration(srcs...); err != nil {
+		if err := sc.SetCalibration(calibrationSources(opts.Calibration)...); err != nil {
 			return inputErr(err)
 		}
 	}

@@ -113,14 +113,9 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 
 // parseConcurrencyFlag parses "4,64".
 func parseConcurrencyFlag(v string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(v, ",") {
-		f = strings.TrimSpace(f)
-		n, err := strconv.Atoi(f)
-		if err != nil {
-			return nil, inputErrf("--concurrency: %q is not an integer (want e.g. --concurrency 4,64)", f)
-		}
-		out = append(out, n)
+	out, err := parseIntList("concurrency", v, "4,64")
+	if err != nil {
+		return nil, err
 	}
 	if err := scenarios.CheckConcurrency(out); err != nil {
 		return nil, inputErrf("--concurrency: %w", err)
@@ -446,7 +441,7 @@ type simulateJSON struct {
 	Warnings     []string       `json:"warnings"`
 }
 
-// ms is a latency in ms for JSON.
+// simMs is a latency in ms for JSON.
 func simMs(t unit.Seconds) *float64 { return simNum(t.Ms()) }
 
 func (sn *simulation) json() simulateJSON {

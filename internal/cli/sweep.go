@@ -382,9 +382,13 @@ func sweepCategories(res *plan.SweepResult[sweepValue]) []cost.Category {
 }
 
 // skipLines says once per distinct reason how many combinations it skipped.
-func (sw *swept) skipLines() []string {
+func (sw *swept) skipLines() []string { return skipLines(sw.res.Reasons) }
+
+// skipLines says once per distinct reason how many combinations a sweep
+// skipped (predict's and --serving's alike).
+func skipLines(reasons []plan.ReasonCount) []string {
 	var out []string
-	for _, r := range sw.res.Reasons {
+	for _, r := range reasons {
 		out = append(out, fmt.Sprintf("skipped %d combination(s): %s", r.Count, r.Reason))
 	}
 	return out

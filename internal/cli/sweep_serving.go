@@ -89,13 +89,7 @@ func (ss *servingSwept) setMap(i int) map[string]string {
 	return m
 }
 
-func (ss *servingSwept) skipLines() []string {
-	var out []string
-	for _, r := range ss.res.Reasons {
-		out = append(out, fmt.Sprintf("skipped %d combination(s): %s", r.Count, r.Reason))
-	}
-	return out
-}
+func (ss *servingSwept) skipLines() []string { return skipLines(ss.res.Reasons) }
 
 // servingSweepPointJSON is one element of "points": the settings, the
 // engine the point ran, then simulate's point fields.

@@ -19,7 +19,7 @@ import (
 )
 
 // newValidateCmd is the `validate` command group: `validate trace` here,
-// `validate bench` (issue 11 item 3) to be added beside it.
+// `validate bench` in validate_bench.go.
 func newValidateCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate",
@@ -101,11 +101,7 @@ func loadValidation(scenario, calibration, step, rules string, inputs []string, 
 		return nil, nil, nil, inputErr(err)
 	}
 	if calibration != "" {
-		srcs := strings.Split(calibration, ",")
-		for i := range srcs {
-			srcs[i] = strings.TrimSpace(srcs[i])
-		}
-		if err := sc.SetCalibration(srcs...); err != nil {
+		if err := sc.SetCalibration(calibrationSources(calibration)...); err != nil {
 			return nil, nil, nil, inputErr(err)
 		}
 	}
