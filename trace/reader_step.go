@@ -198,6 +198,9 @@ func (r *scanner) refill() error {
 		nb = make([]byte, 0, 2*need)
 		nb = append(append(nb, rem...), data...)
 	}
+	// Read c's error before c goes back to the source: a released chunk is
+	// refilled (and its fields rewritten) by the source goroutine.
+	cerr := c.err
 	if r.cur != nil {
 		r.src.release(r.cur)
 	}
@@ -205,10 +208,10 @@ func (r *scanner) refill() error {
 	if keep == nil {
 		r.src.release(c)
 	}
-	if c.err != nil {
+	if cerr != nil {
 		r.eof = true
-		if c.err != io.EOF {
-			r.srcErr = c.err
+		if cerr != io.EOF {
+			r.srcErr = cerr
 		}
 	}
 	r.buf = nb
