@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/moecast/moecast/report"
@@ -36,3 +37,38 @@ func (t *table) render(w io.Writer, f string) error {
 
 // writeJSON writes v as indented JSON followed by a newline.
 func writeJSON(w io.Writer, v any) error { return report.WriteJSON(w, v) }
+
+// output is what a command writes once its results are computed: an
+// optional HTML report (html, page), then JSON, CSV (warnings, then notes,
+// on stderr) or text (which prints its own warnings). One piece for every
+// command, so they all order their outputs alike.
+type output struct {
+	html     string
+	page     func() *report.Page
+	json     func() any
+	csv      func() *table
+	text     func(io.Writer) error
+	warnings []string
+	notes    []string // further stderr lines with CSV (a sweep's skip reasons)
+}
+
+func (o output) write(s *streams, format string) error {
+	if o.html != "" {
+		if err := writeHTML(o.html, o.page()); err != nil {
+			return err
+		}
+	}
+	switch format {
+	case formatJSON:
+		return writeJSON(s.Out, o.json())
+	case formatCSV:
+		for _, w := range o.warnings {
+			fmt.Fprintln(s.Err, "warning: "+w)
+		}
+		for _, l := range o.notes {
+			fmt.Fprintln(s.Err, l)
+		}
+		return o.csv().render(s.Out, formatCSV)
+	}
+	return o.text(s.Out)
+}

@@ -157,23 +157,8 @@ func runPlan(s *streams, opts *planOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.HTML != "" {
-		if err := writeHTML(opts.HTML, pl.page()); err != nil {
-			return err
-		}
-	}
-	var err2 error
-	switch opts.Format {
-	case formatJSON:
-		err2 = writeJSON(s.Out, pl.json())
-	case formatCSV:
-		for _, w := range pl.warnings {
-			fmt.Fprintln(s.Err, "warning: "+w)
-		}
-		err2 = pl.pointsTable().render(s.Out, formatCSV)
-	default:
-		err2 = pl.text(s.Out)
-	}
+	err2 := output{html: opts.HTML, page: pl.page, json: func() any { return pl.json() },
+		csv: pl.pointsTable, text: pl.text, warnings: pl.warnings}.write(s, opts.Format)
 	if err2 != nil {
 		return err2
 	}

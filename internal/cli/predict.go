@@ -185,21 +185,8 @@ func runPredict(s *streams, opts *predictOptions) error {
 	if pr.breakEven, err = breakEvens(sc, sm, pr.points); err != nil {
 		return inputErr(err)
 	}
-	if opts.HTML != "" {
-		if err := writeHTML(opts.HTML, pr.page()); err != nil {
-			return err
-		}
-	}
-	switch opts.Format {
-	case formatJSON:
-		return writeJSON(s.Out, pr.json())
-	case formatCSV:
-		for _, w := range pr.warnings {
-			fmt.Fprintln(s.Err, "warning: "+w)
-		}
-		return pr.table(true).render(s.Out, formatCSV)
-	}
-	return pr.text(s.Out)
+	return output{html: opts.HTML, page: pr.page, json: func() any { return pr.json() },
+		csv: func() *table { return pr.table(true) }, text: pr.text, warnings: pr.warnings}.write(s, opts.Format)
 }
 
 // maxFinite bounds every number predict prints: above it (1e15 ms is

@@ -172,21 +172,8 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.HTML != "" {
-		if err := writeHTML(opts.HTML, sn.page()); err != nil {
-			return err
-		}
-	}
-	switch opts.Format {
-	case formatJSON:
-		return writeJSON(s.Out, sn.json())
-	case formatCSV:
-		for _, w := range sn.warnings {
-			fmt.Fprintln(s.Err, "warning: "+w)
-		}
-		return sn.table(true).render(s.Out, formatCSV)
-	}
-	return sn.text(s.Out)
+	return output{html: opts.HTML, page: sn.page, json: func() any { return sn.json() },
+		csv: func() *table { return sn.table(true) }, text: sn.text, warnings: sn.warnings}.write(s, opts.Format)
 }
 
 // openScenario opens a scenario file or shipped name; "" is the embedded

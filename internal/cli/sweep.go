@@ -234,35 +234,15 @@ func runSweep(s *streams, opts *sweepOptions) error {
 		if err != nil {
 			return err
 		}
-		if opts.HTML != "" {
-			if err := writeHTML(opts.HTML, ss.page()); err != nil {
-				return err
-			}
-		}
-		return ss.render(s, opts.Format)
+		return ss.output(opts.HTML).write(s, opts.Format)
 	}
 	sw, err := computeSweep(opts)
 	if err != nil {
 		return err
 	}
-	if opts.HTML != "" {
-		if err := writeHTML(opts.HTML, sw.page()); err != nil {
-			return err
-		}
-	}
-	switch opts.Format {
-	case formatJSON:
-		return writeJSON(s.Out, sw.json())
-	case formatCSV:
-		for _, w := range sw.warnings {
-			fmt.Fprintln(s.Err, "warning: "+w)
-		}
-		for _, l := range sw.skipLines() {
-			fmt.Fprintln(s.Err, l)
-		}
-		return sw.table(true).render(s.Out, formatCSV)
-	}
-	return sw.text(s.Out)
+	return output{html: opts.HTML, page: sw.page, json: func() any { return sw.json() },
+		csv: func() *table { return sw.table(true) }, text: sw.text, warnings: sw.warnings,
+		notes: sw.skipLines()}.write(s, opts.Format)
 }
 
 // sweepInputs parses the --set flags and reads the scenario, unchanged

@@ -218,19 +218,9 @@ func (ss *servingSwept) text(w io.Writer) error {
 	return nil
 }
 
-// render writes a serving sweep in the format asked.
-func (ss *servingSwept) render(s *streams, format string) error {
-	switch format {
-	case formatJSON:
-		return writeJSON(s.Out, ss.json())
-	case formatCSV:
-		for _, w := range ss.warnings {
-			fmt.Fprintln(s.Err, "warning: "+w)
-		}
-		for _, l := range ss.skipLines() {
-			fmt.Fprintln(s.Err, l)
-		}
-		return ss.table(true).render(s.Out, formatCSV)
-	}
-	return ss.text(s.Out)
+// output is what a serving sweep writes (html: --html, "" for none).
+func (ss *servingSwept) output(html string) output {
+	return output{html: html, page: ss.page, json: func() any { return ss.json() },
+		csv: func() *table { return ss.table(true) }, text: ss.text, warnings: ss.warnings,
+		notes: ss.skipLines()}
 }
