@@ -15,19 +15,38 @@ import (
 	"github.com/moecast/moecast/internal/cuda"
 )
 
-// Source is the kernel source the embedded images were built from.
+// Sources holds the kernel sources (*.cu) the embedded images were built
+// from: w4a16.cu (the W4A16 GEMM and MoE kernels, the empty and copy
+// kernels) and any other source of the package, each built into its own
+// module.
 //
-//go:embed w4a16.cu
-var Source []byte
+//go:embed *.cu
+var Sources embed.FS
 
-// Build holds the images (w4a16.sm_XY.cubin, w4a16.compute_80.ptx) and
-// MANIFEST, which names the source's SHA-256 and each image's.
+// Source is w4a16.cu.
+var Source = mustSource("w4a16")
+
+func mustSource(stem string) []byte {
+	b, err := fs.ReadFile(Sources, stem+".cu")
+	if err != nil {
+		panic("kernels/gpu: " + stem + ".cu is not embedded")
+	}
+	return b
+}
+
+// Build holds the images (<stem>.sm_XY.cubin, <stem>.compute_80.ptx for
+// each source <stem>.cu) and MANIFEST, which names each source's SHA-256
+// and each image's.
 //
 //go:embed build
 var Build embed.FS
 
-// ModuleEnv overrides the embedded images with a cubin or PTX file.
+// ModuleEnv overrides the embedded W4A16 images with a cubin or PTX file;
+// MOECAST_<STEM>_MODULE does so for another source (ModuleEnvFor).
 const ModuleEnv = "MOECAST_W4A16_MODULE"
+
+// ModuleEnvFor is the variable that overrides the images of stem.cu.
+func ModuleEnvFor(stem string) string { return "MOECAST_" + strings.ToUpper(stem) + "_MODULE" }
 
 // Kernel constants shared with w4a16.cu.
 const (
@@ -106,12 +125,27 @@ func (v Variant) Smem() int {
 }
 
 // SourceHash is the hex SHA-256 of Source.
-func SourceHash() string {
-	h := sha256.Sum256(Source)
+func SourceHash() string { return hashOf(Source) }
+
+func hashOf(b []byte) string {
+	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
 
-// Manifest reads build/MANIFEST: "source <sha256>" and "<file> <sha256>" lines.
+// Stems are the embedded sources' names without ".cu", sorted.
+func Stems() []string {
+	entries, _ := fs.ReadDir(Sources, ".")
+	var out []string
+	for _, e := range entries {
+		if n, ok := strings.CutSuffix(e.Name(), ".cu"); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// Manifest reads build/MANIFEST: "<stem>.cu <sha256>" for each source and
+// "<image> <sha256>" for each image.
 func Manifest() (map[string]string, error) {
 	b, err := fs.ReadFile(Build, "build/MANIFEST")
 	if err != nil {
@@ -131,25 +165,60 @@ func Manifest() (map[string]string, error) {
 	return out, nil
 }
 
-// Image picks the image for a device of compute capability major.minor: the
-// cubin of the same major with the highest minor not above it, else the
-// compute_80 PTX (JIT-compiled by the driver) on sm_80 and newer.
+// Image picks the W4A16 image for a device of compute capability
+// major.minor (ImageFor "w4a16").
 func Image(major, minor int) (name string, image []byte, err error) {
+	return ImageFor("w4a16", major, minor)
+}
+
+// ImageFor picks the image of stem.cu for a device of compute capability
+// major.minor: the cubin of the same major with the highest minor not above
+// it, else the compute_80 PTX (JIT-compiled by the driver) on sm_80 and
+// newer.
+func ImageFor(stem string, major, minor int) (name string, image []byte, err error) {
 	if major < 8 {
-		return "", nil, fmt.Errorf("w4a16: sm_%d%d: the kernels need sm_80 or newer (mma.sync bf16, cp.async)", major, minor)
+		return "", nil, fmt.Errorf("%s: sm_%d%d: the kernels need sm_80 or newer (mma.sync bf16, cp.async)", stem, major, minor)
 	}
 	for m := minor; m >= 0; m-- {
-		name = fmt.Sprintf("w4a16.sm_%d%d.cubin", major, m)
+		name = fmt.Sprintf("%s.sm_%d%d.cubin", stem, major, m)
 		if b, err := fs.ReadFile(Build, "build/"+name); err == nil {
 			return name, b, nil
 		}
 	}
-	name = "w4a16.compute_80.ptx"
+	name = stem + ".compute_80.ptx"
 	b, err := fs.ReadFile(Build, "build/"+name)
 	if err != nil {
-		return "", nil, fmt.Errorf("w4a16: no image for sm_%d%d embedded: %w", major, minor, err)
+		return "", nil, fmt.Errorf("%s: no image for sm_%d%d embedded: %w", stem, major, minor, err)
 	}
 	return name, b, nil
+}
+
+// LoadImage loads the module of stem.cu for dev into the current context:
+// the file MOECAST_<STEM>_MODULE names, else the embedded image ImageFor
+// picks. It returns the module and the image's name or path.
+func LoadImage(dev cuda.Device, stem string) (cuda.Module, string, error) {
+	major, minor, err := dev.ComputeCapability()
+	if err != nil {
+		return 0, "", err
+	}
+	var name string
+	var img []byte
+	if p := os.Getenv(ModuleEnvFor(stem)); p != "" {
+		name = p
+		if img, err = os.ReadFile(p); err != nil {
+			return 0, "", fmt.Errorf("%s: %s: %w", stem, ModuleEnvFor(stem), err)
+		}
+	} else if name, img, err = ImageFor(stem, major, minor); err != nil {
+		return 0, "", err
+	}
+	if !bytes.HasPrefix(img, []byte("\x7fELF")) && !bytes.Contains(img[:min(len(img), 4096)], []byte(".version")) {
+		return 0, "", fmt.Errorf("%s: %s is neither a cubin nor PTX", stem, name)
+	}
+	mod, err := cuda.LoadModule(img)
+	if err != nil {
+		return 0, "", fmt.Errorf("%s: load %s: %w", stem, name, err)
+	}
+	return mod, name, nil
 }
 
 // Module is the W4A16 kernels loaded into the current context.
@@ -168,30 +237,13 @@ type Module struct {
 // Load loads the kernels for the device into the current context (the
 // caller made the device's context current on this OS thread).
 func Load(dev cuda.Device) (*Module, error) {
-	major, minor, err := dev.ComputeCapability()
-	if err != nil {
-		return nil, err
-	}
 	sms, err := dev.Attribute(cuda.AttrMultiprocessorCount)
 	if err != nil {
 		return nil, err
 	}
-	var name string
-	var img []byte
-	if p := os.Getenv(ModuleEnv); p != "" {
-		name = p
-		if img, err = os.ReadFile(p); err != nil {
-			return nil, fmt.Errorf("w4a16: %s: %w", ModuleEnv, err)
-		}
-	} else if name, img, err = Image(major, minor); err != nil {
-		return nil, err
-	}
-	if !bytes.HasPrefix(img, []byte("\x7fELF")) && !bytes.Contains(img[:min(len(img), 4096)], []byte(".version")) {
-		return nil, fmt.Errorf("w4a16: %s is neither a cubin nor PTX", name)
-	}
-	mod, err := cuda.LoadModule(img)
+	mod, name, err := LoadImage(dev, "w4a16")
 	if err != nil {
-		return nil, fmt.Errorf("w4a16: load %s: %w", name, err)
+		return nil, err
 	}
 	m := &Module{mod: mod, fn: map[Variant]cuda.Function{}, Image: name, SMs: sms, PerSM: map[Variant]int{}}
 	for _, v := range Variants {
