@@ -19,13 +19,15 @@
 //
 // The MoE rows are a calibration table (op moe, int4_wo, uniform); copy
 // bandwidth and launch costs have no table in schema 1 and go into the
-// file's provenance (method) and the command's report. Not measured yet
-// (NotMeasured): cuBLASLt dense GEMMs, attention kernels, NCCL collectives.
+// file's provenance (method) and the command's report. Each measurement is
+// an Op (op.go) in Registry; what the issue asks for and no op measures yet
+// is in NotMeasured.
 package campaign
 
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -40,22 +42,43 @@ const (
 	OpMoE      = "moe"
 )
 
-// Ops are the measurements this campaign can make, in the order it runs them.
-var Ops = []string{OpCopy, OpOverhead, OpMoE}
+// Registry is every op, in the order a campaign runs them.
+var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}}
 
-// NotMeasured names what issue 13's campaign covers and this one does not
-// measure yet; `calib gpu` prints it and the file's provenance says it.
-var NotMeasured = []string{
-	"gemm: bf16/fp8 dense GEMMs through cuBLASLt (attention and shared-expert projections)",
-	"attention: MLA/GQA decode KV read rate",
-	"comm: NCCL all-reduce/all-gather/reduce-scatter/all-to-all on several GPUs",
+// Ops are the names of Registry's ops, in order.
+var Ops = opNames()
+
+func opNames() []string {
+	var out []string
+	for _, op := range Registry {
+		out = append(out, op.Name())
+	}
+	return out
+}
+
+// NotMeasured names what issue 13's campaign covers and no op measures
+// yet, by --ops name; `calib gpu` prints it and the file's provenance says
+// it. An op's file removes its entry when it lands.
+var NotMeasured = map[string]string{
+	"gemm":      "gemm: bf16/fp8 dense GEMMs through cuBLASLt (attention and shared-expert projections)",
+	"attention": "attention: MLA/GQA decode KV read rate",
+	"comm":      "comm: NCCL all-reduce/all-gather/reduce-scatter/all-to-all on several GPUs",
+}
+
+// NotMeasuredList is NotMeasured's sentences, sorted.
+func NotMeasuredList() []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(NotMeasured)) {
+		out = append(out, NotMeasured[k])
+	}
+	return out
 }
 
 // Options configure a campaign.
 type Options struct {
 	Quick bool     // fewer token counts (at most a minute on an H200)
 	Ops   []string // a subset of Ops; empty: all
-	GPUs  int      // GPUs to use; only 1 is measured (no collectives yet)
+	GPUs  int      // GPUs to use (the comm op); 0 or 1: one
 	// GPU is the preset the file is for ("h200-sxm"); empty: the preset
 	// whose label names the device.
 	GPU      string
@@ -108,72 +131,71 @@ var (
 	QuickTokens = []int{1, 8, 64, 512, 4096}
 )
 
-// CopyBytes is the buffer the copy bandwidth is measured over (each of
-// source and destination).
-const CopyBytes = 2 << 30
+// Tokens is the token counts under o.
+func (o Options) Tokens() []int {
+	if o.Quick {
+		return QuickTokens
+	}
+	return FullTokens
+}
 
-// EmptyLaunches is the launches of the empty kernel per timing.
-const EmptyLaunches = 2000
-
-// RotateBytes is how much weight data the MoE routings rotate over.
-const RotateBytes = 512 << 20
-
-// Plan is the list of measurements.
+// Plan is the ops a campaign runs, in order, and their steps.
 type Plan struct {
-	Copy     bool
-	Overhead bool
-	MoE      []MoEPoint
+	Ops   []Op
+	steps int
 }
 
 // Steps is the number of timed measurements (for progress).
-func (p *Plan) Steps() int {
-	n := len(p.MoE)
-	if p.Copy {
-		n++
-	}
-	if p.Overhead {
-		n++
-	}
-	return n
+func (p *Plan) Steps() int { return p.steps }
+
+// Has says whether the plan runs the op named name.
+func (p *Plan) Has(name string) bool {
+	return slices.ContainsFunc(p.Ops, func(op Op) bool { return op.Name() == name })
 }
 
 // NewPlan makes the plan for o, or says what is wrong with o.
 func NewPlan(o Options) (*Plan, error) {
-	if o.GPUs > 1 {
-		return nil, fmt.Errorf("--gpus %d: only single-GPU measurements are implemented (collectives are not measured yet)", o.GPUs)
-	}
 	if o.GPUs < 0 {
-		return nil, fmt.Errorf("--gpus %d: want 1", o.GPUs)
+		return nil, fmt.Errorf("--gpus %d: want 1 or more", o.GPUs)
 	}
-	ops := o.Ops
-	if len(ops) == 0 {
-		ops = Ops
+	want := map[string]bool{}
+	for _, name := range o.Ops {
+		if !slices.Contains(Ops, name) {
+			if _, later := NotMeasured[name]; later {
+				return nil, fmt.Errorf("--ops %s: not measured yet (%s)", name, NotMeasured[name])
+			}
+			return nil, fmt.Errorf("--ops %q: want some of %s", name, strings.Join(Ops, ", "))
+		}
+		want[name] = true
 	}
 	p := &Plan{}
-	for _, op := range ops {
-		switch op {
-		case OpCopy:
-			p.Copy = true
-		case OpOverhead:
-			p.Overhead = true
-		case OpMoE:
-			tokens := FullTokens
-			if o.Quick {
-				tokens = QuickTokens
-			}
-			for _, s := range Splits {
-				for _, t := range tokens {
-					p.MoE = append(p.MoE, MoEPoint{Model: KimiK25, Split: s, Tokens: t})
-				}
-			}
-		case "gemm", "attention", "comm":
-			return nil, fmt.Errorf("--ops %s: not measured yet (%s)", op, strings.Join(NotMeasured, "; "))
-		default:
-			return nil, fmt.Errorf("--ops %q: want some of %s", op, strings.Join(Ops, ", "))
+	tables := false
+	for _, op := range Registry {
+		if len(want) > 0 && !want[op.Name()] {
+			continue
 		}
+		n, err := op.Steps(o)
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			continue
+		}
+		p.Ops = append(p.Ops, op)
+		p.steps += n
+		tables = tables || op.Tables()
 	}
-	if len(p.MoE) == 0 {
-		return nil, fmt.Errorf("--ops %s: the calibration file needs a table: include moe", strings.Join(ops, ","))
+	if o.GPUs > 1 && !p.Has("comm") {
+		return nil, fmt.Errorf("--gpus %d: only the comm op uses several GPUs, and it is not in the plan", o.GPUs)
+	}
+	if !tables {
+		var names []string
+		for _, op := range Registry {
+			if op.Tables() {
+				names = append(names, op.Name())
+			}
+		}
+		return nil, fmt.Errorf("--ops %s: the calibration file needs a table: include one of %s", strings.Join(o.Ops, ","), strings.Join(names, ", "))
 	}
 	return p, nil
 }

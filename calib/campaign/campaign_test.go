@@ -19,14 +19,13 @@ import (
 func TestPlan(t *testing.T) {
 	full, err := NewPlan(Options{})
 	require.NoError(t, err)
-	assert.True(t, full.Copy && full.Overhead)
-	assert.Len(t, full.MoE, len(Splits)*len(FullTokens))
-	assert.Equal(t, len(full.MoE)+2, full.Steps())
+	assert.True(t, full.Has(OpCopy) && full.Has(OpOverhead) && full.Has(OpMoE))
+	assert.Equal(t, len(Splits)*len(FullTokens)+2, full.Steps())
 	quick, err := NewPlan(Options{Quick: true, Ops: []string{"moe"}})
 	require.NoError(t, err)
-	assert.False(t, quick.Copy || quick.Overhead)
-	assert.Len(t, quick.MoE, len(Splits)*len(QuickTokens))
-	for _, p := range quick.MoE {
+	assert.False(t, quick.Has(OpCopy) || quick.Has(OpOverhead))
+	assert.Equal(t, len(Splits)*len(QuickTokens), quick.Steps())
+	for _, p := range MoEPoints(Options{Quick: true}) {
 		gu, dn := p.Model.GateUp(p.Split), p.Model.Down(p.Split)
 		assert.Equal(t, 0, gu.N%128+gu.K%128+dn.N%128+dn.K%128, "kernel shapes: %+v %+v", gu, dn)
 	}
@@ -35,15 +34,27 @@ func TestPlan(t *testing.T) {
 	assert.Equal(t, Shape{4096, 7168}, KimiK25.GateUp(Split{1, 8}))
 	assert.Equal(t, 48, KimiK25.LocalExperts(Split{1, 8}))
 
-	for _, tt := range []struct {
+	cases := []struct {
 		o    Options
 		want string
 	}{
-		{Options{GPUs: 2}, "--gpus 2: only single-GPU measurements"},
-		{Options{Ops: []string{"comm"}}, "--ops comm: not measured yet"},
 		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe`},
-		{Options{Ops: []string{"copy"}}, "needs a table: include moe"},
-	} {
+		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe"},
+		{Options{GPUs: -1}, "--gpus -1: want 1 or more"},
+	}
+	if _, later := NotMeasured["comm"]; later {
+		cases = append(cases, struct {
+			o    Options
+			want string
+		}{Options{GPUs: 2}, "--gpus 2: only the comm op uses several GPUs"})
+	}
+	for name := range NotMeasured {
+		cases = append(cases, struct {
+			o    Options
+			want string
+		}{Options{Ops: []string{name}}, "--ops " + name + ": not measured yet"})
+	}
+	for _, tt := range cases {
 		_, err := NewPlan(tt.o)
 		assert.ErrorContains(t, err, tt.want, "%+v", tt.o)
 	}
@@ -70,15 +81,18 @@ func recorded() *Result {
 	r := &Result{
 		Device:   Device{Name: "NVIDIA H200", UUID: "GPU-0", UUIDs: []string{"GPU-0", "GPU-1"}, SM: "sm_90", SMs: 132, L2Bytes: 60 << 20, Image: "w4a16.sm_90.cubin"},
 		Versions: Versions{Driver: "580.159.04", CUDA: "13.0", NCCL: "2.28.9"},
-		Copy:     &CopyResult{Bytes: 2 * CopyBytes, BytesPerSec: 3.9e12, Timing: Timing{Median: 2 * CopyBytes / 3.9e12, Min: 1.1e-3, Max: 1.2e-3}},
-		Overhead: &Timing{Median: 1.1e-6, Min: 1.0e-6, Max: 1.3e-6, Eager: 4.6e-6},
+		Outputs: []*Output{
+			copyOutput(&CopyResult{Bytes: 2 * CopyBytes, BytesPerSec: 3.9e12, Timing: Timing{Median: 2 * CopyBytes / 3.9e12, Min: 1.1e-3, Max: 1.2e-3}}),
+			overheadOutput(&Timing{Median: 1.1e-6, Min: 1.0e-6, Max: 1.3e-6, Eager: 4.6e-6}),
+		},
 	}
-	plan, _ := NewPlan(Options{Quick: true})
-	for _, p := range plan.MoE {
+	var moe []MoEResult
+	for _, p := range MoEPoints(Options{Quick: true}) {
 		us := 10 + 0.2*float64(p.Tokens)/float64(p.Split.EP)
-		r.MoE = append(r.MoE, MoEResult{Point: p, GateUp: Timing{Median: us * 0.6e-6}, Down: Timing{Median: us * 0.4e-6},
+		moe = append(moe, MoEResult{Point: p, GateUp: Timing{Median: us * 0.6e-6}, Down: Timing{Median: us * 0.4e-6},
 			Touched: 8, WorkingSet: 8 * 3 * 7168 * 2048 / float64(p.Split.MoETP) * 0.5625})
 	}
+	r.Outputs = append(r.Outputs, MoEOutput(moe))
 	return r
 }
 
@@ -94,7 +108,7 @@ func TestFileWrittenAndUsed(t *testing.T) {
 	require.Len(t, got.Tables, 1)
 	tb := got.Tables[0]
 	assert.Equal(t, "moe", tb.Op)
-	assert.Len(t, tb.Rows, len(r.MoE))
+	assert.Len(t, tb.Rows, len(r.Output(OpMoE).Data.([]MoEResult)))
 	p := got.Effective(&tb)
 	assert.Equal(t, "h200-sxm", p.GPU)
 	assert.Equal(t, "2026-12-01", p.Date)
@@ -104,7 +118,9 @@ func TestFileWrittenAndUsed(t *testing.T) {
 	fm := got.Provenance.Method
 	assert.Contains(t, fm, "device copy 3.90 TB/s")
 	assert.Contains(t, fm, "empty kernel 1.10 us a node of a replayed graph")
-	assert.Contains(t, fm, "not measured: gemm")
+	if len(NotMeasured) > 0 {
+		assert.Contains(t, fm, "not measured: ")
+	}
 	assert.Contains(t, p.Command, "moecast devel (commit x)")
 	assert.Equal(t, "580.159.04", p.Driver)
 
@@ -132,7 +148,7 @@ func TestFileErrors(t *testing.T) {
 	assert.ErrorContains(t, err, `--gpu "a100": not a GPU preset`)
 	_, err = r.File(Options{GPU: "h100-sxm", Date: "1 Dec"}, now)
 	assert.ErrorContains(t, err, `--date "1 Dec": want YYYY-MM-DD`)
-	r.MoE = nil
+	r.Outputs = r.Outputs[:2] // copy and overhead: no table
 	_, err = r.File(Options{GPU: "h100-sxm"}, now)
 	assert.ErrorContains(t, err, "nothing measured for a table")
 }

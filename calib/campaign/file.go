@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -10,9 +9,9 @@ import (
 	"github.com/moecast/moecast/kernels"
 )
 
-// File turns r into a calibration file: one MoE table per model (rows per
-// split and token count), with the file's provenance naming the device,
-// the software, the command, the method and what was not measured.
+// File turns r into a calibration file: every op's tables, with the file's
+// provenance naming the device, the software, the command, the method (the
+// ops' sentences) and what was not measured.
 func (r *Result) File(o Options, now time.Time) (*calib.File, error) {
 	preset := o.GPU
 	if preset == "" {
@@ -29,19 +28,18 @@ func (r *Result) File(o Options, now time.Time) (*calib.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(r.MoE) == 0 {
-		return nil, fmt.Errorf("nothing measured for a table (the moe op)")
-	}
 	var method []string
-	if r.Copy != nil {
-		method = append(method, fmt.Sprintf("device copy %.2f TB/s read + write (moecast_copy over 2 x %d MiB, graph replays %.2f-%.2f TB/s)",
-			r.Copy.BytesPerSec/1e12, CopyBytes>>20, r.Copy.Bytes/r.Copy.Max/1e12, r.Copy.Bytes/r.Copy.Min/1e12))
+	var tables []calib.Table
+	for _, out := range r.Outputs {
+		method = append(method, out.Method...)
+		tables = append(tables, out.Tables...)
 	}
-	if r.Overhead != nil {
-		method = append(method, fmt.Sprintf("empty kernel %.2f us a node of a replayed graph (the gap between graph-replayed kernels; %.2f-%.2f us), %.2f us a direct launch from the host",
-			r.Overhead.Median*1e6, r.Overhead.Min*1e6, r.Overhead.Max*1e6, r.Overhead.Eager*1e6))
+	if len(tables) == 0 {
+		return nil, fmt.Errorf("nothing measured for a table")
 	}
-	method = append(method, "not measured: "+strings.Join(NotMeasured, "; "))
+	if nm := NotMeasuredList(); len(nm) > 0 {
+		method = append(method, "not measured: "+strings.Join(nm, "; "))
+	}
 	prov := calib.Provenance{
 		GPU:        preset,
 		GPULabel:   fmt.Sprintf("%s (%s, %d SMs; measured %s; visible %s)", r.Device.Name, r.Device.SM, r.Device.SMs, r.Device.UUID, strings.Join(r.Device.UUIDs, " ")),
@@ -57,48 +55,5 @@ func (r *Result) File(o Options, now time.Time) (*calib.File, error) {
 		Cache:      "flushed",
 		Method:     "moecast calib gpu on one GPU: " + strings.Join(method, "; "),
 	}
-	f := &calib.File{Schema: calib.Schema, Provenance: prov}
-	byModel := map[string][]MoEResult{}
-	var models []MoEModel
-	for _, m := range r.MoE {
-		if _, ok := byModel[m.Point.Model.Name]; !ok {
-			models = append(models, m.Point.Model)
-		}
-		byModel[m.Point.Model.Name] = append(byModel[m.Point.Model.Name], m)
-	}
-	for _, mm := range models {
-		rows := byModel[mm.Name]
-		sort.SliceStable(rows, func(i, j int) bool {
-			a, b := rows[i].Point, rows[j].Point
-			if a.Split != b.Split {
-				if a.Split.MoETP != b.Split.MoETP {
-					return a.Split.MoETP < b.Split.MoETP
-				}
-				return a.Split.EP < b.Split.EP
-			}
-			return a.Tokens < b.Tokens
-		})
-		t := calib.Table{
-			Name: fmt.Sprintf("moe.moecast_w4a16.int4_wo.e%d.uniform", mm.Experts),
-			Op:   "moe",
-			Keys: calib.Keys{Dtype: "int4_wo", Distribution: "uniform", Experts: mm.Experts, TopK: mm.TopK,
-				Hidden: mm.Hidden, Inter: mm.Inter},
-			Columns: []string{"moe_tp", "ep", "tokens", "latency_us", "working_set_bytes", "l2_resident"},
-			Provenance: calib.Provenance{Method: fmt.Sprintf(
-				"%s experts (group %d): moecast's W4A16 MoE kernels, gate_up (%d -> 2x%d/moe_tp) then down, one launch each over the routed batch "+
-					"(moe_align-style sorted ids), uniform top-%d routing from seeds (EP: rank 0 holds experts/ep of them and computes the slots routed there), "+
-					"routings rotated until their weights total %d MiB so every call reads HBM; latency = the two kernels' medians of 15 graph replays; "+
-					"routing (top-k), moe_align, the activation and the top-k sum are not included",
-				mm.Name, mm.Group, mm.Hidden, mm.Inter, mm.TopK, RotateBytes>>20)},
-		}
-		for _, m := range rows {
-			t.Rows = append(t.Rows, []float64{float64(m.Point.Split.MoETP), float64(m.Point.Split.EP), float64(m.Point.Tokens),
-				roundPS(m.Latency() * 1e6), float64(int64(m.WorkingSet)), 0})
-		}
-		f.Tables = append(f.Tables, t)
-	}
-	return f, nil
+	return &calib.File{Schema: calib.Schema, Provenance: prov, Tables: tables}, nil
 }
-
-// roundPS rounds microseconds to 1 ps.
-func roundPS(us float64) float64 { return float64(int64(us*1e6+0.5)) / 1e6 }

@@ -35,36 +35,22 @@ type Timing struct {
 	Median, Min, Max, Eager float64
 }
 
-// CopyResult is the device copy bandwidth.
-type CopyResult struct {
-	Bytes       float64 // read + written per copy
-	BytesPerSec float64 // Bytes / Median
-	Timing
-}
-
-// MoEResult is one MoE point: the gate_up and down kernels timed apart.
-type MoEResult struct {
-	Point         MoEPoint
-	GateUp, Down  Timing
-	Touched       float64 // distinct experts this GPU read, mean over the routings
-	WorkingSet    float64 // weight bytes those experts hold (gate_up + down)
-	GateUpVariant string  // the kernels the plan chose
-	DownVariant   string
-	Routings      int // routings rotated over
-	CallsPerGraph int
-}
-
-// Latency is the layer's time: the two kernels' medians.
-func (r MoEResult) Latency() float64 { return r.GateUp.Median + r.Down.Median }
-
-// Result is what a campaign measured.
+// Result is what a campaign measured: one Output per op, in plan order.
 type Result struct {
 	Device   Device
 	Versions Versions
-	Copy     *CopyResult
-	Overhead *Timing // the empty kernel: Median is per node of a replayed graph, Eager per direct launch
-	MoE      []MoEResult
+	Outputs  []*Output
 	Elapsed  time.Duration
+}
+
+// Output is the named op's output, or nil.
+func (r *Result) Output(op string) *Output {
+	for _, o := range r.Outputs {
+		if o.Op == op {
+			return o
+		}
+	}
+	return nil
 }
 
 var nvidiaVersion = regexp.MustCompile(`Kernel Module(?: for [^ ]+)?\s+([0-9][0-9.]+)`)
@@ -175,54 +161,19 @@ func Run(plan *Plan, o Options) (*Result, error) {
 	defer s.Destroy()
 	res := &Result{Device: d, Versions: versions()}
 	step, steps := 0, plan.Steps()
-	say := func(format string, args ...any) {
+	e := &Env{Dev: dev, Device: d, Stream: s, W4A16: m, Options: o, say: func(line string) {
 		step++
 		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "calib gpu: [%d/%d] %s\n", step, steps, fmt.Sprintf(format, args...))
+			fmt.Fprintf(o.Progress, "calib gpu: [%d/%d] %s\n", step, steps, line)
 		}
-	}
-	if plan.Copy {
-		r, err := gpu.MeasureCopy(m, CopyBytes, s)
+	}}
+	for _, op := range plan.Ops {
+		out, err := op.Run(e)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", op.Name(), err)
 		}
-		res.Copy = &CopyResult{Bytes: r.Bytes, BytesPerSec: r.BytesPerSec, Timing: timing(r)}
-		say("copy %.0f MiB: %.2f TB/s (read + write)", float64(CopyBytes)/(1<<20), r.BytesPerSec/1e12)
-	}
-	if plan.Overhead {
-		t, err := gpu.MeasureEmpty(m, EmptyLaunches, s)
-		if err != nil {
-			return nil, err
-		}
-		res.Overhead = &Timing{Median: t.Graph, Min: t.GraphMin, Max: t.GraphMax, Eager: t.Eager}
-		say("empty kernel: %.2f us a graph node, %.2f us eager", t.Graph*1e6, t.Eager*1e6)
-	}
-	for i, p := range plan.MoE {
-		mm, sp := p.Model, p.Split
-		gu, dn := mm.GateUp(sp), mm.Down(sp)
-		local := 0
-		if sp.EP > 1 {
-			local = mm.LocalExperts(sp)
-		}
-		seed := uint64(1_000_003*(i+1)) ^ uint64(p.Tokens)
-		c := gpu.MoECase{Name: "gate_up", Tokens: p.Tokens, Experts: mm.Experts, TopK: mm.TopK, N: gu.N, K: gu.K,
-			Group: mm.Group, Seed: seed, Local: local}
-		rg, err := gpu.MeasureMoE(m, c, RotateBytes, s)
-		if err != nil {
-			return nil, err
-		}
-		c.Name, c.N, c.K, c.Down = "down", dn.N, dn.K, true
-		rd, err := gpu.MeasureMoE(m, c, RotateBytes, s)
-		if err != nil {
-			return nil, err
-		}
-		wb := func(sh Shape) float64 { return float64(sh.N*sh.K/2 + sh.N*sh.K/mm.Group*2) }
-		r := MoEResult{Point: p, GateUp: timing(rg), Down: timing(rd), Touched: rg.Touched,
-			WorkingSet: rg.Touched*wb(gu) + rd.Touched*wb(dn), GateUpVariant: rg.Variant, DownVariant: rd.Variant,
-			Routings: rg.Copies, CallsPerGraph: rg.CallsPerGraph}
-		res.MoE = append(res.MoE, r)
-		say("moe %s tp%d ep%d tokens %d: %.1f us (gate_up %.1f, down %.1f), %.1f experts",
-			mm.Name, sp.MoETP, sp.EP, p.Tokens, r.Latency()*1e6, rg.GraphSeconds*1e6, rd.GraphSeconds*1e6, rg.Touched)
+		out.Op = op.Name()
+		res.Outputs = append(res.Outputs, out)
 	}
 	res.Elapsed = time.Since(start)
 	return res, nil

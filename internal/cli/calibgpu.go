@@ -10,6 +10,7 @@ import (
 
 	"github.com/moecast/moecast/calib/campaign"
 	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/report"
 )
 
 // calibGPUOptions are the flags of `moecast calib gpu`.
@@ -45,7 +46,7 @@ line, exit 2, and writes nothing.`,
 	f := cmd.Flags()
 	f.BoolVar(&o.Quick, "quick", false, "fewer token counts (about a minute)")
 	f.StringSliceVar(&o.Ops, "ops", nil, "measurements: "+strings.Join(campaign.Ops, ",")+" (default all)")
-	f.IntVar(&o.GPUs, "gpus", 1, "GPUs to use (only 1: collectives are not measured yet)")
+	f.IntVar(&o.GPUs, "gpus", 1, "GPUs to use (the comm op; the other ops measure device 0)")
 	f.StringVar(&o.GPU, "gpu", "", "GPU preset the file is for (default: from the device name)")
 	f.StringVar(&o.Date, "date", "", "measurement date YYYY-MM-DD (default today, UTC)")
 	f.StringVarP(&o.Out, "out", "o", "", "calibration file to write (required)")
@@ -102,27 +103,19 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	}
 	fmt.Fprintf(s.Out, "calib gpu: %s (%s), driver %s, CUDA %s, NCCL %s; %.1f s\n", res.Device.Name, res.Device.UUID,
 		res.Versions.Driver, res.Versions.CUDA, res.Versions.NCCL, res.Elapsed.Seconds())
-	if res.Copy != nil {
-		fmt.Fprintf(s.Out, "copy      %.2f TB/s read + write\n", res.Copy.BytesPerSec/1e12)
-	}
-	if res.Overhead != nil {
-		fmt.Fprintf(s.Out, "launch    %.2f us a graph node, %.2f us eager\n", res.Overhead.Median*1e6, res.Overhead.Eager*1e6)
-	}
-	t := &table{Columns: []column{{Name: "model", Left: true}, {Name: "moe_tp"}, {Name: "ep"}, {Name: "tokens"},
-		{Name: "latency_us", Text: "%.1f"}, {Name: "gate_up_us", Text: "%.1f"}, {Name: "down_us", Text: "%.1f"},
-		{Name: "spread_pct", Text: "%.1f"}, {Name: "experts", Text: "%.1f"}, {Name: "kernels", Left: true}}}
-	for _, m := range res.MoE {
-		spread := 0.0
-		if m.GateUp.Min > 0 && m.Down.Min > 0 {
-			spread = 100 * ((m.GateUp.Max+m.Down.Max)/(m.GateUp.Min+m.Down.Min) - 1)
+	for _, out := range res.Outputs {
+		for _, l := range out.Lines {
+			fmt.Fprintln(s.Out, l)
 		}
-		t.add(m.Point.Model.Name, m.Point.Split.MoETP, m.Point.Split.EP, m.Point.Tokens, m.Latency()*1e6,
-			m.GateUp.Median*1e6, m.Down.Median*1e6, spread, m.Touched, m.GateUpVariant+"+"+m.DownVariant)
+		if out.Report != nil {
+			if err := out.Report.Render(s.Out, report.Text); err != nil {
+				return err
+			}
+		}
 	}
-	if err := t.render(s.Out, formatText); err != nil {
-		return err
+	if nm := campaign.NotMeasuredList(); len(nm) > 0 {
+		fmt.Fprintf(s.Out, "not measured: %s\n", strings.Join(nm, "; "))
 	}
-	fmt.Fprintf(s.Out, "not measured: %s\n", strings.Join(campaign.NotMeasured, "; "))
 	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", o.Out, len(f.Tables), rowCount(f))
 	return nil
 }

@@ -17,15 +17,15 @@ import (
 // recorded result) layered on the embedded calibration answers predict's
 // MoE layers for the shipped Kimi-K2.5 H200 scenario.
 func TestCalibGPUFileUsedByPredict(t *testing.T) {
-	plan, err := campaign.NewPlan(campaign.Options{Quick: true, Ops: []string{"moe"}})
-	require.NoError(t, err)
 	r := &campaign.Result{Device: campaign.Device{Name: "NVIDIA H200", UUID: "GPU-0", UUIDs: []string{"GPU-0"}, SM: "sm_90",
 		SMs: 132, L2Bytes: 60 << 20, Image: "w4a16.sm_90.cubin"}, Versions: campaign.Versions{Driver: "580", CUDA: "13.0", NCCL: "2.28.9"}}
-	for _, p := range plan.MoE {
+	var moe []campaign.MoEResult
+	for _, p := range campaign.MoEPoints(campaign.Options{Quick: true}) {
 		us := 20 + 0.3*float64(p.Tokens)
-		r.MoE = append(r.MoE, campaign.MoEResult{Point: p, GateUp: campaign.Timing{Median: us * 0.6e-6},
+		moe = append(moe, campaign.MoEResult{Point: p, GateUp: campaign.Timing{Median: us * 0.6e-6},
 			Down: campaign.Timing{Median: us * 0.4e-6}, Touched: 8, WorkingSet: 1e8})
 	}
+	r.Outputs = append(r.Outputs, campaign.MoEOutput(moe))
 	f, err := r.File(campaign.Options{Command: "moecast calib gpu --quick --out h200.toml"}, time.Now())
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "h200.toml")

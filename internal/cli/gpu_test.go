@@ -54,8 +54,8 @@ func TestCalibGPUBadFlags(t *testing.T) {
 	}{
 		{[]string{"calib", "gpu"}, "calib gpu: --out FILE is required"},
 		{[]string{"calib", "gpu", "--out", dir}, "is a directory"},
-		{[]string{"calib", "gpu", "--ops", "comm", "--out", filepath.Join(dir, "x.toml")}, "--ops comm: not measured yet"},
-		{[]string{"calib", "gpu", "--gpus", "8", "--out", filepath.Join(dir, "x.toml")}, "--gpus 8: only single-GPU"},
+		{[]string{"calib", "gpu", "--ops", "bogus", "--out", filepath.Join(dir, "x.toml")}, `--ops "bogus": want some of`},
+		{[]string{"calib", "gpu", "--ops", "copy", "--gpus", "8", "--out", filepath.Join(dir, "x.toml")}, "--gpus 8: only the comm op uses several GPUs"},
 	} {
 		code, _, errOut := runCLI(t, tt.args...)
 		assert.Equal(t, ExitInput, code, "%v", tt.args)
