@@ -22,7 +22,13 @@ import (
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu h200-sxm -o embedded/h200-sxm.toml
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu b200-sxm -o embedded/b200-sxm.toml
 
-//go:embed embedded/*.toml
+// A GPU may also have embedded/calibgpu/<gpu>.toml, written by `moecast
+// calib gpu` on that GPU (docs/calibration.md, "Embedded calibrations"):
+// Embedded stacks it on the perf database's file (Stack), so its tables
+// replace those with the same op and keys and answer first, and the perf
+// database's other tables (collectives, other MoE formats) stay.
+//
+//go:embed embedded
 var embedded embed.FS
 
 var (
@@ -35,7 +41,9 @@ func EmbeddedNames() []string {
 	ents, _ := fs.ReadDir(embedded, "embedded")
 	var out []string
 	for _, e := range ents {
-		out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
+		if !e.IsDir() {
+			out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -63,6 +71,15 @@ func Embedded(gpu string) (*File, error) {
 	f, err := Parse("embedded:"+gpu, data)
 	if err != nil {
 		return nil, err
+	}
+	if m, err := embedded.ReadFile("embedded/calibgpu/" + gpu + ".toml"); err == nil {
+		mf, err := Parse("embedded:"+gpu+" (calib gpu)", m)
+		if err != nil {
+			return nil, err
+		}
+		if f, err = Stack("embedded:"+gpu, f, mf); err != nil {
+			return nil, err
+		}
 	}
 	embCache[gpu] = f
 	return f, nil
