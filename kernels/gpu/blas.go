@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/moecast/moecast/internal/cuda"
 )
@@ -138,59 +139,90 @@ func randomScales(rng *rand.Rand, n int) []float32 {
 // over copies totalling at least rotateBytes, so that every call reads W
 // from HBM; ws is a workspace of wsBytes (BLASWorkspace) for cuBLASLt.
 func MeasureMatmul(h *cuda.BLASLt, c MatmulCase, rotateBytes int64, ws cuda.DevicePtr, wsBytes int64, s cuda.Stream) (MatmulResult, error) {
+	r, err := MeasureMatmuls(h, c, []int{c.M}, rotateBytes, ws, wsBytes, s)
+	if err != nil {
+		return MatmulResult{}, err
+	}
+	return r[0], nil
+}
+
+// MeasureMatmuls is MeasureMatmul at each of ms (c.M is ignored): the
+// weight copies are made once and X and Y sized for the largest m.
+func MeasureMatmuls(h *cuda.BLASLt, c MatmulCase, ms []int, rotateBytes int64, ws cuda.DevicePtr, wsBytes int64, s cuda.Stream) ([]MatmulResult, error) {
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	var bufs deviceBuffers
+	defer bufs.free()
+	maxM := slices.Max(ms)
+	c.M = maxM
+	rng := rand.New(rand.NewPCG(uint64(c.N), uint64(c.K)))
+	wb, sb := weightBytes(c)
+	copies := int(min(maxCopies, max(2, (rotateBytes+wb+sb-1)/(wb+sb))))
+	w, err := bufs.alloc(int64(copies) * wb)
+	if err != nil {
+		return nil, err
+	}
+	elem := int64(c.Kind.ElemBytes())
+	if err := uploadTo(w, randomOperand(rng, c.Kind, c.N*c.K)); err != nil {
+		return nil, err
+	}
+	for i := 1; i < copies; i++ {
+		if err := cuda.CopyDevice(w+cuda.DevicePtr(int64(i)*wb), w, int64(c.N*c.K)*elem); err != nil {
+			return nil, err
+		}
+	}
+	x, err := bufs.upload(randomOperand(rng, c.Kind, maxM*c.K), int64(maxM*c.K)*elem)
+	if err != nil {
+		return nil, err
+	}
+	y, err := bufs.alloc(int64(maxM) * int64(c.N) * 2)
+	if err != nil {
+		return nil, err
+	}
+	var xs, wsc cuda.DevicePtr
+	if c.Kind != cuda.MatmulBF16 {
+		xl, wl := cuda.MatmulSpec{Kind: c.Kind, M: maxM, N: c.N, K: c.K}.ScaleLens()
+		if xs, err = bufs.upload(randomScales(rng, xl), int64(xl)*4); err != nil {
+			return nil, err
+		}
+		if wsc, err = bufs.alloc(int64(copies) * sb); err != nil {
+			return nil, err
+		}
+		if err := uploadTo(wsc, randomScales(rng, wl)); err != nil {
+			return nil, err
+		}
+		for i := 1; i < copies; i++ {
+			if err := cuda.CopyDevice(wsc+cuda.DevicePtr(int64(i)*sb), wsc, int64(wl)*4); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := cuda.Synchronize(); err != nil {
+		return nil, err
+	}
+	var out []MatmulResult
+	for _, m := range ms {
+		c.M = m
+		r, err := timeMatmul(h, c, copies, w, wb, wsc, sb, x, xs, y, ws, wsBytes, s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// timeMatmul plans c and times it over the copies of W at w (stride wb)
+// and their scales at wsc (stride sb).
+func timeMatmul(h *cuda.BLASLt, c MatmulCase, copies int, w cuda.DevicePtr, wb int64, wsc cuda.DevicePtr, sb int64,
+	x, xs, y, ws cuda.DevicePtr, wsBytes int64, s cuda.Stream) (MatmulResult, error) {
 	spec := cuda.MatmulSpec{Kind: c.Kind, M: c.M, N: c.N, K: c.K, Workspace: ws, WorkspaceBytes: wsBytes}
 	mm, err := h.NewMatmul(spec)
 	if err != nil {
 		return MatmulResult{}, err
 	}
 	defer mm.Destroy()
-	var bufs deviceBuffers
-	defer bufs.free()
-	rng := rand.New(rand.NewPCG(uint64(c.M*131+c.N), uint64(c.K)))
-	wb, sb := weightBytes(c)
-	copies := int(min(maxCopies, max(2, (rotateBytes+wb+sb-1)/(wb+sb))))
-	w, err := bufs.alloc(int64(copies) * wb)
-	if err != nil {
-		return MatmulResult{}, err
-	}
-	elem := int64(c.Kind.ElemBytes())
-	if err := uploadTo(w, randomOperand(rng, c.Kind, c.N*c.K)); err != nil {
-		return MatmulResult{}, err
-	}
-	for i := 1; i < copies; i++ {
-		if err := cuda.CopyDevice(w+cuda.DevicePtr(int64(i)*wb), w, int64(c.N*c.K)*elem); err != nil {
-			return MatmulResult{}, err
-		}
-	}
-	x, err := bufs.upload(randomOperand(rng, c.Kind, c.M*c.K), int64(c.M*c.K)*elem)
-	if err != nil {
-		return MatmulResult{}, err
-	}
-	y, err := bufs.alloc(int64(c.M) * int64(c.N) * 2)
-	if err != nil {
-		return MatmulResult{}, err
-	}
-	var xs, wsc cuda.DevicePtr
-	if c.Kind != cuda.MatmulBF16 {
-		xl, wl := spec.ScaleLens()
-		if xs, err = bufs.upload(randomScales(rng, xl), int64(xl)*4); err != nil {
-			return MatmulResult{}, err
-		}
-		if wsc, err = bufs.alloc(int64(copies) * sb); err != nil {
-			return MatmulResult{}, err
-		}
-		if err := uploadTo(wsc, randomScales(rng, wl)); err != nil {
-			return MatmulResult{}, err
-		}
-		for i := 1; i < copies; i++ {
-			if err := cuda.CopyDevice(wsc+cuda.DevicePtr(int64(i)*sb), wsc, int64(wl)*4); err != nil {
-				return MatmulResult{}, err
-			}
-		}
-	}
-	if err := cuda.Synchronize(); err != nil {
-		return MatmulResult{}, err
-	}
 	launches := make([]func() error, copies)
 	for i := range launches {
 		wi, si := w+cuda.DevicePtr(int64(i)*wb), wsc+cuda.DevicePtr(int64(i)*sb)
@@ -204,6 +236,7 @@ func MeasureMatmul(h *cuda.BLASLt, c MatmulCase, rotateBytes int64, ws cuda.Devi
 	if err != nil {
 		return MatmulResult{}, fmt.Errorf("%s %s: %w", c.Name, spec, err)
 	}
+	elem := int64(c.Kind.ElemBytes())
 	bytes := float64(int64(c.N)*int64(c.K)*elem + sbActual(spec) + int64(c.M)*int64(c.K)*elem + int64(c.M)*int64(c.N)*2)
 	return MatmulResult{Case: c, Algo: mm.Algo, Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: tm.Graph,
 		GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, Bytes: bytes, BytesPerSec: bytes / tm.Graph,
