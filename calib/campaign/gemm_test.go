@@ -95,7 +95,11 @@ func syntheticGEMM(t *testing.T, ms []int) *GEMMRun {
 		}
 		for _, m := range ms {
 			lat := max(float64(s.N)*float64(s.K)*eb/4.3e12, 2*float64(m)*float64(s.N)*float64(s.K)/700e12) + 3e-6
-			run.Results = append(run.Results, GEMMResult{Shape: s, M: m, Timing: Timing{Median: lat, Min: lat * 0.98, Max: lat * 1.03, Eager: lat + 5e-6}})
+			runM := m
+			if s.Dtype == "fp8-b128" && m < 4 {
+				runM = 4
+			}
+			run.Results = append(run.Results, GEMMResult{Shape: s, M: m, RunM: runM, Timing: Timing{Median: lat, Min: lat * 0.98, Max: lat * 1.03, Eager: lat + 5e-6}})
 		}
 	}
 	return run
@@ -132,6 +136,9 @@ func TestGEMMFileWrittenAndLoaded(t *testing.T) {
 		assert.Contains(t, p.Method, "checked: bf16 m=24 n=256 k=512")
 		if tb.Keys.Dtype == "fp8-b128" {
 			assert.Contains(t, p.Method, "quantization kernel")
+			assert.Contains(t, p.Method, "hold the time at m rounded up: m=1 ran as m=4, m=2 ran as m=4")
+		} else {
+			assert.NotContains(t, p.Method, "rounded up")
 		}
 	}
 	assert.Subset(t, names, []string{"gemm.cublaslt.bf16", "gemm.cublaslt.fp8-b128"})

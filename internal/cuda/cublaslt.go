@@ -462,18 +462,19 @@ func (s *MatmulSpec) validate() error {
 	return nil
 }
 
-// ScaleLens are the lengths (fp32 values) of the scale tensors an
-// fp8-b128 matmul reads: X's 1x128 scales, ceil(K/128) x M, and W's
-// 128x128 scales, ceil(N/128) x ceil(K/128); 1 and 1 for per-tensor fp8;
-// 0 and 0 for bf16. (The order of the values within each tensor is
-// cuBLASLt's; a buffer of this length is enough.)
+// ScaleLens are the lengths (fp32 values) of buffers that hold the scale
+// tensors an fp8-b128 matmul reads: X's 1x128 scales, ceil(K/128) per row
+// of X, and W's 128x128 scales, ceil(N/128) x ceil(K/128), each with its
+// dimensions rounded up to 4 (cuBLASLt pads the scale tensors' leading
+// dimension to 16 bytes; a buffer of this length holds either order); 1
+// and 1 for per-tensor fp8; 0 and 0 for bf16.
 func (s MatmulSpec) ScaleLens() (x, w int) {
 	switch s.Kind {
 	case MatmulFP8:
 		return 1, 1
 	case MatmulFP8Block128:
-		kb := (s.K + 127) / 128
-		return kb * ((s.M + 3) / 4 * 4), (s.N + 127) / 128 * kb
+		kb := ((s.K+127)/128 + 3) / 4 * 4
+		return kb * ((s.M + 3) / 4 * 4), ((s.N+127)/128 + 3) / 4 * 4 * kb
 	}
 	return 0, 0
 }

@@ -105,8 +105,10 @@ func TestMatmulSpecValidate(t *testing.T) {
 
 func TestScaleLens(t *testing.T) {
 	x, w := MatmulSpec{Kind: MatmulFP8Block128, M: 5, N: 300, K: 7168}.ScaleLens()
-	assert.Equal(t, 56*8, x, "ceil(K/128) x M rounded up to 4")
-	assert.Equal(t, 3*56, w, "ceil(N/128) x ceil(K/128)")
+	assert.Equal(t, 56*8, x, "ceil(K/128) x M, each rounded up to 4")
+	assert.Equal(t, 4*56, w, "ceil(N/128) x ceil(K/128), each rounded up to 4")
+	x, w = MatmulSpec{Kind: MatmulFP8Block128, M: 64, N: 256, K: 384}.ScaleLens()
+	assert.Equal(t, []int{4 * 64, 4 * 4}, []int{x, w})
 	x, w = MatmulSpec{Kind: MatmulFP8, M: 5, N: 300, K: 7168}.ScaleLens()
 	assert.Equal(t, []int{1, 1}, []int{x, w})
 	x, w = MatmulSpec{Kind: MatmulBF16, M: 5, N: 300, K: 7168}.ScaleLens()
@@ -169,12 +171,14 @@ func TestCUBLASLtOnDevice(t *testing.T) {
 	for _, sp := range cases {
 		sp.Workspace, sp.WorkspaceBytes = ws, wsBytes
 		for _, graph := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s graph=%v", sp, graph), func(t *testing.T) {
+			// no t.Run: a subtest runs on another goroutine, not the
+			// OS thread whose context onDevice made current
+			func() {
 				mm, err := h.NewMatmul(sp)
 				require.NoError(t, err)
 				defer mm.Destroy()
 				p := mm.Spec
-				t.Logf("%s: %s", p, mm.Algo)
+				t.Logf("%s graph=%v: %s", p, graph, mm.Algo)
 				batch := max(p.Batch, 1)
 				wRows, wCols := p.N, p.K
 				if p.WeightKN {
@@ -231,12 +235,12 @@ func TestCUBLASLtOnDevice(t *testing.T) {
 							g := bf16f(got[int64(b)*p.StrideY+int64(m)*int64(p.LDY)+int64(n)])
 							if g != bf16f(bf16(ref)) && bad < 5 {
 								bad++
-								t.Errorf("batch %d y[%d][%d] = %g, want %g", b, m, n, g, ref)
+								t.Errorf("%s graph=%v: batch %d y[%d][%d] = %g, want %g", p, graph, b, m, n, g, ref)
 							}
 						}
 					}
 				}
-			})
+			}()
 		}
 	}
 }

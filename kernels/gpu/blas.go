@@ -7,6 +7,7 @@ package gpu
 // graph (Time) with the weights rotated over copies beyond L2 ("streamed").
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -60,7 +61,11 @@ type MatmulCase struct {
 // MatmulResult is one timed case. Seconds are per call; bytes count the
 // weights (and their scales), X read and Y written once.
 type MatmulResult struct {
-	Case          MatmulCase
+	Case MatmulCase
+	// RunM is the m the matmul ran at: Case.M, or for fp8-b128 the next
+	// multiple of 4, 8 or 16 when cuBLASLt has no block-scaled algorithm
+	// at Case.M (its heuristic refuses m = 1 on sm_90 with cuBLASLt 13.1).
+	RunM          int
 	Algo          cuda.Algo
 	Copies        int // weight copies rotated over
 	CallsPerGraph int
@@ -155,6 +160,9 @@ func MeasureMatmuls(h *cuda.BLASLt, c MatmulCase, ms []int, rotateBytes int64, w
 	var bufs deviceBuffers
 	defer bufs.free()
 	maxM := slices.Max(ms)
+	if c.Kind == cuda.MatmulFP8Block128 {
+		maxM = (maxM + 15) / 16 * 16 // room for a padded m (timeMatmul)
+	}
 	c.M = maxM
 	rng := rand.New(rand.NewPCG(uint64(c.N), uint64(c.K)))
 	wb, sb := weightBytes(c)
@@ -164,7 +172,7 @@ func MeasureMatmuls(h *cuda.BLASLt, c MatmulCase, ms []int, rotateBytes int64, w
 		return nil, err
 	}
 	elem := int64(c.Kind.ElemBytes())
-	if err := uploadTo(w, randomOperand(rng, c.Kind, c.N*c.K)); err != nil {
+	if err := fillRandom(rng, w, c.Kind, int64(c.N)*int64(c.K)); err != nil {
 		return nil, err
 	}
 	for i := 1; i < copies; i++ {
@@ -172,8 +180,11 @@ func MeasureMatmuls(h *cuda.BLASLt, c MatmulCase, ms []int, rotateBytes int64, w
 			return nil, err
 		}
 	}
-	x, err := bufs.upload(randomOperand(rng, c.Kind, maxM*c.K), int64(maxM*c.K)*elem)
+	x, err := bufs.alloc(int64(maxM) * int64(c.K) * elem)
 	if err != nil {
+		return nil, err
+	}
+	if err := fillRandom(rng, x, c.Kind, int64(maxM)*int64(c.K)); err != nil {
 		return nil, err
 	}
 	y, err := bufs.alloc(int64(maxM) * int64(c.N) * 2)
@@ -213,12 +224,45 @@ func MeasureMatmuls(h *cuda.BLASLt, c MatmulCase, ms []int, rotateBytes int64, w
 	return out, nil
 }
 
+// fillChunk is the random elements drawn on the host for a fill; the rest
+// of a buffer repeats them (values do not change a GEMM's speed much,
+// zeros aside, and drawing a 1.2e9-element lm_head on the host takes
+// seconds).
+const fillChunk = 1 << 22
+
+// fillRandom fills n elements at p with random values of kind's input
+// type: fillChunk drawn on the host, then repeated by device copies.
+func fillRandom(rng *rand.Rand, p cuda.DevicePtr, kind cuda.MatmulKind, n int64) error {
+	elem := int64(kind.ElemBytes())
+	chunk := min(n, fillChunk)
+	if err := uploadTo(p, randomOperand(rng, kind, int(chunk))); err != nil {
+		return err
+	}
+	for done := chunk; done < n; {
+		c := min(done, n-done)
+		if err := cuda.CopyDevice(p+cuda.DevicePtr(done*elem), p, c*elem); err != nil {
+			return err
+		}
+		done += c
+	}
+	return nil
+}
+
 // timeMatmul plans c and times it over the copies of W at w (stride wb)
 // and their scales at wsc (stride sb).
 func timeMatmul(h *cuda.BLASLt, c MatmulCase, copies int, w cuda.DevicePtr, wb int64, wsc cuda.DevicePtr, sb int64,
 	x, xs, y, ws cuda.DevicePtr, wsBytes int64, s cuda.Stream) (MatmulResult, error) {
-	spec := cuda.MatmulSpec{Kind: c.Kind, M: c.M, N: c.N, K: c.K, Workspace: ws, WorkspaceBytes: wsBytes}
+	runM := c.M
+	spec := cuda.MatmulSpec{Kind: c.Kind, M: runM, N: c.N, K: c.K, Workspace: ws, WorkspaceBytes: wsBytes}
 	mm, err := h.NewMatmul(spec)
+	for _, p := range []int{4, 8, 16} {
+		if c.Kind != cuda.MatmulFP8Block128 || !errors.Is(err, cuda.ErrNoAlgorithm) || runM%p == 0 {
+			continue
+		}
+		runM = (c.M + p - 1) / p * p
+		spec.M = runM
+		mm, err = h.NewMatmul(spec)
+	}
 	if err != nil {
 		return MatmulResult{}, err
 	}
@@ -237,10 +281,10 @@ func timeMatmul(h *cuda.BLASLt, c MatmulCase, copies int, w cuda.DevicePtr, wb i
 		return MatmulResult{}, fmt.Errorf("%s %s: %w", c.Name, spec, err)
 	}
 	elem := int64(c.Kind.ElemBytes())
-	bytes := float64(int64(c.N)*int64(c.K)*elem + sbActual(spec) + int64(c.M)*int64(c.K)*elem + int64(c.M)*int64(c.N)*2)
-	return MatmulResult{Case: c, Algo: mm.Algo, Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: tm.Graph,
+	bytes := float64(int64(c.N)*int64(c.K)*elem + sbActual(spec) + int64(runM)*int64(c.K)*elem + int64(runM)*int64(c.N)*2)
+	return MatmulResult{Case: c, RunM: runM, Algo: mm.Algo, Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: tm.Graph,
 		GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, Bytes: bytes, BytesPerSec: bytes / tm.Graph,
-		FLOPsPerSec: 2 * float64(c.M) * float64(c.N) * float64(c.K) / tm.Graph}, nil
+		FLOPsPerSec: 2 * float64(runM) * float64(c.N) * float64(c.K) / tm.Graph}, nil
 }
 
 // sbActual is the bytes of W's scales (unrounded).
@@ -283,7 +327,7 @@ func (c MatmulCheck) String() string {
 }
 
 // BlockScaleLayout is an order of an fp8-b128 matmul's scale tensors (which
-// cuBLASLt's documentation fixes; CheckMatmul can test each): X's 1x128
+// cuBLASLt's documentation fixes; CheckMatmul tries each): X's 1x128
 // scales (m, kb) and W's 128x128 scales (nb, kb) as flat indices.
 type BlockScaleLayout struct {
 	Name string
@@ -291,15 +335,46 @@ type BlockScaleLayout struct {
 	W    func(nb, kb, NB, KB int) int
 }
 
-// BlockScaleLayouts are the candidate orders: X's scales M-major (m + kb*Mpad,
-// Mpad = M rounded up to 4) or K-major; W's K-block-major (kb + nb*KB) or
-// N-block-major.
-var BlockScaleLayouts = []BlockScaleLayout{
-	{"x m-major, w k-major", func(m, kb, M, KB int) int { return m + kb*((M+3)/4*4) }, func(nb, kb, NB, KB int) int { return kb + nb*KB }},
-	{"x m-major, w n-major", func(m, kb, M, KB int) int { return m + kb*((M+3)/4*4) }, func(nb, kb, NB, KB int) int { return nb + kb*NB }},
-	{"x k-major, w k-major", func(m, kb, M, KB int) int { return kb + m*KB }, func(nb, kb, NB, KB int) int { return kb + nb*KB }},
-	{"x k-major, w n-major", func(m, kb, M, KB int) int { return kb + m*KB }, func(nb, kb, NB, KB int) int { return nb + kb*NB }},
-}
+func pad4(n int) int { return (n + 3) / 4 * 4 }
+
+// BlockScaleLayouts are the candidate orders: X's scales M-major (m +
+// kb*ld) or K-major (kb + m*ld), W's K-block-major (kb + nb*ld) or
+// N-block-major (nb + kb*ld), each with its leading dimension as is or
+// rounded up to 4 (16 bytes).
+var BlockScaleLayouts = func() []BlockScaleLayout {
+	ld := func(pad bool, n int) int {
+		if pad {
+			return pad4(n)
+		}
+		return n
+	}
+	var out []BlockScaleLayout
+	for _, xm := range []bool{true, false} {
+		for _, xp := range []bool{true, false} {
+			for _, wk := range []bool{true, false} {
+				for _, wp := range []bool{true, false} {
+					name := fmt.Sprintf("x %s (ld padded %v), w %s (ld padded %v)", map[bool]string{true: "m-major", false: "k-major"}[xm], xp,
+						map[bool]string{true: "k-major", false: "n-major"}[wk], wp)
+					xm, xp, wk, wp := xm, xp, wk, wp
+					out = append(out, BlockScaleLayout{Name: name,
+						X: func(m, kb, M, KB int) int {
+							if xm {
+								return m + kb*ld(xp, M)
+							}
+							return kb + m*ld(xp, KB)
+						},
+						W: func(nb, kb, NB, KB int) int {
+							if wk {
+								return kb + nb*ld(wp, KB)
+							}
+							return nb + kb*ld(wp, NB)
+						}})
+				}
+			}
+		}
+	}
+	return out
+}()
 
 // CheckMatmul runs spec once on random inputs (bf16 uniform in [-1, 1);
 // fp8 exactly representable values; power-of-two scales, the same for every

@@ -39,7 +39,7 @@ func TestWeightBytes(t *testing.T) {
 	assert.Equal(t, int64(0), s)
 	w, s = weightBytes(MatmulCase{Kind: cuda.MatmulFP8Block128, M: 1, N: 2112, K: 7168})
 	assert.Equal(t, int64(2112*7168), w)
-	assert.Equal(t, int64((17*56*4+255)/256*256), s)
+	assert.Equal(t, int64((20*56*4+255)/256*256), s, "17 x 56 block scales, dimensions padded to 4")
 }
 
 // onBLAS makes device 0 current and creates a cuBLASLt handle and a stream,
@@ -101,8 +101,10 @@ func TestMatmulOnDevice(t *testing.T) {
 func TestMatmulBlockOnDevice(t *testing.T) {
 	h, s := onBLAS(t)
 	for i, sp := range []cuda.MatmulSpec{
-		{Kind: cuda.MatmulFP8Block128, M: 64, N: 256, K: 384},
 		{Kind: cuda.MatmulFP8Block128, M: 8, N: 384, K: 512},
+		{Kind: cuda.MatmulFP8Block128, M: 32, N: 384, K: 512},
+		{Kind: cuda.MatmulFP8Block128, M: 64, N: 256, K: 384},  // K/128 = 3: padded W scales
+		{Kind: cuda.MatmulFP8Block128, M: 12, N: 640, K: 1280}, // M = 12, N/128 = 5, K/128 = 10
 	} {
 		c, err := CheckMatmul(h, sp, uint64(i+10), true, s)
 		if errors.Is(err, cuda.ErrNoAlgorithm) {
@@ -116,6 +118,27 @@ func TestMatmulBlockOnDevice(t *testing.T) {
 		t.Logf("per-block scales, best layout: %s", c)
 		assert.True(t, c.Pass(), "per-block scales: no candidate layout matches: %s", c)
 	}
+}
+
+// TestMatmulBlockSmallMOnDevice logs which m from 1 to 16 cuBLASLt has a
+// block-scaled algorithm for (MeasureMatmuls pads the others).
+func TestMatmulBlockSmallMOnDevice(t *testing.T) {
+	h, _ := onBLAS(t)
+	ws, err := cuda.Alloc(BLASWorkspace)
+	require.NoError(t, err)
+	defer cuda.Free(ws)
+	var ok, no []int
+	for m := 1; m <= 16; m++ {
+		mm, err := h.NewMatmul(cuda.MatmulSpec{Kind: cuda.MatmulFP8Block128, M: m, N: 4096, K: 7168, Workspace: ws, WorkspaceBytes: BLASWorkspace})
+		if err != nil {
+			require.ErrorIs(t, err, cuda.ErrNoAlgorithm)
+			no = append(no, m)
+			continue
+		}
+		mm.Destroy()
+		ok = append(ok, m)
+	}
+	t.Logf("fp8-b128 n=4096 k=7168: algorithm for m %v, none for m %v", ok, no)
 }
 
 // TestMatmulTimingOnDevice times a few projections streamed (weights
