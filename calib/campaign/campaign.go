@@ -15,7 +15,11 @@
 //     expert width 2048, group 32) for expert TP8 and EP8, over decode and
 //     prefill token counts, uniform routing from seeds, weights streamed:
 //     routings rotated until the weights they touch total 512 MiB (8x the
-//     H200's L2), so every call reads HBM as a 61-layer step does.
+//     H200's L2), so every call reads HBM as a 61-layer step does;
+//   - gemm: the shipped models' dense projections (attention, dense MLP,
+//     shared expert, router, lm_head) at TP 1-8 through cuBLASLt loaded at
+//     run time, bf16 and fp8-b128, decode and prefill m, weights streamed
+//     (gemm.go).
 //
 // The MoE rows are a calibration table (op moe, int4_wo, uniform); copy
 // bandwidth and launch costs have no table in schema 1 and go into the
