@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/moecast/moecast/calib"
 	"github.com/moecast/moecast/internal/cuda"
@@ -24,8 +25,20 @@ const OpGEMM = "gemm"
 var GEMMModels = []string{"kimi-k2.5", "kimi-k2", "deepseek-v3", "deepseek-r1", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b"}
 
 // GEMMTPs are the tensor-parallel degrees measured (where they divide the
-// split dimension: attention heads, the MLP width).
-var GEMMTPs = []int{1, 2, 4, 8}
+// split dimension: attention heads, the MLP width); QuickGEMMTPs under
+// --quick (the shipped H200 scenarios' TP8 and TP1/DP-attention layouts).
+var (
+	GEMMTPs      = []int{1, 2, 4, 8}
+	QuickGEMMTPs = []int{1, 8}
+)
+
+// gemmTPs is the TPs measured under o.
+func (o Options) gemmTPs() []int {
+	if o.Quick {
+		return QuickGEMMTPs
+	}
+	return GEMMTPs
+}
 
 // GEMMKinds maps the weight-format names the cost model asks for
 // (dtype.Format.Name) to the cuBLASLt matmul that runs them: bf16 as bf16,
@@ -41,7 +54,7 @@ type GEMMShape struct {
 	Uses  []string // "kimi-k2.5 tp8 o_proj"
 }
 
-// GEMMShapes lists the per-GPU dense GEMMs of GEMMModels at GEMMTPs, as
+// GEMMShapes lists the per-GPU dense GEMMs of GEMMModels at tps, as
 // sim prices them (sim/ops.go): the attention projections (MLA's q_a and
 // kv_a fused as vLLM runs them, and unfused; q_b, kv_b for prefill,
 // o_proj; GQA's qkv and o), the dense MLP and shared expert (gate_up,
@@ -49,7 +62,7 @@ type GEMMShape struct {
 // absorbed per-head W_UK/W_UV (batched, a table keyed by n and k cannot
 // hold them) and the DSA indexer are left out, and so are formats without
 // a cuBLASLt matmul here (GEMMKinds). Sorted by dtype, n, k.
-func GEMMShapes() ([]GEMMShape, error) {
+func GEMMShapes(tps []int) ([]GEMMShape, error) {
 	idx := map[[3]string]int{}
 	var out []GEMMShape
 	add := func(modelName string, l model.Linear, tp int) {
@@ -74,7 +87,7 @@ func GEMMShapes() ([]GEMMShape, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, tp := range GEMMTPs {
+		for _, tp := range tps {
 			if !splits(m, tp) {
 				continue
 			}
@@ -159,7 +172,7 @@ func gemmLinears(m *model.Config) []model.Linear {
 
 // GEMMPoints are the (shape, m) the gemm op measures under o.
 func GEMMPoints(o Options) ([]GEMMShape, []int, error) {
-	sh, err := GEMMShapes()
+	sh, err := GEMMShapes(o.gemmTPs())
 	return sh, o.Tokens(), err
 }
 
@@ -184,6 +197,7 @@ type GEMMRun struct {
 	Library string   // "cuBLASLt 13.1.0 (cudart 13000) from PATH"
 	Checks  []string // host-reference checks, one line each
 	Skipped []string // dtypes not measured, with why
+	TPs     []int    // the TPs whose shapes were measured
 }
 
 // gemmOp measures the dense projections through cuBLASLt.
@@ -191,14 +205,14 @@ type gemmOp struct{}
 
 func (gemmOp) Name() string { return OpGEMM }
 func (gemmOp) Steps(o Options) (int, error) {
-	sh, err := GEMMShapes()
+	sh, _, err := GEMMPoints(o)
 	return len(sh), err
 }
 func (gemmOp) Tables() bool { return true }
 
-// GEMMRotateBytes is how much weight data each GEMM rotates over (8x the
-// H200's L2), so that every call reads its weights from HBM.
-const GEMMRotateBytes = RotateBytes
+// GEMMRotateBytes is how much weight data each GEMM rotates over (over 4x
+// the H200's 60 MiB L2), so that every call reads its weights from HBM.
+const GEMMRotateBytes = 256 << 20
 
 func (gemmOp) Run(e *Env) (*Output, error) {
 	if err := cuda.InitCUBLASLt(); err != nil {
@@ -208,7 +222,7 @@ func (gemmOp) Run(e *Env) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &GEMMRun{Library: fmt.Sprintf("cuBLASLt %s (cudart %d) from %s", cuda.FormatCUBLASLtVersion(v), rt, cuda.CUBLASLtPath())}
+	run := &GEMMRun{TPs: e.Options.gemmTPs(), Library: fmt.Sprintf("cuBLASLt %s (cudart %d) from %s", cuda.FormatCUBLASLtVersion(v), rt, cuda.CUBLASLtPath())}
 	h, err := cuda.NewBLASLt()
 	if err != nil {
 		return nil, err
@@ -238,6 +252,7 @@ func (gemmOp) Run(e *Env) (*Output, error) {
 		run.Checks = append(run.Checks, line)
 	}
 	for _, sh := range shapes {
+		start := time.Now()
 		if skip[sh.Dtype] {
 			e.Say("gemm %s n=%d k=%d: skipped (%s has no algorithm)", sh.Dtype, sh.N, sh.K, sh.Dtype)
 			continue
@@ -254,7 +269,7 @@ func (gemmOp) Run(e *Env) (*Output, error) {
 				BytesPerSec: r.BytesPerSec, FLOPsPerSec: r.FLOPsPerSec})
 			parts = append(parts, fmt.Sprintf("m%d %.1f", r.Case.M, r.GraphSeconds*1e6))
 		}
-		e.Say("gemm %s n=%d k=%d (%s): %s us", sh.Dtype, sh.N, sh.K, sh.Uses[0], strings.Join(parts, ", "))
+		e.Say("gemm %s n=%d k=%d (%s): %s us (%.2f s)", sh.Dtype, sh.N, sh.K, sh.Uses[0], strings.Join(parts, ", "), time.Since(start).Seconds())
 	}
 	return GEMMOutput(run), nil
 }
@@ -329,8 +344,8 @@ func GEMMOutput(run *GEMMRun) *Output {
 				Launch: "cuda-graph", Cache: "flushed",
 				Method: fmt.Sprintf("cuBLASLt matmul Y[m,n] = X[m,k] x W[n,k]^T (nn.Linear layout), %s; the dense projections of %s at TP %s "+
 					"(per-GPU shapes as sim prices them); weights rotated over copies totalling %d MiB so every call reads HBM; "+
-					"latency = median of 15 replays of a captured graph of up to 200 calls; checked: %s",
-					what, strings.Join(GEMMModels, ", "), joinInts(GEMMTPs), GEMMRotateBytes>>20, checks)},
+					"latency = median of 15 replays of a captured graph of about 1 ms (up to %d calls, at least one pass over the copies); checked: %s",
+					what, strings.Join(GEMMModels, ", "), joinInts(run.TPs), GEMMRotateBytes>>20, gpu.BLASMaxCalls, checks)},
 		}
 		padded := map[[2]int]bool{}
 		for _, r := range rows {

@@ -32,7 +32,7 @@ func findShape(t *testing.T, sh []GEMMShape, dt string, n, k int) GEMMShape {
 }
 
 func TestGEMMShapes(t *testing.T) {
-	sh, err := GEMMShapes()
+	sh, err := GEMMShapes(GEMMTPs)
 	require.NoError(t, err)
 	tests := []struct {
 		dt   string
@@ -78,15 +78,22 @@ func TestGEMMShapes(t *testing.T) {
 	steps, err := gemmOp{}.Steps(Options{})
 	require.NoError(t, err)
 	assert.Equal(t, len(sh), steps)
+	quick, err := GEMMShapes(QuickGEMMTPs)
+	require.NoError(t, err)
+	steps, err = gemmOp{}.Steps(Options{Quick: true})
+	require.NoError(t, err)
+	assert.Equal(t, len(quick), steps)
+	assert.Less(t, len(quick), len(sh))
+	t.Logf("%d shapes (%d under --quick)", len(sh), len(quick))
 }
 
 // syntheticGEMM is a campaign's gemm output as an H200 could give it: each
 // latency above the physical floor (weights at 4.3 TB/s, FLOPs at 700
 // TFLOP/s, plus 3 us).
 func syntheticGEMM(t *testing.T, ms []int) *GEMMRun {
-	sh, err := GEMMShapes()
+	sh, err := GEMMShapes(GEMMTPs)
 	require.NoError(t, err)
-	run := &GEMMRun{Library: "cuBLASLt 13.1.0 (cudart 13000) from /x/libcublasLt.so.13",
+	run := &GEMMRun{TPs: GEMMTPs, Library: "cuBLASLt 13.1.0 (cudart 13000) from /x/libcublasLt.so.13",
 		Checks: []string{"bf16 m=24 n=256 k=512: within tolerance"}}
 	for _, s := range sh {
 		eb := 2.0
@@ -132,7 +139,8 @@ func TestGEMMFileWrittenAndLoaded(t *testing.T) {
 		assert.Equal(t, "flushed", p.Cache)
 		assert.Equal(t, "cuda-graph", p.Launch)
 		assert.Contains(t, p.Kernel, "cuBLASLt 13.1.0")
-		assert.Contains(t, p.Method, "weights rotated over copies totalling 512 MiB")
+		assert.Contains(t, p.Method, "weights rotated over copies totalling 256 MiB")
+		assert.Contains(t, p.Method, "at TP 1, 2, 4, 8")
 		assert.Contains(t, p.Method, "checked: bf16 m=24 n=256 k=512")
 		if tb.Keys.Dtype == "fp8-b128" {
 			assert.Contains(t, p.Method, "quantization kernel")

@@ -228,7 +228,7 @@ func MeasureMatmuls(h *cuda.BLASLt, c MatmulCase, ms []int, rotateBytes int64, w
 // of a buffer repeats them (values do not change a GEMM's speed much,
 // zeros aside, and drawing a 1.2e9-element lm_head on the host takes
 // seconds).
-const fillChunk = 1 << 22
+const fillChunk = 1 << 18
 
 // fillRandom fills n elements at p with random values of kind's input
 // type: fillChunk drawn on the host, then repeated by device copies.
@@ -276,7 +276,7 @@ func timeMatmul(h *cuda.BLASLt, c MatmulCase, copies int, w cuda.DevicePtr, wb i
 			launches[i] = func() error { return mm.EnqueueScaled(x, wi, y, xs, si, s) }
 		}
 	}
-	tm, err := Time(s, launches, 200)
+	tm, err := timeShort(s, launches)
 	if err != nil {
 		return MatmulResult{}, fmt.Errorf("%s %s: %w", c.Name, spec, err)
 	}
@@ -285,6 +285,107 @@ func timeMatmul(h *cuda.BLASLt, c MatmulCase, copies int, w cuda.DevicePtr, wb i
 	return MatmulResult{Case: c, RunM: runM, Algo: mm.Algo, Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: tm.Graph,
 		GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, Bytes: bytes, BytesPerSec: bytes / tm.Graph,
 		FLOPsPerSec: 2 * float64(runM) * float64(c.N) * float64(c.K) / tm.Graph}, nil
+}
+
+// Graph sizes of timeShort: replays of about BLASReplaySeconds, at most
+// BLASMaxCalls calls unless the copies are more.
+const (
+	BLASReplaySeconds = 1e-3
+	BLASMaxCalls      = 100
+)
+
+// timeShort is Time with shorter replays, for the campaign's many GEMM
+// points (Time aims at 5 ms replays of up to 200 calls): each launch once
+// to warm up and once timed directly (Eager: seconds per launch of that
+// pass), then a captured graph of whole passes over the launches, about
+// BLASReplaySeconds long (at most BLASMaxCalls calls, at least one pass),
+// replayed 3 times to warm up and 15 times timed: the median, least and
+// most per call.
+func timeShort(s cuda.Stream, launches []func() error) (tm Timing, err error) {
+	for _, l := range launches {
+		if err = l(); err != nil {
+			return
+		}
+	}
+	e0, err := cuda.NewEvent(cuda.EventDefault)
+	if err != nil {
+		return
+	}
+	defer e0.Destroy()
+	e1, err := cuda.NewEvent(cuda.EventDefault)
+	if err != nil {
+		return
+	}
+	defer e1.Destroy()
+	if err = e0.Record(s); err != nil {
+		return
+	}
+	for _, l := range launches {
+		if err = l(); err != nil {
+			return
+		}
+	}
+	if err = e1.Record(s); err != nil {
+		return
+	}
+	if err = e1.Synchronize(); err != nil {
+		return
+	}
+	var first float64
+	if first, err = cuda.Elapsed(e0, e1); err != nil {
+		return
+	}
+	n := len(launches)
+	tm.Eager = first / float64(n)
+	want := min(BLASMaxCalls, max(1, int(BLASReplaySeconds/tm.Eager)))
+	tm.Calls = n * max(1, (want+n-1)/n)
+	if err = s.BeginCapture(cuda.CaptureModeThreadLocal); err != nil {
+		return
+	}
+	for i := 0; i < tm.Calls; i++ {
+		if err = launches[i%n](); err != nil {
+			s.EndCapture()
+			return
+		}
+	}
+	g, err := s.EndCapture()
+	if err != nil {
+		return
+	}
+	defer g.Destroy()
+	ge, err := g.Instantiate()
+	if err != nil {
+		return
+	}
+	defer ge.Destroy()
+	for i := 0; i < 3; i++ {
+		if err = ge.Launch(s); err != nil {
+			return
+		}
+	}
+	times := make([]float64, 0, 15)
+	for i := 0; i < 15; i++ {
+		if err = e0.Record(s); err != nil {
+			return
+		}
+		if err = ge.Launch(s); err != nil {
+			return
+		}
+		if err = e1.Record(s); err != nil {
+			return
+		}
+		if err = e1.Synchronize(); err != nil {
+			return
+		}
+		var dt float64
+		if dt, err = cuda.Elapsed(e0, e1); err != nil {
+			return
+		}
+		times = append(times, dt/float64(tm.Calls))
+	}
+	slices.Sort(times)
+	tm.Graph, tm.GraphMin, tm.GraphMax = times[7], times[0], times[14]
+	return tm, nil
 }
 
 // sbActual is the bytes of W's scales (unrounded).
