@@ -331,7 +331,8 @@ const (
 	// MatmulFP8Block128: fp8 e4m3 x e4m3 -> bf16 with DeepSeek-V3's
 	// block scales: X one fp32 scale per 1x128 along K (per-token-group
 	// quantization), W one per 128x128 block (cuBLASLt 12.9+ on sm_90:
-	// VEC128_32F and BLK128x128_32F).
+	// VEC128_32F and BLK128x128_32F). cuBLASLt 13.1 on an H200 has
+	// algorithms for M a multiple of 4 only (NewMatmul: ErrNoAlgorithm).
 	MatmulFP8Block128
 )
 
@@ -465,9 +466,11 @@ func (s *MatmulSpec) validate() error {
 // ScaleLens are the lengths (fp32 values) of buffers that hold the scale
 // tensors an fp8-b128 matmul reads: X's 1x128 scales, ceil(K/128) per row
 // of X, and W's 128x128 scales, ceil(N/128) x ceil(K/128), each with its
-// dimensions rounded up to 4 (cuBLASLt pads the scale tensors' leading
-// dimension to 16 bytes; a buffer of this length holds either order); 1
-// and 1 for per-tensor fp8; 0 and 0 for bf16.
+// dimensions rounded up to 4 (16 bytes); 1 and 1 for per-tensor fp8; 0 and
+// 0 for bf16. The order cuBLASLt 13.1 reads them in on an H200 (kernels/gpu
+// TestMatmulBlockOnDevice, random per-block scales against a host
+// reference): X's scale of row m and K-block kb at m + kb*roundup(M, 4);
+// W's scale of N-block nb and K-block kb at kb + nb*roundup(ceil(K/128), 4).
 func (s MatmulSpec) ScaleLens() (x, w int) {
 	switch s.Kind {
 	case MatmulFP8:
