@@ -398,7 +398,9 @@ func (a Algo) String() string {
 
 // Matmul is a planned GEMM: descriptors, layouts and the heuristic's
 // algorithm, ready to enqueue on any stream (also while it is captured
-// into a graph: the scalars alpha = 1, beta = 0 are read at enqueue).
+// into a graph: the scalars alpha = 1, beta = 0 and the scale pointers are
+// read at enqueue). Not safe for concurrent use: EnqueueScaled sets the
+// descriptor's scale pointers.
 type Matmul struct {
 	Spec             MatmulSpec
 	Algo             Algo
