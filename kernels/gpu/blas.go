@@ -276,7 +276,7 @@ func timeMatmul(h *cuda.BLASLt, c MatmulCase, copies int, w cuda.DevicePtr, wb i
 			launches[i] = func() error { return mm.EnqueueScaled(x, wi, y, xs, si, s) }
 		}
 	}
-	tm, err := timeShort(s, launches)
+	tm, err := timeShort(s, launches, distinctCopies(wb+sb))
 	if err != nil {
 		return MatmulResult{}, fmt.Errorf("%s %s: %w", c.Name, spec, err)
 	}
@@ -288,21 +288,47 @@ func timeMatmul(h *cuda.BLASLt, c MatmulCase, copies int, w cuda.DevicePtr, wb i
 }
 
 // Graph sizes of timeShort: replays of about BLASReplaySeconds, at most
-// BLASMaxCalls calls unless the copies are more.
+// BLASMaxCalls calls unless more distinct weight copies are needed, with
+// at least BLASDistinctBytes of other weights read between two reads of
+// one copy (1.5x the H200's 60 MiB L2), so that each call reads HBM.
 const (
-	BLASReplaySeconds = 1e-3
+	BLASReplaySeconds = 0.5e-3
 	BLASMaxCalls      = 100
+	BLASDistinctBytes = 96 << 20
 )
 
+// distinctCopies is how many copies of wb bytes a graph cycles over so
+// that BLASDistinctBytes pass between two reads of one copy (at least 2).
+func distinctCopies(wb int64) int {
+	return int(max(2, (BLASDistinctBytes+wb-1)/wb+1))
+}
+
+// graphPlan sizes timeShort's graph for n launches of eager seconds each,
+// of which at least minDistinct distinct ones must be cycled: calls =
+// max(minDistinct, min(BLASMaxCalls, BLASReplaySeconds/eager)) over the
+// first use launches (use = calls when there are that many, else all n and
+// calls rounded up to whole passes).
+func graphPlan(n, minDistinct int, eager float64) (use, calls int) {
+	want := BLASMaxCalls
+	if eager > 0 {
+		want = min(BLASMaxCalls, max(1, int(BLASReplaySeconds/eager)))
+	}
+	calls = max(min(n, minDistinct), want)
+	if calls <= n {
+		return calls, calls
+	}
+	return n, n * ((calls + n - 1) / n)
+}
+
 // timeShort is Time with shorter replays, for the campaign's many GEMM
-// points (Time aims at 5 ms replays of up to 200 calls): each launch once
-// to warm up and once timed directly (Eager: seconds per launch of that
-// pass), then a captured graph of whole passes over the launches, about
-// BLASReplaySeconds long (at most BLASMaxCalls calls, at least one pass),
-// replayed 3 times to warm up and 15 times timed: the median, least and
-// most per call.
-func timeShort(s cuda.Stream, launches []func() error) (tm Timing, err error) {
-	for _, l := range launches {
+// points (Time aims at 5 ms replays of up to 200 calls over every copy):
+// the first min(len, minDistinct) launches once to warm up and once timed
+// directly (Eager: seconds per launch of that pass), then a captured graph
+// sized by graphPlan, replayed 3 times to warm up and 15 times timed: the
+// median, least and most per call.
+func timeShort(s cuda.Stream, launches []func() error, minDistinct int) (tm Timing, err error) {
+	pre := launches[:min(len(launches), max(1, minDistinct))]
+	for _, l := range pre {
 		if err = l(); err != nil {
 			return
 		}
@@ -320,7 +346,7 @@ func timeShort(s cuda.Stream, launches []func() error) (tm Timing, err error) {
 	if err = e0.Record(s); err != nil {
 		return
 	}
-	for _, l := range launches {
+	for _, l := range pre {
 		if err = l(); err != nil {
 			return
 		}
@@ -335,10 +361,9 @@ func timeShort(s cuda.Stream, launches []func() error) (tm Timing, err error) {
 	if first, err = cuda.Elapsed(e0, e1); err != nil {
 		return
 	}
-	n := len(launches)
-	tm.Eager = first / float64(n)
-	want := min(BLASMaxCalls, max(1, int(BLASReplaySeconds/tm.Eager)))
-	tm.Calls = n * max(1, (want+n-1)/n)
+	tm.Eager = first / float64(len(pre))
+	var n int
+	n, tm.Calls = graphPlan(len(launches), minDistinct, tm.Eager)
 	if err = s.BeginCapture(cuda.CaptureModeThreadLocal); err != nil {
 		return
 	}

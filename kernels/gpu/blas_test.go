@@ -174,3 +174,28 @@ func TestMatmulTimingOnDevice(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, b, 0o644))
 	}
 }
+
+func TestGraphPlan(t *testing.T) {
+	tests := []struct {
+		name           string
+		n, minDistinct int
+		eager          float64
+		use, calls     int
+	}{
+		{"compute-bound o_proj m=4096: the distinct copies set the size", 18, 8, 96e-6, 8, 8},
+		{"latency-bound tiny weights: 96 MiB of copies beyond BLASMaxCalls", 512, 193, 5e-6, 193, 193},
+		{"lm_head m=8192: two copies", 2, 2, 27e-3, 2, 2},
+		{"decode: whole passes up to the replay length", 10, 2, 5e-6, 10, 100},
+		{"rounded up to whole passes", 3, 2, 10e-6, 3, 51},
+		{"no eager figure: BLASMaxCalls", 200, 2, 0, 100, 100},
+	}
+	for _, tt := range tests {
+		use, calls := graphPlan(tt.n, tt.minDistinct, tt.eager)
+		assert.Equal(t, []int{tt.use, tt.calls}, []int{use, calls}, tt.name)
+		assert.LessOrEqual(t, use, tt.n, tt.name)
+		assert.Equal(t, 0, calls%use, "%s: whole passes over the copies used", tt.name)
+	}
+	assert.Equal(t, 8, distinctCopies(7168*1024*2), "14.7 MB: 7 copies hold 96 MiB, plus the one read again")
+	assert.Equal(t, 2, distinctCopies(163840*7168*2))
+	assert.Equal(t, 193, distinctCopies(512<<10))
+}
