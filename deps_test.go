@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 	"trace/tracegen":      {},
 	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/curve", "kernels", "comm",
 		"github.com/BurntSushi/toml", "gonum.org/v1/gonum"},
-	"calib/campaign": {"internal/unit", "internal/dtype", "internal/cost", "kernels", "calib", "internal/cuda", "kernels/gpu", "report"},
+	"calib/campaign": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "calib", "internal/cuda", "kernels/gpu", "report"},
 	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "serve", "plan", "calib",
 		"github.com/BurntSushi/toml"},
 	"internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",

@@ -15,7 +15,11 @@
 //     expert width 2048, group 32) for expert TP8 and EP8, over decode and
 //     prefill token counts, uniform routing from seeds, weights streamed:
 //     routings rotated until the weights they touch total 512 MiB (8x the
-//     H200's L2), so every call reads HBM as a 61-layer step does.
+//     H200's L2), so every call reads HBM as a 61-layer step does;
+//   - gemm: the shipped models' dense projections (attention, dense MLP,
+//     shared expert, router, lm_head) at TP 1-8 through cuBLASLt loaded at
+//     run time, bf16 and fp8-b128, decode and prefill m, weights streamed
+//     (gemm.go).
 //
 // The MoE rows are a calibration table (op moe, int4_wo, uniform); copy
 // bandwidth and launch costs have no table in schema 1 and go into the
@@ -43,7 +47,7 @@ const (
 )
 
 // Registry is every op, in the order a campaign runs them.
-var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}}
+var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}, gemmOp{}}
 
 // Ops are the names of Registry's ops, in order.
 var Ops = opNames()
@@ -60,7 +64,6 @@ func opNames() []string {
 // yet, by --ops name; `calib gpu` prints it and the file's provenance says
 // it. An op's file removes its entry when it lands.
 var NotMeasured = map[string]string{
-	"gemm":      "gemm: bf16/fp8 dense GEMMs through cuBLASLt (attention and shared-expert projections)",
 	"attention": "attention: MLA/GQA decode KV read rate",
 	"comm":      "comm: NCCL all-reduce/all-gather/reduce-scatter/all-to-all on several GPUs",
 }
