@@ -43,7 +43,7 @@ const (
 )
 
 // Registry is every op, in the order a campaign runs them.
-var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}}
+var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}, elementwiseOp{}}
 
 // Ops are the names of Registry's ops, in order.
 var Ops = opNames()

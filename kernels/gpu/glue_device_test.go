@@ -268,3 +268,17 @@ func TestMoELayerOnDevice(t *testing.T) {
 		}
 	}
 }
+
+func TestMeasureElementwiseOnDevice(t *testing.T) {
+	_, g, s := onDeviceGlue(t)
+	for _, k := range []string{KernelRMSNorm, KernelAdd, KernelSiluAndMul} {
+		for _, tokens := range []int{1, 64, 512} {
+			c := ElementwiseCase{Kernel: k, Tokens: tokens, Width: 7168}
+			tm, err := MeasureElementwise(g, c, s)
+			require.NoError(t, err)
+			assert.Greater(t, tm.Graph, 0.0)
+			t.Logf("%s T=%d: %d B, %.2f us graph (%.2f-%.2f), %.2f us eager, %.0f GB/s",
+				k, tokens, c.Bytes(), tm.Graph*1e6, tm.GraphMin*1e6, tm.GraphMax*1e6, tm.Eager*1e6, float64(c.Bytes())/tm.Graph/1e9)
+		}
+	}
+}

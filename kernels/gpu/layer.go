@@ -25,6 +25,8 @@ type MoELayerCase struct {
 	Local         int
 	Seed          uint64
 	Opt           Options // the GEMM plans' options (MT comes from the routing)
+	// WholeOnly times the whole layer alone (no per-kernel graphs).
+	WholeOnly bool
 }
 
 // LayerResult is one timed layer: the whole layer in one graph, and each
@@ -273,6 +275,9 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 		{&res.Down, func(l layerRouting) func() error { return l.down }},
 		{&res.Sum, func(l layerRouting) func() error { return l.sum }},
 	}
+	if c.WholeOnly {
+		pieces = pieces[:1]
+	}
 	for _, p := range pieces {
 		var launches []func() error
 		for _, l := range rts {
@@ -315,4 +320,97 @@ func checkDeviceAlign(lr layerRouting, s cuda.Stream, al *Aligned, sorted, exper
 		return fmt.Errorf("device align: sorted or expert ids differ from the host's")
 	}
 	return nil
+}
+
+// Elementwise kernels MeasureElementwise times.
+const (
+	KernelRMSNorm    = "rmsnorm"      // Tokens x Width bf16, weight [Width]
+	KernelAdd        = "add"          // residual add: two Tokens x Width bf16 into one
+	KernelSiluAndMul = "silu_and_mul" // Tokens rows of 2 x Width into Width
+)
+
+// ElementwiseCase is one small kernel at one size.
+type ElementwiseCase struct {
+	Kernel        string
+	Tokens, Width int
+}
+
+// Bytes is what the kernel reads and writes once, as kernels/elementwise.go
+// counts it: RMSNorm 2 (2 T W + W), add 6 T W, silu_and_mul 6 T W.
+func (c ElementwiseCase) Bytes() int64 {
+	tw := int64(c.Tokens) * int64(c.Width)
+	switch c.Kernel {
+	case KernelRMSNorm:
+		return 2 * (2*tw + int64(c.Width))
+	case KernelAdd, KernelSiluAndMul:
+		return 6 * tw
+	}
+	return 0
+}
+
+// MeasureElementwise times one kernel inside a graph (Time: median of 15
+// replays of up to 200 calls) on the same buffers every call, so that a
+// replay finds them in L2 when they fit (warm), as a step's small tensors
+// usually are.
+func MeasureElementwise(g *Glue, c ElementwiseCase, s cuda.Stream) (Timing, error) {
+	if c.Tokens <= 0 || c.Width <= 0 {
+		return Timing{}, fmt.Errorf("%s: %d x %d: want positive sizes", c.Kernel, c.Tokens, c.Width)
+	}
+	rng := rand.New(rand.NewPCG(uint64(c.Tokens), uint64(c.Width)))
+	var bufs []cuda.DevicePtr
+	defer func() {
+		for _, b := range bufs {
+			cuda.Free(b)
+		}
+	}()
+	up := func(n int) (cuda.DevicePtr, error) {
+		p, err := Upload(RandomBF16(rng, n), 2)
+		if err == nil {
+			bufs = append(bufs, p)
+		}
+		return p, err
+	}
+	tw := c.Tokens * c.Width
+	var launch func() error
+	var err error
+	switch c.Kernel {
+	case KernelRMSNorm:
+		var x, w, out cuda.DevicePtr
+		if x, err = up(tw); err == nil {
+			if w, err = up(c.Width); err == nil {
+				if out, err = up(tw); err == nil {
+					launch, err = g.RMSNorm(x, w, out, c.Tokens, c.Width, 1e-6, s)
+				}
+			}
+		}
+	case KernelAdd:
+		var a, b, out cuda.DevicePtr
+		if a, err = up(tw); err == nil {
+			if b, err = up(tw); err == nil {
+				if out, err = up(tw); err == nil {
+					launch, err = g.Add(a, b, out, int64(tw), s)
+				}
+			}
+		}
+	case KernelSiluAndMul:
+		var x, out cuda.DevicePtr
+		if x, err = up(2 * tw); err == nil {
+			if out, err = up(tw); err == nil {
+				launch, err = g.SiluAndMul(x, out, c.Tokens, c.Width, s)
+			}
+		}
+	default:
+		return Timing{}, fmt.Errorf("elementwise kernel %q: want %s, %s or %s", c.Kernel, KernelRMSNorm, KernelAdd, KernelSiluAndMul)
+	}
+	if err != nil {
+		return Timing{}, fmt.Errorf("%s %d x %d: %w", c.Kernel, c.Tokens, c.Width, err)
+	}
+	if err := cuda.Synchronize(); err != nil {
+		return Timing{}, err
+	}
+	tm, err := Time(s, []func() error{launch}, 200)
+	if err != nil {
+		return Timing{}, fmt.Errorf("%s %d x %d: %w", c.Kernel, c.Tokens, c.Width, err)
+	}
+	return tm, nil
 }
