@@ -25,6 +25,7 @@ const (
 	alignWarps       = alignThreads / 32
 	MaxLocalExperts  = 512 // align: experts one rank holds, at most (shared memory: 72 KB)
 	maxAlignSmem     = (alignWarps+3)*MaxLocalExperts*4 + 128
+	maxAlignPairs    = 65535 * alignThreads // chunks carry a 16-bit stamp
 	elementThreads   = 256
 	maxElementBlocks = 1 << 16
 )
@@ -143,9 +144,9 @@ type AlignBuffers struct {
 // pairs routed to experts [first, first+count) laid out as AlignLocal lays
 // them out (ExpertIDs count from first).
 func (g *Glue) Align(pairs, first, count, block int, b AlignBuffers, s cuda.Stream) (func() error, error) {
-	if pairs <= 0 || first < 0 || count <= 0 || count > MaxLocalExperts || block <= 0 || block > 1<<15 {
-		return nil, fmt.Errorf("align: %d pairs, experts [%d,%d), block %d: want pairs > 0, 1..%d local experts, block 1..32768",
-			pairs, first, first+count, block, MaxLocalExperts)
+	if pairs <= 0 || pairs > maxAlignPairs || first < 0 || count <= 0 || count > MaxLocalExperts || block <= 0 || block > 1<<15 {
+		return nil, fmt.Errorf("align: %d pairs, experts [%d,%d), block %d: want 1..%d pairs, 1..%d local experts, block 1..32768",
+			pairs, first, first+count, block, maxAlignPairs, MaxLocalExperts)
 	}
 	args, err := cuda.MarshalParams(b.TopKIDs, int32(pairs), int32(first), int32(count), int32(block), b.SortedIDs, b.ExpertIDs, b.Post)
 	if err != nil {
