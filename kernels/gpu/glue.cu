@@ -30,8 +30,11 @@
 namespace {
 
 constexpr int WARPS_PER_ROUTER_BLOCK = 4;
+constexpr int ROUTER_MAXV = 16;  // router: experts <= 32 x 16 = 512
 constexpr int ALIGN_THREADS = 1024;
 constexpr int ALIGN_WARPS = ALIGN_THREADS / 32;
+constexpr int ALIGN_ROUNDS = 8;                            // 32-pair rounds a warp takes per chunk
+constexpr int ALIGN_CHUNK = ALIGN_THREADS * ALIGN_ROUNDS;  // pairs per chunk
 
 __device__ __forceinline__ float load_logit(const float* p, long long i) { return p[i]; }
 __device__ __forceinline__ float load_logit(const __nv_bfloat16* p, long long i) { return __bfloat162float(p[i]); }
@@ -48,8 +51,10 @@ __device__ __forceinline__ void warp_best(float& v, int& i) {
   }
 }
 
-// router_body: one warp per token. sc and ch are the warp's E floats of
-// shared memory: the sigmoid scores and the biased choice scores.
+// router_body: one warp per token; lane l holds the biased choice scores
+// of experts l, l+32, ... in registers (experts <= 32 x ROUTER_MAXV). sc
+// (and, for grouped selection, chs) are the warp's experts floats of shared
+// memory each: the sigmoid scores and a copy of the choice scores.
 template <typename T>
 __device__ __forceinline__ void router_body(const T* __restrict__ logits, const float* __restrict__ bias,
                                             int* __restrict__ ids, float* __restrict__ weights, int tokens,
@@ -60,23 +65,33 @@ __device__ __forceinline__ void router_body(const T* __restrict__ logits, const 
   const int t = blockIdx.x * WARPS_PER_ROUTER_BLOCK + warp;
   if (t >= tokens) return;  // whole warps leave together
   float* sc = router_smem + static_cast<size_t>(warp) * 2 * experts;
-  float* ch = sc + experts;
+  float* chs = sc + experts;
   const long long row = static_cast<long long>(t) * experts;
-  for (int e = lane; e < experts; e += 32) {
-    const float s = 1.0f / (1.0f + expf(-load_logit(logits, row + e)));
-    sc[e] = s;
-    ch[e] = s + (bias != nullptr ? bias[e] : 0.0f);
+  float ch[ROUTER_MAXV];
+#pragma unroll
+  for (int j = 0; j < ROUTER_MAXV; j++) {
+    const int e = lane + 32 * j;
+    ch[j] = -INFINITY;
+    if (e < experts) {
+      const float s = 1.0f / (1.0f + expf(-load_logit(logits, row + e)));
+      sc[e] = s;
+      ch[j] = s + (bias != nullptr ? bias[e] : 0.0f);
+    }
   }
-  __syncwarp();
   if (groups > 1) {
     // A group's score: the sum of its two best choice scores; keep the
     // topk_groups best groups (ties to the lower group), mask the others.
+#pragma unroll
+    for (int j = 0; j < ROUTER_MAXV; j++) {
+      if (lane + 32 * j < experts) chs[lane + 32 * j] = ch[j];
+    }
+    __syncwarp();
     const int gsize = experts / groups;
     float gs = -INFINITY;
     if (lane < groups) {
       float b1 = -INFINITY, b2 = -INFINITY;
       for (int e = lane * gsize; e < (lane + 1) * gsize; e++) {
-        const float v = ch[e];
+        const float v = chs[e];
         if (v > b1) {
           b2 = b1, b1 = v;
         } else if (v > b2) {
@@ -93,30 +108,33 @@ __device__ __forceinline__ void router_body(const T* __restrict__ logits, const 
       if (lane == i) keep = true;
     }
     const unsigned kept = __ballot_sync(0xffffffffu, keep);
-    __syncwarp();
-    for (int e = lane; e < experts; e += 32) {
-      if (!((kept >> (e / gsize)) & 1u)) ch[e] = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < ROUTER_MAXV; j++) {
+      const int e = lane + 32 * j;
+      if (e < experts && !((kept >> (e / gsize)) & 1u)) ch[j] = -INFINITY;
     }
-    __syncwarp();
   }
+  __syncwarp();  // sc is read across lanes below
   // The k best choice scores, one warp-wide argmax each; lane j keeps the
-  // j-th expert and its unbiased score.
+  // j-th expert.
   int my_id = 0;
-  float my_w = 0.0f;
   for (int j = 0; j < k; j++) {
     float v = -INFINITY;
     int i = 0x7fffffff;
-    for (int e = lane; e < experts; e += 32) {
-      const float c = ch[e];
-      if (better(c, e, v, i)) v = c, i = e;
+#pragma unroll
+    for (int q = 0; q < ROUTER_MAXV; q++) {
+      const int e = lane + 32 * q;
+      if (e < experts && better(ch[q], e, v, i)) v = ch[q], i = e;
     }
     warp_best(v, i);
-    if (lane == j) my_id = i, my_w = sc[i];
-    __syncwarp();
-    if (lane == 0) ch[i] = -INFINITY;
-    __syncwarp();
+    if (lane == j) my_id = i;
+#pragma unroll
+    for (int q = 0; q < ROUTER_MAXV; q++) {
+      if (lane + 32 * q == i) ch[q] = -INFINITY;
+    }
   }
-  float sum = lane < k ? my_w : 0.0f;
+  const float my_w = lane < k ? sc[my_id] : 0.0f;
+  float sum = my_w;
   for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
   if (lane < k) {
     const float w = renorm ? my_w / sum : my_w;
@@ -147,7 +165,8 @@ __device__ __forceinline__ uint4 pack8(const float (&f)[8]) {
 // moecast_router_f32 / _bf16: logits [tokens][experts] (fp32 or bf16), bias
 // [experts] fp32 (or null), out ids [tokens][k] int32 and weights
 // [tokens][k] fp32. Grid ceil(tokens/4) blocks of 128 threads, dynamic shared
-// memory 4 x 2 x experts floats. k <= 32, groups <= 32, experts % groups == 0.
+// memory 4 x 2 x experts floats. experts <= 512, k <= 32, groups <= 32,
+// experts % groups == 0.
 extern "C" __global__ void __launch_bounds__(128)
     moecast_router_f32(const float* logits, const float* bias, int* ids, float* weights, int tokens, int experts,
                        int k, int groups, int topk_groups, int renorm, float scale) {
@@ -162,28 +181,32 @@ extern "C" __global__ void __launch_bounds__(128)
 
 // moecast_moe_align: topk_ids [n] (n = tokens x k) -> sorted_ids, expert_ids
 // and post[0] = padded rows, post[1] = blocks. One block of 1024 threads;
-// dynamic shared memory (32 + 3) x count x 4 + 128 bytes; count <= 1024
-// (the host allows 512: 72 KB, within every sm_80+ GPU's limit).
+// dynamic shared memory (32 x (count | 1) + 4 x count) x 4 + 128 bytes;
+// count <= 1024 (the host allows 512: 74 KB, within every sm_80+ GPU's limit).
 //
-// Pairs are taken in chunks of 1024, one a thread, in id order. In a chunk,
-// a warp's lanes with the same expert find each other (match.any) and rank
-// themselves by lane; hist[w][e] holds warp w's pairs of expert e, turned by
-// a scan over the warps into each warp's offset, so that every pair's
-// position is the expert's start + the pairs of earlier chunks + earlier
-// warps + earlier lanes: ascending ids, as AlignLocal sorts them. hist
-// entries carry the chunk's stamp in their high 16 bits, so no chunk
-// clears them.
+// Pairs are taken in id order in chunks of 8192: warp w takes 256
+// consecutive pairs of a chunk in 8 rounds of 32, one a lane. In a round,
+// lanes with the same expert find each other (match.any) and rank
+// themselves by lane after the warp's earlier pairs of that expert, which
+// hist[w][e] counts; a scan of each expert's column of hist over the warps
+// then gives each warp's offset, so that a pair's position is its expert's
+// start + the pairs of earlier chunks + earlier warps + its rank in the
+// warp: ascending ids, as AlignLocal sorts them. hist rows are count | 1
+// words apart (odd: a column read is free of bank conflicts) and entries
+// carry the chunk's stamp in their high 16 bits, so no chunk clears them.
 extern "C" __global__ void __launch_bounds__(ALIGN_THREADS)
     moecast_moe_align(const int* __restrict__ topk_ids, int n, int first, int count, int block,
                       int* __restrict__ sorted_ids, int* __restrict__ expert_ids, int* __restrict__ post) {
   extern __shared__ int align_smem[];
-  unsigned* hist = reinterpret_cast<unsigned*>(align_smem);  // [ALIGN_WARPS][count]
-  int* cnt = align_smem + ALIGN_WARPS * count;                // pairs per expert, then this chunk's
+  const int stride = count | 1;
+  unsigned* hist = reinterpret_cast<unsigned*>(align_smem);  // [ALIGN_WARPS][stride]
+  int* cnt = align_smem + ALIGN_WARPS * stride;               // pairs per expert
   int* off = cnt + count;                                     // start of each expert's run
   int* cur = off + count;                                     // pairs placed so far per expert
-  int* wsum = cur + count;                                    // [32] scan of the warps' sums
+  int* tot = cur + count;                                     // this chunk's pairs per expert
+  int* wsum = tot + count;                                    // [32] scan of the warps' sums
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  for (int i = tid; i < ALIGN_WARPS * count; i += ALIGN_THREADS) hist[i] = 0;
+  for (int i = tid; i < ALIGN_WARPS * stride; i += ALIGN_THREADS) hist[i] = 0;
   for (int e = tid; e < count; e += ALIGN_THREADS) cnt[e] = 0, cur[e] = 0;
   __syncthreads();
   for (int i = tid; i < n; i += ALIGN_THREADS) {
@@ -219,31 +242,54 @@ extern "C" __global__ void __launch_bounds__(ALIGN_THREADS)
   }
   __syncthreads();
   const unsigned lt = (1u << lane) - 1u;
-  for (int base = 0, chunk = 1; base < n; base += ALIGN_THREADS, chunk++) {
-    const int i = base + tid;
-    int e = i < n ? topk_ids[i] - first : -1;
-    if (e >= count) e = -1;
-    const unsigned peers = __match_any_sync(0xffffffffu, e >= 0 ? e : -1 - lane);
-    const int rank = __popc(peers & lt);
+  unsigned* my_hist = hist + warp * stride;
+  for (int base = 0, chunk = 1; base < n; base += ALIGN_CHUNK, chunk++) {
     const unsigned stamp = static_cast<unsigned>(chunk) << 16;
-    if (e >= 0 && rank == 0) hist[warp * count + e] = stamp | __popc(peers);
+    const int wbase = base + warp * 32 * ALIGN_ROUNDS;
+    int es[ALIGN_ROUNDS], rk[ALIGN_ROUNDS];
+#pragma unroll
+    for (int r = 0; r < ALIGN_ROUNDS; r++) {
+      const int i = wbase + r * 32 + lane;
+      int e = i < n ? topk_ids[i] - first : -1;
+      if (e >= count) e = -1;
+      es[r] = e, rk[r] = 0;
+      if (wbase + r * 32 >= n) continue;  // the whole warp
+      const unsigned peers = __match_any_sync(0xffffffffu, e >= 0 ? e : -1 - lane);
+      const int rank = __popc(peers & lt);
+      int before = 0;
+      if (e >= 0) {
+        const unsigned h = my_hist[e];
+        before = (h & 0xffff0000u) == stamp ? static_cast<int>(h & 0xffffu) : 0;
+      }
+      __syncwarp();
+      if (e >= 0 && rank == 0) my_hist[e] = stamp | static_cast<unsigned>(before + __popc(peers));
+      __syncwarp();
+      rk[r] = before + rank;
+    }
     __syncthreads();
-    // Scan each expert's column over the warps (one warp an expert).
+    // Scan each touched expert's column over the warps (one warp an expert).
     for (int x = warp; x < count; x += ALIGN_WARPS) {
-      const unsigned h0 = hist[lane * count + x];
+      if (cnt[x] == 0) continue;  // the whole warp
+      const unsigned h0 = hist[lane * stride + x];
       const int h = (h0 & 0xffff0000u) == stamp ? static_cast<int>(h0 & 0xffffu) : 0;
       int s = h;
       for (int o = 1; o < 32; o <<= 1) {
         const int v = __shfl_up_sync(0xffffffffu, s, o);
         if (lane >= o) s += v;
       }
-      hist[lane * count + x] = stamp | static_cast<unsigned>(s - h);
-      if (lane == 31) cnt[x] = s;
+      hist[lane * stride + x] = stamp | static_cast<unsigned>(s - h);
+      if (lane == 31) tot[x] = s;
     }
     __syncthreads();
-    if (e >= 0) sorted_ids[off[e] + cur[e] + static_cast<int>(hist[warp * count + e] & 0xffffu) + rank] = i;
+#pragma unroll
+    for (int r = 0; r < ALIGN_ROUNDS; r++) {
+      const int e = es[r];
+      if (e >= 0) sorted_ids[off[e] + cur[e] + static_cast<int>(my_hist[e] & 0xffffu) + rk[r]] = wbase + r * 32 + lane;
+    }
     __syncthreads();
-    for (int x = tid; x < count; x += ALIGN_THREADS) cur[x] += cnt[x];
+    for (int x = tid; x < count; x += ALIGN_THREADS) {
+      if (cnt[x] > 0) cur[x] += tot[x];
+    }
   }
 }
 

@@ -23,9 +23,10 @@ const (
 	routerWarps      = 4    // tokens per router block (one warp each)
 	alignThreads     = 1024 // the align kernel's one block
 	alignWarps       = alignThreads / 32
-	MaxLocalExperts  = 512 // align: experts one rank holds, at most (shared memory: 72 KB)
-	maxAlignSmem     = (alignWarps+3)*MaxLocalExperts*4 + 128
-	maxAlignPairs    = 65535 * alignThreads // chunks carry a 16-bit stamp
+	MaxLocalExperts  = 512                // align: experts one rank holds, at most (shared memory: 72 KB)
+	alignChunk       = 8 * alignThreads   // pairs an align chunk takes
+	maxAlignPairs    = 65535 * alignChunk // chunks carry a 16-bit stamp
+	maxRouterExperts = 512
 	elementThreads   = 256
 	maxElementBlocks = 1 << 16
 )
@@ -51,8 +52,8 @@ func LoadGlue(dev cuda.Device) (*Glue, error) {
 			return nil, err
 		}
 	}
-	if err := g.align.SetAttribute(cuda.FuncMaxDynamicSharedMemory, maxAlignSmem); err != nil {
-		return nil, fmt.Errorf("glue: moecast_moe_align: %d B of shared memory: %w", maxAlignSmem, err)
+	if err := g.align.SetAttribute(cuda.FuncMaxDynamicSharedMemory, alignSmem(MaxLocalExperts)); err != nil {
+		return nil, fmt.Errorf("glue: moecast_moe_align: %d B of shared memory: %w", alignSmem(MaxLocalExperts), err)
 	}
 	return g, nil
 }
@@ -84,8 +85,8 @@ func (c RouterConfig) Check() error {
 		return fmt.Errorf("router: %d groups of %d experts: want 1..32 groups dividing the experts", c.Groups, c.Experts)
 	case c.TopKGroups <= 0 || c.TopKGroups > c.Groups || c.TopKGroups*(c.Experts/c.Groups) < c.TopK:
 		return fmt.Errorf("router: %d of %d groups kept for top-%d: want 1..groups groups holding at least k experts", c.TopKGroups, c.Groups, c.TopK)
-	case 2*routerWarps*c.Experts*4 > 48<<10:
-		return fmt.Errorf("router: %d experts: at most %d", c.Experts, (48<<10)/(8*routerWarps))
+	case c.Experts > maxRouterExperts:
+		return fmt.Errorf("router: %d experts: at most %d", c.Experts, maxRouterExperts)
 	}
 	return nil
 }
@@ -152,11 +153,15 @@ func (g *Glue) Align(pairs, first, count, block int, b AlignBuffers, s cuda.Stre
 	if err != nil {
 		return nil, err
 	}
-	smem := (alignWarps+3)*count*4 + 128
+	smem := alignSmem(count)
 	return func() error {
 		return g.align.LaunchParams(cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: alignThreads, Y: 1, Z: 1}, smem, s, args)
 	}, nil
 }
+
+// alignSmem is the align kernel's shared memory for count local experts:
+// 32 rows of count|1 counters, 4 arrays of count and 32 words.
+func alignSmem(count int) int { return (alignWarps*(count|1)+4*count)*4 + 128 }
 
 // elementGrid is the blocks of 256 threads for work items, one wave-sized
 // grid at most (the kernels loop).

@@ -108,7 +108,7 @@ func TestGlueLaunchChecks(t *testing.T) {
 	_, err := g.Router(KimiRouter, 0, RouterBuffers{}, 0)
 	assert.ErrorContains(t, err, "router: 0 tokens")
 	_, err = g.Router(RouterConfig{Experts: 4096, TopK: 8, Groups: 1, TopKGroups: 1}, 1, RouterBuffers{}, 0)
-	assert.ErrorContains(t, err, "router: 4096 experts: at most 1536")
+	assert.ErrorContains(t, err, "router: 4096 experts: at most 512")
 	_, err = g.Align(8, 0, 600, 16, AlignBuffers{}, 0)
 	assert.ErrorContains(t, err, "1..512 local experts")
 	_, err = g.Align(0, 0, 8, 16, AlignBuffers{}, 0)
