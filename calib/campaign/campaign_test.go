@@ -22,14 +22,14 @@ func TestPlan(t *testing.T) {
 	full, err := NewPlan(Options{})
 	require.NoError(t, err)
 	assert.True(t, full.Has(OpCopy) && full.Has(OpOverhead) && full.Has(OpMoE) && full.Has(OpElementwise))
-	assert.Equal(t, len(Splits)*len(FullTokens)+2+3*len(ElementwiseTokens), full.Steps())
+	assert.Equal(t, len(Splits)*len(FullTokens)+2+3*len(ElementwiseTokens)+3, full.Steps())
 	quick, err := NewPlan(Options{Quick: true, Ops: []string{"moe"}})
 	require.NoError(t, err)
 	assert.False(t, quick.Has(OpCopy) || quick.Has(OpOverhead))
 	assert.Equal(t, len(Splits)*len(QuickTokens), quick.Steps())
 	ew, err := NewPlan(Options{Quick: true, Ops: []string{"elementwise"}})
 	require.NoError(t, err)
-	assert.Equal(t, 3*len(QuickElementwiseTokens), ew.Steps())
+	assert.Equal(t, 3*len(QuickElementwiseTokens)+1, ew.Steps())
 	for _, p := range MoEPoints(Options{Quick: true}) {
 		gu, dn := p.Model.GateUp(p.Split), p.Model.Down(p.Split)
 		assert.Equal(t, 0, gu.N%128+gu.K%128+dn.N%128+dn.K%128, "kernel shapes: %+v %+v", gu, dn)
@@ -169,7 +169,8 @@ func TestFileWrittenAndUsed(t *testing.T) {
 	assert.Equal(t, "cuda-graph", ep.Launch)
 	assert.Contains(t, ep.Kernel, "glue.sm_90.cubin")
 	// RMSNorm and the add of one token both move 43008 B: one row.
-	assert.Len(t, et.Rows, 3*len(QuickElementwiseTokens)-1)
+	assert.Len(t, et.Rows, 3*len(QuickElementwiseTokens))
+	assert.Equal(t, 1536.0, et.Rows[0][0], "silu_and_mul 256 wide, 1 token")
 	for i := 1; i < len(et.Rows); i++ {
 		assert.Less(t, et.Rows[i-1][0], et.Rows[i][0])
 	}

@@ -13,10 +13,14 @@ import (
 const OpElementwise = "elementwise"
 
 // Elementwise kernel widths: Kimi-K2.5's hidden size for RMSNorm and the
-// residual add, its expert width for silu_and_mul (one row a token).
+// residual add, its expert width whole (2048) and at TP8 (256, the shared
+// expert's slice) for silu_and_mul (one row a token): the TP8 width takes
+// the table down to 1.5 KB, below the decode step's smallest kernels (a
+// 1-token layernorm of the 1536 q_a rank moves 6 KB).
 const (
-	ElementwiseHidden = 7168
-	ElementwiseInter  = 2048
+	ElementwiseHidden   = 7168
+	ElementwiseInter    = 2048
+	ElementwiseInterTP8 = 256
 )
 
 // Elementwise token counts: decode batches up to 512 tokens (RMSNorm's
@@ -27,7 +31,10 @@ var (
 	QuickElementwiseTokens = []int{1, 8, 64, 512}
 )
 
-// ElementwiseCases is what the elementwise op times under o.
+// ElementwiseCases is what the elementwise op times under o: RMSNorm, the
+// add and silu_and_mul at width 2048 at every token count, silu_and_mul at
+// width 256 below 8 tokens (1.5 to 6 KB; from 8 tokens on it would repeat
+// the 2048-wide sizes).
 func ElementwiseCases(o Options) []gpu.ElementwiseCase {
 	tokens := ElementwiseTokens
 	if o.Quick {
@@ -35,11 +42,15 @@ func ElementwiseCases(o Options) []gpu.ElementwiseCase {
 	}
 	var out []gpu.ElementwiseCase
 	for _, k := range []struct {
-		name  string
-		width int
-	}{{gpu.KernelRMSNorm, ElementwiseHidden}, {gpu.KernelAdd, ElementwiseHidden}, {gpu.KernelSiluAndMul, ElementwiseInter}} {
+		name     string
+		width    int
+		maxToken int
+	}{{gpu.KernelRMSNorm, ElementwiseHidden, 1 << 30}, {gpu.KernelAdd, ElementwiseHidden, 1 << 30},
+		{gpu.KernelSiluAndMul, ElementwiseInter, 1 << 30}, {gpu.KernelSiluAndMul, ElementwiseInterTP8, 4}} {
 		for _, t := range tokens {
-			out = append(out, gpu.ElementwiseCase{Kernel: k.name, Tokens: t, Width: k.width})
+			if t <= k.maxToken {
+				out = append(out, gpu.ElementwiseCase{Kernel: k.name, Tokens: t, Width: k.width})
+			}
 		}
 	}
 	return out
@@ -106,11 +117,11 @@ func ElementwiseOutput(res []ElementwiseResult, image string) *Output {
 		Provenance: calib.Provenance{Launch: "cuda-graph", Cache: "warm",
 			Kernel: "moecast glue (kernels/gpu glue.cu, " + image + ")",
 			Method: fmt.Sprintf("small bf16 kernels of a decode step, one kernel per row: moecast_rmsnorm (hidden %d, eps 1e-6, one block a token), "+
-				"moecast_add (residual add, hidden %d) and moecast_silu_and_mul (width %d, one row a token) at %v tokens; "+
+				"moecast_add (residual add, hidden %d) and moecast_silu_and_mul (width %d; width %d below 8 tokens; one row a token) at %v tokens; "+
 				"bytes = read + written once (2 (2 T H + H), 6 T H, 6 T W: kernels/elementwise.go's counts); "+
 				"the same buffers every call, so each replay finds them in L2 (cache warm; every size is below the L2, as a step's small tensors are); "+
 				"latency = the median of 15 replays of a graph of up to 200 calls; kernels of the same byte count averaged",
-				ElementwiseHidden, ElementwiseHidden, ElementwiseInter, tokensOf(res))},
+				ElementwiseHidden, ElementwiseHidden, ElementwiseInter, ElementwiseInterTP8, tokensOf(res))},
 	}
 	for _, b := range sizes {
 		t.Rows = append(t.Rows, []float64{b, roundPS(by[b].sum / float64(by[b].n) * 1e6)})
