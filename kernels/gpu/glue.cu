@@ -42,6 +42,13 @@ __device__ __forceinline__ float load_logit(const __nv_bfloat16* p, long long i)
 // better orders (value, index) pairs: the larger value, ties to the lower index.
 __device__ __forceinline__ bool better(float v, int i, float bv, int bi) { return v > bv || (v == bv && i < bi); }
 
+// order_key maps a float to an unsigned of the same order (no NaN): a > b
+// if and only if order_key(a) > order_key(b); -inf maps above 0.
+__device__ __forceinline__ unsigned order_key(float v) {
+  const unsigned u = __float_as_uint(v);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
 // warp_best reduces each lane's (v, i) to the warp's best, on every lane.
 __device__ __forceinline__ void warp_best(float& v, int& i) {
   for (int o = 16; o > 0; o >>= 1) {
@@ -115,22 +122,27 @@ __device__ __forceinline__ void router_body(const T* __restrict__ logits, const 
     }
   }
   __syncwarp();  // sc is read across lanes below
-  // The k best choice scores, one warp-wide argmax each; lane j keeps the
-  // j-th expert.
+  // The k best choice scores, as order keys (0: taken or no expert); lane
+  // j keeps the j-th expert. Each pick: the lane's best (the first of
+  // equal keys: the lower expert), the warp's largest key, the lowest
+  // expert holding it (two redux instructions).
+  unsigned ck[ROUTER_MAXV];
+#pragma unroll
+  for (int q = 0; q < ROUTER_MAXV; q++) ck[q] = lane + 32 * q < experts ? order_key(ch[q]) : 0u;
   int my_id = 0;
   for (int j = 0; j < k; j++) {
-    float v = -INFINITY;
-    int i = 0x7fffffff;
+    unsigned best = 0;
+    int bi = 0x7fffffff;
 #pragma unroll
     for (int q = 0; q < ROUTER_MAXV; q++) {
-      const int e = lane + 32 * q;
-      if (e < experts && better(ch[q], e, v, i)) v = ch[q], i = e;
+      if (ck[q] > best) best = ck[q], bi = lane + 32 * q;
     }
-    warp_best(v, i);
+    const unsigned top = __reduce_max_sync(0xffffffffu, best);
+    const int i = static_cast<int>(__reduce_min_sync(0xffffffffu, best == top ? static_cast<unsigned>(bi) : 0x7fffffffu));
     if (lane == j) my_id = i;
 #pragma unroll
     for (int q = 0; q < ROUTER_MAXV; q++) {
-      if (lane + 32 * q == i) ch[q] = -INFINITY;
+      if (lane + 32 * q == i) ck[q] = 0u;
     }
   }
   const float my_w = lane < k ? sc[my_id] : 0.0f;
@@ -209,9 +221,14 @@ extern "C" __global__ void __launch_bounds__(ALIGN_THREADS)
   for (int i = tid; i < ALIGN_WARPS * stride; i += ALIGN_THREADS) hist[i] = 0;
   for (int e = tid; e < count; e += ALIGN_THREADS) cnt[e] = 0, cur[e] = 0;
   __syncthreads();
-  for (int i = tid; i < n; i += ALIGN_THREADS) {
-    const int e = topk_ids[i] - first;
-    if (e >= 0 && e < count) atomicAdd(&cnt[e], 1);
+  for (int i = tid; i < n; i += 8 * ALIGN_THREADS) {  // 8 loads in flight a thread
+    int e[8];
+#pragma unroll
+    for (int u = 0; u < 8; u++) e[u] = i + u * ALIGN_THREADS < n ? topk_ids[i + u * ALIGN_THREADS] - first : -1;
+#pragma unroll
+    for (int u = 0; u < 8; u++) {
+      if (e[u] >= 0 && e[u] < count) atomicAdd(&cnt[e[u]], 1);
+    }
   }
   __syncthreads();
   // Exclusive scan of the padded counts (count <= 1024: one a thread).
@@ -248,11 +265,15 @@ extern "C" __global__ void __launch_bounds__(ALIGN_THREADS)
     const int wbase = base + warp * 32 * ALIGN_ROUNDS;
     int es[ALIGN_ROUNDS], rk[ALIGN_ROUNDS];
 #pragma unroll
-    for (int r = 0; r < ALIGN_ROUNDS; r++) {
+    for (int r = 0; r < ALIGN_ROUNDS; r++) {  // all the warp's loads first
       const int i = wbase + r * 32 + lane;
-      int e = i < n ? topk_ids[i] - first : -1;
-      if (e >= count) e = -1;
-      es[r] = e, rk[r] = 0;
+      es[r] = i < n ? topk_ids[i] - first : -1;
+      if (es[r] >= count) es[r] = -1;
+      rk[r] = 0;
+    }
+#pragma unroll
+    for (int r = 0; r < ALIGN_ROUNDS; r++) {
+      const int e = es[r];
       if (wbase + r * 32 >= n) continue;  // the whole warp
       const unsigned peers = __match_any_sync(0xffffffffu, e >= 0 ? e : -1 - lane);
       const int rank = __popc(peers & lt);
