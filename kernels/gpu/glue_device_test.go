@@ -282,3 +282,45 @@ func TestMeasureElementwiseOnDevice(t *testing.T) {
 		}
 	}
 }
+
+// TestRouterTimingOnDevice logs where the router's time goes: Kimi's
+// top-8 of 384 against top-1 and a 16-expert router, at 1, 64 and 8192
+// tokens (warm inputs, one graph of repeated launches).
+func TestRouterTimingOnDevice(t *testing.T) {
+	_, g, s := onDeviceGlue(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, c := range []RouterConfig{KimiRouter, {Experts: 384, TopK: 1, Groups: 1, TopKGroups: 1, Scale: 1}, {Experts: 16, TopK: 8, Groups: 1, TopKGroups: 1, Scale: 1}} {
+		for _, tokens := range []int{1, 64, 8192} {
+			d := newDevBufs(t)
+			logits := make([]float32, tokens*c.Experts)
+			for i := range logits {
+				logits[i] = float32(rng.NormFloat64())
+			}
+			launch, err := g.Router(c, tokens, RouterBuffers{Logits: d.up(Upload(logits, 4)), IDs: d.poisoned(tokens * c.TopK * 4), Weights: d.poisoned(tokens * c.TopK * 4)}, s)
+			require.NoError(t, err)
+			require.NoError(t, cuda.Synchronize())
+			tm, err := Time(s, []func() error{launch}, 200)
+			require.NoError(t, err)
+			t.Logf("router top-%d of %d, %d tokens: %.2f us graph (%.2f-%.2f), %.2f us eager", c.TopK, c.Experts, tokens, tm.Graph*1e6, tm.GraphMin*1e6, tm.GraphMax*1e6, tm.Eager*1e6)
+		}
+	}
+	// The align kernel alone at decode and prefill sizes (warm).
+	for _, c := range []struct{ tokens, count, block int }{{1, 384, 16}, {64, 384, 16}, {512, 384, 64}, {8192, 384, 64}, {8192, 48, 64}} {
+		d := newDevBufs(t)
+		r, err := RouteUniform(uint64(c.tokens), c.tokens, 384, 8)
+		require.NoError(t, err)
+		var ids []int32
+		for _, sel := range r.TopK {
+			for _, e := range sel {
+				ids = append(ids, int32(e))
+			}
+		}
+		rows, blocks := AlignCapacity(len(ids), c.count, c.block)
+		launch, err := g.Align(len(ids), 0, c.count, c.block, AlignBuffers{TopKIDs: d.up(Upload(ids, 4)), SortedIDs: d.poisoned(rows * 4), ExpertIDs: d.poisoned(blocks * 4), Post: d.poisoned(8)}, s)
+		require.NoError(t, err)
+		require.NoError(t, cuda.Synchronize())
+		tm, err := Time(s, []func() error{launch}, 200)
+		require.NoError(t, err)
+		t.Logf("align %d tokens, %d local experts, block %d: %.2f us graph (%.2f-%.2f)", c.tokens, c.count, c.block, tm.Graph*1e6, tm.GraphMin*1e6, tm.GraphMax*1e6)
+	}
+}
