@@ -177,8 +177,9 @@ func TestAlignOnDevice(t *testing.T) {
 		run(t, s, launch, err)
 		post := download[int32](t, b.Post, 2)
 		require.Equal(t, []int32{int32(len(want.SortedIDs)), int32(want.Blocks())}, post, "%s: rows and blocks", name)
-		assert.Equal(t, want.SortedIDs, download[int32](t, b.SortedIDs, len(want.SortedIDs)), "%s: sorted ids", name)
-		assert.Equal(t, want.ExpertIDs, download[int32](t, b.ExpertIDs, want.Blocks()), "%s: expert ids", name)
+		// (a routing may send no pair to a rank: both empty)
+		assert.Equal(t, append([]int32{}, want.SortedIDs...), download[int32](t, b.SortedIDs, len(want.SortedIDs)), "%s: sorted ids", name)
+		assert.Equal(t, append([]int32{}, want.ExpertIDs...), download[int32](t, b.ExpertIDs, want.Blocks()), "%s: expert ids", name)
 		t.Logf("%s: %d rows in %d blocks, exact", name, post[0], post[1])
 	}
 }
