@@ -10,20 +10,27 @@
 //   - overhead: a kernel that does nothing, launched eagerly back to back
 //     from the host and replayed from a graph (the gap between consecutive
 //     kernels of a replayed graph);
-//   - moe: moecast's W4A16 MoE kernels (kernels/gpu) at the shipped int4
+//   - moe: the whole routed-expert layer as vLLM's fused_marlin_moe runs
+//     it, one graph per call: router top-k, moe_align on the device, the
+//     W4A16 gate_up GEMM, silu_and_mul, the down GEMM and the weighted
+//     moe_sum (kernels/gpu glue.cu and w4a16.cu), at the shipped int4
 //     models' expert shapes (Kimi-K2.5: 384 experts, top-8, hidden 7168,
 //     expert width 2048, group 32) for expert TP8 and EP8, over decode and
 //     prefill token counts, uniform routing from seeds, weights streamed:
 //     routings rotated until the weights they touch total 512 MiB (8x the
-//     H200's L2), so every call reads HBM as a 61-layer step does;
+//     H200's L2), so every call reads HBM as a 61-layer step does; each
+//     kernel is also timed alone, and the layer hot (weights not rotated);
+//   - elementwise: RMSNorm, residual add and silu_and_mul at decode sizes
+//     (1 to 512 tokens), L2-warm.
 //   - gemm: the shipped models' dense projections (attention, dense MLP,
 //     shared expert, router, lm_head) at TP 1-8 through cuBLASLt loaded at
 //     run time, bf16 and fp8-b128, decode and prefill m, weights streamed
 //     (gemm.go).
 //
-// The MoE rows are a calibration table (op moe, int4_wo, uniform); copy
-// bandwidth and launch costs have no table in schema 1 and go into the
-// file's provenance (method) and the command's report. Each measurement is
+// The MoE rows are a calibration table (op moe, int4_wo, uniform), the
+// small kernels an elementwise table; copy bandwidth and launch costs have
+// no table in schema 1 and go into the file's provenance (method) and the
+// command's report. Each measurement is
 // an Op (op.go) in Registry; what the issue asks for and no op measures yet
 // is in NotMeasured.
 package campaign
@@ -47,7 +54,7 @@ const (
 )
 
 // Registry is every op, in the order a campaign runs them.
-var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}, gemmOp{}}
+var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}, elementwiseOp{}, gemmOp{}}
 
 // Ops are the names of Registry's ops, in order.
 var Ops = opNames()

@@ -13,20 +13,25 @@ import (
 	"github.com/moecast/moecast/calib"
 	"github.com/moecast/moecast/internal/cuda"
 	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
+	"github.com/moecast/moecast/kernels/gpu"
 )
 
 func TestPlan(t *testing.T) {
 	full, err := NewPlan(Options{})
 	require.NoError(t, err)
-	assert.True(t, full.Has(OpCopy) && full.Has(OpOverhead) && full.Has(OpMoE))
+	assert.True(t, full.Has(OpCopy) && full.Has(OpOverhead) && full.Has(OpMoE) && full.Has(OpElementwise))
 	gemmSteps, err := gemmOp{}.Steps(Options{})
 	require.NoError(t, err)
-	assert.Equal(t, len(Splits)*len(FullTokens)+2+gemmSteps, full.Steps())
+	assert.Equal(t, len(Splits)*len(FullTokens)+2+3*len(ElementwiseTokens)+3+gemmSteps, full.Steps())
 	quick, err := NewPlan(Options{Quick: true, Ops: []string{"moe"}})
 	require.NoError(t, err)
 	assert.False(t, quick.Has(OpCopy) || quick.Has(OpOverhead))
 	assert.Equal(t, len(Splits)*len(QuickTokens), quick.Steps())
+	ew, err := NewPlan(Options{Quick: true, Ops: []string{"elementwise"}})
+	require.NoError(t, err)
+	assert.Equal(t, 3*len(QuickElementwiseTokens)+1, ew.Steps())
 	for _, p := range MoEPoints(Options{Quick: true}) {
 		gu, dn := p.Model.GateUp(p.Split), p.Model.Down(p.Split)
 		assert.Equal(t, 0, gu.N%128+gu.K%128+dn.N%128+dn.K%128, "kernel shapes: %+v %+v", gu, dn)
@@ -40,8 +45,8 @@ func TestPlan(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe`},
-		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe"},
+		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe, elementwise`},
+		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe, elementwise"},
 		{Options{GPUs: -1}, "--gpus -1: want 1 or more"},
 	}
 	if _, later := NotMeasured["comm"]; later {
@@ -91,11 +96,23 @@ func recorded() *Result {
 	var moe []MoEResult
 	for _, p := range MoEPoints(Options{Quick: true}) {
 		us := 10 + 0.2*float64(p.Tokens)/float64(p.Split.EP)
-		moe = append(moe, MoEResult{Point: p, GateUp: Timing{Median: us * 0.6e-6}, Down: Timing{Median: us * 0.4e-6},
+		moe = append(moe, MoEResult{Point: p, Layer: Timing{Median: us * 1e-6, Min: us * 0.99e-6, Max: us * 1.02e-6},
+			Router: Timing{Median: 3e-6}, Align: Timing{Median: 4e-6}, GateUp: Timing{Median: us * 0.5e-6}, Act: Timing{Median: 2e-6},
+			Down: Timing{Median: us * 0.3e-6}, Sum: Timing{Median: 2.5e-6}, Hot: Timing{Median: us * 0.8e-6},
 			Touched: 8, WorkingSet: 8 * 3 * 7168 * 2048 / float64(p.Split.MoETP) * 0.5625})
 	}
-	r.Outputs = append(r.Outputs, MoEOutput(moe))
+	r.Outputs = append(r.Outputs, MoEOutput(moe), ElementwiseOutput(recordedElementwise(Options{Quick: true}), "glue.sm_90.cubin"))
 	return r
+}
+
+// recordedElementwise: 2.5 us plus the bytes at 3 TB/s.
+func recordedElementwise(o Options) []ElementwiseResult {
+	var out []ElementwiseResult
+	for _, c := range ElementwiseCases(o) {
+		b := float64(c.Bytes())
+		out = append(out, ElementwiseResult{Case: c, Bytes: b, Timing: Timing{Median: 2.5e-6 + b/3e12}})
+	}
+	return out
 }
 
 func TestFileWrittenAndUsed(t *testing.T) {
@@ -107,7 +124,7 @@ func TestFileWrittenAndUsed(t *testing.T) {
 	require.NoError(t, f.Write(path))
 	got, err := calib.Load(path)
 	require.NoError(t, err)
-	require.Len(t, got.Tables, 1)
+	require.Len(t, got.Tables, 2)
 	tb := got.Tables[0]
 	assert.Equal(t, "moe", tb.Op)
 	assert.Len(t, tb.Rows, len(r.Output(OpMoE).Data.([]MoEResult)))
@@ -116,10 +133,15 @@ func TestFileWrittenAndUsed(t *testing.T) {
 	assert.Equal(t, "2026-12-01", p.Date)
 	assert.Equal(t, "cuda-graph", p.Launch)
 	assert.Contains(t, p.GPULabel, "NVIDIA H200 (sm_90, 132 SMs; measured GPU-0; visible GPU-0 GPU-1)")
-	assert.Contains(t, p.Method, "latency = the two kernels' medians of 15 graph replays")
+	assert.Contains(t, p.Method, "latency = the layer graph's median of 15 replays")
+	assert.Contains(t, p.Method, "router top-k (moecast_router_f32")
+	assert.Contains(t, p.Method, "moe_sum (top-k weighted, bf16 out)")
+	assert.NotContains(t, p.Method, "not included: routing")
 	fm := got.Provenance.Method
 	assert.Contains(t, fm, "device copy 3.90 TB/s")
 	assert.Contains(t, fm, "empty kernel 1.10 us a node of a replayed graph")
+	assert.Contains(t, fm, "moe hot, not a table")
+	assert.Contains(t, fm, "kimi-k2.5 tp8 ep1 (tokens:us) 1:8.2 8:9.3")
 	if len(NotMeasured) > 0 {
 		assert.Contains(t, fm, "not measured: ")
 	}
@@ -137,6 +159,48 @@ func TestFileWrittenAndUsed(t *testing.T) {
 		require.True(t, ok, "%+v", q)
 		assert.InDelta(t, q.want*1e-6, float64(e.Time), 1e-12, "%+v", q)
 		assert.Contains(t, e.Source.Table, "#moe.moecast_w4a16.int4_wo.e384.uniform")
+	}
+
+	// The elementwise table: warm, graph, rows by bytes; lookups answer
+	// decode-sized norms and adds from it and leave larger kernels to the
+	// roofline.
+	et := got.Tables[1]
+	assert.Equal(t, "elementwise", et.Op)
+	ep := got.Effective(&et)
+	assert.Equal(t, "warm", ep.Cache)
+	assert.Equal(t, "cuda-graph", ep.Launch)
+	assert.Contains(t, ep.Kernel, "glue.sm_90.cubin")
+	// RMSNorm and the add of one token both move 43008 B: one row.
+	assert.Len(t, et.Rows, 3*len(QuickElementwiseTokens))
+	assert.Equal(t, 1536.0, et.Rows[0][0], "silu_and_mul 256 wide, 1 token")
+	for i := 1; i < len(et.Rows); i++ {
+		assert.Less(t, et.Rows[i-1][0], et.Rows[i][0])
+	}
+	kt := got.KernelTables()
+	for _, b := range []unit.Bytes{kernels.RMSNormBytes(8, 7168), kernels.ResidualAddBytes(64, 7168), kernels.ActivationBytes(512, 2048)} {
+		e, ok := kt.Elementwise(b)
+		require.True(t, ok, "%v", b)
+		assert.InEpsilon(t, 2.5e-6+float64(b)/3e12, float64(e.Time), 1e-6, "%v", b)
+		assert.Contains(t, e.Source.Table, "#elementwise.moecast_glue.bf16")
+	}
+	_, ok := kt.Elementwise(kernels.ResidualAddBytes(4096, 7168))
+	assert.False(t, ok, "above the largest row the roofline answers")
+}
+
+// TestElementwiseBytes: the cases' bytes are kernels/elementwise.go's
+// counts, so predict's lookups ask the table at the sizes it measured.
+func TestElementwiseBytes(t *testing.T) {
+	for _, c := range ElementwiseCases(Options{}) {
+		var want unit.Bytes
+		switch c.Kernel {
+		case gpu.KernelRMSNorm:
+			want = kernels.RMSNormBytes(c.Tokens, c.Width)
+		case gpu.KernelAdd:
+			want = kernels.ResidualAddBytes(c.Tokens, c.Width)
+		case gpu.KernelSiluAndMul:
+			want = kernels.ActivationBytes(c.Tokens, c.Width)
+		}
+		assert.Equal(t, float64(want), float64(c.Bytes()), "%+v", c)
 	}
 }
 

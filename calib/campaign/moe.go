@@ -3,6 +3,7 @@ package campaign
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/moecast/moecast/calib"
 	"github.com/moecast/moecast/kernels/gpu"
@@ -12,20 +13,29 @@ import (
 // RotateBytes is how much weight data the MoE routings rotate over.
 const RotateBytes = 512 << 20
 
-// MoEResult is one MoE point: the gate_up and down kernels timed apart.
+// MoEResult is one MoE point: the whole layer timed in one graph (Layer)
+// and each of its kernels alone in its own graph over the same routings;
+// Hot is the whole layer with the weights not rotated (one routing
+// replayed, L2-warm as far as its weights fit).
 type MoEResult struct {
-	Point         MoEPoint
-	GateUp, Down  Timing
-	Touched       float64 // distinct experts this GPU read, mean over the routings
-	WorkingSet    float64 // weight bytes those experts hold (gate_up + down)
-	GateUpVariant string  // the kernels the plan chose
-	DownVariant   string
-	Routings      int // routings rotated over
-	CallsPerGraph int
+	Point                                 MoEPoint
+	Layer                                 Timing
+	Router, Align, GateUp, Act, Down, Sum Timing
+	Hot                                   Timing
+	Touched                               float64 // distinct experts this GPU read, mean over the routings
+	WorkingSet                            float64 // weight bytes those experts hold (gate_up + down)
+	GateUpVariant                         string  // the kernels the plan chose
+	DownVariant                           string
+	Block                                 int    // moe_align block (rows)
+	Routings                              int    // routings rotated over
+	GlueImage                             string // glue.cu's image (router, align, act, sum)
 }
 
-// Latency is the layer's time: the two kernels' medians.
-func (r MoEResult) Latency() float64 { return r.GateUp.Median + r.Down.Median }
+// Latency is the layer's time: the whole layer graph's median.
+func (r MoEResult) Latency() float64 { return r.Layer.Median }
+
+// routers are the shipped models' routers, by MoEModel name.
+var routers = map[string]gpu.RouterConfig{KimiK25.Name: gpu.KimiRouter}
 
 // MoEPoints is the MoE layers the moe op measures under o.
 func MoEPoints(o Options) []MoEPoint {
@@ -38,8 +48,8 @@ func MoEPoints(o Options) []MoEPoint {
 	return out
 }
 
-// moeOp measures moecast's W4A16 MoE kernels at the shipped int4 models'
-// expert shapes.
+// moeOp measures whole MoE layers as vLLM's fused_marlin_moe runs them,
+// with moecast's W4A16 kernels at the shipped int4 models' expert shapes.
 type moeOp struct{}
 
 func (moeOp) Name() string                 { return OpMoE }
@@ -47,35 +57,53 @@ func (moeOp) Steps(o Options) (int, error) { return len(MoEPoints(o)), nil }
 func (moeOp) Tables() bool                 { return true }
 
 func (moeOp) Run(e *Env) (*Output, error) {
+	g, err := gpu.LoadGlue(e.Dev)
+	if err != nil {
+		return nil, err
+	}
 	var res []MoEResult
 	for i, p := range MoEPoints(e.Options) {
 		mm, sp := p.Model, p.Split
-		gu, dn := mm.GateUp(sp), mm.Down(sp)
+		rc, ok := routers[mm.Name]
+		if !ok {
+			return nil, fmt.Errorf("moe: no router for %s", mm.Name)
+		}
 		local := 0
 		if sp.EP > 1 {
 			local = mm.LocalExperts(sp)
 		}
-		seed := uint64(1_000_003*(i+1)) ^ uint64(p.Tokens)
-		c := gpu.MoECase{Name: "gate_up", Tokens: p.Tokens, Experts: mm.Experts, TopK: mm.TopK, N: gu.N, K: gu.K,
-			Group: mm.Group, Seed: seed, Local: local}
-		rg, err := gpu.MeasureMoE(e.W4A16, c, RotateBytes, e.Stream)
+		c := gpu.MoELayerCase{Name: fmt.Sprintf("%s tp%d ep%d", mm.Name, sp.MoETP, sp.EP), Tokens: p.Tokens, Hidden: mm.Hidden,
+			Inter: mm.Inter / sp.MoETP, Group: mm.Group, Router: rc, Local: local,
+			Seed: uint64(1_000_003*(i+1)) ^ uint64(p.Tokens)}
+		lr, err := gpu.MeasureMoELayer(e.W4A16, g, c, RotateBytes, e.Stream)
 		if err != nil {
 			return nil, err
 		}
-		c.Name, c.N, c.K, c.Down = "down", dn.N, dn.K, true
-		rd, err := gpu.MeasureMoE(e.W4A16, c, RotateBytes, e.Stream)
+		c.WholeOnly = true
+		hot, err := gpu.MeasureMoELayer(e.W4A16, g, c, 0, e.Stream)
 		if err != nil {
 			return nil, err
 		}
-		wb := func(sh Shape) float64 { return float64(sh.N*sh.K/2 + sh.N*sh.K/mm.Group*2) }
-		r := MoEResult{Point: p, GateUp: timing(rg), Down: timing(rd), Touched: rg.Touched,
-			WorkingSet: rg.Touched*wb(gu) + rd.Touched*wb(dn), GateUpVariant: rg.Variant, DownVariant: rd.Variant,
-			Routings: rg.Copies, CallsPerGraph: rg.CallsPerGraph}
+		r := layerResult(p, lr)
+		r.Hot = timingOf(hot.Layer)
+		r.GlueImage = g.Image
 		res = append(res, r)
-		e.Say("moe %s tp%d ep%d tokens %d: %.1f us (gate_up %.1f, down %.1f), %.1f experts",
-			mm.Name, sp.MoETP, sp.EP, p.Tokens, r.Latency()*1e6, rg.GraphSeconds*1e6, rd.GraphSeconds*1e6, rg.Touched)
+		e.Say("moe %s tp%d ep%d tokens %d: %.1f us (router %.1f, align %.1f, gate_up %.1f, act %.1f, down %.1f, sum %.1f; hot %.1f), %.1f experts",
+			mm.Name, sp.MoETP, sp.EP, p.Tokens, r.Latency()*1e6, r.Router.Median*1e6, r.Align.Median*1e6, r.GateUp.Median*1e6,
+			r.Act.Median*1e6, r.Down.Median*1e6, r.Sum.Median*1e6, r.Hot.Median*1e6, r.Touched)
 	}
 	return MoEOutput(res), nil
+}
+
+func timingOf(t gpu.Timing) Timing {
+	return Timing{Median: t.Graph, Min: t.GraphMin, Max: t.GraphMax, Eager: t.Eager}
+}
+
+func layerResult(p MoEPoint, lr gpu.LayerResult) MoEResult {
+	return MoEResult{Point: p, Layer: timingOf(lr.Layer), Router: timingOf(lr.Router), Align: timingOf(lr.Align),
+		GateUp: timingOf(lr.GateUp), Act: timingOf(lr.Act), Down: timingOf(lr.Down), Sum: timingOf(lr.Sum),
+		Touched: lr.Touched, WorkingSet: lr.WeightBytes, GateUpVariant: lr.GateUpVariant, DownVariant: lr.DownVariant,
+		Block: lr.Block, Routings: lr.Routings}
 }
 
 // MoEOutput makes one MoE table per model (rows per split and token
@@ -107,13 +135,8 @@ func MoEOutput(res []MoEResult) *Output {
 			Op:   "moe",
 			Keys: calib.Keys{Dtype: "int4_wo", Distribution: "uniform", Experts: mm.Experts, TopK: mm.TopK,
 				Hidden: mm.Hidden, Inter: mm.Inter},
-			Columns: []string{"moe_tp", "ep", "tokens", "latency_us", "working_set_bytes", "l2_resident"},
-			Provenance: calib.Provenance{Method: fmt.Sprintf(
-				"%s experts (group %d): moecast's W4A16 MoE kernels, gate_up (%d -> 2x%d/moe_tp) then down, one launch each over the routed batch "+
-					"(moe_align-style sorted ids), uniform top-%d routing from seeds (EP: rank 0 holds experts/ep of them and computes the slots routed there), "+
-					"routings rotated until their weights total %d MiB so every call reads HBM; latency = the two kernels' medians of 15 graph replays; "+
-					"routing (top-k), moe_align, the activation and the top-k sum are not included",
-				mm.Name, mm.Group, mm.Hidden, mm.Inter, mm.TopK, RotateBytes>>20)},
+			Columns:    []string{"moe_tp", "ep", "tokens", "latency_us", "working_set_bytes", "l2_resident"},
+			Provenance: calib.Provenance{Method: moeMethod(mm), Kernel: moeKernel(rows)},
 		}
 		for _, m := range rows {
 			t.Rows = append(t.Rows, []float64{float64(m.Point.Split.MoETP), float64(m.Point.Split.EP), float64(m.Point.Tokens),
@@ -122,18 +145,83 @@ func MoEOutput(res []MoEResult) *Output {
 		out.Tables = append(out.Tables, t)
 	}
 	rt := &report.Table{Columns: []report.Column{{Name: "model", Left: true}, {Name: "moe_tp"}, {Name: "ep"}, {Name: "tokens"},
-		{Name: "latency_us", Text: "%.1f"}, {Name: "gate_up_us", Text: "%.1f"}, {Name: "down_us", Text: "%.1f"},
-		{Name: "spread_pct", Text: "%.1f"}, {Name: "experts", Text: "%.1f"}, {Name: "kernels", Left: true}}}
+		{Name: "latency_us", Text: "%.1f"}, {Name: "spread_pct", Text: "%.1f"}, {Name: "router_us", Text: "%.1f"},
+		{Name: "align_us", Text: "%.1f"}, {Name: "gate_up_us", Text: "%.1f"}, {Name: "act_us", Text: "%.1f"},
+		{Name: "down_us", Text: "%.1f"}, {Name: "sum_us", Text: "%.1f"}, {Name: "hot_us", Text: "%.1f"},
+		{Name: "experts", Text: "%.1f"}, {Name: "kernels", Left: true}}}
 	for _, m := range res {
 		spread := 0.0
-		if m.GateUp.Min > 0 && m.Down.Min > 0 {
-			spread = 100 * ((m.GateUp.Max+m.Down.Max)/(m.GateUp.Min+m.Down.Min) - 1)
+		if m.Layer.Min > 0 {
+			spread = 100 * (m.Layer.Max/m.Layer.Min - 1)
 		}
-		rt.Add(m.Point.Model.Name, m.Point.Split.MoETP, m.Point.Split.EP, m.Point.Tokens, m.Latency()*1e6,
-			m.GateUp.Median*1e6, m.Down.Median*1e6, spread, m.Touched, m.GateUpVariant+"+"+m.DownVariant)
+		rt.Add(m.Point.Model.Name, m.Point.Split.MoETP, m.Point.Split.EP, m.Point.Tokens, m.Latency()*1e6, spread,
+			m.Router.Median*1e6, m.Align.Median*1e6, m.GateUp.Median*1e6, m.Act.Median*1e6, m.Down.Median*1e6,
+			m.Sum.Median*1e6, m.Hot.Median*1e6, m.Touched, m.GateUpVariant+"+"+m.DownVariant)
 	}
 	out.Report = rt
+	if hot := hotLine(res); hot != "" {
+		out.Method = append(out.Method, hot)
+		out.Lines = append(out.Lines, hot)
+	}
 	return out
+}
+
+// moeMethod is the MoE table's method: what one row's latency includes.
+func moeMethod(mm MoEModel) string {
+	rc := routers[mm.Name]
+	return fmt.Sprintf("%s experts (group %d): the whole routed-expert layer as vLLM's fused_marlin_moe runs it, "+
+		"captured as one CUDA graph per call: router top-k (moecast_router_f32: sigmoid of fp32 logits, plus e_score_correction_bias for the choice, "+
+		"noaux_tc grouped top-k with n_group %d / topk_group %d, top-%d of %d, weights renormalised and times %.3f) -> "+
+		"moe_align_block_size on the device (moecast_moe_align: pairs sorted by expert, padded to the block) -> "+
+		"gate_up GEMM (moecast W4A16 MoE kernel, %d -> 2x%d/moe_tp) -> silu_and_mul -> down GEMM -> moe_sum (top-k weighted, bf16 out); "+
+		"not included: the router's gate GEMM, the shared expert and any all-reduce or all-to-all; "+
+		"the GEMM grids are sized from the routing's real block count (vLLM's Marlin MoE sizes its grid for the worst case of blocks); "+
+		"uniform top-%d routing from seeds turned into logits the router maps back to it "+
+		"(EP: rank 0 holds experts/ep of them and computes the slots routed there; moe_sum adds only those), "+
+		"routings rotated until their weights total %d MiB so every call reads HBM; "+
+		"latency = the layer graph's median of 15 replays; each kernel is also timed alone in its own graph (calib gpu's report)",
+		mm.Name, mm.Group, rc.Groups, rc.TopKGroups, rc.TopK, rc.Experts, rc.Scale, mm.Hidden, mm.Inter, mm.TopK, RotateBytes>>20)
+}
+
+// moeKernel names the images the layer ran: the W4A16 GEMMs' (the file's
+// provenance names it) and glue.cu's.
+func moeKernel(rows []MoEResult) string {
+	img := "glue.cu"
+	if len(rows) > 0 && rows[0].GlueImage != "" {
+		img = rows[0].GlueImage
+	}
+	return "moecast w4a16 MoE GEMMs + glue (kernels/gpu, " + img + ")"
+}
+
+// hotLine gives the hot layer figures (weights not rotated) by split, for
+// the provenance method and the report: a table with the same keys would
+// shadow the streamed one.
+func hotLine(res []MoEResult) string {
+	var groups []string
+	var cur []string
+	var last MoEPoint
+	flush := func() {
+		if len(cur) > 0 {
+			groups = append(groups, fmt.Sprintf("%s tp%d ep%d (tokens:us) %s", last.Model.Name, last.Split.MoETP, last.Split.EP, strings.Join(cur, " ")))
+		}
+		cur = nil
+	}
+	for _, m := range res {
+		if m.Hot.Median <= 0 {
+			continue
+		}
+		if len(cur) > 0 && (m.Point.Split != last.Split || m.Point.Model.Name != last.Model.Name) {
+			flush()
+		}
+		last = m.Point
+		cur = append(cur, fmt.Sprintf("%d:%.1f", m.Point.Tokens, m.Hot.Median*1e6))
+	}
+	flush()
+	if len(groups) == 0 {
+		return ""
+	}
+	return "moe hot, not a table (the same layer graph with the weights not rotated: one routing replayed, L2-warm as far as its weights fit): " +
+		strings.Join(groups, " / ")
 }
 
 // roundPS rounds microseconds to 1 ps.

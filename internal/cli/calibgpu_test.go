@@ -22,10 +22,13 @@ func TestCalibGPUFileUsedByPredict(t *testing.T) {
 	var moe []campaign.MoEResult
 	for _, p := range campaign.MoEPoints(campaign.Options{Quick: true}) {
 		us := 20 + 0.3*float64(p.Tokens)
-		moe = append(moe, campaign.MoEResult{Point: p, GateUp: campaign.Timing{Median: us * 0.6e-6},
-			Down: campaign.Timing{Median: us * 0.4e-6}, Touched: 8, WorkingSet: 1e8})
+		moe = append(moe, campaign.MoEResult{Point: p, Layer: campaign.Timing{Median: us * 1e-6}, Touched: 8, WorkingSet: 1e8})
 	}
-	r.Outputs = append(r.Outputs, campaign.MoEOutput(moe))
+	var ew []campaign.ElementwiseResult
+	for _, c := range campaign.ElementwiseCases(campaign.Options{Quick: true}) {
+		ew = append(ew, campaign.ElementwiseResult{Case: c, Bytes: float64(c.Bytes()), Timing: campaign.Timing{Median: 3e-6 + float64(c.Bytes())/3e12}})
+	}
+	r.Outputs = append(r.Outputs, campaign.MoEOutput(moe), campaign.ElementwiseOutput(ew, "glue.sm_90.cubin"))
 	f, err := r.File(campaign.Options{Command: "moecast calib gpu --quick --out h200.toml"}, time.Now())
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "h200.toml")
@@ -44,6 +47,7 @@ func TestCalibGPUFileUsedByPredict(t *testing.T) {
 	require.NotEmpty(t, got.Points)
 	for _, p := range got.Points {
 		assert.True(t, strings.Contains(p.Sources["moe"], path+"#moe.moecast_w4a16.int4_wo.e384.uniform"), p.Sources["moe"])
+		assert.True(t, strings.Contains(p.Sources["elementwise"], path+"#elementwise.moecast_glue.bf16"), p.Sources["elementwise"])
 	}
 	assert.Len(t, got.Calibration, 2)
 }
