@@ -43,7 +43,7 @@ const (
 )
 
 // Registry is every op, in the order a campaign runs them.
-var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}}
+var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}, attentionOp{}}
 
 // Ops are the names of Registry's ops, in order.
 var Ops = opNames()
@@ -60,9 +60,8 @@ func opNames() []string {
 // yet, by --ops name; `calib gpu` prints it and the file's provenance says
 // it. An op's file removes its entry when it lands.
 var NotMeasured = map[string]string{
-	"gemm":      "gemm: bf16/fp8 dense GEMMs through cuBLASLt (attention and shared-expert projections)",
-	"attention": "attention: MLA/GQA decode KV read rate",
-	"comm":      "comm: NCCL all-reduce/all-gather/reduce-scatter/all-to-all on several GPUs",
+	"gemm": "gemm: bf16/fp8 dense GEMMs through cuBLASLt (attention and shared-expert projections)",
+	"comm": "comm: NCCL all-reduce/all-gather/reduce-scatter/all-to-all on several GPUs",
 }
 
 // NotMeasuredList is NotMeasured's sentences, sorted.

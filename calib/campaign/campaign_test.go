@@ -20,7 +20,7 @@ func TestPlan(t *testing.T) {
 	full, err := NewPlan(Options{})
 	require.NoError(t, err)
 	assert.True(t, full.Has(OpCopy) && full.Has(OpOverhead) && full.Has(OpMoE))
-	assert.Equal(t, len(Splits)*len(FullTokens)+2, full.Steps())
+	assert.Equal(t, len(Splits)*len(FullTokens)+2+len(AttentionPoints(Options{})), full.Steps())
 	quick, err := NewPlan(Options{Quick: true, Ops: []string{"moe"}})
 	require.NoError(t, err)
 	assert.False(t, quick.Has(OpCopy) || quick.Has(OpOverhead))
@@ -38,8 +38,8 @@ func TestPlan(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe`},
-		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe"},
+		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe, attention`},
+		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe, attention"},
 		{Options{GPUs: -1}, "--gpus -1: want 1 or more"},
 	}
 	if _, later := NotMeasured["comm"]; later {

@@ -1,0 +1,326 @@
+package campaign
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/moecast/moecast/calib"
+	"github.com/moecast/moecast/kernels/gpu"
+	"github.com/moecast/moecast/report"
+)
+
+// OpAttention is the decode attention op.
+const OpAttention = "attention"
+
+// GQAModel is a shipped GQA model's attention (config.json's
+// num_attention_heads, num_key_value_heads, head_dim).
+type GQAModel struct {
+	Name                    string
+	Heads, KVHeads, HeadDim int
+}
+
+// GQAModels are the shipped GQA models (model/presets).
+var GQAModels = []GQAModel{
+	{Name: "qwen3-235b-a22b", Heads: 64, KVHeads: 4, HeadDim: 128},
+	{Name: "qwen3-30b-a3b", Heads: 32, KVHeads: 4, HeadDim: 128},
+	{Name: "gpt-oss-120b", Heads: 64, KVHeads: 8, HeadDim: 64},
+	{Name: "mixtral-8x7b", Heads: 32, KVHeads: 8, HeadDim: 128},
+	{Name: "llama-4-maverick", Heads: 40, KVHeads: 8, HeadDim: 128},
+}
+
+// MLAModel is a shipped MLA model's attention: the query heads and, for
+// the module, its projections' dims (DeepSeek-V3's layout).
+type MLAModel struct {
+	Name                                                    string
+	Heads, Hidden, QLoRARank, KVLoRARank, QKNope, QKRope, V int
+}
+
+// MLAModels are the shipped MLA models whose latent width the kernel
+// serves (kv_lora_rank 512, qk_rope 64): Kimi-K2.5 (and Kimi-K2, same
+// attention) and DeepSeek-V3/R1. GLM-5's attention reads a DSA-selected
+// subset of the cache and is left out.
+var MLAModels = []MLAModel{
+	{Name: "kimi-k2.5", Heads: 64, Hidden: 7168, QLoRARank: 1536, KVLoRARank: 512, QKNope: 128, QKRope: 64, V: 128},
+	{Name: "deepseek-v3", Heads: 128, Hidden: 7168, QLoRARank: 1536, KVLoRARank: 512, QKNope: 128, QKRope: 64, V: 128},
+}
+
+// AttentionTPs are the attention tensor-parallel sizes whose per-GPU head
+// splits are measured (DP attention runs every head on one GPU: TP 1).
+var AttentionTPs = []int{1, 2, 4, 8}
+
+// GQASplit is one GPU's share of a GQA layer: heads = heads/tp and
+// kv_heads = max(1, kv_heads/tp), as sim splits them (KV heads replicated
+// where tp exceeds them).
+type GQASplit struct{ Heads, KVHeads, HeadDim int }
+
+// GQASplits are the distinct per-GPU splits of GQAModels at AttentionTPs,
+// by head dim, heads, kv heads.
+func GQASplits() []GQASplit {
+	var out []GQASplit
+	for _, m := range GQAModels {
+		for _, tp := range AttentionTPs {
+			if m.Heads%tp != 0 {
+				continue
+			}
+			s := GQASplit{Heads: m.Heads / tp, KVHeads: max(1, m.KVHeads/tp), HeadDim: m.HeadDim}
+			if !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.HeadDim != b.HeadDim {
+			return a.HeadDim < b.HeadDim
+		}
+		if a.Heads != b.Heads {
+			return a.Heads < b.Heads
+		}
+		return a.KVHeads < b.KVHeads
+	})
+	return out
+}
+
+// MLAHeads are the distinct per-GPU query head counts of MLAModels at
+// AttentionTPs, ascending.
+func MLAHeads() []int {
+	var out []int
+	for _, m := range MLAModels {
+		for _, tp := range AttentionTPs {
+			if h := m.Heads / tp; m.Heads%tp == 0 && !slices.Contains(out, h) {
+				out = append(out, h)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Decode batches (sequences) and KV lengths (tokens a sequence) of the
+// attention op.
+var (
+	FullAttnBatches   = []int{1, 4, 16, 64, 256}
+	FullAttnContexts  = []int{1024, 4096, 16384, 65536, 131072}
+	QuickAttnBatches  = []int{1, 64}
+	QuickAttnContexts = []int{4096, 32768}
+)
+
+// MaxAttnKVBytes bounds one point's KV cache (one layer, K and V): larger
+// batch x context points are skipped (the lookups clamp to the longest
+// context measured at that batch, and the cost model floors them at the
+// DRAM streaming time).
+const MaxAttnKVBytes = 32 << 30
+
+// AttnRotateBytes is how much KV cache (and, for the MLA module, weights)
+// the calls rotate over: 4x the H200's 60 MiB L2 and more, so each call
+// reads HBM.
+const AttnRotateBytes = 256 << 20
+
+// AttnPoint is one measured decode attention: GQA at a per-GPU split, or
+// MLA at a per-GPU head count, over Batch sequences of KVLen tokens.
+type AttnPoint struct {
+	MLA      bool
+	GQA      GQASplit // GQA
+	MLAHeads int      // MLA
+	Batch    int
+	KVLen    int
+}
+
+// KVBytes is the bf16 KV cache the point reads.
+func (p AttnPoint) KVBytes() int64 {
+	row := int64(gpu.MLADim)
+	if !p.MLA {
+		row = 2 * int64(p.GQA.KVHeads*p.GQA.HeadDim)
+	}
+	return int64(p.Batch) * int64(p.KVLen) * row * 2
+}
+
+// AttentionPoints are the points the attention op measures under o: every
+// GQA split and MLA head count over the batches and contexts whose cache
+// fits MaxAttnKVBytes.
+func AttentionPoints(o Options) []AttnPoint {
+	batches, contexts := FullAttnBatches, FullAttnContexts
+	if o.Quick {
+		batches, contexts = QuickAttnBatches, QuickAttnContexts
+	}
+	var out []AttnPoint
+	add := func(p AttnPoint) {
+		for _, b := range batches {
+			for _, l := range contexts {
+				p.Batch, p.KVLen = b, l
+				if p.KVBytes() <= MaxAttnKVBytes {
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	for _, s := range GQASplits() {
+		add(AttnPoint{GQA: s})
+	}
+	for _, h := range MLAHeads() {
+		add(AttnPoint{MLA: true, MLAHeads: h})
+	}
+	return out
+}
+
+// AttnResult is one measured attention point.
+type AttnResult struct {
+	Point       AttnPoint
+	Timing      Timing
+	BytesPerSec float64 // KV read rate
+	Kernel      string
+	Splits      int
+	Copies      int
+}
+
+// attentionOp measures moecast's decode attention kernels (kernels/gpu
+// attention.cu) over paged KV caches.
+type attentionOp struct{}
+
+func (attentionOp) Name() string                 { return OpAttention }
+func (attentionOp) Steps(o Options) (int, error) { return len(AttentionPoints(o)), nil }
+func (attentionOp) Tables() bool                 { return true }
+
+func (attentionOp) Run(e *Env) (*Output, error) {
+	m, err := gpu.LoadAttention(e.Dev)
+	if err != nil {
+		return nil, err
+	}
+	var res []AttnResult
+	for i, p := range AttentionPoints(e.Options) {
+		c := gpu.AttnCase{Name: "gqa", Batch: p.Batch, KVLen: p.KVLen, Heads: p.GQA.Heads, KVHeads: p.GQA.KVHeads,
+			HeadDim: p.GQA.HeadDim, Opt: gpu.AttnOptions{Paged: true}, Seed: uint64(i + 1)}
+		if p.MLA {
+			c = gpu.AttnCase{Name: "mla", MLA: true, Batch: p.Batch, KVLen: p.KVLen, Heads: p.MLAHeads,
+				Opt: gpu.AttnOptions{Paged: true}, Seed: uint64(i + 1)}
+		}
+		r, err := gpu.MeasureAttention(m, c, AttnRotateBytes, e.Stream)
+		if err != nil {
+			return nil, err
+		}
+		a := AttnResult{Point: p, Timing: Timing{Median: r.GraphSeconds, Min: r.GraphMin, Max: r.GraphMax, Eager: r.LaunchSeconds},
+			BytesPerSec: r.BytesPerSec, Kernel: r.Kernel, Splits: r.Splits, Copies: r.Copies}
+		res = append(res, a)
+		e.Say("%s batch %d kv_len %d: %.1f us, %.2f TB/s KV read (%d splits)", p.label(), p.Batch, p.KVLen,
+			r.GraphSeconds*1e6, r.BytesPerSec/1e12, r.Splits)
+	}
+	out := AttentionOutput(res)
+	out.Method = append(out.Method, "attention kernels "+m.Image)
+	return out, nil
+}
+
+func (p AttnPoint) label() string {
+	if p.MLA {
+		return fmt.Sprintf("mla %d heads", p.MLAHeads)
+	}
+	return fmt.Sprintf("gqa %d/%d d%d", p.GQA.Heads, p.GQA.KVHeads, p.GQA.HeadDim)
+}
+
+// gqaMethod is the GQA tables' provenance method.
+const gqaMethod = "moecast's GQA decode attention kernel (kernels/gpu attention.cu: mma.sync bf16, split-KV with a " +
+	"log-sum-exp combine kernel when the batch and heads do not fill the GPU) over a paged bf16 KV cache " +
+	"(64-token pages in a random order, vLLM's [pages, 64, kv_heads, head_dim] K and V), one query per sequence, " +
+	"every sequence kv_len tokens; caches rotated over copies totalling at least %d MiB so each call reads HBM; " +
+	"latency = median of 15 graph replays of the attention kernel(s) alone (q/k norms, rotary, the cache write " +
+	"and the projections are other ops); per-GPU heads/kv_heads of the shipped GQA models at attention TP 1, 2, 4, 8"
+
+// AttentionOutput makes one gqa table per head dim and the report; the MLA
+// points (attention alone: the cost model's mla table is the whole module)
+// go into the method and the report.
+func AttentionOutput(res []AttnResult) *Output {
+	out := &Output{Op: OpAttention, Data: res}
+	byDim := map[int][]AttnResult{}
+	var dims []int
+	var mla []AttnResult
+	for _, r := range res {
+		if r.Point.MLA {
+			mla = append(mla, r)
+			continue
+		}
+		d := r.Point.GQA.HeadDim
+		if _, ok := byDim[d]; !ok {
+			dims = append(dims, d)
+		}
+		byDim[d] = append(byDim[d], r)
+	}
+	slices.Sort(dims)
+	for _, d := range dims {
+		rows := byDim[d]
+		t := calib.Table{
+			Name:       fmt.Sprintf("gqa.moecast.d%d.kv-bf16", d),
+			Op:         "gqa",
+			Keys:       calib.Keys{KVDtype: "bf16", HeadDim: d},
+			Columns:    []string{"heads", "kv_heads", "batch", "kv_len", "latency_us"},
+			Provenance: calib.Provenance{Method: fmt.Sprintf(gqaMethod, AttnRotateBytes>>20)},
+		}
+		for _, r := range rows {
+			p := r.Point
+			t.Rows = append(t.Rows, []float64{float64(p.GQA.Heads), float64(p.GQA.KVHeads), float64(p.Batch), float64(p.KVLen),
+				roundPS(r.Timing.Median * 1e6)})
+		}
+		out.Tables = append(out.Tables, t)
+	}
+	if len(mla) > 0 {
+		out.Method = append(out.Method, mlaCoreMethod(mla))
+	}
+	rt := &report.Table{Columns: []report.Column{{Name: "attention", Left: true}, {Name: "batch"}, {Name: "kv_len"},
+		{Name: "latency_us", Text: "%.1f"}, {Name: "kv_TB_per_s", Text: "%.2f"}, {Name: "spread_pct", Text: "%.1f"},
+		{Name: "splits"}, {Name: "kernel", Left: true}}}
+	for _, r := range res {
+		spread := 0.0
+		if r.Timing.Min > 0 {
+			spread = 100 * (r.Timing.Max/r.Timing.Min - 1)
+		}
+		rt.Add(r.Point.label(), r.Point.Batch, r.Point.KVLen, r.Timing.Median*1e6, r.BytesPerSec/1e12, spread, r.Splits, r.Kernel)
+	}
+	out.Report = rt
+	out.Lines = append(out.Lines, attnSummary(res)...)
+	return out
+}
+
+// mlaCoreMethod states the MLA core-attention figures: the cost model has
+// no table for attention alone (its mla table is the whole module), so
+// they go into the file's method.
+func mlaCoreMethod(mla []AttnResult) string {
+	s := fmt.Sprintf("MLA decode attention alone (moecast kernel, absorbed: q 576 = kv_lora 512 + rope 64 a head, paged bf16 " +
+		"latent cache of 576 a token, output 512 a head; not a table: the cost model's mla table is the whole module, " +
+		"which needs the projections' GEMMs), us at heads/batch/kv_len [KV TB/s]:")
+	for i, r := range mla {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		s += fmt.Sprintf("%s %d/%d/%d %.1f [%.2f]", sep, r.Point.MLAHeads, r.Point.Batch, r.Point.KVLen,
+			r.Timing.Median*1e6, r.BytesPerSec/1e12)
+	}
+	return s
+}
+
+// attnSummary is one line per kind: the best KV read rate and where.
+func attnSummary(res []AttnResult) []string {
+	var lines []string
+	for _, mla := range []bool{false, true} {
+		var best *AttnResult
+		n := 0
+		for i := range res {
+			if res[i].Point.MLA != mla {
+				continue
+			}
+			n++
+			if best == nil || res[i].BytesPerSec > best.BytesPerSec {
+				best = &res[i]
+			}
+		}
+		if best == nil {
+			continue
+		}
+		kind := "gqa"
+		if mla {
+			kind = "mla"
+		}
+		lines = append(lines, fmt.Sprintf("%-9s %d points; best KV read %.2f TB/s (%s batch %d kv_len %d)", kind, n,
+			best.BytesPerSec/1e12, best.Point.label(), best.Point.Batch, best.Point.KVLen))
+	}
+	return lines
+}
