@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/moecast/moecast/calib"
+	"github.com/moecast/moecast/internal/cuda"
 	"github.com/moecast/moecast/kernels/gpu"
 	"github.com/moecast/moecast/report"
 )
@@ -178,9 +179,11 @@ type AttnResult struct {
 // attention.cu) over paged KV caches.
 type attentionOp struct{}
 
-func (attentionOp) Name() string                 { return OpAttention }
-func (attentionOp) Steps(o Options) (int, error) { return len(AttentionPoints(o)), nil }
-func (attentionOp) Tables() bool                 { return true }
+func (attentionOp) Name() string { return OpAttention }
+func (attentionOp) Steps(o Options) (int, error) {
+	return len(AttentionPoints(o)) + len(MLAModulePoints(o)), nil
+}
+func (attentionOp) Tables() bool { return true }
 
 func (attentionOp) Run(e *Env) (*Output, error) {
 	m, err := gpu.LoadAttention(e.Dev)
@@ -205,9 +208,142 @@ func (attentionOp) Run(e *Env) (*Output, error) {
 		e.Say("%s batch %d kv_len %d: %.1f us, %.2f TB/s KV read (%d splits)", p.label(), p.Batch, p.KVLen,
 			r.GraphSeconds*1e6, r.BytesPerSec/1e12, r.Splits)
 	}
+	mod, why, err := measureMLAModules(e, m)
+	if err != nil {
+		return nil, err
+	}
 	out := AttentionOutput(res)
 	out.Method = append(out.Method, "attention kernels "+m.Image)
+	if len(mod) > 0 {
+		mo := MLAModuleOutput(mod)
+		out.Tables = append(out.Tables, mo.Tables...)
+		out.Lines = append(out.Lines, mo.Lines...)
+	} else {
+		out.Method = append(out.Method, "no mla module table: "+why)
+		out.Lines = append(out.Lines, "mla module: not measured ("+why+")")
+	}
 	return out, nil
+}
+
+// NewGEMMer makes the GEMMer the MLA module's projections run on: cuBLASLt
+// (kernels/gpu BLASGEMMer with a BLASWorkspace) by default. It returns a
+// close function, or an error saying why there is none (then the op
+// writes no mla table and says so).
+var NewGEMMer = func() (gpu.GEMMer, func(), error) {
+	if err := cuda.InitCUBLASLt(); err != nil {
+		return nil, nil, err
+	}
+	h, err := cuda.NewBLASLt()
+	if err != nil {
+		return nil, nil, err
+	}
+	ws, err := cuda.Alloc(gpu.BLASWorkspace)
+	if err != nil {
+		h.Destroy()
+		return nil, nil, err
+	}
+	g := &gpu.BLASGEMMer{H: h, Workspace: ws, WorkspaceBytes: gpu.BLASWorkspace}
+	return g, func() { g.Close(); cuda.Free(ws); h.Destroy() }, nil
+}
+
+// measureMLAModules times the MLA module points, or says why it cannot
+// (no GEMMer).
+func measureMLAModules(e *Env, m *gpu.AttentionModule) ([]MLAModuleResult, string, error) {
+	pts := MLAModulePoints(e.Options)
+	if len(pts) == 0 {
+		return nil, "no points", nil
+	}
+	g, done, err := NewGEMMer()
+	if err != nil {
+		if cuda.NoCUBLASLt(err) {
+			e.Say("mla module: skipped, no GEMM library: %v", err)
+			return nil, err.Error(), nil
+		}
+		return nil, "", err
+	}
+	defer done()
+	var res []MLAModuleResult
+	for i, p := range pts {
+		c := gpu.MLAModuleCase{Name: "mla module", Dims: p.Model.dims(), Batch: p.Batch, Heads: p.Heads, KVLen: p.KVLen, Seed: uint64(i + 7)}
+		r, err := gpu.MeasureMLAModule(m, g, c, AttnRotateBytes, e.Stream)
+		if err != nil {
+			return nil, "", err
+		}
+		res = append(res, MLAModuleResult{Point: p, Timing: Timing{Median: r.GraphSeconds, Min: r.GraphMin, Max: r.GraphMax, Eager: r.LaunchSeconds},
+			WorkingSet: r.WorkingSetBytes, Kernels: r.Kernels, Layers: r.Layers, GEMMs: r.GEMMs})
+		e.Say("mla module %d heads batch %d kv_len %d: %.1f us, %d kernels", p.Heads, p.Batch, p.KVLen, r.GraphSeconds*1e6, r.Kernels)
+	}
+	return res, "", nil
+}
+
+func (m MLAModel) dims() gpu.MLADims {
+	return gpu.MLADims{Hidden: m.Hidden, QLoRARank: m.QLoRARank, KVLoRARank: m.KVLoRARank, QKNope: m.QKNope, QKRope: m.QKRope, V: m.V}
+}
+
+// MLAModulePoint is one measured MLA decode module: a model's dims, heads
+// on the GPU, Batch sequences of KVLen tokens.
+type MLAModulePoint struct {
+	Model               MLAModel
+	Heads, Batch, KVLen int
+}
+
+// MLAModulePoints are the module points under o: every per-GPU head count
+// of MLAModels sharing the first model's dims (DeepSeek-V3's: Kimi-K2.5 and
+// DeepSeek-V3 have the same), over the attention op's MLA batches and
+// contexts.
+func MLAModulePoints(o Options) []MLAModulePoint {
+	var out []MLAModulePoint
+	base := MLAModels[0]
+	for _, p := range AttentionPoints(o) {
+		if p.MLA {
+			out = append(out, MLAModulePoint{Model: base, Heads: p.MLAHeads, Batch: p.Batch, KVLen: p.KVLen})
+		}
+	}
+	return out
+}
+
+// MLAModuleResult is one measured MLA module.
+type MLAModuleResult struct {
+	Point      MLAModulePoint
+	Timing     Timing
+	WorkingSet float64 // one layer's weights + KV cache bytes
+	Kernels    int
+	Layers     int
+	GEMMs      string
+}
+
+// mlaModuleMethod is the mla table's provenance method.
+const mlaModuleMethod = "the whole MLA decode module on one GPU, one query token a sequence, as vLLM's MLA backends run it " +
+	"after absorption: fused_qkv_a_proj, q_a/kv_a RMSNorm, q_b_proj, W_UK (strided-batched over heads), rotary (q_pe into the " +
+	"absorbed query, k_pe), the cache write, moecast's MLA decode attention kernel (split-KV + combine) over a paged bf16 latent " +
+	"cache (64-token pages in a random order), W_UV (strided-batched), o_proj; bf16 GEMMs through %s; one layer's weights and " +
+	"cache rotated over layers totalling at least %d MiB so each call reads HBM; latency = median of 15 graph replays of the " +
+	"module's kernels; input_layernorm and the all-reduce after o_proj are not included"
+
+// MLAModuleOutput makes the mla table (bf16 projections and KV cache, the
+// model's dims as keys).
+func MLAModuleOutput(res []MLAModuleResult) *Output {
+	out := &Output{Op: OpAttention, Data: res}
+	if len(res) == 0 {
+		return out
+	}
+	mm := res[0].Point.Model
+	t := calib.Table{
+		Name: "mla.moecast.bf16.kv-bf16",
+		Op:   "mla",
+		Keys: calib.Keys{Dtype: "bf16", KVDtype: "bf16", KVLoRARank: mm.KVLoRARank, QKRopeDim: mm.QKRope, Hidden: mm.Hidden,
+			QLoRARank: mm.QLoRARank, QKNopeDim: mm.QKNope, VHeadDim: mm.V},
+		Columns:    []string{"heads", "batch", "kv_len", "latency_us", "working_set_bytes", "l2_resident"},
+		Provenance: calib.Provenance{Method: fmt.Sprintf(mlaModuleMethod, res[0].GEMMs, AttnRotateBytes>>20)},
+	}
+	for _, r := range res {
+		p := r.Point
+		t.Rows = append(t.Rows, []float64{float64(p.Heads), float64(p.Batch), float64(p.KVLen), roundPS(r.Timing.Median * 1e6),
+			float64(int64(r.WorkingSet)), 0})
+	}
+	out.Tables = []calib.Table{t}
+	out.Lines = []string{fmt.Sprintf("mla module %d points (%d kernels a layer at one split)", len(res), res[0].Kernels)}
+	return out
 }
 
 func (p AttnPoint) label() string {

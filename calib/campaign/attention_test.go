@@ -67,7 +67,7 @@ func TestAttentionPlan(t *testing.T) {
 	assert.Equal(t, int64(4*1024*2*4*128*2), AttnPoint{GQA: GQASplit{64, 4, 128}, Batch: 4, KVLen: 1024}.KVBytes())
 	plan, err := NewPlan(Options{Quick: true, Ops: []string{OpAttention}})
 	require.NoError(t, err)
-	assert.Equal(t, len(quick), plan.Steps())
+	assert.Equal(t, len(quick)+len(MLAModulePoints(Options{Quick: true})), plan.Steps())
 }
 
 // recordedAttention is an attention result as an H200 might give it: 6 us
@@ -131,4 +131,61 @@ func TestAttentionFileAnswersSim(t *testing.T) {
 	costs := kernels.Costs{GPU: g, Tables: kt}
 	e := costs.GQADecode(kernels.GQAShape{Batch: 16, Context: 16384, Heads: 64, KVHeads: 8, HeadDim: 64, KV: dtype.KVBF16})
 	assert.Contains(t, e.Source.Table, "gqa.moecast.d64.kv-bf16")
+}
+
+// recordedModules is an MLA module result as an H200 might give it: 40 us
+// plus the layer's weights and KV at 3 TB/s.
+func recordedModules(o Options) []MLAModuleResult {
+	var res []MLAModuleResult
+	for _, p := range MLAModulePoints(o) {
+		ws := 50e6*float64(p.Heads)/8 + float64(AttnPoint{MLA: true, MLAHeads: p.Heads, Batch: p.Batch, KVLen: p.KVLen}.KVBytes())
+		s := 40e-6 + ws/3e12
+		res = append(res, MLAModuleResult{Point: p, Timing: Timing{Median: s, Min: s, Max: s}, WorkingSet: ws, Kernels: 11, Layers: 4,
+			GEMMs: "cuBLASLt 13.1.0"})
+	}
+	return res
+}
+
+// TestMLAModuleFileAnswersSim: the mla table written from a recorded
+// module result loads and answers the MLA module shapes sim asks for
+// Kimi-K2.5 and DeepSeek-V3 at attention TP 1-8 (bf16 KV), with the
+// models' dims checked; GLM-5's dims are not answered.
+func TestMLAModuleFileAnswersSim(t *testing.T) {
+	r := recorded()
+	r.Outputs = []*Output{AttentionOutput(recordedAttention(Options{Quick: true}))}
+	mo := MLAModuleOutput(recordedModules(Options{}))
+	r.Outputs[0].Tables = append(r.Outputs[0].Tables, mo.Tables...)
+	f, err := r.File(Options{Command: "moecast calib gpu --ops attention --out h200.toml"}, time.Now())
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "h200-attn.toml")
+	require.NoError(t, f.Write(path))
+	got, err := calib.Load(path)
+	require.NoError(t, err)
+	require.Len(t, got.Tables, 3)
+	assert.Equal(t, "mla", got.Tables[2].Op)
+	assert.Contains(t, got.Effective(&got.Tables[2]).Method, "the whole MLA decode module on one GPU")
+	assert.Contains(t, got.Effective(&got.Tables[2]).Method, "cuBLASLt 13.1.0")
+	kt := got.KernelTables()
+	for _, m := range MLAModels {
+		c, err := model.Preset(m.Name)
+		require.NoError(t, err)
+		a := c.Attn
+		for _, tp := range AttentionTPs {
+			// sim/step.go mlaShape: heads per rank, the model's dims.
+			s := kernels.MLAShape{Batch: 16, Context: 4096, Heads: a.Heads / tp, KVLoRARank: a.KVLoRARank, QKRopeDim: a.QKRopeDim,
+				KV: dtype.KVBF16, TotalHeads: a.Heads, Hidden: c.Hidden, QLoRARank: a.QLoRARank, QKNopeDim: a.QKNopeDim, VHeadDim: a.VHeadDim}
+			e, ok := kt.MLAModule(s)
+			require.True(t, ok, "%s tp%d", m.Name, tp)
+			h := a.Heads / tp
+			want := 40e-6 + (50e6*float64(h)/8+float64(AttnPoint{MLA: true, MLAHeads: h, Batch: 16, KVLen: 4096}.KVBytes()))/3e12
+			assert.InDelta(t, want, float64(e.Time), 1e-12, "%s tp%d", m.Name, tp)
+			assert.Contains(t, e.Source.Table, "#mla.moecast.bf16.kv-bf16")
+		}
+	}
+	glm, err := model.Preset("glm-5")
+	require.NoError(t, err)
+	a := glm.Attn
+	_, ok := kt.MLAModule(kernels.MLAShape{Batch: 16, Context: 4096, Heads: a.Heads / 8, KVLoRARank: a.KVLoRARank, QKRopeDim: a.QKRopeDim,
+		KV: dtype.KVBF16, Hidden: glm.Hidden, QLoRARank: a.QLoRARank, QKNopeDim: a.QKNopeDim, VHeadDim: a.VHeadDim})
+	assert.False(t, ok, "GLM-5's projections differ")
 }

@@ -20,7 +20,7 @@ func TestPlan(t *testing.T) {
 	full, err := NewPlan(Options{})
 	require.NoError(t, err)
 	assert.True(t, full.Has(OpCopy) && full.Has(OpOverhead) && full.Has(OpMoE))
-	assert.Equal(t, len(Splits)*len(FullTokens)+2+len(AttentionPoints(Options{})), full.Steps())
+	assert.Equal(t, len(Splits)*len(FullTokens)+2+len(AttentionPoints(Options{}))+len(MLAModulePoints(Options{})), full.Steps())
 	quick, err := NewPlan(Options{Quick: true, Ops: []string{"moe"}})
 	require.NoError(t, err)
 	assert.False(t, quick.Has(OpCopy) || quick.Has(OpOverhead))

@@ -555,6 +555,73 @@ extern "C" __global__ void __launch_bounds__(128) moecast_attn_combine(const flo
   combine(opart, lse, out, heads, nsplit, d);
 }
 
+// ---- the MLA module's small kernels ----
+
+// moecast_rmsnorm(x, ld, width, w, eps): in place, row b of x (ld elements
+// apart): x = x / sqrt(mean(x^2) + eps) * w over its first width values
+// (q_a_layernorm, kv_a_layernorm). One block of 128 threads a row; width a
+// multiple of 2.
+extern "C" __global__ void __launch_bounds__(128) moecast_rmsnorm(__nv_bfloat16* __restrict__ x, int ld, int width,
+                                                                  const __nv_bfloat16* __restrict__ w, float eps) {
+  __shared__ float part[4];
+  __nv_bfloat16* row = x + (long long)blockIdx.x * ld;
+  float ss = 0.f;
+  for (int i = 2 * threadIdx.x; i < width; i += 256) {
+    const float2 v = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(row + i));
+    ss += v.x * v.x + v.y * v.y;
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffff, ss, o);
+  if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = ss;
+  __syncthreads();
+  const float inv = rsqrtf((part[0] + part[1] + part[2] + part[3]) / width + eps);
+  for (int i = 2 * threadIdx.x; i < width; i += 256) {
+    const float2 v = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(row + i));
+    const float2 g = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(w + i));
+    *reinterpret_cast<uint32_t*>(row + i) = pack2(v.x * inv * g.x, v.y * inv * g.y);
+  }
+}
+
+// moecast_mla_rope(qb, qa, kva, ld_kva, heads, lens): rotary embedding of
+// the decode token of sequence b at position lens[b]-1 (pairs (2i, 2i+1),
+// theta_i = pos * 10000^(-2i/64), DeepSeek's interleaved form): each head's
+// q_pe (qb[b][h][128:192]) into qa[b][h][512:576] (the absorbed query's rope
+// part), and k_pe (kva[b][ld_kva-64:]) in place. One block of 128 threads a
+// sequence.
+extern "C" __global__ void __launch_bounds__(128) moecast_mla_rope(const __nv_bfloat16* __restrict__ qb,
+                                                                   __nv_bfloat16* __restrict__ qa,
+                                                                   __nv_bfloat16* __restrict__ kva, int ld_kva, int heads,
+                                                                   const int* __restrict__ lens) {
+  const int b = blockIdx.x;
+  const float pos = (float)(lens[b] - 1);
+  for (int i = threadIdx.x; i < (heads + 1) * 32; i += 128) {
+    const int h = i >> 5, p = i & 31;
+    float sn, cs;
+    sincosf(pos * exp2f(-(float)(2 * p) / 64.f * 13.287712379549449f), &sn, &cs);  // 10000^(-2p/64)
+    const __nv_bfloat16* src = h < heads ? qb + ((long long)b * heads + h) * 192 + 128 : kva + (long long)b * ld_kva + ld_kva - 64;
+    __nv_bfloat16* dst = h < heads ? qa + ((long long)b * heads + h) * 576 + 512 : kva + (long long)b * ld_kva + ld_kva - 64;
+    const float2 v = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(src + 2 * p));
+    *reinterpret_cast<uint32_t*>(dst + 2 * p) = pack2(v.x * cs - v.y * sn, v.x * sn + v.y * cs);
+  }
+}
+
+// moecast_mla_cache_write(kva, ld_kva, cache, table, lens, max_pages,
+// kv_stride): the decode token's cache entry, kva[b][ld_kva-576:] (the
+// normed latent 512 and the rotated k_pe 64), at position lens[b]-1 of
+// sequence b (concat_and_cache_mla). One block of 72 threads (16 bytes
+// each) a sequence.
+extern "C" __global__ void __launch_bounds__(96) moecast_mla_cache_write(const __nv_bfloat16* __restrict__ kva, int ld_kva,
+                                                                         __nv_bfloat16* __restrict__ cache,
+                                                                         const int* __restrict__ table,
+                                                                         const int* __restrict__ lens, int max_pages,
+                                                                         long long kv_stride) {
+  const int b = blockIdx.x;
+  if (threadIdx.x >= MLA_D / 8) return;
+  const long long row = row_index(table, b, lens[b] - 1, max_pages, kv_stride);
+  const uint4 v = *reinterpret_cast<const uint4*>(kva + (long long)b * ld_kva + ld_kva - MLA_D + threadIdx.x * 8);
+  *reinterpret_cast<uint4*>(cache + row * MLA_D + threadIdx.x * 8) = v;
+}
+
 // moecast_fill_bf16(p, n8, seed, amp): n8 x 8 bf16 values, amp x a hash of
 // (index, seed) uniform in [-1, 1): fills large KV caches on the device.
 extern "C" __global__ void __launch_bounds__(256) moecast_fill_bf16(uint4* __restrict__ p, long long n8, uint32_t seed,

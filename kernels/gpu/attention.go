@@ -35,6 +35,7 @@ var GQAHeadDims = []int{64, 128}
 // AttentionModule is the decode attention kernels loaded into the current
 // context.
 type AttentionModule struct {
+	mod     cuda.Module
 	mla     map[int]cuda.Function    // by stages
 	gqa     map[[2]int]cuda.Function // by (head dim, stages)
 	combine cuda.Function
@@ -70,7 +71,7 @@ func LoadAttention(dev cuda.Device) (*AttentionModule, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &AttentionModule{mla: map[int]cuda.Function{}, gqa: map[[2]int]cuda.Function{}, Image: name, SMs: sms, PerSM: map[string]int{}}
+	m := &AttentionModule{mod: mod, mla: map[int]cuda.Function{}, gqa: map[[2]int]cuda.Function{}, Image: name, SMs: sms, PerSM: map[string]int{}}
 	prep := func(name string, smem int) (cuda.Function, bool, error) {
 		f, err := mod.Function(name)
 		if err != nil {
