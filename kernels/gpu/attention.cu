@@ -98,11 +98,10 @@ __device__ __forceinline__ long long row_index(const int* __restrict__ table, in
 // each warp accumulates the output for its 128 of the 512 latent columns.
 constexpr int MLA_D = 576;
 constexpr int MLA_DV = 512;
-constexpr int MLA_T = 32;            // tokens per tile
 constexpr int MLA_ROW = MLA_D + 8;   // padded shared-memory row (conflict-free ldmatrix)
 constexpr int MLA_KS = MLA_D / 4 / 16;  // k16 steps of one warp's score slice (9)
 
-template <int STAGES>
+template <int MLA_T, int STAGES>
 __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ kv,
                                            const int* __restrict__ table, const int* __restrict__ lens,
                                            __nv_bfloat16* __restrict__ out, float* __restrict__ opart,
@@ -169,14 +168,15 @@ __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, 
     const __nv_bfloat16* tile = kvs + (it % STAGES) * MLA_T * MLA_ROW;
     const uint32_t tbase = smem_addr(tile);
 
-    float s[4][4];
+    constexpr int NT = MLA_T / 8;  // n8 tiles of scores
+    float s[NT][4];
 #pragma unroll
-    for (int j = 0; j < 4; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+    for (int j = 0; j < NT; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < MLA_KS; kk++) {
       const int d0 = warp * (MLA_KS * 16) + kk * 16;
 #pragma unroll
-      for (int np = 0; np < 2; np++) {
+      for (int np = 0; np < NT / 2; np++) {
         uint32_t bf[4];
         const int row = np * 16 + (lane & 7) + (lane >> 4) * 8;
         const int col = d0 + ((lane >> 3) & 1) * 8;
@@ -186,15 +186,15 @@ __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, 
       }
     }
 #pragma unroll
-    for (int j = 0; j < 4; j++) part[(warp * 4 + j) * 32 + lane] = make_float4(s[j][0], s[j][1], s[j][2], s[j][3]);
+    for (int j = 0; j < NT; j++) part[(warp * NT + j) * 32 + lane] = make_float4(s[j][0], s[j][1], s[j][2], s[j][3]);
     __syncthreads();
     float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
+    for (int j = 0; j < NT; j++) {
       float4 v = part[j * 32 + lane];
 #pragma unroll
       for (int w = 1; w < 4; w++) {
-        const float4 u = part[(w * 4 + j) * 32 + lane];
+        const float4 u = part[(w * NT + j) * 32 + lane];
         v.x += u.x;
         v.y += u.y;
         v.z += u.z;
@@ -215,7 +215,7 @@ __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, 
     m1 = n1;
     float ps0 = 0.f, ps1 = 0.f;
 #pragma unroll
-    for (int j = 0; j < 4; j++) {
+    for (int j = 0; j < NT; j++) {
       s[j][0] = exp2f(s[j][0] - b0);
       s[j][1] = exp2f(s[j][1] - b0);
       s[j][2] = exp2f(s[j][2] - b1);
@@ -233,7 +233,7 @@ __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, 
       acc[j][3] *= a1;
     }
 #pragma unroll
-    for (int kk = 0; kk < 2; kk++) {
+    for (int kk = 0; kk < NT / 2; kk++) {
       const uint32_t pa[4] = {pack2(s[2 * kk][0], s[2 * kk][1]), pack2(s[2 * kk][2], s[2 * kk][3]),
                               pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
 #pragma unroll
@@ -469,12 +469,20 @@ __device__ __forceinline__ void gqa_decode(const __nv_bfloat16* __restrict__ q, 
 
 // ---- combine ----
 constexpr int MAX_SPLITS = 256;
+constexpr int CMB_COLS = 64;    // columns a combine block
+constexpr int CMB_GROUPS = 16;  // split groups a combine block (256 threads = 16 column quads x 16 groups)
 
+// combine merges the splits of one (sequence, head) over CMB_COLS columns:
+// warp 0 turns the splits' lse into weights, then each thread sums the
+// splits s = group (mod CMB_GROUPS) for 4 columns, and the groups' sums
+// are added in a fixed order.
 __device__ __forceinline__ void combine(const float* __restrict__ opart, const float* __restrict__ lse,
                                         __nv_bfloat16* __restrict__ out, int heads, int nsplit, int d) {
   __shared__ float w[MAX_SPLITS];
   __shared__ float denom;
+  __shared__ float4 red[CMB_GROUPS][CMB_COLS / 4];
   const int b = blockIdx.x / heads, h = blockIdx.x % heads;
+  const int c0 = blockIdx.y * CMB_COLS;
   const int tid = threadIdx.x;
   if (tid < 32) {
     float M = -INFINITY;
@@ -492,13 +500,27 @@ __device__ __forceinline__ void combine(const float* __restrict__ opart, const f
     if (tid == 0) denom = L > 0.f ? 1.f / L : 0.f;
   }
   __syncthreads();
-  const float inv = denom;
-  for (int c = tid; c < d; c += blockDim.x) {
+  const int q = tid % (CMB_COLS / 4), g = tid / (CMB_COLS / 4);
+  const int c = c0 + 4 * q;
+  float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+  const float* base = opart + ((long long)b * nsplit * heads + h) * d + c;
+#pragma unroll 4
+  for (int s = g; s < nsplit; s += CMB_GROUPS) {
+    const float4 v = *reinterpret_cast<const float4*>(base + (long long)s * heads * d);
+    const float ws = w[s];
+    acc.x += ws * v.x;
+    acc.y += ws * v.y;
+    acc.z += ws * v.z;
+    acc.w += ws * v.w;
+  }
+  red[g][q] = acc;
+  __syncthreads();
+  if (tid < CMB_COLS) {
+    const int qq = tid / 4, e = tid % 4;
     float o = 0.f;
-    for (int s = 0; s < nsplit; s++) {
-      if (w[s] != 0.f) o += w[s] * opart[(((long long)b * nsplit + s) * heads + h) * d + c];
-    }
-    out[((long long)b * heads + h) * d + c] = __float2bfloat16_rn(o * inv);
+#pragma unroll
+    for (int gg = 0; gg < CMB_GROUPS; gg++) o += reinterpret_cast<const float*>(&red[gg][qq])[e];
+    out[((long long)b * heads + h) * d + c0 + tid] = __float2bfloat16_rn(o * denom);
   }
 }
 
@@ -513,20 +535,23 @@ __device__ __forceinline__ uint32_t hash32(uint32_t x) {
 
 }  // namespace
 
-// mla_decode_s<STAGES>(q [B][heads][576], kv, table or null, lens [B], out
-// [B][heads][512] (one split), opart [B][splits][heads][512] and lse
+// mla_decode_t<T>_s<STAGES>(q [B][heads][576], kv, table or null, lens [B],
+// out [B][heads][512] (one split), opart [B][splits][heads][512] and lse
 // [B][splits][heads] (several), heads, max_pages, kv_stride, chunk (tokens
-// a split, a multiple of 32), scale_log2). 128 threads; grid (ceil(heads/16),
-// splits, B); dynamic shared memory STAGES*32*584*2 + 8192 bytes.
-#define MLA_KERNEL(S)                                                                                          \
-  extern "C" __global__ void __launch_bounds__(128) moecast_mla_decode_s##S(                                   \
+// a split, a multiple of T), scale_log2). 128 threads; grid
+// (ceil(heads/16), splits, B); dynamic shared memory STAGES*T*584*2 +
+// 4*(T/8)*32*16 bytes. T tokens a pipeline stage (32 or 16).
+#define MLA_KERNEL(T, S)                                                                                       \
+  extern "C" __global__ void __launch_bounds__(128) moecast_mla_decode_t##T##_s##S(                            \
       const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ kv, const int* __restrict__ table, \
       const int* __restrict__ lens, __nv_bfloat16* __restrict__ out, float* __restrict__ opart,                 \
       float* __restrict__ lse, int heads, int max_pages, long long kv_stride, int chunk, float scale_log2) {     \
-    mla_decode<S>(q, kv, table, lens, out, opart, lse, heads, max_pages, kv_stride, chunk, scale_log2);          \
+    mla_decode<T, S>(q, kv, table, lens, out, opart, lse, heads, max_pages, kv_stride, chunk, scale_log2);       \
   }
-MLA_KERNEL(2)
-MLA_KERNEL(3)
+MLA_KERNEL(32, 2)
+MLA_KERNEL(32, 3)
+MLA_KERNEL(16, 4)
+MLA_KERNEL(16, 6)
 
 // gqa_decode_d<D>_s<STAGES>(q [B][hq][D], k, v caches, table or null, lens,
 // out [B][hq][D], opart [B][splits][hq][D], lse [B][splits][hq], hq, hkv,
@@ -546,9 +571,9 @@ GQA_KERNEL(64, 3)
 GQA_KERNEL(128, 2)
 GQA_KERNEL(128, 3)
 
-// moecast_attn_combine(opart, lse, out, heads, splits, d): one block of 128
-// threads per (sequence, head); splits <= 256.
-extern "C" __global__ void __launch_bounds__(128) moecast_attn_combine(const float* __restrict__ opart,
+// moecast_attn_combine(opart, lse, out, heads, splits, d): 256 threads; grid
+// (sequences x heads, d / 64); splits <= 256, d a multiple of 64.
+extern "C" __global__ void __launch_bounds__(256) moecast_attn_combine(const float* __restrict__ opart,
                                                                        const float* __restrict__ lse,
                                                                        __nv_bfloat16* __restrict__ out, int heads,
                                                                        int nsplit, int d) {

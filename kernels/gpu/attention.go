@@ -20,14 +20,21 @@ const (
 	// kernel's limit).
 	MaxSplits = 256
 
-	mlaTile     = 32 // tokens a pipeline stage (MLA)
+	combineCols = 64 // output columns a combine block
 	gqaTile     = 64 // tokens a pipeline stage (GQA)
 	attnThreads = 128
 	headTile    = 16 // query heads a block (one m16 tile)
 )
 
-// AttentionStages are the pipeline depths attention.cu compiles.
-var AttentionStages = []int{2, 3}
+// MLAVariants are the MLA kernels attention.cu compiles: tokens a pipeline
+// stage and stages.
+var MLAVariants = [][2]int{{32, 2}, {32, 3}, {16, 4}, {16, 6}}
+
+// DefaultMLAVariant is the MLA kernel plans use unless told otherwise.
+var DefaultMLAVariant = [2]int{32, 2}
+
+// GQAStages are the pipeline depths of the GQA kernels.
+var GQAStages = []int{2, 3}
 
 // GQAHeadDims are the head dims attention.cu compiles for GQA.
 var GQAHeadDims = []int{64, 128}
@@ -36,7 +43,7 @@ var GQAHeadDims = []int{64, 128}
 // context.
 type AttentionModule struct {
 	mod     cuda.Module
-	mla     map[int]cuda.Function    // by stages
+	mla     map[[2]int]cuda.Function // by (tile, stages)
 	gqa     map[[2]int]cuda.Function // by (head dim, stages)
 	combine cuda.Function
 	fill    cuda.Function
@@ -48,9 +55,11 @@ type AttentionModule struct {
 	PerSM map[string]int
 }
 
-func mlaName(stages int) string       { return fmt.Sprintf("moecast_mla_decode_s%d", stages) }
+func mlaName(tile, stages int) string {
+	return fmt.Sprintf("moecast_mla_decode_t%d_s%d", tile, stages)
+}
 func gqaName(d, stages int) string    { return fmt.Sprintf("moecast_gqa_decode_d%d_s%d", d, stages) }
-func mlaSmem(stages int) int          { return stages*mlaTile*(MLADim+8)*2 + 4*4*32*16 }
+func mlaSmem(tile, stages int) int    { return stages*tile*(MLADim+8)*2 + 4*(tile/8)*32*16 }
 func gqaSmem(d, stages int) int       { return max(stages*2*gqaTile*(d+8)*2, 4*headTile*d*4) }
 func ceilDiv(a, b int) int            { return (a + b - 1) / b }
 func roundUp(a, b int) int            { return ceilDiv(a, b) * b }
@@ -71,7 +80,7 @@ func LoadAttention(dev cuda.Device) (*AttentionModule, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &AttentionModule{mod: mod, mla: map[int]cuda.Function{}, gqa: map[[2]int]cuda.Function{}, Image: name, SMs: sms, PerSM: map[string]int{}}
+	m := &AttentionModule{mod: mod, mla: map[[2]int]cuda.Function{}, gqa: map[[2]int]cuda.Function{}, Image: name, SMs: sms, PerSM: map[string]int{}}
 	prep := func(name string, smem int) (cuda.Function, bool, error) {
 		f, err := mod.Function(name)
 		if err != nil {
@@ -93,14 +102,16 @@ func LoadAttention(dev cuda.Device) (*AttentionModule, error) {
 		m.PerSM[name] = n
 		return f, true, nil
 	}
-	for _, st := range AttentionStages {
-		f, ok, err := prep(mlaName(st), mlaSmem(st))
+	for _, v := range MLAVariants {
+		f, ok, err := prep(mlaName(v[0], v[1]), mlaSmem(v[0], v[1]))
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			m.mla[st] = f
+			m.mla[v] = f
 		}
+	}
+	for _, st := range GQAStages {
 		for _, d := range GQAHeadDims {
 			f, ok, err := prep(gqaName(d, st), gqaSmem(d, st))
 			if err != nil {
@@ -125,7 +136,8 @@ func LoadAttention(dev cuda.Device) (*AttentionModule, error) {
 
 // AttnOptions tune an attention plan; zero values choose.
 type AttnOptions struct {
-	Stages int  // pipeline stages (2 or 3); 0: 2
+	Tile   int  // MLA: tokens a pipeline stage (32 or 16); 0: DefaultMLAVariant's
+	Stages int  // pipeline stages; 0: the default (MLA: DefaultMLAVariant's; GQA: 2)
 	Splits int  // KV splits a sequence; 0: enough to fill the GPU
 	Paged  bool // the cache is paged (PageSize tokens a page, a block table)
 }
@@ -138,7 +150,8 @@ type AttnPlan struct {
 	MLA                    bool
 	Batch, Heads, KVLen    int
 	KVHeads, HeadDim       int // GQA
-	Stages, Splits, Chunk  int // Chunk: tokens a split
+	Tile, Stages           int // MLA: tokens a pipeline stage; stages
+	Splits, Chunk          int // Chunk: tokens a split
 	Groups                 int // blocks along heads (MLA: head tiles; GQA: kv_heads x query tiles)
 	Smem                   int
 	Paged                  bool
@@ -207,15 +220,27 @@ func (m *AttentionModule) PlanMLA(batch, heads, kvLen int, o AttnOptions) (AttnP
 	if batch <= 0 || heads <= 0 || kvLen <= 0 {
 		return AttnPlan{}, fmt.Errorf("attention: mla batch %d heads %d kv_len %d: want positive", batch, heads, kvLen)
 	}
+	v := DefaultMLAVariant
+	if o.Tile != 0 || o.Stages != 0 {
+		v = [2]int{o.Tile, o.Stages}
+		if v[0] == 0 {
+			v[0] = DefaultMLAVariant[0]
+		}
+		if v[1] == 0 {
+			for _, w := range MLAVariants {
+				if w[0] == v[0] {
+					v[1] = w[1]
+					break
+				}
+			}
+		}
+	}
+	if _, ok := m.mla[v]; !ok {
+		return AttnPlan{}, fmt.Errorf("attention: no MLA kernel of %d tokens and %d stages for this GPU", v[0], v[1])
+	}
 	p := AttnPlan{MLA: true, Batch: batch, Heads: heads, KVLen: kvLen, Groups: ceilDiv(heads, headTile), Paged: o.Paged,
-		Scale: 1 / math.Sqrt(192), qDim: MLADim, outDim: MLAValueDim, tileToks: mlaTile, Stages: o.Stages}
-	if p.Stages == 0 {
-		p.Stages = 2
-	}
-	if _, ok := m.mla[p.Stages]; !ok {
-		return AttnPlan{}, fmt.Errorf("attention: no %d-stage MLA kernel for this GPU", p.Stages)
-	}
-	p.name, p.Smem = mlaName(p.Stages), mlaSmem(p.Stages)
+		Scale: 1 / math.Sqrt(192), qDim: MLADim, outDim: MLAValueDim, tileToks: v[0], Stages: v[1], Tile: v[0]}
+	p.name, p.Smem = mlaName(v[0], v[1]), mlaSmem(v[0], v[1])
 	return m.split(p, o)
 }
 
@@ -248,11 +273,17 @@ func (m *AttentionModule) PlanGQA(batch, heads, kvHeads, headDim, kvLen int, o A
 // minSplitTiles is the least pipeline tiles a split gets from the default
 // plan (a split's fixed cost: the prologue, the partial write and its share
 // of the combine).
-const minSplitTiles = 4
+const minSplitTiles = 2
 
-// split picks the KV splits: enough blocks for one wave of the GPU's
-// resident blocks (the driver's occupancy x SMs) where the sequences and
-// heads alone do not fill it, each split at least minSplitTiles tiles.
+// waveEfficiency is the share of the block slots the default plan's
+// waves must keep busy (see split).
+const waveEfficiency = 0.9
+
+// split picks the KV splits. By default: the fewest splits s (each at least
+// minSplitTiles tiles) whose blocks, groups x batch x s, fill their waves of
+// the GPU's resident block slots (the driver's occupancy x SMs) to
+// waveEfficiency; when none does, the s that fills them best. A batch that
+// fills the GPU is not split; one sequence is split across every slot.
 func (m *AttentionModule) split(p AttnPlan, o AttnOptions) (AttnPlan, error) {
 	p.perSM = max(1, m.PerSM[p.name])
 	tiles := ceilDiv(p.KVLen, p.tileToks)
@@ -262,10 +293,20 @@ func (m *AttentionModule) split(p AttnPlan, o AttnOptions) (AttnPlan, error) {
 	default:
 		slots := max(1, m.SMs) * p.perSM
 		blocks := p.Groups * p.Batch
-		p.Splits = 1
-		if blocks < slots {
-			p.Splits = min(ceilDiv(slots, blocks), max(1, tiles/minSplitTiles))
+		most := min(MaxSplits, max(1, tiles/minSplitTiles))
+		best, bestEff := 1, 0.0
+		for s := 1; s <= most; s++ {
+			n := blocks * s
+			eff := float64(n) / float64(ceilDiv(n, slots)*slots)
+			if eff >= waveEfficiency {
+				best = s
+				break
+			}
+			if eff > bestEff+1e-9 {
+				best, bestEff = s, eff
+			}
 		}
+		p.Splits = best
 	}
 	if p.Splits > MaxSplits {
 		p.Splits = MaxSplits
@@ -335,7 +376,7 @@ func (m *AttentionModule) Launch(p AttnPlan, a *AttnArgs, s cuda.Stream) error {
 	var f cuda.Function
 	var ok bool
 	if p.MLA {
-		f, ok = m.mla[p.Stages]
+		f, ok = m.mla[[2]int{p.Tile, p.Stages}]
 	} else {
 		f, ok = m.gqa[[2]int{p.HeadDim, p.Stages}]
 	}
@@ -347,7 +388,8 @@ func (m *AttentionModule) Launch(p AttnPlan, a *AttnArgs, s cuda.Stream) error {
 		return err
 	}
 	if p.Splits > 1 {
-		return m.combine.LaunchParams(cuda.Dim3{X: p.Batch * p.Heads, Y: 1, Z: 1}, block, 0, s, a.combine)
+		return m.combine.LaunchParams(cuda.Dim3{X: p.Batch * p.Heads, Y: p.outDim / combineCols, Z: 1},
+			cuda.Dim3{X: 256, Y: 1, Z: 1}, 0, s, a.combine)
 	}
 	return nil
 }

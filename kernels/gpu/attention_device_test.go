@@ -108,19 +108,24 @@ func TestMLAOnDevice(t *testing.T) {
 		{"one split, 16 heads", 16, []int{1000}, AttnOptions{Splits: 1}},
 		{"kimi tp8: 8 heads, paged, ragged", 8, []int{1, 77, 1000}, AttnOptions{Paged: true}},
 		{"128 heads, 16 splits, paged", 128, []int{4096, 3000}, AttnOptions{Splits: 16, Paged: true}},
-		{"40 heads, 3 stages", 40, []int{513}, AttnOptions{Stages: 3}},
+		{"40 heads, 3 stages", 40, []int{513}, AttnOptions{Tile: 32, Stages: 3}},
 		{"one token", 16, []int{1, 1}, AttnOptions{}},
 		{"many splits", 16, []int{8192}, AttnOptions{Splits: 200, Paged: true}},
+		{"16-token tiles, 4 stages", 8, []int{1, 77, 1000}, AttnOptions{Tile: 16, Stages: 4, Paged: true}},
+		{"16-token tiles, 6 stages", 128, []int{4096, 3000}, AttnOptions{Tile: 16, Stages: 6, Splits: 7}},
+		{"32-token tiles, 3 stages, 256 splits", 16, []int{16384}, AttnOptions{Tile: 32, Stages: 3, Splits: 256, Paged: true}},
 	}
+	// No subtests: the context is current on this test's locked OS thread
+	// only.
 	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		{
 			rng := rand.New(rand.NewPCG(uint64(i+1), 3))
 			longest := 0
 			for _, l := range tc.lens {
 				longest = max(longest, l)
 			}
 			p, err := m.PlanMLA(len(tc.lens), tc.heads, longest, tc.opt)
-			require.NoError(t, err)
+			require.NoError(t, err, tc.name)
 			kv := RandomKVCache(rng, MLADim, tc.lens, tc.opt.Paged)
 			q := RandomBF16(rng, p.QElems())
 			got := runAttention(t, m, s, p, q, kv, nil)
@@ -129,8 +134,8 @@ func TestMLAOnDevice(t *testing.T) {
 			e, err := RelError(got, ref)
 			require.NoError(t, err)
 			t.Logf("%s: %d splits of %d tokens, %d blocks: rel error %.2e", tc.name, p.Splits, p.Chunk, p.Blocks(), e)
-			assert.Less(t, e, attnTolerance)
-		})
+			assert.Less(t, e, attnTolerance, tc.name)
+		}
 	}
 }
 
@@ -151,7 +156,7 @@ func TestGQAOnDevice(t *testing.T) {
 		{"one split", 16, 2, 64, []int{3000}, AttnOptions{Splits: 1}},
 	}
 	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
+		{
 			rng := rand.New(rand.NewPCG(uint64(i+1), 5))
 			longest := 0
 			for _, l := range tc.lens {
@@ -168,8 +173,8 @@ func TestGQAOnDevice(t *testing.T) {
 			e, err := RelError(got, ref)
 			require.NoError(t, err)
 			t.Logf("%s: %d splits of %d tokens, %d blocks: rel error %.2e", tc.name, p.Splits, p.Chunk, p.Blocks(), e)
-			assert.Less(t, e, attnTolerance)
-		})
+			assert.Less(t, e, attnTolerance, tc.name)
+		}
 	}
 }
 
@@ -183,15 +188,18 @@ func TestAttentionTimingOnDevice(t *testing.T) {
 	}
 	m, s := onDeviceAttention(t)
 	var cases []AttnCase
-	for _, st := range []int{2, 3} {
-		for _, paged := range []bool{false, true} {
-			o := AttnOptions{Stages: st, Paged: paged}
-			for _, bl := range [][2]int{{1, 4096}, {1, 32768}, {1, 131072}, {8, 8192}, {32, 4096}, {64, 8192}, {128, 4096}, {256, 2048}} {
-				cases = append(cases, AttnCase{Name: "mla kimi tp8 (8 heads)", MLA: true, Batch: bl[0], Heads: 8, KVLen: bl[1], Opt: o})
-				if st == 2 {
-					cases = append(cases, AttnCase{Name: "gqa qwen3-235b tp1 64/4", Batch: bl[0], Heads: 64, KVHeads: 4, HeadDim: 128, KVLen: bl[1], Opt: o})
-					cases = append(cases, AttnCase{Name: "gqa gpt-oss tp1 64/8 d64", Batch: bl[0], Heads: 64, KVHeads: 8, HeadDim: 64, KVLen: bl[1], Opt: o})
-				}
+	shapes := [][2]int{{1, 4096}, {1, 32768}, {1, 131072}, {8, 8192}, {32, 4096}, {64, 8192}, {128, 4096}, {256, 2048}, {256, 16384}}
+	for _, v := range MLAVariants {
+		for _, bl := range shapes {
+			cases = append(cases, AttnCase{Name: fmt.Sprintf("mla 8 heads t%d s%d", v[0], v[1]), MLA: true, Batch: bl[0], Heads: 8,
+				KVLen: bl[1], Opt: AttnOptions{Tile: v[0], Stages: v[1], Paged: true}})
+		}
+	}
+	for _, st := range GQAStages {
+		for _, bl := range shapes {
+			for _, g := range [][3]int{{64, 4, 128}, {64, 8, 64}, {8, 1, 128}} {
+				cases = append(cases, AttnCase{Name: fmt.Sprintf("gqa %d/%d d%d s%d", g[0], g[1], g[2], st), Batch: bl[0], Heads: g[0],
+					KVHeads: g[1], HeadDim: g[2], KVLen: bl[1], Opt: AttnOptions{Stages: st, Paged: true}})
 			}
 		}
 	}
@@ -199,21 +207,18 @@ func TestAttentionTimingOnDevice(t *testing.T) {
 		for _, h := range []int{16, 32, 64, 128} {
 			cases = append(cases, AttnCase{Name: fmt.Sprintf("mla %d heads", h), MLA: true, Batch: bl[0], Heads: h, KVLen: bl[1], Opt: AttnOptions{Paged: true}})
 		}
-		cases = append(cases, AttnCase{Name: "gqa qwen3-235b tp8 8/1", Batch: bl[0], Heads: 8, KVHeads: 1, HeadDim: 128, KVLen: bl[1], Opt: AttnOptions{Paged: true}})
 	}
 	// The shapes of kernels/testdata/measure_h200_attention.json (PyTorch
 	// SDPA on the same H200), for a side-by-side.
 	for _, g := range [][3]int{{16, 1, 128}, {64, 8, 64}} {
 		for _, b := range []int{1, 8, 64} {
 			for _, l := range []int{1024, 8192} {
-				for _, paged := range []bool{false, true} {
-					cases = append(cases, AttnCase{Name: fmt.Sprintf("gqa sdpa-peer %d/%d d%d", g[0], g[1], g[2]), Batch: b, Heads: g[0],
-						KVHeads: g[1], HeadDim: g[2], KVLen: l, Opt: AttnOptions{Paged: paged}})
-				}
+				cases = append(cases, AttnCase{Name: fmt.Sprintf("gqa sdpa-peer %d/%d d%d", g[0], g[1], g[2]), Batch: b, Heads: g[0],
+					KVHeads: g[1], HeadDim: g[2], KVLen: l, Opt: AttnOptions{Paged: true}})
 			}
 		}
 	}
-	for _, sp := range []int{16, 32, 64, 132, 264} {
+	for _, sp := range []int{32, 64, 132, 264} {
 		cases = append(cases, AttnCase{Name: fmt.Sprintf("mla splits %d", sp), MLA: true, Batch: 1, Heads: 8, KVLen: 131072, Opt: AttnOptions{Splits: sp, Paged: true}})
 	}
 	var res []AttnResult
@@ -223,8 +228,8 @@ func TestAttentionTimingOnDevice(t *testing.T) {
 			t.Logf("%s batch %d kv %d: %v", c.Name, c.Batch, c.KVLen, err)
 			continue
 		}
-		t.Logf("%-26s b=%3d L=%6d paged=%v s%d splits=%3d: %8.1f us (%.1f-%.1f) %.2f TB/s, eager %.1f us",
-			c.Name, c.Batch, c.KVLen, c.Opt.Paged, r.Stages, r.Splits, r.GraphSeconds*1e6, r.GraphMin*1e6, r.GraphMax*1e6,
+		t.Logf("%-26s b=%3d L=%6d paged=%v %s splits=%3d: %8.1f us (%.1f-%.1f) %.2f TB/s, eager %.1f us",
+			c.Name, c.Batch, c.KVLen, c.Opt.Paged, r.Kernel, r.Splits, r.GraphSeconds*1e6, r.GraphMin*1e6, r.GraphMax*1e6,
 			r.BytesPerSec/1e12, r.LaunchSeconds*1e6)
 		res = append(res, r)
 		b, err := json.MarshalIndent(res, "", " ") // after each case: a run cut short keeps what it measured
