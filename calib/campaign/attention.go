@@ -99,13 +99,19 @@ func MLAHeads() []int {
 }
 
 // Decode batches (sequences) and KV lengths (tokens a sequence) of the
-// attention op.
+// attention op (the lookups interpolate between them in log-log; the
+// calib gpu budget, issue 13, leaves the op about 60 s, --quick 12 s).
 var (
-	FullAttnBatches   = []int{1, 4, 16, 64, 256}
-	FullAttnContexts  = []int{1024, 4096, 16384, 65536, 131072}
+	FullAttnBatches   = []int{1, 8, 64, 256}
+	FullAttnContexts  = []int{1024, 8192, 32768, 131072}
 	QuickAttnBatches  = []int{1, 64}
 	QuickAttnContexts = []int{4096, 32768}
 )
+
+// QuickMLAHeads are the MLA module's head counts under --quick: Kimi-K2.5
+// TP8 (8), DeepSeek-V3 TP8 (16), and each on one GPU (64, 128: DP
+// attention).
+var QuickMLAHeads = []int{8, 16, 64, 128}
 
 // MaxAttnKVBytes bounds one point's KV cache (one layer, K and V): larger
 // batch x context points are skipped (the lookups clamp to the longest
@@ -138,9 +144,13 @@ func (p AttnPoint) KVBytes() int64 {
 }
 
 // AttentionPoints are the points the attention op measures under o: every
-// GQA split and MLA head count over the batches and contexts whose cache
-// fits MaxAttnKVBytes.
+// GQA split and (not under --quick) every MLA head count over the batches
+// and contexts whose cache fits MaxAttnKVBytes.
 func AttentionPoints(o Options) []AttnPoint {
+	return attentionPoints(o, !o.Quick)
+}
+
+func attentionPoints(o Options, mla bool) []AttnPoint {
 	batches, contexts := FullAttnBatches, FullAttnContexts
 	if o.Quick {
 		batches, contexts = QuickAttnBatches, QuickAttnContexts
@@ -159,8 +169,10 @@ func AttentionPoints(o Options) []AttnPoint {
 	for _, s := range GQASplits() {
 		add(AttnPoint{GQA: s})
 	}
-	for _, h := range MLAHeads() {
-		add(AttnPoint{MLA: true, MLAHeads: h})
+	if mla {
+		for _, h := range MLAHeads() {
+			add(AttnPoint{MLA: true, MLAHeads: h})
+		}
 	}
 	return out
 }
@@ -267,7 +279,9 @@ func measureMLAModules(e *Env, m *gpu.AttentionModule) ([]MLAModuleResult, strin
 		c := gpu.MLAModuleCase{Name: "mla module", Dims: p.Model.dims(), Batch: p.Batch, Heads: p.Heads, KVLen: p.KVLen, Seed: uint64(i + 7)}
 		r, err := gpu.MeasureMLAModule(m, g, c, AttnRotateBytes, e.Stream)
 		if err != nil {
-			return nil, "", err
+			// The gqa tables stand without the module: say why it is missing.
+			e.Say("mla module %d heads batch %d kv_len %d: %v", p.Heads, p.Batch, p.KVLen, err)
+			return nil, fmt.Sprintf("the module at %d heads batch %d kv_len %d failed: %v", p.Heads, p.Batch, p.KVLen, err), nil
 		}
 		res = append(res, MLAModuleResult{Point: p, Timing: Timing{Median: r.GraphSeconds, Min: r.GraphMin, Max: r.GraphMax, Eager: r.LaunchSeconds},
 			WorkingSet: r.WorkingSetBytes, Kernels: r.Kernels, Layers: r.Layers, GEMMs: r.GEMMs})
@@ -288,14 +302,14 @@ type MLAModulePoint struct {
 }
 
 // MLAModulePoints are the module points under o: every per-GPU head count
-// of MLAModels sharing the first model's dims (DeepSeek-V3's: Kimi-K2.5 and
-// DeepSeek-V3 have the same), over the attention op's MLA batches and
-// contexts.
+// of MLAModels (QuickMLAHeads under --quick) with the first model's dims
+// (DeepSeek-V3's: Kimi-K2.5 and DeepSeek-V3 have the same), over the
+// attention op's batches and contexts.
 func MLAModulePoints(o Options) []MLAModulePoint {
 	var out []MLAModulePoint
 	base := MLAModels[0]
-	for _, p := range AttentionPoints(o) {
-		if p.MLA {
+	for _, p := range attentionPoints(o, true) {
+		if p.MLA && (!o.Quick || slices.Contains(QuickMLAHeads, p.MLAHeads)) {
 			out = append(out, MLAModulePoint{Model: base, Heads: p.MLAHeads, Batch: p.Batch, KVLen: p.KVLen})
 		}
 	}

@@ -60,9 +60,10 @@ func TestAttentionPlan(t *testing.T) {
 	// Every series has every batch at 1k-16k tokens; the largest caches
 	// are left out.
 	has := func(ps []AttnPoint, q AttnPoint) bool { return slices.Contains(ps, q) }
-	assert.True(t, has(full, AttnPoint{GQA: GQASplit{64, 4, 128}, Batch: 256, KVLen: 16384}))
+	assert.True(t, has(full, AttnPoint{GQA: GQASplit{64, 4, 128}, Batch: 256, KVLen: 32768}))
 	assert.False(t, has(full, AttnPoint{GQA: GQASplit{64, 4, 128}, Batch: 256, KVLen: 131072}))
-	assert.True(t, has(full, AttnPoint{MLA: true, MLAHeads: 8, Batch: 256, KVLen: 65536}))
+	assert.True(t, has(full, AttnPoint{MLA: true, MLAHeads: 8, Batch: 256, KVLen: 32768}))
+	assert.False(t, has(quick, AttnPoint{MLA: true, MLAHeads: 8, Batch: 64, KVLen: 4096}), "no MLA core points under --quick")
 	assert.Equal(t, int64(256*65536*576*2), AttnPoint{MLA: true, MLAHeads: 8, Batch: 256, KVLen: 65536}.KVBytes())
 	assert.Equal(t, int64(4*1024*2*4*128*2), AttnPoint{GQA: GQASplit{64, 4, 128}, Batch: 4, KVLen: 1024}.KVBytes())
 	plan, err := NewPlan(Options{Quick: true, Ops: []string{OpAttention}})
@@ -98,7 +99,7 @@ func TestAttentionFileAnswersSim(t *testing.T) {
 	require.Len(t, got.Tables, 2)
 	assert.Equal(t, []string{"gqa.moecast.d64.kv-bf16", "gqa.moecast.d128.kv-bf16"}, []string{got.Tables[0].Name, got.Tables[1].Name})
 	assert.Contains(t, got.Provenance.Method, "MLA decode attention alone")
-	assert.Contains(t, got.Provenance.Method, " 8/1/4096 ")
+	assert.Contains(t, got.Provenance.Method, " 8/1/8192 ")
 	assert.NotContains(t, got.Provenance.Method, "attention: MLA/GQA decode KV read rate")
 	assert.Contains(t, got.Effective(&got.Tables[0]).Method, "paged bf16 KV cache")
 	kt := got.KernelTables()
@@ -107,11 +108,11 @@ func TestAttentionFileAnswersSim(t *testing.T) {
 		require.NoError(t, err)
 		for _, tp := range AttentionTPs {
 			// sim/ops.go: heads/tp query heads, max(1, kv_heads/tp) KV heads.
-			s := kernels.GQAShape{Batch: 64, Context: 4096, Heads: c.Attn.Heads / tp, KVHeads: max(1, c.Attn.KVHeads/tp),
+			s := kernels.GQAShape{Batch: 64, Context: 8192, Heads: c.Attn.Heads / tp, KVHeads: max(1, c.Attn.KVHeads/tp),
 				HeadDim: c.Attn.HeadDim, KV: dtype.KVBF16}
 			e, ok := kt.GQA(s)
 			require.True(t, ok, "%s tp%d: %+v", m.Name, tp, s)
-			want := 6e-6 + float64(AttnPoint{GQA: GQASplit{s.Heads, s.KVHeads, s.HeadDim}, Batch: 64, KVLen: 4096}.KVBytes())/3.5e12
+			want := 6e-6 + float64(AttnPoint{GQA: GQASplit{s.Heads, s.KVHeads, s.HeadDim}, Batch: 64, KVLen: 8192}.KVBytes())/3.5e12
 			assert.InDelta(t, want, float64(e.Time), 1e-12, "%s tp%d", m.Name, tp)
 			assert.True(t, strings.HasSuffix(e.Source.Table, "#gqa.moecast.d"+strconv.Itoa(c.Attn.HeadDim)+".kv-bf16"), e.Source.Table)
 			// Between measured points the lookup interpolates; beyond the
@@ -172,12 +173,12 @@ func TestMLAModuleFileAnswersSim(t *testing.T) {
 		a := c.Attn
 		for _, tp := range AttentionTPs {
 			// sim/step.go mlaShape: heads per rank, the model's dims.
-			s := kernels.MLAShape{Batch: 16, Context: 4096, Heads: a.Heads / tp, KVLoRARank: a.KVLoRARank, QKRopeDim: a.QKRopeDim,
+			s := kernels.MLAShape{Batch: 8, Context: 8192, Heads: a.Heads / tp, KVLoRARank: a.KVLoRARank, QKRopeDim: a.QKRopeDim,
 				KV: dtype.KVBF16, TotalHeads: a.Heads, Hidden: c.Hidden, QLoRARank: a.QLoRARank, QKNopeDim: a.QKNopeDim, VHeadDim: a.VHeadDim}
 			e, ok := kt.MLAModule(s)
 			require.True(t, ok, "%s tp%d", m.Name, tp)
 			h := a.Heads / tp
-			want := 40e-6 + (50e6*float64(h)/8+float64(AttnPoint{MLA: true, MLAHeads: h, Batch: 16, KVLen: 4096}.KVBytes()))/3e12
+			want := 40e-6 + (50e6*float64(h)/8+float64(AttnPoint{MLA: true, MLAHeads: h, Batch: 8, KVLen: 8192}.KVBytes()))/3e12
 			assert.InDelta(t, want, float64(e.Time), 1e-12, "%s tp%d", m.Name, tp)
 			assert.Contains(t, e.Source.Table, "#mla.moecast.bf16.kv-bf16")
 		}

@@ -30,11 +30,22 @@ const (
 // stage and stages.
 var MLAVariants = [][2]int{{32, 2}, {32, 3}, {16, 4}, {16, 6}}
 
-// DefaultMLAVariant is the MLA kernel plans use unless told otherwise.
+// DefaultMLAVariant is the MLA kernel plans use unless told otherwise: 32
+// tokens a stage, 2 stages (2 blocks a multiprocessor) was the fastest of
+// the four at every shape timed on the H200 but one (attn req-2: batch 256
+// x 16384 tokens, 8 heads 1329 us = 3.63 TB/s; t32 s3 1858, t16 s4 1597,
+// t16 s6 2415 us).
 var DefaultMLAVariant = [2]int{32, 2}
 
 // GQAStages are the pipeline depths of the GQA kernels.
 var GQAStages = []int{2, 3}
+
+// DefaultGQAStages is the GQA pipeline depth plans use unless told
+// otherwise: 3 stages (2 blocks a multiprocessor at head_dim 128) were as
+// fast or faster than 2 at most shapes timed on the H200 (attn req-2: batch
+// 128 x 4096 tokens 64/4 heads 307.6 vs 337.0 us, batch 256 x 2048 320 vs
+// 393 us; batch 1 x 128k 93.5 vs 88.3 us the exception).
+var DefaultGQAStages = 3
 
 // GQAHeadDims are the head dims attention.cu compiles for GQA.
 var GQAHeadDims = []int{64, 128}
@@ -137,7 +148,7 @@ func LoadAttention(dev cuda.Device) (*AttentionModule, error) {
 // AttnOptions tune an attention plan; zero values choose.
 type AttnOptions struct {
 	Tile   int  // MLA: tokens a pipeline stage (32 or 16); 0: DefaultMLAVariant's
-	Stages int  // pipeline stages; 0: the default (MLA: DefaultMLAVariant's; GQA: 2)
+	Stages int  // pipeline stages; 0: the default (DefaultMLAVariant, DefaultGQAStages)
 	Splits int  // KV splits a sequence; 0: enough to fill the GPU
 	Paged  bool // the cache is paged (PageSize tokens a page, a block table)
 }
@@ -261,7 +272,7 @@ func (m *AttentionModule) PlanGQA(batch, heads, kvHeads, headDim, kvLen int, o A
 		Groups: kvHeads * ceilDiv(heads/kvHeads, headTile), Paged: o.Paged, Scale: 1 / math.Sqrt(float64(headDim)),
 		qDim: headDim, outDim: headDim, tileToks: gqaTile, Stages: o.Stages}
 	if p.Stages == 0 {
-		p.Stages = 2
+		p.Stages = DefaultGQAStages
 	}
 	if _, ok := m.gqa[[2]int{headDim, p.Stages}]; !ok {
 		return AttnPlan{}, fmt.Errorf("attention: no %d-stage GQA kernel of head_dim %d for this GPU", p.Stages, headDim)
@@ -294,6 +305,9 @@ func (m *AttentionModule) split(p AttnPlan, o AttnOptions) (AttnPlan, error) {
 		slots := max(1, m.SMs) * p.perSM
 		blocks := p.Groups * p.Batch
 		most := min(MaxSplits, max(1, tiles/minSplitTiles))
+		if blocks >= 2*slots {
+			most = 1 // two waves or more: the tail is small, the combine's traffic is not
+		}
 		best, bestEff := 1, 0.0
 		for s := 1; s <= most; s++ {
 			n := blocks * s

@@ -7,6 +7,10 @@ import (
 	"github.com/moecast/moecast/internal/cuda"
 )
 
+// AttnGraphCalls is the calls a timing graph holds (fewer when a replay
+// would pass 5 ms; never fewer than the rotated copies).
+const AttnGraphCalls = 100
+
 // AttnCase is one decode attention call to time: Batch sequences of KVLen
 // tokens each, Heads query heads on the GPU (GQA: KVHeads KV heads of
 // HeadDim).
@@ -139,23 +143,23 @@ func MeasureAttention(m *AttentionModule, c AttnCase, rotateBytes int64, s cuda.
 		}
 		bufs = append(bufs, table)
 	}
+	// One allocation a cache for all copies, filled at once.
 	elems := p.cacheRows() * int64(p.RowElems())
+	var kvs [2]cuda.DevicePtr
+	for k := 0; k < caches; k++ {
+		if kvs[k], err = alloc(elems * 2 * int64(copies)); err != nil {
+			return AttnResult{}, err
+		}
+		if err := m.Fill(kvs[k], elems*int64(copies), uint32(c.Seed)+uint32(k+1)*0x9e3779b9, 1, s); err != nil {
+			return AttnResult{}, err
+		}
+	}
 	var launches []func() error
 	for i := 0; i < copies; i++ {
 		b := AttnBuffers{Q: q, Out: out, Partial: part, LSE: lse, Lens: lens, Table: table}
-		for k := 0; k < caches; k++ {
-			kv, err := alloc(elems * 2)
-			if err != nil {
-				return AttnResult{}, err
-			}
-			if err := m.Fill(kv, elems, uint32(c.Seed)+uint32(2*i+k+1)*0x9e3779b9, 1, s); err != nil {
-				return AttnResult{}, err
-			}
-			if k == 0 {
-				b.K = kv
-			} else {
-				b.V = kv
-			}
+		b.K = kvs[0] + cuda.DevicePtr(int64(i)*elems*2)
+		if caches == 2 {
+			b.V = kvs[1] + cuda.DevicePtr(int64(i)*elems*2)
 		}
 		args, err := p.Args(b)
 		if err != nil {
@@ -166,7 +170,7 @@ func MeasureAttention(m *AttentionModule, c AttnCase, rotateBytes int64, s cuda.
 	if err := s.Synchronize(); err != nil {
 		return AttnResult{}, err
 	}
-	tm, err := Time(s, launches, 200)
+	tm, err := Time(s, launches, AttnGraphCalls)
 	if err != nil {
 		return AttnResult{}, fmt.Errorf("%s batch %d kv_len %d: %w", c.Name, c.Batch, c.KVLen, err)
 	}

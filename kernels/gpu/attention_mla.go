@@ -208,7 +208,7 @@ func MeasureMLAModule(m *AttentionModule, g GEMMer, c MLAModuleCase, rotateBytes
 	for i := range lensHost {
 		lensHost[i] = int32(c.KVLen)
 	}
-	lens, err := bufs.upload(lensHost, int64(B)*4)
+	lens, err := uploadInt32(&bufs, lensHost)
 	if err != nil {
 		return MLAModuleResult{}, err
 	}
@@ -218,7 +218,7 @@ func MeasureMLAModule(m *AttentionModule, g GEMMer, c MLAModuleCase, rotateBytes
 	for i, v := range perm {
 		tab[i] = int32(v)
 	}
-	table, err := bufs.upload(tab, int64(len(tab))*4)
+	table, err := uploadInt32(&bufs, tab)
 	if err != nil {
 		return MLAModuleResult{}, err
 	}
@@ -306,6 +306,15 @@ func MeasureMLAModule(m *AttentionModule, g GEMMer, c MLAModuleCase, rotateBytes
 }
 
 func roundUp64(a, b int64) int64 { return (a + b - 1) / b * b }
+
+// uploadInt32 copies host to a new device buffer kept in bufs.
+func uploadInt32(bufs *deviceBuffers, host []int32) (cuda.DevicePtr, error) {
+	p, err := bufs.alloc(int64(len(host)) * 4)
+	if err != nil {
+		return 0, err
+	}
+	return p, cuda.CopyToDevice(p, host)
+}
 
 // BLASGEMMer runs the module's GEMMs through cuBLASLt (bf16, fp32
 // accumulation, the heuristic's first algorithm, a shared workspace).
