@@ -202,13 +202,14 @@ func (attentionOp) Run(e *Env) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
+	tiles, choice := chooseHeadTiles(e, m)
 	var res []AttnResult
 	for i, p := range AttentionPoints(e.Options) {
 		c := gpu.AttnCase{Name: "gqa", Batch: p.Batch, KVLen: p.KVLen, Heads: p.GQA.Heads, KVHeads: p.GQA.KVHeads,
 			HeadDim: p.GQA.HeadDim, Opt: gpu.AttnOptions{Paged: true}, Seed: uint64(i + 1)}
 		if p.MLA {
 			c = gpu.AttnCase{Name: "mla", MLA: true, Batch: p.Batch, KVLen: p.KVLen, Heads: p.MLAHeads,
-				Opt: gpu.AttnOptions{Paged: true}, Seed: uint64(i + 1)}
+				Opt: gpu.AttnOptions{Paged: true, HeadTiles: tiles[p.MLAHeads]}, Seed: uint64(i + 1)}
 		}
 		r, err := gpu.MeasureAttention(m, c, AttnRotateBytes, e.Stream)
 		if err != nil {
@@ -220,12 +221,14 @@ func (attentionOp) Run(e *Env) (*Output, error) {
 		e.Say("%s batch %d kv_len %d: %.1f us, %.2f TB/s KV read (%d splits)", p.label(), p.Batch, p.KVLen,
 			r.GraphSeconds*1e6, r.BytesPerSec/1e12, r.Splits)
 	}
-	mod, why, err := measureMLAModules(e, m)
+	mod, why, err := measureMLAModules(e, m, tiles)
 	if err != nil {
 		return nil, err
 	}
 	out := AttentionOutput(res)
 	out.Method = append(out.Method, "attention kernels "+m.Image)
+	out.Method = append(out.Method, choice...)
+	out.Lines = append(out.Lines, choice...)
 	if len(mod) > 0 {
 		mo := MLAModuleOutput(mod)
 		out.Tables = append(out.Tables, mo.Tables...)
@@ -260,7 +263,7 @@ var NewGEMMer = func() (gpu.GEMMer, func(), error) {
 
 // measureMLAModules times the MLA module points, or says why it cannot
 // (no GEMMer).
-func measureMLAModules(e *Env, m *gpu.AttentionModule) ([]MLAModuleResult, string, error) {
+func measureMLAModules(e *Env, m *gpu.AttentionModule, tiles map[int]int) ([]MLAModuleResult, string, error) {
 	pts := MLAModulePoints(e.Options)
 	if len(pts) == 0 {
 		return nil, "no points", nil
@@ -276,7 +279,8 @@ func measureMLAModules(e *Env, m *gpu.AttentionModule) ([]MLAModuleResult, strin
 	defer done()
 	var res []MLAModuleResult
 	for i, p := range pts {
-		c := gpu.MLAModuleCase{Name: "mla module", Dims: p.Model.dims(), Batch: p.Batch, Heads: p.Heads, KVLen: p.KVLen, Seed: uint64(i + 7)}
+		c := gpu.MLAModuleCase{Name: "mla module", Dims: p.Model.dims(), Batch: p.Batch, Heads: p.Heads, KVLen: p.KVLen, Seed: uint64(i + 7),
+			Attn: gpu.AttnOptions{HeadTiles: tiles[p.Heads]}}
 		r, err := gpu.MeasureMLAModule(m, g, c, AttnRotateBytes, e.Stream)
 		if err != nil {
 			// The gqa tables stand without the module: say why it is missing.
@@ -288,6 +292,49 @@ func measureMLAModules(e *Env, m *gpu.AttentionModule) ([]MLAModuleResult, strin
 		e.Say("mla module %d heads batch %d kv_len %d: %.1f us, %d kernels", p.Heads, p.Batch, p.KVLen, r.GraphSeconds*1e6, r.Kernels)
 	}
 	return res, "", nil
+}
+
+// headTilesProbe is the shape at which the MLA kernel with two head tiles
+// a block is compared with the one-tile kernel for each head count of 32
+// and more: batch sequences of kv_len tokens.
+var headTilesProbe = [2]int{32, 4096}
+
+// chooseHeadTiles picks, for each MLA head count of 32 and more, the MLA
+// kernel with one or two 16-head tiles a block: the two-tile kernel when
+// its output matches the one-tile kernel's on this GPU (relative
+// difference below 1e-2; the one-tile kernel is the one the device tests
+// hold against the host reference) and it is faster at headTilesProbe.
+// It returns the choice and sentences for the method.
+func chooseHeadTiles(e *Env, m *gpu.AttentionModule) (map[int]int, []string) {
+	tiles := map[int]int{}
+	var notes []string
+	for _, h := range MLAHeads() {
+		if h < 32 {
+			continue
+		}
+		one, two := gpu.AttnOptions{Paged: true, HeadTiles: 1}, gpu.AttnOptions{Paged: true, HeadTiles: 2}
+		diff, err := gpu.CompareMLA(m, h, 3, 1000, one, two, e.Stream)
+		if err != nil || diff > 1e-2 {
+			notes = append(notes, fmt.Sprintf("mla %d heads: one head tile a block (two-tile kernel: difference %.2g, %v)", h, diff, err))
+			continue
+		}
+		var t [2]float64
+		for i, o := range []gpu.AttnOptions{one, two} {
+			r, err := gpu.MeasureAttention(m, gpu.AttnCase{Name: "mla probe", MLA: true, Batch: headTilesProbe[0], KVLen: headTilesProbe[1],
+				Heads: h, Opt: o, Seed: 99}, AttnRotateBytes, e.Stream)
+			if err != nil {
+				t[i] = -1
+				break
+			}
+			t[i] = r.GraphSeconds
+		}
+		if t[0] > 0 && t[1] > 0 && t[1] < t[0] {
+			tiles[h] = 2
+		}
+		notes = append(notes, fmt.Sprintf("mla %d heads: %d head tile(s) a block (batch %d x %d tokens: one %.1f us, two %.1f us; outputs differ by %.1e)",
+			h, max(1, tiles[h]), headTilesProbe[0], headTilesProbe[1], t[0]*1e6, t[1]*1e6, diff))
+	}
+	return tiles, notes
 }
 
 func (m MLAModel) dims() gpu.MLADims {

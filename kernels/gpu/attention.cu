@@ -101,7 +101,7 @@ constexpr int MLA_DV = 512;
 constexpr int MLA_ROW = MLA_D + 8;   // padded shared-memory row (conflict-free ldmatrix)
 constexpr int MLA_KS = MLA_D / 4 / 16;  // k16 steps of one warp's score slice (9)
 
-template <int MLA_T, int STAGES>
+template <int MLA_T, int STAGES, int HT>
 __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ kv,
                                            const int* __restrict__ table, const int* __restrict__ lens,
                                            __nv_bfloat16* __restrict__ out, float* __restrict__ opart,
@@ -112,11 +112,12 @@ __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, 
   float4* part = reinterpret_cast<float4*>(kvs + STAGES * MLA_T * MLA_ROW);  // [warp][ntile][lane]
   const int hg = blockIdx.x, split = blockIdx.y, b = blockIdx.z, nsplit = gridDim.y;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, qd = lane & 3;
+  const int hw = HT == 1 ? warp : (warp & 3), ht = HT == 1 ? 0 : (warp >> 2);  // warp of its head tile, head tile
   const int len = lens[b];
   const int t0 = split * chunk;
   const int t1 = min(len, t0 + chunk);
   const int ntiles = t1 > t0 ? (t1 - t0 + MLA_T - 1) / MLA_T : 0;
-  const int h0 = hg * 16;
+  const int h0 = (hg * HT + ht) * 16;
 
   uint32_t qf[MLA_KS][4];
   {
@@ -125,7 +126,7 @@ __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, 
     const __nv_bfloat16* q1 = q + ((long long)b * heads + r1) * MLA_D;
 #pragma unroll
     for (int kk = 0; kk < MLA_KS; kk++) {
-      const int d = warp * (MLA_KS * 16) + kk * 16 + 2 * qd;
+      const int d = hw * (MLA_KS * 16) + kk * 16 + 2 * qd;
       qf[kk][0] = r0 < heads ? ld32(q0 + d) : 0u;
       qf[kk][1] = r1 < heads ? ld32(q1 + d) : 0u;
       qf[kk][2] = r0 < heads ? ld32(q0 + d + 8) : 0u;
@@ -137,7 +138,7 @@ __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, 
     const uint32_t base = smem_addr(kvs + stage * MLA_T * MLA_ROW);
     constexpr int CH = MLA_D / 8;  // 16-byte chunks a row (72)
 #pragma unroll
-    for (int i = tid; i < MLA_T * CH; i += 128) {
+    for (int i = tid; i < MLA_T * CH; i += 128 * HT) {
       const int r = i / CH, c = i - r * CH;
       const int t = t0 + tile * MLA_T + r;
       const bool ok = t < t1;
@@ -174,7 +175,7 @@ __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, 
     for (int j = 0; j < NT; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < MLA_KS; kk++) {
-      const int d0 = warp * (MLA_KS * 16) + kk * 16;
+      const int d0 = hw * (MLA_KS * 16) + kk * 16;
 #pragma unroll
       for (int np = 0; np < NT / 2; np++) {
         uint32_t bf[4];
@@ -191,10 +192,10 @@ __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, 
     float mx0 = -INFINITY, mx1 = -INFINITY;
 #pragma unroll
     for (int j = 0; j < NT; j++) {
-      float4 v = part[j * 32 + lane];
+      float4 v = part[(ht * 4 * NT + j) * 32 + lane];
 #pragma unroll
       for (int w = 1; w < 4; w++) {
-        const float4 u = part[(w * NT + j) * 32 + lane];
+        const float4 u = part[((ht * 4 + w) * NT + j) * 32 + lane];
         v.x += u.x;
         v.y += u.y;
         v.z += u.z;
@@ -240,7 +241,7 @@ __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, 
       for (int jp = 0; jp < 8; jp++) {
         uint32_t bf[4];
         const int row = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-        const int col = warp * 128 + jp * 16 + (lane >> 4) * 8;
+        const int col = hw * 128 + jp * 16 + (lane >> 4) * 8;
         ldmatrix_x4_trans(bf, tbase + (row * MLA_ROW + col) * 2);
         mma_bf16(acc[2 * jp], pa, bf[0], bf[1]);
         mma_bf16(acc[2 * jp + 1], pa, bf[2], bf[3]);
@@ -256,7 +257,7 @@ __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, 
   if (nsplit == 1) {
 #pragma unroll
     for (int j = 0; j < 16; j++) {
-      const int c = warp * 128 + j * 8 + 2 * qd;
+      const int c = hw * 128 + j * 8 + 2 * qd;
       if (r0 < heads)
         *reinterpret_cast<uint32_t*>(out + ((long long)b * heads + r0) * MLA_DV + c) = pack2(acc[j][0] * i0, acc[j][1] * i0);
       if (r1 < heads)
@@ -268,11 +269,11 @@ __device__ __forceinline__ void mla_decode(const __nv_bfloat16* __restrict__ q, 
   const long long p1 = ((long long)b * nsplit + split) * heads + r1;
 #pragma unroll
   for (int j = 0; j < 16; j++) {
-    const int c = warp * 128 + j * 8 + 2 * qd;
+    const int c = hw * 128 + j * 8 + 2 * qd;
     if (r0 < heads) *reinterpret_cast<float2*>(opart + p0 * MLA_DV + c) = make_float2(acc[j][0] * i0, acc[j][1] * i0);
     if (r1 < heads) *reinterpret_cast<float2*>(opart + p1 * MLA_DV + c) = make_float2(acc[j][2] * i1, acc[j][3] * i1);
   }
-  if (warp == 0 && qd == 0) {
+  if (hw == 0 && qd == 0) {
     if (r0 < heads) lse[p0] = l0 > 0.f ? m0 + log2f(l0) : -INFINITY;
     if (r1 < heads) lse[p1] = l1 > 0.f ? m1 + log2f(l1) : -INFINITY;
   }
@@ -540,13 +541,19 @@ __device__ __forceinline__ uint32_t hash32(uint32_t x) {
 // [B][splits][heads] (several), heads, max_pages, kv_stride, chunk (tokens
 // a split, a multiple of T), scale_log2). 128 threads; grid
 // (ceil(heads/16), splits, B); dynamic shared memory STAGES*T*584*2 +
-// 4*(T/8)*32*16 bytes. T tokens a pipeline stage (32 or 16).
+// 4*(T/8)*32*16 bytes. T tokens a pipeline stage (32 or 16). The _h2
+// kernels: 256 threads, two head tiles (32 heads) a block sharing each KV
+// tile (half the KV reads for many heads per GPU); grid (ceil(heads/32),
+// splits, B); the score buffer twice as large.
 #define MLA_KERNEL(T, S)                                                                                       \
-  extern "C" __global__ void __launch_bounds__(128) moecast_mla_decode_t##T##_s##S(                            \
+  MLA_KERNEL_H(T, S, 1, )                                                                                      \
+  MLA_KERNEL_H(T, S, 2, _h2)
+#define MLA_KERNEL_H(T, S, H, SUFFIX)                                                                          \
+  extern "C" __global__ void __launch_bounds__(128 * H) moecast_mla_decode_t##T##_s##S##SUFFIX(                \
       const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ kv, const int* __restrict__ table, \
       const int* __restrict__ lens, __nv_bfloat16* __restrict__ out, float* __restrict__ opart,                 \
       float* __restrict__ lse, int heads, int max_pages, long long kv_stride, int chunk, float scale_log2) {     \
-    mla_decode<T, S>(q, kv, table, lens, out, opart, lse, heads, max_pages, kv_stride, chunk, scale_log2);       \
+    mla_decode<T, S, H>(q, kv, table, lens, out, opart, lse, heads, max_pages, kv_stride, chunk, scale_log2);    \
   }
 MLA_KERNEL(32, 2)
 MLA_KERNEL(32, 3)

@@ -55,6 +55,7 @@ var GQAHeadDims = []int{64, 128}
 type AttentionModule struct {
 	mod     cuda.Module
 	mla     map[[2]int]cuda.Function // by (tile, stages)
+	mla2    map[[2]int]cuda.Function // the two-head-tile (_h2, 256 threads) kernels
 	gqa     map[[2]int]cuda.Function // by (head dim, stages)
 	combine cuda.Function
 	fill    cuda.Function
@@ -66,11 +67,17 @@ type AttentionModule struct {
 	PerSM map[string]int
 }
 
-func mlaName(tile, stages int) string {
-	return fmt.Sprintf("moecast_mla_decode_t%d_s%d", tile, stages)
+func mlaName(tile, stages, headTiles int) string {
+	n := fmt.Sprintf("moecast_mla_decode_t%d_s%d", tile, stages)
+	if headTiles == 2 {
+		n += "_h2"
+	}
+	return n
 }
-func gqaName(d, stages int) string    { return fmt.Sprintf("moecast_gqa_decode_d%d_s%d", d, stages) }
-func mlaSmem(tile, stages int) int    { return stages*tile*(MLADim+8)*2 + 4*(tile/8)*32*16 }
+func gqaName(d, stages int) string { return fmt.Sprintf("moecast_gqa_decode_d%d_s%d", d, stages) }
+func mlaSmem(tile, stages, headTiles int) int {
+	return stages*tile*(MLADim+8)*2 + headTiles*4*(tile/8)*32*16
+}
 func gqaSmem(d, stages int) int       { return max(stages*2*gqaTile*(d+8)*2, 4*headTile*d*4) }
 func ceilDiv(a, b int) int            { return (a + b - 1) / b }
 func roundUp(a, b int) int            { return ceilDiv(a, b) * b }
@@ -91,8 +98,8 @@ func LoadAttention(dev cuda.Device) (*AttentionModule, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &AttentionModule{mod: mod, mla: map[[2]int]cuda.Function{}, gqa: map[[2]int]cuda.Function{}, Image: name, SMs: sms, PerSM: map[string]int{}}
-	prep := func(name string, smem int) (cuda.Function, bool, error) {
+	m := &AttentionModule{mod: mod, mla: map[[2]int]cuda.Function{}, mla2: map[[2]int]cuda.Function{}, gqa: map[[2]int]cuda.Function{}, Image: name, SMs: sms, PerSM: map[string]int{}}
+	prep := func(name string, smem, threads int) (cuda.Function, bool, error) {
 		f, err := mod.Function(name)
 		if err != nil {
 			return 0, false, err
@@ -103,7 +110,7 @@ func LoadAttention(dev cuda.Device) (*AttentionModule, error) {
 		if err := f.SetAttribute(cuda.FuncMaxDynamicSharedMemory, smem); err != nil {
 			return 0, false, fmt.Errorf("attention: %s: %d B of shared memory: %w", name, smem, err)
 		}
-		n, err := f.ActiveBlocksPerSM(attnThreads, smem)
+		n, err := f.ActiveBlocksPerSM(threads, smem)
 		if err != nil {
 			return 0, false, err
 		}
@@ -114,17 +121,23 @@ func LoadAttention(dev cuda.Device) (*AttentionModule, error) {
 		return f, true, nil
 	}
 	for _, v := range MLAVariants {
-		f, ok, err := prep(mlaName(v[0], v[1]), mlaSmem(v[0], v[1]))
+		f, ok, err := prep(mlaName(v[0], v[1], 1), mlaSmem(v[0], v[1], 1), attnThreads)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
 			m.mla[v] = f
 		}
+		if f, ok, err = prep(mlaName(v[0], v[1], 2), mlaSmem(v[0], v[1], 2), 2*attnThreads); err != nil {
+			return nil, err
+		}
+		if ok {
+			m.mla2[v] = f
+		}
 	}
 	for _, st := range GQAStages {
 		for _, d := range GQAHeadDims {
-			f, ok, err := prep(gqaName(d, st), gqaSmem(d, st))
+			f, ok, err := prep(gqaName(d, st), gqaSmem(d, st), attnThreads)
 			if err != nil {
 				return nil, err
 			}
@@ -147,10 +160,14 @@ func LoadAttention(dev cuda.Device) (*AttentionModule, error) {
 
 // AttnOptions tune an attention plan; zero values choose.
 type AttnOptions struct {
-	Tile   int  // MLA: tokens a pipeline stage (32 or 16); 0: DefaultMLAVariant's
-	Stages int  // pipeline stages; 0: the default (DefaultMLAVariant, DefaultGQAStages)
-	Splits int  // KV splits a sequence; 0: enough to fill the GPU
-	Paged  bool // the cache is paged (PageSize tokens a page, a block table)
+	Tile   int // MLA: tokens a pipeline stage (32 or 16); 0: DefaultMLAVariant's
+	Stages int // pipeline stages; 0: the default (DefaultMLAVariant, DefaultGQAStages)
+	// HeadTiles (MLA): 16-head tiles a block, sharing each KV tile: 1 (128
+	// threads) or 2 (the _h2 kernels, 256 threads: half the KV reads for
+	// 32 heads and more per GPU); 0: 1.
+	HeadTiles int
+	Splits    int  // KV splits a sequence; 0: enough to fill the GPU
+	Paged     bool // the cache is paged (PageSize tokens a page, a block table)
 }
 
 // AttnPlan is one decode attention launch: every sequence has KVLen tokens
@@ -162,6 +179,7 @@ type AttnPlan struct {
 	Batch, Heads, KVLen    int
 	KVHeads, HeadDim       int // GQA
 	Tile, Stages           int // MLA: tokens a pipeline stage; stages
+	HeadTiles              int // MLA: 16-head tiles a block (1 or 2)
 	Splits, Chunk          int // Chunk: tokens a split
 	Groups                 int // blocks along heads (MLA: head tiles; GQA: kv_heads x query tiles)
 	Smem                   int
@@ -246,12 +264,17 @@ func (m *AttentionModule) PlanMLA(batch, heads, kvLen int, o AttnOptions) (AttnP
 			}
 		}
 	}
-	if _, ok := m.mla[v]; !ok {
-		return AttnPlan{}, fmt.Errorf("attention: no MLA kernel of %d tokens and %d stages for this GPU", v[0], v[1])
+	ht := max(1, o.HeadTiles)
+	kern := m.mla
+	if ht == 2 {
+		kern = m.mla2
 	}
-	p := AttnPlan{MLA: true, Batch: batch, Heads: heads, KVLen: kvLen, Groups: ceilDiv(heads, headTile), Paged: o.Paged,
-		Scale: 1 / math.Sqrt(192), qDim: MLADim, outDim: MLAValueDim, tileToks: v[0], Stages: v[1], Tile: v[0]}
-	p.name, p.Smem = mlaName(v[0], v[1]), mlaSmem(v[0], v[1])
+	if _, ok := kern[v]; !ok || ht > 2 {
+		return AttnPlan{}, fmt.Errorf("attention: no MLA kernel of %d tokens, %d stages and %d head tiles for this GPU", v[0], v[1], ht)
+	}
+	p := AttnPlan{MLA: true, Batch: batch, Heads: heads, KVLen: kvLen, Groups: ceilDiv(heads, ht*headTile), Paged: o.Paged,
+		Scale: 1 / math.Sqrt(192), qDim: MLADim, outDim: MLAValueDim, tileToks: v[0], Stages: v[1], Tile: v[0], HeadTiles: ht}
+	p.name, p.Smem = mlaName(v[0], v[1], ht), mlaSmem(v[0], v[1], ht)
 	return m.split(p, o)
 }
 
@@ -389,15 +412,20 @@ func (p AttnPlan) Args(b AttnBuffers) (*AttnArgs, error) {
 func (m *AttentionModule) Launch(p AttnPlan, a *AttnArgs, s cuda.Stream) error {
 	var f cuda.Function
 	var ok bool
-	if p.MLA {
+	threads := attnThreads
+	switch {
+	case p.MLA && p.HeadTiles == 2:
+		f, ok = m.mla2[[2]int{p.Tile, p.Stages}]
+		threads *= 2
+	case p.MLA:
 		f, ok = m.mla[[2]int{p.Tile, p.Stages}]
-	} else {
+	default:
 		f, ok = m.gqa[[2]int{p.HeadDim, p.Stages}]
 	}
 	if !ok {
 		return fmt.Errorf("attention: no kernel %s loaded", p.name)
 	}
-	block := cuda.Dim3{X: attnThreads, Y: 1, Z: 1}
+	block := cuda.Dim3{X: threads, Y: 1, Z: 1}
 	if err := f.LaunchParams(cuda.Dim3{X: p.Groups, Y: p.Splits, Z: p.Batch}, block, p.Smem, s, a.main); err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/moecast/moecast/internal/cuda"
@@ -179,4 +180,101 @@ func MeasureAttention(m *AttentionModule, c AttnCase, rotateBytes int64, s cuda.
 		KVLen: p.KVLen, Paged: p.Paged, Kernel: p.name, Stages: p.Stages, Splits: p.Splits, Blocks: p.Blocks(),
 		Kernels: p.Kernels(), Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: tm.Graph, GraphMin: tm.GraphMin,
 		GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, KVBytes: kvb, BytesPerSec: kvb / tm.Graph}, nil
+}
+
+// CompareMLA runs MLA decode with options a and b on the same device-filled
+// query and paged cache (batch sequences of kvLen tokens, heads heads) and
+// returns the relative (Frobenius) difference of the outputs: a kernel
+// variant checked against one the device tests checked against the host
+// reference, on the GPU that will time it.
+func CompareMLA(m *AttentionModule, heads, batch, kvLen int, a, b AttnOptions, s cuda.Stream) (float64, error) {
+	a.Paged, b.Paged = true, true
+	pa, err := m.PlanMLA(batch, heads, kvLen, a)
+	if err != nil {
+		return 0, err
+	}
+	pb, err := m.PlanMLA(batch, heads, kvLen, b)
+	if err != nil {
+		return 0, err
+	}
+	var bufs deviceBuffers
+	defer bufs.free()
+	q, err := bufs.alloc(int64(pa.QElems()) * 2)
+	if err != nil {
+		return 0, err
+	}
+	if err := m.Fill(q, int64(pa.QElems()), 7, 1, s); err != nil {
+		return 0, err
+	}
+	rows := pa.cacheRows()
+	kv, err := bufs.alloc(rows * MLADim * 2)
+	if err != nil {
+		return 0, err
+	}
+	if err := m.Fill(kv, rows*MLADim, 11, 1, s); err != nil {
+		return 0, err
+	}
+	lens := make([]int32, batch)
+	for i := range lens {
+		lens[i] = int32(kvLen - i%3) // ragged
+	}
+	dl, err := uploadInt32(&bufs, lens)
+	if err != nil {
+		return 0, err
+	}
+	tab := make([]int32, batch*pa.MaxPages)
+	for i := range tab {
+		tab[i] = int32((i * 7) % len(tab))
+	}
+	if len(tab)%7 == 0 { // keep it a permutation
+		for i := range tab {
+			tab[i] = int32(len(tab) - 1 - i)
+		}
+	}
+	dt, err := uploadInt32(&bufs, tab)
+	if err != nil {
+		return 0, err
+	}
+	var outs [2][]BF16
+	for i, p := range []AttnPlan{pa, pb} {
+		o, err := bufs.alloc(int64(p.OutElems()) * 2)
+		if err != nil {
+			return 0, err
+		}
+		part, err := bufs.alloc(max(16, p.PartialBytes()))
+		if err != nil {
+			return 0, err
+		}
+		lse, err := bufs.alloc(max(16, p.LSEBytes()))
+		if err != nil {
+			return 0, err
+		}
+		args, err := p.Args(AttnBuffers{Q: q, K: kv, Table: dt, Lens: dl, Out: o, Partial: part, LSE: lse})
+		if err != nil {
+			return 0, err
+		}
+		if err := m.Launch(p, args, s); err != nil {
+			return 0, err
+		}
+		if err := s.Synchronize(); err != nil {
+			return 0, err
+		}
+		outs[i] = make([]BF16, p.OutElems())
+		if err := cuda.CopyFromDevice(outs[i], o); err != nil {
+			return 0, err
+		}
+	}
+	var num, den float64
+	for i := range outs[0] {
+		x, y := float64(outs[0][i].Float32()), float64(outs[1][i].Float32())
+		if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
+			return math.Inf(1), nil
+		}
+		num += (x - y) * (x - y)
+		den += x * x
+	}
+	if den == 0 {
+		return math.Inf(1), nil
+	}
+	return math.Sqrt(num / den), nil
 }

@@ -114,6 +114,10 @@ func TestMLAOnDevice(t *testing.T) {
 		{"16-token tiles, 4 stages", 8, []int{1, 77, 1000}, AttnOptions{Tile: 16, Stages: 4, Paged: true}},
 		{"16-token tiles, 6 stages", 128, []int{4096, 3000}, AttnOptions{Tile: 16, Stages: 6, Splits: 7}},
 		{"32-token tiles, 3 stages, 256 splits", 16, []int{16384}, AttnOptions{Tile: 32, Stages: 3, Splits: 256, Paged: true}},
+		{"two head tiles, 128 heads", 128, []int{4096, 3000}, AttnOptions{HeadTiles: 2, Splits: 5, Paged: true}},
+		{"two head tiles, 40 heads", 40, []int{513}, AttnOptions{HeadTiles: 2}},
+		{"two head tiles, 8 heads (one empty tile)", 8, []int{1, 77, 1000}, AttnOptions{HeadTiles: 2, Paged: true}},
+		{"two head tiles, 16-token tiles", 64, []int{2000}, AttnOptions{HeadTiles: 2, Tile: 16, Stages: 4, Paged: true}},
 	}
 	// No subtests: the context is current on this test's locked OS thread
 	// only.

@@ -83,6 +83,7 @@ type MLAModuleCase struct {
 	Dims                MLADims
 	Batch, Heads, KVLen int
 	Seed                uint64
+	Attn                AttnOptions // the attention kernel's (the cache is paged whatever it says)
 }
 
 // MLAModuleResult is one timed module: seconds per layer (every kernel of
@@ -130,7 +131,9 @@ func MeasureMLAModule(m *AttentionModule, g GEMMer, c MLAModuleCase, rotateBytes
 	if err != nil {
 		return MLAModuleResult{}, err
 	}
-	ap, err := m.PlanMLA(c.Batch, c.Heads, c.KVLen, AttnOptions{Paged: true})
+	ao := c.Attn
+	ao.Paged = true
+	ap, err := m.PlanMLA(c.Batch, c.Heads, c.KVLen, ao)
 	if err != nil {
 		return MLAModuleResult{}, err
 	}

@@ -14,10 +14,12 @@ import (
 // fakeAttention is a module with every kernel present and the H200's
 // occupancy, for plans without a GPU.
 func fakeAttention() *AttentionModule {
-	m := &AttentionModule{SMs: 132, mla: map[[2]int]cuda.Function{}, gqa: map[[2]int]cuda.Function{}, PerSM: map[string]int{}}
+	m := &AttentionModule{SMs: 132, mla: map[[2]int]cuda.Function{}, mla2: map[[2]int]cuda.Function{}, gqa: map[[2]int]cuda.Function{},
+		PerSM: map[string]int{}}
 	for _, v := range MLAVariants {
-		m.mla[v] = 0
-		m.PerSM[mlaName(v[0], v[1])] = 2
+		m.mla[v], m.mla2[v] = 0, 0
+		m.PerSM[mlaName(v[0], v[1], 1)] = 2
+		m.PerSM[mlaName(v[0], v[1], 2)] = 1
 	}
 	for _, st := range GQAStages {
 		for _, d := range GQAHeadDims {
@@ -46,6 +48,7 @@ func TestAttentionPlans(t *testing.T) {
 		{"mla b512: no split", true, 512, 8, 0, 0, 4096, AttnOptions{}, 1, 1, 4096, 1},
 		{"mla 40 heads: 3 tiles", true, 4, 40, 0, 0, 8192, AttnOptions{}, 3, 20, 416, 2},
 		{"mla forced splits", true, 1, 16, 0, 0, 8192, AttnOptions{Splits: 200}, 1, 128, 64, 2},
+		{"mla 128 heads, two head tiles a block", true, 32, 128, 0, 0, 4096, AttnOptions{HeadTiles: 2}, 4, 1, 4096, 1},
 		{"gqa 64/4 b1 32k", false, 1, 64, 4, 128, 32768, AttnOptions{}, 4, 57, 576, 2},
 		{"gqa 64/2: 2 tiles a kv head", false, 2, 64, 2, 128, 1024, AttnOptions{}, 4, 8, 128, 2},
 		{"gqa 8/1 b64", false, 64, 8, 1, 64, 8192, AttnOptions{}, 1, 4, 2048, 2},
@@ -83,7 +86,7 @@ func TestAttentionPlans(t *testing.T) {
 	}{
 		{"heads over kv", func() error { _, err := m.PlanGQA(1, 10, 4, 128, 10, AttnOptions{}); return err }, "want a multiple"},
 		{"head dim", func() error { _, err := m.PlanGQA(1, 8, 1, 96, 10, AttnOptions{}); return err }, "head_dim 96"},
-		{"stages", func() error { _, err := m.PlanMLA(1, 8, 10, AttnOptions{Stages: 5}); return err }, "no MLA kernel of 32 tokens and 5 stages"},
+		{"stages", func() error { _, err := m.PlanMLA(1, 8, 10, AttnOptions{Stages: 5}); return err }, "no MLA kernel of 32 tokens, 5 stages and 1 head tiles"},
 		{"empty", func() error { _, err := m.PlanMLA(0, 8, 10, AttnOptions{}); return err }, "want positive"},
 	} {
 		assert.ErrorContains(t, bad.err(), bad.want, bad.name)
