@@ -34,7 +34,13 @@ func TestMLAModuleKernelsOnDevice(t *testing.T) {
 	var bufs deviceBuffers
 	defer bufs.free()
 	up := func(host any, n int64) cuda.DevicePtr {
-		p, err := bufs.upload(host, n)
+		var p cuda.DevicePtr
+		var err error
+		if h, ok := host.([]int32); ok { // blas.go's upload takes no int32
+			p, err = uploadInt32(&bufs, h)
+		} else {
+			p, err = bufs.upload(host, n)
+		}
 		require.NoError(t, err)
 		return p
 	}
