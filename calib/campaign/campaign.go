@@ -54,7 +54,7 @@ const (
 )
 
 // Registry is every op, in the order a campaign runs them.
-var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}, elementwiseOp{}, gemmOp{}}
+var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}, elementwiseOp{}, attentionOp{}, gemmOp{}}
 
 // Ops are the names of Registry's ops, in order.
 var Ops = opNames()
@@ -71,8 +71,7 @@ func opNames() []string {
 // yet, by --ops name; `calib gpu` prints it and the file's provenance says
 // it. An op's file removes its entry when it lands.
 var NotMeasured = map[string]string{
-	"attention": "attention: MLA/GQA decode KV read rate",
-	"comm":      "comm: NCCL all-reduce/all-gather/reduce-scatter/all-to-all on several GPUs",
+	"comm": "comm: NCCL all-reduce/all-gather/reduce-scatter/all-to-all on several GPUs",
 }
 
 // NotMeasuredList is NotMeasured's sentences, sorted.

@@ -24,7 +24,8 @@ func TestPlan(t *testing.T) {
 	assert.True(t, full.Has(OpCopy) && full.Has(OpOverhead) && full.Has(OpMoE) && full.Has(OpElementwise))
 	gemmSteps, err := gemmOp{}.Steps(Options{})
 	require.NoError(t, err)
-	assert.Equal(t, len(Splits)*len(FullTokens)+2+3*len(ElementwiseTokens)+3+gemmSteps, full.Steps())
+	assert.Equal(t, len(Splits)*len(FullTokens)+2+3*len(ElementwiseTokens)+3+gemmSteps+
+		len(AttentionPoints(Options{}))+len(MLAModulePoints(Options{})), full.Steps())
 	quick, err := NewPlan(Options{Quick: true, Ops: []string{"moe"}})
 	require.NoError(t, err)
 	assert.False(t, quick.Has(OpCopy) || quick.Has(OpOverhead))
@@ -45,8 +46,8 @@ func TestPlan(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe, elementwise`},
-		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe, elementwise"},
+		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe, elementwise, attention, gemm`},
+		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe, elementwise, attention, gemm"},
 		{Options{GPUs: -1}, "--gpus -1: want 1 or more"},
 	}
 	if _, later := NotMeasured["comm"]; later {
