@@ -30,10 +30,17 @@ var allowed = map[string][]string{
 	"internal/golden":     {},
 	"internal/curve":      {"internal/unit", "internal/cost", "gonum.org/v1/gonum"},
 	"internal/cuda":       {"github.com/ebitengine/purego"},
+	// The rendezvous is the standard library only: it runs (and is tested)
+	// with no GPU, on any launcher's processes.
+	"internal/rendezvous": {},
 	"kernels/gpu":         {"internal/cuda"},
 	"model":               {"internal/unit", "internal/dtype"},
 	"kernels":             {"internal/unit", "internal/dtype", "internal/cost", "internal/curve", "gonum.org/v1/gonum"},
 	"comm":                {"internal/unit", "internal/cost", "internal/curve", "gonum.org/v1/gonum"},
+	// comm/ncclrun measures collectives through internal/cuda's NCCL and
+	// joins multi-process jobs through internal/rendezvous; it makes no
+	// tables (calib/campaign does).
+	"comm/ncclrun": {"internal/cuda", "internal/rendezvous"},
 	"sim":                 {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "gonum.org/v1/gonum"},
 	"serve":               {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
 	"plan":                {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
@@ -41,12 +48,13 @@ var allowed = map[string][]string{
 	"trace/tracegen":      {},
 	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/curve", "kernels", "comm",
 		"github.com/BurntSushi/toml", "gonum.org/v1/gonum"},
-	"calib/campaign": {"internal/unit", "internal/dtype", "internal/cost", "kernels", "calib", "internal/cuda", "kernels/gpu", "report"},
+	"calib/campaign": {"internal/unit", "internal/dtype", "internal/cost", "kernels", "calib", "internal/cuda", "kernels/gpu", "report",
+		"comm", "comm/ncclrun", "internal/rendezvous"},
 	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "serve", "plan", "calib",
 		"github.com/BurntSushi/toml"},
 	"internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",
 		"comm", "sim", "serve", "plan", "calib", "calib/campaign", "trace", "report", "scenarios", "validate", "internal/cuda", "kernels/gpu",
-		"github.com/spf13/cobra"},
+		"internal/rendezvous", "github.com/spf13/cobra"},
 	"report":      {"internal/unit", "internal/cost", "trace", "sim", "gonum.org/v1/plot"},
 	"cmd/moecast": {"internal/cli"},
 	"validate":    {"internal/unit", "internal/cost", "model", "kernels", "sim", "serve", "trace", "calib"},

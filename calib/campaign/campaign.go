@@ -43,7 +43,7 @@ const (
 )
 
 // Registry is every op, in the order a campaign runs them.
-var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}}
+var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}, commOp{}}
 
 // Ops are the names of Registry's ops, in order.
 var Ops = opNames()
@@ -62,7 +62,6 @@ func opNames() []string {
 var NotMeasured = map[string]string{
 	"gemm":      "gemm: bf16/fp8 dense GEMMs through cuBLASLt (attention and shared-expert projections)",
 	"attention": "attention: MLA/GQA decode KV read rate",
-	"comm":      "comm: NCCL all-reduce/all-gather/reduce-scatter/all-to-all on several GPUs",
 }
 
 // NotMeasuredList is NotMeasured's sentences, sorted.
@@ -86,6 +85,7 @@ type Options struct {
 	Command  string // the command line, for the provenance
 	Version  string // moecast's version and commit
 	Progress io.Writer
+	Comm     CommOptions // the comm op (comm.go)
 }
 
 // MoEModel is a routed-expert layer of a shipped model.
@@ -159,6 +159,9 @@ func NewPlan(o Options) (*Plan, error) {
 		return nil, fmt.Errorf("--gpus %d: want 1 or more", o.GPUs)
 	}
 	want := map[string]bool{}
+	if o.multiProcess() && len(o.Ops) == 0 {
+		want[OpComm] = true // under a launcher, the default is the one multi-process op
+	}
 	for _, name := range o.Ops {
 		if !slices.Contains(Ops, name) {
 			if _, later := NotMeasured[name]; later {
@@ -185,8 +188,15 @@ func NewPlan(o Options) (*Plan, error) {
 		p.steps += n
 		tables = tables || op.Tables()
 	}
-	if o.GPUs > 1 && !p.Has("comm") {
+	if o.GPUs > 1 && !p.Has(OpComm) {
 		return nil, fmt.Errorf("--gpus %d: only the comm op uses several GPUs, and it is not in the plan", o.GPUs)
+	}
+	if o.multiProcess() {
+		for _, op := range p.Ops {
+			if op.Name() != OpComm {
+				return nil, fmt.Errorf("--ops %s under %s (%d ranks): only comm runs in several processes; run the other ops in one process", op.Name(), o.Comm.Ranks.Launcher, o.Comm.Ranks.World)
+			}
+		}
 	}
 	if !tables {
 		var names []string

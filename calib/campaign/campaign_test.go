@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/calib"
+	"github.com/moecast/moecast/comm/ncclrun"
 	"github.com/moecast/moecast/internal/cuda"
 	"github.com/moecast/moecast/internal/dtype"
 	"github.com/moecast/moecast/kernels"
@@ -19,8 +20,10 @@ import (
 func TestPlan(t *testing.T) {
 	full, err := NewPlan(Options{})
 	require.NoError(t, err)
-	assert.True(t, full.Has(OpCopy) && full.Has(OpOverhead) && full.Has(OpMoE))
-	assert.Equal(t, len(Splits)*len(FullTokens)+2, full.Steps())
+	assert.True(t, full.Has(OpCopy) && full.Has(OpOverhead) && full.Has(OpMoE) && full.Has(OpComm))
+	// one GPU: the comm op's quick sweep, a check
+	commSteps := len(ncclrun.DefaultPlan(true).Points(1)) * 2
+	assert.Equal(t, len(Splits)*len(FullTokens)+2+commSteps, full.Steps())
 	quick, err := NewPlan(Options{Quick: true, Ops: []string{"moe"}})
 	require.NoError(t, err)
 	assert.False(t, quick.Has(OpCopy) || quick.Has(OpOverhead))
@@ -38,8 +41,8 @@ func TestPlan(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe`},
-		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe"},
+		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe, comm`},
+		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe, comm"},
 		{Options{GPUs: -1}, "--gpus -1: want 1 or more"},
 	}
 	if _, later := NotMeasured["comm"]; later {
