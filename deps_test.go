@@ -40,12 +40,12 @@ var allowed = map[string][]string{
 	// comm/ncclrun measures collectives through internal/cuda's NCCL and
 	// joins multi-process jobs through internal/rendezvous; it makes no
 	// tables (calib/campaign does).
-	"comm/ncclrun": {"internal/cuda", "internal/rendezvous"},
-	"sim":                 {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "gonum.org/v1/gonum"},
-	"serve":               {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
-	"plan":                {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
-	"trace":               {"internal/unit", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
-	"trace/tracegen":      {},
+	"comm/ncclrun":   {"internal/cuda", "internal/rendezvous"},
+	"sim":            {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "gonum.org/v1/gonum"},
+	"serve":          {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
+	"plan":           {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
+	"trace":          {"internal/unit", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
+	"trace/tracegen": {},
 	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/curve", "kernels", "comm",
 		"github.com/BurntSushi/toml", "gonum.org/v1/gonum"},
 	"calib/campaign": {"internal/unit", "internal/dtype", "internal/cost", "kernels", "calib", "internal/cuda", "kernels/gpu", "report",
