@@ -28,8 +28,8 @@ type CommOptions struct {
 	// Options.GPUs GPUs.
 	Ranks rendezvous.Env
 	// Timeout bounds each wait on the GPUs (a hung collective is aborted
-	// after it) and each rendezvous exchange; 0: a minute on the GPUs,
-	// rendezvous.DefaultTimeout for the rendezvous.
+	// after it) and the rendezvous (the join of every rank, each exchange);
+	// 0: a minute on the GPUs, rendezvous.DefaultTimeout for the rendezvous.
 	Timeout time.Duration
 	// Plan replaces ncclrun.DefaultPlan(Quick) (tests, short runs).
 	Plan *ncclrun.Plan
@@ -152,7 +152,7 @@ func (commOp) Run(e *Env) (*Output, error) {
 	if o.multiProcess() {
 		env := o.Comm.Ranks
 		res.Process = fmt.Sprintf("%s, one process per GPU", env.Launcher)
-		s, err := rendezvous.Join(env, rendezvous.Options{Timeout: max(o.Comm.Timeout, rendezvous.DefaultTimeout)})
+		s, err := rendezvous.Join(env, rendezvous.Options{Timeout: o.Comm.Timeout})
 		if err != nil {
 			return nil, err
 		}

@@ -141,7 +141,9 @@ func (r *envReader) first(names ...string) (string, string) {
 // Slurm's variables (torchrun may run under srun); Open MPI's over Slurm's
 // (mpirun inside an allocation). MOECAST_MASTER_ADDR and
 // MOECAST_MASTER_PORT override the master address and port of every
-// launcher. Inconsistent values (a rank not below the world size, a
+// launcher; under torchrun, when its agent's store already holds
+// MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True), rank 0 listens on
+// MASTER_PORT+1. Inconsistent values (a rank not below the world size, a
 // missing master address with several ranks, a malformed number) are an
 // *EnvError naming the variables.
 func FromEnv(getenv func(string) string) (Env, error) {
@@ -160,6 +162,12 @@ func FromEnv(getenv func(string) string) (Env, error) {
 		e.LocalRank = r.int("LOCAL_RANK", false, def)
 		e.MasterAddr, _ = r.first("MOECAST_MASTER_ADDR", "MASTER_ADDR")
 		e.MasterPort = r.int(portVar(r, "MASTER_PORT"), false, DefaultPort)
+		// torchrun's agent may share its own TCPStore with the workers on
+		// MASTER_PORT (TORCHELASTIC_USE_AGENT_STORE=True): rank 0 then
+		// listens on the next port.
+		if r.get("MOECAST_MASTER_PORT") == "" && strings.EqualFold(r.get("TORCHELASTIC_USE_AGENT_STORE"), "true") {
+			e.MasterPort++
+		}
 		e.Token, _ = r.first("MOECAST_JOB_TOKEN", "TORCHELASTIC_RUN_ID")
 	case r.get("OMPI_COMM_WORLD_RANK") != "" || r.get("OMPI_COMM_WORLD_SIZE") != "":
 		r.l, e.Launcher = Mpirun, Mpirun
