@@ -15,7 +15,13 @@
 //     expert width 2048, group 32) for expert TP8 and EP8, over decode and
 //     prefill token counts, uniform routing from seeds, weights streamed:
 //     routings rotated until the weights they touch total 512 MiB (8x the
-//     H200's L2), so every call reads HBM as a 61-layer step does.
+//     H200's L2), so every call reads HBM as a 61-layer step does;
+//   - comm: NCCL all-reduce, all-gather, reduce-scatter and all-to-all
+//     (comm/ncclrun) on --gpus N GPUs of this process or one GPU per
+//     process under torchrun/srun/mpirun (internal/rendezvous; rank 0
+//     writes the file), eager and in graphs, every result checked; one
+//     collective table per collective and mode with two or more ranks, a
+//     check and no table with one (comm.go).
 //
 // The MoE rows are a calibration table (op moe, int4_wo, uniform); copy
 // bandwidth and launch costs have no table in schema 1 and go into the
