@@ -379,7 +379,7 @@ func TestChildProcesses(t *testing.T) {
 				require.NoError(t, c.Start())
 				cmds, outs = append(cmds, c), append(outs, &out)
 			}
-			opt := Options{Timeout: 3 * time.Second, Listener: ln}
+			opt := Options{Timeout: 2 * time.Second, Listener: ln}
 			s, err := Join(envs[0], opt)
 			require.NoError(t, err)
 			var all [][]byte
@@ -402,7 +402,7 @@ func TestChildProcesses(t *testing.T) {
 				return
 			}
 			require.Error(t, err)
-			assert.Equal(t, "rendezvous: gather: rank 1 missing after 3s; waiting on "+dir, err.Error())
+			assert.Equal(t, "rendezvous: gather: rank 1 missing after 2s; waiting on "+dir, err.Error())
 			assert.Equal(t, 7, codes[0])
 			assert.Equal(t, 0, codes[1], "rank 2 wrote its blob and left: %s", outs[1])
 		})

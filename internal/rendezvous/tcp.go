@@ -125,6 +125,8 @@ func listenTCP(env Env, opt Options) (transport, error) {
 	s := &tcpServer{env: env, ln: ln, conns: make([]net.Conn, env.World)}
 	hellos := make(chan hello)
 	stop := make(chan struct{})
+	var stopOnce sync.Once
+	halt := func() { stopOnce.Do(func() { close(stop) }) }
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -145,7 +147,7 @@ func listenTCP(env Env, opt Options) (transport, error) {
 	defer timer.Stop()
 	joined := 1
 	fail := func(err *Error) (transport, error) {
-		close(stop)
+		halt()
 		for _, c := range s.conns {
 			if c != nil {
 				writeFrame(c, frame{kind: kindFail, payload: []byte(err.Error())}, time.Now().Add(time.Second))
@@ -196,7 +198,7 @@ func listenTCP(env Env, opt Options) (transport, error) {
 			joined++
 		}
 	}
-	close(stop)
+	halt()
 	ln.Close() // no more peers: later strangers are refused by the kernel
 	for r := 1; r < env.World; r++ {
 		if err := writeFrame(s.conns[r], frame{kind: kindWelcome, rank: uint32(r), world: uint32(env.World)}, deadline); err != nil {
