@@ -57,6 +57,21 @@ func (o Options) commRanks() int {
 	return max(1, o.GPUs)
 }
 
+// commRankCounts are the rank counts the comm op measures: the
+// launcher's world; in one process over N GPUs, 2, 4, ... below N and N
+// (a box's tensor-parallel sizes), each on devices 0..k-1.
+func (o Options) commRankCounts() []int {
+	n := o.commRanks()
+	if o.multiProcess() || n <= 2 {
+		return []int{n}
+	}
+	var out []int
+	for k := 2; k < n; k *= 2 {
+		out = append(out, k)
+	}
+	return append(out, n)
+}
+
 // multiProcess reports whether a launcher started several ranks.
 func (o Options) multiProcess() bool { return o.Comm.Ranks.Multi() }
 
@@ -96,16 +111,20 @@ func (commOp) Steps(o Options) (int, error) {
 	if err := p.Check(); err != nil {
 		return 0, err
 	}
-	return len(p.Points(o.commRanks())) * len(p.Modes), nil
+	steps := 0
+	for _, k := range o.commRankCounts() {
+		steps += len(p.Points(k)) * len(p.Modes)
+	}
+	return steps, nil
 }
 
 // CommResult is what the comm op measured: the results over every rank
 // (nil on ranks other than 0 of a multi-process job), the ranks' GPUs and
 // the fabric the tables are for.
 type CommResult struct {
-	Results []ncclrun.Result
+	Results []ncclrun.Result // each with its rank count
 	Devices []ncclrun.DeviceInfo
-	Ranks   int
+	Ranks   int // the most ranks measured
 	Fabric  string
 	NCCL    int
 	Process string // "one process" or "torchrun, one process per GPU"
@@ -130,9 +149,10 @@ func (commOp) Run(e *Env) (*Output, error) {
 		fabric = g.Fabric
 	}
 	defer restore(e.Dev)
+	current := ranks
 	say := func(ms []ncclrun.Measurement) {
 		m := ms[0]
-		line := fmt.Sprintf("comm %s %d B %s, %d ranks: %.2f us", m.Collective, m.Bytes, m.Mode, ranks, m.Time.Median*1e6)
+		line := fmt.Sprintf("comm %s %d B %s, %d ranks: %.2f us", m.Collective, m.Bytes, m.Mode, current, m.Time.Median*1e6)
 		if m.InPlace != nil {
 			line += fmt.Sprintf(" (in place %.2f us)", m.InPlace.Median*1e6)
 		}
@@ -210,22 +230,27 @@ func (commOp) Run(e *Env) (*Output, error) {
 		if ranks > n {
 			return nil, fmt.Errorf("--gpus %d: %d GPU(s) visible", ranks, n)
 		}
-		devices := make([]int, ranks)
-		for i := range devices {
-			devices[i] = i
-		}
-		g, err := ncclrun.OpenDevices(devices, p.Timeout)
-		if err != nil {
-			return nil, err
-		}
-		ms, err := g.Sweep(p, say)
-		res.Devices = g.Devices()
-		g.Close()
-		if err != nil {
-			return nil, err
-		}
-		if res.Results, err = ncclrun.Combine(ranks, ms); err != nil {
-			return nil, err
+		for _, k := range o.commRankCounts() {
+			current = k
+			devices := make([]int, k)
+			for i := range devices {
+				devices[i] = i
+			}
+			g, err := ncclrun.OpenDevices(devices, p.Timeout)
+			if err != nil {
+				return nil, err
+			}
+			ms, err := g.Sweep(p, say)
+			res.Devices = g.Devices()
+			g.Close()
+			if err != nil {
+				return nil, err
+			}
+			rs, err := ncclrun.Combine(k, ms)
+			if err != nil {
+				return nil, err
+			}
+			res.Results = append(res.Results, rs...)
 		}
 	}
 	return CommOutput(res)
@@ -278,7 +303,7 @@ func CommOutput(c *CommResult) (*Output, error) {
 	how := fmt.Sprintf("NCCL %s collectives (comm/ncclrun, %s, NCCL_NVLS_ENABLE=0): bf16 sum, sizes as nccl-tests' size(B) "+
 		"(all-reduce: one rank's buffer; all-gather/reduce-scatter: the whole array; all-to-all: what one rank sends, grouped ncclSend/ncclRecv); "+
 		"each point the mean over ranks of the median of 15 timed batches (eager: back-to-back launches between events; graph: one replay of a captured graph), "+
-		"every output checked exactly on the host; ranks %d (%s)", ncclString(c.NCCL), c.Process, c.Ranks, strings.Join(uuids, " "))
+		"every output checked exactly on the host; ranks %s (%s)", ncclString(c.NCCL), c.Process, rankCounts(c.Results), strings.Join(uuids, " "))
 	if c.Ranks < 2 {
 		out.Method = []string{fmt.Sprintf("comm: a one-rank check of NCCL (%d points exact, no table: a one-rank collective moves nothing)", len(c.Results))}
 		out.Lines = append(out.Lines, fmt.Sprintf("comm      1 rank: %d points, every result exact; a check only: no collective table (the cost model prices collectives of 2+ ranks)", len(c.Results)))
@@ -299,7 +324,12 @@ func CommOutput(c *CommResult) (*Output, error) {
 	}
 	for _, k := range order {
 		rs := rows[k]
-		sort.SliceStable(rs, func(i, j int) bool { return rs[i].Bytes < rs[j].Bytes })
+		sort.SliceStable(rs, func(i, j int) bool {
+			if rs[i].Ranks != rs[j].Ranks {
+				return rs[i].Ranks < rs[j].Ranks
+			}
+			return rs[i].Bytes < rs[j].Bytes
+		})
 		inplace := true
 		for _, r := range rs {
 			inplace = inplace && r.InPlace != nil
@@ -312,12 +342,12 @@ func CommOutput(c *CommResult) (*Output, error) {
 		if k.m == ncclrun.Graph {
 			launch = "cuda-graph"
 		}
-		t := calib.Table{Name: fmt.Sprintf("nccl.%s.%s.%dr", k.c, k.m, c.Ranks), Op: string(k.c),
+		t := calib.Table{Name: fmt.Sprintf("nccl.%s.%s", k.c, k.m), Op: string(k.c),
 			Keys: calib.Keys{Impl: "nccl", Mode: string(k.m)}, Columns: cols,
 			Provenance: calib.Provenance{Fabric: c.Fabric, GPUCount: c.Ranks, Launch: launch, Cache: "warm",
 				Kernel: "NCCL " + ncclString(c.NCCL), Method: how}}
 		for _, r := range rs {
-			row := []float64{float64(c.Ranks), float64(r.Bytes), roundPS(r.Time.Median * 1e6)}
+			row := []float64{float64(r.Ranks), float64(r.Bytes), roundPS(r.Time.Median * 1e6)}
 			if inplace {
 				row = append(row, roundPS(r.InPlace.Median*1e6))
 			}
@@ -325,9 +355,22 @@ func CommOutput(c *CommResult) (*Output, error) {
 		}
 		out.Tables = append(out.Tables, t)
 	}
-	out.Method = []string{fmt.Sprintf("comm: NCCL collectives on %d ranks over %s (%d tables)", c.Ranks, c.Fabric, len(out.Tables))}
-	out.Lines = append(out.Lines, fmt.Sprintf("comm      %d ranks over %s: %d points, every result exact, %d tables", c.Ranks, c.Fabric, len(c.Results), len(out.Tables)))
+	out.Method = []string{fmt.Sprintf("comm: NCCL collectives on %s ranks over %s (%d tables)", rankCounts(c.Results), c.Fabric, len(out.Tables))}
+	out.Lines = append(out.Lines, fmt.Sprintf("comm      %s ranks over %s: %d points, every result exact, %d tables", rankCounts(c.Results), c.Fabric, len(c.Results), len(out.Tables)))
 	return out, nil
+}
+
+// rankCounts is "2, 4, 8": the rank counts of the results.
+func rankCounts(rs []ncclrun.Result) string {
+	var ks []string
+	seen := map[int]bool{}
+	for _, r := range rs {
+		if !seen[r.Ranks] {
+			seen[r.Ranks] = true
+			ks = append(ks, fmt.Sprint(r.Ranks))
+		}
+	}
+	return strings.Join(ks, ", ")
 }
 
 func ncclString(v int) string {

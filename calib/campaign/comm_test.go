@@ -26,7 +26,11 @@ func TestCommPlan(t *testing.T) {
 	assert.Equal(t, len(ncclrun.DefaultPlan(false).Points(8))*2, p.Steps())
 	q, err := NewPlan(Options{Quick: true, Ops: []string{"comm"}, GPUs: 4})
 	require.NoError(t, err)
-	assert.Equal(t, len(ncclrun.DefaultPlan(true).Points(4))*2, q.Steps())
+	assert.Equal(t, (len(ncclrun.DefaultPlan(true).Points(2))+len(ncclrun.DefaultPlan(true).Points(4)))*2, q.Steps())
+	for gpus, want := range map[int][]int{0: {1}, 1: {1}, 2: {2}, 4: {2, 4}, 6: {2, 4, 6}, 8: {2, 4, 8}} {
+		assert.Equal(t, want, Options{GPUs: gpus}.commRankCounts(), "--gpus %d", gpus)
+	}
+	assert.Equal(t, []int{8}, Options{Comm: CommOptions{Ranks: torchrun(0, 8)}}.commRankCounts())
 
 	cases := []struct {
 		o    Options
@@ -51,13 +55,22 @@ func TestCommPlan(t *testing.T) {
 
 // recordedComm is an 8-rank sweep as nvlink4 H200s give it (figures of
 // the order of the embedded perf database; the test checks the tables).
-func recordedComm(ranks int) *CommResult {
+func recordedComm(counts ...int) *CommResult {
+	var res []ncclrun.Result
+	for _, ranks := range counts {
+		res = append(res, recordedResults(ranks)...)
+	}
+	return &CommResult{Results: res, Ranks: counts[len(counts)-1], Fabric: "nvlink4", NCCL: 22809, Process: "torchrun, one process per GPU",
+		Devices: []ncclrun.DeviceInfo{{Rank: 0, UUID: "GPU-0", Name: "NVIDIA H200"}}}
+}
+
+func recordedResults(ranks int) []ncclrun.Result {
 	var res []ncclrun.Result
 	for _, c := range ncclrun.Collectives {
 		for _, m := range ncclrun.Modes {
 			for _, sz := range []int64{14336, 1 << 20, 1 << 30} {
 				eff, count := ncclrun.Shape(c, sz, ranks)
-				t := 15e-6 + float64(eff)/300e9
+				t := 15e-6 + float64(eff)/300e9 + float64(ranks)*1e-6
 				if m == ncclrun.Graph {
 					t -= 3e-6
 				}
@@ -69,14 +82,14 @@ func recordedComm(ranks int) *CommResult {
 			}
 		}
 	}
-	return &CommResult{Results: res, Ranks: ranks, Fabric: "nvlink4", NCCL: 22809, Process: "torchrun, one process per GPU",
-		Devices: []ncclrun.DeviceInfo{{Rank: 0, UUID: "GPU-0", Name: "NVIDIA H200"}}}
+	return res
 }
 
 func TestCommTablesWrittenAndUsed(t *testing.T) {
-	out, err := CommOutput(recordedComm(8))
+	out, err := CommOutput(recordedComm(2, 8))
 	require.NoError(t, err)
-	require.Len(t, out.Tables, 8, "one table per collective and mode")
+	require.Len(t, out.Tables, 8, "one table per collective and mode, rows of both rank counts")
+	assert.Len(t, out.Tables[0].Rows, 6)
 	r := recorded()
 	r.Outputs = append(r.Outputs[:2], out) // copy, overhead, comm
 	f, err := r.File(Options{Command: "moecast calib gpu --ops comm --out h200-nccl.toml", Version: "devel"}, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
@@ -94,7 +107,8 @@ func TestCommTablesWrittenAndUsed(t *testing.T) {
 	assert.Equal(t, "nvlink4", p.Fabric)
 	assert.Equal(t, "eager", p.Launch)
 	assert.Equal(t, 8, p.GPUCount)
-	assert.Contains(t, p.Method, "ranks 8 (GPU-0)")
+	assert.Equal(t, []float64{2, 14336}, tb.Rows[0][:2])
+	assert.Contains(t, p.Method, "ranks 2, 8 (GPU-0)")
 	at := got.Tables[7]
 	assert.Equal(t, "alltoall", at.Op)
 	assert.Equal(t, []string{"ranks", "bytes", "latency_us"}, at.Columns, "no in-place all-to-all")
@@ -108,12 +122,15 @@ func TestCommTablesWrittenAndUsed(t *testing.T) {
 	ct.Graphs = true
 	e, ok := ct.AllToAll(8, 1<<20)
 	require.True(t, ok)
-	assert.InDelta(t, 12e-6+float64(1<<20)/300e9, float64(e.Time), 1e-11)
-	assert.Contains(t, e.Source.Table, "nccl.alltoall.graph.8r")
+	assert.InDelta(t, 12e-6+float64(1<<20)/300e9+8e-6, float64(e.Time), 1e-11)
+	e, ok = ct.AllToAll(2, 1<<20)
+	require.True(t, ok)
+	assert.InDelta(t, 12e-6+float64(1<<20)/300e9+2e-6, float64(e.Time), 1e-11)
+	assert.Contains(t, e.Source.Table, "#nccl.alltoall.graph")
 	ct.Graphs = false
 	e, ok = ct.AllToAll(8, 1<<20)
 	require.True(t, ok)
-	assert.InDelta(t, 15e-6+float64(1<<20)/300e9, float64(e.Time), 1e-11)
+	assert.InDelta(t, 15e-6+float64(1<<20)/300e9+8e-6, float64(e.Time), 1e-11)
 	// another fabric's box does not
 	other := calib.Select(calib.Box{GPU: "h200-sxm", Fabric: "pcie-gen5", GPUs: 8}, got)
 	assert.Equal(t, 8, other.Uses[0].CommSkipped)

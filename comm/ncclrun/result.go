@@ -122,16 +122,17 @@ var binaries = map[Collective]string{AllReduce: "all_reduce_perf", AllGather: "a
 // collective and mode: size(B) count(elements) type redop root, then
 // time(us) algbw(GB/s) busbw(GB/s) #wrong out of place and in place (N/A
 // where not measured). Devices name the ranks' GPUs in the header, as
-// nccl-tests' "# Rank" lines.
+// nccl-tests' "# Rank" lines (the first ranks of a block's rank count).
 func Report(w io.Writer, results []Result, devices []DeviceInfo, ncclVersion int) error {
 	type block struct {
 		c Collective
 		m Mode
+		n int
 	}
 	var blocks []block
 	rows := map[block][]Result{}
 	for _, r := range results {
-		b := block{r.Collective, r.Mode}
+		b := block{r.Collective, r.Mode, r.Ranks}
 		if _, ok := rows[b]; !ok {
 			blocks = append(blocks, b)
 		}
@@ -148,7 +149,7 @@ func Report(w io.Writer, results []Result, devices []DeviceInfo, ncclVersion int
 		fmt.Fprintf(&sb, "# moecast ncclrun: %s, %s, %d ranks, bf16; nccl-library=%d\n", b.c, b.m, rs[0].Ranks, ncclVersion)
 		fmt.Fprintf(&sb, "#  nThread 1 nGpus %d minBytes %d maxBytes %d step: sizes iters: per size validation: 1 graph: %d\n",
 			rs[0].Ranks, rs[0].Bytes, rs[len(rs)-1].Bytes, graph)
-		for _, d := range devices {
+		for _, d := range devices[:min(len(devices), b.n)] {
 			fmt.Fprintf(&sb, "#  Rank %2d Group  0 Pid 0 on %s device %2d [%s] %s\n", d.Rank, d.Host, d.Ord, d.UUID, d.Name)
 		}
 		sb.WriteString("#\n")
