@@ -191,12 +191,7 @@ func (commOp) Run(e *Env) (*Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		blob, err := ncclrun.Encode(ms)
-		if err != nil {
-			return nil, err
-		}
-		info := []byte(fmt.Sprintf("%s\t%s\t%d\t%s", devs[0].UUID, devs[0].Host, devs[0].Ord, devs[0].Name))
-		all, err := s.Gather(append(append(info, '\n'), blob...))
+		results, every, err := ncclrun.Gather(s, ms, devs[0])
 		if err != nil {
 			return nil, err
 		}
@@ -204,24 +199,7 @@ func (commOp) Run(e *Env) (*Output, error) {
 			return &Output{Op: OpComm, Data: res,
 				Lines: []string{fmt.Sprintf("comm: %s measured %d points; rank 0 gathers them and writes the file", env, len(ms))}}, nil
 		}
-		var every []ncclrun.Measurement
-		for r, b := range all {
-			head, body, _ := bytes.Cut(b, []byte("\n"))
-			f := strings.SplitN(string(head), "\t", 4)
-			if len(f) == 4 {
-				var ord int
-				fmt.Sscan(f[2], &ord)
-				res.Devices = append(res.Devices, ncclrun.DeviceInfo{Rank: r, UUID: f[0], Host: f[1], Ord: ord, Name: f[3]})
-			}
-			m, err := ncclrun.Decode(body)
-			if err != nil {
-				return nil, fmt.Errorf("rank %d: %w", r, err)
-			}
-			every = append(every, m...)
-		}
-		if res.Results, err = ncclrun.Combine(ranks, every); err != nil {
-			return nil, err
-		}
+		res.Results, res.Devices = results, every
 	} else {
 		n, err := cuda.DeviceCount()
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/moecast/moecast/internal/rendezvous"
 )
 
 // Result is one point and mode over every rank of the job.
@@ -101,8 +103,45 @@ func merge(acc, t Timing, n int) Timing {
 	return acc
 }
 
-// Encode and Decode carry one rank's measurements to rank 0 (the
-// rendezvous gather).
+// Gather brings every rank's measurements and GPU to rank 0 of session s
+// and combines them: rank 0 gets the results over all ranks and the ranks'
+// GPUs in rank order, the others nil once rank 0 has theirs.
+func Gather(s *rendezvous.Session, ms []Measurement, dev DeviceInfo) ([]Result, []DeviceInfo, error) {
+	blob, err := json.Marshal(rankBlob{Device: dev, Measurements: ms})
+	if err != nil {
+		return nil, nil, err
+	}
+	all, err := s.Gather(blob)
+	if err != nil || s.Env.Rank != 0 {
+		return nil, nil, err
+	}
+	var every []Measurement
+	var devs []DeviceInfo
+	for r, b := range all {
+		var rb rankBlob
+		if err := json.Unmarshal(b, &rb); err != nil {
+			return nil, nil, fmt.Errorf("ncclrun: rank %d's measurements: %w", r, err)
+		}
+		for _, m := range rb.Measurements {
+			if m.Rank != r {
+				return nil, nil, fmt.Errorf("ncclrun: rank %d sent a measurement of rank %d", r, m.Rank)
+			}
+		}
+		rb.Device.Rank = r
+		devs = append(devs, rb.Device)
+		every = append(every, rb.Measurements...)
+	}
+	res, err := Combine(s.Env.World, every)
+	return res, devs, err
+}
+
+// rankBlob is what one rank sends rank 0.
+type rankBlob struct {
+	Device       DeviceInfo    `json:"device"`
+	Measurements []Measurement `json:"measurements"`
+}
+
+// Encode and Decode carry one rank's measurements as JSON.
 func Encode(ms []Measurement) ([]byte, error) { return json.Marshal(ms) }
 
 // Decode reads what Encode wrote.
