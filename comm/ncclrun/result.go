@@ -141,18 +141,6 @@ type rankBlob struct {
 	Measurements []Measurement `json:"measurements"`
 }
 
-// Encode and Decode carry one rank's measurements as JSON.
-func Encode(ms []Measurement) ([]byte, error) { return json.Marshal(ms) }
-
-// Decode reads what Encode wrote.
-func Decode(b []byte) ([]Measurement, error) {
-	var ms []Measurement
-	if err := json.Unmarshal(b, &ms); err != nil {
-		return nil, fmt.Errorf("ncclrun: a rank's measurements: %w", err)
-	}
-	return ms, nil
-}
-
 // binaries are nccl-tests' program names for the collectives.
 var binaries = map[Collective]string{AllReduce: "all_reduce_perf", AllGather: "all_gather_perf",
 	ReduceScatter: "reduce_scatter_perf", AllToAll: "alltoall_perf"}
