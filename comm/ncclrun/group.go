@@ -25,7 +25,9 @@ type rank struct {
 	// send and recv hold sendCap and recvCap bytes.
 	send, recv       cuda.DevicePtr
 	sendCap, recvCap int64
-	Device           DeviceInfo
+	// host and want stage this rank's inputs and outputs on the host.
+	host, want []uint16
+	Device     DeviceInfo
 }
 
 // DeviceInfo names one rank's GPU.
@@ -47,8 +49,6 @@ type Group struct {
 	timeout time.Duration
 	aborted bool
 	pat     *patterns
-	host    []uint16 // staging for inputs and outputs
-	want    []uint16
 	graphs  []cuda.GraphExec
 }
 

@@ -2,7 +2,9 @@ package ncclrun
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
 
 	"github.com/moecast/moecast/internal/cuda"
 )
@@ -94,8 +96,41 @@ func (g *Group) reserve(pt Point) error {
 		}
 	}
 	n := max(InputCount(pt.Collective, pt.Count, g.world), OutputCount(pt.Collective, pt.Count, g.world))
-	if int64(cap(g.host)) < n {
-		g.host, g.want = make([]uint16, n), make([]uint16, n)
+	for _, r := range g.ranks {
+		if int64(cap(r.host)) < n {
+			r.host, r.want = make([]uint16, n), make([]uint16, n)
+		}
+	}
+	return nil
+}
+
+// each runs f for every local rank at once, each on a thread of its own
+// with the rank's context current (host-side fills, copies and checks of
+// one rank do not wait for the others'), and returns the first error.
+func (g *Group) each(f func(i int, r *rank) error) error {
+	if len(g.ranks) == 1 {
+		return f(0, g.ranks[0]) // the caller's thread already has the context
+	}
+	errs := make([]error, len(g.ranks))
+	var wg sync.WaitGroup
+	for i, r := range g.ranks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			if err := r.ctx.SetCurrent(); err != nil {
+				errs[i] = err
+				return
+			}
+			errs[i] = f(i, r)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -152,7 +187,7 @@ func (g *Group) launch(pt Point, inPlace bool) error {
 // of the output buffer, or the whole input of reduce-scatter.
 func (g *Group) prepare(pt Point, inPlace bool) error {
 	inN := InputCount(pt.Collective, pt.Count, g.world)
-	for _, r := range g.ranks {
+	return g.each(func(_ int, r *rank) error {
 		if err := r.ctx.SetCurrent(); err != nil {
 			return err
 		}
@@ -162,7 +197,7 @@ func (g *Group) prepare(pt Point, inPlace bool) error {
 		if err := cuda.Memset8(r.send, 0xff, r.sendCap); err != nil {
 			return err
 		}
-		host := g.host[:inN]
+		host := r.host[:inN]
 		g.pat.input(pt.Collective, r.rank, host)
 		dst := r.send
 		if inPlace && pt.Collective == AllGather {
@@ -175,20 +210,17 @@ func (g *Group) prepare(pt Point, inPlace bool) error {
 			return err
 		}
 		// A pageable copy may return before its DMA lands.
-		if err := cuda.Synchronize(); err != nil {
-			return err
-		}
-	}
-	return nil
+		return cuda.Synchronize()
+	})
 }
 
 // check counts each rank's wrong output elements.
 func (g *Group) check(pt Point, inPlace bool) ([]int64, error) {
 	outN := OutputCount(pt.Collective, pt.Count, g.world)
 	wrongs := make([]int64, len(g.ranks))
-	for i, r := range g.ranks {
+	err := g.each(func(i int, r *rank) error {
 		if err := r.ctx.SetCurrent(); err != nil {
-			return nil, err
+			return err
 		}
 		src := r.recv
 		if inPlace {
@@ -199,15 +231,19 @@ func (g *Group) check(pt Point, inPlace bool) ([]int64, error) {
 				src = r.send + cuda.DevicePtr(int64(r.rank)*outN*ElemBytes)
 			}
 		}
-		got := g.host[:outN]
+		got := r.host[:outN]
 		if err := cuda.CopyFromDevice(got, src); err != nil {
-			return nil, err
+			return err
 		}
-		want := g.want[:outN]
+		want := r.want[:outN]
 		g.pat.expect(pt.Collective, r.rank, pt.Count, want)
 		wrongs[i] = wrong(got, want)
+		return nil
+	})
+	if len(g.ranks) > 0 {
+		g.ranks[0].ctx.SetCurrent()
 	}
-	return wrongs, nil
+	return wrongs, err
 }
 
 func (g *Group) label(pt Point, m Mode, inPlace bool) string {
