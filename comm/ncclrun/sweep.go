@@ -47,11 +47,11 @@ func (g *Group) Sweep(p Plan, say func([]Measurement)) ([]Measurement, error) {
 		if err := g.reserve(pt); err != nil {
 			return nil, err
 		}
-		for _, m := range p.Modes {
-			ms, err := g.measure(p, pt, m)
-			if err != nil {
-				return nil, err
-			}
+		byMode, err := g.measure(p, pt)
+		if err != nil {
+			return nil, err
+		}
+		for _, ms := range byMode {
 			out = append(out, ms...)
 			if say != nil {
 				say(ms)
@@ -254,35 +254,45 @@ func (g *Group) label(pt Point, m Mode, inPlace bool) string {
 	return s + ")"
 }
 
-// measure times and checks one point in one mode.
-func (g *Group) measure(p Plan, pt Point, m Mode) ([]Measurement, error) {
-	out := make([]Measurement, len(g.ranks))
-	for i, r := range g.ranks {
-		out[i] = Measurement{Rank: r.rank, Collective: pt.Collective, Mode: m, Bytes: pt.Bytes, Count: pt.Count,
-			Tokens: pt.Size.Tokens, Iters: pt.Iters}
-	}
-	// Out of place: inputs written once, the output poisoned; every call
-	// writes the same result, checked after the timing (after the graph
-	// replays in graph mode).
+// measure times and checks one point in every mode of p: out of place
+// in each mode, then in place in each mode. Out of place the inputs are
+// written once and never change; every call writes the same result,
+// which is checked after each mode's timing (after the graph replays in
+// graph mode) with the output poisoned before. In place a call changes
+// its own input (a reduction's result is the next call's input), so the
+// first in-place call is checked, once, and the timings that follow run
+// on whatever the buffers hold. Returns the measurements by mode.
+func (g *Group) measure(p Plan, pt Point) ([][]Measurement, error) {
+	out := make([][]Measurement, len(p.Modes))
 	if err := g.prepare(pt, false); err != nil {
 		return nil, err
 	}
-	ts, err := g.time(p, pt, m, false)
-	if err != nil {
-		return nil, err
-	}
-	w, err := g.check(pt, false)
-	if err != nil {
-		return nil, err
-	}
-	for i := range out {
-		out[i].Time, out[i].Wrong = ts[i], w[i]
+	for mi, m := range p.Modes {
+		out[mi] = make([]Measurement, len(g.ranks))
+		for i, r := range g.ranks {
+			out[mi][i] = Measurement{Rank: r.rank, Collective: pt.Collective, Mode: m, Bytes: pt.Bytes, Count: pt.Count,
+				Tokens: pt.Size.Tokens, Iters: pt.Iters}
+		}
+		if mi > 0 {
+			if err := g.poison(); err != nil {
+				return nil, err
+			}
+		}
+		ts, err := g.time(p, pt, m, false)
+		if err != nil {
+			return nil, err
+		}
+		w, err := g.check(pt, false)
+		if err != nil {
+			return nil, err
+		}
+		for i := range out[mi] {
+			out[mi][i].Time, out[mi][i].Wrong = ts[i], w[i]
+		}
 	}
 	if !p.InPlace || !InPlaceOK(pt.Collective) {
 		return out, nil
 	}
-	// In place, a call changes its own input (a reduction's result is the
-	// next call's input): the first call is checked, then timed.
 	if err := g.prepare(pt, true); err != nil {
 		return nil, err
 	}
@@ -292,17 +302,37 @@ func (g *Group) measure(p Plan, pt Point, m Mode) ([]Measurement, error) {
 	if err := g.wait(g.label(pt, Eager, true)); err != nil {
 		return nil, err
 	}
-	if w, err = g.check(pt, true); err != nil {
+	w, err := g.check(pt, true)
+	if err != nil {
 		return nil, err
 	}
-	if ts, err = g.time(p, pt, m, true); err != nil {
-		return nil, err
-	}
-	for i := range out {
-		t := ts[i]
-		out[i].InPlace, out[i].InPlaceWrong = &t, w[i]
+	for mi, m := range p.Modes {
+		ts, err := g.time(p, pt, m, true)
+		if err != nil {
+			return nil, err
+		}
+		for i := range out[mi] {
+			t := ts[i]
+			out[mi][i].InPlace = &t
+			if mi == 0 {
+				out[mi][i].InPlaceWrong = w[i] // checked once, on the first call
+			}
+		}
 	}
 	return out, nil
+}
+
+// poison sets every rank's output buffer to NaN (the inputs stay).
+func (g *Group) poison() error {
+	return g.each(func(_ int, r *rank) error {
+		if err := r.ctx.SetCurrent(); err != nil {
+			return err
+		}
+		if err := cuda.Memset8(r.recv, 0xff, r.recvCap); err != nil {
+			return err
+		}
+		return cuda.Synchronize()
+	})
 }
 
 // time returns each local rank's seconds per collective.
