@@ -191,7 +191,7 @@ func (commOp) Run(e *Env) (*Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		results, every, err := ncclrun.Gather(s, ms, devs[0])
+		results, devices, err := ncclrun.Gather(s, ms, devs[0])
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +199,7 @@ func (commOp) Run(e *Env) (*Output, error) {
 			return &Output{Op: OpComm, Data: res,
 				Lines: []string{fmt.Sprintf("comm: %s measured %d points; rank 0 gathers them and writes the file", env, len(ms))}}, nil
 		}
-		res.Results, res.Devices = results, every
+		res.Results, res.Devices = results, devices
 	} else {
 		n, err := cuda.DeviceCount()
 		if err != nil {
