@@ -118,6 +118,9 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	if err := cuda.Init(); err != nil {
 		return inputErr(fmt.Errorf("calib gpu: %w", err)) // no driver or no GPU: exit 2, nothing written
 	}
+	if n, err := cuda.DeviceCount(); err == nil && !ranks.Multi() && o.GPUs > n {
+		return inputErrf("calib gpu: --gpus %d: %d GPU(s) visible", o.GPUs, n)
+	}
 	res, err := campaign.Run(plan, copts)
 	if err != nil {
 		if cuda.NoGPU(err) {
