@@ -26,6 +26,12 @@
 //     shared expert, router, lm_head) at TP 1-8 through cuBLASLt loaded at
 //     run time, bf16 and fp8-b128, decode and prefill m, weights streamed
 //     (gemm.go).
+//   - comm: NCCL all-reduce, all-gather, reduce-scatter and all-to-all
+//     (comm/ncclrun) on --gpus N GPUs of this process or one GPU per
+//     process under torchrun/srun/mpirun (internal/rendezvous; rank 0
+//     writes the file), eager and in graphs, every result checked; one
+//     collective table per collective and mode with two or more ranks, a
+//     check and no table with one (comm.go).
 //
 // The MoE rows are a calibration table (op moe, int4_wo, uniform), the
 // small kernels an elementwise table; copy bandwidth and launch costs have
@@ -54,7 +60,7 @@ const (
 )
 
 // Registry is every op, in the order a campaign runs them.
-var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}, elementwiseOp{}, attentionOp{}, gemmOp{}}
+var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}, elementwiseOp{}, attentionOp{}, gemmOp{}, commOp{}}
 
 // Ops are the names of Registry's ops, in order.
 var Ops = opNames()
@@ -70,9 +76,7 @@ func opNames() []string {
 // NotMeasured names what issue 13's campaign covers and no op measures
 // yet, by --ops name; `calib gpu` prints it and the file's provenance says
 // it. An op's file removes its entry when it lands.
-var NotMeasured = map[string]string{
-	"comm": "comm: NCCL all-reduce/all-gather/reduce-scatter/all-to-all on several GPUs",
-}
+var NotMeasured = map[string]string{}
 
 // NotMeasuredList is NotMeasured's sentences, sorted.
 func NotMeasuredList() []string {
@@ -95,6 +99,7 @@ type Options struct {
 	Command  string // the command line, for the provenance
 	Version  string // moecast's version and commit
 	Progress io.Writer
+	Comm     CommOptions // the comm op (comm.go)
 }
 
 // MoEModel is a routed-expert layer of a shipped model.
@@ -168,6 +173,9 @@ func NewPlan(o Options) (*Plan, error) {
 		return nil, fmt.Errorf("--gpus %d: want 1 or more", o.GPUs)
 	}
 	want := map[string]bool{}
+	if o.multiProcess() && len(o.Ops) == 0 {
+		want[OpComm] = true // under a launcher, the default is the one multi-process op
+	}
 	for _, name := range o.Ops {
 		if !slices.Contains(Ops, name) {
 			if _, later := NotMeasured[name]; later {
@@ -194,8 +202,15 @@ func NewPlan(o Options) (*Plan, error) {
 		p.steps += n
 		tables = tables || op.Tables()
 	}
-	if o.GPUs > 1 && !p.Has("comm") {
+	if o.GPUs > 1 && !p.Has(OpComm) {
 		return nil, fmt.Errorf("--gpus %d: only the comm op uses several GPUs, and it is not in the plan", o.GPUs)
+	}
+	if o.multiProcess() {
+		for _, op := range p.Ops {
+			if op.Name() != OpComm {
+				return nil, fmt.Errorf("--ops %s under %s (%d ranks): only comm runs in several processes; run the other ops in one process", op.Name(), o.Comm.Ranks.Launcher, o.Comm.Ranks.World)
+			}
+		}
 	}
 	if !tables {
 		var names []string

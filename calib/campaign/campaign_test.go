@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/calib"
+	"github.com/moecast/moecast/comm/ncclrun"
 	"github.com/moecast/moecast/internal/cuda"
 	"github.com/moecast/moecast/internal/dtype"
 	"github.com/moecast/moecast/internal/unit"
@@ -21,11 +22,13 @@ import (
 func TestPlan(t *testing.T) {
 	full, err := NewPlan(Options{})
 	require.NoError(t, err)
-	assert.True(t, full.Has(OpCopy) && full.Has(OpOverhead) && full.Has(OpMoE) && full.Has(OpElementwise))
+	assert.True(t, full.Has(OpCopy) && full.Has(OpOverhead) && full.Has(OpMoE) && full.Has(OpElementwise) && full.Has(OpComm))
 	gemmSteps, err := gemmOp{}.Steps(Options{})
 	require.NoError(t, err)
+	// one GPU: the comm op's quick sweep, a check
+	commSteps := len(ncclrun.DefaultPlan(true).Points(1)) * 2
 	assert.Equal(t, len(Splits)*len(FullTokens)+2+3*len(ElementwiseTokens)+3+gemmSteps+
-		len(AttentionPoints(Options{}))+len(MLAModulePoints(Options{})), full.Steps())
+		len(AttentionPoints(Options{}))+len(MLAModulePoints(Options{}))+commSteps, full.Steps())
 	quick, err := NewPlan(Options{Quick: true, Ops: []string{"moe"}})
 	require.NoError(t, err)
 	assert.False(t, quick.Has(OpCopy) || quick.Has(OpOverhead))
@@ -46,8 +49,8 @@ func TestPlan(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe, elementwise, attention, gemm`},
-		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe, elementwise, attention, gemm"},
+		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe, elementwise, attention, gemm, comm`},
+		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe, elementwise, attention, gemm, comm"},
 		{Options{GPUs: -1}, "--gpus -1: want 1 or more"},
 	}
 	if _, later := NotMeasured["comm"]; later {

@@ -53,7 +53,7 @@ func (r *Result) File(o Options, now time.Time) (*calib.File, error) {
 		Command:    strings.TrimSpace(o.Command + " (moecast " + o.Version + ")"),
 		Launch:     "cuda-graph",
 		Cache:      "flushed",
-		Method:     "moecast calib gpu on one GPU: " + strings.Join(method, "; "),
+		Method:     "moecast calib gpu: " + strings.Join(method, "; "),
 	}
 	return &calib.File{Schema: calib.Schema, Provenance: prov, Tables: tables}, nil
 }

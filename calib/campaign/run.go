@@ -80,7 +80,9 @@ func versions() Versions {
 	return v
 }
 
-func device() (cuda.Device, Device, error) {
+// device describes the visible GPUs and opens the one the campaign
+// measures (ordinal from Options.DeviceFor).
+func device(o Options) (cuda.Device, Device, error) {
 	n, err := cuda.DeviceCount()
 	if err != nil {
 		return 0, Device{}, err
@@ -100,14 +102,18 @@ func device() (cuda.Device, Device, error) {
 		}
 		d.UUIDs = append(d.UUIDs, u)
 	}
-	dev, err := cuda.GetDevice(0)
+	ord := o.DeviceFor(n)
+	if ord >= n {
+		return 0, Device{}, fmt.Errorf("local rank %d: device %d is not visible (%d GPUs)", ord, ord, n)
+	}
+	dev, err := cuda.GetDevice(ord)
 	if err != nil {
 		return 0, Device{}, err
 	}
 	if d.Name, err = dev.Name(); err != nil {
 		return 0, Device{}, err
 	}
-	d.UUID = d.UUIDs[0]
+	d.UUID = d.UUIDs[ord]
 	major, minor, err := dev.ComputeCapability()
 	if err != nil {
 		return 0, Device{}, err
@@ -128,7 +134,8 @@ func timing(r gpu.BenchResult) Timing {
 	return Timing{Median: r.GraphSeconds, Min: r.GraphMin, Max: r.GraphMax, Eager: r.LaunchSeconds}
 }
 
-// Run measures plan on device 0. Errors from a missing driver or device
+// Run measures plan on device 0 (under a multi-process launcher, the
+// local rank's device: Options.DeviceFor). Errors from a missing driver or device
 // satisfy cuda.NoGPU.
 func Run(plan *Plan, o Options) (*Result, error) {
 	start := time.Now()
@@ -137,7 +144,7 @@ func Run(plan *Plan, o Options) (*Result, error) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	dev, d, err := device()
+	dev, d, err := device(o)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/moecast/moecast/calib/campaign"
 	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/rendezvous"
 	"github.com/moecast/moecast/report"
 )
 
@@ -21,6 +23,11 @@ type calibGPUOptions struct {
 	GPU   string
 	Date  string
 	Out   string
+	// Fabric and CommTimeout configure the comm op.
+	Fabric      string
+	CommTimeout time.Duration
+	// Getenv reads the launcher's environment (os.Getenv; tests replace it).
+	Getenv func(string) string
 }
 
 func newCalibGPUCmd(s *streams) *cobra.Command {
@@ -35,9 +42,13 @@ and EP8) over decode and prefill token counts, weights streamed beyond L2;
 write the MoE rows as a calibration table (docs/calibration.md) with
 provenance (GPU name and UUIDs, driver, CUDA and NCCL versions, moecast
 version, date, method), atomically. Use it with
-predict --calibration embedded,FILE. Not measured yet: cuBLASLt GEMMs,
-attention kernels, multi-GPU collectives. Without a GPU it fails with one
-line, exit 2, and writes nothing.`,
+predict --calibration embedded,FILE. The comm op times NCCL all-reduce,
+all-gather, reduce-scatter and all-to-all, eager and in graphs, each
+result checked: on --gpus N GPUs of one process, or one GPU per process
+under torchrun, srun or mpirun (rank 0 writes the file); with one GPU it
+is a check and writes no table. Not measured yet: cuBLASLt GEMMs,
+attention kernels. Without a GPU it fails with one line, exit 2, and
+writes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			return runCalibGPU(s, o, o.command())
@@ -50,6 +61,8 @@ line, exit 2, and writes nothing.`,
 	f.StringVar(&o.GPU, "gpu", "", "GPU preset the file is for (default: from the device name)")
 	f.StringVar(&o.Date, "date", "", "measurement date YYYY-MM-DD (default today, UTC)")
 	f.StringVarP(&o.Out, "out", "o", "", "calibration file to write (required)")
+	f.StringVar(&o.Fabric, "fabric", "", "comm fabric preset of the collective tables (default: the GPU preset's)")
+	f.DurationVar(&o.CommTimeout, "comm-timeout", time.Minute, "comm: abort a collective (and fail a rendezvous) not done after this")
 	return cmd
 }
 
@@ -68,6 +81,12 @@ func (o *calibGPUOptions) command() string {
 	if o.Date != "" {
 		c = append(c, "--date "+o.Date)
 	}
+	if o.GPUs > 1 {
+		c = append(c, fmt.Sprintf("--gpus %d", o.GPUs))
+	}
+	if o.Fabric != "" {
+		c = append(c, "--fabric "+o.Fabric)
+	}
 	return strings.Join(append(c, "--out "+filepath.Base(o.Out)), " ")
 }
 
@@ -78,14 +97,29 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	if err := checkOut("calib gpu", o.Out); err != nil {
 		return err
 	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	ranks, err := rendezvous.FromEnv(getenv)
+	if err != nil {
+		return inputErr(fmt.Errorf("calib gpu: %w", err))
+	}
+	if ranks.Multi() {
+		cmdline += fmt.Sprintf(" (%s, %d ranks)", ranks.Launcher, ranks.World)
+	}
 	copts := campaign.Options{Quick: o.Quick, Ops: o.Ops, GPUs: o.GPUs, GPU: o.GPU, Date: o.Date,
-		Command: cmdline, Version: version(), Progress: progressOn(s.Err, nil)}
+		Command: cmdline, Version: version(), Progress: progressOn(s.Err, nil),
+		Comm: campaign.CommOptions{Fabric: o.Fabric, Ranks: ranks, Timeout: o.CommTimeout}}
 	plan, err := campaign.NewPlan(copts)
 	if err != nil {
 		return inputErr(fmt.Errorf("calib gpu: %w", err))
 	}
 	if err := cuda.Init(); err != nil {
 		return inputErr(fmt.Errorf("calib gpu: %w", err)) // no driver or no GPU: exit 2, nothing written
+	}
+	if n, err := cuda.DeviceCount(); err == nil && !ranks.Multi() && o.GPUs > n {
+		return inputErrf("calib gpu: --gpus %d: %d GPU(s) visible", o.GPUs, n)
 	}
 	res, err := campaign.Run(plan, copts)
 	if err != nil {
@@ -94,6 +128,19 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 		}
 		return fmt.Errorf("calib gpu: %w", err)
 	}
+	// Ranks other than 0 of a job, and a run whose only table-writing op
+	// was a one-rank comm check, print what they measured and write nothing.
+	if ranks.Multi() && ranks.Rank != 0 || res.TableCount() == 0 {
+		if err := printCalibGPU(s, res); err != nil {
+			return err
+		}
+		if ranks.Multi() && ranks.Rank != 0 {
+			fmt.Fprintf(s.Out, "calib gpu: %s: rank 0 writes %s\n", ranks, o.Out)
+		} else {
+			fmt.Fprintf(s.Out, "calib gpu: no calibration table measured (comm on one rank is a check only): nothing written to %s\n", o.Out)
+		}
+		return nil
+	}
 	f, err := res.File(copts, time.Now())
 	if err != nil {
 		return inputErr(fmt.Errorf("calib gpu: %w", err))
@@ -101,6 +148,16 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	if err := f.Write(o.Out); err != nil {
 		return err
 	}
+	if err := printCalibGPU(s, res); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", o.Out, len(f.Tables), rowCount(f))
+	return nil
+}
+
+// printCalibGPU prints the device, the software and every op's lines and
+// report.
+func printCalibGPU(s *streams, res *campaign.Result) error {
 	fmt.Fprintf(s.Out, "calib gpu: %s (%s), driver %s, CUDA %s, NCCL %s; %.1f s\n", res.Device.Name, res.Device.UUID,
 		res.Versions.Driver, res.Versions.CUDA, res.Versions.NCCL, res.Elapsed.Seconds())
 	for _, out := range res.Outputs {
@@ -116,6 +173,5 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	if nm := campaign.NotMeasuredList(); len(nm) > 0 {
 		fmt.Fprintf(s.Out, "not measured: %s\n", strings.Join(nm, "; "))
 	}
-	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", o.Out, len(f.Tables), rowCount(f))
 	return nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,4 +51,28 @@ func TestCalibGPUFileUsedByPredict(t *testing.T) {
 		assert.True(t, strings.Contains(p.Sources["elementwise"], path+"#elementwise.moecast_glue.bf16"), p.Sources["elementwise"])
 	}
 	assert.Len(t, got.Calibration, 2)
+}
+
+// TestCalibGPUCommFlags: the comm op's flags and the launcher's
+// environment are checked before any GPU is touched: one line, exit 2.
+func TestCalibGPUCommFlags(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.toml")
+	code, _, errOut := runCLI(t, "calib", "gpu", "--ops", "comm", "--fabric", "ethernet", "--out", out)
+	assert.Equal(t, ExitInput, code)
+	assert.Contains(t, errOut, `calib gpu: --fabric "ethernet": not a fabric preset`)
+	t.Setenv("RANK", "0")
+	t.Setenv("WORLD_SIZE", "2")
+	code, _, errOut = runCLI(t, "calib", "gpu", "--ops", "comm", "--out", out)
+	assert.Equal(t, ExitInput, code)
+	assert.Equal(t, "moecast: calib gpu: rendezvous: torchrun environment: 2 ranks but MASTER_ADDR is not set (or set MOECAST_RENDEZVOUS_DIR)\n", errOut)
+	t.Setenv("MASTER_ADDR", "127.0.0.1")
+	code, _, errOut = runCLI(t, "calib", "gpu", "--ops", "moe,comm", "--out", out)
+	assert.Equal(t, ExitInput, code)
+	assert.Contains(t, errOut, "--ops moe under torchrun (2 ranks): only comm runs in several processes")
+	t.Setenv("RANK", "2")
+	code, _, errOut = runCLI(t, "calib", "gpu", "--out", out)
+	assert.Equal(t, ExitInput, code)
+	assert.Contains(t, errOut, "RANK=2 is not below WORLD_SIZE=2")
+	_, err := os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "nothing written")
 }
