@@ -23,7 +23,7 @@ func TestCalibGPUFileUsedByPredict(t *testing.T) {
 	var moe []campaign.MoEResult
 	for _, p := range campaign.MoEPoints(campaign.Options{Quick: true}) {
 		us := 20 + 0.3*float64(p.Tokens)
-		moe = append(moe, campaign.MoEResult{Point: p, Layer: campaign.Timing{Median: us * 1e-6}, Touched: 8, WorkingSet: 1e8})
+		moe = append(moe, campaign.MoEResult{Point: p, Layer: campaign.Timing{Median: (us + 7) * 1e-6}, Experts: campaign.Timing{Median: us * 1e-6}, Touched: 8, WorkingSet: 1e8})
 	}
 	var ew []campaign.ElementwiseResult
 	for _, c := range campaign.ElementwiseCases(campaign.Options{Quick: true}) {

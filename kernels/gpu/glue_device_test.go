@@ -265,6 +265,8 @@ func TestMoELayerOnDevice(t *testing.T) {
 				r.Act.Graph*1e6, r.Down.Graph*1e6, r.Sum.Graph*1e6, parts*1e6, r.Routings, r.Touched, r.Block)
 			assert.Greater(t, r.Layer.Graph, r.GateUp.Graph, c.Name)
 			assert.Less(t, r.Layer.Graph, 2*parts, c.Name)
+			assert.Less(t, r.Experts.Graph, r.Layer.Graph, "%s: without the router the layer is faster", c.Name)
+			assert.Greater(t, r.Experts.Graph, r.GateUp.Graph, c.Name)
 			assert.True(t, slices.ContainsFunc([]float64{r.Router.Graph, r.Align.Graph, r.Act.Graph, r.Sum.Graph}, func(x float64) bool { return x > 0 }))
 		}
 	}

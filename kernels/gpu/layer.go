@@ -25,16 +25,21 @@ type MoELayerCase struct {
 	Local         int
 	Seed          uint64
 	Opt           Options // the GEMM plans' options (MT comes from the routing)
-	// WholeOnly times the whole layer alone (no per-kernel graphs).
+	// WholeOnly times the whole layer and the layer without its router
+	// alone (no per-kernel graphs).
 	WholeOnly bool
 }
 
 // LayerResult is one timed layer: the whole layer in one graph, and each
 // kernel alone in its own graph over the same routings (per call).
 type LayerResult struct {
-	Name                                  string
-	Tokens                                int
-	Layer                                 Timing
+	Name   string
+	Tokens int
+	Layer  Timing
+	// Experts is the layer without its router top-k (align, gate_up,
+	// act, down, sum in one graph, on the ids the router wrote before):
+	// what kernels.MoEShape prices (the router top-k is a cost of its own).
+	Experts                               Timing
 	Router, Align, GateUp, Act, Down, Sum Timing
 	Routings                              int     // routings rotated over (1: hot)
 	Touched                               float64 // local experts the routings touch, mean
@@ -268,6 +273,16 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 				return nil
 			}
 		}},
+		{&res.Experts, func(l layerRouting) func() error {
+			return func() error {
+				for _, f := range []func() error{l.align, l.gateUp, l.act, l.down, l.sum} {
+					if err := f(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}},
 		{&res.Router, func(l layerRouting) func() error { return l.router }},
 		{&res.Align, func(l layerRouting) func() error { return l.align }},
 		{&res.GateUp, func(l layerRouting) func() error { return l.gateUp }},
@@ -276,7 +291,7 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 		{&res.Sum, func(l layerRouting) func() error { return l.sum }},
 	}
 	if c.WholeOnly {
-		pieces = pieces[:1]
+		pieces = pieces[:2]
 	}
 	for _, p := range pieces {
 		var launches []func() error
