@@ -209,24 +209,29 @@ func TestEmbedded(t *testing.T) {
 	_, err = Open("embedded:tpu-v5")
 	assert.ErrorContains(t, err, "no embedded calibration")
 
-	// Kimi-K2.5 routed experts at TP8 with EP8 on H200: one token, a
-	// measured point (T=1: both routings touch 8 experts, no mapping).
+	// Kimi-K2.5 routed experts with EP8 on H200, one token: the row of
+	// `calib gpu`'s table (embedded/calibgpu/h200-sxm.toml), stacked on the
+	// perf database's file; at moe_tp 1 x ep 1, a split calib gpu does not
+	// measure, the perf database's table answers (T=1: both routings touch
+	// 8 experts, no mapping).
 	s := kernels.MoEShape{Tokens: 1, GlobalTokens: 1, Experts: 384, TopK: 8, Hidden: 7168, Inter: 2048, MoETP: 1, EP: 8, Weight: dtype.INT4G32}
 	e, ok := f.KernelTables().MoE(s)
 	require.True(t, ok)
-	assert.Equal(t, "embedded:h200-sxm#moe.vllm.int4_wo.e384.balanced", e.Source.Table)
-	assert.Equal(t, e.Source.RowLo, e.Source.RowHi)
-	var tb *Table
-	for i := range f.Tables {
-		if f.Tables[i].Name == "moe.vllm.int4_wo.e384.balanced" {
-			tb = &f.Tables[i]
-		}
-	}
-	require.NotNil(t, tb)
-	row := tb.Rows[e.Source.RowLo-1]
+	assert.Equal(t, "embedded:h200-sxm#moe.moecast_w4a16.int4_wo.e384.uniform", e.Source.Table)
+	row := rowOf(t, f, "moe.moecast_w4a16.int4_wo.e384.uniform", e.Source.RowLo)
 	assert.Equal(t, []float64{1, 8, 1}, row[:3], "moe_tp, ep, tokens")
 	assert.InDelta(t, row[3]*1e-6, float64(e.Time), 1e-15)
-	assert.Contains(t, e.Source.Note, "L2-resident")
+	assert.Equal(t, "2026-12-01", f.Effective(tableOf(t, f, "moe.moecast_w4a16.int4_wo.e384.uniform")).Date)
+
+	s.EP = 1
+	e, ok = f.KernelTables().MoE(s)
+	require.True(t, ok)
+	assert.Equal(t, "embedded:h200-sxm#moe.vllm.int4_wo.e384.balanced", e.Source.Table)
+	assert.Equal(t, e.Source.RowLo, e.Source.RowHi)
+	row = rowOf(t, f, "moe.vllm.int4_wo.e384.balanced", e.Source.RowLo)
+	assert.Equal(t, []float64{1, 1, 1}, row[:3], "moe_tp, ep, tokens")
+	assert.InDelta(t, row[3]*1e-6, float64(e.Time), 1e-15)
+	assert.Equal(t, "Apache-2.0", f.Effective(tableOf(t, f, "moe.vllm.int4_wo.e384.balanced")).License)
 	assert.Less(t, e.Lo, e.Time)
 	assert.Greater(t, e.Hi, e.Time)
 
@@ -393,4 +398,20 @@ rows = """
 	assert.InDelta(t, 20e-6, float64(e.Time), 1e-15, "latency_ms converted")
 	assert.Equal(t, 2, e.Source.RowLo)
 	_ = roundTrip(t, f)
+}
+
+func tableOf(t *testing.T, f *File, name string) *Table {
+	t.Helper()
+	for i := range f.Tables {
+		if f.Tables[i].Name == name {
+			return &f.Tables[i]
+		}
+	}
+	t.Fatalf("no table %s in %s", name, f.Name)
+	return nil
+}
+
+func rowOf(t *testing.T, f *File, name string, row int) []float64 {
+	t.Helper()
+	return tableOf(t, f, name).Rows[row-1]
 }

@@ -25,6 +25,6 @@ func ExampleEmbedded() {
 	ar, ok := f.CommTables().AllReduce(comm.OneShot, 8, 14336)
 	fmt.Println(ok, ar.Time, ar.Source.Table)
 	// Output:
-	// true 56.2us table embedded:h200-sxm#moe.vllm.int4_wo.e384.balanced rows 82-82 (source rows L2-resident (one layer replayed warm); floored at DRAM streaming time by the caller)
+	// true 39.7us table embedded:h200-sxm#moe.moecast_w4a16.int4_wo.e384.uniform rows 1-1
 	// true 5.2us embedded:h200-sxm#allreduce.vllm.graph
 }

@@ -14,7 +14,9 @@ import (
 // and keys and answers first; tables it does not replace stay, each with
 // its own file's provenance.
 func TestStack(t *testing.T) {
-	perfdb, err := Embedded("h200-sxm")
+	data, err := embedded.ReadFile("embedded/h200-sxm.toml") // the perf database's file alone
+	require.NoError(t, err)
+	perfdb, err := Parse("embedded:h200-sxm", data)
 	require.NoError(t, err)
 	moe := Table{Name: "moe.mine.int4_wo.e384.uniform", Op: "moe",
 		Keys:    Keys{Dtype: "int4_wo", Distribution: "uniform", Experts: 384, TopK: 8, Hidden: 7168, Inter: 2048},

@@ -381,6 +381,13 @@ const mlaModuleMethod = "the whole MLA decode module on one GPU, one query token
 	"cache rotated over layers totalling at least %d MiB so each call reads HBM; latency = median of 15 graph replays of the " +
 	"module's kernels; input_layernorm and the all-reduce after o_proj are not included"
 
+// The kernels the attention tables name (the file's provenance names the
+// W4A16 image).
+const (
+	gqaKernel = "moecast GQA decode attention (kernels/gpu attention.cu)"
+	mlaKernel = "moecast MLA decode attention and module kernels (kernels/gpu attention.cu) + bf16 GEMMs through "
+)
+
 // MLAModuleOutput makes the mla table (bf16 projections and KV cache, the
 // model's dims as keys).
 func MLAModuleOutput(res []MLAModuleResult) *Output {
@@ -395,7 +402,8 @@ func MLAModuleOutput(res []MLAModuleResult) *Output {
 		Keys: calib.Keys{Dtype: "bf16", KVDtype: "bf16", KVLoRARank: mm.KVLoRARank, QKRopeDim: mm.QKRope, Hidden: mm.Hidden,
 			QLoRARank: mm.QLoRARank, QKNopeDim: mm.QKNope, VHeadDim: mm.V},
 		Columns:    []string{"heads", "batch", "kv_len", "latency_us", "working_set_bytes", "l2_resident"},
-		Provenance: calib.Provenance{Method: fmt.Sprintf(mlaModuleMethod, res[0].GEMMs, AttnRotateBytes>>20)},
+		Provenance: calib.Provenance{Method: fmt.Sprintf(mlaModuleMethod, res[0].GEMMs, AttnRotateBytes>>20),
+			Kernel: mlaKernel + res[0].GEMMs},
 	}
 	for _, r := range res {
 		p := r.Point
@@ -449,7 +457,7 @@ func AttentionOutput(res []AttnResult) *Output {
 			Op:         "gqa",
 			Keys:       calib.Keys{KVDtype: "bf16", HeadDim: d},
 			Columns:    []string{"heads", "kv_heads", "batch", "kv_len", "latency_us"},
-			Provenance: calib.Provenance{Method: fmt.Sprintf(gqaMethod, AttnRotateBytes>>20)},
+			Provenance: calib.Provenance{Method: fmt.Sprintf(gqaMethod, AttnRotateBytes>>20), Kernel: gqaKernel},
 		}
 		for _, r := range rows {
 			p := r.Point

@@ -272,11 +272,15 @@ func showCalibration(w io.Writer, f *calib.File) error {
 		}
 		fmt.Fprintln(w)
 		p := c.Provenance
-		fmt.Fprintf(w, "  measured: %s, %s, launch %s, cache %s", nonEmpty(p.Engine+" "+p.EngineVersion), nonEmpty(p.Kernel), p.Launch, p.Cache)
+		fmt.Fprintf(w, "  measured: %s, %s, %s, launch %s, cache %s", nonEmpty(p.Date), nonEmpty(p.Engine+" "+p.EngineVersion), nonEmpty(p.Kernel), p.Launch, p.Cache)
 		if p.NCCL != "" {
 			fmt.Fprintf(w, ", NCCL %s", p.NCCL)
 		}
-		fmt.Fprintf(w, "\n  source: %s\n", nonEmpty(p.Source))
+		if p.Source == "" && p.Command != "" {
+			fmt.Fprintf(w, "\n  command: %s\n", p.Command)
+		} else {
+			fmt.Fprintf(w, "\n  source: %s\n", nonEmpty(p.Source))
+		}
 		for _, sc := range c.Series {
 			var axes []string
 			for _, a := range sc.Axes {

@@ -48,9 +48,20 @@ func TestCalibGPUFileUsedByPredict(t *testing.T) {
 	require.NotEmpty(t, got.Points)
 	for _, p := range got.Points {
 		assert.True(t, strings.Contains(p.Sources["moe"], path+"#moe.moecast_w4a16.int4_wo.e384.uniform"), p.Sources["moe"])
-		assert.True(t, strings.Contains(p.Sources["elementwise"], path+"#elementwise.moecast_glue.bf16"), p.Sources["elementwise"])
 	}
 	assert.Len(t, got.Calibration, 2)
+
+	// Alone (the embedded MLA module table, which prices the attention
+	// block's norms with the module, left out), the file answers the
+	// elementwise kernels.
+	code, out, errOut = runCLI(t, "predict", "../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml",
+		"--calibration", path, "--format", "json")
+	require.Equal(t, ExitOK, code, errOut)
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.NotEmpty(t, got.Points)
+	for _, p := range got.Points {
+		assert.True(t, strings.Contains(p.Sources["elementwise"], path+"#elementwise.moecast_glue.bf16"), p.Sources["elementwise"])
+	}
 }
 
 // TestCalibGPUCommFlags: the comm op's flags and the launcher's

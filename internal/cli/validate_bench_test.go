@@ -19,7 +19,13 @@ func TestValidateBenchText(t *testing.T) {
 	require.Equal(t, ExitOK, code, stderr)
 	golden(t, "validate_bench.txt", stdout+"--- stderr\n"+stderr)
 	assert.Contains(t, stderr, `backend "sglang" but the scenario simulates engine vllm`)
-	assert.Contains(t, stderr, "is beyond capacity")
+
+	// On a box that cannot keep up with the fixture's 4 req/s (the PCIe
+	// RTX PRO 6000 scenario), the run is said to be beyond capacity.
+	code, _, stderr = runCLI(t, "validate", "bench", benchFixtures+"sglang-rates.jsonl", "--scenario", "kimi-k2.5-rtx-pro-6000-pcie-tp8")
+	require.Equal(t, ExitOK, code, stderr)
+	assert.Contains(t, stderr, "sglang-rates.jsonl:3: request rate 4/s is beyond capacity")
+	assert.NotContains(t, stderr, "sglang-rates.jsonl:1: request rate", "a closed-loop run has no request rate")
 }
 
 func TestValidateBenchJSON(t *testing.T) {
