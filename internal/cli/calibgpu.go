@@ -35,20 +35,24 @@ func newCalibGPUCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gpu --out FILE",
 		Short: "Measure this machine's GPU and write a calibration file",
-		Long: `Measure on the visible GPU (device 0), inside captured CUDA graphs: the
-device copy bandwidth, the cost of a kernel launch eager and in a graph,
-and moecast's W4A16 MoE kernels at Kimi-K2.5's expert shapes (expert TP8
-and EP8) over decode and prefill token counts, weights streamed beyond L2;
-write the MoE rows as a calibration table (docs/calibration.md) with
-provenance (GPU name and UUIDs, driver, CUDA and NCCL versions, moecast
-version, date, method), atomically. Use it with
-predict --calibration embedded,FILE. The comm op times NCCL all-reduce,
-all-gather, reduce-scatter and all-to-all, eager and in graphs, each
-result checked: on --gpus N GPUs of one process, or one GPU per process
-under torchrun, srun or mpirun (rank 0 writes the file); with one GPU it
-is a check and writes no table. Not measured yet: cuBLASLt GEMMs,
-attention kernels. Without a GPU it fails with one line, exit 2, and
-writes nothing.`,
+		Long: `Measure on the visible GPU (device 0), inside captured CUDA graphs, and
+write a calibration file (docs/calibration.md) with provenance (GPU name
+and UUIDs, driver, CUDA and NCCL versions, moecast version and commit,
+date, method), atomically. Ops (--ops, default all): copy (device copy
+bandwidth), overhead (a kernel launch eager and in a graph), moe (the
+routed-expert layer as vLLM's fused_marlin_moe runs it, with moecast's
+W4A16 kernels, at Kimi-K2.5's expert shapes, expert TP8 and EP8, decode
+and prefill token counts, weights streamed beyond L2), elementwise (RMSNorm,
+residual add, silu_and_mul at decode sizes), attention (GQA decode kernels
+and the whole MLA decode module), gemm (the shipped models' dense
+projections through cuBLASLt, bf16 and fp8-b128) and comm (NCCL all-reduce,
+all-gather, reduce-scatter and all-to-all, eager and in graphs, each result
+checked: on --gpus N GPUs of one process, or one GPU per process under
+torchrun, srun or mpirun, rank 0 writing the file; with one GPU a check
+that writes no table). Use the file with predict --calibration
+embedded,FILE. The embedded h200-sxm calibration is such a file (H200,
+2026-12-01). Without a GPU it fails with one line, exit 2, and writes
+nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			return runCalibGPU(s, o, o.command())
