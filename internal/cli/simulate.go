@@ -31,6 +31,7 @@ type simulateOptions struct {
 	OutputTokens int       // --output-tokens; 0 = the scenario's
 	Requests     int       // --requests; 0 = the scenario's
 	Seed         *uint64   // --seed; nil = the scenario's
+	Calibration  string    // --calibration, as predict's; "" = the scenario's hardware.calibration
 	Format       string
 	HTML         string // --html FILE; "" = none
 	// Progress forces the progress line on (true) or off (false); nil
@@ -106,6 +107,7 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 	f.IntVar(&opts.OutputTokens, "output-tokens", 0, "output length in tokens; default: the scenario's workload.output_tokens")
 	f.IntVar(&opts.Requests, "requests", 0, "requests per point; default: the scenario's workload.requests (0 = 10 x concurrency, at least 100)")
 	f.Uint64Var(&seed, "seed", 0, "seed of the random lengths, arrivals and acceptance draws; default: the scenario's workload.seed")
+	f.StringVar(&opts.Calibration, "calibration", "", `op-cost calibration, as predict --calibration: "embedded", "embedded:NAME", "none" or a calibration file; several, comma-separated, are layered; default: the scenario's hardware.calibration`)
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to FILE")
 	return cmd
@@ -166,6 +168,11 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 	sc, err := openScenario(opts.Scenario)
 	if err != nil {
 		return err
+	}
+	if opts.Calibration != "" {
+		if err := sc.SetCalibration(calibrationSources(opts.Calibration)...); err != nil {
+			return inputErr(err)
+		}
 	}
 	applySimulateFlags(&sc.Serving, opts)
 	sn, err := simulateScenario(sc, progressOn(s.Err, opts.Progress))

@@ -189,3 +189,46 @@ func TestProgressOn(t *testing.T) {
 	defer f.Close()
 	assert.Nil(t, progressOn(f, nil), "a regular file is not a terminal")
 }
+
+// TestSimulateCalibration: --calibration replaces the scenario's sources
+// as predict's does: "none" prices every op with the roofline, the perf
+// database's h200-sxm file alone gives other step times than the
+// embedded calibration (calib gpu's tables stacked on it), and a bad
+// source is one line, exit 2.
+func TestSimulateCalibration(t *testing.T) {
+	args := []string{"simulate", "kimi-k2.5-h200-nvlink-tp8", "--concurrency", "4", "--requests", "8",
+		"--input-tokens", "256", "--output-tokens", "32", "--format", "json"}
+	tpot := func(cal string) (float64, []string) {
+		a := args
+		if cal != "" {
+			a = append(append([]string{}, args...), "--calibration", cal)
+		}
+		code, out, errs := runCLI(t, a...)
+		require.Equal(t, ExitOK, code, errs)
+		var got struct {
+			Calibration []string `json:"calibration"`
+			Points      []struct {
+				MeanTPOTMs float64 `json:"mean_tpot_ms"`
+			} `json:"points"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &got))
+		require.Len(t, got.Points, 1)
+		return got.Points[0].MeanTPOTMs, got.Calibration
+	}
+	def, defCal := tpot("")
+	emb, embCal := tpot("embedded")
+	assert.Equal(t, def, emb, "the scenario's calibration is embedded")
+	assert.Equal(t, defCal, embCal)
+	perfdb, perfdbCal := tpot("../../calib/embedded/h200-sxm.toml")
+	assert.Equal(t, []string{"../../calib/embedded/h200-sxm.toml"}, perfdbCal)
+	none, noneCal := tpot("none")
+	assert.Empty(t, noneCal)
+	assert.NotEqual(t, def, perfdb)
+	assert.NotEqual(t, def, none)
+	assert.Greater(t, def, 0.0)
+
+	code, _, errs := runCLI(t, "simulate", "kimi-k2.5-h200-nvlink-tp8", "--calibration", "nosuch.toml")
+	assert.Equal(t, ExitInput, code)
+	assert.Contains(t, errs, "nosuch.toml")
+	assert.Equal(t, 1, strings.Count(errs, "\n"), errs)
+}
