@@ -172,6 +172,13 @@ func NewPlan(o Options) (*Plan, error) {
 	if o.GPUs < 0 {
 		return nil, fmt.Errorf("--gpus %d: want 1 or more", o.GPUs)
 	}
+	// The file's options, checked now rather than after the campaign.
+	if _, err := o.date(time.Now()); err != nil {
+		return nil, err
+	}
+	if _, ok := kernels.LookupGPU(o.GPU); o.GPU != "" && !ok {
+		return nil, fmt.Errorf("--gpu %q: not a GPU preset (%s)", o.GPU, strings.Join(kernels.GPUNames(), ", "))
+	}
 	want := map[string]bool{}
 	if o.multiProcess() && len(o.Ops) == 0 {
 		want[OpComm] = true // under a launcher, the default is the one multi-process op

@@ -238,3 +238,21 @@ func TestRunWithoutGPU(t *testing.T) {
 	_, statErr := os.Stat("h200.toml")
 	assert.True(t, os.IsNotExist(statErr))
 }
+
+// TestNewPlanChecksFileOptions: --date and --gpu, which only the file
+// uses, are checked before anything is measured, not after the campaign.
+func TestNewPlanChecksFileOptions(t *testing.T) {
+	for _, tt := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Date: "today"}, `--date "today": want YYYY-MM-DD`},
+		{Options{Date: "2026-13-01"}, `--date "2026-13-01": want YYYY-MM-DD`},
+		{Options{GPU: "h900"}, `--gpu "h900": not a GPU preset`},
+	} {
+		_, err := NewPlan(tt.o)
+		assert.ErrorContains(t, err, tt.want, "%+v", tt.o)
+	}
+	_, err := NewPlan(Options{Date: "2026-12-01", GPU: "h200-sxm"})
+	assert.NoError(t, err)
+}

@@ -101,6 +101,12 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	if err := checkOut("calib gpu", o.Out); err != nil {
 		return err
 	}
+	if o.GPUs < 1 {
+		return inputErrf("calib gpu: --gpus %d: want 1 or more", o.GPUs)
+	}
+	if o.CommTimeout <= 0 {
+		return inputErrf("calib gpu: --comm-timeout %s: want a positive duration", o.CommTimeout)
+	}
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
