@@ -401,7 +401,7 @@ func MLAModuleOutput(res []MLAModuleResult) *Output {
 		Op:   "mla",
 		Keys: calib.Keys{Dtype: "bf16", KVDtype: "bf16", KVLoRARank: mm.KVLoRARank, QKRopeDim: mm.QKRope, Hidden: mm.Hidden,
 			QLoRARank: mm.QLoRARank, QKNopeDim: mm.QKNope, VHeadDim: mm.V},
-		Columns:    []string{"heads", "batch", "kv_len", "latency_us", "working_set_bytes", "l2_resident"},
+		Columns: []string{"heads", "batch", "kv_len", "latency_us", "working_set_bytes", "l2_resident"},
 		Provenance: calib.Provenance{Method: fmt.Sprintf(mlaModuleMethod, res[0].GEMMs, AttnRotateBytes>>20),
 			Kernel: mlaKernel + res[0].GEMMs},
 	}
