@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,7 +134,8 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	}
 	res, err := campaign.Run(plan, copts)
 	if err != nil {
-		if cuda.NoGPU(err) {
+		var pe *campaign.PresetError
+		if cuda.NoGPU(err) || errors.As(err, &pe) {
 			return inputErr(fmt.Errorf("calib gpu: %w", err))
 		}
 		return fmt.Errorf("calib gpu: %w", err)
