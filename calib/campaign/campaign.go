@@ -20,6 +20,8 @@
 //     routings rotated until the weights they touch total 512 MiB (8x the
 //     H200's L2), so every call reads HBM as a 61-layer step does; each
 //     kernel is also timed alone, and the layer hot (weights not rotated);
+//     the table's latency is the layer without the router top-k (sim
+//     prices that apart), the whole layer is in the report;
 //   - elementwise: RMSNorm, residual add and silu_and_mul at decode sizes
 //     (1 to 512 tokens), L2-warm.
 //   - gemm: the shipped models' dense projections (attention, dense MLP,
