@@ -15,8 +15,8 @@ import (
 // checked as any file is. Table names must differ across the files.
 func Stack(name string, files ...*File) (*File, error) {
 	var stack []Table
-	gpu := ""
-	for fi, f := range files {
+	gpu, first := "", true
+	for _, f := range files {
 		if f == nil {
 			continue
 		}
@@ -24,10 +24,10 @@ func Stack(name string, files ...*File) (*File, error) {
 		for i := range f.Tables {
 			t := f.Tables[i]
 			t.Provenance = f.Effective(&f.Tables[i])
-			if fi == 0 || gpu == t.Provenance.GPU {
-				gpu = t.Provenance.GPU
-			} else {
-				gpu = "\x00" // files for several GPUs: none in common
+			if first {
+				gpu, first = t.Provenance.GPU, false
+			} else if gpu != t.Provenance.GPU {
+				gpu = "\x00" // tables for several GPUs: none in common
 			}
 			mine = append(mine, t)
 		}

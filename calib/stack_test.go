@@ -65,3 +65,25 @@ func TestStack(t *testing.T) {
 	_, err = Stack("x", mine, &dup)
 	assert.ErrorContains(t, err, `table "moe.mine.int4_wo.e384.uniform" of mine.toml is also in an earlier file`)
 }
+
+// TestStackGPU: the stacked file names the GPU when every table is for
+// the same one, whichever file comes first (a nil one included), and none
+// when two tables of the first file differ.
+func TestStackGPU(t *testing.T) {
+	experts := map[string]int{"a": 128, "b": 256, "c": 384}
+	tb := func(name, gpu string) Table {
+		return Table{Name: name, Op: "moe", Keys: Keys{Dtype: "int4_wo", Distribution: "uniform", Experts: experts[name], TopK: 8, Hidden: 7168, Inter: 2048},
+			Columns: []string{"moe_tp", "ep", "tokens", "latency_us"}, Rows: [][]float64{{8, 1, 1, 50}, {8, 1, 64, 90}}, Provenance: Provenance{GPU: gpu, Date: "2026-12-01", Command: "t", Launch: "cuda-graph", Cache: "warm", Method: "t"}}
+	}
+	one := &File{Schema: Schema, Name: "one.toml", Tables: []Table{tb("a", "h200-sxm")}}
+	st, err := Stack("x", nil, one)
+	require.NoError(t, err)
+	assert.Equal(t, "h200-sxm", st.Provenance.GPU, "a nil file first")
+	mixed := &File{Schema: Schema, Name: "mixed.toml", Tables: []Table{tb("a", "h200-sxm"), tb("b", "h100-sxm")}}
+	st, err = Stack("x", mixed)
+	require.NoError(t, err)
+	assert.Empty(t, st.Provenance.GPU, "the first file's tables are for two GPUs")
+	st, err = Stack("x", mixed, &File{Schema: Schema, Name: "c.toml", Tables: []Table{tb("c", "h100-sxm")}})
+	require.NoError(t, err)
+	assert.Empty(t, st.Provenance.GPU)
+}

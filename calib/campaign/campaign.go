@@ -20,6 +20,8 @@
 //     routings rotated until the weights they touch total 512 MiB (8x the
 //     H200's L2), so every call reads HBM as a 61-layer step does; each
 //     kernel is also timed alone, and the layer hot (weights not rotated);
+//     the table's latency is the layer without the router top-k (sim
+//     prices that apart), the whole layer is in the report;
 //   - elementwise: RMSNorm, residual add and silu_and_mul at decode sizes
 //     (1 to 512 tokens), L2-warm.
 //   - gemm: the shipped models' dense projections (attention, dense MLP,
@@ -171,6 +173,13 @@ func (p *Plan) Has(name string) bool {
 func NewPlan(o Options) (*Plan, error) {
 	if o.GPUs < 0 {
 		return nil, fmt.Errorf("--gpus %d: want 1 or more", o.GPUs)
+	}
+	// The file's options, checked now rather than after the campaign.
+	if _, err := o.date(time.Now()); err != nil {
+		return nil, err
+	}
+	if _, ok := kernels.LookupGPU(o.GPU); o.GPU != "" && !ok {
+		return nil, fmt.Errorf("--gpu %q: not a GPU preset (%s)", o.GPU, strings.Join(kernels.GPUNames(), ", "))
 	}
 	want := map[string]bool{}
 	if o.multiProcess() && len(o.Ops) == 0 {

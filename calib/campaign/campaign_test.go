@@ -238,3 +238,48 @@ func TestRunWithoutGPU(t *testing.T) {
 	_, statErr := os.Stat("h200.toml")
 	assert.True(t, os.IsNotExist(statErr))
 }
+
+// TestNewPlanChecksFileOptions: --date and --gpu, which only the file
+// uses, are checked before anything is measured, not after the campaign.
+func TestNewPlanChecksFileOptions(t *testing.T) {
+	for _, tt := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Date: "today"}, `--date "today": want YYYY-MM-DD`},
+		{Options{Date: "2026-13-01"}, `--date "2026-13-01": want YYYY-MM-DD`},
+		{Options{GPU: "h900"}, `--gpu "h900": not a GPU preset`},
+	} {
+		_, err := NewPlan(tt.o)
+		assert.ErrorContains(t, err, tt.want, "%+v", tt.o)
+	}
+	_, err := NewPlan(Options{Date: "2026-12-01", GPU: "h200-sxm"})
+	assert.NoError(t, err)
+}
+
+// TestCheckDevice: a device no preset names fails before measuring when
+// the run writes a file (the plan's tables), not after the campaign; --gpu
+// names it; a run that writes no file needs no preset.
+func TestCheckDevice(t *testing.T) {
+	const a100 = "NVIDIA A100-SXM4-80GB"
+	full, err := NewPlan(Options{})
+	require.NoError(t, err)
+	var pe *PresetError
+	require.ErrorAs(t, full.checkDevice(Options{}, a100), &pe)
+	assert.ErrorContains(t, full.checkDevice(Options{}, a100), `device "NVIDIA A100-SXM4-80GB" matches no GPU preset: name one with --gpu`)
+	assert.NoError(t, full.checkDevice(Options{GPU: "h100-sxm"}, a100))
+	assert.NoError(t, full.checkDevice(Options{}, "NVIDIA H200"))
+
+	one := Options{Ops: []string{OpComm}}
+	check, err := NewPlan(one)
+	require.NoError(t, err)
+	assert.NoError(t, check.checkDevice(one, a100), "one-rank comm: a check, no file")
+	two := Options{Ops: []string{OpComm}, GPUs: 2}
+	comm2, err := NewPlan(two)
+	require.NoError(t, err)
+	assert.Error(t, comm2.checkDevice(two, a100))
+	r1 := Options{Comm: CommOptions{Ranks: torchrun(1, 2)}}
+	job, err := NewPlan(r1)
+	require.NoError(t, err)
+	assert.NoError(t, job.checkDevice(r1, a100), "rank 1 writes no file")
+}

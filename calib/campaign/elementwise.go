@@ -31,9 +31,9 @@ var (
 	QuickElementwiseTokens = []int{1, 8, 64, 512}
 )
 
-// ElementwiseCases is what the elementwise op times under o: RMSNorm, the
-// add and silu_and_mul at width 2048 at every token count, silu_and_mul at
-// width 256 below 8 tokens (1.5 to 6 KB; from 8 tokens on it would repeat
+// ElementwiseCases is what the elementwise op times under o: RMSNorm and
+// the add at width 7168 and silu_and_mul at width 2048 at every token
+// count, silu_and_mul at width 256 up to 4 tokens (1.5 to 6 KB; from 8 tokens on it would repeat
 // the 2048-wide sizes).
 func ElementwiseCases(o Options) []gpu.ElementwiseCase {
 	tokens := ElementwiseTokens

@@ -13,16 +13,9 @@ import (
 // provenance naming the device, the software, the command, the method (the
 // ops' sentences) and what was not measured.
 func (r *Result) File(o Options, now time.Time) (*calib.File, error) {
-	preset := o.GPU
-	if preset == "" {
-		preset = PresetFor(r.Device.Name)
-	}
-	if preset == "" {
-		return nil, fmt.Errorf("device %q matches no GPU preset: name one with --gpu (%s)", r.Device.Name,
-			strings.Join(kernels.GPUNames(), ", "))
-	}
-	if _, ok := kernels.LookupGPU(preset); !ok {
-		return nil, fmt.Errorf("--gpu %q: not a GPU preset (%s)", preset, strings.Join(kernels.GPUNames(), ", "))
+	preset, err := o.preset(r.Device.Name)
+	if err != nil {
+		return nil, err
 	}
 	date, err := o.date(now)
 	if err != nil {
@@ -56,4 +49,53 @@ func (r *Result) File(o Options, now time.Time) (*calib.File, error) {
 		Method:     "moecast calib gpu: " + strings.Join(method, "; "),
 	}
 	return &calib.File{Schema: calib.Schema, Provenance: prov, Tables: tables}, nil
+}
+
+// PresetError is a device no GPU preset names, and no --gpu: the file
+// cannot say which GPU it is for (the caller's input to fix).
+type PresetError struct{ Device string }
+
+func (e *PresetError) Error() string {
+	return fmt.Sprintf("device %q matches no GPU preset: name one with --gpu (%s)", e.Device, strings.Join(kernels.GPUNames(), ", "))
+}
+
+// preset is the GPU preset the file is for: o.GPU, else the one whose
+// label names device.
+func (o Options) preset(device string) (string, error) {
+	preset := o.GPU
+	if preset == "" {
+		preset = PresetFor(device)
+	}
+	if preset == "" {
+		return "", &PresetError{Device: device}
+	}
+	if _, ok := kernels.LookupGPU(preset); !ok {
+		return "", fmt.Errorf("--gpu %q: not a GPU preset (%s)", preset, strings.Join(kernels.GPUNames(), ", "))
+	}
+	return preset, nil
+}
+
+// writesFile says whether this process writes a file from plan: not a rank
+// other than 0 of a job, nor a run whose only op is comm on one rank (a
+// check without a table).
+func (p *Plan) writesFile(o Options) bool {
+	if o.multiProcess() && o.Comm.Ranks.Rank != 0 {
+		return false
+	}
+	for _, op := range p.Ops {
+		if op.Tables() && (op.Name() != OpComm || o.commRanks() > 1) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkDevice fails before anything is measured when the file plan would
+// write could not name the GPU it is for.
+func (p *Plan) checkDevice(o Options, device string) error {
+	if !p.writesFile(o) {
+		return nil
+	}
+	_, err := o.preset(device)
+	return err
 }

@@ -136,7 +136,8 @@ func timing(r gpu.BenchResult) Timing {
 
 // Run measures plan on device 0 (under a multi-process launcher, the
 // local rank's device: Options.DeviceFor). Errors from a missing driver or device
-// satisfy cuda.NoGPU.
+// satisfy cuda.NoGPU; a device no GPU preset names, when the run writes a
+// file and o.GPU is empty, is a *PresetError before anything is measured.
 func Run(plan *Plan, o Options) (*Result, error) {
 	start := time.Now()
 	if err := cuda.Init(); err != nil {
@@ -147,6 +148,9 @@ func Run(plan *Plan, o Options) (*Result, error) {
 	dev, d, err := device(o)
 	if err != nil {
 		return nil, err
+	}
+	if err := plan.checkDevice(o, d.Name); err != nil {
+		return nil, err // a *PresetError: name the GPU with --gpu
 	}
 	ctx, err := dev.Retain()
 	if err != nil {

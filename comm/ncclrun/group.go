@@ -53,14 +53,19 @@ type Group struct {
 }
 
 // TimeoutError is a collective (or an NCCL setup) that did not finish in
-// time; the communicators were aborted.
+// time; after a collective the communicators were aborted, after a setup
+// call (Setup) there was none to abort: the call is left blocked.
 type TimeoutError struct {
 	What    string
 	Timeout time.Duration
 	Async   error // what ncclCommGetAsyncError said, if anything
+	Setup   bool  // a communicator was being made (ncclCommInitAll, ncclCommInitRankScalable)
 }
 
 func (e *TimeoutError) Error() string {
+	if e.Setup {
+		return fmt.Sprintf("ncclrun: %s: not done after %s (a rank did not join?); no communicator to abort: the call is left blocked", e.What, e.Timeout)
+	}
 	why := "NCCL reported no error (a rank did not join the collective?)"
 	if e.Async != nil {
 		why = "NCCL reported " + e.Async.Error()
@@ -240,14 +245,18 @@ func OpenRank(s *rendezvous.Session, dev int, timeout time.Duration) (*Group, er
 	}
 	var id cuda.UniqueID
 	copy(id[:], msg[2:])
+	// The comm is set here, not in bounded's goroutine: after a timeout
+	// that goroutine may still return one while Close reads r.comm.
+	var comm cuda.Comm
 	err = g.bounded(fmt.Sprintf("ncclCommInitRankScalable (rank %d of %d)", env.Rank, env.World), func() error {
 		var err error
-		r.comm, err = cuda.CommInitRank(env.World, env.Rank, id)
+		comm, err = cuda.CommInitRank(env.World, env.Rank, id)
 		return err
 	})
 	if err != nil {
 		return fail(err)
 	}
+	r.comm = comm
 	return g, nil
 }
 
@@ -291,7 +300,7 @@ func (g *Group) bounded(what string, f func() error) error {
 	case err := <-done:
 		return err
 	case <-time.After(g.timeout):
-		return &TimeoutError{What: what, Timeout: g.timeout}
+		return &TimeoutError{What: what, Timeout: g.timeout, Setup: true}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -250,4 +251,13 @@ func TestCombineAndReport(t *testing.T) {
 	buf.Reset()
 	require.NoError(t, Report(&buf, res[1:], devs, 22809))
 	assert.Contains(t, buf.String(), "# Out of bounds values : 3 FAILED")
+}
+
+// TestSetupTimeoutMessage: a setup call that times out (bounded) has no
+// communicator to abort, and its error does not claim one was aborted.
+func TestSetupTimeoutMessage(t *testing.T) {
+	err := error(&TimeoutError{What: "ncclCommInitAll", Timeout: time.Second, Setup: true})
+	assert.Equal(t, "ncclrun: ncclCommInitAll: not done after 1s (a rank did not join?); no communicator to abort: the call is left blocked", err.Error())
+	err = &TimeoutError{What: "allreduce 8 B (eager, 2 ranks)", Timeout: time.Second}
+	assert.Contains(t, err.Error(), "communicators aborted (ncclCommAbort)")
 }

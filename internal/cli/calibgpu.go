@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -101,6 +102,12 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	if err := checkOut("calib gpu", o.Out); err != nil {
 		return err
 	}
+	if o.GPUs < 1 {
+		return inputErrf("calib gpu: --gpus %d: want 1 or more", o.GPUs)
+	}
+	if o.CommTimeout <= 0 {
+		return inputErrf("calib gpu: --comm-timeout %s: want a positive duration", o.CommTimeout)
+	}
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
@@ -127,7 +134,8 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	}
 	res, err := campaign.Run(plan, copts)
 	if err != nil {
-		if cuda.NoGPU(err) {
+		var pe *campaign.PresetError
+		if cuda.NoGPU(err) || errors.As(err, &pe) {
 			return inputErr(fmt.Errorf("calib gpu: %w", err))
 		}
 		return fmt.Errorf("calib gpu: %w", err)

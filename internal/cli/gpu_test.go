@@ -56,10 +56,19 @@ func TestCalibGPUBadFlags(t *testing.T) {
 		{[]string{"calib", "gpu", "--out", dir}, "is a directory"},
 		{[]string{"calib", "gpu", "--ops", "bogus", "--out", filepath.Join(dir, "x.toml")}, `--ops "bogus": want some of`},
 		{[]string{"calib", "gpu", "--ops", "copy", "--gpus", "8", "--out", filepath.Join(dir, "x.toml")}, "--gpus 8: only the comm op uses several GPUs"},
+		// Flags only the file or the comm op uses fail before any GPU is
+		// looked for (not after the campaign, nor as the driver's error).
+		{[]string{"calib", "gpu", "--date", "2026-13-01", "--out", filepath.Join(dir, "x.toml")}, `calib gpu: --date "2026-13-01": want YYYY-MM-DD`},
+		{[]string{"calib", "gpu", "--gpu", "h900", "--out", filepath.Join(dir, "x.toml")}, `calib gpu: --gpu "h900": not a GPU preset`},
+		{[]string{"calib", "gpu", "--gpus", "0", "--out", filepath.Join(dir, "x.toml")}, "calib gpu: --gpus 0: want 1 or more"},
+		{[]string{"calib", "gpu", "--comm-timeout", "0s", "--out", filepath.Join(dir, "x.toml")}, "calib gpu: --comm-timeout 0s: want a positive duration"},
+		{[]string{"calib", "gpu", "--comm-timeout", "-5s", "--out", filepath.Join(dir, "x.toml")}, "calib gpu: --comm-timeout -5s: want a positive duration"},
 	} {
 		code, _, errOut := runCLI(t, tt.args...)
 		assert.Equal(t, ExitInput, code, "%v", tt.args)
 		assert.Contains(t, errOut, tt.want, "%v", tt.args)
 		assert.Equal(t, 1, strings.Count(errOut, "\n"), "one line: %q", errOut)
 	}
+	_, err := os.Stat(filepath.Join(dir, "x.toml"))
+	assert.True(t, os.IsNotExist(err), "nothing written")
 }

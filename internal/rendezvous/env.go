@@ -26,6 +26,7 @@ package rendezvous
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -188,7 +189,11 @@ func FromEnv(getenv func(string) string) (Env, error) {
 			e.World = r.int(firstSet(r, "SLURM_NTASKS", "SLURM_NPROCS"), true, 1)
 		}
 		e.LocalRank = r.int("SLURM_LOCALID", false, 0)
-		if n := perNode(r.get("SLURM_TASKS_PER_NODE")); n > 0 {
+		node := -1
+		if id, err := strconv.Atoi(strings.TrimSpace(r.get("SLURM_NODEID"))); err == nil {
+			node = id
+		}
+		if n := perNode(r.get("SLURM_TASKS_PER_NODE"), node); n > 0 {
 			e.LocalWorld = n
 		}
 		e.MasterAddr, _ = r.first("MOECAST_MASTER_ADDR", "MASTER_ADDR")
@@ -245,18 +250,29 @@ func firstSet(r *envReader, names ...string) string {
 	return n
 }
 
-// perNode reads SLURM_TASKS_PER_NODE's first count ("4(x2),3" -> 4); 0
-// when it does not parse.
-func perNode(s string) int {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexAny(s, "(,"); i >= 0 {
-		s = s[:i]
+// perNode reads SLURM_TASKS_PER_NODE ("2(x3),1": three nodes of 2 tasks,
+// then one of 1) for node (SLURM_NODEID): its count, or the most of any
+// node when node is out of range; 0 when the list does not parse.
+func perNode(s string, node int) int {
+	var counts []int
+	for _, item := range strings.Split(strings.TrimSpace(s), ",") {
+		n, rep := item, "1"
+		if i := strings.IndexByte(item, '('); i >= 0 {
+			n, rep = item[:i], strings.TrimSuffix(strings.TrimPrefix(item[i:], "(x"), ")")
+		}
+		c, err := strconv.Atoi(n)
+		k, kerr := strconv.Atoi(rep)
+		if err != nil || kerr != nil || c <= 0 || k <= 0 || k > 1<<16 {
+			return 0
+		}
+		for ; k > 0; k-- {
+			counts = append(counts, c)
+		}
 	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n <= 0 {
-		return 0
+	if node >= 0 && node < len(counts) {
+		return counts[node]
 	}
-	return n
+	return slices.Max(counts)
 }
 
 func (e Env) check() error {

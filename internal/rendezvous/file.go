@@ -149,6 +149,11 @@ func joinFiles(env Env, opt Options) (transport, error) {
 	}
 	if env.Rank != 0 {
 		if _, err := s.wait("join", "welcome", 0, []int{0}, d); err != nil {
+			// Withdraw the hello: left behind, the next run's rank 0
+			// would take it for this rank's and welcome it before it
+			// came, and the rank would ignore that welcome as older
+			// than its new hello.
+			os.Remove(s.name("hello", 0, env.Rank))
 			return nil, err
 		}
 		return s, nil

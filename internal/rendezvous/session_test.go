@@ -408,3 +408,19 @@ func TestChildProcesses(t *testing.T) {
 		})
 	}
 }
+
+// TestFailedJoinWithdrawsHello: a rank whose join timed out leaves no hello
+// behind, so that the next rank 0 does not take that stale hello for the
+// rank's (and welcome it before it has come back, which the rank would then
+// ignore as older than its new hello: both would hang to the timeout).
+func TestFailedJoinWithdrawsHello(t *testing.T) {
+	dir := t.TempDir()
+	envs, _ := world(t, 2, dir)
+	_, err := Join(envs[1], Options{Timeout: 100 * time.Millisecond})
+	require.Error(t, err)
+	matches, _ := filepath.Glob(filepath.Join(dir, "moecast-rdv-*.hello.*"))
+	assert.Empty(t, matches, "hello files left by a failed join")
+	_, err = Join(envs[0], Options{Timeout: 100 * time.Millisecond})
+	require.Error(t, err, "rank 0 joined with no rank 1 there")
+	assert.Contains(t, err.Error(), "rank 1 missing")
+}
