@@ -243,12 +243,12 @@ func (gemmOp) Run(e *Env) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	skip := map[string]bool{}
+	skip := map[string]string{} // dtype -> why it has no table
 	for _, dt := range []string{"bf16", "fp8-b128"} {
 		line, err := checkKind(h, GEMMKinds[dt], e.Stream)
 		if errors.Is(err, cuda.ErrNoAlgorithm) || errors.Is(err, errCheck) {
 			// no such matmul here, or a wrong result: no table for dt
-			skip[dt] = true
+			skip[dt] = err.Error()
 			run.Skipped = append(run.Skipped, fmt.Sprintf("%s: %v", dt, err))
 			continue
 		}
@@ -259,8 +259,8 @@ func (gemmOp) Run(e *Env) (*Output, error) {
 	}
 	for _, sh := range shapes {
 		start := time.Now()
-		if skip[sh.Dtype] {
-			e.Say("gemm %s n=%d k=%d: skipped (%s has no algorithm)", sh.Dtype, sh.N, sh.K, sh.Dtype)
+		if why, ok := skip[sh.Dtype]; ok {
+			e.Say("gemm %s n=%d k=%d: skipped (%s)", sh.Dtype, sh.N, sh.K, why)
 			continue
 		}
 		rs, err := gpu.MeasureMatmuls(h, gpu.MatmulCase{Name: sh.Uses[0], Kind: GEMMKinds[sh.Dtype], N: sh.N, K: sh.K}, ms,
