@@ -137,12 +137,24 @@ func Time(s cuda.Stream, launches []func() error, graphCalls int) (tm Timing, er
 	}
 	direct /= float64(calls)
 
+	tm = Timing{Eager: direct, Calls: calls}
+	tm.Graph, tm.GraphMin, tm.GraphMax, err = replay(s, e0, e1, calls, func(i int) error { return launches[i%len(launches)]() })
+	return tm, err
+}
+
+// replay captures calls launches (launch(i) for i = 0..calls-1) into one
+// CUDA graph, replays it 3 times to warm up and 15 times timed with e0 and
+// e1, and gives the median, least and most seconds per call. A launch that
+// fails during the capture ends it and destroys what was captured.
+func replay(s cuda.Stream, e0, e1 cuda.Event, calls int, launch func(i int) error) (median, least, most float64, err error) {
 	if err = s.BeginCapture(cuda.CaptureModeThreadLocal); err != nil {
 		return
 	}
 	for i := 0; i < calls; i++ {
-		if err = launches[i%len(launches)](); err != nil {
-			s.EndCapture()
+		if err = launch(i); err != nil {
+			if g, cerr := s.EndCapture(); cerr == nil {
+				g.Destroy()
+			}
 			return
 		}
 	}
@@ -161,7 +173,7 @@ func Time(s cuda.Stream, launches []func() error, graphCalls int) (tm Timing, er
 			return
 		}
 	}
-	var times []float64
+	times := make([]float64, 0, 15)
 	for i := 0; i < 15; i++ {
 		if err = e0.Record(s); err != nil {
 			return
@@ -182,7 +194,7 @@ func Time(s cuda.Stream, launches []func() error, graphCalls int) (tm Timing, er
 		times = append(times, dt/float64(calls))
 	}
 	sort.Float64s(times)
-	return Timing{Graph: times[len(times)/2], GraphMin: times[0], GraphMax: times[len(times)-1], Eager: direct, Calls: calls}, nil
+	return times[len(times)/2], times[0], times[len(times)-1], nil
 }
 
 // randomDeviceWeights fills count copies of an N x K int4 matrix in the

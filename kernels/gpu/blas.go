@@ -364,53 +364,8 @@ func timeShort(s cuda.Stream, launches []func() error, minDistinct int) (tm Timi
 	tm.Eager = first / float64(len(pre))
 	var n int
 	n, tm.Calls = graphPlan(len(launches), minDistinct, tm.Eager)
-	if err = s.BeginCapture(cuda.CaptureModeThreadLocal); err != nil {
-		return
-	}
-	for i := 0; i < tm.Calls; i++ {
-		if err = launches[i%n](); err != nil {
-			s.EndCapture()
-			return
-		}
-	}
-	g, err := s.EndCapture()
-	if err != nil {
-		return
-	}
-	defer g.Destroy()
-	ge, err := g.Instantiate()
-	if err != nil {
-		return
-	}
-	defer ge.Destroy()
-	for i := 0; i < 3; i++ {
-		if err = ge.Launch(s); err != nil {
-			return
-		}
-	}
-	times := make([]float64, 0, 15)
-	for i := 0; i < 15; i++ {
-		if err = e0.Record(s); err != nil {
-			return
-		}
-		if err = ge.Launch(s); err != nil {
-			return
-		}
-		if err = e1.Record(s); err != nil {
-			return
-		}
-		if err = e1.Synchronize(); err != nil {
-			return
-		}
-		var dt float64
-		if dt, err = cuda.Elapsed(e0, e1); err != nil {
-			return
-		}
-		times = append(times, dt/float64(tm.Calls))
-	}
-	slices.Sort(times)
-	tm.Graph, tm.GraphMin, tm.GraphMax = times[7], times[0], times[14]
-	return tm, nil
+	tm.Graph, tm.GraphMin, tm.GraphMax, err = replay(s, e0, e1, tm.Calls, func(i int) error { return launches[i%n]() })
+	return tm, err
 }
 
 // sbActual is the bytes of W's scales (unrounded).
