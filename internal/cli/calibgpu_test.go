@@ -18,8 +18,6 @@ import (
 // recorded result) layered on the embedded calibration answers predict's
 // MoE layers for the shipped Kimi-K2.5 H200 scenario.
 func TestCalibGPUFileUsedByPredict(t *testing.T) {
-	r := &campaign.Result{Device: campaign.Device{Name: "NVIDIA H200", UUID: "GPU-0", UUIDs: []string{"GPU-0"}, SM: "sm_90",
-		SMs: 132, L2Bytes: 60 << 20, Image: "w4a16.sm_90.cubin"}, Versions: campaign.Versions{Driver: "580", CUDA: "13.0", NCCL: "2.28.9"}}
 	var moe []campaign.MoEResult
 	for _, p := range campaign.MoEPoints(campaign.Options{Quick: true}) {
 		us := 20 + 0.3*float64(p.Tokens)
@@ -29,14 +27,41 @@ func TestCalibGPUFileUsedByPredict(t *testing.T) {
 	for _, c := range campaign.ElementwiseCases(campaign.Options{Quick: true}) {
 		ew = append(ew, campaign.ElementwiseResult{Case: c, Bytes: float64(c.Bytes()), Timing: campaign.Timing{Median: 3e-6 + float64(c.Bytes())/3e12}})
 	}
-	r.Outputs = append(r.Outputs, campaign.MoEOutput(moe), campaign.ElementwiseOutput(ew, "glue.sm_90.cubin"))
-	f, err := r.File(campaign.Options{Command: "moecast calib gpu --quick --out h200.toml"}, time.Now())
+	path := writeRecorded(t, "moecast calib gpu --quick --out h200.toml", campaign.MoEOutput(moe), campaign.ElementwiseOutput(ew, "glue.sm_90.cubin"))
+	srcs, cal := predictSources(t, "../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml", "embedded,"+path)
+	for _, src := range srcs {
+		assert.True(t, strings.Contains(src["moe"], path+"#moe.moecast_w4a16.int4_wo.e384.uniform"), src["moe"])
+	}
+	assert.Len(t, cal, 2)
+
+	// Alone (the embedded MLA module table, which prices the attention
+	// block's norms with the module, left out), the file answers the
+	// elementwise kernels.
+	srcs, _ = predictSources(t, "../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml", path)
+	for _, src := range srcs {
+		assert.True(t, strings.Contains(src["elementwise"], path+"#elementwise.moecast_glue.bf16"), src["elementwise"])
+	}
+}
+
+// writeRecorded writes a calibration file as `calib gpu` would from
+// outputs recorded on an H200, and gives its path.
+func writeRecorded(t *testing.T, command string, outputs ...*campaign.Output) string {
+	t.Helper()
+	r := &campaign.Result{Device: campaign.Device{Name: "NVIDIA H200", UUID: "GPU-0", UUIDs: []string{"GPU-0"}, SM: "sm_90",
+		SMs: 132, L2Bytes: 60 << 20, Image: "w4a16.sm_90.cubin"}, Versions: campaign.Versions{Driver: "580", CUDA: "13.0", NCCL: "2.28.9"},
+		Outputs: outputs}
+	f, err := r.File(campaign.Options{Command: command}, time.Now())
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "h200.toml")
 	require.NoError(t, f.Write(path))
+	return path
+}
 
-	code, out, errOut := runCLI(t, "predict", "../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml",
-		"--calibration", "embedded,"+path, "--format", "json")
+// predictSources runs predict --format json on scenario with calibration
+// and gives each point's sources by category, and the calibration list.
+func predictSources(t *testing.T, scenario, calibration string) ([]map[string]string, []any) {
+	t.Helper()
+	code, out, errOut := runCLI(t, "predict", scenario, "--calibration", calibration, "--format", "json")
 	require.Equal(t, ExitOK, code, errOut)
 	var got struct {
 		Calibration []any `json:"calibration"`
@@ -46,22 +71,11 @@ func TestCalibGPUFileUsedByPredict(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &got))
 	require.NotEmpty(t, got.Points)
+	var srcs []map[string]string
 	for _, p := range got.Points {
-		assert.True(t, strings.Contains(p.Sources["moe"], path+"#moe.moecast_w4a16.int4_wo.e384.uniform"), p.Sources["moe"])
+		srcs = append(srcs, p.Sources)
 	}
-	assert.Len(t, got.Calibration, 2)
-
-	// Alone (the embedded MLA module table, which prices the attention
-	// block's norms with the module, left out), the file answers the
-	// elementwise kernels.
-	code, out, errOut = runCLI(t, "predict", "../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml",
-		"--calibration", path, "--format", "json")
-	require.Equal(t, ExitOK, code, errOut)
-	require.NoError(t, json.Unmarshal([]byte(out), &got))
-	require.NotEmpty(t, got.Points)
-	for _, p := range got.Points {
-		assert.True(t, strings.Contains(p.Sources["elementwise"], path+"#elementwise.moecast_glue.bf16"), p.Sources["elementwise"])
-	}
+	return srcs, got.Calibration
 }
 
 // TestCalibGPUCommFlags: the comm op's flags and the launcher's
