@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,25 +22,10 @@ const attnTolerance = 1e-2
 // skips where there is no driver.
 func onDeviceAttention(t *testing.T) (*AttentionModule, cuda.Stream) {
 	t.Helper()
-	if err := cuda.Init(); err != nil {
-		if cuda.NoGPU(err) {
-			t.Skipf("no GPU here: %v", err)
-		}
-		t.Fatal(err)
-	}
-	runtime.LockOSThread()
-	t.Cleanup(runtime.UnlockOSThread)
-	dev, err := cuda.GetDevice(0)
-	require.NoError(t, err)
-	ctx, err := dev.Retain()
-	require.NoError(t, err)
-	require.NoError(t, ctx.SetCurrent())
+	dev, s := onGPU(t, cuda.Init, cuda.NoGPU)
 	m, err := LoadAttention(dev)
 	require.NoError(t, err)
 	t.Logf("attention kernels from %s on %d SMs; blocks/SM %v", m.Image, m.SMs, m.PerSM)
-	s, err := cuda.NewStream(cuda.StreamNonBlocking)
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Destroy() })
 	return m, s
 }
 

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"testing"
 
 	"github.com/moecast/moecast/internal/cuda"
@@ -46,28 +45,13 @@ func TestWeightBytes(t *testing.T) {
 // or skips without a GPU or cuBLASLt.
 func onBLAS(t *testing.T) (*cuda.BLASLt, cuda.Stream) {
 	t.Helper()
-	if err := cuda.InitCUBLASLt(); err != nil {
-		if cuda.NoCUBLASLt(err) {
-			t.Skipf("no GPU or cuBLASLt here: %v", err)
-		}
-		t.Fatal(err)
-	}
-	runtime.LockOSThread()
-	t.Cleanup(runtime.UnlockOSThread)
-	dev, err := cuda.GetDevice(0)
-	require.NoError(t, err)
-	ctx, err := dev.Retain()
-	require.NoError(t, err)
-	require.NoError(t, ctx.SetCurrent())
+	_, s := onGPU(t, cuda.InitCUBLASLt, cuda.NoCUBLASLt)
 	v, rt, err := cuda.CUBLASLtVersion()
 	require.NoError(t, err)
 	t.Logf("cuBLASLt %s (cudart %d) from %s", cuda.FormatCUBLASLtVersion(v), rt, cuda.CUBLASLtPath())
 	h, err := cuda.NewBLASLt()
 	require.NoError(t, err)
 	t.Cleanup(func() { h.Destroy() })
-	s, err := cuda.NewStream(cuda.StreamNonBlocking)
-	require.NoError(t, err)
-	t.Cleanup(func() { s.Destroy() })
 	return h, s
 }
 

@@ -14,13 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// onDevice makes device 0 current on this thread and loads the kernels, or
-// skips where there is no driver.
-func onDevice(t *testing.T) (*Module, cuda.Stream) {
+// onGPU makes device 0's primary context current on this (locked) thread
+// and creates a non-blocking stream, or skips where init (cuda.Init, or
+// whatever init the caller passes) says there is no GPU.
+func onGPU(t *testing.T, init func() error, noGPU func(error) bool) (cuda.Device, cuda.Stream) {
 	t.Helper()
-	if err := cuda.Init(); err != nil {
-		if cuda.NoGPU(err) {
-			t.Skipf("no GPU here: %v", err)
+	if err := init(); err != nil {
+		if noGPU(err) {
+			t.Skipf("no usable GPU (or library) here: %v", err)
 		}
 		t.Fatal(err)
 	}
@@ -31,12 +32,20 @@ func onDevice(t *testing.T) (*Module, cuda.Stream) {
 	ctx, err := dev.Retain()
 	require.NoError(t, err)
 	require.NoError(t, ctx.SetCurrent())
-	m, err := Load(dev)
-	require.NoError(t, err)
-	t.Logf("kernels from %s on %d SMs; registers/local bytes %v", m.Image, m.SMs, m.Registers())
 	s, err := cuda.NewStream(cuda.StreamNonBlocking)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Destroy() })
+	return dev, s
+}
+
+// onDevice makes device 0 current on this thread and loads the kernels, or
+// skips where there is no driver.
+func onDevice(t *testing.T) (*Module, cuda.Stream) {
+	t.Helper()
+	dev, s := onGPU(t, cuda.Init, cuda.NoGPU)
+	m, err := Load(dev)
+	require.NoError(t, err)
+	t.Logf("kernels from %s on %d SMs; registers/local bytes %v", m.Image, m.SMs, m.Registers())
 	return m, s
 }
 
