@@ -74,6 +74,27 @@ func (l Linear) ShardBias(tp int) int {
 	return out
 }
 
+// FusedQKVA is the one replicated GEMM vLLM's DeepseekV2MLAAttention runs
+// for q_a_proj and kv_a_proj_with_mqa (fused_qkv_a_proj) when the model has
+// both (q_lora_rank set), replicated, in one format and over one input;
+// false otherwise.
+func (c *Config) FusedQKVA() (Linear, bool) {
+	var qa, kva *Linear
+	ls := c.AttentionLinears()
+	for i := range ls {
+		switch ls[i].Name {
+		case "q_a_proj":
+			qa = &ls[i]
+		case "kv_a_proj_with_mqa":
+			kva = &ls[i]
+		}
+	}
+	if qa == nil || kva == nil || qa.Split != Replicated || kva.Split != Replicated || qa.Format != kva.Format || qa.In != kva.In {
+		return Linear{}, false
+	}
+	return Linear{Name: "fused_qkv_a_proj", In: qa.In, Out: qa.Out + kva.Out, Split: Replicated, Format: qa.Format}, true
+}
+
 // AttentionLinears lists one layer's attention projections.
 //
 // MLA (DeepSeek-V3, Kimi, GLM-5), as vLLM's DeepseekV2MLAAttention holds them:

@@ -190,24 +190,15 @@ func (b *builder) attention() []op {
 		// vLLM's DeepseekV2MLAAttention runs q_a_proj and
 		// kv_a_proj_with_mqa as one replicated GEMM (fused_qkv_a_proj)
 		// when q_lora_rank is set.
-		var qa, kva *model.Linear
+		qkva, fused := m.FusedQKVA()
 		ls := m.AttentionLinears()
-		for i := range ls {
-			switch ls[i].Name {
-			case "q_a_proj":
-				qa = &ls[i]
-			case "kv_a_proj_with_mqa":
-				kva = &ls[i]
-			}
-		}
-		fused := qa != nil && kva != nil && qa.Split == model.Replicated && kva.Split == model.Replicated &&
-			qa.Format == kva.Format && qa.In == kva.In
 		for _, l := range ls {
 			if isIndexer(l.Name) || (fused && l.Name == "kv_a_proj_with_mqa") {
 				continue
 			}
 			if fused && l.Name == "q_a_proj" {
-				f := model.Linear{Name: "fused_qkv_a_proj (q_a + kv_a)", In: l.In, Out: qa.Out + kva.Out, Split: model.Replicated, Format: l.Format}
+				f := qkva
+				f.Name += " (q_a + kv_a)"
 				g := b.gemm(f.Name, f, 1, domAttn)
 				g.module = true
 				ops = append(ops, g,

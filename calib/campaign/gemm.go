@@ -140,19 +140,10 @@ func splits(m *model.Config, tp int) bool {
 // builds them (its fused MLA q_a + kv_a included).
 func gemmLinears(m *model.Config) []model.Linear {
 	var out []model.Linear
-	var qa, kva *model.Linear
+	if f, ok := m.FusedQKVA(); ok {
+		out = append(out, f)
+	}
 	ls := m.AttentionLinears()
-	for i := range ls {
-		switch ls[i].Name {
-		case "q_a_proj":
-			qa = &ls[i]
-		case "kv_a_proj_with_mqa":
-			kva = &ls[i]
-		}
-	}
-	if qa != nil && kva != nil && qa.Split == model.Replicated && kva.Split == model.Replicated && qa.Format == kva.Format && qa.In == kva.In {
-		out = append(out, model.Linear{Name: "fused_qkv_a_proj", In: qa.In, Out: qa.Out + kva.Out, Split: model.Replicated, Format: qa.Format})
-	}
 	for _, l := range ls {
 		if !strings.HasPrefix(l.Name, "indexer.") {
 			out = append(out, l)
