@@ -90,19 +90,9 @@ func MeasureAttention(m *AttentionModule, c AttnCase, rotateBytes int64, s cuda.
 	if need := copyBytes*int64(copies) + p.PartialBytes() + 64<<20; need > free*9/10 {
 		return AttnResult{}, fmt.Errorf("%s: %d MiB of KV cache do not fit the %d MiB free", c.Name, need>>20, free>>20)
 	}
-	var bufs []cuda.DevicePtr
-	defer func() {
-		for _, b := range bufs {
-			cuda.Free(b)
-		}
-	}()
-	alloc := func(n int64) (cuda.DevicePtr, error) {
-		b, err := cuda.Alloc(max(n, 16))
-		if err == nil {
-			bufs = append(bufs, b)
-		}
-		return b, err
-	}
+	var bufs deviceBuffers
+	defer bufs.free()
+	alloc := bufs.alloc
 	q, err := alloc(int64(p.QElems()) * 2)
 	if err != nil {
 		return AttnResult{}, err

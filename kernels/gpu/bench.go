@@ -243,19 +243,9 @@ func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (Benc
 	if err != nil {
 		return BenchResult{}, err
 	}
-	var bufs []cuda.DevicePtr
-	defer func() {
-		for _, b := range bufs {
-			cuda.Free(b)
-		}
-	}()
-	alloc := func(n int64) (cuda.DevicePtr, error) {
-		b, err := cuda.Alloc(max(n, 16))
-		if err == nil {
-			bufs = append(bufs, b)
-		}
-		return b, err
-	}
+	var bufs deviceBuffers
+	defer bufs.free()
+	alloc := bufs.alloc
 	a, err := Upload(RandomBF16(rng, c.M*c.K), 2)
 	if err != nil {
 		return BenchResult{}, err
@@ -362,12 +352,8 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 	if err != nil {
 		return BenchResult{}, err
 	}
-	var bufs []cuda.DevicePtr
-	defer func() {
-		for _, b := range bufs {
-			cuda.Free(b)
-		}
-	}()
+	var bufs deviceBuffers
+	defer bufs.free()
 	rows := c.Tokens * c.TopK
 	aRows, aDiv := c.Tokens, c.TopK
 	if c.Down {
@@ -534,4 +520,40 @@ func MeasureCopy(m *Module, bytes int64, s cuda.Stream) (BenchResult, error) {
 // gap between consecutive kernels of a graph).
 func MeasureEmpty(m *Module, n int, s cuda.Stream) (Timing, error) {
 	return Time(s, []func() error{func() error { return m.LaunchEmpty(s) }}, n)
+}
+
+// deviceBuffers allocates and frees the buffers of one measurement.
+type deviceBuffers []cuda.DevicePtr
+
+func (b *deviceBuffers) alloc(n int64) (cuda.DevicePtr, error) {
+	p, err := cuda.Alloc(max(n, 256))
+	if err == nil {
+		*b = append(*b, p)
+	}
+	return p, err
+}
+
+func (b *deviceBuffers) upload(host any, n int64) (cuda.DevicePtr, error) {
+	p, err := b.alloc(n)
+	if err != nil {
+		return 0, err
+	}
+	switch h := host.(type) {
+	case []BF16:
+		err = cuda.CopyToDevice(p, h)
+	case []E4M3:
+		err = cuda.CopyToDevice(p, h)
+	case []float32:
+		err = cuda.CopyToDevice(p, h)
+	default:
+		err = fmt.Errorf("upload: unsupported %T", host)
+	}
+	return p, err
+}
+
+func (b *deviceBuffers) free() {
+	for _, p := range *b {
+		cuda.Free(p)
+	}
+	*b = nil
 }

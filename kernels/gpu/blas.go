@@ -86,42 +86,6 @@ func weightBytes(c MatmulCase) (w, scales int64) {
 	return (w + 255) / 256 * 256, (scales + 255) / 256 * 256
 }
 
-// deviceBuffers allocates and frees the buffers of one measurement.
-type deviceBuffers []cuda.DevicePtr
-
-func (b *deviceBuffers) alloc(n int64) (cuda.DevicePtr, error) {
-	p, err := cuda.Alloc(max(n, 256))
-	if err == nil {
-		*b = append(*b, p)
-	}
-	return p, err
-}
-
-func (b *deviceBuffers) upload(host any, n int64) (cuda.DevicePtr, error) {
-	p, err := b.alloc(n)
-	if err != nil {
-		return 0, err
-	}
-	switch h := host.(type) {
-	case []BF16:
-		err = cuda.CopyToDevice(p, h)
-	case []E4M3:
-		err = cuda.CopyToDevice(p, h)
-	case []float32:
-		err = cuda.CopyToDevice(p, h)
-	default:
-		err = fmt.Errorf("upload: unsupported %T", host)
-	}
-	return p, err
-}
-
-func (b *deviceBuffers) free() {
-	for _, p := range *b {
-		cuda.Free(p)
-	}
-	*b = nil
-}
-
 // randomOperand draws n random elements of kind's input type.
 func randomOperand(rng *rand.Rand, kind cuda.MatmulKind, n int) any {
 	if kind == cuda.MatmulBF16 {

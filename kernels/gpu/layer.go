@@ -89,19 +89,9 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 	}
 	rows := T * k
 	rng := rand.New(rand.NewPCG(c.Seed, 11))
-	var bufs []cuda.DevicePtr
-	defer func() {
-		for _, b := range bufs {
-			cuda.Free(b)
-		}
-	}()
-	alloc := func(n int64) (cuda.DevicePtr, error) {
-		b, err := cuda.Alloc(max(n, 16))
-		if err == nil {
-			bufs = append(bufs, b)
-		}
-		return b, err
-	}
+	var bufs deviceBuffers
+	defer bufs.free()
+	alloc := bufs.alloc
 	upload := func(p cuda.DevicePtr, err error) (cuda.DevicePtr, error) {
 		if err == nil {
 			bufs = append(bufs, p)
@@ -372,12 +362,8 @@ func MeasureElementwise(g *Glue, c ElementwiseCase, s cuda.Stream) (Timing, erro
 		return Timing{}, fmt.Errorf("%s: %d x %d: want positive sizes", c.Kernel, c.Tokens, c.Width)
 	}
 	rng := rand.New(rand.NewPCG(uint64(c.Tokens), uint64(c.Width)))
-	var bufs []cuda.DevicePtr
-	defer func() {
-		for _, b := range bufs {
-			cuda.Free(b)
-		}
-	}()
+	var bufs deviceBuffers
+	defer bufs.free()
 	up := func(n int) (cuda.DevicePtr, error) {
 		p, err := Upload(RandomBF16(rng, n), 2)
 		if err == nil {
