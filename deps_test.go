@@ -52,11 +52,11 @@ var allowed = map[string][]string{
 		"comm", "comm/ncclrun", "internal/rendezvous"},
 	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "serve", "plan", "calib",
 		"github.com/BurntSushi/toml"},
-	"internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",
+	"cmd/moecast/internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",
 		"comm", "sim", "serve", "plan", "calib", "calib/campaign", "trace", "report", "scenarios", "validate", "internal/cuda", "kernels/gpu",
 		"internal/rendezvous", "github.com/spf13/cobra"},
 	"report":      {"internal/unit", "internal/cost", "trace", "sim", "gonum.org/v1/plot"},
-	"cmd/moecast": {"internal/cli"},
+	"cmd/moecast": {"cmd/moecast/internal/cli"},
 	"validate":    {"internal/unit", "internal/cost", "model", "kernels", "sim", "serve", "trace", "calib"},
 }
 
@@ -138,7 +138,7 @@ func importAllowed(im string, rules []string) bool {
 func TestSimNeverImportsCalib(t *testing.T) {
 	for _, pkg := range []string{"sim", "model", "kernels", "comm"} {
 		for _, im := range allowed[pkg] {
-			if strings.HasPrefix(im, "calib") || im == "scenarios" || im == "internal/cli" {
+			if strings.HasPrefix(im, "calib") || im == "scenarios" || im == "cmd/moecast/internal/cli" {
 				t.Errorf("%s may not import %s", pkg, im)
 			}
 		}
@@ -198,10 +198,10 @@ func TestAllowedModulesInGoMod(t *testing.T) {
 // was by name only); report sits below the CLI.
 func TestTraceApartFromCalib(t *testing.T) {
 	forbid := map[string][]string{
-		"trace":          {"calib", "sim", "report", "internal/cli"},
+		"trace":          {"calib", "sim", "report", "cmd/moecast/internal/cli"},
 		"trace/tracegen": {"calib", "sim"},
 		"calib":          {"trace"},
-		"report":         {"internal/cli", "scenarios"},
+		"report":         {"cmd/moecast/internal/cli", "scenarios"},
 	}
 	for pkg, bad := range forbid {
 		for _, im := range allowed[pkg] {

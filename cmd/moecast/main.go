@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/moecast/moecast/internal/cli"
+	"github.com/moecast/moecast/cmd/moecast/internal/cli"
 )
 
 func main() {

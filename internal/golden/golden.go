@@ -1,7 +1,7 @@
 // Package golden compares test output with golden files under testdata/ and
 // rewrites them when the test binary runs with -update:
 //
-//	go test ./internal/cli -run Predict -update
+//	go test ./cmd/moecast/internal/cli -run Predict -update
 //
 // Review the diff of every rewritten file before committing it (raft: only
 // commit the changes if you understand what caused them). Only tests import

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const gptOssScenario = "../../validate/testdata/gpt-oss-20b-mi300x-tp1.toml"
+const gptOssScenario = "../../../../validate/testdata/gpt-oss-20b-mi300x-tp1.toml"
 
 // The vLLM FULL-graph decode trace of gpt-oss-20b on MI300X against the
 // roofline: text, reviewed in the golden.
@@ -78,7 +78,7 @@ func TestValidateTraceBadInput(t *testing.T) {
 			"no decode step found"},
 		{"no scenario", []string{traceData + "tracelens_vllm_decode_full_graph_execution.json.gz"}, "--scenario: required"},
 		{"missing file", []string{"nonexistent.json.gz", "--scenario", gptOssScenario}, "nonexistent.json.gz"},
-		{"not a trace", []string{"../../validate/testdata/gpt-oss-20b_config.json", "--scenario", gptOssScenario}, "gpt-oss-20b_config.json"},
+		{"not a trace", []string{"../../../../validate/testdata/gpt-oss-20b_config.json", "--scenario", gptOssScenario}, "gpt-oss-20b_config.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errOut := runCLI(t, append([]string{"validate", "trace"}, tc.args...)...)

@@ -27,7 +27,7 @@ func TestOutputNeverDamages(t *testing.T) {
 	hard := filepath.Join(dir, "hard.txt")
 	require.NoError(t, os.Link(input, hard))
 	perfdbDir := filepath.Join(dir, "perfdb")
-	require.NoError(t, os.CopyFS(perfdbDir, os.DirFS("../../calib/testdata/perfdb")))
+	require.NoError(t, os.CopyFS(perfdbDir, os.DirFS("../../../../calib/testdata/perfdb")))
 	var perfdbCSV string
 	filepath.WalkDir(perfdbDir, func(p string, e os.DirEntry, err error) error {
 		if err == nil && perfdbCSV == "" && strings.HasSuffix(p, ".csv") {
@@ -93,7 +93,7 @@ func TestVersion(t *testing.T) {
 // scenario that uses it; nothing is priced from it (issue 8, item 3).
 func TestImplausibleModelRefused(t *testing.T) {
 	dir := t.TempDir()
-	src, err := os.ReadFile("../../model/presets/moonshotai--Kimi-K2.5_config.json")
+	src, err := os.ReadFile("../../../../model/presets/moonshotai--Kimi-K2.5_config.json")
 	require.NoError(t, err)
 	bad := strings.Replace(string(src), `"hidden_size": 7168`, `"hidden_size": 1000000000000`, 1)
 	require.NotEqual(t, string(src), bad)
@@ -140,7 +140,7 @@ func TestModelShowStdin(t *testing.T) {
 		os.Stdin = f
 		t.Cleanup(func() { os.Stdin = old; f.Close() })
 	}
-	src, err := os.ReadFile("../../model/presets/openai--gpt-oss-120b_config.json")
+	src, err := os.ReadFile("../../../../model/presets/openai--gpt-oss-120b_config.json")
 	require.NoError(t, err)
 	stdin(t, string(src))
 	code, stdout, stderr := runCLI(t, "model", "show", "-")

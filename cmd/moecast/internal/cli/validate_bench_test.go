@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-const benchFixtures = "../../validate/testdata/bench/"
+const benchFixtures = "../../../../validate/testdata/bench/"
 
 func TestValidateBenchText(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "validate", "bench", benchFixtures+"vllm-c16.json", benchFixtures+"sglang-rates.jsonl",

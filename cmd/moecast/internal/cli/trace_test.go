@@ -15,7 +15,7 @@ import (
 	"github.com/moecast/moecast/report"
 )
 
-const traceData = "../../trace/testdata/"
+const traceData = "../../../../trace/testdata/"
 
 // Text summary of the vLLM FULL-graph decode trace: one decode step of batch
 // 32 (10.743 ms); moe (triton matmul_ogs) is 72.5% of it. Reviewed against

@@ -54,7 +54,7 @@ func TestModelShowGolden(t *testing.T) {
 		{"model_show_kimi-k2.5_tp8_ep8.json.golden", []string{"kimi-k2.5", "--tp", "8", "--ep", "8", "--format", "json"}},
 		{"model_show_deepseek-v3_dp8_ep8_dpattn.golden", []string{"deepseek-v3", "--tp", "1", "--dp", "8", "--ep", "8", "--dp-attention"}},
 		{"model_show_gpt-oss-120b_tp1.golden", []string{"gpt-oss-120b"}},
-		{"model_show_glm-4.5_config_tp4.golden", []string{"../../model/testdata/glm-4.5_config.json", "--tp", "4"}},
+		{"model_show_glm-4.5_config_tp4.golden", []string{"../../../../model/testdata/glm-4.5_config.json", "--tp", "4"}},
 	}
 	for _, tt := range cases {
 		t.Run(tt.golden, func(t *testing.T) {

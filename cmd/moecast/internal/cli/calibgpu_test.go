@@ -28,7 +28,7 @@ func TestCalibGPUFileUsedByPredict(t *testing.T) {
 		ew = append(ew, campaign.ElementwiseResult{Case: c, Bytes: float64(c.Bytes()), Timing: campaign.Timing{Median: 3e-6 + float64(c.Bytes())/3e12}})
 	}
 	path := writeRecorded(t, "moecast calib gpu --quick --out h200.toml", campaign.MoEOutput(moe), campaign.ElementwiseOutput(ew, "glue.sm_90.cubin"))
-	srcs, cal := predictSources(t, "../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml", "embedded,"+path)
+	srcs, cal := predictSources(t, "../../../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml", "embedded,"+path)
 	for _, src := range srcs {
 		assert.True(t, strings.Contains(src["moe"], path+"#moe.moecast_w4a16.int4_wo.e384.uniform"), src["moe"])
 	}
@@ -37,7 +37,7 @@ func TestCalibGPUFileUsedByPredict(t *testing.T) {
 	// Alone (the embedded MLA module table, which prices the attention
 	// block's norms with the module, left out), the file answers the
 	// elementwise kernels.
-	srcs, _ = predictSources(t, "../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml", path)
+	srcs, _ = predictSources(t, "../../../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml", path)
 	for _, src := range srcs {
 		assert.True(t, strings.Contains(src["elementwise"], path+"#elementwise.moecast_glue.bf16"), src["elementwise"])
 	}

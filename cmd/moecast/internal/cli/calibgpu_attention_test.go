@@ -19,7 +19,7 @@ func TestCalibGPUAttentionUsedByPredict(t *testing.T) {
 		res = append(res, campaign.AttnResult{Point: p, Timing: campaign.Timing{Median: s, Min: s, Max: s}, BytesPerSec: float64(p.KVBytes()) / s})
 	}
 	path := writeRecorded(t, "moecast calib gpu --ops attention --out h200.toml", campaign.AttentionOutput(res))
-	srcs, _ := predictSources(t, "../../scenarios/gpt-oss-120b-h200-tp1.toml", "embedded,"+path)
+	srcs, _ := predictSources(t, "../../../../scenarios/gpt-oss-120b-h200-tp1.toml", "embedded,"+path)
 	for _, src := range srcs {
 		assert.True(t, strings.Contains(src["attention"], path+"#gqa.moecast.d64.kv-bf16"), src["attention"])
 	}
@@ -35,7 +35,7 @@ func TestCalibGPUMLAModuleUsedByPredict(t *testing.T) {
 		res = append(res, campaign.MLAModuleResult{Point: p, Timing: campaign.Timing{Median: s, Min: s, Max: s}, WorkingSet: 6e7, GEMMs: "cuBLASLt"})
 	}
 	path := writeRecorded(t, "moecast calib gpu --ops attention --out h200.toml", campaign.MLAModuleOutput(res))
-	srcs, _ := predictSources(t, "../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml", "embedded,"+path)
+	srcs, _ := predictSources(t, "../../../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml", "embedded,"+path)
 	for _, src := range srcs {
 		assert.True(t, strings.Contains(src["attention"], path+"#mla.moecast.bf16.kv-bf16"), src["attention"])
 	}

@@ -13,7 +13,7 @@ import (
 // `moecast predict` prints on the embedded default. After a change of
 // output, paste the new output into README.md (go run ./cmd/moecast predict).
 func TestReadmeWorkedExample(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../../../README.md")
 	require.NoError(t, err)
 	text := string(readme)
 	const marker = "Output of this tree:"
@@ -39,7 +39,7 @@ func TestReadmeWorkedExample(t *testing.T) {
 // the tool: the block after "--html plan.html` prints" is the head of
 // `moecast plan kimi-k2.5-plan-1k1k` (through the front table).
 func TestReadmePlanExample(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("../../../../README.md")
 	require.NoError(t, err)
 	text := string(readme)
 	const marker = "--html plan.html` prints"

@@ -17,8 +17,8 @@ import (
 )
 
 var ncclFixtures = []string{
-	"../../calib/testdata/nccl-tests/all_reduce_perf_8xh100.txt",
-	"../../calib/testdata/nccl-tests/all_gather_perf_8xh100.txt",
+	"../../../../calib/testdata/nccl-tests/all_reduce_perf_8xh100.txt",
+	"../../../../calib/testdata/nccl-tests/all_gather_perf_8xh100.txt",
 }
 
 func TestCalibImportNCCLTestsAndShow(t *testing.T) {
@@ -62,9 +62,9 @@ func TestCalibBadInput(t *testing.T) {
 		{"wrong results", []string{"calib", "import", "nccl-tests", bad, "-o", out}, bad + ":21: out-of-place #wrong = 2"},
 		{"no output", []string{"calib", "import", "nccl-tests", ncclFixtures[0]}, "-o OUT is required"},
 		{"missing file", []string{"calib", "import", "nccl-tests", filepath.Join(dir, "nope.txt"), "-o", out}, "no such file"},
-		{"perfdb several GPUs", []string{"calib", "import", "perfdb", "../../calib/testdata/perfdb", "-o", out}, "several GPUs"},
-		{"perfdb bad l2", []string{"calib", "import", "perfdb", "../../calib/testdata/perfdb", "--gpu", "h200-sxm", "--l2", "lots", "-o", out}, `--l2 "lots"`},
-		{"output is a directory", []string{"calib", "import", "perfdb", "../../calib/testdata/perfdb", "--gpu", "h200-sxm", "-o", dir}, "-o " + dir + ": is a directory"},
+		{"perfdb several GPUs", []string{"calib", "import", "perfdb", "../../../../calib/testdata/perfdb", "-o", out}, "several GPUs"},
+		{"perfdb bad l2", []string{"calib", "import", "perfdb", "../../../../calib/testdata/perfdb", "--gpu", "h200-sxm", "--l2", "lots", "-o", out}, `--l2 "lots"`},
+		{"output is a directory", []string{"calib", "import", "perfdb", "../../../../calib/testdata/perfdb", "--gpu", "h200-sxm", "-o", dir}, "-o " + dir + ": is a directory"},
 		{"nccl output is a directory", []string{"calib", "import", "nccl-tests", ncclFixtures[0], "-o", dir}, "-o " + dir + ": is a directory"},
 		{"output directory missing", []string{"calib", "import", "nccl-tests", ncclFixtures[0], "-o", filepath.Join(dir, "nope", "out.toml")},
 			"-o " + filepath.Join(dir, "nope", "out.toml") + ": no such directory " + filepath.Join(dir, "nope")},
@@ -87,7 +87,7 @@ func TestCalibBadInput(t *testing.T) {
 
 func TestCalibImportPerfDB(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "h200.toml")
-	code, stdout, stderr := runCLI(t, "calib", "import", "perfdb", "../../calib/testdata/perfdb", "--gpu", "h200-sxm", "-o", out)
+	code, stdout, stderr := runCLI(t, "calib", "import", "perfdb", "../../../../calib/testdata/perfdb", "--gpu", "h200-sxm", "-o", out)
 	require.Equal(t, ExitOK, code, stderr)
 	assert.Equal(t, "wrote "+out+": 7 tables, 37 rows\n", stdout)
 	f, err := calib.Load(out)
@@ -145,7 +145,7 @@ func BenchmarkStepCalibrated(b *testing.B) {
 func TestPredictCalibrationOtherBox(t *testing.T) {
 	dir := t.TempDir()
 	h200 := filepath.Join(dir, "h200.toml")
-	code, _, stderr := runCLI(t, "calib", "import", "perfdb", "../../calib/testdata/perfdb", "--gpu", "h200-sxm", "-o", h200)
+	code, _, stderr := runCLI(t, "calib", "import", "perfdb", "../../../../calib/testdata/perfdb", "--gpu", "h200-sxm", "-o", h200)
 	require.Equal(t, ExitOK, code, stderr)
 	src, err := scenarios.EmbeddedSource("kimi-k2.5-h200-nvlink-tp8")
 	require.NoError(t, err)
