@@ -65,7 +65,8 @@ type BenchResult struct {
 	Requests []Request
 
 	// Warnings name what a partial record lacks ("no request count: ..."),
-	// and every assumption the reader made about units.
+	// and every assumption the reader made (units, counts). They do not
+	// name the record: prefix Name() where records mix.
 	Warnings []string
 }
 
@@ -108,9 +109,9 @@ type Request struct {
 	Queue, TTFT, TPOT, E2E float64
 }
 
-// warn adds a warning naming the record.
+// warn adds a warning.
 func (r *BenchResult) warn(format string, args ...any) {
-	r.Warnings = append(r.Warnings, r.Name()+": "+fmt.Sprintf(format, args...))
+	r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
 }
 
 // newResult is a record with every figure absent.

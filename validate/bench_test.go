@@ -100,7 +100,7 @@ func TestReadBenchPartial(t *testing.T) {
 	assert.True(t, math.IsNaN(r.Duration), "duration absent, not refused")
 	assert.InDelta(t, 1000, r.InputTokens, 1e-9)
 	require.Len(t, r.Warnings, 1)
-	assert.Contains(t, r.Warnings[0], "blog.json: no request count")
+	assert.Contains(t, r.Warnings[0], "no request count")
 }
 
 func TestPythonFloatsLeavesStrings(t *testing.T) {
@@ -110,7 +110,8 @@ func TestPythonFloatsLeavesStrings(t *testing.T) {
 }
 
 func FuzzReadBench(f *testing.F) {
-	for _, name := range []string{"vllm-c16.json", "sglang-rates.jsonl"} {
+	for _, name := range []string{"vllm-c16.json", "sglang-rates.jsonl", "aiconfigurator-rows.csv", "inferencex-agg.json",
+		"inferencex-rows.json", "inferencex-tokenpos.json", "requests.jsonl", "mooncake.jsonl"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "bench", name))
 		require.NoError(f, err)
 		f.Add(b)
@@ -128,6 +129,30 @@ func FuzzReadBench(f *testing.F) {
 			if !(r.InputTokens >= 1) || !(r.OutputTokens >= 1) || math.IsInf(r.InputTokens, 0) || math.IsInf(r.OutputTokens, 0) || r.Duration <= 0 {
 				t.Fatalf("accepted an unusable result: %+v", r)
 			}
+		}
+	})
+}
+
+func FuzzReadWorkload(f *testing.F) {
+	for _, name := range []string{"requests.jsonl", "mooncake.jsonl", "vllm-c16.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "bench", name))
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tr, _, err := ReadWorkload("fuzz.jsonl", b)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.jsonl") {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		prev := 0.0
+		for i, q := range tr {
+			if !(q.Arrival >= prev) || math.IsInf(q.Arrival, 0) || q.InputTokens < 1 || q.OutputTokens < 1 {
+				t.Fatalf("request %d unusable or out of order: %+v", i, q)
+			}
+			prev = q.Arrival
 		}
 	})
 }

@@ -203,12 +203,20 @@ func ReadBenchBytes(name string, data []byte) ([]BenchResult, error) {
 	if len(bytes.TrimSpace(s.Data)) == 0 {
 		return nil, &BenchError{File: name, Msg: "empty file: not a benchmark result"}
 	}
-	for _, f := range Formats() {
-		if f.Detect != nil && f.Detect(s) {
-			return f.Read(name, s.Data)
-		}
+	if f := detect(s); f != nil {
+		return f.Read(name, s.Data)
 	}
 	return nil, unknownShape(name, false)
+}
+
+// detect is the first file format that claims s, or nil.
+func detect(s *Sniff) *Format {
+	for _, f := range Formats() {
+		if f.Detect != nil && f.Detect(s) {
+			return &f
+		}
+	}
+	return nil
 }
 
 // ReadBenchAs reads data as the named format, without detection (a corpus

@@ -100,7 +100,9 @@ func computeValidateBench(s *streams, opts *validateBenchOptions) ([]benchCase, 
 	var cases []benchCase
 	var warnings []string
 	for _, r := range results {
-		warnings = append(warnings, r.Warnings...)
+		for _, w := range r.Warnings {
+			warnings = append(warnings, r.Name()+": "+w)
+		}
 	}
 	for _, r := range results {
 		sc, err := scenarios.Open(opts.Scenario)
