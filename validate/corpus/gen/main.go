@@ -276,6 +276,7 @@ func (g *gen) aiconfigurator() error {
 		groups[key].rows = append(groups[key].rows, rec)
 	}
 	sort.Strings(order)
+	slugs := map[string]int{}
 	for _, key := range order {
 		gr := groups[key]
 		r0 := gr.rows[0]
@@ -296,9 +297,18 @@ func (g *gen) aiconfigurator() error {
 		}
 		mode := get("mode")
 		if mode == "disagg" {
-			layout = fmt.Sprintf("disagg-p%sx%s-d%sx%s", get("prefill_num_workers"), get("prefill_tp_size"), get("decode_num_workers"), get("decode_tp_size"))
+			layout = fmt.Sprintf("disagg-p%sx-tp%s-dp%s-ep%s-d%sx-tp%s-dp%s-ep%s", get("prefill_num_workers"), get("prefill_tp_size"),
+				get("prefill_attention_dp_size"), get("prefill_moe_ep_size"), get("decode_num_workers"), get("decode_tp_size"),
+				get("decode_attention_dp_size"), get("decode_moe_ep_size"))
 		}
 		base := slug(get("system"), get("backend"), short, ckpt, layout)
+		if v := get("backend_version"); slugs[base] > 0 {
+			base = slug(base, v) // the same deployment on another engine version
+		}
+		for n := 2; slugs[base] > 0; n++ {
+			base = slug(strings.TrimSuffix(base, fmt.Sprintf("-%d", n-1)), strconv.Itoa(n))
+		}
+		slugs[base]++
 		var buf bytes.Buffer
 		w := csv.NewWriter(&buf)
 		_ = w.Write(header)
