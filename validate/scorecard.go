@@ -117,6 +117,9 @@ func Score(rows []CorpusRow) *Scorecard {
 	})
 	sc.ByShape = partitionBy(scored, ShapeBand)
 	sc.ByConcurrency = partitionBy(scored, ConcurrencyBand)
+	slices.SortStableFunc(sc.ByConcurrency, func(a, b Partition) int {
+		return slices.Index(concurrencyBands, a.Name) - slices.Index(concurrencyBands, b.Name)
+	})
 	sc.BySource = partitionBy(scored, func(r *CorpusRow) string { return r.Source })
 	for reason, n := range skips {
 		sc.Skipped = append(sc.Skipped, SkipCount{Reason: reason, Count: n})
@@ -215,6 +218,9 @@ func ShapeBand(r *CorpusRow) string {
 	return in + ", " + out
 }
 
+// concurrencyBands are ConcurrencyBand's names in order.
+var concurrencyBands = []string{"C 1-4", "C 5-16", "C 17-64", "C 65-256", "C >256", "open loop"}
+
 // ConcurrencyBand names a row's load: a closed loop's concurrency band,
 // or "open loop" (a rate or a replayed log).
 func ConcurrencyBand(r *CorpusRow) string {
@@ -254,8 +260,8 @@ const (
 //   - tp_size slip: the same setup but a tp_size equal to another
 //     record's tp_size x EP, with that record's TTFT and TPOT within
 //     0.01 ms (the figures belong to the other layout);
-//   - inconsistent: against a record of the same setup at a quarter of the
-//     concurrency or less, a mean TPOT below 0.8 x its and a mean TTFT
+//   - inconsistent: against a record of the same setup (any engine
+//     version) at a quarter of the concurrency or less, a mean TPOT below 0.8 x its and a mean TTFT
 //     above 10 x its: more requests in flight cannot decode faster, so the
 //     requests waited at the client (the README's gpt-oss-120b H100 C=512
 //     rows: TTFT of minutes, TPOT below C=64's).
@@ -263,7 +269,11 @@ func ExcludeUnreliable(recs []BenchResult) []string {
 	out := make([]string, len(recs))
 	setup := func(r *BenchResult, withLayout, withConc bool) string {
 		l := r.Layout
-		k := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%s|%g|%g", r.Family, r.Model, l.GPU, r.Backend, l.Extra["backend_version"], l.Precision,
+		version := l.Extra["backend_version"]
+		if !withConc {
+			version = "" // a series compares across engine versions (some rows lack it)
+		}
+		k := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%s|%g|%g", r.Family, r.Model, l.GPU, r.Backend, version, l.Precision,
 			l.Extra["gemm_quant_mode"]+"/"+l.Extra["moe_quant_mode"], l.Mode, r.InputTokens, r.OutputTokens)
 		if withLayout {
 			k += fmt.Sprintf("|%d|%d|%d|%d|%d|%s", l.TP, l.PP, l.DP, l.MoETP, l.EP, disaggKey(l))
@@ -318,7 +328,7 @@ func ExcludeUnreliable(recs []BenchResult) []string {
 	// Inconsistent rows: along each setup's concurrency series.
 	series := map[string][]int{}
 	for i := range recs {
-		if out[i] != "" || recs[i].Layout.GPU == "" || !(tpot(&recs[i]) > 0) || recs[i].Concurrency <= 0 {
+		if out[i] == ExcludeTPSlip || recs[i].Layout.GPU == "" || !(tpot(&recs[i]) > 0) || recs[i].Concurrency <= 0 {
 			continue
 		}
 		k := setup(&recs[i], true, false)
@@ -326,6 +336,9 @@ func ExcludeUnreliable(recs []BenchResult) []string {
 	}
 	for _, idx := range series {
 		for _, i := range idx {
+			if out[i] != "" {
+				continue
+			}
 			for _, j := range idx {
 				if recs[j].Concurrency*4 <= recs[i].Concurrency && tpot(&recs[i]) < 0.8*tpot(&recs[j]) && ttft(&recs[i]) > 10*ttft(&recs[j]) {
 					out[i] = ExcludeInconsistent

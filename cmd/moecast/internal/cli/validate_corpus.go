@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/moecast/moecast/internal/atomicfile"
 	"github.com/moecast/moecast/report"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/serve"
@@ -29,9 +30,12 @@ type validateCorpusOptions struct {
 	Corpus string // DIR or MANIFEST; "" = the shipped corpus
 	Format string
 	HTML   string
-	// Every keeps one scored-eligible record in Every (deterministic
-	// subsample by position); 1 = all.
-	Every int
+	// Every keeps one scorable record in Every (a deterministic subsample
+	// by position); 1 = all. MaxRows > 0 sets Every to the smallest that
+	// keeps at most MaxRows.
+	Every    int
+	MaxRows  int
+	Markdown string // --markdown FILE: the scorecard as docs/ACCURACY.md
 }
 
 func newValidateCorpusCmd(s *streams) *cobra.Command {
@@ -58,6 +62,9 @@ never makes the command fail; unusable input exits 2.`,
 			if len(args) == 1 {
 				opts.Corpus = args[0]
 			}
+			if c.Flags().Changed("every") && c.Flags().Changed("max-rows") {
+				return inputErrf("validate corpus: give --every or --max-rows, not both")
+			}
 			return runValidateCorpus(s, opts)
 		},
 	}
@@ -65,6 +72,8 @@ never makes the command fail; unusable input exits 2.`,
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv (csv: one line per row)")
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report to FILE")
 	f.IntVar(&opts.Every, "every", 1, "score one row in N (a deterministic subsample by position; skipped rows are still counted)")
+	f.IntVar(&opts.MaxRows, "max-rows", 0, "score at most N rows: one in ceil(scorable/N), as --every (0: all)")
+	f.StringVar(&opts.Markdown, "markdown", "", "also write the scorecard as a Markdown document to FILE (docs/ACCURACY.md is this for the shipped corpus)")
 	return cmd
 }
 
@@ -78,13 +87,26 @@ func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
 	if opts.Every < 1 {
 		return inputErrf("validate corpus: --every: want 1 or more, got %d", opts.Every)
 	}
+	if opts.MaxRows < 0 {
+		return inputErrf("validate corpus: --max-rows: want 0 (all) or more, got %d", opts.MaxRows)
+	}
+	if opts.Markdown != "" {
+		if err := atomicfile.CheckOutput(opts.Markdown); err != nil {
+			return inputErrf("--markdown: %w", err)
+		}
+	}
 	m, err := openCorpus(opts.Corpus)
 	if err != nil {
 		return err
 	}
-	res, err := scoreCorpus(m, opts.Every)
+	res, err := scoreCorpus(m, opts.Every, opts.MaxRows)
 	if err != nil {
 		return err
+	}
+	if opts.Markdown != "" {
+		if err := atomicfile.Write(opts.Markdown, 0o644, func(w io.Writer) error { return corpusMarkdown(w, res) }); err != nil {
+			return err
+		}
 	}
 	return output{html: opts.HTML, page: func() *report.Page { return corpusPage(res) }, json: func() any { return corpusJSONOf(res) },
 		csv: func() *table { return corpusRowsTable(res.Card) }, text: func(w io.Writer) error { return corpusText(w, res) },
@@ -152,8 +174,7 @@ type corpusJob struct {
 
 // scoreCorpus reads every entry, excludes unreliable records, simulates
 // the rest in parallel and scores them.
-func scoreCorpus(m *scenarios.Manifest, every int) (*corpusResult, error) {
-	res := &corpusResult{Manifest: m, Every: every}
+func scoreCorpus(m *scenarios.Manifest, every, maxRows int) (*corpusResult, error) {
 	var jobs []corpusJob
 	var recs []validate.BenchResult
 	for i, e := range m.Entries {
@@ -221,6 +242,16 @@ func scoreCorpus(m *scenarios.Manifest, every int) (*corpusResult, error) {
 		}
 		ents[i] = loaded{sc: sc, sim: simHandle{sm}}
 	}
+	if maxRows > 0 {
+		n := 0
+		for i := range jobs {
+			if jobs[i].skip == "" && ents[jobs[i].entry].skip == "" {
+				n++
+			}
+		}
+		every = max(1, (n+maxRows-1)/maxRows)
+	}
+	res := &corpusResult{Manifest: m, Every: every}
 	rows := make([]validate.CorpusRow, len(jobs))
 	eligible := 0
 	var todo []int
