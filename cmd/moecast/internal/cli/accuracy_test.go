@@ -61,3 +61,26 @@ func TestAccuracyDoc(t *testing.T) {
 		t.Errorf("docs/ACCURACY.md is out of step with `moecast validate corpus` (refresh: go test ./cmd/moecast/internal/cli -run TestAccuracyDoc -update, and review the diff)")
 	}
 }
+
+// TestReadmeQuotesAccuracy keeps the README's quoted overall figures those
+// of docs/ACCURACY.md.
+func TestReadmeQuotesAccuracy(t *testing.T) {
+	doc, err := os.ReadFile(accuracyDoc)
+	require.NoError(t, err)
+	readme, err := os.ReadFile("../../../../README.md")
+	require.NoError(t, err)
+	m := overallRE.FindStringSubmatch(string(doc))
+	require.NotNil(t, m, "docs/ACCURACY.md has no overall line")
+	tpot, err := strconv.ParseFloat(m[2], 64)
+	require.NoError(t, err)
+	ttft, err := strconv.ParseFloat(m[3], 64)
+	require.NoError(t, err)
+	for _, want := range []string{
+		"on\nthe " + m[1] + " scorable rows",
+		"TPOT MAPE " + strconv.FormatFloat(tpot, 'f', 1, 64) + "%",
+		"TTFT MAPE " + strconv.FormatFloat(ttft, 'f', 1, 64) + "%",
+		"(docs/ACCURACY.md)",
+	} {
+		require.Contains(t, string(readme), want, "README.md must quote docs/ACCURACY.md's overall figures")
+	}
+}
