@@ -123,6 +123,27 @@ func TestValidateCorpusTextCSV(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "**1 of 6 rows scored.**")
 	assert.Contains(t, string(b), "| h100_sxm / Qwen3-235B / vllm / fp8 | 1 |")
+	page := filepath.Join(t.TempDir(), "c.html")
+	code, _, stderr = runCLI(t, "validate", "corpus", dir, "--html", page, "--format", "json")
+	require.Equal(t, ExitOK, code, stderr)
+	b, err = os.ReadFile(page)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "<svg", "the MAPE chart")
+	assert.Contains(t, string(b), "Not scored")
+}
+
+// BenchmarkValidateCorpus times the shipped corpus as docs/ACCURACY.md
+// runs it (the CI budget: under 60 s on 2 cores):
+//
+//	go test ./cmd/moecast/internal/cli -run XXX -bench ValidateCorpus -benchtime 1x -cpu 2
+func BenchmarkValidateCorpus(b *testing.B) {
+	m, err := openCorpus("")
+	require.NoError(b, err)
+	for b.Loop() {
+		res, err := scoreCorpus(m, 1, accuracyMaxRows)
+		require.NoError(b, err)
+		b.ReportMetric(float64(res.Card.Scored), "rows_scored")
+	}
 }
 
 func TestValidateCorpusBad(t *testing.T) {
