@@ -223,9 +223,9 @@ func (e *engine) result() *Result {
 	r.KVPeakPerGPU = unit.Bytes(float64(e.peakBlocks*m.BlockSize) * float64(m.KVBytesPerToken) / float64(m.Groups))
 	switch {
 	case e.cfg.Workload.Trace != nil:
-		// A replayed log: its offered rate, n / last arrival.
+		// A replayed log: its offered rate is the mean over its arrivals.
 		if last := e.reqs[n-1].arrival; last > 0 {
-			r.RequestRate = float64(n) / last
+			r.RequestRate = float64(n-1) / last
 		} else {
 			r.RequestRate = math.Inf(1)
 		}

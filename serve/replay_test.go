@@ -40,7 +40,7 @@ func TestReplayArrivalsAndLengths(t *testing.T) {
 	assert.Equal(t, 4100, r.TotalInputTokens)
 	assert.Greater(t, e.reqs[1].ttft, e.reqs[0].ttft, "the longer prompt prefills longer")
 	within(t, e.reqs[1].send, 100, 0, "sent at its arrival")
-	within(t, r.RequestRate, 2.0/100, 1e-12, "offered rate: n / last arrival")
+	within(t, r.RequestRate, 1.0/100, 1e-12, "offered rate: (n-1) / last arrival")
 	assert.False(t, r.Overloaded, "a replay is never judged overloaded")
 }
 

@@ -110,7 +110,7 @@ func TestReadRequestLog(t *testing.T) {
 	assert.InDelta(t, 50, r.Metrics["tpot"].Mean, 1e-6, "(50 + 50) / 2")
 	assert.Equal(t, 3, r.NumPrompts)
 	assert.InDelta(t, 200, r.InputTokens, 1e-9)
-	assert.InDelta(t, 3, r.RequestRate, 1e-9, "n / last arrival")
+	assert.InDelta(t, 2, r.RequestRate, 1e-9, "(n-1) / last arrival")
 }
 
 func TestReadMooncake(t *testing.T) {

@@ -203,7 +203,7 @@ func (r *BenchResult) finishLog() {
 	}
 	r.InputTokens, r.OutputTokens = in/float64(n), out/float64(n)
 	if last := r.Requests[n-1].Arrival; last > 0 {
-		r.RequestRate = float64(n) / last // as serve's offered rate of a load
+		r.RequestRate = float64(n-1) / last
 	}
 	for m, get := range map[string]func(Request) float64{
 		"ttft": func(q Request) float64 { return q.TTFT },

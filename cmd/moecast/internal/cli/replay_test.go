@@ -56,7 +56,7 @@ func TestSimulateReplay(t *testing.T) {
 			assert.Equal(t, 3, p.Requests)
 			assert.Equal(t, (6955+1000+512+1)/3, p.InputTokens, "mean length")
 			require.NotNil(t, p.RequestRate)
-			assert.InDelta(t, 3/2.5, *p.RequestRate, 1e-9, "n / last arrival")
+			assert.InDelta(t, 2/2.5, *p.RequestRate, 1e-9, "(n-1) / last arrival")
 			require.NotNil(t, p.MeanTTFT)
 			assert.Contains(t, stdout+stderr, "hash_ids ignored")
 		})
