@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -102,6 +100,11 @@ func computeValidateBench(s *streams, opts *validateBenchOptions) ([]benchCase, 
 	var cases []benchCase
 	var warnings []string
 	for _, r := range results {
+		for _, w := range r.Warnings {
+			warnings = append(warnings, r.Name()+": "+w)
+		}
+	}
+	for _, r := range results {
 		sc, err := scenarios.Open(opts.Scenario)
 		if err != nil {
 			return nil, nil, inputErr(err)
@@ -172,28 +175,16 @@ func renderValidateBench(s *streams, opts *validateBenchOptions, cases []benchCa
 	return nil
 }
 
-// readBenchFile reads one result file ("-" is standard input).
+// readBenchFile reads one result file or directory ("-" is standard
+// input) with the format the registry detects.
 func readBenchFile(s *streams, path string) ([]validate.BenchResult, error) {
-	var r io.Reader
-	name := path
+	var rs []validate.BenchResult
+	var err error
 	if path == "-" {
-		r, name = s.In, "stdin"
+		rs, err = validate.ReadBench("stdin", s.In)
 	} else {
-		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			return nil, inputErrf("%s: is a directory; give the result files", path)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				return nil, inputErrf("%s: %s", path, pe.Err)
-			}
-			return nil, inputErr(err)
-		}
-		defer f.Close()
-		r = f
+		rs, err = validate.ReadBenchPath(path)
 	}
-	rs, err := validate.ReadBench(name, r)
 	if err != nil {
 		return nil, inputErr(err)
 	}
@@ -262,13 +253,9 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 	return p, w, nil
 }
 
-// benchName names a result in messages: the file, and the line for JSONL.
-func benchName(r validate.BenchResult) string {
-	if r.Family == "sglang" {
-		return fmt.Sprintf("%s:%d", r.File, r.Line)
-	}
-	return r.File
-}
+// benchName names a result in messages: the file, and the line for a
+// file of many records.
+func benchName(r validate.BenchResult) string { return r.Name() }
 
 func rowName(r validate.BenchRow) string {
 	if r.Stat == "" {
