@@ -216,10 +216,10 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 		return scenarios.ServePoint{}, nil, inputErrf("%s: random_range_ratio: %g, want [0, 1)", benchName(r), r.RangeRatio)
 	}
 	v.RangeRatio = r.RangeRatio
-	if r.RangeRatio == 0 && r.Family == "vllm" {
+	if r.RangeRatio == 0 && strings.HasPrefix(r.Family, "vllm") {
 		w = append(w, benchName(r)+": the file does not record --random-range-ratio; fixed lengths assumed at the means")
 	}
-	if r.Burstiness > 0 && !math.IsInf(r.Burstiness, 0) {
+	if r.Burstiness > 0 { // +Inf: evenly spaced arrivals (GuideLLM's constant rate)
 		v.Burstiness = r.Burstiness
 	}
 	var p scenarios.ServePoint
