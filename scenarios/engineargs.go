@@ -199,7 +199,18 @@ func pyPosError(name, text string, off int, what string, err error) error {
 
 // EngineArgv reads a deployment from a command line already split into
 // words (what follows `--` on moecast's command line).
-func EngineArgv(words []string) (*Deployment, error) { return engineArgv("<args>", words) }
+// One word holding a whole command line (quoted as one argument) is split
+// as a shell would.
+func EngineArgv(words []string) (*Deployment, error) {
+	if len(words) == 1 && strings.ContainsAny(words[0], " \t\n") {
+		w, err := shellWords(words[0])
+		if err != nil {
+			return nil, &Error{File: "<args>", Msg: "command line: " + err.Error()}
+		}
+		words = w
+	}
+	return engineArgv("<args>", words)
+}
 
 // shellStops end a command inside a script.
 var shellStops = []string{"&&", "||", "|", ";", "&"}

@@ -63,7 +63,7 @@ var sglangQuiet = setOf(
 	"ssl_ca_certs", "ssl_keyfile_password", "enable_ssl_refresh", "device", "model_impl", "sampling_defaults",
 	"uvicorn_access_log_exclude_prefixes", "tokenizer_metrics_custom_labels_header", "enable_request_time_stats_logging",
 	"collect_tokens_histogram", "kv_events_config", "export_metrics_to_file", "export_metrics_to_file_dir",
-	"custom_sigquit_handler", "gc_warning_threshold_secs", "preferred_sampling_params", "config",
+	"custom_sigquit_handler", "gc_warning_threshold_secs", "preferred_sampling_params",
 )
 
 // sglangNotable are ServerArgs fields that change performance and that
@@ -198,6 +198,10 @@ func (d *Deployment) fromSGLang(file string, line int, args []engineArg, dump bo
 				if on {
 					d.set("runtime.allreduce", quoteTOML("nccl"), a.written())
 				}
+			}
+		case "config":
+			if !dump {
+				d.warnf("%s: the YAML file's arguments were not read; put them on the command line", a.written())
 			}
 		case "speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk",
 			"speculative_num_draft_tokens", "speculative_draft_model_path":

@@ -211,6 +211,22 @@ func TestEngineArgsBad(t *testing.T) {
 	}
 }
 
+// TestEngineArgvOneWord checks that a command line given as one word is
+// split, and that a config file's arguments are said to be unread.
+func TestEngineArgvOneWord(t *testing.T) {
+	d, err := EngineArgv([]string{"vllm serve deepseek-ai/DeepSeek-V3 -tp 8 --config 'my args.yaml'"})
+	require.NoError(t, err)
+	tp, _ := d.Get("parallel.tp")
+	assert.Equal(t, "8", tp)
+	assert.Contains(t, strings.Join(d.Warnings, "\n"), "--config my args.yaml: the YAML file's arguments were not read")
+	d, err = EngineArgv([]string{"python -m sglang.launch_server --model-path x/y --config c.yaml"})
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(d.Warnings, "\n"), "--config c.yaml: the YAML file's arguments were not read")
+	_, err = EngineArgv([]string{"vllm serve 'x"})
+	require.Error(t, err)
+	assert.Equal(t, "<args>: command line: offset 11: unterminated ' quote", err.Error())
+}
+
 // TestEngineArgsModel checks how the model's config is found.
 func TestEngineArgsModel(t *testing.T) {
 	dir := t.TempDir()
