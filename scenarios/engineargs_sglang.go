@@ -46,7 +46,7 @@ var sglangBools = setOf(
 var sglangRead = setOf("model_path", "tp_size", "dp_size", "ep_size", "pp_size", "max_running_requests",
 	"chunked_prefill_size", "kv_cache_dtype", "mem_fraction_static", "speculative_algorithm", "speculative_num_steps",
 	"speculative_eagle_topk", "speculative_num_draft_tokens", "speculative_draft_model_path", "quantization",
-	"context_length", "max_prefill_tokens")
+	"context_length", "max_prefill_tokens", "moe_dense_tp_size")
 
 // sglangQuiet are ServerArgs fields with no bearing on a performance
 // prediction: read without a remark.
@@ -76,7 +76,7 @@ var sglangNotable = map[string]string{
 	"quantization": "None", "context_length": "None", "max_total_tokens": "None", "max_prefill_tokens": "16384",
 	"schedule_policy": "'fcfs'", "enable_torch_compile": "False", "enable_two_batch_overlap": "False",
 	"enable_single_batch_overlap": "False", "moe_a2a_backend": "'none'", "enable_dp_lm_head": "False",
-	"moe_dense_tp_size": "None", "attn_cp_size": "1", "moe_dp_size": "1", "disaggregation_mode": "'null'",
+	"attn_cp_size": "1", "moe_dp_size": "1", "disaggregation_mode": "'null'",
 	"enable_hierarchical_cache": "False", "enable_eplb": "False", "ep_num_redundant_experts": "0",
 	"num_continuous_decode_steps": "1", "cpu_offload_gb": "0", "torchao_config": "''",
 	"enable_deterministic_inference": "False", "enable_lora": "None", "enable_nccl_nvls": "False",
@@ -94,6 +94,7 @@ func (d *Deployment) fromSGLang(file string, line int, args []engineArg, dump bo
 	var (
 		tpArg, dpArg, epArg engineArg
 		dpAttn, epMoE       engineArg
+		denseTP             engineArg
 		spec                = map[string]engineArg{}
 		unread              int
 	)
@@ -126,6 +127,10 @@ func (d *Deployment) fromSGLang(file string, line int, args []engineArg, dump bo
 			}
 		case "enable_dp_attention":
 			dpAttn = a
+		case "moe_dense_tp_size":
+			if a.Val.Kind != pyNone {
+				denseTP = a
+			}
 		case "enable_ep_moe", "enable_deepep_moe":
 			if on, err := argBool(a); err != nil {
 				return fail(a, err)
@@ -221,7 +226,7 @@ func (d *Deployment) fromSGLang(file string, line int, args []engineArg, dump bo
 	if d.Model == "" {
 		return &Error{File: file, Line: line, Msg: "no model: the arguments give no --model-path"}
 	}
-	if err := d.sglangLayout(file, line, tp, dp, ep, tpArg, dpArg, epArg, dpAttn, epMoE); err != nil {
+	if err := d.sglangLayout(file, line, tp, dp, ep, tpArg, dpArg, epArg, dpAttn, epMoE, denseTP); err != nil {
 		return err
 	}
 	if err := d.sglangSpec(file, line, spec); err != nil {
@@ -235,10 +240,12 @@ func (d *Deployment) fromSGLang(file string, line int, args []engineArg, dump bo
 
 // sglangLayout maps SGLang's layout onto moecast's. SGLang's tp_size is
 // the GPUs of one server; with --enable-dp-attention, dp_size attention
-// groups of tp/dp GPUs each share the MLP and experts over all tp GPUs
-// (moecast: tp = tp_size, dp_attention, attention unsplit); without it,
-// dp_size > 1 starts that many independent replicas of tp_size GPUs.
-func (d *Deployment) sglangLayout(file string, line, tp, dp, ep int, tpArg, dpArg, epArg, dpAttn, epMoE engineArg) error {
+// groups of tp/dp GPUs each share the dense MLP and lm_head over all tp GPUs
+// (moecast: tp = tp_size, dp_attention, attention unsplit), or with
+// --moe-dense-tp-size 1 run them data-parallel too (moecast: tp = 1,
+// dp = tp_size, dp_attention); without DP attention, dp_size > 1 starts that
+// many independent replicas of tp_size GPUs.
+func (d *Deployment) sglangLayout(file string, line, tp, dp, ep int, tpArg, dpArg, epArg, dpAttn, epMoE, denseTP engineArg) error {
 	attn := false
 	if dpAttn.Dest != "" {
 		on, err := argBool(dpAttn)
@@ -262,18 +269,43 @@ func (d *Deployment) sglangLayout(file string, line, tp, dp, ep int, tpArg, dpAr
 			return argsError(file, line, dpArg, "DP attention with %d attention groups of %d GPUs (tp %d / dp %d): attention split inside a DP group cannot be expressed (moecast's dp_attention runs attention unsplit on every GPU)",
 				dp, tp/dp, tp, dp)
 		}
-		d.setInt("parallel.tp", tp, from(tpArg))
-		d.setInt("parallel.dp", 1, from(dpArg)+" with DP attention: the attention groups are parallel.dp_attention")
+		dense := 0
+		if denseTP.Dest != "" {
+			n, err := argInt(denseTP, false)
+			if err != nil {
+				return argsError(file, line, denseTP, "%v", err)
+			}
+			dense = n
+		}
+		switch dense {
+		case 0, tp: // the default: the dense MLP over all tp_size GPUs
+			d.setInt("parallel.tp", tp, from(tpArg))
+			d.setInt("parallel.dp", 1, from(dpArg)+" with DP attention: the attention groups are parallel.dp_attention")
+		case 1:
+			d.setInt("parallel.tp", 1, from(denseTP)+": dense layers data-parallel too")
+			d.setInt("parallel.dp", tp, from(tpArg)+" "+from(dpArg))
+		default:
+			return argsError(file, line, denseTP, "a dense-MLP TP of %d inside tp_size %d cannot be expressed (moecast: 1 or tp_size)", dense, tp)
+		}
 		d.set("parallel.dp_attention", "true", from(dpAttn))
 	case attn:
+		if denseTP.Dest != "" {
+			d.ignore(denseTP)
+		}
 		d.setInt("parallel.tp", tp, from(tpArg))
 		d.warnf("%s with dp_size 1 runs plain tensor parallelism", from(dpAttn))
 	case dp > 1:
+		if denseTP.Dest != "" {
+			d.ignore(denseTP)
+		}
 		d.setInt("parallel.tp", tp, from(tpArg))
 		d.setInt("parallel.dp", 1, from(dpArg)+": independent replicas; this scenario is one of them")
 		d.warnf("%s without DP attention starts %d independent replicas of %d GPUs; the scenario is one replica: give it 1/%d of the load",
 			from(dpArg), dp, tp, dp)
 	default:
+		if denseTP.Dest != "" {
+			d.ignore(denseTP)
+		}
 		d.setInt("parallel.tp", tp, from(tpArg))
 	}
 	switch {

@@ -123,6 +123,8 @@ func TestEngineArgsForms(t *testing.T) {
 		{"sglang legacy enable-ep-moe", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --tp 4 --enable-ep-moe", "parallel.ep", "4"},
 		{"sglang cuda graph off", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --disable-cuda-graph", "runtime.cuda_graphs", "false"},
 		{"sglang kv bf16", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --kv-cache-dtype bfloat16", "model.kv_cache", `"bf16"`},
+		{"sglang dense layers data-parallel", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 8 --dp 8 --enable-dp-attention --moe-dense-tp-size 1 --ep 8", "parallel.dp", "8"},
+		{"sglang dense layers over tp", "server_args=ServerArgs(model_path='deepseek-ai/DeepSeek-V3', tp_size=8, dp_size=8, enable_dp_attention=True, moe_dense_tp_size=None)", "parallel.tp", "8"},
 		{"sglang dump dp attention", "server_args=ServerArgs(model_path='deepseek-ai/DeepSeek-V3', tp_size=8, dp_size=8, enable_dp_attention=True, ep_size=8)", "parallel.dp_attention", "true"},
 	}
 	for _, tt := range tests {
@@ -192,6 +194,7 @@ func TestEngineArgsBad(t *testing.T) {
 		{"spec without K", `vllm serve x --speculative-config '{"method":"mtp"}'`, "num_speculative_tokens missing"},
 		{"sglang standalone", "python -m sglang.launch_server --model-path x --speculative-algorithm STANDALONE --speculative-num-steps 2", `"STANDALONE" has no moecast equivalent`},
 		{"sglang attention TP inside DP", "python -m sglang.launch_server --model-path x --tp 8 --dp 4 --enable-dp-attention", "attention split inside a DP group"},
+		{"sglang dense TP between", "python -m sglang.launch_server --model-path x --tp 8 --dp 8 --enable-dp-attention --moe-dense-tp-size 2", "a dense-MLP TP of 2"},
 		{"sglang ep does not divide", "python -m sglang.launch_server --model-path x --tp 8 --ep 3", "ep_size 3 does not divide tp_size 8"},
 		{"log dict cut short", "INFO non-default args: {'model': 'x', 'tensor_parallel_size': 8", "in.sh:1: vLLM non-default args: column"},
 		{"log dict of the wrong type", "non-default args: ['model']", "want a {...} dict"},

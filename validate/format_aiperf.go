@@ -228,6 +228,9 @@ func readAIPerf(name string, data []byte) ([]BenchResult, error) {
 	} else {
 		r.warn("no input_config: the client's concurrency and request rate are unknown")
 	}
+	if _, ok := obj["input_config"]; ok && r.Concurrency == 0 && math.IsInf(r.RequestRate, 1) {
+		r.warn("input_config gives neither loadgen.concurrency nor loadgen.request_rate: the load is unknown")
+	}
 	if r.NumPrompts > 0 && r.Completed > 0 && r.NumPrompts > 10*r.Completed {
 		// AIPerf's documented example runs a duration-bounded benchmark
 		// with request_count = 1e9: the configured count is no count.

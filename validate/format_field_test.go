@@ -140,6 +140,13 @@ func TestReadAIPerf(t *testing.T) {
 	assertStats(t, "e2el = request_latency", Stats{4120, 4050, 4500, 5200}, r.Metrics["e2el"])
 	assert.Empty(t, r.Warnings)
 
+	// A configuration without the load says so.
+	noLoad := `{"time_to_first_token": {"unit": "ms", "avg": 10}, "input_sequence_length": {"unit": "tokens", "avg": 100}, "output_sequence_length": {"unit": "tokens", "avg": 10}, "request_count": {"unit": "requests", "avg": 8}, "input_config": {"concurrency": 4}}`
+	rs, err := ReadBenchBytes("n.json", []byte(noLoad))
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(rs[0].Warnings, "\n"), "neither loadgen.concurrency nor loadgen.request_rate")
+	assert.Equal(t, 0, rs[0].Concurrency)
+
 	// Units are converted from what the file states.
 	data, err := os.ReadFile("testdata/bench/aiperf/profile_export_aiperf.json")
 	require.NoError(t, err)
