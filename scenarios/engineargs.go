@@ -21,7 +21,8 @@ import (
 //     vllm/entrypoints/serve/utils/api_utils.py);
 //   - a `python -m sglang.launch_server --model-path MODEL ...` command line;
 //   - SGLang's "server_args=ServerArgs(...)" log line (the dataclass repr of
-//     every field, printed at start-up by sglang/srt/entrypoints/engine.py).
+//     every field, `logger.info(f"{server_args=}")` at start-up in
+//     python/sglang/srt/entrypoints/engine.py, sgl-project/sglang @ 18bfdd1).
 //
 // Flag names and their destinations are vLLM's EngineArgs.add_cli_args
 // (vllm/engine/arg_utils.py @ 99d7eb5) and SGLang's ServerArgs
