@@ -19,7 +19,8 @@ import (
 //     log_non_default_args in vllm/entrypoints/utils.py, vllm-project/vllm @
 //     97c10e4; later releases moved it to
 //     vllm/entrypoints/serve/utils/api_utils.py);
-//   - a `python -m sglang.launch_server --model-path MODEL ...` command line;
+//   - a `python -m sglang.launch_server --model-path MODEL ...` (or `sglang
+//     serve --model-path MODEL ...`) command line;
 //   - SGLang's "server_args=ServerArgs(...)" log line (the dataclass repr of
 //     every field, `logger.info(f"{server_args=}")` at start-up in
 //     python/sglang/srt/entrypoints/engine.py, sgl-project/sglang @ 18bfdd1).
@@ -238,6 +239,11 @@ func engineArgv(name string, words []string) (*Deployment, error) {
 		case w == "sglang.launch_server":
 			d = &Deployment{Engine: "sglang", Source: "sglang.launch_server command line"}
 			start = i + 1
+		case path.Base(w) == "sglang" && i+1 < len(words) && words[i+1] == "serve":
+			// SGLang's `sglang serve` CLI takes launch_server's arguments
+			// (docs.sglang.io's CLI reference).
+			d = &Deployment{Engine: "sglang", Source: "sglang serve command line"}
+			start = i + 2
 		default:
 			continue
 		}
@@ -264,7 +270,7 @@ func engineArgv(name string, words []string) (*Deployment, error) {
 		}
 		return d, d.fromSGLang(name, 0, args, false)
 	}
-	return nil, &Error{File: name, Msg: "found none of `vllm serve`, `python -m vllm.entrypoints.openai.api_server`, `python -m sglang.launch_server`, " +
+	return nil, &Error{File: name, Msg: "found none of `vllm serve`, `python -m vllm.entrypoints.openai.api_server`, `python -m sglang.launch_server`, `sglang serve`, " +
 		"a \"non-default args: {...}\" line (vLLM's log) or a \"server_args=ServerArgs(...)\" line (SGLang's log)"}
 }
 

@@ -118,6 +118,7 @@ func TestEngineArgsForms(t *testing.T) {
 		{"vllm kv auto", "vllm serve deepseek-ai/DeepSeek-V3 --kv-cache-dtype auto", "model.kv_cache", ""},
 		{"vllm log dict", "x INFO non-default args: {'model': 'deepseek-ai/DeepSeek-V3', 'max_num_seqs': 64}", "runtime.max_num_seqs", "64"},
 		{"vllm log last of two starts", "non-default args: {'model': 'deepseek-ai/DeepSeek-V3', 'max_num_seqs': 64}\nnon-default args: {'model': 'deepseek-ai/DeepSeek-V3', 'max_num_seqs': 32}", "runtime.max_num_seqs", "32"},
+		{"sglang serve CLI", "sglang serve --model-path Qwen/Qwen3-30B-A3B --tp-size 2", "parallel.tp", "2"},
 		{"sglang --model alias, --tp-size", "python -m sglang.launch_server --model Qwen/Qwen3-30B-A3B --tp-size 4", "parallel.tp", "4"},
 		{"sglang replicas are one scenario", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --tp 2 --dp 4", "parallel.dp", "1"},
 		{"sglang legacy enable-ep-moe", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --tp 4 --enable-ep-moe", "parallel.ep", "4"},

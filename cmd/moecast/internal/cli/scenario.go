@@ -48,7 +48,7 @@ func newScenarioFromArgsCmd(s *streams, runF func(*scenarioFromArgsOptions) erro
 		Short: "A scenario from a vllm serve / sglang.launch_server command line or their start-up log line",
 		Long: `Turn what an engine was started with into a scenario file: a vllm serve
 command line, the vLLM server's "non-default args: {...}" log line, a
-python -m sglang.launch_server command line, or SGLang's
+python -m sglang.launch_server (or sglang serve) command line, or SGLang's
 "server_args=ServerArgs(...)" log line. FILE (or - for standard input) may be
 a whole server log: the last such line in it is read. A command line may also
 follow --, as the shell split it:
