@@ -103,10 +103,16 @@ type engineArg struct {
 	Flag string
 	Val  pyValue
 	At   string // where it was read: "argument 7", "offset 812"
+	// Text is the argument as written when written() would not rebuild
+	// it (a dotted vLLM flag, whose value is wrapped in a dict).
+	Text string
 }
 
 // written is the argument as the user wrote it, for messages and comments.
 func (a engineArg) written() string {
+	if a.Text != "" {
+		return a.Text
+	}
 	if strings.HasPrefix(a.Flag, "-") {
 		switch {
 		case a.Val.Kind == pyBool && a.Val.Raw == "":
@@ -322,8 +328,8 @@ func splitFlags(name string, words []string, first int, bools, single map[string
 			a.Val = pyValue{Kind: pyBool, Bool: true} // an unknown flag with no value
 		}
 		if sub != "" {
+			a.Text = a.written()
 			a.Val = pyValue{Kind: pyDict, Keys: []string{sub}, Vals: []pyValue{a.Val}, Raw: fmt.Sprintf("{%q: %s}", sub, a.Val.Raw)}
-			a.Flag = w
 		}
 		out = append(out, a)
 	}

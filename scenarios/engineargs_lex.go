@@ -319,6 +319,9 @@ func (p *pyParser) name(depth int) (pyValue, error) {
 		p.pos++
 	}
 	id := p.src[start:p.pos]
+	if p.pos < len(p.src) && (p.src[p.pos] == '\'' || p.src[p.pos] == '"') && strings.Contains("b r u f rb br", id) && len(id) <= 2 {
+		return p.str() // a prefixed string: b'...', r"..."
+	}
 	switch id {
 	case "None":
 		return pyValue{Kind: pyNone}, nil

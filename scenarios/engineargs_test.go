@@ -153,7 +153,7 @@ func TestEngineArgsSpec(t *testing.T) {
 		warn   string // substring of a warning; "" = none expected
 	}{
 		{"vllm deepseek_mtp", `vllm serve deepseek-ai/DeepSeek-V3 --speculative-config '{"method":"deepseek_mtp","num_speculative_tokens":2}'`, "mtp", 2, ""},
-		{"vllm dotted keys", "vllm serve deepseek-ai/DeepSeek-V3 --speculative-config.method mtp --speculative-config.num_speculative_tokens 3", "mtp", 3, ""},
+		{"vllm dotted keys", "vllm serve deepseek-ai/DeepSeek-V3 --speculative-config.method mtp --speculative-config.num_speculative_tokens=3", "mtp", 3, ""},
 		{"vllm method from eagle3 draft name", `vllm serve Qwen/Qwen3-235B-A22B --speculative-config '{"model":"org/Qwen3-EAGLE3","num_speculative_tokens":4}'`, "eagle3", 4, ""},
 		{"vllm eagle priced as eagle3", `vllm serve Qwen/Qwen3-235B-A22B --speculative-config '{"method":"eagle","model":"x","num_speculative_tokens":2}'`, "eagle3", 2, "EAGLE-1/2"},
 		{"vllm ngram", `vllm serve Qwen/Qwen3-235B-A22B --speculative-config '{"method":"ngram","num_speculative_tokens":5,"prompt_lookup_max":4}'`, "ngram", 5, ""},
@@ -171,6 +171,9 @@ func TestEngineArgsSpec(t *testing.T) {
 			assert.Equal(t, tt.k, d.Spec.DraftTokens, "K")
 			if tt.warn != "" {
 				assert.Contains(t, strings.Join(d.Warnings, "\n"), tt.warn)
+			}
+			if strings.Contains(tt.in, "config.method") {
+				assert.Equal(t, "--speculative-config.method mtp --speculative-config.num_speculative_tokens 3", d.Spec.From, "as written")
 			}
 		})
 	}
@@ -346,6 +349,10 @@ func TestPyLiteral(t *testing.T) {
 			assert.Equal(t, pyOpaque, v.Vals[2].Kind)
 			assert.Equal(t, pyList, v.Vals[3].Kind)
 			assert.Len(t, v.Vals[4].Items, 1)
+		}, ""},
+		{"prefixed strings", `[b'raw', r"x\y"]`, pyList, func(t *testing.T, v pyValue) {
+			assert.Equal(t, "raw", v.Items[0].Str)
+			assert.Equal(t, pyStr, v.Items[1].Kind)
 		}, ""},
 		{"nested call", `CompilationConfig(level=3, pass_config=PassConfig(enable_fusion=False))`, pyCall, func(t *testing.T, v pyValue) {
 			pc, _ := v.get("pass_config")
