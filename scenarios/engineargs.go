@@ -164,7 +164,10 @@ func ReadEngineArgs(name string, data []byte) (*Deployment, error) {
 		for i, k := range v.Keys {
 			args[i] = engineArg{Dest: k, Flag: k, Val: v.Vals[i]}
 		}
-		return d, d.fromVLLM(name, line, args, false)
+		if err := d.fromVLLM(name, line, args, false); err != nil {
+			return nil, err
+		}
+		return d, nil
 	case si >= 0:
 		off := si + len("server_args=")
 		line := 1 + strings.Count(text[:off], "\n")
@@ -183,11 +186,14 @@ func ReadEngineArgs(name string, data []byte) (*Deployment, error) {
 		for i, k := range v.Keys {
 			args[i] = engineArg{Dest: k, Flag: k, Val: v.Vals[i]}
 		}
-		return d, d.fromSGLang(name, line, args, true)
+		if err := d.fromSGLang(name, line, args, true); err != nil {
+			return nil, err
+		}
+		return d, nil
 	}
 	words, err := shellWords(text)
 	if err != nil {
-		return nil, &Error{File: name, Msg: "command line: " + err.Error()}
+		return nil, pyPosError(name, text, 0, "command line", err)
 	}
 	return engineArgv(name, words)
 }
@@ -213,7 +219,7 @@ func EngineArgv(words []string) (*Deployment, error) {
 	if len(words) == 1 && strings.ContainsAny(words[0], " \t\n") {
 		w, err := shellWords(words[0])
 		if err != nil {
-			return nil, &Error{File: "<args>", Msg: "command line: " + err.Error()}
+			return nil, pyPosError("<args>", words[0], 0, "command line", err)
 		}
 		words = w
 	}
@@ -268,13 +274,19 @@ func engineArgv(name string, words []string) (*Deployment, error) {
 				args = append([]engineArg{{Dest: "model_tag", Flag: "MODEL", Val: pyValue{Kind: pyStr, Str: model, Raw: model},
 					At: fmt.Sprintf("argument %d", start)}}, args...)
 			}
-			return d, d.fromVLLM(name, 0, args, true)
+			if err := d.fromVLLM(name, 0, args, true); err != nil {
+				return nil, err
+			}
+			return d, nil
 		}
 		args, err := splitFlags(name, rest, start+1, sglangBools, sglangRead, sglangAliases)
 		if err != nil {
 			return nil, err
 		}
-		return d, d.fromSGLang(name, 0, args, false)
+		if err := d.fromSGLang(name, 0, args, false); err != nil {
+			return nil, err
+		}
+		return d, nil
 	}
 	return nil, &Error{File: name, Msg: "found none of `vllm serve`, `python -m vllm.entrypoints.openai.api_server`, `python -m sglang.launch_server`, `sglang serve`, " +
 		"a \"non-default args: {...}\" line (vLLM's log) or a \"server_args=ServerArgs(...)\" line (SGLang's log)"}

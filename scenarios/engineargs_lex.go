@@ -26,7 +26,7 @@ const maxPyDepth = 64
 // quotes escapes the next character, and backslash-newline joins lines; a
 // '#' that begins a word starts a comment to the end of the line. Variable
 // expansion and command substitution are not performed (the words keep
-// "$X" as written). An unterminated quote is an error naming its offset.
+// "$X" as written). An unterminated quote is a *pyError at its offset.
 func shellWords(s string) ([]string, error) {
 	var (
 		words []string
@@ -60,7 +60,7 @@ func shellWords(s string) ([]string, error) {
 		case c == '\'':
 			j := strings.IndexByte(s[i+1:], '\'')
 			if j < 0 {
-				return nil, fmt.Errorf("offset %d: unterminated ' quote", i)
+				return nil, &pyError{Off: i, Msg: "unterminated ' quote"}
 			}
 			cur.WriteString(s[i+1 : i+1+j])
 			i += j + 1
@@ -78,7 +78,7 @@ func shellWords(s string) ([]string, error) {
 				cur.WriteByte(s[j])
 			}
 			if j >= len(s) {
-				return nil, fmt.Errorf("offset %d: unterminated \" quote", i)
+				return nil, &pyError{Off: i, Msg: "unterminated \" quote"}
 			}
 			i = j
 			inTok = true

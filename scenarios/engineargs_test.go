@@ -185,7 +185,7 @@ func TestEngineArgsBad(t *testing.T) {
 		name, in, want string
 	}{
 		{"nothing recognisable", "echo hello", "found none of `vllm serve`"},
-		{"unterminated quote", "vllm serve x --speculative-config '{", "unterminated ' quote"},
+		{"unterminated quote", "vllm serve x \\\n  --speculative-config '{", "in.sh:2: command line: column 24: unterminated ' quote"},
 		{"tp not a number", "vllm serve x -tp eight", `-tp: argument 4: "eight" is not an integer`},
 		{"tp zero", "vllm serve x --tensor-parallel-size 0", "0 must be at least 1"},
 		{"pipeline parallel", "vllm serve x -pp 2", "pipeline parallelism (2 stages)"},
@@ -231,7 +231,7 @@ func TestEngineArgvOneWord(t *testing.T) {
 	assert.Contains(t, strings.Join(d.Warnings, "\n"), "--config c.yaml: the YAML file's arguments were not read")
 	_, err = EngineArgv([]string{"vllm serve 'x"})
 	require.Error(t, err)
-	assert.Equal(t, "<args>: command line: offset 11: unterminated ' quote", err.Error())
+	assert.Equal(t, "<args>:1: command line: column 12: unterminated ' quote", err.Error())
 }
 
 // TestEngineArgsModel checks how the model's config is found.
