@@ -169,6 +169,12 @@ func aicRow(name string, line int, col map[string]int, rec []string) (BenchResul
 		}
 		r.Concurrency = c
 	}
+	if r.Concurrency == 0 && l.Mode == "disagg" {
+		if db := count("decode_batch_size"); db > 0 {
+			r.Concurrency = db * max(count("decode_num_workers"), 1) * max(count("decode_attention_dp_size"), 1)
+			r.warn("disagg row without silicon_concurrency: concurrency taken as decode_batch_size x decode_num_workers x decode_attention_dp_size = %d", r.Concurrency)
+		}
+	}
 	if r.Concurrency > 0 {
 		r.NumPrompts = 10 * r.Concurrency
 		r.warn("the file does not record the request count: 10 x concurrency = %d assumed (the InferenceX harness)", r.NumPrompts)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/moecast/moecast/scenarios"
+	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/validate"
 )
 
@@ -196,6 +197,23 @@ func readBenchFile(s *streams, path string) ([]validate.BenchResult, error) {
 func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.ServePoint, []string, error) {
 	v := &sc.Serving
 	var w []string
+	if len(r.Requests) > 0 {
+		// A request log: its own arrivals and lengths, replayed.
+		tr := make([]serve.TraceRequest, len(r.Requests))
+		for i, q := range r.Requests {
+			tr[i] = serve.TraceRequest{Arrival: q.Arrival, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens}
+			for _, n := range []int{q.InputTokens, q.OutputTokens} {
+				if err := scenarios.CheckTokens(n); err != nil {
+					return scenarios.ServePoint{}, nil, inputErrf("%s: request %d: length %v", benchName(r), i+1, err)
+				}
+			}
+		}
+		if len(tr) > scenarios.MaxRequests {
+			return scenarios.ServePoint{}, nil, inputErrf("%s: %d requests is more than moecast simulates (%d)", benchName(r), len(tr), scenarios.MaxRequests)
+		}
+		v.SetReplay(tr)
+		return scenarios.ServePoint{Replay: true}, w, nil
+	}
 	n := r.NumPrompts
 	if n <= 0 {
 		n = r.Completed + r.Failed
@@ -287,6 +305,7 @@ type benchCaseJSON struct {
 	Family            string         `json:"family"`
 	Concurrency       int            `json:"concurrency,omitempty"`
 	RequestRate       *float64       `json:"request_rate,omitempty"`
+	Replay            bool           `json:"replay,omitempty"`
 	Requests          int            `json:"requests"`
 	InputTokens       int            `json:"input_tokens"`
 	OutputTokens      int            `json:"output_tokens"`
@@ -312,6 +331,12 @@ func benchJSONOf(scenario string, cases []benchCase, warnings []string) benchJSO
 			OutputTokens: c.pt.cfg.Workload.OutputTokens, Unservable: c.pt.unservable, Rows: []benchRowJSON{}}
 		if c.pt.at.RequestRate > 0 {
 			j.RequestRate = finite(c.pt.at.RequestRate)
+		}
+		if c.pt.at.Replay {
+			j.Replay = true
+			if c.pt.res != nil {
+				j.RequestRate = finite(c.pt.res.RequestRate)
+			}
 		}
 		for _, r := range c.rows {
 			j.Rows = append(j.Rows, benchRowJSON{Metric: r.Metric, Stat: r.Stat, Unit: r.Unit,
@@ -356,7 +381,10 @@ func benchText(out, errw io.Writer, scenario string, cases []benchCase, warnings
 	fmt.Fprintf(out, "scenario  %s\n", scenario)
 	for _, c := range cases {
 		load := fmt.Sprintf("concurrency %d", c.pt.at.Concurrency)
-		if c.pt.at.RequestRate > 0 {
+		switch {
+		case c.pt.at.Replay:
+			load = fmt.Sprintf("its %d requests replayed (arrivals and lengths)", len(c.res.Requests))
+		case c.pt.at.RequestRate > 0:
 			load = fmt.Sprintf("request rate %g/s", c.pt.at.RequestRate)
 		}
 		fmt.Fprintf(out, "\n%s (%s): %s, %d requests, %d in / %d out tokens\n", benchName(c.res), c.res.Family, load,
