@@ -66,8 +66,8 @@ modelled is listed in a warning.
 The GPU is not among an engine's arguments: --gpu names it (--fabric, else
 the GPU's usual one). The model is a preset when its Hugging Face id is a
 preset's; else its config from --model-configs DIR (<org>--<name>_config.json
-files, aiconfigurator's naming), its own directory when the model is a local
-path, or --model-config. Speculative decoding needs --acceptance, which no
+files, aiconfigurator's naming; default $MOECAST_MODEL_CONFIGS), its own
+directory when the model is a local path, or --model-config. Speculative decoding needs --acceptance, which no
 engine argument holds.`,
 		Args: cobra.ArbitraryArgs, // FILE, or the words after --
 		RunE: func(c *cobra.Command, args []string) error {
@@ -95,14 +95,21 @@ engine argument holds.`,
 	f.StringVar(&o.GPU, "gpu", "", "GPU preset the engine ran on (required; see moecast gpus)")
 	f.StringVar(&o.Fabric, "fabric", "", "fabric preset between the GPUs (default: the GPU's usual one)")
 	f.StringVar(&o.ModelConfig, "model-config", "", "the model's config.json, when its id is no preset")
-	f.StringVar(&o.ModelConfigs, "model-configs", "", "directory of <org>--<name>_config.json files to find the model's config in")
+	f.StringVar(&o.ModelConfigs, "model-configs", "", "directory of <org>--<name>_config.json files to find the model's config in (default: $"+modelConfigsEnv+")")
 	f.Float64SliceVar(&o.Acceptance, "acceptance", nil, "speculative decoding's acceptance: one value, or one per draft position (0.8,0.6,0.45)")
 	f.StringVar(&o.Name, "name", "", "the scenario's name (default: from the model and layout)")
 	f.StringVarP(&o.Out, "output", "o", "", "scenario file to write (default: standard output)")
 	return cmd
 }
 
+// modelConfigsEnv names the environment variable that gives
+// --model-configs its default (a shared collection of config files).
+const modelConfigsEnv = "MOECAST_MODEL_CONFIGS"
+
 func runScenarioFromArgs(s *streams, o *scenarioFromArgsOptions) error {
+	if o.ModelConfigs == "" {
+		o.ModelConfigs = os.Getenv(modelConfigsEnv)
+	}
 	out := o.Out
 	if out == "-" {
 		out = ""

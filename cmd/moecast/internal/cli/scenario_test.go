@@ -55,9 +55,23 @@ func TestScenarioFromArgs(t *testing.T) {
 	assert.Contains(t, e.String(), "enable_torch_compile=True")
 }
 
+// TestScenarioFromArgsModelConfigsEnv checks that $MOECAST_MODEL_CONFIGS
+// is where a model's config is looked for when --model-configs is absent.
+func TestScenarioFromArgsModelConfigsEnv(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../../../model/presets/Qwen--Qwen3-30B-A3B_config.json")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "acme--Tiny-MoE_config.json"), src, 0o644))
+	t.Setenv(modelConfigsEnv, dir)
+	code, stdout, stderr := runCLI(t, "scenario", "from-vllm-args", "--gpu", "h200-sxm", "--", "vllm", "serve", "acme/Tiny-MoE", "-tp", "2")
+	require.Equal(t, ExitOK, code, stderr)
+	assert.Contains(t, stdout, `config = "`+filepath.ToSlash(filepath.Join(dir, "acme--Tiny-MoE_config.json"))+`" # acme/Tiny-MoE`)
+}
+
 // TestScenarioFromArgsBad checks that bad input is one line on stderr and
 // exit code 2.
 func TestScenarioFromArgsBad(t *testing.T) {
+	t.Setenv(modelConfigsEnv, "")
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.log")
 	require.NoError(t, os.WriteFile(bad, []byte("INFO hello\nINFO non-default args: {'model': 'x', 'tensor_parallel_size': 'eight'}\n"), 0o644))
