@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -231,7 +232,12 @@ var shellStops = []string{"&&", "||", "|", ";", "&"}
 
 // engineArgv finds the engine's command in words and reads its arguments.
 func engineArgv(name string, words []string) (*Deployment, error) {
+	vars := map[string]string{} // a script's assignments before the command
 	for i, w := range words {
+		if k, v, ok := shellAssign(w); ok {
+			vars[k] = expandVars(v, vars)
+			continue
+		}
 		var (
 			d     *Deployment
 			start int // index in words of the first argument
@@ -259,7 +265,11 @@ func engineArgv(name string, words []string) (*Deployment, error) {
 		default:
 			continue
 		}
-		rest := words[start:]
+		rest := slices.Clone(words[start:])
+		for k := range rest {
+			rest[k] = expandVars(rest[k], vars)
+		}
+		model = expandVars(model, vars)
 		if j := slices.IndexFunc(rest, func(w string) bool {
 			return slices.Contains(shellStops, w) || strings.HasPrefix(w, ">") || strings.HasPrefix(w, "2>") || strings.HasPrefix(w, "1>")
 		}); j >= 0 {
@@ -290,6 +300,43 @@ func engineArgv(name string, words []string) (*Deployment, error) {
 	}
 	return nil, &Error{File: name, Msg: "found none of `vllm serve`, `python -m vllm.entrypoints.openai.api_server`, `python -m sglang.launch_server`, `sglang serve`, " +
 		"a \"non-default args: {...}\" line (vLLM's log) or a \"server_args=ServerArgs(...)\" line (SGLang's log)"}
+}
+
+// shellAssign splits a shell assignment word, NAME=value (what a script
+// sets before the command: MODEL="org/name", PORT=8000).
+func shellAssign(w string) (name, value string, ok bool) {
+	name, value, ok = strings.Cut(w, "=")
+	if !ok || name == "" || !isIdentStart(name[0]) {
+		return "", "", false
+	}
+	for i := 1; i < len(name); i++ {
+		if !isIdent(name[i]) {
+			return "", "", false
+		}
+	}
+	return name, value, true
+}
+
+// shellVar matches $NAME, ${NAME} and ${NAME:-default}.
+var shellVar = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)`)
+
+// expandVars replaces the variables of w that the script set (or that
+// carry a default); others stay as written, for the error to name.
+func expandVars(w string, vars map[string]string) string {
+	if !strings.Contains(w, "$") {
+		return w
+	}
+	return shellVar.ReplaceAllStringFunc(w, func(m string) string {
+		sub := shellVar.FindStringSubmatch(m)
+		name := sub[1] + sub[3]
+		if v, ok := vars[name]; ok {
+			return v
+		}
+		if sub[1] != "" && strings.Contains(m, ":-") {
+			return sub[2]
+		}
+		return m
+	})
 }
 
 // splitFlags turns the words after the engine's command into arguments:

@@ -458,3 +458,60 @@ func FuzzReadEngineArgs(f *testing.F) {
 		}
 	})
 }
+
+// TestEngineArgsScriptVariables checks that a script's assignments before
+// the command are expanded in its arguments, as the shell would.
+func TestEngineArgsScriptVariables(t *testing.T) {
+	script := "#!/bin/bash\n#SBATCH --gres=gpu:8\nset -euo pipefail\nMODEL=\"zai-org/GLM-5-FP8\"\nexport TP=8\nPORT=8000\n" +
+		"exec vllm serve $MODEL \\\n  --tensor-parallel-size ${TP} --max-num-seqs ${SEQS:-64} --port $PORT --served-model-name $UNSET\n"
+	d, err := ReadEngineArgs("serve.sh", []byte(script))
+	require.NoError(t, err)
+	assert.Equal(t, "zai-org/GLM-5-FP8", d.Model)
+	tp, _ := d.Get("parallel.tp")
+	assert.Equal(t, "8", tp)
+	seqs, _ := d.Get("runtime.max_num_seqs")
+	assert.Equal(t, "64", seqs, "${SEQS:-64} takes its default")
+
+	d, err = ReadEngineArgs("serve.sh", []byte("vllm serve $MODEL -tp 8"))
+	require.NoError(t, err)
+	_, err = d.Scenario(ImportOptions{GPU: "h200-sxm"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `model "$MODEL": a shell variable the input does not set`)
+}
+
+// TestEngineArgsSharedScripts reads the vllm serve scripts of the shared
+// InferenceX token-position runs (../shared/data/serving, read in place;
+// skipped when the folder is absent): real scripts, with SBATCH comments,
+// variables and dotted flags.
+func TestEngineArgsSharedScripts(t *testing.T) {
+	const dir = "../../shared/data/serving/inferencex_token_position"
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("shared serving data not present at %s", dir)
+	}
+	tests := []struct {
+		file, model string
+		tp, ep      string
+		spec        string
+		k           int
+	}{
+		{"glm-5/serve_glm5_sbatch.sh", "zai-org/GLM-5-FP8", "8", "", "mtp", 1},
+		{"minimax-m2.5/serve_minimax_tep8_sbatch.sh", "MiniMaxAI/MiniMax-M2.5", "8", "8", "", 0},
+		{"qwen3.5/serve_qwen35_tp8_sbatch.sh", "Qwen/Qwen3.5-397B-A17B", "8", "", "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(dir, tt.file))
+			require.NoError(t, err)
+			d, err := ReadEngineArgs(tt.file, data)
+			require.NoError(t, err)
+			assert.Equal(t, "vllm", d.Engine)
+			assert.Equal(t, tt.model, d.Model)
+			tp, _ := d.Get("parallel.tp")
+			assert.Equal(t, tt.tp, tp)
+			ep, _ := d.Get("parallel.ep")
+			assert.Equal(t, tt.ep, ep)
+			assert.Equal(t, tt.spec, d.Spec.Method)
+			assert.Equal(t, tt.k, d.Spec.DraftTokens)
+		})
+	}
+}

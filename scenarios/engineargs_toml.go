@@ -222,6 +222,9 @@ func (d *Deployment) resolveModel(o ImportOptions) (key, value, from, warn strin
 				fmt.Sprintf("model %q: taken as preset %s (%s) by its base name; give --model-config if it is another checkpoint", d.Model, p, repo), nil
 		}
 	}
+	if strings.Contains(d.Model, "$") {
+		return "", "", "", "", fmt.Errorf("model %q: a shell variable the input does not set: give --model-config PATH/config.json", d.Model)
+	}
 	where := ""
 	if o.ModelConfigDir != "" {
 		where = " nor in " + o.ModelConfigDir
