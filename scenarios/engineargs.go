@@ -14,7 +14,8 @@ import (
 // one of four forms, and writes a scenario file:
 //
 //   - a `vllm serve MODEL ...` (or `python -m vllm.entrypoints.openai.api_server
-//     --model MODEL ...`) command line;
+//     --model MODEL ...`, or `docker run ... vllm/vllm-openai --model MODEL ...`)
+//     command line;
 //   - the vLLM server's "non-default args: {...}" log line (a Python dict of
 //     the argparse destinations that differ from their defaults:
 //     log_non_default_args in vllm/entrypoints/utils.py, vllm-project/vllm @
@@ -254,6 +255,12 @@ func engineArgv(name string, words []string) (*Deployment, error) {
 		case w == "vllm.entrypoints.openai.api_server":
 			d = &Deployment{Engine: "vllm", Source: "vLLM api_server command line"}
 			start = i + 1
+		case path.Base(strings.SplitN(w, ":", 2)[0]) == "vllm-openai" && i > 0:
+			// `docker run ... vllm/vllm-openai:TAG --model M ...`: the
+			// image's entrypoint is the api_server, the words after it its
+			// arguments.
+			d = &Deployment{Engine: "vllm", Source: "vllm-openai container command line"}
+			start = i + 1
 		case w == "sglang.launch_server":
 			d = &Deployment{Engine: "sglang", Source: "sglang.launch_server command line"}
 			start = i + 1
@@ -298,7 +305,7 @@ func engineArgv(name string, words []string) (*Deployment, error) {
 		}
 		return d, nil
 	}
-	return nil, &Error{File: name, Msg: "found none of `vllm serve`, `python -m vllm.entrypoints.openai.api_server`, `python -m sglang.launch_server`, `sglang serve`, " +
+	return nil, &Error{File: name, Msg: "found none of `vllm serve`, `python -m vllm.entrypoints.openai.api_server`, a vllm/vllm-openai container, `python -m sglang.launch_server`, `sglang serve`, " +
 		"a \"non-default args: {...}\" line (vLLM's log) or a \"server_args=ServerArgs(...)\" line (SGLang's log)"}
 }
 

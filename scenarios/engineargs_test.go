@@ -108,6 +108,7 @@ func TestEngineArgsForms(t *testing.T) {
 	}{
 		{"vllm -tp alias", "vllm serve deepseek-ai/DeepSeek-V3 -tp 8", "parallel.tp", "8"},
 		{"vllm underscore flag with =", "vllm serve deepseek-ai/DeepSeek-V3 --tensor_parallel_size=4", "parallel.tp", "4"},
+		{"vllm-openai container", "docker run --gpus all -p 8000:8000 --ipc=host vllm/vllm-openai:v0.11.0 --model deepseek-ai/DeepSeek-V3 -tp 4", "parallel.tp", "4"},
 		{"vllm api_server module", "python -m vllm.entrypoints.openai.api_server --model deepseek-ai/DeepSeek-V3 -dp 2 -tp 4 --enable-expert-parallel", "parallel.ep", "8"},
 		{"vllm no-enable-expert-parallel", "vllm serve deepseek-ai/DeepSeek-V3 -tp 8 --no-enable-expert-parallel", "parallel.ep", ""},
 		{"vllm human-readable binary", "vllm serve deepseek-ai/DeepSeek-V3 --max-num-batched-tokens 8K", "runtime.max_num_batched_tokens", "8192"},
