@@ -111,6 +111,23 @@ func TestReadSweepDir(t *testing.T) {
 	assert.Equal(t, comb+"32/run=0.json", sub[0].File)
 }
 
+// TestReadSweepDirSLA reads the deeper tree of vllm bench sweep serve_sla.
+func TestReadSweepDirSLA(t *testing.T) {
+	run := `{"mean_ttft_ms": 100, "completed": 10, "total_input_tokens": 1000, "total_output_tokens": 100, "request_rate": %d, "run_number": 0}`
+	fsys := fstest.MapFS{
+		"out/20260105_1200/SERVE--tensor_parallel_size=2/request_rate=8/run=0.json":  {Data: []byte(strings.Replace(run, "%d", "8", 1))},
+		"out/20260105_1200/SERVE--tensor_parallel_size=2/request_rate=16/run=0.json": {Data: []byte(strings.Replace(run, "%d", "16", 1))},
+		"out/20260105_1200/SERVE--tensor_parallel_size=2/SLA--p99_e2el_ms<=500.json": {Data: []byte("[]")},
+		"out/20260105_1200/summary.csv": {Data: []byte("x\n")},
+	}
+	rs, err := ReadBenchFS(fsys, "out")
+	require.NoError(t, err)
+	require.Len(t, rs, 2)
+	assert.Equal(t, 16.0, rs[0].RequestRate, "sorted by path: request_rate=16 before request_rate=8")
+	assert.Equal(t, 8.0, rs[1].RequestRate)
+	assert.Equal(t, "out/20260105_1200/SERVE--tensor_parallel_size=2/request_rate=8/run=0.json", rs[1].File)
+}
+
 func mustAtoi(t *testing.T, s string) int {
 	t.Helper()
 	n := 0

@@ -17,7 +17,9 @@ import (
 // combination's parameters added at the top level (run_number, and the
 // serve and bench overrides as the --serve-params/--bench-params files
 // name them: "max_num_seqs", "tensor_parallel_size", ...); summary.json
-// repeats the runs of a combination, summary.csv all of them. Each
+// repeats the runs of a combination, summary.csv all of them
+// (`vllm bench sweep serve_sla`, serve_sla.py @ 79bf4cc, adds one level,
+// <sla_variable>=<value>, between the combination and its runs). Each
 // run=<n>.json is a record (summaries are not read again); the layout
 // comes from the serve overrides where they name it.
 func init() {
