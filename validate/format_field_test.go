@@ -118,7 +118,7 @@ func TestReadSweepDirSLA(t *testing.T) {
 		"out/20260105_1200/SERVE--tensor_parallel_size=2/request_rate=8/run=0.json":  {Data: []byte(strings.Replace(run, "%d", "8", 1))},
 		"out/20260105_1200/SERVE--tensor_parallel_size=2/request_rate=16/run=0.json": {Data: []byte(strings.Replace(run, "%d", "16", 1))},
 		"out/20260105_1200/SERVE--tensor_parallel_size=2/SLA--p99_e2el_ms<=500.json": {Data: []byte("[]")},
-		"out/20260105_1200/summary.csv": {Data: []byte("x\n")},
+		"out/20260105_1200/summary.csv":                                              {Data: []byte("x\n")},
 	}
 	rs, err := ReadBenchFS(fsys, "out")
 	require.NoError(t, err)
