@@ -24,33 +24,6 @@ type StepCoster interface {
 	StepCost(seqs []Seq) (t unit.Seconds, cats [cost.NumCategories]unit.Seconds)
 }
 
-// Engine is the serving engine whose scheduler is simulated.
-type Engine uint8
-
-const (
-	VLLM   Engine = iota // vLLM V1 (vllm/v1/core/sched/scheduler.py @ b4622cf)
-	SGLang               // SGLang (python/sglang/srt/managers/scheduler.py)
-)
-
-var engineNames = [...]string{"vllm", "sglang"}
-
-func (e Engine) String() string {
-	if int(e) < len(engineNames) {
-		return engineNames[e]
-	}
-	return fmt.Sprintf("engine(%d)", uint8(e))
-}
-
-// ParseEngine maps "vllm" or "sglang" to an Engine.
-func ParseEngine(s string) (Engine, bool) {
-	for i, n := range engineNames {
-		if n == s {
-			return Engine(i), true
-		}
-	}
-	return 0, false
-}
-
 // Memory is the KV-cache model: paged blocks of BlockSize tokens, each token
 // KVBytesPerToken on every GPU of its attention group. With Groups > 1
 // (data-parallel attention) each group has its own cache of KVCapacity per
@@ -62,12 +35,6 @@ type Memory struct {
 	KVCapacity      unit.Bytes // KV-cache memory per GPU
 	BlockSize       int        // tokens per block: vLLM 16 (64 with FlashMLA), SGLang page_size 1
 	Groups          int        // attention groups (DP attention ranks); 1 without DP attention
-}
-
-// blocksPerGroup is the number of whole blocks one group's cache holds.
-func (m Memory) blocksPerGroup() int {
-	b := math.Floor(float64(m.KVCapacity) / (float64(m.BlockSize) * float64(m.KVBytesPerToken)))
-	return int(math.Min(b, math.MaxInt32))
 }
 
 // Spec is speculative decoding as the scheduler sees it: every decode step
@@ -135,7 +102,11 @@ type Config struct {
 	Memory          Memory
 	Spec            Spec
 	Workload        Workload
-	Seed            uint64
+	// Load, when set, replaces Workload's random dataset and arrivals
+	// (a request log, a trace); Workload.MaxConcurrency still limits
+	// the requests in flight. Nil: Workload.
+	Load Load
+	Seed uint64
 }
 
 // GiB is 2^30 bytes.
@@ -256,6 +227,14 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Spec.validate(); err != nil {
 		return err
+	}
+	if c.Load != nil {
+		// The load's requests are checked once generated; of Workload
+		// only the client's limit applies.
+		if c.Workload.MaxConcurrency < 0 {
+			return fieldErrorf("Workload.MaxConcurrency", "must be 0 (no limit) or positive, got %d", c.Workload.MaxConcurrency)
+		}
+		return nil
 	}
 	return c.Workload.validate()
 }

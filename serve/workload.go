@@ -3,7 +3,79 @@ package serve
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/moecast/moecast/internal/unit"
 )
+
+// Request is one request of a load: its prompt and output lengths (the
+// request generates exactly Out tokens) and when the client is ready to
+// send it, from the start of the run.
+type Request struct {
+	In, Out int
+	Arrival unit.Seconds
+}
+
+// Load is a run's requests: the arrival process and the request lengths.
+// Generate returns them in arrival order (non-decreasing Arrival), drawing
+// any randomness from rng in a fixed order. The client sends them as
+// `vllm bench serve` does, at most Workload.MaxConcurrency in flight.
+//
+// Workload, vllm bench's random dataset with a closed loop or gamma
+// arrivals, is the built-in load. A request log or a trace is another
+// implementation (its requests passed in as data: serve reads no files);
+// a multi-turn conversation, whose next turn is ready only when the
+// previous one finished, adds a dependency to Request that the client
+// honours.
+type Load interface {
+	Generate(rng *rand.Rand) []Request
+}
+
+// Generate implements Load: vllm bench serve's random dataset (every input
+// length, then every output length, see drawLengths) and its arrivals
+// (see arrivals), in that order.
+func (w Workload) Generate(rng *rand.Rand) []Request {
+	n := w.Requests
+	in, out := make([]int32, n), make([]int32, n)
+	drawLengths(w, rng, in, out)
+	at := make([]float64, n)
+	arrivals(w, rng, at)
+	reqs := make([]Request, n)
+	for i := range reqs {
+		reqs[i] = Request{In: int(in[i]), Out: int(out[i]), Arrival: unit.Seconds(at[i])}
+	}
+	return reqs
+}
+
+// checkLoad validates what a caller's Load generated.
+func checkLoad(reqs []Request) error {
+	if len(reqs) < 1 || len(reqs) > 1<<24 {
+		return fieldErrorf("Load", "generated %d requests, want [1, %d]", len(reqs), 1<<24)
+	}
+	prev := 0.0
+	for i, r := range reqs {
+		a := float64(r.Arrival)
+		switch {
+		case r.In < 1 || r.In > maxTokens:
+			return fieldErrorf("Load", "request %d: input %d tokens outside [1, %d]", i, r.In, maxTokens)
+		case r.Out < 1 || r.Out > maxTokens:
+			return fieldErrorf("Load", "request %d: output %d tokens outside [1, %d]", i, r.Out, maxTokens)
+		case !(a >= prev) || math.IsInf(a, 0):
+			return fieldErrorf("Load", "request %d: arrival %g s is not finite and at or after the previous (%g s)", i, a, prev)
+		}
+		prev = a
+	}
+	return nil
+}
+
+// offeredRate is a generated load's rate for Result.RequestRate: n / last
+// arrival, +Inf when every request arrives at t = 0.
+func offeredRate(reqs []Request) float64 {
+	last := float64(reqs[len(reqs)-1].Arrival)
+	if last == 0 {
+		return math.Inf(1)
+	}
+	return float64(len(reqs)) / last
+}
 
 // lengthRange is vLLM's RandomDataset range for a nominal length L and
 // range ratio r: [floor(L(1-r)), ceil(L(1+r))], at least 1

@@ -1,0 +1,101 @@
+package serve
+
+import (
+	"math"
+
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// kvCache is an instance's KV-cache manager as a scheduler sees it: token
+// slots are reserved per request, in whatever unit the cache allocates
+// (blocks, pages). The cache writes the slots a request holds into its
+// request.held, so a scheduler only calls grow when a step needs more
+// (the fast path stays a field compare).
+//
+// blockPool, vLLM's and SGLang's allocator without prefix caching, is the
+// one implementation. A prefix cache (vLLM's hashed, shared,
+// reference-counted blocks; SGLang's radix tree) is a second one: lookup
+// returns the prompt tokens of r already cached, which the scheduler
+// counts as computed on admission; grow shares those blocks; free drops
+// references and keeps unreferenced blocks for reuse until evicted.
+type kvCache interface {
+	// lookup returns how many leading tokens of r's prompt are already in
+	// the cache, to be skipped by its prefill (0 without prefix caching).
+	lookup(r int32) int
+	// grow makes r hold at least slots token slots; it reports false and
+	// changes nothing when too few are free.
+	grow(r int32, slots int) bool
+	// free releases every slot r holds.
+	free(r int32)
+	// usage is the blocks in use, their peak and the total.
+	usage() kvUsage
+}
+
+// kvUsage counts an instance's KV blocks (pages) of BlockSize token slots
+// over all its attention groups.
+type kvUsage struct {
+	Used, Peak, Total int
+	BlockSize         int
+}
+
+// blockPool counts paged blocks of Memory.BlockSize tokens pooled over the
+// attention groups (vLLM KVCacheManager.allocate_slots without prefix
+// caching; SGLang's token pool with page_size slots a page).
+type blockPool struct {
+	reqs              []request
+	bs                int
+	free0, total, top int // free blocks, all blocks, peak blocks used
+}
+
+func newBlockPool(m Memory, reqs []request) *blockPool {
+	total := m.blocksPerGroup() * m.Groups
+	return &blockPool{reqs: reqs, bs: m.BlockSize, free0: total, total: total}
+}
+
+func (p *blockPool) lookup(int32) int { return 0 }
+
+func (p *blockPool) grow(r int32, slots int) bool {
+	q := &p.reqs[r]
+	held := int(q.held) / p.bs
+	need := ceilDiv(slots, p.bs) - held
+	if need <= 0 {
+		return true
+	}
+	if need > p.free0 {
+		return false
+	}
+	p.free0 -= need
+	q.held = int32((held + need) * p.bs)
+	if used := p.total - p.free0; used > p.top {
+		p.top = used
+	}
+	return true
+}
+
+func (p *blockPool) free(r int32) {
+	q := &p.reqs[r]
+	p.free0 += int(q.held) / p.bs
+	q.held = 0
+}
+
+func (p *blockPool) usage() kvUsage {
+	return kvUsage{Used: p.total - p.free0, Peak: p.top, Total: p.total, BlockSize: p.bs}
+}
+
+// blocksPerGroup is the number of whole blocks one group's cache holds.
+func (m Memory) blocksPerGroup() int {
+	b := math.Floor(float64(m.KVCapacity) / (float64(m.BlockSize) * float64(m.KVBytesPerToken)))
+	return int(math.Min(b, math.MaxInt32))
+}
+
+// fits returns an *UnservableError when a request holding peak tokens does
+// not fit in one group's cache (a request's KV lives in one group).
+func (m Memory) fits(peak int) error {
+	if need := ceilDiv(peak, m.BlockSize); need > m.blocksPerGroup() {
+		return &UnservableError{Tokens: peak, Capacity: m.KVCapacity,
+			Need: unit.Bytes(float64(need*m.BlockSize) * float64(m.KVBytesPerToken))}
+	}
+	return nil
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
