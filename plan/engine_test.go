@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/serve"
 )
@@ -13,6 +14,7 @@ import (
 // (serve's engine table): vLLM without data-parallel attention, SGLang
 // with DP = 1; Pick keeps the preferred engine where it runs.
 func TestLayoutEngines(t *testing.T) {
+	require.LessOrEqual(t, len(serve.Engines()), 8, "plan.Engine is a uint8 set")
 	got := map[string]string{}
 	for _, x := range layouts(4) {
 		got[fmt.Sprintf("tp%d dp%d ep%d dpa=%v", x.l.TP, x.l.DP, x.l.EP, x.l.DPAttention)] = x.e.String()
