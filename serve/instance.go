@@ -134,22 +134,22 @@ type victimPicker interface {
 // preempted. It returns the budget left and whether anything was
 // preempted.
 func (in *instance) runPass(running *[]int32, budget int, p victimPicker) (int, bool) {
+	reqs, k, lookahead := in.reqs, in.k, in.lookahead
 	preempted := false
 	for i := 0; i < len(*running) && budget > 0; i++ {
 		r := (*running)[i]
-		q := &in.reqs[r]
+		q := &reqs[r]
 		dec := q.decoding()
-		n := q.need()
-		slots := 0
+		var n, slots int
 		if dec {
-			n = min(1+in.k, budget)
-			slots = int(q.computed) + n + in.lookahead
+			n = min(1+k, budget)
+			slots = int(q.computed) + n + lookahead
 		} else {
-			n = min(n, budget)
+			n = min(q.need(), budget)
 			slots = int(q.computed) + n
 		}
 		self := false
-		for !in.alloc(r, slots) {
+		for slots > int(q.held) && !in.kv.grow(r, slots) {
 			preempted = true
 			v := p.victim()
 			in.preempt(v)

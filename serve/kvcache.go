@@ -2,6 +2,7 @@ package serve
 
 import (
 	"math"
+	"math/bits"
 
 	"github.com/moecast/moecast/internal/unit"
 )
@@ -42,22 +43,36 @@ type kvUsage struct {
 // attention groups (vLLM KVCacheManager.allocate_slots without prefix
 // caching; SGLang's token pool with page_size slots a page).
 type blockPool struct {
-	reqs              []request
+	reqs              []request // held = the request's blocks x bs
 	bs                int
+	shift             int // log2(bs) when bs is a power of two, else -1
 	free0, total, top int // free blocks, all blocks, peak blocks used
 }
 
 func newBlockPool(m Memory, reqs []request) *blockPool {
 	total := m.blocksPerGroup() * m.Groups
-	return &blockPool{reqs: reqs, bs: m.BlockSize, free0: total, total: total}
+	p := &blockPool{reqs: reqs, bs: m.BlockSize, shift: -1, free0: total, total: total}
+	if bs := m.BlockSize; bs&(bs-1) == 0 {
+		p.shift = bits.TrailingZeros(uint(bs))
+	}
+	return p
 }
 
 func (p *blockPool) lookup(int32) int { return 0 }
 
+// blocks is the number of blocks that hold n slots (n a multiple of bs:
+// exact).
+func (p *blockPool) blocks(n int) int {
+	if p.shift >= 0 {
+		return n >> p.shift
+	}
+	return n / p.bs
+}
+
 func (p *blockPool) grow(r int32, slots int) bool {
 	q := &p.reqs[r]
-	held := int(q.held) / p.bs
-	need := ceilDiv(slots, p.bs) - held
+	want := p.blocks(slots + p.bs - 1)
+	need := want - p.blocks(int(q.held))
 	if need <= 0 {
 		return true
 	}
@@ -65,7 +80,7 @@ func (p *blockPool) grow(r int32, slots int) bool {
 		return false
 	}
 	p.free0 -= need
-	q.held = int32((held + need) * p.bs)
+	q.held = int32(want * p.bs)
 	if used := p.total - p.free0; used > p.top {
 		p.top = used
 	}
@@ -74,7 +89,7 @@ func (p *blockPool) grow(r int32, slots int) bool {
 
 func (p *blockPool) free(r int32) {
 	q := &p.reqs[r]
-	p.free0 += int(q.held) / p.bs
+	p.free0 += p.blocks(int(q.held))
 	q.held = 0
 }
 

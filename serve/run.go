@@ -173,9 +173,10 @@ func (e *run) finishStep(in *instance, t float64) int {
 	// Requests whose previous chunk came at the same time (usually all
 	// decodes of the step) are counted as one run before grouping.
 	runPrev, runN := 0.0, 0
+	reqs, who := e.reqs, in.step.who
 	for i, s := range in.step.seqs {
-		r := in.step.who[i]
-		q := &e.reqs[r]
+		r := who[i]
+		q := &reqs[r]
 		emit := int32(0)
 		if s.Prefill {
 			q.computed += int32(s.Query)

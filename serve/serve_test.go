@@ -378,8 +378,12 @@ func TestOverload(t *testing.T) {
 func TestArrivals(t *testing.T) {
 	for _, b := range []float64{0.25, 1, 4, math.Inf(1)} {
 		w := Workload{Requests: 20000, RequestRate: 10, Burstiness: b}
-		at := make([]float64, w.Requests)
-		arrivals(w, newRand(3), at)
+		reqs := make([]Request, w.Requests)
+		arrivals(w, newRand(3), reqs)
+		at := make([]float64, len(reqs))
+		for i, r := range reqs {
+			at[i] = float64(r.Arrival)
+		}
 		within(t, at[len(at)-1], 2000, 1e-12, "last arrival at n/rate")
 		// Coefficient of variation of the gaps: 1/sqrt(burstiness).
 		var s, ss float64
@@ -399,18 +403,18 @@ func TestArrivals(t *testing.T) {
 
 func TestLengths(t *testing.T) {
 	w := Workload{Requests: 5000, InputTokens: 1000, OutputTokens: 3, RangeRatio: 0.5}
-	in, out := make([]int32, w.Requests), make([]int32, w.Requests)
-	drawLengths(w, newRand(1), in, out)
-	lo, hi := int32(1<<30), int32(0)
-	for _, v := range in {
-		lo, hi = min(lo, v), max(hi, v)
+	reqs := make([]Request, w.Requests)
+	drawLengths(w, newRand(1), reqs)
+	lo, hi := 1<<30, 0
+	for _, r := range reqs {
+		lo, hi = min(lo, r.In), max(hi, r.In)
 	}
-	assert.Equal(t, [2]int32{500, 1500}, [2]int32{lo, hi})
+	assert.Equal(t, [2]int{500, 1500}, [2]int{lo, hi})
 	lo, hi = 1<<30, 0
-	for _, v := range out {
-		lo, hi = min(lo, v), max(hi, v)
+	for _, r := range reqs {
+		lo, hi = min(lo, r.Out), max(hi, r.Out)
 	}
-	assert.Equal(t, [2]int32{1, 5}, [2]int32{lo, hi}, "floor(1.5) .. ceil(4.5)")
+	assert.Equal(t, [2]int{1, 5}, [2]int{lo, hi}, "floor(1.5) .. ceil(4.5)")
 }
 
 func TestWeightedStatsMatchNumpy(t *testing.T) {

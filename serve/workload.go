@@ -34,15 +34,9 @@ type Load interface {
 // length, then every output length, see drawLengths) and its arrivals
 // (see arrivals), in that order.
 func (w Workload) Generate(rng *rand.Rand) []Request {
-	n := w.Requests
-	in, out := make([]int32, n), make([]int32, n)
-	drawLengths(w, rng, in, out)
-	at := make([]float64, n)
-	arrivals(w, rng, at)
-	reqs := make([]Request, n)
-	for i := range reqs {
-		reqs[i] = Request{In: int(in[i]), Out: int(out[i]), Arrival: unit.Seconds(at[i])}
-	}
+	reqs := make([]Request, w.Requests)
+	drawLengths(w, rng, reqs)
+	arrivals(w, rng, reqs)
 	return reqs
 }
 
@@ -89,37 +83,39 @@ func lengthRange(l int, r float64) (lo, hi int) {
 	return max(lo, 1), max(hi, 1)
 }
 
-// drawLengths fills in and out with each request's prompt and output
-// lengths: all input lengths first, then all output lengths, each uniform
-// on its inclusive range (the order numpy's integers(lo, hi+1, size=n)
-// calls draw them in; the generator differs, so the draws are not vLLM's).
-func drawLengths(w Workload, rng *rand.Rand, in, out []int32) {
-	draw := func(dst []int32, l int) {
+// drawLengths sets each request's prompt and output lengths: all input
+// lengths first, then all output lengths, each uniform on its inclusive
+// range (the order numpy's integers(lo, hi+1, size=n) calls draw them in;
+// the generator differs, so the draws are not vLLM's).
+func drawLengths(w Workload, rng *rand.Rand, reqs []Request) {
+	draw := func(l int, set func(i, v int)) {
 		lo, hi := lengthRange(l, w.RangeRatio)
-		for i := range dst {
+		for i := range reqs {
 			if lo == hi {
-				dst[i] = int32(lo)
+				set(i, lo)
 			} else {
-				dst[i] = int32(lo + rng.IntN(hi-lo+1))
+				set(i, lo+rng.IntN(hi-lo+1))
 			}
 		}
 	}
-	draw(in, w.InputTokens)
-	draw(out, w.OutputTokens)
+	draw(w.InputTokens, func(i, v int) { reqs[i].In = v })
+	draw(w.OutputTokens, func(i, v int) { reqs[i].Out = v })
 }
 
-// arrivals fills at with each request's arrival time in seconds from the
-// start, as vllm bench serve's get_request computes them: with rate = +Inf
-// all zero; else cumulative gamma(shape = burstiness, scale = 1/(rate x
+// arrivals sets each request's arrival time in seconds from the start, as
+// vllm bench serve's get_request computes them: with rate = +Inf all zero;
+// else cumulative gamma(shape = burstiness, scale = 1/(rate x
 // burstiness)) intervals (constant 1/rate intervals for burstiness +Inf),
 // then rescaled so the last arrival is at exactly n/rate.
-func arrivals(w Workload, rng *rand.Rand, at []float64) {
+func arrivals(w Workload, rng *rand.Rand, reqs []Request) {
 	if math.IsInf(w.RequestRate, 1) {
-		clear(at)
+		for i := range reqs {
+			reqs[i].Arrival = 0
+		}
 		return
 	}
 	sum := 0.0
-	for i := range at {
+	for i := range reqs {
 		var d float64
 		switch {
 		case math.IsInf(w.Burstiness, 1):
@@ -130,14 +126,14 @@ func arrivals(w Workload, rng *rand.Rand, at []float64) {
 			d = gamma(rng, w.Burstiness) / (w.RequestRate * w.Burstiness)
 		}
 		sum += d
-		at[i] = sum
+		reqs[i].Arrival = unit.Seconds(sum)
 	}
 	if sum > 0 {
 		// at/sum first: with tiny gamma shapes sum can be subnormal, and
 		// (n/rate)/sum would overflow.
-		end := float64(len(at)) / w.RequestRate
-		for i := range at {
-			at[i] = at[i] / sum * end
+		end := float64(len(reqs)) / w.RequestRate
+		for i := range reqs {
+			reqs[i].Arrival = unit.Seconds(float64(reqs[i].Arrival) / sum * end)
 		}
 	}
 }
