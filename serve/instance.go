@@ -58,8 +58,8 @@ func (s *step) reset() { s.seqs, s.who, s.prefills = s.seqs[:0], s.who[:0], 0 }
 // instance is one engine instance: a scheduler over a KV cache and a
 // waiting queue, and the step it builds. Requests are indices into the
 // run's request table, which instances share. Today a run drives one
-// instance; a disaggregated or per-DP-rank run drives several (see the
-// package doc).
+// instance; a disaggregated or per-DP-rank run drives several
+// (docs/decisions/0005-serve-design.md).
 type instance struct {
 	reqs    []request
 	kv      kvCache
