@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"comm/ncclrun":   {"internal/cuda", "internal/rendezvous"},
 	"sim":            {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "gonum.org/v1/gonum"},
 	"serve":          {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
-	"plan":           {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
+	"plan":           {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "serve"},
 	"trace":          {"internal/unit", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
 	"trace/tracegen": {},
 	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/curve", "kernels", "comm",

@@ -111,7 +111,9 @@ func TestPythonFloatsLeavesStrings(t *testing.T) {
 
 func FuzzReadBench(f *testing.F) {
 	for _, name := range []string{"vllm-c16.json", "sglang-rates.jsonl", "aiconfigurator-rows.csv", "inferencex-agg.json",
-		"inferencex-rows.json", "inferencex-tokenpos.json", "requests.jsonl", "mooncake.jsonl"} {
+		"inferencex-rows.json", "inferencex-tokenpos.json", "requests.jsonl", "mooncake.jsonl",
+		"vllm-bench-serve.txt", "sglang-bench-serving.txt", "aiperf/profile_export_aiperf.json", "aiperf/profile_export.jsonl",
+		"guidellm-benchmarks.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "bench", name))
 		require.NoError(f, err)
 		f.Add(b)

@@ -71,10 +71,16 @@ func readAIConfigurator(name string, data []byte) ([]BenchResult, error) {
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
+			// FieldPos panics after a failed Read: the line is the error's.
+			line := 0
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				line = pe.Line
+			}
 			return nil, &BenchError{File: name, Line: line, Msg: csvMsg(err)}
 		}
+		line, _ := cr.FieldPos(0)
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
