@@ -390,11 +390,6 @@ func (sn *simulation) runPoint(sm *sim.Sim, p *simPoint) error {
 	case c.Err() != nil:
 		return inputErr(fmt.Errorf("%s: %s: %w", sn.sc.File, pointLabel(p.at), c.Err()))
 	}
-	if p.at.Replay {
-		// A replayed log's latencies are those of the log's own requests,
-		// comparable with its measurements however long its queue grows.
-		r.Overloaded = false
-	}
 	p.res = r
 	return nil
 }
