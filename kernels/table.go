@@ -352,6 +352,9 @@ func NewMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
 // (aiconfigurator moe_dtype): W4A16 INT4 of any group size is "int4_wo".
 func MoEQuant(f dtype.Format) string {
 	switch {
+	case f.Bits == 4 && f.GroupSize == 16 && f.Compute == dtype.FP4:
+		// NVFP4 (ModelOpt "nvfp4", compressed-tensors "fp4-g16" W4A4)
+		return "nvfp4"
 	case strings.HasPrefix(f.Name, "int4"):
 		return "int4_wo"
 	case strings.HasPrefix(f.Name, "fp8"):
