@@ -225,17 +225,17 @@ func TestEmbeddedTreeUpToDate(t *testing.T) {
 }
 
 // TestEmbeddedNewSystems: the calibrations imported from the parquet tree
-// load (zstd), carry their system's fabric and cover MoE, MLA, NCCL and
-// custom all-reduce.
+// load (zstd), carry their system's fabric and cover MoE, MLA, GQA decode
+// attention, custom all-reduce and DeepEP where the system has them.
 func TestEmbeddedNewSystems(t *testing.T) {
 	tests := []struct {
 		gpu, fabric string
 		ops         []string
 	}{
-		{"a100-sxm", "nvlink3", []string{"moe", "allreduce"}},
-		{"b300-sxm", "nvlink5", []string{"moe", "mla", "allreduce", "ep"}},
-		{"gb200", "nvlink5-nvl72", []string{"moe", "mla", "allreduce", "ep"}},
-		{"gb300", "nvlink5-nvl72", []string{"moe", "mla", "allreduce", "ep"}},
+		{"a100-sxm", "nvlink3", []string{"moe", "allreduce", "gqa"}},
+		{"b300-sxm", "nvlink5", []string{"moe", "mla", "gqa", "allreduce", "ep"}},
+		{"gb200", "nvlink5-nvl72", []string{"moe", "mla", "gqa", "allreduce", "ep"}},
+		{"gb300", "nvlink5-nvl72", []string{"moe", "mla", "gqa", "allreduce", "ep"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.gpu, func(t *testing.T) {

@@ -165,7 +165,7 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
 	}}
 	// Deterministic table order: NCCL, framework all-reduce, EP, MoE (vLLM
 	// before SGLang: the first covering table answers), MLA.
-	order := map[string]int{"nccl": 0, "customar": 1, "deepep": 2, "moe": 3, "mla": 4}
+	order := map[string]int{"nccl": 0, "customar": 1, "deepep": 2, "moe": 3, "mla": 4, "gqa": 5}
 	sort.SliceStable(files, func(i, j int) bool {
 		a, b := files[i], files[j]
 		if order[a.kind] != order[b.kind] {
@@ -182,7 +182,7 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
 		}
 	}
 	for _, k := range im.skipOrder {
-		im.file.Warnings = append(im.file.Warnings, fmt.Sprintf("perfdb %s: %d rows of %s skipped (no moecast format for it)", k[0], im.skipped[k], k[1]))
+		im.file.Warnings = append(im.file.Warnings, fmt.Sprintf("perfdb %s: %d rows skipped: %s", k[0], im.skipped[k], k[1]))
 	}
 	if err := im.file.validate(); err != nil {
 		return nil, fmt.Errorf("perfdb: %w", err)
@@ -583,6 +583,8 @@ func (im *perfdbImport) readFrom(f perfdbFile, rd io.Reader) error {
 		return im.readMoE(f, rd)
 	case "mla":
 		return im.readMLA(f, rd)
+	case "gqa":
+		return im.readGQA(f, rd)
 	}
 	return fmt.Errorf("perfdb %s: unknown file kind", f.rel)
 }
@@ -763,7 +765,7 @@ func (im *perfdbImport) readMoE(f perfdbFile, rd io.Reader) error {
 			// the parquet tree holds every format aiconfigurator
 			// collects; moecast keeps those it has a weight format for
 			if q = dtypeName(q); !slices.Contains(moeQuants, q) {
-				im.skip(f, "moe_dtype "+q)
+				im.skip(f, "moe_dtype "+q+" (no moecast weight format for it)")
 				return nil
 			}
 		}
@@ -901,6 +903,77 @@ func (im *perfdbImport) readMLA(f perfdbFile, rd io.Reader) error {
 	})
 	if err != nil {
 		return err
+	}
+	g.flush(im.file)
+	return nil
+}
+
+// readGQA reads generation_attention_perf (the parquet tree only): GQA/MHA
+// decode attention of one layer by heads and kv_heads per GPU, batch and
+// KV length, full attention (window_size 0), beam 1, bf16 queries. The
+// KV length is isl + step, as aiconfigurator's loader keys the row.
+func (im *perfdbImport) readGQA(f perfdbFile, rd io.Reader) error {
+	c, err := newCSV(f.rel, rd, []string{"kernel_source", "batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim",
+		"beam_width", "attn_dtype", "kv_cache_dtype", "step", "latency", "device"})
+	if err != nil {
+		return err
+	}
+	// window_size: absent in the older collectors' tables (a100_sxm vLLM
+	// 0.14.0), which measured full attention only
+	_, windowed := c.col["window_size"]
+	var g groups
+	err = c.each(func(r record) error {
+		v, err := r.counts("batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "beam_width")
+		if err != nil {
+			return err
+		}
+		batch, isl, heads, kvHeads, dim, beam := v[0], v[1], v[2], v[3], v[4], v[5]
+		step, err := strconv.Atoi(r.str("step"))
+		if err != nil || step < 0 {
+			return r.errf("step %q is not a non-negative integer", r.str("step"))
+		}
+		kv, q := dtypeName(r.str("kv_cache_dtype")), dtypeName(r.str("attn_dtype"))
+		switch {
+		case windowed && r.str("window_size") != "0" && r.str("window_size") != "":
+			im.skip(f, "sliding-window attention (window_size > 0; the gqa table keys full attention)")
+			return nil
+		case beam != 1:
+			im.skip(f, "beam_width > 1")
+			return nil
+		case q != "bf16" || !slices.Contains(kvDtypes, kv):
+			im.skip(f, "attn_dtype "+q+", kv_cache_dtype "+kv+" (bf16 queries with a bf16 or fp8 KV cache are read)")
+			return nil
+		}
+		lat, err := r.latencyUs("latency", 1e3)
+		if err != nil {
+			return err
+		}
+		ks := r.str("kernel_source")
+		key := fmt.Sprintf("%s|%d|%s", ks, dim, kv)
+		name := fmt.Sprintf("gqa.%s-%s.d%d.kv-%s", f.engine, f.engVer, dim, kv)
+		x := g.get(key, func() Table {
+			p := im.prov(f, ks, "cuda-graph", "unknown",
+				"decode (generation) attention of one layer, aiconfigurator collector; heads and kv_heads per GPU; kv_len = isl + step (the perf database loader's sequence length)",
+				"latency ms -> latency_us (x1000, rounded to 1 ps)")
+			p.GPULabel = r.str("device")
+			return Table{Name: name, Op: "gqa", Keys: Keys{KVDtype: kv, HeadDim: dim},
+				Columns: []string{"heads", "kv_heads", "batch", "kv_len", "latency_us"}, Provenance: p}
+		})
+		kvLen := isl + step
+		point := fmt.Sprintf("(heads %d, kv_heads %d, batch %d, kv_len %d)", heads, kvHeads, batch, kvLen)
+		return x.add(r, point, []float64{float64(heads), float64(kvHeads), float64(batch), float64(kvLen), lat})
+	})
+	if err != nil {
+		return err
+	}
+	names := map[string]int{}
+	for _, k := range g.order {
+		names[g.m[k].t.Name]++
+	}
+	for _, k := range g.order {
+		if t := &g.m[k].t; names[t.Name] > 1 {
+			t.Name += "." + t.Provenance.Kernel
+		}
 	}
 	g.flush(im.file)
 	return nil

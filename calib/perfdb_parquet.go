@@ -128,6 +128,7 @@ var parquetKinds = map[string]string{
 	"wideep_deepep_ll_perf.parquet":      "deepep",
 	"moe_perf.parquet":                   "moe",
 	"mla_generation_module_perf.parquet": "mla",
+	"generation_attention_perf.parquet":  "gqa",
 }
 
 // perfdbTree finds the systems/data tree of aiconfigurator under dir: dir
@@ -185,7 +186,7 @@ func scanTree(dir, root, gpu string, systems map[string]bool) ([]perfdbFile, err
 			}
 			f := perfdbFile{path: m, rel: filepath.ToSlash(rel), system: sys, engine: strings.ToLower(filepath.Base(fwDir)),
 				engVer: filepath.Base(verDir), kind: kind, parquet: true}
-			if (kind == "moe" || kind == "mla") && f.engine != "vllm" && f.engine != "sglang" {
+			if (kind == "moe" || kind == "mla" || kind == "gqa") && f.engine != "vllm" && f.engine != "sglang" {
 				continue // moecast simulates vLLM and SGLang; TensorRT-LLM's kernels are not theirs
 			}
 			if kind == "nccl" && f.engine != "nccl" {

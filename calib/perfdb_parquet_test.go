@@ -1,8 +1,11 @@
 package calib
 
 import (
+	"bytes"
+	"encoding/csv"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -98,5 +101,50 @@ func TestVersionLess(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.a+"<"+tt.b, func(t *testing.T) { assert.Equal(t, tt.less, versionLess(tt.a, tt.b)) })
+	}
+}
+
+// TestImportPerfDBTreeGQA: each decode-attention row becomes a gqa row at
+// kv_len = isl + step, latency ms -> us, in the table of its head_dim and
+// KV dtype.
+func TestImportPerfDBTreeGQA(t *testing.T) {
+	const file = "testdata/perfdbtree/data/gb200/attention/vllm/0.14.0/generation_attention_perf.parquet"
+	b, err := parquetCSV(file, "x.parquet")
+	require.NoError(t, err)
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	require.NoError(t, err)
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	f, err := ImportPerfDB("testdata/perfdbtree", PerfDBOptions{GPU: "gb200", Date: "2026-08-21"})
+	require.NoError(t, err)
+	atoi := func(s string) float64 { v, err := strconv.Atoi(s); require.NoError(t, err); return float64(v) }
+	for _, i := range []int{1, len(rows) / 2, len(rows) - 1} {
+		r := rows[i]
+		if w, ok := col["window_size"]; ok && r[w] != "0" {
+			continue
+		}
+		kv := dtypeName(r[col["kv_cache_dtype"]])
+		name := "gqa.vllm-0.14.0.d" + r[col["head_dim"]] + ".kv-" + kv
+		var tb *Table
+		for j := range f.Tables {
+			if strings.HasPrefix(f.Tables[j].Name, name) {
+				tb = &f.Tables[j]
+			}
+		}
+		require.NotNil(t, tb, "table %s in %v", name, tableNames(f))
+		lat, err := strconv.ParseFloat(r[col["latency"]], 64)
+		require.NoError(t, err)
+		want := []float64{atoi(r[col["num_heads"]]), atoi(r[col["num_key_value_heads"]]), atoi(r[col["batch_size"]]),
+			atoi(r[col["isl"]]) + atoi(r[col["step"]])}
+		found := false
+		for _, row := range tb.Rows {
+			if row[0] == want[0] && row[1] == want[1] && row[2] == want[2] && row[3] == want[3] {
+				found = true
+				assert.InDelta(t, lat*1e3, row[4], 1e-3, "row %d", i)
+			}
+		}
+		assert.True(t, found, "row %d (%v) in %s", i, want, tb.Name)
 	}
 }
