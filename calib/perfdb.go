@@ -733,6 +733,8 @@ func quantBytesPerParam(q string) (float64, bool) {
 		return 0.5 + 2.0/32, true
 	case "fp8_block":
 		return 1 + 4.0/16384, true
+	case "fp8": // per-tensor scales
+		return 1, true
 	case "nvfp4":
 		return 0.5 + 1.0/16, true
 	case "bf16", "bfloat16", "float16":

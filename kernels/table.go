@@ -247,7 +247,7 @@ func (t *GEMMTable) Lookup(s GEMMShape) (cost.Estimate, bool) {
 // columns): the expert weight quantization, the model's expert count, top-k,
 // hidden and full (unsplit) expert FFN width, and the routing distribution.
 type MoEKey struct {
-	Quant        string // "int4_wo" (W4A16), "fp8_block", "nvfp4", "bf16", "mxfp4"
+	Quant        string // "int4_wo" (W4A16), "fp8_block", "fp8" (per-tensor), "nvfp4", "bf16", "mxfp4"
 	Experts      int
 	TopK         int
 	Hidden       int
@@ -357,6 +357,9 @@ func MoEQuant(f dtype.Format) string {
 		return "nvfp4"
 	case strings.HasPrefix(f.Name, "int4"):
 		return "int4_wo"
+	case f.Name == "fp8":
+		// static per-tensor fp8 (ModelOpt FP8): aiconfigurator's "fp8"
+		return "fp8"
 	case strings.HasPrefix(f.Name, "fp8"):
 		return "fp8_block"
 	}
