@@ -449,6 +449,11 @@ func ctFormat(d *doc, c *Config, name string, g ctGroup) (dtype.Format, error) {
 	if f == dtype.INT4G32 {
 		f = dtype.INT4G32
 	}
+	if w.Type == "float" && w.NumBits == 4 && f.GroupSize == 32 && f.Compute == dtype.BF16 {
+		// fp4 weights with one 8-bit scale per 32 (compressed-tensors
+		// "mxfp4-pack-quantized", scale_dtype uint8: e8m0) is MXFP4
+		f = dtype.MXFP4
+	}
 	return f, nil
 }
 

@@ -105,6 +105,17 @@ func TestModelOptFormats(t *testing.T) {
 			routed: nv, shared: dtype.FP8Block128, attn: dtype.FP8Block128, method: "fp8 block [128,128], experts NVFP4",
 		},
 		{
+			name: "compressed-tensors mxfp4-pack-quantized (Kimi-K3 layout), fp8 KV scheme",
+			file: "deepseek-ai--DeepSeek-R1_config.json",
+			q: map[string]any{"quant_method": "compressed-tensors", "format": "mxfp4-pack-quantized",
+				"kv_cache_scheme": map[string]any{"num_bits": 8, "type": "float"},
+				"ignore":          []string{"lm_head", "re:.*self_attn.*", "re:.*shared_experts.*", "re:model.layers.[0-2].mlp.*"},
+				"config_groups": map[string]any{"group_0": map[string]any{"targets": []string{"Linear"},
+					"weights": map[string]any{"num_bits": 4, "type": "float", "strategy": "group", "group_size": 32, "symmetric": true, "scale_dtype": "torch.uint8"}}}},
+			routed: dtype.MXFP4, shared: bf, attn: bf, method: "compressed-tensors mxfp4-pack-quantized", kv: true,
+			kvFrom: "config.json: quantization_config.kv_cache_scheme",
+		},
+		{
 			name:   "config.json quantization wins over the sidecar",
 			file:   "deepseek-ai--DeepSeek-R1_config.json",
 			q:      map[string]any{"quant_method": "fp8", "weight_block_size": []int{128, 128}},
