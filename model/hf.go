@@ -93,12 +93,14 @@ func LoadFile(path string) (*Config, error) {
 		return nil, fmt.Errorf("read model config: %w", err)
 	}
 	qpath := QuantSidecar(path)
-	qdata, err := os.ReadFile(qpath)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("read model quantization config: %w", err)
+	var qdata []byte
+	if qpath != "" {
+		if qdata, err = os.ReadFile(qpath); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("read model quantization config: %w", err)
+			}
+			qpath, qdata = "", nil
 		}
-		qpath, qdata = "", nil
 	}
 	return ParseWithQuant(path, data, qpath, qdata)
 }
@@ -111,12 +113,14 @@ func Load(fsys fs.FS, path string) (*Config, error) {
 		return nil, fmt.Errorf("read model config: %w", err)
 	}
 	qpath := QuantSidecar(path)
-	qdata, err := fs.ReadFile(fsys, qpath)
-	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("read model quantization config: %w", err)
+	var qdata []byte
+	if qpath != "" {
+		if qdata, err = fs.ReadFile(fsys, qpath); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("read model quantization config: %w", err)
+			}
+			qpath, qdata = "", nil
 		}
-		qpath, qdata = "", nil
 	}
 	return ParseWithQuant(path, data, qpath, qdata)
 }

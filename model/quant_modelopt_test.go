@@ -312,3 +312,26 @@ func TestSharedQuantizedNeverBF16(t *testing.T) {
 	}
 	t.Logf("%d quantized configs priced", n)
 }
+
+// TestLoadWithoutSidecar: a config file not named *config.json has no
+// sidecar to look for, in a file system or on disk.
+func TestLoadWithoutSidecar(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("presets", "deepseek-ai--DeepSeek-R1_config.json"))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "r1.json"), data, 0o644))
+	tests := []struct {
+		name string
+		load func() (*Config, error)
+	}{
+		{"file system", func() (*Config, error) { return Load(os.DirFS(dir), "r1.json") }},
+		{"disk", func() (*Config, error) { return LoadFile(filepath.Join(dir, "r1.json")) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := tt.load()
+			require.NoError(t, err)
+			assert.Equal(t, "fp8 block [128,128]", c.Quant.Method)
+		})
+	}
+}
