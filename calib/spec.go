@@ -110,6 +110,11 @@ var specs = map[string]opSpec{
 	"elementwise": {reals: []string{"bytes"}, keys: func(k Keys) error {
 		return need(k == Keys{}, "op elementwise takes no keys (its rows are keyed by bytes alone)")
 	}},
+	// unmapped: a traced step's kernels that map to no modelled op, per
+	// layer, by the step's tokens (calib from-trace); no keys.
+	"unmapped": {ints: []string{"tokens"}, keys: func(k Keys) error {
+		return need(k == Keys{}, "op unmapped takes no keys (its rows are keyed by tokens alone)")
+	}},
 	"ep": {ints: []string{"hidden", "topk", "experts", "ranks", "tokens_per_rank"}, keys: func(k Keys) error {
 		if err := need(k.Impl != "" && (k.Phase == "dispatch" || k.Phase == "combine"),
 			`keys impl and phase ("dispatch" or "combine") are required`); err != nil {
@@ -133,7 +138,7 @@ type colIndex struct {
 func specFor(t *Table) (*colIndex, error) {
 	spec, ok := specs[t.Op]
 	if !ok {
-		return nil, fmt.Errorf("op %q is unknown (gemm, moe, mla, gqa, elementwise, allreduce, allgather, reducescatter, alltoall, ep)", t.Op)
+		return nil, fmt.Errorf("op %q is unknown (gemm, moe, mla, gqa, elementwise, unmapped, allreduce, allgather, reducescatter, alltoall, ep)", t.Op)
 	}
 	if err := spec.keys(t.Keys); err != nil {
 		return nil, fmt.Errorf("op %s: %w", t.Op, err)

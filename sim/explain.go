@@ -107,6 +107,8 @@ func (s *Sim) shapeString(o *op, p *pass) string {
 		return fmt.Sprintf("tokens=%d pairs=%.1f experts=%.1f of %d/rank h=%d inter=%d %s ep=%d moe_tp=%d",
 			p.domain, p.load.Pairs, p.load.Touched, m.MoE.Experts/s.sh.ep, m.Hidden,
 			ceilDiv(m.MoE.Inter, s.sh.moeTP), m.Quant.RoutedExperts.Name, s.sh.ep, s.sh.moeTP)
+	case opUnmapped:
+		return fmt.Sprintf("%d tokens", n)
 	case opTopK:
 		return fmt.Sprintf("%d tokens, top-%d of %d", n, o.topK, s.cfg.Model.MoE.Experts)
 	case opSampling:

@@ -141,12 +141,18 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 			engine = engineOf(st.Label, opts.Metas[st.File])
 		}
 		id := fmt.Sprintf("%s#%d", st.File, st.Index)
-		stepsUsed = append(stepsUsed, fmt.Sprintf("%s step %d %q (batch %d, context %d)", st.File, st.Index, st.Label, st.Batch, st.Context))
+		stepsUsed = append(stepsUsed, fmt.Sprintf("%s step %d %q (%s, batch %d, context %d, tokens %d)", st.File, st.Index, st.Label, st.Kind, st.Batch, st.Context, st.Tokens))
+		// the kernels that map to no modelled op, per layer at the step's
+		// tokens: the calibrated model then reproduces the traced step
+		if u := st.Unmapped(); u > 0 && st.Tokens > 0 && m.Layers > 0 {
+			acc("unmapped.trace", "unmapped", calib.Keys{}, "tokens", "latency_us").
+				add([]float64{float64(st.Tokens)}, u.Us()/float64(m.Layers), id)
+		}
 		var moeTime unit.Seconds
 		var moeOp *OpCompare
 		for j := range st.Ops {
 			o := &st.Ops[j]
-			if o.Count == 0 || o.Occurrences <= 0 {
+			if o.Count == 0 || o.Occurrences <= 0 || o.Op == sim.UnmappedOp {
 				continue
 			}
 			per := float64(o.MeasuredTotal.Us()) / o.Occurrences
