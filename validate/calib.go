@@ -180,6 +180,20 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 				// per occurrence of the op (its measured occurrences)
 				acc("gemm.trace."+g[4], "gemm", calib.Keys{Dtype: g[4]}, "n", "k", "m", "latency_us").
 					add([]float64{float64(atoi(g[2])), float64(atoi(g[3])), float64(atoi(g[1]))}, o.Measured.Us(), id)
+			case o.Category == cost.GEMM && len(o.PredictedEach) == len(o.Shapes) && o.PredictedTotal > 0:
+				// kernels pooled over GEMM ops of several shapes (one
+				// kernel name serving them): the measured total split in
+				// proportion to each op's predicted share
+				for si, sh := range o.Shapes {
+					g := reGEMMShape.FindStringSubmatch(sh)
+					if g == nil || o.OccurrencesEach[si] <= 0 {
+						continue
+					}
+					share := float64(o.PredictedEach[si]) * o.OccurrencesEach[si] / float64(o.PredictedTotal)
+					us := float64(o.MeasuredTotal.Us()) * share / o.OccurrencesEach[si]
+					acc("gemm.trace."+g[4], "gemm", calib.Keys{Dtype: g[4]}, "n", "k", "m", "latency_us").
+						add([]float64{float64(atoi(g[2])), float64(atoi(g[3])), float64(atoi(g[1]))}, us, id)
+				}
 			case o.Category == cost.MoE:
 				moeTime += o.MeasuredTotal
 				for _, sh := range o.Shapes {

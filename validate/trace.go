@@ -234,6 +234,10 @@ type OpCompare struct {
 	// summed occurrences per step.
 	Shapes      []string
 	Occurrences float64
+	// PredictedEach and OccurrencesEach are each pooled predicted op's
+	// time per occurrence and occurrences per step, parallel to Shapes.
+	PredictedEach   []unit.Seconds
+	OccurrencesEach []float64
 	// Bytes are the bytes one kernel of each pooled predicted op moves
 	// (its estimate's bytes per kernel), parallel to Shapes.
 	Bytes []unit.Bytes
@@ -436,7 +440,10 @@ func checkModel(m *model.Config, st *trace.StepResult) error {
 		k := &st.Kernels[i]
 		switch k.Category {
 		case cost.MoE:
+			// MoE kernels run a data-dependent number of times per
+			// layer (a loop over the experts a step routes to)
 			hasMoE = true
+			continue
 		case cost.GEMM, cost.Attention:
 		default:
 			continue
@@ -641,12 +648,40 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, seqs []sim.Seq, mix Mix, con
 		sort.SliceStable(ps, func(a, b int) bool { return preds[ps[a]].per > preds[ps[b]].per })
 		ks := kByCount[c]
 		sort.SliceStable(ks, func(a, b int) bool { return st.Kernels[ks[a]].Total > st.Kernels[ks[b]].Total })
+		// Fewer kernels than ops (one kernel name serving two ops of the
+		// class, counted in another class): each kernel goes to the op
+		// predicted nearest its time (log ratio), longest kernel first;
+		// otherwise by size order.
+		pair := make([]int, len(ps))
+		for j := range pair {
+			pair[j] = -1
+			if len(ks) >= len(ps) {
+				pair[j] = j
+			}
+		}
+		if len(ks) < len(ps) {
+			for kj, ki := range ks {
+				mean := float64(st.Kernels[ki].Total) / float64(max(c, 1))
+				best, bd := -1, math.Inf(1)
+				for j, pi := range ps {
+					if pair[j] >= 0 || preds[pi].per <= 0 || mean <= 0 {
+						continue
+					}
+					if d := math.Abs(math.Log(mean / float64(preds[pi].per))); d < bd {
+						best, bd = j, d
+					}
+				}
+				if best >= 0 {
+					pair[best] = kj
+				}
+			}
+		}
 		for j, pi := range ps {
 			key := "gemm:" + preds[pi].name
 			g := get(key)
 			g.preds = append(g.preds, pi)
-			if j < len(ks) {
-				g.kernels = append(g.kernels, ks[j])
+			if pair[j] >= 0 {
+				g.kernels = append(g.kernels, ks[pair[j]])
 			}
 		}
 		if len(ks) > len(ps) {
@@ -699,6 +734,8 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, seqs []sim.Seq, mix Mix, con
 			}
 			occ += p.occ
 			oc.Shapes = append(oc.Shapes, p.shape)
+			oc.PredictedEach = append(oc.PredictedEach, p.per)
+			oc.OccurrencesEach = append(oc.OccurrencesEach, p.occ)
 			oc.Bytes = append(oc.Bytes, p.bytes)
 			oc.PredictedCount += p.kernels
 			oc.PredictedTotal += p.total
