@@ -51,7 +51,7 @@ func TestCalibrationRoundTrip(t *testing.T) {
 	for _, tb := range f.Tables {
 		ops[tb.Op] = true
 	}
-	assert.Equal(t, map[string]bool{"gemm": true, "moe": true, "gqa": true, "elementwise": true}, ops)
+	assert.Equal(t, map[string]bool{"gemm": true, "moe": true, "gqa": true, "elementwise": true, "unmapped": true}, ops)
 	assert.Equal(t, "mi300x", f.Provenance.GPU)
 	assert.Equal(t, "vllm", f.Provenance.Engine)
 	assert.Contains(t, f.Provenance.Source, "step 0")

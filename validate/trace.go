@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
@@ -440,10 +441,13 @@ func checkModel(m *model.Config, st *trace.StepResult) error {
 		k := &st.Kernels[i]
 		switch k.Category {
 		case cost.MoE:
-			// MoE kernels run a data-dependent number of times per
-			// layer (a loop over the experts a step routes to)
 			hasMoE = true
-			continue
+			// A kernel a MoE rule names runs a fixed number of times per
+			// layer; one the MoE layer's scope moved here (a loop over
+			// the experts a step routes to) a data-dependent number.
+			if !moeRuleOps()[k.Op] {
+				continue
+			}
 		case cost.GEMM, cost.Attention:
 		default:
 			continue
@@ -465,6 +469,17 @@ func checkModel(m *model.Config, st *trace.StepResult) error {
 	}
 	return nil
 }
+
+// moeRuleOps are the op labels of the default rules of category moe.
+var moeRuleOps = sync.OnceValue(func() map[string]bool {
+	ops := map[string]bool{}
+	for _, r := range trace.DefaultRules().List() {
+		if r.Category == cost.MoE {
+			ops[r.Op] = true
+		}
+	}
+	return ops
+})
 
 // fitsLayers reports whether a kernel that runs n times per step can be a
 // per-layer kernel of a model with these layer counts: n is a multiple or

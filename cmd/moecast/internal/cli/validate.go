@@ -54,12 +54,18 @@ func newValidateTraceCmd(s *streams) *cobra.Command {
 	opts := &validateTraceOptions{}
 	cmd := &cobra.Command{
 		Use:   "trace TRACE|DIR... --scenario S",
-		Short: "Compare each decode step of a trace with the prediction, per category and op",
-		Long: `For each decode step of the traces (one file per rank; a directory stands
-for the traces in it), predict the same step with the scenario (batch from
-the step annotation, else --batch; context from --context, else the
-step annotation where it gives one (vLLM: keys over requests), else the
-scenario's workload.context) and compare:
+		Short: "Compare each prefill, mixed and decode step of a trace with the prediction, per category and op",
+		Long: `For each prefill, mixed and decode step of the traces (--step-kind selects
+one kind; one file per rank; a directory stands for the traces in it),
+predict the same step with the scenario and compare. The step's mix comes
+from its annotation (vLLM execute_context_P(T)_generation_D(..): P prefill
+requests of T new tokens in all, D decodes; SGLang step[EXTEND bs=.. toks=..]
+and step[DECODE bs=..]), else --batch (decodes) and --prefill-tokens; the
+decodes' context from --context, else the annotation where it gives one
+(vLLM: keys over requests), else the scenario's workload.context. The mix
+is priced as the engine runs it (sim.StepBatch: GEMMs and MoE at the
+combined tokens, prefill chunks against their prefix, decodes at their
+context). Compared:
 
   - per category: measured kernel time (busy and exposed) against predicted;
   - per op: the step's kernels mapped to the model's ops (by the trace
@@ -192,13 +198,9 @@ func computeValidateTrace(s *streams, opts *validateTraceOptions) (*scenarios.Sc
 	if opts.Batch < 0 || opts.Context < 0 || opts.Prefill < 0 {
 		return nil, nil, inputErrf("--batch, --context and --prefill-tokens: want positive values")
 	}
-	kind := trace.KindUnknown
-	if opts.StepKind != "all" && opts.StepKind != "" {
-		k, ok := trace.ParseStepKind(opts.StepKind)
-		if !ok || k == trace.KindUnknown {
-			return nil, nil, inputErrf("--step-kind %q: want prefill, mixed, decode or all", opts.StepKind)
-		}
-		kind = k
+	kind, err := stepKindFlag(opts.StepKind)
+	if err != nil {
+		return nil, nil, err
 	}
 	sc, ranks, warns, err := loadValidation(opts.Scenario, opts.Calibration, opts.Step, opts.Rules, opts.Inputs, opts.Strict, s)
 	if err != nil {
@@ -598,4 +600,17 @@ func pctOf(part, whole unit.Seconds) float64 {
 		return 0
 	}
 	return float64(part / whole * 100)
+}
+
+// stepKindFlag reads --step-kind: prefill, mixed, decode or all
+// (trace.KindUnknown).
+func stepKindFlag(v string) (trace.StepKind, error) {
+	if v == "all" || v == "" {
+		return trace.KindUnknown, nil
+	}
+	k, ok := trace.ParseStepKind(v)
+	if !ok || k == trace.KindUnknown {
+		return 0, inputErrf("--step-kind %q: want prefill, mixed, decode or all", v)
+	}
+	return k, nil
 }
