@@ -678,13 +678,15 @@ type Tables struct {
 	// Unmappeds price, per layer, the kernels of a traced step that map
 	// to no modelled op (unmapped.go).
 	Unmappeds []*UnmappedTable
+	// GQAPrefills price GQA prefill attention by chunk and keys.
+	GQAPrefills []*GQAPrefillTable
 }
 
 var _ Lookup = (*Tables)(nil)
 
 // Empty reports whether the set holds no table.
 func (t *Tables) Empty() bool {
-	return t == nil || len(t.GEMMs)+len(t.MoEs)+len(t.MLAs)+len(t.GQAs)+len(t.Elementwises)+len(t.Unmappeds) == 0
+	return t == nil || len(t.GEMMs)+len(t.MoEs)+len(t.MLAs)+len(t.GQAs)+len(t.Elementwises)+len(t.Unmappeds)+len(t.GQAPrefills) == 0
 }
 
 // GEMM implements Lookup.

@@ -580,6 +580,7 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		return s.costs.AttentionPrefill(ps)
 	case opGQAPrefill:
 		ps := s.prefillShape(p, o.heads, o.kvHeads, o.headDim, o.headDim, s.cfg.KVCache.Bytes())
+		ps.KV = s.cfg.KVCache.String()
 		full := s.costs.AttentionPrefill(ps)
 		if o.slideFrac <= 0 || o.window <= 0 {
 			return full

@@ -77,6 +77,7 @@ var (
 	reMoEShape  = regexp.MustCompile(`^tokens=(\d+) .* (\S+) ep=(\d+) moe_tp=(\d+)$`)
 	reGQAShape  = regexp.MustCompile(`^batch=(\d+) ctx=(\d+) q_heads=(\d+) \(x(\d+) queries\) kv_heads=(\d+) dim=(\d+) kv=([a-z0-9_]+)`)
 	reCollShape = regexp.MustCompile(`^(\d+) ranks, (\S+)$`)
+	rePreShape  = regexp.MustCompile(`^(\d+) chunks, (\d+) tokens \(mean \d+\), (\d+) keys, \S+ causal pairs, q_heads=(\d+) kv_heads=(\d+) dim=(\d+) kv=([a-z0-9_]+)$`)
 	reTopKOp    = regexp.MustCompile(`(?i)top-?k`)
 )
 
@@ -84,7 +85,7 @@ var (
 // (kernels.Costs.Elementwise): the elementwise category's ops and the MoE
 // router's top-k.
 func smallKernelOp(o *OpCompare) bool {
-	return o.Category == cost.Elementwise || (o.Category == cost.MoE && reTopKOp.MatchString(o.Op))
+	return o.Category == cost.Elementwise || o.Category == cost.Sampling || (o.Category == cost.MoE && reTopKOp.MatchString(o.Op))
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
@@ -143,8 +144,15 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 		id := fmt.Sprintf("%s#%d", st.File, st.Index)
 		stepsUsed = append(stepsUsed, fmt.Sprintf("%s step %d %q (%s, batch %d, context %d, tokens %d)", st.File, st.Index, st.Label, st.Kind, st.Batch, st.Context, st.Tokens))
 		// the kernels that map to no modelled op, per layer at the step's
-		// tokens: the calibrated model then reproduces the traced step
-		if u := st.Unmapped(); u > 0 && st.Tokens > 0 && m.Layers > 0 {
+		// tokens, less the ops the model predicts but the trace shows no
+		// kernel of (their work is in that glue: an eager model's rotary
+		// as multiplies, its KV write as a copy): the calibrated model then
+		// reproduces the traced step
+		u := st.Unmapped()
+		for _, o := range st.Missing {
+			u -= o.PredictedTotal
+		}
+		if u > 0 && st.Tokens > 0 && m.Layers > 0 {
 			acc("unmapped.trace", "unmapped", calib.Keys{}, "tokens", "latency_us").
 				add([]float64{float64(st.Tokens)}, u.Us()/float64(m.Layers), id)
 		}
@@ -201,6 +209,18 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 						moeOp = o
 					}
 				}
+			case o.Category == cost.Attention && allMatch(o.Shapes, rePreShape):
+				// prefill attention alone (a prefill step): per chunk at
+				// the mean chunk and keys per chunk
+				x := rePreShape.FindStringSubmatch(o.Shapes[0])
+				chunks := atoi(x[1])
+				if chunks <= 0 || len(o.Shapes) != 1 {
+					continue
+				}
+				acc("gqa_prefill.trace."+x[7]+".d"+x[6], "gqa_prefill", calib.Keys{KVDtype: x[7], HeadDim: atoi(x[6])},
+					"heads", "kv_heads", "chunk", "kv_len", "latency_us").
+					add([]float64{float64(atoi(x[4])), float64(atoi(x[5])), math.Round(float64(atoi(x[2])) / float64(chunks)),
+						math.Round(float64(atoi(x[3])) / float64(chunks))}, per/float64(chunks), id)
 			case o.Category == cost.Attention:
 				var g []string
 				same := true
@@ -361,4 +381,14 @@ func provenance(cfg *sim.Config, rep *Report, engine string, steps []string, opt
 		p.Date = "unknown"
 	}
 	return p
+}
+
+// allMatch reports whether every string matches re (false for none).
+func allMatch(ss []string, re *regexp.Regexp) bool {
+	for _, s := range ss {
+		if !re.MatchString(s) {
+			return false
+		}
+	}
+	return len(ss) > 0
 }

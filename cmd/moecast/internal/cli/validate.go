@@ -287,6 +287,7 @@ type validateStepJSON struct {
 	Prefix      int                             `json:"prefix_tokens"`
 	Tokens      int                             `json:"tokens"`
 	UnmappedMs  float64                         `json:"unmapped_ms"`
+	LaunchMs    float64                         `json:"predicted_launch_ms"`
 	MeasuredMs  float64                         `json:"measured_ms"`
 	PredictedMs float64                         `json:"predicted_ms"`
 	ErrorPct    float64                         `json:"error_pct"`
@@ -362,7 +363,7 @@ func validateJSONOf(sc *scenarios.Scenario, rep *validate.Report) validateJSON {
 	for i := range rep.Steps {
 		st := &rep.Steps[i]
 		js := validateStepJSON{File: st.File, Rank: st.Rank, Index: st.Index, Kind: st.Kind.String(), Label: st.Label, Batch: st.Batch, Context: st.Context,
-			Decodes: st.Decodes, Prefills: st.Prefills, PrefillToks: st.PrefillTokens, Prefix: st.Prefix, Tokens: st.Tokens, UnmappedMs: r6(st.Unmapped().Ms()),
+			Decodes: st.Decodes, Prefills: st.Prefills, PrefillToks: st.PrefillTokens, Prefix: st.Prefix, Tokens: st.Tokens, UnmappedMs: r6(st.Unmapped().Ms()), LaunchMs: r6(st.PredictedLaunch.Ms()),
 			MeasuredMs: r6(st.Measured.Ms()), PredictedMs: r6(st.Predicted.Ms()), ErrorPct: r6(st.ErrorPct()),
 			WallMs: r6(st.Wall.Ms()), IdleMs: r6(st.Idle.Ms()),
 			Categories: map[string]validateCategoryJSON{}, Ops: []validateOpJSON{}, Missing: []validateOpJSON{}, LeftOut: []validateKernelJSON{}}
@@ -468,6 +469,9 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 		}
 		fmt.Fprintf(w, "  measured %.3f ms busy (wall %.3f, idle %.3f)  predicted %.3f ms  error %+.1f%%\n",
 			st.Measured.Ms(), st.Wall.Ms(), st.Idle.Ms(), st.Predicted.Ms(), st.ErrorPct())
+		if st.PredictedLaunch > 0 {
+			fmt.Fprintf(w, "  (predicted busy; the %.3f ms of host launch time predicted for this eager step is apart, as the measured idle is)\n", st.PredictedLaunch.Ms())
+		}
 		ct := &table{Columns: []column{{Name: "category"}, {Name: "measured ms", Text: "%.3f"}, {Name: "exposed ms", Text: "%.3f"},
 			{Name: "predicted ms", Text: "%.3f"}, {Name: "error ms", Text: "%+.3f"}, {Name: "error", Text: "%+.1f%%"}}}
 		for c, cc := range st.Categories {
