@@ -28,7 +28,7 @@ func TestUnmappedTable(t *testing.T) {
 		approx bool
 	}{
 		{"measured point", 1024, 82 * us, [2]int{2, 2}, "", false},
-		{"between: log-log", 2048, unit.Seconds(82 * math.Sqrt(225.0/82)) * us, [2]int{2, 1}, "", true},
+		{"between: log-log", 2048, unit.Seconds(82*math.Sqrt(225.0/82)) * us, [2]int{2, 1}, "", true},
 		{"below: clamped", 64, 82 * us, [2]int{2, 2}, "clamped: tokens below the measured range", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
