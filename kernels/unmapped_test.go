@@ -20,16 +20,15 @@ func TestUnmappedTable(t *testing.T) {
 	})
 	require.NoError(t, err)
 	for _, tc := range []struct {
-		name   string
-		n      int
-		want   unit.Seconds
-		rows   [2]int
-		note   string
-		approx bool
+		name string
+		n    int
+		want unit.Seconds
+		rows [2]int
+		note string
 	}{
-		{"measured point", 1024, 82 * us, [2]int{2, 2}, "", false},
-		{"between: log-log", 2048, unit.Seconds(82*math.Sqrt(225.0/82)) * us, [2]int{2, 1}, "", true},
-		{"below: clamped", 64, 82 * us, [2]int{2, 2}, "clamped: tokens below the measured range", false},
+		{"measured point", 1024, 82 * us, [2]int{2, 2}, ""},
+		{"between: log-log", 2048, unit.Seconds(82*math.Sqrt(225.0/82)) * us, [2]int{2, 1}, ""},
+		{"below: clamped", 64, 82 * us, [2]int{2, 2}, "clamped: tokens below the measured range"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, ok := tb.Lookup(tc.n)
