@@ -20,20 +20,29 @@ import (
 )
 
 // This file derives calibration tables (docs/calibration.md, schema 1) from
-// the kernels of a trace's decode steps, as Compare mapped them to the
+// the kernels of a trace's prefill, mixed and decode steps, as Compare mapped them to the
 // model's ops: op-level measurements the user already has, never the step
 // time (the step is what the tables are then checked against).
 //
 //   - gemm: each GEMM op that got kernels of its own (not pooled) gives a
-//     row n, k, m at the op's per-rank shape, latency = the mean time per
-//     occurrence of its kernels;
+//     row n, k, m at the op's per-rank shape (m: the step's combined
+//     tokens), latency = the mean time per occurrence of its kernels;
+//     kernels pooled over GEMM ops of several shapes are split over them in
+//     proportion to their predicted times;
 //   - moe: the MoE layer at its token count, latency = the step's MoE
 //     kernel time (expert GEMMs, routing, glue) per MoE layer, as the
 //     perf database's fused-MoE layer points measure the whole layer;
 //     distribution "uniform" (the sim's routing model; a served step's
 //     routing is the model's own, not a benchmark's);
-//   - gqa: attention per layer at the step's batch and context (the
+//   - gqa: decode attention per layer at the step's batch and context (the
 //     context the comparison used), heads and KV heads per GPU;
+//   - gqa_prefill: a prefill step's attention per layer and chunk at its
+//     mean chunk and mean keys per chunk (a mixed step's attention kernels
+//     serve decode and prefill attention together and give no row);
+//   - unmapped: the step's kernels that map to no predicted op, less the
+//     predicted ops without kernels (their work is in that glue), per
+//     layer at the step's tokens: sim then prices them, and the traced
+//     step is reproduced;
 //   - allreduce, allgather, reducescatter: the mean time per occurrence at
 //     the op's ranks and message bytes (including any wait for the slowest
 //     rank, which is what a step sees), impl "nccl" for NCCL kernels, else
@@ -41,7 +50,7 @@ import (
 //
 //   - elementwise: one row per byte size of the ops sim prices as small
 //     memory-bound kernels (norms, rotary, KV-cache writes, activations,
-//     the router's top-k), keyed by bytes, not by op label: sim asks
+//     the router's top-k, the sampler's passes), keyed by bytes, not by op label: sim asks
 //     kernels.Costs.Elementwise for bytes alone. The bytes are the
 //     predicted op's bytes per kernel at the model's known shapes (the
 //     trace records no shapes for these kernels); the latency is the
@@ -56,8 +65,7 @@ import (
 // The same point measured in several steps or ranks is averaged. MLA
 // modules and all-to-all get no table (the MLA module's projections and
 // attention are split over several trace kernels that this mapping does
-// not reassemble). Kernels that map to no predicted op (inductor-fused
-// copies, memcpy) get no row.
+// not reassemble).
 
 // FromTraceOptions configure Calibration.
 type FromTraceOptions struct {
@@ -282,7 +290,7 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 		}
 	}
 	if len(names) == 0 {
-		return nil, errors.New("no calibration row: no GEMM, MoE, attention, elementwise or collective op of the model was found in the trace's decode steps")
+		return nil, errors.New("no calibration row: no GEMM, MoE, attention, elementwise or collective op of the model was found in the trace's steps")
 	}
 	f := &calib.File{Schema: calib.Schema, Provenance: provenance(cfg, rep, engine, stepsUsed, opts)}
 	sort.Strings(names)
@@ -346,7 +354,7 @@ func provenance(cfg *sim.Config, rep *Report, engine string, steps []string, opt
 	}
 	p := calib.Provenance{GPU: cfg.GPU.Name, GPUCount: cfg.GPUs, Fabric: fabric, Engine: engine,
 		Command: opts.Command, Date: opts.Date, Launch: "eager", Cache: "unknown",
-		Method: "kernel times of served decode steps in a torch.profiler trace (moecast validate's kernel-to-op mapping): " +
+		Method: "kernel times of served steps in a torch.profiler trace (moecast validate's kernel-to-op mapping): " +
 			"mean time per occurrence of the kernels mapped to each op; MoE: the step's MoE kernel time per MoE layer; " +
 			"collectives include any wait for the slowest rank; cache as in serving",
 		Source: "torch.profiler trace " + strings.Join(rep.Files, ", ") + "; steps: " + strings.Join(steps, "; ")}

@@ -324,7 +324,7 @@ type Split struct {
 	MaxRank  int
 }
 
-// Report is the comparison of every decode step of the traces.
+// Report is the comparison of every compared step of the traces.
 type Report struct {
 	Files  []string
 	Steps  []Step

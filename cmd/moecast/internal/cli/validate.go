@@ -25,7 +25,7 @@ func newValidateCmd(s *streams) *cobra.Command {
 		Use:   "validate",
 		Short: "Hold a prediction against measurements: torch.profiler traces op by op",
 		Long: `Hold moecast's prediction against what a real box measured: a torch.profiler
-trace of decode steps (validate trace), compared per category and op by op,
+trace of prefill, mixed and decode steps (validate trace), compared per category and op by op,
 with what the prediction left out and what the trace lacks.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
@@ -450,11 +450,11 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 	detail := detailSteps(rep)
 	if len(detail) < len(rep.Steps) {
 		fmt.Fprintf(w, "\n%d steps; in detail below: the step of median error of each rank (--format json has every step)\n", len(rep.Steps))
-		t := &table{Columns: []column{{Name: "rank"}, {Name: "step"}, {Name: "batch"}, {Name: "context"}, {Name: "measured ms", Text: "%.3f"},
+		t := &table{Columns: []column{{Name: "rank"}, {Name: "step"}, {Name: "kind"}, {Name: "batch"}, {Name: "tokens"}, {Name: "context"}, {Name: "measured ms", Text: "%.3f"},
 			{Name: "predicted ms", Text: "%.3f"}, {Name: "error", Text: "%+.1f%%"}}}
 		for i := range rep.Steps {
 			st := &rep.Steps[i]
-			t.add(st.Rank, st.Index, st.Batch, st.Context, st.Measured.Ms(), st.Predicted.Ms(), st.ErrorPct())
+			t.add(st.Rank, st.Index, st.Kind.String(), st.Batch, st.Tokens, st.Context, st.Measured.Ms(), st.Predicted.Ms(), st.ErrorPct())
 		}
 		if err := t.render(w, formatText); err != nil {
 			return err
