@@ -115,9 +115,10 @@ func sumCat(st validate.Step, c cost.Category) (s unit.Seconds) {
 // predict the third (2048) within 5% of its measured busy time, and each
 // traced step itself (round trip) within 2%. A mixed step from those
 // prefill tables is off by about -12%: the fixture's random weights route a
-// prefill's tokens to about 21 of the 32 experts per layer (170 SiLU
-// kernels per step of 8 layers) and a mixed step's to all 32 (256), so the
-// MoE rows measured on prefills carry a skew the mixed step does not have.
+// prefill's tokens to fewer experts the deeper the layer (32 in layer 0, 13
+// in layer 7 of the 2048-token prefill) and a mixed step's to all 32 in
+// every layer, so the MoE rows measured on prefills carry a skew the mixed
+// step does not have.
 // Tables that include the other mixed step predict it within 5%.
 func TestTinyMoEInterpolates(t *testing.T) {
 	prefill := calibrateFrom(t, tinyP1024, tinyP4096)
