@@ -147,3 +147,25 @@ func TestTinyMoEInterpolates(t *testing.T) {
 		})
 	}
 }
+
+// A prefill step whose annotation names no token count needs
+// --prefill-tokens; with it, the step is priced at that many tokens.
+func TestPrefillTokensFlag(t *testing.T) {
+	sc, ranks := load(t, tinyScen, tinyP1024)
+	res := *ranks[0].Result
+	res.Steps = append([]trace.StepResult(nil), res.Steps[:1]...)
+	res.Steps[0].Label, res.Steps[0].Batch = "step[EXTEND bs=1]", 1
+	ranks[0].Result = &res
+	sm, err := sc.Sim()
+	require.NoError(t, err)
+	_, err = validate.Compare(sm, &sc.Config, ranks, validate.Options{Context: 1024})
+	var ie *validate.InputError
+	require.ErrorAs(t, err, &ie)
+	assert.Contains(t, err.Error(), "names no prefill tokens: give --prefill-tokens")
+	assert.Contains(t, err.Error(), tinyP1024)
+
+	rep, err := validate.Compare(sm, &sc.Config, ranks, validate.Options{Context: 1024, PrefillTokens: 1024})
+	require.NoError(t, err)
+	assert.Equal(t, 1024, rep.Steps[0].Tokens)
+	assert.Equal(t, trace.KindPrefill, rep.Steps[0].Kind)
+}
