@@ -702,16 +702,25 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, seqs []sim.Seq, mix Mix, con
 				}
 			}
 		}
+		used := make([]bool, len(ks))
 		for j, pi := range ps {
 			key := "gemm:" + preds[pi].name
 			g := get(key)
 			g.preds = append(g.preds, pi)
 			if pair[j] >= 0 {
 				g.kernels = append(g.kernels, ks[pair[j]])
+				used[pair[j]] = true
 			}
 		}
-		if len(ks) > len(ps) {
-			kByCount[c] = ks[len(ps):]
+		// the kernels no op of the class took stay for the pool below
+		var rest []int
+		for kj, ki := range ks {
+			if !used[kj] {
+				rest = append(rest, ki)
+			}
+		}
+		if len(rest) > 0 {
+			kByCount[c] = rest
 		} else {
 			delete(kByCount, c)
 		}
