@@ -79,6 +79,13 @@ type Attention struct {
 	OBias   bool
 	// Sinks: one learned attention-sink logit per head (gpt-oss).
 	Sinks bool
+	// OutputGate: a sigmoid gate on the attention output, projected from
+	// the hidden state (Qwen3.5 attn_output_gate: q_proj emits Heads x
+	// HeadDim more).
+	OutputGate bool
+	// KEqV: keys double as values (Gemma-4 attention_k_eq_v on global
+	// layers): no v_proj, and the cache holds K only.
+	KEqV bool
 }
 
 // MoE holds the expert dimensions.
@@ -149,4 +156,16 @@ type Config struct {
 	MoE           MoE
 	Quant         Quant
 	Notes         []string // approximations made on import, printed by `model show`
+
+	// Kinds lists the layer kinds of a model whose layers differ (hybrid
+	// mixers, per-layer attention shapes or widths; layers.go), KindOf
+	// each layer's index in Kinds. Nil for a model of uniform layers
+	// (dense and MoE layers with Attn): LayerKinds derives its kinds.
+	// With Kinds, Attn is the attention of the full-attention layers (and
+	// of the MTP layers).
+	Kinds  []LayerKind
+	KindOf []int
+	// DenseModel: the architecture has no MoE block (Llama, Qwen3 dense,
+	// DeciLM); Validate does not ask it for experts.
+	DenseModel bool
 }

@@ -114,8 +114,10 @@ func (c *Config) FusedQKVA() (Linear, bool) {
 // GQA: qkv_proj Hidden -> (Heads+2*KVHeads)*HeadDim (QKVParallel) and o_proj
 // Heads*HeadDim -> Hidden (Row), with biases when the config has them.
 // Norms (q_a/kv_a layernorms, q/k norms, sinks) are in NormParamsPerLayer.
-func (c *Config) AttentionLinears() []Linear {
-	a := &c.Attn
+func (c *Config) AttentionLinears() []Linear { return c.attentionLinears(&c.Attn) }
+
+// attentionLinears lists the projections of attention a (AttentionLinears).
+func (c *Config) attentionLinears(a *Attention) []Linear {
 	f := c.Quant.Attention
 	if a.Kind == MLA {
 		qk := a.QKNopeDim + a.QKRopeDim
@@ -143,11 +145,14 @@ func (c *Config) AttentionLinears() []Linear {
 		}
 		return ls
 	}
-	return []Linear{
+	ls := []Linear{
 		{Name: "qkv_proj", Class: ClassAttention, In: c.Hidden, Out: (a.Heads + 2*a.KVHeads) * a.HeadDim,
 			Split: QKVParallel, Format: f, Bias: a.QKVBias, Heads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim},
-		{Name: "o_proj", Class: ClassAttention, In: a.Heads * a.HeadDim, Out: c.Hidden, Split: Row, Format: f, Bias: a.OBias},
 	}
+	if a.OutputGate {
+		ls = append(ls, Linear{Name: "q_proj gate", Class: ClassAttention, In: c.Hidden, Out: a.Heads * a.HeadDim, Split: Column, Format: f})
+	}
+	return append(ls, Linear{Name: "o_proj", Class: ClassAttention, In: a.Heads * a.HeadDim, Out: c.Hidden, Split: Row, Format: f, Bias: a.OBias})
 }
 
 // mlp lists a SwiGLU MLP: gate_up_proj Hidden -> 2*inter (Column, vLLM's
@@ -230,8 +235,9 @@ func (c *Config) MTPLinears() []Linear {
 // kv_a layernorms (QLoRARank, KVLoRARank); the DSA indexer's k_norm
 // (LayerNorm: 2*IndexHeadDim); q/k norms (2*HeadDim); attention sinks
 // (Heads). Biases are not here: they belong to their Linear.
-func (c *Config) NormParamsPerLayer() int {
-	a := &c.Attn
+func (c *Config) NormParamsPerLayer() int { return c.attnNormParams(&c.Attn) }
+
+func (c *Config) attnNormParams(a *Attention) int {
 	n := 2 * c.Hidden
 	if a.Kind == MLA {
 		n += a.QLoRARank + a.KVLoRARank

@@ -76,8 +76,9 @@ func New(cfg Config) (*Sim, error) {
 	}
 	mla := m.Attn.Kind == model.MLA
 	add("embed", passTarget, 1, b.embed(), false)
-	add("dense", passTarget, float64(m.DenseLayerCount()), b.denseLayer(), mla)
-	add("moe", passTarget, float64(m.MoELayers()), b.moeLayer(), mla)
+	for _, k := range m.LayerKinds() {
+		add(k.Name, passTarget, float64(k.Count), b.layer(&k), k.Mixer == model.MixAttention && k.Attn.Kind == model.MLA)
+	}
 	add("head", passTarget, 1, b.head(m.LMHeadLinear(), false), false)
 	k := float64(cfg.Spec.DraftTokens)
 	switch cfg.Spec.Method {
@@ -601,6 +602,8 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 			Hidden: m.Hidden, Inter: ceilDiv(m.MoE.Inter, s.sh.moeTP), Weight: m.Quant.RoutedExperts,
 			GlobalTokens: p.domain, Experts: m.MoE.Experts, TopK: m.MoE.TopK, MoETP: s.sh.moeTP, EP: s.sh.ep,
 		})
+	case opRecurrent, opRecurrentPrefill:
+		return s.evalRecurrent(o, p)
 	case opTopK:
 		return s.costs.Elementwise(kernels.TopKBytes(n, s.cfg.Model.MoE.Experts, o.topK))
 	case opSampling:
