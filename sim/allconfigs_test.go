@@ -1,0 +1,92 @@
+package sim
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/kernels"
+	"github.com/moecast/moecast/model"
+)
+
+// sharedConfigs is the directory of the HF config.json files of the models
+// served in 2026 (copied from NVIDIA aiconfigurator, Apache-2.0), kept
+// beside the repository.
+const sharedConfigs = "../../shared/data/model_configs"
+
+// TestEveryModelConfigPrices loads every config.json of the shared
+// directory (the *_hf_quant_config.json files beside them are not model
+// configs) and prices it: the model imports, and a decode step at batch 8
+// and a mixed step (a 512-token prefill chunk beside 7 decodes) evaluate to
+// finite, positive times on 8 H200s at the largest TP that the model's
+// heads allow, with a positive weight and KV-or-state footprint. A config
+// moecast cannot read must be refused in one line naming what it does not
+// support; the goal is that none is.
+func TestEveryModelConfigPrices(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(sharedConfigs, "*_config.json"))
+	if len(files) == 0 {
+		t.Skipf("no model configs at %s", sharedConfigs)
+	}
+	g, ok := kernels.LookupGPU("h200-sxm")
+	require.True(t, ok)
+	f, ok := comm.LookupFabric("nvlink4")
+	require.True(t, ok)
+	refused := 0
+	for _, path := range files {
+		if strings.HasSuffix(path, "_hf_quant_config.json") {
+			continue
+		}
+		name := strings.TrimSuffix(filepath.Base(path), "_config.json")
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			m, err := model.Parse(path, data)
+			if err != nil {
+				refused++
+				assert.NotContains(t, err.Error(), "\n", "a refusal is one line")
+				t.Errorf("refused: %v", err)
+				return
+			}
+			require.NoError(t, m.Validate())
+			var s *Sim
+			ep := 1
+			if m.MoE.Experts > 0 {
+				ep = 8
+			}
+			for _, tp := range []int{8, 4, 2, 1} {
+				l := model.Layout{TP: tp, EP: ep, DP: 8 / tp}
+				if m.CheckLayout(l) != nil {
+					continue
+				}
+				cfg := Config{Model: m, KVCache: dtype.KVBF16, GPU: g, GPUs: 8, Fabric: f,
+					Layout: l, Graphs: true, AllReduce: comm.Auto, GPUMemoryUtilization: 0.9}
+				s, err = New(cfg)
+				require.NoError(t, err, "tp %d", tp)
+				break
+			}
+			require.NotNil(t, s, "no TP in 8, 4, 2, 1 (EP %d) fits the model", ep)
+			pt, err := s.Step(8, 4096)
+			require.NoError(t, err)
+			assert.Greater(t, float64(pt.Step.Time), 0.0)
+			assert.Greater(t, float64(pt.Memory.Weights), 0.0)
+			assert.Greater(t, float64(pt.Memory.KVPerToken)+float64(pt.Memory.StatePerSeq), 0.0)
+			var r BatchResult
+			seqs := []Seq{{Query: 512, Context: 1024, Prefill: true}}
+			for range 7 {
+				seqs = append(seqs, Seq{Query: 1, Context: 4096})
+			}
+			require.NoError(t, s.StepBatch(seqs, &r))
+			assert.Greater(t, float64(r.Step.Time), float64(pt.Step.Time)*7/8, "a prefill chunk adds work")
+			for _, v := range []float64{float64(pt.Step.Time), float64(pt.Step.Lo), float64(pt.Step.Hi), float64(r.Step.Time)} {
+				assert.False(t, v != v || v > 1e6, "finite")
+			}
+		})
+	}
+	t.Logf("%d configs refused", refused)
+}
