@@ -16,23 +16,23 @@ import (
 type opKind uint8
 
 const (
-	opGEMM           opKind = iota // kernels.GEMM, M = tokens
-	opElementwise                  // kernels.Elementwise over perTok*tokens bytes
-	opMLA                          // kernels.MLADecode
-	opGQA                          // kernels.GQADecode
-	opIndexer                      // DSA indexer key scan: Elementwise over seqs*ctx*perSeqTok bytes
-	opMoE                          // kernels.MoE with the pass's routing load
-	opTopK                         // router top-k: Elementwise(TopKBytes)
-	opSampling                     // kernels.Sampling
-	opAllReduce                    // comm.AllReduce over perTok*tokens bytes
-	opAllGather                    // comm.AllGather, whole gathered array perTok*tokens
-	opReduceScatter                // comm.ReduceScatter, whole array perTok*tokens
-	opAllToAll                     // comm.AllToAll, bytes sent per rank perTok*tokens
-	opMLAPrefill                   // kernels.AttentionPrefill, un-absorbed MLA over the chunks
-	opGQAPrefill                   // kernels.AttentionPrefill, GQA over the chunks
-	opIndexerPrefill               // DSA indexer scores of the chunks' queries over their keys (GEMM-shaped)
-	opRecurrent                    // kernels.RecurrentDecode over the decode tokens (recurrent.go)
-	opRecurrentPrefill             // kernels.RecurrentPrefill over the prefill chunks
+	opGEMM             opKind = iota // kernels.GEMM, M = tokens
+	opElementwise                    // kernels.Elementwise over perTok*tokens bytes
+	opMLA                            // kernels.MLADecode
+	opGQA                            // kernels.GQADecode
+	opIndexer                        // DSA indexer key scan: Elementwise over seqs*ctx*perSeqTok bytes
+	opMoE                            // kernels.MoE with the pass's routing load
+	opTopK                           // router top-k: Elementwise(TopKBytes)
+	opSampling                       // kernels.Sampling
+	opAllReduce                      // comm.AllReduce over perTok*tokens bytes
+	opAllGather                      // comm.AllGather, whole gathered array perTok*tokens
+	opReduceScatter                  // comm.ReduceScatter, whole array perTok*tokens
+	opAllToAll                       // comm.AllToAll, bytes sent per rank perTok*tokens
+	opMLAPrefill                     // kernels.AttentionPrefill, un-absorbed MLA over the chunks
+	opGQAPrefill                     // kernels.AttentionPrefill, GQA over the chunks
+	opIndexerPrefill                 // DSA indexer scores of the chunks' queries over their keys (GEMM-shaped)
+	opRecurrent                      // kernels.RecurrentDecode over the decode tokens (recurrent.go)
+	opRecurrentPrefill               // kernels.RecurrentPrefill over the prefill chunks
 )
 
 // domain is which token count of a pass an op's size scales with.
