@@ -102,6 +102,14 @@ type MoE struct {
 	RouterBias bool
 	// ExpertBias: each routed expert's gate_up and down carry biases (gpt-oss).
 	ExpertBias bool
+	// Ungated: experts and shared expert are up -> act -> down without a
+	// gate (Nemotron-H relu2).
+	Ungated bool
+	// Latent > 0: the experts work in a latent width (Nemotron-3
+	// moe_latent_size): fc1_latent_proj Hidden -> Latent before them and
+	// fc2_latent_proj Latent -> Hidden after; the router and the shared
+	// expert see the hidden state.
+	Latent int
 }
 
 // Quant gives the storage format of each weight class.

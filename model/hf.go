@@ -68,6 +68,7 @@ var families = []family{
 	{"Qwen3_5ForCausalLM", parseQwen35},
 	{"Qwen3_5MoeForCausalLM", parseQwen35Moe},
 	{"DeepseekV32ForCausalLM", parseDeepseekV32},
+	{"NemotronHForCausalLM", parseNemotronH},
 }
 
 // wrappers are multimodal architectures whose text model sits under

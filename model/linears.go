@@ -175,17 +175,61 @@ func (c *Config) DenseMLPLinears() []Linear {
 
 // SharedExpertLinears lists the shared expert of one MoE layer (width
 // SharedInter; DeepSeek fuses n_shared_experts into one MLP), or nil.
+//
+// With a latent MoE the two latent projections (fc1_latent_proj Hidden ->
+// Latent, Column; fc2_latent_proj Latent -> Hidden, Row) are listed here
+// too: they are the MoE block's dense weights beside the shared expert.
 func (c *Config) SharedExpertLinears() []Linear {
-	if c.MoE.Shared == 0 || c.MoE.SharedInter == 0 {
-		return nil
+	var ls []Linear
+	if c.MoE.Shared > 0 && c.MoE.SharedInter > 0 {
+		if c.MoE.Ungated {
+			ls = c.ungated(ClassSharedExpert, c.Hidden, c.MoE.SharedInter, c.Quant.SharedExpert)
+		} else {
+			ls = c.mlp(ClassSharedExpert, c.MoE.SharedInter, c.Quant.SharedExpert, false)
+		}
 	}
-	return c.mlp(ClassSharedExpert, c.MoE.SharedInter, c.Quant.SharedExpert, false)
+	if l := c.MoE.Latent; l > 0 {
+		f := c.Quant.SharedExpert
+		ls = append(ls,
+			Linear{Name: "fc1_latent_proj", Class: ClassSharedExpert, In: c.Hidden, Out: l, Split: Column, Format: f},
+			Linear{Name: "fc2_latent_proj", Class: ClassSharedExpert, In: l, Out: c.Hidden, Split: Row, Format: f})
+	}
+	return ls
+}
+
+// ungated lists an MLP without a gate: up_proj in -> inter (Column) and
+// down_proj inter -> in (Row).
+func (c *Config) ungated(class Class, in, inter int, f dtype.Format) []Linear {
+	return []Linear{
+		{Name: "up_proj", Class: class, In: in, Out: inter, Split: Column, Format: f},
+		{Name: "down_proj", Class: class, In: inter, Out: in, Split: Row, Format: f},
+	}
+}
+
+// ExpertHidden is the width the routed experts read and write: MoE.Latent
+// when set, else Hidden.
+func (c *Config) ExpertHidden() int {
+	if c.MoE.Latent > 0 {
+		return c.MoE.Latent
+	}
+	return c.Hidden
 }
 
 // ExpertLinears lists ONE routed expert: gate_up_proj Hidden -> 2*Inter
 // (Column) and down_proj Inter -> Hidden (Row); the split applies over the
 // expert-TP degree (see Layout). A layer holds MoE.Experts of them.
 func (c *Config) ExpertLinears() []Linear {
+	if c.MoE.Ungated || c.MoE.Latent > 0 {
+		if c.MoE.Ungated {
+			return c.ungated(ClassRoutedExperts, c.ExpertHidden(), c.MoE.Inter, c.Quant.RoutedExperts)
+		}
+		h := c.ExpertHidden()
+		f := c.Quant.RoutedExperts
+		return []Linear{
+			{Name: "gate_up_proj", Class: ClassRoutedExperts, In: h, Out: 2 * c.MoE.Inter, Split: Column, Format: f},
+			{Name: "down_proj", Class: ClassRoutedExperts, In: c.MoE.Inter, Out: h, Split: Row, Format: f},
+		}
+	}
 	return c.mlp(ClassRoutedExperts, c.MoE.Inter, c.Quant.RoutedExperts, c.MoE.ExpertBias)
 }
 

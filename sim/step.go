@@ -597,9 +597,15 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		if s.sh.dpExchange && s.sh.ep > 1 {
 			tokens = int(math.Ceil(l.Tokens))
 		}
+		inter := ceilDiv(m.MoE.Inter, s.sh.moeTP)
+		if m.MoE.Ungated {
+			// up and down only: 2·H·I weights, priced as a gated expert
+			// of 2/3 the width (3·H·I' = 2·H·I bytes and FLOPs).
+			inter = max(1, (2*inter+2)/3)
+		}
 		return s.costs.MoE(kernels.MoEShape{
 			Tokens: tokens, Pairs: l.Pairs, ExpertsTouched: l.Touched,
-			Hidden: m.Hidden, Inter: ceilDiv(m.MoE.Inter, s.sh.moeTP), Weight: m.Quant.RoutedExperts,
+			Hidden: m.ExpertHidden(), Inter: inter, Weight: m.Quant.RoutedExperts,
 			GlobalTokens: p.domain, Experts: m.MoE.Experts, TopK: m.MoE.TopK, MoETP: s.sh.moeTP, EP: s.sh.ep,
 		})
 	case opRecurrent, opRecurrentPrefill:
