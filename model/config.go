@@ -55,7 +55,9 @@ type Attention struct {
 	KVLoRARank int // latent width cached per token (512 for DeepSeek-V3)
 	QKNopeDim  int
 	QKRopeDim  int // rope part, cached per token next to the latent
-	VHeadDim   int
+	// VHeadDim is MLA's value head dim; for GQA the value head dim when it
+	// differs from HeadDim (MiMo-V2-Flash: 192 for q/k, 128 for v), else 0.
+	VHeadDim int
 
 	// SlidingWindow > 0 with SlidingLayers > 0: that many layers attend to
 	// at most SlidingWindow tokens (gpt-oss alternates). Approximation: the

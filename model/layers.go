@@ -228,6 +228,9 @@ func (c *Config) validateKinds() error {
 				return fieldErr("num_key_value_heads", "%s layers: %d heads, %d kv heads of %d is not valid", k.Name, a.Heads, a.KVHeads, a.HeadDim)
 			}
 		}
+		if k.Mixer == MixAttention && k.SlideFrac > 0 && k.Attn.SlidingWindow != c.Window() {
+			return fieldErr("sliding_window", "%s layers: window %d differs from the model's %d (one window per model)", k.Name, k.Attn.SlidingWindow, c.Window())
+		}
 		if k.FFN == FFNDense && (k.Inter <= 0 || k.Inter > maxInter) {
 			return fieldErr("intermediate_size", "%s layers: dense width %d is not valid", k.Name, k.Inter)
 		}
@@ -259,4 +262,27 @@ func layerTypes(d *doc, key string, types []string, n int, names ...string) ([]i
 		out[i] = j
 	}
 	return out, nil
+}
+
+// Window is the sliding window of the model's windowed layers (one size
+// per model): Config.Attn's, or that of a sliding kind; 0 when none.
+func (c *Config) Window() int {
+	if c.Attn.SlidingWindow > 0 && c.Attn.SlidingLayers > 0 {
+		return c.Attn.SlidingWindow
+	}
+	for _, k := range c.Kinds {
+		if k.Mixer == MixAttention && k.SlideFrac > 0 && k.Attn.SlidingWindow > 0 {
+			return k.Attn.SlidingWindow
+		}
+	}
+	return 0
+}
+
+// VDim is a GQA attention's value head dim: VHeadDim when set, else
+// HeadDim.
+func (a *Attention) VDim() int {
+	if a.Kind == GQA && a.VHeadDim > 0 {
+		return a.VHeadDim
+	}
+	return a.HeadDim
 }

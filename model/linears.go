@@ -54,7 +54,11 @@ func (l Linear) ShardDims(tp int) (in, out int) {
 			return l.In, l.Out
 		}
 		kv := max(1, ceilDiv(l.KVHeads, tp))
-		return l.In, (ceilDiv(l.Heads, tp) + 2*kv) * l.HeadDim
+		vd := l.VHeadDim
+		if vd == 0 {
+			vd = l.HeadDim
+		}
+		return l.In, (ceilDiv(l.Heads, tp)+kv)*l.HeadDim + kv*vd
 	}
 	return l.In, l.Out
 }
@@ -145,14 +149,15 @@ func (c *Config) attentionLinears(a *Attention) []Linear {
 		}
 		return ls
 	}
+	vd := a.VDim()
 	ls := []Linear{
-		{Name: "qkv_proj", Class: ClassAttention, In: c.Hidden, Out: (a.Heads + 2*a.KVHeads) * a.HeadDim,
-			Split: QKVParallel, Format: f, Bias: a.QKVBias, Heads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim},
+		{Name: "qkv_proj", Class: ClassAttention, In: c.Hidden, Out: (a.Heads+a.KVHeads)*a.HeadDim + a.KVHeads*vd,
+			Split: QKVParallel, Format: f, Bias: a.QKVBias, Heads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim, VHeadDim: vd},
 	}
 	if a.OutputGate {
-		ls = append(ls, Linear{Name: "q_proj gate", Class: ClassAttention, In: c.Hidden, Out: a.Heads * a.HeadDim, Split: Column, Format: f})
+		ls = append(ls, Linear{Name: "q_proj gate", Class: ClassAttention, In: c.Hidden, Out: a.Heads * vd, Split: Column, Format: f})
 	}
-	return append(ls, Linear{Name: "o_proj", Class: ClassAttention, In: a.Heads * a.HeadDim, Out: c.Hidden, Split: Row, Format: f, Bias: a.OBias})
+	return append(ls, Linear{Name: "o_proj", Class: ClassAttention, In: a.Heads * vd, Out: c.Hidden, Split: Row, Format: f, Bias: a.OBias})
 }
 
 // mlp lists a SwiGLU MLP: gate_up_proj Hidden -> 2*inter (Column, vLLM's

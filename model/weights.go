@@ -317,7 +317,7 @@ func attnKVPerLayer(a *Attention, tp int) float64 {
 		return float64(a.KVLoRARank + a.QKRopeDim)
 	}
 	heads := max(1, ceilDiv(a.KVHeads, tp))
-	return 2 * float64(heads*a.HeadDim)
+	return float64(heads * (a.HeadDim + a.VDim()))
 }
 
 // KVSplitPerGPU is KVBytesPerTokenPerGPU split into the layers that keep
@@ -327,7 +327,7 @@ func attnKVPerLayer(a *Attention, tp int) float64 {
 func (c *Config) KVSplitPerGPU(kv dtype.KVCache, l Layout) (full, slide unit.Bytes, window int) {
 	full, slide = c.kvSplit(kv, l.AttentionTP())
 	if slide > 0 {
-		window = c.Attn.SlidingWindow
+		window = c.Window()
 	}
 	return full + c.IndexerKeyBytesPerToken(), slide, window
 }

@@ -61,6 +61,7 @@ type op struct {
 	// Attention: heads/kv heads per rank, head dim; a fraction of the
 	// layers of this kind that attend a sliding window.
 	heads, kvHeads, headDim int
+	vDim                    int // opGQAPrefill: value head dim
 	slideFrac               float64
 	window                  int
 	topK                    int // opTopK: experts chosen; opSampling: 1 = greedy
@@ -274,16 +275,19 @@ func (b *builder) attention(a *model.Attention, slide float64) []op {
 				ops = append(ops, elementwise("output gate (sigmoid x attn)", cost.Elementwise, domAttn, 3*actBytes*float64(hq*a.HeadDim)))
 			}
 			w := float64((hq + hkv) * a.HeadDim)
+			vd := a.VDim()
 			if a.QKNorm {
 				ops = append(ops, elementwise("q_norm/k_norm", cost.Elementwise, domAttn, 2*actBytes*w))
 			}
 			ops = append(ops,
 				elementwise("rotary_emb", cost.Elementwise, domAttn, 2*actBytes*w),
-				elementwise("kv_cache write (reshape_and_cache)", cost.Elementwise, domAttn, float64(2*hkv*a.HeadDim)*(actBytes+kvElt)),
+				elementwise("kv_cache write (reshape_and_cache)", cost.Elementwise, domAttn, float64(hkv*(a.HeadDim+vd))*(actBytes+kvElt)),
+				// With a value head dim unlike the q/k one, the decode
+				// kernel is priced at their mean (same KV bytes and FLOPs).
 				op{name: "gqa decode attention", kind: opGQA, cat: cost.Attention, dom: domSeq,
-					heads: hq, kvHeads: hkv, headDim: a.HeadDim, slideFrac: slide, window: a.SlidingWindow},
+					heads: hq, kvHeads: hkv, headDim: (a.HeadDim + vd) / 2, slideFrac: slide, window: a.SlidingWindow},
 				op{name: "gqa prefill attention", kind: opGQAPrefill, cat: cost.Attention, dom: domPre,
-					heads: hq, kvHeads: hkv, headDim: a.HeadDim, slideFrac: slide, window: a.SlidingWindow},
+					heads: hq, kvHeads: hkv, headDim: a.HeadDim, vDim: vd, slideFrac: slide, window: a.SlidingWindow},
 			)
 		}
 		// o_proj must come after attention: move it to the end.

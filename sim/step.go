@@ -575,7 +575,11 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		}
 		return s.costs.AttentionPrefill(ps)
 	case opGQAPrefill:
-		ps := s.prefillShape(p, o.heads, o.kvHeads, o.headDim, o.headDim, s.cfg.KVCache.Bytes())
+		vd := o.vDim
+		if vd == 0 {
+			vd = o.headDim
+		}
+		ps := s.prefillShape(p, o.heads, o.kvHeads, o.headDim, vd, s.cfg.KVCache.Bytes())
 		full := s.costs.AttentionPrefill(ps)
 		if o.slideFrac <= 0 || o.window <= 0 {
 			return full
