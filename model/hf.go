@@ -69,6 +69,9 @@ var families = []family{
 	{"Qwen3_5MoeForCausalLM", parseQwen35Moe},
 	{"DeepseekV32ForCausalLM", parseDeepseekV32},
 	{"NemotronHForCausalLM", parseNemotronH},
+	{"MiniMaxM2ForCausalLM", parseMiniMax},
+	{"MiniMaxM3ForCausalLM", parseMiniMax},
+	{"MiniMaxM3SparseForCausalLM", parseMiniMax},
 }
 
 // wrappers are multimodal architectures whose text model sits under
@@ -80,10 +83,11 @@ var wrappers = map[string]string{
 	// Qwen3-VL: the text model is Qwen3 (dense) or Qwen3-MoE with
 	// interleaved M-RoPE, which costs the same (vLLM qwen3_vl.py,
 	// qwen3_vl_moe.py).
-	"Qwen3VLForConditionalGeneration":    "Qwen3ForCausalLM",
-	"Qwen3VLMoeForConditionalGeneration": "Qwen3MoeForCausalLM",
-	"Qwen3_5ForConditionalGeneration":    "Qwen3_5ForCausalLM",
-	"Qwen3_5MoeForConditionalGeneration": "Qwen3_5MoeForCausalLM",
+	"Qwen3VLForConditionalGeneration":         "Qwen3ForCausalLM",
+	"Qwen3VLMoeForConditionalGeneration":      "Qwen3MoeForCausalLM",
+	"Qwen3_5ForConditionalGeneration":         "Qwen3_5ForCausalLM",
+	"Qwen3_5MoeForConditionalGeneration":      "Qwen3_5MoeForCausalLM",
+	"MiniMaxM3SparseForConditionalGeneration": "MiniMaxM3SparseForCausalLM",
 }
 
 // SupportedArchitectures lists the config.json architectures Load accepts.

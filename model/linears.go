@@ -152,10 +152,17 @@ func (c *Config) attentionLinears(a *Attention) []Linear {
 	vd := a.VDim()
 	ls := []Linear{
 		{Name: "qkv_proj", Class: ClassAttention, In: c.Hidden, Out: (a.Heads+a.KVHeads)*a.HeadDim + a.KVHeads*vd,
-			Split: QKVParallel, Format: f, Bias: a.QKVBias, Heads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim, VHeadDim: vd},
+			Split: QKVParallel, Format: f, Bias: a.QKVBias, Heads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim, VHeadDim: a.VHeadDim},
 	}
 	if a.OutputGate {
 		ls = append(ls, Linear{Name: "q_proj gate", Class: ClassAttention, In: c.Hidden, Out: a.Heads * vd, Split: Column, Format: f})
+	}
+	if a.IndexHeads > 0 {
+		// Sparse-attention indexer on GQA (MiniMax-M3): index queries
+		// split over TP, one replicated index key.
+		ls = append(ls,
+			Linear{Name: "indexer.wq", Class: ClassAttention, In: c.Hidden, Out: a.IndexHeads * a.IndexHeadDim, Split: Column, Format: f},
+			Linear{Name: "indexer.wk", Class: ClassAttention, In: c.Hidden, Out: a.IndexHeadDim, Split: Replicated, Format: f})
 	}
 	return append(ls, Linear{Name: "o_proj", Class: ClassAttention, In: a.Heads * vd, Out: c.Hidden, Split: Row, Format: f, Bias: a.OBias})
 }

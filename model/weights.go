@@ -338,21 +338,41 @@ func (c *Config) KVSplitPerGPU(kv dtype.KVCache, l Layout) (full, slide unit.Byt
 // whatever the KV-cache dtype; assumed the same for GLM-5). Replicated on
 // every rank. Zero without an indexer.
 func (c *Config) IndexerKeyBytesPerToken() unit.Bytes {
-	a := &c.Attn
+	if c.Kinds == nil {
+		return unit.Bytes(float64(c.Layers) * indexKeyBytes(&c.Attn))
+	}
+	s := 0.0
+	for _, k := range c.Kinds {
+		if k.Mixer == MixAttention {
+			s += float64(k.Count) * indexKeyBytes(&k.Attn)
+		}
+	}
+	return unit.Bytes(s)
+}
+
+// IndexKeyBytesPerLayer is one sparse layer's index-key cache per token
+// (see IndexerKeyBytesPerToken); 0 without an indexer.
+func IndexKeyBytesPerLayer(a *Attention) float64 { return indexKeyBytes(a) }
+
+func indexKeyBytes(a *Attention) float64 {
 	if a.IndexHeads == 0 || a.IndexHeadDim == 0 {
 		return 0
 	}
-	per := float64(a.IndexHeadDim) + float64(ceilDiv(a.IndexHeadDim, 128))*4
-	layers := c.Layers
-	if c.Kinds != nil {
-		layers = 0
-		for _, k := range c.Kinds {
-			if k.Mixer == MixAttention && k.Attn.IndexHeads > 0 {
-				layers += k.Count
-			}
+	return float64(a.IndexHeadDim) + float64(ceilDiv(a.IndexHeadDim, 128))*4
+}
+
+// SparseTopK is the tokens a sparse-attention layer reads at most (DSA
+// index_topk, MiniMax-M3's selected blocks), or 0 without sparse layers.
+func (c *Config) SparseTopK() int {
+	if c.Attn.IndexHeads > 0 && c.Attn.IndexTopK > 0 {
+		return c.Attn.IndexTopK
+	}
+	for _, k := range c.Kinds {
+		if k.Mixer == MixAttention && k.Attn.IndexHeads > 0 && k.Attn.IndexTopK > 0 {
+			return k.Attn.IndexTopK
 		}
 	}
-	return unit.Bytes(float64(layers) * per)
+	return 0
 }
 
 // normParams is ClassNorm over the decoder layers (final norm not included).

@@ -75,13 +75,7 @@ func (s *Sim) uniform(batch, context int) mix {
 }
 
 // idxCap is the DSA top-k that caps the keys MLA attention reads, or 0.
-func (s *Sim) idxCap() int {
-	a := &s.cfg.Model.Attn
-	if a.IndexTopK > 0 && a.IndexHeads > 0 {
-		return a.IndexTopK
-	}
-	return 0
-}
+func (s *Sim) idxCap() int { return s.idxTopK }
 
 // summarise builds the mix of seqs, checking each sequence.
 func (s *Sim) summarise(seqs []Seq) (mix, error) {

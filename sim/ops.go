@@ -61,7 +61,8 @@ type op struct {
 	// Attention: heads/kv heads per rank, head dim; a fraction of the
 	// layers of this kind that attend a sliding window.
 	heads, kvHeads, headDim int
-	vDim                    int // opGQAPrefill: value head dim
+	vDim                    int  // opGQAPrefill: value head dim
+	sparse                  bool // opGQA, opGQAPrefill: reads the sparse top-k tokens only
 	slideFrac               float64
 	window                  int
 	topK                    int // opTopK: experts chosen; opSampling: 1 = greedy
@@ -230,9 +231,9 @@ func (b *builder) attention(a *model.Attention, slide float64) []op {
 						ops = append(ops, b.gemm(il.Name, il, 1, domAttn))
 					}
 					ops = append(ops,
-						elementwise("indexer k cache write", cost.Elementwise, domAttn, float64(m.IndexerKeyBytesPerToken())/float64(m.Layers)+actBytes*float64(a.IndexHeadDim)),
+						elementwise("indexer k cache write", cost.Elementwise, domAttn, model.IndexKeyBytesPerLayer(a)+actBytes*float64(a.IndexHeadDim)),
 						op{name: "indexer scores + top-k", kind: opIndexer, cat: cost.Attention, dom: domSeq,
-							perTok: float64(m.IndexerKeyBytesPerToken()) / float64(m.Layers)})
+							perTok: model.IndexKeyBytesPerLayer(a)})
 				}
 				if a.IndexHeads > 0 && a.IndexTopK > 0 {
 					ops = append(ops, op{name: "indexer scores + top-k (prefill)", kind: opIndexerPrefill, cat: cost.Attention, dom: domPre})
@@ -279,15 +280,26 @@ func (b *builder) attention(a *model.Attention, slide float64) []op {
 			if a.QKNorm {
 				ops = append(ops, elementwise("q_norm/k_norm", cost.Elementwise, domAttn, 2*actBytes*w))
 			}
+			sparse := a.IndexHeads > 0 && a.IndexTopK > 0
+			if sparse {
+				// The index-key write, the scores of each decode's index
+				// heads over every cached index key, and the prefill's
+				// (priced as the DSA indexer's).
+				ops = append(ops,
+					elementwise("indexer k cache write", cost.Elementwise, domAttn, model.IndexKeyBytesPerLayer(a)+actBytes*float64(a.IndexHeadDim)),
+					op{name: "indexer scores + top-k", kind: opIndexer, cat: cost.Attention, dom: domSeq, perTok: model.IndexKeyBytesPerLayer(a)},
+					op{name: "indexer scores + top-k (prefill)", kind: opIndexerPrefill, cat: cost.Attention, dom: domPre,
+						heads: ceilDiv(a.IndexHeads, tp), headDim: a.IndexHeadDim})
+			}
 			ops = append(ops,
 				elementwise("rotary_emb", cost.Elementwise, domAttn, 2*actBytes*w),
 				elementwise("kv_cache write (reshape_and_cache)", cost.Elementwise, domAttn, float64(hkv*(a.HeadDim+vd))*(actBytes+kvElt)),
 				// With a value head dim unlike the q/k one, the decode
 				// kernel is priced at their mean (same KV bytes and FLOPs).
 				op{name: "gqa decode attention", kind: opGQA, cat: cost.Attention, dom: domSeq,
-					heads: hq, kvHeads: hkv, headDim: (a.HeadDim + vd) / 2, slideFrac: slide, window: a.SlidingWindow},
+					heads: hq, kvHeads: hkv, headDim: (a.HeadDim + vd) / 2, slideFrac: slide, window: a.SlidingWindow, sparse: sparse},
 				op{name: "gqa prefill attention", kind: opGQAPrefill, cat: cost.Attention, dom: domPre,
-					heads: hq, kvHeads: hkv, headDim: a.HeadDim, vDim: vd, slideFrac: slide, window: a.SlidingWindow},
+					heads: hq, kvHeads: hkv, headDim: a.HeadDim, vDim: vd, slideFrac: slide, window: a.SlidingWindow, sparse: sparse},
 			)
 		}
 		// o_proj must come after attention: move it to the end.

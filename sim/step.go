@@ -45,6 +45,8 @@ type Sim struct {
 	sendDest float64
 	// usedPasses has bit k set when a block runs pass k.
 	usedPasses uint8
+	// idxTopK is the model's sparse-attention top-k (model.SparseTopK).
+	idxTopK int
 }
 
 // New validates cfg and precomputes everything that does not depend on
@@ -54,7 +56,7 @@ func New(cfg Config) (*Sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sim{cfg: cfg, sh: sh}
+	s := &Sim{cfg: cfg, sh: sh, idxTopK: cfg.Model.SparseTopK()}
 	s.costs = kernels.Costs{GPU: cfg.GPU, Eff: cfg.Efficiency, Graphs: cfg.Graphs, Tables: cfg.KernelTables}
 	if s.costs.Eff.Mem == 0 {
 		s.costs.Eff = kernels.EfficiencyFor(cfg.GPU)
@@ -561,6 +563,10 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 	case opGQA:
 		g := kernels.GQAShape{Batch: p.seq, Context: p.ctx, Heads: o.heads * p.queries, KVHeads: o.kvHeads,
 			HeadDim: o.headDim, KV: s.cfg.KVCache}
+		if o.sparse {
+			g.Context = p.idxCtx // sparse attention reads the selected tokens
+			return s.costs.GQADecode(g)
+		}
 		full := s.costs.GQADecode(g)
 		if o.slideFrac <= 0 || o.window <= 0 || p.winCtx >= p.ctx {
 			return full
@@ -580,6 +586,10 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 			vd = o.headDim
 		}
 		ps := s.prefillShape(p, o.heads, o.kvHeads, o.headDim, vd, s.cfg.KVCache.Bytes())
+		if o.sparse {
+			ps.Keys, ps.Pairs = p.pre.idxKeys, p.pre.idxPairs
+			return s.costs.AttentionPrefill(ps)
+		}
 		full := s.costs.AttentionPrefill(ps)
 		if o.slideFrac <= 0 || o.window <= 0 {
 			return full
@@ -592,8 +602,12 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		// fp8 (DeepSeek-V3.2's lightning indexer runs in FP8), with the
 		// mean causal key count per query as N; the keys are read once.
 		a := &s.cfg.Model.Attn
+		heads, dim := a.IndexHeads, a.IndexHeadDim
+		if o.heads > 0 {
+			heads, dim = o.heads, o.headDim
+		}
 		keys := int(math.Ceil(p.pre.pairs / float64(p.pre.tokens)))
-		return s.costs.GEMM(kernels.GEMMShape{M: p.pre.tokens * a.IndexHeads, N: keys, K: a.IndexHeadDim, Weight: dtype.FP8Block128})
+		return s.costs.GEMM(kernels.GEMMShape{M: p.pre.tokens * heads, N: keys, K: dim, Weight: dtype.FP8Block128})
 	case opMoE:
 		m := s.cfg.Model
 		l := &p.load
