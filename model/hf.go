@@ -72,6 +72,7 @@ var families = []family{
 	{"MiniMaxM2ForCausalLM", parseMiniMax},
 	{"MiniMaxM3ForCausalLM", parseMiniMax},
 	{"MiniMaxM3SparseForCausalLM", parseMiniMax},
+	{"Gemma4ForCausalLM", parseGemma4},
 }
 
 // wrappers are multimodal architectures whose text model sits under
@@ -88,6 +89,7 @@ var wrappers = map[string]string{
 	"Qwen3_5ForConditionalGeneration":         "Qwen3_5ForCausalLM",
 	"Qwen3_5MoeForConditionalGeneration":      "Qwen3_5MoeForCausalLM",
 	"MiniMaxM3SparseForConditionalGeneration": "MiniMaxM3SparseForCausalLM",
+	"Gemma4ForConditionalGeneration":          "Gemma4ForCausalLM",
 }
 
 // SupportedArchitectures lists the config.json architectures Load accepts.
