@@ -73,6 +73,8 @@ var families = []family{
 	{"MiniMaxM3ForCausalLM", parseMiniMax},
 	{"MiniMaxM3SparseForCausalLM", parseMiniMax},
 	{"Gemma4ForCausalLM", parseGemma4},
+	{"MiMoV2FlashForCausalLM", parseMiMoV2},
+	{"Step3p7FlashForCausalLM", parseStep3p7},
 }
 
 // wrappers are multimodal architectures whose text model sits under
