@@ -75,6 +75,7 @@ var families = []family{
 	{"Gemma4ForCausalLM", parseGemma4},
 	{"MiMoV2FlashForCausalLM", parseMiMoV2},
 	{"Step3p7FlashForCausalLM", parseStep3p7},
+	{"DeciLMForCausalLM", parseDeciLM},
 }
 
 // wrappers are multimodal architectures whose text model sits under
