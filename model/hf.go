@@ -76,6 +76,7 @@ var families = []family{
 	{"MiMoV2FlashForCausalLM", parseMiMoV2},
 	{"Step3p7FlashForCausalLM", parseStep3p7},
 	{"DeciLMForCausalLM", parseDeciLM},
+	{"KimiLinearForCausalLM", parseKimiLinear},
 }
 
 // wrappers are multimodal architectures whose text model sits under
@@ -93,6 +94,7 @@ var wrappers = map[string]string{
 	"Qwen3_5MoeForConditionalGeneration":      "Qwen3_5MoeForCausalLM",
 	"MiniMaxM3SparseForConditionalGeneration": "MiniMaxM3SparseForCausalLM",
 	"Gemma4ForConditionalGeneration":          "Gemma4ForCausalLM",
+	"KimiK3ForConditionalGeneration":          "KimiLinearForCausalLM",
 }
 
 // SupportedArchitectures lists the config.json architectures Load accepts.

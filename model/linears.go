@@ -137,6 +137,9 @@ func (c *Config) attentionLinears(a *Attention) []Linear {
 			Linear{Name: "kv_a_proj_with_mqa", Class: ClassAttention, In: c.Hidden, Out: a.KVLoRARank + a.QKRopeDim, Split: Replicated, Format: f},
 			Linear{Name: "kv_b_proj", Class: ClassAttention, In: a.KVLoRARank, Out: a.Heads * (a.QKNopeDim + a.VHeadDim), Split: Column, Format: f},
 			Linear{Name: "o_proj", Class: ClassAttention, In: a.Heads * a.VHeadDim, Out: c.Hidden, Split: Row, Format: f})
+		if a.OutputGate {
+			ls = append(ls, Linear{Name: "g_proj (output gate)", Class: ClassAttention, In: c.Hidden, Out: a.Heads * a.VHeadDim, Split: Column, Format: f})
+		}
 		if a.IndexHeads > 0 {
 			qIn := a.QLoRARank
 			if qIn == 0 {

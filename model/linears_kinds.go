@@ -40,16 +40,20 @@ func (c *Config) MixerLinears(k *LayerKind) []Linear {
 		}
 	case MixKDA:
 		hd := r.Heads * r.KDim
-		return []Linear{
-			lin("qkv_proj", c.Hidden, 3*hd, Column),
-			lin("f_a_proj", c.Hidden, r.GateRank, Replicated),
-			lin("f_b_proj", r.GateRank, hd, Column),
-			lin("g_a_proj", c.Hidden, r.GateRank, Replicated),
-			lin("g_b_proj", r.GateRank, hd, Column),
+		ls := []Linear{lin("qkv_proj", c.Hidden, 3*hd, Column)}
+		if r.GateRank > 0 {
+			ls = append(ls, lin("f_a_proj", c.Hidden, r.GateRank, Replicated), lin("f_b_proj", r.GateRank, hd, Column))
+		} else {
+			ls = append(ls, lin("f_proj", c.Hidden, hd, Column))
+		}
+		g := max(r.GateRank, r.KDim)
+		return append(ls,
+			lin("g_a_proj", c.Hidden, g, Replicated),
+			lin("g_b_proj", g, hd, Column),
 			lin("b_proj", c.Hidden, r.Heads, Column),
 			conv,
 			lin("o_proj", r.Heads*r.VDim, c.Hidden, Row),
-		}
+		)
 	case MixMamba2:
 		inner := r.Heads * r.VDim
 		return []Linear{
