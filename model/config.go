@@ -32,13 +32,17 @@ import (
 type AttentionKind uint8
 
 const (
-	GQA AttentionKind = iota // grouped-query attention (MHA and MQA are special cases)
-	MLA                      // DeepSeek multi-head latent attention
+	GQA  AttentionKind = iota // grouped-query attention (MHA and MQA are special cases)
+	MLA                       // DeepSeek multi-head latent attention
+	DSV4                      // DeepSeek-V4 compressed (sparse) attention over one shared K=V head (hf_deepseekv4.go)
 )
 
 func (k AttentionKind) String() string {
-	if k == MLA {
+	switch k {
+	case MLA:
 		return "mla"
+	case DSV4:
+		return "dsv4"
 	}
 	return "gqa"
 }
@@ -88,6 +92,14 @@ type Attention struct {
 	// KEqV: keys double as values (Gemma-4 attention_k_eq_v on global
 	// layers): no v_proj, and the cache holds K only.
 	KEqV bool
+
+	// DeepSeek-V4 (Kind DSV4): Compress is the layer's compression ratio
+	// of the cached K=V head (4: compressed sparse attention with the
+	// indexer; 128: heavily compressed; 0 or 1: sliding window only);
+	// OLoRARank and OGroups shape the grouped low-rank output projection.
+	Compress  int
+	OLoRARank int
+	OGroups   int
 }
 
 // MoE holds the expert dimensions.
@@ -178,4 +190,8 @@ type Config struct {
 	// DenseModel: the architecture has no MoE block (Llama, Qwen3 dense,
 	// DeciLM); Validate does not ask it for experts.
 	DenseModel bool
+	// HCMult is the hyper-connection width (DeepSeek-V4 hc_mult): the
+	// residual stream holds HCMult copies of the hidden state, mixed before
+	// and after each block; 0 without hyper-connections.
+	HCMult int
 }

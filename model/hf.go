@@ -77,6 +77,7 @@ var families = []family{
 	{"Step3p7FlashForCausalLM", parseStep3p7},
 	{"DeciLMForCausalLM", parseDeciLM},
 	{"KimiLinearForCausalLM", parseKimiLinear},
+	{"DeepseekV4ForCausalLM", parseDeepseekV4},
 }
 
 // wrappers are multimodal architectures whose text model sits under

@@ -271,7 +271,7 @@ func (c *Config) Window() int {
 		return c.Attn.SlidingWindow
 	}
 	for _, k := range c.Kinds {
-		if k.Mixer == MixAttention && k.SlideFrac > 0 && k.Attn.SlidingWindow > 0 {
+		if k.Mixer == MixAttention && (k.SlideFrac > 0 || k.Attn.Kind == DSV4) && k.Attn.SlidingWindow > 0 {
 			return k.Attn.SlidingWindow
 		}
 	}

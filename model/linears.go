@@ -123,6 +123,9 @@ func (c *Config) AttentionLinears() []Linear { return c.attentionLinears(&c.Attn
 // attentionLinears lists the projections of attention a (AttentionLinears).
 func (c *Config) attentionLinears(a *Attention) []Linear {
 	f := c.Quant.Attention
+	if a.Kind == DSV4 {
+		return c.dsv4Linears(a)
+	}
 	if a.Kind == MLA {
 		qk := a.QKNopeDim + a.QKRopeDim
 		var ls []Linear
@@ -298,6 +301,9 @@ func (c *Config) NormParamsPerLayer() int { return c.attnNormParams(&c.Attn) }
 
 func (c *Config) attnNormParams(a *Attention) int {
 	n := 2 * c.Hidden
+	if a.Kind == DSV4 {
+		return n + c.dsv4NormParams(a)
+	}
 	if a.Kind == MLA {
 		n += a.QLoRARank + a.KVLoRARank
 		if a.IndexHeads > 0 {

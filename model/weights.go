@@ -300,6 +300,15 @@ func (c *Config) kvSplit(kv dtype.KVCache, tp int) (full, slide unit.Bytes) {
 		if k.Mixer != MixAttention {
 			continue
 		}
+		if k.Attn.Kind == DSV4 {
+			// The compressed entries grow with the context; the window
+			// of raw tokens is bounded.
+			if r := k.Attn.Compress; r > 1 {
+				full += unit.Bytes(float64(k.Count) * float64(k.Attn.HeadDim) / float64(r) * elt)
+			}
+			slide += unit.Bytes(float64(k.Count) * float64(k.Attn.HeadDim) * elt)
+			continue
+		}
 		b := unit.Bytes(float64(k.Count) * attnKVPerLayer(&k.Attn, tp) * elt)
 		if c.Kinds != nil && k.SlideFrac > 0 && k.Attn.SlidingWindow > 0 {
 			slide += b
@@ -358,7 +367,11 @@ func indexKeyBytes(a *Attention) float64 {
 	if a.IndexHeads == 0 || a.IndexHeadDim == 0 {
 		return 0
 	}
-	return float64(a.IndexHeadDim) + float64(ceilDiv(a.IndexHeadDim, 128))*4
+	b := float64(a.IndexHeadDim) + float64(ceilDiv(a.IndexHeadDim, 128))*4
+	if a.Kind == DSV4 && a.Compress > 1 {
+		b /= float64(a.Compress) // one index key per compressed entry
+	}
+	return b
 }
 
 // SparseTopK is the tokens a sparse-attention layer reads at most (DSA

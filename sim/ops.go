@@ -33,6 +33,8 @@ const (
 	opIndexerPrefill                 // DSA indexer scores of the chunks' queries over their keys (GEMM-shaped)
 	opRecurrent                      // kernels.RecurrentDecode over the decode tokens (recurrent.go)
 	opRecurrentPrefill               // kernels.RecurrentPrefill over the prefill chunks
+	opDSV4                           // DeepSeek-V4 decode attention (dsv4.go)
+	opDSV4Prefill                    // DeepSeek-V4 prefill attention
 )
 
 // domain is which token count of a pass an op's size scales with.
@@ -178,6 +180,9 @@ func (b *builder) tpGather(name string) []op {
 // norm to the collective after o_proj: attention a, a fraction slide of the
 // layers attending its sliding window.
 func (b *builder) attention(a *model.Attention, slide float64) []op {
+	if a.Kind == model.DSV4 {
+		return b.dsv4Attention(a)
+	}
 	m := b.m
 	tp := b.sh.attnTP
 	ops := []op{norm("input_layernorm", m.Hidden, domAttn)}

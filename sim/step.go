@@ -607,6 +607,9 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 			heads, dim = o.heads, o.headDim
 		}
 		keys := int(math.Ceil(p.pre.pairs / float64(p.pre.tokens)))
+		if o.window > 1 { // DeepSeek-V4: scores against the compressed keys
+			keys = max(1, keys/o.window)
+		}
 		return s.costs.GEMM(kernels.GEMMShape{M: p.pre.tokens * heads, N: keys, K: dim, Weight: dtype.FP8Block128})
 	case opMoE:
 		m := s.cfg.Model
@@ -628,6 +631,8 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		})
 	case opRecurrent, opRecurrentPrefill:
 		return s.evalRecurrent(o, p)
+	case opDSV4, opDSV4Prefill:
+		return s.evalDSV4(o, p)
 	case opTopK:
 		return s.costs.Elementwise(kernels.TopKBytes(n, s.cfg.Model.MoE.Experts, o.topK))
 	case opSampling:
