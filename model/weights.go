@@ -265,8 +265,9 @@ func (c *Config) Params() ParamCount {
 // plus, with a DSA indexer, IndexerKeyBytesPerToken. Kimi-K2.5 in bf16:
 // 61 x 576 x 2 = 70,272 B (kv_lora_rank 512 + qk_rope_head_dim 64 of
 // presets/moonshotai--Kimi-K2.5_config.json). Sliding-window layers are
-// counted at full size: vLLM's paged cache frees blocks outside the window
-// only with its hybrid allocator, which this model does not follow.
+// counted here at full size per token; KVSplitPerGPU separates their share,
+// which vLLM's hybrid KV-cache manager bounds at the window (sim's memory
+// does). Recurrent layers hold no KV: see RecurrentStateBytes.
 func (c *Config) KVBytesPerToken(kv dtype.KVCache) unit.Bytes {
 	return c.kvBytes(kv, 1) + c.IndexerKeyBytesPerToken()
 }
@@ -292,8 +293,8 @@ func (c *Config) kvBytes(kv dtype.KVCache, tp int) unit.Bytes {
 
 // kvSplit is the per-token KV bytes of the layers that keep every token
 // (full) and of those whose cache a sliding window bounds (slide), on a
-// rank of attention-TP degree tp. Only a model with Kinds separates them:
-// the historical sliding blend of gpt-oss and Llama-4 counts full size.
+// rank of attention-TP degree tp; a kind blending both (gpt-oss, Llama-4's
+// chunked layers) splits by its SlideFrac.
 func (c *Config) kvSplit(kv dtype.KVCache, tp int) (full, slide unit.Bytes) {
 	elt := kv.Bytes()
 	for _, k := range c.LayerKinds() {
@@ -309,12 +310,13 @@ func (c *Config) kvSplit(kv dtype.KVCache, tp int) (full, slide unit.Bytes) {
 			slide += unit.Bytes(float64(k.Count) * float64(k.Attn.HeadDim) * elt)
 			continue
 		}
-		b := unit.Bytes(float64(k.Count) * attnKVPerLayer(&k.Attn, tp) * elt)
-		if c.Kinds != nil && k.SlideFrac > 0 && k.Attn.SlidingWindow > 0 {
-			slide += b
-		} else {
-			full += b
+		b := float64(k.Count) * attnKVPerLayer(&k.Attn, tp) * elt
+		f := 0.0
+		if k.Attn.SlidingWindow > 0 {
+			f = k.SlideFrac // the windowed share of this kind's layers
 		}
+		slide += unit.Bytes(b * f)
+		full += unit.Bytes(b * (1 - f))
 	}
 	return full, slide
 }
