@@ -111,7 +111,7 @@ func simulate(cfg Config, coster StepCoster) (*engine, error) {
 	if e.k > 0 {
 		peak += e.k + e.lookahead
 	}
-	if need := ceilDiv(peak, e.bs); need > perGroup {
+	if need := ceilDiv(peak, e.bs) + cfg.Memory.SeqBlocks; need > perGroup {
 		return nil, &UnservableError{Tokens: peak, Capacity: cfg.Memory.KVCapacity,
 			Need: unit.Bytes(float64(need*e.bs) * float64(cfg.Memory.KVBytesPerToken))}
 	}
@@ -226,16 +226,21 @@ func (e *engine) price() (float64, error) {
 // alloc reserves KV blocks so that r holds slots tokens; false when the
 // cache has too few free blocks (vLLM KVCacheManager.allocate_slots).
 func (e *engine) alloc(r int32, slots int) bool {
-	if slots <= int(e.reqs[r].blocks)*e.bs {
+	if b := int(e.reqs[r].blocks); b > 0 && slots <= (b-e.cfg.Memory.SeqBlocks)*e.bs {
 		return true
 	}
 	return e.grow(r, slots)
 }
 
-// grow is alloc's slow path: the request needs more blocks.
+// grow is alloc's slow path: the request needs more blocks. Its first
+// allocation also takes the SeqBlocks of its fixed state.
 func (e *engine) grow(r int32, slots int) bool {
 	q := &e.reqs[r]
-	need := ceilDiv(slots, e.bs) - int(q.blocks)
+	// q.blocks holds SeqBlocks besides the token blocks once allocated.
+	need := ceilDiv(slots, e.bs) - int(q.blocks) + e.cfg.Memory.SeqBlocks
+	if need <= 0 {
+		return true
+	}
 	if need > e.freeBlocks {
 		return false
 	}
