@@ -101,3 +101,34 @@ func TestEveryModelConfigPrices(t *testing.T) {
 	}
 	t.Logf("%d configs refused", refused)
 }
+
+// BenchmarkStepHybrid is one decode-step evaluation (batch 32, context
+// 2048, 8x H200 TP8 EP8, roofline) of the hybrid models: Qwen3.5-397B
+// (Gated DeltaNet + attention), Nemotron-3-Ultra (Mamba-2 + attention +
+// MoE blocks), Kimi-K3 (KDA + MLA) and DeepSeek-V4-Pro (compressed
+// attention). Target: at least 150k steps/s on one core (issue 20).
+// Skipped without the shared configs.
+func BenchmarkStepHybrid(b *testing.B) {
+	g, _ := kernels.LookupGPU("h200-sxm")
+	f, _ := comm.LookupFabric("nvlink4")
+	for _, name := range []string{"Qwen--Qwen3.5-397B-A17B", "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", "moonshotai--Kimi-K3", "deepseek-ai--DeepSeek-V4-Pro"} {
+		m, err := model.LoadFile(filepath.Join(sharedConfigs, name+"_config.json"))
+		if err != nil {
+			b.Skipf("shared model configs not readable: %v", err)
+		}
+		s, err := New(Config{Model: m, KVCache: dtype.KVBF16, GPU: g, GPUs: 8, Fabric: f,
+			Layout: model.Layout{TP: 8, EP: 8, DP: 1}, Graphs: true, AllReduce: comm.Auto, GPUMemoryUtilization: 0.9})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Step(32, 2048); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+		})
+	}
+}
