@@ -13,6 +13,10 @@
 // AttentionLinears, DenseMLPLinears, SharedExpertLinears, ExpertLinears,
 // RouterLinear, EmbeddingLinear, LMHeadLinear, MTPLinears); the byte
 // accounting (weights.go) and the cost model (package sim) both read them.
+// Models whose layers differ (hybrid linear-attention / Mamba-2 mixers,
+// local and global attention with their own shapes, per-layer widths)
+// list their layer kinds in Config.Kinds (layers.go); each kind is priced
+// as its own block by sim.
 // Sharding follows vLLM: ColumnParallel/RowParallel/QKVParallel linears
 // split over TP, ReplicatedLinear (MLA q_a/kv_a, router) whole on every
 // rank, vocabularies padded to 64 and split, routed experts placed
