@@ -398,3 +398,19 @@ func (c *Config) normParams() float64 {
 	}
 	return n
 }
+
+// MTPKVBytesPerTokenPerGPU is the KV cache per token the MTP layers keep
+// on one GPU of layout l: one layer of Config.Attn each (the DSA indexer
+// keys included). For a model of uniform layers it is the per-layer share
+// of KVBytesPerTokenPerGPU times MTPLayers.
+func (c *Config) MTPKVBytesPerTokenPerGPU(kv dtype.KVCache, l Layout) unit.Bytes {
+	if c.MTPLayers == 0 {
+		return 0
+	}
+	a := &c.Attn
+	per := attnKVPerLayer(a, l.AttentionTP()) * kv.Bytes()
+	if a.Kind == DSV4 {
+		per = float64(a.HeadDim) * kv.Bytes() / float64(max(a.Compress, 1))
+	}
+	return unit.Bytes(float64(c.MTPLayers) * (per + indexKeyBytes(a)))
+}

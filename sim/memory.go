@@ -89,9 +89,10 @@ func newMemoryModel(c *Config, sh shape) memoryModel {
 	mm.state = unit.Bytes(m.RecurrentStateBytesPerGPU(c.Layout))
 	switch c.Spec.Method {
 	case SpecMTP:
-		// One more decoder layer's cache per MTP layer (the indexer key
-		// cache of a DSA model is counted for it too).
-		kv += kv * unit.Bytes(float64(m.MTPLayers)/float64(m.Layers))
+		// One more decoder layer's cache per MTP layer, of the model's
+		// main attention (the indexer key cache of a DSA model counted
+		// for it too).
+		kv += m.MTPKVBytesPerTokenPerGPU(c.KVCache, c.Layout)
 	case SpecEAGLE3:
 		b := &builder{m: m, sh: sh}
 		fc, qkv, o, mlp, lm := b.eagleLinears()
