@@ -247,6 +247,8 @@ func (c *Config) CheckLayout(l Layout) error {
 		switch {
 		case k.Mixer == MixAttention && k.Attn.Kind == GQA && (k.Attn.Heads%tp != 0 || (k.Attn.KVHeads%tp != 0 && tp%k.Attn.KVHeads != 0)):
 			return &LayoutError{"TP", fmt.Sprintf("tp=%d does not fit the %d heads and %d kv heads of the %s layers of %s", tp, k.Attn.Heads, k.Attn.KVHeads, k.Name, c.Name)}
+		case k.Mixer == MixAttention && k.Attn.Kind == DSV4 && (k.Attn.Heads%tp != 0 || k.Attn.OGroups%tp != 0):
+			return &LayoutError{"TP", fmt.Sprintf("tp=%d does not divide the %d heads and %d output groups of the %s layers of %s", tp, k.Attn.Heads, k.Attn.OGroups, k.Name, c.Name)}
 		case k.Mixer.Recurrent() && (k.Rec.Heads%tp != 0 || (k.Rec.KHeads > 0 && k.Rec.KHeads%tp != 0)):
 			return &LayoutError{"TP", fmt.Sprintf("tp=%d does not divide the %d heads of the %s layers of %s", tp, k.Rec.Heads, k.Name, c.Name)}
 		}
