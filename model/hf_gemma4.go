@@ -142,12 +142,6 @@ func parseGemma4(d *doc) (*Config, error) {
 	}
 	c.Notes = append(c.Notes, "vision tower not counted (text decode never runs it)")
 	return finishFamily(d, c, h.TorchDtype, h.Dtype, h.QuantizationConfig, func() modules {
-		m := hfModules(c, gqaProjs, swigluProj, "mlp", "moe.experts.0", swigluProj)
-		for _, l := range [][]string{m.attention, m.dense, m.shared, m.routed} {
-			for i := range l {
-				l[i] = "model.language_model." + l[i][len("model."):]
-			}
-		}
-		return m
+		return hfModules(c, gqaProjs, swigluProj, "mlp", "moe.experts.0", swigluProj)
 	})
 }

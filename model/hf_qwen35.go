@@ -147,13 +147,20 @@ func parseQwen35Family(d *doc, moe bool) (*Config, error) {
 	})
 }
 
-// qwen35Modules names Qwen3.5's modules as the checkpoint does (the text
-// model sits under model.language_model).
+// qwen35Modules names Qwen3.5's modules as moecast names them
+// ("model.layers.N..."; the quantization readers strip the wrapper's
+// "model.language_model." prefix from the checkpoint's names).
+// The attention class takes the format of the first full-attention
+// layer's self_attn projections (the Gated DeltaNet projections, in the
+// same class, are taken to share it).
 func qwen35Modules(c *Config) modules {
 	m := hfModules(c, gqaProjs, swigluProj, "mlp.shared_expert", "mlp.experts.0", swigluProj)
-	for _, l := range [][]string{m.attention, m.dense, m.shared, m.routed} {
-		for i := range l {
-			l[i] = "model.language_model." + l[i][len("model."):]
+	for i := range c.Layers {
+		if k, ok := c.kindAt(i); ok && k.Mixer == MixAttention {
+			for j, p := range gqaProjs {
+				m.attention[j] = fmt.Sprintf("model.layers.%d.self_attn.%s", i, p)
+			}
+			break
 		}
 	}
 	return m

@@ -118,7 +118,7 @@ func (c *Config) FusedQKVA() (Linear, bool) {
 // GQA: qkv_proj Hidden -> (Heads+2*KVHeads)*HeadDim (QKVParallel) and o_proj
 // Heads*HeadDim -> Hidden (Row), with biases when the config has them.
 // Norms (q_a/kv_a layernorms, q/k norms, sinks) are in NormParamsPerLayer.
-func (c *Config) AttentionLinears() []Linear { return c.attentionLinears(&c.Attn) }
+func (c *Config) AttentionLinears() []Linear { return c.Quant.byLinear(c.attentionLinears(&c.Attn)) }
 
 // attentionLinears lists the projections of attention a (AttentionLinears).
 func (c *Config) attentionLinears(a *Attention) []Linear {

@@ -30,7 +30,7 @@ func (c *Config) MixerLinears(k *LayerKind) []Linear {
 	conv := Linear{Name: "conv1d", Class: ClassAttention, In: r.Conv, Out: k.convWidth(), Split: Column, Format: c.Quant.Base}
 	switch k.Mixer {
 	case MixAttention:
-		return c.attentionLinears(&k.Attn)
+		return c.Quant.byLinear(c.attentionLinears(&k.Attn))
 	case MixGDN:
 		return []Linear{
 			lin("in_proj_qkvz", c.Hidden, 2*r.KHeads*r.KDim+2*r.Heads*r.VDim, Column),

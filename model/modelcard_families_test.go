@@ -10,11 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sharedConfigs holds the HF config.json files of the models served in
-// 2026 (copied from NVIDIA aiconfigurator, Apache-2.0), beside the
-// repository.
-const sharedConfigs = "../../shared/data/model_configs"
-
 // TestNewFamiliesMatchModelCards holds the parameter counts of the
 // families read from ../shared/data/model_configs against the figures
 // their publishers state (the card's text, or the count the model's
