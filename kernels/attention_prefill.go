@@ -33,6 +33,10 @@ type PrefillShape struct {
 	// GQA (the prefix comes from the paged cache), 2 (bf16) for MLA, whose
 	// k/v are up-projected activations.
 	KVBytes float64
+	// Window is the sliding window of the layer's keys (0: none; Keys and
+	// Pairs are then window-capped) and MeanKV the mean uncapped keys of a
+	// chunk (prefix + chunk): the keys of a calibration table's rows.
+	Window, MeanKV int
 }
 
 // CausalPairs is the number of (query, key) pairs a chunk of q queries
@@ -129,7 +133,9 @@ func PrefillEfficiency(arch string, n int) float64 {
 	return t[last]
 }
 
-// AttentionPrefill is the cost of the step's prefill attention on one rank:
+// AttentionPrefill is the cost of the step's prefill attention on one rank,
+// from a prefill calibration table where one covers the shape (Lookup
+// Prefill), else the roofline:
 //
 //	t = max(PrefillBytes/(BW*Mem), PrefillFLOPs/(peak_bf16*PrefillEfficiency)) + StreamKernelLatency
 //
@@ -152,6 +158,11 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 	e.Source.Note = notePrefillFA2
 	if c.GPU.Arch == "sm_90" {
 		e.Source.Note = notePrefillFA3
+	}
+	if c.Tables != nil {
+		if t, ok := c.Tables.Prefill(s); ok {
+			return c.applyFloor(t, e, c.eff().Mem)
+		}
 	}
 	return e
 }

@@ -579,7 +579,7 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		if o.slideFrac <= 0 || o.window <= 0 {
 			return full
 		}
-		ps.Keys, ps.Pairs = p.pre.winKeys, p.pre.winPairs
+		ps.Keys, ps.Pairs, ps.Window = p.pre.winKeys, p.pre.winPairs, o.window
 		return blend(full, s.costs.AttentionPrefill(ps), o.slideFrac)
 	case opIndexerPrefill:
 		// Scores of every query token's index heads against the keys it
@@ -620,8 +620,12 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 // prefillShape is pass p's prefill chunks as a kernels.PrefillShape with
 // the given per-rank heads and dims (full causal keys and pairs).
 func (s *Sim) prefillShape(p *pass, heads, kvHeads, qk, v int, kvBytes float64) kernels.PrefillShape {
+	meanKV := 0
+	if p.pre.chunks > 0 {
+		meanKV = ceilDiv(p.pre.keys, p.pre.chunks)
+	}
 	return kernels.PrefillShape{Chunks: p.pre.chunks, Tokens: p.pre.tokens, Keys: p.pre.keys, Pairs: p.pre.pairs,
-		MeanChunk: p.pre.meanChunk, Heads: heads, KVHeads: kvHeads, QKDim: qk, VDim: v, KVBytes: kvBytes}
+		MeanChunk: p.pre.meanChunk, Heads: heads, KVHeads: kvHeads, QKDim: qk, VDim: v, KVBytes: kvBytes, MeanKV: meanKV}
 }
 
 // blend is (1-f)·a + f·b: a kind of layer of which a fraction f runs the

@@ -62,7 +62,7 @@ const (
 )
 
 // Registry is every op, in the order a campaign runs them.
-var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}, elementwiseOp{}, attentionOp{}, gemmOp{}, commOp{}}
+var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}, elementwiseOp{}, attentionOp{}, prefillOp{}, gemmOp{}, commOp{}}
 
 // Ops are the names of Registry's ops, in order.
 var Ops = opNames()

@@ -27,7 +27,7 @@ func TestPlan(t *testing.T) {
 	// one GPU: the comm op's quick sweep, a check
 	commSteps := len(ncclrun.DefaultPlan(true).Points(1)) * 2
 	assert.Equal(t, len(Splits)*len(FullTokens)+2+3*len(ElementwiseTokens)+3+gemmSteps+
-		len(AttentionPoints(Options{}))+len(MLAModulePoints(Options{}))+commSteps, full.Steps())
+		len(AttentionPoints(Options{}))+len(MLAModulePoints(Options{}))+len(PrefillPoints(Options{}))+commSteps, full.Steps())
 	quick, err := NewPlan(Options{Quick: true, Ops: []string{"moe"}})
 	require.NoError(t, err)
 	assert.False(t, quick.Has(OpCopy) || quick.Has(OpOverhead))
@@ -48,8 +48,8 @@ func TestPlan(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe, elementwise, attention, gemm, comm`},
-		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe, elementwise, attention, gemm, comm"},
+		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe, elementwise, attention, prefill, gemm, comm`},
+		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe, elementwise, attention, prefill, gemm, comm"},
 		{Options{GPUs: -1}, "--gpus -1: want 1 or more"},
 	}
 	if _, later := NotMeasured["comm"]; later {

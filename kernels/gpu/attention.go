@@ -57,6 +57,7 @@ type AttentionModule struct {
 	mla     map[[2]int]cuda.Function // by (tile, stages)
 	mla2    map[[2]int]cuda.Function // the two-head-tile (_h2, 256 threads) kernels
 	gqa     map[[2]int]cuda.Function // by (head dim, stages)
+	prefill map[[3]int]cuda.Function // by (qk dim, v dim, stages)
 	combine cuda.Function
 	fill    cuda.Function
 	Image   string // the image's name or path
@@ -98,7 +99,7 @@ func LoadAttention(dev cuda.Device) (*AttentionModule, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &AttentionModule{mod: mod, mla: map[[2]int]cuda.Function{}, mla2: map[[2]int]cuda.Function{}, gqa: map[[2]int]cuda.Function{}, Image: name, SMs: sms, PerSM: map[string]int{}}
+	m := &AttentionModule{mod: mod, mla: map[[2]int]cuda.Function{}, mla2: map[[2]int]cuda.Function{}, gqa: map[[2]int]cuda.Function{}, prefill: map[[3]int]cuda.Function{}, Image: name, SMs: sms, PerSM: map[string]int{}}
 	prep := func(name string, smem, threads int) (cuda.Function, bool, error) {
 		f, err := mod.Function(name)
 		if err != nil {
@@ -143,6 +144,17 @@ func LoadAttention(dev cuda.Device) (*AttentionModule, error) {
 			}
 			if ok {
 				m.gqa[[2]int{d, st}] = f
+			}
+		}
+	}
+	for _, st := range PrefillStages {
+		for _, d := range PrefillDims {
+			f, ok, err := prep(prefillName(d[0], d[1], st), prefillSmem(d[0], d[1], st), attnThreads)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				m.prefill[[3]int{d[0], d[1], st}] = f
 			}
 		}
 	}

@@ -123,8 +123,7 @@ func MeasureAttention(m *AttentionModule, c AttnCase, rotateBytes int64, s cuda.
 	bufs = append(bufs, lens)
 	var table cuda.DevicePtr
 	if p.Paged {
-		rng := rand.New(rand.NewPCG(c.Seed, 11))
-		perm := rng.Perm(p.Batch * p.MaxPages)
+		perm := pagePerm(c.Seed, p.Batch*p.MaxPages)
 		t := make([]int32, len(perm))
 		for i, v := range perm {
 			t[i] = int32(v)
@@ -170,6 +169,12 @@ func MeasureAttention(m *AttentionModule, c AttnCase, rotateBytes int64, s cuda.
 		KVLen: p.KVLen, Paged: p.Paged, Kernel: p.name, Stages: p.Stages, Splits: p.Splits, Blocks: p.Blocks(),
 		Kernels: p.Kernels(), Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: tm.Graph, GraphMin: tm.GraphMin,
 		GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, KVBytes: kvb, BytesPerSec: kvb / tm.Graph}, nil
+}
+
+// pagePerm is the page order of a measured paged cache: a permutation of n
+// pages drawn from seed.
+func pagePerm(seed uint64, n int) []int {
+	return rand.New(rand.NewPCG(seed, 11)).Perm(n)
 }
 
 // CompareMLA runs MLA decode with options a and b on the same device-filled

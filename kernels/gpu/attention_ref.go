@@ -170,3 +170,56 @@ func dot(a, b []float64) float64 {
 	}
 	return s
 }
+
+// ReferencePrefill is causal prefill attention in float64 over the bf16
+// inputs: q is Batch x Chunk x Heads x QKDim; k and v are the caches (rows of
+// KVHeads x QKDim and KVHeads x VDim, Prefix+Chunk tokens a sequence). Query
+// token i of sequence b, head h, attends with KV head h/(Heads/KVHeads) to
+// the keys j <= Prefix+i (and j > Prefix+i-Window with a window). The result
+// is Batch*Chunk*Heads rows of VDim.
+func ReferencePrefill(c PrefillCase, q []BF16, k, v *KVCache, scale float64) ([][]float64, error) {
+	n := c.KVLen()
+	if len(k.Lens) != c.Batch || k.Row != c.KVHeads*c.QKDim || v.Row != c.KVHeads*c.VDim ||
+		len(q) != c.Batch*c.Chunk*c.Heads*c.QKDim || c.Heads%c.KVHeads != 0 {
+		return nil, fmt.Errorf("prefill reference: shapes disagree (q %d, rows %d/%d, heads %d/%d)", len(q), k.Row, v.Row, c.Heads, c.KVHeads)
+	}
+	g := c.Heads / c.KVHeads
+	out := make([][]float64, c.Batch*c.Chunk*c.Heads)
+	for b := 0; b < c.Batch; b++ {
+		if k.Lens[b] != n {
+			return nil, fmt.Errorf("prefill reference: sequence %d holds %d tokens, want %d", b, k.Lens[b], n)
+		}
+		for kh := 0; kh < c.KVHeads; kh++ {
+			keys := make([][]float64, n)
+			vals := make([][]float64, n)
+			for t := range keys {
+				keys[t] = toF64(k.RowOf(b, t)[kh*c.QKDim : (kh+1)*c.QKDim])
+				vals[t] = toF64(v.RowOf(b, t)[kh*c.VDim : (kh+1)*c.VDim])
+			}
+			for h := kh * g; h < (kh+1)*g; h++ {
+				for i := 0; i < c.Chunk; i++ {
+					row := (b*c.Chunk+i)*c.Heads + h
+					qh := toF64(q[row*c.QKDim : (row+1)*c.QKDim])
+					pos := c.Prefix + i
+					lo := 0
+					if c.Window > 0 {
+						lo = max(0, pos-c.Window+1)
+					}
+					s := make([]float64, pos+1-lo)
+					for j := range s {
+						s[j] = scale * dot(qh, keys[lo+j])
+					}
+					softmaxRow(s)
+					o := make([]float64, c.VDim)
+					for j, w := range s {
+						for d := range o {
+							o[d] += w * vals[lo+j][d]
+						}
+					}
+					out[row] = o
+				}
+			}
+		}
+	}
+	return out, nil
+}
