@@ -2,14 +2,17 @@
 # Builds attention.cu's images, checks moecast's prefill attention (and the
 # decode attention kernels of the same module) against the float64 host
 # reference on the GPU, times prefill at kernels/gpu's prefillTimingCases and
-# torch's SDPA at the same shapes. Needs nvcc and python3 with torch there, and
-# a static Go test binary built beforehand with
+# torch's SDPA at the same shapes, then runs the whole calib gpu campaign
+# (--quick, then full) with the new images. Needs nvcc and python3 with torch
+# there, and binaries built beforehand (gzipped or not) with
 #   CGO_ENABLED=0 go test -c -o DIR/gpu.test ./kernels/gpu
-# Usage: bench/gpu-prefill.sh DIR OUTDIR, DIR holding gpu.test, attention.cu,
-# build.sh and build/ (the committed images, whose MANIFEST keeps the other
-# sources' lines). Writes OUTDIR/build.tgz, check.log, moecast.json and
-# torch.jsonl. STAGES (default 2,3) are the pipeline depths timed; TORCH=0
-# skips torch.
+#   CGO_ENABLED=0 go build -o DIR/moecast ./cmd/moecast
+# Usage: bench/gpu-prefill.sh DIR OUTDIR, DIR holding gpu.test, moecast, the
+# kernels/gpu *.cu sources, build.sh and build/ (the committed images, whose
+# MANIFEST keeps the other sources' lines). Writes OUTDIR/build.tgz,
+# check.log, moecast.json, torch.jsonl, quick.toml/.txt and full.toml/.txt.
+# STAGES (default 2,3) are the pipeline depths timed; TORCH=0 skips torch;
+# CAMPAIGN=0 skips the campaign; OPS limits it (--ops).
 set -uo pipefail
 dir=${1:?usage: bench/gpu-prefill.sh DIR OUTDIR}
 out=${2:?usage: bench/gpu-prefill.sh DIR OUTDIR}
