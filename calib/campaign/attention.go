@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"github.com/moecast/moecast/internal/unit"
 	"slices"
 	"sort"
 
@@ -180,7 +181,7 @@ func attentionPoints(o Options, mla bool) []AttnPoint {
 // AttnResult is one measured attention point.
 type AttnResult struct {
 	Point       AttnPoint
-	Timing      Timing
+	Timing      unit.Timing
 	BytesPerSec float64 // KV read rate
 	Kernel      string
 	Splits      int
@@ -215,7 +216,7 @@ func (attentionOp) Run(e *Env) (*Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		a := AttnResult{Point: p, Timing: Timing{Median: r.GraphSeconds, Min: r.GraphMin, Max: r.GraphMax, Eager: r.LaunchSeconds},
+		a := AttnResult{Point: p, Timing: resultTiming(r.GraphSeconds, r.GraphMin, r.GraphMax, r.LaunchSeconds, r.CallsPerGraph),
 			BytesPerSec: r.BytesPerSec, Kernel: r.Kernel, Splits: r.Splits, Copies: r.Copies}
 		res = append(res, a)
 		e.Say("%s batch %d kv_len %d: %.1f us, %.2f TB/s KV read (%d splits)", p.label(), p.Batch, p.KVLen,
@@ -287,7 +288,7 @@ func measureMLAModules(e *Env, m *gpu.AttentionModule, tiles map[int]int) ([]MLA
 			e.Say("mla module %d heads batch %d kv_len %d: %v", p.Heads, p.Batch, p.KVLen, err)
 			return nil, fmt.Sprintf("the module at %d heads batch %d kv_len %d failed: %v", p.Heads, p.Batch, p.KVLen, err), nil
 		}
-		res = append(res, MLAModuleResult{Point: p, Timing: Timing{Median: r.GraphSeconds, Min: r.GraphMin, Max: r.GraphMax, Eager: r.LaunchSeconds},
+		res = append(res, MLAModuleResult{Point: p, Timing: resultTiming(r.GraphSeconds, r.GraphMin, r.GraphMax, r.LaunchSeconds, r.CallsPerGraph),
 			WorkingSet: r.WorkingSetBytes, Kernels: r.Kernels, Layers: r.Layers, GEMMs: r.GEMMs})
 		e.Say("mla module %d heads batch %d kv_len %d: %.1f us, %d kernels", p.Heads, p.Batch, p.KVLen, r.GraphSeconds*1e6, r.Kernels)
 	}
@@ -366,7 +367,7 @@ func MLAModulePoints(o Options) []MLAModulePoint {
 // MLAModuleResult is one measured MLA module.
 type MLAModuleResult struct {
 	Point      MLAModulePoint
-	Timing     Timing
+	Timing     unit.Timing
 	WorkingSet float64 // one layer's weights + KV cache bytes
 	Kernels    int
 	Layers     int
@@ -407,7 +408,7 @@ func MLAModuleOutput(res []MLAModuleResult) *Output {
 	}
 	for _, r := range res {
 		p := r.Point
-		t.Rows = append(t.Rows, []float64{float64(p.Heads), float64(p.Batch), float64(p.KVLen), roundPS(r.Timing.Median * 1e6),
+		t.Rows = append(t.Rows, []float64{float64(p.Heads), float64(p.Batch), float64(p.KVLen), roundPS(float64(r.Timing.Median) * 1e6),
 			float64(int64(r.WorkingSet)), 0})
 	}
 	out.Tables = []calib.Table{t}
@@ -462,7 +463,7 @@ func AttentionOutput(res []AttnResult) *Output {
 		for _, r := range rows {
 			p := r.Point
 			t.Rows = append(t.Rows, []float64{float64(p.GQA.Heads), float64(p.GQA.KVHeads), float64(p.Batch), float64(p.KVLen),
-				roundPS(r.Timing.Median * 1e6)})
+				roundPS(float64(r.Timing.Median) * 1e6)})
 		}
 		out.Tables = append(out.Tables, t)
 	}
@@ -475,9 +476,9 @@ func AttentionOutput(res []AttnResult) *Output {
 	for _, r := range res {
 		spread := 0.0
 		if r.Timing.Min > 0 {
-			spread = 100 * (r.Timing.Max/r.Timing.Min - 1)
+			spread = 100 * float64(r.Timing.Max/r.Timing.Min-1)
 		}
-		rt.Add(r.Point.label(), r.Point.Batch, r.Point.KVLen, r.Timing.Median*1e6, r.BytesPerSec/1e12, spread, r.Splits, r.Kernel)
+		rt.Add(r.Point.label(), r.Point.Batch, r.Point.KVLen, float64(r.Timing.Median)*1e6, r.BytesPerSec/1e12, spread, r.Splits, r.Kernel)
 	}
 	out.Report = rt
 	out.Lines = append(out.Lines, attnSummary(res)...)
@@ -497,7 +498,7 @@ func mlaCoreMethod(mla []AttnResult) string {
 			sep = ""
 		}
 		s += fmt.Sprintf("%s %d/%d/%d %.1f [%.2f]", sep, r.Point.MLAHeads, r.Point.Batch, r.Point.KVLen,
-			r.Timing.Median*1e6, r.BytesPerSec/1e12)
+			float64(r.Timing.Median)*1e6, r.BytesPerSec/1e12)
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"github.com/moecast/moecast/internal/unit"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -77,7 +78,7 @@ func recordedAttention(o Options) []AttnResult {
 	var res []AttnResult
 	for _, p := range AttentionPoints(o) {
 		s := 6e-6 + float64(p.KVBytes())/3.5e12
-		res = append(res, AttnResult{Point: p, Timing: Timing{Median: s, Min: 0.98 * s, Max: 1.05 * s},
+		res = append(res, AttnResult{Point: p, Timing: unit.Timing{Median: unit.Seconds(s), Min: unit.Seconds(0.98 * s), Max: unit.Seconds(1.05 * s)},
 			BytesPerSec: float64(p.KVBytes()) / s, Kernel: "moecast_gqa_decode_d128_s2", Splits: 1})
 	}
 	return res
@@ -141,7 +142,7 @@ func recordedModules(o Options) []MLAModuleResult {
 	for _, p := range MLAModulePoints(o) {
 		ws := 50e6*float64(p.Heads)/8 + float64(AttnPoint{MLA: true, MLAHeads: p.Heads, Batch: p.Batch, KVLen: p.KVLen}.KVBytes())
 		s := 40e-6 + ws/3e12
-		res = append(res, MLAModuleResult{Point: p, Timing: Timing{Median: s, Min: s, Max: s}, WorkingSet: ws, Kernels: 11, Layers: 4,
+		res = append(res, MLAModuleResult{Point: p, Timing: unit.Timing{Median: unit.Seconds(s), Min: unit.Seconds(s), Max: unit.Seconds(s)}, WorkingSet: ws, Kernels: 11, Layers: 4,
 			GEMMs: "cuBLASLt 13.1.0"})
 	}
 	return res

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"github.com/moecast/moecast/internal/unit"
 
 	"github.com/moecast/moecast/kernels/gpu"
 )
@@ -17,7 +18,7 @@ const EmptyLaunches = 2000
 type CopyResult struct {
 	Bytes       float64 // read + written per copy
 	BytesPerSec float64 // Bytes / Median
-	Timing
+	unit.Timing
 }
 
 // copyOp measures device-to-device copy bandwidth.
@@ -40,7 +41,7 @@ func (copyOp) Run(e *Env) (*Output, error) {
 func copyOutput(c *CopyResult) *Output {
 	return &Output{Op: OpCopy, Data: c,
 		Method: []string{fmt.Sprintf("device copy %.2f TB/s read + write (moecast_copy over 2 x %d MiB, graph replays %.2f-%.2f TB/s)",
-			c.BytesPerSec/1e12, CopyBytes>>20, c.Bytes/c.Max/1e12, c.Bytes/c.Min/1e12)},
+			c.BytesPerSec/1e12, CopyBytes>>20, c.Bytes/float64(c.Max)/1e12, c.Bytes/float64(c.Min)/1e12)},
 		Lines: []string{fmt.Sprintf("copy      %.2f TB/s read + write", c.BytesPerSec/1e12)}}
 }
 
@@ -57,15 +58,15 @@ func (overheadOp) Run(e *Env) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.Say("empty kernel: %.2f us a graph node, %.2f us eager", t.Graph*1e6, t.Eager*1e6)
-	return overheadOutput(&Timing{Median: t.Graph, Min: t.GraphMin, Max: t.GraphMax, Eager: t.Eager}), nil
+	e.Say("empty kernel: %.2f us a graph node, %.2f us eager", float64(t.Median)*1e6, float64(t.Eager)*1e6)
+	return overheadOutput(&t), nil
 }
 
 // overheadOutput: Median is per node of a replayed graph, Eager per direct
 // launch.
-func overheadOutput(t *Timing) *Output {
+func overheadOutput(t *unit.Timing) *Output {
 	return &Output{Op: OpOverhead, Data: t,
 		Method: []string{fmt.Sprintf("empty kernel %.2f us a node of a replayed graph (the gap between graph-replayed kernels; %.2f-%.2f us), %.2f us a direct launch from the host",
-			t.Median*1e6, t.Min*1e6, t.Max*1e6, t.Eager*1e6)},
-		Lines: []string{fmt.Sprintf("launch    %.2f us a graph node, %.2f us eager", t.Median*1e6, t.Eager*1e6)}}
+			float64(t.Median)*1e6, float64(t.Min)*1e6, float64(t.Max)*1e6, float64(t.Eager)*1e6)},
+		Lines: []string{fmt.Sprintf("launch    %.2f us a graph node, %.2f us eager", float64(t.Median)*1e6, float64(t.Eager)*1e6)}}
 }

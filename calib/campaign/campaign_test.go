@@ -92,16 +92,16 @@ func recorded() *Result {
 		Device:   Device{Name: "NVIDIA H200", UUID: "GPU-0", UUIDs: []string{"GPU-0", "GPU-1"}, SM: "sm_90", SMs: 132, L2Bytes: 60 << 20, Image: "w4a16.sm_90.cubin"},
 		Versions: Versions{Driver: "580.159.04", CUDA: "13.0", NCCL: "2.28.9"},
 		Outputs: []*Output{
-			copyOutput(&CopyResult{Bytes: 2 * CopyBytes, BytesPerSec: 3.9e12, Timing: Timing{Median: 2 * CopyBytes / 3.9e12, Min: 1.1e-3, Max: 1.2e-3}}),
-			overheadOutput(&Timing{Median: 1.1e-6, Min: 1.0e-6, Max: 1.3e-6, Eager: 4.6e-6}),
+			copyOutput(&CopyResult{Bytes: 2 * CopyBytes, BytesPerSec: 3.9e12, Timing: unit.Timing{Median: unit.Seconds(2 * CopyBytes / 3.9e12), Min: unit.Seconds(1.1e-3), Max: unit.Seconds(1.2e-3)}}),
+			overheadOutput(&unit.Timing{Median: unit.Seconds(1.1e-6), Min: unit.Seconds(1.0e-6), Max: unit.Seconds(1.3e-6), Eager: unit.Seconds(4.6e-6)}),
 		},
 	}
 	var moe []MoEResult
 	for _, p := range MoEPoints(Options{Quick: true}) {
 		us := 10 + 0.2*float64(p.Tokens)/float64(p.Split.EP)
-		moe = append(moe, MoEResult{Point: p, Layer: Timing{Median: (us + 7) * 1e-6}, Experts: Timing{Median: us * 1e-6, Min: us * 0.99e-6, Max: us * 1.02e-6},
-			Router: Timing{Median: 3e-6}, Align: Timing{Median: 4e-6}, GateUp: Timing{Median: us * 0.5e-6}, Act: Timing{Median: 2e-6},
-			Down: Timing{Median: us * 0.3e-6}, Sum: Timing{Median: 2.5e-6}, Hot: Timing{Median: us * 0.8e-6},
+		moe = append(moe, MoEResult{Point: p, Layer: unit.Timing{Median: unit.Seconds((us + 7) * 1e-6)}, Experts: unit.Timing{Median: unit.Seconds(us * 1e-6), Min: unit.Seconds(us * 0.99e-6), Max: unit.Seconds(us * 1.02e-6)},
+			Router: unit.Timing{Median: unit.Seconds(3e-6)}, Align: unit.Timing{Median: unit.Seconds(4e-6)}, GateUp: unit.Timing{Median: unit.Seconds(us * 0.5e-6)}, Act: unit.Timing{Median: unit.Seconds(2e-6)},
+			Down: unit.Timing{Median: unit.Seconds(us * 0.3e-6)}, Sum: unit.Timing{Median: unit.Seconds(2.5e-6)}, Hot: unit.Timing{Median: unit.Seconds(us * 0.8e-6)},
 			Touched: 8, WorkingSet: 8 * 3 * 7168 * 2048 / float64(p.Split.MoETP) * 0.5625})
 	}
 	r.Outputs = append(r.Outputs, MoEOutput(moe), ElementwiseOutput(recordedElementwise(Options{Quick: true}), "glue.sm_90.cubin"))
@@ -113,7 +113,7 @@ func recordedElementwise(o Options) []ElementwiseResult {
 	var out []ElementwiseResult
 	for _, c := range ElementwiseCases(o) {
 		b := float64(c.Bytes())
-		out = append(out, ElementwiseResult{Case: c, Bytes: b, Timing: Timing{Median: 2.5e-6 + b/3e12}})
+		out = append(out, ElementwiseResult{Case: c, Bytes: b, Timing: unit.Timing{Median: unit.Seconds(2.5e-6 + b/3e12)}})
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"github.com/moecast/moecast/internal/unit"
 	"sort"
 
 	"github.com/moecast/moecast/calib"
@@ -60,7 +61,7 @@ func ElementwiseCases(o Options) []gpu.ElementwiseCase {
 type ElementwiseResult struct {
 	Case  gpu.ElementwiseCase
 	Bytes float64 // read + written once
-	Timing
+	unit.Timing
 }
 
 // elementwiseOp times moecast's RMSNorm, residual add and silu_and_mul
@@ -82,9 +83,9 @@ func (elementwiseOp) Run(e *Env) (*Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := ElementwiseResult{Case: c, Bytes: float64(c.Bytes()), Timing: timingOf(tm)}
+		r := ElementwiseResult{Case: c, Bytes: float64(c.Bytes()), Timing: tm}
 		res = append(res, r)
-		e.Say("elementwise %s %d x %d: %.0f B, %.2f us (%.0f GB/s)", c.Kernel, c.Tokens, c.Width, r.Bytes, r.Median*1e6, r.Bytes/r.Median/1e9)
+		e.Say("elementwise %s %d x %d: %.0f B, %.2f us (%.0f GB/s)", c.Kernel, c.Tokens, c.Width, r.Bytes, float64(r.Median)*1e6, r.Bytes/float64(r.Median)/1e9)
 	}
 	return ElementwiseOutput(res, g.Image), nil
 }
@@ -102,7 +103,7 @@ func ElementwiseOutput(res []ElementwiseResult, image string) *Output {
 		if by[r.Bytes] == nil {
 			by[r.Bytes] = &acc{}
 		}
-		by[r.Bytes].sum += r.Median
+		by[r.Bytes].sum += float64(r.Median)
 		by[r.Bytes].n++
 	}
 	var sizes []float64
@@ -132,9 +133,9 @@ func ElementwiseOutput(res []ElementwiseResult, image string) *Output {
 	for _, r := range res {
 		spread := 0.0
 		if r.Min > 0 {
-			spread = 100 * (r.Max/r.Min - 1)
+			spread = 100 * float64(r.Max/r.Min-1)
 		}
-		rt.Add(r.Case.Kernel, r.Case.Tokens, r.Case.Width, int64(r.Bytes), r.Median*1e6, spread, r.Eager*1e6, r.Bytes/r.Median/1e9)
+		rt.Add(r.Case.Kernel, r.Case.Tokens, r.Case.Width, int64(r.Bytes), float64(r.Median)*1e6, spread, float64(r.Eager)*1e6, r.Bytes/float64(r.Median)/1e9)
 	}
 	out.Report = rt
 	return out

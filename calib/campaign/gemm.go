@@ -3,6 +3,7 @@ package campaign
 import (
 	"errors"
 	"fmt"
+	"github.com/moecast/moecast/internal/unit"
 	"maps"
 	"slices"
 	"sort"
@@ -174,7 +175,7 @@ type GEMMResult struct {
 	// RunM is the m it ran at: M, or for fp8-b128 M rounded up where
 	// cuBLASLt has no block-scaled algorithm at M (gpu.MatmulResult.RunM).
 	RunM          int
-	Timing        Timing
+	Timing        unit.Timing
 	Algo          cuda.Algo
 	Copies        int
 	CallsPerGraph int
@@ -262,7 +263,7 @@ func (gemmOp) Run(e *Env) (*Output, error) {
 		var parts []string
 		for _, r := range rs {
 			run.Results = append(run.Results, GEMMResult{Shape: sh, M: r.Case.M, RunM: r.RunM, Algo: r.Algo, Copies: r.Copies, CallsPerGraph: r.CallsPerGraph,
-				Timing:      Timing{Median: r.GraphSeconds, Min: r.GraphMin, Max: r.GraphMax, Eager: r.LaunchSeconds},
+				Timing:      resultTiming(r.GraphSeconds, r.GraphMin, r.GraphMax, r.LaunchSeconds, r.CallsPerGraph),
 				BytesPerSec: r.BytesPerSec, FLOPsPerSec: r.FLOPsPerSec})
 			parts = append(parts, fmt.Sprintf("m%d %.1f", r.Case.M, r.GraphSeconds*1e6))
 		}
@@ -347,7 +348,7 @@ func GEMMOutput(run *GEMMRun) *Output {
 		}
 		padded := map[[2]int]bool{}
 		for _, r := range rows {
-			t.Rows = append(t.Rows, []float64{float64(r.Shape.N), float64(r.Shape.K), float64(r.M), roundPS(r.Timing.Median * 1e6)})
+			t.Rows = append(t.Rows, []float64{float64(r.Shape.N), float64(r.Shape.K), float64(r.M), roundPS(float64(r.Timing.Median) * 1e6)})
 			if r.RunM > r.M {
 				padded[[2]int{r.M, r.RunM}] = true
 			}
@@ -375,9 +376,9 @@ func GEMMOutput(run *GEMMRun) *Output {
 	for _, r := range run.Results {
 		spread := 0.0
 		if r.Timing.Min > 0 {
-			spread = 100 * (r.Timing.Max/r.Timing.Min - 1)
+			spread = 100 * float64(r.Timing.Max/r.Timing.Min-1)
 		}
-		rt.Add(r.Shape.Dtype, r.Shape.N, r.Shape.K, r.M, max(r.RunM, r.M), r.Timing.Median*1e6, spread, r.Timing.Eager*1e6,
+		rt.Add(r.Shape.Dtype, r.Shape.N, r.Shape.K, r.M, max(r.RunM, r.M), float64(r.Timing.Median)*1e6, spread, float64(r.Timing.Eager)*1e6,
 			r.BytesPerSec/1e12, r.FLOPsPerSec/1e12, r.Algo.String(), usesText(r.Shape.Uses))
 	}
 	out.Report = rt

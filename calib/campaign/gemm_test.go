@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"github.com/moecast/moecast/internal/unit"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -106,7 +107,7 @@ func syntheticGEMM(t *testing.T, ms []int) *GEMMRun {
 			if s.Dtype == "fp8-b128" && m < 4 {
 				runM = 4
 			}
-			run.Results = append(run.Results, GEMMResult{Shape: s, M: m, RunM: runM, Timing: Timing{Median: lat, Min: lat * 0.98, Max: lat * 1.03, Eager: lat + 5e-6}})
+			run.Results = append(run.Results, GEMMResult{Shape: s, M: m, RunM: runM, Timing: unit.Timing{Median: unit.Seconds(lat), Min: unit.Seconds(lat * 0.98), Max: unit.Seconds(lat * 1.03), Eager: unit.Seconds(lat + 5e-6)}})
 		}
 	}
 	return run
@@ -157,7 +158,7 @@ func TestGEMMFileWrittenAndLoaded(t *testing.T) {
 	f := dtype.BF16Weights
 	e, ok := got.KernelTables().GEMM(kernels.GEMMShape{M: r.M, N: r.Shape.N, K: r.Shape.K, Weight: f})
 	require.True(t, ok)
-	assert.InDelta(t, r.Timing.Median, float64(e.Time), 1e-12)
+	assert.InDelta(t, float64(r.Timing.Median), float64(e.Time), 1e-12)
 	assert.Contains(t, e.Source.Table, "#gemm.cublaslt.bf16")
 	// Between measured m: interpolated, no clamp note.
 	e, ok = got.KernelTables().GEMM(kernels.GEMMShape{M: 3, N: r.Shape.N, K: r.Shape.K, Weight: f})

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"github.com/moecast/moecast/internal/unit"
 	"slices"
 
 	"github.com/moecast/moecast/calib"
@@ -100,7 +101,7 @@ func PrefillPoints(o Options) []PrefillPoint {
 // PrefillResult is one measured prefill point.
 type PrefillResult struct {
 	Point       PrefillPoint
-	Timing      Timing
+	Timing      unit.Timing
 	FLOPsPerSec float64
 	Kernel      string
 }
@@ -124,7 +125,7 @@ func (prefillOp) Run(e *Env) (*Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		res = append(res, PrefillResult{Point: p, Timing: Timing{Median: r.GraphSeconds, Min: r.GraphMin, Max: r.GraphMax, Eager: r.LaunchSeconds},
+		res = append(res, PrefillResult{Point: p, Timing: resultTiming(r.GraphSeconds, r.GraphMin, r.GraphMax, r.LaunchSeconds, r.CallsPerGraph),
 			FLOPsPerSec: r.FLOPsPerSec, Kernel: r.Kernel})
 		e.Say("%s chunk %d prefix %d: %.1f us, %.0f TFLOP/s", p.label(), p.Chunk, p.Prefix, r.GraphSeconds*1e6, r.FLOPsPerSec/1e12)
 	}
@@ -177,7 +178,7 @@ func PrefillOutput(res []PrefillResult) *Output {
 		for _, r := range groups[k] {
 			p := r.Point
 			t.Rows = append(t.Rows, []float64{float64(p.Heads), float64(p.KVHeads), float64(p.Chunk), float64(p.Prefix),
-				roundPS(r.Timing.Median * 1e6)})
+				roundPS(float64(r.Timing.Median) * 1e6)})
 		}
 		out.Tables = append(out.Tables, t)
 	}
@@ -187,9 +188,9 @@ func PrefillOutput(res []PrefillResult) *Output {
 	for i, r := range res {
 		spread := 0.0
 		if r.Timing.Min > 0 {
-			spread = 100 * (r.Timing.Max/r.Timing.Min - 1)
+			spread = 100 * float64(r.Timing.Max/r.Timing.Min-1)
 		}
-		rt.Add(r.Point.label(), r.Point.Chunk, r.Point.Prefix, r.Timing.Median*1e6, r.FLOPsPerSec/1e12, spread)
+		rt.Add(r.Point.label(), r.Point.Chunk, r.Point.Prefix, float64(r.Timing.Median)*1e6, r.FLOPsPerSec/1e12, spread)
 		if best == nil || r.FLOPsPerSec > best.FLOPsPerSec {
 			best = &res[i]
 		}

@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"github.com/moecast/moecast/internal/unit"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,7 +48,7 @@ func TestPrefillPoints(t *testing.T) {
 func TestPrefillOutput(t *testing.T) {
 	var res []PrefillResult
 	for i, p := range PrefillPoints(Options{Quick: true}) {
-		res = append(res, PrefillResult{Point: p, Timing: Timing{Median: float64(i+1) * 1e-5, Min: 1e-5, Max: 2e-5}, FLOPsPerSec: 1e14})
+		res = append(res, PrefillResult{Point: p, Timing: unit.Timing{Median: unit.Seconds(float64(i+1) * 1e-5), Min: unit.Seconds(1e-5), Max: unit.Seconds(2e-5)}, FLOPsPerSec: 1e14})
 	}
 	out := PrefillOutput(res)
 	names := []string{}

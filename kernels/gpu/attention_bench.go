@@ -167,8 +167,8 @@ func MeasureAttention(m *AttentionModule, c AttnCase, rotateBytes int64, s cuda.
 	kvb := float64(p.KVBytes())
 	return AttnResult{Name: c.Name, MLA: p.MLA, Batch: p.Batch, Heads: p.Heads, KVHeads: p.KVHeads, HeadDim: p.HeadDim,
 		KVLen: p.KVLen, Paged: p.Paged, Kernel: p.name, Stages: p.Stages, Splits: p.Splits, Blocks: p.Blocks(),
-		Kernels: p.Kernels(), Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: tm.Graph, GraphMin: tm.GraphMin,
-		GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, KVBytes: kvb, BytesPerSec: kvb / tm.Graph}, nil
+		Kernels: p.Kernels(), Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: float64(tm.Median), GraphMin: float64(tm.Min),
+		GraphMax: float64(tm.Max), LaunchSeconds: float64(tm.Eager), KVBytes: kvb, BytesPerSec: kvb / float64(tm.Median)}, nil
 }
 
 // pagePerm is the page order of a measured paged cache: a permutation of n

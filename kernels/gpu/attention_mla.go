@@ -303,8 +303,8 @@ func MeasureMLAModule(m *AttentionModule, g GEMMer, c MLAModuleCase, rotateBytes
 		return MLAModuleResult{}, fmt.Errorf("mla module batch %d heads %d kv_len %d: %w", B, H, c.KVLen, err)
 	}
 	kvb := float64(ap.KVBytes())
-	return MLAModuleResult{Case: c, Kernels: kernels, Layers: layers, CallsPerGraph: tm.Calls, GraphSeconds: tm.Graph,
-		GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, WeightBytes: float64(layerW), KVBytes: kvb,
+	return MLAModuleResult{Case: c, Kernels: kernels, Layers: layers, CallsPerGraph: tm.Calls, GraphSeconds: float64(tm.Median),
+		GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: float64(tm.Eager), WeightBytes: float64(layerW), KVBytes: kvb,
 		AttentionSplits: ap.Splits, WorkingSetBytes: float64(layerW) + kvb, AttentionKernel: ap.name, GEMMs: g.Name()}, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // maxCopies bounds the rotated weight copies (tiny matrices need hundreds
@@ -62,19 +63,12 @@ type BenchResult struct {
 	Default bool `json:"default,omitempty"`
 }
 
-// Timing is one timed list of launches, seconds per launch.
-type Timing struct {
-	Graph, GraphMin, GraphMax float64 // median, least and most of 15 graph replays
-	Eager                     float64 // direct launches, one pass
-	Calls                     int     // launches per graph
-}
-
 // Time times a list of launches (one per rotated copy) directly and inside
 // a captured graph of about graphCalls calls (fewer when a replay would pass
 // 5 ms, never fewer than the launches): seconds per launch, the median,
 // least and most of 15 graph replays after 3 warm-up replays, and the mean
 // of one pass of direct launches.
-func Time(s cuda.Stream, launches []func() error, graphCalls int) (tm Timing, err error) {
+func Time(s cuda.Stream, launches []func() error, graphCalls int) (tm unit.Timing, err error) {
 	var direct float64
 	var calls int
 	for _, l := range launches { // warm up, and check each launch once
@@ -137,8 +131,10 @@ func Time(s cuda.Stream, launches []func() error, graphCalls int) (tm Timing, er
 	}
 	direct /= float64(calls)
 
-	tm = Timing{Eager: direct, Calls: calls}
-	tm.Graph, tm.GraphMin, tm.GraphMax, err = replay(s, e0, e1, calls, func(i int) error { return launches[i%len(launches)]() })
+	tm = unit.Timing{Eager: unit.Seconds(direct), Calls: calls}
+	var med, lo, hi float64
+	med, lo, hi, err = replay(s, e0, e1, calls, func(i int) error { return launches[i%len(launches)]() })
+	tm.Median, tm.Min, tm.Max = unit.Seconds(med), unit.Seconds(lo), unit.Seconds(hi)
 	return tm, err
 }
 
@@ -282,12 +278,12 @@ func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (Benc
 	if err != nil {
 		return BenchResult{}, fmt.Errorf("%s M=%d: %w", c.Name, c.M, err)
 	}
-	graph, direct, calls := tm.Graph, tm.Eager, tm.Calls
+	graph, direct, calls := float64(tm.Median), float64(tm.Eager), tm.Calls
 	bytes := float64(wb + int64(c.M*c.K*2) + int64(c.M*c.N*2))
 	return BenchResult{Kernel: benchKernel(p, ""), Variant: p.Variant().Name(), Name: c.Name, M: c.M, N: c.N, K: c.K,
 		Group: c.Group, MT: p.MT, Stages: p.Stages, WN: p.WN,
 		Units: p.Units, MaxParts: p.MaxParts, Blocks: p.Blocks, Copies: copies, CallsPerGraph: calls,
-		GraphSeconds: graph, GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: direct, Bytes: bytes,
+		GraphSeconds: graph, GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: direct, Bytes: bytes,
 		BytesPerSec: bytes / graph, FLOPsPerSec: 2 * float64(c.M) * float64(c.N) * float64(c.K) / graph}, nil
 }
 
@@ -441,13 +437,13 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 	if err != nil {
 		return BenchResult{}, fmt.Errorf("%s tokens=%d: %w", c.Name, c.Tokens, err)
 	}
-	graph, direct, calls := tm.Graph, tm.Eager, tm.Calls
+	graph, direct, calls := float64(tm.Median), float64(tm.Eager), tm.Calls
 	n := float64(len(launches))
 	bytes := totalBytes / n
 	return BenchResult{Kernel: benchKernel(plan0, "_moe"), Variant: plan0.Variant().Name(), Name: c.Name, M: c.Tokens,
 		N: c.N, K: c.K, Group: c.Group, MT: plan0.MT, Stages: plan0.Stages, WN: plan0.WN, Units: plan0.Units, MaxParts: plan0.MaxParts, Blocks: plan0.Blocks,
 		Copies:        len(launches),
-		CallsPerGraph: calls, GraphSeconds: graph, GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: direct,
+		CallsPerGraph: calls, GraphSeconds: graph, GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: direct,
 		Bytes: bytes, BytesPerSec: bytes / graph,
 		FLOPsPerSec: 2 * float64(rows) * float64(c.N) * float64(c.K) / graph, Touched: touched / n}, nil
 }
@@ -511,14 +507,14 @@ func MeasureCopy(m *Module, bytes int64, s cuda.Stream) (BenchResult, error) {
 	}
 	b := 2 * float64(bytes)
 	return BenchResult{Kernel: "moecast_copy", Name: "device-to-device copy", CallsPerGraph: tm.Calls,
-		GraphSeconds: tm.Graph, GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, Bytes: b,
-		BytesPerSec: b / tm.Graph}, nil
+		GraphSeconds: float64(tm.Median), GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: float64(tm.Eager), Bytes: b,
+		BytesPerSec: b / float64(tm.Median)}, nil
 }
 
 // MeasureEmpty times n launches of a kernel that does nothing: seconds per
 // launch eager (back to back from the host) and replayed from a graph (the
 // gap between consecutive kernels of a graph).
-func MeasureEmpty(m *Module, n int, s cuda.Stream) (Timing, error) {
+func MeasureEmpty(m *Module, n int, s cuda.Stream) (unit.Timing, error) {
 	return Time(s, []func() error{func() error { return m.LaunchEmpty(s) }}, n)
 }
 

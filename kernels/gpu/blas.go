@@ -14,6 +14,7 @@ import (
 	"slices"
 
 	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // BLASWorkspace is the workspace cuBLASLt's algorithms may use: 32 MiB, what
@@ -246,9 +247,9 @@ func timeMatmul(h *cuda.BLASLt, c MatmulCase, copies int, w cuda.DevicePtr, wb i
 	}
 	elem := int64(c.Kind.ElemBytes())
 	bytes := float64(int64(c.N)*int64(c.K)*elem + sbActual(spec) + int64(runM)*int64(c.K)*elem + int64(runM)*int64(c.N)*2)
-	return MatmulResult{Case: c, RunM: runM, Algo: mm.Algo, Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: tm.Graph,
-		GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, Bytes: bytes, BytesPerSec: bytes / tm.Graph,
-		FLOPsPerSec: 2 * float64(runM) * float64(c.N) * float64(c.K) / tm.Graph}, nil
+	return MatmulResult{Case: c, RunM: runM, Algo: mm.Algo, Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: float64(tm.Median),
+		GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: float64(tm.Eager), Bytes: bytes, BytesPerSec: bytes / float64(tm.Median),
+		FLOPsPerSec: 2 * float64(runM) * float64(c.N) * float64(c.K) / float64(tm.Median)}, nil
 }
 
 // Graph sizes of timeShort: replays of about BLASReplaySeconds, at most
@@ -290,7 +291,7 @@ func graphPlan(n, minDistinct int, eager float64) (use, calls int) {
 // directly (Eager: seconds per launch of that pass), then a captured graph
 // sized by graphPlan, replayed 3 times to warm up and 15 times timed: the
 // median, least and most per call.
-func timeShort(s cuda.Stream, launches []func() error, minDistinct int) (tm Timing, err error) {
+func timeShort(s cuda.Stream, launches []func() error, minDistinct int) (tm unit.Timing, err error) {
 	pre := launches[:min(len(launches), max(1, minDistinct))]
 	for _, l := range pre {
 		if err = l(); err != nil {
@@ -325,10 +326,12 @@ func timeShort(s cuda.Stream, launches []func() error, minDistinct int) (tm Timi
 	if first, err = cuda.Elapsed(e0, e1); err != nil {
 		return
 	}
-	tm.Eager = first / float64(len(pre))
+	tm.Eager = unit.Seconds(first / float64(len(pre)))
 	var n int
-	n, tm.Calls = graphPlan(len(launches), minDistinct, tm.Eager)
-	tm.Graph, tm.GraphMin, tm.GraphMax, err = replay(s, e0, e1, tm.Calls, func(i int) error { return launches[i%n]() })
+	n, tm.Calls = graphPlan(len(launches), minDistinct, float64(tm.Eager))
+	var med, lo, hi float64
+	med, lo, hi, err = replay(s, e0, e1, tm.Calls, func(i int) error { return launches[i%n]() })
+	tm.Median, tm.Min, tm.Max = unit.Seconds(med), unit.Seconds(lo), unit.Seconds(hi)
 	return tm, err
 }
 

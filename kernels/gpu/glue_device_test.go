@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // onDeviceGlue is onDevice plus glue.cu's kernels.
@@ -259,15 +260,15 @@ func TestMoELayerOnDevice(t *testing.T) {
 		for _, rot := range []int64{512 << 20, 0} {
 			r, err := MeasureMoELayer(m, g, c, rot, s)
 			require.NoError(t, err, c.Name)
-			parts := r.Router.Graph + r.Align.Graph + r.GateUp.Graph + r.Act.Graph + r.Down.Graph + r.Sum.Graph
+			parts := r.Router.Median + r.Align.Median + r.GateUp.Median + r.Act.Median + r.Down.Median + r.Sum.Median
 			t.Logf("%s T=%d rotate %d MiB: layer %.2f us (eager %.2f), router %.2f align %.2f gate_up %.2f act %.2f down %.2f sum %.2f (sum of parts %.2f); %d routings, %.1f experts, block %d",
-				c.Name, c.Tokens, rot>>20, r.Layer.Graph*1e6, r.Layer.Eager*1e6, r.Router.Graph*1e6, r.Align.Graph*1e6, r.GateUp.Graph*1e6,
-				r.Act.Graph*1e6, r.Down.Graph*1e6, r.Sum.Graph*1e6, parts*1e6, r.Routings, r.Touched, r.Block)
-			assert.Greater(t, r.Layer.Graph, r.GateUp.Graph, c.Name)
-			assert.Less(t, r.Layer.Graph, 2*parts, c.Name)
-			assert.Less(t, r.Experts.Graph, r.Layer.Graph, "%s: without the router the layer is faster", c.Name)
-			assert.Greater(t, r.Experts.Graph, r.GateUp.Graph, c.Name)
-			assert.True(t, slices.ContainsFunc([]float64{r.Router.Graph, r.Align.Graph, r.Act.Graph, r.Sum.Graph}, func(x float64) bool { return x > 0 }))
+				c.Name, c.Tokens, rot>>20, r.Layer.Median*1e6, r.Layer.Eager*1e6, r.Router.Median*1e6, r.Align.Median*1e6, r.GateUp.Median*1e6,
+				r.Act.Median*1e6, r.Down.Median*1e6, r.Sum.Median*1e6, parts*1e6, r.Routings, r.Touched, r.Block)
+			assert.Greater(t, r.Layer.Median, r.GateUp.Median, c.Name)
+			assert.Less(t, r.Layer.Median, 2*parts, c.Name)
+			assert.Less(t, r.Experts.Median, r.Layer.Median, "%s: without the router the layer is faster", c.Name)
+			assert.Greater(t, r.Experts.Median, r.GateUp.Median, c.Name)
+			assert.True(t, slices.ContainsFunc([]unit.Seconds{r.Router.Median, r.Align.Median, r.Act.Median, r.Sum.Median}, func(x unit.Seconds) bool { return x > 0 }))
 		}
 	}
 }
@@ -279,9 +280,9 @@ func TestMeasureElementwiseOnDevice(t *testing.T) {
 			c := ElementwiseCase{Kernel: k, Tokens: tokens, Width: 7168}
 			tm, err := MeasureElementwise(g, c, s)
 			require.NoError(t, err)
-			assert.Greater(t, tm.Graph, 0.0)
+			assert.Positive(t, tm.Median)
 			t.Logf("%s T=%d: %d B, %.2f us graph (%.2f-%.2f), %.2f us eager, %.0f GB/s",
-				k, tokens, c.Bytes(), tm.Graph*1e6, tm.GraphMin*1e6, tm.GraphMax*1e6, tm.Eager*1e6, float64(c.Bytes())/tm.Graph/1e9)
+				k, tokens, c.Bytes(), tm.Median*1e6, tm.Min*1e6, tm.Max*1e6, tm.Eager*1e6, float64(c.Bytes())/float64(tm.Median)/1e9)
 		}
 	}
 }
@@ -304,7 +305,7 @@ func TestRouterTimingOnDevice(t *testing.T) {
 			require.NoError(t, cuda.Synchronize())
 			tm, err := Time(s, []func() error{launch}, 200)
 			require.NoError(t, err)
-			t.Logf("router top-%d of %d, %d tokens: %.2f us graph (%.2f-%.2f), %.2f us eager", c.TopK, c.Experts, tokens, tm.Graph*1e6, tm.GraphMin*1e6, tm.GraphMax*1e6, tm.Eager*1e6)
+			t.Logf("router top-%d of %d, %d tokens: %.2f us graph (%.2f-%.2f), %.2f us eager", c.TopK, c.Experts, tokens, tm.Median*1e6, tm.Min*1e6, tm.Max*1e6, tm.Eager*1e6)
 		}
 	}
 	// The align kernel alone at decode and prefill sizes (warm).
@@ -324,6 +325,6 @@ func TestRouterTimingOnDevice(t *testing.T) {
 		require.NoError(t, cuda.Synchronize())
 		tm, err := Time(s, []func() error{launch}, 200)
 		require.NoError(t, err)
-		t.Logf("align %d tokens, %d local experts, block %d: %.2f us graph (%.2f-%.2f)", c.tokens, c.count, c.block, tm.Graph*1e6, tm.GraphMin*1e6, tm.GraphMax*1e6)
+		t.Logf("align %d tokens, %d local experts, block %d: %.2f us graph (%.2f-%.2f)", c.tokens, c.count, c.block, tm.Median*1e6, tm.Min*1e6, tm.Max*1e6)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // MoELayerCase is one routed-expert layer on one GPU as vLLM's
@@ -35,12 +36,12 @@ type MoELayerCase struct {
 type LayerResult struct {
 	Name   string
 	Tokens int
-	Layer  Timing
+	Layer  unit.Timing
 	// Experts is the layer without its router top-k (align, gate_up,
 	// act, down, sum in one graph, on the ids the router wrote before):
 	// what kernels.MoEShape prices (the router top-k is a cost of its own).
-	Experts                               Timing
-	Router, Align, GateUp, Act, Down, Sum Timing
+	Experts                               unit.Timing
+	Router, Align, GateUp, Act, Down, Sum unit.Timing
 	Routings                              int     // routings rotated over (1: hot)
 	Touched                               float64 // local experts the routings touch, mean
 	WeightBytes                           float64 // their gate_up + down weight bytes, mean
@@ -250,7 +251,7 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 	res.Touched = float64(touched) / float64(len(rts))
 	res.WeightBytes = float64(rotated) / float64(len(rts))
 	pieces := []struct {
-		tm  *Timing
+		tm  *unit.Timing
 		get func(layerRouting) func() error
 	}{
 		{&res.Layer, func(l layerRouting) func() error {
@@ -357,9 +358,9 @@ func (c ElementwiseCase) Bytes() int64 {
 // replays of up to 200 calls) on the same buffers every call, so that a
 // replay finds them in L2 when they fit (warm), as a step's small tensors
 // usually are.
-func MeasureElementwise(g *Glue, c ElementwiseCase, s cuda.Stream) (Timing, error) {
+func MeasureElementwise(g *Glue, c ElementwiseCase, s cuda.Stream) (unit.Timing, error) {
 	if c.Tokens <= 0 || c.Width <= 0 {
-		return Timing{}, fmt.Errorf("%s: %d x %d: want positive sizes", c.Kernel, c.Tokens, c.Width)
+		return unit.Timing{}, fmt.Errorf("%s: %d x %d: want positive sizes", c.Kernel, c.Tokens, c.Width)
 	}
 	rng := rand.New(rand.NewPCG(uint64(c.Tokens), uint64(c.Width)))
 	var bufs deviceBuffers
@@ -401,17 +402,17 @@ func MeasureElementwise(g *Glue, c ElementwiseCase, s cuda.Stream) (Timing, erro
 			}
 		}
 	default:
-		return Timing{}, fmt.Errorf("elementwise kernel %q: want %s, %s or %s", c.Kernel, KernelRMSNorm, KernelAdd, KernelSiluAndMul)
+		return unit.Timing{}, fmt.Errorf("elementwise kernel %q: want %s, %s or %s", c.Kernel, KernelRMSNorm, KernelAdd, KernelSiluAndMul)
 	}
 	if err != nil {
-		return Timing{}, fmt.Errorf("%s %d x %d: %w", c.Kernel, c.Tokens, c.Width, err)
+		return unit.Timing{}, fmt.Errorf("%s %d x %d: %w", c.Kernel, c.Tokens, c.Width, err)
 	}
 	if err := cuda.Synchronize(); err != nil {
-		return Timing{}, err
+		return unit.Timing{}, err
 	}
 	tm, err := Time(s, []func() error{launch}, 200)
 	if err != nil {
-		return Timing{}, fmt.Errorf("%s %d x %d: %w", c.Kernel, c.Tokens, c.Width, err)
+		return unit.Timing{}, fmt.Errorf("%s %d x %d: %w", c.Kernel, c.Tokens, c.Width, err)
 	}
 	return tm, nil
 }

@@ -287,6 +287,6 @@ func MeasurePrefill(m *AttentionModule, c PrefillCase, rotateBytes int64, s cuda
 	fl := c.FLOPs()
 	return PrefillResult{Name: c.Name, Batch: c.Batch, Chunk: c.Chunk, Prefix: c.Prefix, Heads: c.Heads, KVHeads: c.KVHeads,
 		QKDim: c.QKDim, VDim: c.VDim, Window: c.Window, Paged: c.Paged, Kernel: p.name, Blocks: p.Blocks(), Copies: copies,
-		CallsPerGraph: tm.Calls, GraphSeconds: tm.Graph, GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager,
-		FLOPs: fl, FLOPsPerSec: fl / tm.Graph, KVBytes: float64(p.KVBytes())}, nil
+		CallsPerGraph: tm.Calls, GraphSeconds: float64(tm.Median), GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: float64(tm.Eager),
+		FLOPs: fl, FLOPsPerSec: fl / float64(tm.Median), KVBytes: float64(p.KVBytes())}, nil
 }
