@@ -11,8 +11,8 @@ import (
 	"github.com/moecast/moecast/report"
 )
 
-// RotateBytes is how much weight data the MoE routings rotate over.
-const RotateBytes = 512 << 20
+// rotateBytes is how much weight data the MoE routings rotate over.
+const rotateBytes = 512 << 20
 
 // MoEResult is one MoE point: the whole layer timed in one graph (Layer),
 // the layer without its router top-k in one graph (Experts: the table's
@@ -39,15 +39,15 @@ type MoEResult struct {
 // router top-k.
 func (r MoEResult) Latency() float64 { return float64(r.Experts.Median) }
 
-// routers are the shipped models' routers, by MoEModel name.
-var routers = map[string]gpu.RouterConfig{KimiK25.Name: gpu.KimiRouter}
+// routers are the shipped models' routers, by moeModel name.
+var routers = map[string]gpu.RouterConfig{kimiK25.Name: gpu.KimiRouter}
 
 // MoEPoints is the MoE layers the moe op measures under o.
 func MoEPoints(o Options) []MoEPoint {
 	var out []MoEPoint
 	for _, s := range Splits {
 		for _, t := range o.Tokens() {
-			out = append(out, MoEPoint{Model: KimiK25, Split: s, Tokens: t})
+			out = append(out, MoEPoint{Model: kimiK25, Split: s, Tokens: t})
 		}
 	}
 	return out
@@ -57,7 +57,7 @@ func MoEPoints(o Options) []MoEPoint {
 // with moecast's W4A16 kernels at the shipped int4 models' expert shapes.
 type moeOp struct{}
 
-func (moeOp) Name() string                 { return OpMoE }
+func (moeOp) Name() string                 { return opMoE }
 func (moeOp) Steps(o Options) (int, error) { return len(MoEPoints(o)), nil }
 func (moeOp) Tables() bool                 { return true }
 
@@ -80,7 +80,7 @@ func (moeOp) Run(e *Env) (*Output, error) {
 		c := gpu.MoELayerCase{Name: fmt.Sprintf("%s tp%d ep%d", mm.Name, sp.MoETP, sp.EP), Tokens: p.Tokens, Hidden: mm.Hidden,
 			Inter: mm.Inter / sp.MoETP, Group: mm.Group, Router: rc, Local: local,
 			Seed: uint64(1_000_003*(i+1)) ^ uint64(p.Tokens)}
-		lr, err := gpu.MeasureMoELayer(e.W4A16, g, c, RotateBytes, e.Stream)
+		lr, err := gpu.MeasureMoELayer(e.W4A16, g, c, rotateBytes, e.Stream)
 		if err != nil {
 			return nil, err
 		}
@@ -110,9 +110,9 @@ func layerResult(p MoEPoint, lr gpu.LayerResult) MoEResult {
 // MoEOutput makes one MoE table per model (rows per split and token
 // count) and the report.
 func MoEOutput(res []MoEResult) *Output {
-	out := &Output{Op: OpMoE, Data: res}
+	out := &Output{Op: opMoE, Data: res}
 	byModel := map[string][]MoEResult{}
-	var models []MoEModel
+	var models []moeModel
 	for _, m := range res {
 		if _, ok := byModel[m.Point.Model.Name]; !ok {
 			models = append(models, m.Point.Model)
@@ -168,7 +168,7 @@ func MoEOutput(res []MoEResult) *Output {
 }
 
 // moeMethod is the MoE table's method: what one row's latency includes.
-func moeMethod(mm MoEModel) string {
+func moeMethod(mm moeModel) string {
 	rc := routers[mm.Name]
 	return fmt.Sprintf("%s experts (group %d): the whole routed-expert layer as vLLM's fused_marlin_moe runs it, "+
 		"captured as one CUDA graph per call: router top-k (moecast_router_f32: sigmoid of fp32 logits, plus e_score_correction_bias for the choice, "+
@@ -183,7 +183,7 @@ func moeMethod(mm MoEModel) string {
 		"latency = the median of 15 replays of the same graph without the router top-k (align -> ... -> moe_sum on the ids the router wrote), "+
 		"since the cost model prices the router top-k as a kernel of its own (sim's router top-k, an elementwise op); "+
 		"the whole layer with the router and each kernel alone in its own graph are in calib gpu's report",
-		mm.Name, mm.Group, rc.Groups, rc.TopKGroups, rc.TopK, rc.Experts, rc.Scale, mm.Hidden, mm.Inter, mm.TopK, RotateBytes>>20)
+		mm.Name, mm.Group, rc.Groups, rc.TopKGroups, rc.TopK, rc.Experts, rc.Scale, mm.Hidden, mm.Inter, mm.TopK, rotateBytes>>20)
 }
 
 // moeKernel names the images the layer ran: the W4A16 GEMMs' (the file's

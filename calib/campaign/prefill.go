@@ -10,23 +10,23 @@ import (
 	"github.com/moecast/moecast/report"
 )
 
-// OpPrefill is the prefill attention op.
-const OpPrefill = "prefill"
+// opPrefill is the prefill attention op.
+const opPrefill = "prefill"
 
 // Chunks (new tokens) and prefixes (cached tokens before them) of the
 // prefill op. The lookups interpolate between chunks and kv_len (prefix +
 // chunk) in log-log and extend each chunk's last kv_len segment linearly
 // above it (at least at the series' best measured FLOP rate); points past
-// MaxPrefillFLOPs are left out but for each chunk's first prefix, so the
+// maxPrefillFLOPs are left out but for each chunk's first prefix, so the
 // full campaign stays within its budget (issue 24: 4 minutes in all).
 var (
-	FullPrefillChunks     = []int{256, 1024, 4096, 16384}
-	FullPrefillPrefixes   = []int{0, 8192, 32768, 131072}
-	QuickPrefillChunks    = []int{512, 4096}
-	QuickPrefillPrefixes  = []int{0, 16384}
-	PrefillWindows        = map[string]int{"gpt-oss-120b": 128} // sliding window of the shipped models' windowed layers
-	MaxPrefillFLOPs       = 1.5e12                              // one call's causal FLOPs (about 9 ms on an H200; --quick: a third)
-	PrefillRotateBytes    = int64(AttnRotateBytes)
+	fullPrefillChunks     = []int{256, 1024, 4096, 16384}
+	fullPrefillPrefixes   = []int{0, 8192, 32768, 131072}
+	quickPrefillChunks    = []int{512, 4096}
+	quickPrefillPrefixes  = []int{0, 16384}
+	prefillWindows        = map[string]int{"gpt-oss-120b": 128} // sliding window of the shipped models' windowed layers
+	maxPrefillFLOPs       = 1.5e12                              // one call's causal FLOPs (about 9 ms on an H200; --quick: a third)
+	prefillRotateBytes    = int64(attnRotateBytes)
 	prefillKernelName     = "moecast prefill attention (kernels/gpu attention.cu moecast_prefill_*)"
 	prefillMethodTemplate = "moecast's prefill attention kernel (kernels/gpu attention.cu: FA2-style, 64 query rows of one head a block, " +
 		"mma.sync bf16 with fp32 accumulation, online softmax, 64-key K/V tiles through a cp.async pipeline) for one chunk of " +
@@ -60,14 +60,14 @@ func (p PrefillPoint) label() string {
 	return s
 }
 
-// PrefillPoints are the points the prefill op measures under o: every GQA
+// prefillPoints are the points the prefill op measures under o: every GQA
 // split (and gpt-oss's splits again with its window) and every MLA head
 // count (q/k 192, v 128), over the chunks and prefixes, within
-// MaxPrefillFLOPs.
-func PrefillPoints(o Options) []PrefillPoint {
-	chunks, prefixes, maxFLOPs := FullPrefillChunks, FullPrefillPrefixes, MaxPrefillFLOPs
+// maxPrefillFLOPs.
+func prefillPoints(o Options) []PrefillPoint {
+	chunks, prefixes, maxFLOPs := fullPrefillChunks, fullPrefillPrefixes, maxPrefillFLOPs
 	if o.Quick {
-		chunks, prefixes, maxFLOPs = QuickPrefillChunks, QuickPrefillPrefixes, MaxPrefillFLOPs/3
+		chunks, prefixes, maxFLOPs = quickPrefillChunks, quickPrefillPrefixes, maxPrefillFLOPs/3
 	}
 	var out []PrefillPoint
 	add := func(p PrefillPoint) {
@@ -80,26 +80,26 @@ func PrefillPoints(o Options) []PrefillPoint {
 			}
 		}
 	}
-	for _, s := range GQASplits() {
+	for _, s := range gqaSplits() {
 		add(PrefillPoint{QKDim: s.HeadDim, VDim: s.HeadDim, Heads: s.Heads, KVHeads: s.KVHeads})
 	}
-	for _, m := range GQAModels {
-		w := PrefillWindows[m.Name]
-		for _, tp := range AttentionTPs {
+	for _, m := range gqaModels {
+		w := prefillWindows[m.Name]
+		for _, tp := range attentionTPs {
 			if w > 0 && m.Heads%tp == 0 {
 				add(PrefillPoint{QKDim: m.HeadDim, VDim: m.HeadDim, Heads: m.Heads / tp, KVHeads: max(1, m.KVHeads/tp), Window: w})
 			}
 		}
 	}
-	m := MLAModels[0]
+	m := mlaModels[0]
 	for _, h := range MLAHeads() {
 		add(PrefillPoint{QKDim: m.QKNope + m.QKRope, VDim: m.V, Heads: h, KVHeads: h, MLA: true})
 	}
 	return out
 }
 
-// PrefillResult is one measured prefill point.
-type PrefillResult struct {
+// prefillResult is one measured prefill point.
+type prefillResult struct {
 	Point       PrefillPoint
 	Timing      unit.Timing
 	FLOPsPerSec float64
@@ -110,8 +110,8 @@ type PrefillResult struct {
 // attention.cu moecast_prefill_*) over paged caches.
 type prefillOp struct{}
 
-func (prefillOp) Name() string                 { return OpPrefill }
-func (prefillOp) Steps(o Options) (int, error) { return len(PrefillPoints(o)), nil }
+func (prefillOp) Name() string                 { return opPrefill }
+func (prefillOp) Steps(o Options) (int, error) { return len(prefillPoints(o)), nil }
 func (prefillOp) Tables() bool                 { return true }
 
 func (prefillOp) Run(e *Env) (*Output, error) {
@@ -119,17 +119,17 @@ func (prefillOp) Run(e *Env) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	var res []PrefillResult
-	for i, p := range PrefillPoints(e.Options) {
-		r, err := gpu.MeasurePrefill(m, p.gpuCase(uint64(i+1)), PrefillRotateBytes, e.Stream)
+	var res []prefillResult
+	for i, p := range prefillPoints(e.Options) {
+		r, err := gpu.MeasurePrefill(m, p.gpuCase(uint64(i+1)), prefillRotateBytes, e.Stream)
 		if err != nil {
 			return nil, err
 		}
-		res = append(res, PrefillResult{Point: p, Timing: resultTiming(r.GraphSeconds, r.GraphMin, r.GraphMax, r.LaunchSeconds, r.CallsPerGraph),
+		res = append(res, prefillResult{Point: p, Timing: resultTiming(r.GraphSeconds, r.GraphMin, r.GraphMax, r.LaunchSeconds, r.CallsPerGraph),
 			FLOPsPerSec: r.FLOPsPerSec, Kernel: r.Kernel})
 		e.Say("%s chunk %d prefix %d: %.1f us, %.0f TFLOP/s", p.label(), p.Chunk, p.Prefix, r.GraphSeconds*1e6, r.FLOPsPerSec/1e12)
 	}
-	out := PrefillOutput(res)
+	out := prefillOutput(res)
 	out.Method = append(out.Method, "prefill attention kernels "+m.Image)
 	return out, nil
 }
@@ -137,11 +137,11 @@ func (prefillOp) Run(e *Env) (*Output, error) {
 // prefillTableKey groups points into tables.
 type prefillTableKey struct{ qk, v, window int }
 
-// PrefillOutput makes one prefill table per (q/k dim, v dim, window) and
+// prefillOutput makes one prefill table per (q/k dim, v dim, window) and
 // the report.
-func PrefillOutput(res []PrefillResult) *Output {
-	out := &Output{Op: OpPrefill, Data: res}
-	groups := map[prefillTableKey][]PrefillResult{}
+func prefillOutput(res []prefillResult) *Output {
+	out := &Output{Op: opPrefill, Data: res}
+	groups := map[prefillTableKey][]prefillResult{}
 	var keys []prefillTableKey
 	for _, r := range res {
 		k := prefillTableKey{r.Point.QKDim, r.Point.VDim, r.Point.Window}
@@ -172,7 +172,7 @@ func PrefillOutput(res []PrefillResult) *Output {
 			Op:      "prefill",
 			Keys:    calib.Keys{KVDtype: "bf16", HeadDim: k.qk, VHeadDim: k.v, Window: k.window},
 			Columns: []string{"heads", "kv_heads", "chunk", "prefix", "latency_us"},
-			Provenance: calib.Provenance{Method: fmt.Sprintf(prefillMethodTemplate, win, PrefillRotateBytes>>20, models),
+			Provenance: calib.Provenance{Method: fmt.Sprintf(prefillMethodTemplate, win, prefillRotateBytes>>20, models),
 				Kernel: prefillKernelName},
 		}
 		for _, r := range groups[k] {
@@ -184,7 +184,7 @@ func PrefillOutput(res []PrefillResult) *Output {
 	}
 	rt := &report.Table{Columns: []report.Column{{Name: "prefill", Left: true}, {Name: "chunk"}, {Name: "prefix"},
 		{Name: "latency_us", Text: "%.1f"}, {Name: "TFLOP_per_s", Text: "%.0f"}, {Name: "spread_pct", Text: "%.1f"}}}
-	var best *PrefillResult
+	var best *prefillResult
 	for i, r := range res {
 		spread := 0.0
 		if r.Timing.Min > 0 {

@@ -14,12 +14,12 @@ func TestPrefillPoints(t *testing.T) {
 		o      Options
 		chunks []int
 	}{
-		{"full", Options{}, FullPrefillChunks},
-		{"quick", Options{Quick: true}, QuickPrefillChunks},
+		{"full", Options{}, fullPrefillChunks},
+		{"quick", Options{Quick: true}, quickPrefillChunks},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			pts := PrefillPoints(tt.o)
+			pts := prefillPoints(tt.o)
 			require.NotEmpty(t, pts)
 			type series struct{ qk, v, w, h, kv int }
 			first := map[series]map[int]bool{} // chunks measured at the first prefix
@@ -31,7 +31,7 @@ func TestPrefillPoints(t *testing.T) {
 				if p.Prefix == 0 {
 					first[s][p.Chunk] = true
 				} else {
-					assert.LessOrEqual(t, p.gpuCase(0).FLOPs(), MaxPrefillFLOPs, "%+v: over the FLOP bound", p)
+					assert.LessOrEqual(t, p.gpuCase(0).FLOPs(), maxPrefillFLOPs, "%+v: over the FLOP bound", p)
 				}
 				assert.Equal(t, p.MLA, p.QKDim != p.VDim)
 				assert.True(t, p.Window == 0 || p.QKDim == 64, "only gpt-oss (d64) has a window")
@@ -40,17 +40,17 @@ func TestPrefillPoints(t *testing.T) {
 				assert.Len(t, c, len(tt.chunks), "series %+v: every chunk at prefix 0", s)
 			}
 			// every GQA split, gpt-oss's again with its window, every MLA head count
-			assert.Len(t, first, len(GQASplits())+4+len(MLAHeads()))
+			assert.Len(t, first, len(gqaSplits())+4+len(MLAHeads()))
 		})
 	}
 }
 
 func TestPrefillOutput(t *testing.T) {
-	var res []PrefillResult
-	for i, p := range PrefillPoints(Options{Quick: true}) {
-		res = append(res, PrefillResult{Point: p, Timing: unit.Timing{Median: unit.Seconds(float64(i+1) * 1e-5), Min: unit.Seconds(1e-5), Max: unit.Seconds(2e-5)}, FLOPsPerSec: 1e14})
+	var res []prefillResult
+	for i, p := range prefillPoints(Options{Quick: true}) {
+		res = append(res, prefillResult{Point: p, Timing: unit.Timing{Median: unit.Seconds(float64(i+1) * 1e-5), Min: unit.Seconds(1e-5), Max: unit.Seconds(2e-5)}, FLOPsPerSec: 1e14})
 	}
-	out := PrefillOutput(res)
+	out := prefillOutput(res)
 	names := []string{}
 	rows := 0
 	for _, tb := range out.Tables {

@@ -26,8 +26,8 @@ func Upload[T any](host []T, elemSize int) (cuda.DevicePtr, error) {
 	return p, nil
 }
 
-// BenchCase is one dense W4A16 GEMM to time.
-type BenchCase struct {
+// benchCase is one dense W4A16 GEMM to time.
+type benchCase struct {
 	Name           string
 	M, N, K, Group int
 	Opt            Options
@@ -204,7 +204,7 @@ func randomDeviceWeights(rng *rand.Rand, n, k, group, count int) (q, sc cuda.Dev
 	}
 	hs := make([]BF16, sw)
 	for i := range hs {
-		hs[i] = ToBF16(float32(0.004 + 0.004*rng.Float64()))
+		hs[i] = toBF16(float32(0.004 + 0.004*rng.Float64()))
 	}
 	if q, err = cuda.Alloc(int64(qw) * 4 * int64(count)); err != nil {
 		return
@@ -223,9 +223,9 @@ func randomDeviceWeights(rng *rand.Rand, n, k, group, count int) (q, sc cuda.Dev
 	return
 }
 
-// MeasureGEMM times one dense case with weights rotated over copies that
+// measureGEMM times one dense case with weights rotated over copies that
 // total at least rotateBytes, so that each call reads HBM.
-func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (BenchResult, error) {
+func measureGEMM(m *Module, c benchCase, rotateBytes int64, s cuda.Stream) (BenchResult, error) {
 	p, err := m.PlanGEMM(c.M, c.N, c.K, c.Group, c.Opt)
 	if err != nil {
 		return BenchResult{}, err
@@ -242,7 +242,7 @@ func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (Benc
 	var bufs deviceBuffers
 	defer bufs.free()
 	alloc := bufs.alloc
-	a, err := Upload(RandomBF16(rng, c.M*c.K), 2)
+	a, err := Upload(randomBF16(rng, c.M*c.K), 2)
 	if err != nil {
 		return BenchResult{}, err
 	}
@@ -298,11 +298,11 @@ func benchKernel(p Plan, moe string) string {
 		k += "_w4"
 	}
 	switch p.Mode {
-	case ModeNoDQ:
+	case modeNoDQ:
 		k += "_nodq"
-	case ModeLoadOnly:
+	case modeLoadOnly:
 		k += "_ldonly"
-	case ModeSwap:
+	case modeSwap:
 		k += "_sw"
 	}
 	if p.WP {
@@ -314,10 +314,10 @@ func benchKernel(p Plan, moe string) string {
 	return k
 }
 
-// MoECase is one routed grouped GEMM to time: Tokens tokens routed top-TopK
+// moeCase is one routed grouped GEMM to time: Tokens tokens routed top-TopK
 // over Experts experts, each expert an N x K matrix. Down: A has one row per
 // (token, slot) (the down projection); otherwise one per token (gate_up).
-type MoECase struct {
+type moeCase struct {
 	Name                  string
 	Tokens, Experts, TopK int
 	N, K, Group           int
@@ -330,10 +330,10 @@ type MoECase struct {
 	Opt   Options // the plan's options (MT comes from the routing)
 }
 
-// MeasureMoE times one MoE case, rotating over routings drawn from Seed
+// measureMoE times one MoE case, rotating over routings drawn from Seed
 // until their touched weights total rotateBytes (4 to 64 routings).
-func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchResult, error) {
-	if err := CheckShape(c.N, c.K, c.Group); err != nil {
+func measureMoE(m *Module, c moeCase, rotateBytes int64, s cuda.Stream) (BenchResult, error) {
+	if err := checkShape(c.N, c.K, c.Group); err != nil {
 		return BenchResult{}, err
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, 7))
@@ -355,7 +355,7 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 	if c.Down {
 		aRows, aDiv = rows, 1
 	}
-	a, err := Upload(RandomBF16(rng, aRows*c.K), 2)
+	a, err := Upload(randomBF16(rng, aRows*c.K), 2)
 	if err != nil {
 		return BenchResult{}, err
 	}
@@ -373,15 +373,15 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 	for i := 0; i < 64 && (i < 4 || rotated < rotateBytes); i++ {
 		var r *Routing
 		if c.PowerLaw > 0 {
-			r, err = RoutePowerLaw(c.Seed+uint64(i), c.Tokens, c.Experts, c.TopK, c.PowerLaw)
+			r, err = routePowerLaw(c.Seed+uint64(i), c.Tokens, c.Experts, c.TopK, c.PowerLaw)
 		} else {
-			r, err = RouteUniform(c.Seed+uint64(i), c.Tokens, c.Experts, c.TopK)
+			r, err = routeUniform(c.Seed+uint64(i), c.Tokens, c.Experts, c.TopK)
 		}
 		if err != nil {
 			return BenchResult{}, err
 		}
 		avg := float64(rows) * float64(local) / float64(c.Experts) / float64(min(rows, local))
-		al, err := AlignLocal(r, MoEBlockRows(avg), 0, local)
+		al, err := alignLocal(r, moeBlockRows(avg), 0, local)
 		if err != nil {
 			return BenchResult{}, err
 		}
@@ -448,16 +448,16 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 		FLOPsPerSec: 2 * float64(rows) * float64(c.N) * float64(c.K) / graph, Touched: touched / n}, nil
 }
 
-// BenchShape is a weight matrix of the speed table.
-type BenchShape struct {
+// benchShape is a weight matrix of the speed table.
+type benchShape struct {
 	Name        string
 	N, K, Group int
 }
 
-// BenchShapes are the dense shapes of the speed table: Kimi-K2.5 (DeepSeek-V3
+// benchShapes are the dense shapes of the speed table: Kimi-K2.5 (DeepSeek-V3
 // dimensions) expert and attention matrices, their TP8 shards, and a dense
 // MLP matrix over 32 MB.
-var BenchShapes = []BenchShape{
+var benchShapes = []benchShape{
 	{"expert gate_up", 4096, 7168, 32},
 	{"expert down", 7168, 2048, 32},
 	{"o_proj", 7168, 8192, 32},
@@ -467,10 +467,10 @@ var BenchShapes = []BenchShape{
 	{"tp8 down", 7168, 256, 32},
 }
 
-// MoEShapes are the routed cases: Kimi-K2.5's 384 experts top-8 at TP8
+// moeShapes are the routed cases: Kimi-K2.5's 384 experts top-8 at TP8
 // (every rank holds a 1/8 slice of every expert) and EP8 (rank 0 holds 48
 // whole experts and computes the slots routed to them).
-var MoEShapes = []MoECase{
+var moeShapes = []moeCase{
 	{Name: "moe tp8 gate_up", Experts: 384, TopK: 8, N: 512, K: 7168, Group: 32, Seed: 1},
 	{Name: "moe tp8 down", Experts: 384, TopK: 8, N: 7168, K: 256, Group: 32, Down: true, Seed: 2},
 	{Name: "moe tp8 gate_up zipf", Experts: 384, TopK: 8, N: 512, K: 7168, Group: 32, PowerLaw: 1.0, Seed: 3},
@@ -497,7 +497,7 @@ func MeasureCopy(m *Module, bytes int64, s cuda.Stream) (BenchResult, error) {
 	if err := cuda.Synchronize(); err != nil {
 		return BenchResult{}, err
 	}
-	args, err := CopyArgs(dst, src, bytes)
+	args, err := copyArgs(dst, src, bytes)
 	if err != nil {
 		return BenchResult{}, err
 	}

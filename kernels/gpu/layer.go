@@ -77,10 +77,10 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 	if c.Tokens <= 0 {
 		return LayerResult{}, fmt.Errorf("moe layer: %d tokens: want > 0", c.Tokens)
 	}
-	if err := CheckShape(2*c.Inter, c.Hidden, c.Group); err != nil {
+	if err := checkShape(2*c.Inter, c.Hidden, c.Group); err != nil {
 		return LayerResult{}, err
 	}
-	if err := CheckShape(c.Hidden, c.Inter, c.Group); err != nil {
+	if err := checkShape(c.Hidden, c.Inter, c.Group); err != nil {
 		return LayerResult{}, err
 	}
 	E, k, T, H, I := rc.Experts, rc.TopK, c.Tokens, c.Hidden, c.Inter
@@ -110,11 +110,11 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 		return LayerResult{}, err
 	}
 	// Activations shared by every routing (one stream runs them in turn).
-	x, err := upload(Upload(RandomBF16(rng, T*H), 2))
+	x, err := upload(Upload(randomBF16(rng, T*H), 2))
 	if err != nil {
 		return LayerResult{}, err
 	}
-	bias := RandomBias(rng, E)
+	bias := randomBias(rng, E)
 	dBias, err := upload(Upload(bias, 4))
 	if err != nil {
 		return LayerResult{}, err
@@ -134,8 +134,8 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 	wbGU := int64(2*I*H/2 + 2*I*H/c.Group*2)
 	wbDn := int64(H*I/2 + H*I/c.Group*2)
 	avg := float64(rows) * float64(local) / float64(E) / float64(min(rows, local))
-	block := MoEBlockRows(avg)
-	capRows, capBlocks := AlignCapacity(rows, local, block)
+	block := moeBlockRows(avg)
+	capRows, capBlocks := alignCapacity(rows, local, block)
 
 	res := LayerResult{Name: c.Name, Tokens: T, Block: block}
 	var rts []layerRouting
@@ -145,19 +145,19 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 		n = 64
 	}
 	for i := 0; i < n && (i < 4 || rotated < rotateBytes); i++ {
-		r, err := RouteUniform(c.Seed+uint64(i), T, E, k)
+		r, err := routeUniform(c.Seed+uint64(i), T, E, k)
 		if err != nil {
 			return LayerResult{}, err
 		}
-		logits := LogitsFor(rng, r)
-		ids, _, _, err := HostRouter(rc, logits, bias, T)
+		logits := logitsFor(rng, r)
+		ids, _, _, err := hostRouter(rc, logits, bias, T)
 		if err != nil {
 			return LayerResult{}, err
 		}
-		if got := RoutingOf(ids, E, k); !slices.EqualFunc(got.TopK, r.TopK, slices.Equal[[]int]) {
+		if got := routingOf(ids, E, k); !slices.EqualFunc(got.TopK, r.TopK, slices.Equal[[]int]) {
 			return LayerResult{}, fmt.Errorf("moe layer: the host router does not map the drawn logits back to their routing")
 		}
-		al, err := AlignLocal(r, block, 0, local)
+		al, err := alignLocal(r, block, 0, local)
 		if err != nil {
 			return LayerResult{}, err
 		}
@@ -179,7 +179,7 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 		if c.LogitsBF16 {
 			lb := make([]BF16, len(logits))
 			for j, v := range logits {
-				lb[j] = ToBF16(v)
+				lb[j] = toBF16(v)
 			}
 			dLogits, err = upload(Upload(lb, 2))
 		} else {
@@ -207,10 +207,10 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 			}
 		}
 		var lr layerRouting
-		if lr.router, err = g.Router(rc, T, RouterBuffers{Logits: dLogits, Bias: dBias, IDs: dIDs, Weights: dW, LogitsBF16: c.LogitsBF16}, s); err != nil {
+		if lr.router, err = g.Router(rc, T, routerBuffers{Logits: dLogits, Bias: dBias, IDs: dIDs, Weights: dW, LogitsBF16: c.LogitsBF16}, s); err != nil {
 			return LayerResult{}, err
 		}
-		if lr.align, err = g.Align(rows, 0, local, block, AlignBuffers{TopKIDs: dIDs, SortedIDs: sorted, ExpertIDs: experts, Post: post}, s); err != nil {
+		if lr.align, err = g.Align(rows, 0, local, block, alignBuffers{TopKIDs: dIDs, SortedIDs: sorted, ExpertIDs: experts, Post: post}, s); err != nil {
 			return LayerResult{}, err
 		}
 		ga, err := pg.Args(Buffers{A: x, W: guQ, S: guS, C: gu, Workspace: wsG, Counters: ctrG, SortedIDs: sorted, ExpertIDs: experts})
@@ -226,7 +226,7 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 		if lr.act, err = g.SiluAndMul(gu, act, rows, I, s); err != nil {
 			return LayerResult{}, err
 		}
-		if lr.sum, err = g.MoESum(T, k, H, 0, local, MoESumBuffers{Y: dn, Weights: dW, TopKIDs: dIDs, Out: out}, s); err != nil {
+		if lr.sum, err = g.MoESum(T, k, H, 0, local, moeSumBuffers{Y: dn, Weights: dW, TopKIDs: dIDs, Out: out}, s); err != nil {
 			return LayerResult{}, err
 		}
 		// The device's top-k and alignment must be the host's: the GEMM
@@ -366,7 +366,7 @@ func MeasureElementwise(g *Glue, c ElementwiseCase, s cuda.Stream) (unit.Timing,
 	var bufs deviceBuffers
 	defer bufs.free()
 	up := func(n int) (cuda.DevicePtr, error) {
-		p, err := Upload(RandomBF16(rng, n), 2)
+		p, err := Upload(randomBF16(rng, n), 2)
 		if err == nil {
 			bufs = append(bufs, p)
 		}

@@ -20,17 +20,17 @@ const (
 	prefillKeys = 64 // keys a tile (one page of a paged cache)
 )
 
-// PrefillDims are the (QK dim, V dim) pairs attention.cu compiles: GQA at
+// prefillDims are the (QK dim, V dim) pairs attention.cu compiles: GQA at
 // head_dim 64 and 128, and MLA's un-absorbed prefill (q/k 192 = qk_nope 128
 // + qk_rope 64, v 128, as vLLM's MLA prefill runs it).
-var PrefillDims = [][2]int{{64, 64}, {128, 128}, {192, 128}}
+var prefillDims = [][2]int{{64, 64}, {128, 128}, {192, 128}}
 
-// PrefillStages are the pipeline depths of the prefill kernels.
-var PrefillStages = []int{2, 3}
+// prefillStages are the pipeline depths of the prefill kernels.
+var prefillStages = []int{2, 3}
 
-// DefaultPrefillStages is the pipeline depth plans use unless told
+// defaultPrefillStages is the pipeline depth plans use unless told
 // otherwise.
-var DefaultPrefillStages = 2
+var defaultPrefillStages = 2
 
 func prefillName(dqk, dv, stages int) string {
 	return fmt.Sprintf("moecast_prefill_q%d_v%d_s%d", dqk, dv, stages)
@@ -47,13 +47,13 @@ type PrefillCase struct {
 	Heads, KVHeads       int
 	QKDim, VDim          int
 	Window               int
-	Stages               int  // 0: DefaultPrefillStages
-	Paged                bool // the cache is paged (PageSize tokens a page, a block table)
+	Stages               int  // 0: defaultPrefillStages
+	Paged                bool // the cache is paged (pageSize tokens a page, a block table)
 	Seed                 uint64
 }
 
-// PrefillPlan is a planned prefill call.
-type PrefillPlan struct {
+// prefillPlan is a planned prefill call.
+type prefillPlan struct {
 	PrefillCase
 	Scale    float64
 	MaxPages int // paged: block table row length
@@ -85,52 +85,52 @@ func (c PrefillCase) FLOPs() float64 {
 }
 
 // Kernel is the plan's kernel name.
-func (p PrefillPlan) Kernel() string { return p.name }
+func (p prefillPlan) Kernel() string { return p.name }
 
 // Blocks is the grid size.
-func (p PrefillPlan) Blocks() int { return ceilDiv(p.Chunk, prefillRows) * p.Heads * p.Batch }
+func (p prefillPlan) Blocks() int { return ceilDiv(p.Chunk, prefillRows) * p.Heads * p.Batch }
 
 // QElems and OutElems are the bf16 elements of the queries and the output.
-func (p PrefillPlan) QElems() int   { return p.Batch * p.Chunk * p.Heads * p.QKDim }
-func (p PrefillPlan) OutElems() int { return p.Batch * p.Chunk * p.Heads * p.VDim }
+func (p prefillPlan) QElems() int   { return p.Batch * p.Chunk * p.Heads * p.QKDim }
+func (p prefillPlan) OutElems() int { return p.Batch * p.Chunk * p.Heads * p.VDim }
 
 // cacheRows is the token rows one copy of a cache holds (paged: whole
 // pages).
-func (p PrefillPlan) cacheRows() int64 {
+func (p prefillPlan) cacheRows() int64 {
 	if p.Paged {
-		return int64(p.Batch) * int64(p.MaxPages) * PageSize
+		return int64(p.Batch) * int64(p.MaxPages) * pageSize
 	}
 	return int64(p.Batch) * int64(p.KVLen())
 }
 
 // KVBytes is the K and V cache bytes a call reads once.
-func (p PrefillPlan) KVBytes() int64 {
+func (p prefillPlan) KVBytes() int64 {
 	return int64(p.Batch) * int64(p.KVLen()) * int64(p.KVHeads) * int64(p.QKDim+p.VDim) * 2
 }
 
 // PlanPrefill checks a case against the loaded kernels; the softmax scale is
 // 1/sqrt(QKDim).
-func (m *AttentionModule) PlanPrefill(c PrefillCase) (PrefillPlan, error) {
+func (m *AttentionModule) PlanPrefill(c PrefillCase) (prefillPlan, error) {
 	if c.Batch <= 0 || c.Chunk <= 0 || c.Prefix < 0 || c.Heads <= 0 || c.KVHeads <= 0 || c.Window < 0 {
-		return PrefillPlan{}, fmt.Errorf("prefill: batch %d chunk %d prefix %d heads %d/%d window %d: want positive sizes, prefix and window >= 0",
+		return prefillPlan{}, fmt.Errorf("prefill: batch %d chunk %d prefix %d heads %d/%d window %d: want positive sizes, prefix and window >= 0",
 			c.Batch, c.Chunk, c.Prefix, c.Heads, c.KVHeads, c.Window)
 	}
 	if c.Heads%c.KVHeads != 0 {
-		return PrefillPlan{}, fmt.Errorf("prefill: %d heads over %d kv heads: want a multiple", c.Heads, c.KVHeads)
+		return prefillPlan{}, fmt.Errorf("prefill: %d heads over %d kv heads: want a multiple", c.Heads, c.KVHeads)
 	}
-	if !slices.Contains(PrefillDims, [2]int{c.QKDim, c.VDim}) {
-		return PrefillPlan{}, fmt.Errorf("prefill: q/k dim %d, v dim %d: want one of %v", c.QKDim, c.VDim, PrefillDims)
+	if !slices.Contains(prefillDims, [2]int{c.QKDim, c.VDim}) {
+		return prefillPlan{}, fmt.Errorf("prefill: q/k dim %d, v dim %d: want one of %v", c.QKDim, c.VDim, prefillDims)
 	}
 	if c.Stages == 0 {
-		c.Stages = DefaultPrefillStages
+		c.Stages = defaultPrefillStages
 	}
-	p := PrefillPlan{PrefillCase: c, Scale: 1 / math.Sqrt(float64(c.QKDim))}
+	p := prefillPlan{PrefillCase: c, Scale: 1 / math.Sqrt(float64(c.QKDim))}
 	p.name, p.Smem = prefillName(c.QKDim, c.VDim, c.Stages), prefillSmem(c.QKDim, c.VDim, c.Stages)
 	if _, ok := m.prefill[[3]int{c.QKDim, c.VDim, c.Stages}]; !ok {
-		return PrefillPlan{}, fmt.Errorf("prefill: no kernel %s for this GPU", p.name)
+		return prefillPlan{}, fmt.Errorf("prefill: no kernel %s for this GPU", p.name)
 	}
 	if c.Paged {
-		p.MaxPages = ceilDiv(c.KVLen(), PageSize)
+		p.MaxPages = ceilDiv(c.KVLen(), pageSize)
 	}
 	if c.Batch > 65535 || c.Heads > 65535 {
 		return p, fmt.Errorf("prefill: grid %d x %d x %d too large", ceilDiv(c.Chunk, prefillRows), c.Heads, c.Batch)
@@ -138,18 +138,18 @@ func (m *AttentionModule) PlanPrefill(c PrefillCase) (PrefillPlan, error) {
 	return p, nil
 }
 
-// PrefillBuffers are one call's device buffers: Q (Batch x Chunk x Heads x
+// prefillBuffers are one call's device buffers: Q (Batch x Chunk x Heads x
 // QKDim), the K and V caches (token rows of KVHeads x QKDim and KVHeads x
 // VDim; contiguous: sequence b's token t at row b*KVStride + t; paged:
 // through Table, Batch x MaxPages int32), Out (Batch x Chunk x Heads x
 // VDim).
-type PrefillBuffers struct {
+type prefillBuffers struct {
 	Q, K, V, Table, Out cuda.DevicePtr
 	KVStride            int64 // contiguous: rows between sequences (0: KVLen)
 }
 
 // Args marshals the kernel's parameters (kept for repeated launches).
-func (p PrefillPlan) Args(b PrefillBuffers) (*cuda.Params, error) {
+func (p prefillPlan) Args(b prefillBuffers) (*cuda.Params, error) {
 	if b.Q == 0 || b.K == 0 || b.V == 0 || b.Out == 0 {
 		return nil, fmt.Errorf("prefill: a call needs q, k, v and out")
 	}
@@ -165,7 +165,7 @@ func (p PrefillPlan) Args(b PrefillBuffers) (*cuda.Params, error) {
 }
 
 // LaunchPrefill runs one call on the stream.
-func (m *AttentionModule) LaunchPrefill(p PrefillPlan, a *cuda.Params, s cuda.Stream) error {
+func (m *AttentionModule) LaunchPrefill(p prefillPlan, a *cuda.Params, s cuda.Stream) error {
 	f, ok := m.prefill[[3]int{p.QKDim, p.VDim, p.Stages}]
 	if !ok {
 		return fmt.Errorf("prefill: no kernel %s loaded", p.name)
@@ -174,9 +174,9 @@ func (m *AttentionModule) LaunchPrefill(p PrefillPlan, a *cuda.Params, s cuda.St
 		cuda.Dim3{X: attnThreads, Y: 1, Z: 1}, p.Smem, s, a)
 }
 
-// PrefillResult is one timed prefill call: seconds per call, the FLOPs it
+// prefillResult is one timed prefill call: seconds per call, the FLOPs it
 // does (causal, FlashAttention's count) and their rate.
-type PrefillResult struct {
+type prefillResult struct {
 	Name          string  `json:"name"`
 	Batch         int     `json:"batch"`
 	Chunk         int     `json:"chunk"`
@@ -215,10 +215,10 @@ const prefillGraphCalls = 20
 // layers does; a paged cache's
 // block table scatters each sequence's pages in a random order. It fails,
 // allocating nothing, when the copies do not fit the free memory.
-func MeasurePrefill(m *AttentionModule, c PrefillCase, rotateBytes int64, s cuda.Stream) (PrefillResult, error) {
+func MeasurePrefill(m *AttentionModule, c PrefillCase, rotateBytes int64, s cuda.Stream) (prefillResult, error) {
 	p, err := m.PlanPrefill(c)
 	if err != nil {
-		return PrefillResult{}, err
+		return prefillResult{}, err
 	}
 	kElems := p.cacheRows() * int64(p.KVHeads*p.QKDim)
 	vElems := p.cacheRows() * int64(p.KVHeads*p.VDim)
@@ -226,23 +226,23 @@ func MeasurePrefill(m *AttentionModule, c PrefillCase, rotateBytes int64, s cuda
 	copies := int(min(PrefillMaxCopies, max(1, (rotateBytes+copyBytes-1)/copyBytes)))
 	free, _, err := cuda.MemInfo()
 	if err != nil {
-		return PrefillResult{}, err
+		return prefillResult{}, err
 	}
 	if need := copyBytes*int64(copies) + int64(p.QElems()+p.OutElems())*2 + 64<<20; need > free*9/10 {
-		return PrefillResult{}, fmt.Errorf("%s: %d MiB do not fit the %d MiB free", c.Name, need>>20, free>>20)
+		return prefillResult{}, fmt.Errorf("%s: %d MiB do not fit the %d MiB free", c.Name, need>>20, free>>20)
 	}
 	var bufs deviceBuffers
 	defer bufs.free()
 	q, err := bufs.alloc(int64(roundUp(p.QElems(), 8)) * 2)
 	if err != nil {
-		return PrefillResult{}, err
+		return prefillResult{}, err
 	}
 	if err := m.Fill(q, int64(roundUp(p.QElems(), 8)), uint32(c.Seed), 1, s); err != nil {
-		return PrefillResult{}, err
+		return prefillResult{}, err
 	}
 	out, err := bufs.alloc(int64(p.OutElems()) * 2)
 	if err != nil {
-		return PrefillResult{}, err
+		return prefillResult{}, err
 	}
 	var table cuda.DevicePtr
 	if p.Paged {
@@ -251,41 +251,41 @@ func MeasurePrefill(m *AttentionModule, c PrefillCase, rotateBytes int64, s cuda
 			t[i] = int32(v)
 		}
 		if table, err = uploadInt32(&bufs, t); err != nil {
-			return PrefillResult{}, err
+			return prefillResult{}, err
 		}
 	}
 	kc, err := bufs.alloc(kElems * 2 * int64(copies))
 	if err != nil {
-		return PrefillResult{}, err
+		return prefillResult{}, err
 	}
 	vc, err := bufs.alloc(vElems * 2 * int64(copies))
 	if err != nil {
-		return PrefillResult{}, err
+		return prefillResult{}, err
 	}
 	if err := m.Fill(kc, kElems*int64(copies), uint32(c.Seed)+0x9e3779b9, 1, s); err != nil {
-		return PrefillResult{}, err
+		return prefillResult{}, err
 	}
 	if err := m.Fill(vc, vElems*int64(copies), uint32(c.Seed)+0x3c6ef372, 1, s); err != nil {
-		return PrefillResult{}, err
+		return prefillResult{}, err
 	}
 	var launches []func() error
 	for i := 0; i < copies; i++ {
-		args, err := p.Args(PrefillBuffers{Q: q, Out: out, Table: table,
+		args, err := p.Args(prefillBuffers{Q: q, Out: out, Table: table,
 			K: kc + cuda.DevicePtr(int64(i)*kElems*2), V: vc + cuda.DevicePtr(int64(i)*vElems*2)})
 		if err != nil {
-			return PrefillResult{}, err
+			return prefillResult{}, err
 		}
 		launches = append(launches, func() error { return m.LaunchPrefill(p, args, s) })
 	}
 	if err := s.Synchronize(); err != nil {
-		return PrefillResult{}, err
+		return prefillResult{}, err
 	}
 	tm, err := Time(s, launches, prefillGraphCalls)
 	if err != nil {
-		return PrefillResult{}, fmt.Errorf("%s chunk %d prefix %d: %w", c.Name, c.Chunk, c.Prefix, err)
+		return prefillResult{}, fmt.Errorf("%s chunk %d prefix %d: %w", c.Name, c.Chunk, c.Prefix, err)
 	}
 	fl := c.FLOPs()
-	return PrefillResult{Name: c.Name, Batch: c.Batch, Chunk: c.Chunk, Prefix: c.Prefix, Heads: c.Heads, KVHeads: c.KVHeads,
+	return prefillResult{Name: c.Name, Batch: c.Batch, Chunk: c.Chunk, Prefix: c.Prefix, Heads: c.Heads, KVHeads: c.KVHeads,
 		QKDim: c.QKDim, VDim: c.VDim, Window: c.Window, Paged: c.Paged, Kernel: p.name, Blocks: p.Blocks(), Copies: copies,
 		CallsPerGraph: tm.Calls, GraphSeconds: float64(tm.Median), GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: float64(tm.Eager),
 		FLOPs: fl, FLOPsPerSec: fl / float64(tm.Median), KVBytes: float64(p.KVBytes())}, nil

@@ -17,7 +17,7 @@ import (
 
 // runPrefill uploads q and the caches, poisons the output with NaN,
 // launches twice and reads the output back as rows of VDim.
-func runPrefill(t *testing.T, m *AttentionModule, s cuda.Stream, p PrefillPlan, q []BF16, k, v *KVCache) [][]BF16 {
+func runPrefill(t *testing.T, m *AttentionModule, s cuda.Stream, p prefillPlan, q []BF16, k, v *KVCache) [][]BF16 {
 	t.Helper()
 	var bufs deviceBuffers
 	defer bufs.free()
@@ -27,7 +27,7 @@ func runPrefill(t *testing.T, m *AttentionModule, s cuda.Stream, p PrefillPlan, 
 		require.NoError(t, err)
 		return d
 	}
-	b := PrefillBuffers{Q: up(q), K: up(k.Data), V: up(v.Data), KVStride: int64(k.Stride)}
+	b := prefillBuffers{Q: up(q), K: up(k.Data), V: up(v.Data), KVStride: int64(k.Stride)}
 	if k.Table != nil {
 		var err error
 		b.Table, err = uploadInt32(&bufs, k.FlatTable(p.MaxPages))
@@ -77,14 +77,14 @@ func TestPrefillOnDevice(t *testing.T) {
 		for b := range lens {
 			lens[b] = c.KVLen()
 		}
-		k := RandomKVCache(rng, c.KVHeads*c.QKDim, lens, c.Paged)
+		k := randomKVCache(rng, c.KVHeads*c.QKDim, lens, c.Paged)
 		v := &KVCache{Row: c.KVHeads * c.VDim, Lens: lens, Stride: k.Stride, Table: k.Table,
-			Data: RandomBF16(rng, len(k.Data)/c.QKDim*c.VDim)}
-		q := RandomBF16(rng, p.QElems())
+			Data: randomBF16(rng, len(k.Data)/c.QKDim*c.VDim)}
+		q := randomBF16(rng, p.QElems())
 		got := runPrefill(t, m, s, p, q, k, v)
-		ref, err := ReferencePrefill(c, q, k, v, p.Scale)
+		ref, err := referencePrefill(c, q, k, v, p.Scale)
 		require.NoError(t, err)
-		e, err := RelError(got, ref)
+		e, err := relError(got, ref)
 		require.NoError(t, err)
 		worst = max(worst, e)
 		t.Logf("%s: %s, %d blocks: rel error %.2e", c.Name, p.Kernel(), p.Blocks(), e)
@@ -129,7 +129,7 @@ func TestPrefillTimingOnDevice(t *testing.T) {
 		t.Skip("MOECAST_PREFILL_TIMING not set")
 	}
 	m, s := onDeviceAttention(t)
-	stages := []int{DefaultPrefillStages}
+	stages := []int{defaultPrefillStages}
 	if v := os.Getenv("MOECAST_PREFILL_STAGES"); v != "" {
 		stages = nil
 		for _, f := range strings.Split(v, ",") {
@@ -138,7 +138,7 @@ func TestPrefillTimingOnDevice(t *testing.T) {
 			stages = append(stages, n)
 		}
 	}
-	var res []PrefillResult
+	var res []prefillResult
 	for _, c := range prefillTimingCases(stages) {
 		r, err := MeasurePrefill(m, c, 256<<20, s)
 		if err != nil {

@@ -14,8 +14,8 @@ func TestPlanPrefill(t *testing.T) {
 	// A module whose prefill kernels are all "loaded" (no GPU needed to
 	// plan).
 	m := &AttentionModule{prefill: map[[3]int]cuda.Function{}}
-	for _, st := range PrefillStages {
-		for _, d := range PrefillDims {
+	for _, st := range prefillStages {
+		for _, d := range prefillDims {
 			m.prefill[[3]int{d[0], d[1], st}] = 1
 		}
 	}
@@ -45,8 +45,8 @@ func TestPlanPrefill(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, ceilDiv(c.Chunk, prefillRows)*c.Heads, p.Blocks())
-			assert.Equal(t, ceilDiv(c.KVLen(), PageSize), p.MaxPages)
-			assert.Equal(t, prefillSmem(c.QKDim, c.VDim, max(c.Stages, DefaultPrefillStages)), p.Smem)
+			assert.Equal(t, ceilDiv(c.KVLen(), pageSize), p.MaxPages)
+			assert.Equal(t, prefillSmem(c.QKDim, c.VDim, max(c.Stages, defaultPrefillStages)), p.Smem)
 		})
 	}
 }
@@ -81,10 +81,10 @@ func TestReferencePrefillHand(t *testing.T) {
 		{Batch: 1, Chunk: 2, Prefix: 5, Heads: 2, KVHeads: 2, QKDim: 192, VDim: 128, Window: 1},
 	} {
 		lens := []int{c.KVLen()}
-		k := RandomKVCache(rng, c.KVHeads*c.QKDim, lens, false)
-		v := &KVCache{Row: c.KVHeads * c.VDim, Lens: lens, Stride: k.Stride, Data: RandomBF16(rng, c.KVLen()*c.KVHeads*c.VDim)}
-		q := RandomBF16(rng, c.Chunk*c.Heads*c.QKDim)
-		out, err := ReferencePrefill(c, q, k, v, 0.1)
+		k := randomKVCache(rng, c.KVHeads*c.QKDim, lens, false)
+		v := &KVCache{Row: c.KVHeads * c.VDim, Lens: lens, Stride: k.Stride, Data: randomBF16(rng, c.KVLen()*c.KVHeads*c.VDim)}
+		q := randomBF16(rng, c.Chunk*c.Heads*c.QKDim)
+		out, err := referencePrefill(c, q, k, v, 0.1)
 		require.NoError(t, err)
 		require.Len(t, out, c.Chunk*c.Heads)
 		g := c.Heads / c.KVHeads
@@ -93,7 +93,7 @@ func TestReferencePrefillHand(t *testing.T) {
 			assert.InDeltaSlice(t, want, out[h], 1e-12, "query 0 head %d", h)
 		}
 		c.Chunk++
-		_, err = ReferencePrefill(c, q, k, v, 0.1)
+		_, err = referencePrefill(c, q, k, v, 0.1)
 		assert.Error(t, err, "shapes disagree")
 	}
 }
