@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
@@ -28,6 +29,12 @@ type Serving struct {
 	OutputTokens int
 	RangeRatio   float64
 	Seed         uint64
+	// Trace is workload.trace as written: a request log whose arrivals
+	// and lengths are replayed instead of generated (the caller reads it,
+	// ReadRelative, and hands the requests to SetReplay).
+	Trace string
+	// Replay is the replayed log; when set, Points is its one point.
+	Replay []serve.TraceRequest
 	// Engine settings; 0 or nil = the engine's default on the GPU.
 	MaxNumBatchedTokens int
 	MaxNumSeqs          *int
@@ -49,10 +56,21 @@ const (
 type ServePoint struct {
 	Concurrency int     // > 0 for a closed loop
 	RequestRate float64 // > 0 for an open loop
+	Replay      bool    // the replayed request log (Serving.Replay)
+}
+
+// SetReplay replays tr (a request log's arrivals and lengths, in arrival
+// order) instead of the generated workload: one point.
+func (v *Serving) SetReplay(tr []serve.TraceRequest) {
+	v.Replay = tr
+	v.Concurrency, v.RequestRate = nil, nil
 }
 
 // Points lists the sweep's points in the order given.
 func (v *Serving) Points() []ServePoint {
+	if v.Replay != nil {
+		return []ServePoint{{Replay: true}}
+	}
 	var ps []ServePoint
 	for _, c := range v.Concurrency {
 		ps = append(ps, ServePoint{Concurrency: c})
@@ -134,11 +152,13 @@ func (s *Scenario) buildServing() error {
 	if rt.Engine != "" {
 		e, ok := serve.ParseEngine(rt.Engine)
 		if !ok {
-			return d.errorf("runtime.engine", "unknown engine %q (want vllm or sglang)", rt.Engine)
+			return d.errorf("runtime.engine", "unknown engine %q (want %s)", rt.Engine, serve.EngineNames(" or "))
 		}
 		v.Engine = e
 	}
 	switch {
+	case w.Trace != "" && (w.Concurrency != nil || w.RequestRate != nil):
+		return d.errorf("workload.trace", "a replayed trace sets the load: give workload.trace or workload.concurrency / request_rate, not both")
 	case w.Concurrency != nil && w.RequestRate != nil:
 		return d.errorf("workload.request_rate", "give workload.concurrency or workload.request_rate, not both")
 	case w.Concurrency != nil:
@@ -154,6 +174,7 @@ func (s *Scenario) buildServing() error {
 	default:
 		v.Concurrency = s.Batches
 	}
+	v.Trace = w.Trace
 	v.Burstiness = 1
 	if w.Burstiness != nil {
 		b := *w.Burstiness
@@ -204,15 +225,15 @@ func (s *Scenario) buildServing() error {
 	}
 	if rt.MaxNumSeqs != nil {
 		n := *rt.MaxNumSeqs
-		if n < 0 || n > sim.MaxBatchSize || (n == 0 && v.Engine == serve.VLLM) {
-			return d.errorf("runtime.max_num_seqs", "%d must be in [1, %d] (SGLang: 0 = no limit)", n, sim.MaxBatchSize)
+		if n < 0 || n > sim.MaxBatchSize || (n == 0 && !v.Engine.Info().UnlimitedSeqs) {
+			return d.errorf("runtime.max_num_seqs", "%d must be in [1, %d]%s", n, sim.MaxBatchSize, unlimitedSeqs())
 		}
 		v.MaxNumSeqs = rt.MaxNumSeqs
 	}
 	if rt.MixedChunk != nil {
-		if v.Engine != serve.SGLang {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.mixed_chunk is SGLang's; vLLM always mixes prefill chunks into decode steps, so it is ignored",
-				s.File, d.line("runtime.mixed_chunk")))
+		if info := v.Engine.Info(); !info.MixedChunk {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.mixed_chunk is %s's; %s always mixes prefill chunks into decode steps, so it is ignored",
+				s.File, d.line("runtime.mixed_chunk"), engineTitles(func(i serve.EngineInfo) bool { return i.MixedChunk }), info.Title))
 		}
 		v.MixedChunk = rt.MixedChunk
 	}
@@ -227,6 +248,27 @@ func (s *Scenario) buildServing() error {
 		}
 	}
 	return nil
+}
+
+// unlimitedSeqs is " (SGLang: 0 = no limit)": the engines where
+// runtime.max_num_seqs 0 means no limit.
+func unlimitedSeqs() string {
+	t := engineTitles(func(i serve.EngineInfo) bool { return i.UnlimitedSeqs })
+	if t == "" {
+		return ""
+	}
+	return " (" + t + ": 0 = no limit)"
+}
+
+// engineTitles joins the titles of the engines whose info has a property.
+func engineTitles(has func(serve.EngineInfo) bool) string {
+	var out []string
+	for _, e := range serve.Engines() {
+		if i := e.Info(); has(i) {
+			out = append(out, i.Title)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // serveBase is the serve.Config of point p without Memory: the engine's
@@ -245,7 +287,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	if v.MaxNumSeqs != nil {
 		c.MaxNumSeqs = *v.MaxNumSeqs
 	}
-	if v.MixedChunk != nil && v.Engine == serve.SGLang {
+	if v.MixedChunk != nil && v.Engine.Info().MixedChunk {
 		c.MixedChunk = *v.MixedChunk
 	}
 	if v.AsyncScheduling != nil {
@@ -253,9 +295,21 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	}
 	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
 		InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, RangeRatio: v.RangeRatio}
-	if p.Concurrency > 0 {
+	switch {
+	case p.Replay:
+		c.Workload.Requests, c.Workload.Trace = len(v.Replay), v.Replay
+		// The mean lengths, for reports (the trace's own are simulated).
+		var in, out int
+		for _, q := range v.Replay {
+			in += q.InputTokens
+			out += q.OutputTokens
+		}
+		if n := len(v.Replay); n > 0 {
+			c.Workload.InputTokens, c.Workload.OutputTokens = (in+n/2)/n, (out+n/2)/n
+		}
+	case p.Concurrency > 0:
 		c.Workload.MaxConcurrency = p.Concurrency
-	} else {
+	default:
 		c.Workload.RequestRate = p.RequestRate
 	}
 	c.Seed = v.Seed
