@@ -37,6 +37,11 @@ type PrefillShape struct {
 	// Pairs are then window-capped) and MeanKV the mean uncapped keys of a
 	// chunk (prefix + chunk): the keys of a calibration table's rows.
 	Window, MeanKV int
+	// TopK > 0 is DeepSeek Sparse Attention's selection: each query attends
+	// at most TopK keys its indexer picks (Keys and Pairs are capped so).
+	// The calibration tables measure dense causal attention and do not
+	// answer such a shape.
+	TopK int
 }
 
 // CausalPairs is the number of (query, key) pairs a chunk of q queries

@@ -80,7 +80,7 @@ func NewPrefillTable(name string, key PrefillKey, pts []PrefillPoint) (*PrefillT
 // this is the time of as many one-chunk launches, an upper bound).
 func (t *PrefillTable) Lookup(s PrefillShape) (cost.Estimate, bool) {
 	k := t.Key
-	if s.QKDim != k.QKDim || s.VDim != k.VDim || s.Window != k.Window || s.Chunks <= 0 || s.Tokens <= 0 ||
+	if s.QKDim != k.QKDim || s.VDim != k.VDim || s.Window != k.Window || s.TopK > 0 || s.Chunks <= 0 || s.Tokens <= 0 ||
 		prefillKV(s) != k.KV {
 		return cost.Estimate{}, false
 	}

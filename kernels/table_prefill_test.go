@@ -43,6 +43,7 @@ func TestPrefillTable(t *testing.T) {
 		{"other dims (MLA)", func(s PrefillShape) PrefillShape { s.QKDim = 192; return s }, false, 0, 0, 0, 0},
 		{"fp8 KV has no table", func(s PrefillShape) PrefillShape { s.KVBytes = 1; return s }, false, 0, 0, 0, 0},
 		{"a window layer needs a window table", func(s PrefillShape) PrefillShape { s.Window = 128; return s }, false, 0, 0, 0, 0},
+		{"DSA top-k selection: dense tables do not answer", func(s PrefillShape) PrefillShape { s.TopK = 2048; return s }, false, 0, 0, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -569,8 +569,8 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 	case opMLAPrefill:
 		a := &s.cfg.Model.Attn
 		ps := s.prefillShape(p, o.heads, o.heads, a.QKNopeDim+a.QKRopeDim, a.VHeadDim, actBytes)
-		if s.idxCap() > 0 {
-			ps.Keys, ps.Pairs = p.pre.idxKeys, p.pre.idxPairs
+		if c := s.idxCap(); c > 0 {
+			ps.Keys, ps.Pairs, ps.TopK = p.pre.idxKeys, p.pre.idxPairs, c
 		}
 		return s.costs.AttentionPrefill(ps)
 	case opGQAPrefill:
