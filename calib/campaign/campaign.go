@@ -24,6 +24,13 @@
 //     prices that apart), the whole layer is in the report;
 //   - elementwise: RMSNorm, residual add and silu_and_mul at decode sizes
 //     (1 to 512 tokens), L2-warm.
+//   - attention: GQA decode attention and the whole MLA decode module
+//     (attention.go).
+//   - prefill: causal attention of one chunk against its cached prefix
+//     (kernels/gpu attention.cu moecast_prefill_*): GQA at every shipped
+//     per-GPU head split, gpt-oss's sliding window, MLA's un-absorbed
+//     q192/v128; chunks 256-16k, prefixes 0-128k, paged caches rotated
+//     (prefill.go).
 //   - gemm: the shipped models' dense projections (attention, dense MLP,
 //     shared expert, router, lm_head) at TP 1-8 through cuBLASLt loaded at
 //     run time, bf16 and fp8-b128, decode and prefill m, weights streamed
