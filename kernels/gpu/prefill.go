@@ -29,8 +29,10 @@ var prefillDims = [][2]int{{64, 64}, {128, 128}, {192, 128}}
 var prefillStages = []int{2, 3}
 
 // defaultPrefillStages is the pipeline depth plans use unless told
-// otherwise.
-var defaultPrefillStages = 2
+// otherwise: three stages were up to 6% faster than two only at chunks of
+// 1024 and less, slower above (MLA 1.3-1.6x: one block a multiprocessor),
+// on the H200 (bench/RESULTS-gpu-prefill.md).
+const defaultPrefillStages = 2
 
 func prefillName(dqk, dv, stages int) string {
 	return fmt.Sprintf("moecast_prefill_q%d_v%d_s%d", dqk, dv, stages)
