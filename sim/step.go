@@ -580,8 +580,8 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 	case opMLAPrefill:
 		a := &s.cfg.Model.Attn
 		ps := s.prefillShape(p, o.heads, o.heads, a.QKNopeDim+a.QKRopeDim, a.VHeadDim, actBytes)
-		if s.idxCap() > 0 {
-			ps.Keys, ps.Pairs = p.pre.idxKeys, p.pre.idxPairs
+		if c := s.idxCap(); c > 0 {
+			ps.Keys, ps.Pairs, ps.TopK = p.pre.idxKeys, p.pre.idxPairs, c
 		}
 		return s.costs.AttentionPrefill(ps)
 	case opGQAPrefill:
@@ -599,7 +599,7 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		if o.slideFrac <= 0 || o.window <= 0 {
 			return full
 		}
-		ps.Keys, ps.Pairs = p.pre.winKeys, p.pre.winPairs
+		ps.Keys, ps.Pairs, ps.Window = p.pre.winKeys, p.pre.winPairs, o.window
 		return blend(full, s.costs.AttentionPrefill(ps), o.slideFrac)
 	case opIndexerPrefill:
 		// Scores of every query token's index heads against the keys it
@@ -659,8 +659,12 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 // prefillShape is pass p's prefill chunks as a kernels.PrefillShape with
 // the given per-rank heads and dims (full causal keys and pairs).
 func (s *Sim) prefillShape(p *pass, heads, kvHeads, qk, v int, kvBytes float64) kernels.PrefillShape {
+	meanKV := 0
+	if p.pre.chunks > 0 {
+		meanKV = ceilDiv(p.pre.keys, p.pre.chunks)
+	}
 	return kernels.PrefillShape{Chunks: p.pre.chunks, Tokens: p.pre.tokens, Keys: p.pre.keys, Pairs: p.pre.pairs,
-		MeanChunk: p.pre.meanChunk, Heads: heads, KVHeads: kvHeads, QKDim: qk, VDim: v, KVBytes: kvBytes}
+		MeanChunk: p.pre.meanChunk, Heads: heads, KVHeads: kvHeads, QKDim: qk, VDim: v, KVBytes: kvBytes, MeanKV: meanKV}
 }
 
 // blend is (1-f)·a + f·b: a kind of layer of which a fraction f runs the
