@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -31,6 +30,8 @@ import (
 	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
+
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // Schema is the calibration file schema this moecast reads and writes.
@@ -206,9 +207,9 @@ func (f *File) Effective(t *Table) Provenance { return t.Provenance.merge(f.Prov
 
 // Load reads, validates and builds the calibration file at path.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, nil, infile.MaxCalibration)
 	if err != nil {
-		return nil, fmt.Errorf("calibration file: %w", err)
+		return nil, fmt.Errorf("calibration file %w", err)
 	}
 	return Parse(path, data)
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // presetFS holds verbatim copies of HF config.json files from
@@ -85,7 +87,7 @@ func Resolve(nameOrPath string) (*Config, error) {
 // LoadReader imports the config.json read from r; name is used in errors
 // and as Config.Name.
 func LoadReader(name string, r io.Reader) (*Config, error) {
-	data, err := io.ReadAll(r)
+	data, err := infile.ReadFile(infile.Stdin, r, infile.MaxModelConfig)
 	if err != nil {
 		return nil, fmt.Errorf("read model config %s: %w", name, err)
 	}

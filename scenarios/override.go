@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // Override sets one scenario key, named by its dotted TOML name
@@ -151,9 +153,9 @@ func ReadSource(arg string) (*Source, error) {
 		}
 		return nil, fmt.Errorf("read scenario: %w (nor is %q a shipped scenario: %s)", err, arg, strings.Join(Names(), ", "))
 	}
-	data, err := os.ReadFile(arg)
+	data, err := infile.ReadFile(arg, nil, infile.MaxScenario)
 	if err != nil {
-		return nil, fmt.Errorf("read scenario: %w", err)
+		return nil, fmt.Errorf("read scenario %w", err)
 	}
 	return &Source{name: arg, data: data, dir: dirOf(arg)}, nil
 }

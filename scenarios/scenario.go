@@ -25,6 +25,8 @@ import (
 	"github.com/moecast/moecast/calib"
 	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/sim"
+
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // DefaultName is the embedded scenario `moecast predict` runs by default.
@@ -83,9 +85,9 @@ type Scenario struct {
 // Load reads and validates the scenario file at path. Relative paths inside
 // it (model.config, hardware.calibration) resolve against its directory.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, nil, infile.MaxScenario)
 	if err != nil {
-		return nil, fmt.Errorf("read scenario: %w", err)
+		return nil, fmt.Errorf("read scenario %w", err)
 	}
 	return Parse(path, data)
 }

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/internal/unit"
 )
 
@@ -139,7 +140,7 @@ func AnalyzeFile(path string, opts FileOptions) FileResult {
 // more than the analysis in the same pass.
 func AnalyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResult {
 	fr := FileResult{File: path}
-	f, err := os.Open(path)
+	f, err := infile.Open(path, nil, 0)
 	if err != nil {
 		fr.Err = fmt.Errorf("%w: %w", ErrInput, err)
 		return fr

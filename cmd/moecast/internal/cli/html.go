@@ -25,6 +25,18 @@ func checkHTMLPath(path string) error {
 	return nil
 }
 
+// scenarioInputs are the files sc read besides itself: its calibration
+// files (a path, not "embedded:...").
+func scenarioInputs(sc *scenarios.Scenario) []string {
+	var in []string
+	for _, u := range sc.CalibrationUses {
+		if !strings.HasPrefix(u.Name, "embedded") {
+			in = append(in, u.Name)
+		}
+	}
+	return in
+}
+
 // writeHTML renders page to path atomically.
 func writeHTML(path string, page *report.Page) error {
 	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return page.Write(w) })

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/sim"
@@ -136,8 +137,8 @@ func runPredict(s *streams, opts *predictOptions) error {
 		sc, err = scenarios.Default()
 	case "-":
 		var data []byte
-		if data, err = io.ReadAll(s.In); err != nil {
-			return inputErrf("read scenario from standard input: %w", err)
+		if data, err = infile.ReadFile(infile.Stdin, s.In, infile.MaxScenario); err != nil {
+			return inputErrf("read scenario %w", err)
 		}
 		sc, err = scenarios.Parse(scenarios.StdinName, data)
 	default:
@@ -186,7 +187,7 @@ func runPredict(s *streams, opts *predictOptions) error {
 		return inputErr(err)
 	}
 	return output{html: opts.HTML, page: pr.page, json: func() any { return pr.json() },
-		csv: func() *table { return pr.table(true) }, text: pr.text, warnings: pr.warnings}.write(s, opts.Format)
+		csv: func() *table { return pr.table(true) }, text: pr.text, warnings: pr.warnings, inputs: scenarioInputs(sc)}.write(s, opts.Format)
 }
 
 // maxFinite bounds every number predict prints: above it (1e15 ms is

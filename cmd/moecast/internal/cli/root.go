@@ -111,9 +111,10 @@ func newRootCmd(s *streams) *cobra.Command {
 Qwen3-MoE, gpt-oss, ...) for a GPU box, a TP/EP layout, batch sizes and
 speculative decoding, from a TOML scenario; and breaks down torch.profiler
 traces from vLLM and SGLang by the same categories.`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Version:       version(),
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		Version:           version(),
+		PersistentPreRunE: checkPaths,
 	}
 	root.SetVersionTemplate("moecast {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

@@ -180,7 +180,7 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 		return err
 	}
 	return output{html: opts.HTML, page: sn.page, json: func() any { return sn.json() },
-		csv: func() *table { return sn.table(true) }, text: sn.text, warnings: sn.warnings}.write(s, opts.Format)
+		csv: func() *table { return sn.table(true) }, text: sn.text, warnings: sn.warnings, inputs: scenarioInputs(sc)}.write(s, opts.Format)
 }
 
 // openScenario opens a scenario file or shipped name; "" is the embedded

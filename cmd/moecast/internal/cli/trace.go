@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/report"
 	"github.com/moecast/moecast/trace"
@@ -100,7 +101,7 @@ func traceOptions(kind, step, rules, gap string) (trace.Options, error) {
 	}
 	o.Rules = trace.DefaultRules()
 	if rules != "" {
-		data, err := os.ReadFile(rules)
+		data, err := infile.ReadFile(rules, nil, infile.MaxRules)
 		if err != nil {
 			return o, inputErrf("--rules: %v", err)
 		}

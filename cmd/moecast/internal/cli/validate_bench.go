@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/validate"
 )
@@ -182,12 +182,8 @@ func readBenchFile(s *streams, path string) ([]validate.BenchResult, error) {
 		if st, err := os.Stat(path); err == nil && st.IsDir() {
 			return nil, inputErrf("%s: is a directory; give the result files", path)
 		}
-		f, err := os.Open(path)
+		f, err := infile.Open(path, nil, 0)
 		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				return nil, inputErrf("%s: %s", path, pe.Err)
-			}
 			return nil, inputErr(err)
 		}
 		defer f.Close()
