@@ -209,7 +209,7 @@ func (f *File) Effective(t *Table) Provenance { return t.Provenance.merge(f.Prov
 func Load(path string) (*File, error) {
 	data, err := infile.ReadFile(path, nil, infile.MaxCalibration)
 	if err != nil {
-		return nil, fmt.Errorf("calibration file %w", err)
+		return nil, fmt.Errorf("calibration file: %w", err)
 	}
 	return Parse(path, data)
 }

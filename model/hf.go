@@ -91,7 +91,7 @@ func SupportedArchitectures() []string {
 func LoadFile(path string) (*Config, error) {
 	data, err := infile.ReadFile(path, nil, infile.MaxModelConfig)
 	if err != nil {
-		return nil, fmt.Errorf("read model config %w", err)
+		return nil, fmt.Errorf("read model config: %w", err)
 	}
 	return Parse(path, data)
 }

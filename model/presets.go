@@ -61,9 +61,12 @@ func Preset(name string) (*Config, error) {
 // config.json file at that path; "-" reads it from standard input (named
 // "stdin" in errors). A name that is neither an existing file nor a preset
 // is an error that lists the presets.
-func Resolve(nameOrPath string) (*Config, error) {
+func Resolve(nameOrPath string) (*Config, error) { return ResolveIn(nameOrPath, os.Stdin) }
+
+// ResolveIn is Resolve with "-" reading stdin.
+func ResolveIn(nameOrPath string, stdin io.Reader) (*Config, error) {
 	if nameOrPath == "-" {
-		return LoadReader("stdin", os.Stdin)
+		return LoadReader("stdin", stdin)
 	}
 	if _, ok := presetFiles[strings.ToLower(nameOrPath)]; ok {
 		return Preset(nameOrPath)

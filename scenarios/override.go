@@ -155,7 +155,7 @@ func ReadSource(arg string) (*Source, error) {
 	}
 	data, err := infile.ReadFile(arg, nil, infile.MaxScenario)
 	if err != nil {
-		return nil, fmt.Errorf("read scenario %w", err)
+		return nil, fmt.Errorf("read scenario: %w", err)
 	}
 	return &Source{name: arg, data: data, dir: dirOf(arg)}, nil
 }

@@ -87,7 +87,7 @@ type Scenario struct {
 func Load(path string) (*Scenario, error) {
 	data, err := infile.ReadFile(path, nil, infile.MaxScenario)
 	if err != nil {
-		return nil, fmt.Errorf("read scenario %w", err)
+		return nil, fmt.Errorf("read scenario: %w", err)
 	}
 	return Parse(path, data)
 }

@@ -247,7 +247,7 @@ Embedded calibrations: ` + strings.Join(calib.EmbeddedNames(), ", ") + ` (as emb
 			if args[0] == "-" {
 				var data []byte
 				if data, err = infile.ReadFile(infile.Stdin, s.In, infile.MaxCalibration); err != nil {
-					return inputErrf("calib show: read %w", err)
+					return inputErrf("calib show: %w", err)
 				}
 				f, err = calib.Parse("<stdin>", data)
 			} else {

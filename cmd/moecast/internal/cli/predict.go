@@ -138,7 +138,7 @@ func runPredict(s *streams, opts *predictOptions) error {
 	case "-":
 		var data []byte
 		if data, err = infile.ReadFile(infile.Stdin, s.In, infile.MaxScenario); err != nil {
-			return inputErrf("read scenario %w", err)
+			return inputErrf("read scenario: %w", err)
 		}
 		sc, err = scenarios.Parse(scenarios.StdinName, data)
 	default:
