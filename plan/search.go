@@ -145,6 +145,9 @@ type Best struct {
 	Point int // index into Result.Points
 	// Replicas and GPUs needed for Options.Target (1 replica without one).
 	Replicas, GPUs int
+	// TooMany: the target needs MaxReplicas replicas or more (Replicas is
+	// MaxReplicas then, not the count).
+	TooMany bool
 	// TargetOutputTokensPerSecond is the output rate the target asks for
 	// (0 without one).
 	TargetOutputTokensPerSecond float64
@@ -171,6 +174,12 @@ type Result struct {
 
 // NearestCount is how many nearest points Result.Nearest holds.
 const NearestCount = 3
+
+// MaxReplicas bounds the replicas a target may need: counts are computed
+// in int (64 bits) and never capped below this; at or above it Best.TooMany
+// is set and the count is not printed as if it were one (2^53: beyond it a
+// float64 ratio no longer holds whole numbers).
+const MaxReplicas = 1 << 53
 
 func (o *Options) validate() error {
 	for _, v := range []struct {
@@ -487,9 +496,12 @@ func (r *Result) best(s *Space, t Target) {
 		p := &r.Points[i]
 		b := Best{Point: i, Replicas: 1, TargetOutputTokensPerSecond: want}
 		if want > 0 {
-			b.Replicas = int(min(math.Ceil(want/p.Metrics.OutputTokensPerSecond), math.MaxInt32))
+			// Counts in int (64 bits), never capped: a target that needs
+			// more than MaxReplicas is refused by the caller's target check.
+			b.Replicas = int(min(math.Ceil(want/p.Metrics.OutputTokensPerSecond), MaxReplicas))
 		}
 		b.GPUs = b.Replicas * r.Candidates[p.Candidate].GPUs()
+		b.TooMany = b.Replicas >= MaxReplicas
 		b.WithinMaxGPUs = s.MaxGPUs <= 0 || b.GPUs <= s.MaxGPUs
 		return b
 	}

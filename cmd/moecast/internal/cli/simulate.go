@@ -234,6 +234,9 @@ func simulateScenario(sc *scenarios.Scenario, progress io.Writer) (*simulation, 
 	}
 	sn := &simulation{sc: sc, warnings: append([]string{}, sc.Warnings...)}
 	for _, p := range sc.Serving.Points() {
+		if err := sc.Serving.CheckWork(p); err != nil {
+			return nil, inputErr(err)
+		}
 		cfg, err := sc.ServeConfig(sm, p)
 		if err != nil {
 			return nil, inputErr(err)
