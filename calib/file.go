@@ -236,6 +236,9 @@ func Parse(name string, data []byte) (*File, error) {
 	var probe struct {
 		Schema int `toml:"schema"`
 	}
+	if err := infile.CheckDepth(name, data, infile.MaxDepth); err != nil {
+		return nil, err
+	}
 	if _, err := toml.Decode(string(data), &probe); err != nil {
 		return nil, tomlErr(name, err)
 	}

@@ -266,6 +266,9 @@ func setValue(v reflect.Value, text string) error {
 		// speculative.acceptance (a number or an array of numbers): the
 		// value as TOML reads it; a bare word is a string.
 		var doc map[string]any
+		if err := infile.CheckDepth("--set", []byte(text), infile.MaxDepth); err != nil {
+			return err
+		}
 		if _, err := toml.Decode("v = "+text, &doc); err == nil && doc["v"] != nil {
 			v.Set(reflect.ValueOf(doc["v"]))
 			return nil

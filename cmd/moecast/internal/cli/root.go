@@ -58,7 +58,10 @@ func Run(args []string, stdout, stderr io.Writer) int {
 
 // RunIO is Run with standard input: what "-" reads where a file is read.
 func RunIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := &streams{In: stdin, Out: stdout, Err: stderr}
+	out, errw := &safeWriter{w: stdout}, &safeWriter{w: stderr}
+	defer out.flush()
+	defer errw.flush()
+	s := &streams{In: stdin, Out: out, Err: errw}
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -69,7 +72,7 @@ func RunIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// arg(s), received 0 (usage: moecast calib show FILE|...)".
 		err = inputErr(fmt.Errorf("%s: %w (usage: %s)", commandName(c), err, c.UseLine()))
 	}
-	return exitCode(err, stderr)
+	return exitCode(err, errw)
 }
 
 // Main runs moecast as a program: Run on the process's arguments and

@@ -334,7 +334,7 @@ func progressOn(w io.Writer, force *bool) io.Writer {
 		}
 		return nil
 	}
-	f, ok := w.(*os.File)
+	f, ok := osFile(w)
 	if !ok {
 		return nil
 	}

@@ -275,7 +275,7 @@ const progressMin = 64 << 20
 // stderr is a terminal and the files are large; it returns the function
 // that ends it.
 func startProgress(s *streams, files []string, fo *trace.FileOptions) (stop func()) {
-	f, ok := s.Err.(*os.File)
+	f, ok := osFile(s.Err)
 	if !ok {
 		return func() {}
 	}
