@@ -14,7 +14,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/moecast/moecast/calib/campaign"
 	"github.com/moecast/moecast/internal/atomicfile"
+	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/infile"
+	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/scenarios"
+	"github.com/moecast/moecast/trace"
+	"github.com/moecast/moecast/validate"
 )
 
 // Exit codes.
@@ -154,9 +161,29 @@ func exitCode(err error, stderr io.Writer) int {
 		return ExitOK
 	}
 	fmt.Fprintln(stderr, "moecast: "+err.Error())
-	var ie *InputError
-	if errors.As(err, &ie) || isCobraUsage(err) ||
-		errors.Is(err, atomicfile.ErrNotRegular) || errors.Is(err, atomicfile.ErrIsInput) {
+	return exitCodeOf(err)
+}
+
+// exitCodeOf classifies err into an exit code, once, by its type (gh's
+// internal/ghcmd): the library's typed errors of bad input (a positioned
+// scenario, config.json, trace, rules, calibration or bench error, an
+// unreadable or special input file, an output onto an input) and a GPU
+// stack that cannot be used here exit 2 wherever they were returned from,
+// without each call site wrapping them; anything else (I/O, a failed
+// measurement) exits 1.
+func exitCodeOf(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, new(*InputError)), isCobraUsage(err),
+		errors.As(err, new(*infile.Error)),
+		errors.Is(err, atomicfile.ErrNotRegular), errors.Is(err, atomicfile.ErrIsInput),
+		errors.As(err, new(*scenarios.Error)), errors.As(err, new(*scenarios.PlanError)),
+		errors.As(err, new(*model.ConfigError)), errors.As(err, new(*model.FieldError)), errors.As(err, new(*model.LayoutError)),
+		errors.As(err, new(*trace.Error)), errors.As(err, new(*trace.RuleError)), errors.Is(err, trace.ErrInput),
+		errors.As(err, new(*validate.BenchError)), errors.As(err, new(*validate.InputError)),
+		errors.As(err, new(*campaign.PresetError)),
+		cuda.Unusable(err):
 		return ExitInput
 	}
 	return ExitFailure
