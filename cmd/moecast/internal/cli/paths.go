@@ -4,15 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/moecast/moecast/internal/atomicfile"
+	"github.com/moecast/moecast/internal/cuda"
 	"github.com/moecast/moecast/internal/infile"
+	"github.com/moecast/moecast/scenarios"
+	"github.com/moecast/moecast/sim"
 )
 
 // outputFlags are the flags that name a file a command writes. Every
@@ -28,6 +33,9 @@ var outputFlags = map[string]bool{"html": true, "output": true, "out": true}
 // the path is spelled (hard links included). The check is done before any
 // work, so a long search does not end on a typo in --html.
 func checkPaths(c *cobra.Command, args []string) error {
+	if err := checkFlagRanges(c); err != nil {
+		return err
+	}
 	inputs := append([]string(nil), args...)
 	type out struct{ flag, path string }
 	var outs []out
@@ -97,4 +105,49 @@ func sameFile(a, b string) bool {
 	sa, ea := os.Stat(a)
 	sb, eb := os.Stat(b)
 	return ea == nil && eb == nil && os.SameFile(sa, sb)
+}
+
+// flagRanges are the plausible ranges of the numeric flags, by name, for
+// every command that has one: a value outside is refused before any work
+// with the flag's name, never changed to a default nor run for hours.
+// Zero where a positive is needed is an error: a flag left out is not
+// checked.
+var flagRanges = map[string]struct{ lo, hi float64 }{
+	"batch":         {1, sim.MaxBatchSize},
+	"context":       {1, sim.MaxContext},
+	"input-tokens":  {1, sim.MaxContext},
+	"output-tokens": {1, sim.MaxContext},
+	"requests":      {1, scenarios.MaxRequests},
+	"gpus":          {1, cuda.MaxDevices},
+	"max-gpus":      {1, 1 << 20},
+	"tp":            {1, 1 << 16},
+	"ep":            {1, 1 << 16},
+	"dp":            {1, 1 << 16},
+	"top":           {0, 1 << 24},
+	"fail-above":    {0, 1e6},
+}
+
+// checkFlagRanges refuses a numeric flag given outside its range.
+func checkFlagRanges(c *cobra.Command) error {
+	var err error
+	c.Flags().Visit(func(f *pflag.Flag) {
+		r, ok := flagRanges[f.Name]
+		if !ok || err != nil {
+			return
+		}
+		switch f.Value.Type() {
+		case "int", "int64", "int32", "float64", "uint":
+		default:
+			return
+		}
+		v, perr := strconv.ParseFloat(f.Value.String(), 64)
+		if perr != nil {
+			return
+		}
+		if math.IsNaN(v) || v < r.lo || v > r.hi {
+			err = inputErrf("--%s: %s is outside [%s, %s]", f.Name, f.Value.String(),
+				strconv.FormatFloat(r.lo, 'f', -1, 64), strconv.FormatFloat(r.hi, 'f', -1, 64))
+		}
+	})
+	return err
 }
