@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +14,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/infile"
+	"github.com/moecast/moecast/scenarios"
+	"github.com/moecast/moecast/trace"
 )
 
 // Issue 22: hardening round 3. One table test per class of hostile input;
@@ -156,6 +163,138 @@ func TestInputsSpecialOrEndless(t *testing.T) {
 				}
 				t.Fatalf("%v blocked", tc.args)
 			}
+		})
+	}
+}
+
+// TestNumbersInRange (classes 2, 3, 5 and 9): a count that cannot be
+// represented, a vanishing or huge rate, a repeated point, work beyond
+// what a small machine does in a minute and a value out of range are
+// refused with the flag or key and the range, before any work (exit 2),
+// never capped, spun on or replaced by a default.
+func TestNumbersInRange(t *testing.T) {
+	dir := t.TempDir()
+	sc := copyTo(t, dir, "in.toml", "../../../../scenarios/gpt-oss-120b-h200-tp1.toml")
+	plan := "../../../../scenarios/kimi-k2.5-plan-1k1k.toml"
+	deep := filepath.Join(dir, "deep.toml")
+	require.NoError(t, os.WriteFile(deep, []byte("name = \"x\"\nfoo = "+strings.Repeat("{a = ", 100000)+"1"+strings.Repeat("}", 100000)+"\n"), 0o644))
+	deepArr := filepath.Join(dir, "deep-array.toml")
+	require.NoError(t, os.WriteFile(deepArr, []byte("name = \"x\"\nfoo = "+strings.Repeat("[", 100000)+"1"+strings.Repeat("]", 100000)+"\n"), 0o644))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"target of 1e15 tok/s (was 2147483647 replicas)", []string{"plan", plan, "--target-output-tokens-per-s", "1e15"}, "--target-output-tokens-per-s: 1e+15 is above the plausible range"},
+		{"target request rate 1e-300", []string{"plan", plan, "--target-request-rate", "1e-300"}, "--target-request-rate: 1e-300 is below the plausible range"},
+		{"request rate 1e-300 (was 0.00 ms latencies)", []string{"simulate", sc, "--request-rate", "1e-300"}, "request rate 1e-300 (item 1) is below the plausible range"},
+		{"request rate 1e-320 (was a CPU spinning forever)", []string{"simulate", sc, "--request-rate", "1e-320"}, "is below the plausible range"},
+		{"request rate 1e12", []string{"simulate", sc, "--request-rate", "1e12"}, "is above the plausible range"},
+		{"repeated concurrency points", []string{"simulate", sc, "--concurrency", "4,8,4"}, "concurrency 4 (item 3) repeats item 1"},
+		{"repeated request rates", []string{"simulate", sc, "--request-rate", "2,2"}, "request rate 2 (item 2) repeats item 1"},
+		{"2^24 requests at concurrency 1", []string{"simulate", sc, "--requests", "16777216", "--concurrency", "1"}, "decode steps, more than the 33554432 one simulation runs in a minute"},
+		{"TOML inline tables 100,000 deep", []string{"predict", deep}, "deep.toml:2: arrays and inline tables nest more than 64 levels deep"},
+		{"TOML arrays 100,000 deep", []string{"predict", deepArr}, "deep-array.toml:2: arrays and inline tables nest more than 64 levels deep"},
+		{"sweep at 2^24 combinations", []string{"sweep", sc, "--set", "workload.batch=" + seq(4096), "--set", "workload.context=" + seq(4096)}, "more than 1048576 combinations"},
+		{"validate trace --batch 1e9", []string{"validate", "trace", traceData + "tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", gptOssScenario, "--batch", "1000000000"}, "--batch: 1000000000 is outside [1, 16777216]"},
+		{"validate trace --batch 0", []string{"validate", "trace", traceData + "tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", gptOssScenario, "--batch", "0"}, "--batch: 0 is outside [1, 16777216]"},
+		{"calib from-trace --context -1", []string{"calib", "from-trace", traceData + "tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", gptOssScenario, "--context", "-1", "-o", filepath.Join(dir, "c.toml")}, "--context: -1 is outside"},
+		{"simulate --requests -5", []string{"simulate", sc, "--requests", "-5"}, "--requests: -5 is outside"},
+		{"plan --max-gpus 0", []string{"plan", plan, "--max-gpus", "0"}, "--max-gpus: 0 is outside"},
+		{"validate bench --fail-above -1", []string{"validate", "bench", benchFixtures + "vllm-c16.json", "--scenario", "kimi-k2.5-h200-nvlink-tp8", "--fail-above", "-1"}, "--fail-above: -1 is outside"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Now()
+			code, stdout, stderr := runCLI(t, tc.args...)
+			assert.Equal(t, ExitInput, code, stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tc.want)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+			assert.Less(t, time.Since(start), 5*time.Second, "refused before the work")
+		})
+	}
+}
+
+// seq is "1,2,...,n".
+func seq(n int) string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = itoa(i + 1)
+	}
+	return strings.Join(s, ",")
+}
+
+// TestTerminalAndSpreadsheetSafety (class 11): control characters in
+// names reach stdout and stderr as visible \u00XX text, never as ESC or
+// OSC sequences, and a CSV text cell a spreadsheet would run as a formula
+// starts with an apostrophe.
+func TestTerminalAndSpreadsheetSafety(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile("../../../../scenarios/gpt-oss-120b-h200-tp1.toml")
+	require.NoError(t, err)
+	evil := filepath.Join(dir, "evil.toml")
+	name := `=HYPERLINK(\"http://x\")\u001b]0;pwned\u0007\u009b31m`
+	require.NoError(t, os.WriteFile(evil, []byte(strings.Replace(string(src), `name = "gpt-oss-120b MXFP4 on 1x H200, vLLM TP1"`, `name = "`+name+`"`, 1)), 0o644))
+	require.Contains(t, string(must(os.ReadFile(evil))), "HYPERLINK", "the scenario's name was replaced")
+	kernel := smallTrace(t, "k.json", `{"ph": "X", "cat": "kernel", "name": "=cmd|' /C calc'!A0\u001b[2J", "pid": 0, "tid": 7, "ts": 1500, "dur": 50, "args": {"correlation": 5}}`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // in stdout
+	}{
+		{"scenario name in predict's text", []string{"predict", evil}, `\u001b]0;pwned\u0007\u009b31m`},
+		{"scenario name in simulate's text", []string{"simulate", evil, "--requests", "10"}, `\u001b]0;pwned`},
+		{"kernel name in trace summary's text", []string{"trace", "kernels", kernel, "--top", "0"}, `\u001b[2J`},
+		{"kernel name in trace summary's CSV", []string{"trace", "kernels", kernel, "--top", "0", "--format", "csv"}, `'=cmd|' /C calc'!A0\u001b[2J`},
+		{"kernel name in trace summary's JSON", []string{"trace", "kernels", kernel, "--top", "0", "--format", "json"}, `\u001b[2J`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tc.args...)
+			require.Equal(t, ExitOK, code, stderr)
+			assert.Contains(t, stdout, tc.want)
+			for _, bad := range []string{"\x1b", "\x07", "\u009b"} {
+				assert.NotContains(t, stdout, bad)
+				assert.NotContains(t, stderr, bad)
+			}
+			for _, l := range strings.Split(stdout, "\n") {
+				if tc.args[len(tc.args)-1] == "csv" {
+					assert.False(t, strings.HasPrefix(l, "=") || strings.Contains(l, ",="), "formula cell: %s", l)
+				}
+			}
+		})
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// TestExitCodeOf (class 12 and issue 18 part 4): errors are classified
+// into exit codes once, by type, wherever they were returned from: no
+// usable cuBLASLt or NCCL exits 2 as no driver does; a driver reporting
+// no devices, -5 or 2^30 devices too.
+func TestExitCodeOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"nil", nil, ExitOK},
+		{"no driver", fmt.Errorf("gpu info: %w", cuda.ErrNoDriver), ExitInput},
+		{"no cuBLASLt (was 1)", fmt.Errorf("calib gpu: %w", cuda.ErrNoCUBLASLt), ExitInput},
+		{"no NCCL", fmt.Errorf("calib gpu: %w", cuda.ErrNoNCCL), ExitInput},
+		{"driver reports 0 devices", fmt.Errorf("cuda: 0 devices: %w", cuda.ErrNoDevice), ExitInput},
+		{"driver reports 2^30 devices", fmt.Errorf("cuda: 1073741824 devices: %w", cuda.ErrBadDriver), ExitInput},
+		{"special input file", &infile.Error{Name: "f", Err: infile.ErrNotRegular}, ExitInput},
+		{"scenario error unwrapped", fmt.Errorf("simulate: %w", &scenarios.Error{File: "x.toml", Line: 3, Key: "k", Msg: "bad"}), ExitInput},
+		{"trace input", fmt.Errorf("%w: x", trace.ErrInput), ExitInput},
+		{"I/O failure", errors.New("write x: no space left on device"), ExitFailure},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, exitCodeOf(tc.err))
 		})
 	}
 }
