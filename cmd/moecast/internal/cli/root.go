@@ -117,10 +117,17 @@ func newRootCmd(s *streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "moecast",
 		Short: "Predict, plan and verify the decode performance of Mixture-of-Experts LLMs",
-		Long: `moecast predicts the decode-step time of MoE LLMs (Kimi-K2.5, DeepSeek-V3,
-Qwen3-MoE, gpt-oss, ...) for a GPU box, a TP/EP layout, batch sizes and
-speculative decoding, from a TOML scenario; and breaks down torch.profiler
-traces from vLLM and SGLang by the same categories.`,
+		Long: `moecast predicts, plans and verifies the serving performance of MoE LLMs
+(Kimi-K2.5, DeepSeek-V3, Qwen3-MoE, gpt-oss, ...) on a GPU box, from a TOML
+scenario:
+
+  predict    the decode-step time per batch size (TP/EP layout, speculative decoding)
+  simulate   the vLLM V1 or SGLang scheduler over a benchmark load: TTFT, TPOT, throughput
+  plan       the cheapest deployments (GPU type, count, layout) that meet latency objectives
+  sweep      predict or simulate over the product of scenario keys' values
+  validate   the prediction against a torch.profiler trace (trace) or a benchmark's results (bench)
+  trace      break down torch.profiler traces from vLLM and SGLang by the same categories
+  calib      measure (gpu), import, derive (from-trace) and show calibration tables`,
 		SilenceUsage:      true,
 		SilenceErrors:     true,
 		Version:           version(),

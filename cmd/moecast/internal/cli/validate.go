@@ -26,7 +26,9 @@ func newValidateCmd(s *streams) *cobra.Command {
 		Short: "Hold a prediction against measurements: torch.profiler traces op by op",
 		Long: `Hold moecast's prediction against what a real box measured: a torch.profiler
 trace of decode steps (validate trace), compared per category and op by op,
-with what the prediction left out and what the trace lacks.`,
+with what the prediction left out and what the trace lacks; or a serving
+benchmark's results (validate bench: vllm bench serve, SGLang bench_serving),
+compared with the serving simulation point by point.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
