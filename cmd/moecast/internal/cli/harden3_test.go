@@ -73,7 +73,7 @@ func TestOutputFlagsNeverOverwriteInputs(t *testing.T) {
 		{"calib from-trace -o onto the trace", []string{"calib", "from-trace", tr, "--scenario", gptOssScenario, "-o", tr}, tr, "-o " + tr + ": is one of the inputs"},
 		{"--html onto a FIFO", []string{"predict", sc, "--html", fifo}, "", "a named pipe (FIFO)"},
 		{"--html onto a device", []string{"predict", sc, "--html", "/dev/null"}, "", "a character device"},
-		{"plan --html into a missing directory fails before the search", []string{"plan", plan, "--html", missing}, "", "--html " + missing + ": directory " + filepath.Dir(missing) + " does not exist"},
+		{"plan --html into a missing directory fails before the search", []string{"plan", plan, "--html", missing}, "", "--html " + missing + ": no such directory " + filepath.Dir(missing)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var before []byte
@@ -198,10 +198,8 @@ func TestNumbersInRange(t *testing.T) {
 		{"sweep at 2^24 combinations", []string{"sweep", sc, "--set", "workload.batch=" + seq(4096), "--set", "workload.context=" + seq(4096)}, "more than 1048576 combinations"},
 		{"validate trace --batch 1e9", []string{"validate", "trace", traceData + "tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", gptOssScenario, "--batch", "1000000000"}, "--batch: 1000000000 is outside [1, 16777216]"},
 		{"validate trace --batch 0", []string{"validate", "trace", traceData + "tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", gptOssScenario, "--batch", "0"}, "--batch: 0 is outside [1, 16777216]"},
-		{"calib from-trace --context -1", []string{"calib", "from-trace", traceData + "tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", gptOssScenario, "--context", "-1", "-o", filepath.Join(dir, "c.toml")}, "--context: -1 is outside"},
+		{"calib from-trace --batch -1", []string{"calib", "from-trace", traceData + "tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", gptOssScenario, "--batch", "-1", "-o", filepath.Join(dir, "c.toml")}, "--batch: -1 is outside"},
 		{"simulate --requests -5", []string{"simulate", sc, "--requests", "-5"}, "--requests: -5 is outside"},
-		{"plan --max-gpus 0", []string{"plan", plan, "--max-gpus", "0"}, "--max-gpus: 0 is outside"},
-		{"validate bench --fail-above -1", []string{"validate", "bench", benchFixtures + "vllm-c16.json", "--scenario", "kimi-k2.5-h200-nvlink-tp8", "--fail-above", "-1"}, "--fail-above: -1 is outside"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/moecast/moecast/internal/atomicfile"
-	"github.com/moecast/moecast/internal/cuda"
 	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/sim"
@@ -53,16 +52,16 @@ func checkPaths(c *cobra.Command, args []string) error {
 		if f := c.Flags().Lookup(o.flag); f != nil && f.Shorthand != "" {
 			name = "-" + f.Shorthand
 		}
-		if err := atomicfile.CheckOutput(o.path, inputs...); err != nil {
-			return inputErr(fmt.Errorf("%s %w", name, err))
-		}
 		if st, err := os.Stat(o.path); err == nil && st.IsDir() {
 			return inputErrf("%s %s: is a directory; give a file name", name, o.path)
+		}
+		if err := atomicfile.CheckOutput(o.path, inputs...); err != nil {
+			return inputErr(fmt.Errorf("%s %w", name, err))
 		}
 		dir := filepath.Dir(o.path)
 		switch st, err := os.Stat(dir); {
 		case errors.Is(err, fs.ErrNotExist):
-			return inputErrf("%s %s: directory %s does not exist", name, o.path, dir)
+			return inputErrf("%s %s: no such directory %s", name, o.path, dir)
 		case err != nil:
 			return inputErrf("%s %s: %v", name, o.path, err)
 		case !st.IsDir():
@@ -112,19 +111,12 @@ func sameFile(a, b string) bool {
 // with the flag's name, never changed to a default nor run for hours.
 // Zero where a positive is needed is an error: a flag left out is not
 // checked.
+// (Flags their command checks with its own words, such as --tp, --context
+// or --max-gpus, are left to it.)
 var flagRanges = map[string]struct{ lo, hi float64 }{
-	"batch":         {1, sim.MaxBatchSize},
-	"context":       {1, sim.MaxContext},
-	"input-tokens":  {1, sim.MaxContext},
-	"output-tokens": {1, sim.MaxContext},
-	"requests":      {1, scenarios.MaxRequests},
-	"gpus":          {1, cuda.MaxDevices},
-	"max-gpus":      {1, 1 << 20},
-	"tp":            {1, 1 << 16},
-	"ep":            {1, 1 << 16},
-	"dp":            {1, 1 << 16},
-	"top":           {0, 1 << 24},
-	"fail-above":    {0, 1e6},
+	"batch":    {1, sim.MaxBatchSize},
+	"requests": {1, scenarios.MaxRequests},
+	"top":      {0, 1 << 24},
 }
 
 // checkFlagRanges refuses a numeric flag given outside its range.
