@@ -159,6 +159,7 @@ func AnalyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResu
 	an := NewAnalyzer(opts.Options)
 	var ev Event
 	var warns []string
+	var fault *Error
 	bad := 0
 	for {
 		err := r.Next(&ev)
@@ -190,6 +191,9 @@ func AnalyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResu
 			return fr
 		}
 		warns = append(warns, fmt.Sprintf("partly broken trace, steps read before the fault are kept: %s", err))
+		if errors.As(err, &te) {
+			fault = te
+		}
 		break
 	}
 	if bad > maxBadEventWarnings {
@@ -205,6 +209,7 @@ func AnalyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResu
 		return fr
 	}
 	res.Warnings = append(warns, res.Warnings...)
+	res.Fault = fault
 	fr.Result = res
 	fr.Summary = Summarize(res.Steps)
 	fr.Meta = r.Meta()

@@ -236,7 +236,7 @@ func Compare(sm *sim.Sim, cfg *sim.Config, ranks []Rank, opts Options) (*Report,
 				return nil, &InputError{rk.File, fmt.Sprintf("step %d (%s) names no batch size: give --batch", st.Index, st.Label)}
 			}
 			if err := checkModel(cfg.Model, st); err != nil {
-				return nil, &InputError{rk.File, err.Error()}
+				return nil, &InputError{rk.File, endsEarly(rk.Result) + err.Error()}
 			}
 			context := opts.Context
 			if c := ContextOf(st.Label); opts.ContextFromTrace && c > 0 {
@@ -250,6 +250,9 @@ func Compare(sm *sim.Sim, cfg *sim.Config, ranks []Rank, opts Options) (*Report,
 			rep.Steps = append(rep.Steps, s)
 		}
 		if n == 0 {
+			if f := rk.Result.Fault; f != nil {
+				return nil, &InputError{rk.File, fmt.Sprintf("the file ends early, at byte %d (event %d: %s), before any decode step: it was cut short (%d steps read before the end)", f.Offset, f.Index, f.Msg, len(rk.Result.Steps))}
+			}
 			return nil, &InputError{rk.File, fmt.Sprintf("no decode step found (%d steps from %s, none of kind decode; --step selects the step annotations)", len(rk.Result.Steps), rk.Result.Source)}
 		}
 	}
@@ -279,6 +282,15 @@ func (r *Report) summarize() {
 			r.WorstCategory, r.WorstMiss = c, miss[c]
 		}
 	}
+}
+
+// endsEarly is "the file ends early at byte N, so its last step may be
+// cut short; " for a trace read up to a fault, else "".
+func endsEarly(r *trace.Result) string {
+	if r.Fault == nil {
+		return ""
+	}
+	return fmt.Sprintf("the file ends early, at byte %d (event %d: %s), so its last step may be cut short; ", r.Fault.Offset, r.Fault.Index, r.Fault.Msg)
 }
 
 // checkModel refuses a trace whose per-layer kernels do not fit the

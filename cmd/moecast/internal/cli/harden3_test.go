@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -295,4 +296,62 @@ func TestExitCodeOf(t *testing.T) {
 			assert.Equal(t, tc.want, exitCodeOf(tc.err))
 		})
 	}
+}
+
+// TestTruncatedTraces (class 10): a trace cut short is diagnosed as a
+// file that ends early, with the byte and event where it ends, by every
+// command that reads steps; never as "no decode step found" or "a trace of
+// another model?" alone.
+func TestTruncatedTraces(t *testing.T) {
+	full := traceData + "tracelens_vllm_decode_full_graph_execution.json.gz"
+	data := gunzip(t, full)
+	dir := t.TempDir()
+	cut := func(name string, n int, gz bool) string {
+		p := filepath.Join(dir, name)
+		b := data[:n]
+		if gz {
+			var buf bytes.Buffer
+			zw := gzip.NewWriter(&buf)
+			_, err := zw.Write(b)
+			require.NoError(t, err)
+			require.NoError(t, zw.Close())
+			b = buf.Bytes()
+		}
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return p
+	}
+	gzCut := filepath.Join(dir, "gz-cut.json.gz")
+	whole, err := os.ReadFile(full)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(gzCut, whole[:len(whole)/2], 0o644))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"validate trace cut at 30 kB", []string{"validate", "trace", cut("a.json", 30000, false), "--scenario", gptOssScenario}, "ends early, at byte 30000 (event 69"},
+		{"validate trace cut at 200 kB, gzip", []string{"validate", "trace", cut("b.json.gz", 200000, true), "--scenario", gptOssScenario}, "ends early, at byte 200000"},
+		{"validate trace cut inside its last step", []string{"validate", "trace", cut("c.json", 480000, false), "--scenario", gptOssScenario}, "ends early, at byte 480000 (event 1944: unexpected end of JSON), so its last step may be cut short"},
+		{"validate trace of a gzip stream cut in half", []string{"validate", "trace", gzCut, "--scenario", gptOssScenario}, "ends early"},
+		{"calib from-trace cut at 30 kB", []string{"calib", "from-trace", cut("d.json", 30000, false), "--scenario", gptOssScenario, "-o", filepath.Join(dir, "o.toml")}, "ends early, at byte 30000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tc.args...)
+			assert.Equal(t, ExitInput, code, stderr)
+			assert.Contains(t, stderr, tc.want)
+		})
+	}
+}
+
+// gunzip reads a gzip file whole.
+func gunzip(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	b, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	return b
 }
