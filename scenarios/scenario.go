@@ -177,7 +177,7 @@ func (s *Scenario) KeyError(err error) error {
 	var fe *sim.FieldError
 	if errors.As(err, &fe) {
 		if key, ok := simKeys[fe.Field]; ok {
-			return &Error{File: s.File, Line: s.doc.line(key), Key: key, Msg: fe.Msg, Err: err}
+			return s.keyError(key, fe.Msg, err)
 		}
 	}
 	if ke := s.serveKeyError(err); ke != nil {

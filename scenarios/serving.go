@@ -334,7 +334,21 @@ func (s *Scenario) serveKeyError(err error) error {
 	if !ok {
 		return nil
 	}
-	return &Error{File: s.File, Line: s.doc.line(key), Key: key, Msg: fe.Msg, Err: err}
+	return s.keyError(key, fe.Msg, err)
+}
+
+// keyError is an *Error of key: at its line when the file sets it; when it
+// does not (its default, or a flag's value), at no line of the file, which
+// would blame a line that does not hold it, and the message says so.
+func (s *Scenario) keyError(key, msg string, err error) *Error {
+	if s.Given(key) && !slices.Contains(s.doc.overridden, key) {
+		return &Error{File: s.File, Line: s.doc.line(key), Key: key, Msg: msg, Err: err}
+	}
+	how := "not set in the file, its default"
+	if slices.Contains(s.doc.overridden, key) {
+		how = "set by a flag"
+	}
+	return &Error{File: s.File, Key: key, Msg: "(" + how + ") " + msg, Err: err}
 }
 
 // serveKeys maps the serve.Config fields that serve.FieldError names to the

@@ -355,3 +355,47 @@ func gunzip(t *testing.T, path string) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// TestErrorNamesTheRightKey (class 8): an error names the key (never a Go
+// field name) that holds the wrong value, at the line that holds it; a key
+// the file does not set, or one set by a flag, is blamed on no line of the
+// file.
+func TestErrorNamesTheRightKey(t *testing.T) {
+	dir := t.TempDir()
+	mtp, err := os.ReadFile("../../../../scenarios/deepseek-v3-fp8-h200-tp8-mtp.toml")
+	require.NoError(t, err)
+	gpt, err := os.ReadFile("../../../../scenarios/gpt-oss-120b-h200-tp1.toml")
+	require.NoError(t, err)
+	write := func(name string, src []byte, old, new string) string {
+		require.Contains(t, string(src), old)
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(src), old, new, 1)), 0o644))
+		return p
+	}
+	draft := write("draft.toml", mtp, "draft_tokens = 1", "draft_tokens = 1000000")
+	draft16 := write("draft16.toml", mtp, "draft_tokens = 1", "draft_tokens = 16")
+	seqs := write("seqs.toml", gpt, "[runtime]", "[runtime]\nmax_num_batched_tokens = 100\nmax_num_seqs = 256")
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+		not  []string
+	}{
+		{"draft_tokens = 1000000 (was blamed on max_num_batched_tokens)", []string{"predict", draft}, "draft.toml:32: speculative.draft_tokens: 1000000 must be in [1, 16]",
+			[]string{"max_num_batched_tokens"}},
+		{"tokens below max_num_seqs (was MaxNumSeqs)", []string{"simulate", seqs}, "seqs.toml:19: runtime.max_num_batched_tokens: 100 tokens is below max_num_seqs 256",
+			[]string{"MaxNumSeqs", "MaxNumBatchedTokens"}},
+		{"a --set value is the flag's, at no line", []string{"sweep", draft16, "--serving", "--set", "runtime.max_num_batched_tokens=8,9"},
+			"draft16.toml: runtime.max_num_batched_tokens: (set by a flag) must be in [17, 16777216], got 8", []string{"draft16.toml:2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tc.args...)
+			assert.Equal(t, ExitInput, code, stderr)
+			stderr = strings.ReplaceAll(stderr, dir+string(filepath.Separator), "")
+			assert.Contains(t, stderr, tc.want)
+			for _, n := range tc.not {
+				assert.NotContains(t, stderr, n)
+			}
+		})
+	}
+}
