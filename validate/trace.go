@@ -201,6 +201,9 @@ type Report struct {
 	WorstCategory  cost.Category
 	WorstMiss      unit.Seconds
 	Warnings       []string
+	// OtherGPU is CheckTrace's evidence of a trace recorded on another GPU
+	// ("" when none); it is also a warning.
+	OtherGPU string
 }
 
 // InputError is a trace that cannot be compared with the scenario: no
@@ -218,6 +221,13 @@ func Compare(sm *sim.Sim, cfg *sim.Config, ranks []Rank, opts Options) (*Report,
 	rep := &Report{}
 	if opts.Context <= 0 {
 		return nil, errors.New("validate: context must be positive")
+	}
+	m, err := CheckTrace(cfg, ranks)
+	if err != nil {
+		return nil, err
+	}
+	if rep.OtherGPU = m.GPU; m.GPU != "" {
+		rep.Warnings = append(rep.Warnings, "the trace was "+m.GPU+": the comparison holds one GPU's kernels against another's prediction")
 	}
 	for _, rk := range ranks {
 		rep.Files = append(rep.Files, rk.File)

@@ -399,3 +399,41 @@ func TestErrorNamesTheRightKey(t *testing.T) {
 		})
 	}
 }
+
+// TestMismatchedInputs (class 7): a trace of another layout is refused
+// with the evidence; one recorded on another GPU is compared with a
+// warning and never turned into calibration tables for the scenario's GPU.
+func TestMismatchedInputs(t *testing.T) {
+	dir := t.TempDir()
+	h200 := filepath.Join(dir, "h200.json")
+	data := gunzip(t, traceData+"tracelens_vllm_decode_full_graph_execution.json.gz")
+	const blank = `"deviceProperties": [{"id": 0, "name": ""`
+	require.Contains(t, string(data), blank)
+	require.NoError(t, os.WriteFile(h200, bytes.Replace(data, []byte(blank), []byte(`"deviceProperties": [{"id": 0, "name": "NVIDIA H200"`), 1), 0o644))
+	out := filepath.Join(dir, "out.toml")
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{"TP8 trace (8 ranks, all-reduces) against a one-GPU scenario", []string{"validate", "trace", traceData + "tracelens_b200_vllm_gptoss_eager_trace.json.gz", "--scenario", gptOssScenario},
+			ExitInput, "the trace runs 74 collective kernels (the first a allreduce) but the scenario has 1 GPU"},
+		{"2-rank NCCL trace against a one-GPU scenario", []string{"validate", "trace", traceData + "hta_nccl_parser_config_nccl_data.json.gz", "--scenario", gptOssScenario},
+			ExitInput, "collective kernels"},
+		{"calib from-trace of a TP8 trace for a one-GPU scenario", []string{"calib", "from-trace", traceData + "tracelens_b200_vllm_gptoss_eager_trace.json.gz", "--scenario", gptOssScenario, "-o", out},
+			ExitInput, "collective kernels"},
+		{"validate trace recorded on an H200 against an MI300X scenario", []string{"validate", "trace", h200, "--scenario", gptOssScenario},
+			ExitOK, "warning: the trace was recorded on NVIDIA H200 (preset h200-sxm); the scenario's GPU is mi300x"},
+		{"calib from-trace of an H200 trace for an MI300X scenario", []string{"calib", "from-trace", h200, "--scenario", gptOssScenario, "-o", out},
+			ExitInput, "the trace was recorded on NVIDIA H200 (preset h200-sxm); the scenario's GPU is mi300x: its kernel times would calibrate another GPU"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCLI(t, tc.args...)
+			assert.Equal(t, tc.code, code, stderr)
+			assert.Contains(t, stderr, tc.want)
+			_, err := os.Stat(out)
+			assert.True(t, os.IsNotExist(err), "no calibration file written")
+		})
+	}
+}
