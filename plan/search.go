@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/sim"
@@ -35,6 +36,9 @@ type Options struct {
 	Concurrency []int
 	SLO         SLO
 	Target      Target
+	// Priced, when set, counts the points priced so far (screen and
+	// refine), for a caller's progress display; the search only adds.
+	Priced *atomic.Int64
 	// Workers evaluating points in parallel; 0: GOMAXPROCS. The result
 	// does not depend on it.
 	Workers int
@@ -252,7 +256,7 @@ func Search(s *Space, opt Options) (*Result, error) {
 			jobs = append(jobs, i)
 		}
 	}
-	if err := r.price(s, ev, opt.Workers, jobs); err != nil {
+	if err := r.price(s, ev, opt.Workers, jobs, opt.Priced); err != nil {
 		return nil, err
 	}
 	r.judge(jobs, opt.SLO)
@@ -268,8 +272,11 @@ func Search(s *Space, opt Options) (*Result, error) {
 }
 
 // price evaluates the points jobs with ev on opt.Workers goroutines.
-func (r *Result) price(s *Space, ev Evaluator, workers int, jobs []int) error {
+func (r *Result) price(s *Space, ev Evaluator, workers int, jobs []int, priced *atomic.Int64) error {
 	return forEach(len(jobs), workers, func(j int) error {
+		if priced != nil {
+			defer priced.Add(1)
+		}
 		p := &r.Points[jobs[j]]
 		c := &r.Candidates[p.Candidate]
 		m, err := ev.Evaluate(c, p.Concurrency, s.Workload)
@@ -339,7 +346,7 @@ func (r *Result) refine(s *Space, opt *Options, priced []int) ([]int, error) {
 		}
 		jobs = append(jobs, i)
 	}
-	if err := r.price(s, opt.Refine, opt.Workers, jobs); err != nil {
+	if err := r.price(s, opt.Refine, opt.Workers, jobs, opt.Priced); err != nil {
 		return nil, err
 	}
 	for _, i := range jobs {

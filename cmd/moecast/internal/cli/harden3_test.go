@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -437,3 +438,45 @@ func TestMismatchedInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestProgressLine (class 5): work beyond a second shows a progress line
+// (simulate, plan, sweep share it), cleared at the end; shorter work
+// prints nothing.
+func TestProgressLine(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		work  time.Duration
+		count int64
+		want  string
+	}{
+		{"1.5 s of work", 1500 * time.Millisecond, 7, "\rplan: 7 points priced"},
+		{"0.1 s of work", 100 * time.Millisecond, 7, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			var mu sync.Mutex
+			w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return b.Write(p) })
+			p := startProgressLine(w, func(done int64) string { return fmt.Sprintf("plan: %d points priced", done) })
+			p.done.Add(tc.count)
+			time.Sleep(tc.work)
+			p.Stop()
+			mu.Lock()
+			defer mu.Unlock()
+			if tc.want == "" {
+				assert.Empty(t, b.String())
+				return
+			}
+			assert.Contains(t, b.String(), tc.want)
+			assert.True(t, strings.HasSuffix(b.String(), "\r\x1b[K"), "cleared: %q", b.String())
+		})
+	}
+	// The line reaches the terminal raw (its escapes are moecast's own),
+	// past the safeWriter every command's stderr goes through.
+	var raw bytes.Buffer
+	force := true
+	assert.Equal(t, io.Writer(&raw), progressOn(&safeWriter{w: &raw}, &force))
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -15,6 +15,8 @@ import (
 // planOptions are the inputs of `moecast plan`.
 type planOptions struct {
 	Scenario string // file path or shipped scenario name; "" = embedded default
+	// progress gets the progress line (nil: none); runPlan sets it.
+	progress io.Writer
 	// Set holds the flags given; they override the scenario's [plan].
 	Set    planFlags
 	Format string
@@ -153,6 +155,7 @@ func runPlan(s *streams, opts *planOptions) error {
 	if err := checkHTMLPath(opts.HTML); err != nil {
 		return err
 	}
+	opts.progress = progressOn(s.Err, nil)
 	pl, err := computePlan(opts)
 	if err != nil {
 		return err
@@ -196,7 +199,12 @@ func computePlan(opts *planOptions) (*planned, error) {
 		}
 		o.Refine = ev
 	}
+	prog := startProgressLine(opts.progress, func(done int64) string {
+		return fmt.Sprintf("plan: %d points priced", done)
+	})
+	o.Priced = &prog.done
 	res, err := plan.Search(space, o)
+	prog.Stop()
 	if err != nil {
 		return nil, inputErr(err)
 	}

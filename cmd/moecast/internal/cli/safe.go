@@ -58,6 +58,18 @@ func (s *safeWriter) flush() {
 	}
 }
 
+// rawWriter is w without its safeWriters: for the progress line, whose
+// text is moecast's own and whose escapes must reach the terminal.
+func rawWriter(w io.Writer) io.Writer {
+	for {
+		s, ok := w.(*safeWriter)
+		if !ok {
+			return w
+		}
+		w = s.w
+	}
+}
+
 // osFile is the *os.File under w (through safeWriters), if any.
 func osFile(w io.Writer) (*os.File, bool) {
 	for {

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -273,12 +272,12 @@ func pointLabel(p scenarios.ServePoint) string {
 func (sn *simulation) run(sm *sim.Sim, progress io.Writer) error {
 	n := len(sn.points)
 	errs := make([]error, n)
-	var next, done atomic.Int64
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	if progress != nil {
-		go showProgress(progress, &done, n, stop)
-	}
+	prog := startProgressLine(progress, func(done int64) string {
+		return fmt.Sprintf("simulate: %d/%d points", done, n)
+	})
+	done := &prog.done
 	for range min(n, runtime.GOMAXPROCS(0)) {
 		wg.Add(1)
 		go func() {
@@ -294,7 +293,7 @@ func (sn *simulation) run(sm *sim.Sim, progress io.Writer) error {
 		}()
 	}
 	wg.Wait()
-	close(stop)
+	prog.Stop()
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -330,7 +329,7 @@ func (sn *simulation) runPoint(sm *sim.Sim, p *simPoint) error {
 func progressOn(w io.Writer, force *bool) io.Writer {
 	if force != nil {
 		if *force {
-			return w
+			return rawWriter(w)
 		}
 		return nil
 	}
@@ -342,28 +341,7 @@ func progressOn(w io.Writer, force *bool) io.Writer {
 	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
 		return nil
 	}
-	return w
-}
-
-// showProgress prints "simulate: k/n points" every 200 ms after the first
-// second, and clears the line when stop closes.
-func showProgress(w io.Writer, done *atomic.Int64, n int, stop <-chan struct{}) {
-	select {
-	case <-stop:
-		return
-	case <-time.After(time.Second):
-	}
-	t := time.NewTicker(200 * time.Millisecond)
-	defer t.Stop()
-	for {
-		fmt.Fprintf(w, "\rsimulate: %d/%d points", done.Load(), n)
-		select {
-		case <-stop:
-			fmt.Fprint(w, "\r\033[K")
-			return
-		case <-t.C:
-		}
-	}
+	return f
 }
 
 // num is a float for JSON: nil (null) when not finite.
