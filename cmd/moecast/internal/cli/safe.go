@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // safeWriter passes text to a terminal (or a pipe) with its control
@@ -56,6 +57,17 @@ func (s *safeWriter) flush() {
 		s.pending = false
 		s.w.Write([]byte{0xc2})
 	}
+}
+
+// visible is s with its control characters made visible, as safeWriter
+// writes them: for text written past a safeWriter (the progress line's
+// file name).
+func visible(s string) string {
+	var b strings.Builder
+	w := &safeWriter{w: &b}
+	io.WriteString(w, s)
+	w.flush()
+	return b.String()
 }
 
 // rawWriter is w without its safeWriters: for the progress line, whose

@@ -299,7 +299,7 @@ func startProgress(s *streams, files []string, fo *trace.FileOptions) (stop func
 		defer close(finished)
 		tick := time.NewTicker(200 * time.Millisecond)
 		defer tick.Stop()
-		label := filepath.Base(files[0])
+		label := visible(filepath.Base(files[0]))
 		if len(files) > 1 {
 			label = fmt.Sprintf("%d files", len(files))
 		}
