@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/moecast/moecast/calib/campaign"
 	"github.com/moecast/moecast/internal/cuda"
@@ -65,7 +66,14 @@ nothing.`,
 	f.IntVar(&o.GPUs, "gpus", 1, "GPUs to use (the comm op; the other ops measure device 0)")
 	f.StringVar(&o.GPU, "gpu", "", "GPU preset the file is for (default: from the device name)")
 	f.StringVar(&o.Date, "date", "", "measurement date YYYY-MM-DD (default today, UTC)")
-	f.StringVarP(&o.Out, "out", "o", "", "calibration file to write (required)")
+	f.StringVarP(&o.Out, "out", "o", "", "calibration file to write (required; --output, as the other commands name it, is the same flag)")
+	// --output is the output file's flag name everywhere else: accept it.
+	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "output" {
+			name = "out"
+		}
+		return pflag.NormalizedName(name)
+	})
 	f.StringVar(&o.Fabric, "fabric", "", "comm fabric preset of the collective tables (default: the GPU preset's)")
 	f.DurationVar(&o.CommTimeout, "comm-timeout", time.Minute, "comm: abort a collective (and fail a rendezvous) not done after this")
 	return cmd

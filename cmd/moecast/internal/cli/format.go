@@ -61,7 +61,7 @@ func (o output) write(s *streams, format string) error {
 		if err := atomicfile.CheckOutput(o.html, o.inputs...); err != nil {
 			return inputErrf("--html %w", err)
 		}
-		if err := writeHTML(o.html, o.page()); err != nil {
+		if err := writeHTML(s, o.html, o.page()); err != nil {
 			return err
 		}
 	}

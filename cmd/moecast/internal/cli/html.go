@@ -37,9 +37,15 @@ func scenarioInputs(sc *scenarios.Scenario) []string {
 	return in
 }
 
-// writeHTML renders page to path atomically.
-func writeHTML(path string, page *report.Page) error {
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return page.Write(w) })
+// writeHTML renders page to path atomically and says so on stderr ("wrote
+// FILE", as the calib commands say; on stderr because stdout may hold the
+// JSON or CSV output).
+func writeHTML(s *streams, path string, page *report.Page) error {
+	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return page.Write(w) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Err, "wrote %s\n", path)
+	return nil
 }
 
 // scenarioHeader is the page header of a scenario: name, model, box,

@@ -169,7 +169,7 @@ func runValidateTrace(s *streams, opts *validateTraceOptions) error {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeHTML(opts.HTML, validateTracePage(sc, rep)); err != nil {
+		if err := writeHTML(s, opts.HTML, validateTracePage(sc, rep)); err != nil {
 			return err
 		}
 	}

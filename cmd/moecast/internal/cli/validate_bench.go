@@ -78,7 +78,7 @@ func runValidateBench(s *streams, opts *validateBenchOptions) error {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeHTML(opts.HTML, validateBenchPage(opts.Scenario, cases, warnings)); err != nil {
+		if err := writeHTML(s, opts.HTML, validateBenchPage(opts.Scenario, cases, warnings)); err != nil {
 			return err
 		}
 	}
