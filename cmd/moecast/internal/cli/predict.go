@@ -289,6 +289,15 @@ type predictJSON struct {
 	Warnings    []string    `json:"warnings"`
 }
 
+// r6p is r6 of *p; nil stays nil (null in JSON).
+func r6p(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := r6(*p)
+	return &v
+}
+
 // r6 rounds a number written to JSON or CSV to 6 decimals of its unit
 // (1 ns for *_ms fields, 1 KB for *_gb fields): no false precision, and
 // golden files that do not depend on the last bits of float arithmetic.

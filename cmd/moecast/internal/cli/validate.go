@@ -239,7 +239,8 @@ type validateCategoryJSON struct {
 	PredictedMs       float64 `json:"predicted_ms"`
 	MeasuredExposedMs float64 `json:"measured_exposed_ms"`
 	ErrorMs           float64 `json:"error_ms"`
-	ErrorPct          float64 `json:"error_pct"`
+	// ErrorPct is null for a category the trace measured none of.
+	ErrorPct *float64 `json:"error_pct"`
 }
 
 type validateOpJSON struct {
@@ -350,7 +351,7 @@ func validateJSONOf(sc *scenarios.Scenario, rep *validate.Report) validateJSON {
 				continue
 			}
 			js.Categories[validateCatName(c)] = validateCategoryJSON{MeasuredMs: r6(cc.Measured.Ms()), PredictedMs: r6(cc.Predicted.Ms()),
-				MeasuredExposedMs: r6(cc.Exposed.Ms()), ErrorMs: r6((cc.Predicted - cc.Measured).Ms()), ErrorPct: r6(catPct(cc))}
+				MeasuredExposedMs: r6(cc.Exposed.Ms()), ErrorMs: r6((cc.Predicted - cc.Measured).Ms()), ErrorPct: r6p(catPct(cc))}
 		}
 		for _, o := range st.Ops {
 			js.Ops = append(js.Ops, opJSON(o))
@@ -384,11 +385,23 @@ func validateJSONOf(sc *scenarios.Scenario, rep *validate.Report) validateJSON {
 
 func validateCatName(c int) string { return cost.Category(c).String() }
 
-func catPct(cc validate.CategoryCompare) float64 {
+// catPct is a category's error in percent of what was measured; nil (shown
+// as "-", null in JSON) when the trace measured none of it: no percentage
+// of zero exists, and "+0.0%" would say the prediction was right.
+func catPct(cc validate.CategoryCompare) *float64 {
 	if cc.Measured <= 0 {
-		return 0
+		return nil
 	}
-	return float64((cc.Predicted - cc.Measured) / cc.Measured * 100)
+	v := float64((cc.Predicted - cc.Measured) / cc.Measured * 100)
+	return &v
+}
+
+// pctCell is catPct as a table cell (nil: "-").
+func pctCell(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 // validateCSV writes one row per (step, op), with the step's figures
@@ -449,7 +462,7 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 			if cc.Measured == 0 && cc.Predicted == 0 {
 				continue
 			}
-			ct.add(validateCatName(c), cc.Measured.Ms(), cc.Exposed.Ms(), cc.Predicted.Ms(), (cc.Predicted - cc.Measured).Ms(), catPct(cc))
+			ct.add(validateCatName(c), cc.Measured.Ms(), cc.Exposed.Ms(), cc.Predicted.Ms(), (cc.Predicted - cc.Measured).Ms(), pctCell(catPct(cc)))
 		}
 		if err := ct.render(w, formatText); err != nil {
 			return err
