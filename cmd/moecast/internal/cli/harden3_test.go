@@ -480,3 +480,43 @@ func TestProgressLine(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestSweepPageCaps (newcomer item): a sweep's HTML report draws at most
+// 12 lines of at most 500 points and lists at most 2,000 rows, and says
+// what it left out; the page of a 3,000-value sweep stays small.
+func TestSweepPageCaps(t *testing.T) {
+	dir := t.TempDir()
+	sc := "../../../../scenarios/gpt-oss-120b-h200-tp1.toml"
+	util := make([]string, 0, 24)
+	for i := 70; i < 94; i++ {
+		util = append(util, fmt.Sprintf("0.%02d", i))
+	}
+	for _, tc := range []struct {
+		name string
+		sets []string
+		want []string
+	}{
+		{"3,000 batch sizes", []string{"workload.batch=" + seq(3000)}, []string{
+			"Lines of more than 500 points draw 500 points of them, evenly spaced; --format csv has every point.",
+			"The first 2000 of 3000 rows; --format csv has every point."}},
+		{"24 memory fractions x 2 contexts", []string{"runtime.gpu_memory_utilization=" + strings.Join(util, ","), "workload.context=1024,2048"}, []string{
+			"The charts draw the first 12 of "}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			page := filepath.Join(dir, "p.html")
+			args := []string{"sweep", sc, "--html", page, "--format", "csv"}
+			for _, s := range tc.sets {
+				args = append(args, "--set", s)
+			}
+			code, _, stderr := runCLI(t, args...)
+			require.Equal(t, ExitOK, code, stderr)
+			assert.Contains(t, stderr, "wrote "+page)
+			b, err := os.ReadFile(page)
+			require.NoError(t, err)
+			for _, w := range tc.want {
+				assert.Contains(t, string(b), w)
+			}
+			assert.Less(t, len(b), 3<<20, "page size")
+		})
+	}
+}

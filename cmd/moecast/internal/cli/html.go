@@ -231,11 +231,12 @@ func sweepHeader(base *scenarios.Scenario, axes []plan.Axis, combinations string
 func (sw *swept) page() *report.Page {
 	pg := &report.Page{Title: "moecast sweep: " + sw.base.Name, Warnings: sw.warnings,
 		Header: sweepHeader(sw.base, sw.res.Axes, fmt.Sprintf("%d run, %d skipped", len(sw.res.Points), len(sw.res.Skipped)))}
-	xname, step, user := sw.charts()
+	xname, step, user, note := sw.charts()
+	rows, rowNote := capRows((*report.Table)(sw.table(true)))
 	pg.Sections = []report.Section{
-		{Title: "Step time against " + xname, Text: "One line per combination of the other swept keys; the band is the step's interval.", Chart: step},
+		{Title: "Step time against " + xname, Text: strings.TrimSpace("One line per combination of the other swept keys; the band is the step's interval. " + note), Chart: step},
 		{Title: "Tokens/s per user against " + xname, Chart: user},
-		{Title: "All points", Tables: []report.Titled{{Caption: "sweep --format csv", Table: (*report.Table)(sw.table(true))}}},
+		{Title: "All points", Text: rowNote, Tables: []report.Titled{{Caption: "sweep --format csv", Table: rows}}},
 	}
 	if lines := sw.skipLines(); len(lines) > 0 {
 		t := &report.Table{Columns: []report.Column{{Name: "skipped"}, {Name: "reason"}}}
@@ -248,7 +249,7 @@ func (sw *swept) page() *report.Page {
 }
 
 // charts builds the sweep's two line charts over the x key.
-func (sw *swept) charts() (string, report.Chart, report.Chart) {
+func (sw *swept) charts() (string, report.Chart, report.Chart, string) {
 	xAxis := -1 // index of the swept key plotted on x; -1: batch
 	for i, a := range sw.res.Axes {
 		numeric := true
@@ -278,6 +279,9 @@ func (sw *swept) charts() (string, report.Chart, report.Chart) {
 					x, _ = strconv.ParseFloat(st.Value, 64)
 					continue
 				}
+				if xAxis < 0 && st.Name == "workload.batch" {
+					continue // on the x axis already
+				}
 				parts = append(parts, st.Name+"="+st.Value)
 			}
 			if xAxis >= 0 && len(p.Value.steps) > 1 { // the scenario's batches, not swept
@@ -300,10 +304,7 @@ func (sw *swept) charts() (string, report.Chart, report.Chart) {
 			us.X, us.Y = append(us.X, x), append(us.Y, s.perUser)
 		}
 	}
-	const maxSeries = 12 // more lines than this are unreadable; the table has them all
-	if len(order) > maxSeries {
-		order = order[:maxSeries]
-	}
+	order, note := capLines(order)
 	unit := ""
 	if xAxis < 0 {
 		unit = "sequences"
@@ -312,10 +313,63 @@ func (sw *swept) charts() (string, report.Chart, report.Chart) {
 	step := &report.LineChart{Title: "Decode step time", X: xa, Y: report.Axis{Label: "step time", Unit: "ms"}}
 	user := &report.LineChart{Title: "Tokens/s per user", X: xa, Y: report.Axis{Label: "speed per user", Unit: "tokens/s"}}
 	for _, n := range order {
-		step.Series = append(step.Series, sortedSeries(*steps[n]))
-		user.Series = append(user.Series, sortedSeries(*users[n]))
+		st, thin1 := thinned(sortedSeries(*steps[n]))
+		us, thin2 := thinned(sortedSeries(*users[n]))
+		step.Series, user.Series = append(step.Series, st), append(user.Series, us)
+		if (thin1 || thin2) && !strings.Contains(note, "points of") {
+			note = strings.TrimSpace(note + fmt.Sprintf(" Lines of more than %d points draw %d points of them, evenly spaced; %s.", maxLinePoints, maxLinePoints, csvHasAllNote))
+		}
 	}
-	return xname, step, user
+	return xname, step, user, note
+}
+
+// Limits of an HTML report: lines a chart can show apart, points a line
+// needs to draw its shape, rows a page can list and still open in a
+// second. The CSV output (--format csv) always holds every point.
+const (
+	maxChartLines = 12
+	maxLinePoints = 500
+	maxReportRows = 2000
+	csvHasAllNote = "--format csv has every point"
+)
+
+// capLines keeps the first maxChartLines line names and says what was
+// left out ("" when nothing was).
+func capLines(order []string) ([]string, string) {
+	if len(order) <= maxChartLines {
+		return order, ""
+	}
+	return order[:maxChartLines], fmt.Sprintf("The charts draw the first %d of %d lines (combinations of the other swept keys); %s.",
+		maxChartLines, len(order), csvHasAllNote)
+}
+
+// thinned keeps at most maxLinePoints points of a series sorted by x, evenly
+// spaced, first and last included.
+func thinned(s report.Series) (report.Series, bool) {
+	n := len(s.X)
+	if n <= maxLinePoints {
+		return s, false
+	}
+	out := report.Series{Name: s.Name, NoMarkers: true}
+	for k := range maxLinePoints {
+		i := k * (n - 1) / (maxLinePoints - 1)
+		out.X, out.Y = append(out.X, s.X[i]), append(out.Y, s.Y[i])
+		if len(s.Lo) == n {
+			out.Lo, out.Hi = append(out.Lo, s.Lo[i]), append(out.Hi, s.Hi[i])
+		}
+	}
+	return out, true
+}
+
+// capRows keeps the first maxReportRows rows of t and says what was left
+// out ("" when nothing was).
+func capRows(t *report.Table) (*report.Table, string) {
+	if len(t.Rows) <= maxReportRows {
+		return t, ""
+	}
+	c := *t
+	c.Rows = t.Rows[:maxReportRows]
+	return &c, fmt.Sprintf("The first %d of %d rows; %s.", maxReportRows, len(t.Rows), csvHasAllNote)
 }
 
 // sortedSeries orders a series by x.
