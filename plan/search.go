@@ -122,6 +122,10 @@ type Point struct {
 	Verdict     Verdict
 	Fails       SLOFail // with FailsSLO
 	DominatedBy int     // index into Result.Points with Dominated, else -1
+	// Refined: Metrics are Options.Refine's (the serving simulation), not
+	// the Evaluator's screen figures. Charts and tables that mix the two
+	// pricings tell them apart by it.
+	Refined bool
 }
 
 // Deployment is one candidate's outcome: its best point that meets the
@@ -348,6 +352,9 @@ func (r *Result) refine(s *Space, opt *Options, priced []int) ([]int, error) {
 	}
 	if err := r.price(s, opt.Refine, opt.Workers, jobs, opt.Priced); err != nil {
 		return nil, err
+	}
+	for _, i := range jobs {
+		r.Points[i].Refined = true
 	}
 	for _, i := range jobs {
 		p := &r.Points[i]

@@ -156,7 +156,7 @@ func (pl *planned) page() *report.Page {
 	}
 	pg.Sections = []report.Section{
 		{Title: "Tokens/s per GPU against tokens/s per user",
-			Text:  "Every priced point (deployment x concurrency) that meets the SLOs; the line joins the Pareto front (no other point is better on both axes); the ring marks the recommended deployment. Axes are logarithmic.",
+			Text:  paretoText(r),
 			Chart: paretoChart(pl)},
 		{Title: front, Tables: []report.Titled{{Table: (*report.Table)(pl.pointRows(idx, false))}}},
 		{Title: "Deployments", Text: "Each layout's best point under the SLOs, and why it lost when it did.",
@@ -172,6 +172,25 @@ func (pl *planned) page() *report.Page {
 	return pg
 }
 
+// paretoText is the Pareto chart's caption: what it draws and, when the
+// search refined, that points priced only by the screen are left out (one
+// pricing per chart: screen figures leave out prefill and are not
+// comparable with the simulation's).
+func paretoText(r *plan.Result) string {
+	s := "Every priced point (deployment x concurrency) that meets the SLOs; the line joins the Pareto front (no other point is better on both axes); the ring marks the recommended deployment. Axes are logarithmic."
+	n := 0
+	refined := len(r.Front) > 0 && r.Points[r.Front[0]].Refined
+	for i := range r.Points {
+		if p := &r.Points[i]; refined && !p.Refined && p.Verdict != plan.NoMemory {
+			n++
+		}
+	}
+	if n > 0 {
+		s += fmt.Sprintf(" Every point drawn is priced by the serving simulation; the %d points priced only by the screen (which has no prefill) are left out: the CSV lists them with priced_by = screen.", n)
+	}
+	return s
+}
+
 func paretoChart(pl *planned) report.Chart {
 	r := pl.res
 	c := &report.Pareto{Title: "Pareto front", X: report.Axis{Label: "speed per user", Unit: "tokens/s", Log: true},
@@ -182,13 +201,18 @@ func paretoChart(pl *planned) report.Chart {
 			X: p.Metrics.PerUser, Y: p.PerGPU}
 	}
 	onFront := map[int]bool{}
+	refined := false
 	for _, i := range r.Front {
 		onFront[i] = true
+		refined = refined || r.Points[i].Refined
 	}
 	for i := range r.Points {
 		p := &r.Points[i]
 		if onFront[i] || p.Verdict == plan.NoMemory || !(p.PerGPU > 0 && p.Metrics.PerUser > 0) {
 			continue
+		}
+		if p.Refined != refined {
+			continue // one pricing per chart: the front's
 		}
 		if p.Verdict == plan.Dominated || p.Verdict == plan.Screened || len(r.Front) == 0 {
 			c.Others = append(c.Others, pt(i))
