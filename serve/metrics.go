@@ -221,7 +221,15 @@ func (e *engine) result() *Result {
 	}
 	m := e.cfg.Memory
 	r.KVPeakPerGPU = unit.Bytes(float64(e.peakBlocks*m.BlockSize) * float64(m.KVBytesPerToken) / float64(m.Groups))
-	if !math.IsInf(e.cfg.Workload.RequestRate, 1) {
+	switch {
+	case e.cfg.Workload.Trace != nil:
+		// A replayed log: its offered rate is the mean over its arrivals.
+		if last := e.reqs[n-1].arrival; last > 0 {
+			r.RequestRate = float64(n-1) / last
+		} else {
+			r.RequestRate = math.Inf(1)
+		}
+	case !math.IsInf(e.cfg.Workload.RequestRate, 1):
 		r.Overloaded, r.ServedRate = e.overload()
 	}
 	return r

@@ -97,9 +97,15 @@ func simulate(cfg Config, coster StepCoster) (*engine, error) {
 	e := &engine{cfg: &cfg, coster: coster, rng: newRand(cfg.Seed), chunked: -1,
 		bs: cfg.Memory.BlockSize, lookahead: cfg.Spec.Lookahead, k: cfg.Spec.DraftTokens}
 	in, out := make([]int32, n), make([]int32, n)
-	drawLengths(w, e.rng, in, out)
 	at := make([]float64, n)
-	arrivals(w, e.rng, at)
+	if w.Trace != nil {
+		for i, r := range w.Trace {
+			in[i], out[i], at[i] = int32(r.InputTokens), int32(r.OutputTokens), r.Arrival
+		}
+	} else {
+		drawLengths(w, e.rng, in, out)
+		arrivals(w, e.rng, at)
+	}
 	e.reqs = make([]request, n)
 	maxTok := 0
 	for i := range e.reqs {

@@ -26,6 +26,7 @@ const (
 	MaxRules       = 4 << 20   // a trace classification rules file
 	MaxText        = 64 << 20  // a benchmark tool's text log (nccl-tests)
 	MaxCSV         = 1 << 30   // a perf-database CSV (streamed, counted)
+	MaxRequestLog  = 1 << 30   // a request log to replay (workload.trace, --workload)
 )
 
 var (
@@ -189,4 +190,35 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// ReadFS is ReadFile for a file of fsys (a corpus read through os.DirFS):
+// the same refusals, the same cap.
+func ReadFS(fsys fs.FS, name string, limit int64) ([]byte, error) {
+	st, err := fs.Stat(fsys, name)
+	if err != nil {
+		return nil, &Error{Name: name, Err: unwrapPath(err)}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &Error{Name: name, Err: ErrNotRegular,
+			Msg: fmt.Sprintf("is %s, not a regular file; give a file", Kind(st.Mode()))}
+	}
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, &Error{Name: name, Err: unwrapPath(err)}
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if limit > 0 {
+		r = &capped{r: f, left: limit, limit: limit, name: name}
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, e
+		}
+		return nil, &Error{Name: name, Err: err}
+	}
+	return data, nil
 }

@@ -23,7 +23,7 @@ import (
 // command's output flags are checked by checkPaths before the command runs,
 // so a new command with one of these flags is covered without a line of
 // its own.
-var outputFlags = map[string]bool{"html": true, "output": true, "out": true}
+var outputFlags = map[string]bool{"html": true, "output": true, "out": true, "markdown": true}
 
 // checkPaths runs before every command (the root's PersistentPreRunE): each
 // output flag's path must be writable as a new or regular file, in a

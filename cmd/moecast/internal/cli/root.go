@@ -158,6 +158,7 @@ scenario:
 		newCalibCmd(s),
 		newGPUCmd(s),
 		newValidateCmd(s),
+		newScenarioCmd(s),
 	)
 	return root
 }

@@ -32,7 +32,7 @@ compared with the serving simulation point by point.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
-	cmd.AddCommand(newValidateTraceCmd(s), newValidateBenchCmd(s))
+	cmd.AddCommand(newValidateTraceCmd(s), newValidateBenchCmd(s), newValidateCorpusCmd(s))
 	return cmd
 }
 
