@@ -61,6 +61,8 @@ func TestOutputFlagsNeverOverwriteInputs(t *testing.T) {
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	plan := copyTo(t, dir, "plan.toml", "../../../../scenarios/kimi-k2.5-plan-1k1k.toml")
 	missing := filepath.Join(dir, "no", "such", "dir", "x.html")
+	manifest := copyTo(t, dir, "manifest.toml", "../../../../validate/corpus/manifest.toml")
+	cmdline := copyTo(t, dir, "serve.sh", "../../../../scenarios/testdata/engineargs/vllm_serve_dsv3_mtp.sh")
 	for _, tc := range []struct {
 		name   string
 		args   []string
@@ -79,6 +81,8 @@ func TestOutputFlagsNeverOverwriteInputs(t *testing.T) {
 		{"validate bench --html onto the result", []string{"validate", "bench", bench, "--scenario", "kimi-k2.5-h200-nvlink-tp8", "--html", bench}, bench, "is one of the inputs"},
 		{"calib from-trace -o onto the trace", []string{"calib", "from-trace", tr, "--scenario", gptOssScenario, "-o", tr}, tr, "-o " + tr + ": is one of the inputs"},
 		{"--html onto a FIFO", []string{"predict", sc, "--html", fifo}, "", "a named pipe (FIFO)"},
+		{"validate corpus --markdown onto its manifest", []string{"validate", "corpus", manifest, "--markdown", manifest}, manifest, "--markdown " + manifest + ": is one of the inputs"},
+		{"scenario from-vllm-args -o onto its input", []string{"scenario", "from-vllm-args", cmdline, "--gpu", "h200-sxm", "-o", cmdline}, cmdline, "-o " + cmdline + ": is one of the inputs"},
 		{"--html onto a device", []string{"predict", sc, "--html", "/dev/null"}, "", "a character device"},
 		{"plan --html into a missing directory fails before the search", []string{"plan", plan, "--html", missing}, "", "--html " + missing + ": no such directory " + filepath.Dir(missing)},
 	} {
@@ -148,6 +152,11 @@ func TestInputsSpecialOrEndless(t *testing.T) {
 		{"trace /dev/zero", []string{"trace", "summary", "/dev/zero"}, nil, "a character device"},
 		{"validate trace FIFO", []string{"validate", "trace", fifo, "--scenario", gptOssScenario}, nil, "a named pipe (FIFO)"},
 		{"validate bench FIFO", []string{"validate", "bench", fifo, "--scenario", "kimi-k2.5-h200-nvlink-tp8"}, nil, "a named pipe (FIFO)"},
+		{"scenario from-vllm-args FIFO", []string{"scenario", "from-vllm-args", fifo, "--gpu", "h200-sxm"}, nil, "a named pipe (FIFO)"},
+		{"scenario from-vllm-args /dev/zero", []string{"scenario", "from-vllm-args", "/dev/zero", "--gpu", "h200-sxm"}, nil, "a character device"},
+		{"scenario from-vllm-args endless standard input", []string{"scenario", "from-vllm-args", "-", "--gpu", "h200-sxm"}, endless{}, "standard input: is larger than 64 MiB"},
+		{"simulate --workload FIFO", []string{"simulate", "--workload", fifo}, nil, "a named pipe (FIFO)"},
+		{"validate corpus FIFO manifest", []string{"validate", "corpus", fifo}, nil, "a named pipe (FIFO)"},
 		{"calib import nccl-tests FIFO", []string{"calib", "import", "nccl-tests", fifo, "--gpu", "h100-sxm", "-o", filepath.Join(dir, "o.toml")}, nil, "a named pipe (FIFO)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
