@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -142,10 +141,8 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	}
 	res, err := campaign.Run(plan, copts)
 	if err != nil {
-		var pe *campaign.PresetError
-		if cuda.NoGPU(err) || errors.As(err, &pe) {
-			return inputErr(fmt.Errorf("calib gpu: %w", err))
-		}
+		// exitCodeOf gives no GPU, an unusable GPU stack and a device of
+		// no preset exit 2, a failed measurement 1.
 		return fmt.Errorf("calib gpu: %w", err)
 	}
 	// Ranks other than 0 of a job, and a run whose only table-writing op

@@ -170,7 +170,7 @@ func runPredict(s *streams, opts *predictOptions) error {
 	for _, b := range batches {
 		p, err := sm.Step(b, context)
 		if err != nil {
-			return inputErr(sc.KeyError(err))
+			return sc.KeyError(err)
 		}
 		if err := checkPointFinite(p); err != nil {
 			return inputErr(fmt.Errorf("%s: %w", sc.File, err))
@@ -180,7 +180,7 @@ func runPredict(s *streams, opts *predictOptions) error {
 	pr.warnings = append(pr.warnings, fitWarnings(pr.points)...)
 	rw, err := tableRangeWarnings(sm, pr.points)
 	if err != nil {
-		return inputErr(sc.KeyError(err))
+		return sc.KeyError(err)
 	}
 	pr.warnings = collapseWarnings(append(pr.warnings, rw...))
 	if pr.breakEven, err = breakEvens(sc, sm, pr.points); err != nil {

@@ -396,7 +396,7 @@ func (sn *simulation) runPoint(sm *sim.Sim, p *simPoint) error {
 		p.unservable = ue.Error()
 		return nil
 	case err != nil:
-		return inputErr(sn.sc.KeyError(err))
+		return sn.sc.KeyError(err)
 	case c.Err() != nil:
 		return inputErr(fmt.Errorf("%s: %s: %w", sn.sc.File, pointLabel(p.at), c.Err()))
 	}

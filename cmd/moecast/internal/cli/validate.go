@@ -208,7 +208,7 @@ func computeValidateTrace(s *streams, opts *validateTraceOptions) (*scenarios.Sc
 		if errors.As(err, &ie) {
 			return nil, nil, inputErr(err)
 		}
-		return nil, nil, inputErr(sc.KeyError(err))
+		return nil, nil, sc.KeyError(err)
 	}
 	rep.Warnings = append(append(append([]string{}, sc.Warnings...), warns...), rep.Warnings...)
 	if err := checkFiniteReport(rep); err != nil {
