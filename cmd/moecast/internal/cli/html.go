@@ -133,8 +133,12 @@ func memoryChart(pr *prediction) report.Chart {
 		r.Values = append(r.Values, math.Max(0, m.Reserve.GB()))
 		kv.Values = append(kv.Values, math.Max(0, m.KV.GB()))
 		free.Values = append(free.Values, math.Max(0, m.Free.GB()))
+		// The budget: GPU memory x gpu_memory_utilization, the same at
+		// every batch (weights + reserve + what the KV cache may take).
+		c.Budget = math.Max(0, (m.Weights + m.Reserve + m.Usable).GB())
 	}
 	c.Stacks = []report.Stack{w, r, kv, free}
+	c.BudgetName = "budget (GPU memory x gpu_memory_utilization)"
 	return c
 }
 
