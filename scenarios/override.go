@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"reflect"
@@ -115,6 +116,19 @@ func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
 // the file where it has one.
 func ParseWith(name string, data []byte, overrides []Override) (*Scenario, error) {
 	return parseWith(name, data, nil, dirOf(name), overrides)
+}
+
+// ReadSourceIn is ReadSource with "-" reading the scenario from stdin
+// (named StdinName; relative paths resolve against the current directory).
+func ReadSourceIn(arg string, stdin io.Reader) (*Source, error) {
+	if arg != infile.Stdin {
+		return ReadSource(arg)
+	}
+	data, err := infile.ReadFile(infile.Stdin, stdin, infile.MaxScenario)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	return &Source{name: StdinName, data: data, dir: "."}, nil
 }
 
 // OpenWith is Open with overrides (see ParseWith); arg "" is the embedded

@@ -573,3 +573,31 @@ func TestParetoOnePricing(t *testing.T) {
 		})
 	}
 }
+
+// TestStdinEverywhere (newcomer item): "-" reads standard input wherever a
+// scenario, config.json, calibration file, result file or engine command
+// line is read.
+func TestStdinEverywhere(t *testing.T) {
+	read := func(p string) string { return string(must(os.ReadFile(p))) }
+	sc := read("../../../../scenarios/gpt-oss-120b-h200-tp1.toml")
+	for _, tc := range []struct {
+		name, stdin string
+		args        []string
+		want        string
+	}{
+		{"predict", sc, []string{"predict", "-"}, "(<stdin>)"},
+		{"simulate", sc, []string{"simulate", "-", "--requests", "10"}, "(<stdin>)"},
+		{"sweep", sc, []string{"sweep", "-", "--set", "workload.batch=1,2"}, "(<stdin>)"},
+		{"model show", read("../../../../validate/testdata/gpt-oss-20b_config.json"), []string{"model", "show", "-"}, "GptOssForCausalLM"},
+		{"calib show", read("../../../../calib/embedded/h200-sxm.toml"), []string{"calib", "show", "-"}, "calibration <stdin>"},
+		{"validate bench", read(benchFixtures + "vllm-c16.json"), []string{"validate", "bench", "-", "--scenario", "kimi-k2.5-h200-nvlink-tp8"}, "kimi-k2.5-h200-nvlink-tp8"},
+		{"scenario from-vllm-args", read("../../../../scenarios/testdata/engineargs/vllm_serve_dsv3_mtp.sh"), []string{"scenario", "from-vllm-args", "-", "--gpu", "h200-sxm", "--acceptance", "0.8"}, "[model]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := RunIO(tc.args, strings.NewReader(tc.stdin), &out, &errb)
+			require.Equal(t, ExitOK, code, errb.String())
+			assert.Contains(t, out.String(), tc.want)
+		})
+	}
+}

@@ -15,8 +15,10 @@ import (
 // planOptions are the inputs of `moecast plan`.
 type planOptions struct {
 	Scenario string // file path or shipped scenario name; "" = embedded default
-	// progress gets the progress line (nil: none); runPlan sets it.
+	// progress gets the progress line (nil: none), stdin what "-" reads;
+	// runPlan sets them.
 	progress io.Writer
+	stdin    io.Reader
 	// Set holds the flags given; they override the scenario's [plan].
 	Set    planFlags
 	Format string
@@ -155,7 +157,7 @@ func runPlan(s *streams, opts *planOptions) error {
 	if err := checkHTMLPath(opts.HTML); err != nil {
 		return err
 	}
-	opts.progress = progressOn(s.Err, nil)
+	opts.progress, opts.stdin = progressOn(s.Err, nil), s.In
 	pl, err := computePlan(opts)
 	if err != nil {
 		return err
@@ -178,7 +180,11 @@ func runPlan(s *streams, opts *planOptions) error {
 
 // computePlan loads the scenario, merges the flags and searches.
 func computePlan(opts *planOptions) (*planned, error) {
-	sc, err := scenarios.OpenWith(opts.Scenario, nil)
+	var sc *scenarios.Scenario
+	src, err := scenarios.ReadSourceIn(opts.Scenario, opts.stdin)
+	if err == nil {
+		sc, err = src.Parse(nil)
+	}
 	if err != nil {
 		return nil, inputErr(err)
 	}

@@ -176,7 +176,7 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 	if err := checkHTMLPath(opts.HTML); err != nil {
 		return err
 	}
-	sc, err := openScenario(opts.Scenario)
+	sc, err := openScenario(s, opts.Scenario)
 	if err != nil {
 		return err
 	}
@@ -201,14 +201,20 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 
 // openScenario opens a scenario file or shipped name; "" is the embedded
 // default.
-func openScenario(name string) (*scenarios.Scenario, error) {
+func openScenario(s *streams, name string) (*scenarios.Scenario, error) {
 	var (
 		sc  *scenarios.Scenario
 		err error
 	)
-	if name == "" {
+	switch name {
+	case "":
 		sc, err = scenarios.Default()
-	} else {
+	case infile.Stdin:
+		var src *scenarios.Source
+		if src, err = scenarios.ReadSourceIn(name, s.In); err == nil {
+			sc, err = src.Parse(nil)
+		}
+	default:
 		sc, err = scenarios.Open(name)
 	}
 	if err != nil {

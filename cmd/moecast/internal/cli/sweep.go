@@ -18,6 +18,7 @@ import (
 type sweepOptions struct {
 	Scenario string    // file path or shipped scenario name; "" = embedded default
 	progress io.Writer // the progress line (nil: none); runSweep sets it
+	stdin    io.Reader // what "-" reads; runSweep sets it
 	Sets     []string  // --set KEY=V1,V2,... as given
 	Serving  bool      // --serving: each point runs simulate instead of predict
 	Format   string
@@ -230,7 +231,7 @@ func runSweep(s *streams, opts *sweepOptions) error {
 	if err := checkHTMLPath(opts.HTML); err != nil {
 		return err
 	}
-	opts.progress = progressOn(s.Err, nil)
+	opts.progress, opts.stdin = progressOn(s.Err, nil), s.In
 	if opts.Serving {
 		ss, err := computeServing(opts)
 		if err != nil {
@@ -254,7 +255,7 @@ func sweepInputs(opts *sweepOptions) ([]plan.Axis, *scenarios.Source, *scenarios
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	src, err := scenarios.ReadSource(opts.Scenario)
+	src, err := scenarios.ReadSourceIn(opts.Scenario, opts.stdin)
 	if err != nil {
 		return nil, nil, nil, inputErr(err)
 	}
