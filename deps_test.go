@@ -44,11 +44,15 @@ var allowed = map[string][]string{
 	"comm/ncclrun":   {"internal/cuda", "internal/rendezvous"},
 	"sim":            {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "gonum.org/v1/gonum"},
 	"serve":          {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
-	"plan":           {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
+	"plan":           {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "serve"},
 	"trace":          {"internal/unit", "internal/cost", "internal/infile", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
 	"trace/tracegen": {},
+	// calib reads aiconfigurator's parquet tables (parquet-go: a
+	// maintained pure-Go reader; parquet's encodings and compressions are
+	// not worth writing by hand) and keeps its largest embedded files
+	// zstd-compressed (klauspost/compress).
 	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/infile", "internal/curve", "kernels", "comm",
-		"github.com/BurntSushi/toml", "gonum.org/v1/gonum"},
+		"github.com/BurntSushi/toml", "gonum.org/v1/gonum", "github.com/parquet-go/parquet-go", "github.com/klauspost/compress"},
 	"calib/campaign": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "calib", "internal/cuda", "kernels/gpu", "report",
 		"comm", "comm/ncclrun", "internal/rendezvous"},
 	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "internal/infile", "model", "kernels", "comm", "sim", "serve", "plan", "calib",

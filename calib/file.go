@@ -31,6 +31,7 @@ import (
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/moecast/moecast/internal/infile"
 )
 
@@ -210,6 +211,16 @@ func Load(path string) (*File, error) {
 	data, err := infile.ReadFile(path, nil, infile.MaxCalibration)
 	if err != nil {
 		return nil, fmt.Errorf("calibration file: %w", err)
+	}
+	if strings.HasSuffix(path, ".zst") {
+		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, fmt.Errorf("calibration file: %w", err)
+		}
+		defer dec.Close()
+		if data, err = dec.DecodeAll(data, nil); err != nil {
+			return nil, fmt.Errorf("calibration file %s: not zstd-compressed TOML: %w", path, err)
+		}
 	}
 	return Parse(path, data)
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/moecast/moecast/internal/atomicfile"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Write validates f and writes it to path atomically: a reader never sees
@@ -18,6 +20,20 @@ func (f *File) Write(path string) error {
 	data, err := f.encodeChecked()
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if strings.HasSuffix(path, ".zst") {
+		// zstd-compressed TOML (the embedded whole-system imports)
+		return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+			enc, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1))
+			if err != nil {
+				return err
+			}
+			if _, err := enc.Write(data); err != nil {
+				enc.Close()
+				return err
+			}
+			return enc.Close()
+		})
 	}
 	return atomicfile.WriteFile(path, data, 0o644)
 }

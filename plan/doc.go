@@ -32,6 +32,10 @@
 // Candidate. Duplicate layouts are not emitted: with TP = 1 data-parallel
 // attention is the same layout as DP = n, and with n = 1 EP = n is EP = 1.
 //
+// Each layout carries the engines that run it (Candidate.Engine), as
+// serve's engine table says (serve.Engine.Runs): vLLM every layout without
+// data-parallel attention, SGLang those with DP = 1.
+//
 // # Memory
 //
 // A candidate's concurrency range is [1, MaxConcurrency]: the most

@@ -9,6 +9,7 @@ import (
 	"github.com/moecast/moecast/internal/dtype"
 	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
 )
 
@@ -76,23 +77,46 @@ type Space struct {
 	Workload Workload
 }
 
-// Engine says which engines run a layout as enumerated.
+// Engine is the set of engines that run a layout as enumerated: bit e for
+// serve.Engine e (serve's engine table says which engines run a layout).
 type Engine uint8
 
-const (
-	EngineVLLM Engine = 1 << iota
-	EngineSGLang
-)
+// EngineOf is the set of the engines that run layout l.
+func EngineOf(l model.Layout) Engine {
+	var s Engine
+	for _, e := range serve.Engines() {
+		if e.Runs(l) {
+			s |= 1 << e
+		}
+	}
+	return s
+}
 
-func (e Engine) String() string {
-	var s []string
-	if e&EngineVLLM != 0 {
-		s = append(s, "vllm")
+// Has reports whether e is in the set.
+func (s Engine) Has(e serve.Engine) bool { return e < 8 && s&(1<<e) != 0 }
+
+// Pick is prefer if it is in the set, else the set's first engine in table
+// order (prefer when the set is empty).
+func (s Engine) Pick(prefer serve.Engine) serve.Engine {
+	if s.Has(prefer) {
+		return prefer
 	}
-	if e&EngineSGLang != 0 {
-		s = append(s, "sglang")
+	for _, e := range serve.Engines() {
+		if s.Has(e) {
+			return e
+		}
 	}
-	return strings.Join(s, "+")
+	return prefer
+}
+
+func (s Engine) String() string {
+	var out []string
+	for _, e := range serve.Engines() {
+		if s.Has(e) {
+			out = append(out, e.String())
+		}
+	}
+	return strings.Join(out, "+")
 }
 
 // Candidate is one deployment sim.New accepted: a GPU type, a replica's
@@ -210,31 +234,29 @@ func layouts(n int) []struct {
 		l model.Layout
 		e Engine
 	}
-	add := func(l model.Layout, e Engine) {
-		out = append(out, struct {
-			l model.Layout
-			e Engine
-		}{l, e})
+	add := func(l model.Layout) {
+		if e := EngineOf(l); e != 0 {
+			out = append(out, struct {
+				l model.Layout
+				e Engine
+			}{l, e})
+		}
 	}
 	for tp := 1; tp <= n; tp++ {
 		if n%tp != 0 {
 			continue
 		}
 		dp := n / tp
-		e := EngineVLLM | EngineSGLang
-		if dp > 1 {
-			e = EngineVLLM
-		}
 		eps := []int{1}
 		if n > 1 {
 			eps = append(eps, n)
 		}
 		for _, ep := range eps {
-			add(model.Layout{TP: tp, DP: dp, EP: ep}, e)
+			add(model.Layout{TP: tp, DP: dp, EP: ep})
 		}
 		if dp == 1 && tp > 1 {
 			for _, ep := range eps {
-				add(model.Layout{TP: tp, DP: 1, EP: ep, DPAttention: true}, EngineSGLang)
+				add(model.Layout{TP: tp, DP: 1, EP: ep, DPAttention: true})
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
@@ -193,7 +194,7 @@ func (s *Scenario) buildServing() error {
 	if rt.Engine != "" {
 		e, ok := serve.ParseEngine(rt.Engine)
 		if !ok {
-			return d.errorf("runtime.engine", "unknown engine %q (want vllm or sglang)", rt.Engine)
+			return d.errorf("runtime.engine", "unknown engine %q (want %s)", rt.Engine, serve.EngineNames(" or "))
 		}
 		v.Engine = e
 	}
@@ -266,15 +267,15 @@ func (s *Scenario) buildServing() error {
 	}
 	if rt.MaxNumSeqs != nil {
 		n := *rt.MaxNumSeqs
-		if n < 0 || n > sim.MaxBatchSize || (n == 0 && v.Engine == serve.VLLM) {
-			return d.errorf("runtime.max_num_seqs", "%d must be in [1, %d] (SGLang: 0 = no limit)", n, sim.MaxBatchSize)
+		if n < 0 || n > sim.MaxBatchSize || (n == 0 && !v.Engine.Info().UnlimitedSeqs) {
+			return d.errorf("runtime.max_num_seqs", "%d must be in [1, %d]%s", n, sim.MaxBatchSize, unlimitedSeqs())
 		}
 		v.MaxNumSeqs = rt.MaxNumSeqs
 	}
 	if rt.MixedChunk != nil {
-		if v.Engine != serve.SGLang {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.mixed_chunk is SGLang's; vLLM always mixes prefill chunks into decode steps, so it is ignored",
-				s.File, d.line("runtime.mixed_chunk")))
+		if info := v.Engine.Info(); !info.MixedChunk {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.mixed_chunk is %s's; %s always mixes prefill chunks into decode steps, so it is ignored",
+				s.File, d.line("runtime.mixed_chunk"), engineTitles(func(i serve.EngineInfo) bool { return i.MixedChunk }), info.Title))
 		}
 		v.MixedChunk = rt.MixedChunk
 	}
@@ -289,6 +290,27 @@ func (s *Scenario) buildServing() error {
 		}
 	}
 	return nil
+}
+
+// unlimitedSeqs is " (SGLang: 0 = no limit)": the engines where
+// runtime.max_num_seqs 0 means no limit.
+func unlimitedSeqs() string {
+	t := engineTitles(func(i serve.EngineInfo) bool { return i.UnlimitedSeqs })
+	if t == "" {
+		return ""
+	}
+	return " (" + t + ": 0 = no limit)"
+}
+
+// engineTitles joins the titles of the engines whose info has a property.
+func engineTitles(has func(serve.EngineInfo) bool) string {
+	var out []string
+	for _, e := range serve.Engines() {
+		if i := e.Info(); has(i) {
+			out = append(out, i.Title)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // serveBase is the serve.Config of point p without Memory: the engine's
@@ -307,7 +329,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	if v.MaxNumSeqs != nil {
 		c.MaxNumSeqs = *v.MaxNumSeqs
 	}
-	if v.MixedChunk != nil && v.Engine == serve.SGLang {
+	if v.MixedChunk != nil && v.Engine.Info().MixedChunk {
 		c.MixedChunk = *v.MixedChunk
 	}
 	if v.AsyncScheduling != nil {

@@ -113,3 +113,36 @@ seed = 9
 	assert.Equal(t, 100, dc.Workload.Requests, "10 x concurrency, at least 100")
 	assert.True(t, math.IsInf(dc.Workload.RequestRate, 1))
 }
+
+// TestEngineMessages: the engine checks read serve's engine table and say
+// which engines have a setting.
+func TestEngineMessages(t *testing.T) {
+	cases := []struct {
+		name, runtime string
+		err, warning  string
+	}{
+		{"unknown engine", `engine = "trt"`, `unknown engine "trt" (want vllm or sglang)`, ""},
+		{"vllm seqs 0", `max_num_seqs = 0`, "runtime.max_num_seqs: 0 must be in [1, 16777216] (SGLang: 0 = no limit)", ""},
+		{"sglang seqs 0", "engine = \"sglang\"\nmax_num_seqs = 0", "", ""},
+		{"vllm mixed chunk", `mixed_chunk = true`, "",
+			"runtime.mixed_chunk is SGLang's; vLLM always mixes prefill chunks into decode steps, so it is ignored"},
+		{"sglang mixed chunk", "engine = \"sglang\"\nmixed_chunk = true", "", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse("e.toml", []byte(minimal+"[runtime]\n"+tc.runtime+"\n"))
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			if tc.warning == "" {
+				assert.Empty(t, s.Warnings)
+				return
+			}
+			require.Len(t, s.Warnings, 1)
+			assert.Contains(t, s.Warnings[0], tc.warning)
+		})
+	}
+}

@@ -3,7 +3,6 @@ package serve
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
@@ -24,33 +23,6 @@ type StepCoster interface {
 	StepCost(seqs []Seq) (t unit.Seconds, cats [cost.NumCategories]unit.Seconds)
 }
 
-// Engine is the serving engine whose scheduler is simulated.
-type Engine uint8
-
-const (
-	VLLM   Engine = iota // vLLM V1 (vllm/v1/core/sched/scheduler.py @ b4622cf)
-	SGLang               // SGLang (python/sglang/srt/managers/scheduler.py)
-)
-
-var engineNames = [...]string{"vllm", "sglang"}
-
-func (e Engine) String() string {
-	if int(e) < len(engineNames) {
-		return engineNames[e]
-	}
-	return fmt.Sprintf("engine(%d)", uint8(e))
-}
-
-// ParseEngine maps "vllm" or "sglang" to an Engine.
-func ParseEngine(s string) (Engine, bool) {
-	for i, n := range engineNames {
-		if n == s {
-			return Engine(i), true
-		}
-	}
-	return 0, false
-}
-
 // Memory is the KV-cache model: paged blocks of BlockSize tokens, each token
 // KVBytesPerToken on every GPU of its attention group. With Groups > 1
 // (data-parallel attention) each group has its own cache of KVCapacity per
@@ -62,12 +34,6 @@ type Memory struct {
 	KVCapacity      unit.Bytes // KV-cache memory per GPU
 	BlockSize       int        // tokens per block: vLLM 16 (64 with FlashMLA), SGLang page_size 1
 	Groups          int        // attention groups (DP attention ranks); 1 without DP attention
-}
-
-// blocksPerGroup is the number of whole blocks one group's cache holds.
-func (m Memory) blocksPerGroup() int {
-	b := math.Floor(float64(m.KVCapacity) / (float64(m.BlockSize) * float64(m.KVBytesPerToken)))
-	return int(math.Min(b, math.MaxInt32))
 }
 
 // Spec is speculative decoding as the scheduler sees it: every decode step
@@ -146,27 +112,23 @@ type Config struct {
 	Memory          Memory
 	Spec            Spec
 	Workload        Workload
-	Seed            uint64
+	// Load, when set, replaces Workload's random dataset and arrivals
+	// (a request log, a trace); Workload.MaxConcurrency still limits
+	// the requests in flight. Nil: Workload.
+	Load Load
+	Seed uint64
 }
 
 // GiB is 2^30 bytes.
 const GiB unit.Bytes = 1 << 30
 
 // DefaultConfig is the engine's default configuration on a GPU of the given
-// name and total memory, with a 1024-in / 128-out random workload of 1000
-// requests sent at once (vllm bench serve's defaults), async scheduling on
-// and no host overhead. Memory must be filled in by the caller.
-//
-//   - vLLM (vllm-project/vllm `vllm/engine/arg_utils.py` @ 99d7eb5,
-//     `_set_default_args`): max_num_batched_tokens 8192 and max_num_seqs 1024 for
-//     `vllm serve` on a GPU with at least 70 GiB whose name does not
-//     contain "a100"; 2048 / 256 otherwise. Block size 16.
-//   - SGLang (sgl-project/sglang `python/sglang/srt/server_args.py`):
-//     chunked_prefill_size
-//     2048 below 35 GiB, 4096 below 60 GiB, 8192 below 160 GiB, else
-//     16384; max_prefill_tokens 16384; mixed chunks off; page size 1;
-//     max_running_requests left to the KV cache (SGLang derives it from
-//     the pool size; not modelled).
+// name and total memory (the engine row's defaults, cited there), with a
+// 1024-in / 128-out random workload of 1000 requests sent at once (vllm
+// bench serve's defaults), async scheduling on and no host overhead.
+// Memory's KVBytesPerToken and KVCapacity must be filled in by the caller.
+// An unknown engine gets vLLM's block size and no scheduler settings
+// (Validate rejects it).
 func DefaultConfig(e Engine, gpuName string, gpuMemory unit.Bytes) Config {
 	c := Config{
 		Engine:          e,
@@ -175,26 +137,8 @@ func DefaultConfig(e Engine, gpuName string, gpuMemory unit.Bytes) Config {
 		Workload: Workload{Requests: 1000, RequestRate: math.Inf(1), Burstiness: 1,
 			InputTokens: 1024, OutputTokens: 128},
 	}
-	switch e {
-	case VLLM:
-		if gpuMemory >= 70*GiB && !strings.Contains(strings.ToLower(gpuName), "a100") {
-			c.MaxNumBatchedTokens, c.MaxNumSeqs = 8192, 1024
-		} else {
-			c.MaxNumBatchedTokens, c.MaxNumSeqs = 2048, 256
-		}
-	case SGLang:
-		switch {
-		case gpuMemory < 35*GiB:
-			c.MaxNumBatchedTokens = 2048
-		case gpuMemory < 60*GiB:
-			c.MaxNumBatchedTokens = 4096
-		case gpuMemory < 160*GiB:
-			c.MaxNumBatchedTokens = 8192
-		default:
-			c.MaxNumBatchedTokens = 16384
-		}
-		c.MaxPrefillTokens = 16384
-		c.Memory.BlockSize = 1
+	if e.valid() {
+		engines[e].defaults(&c, gpuName, gpuMemory)
 	}
 	return c
 }
@@ -222,29 +166,15 @@ func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 
 // Validate checks every field; the first error found names its field.
 func (c *Config) Validate() error {
-	if c.Engine > SGLang {
-		return fieldErrorf("Engine", "unknown engine %d (want vllm or sglang)", c.Engine)
+	if !c.Engine.valid() {
+		return fieldErrorf("Engine", "unknown engine %d (want %s)", c.Engine, EngineNames(" or "))
 	}
 	k := c.Spec.DraftTokens
 	if c.MaxNumBatchedTokens < 1+k || c.MaxNumBatchedTokens > maxTokens {
 		return fieldErrorf("MaxNumBatchedTokens", "must be in [%d, %d], got %d", 1+k, maxTokens, c.MaxNumBatchedTokens)
 	}
-	switch c.Engine {
-	case VLLM:
-		if c.MaxNumSeqs < 1 {
-			return fieldErrorf("MaxNumSeqs", "must be at least 1, got %d", c.MaxNumSeqs)
-		}
-		if c.MaxNumBatchedTokens < c.MaxNumSeqs {
-			// vLLM's SchedulerConfig rejects this too.
-			return fieldErrorf("MaxNumBatchedTokens", "%d tokens is below max_num_seqs %d (a step schedules a token per sequence)", c.MaxNumBatchedTokens, c.MaxNumSeqs)
-		}
-	case SGLang:
-		if c.MaxNumSeqs < 0 {
-			return fieldErrorf("MaxNumSeqs", "must be 0 (no limit) or positive, got %d", c.MaxNumSeqs)
-		}
-		if c.MaxPrefillTokens < 1 {
-			return fieldErrorf("MaxPrefillTokens", "must be at least 1, got %d", c.MaxPrefillTokens)
-		}
+	if err := engines[c.Engine].validate(c); err != nil {
+		return err
 	}
 	if !finiteNonNeg(float64(c.Host.PerStep)) {
 		return fieldErrorf("Host.PerStep", "must be finite and >= 0, got %g", float64(c.Host.PerStep))
@@ -267,6 +197,14 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Spec.validate(); err != nil {
 		return err
+	}
+	if c.Load != nil {
+		// The load's requests are checked once generated; of Workload
+		// only the client's limit applies.
+		if c.Workload.MaxConcurrency < 0 {
+			return fieldErrorf("Workload.MaxConcurrency", "must be 0 (no limit) or positive, got %d", c.Workload.MaxConcurrency)
+		}
+		return nil
 	}
 	return c.Workload.validate()
 }

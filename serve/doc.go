@@ -9,6 +9,38 @@
 // randomness only from rand.New(rand.NewPCG(Config.Seed, 1)). Times are
 // unit.Seconds (float64 seconds) from the benchmark's start.
 //
+// # Parts
+//
+// Run is an engine-agnostic event loop (run.go) over parts chosen by the
+// configuration, each a small interface with its implementations in
+// files of their own:
+//
+//   - Load (workload.go): the requests, their lengths and arrival times.
+//     Workload, vllm bench serve's random dataset with a closed loop or
+//     gamma arrivals, is the built-in one; Config.Load takes a caller's
+//     (a request log, a trace).
+//   - client (client.go): vllm bench serve's sender, at most
+//     MaxConcurrency requests in flight.
+//   - instance (instance.go): one engine instance, a scheduler over a KV
+//     cache and a waiting queue, building one step at a time.
+//   - scheduler: one per engine, sched_vllm.go and sched_sglang.go, made
+//     by the engine's row of the engine table (engine.go), which also
+//     holds the engine's name, setting names, defaults by GPU, validation,
+//     KV block size and the layouts it runs. Adding an engine is one row
+//     and one scheduler file.
+//   - kvCache (kvcache.go): slots reserved per request; blockPool, paged
+//     blocks pooled over the attention groups, is the one implementation.
+//   - StepCoster: the price of one step (SimCoster: sim.StepBatch).
+//
+// The loop jumps the clock to the client's next send when the instance is
+// idle; otherwise it has the scheduler build a step, prices it, advances
+// the clock by the step's wall time, and applies the outcome (chunks
+// computed, tokens streamed, finished requests freed, the scheduler told
+// of each), then lets the client send what arrived. Nothing in the loop
+// depends on the engine. docs/decisions/0005-serve-design.md says where
+// disaggregated prefill/decode, prefix caching, request logs and per-rank
+// DP scheduling plug in.
+//
 // # Time
 //
 // The engine runs one step at a time with no gap between steps: a step
@@ -43,7 +75,10 @@
 // loop (C sent at t = 0, the next when one finishes). Lengths are fixed,
 // or uniform on vLLM's random-dataset range [floor(L(1-r)), ceil(L(1+r))];
 // every request generates exactly its output length (--ignore-eos).
-// Prefix caching is nil (random prompts).
+// Prefix caching is nil (random prompts). With Config.Load the caller's
+// requests replace the random dataset and arrivals; the client still
+// limits them to MaxConcurrency in flight, and Result.RequestRate is the
+// number of requests over the last arrival (+Inf when all arrive at 0).
 //
 // # vLLM V1
 //

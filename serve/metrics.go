@@ -186,10 +186,10 @@ func weightedStats(w []weighted) Stats {
 }
 
 // result computes the metrics once every request has finished.
-func (e *engine) result() *Result {
+func (e *run) result() *Result {
 	n := len(e.reqs)
-	r := &Result{RequestRate: e.cfg.Workload.RequestRate, Requests: n, Completed: e.completed, Steps: e.steps, MixedSteps: e.mixedSteps,
-		Preemptions: e.preemptions, Breakdown: e.cats, MeanAcceptanceLength: 1}
+	r := &Result{RequestRate: e.rate, Requests: n, Completed: e.completed, Steps: e.steps, MixedSteps: e.mixedSteps,
+		Preemptions: e.inst.preemptions, Breakdown: e.cats, MeanAcceptanceLength: 1}
 	ttft := make([]float64, 0, n)
 	e2e := make([]float64, 0, n)
 	tpot := make([]float64, 0, n)
@@ -220,16 +220,11 @@ func (e *engine) result() *Result {
 		r.MeanAcceptanceLength = 1 + float64(e.accepted)/float64(e.drafts)
 	}
 	m := e.cfg.Memory
-	r.KVPeakPerGPU = unit.Bytes(float64(e.peakBlocks*m.BlockSize) * float64(m.KVBytesPerToken) / float64(m.Groups))
-	switch {
-	case e.cfg.Workload.Trace != nil:
-		// A replayed log: its offered rate is the mean over its arrivals.
-		if last := e.reqs[n-1].arrival; last > 0 {
-			r.RequestRate = float64(n-1) / last
-		} else {
-			r.RequestRate = math.Inf(1)
-		}
-	case !math.IsInf(e.cfg.Workload.RequestRate, 1):
+	u := e.inst.kv.usage()
+	r.KVPeakPerGPU = unit.Bytes(float64(u.Peak*u.BlockSize) * float64(m.KVBytesPerToken) / float64(m.Groups))
+	// A replayed log is not judged overloaded: its latencies are of the
+	// same requests as the measured run's.
+	if !math.IsInf(e.rate, 1) && !e.replay {
 		r.Overloaded, r.ServedRate = e.overload()
 	}
 	return r
@@ -240,7 +235,7 @@ func (e *engine) result() *Result {
 // (up to the change in the number in flight); beyond capacity completions
 // run at the engine's rate and the backlog grows. Runs with fewer than 20
 // arrivals in the window are not judged.
-func (e *engine) overload() (bool, float64) {
+func (e *run) overload() (bool, float64) {
 	n := len(e.reqs)
 	h := n / 2
 	arrived := n - 1 - h

@@ -36,7 +36,7 @@ func TestReplayArrivalsAndLengths(t *testing.T) {
 	// Two requests far apart never share a step: each TTFT is its own
 	// isolated prefill, and the second's length is its own.
 	tr := []TraceRequest{{Arrival: 0, InputTokens: 100, OutputTokens: 5}, {Arrival: 100, InputTokens: 4000, OutputTokens: 5}}
-	e, r := run(t, replay(tr), realistic)
+	e, r := simRun(t, replay(tr), realistic)
 	assert.Equal(t, 4100, r.TotalInputTokens)
 	assert.Greater(t, e.reqs[1].ttft, e.reqs[0].ttft, "the longer prompt prefills longer")
 	within(t, e.reqs[1].send, 100, 0, "sent at its arrival")

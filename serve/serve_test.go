@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 
@@ -59,7 +60,7 @@ func point(e Engine, c, requests, in, out int) Config {
 	return cfg
 }
 
-func run(t *testing.T, cfg Config, c StepCoster) (*engine, *Result) {
+func simRun(t *testing.T, cfg Config, c StepCoster) (*run, *Result) {
 	t.Helper()
 	e, err := simulate(cfg, c)
 	require.NoError(t, err)
@@ -161,7 +162,7 @@ func TestTTFTAtLeastIsolatedPrefill(t *testing.T) {
 		for _, c := range []int{1, 8, 64} {
 			cfg := point(e, c, 4*c, 4096, 32)
 			cfg.Workload.RangeRatio = 0.9
-			en, _ := run(t, cfg, realistic)
+			en, _ := simRun(t, cfg, realistic)
 			for i, q := range en.reqs {
 				iso, _ := realistic.StepCost([]Seq{{Query: int(q.in), Prefill: true}})
 				if q.ttft < float64(iso)*(1-1e-12) {
@@ -277,7 +278,7 @@ func TestUnservable(t *testing.T) {
 func TestVLLMChunking(t *testing.T) {
 	cfg := point(VLLM, 2, 2, 8192, 4)
 	l := realistic
-	en, r := run(t, cfg, l)
+	en, r := simRun(t, cfg, l)
 	s1, _ := l.StepCost([]Seq{{Query: 8192, Prefill: true}})
 	s2, _ := l.StepCost([]Seq{{Query: 1, Context: 8192}, {Query: 8191, Prefill: true}})
 	s3, _ := l.StepCost([]Seq{{Query: 1, Context: 8193}, {Query: 1, Context: 8191, Prefill: true}})
@@ -377,8 +378,12 @@ func TestOverload(t *testing.T) {
 func TestArrivals(t *testing.T) {
 	for _, b := range []float64{0.25, 1, 4, math.Inf(1)} {
 		w := Workload{Requests: 20000, RequestRate: 10, Burstiness: b}
-		at := make([]float64, w.Requests)
-		arrivals(w, newRand(3), at)
+		reqs := make([]Request, w.Requests)
+		arrivals(w, newRand(3), reqs)
+		at := make([]float64, len(reqs))
+		for i, r := range reqs {
+			at[i] = float64(r.Arrival)
+		}
 		within(t, at[len(at)-1], 2000, 1e-12, "last arrival at n/rate")
 		// Coefficient of variation of the gaps: 1/sqrt(burstiness).
 		var s, ss float64
@@ -398,18 +403,18 @@ func TestArrivals(t *testing.T) {
 
 func TestLengths(t *testing.T) {
 	w := Workload{Requests: 5000, InputTokens: 1000, OutputTokens: 3, RangeRatio: 0.5}
-	in, out := make([]int32, w.Requests), make([]int32, w.Requests)
-	drawLengths(w, newRand(1), in, out)
-	lo, hi := int32(1<<30), int32(0)
-	for _, v := range in {
-		lo, hi = min(lo, v), max(hi, v)
+	reqs := make([]Request, w.Requests)
+	drawLengths(w, newRand(1), reqs)
+	lo, hi := 1<<30, 0
+	for _, r := range reqs {
+		lo, hi = min(lo, r.In), max(hi, r.In)
 	}
-	assert.Equal(t, [2]int32{500, 1500}, [2]int32{lo, hi})
+	assert.Equal(t, [2]int{500, 1500}, [2]int{lo, hi})
 	lo, hi = 1<<30, 0
-	for _, v := range out {
-		lo, hi = min(lo, v), max(hi, v)
+	for _, r := range reqs {
+		lo, hi = min(lo, r.Out), max(hi, r.Out)
 	}
-	assert.Equal(t, [2]int32{1, 5}, [2]int32{lo, hi}, "floor(1.5) .. ceil(4.5)")
+	assert.Equal(t, [2]int{1, 5}, [2]int{lo, hi}, "floor(1.5) .. ceil(4.5)")
 }
 
 func TestWeightedStatsMatchNumpy(t *testing.T) {
@@ -432,7 +437,7 @@ func TestWeightedStatsMatchNumpy(t *testing.T) {
 func TestClientSideQueueExcluded(t *testing.T) {
 	cfg := point(VLLM, 1, 50, 2000, 20)
 	cfg.Workload.RequestRate = 1000
-	en, r := run(t, cfg, realistic)
+	en, r := simRun(t, cfg, realistic)
 	iso, _ := realistic.StepCost([]Seq{{Query: 2000, Prefill: true}})
 	for i, q := range en.reqs {
 		within(t, q.ttft, float64(iso), 1e-12, fmt.Sprintf("request %d TTFT", i))
@@ -543,4 +548,81 @@ func TestStepsRespectLimits(t *testing.T) {
 			assert.Positive(t, r.Preemptions, "%s mixed=%v", e, mixed)
 		}
 	}
+}
+
+// listLoad is a fixed list of requests (a request log).
+type listLoad []Request
+
+func (l listLoad) Generate(*rand.Rand) []Request { return l }
+
+// TestLoadSeam: a caller's Load that generates what Workload does gives the
+// same run (Workload's rate is the exact n/last arrival here), and bad
+// generated requests are field errors naming the request.
+func TestLoadSeam(t *testing.T) {
+	for _, e := range []Engine{VLLM, SGLang} {
+		cfg := point(e, 8, 200, 1500, 40)
+		cfg.Workload.RangeRatio = 0.5
+		cfg.Workload.RequestRate = 4
+		cfg.Seed = 7
+		want, err := Run(cfg, realistic)
+		require.NoError(t, err)
+		reqs := cfg.Workload.Generate(newRand(cfg.Seed))
+		withLoad := cfg
+		withLoad.Load = listLoad(reqs)
+		withLoad.Workload = Workload{MaxConcurrency: cfg.Workload.MaxConcurrency}
+		got, err := Run(withLoad, realistic)
+		require.NoError(t, err)
+		within(t, got.RequestRate, want.RequestRate, 1e-12, "offered rate")
+		got.RequestRate = want.RequestRate
+		assert.Equal(t, want, got, "%s", e)
+	}
+	cases := []struct {
+		name string
+		load listLoad
+		msg  string
+	}{
+		{"empty", listLoad{}, "generated 0 requests"},
+		{"input", listLoad{{In: 0, Out: 1}}, "request 0: input 0 tokens"},
+		{"output", listLoad{{In: 1, Out: 1}, {In: 1, Out: -1}}, "request 1: output -1 tokens"},
+		{"order", listLoad{{In: 1, Out: 1, Arrival: 2}, {In: 1, Out: 1, Arrival: 1}}, "request 1: arrival 1 s"},
+		{"nan", listLoad{{In: 1, Out: 1, Arrival: unit.Seconds(math.NaN())}}, "request 0: arrival NaN"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := point(VLLM, 1, 1, 1, 1)
+			cfg.Load = tc.load
+			_, err := Run(cfg, realistic)
+			var fe *FieldError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, "Load", fe.Field)
+			assert.Contains(t, fe.Msg, tc.msg)
+		})
+	}
+}
+
+// TestBlockPool: grow takes whole blocks and refuses (changing nothing)
+// beyond the free ones; free returns them; the peak stays.
+func TestBlockPool(t *testing.T) {
+	reqs := make([]request, 3)
+	p := newBlockPool(Memory{KVBytesPerToken: 1, KVCapacity: 80, BlockSize: 16, Groups: 2}, reqs)
+	steps := []struct {
+		name       string
+		op         func() bool
+		ok         bool
+		used, peak int
+	}{
+		{"one slot takes a block", func() bool { return p.grow(0, 1) }, true, 1, 1},
+		{"within the block", func() bool { return p.grow(0, 16) }, true, 1, 1},
+		{"next block", func() bool { return p.grow(0, 17) }, true, 2, 2},
+		{"eight more", func() bool { return p.grow(1, 128) }, true, 10, 10},
+		{"none left", func() bool { return p.grow(2, 1) }, false, 10, 10},
+		{"free", func() bool { p.free(1); return true }, true, 2, 10},
+		{"after free", func() bool { return p.grow(2, 33) }, true, 5, 10},
+	}
+	for _, s := range steps {
+		assert.Equal(t, s.ok, s.op(), s.name)
+		u := p.usage()
+		assert.Equal(t, kvUsage{Used: s.used, Peak: s.peak, Total: 10, BlockSize: 16}, u, s.name)
+	}
+	assert.Equal(t, [3]int32{32, 0, 48}, [3]int32{reqs[0].held, reqs[1].held, reqs[2].held})
 }

@@ -123,20 +123,12 @@ func SimMemory(cfg sim.Config, s *sim.Sim, e Engine) (Memory, error) {
 }
 
 // BlockSize is the KV block (page) size engine e uses for model m on a GPU
-// of architecture arch (see SimMemory).
+// of architecture arch (the engine row's; see SimMemory).
 func BlockSize(e Engine, m *model.Config, arch string) int {
-	if e == SGLang {
-		return 1
+	if !e.valid() {
+		return vllmBlockSize(m, arch)
 	}
-	if m != nil && m.Attn.Kind == model.MLA {
-		switch arch {
-		case "sm_90":
-			return 64
-		case "sm_100":
-			return 128
-		}
-	}
-	return 16
+	return engines[e].blockSize(m, arch)
 }
 
 // SimSpec is the scheduler's view of sim's speculative decoding: K drafts

@@ -3,7 +3,73 @@ package serve
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/moecast/moecast/internal/unit"
 )
+
+// Request is one request of a load: its prompt and output lengths (the
+// request generates exactly Out tokens) and when the client is ready to
+// send it, from the start of the run.
+type Request struct {
+	In, Out int
+	Arrival unit.Seconds
+}
+
+// Load is a run's requests: the arrival process and the request lengths.
+// Generate returns them in arrival order (non-decreasing Arrival), drawing
+// any randomness from rng in a fixed order. The client sends them as
+// `vllm bench serve` does, at most Workload.MaxConcurrency in flight.
+//
+// Workload, vllm bench's random dataset with a closed loop or gamma
+// arrivals, is the built-in load. A request log or a trace is another
+// implementation (its requests passed in as data: serve reads no files);
+// a multi-turn conversation, whose next turn is ready only when the
+// previous one finished, adds a dependency to Request that the client
+// honours.
+type Load interface {
+	Generate(rng *rand.Rand) []Request
+}
+
+// Generate implements Load: vllm bench serve's random dataset (every input
+// length, then every output length, see drawLengths) and its arrivals
+// (see arrivals), in that order.
+func (w Workload) Generate(rng *rand.Rand) []Request {
+	reqs := make([]Request, w.Requests)
+	drawLengths(w, rng, reqs)
+	arrivals(w, rng, reqs)
+	return reqs
+}
+
+// checkLoad validates what a caller's Load generated.
+func checkLoad(reqs []Request) error {
+	if len(reqs) < 1 || len(reqs) > 1<<24 {
+		return fieldErrorf("Load", "generated %d requests, want [1, %d]", len(reqs), 1<<24)
+	}
+	prev := 0.0
+	for i, r := range reqs {
+		a := float64(r.Arrival)
+		switch {
+		case r.In < 1 || r.In > maxTokens:
+			return fieldErrorf("Load", "request %d: input %d tokens outside [1, %d]", i, r.In, maxTokens)
+		case r.Out < 1 || r.Out > maxTokens:
+			return fieldErrorf("Load", "request %d: output %d tokens outside [1, %d]", i, r.Out, maxTokens)
+		case !(a >= prev) || math.IsInf(a, 0):
+			return fieldErrorf("Load", "request %d: arrival %g s is not finite and at or after the previous (%g s)", i, a, prev)
+		}
+		prev = a
+	}
+	return nil
+}
+
+// offeredRate is a generated load's rate for Result.RequestRate: n / last
+// arrival, +Inf when every request arrives at t = 0.
+func offeredRate(reqs []Request) float64 {
+	last := float64(reqs[len(reqs)-1].Arrival)
+	if last == 0 {
+		return math.Inf(1)
+	}
+	return float64(len(reqs)) / last
+}
 
 // lengthRange is vLLM's RandomDataset range for a nominal length L and
 // range ratio r: [floor(L(1-r)), ceil(L(1+r))], at least 1
@@ -17,37 +83,39 @@ func lengthRange(l int, r float64) (lo, hi int) {
 	return max(lo, 1), max(hi, 1)
 }
 
-// drawLengths fills in and out with each request's prompt and output
-// lengths: all input lengths first, then all output lengths, each uniform
-// on its inclusive range (the order numpy's integers(lo, hi+1, size=n)
-// calls draw them in; the generator differs, so the draws are not vLLM's).
-func drawLengths(w Workload, rng *rand.Rand, in, out []int32) {
-	draw := func(dst []int32, l int) {
+// drawLengths sets each request's prompt and output lengths: all input
+// lengths first, then all output lengths, each uniform on its inclusive
+// range (the order numpy's integers(lo, hi+1, size=n) calls draw them in;
+// the generator differs, so the draws are not vLLM's).
+func drawLengths(w Workload, rng *rand.Rand, reqs []Request) {
+	draw := func(l int, set func(i, v int)) {
 		lo, hi := lengthRange(l, w.RangeRatio)
-		for i := range dst {
+		for i := range reqs {
 			if lo == hi {
-				dst[i] = int32(lo)
+				set(i, lo)
 			} else {
-				dst[i] = int32(lo + rng.IntN(hi-lo+1))
+				set(i, lo+rng.IntN(hi-lo+1))
 			}
 		}
 	}
-	draw(in, w.InputTokens)
-	draw(out, w.OutputTokens)
+	draw(w.InputTokens, func(i, v int) { reqs[i].In = v })
+	draw(w.OutputTokens, func(i, v int) { reqs[i].Out = v })
 }
 
-// arrivals fills at with each request's arrival time in seconds from the
-// start, as vllm bench serve's get_request computes them: with rate = +Inf
-// all zero; else cumulative gamma(shape = burstiness, scale = 1/(rate x
+// arrivals sets each request's arrival time in seconds from the start, as
+// vllm bench serve's get_request computes them: with rate = +Inf all zero;
+// else cumulative gamma(shape = burstiness, scale = 1/(rate x
 // burstiness)) intervals (constant 1/rate intervals for burstiness +Inf),
 // then rescaled so the last arrival is at exactly n/rate.
-func arrivals(w Workload, rng *rand.Rand, at []float64) {
+func arrivals(w Workload, rng *rand.Rand, reqs []Request) {
 	if math.IsInf(w.RequestRate, 1) {
-		clear(at)
+		for i := range reqs {
+			reqs[i].Arrival = 0
+		}
 		return
 	}
 	sum := 0.0
-	for i := range at {
+	for i := range reqs {
 		var d float64
 		switch {
 		case math.IsInf(w.Burstiness, 1):
@@ -58,14 +126,14 @@ func arrivals(w Workload, rng *rand.Rand, at []float64) {
 			d = gamma(rng, w.Burstiness) / (w.RequestRate * w.Burstiness)
 		}
 		sum += d
-		at[i] = sum
+		reqs[i].Arrival = unit.Seconds(sum)
 	}
 	if sum > 0 {
 		// at/sum first: with tiny gamma shapes sum can be subnormal, and
 		// (n/rate)/sum would overflow.
-		end := float64(len(at)) / w.RequestRate
-		for i := range at {
-			at[i] = at[i] / sum * end
+		end := float64(len(reqs)) / w.RequestRate
+		for i := range reqs {
+			reqs[i].Arrival = unit.Seconds(float64(reqs[i].Arrival) / sum * end)
 		}
 	}
 }
@@ -95,3 +163,14 @@ func gamma(rng *rand.Rand, shape float64) float64 {
 
 // newRand is the package's one generator construction.
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 1)) }
+
+// traceLoad replays Workload.Trace: each request's arrival and lengths.
+type traceLoad []TraceRequest
+
+func (t traceLoad) Generate(*rand.Rand) []Request {
+	reqs := make([]Request, len(t))
+	for i, r := range t {
+		reqs[i] = Request{In: r.InputTokens, Out: r.OutputTokens, Arrival: unit.Seconds(r.Arrival)}
+	}
+	return reqs
+}

@@ -25,7 +25,8 @@ func servingRefine(sc *scenarios.Scenario) (plan.Evaluator, error) {
 // of the plan's request shape (fixed lengths, exact output), all sent at
 // t = 0 as `vllm bench serve --max-concurrency C --request-rate inf` does.
 // The engine is the scenario's (runtime.engine) where the layout runs on
-// it, else the one the layout needs (SGLang for data-parallel attention).
+// it, else the first in serve's engine table that runs it (SGLang for
+// data-parallel attention).
 type servingEval struct {
 	engine     serve.Engine
 	seed       uint64
@@ -51,13 +52,7 @@ func (e *servingEval) Name() string {
 
 // Evaluate implements plan.Evaluator.
 func (e *servingEval) Evaluate(c *plan.Candidate, concurrency int, w plan.Workload) (plan.Metrics, error) {
-	engine := e.engine
-	if (engine == serve.VLLM && c.Engine&plan.EngineVLLM == 0) || (engine == serve.SGLang && c.Engine&plan.EngineSGLang == 0) {
-		engine = serve.SGLang
-		if c.Engine&plan.EngineVLLM != 0 {
-			engine = serve.VLLM
-		}
-	}
+	engine := c.Engine.Pick(e.engine)
 	cfg, err := serve.SimConfig(c.Config, c.Sim, engine)
 	if err != nil {
 		return plan.Metrics{}, err
@@ -68,7 +63,7 @@ func (e *servingEval) Evaluate(c *plan.Candidate, concurrency int, w plan.Worklo
 	if e.maxSeqs != nil {
 		cfg.MaxNumSeqs = *e.maxSeqs
 	}
-	if e.mixed != nil && engine == serve.SGLang {
+	if e.mixed != nil && engine.Info().MixedChunk {
 		cfg.MixedChunk = *e.mixed
 	}
 	if e.async != nil {

@@ -685,7 +685,7 @@ func (sn *simulation) text(w io.Writer) error {
 		"scenario  " + sc.Name + " (" + sc.File + ")",
 		"model     " + modelSummary(sc),
 		fmt.Sprintf("box       %dx %s (%s, %s), fabric %s", c.GPUs, c.GPU.Name, c.GPU.Memory, c.GPU.MemBW, c.Fabric.Name),
-		fmt.Sprintf("layout    %s, CUDA graphs %s, all-reduce %s, KV cache %s", layoutString(c), graphs, allReduceName(sc), c.KVCache),
+		fmt.Sprintf("layout    %s, CUDA graphs %s, all-reduce %s, KV cache %s", layoutString(c), graphs, allReduceName(sc), kvCacheName(sc)),
 		"calib     " + sc.CalibrationNote,
 	}
 	if sp := c.Spec; sp.Method != sim.SpecNone {
@@ -722,20 +722,20 @@ func (sn *simulation) given(key string) string {
 
 func (sn *simulation) engineLine() string {
 	c := sn.points[0].cfg
-	e := c.Engine.String()
-	budget := "max_num_batched_tokens"
-	seqs := fmt.Sprintf("max_num_seqs %d%s", c.MaxNumSeqs, sn.given("runtime.max_num_seqs"))
+	info := c.Engine.Info()
+	seqs := fmt.Sprintf("%s %d%s", info.SeqsKey, c.MaxNumSeqs, sn.given("runtime.max_num_seqs"))
+	if info.UnlimitedSeqs && c.MaxNumSeqs == 0 {
+		seqs = info.SeqsKey + " unlimited" + sn.given("runtime.max_num_seqs")
+	}
 	extra := ""
-	if c.Engine == serve.SGLang {
-		budget = "chunked_prefill_size"
-		seqs = "max_running_requests unlimited" + sn.given("runtime.max_num_seqs")
-		if c.MaxNumSeqs > 0 {
-			seqs = fmt.Sprintf("max_running_requests %d%s", c.MaxNumSeqs, sn.given("runtime.max_num_seqs"))
-		}
-		extra = fmt.Sprintf(", mixed chunk %s%s, max_prefill_tokens %d", onOff(c.MixedChunk), sn.given("runtime.mixed_chunk"), c.MaxPrefillTokens)
+	if info.MixedChunk {
+		extra += fmt.Sprintf(", mixed chunk %s%s", onOff(c.MixedChunk), sn.given("runtime.mixed_chunk"))
+	}
+	if info.PrefillTokens {
+		extra += fmt.Sprintf(", max_prefill_tokens %d", c.MaxPrefillTokens)
 	}
 	return fmt.Sprintf("engine    %s%s: %s %d%s, %s%s, async scheduling %s%s, KV block %d tokens, host overhead 0 (not modelled)",
-		e, sn.given("runtime.engine"), budget, c.MaxNumBatchedTokens, sn.given("runtime.max_num_batched_tokens"), seqs, extra,
+		info.Name, sn.given("runtime.engine"), info.BudgetKey, c.MaxNumBatchedTokens, sn.given("runtime.max_num_batched_tokens"), seqs, extra,
 		onOff(c.AsyncScheduling), sn.given("runtime.async_scheduling"), c.Memory.BlockSize)
 }
 

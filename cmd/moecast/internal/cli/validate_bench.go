@@ -260,9 +260,12 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 		v.Concurrency, v.RequestRate = nil, []float64{p.RequestRate}
 	}
 	if b := strings.ToLower(r.Backend); b != "" {
-		engine := sc.Serving.Engine.String()
-		if (strings.HasPrefix(b, "sglang") && engine != "sglang") || (strings.HasPrefix(b, "vllm") && engine != "vllm") {
-			w = append(w, fmt.Sprintf("%s: the benchmark ran against backend %q but the scenario simulates engine %s (runtime.engine)", benchName(r), r.Backend, engine))
+		engine := sc.Serving.Engine
+		for _, e := range serve.Engines() {
+			if strings.HasPrefix(b, e.String()) && e != engine {
+				w = append(w, fmt.Sprintf("%s: the benchmark ran against backend %q but the scenario simulates engine %s (runtime.engine)", benchName(r), r.Backend, engine))
+				break
+			}
 		}
 	}
 	if r.AcceptanceLength > 0 && sc.Config.Spec.Method == 0 {

@@ -1,0 +1,200 @@
+package serve
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/model"
+)
+
+// Engine is the serving engine whose scheduler is simulated: an index
+// into the engine table (engines).
+type Engine uint8
+
+const (
+	VLLM   Engine = iota // vLLM V1 (vllm/v1/core/sched/scheduler.py @ b4622cf)
+	SGLang               // SGLang (python/sglang/srt/managers/scheduler.py)
+)
+
+// EngineInfo is what other packages need to know of an engine: its names
+// and which of Config's scheduler settings it has, under which names.
+type EngineInfo struct {
+	Name  string // as written in scenarios (runtime.engine) and JSON: "vllm"
+	Title string // as written in prose: "vLLM"
+	// BudgetKey and SeqsKey are the engine's own names of
+	// Config.MaxNumBatchedTokens and Config.MaxNumSeqs.
+	BudgetKey, SeqsKey string
+	// UnlimitedSeqs: MaxNumSeqs 0 means no limit (else it must be >= 1).
+	UnlimitedSeqs bool
+	// MixedChunk: Config.MixedChunk is a setting of the engine; without it
+	// the engine always mixes prefill chunks into decode steps.
+	MixedChunk bool
+	// PrefillTokens: Config.MaxPrefillTokens is a setting of the engine.
+	PrefillTokens bool
+}
+
+// engineRow is everything engine-specific: adding an engine is one row
+// here and one scheduler file (sched_<name>.go).
+type engineRow struct {
+	EngineInfo
+	// defaults sets c's scheduler settings and KV block size to the
+	// engine's defaults on a GPU of the given name and memory.
+	defaults func(c *Config, gpuName string, gpuMemory unit.Bytes)
+	// validate checks the engine's own constraints on c's settings.
+	validate func(c *Config) error
+	// blockSize is the KV block (page) size for model m (nil: not MLA)
+	// on a GPU of architecture arch.
+	blockSize func(m *model.Config, arch string) int
+	// runs reports whether the engine serves layout l (plan enumerates
+	// the layouts; this says which engines run each).
+	runs func(l model.Layout) bool
+	// scheduler makes the engine's scheduler for a validated c.
+	scheduler func(c *Config) scheduler
+}
+
+// engines is the engine table, indexed by Engine.
+var engines = [...]engineRow{
+	VLLM: {
+		EngineInfo: EngineInfo{Name: "vllm", Title: "vLLM", BudgetKey: "max_num_batched_tokens", SeqsKey: "max_num_seqs"},
+		defaults:   vllmDefaults,
+		validate:   vllmValidate,
+		blockSize:  vllmBlockSize,
+		// vLLM runs attention TP-way in each of DP groups
+		// (--data-parallel-size); it has no data-parallel attention
+		// with TP over the MLP side.
+		runs:      func(l model.Layout) bool { return !l.DPAttention },
+		scheduler: newVLLMScheduler,
+	},
+	SGLang: {
+		EngineInfo: EngineInfo{Name: "sglang", Title: "SGLang", BudgetKey: "chunked_prefill_size", SeqsKey: "max_running_requests",
+			UnlimitedSeqs: true, MixedChunk: true, PrefillTokens: true},
+		defaults:  sglangDefaults,
+		validate:  sglangValidate,
+		blockSize: func(*model.Config, string) int { return 1 }, // page_size 1 (server_args.py default)
+		// SGLang's --dp without DP attention (replicas behind its router)
+		// is not enumerated; --enable-dp-attention is (DP = 1, TP = n).
+		runs:      func(l model.Layout) bool { return l.DP == 1 },
+		scheduler: newSGLangScheduler,
+	},
+}
+
+// Engines lists every engine in table order.
+func Engines() []Engine {
+	out := make([]Engine, len(engines))
+	for i := range out {
+		out[i] = Engine(i)
+	}
+	return out
+}
+
+// EngineNames is the engines' names joined by sep ("vllm or sglang").
+func EngineNames(sep string) string {
+	names := make([]string, len(engines))
+	for i := range engines {
+		names[i] = engines[i].Name
+	}
+	return strings.Join(names, sep)
+}
+
+func (e Engine) valid() bool { return int(e) < len(engines) }
+
+func (e Engine) String() string {
+	if e.valid() {
+		return engines[e].Name
+	}
+	return fmt.Sprintf("engine(%d)", uint8(e))
+}
+
+// Info is the engine's row as other packages see it (zero for an unknown
+// engine).
+func (e Engine) Info() EngineInfo {
+	if e.valid() {
+		return engines[e].EngineInfo
+	}
+	return EngineInfo{}
+}
+
+// Runs reports whether the engine serves a replica of layout l.
+func (e Engine) Runs(l model.Layout) bool { return e.valid() && engines[e].runs(l) }
+
+// ParseEngine maps an engine's name ("vllm", "sglang") to the Engine.
+func ParseEngine(s string) (Engine, bool) {
+	for i := range engines {
+		if engines[i].Name == s {
+			return Engine(i), true
+		}
+	}
+	return 0, false
+}
+
+// vllmDefaults: vllm-project/vllm `vllm/engine/arg_utils.py` @ 99d7eb5,
+// `_set_default_args`: max_num_batched_tokens 8192 and max_num_seqs 1024
+// for `vllm serve` on a GPU with at least 70 GiB whose name does not
+// contain "a100"; 2048 / 256 otherwise. Block size 16 (SimMemory sets the
+// attention backend's).
+func vllmDefaults(c *Config, gpuName string, gpuMemory unit.Bytes) {
+	if gpuMemory >= 70*GiB && !strings.Contains(strings.ToLower(gpuName), "a100") {
+		c.MaxNumBatchedTokens, c.MaxNumSeqs = 8192, 1024
+	} else {
+		c.MaxNumBatchedTokens, c.MaxNumSeqs = 2048, 256
+	}
+	c.Memory.BlockSize = 16
+}
+
+func vllmValidate(c *Config) error {
+	if c.MaxNumSeqs < 1 {
+		return fieldErrorf("MaxNumSeqs", "must be at least 1, got %d", c.MaxNumSeqs)
+	}
+	if c.MaxNumBatchedTokens < c.MaxNumSeqs {
+		// vLLM's SchedulerConfig rejects this too.
+		return fieldErrorf("MaxNumBatchedTokens", "%d tokens is below max_num_seqs %d (a step schedules a token per sequence)", c.MaxNumBatchedTokens, c.MaxNumSeqs)
+	}
+	return nil
+}
+
+// vllmBlockSize (vllm/platforms/cuda.py, CudaPlatform.check_and_update_config):
+// MLA models run FlashMLA on sm_90 ("Forcing kv cache block size to 64 for
+// FlashMLA backend") and CUTLASS MLA on sm_100 ("... to 128 for
+// CUTLASS_MLA backend"); other models and GPUs keep the default 16.
+func vllmBlockSize(m *model.Config, arch string) int {
+	if m != nil && m.Attn.Kind == model.MLA {
+		switch arch {
+		case "sm_90":
+			return 64
+		case "sm_100":
+			return 128
+		}
+	}
+	return 16
+}
+
+// sglangDefaults: sgl-project/sglang `python/sglang/srt/server_args.py`:
+// chunked_prefill_size 2048 below 35 GiB, 4096 below 60 GiB, 8192 below
+// 160 GiB, else 16384; max_prefill_tokens 16384; mixed chunks off; page
+// size 1; max_running_requests left to the KV cache (SGLang derives it
+// from the pool size; not modelled).
+func sglangDefaults(c *Config, _ string, gpuMemory unit.Bytes) {
+	switch {
+	case gpuMemory < 35*GiB:
+		c.MaxNumBatchedTokens = 2048
+	case gpuMemory < 60*GiB:
+		c.MaxNumBatchedTokens = 4096
+	case gpuMemory < 160*GiB:
+		c.MaxNumBatchedTokens = 8192
+	default:
+		c.MaxNumBatchedTokens = 16384
+	}
+	c.MaxPrefillTokens = 16384
+	c.Memory.BlockSize = 1
+}
+
+func sglangValidate(c *Config) error {
+	if c.MaxNumSeqs < 0 {
+		return fieldErrorf("MaxNumSeqs", "must be 0 (no limit) or positive, got %d", c.MaxNumSeqs)
+	}
+	if c.MaxPrefillTokens < 1 {
+		return fieldErrorf("MaxPrefillTokens", "must be at least 1, got %d", c.MaxPrefillTokens)
+	}
+	return nil
+}

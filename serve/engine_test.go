@@ -1,0 +1,71 @@
+package serve
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/model"
+)
+
+// TestEngineTable: every row is complete, names parse back to their
+// engine, and an unknown engine is refused by name.
+func TestEngineTable(t *testing.T) {
+	for _, e := range Engines() {
+		t.Run(e.String(), func(t *testing.T) {
+			r := engines[e]
+			require.NotEmpty(t, r.Name)
+			require.NotEmpty(t, r.Title)
+			require.NotEmpty(t, r.BudgetKey)
+			require.NotEmpty(t, r.SeqsKey)
+			for name, f := range map[string]bool{"defaults": r.defaults != nil, "validate": r.validate != nil,
+				"blockSize": r.blockSize != nil, "runs": r.runs != nil, "scheduler": r.scheduler != nil} {
+				assert.True(t, f, "%s missing", name)
+			}
+			p, ok := ParseEngine(r.Name)
+			assert.True(t, ok)
+			assert.Equal(t, e, p)
+			assert.Equal(t, r.EngineInfo, e.Info())
+		})
+	}
+	_, ok := ParseEngine("VLLM")
+	assert.False(t, ok, "names are exact")
+	assert.Equal(t, "vllm or sglang", EngineNames(" or "))
+	assert.Equal(t, "engine(9)", Engine(9).String())
+	assert.Equal(t, EngineInfo{}, Engine(9).Info())
+	assert.False(t, Engine(9).Runs(model.Layout{TP: 1, DP: 1, EP: 1}))
+}
+
+// TestEngineRows pins what the rows say about layouts and block sizes.
+func TestEngineRows(t *testing.T) {
+	mla := &model.Config{}
+	mla.Attn.Kind = model.MLA
+	cases := []struct {
+		name         string
+		e            Engine
+		l            model.Layout
+		runs         bool
+		m            *model.Config
+		arch         string
+		block        int
+		unlimitedSeq bool
+	}{
+		{"vllm tp8", VLLM, model.Layout{TP: 8, DP: 1, EP: 8}, true, nil, "sm_90", 16, false},
+		{"vllm dp2", VLLM, model.Layout{TP: 4, DP: 2, EP: 8}, true, mla, "sm_90", 64, false},
+		{"vllm dp attention", VLLM, model.Layout{TP: 8, DP: 1, EP: 8, DPAttention: true}, false, mla, "sm_100", 128, false},
+		{"vllm mla sm_120", VLLM, model.Layout{TP: 1, DP: 1, EP: 1}, true, mla, "sm_120", 16, false},
+		{"sglang tp8", SGLang, model.Layout{TP: 8, DP: 1, EP: 8}, true, mla, "sm_90", 1, true},
+		{"sglang dp2", SGLang, model.Layout{TP: 4, DP: 2, EP: 8}, false, nil, "sm_90", 1, true},
+		{"sglang dp attention", SGLang, model.Layout{TP: 8, DP: 1, EP: 8, DPAttention: true}, true, nil, "sm_90", 1, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.runs, tc.e.Runs(tc.l))
+			assert.Equal(t, tc.block, BlockSize(tc.e, tc.m, tc.arch))
+			assert.Equal(t, tc.unlimitedSeq, tc.e.Info().UnlimitedSeqs)
+			assert.Equal(t, BlockSize(tc.e, nil, ""), DefaultConfig(tc.e, "NVIDIA H200", 141e9).Memory.BlockSize,
+				"the default block is the row's for a non-MLA model")
+		})
+	}
+}
