@@ -379,6 +379,7 @@ type scenarioText struct {
 	maxSeqs, maxBatched int
 	spec                string // speculative method; "" = none
 	draftTokens         int
+	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
 	comments            []string
 }
 
@@ -388,8 +389,14 @@ func (s scenarioText) String() string {
 	for _, c := range s.comments {
 		b.WriteString("# " + c + "\n")
 	}
-	fmt.Fprintf(&b, "name = %q\n\n[model]\nconfig = %q\n\n[hardware]\ngpu = %q\ngpus = %d\ncalibration = \"embedded\"\n\n",
-		s.name, s.config, s.gpu, s.gpus)
+	fmt.Fprintf(&b, "name = %q\n\n[model]\nconfig = %q\n\n[hardware]\n", s.name, s.config)
+	if s.gpu != "" {
+		fmt.Fprintf(&b, "gpu = %q\n", s.gpu)
+	}
+	fmt.Fprintf(&b, "gpus = %d\ncalibration = \"embedded\"\n\n", s.gpus)
+	if s.customGPU != "" {
+		b.WriteString("[hardware.custom_gpu]\n" + s.customGPU + "\n")
+	}
 	fmt.Fprintf(&b, "[parallel]\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n\n[runtime]\nengine = %q\n", s.tp, s.dp, s.ep, s.dpAttention, s.engine)
 	if s.maxSeqs > 0 {
 		fmt.Fprintf(&b, "max_num_seqs = %d\n", s.maxSeqs)
@@ -665,7 +672,11 @@ func (g *gen) llmServingSim() error {
 			}
 		}
 		hw := dir[:strings.Index(dir, "_")]
-		gpu := map[string]string{"RTXPRO6000": "rtx-pro-6000-server", "RTX4090": "rtx-4090"}[hw]
+		gpu := map[string]string{"RTXPRO6000": "rtx-pro-6000-server"}[hw]
+		custom, customNote := customGPUs[hw], ""
+		if custom != "" {
+			gpu, customNote = "-", customGPUNotes[hw]
+		}
 		if gpu == "" {
 			gpu = strings.ToLower(hw)
 		}
@@ -689,6 +700,10 @@ func (g *gen) llmServingSim() error {
 			if meta.Engine.EP {
 				st.ep = st.gpus
 			}
+			if custom != "" {
+				st.gpu, st.customGPU = "", custom
+				st.comments = append(st.comments[:1], customNote)
+			}
 			e.Scenario = "llmservingsim/" + dir + "/scenario.toml"
 			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
 				return err
@@ -697,6 +712,30 @@ func (g *gen) llmServingSim() error {
 		g.entries = append(g.entries, e)
 	}
 	return nil
+}
+
+// customGPUs are the examples' GPUs moecast has no preset for, as
+// [hardware.custom_gpu] bodies from their makers' datasheets; the
+// calibration stays "embedded" (no table is for them: the ops price at
+// the default efficiencies).
+var customGPUs = map[string]string{
+	"RTX4090": `name = "rtx-4090"
+label = "NVIDIA GeForce RTX 4090"
+arch = "sm_89"
+sms = 128
+memory = "24564MiB"
+bandwidth = "1008GB/s"
+l2 = "72MB"
+bf16 = "165.2TFLOPS"
+fp8 = "330.3TFLOPS"
+int8 = "660.6TFLOPS"
+`,
+}
+
+var customGPUNotes = map[string]string{
+	"RTX4090": "RTX 4090 (no moecast preset): NVIDIA Ada Lovelace GPU architecture whitepaper (v2.1), GeForce RTX 4090: 128 SMs, " +
+		"24 GB GDDR6X at 21 Gbps on 384 bits = 1008 GB/s, 72 MB L2, dense tensor peaks with FP32 accumulate (vLLM's) 165.2 TFLOPS " +
+		"FP16/BF16, 330.3 FP8, 660.6 INT8 TOPS; 24,564 MiB as nvidia-smi reports it.",
 }
 
 // manifest writes manifest.toml.
