@@ -263,8 +263,8 @@ const (
 //     0.01 ms (the figures belong to the other layout);
 //   - another model's row: the same setup and layout but another model
 //     name, with TTFT and TPOT within 0.01 ms of an earlier record (the
-//     aiconfigurator B200 SGLang nvfp4 rows of DeepSeek-V3 repeat R1's
-//     figures one for one: two models cannot both agree to 0.01 ms);
+//     aiconfigurator B200 rows of DeepSeek-V3 repeat R1's figures: two
+//     models cannot agree to 0.01 ms);
 //   - inconsistent: against a record of the same setup (any engine
 //     version) at a quarter of the concurrency or less, a mean TPOT below 0.8 x its and a mean TTFT
 //     above 10 x its: more requests in flight cannot decode faster, so the

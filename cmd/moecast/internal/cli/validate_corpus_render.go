@@ -376,7 +376,8 @@ func corpusMarkdown(w io.Writer, res *corpusResult) error {
 		pct(o.TTFTMAPE), spct(o.TTFTBias), pct(o.TTFTMedianAbs), pct(o.TTFTWithin20*100), o.NTTFT)
 	if res.Every > 1 {
 		p("Rows simulated: one scorable row in %d, by position (`--max-rows %d` keeps the run under a minute on\n", res.Every, accuracyMaxRows)
-		p("two cores); the others are counted below as not in the subsample.\n\n")
+		p("two cores), and every row with a peer's own error on the same work (LLMServingSim's replays);\n")
+		p("the others are counted below as not in the subsample.\n\n")
 	}
 	p("Errors are (predicted - measured) / measured of the mean, or of the median where a file holds\n")
 	p("only the median (InferenceX); a positive bias means moecast predicts slower than measured.\n")
@@ -418,8 +419,9 @@ func corpusMarkdown(w io.Writer, res *corpusResult) error {
 	p("- **tp_size slip**: a row whose tp_size equals another row's tp_size x EP, with that row's TTFT and\n")
 	p("  TPOT within 0.01 ms: the figures belong to the other layout (tp_size written as tp x ep);\n")
 	p("- **another model's row**: the same setup and layout as an earlier row of another model name, with\n")
-	p("  TTFT and TPOT within 0.01 ms: one measurement listed under both names (aiconfigurator's B200 SGLang\n")
-	p("  nvfp4 rows of DeepSeek-V3 repeat DeepSeek-R1's one for one; two models cannot agree to 0.01 ms);\n")
+	p("  TTFT and TPOT within 0.01 ms: one measurement listed under both names (aiconfigurator's B200\n")
+	p("  DeepSeek-V3 rows, SGLang and TRT-LLM, fp8 and nvfp4, repeat DeepSeek-R1's; two models cannot\n")
+	p("  agree to 0.01 ms);\n")
 	p("- **inconsistent**: against a row of the same setup at a quarter of the concurrency or less, TPOT\n")
 	p("  below 0.8x and TTFT above 10x its: more requests in flight cannot decode faster, so requests\n")
 	p("  queued at the client (the README's gpt-oss-120b H100 C=512 rows).\n\n")
