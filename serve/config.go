@@ -83,12 +83,35 @@ type Workload struct {
 	// Burstiness, the lengths and RangeRatio are then unused, and the run is
 	// not judged overloaded (the log's latencies are of the same requests).
 	Trace []TraceRequest
+	// Prefix, when set, says what the prompts share, for prefix caching
+	// (a request log's hash IDs, when it has them, take its place).
+	Prefix *PrefixLoad
+	// HashBlockTokens is the tokens each of a trace's HashIDs stands for
+	// (Mooncake's block of 512 tokens); 0 = DefaultHashBlockTokens.
+	HashBlockTokens int
+}
+
+// DefaultHashBlockTokens is the tokens per hash ID of Mooncake traces
+// (kvcache-ai/Mooncake `FAST25-release/traces`: block size 512).
+const DefaultHashBlockTokens = 512
+
+// PrefixLoad is a synthetic workload's shared content: every request's
+// first SystemTokens tokens (a system prompt), or its first
+// floor(HitRate x input) tokens, are the same document for every request
+// (at most one of the two is set). The rest of each request is its own
+// (described, so that a preempted request finds its own blocks again).
+type PrefixLoad struct {
+	SystemTokens int
+	HitRate      float64
 }
 
 // TraceRequest is one request of a replayed log.
 type TraceRequest struct {
 	Arrival                   float64 // seconds from the start, >= 0
 	InputTokens, OutputTokens int
+	// HashIDs are the prompt's blocks of HashBlockTokens tokens by content
+	// (Mooncake's hash_ids); nil = not known.
+	HashIDs []int64
 }
 
 // Config is one serving point: the engine's scheduler settings, its KV
@@ -112,6 +135,11 @@ type Config struct {
 	Memory          Memory
 	Spec            Spec
 	Workload        Workload
+	// NoPrefixCache turns the engine's prefix caching off (vLLM
+	// --no-enable-prefix-caching, SGLang --disable-radix-cache). Prefix
+	// caching is on by default in both; it matters only for loads that
+	// describe shared content (Request.Prefix).
+	NoPrefixCache bool
 	// Load, when set, replaces Workload's random dataset and arrivals
 	// (a request log, a trace); Workload.MaxConcurrency still limits
 	// the requests in flight. Nil: Workload.
@@ -251,12 +279,34 @@ func (w Workload) validateTrace() error {
 	return nil
 }
 
+func (w Workload) validatePrefix() error {
+	if w.HashBlockTokens < 0 || w.HashBlockTokens > maxTokens {
+		return fieldErrorf("Workload.HashBlockTokens", "must be in [0, %d], got %d", maxTokens, w.HashBlockTokens)
+	}
+	p := w.Prefix
+	if p == nil {
+		return nil
+	}
+	switch {
+	case p.SystemTokens < 0 || p.SystemTokens > maxTokens:
+		return fieldErrorf("Workload.Prefix.SystemTokens", "must be in [0, %d], got %d", maxTokens, p.SystemTokens)
+	case !(p.HitRate >= 0 && p.HitRate <= 1):
+		return fieldErrorf("Workload.Prefix.HitRate", "must be in [0, 1], got %g", p.HitRate)
+	case p.SystemTokens > 0 && p.HitRate > 0:
+		return fieldErrorf("Workload.Prefix", "a system prompt (%d tokens) and a hit rate (%g) are exclusive", p.SystemTokens, p.HitRate)
+	}
+	return nil
+}
+
 func (w Workload) validate() error {
 	if w.Requests < 1 || w.Requests > 1<<24 {
 		return fieldErrorf("Workload.Requests", "must be in [1, %d], got %d", 1<<24, w.Requests)
 	}
 	if w.MaxConcurrency < 0 {
 		return fieldErrorf("Workload.MaxConcurrency", "must be 0 (no limit) or positive, got %d", w.MaxConcurrency)
+	}
+	if err := w.validatePrefix(); err != nil {
+		return err
 	}
 	if w.Trace != nil {
 		return w.validateTrace()

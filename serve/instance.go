@@ -15,6 +15,7 @@ type request struct {
 	ttft     float64
 	lastTok  float64
 	e2e      float64
+	prefix   []Segment // the request's content, for prefix caching (Request.Prefix)
 }
 
 func (r *request) decoding() bool { return r.gen > 0 && r.computed == r.in+r.gen-1 }

@@ -52,6 +52,12 @@ type Result struct {
 	// MeanAcceptanceLength is vLLM's 1 + accepted / drafts (1 without
 	// speculative decoding).
 	MeanAcceptanceLength float64
+	// PrefixCache is set when the run's KV cache cached prefixes (the load
+	// describes shared content and Config.NoPrefixCache is off);
+	// PrefixHitRate is then the prompt tokens found cached over those
+	// looked up, on every admission (vLLM's prefix cache hit rate).
+	PrefixCache   bool
+	PrefixHitRate float64
 
 	// Overloaded is set for an open-loop point whose completions over the
 	// second half of the arrival window fell more than 10% short of its
@@ -222,6 +228,12 @@ func (e *run) result() *Result {
 	m := e.cfg.Memory
 	u := e.inst.kv.usage()
 	r.KVPeakPerGPU = unit.Bytes(float64(u.Peak*u.BlockSize) * float64(m.KVBytesPerToken) / float64(m.Groups))
+	if u.Prefix {
+		r.PrefixCache = true
+		if u.Queries > 0 {
+			r.PrefixHitRate = float64(u.Hits) / float64(u.Queries)
+		}
+	}
 	// A replayed log is not judged overloaded: its latencies are of the
 	// same requests as the measured run's.
 	if !math.IsInf(e.rate, 1) && !e.replay {

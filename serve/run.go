@@ -77,6 +77,9 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 		given = false
 	}
 	gen := load.Generate(e.rng)
+	if cfg.Load == nil {
+		describe(cfg.Workload, gen)
+	}
 	if given {
 		if err := checkLoad(gen); err != nil {
 			return nil, err
@@ -92,8 +95,10 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	}
 	e.reqs = make([]request, len(gen))
 	maxTok := 0
+	shared := false
 	for i, g := range gen {
-		e.reqs[i] = request{in: int32(g.In), out: int32(g.Out), arrival: float64(g.Arrival)}
+		e.reqs[i] = request{in: int32(g.In), out: int32(g.Out), arrival: float64(g.Arrival), prefix: g.Prefix}
+		shared = shared || g.Prefix != nil
 		maxTok = max(maxTok, g.In+g.Out-1)
 	}
 	k := cfg.Spec.DraftTokens
@@ -104,7 +109,11 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	if err := cfg.Memory.fits(peak); err != nil {
 		return nil, err
 	}
-	e.inst = &instance{reqs: e.reqs, kv: newBlockPool(cfg.Memory, e.reqs), sched: engines[cfg.Engine].scheduler(&cfg),
+	var kv kvCache = newBlockPool(cfg.Memory, e.reqs)
+	if shared && !cfg.NoPrefixCache {
+		kv = newPrefixPool(cfg.Memory, e.reqs)
+	}
+	e.inst = &instance{reqs: e.reqs, kv: kv, sched: engines[cfg.Engine].scheduler(&cfg),
 		waiting: make([]int32, 0, len(e.reqs)), k: k, lookahead: cfg.Spec.Lookahead}
 	e.client = newClient(e.reqs, cfg.Workload.MaxConcurrency)
 	e.itl = make([]weighted, 0, 1024)
