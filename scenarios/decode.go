@@ -93,6 +93,7 @@ type rawRuntime struct {
 	MaxNumSeqs          *int   `toml:"max_num_seqs"`
 	MixedChunk          *bool  `toml:"mixed_chunk"`
 	AsyncScheduling     *bool  `toml:"async_scheduling"`
+	PrefixCaching       *bool  `toml:"prefix_caching"`
 }
 
 type rawWorkload struct {
@@ -109,6 +110,10 @@ type rawWorkload struct {
 	Seed         *int64    `toml:"seed"`
 	// Trace replays a request log (a path relative to the scenario).
 	Trace string `toml:"trace"`
+	// Shared prompt content, for prefix caching (serve.PrefixLoad).
+	SystemPromptTokens *int     `toml:"system_prompt_tokens"`
+	PrefixHitRate      *float64 `toml:"prefix_hit_rate"`
+	HashBlockTokens    *int     `toml:"hash_block_tokens"`
 }
 
 type rawSpeculative struct {

@@ -107,6 +107,9 @@ type Request struct {
 	// Queue is the time the engine held the request before scheduling it;
 	// TTFT, TPOT (first token excluded) and E2E are the measured latencies.
 	Queue, TTFT, TPOT, E2E float64
+	// HashIDs are the prompt's blocks by content (a Mooncake trace's
+	// hash_ids), for prefix caching; nil when the log has none.
+	HashIDs []int64
 }
 
 // warn adds a warning.

@@ -126,8 +126,14 @@ func TestReadMooncake(t *testing.T) {
 	assert.Equal(t, 1.0, tr[1].Arrival, "ms -> s, sorted")
 	assert.Equal(t, 512, tr[1].InputTokens)
 	assert.Equal(t, 2.5, tr[2].Arrival)
-	require.Len(t, warns, 1)
-	assert.Contains(t, warns[0], "hash_ids ignored")
+	assert.Empty(t, warns)
+	assert.Equal(t, []int64{46, 47, 48, 49}, tr[0].HashIDs, "hash_ids kept for prefix caching")
+	assert.Equal(t, []int64{46, 50}, tr[2].HashIDs)
+	assert.Equal(t, []int64{}, tr[1].HashIDs, "empty: known to share nothing")
+
+	_, _, err = ReadWorkload("bad.jsonl", []byte(`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": ["x"]}`+"\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad.jsonl:1: hash_ids: want an array of integers")
 
 	b, err = os.ReadFile(filepath.Join("testdata", "bench", "requests.jsonl"))
 	require.NoError(t, err)

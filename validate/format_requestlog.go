@@ -170,7 +170,15 @@ func readMooncake(name string, data []byte) (BenchResult, error) {
 		if len(r.Requests) >= maxLogRequests {
 			return &BenchError{File: name, Line: line, Msg: fmt.Sprintf("more than %d requests", maxLogRequests)}
 		}
-		hashes = hashes || f.has("hash_ids")
+		if f.has("hash_ids") {
+			if err := json.Unmarshal(obj["hash_ids"], &q.HashIDs); err != nil {
+				return &BenchError{File: name, Line: line, Key: "hash_ids", Msg: "want an array of integers"}
+			}
+			if q.HashIDs == nil {
+				q.HashIDs = []int64{}
+			}
+			hashes = true
+		}
 		r.Requests = append(r.Requests, q)
 		return nil
 	})
@@ -185,8 +193,8 @@ func readMooncake(name string, data []byte) (BenchResult, error) {
 	for i := range r.Requests {
 		r.Requests[i].Arrival -= t0
 	}
-	if hashes {
-		r.warn("hash_ids ignored: moecast does not simulate prefix caching yet, so every prompt is prefilled in full")
+	if !hashes {
+		r.warn("no hash_ids: prompts share nothing, so prefix caching finds nothing")
 	}
 	r.finishLog()
 	return r, nil
@@ -266,7 +274,7 @@ func ReadWorkload(name string, data []byte) ([]serve.TraceRequest, []string, err
 	}
 	out := make([]serve.TraceRequest, len(r.Requests))
 	for i, q := range r.Requests {
-		out[i] = serve.TraceRequest{Arrival: q.Arrival, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens}
+		out[i] = serve.TraceRequest{Arrival: q.Arrival, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, HashIDs: q.HashIDs}
 	}
 	return out, r.Warnings, nil
 }

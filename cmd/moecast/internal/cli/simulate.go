@@ -35,8 +35,13 @@ type simulateOptions struct {
 	Seed         *uint64   // --seed; nil = the scenario's
 	Calibration  string    // --calibration, as predict's; "" = the scenario's hardware.calibration
 	Workload     string    // --workload FILE: a request log to replay; "" = the scenario's
-	Format       string
-	HTML         string // --html FILE; "" = none
+	// Prefix caching: --no-prefix-cache, --system-prompt-tokens,
+	// --prefix-hit-rate (nil = the scenario's).
+	NoPrefixCache bool
+	SystemPrompt  *int
+	PrefixHitRate *float64
+	Format        string
+	HTML          string // --html FILE; "" = none
 	// Progress forces the progress line on (true) or off (false); nil
 	// shows it when stderr is a terminal.
 	Progress *bool
@@ -46,6 +51,8 @@ func newSimulateCmd(s *streams) *cobra.Command {
 	opts := &simulateOptions{}
 	var conc, rate string
 	var seed uint64
+	var sysTok int
+	var hitRate float64
 	cmd := &cobra.Command{
 		Use:   "simulate [SCENARIO]",
 		Short: "Simulate serving under load: TTFT, TPOT, ITL and throughput as vllm bench serve reports them",
@@ -100,6 +107,21 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 			if f.Changed("seed") {
 				opts.Seed = &seed
 			}
+			if f.Changed("system-prompt-tokens") && f.Changed("prefix-hit-rate") {
+				return inputErrf("--system-prompt-tokens and --prefix-hit-rate exclude each other")
+			}
+			if f.Changed("system-prompt-tokens") {
+				if sysTok < 0 || sysTok > sim.MaxContext {
+					return inputErrf("--system-prompt-tokens: %d must be in [0, %d] tokens", sysTok, sim.MaxContext)
+				}
+				opts.SystemPrompt = &sysTok
+			}
+			if f.Changed("prefix-hit-rate") {
+				if !(hitRate >= 0 && hitRate <= 1) {
+					return inputErrf("--prefix-hit-rate: %g must be in [0, 1]", hitRate)
+				}
+				opts.PrefixHitRate = &hitRate
+			}
 			if opts.Workload != "" {
 				for _, fl := range []string{"concurrency", "request-rate", "input-tokens", "output-tokens", "requests"} {
 					if f.Changed(fl) {
@@ -119,6 +141,9 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 	f.Uint64Var(&seed, "seed", 0, "seed of the random lengths, arrivals and acceptance draws; default: the scenario's workload.seed")
 	f.StringVar(&opts.Calibration, "calibration", "", `op-cost calibration, as predict --calibration: "embedded", "embedded:NAME", "none" or a calibration file; several, comma-separated, are layered; default: the scenario's hardware.calibration`)
 	f.StringVar(&opts.Workload, "workload", "", "replay a request log's arrivals and lengths (LLMServingSim requests.jsonl, a Mooncake trace, ...) instead of the generated load; default: the scenario's workload.trace")
+	f.BoolVar(&opts.NoPrefixCache, "no-prefix-cache", false, "turn the engine's prefix caching off (runtime.prefix_caching = false), to compare")
+	f.IntVar(&sysTok, "system-prompt-tokens", 0, "every request starts with the same N-token system prompt (prefix caching); default: the scenario's workload.system_prompt_tokens")
+	f.Float64Var(&hitRate, "prefix-hit-rate", 0, "every request's first floor(h x input) tokens are one shared document (prefix caching); default: the scenario's workload.prefix_hit_rate")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to FILE")
 	return cmd
@@ -236,6 +261,15 @@ func applySimulateFlags(v *scenarios.Serving, opts *simulateOptions) {
 	}
 	if opts.Seed != nil {
 		v.Seed = *opts.Seed
+	}
+	if opts.NoPrefixCache {
+		v.NoPrefixCache = true
+	}
+	if opts.SystemPrompt != nil {
+		v.Prefix = &serve.PrefixLoad{SystemTokens: *opts.SystemPrompt}
+	}
+	if opts.PrefixHitRate != nil {
+		v.Prefix = &serve.PrefixLoad{HitRate: *opts.PrefixHitRate}
 	}
 }
 
@@ -484,6 +518,10 @@ type simPointJSON struct {
 	// BreakdownShare is the share of each category in the run's step time.
 	BreakdownShare       map[string]float64 `json:"breakdown_share"`
 	MeanAcceptanceLength *float64           `json:"mean_acceptance_length"`
+	// PrefixHitRate is the prefix cache's hit rate (prompt tokens found
+	// cached over those looked up); absent when nothing is shared or the
+	// cache is off.
+	PrefixHitRate *float64 `json:"prefix_hit_rate,omitempty"`
 }
 
 // engineJSON is the engine settings every point ran with (defaults
@@ -563,6 +601,9 @@ func (sn *simulation) json() simulateJSON {
 				}
 			}
 			pj.MeanAcceptanceLength = simNum(r.MeanAcceptanceLength)
+			if r.PrefixCache {
+				pj.PrefixHitRate = simNum(r6(r.PrefixHitRate))
+			}
 		}
 		out.Points = append(out.Points, pj)
 	}
@@ -708,6 +749,13 @@ func (sn *simulation) text(w io.Writer) error {
 	}
 	if err := sn.table(false).render(w, formatText); err != nil {
 		return err
+	}
+	for i := range sn.points {
+		if p := &sn.points[i]; p.res != nil && p.res.PrefixCache {
+			if _, err := fmt.Fprintf(w, "prefix cache at %v: hit rate %.1f%% of prompt tokens\n", pointValue(p.at), 100*p.res.PrefixHitRate); err != nil {
+				return err
+			}
+		}
 	}
 	for _, wn := range sn.warnings {
 		if _, err := fmt.Fprintln(w, "warning: "+wn); err != nil {
