@@ -112,6 +112,11 @@ type TraceRequest struct {
 	// HashIDs are the prompt's blocks of HashBlockTokens tokens by content
 	// (Mooncake's hash_ids); nil = not known.
 	HashIDs []int64
+	// After lists the earlier requests (indices) this one waits for and
+	// Wait the seconds after the last finishes until it is sent (Mooncake
+	// agentic traces' wait_for, delay + tool_wait_ms); see Request.After.
+	After []int
+	Wait  float64
 }
 
 // Config is one serving point: the engine's scheduler settings, its KV
@@ -272,6 +277,14 @@ func (w Workload) validateTrace() error {
 			return fieldErrorf("Workload.Trace", "request %d: arrival %g s: want finite, >= 0 and not before the previous (%g s)", i, r.Arrival, prev)
 		}
 		prev = r.Arrival
+		for _, a := range r.After {
+			if a < 0 || a >= i {
+				return fieldErrorf("Workload.Trace", "request %d: waits for request %d, which is not an earlier one", i, a)
+			}
+		}
+		if !finiteNonNeg(r.Wait) {
+			return fieldErrorf("Workload.Trace", "request %d: wait %g s: want finite and >= 0", i, r.Wait)
+		}
 		if r.InputTokens < 1 || r.InputTokens > maxTokens || r.OutputTokens < 1 || r.OutputTokens > maxTokens {
 			return fieldErrorf("Workload.Trace", "request %d: lengths %d in / %d out: each must be in [1, %d]", i, r.InputTokens, r.OutputTokens, maxTokens)
 		}

@@ -16,6 +16,7 @@ type request struct {
 	lastTok  float64
 	e2e      float64
 	prefix   []Segment // the request's content, for prefix caching (Request.Prefix)
+	wait     float64   // Request.Wait
 }
 
 func (r *request) decoding() bool { return r.gen > 0 && r.computed == r.in+r.gen-1 }

@@ -97,7 +97,7 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	maxTok := 0
 	shared := false
 	for i, g := range gen {
-		e.reqs[i] = request{in: int32(g.In), out: int32(g.Out), arrival: float64(g.Arrival), prefix: g.Prefix}
+		e.reqs[i] = request{in: int32(g.In), out: int32(g.Out), arrival: float64(g.Arrival), prefix: g.Prefix, wait: float64(g.Wait)}
 		shared = shared || g.Prefix != nil
 		maxTok = max(maxTok, g.In+g.Out-1)
 	}
@@ -116,6 +116,7 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	e.inst = &instance{reqs: e.reqs, kv: kv, sched: engines[cfg.Engine].scheduler(&cfg),
 		waiting: make([]int32, 0, len(e.reqs)), k: k, lookahead: cfg.Spec.Lookahead}
 	e.client = newClient(e.reqs, cfg.Workload.MaxConcurrency)
+	e.client.deps = newDeps(gen)
 	e.itl = make([]weighted, 0, 1024)
 	if err := e.loop(); err != nil {
 		return nil, err
@@ -236,6 +237,9 @@ func (e *run) finishStep(in *instance, t float64) int {
 			q.e2e = t - q.send
 			in.kv.free(r)
 			in.sched.finished(r)
+			if e.client.deps != nil {
+				e.client.finished(r, t)
+			}
 			e.completed++
 			done++
 		}

@@ -18,6 +18,11 @@ type Request struct {
 	// tokens past the last segment are the request's own. Nil: nothing
 	// is shared (random prompts).
 	Prefix []Segment
+	// After lists earlier requests (indices) this one waits for: it is
+	// ready Wait after the last of them finishes (a later turn of an
+	// agentic session or a conversation), and Arrival is then unused.
+	After []int
+	Wait  unit.Seconds
 }
 
 // Load is a run's requests: the arrival process and the request lengths.
@@ -62,6 +67,14 @@ func checkLoad(reqs []Request) error {
 			return fieldErrorf("Load", "request %d: arrival %g s is not finite and at or after the previous (%g s)", i, a, prev)
 		}
 		prev = a
+		for _, a := range r.After {
+			if a < 0 || a >= i {
+				return fieldErrorf("Load", "request %d: waits for request %d, which is not an earlier one", i, a)
+			}
+		}
+		if w := float64(r.Wait); !finiteNonNeg(w) {
+			return fieldErrorf("Load", "request %d: wait %g s: want finite and >= 0", i, w)
+		}
 		for k, sg := range r.Prefix {
 			if sg.Tokens < 1 || sg.Tokens > 2*maxTokens {
 				return fieldErrorf("Load", "request %d: prefix segment %d: %d tokens outside [1, %d]", i, k, sg.Tokens, 2*maxTokens)
@@ -180,7 +193,8 @@ type traceLoad []TraceRequest
 func (t traceLoad) Generate(*rand.Rand) []Request {
 	reqs := make([]Request, len(t))
 	for i, r := range t {
-		reqs[i] = Request{In: r.InputTokens, Out: r.OutputTokens, Arrival: unit.Seconds(r.Arrival)}
+		reqs[i] = Request{In: r.InputTokens, Out: r.OutputTokens, Arrival: unit.Seconds(r.Arrival),
+			After: r.After, Wait: unit.Seconds(r.Wait)}
 	}
 	return reqs
 }

@@ -173,3 +173,33 @@ func TestReadersBad(t *testing.T) {
 		})
 	}
 }
+
+func TestReadMooncakeAgentic(t *testing.T) {
+	trace := `{"request_id": "a", "session_id": "s", "timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}
+{"request_id": "c", "session_id": "s", "timestamp": 900, "input_length": 300, "output_length": 10, "wait_for": ["a", "b"], "delay": 100, "tool_wait_ms": 250}
+{"request_id": "b", "session_id": "s", "timestamp": 500, "input_length": 200, "output_length": 10, "wait_for": ["a"]}
+`
+	tr, _, err := ReadWorkload("agent.jsonl", []byte(trace))
+	require.NoError(t, err)
+	require.Len(t, tr, 3)
+	assert.Empty(t, tr[0].After)
+	assert.Equal(t, []int{0}, tr[1].After, "b, sorted second, waits for a")
+	assert.Equal(t, []int{0, 1}, tr[2].After)
+	assert.InDelta(t, 0.35, tr[2].Wait, 1e-12, "delay + tool_wait_ms, in s")
+
+	for _, tc := range []struct {
+		name, trace, msg string
+	}{
+		{"unknown id", `{"request_id": "a", "timestamp": 0, "input_length": 1, "output_length": 1, "wait_for": ["z"]}`, `agent.jsonl:1: wait_for: no request has request_id "z"`},
+		{"later id", `{"request_id": "a", "timestamp": 0, "input_length": 1, "output_length": 1, "wait_for": ["b"]}` + "\n" + `{"request_id": "b", "timestamp": 5, "input_length": 1, "output_length": 1}`, `agent.jsonl:1: wait_for: request_id "b" does not arrive before this turn`},
+		{"duplicate id", `{"request_id": "a", "timestamp": 0, "input_length": 1, "output_length": 1}` + "\n" + `{"request_id": "a", "timestamp": 5, "input_length": 1, "output_length": 1}`, `agent.jsonl:2: request_id: "a" appears twice`},
+		{"bad wait_for", `{"request_id": "a", "timestamp": 0, "input_length": 1, "output_length": 1, "wait_for": "x"}`, `agent.jsonl:1: wait_for: want an array`},
+		{"negative tool wait", `{"timestamp": 0, "input_length": 1, "output_length": 1, "tool_wait_ms": -3}`, `agent.jsonl:1: tool_wait_ms: want a finite number >= 0`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := ReadWorkload("agent.jsonl", []byte(tc.trace+"\n"))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
+}
