@@ -179,8 +179,8 @@ func TestEmbeddedUpToDate(t *testing.T) {
 		t.Skipf("perf database snapshot not present at %s", dir)
 	}
 	names := EmbeddedNames()
-	assert.Equal(t, []string{"b200-sxm", "h100-sxm", "h200-sxm", "rtx-pro-6000-server"}, names)
-	for _, gpu := range names {
+	assert.Equal(t, []string{"a100-sxm", "b200-sxm", "b300-sxm", "gb200", "gb300", "h100-sxm", "h200-sxm", "rtx-pro-6000-server"}, names)
+	for _, gpu := range []string{"b200-sxm", "h100-sxm", "h200-sxm", "rtx-pro-6000-server"} {
 		t.Run(gpu, func(t *testing.T) {
 			f, err := ImportPerfDB(dir, PerfDBOptions{GPU: gpu,
 				Source:  "ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet converted to CSV)",
@@ -193,6 +193,62 @@ func TestEmbeddedUpToDate(t *testing.T) {
 			require.NoError(t, err)
 			if !bytes.Equal(want, b.Bytes()) {
 				t.Fatalf("embedded/%s.toml is stale: run go generate ./calib and review the diff", gpu)
+			}
+		})
+	}
+}
+
+// TestEmbeddedTreeUpToDate re-imports the calibrations embedded from the
+// parquet tree (aiconfigurator checked out at ../../aiconfigurator, as the
+// go:generate lines read it; skipped without it) and compares the TOML.
+func TestEmbeddedTreeUpToDate(t *testing.T) {
+	const dir = "../../aiconfigurator"
+	if !IsPerfDBTree(dir) {
+		t.Skipf("aiconfigurator checkout not present at %s", dir)
+	}
+	for _, gpu := range []string{"a100-sxm", "b300-sxm", "gb200", "gb300"} {
+		t.Run(gpu, func(t *testing.T) {
+			f, err := ImportPerfDB(dir, PerfDBOptions{GPU: gpu,
+				Source:  "ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet)",
+				License: "Apache-2.0", Date: "2026-08-21",
+				Command: "moecast calib import perfdb aiconfigurator --gpu " + gpu + " -o " + gpu + ".toml.zst"})
+			require.NoError(t, err)
+			var b bytes.Buffer
+			require.NoError(t, f.Encode(&b))
+			want, err := embeddedFile(gpu)
+			require.NoError(t, err)
+			if !bytes.Equal(want, b.Bytes()) {
+				t.Fatalf("embedded/%s.toml.zst is stale: run go generate ./calib and review the diff", gpu)
+			}
+		})
+	}
+}
+
+// TestEmbeddedNewSystems: the calibrations imported from the parquet tree
+// load (zstd), carry their system's fabric and cover MoE, MLA, GQA decode
+// attention, custom all-reduce and DeepEP where the system has them.
+func TestEmbeddedNewSystems(t *testing.T) {
+	tests := []struct {
+		gpu, fabric string
+		ops         []string
+	}{
+		{"a100-sxm", "nvlink3", []string{"moe", "allreduce", "gqa"}},
+		{"b300-sxm", "nvlink5", []string{"moe", "mla", "gqa", "allreduce", "ep"}},
+		{"gb200", "nvlink5-nvl72", []string{"moe", "mla", "gqa", "allreduce", "ep"}},
+		{"gb300", "nvlink5-nvl72", []string{"moe", "mla", "gqa", "allreduce", "ep"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.gpu, func(t *testing.T) {
+			f, err := Embedded(tt.gpu)
+			require.NoError(t, err)
+			require.NotNil(t, f)
+			ops := map[string]bool{}
+			for i := range f.Tables {
+				ops[f.Tables[i].Op] = true
+				assert.Equal(t, tt.fabric, f.Effective(&f.Tables[i]).Fabric, f.Tables[i].Name)
+			}
+			for _, op := range tt.ops {
+				assert.True(t, ops[op], "op %s", op)
 			}
 		})
 	}

@@ -22,7 +22,7 @@ func gpu(t testing.TB, name string) GPU {
 const rel = 1e-9 // relative tolerance of hand-computed figures
 
 func TestGPUPresets(t *testing.T) {
-	require.Equal(t, []string{"rtx-pro-6000-server", "h100-sxm", "h200-sxm", "b200-sxm"}, GPUNames())
+	require.Equal(t, []string{"rtx-pro-6000-server", "h100-sxm", "h200-sxm", "b200-sxm", "a100-sxm", "b300-sxm", "gb200", "gb300"}, GPUNames())
 	cases := []struct {
 		name      string
 		memGB     float64
