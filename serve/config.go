@@ -145,6 +145,10 @@ type Config struct {
 	// caching is on by default in both; it matters only for loads that
 	// describe shared content (Request.Prefix).
 	NoPrefixCache bool
+	// Disagg, when set, serves the load disaggregated: prefill and
+	// decode pools with their own memory and step prices (disagg.go);
+	// Memory is then the decode pool's.
+	Disagg *Disagg
 	// Load, when set, replaces Workload's random dataset and arrivals
 	// (a request log, a trace); Workload.MaxConcurrency still limits
 	// the requests in flight. Nil: Workload.
@@ -215,18 +219,13 @@ func (c *Config) Validate() error {
 	if !finiteNonNeg(float64(c.Host.PerSeq)) {
 		return fieldErrorf("Host.PerSeq", "must be finite and >= 0, got %g", float64(c.Host.PerSeq))
 	}
-	m := c.Memory
-	if !(m.KVBytesPerToken > 0) || math.IsInf(float64(m.KVBytesPerToken), 0) {
-		return fieldErrorf("Memory.KVBytesPerToken", "must be finite and > 0, got %g", float64(m.KVBytesPerToken))
+	if err := c.validateMemory(); err != nil {
+		return err
 	}
-	if !(m.KVCapacity > 0) || math.IsInf(float64(m.KVCapacity), 0) {
-		return fieldErrorf("Memory.KVCapacity", "must be finite and > 0, got %g", float64(m.KVCapacity))
-	}
-	if m.BlockSize < 1 || m.BlockSize > 1<<16 {
-		return fieldErrorf("Memory.BlockSize", "must be in [1, 65536], got %d", m.BlockSize)
-	}
-	if m.Groups < 1 || m.Groups > 1<<16 {
-		return fieldErrorf("Memory.Groups", "must be in [1, 65536], got %d", m.Groups)
+	if c.Disagg != nil {
+		if err := c.Disagg.validate(); err != nil {
+			return err
+		}
 	}
 	if err := c.Spec.validate(); err != nil {
 		return err
@@ -240,6 +239,23 @@ func (c *Config) Validate() error {
 		return nil
 	}
 	return c.Workload.validate()
+}
+
+func (c *Config) validateMemory() *FieldError {
+	m := c.Memory
+	if !(m.KVBytesPerToken > 0) || math.IsInf(float64(m.KVBytesPerToken), 0) {
+		return fieldErrorf("Memory.KVBytesPerToken", "must be finite and > 0, got %g", float64(m.KVBytesPerToken))
+	}
+	if !(m.KVCapacity > 0) || math.IsInf(float64(m.KVCapacity), 0) {
+		return fieldErrorf("Memory.KVCapacity", "must be finite and > 0, got %g", float64(m.KVCapacity))
+	}
+	if m.BlockSize < 1 || m.BlockSize > 1<<16 {
+		return fieldErrorf("Memory.BlockSize", "must be in [1, 65536], got %d", m.BlockSize)
+	}
+	if m.Groups < 1 || m.Groups > 1<<16 {
+		return fieldErrorf("Memory.Groups", "must be in [1, 65536], got %d", m.Groups)
+	}
+	return nil
 }
 
 func (s Spec) validate() error {

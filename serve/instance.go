@@ -72,6 +72,10 @@ type instance struct {
 
 	k, lookahead int // Spec.DraftTokens, Spec.Lookahead
 	preemptions  int
+	// handoff, on a disaggregated prefill instance, collects the requests
+	// whose prefill finished in a step (their KV held until transferred);
+	// nil elsewhere.
+	handoff *[]int32
 }
 
 func (in *instance) enqueue(r int32) { in.waiting = append(in.waiting, r) }

@@ -58,6 +58,8 @@ type Result struct {
 	// looked up, on every admission (vLLM's prefix cache hit rate).
 	PrefixCache   bool
 	PrefixHitRate float64
+	// Disagg is set for a disaggregated run (Config.Disagg).
+	Disagg *DisaggResult
 
 	// Overloaded is set for an open-loop point whose completions over the
 	// second half of the arrival window fell more than 10% short of its
@@ -233,6 +235,9 @@ func (e *run) result() *Result {
 		if u.Queries > 0 {
 			r.PrefixHitRate = float64(u.Hits) / float64(u.Queries)
 		}
+	}
+	if e.cl != nil {
+		e.cl.fill(r)
 	}
 	// A replayed log is not judged overloaded: its latencies are of the
 	// same requests as the measured run's.
