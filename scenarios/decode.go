@@ -23,7 +23,8 @@ type raw struct {
 	Runtime     rawRuntime     `toml:"runtime"`
 	Workload    rawWorkload    `toml:"workload"`
 	Speculative rawSpeculative `toml:"speculative"`
-	Plan        rawPlan        `toml:"plan"` // plan.go
+	Plan        rawPlan        `toml:"plan"`   // plan.go
+	Disagg      *rawDisagg     `toml:"disagg"` // disagg.go
 }
 
 type rawModel struct {

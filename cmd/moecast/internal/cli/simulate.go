@@ -192,6 +192,8 @@ type simulation struct {
 	sc       *scenarios.Scenario
 	points   []simPoint
 	warnings []string
+	// psm, dsm are the pools' simulators of a [disagg] scenario.
+	psm, dsm *sim.Sim
 }
 
 func runSimulate(s *streams, opts *simulateOptions) error {
@@ -283,10 +285,20 @@ func simulateScenario(sc *scenarios.Scenario, progress io.Writer) (*simulation, 
 		return nil, inputErr(err)
 	}
 	sn := &simulation{sc: sc, warnings: append([]string{}, sc.Warnings...)}
+	if sc.Disagg != nil {
+		if sn.psm, sn.dsm, err = sc.DisaggSims(); err != nil {
+			return nil, inputErr(err)
+		}
+	}
 	for _, p := range sc.Serving.Points() {
 		cfg, err := sc.ServeConfig(sm, p)
 		if err != nil {
 			return nil, inputErr(err)
+		}
+		if sc.Disagg != nil {
+			if err := sc.DisaggConfig(&cfg, sn.psm, sn.dsm); err != nil {
+				return nil, inputErr(err)
+			}
 		}
 		sn.points = append(sn.points, simPoint{at: p, cfg: cfg})
 	}
@@ -412,7 +424,20 @@ func (sn *simulation) runPoint(sm *sim.Sim, p *simPoint) error {
 		p.unservable = fmt.Sprintf("the weights and reserve leave no room for a KV cache (%s short per GPU)", -p.cfg.Memory.KVCapacity)
 		return nil
 	}
+	if d := p.cfg.Disagg; d != nil && d.Prefill.Memory.KVCapacity <= 0 {
+		p.unservable = fmt.Sprintf("prefill pool: the weights and reserve leave no room for a KV cache (%s short per GPU)", -d.Prefill.Memory.KVCapacity)
+		return nil
+	}
 	c := serve.NewSimCoster(sm)
+	costers := []*serve.SimCoster{c}
+	if d := p.cfg.Disagg; d != nil {
+		// costers per point: points run in parallel
+		pc, dc := serve.NewSimCoster(sn.psm), serve.NewSimCoster(sn.dsm)
+		dd := *d
+		dd.Prefill.Coster, dd.Decode.Coster = pc, dc
+		p.cfg.Disagg = &dd
+		costers = append(costers, pc, dc)
+	}
 	r, err := serve.Run(p.cfg, c)
 	var ue *serve.UnservableError
 	switch {
@@ -421,8 +446,11 @@ func (sn *simulation) runPoint(sm *sim.Sim, p *simPoint) error {
 		return nil
 	case err != nil:
 		return inputErr(sn.sc.KeyError(err))
-	case c.Err() != nil:
-		return inputErr(fmt.Errorf("%s: %s: %w", sn.sc.File, pointLabel(p.at), c.Err()))
+	}
+	for _, x := range costers {
+		if x.Err() != nil {
+			return inputErr(fmt.Errorf("%s: %s: %w", sn.sc.File, pointLabel(p.at), x.Err()))
+		}
 	}
 	p.res = r
 	return nil
@@ -522,6 +550,17 @@ type simPointJSON struct {
 	// cached over those looked up); absent when nothing is shared or the
 	// cache is off.
 	PrefixHitRate *float64 `json:"prefix_hit_rate,omitempty"`
+	// Disagg is a disaggregated point's pools and KV transfer.
+	Disagg *disaggJSON `json:"disagg,omitempty"`
+}
+
+// disaggJSON is what a disaggregated point adds (issue 23's names).
+type disaggJSON struct {
+	PrefillGPUs        int      `json:"prefill_gpus"`
+	DecodeGPUs         int      `json:"decode_gpus"`
+	KVTransferMsMean   *float64 `json:"kv_transfer_ms_mean"`
+	PrefillUtilisation *float64 `json:"prefill_utilisation"`
+	DecodeUtilisation  *float64 `json:"decode_utilisation"`
 }
 
 // engineJSON is the engine settings every point ran with (defaults
@@ -603,6 +642,10 @@ func (sn *simulation) json() simulateJSON {
 			pj.MeanAcceptanceLength = simNum(r.MeanAcceptanceLength)
 			if r.PrefixCache {
 				pj.PrefixHitRate = simNum(r6(r.PrefixHitRate))
+			}
+			if d := r.Disagg; d != nil {
+				pj.Disagg = &disaggJSON{PrefillGPUs: d.PrefillGPUs, DecodeGPUs: d.DecodeGPUs, KVTransferMsMean: simMs(d.KVTransferMean),
+					PrefillUtilisation: simNum(r6(d.PrefillUtilisation)), DecodeUtilisation: simNum(r6(d.DecodeUtilisation))}
 			}
 		}
 		out.Points = append(out.Points, pj)
@@ -734,6 +777,19 @@ func (sn *simulation) text(w io.Writer) error {
 		fmt.Sprintf("layout    %s, CUDA graphs %s, all-reduce %s, KV cache %s", layoutString(c), graphs, allReduceName(sc), kvCacheName(sc)),
 		"calib     " + sc.CalibrationNote,
 	}
+	if d := sc.Disagg; d != nil {
+		pool := func(p scenarios.PoolSpec) string {
+			cc := c
+			cc.Layout = p.Layout
+			return fmt.Sprintf("%dx (%s, %d GPUs)", p.Workers, layoutString(cc), p.GPUs)
+		}
+		router := "round-robin"
+		if d.Router == serve.LeastLoaded {
+			router = "least-loaded"
+		}
+		lines = append(lines, fmt.Sprintf("disagg    prefill %s, decode %s; KV cache over %s (%s per GPU, %s), router %s; box and layout above: one decode instance",
+			pool(d.Prefill), pool(d.Decode), d.Transfer.Name, d.Transfer.BW, d.Transfer.Latency, router))
+	}
 	if sp := c.Spec; sp.Method != sim.SpecNone {
 		acc := make([]string, len(sp.Acceptance))
 		for i, a := range sp.Acceptance {
@@ -753,6 +809,13 @@ func (sn *simulation) text(w io.Writer) error {
 	for i := range sn.points {
 		if p := &sn.points[i]; p.res != nil && p.res.PrefixCache {
 			if _, err := fmt.Fprintf(w, "prefix cache at %v: hit rate %.1f%% of prompt tokens\n", pointValue(p.at), 100*p.res.PrefixHitRate); err != nil {
+				return err
+			}
+		}
+		if p := &sn.points[i]; p.res != nil && p.res.Disagg != nil {
+			d := p.res.Disagg
+			if _, err := fmt.Fprintf(w, "disagg at %v: prefill %d GPUs %.0f%% busy, decode %d GPUs %.0f%% busy, KV transfer %.3f ms mean\n",
+				pointValue(p.at), d.PrefillGPUs, 100*d.PrefillUtilisation, d.DecodeGPUs, 100*d.DecodeUtilisation, d.KVTransferMean.Ms()); err != nil {
 				return err
 			}
 		}
