@@ -48,6 +48,8 @@ type Serving struct {
 	Prefix          *serve.PrefixLoad
 	HashBlockTokens int
 	NoPrefixCache   bool
+	// SLO is goodput's objectives (simulate --goodput); zero: none.
+	SLO serve.SLO
 }
 
 // Defaults of the serving keys.
@@ -358,6 +360,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	}
 	c.Workload.Prefix, c.Workload.HashBlockTokens = v.Prefix, v.HashBlockTokens
 	c.NoPrefixCache = v.NoPrefixCache
+	c.SLO = v.SLO
 	c.Seed = v.Seed
 	return c
 }

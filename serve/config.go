@@ -145,6 +145,8 @@ type Config struct {
 	// caching is on by default in both; it matters only for loads that
 	// describe shared content (Request.Prefix).
 	NoPrefixCache bool
+	// SLO is goodput's objectives (zero: no goodput).
+	SLO SLO
 	// Disagg, when set, serves the load disaggregated: prefill and
 	// decode pools with their own memory and step prices (disagg.go);
 	// Memory is then the decode pool's.
@@ -226,6 +228,9 @@ func (c *Config) Validate() error {
 		if err := c.Disagg.validate(); err != nil {
 			return err
 		}
+	}
+	if err := c.SLO.validate(); err != nil {
+		return err
 	}
 	if err := c.Spec.validate(); err != nil {
 		return err

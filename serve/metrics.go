@@ -60,6 +60,13 @@ type Result struct {
 	PrefixHitRate float64
 	// Disagg is set for a disaggregated run (Config.Disagg).
 	Disagg *DisaggResult
+	// Interactivity is InferenceX's E2E interactivity, tokens/s: 1 / the
+	// 90th percentile over requests of E2E latency / output tokens.
+	Interactivity float64
+	// Goodput is the requests per second that met Config.SLO (vllm bench
+	// serve's request_goodput), GoodRequests their number; 0 without SLOs.
+	Goodput      float64
+	GoodRequests int
 
 	// Overloaded is set for an open-loop point whose completions over the
 	// second half of the arrival window fell more than 10% short of its
@@ -239,6 +246,7 @@ func (e *run) result() *Result {
 	if e.cl != nil {
 		e.cl.fill(r)
 	}
+	e.sloMetrics(r)
 	// A replayed log is not judged overloaded: its latencies are of the
 	// same requests as the measured run's.
 	if !math.IsInf(e.rate, 1) && !e.replay {

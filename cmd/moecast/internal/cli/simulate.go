@@ -40,6 +40,7 @@ type simulateOptions struct {
 	NoPrefixCache bool
 	SystemPrompt  *int
 	PrefixHitRate *float64
+	SLO           serve.SLO // --goodput
 	Format        string
 	HTML          string // --html FILE; "" = none
 	// Progress forces the progress line on (true) or off (false); nil
@@ -53,6 +54,7 @@ func newSimulateCmd(s *streams) *cobra.Command {
 	var seed uint64
 	var sysTok int
 	var hitRate float64
+	var goodput string
 	cmd := &cobra.Command{
 		Use:   "simulate [SCENARIO]",
 		Short: "Simulate serving under load: TTFT, TPOT, ITL and throughput as vllm bench serve reports them",
@@ -107,6 +109,13 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 			if f.Changed("seed") {
 				opts.Seed = &seed
 			}
+			if goodput != "" {
+				slo, err := parseGoodput(goodput)
+				if err != nil {
+					return inputErrf("--goodput: %v", err)
+				}
+				opts.SLO = slo
+			}
 			if f.Changed("system-prompt-tokens") && f.Changed("prefix-hit-rate") {
 				return inputErrf("--system-prompt-tokens and --prefix-hit-rate exclude each other")
 			}
@@ -141,12 +150,37 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 	f.Uint64Var(&seed, "seed", 0, "seed of the random lengths, arrivals and acceptance draws; default: the scenario's workload.seed")
 	f.StringVar(&opts.Calibration, "calibration", "", `op-cost calibration, as predict --calibration: "embedded", "embedded:NAME", "none" or a calibration file; several, comma-separated, are layered; default: the scenario's hardware.calibration`)
 	f.StringVar(&opts.Workload, "workload", "", "replay a request log's arrivals and lengths (LLMServingSim requests.jsonl, a Mooncake trace, ...) instead of the generated load; default: the scenario's workload.trace")
+	f.StringVar(&goodput, "goodput", "", `latency objectives of goodput, vllm bench serve's --goodput in ms, comma-separated: "ttft:2000,tpot:50" (also e2el)`)
 	f.BoolVar(&opts.NoPrefixCache, "no-prefix-cache", false, "turn the engine's prefix caching off (runtime.prefix_caching = false), to compare")
 	f.IntVar(&sysTok, "system-prompt-tokens", 0, "every request starts with the same N-token system prompt (prefix caching); default: the scenario's workload.system_prompt_tokens")
 	f.Float64Var(&hitRate, "prefix-hit-rate", 0, "every request's first floor(h x input) tokens are one shared document (prefix caching); default: the scenario's workload.prefix_hit_rate")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to FILE")
 	return cmd
+}
+
+// parseGoodput parses --goodput's "ttft:2000,tpot:50" (ms).
+func parseGoodput(v string) (serve.SLO, error) {
+	var slo serve.SLO
+	for _, kv := range strings.Split(v, ",") {
+		k, x, ok := strings.Cut(strings.TrimSpace(kv), ":")
+		ms, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if !ok || err != nil || !(ms > 0) || math.IsInf(ms, 0) {
+			return slo, fmt.Errorf("%q: want KEY:MS with a positive number of ms, e.g. ttft:2000,tpot:50", kv)
+		}
+		d := unit.Seconds(ms / 1000)
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "ttft":
+			slo.TTFT = d
+		case "tpot":
+			slo.TPOT = d
+		case "e2el":
+			slo.E2EL = d
+		default:
+			return slo, fmt.Errorf("%q: unknown objective %q (want ttft, tpot or e2el)", kv, k)
+		}
+	}
+	return slo, nil
 }
 
 // parseConcurrencyFlag parses "4,64".
@@ -266,6 +300,9 @@ func applySimulateFlags(v *scenarios.Serving, opts *simulateOptions) {
 	}
 	if opts.NoPrefixCache {
 		v.NoPrefixCache = true
+	}
+	if opts.SLO != (serve.SLO{}) {
+		v.SLO = opts.SLO
 	}
 	if opts.SystemPrompt != nil {
 		v.Prefix = &serve.PrefixLoad{SystemTokens: *opts.SystemPrompt}
@@ -552,6 +589,11 @@ type simPointJSON struct {
 	PrefixHitRate *float64 `json:"prefix_hit_rate,omitempty"`
 	// Disagg is a disaggregated point's pools and KV transfer.
 	Disagg *disaggJSON `json:"disagg,omitempty"`
+	// Interactivity is InferenceX's E2E interactivity (tokens/s/user: 1 /
+	// P90 over requests of E2E latency / output tokens); RequestGoodput
+	// vllm bench's request_goodput under --goodput's objectives.
+	Interactivity  *float64 `json:"interactivity"`
+	RequestGoodput *float64 `json:"request_goodput,omitempty"`
 }
 
 // disaggJSON is what a disaggregated point adds (issue 23's names).
@@ -642,6 +684,12 @@ func (sn *simulation) json() simulateJSON {
 			pj.MeanAcceptanceLength = simNum(r.MeanAcceptanceLength)
 			if r.PrefixCache {
 				pj.PrefixHitRate = simNum(r6(r.PrefixHitRate))
+			}
+			if !r.Overloaded {
+				pj.Interactivity = simNum(r6(r.Interactivity))
+			}
+			if p.cfg.SLO != (serve.SLO{}) {
+				pj.RequestGoodput = simNum(r6(r.Goodput))
 			}
 			if d := r.Disagg; d != nil {
 				pj.Disagg = &disaggJSON{PrefillGPUs: d.PrefillGPUs, DecodeGPUs: d.DecodeGPUs, KVTransferMsMean: simMs(d.KVTransferMean),
@@ -805,6 +853,21 @@ func (sn *simulation) text(w io.Writer) error {
 	}
 	if err := sn.table(false).render(w, formatText); err != nil {
 		return err
+	}
+	var inter []string
+	for i := range sn.points {
+		if p := &sn.points[i]; p.res != nil && !p.res.Overloaded {
+			v := fmt.Sprintf("%v: %.1f", pointValue(p.at), p.res.Interactivity)
+			if p.cfg.SLO != (serve.SLO{}) {
+				v += fmt.Sprintf(" (goodput %.3g req/s, %d of %d requests met the SLOs)", p.res.Goodput, p.res.GoodRequests, p.res.Completed)
+			}
+			inter = append(inter, v)
+		}
+	}
+	if len(inter) > 0 {
+		if _, err := fmt.Fprintf(w, "interactivity (tok/s/user, 1 / P90 of E2E / output tokens): %s\n", strings.Join(inter, ", ")); err != nil {
+			return err
+		}
 	}
 	for i := range sn.points {
 		if p := &sn.points[i]; p.res != nil && p.res.PrefixCache {
