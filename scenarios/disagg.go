@@ -59,7 +59,7 @@ type PoolSpec struct {
 	GPUs    int // per instance: tp x dp
 }
 
-var routers = map[string]serve.Router{"round-robin": serve.RoundRobin, "least-loaded": serve.LeastLoaded}
+var routers = map[string]serve.Router{"round-robin": serve.RoundRobin, "least-loaded": serve.LeastLoaded, "prefix-aware": serve.PrefixAware}
 
 // buildDisagg reads [disagg] (in place of [parallel]).
 func (s *Scenario) buildDisagg() error {
@@ -80,7 +80,7 @@ func (s *Scenario) buildDisagg() error {
 	if r.Router != "" {
 		rt, ok := routers[r.Router]
 		if !ok {
-			return d.errorf("disagg.router", "unknown router %q (want round-robin or least-loaded)", r.Router)
+			return d.errorf("disagg.router", "unknown router %q (want round-robin, least-loaded or prefix-aware)", r.Router)
 		}
 		spec.Router = rt
 	}

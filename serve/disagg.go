@@ -54,6 +54,11 @@ type Router uint8
 const (
 	RoundRobin  Router = iota // instances in turn
 	LeastLoaded               // the instance holding the fewest requests (running and waiting); ties: the first
+	// PrefixAware sends a request to the prefill instance whose prefix
+	// cache holds the most of its prompt, ties to the least loaded (the
+	// KV-aware routing of NVIDIA Dynamo and SGLang's cache-aware router,
+	// without their load-balance thresholds); decode as LeastLoaded.
+	PrefixAware
 )
 
 // DisaggResult is what a disaggregated run adds to Result.
@@ -92,7 +97,7 @@ func (d *Disagg) validate() error {
 		return fieldErrorf("Disagg.TransferBandwidth", "must be > 0 (+Inf: free), got %g", d.TransferBandwidth)
 	case !finiteNonNeg(float64(d.TransferLatency)):
 		return fieldErrorf("Disagg.TransferLatency", "must be finite and >= 0, got %g", float64(d.TransferLatency))
-	case d.Router > LeastLoaded:
+	case d.Router > PrefixAware:
 		return fieldErrorf("Disagg.Router", "unknown router %d", d.Router)
 	}
 	return nil
@@ -171,13 +176,23 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 	return cl, nil
 }
 
-// route picks an instance of pool (0 prefill, 1 decode).
-func (cl *cluster) route(pool int) int {
+// route picks an instance of pool (0 prefill, 1 decode) for r.
+func (cl *cluster) route(pool int, r int32) int {
 	nodes := cl.prefill
 	if pool == 1 {
 		nodes = cl.decode
 	}
-	if cl.d.Router == LeastLoaded {
+	if cl.d.Router == PrefixAware && pool == 0 && cl.preqs[r].prefix != nil {
+		best, hit, load := 0, -1, math.MaxInt
+		for i, nd := range nodes {
+			h := nd.in.kv.lookup(r) // no lasting effect: admission looks up again
+			if l := nd.in.queued() + nd.in.sched.holding(); h > hit || (h == hit && l < load) {
+				best, hit, load = i, h, l
+			}
+		}
+		return best
+	}
+	if cl.d.Router != RoundRobin {
 		best, load := 0, math.MaxInt
 		for i, nd := range nodes {
 			if l := nd.in.queued() + nd.in.sched.holding(); l < load {
@@ -257,7 +272,7 @@ func (e *run) loopDisagg() error {
 		for len(cl.xfer) > 0 && cl.xfer[0].at <= t {
 			x := heap.Pop(&cl.xfer).(xferItem)
 			cl.prefill[cl.from[x.r]].in.kv.free(x.r)
-			cl.decode[cl.route(1)].in.enqueue(x.r)
+			cl.decode[cl.route(1, x.r)].in.enqueue(x.r)
 		}
 		for c.inflight < c.limit {
 			r, at, h, ok := c.peek()
@@ -266,7 +281,7 @@ func (e *run) loopDisagg() error {
 			}
 			c.take(h)
 			e.reqs[r].send, cl.preqs[r].send = t, t
-			cl.prefill[cl.route(0)].in.enqueue(r)
+			cl.prefill[cl.route(0, r)].in.enqueue(r)
 			c.inflight++
 		}
 	}

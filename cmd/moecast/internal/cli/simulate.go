@@ -831,10 +831,7 @@ func (sn *simulation) text(w io.Writer) error {
 			cc.Layout = p.Layout
 			return fmt.Sprintf("%dx (%s, %d GPUs)", p.Workers, layoutString(cc), p.GPUs)
 		}
-		router := "round-robin"
-		if d.Router == serve.LeastLoaded {
-			router = "least-loaded"
-		}
+		router := [...]string{serve.RoundRobin: "round-robin", serve.LeastLoaded: "least-loaded", serve.PrefixAware: "prefix-aware"}[d.Router]
 		lines = append(lines, fmt.Sprintf("disagg    prefill %s, decode %s; KV cache over %s (%s per GPU, %s), router %s; box and layout above: one decode instance",
 			pool(d.Prefill), pool(d.Decode), d.Transfer.Name, d.Transfer.BW, d.Transfer.Latency, router))
 	}
