@@ -740,6 +740,26 @@ func (sn *simulation) table(full bool) *table {
 				t.Columns = append(t.Columns, column{Name: c.String() + "_share"})
 			}
 		}
+		// Issue 23's metrics: interactivity always; goodput, the prefix
+		// cache and the pools where a point has them.
+		var slo, prefix, dis bool
+		for i := range sn.points {
+			p := &sn.points[i]
+			slo = slo || p.cfg.SLO != (serve.SLO{})
+			prefix = prefix || (p.res != nil && p.res.PrefixCache)
+			dis = dis || p.cfg.Disagg != nil
+		}
+		t.Columns = append(t.Columns, column{Name: "interactivity"})
+		if slo {
+			t.Columns = append(t.Columns, column{Name: "request_goodput"})
+		}
+		if prefix {
+			t.Columns = append(t.Columns, column{Name: "prefix_hit_rate"})
+		}
+		if dis {
+			t.Columns = append(t.Columns, column{Name: "prefill_gpus"}, column{Name: "decode_gpus"}, column{Name: "kv_transfer_ms_mean"},
+				column{Name: "prefill_utilisation"}, column{Name: "decode_utilisation"})
+		}
 		for i := range sn.points {
 			p := &sn.points[i]
 			w := p.cfg.Workload
@@ -762,6 +782,21 @@ func (sn *simulation) table(full bool) *table {
 				if c != cost.Idle {
 					row = append(row, simCell(ok, sh[c]))
 				}
+			}
+			row = append(row, simCell(lat, r.Interactivity))
+			if slo {
+				row = append(row, simCell(ok, r.Goodput))
+			}
+			if prefix {
+				row = append(row, simCell(ok && r.PrefixCache, r.PrefixHitRate))
+			}
+			if dis {
+				d := r.Disagg
+				if d == nil {
+					d = &serve.DisaggResult{}
+				}
+				row = append(row, d.PrefillGPUs, d.DecodeGPUs, simCell(ok, d.KVTransferMean.Ms()),
+					simCell(ok, d.PrefillUtilisation), simCell(ok, d.DecodeUtilisation))
 			}
 			t.add(row...)
 		}
