@@ -185,7 +185,10 @@ func (cl *cluster) route(pool int, r int32) int {
 	if cl.d.Router == PrefixAware && pool == 0 && cl.preqs[r].prefix != nil {
 		best, hit, load := 0, -1, math.MaxInt
 		for i, nd := range nodes {
-			h := nd.in.kv.lookup(r) // no lasting effect: admission looks up again
+			h := nd.in.kv.lookup(r) // admission looks up again
+			if f, ok := nd.in.kv.(interface{ forget(int32) }); ok {
+				f.forget(r)
+			}
 			if l := nd.in.queued() + nd.in.sched.holding(); h > hit || (h == hit && l < load) {
 				best, hit, load = i, h, l
 			}

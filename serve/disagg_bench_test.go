@@ -16,17 +16,20 @@ func BenchmarkCluster360k(b *testing.B) {
 		name   string
 		c      StepCoster
 		prefix bool
-	}{{"linear", realistic, false}, {"busy1us", busy1us, false}, {"linear-prefix", realistic, true}} {
+		router Router
+	}{{"linear", realistic, false, LeastLoaded}, {"busy1us", busy1us, false, LeastLoaded},
+		{"linear-prefix", realistic, true, LeastLoaded}, {"linear-prefix-aware", realistic, true, PrefixAware}} {
 		b.Run(tc.name, func(b *testing.B) {
 			cfg := point(VLLM, 0, 360000, 2000, 200)
 			cfg.Workload.RequestRate, cfg.Workload.RangeRatio = 100, 0.5
-			cfg.Memory.KVCapacity = 40e9
+			// DeepSeek-V3-like: 70 KB per token per GPU, 30 GB of KV per GPU
+			cfg.Memory.KVBytesPerToken, cfg.Memory.KVCapacity = 70e3, 30e9
 			if tc.prefix {
 				cfg.Workload.Prefix = &PrefixLoad{SystemTokens: 1000}
 			}
 			cfg = disagg(cfg, 32, 32, 50e9, 20e-6)
 			cfg.Disagg.Prefill.Coster, cfg.Disagg.Decode.Coster = tc.c, tc.c
-			cfg.Disagg.Router = LeastLoaded
+			cfg.Disagg.Router = tc.router
 			b.ReportAllocs()
 			var r *Result
 			cpu0 := cpuTime()

@@ -62,9 +62,11 @@ type prefixPool struct {
 	made       int     // blocks made so far (ids 1..made)
 	byHash     map[uint64]int32
 
-	tab  [][]int32 // blocks each request holds (the first pend only looked up)
-	pend []int32
-	ch   []chain
+	// st is the state of the requests this instance looked up or holds
+	// (a map: a cluster's instances each see a few of the run's
+	// requests); spare recycles freed states.
+	st    map[int32]*reqState
+	spare []*reqState
 
 	queries, hits int // prompt tokens looked up on admission, and found
 }
@@ -78,7 +80,7 @@ func newPrefixPool(m Memory, reqs []request) *prefixPool {
 	return &prefixPool{reqs: reqs, bs: m.BlockSize, total: total, nfree: total,
 		hash: []uint64{0}, ref: []int32{0}, prev: []int32{0}, next: []int32{0},
 		byHash: make(map[uint64]int32),
-		tab:    make([][]int32, len(reqs)), pend: make([]int32, len(reqs)), ch: make([]chain, len(reqs))}
+		st:     make(map[int32]*reqState)}
 }
 
 // take removes the block at the free queue's head and returns it.
@@ -159,15 +161,40 @@ func (c *chain) advance(h uint64, si, base int32) {
 	c.h = h
 }
 
+// reqState is a request's blocks in one pool (the first pend only looked
+// up, not yet taken) and its hash chain.
+type reqState struct {
+	tab  []int32
+	pend int32
+	ch   chain
+}
+
+// state returns r's state, made on first use.
+func (p *prefixPool) state(r int32) *reqState {
+	if s, ok := p.st[r]; ok {
+		return s
+	}
+	var s *reqState
+	if n := len(p.spare); n > 0 {
+		s, p.spare = p.spare[n-1], p.spare[:n-1]
+	} else {
+		s = &reqState{}
+	}
+	p.st[r] = s
+	return s
+}
+
 func (p *prefixPool) lookup(r int32) int {
 	q := &p.reqs[r]
-	p.tab[r] = p.tab[r][:0]
-	p.pend[r] = 0
-	p.ch[r] = chain{}
 	if q.prefix == nil {
+		if s, ok := p.st[r]; ok {
+			s.tab, s.pend, s.ch = s.tab[:0], 0, chain{}
+		}
 		return 0
 	}
-	c := &p.ch[r]
+	st := p.state(r)
+	st.tab, st.pend, st.ch = st.tab[:0], 0, chain{}
+	c := &st.ch
 	limit := int32((int(q.in+q.gen) - 1) / p.bs)
 	for c.n < limit {
 		h, si, base := p.blockHash(q.prefix, c)
@@ -178,29 +205,29 @@ func (p *prefixPool) lookup(r int32) int {
 		if !ok {
 			break
 		}
-		p.tab[r] = append(p.tab[r], b)
+		st.tab = append(st.tab, b)
 		c.advance(h, si, base)
 	}
-	p.pend[r] = int32(len(p.tab[r]))
-	return len(p.tab[r]) * p.bs
+	st.pend = int32(len(st.tab))
+	return len(st.tab) * p.bs
 }
 
 func (p *prefixPool) grow(r int32, slots int) bool {
 	q := &p.reqs[r]
 	want := (slots + p.bs - 1) / p.bs
-	pend := int(p.pend[r])
-	have := len(p.tab[r])
+	st := p.state(r)
+	pend := int(st.pend)
+	have := len(st.tab)
 	if q.held == 0 && pend == 0 {
 		have = 0
-		p.tab[r] = p.tab[r][:0]
-		p.ch[r] = chain{}
+		st.tab, st.ch = st.tab[:0], chain{}
 	}
 	need := want - have
 	if need <= 0 && pend == 0 {
 		return true
 	}
 	evictable := 0
-	for _, b := range p.tab[r][:pend] {
+	for _, b := range st.tab[:pend] {
 		if p.ref[b] == 0 {
 			evictable++
 		}
@@ -212,14 +239,14 @@ func (p *prefixPool) grow(r int32, slots int) bool {
 		p.queries += int(q.in + q.gen)
 		p.hits += pend * p.bs
 	}
-	for _, b := range p.tab[r][:pend] {
+	for _, b := range st.tab[:pend] {
 		if p.ref[b] == 0 {
 			p.unlink(b)
 			p.nfree--
 		}
 		p.ref[b]++
 	}
-	p.pend[r] = 0
+	st.pend = 0
 	for ; need > 0; need-- {
 		b := p.take()
 		p.nfree--
@@ -230,28 +257,28 @@ func (p *prefixPool) grow(r int32, slots int) bool {
 			p.hash[b] = 0
 		}
 		p.ref[b] = 1
-		p.tab[r] = append(p.tab[r], b)
+		st.tab = append(st.tab, b)
 	}
-	q.held = int32(max(want, len(p.tab[r])) * p.bs)
+	q.held = int32(max(want, len(st.tab)) * p.bs)
 	if used := p.total - p.nfree; used > p.top {
 		p.top = used
 	}
-	p.register(r, min(slots, int(q.in+q.gen)))
+	p.register(r, st, min(slots, int(q.in+q.gen)))
 	return true
 }
 
 // register hashes r's full blocks among its first tokens.
-func (p *prefixPool) register(r int32, tokens int) {
+func (p *prefixPool) register(r int32, st *reqState, tokens int) {
 	q := &p.reqs[r]
 	if q.prefix == nil {
 		return
 	}
-	c := &p.ch[r]
+	c := &st.ch
 	full := int32(tokens / p.bs)
 	for c.n < full && !c.end {
 		h, si, base := p.blockHash(q.prefix, c)
 		if h != 0 {
-			b := p.tab[r][c.n]
+			b := st.tab[c.n]
 			if p.hash[b] == 0 {
 				p.hash[b] = h
 				if _, ok := p.byHash[h]; !ok {
@@ -265,11 +292,16 @@ func (p *prefixPool) register(r int32, tokens int) {
 
 func (p *prefixPool) free(r int32) {
 	q := &p.reqs[r]
-	blocks := p.tab[r]
+	st, ok := p.st[r]
+	if !ok {
+		q.held = 0
+		return
+	}
+	blocks := st.tab
 	if q.held > 0 {
 		// The blocks the last steps filled are cached before they are
 		// freed (vLLM caches them when it schedules their step).
-		p.register(r, int(q.computed))
+		p.register(r, st, int(q.computed))
 		for i := len(blocks) - 1; i >= 0; i-- {
 			b := blocks[i]
 			p.ref[b]--
@@ -279,13 +311,20 @@ func (p *prefixPool) free(r int32) {
 			}
 		}
 	}
-	p.tab[r] = blocks[:0]
-	if q.gen == q.out {
-		p.tab[r] = nil // finished: give the list back
-	}
-	p.pend[r] = 0
-	p.ch[r] = chain{}
+	st.tab, st.pend, st.ch = blocks[:0], 0, chain{}
+	delete(p.st, r)
+	p.spare = append(p.spare, st)
 	q.held = 0
+}
+
+// forget drops the state a lookup left for r, which holds nothing here
+// (a router's look at an instance it did not choose).
+func (p *prefixPool) forget(r int32) {
+	if st, ok := p.st[r]; ok && p.reqs[r].held == 0 {
+		st.tab, st.pend, st.ch = st.tab[:0], 0, chain{}
+		delete(p.st, r)
+		p.spare = append(p.spare, st)
+	}
 }
 
 func (p *prefixPool) usage() kvUsage {
