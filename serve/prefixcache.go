@@ -52,6 +52,7 @@ type chain struct {
 type prefixPool struct {
 	reqs  []request
 	bs    int
+	seq   int // Memory.SeqBlocks: held beside the token blocks by every request holding any, never cached
 	total int
 	nfree int
 	top   int
@@ -77,7 +78,7 @@ func newPrefixPool(m Memory, reqs []request) *prefixPool {
 	// with every block in id order and frees append behind them, so the
 	// never-used blocks are always taken first. Slot 0 is the queue's
 	// sentinel; block b lives at index b+1.
-	return &prefixPool{reqs: reqs, bs: m.BlockSize, total: total, nfree: total,
+	return &prefixPool{reqs: reqs, bs: m.BlockSize, seq: m.SeqBlocks, total: total, nfree: total,
 		hash: []uint64{0}, ref: []int32{0}, prev: []int32{0}, next: []int32{0},
 		byHash: make(map[uint64]int32),
 		st:     make(map[int32]*reqState)}
@@ -232,12 +233,17 @@ func (p *prefixPool) grow(r int32, slots int) bool {
 			evictable++
 		}
 	}
-	if max(need, 0)+evictable > p.nfree {
+	seq := 0
+	if q.held == 0 {
+		seq = p.seq // the fixed state (window KV, recurrent state), not cached
+	}
+	if max(need, 0)+evictable+seq > p.nfree {
 		return false
 	}
 	if q.held == 0 {
 		p.queries += int(q.in + q.gen)
 		p.hits += pend * p.bs
+		p.nfree -= seq
 	}
 	for _, b := range st.tab[:pend] {
 		if p.ref[b] == 0 {
@@ -310,6 +316,7 @@ func (p *prefixPool) free(r int32) {
 				p.nfree++
 			}
 		}
+		p.nfree += p.seq
 	}
 	st.tab, st.pend, st.ch = blocks[:0], 0, chain{}
 	delete(p.st, r)

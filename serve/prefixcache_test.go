@@ -152,3 +152,19 @@ func TestPrefixPoolLRU(t *testing.T) {
 	assert.Equal(t, 6, p2.usage().Used)
 	assert.Equal(t, 6, p2.usage().Peak)
 }
+
+// Models with per-request fixed state (Memory.SeqBlocks) too: prefix
+// caching over a load that shares nothing runs as without it.
+func TestPrefixSeqBlocksHitRateZero(t *testing.T) {
+	cfg := point(VLLM, 16, 32, 200, 57)
+	cfg.Memory.SeqBlocks = 3
+	cfg.Memory.KVCapacity = unit.Bytes(16*(ceilDiv(256, 16)+3)*16) * cfg.Memory.KVBytesPerToken
+	cfg.Workload.Prefix = &PrefixLoad{}
+	with, err := Run(cfg, realistic)
+	require.NoError(t, err)
+	cfg.NoPrefixCache = true
+	without, err := Run(cfg, realistic)
+	require.NoError(t, err)
+	with.PrefixCache = false
+	assert.Equal(t, without, with)
+}
