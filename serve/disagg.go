@@ -54,11 +54,21 @@ type Router uint8
 const (
 	RoundRobin  Router = iota // instances in turn
 	LeastLoaded               // the instance holding the fewest requests (running and waiting); ties: the first
-	// PrefixAware sends a request to the prefill instance whose prefix
-	// cache holds the most of its prompt, ties to the least loaded (the
-	// KV-aware routing of NVIDIA Dynamo and SGLang's cache-aware router,
-	// without their load-balance thresholds); decode as LeastLoaded.
+	// PrefixAware is the cache_aware policy of SGLang's model gateway and
+	// vllm-router with their defaults (cacheThreshold, balanceAbs,
+	// balanceRel) on the prefill instances, its "longest prefix" read
+	// from each instance's own prefix cache; decode as LeastLoaded.
 	PrefixAware
+)
+
+// The cache_aware defaults (--cache-threshold 0.3,
+// --balance-abs-threshold 64, --balance-rel-threshold 1.5, as documented
+// for sglang-gateway v0.3.1 and vLLM router v0.1.15 by GPUStack's routing
+// page and lightseekorg/smg docs/concepts/routing).
+const (
+	cacheThreshold = 0.3
+	balanceAbs     = 64
+	balanceRel     = 1.5
 )
 
 // DisaggResult is what a disaggregated run adds to Result.
@@ -183,17 +193,34 @@ func (cl *cluster) route(pool int, r int32) int {
 		nodes = cl.decode
 	}
 	if cl.d.Router == PrefixAware && pool == 0 && cl.preqs[r].prefix != nil {
-		best, hit, load := 0, -1, math.MaxInt
+		// cache_aware of SGLang's gateway and vllm-router: when the
+		// busiest instance holds more than balanceAbs requests over the
+		// idlest and more than balanceRel times as many, the least
+		// loaded; else the instance with the longest cached prefix if it
+		// covers cacheThreshold of the prompt, else the least loaded.
+		minL, maxL, least := math.MaxInt, 0, 0
+		best, hit := 0, -1
 		for i, nd := range nodes {
+			l := nd.in.queued() + nd.in.sched.holding()
+			if l < minL {
+				minL, least = l, i
+			}
+			maxL = max(maxL, l)
 			h := nd.in.kv.lookup(r) // admission looks up again
 			if f, ok := nd.in.kv.(interface{ forget(int32) }); ok {
 				f.forget(r)
 			}
-			if l := nd.in.queued() + nd.in.sched.holding(); h > hit || (h == hit && l < load) {
-				best, hit, load = i, h, l
+			if h > hit || (h == hit && l < nodes[best].in.queued()+nodes[best].in.sched.holding()) {
+				best, hit = i, h
 			}
 		}
-		return best
+		if maxL-minL > balanceAbs && float64(maxL) > balanceRel*float64(minL) {
+			return least
+		}
+		if float64(hit) >= cacheThreshold*float64(cl.preqs[r].in) {
+			return best
+		}
+		return least
 	}
 	if cl.d.Router != RoundRobin {
 		best, load := 0, math.MaxInt
