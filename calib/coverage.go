@@ -43,7 +43,6 @@ var seriesLayout = map[string]struct{ keys, axes []string }{
 	"prefill":       {[]string{"heads", "kv_heads"}, []string{"chunk", "prefix"}},
 	"elementwise":   {nil, []string{"bytes"}},
 	"unmapped":      {nil, []string{"tokens"}},
-	"gqa_prefill":   {[]string{"heads", "kv_heads"}, []string{"chunk", "kv_len"}},
 	"allreduce":     {[]string{"ranks"}, []string{"bytes"}},
 	"allgather":     {[]string{"ranks"}, []string{"bytes"}},
 	"reducescatter": {[]string{"ranks"}, []string{"bytes"}},

@@ -102,14 +102,6 @@ var specs = map[string]opSpec{
 		}
 		return oneOf("kv_dtype", k.KVDtype, kvDtypes)
 	}},
-	// gqa_prefill: prefill attention of one chunk per layer by its new
-	// tokens (chunk) and the keys it attends (kv_len: prefix + chunk).
-	"gqa_prefill": {ints: []string{"heads", "kv_heads", "chunk", "kv_len"}, keys: func(k Keys) error {
-		if err := need(k.KVDtype != "" && k.HeadDim > 0, "keys kv_dtype and head_dim are required"); err != nil {
-			return err
-		}
-		return oneOf("kv_dtype", k.KVDtype, kvDtypes)
-	}},
 	// prefill: causal attention of one chunk of new tokens against its
 	// cached prefix (GQA: head_dim for q/k and v; MLA's un-absorbed
 	// prefill: head_dim 192, v_head_dim 128), by heads and kv_heads per GPU.
@@ -156,8 +148,12 @@ type colIndex struct {
 
 func specFor(t *Table) (*colIndex, error) {
 	spec, ok := specs[t.Op]
+	if !ok && t.Op == "gqa_prefill" {
+		// an earlier from-trace table kind, now op prefill
+		return nil, errors.New(`op "gqa_prefill" is no longer read: use op "prefill" (columns heads, kv_heads, chunk, prefix = kv_len - chunk; keys head_dim, v_head_dim = head_dim, window), or run calib from-trace again`)
+	}
 	if !ok {
-		return nil, fmt.Errorf("op %q is unknown (gemm, moe, mla, gqa, gqa_prefill, prefill, elementwise, unmapped, allreduce, allgather, reducescatter, alltoall, ep)", t.Op)
+		return nil, fmt.Errorf("op %q is unknown (gemm, moe, mla, gqa, prefill, elementwise, unmapped, allreduce, allgather, reducescatter, alltoall, ep)", t.Op)
 	}
 	if err := spec.keys(t.Keys); err != nil {
 		return nil, fmt.Errorf("op %s: %w", t.Op, err)
