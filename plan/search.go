@@ -617,3 +617,6 @@ func (r *Result) DeploymentReason(di int, slo SLO) string {
 	}
 	return r.Reason(d.Points[0], slo)
 }
+
+// Meets says whether m meets the objectives.
+func (slo *SLO) Meets(m *Metrics) bool { return slo.fails(m) == 0 }

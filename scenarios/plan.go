@@ -25,6 +25,11 @@ type rawPlan struct {
 	MinTokensPerSPerUser   *float64 `toml:"min_tokens_per_s_per_user"`
 	TargetOutputTokensPerS *float64 `toml:"target_output_tokens_per_s"`
 	TargetRequestRate      *float64 `toml:"target_request_rate"`
+	// Disagg asks plan for disaggregated candidates too (xPyD pools).
+	Disagg            *bool  `toml:"disagg"`
+	MaxPrefillWorkers *int   `toml:"max_prefill_workers"`
+	MaxDecodeWorkers  *int   `toml:"max_decode_workers"`
+	DisaggTransfer    string `toml:"disagg_transfer"`
 }
 
 // Plan is what `moecast plan` searches for a scenario: [plan] with
@@ -43,7 +48,22 @@ type Plan struct {
 	// InputTokens and OutputTokens are the request shape: the workload keys
 	// as Serving holds them (defaults DefaultInputTokens, DefaultOutputTokens).
 	InputTokens, OutputTokens int
+	// Disagg: also price disaggregated deployments, 1..MaxPrefillWorkers
+	// prefill instances and 1..MaxDecodeWorkers decode instances (defaults
+	// DefaultMaxPrefillWorkers, DefaultMaxDecodeWorkers), the KV cache
+	// crossing DisaggTransfer (default: [disagg].transfer, else
+	// DefaultDisaggTransfer).
+	Disagg                              bool
+	MaxPrefillWorkers, MaxDecodeWorkers int
+	DisaggTransfer                      comm.Link
 }
+
+// Defaults of the disaggregated search of [plan].
+const (
+	DefaultMaxPrefillWorkers = 2
+	DefaultMaxDecodeWorkers  = 2
+	DefaultDisaggTransfer    = "ib-400"
+)
 
 // buildPlan reads [plan] into s.Plan, with the request shape of s.Serving
 // (buildServing has read and checked the workload keys).
@@ -82,6 +102,39 @@ func (s *Scenario) buildPlan() error {
 			*t.dst = *t.p
 		}
 	}
+	if r.Disagg != nil {
+		p.Disagg = *r.Disagg
+	}
+	p.MaxPrefillWorkers, p.MaxDecodeWorkers = DefaultMaxPrefillWorkers, DefaultMaxDecodeWorkers
+	for _, w := range []struct {
+		v   *int
+		key string
+		dst *int
+	}{{r.MaxPrefillWorkers, "plan.max_prefill_workers", &p.MaxPrefillWorkers},
+		{r.MaxDecodeWorkers, "plan.max_decode_workers", &p.MaxDecodeWorkers}} {
+		if w.v == nil {
+			continue
+		}
+		if *w.v < 1 || *w.v > 8 {
+			return d.errorf(w.key, "%d must be in [1, 8]", *w.v)
+		}
+		*w.dst = *w.v
+	}
+	tr := DefaultDisaggTransfer
+	if s.Disagg != nil {
+		tr = s.Disagg.Transfer.Name
+	}
+	if r.DisaggTransfer != "" {
+		tr = r.DisaggTransfer
+	}
+	l, ok := comm.LookupLink(tr)
+	if !ok {
+		return d.errorf("plan.disagg_transfer", "unknown transfer fabric %q (want %s)", tr, strings.Join(comm.LinkNames(), ", "))
+	}
+	if s.Disagg != nil && r.DisaggTransfer == "" {
+		l = s.Disagg.Transfer
+	}
+	p.DisaggTransfer = l
 	if err := p.Check(); err != nil {
 		var fe *PlanError
 		if errors.As(err, &fe) {

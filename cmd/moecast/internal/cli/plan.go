@@ -38,6 +38,7 @@ type planFlags struct {
 	perUser, targetOutput, targetRate      float64
 	hasGPUs, hasMax, hasTTFT, hasTPOT      bool
 	hasPerUser, hasTargetOutput, hasTarget bool
+	disagg, hasDisagg                      bool
 }
 
 func newPlanCmd(s *streams) *cobra.Command {
@@ -68,6 +69,7 @@ Without it, the embedded default ` + scenarios.DefaultName + ` is planned.`,
 			f.hasGPUs, f.hasMax = fl.Changed("gpus"), fl.Changed("max-gpus")
 			f.hasTTFT, f.hasTPOT = fl.Changed("ttft-p99"), fl.Changed("tpot-p99")
 			f.hasPerUser = fl.Changed("min-tokens-per-s-per-user")
+			f.hasDisagg = fl.Changed("disagg")
 			f.hasTargetOutput, f.hasTarget = fl.Changed("target-output-tokens-per-s"), fl.Changed("target-request-rate")
 			if f.hasTargetOutput && f.hasTarget {
 				return inputErrf("give --target-output-tokens-per-s or --target-request-rate, not both")
@@ -83,6 +85,7 @@ Without it, the embedded default ` + scenarios.DefaultName + ` is planned.`,
 	fs.Float64Var(&f.perUser, "min-tokens-per-s-per-user", 0, "least tokens/s one request must see")
 	fs.Float64Var(&f.targetOutput, "target-output-tokens-per-s", 0, "output tokens/s to carry: size replicas and GPUs for it")
 	fs.Float64Var(&f.targetRate, "target-request-rate", 0, "requests/s to carry (x output_tokens output tokens/s)")
+	fs.BoolVar(&f.disagg, "disagg", false, "also price disaggregated prefill/decode deployments (xPyD); default: [plan] disagg")
 	fs.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	fs.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to FILE")
 	return cmd
@@ -128,6 +131,9 @@ func (f *planFlags) apply(p *scenarios.Plan) error {
 	if f.hasPerUser {
 		p.MinTokensPerSPerUser = f.perUser
 	}
+	if f.hasDisagg {
+		p.Disagg = f.disagg
+	}
 	if f.hasTargetOutput {
 		p.TargetOutputTokensPerS, p.TargetRequestRate = f.targetOutput, 0
 	}
@@ -148,6 +154,8 @@ type planned struct {
 	res      *plan.Result
 	slo      plan.SLO
 	warnings []string
+	// disagg are the disaggregated points ([plan] disagg = true).
+	disagg []disaggPoint
 }
 
 func runPlan(s *streams, opts *planOptions) error {
@@ -220,6 +228,17 @@ func computePlan(opts *planOptions) (*planned, error) {
 			len(res.Candidates), p.InputTokens+p.OutputTokens, res.DeploymentReason(0, o.SLO))
 	}
 	pl.warnings = append(append(append(pl.warnings, sc.Warnings...), warns...), res.Warnings...)
+	if p.Disagg {
+		ev, _ := o.Refine.(*servingEval)
+		if ev == nil {
+			if ev2, err := servingRefine(sc); err == nil {
+				ev, _ = ev2.(*servingEval)
+			}
+		}
+		if ev != nil {
+			pl.planDisagg(ev)
+		}
+	}
 	return pl, nil
 }
 
@@ -316,6 +335,13 @@ func (pl *planned) text(w io.Writer) error {
 	}
 	if m := pl.memoryLine(); m != "" {
 		if _, err := fmt.Fprintln(w, m); err != nil {
+			return err
+		}
+	}
+	if pl.plan.Disagg {
+		var b strings.Builder
+		pl.disaggText(&b)
+		if _, err := io.WriteString(w, b.String()); err != nil {
 			return err
 		}
 	}

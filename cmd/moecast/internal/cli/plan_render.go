@@ -166,6 +166,9 @@ type planJSON struct {
 	Deployments  []planDeploymentJSON `json:"deployments"`
 	Rejected     []reasonJSON         `json:"rejected"`
 	Warnings     []string             `json:"warnings"`
+	// Disagg is the disaggregated points and verdict; only with
+	// [plan] disagg = true.
+	Disagg *planDisaggSectionJSON `json:"disagg,omitempty"`
 }
 
 type planSLOJSON struct {
@@ -233,6 +236,9 @@ func (pl *planned) json() planJSON {
 	}
 	for _, rc := range plan.RejectionReasons(r.Rejected) {
 		out.Rejected = append(out.Rejected, reasonJSON{Reason: rc.Reason, Count: rc.Count})
+	}
+	if pl.plan.Disagg {
+		out.Disagg = pl.disaggJSON()
 	}
 	return out
 }
