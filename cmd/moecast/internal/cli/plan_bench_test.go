@@ -27,6 +27,21 @@ func BenchmarkPlanCLI(b *testing.B) {
 	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/op")
 }
 
+// BenchmarkPlanCLIDisagg is BenchmarkPlanCLI over agg and disagg
+// (--disagg: xPyD points up to 2P2D, priced by the serving simulation).
+func BenchmarkPlanCLIDisagg(b *testing.B) {
+	args := []string{"plan", "--gpus", "rtx-pro-6000-server,h100-sxm,h200-sxm,b200-sxm", "--max-gpus", "64",
+		"--min-tokens-per-s-per-user", "20", "--tpot-p99", "50ms", "--target-output-tokens-per-s", "5000", "--format", "json",
+		"--disagg"}
+	cpu := cpuSeconds()
+	for b.Loop() {
+		if code := Run(args, io.Discard, io.Discard); code != ExitOK {
+			b.Fatalf("plan exit %d", code)
+		}
+	}
+	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/op")
+}
+
 // BenchmarkSweepCLI is a sweep of 1,000,000 decode steps through the
 // sweep command's path (scenario overrides parsed per point, variants
 // cached, plan.Sweep on every core): workload.batch 1..1000 x
