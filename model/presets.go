@@ -40,6 +40,40 @@ func PresetNames() []string {
 	return names
 }
 
+// PresetForRepo returns the preset whose config.json is that of the
+// Hugging Face repository repo ("deepseek-ai/DeepSeek-V3", matched without
+// regard to case), and whether there is one. A quantized or otherwise
+// derived checkpoint ("Qwen/Qwen3-235B-A22B-FP8") is another repository and
+// matches no preset.
+func PresetForRepo(repo string) (string, bool) {
+	repo = strings.ToLower(strings.Trim(repo, "/"))
+	for name, file := range presetFiles {
+		if strings.ToLower(PresetRepo(file)) == repo {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// PresetFile is the embedded config file of preset name ("deepseek-v3" ->
+// "deepseek-ai--DeepSeek-V3_config.json"), and whether there is one.
+func PresetFile(name string) (string, bool) {
+	f, ok := presetFiles[strings.ToLower(name)]
+	return f, ok
+}
+
+// PresetRepo is the Hugging Face repository of a config file named as
+// aiconfigurator names them ("deepseek-ai--DeepSeek-V3_config.json" ->
+// "deepseek-ai/DeepSeek-V3"); "" for a name not of that form.
+func PresetRepo(file string) string {
+	base, ok := strings.CutSuffix(filepath.Base(file), "_config.json")
+	org, name, found := strings.Cut(base, "--")
+	if !ok || !found || org == "" || name == "" {
+		return ""
+	}
+	return org + "/" + name
+}
+
 // Preset imports the embedded preset name (case-insensitive). Each call
 // returns a fresh Config the caller may modify.
 func Preset(name string) (*Config, error) {

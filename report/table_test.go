@@ -28,6 +28,12 @@ func TestTableRender(t *testing.T) {
 			`  {"name": "kimi", "step_ms": 7.123456, "n": 8, "fits": true},` + "\n" +
 			`  {"name": "a,b", "step_ms": null, "n": 16, "fits": false},` + "\n" +
 			`  {"name": "q", "step_ms": null, "n": 1, "fits": true}` + "\n]\n"},
+		{Markdown, "" +
+			"| name | step_ms | n | fits |\n" +
+			"| :--- | ---: | ---: | :--- |\n" +
+			"| kimi | 7.12 | 8 | true |\n" +
+			"| a,b | NaN | 16 | false |\n" +
+			"| q | - | 1 | true |\n"},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.format), func(t *testing.T) {

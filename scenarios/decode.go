@@ -107,6 +107,8 @@ type rawWorkload struct {
 	OutputTokens *int      `toml:"output_tokens"`
 	RangeRatio   *float64  `toml:"range_ratio"`
 	Seed         *int64    `toml:"seed"`
+	// Trace replays a request log (a path relative to the scenario).
+	Trace string `toml:"trace"`
 }
 
 type rawSpeculative struct {

@@ -97,6 +97,30 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	return parse(name, data, nil, dirOf(name))
 }
 
+// ParseFS reads and validates the scenario at p inside fsys; its relative
+// paths resolve inside fsys (a corpus shipped in the binary).
+func ParseFS(fsys fs.FS, p string) (*Scenario, error) {
+	data, err := fs.ReadFile(fsys, p)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	return parse(p, data, fsys, path.Dir(p))
+}
+
+// ReadRelative reads a file named in the scenario (workload.trace): p
+// resolves against the scenario's directory, in its file system. It
+// returns the data and the resolved name.
+func (s *Scenario) ReadRelative(p string) ([]byte, string, error) {
+	if s.fsys != nil {
+		q := path.Clean(path.Join(s.dir, p))
+		data, err := fs.ReadFile(s.fsys, q)
+		return data, q, err
+	}
+	q := s.osPath(p)
+	data, err := os.ReadFile(q)
+	return data, q, err
+}
+
 // Default is the embedded default scenario (DefaultName).
 func Default() (*Scenario, error) { return Embedded(DefaultName) }
 

@@ -29,6 +29,12 @@ type Serving struct {
 	OutputTokens int
 	RangeRatio   float64
 	Seed         uint64
+	// Trace is workload.trace as written: a request log whose arrivals
+	// and lengths are replayed instead of generated (the caller reads it,
+	// ReadRelative, and hands the requests to SetReplay).
+	Trace string
+	// Replay is the replayed log; when set, Points is its one point.
+	Replay []serve.TraceRequest
 	// Engine settings; 0 or nil = the engine's default on the GPU.
 	MaxNumBatchedTokens int
 	MaxNumSeqs          *int
@@ -50,10 +56,21 @@ const (
 type ServePoint struct {
 	Concurrency int     // > 0 for a closed loop
 	RequestRate float64 // > 0 for an open loop
+	Replay      bool    // the replayed request log (Serving.Replay)
+}
+
+// SetReplay replays tr (a request log's arrivals and lengths, in arrival
+// order) instead of the generated workload: one point.
+func (v *Serving) SetReplay(tr []serve.TraceRequest) {
+	v.Replay = tr
+	v.Concurrency, v.RequestRate = nil, nil
 }
 
 // Points lists the sweep's points in the order given.
 func (v *Serving) Points() []ServePoint {
+	if v.Replay != nil {
+		return []ServePoint{{Replay: true}}
+	}
 	var ps []ServePoint
 	for _, c := range v.Concurrency {
 		ps = append(ps, ServePoint{Concurrency: c})
@@ -140,6 +157,8 @@ func (s *Scenario) buildServing() error {
 		v.Engine = e
 	}
 	switch {
+	case w.Trace != "" && (w.Concurrency != nil || w.RequestRate != nil):
+		return d.errorf("workload.trace", "a replayed trace sets the load: give workload.trace or workload.concurrency / request_rate, not both")
 	case w.Concurrency != nil && w.RequestRate != nil:
 		return d.errorf("workload.request_rate", "give workload.concurrency or workload.request_rate, not both")
 	case w.Concurrency != nil:
@@ -155,6 +174,7 @@ func (s *Scenario) buildServing() error {
 	default:
 		v.Concurrency = s.Batches
 	}
+	v.Trace = w.Trace
 	v.Burstiness = 1
 	if w.Burstiness != nil {
 		b := *w.Burstiness
@@ -275,9 +295,21 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	}
 	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
 		InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, RangeRatio: v.RangeRatio}
-	if p.Concurrency > 0 {
+	switch {
+	case p.Replay:
+		c.Workload.Requests, c.Workload.Trace = len(v.Replay), v.Replay
+		// The mean lengths, for reports (the trace's own are simulated).
+		var in, out int
+		for _, q := range v.Replay {
+			in += q.InputTokens
+			out += q.OutputTokens
+		}
+		if n := len(v.Replay); n > 0 {
+			c.Workload.InputTokens, c.Workload.OutputTokens = (in+n/2)/n, (out+n/2)/n
+		}
+	case p.Concurrency > 0:
 		c.Workload.MaxConcurrency = p.Concurrency
-	} else {
+	default:
 		c.Workload.RequestRate = p.RequestRate
 	}
 	c.Seed = v.Seed

@@ -78,6 +78,17 @@ type Workload struct {
 	InputTokens  int
 	OutputTokens int
 	RangeRatio   float64
+	// Trace replays a request log: each request's arrival and lengths, in
+	// arrival order (Requests must equal its length). RequestRate,
+	// Burstiness, the lengths and RangeRatio are then unused, and the run is
+	// not judged overloaded (the log's latencies are of the same requests).
+	Trace []TraceRequest
+}
+
+// TraceRequest is one request of a replayed log.
+type TraceRequest struct {
+	Arrival                   float64 // seconds from the start, >= 0
+	InputTokens, OutputTokens int
 }
 
 // Config is one serving point: the engine's scheduler settings, its KV
@@ -223,12 +234,32 @@ func (s Spec) validate() error {
 	return nil
 }
 
+func (w Workload) validateTrace() error {
+	if len(w.Trace) != w.Requests {
+		return fieldErrorf("Workload.Trace", "holds %d requests, Workload.Requests says %d", len(w.Trace), w.Requests)
+	}
+	prev := 0.0
+	for i, r := range w.Trace {
+		if !(r.Arrival >= prev) || math.IsInf(r.Arrival, 0) {
+			return fieldErrorf("Workload.Trace", "request %d: arrival %g s: want finite, >= 0 and not before the previous (%g s)", i, r.Arrival, prev)
+		}
+		prev = r.Arrival
+		if r.InputTokens < 1 || r.InputTokens > maxTokens || r.OutputTokens < 1 || r.OutputTokens > maxTokens {
+			return fieldErrorf("Workload.Trace", "request %d: lengths %d in / %d out: each must be in [1, %d]", i, r.InputTokens, r.OutputTokens, maxTokens)
+		}
+	}
+	return nil
+}
+
 func (w Workload) validate() error {
 	if w.Requests < 1 || w.Requests > 1<<24 {
 		return fieldErrorf("Workload.Requests", "must be in [1, %d], got %d", 1<<24, w.Requests)
 	}
 	if w.MaxConcurrency < 0 {
 		return fieldErrorf("Workload.MaxConcurrency", "must be 0 (no limit) or positive, got %d", w.MaxConcurrency)
+	}
+	if w.Trace != nil {
+		return w.validateTrace()
 	}
 	if !(w.RequestRate > 0) {
 		return fieldErrorf("Workload.RequestRate", "must be > 0 or +Inf, got %g", w.RequestRate)

@@ -222,7 +222,7 @@ func (e *run) result() *Result {
 	m := e.cfg.Memory
 	u := e.inst.kv.usage()
 	r.KVPeakPerGPU = unit.Bytes(float64(u.Peak*u.BlockSize) * float64(m.KVBytesPerToken) / float64(m.Groups))
-	if !math.IsInf(e.rate, 1) {
+	if !math.IsInf(e.rate, 1) && !e.replay {
 		r.Overloaded, r.ServedRate = e.overload()
 	}
 	return r

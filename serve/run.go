@@ -32,6 +32,7 @@ type run struct {
 	rng    *rand.Rand
 	reqs   []request
 	rate   float64 // offered request rate for Result (+Inf: all at once)
+	replay bool    // Workload.Trace: the log's latencies are of the same requests
 	client *client
 	inst   *instance
 
@@ -75,6 +76,12 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 			return nil, err
 		}
 		e.rate = offeredRate(gen)
+	}
+	if cfg.Workload.Trace != nil && cfg.Load == nil {
+		// A replayed log: its offered rate is the mean over its arrivals,
+		// and it is not judged overloaded (see result).
+		e.rate = traceRate(gen)
+		e.replay = true
 	}
 	e.reqs = make([]request, len(gen))
 	maxTok := 0

@@ -33,8 +33,17 @@ type Load interface {
 // Generate implements Load: vllm bench serve's random dataset (every input
 // length, then every output length, see drawLengths) and its arrivals
 // (see arrivals), in that order.
+//
+// With Trace set it replays the log instead: each request's arrival and
+// lengths, no draws.
 func (w Workload) Generate(rng *rand.Rand) []Request {
 	reqs := make([]Request, w.Requests)
+	if w.Trace != nil {
+		for i, t := range w.Trace {
+			reqs[i] = Request{In: t.InputTokens, Out: t.OutputTokens, Arrival: unit.Seconds(t.Arrival)}
+		}
+		return reqs
+	}
 	drawLengths(w, rng, reqs)
 	arrivals(w, rng, reqs)
 	return reqs
@@ -69,6 +78,16 @@ func offeredRate(reqs []Request) float64 {
 		return math.Inf(1)
 	}
 	return float64(len(reqs)) / last
+}
+
+// traceRate is a replayed log's offered rate: (n-1) / last arrival, the
+// mean rate over its arrival window; +Inf when every request arrives at 0.
+func traceRate(reqs []Request) float64 {
+	last := float64(reqs[len(reqs)-1].Arrival)
+	if last == 0 {
+		return math.Inf(1)
+	}
+	return float64(len(reqs)-1) / last
 }
 
 // lengthRange is vLLM's RandomDataset range for a nominal length L and

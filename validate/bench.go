@@ -1,35 +1,39 @@
 package validate
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
 )
 
-// BenchResult is one measured serving point read from a `vllm bench serve`
-// result file (one JSON object per file, written with --save-result) or from
-// SGLang's `bench_serving` output (one JSON object per line, appended by
-// --output-file). Field names follow vLLM's result keys; SGLang's
-// differently named keys are mapped onto them (mean_e2e_latency_ms ->
-// E2EL). Latencies are in milliseconds as the files write them.
+// BenchResult is the common measured-result record: one measured serving
+// point (or one request log) as any registered Format reads it. Every
+// format maps its own keys and units onto these fields by their meaning,
+// not their names: latencies are in milliseconds, TPOT is vLLM's (the
+// first token excluded), lengths are tokens per request. A field the file
+// does not hold is 0 (counts, lengths, layout) or NaN (figures); Warnings
+// name what a partial record lacks that the comparison would use.
 type BenchResult struct {
 	File   string // the file it was read from
-	Line   int    // 1-based line of the object (SGLang JSONL), 1 for a vLLM file
-	Family string // "vllm" or "sglang": which key family the object uses
+	Line   int    // 1-based line or row of the record in the file; 1 for a one-record file
+	Family string // the format that read it (Format.Name): "vllm", "sglang", ...
+	// Multi says the file holds many records (JSONL, CSV, an array), so
+	// messages name File:Line.
+	Multi bool
+	// ID is the record's own name when the file gives one (a CSV row's id).
+	ID string
 
 	Backend     string
 	Model       string
 	NumPrompts  int
 	Completed   int
 	Failed      int
-	Duration    float64 // seconds
-	Concurrency int     // --max-concurrency; 0 when the run had none
+	Duration    float64 // seconds; NaN when absent
+	Concurrency int     // --max-concurrency (the client's, all ranks); 0 when the run had none
 	// RequestRate is the offered rate in requests/s; +Inf for `inf` (all
 	// requests sent at t=0), the default of both tools.
 	RequestRate float64
@@ -53,6 +57,114 @@ type BenchResult struct {
 	// decoding (vLLM spec_decode_acceptance_length, SGLang accept_length);
 	// 0 when the run had none.
 	AcceptanceLength float64
+
+	// Layout is the deployment when the file records it (zero otherwise).
+	Layout Layout
+	// Requests is the per-request log when the file is one (request logs,
+	// per-request exports); Metrics then hold its statistics.
+	Requests []Request
+
+	// Warnings name what a partial record lacks ("no request count: ..."),
+	// and every assumption the reader made (units, counts). They do not
+	// name the record: prefix Name() where records mix.
+	Warnings []string
+}
+
+// Name names the record in messages: the file, and the line for a file of
+// many records.
+func (r BenchResult) Name() string {
+	if r.Multi || r.Line > 1 {
+		return fmt.Sprintf("%s:%d", r.File, r.Line)
+	}
+	return r.File
+}
+
+// Layout is a deployment as a result file records it. Zero fields are not
+// in the file. Names (GPU, Precision) are the file's own, unmapped.
+type Layout struct {
+	GPU     string // the file's name for the GPU ("b200_sxm", "NVIDIA H200")
+	GPUs    int    // GPUs of one replica
+	TP, PP  int
+	DP      int // data-parallel (attention-DP with DPAttention) ranks
+	EP      int // expert-parallel ranks
+	MoETP   int // tensor-parallel ranks of the experts
+	Replica int // replicas (workers) behind the load
+	// DPAttention: attention runs data-parallel over DP ranks while the
+	// experts are split over them.
+	DPAttention bool
+	Mode        string // "agg", "disagg", or "" when unknown
+	Precision   string // the checkpoint's quantization as the file names it
+	// Extra keeps format-specific attributes for partitions and reports
+	// (backend_version, gemm_quant_mode, ...).
+	Extra map[string]string
+}
+
+// Request is one request of a request log. Times are in seconds from the
+// log's first arrival; latencies in ms; NaN when the log lacks them.
+type Request struct {
+	Arrival                   float64 // s since the first request's arrival
+	InputTokens, OutputTokens int
+	// Queue is the time the engine held the request before scheduling it;
+	// TTFT, TPOT (first token excluded) and E2E are the measured latencies.
+	Queue, TTFT, TPOT, E2E float64
+}
+
+// warn adds a warning.
+func (r *BenchResult) warn(format string, args ...any) {
+	r.Warnings = append(r.Warnings, fmt.Sprintf(format, args...))
+}
+
+// newResult is a record with every figure absent.
+func newResult(file string, line int, family string) BenchResult {
+	r := BenchResult{File: file, Line: line, Family: family, Metrics: map[string]Stats{},
+		Duration: math.NaN(), RequestRate: math.Inf(1), Burstiness: 1,
+		RequestThroughput: math.NaN(), OutputThroughput: math.NaN(), TotalTokenThroughput: math.NaN()}
+	for _, m := range MetricNames {
+		r.Metrics[m] = NoStats()
+	}
+	return r
+}
+
+// NoStats is a Stats with every figure absent.
+func NoStats() Stats {
+	return Stats{Mean: math.NaN(), Median: math.NaN(), P90: math.NaN(), P99: math.NaN()}
+}
+
+// Check is the common acceptance of every format's record: the comparison
+// needs the request lengths and one latency figure; what else it would use
+// and the record lacks becomes a warning (a partial record, a row copied
+// from a blog with TTFT, TPOT and its concurrency, is accepted). key names
+// the format's key for the lengths in the error.
+func (r *BenchResult) Check(lengthKey string) error {
+	if r.Completed == 0 && r.NumPrompts == 0 && r.Failed > 0 {
+		return &BenchError{File: r.File, Line: r.Line, Key: "completed", Msg: "0 requests completed: nothing to compare"}
+	}
+	if !(r.InputTokens >= 1) || !(r.OutputTokens >= 1) || math.IsInf(r.InputTokens, 0) || math.IsInf(r.OutputTokens, 0) {
+		return &BenchError{File: r.File, Line: r.Line, Key: lengthKey,
+			Msg: "input or output length unknown: the comparison needs the request lengths"}
+	}
+	any := false
+	for _, m := range MetricNames {
+		st := r.Metrics[m]
+		if !math.IsNaN(st.Mean) || !math.IsNaN(st.Median) || !math.IsNaN(st.P90) || !math.IsNaN(st.P99) {
+			any = true
+		}
+	}
+	if !any {
+		return &BenchError{File: r.File, Line: r.Line, Msg: "no latency figure (TTFT, TPOT, ITL or E2E): nothing to compare"}
+	}
+	if r.NumPrompts == 0 && r.Completed == 0 && len(r.Requests) == 0 {
+		r.warn("no request count (num_prompts or completed): the scenario's request count is simulated")
+	}
+	if r.Concurrency == 0 && math.IsInf(r.RequestRate, 1) && r.NumPrompts == 0 && r.Completed == 0 && len(r.Requests) == 0 {
+		r.warn("no load (max_concurrency or request_rate) and no request count: simulated as the scenario's load")
+	}
+	for _, m := range []string{"ttft", "tpot"} {
+		if st := r.Metrics[m]; math.IsNaN(st.Mean) && math.IsNaN(st.Median) && math.IsNaN(st.P90) && math.IsNaN(st.P99) {
+			r.warn("no %s figure in the record", strings.ToUpper(m))
+		}
+	}
+	return nil
 }
 
 // Stats holds the summary statistics of one latency metric, in ms. Absent
@@ -84,64 +196,6 @@ func (e *BenchError) Error() string {
 	}
 	b.WriteString(e.Msg)
 	return b.String()
-}
-
-// maxBenchFile bounds what ReadBench reads: a result file with per-request
-// arrays of 100k requests is a few tens of MB.
-const maxBenchFile = 1 << 30
-
-// ReadBench reads every result object in r. name is used in errors. A file
-// that holds one JSON object (vLLM) gives one result; a file of one object
-// per line (SGLang JSONL) gives one per non-empty line. Unknown keys are
-// ignored; a file that has neither family's required keys is an error.
-func ReadBench(name string, r io.Reader) ([]BenchResult, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxBenchFile+1))
-	if err != nil {
-		return nil, &BenchError{File: name, Msg: err.Error()}
-	}
-	if len(data) > maxBenchFile {
-		return nil, &BenchError{File: name, Msg: "larger than 1 GiB: not a benchmark result"}
-	}
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 {
-		return nil, &BenchError{File: name, Msg: "empty file: not a benchmark result"}
-	}
-	if trimmed[0] != '{' {
-		return nil, &BenchError{File: name, Line: 1, Msg: "not a JSON object: want a `vllm bench serve --save-result` file or SGLang bench_serving JSONL"}
-	}
-	// One object for the whole file (vLLM, pretty-printed or not) ...
-	if obj, err := decodeObject(trimmed); err == nil {
-		res, err := fromObject(name, 1, obj)
-		if err != nil {
-			return nil, err
-		}
-		return []BenchResult{res}, nil
-	}
-	// ... else one object per line (SGLang appends to a JSONL file).
-	var out []BenchResult
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), maxBenchFile)
-	line := 0
-	for sc.Scan() {
-		line++
-		l := bytes.TrimSpace(sc.Bytes())
-		if len(l) == 0 {
-			continue
-		}
-		obj, err := decodeObject(l)
-		if err != nil {
-			return nil, &BenchError{File: name, Line: line, Msg: "not valid JSON: " + jsonMsg(err)}
-		}
-		res, err := fromObject(name, line, obj)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, res)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, &BenchError{File: name, Line: line + 1, Msg: err.Error()}
-	}
-	return out, nil
 }
 
 // jsonMsg turns encoding/json's messages into the user's words.
@@ -314,113 +368,4 @@ func abbrev(v json.RawMessage) string {
 		s = s[:40] + "..."
 	}
 	return s
-}
-
-// fromObject maps one result object onto a BenchResult.
-func fromObject(file string, line int, obj map[string]json.RawMessage) (BenchResult, error) {
-	f := &fields{file: file, line: line, obj: obj}
-	r := BenchResult{File: file, Line: line, Metrics: map[string]Stats{}}
-	// Family: SGLang writes mean_e2e_latency_ms (and random_input_len);
-	// vLLM writes mean_e2el_ms when e2el is asked for, and num_prompts /
-	// total_input_tokens always.
-	r.Family = "vllm"
-	if f.has("mean_e2e_latency_ms") || f.has("random_input_len") || f.has("accept_length") {
-		r.Family = "sglang"
-	}
-	var missing []string
-	for _, k := range []string{"duration", "completed", "mean_ttft_ms"} {
-		if !f.has(k) {
-			missing = append(missing, k)
-		}
-	}
-	if len(missing) > 0 {
-		return r, &BenchError{File: file, Line: line, Key: missing[0],
-			Msg: fmt.Sprintf("missing (also missing: %s); not a vllm bench serve or SGLang bench_serving result", strings.Join(missing, ", "))}
-	}
-	r.Backend = f.str("backend")
-	r.Model = f.str("model_id")
-	r.NumPrompts = f.count("num_prompts")
-	r.Completed = f.count("completed")
-	r.Failed = f.count("failed")
-	r.Duration = f.nonNeg("duration")
-	r.Concurrency = f.count("max_concurrency")
-	r.RequestRate = math.Inf(1)
-	if f.has("request_rate") {
-		r.RequestRate = f.num("request_rate")
-		if math.IsNaN(r.RequestRate) || r.RequestRate <= 0 {
-			f.fail("request_rate", "want a rate > 0 or inf, got %g", r.RequestRate)
-		}
-	}
-	r.Burstiness = 1
-	if f.has("burstiness") {
-		r.Burstiness = f.nonNeg("burstiness")
-	}
-	r.RequestThroughput = f.nonNeg("request_throughput")
-	r.OutputThroughput = f.nonNeg("output_throughput")
-	r.TotalTokenThroughput = f.nonNeg("total_token_throughput")
-	if math.IsNaN(r.TotalTokenThroughput) {
-		r.TotalTokenThroughput = f.nonNeg("total_throughput")
-	}
-
-	totalIn := f.nonNeg("total_input_tokens")
-	if math.IsNaN(totalIn) {
-		totalIn = f.nonNeg("total_input")
-	}
-	totalOut := f.nonNeg("total_output_tokens")
-	if math.IsNaN(totalOut) {
-		totalOut = f.nonNeg("total_output")
-	}
-	if r.Completed > 0 {
-		r.InputTokens = totalIn / float64(r.Completed)
-		r.OutputTokens = totalOut / float64(r.Completed)
-	}
-	if math.IsNaN(r.InputTokens) || r.InputTokens == 0 {
-		r.InputTokens = f.nonNeg("random_input_len")
-	}
-	if math.IsNaN(r.OutputTokens) || r.OutputTokens == 0 {
-		r.OutputTokens = f.nonNeg("random_output_len")
-	}
-	if f.has("random_range_ratio") {
-		r.RangeRatio = f.nonNeg("random_range_ratio")
-	}
-	for _, m := range MetricNames {
-		keys := []string{m}
-		if m == "e2el" {
-			keys = append(keys, "e2e_latency") // SGLang
-		}
-		st := Stats{Mean: math.NaN(), Median: math.NaN(), P90: math.NaN(), P99: math.NaN()}
-		for _, k := range keys {
-			for _, s := range []struct {
-				dst *float64
-				pfx string
-			}{{&st.Mean, "mean"}, {&st.Median, "median"}, {&st.P90, "p90"}, {&st.P99, "p99"}} {
-				if key := s.pfx + "_" + k + "_ms"; f.has(key) {
-					*s.dst = f.nonNeg(key)
-				}
-			}
-		}
-		r.Metrics[m] = st
-	}
-	if f.has("spec_decode_acceptance_length") {
-		r.AcceptanceLength = f.nonNeg("spec_decode_acceptance_length")
-	} else if f.has("accept_length") {
-		r.AcceptanceLength = f.nonNeg("accept_length")
-	}
-	if math.IsNaN(r.AcceptanceLength) {
-		r.AcceptanceLength = 0
-	}
-	if f.err != nil {
-		return r, f.err
-	}
-	if r.Completed == 0 {
-		return r, &BenchError{File: file, Line: line, Key: "completed", Msg: "0 requests completed: nothing to compare"}
-	}
-	if math.IsNaN(r.InputTokens) || r.InputTokens < 1 || math.IsNaN(r.OutputTokens) || r.OutputTokens < 1 {
-		return r, &BenchError{File: file, Line: line, Key: "total_input_tokens",
-			Msg: "input or output length unknown (want total_input_tokens and total_output_tokens, or random_input_len and random_output_len)"}
-	}
-	if math.IsNaN(r.Duration) || r.Duration <= 0 {
-		return r, &BenchError{File: file, Line: line, Key: "duration", Msg: "want a duration > 0 s"}
-	}
-	return r, nil
 }

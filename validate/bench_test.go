@@ -63,8 +63,8 @@ func TestReadBenchBad(t *testing.T) {
 		name, in, want string
 	}{
 		{"empty", "", "r.out: empty file"},
-		{"array", "[1,2]", "r.out:1: not a JSON object"},
-		{"trace", `{"traceEvents": []}`, "r.out:1: duration: missing (also missing: duration, completed, mean_ttft_ms)"},
+		{"array", "[1,2]", "r.out: not a result file of a known format; looked for: "},
+		{"trace", `{"traceEvents": []}`, "vllm (a JSON object with mean_ttft_ms"},
 		{"string duration", `{"duration": "soon", "completed": 3, "mean_ttft_ms": 1, "total_input_tokens": 3, "total_output_tokens": 3}`,
 			`r.out:1: duration: want a number, got the string "soon"`},
 		{"negative", `{"duration": 1, "completed": 3, "mean_ttft_ms": -1, "total_input_tokens": 3, "total_output_tokens": 3}`,
@@ -89,6 +89,20 @@ func TestReadBenchBad(t *testing.T) {
 	}
 }
 
+func TestReadBenchPartial(t *testing.T) {
+	// A row copied from a blog: TTFT and TPOT, concurrency and lengths,
+	// no duration, no counts.
+	rs, err := ReadBench("blog.json", strings.NewReader(`{"mean_ttft_ms": 120, "mean_tpot_ms": 11.5, "max_concurrency": 8, "random_input_len": 1000, "random_output_len": 100}`))
+	require.NoError(t, err)
+	require.Len(t, rs, 1)
+	r := rs[0]
+	assert.Equal(t, 8, r.Concurrency)
+	assert.True(t, math.IsNaN(r.Duration), "duration absent, not refused")
+	assert.InDelta(t, 1000, r.InputTokens, 1e-9)
+	require.Len(t, r.Warnings, 1)
+	assert.Contains(t, r.Warnings[0], "no request count")
+}
+
 func TestPythonFloatsLeavesStrings(t *testing.T) {
 	in := `{"a": "NaN and Infinity", "b": -Infinity, "c": "x\"Infinity"}`
 	got := string(pythonFloats([]byte(in)))
@@ -96,7 +110,10 @@ func TestPythonFloatsLeavesStrings(t *testing.T) {
 }
 
 func FuzzReadBench(f *testing.F) {
-	for _, name := range []string{"vllm-c16.json", "sglang-rates.jsonl"} {
+	for _, name := range []string{"vllm-c16.json", "sglang-rates.jsonl", "aiconfigurator-rows.csv", "inferencex-agg.json",
+		"inferencex-rows.json", "inferencex-tokenpos.json", "requests.jsonl", "mooncake.jsonl",
+		"vllm-bench-serve.txt", "sglang-bench-serving.txt", "aiperf/profile_export_aiperf.json", "aiperf/profile_export.jsonl",
+		"guidellm-benchmarks.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", "bench", name))
 		require.NoError(f, err)
 		f.Add(b)
@@ -111,9 +128,33 @@ func FuzzReadBench(f *testing.F) {
 			return
 		}
 		for _, r := range rs {
-			if r.Completed <= 0 || !(r.Duration > 0) || math.IsInf(r.Duration, 0) || !(r.InputTokens >= 1) || !(r.OutputTokens >= 1) {
+			if !(r.InputTokens >= 1) || !(r.OutputTokens >= 1) || math.IsInf(r.InputTokens, 0) || math.IsInf(r.OutputTokens, 0) || r.Duration <= 0 {
 				t.Fatalf("accepted an unusable result: %+v", r)
 			}
+		}
+	})
+}
+
+func FuzzReadWorkload(f *testing.F) {
+	for _, name := range []string{"requests.jsonl", "mooncake.jsonl", "vllm-c16.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "bench", name))
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		tr, _, err := ReadWorkload("fuzz.jsonl", b)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz.jsonl") {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		prev := 0.0
+		for i, q := range tr {
+			if !(q.Arrival >= prev) || math.IsInf(q.Arrival, 0) || q.InputTokens < 1 || q.OutputTokens < 1 {
+				t.Fatalf("request %d unusable or out of order: %+v", i, q)
+			}
+			prev = q.Arrival
 		}
 	})
 }

@@ -4,8 +4,10 @@
 // model's ops; read.go: the traces read once, with each rank's collective
 // kernels for their spread across ranks), calibration tables derived from
 // a trace's op-level kernel times (calib.go, the calibration file format of
-// package calib), and `vllm bench serve` and SGLang `bench_serving` result
-// files (bench.go) for the serving simulation.
+// package calib), and measured serving results for the serving simulation:
+// one common record (bench.go, BenchResult) read from every result format
+// of the field through a registry of formats (format.go: one detection case
+// and one parser per format, each in format_<name>.go).
 //
 // Measurements are only compared, never fitted: a miss is reported with
 // its size and, where the prediction says where a number came from, with

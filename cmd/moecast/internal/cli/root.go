@@ -140,6 +140,7 @@ traces from vLLM and SGLang by the same categories.`,
 		newCalibCmd(s),
 		newGPUCmd(s),
 		newValidateCmd(s),
+		newScenarioCmd(s),
 	)
 	return root
 }

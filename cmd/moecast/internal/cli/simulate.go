@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"runtime"
@@ -20,6 +21,7 @@ import (
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
+	"github.com/moecast/moecast/validate"
 )
 
 // simulateOptions are the inputs of `moecast simulate`.
@@ -32,6 +34,7 @@ type simulateOptions struct {
 	Requests     int       // --requests; 0 = the scenario's
 	Seed         *uint64   // --seed; nil = the scenario's
 	Calibration  string    // --calibration, as predict's; "" = the scenario's hardware.calibration
+	Workload     string    // --workload FILE: a request log to replay; "" = the scenario's
 	Format       string
 	HTML         string // --html FILE; "" = none
 	// Progress forces the progress line on (true) or off (false); nil
@@ -97,6 +100,13 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 			if f.Changed("seed") {
 				opts.Seed = &seed
 			}
+			if opts.Workload != "" {
+				for _, fl := range []string{"concurrency", "request-rate", "input-tokens", "output-tokens", "requests"} {
+					if f.Changed(fl) {
+						return inputErrf("--workload replays a request log's load and lengths: --%s does not apply", fl)
+					}
+				}
+			}
 			return runSimulate(s, opts)
 		},
 	}
@@ -108,6 +118,7 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 	f.IntVar(&opts.Requests, "requests", 0, "requests per point; default: the scenario's workload.requests (0 = 10 x concurrency, at least 100)")
 	f.Uint64Var(&seed, "seed", 0, "seed of the random lengths, arrivals and acceptance draws; default: the scenario's workload.seed")
 	f.StringVar(&opts.Calibration, "calibration", "", `op-cost calibration, as predict --calibration: "embedded", "embedded:NAME", "none" or a calibration file; several, comma-separated, are layered; default: the scenario's hardware.calibration`)
+	f.StringVar(&opts.Workload, "workload", "", "replay a request log's arrivals and lengths (LLMServingSim requests.jsonl, a Mooncake trace, ...) instead of the generated load; default: the scenario's workload.trace")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to FILE")
 	return cmd
@@ -175,10 +186,15 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 		}
 	}
 	applySimulateFlags(&sc.Serving, opts)
+	replayWarnings, err := loadReplay(sc, opts.Workload)
+	if err != nil {
+		return err
+	}
 	sn, err := simulateScenario(sc, progressOn(s.Err, opts.Progress))
 	if err != nil {
 		return err
 	}
+	sn.warnings = append(sn.warnings, replayWarnings...)
 	return output{html: opts.HTML, page: sn.page, json: func() any { return sn.json() },
 		csv: func() *table { return sn.table(true) }, text: sn.text, warnings: sn.warnings}.write(s, opts.Format)
 }
@@ -255,8 +271,64 @@ func simulateScenario(sc *scenarios.Scenario, progress io.Writer) (*simulation, 
 	return sn, nil
 }
 
+// loadReplay reads the request log to replay: file (--workload) when set,
+// else the scenario's workload.trace; nothing when neither is.
+func loadReplay(sc *scenarios.Scenario, file string) ([]string, error) {
+	var data []byte
+	var name string
+	var err error
+	switch {
+	case file != "":
+		name = file
+		data, err = os.ReadFile(file)
+	case sc.Serving.Trace != "":
+		data, name, err = sc.ReadRelative(sc.Serving.Trace)
+		if err != nil {
+			return nil, inputErrf("%s:%d: workload.trace: %v", sc.File, sc.Line("workload.trace"), pathErrText(err))
+		}
+	default:
+		return nil, nil
+	}
+	if err != nil {
+		return nil, inputErrf("--workload: %s: %v", file, pathErrText(err))
+	}
+	tr, warns, err := validate.ReadWorkload(name, data)
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	if len(tr) > scenarios.MaxRequests {
+		return nil, inputErrf("%s: %d requests is more than moecast simulates (%d)", name, len(tr), scenarios.MaxRequests)
+	}
+	for _, q := range tr {
+		for _, n := range []int{q.InputTokens, q.OutputTokens} {
+			if err := scenarios.CheckTokens(n); err != nil {
+				return nil, inputErrf("%s: a request's length %v", name, err)
+			}
+		}
+	}
+	sc.Serving.SetReplay(tr)
+	out := make([]string, len(warns))
+	for i, w := range warns {
+		out[i] = name + ": " + w
+	}
+	return out, nil
+}
+
+// pathErrText is an os error without the Go operation ("no such file or
+// directory").
+func pathErrText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
 // pointLabel names a point in warnings: "concurrency 64" or "request rate 8/s".
 func pointLabel(p scenarios.ServePoint) string {
+	if p.Replay {
+		return "replayed trace"
+	}
 	if p.Concurrency > 0 {
 		return fmt.Sprintf("concurrency %d", p.Concurrency)
 	}
@@ -379,6 +451,7 @@ func simNum(x float64) *float64 {
 type simPointJSON struct {
 	Concurrency          *int     `json:"concurrency,omitempty"`
 	RequestRate          *float64 `json:"request_rate,omitempty"`
+	Replay               bool     `json:"replay,omitempty"` // a replayed request log (request_rate: its mean)
 	Requests             int      `json:"requests"`
 	InputTokens          int      `json:"input_tokens"`
 	OutputTokens         int      `json:"output_tokens"`
@@ -452,10 +525,16 @@ func (sn *simulation) json() simulateJSON {
 		w := p.cfg.Workload
 		pj := simPointJSON{Requests: w.Requests, InputTokens: w.InputTokens, OutputTokens: w.OutputTokens,
 			BreakdownShare: map[string]float64{}}
-		if p.at.Concurrency > 0 {
+		switch {
+		case p.at.Replay:
+			pj.Replay = true
+			if p.res != nil {
+				pj.RequestRate = simNum(p.res.RequestRate)
+			}
+		case p.at.Concurrency > 0:
 			c := p.at.Concurrency
 			pj.Concurrency = &c
-		} else {
+		default:
 			pj.RequestRate = simNum(p.at.RequestRate)
 		}
 		if r := p.res; r != nil {
@@ -590,6 +669,9 @@ func (sn *simulation) table(full bool) *table {
 
 // pointValue is the point's concurrency (int) or request rate (float).
 func pointValue(p scenarios.ServePoint) any {
+	if p.Replay {
+		return "trace"
+	}
 	if p.Concurrency > 0 {
 		return p.Concurrency
 	}
@@ -678,6 +760,15 @@ func (sn *simulation) kvLine() string {
 func (sn *simulation) workloadLine() string {
 	v := &sn.sc.Serving
 	w := sn.points[0].cfg.Workload
+	if n := len(w.Trace); n > 0 {
+		var in, out float64
+		for _, q := range w.Trace {
+			in += float64(q.InputTokens)
+			out += float64(q.OutputTokens)
+		}
+		return fmt.Sprintf("workload  replayed request log: %d requests over %.1f s, mean %.0f in / %.0f out tokens",
+			n, w.Trace[n-1].Arrival, in/float64(n), out/float64(n))
+	}
 	loop := "closed loop (all C sent at t = 0, the next when one finishes)"
 	if len(v.RequestRate) > 0 {
 		loop = fmt.Sprintf("open loop, gamma arrivals, burstiness %g", w.Burstiness)

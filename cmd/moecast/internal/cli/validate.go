@@ -30,7 +30,7 @@ with what the prediction left out and what the trace lacks.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
-	cmd.AddCommand(newValidateTraceCmd(s), newValidateBenchCmd(s))
+	cmd.AddCommand(newValidateTraceCmd(s), newValidateBenchCmd(s), newValidateCorpusCmd(s))
 	return cmd
 }
 

@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -103,6 +101,11 @@ func computeValidateBench(s *streams, opts *validateBenchOptions) ([]benchCase, 
 	var cases []benchCase
 	var warnings []string
 	for _, r := range results {
+		for _, w := range r.Warnings {
+			warnings = append(warnings, r.Name()+": "+w)
+		}
+	}
+	for _, r := range results {
 		sc, err := scenarios.Open(opts.Scenario)
 		if err != nil {
 			return nil, nil, inputErr(err)
@@ -173,28 +176,16 @@ func renderValidateBench(s *streams, opts *validateBenchOptions, cases []benchCa
 	return nil
 }
 
-// readBenchFile reads one result file ("-" is standard input).
+// readBenchFile reads one result file or directory ("-" is standard
+// input) with the format the registry detects.
 func readBenchFile(s *streams, path string) ([]validate.BenchResult, error) {
-	var r io.Reader
-	name := path
+	var rs []validate.BenchResult
+	var err error
 	if path == "-" {
-		r, name = s.In, "stdin"
+		rs, err = validate.ReadBench("stdin", s.In)
 	} else {
-		if st, err := os.Stat(path); err == nil && st.IsDir() {
-			return nil, inputErrf("%s: is a directory; give the result files", path)
-		}
-		f, err := os.Open(path)
-		if err != nil {
-			var pe *os.PathError
-			if errors.As(err, &pe) {
-				return nil, inputErrf("%s: %s", path, pe.Err)
-			}
-			return nil, inputErr(err)
-		}
-		defer f.Close()
-		r = f
+		rs, err = validate.ReadBenchPath(path)
 	}
-	rs, err := validate.ReadBench(name, r)
 	if err != nil {
 		return nil, inputErr(err)
 	}
@@ -206,6 +197,23 @@ func readBenchFile(s *streams, path string) ([]validate.BenchResult, error) {
 func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.ServePoint, []string, error) {
 	v := &sc.Serving
 	var w []string
+	if len(r.Requests) > 0 {
+		// A request log: its own arrivals and lengths, replayed.
+		tr := make([]serve.TraceRequest, len(r.Requests))
+		for i, q := range r.Requests {
+			tr[i] = serve.TraceRequest{Arrival: q.Arrival, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens}
+			for _, n := range []int{q.InputTokens, q.OutputTokens} {
+				if err := scenarios.CheckTokens(n); err != nil {
+					return scenarios.ServePoint{}, nil, inputErrf("%s: request %d: length %v", benchName(r), i+1, err)
+				}
+			}
+		}
+		if len(tr) > scenarios.MaxRequests {
+			return scenarios.ServePoint{}, nil, inputErrf("%s: %d requests is more than moecast simulates (%d)", benchName(r), len(tr), scenarios.MaxRequests)
+		}
+		v.SetReplay(tr)
+		return scenarios.ServePoint{Replay: true}, w, nil
+	}
 	n := r.NumPrompts
 	if n <= 0 {
 		n = r.Completed + r.Failed
@@ -226,10 +234,10 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 		return scenarios.ServePoint{}, nil, inputErrf("%s: random_range_ratio: %g, want [0, 1)", benchName(r), r.RangeRatio)
 	}
 	v.RangeRatio = r.RangeRatio
-	if r.RangeRatio == 0 && r.Family == "vllm" {
+	if r.RangeRatio == 0 && strings.HasPrefix(r.Family, "vllm") {
 		w = append(w, benchName(r)+": the file does not record --random-range-ratio; fixed lengths assumed at the means")
 	}
-	if r.Burstiness > 0 && !math.IsInf(r.Burstiness, 0) {
+	if r.Burstiness > 0 { // +Inf: evenly spaced arrivals (GuideLLM's constant rate)
 		v.Burstiness = r.Burstiness
 	}
 	var p scenarios.ServePoint
@@ -266,13 +274,9 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 	return p, w, nil
 }
 
-// benchName names a result in messages: the file, and the line for JSONL.
-func benchName(r validate.BenchResult) string {
-	if r.Family == "sglang" {
-		return fmt.Sprintf("%s:%d", r.File, r.Line)
-	}
-	return r.File
-}
+// benchName names a result in messages: the file, and the line for a
+// file of many records.
+func benchName(r validate.BenchResult) string { return r.Name() }
 
 func rowName(r validate.BenchRow) string {
 	if r.Stat == "" {
@@ -304,6 +308,7 @@ type benchCaseJSON struct {
 	Family            string         `json:"family"`
 	Concurrency       int            `json:"concurrency,omitempty"`
 	RequestRate       *float64       `json:"request_rate,omitempty"`
+	Replay            bool           `json:"replay,omitempty"`
 	Requests          int            `json:"requests"`
 	InputTokens       int            `json:"input_tokens"`
 	OutputTokens      int            `json:"output_tokens"`
@@ -329,6 +334,12 @@ func benchJSONOf(scenario string, cases []benchCase, warnings []string) benchJSO
 			OutputTokens: c.pt.cfg.Workload.OutputTokens, Unservable: c.pt.unservable, Rows: []benchRowJSON{}}
 		if c.pt.at.RequestRate > 0 {
 			j.RequestRate = finite(c.pt.at.RequestRate)
+		}
+		if c.pt.at.Replay {
+			j.Replay = true
+			if c.pt.res != nil {
+				j.RequestRate = finite(c.pt.res.RequestRate)
+			}
 		}
 		for _, r := range c.rows {
 			j.Rows = append(j.Rows, benchRowJSON{Metric: r.Metric, Stat: r.Stat, Unit: r.Unit,
@@ -373,7 +384,10 @@ func benchText(out, errw io.Writer, scenario string, cases []benchCase, warnings
 	fmt.Fprintf(out, "scenario  %s\n", scenario)
 	for _, c := range cases {
 		load := fmt.Sprintf("concurrency %d", c.pt.at.Concurrency)
-		if c.pt.at.RequestRate > 0 {
+		switch {
+		case c.pt.at.Replay:
+			load = fmt.Sprintf("its %d requests replayed (arrivals and lengths)", len(c.res.Requests))
+		case c.pt.at.RequestRate > 0:
 			load = fmt.Sprintf("request rate %g/s", c.pt.at.RequestRate)
 		}
 		fmt.Fprintf(out, "\n%s (%s): %s, %d requests, %d in / %d out tokens\n", benchName(c.res), c.res.Family, load,

@@ -1,0 +1,476 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/spf13/cobra"
+
+	"github.com/moecast/moecast/internal/atomicfile"
+	"github.com/moecast/moecast/report"
+	"github.com/moecast/moecast/scenarios"
+	"github.com/moecast/moecast/serve"
+	"github.com/moecast/moecast/sim"
+	"github.com/moecast/moecast/validate"
+	"github.com/moecast/moecast/validate/corpus"
+)
+
+// validateCorpusOptions are the inputs of `moecast validate corpus`.
+type validateCorpusOptions struct {
+	Corpus string // DIR or MANIFEST; "" = the shipped corpus
+	Format string
+	HTML   string
+	// Every keeps one scorable record in Every (a deterministic subsample
+	// by position); 1 = all. MaxRows > 0 sets Every to the smallest that
+	// keeps at most MaxRows.
+	Every    int
+	MaxRows  int
+	Markdown string // --markdown FILE: the scorecard as docs/ACCURACY.md
+}
+
+func newValidateCorpusCmd(s *streams) *cobra.Command {
+	opts := &validateCorpusOptions{}
+	cmd := &cobra.Command{
+		Use:   "corpus [DIR|MANIFEST]",
+		Short: "Score moecast simulate against a corpus of measured serving results (the shipped one by default)",
+		Long: `Read a corpus manifest (TOML: entries, each a scenario and the measured results
+for it in any format validate bench reads), simulate every measured point on
+its scenario, and report the accuracy: per row measured and predicted TTFT
+and TPOT (mean; median, p90, p99 where measured) with their errors; per
+partition (GPU x model x engine x checkpoint; request shape; concurrency
+band) n, MAPE, mean signed error and median absolute error; every row not
+scored, counted by reason (a model, GPU, engine or feature moecast cannot
+express, a point it cannot serve, a row excluded as unreliable by a stated
+rule); and the worst points.
+
+Without an argument it runs the corpus shipped in the binary, built from
+public measurements (docs/ACCURACY.md is its output). DIR is a directory
+holding manifest.toml. Entries run in parallel on every core. Accuracy
+never makes the command fail; unusable input exits 2.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				opts.Corpus = args[0]
+			}
+			if c.Flags().Changed("every") && c.Flags().Changed("max-rows") {
+				return inputErrf("validate corpus: give --every or --max-rows, not both")
+			}
+			return runValidateCorpus(s, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv (csv: one line per row)")
+	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report to FILE")
+	f.IntVar(&opts.Every, "every", 1, "score one row in N (a deterministic subsample by position; skipped rows are still counted)")
+	f.IntVar(&opts.MaxRows, "max-rows", 0, "score at most N rows: one in ceil(scorable/N), as --every (0: all)")
+	f.StringVar(&opts.Markdown, "markdown", "", "also write the scorecard as a Markdown document to FILE (docs/ACCURACY.md is this for the shipped corpus)")
+	return cmd
+}
+
+func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
+	if err := checkFormat(opts.Format); err != nil {
+		return err
+	}
+	if err := checkHTMLPath(opts.HTML); err != nil {
+		return err
+	}
+	if opts.Every < 1 {
+		return inputErrf("validate corpus: --every: want 1 or more, got %d", opts.Every)
+	}
+	if opts.MaxRows < 0 {
+		return inputErrf("validate corpus: --max-rows: want 0 (all) or more, got %d", opts.MaxRows)
+	}
+	if opts.Markdown != "" {
+		if err := atomicfile.CheckOutput(opts.Markdown); err != nil {
+			return inputErrf("--markdown: %w", err)
+		}
+	}
+	m, err := openCorpus(opts.Corpus)
+	if err != nil {
+		return err
+	}
+	res, err := scoreCorpus(m, opts.Every, opts.MaxRows)
+	if err != nil {
+		return err
+	}
+	if opts.Markdown != "" {
+		if err := atomicfile.Write(opts.Markdown, 0o644, func(w io.Writer) error { return corpusMarkdown(w, res) }); err != nil {
+			return err
+		}
+	}
+	return output{html: opts.HTML, page: func() *report.Page { return corpusPage(res) }, json: func() any { return corpusJSONOf(res) },
+		csv: func() *table { return corpusRowsTable(res.Card) }, text: func(w io.Writer) error { return corpusText(w, res) },
+		warnings: res.Warnings}.write(s, opts.Format)
+}
+
+// openCorpus reads the manifest: the shipped corpus for "", DIR/manifest.toml
+// for a directory, else the manifest file.
+func openCorpus(arg string) (*scenarios.Manifest, error) {
+	var (
+		m   *scenarios.Manifest
+		err error
+	)
+	switch st, serr := os.Stat(arg); {
+	case arg == "":
+		m, err = scenarios.ReadManifest(corpus.FS, corpus.Manifest)
+		if m != nil {
+			m.File = "embedded:" + corpus.Manifest
+		}
+	case serr != nil:
+		var pe *fs.PathError
+		if errors.As(serr, &pe) {
+			return nil, inputErrf("validate corpus: %s: %v", arg, pe.Err)
+		}
+		return nil, inputErr(serr)
+	case st.IsDir():
+		m, err = scenarios.ReadManifest(os.DirFS(arg), "manifest.toml")
+		if m != nil {
+			m.File = filepath.Join(arg, "manifest.toml")
+		}
+	default:
+		m, err = scenarios.ReadManifest(os.DirFS(filepath.Dir(arg)), filepath.Base(arg))
+		if m != nil {
+			m.File = arg
+		}
+	}
+	if err != nil {
+		return nil, inputErr(err)
+	}
+	return m, nil
+}
+
+// corpusResult is a scored corpus and what goes around it.
+type corpusResult struct {
+	Manifest  *scenarios.Manifest
+	Card      *validate.Scorecard
+	Every     int
+	Baselines []corpusBaseline
+	Warnings  []string
+}
+
+// corpusBaseline is a peer's own error on an entry (LLMServingSim's
+// summary.txt) beside moecast's.
+type corpusBaseline struct {
+	Entry, File, Text string
+	Row               *validate.CorpusRow // moecast's row of the entry (nil if none)
+}
+
+// corpusJob is one record of one entry to simulate.
+type corpusJob struct {
+	entry int
+	rec   validate.BenchResult
+	skip  string
+}
+
+// scoreCorpus reads every entry, excludes unreliable records, simulates
+// the rest in parallel and scores them.
+func scoreCorpus(m *scenarios.Manifest, every, maxRows int) (*corpusResult, error) {
+	var jobs []corpusJob
+	var recs []validate.BenchResult
+	for i, e := range m.Entries {
+		var got []validate.BenchResult
+		var readErr error
+		for _, p := range e.Results {
+			var rs []validate.BenchResult
+			var err error
+			if e.Format != "" {
+				var data []byte
+				if data, err = fs.ReadFile(m.FS, m.Path(p)); err == nil {
+					rs, err = validate.ReadBenchAs(e.Format, m.Path(p), data)
+				}
+			} else {
+				rs, err = validate.ReadBenchFS(m.FS, m.Path(p))
+			}
+			if err != nil {
+				readErr = err
+				break
+			}
+			got = append(got, rs...)
+		}
+		if readErr != nil {
+			// The entry's rows are unknown: it counts as one.
+			jobs = append(jobs, corpusJob{entry: i, rec: validate.BenchResult{File: m.Path(e.Results[0]), Line: 1},
+				skip: "unreadable results: " + reasonOf(readErr)})
+			recs = append(recs, validate.BenchResult{})
+			continue
+		}
+		for _, r := range got {
+			jobs = append(jobs, corpusJob{entry: i, rec: r})
+			recs = append(recs, r)
+		}
+	}
+	for i, why := range validate.ExcludeUnreliable(recs) {
+		if why != "" && jobs[i].skip == "" {
+			jobs[i].skip = why
+		}
+	}
+	// Entries that cannot be expressed, and the scenarios of the others.
+	type loaded struct {
+		sc   *scenarios.Scenario
+		sim  simHandle
+		skip string
+	}
+	ents := make([]loaded, len(m.Entries))
+	for i, e := range m.Entries {
+		if e.Skip != "" {
+			ents[i].skip = "cannot express: " + e.Skip
+			continue
+		}
+		sc, err := m.Scenario(e)
+		if err != nil {
+			ents[i].skip = "cannot express: " + reasonOf(err)
+			continue
+		}
+		if why := checkpointMismatch(sc, e.Checkpoint); why != "" {
+			ents[i].skip = "cannot express: " + why
+			continue
+		}
+		sm, err := sc.Sim()
+		if err != nil {
+			ents[i].skip = "cannot express: " + reasonOf(err)
+			continue
+		}
+		ents[i] = loaded{sc: sc, sim: simHandle{sm}}
+	}
+	if maxRows > 0 {
+		n := 0
+		for i := range jobs {
+			if jobs[i].skip == "" && ents[jobs[i].entry].skip == "" {
+				n++
+			}
+		}
+		every = max(1, (n+maxRows-1)/maxRows)
+	}
+	res := &corpusResult{Manifest: m, Every: every}
+	rows := make([]validate.CorpusRow, len(jobs))
+	eligible := 0
+	var todo []int
+	for i := range jobs {
+		j := &jobs[i]
+		e := m.Entries[j.entry]
+		rows[i] = corpusRowOf(e, j.rec)
+		switch {
+		case j.skip != "": // unreliable data first, whatever moecast can do
+			rows[i].Skip = j.skip
+		case ents[j.entry].skip != "":
+			rows[i].Skip = ents[j.entry].skip
+		default:
+			if eligible%every != 0 {
+				rows[i].Skip = fmt.Sprintf("not in the subsample (--every %d)", every)
+			} else {
+				todo = append(todo, i)
+			}
+			eligible++
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	warns := make([][]string, len(jobs))
+	for range min(len(todo), runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(todo) {
+					return
+				}
+				i := todo[k]
+				ld := &ents[jobs[i].entry]
+				warns[i] = simulateCorpusRow(ld.sc, ld.sim, jobs[i].rec, &rows[i])
+			}
+		}()
+	}
+	wg.Wait()
+	res.Card = validate.Score(rows)
+	var all []string
+	for _, w := range warns {
+		all = append(all, w...)
+	}
+	res.Warnings = collapseWarnings(all)
+	for i, e := range m.Entries {
+		if e.Baseline == "" {
+			continue
+		}
+		b := corpusBaseline{Entry: e.Name, File: e.Baseline}
+		data, err := fs.ReadFile(m.FS, m.Path(e.Baseline))
+		if err != nil {
+			b.Text = "unreadable: " + reasonOf(err)
+		} else {
+			b.Text = string(data)
+		}
+		for k := range jobs {
+			if jobs[k].entry == i {
+				b.Row = &res.Card.Rows[k]
+				break
+			}
+		}
+		res.Baselines = append(res.Baselines, b)
+	}
+	return res, nil
+}
+
+// simHandle is the entry's simulator, shared by its rows (a sim.Sim is
+// safe for concurrent use: simulate's parallel points share one).
+type simHandle struct{ sm *sim.Sim }
+
+// corpusRowOf is the row of record r of entry e, before simulation.
+func corpusRowOf(e scenarios.ManifestEntry, r validate.BenchResult) validate.CorpusRow {
+	row := validate.CorpusRow{Entry: e.Name, Source: e.Source, File: r.File, Line: r.Line, ID: r.ID,
+		GPU: e.GPU, Model: e.Model, Engine: e.Engine, Checkpoint: e.Checkpoint,
+		Concurrency: r.Concurrency, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Requests: r.NumPrompts,
+		Measured: map[string]validate.Stats{}, Predicted: map[string]validate.Stats{}}
+	if row.GPU == "" {
+		row.GPU = r.Layout.GPU
+	}
+	if row.Model == "" {
+		row.Model = r.Model
+	}
+	if row.Engine == "" {
+		row.Engine = r.Backend
+	}
+	if row.Checkpoint == "" {
+		row.Checkpoint = r.Layout.Precision
+	}
+	if r.Concurrency == 0 && !math.IsInf(r.RequestRate, 1) {
+		row.RequestRate = r.RequestRate
+	}
+	for _, m := range []string{"ttft", "tpot", "e2el"} {
+		st, ok := r.Metrics[m]
+		if !ok {
+			st = validate.NoStats()
+		}
+		row.Measured[m] = st
+		row.Predicted[m] = validate.NoStats()
+	}
+	return row
+}
+
+// simulateCorpusRow simulates record r on a copy of the entry's scenario
+// and fills the row's predictions, or its Skip. It returns the warnings.
+func simulateCorpusRow(base *scenarios.Scenario, h simHandle, r validate.BenchResult, row *validate.CorpusRow) []string {
+	sc := *base // the Serving of each row is its own
+	p, w, err := benchWorkload(&sc, r)
+	if err != nil {
+		row.Skip = "cannot simulate the load: " + reasonOf(err)
+		return nil
+	}
+	cfg, err := sc.ServeConfig(h.sm, p)
+	if err != nil {
+		row.Skip = "cannot simulate the load: " + reasonOf(err)
+		return nil
+	}
+	sn := &simulation{sc: &sc}
+	pt := simPoint{at: p, cfg: cfg}
+	if err := sn.runPoint(h.sm, &pt); err != nil {
+		row.Skip = "cannot simulate: " + reasonOf(err)
+		return nil
+	}
+	switch {
+	case pt.unservable != "":
+		row.Skip = "cannot serve the point: " + reasonOf(errors.New(pt.unservable))
+		return nil
+	case pt.res.Overloaded:
+		row.Skip = "cannot serve the point: the offered rate is beyond the predicted capacity"
+		return nil
+	}
+	row.Requests = cfg.Workload.Requests
+	if p.Replay {
+		row.RequestRate = pt.res.RequestRate
+	}
+	pred := map[string]serve.Stats{"ttft": pt.res.TTFT, "tpot": pt.res.TPOT, "e2el": pt.res.E2EL}
+	for m, st := range pred {
+		meas := row.Measured[m]
+		keep := func(measured float64, v float64) float64 {
+			if math.IsNaN(measured) {
+				return math.NaN()
+			}
+			return v
+		}
+		row.Predicted[m] = validate.Stats{Mean: keep(meas.Mean, st.Mean.Ms()), Median: keep(meas.Median, st.Median.Ms()),
+			P90: keep(meas.P90, st.P90.Ms()), P99: keep(meas.P99, st.P99.Ms())}
+	}
+	return stripRecordNames(w)
+}
+
+// stripRecordNames drops the "file:line: " of benchWorkload's warnings so
+// that the same remark on many rows collapses into one.
+func stripRecordNames(ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = leadingPath.ReplaceAllString(w, "")
+	}
+	return out
+}
+
+// leadingPath matches the "path:line: " prefixes of an error message.
+var leadingPath = regexp.MustCompile(`^(?:(?:embedded:)?(?:[^\s:]*/[^\s:]*|[^\s:/]+\.(?:toml|json|jsonl|csv|txt))(?::\d+)*: )+`)
+
+// lists matches a parenthesised list of alternatives in a message.
+var lists = regexp.MustCompile(` ?\((?:have|supported|want one of|known|presets)[^)]*\)|; supported: .*$|; have: .*$`)
+
+// reasonOf is an error as a skip reason: without the file and line (the
+// same reason on many files counts once) and without lists of the
+// alternatives.
+func reasonOf(err error) string {
+	s := leadingPath.ReplaceAllString(err.Error(), "")
+	s = innerPath.ReplaceAllString(s, "")
+	s = namedPath.ReplaceAllString(s, "the model config")
+	s = lists.ReplaceAllString(s, "")
+	return strings.TrimSpace(s)
+}
+
+// innerPath is a "path:line: " inside a message; namedPath a path named
+// in its words.
+var (
+	innerPath = regexp.MustCompile(`(?:embedded:)?[^\s:]*/[^\s:]*(?::\d+)*: `)
+	namedPath = regexp.MustCompile(`[^\s:]*/[^\s:]*\.json`)
+)
+
+// checkpointMismatch says why the scenario's model does not hold the
+// checkpoint the measurement ran: the bits of its routed experts (dense
+// MLP for a dense model) against the checkpoint's name. "" when they
+// agree or the checkpoint is not named.
+func checkpointMismatch(sc *scenarios.Scenario, ckpt string) string {
+	want := checkpointBits(ckpt)
+	m := sc.Config.Model
+	if want == 0 || m == nil {
+		return ""
+	}
+	f := m.Quant.DenseMLP
+	what := "dense MLP"
+	if m.MoE.Experts > 0 {
+		f, what = m.Quant.RoutedExperts, "routed experts"
+	}
+	if f.Bits == 0 || math.Abs(f.Bits-float64(want)) < 0.5 {
+		return ""
+	}
+	return fmt.Sprintf("checkpoint %s (%d-bit weights): the model config gives the %s as %s", ckpt, want, what, f.Name)
+}
+
+// checkpointBits is the weight width a checkpoint's name says; 0 when it
+// says none.
+func checkpointBits(ckpt string) int {
+	c := strings.ToLower(ckpt)
+	switch {
+	case c == "":
+		return 0
+	case strings.Contains(c, "fp4") || strings.Contains(c, "int4") || strings.Contains(c, "w4"):
+		return 4
+	case strings.Contains(c, "fp8") || strings.Contains(c, "int8") || strings.Contains(c, "w8"):
+		return 8
+	case strings.Contains(c, "bf16") || strings.Contains(c, "fp16") || c == "bfloat16" || c == "float16":
+		return 16
+	}
+	return 0
+}

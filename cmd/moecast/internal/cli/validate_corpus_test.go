@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/scenarios"
+)
+
+// testCorpus writes a small corpus: one scorable entry, one skipped by
+// the manifest, one whose scenario names a GPU moecast does not know, one
+// whose results are missing.
+func testCorpus(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src, err := scenarios.EmbeddedSource("qwen3-235b-h100-tp4")
+	require.NoError(t, err)
+	cfg, err := os.ReadFile("../../../../scenarios/configs/qwen3-235b-a22b-fp8.json")
+	require.NoError(t, err)
+	ok := strings.Replace(string(src), `config = "configs/qwen3-235b-a22b-fp8.json"`, `config = "qwen.json"`, 1)
+	unknown := strings.Replace(ok, `gpu = "h100-sxm"`, `gpu = "z9000"`, 1)
+	csvRows, err := os.ReadFile(benchFixtures + "aiconfigurator-rows.csv")
+	require.NoError(t, err)
+	for name, data := range map[string]string{
+		"ok.toml":      ok,
+		"unknown.toml": unknown,
+		"run.json":     `{"mean_ttft_ms": 150, "median_ttft_ms": 140, "p99_ttft_ms": 300, "mean_tpot_ms": 12, "max_concurrency": 4, "num_prompts": 12, "completed": 12, "total_input_tokens": 3072, "total_output_tokens": 384, "duration": 3}`,
+		"rows.csv":     string(csvRows),
+		"qwen.json":    string(cfg),
+		"manifest.toml": `[[source]]
+name = "test"
+license = "MIT"
+
+[[entry]]
+name = "ok"
+source = "test"
+scenario = "ok.toml"
+results = ["run.json"]
+gpu = "h100_sxm"
+model = "Qwen3-235B"
+engine = "vllm"
+checkpoint = "fp8"
+
+[[entry]]
+name = "disagg"
+skip = "disaggregated serving"
+results = ["rows.csv"]
+
+[[entry]]
+name = "unknown-gpu"
+scenario = "unknown.toml"
+results = ["run.json"]
+
+[[entry]]
+name = "missing"
+scenario = "ok.toml"
+results = ["nope.json"]
+`,
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
+	}
+	return dir
+}
+
+func TestValidateCorpusJSON(t *testing.T) {
+	dir := testCorpus(t)
+	code, stdout, stderr := runCLI(t, "validate", "corpus", dir, "--format", "json")
+	require.Equal(t, ExitOK, code, stderr)
+	var raw map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(stdout), &raw))
+	for _, k := range []string{"partitions", "overall", "skipped", "rows"} {
+		assert.Contains(t, raw, k, "contract key %q", k)
+	}
+	var parts []map[string]any
+	require.NoError(t, json.Unmarshal(raw["partitions"], &parts))
+	require.Len(t, parts, 1)
+	for _, k := range []string{"name", "n", "tpot_mape", "ttft_mape", "tpot_bias", "ttft_bias"} {
+		assert.Contains(t, parts[0], k)
+	}
+	assert.Equal(t, "h100_sxm / Qwen3-235B / vllm / fp8", parts[0]["name"])
+	var got corpusJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+	assert.Equal(t, 6, got.Total, "1 + 3 CSV rows + 1 + 1 unreadable entry")
+	assert.Equal(t, 1, got.Scored)
+	reasons := map[string]int{}
+	for _, s := range got.Skipped {
+		reasons[s.Reason] = s.Count
+	}
+	assert.Equal(t, map[string]int{
+		"cannot express: disaggregated serving":             3,
+		`cannot express: hardware.gpu: unknown GPU "z9000"`: 1,
+		"unreadable results: no such file or directory":     1,
+	}, reasons)
+	require.Len(t, got.Rows, 6)
+	r := got.Rows[0]
+	require.NotNil(t, r.TTFTErrorPct)
+	require.NotNil(t, r.Predicted["ttft"].Median, "median measured: predicted too")
+	assert.Nil(t, r.Predicted["ttft"].P90, "p90 not measured: not predicted")
+	assert.Equal(t, 4, r.Concurrency)
+	assert.Equal(t, 12, r.Requests)
+}
+
+func TestValidateCorpusTextCSV(t *testing.T) {
+	dir := testCorpus(t)
+	code, stdout, stderr := runCLI(t, "validate", "corpus", filepath.Join(dir, "manifest.toml"))
+	require.Equal(t, ExitOK, code, stderr)
+	for _, want := range []string{"overall   1 of 6 rows scored", "By deployment", "Not scored, by reason", "Worst points"} {
+		assert.Contains(t, stdout, want)
+	}
+	code, stdout, stderr = runCLI(t, "validate", "corpus", dir, "--format", "csv")
+	require.Equal(t, ExitOK, code, stderr)
+	assert.Equal(t, 7, strings.Count(stdout, "\n"), "a header and one line per row")
+	md := filepath.Join(t.TempDir(), "acc.md")
+	code, _, stderr = runCLI(t, "validate", "corpus", dir, "--markdown", md, "--format", "json")
+	require.Equal(t, ExitOK, code, stderr)
+	b, err := os.ReadFile(md)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "**1 of 6 rows scored.**")
+	assert.Contains(t, string(b), "| h100_sxm / Qwen3-235B / vllm / fp8 | 1 |")
+}
+
+func TestValidateCorpusBad(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.toml")
+	require.NoError(t, os.WriteFile(bad, []byte("[[entry]]\nname = \"a\"\n"), 0o644))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing", []string{filepath.Join(dir, "nope")}, "nope: no such file or directory"},
+		{"no manifest in dir", []string{dir}, "manifest.toml"},
+		{"bad manifest", []string{bad}, "bad.toml:1: entry[1].results: missing"},
+		{"every and max-rows", []string{"--every", "2", "--max-rows", "3"}, "give --every or --max-rows, not both"},
+		{"every zero", []string{"--every", "0"}, "--every: want 1 or more"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, append([]string{"validate", "corpus"}, tc.args...)...)
+			assert.Equal(t, ExitInput, code, stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tc.want)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+		})
+	}
+}

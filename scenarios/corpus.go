@@ -1,0 +1,141 @@
+package scenarios
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Manifest is an accuracy corpus (`moecast validate corpus`): entries,
+// each a deployment's scenario and the measured results for it, and the
+// sources they came from. Paths in it are relative to its directory.
+//
+//	[[source]]
+//	name = "aiconfigurator"      # named by entries' source
+//	origin = "owner/repo @ commit, path"
+//	license = "Apache-2.0"
+//	mapping = "how one row becomes one simulated point"
+//
+//	[[entry]]
+//	name = "a/b"                 # unique
+//	source = "aiconfigurator"
+//	scenario = "a/b.toml"        # or skip = "why moecast cannot express it"
+//	results = ["a/b.csv"]        # result files or directories, any format validate bench reads
+//	format = "aiconfigurator"    # optional: skip detection
+//	gpu = "b200_sxm"             # partition keys (optional; else from the results)
+//	model = "DeepSeek-R1"
+//	engine = "sglang"
+//	checkpoint = "fp8"           # the checkpoint's quantization, as the source names it
+//	baseline = "a/summary.txt"   # optional: a peer's own error on the same work
+type Manifest struct {
+	File    string // the manifest's path (in FS)
+	Dir     string // its directory in FS
+	FS      fs.FS
+	Sources []ManifestSource
+	Entries []ManifestEntry
+}
+
+// ManifestSource is one [[source]].
+type ManifestSource struct {
+	Name    string `toml:"name"`
+	Origin  string `toml:"origin"`
+	License string `toml:"license"`
+	Mapping string `toml:"mapping"`
+}
+
+// ManifestEntry is one [[entry]]. Paths are resolved against the
+// manifest's directory (Manifest.Path).
+type ManifestEntry struct {
+	Name       string   `toml:"name"`
+	Source     string   `toml:"source"`
+	Scenario   string   `toml:"scenario"`
+	Skip       string   `toml:"skip"`
+	Results    []string `toml:"results"`
+	Format     string   `toml:"format"`
+	GPU        string   `toml:"gpu"`
+	Model      string   `toml:"model"`
+	Engine     string   `toml:"engine"`
+	Checkpoint string   `toml:"checkpoint"`
+	Baseline   string   `toml:"baseline"`
+	Line       int      `toml:"-"` // 1-based line of its [[entry]]
+}
+
+// Path resolves p, relative to the manifest, in FS.
+func (m *Manifest) Path(p string) string { return path.Clean(path.Join(m.Dir, p)) }
+
+// Scenario loads the entry's scenario from the manifest's file system.
+func (m *Manifest) Scenario(e ManifestEntry) (*Scenario, error) {
+	return ParseFS(m.FS, m.Path(e.Scenario))
+}
+
+// ReadManifest reads and checks the manifest at p in fsys: every key known,
+// every entry named once with results and a scenario or a skip reason,
+// every path inside the manifest's directory tree.
+func ReadManifest(fsys fs.FS, p string) (*Manifest, error) {
+	data, err := fs.ReadFile(fsys, p)
+	if err != nil {
+		return nil, fmt.Errorf("read corpus manifest: %w", err)
+	}
+	var raw struct {
+		Source []ManifestSource `toml:"source"`
+		Entry  []ManifestEntry  `toml:"entry"`
+	}
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&raw)
+	if err != nil {
+		return nil, tomlError(p, err)
+	}
+	lines := entryLines(data)
+	if und := md.Undecoded(); len(und) > 0 {
+		k := und[0].String()
+		return nil, &Error{File: p, Line: keyLines(data)[k], Msg: fmt.Sprintf("unknown key %q", k)}
+	}
+	m := &Manifest{File: p, Dir: path.Dir(p), FS: fsys, Sources: raw.Source, Entries: raw.Entry}
+	sources := map[string]bool{}
+	for _, s := range raw.Source {
+		sources[s.Name] = true
+	}
+	seen := map[string]bool{}
+	for i := range m.Entries {
+		e := &m.Entries[i]
+		if i < len(lines) {
+			e.Line = lines[i]
+		}
+		bad := func(key, format string, args ...any) error {
+			return &Error{File: p, Line: e.Line, Key: fmt.Sprintf("entry[%d].%s", i+1, key), Msg: fmt.Sprintf(format, args...)}
+		}
+		switch {
+		case e.Name == "":
+			return nil, bad("name", "missing")
+		case seen[e.Name]:
+			return nil, bad("name", "%q names two entries", e.Name)
+		case len(e.Results) == 0:
+			return nil, bad("results", "missing: the measured results of %q", e.Name)
+		case e.Scenario == "" && e.Skip == "":
+			return nil, bad("scenario", "missing: give the entry's scenario, or skip = \"why moecast cannot express it\"")
+		case e.Source != "" && len(raw.Source) > 0 && !sources[e.Source]:
+			return nil, bad("source", "%q is not a [[source]] of the manifest", e.Source)
+		}
+		seen[e.Name] = true
+		for _, q := range append([]string{e.Scenario, e.Baseline}, e.Results...) {
+			if q != "" && (path.IsAbs(q) || strings.HasPrefix(m.Path(q), "../") || !fs.ValidPath(m.Path(q))) {
+				return nil, bad("results", "%q: want a path inside the manifest's directory", q)
+			}
+		}
+	}
+	return m, nil
+}
+
+// entryLines lists the line of each [[entry]] header.
+func entryLines(data []byte) []int {
+	var out []int
+	for i, l := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(l) == "[[entry]]" {
+			out = append(out, i+1)
+		}
+	}
+	return out
+}

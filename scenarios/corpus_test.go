@@ -1,0 +1,51 @@
+package scenarios
+
+import (
+	"testing"
+	"testing/fstest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReadManifest(t *testing.T) {
+	good := `[[source]]
+name = "s"
+license = "MIT"
+
+[[entry]]
+name = "a"
+source = "s"
+scenario = "a.toml"
+results = ["a.csv", "more/b.json"]
+gpu = "h100_sxm"
+
+[[entry]]
+name = "b"
+skip = "disaggregated"
+results = ["b.csv"]
+`
+	m, err := ReadManifest(fstest.MapFS{"c/manifest.toml": {Data: []byte(good)}}, "c/manifest.toml")
+	require.NoError(t, err)
+	require.Len(t, m.Entries, 2)
+	assert.Equal(t, 5, m.Entries[0].Line)
+	assert.Equal(t, 12, m.Entries[1].Line)
+	assert.Equal(t, "c/more/b.json", m.Path(m.Entries[0].Results[1]))
+	assert.Equal(t, "MIT", m.Sources[0].License)
+
+	for _, tc := range []struct{ name, in, want string }{
+		{"unknown key", "[[entry]]\nname = \"a\"\nresult = [\"x\"]\n", `unknown key "entry.result"`},
+		{"no results", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\n", "m.toml:1: entry[1].results: missing"},
+		{"no scenario", "[[entry]]\nname = \"a\"\nresults = [\"a\"]\n", "m.toml:1: entry[1].scenario: missing"},
+		{"twice", "[[entry]]\nname = \"a\"\nskip = \"x\"\nresults = [\"a\"]\n[[entry]]\nname = \"a\"\nskip = \"x\"\nresults = [\"a\"]\n", `m.toml:5: entry[2].name: "a" names two entries`},
+		{"outside", "[[entry]]\nname = \"a\"\nskip = \"x\"\nresults = [\"../a\"]\n", `entry[1].results: "../a": want a path inside`},
+		{"type", "[[entry]]\nname = 3\n", "m.toml:2"},
+		{"unknown source", "[[source]]\nname = \"s\"\n[[entry]]\nname = \"a\"\nsource = \"t\"\nskip = \"x\"\nresults = [\"a\"]\n", `entry[1].source: "t" is not a [[source]]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadManifest(fstest.MapFS{"m.toml": {Data: []byte(tc.in)}}, "m.toml")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}

@@ -1,0 +1,545 @@
+// Command gen builds moecast's shipped accuracy corpus (validate/corpus)
+// from the public serving measurements in ../shared/data/serving: it copies
+// the measured rows and files (verbatim, or a row filter of them), writes
+// one scenario per deployment and the manifest that pairs them, and copies
+// the model configs the scenarios name. Run by `go generate
+// ./validate/corpus`; nothing in the output is written by hand.
+//
+// Every row goes into the corpus, including the ones moecast cannot
+// simulate today: an entry moecast cannot express (disaggregated serving,
+// pipeline parallelism, a model with no config) carries a `skip` reason;
+// everything else gets a scenario, and whatever moecast does not know yet
+// (a GPU, an engine, an architecture) fails when the scenario loads and is
+// counted with that error. The corpus scores it once moecast learns it.
+package main
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+func main() {
+	serving := flag.String("serving", "../../../shared/data/serving", "the serving data directory")
+	configs := flag.String("configs", "../../../shared/data/model_configs", "the model configs directory")
+	out := flag.String("out", ".", "the corpus directory to write")
+	flag.Parse()
+	g := &gen{serving: *serving, configs: *configs, out: *out, usedConfigs: map[string]bool{}}
+	if err := g.run(); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+type gen struct {
+	serving, configs, out string
+	usedConfigs           map[string]bool
+	entries               []entry
+}
+
+// entry is one [[entry]] of the manifest.
+type entry struct {
+	Name       string
+	Source     string
+	Scenario   string // path relative to the corpus
+	Results    []string
+	Format     string
+	Skip       string
+	GPU        string
+	Model      string
+	Engine     string
+	Checkpoint string
+	Baseline   string // a peer's own error on the same work (summary.txt)
+}
+
+func (g *gen) run() error {
+	for _, d := range []string{"aiconfigurator", "inferencex", "llmservingsim", "configs"} {
+		if err := os.RemoveAll(filepath.Join(g.out, d)); err != nil {
+			return err
+		}
+	}
+	if err := g.aiconfigurator(); err != nil {
+		return err
+	}
+	if err := g.inferenceX(); err != nil {
+		return err
+	}
+	if err := g.llmServingSim(); err != nil {
+		return err
+	}
+	if err := g.copyConfigs(); err != nil {
+		return err
+	}
+	return g.manifest()
+}
+
+func (g *gen) write(rel string, data []byte) error {
+	p := filepath.Join(g.out, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(p, data, 0o644)
+}
+
+func (g *gen) copyFile(src, rel string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return g.write(rel, data)
+}
+
+// modelConfig finds the config of model id (org/name) for a checkpoint
+// precision among the shared configs: NVIDIA's -NVFP4 release for fp4, a
+// -FP8 release for fp8 when there is one, else the model's own. The org
+// is not compared (zhipuai/GLM-5 is zai-org's). "" when none.
+func (g *gen) modelConfig(id, precision string) (string, error) {
+	name := id[strings.LastIndex(id, "/")+1:]
+	ents, err := os.ReadDir(g.configs)
+	if err != nil {
+		return "", err
+	}
+	var tries []string
+	switch precision {
+	case "fp4", "nvfp4":
+		if !strings.HasPrefix(strings.ToLower(name), "gpt-oss") { // gpt-oss's own checkpoint is MXFP4
+			tries = append(tries, "-NVFP4")
+		}
+	case "fp8":
+		tries = append(tries, "-FP8")
+	}
+	tries = append(tries, "")
+	// The release's own name, then without -Instruct (the same
+	// architecture), then without a quantization suffix (the row's
+	// precision picks the release), each also as meta-llama names them
+	// (Meta-Llama-3.1-*).
+	var names []string
+	for _, n := range []string{name, strings.TrimSuffix(name, "-Instruct")} {
+		names = append(names, n)
+		for _, q := range []string{"-NVFP4", "-FP8"} {
+			if strings.HasSuffix(n, q) {
+				names = append(names, strings.TrimSuffix(n, q))
+			}
+		}
+	}
+	for _, s := range tries {
+		n := ""
+		for _, nm := range names {
+			if n = find2(ents, nm+s); n == "" {
+				n = find2(ents, "Meta-"+nm+s)
+			}
+			if n != "" {
+				break
+			}
+		}
+		if n != "" {
+			g.usedConfigs[n] = true
+			if q := strings.TrimSuffix(n, "_config.json") + "_hf_quant_config.json"; fileExists(filepath.Join(g.configs, q)) {
+				g.usedConfigs[q] = true
+			}
+			return n, nil
+		}
+	}
+	return "", nil
+}
+
+func find2(ents []os.DirEntry, base string) string {
+	for _, e := range ents {
+		n := e.Name()
+		if i := strings.Index(n, "--"); i >= 0 && strings.EqualFold(n[i+2:], base+"_config.json") {
+			return n
+		}
+	}
+	return ""
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func (g *gen) copyConfigs() error {
+	var names []string
+	for n := range g.usedConfigs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := g.copyFile(filepath.Join(g.configs, n), "configs/"+n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gpuName maps a source's GPU name to moecast's preset name (whether or
+// not moecast has it: an unknown one fails when the scenario loads).
+func gpuName(system string) string {
+	s := strings.ToLower(strings.TrimSpace(system))
+	s = strings.ReplaceAll(s, "_", "-")
+	return s
+}
+
+var slugRE = regexp.MustCompile(`[^a-z0-9.]+`)
+
+func slug(parts ...string) string {
+	s := strings.ToLower(strings.Join(parts, "-"))
+	return strings.Trim(slugRE.ReplaceAllString(s, "-"), "-")
+}
+
+// scenarioText is one generated scenario.
+type scenarioText struct {
+	name, config, gpu   string
+	gpus, tp, dp, ep    int
+	dpAttention         bool
+	engine              string
+	maxSeqs, maxBatched int
+	spec                string // speculative method; "" = none
+	draftTokens         int
+	comments            []string
+}
+
+func (s scenarioText) String() string {
+	var b strings.Builder
+	b.WriteString("# Generated by validate/corpus/gen (go generate ./validate/corpus); do not edit.\n")
+	for _, c := range s.comments {
+		b.WriteString("# " + c + "\n")
+	}
+	fmt.Fprintf(&b, "name = %q\n\n[model]\nconfig = %q\n\n[hardware]\ngpu = %q\ngpus = %d\ncalibration = \"embedded\"\n\n",
+		s.name, s.config, s.gpu, s.gpus)
+	fmt.Fprintf(&b, "[parallel]\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n\n[runtime]\nengine = %q\n", s.tp, s.dp, s.ep, s.dpAttention, s.engine)
+	if s.maxSeqs > 0 {
+		fmt.Fprintf(&b, "max_num_seqs = %d\n", s.maxSeqs)
+	}
+	if s.maxBatched > 0 {
+		fmt.Fprintf(&b, "max_num_batched_tokens = %d\n", s.maxBatched)
+	}
+	if s.spec != "" {
+		// The acceptance is not in the result files: it is left out, so
+		// the scenario says what it lacks when it loads.
+		fmt.Fprintf(&b, "\n[speculative]\nmethod = %q\ndraft_tokens = %d\n", s.spec, s.draftTokens)
+	}
+	return b.String()
+}
+
+// aiconfigurator splits silicon_sample_dev.csv by deployment: one CSV of
+// rows (the header and the rows verbatim) and one scenario per
+// deployment.
+func (g *gen) aiconfigurator() error {
+	src := filepath.Join(g.serving, "aiconfigurator", "silicon_sample_dev.csv")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	cr := csv.NewReader(bytes.NewReader(data))
+	header, err := cr.Read()
+	if err != nil {
+		return err
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	type group struct {
+		key  string
+		rows [][]string
+	}
+	groups := map[string]*group{}
+	var order []string
+	layoutCols := []string{"system", "backend", "model_path", "precision", "gemm_quant_mode", "moe_quant_mode", "mode",
+		"tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size",
+		"prefill_num_workers", "prefill_tp_size", "prefill_attention_dp_size", "prefill_moe_ep_size",
+		"decode_num_workers", "decode_tp_size", "decode_attention_dp_size", "decode_moe_ep_size"}
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		var k []string
+		for _, c := range layoutCols {
+			k = append(k, rec[col[c]])
+		}
+		key := strings.Join(k, "|")
+		if groups[key] == nil {
+			groups[key] = &group{key: key}
+			order = append(order, key)
+		}
+		groups[key].rows = append(groups[key].rows, rec)
+	}
+	sort.Strings(order)
+	slugs := map[string]int{}
+	for _, key := range order {
+		gr := groups[key]
+		r0 := gr.rows[0]
+		get := func(c string) string { return r0[col[c]] }
+		atoi := func(c string) int { n, _ := strconv.Atoi(get(c)); return n }
+		model := get("model_path")
+		short := model[strings.LastIndex(model, "/")+1:]
+		ckpt := get("precision")
+		if q := get("moe_quant_mode"); q != "" {
+			ckpt = q
+		} else if q := get("gemm_quant_mode"); q != "" {
+			ckpt = q
+		}
+		tp, pp, dp, ep := atoi("tp_size"), atoi("pp_size"), atoi("attention_dp_size"), atoi("moe_ep_size")
+		layout := fmt.Sprintf("tp%d-dp%d-ep%d", tp, dp, ep)
+		if pp > 1 {
+			layout += fmt.Sprintf("-pp%d", pp)
+		}
+		mode := get("mode")
+		if mode == "disagg" {
+			layout = fmt.Sprintf("disagg-p%sx-tp%s-dp%s-ep%s-d%sx-tp%s-dp%s-ep%s", get("prefill_num_workers"), get("prefill_tp_size"),
+				get("prefill_attention_dp_size"), get("prefill_moe_ep_size"), get("decode_num_workers"), get("decode_tp_size"),
+				get("decode_attention_dp_size"), get("decode_moe_ep_size"))
+		}
+		base := slug(get("system"), get("backend"), short, ckpt, layout)
+		if v := get("backend_version"); slugs[base] > 0 {
+			base = slug(base, v) // the same deployment on another engine version
+		}
+		for n := 2; slugs[base] > 0; n++ {
+			base = slug(strings.TrimSuffix(base, fmt.Sprintf("-%d", n-1)), strconv.Itoa(n))
+		}
+		slugs[base]++
+		var buf bytes.Buffer
+		w := csv.NewWriter(&buf)
+		_ = w.Write(header)
+		for _, r := range gr.rows {
+			_ = w.Write(r)
+		}
+		w.Flush()
+		results := "aiconfigurator/" + base + ".csv"
+		if err := g.write(results, buf.Bytes()); err != nil {
+			return err
+		}
+		e := entry{Name: "aiconfigurator/" + base, Source: "aiconfigurator", Results: []string{results}, Format: "aiconfigurator",
+			GPU: get("system"), Model: short, Engine: get("backend"), Checkpoint: ckpt}
+		cfg, err := g.modelConfig(model, get("precision"))
+		if err != nil {
+			return err
+		}
+		switch {
+		case mode == "disagg":
+			e.Skip = "disaggregated prefill/decode serving: moecast simulates one aggregated engine"
+		case pp > 1:
+			e.Skip = "pipeline parallelism: moecast has no [parallel] pp"
+		case cfg == "":
+			e.Skip = "no model config for " + model + " among the shared model configs"
+		case tp <= 0 || max(dp, 1)*tp <= 0:
+			e.Skip = "no layout (tp_size) in the row"
+		default:
+			st := scenarioText{
+				name:   fmt.Sprintf("%s %s on %dx %s, %s %s (aiconfigurator silicon_sample)", short, ckpt, tp*max(dp, 1), get("system"), get("backend"), layout),
+				config: "../configs/" + cfg, gpu: gpuName(get("system")), gpus: tp * max(dp, 1),
+				tp: tp, dp: max(dp, 1), ep: max(ep, 1), dpAttention: dp > 1, engine: get("backend"),
+				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
+					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU."},
+			}
+			e.Scenario = "aiconfigurator/" + base + ".toml"
+			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
+				return err
+			}
+		}
+		g.entries = append(g.entries, e)
+	}
+	return nil
+}
+
+// inferenceX copies the token-position result files verbatim, one entry
+// per model and layout (the layout is in the file name: tp8, tep8 = TP8
+// with expert parallelism, dep8 = attention DP8 with EP8).
+func (g *gen) inferenceX() error {
+	base := filepath.Join(g.serving, "inferencex_token_position")
+	models := []struct {
+		dir, id, short, ckpt string
+		spec                 string
+		draft                int
+	}{
+		{"glm-5", "zai-org/GLM-5-FP8", "GLM-5", "fp8", "mtp", 1},
+		{"minimax-m2.5", "MiniMaxAI/MiniMax-M2.5", "MiniMax-M2.5", "fp8", "", 0},
+		{"qwen3.5", "Qwen/Qwen3.5-397B-A17B", "Qwen3.5-397B-A17B", "bf16", "", 0},
+	}
+	layoutRE := regexp.MustCompile(`_vllm_(tp8|tep8|dep8)_`)
+	for _, m := range models {
+		ents, err := os.ReadDir(filepath.Join(base, m.dir, "results"))
+		if err != nil {
+			return err
+		}
+		byLayout := map[string][]string{}
+		for _, e := range ents {
+			sub := layoutRE.FindStringSubmatch(e.Name())
+			if sub == nil {
+				return fmt.Errorf("%s: no layout (tp8, tep8, dep8) in the file name", e.Name())
+			}
+			rel := "inferencex/" + m.dir + "/" + e.Name()
+			if err := g.copyFile(filepath.Join(base, m.dir, "results", e.Name()), rel); err != nil {
+				return err
+			}
+			byLayout[sub[1]] = append(byLayout[sub[1]], rel)
+		}
+		cfg, err := g.modelConfig(m.id, m.ckpt)
+		if err != nil {
+			return err
+		}
+		var layouts []string
+		for l := range byLayout {
+			layouts = append(layouts, l)
+		}
+		sort.Strings(layouts)
+		for _, l := range layouts {
+			files := byLayout[l]
+			sort.Strings(files)
+			e := entry{Name: "inferencex/" + m.dir + "/" + l, Source: "inferencex", Results: files, Format: "inferencex",
+				GPU: "h200_sxm", Model: m.short, Engine: "vllm", Checkpoint: m.ckpt}
+			st := scenarioText{name: fmt.Sprintf("%s on 8x H200, vLLM %s (InferenceX token-position runs)", m.short, l),
+				config: "../configs/" + cfg, gpu: "h200-sxm", gpus: 8, tp: 8, dp: 1, ep: 1, engine: "vllm",
+				spec: m.spec, draftTokens: m.draft,
+				comments: []string{"Server arguments: SemiAnalysisAI/InferenceX @ 843c625 experimental/token_position_decode_slo/" + m.dir + "/serve_*_sbatch.sh (Apache-2.0)."}}
+			switch l {
+			case "tep8":
+				st.ep = 8
+			case "dep8":
+				st.tp, st.dp, st.ep, st.dpAttention = 1, 8, 8, true
+			}
+			if cfg == "" {
+				e.Skip = "no model config for " + m.id + " among the shared model configs"
+			} else {
+				e.Scenario = "inferencex/" + m.dir + "-" + l + ".toml"
+				if err := g.write(e.Scenario, []byte(st.String())); err != nil {
+					return err
+				}
+			}
+			g.entries = append(g.entries, e)
+		}
+	}
+	return nil
+}
+
+// llmServingSim copies each example's request log, engine arguments and
+// LLMServingSim's own summary (its error on the same work).
+func (g *gen) llmServingSim() error {
+	base := filepath.Join(g.serving, "llmservingsim")
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return err
+	}
+	if err := g.copyFile(filepath.Join(base, "LICENSE"), "llmservingsim/LICENSE"); err != nil {
+		return err
+	}
+	for _, d := range ents {
+		if !d.IsDir() {
+			continue
+		}
+		dir := d.Name()
+		var meta struct {
+			Model  string `json:"model"`
+			Engine struct {
+				TP         int    `json:"tensor_parallel_size"`
+				DP         int    `json:"data_parallel_size"`
+				EP         bool   `json:"enable_expert_parallel"`
+				MaxSeqs    int    `json:"max_num_seqs"`
+				MaxBatched int    `json:"max_num_batched_tokens"`
+				DType      string `json:"dtype"`
+			} `json:"engine_kwargs"`
+		}
+		raw, err := os.ReadFile(filepath.Join(base, dir, "meta.json"))
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return fmt.Errorf("%s/meta.json: %w", dir, err)
+		}
+		for _, f := range []string{"requests.jsonl", "summary.txt"} {
+			if err := g.copyFile(filepath.Join(base, dir, f), "llmservingsim/"+dir+"/"+f); err != nil {
+				return err
+			}
+		}
+		hw := dir[:strings.Index(dir, "_")]
+		gpu := map[string]string{"RTXPRO6000": "rtx-pro-6000-server", "RTX4090": "rtx-4090"}[hw]
+		if gpu == "" {
+			gpu = strings.ToLower(hw)
+		}
+		short := meta.Model[strings.LastIndex(meta.Model, "/")+1:]
+		e := entry{Name: "llmservingsim/" + dir, Source: "llmservingsim", Results: []string{"llmservingsim/" + dir + "/requests.jsonl"},
+			Format: "requestlog", GPU: hw, Model: short, Engine: "vllm", Checkpoint: meta.Engine.DType,
+			Baseline: "llmservingsim/" + dir + "/summary.txt"}
+		cfg, err := g.modelConfig(meta.Model, "bf16")
+		if err != nil {
+			return err
+		}
+		if cfg == "" {
+			e.Skip = "no model config for " + meta.Model + " among the shared model configs"
+		} else {
+			tp := max(meta.Engine.TP, 1)
+			st := scenarioText{name: fmt.Sprintf("%s on %dx %s, vLLM 0.19.0 TP%d (LLMServingSim example)", short, tp, hw, tp),
+				config: "../../configs/" + cfg, gpu: gpu, gpus: tp * max(meta.Engine.DP, 1), tp: tp, dp: max(meta.Engine.DP, 1), ep: 1,
+				engine: "vllm", maxSeqs: meta.Engine.MaxSeqs, maxBatched: meta.Engine.MaxBatched,
+				comments: []string{"Engine arguments: casys-kaist/LLMServingSim @ 5daddb2 bench/examples/" + dir + "/meta.json (MIT).",
+					"RTX PRO 6000 is moecast's Server Edition preset; LLMServingSim's config.json gives 96 GB at 1.6 TB/s."}}
+			if meta.Engine.EP {
+				st.ep = st.gpus
+			}
+			e.Scenario = "llmservingsim/" + dir + "/scenario.toml"
+			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
+				return err
+			}
+		}
+		g.entries = append(g.entries, e)
+	}
+	return nil
+}
+
+// manifest writes manifest.toml.
+func (g *gen) manifest() error {
+	var b strings.Builder
+	b.WriteString(`# moecast's shipped accuracy corpus. Generated by validate/corpus/gen
+# (go generate ./validate/corpus) from ../shared/data/serving; do not edit.
+# Sources and licenses: SOURCES.md.
+
+[[source]]
+name = "aiconfigurator"
+origin = "ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/silicon_sample.csv"
+license = "Apache-2.0"
+mapping = "one row = one deployment at one concurrency: closed loop, C = batch_size x attention_dp_size, 10 x C requests, fixed isl/osl; mean TTFT and TPOT"
+
+[[source]]
+name = "inferencex"
+origin = "SemiAnalysisAI/InferenceX @ 843c625, experimental/token_position_decode_slo/*/results"
+license = "Apache-2.0"
+mapping = "one file = one vllm bench serve run (latencies in seconds): closed loop at max_concurrency, num_prompts requests, fixed lengths; median and p99 TTFT, TPOT, E2E"
+
+[[source]]
+name = "llmservingsim"
+origin = "casys-kaist/LLMServingSim @ 5daddb2, bench/examples/*/requests.jsonl"
+license = "MIT"
+mapping = "one log = 300 ShareGPT requests at ~10 req/s, replayed request by request (arrivals, lengths); TTFT from the engine's queue time; mean, median, p90, p99"
+`)
+	for _, e := range g.entries {
+		b.WriteString("\n[[entry]]\n")
+		fmt.Fprintf(&b, "name = %q\nsource = %q\n", e.Name, e.Source)
+		if e.Scenario != "" {
+			fmt.Fprintf(&b, "scenario = %q\n", e.Scenario)
+		}
+		if e.Skip != "" {
+			fmt.Fprintf(&b, "skip = %q\n", e.Skip)
+		}
+		q := make([]string, len(e.Results))
+		for i, r := range e.Results {
+			q[i] = strconv.Quote(r)
+		}
+		fmt.Fprintf(&b, "results = [%s]\nformat = %q\n", strings.Join(q, ", "), e.Format)
+		fmt.Fprintf(&b, "gpu = %q\nmodel = %q\nengine = %q\ncheckpoint = %q\n", e.GPU, e.Model, e.Engine, e.Checkpoint)
+		if e.Baseline != "" {
+			fmt.Fprintf(&b, "baseline = %q\n", e.Baseline)
+		}
+	}
+	return g.write("manifest.toml", []byte(b.String()))
+}

@@ -1,0 +1,207 @@
+package validate
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// NVIDIA aiconfigurator's silicon_sample.csv (ai-dynamo/aiconfigurator
+// `aic-core/src/aiconfigurator_core/systems/silicon_sample.csv`): one
+// measured deployment a row, with its layout, its load and its mean TTFT
+// and TPOT. The columns' meaning is the one aiconfigurator's own accuracy
+// harness reads (`tools/accuracy_regression_testing/
+// predict_silicon_sample.py`):
+//   - batch_size is the concurrency per attention-DP rank; the client's
+//     concurrency is batch_size x attention_dp_size, also written as
+//     `silicon_concurrency=C` in silicon_data_source;
+//   - GPUs per replica = tp_size x pp_size x attention_dp_size; experts split
+//     moe_tp_size ways over moe_ep_size ranks;
+//   - silicon_ttft_ms and silicon_tpot_ms are means (TPOT without the first
+//     token, vLLM's definition).
+//
+// The file does not record the request count: 10 x concurrency is taken
+// (the InferenceX harness, which the rows were measured with), and each
+// row says so in a warning.
+func init() {
+	RegisterFormat(Format{
+		Name:  "aiconfigurator",
+		Looks: "a CSV whose header has silicon_ttft_ms and silicon_tpot_ms: aiconfigurator silicon_sample.csv",
+		Order: 30,
+		Detect: func(s *Sniff) bool {
+			h := s.FirstLine()
+			return bytes.Contains(h, []byte("silicon_ttft_ms")) && bytes.Contains(h, []byte("silicon_tpot_ms")) && bytes.IndexByte(h, ',') >= 0
+		},
+		Read: readAIConfigurator,
+	})
+}
+
+// aicRequired are the columns the comparison needs.
+var aicRequired = []string{"isl", "osl", "batch_size", "silicon_ttft_ms", "silicon_tpot_ms"}
+
+func readAIConfigurator(name string, data []byte) ([]BenchResult, error) {
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.FieldsPerRecord = -1
+	cr.ReuseRecord = false
+	header, err := cr.Read()
+	if err != nil {
+		return nil, &BenchError{File: name, Line: 1, Msg: "not a CSV header: " + csvMsg(err)}
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(h)] = i
+	}
+	var missing []string
+	for _, k := range aicRequired {
+		if _, ok := col[k]; !ok {
+			missing = append(missing, k)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &BenchError{File: name, Line: 1, Key: missing[0], Msg: "column missing (want " + strings.Join(aicRequired, ", ") + ")"}
+	}
+	var out []BenchResult
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			// FieldPos panics after a failed Read: the line is the error's.
+			line := 0
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				line = pe.Line
+			}
+			return nil, &BenchError{File: name, Line: line, Msg: csvMsg(err)}
+		}
+		line, _ := cr.FieldPos(0)
+		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
+			continue
+		}
+		r, err := aicRow(name, line, col, rec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func csvMsg(err error) string {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// aicRow maps one row.
+func aicRow(name string, line int, col map[string]int, rec []string) (BenchResult, error) {
+	r := newResult(name, line, "aiconfigurator")
+	r.Multi = true
+	get := func(k string) string {
+		if i, ok := col[k]; ok && i < len(rec) {
+			return strings.TrimSpace(rec[i])
+		}
+		return ""
+	}
+	var ferr error
+	num := func(k string) float64 {
+		s := get(k)
+		if s == "" {
+			return math.NaN()
+		}
+		x, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsInf(x, 0) || math.IsNaN(x) || x < 0 {
+			if ferr == nil {
+				ferr = &BenchError{File: name, Line: line, Key: k, Msg: fmt.Sprintf("want a finite number >= 0, got %q", s)}
+			}
+			return math.NaN()
+		}
+		return x
+	}
+	count := func(k string) int {
+		x := num(k)
+		if math.IsNaN(x) {
+			return 0
+		}
+		if x != math.Trunc(x) || x > 1e9 {
+			if ferr == nil {
+				ferr = &BenchError{File: name, Line: line, Key: k, Msg: fmt.Sprintf("want a whole number, got %g", x)}
+			}
+			return 0
+		}
+		return int(x)
+	}
+	r.ID = get("id")
+	r.Backend = get("backend")
+	r.Model = get("model_path")
+	r.InputTokens, r.OutputTokens = num("isl"), num("osl")
+	l := &r.Layout
+	l.GPU = get("system")
+	l.TP, l.PP, l.DP = count("tp_size"), count("pp_size"), count("attention_dp_size")
+	l.MoETP, l.EP = count("moe_tp_size"), count("moe_ep_size")
+	l.DPAttention = l.DP > 1
+	l.Mode = get("mode")
+	l.Precision = get("precision")
+	l.Extra = map[string]string{}
+	for _, k := range []string{"backend_version", "gemm_quant_mode", "moe_quant_mode", "silicon_data_source",
+		"prefill_batch_size", "prefill_num_workers", "prefill_tp_size", "prefill_pp_size", "prefill_attention_dp_size", "prefill_moe_tp_size", "prefill_moe_ep_size",
+		"decode_batch_size", "decode_num_workers", "decode_tp_size", "decode_pp_size", "decode_attention_dp_size", "decode_moe_tp_size", "decode_moe_ep_size"} {
+		if v := get(k); v != "" {
+			l.Extra[k] = v
+		}
+	}
+	if l.TP > 0 {
+		l.GPUs = l.TP * max(l.PP, 1) * max(l.DP, 1)
+	}
+	batch := count("batch_size")
+	r.Concurrency = batch * max(l.DP, 1)
+	if c, ok := siliconConcurrency(get("silicon_data_source")); ok {
+		if l.Mode != "disagg" && r.Concurrency > 0 && c != r.Concurrency {
+			r.warn("silicon_data_source says silicon_concurrency=%d, batch_size x attention_dp_size is %d: the former taken", c, r.Concurrency)
+		}
+		r.Concurrency = c
+	}
+	if r.Concurrency == 0 && l.Mode == "disagg" {
+		if db := count("decode_batch_size"); db > 0 {
+			r.Concurrency = db * max(count("decode_num_workers"), 1) * max(count("decode_attention_dp_size"), 1)
+			r.warn("disagg row without silicon_concurrency: concurrency taken as decode_batch_size x decode_num_workers x decode_attention_dp_size = %d", r.Concurrency)
+		}
+	}
+	if r.Concurrency > 0 {
+		r.NumPrompts = 10 * r.Concurrency
+		r.warn("the file does not record the request count: 10 x concurrency = %d assumed (the InferenceX harness)", r.NumPrompts)
+	}
+	ttft, tpot := num("silicon_ttft_ms"), num("silicon_tpot_ms")
+	r.Metrics["ttft"] = Stats{Mean: ttft, Median: math.NaN(), P90: math.NaN(), P99: math.NaN()}
+	r.Metrics["tpot"] = Stats{Mean: tpot, Median: math.NaN(), P90: math.NaN(), P99: math.NaN()}
+	if ferr != nil {
+		return r, ferr
+	}
+	if r.Concurrency == 0 {
+		return r, &BenchError{File: name, Line: line, Key: "batch_size", Msg: "want a concurrency >= 1"}
+	}
+	return r, r.Check("isl")
+}
+
+// siliconConcurrency reads `silicon_concurrency=C` out of the data source
+// column.
+func siliconConcurrency(src string) (int, bool) {
+	for _, part := range strings.Split(src, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if ok && strings.TrimSpace(k) == "silicon_concurrency" {
+			c, err := strconv.Atoi(strings.TrimSpace(v))
+			if err == nil && c > 0 {
+				return c, true
+			}
+		}
+	}
+	return 0, false
+}
