@@ -222,6 +222,8 @@ func (e *run) result() *Result {
 	m := e.cfg.Memory
 	u := e.inst.kv.usage()
 	r.KVPeakPerGPU = unit.Bytes(float64(u.Peak*u.BlockSize) * float64(m.KVBytesPerToken) / float64(m.Groups))
+	// A replayed log is not judged overloaded: its latencies are of the
+	// same requests as the measured run's.
 	if !math.IsInf(e.rate, 1) && !e.replay {
 		r.Overloaded, r.ServedRate = e.overload()
 	}

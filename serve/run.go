@@ -32,7 +32,7 @@ type run struct {
 	rng    *rand.Rand
 	reqs   []request
 	rate   float64 // offered request rate for Result (+Inf: all at once)
-	replay bool    // Workload.Trace: the log's latencies are of the same requests
+	replay bool    // a request log (Workload.Trace): never judged overloaded
 	client *client
 	inst   *instance
 
@@ -67,21 +67,28 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	}
 	e := &run{cfg: &cfg, coster: coster, rng: newRand(cfg.Seed), rate: cfg.Workload.RequestRate}
 	var load Load = cfg.Workload
-	if cfg.Load != nil {
+	given := true
+	switch {
+	case cfg.Load != nil:
 		load = cfg.Load
+	case cfg.Workload.Trace != nil:
+		load, e.replay = traceLoad(cfg.Workload.Trace), true
+	default:
+		given = false
 	}
 	gen := load.Generate(e.rng)
-	if cfg.Load != nil {
+	if given {
 		if err := checkLoad(gen); err != nil {
 			return nil, err
 		}
 		e.rate = offeredRate(gen)
-	}
-	if cfg.Workload.Trace != nil && cfg.Load == nil {
-		// A replayed log: its offered rate is the mean over its arrivals,
-		// and it is not judged overloaded (see result).
-		e.rate = traceRate(gen)
-		e.replay = true
+		if e.replay {
+			// A log's offered rate is the mean over its arrivals.
+			e.rate = math.Inf(1)
+			if last := float64(gen[len(gen)-1].Arrival); last > 0 {
+				e.rate = float64(len(gen)-1) / last
+			}
+		}
 	}
 	e.reqs = make([]request, len(gen))
 	maxTok := 0

@@ -33,17 +33,8 @@ type Load interface {
 // Generate implements Load: vllm bench serve's random dataset (every input
 // length, then every output length, see drawLengths) and its arrivals
 // (see arrivals), in that order.
-//
-// With Trace set it replays the log instead: each request's arrival and
-// lengths, no draws.
 func (w Workload) Generate(rng *rand.Rand) []Request {
 	reqs := make([]Request, w.Requests)
-	if w.Trace != nil {
-		for i, t := range w.Trace {
-			reqs[i] = Request{In: t.InputTokens, Out: t.OutputTokens, Arrival: unit.Seconds(t.Arrival)}
-		}
-		return reqs
-	}
 	drawLengths(w, rng, reqs)
 	arrivals(w, rng, reqs)
 	return reqs
@@ -78,16 +69,6 @@ func offeredRate(reqs []Request) float64 {
 		return math.Inf(1)
 	}
 	return float64(len(reqs)) / last
-}
-
-// traceRate is a replayed log's offered rate: (n-1) / last arrival, the
-// mean rate over its arrival window; +Inf when every request arrives at 0.
-func traceRate(reqs []Request) float64 {
-	last := float64(reqs[len(reqs)-1].Arrival)
-	if last == 0 {
-		return math.Inf(1)
-	}
-	return float64(len(reqs)-1) / last
 }
 
 // lengthRange is vLLM's RandomDataset range for a nominal length L and
@@ -182,3 +163,14 @@ func gamma(rng *rand.Rand, shape float64) float64 {
 
 // newRand is the package's one generator construction.
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 1)) }
+
+// traceLoad replays Workload.Trace: each request's arrival and lengths.
+type traceLoad []TraceRequest
+
+func (t traceLoad) Generate(*rand.Rand) []Request {
+	reqs := make([]Request, len(t))
+	for i, r := range t {
+		reqs[i] = Request{In: r.InputTokens, Out: r.OutputTokens, Arrival: unit.Seconds(r.Arrival)}
+	}
+	return reqs
+}

@@ -7,7 +7,10 @@
 // package calib), and measured serving results for the serving simulation:
 // one common record (bench.go, BenchResult) read from every result format
 // of the field through a registry of formats (format.go: one detection case
-// and one parser per format, each in format_<name>.go).
+// and one parser per format, each in format_<name>.go), and the accuracy
+// scorecard of a corpus of them (scorecard.go: partitions, skipped rows by
+// reason, the rules that exclude unreliable rows; the shipped corpus is
+// validate/corpus).
 //
 // Measurements are only compared, never fitted: a miss is reported with
 // its size and, where the prediction says where a number came from, with
