@@ -93,6 +93,9 @@ type rawRuntime struct {
 	MaxNumSeqs          *int   `toml:"max_num_seqs"`
 	MixedChunk          *bool  `toml:"mixed_chunk"`
 	AsyncScheduling     *bool  `toml:"async_scheduling"`
+	// TokenizeUsPerToken is the API server's tokenisation time per prompt
+	// token in microseconds (serve.FrontEnd); 0 = no front end.
+	TokenizeUsPerToken *float64 `toml:"tokenize_us_per_token"`
 }
 
 type rawWorkload struct {

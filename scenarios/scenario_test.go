@@ -243,6 +243,8 @@ func TestErrors(t *testing.T) {
 		{"tp x dp huge", strings.Replace(minimal, "gpus = 8\n", "", 1) + "dp = 65536\n", "t.toml:11: parallel.dp: tp x dp = 8 x 65536"},
 		{"allreduce", minimal + "[runtime]\nallreduce = \"ring\"\n", "t.toml:13: runtime.allreduce: "},
 		{"mem util", minimal + "[runtime]\ngpu_memory_utilization = 1.5\n", "t.toml:13: runtime.gpu_memory_utilization: "},
+		{"tokenize negative", minimal + "[runtime]\ntokenize_us_per_token = -1\n", "t.toml:13: runtime.tokenize_us_per_token: "},
+		{"tokenize nan", minimal + "[runtime]\ntokenize_us_per_token = nan\n", "t.toml:13: runtime.tokenize_us_per_token: "},
 		{"acceptance", minimal + "[speculative]\nmethod = \"eagle3\"\ndraft_tokens = 2\nacceptance = [0.8, 1.2]\n", "t.toml:15: speculative.acceptance: "},
 		{"method", minimal + "[speculative]\nmethod = \"medusa\"\n", "t.toml:13: speculative.method: "},
 		{"acceptance scalar out of range", minimal + "[speculative]\nmethod = \"ngram\"\ndraft_tokens = 2\nacceptance = 1.5\n", "t.toml:15: speculative.acceptance: "},

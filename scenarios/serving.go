@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
 )
@@ -40,6 +41,9 @@ type Serving struct {
 	MaxNumSeqs          *int
 	MixedChunk          *bool
 	AsyncScheduling     *bool
+	// TokenizeTime is runtime.tokenize_us_per_token in seconds; nil = the
+	// engine's default (serve.TokenizeTime), 0 = no front end.
+	TokenizeTime *float64
 }
 
 // Defaults of the serving keys.
@@ -238,6 +242,13 @@ func (s *Scenario) buildServing() error {
 		v.MixedChunk = rt.MixedChunk
 	}
 	v.AsyncScheduling = rt.AsyncScheduling
+	if p := rt.TokenizeUsPerToken; p != nil {
+		if !(*p >= 0 && *p <= 1e6) {
+			return d.errorf("runtime.tokenize_us_per_token", "%g must be in [0, 1e6] microseconds per token (0 = requests reach the engine at their send)", *p)
+		}
+		sec := *p * 1e-6
+		v.TokenizeTime = &sec
+	}
 	// Every point must make a valid serve.Config (memory is the sim's and
 	// is checked when a point runs).
 	for _, p := range v.Points() {
@@ -292,6 +303,9 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	}
 	if v.AsyncScheduling != nil {
 		c.AsyncScheduling = *v.AsyncScheduling
+	}
+	if v.TokenizeTime != nil {
+		c.FrontEnd.PerInputToken = unit.Seconds(*v.TokenizeTime)
 	}
 	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
 		InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, RangeRatio: v.RangeRatio}
@@ -358,6 +372,8 @@ var serveKeys = map[string]string{
 	"MaxPrefillTokens":        "runtime.engine",
 	"Host.PerStep":            "runtime",
 	"Host.PerSeq":             "runtime",
+	"FrontEnd.PerRequest":     "runtime",
+	"FrontEnd.PerInputToken":  "runtime.tokenize_us_per_token",
 	"Memory.KVBytesPerToken":  "model.kv_cache",
 	"Memory.KVCapacity":       "runtime.gpu_memory_utilization",
 	"Memory.BlockSize":        "runtime.engine",

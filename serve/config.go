@@ -57,6 +57,45 @@ type HostOverhead struct {
 	PerSeq  unit.Seconds // per scheduled sequence
 }
 
+// FrontEnd is the serving API server in front of the engine core, which
+// every request crosses one at a time: vLLM's OpenAI-compatible server
+// tokenises prompts on one thread (vllm-project/vllm
+// `vllm/entrypoints/openai/serving_engine.py`,
+// ThreadPoolExecutor(max_workers=1), quoted in vllm-project/vllm issue
+// #25301: "requests are forced to wait in a serialized queue for
+// preprocessing (tokenization)") and sends each to the engine core, whose
+// busy loop drains its input queue between steps
+// (`vllm/v1/engine/core.py`, run_busy_loop: _process_input_queue, then
+// _process_engine_step); SGLang's TokenizerManager tokenises in the HTTP
+// server process and sends each request to the scheduler, which receives
+// its requests once per iteration (`python/sglang/srt/managers/
+// tokenizer_manager.py`, scheduler.py recv_requests). `vllm bench serve`'s
+// random dataset sends its prompts as text (`vllm/benchmarks/datasets.py`
+// @ f2e97dd, RandomDataset: decoded token ids), so every prompt is
+// tokenised again by the server.
+//
+// The zero FrontEnd hands each request to the engine at its send (the
+// model before this one).
+type FrontEnd struct {
+	// PerRequest is the API server's own time per request beyond
+	// tokenisation (HTTP, request building, IPC to the engine core).
+	// Default 0: no op-level measurement of it is cited.
+	PerRequest unit.Seconds
+	// PerInputToken is tokenisation time per prompt token on the API
+	// server's one thread. Default TokenizeTime.
+	PerInputToken unit.Seconds
+}
+
+// TokenizeTime is the default FrontEnd.PerInputToken, 1 us per token: a
+// Hugging Face fast (Rust) tokenizer encodes about 1 M tokens/s on one
+// thread. Sources: vllm-project/vllm PR #10635 ("tokenization can take a
+// few hundred milliseconds" for 256K-token requests: ~1 us/token); the
+// measured HF tokenizers throughput in marcelroed/gigatoken README.md @
+// fac0114 (DeepSeek-V3's tokenizer, 51.6 MB/s over the 16 threads of a
+// Ryzen 7 9800X3D, 3.2 MB/s per thread, at ~4 bytes per token of
+// OpenWebText: ~1.2 us/token; GPT-OSS's 79.6 MB/s: ~0.8 us/token).
+const TokenizeTime unit.Seconds = 1e-6
+
 // Workload is what `vllm bench serve` sends (vllm-project/vllm
 // `vllm/benchmarks/serve.py` @ def9ce8, `vllm/benchmarks/datasets.py` @
 // f2e97dd).
@@ -109,9 +148,12 @@ type Config struct {
 	MixedChunk      bool
 	AsyncScheduling bool
 	Host            HostOverhead
-	Memory          Memory
-	Spec            Spec
-	Workload        Workload
+	// FrontEnd is the API server the requests cross one at a time before
+	// the engine core sees them; zero = none.
+	FrontEnd FrontEnd
+	Memory   Memory
+	Spec     Spec
+	Workload Workload
 	// Load, when set, replaces Workload's random dataset and arrivals
 	// (a request log, a trace); Workload.MaxConcurrency still limits
 	// the requests in flight. Nil: Workload.
@@ -133,6 +175,7 @@ func DefaultConfig(e Engine, gpuName string, gpuMemory unit.Bytes) Config {
 	c := Config{
 		Engine:          e,
 		AsyncScheduling: true,
+		FrontEnd:        FrontEnd{PerInputToken: TokenizeTime},
 		Memory:          Memory{BlockSize: 16, Groups: 1},
 		Workload: Workload{Requests: 1000, RequestRate: math.Inf(1), Burstiness: 1,
 			InputTokens: 1024, OutputTokens: 128},
@@ -181,6 +224,12 @@ func (c *Config) Validate() error {
 	}
 	if !finiteNonNeg(float64(c.Host.PerSeq)) {
 		return fieldErrorf("Host.PerSeq", "must be finite and >= 0, got %g", float64(c.Host.PerSeq))
+	}
+	if !finiteNonNeg(float64(c.FrontEnd.PerRequest)) {
+		return fieldErrorf("FrontEnd.PerRequest", "must be finite and >= 0, got %g", float64(c.FrontEnd.PerRequest))
+	}
+	if !finiteNonNeg(float64(c.FrontEnd.PerInputToken)) {
+		return fieldErrorf("FrontEnd.PerInputToken", "must be finite and >= 0, got %g", float64(c.FrontEnd.PerInputToken))
 	}
 	m := c.Memory
 	if !(m.KVBytesPerToken > 0) || math.IsInf(float64(m.KVBytesPerToken), 0) {

@@ -106,7 +106,7 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	}
 	e.inst = &instance{reqs: e.reqs, kv: newBlockPool(cfg.Memory, e.reqs), sched: engines[cfg.Engine].scheduler(&cfg),
 		waiting: make([]int32, 0, len(e.reqs)), k: k, lookahead: cfg.Spec.Lookahead}
-	e.client = newClient(e.reqs, cfg.Workload.MaxConcurrency)
+	e.client = newClient(e.reqs, cfg.Workload.MaxConcurrency, cfg.FrontEnd)
 	e.itl = make([]weighted, 0, 1024)
 	if err := e.loop(); err != nil {
 		return nil, err

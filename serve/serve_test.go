@@ -50,9 +50,12 @@ func (l linear) decode(b, q, ctx float64) float64 {
 // token.
 var realistic = linear{Fixed: 10e-3, PerDecode: 1e-4, PerPrefill: 25e-6, PerContext: 1e-9}
 
-// point is a vLLM closed loop with a KV cache large enough for anything.
+// point is a closed loop of engine e with a KV cache large enough for
+// anything and no front end (every request reaches the engine at its send),
+// so that the scheduler's own behaviour is tested; TestFrontEnd* set one.
 func point(e Engine, c, requests, in, out int) Config {
 	cfg := DefaultConfig(e, "NVIDIA H200", 141e9)
+	cfg.FrontEnd = FrontEnd{}
 	cfg.Memory.KVBytesPerToken = 1000
 	cfg.Memory.KVCapacity = 1e12
 	cfg.Workload = Workload{Requests: requests, MaxConcurrency: c, RequestRate: math.Inf(1), Burstiness: 1,
@@ -89,6 +92,8 @@ func TestValidate(t *testing.T) {
 		{"block", func(c *Config) { c.Memory.BlockSize = 0 }, "Memory.BlockSize"},
 		{"groups", func(c *Config) { c.Memory.Groups = 0 }, "Memory.Groups"},
 		{"host", func(c *Config) { c.Host.PerStep = -1 }, "Host.PerStep"},
+		{"front end request", func(c *Config) { c.FrontEnd.PerRequest = -1 }, "FrontEnd.PerRequest"},
+		{"front end token", func(c *Config) { c.FrontEnd.PerInputToken = unit.Seconds(math.Inf(1)) }, "FrontEnd.PerInputToken"},
 		{"draft", func(c *Config) { c.Spec.DraftTokens = 17 }, "Spec.DraftTokens"},
 		{"acceptance len", func(c *Config) { c.Spec = Spec{DraftTokens: 3, Acceptance: []float64{.5, .5}} }, "Spec.Acceptance"},
 		{"acceptance range", func(c *Config) { c.Spec = Spec{DraftTokens: 1, Acceptance: []float64{1.5}} }, "Spec.Acceptance"},
