@@ -249,6 +249,14 @@ func (s *Scenario) buildServing() error {
 		sec := *p * 1e-6
 		v.TokenizeTime = &sec
 	}
+	// The engine's CUDA-graph capture size prices decode steps above it
+	// eagerly (the engine's settings are the same at every point).
+	if ps := v.Points(); len(ps) > 0 {
+		c := s.serveBase(ps[0])
+		if c.Engine.Info().Name != "" {
+			s.Config.CaptureSize = serve.CaptureSize(&c, s.Config.GPU.Memory, s.Config.GPUs)
+		}
+	}
 	// Every point must make a valid serve.Config (memory is the sim's and
 	// is checked when a point runs).
 	for _, p := range v.Points() {

@@ -36,6 +36,9 @@ type validateCorpusOptions struct {
 	Every    int
 	MaxRows  int
 	Markdown string // --markdown FILE: the scorecard as docs/ACCURACY.md
+	// Without names modelled mechanisms to turn off in every scenario
+	// (scenarios.Scenario.TurnOff).
+	Without []string
 }
 
 func newValidateCorpusCmd(s *streams) *cobra.Command {
@@ -73,6 +76,7 @@ never makes the command fail; unusable input exits 2.`,
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report to FILE")
 	f.IntVar(&opts.Every, "every", 1, "score one row in N (a deterministic subsample by position; skipped rows are still counted)")
 	f.IntVar(&opts.MaxRows, "max-rows", 0, "score at most N rows: one in ceil(scorable/N), as --every (0: all)")
+	f.StringSliceVar(&opts.Without, "without", nil, "turn these modelled mechanisms off (comma-separated) to measure each one's effect: "+strings.Join(scenarios.Mechanisms(), "; "))
 	f.StringVar(&opts.Markdown, "markdown", "", "also write the scorecard as a Markdown document to FILE (docs/ACCURACY.md is this for the shipped corpus)")
 	return cmd
 }
@@ -99,7 +103,12 @@ func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := scoreCorpus(m, opts.Every, opts.MaxRows)
+	for _, name := range opts.Without {
+		if err := (&scenarios.Scenario{}).TurnOff(name); err != nil {
+			return inputErrf("validate corpus: --without: %v", err)
+		}
+	}
+	res, err := scoreCorpus(m, opts.Every, opts.MaxRows, opts.Without)
 	if err != nil {
 		return err
 	}
@@ -174,7 +183,7 @@ type corpusJob struct {
 
 // scoreCorpus reads every entry, excludes unreliable records, simulates
 // the rest in parallel and scores them.
-func scoreCorpus(m *scenarios.Manifest, every, maxRows int) (*corpusResult, error) {
+func scoreCorpus(m *scenarios.Manifest, every, maxRows int, without []string) (*corpusResult, error) {
 	var jobs []corpusJob
 	var recs []validate.BenchResult
 	for i, e := range m.Entries {
@@ -230,6 +239,9 @@ func scoreCorpus(m *scenarios.Manifest, every, maxRows int) (*corpusResult, erro
 		if err != nil {
 			ents[i].skip = "cannot express: " + reasonOf(err)
 			continue
+		}
+		for _, name := range without {
+			_ = sc.TurnOff(name) // checked by the caller
 		}
 		if why := checkpointMismatch(sc, e.Checkpoint); why != "" {
 			ents[i].skip = "cannot express: " + why
