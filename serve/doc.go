@@ -20,7 +20,9 @@
 //     gamma arrivals, is the built-in one; Config.Load takes a caller's
 //     (a request log, a trace).
 //   - client (client.go): vllm bench serve's sender, at most
-//     MaxConcurrency requests in flight.
+//     MaxConcurrency requests in flight, and the API server's front end
+//     (Config.FrontEnd) the requests cross one at a time before the
+//     engine sees them.
 //   - instance (instance.go): one engine instance, a scheduler over a KV
 //     cache and a waiting queue, building one step at a time.
 //   - scheduler: one per engine, sched_vllm.go and sched_sglang.go, made
@@ -51,6 +53,21 @@
 // decode steps, not of prefill).
 // Every token of a step is streamed at the step's end. A request sent
 // during a step is seen by the scheduler at the step's end.
+//
+// # Front end
+//
+// A sent request first crosses the API server (Config.FrontEnd; sources
+// there): one at a time, in the order sent, each for PerRequest plus
+// PerInputToken per prompt token (tokenisation, default TokenizeTime =
+// 1 us/token), then waits in the engine core's input queue, which the
+// engine drains at its step boundaries. TTFT counts from the send, as vllm
+// bench serve measures it. In a closed loop this breaks the lockstep waves
+// an engine alone would run: the first wave's prompts arrive one by one,
+// so the first is prefilled alone and the rest in later steps; under vLLM
+// the early requests' decodes run beside the later prefills, so the wave's
+// requests finish at different steps. Not modelled: output
+// detokenisation and streaming in the API server, the client's own HTTP
+// time.
 //
 // # Step costs from sim
 //
@@ -145,6 +162,6 @@
 //
 // Not modelled: disaggregated prefill/decode, prefix caching, multi-node,
 // load balance between DP-attention ranks (their KV blocks are pooled),
-// scheduler time between steps beyond Config.Host, client and HTTP
-// overheads, and the placeholder tokens of async scheduling.
+// scheduler time between steps beyond Config.Host, the client's HTTP time,
+// and the placeholder tokens of async scheduling.
 package serve
