@@ -46,8 +46,12 @@ var allowed = map[string][]string{
 	"plan":           {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "serve"},
 	"trace":          {"internal/unit", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
 	"trace/tracegen": {},
+	// calib reads aiconfigurator's parquet tables (parquet-go: a
+	// maintained pure-Go reader; parquet's encodings and compressions are
+	// not worth writing by hand) and keeps its largest embedded files
+	// zstd-compressed (klauspost/compress).
 	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/curve", "kernels", "comm",
-		"github.com/BurntSushi/toml", "gonum.org/v1/gonum"},
+		"github.com/BurntSushi/toml", "gonum.org/v1/gonum", "github.com/parquet-go/parquet-go", "github.com/klauspost/compress"},
 	"calib/campaign": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "calib", "internal/cuda", "kernels/gpu", "report",
 		"comm", "comm/ncclrun", "internal/rendezvous"},
 	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "serve", "plan", "calib",

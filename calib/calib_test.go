@@ -179,8 +179,8 @@ func TestEmbeddedUpToDate(t *testing.T) {
 		t.Skipf("perf database snapshot not present at %s", dir)
 	}
 	names := EmbeddedNames()
-	assert.Equal(t, []string{"b200-sxm", "h100-sxm", "h200-sxm", "rtx-pro-6000-server"}, names)
-	for _, gpu := range names {
+	assert.Equal(t, []string{"a100-sxm", "b200-sxm", "b300-sxm", "gb200", "gb300", "h100-sxm", "h200-sxm", "rtx-pro-6000-server"}, names)
+	for _, gpu := range []string{"b200-sxm", "h100-sxm", "h200-sxm", "rtx-pro-6000-server"} {
 		t.Run(gpu, func(t *testing.T) {
 			f, err := ImportPerfDB(dir, PerfDBOptions{GPU: gpu,
 				Source:  "ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet converted to CSV)",
@@ -193,6 +193,62 @@ func TestEmbeddedUpToDate(t *testing.T) {
 			require.NoError(t, err)
 			if !bytes.Equal(want, b.Bytes()) {
 				t.Fatalf("embedded/%s.toml is stale: run go generate ./calib and review the diff", gpu)
+			}
+		})
+	}
+}
+
+// TestEmbeddedTreeUpToDate re-imports the calibrations embedded from the
+// parquet tree (aiconfigurator checked out at ../../aiconfigurator, as the
+// go:generate lines read it; skipped without it) and compares the TOML.
+func TestEmbeddedTreeUpToDate(t *testing.T) {
+	const dir = "../../aiconfigurator"
+	if !IsPerfDBTree(dir) {
+		t.Skipf("aiconfigurator checkout not present at %s", dir)
+	}
+	for _, gpu := range []string{"a100-sxm", "b300-sxm", "gb200", "gb300"} {
+		t.Run(gpu, func(t *testing.T) {
+			f, err := ImportPerfDB(dir, PerfDBOptions{GPU: gpu,
+				Source:  "ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet)",
+				License: "Apache-2.0", Date: "2026-08-21",
+				Command: "moecast calib import perfdb aiconfigurator --gpu " + gpu + " -o " + gpu + ".toml.zst"})
+			require.NoError(t, err)
+			var b bytes.Buffer
+			require.NoError(t, f.Encode(&b))
+			want, err := embeddedFile(gpu)
+			require.NoError(t, err)
+			if !bytes.Equal(want, b.Bytes()) {
+				t.Fatalf("embedded/%s.toml.zst is stale: run go generate ./calib and review the diff", gpu)
+			}
+		})
+	}
+}
+
+// TestEmbeddedNewSystems: the calibrations imported from the parquet tree
+// load (zstd), carry their system's fabric and cover MoE, MLA, GQA decode
+// attention, custom all-reduce and DeepEP where the system has them.
+func TestEmbeddedNewSystems(t *testing.T) {
+	tests := []struct {
+		gpu, fabric string
+		ops         []string
+	}{
+		{"a100-sxm", "nvlink3", []string{"moe", "allreduce", "gqa"}},
+		{"b300-sxm", "nvlink5", []string{"moe", "mla", "gqa", "allreduce", "ep"}},
+		{"gb200", "nvlink5-nvl72", []string{"moe", "mla", "gqa", "allreduce", "ep"}},
+		{"gb300", "nvlink5-nvl72", []string{"moe", "mla", "gqa", "allreduce", "ep"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.gpu, func(t *testing.T) {
+			f, err := Embedded(tt.gpu)
+			require.NoError(t, err)
+			require.NotNil(t, f)
+			ops := map[string]bool{}
+			for i := range f.Tables {
+				ops[f.Tables[i].Op] = true
+				assert.Equal(t, tt.fabric, f.Effective(&f.Tables[i]).Fabric, f.Tables[i].Name)
+			}
+			for _, op := range tt.ops {
+				assert.True(t, ops[op], "op %s", op)
 			}
 		})
 	}
@@ -414,4 +470,63 @@ func tableOf(t *testing.T, f *File, name string) *Table {
 func rowOf(t *testing.T, f *File, name string, row int) []float64 {
 	t.Helper()
 	return tableOf(t, f, name).Rows[row-1]
+}
+
+// The tables calib from-trace writes for prefill and mixed steps (issue
+// 25): prefill attention by chunk and kv_len, and the unmapped per-layer
+// cost by tokens, parsed, built and answering their lookups.
+func TestParseGQAPrefillAndUnmappedTables(t *testing.T) {
+	src := `schema = 1
+[provenance]
+gpu = "h200-sxm"
+date = "2026-12-02"
+command = "moecast calib from-trace a.json.gz b.json.gz"
+launch = "eager"
+cache = "unknown"
+
+[[table]]
+name = "gqa_prefill.trace.bf16.d128"
+op = "gqa_prefill"
+kv_dtype = "bf16"
+head_dim = 128
+columns = ["heads", "kv_heads", "chunk", "kv_len", "latency_us"]
+rows = """
+16,4,1024,1024,18.2
+16,4,4096,4096,151.8
+"""
+
+[[table]]
+name = "unmapped.trace"
+op = "unmapped"
+columns = ["tokens", "latency_us"]
+rows = """
+1024,72.5
+4096,200.3
+"""
+`
+	f, err := Parse("trace.toml", []byte(src))
+	require.NoError(t, err)
+	kt, ok := f.KernelTables().(*kernels.Tables)
+	require.True(t, ok)
+	e, ok := kt.GQAPrefill(kernels.PrefillShape{Chunks: 2, Tokens: 8192, Keys: 8192, MeanChunk: 4096, Heads: 16, KVHeads: 4, QKDim: 128, VDim: 128, KV: "bf16"})
+	require.True(t, ok)
+	assert.InDelta(t, 2*151.8e-6, float64(e.Time), 1e-12, "two chunks of the measured size")
+	e, ok = kt.Unmapped(1024)
+	require.True(t, ok)
+	assert.InDelta(t, 72.5e-6, float64(e.Time), 1e-12)
+	assert.Equal(t, "trace.toml#unmapped.trace", e.Source.Table)
+	_ = roundTrip(t, f)
+
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"unmapped with keys", "op = \"unmapped\"", "op = \"unmapped\"\ndtype = \"bf16\"", "op unmapped takes no keys"},
+		{"gqa_prefill without head_dim", "head_dim = 128\n", "", "keys kv_dtype and head_dim are required"},
+		{"gqa_prefill kv_len below chunk", "16,4,1024,1024,18.2", "16,4,1024,512,18.2", "kv_len at least chunk"},
+		{"unmapped fractional tokens", "1024,72.5", "1024.5,72.5", "tokens must be a positive integer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("trace.toml", []byte(strings.Replace(src, tc.old, tc.new, 1)))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
 }

@@ -41,6 +41,8 @@ var seriesLayout = map[string]struct{ keys, axes []string }{
 	"mla":           {[]string{"heads"}, []string{"batch", "kv_len"}},
 	"gqa":           {[]string{"heads", "kv_heads"}, []string{"batch", "kv_len"}},
 	"elementwise":   {nil, []string{"bytes"}},
+	"unmapped":      {nil, []string{"tokens"}},
+	"gqa_prefill":   {[]string{"heads", "kv_heads"}, []string{"chunk", "kv_len"}},
 	"allreduce":     {[]string{"ranks"}, []string{"bytes"}},
 	"allgather":     {[]string{"ranks"}, []string{"bytes"}},
 	"reducescatter": {[]string{"ranks"}, []string{"bytes"}},

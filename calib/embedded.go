@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // The embedded calibrations are built by the perfdb importer from a CSV
@@ -21,6 +23,17 @@ import (
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu h100-sxm -o embedded/h100-sxm.toml
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu h200-sxm -o embedded/h200-sxm.toml
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu b200-sxm -o embedded/b200-sxm.toml
+//
+// A100 SXM, B300 SXM, GB200 and GB300 are imported from the parquet tree
+// itself (systems/data/<system>/<op>/<framework>/<version>/*.parquet of
+// the same commit, checked out beside the repository at
+// ../../aiconfigurator), the newest version of each table, and stored
+// zstd-compressed (`-o X.toml.zst` compresses):
+//
+//go:generate go run ../cmd/moecast calib import perfdb ../../aiconfigurator --gpu a100-sxm -o embedded/a100-sxm.toml.zst
+//go:generate go run ../cmd/moecast calib import perfdb ../../aiconfigurator --gpu b300-sxm -o embedded/b300-sxm.toml.zst
+//go:generate go run ../cmd/moecast calib import perfdb ../../aiconfigurator --gpu gb200 -o embedded/gb200.toml.zst
+//go:generate go run ../cmd/moecast calib import perfdb ../../aiconfigurator --gpu gb300 -o embedded/gb300.toml.zst
 
 // A GPU may also have embedded/calibgpu/<gpu>.toml, written by `moecast
 // calib gpu` on that GPU (docs/calibration.md, "Embedded calibrations"):
@@ -42,7 +55,7 @@ func EmbeddedNames() []string {
 	var out []string
 	for _, e := range ents {
 		if !e.IsDir() {
-			out = append(out, strings.TrimSuffix(e.Name(), ".toml"))
+			out = append(out, strings.TrimSuffix(strings.TrimSuffix(e.Name(), ".zst"), ".toml"))
 		}
 	}
 	sort.Strings(out)
@@ -61,7 +74,7 @@ func Embedded(gpu string) (*File, error) {
 	if strings.ContainsAny(gpu, `/\`) || gpu == "" {
 		return nil, nil
 	}
-	data, err := embedded.ReadFile("embedded/" + gpu + ".toml")
+	data, err := embeddedFile(gpu)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -98,4 +111,24 @@ func Open(ref string) (*File, error) {
 		return f, nil
 	}
 	return Load(ref)
+}
+
+// embeddedFile is the perf-database calibration of gpu: embedded/<gpu>.toml,
+// or embedded/<gpu>.toml.zst decompressed (the parquet imports of whole
+// systems, 6 MB of TOML each, are kept zstd-compressed).
+func embeddedFile(gpu string) ([]byte, error) {
+	data, err := embedded.ReadFile("embedded/" + gpu + ".toml")
+	if !errors.Is(err, fs.ErrNotExist) {
+		return data, err
+	}
+	z, err := embedded.ReadFile("embedded/" + gpu + ".toml.zst")
+	if err != nil {
+		return nil, err
+	}
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	if err != nil {
+		return nil, err
+	}
+	defer dec.Close()
+	return dec.DecodeAll(z, nil)
 }

@@ -31,6 +31,8 @@ import (
 	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Schema is the calibration file schema this moecast reads and writes.
@@ -209,6 +211,16 @@ func Load(path string) (*File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("calibration file: %w", err)
+	}
+	if strings.HasSuffix(path, ".zst") {
+		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, fmt.Errorf("calibration file: %w", err)
+		}
+		defer dec.Close()
+		if data, err = dec.DecodeAll(data, nil); err != nil {
+			return nil, fmt.Errorf("calibration file %s: not zstd-compressed TOML: %w", path, err)
+		}
 	}
 	return Parse(path, data)
 }

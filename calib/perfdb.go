@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -51,6 +53,7 @@ type perfdbFile struct {
 	system         string // "h200_sxm"
 	engine, engVer string // "vllm", "0.24.0"; "nccl", "2.29.2"
 	kind           string // nccl, customar, deepep, moe, mla
+	parquet        bool   // a parquet table of the systems/data tree (else CSV)
 }
 
 func classify(dir, rel string) (perfdbFile, bool) {
@@ -99,6 +102,14 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
 	}
 	var files []perfdbFile
 	systems := map[string]bool{}
+	yamlDir := filepath.Join(dir, "systems")
+	if root, ok := perfdbTree(dir); ok {
+		var err error
+		if files, err = scanTree(dir, root, opt.GPU, systems); err != nil {
+			return nil, err
+		}
+		yamlDir = filepath.Dir(root)
+	}
 	for _, sub := range []string{"comm", "moe", "mla"} {
 		ents, err := os.ReadDir(filepath.Join(dir, sub))
 		if errors.Is(err, os.ErrNotExist) {
@@ -117,7 +128,7 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
 		}
 	}
 	if len(systems) == 0 {
-		return nil, fmt.Errorf("perfdb %s: no perf CSV files under comm/, moe/ or mla/", dir)
+		return nil, fmt.Errorf("perfdb %s: no perf CSV files under comm/, moe/ or mla/, nor a parquet tree data/<system>/<op>/<framework>/<version>/", dir)
 	}
 	if opt.GPU == "" && len(systems) > 1 {
 		var names []string
@@ -140,7 +151,7 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
 		}
 		l2 = float64(g.L2)
 	}
-	sysInfo, err := readSystemYAML(filepath.Join(dir, "systems", sys+".yaml"))
+	sysInfo, err := readSystemYAML(filepath.Join(yamlDir, sys+".yaml"))
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +165,7 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
 	}}
 	// Deterministic table order: NCCL, framework all-reduce, EP, MoE (vLLM
 	// before SGLang: the first covering table answers), MLA.
-	order := map[string]int{"nccl": 0, "customar": 1, "deepep": 2, "moe": 3, "mla": 4}
+	order := map[string]int{"nccl": 0, "customar": 1, "deepep": 2, "moe": 3, "mla": 4, "gqa": 5}
 	sort.SliceStable(files, func(i, j int) bool {
 		a, b := files[i], files[j]
 		if order[a.kind] != order[b.kind] {
@@ -169,6 +180,9 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
 		if err := im.read(f); err != nil {
 			return nil, err
 		}
+	}
+	for _, k := range im.skipOrder {
+		im.file.Warnings = append(im.file.Warnings, fmt.Sprintf("perfdb %s: %d rows skipped: %s", k[0], im.skipped[k], k[1]))
 	}
 	if err := im.file.validate(); err != nil {
 		return nil, fmt.Errorf("perfdb: %w", err)
@@ -207,6 +221,7 @@ func readSystemYAML(path string) (systemInfo, error) {
 	if err != nil {
 		return info, fmt.Errorf("perfdb: %w", err)
 	}
+	rack := 0
 	for i, line := range strings.Split(string(data), "\n") {
 		k, v, ok := strings.Cut(strings.TrimSpace(strings.SplitN(line, "#", 2)[0]), ":")
 		if !ok {
@@ -230,26 +245,53 @@ func readSystemYAML(path string) (systemInfo, error) {
 			switch {
 			case bw >= 800e9:
 				info.fabric = "nvlink5"
-			case bw >= 300e9:
+			case bw >= 400e9:
 				info.fabric = "nvlink4"
+			case bw >= 250e9:
+				info.fabric = "nvlink3" // A100: 300 GB/s
 			case bw >= 50e9:
 				info.fabric = "pcie-gen5"
 			default:
 				info.fabric = "pcie-gen4"
 			}
+		case "num_gpus_per_rack":
+			// GB200/GB300 NVL72: one NVLink domain of 72 GPUs
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return info, fmt.Errorf("%s:%d: num_gpus_per_rack %q is not a positive integer", path, i+1, v)
+			}
+			rack = n
 		case "nccl_version":
 			info.ncclVersion = v
 		}
 	}
+	if rack == 72 && info.fabric == "nvlink5" {
+		info.fabric = "nvlink5-nvl72"
+	}
 	return info, nil
 }
 
+// skip counts a row of f left out for reason (warned once per file and
+// reason, with the count).
+func (im *perfdbImport) skip(f perfdbFile, reason string) {
+	if im.skipped == nil {
+		im.skipped = map[[2]string]int{}
+	}
+	k := [2]string{f.rel, reason}
+	if im.skipped[k] == 0 {
+		im.skipOrder = append(im.skipOrder, k)
+	}
+	im.skipped[k]++
+}
+
 type perfdbImport struct {
-	opt  PerfDBOptions
-	gpu  string
-	l2   float64
-	sys  systemInfo
-	file *File
+	skipped   map[[2]string]int
+	skipOrder [][2]string
+	opt       PerfDBOptions
+	gpu       string
+	l2        float64
+	sys       systemInfo
+	file      *File
 }
 
 // csvFile reads a perf CSV with a header; each record comes with its line.
@@ -414,6 +456,10 @@ func roundPs(us float64) float64 { return math.Round(us*1e6) / 1e6 }
 type group struct {
 	t     Table
 	first map[string]int // point key -> line
+	// repeats counts the rows of a parquet table that measure a point
+	// again: aiconfigurator appends re-runs to its parquet tables (gb200
+	// moe/sglang/0.5.14 holds every point twice); the first is kept.
+	repeats int
 }
 
 type groups struct {
@@ -436,6 +482,10 @@ func (g *groups) get(key string, mk func() Table) *group {
 
 func (x *group) add(r record, point string, row []float64) error {
 	if l, dup := x.first[point]; dup {
+		if strings.HasSuffix(r.c.name, ".parquet") {
+			x.repeats++
+			return nil
+		}
 		return r.errf("duplicate point %s (first at line %d)", point, l)
 	}
 	x.first[point] = r.line
@@ -448,6 +498,10 @@ func (x *group) add(r record, point string, row []float64) error {
 func (g *groups) flush(f *File) {
 	for _, k := range g.order {
 		t := g.m[k].t
+		if n := g.m[k].repeats; n > 0 {
+			t.Provenance.Corrections = append(t.Provenance.Corrections,
+				fmt.Sprintf("%d repeated measurements of points already in the table dropped (the parquet table appends re-runs; the first row of each point kept)", n))
+		}
 		sortRowsLines(t.Rows, t.rowLines)
 		f.Tables = append(f.Tables, t)
 	}
@@ -502,6 +556,13 @@ func (im *perfdbImport) prov(f perfdbFile, kernel, launch, cache, method string,
 }
 
 func (im *perfdbImport) read(f perfdbFile) error {
+	if f.parquet {
+		b, err := parquetCSV(f.path, f.rel)
+		if err != nil {
+			return err
+		}
+		return im.readFrom(f, bytes.NewReader(b))
+	}
 	fh, err := os.Open(f.path)
 	if err != nil {
 		return fmt.Errorf("perfdb: %w", err)
@@ -522,6 +583,8 @@ func (im *perfdbImport) readFrom(f perfdbFile, rd io.Reader) error {
 		return im.readMoE(f, rd)
 	case "mla":
 		return im.readMLA(f, rd)
+	case "gqa":
+		return im.readGQA(f, rd)
 	}
 	return fmt.Errorf("perfdb %s: unknown file kind", f.rel)
 }
@@ -670,6 +733,8 @@ func quantBytesPerParam(q string) (float64, bool) {
 		return 0.5 + 2.0/32, true
 	case "fp8_block":
 		return 1 + 4.0/16384, true
+	case "fp8": // per-tensor scales
+		return 1, true
 	case "nvfp4":
 		return 0.5 + 1.0/16, true
 	case "bf16", "bfloat16", "float16":
@@ -698,6 +763,14 @@ func (im *perfdbImport) readMoE(f perfdbFile, rd io.Reader) error {
 			return err
 		}
 		q, dist, ks := r.str("moe_dtype"), r.str("distribution"), r.str("kernel_source")
+		if f.parquet {
+			// the parquet tree holds every format aiconfigurator
+			// collects; moecast keeps those it has a weight format for
+			if q = dtypeName(q); !slices.Contains(moeQuants, q) {
+				im.skip(f, "moe_dtype "+q+" (no moecast weight format for it)")
+				return nil
+			}
+		}
 		bpp, known := quantBytesPerParam(q)
 		// Per-GPU weight working set of one replayed layer: the distinct
 		// experts that balanced routing touches, min(topk*T, E), spread over
@@ -713,6 +786,12 @@ func (im *perfdbImport) readMoE(f perfdbFile, rd io.Reader) error {
 		}
 		key := fmt.Sprintf("%s|%s|%d|%d|%d|%d|%s", ks, q, experts, topk, hidden, inter, dist)
 		name := fmt.Sprintf("moe.%s.%s.e%d.%s", f.engine, q, experts, dist)
+		if f.parquet {
+			// the parquet tables hold many models with one expert count
+			// and several engine releases: the name carries the one
+			// measured, which every source line then shows
+			name = fmt.Sprintf("moe.%s-%s.%s.e%d.k%d.h%d.i%d.%s", f.engine, f.engVer, q, experts, topk, hidden, inter, dist)
+		}
 		x := g.get(key, func() Table {
 			corr := []string{
 				"latency ms -> latency_us (x1000, rounded to 1 ps)",
@@ -807,6 +886,9 @@ func (im *perfdbImport) readMLA(f perfdbFile, rd io.Reader) error {
 			l2res = 1
 		}
 		name := fmt.Sprintf("mla.%s.%s.kv-%s", f.engine, gemm, kv)
+		if f.parquet {
+			name = fmt.Sprintf("mla.%s-%s.%s.kv-%s", f.engine, f.engVer, gemm, kv)
+		}
 		x := g.get(name, func() Table {
 			p := im.prov(f, r.str("kernel_source"), "cuda-graph", "warm",
 				"whole MLA decode module (q_a, q_b, kv_a, absorbed kv_b, o_proj + "+r.str("kernel_source")+" attention) for DeepSeek-V3 dims, one layer replayed from a CUDA graph, L2 not flushed; num_heads = heads per GPU; step = KV length; isl = 1",
@@ -823,6 +905,77 @@ func (im *perfdbImport) readMLA(f perfdbFile, rd io.Reader) error {
 	})
 	if err != nil {
 		return err
+	}
+	g.flush(im.file)
+	return nil
+}
+
+// readGQA reads generation_attention_perf (the parquet tree only): GQA/MHA
+// decode attention of one layer by heads and kv_heads per GPU, batch and
+// KV length, full attention (window_size 0), beam 1, bf16 queries. The
+// KV length is isl + step, as aiconfigurator's loader keys the row.
+func (im *perfdbImport) readGQA(f perfdbFile, rd io.Reader) error {
+	c, err := newCSV(f.rel, rd, []string{"kernel_source", "batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim",
+		"beam_width", "attn_dtype", "kv_cache_dtype", "step", "latency", "device"})
+	if err != nil {
+		return err
+	}
+	// window_size: absent in the older collectors' tables (a100_sxm vLLM
+	// 0.14.0), which measured full attention only
+	_, windowed := c.col["window_size"]
+	var g groups
+	err = c.each(func(r record) error {
+		v, err := r.counts("batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "beam_width")
+		if err != nil {
+			return err
+		}
+		batch, isl, heads, kvHeads, dim, beam := v[0], v[1], v[2], v[3], v[4], v[5]
+		step, err := strconv.Atoi(r.str("step"))
+		if err != nil || step < 0 {
+			return r.errf("step %q is not a non-negative integer", r.str("step"))
+		}
+		kv, q := dtypeName(r.str("kv_cache_dtype")), dtypeName(r.str("attn_dtype"))
+		switch {
+		case windowed && r.str("window_size") != "0" && r.str("window_size") != "":
+			im.skip(f, "sliding-window attention (window_size > 0; the gqa table keys full attention)")
+			return nil
+		case beam != 1:
+			im.skip(f, "beam_width > 1")
+			return nil
+		case q != "bf16" || !slices.Contains(kvDtypes, kv):
+			im.skip(f, "attn_dtype "+q+", kv_cache_dtype "+kv+" (bf16 queries with a bf16 or fp8 KV cache are read)")
+			return nil
+		}
+		lat, err := r.latencyUs("latency", 1e3)
+		if err != nil {
+			return err
+		}
+		ks := r.str("kernel_source")
+		key := fmt.Sprintf("%s|%d|%s", ks, dim, kv)
+		name := fmt.Sprintf("gqa.%s-%s.d%d.kv-%s", f.engine, f.engVer, dim, kv)
+		x := g.get(key, func() Table {
+			p := im.prov(f, ks, "cuda-graph", "unknown",
+				"decode (generation) attention of one layer, aiconfigurator collector; heads and kv_heads per GPU; kv_len = isl + step (the perf database loader's sequence length)",
+				"latency ms -> latency_us (x1000, rounded to 1 ps)")
+			p.GPULabel = r.str("device")
+			return Table{Name: name, Op: "gqa", Keys: Keys{KVDtype: kv, HeadDim: dim},
+				Columns: []string{"heads", "kv_heads", "batch", "kv_len", "latency_us"}, Provenance: p}
+		})
+		kvLen := isl + step
+		point := fmt.Sprintf("(heads %d, kv_heads %d, batch %d, kv_len %d)", heads, kvHeads, batch, kvLen)
+		return x.add(r, point, []float64{float64(heads), float64(kvHeads), float64(batch), float64(kvLen), lat})
+	})
+	if err != nil {
+		return err
+	}
+	names := map[string]int{}
+	for _, k := range g.order {
+		names[g.m[k].t.Name]++
+	}
+	for _, k := range g.order {
+		if t := &g.m[k].t; names[t.Name] > 1 {
+			t.Name += "." + t.Provenance.Kernel
+		}
 	}
 	g.flush(im.file)
 	return nil

@@ -33,7 +33,7 @@ func need(cond bool, msg string) error {
 var (
 	collectiveImpls = comm.TableImpls()
 	epImpls         = []string{"deepep_ll"}
-	moeQuants       = []string{"int4_wo", "fp8_block", "nvfp4", "mxfp4", "bf16"}
+	moeQuants       = []string{"int4_wo", "fp8_block", "fp8", "nvfp4", "mxfp4", "bf16"}
 	mlaDtypes       = []string{"bf16", "fp8", "fp8_block", "nvfp4"}
 	kvDtypes        = []string{"bf16", "fp8"}
 	// GEMM weight formats as dtype.Format names: bf16, fp16, fp32, mxfp4,
@@ -101,6 +101,14 @@ var specs = map[string]opSpec{
 		}
 		return oneOf("kv_dtype", k.KVDtype, kvDtypes)
 	}},
+	// gqa_prefill: prefill attention of one chunk per layer by its new
+	// tokens (chunk) and the keys it attends (kv_len: prefix + chunk).
+	"gqa_prefill": {ints: []string{"heads", "kv_heads", "chunk", "kv_len"}, keys: func(k Keys) error {
+		if err := need(k.KVDtype != "" && k.HeadDim > 0, "keys kv_dtype and head_dim are required"); err != nil {
+			return err
+		}
+		return oneOf("kv_dtype", k.KVDtype, kvDtypes)
+	}},
 	"allreduce":     {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
 	"allgather":     {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
 	"reducescatter": {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
@@ -109,6 +117,11 @@ var specs = map[string]opSpec{
 	// writes, top-k) by the bytes one kernel moves; no keys.
 	"elementwise": {reals: []string{"bytes"}, keys: func(k Keys) error {
 		return need(k == Keys{}, "op elementwise takes no keys (its rows are keyed by bytes alone)")
+	}},
+	// unmapped: a traced step's kernels that map to no modelled op, per
+	// layer, by the step's tokens (calib from-trace); no keys.
+	"unmapped": {ints: []string{"tokens"}, keys: func(k Keys) error {
+		return need(k == Keys{}, "op unmapped takes no keys (its rows are keyed by tokens alone)")
 	}},
 	"ep": {ints: []string{"hidden", "topk", "experts", "ranks", "tokens_per_rank"}, keys: func(k Keys) error {
 		if err := need(k.Impl != "" && (k.Phase == "dispatch" || k.Phase == "combine"),
@@ -133,7 +146,7 @@ type colIndex struct {
 func specFor(t *Table) (*colIndex, error) {
 	spec, ok := specs[t.Op]
 	if !ok {
-		return nil, fmt.Errorf("op %q is unknown (gemm, moe, mla, gqa, elementwise, allreduce, allgather, reducescatter, alltoall, ep)", t.Op)
+		return nil, fmt.Errorf("op %q is unknown (gemm, moe, mla, gqa, gqa_prefill, elementwise, unmapped, allreduce, allgather, reducescatter, alltoall, ep)", t.Op)
 	}
 	if err := spec.keys(t.Keys); err != nil {
 		return nil, fmt.Errorf("op %s: %w", t.Op, err)

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/moecast/moecast/internal/atomicfile"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Write validates f and writes it to path atomically: a reader never sees
@@ -16,6 +18,20 @@ import (
 func (f *File) Write(path string) error {
 	if err := f.validate(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if strings.HasSuffix(path, ".zst") {
+		// zstd-compressed TOML (the embedded whole-system imports)
+		return atomicfile.Write(path, 0o644, func(w io.Writer) error {
+			enc, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1))
+			if err != nil {
+				return err
+			}
+			if err := f.Encode(enc); err != nil {
+				enc.Close()
+				return err
+			}
+			return enc.Close()
+		})
 	}
 	return atomicfile.Write(path, 0o644, f.Encode)
 }

@@ -19,7 +19,7 @@ func fabric(t testing.TB, name string) Fabric {
 }
 
 func TestFabricPresets(t *testing.T) {
-	require.Equal(t, []string{"pcie-gen4", "pcie-gen5", "nvlink4", "nvlink5"}, FabricNames())
+	require.Equal(t, []string{"pcie-gen4", "pcie-gen5", "nvlink3", "nvlink4", "nvlink5", "nvlink5-nvl72"}, FabricNames())
 	for _, n := range FabricNames() {
 		f := fabric(t, n)
 		assert.NoError(t, f.Validate(), n)
@@ -31,6 +31,9 @@ func TestFabricPresets(t *testing.T) {
 	assert.Equal(t, 64*unit.GBps, fabric(t, "pcie-gen5").BW)
 	assert.False(t, fabric(t, "pcie-gen5").NVLink)
 	assert.True(t, fabric(t, "nvlink4").NVLink)
+	assert.Equal(t, 72, fabric(t, "nvlink5-nvl72").NodeGPUs, "an NVL72 rack is one NVLink domain")
+	assert.NotEmpty(t, fabric(t, "nvlink5-nvl72").Beyond)
+	assert.Equal(t, 300*unit.GBps, fabric(t, "nvlink3").BW)
 	_, ok := LookupFabric("infiniband")
 	assert.False(t, ok)
 }

@@ -41,6 +41,12 @@ type Fabric struct {
 	// box may hold 4 to 10). A layout with more GPUs spans nodes, which
 	// comm does not model.
 	NodeGPUs int
+	// Beyond names the fabric that joins nodes of NodeGPUs GPUs (an NVL72
+	// rack's InfiniBand between racks) and BeyondBW its bandwidth per GPU
+	// and direction; comm prices collectives inside one node only, so
+	// these are stated, not priced. Empty when not stated.
+	Beyond   string
+	BeyondBW unit.BytesPerSecond
 	Source   string
 }
 
@@ -56,21 +62,39 @@ type Fabric struct {
 //     P2P write 53-56 GB/s same NUMA, 39-51 GB/s cross-NUMA, P2P latency
 //     0.36-0.45 us (voipmonitor/rtx6kpro @ 29f3863, hardware/pcie-bandwidth.md): P2PBW 50 GB/s
 //     matches vLLM's 2-GPU custom all-reduce, 4 MB in 106 us.
+//
 //   - pcie-gen4: half of Gen5 per lane rate (16 GT/s x16 = 31.5 GB/s);
 //     BusBW, AllToAllBW and P2PBW are Gen5's measured figures halved: an
 //     estimate, not a measurement.
+//
 //   - nvlink4 (H100/H200 HGX, NVSwitch): 450 GB/s per direction per GPU.
 //     H200 all-reduce 128 MiB in 564.5 us: busbw 416 GB/s (NCCL may use
 //     NVLS there); all-to-all 512 MiB in 1.51 ms: busbw 311 GB/s. P2PBW
 //     315 GB/s: vLLM two-stage custom all-reduce on 8 H200, 4 MB in 28.4 us
 //     less its 5 us latency.
+//
 //   - nvlink5 (B200 HGX): 900 GB/s per direction per GPU. B200 all-reduce
 //     128 MiB in 398.4 us: busbw 590 GB/s; all-to-all 512 MiB in 834 us:
 //     busbw 563 GB/s. P2PBW 400 GB/s: vLLM two-stage custom all-reduce on 8
 //     B200, 4 MB in 26.3 us less 7.8 us latency.
 //
-// NodeGPUs: HGX H100/H200 and HGX B200 boards join 8 GPUs through their
-// NVSwitches (NVIDIA HGX datasheets); NVL72 racks are not a preset.
+//   - nvlink3 (A100 HGX): 300 GB/s per direction per GPU (NVLink 3, 12
+//     links). A100 all-reduce 512 MiB (268435456 fp16) in 4.226 ms: busbw
+//     222 GB/s; all-to-all 512 MiB in 2.314 ms: busbw 203 GB/s (perfdb
+//     a100_sxm comm/nccl/2.27.3). P2PBW and CustomARLatency: nvlink4's
+//     scaled by 300/450 and kept, an estimate.
+//
+//   - nvlink5-nvl72 (GB200/GB300 NVL72): NVLink 5 through the rack's
+//     NVSwitch trays, 900 GB/s per direction per GPU, 72 GPUs in one
+//     NVLink domain. GB200 all-reduce 512 MiB in 1.282 ms on 4 ranks:
+//     busbw 628 GB/s; all-to-all 512 MiB in 825 us: busbw 488 GB/s (perfdb
+//     gb200 comm/nccl/2.29.2 has 4-rank rows only: one compute tray).
+//     P2PBW, CustomARLatency and Latency as nvlink5 (the same links).
+//     Beyond the rack: InfiniBand XDR 800 Gb/s, 100 GB/s per GPU
+//     (aiconfigurator systems/gb200.yaml inter_rack_bw).
+//
+// NodeGPUs: HGX A100, H100/H200 and B200/B300 boards join 8 GPUs through
+// their NVSwitches (NVIDIA HGX datasheets); an NVL72 rack joins 72.
 //
 // Latency is NCCL's ring LL hop latency (src/graph/tuning.cc hwLat,
 // NCCL 2.28: NVLink 0.6 us, PCI 1.0 us), except nvlink5: 1.4 us fitted to
@@ -91,6 +115,11 @@ var fabrics = [...]Fabric{
 		Source: "aiconfigurator perfdb nccl_perf rtx_pro_6000_server (Apache-2.0); rtx6kpro P2P measurements",
 	},
 	{
+		Name: "nvlink3", BW: 300 * unit.GBps, Latency: 0.6 * unit.Microsecond, P2P: true, NVLink: true,
+		BusBW: 222 * unit.GBps, AllToAllBW: 203 * unit.GBps, P2PBW: 210 * unit.GBps, CustomARLatency: 5 * unit.Microsecond, NodeGPUs: 8,
+		Source: "NVLink 3 spec; aiconfigurator perfdb nccl_perf a100_sxm (Apache-2.0); P2P bandwidth scaled from nvlink4 (estimate)",
+	},
+	{
 		Name: "nvlink4", BW: 450 * unit.GBps, Latency: 0.6 * unit.Microsecond, P2P: true, NVLink: true,
 		BusBW: 416 * unit.GBps, AllToAllBW: 311 * unit.GBps, P2PBW: 315 * unit.GBps, CustomARLatency: 5 * unit.Microsecond, NodeGPUs: 8,
 		Source: "NVLink 4 spec; aiconfigurator perfdb nccl_perf and vLLM custom_allreduce h200_sxm (Apache-2.0)",
@@ -99,6 +128,12 @@ var fabrics = [...]Fabric{
 		Name: "nvlink5", BW: 900 * unit.GBps, Latency: 1.4 * unit.Microsecond, P2P: true, NVLink: true,
 		BusBW: 590 * unit.GBps, AllToAllBW: 563 * unit.GBps, P2PBW: 400 * unit.GBps, CustomARLatency: 7.5 * unit.Microsecond, NodeGPUs: 8,
 		Source: "NVLink 5 spec; aiconfigurator perfdb nccl_perf and vLLM custom_allreduce b200_sxm (Apache-2.0)",
+	},
+	{
+		Name: "nvlink5-nvl72", BW: 900 * unit.GBps, Latency: 1.4 * unit.Microsecond, P2P: true, NVLink: true,
+		BusBW: 628 * unit.GBps, AllToAllBW: 488 * unit.GBps, P2PBW: 400 * unit.GBps, CustomARLatency: 7.5 * unit.Microsecond, NodeGPUs: 72,
+		Beyond: "InfiniBand XDR 800 Gb/s between racks", BeyondBW: 100 * unit.GBps,
+		Source: "NVLink 5 NVL72; aiconfigurator perfdb nccl_perf gb200 (4 ranks) and systems/gb200.yaml (Apache-2.0)",
 	},
 }
 

@@ -33,6 +33,9 @@ type PrefillShape struct {
 	// GQA (the prefix comes from the paged cache), 2 (bf16) for MLA, whose
 	// k/v are up-projected activations.
 	KVBytes float64
+	// KV names the KV-cache dtype ("bf16", "fp8") for GQA, which a GQA
+	// prefill table matches; "" for MLA.
+	KV string
 }
 
 // CausalPairs is the number of (query, key) pairs a chunk of q queries
@@ -152,6 +155,11 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 	e.Source.Note = notePrefillFA2
 	if c.GPU.Arch == "sm_90" {
 		e.Source.Note = notePrefillFA3
+	}
+	if t, ok := c.Tables.(*Tables); ok && t != nil {
+		if m, ok := t.GQAPrefill(s); ok {
+			return c.applyFloor(m, e, c.GPU.PeakFor(dtype.BF16))
+		}
 	}
 	return e
 }

@@ -116,6 +116,24 @@ func (g *GPU) Validate() error {
 //     systems/b200_sxm.yaml, citing the Blackwell datasheet); L2 126 MB
 //     (two dies of 63 MB; not checked against a device query). NVLink 5
 //     (900 GB/s per direction).
+//   - a100-sxm: NVIDIA A100 SXM4 80 GB HBM2e, 2.039 TB/s, 108 SMs, 40 MB
+//     L2; bf16 312, int8 624 TFLOP/s dense, no fp8 or fp4 tensor cores
+//     (NVIDIA A100 datasheet; aiconfigurator systems/a100_sxm.yaml @095f58a:
+//     2.039 TB/s, 80 GiB, 312/624 TFLOP/s). Capacity 81,920 MiB (the
+//     yaml's 80 GiB). NVLink 3 (300 GB/s per direction).
+//   - b300-sxm: NVIDIA B300 (HGX Blackwell Ultra), 7.75 TB/s, capacity
+//     275,040 MiB as nvidia-smi reports it; bf16 2250, fp8 4500, int8 153.5,
+//     fp4 14000 TFLOP/s dense (aiconfigurator systems/b300_sxm.yaml
+//     @095f58a: Blackwell Ultra cuts int8 tensor throughput); SMs and L2 as
+//     B200 (148, 126 MB: not checked against a device query). NVLink 5.
+//   - gb200: one GPU of a GB200 NVL72 rack: 8 TB/s, capacity 189,471 MiB as
+//     nvidia-smi reports it, bf16 2500, fp8/int8 5000, fp4 10000 TFLOP/s
+//     dense (aiconfigurator systems/gb200.yaml @095f58a); SMs and L2 as
+//     B200 (not checked). NVLink 5 across the rack's 72 GPUs (nvlink5-nvl72).
+//   - gb300: one GPU of a GB300 NVL72 rack: 8 TB/s, capacity 284,208 MiB,
+//     bf16 2500, fp8 5000, int8 165, fp4 15000 TFLOP/s dense
+//     (aiconfigurator systems/gb300.yaml @095f58a); SMs and L2 as B200
+//     (not checked). NVLink 5 across 72 GPUs (nvlink5-nvl72).
 var presets = [...]GPU{
 	{
 		Name: "rtx-pro-6000-server", Label: "NVIDIA RTX PRO 6000 Blackwell Server Edition", Arch: "sm_120",
@@ -144,6 +162,34 @@ var presets = [...]GPU{
 		Peak:   [4]unit.FLOPsPerSecond{2250 * unit.TFLOPS, 4500 * unit.TFLOPS, 4500 * unit.TFLOPS, 9000 * unit.TFLOPS},
 		Fabric: "nvlink5",
 		Source: "aiconfigurator systems/b200_sxm.yaml @095f58a (Apache-2.0), citing the NVIDIA Blackwell datasheet",
+	},
+	{
+		Name: "a100-sxm", Label: "NVIDIA A100 SXM4 80GB", Arch: "sm_80",
+		SMs: 108, Memory: 81920 * unit.MiB, MemBW: 2.039 * unit.TBps, L2: 40 * unit.MB,
+		Peak:   [4]unit.FLOPsPerSecond{312 * unit.TFLOPS, 0, 624 * unit.TFLOPS, 0},
+		Fabric: "nvlink3",
+		Source: "NVIDIA A100 datasheet; aiconfigurator systems/a100_sxm.yaml @095f58a (Apache-2.0)",
+	},
+	{
+		Name: "b300-sxm", Label: "NVIDIA B300 SXM 288GB", Arch: "sm_103",
+		SMs: 148, Memory: 275040 * unit.MiB, MemBW: 7.75 * unit.TBps, L2: 126 * unit.MB,
+		Peak:   [4]unit.FLOPsPerSecond{2250 * unit.TFLOPS, 4500 * unit.TFLOPS, 153.5 * unit.TFLOPS, 14000 * unit.TFLOPS},
+		Fabric: "nvlink5",
+		Source: "aiconfigurator systems/b300_sxm.yaml @095f58a (Apache-2.0); SMs and L2 taken as B200's (not checked)",
+	},
+	{
+		Name: "gb200", Label: "NVIDIA GB200 NVL72 (one Blackwell GPU)", Arch: "sm_100",
+		SMs: 148, Memory: 189471 * unit.MiB, MemBW: 8 * unit.TBps, L2: 126 * unit.MB,
+		Peak:   [4]unit.FLOPsPerSecond{2500 * unit.TFLOPS, 5000 * unit.TFLOPS, 5000 * unit.TFLOPS, 10000 * unit.TFLOPS},
+		Fabric: "nvlink5-nvl72",
+		Source: "aiconfigurator systems/gb200.yaml @095f58a (Apache-2.0); SMs and L2 taken as B200's (not checked)",
+	},
+	{
+		Name: "gb300", Label: "NVIDIA GB300 NVL72 (one Blackwell Ultra GPU)", Arch: "sm_103",
+		SMs: 148, Memory: 284208 * unit.MiB, MemBW: 8 * unit.TBps, L2: 126 * unit.MB,
+		Peak:   [4]unit.FLOPsPerSecond{2500 * unit.TFLOPS, 5000 * unit.TFLOPS, 165 * unit.TFLOPS, 15000 * unit.TFLOPS},
+		Fabric: "nvlink5-nvl72",
+		Source: "aiconfigurator systems/gb300.yaml @095f58a (Apache-2.0); SMs and L2 taken as B200's (not checked)",
 	},
 }
 

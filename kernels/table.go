@@ -247,7 +247,7 @@ func (t *GEMMTable) Lookup(s GEMMShape) (cost.Estimate, bool) {
 // columns): the expert weight quantization, the model's expert count, top-k,
 // hidden and full (unsplit) expert FFN width, and the routing distribution.
 type MoEKey struct {
-	Quant        string // "int4_wo" (W4A16), "fp8_block", "nvfp4", "bf16", "mxfp4"
+	Quant        string // "int4_wo" (W4A16), "fp8_block", "fp8" (per-tensor), "nvfp4", "bf16", "mxfp4"
 	Experts      int
 	TopK         int
 	Hidden       int
@@ -352,8 +352,14 @@ func NewMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
 // (aiconfigurator moe_dtype): W4A16 INT4 of any group size is "int4_wo".
 func MoEQuant(f dtype.Format) string {
 	switch {
+	case f.Bits == 4 && f.GroupSize == 16 && f.Compute == dtype.FP4:
+		// NVFP4 (ModelOpt "nvfp4", compressed-tensors "fp4-g16" W4A4)
+		return "nvfp4"
 	case strings.HasPrefix(f.Name, "int4"):
 		return "int4_wo"
+	case f.Name == "fp8":
+		// static per-tensor fp8 (ModelOpt FP8): aiconfigurator's "fp8"
+		return "fp8"
 	case strings.HasPrefix(f.Name, "fp8"):
 		return "fp8_block"
 	}
@@ -675,13 +681,18 @@ type Tables struct {
 	GQAs  []*GQATable
 	// Elementwises price small memory-bound kernels by bytes moved.
 	Elementwises []*ElementwiseTable
+	// Unmappeds price, per layer, the kernels of a traced step that map
+	// to no modelled op (unmapped.go).
+	Unmappeds []*UnmappedTable
+	// GQAPrefills price GQA prefill attention by chunk and keys.
+	GQAPrefills []*GQAPrefillTable
 }
 
 var _ Lookup = (*Tables)(nil)
 
 // Empty reports whether the set holds no table.
 func (t *Tables) Empty() bool {
-	return t == nil || len(t.GEMMs)+len(t.MoEs)+len(t.MLAs)+len(t.GQAs)+len(t.Elementwises) == 0
+	return t == nil || len(t.GEMMs)+len(t.MoEs)+len(t.MLAs)+len(t.GQAs)+len(t.Elementwises)+len(t.Unmappeds)+len(t.GQAPrefills) == 0
 }
 
 // GEMM implements Lookup.

@@ -472,3 +472,27 @@ func TestElementwiseTable(t *testing.T) {
 	_, err = NewElementwiseTable("e", []ElementwisePoint{{Bytes: 0, Latency: us, Row: 4}})
 	assert.ErrorContains(t, err, "row 4")
 }
+
+// TestMoEQuant: each checkpoint format reads the MoE tables of its
+// aiconfigurator moe_dtype; NVFP4 from ModelOpt and W4A4 fp4 group 16
+// from compressed-tensors both read the nvfp4 tables, NVFP4 weights with
+// bf16 activations (W4A16_NVFP4) none.
+func TestMoEQuant(t *testing.T) {
+	tests := []struct {
+		name string
+		f    dtype.Format
+		want string
+	}{
+		{"modelopt nvfp4", dtype.NVFP4, "nvfp4"},
+		{"compressed-tensors fp4 w4a4 g16", dtype.Format{Name: "fp4-g16", Bits: 4, GroupSize: 16, ScaleBits: 8, Compute: dtype.FP4}, "nvfp4"},
+		{"nvfp4 weights, bf16 activations", dtype.NVFP4A16, "nvfp4-a16"},
+		{"int4 w4a16 g32", dtype.INT4G32, "int4_wo"},
+		{"fp8 block", dtype.FP8Block128, "fp8_block"},
+		{"fp8 static per-tensor", dtype.FP8Tensor, "fp8"},
+		{"mxfp4", dtype.MXFP4, "mxfp4"},
+		{"bf16", dtype.BF16Weights, "bf16"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, MoEQuant(tt.f)) })
+	}
+}

@@ -115,6 +115,18 @@ type Quant struct {
 	// every per-rank output/input size of a quantized linear to be a
 	// multiple of it (CheckLayout).
 	Block [2]int
+	// KVCache is the KV-cache dtype the checkpoint declares
+	// (kv_cache_scheme, kv_cache_quant_algo) when KVCacheDeclared; vLLM's
+	// --kv-cache-dtype auto resolves to it (vllm/utils/torch_utils.py
+	// resolve_kv_cache_dtype_string). KVCacheFrom names the key.
+	// AttentionLinear overrides Attention for the projections named
+	// (o_proj, q_a_proj, ...) when the checkpoint stores them in different
+	// formats (nvidia's DeepSeek-V3.1-NVFP4: o_proj nvfp4, the MLA
+	// down/up projections bf16); nil otherwise.
+	AttentionLinear map[string]dtype.Format
+	KVCache         dtype.KVCache
+	KVCacheDeclared bool
+	KVCacheFrom     string
 }
 
 // Config is one model architecture.

@@ -92,20 +92,50 @@ func LoadFile(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read model config: %w", err)
 	}
-	return Parse(path, data)
+	qpath := QuantSidecar(path)
+	var qdata []byte
+	if qpath != "" {
+		if qdata, err = os.ReadFile(qpath); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("read model quantization config: %w", err)
+			}
+			qpath, qdata = "", nil
+		}
+	}
+	return ParseWithQuant(path, data, qpath, qdata)
 }
 
-// Load reads and imports the HF config.json at path in fsys.
+// Load reads and imports the HF config.json at path in fsys, with the
+// ModelOpt hf_quant_config.json beside it when there is one (QuantSidecar).
 func Load(fsys fs.FS, path string) (*Config, error) {
 	data, err := fs.ReadFile(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("read model config: %w", err)
 	}
-	c, err := Parse(path, data)
-	if err != nil {
-		return nil, err
+	qpath := QuantSidecar(path)
+	var qdata []byte
+	if qpath != "" {
+		if qdata, err = fs.ReadFile(fsys, qpath); err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("read model quantization config: %w", err)
+			}
+			qpath, qdata = "", nil
+		}
 	}
-	return c, nil
+	return ParseWithQuant(path, data, qpath, qdata)
+}
+
+// QuantSidecar is where ModelOpt's hf_quant_config.json sits for the
+// config.json at path: beside it in a checkpoint directory
+// ("dir/config.json" -> "dir/hf_quant_config.json"), and for a config
+// saved under a prefix ("X_config.json", as aiconfigurator's model_configs
+// name them) "X_hf_quant_config.json". A path not ending in config.json
+// has none ("").
+func QuantSidecar(path string) string {
+	if !strings.HasSuffix(path, "config.json") || strings.HasSuffix(path, "hf_quant_config.json") {
+		return ""
+	}
+	return strings.TrimSuffix(path, "config.json") + "hf_quant_config.json"
 }
 
 // head is the part of config.json read before the family is known.
@@ -118,9 +148,28 @@ type head struct {
 // Parse imports config.json content; name is used in errors and as
 // Config.Name.
 func Parse(name string, data []byte) (*Config, error) {
+	return ParseWithQuant(name, data, "", nil)
+}
+
+// ParseWithQuant is Parse with the content of ModelOpt's
+// hf_quant_config.json (qname, used in errors; qdata nil: none). It is read
+// only when config.json has no quantization_config, neither in the text
+// model nor at the top level of a multimodal wrapper: vLLM takes
+// config.json's quantization_config first and ModelOpt's file otherwise
+// (vllm/model_executor/model_loader/weight_utils.py get_quant_config;
+// ModelOptFp8Config.get_config_filenames is ["hf_quant_config.json"]).
+func ParseWithQuant(name string, data []byte, qname string, qdata []byte) (*Config, error) {
 	root := &doc{file: name, data: data, raw: data}
 	if err := checkObject(root); err != nil {
 		return nil, err
+	}
+	root.top = root
+	if qdata != nil {
+		side := &doc{file: qname, data: qdata, raw: qdata}
+		if err := checkObject(side); err != nil {
+			return nil, err
+		}
+		root.side = side
 	}
 	var h head
 	if err := root.decode(&h); err != nil {
@@ -188,6 +237,10 @@ type doc struct {
 	prefix string // key prefix for errors: "" or "text_config."
 	// rename maps a common key (FieldError.Field) to this family's key.
 	rename map[string]string
+	// top is the whole config.json (a wrapper's quantization_config may
+	// sit there, outside text_config); side is ModelOpt's
+	// hf_quant_config.json, nil when there is none.
+	top, side *doc
 }
 
 // sub returns the object under key (found by walking the top-level tokens,
@@ -212,7 +265,7 @@ func (d *doc) sub(key string) (*doc, error) {
 			if len(v) == 0 || v[0] != '{' {
 				return nil, d.errAt(start, key, "want a JSON object")
 			}
-			return &doc{file: d.file, data: d.data, raw: v, base: d.base + start, prefix: d.prefix + key + "."}, nil
+			return &doc{file: d.file, data: d.data, raw: v, base: d.base + start, prefix: d.prefix + key + ".", top: d.top, side: d.side}, nil
 		}
 	}
 	return nil, d.keyErr(key, "missing")

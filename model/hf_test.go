@@ -295,7 +295,7 @@ func TestConfigErrors(t *testing.T) {
 		{"dense layers beyond layers", edit(t, ds, `"first_k_dense_replace": 3`, `"first_k_dense_replace": 62`), []string{"first_k_dense_replace: must be in [0, num_hidden_layers=61], got 62"}},
 		{"MLA without kv_lora_rank", edit(t, ds, `"kv_lora_rank": 512,`, ``), []string{"bad.json: kv_lora_rank: must be > 0, got 0"}},
 		{"unknown quant method", edit(t, ds, `"quant_method": "fp8"`, `"quant_method": "awq"`),
-			[]string{"bad.json:", "quantization_config.quant_method: unsupported quantization method \"awq\"; supported: compressed-tensors, fp8, mxfp4"}},
+			[]string{"bad.json:", "quantization_config.quant_method: unsupported quantization method \"awq\"; supported: compressed-tensors, fp8, modelopt, mxfp4"}},
 		{"bad fp8 block", edit(t, ds, "\"weight_block_size\": [\n      128,\n      128\n    ]", `"weight_block_size": [128]`),
 			[]string{"quantization_config.weight_block_size: want two positive sizes [out, in], got [128]"}},
 		{"invalid ignore regex", edit(t, k25, `"lm_head",`, `"lm_head", "re:(",`),

@@ -114,7 +114,9 @@ func (c *Config) FusedQKVA() (Linear, bool) {
 // GQA: qkv_proj Hidden -> (Heads+2*KVHeads)*HeadDim (QKVParallel) and o_proj
 // Heads*HeadDim -> Hidden (Row), with biases when the config has them.
 // Norms (q_a/kv_a layernorms, q/k norms, sinks) are in NormParamsPerLayer.
-func (c *Config) AttentionLinears() []Linear {
+func (c *Config) AttentionLinears() []Linear { return c.Quant.byLinear(c.attentionLinears()) }
+
+func (c *Config) attentionLinears() []Linear {
 	a := &c.Attn
 	f := c.Quant.Attention
 	if a.Kind == MLA {

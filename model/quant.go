@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -43,7 +44,29 @@ type hfQuant struct {
 	// compressed-tensors
 	Format       string             `json:"format"`
 	ConfigGroups map[string]ctGroup `json:"config_groups"`
-	Ignore       []string           `json:"ignore"`
+	Ignore       []string           `json:"ignore"` // also ModelOpt's exclude list in config.json
+	// KVCacheScheme is compressed-tensors' (and ModelOpt's, in
+	// config.json) KV-cache quantization: null, an args object
+	// ({"num_bits": 8, "type": "float"}) or a name ("FP8").
+	KVCacheScheme json.RawMessage `json:"kv_cache_scheme"`
+	// ModelOpt (quant_method modelopt; hf_quant_config.json's
+	// "quantization" object)
+	QuantAlgo        string                 `json:"quant_algo"`
+	KVCacheQuantAlgo *string                `json:"kv_cache_quant_algo"`
+	ExcludeModules   []string               `json:"exclude_modules"`
+	QuantizedLayers  map[string]moLayer     `json:"quantized_layers"`
+	GroupSize        *int                   `json:"group_size"`
+	Producer         *struct{ Name string } `json:"producer"`
+	// MoEQuantAlgo is the routed experts' ModelOpt algorithm in an fp8
+	// config (nvidia's DeepSeek-V4 NVFP4 releases: quant_method fp8,
+	// moe_quant_algo NVFP4).
+	MoEQuantAlgo string `json:"moe_quant_algo"`
+}
+
+// moLayer is one entry of ModelOpt's quantized_layers.
+type moLayer struct {
+	QuantAlgo string `json:"quant_algo"`
+	GroupSize *int   `json:"group_size"`
 }
 
 type ctGroup struct {
@@ -126,7 +149,16 @@ func applyQuant(d *doc, c *Config, q *hfQuant, m modules, base dtype.Format) err
 		Embedding: base, LMHead: base, Router: base, Base: base, Method: "none",
 	}
 	if q == nil {
-		return nil
+		var err error
+		if d, q, err = fallbackQuant(d); err != nil || q == nil {
+			return err
+		}
+	}
+	if q.QuantMethod == "" && (q.QuantAlgo != "" || (q.Producer != nil && q.Producer.Name == "modelopt")) {
+		// ModelOpt's config.json block without quant_method (Qwen's
+		// FP8-Static-PerTensor release): vLLM sets quant_method from the
+		// producer (vllm/config/model.py _parse_quant_hf_config).
+		q.QuantMethod = "modelopt"
 	}
 	// decide sets the format of every class whose modules pick() quantizes.
 	decide := func(pick func(module string) (dtype.Format, bool)) {
@@ -140,13 +172,21 @@ func applyQuant(d *doc, c *Config, q *hfQuant, m modules, base dtype.Format) err
 			{"shared expert", &c.Quant.SharedExpert, m.shared},
 			{"routed experts", &c.Quant.RoutedExperts, m.routed},
 		}
-		for _, cl := range classes {
+		for ci, cl := range classes {
 			var first string
-			for i, mod := range cl.mods {
+			formats := map[string]dtype.Format{}
+			for _, mod := range cl.mods {
 				f, ok := pick(mod)
 				if !ok {
 					f = base
 				}
+				formats[mod[strings.LastIndexByte(mod, '.')+1:]] = f
+			}
+			if ci == 0 && attentionSplit(c, formats) {
+				continue
+			}
+			for i, mod := range cl.mods {
+				f := formats[mod[strings.LastIndexByte(mod, '.')+1:]]
 				if i == 0 {
 					*cl.f, first = f, mod
 				} else if f != *cl.f {
@@ -173,6 +213,20 @@ func applyQuant(d *doc, c *Config, q *hfQuant, m modules, base dtype.Format) err
 		}
 		skip := append(append([]string(nil), q.IgnoredLayers...), q.ModulesToNotConvert...)
 		decide(func(mod string) (dtype.Format, bool) { return f, !globListMatch(skip, mod) })
+		if q.MoEQuantAlgo != "" {
+			// the routed experts in a ModelOpt format, the rest fp8
+			ef, err := modeloptFormat(d, "moe_quant_algo", q.MoEQuantAlgo, q.GroupSize)
+			if err != nil {
+				return err
+			}
+			if len(m.routed) > 0 && !globListMatch(skip, m.routed[0]) {
+				c.Quant.RoutedExperts = ef
+			}
+			c.Quant.Method += ", experts " + q.MoEQuantAlgo
+		}
+		if err := modeloptKV(d, c, q); err != nil {
+			return err
+		}
 	case "mxfp4":
 		c.Quant.Method = "mxfp4 (experts)"
 		experts := m.routed
@@ -181,11 +235,16 @@ func applyQuant(d *doc, c *Config, q *hfQuant, m modules, base dtype.Format) err
 			return dtype.MXFP4, !globListMatch(q.ModulesToNotConvert, mod)
 		})
 	case "compressed-tensors":
+		if err := ctKV(d, c, q.KVCacheScheme); err != nil {
+			return err
+		}
 		return applyCompressedTensors(d, c, q, decide)
+	case "modelopt", "modelopt_fp4", "modelopt_mixed", "modelopt_mxfp8":
+		return applyModelOpt(d, c, q, decide)
 	case "":
 		return d.keyErr("quant_method", "missing")
 	default:
-		return d.keyErr("quant_method", "unsupported quantization method %q; supported: compressed-tensors, fp8, mxfp4", q.QuantMethod)
+		return d.keyErr("quant_method", "unsupported quantization method %q; supported: compressed-tensors, fp8, modelopt, mxfp4", q.QuantMethod)
 	}
 	return nil
 }
@@ -390,6 +449,11 @@ func ctFormat(d *doc, c *Config, name string, g ctGroup) (dtype.Format, error) {
 	if f == dtype.INT4G32 {
 		f = dtype.INT4G32
 	}
+	if w.Type == "float" && w.NumBits == 4 && f.GroupSize == 32 && f.Compute == dtype.BF16 {
+		// fp4 weights with one 8-bit scale per 32 (compressed-tensors
+		// "mxfp4-pack-quantized", scale_dtype uint8: e8m0) is MXFP4
+		f = dtype.MXFP4
+	}
 	return f, nil
 }
 
@@ -430,4 +494,72 @@ func jsonInts(v []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return "[" + strings.Join(s, ", ") + "]"
+}
+
+// attentionSplit handles attention projections stored in different
+// formats (formats: by projection name). The class takes the format of
+// the first projection by name (GQA: q_proj's, for qkv_proj); each projection whose
+// own Linear exists (every MLA projection; o_proj of GQA, whose q, k and v
+// vLLM fuses into one qkv_proj and so must share a format) keeps its own in
+// Quant.AttentionLinear. It reports false when the formats do not differ or
+// the split cannot be expressed (GQA's q, k, v differing).
+func attentionSplit(c *Config, formats map[string]dtype.Format) bool {
+	distinct := map[dtype.Format]bool{}
+	for _, f := range formats {
+		distinct[f] = true
+	}
+	if len(distinct) < 2 {
+		return false
+	}
+	own := map[string]bool{"o_proj": true}
+	if c.Attn.Kind == MLA {
+		for _, n := range []string{"q_a_proj", "q_b_proj", "q_proj", "kv_a_proj_with_mqa", "kv_b_proj"} {
+			own[n] = true
+		}
+	} else if formats["q_proj"] != formats["k_proj"] || formats["q_proj"] != formats["v_proj"] {
+		return false
+	}
+	var names []string
+	for n := range formats {
+		if !own[n] {
+			return false
+		}
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	c.Quant.Attention = formats[names[0]]
+	c.Quant.AttentionLinear = map[string]dtype.Format{}
+	var parts []string
+	for _, n := range names {
+		c.Quant.AttentionLinear[n] = formats[n]
+		parts = append(parts, n+" "+formats[n].Name)
+	}
+	if f, ok := formats["q_proj"]; ok && c.Attn.Kind != MLA {
+		c.Quant.Attention = f // qkv_proj
+	}
+	c.Notes = append(c.Notes, "attention projections in different formats: "+strings.Join(parts, ", "))
+	return true
+}
+
+// byLinear applies AttentionLinear to the projections it names.
+func (q *Quant) byLinear(ls []Linear) []Linear {
+	for i := range ls {
+		if f, ok := q.AttentionLinear[ls[i].Name]; ok {
+			ls[i].Format = f
+		}
+	}
+	return ls
+}
+
+// AttentionFormatName names the attention class's format(s): the class
+// format, then each projection stored otherwise ("bf16, o_proj nvfp4").
+func (q *Quant) AttentionFormatName() string {
+	var names []string
+	for n, f := range q.AttentionLinear {
+		if f != q.Attention {
+			names = append(names, n+" "+f.Name)
+		}
+	}
+	sort.Strings(names)
+	return strings.Join(append([]string{q.Attention.Name}, names...), ", ")
 }

@@ -45,7 +45,15 @@ func (s *Scenario) build() error {
 	}
 	c.Model = m
 	switch r.Model.KVCache {
-	case "", "bf16", "auto":
+	case "", "auto":
+		// vLLM's --kv-cache-dtype auto: the checkpoint's declared KV
+		// dtype, else the model dtype (vllm/utils/torch_utils.py
+		// resolve_kv_cache_dtype_string)
+		c.KVCache = dtype.KVBF16
+		if m.Quant.KVCacheDeclared {
+			c.KVCache, s.KVCacheFromCheckpoint = m.Quant.KVCache, true
+		}
+	case "bf16":
 		c.KVCache = dtype.KVBF16
 	case "fp8", "fp8_e4m3":
 		c.KVCache = dtype.KVFP8

@@ -59,6 +59,11 @@ type Scenario struct {
 	CalibrationNote string
 	CalibrationUses []calib.Use
 
+	// KVCacheFromCheckpoint: model.kv_cache was absent or "auto" and the
+	// KV-cache dtype is the one the checkpoint declares
+	// (model.Quant.KVCache).
+	KVCacheFromCheckpoint bool
+
 	Batches []int // workload.batch
 	Context int   // workload.context, tokens
 

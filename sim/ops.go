@@ -31,7 +31,14 @@ const (
 	opMLAPrefill                   // kernels.AttentionPrefill, un-absorbed MLA over the chunks
 	opGQAPrefill                   // kernels.AttentionPrefill, GQA over the chunks
 	opIndexerPrefill               // DSA indexer scores of the chunks' queries over their keys (GEMM-shaped)
+	opUnmapped                     // a traced step's kernels that map to no op: kernels.Costs.Unmapped per layer
 )
+
+// UnmappedOp is the name of the per-layer op that prices, from an
+// "unmapped" calibration table (calib from-trace), the kernels of a traced
+// step that map to no modelled op (a framework's glue). Layers have it only
+// when such a table is loaded.
+const UnmappedOp = "unmapped (trace)"
 
 // domain is which token count of a pass an op's size scales with.
 type domain uint8

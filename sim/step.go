@@ -76,8 +76,13 @@ func New(cfg Config) (*Sim, error) {
 	}
 	mla := m.Attn.Kind == model.MLA
 	add("embed", passTarget, 1, b.embed(), false)
-	add("dense", passTarget, float64(m.DenseLayerCount()), b.denseLayer(), mla)
-	add("moe", passTarget, float64(m.MoELayers()), b.moeLayer(), mla)
+	dense, moe := b.denseLayer(), b.moeLayer()
+	if s.costs.HasUnmapped() {
+		u := op{name: UnmappedOp, kind: opUnmapped, cat: cost.Other, dom: domAttn}
+		dense, moe = append(dense, u), append(moe, u)
+	}
+	add("dense", passTarget, float64(m.DenseLayerCount()), dense, mla)
+	add("moe", passTarget, float64(m.MoELayers()), moe, mla)
 	add("head", passTarget, 1, b.head(m.LMHeadLinear(), false), false)
 	k := float64(cfg.Spec.DraftTokens)
 	switch cfg.Spec.Method {
@@ -575,6 +580,7 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		return s.costs.AttentionPrefill(ps)
 	case opGQAPrefill:
 		ps := s.prefillShape(p, o.heads, o.kvHeads, o.headDim, o.headDim, s.cfg.KVCache.Bytes())
+		ps.KV = s.cfg.KVCache.String()
 		full := s.costs.AttentionPrefill(ps)
 		if o.slideFrac <= 0 || o.window <= 0 {
 			return full
@@ -603,6 +609,8 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		})
 	case opTopK:
 		return s.costs.Elementwise(kernels.TopKBytes(n, s.cfg.Model.MoE.Experts, o.topK))
+	case opUnmapped:
+		return s.costs.Unmapped(n)
 	case opSampling:
 		return s.costs.Sampling(kernels.SamplingShape{Batch: n, Vocab: o.vocab, Greedy: o.topK == 1})
 	case opAllReduce:

@@ -1,6 +1,7 @@
 // Package validate holds moecast's predictions against measurements taken on
 // a real box: torch.profiler traces against the step model (trace.go: each
-// decode step compared per category and op by op, the kernels mapped to the
+// prefill, mixed and decode step, priced at its mix through sim.StepBatch,
+// compared per category and op by op, the kernels mapped to the
 // model's ops; read.go: the traces read once, with each rank's collective
 // kernels for their spread across ranks), calibration tables derived from
 // a trace's op-level kernel times (calib.go, the calibration file format of

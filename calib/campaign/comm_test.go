@@ -41,7 +41,7 @@ func TestCommPlan(t *testing.T) {
 		{Options{Ops: []string{"moe"}, GPUs: 2}, "--gpus 2: only the comm op uses several GPUs"},
 		{Options{Ops: []string{"comm"}, GPUs: 4, Comm: CommOptions{Ranks: torchrun(0, 2)}},
 			"--gpus 4 under torchrun with 2 ranks: each process drives one GPU"},
-		{Options{Ops: []string{"comm"}, Comm: CommOptions{Fabric: "ethernet"}}, `--fabric "ethernet": not a fabric preset (pcie-gen4, pcie-gen5, nvlink4, nvlink5)`},
+		{Options{Ops: []string{"comm"}, Comm: CommOptions{Fabric: "ethernet"}}, `--fabric "ethernet": not a fabric preset (pcie-gen4, pcie-gen5, nvlink3, nvlink4, nvlink5, nvlink5-nvl72)`},
 	}
 	for _, tt := range cases {
 		_, err := NewPlan(tt.o)

@@ -74,6 +74,20 @@ var (
 	// MXFP4 is OCP microscaling fp4 (e2m1) with one e8m0 scale per 32
 	// weights (gpt-oss experts); computed in bf16 on GPUs without fp4 MMA.
 	MXFP4 = Format{Name: "mxfp4", Bits: 4, GroupSize: 32, ScaleBits: 8, Compute: BF16}
+	// NVFP4 is NVIDIA's fp4 (e2m1) with one fp8 e4m3 scale per 16 weights
+	// (and one fp32 scale per tensor, not counted), weights and activations
+	// both fp4 (ModelOpt quant_algo NVFP4): run on fp4 tensor cores.
+	NVFP4 = Format{Name: "nvfp4", Bits: 4, GroupSize: 16, ScaleBits: 8, Compute: FP4}
+	// NVFP4A16 is NVFP4 weights with bf16 activations (ModelOpt
+	// W4A16_NVFP4): dequantized and run in bf16.
+	NVFP4A16 = Format{Name: "nvfp4-a16", Bits: 4, GroupSize: 16, ScaleBits: 8, Compute: BF16}
+	// FP8Tensor is fp8 e4m3 with one fp32 scale per tensor (static
+	// per-tensor FP8: ModelOpt quant_algo FP8, vLLM fp8 without
+	// weight_block_size); the per-tensor scale is not counted.
+	FP8Tensor = Format{Name: "fp8", Bits: 8, Compute: FP8}
+	// MXFP8 is OCP microscaling fp8 (e4m3) with one e8m0 scale per 32
+	// weights (ModelOpt quant_algo MXFP8).
+	MXFP8 = Format{Name: "mxfp8", Bits: 8, GroupSize: 32, ScaleBits: 8, Compute: FP8}
 )
 
 // KVCache is the storage precision of the KV cache.

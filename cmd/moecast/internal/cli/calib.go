@@ -21,9 +21,11 @@ import (
 // ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet converted to CSV),
 // kept beside the repository at ../shared/data/perfdb.
 const (
-	perfdbSource  = "ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet converted to CSV)"
-	perfdbLicense = "Apache-2.0"
-	perfdbDate    = "2026-08-21"
+	perfdbSource = "ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet converted to CSV)"
+	// perfdbTreeSource is the default source when DIR is the parquet tree
+	perfdbTreeSource = "ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet)"
+	perfdbLicense    = "Apache-2.0"
+	perfdbDate       = "2026-08-21"
 )
 
 func newCalibCmd(s *streams) *cobra.Command {
@@ -103,7 +105,7 @@ func newCalibImportPerfDBCmd(s *streams) *cobra.Command {
 	o := &perfdbImportOptions{}
 	cmd := &cobra.Command{
 		Use:   "perfdb DIR -o OUT",
-		Short: "Import aiconfigurator's perf database CSVs (comm/, moe/, mla/, systems/) for one GPU",
+		Short: "Import aiconfigurator's perf database for one GPU: its parquet tree (systems/data/<system>/<op>/<framework>/<version>/) or CSVs (comm/, moe/, mla/, systems/)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Dir = args[0]
@@ -130,7 +132,7 @@ func runImportPerfDB(s *streams, o *perfdbImportOptions) error {
 	case err != nil:
 		return inputErrf("perfdb: %w", err)
 	case !st.IsDir():
-		return inputErrf("perfdb %s: not a directory (want the perf database's directory, with comm/, moe/ or mla/ in it)", o.Dir)
+		return inputErrf("perfdb %s: not a directory (want aiconfigurator's systems/ directory, with data/<system>/ in it, or a CSV directory with comm/, moe/ or mla/ in it)", o.Dir)
 	}
 	var l2 float64
 	if o.L2 != "" {
@@ -148,6 +150,9 @@ func runImportPerfDB(s *streams, o *perfdbImportOptions) error {
 		cmdline = append(cmdline, "--l2", o.L2)
 	}
 	cmdline = append(cmdline, "-o", filepath.Base(o.Out))
+	if o.Source == perfdbSource && calib.IsPerfDBTree(o.Dir) {
+		o.Source = perfdbTreeSource
+	}
 	f, err := calib.ImportPerfDB(o.Dir, calib.PerfDBOptions{GPU: o.GPU, L2: l2, Source: o.Source, License: o.License,
 		Date: o.Date, Command: strings.Join(cmdline, " ")})
 	if err != nil {

@@ -79,12 +79,15 @@ func gpuTable() *table {
 	}}
 	for _, n := range kernels.GPUNames() {
 		g, _ := kernels.LookupGPU(n)
-		var fp4 any
+		var fp4, fp8 any
+		if g.Peak[dtype.FP8] > 0 { // none on Ampere
+			fp8 = float64(g.Peak[dtype.FP8]) / 1e12
+		}
 		if g.Peak[dtype.FP4] > 0 {
 			fp4 = float64(g.Peak[dtype.FP4]) / 1e12
 		}
 		t.add(g.Name, g.Arch, g.SMs, g.Memory.GB(), float64(g.MemBW)/1e12,
-			float64(g.Peak[dtype.BF16])/1e12, float64(g.Peak[dtype.FP8])/1e12, fp4,
+			float64(g.Peak[dtype.BF16])/1e12, fp8, fp4,
 			float64(g.L2)/1e6, g.Fabric, g.Label)
 	}
 	return t

@@ -33,13 +33,14 @@ func TestGPUsJSON(t *testing.T) {
 		} `json:"fabrics"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &v))
-	require.Len(t, v.GPUs, 4)
-	require.Len(t, v.Fabrics, 4)
+	require.Len(t, v.GPUs, 8)
+	require.Len(t, v.Fabrics, 6)
 	assert.Equal(t, "h200-sxm", v.GPUs[2].Name)
 	assert.InDelta(t, 989, v.GPUs[2].BF16TFLOPS, 1e-9)
 	assert.Nil(t, v.GPUs[2].FP4TFLOPS, "no fp4 tensor cores on Hopper")
-	assert.Equal(t, "nvlink5", v.Fabrics[3].Name)
-	assert.InDelta(t, 900, v.Fabrics[3].BWGBps, 1e-9)
+	assert.Equal(t, "nvlink5", v.Fabrics[4].Name)
+	assert.InDelta(t, 900, v.Fabrics[4].BWGBps, 1e-9)
+	assert.Equal(t, "gb200", v.GPUs[6].Name)
 }
 
 func TestGPUsBadInput(t *testing.T) {

@@ -46,7 +46,7 @@ func scenarioHeader(sc *scenarios.Scenario) []report.Field {
 		{Label: "scenario", Value: sc.Name + " (" + sc.File + ")"},
 		{Label: "model", Value: modelSummary(sc)},
 		{Label: "box", Value: fmt.Sprintf("%dx %s (%s, %s), fabric %s", c.GPUs, c.GPU.Name, c.GPU.Memory, c.GPU.MemBW, c.Fabric.Name)},
-		{Label: "layout", Value: fmt.Sprintf("%s, CUDA graphs %s, all-reduce %s, KV cache %s", layoutString(c), onOff(c.Graphs), allReduceName(sc), c.KVCache)},
+		{Label: "layout", Value: fmt.Sprintf("%s, CUDA graphs %s, all-reduce %s, KV cache %s", layoutString(c), onOff(c.Graphs), allReduceName(sc), kvCacheName(sc))},
 		{Label: "calibration", Value: cal},
 	}
 }

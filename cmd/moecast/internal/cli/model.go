@@ -169,6 +169,9 @@ type kvShow struct {
 	DType          string  `json:"dtype"`
 	BytesPerToken  float64 `json:"bytes_per_token"`
 	PerGPUPerToken float64 `json:"per_gpu_bytes_per_token"`
+	// Checkpoint: the checkpoint declares this KV-cache dtype
+	// (kv_cache_scheme / kv_cache_quant_algo), the scenario's default.
+	Checkpoint bool `json:"from_checkpoint,omitempty"`
 }
 
 func newModelShow(c *model.Config, l model.Layout) *modelShow {
@@ -195,7 +198,7 @@ func newModelShow(c *model.Config, l model.Layout) *modelShow {
 	q := c.Quant
 	formats := [model.NumClasses]string{
 		model.ClassRoutedExperts: q.RoutedExperts.Name, model.ClassSharedExpert: q.SharedExpert.Name,
-		model.ClassAttention: q.Attention.Name, model.ClassDenseMLP: q.DenseMLP.Name,
+		model.ClassAttention: q.AttentionFormatName(), model.ClassDenseMLP: q.DenseMLP.Name,
 		model.ClassEmbedding: q.Embedding.Name, model.ClassLMHead: q.LMHead.Name, model.ClassRouter: q.Router.Name,
 		model.ClassNorm: q.Base.Name, model.ClassMTP: "as above",
 	}
@@ -212,7 +215,7 @@ func newModelShow(c *model.Config, l model.Layout) *modelShow {
 	sh.WeightsPerGPUBytesWithMTP = float64(w.PerGPUTotal(true))
 	for _, kv := range []dtype.KVCache{dtype.KVBF16, dtype.KVFP8} {
 		sh.KV = append(sh.KV, kvShow{DType: kv.String(), BytesPerToken: float64(c.KVBytesPerToken(kv)),
-			PerGPUPerToken: float64(c.KVBytesPerTokenPerGPU(kv, l))})
+			PerGPUPerToken: float64(c.KVBytesPerTokenPerGPU(kv, l)), Checkpoint: q.KVCacheDeclared && q.KVCache == kv})
 	}
 	return sh
 }
@@ -274,7 +277,11 @@ func (sh *modelShow) text(w io.Writer) error {
 	b.Reset()
 	p("")
 	for _, kv := range sh.KV {
-		p("kv cache %-4s %s per token, %s per token per GPU", kv.DType, unit.Bytes(kv.BytesPerToken), unit.Bytes(kv.PerGPUPerToken))
+		from := ""
+		if kv.Checkpoint {
+			from = " (from checkpoint)"
+		}
+		p("kv cache %-4s %s per token, %s per token per GPU%s", kv.DType, unit.Bytes(kv.BytesPerToken), unit.Bytes(kv.PerGPUPerToken), from)
 	}
 	for _, n := range sh.Notes {
 		p("note: %s", n)

@@ -131,3 +131,42 @@ func TestModelShowDirectory(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Equal(t, "moecast: model \""+dir+"\": is a directory, not a config.json (the model's config is "+filepath.Join(dir, "config.json")+")\n", errs)
 }
+
+// TestModelShowCheckpointFormats: a ModelOpt checkpoint (config.json and
+// the hf_quant_config.json beside it) shows its formats and marks the KV
+// dtype it declares; an unknown algorithm is exit 2 naming the key.
+func TestModelShowCheckpointFormats(t *testing.T) {
+	dir := t.TempDir()
+	data, err := os.ReadFile("../../../../model/presets/deepseek-ai--DeepSeek-R1_config.json")
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(data, &m))
+	delete(m, "quantization_config")
+	data, err = json.Marshal(m)
+	require.NoError(t, err)
+	cfg := filepath.Join(dir, "config.json")
+	require.NoError(t, os.WriteFile(cfg, data, 0o644))
+	side := filepath.Join(dir, "hf_quant_config.json")
+	tests := []struct {
+		name, side string
+		code       int
+		want       []string
+	}{
+		{"NVFP4 experts, attention excluded",
+			`{"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8", "group_size": 16, "exclude_modules": ["lm_head", "model.layers.*.self_attn*"]}}`,
+			ExitOK, []string{"quantization  modelopt NVFP4", "routed_experts  nvfp4", "attention       bf16", "kv cache fp8  35.1KB per token, 35.1KB per token per GPU (from checkpoint)"}},
+		{"unknown algorithm",
+			`{"quantization": {"quant_algo": "FP3"}}`,
+			ExitInput, []string{`hf_quant_config.json:1:19: quantization.quant_algo: unsupported ModelOpt quantization algorithm "FP3"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.NoError(t, os.WriteFile(side, []byte(tt.side), 0o644))
+			code, out, errs := runCLI(t, "model", "show", cfg)
+			require.Equal(t, tt.code, code, errs)
+			for _, w := range tt.want {
+				assert.Contains(t, out+errs, w)
+			}
+		})
+	}
+}

@@ -463,7 +463,7 @@ func writeHeader(w io.Writer, sc *scenarios.Scenario, context int) error {
 		"model     " + modelSummary(sc),
 		fmt.Sprintf("box       %dx %s (%s, %s), fabric %s", c.GPUs, c.GPU.Name, c.GPU.Memory, c.GPU.MemBW, c.Fabric.Name),
 		fmt.Sprintf("layout    %s, CUDA graphs %s, all-reduce %s, KV cache %s, context %d",
-			layoutString(c), graphs, allReduceName(sc), c.KVCache, context),
+			layoutString(c), graphs, allReduceName(sc), kvCacheName(sc), context),
 		"calib     " + sc.CalibrationNote,
 	}
 	if sp := c.Spec; sp.Method != sim.SpecNone {
@@ -499,6 +499,15 @@ func layoutString(c sim.Config) string {
 }
 
 // allReduceName is runtime.allreduce as written in a scenario.
+// kvCacheName is the scenario's KV-cache dtype, marked "(from checkpoint)"
+// when the checkpoint declared it and the scenario left it to the default.
+func kvCacheName(sc *scenarios.Scenario) string {
+	if sc.KVCacheFromCheckpoint {
+		return sc.Config.KVCache.String() + " (from checkpoint)"
+	}
+	return sc.Config.KVCache.String()
+}
+
 func allReduceName(sc *scenarios.Scenario) string {
 	return sc.Config.AllReduce.String()
 }

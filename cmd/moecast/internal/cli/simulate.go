@@ -690,7 +690,7 @@ func (sn *simulation) text(w io.Writer) error {
 		"scenario  " + sc.Name + " (" + sc.File + ")",
 		"model     " + modelSummary(sc),
 		fmt.Sprintf("box       %dx %s (%s, %s), fabric %s", c.GPUs, c.GPU.Name, c.GPU.Memory, c.GPU.MemBW, c.Fabric.Name),
-		fmt.Sprintf("layout    %s, CUDA graphs %s, all-reduce %s, KV cache %s", layoutString(c), graphs, allReduceName(sc), c.KVCache),
+		fmt.Sprintf("layout    %s, CUDA graphs %s, all-reduce %s, KV cache %s", layoutString(c), graphs, allReduceName(sc), kvCacheName(sc)),
 		"calib     " + sc.CalibrationNote,
 	}
 	if sp := c.Spec; sp.Method != sim.SpecNone {
