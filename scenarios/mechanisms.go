@@ -4,38 +4,56 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/moecast/moecast/serve"
 )
 
 // A mechanism is one serving behaviour moecast models that can be turned
-// off to measure its effect on accuracy (`moecast validate corpus
-// --without NAME`): off sets the scenario as if the mechanism were not
-// modelled (the behaviour before it was added).
+// on or off to measure its effect on accuracy (`moecast validate corpus
+// --with NAME` / `--without NAME`): set(s, false) sets the scenario as if
+// the mechanism were not modelled, set(s, true) models it.
 type mechanism struct {
 	doc string
-	off func(s *Scenario)
+	on  bool // on by default
+	set func(s *Scenario, on bool)
 }
 
 var mechanisms = map[string]mechanism{
-	"front-end": {"the API server: requests tokenised one at a time before the engine sees them (runtime.tokenize_us_per_token = 0)",
-		func(s *Scenario) { zero := 0.0; s.Serving.TokenizeTime = &zero }},
-	"capture-size": {"the engine's CUDA-graph capture size: decode steps above it priced eagerly (off: every decode step replays a graph)",
-		func(s *Scenario) { s.Config.CaptureSize = 0 }},
+	"front-end": {"the API server: requests tokenised one at a time (serve.TokenizeTime per prompt token) before the engine sees them; runtime.tokenize_us_per_token", false,
+		func(s *Scenario, on bool) {
+			t := 0.0
+			if on {
+				t = float64(serve.TokenizeTime)
+			}
+			s.Serving.TokenizeTime = &t
+		}},
+	"capture-size": {"the engine's CUDA-graph capture size: decode steps above it priced eagerly (off: every decode step replays a graph)", true,
+		func(s *Scenario, on bool) {
+			s.Config.CaptureSize = 0
+			if on {
+				s.setCaptureSize()
+			}
+		}},
 }
 
-// Mechanisms lists the names TurnOff takes, sorted, each with what turning
-// it off means.
+// Mechanisms lists the names Set takes, sorted, each with whether it is on
+// by default and what it models.
 func Mechanisms() []string {
 	out := make([]string, 0, len(mechanisms))
 	for k, m := range mechanisms {
-		out = append(out, k+": "+m.doc)
+		state := "off"
+		if m.on {
+			state = "on"
+		}
+		out = append(out, k+" ("+state+" by default): "+m.doc)
 	}
 	sort.Strings(out)
 	return out
 }
 
-// TurnOff turns the named mechanism off in s; call it before s.Sim(). An
-// unknown name is an error naming the known ones.
-func (s *Scenario) TurnOff(name string) error {
+// SetMechanism turns the named mechanism on or off in s; call it before
+// s.Sim(). An unknown name is an error naming the known ones.
+func (s *Scenario) SetMechanism(name string, on bool) error {
 	m, ok := mechanisms[name]
 	if !ok {
 		names := make([]string, 0, len(mechanisms))
@@ -45,6 +63,6 @@ func (s *Scenario) TurnOff(name string) error {
 		sort.Strings(names)
 		return fmt.Errorf("unknown mechanism %q (want one of %s)", name, strings.Join(names, ", "))
 	}
-	m.off(s)
+	m.set(s, on)
 	return nil
 }

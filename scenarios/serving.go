@@ -249,14 +249,7 @@ func (s *Scenario) buildServing() error {
 		sec := *p * 1e-6
 		v.TokenizeTime = &sec
 	}
-	// The engine's CUDA-graph capture size prices decode steps above it
-	// eagerly (the engine's settings are the same at every point).
-	if ps := v.Points(); len(ps) > 0 {
-		c := s.serveBase(ps[0])
-		if c.Engine.Info().Name != "" {
-			s.Config.CaptureSize = serve.CaptureSize(&c, s.Config.GPU.Memory, s.Config.GPUs)
-		}
-	}
+	s.setCaptureSize()
 	// Every point must make a valid serve.Config (memory is the sim's and
 	// is checked when a point runs).
 	for _, p := range v.Points() {
@@ -267,6 +260,16 @@ func (s *Scenario) buildServing() error {
 		}
 	}
 	return nil
+}
+
+// setCaptureSize sets the simulator's CUDA-graph capture size to the
+// engine's (decode steps above it are priced eagerly); the engine's
+// settings are the same at every point.
+func (s *Scenario) setCaptureSize() {
+	if ps := s.Serving.Points(); len(ps) > 0 {
+		c := s.serveBase(ps[0])
+		s.Config.CaptureSize = serve.CaptureSize(&c, s.Config.GPU.Memory, s.Config.GPUs)
+	}
 }
 
 // unlimitedSeqs is " (SGLang: 0 = no limit)": the engines where

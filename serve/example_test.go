@@ -33,11 +33,10 @@ func (flat) StepCost(seqs []serve.Seq) (unit.Seconds, [cost.NumCategories]unit.S
 // step, so the requests run in lockstep waves of 1 prefill step
 // (TTFT = 10 + 8192 x 0.025 ms) and 127 decode steps (TPOT = 10 + 8 x 0.1
 // ms); 8 waves of 128 steps. The API server's tokenisation is left out
-// (FrontEnd zero): with it the requests reach the engine one by one and the
-// waves break up.
+// (FrontEnd zero, the default): with it the requests reach the engine one
+// by one and the waves break up.
 func ExampleRun() {
 	cfg := serve.DefaultConfig(serve.VLLM, "NVIDIA H200", 141e9)
-	cfg.FrontEnd = serve.FrontEnd{}
 	cfg.Memory.KVBytesPerToken = 70e3
 	cfg.Memory.KVCapacity = 40e9
 	cfg.Workload = serve.Workload{Requests: 64, MaxConcurrency: 8, RequestRate: math.Inf(1), Burstiness: 1,

@@ -51,11 +51,11 @@ func (l linear) decode(b, q, ctx float64) float64 {
 var realistic = linear{Fixed: 10e-3, PerDecode: 1e-4, PerPrefill: 25e-6, PerContext: 1e-9}
 
 // point is a closed loop of engine e with a KV cache large enough for
-// anything and no front end (every request reaches the engine at its send),
-// so that the scheduler's own behaviour is tested; TestFrontEnd* set one.
+// anything and no front end (every request reaches the engine at its send,
+// the default), so that the scheduler's own behaviour is tested;
+// TestFrontEnd* set one.
 func point(e Engine, c, requests, in, out int) Config {
 	cfg := DefaultConfig(e, "NVIDIA H200", 141e9)
-	cfg.FrontEnd = FrontEnd{}
 	cfg.Memory.KVBytesPerToken = 1000
 	cfg.Memory.KVCapacity = 1e12
 	cfg.Workload = Workload{Requests: requests, MaxConcurrency: c, RequestRate: math.Inf(1), Burstiness: 1,
@@ -138,6 +138,7 @@ func TestDefaultConfig(t *testing.T) {
 		c := DefaultConfig(tc.e, tc.name, tc.mem)
 		assert.Equal(t, tc.budget, c.MaxNumBatchedTokens, "%s %s", tc.e, tc.name)
 		assert.Equal(t, tc.seqs, c.MaxNumSeqs, "%s %s", tc.e, tc.name)
+		assert.Equal(t, FrontEnd{}, c.FrontEnd, "%s %s: no front end by default", tc.e, tc.name)
 	}
 }
 

@@ -171,7 +171,6 @@ func TestSimInvariants(t *testing.T) {
 func TestSimDecodeOnlyLimit(t *testing.T) {
 	const b, n = 8, 64
 	cfg, sm := realPoint(t, scenarios.DefaultName, b, b, 1, n)
-	cfg.FrontEnd = serve.FrontEnd{} // all B reach the engine at t = 0
 	r := run(t, cfg, sm)
 	sum := 0.0
 	for c := 1; c < n; c++ {

@@ -36,9 +36,9 @@ type validateCorpusOptions struct {
 	Every    int
 	MaxRows  int
 	Markdown string // --markdown FILE: the scorecard as docs/ACCURACY.md
-	// Without names modelled mechanisms to turn off in every scenario
-	// (scenarios.Scenario.TurnOff).
-	Without []string
+	// Without and With name modelled mechanisms to turn off or on in every
+	// scenario (scenarios.Scenario.SetMechanism).
+	Without, With []string
 }
 
 func newValidateCorpusCmd(s *streams) *cobra.Command {
@@ -77,6 +77,7 @@ never makes the command fail; unusable input exits 2.`,
 	f.IntVar(&opts.Every, "every", 1, "score one row in N (a deterministic subsample by position; skipped rows are still counted)")
 	f.IntVar(&opts.MaxRows, "max-rows", 0, "score at most N rows: one in ceil(scorable/N), as --every (0: all)")
 	f.StringSliceVar(&opts.Without, "without", nil, "turn these modelled mechanisms off (comma-separated) to measure each one's effect: "+strings.Join(scenarios.Mechanisms(), "; "))
+	f.StringSliceVar(&opts.With, "with", nil, "turn these mechanisms on (comma-separated; names as --without)")
 	f.StringVar(&opts.Markdown, "markdown", "", "also write the scorecard as a Markdown document to FILE (docs/ACCURACY.md is this for the shipped corpus)")
 	return cmd
 }
@@ -103,12 +104,23 @@ func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
 	if err != nil {
 		return err
 	}
-	for _, name := range opts.Without {
-		if err := (&scenarios.Scenario{}).TurnOff(name); err != nil {
-			return inputErrf("validate corpus: --without: %v", err)
+	set := map[string]bool{}
+	for _, l := range []struct {
+		flag  string
+		names []string
+		on    bool
+	}{{"--without", opts.Without, false}, {"--with", opts.With, true}} {
+		for _, name := range l.names {
+			if err := (&scenarios.Scenario{}).SetMechanism(name, l.on); err != nil {
+				return inputErrf("validate corpus: %s: %v", l.flag, err)
+			}
+			if prev, ok := set[name]; ok && prev != l.on {
+				return inputErrf("validate corpus: %s is in both --with and --without", name)
+			}
+			set[name] = l.on
 		}
 	}
-	res, err := scoreCorpus(m, opts.Every, opts.MaxRows, opts.Without)
+	res, err := scoreCorpus(m, opts.Every, opts.MaxRows, set)
 	if err != nil {
 		return err
 	}
@@ -183,7 +195,8 @@ type corpusJob struct {
 
 // scoreCorpus reads every entry, excludes unreliable records, simulates
 // the rest in parallel and scores them.
-func scoreCorpus(m *scenarios.Manifest, every, maxRows int, without []string) (*corpusResult, error) {
+// mechanisms turns the named mechanisms on (true) or off in every scenario.
+func scoreCorpus(m *scenarios.Manifest, every, maxRows int, mechanisms map[string]bool) (*corpusResult, error) {
 	var jobs []corpusJob
 	var recs []validate.BenchResult
 	for i, e := range m.Entries {
@@ -240,8 +253,8 @@ func scoreCorpus(m *scenarios.Manifest, every, maxRows int, without []string) (*
 			ents[i].skip = "cannot express: " + reasonOf(err)
 			continue
 		}
-		for _, name := range without {
-			_ = sc.TurnOff(name) // checked by the caller
+		for name, on := range mechanisms {
+			_ = sc.SetMechanism(name, on) // names checked by the caller
 		}
 		if why := checkpointMismatch(sc, e.Checkpoint); why != "" {
 			ents[i].skip = "cannot express: " + why
