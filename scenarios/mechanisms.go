@@ -27,6 +27,14 @@ var mechanisms = map[string]mechanism{
 			}
 			s.Serving.TokenizeTime = &t
 		}},
+	"sglang-admission": {"SGLang's new-token-ratio admission (runtime.schedule_conservativeness; off: admission by the chunk's KV alone)", true,
+		func(s *Scenario, on bool) {
+			c := 0.0
+			if on {
+				c = 1
+			}
+			s.Serving.ScheduleConservativeness = &c
+		}},
 	"capture-size": {"the engine's CUDA-graph capture size: decode steps above it priced eagerly (off: every decode step replays a graph)", true,
 		func(s *Scenario, on bool) {
 			s.Config.CaptureSize = 0

@@ -244,6 +244,7 @@ func TestErrors(t *testing.T) {
 		{"allreduce", minimal + "[runtime]\nallreduce = \"ring\"\n", "t.toml:13: runtime.allreduce: "},
 		{"mem util", minimal + "[runtime]\ngpu_memory_utilization = 1.5\n", "t.toml:13: runtime.gpu_memory_utilization: "},
 		{"tokenize negative", minimal + "[runtime]\ntokenize_us_per_token = -1\n", "t.toml:13: runtime.tokenize_us_per_token: "},
+		{"conservativeness", minimal + "[runtime]\nengine = \"sglang\"\nschedule_conservativeness = -1\n", "t.toml:14: runtime.schedule_conservativeness: "},
 		{"tokenize nan", minimal + "[runtime]\ntokenize_us_per_token = nan\n", "t.toml:13: runtime.tokenize_us_per_token: "},
 		{"acceptance", minimal + "[speculative]\nmethod = \"eagle3\"\ndraft_tokens = 2\nacceptance = [0.8, 1.2]\n", "t.toml:15: speculative.acceptance: "},
 		{"method", minimal + "[speculative]\nmethod = \"medusa\"\n", "t.toml:13: speculative.method: "},

@@ -42,8 +42,11 @@ type Serving struct {
 	MixedChunk          *bool
 	AsyncScheduling     *bool
 	// TokenizeTime is runtime.tokenize_us_per_token in seconds; nil = the
-	// engine's default (serve.TokenizeTime), 0 = no front end.
+	// default (no front end), 0 = no front end.
 	TokenizeTime *float64
+	// ScheduleConservativeness is runtime.schedule_conservativeness
+	// (SGLang); nil = the engine's default.
+	ScheduleConservativeness *float64
 }
 
 // Defaults of the serving keys.
@@ -249,6 +252,16 @@ func (s *Scenario) buildServing() error {
 		sec := *p * 1e-6
 		v.TokenizeTime = &sec
 	}
+	if p := rt.ScheduleConservativeness; p != nil {
+		if !(*p >= 0 && *p <= 1e3) {
+			return d.errorf("runtime.schedule_conservativeness", "%g must be in [0, 1000] (SGLang's default 1; 0 = admit by the chunk's KV alone)", *p)
+		}
+		if v.Engine != serve.SGLang {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.schedule_conservativeness is SGLang's; %s admits by the chunk's KV, so it is ignored",
+				s.File, d.line("runtime.schedule_conservativeness"), v.Engine.Info().Title))
+		}
+		v.ScheduleConservativeness = p
+	}
 	s.setCaptureSize()
 	// Every point must make a valid serve.Config (memory is the sim's and
 	// is checked when a point runs).
@@ -318,6 +331,9 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	if v.TokenizeTime != nil {
 		c.FrontEnd.PerInputToken = unit.Seconds(*v.TokenizeTime)
 	}
+	if v.ScheduleConservativeness != nil && v.Engine == serve.SGLang {
+		c.ScheduleConservativeness = *v.ScheduleConservativeness
+	}
 	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
 		InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, RangeRatio: v.RangeRatio}
 	switch {
@@ -377,26 +393,27 @@ func (s *Scenario) serveKeyError(err error) error {
 // serveKeys maps the serve.Config fields that serve.FieldError names to the
 // scenario keys that set them.
 var serveKeys = map[string]string{
-	"Engine":                  "runtime.engine",
-	"MaxNumBatchedTokens":     "runtime.max_num_batched_tokens",
-	"MaxNumSeqs":              "runtime.max_num_seqs",
-	"MaxPrefillTokens":        "runtime.engine",
-	"Host.PerStep":            "runtime",
-	"Host.PerSeq":             "runtime",
-	"FrontEnd.PerRequest":     "runtime",
-	"FrontEnd.PerInputToken":  "runtime.tokenize_us_per_token",
-	"Memory.KVBytesPerToken":  "model.kv_cache",
-	"Memory.KVCapacity":       "runtime.gpu_memory_utilization",
-	"Memory.BlockSize":        "runtime.engine",
-	"Memory.Groups":           "parallel",
-	"Spec.DraftTokens":        "speculative.draft_tokens",
-	"Spec.Acceptance":         "speculative.acceptance",
-	"Spec.Lookahead":          "speculative.draft_tokens",
-	"Workload.Requests":       "workload.requests",
-	"Workload.MaxConcurrency": "workload.concurrency",
-	"Workload.RequestRate":    "workload.request_rate",
-	"Workload.Burstiness":     "workload.burstiness",
-	"Workload.InputTokens":    "workload.input_tokens",
-	"Workload.OutputTokens":   "workload.output_tokens",
-	"Workload.RangeRatio":     "workload.range_ratio",
+	"Engine":                   "runtime.engine",
+	"MaxNumBatchedTokens":      "runtime.max_num_batched_tokens",
+	"MaxNumSeqs":               "runtime.max_num_seqs",
+	"MaxPrefillTokens":         "runtime.engine",
+	"Host.PerStep":             "runtime",
+	"Host.PerSeq":              "runtime",
+	"FrontEnd.PerRequest":      "runtime",
+	"FrontEnd.PerInputToken":   "runtime.tokenize_us_per_token",
+	"ScheduleConservativeness": "runtime.schedule_conservativeness",
+	"Memory.KVBytesPerToken":   "model.kv_cache",
+	"Memory.KVCapacity":        "runtime.gpu_memory_utilization",
+	"Memory.BlockSize":         "runtime.engine",
+	"Memory.Groups":            "parallel",
+	"Spec.DraftTokens":         "speculative.draft_tokens",
+	"Spec.Acceptance":          "speculative.acceptance",
+	"Spec.Lookahead":           "speculative.draft_tokens",
+	"Workload.Requests":        "workload.requests",
+	"Workload.MaxConcurrency":  "workload.concurrency",
+	"Workload.RequestRate":     "workload.request_rate",
+	"Workload.Burstiness":      "workload.burstiness",
+	"Workload.InputTokens":     "workload.input_tokens",
+	"Workload.OutputTokens":    "workload.output_tokens",
+	"Workload.RangeRatio":      "workload.range_ratio",
 }

@@ -74,6 +74,7 @@ max_num_seqs = 64
 mixed_chunk = true
 async_scheduling = false
 tokenize_us_per_token = 2.5
+schedule_conservativeness = 0.3
 
 [workload]
 request_rate = [2.0, 8]
@@ -97,6 +98,7 @@ seed = 9
 	assert.True(t, c.MixedChunk)
 	assert.False(t, c.AsyncScheduling)
 	assert.InDelta(t, 2.5e-6, float64(c.FrontEnd.PerInputToken), 1e-18)
+	assert.Equal(t, 0.3, c.ScheduleConservativeness)
 	assert.Equal(t, serve.Workload{Requests: 300, RequestRate: 8, Burstiness: 0.5, InputTokens: 2000, OutputTokens: 100, RangeRatio: 0.2}, c.Workload)
 	assert.Equal(t, uint64(9), c.Seed)
 	assert.Equal(t, 1, c.Memory.BlockSize, "SGLang page size")

@@ -150,9 +150,17 @@ type Config struct {
 	MaxPrefillTokens int
 	// MixedChunk is SGLang's --enable-mixed-chunk: running decodes join the
 	// prefill batch (vLLM always mixes).
-	MixedChunk      bool
-	AsyncScheduling bool
-	Host            HostOverhead
+	MixedChunk bool
+	// ScheduleConservativeness is SGLang's --schedule-conservativeness
+	// (default 1): a waiting request is admitted only while its prompt plus
+	// min(output, 4096) tokens fit in the free KV less the running
+	// requests' expected further tokens, scaled by a new-token ratio that
+	// starts at 0.7 x this, decays each decode step to 0.14 of that and is
+	// reset after a retraction (sched_sglang.go). 0 = admission by the
+	// chunk's KV alone. Unused by vLLM.
+	ScheduleConservativeness float64
+	AsyncScheduling          bool
+	Host                     HostOverhead
 	// FrontEnd is the API server the requests cross one at a time before
 	// the engine core sees them; zero (the default) = none.
 	FrontEnd FrontEnd
@@ -228,6 +236,9 @@ func (c *Config) Validate() error {
 	}
 	if !finiteNonNeg(float64(c.Host.PerSeq)) {
 		return fieldErrorf("Host.PerSeq", "must be finite and >= 0, got %g", float64(c.Host.PerSeq))
+	}
+	if !finiteNonNeg(c.ScheduleConservativeness) {
+		return fieldErrorf("ScheduleConservativeness", "must be finite and >= 0, got %g", c.ScheduleConservativeness)
 	}
 	if !finiteNonNeg(float64(c.FrontEnd.PerRequest)) {
 		return fieldErrorf("FrontEnd.PerRequest", "must be finite and >= 0, got %g", float64(c.FrontEnd.PerRequest))

@@ -193,6 +193,7 @@ func sglangDefaults(c *Config, _ string, gpuMemory unit.Bytes) {
 		c.MaxNumBatchedTokens = 16384
 	}
 	c.MaxPrefillTokens = 16384
+	c.ScheduleConservativeness = 1 // server_args.py: schedule_conservativeness 1.0
 	c.Memory.BlockSize = 1
 }
 
