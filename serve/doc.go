@@ -124,13 +124,28 @@
 // MaxNumBatchedTokens = chunked_prefill_size) tokens, less one per running
 // decode with MixedChunk, at most one request chunked) it runs as its own
 // step, with the decodes in it only when MixedChunk is set; otherwise one
-// decode step of every running request. Not modelled: SGLang's
-// conservative admission (it reserves KV for the running requests' future
-// tokens with new_token_ratio) and its retraction order; here admission
-// needs the chunk's blocks only and a decode that cannot get its KV
-// retracts the newest request (the one whose prefill is in progress, if
-// it has no chunk in this step, else the newest running one), so
-// retractions can come earlier than SGLang's.
+// decode step of every running request. With ScheduleConservativeness > 0
+// (SGLang's default 1) admission is SGLang's PrefillAdder's: a waiting
+// request joins only while its prompt plus min(output, 4096) tokens fit in
+// the free KV less each running request's min(remaining output, 4096) x
+// new_token_ratio, and an admitted whole prompt reserves both; the ratio
+// starts at 0.7 x ScheduleConservativeness, falls by (init - 0.14 x init) /
+// 600 each decode step to 0.14 x init, is reset from the running requests
+// after a retraction ((generated + 20 per request) / their outputs) and to
+// its start when nothing runs (global_config.py @ 025ea29). A decode that
+// cannot get its KV retracts the newest request (the one whose prefill is
+// in progress, if it has no chunk in this step, else the newest running
+// one; SGLang's retract_decode picks by progress). Not modelled: the radix
+// cache's accounting (no prefix caching), mem_fraction_static (the KV
+// cache is sized with gpu_memory_utilization; SGLang's own default,
+// server_args.py @ 001067f _handle_gpu_memory_settings, is (GPU memory -
+// max(512 MiB + 1.5 x chunked_prefill_size MiB + tp/8 GiB + graph
+// buffers, 10 GiB)) / GPU memory, 0.852 on a B200 at TP8, below 0.90),
+// --prefill-decode-interval.
+//
+// CUDA graphs: decode steps above the engine's capture size (vLLM
+// min(2 x max_num_seqs, 512) tokens; SGLang cuda_graph_max_bs by GPU
+// memory and TP) are priced eagerly (CaptureSize, sim.Config.CaptureSize).
 //
 // # Speculative decoding
 //
