@@ -277,7 +277,17 @@ func TestEmbedded(t *testing.T) {
 	row := rowOf(t, f, "moe.moecast_w4a16.int4_wo.e384.uniform", e.Source.RowLo)
 	assert.Equal(t, []float64{1, 8, 1}, row[:3], "moe_tp, ep, tokens")
 	assert.InDelta(t, row[3]*1e-6, float64(e.Time), 1e-15)
-	assert.Equal(t, "2026-12-01", f.Effective(tableOf(t, f, "moe.moecast_w4a16.int4_wo.e384.uniform")).Date)
+	assert.Equal(t, "2026-12-02", f.Effective(tableOf(t, f, "moe.moecast_w4a16.int4_wo.e384.uniform")).Date)
+
+	// Prefill attention of one 4096-token chunk with no prefix, Qwen3-235B's
+	// 64/4 heads at d128 (TP1): the prefill table's row, exactly.
+	pe, ok := f.KernelTables().Prefill(kernels.PrefillShape{Chunks: 1, Tokens: 4096, MeanChunk: 4096, MeanKV: 4096,
+		Heads: 64, KVHeads: 4, QKDim: 128, VDim: 128, KVBytes: 2})
+	require.True(t, ok)
+	assert.Equal(t, "embedded:h200-sxm#prefill.moecast.d128.kv-bf16", pe.Source.Table)
+	prow := rowOf(t, f, "prefill.moecast.d128.kv-bf16", pe.Source.RowLo)
+	assert.Equal(t, []float64{64, 4, 4096, 0}, prow[:4], "heads, kv_heads, chunk, prefix")
+	assert.InDelta(t, prow[4]*1e-6, float64(pe.Time), 1e-15)
 
 	s.EP = 1
 	e, ok = f.KernelTables().MoE(s)

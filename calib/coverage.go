@@ -40,6 +40,7 @@ var seriesLayout = map[string]struct{ keys, axes []string }{
 	"moe":           {[]string{"moe_tp", "ep"}, []string{"tokens"}},
 	"mla":           {[]string{"heads"}, []string{"batch", "kv_len"}},
 	"gqa":           {[]string{"heads", "kv_heads"}, []string{"batch", "kv_len"}},
+	"prefill":       {[]string{"heads", "kv_heads"}, []string{"chunk", "prefix"}},
 	"elementwise":   {nil, []string{"bytes"}},
 	"unmapped":      {nil, []string{"tokens"}},
 	"gqa_prefill":   {[]string{"heads", "kv_heads"}, []string{"chunk", "kv_len"}},

@@ -130,6 +130,11 @@ func (a *tableAcc) add(axes []float64, us float64, step string) {
 // Calibration builds a calibration file from the comparison's steps. It
 // fails when no step gave a row.
 func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.File, error) {
+	if rep.OtherGPU != "" {
+		// Tables carry the scenario's GPU in their provenance: written,
+		// they would price this GPU with another's kernel times.
+		return nil, fmt.Errorf("the trace was %s: its kernel times would calibrate another GPU; give a scenario of the GPU the trace was recorded on", rep.OtherGPU)
+	}
 	accs := map[string]*tableAcc{}
 	var names []string
 	acc := func(name, op string, keys calib.Keys, cols ...string) *tableAcc {
