@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/dtype"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/sim"
@@ -108,8 +109,11 @@ min_tokens_per_s_per_user = 20
 target_request_rate = 1.5
 `)...))
 	require.NoError(t, err)
+	ib400, ok := comm.LookupLink(DefaultDisaggTransfer)
+	require.True(t, ok)
 	assert.Equal(t, Plan{GPUs: []string{"h200-sxm", "b200-sxm"}, MaxGPUs: 16, TTFTP99: 2, TPOTP99: 0.05, MinTokensPerSPerUser: 20,
-		TargetRequestRate: 1.5, InputTokens: 1024, OutputTokens: 1024}, sc.Plan)
+		TargetRequestRate: 1.5, InputTokens: 1024, OutputTokens: 1024,
+		MaxPrefillWorkers: DefaultMaxPrefillWorkers, MaxDecodeWorkers: DefaultMaxDecodeWorkers, DisaggTransfer: ib400}, sc.Plan)
 	sp, warns, err := sc.PlanSpace(sc.Plan)
 	require.NoError(t, err)
 	assert.Empty(t, warns)
