@@ -73,7 +73,11 @@ type Space struct {
 	// false is eager launch); its model, GPU, fabric, GPUs, layout, KV
 	// cache, spec and tables are replaced. A zero GPUMemoryUtilization
 	// means 0.9.
-	Base     sim.Config
+	Base sim.Config
+	// Engine is the preferred engine (runtime.engine): a candidate's
+	// all-reduce policy is the one of the engine that runs it,
+	// Engine.Pick(Engine) of its layout's set.
+	Engine   serve.Engine
 	Workload Workload
 }
 
@@ -298,6 +302,7 @@ func enumerate(s *Space, workers int) ([]Candidate, []Rejection, error) {
 						c.Model, c.GPU, c.Fabric, c.GPUs, c.Layout = s.Model, g.GPU, g.Fabric, n, lay.l
 						c.KVCache, c.Spec = kv, sp
 						c.KernelTables, c.CommTables = g.KernelTables, g.CommTables
+						c.AllReducePolicy = lay.e.Pick(s.Engine).Info().AllReduce
 						if c.GPUMemoryUtilization == 0 {
 							c.GPUMemoryUtilization = 0.9
 						}

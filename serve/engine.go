@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/model"
 )
@@ -32,6 +33,9 @@ type EngineInfo struct {
 	MixedChunk bool
 	// PrefillTokens: Config.MaxPrefillTokens is a setting of the engine.
 	PrefillTokens bool
+	// AllReduce is the engine's all-reduce policy (which implementation
+	// it runs for a size, and its measured all-reduce tables).
+	AllReduce comm.Policy
 }
 
 // engineRow is everything engine-specific: adding an engine is one row
@@ -56,10 +60,11 @@ type engineRow struct {
 // engines is the engine table, indexed by Engine.
 var engines = [...]engineRow{
 	VLLM: {
-		EngineInfo: EngineInfo{Name: "vllm", Title: "vLLM", BudgetKey: "max_num_batched_tokens", SeqsKey: "max_num_seqs"},
-		defaults:   vllmDefaults,
-		validate:   vllmValidate,
-		blockSize:  vllmBlockSize,
+		EngineInfo: EngineInfo{Name: "vllm", Title: "vLLM", BudgetKey: "max_num_batched_tokens", SeqsKey: "max_num_seqs",
+			AllReduce: comm.VLLMPolicy},
+		defaults:  vllmDefaults,
+		validate:  vllmValidate,
+		blockSize: vllmBlockSize,
 		// vLLM runs attention TP-way in each of DP groups
 		// (--data-parallel-size); it has no data-parallel attention
 		// with TP over the MLP side.
@@ -68,7 +73,7 @@ var engines = [...]engineRow{
 	},
 	SGLang: {
 		EngineInfo: EngineInfo{Name: "sglang", Title: "SGLang", BudgetKey: "chunked_prefill_size", SeqsKey: "max_running_requests",
-			UnlimitedSeqs: true, MixedChunk: true, PrefillTokens: true},
+			UnlimitedSeqs: true, MixedChunk: true, PrefillTokens: true, AllReduce: comm.SGLangPolicy},
 		defaults:  sglangDefaults,
 		validate:  sglangValidate,
 		blockSize: func(*model.Config, string) int { return 1 }, // page_size 1 (server_args.py default)

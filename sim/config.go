@@ -19,6 +19,10 @@ type Config struct {
 	Layout    model.Layout
 	Graphs    bool      // runtime.cuda_graphs
 	AllReduce comm.Impl // runtime.allreduce
+	// AllReducePolicy is the serving engine's all-reduce policy, which
+	// resolves comm.Auto and names the engine's measured all-reduce tables
+	// (serve.EngineInfo.AllReduce; zero: vLLM's).
+	AllReducePolicy comm.Policy
 	// GPUMemoryUtilization is the fraction of GPU memory the engine may use
 	// (vLLM gpu_memory_utilization).
 	GPUMemoryUtilization float64

@@ -59,7 +59,7 @@ func New(cfg Config) (*Sim, error) {
 	if s.costs.Eff.Mem == 0 {
 		s.costs.Eff = kernels.EfficiencyFor(cfg.GPU)
 	}
-	s.comm = comm.Comm{Fabric: cfg.Fabric, Graphs: cfg.Graphs, Tables: cfg.CommTables}
+	s.comm = comm.Comm{Fabric: cfg.Fabric, Graphs: cfg.Graphs, Tables: cfg.CommTables, Policy: cfg.AllReducePolicy}
 	s.eager, s.commEager = s.costs, s.comm
 	s.eager.Graphs, s.commEager.Graphs = false, false
 	m := cfg.Model
