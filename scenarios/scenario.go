@@ -201,7 +201,7 @@ func (s *Scenario) KeyError(err error) error {
 	if errors.As(err, &pe) {
 		return err
 	}
-	var fe *sim.FieldError
+	var fe *model.FieldError
 	if errors.As(err, &fe) {
 		if key, ok := simKeys[fe.Field]; ok {
 			return &Error{File: s.File, Line: s.doc.line(key), Key: key, Msg: fe.Msg, Err: err}

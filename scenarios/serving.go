@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
 )
@@ -339,7 +340,7 @@ func (s *Scenario) ServeConfig(sm *sim.Sim, p ServePoint) (serve.Config, error) 
 
 // serveKeyError maps a *serve.FieldError to its scenario key, or nil.
 func (s *Scenario) serveKeyError(err error) error {
-	var fe *serve.FieldError
+	var fe *model.FieldError
 	if !errors.As(err, &fe) {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/model"
 )
 
 // Seq is one sequence of an engine step as the step coster sees it.
@@ -143,17 +144,8 @@ func DefaultConfig(e Engine, gpuName string, gpuMemory unit.Bytes) Config {
 	return c
 }
 
-// FieldError is a configuration error tied to a Config field, named by its
-// Go path (e.g. "Workload.MaxConcurrency"); scenarios maps it to its key.
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
-
-func fieldErrorf(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+func fieldErrorf(field, format string, args ...any) *model.FieldError {
+	return &model.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
 // MaxDraftTokens bounds Spec.DraftTokens.

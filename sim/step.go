@@ -48,7 +48,7 @@ type Sim struct {
 }
 
 // New validates cfg and precomputes everything that does not depend on
-// batch and context. Errors are *FieldError naming the argument ("batch", "context").
+// batch and context. Errors are *model.FieldError naming the argument ("batch", "context").
 func New(cfg Config) (*Sim, error) {
 	sh, err := cfg.validate()
 	if err != nil {
