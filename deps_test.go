@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 	// tables (calib/campaign does).
 	"comm/ncclrun":   {"internal/cuda", "internal/rendezvous"},
 	"sim":            {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm"},
-	"serve":          {"internal/unit", "internal/cost", "model", "comm", "sim"},
+	"serve":          {"internal/unit", "internal/cost", "model", "kernels", "comm", "sim"},
 	"plan":           {"internal/unit", "internal/dtype", "model", "kernels", "comm", "sim", "serve"},
 	"trace":          {"internal/unit", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
 	"trace/tracegen": {},

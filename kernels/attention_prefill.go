@@ -107,9 +107,9 @@ const (
 // piecewise linear in log2(n) through the points above, clamped at both
 // ends (below 512 tokens the 512-token value: such chunks are short and
 // their time is dominated by the fixed kernel cost and the GEMMs).
-func PrefillEfficiency(arch string, n int) float64 {
+func PrefillEfficiency(arch Arch, n int) float64 {
 	t := &prefillEffFA2
-	if arch == "sm_90" {
+	if arch.Facts().PrefillFA3 {
 		t = &prefillEffFA3
 	}
 	x := float64(n)
@@ -150,7 +150,7 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 		formula:    formulaRoofline,
 	})
 	e.Source.Note = notePrefillFA2
-	if c.GPU.Arch == "sm_90" {
+	if c.GPU.Arch.Facts().PrefillFA3 {
 		e.Source.Note = notePrefillFA3
 	}
 	return e

@@ -29,7 +29,7 @@ func TestGPUPresets(t *testing.T) {
 		bwTBps    float64
 		bf16, fp8 float64 // TFLOP/s
 		l2MB      float64
-		arch      string
+		arch      Arch
 		sms       int
 	}{
 		// Capacities: nvidia-smi memory.total in MiB (the presets' sources).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
 )
 
@@ -49,7 +50,7 @@ type engineRow struct {
 	validate func(c *Config) error
 	// blockSize is the KV block (page) size for model m (nil: not MLA)
 	// on a GPU of architecture arch.
-	blockSize func(m *model.Config, arch string) int
+	blockSize func(m *model.Config, arch kernels.Arch) int
 	// runs reports whether the engine serves layout l (plan enumerates
 	// the layouts; this says which engines run each).
 	runs func(l model.Layout) bool
@@ -76,7 +77,7 @@ var engines = [...]engineRow{
 			UnlimitedSeqs: true, MixedChunk: true, PrefillTokens: true, AllReduce: comm.SGLangPolicy},
 		defaults:  sglangDefaults,
 		validate:  sglangValidate,
-		blockSize: func(*model.Config, string) int { return 1 }, // page_size 1 (server_args.py default)
+		blockSize: func(*model.Config, kernels.Arch) int { return 1 }, // page_size 1 (server_args.py default)
 		// SGLang's --dp without DP attention (replicas behind its router)
 		// is not enumerated; --enable-dp-attention is (DP = 1, TP = n).
 		runs:      func(l model.Layout) bool { return l.DP == 1 },
@@ -158,18 +159,13 @@ func vllmValidate(c *Config) error {
 	return nil
 }
 
-// vllmBlockSize (vllm/platforms/cuda.py, CudaPlatform.check_and_update_config):
-// MLA models run FlashMLA on sm_90 ("Forcing kv cache block size to 64 for
-// FlashMLA backend") and CUTLASS MLA on sm_100 ("... to 128 for
-// CUTLASS_MLA backend"); other models and GPUs keep the default 16.
-func vllmBlockSize(m *model.Config, arch string) int {
-	if m != nil && m.Attn.Kind == model.MLA {
-		switch arch {
-		case "sm_90":
-			return 64
-		case "sm_100":
-			return 128
-		}
+// vllmBlockSize: MLA models take the block size vLLM's MLA backend forces
+// on the architecture (kernels.ArchFacts.MLABlockSize: 64 for FlashMLA on
+// sm_90, 128 for CUTLASS MLA on sm_100); other models and GPUs keep the
+// default 16.
+func vllmBlockSize(m *model.Config, arch kernels.Arch) int {
+	if b := arch.Facts().MLABlockSize; b > 0 && m != nil && m.Attn.Kind == model.MLA {
+		return b
 	}
 	return 16
 }

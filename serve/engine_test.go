@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
 )
 
@@ -47,7 +48,7 @@ func TestEngineRows(t *testing.T) {
 		l            model.Layout
 		runs         bool
 		m            *model.Config
-		arch         string
+		arch         kernels.Arch
 		block        int
 		unlimitedSeq bool
 	}{

@@ -3,6 +3,7 @@ package serve
 import (
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/sim"
 )
@@ -124,7 +125,7 @@ func SimMemory(cfg sim.Config, s *sim.Sim, e Engine) (Memory, error) {
 
 // BlockSize is the KV block (page) size engine e uses for model m on a GPU
 // of architecture arch (the engine row's; see SimMemory).
-func BlockSize(e Engine, m *model.Config, arch string) int {
+func BlockSize(e Engine, m *model.Config, arch kernels.Arch) int {
 	if !e.valid() {
 		return vllmBlockSize(m, arch)
 	}
