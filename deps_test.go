@@ -33,7 +33,7 @@ var allowed = map[string][]string{
 	// The rendezvous is the standard library only: it runs (and is tested)
 	// with no GPU, on any launcher's processes.
 	"internal/rendezvous": {},
-	"kernels/gpu":         {"internal/cuda"},
+	"kernels/gpu":         {"internal/cuda", "internal/unit"},
 	"model":               {"internal/unit", "internal/dtype"},
 	"kernels":             {"internal/unit", "internal/dtype", "internal/cost", "internal/curve"},
 	"comm":                {"internal/unit", "internal/cost", "internal/curve"},

@@ -157,7 +157,8 @@ type Keys struct {
 	QLoRARank    int    `toml:"q_lora_rank,omitempty"`  // mla (optional, with hidden, qk_nope_dim, v_head_dim)
 	QKNopeDim    int    `toml:"qk_nope_dim,omitempty"`  // mla
 	VHeadDim     int    `toml:"v_head_dim,omitempty"`   // mla
-	HeadDim      int    `toml:"head_dim,omitempty"`     // gqa
+	HeadDim      int    `toml:"head_dim,omitempty"`     // gqa, prefill: (q/k) head dim
+	Window       int    `toml:"window,omitempty"`       // prefill: sliding window (keys; none when absent)
 }
 
 // eachSet calls str for each non-empty string key and num for each
@@ -179,6 +180,7 @@ func (k Keys) eachSet(str func(name, v string), num func(name string, v int)) {
 		{"experts", k.Experts}, {"topk", k.TopK}, {"hidden", k.Hidden}, {"inter", k.Inter},
 		{"kv_lora_rank", k.KVLoRARank}, {"qk_rope_dim", k.QKRopeDim}, {"q_lora_rank", k.QLoRARank},
 		{"qk_nope_dim", k.QKNopeDim}, {"v_head_dim", k.VHeadDim}, {"head_dim", k.HeadDim},
+		{"window", k.Window},
 	} {
 		if f.v != 0 {
 			num(f.name, f.v)

@@ -111,7 +111,7 @@ func (c *Costs) MLAModule(s MLAShape, projections []GEMMShape) (cost.Estimate, b
 		r.FLOPs += g.FLOPs
 		r.Kernels += g.Kernels
 	}
-	return c.applyFloor(t, r, c.eff().Mem), true
+	return c.applyFloor(t, r, c.GPU.PeakFor(dtype.BF16)), true
 }
 
 // GQABytes is the KV read, Batch*Context*2*KVHeads*HeadDim*elt, plus bf16
@@ -146,7 +146,7 @@ func (c *Costs) GQADecode(s GQAShape) cost.Estimate {
 	})
 	if c.Tables != nil {
 		if t, ok := c.Tables.GQA(s); ok {
-			return c.applyFloor(t, r, e.Mem)
+			return c.applyFloor(t, r, c.GPU.PeakFor(dtype.BF16))
 		}
 	}
 	return r

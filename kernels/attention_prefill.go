@@ -33,6 +33,18 @@ type PrefillShape struct {
 	// GQA (the prefix comes from the paged cache), 2 (bf16) for MLA, whose
 	// k/v are up-projected activations.
 	KVBytes float64
+	// KV names the KV-cache dtype ("bf16", "fp8") for GQA, which a GQA
+	// prefill table matches; "" for MLA.
+	KV string
+	// Window is the sliding window of the layer's keys (0: none; Keys and
+	// Pairs are then window-capped) and MeanKV the mean uncapped keys of a
+	// chunk (prefix + chunk): the keys of a calibration table's rows.
+	Window, MeanKV int
+	// TopK > 0 is DeepSeek Sparse Attention's selection: each query attends
+	// at most TopK keys its indexer picks (Keys and Pairs are capped so).
+	// The calibration tables measure dense causal attention and do not
+	// answer such a shape.
+	TopK int
 }
 
 // CausalPairs is the number of (query, key) pairs a chunk of q queries
@@ -129,7 +141,9 @@ func PrefillEfficiency(arch Arch, n int) float64 {
 	return t[last]
 }
 
-// AttentionPrefill is the cost of the step's prefill attention on one rank:
+// AttentionPrefill is the cost of the step's prefill attention on one rank,
+// from a prefill calibration table where one covers the shape (Lookup
+// Prefill), else the roofline:
 //
 //	t = max(PrefillBytes/(BW*Mem), PrefillFLOPs/(peak_bf16*PrefillEfficiency)) + StreamKernelLatency
 //
@@ -152,6 +166,18 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 	e.Source.Note = notePrefillFA2
 	if c.GPU.Arch.Facts().PrefillFA3 {
 		e.Source.Note = notePrefillFA3
+	}
+	// A GQA prefill table from the user's own traces (calib from-trace)
+	// answers first; then the measured prefill kernels (calib gpu).
+	if t, ok := c.Tables.(*Tables); ok && t != nil {
+		if m, ok := t.GQAPrefill(s); ok {
+			return c.applyFloor(m, e, c.GPU.PeakFor(dtype.BF16))
+		}
+	}
+	if c.Tables != nil {
+		if t, ok := c.Tables.Prefill(s); ok {
+			return c.applyFloor(t, e, c.GPU.PeakFor(dtype.BF16))
+		}
 	}
 	return e
 }

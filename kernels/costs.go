@@ -31,6 +31,9 @@ type Lookup interface {
 	// aiconfigurator's mla_generation_module measures it.
 	MLAModule(s MLAShape) (cost.Estimate, bool)
 	GQA(s GQAShape) (cost.Estimate, bool)
+	// Prefill is the step's prefill attention on one rank (the chunks
+	// against their prefixes).
+	Prefill(s PrefillShape) (cost.Estimate, bool)
 	// Elementwise is one small memory-bound kernel (norm, rotary, KV-cache
 	// write, top-k, sampler pass) that moves b bytes.
 	Elementwise(b unit.Bytes) (cost.Estimate, bool)
@@ -42,7 +45,7 @@ const (
 	formulaElementwise = "bytes/(BW*eff_mem) + t_kernel"
 	formulaLaunch      = "n_kernels*t_host_launch - op time (eager, no CUDA graph)"
 	formulaGraph       = "inside a CUDA graph: per-kernel cost is in each op's t_kernel"
-	noteFloor          = "table below DRAM streaming floor bytes/(BW*eff_mem); floor used"
+	noteFloor          = "table below the physical floor max(bytes/peak BW, flops/peak FLOPs); floor used"
 )
 
 // eff returns the efficiency set in use.
@@ -107,17 +110,27 @@ func (c *Costs) roofline(o op) cost.Estimate {
 	return e
 }
 
-// streamingFloor is the time to stream b bytes from DRAM at the achievable
-// bandwidth BW*eff_mem: what a real decode step, whose 60 layers stream
-// through the cache, pays at least.
-func (c *Costs) streamingFloor(b unit.Bytes, effMem float64) unit.Seconds {
-	return unit.TransferTime(b, c.GPU.MemBW*unit.BytesPerSecond(effMem))
+// physicalFloor is the least time an op of b bytes and f FLOPs can take on
+// the GPU: max(b / peak DRAM bandwidth, f / peak). A floor is the hardware's
+// limit, never a typical efficiency: a measured row faster than a floor
+// that held an efficiency would be a sign the floor is wrong (issue 25).
+// The bandwidth is the datasheet peak, not a measured copy bandwidth: a
+// GEMV read on an H200 measured 4.5 TB/s where a device-to-device copy
+// measured 4.23-4.28 TB/s (kernels/gpu.go, bench/moe-trace), so a copy
+// bandwidth would refuse real read-bound kernels.
+func (c *Costs) physicalFloor(b unit.Bytes, f unit.FLOPs, peak unit.FLOPsPerSecond) unit.Seconds {
+	t := unit.TransferTime(b, c.GPU.MemBW)
+	if peak > 0 && f > 0 {
+		t = max(t, unit.ComputeTime(f, peak))
+	}
+	return t
 }
 
-// applyFloor returns the table estimate t, or the streaming floor of the
-// roofline estimate r's bytes when t is faster (Source.Note says so). Bytes
-// and FLOPs come from the roofline when the table has none.
-func (c *Costs) applyFloor(t, r cost.Estimate, effMem float64) cost.Estimate {
+// applyFloor returns the table estimate t, or the physical floor of the
+// roofline estimate r's bytes and FLOPs (at peak, the op's compute peak)
+// when t is faster (Source.Note says so). Bytes and FLOPs come from the
+// roofline when the table has none.
+func (c *Costs) applyFloor(t, r cost.Estimate, peak unit.FLOPsPerSecond) cost.Estimate {
 	if t.Bytes == 0 {
 		t.Bytes = r.Bytes
 	}
@@ -127,15 +140,12 @@ func (c *Costs) applyFloor(t, r cost.Estimate, effMem float64) cost.Estimate {
 	if t.Kernels == 0 {
 		t.Kernels = r.Kernels
 	}
-	floor := c.streamingFloor(r.Bytes, effMem)
+	floor := c.physicalFloor(r.Bytes, r.FLOPs, peak)
 	if t.Time < floor {
 		t.Time = floor
 		t.Source.Note = noteFloor
-		if peakFloor := unit.TransferTime(r.Bytes, c.GPU.MemBW); t.Lo < peakFloor {
-			t.Lo = peakFloor
-		}
-		if hi := floor * unit.Seconds(MemorySpread.Hi); t.Hi < hi {
-			t.Hi = hi
+		if t.Lo < floor {
+			t.Lo = floor
 		}
 	}
 	if t.Lo > t.Time {

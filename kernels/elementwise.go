@@ -23,7 +23,7 @@ func (c *Costs) Elementwise(b unit.Bytes) cost.Estimate {
 	})
 	if c.Tables != nil {
 		if t, ok := c.Tables.Elementwise(b); ok {
-			return c.applyFloor(t, r, eff)
+			return c.applyFloor(t, r, 0)
 		}
 	}
 	return r

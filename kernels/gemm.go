@@ -72,7 +72,7 @@ func (c *Costs) GEMM(s GEMMShape) cost.Estimate {
 	r := c.gemmRoofline(s)
 	if c.Tables != nil {
 		if t, ok := c.Tables.GEMM(s); ok {
-			return c.applyFloor(t, r, c.weightEffMem(s.Weight))
+			return c.applyFloor(t, r, c.GPU.PeakFor(s.Weight.Compute))
 		}
 	}
 	return r

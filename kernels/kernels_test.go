@@ -351,6 +351,7 @@ func (f fakeTables) GEMM(GEMMShape) (cost.Estimate, bool)         { return f.e, 
 func (f fakeTables) MoE(MoEShape) (cost.Estimate, bool)           { return f.e, f.ok }
 func (f fakeTables) MLAModule(MLAShape) (cost.Estimate, bool)     { return f.e, f.ok }
 func (f fakeTables) GQA(GQAShape) (cost.Estimate, bool)           { return f.e, f.ok }
+func (f fakeTables) Prefill(PrefillShape) (cost.Estimate, bool)   { return cost.Estimate{}, false }
 func (f fakeTables) Elementwise(unit.Bytes) (cost.Estimate, bool) { return f.e, f.ok }
 
 func TestTablesAndFloor(t *testing.T) {
@@ -365,28 +366,35 @@ func TestTablesAndFloor(t *testing.T) {
 	}
 	src := cost.Source{Kind: cost.Table, Table: "embedded:rtx:moe", RowLo: 2, RowHi: 3}
 
-	// A table point faster than streaming the bytes from DRAM (L2-resident
-	// replay) is floored at bytes/(BW*eff_mem), and the note says so.
+	// A table point faster than the hardware allows is floored at the
+	// physical limit max(bytes/peak BW, flops/peak) (never an efficiency:
+	// issue 25), and the note says so.
 	fast := NewCosts(g, true)
 	fast.Tables = fakeTables{e: cost.Estimate{Time: 1e-6, Lo: 0.9e-6, Hi: 1.1e-6, Source: src}, ok: true}
 	for name, e := range map[string]cost.Estimate{
 		"moe": fast.MoE(moe), "gemm": fast.GEMM(gemm), "gqa": fast.GQADecode(gqa),
 	} {
-		floor := unit.TransferTime(e.Bytes, g.MemBW*0.8)
+		floor := max(unit.TransferTime(e.Bytes, g.MemBW), unit.ComputeTime(e.FLOPs, g.PeakFor(dtype.BF16)))
 		assert.InEpsilon(t, float64(floor), float64(e.Time), 1e-9, name)
 		assert.Equal(t, noteFloor, e.Source.Note, name)
 		assert.Equal(t, cost.Table, e.Source.Kind, name)
 		assert.True(t, e.Lo <= e.Time && e.Time <= e.Hi, name)
 		assert.GreaterOrEqual(t, float64(e.Lo), float64(unit.TransferTime(e.Bytes, g.MemBW))*(1-1e-12), name)
 	}
+	// A compute-bound GEMM is floored at its FLOPs at the peak, not at an
+	// efficiency of it.
+	big := GEMMShape{M: 8192, N: 8192, K: 8192, Weight: dtype.BF16Weights}
+	eb := fast.GEMM(big)
+	assert.InEpsilon(t, float64(unit.ComputeTime(GEMMFLOPs(big), g.PeakFor(dtype.BF16))), float64(eb.Time), 1e-9, "compute-bound gemm")
+	assert.Less(t, float64(eb.Time), float64(NewCosts(g, true).GEMM(big).Time), "the floor is below the roofline's efficiency")
 	ew := fast.Elementwise(RMSNormBytes(4096, 7168))
-	assert.InEpsilon(t, float64(unit.TransferTime(ew.Bytes, g.MemBW*unit.BytesPerSecond(EffMemElementwise))), float64(ew.Time), 1e-9, "elementwise")
+	assert.InEpsilon(t, float64(unit.TransferTime(ew.Bytes, g.MemBW)), float64(ew.Time), 1e-9, "elementwise")
 	assert.Equal(t, noteFloor, ew.Source.Note, "elementwise")
 	m, ok := fast.MLAModule(mla, proj[:])
 	require.True(t, ok)
 	wantBytes := MLABytes(mla) + GEMMBytes(proj[0]) + GEMMBytes(proj[1])
 	assert.InEpsilon(t, float64(wantBytes), float64(m.Bytes), 1e-9)
-	assert.InEpsilon(t, float64(unit.TransferTime(wantBytes, g.MemBW*0.8)), float64(m.Time), 1e-9)
+	assert.InEpsilon(t, float64(unit.TransferTime(wantBytes, g.MemBW)), float64(m.Time), 1e-9)
 
 	// A slower table point is used as is.
 	slow := NewCosts(g, true)

@@ -73,7 +73,7 @@ func (c *Costs) MoE(s MoEShape) cost.Estimate {
 	r := c.moeRoofline(s)
 	if c.Tables != nil {
 		if t, ok := c.Tables.MoE(s); ok {
-			return c.applyFloor(t, r, c.weightEffMem(s.Weight))
+			return c.applyFloor(t, r, c.GPU.PeakFor(s.Weight.Compute))
 		}
 	}
 	return r

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"io/fs"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -48,4 +50,28 @@ results = ["b.csv"]
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+func FuzzReadManifest(f *testing.F) {
+	f.Add([]byte("[[source]]\nname = \"s\"\n[[entry]]\nname = \"a\"\nsource = \"s\"\nscenario = \"a.toml\"\nresults = [\"a.csv\"]\n"))
+	f.Add([]byte("[[entry]]\nname = \"b\"\nskip = \"x\"\nresults = [\"../b\"]\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ReadManifest(fstest.MapFS{"m.toml": {Data: b}}, "m.toml")
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "m.toml") {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		for _, e := range m.Entries {
+			if e.Name == "" || len(e.Results) == 0 || (e.Scenario == "" && e.Skip == "") {
+				t.Fatalf("accepted an unusable entry: %+v", e)
+			}
+			for _, p := range e.Results {
+				if q := m.Path(p); strings.HasPrefix(q, "../") || !fs.ValidPath(q) {
+					t.Fatalf("accepted a path outside the corpus: %q", p)
+				}
+			}
+		}
+	})
 }

@@ -107,6 +107,8 @@ func (s *Sim) shapeString(o *op, p *pass) string {
 		return fmt.Sprintf("tokens=%d pairs=%.1f experts=%.1f of %d/rank h=%d inter=%d %s ep=%d moe_tp=%d",
 			p.domain, p.load.Pairs, p.load.Touched, m.MoE.Experts/s.sh.ep, m.Hidden,
 			ceilDiv(m.MoE.Inter, s.sh.moeTP), m.Quant.RoutedExperts.Name, s.sh.ep, s.sh.moeTP)
+	case opUnmapped:
+		return fmt.Sprintf("%d tokens", n)
 	case opTopK:
 		return fmt.Sprintf("%d tokens, top-%d of %d", n, o.topK, s.cfg.Model.MoE.Experts)
 	case opSampling:
@@ -120,11 +122,25 @@ func (s *Sim) shapeString(o *op, p *pass) string {
 	case opAllToAll:
 		return fmt.Sprintf("%d ranks, %s sent per rank (%d tokens x %.2f destinations)", o.ranks,
 			unit.Bytes(o.perTok*s.sendDest*float64(n)), n, s.sendDest)
-	case opMLAPrefill, opGQAPrefill:
+	case opMLAPrefill:
 		return fmt.Sprintf("%d chunks, %d tokens (mean %d), %d keys, %.4g causal pairs, q_heads=%d kv_heads=%d",
 			p.pre.chunks, p.pre.tokens, p.pre.meanChunk, p.pre.keys, p.pre.pairs, o.heads, max(o.kvHeads, o.heads))
+	case opGQAPrefill:
+		return fmt.Sprintf("%d chunks, %d tokens (mean %d), %d keys, %.4g causal pairs, q_heads=%d kv_heads=%d dim=%d kv=%s",
+			p.pre.chunks, p.pre.tokens, p.pre.meanChunk, p.pre.keys, p.pre.pairs, o.heads, o.kvHeads, o.headDim, s.cfg.KVCache)
 	case opIndexerPrefill:
 		return fmt.Sprintf("%d tokens x %d heads x %.4g causal pairs", p.pre.tokens, s.cfg.Model.Attn.IndexHeads, p.pre.pairs)
+	case opRecurrent:
+		r := o.rec
+		return fmt.Sprintf("%d seqs, %d tokens, %d heads, state %dx%d x %d B", p.seq, p.dec, r.Heads, r.KDim, r.VDim, r.StateBytes)
+	case opRecurrentPrefill:
+		r := o.rec
+		return fmt.Sprintf("%d chunks, %d tokens, %d heads, state %dx%d, chunk %d", p.pre.chunks, p.pre.tokens, r.Heads, r.KDim, r.VDim, r.Chunk)
+	case opDSV4:
+		return fmt.Sprintf("batch=%d ctx=%d -> %d compressed (1:%d) + %d window entries, heads=%d (x%d queries)", p.seq, p.ctx,
+			dsv4Entries(p.ctx, o.window, o.topK), max(o.window, 1), p.winCtx, o.heads, p.queries)
+	case opDSV4Prefill:
+		return fmt.Sprintf("%d chunks, %d tokens, compression 1:%d (+ window), heads=%d", p.pre.chunks, p.pre.tokens, max(o.window, 1), o.heads)
 	}
 	return ""
 }

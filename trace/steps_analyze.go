@@ -234,6 +234,8 @@ type Analyzer struct {
 	gapEnd    Time
 
 	launched corrSet              // correlation ids of the launches read
+	moe      moeScopes            // CPU scopes of MoE layers (moe_scope.go)
+	moeCorr  corrSet              // correlation ids of the launches inside one
 	pending  map[int64][]pendingK // kernels read before their launch
 
 	open []int // steps with buffered kernels, ascending
@@ -281,8 +283,16 @@ func NewAnalyzer(opts Options) *Analyzer {
 func (a *Analyzer) Add(ev *Event) {
 	a.res.Events++
 	switch ev.Cat {
+	case CatCPUOp:
+		if ev.Ph == PhaseComplete && isMoEScope(ev.Name) {
+			a.moe.add(ev.Pid, ev.Tid, ev.TS, ev.End())
+		}
 	case CatUserAnnotation:
 		if ev.Ph != PhaseComplete {
+			return
+		}
+		if isMoEScope(ev.Name) {
+			a.moe.add(ev.Pid, ev.Tid, ev.TS, ev.End())
 			return
 		}
 		info := a.match.match(ev.Name)
@@ -406,6 +416,9 @@ func (a *Analyzer) addLaunch(ev *Event) {
 		return
 	}
 	a.launched.add(ev.Correlation)
+	if a.moe.holds(ev.Pid, ev.Tid, ev.TS) {
+		a.moeCorr.add(ev.Correlation)
+	}
 	if a.table != nil {
 		if id := a.table.lookup(ev.Pid, ev.Tid, ev.TS); id >= 0 {
 			if isGraphLaunch(ev.Name) {
@@ -522,6 +535,9 @@ func (a *Analyzer) farFromLaunch(l launchAt, k kspan, offset int64) bool {
 // mode, its graph launch in graph mode, else the gap steps.
 func (a *Analyzer) route(corr int64, k kspan, offset int64) {
 	dur := k.dur
+	if corr != 0 && a.moeCorr.has(corr) {
+		k.cat = inMoE(k.cat)
+	}
 	if a.table != nil {
 		if l, ok := a.corrStep[corr]; ok {
 			delete(a.corrStep, corr)

@@ -20,20 +20,29 @@ import (
 )
 
 // This file derives calibration tables (docs/calibration.md, schema 1) from
-// the kernels of a trace's decode steps, as Compare mapped them to the
+// the kernels of a trace's prefill, mixed and decode steps, as Compare mapped them to the
 // model's ops: op-level measurements the user already has, never the step
 // time (the step is what the tables are then checked against).
 //
 //   - gemm: each GEMM op that got kernels of its own (not pooled) gives a
-//     row n, k, m at the op's per-rank shape, latency = the mean time per
-//     occurrence of its kernels;
+//     row n, k, m at the op's per-rank shape (m: the step's combined
+//     tokens), latency = the mean time per occurrence of its kernels;
+//     kernels pooled over GEMM ops of several shapes are split over them in
+//     proportion to their predicted times;
 //   - moe: the MoE layer at its token count, latency = the step's MoE
 //     kernel time (expert GEMMs, routing, glue) per MoE layer, as the
 //     perf database's fused-MoE layer points measure the whole layer;
 //     distribution "uniform" (the sim's routing model; a served step's
 //     routing is the model's own, not a benchmark's);
-//   - gqa: attention per layer at the step's batch and context (the
+//   - gqa: decode attention per layer at the step's batch and context (the
 //     context the comparison used), heads and KV heads per GPU;
+//   - gqa_prefill: a prefill step's attention per layer and chunk at its
+//     mean chunk and mean keys per chunk (a mixed step's attention kernels
+//     serve decode and prefill attention together and give no row);
+//   - unmapped: the step's kernels that map to no predicted op, less the
+//     predicted ops without kernels (their work is in that glue), per
+//     layer at the step's tokens: sim then prices them, and the traced
+//     step is reproduced;
 //   - allreduce, allgather, reducescatter: the mean time per occurrence at
 //     the op's ranks and message bytes (including any wait for the slowest
 //     rank, which is what a step sees), impl "nccl" for NCCL kernels, else
@@ -41,7 +50,7 @@ import (
 //
 //   - elementwise: one row per byte size of the ops sim prices as small
 //     memory-bound kernels (norms, rotary, KV-cache writes, activations,
-//     the router's top-k), keyed by bytes, not by op label: sim asks
+//     the router's top-k, the sampler's passes), keyed by bytes, not by op label: sim asks
 //     kernels.Costs.Elementwise for bytes alone. The bytes are the
 //     predicted op's bytes per kernel at the model's known shapes (the
 //     trace records no shapes for these kernels); the latency is the
@@ -56,8 +65,7 @@ import (
 // The same point measured in several steps or ranks is averaged. MLA
 // modules and all-to-all get no table (the MLA module's projections and
 // attention are split over several trace kernels that this mapping does
-// not reassemble). Kernels that map to no predicted op (inductor-fused
-// copies, memcpy) get no row.
+// not reassemble).
 
 // FromTraceOptions configure Calibration.
 type FromTraceOptions struct {
@@ -77,6 +85,7 @@ var (
 	reMoEShape  = regexp.MustCompile(`^tokens=(\d+) .* (\S+) ep=(\d+) moe_tp=(\d+)$`)
 	reGQAShape  = regexp.MustCompile(`^batch=(\d+) ctx=(\d+) q_heads=(\d+) \(x(\d+) queries\) kv_heads=(\d+) dim=(\d+) kv=([a-z0-9_]+)`)
 	reCollShape = regexp.MustCompile(`^(\d+) ranks, (\S+)$`)
+	rePreShape  = regexp.MustCompile(`^(\d+) chunks, (\d+) tokens \(mean \d+\), (\d+) keys, \S+ causal pairs, q_heads=(\d+) kv_heads=(\d+) dim=(\d+) kv=([a-z0-9_]+)$`)
 	reTopKOp    = regexp.MustCompile(`(?i)top-?k`)
 )
 
@@ -84,7 +93,7 @@ var (
 // (kernels.Costs.Elementwise): the elementwise category's ops and the MoE
 // router's top-k.
 func smallKernelOp(o *OpCompare) bool {
-	return o.Category == cost.Elementwise || (o.Category == cost.MoE && reTopKOp.MatchString(o.Op))
+	return o.Category == cost.Elementwise || o.Category == cost.Sampling || (o.Category == cost.MoE && reTopKOp.MatchString(o.Op))
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
@@ -141,12 +150,25 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 			engine = engineOf(st.Label, opts.Metas[st.File])
 		}
 		id := fmt.Sprintf("%s#%d", st.File, st.Index)
-		stepsUsed = append(stepsUsed, fmt.Sprintf("%s step %d %q (batch %d, context %d)", st.File, st.Index, st.Label, st.Batch, st.Context))
+		stepsUsed = append(stepsUsed, fmt.Sprintf("%s step %d %q (%s, batch %d, context %d, tokens %d)", st.File, st.Index, st.Label, st.Kind, st.Batch, st.Context, st.Tokens))
+		// the kernels that map to no modelled op, per layer at the step's
+		// tokens, less the ops the model predicts but the trace shows no
+		// kernel of (their work is in that glue: an eager model's rotary
+		// as multiplies, its KV write as a copy): the calibrated model then
+		// reproduces the traced step
+		u := st.Unmapped()
+		for _, o := range st.Missing {
+			u -= o.PredictedTotal
+		}
+		if u > 0 && st.Tokens > 0 && m.Layers > 0 {
+			acc("unmapped.trace", "unmapped", calib.Keys{}, "tokens", "latency_us").
+				add([]float64{float64(st.Tokens)}, u.Us()/float64(m.Layers), id)
+		}
 		var moeTime unit.Seconds
 		var moeOp *OpCompare
 		for j := range st.Ops {
 			o := &st.Ops[j]
-			if o.Count == 0 || o.Occurrences <= 0 {
+			if o.Count == 0 || o.Occurrences <= 0 || o.Op == sim.UnmappedOp {
 				continue
 			}
 			per := float64(o.MeasuredTotal.Us()) / o.Occurrences
@@ -174,6 +196,20 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 				// per occurrence of the op (its measured occurrences)
 				acc("gemm.trace."+g[4], "gemm", calib.Keys{Dtype: g[4]}, "n", "k", "m", "latency_us").
 					add([]float64{float64(atoi(g[2])), float64(atoi(g[3])), float64(atoi(g[1]))}, o.Measured.Us(), id)
+			case o.Category == cost.GEMM && len(o.PredictedEach) == len(o.Shapes) && o.PredictedTotal > 0:
+				// kernels pooled over GEMM ops of several shapes (one
+				// kernel name serving them): the measured total split in
+				// proportion to each op's predicted share
+				for si, sh := range o.Shapes {
+					g := reGEMMShape.FindStringSubmatch(sh)
+					if g == nil || o.OccurrencesEach[si] <= 0 {
+						continue
+					}
+					share := float64(o.PredictedEach[si]) * o.OccurrencesEach[si] / float64(o.PredictedTotal)
+					us := float64(o.MeasuredTotal.Us()) * share / o.OccurrencesEach[si]
+					acc("gemm.trace."+g[4], "gemm", calib.Keys{Dtype: g[4]}, "n", "k", "m", "latency_us").
+						add([]float64{float64(atoi(g[2])), float64(atoi(g[3])), float64(atoi(g[1]))}, us, id)
+				}
 			case o.Category == cost.MoE:
 				moeTime += o.MeasuredTotal
 				for _, sh := range o.Shapes {
@@ -181,6 +217,18 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 						moeOp = o
 					}
 				}
+			case o.Category == cost.Attention && allMatch(o.Shapes, rePreShape):
+				// prefill attention alone (a prefill step): per chunk at
+				// the mean chunk and keys per chunk
+				x := rePreShape.FindStringSubmatch(o.Shapes[0])
+				chunks := atoi(x[1])
+				if chunks <= 0 || len(o.Shapes) != 1 {
+					continue
+				}
+				acc("gqa_prefill.trace."+x[7]+".d"+x[6], "gqa_prefill", calib.Keys{KVDtype: x[7], HeadDim: atoi(x[6])},
+					"heads", "kv_heads", "chunk", "kv_len", "latency_us").
+					add([]float64{float64(atoi(x[4])), float64(atoi(x[5])), math.Round(float64(atoi(x[2])) / float64(chunks)),
+						math.Round(float64(atoi(x[3])) / float64(chunks))}, per/float64(chunks), id)
 			case o.Category == cost.Attention:
 				var g []string
 				same := true
@@ -242,7 +290,7 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 		}
 	}
 	if len(names) == 0 {
-		return nil, errors.New("no calibration row: no GEMM, MoE, attention, elementwise or collective op of the model was found in the trace's decode steps")
+		return nil, errors.New("no calibration row: no GEMM, MoE, attention, elementwise or collective op of the model was found in the trace's steps")
 	}
 	f := &calib.File{Schema: calib.Schema, Provenance: provenance(cfg, rep, engine, stepsUsed, opts)}
 	sort.Strings(names)
@@ -306,7 +354,7 @@ func provenance(cfg *sim.Config, rep *Report, engine string, steps []string, opt
 	}
 	p := calib.Provenance{GPU: cfg.GPU.Name, GPUCount: cfg.GPUs, Fabric: fabric, Engine: engine,
 		Command: opts.Command, Date: opts.Date, Launch: "eager", Cache: "unknown",
-		Method: "kernel times of served decode steps in a torch.profiler trace (moecast validate's kernel-to-op mapping): " +
+		Method: "kernel times of served steps in a torch.profiler trace (moecast validate's kernel-to-op mapping): " +
 			"mean time per occurrence of the kernels mapped to each op; MoE: the step's MoE kernel time per MoE layer; " +
 			"collectives include any wait for the slowest rank; cache as in serving",
 		Source: "torch.profiler trace " + strings.Join(rep.Files, ", ") + "; steps: " + strings.Join(steps, "; ")}
@@ -341,4 +389,14 @@ func provenance(cfg *sim.Config, rep *Report, engine string, steps []string, opt
 		p.Date = "unknown"
 	}
 	return p
+}
+
+// allMatch reports whether every string matches re (false for none).
+func allMatch(ss []string, re *regexp.Regexp) bool {
+	for _, s := range ss {
+		if !re.MatchString(s) {
+			return false
+		}
+	}
+	return len(ss) > 0
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
@@ -63,6 +64,117 @@ type Options struct {
 	// annotation where it gives one (vLLM's generation_N(sq..skK..): K
 	// keys over N sequences, rounded), and Context otherwise.
 	ContextFromTrace bool
+	// Kind keeps only the steps of one kind; trace.KindUnknown compares
+	// every prefill, mixed and decode step.
+	Kind trace.StepKind
+	// PrefillTokens is the new tokens of the prefill requests of a prefill
+	// or mixed step whose annotation does not give them (summed over the
+	// requests); 0 means such steps are an error.
+	PrefillTokens int
+}
+
+// Mix is what a step's annotation (or the flags) says it runs: Prefills
+// requests of PrefillTokens new tokens in all on top of Prefix tokens
+// already cached in all, and Decodes decode requests.
+type Mix struct {
+	Prefills, PrefillTokens, Prefix int
+	Decodes                         int
+}
+
+var (
+	// vLLM: execute_[N_]context_P(...)_generation_D(...); in the detailed
+	// form the parentheses hold sq<query tokens>sk<keys>sqsq..sqsk.., in
+	// the simple one <query tokens>_<sum of squares>.
+	reVLLMMix    = regexp.MustCompile(`^execute_(?:\d+_)?context_(\d+)\(([^)]*)\)_generation_(\d+)\(([^)]*)\)`)
+	reVLLMSqSk   = regexp.MustCompile(`^sq(\d+)sk(\d+)`)
+	reVLLMSimple = regexp.MustCompile(`^(\d+)`)
+	// SGLang: step[EXTEND bs=N toks=M], step[DECODE bs=N]
+	reSGLangMix = regexp.MustCompile(`^step\[([A-Z_]+)(?:\s+bs=(\d+))?(?:[^\]]*?\btoks=(\d+))?`)
+)
+
+// MixOf reads a step annotation: ok is false when the label gives no
+// request counts. Tokens it does not give are -1.
+func MixOf(label string) (m Mix, ok bool) {
+	if x := reVLLMMix.FindStringSubmatch(label); x != nil {
+		m = Mix{Prefills: atoi(x[1]), Decodes: atoi(x[3]), PrefillTokens: -1, Prefix: -1}
+		if y := reVLLMSqSk.FindStringSubmatch(x[2]); y != nil {
+			m.PrefillTokens, m.Prefix = atoi(y[1]), max(atoi(y[2])-atoi(y[1]), 0)
+		} else if y := reVLLMSimple.FindStringSubmatch(x[2]); y != nil {
+			m.PrefillTokens, m.Prefix = atoi(y[1]), 0
+		}
+		if m.Prefills == 0 {
+			m.PrefillTokens, m.Prefix = 0, 0
+		}
+		return m, true
+	}
+	if x := reSGLangMix.FindStringSubmatch(label); x != nil && x[2] != "" {
+		n := atoi(x[2])
+		switch x[1] {
+		case "DECODE", "TARGET_VERIFY", "DRAFT_EXTEND":
+			return Mix{Decodes: n}, true
+		case "EXTEND", "PREFILL":
+			m = Mix{Prefills: n, PrefillTokens: -1, Prefix: -1}
+			if x[3] != "" {
+				m.PrefillTokens = atoi(x[3])
+			}
+			return m, true
+		}
+	}
+	return Mix{}, false
+}
+
+// seqsOf builds the step's batch for sim.StepBatch: the prefill tokens
+// split evenly over the prefill requests (the annotation gives their sum),
+// each on an even share of the prefix, and the decodes at context.
+func seqsOf(st *trace.StepResult, opts Options, context int) (Mix, []sim.Seq, error) {
+	m, ok := MixOf(st.Label)
+	if !ok {
+		switch st.Kind {
+		case trace.KindDecode:
+			m = Mix{Decodes: st.Batch}
+		case trace.KindPrefill:
+			m = Mix{Prefills: max(st.Batch, 1), PrefillTokens: -1, Prefix: -1}
+		default:
+			m = Mix{Decodes: st.Batch, PrefillTokens: -1, Prefix: -1, Prefills: 1}
+		}
+	}
+	if st.Kind == trace.KindDecode && m.Decodes <= 0 {
+		m.Decodes = opts.Batch
+	}
+	if m.Prefills > 0 && m.PrefillTokens < 0 {
+		m.PrefillTokens = opts.PrefillTokens
+		if m.PrefillTokens <= 0 {
+			return m, nil, fmt.Errorf("step %d (%s) names no prefill tokens: give --prefill-tokens", st.Index, st.Label)
+		}
+	}
+	if m.Prefix < 0 {
+		m.Prefix = 0
+	}
+	if m.Prefills > 0 && m.PrefillTokens < m.Prefills {
+		return m, nil, fmt.Errorf("step %d (%s): %d prefill tokens for %d prefill requests", st.Index, st.Label, m.PrefillTokens, m.Prefills)
+	}
+	if m.Decodes+m.Prefills <= 0 {
+		return m, nil, fmt.Errorf("step %d (%s) names no batch size: give --batch", st.Index, st.Label)
+	}
+	if m.Decodes+m.Prefills > sim.MaxBatchSize {
+		return m, nil, fmt.Errorf("step %d (%s): %d requests exceed the limit of %d", st.Index, st.Label, m.Decodes+m.Prefills, sim.MaxBatchSize)
+	}
+	seqs := make([]sim.Seq, 0, m.Prefills+m.Decodes)
+	for i := range m.Prefills {
+		q := m.PrefillTokens / m.Prefills
+		if i < m.PrefillTokens%m.Prefills {
+			q++
+		}
+		c := m.Prefix / m.Prefills
+		if i < m.Prefix%m.Prefills {
+			c++
+		}
+		seqs = append(seqs, sim.Seq{Query: q, Context: c, Prefill: true})
+	}
+	for range m.Decodes {
+		seqs = append(seqs, sim.Seq{Query: 1, Context: context})
+	}
+	return m, seqs, nil
 }
 
 // vllmGen matches the decode part of a vLLM step annotation:
@@ -123,6 +235,10 @@ type OpCompare struct {
 	// summed occurrences per step.
 	Shapes      []string
 	Occurrences float64
+	// PredictedEach and OccurrencesEach are each pooled predicted op's
+	// time per occurrence and occurrences per step, parallel to Shapes.
+	PredictedEach   []unit.Seconds
+	OccurrencesEach []float64
 	// Bytes are the bytes one kernel of each pooled predicted op moves
 	// (its estimate's bytes per kernel), parallel to Shapes.
 	Bytes []unit.Bytes
@@ -140,23 +256,48 @@ type Kernel struct {
 	Total    unit.Seconds
 }
 
-// Step is one decode step of one rank against its prediction.
+// Step is one step of one rank against its prediction.
 type Step struct {
-	File      string
-	Rank      int
-	Index     int
-	Label     string
-	Batch     int
-	Context   int
-	Measured  unit.Seconds // busy
-	Wall      unit.Seconds
-	Idle      unit.Seconds
-	Predicted unit.Seconds
+	File  string
+	Rank  int
+	Index int
+	Kind  trace.StepKind
+	Label string
+	// Batch is the requests of the step (Decodes + Prefills); Context the
+	// decodes' context (0 without decodes); PrefillTokens and Prefix the
+	// prefill requests' new and cached tokens, summed; Tokens the tokens
+	// the model runs (decodes and prefill tokens).
+	Batch, Context                                   int
+	Decodes, Prefills, PrefillTokens, Prefix, Tokens int
+	Measured                                         unit.Seconds // busy
+	Wall                                             unit.Seconds
+	Idle                                             unit.Seconds
+	// Predicted is the predicted GPU busy time: the step's time less
+	// PredictedLaunch, the host launch time of an eager step (kernels
+	// waiting on the host), which a trace shows as idle.
+	Predicted       unit.Seconds
+	PredictedLaunch unit.Seconds
 	// Categories has every category measured or predicted.
 	Categories [cost.NumCategories]CategoryCompare
 	Ops        []OpCompare // ops with kernels, largest absolute miss first
 	Missing    []OpCompare // predicted ops with no kernel in the trace, by predicted time
 	LeftOut    []Kernel    // kernels mapped to no op, by time
+}
+
+// Unmapped is the time of the step's kernels that map to no predicted op
+// (a framework's glue: copies, index_add, casts): the left-out kernels, and
+// those mapped to the "unmapped" op a trace calibration adds.
+func (s *Step) Unmapped() unit.Seconds {
+	var t unit.Seconds
+	for _, k := range s.LeftOut {
+		t += k.Total
+	}
+	for _, o := range s.Ops {
+		if o.Op == sim.UnmappedOp {
+			t += o.MeasuredTotal
+		}
+	}
+	return t
 }
 
 // ErrorPct is the step's error, (predicted - measured) / measured x 100.
@@ -183,7 +324,7 @@ type Split struct {
 	MaxRank  int
 }
 
-// Report is the comparison of every decode step of the traces.
+// Report is the comparison of every compared step of the traces.
 type Report struct {
 	Files  []string
 	Steps  []Step
@@ -224,25 +365,22 @@ func Compare(sm *sim.Sim, cfg *sim.Config, ranks []Rank, opts Options) (*Report,
 		n := 0
 		for i := range rk.Result.Steps {
 			st := &rk.Result.Steps[i]
-			if st.Kind != trace.KindDecode {
+			if !compared(st.Kind, opts.Kind) {
 				continue
 			}
 			n++
-			batch := st.Batch
-			if batch <= 0 {
-				batch = opts.Batch
-			}
-			if batch <= 0 {
-				return nil, &InputError{rk.File, fmt.Sprintf("step %d (%s) names no batch size: give --batch", st.Index, st.Label)}
-			}
-			if err := checkModel(cfg.Model, st); err != nil {
-				return nil, &InputError{rk.File, err.Error()}
-			}
 			context := opts.Context
 			if c := ContextOf(st.Label); opts.ContextFromTrace && c > 0 {
 				context = c
 			}
-			s, err := compareStep(sm, st, batch, context)
+			mix, seqs, err := seqsOf(st, opts, context)
+			if err != nil {
+				return nil, &InputError{rk.File, err.Error()}
+			}
+			if err := checkModel(cfg.Model, st); err != nil {
+				return nil, &InputError{rk.File, err.Error()}
+			}
+			s, err := compareStep(sm, st, seqs, mix, context)
 			if err != nil {
 				return nil, fmt.Errorf("%s: step %d: %w", rk.File, st.Index, err)
 			}
@@ -250,7 +388,11 @@ func Compare(sm *sim.Sim, cfg *sim.Config, ranks []Rank, opts Options) (*Report,
 			rep.Steps = append(rep.Steps, s)
 		}
 		if n == 0 {
-			return nil, &InputError{rk.File, fmt.Sprintf("no decode step found (%d steps from %s, none of kind decode; --step selects the step annotations)", len(rk.Result.Steps), rk.Result.Source)}
+			want := "prefill, mixed or decode"
+			if opts.Kind != trace.KindUnknown {
+				want = opts.Kind.String()
+			}
+			return nil, &InputError{rk.File, fmt.Sprintf("no %s step found (%d steps from %s, none of kind %s; --step selects the step annotations, --step-kind the kind)", want, len(rk.Result.Steps), rk.Result.Source, want)}
 		}
 	}
 	rep.Splits = splits(ranks)
@@ -260,6 +402,15 @@ func Compare(sm *sim.Sim, cfg *sim.Config, ranks []Rank, opts Options) (*Report,
 	return rep, nil
 }
 
+// compared reports whether a step of kind k is compared under --step-kind
+// want (KindUnknown: every prefill, mixed and decode step).
+func compared(k, want trace.StepKind) bool {
+	if want == trace.KindUnknown {
+		return k == trace.KindDecode || k == trace.KindPrefill || k == trace.KindMixed
+	}
+	return k == want
+}
+
 func (r *Report) summarize() {
 	errs := make([]float64, len(r.Steps))
 	var miss [cost.NumCategories]unit.Seconds
@@ -267,6 +418,9 @@ func (r *Report) summarize() {
 		s := &r.Steps[i]
 		errs[i] = s.ErrorPct()
 		for c := range cost.Idle {
+			if c == cost.Launch {
+				continue // host time, not busy time
+			}
 			miss[c] += unit.Seconds(math.Abs(float64(s.Categories[c].Measured - s.Categories[c].Predicted)))
 		}
 	}
@@ -295,6 +449,12 @@ func checkModel(m *model.Config, st *trace.StepResult) error {
 		switch k.Category {
 		case cost.MoE:
 			hasMoE = true
+			// A kernel a MoE rule names runs a fixed number of times per
+			// layer; one the MoE layer's scope moved here (a loop over
+			// the experts a step routes to) a data-dependent number.
+			if !moeRuleOps()[k.Op] {
+				continue
+			}
 		case cost.GEMM, cost.Attention:
 		default:
 			continue
@@ -316,6 +476,17 @@ func checkModel(m *model.Config, st *trace.StepResult) error {
 	}
 	return nil
 }
+
+// moeRuleOps are the op labels of the default rules of category moe.
+var moeRuleOps = sync.OnceValue(func() map[string]bool {
+	ops := map[string]bool{}
+	for _, r := range trace.DefaultRules().List() {
+		if r.Category == cost.MoE {
+			ops[r.Op] = true
+		}
+	}
+	return ops
+})
 
 // fitsLayers reports whether a kernel that runs n times per step can be a
 // per-layer kernel of a model with these layer counts: n is a multiple or
@@ -372,18 +543,27 @@ func pooled(c cost.Category) bool {
 	return c == cost.Attention || c == cost.Sampling || c.IsCollective()
 }
 
-func compareStep(sm *sim.Sim, st *trace.StepResult, batch, context int) (Step, error) {
-	s := Step{Index: st.Index, Label: st.Label, Batch: batch, Context: context,
+func compareStep(sm *sim.Sim, st *trace.StepResult, seqs []sim.Seq, mix Mix, context int) (Step, error) {
+	s := Step{Index: st.Index, Kind: st.Kind, Label: st.Label, Batch: mix.Decodes + mix.Prefills, Context: context,
+		Decodes: mix.Decodes, Prefills: mix.Prefills, PrefillTokens: mix.PrefillTokens, Prefix: mix.Prefix,
 		Measured: st.Busy, Wall: st.Wall, Idle: st.Idle}
-	pt, err := sm.Step(batch, context)
+	if mix.Decodes == 0 {
+		s.Context = 0
+	}
+	var pt sim.BatchResult
+	if err := sm.StepBatch(seqs, &pt); err != nil {
+		return s, err
+	}
+	ops, err := sm.ExplainBatch(seqs)
 	if err != nil {
 		return s, err
 	}
-	ops, err := sm.Explain(batch, context)
-	if err != nil {
-		return s, err
-	}
-	s.Predicted = pt.Step.Time
+	s.Tokens = pt.Tokens
+	// The measured step is GPU busy time; the host launch time the model
+	// predicts for an eager step (kernels waiting on the host) shows in a
+	// trace as GPU idle, so it is held apart, as the measured idle is.
+	s.PredictedLaunch = pt.Breakdown[cost.Launch].Time
+	s.Predicted = pt.Step.Time - s.PredictedLaunch
 	for c := range cost.NumCategories {
 		s.Categories[c] = CategoryCompare{Measured: st.ByCategory[c], Exposed: st.Exposed[c], Predicted: pt.Breakdown[c].Time}
 	}
@@ -391,8 +571,8 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, batch, context int) (Step, e
 	for _, o := range ops {
 		k := math.Max(1, math.Round(o.Estimate.Kernels))
 		preds = append(preds, predOp{name: opName(o), cat: o.Category, occ: o.Count, kernels: o.Count * k,
-			total: unit.Seconds(o.Count) * (o.Estimate.Time + o.Launch), source: o.Estimate.Source.Describe(),
-			count: o.Count, per: o.Estimate.Time + o.Launch, shape: o.Shape, bytes: o.Estimate.Bytes / unit.Bytes(k)})
+			total: unit.Seconds(o.Count) * o.Estimate.Time, source: o.Estimate.Source.Describe(),
+			count: o.Count, per: o.Estimate.Time, shape: o.Shape, bytes: o.Estimate.Bytes / unit.Bytes(k)})
 	}
 	// groups: key -> kernels and predicted ops
 	type group struct {
@@ -461,6 +641,12 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, batch, context int) (Step, e
 			}
 		}
 		if key == "" || groups[key] == nil {
+			// the per-layer unmapped op of a trace calibration takes the
+			// kernels no other op does
+			if g := groups["op:"+sim.UnmappedOp]; g != nil {
+				g.kernels = append(g.kernels, ki)
+				continue
+			}
 			s.LeftOut = append(s.LeftOut, Kernel{k.Name, k.Category, k.Op, k.Count, k.Total})
 			continue
 		}
@@ -488,16 +674,53 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, batch, context int) (Step, e
 		sort.SliceStable(ps, func(a, b int) bool { return preds[ps[a]].per > preds[ps[b]].per })
 		ks := kByCount[c]
 		sort.SliceStable(ks, func(a, b int) bool { return st.Kernels[ks[a]].Total > st.Kernels[ks[b]].Total })
+		// Fewer kernels than ops (one kernel name serving two ops of the
+		// class, counted in another class): each kernel goes to the op
+		// predicted nearest its time (log ratio), longest kernel first;
+		// otherwise by size order.
+		pair := make([]int, len(ps))
+		for j := range pair {
+			pair[j] = -1
+			if len(ks) >= len(ps) {
+				pair[j] = j
+			}
+		}
+		if len(ks) < len(ps) {
+			for kj, ki := range ks {
+				mean := float64(st.Kernels[ki].Total) / float64(max(c, 1))
+				best, bd := -1, math.Inf(1)
+				for j, pi := range ps {
+					if pair[j] >= 0 || preds[pi].per <= 0 || mean <= 0 {
+						continue
+					}
+					if d := math.Abs(math.Log(mean / float64(preds[pi].per))); d < bd {
+						best, bd = j, d
+					}
+				}
+				if best >= 0 {
+					pair[best] = kj
+				}
+			}
+		}
+		used := make([]bool, len(ks))
 		for j, pi := range ps {
 			key := "gemm:" + preds[pi].name
 			g := get(key)
 			g.preds = append(g.preds, pi)
-			if j < len(ks) {
-				g.kernels = append(g.kernels, ks[j])
+			if pair[j] >= 0 {
+				g.kernels = append(g.kernels, ks[pair[j]])
+				used[pair[j]] = true
 			}
 		}
-		if len(ks) > len(ps) {
-			kByCount[c] = ks[len(ps):]
+		// the kernels no op of the class took stay for the pool below
+		var rest []int
+		for kj, ki := range ks {
+			if !used[kj] {
+				rest = append(rest, ki)
+			}
+		}
+		if len(rest) > 0 {
+			kByCount[c] = rest
 		} else {
 			delete(kByCount, c)
 		}
@@ -546,6 +769,8 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, batch, context int) (Step, e
 			}
 			occ += p.occ
 			oc.Shapes = append(oc.Shapes, p.shape)
+			oc.PredictedEach = append(oc.PredictedEach, p.per)
+			oc.OccurrencesEach = append(oc.OccurrencesEach, p.occ)
 			oc.Bytes = append(oc.Bytes, p.bytes)
 			oc.PredictedCount += p.kernels
 			oc.PredictedTotal += p.total

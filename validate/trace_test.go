@@ -116,10 +116,70 @@ func TestCompareRefusesAnotherModel(t *testing.T) {
 }
 
 func TestCompareNoDecodeStep(t *testing.T) {
-	_, err := compare(t, gptOssScen, validate.Options{Context: 1024}, traceData+"tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz")
+	_, err := compare(t, gptOssScen, validate.Options{Context: 1024, Kind: trace.KindDecode}, traceData+"tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz")
 	var ie *validate.InputError
 	require.True(t, errors.As(err, &ie), "%v", err)
 	assert.Contains(t, err.Error(), "no decode step")
+}
+
+// The TraceLens vLLM mixed step (gpt-oss-20b on MI300X): 9 prefill
+// requests of 8155 new tokens on 275 cached and 37 decodes, priced through
+// sim.StepBatch at the annotation's mix; every kernel is in an op or left out.
+func TestCompareMixedStep(t *testing.T) {
+	rep, err := compare(t, gptOssScen, validate.Options{Context: 1024, ContextFromTrace: true}, traceData+"tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz")
+	require.NoError(t, err)
+	require.Len(t, rep.Steps, 1)
+	st := rep.Steps[0]
+	assert.Equal(t, trace.KindMixed, st.Kind)
+	assert.Equal(t, [6]int{9, 8155, 275, 37, 8192, 932}, [6]int{st.Prefills, st.PrefillTokens, st.Prefix, st.Decodes, st.Tokens, st.Context})
+	var sum unit.Seconds
+	names := map[string]bool{}
+	for _, o := range st.Ops {
+		sum += o.MeasuredTotal
+		names[o.Op] = true
+	}
+	for _, k := range st.LeftOut {
+		sum += k.Total
+	}
+	var kern unit.Seconds
+	for c := range cost.Idle {
+		kern += st.Categories[c].Measured
+	}
+	assert.InEpsilon(t, float64(kern), float64(sum), 1e-9, "every kernel in an op or left out")
+	for _, op := range []string{"fused_moe (routed experts)", "qkv_proj", "o_proj", "lm_head", "router top-k"} {
+		assert.True(t, names[op], "op %s compared (ops: %v)", op, names)
+	}
+	assert.Less(t, float64(st.Unmapped()), 0.01*float64(st.Measured), "glue is under 1%% of the step")
+	// --step-kind prefill finds none in this trace
+	_, err = compare(t, gptOssScen, validate.Options{Context: 1024, Kind: trace.KindPrefill}, traceData+"tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no prefill step found")
+}
+
+func TestMixOf(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		label string
+		want  validate.Mix
+		ok    bool
+	}{
+		{"vllm detailed mixed", "execute_8192_context_9(sq8155sk8430sqsq7475785sqsk7671310)_generation_37(sq37sk34489sqsq37sqsk34489)",
+			validate.Mix{Prefills: 9, PrefillTokens: 8155, Prefix: 275, Decodes: 37}, true},
+		{"vllm detailed decode", "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk55086sqsq32sqsk55086)",
+			validate.Mix{Decodes: 32}, true},
+		{"vllm simple prefill (B200 trace)", "execute_context_1(888_788544)_generation_0(0)",
+			validate.Mix{Prefills: 1, PrefillTokens: 888}, true},
+		{"sglang extend", "step[EXTEND bs=2 toks=4096]", validate.Mix{Prefills: 2, PrefillTokens: 4096, Prefix: -1}, true},
+		{"sglang extend without tokens", "step[EXTEND bs=2]", validate.Mix{Prefills: 2, PrefillTokens: -1, Prefix: -1}, true},
+		{"sglang decode", "step[DECODE bs=32]", validate.Mix{Decodes: 32}, true},
+		{"runner scope", "gpu_model_runner step", validate.Mix{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := validate.MixOf(tc.label)
+			assert.Equal(t, tc.ok, ok)
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }
 
 func TestContextOf(t *testing.T) {

@@ -18,7 +18,8 @@ func TestCalibFromTraceRoundTrip(t *testing.T) {
 	tr := traceData + "tracelens_vllm_decode_full_graph_execution.json.gz"
 	code, stdout, errOut := runCLI(t, "calib", "from-trace", tr, "--scenario", gptOssScenario, "-o", out)
 	require.Equal(t, ExitOK, code, errOut)
-	assert.Contains(t, stdout, "wrote "+out+": 4 tables, 11 rows")
+	assert.Contains(t, stdout, "wrote "+out+": 5 tables, 12 rows")
+	assert.Contains(t, stdout, "from 1 steps (0 prefill, 0 mixed, 1 decode) of 1 trace files")
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
 	assert.Contains(t, string(data), `engine = "vllm"`)

@@ -18,7 +18,7 @@ func validateTracePage(sc *scenarios.Scenario, rep *validate.Report) *report.Pag
 	pg := &report.Page{Title: "moecast validate trace: " + sc.Name, Header: scenarioHeader(sc), Warnings: rep.Warnings}
 	pg.Header = append(pg.Header,
 		report.Field{Label: "traces", Value: strings.Join(rep.Files, ", ")},
-		report.Field{Label: "summary", Value: fmt.Sprintf("%d decode steps, median error %+.1f%%, worst category %s (%.3f ms missed in all)",
+		report.Field{Label: "summary", Value: fmt.Sprintf("%d steps, median error %+.1f%%, worst category %s (%.3f ms missed in all)",
 			len(rep.Steps), rep.MedianErrorPct, rep.WorstCategory, rep.WorstMiss.Ms())})
 	for _, i := range detailSteps(rep) {
 		st := &rep.Steps[i]

@@ -13,6 +13,7 @@ import (
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/sim"
 )
@@ -432,6 +433,16 @@ func (pr *prediction) text(w io.Writer) error {
 		c := pr.sc.Config
 		budget := unit.Bytes(float64(c.GPU.Memory) * c.GPUMemoryUtilization)
 		kv := fmt.Sprintf("KV cache %s (KV %s/token)", m.Usable, m.KVPerToken)
+		var extra []string
+		if m.KVWindowPerToken > 0 {
+			extra = append(extra, fmt.Sprintf("%s/token of it in window layers, kept for at most %d tokens", m.KVWindowPerToken, m.Window))
+		}
+		if m.StatePerSeq > 0 {
+			extra = append(extra, fmt.Sprintf("recurrent state %s/sequence", m.StatePerSeq))
+		}
+		if len(extra) > 0 {
+			kv = fmt.Sprintf("KV cache %s (KV %s/token; %s)", m.Usable, m.KVPerToken, strings.Join(extra, "; "))
+		}
 		if m.Usable < 0 {
 			kv = fmt.Sprintf("the weights and reserve do not fit (%s short), no room for a KV cache", -m.Usable)
 		}
@@ -481,11 +492,28 @@ func writeHeader(w io.Writer, sc *scenarios.Scenario, context int) error {
 // experts, attention, routed-expert format.
 func modelSummary(sc *scenarios.Scenario) string {
 	m := sc.Config.Model
+	if m.MoE.Experts == 0 {
+		return fmt.Sprintf("%s: %s, %d layers, dense, %s attention, weights %s", sc.ModelRef, m.Architecture, m.Layers,
+			strings.ToUpper(m.Attn.Kind.String()), m.Quant.DenseMLP.Name) + hybridSummary(m)
+	}
 	s := fmt.Sprintf("%s: %s, %d layers (%d MoE), %d experts top-%d", sc.ModelRef, m.Architecture, m.Layers, m.MoELayers(), m.MoE.Experts, m.MoE.TopK)
 	if m.MoE.Shared > 0 {
 		s += fmt.Sprintf(" + %d shared", m.MoE.Shared)
 	}
-	return s + fmt.Sprintf(", %s attention, routed experts %s", strings.ToUpper(m.Attn.Kind.String()), m.Quant.RoutedExperts.Name)
+	return s + fmt.Sprintf(", %s attention, routed experts %s", strings.ToUpper(m.Attn.Kind.String()), m.Quant.RoutedExperts.Name) + hybridSummary(m)
+}
+
+// hybridSummary names the layer kinds of a model whose layers differ
+// (", layer kinds: 30 gdn moe + 10 full moe"); "" otherwise.
+func hybridSummary(m *model.Config) string {
+	if m.Kinds == nil {
+		return ""
+	}
+	var parts []string
+	for _, k := range m.Kinds {
+		parts = append(parts, fmt.Sprintf("%d %s", k.Count, k.Name))
+	}
+	return ", layer kinds: " + strings.Join(parts, " + ")
 }
 
 // layoutString renders a layout as "TP8 EP8 DP1" (+ ", DP attention").

@@ -497,6 +497,9 @@ type engineJSON struct {
 	KVCapacityGBPerGPU  float64 `json:"kv_capacity_gb_per_gpu"`
 	KVBytesPerToken     float64 `json:"kv_bytes_per_token_per_gpu"`
 	AttentionGroups     int     `json:"attention_groups"`
+	// SeqBlocks: blocks each request holds whatever its length (window KV,
+	// recurrent state); 0 for models without them.
+	SeqBlocks int `json:"seq_blocks,omitempty"`
 }
 
 type simulateJSON struct {
@@ -572,7 +575,7 @@ func (sn *simulation) json() simulateJSON {
 func engineOf(c serve.Config) engineJSON {
 	return engineJSON{MaxNumBatchedTokens: c.MaxNumBatchedTokens, MaxNumSeqs: c.MaxNumSeqs, MixedChunk: c.MixedChunk,
 		AsyncScheduling: c.AsyncScheduling, BlockSize: c.Memory.BlockSize, KVCapacityGBPerGPU: r6(c.Memory.KVCapacity.GB()),
-		KVBytesPerToken: r6(float64(c.Memory.KVBytesPerToken)), AttentionGroups: c.Memory.Groups}
+		KVBytesPerToken: r6(float64(c.Memory.KVBytesPerToken)), AttentionGroups: c.Memory.Groups, SeqBlocks: c.Memory.SeqBlocks}
 }
 
 // cell is a metric for a table: nil ("-" in text, empty in CSV) when the
@@ -753,6 +756,9 @@ func (sn *simulation) kvLine() string {
 	s := fmt.Sprintf("kv        per GPU: %s, %s/token: %.0f tokens", m.KVCapacity, m.KVBytesPerToken, tokens)
 	if m.Groups > 1 {
 		s += fmt.Sprintf(" in each of %d attention groups", m.Groups)
+	}
+	if m.SeqBlocks > 0 {
+		s += fmt.Sprintf("; each request also holds %d blocks (%d tokens' worth) for its window KV and recurrent state", m.SeqBlocks, m.SeqBlocks*m.BlockSize)
 	}
 	return s
 }

@@ -25,7 +25,7 @@ func newValidateCmd(s *streams) *cobra.Command {
 		Use:   "validate",
 		Short: "Hold a prediction against measurements: torch.profiler traces op by op",
 		Long: `Hold moecast's prediction against what a real box measured: a torch.profiler
-trace of decode steps (validate trace), compared per category and op by op,
+trace of prefill, mixed and decode steps (validate trace), compared per category and op by op,
 with what the prediction left out and what the trace lacks.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
@@ -43,6 +43,8 @@ type validateTraceOptions struct {
 	Rules       string
 	Batch       int
 	Context     int
+	StepKind    string
+	Prefill     int
 	Format      string
 	Strict      bool
 	HTML        string // --html FILE; "" = none
@@ -52,12 +54,18 @@ func newValidateTraceCmd(s *streams) *cobra.Command {
 	opts := &validateTraceOptions{}
 	cmd := &cobra.Command{
 		Use:   "trace TRACE|DIR... --scenario S",
-		Short: "Compare each decode step of a trace with the prediction, per category and op",
-		Long: `For each decode step of the traces (one file per rank; a directory stands
-for the traces in it), predict the same step with the scenario (batch from
-the step annotation, else --batch; context from --context, else the
-step annotation where it gives one (vLLM: keys over requests), else the
-scenario's workload.context) and compare:
+		Short: "Compare each prefill, mixed and decode step of a trace with the prediction, per category and op",
+		Long: `For each prefill, mixed and decode step of the traces (--step-kind selects
+one kind; one file per rank; a directory stands for the traces in it),
+predict the same step with the scenario and compare. The step's mix comes
+from its annotation (vLLM execute_context_P(T)_generation_D(..): P prefill
+requests of T new tokens in all, D decodes; SGLang step[EXTEND bs=.. toks=..]
+and step[DECODE bs=..]), else --batch (decodes) and --prefill-tokens; the
+decodes' context from --context, else the annotation where it gives one
+(vLLM: keys over requests), else the scenario's workload.context. The mix
+is priced as the engine runs it (sim.StepBatch: GEMMs and MoE at the
+combined tokens, prefill chunks against their prefix, decodes at their
+context). Compared:
 
   - per category: measured kernel time (busy and exposed) against predicted;
   - per op: the step's kernels mapped to the model's ops (by the trace
@@ -83,6 +91,8 @@ A trace of another model (layer count, MoE or dense kernels) is refused.`,
 	f.StringVar(&opts.Step, "step", "", "regular expression of the step annotations (named groups batch and kind are read)")
 	f.StringVar(&opts.Rules, "rules", "", "TOML file of [[rule]] match/category/op, tried before the built-in rules")
 	f.IntVar(&opts.Batch, "batch", 0, "batch size of steps whose annotation names none")
+	f.StringVar(&opts.StepKind, "step-kind", "all", "kinds of step to compare: prefill, mixed, decode or all")
+	f.IntVar(&opts.Prefill, "prefill-tokens", 0, "new tokens of the prefill requests of steps whose annotation names none (summed over the step's prefill requests)")
 	f.IntVar(&opts.Context, "context", 0, "context length per sequence, tokens (default: from the step annotation where it has one, else the scenario's workload.context)")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on a malformed event or a trace cut short instead of warning")
@@ -185,8 +195,12 @@ func runValidateTrace(s *streams, opts *validateTraceOptions) error {
 // prediction; the report's warnings are the scenario's, the reading's and
 // the comparison's.
 func computeValidateTrace(s *streams, opts *validateTraceOptions) (*scenarios.Scenario, *validate.Report, error) {
-	if opts.Batch < 0 || opts.Context < 0 {
-		return nil, nil, inputErrf("--batch and --context: want positive values")
+	if opts.Batch < 0 || opts.Context < 0 || opts.Prefill < 0 {
+		return nil, nil, inputErrf("--batch, --context and --prefill-tokens: want positive values")
+	}
+	kind, err := stepKindFlag(opts.StepKind)
+	if err != nil {
+		return nil, nil, err
 	}
 	sc, ranks, warns, err := loadValidation(opts.Scenario, opts.Calibration, opts.Step, opts.Rules, opts.Inputs, opts.Strict, s)
 	if err != nil {
@@ -200,7 +214,8 @@ func computeValidateTrace(s *streams, opts *validateTraceOptions) (*scenarios.Sc
 	if opts.Context > 0 {
 		context = opts.Context
 	}
-	rep, err := validate.Compare(sm, &sc.Config, ranks, validate.Options{Batch: opts.Batch, Context: context, ContextFromTrace: opts.Context == 0})
+	rep, err := validate.Compare(sm, &sc.Config, ranks, validate.Options{Batch: opts.Batch, Context: context, ContextFromTrace: opts.Context == 0,
+		Kind: kind, PrefillTokens: opts.Prefill})
 	if err != nil {
 		var ie *validate.InputError
 		if errors.As(err, &ie) {
@@ -263,8 +278,16 @@ type validateStepJSON struct {
 	Rank        int                             `json:"rank"`
 	Index       int                             `json:"index"`
 	Label       string                          `json:"label"`
+	Kind        string                          `json:"kind"`
 	Batch       int                             `json:"batch"`
 	Context     int                             `json:"context"`
+	Decodes     int                             `json:"decodes"`
+	Prefills    int                             `json:"prefills"`
+	PrefillToks int                             `json:"prefill_tokens"`
+	Prefix      int                             `json:"prefix_tokens"`
+	Tokens      int                             `json:"tokens"`
+	UnmappedMs  float64                         `json:"unmapped_ms"`
+	LaunchMs    float64                         `json:"predicted_launch_ms"`
 	MeasuredMs  float64                         `json:"measured_ms"`
 	PredictedMs float64                         `json:"predicted_ms"`
 	ErrorPct    float64                         `json:"error_pct"`
@@ -339,7 +362,8 @@ func validateJSONOf(sc *scenarios.Scenario, rep *validate.Report) validateJSON {
 		Warnings: append([]string{}, rep.Warnings...)}
 	for i := range rep.Steps {
 		st := &rep.Steps[i]
-		js := validateStepJSON{File: st.File, Rank: st.Rank, Index: st.Index, Label: st.Label, Batch: st.Batch, Context: st.Context,
+		js := validateStepJSON{File: st.File, Rank: st.Rank, Index: st.Index, Kind: st.Kind.String(), Label: st.Label, Batch: st.Batch, Context: st.Context,
+			Decodes: st.Decodes, Prefills: st.Prefills, PrefillToks: st.PrefillTokens, Prefix: st.Prefix, Tokens: st.Tokens, UnmappedMs: r6(st.Unmapped().Ms()), LaunchMs: r6(st.PredictedLaunch.Ms()),
 			MeasuredMs: r6(st.Measured.Ms()), PredictedMs: r6(st.Predicted.Ms()), ErrorPct: r6(st.ErrorPct()),
 			WallMs: r6(st.Wall.Ms()), IdleMs: r6(st.Idle.Ms()),
 			Categories: map[string]validateCategoryJSON{}, Ops: []validateOpJSON{}, Missing: []validateOpJSON{}, LeftOut: []validateKernelJSON{}}
@@ -425,12 +449,12 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 	fmt.Fprintf(w, "scenario  %s (%s)\n", sc.Name, sc.File)
 	detail := detailSteps(rep)
 	if len(detail) < len(rep.Steps) {
-		fmt.Fprintf(w, "\n%d decode steps; in detail below: the step of median error of each rank (--format json has every step)\n", len(rep.Steps))
-		t := &table{Columns: []column{{Name: "rank"}, {Name: "step"}, {Name: "batch"}, {Name: "context"}, {Name: "measured ms", Text: "%.3f"},
+		fmt.Fprintf(w, "\n%d steps; in detail below: the step of median error of each rank (--format json has every step)\n", len(rep.Steps))
+		t := &table{Columns: []column{{Name: "rank"}, {Name: "step"}, {Name: "kind"}, {Name: "batch"}, {Name: "tokens"}, {Name: "context"}, {Name: "measured ms", Text: "%.3f"},
 			{Name: "predicted ms", Text: "%.3f"}, {Name: "error", Text: "%+.1f%%"}}}
 		for i := range rep.Steps {
 			st := &rep.Steps[i]
-			t.add(st.Rank, st.Index, st.Batch, st.Context, st.Measured.Ms(), st.Predicted.Ms(), st.ErrorPct())
+			t.add(st.Rank, st.Index, st.Kind.String(), st.Batch, st.Tokens, st.Context, st.Measured.Ms(), st.Predicted.Ms(), st.ErrorPct())
 		}
 		if err := t.render(w, formatText); err != nil {
 			return err
@@ -439,8 +463,15 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 	for _, i := range detail {
 		st := &rep.Steps[i]
 		fmt.Fprintf(w, "\nrank %d  %s  step %d %q  batch %d  context %d\n", st.Rank, st.File, st.Index, st.Label, st.Batch, st.Context)
+		if st.Prefills > 0 {
+			fmt.Fprintf(w, "  %s step: %d prefill requests, %d new tokens on %d cached; %d decodes; %d tokens in all\n",
+				st.Kind, st.Prefills, st.PrefillTokens, st.Prefix, st.Decodes, st.Tokens)
+		}
 		fmt.Fprintf(w, "  measured %.3f ms busy (wall %.3f, idle %.3f)  predicted %.3f ms  error %+.1f%%\n",
 			st.Measured.Ms(), st.Wall.Ms(), st.Idle.Ms(), st.Predicted.Ms(), st.ErrorPct())
+		if st.PredictedLaunch > 0 {
+			fmt.Fprintf(w, "  (predicted busy; the %.3f ms of host launch time predicted for this eager step is apart, as the measured idle is)\n", st.PredictedLaunch.Ms())
+		}
 		ct := &table{Columns: []column{{Name: "category"}, {Name: "measured ms", Text: "%.3f"}, {Name: "exposed ms", Text: "%.3f"},
 			{Name: "predicted ms", Text: "%.3f"}, {Name: "error ms", Text: "%+.3f"}, {Name: "error", Text: "%+.1f%%"}}}
 		for c, cc := range st.Categories {
@@ -468,7 +499,7 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 			for _, k := range st.LeftOut {
 				sum += k.Total
 			}
-			fmt.Fprintf(w, "  left out of the prediction (kernels mapped to no op): %.3f ms\n", sum.Ms())
+			fmt.Fprintf(w, "  left out of the prediction (kernels mapped to no op): %.3f ms (%.1f%% of the busy time)\n", sum.Ms(), pctOf(sum, st.Measured))
 			lt := &table{Columns: []column{{Name: "kernel"}, {Name: "category"}, {Name: "op"}, {Name: "count"}, {Name: "total ms", Text: "%.3f"}}}
 			for _, k := range st.LeftOut {
 				lt.add(shortName(k.Name, 70), k.Category.String(), k.Op, k.Count, k.Total.Ms())
@@ -565,4 +596,25 @@ func ratio(a, b float64) float64 {
 		return 0
 	}
 	return a / b
+}
+
+// pctOf is part as a percentage of whole (0 when whole is 0).
+func pctOf(part, whole unit.Seconds) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return float64(part / whole * 100)
+}
+
+// stepKindFlag reads --step-kind: prefill, mixed, decode or all
+// (trace.KindUnknown).
+func stepKindFlag(v string) (trace.StepKind, error) {
+	if v == "all" || v == "" {
+		return trace.KindUnknown, nil
+	}
+	k, ok := trace.ParseStepKind(v)
+	if !ok || k == trace.KindUnknown {
+		return 0, inputErrf("--step-kind %q: want prefill, mixed, decode or all", v)
+	}
+	return k, nil
 }

@@ -31,8 +31,11 @@ func testCorpus(t *testing.T) string {
 		"ok.toml":      ok,
 		"unknown.toml": unknown,
 		"run.json":     `{"mean_ttft_ms": 150, "median_ttft_ms": 140, "p99_ttft_ms": 300, "mean_tpot_ms": 12, "max_concurrency": 4, "num_prompts": 12, "completed": 12, "total_input_tokens": 3072, "total_output_tokens": 384, "duration": 3}`,
-		"rows.csv":     string(csvRows),
-		"qwen.json":    string(cfg),
+		"runs.jsonl": `{"mean_ttft_ms": 150, "mean_tpot_ms": 12, "max_concurrency": 2, "num_prompts": 8, "completed": 8, "total_input_tokens": 2048, "total_output_tokens": 256}
+{"mean_ttft_ms": 150, "mean_tpot_ms": 12, "max_concurrency": 8, "num_prompts": 16, "completed": 16, "total_input_tokens": 4096, "total_output_tokens": 512}
+`,
+		"rows.csv":  string(csvRows),
+		"qwen.json": string(cfg),
 		"manifest.toml": `[[source]]
 name = "test"
 license = "MIT"
@@ -42,6 +45,15 @@ name = "ok"
 source = "test"
 scenario = "ok.toml"
 results = ["run.json"]
+gpu = "h100_sxm"
+model = "Qwen3-235B"
+engine = "vllm"
+checkpoint = "fp8"
+
+[[entry]]
+name = "ok-more"
+scenario = "ok.toml"
+results = ["runs.jsonl"]
 gpu = "h100_sxm"
 model = "Qwen3-235B"
 engine = "vllm"
@@ -86,8 +98,8 @@ func TestValidateCorpusJSON(t *testing.T) {
 	assert.Equal(t, "h100_sxm / Qwen3-235B / vllm / fp8", parts[0]["name"])
 	var got corpusJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
-	assert.Equal(t, 6, got.Total, "1 + 3 CSV rows + 1 + 1 unreadable entry")
-	assert.Equal(t, 1, got.Scored)
+	assert.Equal(t, 8, got.Total, "1 + 2 + 3 CSV rows + 1 + 1 unreadable entry")
+	assert.Equal(t, 3, got.Scored)
 	reasons := map[string]int{}
 	for _, s := range got.Skipped {
 		reasons[s.Reason] = s.Count
@@ -97,7 +109,8 @@ func TestValidateCorpusJSON(t *testing.T) {
 		`cannot express: hardware.gpu: unknown GPU "z9000"`: 1,
 		"unreadable results: no such file or directory":     1,
 	}, reasons)
-	require.Len(t, got.Rows, 6)
+	require.Len(t, got.Rows, 8)
+	assert.Equal(t, 8, got.Rows[2].Concurrency, "rows in the corpus's order")
 	r := got.Rows[0]
 	require.NotNil(t, r.TTFTErrorPct)
 	require.NotNil(t, r.Predicted["ttft"].Median, "median measured: predicted too")
@@ -110,19 +123,40 @@ func TestValidateCorpusTextCSV(t *testing.T) {
 	dir := testCorpus(t)
 	code, stdout, stderr := runCLI(t, "validate", "corpus", filepath.Join(dir, "manifest.toml"))
 	require.Equal(t, ExitOK, code, stderr)
-	for _, want := range []string{"overall   1 of 6 rows scored", "By deployment", "Not scored, by reason", "Worst points"} {
+	for _, want := range []string{"overall   3 of 8 rows scored", "By deployment", "Not scored, by reason", "Worst points"} {
 		assert.Contains(t, stdout, want)
 	}
 	code, stdout, stderr = runCLI(t, "validate", "corpus", dir, "--format", "csv")
 	require.Equal(t, ExitOK, code, stderr)
-	assert.Equal(t, 7, strings.Count(stdout, "\n"), "a header and one line per row")
+	assert.Equal(t, 9, strings.Count(stdout, "\n"), "a header and one line per row")
 	md := filepath.Join(t.TempDir(), "acc.md")
 	code, _, stderr = runCLI(t, "validate", "corpus", dir, "--markdown", md, "--format", "json")
 	require.Equal(t, ExitOK, code, stderr)
 	b, err := os.ReadFile(md)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), "**1 of 6 rows scored.**")
-	assert.Contains(t, string(b), "| h100_sxm / Qwen3-235B / vllm / fp8 | 1 |")
+	assert.Contains(t, string(b), "**3 of 8 rows scored.**")
+	assert.Contains(t, string(b), "| h100_sxm / Qwen3-235B / vllm / fp8 | 3 |")
+	page := filepath.Join(t.TempDir(), "c.html")
+	code, _, stderr = runCLI(t, "validate", "corpus", dir, "--html", page, "--format", "json")
+	require.Equal(t, ExitOK, code, stderr)
+	b, err = os.ReadFile(page)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "<svg", "the MAPE chart")
+	assert.Contains(t, string(b), "Not scored")
+}
+
+// BenchmarkValidateCorpus times the shipped corpus as docs/ACCURACY.md
+// runs it (the CI budget: under 60 s on 2 cores):
+//
+//	go test ./cmd/moecast/internal/cli -run XXX -bench ValidateCorpus -benchtime 1x -cpu 2
+func BenchmarkValidateCorpus(b *testing.B) {
+	m, err := openCorpus("")
+	require.NoError(b, err)
+	for b.Loop() {
+		res, err := scoreCorpus(m, 1, accuracyMaxRows)
+		require.NoError(b, err)
+		b.ReportMetric(float64(res.Card.Scored), "rows_scored")
+	}
 }
 
 func TestValidateCorpusBad(t *testing.T) {

@@ -74,8 +74,12 @@ func TestValidateTraceBadInput(t *testing.T) {
 			"tracelens_sglang_Qwen3-8B_decode.json.gz: the scenario's model"},
 		{"layer count", []string{traceData + "tracelens_vllm_decode_full_graph_execution.json.gz", "--scenario", "gpt-oss-120b-h200-tp1"},
 			"has 36 layers (36 MoE) but the step's longest per-layer kernel"},
-		{"no decode step", []string{traceData + "tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz", "--scenario", gptOssScenario},
+		{"no decode step", []string{traceData + "tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz", "--scenario", gptOssScenario, "--step-kind", "decode"},
 			"no decode step found"},
+		{"bad step kind", []string{traceData + "tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz", "--scenario", gptOssScenario, "--step-kind", "verify"},
+			`--step-kind "verify": want prefill, mixed, decode or all`},
+		{"negative prefill tokens", []string{traceData + "tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz", "--scenario", gptOssScenario, "--prefill-tokens", "-1"},
+			"--prefill-tokens: want positive values"},
 		{"no scenario", []string{traceData + "tracelens_vllm_decode_full_graph_execution.json.gz"}, "--scenario: required"},
 		{"missing file", []string{"nonexistent.json.gz", "--scenario", gptOssScenario}, "nonexistent.json.gz"},
 		{"not a trace", []string{"../../../../validate/testdata/gpt-oss-20b_config.json", "--scenario", gptOssScenario}, "gpt-oss-20b_config.json"},
@@ -104,4 +108,50 @@ func TestValidateTraceDirectory(t *testing.T) {
 	require.Equal(t, ExitOK, code, errOut)
 	assert.Contains(t, errOut, "warning: skipped (")
 	assert.Contains(t, out, "summary  1 steps")
+}
+
+// The TraceLens vLLM mixed step (9 prefill requests, 8155 new tokens on
+// 275 cached, 37 decodes) against the roofline: text, reviewed in the
+// golden; JSON states the mix.
+func TestValidateTraceMixedStep(t *testing.T) {
+	tr := traceData + "tracelens_vllm_prefilldecode_piecewise_graph_execution.json.gz"
+	code, out, errOut := runCLI(t, "validate", "trace", tr, "--scenario", gptOssScenario)
+	require.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "mixed step: 9 prefill requests, 8155 new tokens on 275 cached; 37 decodes; 8192 tokens in all")
+	golden(t, "validate_trace_vllm_mixed.txt", out)
+
+	code, out, errOut = runCLI(t, "validate", "trace", tr, "--scenario", gptOssScenario, "--format", "json", "--step-kind", "mixed")
+	require.Equal(t, ExitOK, code, errOut)
+	var rep validateJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Steps, 1)
+	st := rep.Steps[0]
+	assert.Equal(t, "mixed", st.Kind)
+	assert.Equal(t, [5]int{9, 8155, 275, 37, 8192}, [5]int{st.Prefills, st.PrefillToks, st.Prefix, st.Decodes, st.Tokens})
+	assert.InDelta(t, 0.565, st.UnmappedMs, 0.001)
+	assert.Positive(t, st.LaunchMs, "an eager 8192-token step: host launch time predicted apart")
+}
+
+// calib from-trace over two prefill sizes of the tinymoe traces, then
+// validate trace on the third size with the written tables: within 5%.
+func TestCalibFromTracePrefillSizes(t *testing.T) {
+	scen := "../../../../validate/testdata/tiny-moe-h200.toml"
+	out := filepath.Join(t.TempDir(), "tiny.toml")
+	code, stdout, errOut := runCLI(t, "calib", "from-trace", traceData+"tinymoe_prefill_1024.json.gz", traceData+"tinymoe_prefill_4096.json.gz",
+		"--scenario", scen, "-o", out)
+	require.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, stdout, "from 4 steps (4 prefill, 0 mixed, 0 decode) of 2 trace files")
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	for _, tb := range []string{`op = "gqa_prefill"`, `op = "unmapped"`, `op = "moe"`, `op = "gemm"`} {
+		assert.Contains(t, string(data), tb)
+	}
+	code, stdout, errOut = runCLI(t, "validate", "trace", traceData+"tinymoe_prefill_2048.json.gz", "--scenario", scen,
+		"--calibration", out, "--format", "json")
+	require.Equal(t, ExitOK, code, errOut)
+	var rep validateJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	for _, st := range rep.Steps {
+		assert.InDelta(t, 0, st.ErrorPct, 5, "step %d: measured %.3f ms, predicted %.3f ms", st.Index, st.MeasuredMs, st.PredictedMs)
+	}
 }

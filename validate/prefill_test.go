@@ -1,0 +1,171 @@
+package validate_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/scenarios"
+	"github.com/moecast/moecast/trace"
+	"github.com/moecast/moecast/validate"
+)
+
+// The tinymoe traces (bench/moe-trace/moe_trace.py on one H200: a small
+// Qwen3-MoE-shaped model in plain PyTorch, experts run as a loop of GEMMs
+// inside record_function("moe_forward"), SDPA through cuDNN).
+const (
+	tinyScen    = "testdata/tiny-moe-h200.toml"
+	tinyP1024   = traceData + "tinymoe_prefill_1024.json.gz"
+	tinyP2048   = traceData + "tinymoe_prefill_2048.json.gz"
+	tinyP4096   = traceData + "tinymoe_prefill_4096.json.gz"
+	tinyMixed   = traceData + "tinymoe_mixed_1536_d64.json.gz"
+	tinyMixed2  = traceData + "tinymoe_mixed_2x768_d32.json.gz"
+	tinyDecode  = traceData + "tinymoe_decode_64.json.gz"
+	withinShare = 0.05
+)
+
+// calibrateFrom writes the calibration of every step of files and returns
+// the scenario loaded with it as its only calibration.
+func calibrateFrom(t *testing.T, files ...string) *scenarios.Scenario {
+	t.Helper()
+	sc, ranks := load(t, tinyScen, files...)
+	sm, err := sc.Sim()
+	require.NoError(t, err)
+	rep, err := validate.Compare(sm, &sc.Config, ranks, validate.Options{Context: sc.Context, ContextFromTrace: true})
+	require.NoError(t, err)
+	f, err := validate.Calibration(&sc.Config, rep, validate.FromTraceOptions{Date: "2026-12-02", Command: "test"})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "cal.toml")
+	require.NoError(t, f.Write(path))
+	require.NoError(t, sc.SetCalibration(path))
+	return sc
+}
+
+func errorOf(t *testing.T, sc *scenarios.Scenario, file string) (float64, *validate.Step) {
+	t.Helper()
+	_, ranks := load(t, tinyScen, file)
+	sm, err := sc.Sim()
+	require.NoError(t, err)
+	rep, err := validate.Compare(sm, &sc.Config, ranks, validate.Options{Context: sc.Context, ContextFromTrace: true})
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Steps)
+	st := &rep.Steps[0]
+	return st.ErrorPct() / 100, st
+}
+
+// Every step kind of the tinymoe traces is compared op by op: the expert
+// loop's GEMMs count as MoE (the moe_forward scope), cuDNN SDPA as
+// attention, and the prefill chunk's batch comes from the annotation.
+func TestTinyMoEStepKinds(t *testing.T) {
+	for _, tc := range []struct {
+		name                                string
+		file                                string
+		kind                                trace.StepKind
+		prefills, prefillTokens, decodes, n int
+	}{
+		{"prefill 1024", tinyP1024, trace.KindPrefill, 1, 1024, 0, 1024},
+		{"mixed 1536 + 64 decodes", tinyMixed, trace.KindMixed, 1, 1536, 64, 1600},
+		{"mixed 2x768 + 32 decodes", tinyMixed2, trace.KindMixed, 2, 1536, 32, 1568},
+		{"decode 64", tinyDecode, trace.KindDecode, 0, 0, 64, 64},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, err := compare(t, tinyScen, validate.Options{Context: 1024, ContextFromTrace: true}, tc.file)
+			require.NoError(t, err)
+			require.Len(t, rep.Steps, 2, "two profiled steps")
+			st := rep.Steps[0]
+			assert.Equal(t, tc.kind, st.Kind)
+			assert.Equal(t, [4]int{tc.prefills, tc.prefillTokens, tc.decodes, tc.n}, [4]int{st.Prefills, st.PrefillTokens, st.Decodes, st.Tokens})
+			ops := map[string]validate.OpCompare{}
+			for _, o := range st.Ops {
+				ops[o.Op] = o
+			}
+			moe, ok := ops["fused_moe (routed experts)"]
+			require.True(t, ok, "ops %v", ops)
+			assert.Greater(t, moe.Count, 8*2*16, "the expert loop's GEMMs and glue are MoE kernels")
+			for _, op := range []string{"qkv_proj", "o_proj", "router (gate)", "lm_head"} {
+				assert.Equal(t, cost.GEMM, ops[op].Category, op)
+				assert.Positive(t, ops[op].Count, op)
+			}
+			att := 0
+			for _, o := range st.Ops {
+				if o.Category == cost.Attention {
+					att += o.Count
+				}
+			}
+			assert.GreaterOrEqual(t, att, 8, "cuDNN SDPA kernels are attention")
+			assert.InDelta(t, float64(st.Categories[cost.GEMM].Measured), float64(sumCat(st, cost.GEMM)), 1e-12, "no GEMM kernel left out")
+		})
+	}
+}
+
+func sumCat(st validate.Step, c cost.Category) (s unit.Seconds) {
+	for _, o := range st.Ops {
+		if o.Category == c {
+			s += o.MeasuredTotal
+		}
+	}
+	return s
+}
+
+// Issue 25's check: tables from two prefill sizes (1024 and 4096 tokens)
+// predict the third (2048) within 5% of its measured busy time, and each
+// traced step itself (round trip) within 2%. A mixed step from those
+// prefill tables is off by about -12%: the fixture's random weights route a
+// prefill's tokens to fewer experts the deeper the layer (32 in layer 0, 13
+// in layer 7 of the 2048-token prefill) and a mixed step's to all 32 in
+// every layer, so the MoE rows measured on prefills carry a skew the mixed
+// step does not have.
+// Tables that include the other mixed step predict it within 5%.
+func TestTinyMoEInterpolates(t *testing.T) {
+	prefill := calibrateFrom(t, tinyP1024, tinyP4096)
+	withMixed := calibrateFrom(t, tinyP1024, tinyP4096, tinyMixed2)
+	for _, tc := range []struct {
+		name   string
+		sc     *scenarios.Scenario
+		file   string
+		lo, hi float64
+	}{
+		{"round trip 1024", prefill, tinyP1024, -0.02, 0.02},
+		{"round trip 4096", prefill, tinyP4096, -0.02, 0.02},
+		{"third prefill size 2048", prefill, tinyP2048, -withinShare, withinShare},
+		{"mixed step from prefill tables (routing skew)", prefill, tinyMixed, -0.15, -0.05},
+		{"mixed step from tables with the other mixed step", withMixed, tinyMixed, -withinShare, withinShare},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, st := errorOf(t, tc.sc, tc.file)
+			assert.True(t, e >= tc.lo && e <= tc.hi, "error %+.1f%% (measured %v, predicted %v) outside [%+.0f%%, %+.0f%%]",
+				100*e, st.Measured, st.Predicted, 100*tc.lo, 100*tc.hi)
+			for _, o := range st.Ops {
+				if o.Category == cost.GEMM || o.Op == "fused_moe (routed experts)" || o.Op == "gqa prefill attention" || o.Op == "unmapped (trace)" {
+					assert.Contains(t, o.Source, "table ", "%s is priced from the trace's tables", o.Op)
+				}
+			}
+		})
+	}
+}
+
+// A prefill step whose annotation names no token count needs
+// --prefill-tokens; with it, the step is priced at that many tokens.
+func TestPrefillTokensFlag(t *testing.T) {
+	sc, ranks := load(t, tinyScen, tinyP1024)
+	res := *ranks[0].Result
+	res.Steps = append([]trace.StepResult(nil), res.Steps[:1]...)
+	res.Steps[0].Label, res.Steps[0].Batch = "step[EXTEND bs=1]", 1
+	ranks[0].Result = &res
+	sm, err := sc.Sim()
+	require.NoError(t, err)
+	_, err = validate.Compare(sm, &sc.Config, ranks, validate.Options{Context: 1024})
+	var ie *validate.InputError
+	require.ErrorAs(t, err, &ie)
+	assert.Contains(t, err.Error(), "names no prefill tokens: give --prefill-tokens")
+	assert.Contains(t, err.Error(), tinyP1024)
+
+	rep, err := validate.Compare(sm, &sc.Config, ranks, validate.Options{Context: 1024, PrefillTokens: 1024})
+	require.NoError(t, err)
+	assert.Equal(t, 1024, rep.Steps[0].Tokens)
+	assert.Equal(t, trace.KindPrefill, rep.Steps[0].Kind)
+}
