@@ -52,7 +52,7 @@ var allowed = map[string][]string{
 	// zstd-compressed (klauspost/compress).
 	"calib": {"internal/unit", "internal/cost", "internal/atomicfile", "internal/curve", "kernels", "comm",
 		"github.com/BurntSushi/toml", "github.com/parquet-go/parquet-go", "github.com/klauspost/compress"},
-	"calib/campaign": {"model", "kernels", "calib", "internal/cuda", "kernels/gpu", "report",
+	"calib/campaign": {"internal/unit", "model", "kernels", "calib", "internal/cuda", "kernels/gpu", "report",
 		"comm", "comm/ncclrun", "internal/rendezvous"},
 	"scenarios": {"internal/unit", "internal/dtype", "model", "kernels", "comm", "sim", "serve", "plan", "calib",
 		"github.com/BurntSushi/toml"},
