@@ -176,7 +176,7 @@ func EfficiencyFor(g GPU) Efficiency {
 	return e
 }
 
-// NewCosts returns Costs for g with EfficiencyFor(g), no tables.
-func NewCosts(g GPU, graphs bool) *Costs {
+// newCosts returns Costs for g with EfficiencyFor(g), no tables.
+func newCosts(g GPU, graphs bool) *Costs {
 	return &Costs{GPU: g, Eff: EfficiencyFor(g), Graphs: graphs}
 }

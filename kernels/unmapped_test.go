@@ -49,7 +49,7 @@ func TestUnmappedTable(t *testing.T) {
 
 	g, ok := LookupGPU("h200-sxm")
 	require.True(t, ok)
-	c := NewCosts(g, true)
+	c := newCosts(g, true)
 	assert.False(t, c.HasUnmapped())
 	assert.Zero(t, c.Unmapped(1024).Time, "no table: nothing")
 	c.Tables = &Tables{Unmappeds: []*UnmappedTable{tb}}
@@ -96,7 +96,7 @@ func TestGQAPrefillTable(t *testing.T) {
 
 	g, ok := LookupGPU("h200-sxm")
 	require.True(t, ok)
-	c := NewCosts(g, true)
+	c := newCosts(g, true)
 	roof := c.AttentionPrefill(shape(1, 1024, 1024))
 	c.Tables = &Tables{GQAPrefills: []*GQAPrefillTable{tb}}
 	e := c.AttentionPrefill(shape(1, 1024, 1024))

@@ -95,7 +95,7 @@ func Preset(name string) (*Config, error) {
 // is an error that lists the presets.
 func Resolve(nameOrPath string) (*Config, error) {
 	if nameOrPath == "-" {
-		return LoadReader("stdin", os.Stdin)
+		return loadReader("stdin", os.Stdin)
 	}
 	if _, ok := presetFiles[strings.ToLower(nameOrPath)]; ok {
 		return Preset(nameOrPath)
@@ -116,9 +116,9 @@ func Resolve(nameOrPath string) (*Config, error) {
 	return Preset(nameOrPath)
 }
 
-// LoadReader imports the config.json read from r; name is used in errors
+// loadReader imports the config.json read from r; name is used in errors
 // and as Config.Name.
-func LoadReader(name string, r io.Reader) (*Config, error) {
+func loadReader(name string, r io.Reader) (*Config, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("read model config %s: %w", name, err)

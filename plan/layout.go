@@ -85,8 +85,8 @@ type Space struct {
 // serve.Engine e (serve's engine table says which engines run a layout).
 type Engine uint8
 
-// EngineOf is the set of the engines that run layout l.
-func EngineOf(l model.Layout) Engine {
+// engineOf is the set of the engines that run layout l.
+func engineOf(l model.Layout) Engine {
 	var s Engine
 	for _, e := range serve.Engines() {
 		if e.Runs(l) {
@@ -239,7 +239,7 @@ func layouts(n int) []struct {
 		e Engine
 	}
 	add := func(l model.Layout) {
-		if e := EngineOf(l); e != 0 {
+		if e := engineOf(l); e != 0 {
 			out = append(out, struct {
 				l model.Layout
 				e Engine

@@ -102,9 +102,9 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	return parse(name, data, nil, dirOf(name))
 }
 
-// ParseFS reads and validates the scenario at p inside fsys; its relative
+// parseFS reads and validates the scenario at p inside fsys; its relative
 // paths resolve inside fsys (a corpus shipped in the binary).
-func ParseFS(fsys fs.FS, p string) (*Scenario, error) {
+func parseFS(fsys fs.FS, p string) (*Scenario, error) {
 	data, err := fs.ReadFile(fsys, p)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)

@@ -63,9 +63,9 @@ func TestEngineRows(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.runs, tc.e.Runs(tc.l))
-			assert.Equal(t, tc.block, BlockSize(tc.e, tc.m, tc.arch))
+			assert.Equal(t, tc.block, blockSizeFor(tc.e, tc.m, tc.arch))
 			assert.Equal(t, tc.unlimitedSeq, tc.e.Info().UnlimitedSeqs)
-			assert.Equal(t, BlockSize(tc.e, nil, ""), DefaultConfig(tc.e, "NVIDIA H200", 141e9).Memory.BlockSize,
+			assert.Equal(t, blockSizeFor(tc.e, nil, ""), DefaultConfig(tc.e, "NVIDIA H200", 141e9).Memory.BlockSize,
 				"the default block is the row's for a non-MLA model")
 		})
 	}

@@ -26,8 +26,8 @@ func (m SpecMethod) String() string {
 	return fmt.Sprintf("spec(%d)", uint8(m))
 }
 
-// ParseSpecMethod maps a TOML speculative.method value to a SpecMethod.
-func ParseSpecMethod(s string) (SpecMethod, bool) {
+// parseSpecMethod maps a TOML speculative.method value to a SpecMethod.
+func parseSpecMethod(s string) (SpecMethod, bool) {
 	for i, n := range specNames {
 		if n == s {
 			return SpecMethod(i), true

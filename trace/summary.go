@@ -131,13 +131,13 @@ const maxBadEventWarnings = 5
 
 // AnalyzeFile reads and analyzes one trace file.
 func AnalyzeFile(path string, opts FileOptions) FileResult {
-	return AnalyzeFileFunc(path, opts, nil)
+	return analyzeFileFunc(path, opts, nil)
 }
 
-// AnalyzeFileFunc is AnalyzeFile that also hands visit, when set, every
+// analyzeFileFunc is AnalyzeFile that also hands visit, when set, every
 // event it reads (after the analyzer has it), for a caller that keeps
 // more than the analysis in the same pass.
-func AnalyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResult {
+func analyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResult {
 	fr := FileResult{File: path}
 	f, err := os.Open(path)
 	if err != nil {
@@ -155,7 +155,7 @@ func AnalyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResu
 		return fr
 	}
 	defer r.Close()
-	an := NewAnalyzer(opts.Options)
+	an := newAnalyzer(opts.Options)
 	var ev Event
 	var warns []string
 	bad := 0
@@ -282,7 +282,7 @@ func AnalyzeFiles(paths []string, opts FileOptions) []FileResult {
 }
 
 // AnalyzeFilesFunc is AnalyzeFiles that also hands visit, when set, every
-// event it reads with the index of its file (AnalyzeFileFunc); calls for
+// event it reads with the index of its file (analyzeFileFunc); calls for
 // different files may run at once.
 func AnalyzeFilesFunc(paths []string, opts FileOptions, visit func(file int, ev *Event)) []FileResult {
 	workers := opts.Workers
@@ -302,7 +302,7 @@ func AnalyzeFilesFunc(paths []string, opts FileOptions, visit func(file int, ev 
 			if visit != nil {
 				v = func(ev *Event) { visit(i, ev) }
 			}
-			out[i] = AnalyzeFileFunc(p, opts, v)
+			out[i] = analyzeFileFunc(p, opts, v)
 		}()
 	}
 	wg.Wait()
