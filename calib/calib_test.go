@@ -483,9 +483,10 @@ func rowOf(t *testing.T, f *File, name string, row int) []float64 {
 }
 
 // The tables calib from-trace writes for prefill and mixed steps (issue
-// 25): prefill attention by chunk and kv_len, and the unmapped per-layer
-// cost by tokens, parsed, built and answering their lookups.
-func TestParseGQAPrefillAndUnmappedTables(t *testing.T) {
+// 25): prefill attention by chunk and prefix (op prefill, as calib gpu
+// measures it), and the unmapped per-layer cost by tokens, parsed, built
+// and answering their lookups.
+func TestParseTracedPrefillAndUnmappedTables(t *testing.T) {
 	src := `schema = 1
 [provenance]
 gpu = "h200-sxm"
@@ -495,14 +496,15 @@ launch = "eager"
 cache = "unknown"
 
 [[table]]
-name = "gqa_prefill.trace.bf16.d128"
-op = "gqa_prefill"
+name = "prefill.trace.bf16.d128"
+op = "prefill"
 kv_dtype = "bf16"
 head_dim = 128
-columns = ["heads", "kv_heads", "chunk", "kv_len", "latency_us"]
+v_head_dim = 128
+columns = ["heads", "kv_heads", "chunk", "prefix", "latency_us"]
 rows = """
-16,4,1024,1024,18.2
-16,4,4096,4096,151.8
+16,4,1024,0,18.2
+16,4,4096,0,151.8
 """
 
 [[table]]
@@ -518,7 +520,7 @@ rows = """
 	require.NoError(t, err)
 	kt, ok := f.KernelTables().(*kernels.Tables)
 	require.True(t, ok)
-	e, ok := kt.GQAPrefill(kernels.PrefillShape{Chunks: 2, Tokens: 8192, Keys: 8192, MeanChunk: 4096, Heads: 16, KVHeads: 4, QKDim: 128, VDim: 128, KV: "bf16"})
+	e, ok := kt.Prefill(kernels.PrefillShape{Chunks: 2, Tokens: 8192, Keys: 8192, MeanChunk: 4096, MeanKV: 4096, Heads: 16, KVHeads: 4, QKDim: 128, VDim: 128, KV: "bf16"})
 	require.True(t, ok)
 	assert.InDelta(t, 2*151.8e-6, float64(e.Time), 1e-12, "two chunks of the measured size")
 	e, ok = kt.Unmapped(1024)
@@ -529,8 +531,9 @@ rows = """
 
 	for _, tc := range []struct{ name, old, new, want string }{
 		{"unmapped with keys", "op = \"unmapped\"", "op = \"unmapped\"\ndtype = \"bf16\"", "op unmapped takes no keys"},
-		{"gqa_prefill without head_dim", "head_dim = 128\n", "", "keys kv_dtype and head_dim are required"},
-		{"gqa_prefill kv_len below chunk", "16,4,1024,1024,18.2", "16,4,1024,512,18.2", "kv_len at least chunk"},
+		{"prefill without v_head_dim", "v_head_dim = 128\n", "", "keys kv_dtype, head_dim and v_head_dim are required"},
+		{"prefill negative prefix", "16,4,1024,0,18.2", "16,4,1024,-512,18.2", "prefix must be"},
+		{"the former op gqa_prefill", `op = "prefill"`, `op = "gqa_prefill"`, `op "gqa_prefill" is no longer read: use op "prefill"`},
 		{"unmapped fractional tokens", "1024,72.5", "1024.5,72.5", "tokens must be a positive integer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

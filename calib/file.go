@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -33,6 +32,7 @@ import (
 	"github.com/moecast/moecast/kernels"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // Schema is the calibration file schema this moecast reads and writes.
@@ -210,7 +210,7 @@ func (f *File) Effective(t *Table) Provenance { return t.Provenance.merge(f.Prov
 
 // Load reads, validates and builds the calibration file at path.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, nil, infile.MaxCalibration)
 	if err != nil {
 		return nil, fmt.Errorf("calibration file: %w", err)
 	}
@@ -248,6 +248,9 @@ type wireTable struct {
 func Parse(name string, data []byte) (*File, error) {
 	var probe struct {
 		Schema int `toml:"schema"`
+	}
+	if err := infile.CheckDepth(name, data, infile.MaxDepth); err != nil {
+		return nil, err
 	}
 	if _, err := toml.Decode(string(data), &probe); err != nil {
 		return nil, tomlErr(name, err)

@@ -21,7 +21,6 @@ const (
 	OpMoE           Op = "moe"
 	OpMLA           Op = "mla"
 	OpGQA           Op = "gqa"
-	OpGQAPrefill    Op = "gqa_prefill"
 	OpPrefill       Op = "prefill"
 	OpElementwise   Op = "elementwise"
 	OpUnmapped      Op = "unmapped"
@@ -88,15 +87,6 @@ var ops = [...]opDef{
 		return oneOf("kv_dtype", k.KVDtype, kvDtypes)
 	}},
 		series: series{[]string{"heads", "kv_heads"}, []string{"batch", "kv_len"}}, build: buildGQA},
-	// gqa_prefill: prefill attention of one chunk per layer by its new
-	// tokens (chunk) and the keys it attends (kv_len: prefix + chunk).
-	{op: OpGQAPrefill, spec: opSpec{ints: []string{"heads", "kv_heads", "chunk", "kv_len"}, keys: func(k Keys) error {
-		if err := need(k.KVDtype != "" && k.HeadDim > 0, "keys kv_dtype and head_dim are required"); err != nil {
-			return err
-		}
-		return oneOf("kv_dtype", k.KVDtype, kvDtypes)
-	}},
-		series: series{[]string{"heads", "kv_heads"}, []string{"chunk", "kv_len"}}, build: buildGQAPrefill},
 	// prefill: causal attention of one chunk of new tokens against its
 	// cached prefix (GQA: head_dim for q/k and v; MLA's un-absorbed
 	// prefill: head_dim 192, v_head_dim 128), by heads and kv_heads per GPU.
@@ -246,21 +236,6 @@ func buildGQA(b *builder) (looer, error) {
 		return nil, err
 	}
 	kt.GQAs = append(kt.GQAs, tb)
-	return tb, nil
-}
-
-func buildGQAPrefill(b *builder) (looer, error) {
-	t, name, k, kt, ival, lat := b.t, b.name, b.t.Keys, b.kt, b.ival, b.lat
-	pts := make([]kernels.GQAPrefillPoint, len(t.Rows))
-	for i, r := range t.Rows {
-		pts[i] = kernels.GQAPrefillPoint{Heads: ival(r, "heads"), KVHeads: ival(r, "kv_heads"), Chunk: ival(r, "chunk"),
-			KVLen: ival(r, "kv_len"), Latency: lat(r), Row: i + 1}
-	}
-	tb, err := kernels.NewGQAPrefillTable(name, kernels.GQAKey{HeadDim: k.HeadDim, KV: k.KVDtype}, pts)
-	if err != nil {
-		return nil, err
-	}
-	kt.GQAPrefills = append(kt.GQAPrefills, tb)
 	return tb, nil
 }
 

@@ -130,8 +130,6 @@ func Select(box Box, files ...*File) *Selection {
 			s.kt.Elementwises = append(s.kt.Elementwises, tb)
 		case *kernels.UnmappedTable:
 			s.kt.Unmappeds = append(s.kt.Unmappeds, tb)
-		case *kernels.GQAPrefillTable:
-			s.kt.GQAPrefills = append(s.kt.GQAPrefills, tb)
 		case *comm.Table:
 			s.ct.Colls = append(s.ct.Colls, tb)
 		case *comm.EPTable:

@@ -79,6 +79,10 @@ type colIndex struct {
 
 func specFor(t *Table) (*colIndex, error) {
 	def, ok := opFor(t.Op)
+	if !ok && t.Op == "gqa_prefill" {
+		// an earlier from-trace table kind, now op prefill
+		return nil, errors.New(`op "gqa_prefill" is no longer read: use op "prefill" (columns heads, kv_heads, chunk, prefix = kv_len - chunk; keys head_dim, v_head_dim = head_dim, window), or run calib from-trace again`)
+	}
 	if !ok {
 		return nil, fmt.Errorf("op %q is unknown (%s)", t.Op, opNames())
 	}

@@ -167,13 +167,9 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 	if c.GPU.Arch.Facts().PrefillFA3 {
 		e.Source.Note = notePrefillFA3
 	}
-	// A GQA prefill table from the user's own traces (calib from-trace)
-	// answers first; then the measured prefill kernels (calib gpu).
-	if t, ok := c.Tables.(*Tables); ok && t != nil {
-		if m, ok := t.GQAPrefill(s); ok {
-			return c.applyFloor(m, e, c.GPU.PeakFor(dtype.BF16))
-		}
-	}
+	// One table kind (op prefill): the first that covers the shape
+	// answers, and a calibration stack lists the user's own tables (calib
+	// from-trace) before the embedded measured ones (calib.Select).
 	if c.Tables != nil {
 		if t, ok := c.Tables.Prefill(s); ok {
 			return c.applyFloor(t, e, c.GPU.PeakFor(dtype.BF16))

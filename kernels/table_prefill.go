@@ -11,7 +11,7 @@ import (
 // 128), the KV dtype and the sliding window (0: none).
 type PrefillKey struct {
 	QKDim, VDim int
-	KV          string // "bf16"
+	KV          string // "bf16", "fp8": the KV cache's (GQA); bf16 for MLA's up-projected k/v
 	Window      int
 }
 
@@ -24,7 +24,11 @@ type PrefillPoint struct {
 }
 
 // PrefillTable is prefill attention latency by (chunk, kv_len = prefix +
-// chunk) for each measured (heads, kv_heads) per GPU, one chunk a call.
+// chunk) for each measured (heads, kv_heads) per GPU, one chunk a call:
+// log-log between the measured points. calib gpu measures it with
+// moecast's kernels (a grid of chunks and prefixes); calib from-trace
+// writes it from a trace's prefill steps (one row per step, mostly at
+// prefix 0).
 type PrefillTable struct {
 	curve.Table
 	Key    PrefillKey
@@ -51,11 +55,23 @@ func NewPrefillTable(name string, key PrefillKey, pts []PrefillPoint) (*PrefillT
 	// Above a chunk's longest measured kv_len the last segment is extended
 	// linearly, each extra key costing at least its FLOPs at the series'
 	// best measured rate (with a window, extra prefix adds no work: 0).
+	// That takes a table that measured some chunk at two kv_len or more
+	// (calib gpu's grid of prefixes); one with a single kv_len per chunk
+	// clamps kv_len (noted): a traced table's rows lie on kv_len = chunk,
+	// and a query between two of them then reads both chunks at their own
+	// point (log-log along that line) rather than extending the shorter
+	// chunk and clamping the longer.
 	best := map[[2]int]float64{}
 	for _, q := range pts {
 		f := 2 * CausalPairs(q.Chunk, q.Prefix, key.Window) * float64(q.Heads) * float64(key.QKDim+key.VDim)
 		k := [2]int{q.Heads, q.KVHeads}
 		best[k] = max(best[k], f/float64(q.Latency))
+	}
+	extend := false
+	for _, g := range s.grids {
+		for j := range g.A() {
+			extend = extend || g.Curve(j).Len() >= 2
+		}
 	}
 	for i, g := range s.grids {
 		h := s.keys[i]
@@ -64,11 +80,13 @@ func NewPrefillTable(name string, key PrefillKey, pts []PrefillPoint) (*PrefillT
 			if key.Window == 0 && best[h] > 0 {
 				slope = 2 * chunk * float64(h[0]) * float64(key.QKDim+key.VDim) / best[h]
 			}
-			g.Curve(j).SetAbove(curve.LinearAbove, slope)
+			if extend {
+				g.Curve(j).SetAbove(curve.LinearAbove, slope)
+			}
 		}
 	}
 	t := &PrefillTable{Key: key, series: s}
-	t.Init(name, []curve.Axis{{Name: "chunk"}, {Name: "kv_len", Extrapolated: true,
+	t.Init(name, []curve.Axis{{Name: "chunk"}, {Name: "kv_len", Extrapolated: extend,
 		How: "last segment extended linearly in kv_len, each key at least its FLOPs at the series' best measured rate"}}, kernelNotes, loo)
 	return t, nil
 }
@@ -102,9 +120,13 @@ func (t *PrefillTable) Lookup(s PrefillShape) (cost.Estimate, bool) {
 	return e, true
 }
 
-// prefillKV is the KV dtype name of a prefill shape: bf16 (2-byte) K/V, as
-// the tables are measured; other widths have no table.
+// prefillKV is the KV dtype name of a prefill shape: the KV cache's for GQA
+// (KV), else bf16 for 2-byte K/V (MLA's up-projected k/v); other widths
+// have no table.
 func prefillKV(s PrefillShape) string {
+	if s.KV != "" {
+		return s.KV
+	}
 	if s.KVBytes == 2 {
 		return "bf16"
 	}

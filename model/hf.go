@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/moecast/moecast/internal/dtype"
+
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // This file imports a Hugging Face config.json: it reads `architectures`
@@ -114,14 +115,14 @@ func supportedArchitectures() []string {
 // LoadFile reads a config.json from the file system. Errors name path as
 // given ("read model config: read /tmp: is a directory").
 func LoadFile(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, nil, infile.MaxModelConfig)
 	if err != nil {
 		return nil, fmt.Errorf("read model config: %w", err)
 	}
 	qpath := quantSidecar(path)
 	var qdata []byte
 	if qpath != "" {
-		if qdata, err = os.ReadFile(qpath); err != nil {
+		if qdata, err = infile.ReadFile(qpath, nil, infile.MaxModelConfig); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("read model quantization config: %w", err)
 			}

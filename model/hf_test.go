@@ -369,7 +369,7 @@ func TestLoadFileAndResolve(t *testing.T) {
 	// Errors keep the path as given, directory included.
 	_, err = LoadFile(dir)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "read "+dir+": is a directory")
+	assert.Contains(t, err.Error(), "read model config: "+dir+": is a directory")
 	_, err = Resolve(dir)
 	require.Error(t, err)
 	assert.Equal(t, fmt.Sprintf("model %q: is a directory, not a config.json (the model's config is %s)", dir, p), err.Error())
@@ -378,7 +378,7 @@ func TestLoadFileAndResolve(t *testing.T) {
 	t.Chdir(sub)
 	_, err = LoadFile("../cfg")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "open ../cfg: ")
+	assert.Contains(t, err.Error(), "read model config: ../cfg: no such file")
 	_, err = LoadFile("../bad.json")
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "../bad.json:2:"), err.Error())

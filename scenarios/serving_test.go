@@ -14,7 +14,7 @@ import (
 	"github.com/moecast/moecast/model"
 )
 
-// TestServeKeys: every serve.Config field that serve.FieldError names maps
+// TestServeKeys: every serve.Config field that serve's FieldErrors name maps
 // to a key (or table) the loader reads.
 func TestServeKeys(t *testing.T) {
 	keys := map[string]bool{}

@@ -66,7 +66,7 @@ func runModelShow(s *streams, opts *modelShowOptions) error {
 	if opts.Format != formatText && opts.Format != formatJSON {
 		return inputErrf("--format: unknown format %q (want text or json)", opts.Format)
 	}
-	c, err := model.Resolve(opts.Model)
+	c, err := model.ResolveIn(opts.Model, s.In)
 	if err != nil {
 		return inputErr(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/scenarios"
@@ -137,8 +138,8 @@ func runPredict(s *streams, opts *predictOptions) error {
 		sc, err = scenarios.Default()
 	case "-":
 		var data []byte
-		if data, err = io.ReadAll(s.In); err != nil {
-			return inputErrf("read scenario from standard input: %w", err)
+		if data, err = infile.ReadFile(infile.Stdin, s.In, infile.MaxScenario); err != nil {
+			return inputErrf("read scenario: %w", err)
 		}
 		sc, err = scenarios.Parse(scenarios.StdinName, data)
 	default:
@@ -170,7 +171,7 @@ func runPredict(s *streams, opts *predictOptions) error {
 	for _, b := range batches {
 		p, err := sm.Step(b, context)
 		if err != nil {
-			return inputErr(sc.KeyError(err))
+			return sc.KeyError(err)
 		}
 		if err := checkPointFinite(p); err != nil {
 			return inputErr(fmt.Errorf("%s: %w", sc.File, err))
@@ -180,14 +181,14 @@ func runPredict(s *streams, opts *predictOptions) error {
 	pr.warnings = append(pr.warnings, fitWarnings(pr.points)...)
 	rw, err := tableRangeWarnings(sm, pr.points)
 	if err != nil {
-		return inputErr(sc.KeyError(err))
+		return sc.KeyError(err)
 	}
 	pr.warnings = collapseWarnings(append(pr.warnings, rw...))
 	if pr.breakEven, err = breakEvens(sc, sm, pr.points); err != nil {
 		return inputErr(err)
 	}
 	return output{html: opts.HTML, page: pr.page, json: func() any { return pr.json() },
-		csv: func() *table { return pr.table(true) }, text: pr.text, warnings: pr.warnings}.write(s, opts.Format)
+		csv: func() *table { return pr.table(true) }, text: pr.text, warnings: pr.warnings, inputs: scenarioInputs(sc)}.write(s, opts.Format)
 }
 
 // maxFinite bounds every number predict prints: above it (1e15 ms is
@@ -287,6 +288,15 @@ type predictJSON struct {
 	Calibration []string    `json:"calibration"`
 	Points      []pointJSON `json:"points"`
 	Warnings    []string    `json:"warnings"`
+}
+
+// r6p is r6 of *p; nil stays nil (null in JSON).
+func r6p(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := r6(*p)
+	return &v
 }
 
 // r6 rounds a number written to JSON or CSV to 6 decimals of its unit
