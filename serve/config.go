@@ -243,7 +243,7 @@ func (c *Config) Validate() error {
 	return c.Workload.validate()
 }
 
-func (c *Config) validateMemory() *FieldError {
+func (c *Config) validateMemory() *model.FieldError {
 	m := c.Memory
 	if m.SeqBlocks < 0 || m.SeqBlocks > math.MaxInt32/2 {
 		return fieldErrorf("Memory.SeqBlocks", "must be in [0, %d], got %d", math.MaxInt32/2, m.SeqBlocks)
