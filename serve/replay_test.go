@@ -54,6 +54,8 @@ func TestReplayValidate(t *testing.T) {
 		{"backwards", []TraceRequest{{1, 1, 1}, {0.5, 1, 1}}, 2},
 		{"nan", []TraceRequest{{math.NaN(), 1, 1}}, 1},
 		{"negative", []TraceRequest{{-1, 1, 1}}, 1},
+		{"infinite", []TraceRequest{{math.Inf(1), 1, 1}}, 1},
+		{"beyond the clock's resolution", []TraceRequest{{0, 1, 1}, {1e300, 1, 1}}, 2},
 		{"zero output", []TraceRequest{{0, 1, 0}}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
