@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
 )
@@ -41,6 +42,22 @@ type Serving struct {
 	MaxNumSeqs          *int
 	MixedChunk          *bool
 	AsyncScheduling     *bool
+	// Prefix caching: workload.system_prompt_tokens or
+	// workload.prefix_hit_rate describe what the prompts share
+	// (serve.PrefixLoad; nil = nothing), workload.hash_block_tokens the
+	// tokens per hash ID of a replayed trace; runtime.prefix_caching
+	// (default on, as in vLLM and SGLang) turns the engine's cache off.
+	Prefix          *serve.PrefixLoad
+	HashBlockTokens int
+	NoPrefixCache   bool
+	// SLO is goodput's objectives (simulate --goodput); zero: none.
+	SLO serve.SLO
+	// TokenizeTime is runtime.tokenize_us_per_token in seconds; nil = the
+	// default (no front end), 0 = no front end.
+	TokenizeTime *float64
+	// ScheduleConservativeness is runtime.schedule_conservativeness
+	// (SGLang); nil = the engine's default.
+	ScheduleConservativeness *float64
 }
 
 // Defaults of the serving keys.
@@ -280,6 +297,30 @@ func (s *Scenario) buildServing() error {
 		v.MixedChunk = rt.MixedChunk
 	}
 	v.AsyncScheduling = rt.AsyncScheduling
+	if rt.PrefixCaching != nil {
+		v.NoPrefixCache = !*rt.PrefixCaching
+	}
+	if err := s.buildPrefix(w); err != nil {
+		return err
+	}
+	if p := rt.TokenizeUsPerToken; p != nil {
+		if !(*p >= 0 && *p <= 1e6) {
+			return d.errorf("runtime.tokenize_us_per_token", "%g must be in [0, 1e6] microseconds per token (0 = requests reach the engine at their send)", *p)
+		}
+		sec := *p * 1e-6
+		v.TokenizeTime = &sec
+	}
+	if p := rt.ScheduleConservativeness; p != nil {
+		if !(*p >= 0 && *p <= 1e3) {
+			return d.errorf("runtime.schedule_conservativeness", "%g must be in [0, 1000] (SGLang's default 1; 0 = admit by the chunk's KV alone)", *p)
+		}
+		if v.Engine != serve.SGLang {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.schedule_conservativeness is SGLang's; %s admits by the chunk's KV, so it is ignored",
+				s.File, d.line("runtime.schedule_conservativeness"), v.Engine.Info().Title))
+		}
+		v.ScheduleConservativeness = p
+	}
+	s.setCaptureSize()
 	// Every point must make a valid serve.Config (memory is the sim's and
 	// is checked when a point runs).
 	for _, p := range v.Points() {
@@ -290,6 +331,46 @@ func (s *Scenario) buildServing() error {
 		}
 	}
 	return nil
+}
+
+// buildPrefix reads the shared-content keys of [workload].
+func (s *Scenario) buildPrefix(w *rawWorkload) error {
+	d := s.doc
+	v := &s.Serving
+	switch {
+	case w.SystemPromptTokens != nil && w.PrefixHitRate != nil:
+		return d.errorf("workload.prefix_hit_rate", "give workload.system_prompt_tokens or workload.prefix_hit_rate, not both")
+	case w.SystemPromptTokens != nil:
+		n := *w.SystemPromptTokens
+		if n < 0 || n > sim.MaxContext {
+			return d.errorf("workload.system_prompt_tokens", "%d must be in [0, %d] tokens", n, sim.MaxContext)
+		}
+		v.Prefix = &serve.PrefixLoad{SystemTokens: n}
+	case w.PrefixHitRate != nil:
+		h := *w.PrefixHitRate
+		if !(h >= 0 && h <= 1) {
+			return d.errorf("workload.prefix_hit_rate", "%g must be in [0, 1]", h)
+		}
+		v.Prefix = &serve.PrefixLoad{HitRate: h}
+	}
+	if w.HashBlockTokens != nil {
+		n := *w.HashBlockTokens
+		if n < 1 || n > sim.MaxContext {
+			return d.errorf("workload.hash_block_tokens", "%d must be in [1, %d] tokens", n, sim.MaxContext)
+		}
+		v.HashBlockTokens = n
+	}
+	return nil
+}
+
+// setCaptureSize sets the simulator's CUDA-graph capture size to the
+// engine's (decode steps above it are priced eagerly); the engine's
+// settings are the same at every point.
+func (s *Scenario) setCaptureSize() {
+	if ps := s.Serving.Points(); len(ps) > 0 {
+		c := s.serveBase(ps[0])
+		s.Config.CaptureSize = serve.CaptureSize(&c, s.Config.GPU.Memory, s.Config.GPUs)
+	}
 }
 
 // unlimitedSeqs is " (SGLang: 0 = no limit)": the engines where
@@ -335,6 +416,12 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	if v.AsyncScheduling != nil {
 		c.AsyncScheduling = *v.AsyncScheduling
 	}
+	if v.TokenizeTime != nil {
+		c.FrontEnd.PerInputToken = unit.Seconds(*v.TokenizeTime)
+	}
+	if v.ScheduleConservativeness != nil && v.Engine == serve.SGLang {
+		c.ScheduleConservativeness = *v.ScheduleConservativeness
+	}
 	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
 		InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, RangeRatio: v.RangeRatio}
 	switch {
@@ -354,6 +441,9 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	default:
 		c.Workload.RequestRate = p.RequestRate
 	}
+	c.Workload.Prefix, c.Workload.HashBlockTokens = v.Prefix, v.HashBlockTokens
+	c.NoPrefixCache = v.NoPrefixCache
+	c.SLO = v.SLO
 	c.Seed = v.Seed
 	return c
 }
@@ -408,24 +498,31 @@ func (s *Scenario) keyError(key, msg string, err error) *Error {
 // serveKeys maps the serve.Config fields that serve.FieldError names to the
 // scenario keys that set them.
 var serveKeys = map[string]string{
-	"Engine":                  "runtime.engine",
-	"MaxNumBatchedTokens":     "runtime.max_num_batched_tokens",
-	"MaxNumSeqs":              "runtime.max_num_seqs",
-	"MaxPrefillTokens":        "runtime.engine",
-	"Host.PerStep":            "runtime",
-	"Host.PerSeq":             "runtime",
-	"Memory.KVBytesPerToken":  "model.kv_cache",
-	"Memory.KVCapacity":       "runtime.gpu_memory_utilization",
-	"Memory.BlockSize":        "runtime.engine",
-	"Memory.Groups":           "parallel",
-	"Spec.DraftTokens":        "speculative.draft_tokens",
-	"Spec.Acceptance":         "speculative.acceptance",
-	"Spec.Lookahead":          "speculative.draft_tokens",
-	"Workload.Requests":       "workload.requests",
-	"Workload.MaxConcurrency": "workload.concurrency",
-	"Workload.RequestRate":    "workload.request_rate",
-	"Workload.Burstiness":     "workload.burstiness",
-	"Workload.InputTokens":    "workload.input_tokens",
-	"Workload.OutputTokens":   "workload.output_tokens",
-	"Workload.RangeRatio":     "workload.range_ratio",
+	"Engine":                       "runtime.engine",
+	"MaxNumBatchedTokens":          "runtime.max_num_batched_tokens",
+	"MaxNumSeqs":                   "runtime.max_num_seqs",
+	"MaxPrefillTokens":             "runtime.engine",
+	"Host.PerStep":                 "runtime",
+	"Host.PerSeq":                  "runtime",
+	"Memory.KVBytesPerToken":       "model.kv_cache",
+	"Memory.KVCapacity":            "runtime.gpu_memory_utilization",
+	"Memory.BlockSize":             "runtime.engine",
+	"Memory.Groups":                "parallel",
+	"Spec.DraftTokens":             "speculative.draft_tokens",
+	"Spec.Acceptance":              "speculative.acceptance",
+	"Spec.Lookahead":               "speculative.draft_tokens",
+	"Workload.Requests":            "workload.requests",
+	"Workload.MaxConcurrency":      "workload.concurrency",
+	"Workload.RequestRate":         "workload.request_rate",
+	"Workload.Burstiness":          "workload.burstiness",
+	"Workload.InputTokens":         "workload.input_tokens",
+	"Workload.OutputTokens":        "workload.output_tokens",
+	"Workload.RangeRatio":          "workload.range_ratio",
+	"Workload.Prefix":              "workload.prefix_hit_rate",
+	"Workload.Prefix.SystemTokens": "workload.system_prompt_tokens",
+	"Workload.Prefix.HitRate":      "workload.prefix_hit_rate",
+	"Workload.HashBlockTokens":     "workload.hash_block_tokens",
+	"FrontEnd.PerRequest":          "runtime",
+	"FrontEnd.PerInputToken":       "runtime.tokenize_us_per_token",
+	"ScheduleConservativeness":     "runtime.schedule_conservativeness",
 }

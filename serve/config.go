@@ -62,6 +62,50 @@ type HostOverhead struct {
 	PerSeq  unit.Seconds // per scheduled sequence
 }
 
+// FrontEnd is the serving API server in front of the engine core, which
+// every request crosses one at a time: vLLM's OpenAI-compatible server
+// tokenises prompts on one thread (vllm-project/vllm
+// `vllm/entrypoints/openai/serving_engine.py`,
+// ThreadPoolExecutor(max_workers=1), quoted in vllm-project/vllm issue
+// #25301: "requests are forced to wait in a serialized queue for
+// preprocessing (tokenization)") and sends each to the engine core, whose
+// busy loop drains its input queue between steps
+// (`vllm/v1/engine/core.py`, run_busy_loop: _process_input_queue, then
+// _process_engine_step); SGLang's TokenizerManager tokenises in the HTTP
+// server process and sends each request to the scheduler, which receives
+// its requests once per iteration (`python/sglang/srt/managers/
+// tokenizer_manager.py`, scheduler.py recv_requests). `vllm bench serve`'s
+// random dataset sends its prompts as text (`vllm/benchmarks/datasets.py`
+// @ f2e97dd, RandomDataset: decoded token ids), so every prompt is
+// tokenised again by the server.
+//
+// The zero FrontEnd, the default, hands each request to the engine at its
+// send. Measured on the shipped corpus (validate corpus --with front-end,
+// 304 rows) the front end at TokenizeTime raises TTFT MAPE from 57.9% to
+// 78.7%: when tokenising a prompt takes longer than a decode step the
+// closed loop's requests cluster behind one another's prefills instead of
+// spreading out, which the measured runs do not show. It stays off until
+// the API server's cost per engine version is measured at op level.
+type FrontEnd struct {
+	// PerRequest is the API server's own time per request beyond
+	// tokenisation (HTTP, request building, IPC to the engine core).
+	// Default 0: no op-level measurement of it is cited.
+	PerRequest unit.Seconds
+	// PerInputToken is tokenisation time per prompt token on the API
+	// server's one thread (TokenizeTime is the cited figure).
+	PerInputToken unit.Seconds
+}
+
+// TokenizeTime is FrontEnd.PerInputToken as measured, 1 us per token: a
+// Hugging Face fast (Rust) tokenizer encodes about 1 M tokens/s on one
+// thread. Sources: vllm-project/vllm PR #10635 ("tokenization can take a
+// few hundred milliseconds" for 256K-token requests: ~1 us/token); the
+// measured HF tokenizers throughput in marcelroed/gigatoken README.md @
+// fac0114 (DeepSeek-V3's tokenizer, 51.6 MB/s over the 16 threads of a
+// Ryzen 7 9800X3D, 3.2 MB/s per thread, at ~4 bytes per token of
+// OpenWebText: ~1.2 us/token; GPT-OSS's 79.6 MB/s: ~0.8 us/token).
+const TokenizeTime unit.Seconds = 1e-6
+
 // Workload is what `vllm bench serve` sends (vllm-project/vllm
 // `vllm/benchmarks/serve.py` @ def9ce8, `vllm/benchmarks/datasets.py` @
 // f2e97dd).
@@ -88,12 +132,40 @@ type Workload struct {
 	// Burstiness, the lengths and RangeRatio are then unused, and the run is
 	// not judged overloaded (the log's latencies are of the same requests).
 	Trace []TraceRequest
+	// Prefix, when set, says what the prompts share, for prefix caching
+	// (a request log's hash IDs, when it has them, take its place).
+	Prefix *PrefixLoad
+	// HashBlockTokens is the tokens each of a trace's HashIDs stands for
+	// (Mooncake's block of 512 tokens); 0 = DefaultHashBlockTokens.
+	HashBlockTokens int
+}
+
+// DefaultHashBlockTokens is the tokens per hash ID of Mooncake traces
+// (kvcache-ai/Mooncake `FAST25-release/traces`: block size 512).
+const DefaultHashBlockTokens = 512
+
+// PrefixLoad is a synthetic workload's shared content: every request's
+// first SystemTokens tokens (a system prompt), or its first
+// floor(HitRate x input) tokens, are the same document for every request
+// (at most one of the two is set). The rest of each request is its own
+// (described, so that a preempted request finds its own blocks again).
+type PrefixLoad struct {
+	SystemTokens int
+	HitRate      float64
 }
 
 // TraceRequest is one request of a replayed log.
 type TraceRequest struct {
 	Arrival                   float64 // seconds from the start, >= 0
 	InputTokens, OutputTokens int
+	// HashIDs are the prompt's blocks of HashBlockTokens tokens by content
+	// (Mooncake's hash_ids); nil = not known.
+	HashIDs []int64
+	// After lists the earlier requests (indices) this one waits for and
+	// Wait the seconds after the last finishes until it is sent (Mooncake
+	// agentic traces' wait_for, delay + tool_wait_ms); see Request.After.
+	After []int
+	Wait  float64
 }
 
 // Config is one serving point: the engine's scheduler settings, its KV
@@ -111,12 +183,34 @@ type Config struct {
 	MaxPrefillTokens int
 	// MixedChunk is SGLang's --enable-mixed-chunk: running decodes join the
 	// prefill batch (vLLM always mixes).
-	MixedChunk      bool
-	AsyncScheduling bool
-	Host            HostOverhead
-	Memory          Memory
-	Spec            Spec
-	Workload        Workload
+	MixedChunk bool
+	// ScheduleConservativeness is SGLang's --schedule-conservativeness
+	// (default 1): a waiting request is admitted only while its prompt plus
+	// min(output, 4096) tokens fit in the free KV less the running
+	// requests' expected further tokens, scaled by a new-token ratio that
+	// starts at 0.7 x this, decays each decode step to 0.14 of that and is
+	// reset after a retraction (sched_sglang.go). 0 = admission by the
+	// chunk's KV alone. Unused by vLLM.
+	ScheduleConservativeness float64
+	AsyncScheduling          bool
+	Host                     HostOverhead
+	// FrontEnd is the API server the requests cross one at a time before
+	// the engine core sees them; zero (the default) = none.
+	FrontEnd FrontEnd
+	Memory   Memory
+	Spec     Spec
+	Workload Workload
+	// NoPrefixCache turns the engine's prefix caching off (vLLM
+	// --no-enable-prefix-caching, SGLang --disable-radix-cache). Prefix
+	// caching is on by default in both; it matters only for loads that
+	// describe shared content (Request.Prefix).
+	NoPrefixCache bool
+	// SLO is goodput's objectives (zero: no goodput).
+	SLO SLO
+	// Disagg, when set, serves the load disaggregated: prefill and
+	// decode pools with their own memory and step prices (disagg.go);
+	// Memory is then the decode pool's.
+	Disagg *Disagg
 	// Load, when set, replaces Workload's random dataset and arrivals
 	// (a request log, a trace); Workload.MaxConcurrency still limits
 	// the requests in flight. Nil: Workload.
@@ -193,6 +287,41 @@ func (c *Config) Validate() error {
 	if !finiteNonNeg(float64(c.Host.PerSeq)) {
 		return fieldErrorf("Host.PerSeq", "must be finite and >= 0, got %g", float64(c.Host.PerSeq))
 	}
+	if !finiteNonNeg(c.ScheduleConservativeness) {
+		return fieldErrorf("ScheduleConservativeness", "must be finite and >= 0, got %g", c.ScheduleConservativeness)
+	}
+	if !finiteNonNeg(float64(c.FrontEnd.PerRequest)) {
+		return fieldErrorf("FrontEnd.PerRequest", "must be finite and >= 0, got %g", float64(c.FrontEnd.PerRequest))
+	}
+	if !finiteNonNeg(float64(c.FrontEnd.PerInputToken)) {
+		return fieldErrorf("FrontEnd.PerInputToken", "must be finite and >= 0, got %g", float64(c.FrontEnd.PerInputToken))
+	}
+	if err := c.validateMemory(); err != nil {
+		return err
+	}
+	if c.Disagg != nil {
+		if err := c.Disagg.validate(); err != nil {
+			return err
+		}
+	}
+	if err := c.SLO.validate(); err != nil {
+		return err
+	}
+	if err := c.Spec.validate(); err != nil {
+		return err
+	}
+	if c.Load != nil {
+		// The load's requests are checked once generated; of Workload
+		// only the client's limit applies.
+		if c.Workload.MaxConcurrency < 0 {
+			return fieldErrorf("Workload.MaxConcurrency", "must be 0 (no limit) or positive, got %d", c.Workload.MaxConcurrency)
+		}
+		return nil
+	}
+	return c.Workload.validate()
+}
+
+func (c *Config) validateMemory() *FieldError {
 	m := c.Memory
 	if m.SeqBlocks < 0 || m.SeqBlocks > math.MaxInt32/2 {
 		return fieldErrorf("Memory.SeqBlocks", "must be in [0, %d], got %d", math.MaxInt32/2, m.SeqBlocks)
@@ -209,18 +338,7 @@ func (c *Config) Validate() error {
 	if m.Groups < 1 || m.Groups > 1<<16 {
 		return fieldErrorf("Memory.Groups", "must be in [1, 65536], got %d", m.Groups)
 	}
-	if err := c.Spec.validate(); err != nil {
-		return err
-	}
-	if c.Load != nil {
-		// The load's requests are checked once generated; of Workload
-		// only the client's limit applies.
-		if c.Workload.MaxConcurrency < 0 {
-			return fieldErrorf("Workload.MaxConcurrency", "must be 0 (no limit) or positive, got %d", c.Workload.MaxConcurrency)
-		}
-		return nil
-	}
-	return c.Workload.validate()
+	return nil
 }
 
 func (s Spec) validate() error {
@@ -258,9 +376,36 @@ func (w Workload) validateTrace() error {
 			return fieldErrorf("Workload.Trace", "request %d: arrival %g s: want >= 0, at most %g s and not before the previous (%g s)", i, r.Arrival, float64(MaxArrival), prev)
 		}
 		prev = r.Arrival
+		for _, a := range r.After {
+			if a < 0 || a >= i {
+				return fieldErrorf("Workload.Trace", "request %d: waits for request %d, which is not an earlier one", i, a)
+			}
+		}
+		if !finiteNonNeg(r.Wait) {
+			return fieldErrorf("Workload.Trace", "request %d: wait %g s: want finite and >= 0", i, r.Wait)
+		}
 		if r.InputTokens < 1 || r.InputTokens > maxTokens || r.OutputTokens < 1 || r.OutputTokens > maxTokens {
 			return fieldErrorf("Workload.Trace", "request %d: lengths %d in / %d out: each must be in [1, %d]", i, r.InputTokens, r.OutputTokens, maxTokens)
 		}
+	}
+	return nil
+}
+
+func (w Workload) validatePrefix() error {
+	if w.HashBlockTokens < 0 || w.HashBlockTokens > maxTokens {
+		return fieldErrorf("Workload.HashBlockTokens", "must be in [0, %d], got %d", maxTokens, w.HashBlockTokens)
+	}
+	p := w.Prefix
+	if p == nil {
+		return nil
+	}
+	switch {
+	case p.SystemTokens < 0 || p.SystemTokens > maxTokens:
+		return fieldErrorf("Workload.Prefix.SystemTokens", "must be in [0, %d], got %d", maxTokens, p.SystemTokens)
+	case !(p.HitRate >= 0 && p.HitRate <= 1):
+		return fieldErrorf("Workload.Prefix.HitRate", "must be in [0, 1], got %g", p.HitRate)
+	case p.SystemTokens > 0 && p.HitRate > 0:
+		return fieldErrorf("Workload.Prefix", "a system prompt (%d tokens) and a hit rate (%g) are exclusive", p.SystemTokens, p.HitRate)
 	}
 	return nil
 }
@@ -271,6 +416,9 @@ func (w Workload) validate() error {
 	}
 	if w.MaxConcurrency < 0 {
 		return fieldErrorf("Workload.MaxConcurrency", "must be 0 (no limit) or positive, got %d", w.MaxConcurrency)
+	}
+	if err := w.validatePrefix(); err != nil {
+		return err
 	}
 	if w.Trace != nil {
 		return w.validateTrace()
