@@ -136,8 +136,14 @@ func ProxyBias(p *Table, engine []Table) []string {
 		for _, r := range e.Rows {
 			at[pointKey(r, e.Columns, ekeys)] = r[elat] * escale
 		}
-		tok := slices.Index(pkeys, "tokens")
-		var all, big []float64
+		// MoE series (moe_tp, ep) summarised apart at >= 128 tokens
+		var seriesCols []string
+		if p.Op == "moe" {
+			seriesCols = slices.DeleteFunc(slices.Clone(pkeys), func(c string) bool { return c == "tokens" })
+		}
+		var all []float64
+		big := map[string][]float64{}
+		var order []string
 		for _, r := range p.Rows {
 			ev, ok := at[pointKey(r, p.Columns, pkeys)]
 			if !ok || ev <= 0 {
@@ -145,16 +151,24 @@ func ProxyBias(p *Table, engine []Table) []string {
 			}
 			d := r[plat]*pscale/ev - 1
 			all = append(all, d)
-			if tok >= 0 && r[slices.Index(p.Columns, "tokens")] >= 128 {
-				big = append(big, d)
+			if p.Op == "moe" && r[slices.Index(p.Columns, "tokens")] >= 128 {
+				var sk []string
+				for _, c := range seriesCols {
+					sk = append(sk, c+"="+strconv.FormatFloat(r[slices.Index(p.Columns, c)], 'g', -1, 64))
+				}
+				k := strings.Join(sk, " ")
+				if _, ok := big[k]; !ok {
+					order = append(order, k)
+				}
+				big[k] = append(big[k], d)
 			}
 		}
 		if len(all) == 0 {
 			continue
 		}
 		line := fmt.Sprintf("%s%s: proxy/engine - 1 over %d common points: %s", ProxyBiasPrefix, e.Name, len(all), biasSummary(all))
-		if p.Op == "moe" && len(big) > 0 {
-			line += fmt.Sprintf("; at >= 128 tokens (%d points): %s", len(big), biasSummary(big))
+		for _, k := range order {
+			line += fmt.Sprintf("; %s at >= 128 tokens (%d points): %s", k, len(big[k]), biasSummary(big[k]))
 		}
 		out = append(out, line+" (negative: the proxy is faster; the engine table answers where it covers a query)")
 	}

@@ -31,7 +31,7 @@ func TestProxyBias(t *testing.T) {
 		want  []string
 	}{
 		{"common points", policyMoE("proxy", "uniform", 384, [][]float64{{1, 8, 1, 110}, {1, 8, 128, 100}, {1, 8, 256, 300}, {1, 8, 512, 1}}),
-			[]string{ProxyBiasPrefix + "engine: proxy/engine - 1 over 3 common points: median -25.0%, range -50.0% .. 10.0%; at >= 128 tokens (2 points): median -37.5%, range -50.0% .. -25.0%"}},
+			[]string{ProxyBiasPrefix + "engine: proxy/engine - 1 over 3 common points: median -25.0%, range -50.0% .. 10.0%; moe_tp=1 ep=8 at >= 128 tokens (2 points): median -37.5%, range -50.0% .. -25.0%"}},
 		{"no common point", policyMoE("proxy", "uniform", 384, [][]float64{{8, 1, 1, 110}}), nil},
 		{"only the engine table of the same shape", policyMoE("proxy", "uniform", 256, [][]float64{{1, 8, 1, 50}}),
 			[]string{ProxyBiasPrefix + "other-experts: proxy/engine - 1 over 1 common points: median -50.0%, range -50.0% .. -50.0%"}},

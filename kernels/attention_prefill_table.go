@@ -24,12 +24,18 @@ type GQAPrefillTable struct {
 	curve.Table
 	Key    GQAKey
 	series series2[[2]int]
+	// diagonal: every row has kv_len = chunk (no cached prefix measured,
+	// as in the perf database's context attention); a prefix is priced by
+	// the causal (query, key) pairs it adds (Lookup).
+	diagonal bool
 }
 
 // NewGQAPrefillTable builds a GQA prefill table.
 func NewGQAPrefillTable(name string, key GQAKey, pts []GQAPrefillPoint) (*GQAPrefillTable, error) {
 	p := make([]pt2[[2]int], len(pts))
+	diagonal := true
 	for i, q := range pts {
+		diagonal = diagonal && q.KVLen == q.Chunk
 		if q.Heads <= 0 || q.KVHeads <= 0 || q.Chunk <= 0 || q.KVLen < q.Chunk {
 			return nil, curve.RowErrorf(q.Row, "heads, kv_heads and chunk must be positive and kv_len at least chunk")
 		}
@@ -42,7 +48,7 @@ func NewGQAPrefillTable(name string, key GQAKey, pts []GQAPrefillPoint) (*GQAPre
 	if err != nil {
 		return nil, err
 	}
-	t := &GQAPrefillTable{Key: key, series: s}
+	t := &GQAPrefillTable{Key: key, series: s, diagonal: diagonal}
 	t.Init(name, axes("chunk", "kv_len"), kernelNotes, loo)
 	return t, nil
 }
@@ -60,13 +66,36 @@ func (t *GQAPrefillTable) Lookup(s PrefillShape) (cost.Estimate, bool) {
 	}
 	n := float64(s.Chunks)
 	chunk, kv := float64(s.Tokens)/n, float64(s.Keys)/n
+	// The rows measured full causal attention: a sliding window (fewer
+	// pairs than full attention of chunks of the mean length over the
+	// mean prefix; uneven chunks only add pairs) is not what they hold.
+	prefix := max(kv-chunk, 0)
+	full := chunk*prefix + chunk*(chunk+1)/2
+	if s.Pairs > 0 && s.Pairs < 0.999*n*full {
+		return cost.Estimate{}, false
+	}
+	scale := 1.0
+	if t.diagonal {
+		// no prefix measured: the chunk's own attention, times the causal
+		// pairs the prefix adds (the kernel is compute-bound at prefill
+		// sizes, as the roofline prices it)
+		kv = chunk
+		scale = full / (chunk * (chunk + 1) / 2)
+	}
 	r := g.At(chunk, max(kv, chunk))
 	e := t.Estimate(r.Y, r.RowLo, r.RowHi, curve.FlagsOf(r.ClampA, r.ClampB))
-	e.Time *= unit.Seconds(n)
-	e.Lo *= unit.Seconds(n)
-	e.Hi *= unit.Seconds(n)
+	if scale > 1 && e.Source.Note == "" {
+		e.Source.Note = notePrefillPrefix
+	}
+	m := unit.Seconds(n * scale)
+	e.Time *= m
+	e.Lo *= m
+	e.Hi *= m
 	return e, true
 }
+
+// notePrefillPrefix: a diagonal table's time scaled to a cached prefix.
+const notePrefillPrefix = "prefix: chunk's time x causal pairs (chunk over its prefix) / pairs (chunk alone); the rows hold no prefix"
 
 // GQAPrefill is the prefill attention of s from the first GQA prefill
 // table that answers.

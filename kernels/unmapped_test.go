@@ -82,6 +82,12 @@ func TestGQAPrefillTable(t *testing.T) {
 		{"another kv dtype", func() PrefillShape { s := shape(1, 1024, 1024); s.KV = "fp8"; return s }(), 0, false},
 		{"MLA dims", func() PrefillShape { s := shape(1, 1024, 1024); s.QKDim = 192; return s }(), 0, false},
 		{"other heads", func() PrefillShape { s := shape(1, 1024, 1024); s.Heads = 32; return s }(), 0, false},
+		{"prefix on a table without one: x causal pairs", shape(1, 1024, 2048), unit.Seconds(18*(1024*1024+1024*1025/2.0)/(1024*1025/2.0)) * us, true},
+		{"sliding window: not full attention", func() PrefillShape {
+			s := shape(1, 1024, 1024)
+			s.Keys, s.Pairs = 128, CausalPairs(1024, 0, 128)
+			return s
+		}(), 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, ok := tb.Lookup(tc.s)
