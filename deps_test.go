@@ -28,13 +28,14 @@ var allowed = map[string][]string{
 	"internal/cost":       {"internal/unit"},
 	"internal/atomicfile": {},
 	"internal/golden":     {},
+	"internal/infile":     {},
 	"internal/curve":      {"internal/unit", "internal/cost", "gonum.org/v1/gonum"},
 	"internal/cuda":       {"github.com/ebitengine/purego"},
 	// The rendezvous is the standard library only: it runs (and is tested)
 	// with no GPU, on any launcher's processes.
 	"internal/rendezvous": {},
-	"kernels/gpu":         {"internal/cuda"},
-	"model":               {"internal/unit", "internal/dtype"},
+	"kernels/gpu":         {"internal/cuda", "internal/unit"},
+	"model":               {"internal/unit", "internal/dtype", "internal/infile"},
 	"kernels":             {"internal/unit", "internal/dtype", "internal/cost", "internal/curve", "gonum.org/v1/gonum"},
 	"comm":                {"internal/unit", "internal/cost", "internal/curve", "gonum.org/v1/gonum"},
 	// comm/ncclrun measures collectives through internal/cuda's NCCL and
@@ -44,24 +45,24 @@ var allowed = map[string][]string{
 	"sim":            {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "gonum.org/v1/gonum"},
 	"serve":          {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
 	"plan":           {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "serve"},
-	"trace":          {"internal/unit", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
+	"trace":          {"internal/unit", "internal/cost", "internal/infile", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
 	"trace/tracegen": {},
 	// calib reads aiconfigurator's parquet tables (parquet-go: a
 	// maintained pure-Go reader; parquet's encodings and compressions are
 	// not worth writing by hand) and keeps its largest embedded files
 	// zstd-compressed (klauspost/compress).
-	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/curve", "kernels", "comm",
+	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/infile", "internal/curve", "kernels", "comm",
 		"github.com/BurntSushi/toml", "gonum.org/v1/gonum", "github.com/parquet-go/parquet-go", "github.com/klauspost/compress"},
 	"calib/campaign": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "calib", "internal/cuda", "kernels/gpu", "report",
 		"comm", "comm/ncclrun", "internal/rendezvous"},
-	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "serve", "plan", "calib",
+	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "internal/infile", "model", "kernels", "comm", "sim", "serve", "plan", "calib",
 		"github.com/BurntSushi/toml"},
-	"cmd/moecast/internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "model", "kernels",
+	"cmd/moecast/internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/infile", "model", "kernels",
 		"comm", "sim", "serve", "plan", "calib", "calib/campaign", "trace", "report", "scenarios", "validate", "internal/cuda", "kernels/gpu",
-		"internal/rendezvous", "validate/corpus", "github.com/spf13/cobra"},
+		"internal/rendezvous", "validate/corpus", "github.com/spf13/cobra", "github.com/spf13/pflag"},
 	"report":      {"internal/unit", "internal/cost", "trace", "sim", "gonum.org/v1/plot"},
 	"cmd/moecast": {"cmd/moecast/internal/cli"},
-	"validate":    {"internal/unit", "internal/cost", "model", "kernels", "sim", "serve", "trace", "calib"},
+	"validate":    {"internal/unit", "internal/cost", "internal/infile", "model", "kernels", "sim", "serve", "trace", "calib"},
 	// The shipped accuracy corpus: data only; gen is its go generate
 	// converter (standard library only).
 	"validate/corpus":     {},

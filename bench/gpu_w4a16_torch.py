@@ -1,6 +1,6 @@
 """Reference rows for bench/gpu-w4a16.sh: torch.mm (bf16) and
 torch._weight_int4pack_mm (int4, group g) on the shapes of kernels/gpu's
-BenchShapes, timed as moecast's kernel is: weights rotated over copies that
+benchShapes, timed as moecast's kernel is: weights rotated over copies that
 total at least 512 MiB (several times the 60 MiB L2), calls captured in a CUDA
 graph, median of 15 replays. Also the device-to-device copy ceiling.
 Writes JSON lines to stdout."""
@@ -11,7 +11,7 @@ import sys
 
 import torch
 
-# Keep in step with kernels/gpu/bench.go BenchShapes.
+# Keep in step with kernels/gpu/bench.go benchShapes.
 SHAPES = [
     ("expert gate_up", 4096, 7168, 32),
     ("expert down", 7168, 2048, 32),

@@ -157,6 +157,18 @@ func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *
 		}
 		kt.GQAs = append(kt.GQAs, tb)
 		return tb, nil
+	case "prefill":
+		pts := make([]kernels.PrefillPoint, len(t.Rows))
+		for i, r := range t.Rows {
+			pts[i] = kernels.PrefillPoint{Heads: ival(r, "heads"), KVHeads: ival(r, "kv_heads"), Chunk: ival(r, "chunk"),
+				Prefix: ival(r, "prefix"), Latency: lat(r), Row: i + 1}
+		}
+		tb, err := kernels.NewPrefillTable(name, kernels.PrefillKey{QKDim: k.HeadDim, VDim: k.VHeadDim, KV: k.KVDtype, Window: k.Window}, pts)
+		if err != nil {
+			return nil, err
+		}
+		kt.Prefills = append(kt.Prefills, tb)
+		return tb, nil
 	case "elementwise":
 		pts := make([]kernels.ElementwisePoint, len(t.Rows))
 		for i, r := range t.Rows {
@@ -167,18 +179,6 @@ func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *
 			return nil, err
 		}
 		kt.Elementwises = append(kt.Elementwises, tb)
-		return tb, nil
-	case "gqa_prefill":
-		pts := make([]kernels.GQAPrefillPoint, len(t.Rows))
-		for i, r := range t.Rows {
-			pts[i] = kernels.GQAPrefillPoint{Heads: ival(r, "heads"), KVHeads: ival(r, "kv_heads"), Chunk: ival(r, "chunk"),
-				KVLen: ival(r, "kv_len"), Latency: lat(r), Row: i + 1}
-		}
-		tb, err := kernels.NewGQAPrefillTable(name, kernels.GQAKey{HeadDim: k.HeadDim, KV: k.KVDtype}, pts)
-		if err != nil {
-			return nil, err
-		}
-		kt.GQAPrefills = append(kt.GQAPrefills, tb)
 		return tb, nil
 	case "unmapped":
 		pts := make([]kernels.UnmappedPoint, len(t.Rows))

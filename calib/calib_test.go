@@ -280,8 +280,18 @@ func TestEmbedded(t *testing.T) {
 	assert.InDelta(t, row[3]*1e-6, float64(e.Time), 1e-15)
 	assert.Equal(t, "Apache-2.0", f.Effective(tableOf(t, f, engineMoE)).License)
 	proxy := f.Effective(tableOf(t, f, "moe.moecast_w4a16.int4_wo.e384.uniform"))
-	assert.Equal(t, "2026-12-01", proxy.Date)
+	assert.Equal(t, "2026-12-02", proxy.Date)
 	assert.Contains(t, strings.Join(proxy.Corrections, "\n"), ProxyBiasPrefix+engineMoE)
+
+	// Prefill attention of one 4096-token chunk with no prefix, Qwen3-235B's
+	// 64/4 heads at d128 (TP1): the prefill table's row, exactly.
+	pe, ok := f.KernelTables().Prefill(kernels.PrefillShape{Chunks: 1, Tokens: 4096, MeanChunk: 4096, MeanKV: 4096,
+		Heads: 64, KVHeads: 4, QKDim: 128, VDim: 128, KVBytes: 2})
+	require.True(t, ok)
+	assert.Equal(t, "embedded:h200-sxm#prefill.moecast.d128.kv-bf16", pe.Source.Table)
+	prow := rowOf(t, f, "prefill.moecast.d128.kv-bf16", pe.Source.RowLo)
+	assert.Equal(t, []float64{64, 4, 4096, 0}, prow[:4], "heads, kv_heads, chunk, prefix")
+	assert.InDelta(t, prow[4]*1e-6, float64(pe.Time), 1e-15)
 
 	assert.Less(t, e.Lo, e.Time)
 	assert.Greater(t, e.Hi, e.Time)
@@ -468,9 +478,10 @@ func rowOf(t *testing.T, f *File, name string, row int) []float64 {
 }
 
 // The tables calib from-trace writes for prefill and mixed steps (issue
-// 25): prefill attention by chunk and kv_len, and the unmapped per-layer
-// cost by tokens, parsed, built and answering their lookups.
-func TestParseGQAPrefillAndUnmappedTables(t *testing.T) {
+// 25): prefill attention by chunk and prefix (op prefill, as calib gpu
+// measures it), and the unmapped per-layer cost by tokens, parsed, built
+// and answering their lookups.
+func TestParseTracedPrefillAndUnmappedTables(t *testing.T) {
 	src := `schema = 1
 [provenance]
 gpu = "h200-sxm"
@@ -480,14 +491,15 @@ launch = "eager"
 cache = "unknown"
 
 [[table]]
-name = "gqa_prefill.trace.bf16.d128"
-op = "gqa_prefill"
+name = "prefill.trace.bf16.d128"
+op = "prefill"
 kv_dtype = "bf16"
 head_dim = 128
-columns = ["heads", "kv_heads", "chunk", "kv_len", "latency_us"]
+v_head_dim = 128
+columns = ["heads", "kv_heads", "chunk", "prefix", "latency_us"]
 rows = """
-16,4,1024,1024,18.2
-16,4,4096,4096,151.8
+16,4,1024,0,18.2
+16,4,4096,0,151.8
 """
 
 [[table]]
@@ -503,7 +515,7 @@ rows = """
 	require.NoError(t, err)
 	kt, ok := f.KernelTables().(*kernels.Tables)
 	require.True(t, ok)
-	e, ok := kt.GQAPrefill(kernels.PrefillShape{Chunks: 2, Tokens: 8192, Keys: 8192, MeanChunk: 4096, Heads: 16, KVHeads: 4, QKDim: 128, VDim: 128, KV: "bf16"})
+	e, ok := kt.Prefill(kernels.PrefillShape{Chunks: 2, Tokens: 8192, Keys: 8192, MeanChunk: 4096, MeanKV: 4096, Heads: 16, KVHeads: 4, QKDim: 128, VDim: 128, KV: "bf16"})
 	require.True(t, ok)
 	assert.InDelta(t, 2*151.8e-6, float64(e.Time), 1e-12, "two chunks of the measured size")
 	e, ok = kt.Unmapped(1024)
@@ -514,8 +526,9 @@ rows = """
 
 	for _, tc := range []struct{ name, old, new, want string }{
 		{"unmapped with keys", "op = \"unmapped\"", "op = \"unmapped\"\ndtype = \"bf16\"", "op unmapped takes no keys"},
-		{"gqa_prefill without head_dim", "head_dim = 128\n", "", "keys kv_dtype and head_dim are required"},
-		{"gqa_prefill kv_len below chunk", "16,4,1024,1024,18.2", "16,4,1024,512,18.2", "kv_len at least chunk"},
+		{"prefill without v_head_dim", "v_head_dim = 128\n", "", "keys kv_dtype, head_dim and v_head_dim are required"},
+		{"prefill negative prefix", "16,4,1024,0,18.2", "16,4,1024,-512,18.2", "prefix must be"},
+		{"the former op gqa_prefill", `op = "prefill"`, `op = "gqa_prefill"`, `op "gqa_prefill" is no longer read: use op "prefill"`},
 		{"unmapped fractional tokens", "1024,72.5", "1024.5,72.5", "tokens must be a positive integer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -33,6 +32,7 @@ import (
 	"github.com/moecast/moecast/kernels"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // Schema is the calibration file schema this moecast reads and writes.
@@ -157,7 +157,8 @@ type Keys struct {
 	QLoRARank    int    `toml:"q_lora_rank,omitempty"`  // mla (optional, with hidden, qk_nope_dim, v_head_dim)
 	QKNopeDim    int    `toml:"qk_nope_dim,omitempty"`  // mla
 	VHeadDim     int    `toml:"v_head_dim,omitempty"`   // mla
-	HeadDim      int    `toml:"head_dim,omitempty"`     // gqa
+	HeadDim      int    `toml:"head_dim,omitempty"`     // gqa, prefill: (q/k) head dim
+	Window       int    `toml:"window,omitempty"`       // prefill: sliding window (keys; none when absent)
 }
 
 // eachSet calls str for each non-empty string key and num for each
@@ -179,6 +180,7 @@ func (k Keys) eachSet(str func(name, v string), num func(name string, v int)) {
 		{"experts", k.Experts}, {"topk", k.TopK}, {"hidden", k.Hidden}, {"inter", k.Inter},
 		{"kv_lora_rank", k.KVLoRARank}, {"qk_rope_dim", k.QKRopeDim}, {"q_lora_rank", k.QLoRARank},
 		{"qk_nope_dim", k.QKNopeDim}, {"v_head_dim", k.VHeadDim}, {"head_dim", k.HeadDim},
+		{"window", k.Window},
 	} {
 		if f.v != 0 {
 			num(f.name, f.v)
@@ -208,7 +210,7 @@ func (f *File) Effective(t *Table) Provenance { return t.Provenance.merge(f.Prov
 
 // Load reads, validates and builds the calibration file at path.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, nil, infile.MaxCalibration)
 	if err != nil {
 		return nil, fmt.Errorf("calibration file: %w", err)
 	}
@@ -246,6 +248,9 @@ type wireTable struct {
 func Parse(name string, data []byte) (*File, error) {
 	var probe struct {
 		Schema int `toml:"schema"`
+	}
+	if err := infile.CheckDepth(name, data, infile.MaxDepth); err != nil {
+		return nil, err
 	}
 	if _, err := toml.Decode(string(data), &probe); err != nil {
 		return nil, tomlErr(name, err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/curve"
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/kernels"
 )
 
@@ -323,7 +323,7 @@ func ImportNCCLTests(paths []string, opt NCCLTestsOptions) (*File, error) {
 	}
 	var runs []*ncclRun
 	for _, p := range paths {
-		fh, err := os.Open(p)
+		fh, err := infile.Open(p, nil, infile.MaxText)
 		if err != nil {
 			return nil, fmt.Errorf("nccl-tests: %w", err)
 		}

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/kernels"
 )
 
@@ -213,7 +214,7 @@ type systemInfo struct {
 // a line scan, not a YAML parser: only "key: number" lines are read.
 func readSystemYAML(path string) (systemInfo, error) {
 	info := systemInfo{gpusPerNode: 8, fabric: "unknown"}
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, nil, infile.MaxText)
 	if errors.Is(err, os.ErrNotExist) {
 		info.missing = true
 		return info, nil
@@ -563,7 +564,7 @@ func (im *perfdbImport) read(f perfdbFile) error {
 		}
 		return im.readFrom(f, bytes.NewReader(b))
 	}
-	fh, err := os.Open(f.path)
+	fh, err := infile.Open(f.path, nil, infile.MaxCSV)
 	if err != nil {
 		return fmt.Errorf("perfdb: %w", err)
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // This file reads the parquet tables of aiconfigurator's perf database
@@ -25,6 +27,11 @@ import (
 
 // parquetCSV converts the flat parquet table at path to CSV.
 func parquetCSV(path, rel string) ([]byte, error) {
+	// A parquet file is read at offsets (io.ReaderAt): what is not a
+	// regular file is refused first, as every input is.
+	if err := infile.Check(path); err != nil {
+		return nil, fmt.Errorf("perfdb: %w", err)
+	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("perfdb: %w", err)

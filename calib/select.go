@@ -82,7 +82,7 @@ func Select(box Box, files ...*File) *Selection {
 			p := f.Effective(t)
 			ok := false
 			switch t.Op {
-			case "gemm", "moe", "mla", "gqa", "gqa_prefill", "elementwise", "unmapped":
+			case "gemm", "moe", "mla", "gqa", "prefill", "elementwise", "unmapped":
 				if ok = p.GPU == box.GPU; ok {
 					u.KernelUsed++
 				} else {
@@ -124,12 +124,12 @@ func Select(box Box, files ...*File) *Selection {
 			s.kt.MLAs = append(s.kt.MLAs, tb)
 		case *kernels.GQATable:
 			s.kt.GQAs = append(s.kt.GQAs, tb)
+		case *kernels.PrefillTable:
+			s.kt.Prefills = append(s.kt.Prefills, tb)
 		case *kernels.ElementwiseTable:
 			s.kt.Elementwises = append(s.kt.Elementwises, tb)
 		case *kernels.UnmappedTable:
 			s.kt.Unmappeds = append(s.kt.Unmappeds, tb)
-		case *kernels.GQAPrefillTable:
-			s.kt.GQAPrefills = append(s.kt.GQAPrefills, tb)
 		case *comm.Table:
 			s.ct.Colls = append(s.ct.Colls, tb)
 		case *comm.EPTable:

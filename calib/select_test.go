@@ -128,3 +128,67 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// A prefill table from the user's traces (calib from-trace, op prefill)
+// layered over the embedded measured ones: it replaces the embedded table
+// of its keys and answers first; an embedded table of other keys (a
+// sliding window) stays and answers its shapes.
+func TestSelectPrefillLayers(t *testing.T) {
+	head := `schema = 1
+[provenance]
+gpu = "h200-sxm"
+date = "2026-12-02"
+command = "written for a test"
+launch = "cuda-graph"
+cache = "unknown"
+`
+	table := func(name string, window, us int) string {
+		w := ""
+		if window > 0 {
+			w = fmt.Sprintf("window = %d\n", window)
+		}
+		return fmt.Sprintf(`
+[[table]]
+name = %q
+op = "prefill"
+kv_dtype = "bf16"
+head_dim = 128
+v_head_dim = 128
+%scolumns = ["heads", "kv_heads", "chunk", "prefix", "latency_us"]
+rows = """
+16,4,1024,0,%d
+16,4,1024,8192,%d
+"""
+`, name, w, us, 10*us)
+	}
+	emb, err := Parse("embedded:h200-sxm", []byte(head+table("prefill.d128", 0, 30)+table("prefill.d128.w128", 128, 40)))
+	require.NoError(t, err)
+	user, err := Parse("mine.toml", []byte(head+table("prefill.trace.bf16.d128", 0, 18)))
+	require.NoError(t, err)
+	s := Select(Box{GPU: "h200-sxm", GPUs: 1}, emb, user)
+	assert.Equal(t, 1, s.Uses[1].Replaced)
+	kt := s.Kernels().(*kernels.Tables)
+	require.Len(t, kt.Prefills, 2)
+	assert.Equal(t, "mine.toml#prefill.trace.bf16.d128", kt.Prefills[0].Name(), "the user's table first")
+
+	shape := kernels.PrefillShape{Chunks: 1, Tokens: 1024, Keys: 1024, MeanChunk: 1024, MeanKV: 1024, Heads: 16, KVHeads: 4,
+		QKDim: 128, VDim: 128, KVBytes: 2, KV: "bf16"}
+	for _, tc := range []struct {
+		name   string
+		window int
+		table  string
+		us     float64
+	}{
+		{"full attention: the user's traced table", 0, "mine.toml#prefill.trace.bf16.d128", 18},
+		{"sliding window: the embedded window table", 128, "embedded:h200-sxm#prefill.d128.w128", 40},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := shape
+			q.Window = tc.window
+			e, ok := kt.Prefill(q)
+			require.True(t, ok)
+			assert.Equal(t, tc.table, e.Source.Table)
+			assert.InDelta(t, tc.us*1e-6, float64(e.Time), 1e-12)
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 // opSpec is what one op's tables must hold.
 type opSpec struct {
 	ints     []string // integer axes/keys, each >= 1
+	nonneg   []string // integer axes, each >= 0
 	reals    []string // positive real columns (sizes)
 	optional []string // optional non-latency columns
 	inplace  bool     // an inplace_latency_* column is allowed
@@ -101,10 +102,12 @@ var specs = map[string]opSpec{
 		}
 		return oneOf("kv_dtype", k.KVDtype, kvDtypes)
 	}},
-	// gqa_prefill: prefill attention of one chunk per layer by its new
-	// tokens (chunk) and the keys it attends (kv_len: prefix + chunk).
-	"gqa_prefill": {ints: []string{"heads", "kv_heads", "chunk", "kv_len"}, keys: func(k Keys) error {
-		if err := need(k.KVDtype != "" && k.HeadDim > 0, "keys kv_dtype and head_dim are required"); err != nil {
+	// prefill: causal attention of one chunk of new tokens against its
+	// cached prefix (GQA: head_dim for q/k and v; MLA's un-absorbed
+	// prefill: head_dim 192, v_head_dim 128), by heads and kv_heads per GPU.
+	"prefill": {ints: []string{"heads", "kv_heads", "chunk"}, nonneg: []string{"prefix"}, keys: func(k Keys) error {
+		if err := need(k.KVDtype != "" && k.HeadDim > 0 && k.VHeadDim > 0 && k.Window >= 0,
+			"keys kv_dtype, head_dim and v_head_dim are required (window, when set, positive)"); err != nil {
 			return err
 		}
 		return oneOf("kv_dtype", k.KVDtype, kvDtypes)
@@ -145,15 +148,19 @@ type colIndex struct {
 
 func specFor(t *Table) (*colIndex, error) {
 	spec, ok := specs[t.Op]
+	if !ok && t.Op == "gqa_prefill" {
+		// an earlier from-trace table kind, now op prefill
+		return nil, errors.New(`op "gqa_prefill" is no longer read: use op "prefill" (columns heads, kv_heads, chunk, prefix = kv_len - chunk; keys head_dim, v_head_dim = head_dim, window), or run calib from-trace again`)
+	}
 	if !ok {
-		return nil, fmt.Errorf("op %q is unknown (gemm, moe, mla, gqa, gqa_prefill, elementwise, unmapped, allreduce, allgather, reducescatter, alltoall, ep)", t.Op)
+		return nil, fmt.Errorf("op %q is unknown (gemm, moe, mla, gqa, prefill, elementwise, unmapped, allreduce, allgather, reducescatter, alltoall, ep)", t.Op)
 	}
 	if err := spec.keys(t.Keys); err != nil {
 		return nil, fmt.Errorf("op %s: %w", t.Op, err)
 	}
 	c := &colIndex{idx: map[string]int{}, lat: -1, inplace: -1, spec: spec, optPresent: map[string]bool{}}
 	allowed := map[string]bool{}
-	for _, n := range append(append(append([]string{}, spec.ints...), spec.reals...), spec.optional...) {
+	for _, n := range slices.Concat(spec.ints, spec.nonneg, spec.reals, spec.optional) {
 		allowed[n] = true
 	}
 	for i, col := range t.Columns {
@@ -182,14 +189,14 @@ func specFor(t *Table) (*colIndex, error) {
 		}
 		if !allowed[col] {
 			return nil, fmt.Errorf("column %q is unknown for op %s (columns: %s, latency_us)", col, t.Op,
-				strings.Join(append(append(append([]string{}, spec.ints...), spec.reals...), spec.optional...), ", "))
+				strings.Join(slices.Concat(spec.ints, spec.nonneg, spec.reals, spec.optional), ", "))
 		}
 		c.optPresent[col] = true
 	}
 	if c.lat < 0 {
 		return nil, errors.New("latency column is missing (latency_us, latency_ms or latency_s)")
 	}
-	for _, n := range append(append([]string{}, spec.ints...), spec.reals...) {
+	for _, n := range slices.Concat(spec.ints, spec.nonneg, spec.reals) {
 		if _, ok := c.idx[n]; !ok {
 			return nil, fmt.Errorf("column %q is missing", n)
 		}
@@ -200,7 +207,7 @@ func specFor(t *Table) (*colIndex, error) {
 // checkRows validates every row's values: axes are positive integers,
 // sizes positive, latencies positive, l2_resident 0 or 1.
 func (c *colIndex) checkRows(t *Table) error {
-	axes := append(append([]string{}, c.spec.ints...), c.spec.reals...)
+	axes := slices.Concat(c.spec.ints, c.spec.nonneg, c.spec.reals)
 	seen := map[string]int{}
 	for r, row := range t.Rows {
 		ln := 0
@@ -220,6 +227,12 @@ func (c *colIndex) checkRows(t *Table) error {
 			v := row[c.idx[n]]
 			if v < 1 || v != math.Trunc(v) || v > 1<<40 {
 				return fmt.Errorf("%stable %q row %d: %s must be a positive integer, got %v", pos(ln), t.Name, r+1, n, v)
+			}
+		}
+		for _, n := range c.spec.nonneg {
+			v := row[c.idx[n]]
+			if v < 0 || v != math.Trunc(v) || v > 1<<40 {
+				return fmt.Errorf("%stable %q row %d: %s must be an integer >= 0, got %v", pos(ln), t.Name, r+1, n, v)
 			}
 		}
 		for _, n := range c.spec.reals {

@@ -2,6 +2,7 @@ package calib
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -16,7 +17,8 @@ import (
 // Write validates f and writes it to path atomically: a reader never sees
 // half a file, and on any error the old file (or none) stays in place.
 func (f *File) Write(path string) error {
-	if err := f.validate(); err != nil {
+	data, err := f.encodeChecked()
+	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if strings.HasSuffix(path, ".zst") {
@@ -26,22 +28,43 @@ func (f *File) Write(path string) error {
 			if err != nil {
 				return err
 			}
-			if err := f.Encode(enc); err != nil {
+			if _, err := enc.Write(data); err != nil {
 				enc.Close()
 				return err
 			}
 			return enc.Close()
 		})
 	}
-	return atomicfile.Write(path, 0o644, f.Encode)
+	return atomicfile.WriteFile(path, data, 0o644)
 }
 
 // WriteStream validates f and writes it to w (standard output, for "-o -").
 func (f *File) WriteStream(w io.Writer) error {
-	if err := f.validate(); err != nil {
+	data, err := f.encodeChecked()
+	if err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
-	return f.Encode(w)
+	_, err = w.Write(data)
+	return err
+}
+
+// encodeChecked validates f, encodes it and reads the bytes back with the
+// reader every command uses (Parse: schema, provenance, plausible rows), so
+// that no writer (calib gpu, import, from-trace) writes a file that its
+// own reader refuses: what it would refuse is refused here, before
+// anything is written.
+func (f *File) encodeChecked() ([]byte, error) {
+	if err := f.validate(); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	if err := f.Encode(&buf); err != nil {
+		return nil, err
+	}
+	if _, err := Parse("the file to write", buf.Bytes()); err != nil {
+		return nil, fmt.Errorf("it would not read back (%w); nothing written", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // validate checks an in-memory file before it is written.

@@ -36,6 +36,15 @@ type PrefillShape struct {
 	// KV names the KV-cache dtype ("bf16", "fp8") for GQA, which a GQA
 	// prefill table matches; "" for MLA.
 	KV string
+	// Window is the sliding window of the layer's keys (0: none; Keys and
+	// Pairs are then window-capped) and MeanKV the mean uncapped keys of a
+	// chunk (prefix + chunk): the keys of a calibration table's rows.
+	Window, MeanKV int
+	// TopK > 0 is DeepSeek Sparse Attention's selection: each query attends
+	// at most TopK keys its indexer picks (Keys and Pairs are capped so).
+	// The calibration tables measure dense causal attention and do not
+	// answer such a shape.
+	TopK int
 }
 
 // CausalPairs is the number of (query, key) pairs a chunk of q queries
@@ -132,7 +141,9 @@ func PrefillEfficiency(arch string, n int) float64 {
 	return t[last]
 }
 
-// AttentionPrefill is the cost of the step's prefill attention on one rank:
+// AttentionPrefill is the cost of the step's prefill attention on one rank,
+// from a prefill calibration table where one covers the shape (Lookup
+// Prefill), else the roofline:
 //
 //	t = max(PrefillBytes/(BW*Mem), PrefillFLOPs/(peak_bf16*PrefillEfficiency)) + StreamKernelLatency
 //
@@ -156,9 +167,12 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 	if c.GPU.Arch == "sm_90" {
 		e.Source.Note = notePrefillFA3
 	}
-	if t, ok := c.Tables.(*Tables); ok && t != nil {
-		if m, ok := t.GQAPrefill(s); ok {
-			return c.applyFloor(m, e, c.GPU.PeakFor(dtype.BF16))
+	// One table kind (op prefill): the first that covers the shape
+	// answers, and a calibration stack lists the user's own tables (calib
+	// from-trace) before the embedded measured ones (calib.Select).
+	if c.Tables != nil {
+		if t, ok := c.Tables.Prefill(s); ok {
+			return c.applyFloor(t, e, c.GPU.PeakFor(dtype.BF16))
 		}
 	}
 	return e

@@ -31,6 +31,9 @@ type Lookup interface {
 	// aiconfigurator's mla_generation_module measures it.
 	MLAModule(s MLAShape) (cost.Estimate, bool)
 	GQA(s GQAShape) (cost.Estimate, bool)
+	// Prefill is the step's prefill attention on one rank (the chunks
+	// against their prefixes).
+	Prefill(s PrefillShape) (cost.Estimate, bool)
 	// Elementwise is one small memory-bound kernel (norm, rotary, KV-cache
 	// write, top-k, sampler pass) that moves b bytes.
 	Elementwise(b unit.Bytes) (cost.Estimate, bool)

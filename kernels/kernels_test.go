@@ -351,6 +351,7 @@ func (f fakeTables) GEMM(GEMMShape) (cost.Estimate, bool)         { return f.e, 
 func (f fakeTables) MoE(MoEShape) (cost.Estimate, bool)           { return f.e, f.ok }
 func (f fakeTables) MLAModule(MLAShape) (cost.Estimate, bool)     { return f.e, f.ok }
 func (f fakeTables) GQA(GQAShape) (cost.Estimate, bool)           { return f.e, f.ok }
+func (f fakeTables) Prefill(PrefillShape) (cost.Estimate, bool)   { return cost.Estimate{}, false }
 func (f fakeTables) Elementwise(unit.Bytes) (cost.Estimate, bool) { return f.e, f.ok }
 
 func TestTablesAndFloor(t *testing.T) {

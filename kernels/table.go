@@ -679,20 +679,21 @@ type Tables struct {
 	MoEs  []*MoETable
 	MLAs  []*MLATable
 	GQAs  []*GQATable
+	// Prefills price prefill attention (GQA and MLA's un-absorbed form):
+	// measured by calib gpu or written by calib from-trace, one op.
+	Prefills []*PrefillTable
 	// Elementwises price small memory-bound kernels by bytes moved.
 	Elementwises []*ElementwiseTable
 	// Unmappeds price, per layer, the kernels of a traced step that map
 	// to no modelled op (unmapped.go).
 	Unmappeds []*UnmappedTable
-	// GQAPrefills price GQA prefill attention by chunk and keys.
-	GQAPrefills []*GQAPrefillTable
 }
 
 var _ Lookup = (*Tables)(nil)
 
 // Empty reports whether the set holds no table.
 func (t *Tables) Empty() bool {
-	return t == nil || len(t.GEMMs)+len(t.MoEs)+len(t.MLAs)+len(t.GQAs)+len(t.Elementwises)+len(t.Unmappeds)+len(t.GQAPrefills) == 0
+	return t == nil || len(t.GEMMs)+len(t.MoEs)+len(t.MLAs)+len(t.GQAs)+len(t.Prefills)+len(t.Elementwises)+len(t.Unmappeds) == 0
 }
 
 // GEMM implements Lookup.
@@ -720,6 +721,9 @@ func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
 
 // GQA implements Lookup.
 func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) { return curve.First(t.GQAs, s) }
+
+// Prefill implements Lookup.
+func (t *Tables) Prefill(s PrefillShape) (cost.Estimate, bool) { return curve.First(t.Prefills, s) }
 
 // ---- elementwise ----
 

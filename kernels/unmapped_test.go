@@ -57,61 +57,72 @@ func TestUnmappedTable(t *testing.T) {
 	assert.Equal(t, 82*us, c.Unmapped(1024).Time)
 }
 
-func TestGQAPrefillTable(t *testing.T) {
+// A prefill table as calib from-trace writes it: one row per traced
+// prefill step, at prefix 0 (kv_len = chunk).
+func TestPrefillTableFromTrace(t *testing.T) {
 	us := unit.Microsecond
-	key := GQAKey{HeadDim: 128, KV: "bf16"}
-	tb, err := NewGQAPrefillTable("t#gqa_prefill", key, []GQAPrefillPoint{
-		{Heads: 16, KVHeads: 4, Chunk: 1024, KVLen: 1024, Latency: 18 * us, Row: 1},
-		{Heads: 16, KVHeads: 4, Chunk: 4096, KVLen: 4096, Latency: 152 * us, Row: 2},
+	key := PrefillKey{QKDim: 128, VDim: 128, KV: "bf16"}
+	tb, err := NewPrefillTable("t#prefill.trace", key, []PrefillPoint{
+		{Heads: 16, KVHeads: 4, Chunk: 1024, Prefix: 0, Latency: 18 * us, Row: 1},
+		{Heads: 16, KVHeads: 4, Chunk: 4096, Prefix: 0, Latency: 152 * us, Row: 2},
 	})
 	require.NoError(t, err)
 	shape := func(chunks, tokens, keys int) PrefillShape {
 		q, c := tokens/chunks, (keys-tokens)/chunks
-		return PrefillShape{Chunks: chunks, Tokens: tokens, Keys: keys, MeanChunk: q, Pairs: float64(chunks) * CausalPairs(q, c, 0), Heads: 16, KVHeads: 4,
-			QKDim: 128, VDim: 128, KVBytes: 2, KV: "bf16"}
+		return PrefillShape{Chunks: chunks, Tokens: tokens, Keys: keys, MeanChunk: q, MeanKV: keys / chunks,
+			Pairs: float64(chunks) * CausalPairs(q, c, 0), Heads: 16, KVHeads: 4, QKDim: 128, VDim: 128, KVBytes: 2, KV: "bf16"}
 	}
 	for _, tc := range []struct {
 		name string
 		s    PrefillShape
 		want unit.Seconds
 		ok   bool
+		note string
 	}{
-		{"measured chunk", shape(1, 1024, 1024), 18 * us, true},
-		{"two chunks: twice one chunk", shape(2, 2048, 2048), 36 * us, true},
-		{"between: log-log in chunk", shape(1, 2048, 2048), unit.Seconds(18*math.Sqrt(152.0/18)) * us, true},
-		{"another kv dtype", func() PrefillShape { s := shape(1, 1024, 1024); s.KV = "fp8"; return s }(), 0, false},
-		{"MLA dims", func() PrefillShape { s := shape(1, 1024, 1024); s.QKDim = 192; return s }(), 0, false},
-		{"other heads", func() PrefillShape { s := shape(1, 1024, 1024); s.Heads = 32; return s }(), 0, false},
-		{"prefix on a table without one: x causal pairs", shape(1, 1024, 2048), unit.Seconds(18*(1024*1024+1024*1025/2.0)/(1024*1025/2.0)) * us, true},
-		{"sliding window: not full attention", func() PrefillShape {
-			s := shape(1, 1024, 1024)
-			s.Keys, s.Pairs = 128, CausalPairs(1024, 0, 128)
-			return s
-		}(), 0, false},
+		{"measured chunk", shape(1, 1024, 1024), 18 * us, true, ""},
+		{"two chunks: twice one chunk", shape(2, 2048, 2048), 36 * us, true, ""},
+		{"between, on kv_len = chunk: log-log in chunk, each chunk at its own point", shape(1, 2048, 2048),
+			unit.Seconds(18*math.Sqrt(152.0/18)) * us, true, "clamped: kv_len above the measured range"},
+		{"longer prefix: clamped, not extended", shape(1, 1024, 3072), 18 * us, true, "clamped: kv_len above the measured range"},
+		{"another kv dtype", func() PrefillShape { s := shape(1, 1024, 1024); s.KV = "fp8"; return s }(), 0, false, ""},
+		{"MLA dims", func() PrefillShape { s := shape(1, 1024, 1024); s.QKDim = 192; return s }(), 0, false, ""},
+		{"other heads", func() PrefillShape { s := shape(1, 1024, 1024); s.Heads = 32; return s }(), 0, false, ""},
+		{"a sliding window", func() PrefillShape { s := shape(1, 1024, 1024); s.Window = 128; return s }(), 0, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, ok := tb.Lookup(tc.s)
 			require.Equal(t, tc.ok, ok)
 			if ok {
 				assert.InEpsilon(t, float64(tc.want), float64(e.Time), 1e-6)
+				assert.Equal(t, tc.note, e.Source.Note)
 			}
 		})
 	}
-	_, err = NewGQAPrefillTable("t#bad", key, []GQAPrefillPoint{{Heads: 16, KVHeads: 4, Chunk: 1024, KVLen: 512, Latency: us, Row: 4}})
-	require.Error(t, err, "kv_len below the chunk")
+
+	fp8, err := NewPrefillTable("t#fp8", PrefillKey{QKDim: 128, VDim: 128, KV: "fp8"},
+		[]PrefillPoint{{Heads: 16, KVHeads: 4, Chunk: 1024, Latency: 15 * us, Row: 1}})
+	require.NoError(t, err)
+	s := shape(1, 1024, 1024)
+	s.KV, s.KVBytes = "fp8", 1
+	e, ok := fp8.Lookup(s)
+	require.True(t, ok, "a GQA shape matches the table of its KV cache dtype")
+	assert.Equal(t, 15*us, e.Time)
 
 	g, ok := LookupGPU("h200-sxm")
 	require.True(t, ok)
 	c := NewCosts(g, true)
 	roof := c.AttentionPrefill(shape(1, 1024, 1024))
-	c.Tables = &Tables{GQAPrefills: []*GQAPrefillTable{tb}}
-	e := c.AttentionPrefill(shape(1, 1024, 1024))
-	assert.Equal(t, 18*us, e.Time)
+	other, err := NewPrefillTable("t#other", key, []PrefillPoint{{Heads: 16, KVHeads: 4, Chunk: 1024, Latency: 30 * us, Row: 1}})
+	require.NoError(t, err)
+	c.Tables = &Tables{Prefills: []*PrefillTable{tb, other}}
+	e = c.AttentionPrefill(shape(1, 1024, 1024))
+	assert.Equal(t, 18*us, e.Time, "the first table that covers the shape answers")
+	assert.Equal(t, "t#prefill.trace", e.Source.Table)
 	assert.Equal(t, roof.FLOPs, e.FLOPs, "FLOPs from the roofline")
 	// a row faster than the hardware allows is floored at the peak
-	fast, err := NewGQAPrefillTable("t#fast", key, []GQAPrefillPoint{{Heads: 16, KVHeads: 4, Chunk: 8192, KVLen: 8192, Latency: 1 * us, Row: 1}})
+	fast, err := NewPrefillTable("t#fast", key, []PrefillPoint{{Heads: 16, KVHeads: 4, Chunk: 8192, Latency: 1 * us, Row: 1}})
 	require.NoError(t, err)
-	c.Tables = &Tables{GQAPrefills: []*GQAPrefillTable{fast}}
+	c.Tables = &Tables{Prefills: []*PrefillTable{fast}}
 	f := c.AttentionPrefill(shape(1, 8192, 8192))
 	assert.InEpsilon(t, float64(unit.ComputeTime(f.FLOPs, g.PeakFor(dtype.BF16))), float64(f.Time), 1e-9)
 	assert.Equal(t, noteFloor, f.Source.Note)

@@ -13,6 +13,10 @@
 // AttentionLinears, DenseMLPLinears, SharedExpertLinears, ExpertLinears,
 // RouterLinear, EmbeddingLinear, LMHeadLinear, MTPLinears); the byte
 // accounting (weights.go) and the cost model (package sim) both read them.
+// Models whose layers differ (hybrid linear-attention / Mamba-2 mixers,
+// local and global attention with their own shapes, per-layer widths)
+// list their layer kinds in Config.Kinds (layers.go); each kind is priced
+// as its own block by sim.
 // Sharding follows vLLM: ColumnParallel/RowParallel/QKVParallel linears
 // split over TP, ReplicatedLinear (MLA q_a/kv_a, router) whole on every
 // rank, vocabularies padded to 64 and split, routed experts placed
@@ -32,13 +36,17 @@ import (
 type AttentionKind uint8
 
 const (
-	GQA AttentionKind = iota // grouped-query attention (MHA and MQA are special cases)
-	MLA                      // DeepSeek multi-head latent attention
+	GQA  AttentionKind = iota // grouped-query attention (MHA and MQA are special cases)
+	MLA                       // DeepSeek multi-head latent attention
+	DSV4                      // DeepSeek-V4 compressed (sparse) attention over one shared K=V head (hf_deepseekv4.go)
 )
 
 func (k AttentionKind) String() string {
-	if k == MLA {
+	switch k {
+	case MLA:
 		return "mla"
+	case DSV4:
+		return "dsv4"
 	}
 	return "gqa"
 }
@@ -55,7 +63,9 @@ type Attention struct {
 	KVLoRARank int // latent width cached per token (512 for DeepSeek-V3)
 	QKNopeDim  int
 	QKRopeDim  int // rope part, cached per token next to the latent
-	VHeadDim   int
+	// VHeadDim is MLA's value head dim; for GQA the value head dim when it
+	// differs from HeadDim (MiMo-V2-Flash: 192 for q/k, 128 for v), else 0.
+	VHeadDim int
 
 	// SlidingWindow > 0 with SlidingLayers > 0: that many layers attend to
 	// at most SlidingWindow tokens (gpt-oss alternates). Approximation: the
@@ -79,6 +89,21 @@ type Attention struct {
 	OBias   bool
 	// Sinks: one learned attention-sink logit per head (gpt-oss).
 	Sinks bool
+	// OutputGate: a sigmoid gate on the attention output, projected from
+	// the hidden state (Qwen3.5 attn_output_gate: q_proj emits Heads x
+	// HeadDim more).
+	OutputGate bool
+	// KEqV: keys double as values (Gemma-4 attention_k_eq_v on global
+	// layers): no v_proj, and the cache holds K only.
+	KEqV bool
+
+	// DeepSeek-V4 (Kind DSV4): Compress is the layer's compression ratio
+	// of the cached K=V head (4: compressed sparse attention with the
+	// indexer; 128: heavily compressed; 0 or 1: sliding window only);
+	// OLoRARank and OGroups shape the grouped low-rank output projection.
+	Compress  int
+	OLoRARank int
+	OGroups   int
 }
 
 // MoE holds the expert dimensions.
@@ -95,6 +120,14 @@ type MoE struct {
 	RouterBias bool
 	// ExpertBias: each routed expert's gate_up and down carry biases (gpt-oss).
 	ExpertBias bool
+	// Ungated: experts and shared expert are up -> act -> down without a
+	// gate (Nemotron-H relu2).
+	Ungated bool
+	// Latent > 0: the experts work in a latent width (Nemotron-3
+	// moe_latent_size): fc1_latent_proj Hidden -> Latent before them and
+	// fc2_latent_proj Latent -> Hidden after; the router and the shared
+	// expert see the hidden state.
+	Latent int
 }
 
 // Quant gives the storage format of each weight class.
@@ -161,4 +194,20 @@ type Config struct {
 	MoE           MoE
 	Quant         Quant
 	Notes         []string // approximations made on import, printed by `model show`
+
+	// Kinds lists the layer kinds of a model whose layers differ (hybrid
+	// mixers, per-layer attention shapes or widths; layers.go), KindOf
+	// each layer's index in Kinds. Nil for a model of uniform layers
+	// (dense and MoE layers with Attn): LayerKinds derives its kinds.
+	// With Kinds, Attn is the attention of the full-attention layers (and
+	// of the MTP layers).
+	Kinds  []LayerKind
+	KindOf []int
+	// DenseModel: the architecture has no MoE block (Llama, Qwen3 dense,
+	// DeciLM); Validate does not ask it for experts.
+	DenseModel bool
+	// HCMult is the hyper-connection width (DeepSeek-V4 hc_mult): the
+	// residual stream holds HCMult copies of the hidden state, mixed before
+	// and after each block; 0 without hyper-connections.
+	HCMult int
 }

@@ -33,5 +33,5 @@ func ExampleParse_unsupported() {
 	_, err := model.Parse("config.json", []byte(`{"architectures": ["BertModel"]}`))
 	fmt.Println(err)
 	// Output:
-	// config.json:1:2: architectures: unsupported architecture "BertModel"; supported: DeepseekV3ForCausalLM, Glm4MoeForCausalLM, GlmMoeDsaForCausalLM, GptOssForCausalLM, KimiK25ForConditionalGeneration, Llama4ForCausalLM, Llama4ForConditionalGeneration, MixtralForCausalLM, Qwen3MoeForCausalLM
+	// config.json:1:2: architectures: unsupported architecture "BertModel"; supported: DeciLMForCausalLM, DeepseekV32ForCausalLM, DeepseekV3ForCausalLM, DeepseekV4ForCausalLM, Gemma4ForCausalLM, Gemma4ForConditionalGeneration, Glm4MoeForCausalLM, GlmMoeDsaForCausalLM, GptOssForCausalLM, KimiK25ForConditionalGeneration, KimiK3ForConditionalGeneration, KimiLinearForCausalLM, Llama4ForCausalLM, Llama4ForConditionalGeneration, LlamaForCausalLM, MiMoForCausalLM, MiMoV2FlashForCausalLM, MiniMaxM2ForCausalLM, MiniMaxM3ForCausalLM, MiniMaxM3SparseForCausalLM, MiniMaxM3SparseForConditionalGeneration, MixtralForCausalLM, NemotronHForCausalLM, Qwen3ForCausalLM, Qwen3MoeForCausalLM, Qwen3VLForConditionalGeneration, Qwen3VLMoeForConditionalGeneration, Qwen3_5ForCausalLM, Qwen3_5ForConditionalGeneration, Qwen3_5MoeForCausalLM, Qwen3_5MoeForConditionalGeneration, Step3p7FlashForCausalLM
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"reflect"
 	"regexp"
 	"slices"
@@ -14,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/moecast/moecast/internal/dtype"
+
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // This file imports a Hugging Face config.json: it reads `architectures`
@@ -62,6 +63,22 @@ var families = []family{
 	{"GptOssForCausalLM", parseGptOss},
 	{"Glm4MoeForCausalLM", parseGlm4Moe},
 	{"Llama4ForCausalLM", parseLlama4},
+	{"LlamaForCausalLM", parseLlama},
+	{"Qwen3ForCausalLM", parseQwen3},
+	{"MiMoForCausalLM", parseMiMo},
+	{"Qwen3_5ForCausalLM", parseQwen35},
+	{"Qwen3_5MoeForCausalLM", parseQwen35Moe},
+	{"DeepseekV32ForCausalLM", parseDeepseekV32},
+	{"NemotronHForCausalLM", parseNemotronH},
+	{"MiniMaxM2ForCausalLM", parseMiniMax},
+	{"MiniMaxM3ForCausalLM", parseMiniMax},
+	{"MiniMaxM3SparseForCausalLM", parseMiniMax},
+	{"Gemma4ForCausalLM", parseGemma4},
+	{"MiMoV2FlashForCausalLM", parseMiMoV2},
+	{"Step3p7FlashForCausalLM", parseStep3p7},
+	{"DeciLMForCausalLM", parseDeciLM},
+	{"KimiLinearForCausalLM", parseKimiLinear},
+	{"DeepseekV4ForCausalLM", parseDeepseekV4},
 }
 
 // wrappers are multimodal architectures whose text model sits under
@@ -70,6 +87,16 @@ var families = []family{
 var wrappers = map[string]string{
 	"KimiK25ForConditionalGeneration": "DeepseekV3ForCausalLM",
 	"Llama4ForConditionalGeneration":  "Llama4ForCausalLM",
+	// Qwen3-VL: the text model is Qwen3 (dense) or Qwen3-MoE with
+	// interleaved M-RoPE, which costs the same (vLLM qwen3_vl.py,
+	// qwen3_vl_moe.py).
+	"Qwen3VLForConditionalGeneration":         "Qwen3ForCausalLM",
+	"Qwen3VLMoeForConditionalGeneration":      "Qwen3MoeForCausalLM",
+	"Qwen3_5ForConditionalGeneration":         "Qwen3_5ForCausalLM",
+	"Qwen3_5MoeForConditionalGeneration":      "Qwen3_5MoeForCausalLM",
+	"MiniMaxM3SparseForConditionalGeneration": "MiniMaxM3SparseForCausalLM",
+	"Gemma4ForConditionalGeneration":          "Gemma4ForCausalLM",
+	"KimiK3ForConditionalGeneration":          "KimiLinearForCausalLM",
 }
 
 // SupportedArchitectures lists the config.json architectures Load accepts.
@@ -88,14 +115,14 @@ func SupportedArchitectures() []string {
 // LoadFile reads a config.json from the file system. Errors name path as
 // given ("read model config: read /tmp: is a directory").
 func LoadFile(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, nil, infile.MaxModelConfig)
 	if err != nil {
 		return nil, fmt.Errorf("read model config: %w", err)
 	}
 	qpath := QuantSidecar(path)
 	var qdata []byte
 	if qpath != "" {
-		if qdata, err = os.ReadFile(qpath); err != nil {
+		if qdata, err = infile.ReadFile(qpath, nil, infile.MaxModelConfig); err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				return nil, fmt.Errorf("read model quantization config: %w", err)
 			}
@@ -159,6 +186,7 @@ func Parse(name string, data []byte) (*Config, error) {
 // (vllm/model_executor/model_loader/weight_utils.py get_quant_config;
 // ModelOptFp8Config.get_config_filenames is ["hf_quant_config.json"]).
 func ParseWithQuant(name string, data []byte, qname string, qdata []byte) (*Config, error) {
+	data = nonFinite(data)
 	root := &doc{file: name, data: data, raw: data}
 	if err := checkObject(root); err != nil {
 		return nil, err
@@ -206,6 +234,16 @@ func ParseWithQuant(name string, data []byte, qname string, qdata []byte) (*Conf
 	if err != nil {
 		return nil, err
 	}
+	if d != root && findKey(d.raw, "tie_word_embeddings") < 0 {
+		// A wrapper keeps tie_word_embeddings at the top level (Qwen3-VL).
+		var t struct {
+			Tie bool `json:"tie_word_embeddings"`
+		}
+		if err := root.decode(&t); err != nil {
+			return nil, err
+		}
+		c.TieEmbeddings = t.Tie
+	}
 	c.Name = name
 	c.Architecture = arch
 	if c.ModelType == "" {
@@ -213,6 +251,37 @@ func ParseWithQuant(name string, data []byte, qname string, qdata []byte) (*Conf
 	}
 	noteVision(root, c, h.Architectures[0])
 	return c, nil
+}
+
+// nonFinite returns data with the bare Infinity, -Infinity and NaN tokens
+// that Python's json module writes (Nemotron-H time_step_limit) blanked to
+// null (NaN to 0), padded with spaces so that every offset is kept; data
+// itself when it has none. moecast reads none of the keys that carry them.
+func nonFinite(data []byte) []byte {
+	if !bytes.Contains(data, []byte("Infinity")) && !bytes.Contains(data, []byte("NaN")) {
+		return data
+	}
+	out := bytes.Clone(data)
+	inString := false
+	for i := 0; i < len(out); i++ {
+		switch c := out[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case inString:
+		case bytes.HasPrefix(out[i:], []byte("-Infinity")):
+			copy(out[i:], " null    ")
+			i += 8
+		case bytes.HasPrefix(out[i:], []byte("Infinity")):
+			copy(out[i:], "null    ")
+			i += 7
+		case bytes.HasPrefix(out[i:], []byte("NaN")):
+			copy(out[i:], "0  ")
+			i += 2
+		}
+	}
+	return out
 }
 
 // checkObject rejects input that is not a single JSON object, with the

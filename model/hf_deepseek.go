@@ -45,6 +45,12 @@ func parseDeepseekV3(d *doc) (*Config, error) { return parseMLA(d, "deepseek_v3"
 
 func parseGlmMoeDsa(d *doc) (*Config, error) { return parseMLA(d, "glm_moe_dsa") }
 
+// parseDeepseekV32 reads DeepSeek-V3.2 (DeepSeek Sparse Attention: the
+// lightning indexer over the whole context, attention over index_topk
+// selected tokens; vllm-project/vllm @ 8744bb0, deepseek_v2.py with
+// Indexer), which GLM-5 follows.
+func parseDeepseekV32(d *doc) (*Config, error) { return parseMLA(d, "deepseek_v32") }
+
 // parseMLA converts the DeepSeek-V3 key set (MoE: see deepseekMoE; the
 // router has a correction bias when topk_method is noaux_tc).
 func parseMLA(d *doc, fam string) (*Config, error) {
@@ -85,7 +91,7 @@ func parseMLA(d *doc, fam string) (*Config, error) {
 	if h.MoELayerFreq != nil {
 		c.MoEStep = *h.MoELayerFreq
 	}
-	if fam == "glm_moe_dsa" && c.Attn.IndexHeads > 0 {
+	if fam != "deepseek_v3" && c.Attn.IndexHeads > 0 {
 		c.Notes = append(c.Notes, fmt.Sprintf("DSA indexer (%d heads x %d, top-%d) on every layer: its projections count as attention weights (replicated), "+
 			"its key cache as %d B/token/layer (fp8 + fp32 scale per 128, vLLM DeepSeek-V3.2 layout); attention reads at most index_topk tokens of the latent",
 			c.Attn.IndexHeads, c.Attn.IndexHeadDim, c.Attn.IndexTopK, c.Attn.IndexHeadDim+4*ceilDiv(c.Attn.IndexHeadDim, 128)))

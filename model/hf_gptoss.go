@@ -75,7 +75,7 @@ func parseGptOss(d *doc) (*Config, error) {
 			return nil, d.keyErr("layer_types", "has %d entries for %d layers", len(h.LayerTypes), h.NumHiddenLayers)
 		}
 		c.Attn.SlidingWindow, c.Attn.SlidingLayers = window, n
-		c.Notes = append(c.Notes, fmt.Sprintf("sliding window %d on %d of %d layers: attention there reads min(context, %d) tokens; KV memory counted at full size on every layer",
+		c.Notes = append(c.Notes, fmt.Sprintf("sliding window %d on %d of %d layers: attention there reads min(context, %d) tokens and their KV is bounded at the window (vLLM's hybrid KV-cache manager); priced as one layer kind blending both",
 			window, n, h.NumHiddenLayers, window))
 	}
 	c.Notes = append(c.Notes, "active parameters per token count the embedding table; the gpt-oss model card's active count (5.13B for gpt-oss-120b) leaves it out")

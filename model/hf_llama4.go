@@ -81,7 +81,7 @@ func parseLlama4(d *doc) (*Config, error) {
 			chunked = h.NumHiddenLayers - h.NumHiddenLayers/4
 		}
 		c.Attn.SlidingWindow, c.Attn.SlidingLayers = h.AttentionChunkSize, min(chunked, max(h.NumHiddenLayers, 0))
-		c.Notes = append(c.Notes, fmt.Sprintf("chunked attention (%d tokens) on %d of %d layers modelled as a sliding window of %d (upper bound on tokens read); KV memory counted at full size",
+		c.Notes = append(c.Notes, fmt.Sprintf("chunked attention (%d tokens) on %d of %d layers modelled as a sliding window of %d (upper bound on tokens read and on their KV, which vLLM's chunked-local manager frees)",
 			h.AttentionChunkSize, c.Attn.SlidingLayers, h.NumHiddenLayers, h.AttentionChunkSize))
 	}
 	c.Notes = append(c.Notes, "vision tower and projector not counted")

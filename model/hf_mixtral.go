@@ -46,7 +46,7 @@ func parseMixtral(d *doc) (*Config, error) {
 	}
 	if h.SlidingWindow != nil && *h.SlidingWindow > 0 {
 		c.Attn.SlidingWindow, c.Attn.SlidingLayers = *h.SlidingWindow, h.NumHiddenLayers
-		c.Notes = append(c.Notes, fmt.Sprintf("sliding window %d on every layer: attention reads min(context, window) tokens; KV memory not reduced", *h.SlidingWindow))
+		c.Notes = append(c.Notes, fmt.Sprintf("sliding window %d on every layer: attention reads min(context, window) tokens and the KV is bounded at the window", *h.SlidingWindow))
 	}
 	return finishFamily(d, c, h.TorchDtype, h.Dtype, h.QuantizationConfig, func() modules {
 		return hfModules(c, gqaProjs, nil, "", "block_sparse_moe.experts.0", []string{"w1", "w3", "w2"})

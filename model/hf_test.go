@@ -278,8 +278,8 @@ func TestConfigErrors(t *testing.T) {
 		{"truncated", "{\n  \"architectures\": [", []string{"bad.json:2:", "unexpected end of JSON input"}},
 		{"empty", "", []string{"bad.json:1:1: JSON syntax error"}},
 		{"not an object", "[1, 2]", []string{"bad.json:1:1: want a JSON object"}},
-		{"unsupported architecture", edit(t, mixtral, `"MixtralForCausalLM"`, `"LlamaForCausalLM"`),
-			[]string{"bad.json:2:5: architectures:", `unsupported architecture "LlamaForCausalLM"`, "supported: ", "DeepseekV3ForCausalLM", "KimiK25ForConditionalGeneration", "MixtralForCausalLM"}},
+		{"unsupported architecture", edit(t, mixtral, `"MixtralForCausalLM"`, `"FalconForCausalLM"`),
+			[]string{"bad.json:2:5: architectures:", `unsupported architecture "FalconForCausalLM"`, "supported: ", "DeepseekV3ForCausalLM", "KimiK25ForConditionalGeneration", "MixtralForCausalLM"}},
 		{"missing architectures", `{"hidden_size": 4096}`, []string{"bad.json: architectures: missing or empty"}},
 		{"architectures wrong type", `{"architectures": "MixtralForCausalLM"}`, []string{"bad.json:1:", "architectures: want a list of strings, got a string"}},
 		{"hidden_size zero", edit(t, mixtral, `"hidden_size": 4096`, `"hidden_size": 0`), []string{"bad.json:", "hidden_size: must be > 0, got 0"}},
@@ -369,7 +369,7 @@ func TestLoadFileAndResolve(t *testing.T) {
 	// Errors keep the path as given, directory included.
 	_, err = LoadFile(dir)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "read "+dir+": is a directory")
+	assert.Contains(t, err.Error(), "read model config: "+dir+": is a directory")
 	_, err = Resolve(dir)
 	require.Error(t, err)
 	assert.Equal(t, fmt.Sprintf("model %q: is a directory, not a config.json (the model's config is %s)", dir, p), err.Error())
@@ -378,7 +378,7 @@ func TestLoadFileAndResolve(t *testing.T) {
 	t.Chdir(sub)
 	_, err = LoadFile("../cfg")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "open ../cfg: ")
+	assert.Contains(t, err.Error(), "read model config: ../cfg: no such file")
 	_, err = LoadFile("../bad.json")
 	require.Error(t, err)
 	assert.True(t, strings.HasPrefix(err.Error(), "../bad.json:2:"), err.Error())

@@ -66,6 +66,9 @@ type Linear struct {
 	Bias bool
 	// Heads, KVHeads, HeadDim describe a QKVParallel output; zero otherwise.
 	Heads, KVHeads, HeadDim int
+	// VHeadDim is the value head dim of a QKVParallel output when it
+	// differs from HeadDim; 0 means HeadDim.
+	VHeadDim int
 }
 
 // Params is In x Out.

@@ -54,7 +54,11 @@ func (l Linear) ShardDims(tp int) (in, out int) {
 			return l.In, l.Out
 		}
 		kv := max(1, ceilDiv(l.KVHeads, tp))
-		return l.In, (ceilDiv(l.Heads, tp) + 2*kv) * l.HeadDim
+		vd := l.VHeadDim
+		if vd == 0 {
+			vd = l.HeadDim
+		}
+		return l.In, (ceilDiv(l.Heads, tp)+kv)*l.HeadDim + kv*vd
 	}
 	return l.In, l.Out
 }
@@ -114,11 +118,14 @@ func (c *Config) FusedQKVA() (Linear, bool) {
 // GQA: qkv_proj Hidden -> (Heads+2*KVHeads)*HeadDim (QKVParallel) and o_proj
 // Heads*HeadDim -> Hidden (Row), with biases when the config has them.
 // Norms (q_a/kv_a layernorms, q/k norms, sinks) are in NormParamsPerLayer.
-func (c *Config) AttentionLinears() []Linear { return c.Quant.byLinear(c.attentionLinears()) }
+func (c *Config) AttentionLinears() []Linear { return c.Quant.byLinear(c.attentionLinears(&c.Attn)) }
 
-func (c *Config) attentionLinears() []Linear {
-	a := &c.Attn
+// attentionLinears lists the projections of attention a (AttentionLinears).
+func (c *Config) attentionLinears(a *Attention) []Linear {
 	f := c.Quant.Attention
+	if a.Kind == DSV4 {
+		return c.dsv4Linears(a)
+	}
 	if a.Kind == MLA {
 		qk := a.QKNopeDim + a.QKRopeDim
 		var ls []Linear
@@ -133,6 +140,9 @@ func (c *Config) attentionLinears() []Linear {
 			Linear{Name: "kv_a_proj_with_mqa", Class: ClassAttention, In: c.Hidden, Out: a.KVLoRARank + a.QKRopeDim, Split: Replicated, Format: f},
 			Linear{Name: "kv_b_proj", Class: ClassAttention, In: a.KVLoRARank, Out: a.Heads * (a.QKNopeDim + a.VHeadDim), Split: Column, Format: f},
 			Linear{Name: "o_proj", Class: ClassAttention, In: a.Heads * a.VHeadDim, Out: c.Hidden, Split: Row, Format: f})
+		if a.OutputGate {
+			ls = append(ls, Linear{Name: "g_proj (output gate)", Class: ClassAttention, In: c.Hidden, Out: a.Heads * a.VHeadDim, Split: Column, Format: f})
+		}
 		if a.IndexHeads > 0 {
 			qIn := a.QLoRARank
 			if qIn == 0 {
@@ -145,11 +155,22 @@ func (c *Config) attentionLinears() []Linear {
 		}
 		return ls
 	}
-	return []Linear{
-		{Name: "qkv_proj", Class: ClassAttention, In: c.Hidden, Out: (a.Heads + 2*a.KVHeads) * a.HeadDim,
-			Split: QKVParallel, Format: f, Bias: a.QKVBias, Heads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim},
-		{Name: "o_proj", Class: ClassAttention, In: a.Heads * a.HeadDim, Out: c.Hidden, Split: Row, Format: f, Bias: a.OBias},
+	vd := a.VDim()
+	ls := []Linear{
+		{Name: "qkv_proj", Class: ClassAttention, In: c.Hidden, Out: (a.Heads+a.KVHeads)*a.HeadDim + a.KVHeads*vd,
+			Split: QKVParallel, Format: f, Bias: a.QKVBias, Heads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim, VHeadDim: a.VHeadDim},
 	}
+	if a.OutputGate {
+		ls = append(ls, Linear{Name: "q_proj gate", Class: ClassAttention, In: c.Hidden, Out: a.Heads * vd, Split: Column, Format: f})
+	}
+	if a.IndexHeads > 0 {
+		// Sparse-attention indexer on GQA (MiniMax-M3): index queries
+		// split over TP, one replicated index key.
+		ls = append(ls,
+			Linear{Name: "indexer.wq", Class: ClassAttention, In: c.Hidden, Out: a.IndexHeads * a.IndexHeadDim, Split: Column, Format: f},
+			Linear{Name: "indexer.wk", Class: ClassAttention, In: c.Hidden, Out: a.IndexHeadDim, Split: Replicated, Format: f})
+	}
+	return append(ls, Linear{Name: "o_proj", Class: ClassAttention, In: a.Heads * vd, Out: c.Hidden, Split: Row, Format: f, Bias: a.OBias})
 }
 
 // mlp lists a SwiGLU MLP: gate_up_proj Hidden -> 2*inter (Column, vLLM's
@@ -172,17 +193,61 @@ func (c *Config) DenseMLPLinears() []Linear {
 
 // SharedExpertLinears lists the shared expert of one MoE layer (width
 // SharedInter; DeepSeek fuses n_shared_experts into one MLP), or nil.
+//
+// With a latent MoE the two latent projections (fc1_latent_proj Hidden ->
+// Latent, Column; fc2_latent_proj Latent -> Hidden, Row) are listed here
+// too: they are the MoE block's dense weights beside the shared expert.
 func (c *Config) SharedExpertLinears() []Linear {
-	if c.MoE.Shared == 0 || c.MoE.SharedInter == 0 {
-		return nil
+	var ls []Linear
+	if c.MoE.Shared > 0 && c.MoE.SharedInter > 0 {
+		if c.MoE.Ungated {
+			ls = c.ungated(ClassSharedExpert, c.Hidden, c.MoE.SharedInter, c.Quant.SharedExpert)
+		} else {
+			ls = c.mlp(ClassSharedExpert, c.MoE.SharedInter, c.Quant.SharedExpert, false)
+		}
 	}
-	return c.mlp(ClassSharedExpert, c.MoE.SharedInter, c.Quant.SharedExpert, false)
+	if l := c.MoE.Latent; l > 0 {
+		f := c.Quant.SharedExpert
+		ls = append(ls,
+			Linear{Name: "fc1_latent_proj", Class: ClassSharedExpert, In: c.Hidden, Out: l, Split: Column, Format: f},
+			Linear{Name: "fc2_latent_proj", Class: ClassSharedExpert, In: l, Out: c.Hidden, Split: Row, Format: f})
+	}
+	return ls
+}
+
+// ungated lists an MLP without a gate: up_proj in -> inter (Column) and
+// down_proj inter -> in (Row).
+func (c *Config) ungated(class Class, in, inter int, f dtype.Format) []Linear {
+	return []Linear{
+		{Name: "up_proj", Class: class, In: in, Out: inter, Split: Column, Format: f},
+		{Name: "down_proj", Class: class, In: inter, Out: in, Split: Row, Format: f},
+	}
+}
+
+// ExpertHidden is the width the routed experts read and write: MoE.Latent
+// when set, else Hidden.
+func (c *Config) ExpertHidden() int {
+	if c.MoE.Latent > 0 {
+		return c.MoE.Latent
+	}
+	return c.Hidden
 }
 
 // ExpertLinears lists ONE routed expert: gate_up_proj Hidden -> 2*Inter
 // (Column) and down_proj Inter -> Hidden (Row); the split applies over the
 // expert-TP degree (see Layout). A layer holds MoE.Experts of them.
 func (c *Config) ExpertLinears() []Linear {
+	if c.MoE.Ungated || c.MoE.Latent > 0 {
+		if c.MoE.Ungated {
+			return c.ungated(ClassRoutedExperts, c.ExpertHidden(), c.MoE.Inter, c.Quant.RoutedExperts)
+		}
+		h := c.ExpertHidden()
+		f := c.Quant.RoutedExperts
+		return []Linear{
+			{Name: "gate_up_proj", Class: ClassRoutedExperts, In: h, Out: 2 * c.MoE.Inter, Split: Column, Format: f},
+			{Name: "down_proj", Class: ClassRoutedExperts, In: c.MoE.Inter, Out: h, Split: Row, Format: f},
+		}
+	}
 	return c.mlp(ClassRoutedExperts, c.MoE.Inter, c.Quant.RoutedExperts, c.MoE.ExpertBias)
 }
 
@@ -232,9 +297,13 @@ func (c *Config) MTPLinears() []Linear {
 // kv_a layernorms (QLoRARank, KVLoRARank); the DSA indexer's k_norm
 // (LayerNorm: 2*IndexHeadDim); q/k norms (2*HeadDim); attention sinks
 // (Heads). Biases are not here: they belong to their Linear.
-func (c *Config) NormParamsPerLayer() int {
-	a := &c.Attn
+func (c *Config) NormParamsPerLayer() int { return c.attnNormParams(&c.Attn) }
+
+func (c *Config) attnNormParams(a *Attention) int {
 	n := 2 * c.Hidden
+	if a.Kind == DSV4 {
+		return n + c.dsv4NormParams(a)
+	}
 	if a.Kind == MLA {
 		n += a.QLoRARank + a.KVLoRARank
 		if a.IndexHeads > 0 {

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // presetFS holds verbatim copies of HF config.json files from
@@ -93,9 +95,12 @@ func Preset(name string) (*Config, error) {
 // config.json file at that path; "-" reads it from standard input (named
 // "stdin" in errors). A name that is neither an existing file nor a preset
 // is an error that lists the presets.
-func Resolve(nameOrPath string) (*Config, error) {
+func Resolve(nameOrPath string) (*Config, error) { return ResolveIn(nameOrPath, os.Stdin) }
+
+// ResolveIn is Resolve with "-" reading stdin.
+func ResolveIn(nameOrPath string, stdin io.Reader) (*Config, error) {
 	if nameOrPath == "-" {
-		return LoadReader("stdin", os.Stdin)
+		return LoadReader("stdin", stdin)
 	}
 	if _, ok := presetFiles[strings.ToLower(nameOrPath)]; ok {
 		return Preset(nameOrPath)
@@ -119,7 +124,7 @@ func Resolve(nameOrPath string) (*Config, error) {
 // LoadReader imports the config.json read from r; name is used in errors
 // and as Config.Name.
 func LoadReader(name string, r io.Reader) (*Config, error) {
-	data, err := io.ReadAll(r)
+	data, err := infile.ReadFile(infile.Stdin, r, infile.MaxModelConfig)
 	if err != nil {
 		return nil, fmt.Errorf("read model config %s: %w", name, err)
 	}

@@ -307,7 +307,11 @@ func TestSharedQuantizedNeverBF16(t *testing.T) {
 			}
 			n++
 			assert.NotEqual(t, "none", c.Quant.Method)
-			assert.NotEqual(t, dtype.BF16Weights, c.Quant.RoutedExperts, "routed experts quantized in every quantized MoE release")
+			if c.MoE.Experts > 0 {
+				assert.NotEqual(t, dtype.BF16Weights, c.Quant.RoutedExperts, "routed experts quantized in every quantized MoE release")
+			} else {
+				assert.NotEqual(t, dtype.BF16Weights, c.Quant.DenseMLP, "the MLP quantized in every quantized dense release")
+			}
 		})
 	}
 	t.Logf("%d quantized configs priced", n)

@@ -159,22 +159,27 @@ func (c *Config) validateDims() error {
 		return fieldErr("num_nextn_predict_layers", "must be >= 0, got %d", c.MTPLayers)
 	}
 	m := &c.MoE
-	if err := pos("num_experts", m.Experts); err != nil {
+	if !c.DenseModel || m.Experts != 0 || c.MoELayers() > 0 {
+		if err := pos("num_experts", m.Experts); err != nil {
+			return err
+		}
+		if m.TopK < 1 || m.TopK > m.Experts {
+			return fieldErr("num_experts_per_tok", "must be in [1, num_experts=%d], got %d", m.Experts, m.TopK)
+		}
+		if err := pos("moe_intermediate_size", m.Inter); err != nil {
+			return err
+		}
+		if m.Shared < 0 || m.SharedInter < 0 || (m.Shared > 0) != (m.SharedInter > 0) {
+			return fieldErr("n_shared_experts", "%d shared experts of width %d is not valid", m.Shared, m.SharedInter)
+		}
+		if c.MoELayers() == 0 {
+			return fieldErr("num_hidden_layers", "%d routed experts but no MoE layer among %d layers", m.Experts, c.Layers)
+		}
+	}
+	if err := c.validateKinds(); err != nil {
 		return err
 	}
-	if m.TopK < 1 || m.TopK > m.Experts {
-		return fieldErr("num_experts_per_tok", "must be in [1, num_experts=%d], got %d", m.Experts, m.TopK)
-	}
-	if err := pos("moe_intermediate_size", m.Inter); err != nil {
-		return err
-	}
-	if m.Shared < 0 || m.SharedInter < 0 || (m.Shared > 0) != (m.SharedInter > 0) {
-		return fieldErr("n_shared_experts", "%d shared experts of width %d is not valid", m.Shared, m.SharedInter)
-	}
-	if c.MoELayers() == 0 {
-		return fieldErr("num_hidden_layers", "no MoE layer among %d layers: moecast models MoE models", c.Layers)
-	}
-	if c.DenseLayerCount() > 0 && c.DenseInter <= 0 {
+	if c.Kinds == nil && c.DenseLayerCount() > 0 && c.DenseInter <= 0 {
 		return fieldErr("intermediate_size", "must be > 0 with %d dense layers, got %d", c.DenseLayerCount(), c.DenseInter)
 	}
 	return c.checkParams()
@@ -233,6 +238,23 @@ func (c *Config) CheckLayout(l Layout) error {
 		if a.Kind == GQA && a.KVHeads%tp != 0 && tp%a.KVHeads != 0 {
 			return &LayoutError{"TP", fmt.Sprintf("tp=%d and the %d kv heads of %s do not divide one another", tp, a.KVHeads, c.Name)}
 		}
+	}
+	for _, k := range c.Kinds {
+		tp := l.AttentionTP()
+		if tp <= 1 {
+			break
+		}
+		switch {
+		case k.Mixer == MixAttention && k.Attn.Kind == GQA && (k.Attn.Heads%tp != 0 || (k.Attn.KVHeads%tp != 0 && tp%k.Attn.KVHeads != 0)):
+			return &LayoutError{"TP", fmt.Sprintf("tp=%d does not fit the %d heads and %d kv heads of the %s layers of %s", tp, k.Attn.Heads, k.Attn.KVHeads, k.Name, c.Name)}
+		case k.Mixer == MixAttention && k.Attn.Kind == DSV4 && (k.Attn.Heads%tp != 0 || k.Attn.OGroups%tp != 0):
+			return &LayoutError{"TP", fmt.Sprintf("tp=%d does not divide the %d heads and %d output groups of the %s layers of %s", tp, k.Attn.Heads, k.Attn.OGroups, k.Name, c.Name)}
+		case k.Mixer.Recurrent() && (k.Rec.Heads%tp != 0 || (k.Rec.KHeads > 0 && k.Rec.KHeads%tp != 0)):
+			return &LayoutError{"TP", fmt.Sprintf("tp=%d does not divide the %d heads of the %s layers of %s", tp, k.Rec.Heads, k.Name, c.Name)}
+		}
+	}
+	if c.MoE.Experts == 0 && l.EP > 1 {
+		return &LayoutError{"EP", fmt.Sprintf("ep=%d: %s is a dense model (no routed experts)", l.EP, c.Name)}
 	}
 	if c.MoE.Experts%l.EP != 0 {
 		return &LayoutError{"EP", fmt.Sprintf("ep=%d does not divide the %d routed experts of %s", l.EP, c.MoE.Experts, c.Name)}

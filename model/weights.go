@@ -11,6 +11,9 @@ import (
 // Qwen3 (mlp_only_layers, decoder_sparse_step) and Llama-4
 // (interleave_moe_layer_step).
 func (c *Config) IsMoELayer(i int) bool {
+	if k, ok := c.kindAt(i); ok {
+		return k.FFN == FFNMoE && c.MoE.Experts > 0
+	}
 	if i < 0 || i >= c.Layers || i < c.DenseLayers || c.MoE.Experts == 0 {
 		return false
 	}
@@ -37,7 +40,20 @@ func (c *Config) MoELayers() int {
 
 // DenseLayerCount counts the decoder layers with a dense MLP:
 // Layers - MoELayers().
-func (c *Config) DenseLayerCount() int { return c.Layers - c.MoELayers() }
+// With Kinds, only the layers with a dense MLP count (not those without an
+// FFN).
+func (c *Config) DenseLayerCount() int {
+	if c.Kinds != nil {
+		n := 0
+		for _, k := range c.Kinds {
+			if k.FFN == FFNDense {
+				n += k.Count
+			}
+		}
+		return n
+	}
+	return c.Layers - c.MoELayers()
+}
 
 // ExpertTP is the degree each routed expert is split over: TP*DP/EP. With
 // EP = 1 that is TP*DP: vLLM's FusedMoE flattens TP across DP when expert
@@ -115,15 +131,16 @@ func (c *Config) Weights(l Layout) WeightBytes {
 	a := acc{w: &w, base: c.Quant.Base.BytesPerParam()}
 	tp := max(l.TP, 1)
 	attnTP := l.AttentionTP()
-	layers := float64(c.Layers)
 	moe := float64(c.MoELayers())
-	dense := float64(c.DenseLayerCount())
 	e := float64(c.MoE.Experts)
 	eRank := float64(l.ExpertsPerRank(c.MoE.Experts))
 	etp := l.ExpertTP()
 
-	a.addAll(ClassAttention, c.AttentionLinears(), layers, layers, attnTP)
-	a.addAll(ClassDenseMLP, c.DenseMLPLinears(), dense, dense, tp)
+	for _, k := range c.LayerKinds() {
+		n := float64(k.Count)
+		a.addAll(ClassAttention, c.MixerLinears(&k), n, n, attnTP)
+		a.addAll(ClassDenseMLP, c.FFNLinears(&k), n, n, tp)
+	}
 	if moe > 0 {
 		a.addAll(ClassSharedExpert, c.SharedExpertLinears(), moe, moe, tp)
 		a.addAll(ClassRoutedExperts, c.ExpertLinears(), moe*e, moe*eRank, etp)
@@ -133,7 +150,7 @@ func (c *Config) Weights(l Layout) WeightBytes {
 	if !c.TieEmbeddings {
 		a.add(ClassLMHead, c.LMHeadLinear(), 1, 1, tp)
 	}
-	norms := unit.Bytes((layers*float64(c.NormParamsPerLayer()) + float64(c.Hidden)) * a.base)
+	norms := unit.Bytes((c.normParams() + float64(c.Hidden)) * a.base)
 	w.Total[ClassNorm] = norms
 	w.PerGPU[ClassNorm] = norms
 
@@ -141,7 +158,11 @@ func (c *Config) Weights(l Layout) WeightBytes {
 		a.addAll(ClassMTP, c.AttentionLinears(), m, m, attnTP)
 		a.addAll(ClassMTP, c.SharedExpertLinears(), m, m, tp)
 		a.addAll(ClassMTP, c.ExpertLinears(), m*e, m*eRank, etp)
-		a.add(ClassMTP, c.RouterLinear(), m, m, 1)
+		if c.MoE.Experts > 0 {
+			a.add(ClassMTP, c.RouterLinear(), m, m, 1)
+		} else {
+			a.addAll(ClassMTP, c.mlp(ClassMTP, c.DenseInter, c.Quant.DenseMLP, false), m, m, tp)
+		}
 		a.addAll(ClassMTP, c.MTPLinears(), m, m, 1)
 		// Decoder-layer norms plus enorm, hnorm and shared_head.norm.
 		n := unit.Bytes(m * float64(c.NormParamsPerLayer()+3*c.Hidden) * a.base)
@@ -190,8 +211,16 @@ func (c *Config) Params() ParamCount {
 		}
 	}
 	moe := float64(c.MoELayers())
-	count(c.AttentionLinears(), float64(c.Layers), ClassAttention)
-	count(c.DenseMLPLinears(), float64(c.DenseLayerCount()), ClassDenseMLP)
+	for _, k := range c.LayerKinds() {
+		n := float64(k.Count)
+		count(c.MixerLinears(&k), n, ClassAttention)
+		count(c.FFNLinears(&k), n, ClassDenseMLP)
+		if k.Mixer == MixAttention && k.Attn.KEqV && k.Attn.Kind == GQA {
+			// The checkpoint has no v_proj (vLLM loads k_proj into both
+			// slots, so the GPU holds it twice: Weights counts that).
+			p.PerClass[ClassAttention] -= n * float64(c.Hidden) * float64(k.Attn.KVHeads*k.Attn.HeadDim)
+		}
+	}
 	if moe > 0 {
 		count(c.SharedExpertLinears(), moe, ClassSharedExpert)
 		count(c.ExpertLinears(), moe*float64(c.MoE.Experts), ClassRoutedExperts)
@@ -201,12 +230,16 @@ func (c *Config) Params() ParamCount {
 	if !c.TieEmbeddings {
 		count([]Linear{c.LMHeadLinear()}, 1, ClassLMHead)
 	}
-	p.PerClass[ClassNorm] = float64(c.Layers*c.NormParamsPerLayer() + c.Hidden)
+	p.PerClass[ClassNorm] = c.normParams() + float64(c.Hidden)
 	if m := float64(c.MTPLayers); m > 0 {
 		count(c.AttentionLinears(), m, ClassMTP)
 		count(c.SharedExpertLinears(), m, ClassMTP)
 		count(c.ExpertLinears(), m*float64(c.MoE.Experts), ClassMTP)
-		count([]Linear{c.RouterLinear()}, m, ClassMTP)
+		if c.MoE.Experts > 0 {
+			count([]Linear{c.RouterLinear()}, m, ClassMTP)
+		} else {
+			count(c.mlp(ClassMTP, c.DenseInter, c.Quant.DenseMLP, false), m, ClassMTP)
+		}
 		count(c.MTPLinears(), m, ClassMTP)
 		p.PerClass[ClassMTP] += m * float64(c.NormParamsPerLayer()+3*c.Hidden)
 	}
@@ -232,8 +265,9 @@ func (c *Config) Params() ParamCount {
 // plus, with a DSA indexer, IndexerKeyBytesPerToken. Kimi-K2.5 in bf16:
 // 61 x 576 x 2 = 70,272 B (kv_lora_rank 512 + qk_rope_head_dim 64 of
 // presets/moonshotai--Kimi-K2.5_config.json). Sliding-window layers are
-// counted at full size: vLLM's paged cache frees blocks outside the window
-// only with its hybrid allocator, which this model does not follow.
+// counted here at full size per token; KVSplitPerGPU separates their share,
+// which vLLM's hybrid KV-cache manager bounds at the window (sim's memory
+// does). Recurrent layers hold no KV: see RecurrentStateBytes.
 func (c *Config) KVBytesPerToken(kv dtype.KVCache) unit.Bytes {
 	return c.kvBytes(kv, 1) + c.IndexerKeyBytesPerToken()
 }
@@ -253,14 +287,60 @@ func (c *Config) KVBytesPerTokenPerGPU(kv dtype.KVCache, l Layout) unit.Bytes {
 }
 
 func (c *Config) kvBytes(kv dtype.KVCache, tp int) unit.Bytes {
-	a := &c.Attn
+	full, slide := c.kvSplit(kv, tp)
+	return full + slide
+}
+
+// kvSplit is the per-token KV bytes of the layers that keep every token
+// (full) and of those whose cache a sliding window bounds (slide), on a
+// rank of attention-TP degree tp; a kind blending both (gpt-oss, Llama-4's
+// chunked layers) splits by its SlideFrac.
+func (c *Config) kvSplit(kv dtype.KVCache, tp int) (full, slide unit.Bytes) {
 	elt := kv.Bytes()
-	layers := float64(c.Layers)
+	for _, k := range c.LayerKinds() {
+		if k.Mixer != MixAttention {
+			continue
+		}
+		if k.Attn.Kind == DSV4 {
+			// The compressed entries grow with the context; the window
+			// of raw tokens is bounded.
+			if r := k.Attn.Compress; r > 1 {
+				full += unit.Bytes(float64(k.Count) * float64(k.Attn.HeadDim) / float64(r) * elt)
+			}
+			slide += unit.Bytes(float64(k.Count) * float64(k.Attn.HeadDim) * elt)
+			continue
+		}
+		b := float64(k.Count) * attnKVPerLayer(&k.Attn, tp) * elt
+		f := 0.0
+		if k.Attn.SlidingWindow > 0 {
+			f = k.SlideFrac // the windowed share of this kind's layers
+		}
+		slide += unit.Bytes(b * f)
+		full += unit.Bytes(b * (1 - f))
+	}
+	return full, slide
+}
+
+// attnKVPerLayer is one layer's cached elements per token: the MLA latent
+// and rope key, or K and V of the rank's kv heads.
+func attnKVPerLayer(a *Attention, tp int) float64 {
 	if a.Kind == MLA {
-		return unit.Bytes(layers * float64(a.KVLoRARank+a.QKRopeDim) * elt)
+		return float64(a.KVLoRARank + a.QKRopeDim)
 	}
 	heads := max(1, ceilDiv(a.KVHeads, tp))
-	return unit.Bytes(layers * 2 * float64(heads*a.HeadDim) * elt)
+	return float64(heads * (a.HeadDim + a.VDim()))
+}
+
+// KVSplitPerGPU is KVBytesPerTokenPerGPU split into the layers that keep
+// every token (full, the DSA indexer keys included) and the sliding-window
+// layers (slide), whose cache vLLM's hybrid allocator bounds at the window
+// (Window tokens per sequence).
+func (c *Config) KVSplitPerGPU(kv dtype.KVCache, l Layout) (full, slide unit.Bytes, window int) {
+	full, slide = c.kvSplit(kv, l.AttentionTP())
+	if slide > 0 {
+		window = c.Window()
+	}
+	return full + c.IndexerKeyBytesPerToken(), slide, window
 }
 
 // IndexerKeyBytesPerToken is the DSA indexer's key cache per token over all
@@ -269,10 +349,68 @@ func (c *Config) kvBytes(kv dtype.KVCache, tp int) unit.Bytes {
 // whatever the KV-cache dtype; assumed the same for GLM-5). Replicated on
 // every rank. Zero without an indexer.
 func (c *Config) IndexerKeyBytesPerToken() unit.Bytes {
-	a := &c.Attn
+	if c.Kinds == nil {
+		return unit.Bytes(float64(c.Layers) * indexKeyBytes(&c.Attn))
+	}
+	s := 0.0
+	for _, k := range c.Kinds {
+		if k.Mixer == MixAttention {
+			s += float64(k.Count) * indexKeyBytes(&k.Attn)
+		}
+	}
+	return unit.Bytes(s)
+}
+
+// IndexKeyBytesPerLayer is one sparse layer's index-key cache per token
+// (see IndexerKeyBytesPerToken); 0 without an indexer.
+func IndexKeyBytesPerLayer(a *Attention) float64 { return indexKeyBytes(a) }
+
+func indexKeyBytes(a *Attention) float64 {
 	if a.IndexHeads == 0 || a.IndexHeadDim == 0 {
 		return 0
 	}
-	per := float64(a.IndexHeadDim) + float64(ceilDiv(a.IndexHeadDim, 128))*4
-	return unit.Bytes(float64(c.Layers) * per)
+	b := float64(a.IndexHeadDim) + float64(ceilDiv(a.IndexHeadDim, 128))*4
+	if a.Kind == DSV4 && a.Compress > 1 {
+		b /= float64(a.Compress) // one index key per compressed entry
+	}
+	return b
+}
+
+// SparseTopK is the tokens a sparse-attention layer reads at most (DSA
+// index_topk, MiniMax-M3's selected blocks), or 0 without sparse layers.
+func (c *Config) SparseTopK() int {
+	if c.Attn.IndexHeads > 0 && c.Attn.IndexTopK > 0 {
+		return c.Attn.IndexTopK
+	}
+	for _, k := range c.Kinds {
+		if k.Mixer == MixAttention && k.Attn.IndexHeads > 0 && k.Attn.IndexTopK > 0 {
+			return k.Attn.IndexTopK
+		}
+	}
+	return 0
+}
+
+// normParams is ClassNorm over the decoder layers (final norm not included).
+func (c *Config) normParams() float64 {
+	n := 0.0
+	for _, k := range c.LayerKinds() {
+		n += float64(k.Count) * float64(c.KindNormParams(&k))
+	}
+	return n
+}
+
+// MTPKVBytesPerTokenPerGPU is the KV cache per token the MTP layers keep
+// on one GPU of layout l: one layer of Config.Attn each (the DSA indexer
+// keys included). For a model of uniform layers it is the per-layer share
+// of KVBytesPerTokenPerGPU times MTPLayers.
+func (c *Config) MTPKVBytesPerTokenPerGPU(kv dtype.KVCache, l Layout) unit.Bytes {
+	if c.MTPLayers == 0 {
+		return 0
+	}
+	a := &c.Attn
+	per := attnKVPerLayer(a, l.AttentionTP()) * kv.Bytes()
+	if a.Kind == DSV4 {
+		per = float64(a.HeadDim) * kv.Bytes() / float64(max(a.Compress, 1))
+	}
+	return unit.Bytes(float64(c.MTPLayers) * (per + indexKeyBytes(a)))
 }

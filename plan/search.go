@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/sim"
@@ -35,6 +36,9 @@ type Options struct {
 	Concurrency []int
 	SLO         SLO
 	Target      Target
+	// Priced, when set, counts the points priced so far (screen and
+	// refine), for a caller's progress display; the search only adds.
+	Priced *atomic.Int64
 	// Workers evaluating points in parallel; 0: GOMAXPROCS. The result
 	// does not depend on it.
 	Workers int
@@ -118,6 +122,10 @@ type Point struct {
 	Verdict     Verdict
 	Fails       SLOFail // with FailsSLO
 	DominatedBy int     // index into Result.Points with Dominated, else -1
+	// Refined: Metrics are Options.Refine's (the serving simulation), not
+	// the Evaluator's screen figures. Charts and tables that mix the two
+	// pricings tell them apart by it.
+	Refined bool
 }
 
 // Deployment is one candidate's outcome: its best point that meets the
@@ -145,6 +153,9 @@ type Best struct {
 	Point int // index into Result.Points
 	// Replicas and GPUs needed for Options.Target (1 replica without one).
 	Replicas, GPUs int
+	// TooMany: the target needs MaxReplicas replicas or more (Replicas is
+	// MaxReplicas then, not the count).
+	TooMany bool
 	// TargetOutputTokensPerSecond is the output rate the target asks for
 	// (0 without one).
 	TargetOutputTokensPerSecond float64
@@ -171,6 +182,12 @@ type Result struct {
 
 // NearestCount is how many nearest points Result.Nearest holds.
 const NearestCount = 3
+
+// MaxReplicas bounds the replicas a target may need: counts are computed
+// in int (64 bits) and never capped below this; at or above it Best.TooMany
+// is set and the count is not printed as if it were one (2^53: beyond it a
+// float64 ratio no longer holds whole numbers).
+const MaxReplicas = 1 << 53
 
 func (o *Options) validate() error {
 	for _, v := range []struct {
@@ -243,7 +260,7 @@ func Search(s *Space, opt Options) (*Result, error) {
 			jobs = append(jobs, i)
 		}
 	}
-	if err := r.price(s, ev, opt.Workers, jobs); err != nil {
+	if err := r.price(s, ev, opt.Workers, jobs, opt.Priced); err != nil {
 		return nil, err
 	}
 	r.judge(jobs, opt.SLO)
@@ -259,8 +276,11 @@ func Search(s *Space, opt Options) (*Result, error) {
 }
 
 // price evaluates the points jobs with ev on opt.Workers goroutines.
-func (r *Result) price(s *Space, ev Evaluator, workers int, jobs []int) error {
+func (r *Result) price(s *Space, ev Evaluator, workers int, jobs []int, priced *atomic.Int64) error {
 	return forEach(len(jobs), workers, func(j int) error {
+		if priced != nil {
+			defer priced.Add(1)
+		}
 		p := &r.Points[jobs[j]]
 		c := &r.Candidates[p.Candidate]
 		m, err := ev.Evaluate(c, p.Concurrency, s.Workload)
@@ -330,8 +350,11 @@ func (r *Result) refine(s *Space, opt *Options, priced []int) ([]int, error) {
 		}
 		jobs = append(jobs, i)
 	}
-	if err := r.price(s, opt.Refine, opt.Workers, jobs); err != nil {
+	if err := r.price(s, opt.Refine, opt.Workers, jobs, opt.Priced); err != nil {
 		return nil, err
+	}
+	for _, i := range jobs {
+		r.Points[i].Refined = true
 	}
 	for _, i := range jobs {
 		p := &r.Points[i]
@@ -487,9 +510,12 @@ func (r *Result) best(s *Space, t Target) {
 		p := &r.Points[i]
 		b := Best{Point: i, Replicas: 1, TargetOutputTokensPerSecond: want}
 		if want > 0 {
-			b.Replicas = int(min(math.Ceil(want/p.Metrics.OutputTokensPerSecond), math.MaxInt32))
+			// Counts in int (64 bits), never capped: a target that needs
+			// more than MaxReplicas is refused by the caller's target check.
+			b.Replicas = int(min(math.Ceil(want/p.Metrics.OutputTokensPerSecond), MaxReplicas))
 		}
 		b.GPUs = b.Replicas * r.Candidates[p.Candidate].GPUs()
+		b.TooMany = b.Replicas >= MaxReplicas
 		b.WithinMaxGPUs = s.MaxGPUs <= 0 || b.GPUs <= s.MaxGPUs
 		return b
 	}

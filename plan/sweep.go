@@ -15,7 +15,7 @@ type Setting struct {
 }
 
 // MaxSweepPoints bounds the product of the axes' lengths.
-const MaxSweepPoints = 1 << 24
+const MaxSweepPoints = 1 << 20
 
 // SweepPoint is the value apply returned for one combination.
 type SweepPoint[T any] struct {

@@ -176,6 +176,10 @@ type StackedBars struct {
 	Labels []string // one per bar
 	Y      Axis
 	Stacks []Stack
+	// Budget, when > 0, is drawn as a horizontal line named BudgetName
+	// (the memory a GPU may use): bars above it do not fit.
+	Budget     float64
+	BudgetName string
 }
 
 // Kind implements Chart.
@@ -221,6 +225,13 @@ func (c *StackedBars) plot() (*plot.Plot, error) {
 		p.Legend.Add(s.Name, b)
 	}
 	p.NominalX(c.Labels...)
+	if c.Budget > 0 {
+		f := plotter.NewFunction(func(float64) float64 { return c.Budget })
+		f.Color, f.Width, f.Dashes = color.Black, vg.Points(1.2), []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(f)
+		p.Legend.Add(c.BudgetName, f)
+		p.Y.Max = max(p.Y.Max, c.Budget*1.02)
+	}
 	return p, nil
 }
 
@@ -392,6 +403,8 @@ func SVG(c Chart) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	tickEnds(&p.X)
+	tickEnds(&p.Y)
 	// The legend goes under the plot, never over the data.
 	leg := p.Legend
 	p.Legend = plot.NewLegend()
@@ -466,6 +479,59 @@ func withAlpha(c color.Color, a uint8) color.Color {
 	// premultiplied
 	f := float64(a) / 0xff
 	return color.RGBA{R: uint8(float64(r>>8) * f), G: uint8(float64(g>>8) * f), B: uint8(float64(b>>8) * f), A: a}
+}
+
+// tickEnds widens a numeric axis to the major ticks around its data, so
+// that both ends of the axis carry a labelled tick (gonum/plot ends an
+// axis at the data's extremes, between ticks). Nominal axes (bars) stay.
+func tickEnds(a *plot.Axis) {
+	if _, nominal := a.Tick.Marker.(plot.ConstantTicks); nominal {
+		return
+	}
+	lo, hi := a.Min, a.Max
+	if !(hi > lo) || math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return
+	}
+	if _, log := a.Scale.(plot.LogScale); log {
+		if lo > 0 {
+			a.Min, a.Max = logTick(lo, false), logTick(hi, true)
+		}
+		return
+	}
+	var majors []float64
+	for _, t := range (plot.DefaultTicks{}).Ticks(lo, hi) {
+		if t.Label != "" {
+			majors = append(majors, t.Value)
+		}
+	}
+	if len(majors) < 2 {
+		return
+	}
+	step := majors[1] - majors[0]
+	a.Min = math.Floor(lo/step+1e-9) * step
+	a.Max = math.Ceil(hi/step-1e-9) * step
+}
+
+// logTick is the labelled log tick (1, 2 or 5 x 10^k, as logTicks labels)
+// at or below v (up false) or at or above it (up true).
+func logTick(v float64, up bool) float64 {
+	e := math.Floor(math.Log10(v))
+	base := math.Pow(10, e)
+	cands := []float64{base, 2 * base, 5 * base, 10 * base}
+	if up {
+		for _, c := range cands {
+			if c >= v*(1-1e-9) {
+				return c
+			}
+		}
+		return 10 * base
+	}
+	for i := len(cands) - 1; i >= 0; i-- {
+		if cands[i] <= v*(1+1e-9) {
+			return cands[i]
+		}
+	}
+	return base
 }
 
 // logTicks labels a log axis at 1, 2 and 5 x 10^k (plot.LogTicks labels

@@ -220,7 +220,7 @@ func csvCell(v any) string {
 	case nil:
 		return ""
 	case string:
-		return x
+		return SafeCSV(x)
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
 	case int:
@@ -229,6 +229,20 @@ func csvCell(v any) string {
 		return strconv.FormatBool(x)
 	}
 	return fmt.Sprint(v)
+}
+
+// SafeCSV neutralises a text cell that a spreadsheet would run as a
+// formula: one that starts with '=', '+', '-', '@', a tab or a carriage
+// return gets a leading apostrophe (OWASP's CSV-injection advice), unless
+// it is a plain number ("-3", "+0.5%"), which no spreadsheet runs.
+func SafeCSV(s string) string {
+	if s == "" || !strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return s
+	}
+	if _, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64); err == nil {
+		return s
+	}
+	return "'" + s
 }
 
 // renderJSON writes an array of objects, one per row, keys in column order.

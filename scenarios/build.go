@@ -495,6 +495,9 @@ func (s *Scenario) buildSpec() error {
 	if sp.DraftTokens == nil {
 		return d.errorf("speculative.draft_tokens", "missing: method %q needs draft_tokens (K, the tokens drafted per step)", sp.Method)
 	}
+	if k := *sp.DraftTokens; k < 1 || k > sim.MaxDraftTokens {
+		return d.errorf("speculative.draft_tokens", "%d must be in [1, %d]", k, sim.MaxDraftTokens)
+	}
 	if sp.Acceptance == nil {
 		return d.errorf("speculative.acceptance", "missing: method %q needs acceptance (one value, or one per draft position)", sp.Method)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // Manifest is an accuracy corpus (`moecast validate corpus`): entries,
@@ -76,9 +78,12 @@ func (m *Manifest) Scenario(e ManifestEntry) (*Scenario, error) {
 // every entry named once with results and a scenario or a skip reason,
 // every path inside the manifest's directory tree.
 func ReadManifest(fsys fs.FS, p string) (*Manifest, error) {
-	data, err := fs.ReadFile(fsys, p)
+	data, err := infile.ReadFS(fsys, p, infile.MaxScenario)
 	if err != nil {
 		return nil, fmt.Errorf("read corpus manifest: %w", err)
+	}
+	if err := infile.CheckDepth(p, data, infile.MaxDepth); err != nil {
+		return nil, err
 	}
 	var raw struct {
 		Source []ManifestSource `toml:"source"`

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // raw mirrors the TOML file. It is decoded strictly (every key in the file
@@ -195,6 +197,9 @@ func (d *doc) line(key string) int {
 // that no field reads is an error naming the key and its line.
 func decode(file string, data []byte) (*doc, error) {
 	d := &doc{file: file}
+	if err := infile.CheckDepth(file, data, infile.MaxDepth); err != nil {
+		return nil, err
+	}
 	md, err := toml.NewDecoder(strings.NewReader(string(data))).Decode(&d.raw)
 	if err != nil {
 		return nil, tomlError(file, err)

@@ -35,6 +35,18 @@ var (
 	customARLatLimit  = limit{100e-9, 10e-3, "s"}     // 100 ns .. 10 ms
 )
 
+// Plausible ranges of rates and serving objectives. A request rate below
+// one an hour leaves a simulation of idle hours (and, near 1e-300, one
+// whose clock no longer advances); above 1e6/s is "all at once", which
+// concurrency says. One billion GPUs at 1,000 output tokens/s bound a
+// target; a latency objective between 1 us and one hour.
+var (
+	requestRateLimit  = limit{1.0 / 3600, 1e6, "/s"}
+	targetOutputLimit = limit{1e-3, 1e12, "tok/s"}
+	perUserLimit      = limit{1e-3, 1e6, "tok/s"}
+	sloLatencyLimit   = limit{1e-6, 3600, "s"}
+)
+
 // check is nil when v is within l, else an error in the key's words.
 func (l limit) check(v float64, given string) error {
 	if v >= l.lo && v <= l.hi {
@@ -58,6 +70,8 @@ func (l limit) format(v float64) string {
 		return scaled(v, "FLOP/s", 1e3)
 	case "s":
 		return unit.Seconds(v).String()
+	case "/s", "tok/s":
+		return fmt.Sprintf("%.3g%s", v, l.unit)
 	}
 	return fmt.Sprintf("%g", v)
 }

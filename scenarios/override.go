@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"reflect"
@@ -11,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // Override sets one scenario key, named by its dotted TOML name
@@ -115,6 +118,19 @@ func ParseWith(name string, data []byte, overrides []Override) (*Scenario, error
 	return parseWith(name, data, nil, dirOf(name), overrides)
 }
 
+// ReadSourceIn is ReadSource with "-" reading the scenario from stdin
+// (named StdinName; relative paths resolve against the current directory).
+func ReadSourceIn(arg string, stdin io.Reader) (*Source, error) {
+	if arg != infile.Stdin {
+		return ReadSource(arg)
+	}
+	data, err := infile.ReadFile(infile.Stdin, stdin, infile.MaxScenario)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario: %w", err)
+	}
+	return &Source{name: StdinName, data: data, dir: "."}, nil
+}
+
 // OpenWith is Open with overrides (see ParseWith); arg "" is the embedded
 // default.
 func OpenWith(arg string, overrides []Override) (*Scenario, error) {
@@ -151,7 +167,7 @@ func ReadSource(arg string) (*Source, error) {
 		}
 		return nil, fmt.Errorf("read scenario: %w (nor is %q a shipped scenario: %s)", err, arg, strings.Join(Names(), ", "))
 	}
-	data, err := os.ReadFile(arg)
+	data, err := infile.ReadFile(arg, nil, infile.MaxScenario)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
@@ -264,6 +280,9 @@ func setValue(v reflect.Value, text string) error {
 		// speculative.acceptance (a number or an array of numbers): the
 		// value as TOML reads it; a bare word is a string.
 		var doc map[string]any
+		if err := infile.CheckDepth("--set", []byte(text), infile.MaxDepth); err != nil {
+			return err
+		}
 		if _, err := toml.Decode("v = "+text, &doc); err == nil && doc["v"] != nil {
 			v.Set(reflect.ValueOf(doc["v"]))
 			return nil

@@ -128,6 +128,23 @@ func (p *Plan) Check() error {
 			return perr(v.key, "%g must be a positive finite value", v.v)
 		}
 	}
+	// Plausible ranges (0: not set): below or above them a value is a
+	// slip of units or digits, not a deployment to size.
+	for _, v := range []struct {
+		key string
+		v   float64
+		l   limit
+	}{{"plan.ttft_p99", float64(p.TTFTP99), sloLatencyLimit},
+		{"plan.tpot_p99", float64(p.TPOTP99), sloLatencyLimit},
+		{"plan.min_tokens_per_s_per_user", p.MinTokensPerSPerUser, perUserLimit},
+		{"plan.target_output_tokens_per_s", p.TargetOutputTokensPerS, targetOutputLimit},
+		{"plan.target_request_rate", p.TargetRequestRate, requestRateLimit}} {
+		if v.v > 0 {
+			if err := v.l.check(v.v, fmt.Sprintf("%g", v.v)); err != nil {
+				return perr(v.key, "%v", err)
+			}
+		}
+	}
 	if p.TargetOutputTokensPerS > 0 && p.TargetRequestRate > 0 {
 		return perr("plan.target_request_rate", "give a target output rate or a target request rate, not both")
 	}

@@ -25,6 +25,8 @@ import (
 	"github.com/moecast/moecast/calib"
 	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/sim"
+
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // DefaultName is the embedded scenario `moecast predict` runs by default.
@@ -88,7 +90,7 @@ type Scenario struct {
 // Load reads and validates the scenario file at path. Relative paths inside
 // it (model.config, hardware.calibration) resolve against its directory.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, nil, infile.MaxScenario)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
@@ -105,7 +107,7 @@ func Parse(name string, data []byte) (*Scenario, error) {
 // ParseFS reads and validates the scenario at p inside fsys; its relative
 // paths resolve inside fsys (a corpus shipped in the binary).
 func ParseFS(fsys fs.FS, p string) (*Scenario, error) {
-	data, err := fs.ReadFile(fsys, p)
+	data, err := infile.ReadFS(fsys, p, infile.MaxScenario)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
 	}
@@ -118,11 +120,11 @@ func ParseFS(fsys fs.FS, p string) (*Scenario, error) {
 func (s *Scenario) ReadRelative(p string) ([]byte, string, error) {
 	if s.fsys != nil {
 		q := path.Clean(path.Join(s.dir, p))
-		data, err := fs.ReadFile(s.fsys, q)
+		data, err := infile.ReadFS(s.fsys, q, infile.MaxRequestLog)
 		return data, q, err
 	}
 	q := s.osPath(p)
-	data, err := os.ReadFile(q)
+	data, err := infile.ReadFile(q, nil, infile.MaxRequestLog)
 	return data, q, err
 }
 
@@ -204,7 +206,7 @@ func (s *Scenario) KeyError(err error) error {
 	var fe *sim.FieldError
 	if errors.As(err, &fe) {
 		if key, ok := simKeys[fe.Field]; ok {
-			return &Error{File: s.File, Line: s.doc.line(key), Key: key, Msg: fe.Msg, Err: err}
+			return s.keyError(key, fe.Msg, err)
 		}
 	}
 	if ke := s.serveKeyError(err); ke != nil {

@@ -409,7 +409,7 @@ func TestModelConfigPath(t *testing.T) {
 	_, err := Parse("t.toml", src(dir))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "t.toml:3: model.config: ")
-	assert.Contains(t, err.Error(), "read "+dir+": is a directory")
+	assert.Contains(t, err.Error(), "read model config: "+dir+": is a directory")
 
 	// Relative to the scenario's directory.
 	_, err = Parse(filepath.Join(dir, "s", "t.toml"), src("../cfg/config.json"))

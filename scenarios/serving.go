@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/moecast/moecast/serve"
@@ -104,6 +105,9 @@ func CheckConcurrency(cs []int) error {
 		if c > sim.MaxBatchSize {
 			return fmt.Errorf("concurrency %d (item %d) exceeds the limit of %d", c, i+1, sim.MaxBatchSize)
 		}
+		if j := slices.Index(cs[:i], c); j >= 0 {
+			return fmt.Errorf("concurrency %d (item %d) repeats item %d", c, i+1, j+1)
+		}
 	}
 	return nil
 }
@@ -120,6 +124,44 @@ func CheckRates(rs []float64) error {
 		if r <= 0 {
 			return fmt.Errorf("request rate %g (item %d) must be positive, in requests/s", r, i+1)
 		}
+		if err := requestRateLimit.check(r, fmt.Sprintf("request rate %g (item %d)", r, i+1)); err != nil {
+			return err
+		}
+		for j, q := range rs[:i] {
+			if q == r {
+				return fmt.Errorf("request rate %g (item %d) repeats item %d", r, i+1, j+1)
+			}
+		}
+	}
+	return nil
+}
+
+// Work bounds of one serving simulation: what a machine of 2 cores and a
+// few GB simulates in well under a minute (measured: about 2M engine steps
+// a second at concurrency 1, and 75 bytes of memory a step).
+const (
+	// MaxSteps bounds the decode steps of a closed-loop point:
+	// requests x output tokens / concurrency.
+	MaxSteps = 1 << 25
+	// MaxTokens bounds an open-loop point's output tokens: requests x
+	// output tokens.
+	MaxTokens = 1 << 31
+)
+
+// CheckWork refuses a point whose simulation would run for minutes or
+// exhaust memory, naming the figures to lower.
+func (v *Serving) CheckWork(p ServePoint) error {
+	n, out := v.RequestsAt(p), v.OutputTokens
+	if p.Concurrency > 0 {
+		if steps := float64(n) * float64(out) / float64(p.Concurrency); steps > MaxSteps {
+			return fmt.Errorf("%d requests x %d output tokens at concurrency %d is %.3g decode steps, more than the %d one simulation runs in a minute: give fewer requests (--requests) or a higher concurrency",
+				n, out, p.Concurrency, steps, MaxSteps)
+		}
+		return nil
+	}
+	if toks := float64(n) * float64(out); toks > MaxTokens {
+		return fmt.Errorf("%d requests x %d output tokens is %.3g tokens, more than the %d one simulation runs in a minute: give fewer requests (--requests)",
+			n, out, toks, MaxTokens)
 	}
 	return nil
 }
@@ -346,7 +388,21 @@ func (s *Scenario) serveKeyError(err error) error {
 	if !ok {
 		return nil
 	}
-	return &Error{File: s.File, Line: s.doc.line(key), Key: key, Msg: fe.Msg, Err: err}
+	return s.keyError(key, fe.Msg, err)
+}
+
+// keyError is an *Error of key: at its line when the file sets it; when it
+// does not (its default, or a flag's value), at no line of the file, which
+// would blame a line that does not hold it, and the message says so.
+func (s *Scenario) keyError(key, msg string, err error) *Error {
+	if s.Given(key) && !slices.Contains(s.doc.overridden, key) {
+		return &Error{File: s.File, Line: s.doc.line(key), Key: key, Msg: msg, Err: err}
+	}
+	how := "not set in the file, its default"
+	if slices.Contains(s.doc.overridden, key) {
+		how = "set by a flag"
+	}
+	return &Error{File: s.File, Key: key, Msg: "(" + how + ") " + msg, Err: err}
 }
 
 // serveKeys maps the serve.Config fields that serve.FieldError names to the

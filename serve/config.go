@@ -34,6 +34,11 @@ type Memory struct {
 	KVCapacity      unit.Bytes // KV-cache memory per GPU
 	BlockSize       int        // tokens per block: vLLM 16 (64 with FlashMLA), SGLang page_size 1
 	Groups          int        // attention groups (DP attention ranks); 1 without DP attention
+	// SeqBlocks is the blocks a running request holds whatever its
+	// length: the recurrent state of linear-attention / Mamba layers and
+	// the sliding-window layers' KV, in blocks of the growing KV (0 for
+	// models without them).
+	SeqBlocks int
 }
 
 // Spec is speculative decoding as the scheduler sees it: every decode step
@@ -183,6 +188,9 @@ func (c *Config) Validate() error {
 		return fieldErrorf("Host.PerSeq", "must be finite and >= 0, got %g", float64(c.Host.PerSeq))
 	}
 	m := c.Memory
+	if m.SeqBlocks < 0 || m.SeqBlocks > math.MaxInt32/2 {
+		return fieldErrorf("Memory.SeqBlocks", "must be in [0, %d], got %d", math.MaxInt32/2, m.SeqBlocks)
+	}
 	if !(m.KVBytesPerToken > 0) || math.IsInf(float64(m.KVBytesPerToken), 0) {
 		return fieldErrorf("Memory.KVBytesPerToken", "must be finite and > 0, got %g", float64(m.KVBytesPerToken))
 	}

@@ -148,7 +148,7 @@ func vllmValidate(c *Config) error {
 	}
 	if c.MaxNumBatchedTokens < c.MaxNumSeqs {
 		// vLLM's SchedulerConfig rejects this too.
-		return fieldErrorf("MaxNumBatchedTokens", "%d is below MaxNumSeqs %d", c.MaxNumBatchedTokens, c.MaxNumSeqs)
+		return fieldErrorf("MaxNumBatchedTokens", "%d tokens is below max_num_seqs %d (a step schedules a token per sequence)", c.MaxNumBatchedTokens, c.MaxNumSeqs)
 	}
 	return nil
 }

@@ -45,13 +45,14 @@ type kvUsage struct {
 type blockPool struct {
 	reqs              []request // held = the request's blocks x bs
 	bs                int
+	seq               int // Memory.SeqBlocks: blocks a request holds beside its token blocks once it holds any
 	shift             int // log2(bs) when bs is a power of two, else -1
 	free0, total, top int // free blocks, all blocks, peak blocks used
 }
 
 func newBlockPool(m Memory, reqs []request) *blockPool {
 	total := m.blocksPerGroup() * m.Groups
-	p := &blockPool{reqs: reqs, bs: m.BlockSize, shift: -1, free0: total, total: total}
+	p := &blockPool{reqs: reqs, bs: m.BlockSize, seq: m.SeqBlocks, shift: -1, free0: total, total: total}
 	if bs := m.BlockSize; bs&(bs-1) == 0 {
 		p.shift = bits.TrailingZeros(uint(bs))
 	}
@@ -76,6 +77,9 @@ func (p *blockPool) grow(r int32, slots int) bool {
 	if need <= 0 {
 		return true
 	}
+	if q.held == 0 {
+		need += p.seq // the fixed state (window KV, recurrent state) with the first blocks
+	}
 	if need > p.free0 {
 		return false
 	}
@@ -89,7 +93,9 @@ func (p *blockPool) grow(r int32, slots int) bool {
 
 func (p *blockPool) free(r int32) {
 	q := &p.reqs[r]
-	p.free0 += p.blocks(int(q.held))
+	if q.held > 0 {
+		p.free0 += p.blocks(int(q.held)) + p.seq
+	}
 	q.held = 0
 }
 
@@ -106,7 +112,7 @@ func (m Memory) blocksPerGroup() int {
 // fits returns an *UnservableError when a request holding peak tokens does
 // not fit in one group's cache (a request's KV lives in one group).
 func (m Memory) fits(peak int) error {
-	if need := ceilDiv(peak, m.BlockSize); need > m.blocksPerGroup() {
+	if need := ceilDiv(peak, m.BlockSize) + m.SeqBlocks; need > m.blocksPerGroup() {
 		return &UnservableError{Tokens: peak, Capacity: m.KVCapacity,
 			Need: unit.Bytes(float64(need*m.BlockSize) * float64(m.KVBytesPerToken))}
 	}

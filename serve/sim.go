@@ -5,6 +5,7 @@ import (
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/sim"
+	"math"
 )
 
 // SimCoster prices engine steps with a sim.Sim (sim.StepBatch): GEMMs, MoE
@@ -111,6 +112,11 @@ func (c *SimCoster) Err() error { return c.err }
 //     SGLang: page_size 1 (server_args.py default).
 //   - Groups: the attention groups, GPUs / attention TP (DP attention
 //     ranks; 1 without DP attention).
+//   - SeqBlocks: for models with sliding-window or recurrent layers,
+//     KVBytesPerToken counts only the layers whose KV grows with the
+//     context, and each request holds SeqBlocks more for its window KV
+//     (window x windowed bytes per token) and recurrent state (vLLM's
+//     hybrid KV-cache manager gives those their own fixed-size pages).
 func SimMemory(cfg sim.Config, s *sim.Sim, e Engine) (Memory, error) {
 	p, err := s.Step(1, 1)
 	if err != nil {
@@ -119,6 +125,14 @@ func SimMemory(cfg sim.Config, s *sim.Sim, e Engine) (Memory, error) {
 	m := Memory{KVBytesPerToken: p.Memory.KVPerToken, KVCapacity: p.Memory.Usable,
 		BlockSize: BlockSize(e, cfg.Model, cfg.GPU.Arch)}
 	m.Groups = max(1, cfg.GPUs/cfg.Layout.AttentionTP())
+	// Hybrid models: blocks count the growing KV; the windowed KV (at most
+	// the window) and the recurrent state are a fixed charge per request.
+	mem := p.Memory
+	if grow := mem.KVPerToken - mem.KVWindowPerToken; grow > 0 && (mem.KVWindowPerToken > 0 || mem.StatePerSeq > 0) {
+		fixed := float64(mem.StatePerSeq) + float64(mem.Window)*float64(mem.KVWindowPerToken)
+		m.KVBytesPerToken = grow
+		m.SeqBlocks = int(math.Ceil(fixed / (float64(m.BlockSize) * float64(grow))))
+	}
 	return m, nil
 }
 

@@ -66,28 +66,21 @@ func capCtx(c, limit int) int {
 
 // uniform is the mix of batch decodes at context each (Step).
 func (s *Sim) uniform(batch, context int) mix {
-	a := &s.cfg.Model.Attn
 	b := int64(batch)
 	m := mix{dec: batch, decCtx: b * int64(context)}
 	m.decIdx = b * int64(capCtx(context, s.idxCap()))
-	m.decWin = b * int64(capCtx(context, a.SlidingWindow))
+	m.decWin = b * int64(capCtx(context, s.cfg.Model.Window()))
 	m.allCtx, m.allIdx, m.allWin = m.decCtx, m.decIdx, m.decWin
 	return m
 }
 
 // idxCap is the DSA top-k that caps the keys MLA attention reads, or 0.
-func (s *Sim) idxCap() int {
-	a := &s.cfg.Model.Attn
-	if a.IndexTopK > 0 && a.IndexHeads > 0 {
-		return a.IndexTopK
-	}
-	return 0
-}
+func (s *Sim) idxCap() int { return s.idxTopK }
 
 // summarise builds the mix of seqs, checking each sequence.
 func (s *Sim) summarise(seqs []Seq) (mix, error) {
 	var m mix
-	win := s.cfg.Model.Attn.SlidingWindow
+	win := s.cfg.Model.Window()
 	idx := s.idxCap()
 	if len(seqs) == 0 {
 		return m, fmt.Errorf("step batch: no sequences")

@@ -64,10 +64,11 @@ func TestKimiRTXAllReduceDominatesBatch1(t *testing.T) {
 // mlaTable is a kernels.Lookup that covers only the MLA module.
 type mlaTable struct{ t unit.Seconds }
 
-func (mlaTable) GEMM(kernels.GEMMShape) (cost.Estimate, bool) { return cost.Estimate{}, false }
-func (mlaTable) MoE(kernels.MoEShape) (cost.Estimate, bool)   { return cost.Estimate{}, false }
-func (mlaTable) GQA(kernels.GQAShape) (cost.Estimate, bool)   { return cost.Estimate{}, false }
-func (mlaTable) Elementwise(unit.Bytes) (cost.Estimate, bool) { return cost.Estimate{}, false }
+func (mlaTable) GEMM(kernels.GEMMShape) (cost.Estimate, bool)       { return cost.Estimate{}, false }
+func (mlaTable) MoE(kernels.MoEShape) (cost.Estimate, bool)         { return cost.Estimate{}, false }
+func (mlaTable) GQA(kernels.GQAShape) (cost.Estimate, bool)         { return cost.Estimate{}, false }
+func (mlaTable) Prefill(kernels.PrefillShape) (cost.Estimate, bool) { return cost.Estimate{}, false }
+func (mlaTable) Elementwise(unit.Bytes) (cost.Estimate, bool)       { return cost.Estimate{}, false }
 func (m mlaTable) MLAModule(kernels.MLAShape) (cost.Estimate, bool) {
 	return cost.Estimate{Time: m.t, Lo: m.t * 0.8, Hi: m.t * 1.3,
 		Source: cost.Source{Kind: cost.Table, Table: "test mla module", RowLo: 3, RowHi: 4}}, true

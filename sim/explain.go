@@ -130,6 +130,17 @@ func (s *Sim) shapeString(o *op, p *pass) string {
 			p.pre.chunks, p.pre.tokens, p.pre.meanChunk, p.pre.keys, p.pre.pairs, o.heads, o.kvHeads, o.headDim, s.cfg.KVCache)
 	case opIndexerPrefill:
 		return fmt.Sprintf("%d tokens x %d heads x %.4g causal pairs", p.pre.tokens, s.cfg.Model.Attn.IndexHeads, p.pre.pairs)
+	case opRecurrent:
+		r := o.rec
+		return fmt.Sprintf("%d seqs, %d tokens, %d heads, state %dx%d x %d B", p.seq, p.dec, r.Heads, r.KDim, r.VDim, r.StateBytes)
+	case opRecurrentPrefill:
+		r := o.rec
+		return fmt.Sprintf("%d chunks, %d tokens, %d heads, state %dx%d, chunk %d", p.pre.chunks, p.pre.tokens, r.Heads, r.KDim, r.VDim, r.Chunk)
+	case opDSV4:
+		return fmt.Sprintf("batch=%d ctx=%d -> %d compressed (1:%d) + %d window entries, heads=%d (x%d queries)", p.seq, p.ctx,
+			dsv4Entries(p.ctx, o.window, o.topK), max(o.window, 1), p.winCtx, o.heads, p.queries)
+	case opDSV4Prefill:
+		return fmt.Sprintf("%d chunks, %d tokens, compression 1:%d (+ window), heads=%d", p.pre.chunks, p.pre.tokens, max(o.window, 1), o.heads)
 	}
 	return ""
 }

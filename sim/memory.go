@@ -19,8 +19,18 @@ type Memory struct {
 	Reserve unit.Bytes
 	Usable  unit.Bytes
 	// KVPerToken is the KV-cache bytes of one token on one GPU (MTP / draft
-	// layers included).
+	// layers included), sliding-window layers counted at full size.
 	KVPerToken unit.Bytes
+	// KVWindowPerToken is the part of KVPerToken held by sliding-window
+	// layers, which keep at most Window tokens per sequence (vLLM's hybrid
+	// KV-cache manager frees the blocks that leave the window); zero
+	// without such layers.
+	KVWindowPerToken unit.Bytes
+	Window           int
+	// StatePerSeq is the recurrent state (linear attention, Mamba-2) one
+	// sequence holds on one GPU whatever its length; zero without
+	// recurrent layers.
+	StatePerSeq unit.Bytes
 }
 
 // Memory reserves, from NVIDIA aiconfigurator @ 095f58a
@@ -56,7 +66,10 @@ type memoryModel struct {
 	reserve    unit.Bytes
 	usable     unit.Bytes
 	kvPerToken unit.Bytes
-	groups     int // attention groups: each holds the KV of ceil(B/groups) sequences
+	kvWindow   unit.Bytes // per-token bytes of the sliding-window layers (part of kvPerToken)
+	window     int
+	state      unit.Bytes // recurrent state per sequence
+	groups     int        // attention groups: each holds the KV of ceil(B/groups) sequences
 }
 
 // newMemoryModel computes the per-GPU weights and KV per token:
@@ -72,11 +85,14 @@ func newMemoryModel(c *Config, sh shape) memoryModel {
 	mm := memoryModel{groups: sh.groups}
 	mm.weights = w.PerGPUTotal(c.Spec.Method == SpecMTP)
 	kv := m.KVBytesPerTokenPerGPU(c.KVCache, c.Layout)
+	_, mm.kvWindow, mm.window = m.KVSplitPerGPU(c.KVCache, c.Layout)
+	mm.state = unit.Bytes(m.RecurrentStateBytesPerGPU(c.Layout))
 	switch c.Spec.Method {
 	case SpecMTP:
-		// One more decoder layer's cache per MTP layer (the indexer key
-		// cache of a DSA model is counted for it too).
-		kv += kv * unit.Bytes(float64(m.MTPLayers)/float64(m.Layers))
+		// One more decoder layer's cache per MTP layer, of the model's
+		// main attention (the indexer key cache of a DSA model counted
+		// for it too).
+		kv += m.MTPKVBytesPerTokenPerGPU(c.KVCache, c.Layout)
 	case SpecEAGLE3:
 		b := &builder{m: m, sh: sh}
 		fc, qkv, o, mlp, lm := b.eagleLinears()
@@ -98,11 +114,14 @@ func newMemoryModel(c *Config, sh shape) memoryModel {
 
 // at is the memory picture at a batch and context: each GPU holds the KV of
 // ceil(batch/groups) sequences of context tokens; the largest batch that
-// fits is floor(usable / (context x KV/token)) sequences per group.
+// fits is floor(usable / per-sequence bytes) sequences per group, a
+// sequence holding context x (KV/token of the full layers) + min(context,
+// window) x (KV/token of the sliding layers) + its recurrent state.
 func (mm *memoryModel) at(batch, context int) (Memory, bool) {
 	seqs := ceilDiv(batch, mm.groups)
-	perSeq := float64(context) * float64(mm.kvPerToken)
-	mem := Memory{Weights: mm.weights, Reserve: mm.reserve, Usable: mm.usable, KVPerToken: mm.kvPerToken}
+	perSeq := float64(context)*float64(mm.kvPerToken-mm.kvWindow) + float64(capCtx(context, mm.window))*float64(mm.kvWindow) + float64(mm.state)
+	mem := Memory{Weights: mm.weights, Reserve: mm.reserve, Usable: mm.usable, KVPerToken: mm.kvPerToken,
+		KVWindowPerToken: mm.kvWindow, Window: mm.window, StatePerSeq: mm.state}
 	mem.KV = unit.Bytes(float64(seqs) * perSeq)
 	mem.Free = mm.usable - mem.KV
 	if mm.usable > 0 && perSeq > 0 {

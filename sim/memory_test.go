@@ -36,7 +36,9 @@ func TestMemory(t *testing.T) {
 			}
 			groups := st.gpus / s.cfg.Layout.AttentionTP()
 			seqs := ceilDiv(8, groups)
-			assert.InEpsilon(t, float64(seqs)*ctx*float64(mem.KVPerToken), float64(mem.KV), 1e-12)
+			// Sliding-window layers keep at most the window (gpt-oss).
+			perSeq := ctx*float64(mem.KVPerToken-mem.KVWindowPerToken) + float64(min(ctx, mem.Window))*float64(mem.KVWindowPerToken) + float64(mem.StatePerSeq)
+			assert.InEpsilon(t, float64(seqs)*perSeq, float64(mem.KV), 1e-12)
 			assert.InDelta(t, float64(mem.Usable-mem.KV), float64(mem.Free), 1)
 
 			// MaxBatch is the boundary of Fits.

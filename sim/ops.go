@@ -16,22 +16,26 @@ import (
 type opKind uint8
 
 const (
-	opGEMM           opKind = iota // kernels.GEMM, M = tokens
-	opElementwise                  // kernels.Elementwise over perTok*tokens bytes
-	opMLA                          // kernels.MLADecode
-	opGQA                          // kernels.GQADecode
-	opIndexer                      // DSA indexer key scan: Elementwise over seqs*ctx*perSeqTok bytes
-	opMoE                          // kernels.MoE with the pass's routing load
-	opTopK                         // router top-k: Elementwise(TopKBytes)
-	opSampling                     // kernels.Sampling
-	opAllReduce                    // comm.AllReduce over perTok*tokens bytes
-	opAllGather                    // comm.AllGather, whole gathered array perTok*tokens
-	opReduceScatter                // comm.ReduceScatter, whole array perTok*tokens
-	opAllToAll                     // comm.AllToAll, bytes sent per rank perTok*tokens
-	opMLAPrefill                   // kernels.AttentionPrefill, un-absorbed MLA over the chunks
-	opGQAPrefill                   // kernels.AttentionPrefill, GQA over the chunks
-	opIndexerPrefill               // DSA indexer scores of the chunks' queries over their keys (GEMM-shaped)
-	opUnmapped                     // a traced step's kernels that map to no op: kernels.Costs.Unmapped per layer
+	opGEMM             opKind = iota // kernels.GEMM, M = tokens
+	opElementwise                    // kernels.Elementwise over perTok*tokens bytes
+	opMLA                            // kernels.MLADecode
+	opGQA                            // kernels.GQADecode
+	opIndexer                        // DSA indexer key scan: Elementwise over seqs*ctx*perSeqTok bytes
+	opMoE                            // kernels.MoE with the pass's routing load
+	opTopK                           // router top-k: Elementwise(TopKBytes)
+	opSampling                       // kernels.Sampling
+	opAllReduce                      // comm.AllReduce over perTok*tokens bytes
+	opAllGather                      // comm.AllGather, whole gathered array perTok*tokens
+	opReduceScatter                  // comm.ReduceScatter, whole array perTok*tokens
+	opAllToAll                       // comm.AllToAll, bytes sent per rank perTok*tokens
+	opMLAPrefill                     // kernels.AttentionPrefill, un-absorbed MLA over the chunks
+	opGQAPrefill                     // kernels.AttentionPrefill, GQA over the chunks
+	opIndexerPrefill                 // DSA indexer scores of the chunks' queries over their keys (GEMM-shaped)
+	opRecurrent                      // kernels.RecurrentDecode over the decode tokens (recurrent.go)
+	opRecurrentPrefill               // kernels.RecurrentPrefill over the prefill chunks
+	opDSV4                           // DeepSeek-V4 decode attention (dsv4.go)
+	opDSV4Prefill                    // DeepSeek-V4 prefill attention
+	opUnmapped                       // a traced step's kernels that map to no op: kernels.Costs.Unmapped per layer
 )
 
 // UnmappedOp is the name of the per-layer op that prices, from an
@@ -66,6 +70,8 @@ type op struct {
 	// Attention: heads/kv heads per rank, head dim; a fraction of the
 	// layers of this kind that attend a sliding window.
 	heads, kvHeads, headDim int
+	vDim                    int  // opGQAPrefill: value head dim
+	sparse                  bool // opGQA, opGQAPrefill: reads the sparse top-k tokens only
 	slideFrac               float64
 	window                  int
 	topK                    int // opTopK: experts chosen; opSampling: 1 = greedy
@@ -76,6 +82,8 @@ type op struct {
 	// prefillOnly: only prefill tokens run it (its domain is domPre or
 	// domPreKV); a decode step skips it. Set in New.
 	prefillOnly bool
+	// rec: the per-rank shape of a recurrent op (tokens filled in by eval).
+	rec kernels.RecurrentShape
 }
 
 // opRef marks, per op of a block, an earlier op of the same pass (in an
@@ -176,15 +184,15 @@ func (b *builder) tpGather(name string) []op {
 }
 
 // attention lists one layer's attention module on one rank, from its input
-// norm to the collective after o_proj.
-func (b *builder) attention() []op {
-	m, a := b.m, &b.m.Attn
+// norm to the collective after o_proj: attention a, a fraction slide of the
+// layers attending its sliding window.
+func (b *builder) attention(a *model.Attention, slide float64) []op {
+	if a.Kind == model.DSV4 {
+		return b.dsv4Attention(a)
+	}
+	m := b.m
 	tp := b.sh.attnTP
 	ops := []op{norm("input_layernorm", m.Hidden, domAttn)}
-	slide := 0.0
-	if a.SlidingWindow > 0 && a.SlidingLayers > 0 && m.Layers > 0 {
-		slide = float64(a.SlidingLayers) / float64(m.Layers)
-	}
 	kvElt := b.kv.Bytes()
 	if a.Kind == model.MLA {
 		h := a.Heads / tp
@@ -235,9 +243,9 @@ func (b *builder) attention() []op {
 						ops = append(ops, b.gemm(il.Name, il, 1, domAttn))
 					}
 					ops = append(ops,
-						elementwise("indexer k cache write", cost.Elementwise, domAttn, float64(m.IndexerKeyBytesPerToken())/float64(m.Layers)+actBytes*float64(a.IndexHeadDim)),
+						elementwise("indexer k cache write", cost.Elementwise, domAttn, model.IndexKeyBytesPerLayer(a)+actBytes*float64(a.IndexHeadDim)),
 						op{name: "indexer scores + top-k", kind: opIndexer, cat: cost.Attention, dom: domSeq,
-							perTok: float64(m.IndexerKeyBytesPerToken()) / float64(m.Layers)})
+							perTok: model.IndexKeyBytesPerLayer(a)})
 				}
 				if a.IndexHeads > 0 && a.IndexTopK > 0 {
 					ops = append(ops, op{name: "indexer scores + top-k (prefill)", kind: opIndexerPrefill, cat: cost.Attention, dom: domPre})
@@ -271,22 +279,39 @@ func (b *builder) attention() []op {
 	} else {
 		hq := a.Heads / tp
 		hkv := max(1, a.KVHeads/tp)
-		for _, l := range m.AttentionLinears() {
+		for _, l := range m.MixerLinears(&model.LayerKind{Mixer: model.MixAttention, Attn: *a}) {
 			ops = append(ops, b.gemm(l.Name, l, tp, domAttn))
 			if l.Name != "qkv_proj" {
 				continue
 			}
+			if a.OutputGate {
+				ops = append(ops, elementwise("output gate (sigmoid x attn)", cost.Elementwise, domAttn, 3*actBytes*float64(hq*a.HeadDim)))
+			}
 			w := float64((hq + hkv) * a.HeadDim)
+			vd := a.VDim()
 			if a.QKNorm {
 				ops = append(ops, elementwise("q_norm/k_norm", cost.Elementwise, domAttn, 2*actBytes*w))
 			}
+			sparse := a.IndexHeads > 0 && a.IndexTopK > 0
+			if sparse {
+				// The index-key write, the scores of each decode's index
+				// heads over every cached index key, and the prefill's
+				// (priced as the DSA indexer's).
+				ops = append(ops,
+					elementwise("indexer k cache write", cost.Elementwise, domAttn, model.IndexKeyBytesPerLayer(a)+actBytes*float64(a.IndexHeadDim)),
+					op{name: "indexer scores + top-k", kind: opIndexer, cat: cost.Attention, dom: domSeq, perTok: model.IndexKeyBytesPerLayer(a)},
+					op{name: "indexer scores + top-k (prefill)", kind: opIndexerPrefill, cat: cost.Attention, dom: domPre,
+						heads: ceilDiv(a.IndexHeads, tp), headDim: a.IndexHeadDim})
+			}
 			ops = append(ops,
 				elementwise("rotary_emb", cost.Elementwise, domAttn, 2*actBytes*w),
-				elementwise("kv_cache write (reshape_and_cache)", cost.Elementwise, domAttn, float64(2*hkv*a.HeadDim)*(actBytes+kvElt)),
+				elementwise("kv_cache write (reshape_and_cache)", cost.Elementwise, domAttn, float64(hkv*(a.HeadDim+vd))*(actBytes+kvElt)),
+				// With a value head dim unlike the q/k one, the decode
+				// kernel is priced at their mean (same KV bytes and FLOPs).
 				op{name: "gqa decode attention", kind: opGQA, cat: cost.Attention, dom: domSeq,
-					heads: hq, kvHeads: hkv, headDim: a.HeadDim, slideFrac: slide, window: a.SlidingWindow},
+					heads: hq, kvHeads: hkv, headDim: (a.HeadDim + vd) / 2, slideFrac: slide, window: a.SlidingWindow, sparse: sparse},
 				op{name: "gqa prefill attention", kind: opGQAPrefill, cat: cost.Attention, dom: domPre,
-					heads: hq, kvHeads: hkv, headDim: a.HeadDim, slideFrac: slide, window: a.SlidingWindow},
+					heads: hq, kvHeads: hkv, headDim: a.HeadDim, vDim: vd, slideFrac: slide, window: a.SlidingWindow, sparse: sparse},
 			)
 		}
 		// o_proj must come after attention: move it to the end.
@@ -310,32 +335,49 @@ func (b *builder) mlp(prefix string, ls []model.Linear) []op {
 	var ops []op
 	for _, l := range ls {
 		ops = append(ops, b.gemm(prefix+l.Name, l, b.sh.tp, domMLP))
-		if l.Name == "gate_up_proj" {
+		switch l.Name {
+		case "gate_up_proj":
 			_, out := l.ShardDims(b.sh.tp)
 			ops = append(ops, elementwise(prefix+"silu_and_mul", cost.Elementwise, domMLP, 3*actBytes*float64(out/2)))
+		case "up_proj": // ungated MLP (relu2)
+			_, out := l.ShardDims(b.sh.tp)
+			ops = append(ops, elementwise(prefix+"activation", cost.Elementwise, domMLP, 2*actBytes*float64(out)))
 		}
 	}
 	return ops
 }
 
-// denseLayer is one decoder layer with a dense MLP.
-func (b *builder) denseLayer() []op {
-	ops := b.attention()
-	ops = append(ops, b.tpGather("attn")...)
+// layer is one decoder layer of kind k: its token mixer, then its FFN
+// (dense MLP, MoE block or none).
+func (b *builder) layer(k *model.LayerKind) []op {
+	var ops []op
+	switch k.Mixer {
+	case model.MixAttention:
+		ops = b.attention(&k.Attn, k.SlideFrac)
+	case model.MixNone:
+	default:
+		ops = b.recurrent(k)
+	}
+	if k.FFN == model.FFNNone {
+		return ops
+	}
+	if k.Mixer != model.MixNone {
+		ops = append(ops, b.tpGather("attn")...)
+	}
 	ops = append(ops, norm("post_attention_layernorm", b.m.Hidden, domMLP))
-	ops = append(ops, b.mlp("", b.m.DenseMLPLinears())...)
-	ops = append(ops, b.tpReduce("mlp")...)
-	return ops
+	if k.FFN == model.FFNMoE {
+		return append(ops, b.moeBlock()...)
+	}
+	ops = append(ops, b.mlp("", b.m.FFNLinears(k))...)
+	return append(ops, b.tpReduce("mlp")...)
 }
 
-// moeLayer is one decoder layer with an MoE block: router, routed experts
-// (with the exchange the layout needs), shared expert.
-func (b *builder) moeLayer() []op {
+// moeBlock is an MoE layer's FFN: router, routed experts (with the exchange
+// the layout needs), shared expert and the reduction.
+func (b *builder) moeBlock() []op {
 	m := b.m
 	h := float64(m.Hidden) * actBytes
-	ops := b.attention()
-	ops = append(ops, b.tpGather("attn")...)
-	ops = append(ops, norm("post_attention_layernorm", m.Hidden, domMLP))
+	var ops []op
 	router := b.gemm("router (gate)", m.RouterLinear(), 1, domMLP)
 	ops = append(ops, router,
 		op{name: "router top-k", kind: opTopK, cat: cost.MoE, dom: domMLP, topK: m.MoE.TopK})
@@ -464,6 +506,10 @@ func (b *builder) mtpLayer() []op {
 	for _, l := range m.MTPLinears() {
 		ops = append(ops, b.gemm("mtp "+l.Name, l, 1, domAttn))
 	}
-	ops = append(ops, b.moeLayer()...)
+	k := model.LayerKind{Mixer: model.MixAttention, Attn: m.Attn, FFN: model.FFNMoE}
+	if m.MoE.Experts == 0 {
+		k.FFN, k.Inter = model.FFNDense, m.DenseInter
+	}
+	ops = append(ops, b.layer(&k)...)
 	return append(ops, b.head(m.LMHeadLinear(), true)...)
 }

@@ -45,6 +45,8 @@ type Sim struct {
 	sendDest float64
 	// usedPasses has bit k set when a block runs pass k.
 	usedPasses uint8
+	// idxTopK is the model's sparse-attention top-k (model.SparseTopK).
+	idxTopK int
 }
 
 // New validates cfg and precomputes everything that does not depend on
@@ -54,7 +56,7 @@ func New(cfg Config) (*Sim, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Sim{cfg: cfg, sh: sh}
+	s := &Sim{cfg: cfg, sh: sh, idxTopK: cfg.Model.SparseTopK()}
 	s.costs = kernels.Costs{GPU: cfg.GPU, Eff: cfg.Efficiency, Graphs: cfg.Graphs, Tables: cfg.KernelTables}
 	if s.costs.Eff.Mem == 0 {
 		s.costs.Eff = kernels.EfficiencyFor(cfg.GPU)
@@ -76,13 +78,13 @@ func New(cfg Config) (*Sim, error) {
 	}
 	mla := m.Attn.Kind == model.MLA
 	add("embed", passTarget, 1, b.embed(), false)
-	dense, moe := b.denseLayer(), b.moeLayer()
-	if s.costs.HasUnmapped() {
-		u := op{name: UnmappedOp, kind: opUnmapped, cat: cost.Other, dom: domAttn}
-		dense, moe = append(dense, u), append(moe, u)
+	for _, k := range m.LayerKinds() {
+		ops := b.layer(&k)
+		if s.costs.HasUnmapped() {
+			ops = append(ops, op{name: UnmappedOp, kind: opUnmapped, cat: cost.Other, dom: domAttn})
+		}
+		add(k.Name, passTarget, float64(k.Count), ops, k.Mixer == model.MixAttention && k.Attn.Kind == model.MLA)
 	}
-	add("dense", passTarget, float64(m.DenseLayerCount()), dense, mla)
-	add("moe", passTarget, float64(m.MoELayers()), moe, mla)
 	add("head", passTarget, 1, b.head(m.LMHeadLinear(), false), false)
 	k := float64(cfg.Spec.DraftTokens)
 	switch cfg.Spec.Method {
@@ -565,6 +567,10 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 	case opGQA:
 		g := kernels.GQAShape{Batch: p.seq, Context: p.ctx, Heads: o.heads * p.queries, KVHeads: o.kvHeads,
 			HeadDim: o.headDim, KV: s.cfg.KVCache}
+		if o.sparse {
+			g.Context = p.idxCtx // sparse attention reads the selected tokens
+			return s.costs.GQADecode(g)
+		}
 		full := s.costs.GQADecode(g)
 		if o.slideFrac <= 0 || o.window <= 0 || p.winCtx >= p.ctx {
 			return full
@@ -574,18 +580,26 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 	case opMLAPrefill:
 		a := &s.cfg.Model.Attn
 		ps := s.prefillShape(p, o.heads, o.heads, a.QKNopeDim+a.QKRopeDim, a.VHeadDim, actBytes)
-		if s.idxCap() > 0 {
-			ps.Keys, ps.Pairs = p.pre.idxKeys, p.pre.idxPairs
+		if c := s.idxCap(); c > 0 {
+			ps.Keys, ps.Pairs, ps.TopK = p.pre.idxKeys, p.pre.idxPairs, c
 		}
 		return s.costs.AttentionPrefill(ps)
 	case opGQAPrefill:
-		ps := s.prefillShape(p, o.heads, o.kvHeads, o.headDim, o.headDim, s.cfg.KVCache.Bytes())
+		vd := o.vDim
+		if vd == 0 {
+			vd = o.headDim
+		}
+		ps := s.prefillShape(p, o.heads, o.kvHeads, o.headDim, vd, s.cfg.KVCache.Bytes())
 		ps.KV = s.cfg.KVCache.String()
+		if o.sparse {
+			ps.Keys, ps.Pairs = p.pre.idxKeys, p.pre.idxPairs
+			return s.costs.AttentionPrefill(ps)
+		}
 		full := s.costs.AttentionPrefill(ps)
 		if o.slideFrac <= 0 || o.window <= 0 {
 			return full
 		}
-		ps.Keys, ps.Pairs = p.pre.winKeys, p.pre.winPairs
+		ps.Keys, ps.Pairs, ps.Window = p.pre.winKeys, p.pre.winPairs, o.window
 		return blend(full, s.costs.AttentionPrefill(ps), o.slideFrac)
 	case opIndexerPrefill:
 		// Scores of every query token's index heads against the keys it
@@ -593,8 +607,15 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		// fp8 (DeepSeek-V3.2's lightning indexer runs in FP8), with the
 		// mean causal key count per query as N; the keys are read once.
 		a := &s.cfg.Model.Attn
+		heads, dim := a.IndexHeads, a.IndexHeadDim
+		if o.heads > 0 {
+			heads, dim = o.heads, o.headDim
+		}
 		keys := int(math.Ceil(p.pre.pairs / float64(p.pre.tokens)))
-		return s.costs.GEMM(kernels.GEMMShape{M: p.pre.tokens * a.IndexHeads, N: keys, K: a.IndexHeadDim, Weight: dtype.FP8Block128})
+		if o.window > 1 { // DeepSeek-V4: scores against the compressed keys
+			keys = max(1, keys/o.window)
+		}
+		return s.costs.GEMM(kernels.GEMMShape{M: p.pre.tokens * heads, N: keys, K: dim, Weight: dtype.FP8Block128})
 	case opMoE:
 		m := s.cfg.Model
 		l := &p.load
@@ -602,11 +623,21 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		if s.sh.dpExchange && s.sh.ep > 1 {
 			tokens = int(math.Ceil(l.Tokens))
 		}
+		inter := ceilDiv(m.MoE.Inter, s.sh.moeTP)
+		if m.MoE.Ungated {
+			// up and down only: 2·H·I weights, priced as a gated expert
+			// of 2/3 the width (3·H·I' = 2·H·I bytes and FLOPs).
+			inter = max(1, (2*inter+2)/3)
+		}
 		return s.costs.MoE(kernels.MoEShape{
 			Tokens: tokens, Pairs: l.Pairs, ExpertsTouched: l.Touched,
-			Hidden: m.Hidden, Inter: ceilDiv(m.MoE.Inter, s.sh.moeTP), Weight: m.Quant.RoutedExperts,
+			Hidden: m.ExpertHidden(), Inter: inter, Weight: m.Quant.RoutedExperts,
 			GlobalTokens: p.domain, Experts: m.MoE.Experts, TopK: m.MoE.TopK, MoETP: s.sh.moeTP, EP: s.sh.ep,
 		})
+	case opRecurrent, opRecurrentPrefill:
+		return s.evalRecurrent(o, p)
+	case opDSV4, opDSV4Prefill:
+		return s.evalDSV4(o, p)
 	case opTopK:
 		return s.costs.Elementwise(kernels.TopKBytes(n, s.cfg.Model.MoE.Experts, o.topK))
 	case opUnmapped:
@@ -628,8 +659,12 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 // prefillShape is pass p's prefill chunks as a kernels.PrefillShape with
 // the given per-rank heads and dims (full causal keys and pairs).
 func (s *Sim) prefillShape(p *pass, heads, kvHeads, qk, v int, kvBytes float64) kernels.PrefillShape {
+	meanKV := 0
+	if p.pre.chunks > 0 {
+		meanKV = ceilDiv(p.pre.keys, p.pre.chunks)
+	}
 	return kernels.PrefillShape{Chunks: p.pre.chunks, Tokens: p.pre.tokens, Keys: p.pre.keys, Pairs: p.pre.pairs,
-		MeanChunk: p.pre.meanChunk, Heads: heads, KVHeads: kvHeads, QKDim: qk, VDim: v, KVBytes: kvBytes}
+		MeanChunk: p.pre.meanChunk, Heads: heads, KVHeads: kvHeads, QKDim: qk, VDim: v, KVBytes: kvBytes, MeanKV: meanKV}
 }
 
 // blend is (1-f)·a + f·b: a kind of layer of which a fraction f runs the

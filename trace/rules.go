@@ -11,6 +11,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // defaultRulesTOML is the embedded default rule file (rules.toml).
@@ -104,6 +105,9 @@ func (e *RuleError) Error() string {
 // regular expression, an unknown category.
 func ParseRules(file string, data []byte) (*Rules, error) {
 	var w wireRules
+	if err := infile.CheckDepth(file, data, infile.MaxDepth); err != nil {
+		return nil, err
+	}
 	md, err := toml.Decode(string(data), &w)
 	if err != nil {
 		var pe toml.ParseError

@@ -127,6 +127,12 @@ type Result struct {
 	FarKernels int
 	FarOffset  int64
 
+	// Fault is the fatal fault that ended the read before the end of the
+	// file (a file cut short: io.ErrUnexpectedEOF), with its byte offset
+	// and event index; nil when the file was read to its end. The steps
+	// are those read before it, the last possibly cut.
+	Fault *Error
+
 	Warnings []string
 }
 

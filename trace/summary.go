@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/internal/unit"
 )
 
@@ -139,7 +140,7 @@ func AnalyzeFile(path string, opts FileOptions) FileResult {
 // more than the analysis in the same pass.
 func AnalyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResult {
 	fr := FileResult{File: path}
-	f, err := os.Open(path)
+	f, err := infile.Open(path, nil, 0)
 	if err != nil {
 		fr.Err = fmt.Errorf("%w: %w", ErrInput, err)
 		return fr
@@ -158,6 +159,7 @@ func AnalyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResu
 	an := NewAnalyzer(opts.Options)
 	var ev Event
 	var warns []string
+	var fault *Error
 	bad := 0
 	for {
 		err := r.Next(&ev)
@@ -189,6 +191,9 @@ func AnalyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResu
 			return fr
 		}
 		warns = append(warns, fmt.Sprintf("partly broken trace, steps read before the fault are kept: %s", err))
+		if errors.As(err, &te) {
+			fault = te
+		}
 		break
 	}
 	if bad > maxBadEventWarnings {
@@ -204,6 +209,7 @@ func AnalyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResu
 		return fr
 	}
 	res.Warnings = append(warns, res.Warnings...)
+	res.Fault = fault
 	fr.Result = res
 	fr.Summary = Summarize(res.Steps)
 	fr.Meta = r.Meta()

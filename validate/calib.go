@@ -15,6 +15,7 @@ import (
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
+	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/sim"
 	"github.com/moecast/moecast/trace"
 )
@@ -36,9 +37,11 @@ import (
 //     routing is the model's own, not a benchmark's);
 //   - gqa: decode attention per layer at the step's batch and context (the
 //     context the comparison used), heads and KV heads per GPU;
-//   - gqa_prefill: a prefill step's attention per layer and chunk at its
-//     mean chunk and mean keys per chunk (a mixed step's attention kernels
-//     serve decode and prefill attention together and give no row);
+//   - prefill: a prefill step's attention per layer and chunk at its
+//     mean chunk and mean prefix per chunk (keys per chunk less the chunk),
+//     v_head_dim = head_dim (GQA), window the model's when every layer
+//     slides, else none (a mixed step's attention kernels serve decode and
+//     prefill attention together and give no row);
 //   - unmapped: the step's kernels that map to no predicted op, less the
 //     predicted ops without kernels (their work is in that glue), per
 //     layer at the step's tokens: sim then prices them, and the traced
@@ -130,6 +133,11 @@ func (a *tableAcc) add(axes []float64, us float64, step string) {
 // Calibration builds a calibration file from the comparison's steps. It
 // fails when no step gave a row.
 func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.File, error) {
+	if rep.OtherGPU != "" {
+		// Tables carry the scenario's GPU in their provenance: written,
+		// they would price this GPU with another's kernel times.
+		return nil, fmt.Errorf("the trace was %s: its kernel times would calibrate another GPU; give a scenario of the GPU the trace was recorded on", rep.OtherGPU)
+	}
 	accs := map[string]*tableAcc{}
 	var names []string
 	acc := func(name, op string, keys calib.Keys, cols ...string) *tableAcc {
@@ -225,10 +233,16 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 				if chunks <= 0 || len(o.Shapes) != 1 {
 					continue
 				}
-				acc("gqa_prefill.trace."+x[7]+".d"+x[6], "gqa_prefill", calib.Keys{KVDtype: x[7], HeadDim: atoi(x[6])},
-					"heads", "kv_heads", "chunk", "kv_len", "latency_us").
-					add([]float64{float64(atoi(x[4])), float64(atoi(x[5])), math.Round(float64(atoi(x[2])) / float64(chunks)),
-						math.Round(float64(atoi(x[3])) / float64(chunks))}, per/float64(chunks), id)
+				chunk := math.Round(float64(atoi(x[2])) / float64(chunks))
+				kvLen := math.Round(float64(atoi(x[3])) / float64(chunks))
+				hd, win := atoi(x[6]), prefillWindow(m)
+				name := "prefill.trace." + x[7] + ".d" + x[6]
+				if win > 0 {
+					name += ".w" + strconv.Itoa(win)
+				}
+				acc(name, "prefill", calib.Keys{KVDtype: x[7], HeadDim: hd, VHeadDim: hd, Window: win},
+					"heads", "kv_heads", "chunk", "prefix", "latency_us").
+					add([]float64{float64(atoi(x[4])), float64(atoi(x[5])), chunk, kvLen - chunk}, per/float64(chunks), id)
 			case o.Category == cost.Attention:
 				var g []string
 				same := true
@@ -399,4 +413,15 @@ func allMatch(ss []string, re *regexp.Regexp) bool {
 		}
 	}
 	return len(ss) > 0
+}
+
+// prefillWindow is the sliding window a traced prefill attention row is
+// keyed by: the model's when every layer attends it, else 0 (layers that
+// alternate, as gpt-oss's do, run in the same kernels; the row, their
+// mean, then answers the full-attention layers).
+func prefillWindow(m *model.Config) int {
+	if m.Attn.SlidingWindow > 0 && m.Attn.SlidingLayers >= m.Layers {
+		return m.Attn.SlidingWindow
+	}
+	return 0
 }

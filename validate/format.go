@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/moecast/moecast/internal/infile"
 )
 
 // A Format is one result format of the field: one detection case and one
@@ -247,6 +249,14 @@ func ReadBenchFS(fsys fs.FS, p string) ([]BenchResult, error) {
 			}
 		}
 		return nil, unknownShape(p, true)
+	}
+	// A FIFO would block and a device never end: refused before reading,
+	// as every input is (internal/infile).
+	if !st.Mode().IsRegular() {
+		return nil, &BenchError{File: p, Msg: "is " + infile.Kind(st.Mode()) + ", not a regular file; give a file (or - for standard input)"}
+	}
+	if st.Size() > maxBenchFile {
+		return nil, &BenchError{File: p, Msg: "larger than 1 GiB: not a benchmark result"}
 	}
 	data, err := fs.ReadFile(fsys, p)
 	if err != nil {

@@ -342,6 +342,9 @@ type Report struct {
 	WorstCategory  cost.Category
 	WorstMiss      unit.Seconds
 	Warnings       []string
+	// OtherGPU is CheckTrace's evidence of a trace recorded on another GPU
+	// ("" when none); it is also a warning.
+	OtherGPU string
 }
 
 // InputError is a trace that cannot be compared with the scenario: no
@@ -359,6 +362,13 @@ func Compare(sm *sim.Sim, cfg *sim.Config, ranks []Rank, opts Options) (*Report,
 	rep := &Report{}
 	if opts.Context <= 0 {
 		return nil, errors.New("validate: context must be positive")
+	}
+	m, err := CheckTrace(cfg, ranks)
+	if err != nil {
+		return nil, err
+	}
+	if rep.OtherGPU = m.GPU; m.GPU != "" {
+		rep.Warnings = append(rep.Warnings, "the trace was "+m.GPU+": the comparison holds one GPU's kernels against another's prediction")
 	}
 	for _, rk := range ranks {
 		rep.Files = append(rep.Files, rk.File)
@@ -378,7 +388,7 @@ func Compare(sm *sim.Sim, cfg *sim.Config, ranks []Rank, opts Options) (*Report,
 				return nil, &InputError{rk.File, err.Error()}
 			}
 			if err := checkModel(cfg.Model, st); err != nil {
-				return nil, &InputError{rk.File, err.Error()}
+				return nil, &InputError{rk.File, endsEarly(rk.Result) + err.Error()}
 			}
 			s, err := compareStep(sm, st, seqs, mix, context)
 			if err != nil {
@@ -391,6 +401,9 @@ func Compare(sm *sim.Sim, cfg *sim.Config, ranks []Rank, opts Options) (*Report,
 			want := "prefill, mixed or decode"
 			if opts.Kind != trace.KindUnknown {
 				want = opts.Kind.String()
+			}
+			if f := rk.Result.Fault; f != nil {
+				return nil, &InputError{rk.File, fmt.Sprintf("the file ends early, at byte %d (event %d: %s), before any %s step: it was cut short (%d steps read before the end)", f.Offset, f.Index, f.Msg, want, len(rk.Result.Steps))}
 			}
 			return nil, &InputError{rk.File, fmt.Sprintf("no %s step found (%d steps from %s, none of kind %s; --step selects the step annotations, --step-kind the kind)", want, len(rk.Result.Steps), rk.Result.Source, want)}
 		}
@@ -433,6 +446,15 @@ func (r *Report) summarize() {
 			r.WorstCategory, r.WorstMiss = c, miss[c]
 		}
 	}
+}
+
+// endsEarly is "the file ends early at byte N, so its last step may be
+// cut short; " for a trace read up to a fault, else "".
+func endsEarly(r *trace.Result) string {
+	if r.Fault == nil {
+		return ""
+	}
+	return fmt.Sprintf("the file ends early, at byte %d (event %d: %s), so its last step may be cut short; ", r.Fault.Offset, r.Fault.Index, r.Fault.Msg)
 }
 
 // checkModel refuses a trace whose per-layer kernels do not fit the

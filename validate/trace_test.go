@@ -218,6 +218,7 @@ func TestCompareTwoRanks(t *testing.T) {
 	for r := range 2 {
 		cfg := tracegen.DefaultConfig()
 		cfg.Rank, cfg.Steps, cfg.PythonEvents = r, 2, 10
+		cfg.Device = "NVIDIA RTX PRO 6000 Blackwell Server Edition" // the scenario's GPU
 		p := filepath.Join(dir, fmt.Sprintf("rank%d.json", r))
 		f, err := os.Create(p)
 		require.NoError(t, err)
@@ -283,6 +284,7 @@ func TestCalibrationCollectives(t *testing.T) {
 	for r := range 2 {
 		cfg := tracegen.DefaultConfig()
 		cfg.Rank, cfg.Steps, cfg.PythonEvents = r, 2, 10
+		cfg.Device = "NVIDIA RTX PRO 6000 Blackwell Server Edition" // the scenario's GPU
 		p := filepath.Join(dir, fmt.Sprintf("rank%d.json", r))
 		f, err := os.Create(p)
 		require.NoError(t, err)

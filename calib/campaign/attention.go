@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"github.com/moecast/moecast/internal/unit"
 	"slices"
 	"sort"
 
@@ -11,18 +12,18 @@ import (
 	"github.com/moecast/moecast/report"
 )
 
-// OpAttention is the decode attention op.
-const OpAttention = "attention"
+// opAttention is the decode attention op.
+const opAttention = "attention"
 
-// GQAModel is a shipped GQA model's attention (config.json's
+// gqaModel is a shipped GQA model's attention (config.json's
 // num_attention_heads, num_key_value_heads, head_dim).
-type GQAModel struct {
+type gqaModel struct {
 	Name                    string
 	Heads, KVHeads, HeadDim int
 }
 
-// GQAModels are the shipped GQA models (model/presets).
-var GQAModels = []GQAModel{
+// gqaModels are the shipped GQA models (model/presets).
+var gqaModels = []gqaModel{
 	{Name: "qwen3-235b-a22b", Heads: 64, KVHeads: 4, HeadDim: 128},
 	{Name: "qwen3-30b-a3b", Heads: 32, KVHeads: 4, HeadDim: 128},
 	{Name: "gpt-oss-120b", Heads: 64, KVHeads: 8, HeadDim: 64},
@@ -30,41 +31,41 @@ var GQAModels = []GQAModel{
 	{Name: "llama-4-maverick", Heads: 40, KVHeads: 8, HeadDim: 128},
 }
 
-// MLAModel is a shipped MLA model's attention: the query heads and, for
+// mlaModel is a shipped MLA model's attention: the query heads and, for
 // the module, its projections' dims (DeepSeek-V3's layout).
-type MLAModel struct {
+type mlaModel struct {
 	Name                                                    string
 	Heads, Hidden, QLoRARank, KVLoRARank, QKNope, QKRope, V int
 }
 
-// MLAModels are the shipped MLA models whose latent width the kernel
+// mlaModels are the shipped MLA models whose latent width the kernel
 // serves (kv_lora_rank 512, qk_rope 64): Kimi-K2.5 (and Kimi-K2, same
 // attention) and DeepSeek-V3/R1. GLM-5's attention reads a DSA-selected
 // subset of the cache and is left out.
-var MLAModels = []MLAModel{
+var mlaModels = []mlaModel{
 	{Name: "kimi-k2.5", Heads: 64, Hidden: 7168, QLoRARank: 1536, KVLoRARank: 512, QKNope: 128, QKRope: 64, V: 128},
 	{Name: "deepseek-v3", Heads: 128, Hidden: 7168, QLoRARank: 1536, KVLoRARank: 512, QKNope: 128, QKRope: 64, V: 128},
 }
 
-// AttentionTPs are the attention tensor-parallel sizes whose per-GPU head
+// attentionTPs are the attention tensor-parallel sizes whose per-GPU head
 // splits are measured (DP attention runs every head on one GPU: TP 1).
-var AttentionTPs = []int{1, 2, 4, 8}
+var attentionTPs = []int{1, 2, 4, 8}
 
-// GQASplit is one GPU's share of a GQA layer: heads = heads/tp and
+// gqaSplit is one GPU's share of a GQA layer: heads = heads/tp and
 // kv_heads = max(1, kv_heads/tp), as sim splits them (KV heads replicated
 // where tp exceeds them).
-type GQASplit struct{ Heads, KVHeads, HeadDim int }
+type gqaSplit struct{ Heads, KVHeads, HeadDim int }
 
-// GQASplits are the distinct per-GPU splits of GQAModels at AttentionTPs,
+// gqaSplits are the distinct per-GPU splits of gqaModels at attentionTPs,
 // by head dim, heads, kv heads.
-func GQASplits() []GQASplit {
-	var out []GQASplit
-	for _, m := range GQAModels {
-		for _, tp := range AttentionTPs {
+func gqaSplits() []gqaSplit {
+	var out []gqaSplit
+	for _, m := range gqaModels {
+		for _, tp := range attentionTPs {
 			if m.Heads%tp != 0 {
 				continue
 			}
-			s := GQASplit{Heads: m.Heads / tp, KVHeads: max(1, m.KVHeads/tp), HeadDim: m.HeadDim}
+			s := gqaSplit{Heads: m.Heads / tp, KVHeads: max(1, m.KVHeads/tp), HeadDim: m.HeadDim}
 			if !slices.Contains(out, s) {
 				out = append(out, s)
 			}
@@ -83,12 +84,12 @@ func GQASplits() []GQASplit {
 	return out
 }
 
-// MLAHeads are the distinct per-GPU query head counts of MLAModels at
-// AttentionTPs, ascending.
+// MLAHeads are the distinct per-GPU query head counts of mlaModels at
+// attentionTPs, ascending.
 func MLAHeads() []int {
 	var out []int
-	for _, m := range MLAModels {
-		for _, tp := range AttentionTPs {
+	for _, m := range mlaModels {
+		for _, tp := range attentionTPs {
 			if h := m.Heads / tp; m.Heads%tp == 0 && !slices.Contains(out, h) {
 				out = append(out, h)
 			}
@@ -102,40 +103,40 @@ func MLAHeads() []int {
 // attention op (the lookups interpolate between them in log-log; the
 // calib gpu budget, issue 13, leaves the op about 60 s, --quick 12 s).
 var (
-	FullAttnBatches   = []int{1, 8, 64, 256}
-	FullAttnContexts  = []int{1024, 8192, 32768, 131072}
-	QuickAttnBatches  = []int{1, 64}
-	QuickAttnContexts = []int{4096, 32768}
+	fullAttnBatches   = []int{1, 8, 64, 256}
+	fullAttnContexts  = []int{1024, 8192, 32768, 131072}
+	quickAttnBatches  = []int{1, 64}
+	quickAttnContexts = []int{4096, 32768}
 )
 
-// QuickMLAHeads are the MLA module's head counts under --quick: Kimi-K2.5
+// quickMLAHeads are the MLA module's head counts under --quick: Kimi-K2.5
 // TP8 (8), DeepSeek-V3 TP8 (16), and each on one GPU (64, 128: DP
 // attention).
-var QuickMLAHeads = []int{8, 16, 64, 128}
+var quickMLAHeads = []int{8, 16, 64, 128}
 
-// MaxAttnKVBytes bounds one point's KV cache (one layer, K and V): larger
+// maxAttnKVBytes bounds one point's KV cache (one layer, K and V): larger
 // batch x context points are skipped (the lookups clamp to the longest
 // context measured at that batch, and the cost model floors them at the
 // DRAM streaming time).
-const MaxAttnKVBytes = 32 << 30
+const maxAttnKVBytes = 32 << 30
 
-// AttnRotateBytes is how much KV cache (and, for the MLA module, weights)
+// attnRotateBytes is how much KV cache (and, for the MLA module, weights)
 // the calls rotate over: 4x the H200's 60 MiB L2 and more, so each call
 // reads HBM.
-const AttnRotateBytes = 256 << 20
+const attnRotateBytes = 256 << 20
 
-// AttnPoint is one measured decode attention: GQA at a per-GPU split, or
+// attnPoint is one measured decode attention: GQA at a per-GPU split, or
 // MLA at a per-GPU head count, over Batch sequences of KVLen tokens.
-type AttnPoint struct {
+type attnPoint struct {
 	MLA      bool
-	GQA      GQASplit // GQA
+	GQA      gqaSplit // GQA
 	MLAHeads int      // MLA
 	Batch    int
 	KVLen    int
 }
 
 // KVBytes is the bf16 KV cache the point reads.
-func (p AttnPoint) KVBytes() int64 {
+func (p attnPoint) KVBytes() int64 {
 	row := int64(gpu.MLADim)
 	if !p.MLA {
 		row = 2 * int64(p.GQA.KVHeads*p.GQA.HeadDim)
@@ -145,33 +146,33 @@ func (p AttnPoint) KVBytes() int64 {
 
 // AttentionPoints are the points the attention op measures under o: every
 // GQA split and (not under --quick) every MLA head count over the batches
-// and contexts whose cache fits MaxAttnKVBytes.
-func AttentionPoints(o Options) []AttnPoint {
+// and contexts whose cache fits maxAttnKVBytes.
+func AttentionPoints(o Options) []attnPoint {
 	return attentionPoints(o, !o.Quick)
 }
 
-func attentionPoints(o Options, mla bool) []AttnPoint {
-	batches, contexts := FullAttnBatches, FullAttnContexts
+func attentionPoints(o Options, mla bool) []attnPoint {
+	batches, contexts := fullAttnBatches, fullAttnContexts
 	if o.Quick {
-		batches, contexts = QuickAttnBatches, QuickAttnContexts
+		batches, contexts = quickAttnBatches, quickAttnContexts
 	}
-	var out []AttnPoint
-	add := func(p AttnPoint) {
+	var out []attnPoint
+	add := func(p attnPoint) {
 		for _, b := range batches {
 			for _, l := range contexts {
 				p.Batch, p.KVLen = b, l
-				if p.KVBytes() <= MaxAttnKVBytes {
+				if p.KVBytes() <= maxAttnKVBytes {
 					out = append(out, p)
 				}
 			}
 		}
 	}
-	for _, s := range GQASplits() {
-		add(AttnPoint{GQA: s})
+	for _, s := range gqaSplits() {
+		add(attnPoint{GQA: s})
 	}
 	if mla {
 		for _, h := range MLAHeads() {
-			add(AttnPoint{MLA: true, MLAHeads: h})
+			add(attnPoint{MLA: true, MLAHeads: h})
 		}
 	}
 	return out
@@ -179,8 +180,8 @@ func attentionPoints(o Options, mla bool) []AttnPoint {
 
 // AttnResult is one measured attention point.
 type AttnResult struct {
-	Point       AttnPoint
-	Timing      Timing
+	Point       attnPoint
+	Timing      unit.Timing
 	BytesPerSec float64 // KV read rate
 	Kernel      string
 	Splits      int
@@ -191,7 +192,7 @@ type AttnResult struct {
 // attention.cu) over paged KV caches.
 type attentionOp struct{}
 
-func (attentionOp) Name() string { return OpAttention }
+func (attentionOp) Name() string { return opAttention }
 func (attentionOp) Steps(o Options) (int, error) {
 	return len(AttentionPoints(o)) + len(MLAModulePoints(o)), nil
 }
@@ -211,11 +212,11 @@ func (attentionOp) Run(e *Env) (*Output, error) {
 			c = gpu.AttnCase{Name: "mla", MLA: true, Batch: p.Batch, KVLen: p.KVLen, Heads: p.MLAHeads,
 				Opt: gpu.AttnOptions{Paged: true, HeadTiles: tiles[p.MLAHeads]}, Seed: uint64(i + 1)}
 		}
-		r, err := gpu.MeasureAttention(m, c, AttnRotateBytes, e.Stream)
+		r, err := gpu.MeasureAttention(m, c, attnRotateBytes, e.Stream)
 		if err != nil {
 			return nil, err
 		}
-		a := AttnResult{Point: p, Timing: Timing{Median: r.GraphSeconds, Min: r.GraphMin, Max: r.GraphMax, Eager: r.LaunchSeconds},
+		a := AttnResult{Point: p, Timing: resultTiming(r.GraphSeconds, r.GraphMin, r.GraphMax, r.LaunchSeconds, r.CallsPerGraph),
 			BytesPerSec: r.BytesPerSec, Kernel: r.Kernel, Splits: r.Splits, Copies: r.Copies}
 		res = append(res, a)
 		e.Say("%s batch %d kv_len %d: %.1f us, %.2f TB/s KV read (%d splits)", p.label(), p.Batch, p.KVLen,
@@ -240,11 +241,11 @@ func (attentionOp) Run(e *Env) (*Output, error) {
 	return out, nil
 }
 
-// NewGEMMer makes the GEMMer the MLA module's projections run on: cuBLASLt
+// newGEMMer makes the GEMMer the MLA module's projections run on: cuBLASLt
 // (kernels/gpu BLASGEMMer with a BLASWorkspace) by default. It returns a
 // close function, or an error saying why there is none (then the op
 // writes no mla table and says so).
-var NewGEMMer = func() (gpu.GEMMer, func(), error) {
+var newGEMMer = func() (gpu.GEMMer, func(), error) {
 	if err := cuda.InitCUBLASLt(); err != nil {
 		return nil, nil, err
 	}
@@ -268,7 +269,7 @@ func measureMLAModules(e *Env, m *gpu.AttentionModule, tiles map[int]int) ([]MLA
 	if len(pts) == 0 {
 		return nil, "no points", nil
 	}
-	g, done, err := NewGEMMer()
+	g, done, err := newGEMMer()
 	if err != nil {
 		if cuda.NoCUBLASLt(err) {
 			e.Say("mla module: skipped, no GEMM library: %v", err)
@@ -281,13 +282,13 @@ func measureMLAModules(e *Env, m *gpu.AttentionModule, tiles map[int]int) ([]MLA
 	for i, p := range pts {
 		c := gpu.MLAModuleCase{Name: "mla module", Dims: p.Model.dims(), Batch: p.Batch, Heads: p.Heads, KVLen: p.KVLen, Seed: uint64(i + 7),
 			Attn: gpu.AttnOptions{HeadTiles: tiles[p.Heads]}}
-		r, err := gpu.MeasureMLAModule(m, g, c, AttnRotateBytes, e.Stream)
+		r, err := gpu.MeasureMLAModule(m, g, c, attnRotateBytes, e.Stream)
 		if err != nil {
 			// The gqa tables stand without the module: say why it is missing.
 			e.Say("mla module %d heads batch %d kv_len %d: %v", p.Heads, p.Batch, p.KVLen, err)
 			return nil, fmt.Sprintf("the module at %d heads batch %d kv_len %d failed: %v", p.Heads, p.Batch, p.KVLen, err), nil
 		}
-		res = append(res, MLAModuleResult{Point: p, Timing: Timing{Median: r.GraphSeconds, Min: r.GraphMin, Max: r.GraphMax, Eager: r.LaunchSeconds},
+		res = append(res, MLAModuleResult{Point: p, Timing: resultTiming(r.GraphSeconds, r.GraphMin, r.GraphMax, r.LaunchSeconds, r.CallsPerGraph),
 			WorkingSet: r.WorkingSetBytes, Kernels: r.Kernels, Layers: r.Layers, GEMMs: r.GEMMs})
 		e.Say("mla module %d heads batch %d kv_len %d: %.1f us, %d kernels", p.Heads, p.Batch, p.KVLen, r.GraphSeconds*1e6, r.Kernels)
 	}
@@ -321,7 +322,7 @@ func chooseHeadTiles(e *Env, m *gpu.AttentionModule) (map[int]int, []string) {
 		var t [2]float64
 		for i, o := range []gpu.AttnOptions{one, two} {
 			r, err := gpu.MeasureAttention(m, gpu.AttnCase{Name: "mla probe", MLA: true, Batch: headTilesProbe[0], KVLen: headTilesProbe[1],
-				Heads: h, Opt: o, Seed: 99}, AttnRotateBytes, e.Stream)
+				Heads: h, Opt: o, Seed: 99}, attnRotateBytes, e.Stream)
 			if err != nil {
 				t[i] = -1
 				break
@@ -337,27 +338,27 @@ func chooseHeadTiles(e *Env, m *gpu.AttentionModule) (map[int]int, []string) {
 	return tiles, notes
 }
 
-func (m MLAModel) dims() gpu.MLADims {
+func (m mlaModel) dims() gpu.MLADims {
 	return gpu.MLADims{Hidden: m.Hidden, QLoRARank: m.QLoRARank, KVLoRARank: m.KVLoRARank, QKNope: m.QKNope, QKRope: m.QKRope, V: m.V}
 }
 
-// MLAModulePoint is one measured MLA decode module: a model's dims, heads
+// mlaModulePoint is one measured MLA decode module: a model's dims, heads
 // on the GPU, Batch sequences of KVLen tokens.
-type MLAModulePoint struct {
-	Model               MLAModel
+type mlaModulePoint struct {
+	Model               mlaModel
 	Heads, Batch, KVLen int
 }
 
 // MLAModulePoints are the module points under o: every per-GPU head count
-// of MLAModels (QuickMLAHeads under --quick) with the first model's dims
+// of mlaModels (quickMLAHeads under --quick) with the first model's dims
 // (DeepSeek-V3's: Kimi-K2.5 and DeepSeek-V3 have the same), over the
 // attention op's batches and contexts.
-func MLAModulePoints(o Options) []MLAModulePoint {
-	var out []MLAModulePoint
-	base := MLAModels[0]
+func MLAModulePoints(o Options) []mlaModulePoint {
+	var out []mlaModulePoint
+	base := mlaModels[0]
 	for _, p := range attentionPoints(o, true) {
-		if p.MLA && (!o.Quick || slices.Contains(QuickMLAHeads, p.MLAHeads)) {
-			out = append(out, MLAModulePoint{Model: base, Heads: p.MLAHeads, Batch: p.Batch, KVLen: p.KVLen})
+		if p.MLA && (!o.Quick || slices.Contains(quickMLAHeads, p.MLAHeads)) {
+			out = append(out, mlaModulePoint{Model: base, Heads: p.MLAHeads, Batch: p.Batch, KVLen: p.KVLen})
 		}
 	}
 	return out
@@ -365,8 +366,8 @@ func MLAModulePoints(o Options) []MLAModulePoint {
 
 // MLAModuleResult is one measured MLA module.
 type MLAModuleResult struct {
-	Point      MLAModulePoint
-	Timing     Timing
+	Point      mlaModulePoint
+	Timing     unit.Timing
 	WorkingSet float64 // one layer's weights + KV cache bytes
 	Kernels    int
 	Layers     int
@@ -391,7 +392,7 @@ const (
 // MLAModuleOutput makes the mla table (bf16 projections and KV cache, the
 // model's dims as keys).
 func MLAModuleOutput(res []MLAModuleResult) *Output {
-	out := &Output{Op: OpAttention, Data: res}
+	out := &Output{Op: opAttention, Data: res}
 	if len(res) == 0 {
 		return out
 	}
@@ -402,12 +403,12 @@ func MLAModuleOutput(res []MLAModuleResult) *Output {
 		Keys: calib.Keys{Dtype: "bf16", KVDtype: "bf16", KVLoRARank: mm.KVLoRARank, QKRopeDim: mm.QKRope, Hidden: mm.Hidden,
 			QLoRARank: mm.QLoRARank, QKNopeDim: mm.QKNope, VHeadDim: mm.V},
 		Columns: []string{"heads", "batch", "kv_len", "latency_us", "working_set_bytes", "l2_resident"},
-		Provenance: calib.Provenance{Method: fmt.Sprintf(mlaModuleMethod, res[0].GEMMs, AttnRotateBytes>>20),
+		Provenance: calib.Provenance{Method: fmt.Sprintf(mlaModuleMethod, res[0].GEMMs, attnRotateBytes>>20),
 			Kernel: mlaKernel + res[0].GEMMs},
 	}
 	for _, r := range res {
 		p := r.Point
-		t.Rows = append(t.Rows, []float64{float64(p.Heads), float64(p.Batch), float64(p.KVLen), roundPS(r.Timing.Median * 1e6),
+		t.Rows = append(t.Rows, []float64{float64(p.Heads), float64(p.Batch), float64(p.KVLen), roundPS(float64(r.Timing.Median) * 1e6),
 			float64(int64(r.WorkingSet)), 0})
 	}
 	out.Tables = []calib.Table{t}
@@ -415,7 +416,7 @@ func MLAModuleOutput(res []MLAModuleResult) *Output {
 	return out
 }
 
-func (p AttnPoint) label() string {
+func (p attnPoint) label() string {
 	if p.MLA {
 		return fmt.Sprintf("mla %d heads", p.MLAHeads)
 	}
@@ -434,7 +435,7 @@ const gqaMethod = "moecast's GQA decode attention kernel (kernels/gpu attention.
 // points (attention alone: the cost model's mla table is the whole module)
 // go into the method and the report.
 func AttentionOutput(res []AttnResult) *Output {
-	out := &Output{Op: OpAttention, Data: res}
+	out := &Output{Op: opAttention, Data: res}
 	byDim := map[int][]AttnResult{}
 	var dims []int
 	var mla []AttnResult
@@ -457,12 +458,12 @@ func AttentionOutput(res []AttnResult) *Output {
 			Op:         "gqa",
 			Keys:       calib.Keys{KVDtype: "bf16", HeadDim: d},
 			Columns:    []string{"heads", "kv_heads", "batch", "kv_len", "latency_us"},
-			Provenance: calib.Provenance{Method: fmt.Sprintf(gqaMethod, AttnRotateBytes>>20), Kernel: gqaKernel},
+			Provenance: calib.Provenance{Method: fmt.Sprintf(gqaMethod, attnRotateBytes>>20), Kernel: gqaKernel},
 		}
 		for _, r := range rows {
 			p := r.Point
 			t.Rows = append(t.Rows, []float64{float64(p.GQA.Heads), float64(p.GQA.KVHeads), float64(p.Batch), float64(p.KVLen),
-				roundPS(r.Timing.Median * 1e6)})
+				roundPS(float64(r.Timing.Median) * 1e6)})
 		}
 		out.Tables = append(out.Tables, t)
 	}
@@ -475,9 +476,9 @@ func AttentionOutput(res []AttnResult) *Output {
 	for _, r := range res {
 		spread := 0.0
 		if r.Timing.Min > 0 {
-			spread = 100 * (r.Timing.Max/r.Timing.Min - 1)
+			spread = 100 * float64(r.Timing.Max/r.Timing.Min-1)
 		}
-		rt.Add(r.Point.label(), r.Point.Batch, r.Point.KVLen, r.Timing.Median*1e6, r.BytesPerSec/1e12, spread, r.Splits, r.Kernel)
+		rt.Add(r.Point.label(), r.Point.Batch, r.Point.KVLen, float64(r.Timing.Median)*1e6, r.BytesPerSec/1e12, spread, r.Splits, r.Kernel)
 	}
 	out.Report = rt
 	out.Lines = append(out.Lines, attnSummary(res)...)
@@ -497,7 +498,7 @@ func mlaCoreMethod(mla []AttnResult) string {
 			sep = ""
 		}
 		s += fmt.Sprintf("%s %d/%d/%d %.1f [%.2f]", sep, r.Point.MLAHeads, r.Point.Batch, r.Point.KVLen,
-			r.Timing.Median*1e6, r.BytesPerSec/1e12)
+			float64(r.Timing.Median)*1e6, r.BytesPerSec/1e12)
 	}
 	return s
 }

@@ -50,21 +50,21 @@ func TestRecordedH200Attention(t *testing.T) {
 		}
 	}
 	kt := f.KernelTables()
-	for _, m := range GQAModels {
+	for _, m := range gqaModels {
 		c, err := model.Preset(m.Name)
 		require.NoError(t, err)
-		for _, tp := range AttentionTPs {
+		for _, tp := range attentionTPs {
 			e, ok := kt.GQA(kernels.GQAShape{Batch: 32, Context: 4096, Heads: c.Attn.Heads / tp, KVHeads: max(1, c.Attn.KVHeads/tp),
 				HeadDim: c.Attn.HeadDim, KV: dtype.KVBF16})
 			require.True(t, ok, "%s tp%d", m.Name, tp)
 			assert.Positive(t, float64(e.Time))
 		}
 	}
-	for _, m := range MLAModels {
+	for _, m := range mlaModels {
 		c, err := model.Preset(m.Name)
 		require.NoError(t, err)
 		a := c.Attn
-		for _, tp := range AttentionTPs {
+		for _, tp := range attentionTPs {
 			e, ok := kt.MLAModule(kernels.MLAShape{Batch: 32, Context: 4096, Heads: a.Heads / tp, KVLoRARank: a.KVLoRARank,
 				QKRopeDim: a.QKRopeDim, KV: dtype.KVBF16, Hidden: c.Hidden, QLoRARank: a.QLoRARank, QKNopeDim: a.QKNopeDim, VHeadDim: a.VHeadDim})
 			require.True(t, ok, "%s tp%d", m.Name, tp)

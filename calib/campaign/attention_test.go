@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"github.com/moecast/moecast/internal/unit"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -20,13 +21,13 @@ import (
 // TestAttentionModelsMatchPresets: the op's model list is the shipped
 // presets' attention, so its splits are the ones sim asks for.
 func TestAttentionModelsMatchPresets(t *testing.T) {
-	for _, m := range GQAModels {
+	for _, m := range gqaModels {
 		c, err := model.Preset(m.Name)
 		require.NoError(t, err, m.Name)
 		assert.Equal(t, model.GQA, c.Attn.Kind, m.Name)
 		assert.Equal(t, [3]int{c.Attn.Heads, c.Attn.KVHeads, c.Attn.HeadDim}, [3]int{m.Heads, m.KVHeads, m.HeadDim}, m.Name)
 	}
-	for _, m := range MLAModels {
+	for _, m := range mlaModels {
 		c, err := model.Preset(m.Name)
 		require.NoError(t, err, m.Name)
 		a := c.Attn
@@ -39,14 +40,14 @@ func TestAttentionModelsMatchPresets(t *testing.T) {
 		c, err := model.Preset(name)
 		require.NoError(t, err)
 		if c.Attn.Kind == model.GQA {
-			assert.True(t, slices.ContainsFunc(GQAModels, func(m GQAModel) bool { return m.Name == name }), "%s is not measured", name)
+			assert.True(t, slices.ContainsFunc(gqaModels, func(m gqaModel) bool { return m.Name == name }), "%s is not measured", name)
 		}
 	}
 }
 
 func TestAttentionPlan(t *testing.T) {
-	splits := GQASplits()
-	for _, want := range []GQASplit{{64, 4, 128}, {16, 1, 128}, {8, 1, 128}, {5, 1, 128}, {40, 8, 128}, {64, 8, 64}, {8, 1, 64}} {
+	splits := gqaSplits()
+	for _, want := range []gqaSplit{{64, 4, 128}, {16, 1, 128}, {8, 1, 128}, {5, 1, 128}, {40, 8, 128}, {64, 8, 64}, {8, 1, 64}} {
 		assert.Contains(t, splits, want)
 	}
 	assert.Len(t, splits, 18)
@@ -55,18 +56,18 @@ func TestAttentionPlan(t *testing.T) {
 	quick := AttentionPoints(Options{Quick: true})
 	assert.Less(t, len(quick), len(full)/4)
 	for _, p := range full {
-		assert.LessOrEqual(t, p.KVBytes(), int64(MaxAttnKVBytes), "%+v", p)
+		assert.LessOrEqual(t, p.KVBytes(), int64(maxAttnKVBytes), "%+v", p)
 	}
 	// Every series has every batch at 1k-16k tokens; the largest caches
 	// are left out.
-	has := func(ps []AttnPoint, q AttnPoint) bool { return slices.Contains(ps, q) }
-	assert.True(t, has(full, AttnPoint{GQA: GQASplit{64, 4, 128}, Batch: 256, KVLen: 32768}))
-	assert.False(t, has(full, AttnPoint{GQA: GQASplit{64, 4, 128}, Batch: 256, KVLen: 131072}))
-	assert.True(t, has(full, AttnPoint{MLA: true, MLAHeads: 8, Batch: 256, KVLen: 32768}))
-	assert.False(t, has(quick, AttnPoint{MLA: true, MLAHeads: 8, Batch: 64, KVLen: 4096}), "no MLA core points under --quick")
-	assert.Equal(t, int64(256*65536*576*2), AttnPoint{MLA: true, MLAHeads: 8, Batch: 256, KVLen: 65536}.KVBytes())
-	assert.Equal(t, int64(4*1024*2*4*128*2), AttnPoint{GQA: GQASplit{64, 4, 128}, Batch: 4, KVLen: 1024}.KVBytes())
-	plan, err := NewPlan(Options{Quick: true, Ops: []string{OpAttention}})
+	has := func(ps []attnPoint, q attnPoint) bool { return slices.Contains(ps, q) }
+	assert.True(t, has(full, attnPoint{GQA: gqaSplit{64, 4, 128}, Batch: 256, KVLen: 32768}))
+	assert.False(t, has(full, attnPoint{GQA: gqaSplit{64, 4, 128}, Batch: 256, KVLen: 131072}))
+	assert.True(t, has(full, attnPoint{MLA: true, MLAHeads: 8, Batch: 256, KVLen: 32768}))
+	assert.False(t, has(quick, attnPoint{MLA: true, MLAHeads: 8, Batch: 64, KVLen: 4096}), "no MLA core points under --quick")
+	assert.Equal(t, int64(256*65536*576*2), attnPoint{MLA: true, MLAHeads: 8, Batch: 256, KVLen: 65536}.KVBytes())
+	assert.Equal(t, int64(4*1024*2*4*128*2), attnPoint{GQA: gqaSplit{64, 4, 128}, Batch: 4, KVLen: 1024}.KVBytes())
+	plan, err := NewPlan(Options{Quick: true, Ops: []string{opAttention}})
 	require.NoError(t, err)
 	assert.Equal(t, len(quick)+len(MLAModulePoints(Options{Quick: true})), plan.Steps())
 }
@@ -77,7 +78,7 @@ func recordedAttention(o Options) []AttnResult {
 	var res []AttnResult
 	for _, p := range AttentionPoints(o) {
 		s := 6e-6 + float64(p.KVBytes())/3.5e12
-		res = append(res, AttnResult{Point: p, Timing: Timing{Median: s, Min: 0.98 * s, Max: 1.05 * s},
+		res = append(res, AttnResult{Point: p, Timing: unit.Timing{Median: unit.Seconds(s), Min: unit.Seconds(0.98 * s), Max: unit.Seconds(1.05 * s)},
 			BytesPerSec: float64(p.KVBytes()) / s, Kernel: "moecast_gqa_decode_d128_s2", Splits: 1})
 	}
 	return res
@@ -103,16 +104,16 @@ func TestAttentionFileAnswersSim(t *testing.T) {
 	assert.NotContains(t, got.Provenance.Method, "attention: MLA/GQA decode KV read rate")
 	assert.Contains(t, got.Effective(&got.Tables[0]).Method, "paged bf16 KV cache")
 	kt := got.KernelTables()
-	for _, m := range GQAModels {
+	for _, m := range gqaModels {
 		c, err := model.Preset(m.Name)
 		require.NoError(t, err)
-		for _, tp := range AttentionTPs {
+		for _, tp := range attentionTPs {
 			// sim/ops.go: heads/tp query heads, max(1, kv_heads/tp) KV heads.
 			s := kernels.GQAShape{Batch: 64, Context: 8192, Heads: c.Attn.Heads / tp, KVHeads: max(1, c.Attn.KVHeads/tp),
 				HeadDim: c.Attn.HeadDim, KV: dtype.KVBF16}
 			e, ok := kt.GQA(s)
 			require.True(t, ok, "%s tp%d: %+v", m.Name, tp, s)
-			want := 6e-6 + float64(AttnPoint{GQA: GQASplit{s.Heads, s.KVHeads, s.HeadDim}, Batch: 64, KVLen: 8192}.KVBytes())/3.5e12
+			want := 6e-6 + float64(attnPoint{GQA: gqaSplit{s.Heads, s.KVHeads, s.HeadDim}, Batch: 64, KVLen: 8192}.KVBytes())/3.5e12
 			assert.InDelta(t, want, float64(e.Time), 1e-12, "%s tp%d", m.Name, tp)
 			assert.True(t, strings.HasSuffix(e.Source.Table, "#gqa.moecast.d"+strconv.Itoa(c.Attn.HeadDim)+".kv-bf16"), e.Source.Table)
 			// Between measured points the lookup interpolates; beyond the
@@ -139,9 +140,9 @@ func TestAttentionFileAnswersSim(t *testing.T) {
 func recordedModules(o Options) []MLAModuleResult {
 	var res []MLAModuleResult
 	for _, p := range MLAModulePoints(o) {
-		ws := 50e6*float64(p.Heads)/8 + float64(AttnPoint{MLA: true, MLAHeads: p.Heads, Batch: p.Batch, KVLen: p.KVLen}.KVBytes())
+		ws := 50e6*float64(p.Heads)/8 + float64(attnPoint{MLA: true, MLAHeads: p.Heads, Batch: p.Batch, KVLen: p.KVLen}.KVBytes())
 		s := 40e-6 + ws/3e12
-		res = append(res, MLAModuleResult{Point: p, Timing: Timing{Median: s, Min: s, Max: s}, WorkingSet: ws, Kernels: 11, Layers: 4,
+		res = append(res, MLAModuleResult{Point: p, Timing: unit.Timing{Median: unit.Seconds(s), Min: unit.Seconds(s), Max: unit.Seconds(s)}, WorkingSet: ws, Kernels: 11, Layers: 4,
 			GEMMs: "cuBLASLt 13.1.0"})
 	}
 	return res
@@ -167,18 +168,18 @@ func TestMLAModuleFileAnswersSim(t *testing.T) {
 	assert.Contains(t, got.Effective(&got.Tables[2]).Method, "the whole MLA decode module on one GPU")
 	assert.Contains(t, got.Effective(&got.Tables[2]).Method, "cuBLASLt 13.1.0")
 	kt := got.KernelTables()
-	for _, m := range MLAModels {
+	for _, m := range mlaModels {
 		c, err := model.Preset(m.Name)
 		require.NoError(t, err)
 		a := c.Attn
-		for _, tp := range AttentionTPs {
+		for _, tp := range attentionTPs {
 			// sim/step.go mlaShape: heads per rank, the model's dims.
 			s := kernels.MLAShape{Batch: 8, Context: 8192, Heads: a.Heads / tp, KVLoRARank: a.KVLoRARank, QKRopeDim: a.QKRopeDim,
 				KV: dtype.KVBF16, TotalHeads: a.Heads, Hidden: c.Hidden, QLoRARank: a.QLoRARank, QKNopeDim: a.QKNopeDim, VHeadDim: a.VHeadDim}
 			e, ok := kt.MLAModule(s)
 			require.True(t, ok, "%s tp%d", m.Name, tp)
 			h := a.Heads / tp
-			want := 40e-6 + (50e6*float64(h)/8+float64(AttnPoint{MLA: true, MLAHeads: h, Batch: 8, KVLen: 8192}.KVBytes()))/3e12
+			want := 40e-6 + (50e6*float64(h)/8+float64(attnPoint{MLA: true, MLAHeads: h, Batch: 8, KVLen: 8192}.KVBytes()))/3e12
 			assert.InDelta(t, want, float64(e.Time), 1e-12, "%s tp%d", m.Name, tp)
 			assert.Contains(t, e.Source.Table, "#mla.moecast.bf16.kv-bf16")
 		}

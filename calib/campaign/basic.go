@@ -2,45 +2,46 @@ package campaign
 
 import (
 	"fmt"
+	"github.com/moecast/moecast/internal/unit"
 
 	"github.com/moecast/moecast/kernels/gpu"
 )
 
-// CopyBytes is the buffer the copy bandwidth is measured over (each of
+// copyBytes is the buffer the copy bandwidth is measured over (each of
 // source and destination).
-const CopyBytes = 2 << 30
+const copyBytes = 2 << 30
 
-// EmptyLaunches is the launches of the empty kernel per timing.
-const EmptyLaunches = 2000
+// emptyLaunches is the launches of the empty kernel per timing.
+const emptyLaunches = 2000
 
-// CopyResult is the device copy bandwidth.
-type CopyResult struct {
+// copyResult is the device copy bandwidth.
+type copyResult struct {
 	Bytes       float64 // read + written per copy
 	BytesPerSec float64 // Bytes / Median
-	Timing
+	unit.Timing
 }
 
 // copyOp measures device-to-device copy bandwidth.
 type copyOp struct{}
 
-func (copyOp) Name() string                 { return OpCopy }
+func (copyOp) Name() string                 { return opCopy }
 func (copyOp) Steps(o Options) (int, error) { return 1, nil }
 func (copyOp) Tables() bool                 { return false }
 
 func (copyOp) Run(e *Env) (*Output, error) {
-	r, err := gpu.MeasureCopy(e.W4A16, CopyBytes, e.Stream)
+	r, err := gpu.MeasureCopy(e.W4A16, copyBytes, e.Stream)
 	if err != nil {
 		return nil, err
 	}
-	c := &CopyResult{Bytes: r.Bytes, BytesPerSec: r.BytesPerSec, Timing: timing(r)}
-	e.Say("copy %.0f MiB: %.2f TB/s (read + write)", float64(CopyBytes)/(1<<20), r.BytesPerSec/1e12)
+	c := &copyResult{Bytes: r.Bytes, BytesPerSec: r.BytesPerSec, Timing: timing(r)}
+	e.Say("copy %.0f MiB: %.2f TB/s (read + write)", float64(copyBytes)/(1<<20), r.BytesPerSec/1e12)
 	return copyOutput(c), nil
 }
 
-func copyOutput(c *CopyResult) *Output {
-	return &Output{Op: OpCopy, Data: c,
+func copyOutput(c *copyResult) *Output {
+	return &Output{Op: opCopy, Data: c,
 		Method: []string{fmt.Sprintf("device copy %.2f TB/s read + write (moecast_copy over 2 x %d MiB, graph replays %.2f-%.2f TB/s)",
-			c.BytesPerSec/1e12, CopyBytes>>20, c.Bytes/c.Max/1e12, c.Bytes/c.Min/1e12)},
+			c.BytesPerSec/1e12, copyBytes>>20, c.Bytes/float64(c.Max)/1e12, c.Bytes/float64(c.Min)/1e12)},
 		Lines: []string{fmt.Sprintf("copy      %.2f TB/s read + write", c.BytesPerSec/1e12)}}
 }
 
@@ -48,24 +49,24 @@ func copyOutput(c *CopyResult) *Output {
 // back from the host and replayed from a graph.
 type overheadOp struct{}
 
-func (overheadOp) Name() string                 { return OpOverhead }
+func (overheadOp) Name() string                 { return opOverhead }
 func (overheadOp) Steps(o Options) (int, error) { return 1, nil }
 func (overheadOp) Tables() bool                 { return false }
 
 func (overheadOp) Run(e *Env) (*Output, error) {
-	t, err := gpu.MeasureEmpty(e.W4A16, EmptyLaunches, e.Stream)
+	t, err := gpu.MeasureEmpty(e.W4A16, emptyLaunches, e.Stream)
 	if err != nil {
 		return nil, err
 	}
-	e.Say("empty kernel: %.2f us a graph node, %.2f us eager", t.Graph*1e6, t.Eager*1e6)
-	return overheadOutput(&Timing{Median: t.Graph, Min: t.GraphMin, Max: t.GraphMax, Eager: t.Eager}), nil
+	e.Say("empty kernel: %.2f us a graph node, %.2f us eager", float64(t.Median)*1e6, float64(t.Eager)*1e6)
+	return overheadOutput(&t), nil
 }
 
 // overheadOutput: Median is per node of a replayed graph, Eager per direct
 // launch.
-func overheadOutput(t *Timing) *Output {
-	return &Output{Op: OpOverhead, Data: t,
+func overheadOutput(t *unit.Timing) *Output {
+	return &Output{Op: opOverhead, Data: t,
 		Method: []string{fmt.Sprintf("empty kernel %.2f us a node of a replayed graph (the gap between graph-replayed kernels; %.2f-%.2f us), %.2f us a direct launch from the host",
-			t.Median*1e6, t.Min*1e6, t.Max*1e6, t.Eager*1e6)},
-		Lines: []string{fmt.Sprintf("launch    %.2f us a graph node, %.2f us eager", t.Median*1e6, t.Eager*1e6)}}
+			float64(t.Median)*1e6, float64(t.Min)*1e6, float64(t.Max)*1e6, float64(t.Eager)*1e6)},
+		Lines: []string{fmt.Sprintf("launch    %.2f us a graph node, %.2f us eager", float64(t.Median)*1e6, float64(t.Eager)*1e6)}}
 }

@@ -24,6 +24,13 @@
 //     prices that apart), the whole layer is in the report;
 //   - elementwise: RMSNorm, residual add and silu_and_mul at decode sizes
 //     (1 to 512 tokens), L2-warm.
+//   - attention: GQA decode attention and the whole MLA decode module
+//     (attention.go).
+//   - prefill: causal attention of one chunk against its cached prefix
+//     (kernels/gpu attention.cu moecast_prefill_*): GQA at every shipped
+//     per-GPU head split, gpt-oss's sliding window, MLA's un-absorbed
+//     q192/v128; chunks 256-16k, prefixes 0-128k, paged caches rotated
+//     (prefill.go).
 //   - gemm: the shipped models' dense projections (attention, dense MLP,
 //     shared expert, router, lm_head) at TP 1-8 through cuBLASLt loaded at
 //     run time, bf16 and fp8-b128, decode and prefill m, weights streamed
@@ -39,8 +46,8 @@
 // small kernels an elementwise table; copy bandwidth and launch costs have
 // no table in schema 1 and go into the file's provenance (method) and the
 // command's report. Each measurement is
-// an Op (op.go) in Registry; what the issue asks for and no op measures yet
-// is in NotMeasured.
+// an Op (op.go) in registry; what the issue asks for and no op measures yet
+// is in notMeasured.
 package campaign
 
 import (
@@ -56,35 +63,35 @@ import (
 
 // Op names for Options.Ops.
 const (
-	OpCopy     = "copy"
-	OpOverhead = "overhead"
-	OpMoE      = "moe"
+	opCopy     = "copy"
+	opOverhead = "overhead"
+	opMoE      = "moe"
 )
 
-// Registry is every op, in the order a campaign runs them.
-var Registry = []Op{copyOp{}, overheadOp{}, moeOp{}, elementwiseOp{}, attentionOp{}, gemmOp{}, commOp{}}
+// registry is every op, in the order a campaign runs them.
+var registry = []Op{copyOp{}, overheadOp{}, moeOp{}, elementwiseOp{}, attentionOp{}, prefillOp{}, gemmOp{}, commOp{}}
 
-// Ops are the names of Registry's ops, in order.
+// Ops are the names of registry's ops, in order.
 var Ops = opNames()
 
 func opNames() []string {
 	var out []string
-	for _, op := range Registry {
+	for _, op := range registry {
 		out = append(out, op.Name())
 	}
 	return out
 }
 
-// NotMeasured names what issue 13's campaign covers and no op measures
+// notMeasured names what issue 13's campaign covers and no op measures
 // yet, by --ops name; `calib gpu` prints it and the file's provenance says
 // it. An op's file removes its entry when it lands.
-var NotMeasured = map[string]string{}
+var notMeasured = map[string]string{}
 
-// NotMeasuredList is NotMeasured's sentences, sorted.
+// NotMeasuredList is notMeasured's sentences, sorted.
 func NotMeasuredList() []string {
 	var out []string
-	for _, k := range slices.Sorted(maps.Keys(NotMeasured)) {
-		out = append(out, NotMeasured[k])
+	for _, k := range slices.Sorted(maps.Keys(notMeasured)) {
+		out = append(out, notMeasured[k])
 	}
 	return out
 }
@@ -104,15 +111,15 @@ type Options struct {
 	Comm     CommOptions // the comm op (comm.go)
 }
 
-// MoEModel is a routed-expert layer of a shipped model.
-type MoEModel struct {
+// moeModel is a routed-expert layer of a shipped model.
+type moeModel struct {
 	Name                         string
 	Experts, TopK, Hidden, Inter int
 	Group                        int // int4 group size
 }
 
-// KimiK25 is Kimi-K2.5's expert layer (compressed-tensors W4A16, group 32).
-var KimiK25 = MoEModel{Name: "kimi-k2.5", Experts: 384, TopK: 8, Hidden: 7168, Inter: 2048, Group: 32}
+// kimiK25 is Kimi-K2.5's expert layer (compressed-tensors W4A16, group 32).
+var kimiK25 = moeModel{Name: "kimi-k2.5", Experts: 384, TopK: 8, Hidden: 7168, Inter: 2048, Group: 32}
 
 // Split is one GPU's share of a MoE layer: experts cut MoETP ways along
 // their width and spread over EP ranks.
@@ -126,33 +133,33 @@ var Splits = []Split{{MoETP: 8, EP: 1}, {MoETP: 1, EP: 8}}
 type Shape struct{ N, K int }
 
 // GateUp is the fused gate and up projection of one GPU's slice.
-func (m MoEModel) GateUp(s Split) Shape { return Shape{N: 2 * m.Inter / s.MoETP, K: m.Hidden} }
+func (m moeModel) GateUp(s Split) Shape { return Shape{N: 2 * m.Inter / s.MoETP, K: m.Hidden} }
 
 // Down is the down projection of one GPU's slice.
-func (m MoEModel) Down(s Split) Shape { return Shape{N: m.Hidden, K: m.Inter / s.MoETP} }
+func (m moeModel) Down(s Split) Shape { return Shape{N: m.Hidden, K: m.Inter / s.MoETP} }
 
 // LocalExperts is the experts one EP rank holds.
-func (m MoEModel) LocalExperts(s Split) int { return m.Experts / s.EP }
+func (m moeModel) LocalExperts(s Split) int { return m.Experts / s.EP }
 
 // MoEPoint is one measured MoE layer.
 type MoEPoint struct {
-	Model  MoEModel
+	Model  moeModel
 	Split  Split
 	Tokens int
 }
 
 // Token counts: decode batches and prefill chunks.
 var (
-	FullTokens  = []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}
-	QuickTokens = []int{1, 8, 64, 512, 4096}
+	fullTokens  = []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}
+	quickTokens = []int{1, 8, 64, 512, 4096}
 )
 
 // Tokens is the token counts under o.
 func (o Options) Tokens() []int {
 	if o.Quick {
-		return QuickTokens
+		return quickTokens
 	}
-	return FullTokens
+	return fullTokens
 }
 
 // Plan is the ops a campaign runs, in order, and their steps.
@@ -183,12 +190,12 @@ func NewPlan(o Options) (*Plan, error) {
 	}
 	want := map[string]bool{}
 	if o.multiProcess() && len(o.Ops) == 0 {
-		want[OpComm] = true // under a launcher, the default is the one multi-process op
+		want[opComm] = true // under a launcher, the default is the one multi-process op
 	}
 	for _, name := range o.Ops {
 		if !slices.Contains(Ops, name) {
-			if _, later := NotMeasured[name]; later {
-				return nil, fmt.Errorf("--ops %s: not measured yet (%s)", name, NotMeasured[name])
+			if _, later := notMeasured[name]; later {
+				return nil, fmt.Errorf("--ops %s: not measured yet (%s)", name, notMeasured[name])
 			}
 			return nil, fmt.Errorf("--ops %q: want some of %s", name, strings.Join(Ops, ", "))
 		}
@@ -196,7 +203,7 @@ func NewPlan(o Options) (*Plan, error) {
 	}
 	p := &Plan{}
 	tables := false
-	for _, op := range Registry {
+	for _, op := range registry {
 		if len(want) > 0 && !want[op.Name()] {
 			continue
 		}
@@ -211,19 +218,19 @@ func NewPlan(o Options) (*Plan, error) {
 		p.steps += n
 		tables = tables || op.Tables()
 	}
-	if o.GPUs > 1 && !p.Has(OpComm) {
+	if o.GPUs > 1 && !p.Has(opComm) {
 		return nil, fmt.Errorf("--gpus %d: only the comm op uses several GPUs, and it is not in the plan", o.GPUs)
 	}
 	if o.multiProcess() {
 		for _, op := range p.Ops {
-			if op.Name() != OpComm {
+			if op.Name() != opComm {
 				return nil, fmt.Errorf("--ops %s under %s (%d ranks): only comm runs in several processes; run the other ops in one process", op.Name(), o.Comm.Ranks.Launcher, o.Comm.Ranks.World)
 			}
 		}
 	}
 	if !tables {
 		var names []string
-		for _, op := range Registry {
+		for _, op := range registry {
 			if op.Tables() {
 				names = append(names, op.Name())
 			}
@@ -244,12 +251,12 @@ func (o Options) date(now time.Time) (string, error) {
 	return o.Date, nil
 }
 
-// PresetFor names the GPU preset whose label matches the device name the
+// presetFor names the GPU preset whose label matches the device name the
 // driver reports ("NVIDIA H200" -> "h200-sxm"): the label must hold the
 // device's model word (its first word with a digit: H200, 6000) and every
 // form-factor word it has (PCIe, NVL); among those, the label sharing the
 // most words wins. "" when none matches (then --gpu names it).
-func PresetFor(device string) string {
+func presetFor(device string) string {
 	words := strings.Fields(strings.ToUpper(device))
 	model := ""
 	for _, w := range words {

@@ -21,44 +21,44 @@ import (
 func TestPlan(t *testing.T) {
 	full, err := NewPlan(Options{})
 	require.NoError(t, err)
-	assert.True(t, full.Has(OpCopy) && full.Has(OpOverhead) && full.Has(OpMoE) && full.Has(OpElementwise) && full.Has(OpComm))
+	assert.True(t, full.Has(opCopy) && full.Has(opOverhead) && full.Has(opMoE) && full.Has(opElementwise) && full.Has(opComm))
 	gemmSteps, err := gemmOp{}.Steps(Options{})
 	require.NoError(t, err)
 	// one GPU: the comm op's quick sweep, a check
 	commSteps := len(ncclrun.DefaultPlan(true).Points(1)) * 2
-	assert.Equal(t, len(Splits)*len(FullTokens)+2+3*len(ElementwiseTokens)+3+gemmSteps+
-		len(AttentionPoints(Options{}))+len(MLAModulePoints(Options{}))+commSteps, full.Steps())
+	assert.Equal(t, len(Splits)*len(fullTokens)+2+3*len(elementwiseTokens)+3+gemmSteps+
+		len(AttentionPoints(Options{}))+len(MLAModulePoints(Options{}))+len(prefillPoints(Options{}))+commSteps, full.Steps())
 	quick, err := NewPlan(Options{Quick: true, Ops: []string{"moe"}})
 	require.NoError(t, err)
-	assert.False(t, quick.Has(OpCopy) || quick.Has(OpOverhead))
-	assert.Equal(t, len(Splits)*len(QuickTokens), quick.Steps())
+	assert.False(t, quick.Has(opCopy) || quick.Has(opOverhead))
+	assert.Equal(t, len(Splits)*len(quickTokens), quick.Steps())
 	ew, err := NewPlan(Options{Quick: true, Ops: []string{"elementwise"}})
 	require.NoError(t, err)
-	assert.Equal(t, 3*len(QuickElementwiseTokens)+1, ew.Steps())
+	assert.Equal(t, 3*len(quickElementwiseTokens)+1, ew.Steps())
 	for _, p := range MoEPoints(Options{Quick: true}) {
 		gu, dn := p.Model.GateUp(p.Split), p.Model.Down(p.Split)
 		assert.Equal(t, 0, gu.N%128+gu.K%128+dn.N%128+dn.K%128, "kernel shapes: %+v %+v", gu, dn)
 	}
-	assert.Equal(t, Shape{512, 7168}, KimiK25.GateUp(Split{8, 1}))
-	assert.Equal(t, Shape{7168, 256}, KimiK25.Down(Split{8, 1}))
-	assert.Equal(t, Shape{4096, 7168}, KimiK25.GateUp(Split{1, 8}))
-	assert.Equal(t, 48, KimiK25.LocalExperts(Split{1, 8}))
+	assert.Equal(t, Shape{512, 7168}, kimiK25.GateUp(Split{8, 1}))
+	assert.Equal(t, Shape{7168, 256}, kimiK25.Down(Split{8, 1}))
+	assert.Equal(t, Shape{4096, 7168}, kimiK25.GateUp(Split{1, 8}))
+	assert.Equal(t, 48, kimiK25.LocalExperts(Split{1, 8}))
 
 	cases := []struct {
 		o    Options
 		want string
 	}{
-		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe, elementwise, attention, gemm, comm`},
-		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe, elementwise, attention, gemm, comm"},
+		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe, elementwise, attention, prefill, gemm, comm`},
+		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe, elementwise, attention, prefill, gemm, comm"},
 		{Options{GPUs: -1}, "--gpus -1: want 1 or more"},
 	}
-	if _, later := NotMeasured["comm"]; later {
+	if _, later := notMeasured["comm"]; later {
 		cases = append(cases, struct {
 			o    Options
 			want string
 		}{Options{GPUs: 2}, "--gpus 2: only the comm op uses several GPUs"})
 	}
-	for name := range NotMeasured {
+	for name := range notMeasured {
 		cases = append(cases, struct {
 			o    Options
 			want string
@@ -81,7 +81,7 @@ func TestPresetFor(t *testing.T) {
 		"NVIDIA A100-SXM4-80GB": "",
 		"Tesla":                 "",
 	} {
-		assert.Equal(t, want, PresetFor(dev), dev)
+		assert.Equal(t, want, presetFor(dev), dev)
 	}
 }
 
@@ -92,16 +92,16 @@ func recorded() *Result {
 		Device:   Device{Name: "NVIDIA H200", UUID: "GPU-0", UUIDs: []string{"GPU-0", "GPU-1"}, SM: "sm_90", SMs: 132, L2Bytes: 60 << 20, Image: "w4a16.sm_90.cubin"},
 		Versions: Versions{Driver: "580.159.04", CUDA: "13.0", NCCL: "2.28.9"},
 		Outputs: []*Output{
-			copyOutput(&CopyResult{Bytes: 2 * CopyBytes, BytesPerSec: 3.9e12, Timing: Timing{Median: 2 * CopyBytes / 3.9e12, Min: 1.1e-3, Max: 1.2e-3}}),
-			overheadOutput(&Timing{Median: 1.1e-6, Min: 1.0e-6, Max: 1.3e-6, Eager: 4.6e-6}),
+			copyOutput(&copyResult{Bytes: 2 * copyBytes, BytesPerSec: 3.9e12, Timing: unit.Timing{Median: unit.Seconds(2 * copyBytes / 3.9e12), Min: unit.Seconds(1.1e-3), Max: unit.Seconds(1.2e-3)}}),
+			overheadOutput(&unit.Timing{Median: unit.Seconds(1.1e-6), Min: unit.Seconds(1.0e-6), Max: unit.Seconds(1.3e-6), Eager: unit.Seconds(4.6e-6)}),
 		},
 	}
 	var moe []MoEResult
 	for _, p := range MoEPoints(Options{Quick: true}) {
 		us := 10 + 0.2*float64(p.Tokens)/float64(p.Split.EP)
-		moe = append(moe, MoEResult{Point: p, Layer: Timing{Median: (us + 7) * 1e-6}, Experts: Timing{Median: us * 1e-6, Min: us * 0.99e-6, Max: us * 1.02e-6},
-			Router: Timing{Median: 3e-6}, Align: Timing{Median: 4e-6}, GateUp: Timing{Median: us * 0.5e-6}, Act: Timing{Median: 2e-6},
-			Down: Timing{Median: us * 0.3e-6}, Sum: Timing{Median: 2.5e-6}, Hot: Timing{Median: us * 0.8e-6},
+		moe = append(moe, MoEResult{Point: p, Layer: unit.Timing{Median: unit.Seconds((us + 7) * 1e-6)}, Experts: unit.Timing{Median: unit.Seconds(us * 1e-6), Min: unit.Seconds(us * 0.99e-6), Max: unit.Seconds(us * 1.02e-6)},
+			Router: unit.Timing{Median: unit.Seconds(3e-6)}, Align: unit.Timing{Median: unit.Seconds(4e-6)}, GateUp: unit.Timing{Median: unit.Seconds(us * 0.5e-6)}, Act: unit.Timing{Median: unit.Seconds(2e-6)},
+			Down: unit.Timing{Median: unit.Seconds(us * 0.3e-6)}, Sum: unit.Timing{Median: unit.Seconds(2.5e-6)}, Hot: unit.Timing{Median: unit.Seconds(us * 0.8e-6)},
 			Touched: 8, WorkingSet: 8 * 3 * 7168 * 2048 / float64(p.Split.MoETP) * 0.5625})
 	}
 	r.Outputs = append(r.Outputs, MoEOutput(moe), ElementwiseOutput(recordedElementwise(Options{Quick: true}), "glue.sm_90.cubin"))
@@ -113,7 +113,7 @@ func recordedElementwise(o Options) []ElementwiseResult {
 	var out []ElementwiseResult
 	for _, c := range ElementwiseCases(o) {
 		b := float64(c.Bytes())
-		out = append(out, ElementwiseResult{Case: c, Bytes: b, Timing: Timing{Median: 2.5e-6 + b/3e12}})
+		out = append(out, ElementwiseResult{Case: c, Bytes: b, Timing: unit.Timing{Median: unit.Seconds(2.5e-6 + b/3e12)}})
 	}
 	return out
 }
@@ -130,7 +130,7 @@ func TestFileWrittenAndUsed(t *testing.T) {
 	require.Len(t, got.Tables, 2)
 	tb := got.Tables[0]
 	assert.Equal(t, "moe", tb.Op)
-	assert.Len(t, tb.Rows, len(r.Output(OpMoE).Data.([]MoEResult)))
+	assert.Len(t, tb.Rows, len(r.Output(opMoE).Data.([]MoEResult)))
 	p := got.Effective(&tb)
 	assert.Equal(t, "h200-sxm", p.GPU)
 	assert.Equal(t, "2026-12-01", p.Date)
@@ -145,7 +145,7 @@ func TestFileWrittenAndUsed(t *testing.T) {
 	assert.Contains(t, fm, "empty kernel 1.10 us a node of a replayed graph")
 	assert.Contains(t, fm, "moe hot, not a table")
 	assert.Contains(t, fm, "kimi-k2.5 tp8 ep1 (tokens:us) 1:8.2 8:9.3")
-	if len(NotMeasured) > 0 {
+	if len(notMeasured) > 0 {
 		assert.Contains(t, fm, "not measured: ")
 	}
 	assert.Contains(t, p.Command, "moecast devel (commit x)")
@@ -174,7 +174,7 @@ func TestFileWrittenAndUsed(t *testing.T) {
 	assert.Equal(t, "cuda-graph", ep.Launch)
 	assert.Contains(t, ep.Kernel, "glue.sm_90.cubin")
 	// RMSNorm and the add of one token both move 43008 B: one row.
-	assert.Len(t, et.Rows, 3*len(QuickElementwiseTokens))
+	assert.Len(t, et.Rows, 3*len(quickElementwiseTokens))
 	assert.Equal(t, 1536.0, et.Rows[0][0], "silu_and_mul 256 wide, 1 token")
 	for i := 1; i < len(et.Rows); i++ {
 		assert.Less(t, et.Rows[i-1][0], et.Rows[i][0])
@@ -267,11 +267,11 @@ func TestCheckDevice(t *testing.T) {
 	assert.NoError(t, full.checkDevice(Options{GPU: "h100-sxm"}, a100))
 	assert.NoError(t, full.checkDevice(Options{}, "NVIDIA H200"))
 
-	one := Options{Ops: []string{OpComm}}
+	one := Options{Ops: []string{opComm}}
 	check, err := NewPlan(one)
 	require.NoError(t, err)
 	assert.NoError(t, check.checkDevice(one, a100), "one-rank comm: a check, no file")
-	two := Options{Ops: []string{OpComm}, GPUs: 2}
+	two := Options{Ops: []string{opComm}, GPUs: 2}
 	comm2, err := NewPlan(two)
 	require.NoError(t, err)
 	assert.Error(t, comm2.checkDevice(two, a100))

@@ -15,8 +15,8 @@ import (
 	"github.com/moecast/moecast/kernels"
 )
 
-// OpComm is the NCCL collectives op.
-const OpComm = "comm"
+// opComm is the NCCL collectives op.
+const opComm = "comm"
 
 // CommOptions configure the comm op.
 type CommOptions struct {
@@ -94,7 +94,7 @@ func (o Options) DeviceFor(visible int) int {
 // prices collectives of two or more ranks only.
 type commOp struct{}
 
-func (commOp) Name() string { return OpComm }
+func (commOp) Name() string { return opComm }
 func (commOp) Tables() bool { return true }
 
 func (commOp) Steps(o Options) (int, error) {
@@ -118,10 +118,10 @@ func (commOp) Steps(o Options) (int, error) {
 	return steps, nil
 }
 
-// CommResult is what the comm op measured: the results over every rank
+// commResult is what the comm op measured: the results over every rank
 // (nil on ranks other than 0 of a multi-process job), the ranks' GPUs and
 // the fabric the tables are for.
-type CommResult struct {
+type commResult struct {
 	Results []ncclrun.Result // each with its rank count
 	Devices []ncclrun.DeviceInfo
 	Ranks   int // the most ranks measured
@@ -137,7 +137,7 @@ func (commOp) Run(e *Env) (*Output, error) {
 	nccl, _ := cuda.NCCLVersion()
 	preset := o.GPU
 	if preset == "" {
-		preset = PresetFor(e.Device.Name)
+		preset = presetFor(e.Device.Name)
 	}
 	fabric := o.Comm.Fabric
 	if fabric == "" && ranks > 1 {
@@ -168,7 +168,7 @@ func (commOp) Run(e *Env) (*Output, error) {
 		}
 		e.Say("%s", line)
 	}
-	res := &CommResult{Ranks: ranks, Fabric: fabric, NCCL: nccl, Process: "one process"}
+	res := &commResult{Ranks: ranks, Fabric: fabric, NCCL: nccl, Process: "one process"}
 	if o.multiProcess() {
 		env := o.Comm.Ranks
 		res.Process = fmt.Sprintf("%s, one process per GPU", env.Launcher)
@@ -196,7 +196,7 @@ func (commOp) Run(e *Env) (*Output, error) {
 			return nil, err
 		}
 		if env.Rank != 0 {
-			return &Output{Op: OpComm, Data: res,
+			return &Output{Op: opComm, Data: res,
 				Lines: []string{fmt.Sprintf("comm: %s measured %d points; rank 0 gathers them and writes the file", env, len(ms))}}, nil
 		}
 		res.Results, res.Devices = results, devices
@@ -231,7 +231,7 @@ func (commOp) Run(e *Env) (*Output, error) {
 			res.Results = append(res.Results, rs...)
 		}
 	}
-	return CommOutput(res)
+	return commOutput(res)
 }
 
 // restore makes the campaign's device context current again (ncclrun
@@ -257,11 +257,11 @@ func deviceOrdinal(dev cuda.Device) (int, error) {
 	return 0, fmt.Errorf("device %d is not visible", dev)
 }
 
-// CommOutput makes the collective tables (two or more ranks; none for one
+// commOutput makes the collective tables (two or more ranks; none for one
 // rank), the method sentence and the nccl-tests-style report. Wrong
 // results are an error: no table is written from them.
-func CommOutput(c *CommResult) (*Output, error) {
-	out := &Output{Op: OpComm, Data: c}
+func commOutput(c *commResult) (*Output, error) {
+	out := &Output{Op: opComm, Data: c}
 	var bad []string
 	for _, r := range c.Results {
 		if !r.OK() {

@@ -22,7 +22,7 @@ func TestCommPlan(t *testing.T) {
 	p, err := NewPlan(Options{Comm: CommOptions{Ranks: torchrun(1, 8)}})
 	require.NoError(t, err)
 	require.Len(t, p.Ops, 1)
-	assert.True(t, p.Has(OpComm))
+	assert.True(t, p.Has(opComm))
 	assert.Equal(t, len(ncclrun.DefaultPlan(false).Points(8))*2, p.Steps())
 	q, err := NewPlan(Options{Quick: true, Ops: []string{"comm"}, GPUs: 4})
 	require.NoError(t, err)
@@ -55,12 +55,12 @@ func TestCommPlan(t *testing.T) {
 
 // recordedComm is an 8-rank sweep as nvlink4 H200s give it (figures of
 // the order of the embedded perf database; the test checks the tables).
-func recordedComm(counts ...int) *CommResult {
+func recordedComm(counts ...int) *commResult {
 	var res []ncclrun.Result
 	for _, ranks := range counts {
 		res = append(res, recordedResults(ranks)...)
 	}
-	return &CommResult{Results: res, Ranks: counts[len(counts)-1], Fabric: "nvlink4", NCCL: 22809, Process: "torchrun, one process per GPU",
+	return &commResult{Results: res, Ranks: counts[len(counts)-1], Fabric: "nvlink4", NCCL: 22809, Process: "torchrun, one process per GPU",
 		Devices: []ncclrun.DeviceInfo{{Rank: 0, UUID: "GPU-0", Name: "NVIDIA H200"}}}
 }
 
@@ -86,7 +86,7 @@ func recordedResults(ranks int) []ncclrun.Result {
 }
 
 func TestCommTablesWrittenAndUsed(t *testing.T) {
-	out, err := CommOutput(recordedComm(2, 8))
+	out, err := commOutput(recordedComm(2, 8))
 	require.NoError(t, err)
 	require.Len(t, out.Tables, 8, "one table per collective and mode, rows of both rank counts")
 	assert.Len(t, out.Tables[0].Rows, 6)
@@ -137,7 +137,7 @@ func TestCommTablesWrittenAndUsed(t *testing.T) {
 }
 
 func TestCommOneRankCheck(t *testing.T) {
-	out, err := CommOutput(recordedComm(1))
+	out, err := commOutput(recordedComm(1))
 	require.NoError(t, err)
 	assert.Empty(t, out.Tables, "a one-rank collective moves nothing: no table")
 	assert.Contains(t, out.Method[0], "a one-rank check of NCCL")
@@ -152,7 +152,7 @@ func TestCommOneRankCheck(t *testing.T) {
 func TestCommWrongResults(t *testing.T) {
 	c := recordedComm(2)
 	c.Results[3].Wrong = 17
-	_, err := CommOutput(c)
+	_, err := commOutput(c)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "comm: NCCL returned wrong results (1 of 24 points): allreduce 14336 B graph: 17 wrong elements (0 in place)")
 }

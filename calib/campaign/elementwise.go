@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"github.com/moecast/moecast/internal/unit"
 	"sort"
 
 	"github.com/moecast/moecast/calib"
@@ -9,8 +10,8 @@ import (
 	"github.com/moecast/moecast/report"
 )
 
-// OpElementwise names the elementwise op.
-const OpElementwise = "elementwise"
+// opElementwise names the elementwise op.
+const opElementwise = "elementwise"
 
 // Elementwise kernel widths: Kimi-K2.5's hidden size for RMSNorm and the
 // residual add, its expert width whole (2048) and at TP8 (256, the shared
@@ -18,17 +19,17 @@ const OpElementwise = "elementwise"
 // the table down to 1.5 KB, below the decode step's smallest kernels (a
 // 1-token layernorm of the 1536 q_a rank moves 6 KB).
 const (
-	ElementwiseHidden   = 7168
-	ElementwiseInter    = 2048
-	ElementwiseInterTP8 = 256
+	elementwiseHidden   = 7168
+	elementwiseInter    = 2048
+	elementwiseInterTP8 = 256
 )
 
 // Elementwise token counts: decode batches up to 512 tokens (RMSNorm's
 // 28.7 KB to 14.7 MB, the add's 43 KB to 22 MB: from launch-bound to
 // bandwidth-bound, all within the H200's L2).
 var (
-	ElementwiseTokens      = []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
-	QuickElementwiseTokens = []int{1, 8, 64, 512}
+	elementwiseTokens      = []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
+	quickElementwiseTokens = []int{1, 8, 64, 512}
 )
 
 // ElementwiseCases is what the elementwise op times under o: RMSNorm and
@@ -36,17 +37,17 @@ var (
 // count, silu_and_mul at width 256 up to 4 tokens (1.5 to 6 KB; from 8 tokens on it would repeat
 // the 2048-wide sizes).
 func ElementwiseCases(o Options) []gpu.ElementwiseCase {
-	tokens := ElementwiseTokens
+	tokens := elementwiseTokens
 	if o.Quick {
-		tokens = QuickElementwiseTokens
+		tokens = quickElementwiseTokens
 	}
 	var out []gpu.ElementwiseCase
 	for _, k := range []struct {
 		name     string
 		width    int
 		maxToken int
-	}{{gpu.KernelRMSNorm, ElementwiseHidden, 1 << 30}, {gpu.KernelAdd, ElementwiseHidden, 1 << 30},
-		{gpu.KernelSiluAndMul, ElementwiseInter, 1 << 30}, {gpu.KernelSiluAndMul, ElementwiseInterTP8, 4}} {
+	}{{gpu.KernelRMSNorm, elementwiseHidden, 1 << 30}, {gpu.KernelAdd, elementwiseHidden, 1 << 30},
+		{gpu.KernelSiluAndMul, elementwiseInter, 1 << 30}, {gpu.KernelSiluAndMul, elementwiseInterTP8, 4}} {
 		for _, t := range tokens {
 			if t <= k.maxToken {
 				out = append(out, gpu.ElementwiseCase{Kernel: k.name, Tokens: t, Width: k.width})
@@ -60,14 +61,14 @@ func ElementwiseCases(o Options) []gpu.ElementwiseCase {
 type ElementwiseResult struct {
 	Case  gpu.ElementwiseCase
 	Bytes float64 // read + written once
-	Timing
+	unit.Timing
 }
 
 // elementwiseOp times moecast's RMSNorm, residual add and silu_and_mul
 // (kernels/gpu glue.cu) at decode sizes: the elementwise table.
 type elementwiseOp struct{}
 
-func (elementwiseOp) Name() string                 { return OpElementwise }
+func (elementwiseOp) Name() string                 { return opElementwise }
 func (elementwiseOp) Steps(o Options) (int, error) { return len(ElementwiseCases(o)), nil }
 func (elementwiseOp) Tables() bool                 { return true }
 
@@ -82,9 +83,9 @@ func (elementwiseOp) Run(e *Env) (*Output, error) {
 		if err != nil {
 			return nil, err
 		}
-		r := ElementwiseResult{Case: c, Bytes: float64(c.Bytes()), Timing: timingOf(tm)}
+		r := ElementwiseResult{Case: c, Bytes: float64(c.Bytes()), Timing: tm}
 		res = append(res, r)
-		e.Say("elementwise %s %d x %d: %.0f B, %.2f us (%.0f GB/s)", c.Kernel, c.Tokens, c.Width, r.Bytes, r.Median*1e6, r.Bytes/r.Median/1e9)
+		e.Say("elementwise %s %d x %d: %.0f B, %.2f us (%.0f GB/s)", c.Kernel, c.Tokens, c.Width, r.Bytes, float64(r.Median)*1e6, r.Bytes/float64(r.Median)/1e9)
 	}
 	return ElementwiseOutput(res, g.Image), nil
 }
@@ -92,7 +93,7 @@ func (elementwiseOp) Run(e *Env) (*Output, error) {
 // ElementwiseOutput makes the elementwise table (one row per distinct byte
 // count, sorted; kernels of the same size are averaged) and the report.
 func ElementwiseOutput(res []ElementwiseResult, image string) *Output {
-	out := &Output{Op: OpElementwise, Data: res}
+	out := &Output{Op: opElementwise, Data: res}
 	type acc struct {
 		sum float64
 		n   int
@@ -102,7 +103,7 @@ func ElementwiseOutput(res []ElementwiseResult, image string) *Output {
 		if by[r.Bytes] == nil {
 			by[r.Bytes] = &acc{}
 		}
-		by[r.Bytes].sum += r.Median
+		by[r.Bytes].sum += float64(r.Median)
 		by[r.Bytes].n++
 	}
 	var sizes []float64
@@ -121,7 +122,7 @@ func ElementwiseOutput(res []ElementwiseResult, image string) *Output {
 				"bytes = read + written once (2 (2 T H + H), 6 T H, 6 T W: kernels/elementwise.go's counts); "+
 				"the same buffers every call, so each replay finds them in L2 (cache warm; every size is below the L2, as a step's small tensors are); "+
 				"latency = the median of 15 replays of a graph of up to 200 calls; kernels of the same byte count averaged",
-				ElementwiseHidden, ElementwiseHidden, ElementwiseInter, ElementwiseInterTP8, tokensOf(res))},
+				elementwiseHidden, elementwiseHidden, elementwiseInter, elementwiseInterTP8, tokensOf(res))},
 	}
 	for _, b := range sizes {
 		t.Rows = append(t.Rows, []float64{b, roundPS(by[b].sum / float64(by[b].n) * 1e6)})
@@ -132,9 +133,9 @@ func ElementwiseOutput(res []ElementwiseResult, image string) *Output {
 	for _, r := range res {
 		spread := 0.0
 		if r.Min > 0 {
-			spread = 100 * (r.Max/r.Min - 1)
+			spread = 100 * float64(r.Max/r.Min-1)
 		}
-		rt.Add(r.Case.Kernel, r.Case.Tokens, r.Case.Width, int64(r.Bytes), r.Median*1e6, spread, r.Eager*1e6, r.Bytes/r.Median/1e9)
+		rt.Add(r.Case.Kernel, r.Case.Tokens, r.Case.Width, int64(r.Bytes), float64(r.Median)*1e6, spread, float64(r.Eager)*1e6, r.Bytes/float64(r.Median)/1e9)
 	}
 	out.Report = rt
 	return out

@@ -64,7 +64,7 @@ func (e *PresetError) Error() string {
 func (o Options) preset(device string) (string, error) {
 	preset := o.GPU
 	if preset == "" {
-		preset = PresetFor(device)
+		preset = presetFor(device)
 	}
 	if preset == "" {
 		return "", &PresetError{Device: device}
@@ -83,7 +83,7 @@ func (p *Plan) writesFile(o Options) bool {
 		return false
 	}
 	for _, op := range p.Ops {
-		if op.Tables() && (op.Name() != OpComm || o.commRanks() > 1) {
+		if op.Tables() && (op.Name() != opComm || o.commRanks() > 1) {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package campaign
 import (
 	"errors"
 	"fmt"
+	"github.com/moecast/moecast/internal/unit"
 	"maps"
 	"slices"
 	"sort"
@@ -16,35 +17,35 @@ import (
 	"github.com/moecast/moecast/report"
 )
 
-// OpGEMM is the dense GEMMs through cuBLASLt.
-const OpGEMM = "gemm"
+// opGEMM is the dense GEMMs through cuBLASLt.
+const opGEMM = "gemm"
 
-// GEMMModels are the presets whose dense projections the gemm op measures
+// gemmModels are the presets whose dense projections the gemm op measures
 // (Kimi-K2.5/K2 and DeepSeek-V3/R1 share their MLA and MLP dimensions;
 // the duplicates add no shape).
-var GEMMModels = []string{"kimi-k2.5", "kimi-k2", "deepseek-v3", "deepseek-r1", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b"}
+var gemmModels = []string{"kimi-k2.5", "kimi-k2", "deepseek-v3", "deepseek-r1", "qwen3-235b-a22b", "qwen3-30b-a3b", "gpt-oss-120b"}
 
 // GEMMTPs are the tensor-parallel degrees measured (where they divide the
-// split dimension: attention heads, the MLP width); QuickGEMMTPs under
+// split dimension: attention heads, the MLP width); quickGEMMTPs under
 // --quick (the shipped H200 scenarios' TP8 and TP1/DP-attention layouts).
 var (
 	GEMMTPs      = []int{1, 2, 4, 8}
-	QuickGEMMTPs = []int{1, 8}
+	quickGEMMTPs = []int{1, 8}
 )
 
 // gemmTPs is the TPs measured under o.
 func (o Options) gemmTPs() []int {
 	if o.Quick {
-		return QuickGEMMTPs
+		return quickGEMMTPs
 	}
 	return GEMMTPs
 }
 
-// GEMMKinds maps the weight-format names the cost model asks for
+// gemmKinds maps the weight-format names the cost model asks for
 // (dtype.Format.Name) to the cuBLASLt matmul that runs them: bf16 as bf16,
 // DeepSeek-V3's fp8 128x128-block weights with 1x128 per-token-group
 // activation scales (what vLLM's block-fp8 linear computes).
-var GEMMKinds = map[string]cuda.MatmulKind{"bf16": cuda.MatmulBF16, "fp8-b128": cuda.MatmulFP8Block128}
+var gemmKinds = map[string]cuda.MatmulKind{"bf16": cuda.MatmulBF16, "fp8-b128": cuda.MatmulFP8Block128}
 
 // GEMMShape is one weight matrix of one GPU: Y[m, N] = X[m, K] x W^T,
 // stored in Dtype, and the projections of the models that have it.
@@ -54,19 +55,19 @@ type GEMMShape struct {
 	Uses  []string // "kimi-k2.5 tp8 o_proj"
 }
 
-// GEMMShapes lists the per-GPU dense GEMMs of GEMMModels at tps, as
+// gemmShapes lists the per-GPU dense GEMMs of gemmModels at tps, as
 // sim prices them (sim/ops.go): the attention projections (MLA's q_a and
 // kv_a fused as vLLM runs them, and unfused; q_b, kv_b for prefill,
 // o_proj; GQA's qkv and o), the dense MLP and shared expert (gate_up,
 // down), the router, lm_head (vocab-parallel) and the MTP eh_proj; MLA's
 // absorbed per-head W_UK/W_UV (batched, a table keyed by n and k cannot
 // hold them) and the DSA indexer are left out, and so are formats without
-// a cuBLASLt matmul here (GEMMKinds). Sorted by dtype, n, k.
-func GEMMShapes(tps []int) ([]GEMMShape, error) {
+// a cuBLASLt matmul here (gemmKinds). Sorted by dtype, n, k.
+func gemmShapes(tps []int) ([]GEMMShape, error) {
 	idx := map[[3]string]int{}
 	var out []GEMMShape
 	add := func(modelName string, l model.Linear, tp int) {
-		if _, ok := GEMMKinds[l.Format.Name]; !ok {
+		if _, ok := gemmKinds[l.Format.Name]; !ok {
 			return
 		}
 		in, o := l.ShardDims(tp)
@@ -82,7 +83,7 @@ func GEMMShapes(tps []int) ([]GEMMShape, error) {
 			out[i].Uses = append(out[i].Uses, use)
 		}
 	}
-	for _, name := range GEMMModels {
+	for _, name := range gemmModels {
 		m, err := model.Preset(name)
 		if err != nil {
 			return nil, err
@@ -161,20 +162,20 @@ func gemmLinears(m *model.Config) []model.Linear {
 	return append(out, m.MTPLinears()...)
 }
 
-// GEMMPoints are the (shape, m) the gemm op measures under o.
-func GEMMPoints(o Options) ([]GEMMShape, []int, error) {
-	sh, err := GEMMShapes(o.gemmTPs())
+// gemmPoints are the (shape, m) the gemm op measures under o.
+func gemmPoints(o Options) ([]GEMMShape, []int, error) {
+	sh, err := gemmShapes(o.gemmTPs())
 	return sh, o.Tokens(), err
 }
 
-// GEMMResult is one measured GEMM.
-type GEMMResult struct {
+// gemmResult is one measured GEMM.
+type gemmResult struct {
 	Shape GEMMShape
 	M     int
 	// RunM is the m it ran at: M, or for fp8-b128 M rounded up where
 	// cuBLASLt has no block-scaled algorithm at M (gpu.MatmulResult.RunM).
 	RunM          int
-	Timing        Timing
+	Timing        unit.Timing
 	Algo          cuda.Algo
 	Copies        int
 	CallsPerGraph int
@@ -182,9 +183,9 @@ type GEMMResult struct {
 	FLOPsPerSec   float64
 }
 
-// GEMMRun is what the gemm op measured, with the library and checks.
-type GEMMRun struct {
-	Results []GEMMResult
+// gemmRun is what the gemm op measured, with the library and checks.
+type gemmRun struct {
+	Results []gemmResult
 	Library string   // "cuBLASLt 13.1.0 (cudart 13000) from PATH"
 	Checks  []string // host-reference checks, one line each
 	Skipped []string // dtypes not measured, with why
@@ -194,23 +195,23 @@ type GEMMRun struct {
 // gemmOp measures the dense projections through cuBLASLt.
 type gemmOp struct{}
 
-func (gemmOp) Name() string { return OpGEMM }
+func (gemmOp) Name() string { return opGEMM }
 func (gemmOp) Steps(o Options) (int, error) {
-	sh, _, err := GEMMPoints(o)
+	sh, _, err := gemmPoints(o)
 	return len(sh), err
 }
 func (gemmOp) Tables() bool { return true }
 
-// GEMMRotateBytes is how much weight data each GEMM rotates over (over 4x
+// gemmRotateBytes is how much weight data each GEMM rotates over (over 4x
 // the H200's 60 MiB L2), so that every call reads its weights from HBM.
-const GEMMRotateBytes = 256 << 20
+const gemmRotateBytes = 256 << 20
 
 func (gemmOp) Run(e *Env) (*Output, error) {
 	if err := cuda.InitCUBLASLt(); err != nil {
 		err = fmt.Errorf("%w (set MOECAST_CUBLASLT to a libcublasLt.so.12 or .13)", err)
-		if errors.Is(err, cuda.ErrNoCUBLASLt) && !slices.Contains(e.Options.Ops, OpGEMM) {
+		if errors.Is(err, cuda.ErrNoCUBLASLt) && !slices.Contains(e.Options.Ops, opGEMM) {
 			// a campaign of every op goes on without the gemm tables
-			return &Output{Op: OpGEMM, Method: []string{"gemm not measured: " + err.Error()},
+			return &Output{Op: opGEMM, Method: []string{"gemm not measured: " + err.Error()},
 				Lines: []string{"gemm      not measured: " + err.Error()}}, nil
 		}
 		return nil, err
@@ -219,7 +220,7 @@ func (gemmOp) Run(e *Env) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &GEMMRun{TPs: e.Options.gemmTPs(), Library: fmt.Sprintf("cuBLASLt %s (cudart %d) from %s", cuda.FormatCUBLASLtVersion(v), rt, cuda.CUBLASLtPath())}
+	run := &gemmRun{TPs: e.Options.gemmTPs(), Library: fmt.Sprintf("cuBLASLt %s (cudart %d) from %s", cuda.FormatCUBLASLtVersion(v), rt, cuda.CUBLASLtPath())}
 	h, err := cuda.NewBLASLt()
 	if err != nil {
 		return nil, err
@@ -230,13 +231,13 @@ func (gemmOp) Run(e *Env) (*Output, error) {
 		return nil, err
 	}
 	defer cuda.Free(ws)
-	shapes, ms, err := GEMMPoints(e.Options)
+	shapes, ms, err := gemmPoints(e.Options)
 	if err != nil {
 		return nil, err
 	}
 	skip := map[string]string{} // dtype -> why it has no table
 	for _, dt := range []string{"bf16", "fp8-b128"} {
-		line, err := checkKind(h, GEMMKinds[dt], e.Stream)
+		line, err := checkKind(h, gemmKinds[dt], e.Stream)
 		if errors.Is(err, cuda.ErrNoAlgorithm) || errors.Is(err, errCheck) {
 			// no such matmul here, or a wrong result: no table for dt
 			skip[dt] = err.Error()
@@ -254,21 +255,21 @@ func (gemmOp) Run(e *Env) (*Output, error) {
 			e.Say("gemm %s n=%d k=%d: skipped (%s)", sh.Dtype, sh.N, sh.K, why)
 			continue
 		}
-		rs, err := gpu.MeasureMatmuls(h, gpu.MatmulCase{Name: sh.Uses[0], Kind: GEMMKinds[sh.Dtype], N: sh.N, K: sh.K}, ms,
-			GEMMRotateBytes, ws, gpu.BLASWorkspace, e.Stream)
+		rs, err := gpu.MeasureMatmuls(h, gpu.MatmulCase{Name: sh.Uses[0], Kind: gemmKinds[sh.Dtype], N: sh.N, K: sh.K}, ms,
+			gemmRotateBytes, ws, gpu.BLASWorkspace, e.Stream)
 		if err != nil {
 			return nil, fmt.Errorf("%s n=%d k=%d: %w", sh.Dtype, sh.N, sh.K, err)
 		}
 		var parts []string
 		for _, r := range rs {
-			run.Results = append(run.Results, GEMMResult{Shape: sh, M: r.Case.M, RunM: r.RunM, Algo: r.Algo, Copies: r.Copies, CallsPerGraph: r.CallsPerGraph,
-				Timing:      Timing{Median: r.GraphSeconds, Min: r.GraphMin, Max: r.GraphMax, Eager: r.LaunchSeconds},
+			run.Results = append(run.Results, gemmResult{Shape: sh, M: r.Case.M, RunM: r.RunM, Algo: r.Algo, Copies: r.Copies, CallsPerGraph: r.CallsPerGraph,
+				Timing:      resultTiming(r.GraphSeconds, r.GraphMin, r.GraphMax, r.LaunchSeconds, r.CallsPerGraph),
 				BytesPerSec: r.BytesPerSec, FLOPsPerSec: r.FLOPsPerSec})
 			parts = append(parts, fmt.Sprintf("m%d %.1f", r.Case.M, r.GraphSeconds*1e6))
 		}
 		e.Say("gemm %s n=%d k=%d (%s): %s us (%.2f s)", sh.Dtype, sh.N, sh.K, sh.Uses[0], strings.Join(parts, ", "), time.Since(start).Seconds())
 	}
-	return GEMMOutput(run), nil
+	return gemmOutput(run), nil
 }
 
 // errCheck marks a matmul whose result is not the host reference's.
@@ -301,10 +302,10 @@ func checkKind(h *cuda.BLASLt, kind cuda.MatmulKind, s cuda.Stream) (string, err
 	return line, nil
 }
 
-// GEMMOutput makes one gemm table per dtype (rows by n, k, m) and the report.
-func GEMMOutput(run *GEMMRun) *Output {
-	out := &Output{Op: OpGEMM, Data: run}
-	byDtype := map[string][]GEMMResult{}
+// gemmOutput makes one gemm table per dtype (rows by n, k, m) and the report.
+func gemmOutput(run *gemmRun) *Output {
+	out := &Output{Op: opGEMM, Data: run}
+	byDtype := map[string][]gemmResult{}
 	var dtypes []string
 	for _, r := range run.Results {
 		if _, ok := byDtype[r.Shape.Dtype]; !ok {
@@ -342,12 +343,12 @@ func GEMMOutput(run *GEMMRun) *Output {
 				Method: fmt.Sprintf("cuBLASLt matmul Y[m,n] = X[m,k] x W[n,k]^T (nn.Linear layout), %s; the dense projections of %s at TP %s "+
 					"(per-GPU shapes as sim prices them); weights rotated over copies totalling %d MiB so every call reads HBM; "+
 					"latency = median of 15 replays of a captured graph of about %.1f ms (up to %d calls, cycling enough copies that %d MiB of other weights pass between two reads of one); checked: %s",
-					what, strings.Join(GEMMModels, ", "), joinInts(run.TPs), GEMMRotateBytes>>20, gpu.BLASReplaySeconds*1e3, gpu.BLASMaxCalls,
+					what, strings.Join(gemmModels, ", "), joinInts(run.TPs), gemmRotateBytes>>20, gpu.BLASReplaySeconds*1e3, gpu.BLASMaxCalls,
 					gpu.BLASDistinctBytes>>20, checks)},
 		}
 		padded := map[[2]int]bool{}
 		for _, r := range rows {
-			t.Rows = append(t.Rows, []float64{float64(r.Shape.N), float64(r.Shape.K), float64(r.M), roundPS(r.Timing.Median * 1e6)})
+			t.Rows = append(t.Rows, []float64{float64(r.Shape.N), float64(r.Shape.K), float64(r.M), roundPS(float64(r.Timing.Median) * 1e6)})
 			if r.RunM > r.M {
 				padded[[2]int{r.M, r.RunM}] = true
 			}
@@ -375,9 +376,9 @@ func GEMMOutput(run *GEMMRun) *Output {
 	for _, r := range run.Results {
 		spread := 0.0
 		if r.Timing.Min > 0 {
-			spread = 100 * (r.Timing.Max/r.Timing.Min - 1)
+			spread = 100 * float64(r.Timing.Max/r.Timing.Min-1)
 		}
-		rt.Add(r.Shape.Dtype, r.Shape.N, r.Shape.K, r.M, max(r.RunM, r.M), r.Timing.Median*1e6, spread, r.Timing.Eager*1e6,
+		rt.Add(r.Shape.Dtype, r.Shape.N, r.Shape.K, r.M, max(r.RunM, r.M), float64(r.Timing.Median)*1e6, spread, float64(r.Timing.Eager)*1e6,
 			r.BytesPerSec/1e12, r.FLOPsPerSec/1e12, r.Algo.String(), usesText(r.Shape.Uses))
 	}
 	out.Report = rt

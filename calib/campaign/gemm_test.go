@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"github.com/moecast/moecast/internal/unit"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -32,7 +33,7 @@ func findShape(t *testing.T, sh []GEMMShape, dt string, n, k int) GEMMShape {
 }
 
 func TestGEMMShapes(t *testing.T) {
-	sh, err := GEMMShapes(GEMMTPs)
+	sh, err := gemmShapes(GEMMTPs)
 	require.NoError(t, err)
 	tests := []struct {
 		dt   string
@@ -68,7 +69,7 @@ func TestGEMMShapes(t *testing.T) {
 		assert.Contains(t, s.Uses, tt.use, "%s n=%d k=%d", tt.dt, tt.n, tt.k)
 	}
 	for _, s := range sh {
-		_, ok := GEMMKinds[s.Dtype]
+		_, ok := gemmKinds[s.Dtype]
 		assert.True(t, ok, "%+v", s)
 		assert.False(t, s.N == 512 && s.K == 128, "absorbed W_UK (a per-head batch) is no table row: %+v", s)
 		for _, u := range s.Uses {
@@ -78,7 +79,7 @@ func TestGEMMShapes(t *testing.T) {
 	steps, err := gemmOp{}.Steps(Options{})
 	require.NoError(t, err)
 	assert.Equal(t, len(sh), steps)
-	quick, err := GEMMShapes(QuickGEMMTPs)
+	quick, err := gemmShapes(quickGEMMTPs)
 	require.NoError(t, err)
 	steps, err = gemmOp{}.Steps(Options{Quick: true})
 	require.NoError(t, err)
@@ -90,10 +91,10 @@ func TestGEMMShapes(t *testing.T) {
 // syntheticGEMM is a campaign's gemm output as an H200 could give it: each
 // latency above the physical floor (weights at 4.3 TB/s, FLOPs at 700
 // TFLOP/s, plus 3 us).
-func syntheticGEMM(t *testing.T, ms []int) *GEMMRun {
-	sh, err := GEMMShapes(GEMMTPs)
+func syntheticGEMM(t *testing.T, ms []int) *gemmRun {
+	sh, err := gemmShapes(GEMMTPs)
 	require.NoError(t, err)
-	run := &GEMMRun{TPs: GEMMTPs, Library: "cuBLASLt 13.1.0 (cudart 13000) from /x/libcublasLt.so.13",
+	run := &gemmRun{TPs: GEMMTPs, Library: "cuBLASLt 13.1.0 (cudart 13000) from /x/libcublasLt.so.13",
 		Checks: []string{"bf16 m=24 n=256 k=512: within tolerance"}}
 	for _, s := range sh {
 		eb := 2.0
@@ -106,16 +107,16 @@ func syntheticGEMM(t *testing.T, ms []int) *GEMMRun {
 			if s.Dtype == "fp8-b128" && m < 4 {
 				runM = 4
 			}
-			run.Results = append(run.Results, GEMMResult{Shape: s, M: m, RunM: runM, Timing: Timing{Median: lat, Min: lat * 0.98, Max: lat * 1.03, Eager: lat + 5e-6}})
+			run.Results = append(run.Results, gemmResult{Shape: s, M: m, RunM: runM, Timing: unit.Timing{Median: unit.Seconds(lat), Min: unit.Seconds(lat * 0.98), Max: unit.Seconds(lat * 1.03), Eager: unit.Seconds(lat + 5e-6)}})
 		}
 	}
 	return run
 }
 
-func gemmFile(t *testing.T, run *GEMMRun) *calib.File {
+func gemmFile(t *testing.T, run *gemmRun) *calib.File {
 	t.Helper()
 	r := recorded()
-	r.Outputs = append(r.Outputs, GEMMOutput(run))
+	r.Outputs = append(r.Outputs, gemmOutput(run))
 	f, err := r.File(Options{Command: "moecast calib gpu --ops gemm --out h200.toml", Version: "devel"}, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "h200.toml")
@@ -126,7 +127,7 @@ func gemmFile(t *testing.T, run *GEMMRun) *calib.File {
 }
 
 func TestGEMMFileWrittenAndLoaded(t *testing.T) {
-	run := syntheticGEMM(t, FullTokens)
+	run := syntheticGEMM(t, fullTokens)
 	got := gemmFile(t, run)
 	var names []string
 	for _, tb := range got.Tables {
@@ -157,7 +158,7 @@ func TestGEMMFileWrittenAndLoaded(t *testing.T) {
 	f := dtype.BF16Weights
 	e, ok := got.KernelTables().GEMM(kernels.GEMMShape{M: r.M, N: r.Shape.N, K: r.Shape.K, Weight: f})
 	require.True(t, ok)
-	assert.InDelta(t, r.Timing.Median, float64(e.Time), 1e-12)
+	assert.InDelta(t, float64(r.Timing.Median), float64(e.Time), 1e-12)
 	assert.Contains(t, e.Source.Table, "#gemm.cublaslt.bf16")
 	// Between measured m: interpolated, no clamp note.
 	e, ok = got.KernelTables().GEMM(kernels.GEMMShape{M: 3, N: r.Shape.N, K: r.Shape.K, Weight: f})
@@ -169,21 +170,21 @@ func TestGEMMFileWrittenAndLoaded(t *testing.T) {
 	_, ok = got.KernelTables().GEMM(kernels.GEMMShape{M: 8, N: r.Shape.N, K: r.Shape.K, Weight: dtype.INT4G32})
 	assert.False(t, ok)
 
-	out := GEMMOutput(run)
+	out := gemmOutput(run)
 	assert.Len(t, out.Report.Rows, len(run.Results))
 	assert.Contains(t, strings.Join(out.Lines, "\n"), "within tolerance")
 }
 
 func TestGEMMSkippedDtype(t *testing.T) {
-	run := syntheticGEMM(t, QuickTokens)
-	var keep []GEMMResult
+	run := syntheticGEMM(t, quickTokens)
+	var keep []gemmResult
 	for _, r := range run.Results {
 		if r.Shape.Dtype == "bf16" {
 			keep = append(keep, r)
 		}
 	}
 	run.Results, run.Skipped = keep, []string{"fp8-b128: cuBLASLt has no algorithm for this matmul here"}
-	out := GEMMOutput(run)
+	out := gemmOutput(run)
 	require.Len(t, out.Tables, 1)
 	assert.Equal(t, "bf16", out.Tables[0].Keys.Dtype)
 	assert.Contains(t, strings.Join(out.Method, "; "), "gemm not measured: fp8-b128")
@@ -195,12 +196,12 @@ func TestGEMMSkippedDtype(t *testing.T) {
 // chunk, from the gemm tables (MLA's per-head absorbed W_UK/W_UV batches
 // excepted: the roofline prices them).
 func TestGEMMAnswersSim(t *testing.T) {
-	got := gemmFile(t, syntheticGEMM(t, FullTokens))
+	got := gemmFile(t, syntheticGEMM(t, fullTokens))
 	g, ok := kernels.LookupGPU("h200-sxm")
 	require.True(t, ok)
 	fab, ok := comm.LookupFabric("nvlink4")
 	require.True(t, ok)
-	for _, name := range GEMMModels {
+	for _, name := range gemmModels {
 		m, err := model.Preset(name)
 		require.NoError(t, err)
 		var layouts []model.Layout
@@ -246,5 +247,5 @@ func TestGEMMRunWithoutGPU(t *testing.T) {
 	_, err := gemmOp{}.Run(&Env{Options: Options{Quick: true}})
 	require.Error(t, err)
 	assert.True(t, cuda.NoCUBLASLt(err), "%v", err)
-	assert.True(t, slices.Contains(Ops, OpGEMM))
+	assert.True(t, slices.Contains(Ops, opGEMM))
 }

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"github.com/moecast/moecast/internal/unit"
 	"sort"
 	"strings"
 
@@ -10,8 +11,8 @@ import (
 	"github.com/moecast/moecast/report"
 )
 
-// RotateBytes is how much weight data the MoE routings rotate over.
-const RotateBytes = 512 << 20
+// rotateBytes is how much weight data the MoE routings rotate over.
+const rotateBytes = 512 << 20
 
 // MoEResult is one MoE point: the whole layer timed in one graph (Layer),
 // the layer without its router top-k in one graph (Experts: the table's
@@ -21,10 +22,10 @@ const RotateBytes = 512 << 20
 // replayed, L2-warm as far as its weights fit).
 type MoEResult struct {
 	Point                                 MoEPoint
-	Layer                                 Timing
-	Experts                               Timing
-	Router, Align, GateUp, Act, Down, Sum Timing
-	Hot                                   Timing
+	Layer                                 unit.Timing
+	Experts                               unit.Timing
+	Router, Align, GateUp, Act, Down, Sum unit.Timing
+	Hot                                   unit.Timing
 	Touched                               float64 // distinct experts this GPU read, mean over the routings
 	WorkingSet                            float64 // weight bytes those experts hold (gate_up + down)
 	GateUpVariant                         string  // the kernels the plan chose
@@ -36,17 +37,17 @@ type MoEResult struct {
 
 // Latency is the table's time: the median of the layer graph without the
 // router top-k.
-func (r MoEResult) Latency() float64 { return r.Experts.Median }
+func (r MoEResult) Latency() float64 { return float64(r.Experts.Median) }
 
-// routers are the shipped models' routers, by MoEModel name.
-var routers = map[string]gpu.RouterConfig{KimiK25.Name: gpu.KimiRouter}
+// routers are the shipped models' routers, by moeModel name.
+var routers = map[string]gpu.RouterConfig{kimiK25.Name: gpu.KimiRouter}
 
 // MoEPoints is the MoE layers the moe op measures under o.
 func MoEPoints(o Options) []MoEPoint {
 	var out []MoEPoint
 	for _, s := range Splits {
 		for _, t := range o.Tokens() {
-			out = append(out, MoEPoint{Model: KimiK25, Split: s, Tokens: t})
+			out = append(out, MoEPoint{Model: kimiK25, Split: s, Tokens: t})
 		}
 	}
 	return out
@@ -56,7 +57,7 @@ func MoEPoints(o Options) []MoEPoint {
 // with moecast's W4A16 kernels at the shipped int4 models' expert shapes.
 type moeOp struct{}
 
-func (moeOp) Name() string                 { return OpMoE }
+func (moeOp) Name() string                 { return opMoE }
 func (moeOp) Steps(o Options) (int, error) { return len(MoEPoints(o)), nil }
 func (moeOp) Tables() bool                 { return true }
 
@@ -79,7 +80,7 @@ func (moeOp) Run(e *Env) (*Output, error) {
 		c := gpu.MoELayerCase{Name: fmt.Sprintf("%s tp%d ep%d", mm.Name, sp.MoETP, sp.EP), Tokens: p.Tokens, Hidden: mm.Hidden,
 			Inter: mm.Inter / sp.MoETP, Group: mm.Group, Router: rc, Local: local,
 			Seed: uint64(1_000_003*(i+1)) ^ uint64(p.Tokens)}
-		lr, err := gpu.MeasureMoELayer(e.W4A16, g, c, RotateBytes, e.Stream)
+		lr, err := gpu.MeasureMoELayer(e.W4A16, g, c, rotateBytes, e.Stream)
 		if err != nil {
 			return nil, err
 		}
@@ -89,23 +90,19 @@ func (moeOp) Run(e *Env) (*Output, error) {
 			return nil, err
 		}
 		r := layerResult(p, lr)
-		r.Hot = timingOf(hot.Experts)
+		r.Hot = hot.Experts
 		r.GlueImage = g.Image
 		res = append(res, r)
 		e.Say("moe %s tp%d ep%d tokens %d: %.1f us without the router, %.1f with it (router %.1f, align %.1f, gate_up %.1f, act %.1f, down %.1f, sum %.1f; hot %.1f), %.1f experts",
-			mm.Name, sp.MoETP, sp.EP, p.Tokens, r.Latency()*1e6, r.Layer.Median*1e6, r.Router.Median*1e6, r.Align.Median*1e6, r.GateUp.Median*1e6,
-			r.Act.Median*1e6, r.Down.Median*1e6, r.Sum.Median*1e6, r.Hot.Median*1e6, r.Touched)
+			mm.Name, sp.MoETP, sp.EP, p.Tokens, r.Latency()*1e6, float64(r.Layer.Median)*1e6, float64(r.Router.Median)*1e6, float64(r.Align.Median)*1e6, float64(r.GateUp.Median)*1e6,
+			float64(r.Act.Median)*1e6, float64(r.Down.Median)*1e6, float64(r.Sum.Median)*1e6, float64(r.Hot.Median)*1e6, r.Touched)
 	}
 	return MoEOutput(res), nil
 }
 
-func timingOf(t gpu.Timing) Timing {
-	return Timing{Median: t.Graph, Min: t.GraphMin, Max: t.GraphMax, Eager: t.Eager}
-}
-
 func layerResult(p MoEPoint, lr gpu.LayerResult) MoEResult {
-	return MoEResult{Point: p, Layer: timingOf(lr.Layer), Experts: timingOf(lr.Experts), Router: timingOf(lr.Router), Align: timingOf(lr.Align),
-		GateUp: timingOf(lr.GateUp), Act: timingOf(lr.Act), Down: timingOf(lr.Down), Sum: timingOf(lr.Sum),
+	return MoEResult{Point: p, Layer: lr.Layer, Experts: lr.Experts, Router: lr.Router, Align: lr.Align,
+		GateUp: lr.GateUp, Act: lr.Act, Down: lr.Down, Sum: lr.Sum,
 		Touched: lr.Touched, WorkingSet: lr.WeightBytes, GateUpVariant: lr.GateUpVariant, DownVariant: lr.DownVariant,
 		Block: lr.Block, Routings: lr.Routings}
 }
@@ -113,9 +110,9 @@ func layerResult(p MoEPoint, lr gpu.LayerResult) MoEResult {
 // MoEOutput makes one MoE table per model (rows per split and token
 // count) and the report.
 func MoEOutput(res []MoEResult) *Output {
-	out := &Output{Op: OpMoE, Data: res}
+	out := &Output{Op: opMoE, Data: res}
 	byModel := map[string][]MoEResult{}
-	var models []MoEModel
+	var models []moeModel
 	for _, m := range res {
 		if _, ok := byModel[m.Point.Model.Name]; !ok {
 			models = append(models, m.Point.Model)
@@ -156,11 +153,11 @@ func MoEOutput(res []MoEResult) *Output {
 	for _, m := range res {
 		spread := 0.0
 		if m.Experts.Min > 0 {
-			spread = 100 * (m.Experts.Max/m.Experts.Min - 1)
+			spread = 100 * float64(m.Experts.Max/m.Experts.Min-1)
 		}
 		rt.Add(m.Point.Model.Name, m.Point.Split.MoETP, m.Point.Split.EP, m.Point.Tokens, m.Latency()*1e6, spread,
-			m.Layer.Median*1e6, m.Router.Median*1e6, m.Align.Median*1e6, m.GateUp.Median*1e6, m.Act.Median*1e6, m.Down.Median*1e6,
-			m.Sum.Median*1e6, m.Hot.Median*1e6, m.Touched, m.GateUpVariant+"+"+m.DownVariant)
+			float64(m.Layer.Median)*1e6, float64(m.Router.Median)*1e6, float64(m.Align.Median)*1e6, float64(m.GateUp.Median)*1e6, float64(m.Act.Median)*1e6, float64(m.Down.Median)*1e6,
+			float64(m.Sum.Median)*1e6, float64(m.Hot.Median)*1e6, m.Touched, m.GateUpVariant+"+"+m.DownVariant)
 	}
 	out.Report = rt
 	if hot := hotLine(res); hot != "" {
@@ -171,7 +168,7 @@ func MoEOutput(res []MoEResult) *Output {
 }
 
 // moeMethod is the MoE table's method: what one row's latency includes.
-func moeMethod(mm MoEModel) string {
+func moeMethod(mm moeModel) string {
 	rc := routers[mm.Name]
 	return fmt.Sprintf("%s experts (group %d): the whole routed-expert layer as vLLM's fused_marlin_moe runs it, "+
 		"captured as one CUDA graph per call: router top-k (moecast_router_f32: sigmoid of fp32 logits, plus e_score_correction_bias for the choice, "+
@@ -186,7 +183,7 @@ func moeMethod(mm MoEModel) string {
 		"latency = the median of 15 replays of the same graph without the router top-k (align -> ... -> moe_sum on the ids the router wrote), "+
 		"since the cost model prices the router top-k as a kernel of its own (sim's router top-k, an elementwise op); "+
 		"the whole layer with the router and each kernel alone in its own graph are in calib gpu's report",
-		mm.Name, mm.Group, rc.Groups, rc.TopKGroups, rc.TopK, rc.Experts, rc.Scale, mm.Hidden, mm.Inter, mm.TopK, RotateBytes>>20)
+		mm.Name, mm.Group, rc.Groups, rc.TopKGroups, rc.TopK, rc.Experts, rc.Scale, mm.Hidden, mm.Inter, mm.TopK, rotateBytes>>20)
 }
 
 // moeKernel names the images the layer ran: the W4A16 GEMMs' (the file's
@@ -220,7 +217,7 @@ func hotLine(res []MoEResult) string {
 			flush()
 		}
 		last = m.Point
-		cur = append(cur, fmt.Sprintf("%d:%.1f", m.Point.Tokens, m.Hot.Median*1e6))
+		cur = append(cur, fmt.Sprintf("%d:%.1f", m.Point.Tokens, float64(m.Hot.Median)*1e6))
 	}
 	flush()
 	if len(groups) == 0 {

@@ -10,7 +10,7 @@ import (
 )
 
 // Op is one measurement of the campaign, named by --ops. The ops run in
-// the order of Registry, each on device 0 with its context current.
+// the order of registry, each on device 0 with its context current.
 type Op interface {
 	// Name is the --ops name ("moe").
 	Name() string

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"github.com/moecast/moecast/internal/unit"
 	"os"
 	"regexp"
 	"runtime"
@@ -27,12 +28,6 @@ type Versions struct {
 	Driver string // NVIDIA driver ("580.159.04"), from /proc/driver/nvidia/version
 	CUDA   string // the driver API's CUDA version ("13.0")
 	NCCL   string // "2.28.9", or why it was not loaded
-}
-
-// Timing is one measurement in seconds: the median of the graph replays,
-// their fastest and slowest, and the eager (direct launch) figure.
-type Timing struct {
-	Median, Min, Max, Eager float64
 }
 
 // Result is what a campaign measured: one Output per op, in plan order.
@@ -130,8 +125,14 @@ func device(o Options) (cuda.Device, Device, error) {
 	return dev, d, nil
 }
 
-func timing(r gpu.BenchResult) Timing {
-	return Timing{Median: r.GraphSeconds, Min: r.GraphMin, Max: r.GraphMax, Eager: r.LaunchSeconds}
+func timing(r gpu.BenchResult) unit.Timing {
+	return resultTiming(r.GraphSeconds, r.GraphMin, r.GraphMax, r.LaunchSeconds, r.CallsPerGraph)
+}
+
+// resultTiming is a kernels/gpu result's seconds (median, least and most
+// of its graph replays, one eager launch) and calls a replay as one timing.
+func resultTiming(median, least, most, eager float64, calls int) unit.Timing {
+	return unit.Timing{Median: unit.Seconds(median), Min: unit.Seconds(least), Max: unit.Seconds(most), Eager: unit.Seconds(eager), Calls: calls}
 }
 
 // Run measures plan on device 0 (under a multi-process launcher, the

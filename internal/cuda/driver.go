@@ -38,7 +38,9 @@ var ErrNoDevice = errors.New("no CUDA-capable device")
 
 // NoGPU reports whether err says that this machine has no usable GPU: no
 // driver library, or a driver without a device.
-func NoGPU(err error) bool { return errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) }
+func NoGPU(err error) bool {
+	return errors.Is(err, ErrNoDriver) || errors.Is(err, ErrNoDevice) || errors.Is(err, ErrBadDriver)
+}
 
 // Handles of the driver API.
 type (
@@ -314,8 +316,38 @@ func DeviceCount() (int, error) {
 		return 0, err
 	}
 	var n int32
-	err = check("cuDeviceGetCount", d.cuDeviceGetCount(&n))
-	return int(n), err
+	if err := check("cuDeviceGetCount", d.cuDeviceGetCount(&n)); err != nil {
+		return 0, err
+	}
+	return deviceCount(n)
+}
+
+// MaxDevices bounds the device count a driver may report: the largest
+// NVLink domains join 576 GPUs, and one process sees a node's few.
+const MaxDevices = 4096
+
+// deviceCount checks the count a driver reported: none (or a negative
+// count) is ErrNoDevice, more than MaxDevices ErrBadDriver, so that no
+// caller lists an empty table or loops over 2^30 ordinals.
+func deviceCount(n int32) (int, error) {
+	switch {
+	case n <= 0:
+		return 0, fmt.Errorf("cuda: cuDeviceGetCount reported %d devices: %w", n, ErrNoDevice)
+	case n > MaxDevices:
+		return 0, fmt.Errorf("cuda: cuDeviceGetCount reported %d devices, more than %d: %w", n, MaxDevices, ErrBadDriver)
+	}
+	return int(n), nil
+}
+
+// ErrBadDriver is a driver that answers with nonsense (a device count no
+// machine has).
+var ErrBadDriver = errors.New("the driver's answer is not plausible; reinstall or update it")
+
+// Unusable reports whether err says that the GPU stack cannot be used
+// here: NoGPU, a driver that answers nonsense, or no cuBLASLt or NCCL
+// library. Every command maps it to one exit code.
+func Unusable(err error) bool {
+	return NoGPU(err) || errors.Is(err, ErrBadDriver) || errors.Is(err, ErrNoCUBLASLt) || errors.Is(err, ErrNoNCCL)
 }
 
 // GetDevice returns the device of an ordinal.

@@ -199,3 +199,12 @@ func ParseFLOPs(s string) (FLOPsPerSecond, error) {
 	v, err := parseWithSuffix(s, "throughput", flopsSuffixes)
 	return FLOPsPerSecond(v), err
 }
+
+// Timing is one timed measurement, seconds a call: the median, least and
+// most over the timed replays of a captured CUDA graph, a direct (eager)
+// launch's, and the calls one replay holds (kernels/gpu and calib gpu's
+// campaign).
+type Timing struct {
+	Median, Min, Max, Eager Seconds
+	Calls                   int
+}

@@ -534,6 +534,193 @@ __device__ __forceinline__ uint32_t hash32(uint32_t x) {
   return x;
 }
 
+// ---- prefill ----
+//
+// Causal attention of a chunk of new tokens against its cached prefix, as
+// the engines' varlen FlashAttention runs a prefill chunk: query token i of
+// the chunk sits at position prefix+i and sees the cache's keys j <= prefix+i
+// (and, with a sliding window w > 0, j > prefix+i-w). The chunk's own K and
+// V are already in the cache (positions prefix..prefix+chunk-1). FA2-style:
+// a block holds 64 query rows of one head (16 a warp, the whole QK dim in
+// registers), streams 64-key tiles of K and V through a cp.async pipeline,
+// and runs the online softmax per row in registers (base 2); the output is
+// written once, normalised. QK and V dims are separate (MLA prefill: q/k
+// 192, v 128; GQA: both head_dim). Query heads h use KV head h/(hq/hkv).
+constexpr int PF_M = 64;  // query rows a block
+constexpr int PF_N = 64;  // keys a tile (one page of a paged cache)
+
+template <int DQK, int DV, int STAGES>
+__device__ __forceinline__ void prefill(const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ kc,
+                                        const __nv_bfloat16* __restrict__ vc, const int* __restrict__ table,
+                                        __nv_bfloat16* __restrict__ out, int hq, int hkv, int chunk, int prefix,
+                                        int window, int max_pages, long long kv_stride, float scale_log2) {
+  constexpr int RK = DQK + 8, RV = DV + 8;  // padded shared-memory rows (conflict-free ldmatrix)
+  constexpr int KS = DQK / 16;              // k16 steps of the scores
+  constexpr int NT = DV / 8;                // n8 tiles of the output
+  constexpr int STAGE = PF_N * (RK + RV);   // elements a stage (K then V)
+  extern __shared__ uint4 smem_raw[];
+  __nv_bfloat16* sm = reinterpret_cast<__nv_bfloat16*>(smem_raw);
+  const int qt = gridDim.x - 1 - blockIdx.x;  // the longest tiles (last queries) first
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int kvh = h / (hq / hkv);
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, g = lane >> 2, qd = lane & 3;
+  const int q0 = qt * PF_M;
+  const int total = prefix + chunk;                // keys in the cache
+  const int last = prefix + min(q0 + PF_M, chunk);  // one past the last key any row sees
+  int first = 0;                                    // the first key any row sees
+  if (window > 0) first = max(0, prefix + q0 - window + 1);
+  const int tile0 = first / PF_N, tile1 = (last + PF_N - 1) / PF_N;
+  const int ntiles = tile1 - tile0;
+
+  // This warp's rows r0, r1 (chunk indices) and their positions.
+  const int r0 = q0 + warp * 16 + g, r1 = r0 + 8;
+  const int p0 = prefix + r0, p1 = prefix + r1;
+  uint32_t qf[KS][4];
+  {
+    const __nv_bfloat16* qa = q + (((long long)b * chunk + r0) * hq + h) * DQK;
+    const __nv_bfloat16* qb = q + (((long long)b * chunk + r1) * hq + h) * DQK;
+    const bool v0 = r0 < chunk, v1 = r1 < chunk;
+#pragma unroll
+    for (int kk = 0; kk < KS; kk++) {
+      const int d = kk * 16 + 2 * qd;
+      qf[kk][0] = v0 ? ld32(qa + d) : 0u;
+      qf[kk][1] = v1 ? ld32(qb + d) : 0u;
+      qf[kk][2] = v0 ? ld32(qa + d + 8) : 0u;
+      qf[kk][3] = v1 ? ld32(qb + d + 8) : 0u;
+    }
+  }
+
+  auto load = [&](int stage, int tile) {
+    const uint32_t base = smem_addr(sm + stage * STAGE);
+    const int t0 = (tile0 + tile) * PF_N;
+    constexpr int CK = DQK / 8, CV = DV / 8;  // 16-byte chunks a row
+#pragma unroll 4
+    for (int i = tid; i < PF_N * (CK + CV); i += 128) {
+      const bool isv = i >= PF_N * CK;
+      const int j = isv ? i - PF_N * CK : i;
+      const int cw = isv ? CV : CK;
+      const int r = j / cw, c = j - r * cw;
+      const int t = t0 + r;
+      const bool ok = t < total;
+      const long long row = row_index(table, b, ok ? t : 0, max_pages, kv_stride);
+      const __nv_bfloat16* src = isv ? vc + (row * hkv + kvh) * DV + c * 8 : kc + (row * hkv + kvh) * DQK + c * 8;
+      const int off = isv ? PF_N * RK + r * RV + c * 8 : r * RK + c * 8;
+      cp_async16(base + off * 2, src, ok);
+    }
+  };
+
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; s++) {
+    if (s < ntiles) load(s, s);
+    cp_async_commit();
+  }
+
+  float acc[NT][4];
+#pragma unroll
+  for (int j = 0; j < NT; j++) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.f;
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.f, l1 = 0.f;
+
+  for (int it = 0; it < ntiles; it++) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    {
+      const int nt = it + STAGES - 1;
+      if (nt < ntiles) load(nt % STAGES, nt);
+      cp_async_commit();
+    }
+    const uint32_t kb = smem_addr(sm + (it % STAGES) * STAGE);
+    const uint32_t vb = kb + PF_N * RK * 2;
+    const int t0 = (tile0 + it) * PF_N;
+
+    float s[8][4];
+#pragma unroll
+    for (int j = 0; j < 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KS; kk++) {
+#pragma unroll
+      for (int np = 0; np < 4; np++) {
+        uint32_t bf[4];
+        const int row = np * 16 + (lane & 7) + (lane >> 4) * 8;
+        const int col = kk * 16 + ((lane >> 3) & 1) * 8;
+        ldmatrix_x4(bf, kb + (row * RK + col) * 2);
+        mma_bf16(s[2 * np], qf[kk], bf[0], bf[1]);
+        mma_bf16(s[2 * np + 1], qf[kk], bf[2], bf[3]);
+      }
+    }
+    // Mask only the tiles that cross a row's causal edge or window start
+    // (block-uniform test: any key past the first row's position, or any
+    // key the last row's window leaves out).
+    const bool edge = t0 + PF_N - 1 > prefix + q0 || (window > 0 && t0 <= prefix + q0 + PF_M - 1 - window);
+    float mx0 = -INFINITY, mx1 = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+#pragma unroll
+      for (int e = 0; e < 4; e++) {
+        float v = s[j][e] * scale_log2;
+        if (edge) {
+          const int key = t0 + j * 8 + 2 * qd + (e & 1);
+          const int p = e < 2 ? p0 : p1;
+          if (key > p || (window > 0 && key <= p - window)) v = -INFINITY;
+        }
+        s[j][e] = v;
+      }
+      mx0 = fmaxf(mx0, fmaxf(s[j][0], s[j][1]));
+      mx1 = fmaxf(mx1, fmaxf(s[j][2], s[j][3]));
+    }
+    const float n0 = fmaxf(m0, quad_max(mx0)), n1 = fmaxf(m1, quad_max(mx1));
+    const float b0 = n0 == -INFINITY ? 0.f : n0, b1 = n1 == -INFINITY ? 0.f : n1;
+    const float a0 = exp2f(m0 - b0), a1 = exp2f(m1 - b1);
+    m0 = n0;
+    m1 = n1;
+    float ps0 = 0.f, ps1 = 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      s[j][0] = exp2f(s[j][0] - b0);
+      s[j][1] = exp2f(s[j][1] - b0);
+      s[j][2] = exp2f(s[j][2] - b1);
+      s[j][3] = exp2f(s[j][3] - b1);
+      ps0 += s[j][0] + s[j][1];
+      ps1 += s[j][2] + s[j][3];
+    }
+    l0 = l0 * a0 + ps0;
+    l1 = l1 * a1 + ps1;
+#pragma unroll
+    for (int j = 0; j < NT; j++) {
+      acc[j][0] *= a0;
+      acc[j][1] *= a0;
+      acc[j][2] *= a1;
+      acc[j][3] *= a1;
+    }
+#pragma unroll
+    for (int kk = 0; kk < 4; kk++) {
+      const uint32_t pa[4] = {pack2(s[2 * kk][0], s[2 * kk][1]), pack2(s[2 * kk][2], s[2 * kk][3]),
+                              pack2(s[2 * kk + 1][0], s[2 * kk + 1][1]), pack2(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+      for (int jp = 0; jp < DV / 16; jp++) {
+        uint32_t bf[4];
+        const int row = kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+        const int col = jp * 16 + (lane >> 4) * 8;
+        ldmatrix_x4_trans(bf, vb + (row * RV + col) * 2);
+        mma_bf16(acc[2 * jp], pa, bf[0], bf[1]);
+        mma_bf16(acc[2 * jp + 1], pa, bf[2], bf[3]);
+      }
+    }
+  }
+  cp_async_wait<0>();
+
+  l0 = quad_sum(l0);
+  l1 = quad_sum(l1);
+  const float i0 = l0 > 0.f ? 1.f / l0 : 0.f, i1 = l1 > 0.f ? 1.f / l1 : 0.f;
+  __nv_bfloat16* oa = out + (((long long)b * chunk + r0) * hq + h) * DV;
+  __nv_bfloat16* ob = out + (((long long)b * chunk + r1) * hq + h) * DV;
+#pragma unroll
+  for (int j = 0; j < NT; j++) {
+    const int c = j * 8 + 2 * qd;
+    if (r0 < chunk) *reinterpret_cast<uint32_t*>(oa + c) = pack2(acc[j][0] * i0, acc[j][1] * i0);
+    if (r1 < chunk) *reinterpret_cast<uint32_t*>(ob + c) = pack2(acc[j][2] * i1, acc[j][3] * i1);
+  }
+}
+
 }  // namespace
 
 // mla_decode_t<T>_s<STAGES>(q [B][heads][576], kv, table or null, lens [B],
@@ -577,6 +764,25 @@ GQA_KERNEL(64, 2)
 GQA_KERNEL(64, 3)
 GQA_KERNEL(128, 2)
 GQA_KERNEL(128, 3)
+
+// prefill_q<DQK>_v<DV>_s<STAGES>(q [B][chunk][hq][DQK], k cache, v cache
+// (rows of hkv x DQK and hkv x DV), table or null, out [B][chunk][hq][DV],
+// hq, hkv, chunk, prefix, window (0: none), max_pages, kv_stride,
+// scale_log2). 128 threads; grid (ceil(chunk/64), hq, B); dynamic shared
+// memory STAGES*64*(DQK+DV+16)*2 bytes.
+#define PREFILL_KERNEL(DQK, DV, S)                                                                                  \
+  extern "C" __global__ void __launch_bounds__(128, DQK == 192 ? 2 : 3) moecast_prefill_q##DQK##_v##DV##_s##S(                          \
+      const __nv_bfloat16* __restrict__ q, const __nv_bfloat16* __restrict__ kc, const __nv_bfloat16* __restrict__ vc, \
+      const int* __restrict__ table, __nv_bfloat16* __restrict__ out, int hq, int hkv, int chunk, int prefix,        \
+      int window, int max_pages, long long kv_stride, float scale_log2) {                                            \
+    prefill<DQK, DV, S>(q, kc, vc, table, out, hq, hkv, chunk, prefix, window, max_pages, kv_stride, scale_log2);    \
+  }
+PREFILL_KERNEL(64, 64, 2)
+PREFILL_KERNEL(64, 64, 3)
+PREFILL_KERNEL(128, 128, 2)
+PREFILL_KERNEL(128, 128, 3)
+PREFILL_KERNEL(192, 128, 2)
+PREFILL_KERNEL(192, 128, 3)
 
 // moecast_attn_combine(opart, lse, out, heads, splits, d): 256 threads; grid
 // (sequences x heads, d / 64); splits <= 256, d a multiple of 64.

@@ -8,9 +8,9 @@ import (
 	"github.com/moecast/moecast/internal/cuda"
 )
 
-// AttnGraphCalls is the calls a timing graph holds (fewer when a replay
+// attnGraphCalls is the calls a timing graph holds (fewer when a replay
 // would pass 5 ms; never fewer than the rotated copies).
-const AttnGraphCalls = 100
+const attnGraphCalls = 100
 
 // AttnCase is one decode attention call to time: Batch sequences of KVLen
 // tokens each, Heads query heads on the GPU (GQA: KVHeads KV heads of
@@ -52,7 +52,7 @@ type AttnResult struct {
 }
 
 // Plan is the case's plan on m.
-func (c AttnCase) Plan(m *AttentionModule) (AttnPlan, error) {
+func (c AttnCase) Plan(m *AttentionModule) (attnPlan, error) {
 	if c.MLA {
 		return m.PlanMLA(c.Batch, c.Heads, c.KVLen, c.Opt)
 	}
@@ -60,9 +60,9 @@ func (c AttnCase) Plan(m *AttentionModule) (AttnPlan, error) {
 }
 
 // cacheRows is the rows one copy of a cache holds (paged: whole pages).
-func (p AttnPlan) cacheRows() int64 {
+func (p attnPlan) cacheRows() int64 {
 	if p.Paged {
-		return int64(p.Batch) * int64(p.MaxPages) * PageSize
+		return int64(p.Batch) * int64(p.MaxPages) * pageSize
 	}
 	return int64(p.Batch) * int64(p.KVLen)
 }
@@ -123,8 +123,7 @@ func MeasureAttention(m *AttentionModule, c AttnCase, rotateBytes int64, s cuda.
 	bufs = append(bufs, lens)
 	var table cuda.DevicePtr
 	if p.Paged {
-		rng := rand.New(rand.NewPCG(c.Seed, 11))
-		perm := rng.Perm(p.Batch * p.MaxPages)
+		perm := pagePerm(c.Seed, p.Batch*p.MaxPages)
 		t := make([]int32, len(perm))
 		for i, v := range perm {
 			t[i] = int32(v)
@@ -147,7 +146,7 @@ func MeasureAttention(m *AttentionModule, c AttnCase, rotateBytes int64, s cuda.
 	}
 	var launches []func() error
 	for i := 0; i < copies; i++ {
-		b := AttnBuffers{Q: q, Out: out, Partial: part, LSE: lse, Lens: lens, Table: table}
+		b := attnBuffers{Q: q, Out: out, Partial: part, LSE: lse, Lens: lens, Table: table}
 		b.K = kvs[0] + cuda.DevicePtr(int64(i)*elems*2)
 		if caches == 2 {
 			b.V = kvs[1] + cuda.DevicePtr(int64(i)*elems*2)
@@ -161,15 +160,21 @@ func MeasureAttention(m *AttentionModule, c AttnCase, rotateBytes int64, s cuda.
 	if err := s.Synchronize(); err != nil {
 		return AttnResult{}, err
 	}
-	tm, err := Time(s, launches, AttnGraphCalls)
+	tm, err := Time(s, launches, attnGraphCalls)
 	if err != nil {
 		return AttnResult{}, fmt.Errorf("%s batch %d kv_len %d: %w", c.Name, c.Batch, c.KVLen, err)
 	}
 	kvb := float64(p.KVBytes())
 	return AttnResult{Name: c.Name, MLA: p.MLA, Batch: p.Batch, Heads: p.Heads, KVHeads: p.KVHeads, HeadDim: p.HeadDim,
 		KVLen: p.KVLen, Paged: p.Paged, Kernel: p.name, Stages: p.Stages, Splits: p.Splits, Blocks: p.Blocks(),
-		Kernels: p.Kernels(), Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: tm.Graph, GraphMin: tm.GraphMin,
-		GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, KVBytes: kvb, BytesPerSec: kvb / tm.Graph}, nil
+		Kernels: p.Kernels(), Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: float64(tm.Median), GraphMin: float64(tm.Min),
+		GraphMax: float64(tm.Max), LaunchSeconds: float64(tm.Eager), KVBytes: kvb, BytesPerSec: kvb / float64(tm.Median)}, nil
+}
+
+// pagePerm is the page order of a measured paged cache: a permutation of n
+// pages drawn from seed.
+func pagePerm(seed uint64, n int) []int {
+	return rand.New(rand.NewPCG(seed, 11)).Perm(n)
 }
 
 // CompareMLA runs MLA decode with options a and b on the same device-filled
@@ -226,7 +231,7 @@ func CompareMLA(m *AttentionModule, heads, batch, kvLen int, a, b AttnOptions, s
 		return 0, err
 	}
 	var outs [2][]BF16
-	for i, p := range []AttnPlan{pa, pb} {
+	for i, p := range []attnPlan{pa, pb} {
 		o, err := bufs.alloc(int64(p.OutElems()) * 2)
 		if err != nil {
 			return 0, err
@@ -239,7 +244,7 @@ func CompareMLA(m *AttentionModule, heads, batch, kvLen int, a, b AttnOptions, s
 		if err != nil {
 			return 0, err
 		}
-		args, err := p.Args(AttnBuffers{Q: q, K: kv, Table: dt, Lens: dl, Out: o, Partial: part, LSE: lse})
+		args, err := p.Args(attnBuffers{Q: q, K: kv, Table: dt, Lens: dl, Out: o, Partial: part, LSE: lse})
 		if err != nil {
 			return 0, err
 		}

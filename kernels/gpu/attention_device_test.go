@@ -31,7 +31,7 @@ func onDeviceAttention(t *testing.T) (*AttentionModule, cuda.Stream) {
 
 // runAttention uploads q and the caches, poisons the output with NaN,
 // launches twice and reads the output back as rows of the output dim.
-func runAttention(t *testing.T, m *AttentionModule, s cuda.Stream, p AttnPlan, q []BF16, k, v *KVCache) [][]BF16 {
+func runAttention(t *testing.T, m *AttentionModule, s cuda.Stream, p attnPlan, q []BF16, k, v *KVCache) [][]BF16 {
 	t.Helper()
 	var free []cuda.DevicePtr
 	defer func() {
@@ -49,7 +49,7 @@ func runAttention(t *testing.T, m *AttentionModule, s cuda.Stream, p AttnPlan, q
 	for i, l := range k.Lens {
 		lens[i] = int32(l)
 	}
-	b := AttnBuffers{Q: up(Upload(q, 2)), K: up(Upload(k.Data, 2)), Lens: up(Upload(lens, 4)), KVStride: int64(k.Stride)}
+	b := attnBuffers{Q: up(Upload(q, 2)), K: up(Upload(k.Data, 2)), Lens: up(Upload(lens, 4)), KVStride: int64(k.Stride)}
 	if v != nil {
 		b.V = up(Upload(v.Data, 2))
 	}
@@ -114,12 +114,12 @@ func TestMLAOnDevice(t *testing.T) {
 			}
 			p, err := m.PlanMLA(len(tc.lens), tc.heads, longest, tc.opt)
 			require.NoError(t, err, tc.name)
-			kv := RandomKVCache(rng, MLADim, tc.lens, tc.opt.Paged)
-			q := RandomBF16(rng, p.QElems())
+			kv := randomKVCache(rng, MLADim, tc.lens, tc.opt.Paged)
+			q := randomBF16(rng, p.QElems())
 			got := runAttention(t, m, s, p, q, kv, nil)
-			ref, err := ReferenceMLA(q, tc.heads, kv, p.Scale)
+			ref, err := referenceMLA(q, tc.heads, kv, p.Scale)
 			require.NoError(t, err)
-			e, err := RelError(got, ref)
+			e, err := relError(got, ref)
 			require.NoError(t, err)
 			t.Logf("%s: %d splits of %d tokens, %d blocks: rel error %.2e", tc.name, p.Splits, p.Chunk, p.Blocks(), e)
 			assert.Less(t, e, attnTolerance, tc.name)
@@ -152,13 +152,13 @@ func TestGQAOnDevice(t *testing.T) {
 			}
 			p, err := m.PlanGQA(len(tc.lens), tc.heads, tc.kvHeads, tc.dim, longest, tc.opt)
 			require.NoError(t, err)
-			k := RandomKVCache(rng, tc.kvHeads*tc.dim, tc.lens, tc.opt.Paged)
-			v := &KVCache{Row: k.Row, Lens: k.Lens, Stride: k.Stride, Table: k.Table, Data: RandomBF16(rng, len(k.Data))}
-			q := RandomBF16(rng, p.QElems())
+			k := randomKVCache(rng, tc.kvHeads*tc.dim, tc.lens, tc.opt.Paged)
+			v := &KVCache{Row: k.Row, Lens: k.Lens, Stride: k.Stride, Table: k.Table, Data: randomBF16(rng, len(k.Data))}
+			q := randomBF16(rng, p.QElems())
 			got := runAttention(t, m, s, p, q, k, v)
-			ref, err := ReferenceGQA(q, tc.heads, tc.kvHeads, tc.dim, k, v, p.Scale)
+			ref, err := referenceGQA(q, tc.heads, tc.kvHeads, tc.dim, k, v, p.Scale)
 			require.NoError(t, err)
-			e, err := RelError(got, ref)
+			e, err := relError(got, ref)
 			require.NoError(t, err)
 			t.Logf("%s: %d splits of %d tokens, %d blocks: rel error %.2e", tc.name, p.Splits, p.Chunk, p.Blocks(), e)
 			assert.Less(t, e, attnTolerance, tc.name)
@@ -177,13 +177,13 @@ func TestAttentionTimingOnDevice(t *testing.T) {
 	m, s := onDeviceAttention(t)
 	var cases []AttnCase
 	shapes := [][2]int{{1, 4096}, {1, 32768}, {1, 131072}, {8, 8192}, {32, 4096}, {64, 8192}, {128, 4096}, {256, 2048}, {256, 16384}}
-	for _, v := range MLAVariants {
+	for _, v := range mlaVariants {
 		for _, bl := range shapes {
 			cases = append(cases, AttnCase{Name: fmt.Sprintf("mla 8 heads t%d s%d", v[0], v[1]), MLA: true, Batch: bl[0], Heads: 8,
 				KVLen: bl[1], Opt: AttnOptions{Tile: v[0], Stages: v[1], Paged: true}})
 		}
 	}
-	for _, st := range GQAStages {
+	for _, st := range gqaStages {
 		for _, bl := range shapes {
 			for _, g := range [][3]int{{64, 4, 128}, {64, 8, 64}, {8, 1, 128}} {
 				cases = append(cases, AttnCase{Name: fmt.Sprintf("gqa %d/%d d%d s%d", g[0], g[1], g[2], st), Batch: bl[0], Heads: g[0],

@@ -56,12 +56,12 @@ type GEMMer interface {
 // hidden 7168, q_lora 1536, kv_lora 512, nope 128, rope 64, v 128).
 type MLADims struct{ Hidden, QLoRARank, KVLoRARank, QKNope, QKRope, V int }
 
-// DeepSeekV3MLA is DeepSeek-V3's (and Kimi-K2.5's) MLA.
-var DeepSeekV3MLA = MLADims{Hidden: 7168, QLoRARank: 1536, KVLoRARank: 512, QKNope: 128, QKRope: 64, V: 128}
+// deepSeekV3MLA is DeepSeek-V3's (and Kimi-K2.5's) MLA.
+var deepSeekV3MLA = MLADims{Hidden: 7168, QLoRARank: 1536, KVLoRARank: 512, QKNope: 128, QKRope: 64, V: 128}
 
-// MLAModuleGEMMs are the module's GEMMs for batch tokens and heads per GPU,
+// mlaModuleGEMMs are the module's GEMMs for batch tokens and heads per GPU,
 // in order: fused_qkv_a, q_b, W_UK (batched), W_UV (batched), o_proj.
-func MLAModuleGEMMs(d MLADims, batch, heads int) []GEMM {
+func mlaModuleGEMMs(d MLADims, batch, heads int) []GEMM {
 	qkv := d.QLoRARank + d.KVLoRARank + d.QKRope
 	qh := d.QKNope + d.QKRope
 	return []GEMM{
@@ -69,8 +69,8 @@ func MLAModuleGEMMs(d MLADims, batch, heads int) []GEMM {
 		{Name: "q_b_proj", M: batch, N: heads * qh, K: d.QLoRARank, LDX: qkv},
 		{Name: "W_UK (q absorb)", M: batch, N: d.KVLoRARank, K: d.QKNope, WeightKN: true, LDX: heads * qh, LDY: heads * MLADim,
 			Batch: heads, StrideX: int64(qh), StrideW: int64(d.QKNope * d.KVLoRARank), StrideY: MLADim},
-		{Name: "W_UV (v unabsorb)", M: batch, N: d.V, K: d.KVLoRARank, WeightKN: true, LDX: heads * MLAValueDim, LDY: heads * d.V,
-			Batch: heads, StrideX: MLAValueDim, StrideW: int64(d.KVLoRARank * d.V), StrideY: int64(d.V)},
+		{Name: "W_UV (v unabsorb)", M: batch, N: d.V, K: d.KVLoRARank, WeightKN: true, LDX: heads * mlaValueDim, LDY: heads * d.V,
+			Batch: heads, StrideX: mlaValueDim, StrideW: int64(d.KVLoRARank * d.V), StrideY: int64(d.V)},
 		{Name: "o_proj", M: batch, N: d.Hidden, K: heads * d.V},
 	}
 }
@@ -124,7 +124,7 @@ func (m *AttentionModule) moduleKernels() (k mlaModuleKernels, err error) {
 // least rotateBytes, so each call reads HBM as a 61-layer step does.
 func MeasureMLAModule(m *AttentionModule, g GEMMer, c MLAModuleCase, rotateBytes int64, s cuda.Stream) (MLAModuleResult, error) {
 	d := c.Dims
-	if d.KVLoRARank+d.QKRope != MLADim || d.KVLoRARank != MLAValueDim {
+	if d.KVLoRARank+d.QKRope != MLADim || d.KVLoRARank != mlaValueDim {
 		return MLAModuleResult{}, fmt.Errorf("mla module: kv_lora_rank %d + qk_rope %d: the kernel serves 512 + 64", d.KVLoRARank, d.QKRope)
 	}
 	kern, err := m.moduleKernels()
@@ -137,7 +137,7 @@ func MeasureMLAModule(m *AttentionModule, g GEMMer, c MLAModuleCase, rotateBytes
 	if err != nil {
 		return MLAModuleResult{}, err
 	}
-	gemms := MLAModuleGEMMs(d, c.Batch, c.Heads)
+	gemms := mlaModuleGEMMs(d, c.Batch, c.Heads)
 	enq := make([]Enqueue, len(gemms))
 	var wElems int64
 	for i, gm := range gemms {
@@ -269,7 +269,7 @@ func MeasureMLAModule(m *AttentionModule, g GEMMer, c MLAModuleCase, rotateBytes
 		if err != nil {
 			return MLAModuleResult{}, err
 		}
-		at, err := ap.Args(AttnBuffers{Q: qa, K: cache, Table: table, Lens: lens, Out: o, Partial: part, LSE: lse})
+		at, err := ap.Args(attnBuffers{Q: qa, K: cache, Table: table, Lens: lens, Out: o, Partial: part, LSE: lse})
 		if err != nil {
 			return MLAModuleResult{}, err
 		}
@@ -303,8 +303,8 @@ func MeasureMLAModule(m *AttentionModule, g GEMMer, c MLAModuleCase, rotateBytes
 		return MLAModuleResult{}, fmt.Errorf("mla module batch %d heads %d kv_len %d: %w", B, H, c.KVLen, err)
 	}
 	kvb := float64(ap.KVBytes())
-	return MLAModuleResult{Case: c, Kernels: kernels, Layers: layers, CallsPerGraph: tm.Calls, GraphSeconds: tm.Graph,
-		GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, WeightBytes: float64(layerW), KVBytes: kvb,
+	return MLAModuleResult{Case: c, Kernels: kernels, Layers: layers, CallsPerGraph: tm.Calls, GraphSeconds: float64(tm.Median),
+		GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: float64(tm.Eager), WeightBytes: float64(layerW), KVBytes: kvb,
 		AttentionSplits: ap.Splits, WorkingSetBytes: float64(layerW) + kvb, AttentionKernel: ap.name, GEMMs: g.Name()}, nil
 }
 

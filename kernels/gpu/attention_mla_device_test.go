@@ -21,16 +21,16 @@ func TestMLAModuleKernelsOnDevice(t *testing.T) {
 	m, s := onDeviceAttention(t)
 	k, err := m.moduleKernels()
 	require.NoError(t, err)
-	d := DeepSeekV3MLA
+	d := deepSeekV3MLA
 	qkv := d.QLoRARank + d.KVLoRARank + d.QKRope
 	const B, H = 3, 5
 	lens := []int{5, 70, 130}
 	rng := rand.New(rand.NewPCG(9, 9))
-	y1 := RandomBF16(rng, B*qkv)
-	gq, gkv := RandomBF16(rng, d.QLoRARank), RandomBF16(rng, d.KVLoRARank)
-	qb := RandomBF16(rng, B*H*192)
-	cache := RandomKVCache(rng, MLADim, lens, true)
-	maxPages := ceilDiv(130, PageSize)
+	y1 := randomBF16(rng, B*qkv)
+	gq, gkv := randomBF16(rng, d.QLoRARank), randomBF16(rng, d.KVLoRARank)
+	qb := randomBF16(rng, B*H*192)
+	cache := randomKVCache(rng, MLADim, lens, true)
+	maxPages := ceilDiv(130, pageSize)
 	var bufs deviceBuffers
 	defer bufs.free()
 	up := func(host any, n int64) cuda.DevicePtr {
@@ -139,7 +139,7 @@ func onModule(t *testing.T) (*AttentionModule, *BLASGEMMer, cuda.Stream) {
 func TestMLAModuleGEMMsOnDevice(t *testing.T) {
 	m, g, s := onModule(t)
 	for _, heads := range []int{8, 16} {
-		for _, gm := range MLAModuleGEMMs(DeepSeekV3MLA, 4, heads) {
+		for _, gm := range mlaModuleGEMMs(deepSeekV3MLA, 4, heads) {
 			spec := cuda.MatmulSpec{Kind: cuda.MatmulBF16, M: gm.M, N: gm.N, K: gm.K, WeightKN: gm.WeightKN, LDX: gm.LDX, LDW: gm.LDW,
 				LDY: gm.LDY, Batch: gm.Batch, StrideX: gm.StrideX, StrideW: gm.StrideW, StrideY: gm.StrideY}
 			c, err := CheckMatmul(g.H, spec, 5, true, s)
@@ -149,7 +149,7 @@ func TestMLAModuleGEMMsOnDevice(t *testing.T) {
 		}
 	}
 	for _, c := range []MLAModuleCase{{Batch: 1, Heads: 8, KVLen: 4096}, {Batch: 64, Heads: 8, KVLen: 4096}, {Batch: 16, Heads: 128, KVLen: 8192}} {
-		c.Dims, c.Name = DeepSeekV3MLA, "mla module"
+		c.Dims, c.Name = deepSeekV3MLA, "mla module"
 		r, err := MeasureMLAModule(m, g, c, 256<<20, s)
 		require.NoError(t, err)
 		t.Logf("module %d heads batch %d kv %d: %.1f us (%.1f-%.1f), %d kernels, %d layers, %.1f MB a layer",
@@ -170,7 +170,7 @@ func TestMLAModuleTimingOnDevice(t *testing.T) {
 	var res []MLAModuleResult
 	for _, h := range []int{8, 16, 128} {
 		for _, bl := range [][2]int{{1, 1024}, {1, 32768}, {16, 4096}, {64, 4096}, {256, 2048}, {64, 32768}} {
-			c := MLAModuleCase{Name: "mla module", Dims: DeepSeekV3MLA, Batch: bl[0], Heads: h, KVLen: bl[1]}
+			c := MLAModuleCase{Name: "mla module", Dims: deepSeekV3MLA, Batch: bl[0], Heads: h, KVLen: bl[1]}
 			r, err := MeasureMLAModule(m, g, c, 256<<20, s)
 			if err != nil {
 				t.Logf("%+v: %v", c, err)

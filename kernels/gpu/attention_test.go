@@ -16,13 +16,13 @@ import (
 func fakeAttention() *AttentionModule {
 	m := &AttentionModule{SMs: 132, mla: map[[2]int]cuda.Function{}, mla2: map[[2]int]cuda.Function{}, gqa: map[[2]int]cuda.Function{},
 		PerSM: map[string]int{}}
-	for _, v := range MLAVariants {
+	for _, v := range mlaVariants {
 		m.mla[v], m.mla2[v] = 0, 0
 		m.PerSM[mlaName(v[0], v[1], 1)] = 2
 		m.PerSM[mlaName(v[0], v[1], 2)] = 1
 	}
-	for _, st := range GQAStages {
-		for _, d := range GQAHeadDims {
+	for _, st := range gqaStages {
+		for _, d := range gqaHeadDims {
 			m.gqa[[2]int{d, st}] = 0
 			m.PerSM[gqaName(d, st)] = 2
 		}
@@ -55,7 +55,7 @@ func TestAttentionPlans(t *testing.T) {
 		{"gqa one split", false, 3, 16, 2, 64, 3000, AttnOptions{Splits: 1}, 2, 1, 3008, 1},
 	}
 	for _, tt := range tests {
-		var p AttnPlan
+		var p attnPlan
 		var err error
 		if tt.mla {
 			p, err = m.PlanMLA(tt.batch, tt.heads, tt.kvLen, tt.o)
@@ -66,7 +66,7 @@ func TestAttentionPlans(t *testing.T) {
 		assert.Equal(t, [4]int{tt.groups, tt.splits, tt.chunk, tt.kernels}, [4]int{p.Groups, p.Splits, p.Chunk, p.Kernels()}, tt.name)
 		assert.GreaterOrEqual(t, p.Splits*p.Chunk, tt.kvLen, tt.name)
 		assert.Less(t, (p.Splits-1)*p.Chunk, tt.kvLen, "%s: no empty split", tt.name)
-		assert.LessOrEqual(t, p.Splits, MaxSplits)
+		assert.LessOrEqual(t, p.Splits, maxSplits)
 	}
 	p, err := m.PlanMLA(2, 16, 1000, AttnOptions{Paged: true, Splits: 4})
 	require.NoError(t, err)
@@ -91,9 +91,9 @@ func TestAttentionPlans(t *testing.T) {
 	} {
 		assert.ErrorContains(t, bad.err(), bad.want, bad.name)
 	}
-	_, err = p.Args(AttnBuffers{Q: 1, K: 1, Lens: 1, Out: 1, Partial: 1, LSE: 1})
+	_, err = p.Args(attnBuffers{Q: 1, K: 1, Lens: 1, Out: 1, Partial: 1, LSE: 1})
 	assert.ErrorContains(t, err, "paged plans need a block table")
-	_, err = p.Args(AttnBuffers{Q: 1, K: 1, Lens: 1, Out: 1, Table: 1})
+	_, err = p.Args(attnBuffers{Q: 1, K: 1, Lens: 1, Out: 1, Table: 1})
 	assert.ErrorContains(t, err, "4 splits need the partial and lse buffers")
 }
 
@@ -104,15 +104,15 @@ func TestAttentionPlans(t *testing.T) {
 func TestReferenceAttention(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	lens := []int{3, 130}
-	flat := RandomKVCache(rng, MLADim, lens, false)
-	same := RandomBF16(rng, MLADim)
+	flat := randomKVCache(rng, MLADim, lens, false)
+	same := randomBF16(rng, MLADim)
 	for b, l := range lens {
 		for tk := 0; tk < l; tk++ {
 			copy(flat.RowOf(b, tk), same)
 		}
 	}
-	q := RandomBF16(rng, 2*4*MLADim)
-	out, err := ReferenceMLA(q, 4, flat, 0.07)
+	q := randomBF16(rng, 2*4*MLADim)
+	out, err := referenceMLA(q, 4, flat, 0.07)
 	require.NoError(t, err)
 	for _, row := range out {
 		for c, v := range row {
@@ -120,36 +120,36 @@ func TestReferenceAttention(t *testing.T) {
 		}
 	}
 	// Paged and contiguous copies of one cache agree.
-	paged := RandomKVCache(rng, MLADim, lens, true)
+	paged := randomKVCache(rng, MLADim, lens, true)
 	contig := &KVCache{Row: MLADim, Lens: lens, Stride: 130, Data: make([]BF16, 2*130*MLADim)}
 	for b, l := range lens {
 		for tk := 0; tk < l; tk++ {
 			copy(contig.RowOf(b, tk), paged.RowOf(b, tk))
 		}
 	}
-	a, err := ReferenceMLA(q, 4, paged, 0.07)
+	a, err := referenceMLA(q, 4, paged, 0.07)
 	require.NoError(t, err)
-	c, err := ReferenceMLA(q, 4, contig, 0.07)
+	c, err := referenceMLA(q, 4, contig, 0.07)
 	require.NoError(t, err)
 	assert.Equal(t, a, c)
 	assert.NotEqual(t, a[0], a[1])
 	// GQA: one token, so the output is that token's V row of the head's kv head.
-	k := RandomKVCache(rng, 2*64, []int{1}, true)
-	v := &KVCache{Row: k.Row, Lens: k.Lens, Table: k.Table, Data: RandomBF16(rng, len(k.Data))}
-	qg := RandomBF16(rng, 8*64)
-	og, err := ReferenceGQA(qg, 8, 2, 64, k, v, 0.125)
+	k := randomKVCache(rng, 2*64, []int{1}, true)
+	v := &KVCache{Row: k.Row, Lens: k.Lens, Table: k.Table, Data: randomBF16(rng, len(k.Data))}
+	qg := randomBF16(rng, 8*64)
+	og, err := referenceGQA(qg, 8, 2, 64, k, v, 0.125)
 	require.NoError(t, err)
 	for h := 0; h < 8; h++ {
 		for cc := 0; cc < 64; cc++ {
 			assert.InDelta(t, float64(v.RowOf(0, 0)[(h/4)*64+cc].Float32()), og[h][cc], 1e-12)
 		}
 	}
-	_, err = ReferenceGQA(qg, 8, 3, 64, k, v, 0.125)
+	_, err = referenceGQA(qg, 8, 3, 64, k, v, 0.125)
 	assert.Error(t, err)
 }
 
 func TestMLAModuleGEMMShapes(t *testing.T) {
-	g := MLAModuleGEMMs(DeepSeekV3MLA, 4, 8)
+	g := mlaModuleGEMMs(deepSeekV3MLA, 4, 8)
 	require.Len(t, g, 5)
 	assert.Equal(t, GEMM{Name: "fused_qkv_a_proj", M: 4, N: 2112, K: 7168}, g[0])
 	assert.Equal(t, GEMM{Name: "q_b_proj", M: 4, N: 8 * 192, K: 1536, LDX: 2112}, g[1])

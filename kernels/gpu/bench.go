@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // maxCopies bounds the rotated weight copies (tiny matrices need hundreds
@@ -25,8 +26,8 @@ func Upload[T any](host []T, elemSize int) (cuda.DevicePtr, error) {
 	return p, nil
 }
 
-// BenchCase is one dense W4A16 GEMM to time.
-type BenchCase struct {
+// benchCase is one dense W4A16 GEMM to time.
+type benchCase struct {
 	Name           string
 	M, N, K, Group int
 	Opt            Options
@@ -62,19 +63,12 @@ type BenchResult struct {
 	Default bool `json:"default,omitempty"`
 }
 
-// Timing is one timed list of launches, seconds per launch.
-type Timing struct {
-	Graph, GraphMin, GraphMax float64 // median, least and most of 15 graph replays
-	Eager                     float64 // direct launches, one pass
-	Calls                     int     // launches per graph
-}
-
 // Time times a list of launches (one per rotated copy) directly and inside
 // a captured graph of about graphCalls calls (fewer when a replay would pass
 // 5 ms, never fewer than the launches): seconds per launch, the median,
 // least and most of 15 graph replays after 3 warm-up replays, and the mean
 // of one pass of direct launches.
-func Time(s cuda.Stream, launches []func() error, graphCalls int) (tm Timing, err error) {
+func Time(s cuda.Stream, launches []func() error, graphCalls int) (tm unit.Timing, err error) {
 	var direct float64
 	var calls int
 	for _, l := range launches { // warm up, and check each launch once
@@ -137,8 +131,10 @@ func Time(s cuda.Stream, launches []func() error, graphCalls int) (tm Timing, er
 	}
 	direct /= float64(calls)
 
-	tm = Timing{Eager: direct, Calls: calls}
-	tm.Graph, tm.GraphMin, tm.GraphMax, err = replay(s, e0, e1, calls, func(i int) error { return launches[i%len(launches)]() })
+	tm = unit.Timing{Eager: unit.Seconds(direct), Calls: calls}
+	var med, lo, hi float64
+	med, lo, hi, err = replay(s, e0, e1, calls, func(i int) error { return launches[i%len(launches)]() })
+	tm.Median, tm.Min, tm.Max = unit.Seconds(med), unit.Seconds(lo), unit.Seconds(hi)
 	return tm, err
 }
 
@@ -208,7 +204,7 @@ func randomDeviceWeights(rng *rand.Rand, n, k, group, count int) (q, sc cuda.Dev
 	}
 	hs := make([]BF16, sw)
 	for i := range hs {
-		hs[i] = ToBF16(float32(0.004 + 0.004*rng.Float64()))
+		hs[i] = toBF16(float32(0.004 + 0.004*rng.Float64()))
 	}
 	if q, err = cuda.Alloc(int64(qw) * 4 * int64(count)); err != nil {
 		return
@@ -227,9 +223,9 @@ func randomDeviceWeights(rng *rand.Rand, n, k, group, count int) (q, sc cuda.Dev
 	return
 }
 
-// MeasureGEMM times one dense case with weights rotated over copies that
+// measureGEMM times one dense case with weights rotated over copies that
 // total at least rotateBytes, so that each call reads HBM.
-func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (BenchResult, error) {
+func measureGEMM(m *Module, c benchCase, rotateBytes int64, s cuda.Stream) (BenchResult, error) {
 	p, err := m.PlanGEMM(c.M, c.N, c.K, c.Group, c.Opt)
 	if err != nil {
 		return BenchResult{}, err
@@ -246,7 +242,7 @@ func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (Benc
 	var bufs deviceBuffers
 	defer bufs.free()
 	alloc := bufs.alloc
-	a, err := Upload(RandomBF16(rng, c.M*c.K), 2)
+	a, err := Upload(randomBF16(rng, c.M*c.K), 2)
 	if err != nil {
 		return BenchResult{}, err
 	}
@@ -282,12 +278,12 @@ func MeasureGEMM(m *Module, c BenchCase, rotateBytes int64, s cuda.Stream) (Benc
 	if err != nil {
 		return BenchResult{}, fmt.Errorf("%s M=%d: %w", c.Name, c.M, err)
 	}
-	graph, direct, calls := tm.Graph, tm.Eager, tm.Calls
+	graph, direct, calls := float64(tm.Median), float64(tm.Eager), tm.Calls
 	bytes := float64(wb + int64(c.M*c.K*2) + int64(c.M*c.N*2))
 	return BenchResult{Kernel: benchKernel(p, ""), Variant: p.Variant().Name(), Name: c.Name, M: c.M, N: c.N, K: c.K,
 		Group: c.Group, MT: p.MT, Stages: p.Stages, WN: p.WN,
 		Units: p.Units, MaxParts: p.MaxParts, Blocks: p.Blocks, Copies: copies, CallsPerGraph: calls,
-		GraphSeconds: graph, GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: direct, Bytes: bytes,
+		GraphSeconds: graph, GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: direct, Bytes: bytes,
 		BytesPerSec: bytes / graph, FLOPsPerSec: 2 * float64(c.M) * float64(c.N) * float64(c.K) / graph}, nil
 }
 
@@ -302,11 +298,11 @@ func benchKernel(p Plan, moe string) string {
 		k += "_w4"
 	}
 	switch p.Mode {
-	case ModeNoDQ:
+	case modeNoDQ:
 		k += "_nodq"
-	case ModeLoadOnly:
+	case modeLoadOnly:
 		k += "_ldonly"
-	case ModeSwap:
+	case modeSwap:
 		k += "_sw"
 	}
 	if p.WP {
@@ -318,10 +314,10 @@ func benchKernel(p Plan, moe string) string {
 	return k
 }
 
-// MoECase is one routed grouped GEMM to time: Tokens tokens routed top-TopK
+// moeCase is one routed grouped GEMM to time: Tokens tokens routed top-TopK
 // over Experts experts, each expert an N x K matrix. Down: A has one row per
 // (token, slot) (the down projection); otherwise one per token (gate_up).
-type MoECase struct {
+type moeCase struct {
 	Name                  string
 	Tokens, Experts, TopK int
 	N, K, Group           int
@@ -334,10 +330,10 @@ type MoECase struct {
 	Opt   Options // the plan's options (MT comes from the routing)
 }
 
-// MeasureMoE times one MoE case, rotating over routings drawn from Seed
+// measureMoE times one MoE case, rotating over routings drawn from Seed
 // until their touched weights total rotateBytes (4 to 64 routings).
-func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchResult, error) {
-	if err := CheckShape(c.N, c.K, c.Group); err != nil {
+func measureMoE(m *Module, c moeCase, rotateBytes int64, s cuda.Stream) (BenchResult, error) {
+	if err := checkShape(c.N, c.K, c.Group); err != nil {
 		return BenchResult{}, err
 	}
 	rng := rand.New(rand.NewPCG(c.Seed, 7))
@@ -359,7 +355,7 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 	if c.Down {
 		aRows, aDiv = rows, 1
 	}
-	a, err := Upload(RandomBF16(rng, aRows*c.K), 2)
+	a, err := Upload(randomBF16(rng, aRows*c.K), 2)
 	if err != nil {
 		return BenchResult{}, err
 	}
@@ -377,15 +373,15 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 	for i := 0; i < 64 && (i < 4 || rotated < rotateBytes); i++ {
 		var r *Routing
 		if c.PowerLaw > 0 {
-			r, err = RoutePowerLaw(c.Seed+uint64(i), c.Tokens, c.Experts, c.TopK, c.PowerLaw)
+			r, err = routePowerLaw(c.Seed+uint64(i), c.Tokens, c.Experts, c.TopK, c.PowerLaw)
 		} else {
-			r, err = RouteUniform(c.Seed+uint64(i), c.Tokens, c.Experts, c.TopK)
+			r, err = routeUniform(c.Seed+uint64(i), c.Tokens, c.Experts, c.TopK)
 		}
 		if err != nil {
 			return BenchResult{}, err
 		}
 		avg := float64(rows) * float64(local) / float64(c.Experts) / float64(min(rows, local))
-		al, err := AlignLocal(r, MoEBlockRows(avg), 0, local)
+		al, err := alignLocal(r, moeBlockRows(avg), 0, local)
 		if err != nil {
 			return BenchResult{}, err
 		}
@@ -441,27 +437,27 @@ func MeasureMoE(m *Module, c MoECase, rotateBytes int64, s cuda.Stream) (BenchRe
 	if err != nil {
 		return BenchResult{}, fmt.Errorf("%s tokens=%d: %w", c.Name, c.Tokens, err)
 	}
-	graph, direct, calls := tm.Graph, tm.Eager, tm.Calls
+	graph, direct, calls := float64(tm.Median), float64(tm.Eager), tm.Calls
 	n := float64(len(launches))
 	bytes := totalBytes / n
 	return BenchResult{Kernel: benchKernel(plan0, "_moe"), Variant: plan0.Variant().Name(), Name: c.Name, M: c.Tokens,
 		N: c.N, K: c.K, Group: c.Group, MT: plan0.MT, Stages: plan0.Stages, WN: plan0.WN, Units: plan0.Units, MaxParts: plan0.MaxParts, Blocks: plan0.Blocks,
 		Copies:        len(launches),
-		CallsPerGraph: calls, GraphSeconds: graph, GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: direct,
+		CallsPerGraph: calls, GraphSeconds: graph, GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: direct,
 		Bytes: bytes, BytesPerSec: bytes / graph,
 		FLOPsPerSec: 2 * float64(rows) * float64(c.N) * float64(c.K) / graph, Touched: touched / n}, nil
 }
 
-// BenchShape is a weight matrix of the speed table.
-type BenchShape struct {
+// benchShape is a weight matrix of the speed table.
+type benchShape struct {
 	Name        string
 	N, K, Group int
 }
 
-// BenchShapes are the dense shapes of the speed table: Kimi-K2.5 (DeepSeek-V3
+// benchShapes are the dense shapes of the speed table: Kimi-K2.5 (DeepSeek-V3
 // dimensions) expert and attention matrices, their TP8 shards, and a dense
 // MLP matrix over 32 MB.
-var BenchShapes = []BenchShape{
+var benchShapes = []benchShape{
 	{"expert gate_up", 4096, 7168, 32},
 	{"expert down", 7168, 2048, 32},
 	{"o_proj", 7168, 8192, 32},
@@ -471,10 +467,10 @@ var BenchShapes = []BenchShape{
 	{"tp8 down", 7168, 256, 32},
 }
 
-// MoEShapes are the routed cases: Kimi-K2.5's 384 experts top-8 at TP8
+// moeShapes are the routed cases: Kimi-K2.5's 384 experts top-8 at TP8
 // (every rank holds a 1/8 slice of every expert) and EP8 (rank 0 holds 48
 // whole experts and computes the slots routed to them).
-var MoEShapes = []MoECase{
+var moeShapes = []moeCase{
 	{Name: "moe tp8 gate_up", Experts: 384, TopK: 8, N: 512, K: 7168, Group: 32, Seed: 1},
 	{Name: "moe tp8 down", Experts: 384, TopK: 8, N: 7168, K: 256, Group: 32, Down: true, Seed: 2},
 	{Name: "moe tp8 gate_up zipf", Experts: 384, TopK: 8, N: 512, K: 7168, Group: 32, PowerLaw: 1.0, Seed: 3},
@@ -501,7 +497,7 @@ func MeasureCopy(m *Module, bytes int64, s cuda.Stream) (BenchResult, error) {
 	if err := cuda.Synchronize(); err != nil {
 		return BenchResult{}, err
 	}
-	args, err := CopyArgs(dst, src, bytes)
+	args, err := copyArgs(dst, src, bytes)
 	if err != nil {
 		return BenchResult{}, err
 	}
@@ -511,14 +507,14 @@ func MeasureCopy(m *Module, bytes int64, s cuda.Stream) (BenchResult, error) {
 	}
 	b := 2 * float64(bytes)
 	return BenchResult{Kernel: "moecast_copy", Name: "device-to-device copy", CallsPerGraph: tm.Calls,
-		GraphSeconds: tm.Graph, GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, Bytes: b,
-		BytesPerSec: b / tm.Graph}, nil
+		GraphSeconds: float64(tm.Median), GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: float64(tm.Eager), Bytes: b,
+		BytesPerSec: b / float64(tm.Median)}, nil
 }
 
 // MeasureEmpty times n launches of a kernel that does nothing: seconds per
 // launch eager (back to back from the host) and replayed from a graph (the
 // gap between consecutive kernels of a graph).
-func MeasureEmpty(m *Module, n int, s cuda.Stream) (Timing, error) {
+func MeasureEmpty(m *Module, n int, s cuda.Stream) (unit.Timing, error) {
 	return Time(s, []func() error{func() error { return m.LaunchEmpty(s) }}, n)
 }
 

@@ -14,6 +14,7 @@ import (
 	"slices"
 
 	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // BLASWorkspace is the workspace cuBLASLt's algorithms may use: 32 MiB, what
@@ -40,10 +41,10 @@ func (b E4M3) Float32() float32 {
 	return sign * float32(math.Ldexp(1+m/8, e-7))
 }
 
-// RandomE4M3 draws n fp8 values of magnitude 2^-3..2^1.9 (exponent field 4
+// randomE4M3 draws n fp8 values of magnitude 2^-3..2^1.9 (exponent field 4
 // to 8, any mantissa) with random signs: exactly representable, so a host
 // reference multiplies exactly what the GPU reads.
-func RandomE4M3(rng *rand.Rand, n int) []E4M3 {
+func randomE4M3(rng *rand.Rand, n int) []E4M3 {
 	out := make([]E4M3, n)
 	for i := range out {
 		out[i] = E4M3(rng.IntN(2)<<7 | (4+rng.IntN(5))<<3 | rng.IntN(8))
@@ -89,9 +90,9 @@ func weightBytes(c MatmulCase) (w, scales int64) {
 // randomOperand draws n random elements of kind's input type.
 func randomOperand(rng *rand.Rand, kind cuda.MatmulKind, n int) any {
 	if kind == cuda.MatmulBF16 {
-		return RandomBF16(rng, n)
+		return randomBF16(rng, n)
 	}
-	return RandomE4M3(rng, n)
+	return randomE4M3(rng, n)
 }
 
 // randomScales draws n fp32 scales 2^-6..2^-3 (powers of two, so a host
@@ -104,10 +105,10 @@ func randomScales(rng *rand.Rand, n int) []float32 {
 	return out
 }
 
-// MeasureMatmul times one case on s with weights (and their scales) rotated
+// measureMatmul times one case on s with weights (and their scales) rotated
 // over copies totalling at least rotateBytes, so that every call reads W
 // from HBM; ws is a workspace of wsBytes (BLASWorkspace) for cuBLASLt.
-func MeasureMatmul(h *cuda.BLASLt, c MatmulCase, rotateBytes int64, ws cuda.DevicePtr, wsBytes int64, s cuda.Stream) (MatmulResult, error) {
+func measureMatmul(h *cuda.BLASLt, c MatmulCase, rotateBytes int64, ws cuda.DevicePtr, wsBytes int64, s cuda.Stream) (MatmulResult, error) {
 	r, err := MeasureMatmuls(h, c, []int{c.M}, rotateBytes, ws, wsBytes, s)
 	if err != nil {
 		return MatmulResult{}, err
@@ -115,7 +116,7 @@ func MeasureMatmul(h *cuda.BLASLt, c MatmulCase, rotateBytes int64, ws cuda.Devi
 	return r[0], nil
 }
 
-// MeasureMatmuls is MeasureMatmul at each of ms (c.M is ignored): the
+// MeasureMatmuls is measureMatmul at each of ms (c.M is ignored): the
 // weight copies are made once and X and Y sized for the largest m.
 func MeasureMatmuls(h *cuda.BLASLt, c MatmulCase, ms []int, rotateBytes int64, ws cuda.DevicePtr, wsBytes int64, s cuda.Stream) ([]MatmulResult, error) {
 	if len(ms) == 0 {
@@ -246,9 +247,9 @@ func timeMatmul(h *cuda.BLASLt, c MatmulCase, copies int, w cuda.DevicePtr, wb i
 	}
 	elem := int64(c.Kind.ElemBytes())
 	bytes := float64(int64(c.N)*int64(c.K)*elem + sbActual(spec) + int64(runM)*int64(c.K)*elem + int64(runM)*int64(c.N)*2)
-	return MatmulResult{Case: c, RunM: runM, Algo: mm.Algo, Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: tm.Graph,
-		GraphMin: tm.GraphMin, GraphMax: tm.GraphMax, LaunchSeconds: tm.Eager, Bytes: bytes, BytesPerSec: bytes / tm.Graph,
-		FLOPsPerSec: 2 * float64(runM) * float64(c.N) * float64(c.K) / tm.Graph}, nil
+	return MatmulResult{Case: c, RunM: runM, Algo: mm.Algo, Copies: copies, CallsPerGraph: tm.Calls, GraphSeconds: float64(tm.Median),
+		GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: float64(tm.Eager), Bytes: bytes, BytesPerSec: bytes / float64(tm.Median),
+		FLOPsPerSec: 2 * float64(runM) * float64(c.N) * float64(c.K) / float64(tm.Median)}, nil
 }
 
 // Graph sizes of timeShort: replays of about BLASReplaySeconds, at most
@@ -290,7 +291,7 @@ func graphPlan(n, minDistinct int, eager float64) (use, calls int) {
 // directly (Eager: seconds per launch of that pass), then a captured graph
 // sized by graphPlan, replayed 3 times to warm up and 15 times timed: the
 // median, least and most per call.
-func timeShort(s cuda.Stream, launches []func() error, minDistinct int) (tm Timing, err error) {
+func timeShort(s cuda.Stream, launches []func() error, minDistinct int) (tm unit.Timing, err error) {
 	pre := launches[:min(len(launches), max(1, minDistinct))]
 	for _, l := range pre {
 		if err = l(); err != nil {
@@ -325,10 +326,12 @@ func timeShort(s cuda.Stream, launches []func() error, minDistinct int) (tm Timi
 	if first, err = cuda.Elapsed(e0, e1); err != nil {
 		return
 	}
-	tm.Eager = first / float64(len(pre))
+	tm.Eager = unit.Seconds(first / float64(len(pre)))
 	var n int
-	n, tm.Calls = graphPlan(len(launches), minDistinct, tm.Eager)
-	tm.Graph, tm.GraphMin, tm.GraphMax, err = replay(s, e0, e1, tm.Calls, func(i int) error { return launches[i%n]() })
+	n, tm.Calls = graphPlan(len(launches), minDistinct, float64(tm.Eager))
+	var med, lo, hi float64
+	med, lo, hi, err = replay(s, e0, e1, tm.Calls, func(i int) error { return launches[i%n]() })
+	tm.Median, tm.Min, tm.Max = unit.Seconds(med), unit.Seconds(lo), unit.Seconds(hi)
 	return tm, err
 }
 
@@ -350,8 +353,8 @@ func uploadTo(p cuda.DevicePtr, host any) error {
 	return fmt.Errorf("upload: unsupported %T", host)
 }
 
-// MatmulCheck is a GPU matmul compared with a float64 host reference.
-type MatmulCheck struct {
+// matmulCheck is a GPU matmul compared with a float64 host reference.
+type matmulCheck struct {
 	Spec cuda.MatmulSpec
 	Algo cuda.Algo
 	// Worst is the largest |got - ref| / tol over the outputs (<= 1 passes);
@@ -364,17 +367,17 @@ type MatmulCheck struct {
 }
 
 // Pass says whether every output is within its tolerance.
-func (c MatmulCheck) Pass() bool { return c.Worst <= 1 }
+func (c matmulCheck) Pass() bool { return c.Worst <= 1 }
 
-func (c MatmulCheck) String() string {
+func (c matmulCheck) String() string {
 	return fmt.Sprintf("%s (%s): worst |err|/tol %.3g at %d (got %g, ref %g, tol %g) %s", c.Spec, c.Algo, c.Worst,
 		c.WorstIndex, c.Got, c.Ref, c.Tol, c.Layout)
 }
 
-// BlockScaleLayout is an order of an fp8-b128 matmul's scale tensors (which
+// blockScaleLayout is an order of an fp8-b128 matmul's scale tensors (which
 // cuBLASLt's documentation fixes; CheckMatmul tries each): X's 1x128
 // scales (m, kb) and W's 128x128 scales (nb, kb) as flat indices.
-type BlockScaleLayout struct {
+type blockScaleLayout struct {
 	Name string
 	X    func(m, kb, M, KB int) int
 	W    func(nb, kb, NB, KB int) int
@@ -382,18 +385,18 @@ type BlockScaleLayout struct {
 
 func pad4(n int) int { return (n + 3) / 4 * 4 }
 
-// BlockScaleLayouts are the candidate orders: X's scales M-major (m +
+// blockScaleLayouts are the candidate orders: X's scales M-major (m +
 // kb*ld) or K-major (kb + m*ld), W's K-block-major (kb + nb*ld) or
 // N-block-major (nb + kb*ld), each with its leading dimension as is or
 // rounded up to 4 (16 bytes).
-var BlockScaleLayouts = func() []BlockScaleLayout {
+var blockScaleLayouts = func() []blockScaleLayout {
 	ld := func(pad bool, n int) int {
 		if pad {
 			return pad4(n)
 		}
 		return n
 	}
-	var out []BlockScaleLayout
+	var out []blockScaleLayout
 	for _, xm := range []bool{true, false} {
 		for _, xp := range []bool{true, false} {
 			for _, wk := range []bool{true, false} {
@@ -401,7 +404,7 @@ var BlockScaleLayouts = func() []BlockScaleLayout {
 					name := fmt.Sprintf("x %s (ld padded %v), w %s (ld padded %v)", map[bool]string{true: "m-major", false: "k-major"}[xm], xp,
 						map[bool]string{true: "k-major", false: "n-major"}[wk], wp)
 					xm, xp, wk, wp := xm, xp, wk, wp
-					out = append(out, BlockScaleLayout{Name: name,
+					out = append(out, blockScaleLayout{Name: name,
 						X: func(m, kb, M, KB int) int {
 							if xm {
 								return m + kb*ld(xp, M)
@@ -424,23 +427,23 @@ var BlockScaleLayouts = func() []BlockScaleLayout {
 // CheckMatmul runs spec once on random inputs (bf16 uniform in [-1, 1);
 // fp8 exactly representable values; power-of-two scales, the same for every
 // block when uniform is set) and compares Y with a float64 host reference
-// computed for each candidate scale layout (BlockScaleLayouts, for
+// computed for each candidate scale layout (blockScaleLayouts, for
 // fp8-b128; one for the others): the result is the best-matching layout's.
 // Tolerance per output: 2^-8 |ref| (bf16 rounding of Y) + 2^-10 x sum_k
 // |x w| (accumulation order and Hopper's fp8 accumulator).
-func CheckMatmul(h *cuda.BLASLt, spec cuda.MatmulSpec, seed uint64, uniform bool, s cuda.Stream) (MatmulCheck, error) {
+func CheckMatmul(h *cuda.BLASLt, spec cuda.MatmulSpec, seed uint64, uniform bool, s cuda.Stream) (matmulCheck, error) {
 	var bufs deviceBuffers
 	defer bufs.free()
 	if spec.WorkspaceBytes == 0 {
 		ws, err := bufs.alloc(BLASWorkspace)
 		if err != nil {
-			return MatmulCheck{}, err
+			return matmulCheck{}, err
 		}
 		spec.Workspace, spec.WorkspaceBytes = ws, BLASWorkspace
 	}
 	mm, err := h.NewMatmul(spec)
 	if err != nil {
-		return MatmulCheck{}, err
+		return matmulCheck{}, err
 	}
 	defer mm.Destroy()
 	sp := mm.Spec // defaults filled
@@ -465,18 +468,18 @@ func CheckMatmul(h *cuda.BLASLt, spec cuda.MatmulSpec, seed uint64, uniform bool
 	}
 	x, err := bufs.upload(xh, xLen*elem)
 	if err != nil {
-		return MatmulCheck{}, err
+		return matmulCheck{}, err
 	}
 	w, err := bufs.upload(wh, wLen*elem)
 	if err != nil {
-		return MatmulCheck{}, err
+		return matmulCheck{}, err
 	}
 	y, err := bufs.alloc(yLen * 2)
 	if err != nil {
-		return MatmulCheck{}, err
+		return matmulCheck{}, err
 	}
 	if err := cuda.Memset8(y, 0xff, yLen*2); err != nil { // NaN
-		return MatmulCheck{}, err
+		return matmulCheck{}, err
 	}
 	xl, wl := sp.ScaleLens()
 	var xsh, wsh []float32
@@ -492,40 +495,40 @@ func CheckMatmul(h *cuda.BLASLt, spec cuda.MatmulSpec, seed uint64, uniform bool
 		}
 	}
 	if err := cuda.Synchronize(); err != nil {
-		return MatmulCheck{}, err
+		return matmulCheck{}, err
 	}
 	if sp.Kind == cuda.MatmulBF16 {
 		err = mm.Enqueue(x, w, y, s)
 	} else {
 		var xs, wsc cuda.DevicePtr
 		if xs, err = bufs.upload(xsh, int64(xl)*4); err != nil {
-			return MatmulCheck{}, err
+			return matmulCheck{}, err
 		}
 		if wsc, err = bufs.upload(wsh, int64(wl)*4); err != nil {
-			return MatmulCheck{}, err
+			return matmulCheck{}, err
 		}
 		if err = cuda.Synchronize(); err != nil {
-			return MatmulCheck{}, err
+			return matmulCheck{}, err
 		}
 		err = mm.EnqueueScaled(x, w, y, xs, wsc, s)
 	}
 	if err != nil {
-		return MatmulCheck{}, err
+		return matmulCheck{}, err
 	}
 	if err := s.Synchronize(); err != nil {
-		return MatmulCheck{}, err
+		return matmulCheck{}, err
 	}
 	got := make([]BF16, yLen)
 	if err := cuda.CopyFromDevice(got, y); err != nil {
-		return MatmulCheck{}, err
+		return matmulCheck{}, err
 	}
-	layouts := []BlockScaleLayout{{Name: ""}}
+	layouts := []blockScaleLayout{{Name: ""}}
 	if sp.Kind == cuda.MatmulFP8Block128 {
-		layouts = BlockScaleLayouts
+		layouts = blockScaleLayouts
 	}
-	var best MatmulCheck
+	var best matmulCheck
 	for li, lay := range layouts {
-		c := MatmulCheck{Spec: sp, Algo: mm.Algo, Layout: lay.Name}
+		c := matmulCheck{Spec: sp, Algo: mm.Algo, Layout: lay.Name}
 		KB, NB := (K+127)/128, (N+127)/128
 		for b := 0; b < batch; b++ {
 			for m := 0; m < M; m++ {

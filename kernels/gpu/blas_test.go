@@ -26,7 +26,7 @@ func TestE4M3(t *testing.T) {
 	}
 	assert.True(t, math.IsNaN(float64(E4M3(0x7f).Float32())))
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, v := range RandomE4M3(rng, 1000) {
+	for _, v := range randomE4M3(rng, 1000) {
 		f := math.Abs(float64(v.Float32()))
 		require.True(t, f >= 0.125 && f < 4, "%#x = %g", uint8(v), f)
 	}
@@ -79,7 +79,7 @@ func TestMatmulOnDevice(t *testing.T) {
 
 // TestMatmulBlockOnDevice runs fp8-b128 (1x128 X, 128x128 W scales): with
 // uniform scales (any scale order gives the same result) it must match the
-// host; with random per-block scales, one of BlockScaleLayouts must (the
+// host; with random per-block scales, one of blockScaleLayouts must (the
 // log names which). Skipped where cuBLASLt has no such algorithm (before
 // CUDA 12.9, or off sm_90).
 func TestMatmulBlockOnDevice(t *testing.T) {
@@ -139,7 +139,7 @@ func TestMatmulTimingOnDevice(t *testing.T) {
 			n, k int
 		}{{"gate_up 7168->4096", 4096, 7168}, {"down 2048->7168", 7168, 2048}, {"o_proj 8192->7168", 7168, 8192}, {"kv_a 7168->576", 576, 7168}} {
 			for _, m := range []int{1, 8, 32, 512, 4096} {
-				r, err := MeasureMatmul(h, MatmulCase{Name: sh.name, Kind: kind, M: m, N: sh.n, K: sh.k}, 512<<20, ws, BLASWorkspace, s)
+				r, err := measureMatmul(h, MatmulCase{Name: sh.name, Kind: kind, M: m, N: sh.n, K: sh.k}, 512<<20, ws, BLASWorkspace, s)
 				if errors.Is(err, cuda.ErrNoAlgorithm) {
 					t.Logf("%s %s m=%d: %v", kind, sh.name, m, err)
 					continue

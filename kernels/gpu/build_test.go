@@ -98,7 +98,7 @@ func TestPlans(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, []int{tt.mt, tt.mb, tt.nb, tt.units, tt.blocks, tt.mp},
 				[]int{p.MT, p.MBlocks, p.NBlocks, p.Units, p.Blocks, p.MaxParts})
-			work := p.MBlocks * p.NBlocks * p.K / TileK
+			work := p.MBlocks * p.NBlocks * p.K / tileK
 			assert.GreaterOrEqual(t, p.Blocks*p.Units, work)
 			assert.Less(t, (p.Blocks-1)*p.Units, work, "no empty block")
 			assert.LessOrEqual(t, p.Blocks, 264, "one wave")
@@ -113,8 +113,8 @@ func TestPlans(t *testing.T) {
 		M, N, K      int
 		wn, bn, mode int
 	}{
-		{"decode M=1: swapped operands, 2 warps along N", 1, 7168, 8192, 2, 128, ModeSwap},
-		{"M=8: swapped operands", 8, 7168, 8192, 2, 128, ModeSwap},
+		{"decode M=1: swapped operands, 2 warps along N", 1, 7168, 8192, 2, 128, modeSwap},
+		{"M=8: swapped operands", 8, 7168, 8192, 2, 128, modeSwap},
 		{"M=9: 4 warps along N", 9, 7168, 8192, 4, 128, 0},
 		{"M=32: 2 warps along N", 32, 4096, 7168, 2, 128, 0},
 		{"M=64, 72 tiles of 256 columns: over SMs/2", 64, 18432, 7168, 4, 256, 0},
@@ -126,7 +126,7 @@ func TestPlans(t *testing.T) {
 		require.NoError(t, err, tt.name)
 		assert.Equal(t, []int{tt.wn, tt.bn, tt.mode}, []int{p.WN, p.BN, p.Mode}, tt.name)
 	}
-	_, err = m.PlanGEMM(9, 7168, 8192, 32, Options{Mode: ModeSwap})
+	_, err = m.PlanGEMM(9, 7168, 8192, 32, Options{Mode: modeSwap})
 	assert.ErrorContains(t, err, "swapped operands need a dense GEMM of at most 8 rows (M=9)")
 
 	_, err = m.PlanGEMM(1, 4096, 7168, 32, Options{Splits: 57})
@@ -135,7 +135,7 @@ func TestPlans(t *testing.T) {
 	assert.ErrorContains(t, err, "no kernel with 64 rows, 6 stages")
 	assert.Equal(t, "w4a16_mt1_s6", Variant{1, 6, 2, 0, false, 128}.Name())
 	assert.Equal(t, "w4a16_mt4_w4", Variant{4, 4, 4, 0, false, 128}.Name())
-	assert.Equal(t, "w4a16_mt1_ldonly", Variant{1, 4, 2, ModeLoadOnly, false, 128}.Name())
+	assert.Equal(t, "w4a16_mt1_ldonly", Variant{1, 4, 2, modeLoadOnly, false, 128}.Name())
 	assert.Equal(t, "w4a16_mt1_s6_wp", Variant{1, 6, 2, 0, true, 128}.Name())
 	assert.Equal(t, 6*(8192+1024+4096), Variant{1, 6, 2, 0, false, 128}.Smem())
 	assert.Equal(t, 4*8*(1024+128+16*64), Variant{1, 4, 2, 0, true, 128}.Smem())
@@ -180,6 +180,6 @@ func TestPlans(t *testing.T) {
 	a, _ = Align(r, 24)
 	_, err = m.PlanMoE(a, 256, 256, 32, 2, Options{})
 	assert.ErrorContains(t, err, "moe block 24")
-	assert.Equal(t, 16, MoEBlockRows(1))
-	assert.Equal(t, 64, MoEBlockRows(40))
+	assert.Equal(t, 16, moeBlockRows(1))
+	assert.Equal(t, 64, moeBlockRows(40))
 }

@@ -105,25 +105,25 @@ func TestGEMMOnDevice(t *testing.T) {
 			if sh.N*sh.K > 1<<22 && g != 32 {
 				continue
 			}
-			pq, err := RandomPackQuantized(rng, sh.N, sh.K, g)
+			pq, err := randomPackQuantized(rng, sh.N, sh.K, g)
 			require.NoError(t, err)
 			w, err := Repack(pq)
 			require.NoError(t, err)
-			a := RandomBF16(rng, sh.M*sh.K)
-			ref := ReferenceGEMM(a, sh.M, pq, nil)
+			a := randomBF16(rng, sh.M*sh.K)
+			ref := referenceGEMM(a, sh.M, pq, nil)
 			for _, o := range []Options{{}, {Splits: 1}, {Splits: 3}, {Units: 3}, {Units: 7}, {MT: 1}, {MT: 4}, {WN: 2}, {MT: 4, WN: 2},
 				{MT: 1, Stages: 6}, {MT: 2, Stages: 6}, {WN: 4}, {WN: 4, MT: 2}, {WN: 4, MT: 4}, {WN: 4, Units: 3},
 				{WP: true, MT: 1}, {WP: true, MT: 1, Units: 3}, {WP: true, MT: 1, Stages: 6}, {WP: true, MT: 2},
 				{BN: 256, WN: 4, MT: 4}, {BN: 256, WN: 4, MT: 4, Stages: 3}, {BN: 256, WN: 4, MT: 4, Units: 3},
-				{Mode: ModeSwap}, {Mode: ModeSwap, WN: 4}, {Mode: ModeSwap, Units: 3}} {
-				if o.Splits > sh.K/TileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == ModeSwap && sh.M > 8) {
+				{Mode: modeSwap}, {Mode: modeSwap, WN: 4}, {Mode: modeSwap, Units: 3}} {
+				if o.Splits > sh.K/tileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == modeSwap && sh.M > 8) {
 					continue
 				}
 				name := fmt.Sprintf("g%d/M%d_N%d_K%d/%+v", g, sh.M, sh.N, sh.K, o)
 				p, err := m.PlanGEMM(sh.M, sh.N, sh.K, g, o)
 				require.NoError(t, err, name)
 				got := runOnce(t, m, s, p, a, w, nil, nil, sh.M)
-				e, err := RelError(got, ref)
+				e, err := relError(got, ref)
 				if err != nil || e >= 1e-2 {
 					t.Errorf("%s (plan mt%d units %d parts %d): rel error %.3g: %v", name, p.MT, p.Units, p.MaxParts, e, err)
 				} else {
@@ -142,10 +142,10 @@ func TestMoEOnDevice(t *testing.T) {
 	worst, cases := 0.0, 0
 	defer func() { t.Logf("MoE: %d cases, worst rel error %.3g", cases, worst) }()
 	for _, g := range []int{32, 128} {
-		pqs := make([]*PackQuantized, experts)
+		pqs := make([]*packQuantized, experts)
 		all := &Weights{N: N, K: K, Group: g}
 		for e := range pqs {
-			pq, err := RandomPackQuantized(rng, N, K, g)
+			pq, err := randomPackQuantized(rng, N, K, g)
 			require.NoError(t, err)
 			pqs[e] = pq
 			w, err := Repack(pq)
@@ -159,9 +159,9 @@ func TestMoEOnDevice(t *testing.T) {
 					var r *Routing
 					var err error
 					if law == 0 {
-						r, err = RouteUniform(rng.Uint64(), tokens, experts, topk)
+						r, err = routeUniform(rng.Uint64(), tokens, experts, topk)
 					} else {
-						r, err = RoutePowerLaw(rng.Uint64(), tokens, experts, topk, law)
+						r, err = routePowerLaw(rng.Uint64(), tokens, experts, topk, law)
 					}
 					require.NoError(t, err)
 					rows := tokens * topk
@@ -169,12 +169,12 @@ func TestMoEOnDevice(t *testing.T) {
 					if down {
 						aRows, aDiv = rows, 1
 					}
-					a := RandomBF16(rng, aRows*K)
+					a := randomBF16(rng, aRows*K)
 					// Reference: each (token, slot) id through its expert.
 					ref := make([][]float64, rows)
 					for id := 0; id < rows; id++ {
 						e := r.TopK[id/topk][id%topk]
-						ref[id] = ReferenceGEMM(a, aRows, pqs[e], []int{id / aDiv})[0]
+						ref[id] = referenceGEMM(a, aRows, pqs[e], []int{id / aDiv})[0]
 					}
 					for _, v := range []struct {
 						block int
@@ -189,7 +189,7 @@ func TestMoEOnDevice(t *testing.T) {
 						require.NoError(t, err)
 						name := fmt.Sprintf("g%d/T%d/law%.1f/down%v/block%d/%s (units %d parts %d)", g, tokens, law, down, block, p.Variant().Name(), p.Units, p.MaxParts)
 						got := runOnce(t, m, s, p, a, all, al.SortedIDs, al.ExpertIDs, rows)
-						e, err := RelError(got, ref)
+						e, err := relError(got, ref)
 						if err != nil || e >= 1e-2 {
 							t.Errorf("%s: rel error %.3g: %v", name, e, err)
 						} else {
@@ -198,7 +198,7 @@ func TestMoEOnDevice(t *testing.T) {
 						}
 					}
 					// Expert parallelism: experts [0, 8) here; other rows unwritten.
-					al, err := AlignLocal(r, 16, 0, experts/2)
+					al, err := alignLocal(r, 16, 0, experts/2)
 					require.NoError(t, err)
 					if al.Blocks() == 0 {
 						continue
@@ -215,7 +215,7 @@ func TestMoEOnDevice(t *testing.T) {
 							t.Errorf("g%d T%d down%v: row %d of a remote expert was written", g, tokens, down, id)
 						}
 					}
-					e, err := RelError(gl, rl)
+					e, err := relError(gl, rl)
 					if err != nil || e >= 1e-2 {
 						t.Errorf("g%d T%d down%v local: rel error %.3g: %v", g, tokens, down, e, err)
 					} else {
@@ -250,7 +250,7 @@ func TestBenchOnDevice(t *testing.T) {
 		}
 	}
 	only := os.Getenv("MOECAST_GPU_BENCH_SHAPES") // a substring of the shape names to time
-	for _, sh := range BenchShapes {
+	for _, sh := range benchShapes {
 		if only != "" && !strings.Contains(sh.Name, only) {
 			continue
 		}
@@ -265,13 +265,13 @@ func TestBenchOnDevice(t *testing.T) {
 				opts = append(opts, Options{Stages: 6}, Options{WP: true, MT: chooseMT(M)})
 			}
 			if M <= 8 && len(opts) > 1 {
-				opts = append(opts, Options{Mode: ModeSwap, WN: 4}, Options{Mode: ModeSwap, WN: 2})
+				opts = append(opts, Options{Mode: modeSwap, WN: 4}, Options{Mode: modeSwap, WN: 2})
 			}
 			if M <= 16 && len(opts) > 1 {
-				opts = append(opts, Options{WP: true, Stages: 6}, Options{Mode: ModeNoDQ}, Options{Mode: ModeLoadOnly})
+				opts = append(opts, Options{WP: true, Stages: 6}, Options{Mode: modeNoDQ}, Options{Mode: modeLoadOnly})
 			}
 			for _, o := range opts {
-				r, err := MeasureGEMM(m, BenchCase{Name: sh.Name, M: M, N: sh.N, K: sh.K, Group: sh.Group, Opt: o}, rotate, s)
+				r, err := measureGEMM(m, benchCase{Name: sh.Name, M: M, N: sh.N, K: sh.K, Group: sh.Group, Opt: o}, rotate, s)
 				require.NoError(t, err)
 				r.Default = o == Options{}
 				require.NoError(t, enc.Encode(r))
@@ -285,7 +285,7 @@ func TestBenchOnDevice(t *testing.T) {
 	if os.Getenv("MOECAST_GPU_BENCH_MOE") == "0" {
 		return
 	}
-	for _, c := range MoEShapes {
+	for _, c := range moeShapes {
 		for _, tokens := range []int{1, 8, 32, 128, 512, 2048, 8192} {
 			mopts := []Options{{}, {WN: 4}, {WP: true}, {BN: 256, WN: 4}}
 			if os.Getenv("MOECAST_GPU_BENCH_VARIANTS") == "default" {
@@ -293,7 +293,7 @@ func TestBenchOnDevice(t *testing.T) {
 			}
 			for _, o := range mopts {
 				c.Tokens, c.Opt = tokens, o
-				r, err := MeasureMoE(m, c, rotate, s)
+				r, err := measureMoE(m, c, rotate, s)
 				if err != nil && strings.Contains(err.Error(), "no kernel") {
 					continue // warp-private kernels have 16 or 32 rows, 256-column tiles 64
 				}
@@ -317,8 +317,8 @@ func logBench(t *testing.T, r BenchResult) {
 // for the full kernel and the load-only diagnostic: how a block's fixed
 // cost (pipeline fill, partial sums) trades against the work per block.
 func sweepUnits(t *testing.T, m *Module, s cuda.Stream, enc *json.Encoder, rotate int64) {
-	for _, sh := range BenchShapes[:4] {
-		kiters := sh.K / TileK
+	for _, sh := range benchShapes[:4] {
+		kiters := sh.K / tileK
 		for _, v := range []Options{{}, {WP: true}, {WP: true, Stages: 6}} {
 			p, err := m.PlanGEMM(1, sh.N, sh.K, sh.Group, v)
 			require.NoError(t, err)
@@ -330,7 +330,7 @@ func sweepUnits(t *testing.T, m *Module, s cuda.Stream, enc *json.Encoder, rotat
 				seen[u] = true
 				o := v
 				o.Units = u
-				r, err := MeasureGEMM(m, BenchCase{Name: sh.Name, M: 1, N: sh.N, K: sh.K, Group: sh.Group, Opt: o}, rotate, s)
+				r, err := measureGEMM(m, benchCase{Name: sh.Name, M: 1, N: sh.N, K: sh.K, Group: sh.Group, Opt: o}, rotate, s)
 				require.NoError(t, err)
 				r.Kernel = "sweep_" + r.Kernel
 				require.NoError(t, enc.Encode(r))

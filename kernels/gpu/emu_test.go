@@ -31,7 +31,7 @@ type emuLaunch struct {
 	swap                bool // Mode 3: the weights as mma's A operand, the tokens as its n8
 }
 
-func emuBF16(f float64) BF16 { return ToBF16(float32(f)) }
+func emuBF16(f float64) BF16 { return toBF16(float32(f)) }
 
 // emuDQ is dq(): (bf16(0x4300|q) * 1 - 136) * s, rounded as fma.rn.bf16x2.
 func emuDQ(x uint32, s BF16) [2]BF16 {
@@ -45,7 +45,7 @@ func emuDQ(x uint32, s BF16) [2]BF16 {
 
 // run is w4a16_body: each block's run of units, segment by segment.
 func (L *emuLaunch) run() {
-	kiters, nn := L.K/TileK, L.N/L.bn
+	kiters, nn := L.K/tileK, L.N/L.bn
 	total := L.mblocks * nn * kiters
 	for b := 0; b < L.blocks; b++ {
 		u := b * L.units
@@ -70,9 +70,9 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 	ks := 8 / wk          // k16 steps per warp and stage
 	tn := L.bn / 8 / L.wn // n8 tiles per warp
 	BM := 16 * MT
-	aStage := BM * TileK * 2
+	aStage := BM * tileK * 2
 	bn, ch := L.bn, L.bn/64
-	bStage, sStage := TileK*bn/2, ch*512
+	bStage, sStage := tileK*bn/2, ch*512
 	redStride := bn + 8
 	cpt := bn / 8             // epilogue: 8-column groups of a row
 	rpt := BM * cpt / threads // epilogue: rows a thread writes
@@ -80,7 +80,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 	stage := bStage + sStage + aStage
 	smem := make([]byte, stages*stage)
 	ngroups := L.K / L.group
-	gs := TileK / L.group
+	gs := tileK / L.group
 	moe := L.sorted != nil
 	expert := 0
 	if moe {
@@ -136,7 +136,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 	}
 	loadStage := func(slot, it int) {
 		st := slot * stage
-		k0 := it * TileK
+		k0 := it * tileK
 		for tid := 0; tid < threads; tid++ {
 			for i := 0; i < ch; i++ {
 				gc := nblock*ch + i
@@ -155,7 +155,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 			achunk := tid & 15
 			for i := 0; i < MT; i++ {
 				r := (tid + i*threads) >> 4
-				dst := as + r*(TileK*2) + ((achunk ^ (r & 7)) * 16)
+				dst := as + r*(tileK*2) + ((achunk ^ (r & 7)) * 16)
 				words := make([]uint32, 4)
 				if a := aSrc[tid][i]; a.valid {
 					off := a.row*L.K + achunk*8 + k0
@@ -219,7 +219,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 						n, k := t/4, (t%4)*2
 						for q := 0; q < 2; q++ {
 							row, chunk := n, kl*2+q
-							w := word(as + row*(TileK*2) + ((chunk ^ (row & 7)) * 16) + 4*(t%4))
+							w := word(as + row*(tileK*2) + ((chunk ^ (row & 7)) * 16) + 4*(t%4))
 							for h := 0; h < 2; h++ {
 								bm[k+8*q+h][n] = float64(half(w, h).Float32())
 							}
@@ -257,7 +257,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 					for lane := 0; lane < 32; lane++ {
 						row := m*16 + (lane & 15)
 						chunk := kl*2 + (lane >> 4)
-						addr[lane] = as + row*(TileK*2) + ((chunk ^ (row & 7)) * 16)
+						addr[lane] = as + row*(tileK*2) + ((chunk ^ (row & 7)) * 16)
 					}
 					var a [32][4]uint32
 					for t := 0; t < 32; t++ {
@@ -357,7 +357,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 	}
 	store := func(crow, ecol int, v []float32) {
 		for j := 0; j < 8; j++ {
-			L.C[crow*L.N+n0+ecol+j] = ToBF16(v[j])
+			L.C[crow*L.N+n0+ecol+j] = toBF16(v[j])
 		}
 	}
 	if parts == 1 {
@@ -419,7 +419,7 @@ func (L *emuLaunch) segment(b, mblock, nblock, it0, it1, first, parts, t0 int) {
 func emuRun(p Plan, a []BF16, w *Weights, sorted, experts []int32, rows int) [][]BF16 {
 	L := &emuLaunch{A: a, Q: w.Q, S: w.S, C: make([]BF16, rows*p.N), sorted: sorted, experts: experts,
 		M: p.M, N: p.N, K: p.K, group: p.Group, aDiv: max(p.ADiv, 1), units: p.Units,
-		MT: p.MT, mblocks: p.MBlocks, blocks: p.Blocks, stages: p.Stages, wn: p.WN, bn: p.BN, swap: p.Mode == ModeSwap}
+		MT: p.MT, mblocks: p.MBlocks, blocks: p.Blocks, stages: p.Stages, wn: p.WN, bn: p.BN, swap: p.Mode == modeSwap}
 	for i := range L.C {
 		L.C[i] = 0xffff
 	}
@@ -465,21 +465,21 @@ func TestKernelModelGEMM(t *testing.T) {
 		{70, 512, 512, 32, Options{BN: 256, WN: 4, MT: 4, Units: 3}},
 		{130, 256, 256, 64, Options{BN: 256, WN: 4, MT: 4, Stages: 3}},
 		{3, 768, 384, 128, Options{BN: 256, WN: 4, MT: 4}},
-		{1, 256, 512, 32, Options{Mode: ModeSwap}},
-		{8, 384, 640, 64, Options{Mode: ModeSwap, WN: 4, Units: 3}},
-		{5, 128, 256, 128, Options{Mode: ModeSwap, WN: 2}},
+		{1, 256, 512, 32, Options{Mode: modeSwap}},
+		{8, 384, 640, 64, Options{Mode: modeSwap, WN: 4, Units: 3}},
+		{5, 128, 256, 128, Options{Mode: modeSwap, WN: 2}},
 	}
 	for _, tt := range tests {
 		name := fmt.Sprintf("M%d_N%d_K%d_g%d_%+v", tt.M, tt.N, tt.K, tt.g, tt.o)
-		pq, err := RandomPackQuantized(rng, tt.N, tt.K, tt.g)
+		pq, err := randomPackQuantized(rng, tt.N, tt.K, tt.g)
 		require.NoError(t, err)
 		w, err := Repack(pq)
 		require.NoError(t, err)
-		a := RandomBF16(rng, tt.M*tt.K)
+		a := randomBF16(rng, tt.M*tt.K)
 		p, err := m.PlanGEMM(tt.M, tt.N, tt.K, tt.g, tt.o)
 		require.NoError(t, err)
 		got := emuRun(p, a, w, nil, nil, tt.M)
-		e, err := RelError(got, ReferenceGEMM(a, tt.M, pq, nil))
+		e, err := relError(got, referenceGEMM(a, tt.M, pq, nil))
 		require.NoError(t, err, name)
 		require.Less(t, e, 1e-2, name)
 		t.Logf("%s (mt%d units %d blocks %d parts %d): rel error %.3g", name, p.MT, p.Units, p.Blocks, p.MaxParts, e)
@@ -490,10 +490,10 @@ func TestKernelModelMoE(t *testing.T) {
 	rng := rand.New(rand.NewPCG(23, 24))
 	m := &Module{SMs: 4}
 	const experts, topk, N, K, g = 6, 2, 128, 256, 32
-	pqs := make([]*PackQuantized, experts)
+	pqs := make([]*packQuantized, experts)
 	all := &Weights{N: N, K: K, Group: g}
 	for e := range pqs {
-		pq, err := RandomPackQuantized(rng, N, K, g)
+		pq, err := randomPackQuantized(rng, N, K, g)
 		require.NoError(t, err)
 		pqs[e] = pq
 		w, err := Repack(pq)
@@ -502,17 +502,17 @@ func TestKernelModelMoE(t *testing.T) {
 		all.S = append(all.S, w.S...)
 	}
 	for _, down := range []bool{false, true} {
-		r, err := RoutePowerLaw(5, 9, experts, topk, 1.0)
+		r, err := routePowerLaw(5, 9, experts, topk, 1.0)
 		require.NoError(t, err)
 		rows := 9 * topk
 		aRows, aDiv := 9, topk
 		if down {
 			aRows, aDiv = rows, 1
 		}
-		a := RandomBF16(rng, aRows*K)
+		a := randomBF16(rng, aRows*K)
 		ref := make([][]float64, rows)
 		for id := 0; id < rows; id++ {
-			ref[id] = ReferenceGEMM(a, aRows, pqs[r.TopK[id/topk][id%topk]], []int{id / aDiv})[0]
+			ref[id] = referenceGEMM(a, aRows, pqs[r.TopK[id/topk][id%topk]], []int{id / aDiv})[0]
 		}
 		for _, block := range []int{16, 32} {
 			for _, units := range []int{0, 1, 3} {
@@ -521,7 +521,7 @@ func TestKernelModelMoE(t *testing.T) {
 				p, err := m.PlanMoE(al, N, K, g, aDiv, Options{Units: units})
 				require.NoError(t, err)
 				got := emuRun(p, a, all, al.SortedIDs, al.ExpertIDs, rows)
-				e, err := RelError(got, ref)
+				e, err := relError(got, ref)
 				name := fmt.Sprintf("down=%v block %d units %d parts %d", down, block, p.Units, p.MaxParts)
 				require.NoError(t, err, name)
 				require.Less(t, e, 1e-2, name)
@@ -530,7 +530,7 @@ func TestKernelModelMoE(t *testing.T) {
 		}
 		// Expert parallelism: this rank holds experts [0, 3); the other
 		// rows are not written.
-		al, err := AlignLocal(r, 16, 0, 3)
+		al, err := alignLocal(r, 16, 0, 3)
 		require.NoError(t, err)
 		p, err := m.PlanMoE(al, N, K, g, aDiv, Options{})
 		require.NoError(t, err)
@@ -545,7 +545,7 @@ func TestKernelModelMoE(t *testing.T) {
 			}
 		}
 		require.NotEmpty(t, gotLocal)
-		e, err := RelError(gotLocal, refLocal)
+		e, err := relError(gotLocal, refLocal)
 		require.NoError(t, err)
 		require.Less(t, e, 1e-2)
 		t.Logf("down=%v local experts [0,3): %d rows, rel error %.3g", down, len(gotLocal), e)

@@ -41,23 +41,23 @@ func mustSource(stem string) []byte {
 //go:embed build
 var Build embed.FS
 
-// ModuleEnv overrides the embedded W4A16 images with a cubin or PTX file;
-// MOECAST_<STEM>_MODULE does so for another source (ModuleEnvFor).
-const ModuleEnv = "MOECAST_W4A16_MODULE"
+// moduleEnv overrides the embedded W4A16 images with a cubin or PTX file;
+// MOECAST_<STEM>_MODULE does so for another source (moduleEnvFor).
+const moduleEnv = "MOECAST_W4A16_MODULE"
 
-// ModuleEnvFor is the variable that overrides the images of stem.cu.
-func ModuleEnvFor(stem string) string { return "MOECAST_" + strings.ToUpper(stem) + "_MODULE" }
+// moduleEnvFor is the variable that overrides the images of stem.cu.
+func moduleEnvFor(stem string) string { return "MOECAST_" + strings.ToUpper(stem) + "_MODULE" }
 
 // Kernel constants shared with w4a16.cu.
 const (
 	threads = 256
-	bStage  = TileK * TileN / 2
+	bStage  = tileK * tileN / 2
 	sStage  = 1024
 )
 
 // Variant is one compiled kernel: MT m16 tiles per block (16*MT rows), a
 // cp.async pipeline of Stages stages, WN warps along N (2: 64 columns a
-// warp, 4: 32) and Mode (0: the kernel; ModeNoDQ and ModeLoadOnly are
+// warp, 4: 32) and Mode (0: the kernel; modeNoDQ and modeLoadOnly are
 // benchmark diagnostics whose results are wrong) and WP (warp-private
 // pipelines: each warp copies and waits for its own slice of a stage).
 type Variant struct {
@@ -68,24 +68,24 @@ type Variant struct {
 
 // Modes (Options.Mode). The diagnostic ones are timed by the benchmark to
 // split the kernel's cost into the pipeline's, the mma's and the
-// dequantisation's (their results are wrong); ModeSwap is a real kernel.
+// dequantisation's (their results are wrong); modeSwap is a real kernel.
 const (
-	ModeNoDQ     = 1 // diagnostic: mma.sync on the raw weight bits, no dequantisation
-	ModeLoadOnly = 2 // diagnostic: the cp.async pipeline alone, no arithmetic
-	// ModeSwap swaps mma's operands for M <= 8: the weights are the A
+	modeNoDQ     = 1 // diagnostic: mma.sync on the raw weight bits, no dequantisation
+	modeLoadOnly = 2 // diagnostic: the cp.async pipeline alone, no arithmetic
+	// modeSwap swaps mma's operands for M <= 8: the weights are the A
 	// operand (16 columns of W as its rows) and the tokens its n8 (half the
 	// mma.sync and accumulators). Dense GEMMs only.
-	ModeSwap = 3
+	modeSwap = 3
 )
 
 // Variants are the kernels w4a16.cu defines.
 var Variants = []Variant{
 	{1, 4, 2, 0, false, 128}, {2, 4, 2, 0, false, 128}, {4, 4, 2, 0, false, 128}, {1, 6, 2, 0, false, 128},
 	{2, 6, 2, 0, false, 128}, {1, 4, 4, 0, false, 128}, {2, 4, 4, 0, false, 128}, {4, 4, 4, 0, false, 128},
-	{1, 4, 2, ModeNoDQ, false, 128}, {1, 4, 2, ModeLoadOnly, false, 128},
+	{1, 4, 2, modeNoDQ, false, 128}, {1, 4, 2, modeLoadOnly, false, 128},
 	{1, 4, 2, 0, true, 128}, {1, 6, 2, 0, true, 128}, {2, 4, 2, 0, true, 128},
 	{4, 4, 4, 0, false, 256}, {4, 3, 4, 0, false, 256},
-	{1, 4, 2, ModeSwap, false, 128}, {1, 4, 4, ModeSwap, false, 128},
+	{1, 4, 2, modeSwap, false, 128}, {1, 4, 4, modeSwap, false, 128},
 }
 
 // Name is the kernel's symbol.
@@ -98,11 +98,11 @@ func (v Variant) Name() string {
 		n += "_w4"
 	}
 	switch v.Mode {
-	case ModeNoDQ:
+	case modeNoDQ:
 		n += "_nodq"
-	case ModeLoadOnly:
+	case modeLoadOnly:
 		n += "_ldonly"
-	case ModeSwap:
+	case modeSwap:
 		n += "_sw"
 	}
 	if v.WP {
@@ -121,11 +121,11 @@ func (v Variant) Smem() int {
 	if v.WP {
 		return v.Stages * 8 * (2*512 + 128 + v.MT*16*64)
 	}
-	return v.Stages * (TileK*v.BN/2 + v.BN/64*512 + v.MT*16*TileK*2)
+	return v.Stages * (tileK*v.BN/2 + v.BN/64*512 + v.MT*16*tileK*2)
 }
 
-// SourceHash is the hex SHA-256 of Source.
-func SourceHash() string { return hashOf(Source) }
+// sourceHash is the hex SHA-256 of Source.
+func sourceHash() string { return hashOf(Source) }
 
 func hashOf(b []byte) string {
 	h := sha256.Sum256(b)
@@ -166,16 +166,16 @@ func Manifest() (map[string]string, error) {
 }
 
 // Image picks the W4A16 image for a device of compute capability
-// major.minor (ImageFor "w4a16").
+// major.minor (imageFor "w4a16").
 func Image(major, minor int) (name string, image []byte, err error) {
-	return ImageFor("w4a16", major, minor)
+	return imageFor("w4a16", major, minor)
 }
 
-// ImageFor picks the image of stem.cu for a device of compute capability
+// imageFor picks the image of stem.cu for a device of compute capability
 // major.minor: the cubin of the same major with the highest minor not above
 // it, else the compute_80 PTX (JIT-compiled by the driver) on sm_80 and
 // newer.
-func ImageFor(stem string, major, minor int) (name string, image []byte, err error) {
+func imageFor(stem string, major, minor int) (name string, image []byte, err error) {
 	if major < 8 {
 		return "", nil, fmt.Errorf("%s: sm_%d%d: the kernels need sm_80 or newer (mma.sync bf16, cp.async)", stem, major, minor)
 	}
@@ -193,22 +193,22 @@ func ImageFor(stem string, major, minor int) (name string, image []byte, err err
 	return name, b, nil
 }
 
-// LoadImage loads the module of stem.cu for dev into the current context:
-// the file MOECAST_<STEM>_MODULE names, else the embedded image ImageFor
+// loadImage loads the module of stem.cu for dev into the current context:
+// the file MOECAST_<STEM>_MODULE names, else the embedded image imageFor
 // picks. It returns the module and the image's name or path.
-func LoadImage(dev cuda.Device, stem string) (cuda.Module, string, error) {
+func loadImage(dev cuda.Device, stem string) (cuda.Module, string, error) {
 	major, minor, err := dev.ComputeCapability()
 	if err != nil {
 		return 0, "", err
 	}
 	var name string
 	var img []byte
-	if p := os.Getenv(ModuleEnvFor(stem)); p != "" {
+	if p := os.Getenv(moduleEnvFor(stem)); p != "" {
 		name = p
 		if img, err = os.ReadFile(p); err != nil {
-			return 0, "", fmt.Errorf("%s: %s: %w", stem, ModuleEnvFor(stem), err)
+			return 0, "", fmt.Errorf("%s: %s: %w", stem, moduleEnvFor(stem), err)
 		}
-	} else if name, img, err = ImageFor(stem, major, minor); err != nil {
+	} else if name, img, err = imageFor(stem, major, minor); err != nil {
 		return 0, "", err
 	}
 	if !bytes.HasPrefix(img, []byte("\x7fELF")) && !bytes.Contains(img[:min(len(img), 4096)], []byte(".version")) {
@@ -241,7 +241,7 @@ func Load(dev cuda.Device) (*Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	mod, name, err := LoadImage(dev, "w4a16")
+	mod, name, err := loadImage(dev, "w4a16")
 	if err != nil {
 		return nil, err
 	}
@@ -278,16 +278,16 @@ func (m *Module) LaunchEmpty(s cuda.Stream) error {
 	return m.empty.Launch(cuda.Dim3{X: 1, Y: 1, Z: 1}, cuda.Dim3{X: 32, Y: 1, Z: 1}, 0, s)
 }
 
-// CopyArgs marshals moecast_copy's parameters: n bytes (a multiple of 16)
+// copyArgs marshals moecast_copy's parameters: n bytes (a multiple of 16)
 // from src to dst.
-func CopyArgs(dst, src cuda.DevicePtr, n int64) (*cuda.Params, error) {
+func copyArgs(dst, src cuda.DevicePtr, n int64) (*cuda.Params, error) {
 	if n <= 0 || n%16 != 0 {
 		return nil, fmt.Errorf("w4a16: copy of %d bytes: want a positive multiple of 16", n)
 	}
 	return cuda.MarshalParams(src, dst, n/16)
 }
 
-// LaunchCopy runs moecast_copy with arguments from CopyArgs on 8 blocks of
+// LaunchCopy runs moecast_copy with arguments from copyArgs on 8 blocks of
 // 256 threads per multiprocessor.
 func (m *Module) LaunchCopy(args *cuda.Params, s cuda.Stream) error {
 	return m.copy.LaunchParams(cuda.Dim3{X: 8 * max(1, m.SMs), Y: 1, Z: 1}, cuda.Dim3{X: threads, Y: 1, Z: 1}, 0, s, args)
@@ -305,7 +305,7 @@ func (m *Module) Registers() map[string][3]int {
 	return out
 }
 
-// Plan is one launch's shape. The work, MBlocks x NBlocks tiles of K/TileK
+// Plan is one launch's shape. The work, MBlocks x NBlocks tiles of K/tileK
 // iterations each, laid end to end tile by tile, is cut into runs of Units
 // iterations, one per block (stream-K): Blocks = ceil(work / Units).
 type Plan struct {
@@ -318,7 +318,7 @@ type Plan struct {
 	BN             int  // columns a tile (128 or 256)
 	MBlocks        int  // tiles along M (row blocks)
 	NBlocks        int  // tiles along N
-	Units          int  // TileK iterations per block
+	Units          int  // tileK iterations per block
 	Blocks         int  // the grid
 	MaxParts       int  // the most blocks that share one tile (1: no tile is cut)
 	Smem           int
@@ -331,7 +331,7 @@ type Plan struct {
 func (p Plan) Variant() Variant { return Variant{p.MT, p.Stages, p.WN, p.Mode, p.WP, p.BN} }
 
 // WorkspaceBytes is the fp32 partial-sum buffer the plan needs: two BM x
-// TileN slots per block where a tile is cut, else 0.
+// tileN slots per block where a tile is cut, else 0.
 func (p Plan) WorkspaceBytes() int64 {
 	if p.MaxParts == 1 {
 		return 0
@@ -348,7 +348,7 @@ type Options struct {
 	MT     int  // m16 tiles per block: 1, 2 or 4
 	Stages int  // pipeline stages: 4, or 6 for MT 1 and 2
 	Units  int  // iterations per block
-	Splits int  // or: cut each tile into about this many runs (Units = ceil(K/TileK / Splits))
+	Splits int  // or: cut each tile into about this many runs (Units = ceil(K/tileK / Splits))
 	WN     int  // warps along N: 2 (default) or 4
 	Mode   int  // a diagnostic mode for the benchmark (wrong results)
 	WP     bool // warp-private pipelines
@@ -387,18 +387,18 @@ func defaultLayout(p Plan, sms int) (wn, bn, mode int) {
 	switch p.MT {
 	case 1:
 		if p.ADiv == 0 && p.M <= 8 {
-			return 2, TileN, ModeSwap
+			return 2, tileN, modeSwap
 		}
-		return 4, TileN, 0
+		return 4, tileN, 0
 	case 4:
 		if p.N%256 == 0 && 2*p.MBlocks*(p.N/256) >= sms {
 			return 4, 256, 0
 		}
 		if p.K <= 2048 {
-			return 4, TileN, 0
+			return 4, tileN, 0
 		}
 	}
-	return 2, TileN, 0
+	return 2, tileN, 0
 }
 
 // minUnits is the least work per block the default plan gives.
@@ -417,9 +417,9 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 		p.WN = 2
 	}
 	if p.BN == 0 {
-		p.BN = TileN
+		p.BN = tileN
 	}
-	if p.Mode == ModeSwap && (p.ADiv > 0 || p.M > 8) {
+	if p.Mode == modeSwap && (p.ADiv > 0 || p.M > 8) {
 		return p, fmt.Errorf("w4a16: swapped operands need a dense GEMM of at most 8 rows (M=%d)", p.M)
 	}
 	if p.N%p.BN != 0 {
@@ -431,7 +431,7 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 			16*p.MT, p.Stages, p.WN, p.Mode, p.WP, p.BN)
 	}
 	p.NBlocks = p.N / p.BN
-	kiters := p.K / TileK
+	kiters := p.K / tileK
 	tiles := int64(p.MBlocks) * int64(p.NBlocks)
 	work := tiles * int64(kiters)
 	switch {
@@ -472,7 +472,7 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 
 // PlanGEMM plans C[M,N] = A[M,K] x W.
 func (m *Module) PlanGEMM(M, N, K, group int, o Options) (Plan, error) {
-	if err := CheckShape(N, K, group); err != nil {
+	if err := checkShape(N, K, group); err != nil {
 		return Plan{}, err
 	}
 	if M <= 0 {
@@ -489,14 +489,14 @@ func (m *Module) PlanGEMM(M, N, K, group int, o Options) (Plan, error) {
 	return m.finish(p, o)
 }
 
-// MoEBlockRows is the moe_align block size for an average of rows per
+// moeBlockRows is the moe_align block size for an average of rows per
 // touched expert: the rows of one kernel block.
-func MoEBlockRows(avgRowsPerExpert float64) int { return 16 * chooseMT(int(avgRowsPerExpert+0.999)) }
+func moeBlockRows(avgRowsPerExpert float64) int { return 16 * chooseMT(int(avgRowsPerExpert+0.999)) }
 
 // PlanMoE plans the grouped GEMM over an aligned routed batch: rows are
 // a.Tokens*a.K ids, aDiv maps an id to its row of A.
 func (m *Module) PlanMoE(a *Aligned, N, K, group, aDiv int, o Options) (Plan, error) {
-	if err := CheckShape(N, K, group); err != nil {
+	if err := checkShape(N, K, group); err != nil {
 		return Plan{}, err
 	}
 	if a.Block%16 != 0 || chooseMT(a.Block) != a.Block/16 {

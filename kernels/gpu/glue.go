@@ -23,7 +23,7 @@ const (
 	routerWarps      = 4    // tokens per router block (one warp each)
 	alignThreads     = 1024 // the align kernel's one block
 	alignWarps       = alignThreads / 32
-	MaxLocalExperts  = 512                // align: experts one rank holds, at most (shared memory: 72 KB)
+	maxLocalExperts  = 512                // align: experts one rank holds, at most (shared memory: 72 KB)
 	alignChunk       = 8 * alignThreads   // pairs an align chunk takes
 	maxAlignPairs    = 65535 * alignChunk // chunks carry a 16-bit stamp
 	maxRouterExperts = 512
@@ -38,7 +38,7 @@ func LoadGlue(dev cuda.Device) (*Glue, error) {
 	if err != nil {
 		return nil, err
 	}
-	mod, name, err := LoadImage(dev, "glue")
+	mod, name, err := loadImage(dev, "glue")
 	if err != nil {
 		return nil, err
 	}
@@ -52,8 +52,8 @@ func LoadGlue(dev cuda.Device) (*Glue, error) {
 			return nil, err
 		}
 	}
-	if err := g.align.SetAttribute(cuda.FuncMaxDynamicSharedMemory, alignSmem(MaxLocalExperts)); err != nil {
-		return nil, fmt.Errorf("glue: moecast_moe_align: %d B of shared memory: %w", alignSmem(MaxLocalExperts), err)
+	if err := g.align.SetAttribute(cuda.FuncMaxDynamicSharedMemory, alignSmem(maxLocalExperts)); err != nil {
+		return nil, fmt.Errorf("glue: moecast_moe_align: %d B of shared memory: %w", alignSmem(maxLocalExperts), err)
 	}
 	return g, nil
 }
@@ -73,8 +73,8 @@ type RouterConfig struct {
 // norm_topk_prob, routed_scaling_factor 2.827).
 var KimiRouter = RouterConfig{Experts: 384, TopK: 8, Groups: 1, TopKGroups: 1, Renormalize: true, Scale: 2.827}
 
-// DeepSeekV3Router is DeepSeek-V3's (256 experts, 8 groups, 4 kept, 2.5).
-var DeepSeekV3Router = RouterConfig{Experts: 256, TopK: 8, Groups: 8, TopKGroups: 4, Renormalize: true, Scale: 2.5}
+// deepSeekV3Router is DeepSeek-V3's (256 experts, 8 groups, 4 kept, 2.5).
+var deepSeekV3Router = RouterConfig{Experts: 256, TopK: 8, Groups: 8, TopKGroups: 4, Renormalize: true, Scale: 2.5}
 
 // Check says what is wrong with c for the kernel.
 func (c RouterConfig) Check() error {
@@ -91,16 +91,16 @@ func (c RouterConfig) Check() error {
 	return nil
 }
 
-// RouterBuffers are the router's device tensors: Logits [tokens][experts]
+// routerBuffers are the router's device tensors: Logits [tokens][experts]
 // (fp32, or bf16 when LogitsBF16), Bias [experts] fp32 (0: none), IDs and
 // Weights [tokens][k] (int32, fp32).
-type RouterBuffers struct {
+type routerBuffers struct {
 	Logits, Bias, IDs, Weights cuda.DevicePtr
 	LogitsBF16                 bool
 }
 
 // Router returns the launch of the router top-k over tokens tokens.
-func (g *Glue) Router(c RouterConfig, tokens int, b RouterBuffers, s cuda.Stream) (func() error, error) {
+func (g *Glue) Router(c RouterConfig, tokens int, b routerBuffers, s cuda.Stream) (func() error, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
@@ -125,29 +125,29 @@ func (g *Glue) Router(c RouterConfig, tokens int, b RouterBuffers, s cuda.Stream
 	return func() error { return f.LaunchParams(grid, cuda.Dim3{X: 32 * routerWarps, Y: 1, Z: 1}, smem, s, args) }, nil
 }
 
-// AlignCapacity is the rows and blocks the align kernel may write for pairs
+// alignCapacity is the rows and blocks the align kernel may write for pairs
 // (token, slot) pairs over count local experts in blocks of block rows:
 // the size of SortedIDs and ExpertIDs.
-func AlignCapacity(pairs, count, block int) (rows, blocks int) {
+func alignCapacity(pairs, count, block int) (rows, blocks int) {
 	blocks = (pairs + block - 1) / block
 	blocks += min(pairs, count) // each touched expert pads at most one block
 	return blocks * block, blocks
 }
 
-// AlignBuffers are the align kernel's tensors: TopKIDs [pairs] int32 in;
-// SortedIDs and ExpertIDs (AlignCapacity) and Post (2 int32: padded rows,
+// alignBuffers are the align kernel's tensors: TopKIDs [pairs] int32 in;
+// SortedIDs and ExpertIDs (alignCapacity) and Post (2 int32: padded rows,
 // blocks) out.
-type AlignBuffers struct {
+type alignBuffers struct {
 	TopKIDs, SortedIDs, ExpertIDs, Post cuda.DevicePtr
 }
 
 // Align returns the launch of moe_align_block_size on the device: the
-// pairs routed to experts [first, first+count) laid out as AlignLocal lays
+// pairs routed to experts [first, first+count) laid out as alignLocal lays
 // them out (ExpertIDs count from first).
-func (g *Glue) Align(pairs, first, count, block int, b AlignBuffers, s cuda.Stream) (func() error, error) {
-	if pairs <= 0 || pairs > maxAlignPairs || first < 0 || count <= 0 || count > MaxLocalExperts || block <= 0 || block > 1<<15 {
+func (g *Glue) Align(pairs, first, count, block int, b alignBuffers, s cuda.Stream) (func() error, error) {
+	if pairs <= 0 || pairs > maxAlignPairs || first < 0 || count <= 0 || count > maxLocalExperts || block <= 0 || block > 1<<15 {
 		return nil, fmt.Errorf("align: %d pairs, experts [%d,%d), block %d: want 1..%d pairs, 1..%d local experts, block 1..32768",
-			pairs, first, first+count, block, maxAlignPairs, MaxLocalExperts)
+			pairs, first, first+count, block, maxAlignPairs, maxLocalExperts)
 	}
 	args, err := cuda.MarshalParams(b.TopKIDs, int32(pairs), int32(first), int32(count), int32(block), b.SortedIDs, b.ExpertIDs, b.Post)
 	if err != nil {
@@ -183,16 +183,16 @@ func (g *Glue) SiluAndMul(x, out cuda.DevicePtr, rows, n int, s cuda.Stream) (fu
 	return func() error { return g.silu.LaunchParams(grid, cuda.Dim3{X: elementThreads, Y: 1, Z: 1}, 0, s, args) }, nil
 }
 
-// MoESumBuffers are moe_sum's tensors: Y [tokens*k][h] bf16 (the down
+// moeSumBuffers are moe_sum's tensors: Y [tokens*k][h] bf16 (the down
 // GEMM's rows), Weights [tokens*k] fp32, TopKIDs [tokens*k], Out
 // [tokens][h] bf16.
-type MoESumBuffers struct {
+type moeSumBuffers struct {
 	Y, Weights, TopKIDs, Out cuda.DevicePtr
 }
 
 // MoESum returns the launch of the top-k weighted sum of each token's
 // slots routed to experts [first, first+count) (the others count 0).
-func (g *Glue) MoESum(tokens, k, h, first, count int, b MoESumBuffers, s cuda.Stream) (func() error, error) {
+func (g *Glue) MoESum(tokens, k, h, first, count int, b moeSumBuffers, s cuda.Stream) (func() error, error) {
 	if tokens <= 0 || k <= 0 || h <= 0 || h%8 != 0 || first < 0 || count <= 0 {
 		return nil, fmt.Errorf("moe_sum: %d tokens x top-%d x %d, experts [%d,%d): want positive sizes, h %% 8 == 0", tokens, k, h, first, first+count)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // onDeviceGlue is onDevice plus glue.cu's kernels.
@@ -85,7 +86,7 @@ func TestRouterOnDevice(t *testing.T) {
 	_, g, s := onDeviceGlue(t)
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 21))
 	small := RouterConfig{Experts: 64, TopK: 6, Groups: 4, TopKGroups: 2, Renormalize: false, Scale: 1}
-	for _, c := range []RouterConfig{KimiRouter, DeepSeekV3Router, small} {
+	for _, c := range []RouterConfig{KimiRouter, deepSeekV3Router, small} {
 		for _, bf16 := range []bool{false, true} {
 			for _, tokens := range []int{1, 7, 300} {
 				name := fmt.Sprintf("E%d_k%d_g%d/%d/bf16=%v/T%d", c.Experts, c.TopK, c.Groups, c.TopKGroups, bf16, tokens)
@@ -94,10 +95,10 @@ func TestRouterOnDevice(t *testing.T) {
 				for i := range logits {
 					logits[i] = float32(2 * rng.NormFloat64())
 					if bf16 {
-						logits[i] = ToBF16(logits[i]).Float32()
+						logits[i] = toBF16(logits[i]).Float32()
 					}
 				}
-				bias := RandomBias(rng, c.Experts)
+				bias := randomBias(rng, c.Experts)
 				for i := range bias {
 					bias[i] *= 50 // +-0.1: the bias changes choices
 				}
@@ -105,18 +106,18 @@ func TestRouterOnDevice(t *testing.T) {
 				if bf16 {
 					lb := make([]BF16, len(logits))
 					for i, v := range logits {
-						lb[i] = ToBF16(v)
+						lb[i] = toBF16(v)
 					}
 					dl = d.up(Upload(lb, 2))
 				} else {
 					dl = d.up(Upload(logits, 4))
 				}
-				b := RouterBuffers{Logits: dl, Bias: d.up(Upload(bias, 4)), IDs: d.poisoned(tokens * c.TopK * 4),
+				b := routerBuffers{Logits: dl, Bias: d.up(Upload(bias, 4)), IDs: d.poisoned(tokens * c.TopK * 4),
 					Weights: d.poisoned(tokens * c.TopK * 4), LogitsBF16: bf16}
 				launch, err := g.Router(c, tokens, b, s)
 				run(t, s, launch, err)
 				gi, gw := download[int32](t, b.IDs, tokens*c.TopK), download[float32](t, b.Weights, tokens*c.TopK)
-				wi, ww, margin, err := HostRouter(c, logits, bias, tokens)
+				wi, ww, margin, err := hostRouter(c, logits, bias, tokens)
 				require.NoError(t, err)
 				near, worst := 0, 0.0
 				for tk := 0; tk < tokens; tk++ {
@@ -156,12 +157,12 @@ func TestAlignOnDevice(t *testing.T) {
 		var r *Routing
 		var err error
 		if c.law > 0 {
-			r, err = RoutePowerLaw(rng.Uint64(), c.tokens, c.experts, c.k, c.law)
+			r, err = routePowerLaw(rng.Uint64(), c.tokens, c.experts, c.k, c.law)
 		} else {
-			r, err = RouteUniform(rng.Uint64(), c.tokens, c.experts, c.k)
+			r, err = routeUniform(rng.Uint64(), c.tokens, c.experts, c.k)
 		}
 		require.NoError(t, err)
-		want, err := AlignLocal(r, c.block, c.first, c.count)
+		want, err := alignLocal(r, c.block, c.first, c.count)
 		require.NoError(t, err)
 		ids := make([]int32, 0, c.tokens*c.k)
 		for _, sel := range r.TopK {
@@ -170,9 +171,9 @@ func TestAlignOnDevice(t *testing.T) {
 			}
 		}
 		d := newDevBufs(t)
-		rows, blocks := AlignCapacity(len(ids), c.count, c.block)
+		rows, blocks := alignCapacity(len(ids), c.count, c.block)
 		require.LessOrEqual(t, len(want.SortedIDs), rows, name)
-		b := AlignBuffers{TopKIDs: d.up(Upload(ids, 4)), SortedIDs: d.poisoned(rows * 4), ExpertIDs: d.poisoned(blocks * 4), Post: d.poisoned(8)}
+		b := alignBuffers{TopKIDs: d.up(Upload(ids, 4)), SortedIDs: d.poisoned(rows * 4), ExpertIDs: d.poisoned(blocks * 4), Post: d.poisoned(8)}
 		launch, err := g.Align(len(ids), c.first, c.count, c.block, b, s)
 		run(t, s, launch, err)
 		post := download[int32](t, b.Post, 2)
@@ -190,7 +191,7 @@ func TestElementwiseOnDevice(t *testing.T) {
 	const tol = 1.0 / 128 // one bf16 rounding of the output (2^-8 relative) and fp32 sums
 	check := func(name string, got []BF16, ref [][]float64, h int, floor float64) {
 		t.Helper()
-		e, err := MaxRelError(rowsOf(got, h), ref, floor)
+		e, err := maxRelError(rowsOf(got, h), ref, floor)
 		if assert.NoError(t, err, name) {
 			assert.Less(t, e, tol, name)
 			t.Logf("%s: worst rel error %.3g", name, e)
@@ -199,18 +200,18 @@ func TestElementwiseOnDevice(t *testing.T) {
 	for _, rows := range []int{1, 8, 333} {
 		for _, n := range []int{256, 2048} {
 			d := newDevBufs(t)
-			x := RandomBF16(rng, rows*2*n)
+			x := randomBF16(rng, rows*2*n)
 			out := d.poisoned(rows * n * 2)
 			launch, err := g.SiluAndMul(d.up(Upload(x, 2)), out, rows, n, s)
 			run(t, s, launch, err)
-			check(fmt.Sprintf("silu_and_mul %dx%d", rows, n), download[BF16](t, out, rows*n), HostSiluAndMul(x, rows, n), n, 1e-2)
+			check(fmt.Sprintf("silu_and_mul %dx%d", rows, n), download[BF16](t, out, rows*n), hostSiluAndMul(x, rows, n), n, 1e-2)
 		}
 	}
 	for _, c := range []struct{ tokens, k, h, experts, first, count int }{
 		{1, 8, 7168, 384, 0, 384}, {37, 8, 7168, 384, 0, 384}, {64, 8, 7168, 384, 48, 48}, {5, 4, 256, 16, 0, 8},
 	} {
 		d := newDevBufs(t)
-		r, err := RouteUniform(rng.Uint64(), c.tokens, c.experts, c.k)
+		r, err := routeUniform(rng.Uint64(), c.tokens, c.experts, c.k)
 		require.NoError(t, err)
 		ids := make([]int32, 0, c.tokens*c.k)
 		for _, sel := range r.TopK {
@@ -222,27 +223,27 @@ func TestElementwiseOnDevice(t *testing.T) {
 		for i := range w {
 			w[i] = float32(0.1 + rng.Float64())
 		}
-		y := RandomBF16(rng, len(ids)*c.h)
+		y := randomBF16(rng, len(ids)*c.h)
 		out := d.poisoned(c.tokens * c.h * 2)
 		launch, err := g.MoESum(c.tokens, c.k, c.h, c.first, c.count,
-			MoESumBuffers{Y: d.up(Upload(y, 2)), Weights: d.up(Upload(w, 4)), TopKIDs: d.up(Upload(ids, 4)), Out: out}, s)
+			moeSumBuffers{Y: d.up(Upload(y, 2)), Weights: d.up(Upload(w, 4)), TopKIDs: d.up(Upload(ids, 4)), Out: out}, s)
 		run(t, s, launch, err)
 		check(fmt.Sprintf("moe_sum T%d k%d h%d [%d+%d]", c.tokens, c.k, c.h, c.first, c.count), download[BF16](t, out, c.tokens*c.h),
-			HostMoESum(y, w, ids, c.tokens, c.k, c.h, c.first, c.count), c.h, 0.05)
+			hostMoESum(y, w, ids, c.tokens, c.k, c.h, c.first, c.count), c.h, 0.05)
 	}
 	for _, c := range []struct{ tokens, h int }{{1, 7168}, {13, 7168}, {256, 7168}, {3, 2048}, {2, 8}} {
 		d := newDevBufs(t)
-		x, w := RandomBF16(rng, c.tokens*c.h), RandomBF16(rng, c.h)
+		x, w := randomBF16(rng, c.tokens*c.h), randomBF16(rng, c.h)
 		out := d.poisoned(c.tokens * c.h * 2)
 		launch, err := g.RMSNorm(d.up(Upload(x, 2)), d.up(Upload(w, 2)), out, c.tokens, c.h, 1e-6, s)
 		run(t, s, launch, err)
-		check(fmt.Sprintf("rmsnorm %dx%d", c.tokens, c.h), download[BF16](t, out, c.tokens*c.h), HostRMSNorm(x, w, c.tokens, c.h, 1e-6), c.h, 1e-2)
+		check(fmt.Sprintf("rmsnorm %dx%d", c.tokens, c.h), download[BF16](t, out, c.tokens*c.h), hostRMSNorm(x, w, c.tokens, c.h, 1e-6), c.h, 1e-2)
 
-		a, b := RandomBF16(rng, c.tokens*c.h), RandomBF16(rng, c.tokens*c.h)
+		a, b := randomBF16(rng, c.tokens*c.h), randomBF16(rng, c.tokens*c.h)
 		out = d.poisoned(c.tokens * c.h * 2)
 		launch, err = g.Add(d.up(Upload(a, 2)), d.up(Upload(b, 2)), out, int64(c.tokens*c.h), s)
 		run(t, s, launch, err)
-		check(fmt.Sprintf("add %dx%d", c.tokens, c.h), download[BF16](t, out, c.tokens*c.h), HostAdd(a, b, c.h), c.h, 1e-2)
+		check(fmt.Sprintf("add %dx%d", c.tokens, c.h), download[BF16](t, out, c.tokens*c.h), hostAdd(a, b, c.h), c.h, 1e-2)
 	}
 }
 
@@ -259,15 +260,15 @@ func TestMoELayerOnDevice(t *testing.T) {
 		for _, rot := range []int64{512 << 20, 0} {
 			r, err := MeasureMoELayer(m, g, c, rot, s)
 			require.NoError(t, err, c.Name)
-			parts := r.Router.Graph + r.Align.Graph + r.GateUp.Graph + r.Act.Graph + r.Down.Graph + r.Sum.Graph
+			parts := r.Router.Median + r.Align.Median + r.GateUp.Median + r.Act.Median + r.Down.Median + r.Sum.Median
 			t.Logf("%s T=%d rotate %d MiB: layer %.2f us (eager %.2f), router %.2f align %.2f gate_up %.2f act %.2f down %.2f sum %.2f (sum of parts %.2f); %d routings, %.1f experts, block %d",
-				c.Name, c.Tokens, rot>>20, r.Layer.Graph*1e6, r.Layer.Eager*1e6, r.Router.Graph*1e6, r.Align.Graph*1e6, r.GateUp.Graph*1e6,
-				r.Act.Graph*1e6, r.Down.Graph*1e6, r.Sum.Graph*1e6, parts*1e6, r.Routings, r.Touched, r.Block)
-			assert.Greater(t, r.Layer.Graph, r.GateUp.Graph, c.Name)
-			assert.Less(t, r.Layer.Graph, 2*parts, c.Name)
-			assert.Less(t, r.Experts.Graph, r.Layer.Graph, "%s: without the router the layer is faster", c.Name)
-			assert.Greater(t, r.Experts.Graph, r.GateUp.Graph, c.Name)
-			assert.True(t, slices.ContainsFunc([]float64{r.Router.Graph, r.Align.Graph, r.Act.Graph, r.Sum.Graph}, func(x float64) bool { return x > 0 }))
+				c.Name, c.Tokens, rot>>20, r.Layer.Median*1e6, r.Layer.Eager*1e6, r.Router.Median*1e6, r.Align.Median*1e6, r.GateUp.Median*1e6,
+				r.Act.Median*1e6, r.Down.Median*1e6, r.Sum.Median*1e6, parts*1e6, r.Routings, r.Touched, r.Block)
+			assert.Greater(t, r.Layer.Median, r.GateUp.Median, c.Name)
+			assert.Less(t, r.Layer.Median, 2*parts, c.Name)
+			assert.Less(t, r.Experts.Median, r.Layer.Median, "%s: without the router the layer is faster", c.Name)
+			assert.Greater(t, r.Experts.Median, r.GateUp.Median, c.Name)
+			assert.True(t, slices.ContainsFunc([]unit.Seconds{r.Router.Median, r.Align.Median, r.Act.Median, r.Sum.Median}, func(x unit.Seconds) bool { return x > 0 }))
 		}
 	}
 }
@@ -279,9 +280,9 @@ func TestMeasureElementwiseOnDevice(t *testing.T) {
 			c := ElementwiseCase{Kernel: k, Tokens: tokens, Width: 7168}
 			tm, err := MeasureElementwise(g, c, s)
 			require.NoError(t, err)
-			assert.Greater(t, tm.Graph, 0.0)
+			assert.Positive(t, tm.Median)
 			t.Logf("%s T=%d: %d B, %.2f us graph (%.2f-%.2f), %.2f us eager, %.0f GB/s",
-				k, tokens, c.Bytes(), tm.Graph*1e6, tm.GraphMin*1e6, tm.GraphMax*1e6, tm.Eager*1e6, float64(c.Bytes())/tm.Graph/1e9)
+				k, tokens, c.Bytes(), tm.Median*1e6, tm.Min*1e6, tm.Max*1e6, tm.Eager*1e6, float64(c.Bytes())/float64(tm.Median)/1e9)
 		}
 	}
 }
@@ -299,18 +300,18 @@ func TestRouterTimingOnDevice(t *testing.T) {
 			for i := range logits {
 				logits[i] = float32(rng.NormFloat64())
 			}
-			launch, err := g.Router(c, tokens, RouterBuffers{Logits: d.up(Upload(logits, 4)), IDs: d.poisoned(tokens * c.TopK * 4), Weights: d.poisoned(tokens * c.TopK * 4)}, s)
+			launch, err := g.Router(c, tokens, routerBuffers{Logits: d.up(Upload(logits, 4)), IDs: d.poisoned(tokens * c.TopK * 4), Weights: d.poisoned(tokens * c.TopK * 4)}, s)
 			require.NoError(t, err)
 			require.NoError(t, cuda.Synchronize())
 			tm, err := Time(s, []func() error{launch}, 200)
 			require.NoError(t, err)
-			t.Logf("router top-%d of %d, %d tokens: %.2f us graph (%.2f-%.2f), %.2f us eager", c.TopK, c.Experts, tokens, tm.Graph*1e6, tm.GraphMin*1e6, tm.GraphMax*1e6, tm.Eager*1e6)
+			t.Logf("router top-%d of %d, %d tokens: %.2f us graph (%.2f-%.2f), %.2f us eager", c.TopK, c.Experts, tokens, tm.Median*1e6, tm.Min*1e6, tm.Max*1e6, tm.Eager*1e6)
 		}
 	}
 	// The align kernel alone at decode and prefill sizes (warm).
 	for _, c := range []struct{ tokens, count, block int }{{1, 384, 16}, {64, 384, 16}, {512, 384, 64}, {8192, 384, 64}, {8192, 48, 64}} {
 		d := newDevBufs(t)
-		r, err := RouteUniform(uint64(c.tokens), c.tokens, 384, 8)
+		r, err := routeUniform(uint64(c.tokens), c.tokens, 384, 8)
 		require.NoError(t, err)
 		var ids []int32
 		for _, sel := range r.TopK {
@@ -318,12 +319,12 @@ func TestRouterTimingOnDevice(t *testing.T) {
 				ids = append(ids, int32(e))
 			}
 		}
-		rows, blocks := AlignCapacity(len(ids), c.count, c.block)
-		launch, err := g.Align(len(ids), 0, c.count, c.block, AlignBuffers{TopKIDs: d.up(Upload(ids, 4)), SortedIDs: d.poisoned(rows * 4), ExpertIDs: d.poisoned(blocks * 4), Post: d.poisoned(8)}, s)
+		rows, blocks := alignCapacity(len(ids), c.count, c.block)
+		launch, err := g.Align(len(ids), 0, c.count, c.block, alignBuffers{TopKIDs: d.up(Upload(ids, 4)), SortedIDs: d.poisoned(rows * 4), ExpertIDs: d.poisoned(blocks * 4), Post: d.poisoned(8)}, s)
 		require.NoError(t, err)
 		require.NoError(t, cuda.Synchronize())
 		tm, err := Time(s, []func() error{launch}, 200)
 		require.NoError(t, err)
-		t.Logf("align %d tokens, %d local experts, block %d: %.2f us graph (%.2f-%.2f)", c.tokens, c.count, c.block, tm.Graph*1e6, tm.GraphMin*1e6, tm.GraphMax*1e6)
+		t.Logf("align %d tokens, %d local experts, block %d: %.2f us graph (%.2f-%.2f)", c.tokens, c.count, c.block, tm.Median*1e6, tm.Min*1e6, tm.Max*1e6)
 	}
 }

@@ -14,14 +14,14 @@ import (
 // loops): the counts, the padded scan, then per chunk of 8192 pairs the
 // warps' rounds of 32 (match.any and the warp's running count of each
 // expert, with 16-bit chunk stamps), the column scan over the warps and the
-// positions. It checks the kernel's index arithmetic against AlignLocal
+// positions. It checks the kernel's index arithmetic against alignLocal
 // where no GPU is at hand; TestAlignOnDevice checks the kernel.
 func emuAlign(ids []int32, first, count, block int) (sorted, experts []int32, post [2]int32) {
 	n := len(ids)
 	stride := count | 1
 	hist := make([]uint32, alignWarps*stride)
 	cnt, off, cur, tot := make([]int, count), make([]int, count), make([]int, count), make([]int, count)
-	rows, blocks := AlignCapacity(n, count, block)
+	rows, blocks := alignCapacity(n, count, block)
 	sorted, experts = make([]int32, rows), make([]int32, blocks)
 	for i := range sorted {
 		sorted[i] = -1
@@ -136,9 +136,9 @@ func TestAlignKernelModel(t *testing.T) {
 	for _, c := range []struct {
 		tokens, experts, k, block, first, count int
 	}{{1, 384, 8, 16, 0, 384}, {3001, 384, 8, 32, 0, 384}, {8192, 384, 8, 64, 0, 384}, {6000, 384, 8, 64, 96, 48}, {2000, 16, 4, 64, 4, 8}, {1100, 512, 8, 16, 0, 512}} {
-		r, err := RoutePowerLaw(uint64(c.tokens), c.tokens, c.experts, c.k, 0.7)
+		r, err := routePowerLaw(uint64(c.tokens), c.tokens, c.experts, c.k, 0.7)
 		require.NoError(t, err)
-		want, err := AlignLocal(r, c.block, c.first, c.count)
+		want, err := alignLocal(r, c.block, c.first, c.count)
 		require.NoError(t, err)
 		var ids []int32
 		for _, sel := range r.TopK {

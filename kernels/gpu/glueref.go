@@ -9,18 +9,18 @@ import (
 
 // Host references of glue.cu's kernels: the device tests compare each
 // kernel with them, and the layer measurement plans its GEMMs from
-// HostRouter's routing of the same logits.
+// hostRouter's routing of the same logits.
 
 // sigmoid32 is the sigmoid of x rounded once to float32.
 func sigmoid32(x float32) float32 { return float32(1 / (1 + math.Exp(-float64(x)))) }
 
-// HostRouter is the router kernel's reference on logits [tokens][experts]
+// hostRouter is the router kernel's reference on logits [tokens][experts]
 // (bias nil: none): ids and weights [tokens][k] in the kernel's order (the
 // best biased score first, ties to the lower expert), and each token's
 // margin, the least gap between two biased scores (or two group scores)
 // whose order decides the selection: where it is below a float32
 // rounding, the device may pick differently.
-func HostRouter(c RouterConfig, logits, bias []float32, tokens int) (ids []int32, weights []float32, margin []float64, err error) {
+func hostRouter(c RouterConfig, logits, bias []float32, tokens int) (ids []int32, weights []float32, margin []float64, err error) {
 	if err := c.Check(); err != nil {
 		return nil, nil, nil, err
 	}
@@ -92,8 +92,8 @@ func HostRouter(c RouterConfig, logits, bias []float32, tokens int) (ids []int32
 	return ids, weights, margin, nil
 }
 
-// RoutingOf turns top-k ids [tokens][k] into a Routing.
-func RoutingOf(ids []int32, experts, k int) *Routing {
+// routingOf turns top-k ids [tokens][k] into a Routing.
+func routingOf(ids []int32, experts, k int) *Routing {
 	r := &Routing{Experts: experts, TopK: make([][]int, len(ids)/k)}
 	for t := range r.TopK {
 		r.TopK[t] = make([]int, k)
@@ -104,12 +104,12 @@ func RoutingOf(ids []int32, experts, k int) *Routing {
 	return r
 }
 
-// LogitsFor draws router logits whose top-k under c (with bias, whose
+// logitsFor draws router logits whose top-k under c (with bias, whose
 // entries lie within +-0.002) is exactly r, in slot order, by margins far
 // above any rounding: a routed slot s gets 2 - 0.1 s + U[0, 0.02) (sigmoid
 // at least 0.78, slots 0.008 apart), every other expert U[-3, 0) (at most
 // 0.5). Groups must be 1 (grouped routers select groups first).
-func LogitsFor(rng *rand.Rand, r *Routing) []float32 {
+func logitsFor(rng *rand.Rand, r *Routing) []float32 {
 	E := r.Experts
 	out := make([]float32, len(r.TopK)*E)
 	for t, sel := range r.TopK {
@@ -124,8 +124,8 @@ func LogitsFor(rng *rand.Rand, r *Routing) []float32 {
 	return out
 }
 
-// RandomBias draws a correction bias within +-0.002.
-func RandomBias(rng *rand.Rand, experts int) []float32 {
+// randomBias draws a correction bias within +-0.002.
+func randomBias(rng *rand.Rand, experts int) []float32 {
 	b := make([]float32, experts)
 	for i := range b {
 		b[i] = float32(0.004 * (rng.Float64() - 0.5))
@@ -133,8 +133,8 @@ func RandomBias(rng *rand.Rand, experts int) []float32 {
 	return b
 }
 
-// HostSiluAndMul is silu(x[r, :n]) * x[r, n:] over rows of x [rows][2n].
-func HostSiluAndMul(x []BF16, rows, n int) [][]float64 {
+// hostSiluAndMul is silu(x[r, :n]) * x[r, n:] over rows of x [rows][2n].
+func hostSiluAndMul(x []BF16, rows, n int) [][]float64 {
 	out := make([][]float64, rows)
 	for r := range out {
 		out[r] = make([]float64, n)
@@ -146,9 +146,9 @@ func HostSiluAndMul(x []BF16, rows, n int) [][]float64 {
 	return out
 }
 
-// HostMoESum is out[t] = sum over slots s routed to [first, first+count) of
+// hostMoESum is out[t] = sum over slots s routed to [first, first+count) of
 // w[t*k+s] * y[t*k+s], y [tokens*k][h].
-func HostMoESum(y []BF16, w []float32, ids []int32, tokens, k, h, first, count int) [][]float64 {
+func hostMoESum(y []BF16, w []float32, ids []int32, tokens, k, h, first, count int) [][]float64 {
 	out := make([][]float64, tokens)
 	for t := range out {
 		out[t] = make([]float64, h)
@@ -165,8 +165,8 @@ func HostMoESum(y []BF16, w []float32, ids []int32, tokens, k, h, first, count i
 	return out
 }
 
-// HostRMSNorm is x / sqrt(mean(x^2) + eps) * weight over rows of h.
-func HostRMSNorm(x, weight []BF16, tokens, h int, eps float64) [][]float64 {
+// hostRMSNorm is x / sqrt(mean(x^2) + eps) * weight over rows of h.
+func hostRMSNorm(x, weight []BF16, tokens, h int, eps float64) [][]float64 {
 	out := make([][]float64, tokens)
 	for t := range out {
 		var ss float64
@@ -183,8 +183,8 @@ func HostRMSNorm(x, weight []BF16, tokens, h int, eps float64) [][]float64 {
 	return out
 }
 
-// HostAdd is a + b, as rows of h.
-func HostAdd(a, b []BF16, h int) [][]float64 {
+// hostAdd is a + b, as rows of h.
+func hostAdd(a, b []BF16, h int) [][]float64 {
 	out := make([][]float64, len(a)/h)
 	for t := range out {
 		out[t] = make([]float64, h)
@@ -195,10 +195,10 @@ func HostAdd(a, b []BF16, h int) [][]float64 {
 	return out
 }
 
-// MaxRelError is the largest |got - ref| / max(|ref|, floor) over the
-// elements (a per-element bound, tighter than RelError's norm), and an
+// maxRelError is the largest |got - ref| / max(|ref|, floor) over the
+// elements (a per-element bound, tighter than relError's norm), and an
 // error at the first value that is not finite.
-func MaxRelError(got [][]BF16, ref [][]float64, floor float64) (float64, error) {
+func maxRelError(got [][]BF16, ref [][]float64, floor float64) (float64, error) {
 	worst := 0.0
 	for i := range ref {
 		for j, r := range ref[i] {

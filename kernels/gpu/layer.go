@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // MoELayerCase is one routed-expert layer on one GPU as vLLM's
@@ -35,12 +36,12 @@ type MoELayerCase struct {
 type LayerResult struct {
 	Name   string
 	Tokens int
-	Layer  Timing
+	Layer  unit.Timing
 	// Experts is the layer without its router top-k (align, gate_up,
 	// act, down, sum in one graph, on the ids the router wrote before):
 	// what kernels.MoEShape prices (the router top-k is a cost of its own).
-	Experts                               Timing
-	Router, Align, GateUp, Act, Down, Sum Timing
+	Experts                               unit.Timing
+	Router, Align, GateUp, Act, Down, Sum unit.Timing
 	Routings                              int     // routings rotated over (1: hot)
 	Touched                               float64 // local experts the routings touch, mean
 	WeightBytes                           float64 // their gate_up + down weight bytes, mean
@@ -76,10 +77,10 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 	if c.Tokens <= 0 {
 		return LayerResult{}, fmt.Errorf("moe layer: %d tokens: want > 0", c.Tokens)
 	}
-	if err := CheckShape(2*c.Inter, c.Hidden, c.Group); err != nil {
+	if err := checkShape(2*c.Inter, c.Hidden, c.Group); err != nil {
 		return LayerResult{}, err
 	}
-	if err := CheckShape(c.Hidden, c.Inter, c.Group); err != nil {
+	if err := checkShape(c.Hidden, c.Inter, c.Group); err != nil {
 		return LayerResult{}, err
 	}
 	E, k, T, H, I := rc.Experts, rc.TopK, c.Tokens, c.Hidden, c.Inter
@@ -109,11 +110,11 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 		return LayerResult{}, err
 	}
 	// Activations shared by every routing (one stream runs them in turn).
-	x, err := upload(Upload(RandomBF16(rng, T*H), 2))
+	x, err := upload(Upload(randomBF16(rng, T*H), 2))
 	if err != nil {
 		return LayerResult{}, err
 	}
-	bias := RandomBias(rng, E)
+	bias := randomBias(rng, E)
 	dBias, err := upload(Upload(bias, 4))
 	if err != nil {
 		return LayerResult{}, err
@@ -133,8 +134,8 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 	wbGU := int64(2*I*H/2 + 2*I*H/c.Group*2)
 	wbDn := int64(H*I/2 + H*I/c.Group*2)
 	avg := float64(rows) * float64(local) / float64(E) / float64(min(rows, local))
-	block := MoEBlockRows(avg)
-	capRows, capBlocks := AlignCapacity(rows, local, block)
+	block := moeBlockRows(avg)
+	capRows, capBlocks := alignCapacity(rows, local, block)
 
 	res := LayerResult{Name: c.Name, Tokens: T, Block: block}
 	var rts []layerRouting
@@ -144,19 +145,19 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 		n = 64
 	}
 	for i := 0; i < n && (i < 4 || rotated < rotateBytes); i++ {
-		r, err := RouteUniform(c.Seed+uint64(i), T, E, k)
+		r, err := routeUniform(c.Seed+uint64(i), T, E, k)
 		if err != nil {
 			return LayerResult{}, err
 		}
-		logits := LogitsFor(rng, r)
-		ids, _, _, err := HostRouter(rc, logits, bias, T)
+		logits := logitsFor(rng, r)
+		ids, _, _, err := hostRouter(rc, logits, bias, T)
 		if err != nil {
 			return LayerResult{}, err
 		}
-		if got := RoutingOf(ids, E, k); !slices.EqualFunc(got.TopK, r.TopK, slices.Equal[[]int]) {
+		if got := routingOf(ids, E, k); !slices.EqualFunc(got.TopK, r.TopK, slices.Equal[[]int]) {
 			return LayerResult{}, fmt.Errorf("moe layer: the host router does not map the drawn logits back to their routing")
 		}
-		al, err := AlignLocal(r, block, 0, local)
+		al, err := alignLocal(r, block, 0, local)
 		if err != nil {
 			return LayerResult{}, err
 		}
@@ -178,7 +179,7 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 		if c.LogitsBF16 {
 			lb := make([]BF16, len(logits))
 			for j, v := range logits {
-				lb[j] = ToBF16(v)
+				lb[j] = toBF16(v)
 			}
 			dLogits, err = upload(Upload(lb, 2))
 		} else {
@@ -206,10 +207,10 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 			}
 		}
 		var lr layerRouting
-		if lr.router, err = g.Router(rc, T, RouterBuffers{Logits: dLogits, Bias: dBias, IDs: dIDs, Weights: dW, LogitsBF16: c.LogitsBF16}, s); err != nil {
+		if lr.router, err = g.Router(rc, T, routerBuffers{Logits: dLogits, Bias: dBias, IDs: dIDs, Weights: dW, LogitsBF16: c.LogitsBF16}, s); err != nil {
 			return LayerResult{}, err
 		}
-		if lr.align, err = g.Align(rows, 0, local, block, AlignBuffers{TopKIDs: dIDs, SortedIDs: sorted, ExpertIDs: experts, Post: post}, s); err != nil {
+		if lr.align, err = g.Align(rows, 0, local, block, alignBuffers{TopKIDs: dIDs, SortedIDs: sorted, ExpertIDs: experts, Post: post}, s); err != nil {
 			return LayerResult{}, err
 		}
 		ga, err := pg.Args(Buffers{A: x, W: guQ, S: guS, C: gu, Workspace: wsG, Counters: ctrG, SortedIDs: sorted, ExpertIDs: experts})
@@ -225,7 +226,7 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 		if lr.act, err = g.SiluAndMul(gu, act, rows, I, s); err != nil {
 			return LayerResult{}, err
 		}
-		if lr.sum, err = g.MoESum(T, k, H, 0, local, MoESumBuffers{Y: dn, Weights: dW, TopKIDs: dIDs, Out: out}, s); err != nil {
+		if lr.sum, err = g.MoESum(T, k, H, 0, local, moeSumBuffers{Y: dn, Weights: dW, TopKIDs: dIDs, Out: out}, s); err != nil {
 			return LayerResult{}, err
 		}
 		// The device's top-k and alignment must be the host's: the GEMM
@@ -250,7 +251,7 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 	res.Touched = float64(touched) / float64(len(rts))
 	res.WeightBytes = float64(rotated) / float64(len(rts))
 	pieces := []struct {
-		tm  *Timing
+		tm  *unit.Timing
 		get func(layerRouting) func() error
 	}{
 		{&res.Layer, func(l layerRouting) func() error {
@@ -357,15 +358,15 @@ func (c ElementwiseCase) Bytes() int64 {
 // replays of up to 200 calls) on the same buffers every call, so that a
 // replay finds them in L2 when they fit (warm), as a step's small tensors
 // usually are.
-func MeasureElementwise(g *Glue, c ElementwiseCase, s cuda.Stream) (Timing, error) {
+func MeasureElementwise(g *Glue, c ElementwiseCase, s cuda.Stream) (unit.Timing, error) {
 	if c.Tokens <= 0 || c.Width <= 0 {
-		return Timing{}, fmt.Errorf("%s: %d x %d: want positive sizes", c.Kernel, c.Tokens, c.Width)
+		return unit.Timing{}, fmt.Errorf("%s: %d x %d: want positive sizes", c.Kernel, c.Tokens, c.Width)
 	}
 	rng := rand.New(rand.NewPCG(uint64(c.Tokens), uint64(c.Width)))
 	var bufs deviceBuffers
 	defer bufs.free()
 	up := func(n int) (cuda.DevicePtr, error) {
-		p, err := Upload(RandomBF16(rng, n), 2)
+		p, err := Upload(randomBF16(rng, n), 2)
 		if err == nil {
 			bufs = append(bufs, p)
 		}
@@ -401,17 +402,17 @@ func MeasureElementwise(g *Glue, c ElementwiseCase, s cuda.Stream) (Timing, erro
 			}
 		}
 	default:
-		return Timing{}, fmt.Errorf("elementwise kernel %q: want %s, %s or %s", c.Kernel, KernelRMSNorm, KernelAdd, KernelSiluAndMul)
+		return unit.Timing{}, fmt.Errorf("elementwise kernel %q: want %s, %s or %s", c.Kernel, KernelRMSNorm, KernelAdd, KernelSiluAndMul)
 	}
 	if err != nil {
-		return Timing{}, fmt.Errorf("%s %d x %d: %w", c.Kernel, c.Tokens, c.Width, err)
+		return unit.Timing{}, fmt.Errorf("%s %d x %d: %w", c.Kernel, c.Tokens, c.Width, err)
 	}
 	if err := cuda.Synchronize(); err != nil {
-		return Timing{}, err
+		return unit.Timing{}, err
 	}
 	tm, err := Time(s, []func() error{launch}, 200)
 	if err != nil {
-		return Timing{}, fmt.Errorf("%s %d x %d: %w", c.Kernel, c.Tokens, c.Width, err)
+		return unit.Timing{}, fmt.Errorf("%s %d x %d: %w", c.Kernel, c.Tokens, c.Width, err)
 	}
 	return tm, nil
 }

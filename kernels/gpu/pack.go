@@ -19,8 +19,8 @@ import (
 // BF16 is a bfloat16 bit pattern.
 type BF16 uint16
 
-// ToBF16 rounds a float32 to the nearest bf16 (ties to even; NaN stays NaN).
-func ToBF16(f float32) BF16 {
+// toBF16 rounds a float32 to the nearest bf16 (ties to even; NaN stays NaN).
+func toBF16(f float32) BF16 {
 	b := math.Float32bits(f)
 	if b&0x7fffffff > 0x7f800000 {
 		return BF16(b>>16 | 0x40)
@@ -34,44 +34,44 @@ func (h BF16) Float32() float32 { return math.Float32frombits(uint32(h) << 16) }
 
 // Shape limits of the kernel.
 const (
-	TileN = 128 // N must be a multiple
-	TileK = 128 // K must be a multiple
+	tileN = 128 // N must be a multiple
+	tileK = 128 // K must be a multiple
 )
 
-// CheckShape says whether the kernel takes an N x K weight with this group.
-func CheckShape(n, k, group int) error {
+// checkShape says whether the kernel takes an N x K weight with this group.
+func checkShape(n, k, group int) error {
 	switch {
 	case group != 32 && group != 64 && group != 128:
 		return fmt.Errorf("w4a16: group size %d: want 32, 64 or 128", group)
-	case n <= 0 || n%TileN != 0:
-		return fmt.Errorf("w4a16: N=%d: want a positive multiple of %d", n, TileN)
-	case k <= 0 || k%TileK != 0:
-		return fmt.Errorf("w4a16: K=%d: want a positive multiple of %d", k, TileK)
+	case n <= 0 || n%tileN != 0:
+		return fmt.Errorf("w4a16: N=%d: want a positive multiple of %d", n, tileN)
+	case k <= 0 || k%tileK != 0:
+		return fmt.Errorf("w4a16: K=%d: want a positive multiple of %d", k, tileK)
 	}
 	return nil
 }
 
-// PackQuantized is one weight matrix as compressed-tensors stores it
+// packQuantized is one weight matrix as compressed-tensors stores it
 // (format "pack-quantized", 4 bits, symmetric, group strategy).
-type PackQuantized struct {
+type packQuantized struct {
 	N, K, Group int
 	Packed      []int32 // weight_packed [N][K/8]
 	Scales      []BF16  // weight_scale [N][K/Group]
 }
 
 // Q returns the stored nibble (0..15, the int4 value plus 8) of W[k][n].
-func (p *PackQuantized) Q(k, n int) int {
+func (p *packQuantized) Q(k, n int) int {
 	w := uint32(p.Packed[n*(p.K/8)+k/8])
 	return int(w>>(4*(k%8))) & 0xf
 }
 
 // Weight returns W[k][n] = (q - 8) * scale, exact in float64.
-func (p *PackQuantized) Weight(k, n int) float64 {
+func (p *packQuantized) Weight(k, n int) float64 {
 	return float64(p.Q(k, n)-8) * float64(p.Scales[n*(p.K/p.Group)+k/p.Group].Float32())
 }
 
-func (p *PackQuantized) check() error {
-	if err := CheckShape(p.N, p.K, p.Group); err != nil {
+func (p *packQuantized) check() error {
+	if err := checkShape(p.N, p.K, p.Group); err != nil {
 		return err
 	}
 	if len(p.Packed) != p.N*p.K/8 {
@@ -129,7 +129,7 @@ func sIndex(g, n, groups int) int {
 }
 
 // Repack converts a compressed-tensors matrix into the kernel's layout.
-func Repack(p *PackQuantized) (*Weights, error) {
+func Repack(p *packQuantized) (*Weights, error) {
 	if err := p.check(); err != nil {
 		return nil, err
 	}

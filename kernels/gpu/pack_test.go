@@ -23,28 +23,28 @@ func TestToBF16(t *testing.T) {
 		{float32(math.Inf(1)), 0x7f80},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, ToBF16(tt.in), "%v", tt.in)
+		assert.Equal(t, tt.want, toBF16(tt.in), "%v", tt.in)
 	}
-	assert.True(t, math.IsNaN(float64(ToBF16(float32(math.NaN())).Float32())))
+	assert.True(t, math.IsNaN(float64(toBF16(float32(math.NaN())).Float32())))
 	assert.Equal(t, float32(136), BF16(0x4308).Float32(), "the kernel's 128+8 constant")
 }
 
 func TestCheckShape(t *testing.T) {
-	assert.NoError(t, CheckShape(256, 7168, 32))
-	assert.ErrorContains(t, CheckShape(256, 7168, 16), "group size 16")
-	assert.ErrorContains(t, CheckShape(200, 7168, 32), "N=200")
-	assert.ErrorContains(t, CheckShape(256, 100, 32), "K=100")
-	_, err := Repack(&PackQuantized{N: 128, K: 128, Group: 32, Packed: make([]int32, 3)})
+	assert.NoError(t, checkShape(256, 7168, 32))
+	assert.ErrorContains(t, checkShape(256, 7168, 16), "group size 16")
+	assert.ErrorContains(t, checkShape(200, 7168, 32), "N=200")
+	assert.ErrorContains(t, checkShape(256, 100, 32), "K=100")
+	_, err := Repack(&packQuantized{N: 128, K: 128, Group: 32, Packed: make([]int32, 3)})
 	assert.ErrorContains(t, err, "weight_packed has 3 words, want N*K/8 = 2048")
 }
 
 // TestCompressedTensorsOrder pins the source layout: nibble j of word
 // [n][k/8] is column k = 8*(k/8) + j, lowest bits first, stored as q + 8.
 func TestCompressedTensorsOrder(t *testing.T) {
-	p := &PackQuantized{N: 128, K: 128, Group: 128, Packed: make([]int32, 128*16), Scales: make([]BF16, 128)}
+	p := &packQuantized{N: 128, K: 128, Group: 128, Packed: make([]int32, 128*16), Scales: make([]BF16, 128)}
 	p.Packed[5*16+2] = int32(0x76543210 - 0x100000000 + 0x80000000) // nibbles 0..7 = 0,1,2,...,6,f
 	for i := range p.Scales {
-		p.Scales[i] = ToBF16(0.5)
+		p.Scales[i] = toBF16(0.5)
 	}
 	for j := 0; j < 7; j++ {
 		assert.Equal(t, j, p.Q(16+j, 5))
@@ -56,7 +56,7 @@ func TestCompressedTensorsOrder(t *testing.T) {
 func TestRepackRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, g := range []int{32, 64, 128} {
-		p, err := RandomPackQuantized(rng, 256, 384, g)
+		p, err := randomPackQuantized(rng, 256, 384, g)
 		require.NoError(t, err)
 		w, err := Repack(p)
 		require.NoError(t, err)
@@ -78,7 +78,7 @@ func TestRepackRoundTrip(t *testing.T) {
 // 16-byte scale word holds its eight tiles' scales.
 func TestFragments(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	p, err := RandomPackQuantized(rng, 256, 256, 32)
+	p, err := randomPackQuantized(rng, 256, 256, 32)
 	require.NoError(t, err)
 	w, err := Repack(p)
 	require.NoError(t, err)
@@ -121,36 +121,36 @@ func TestDequantTrick(t *testing.T) {
 }
 
 func TestReferenceGEMM(t *testing.T) {
-	p := &PackQuantized{N: 128, K: 128, Group: 64, Packed: make([]int32, 128*16), Scales: make([]BF16, 256)}
+	p := &packQuantized{N: 128, K: 128, Group: 64, Packed: make([]int32, 128*16), Scales: make([]BF16, 256)}
 	for i := range p.Packed {
 		p.Packed[i] = int32(-0x66666667) // every nibble 9: W = +1 * scale
 	}
 	for i := range p.Scales {
-		p.Scales[i] = ToBF16(0.25)
+		p.Scales[i] = toBF16(0.25)
 	}
 	a := make([]BF16, 2*128)
 	for i := range a {
-		a[i] = ToBF16(1)
+		a[i] = toBF16(1)
 	}
-	ref := ReferenceGEMM(a, 2, p, []int{1})
+	ref := referenceGEMM(a, 2, p, []int{1})
 	require.Len(t, ref, 1)
 	assert.InDelta(t, 128*0.25, ref[0][7], 1e-12)
 	got := [][]BF16{make([]BF16, 128)}
 	for j := range got[0] {
-		got[0][j] = ToBF16(32)
+		got[0][j] = toBF16(32)
 	}
-	e, err := RelError(got, ref)
+	e, err := relError(got, ref)
 	require.NoError(t, err)
 	assert.Equal(t, 0.0, e)
 	got[0][3] = 0xffff
-	_, err = RelError(got, ref)
+	_, err = relError(got, ref)
 	assert.ErrorContains(t, err, "output [0][3]")
 }
 
 // BenchmarkRepack reports weights repacked per second (a Kimi-K2.5 expert's
 // gate_up shard, 4096 x 7168).
 func BenchmarkRepack(b *testing.B) {
-	p, err := RandomPackQuantized(rand.New(rand.NewPCG(5, 6)), 4096, 7168, 32)
+	p, err := randomPackQuantized(rand.New(rand.NewPCG(5, 6)), 4096, 7168, 32)
 	require.NoError(b, err)
 	b.ResetTimer()
 	for range b.N {

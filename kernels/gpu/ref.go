@@ -6,13 +6,13 @@ import (
 	"math/rand/v2"
 )
 
-// RandomPackQuantized draws an N x K matrix: uniform nibbles and scales of
+// randomPackQuantized draws an N x K matrix: uniform nibbles and scales of
 // magnitude 2^-8..2^-6 with random signs (never zero), from rng.
-func RandomPackQuantized(rng *rand.Rand, n, k, group int) (*PackQuantized, error) {
-	if err := CheckShape(n, k, group); err != nil {
+func randomPackQuantized(rng *rand.Rand, n, k, group int) (*packQuantized, error) {
+	if err := checkShape(n, k, group); err != nil {
 		return nil, err
 	}
-	p := &PackQuantized{N: n, K: k, Group: group, Packed: make([]int32, n*k/8), Scales: make([]BF16, n*k/group)}
+	p := &packQuantized{N: n, K: k, Group: group, Packed: make([]int32, n*k/8), Scales: make([]BF16, n*k/group)}
 	for i := range p.Packed {
 		p.Packed[i] = int32(rng.Uint32())
 	}
@@ -21,28 +21,28 @@ func RandomPackQuantized(rng *rand.Rand, n, k, group int) (*PackQuantized, error
 		if rng.IntN(2) == 0 {
 			s = -s
 		}
-		p.Scales[i] = ToBF16(s)
+		p.Scales[i] = toBF16(s)
 	}
 	return p, nil
 }
 
-// RandomBF16 draws n bf16 values uniform in [-1, 1), never exactly zero.
-func RandomBF16(rng *rand.Rand, n int) []BF16 {
+// randomBF16 draws n bf16 values uniform in [-1, 1), never exactly zero.
+func randomBF16(rng *rand.Rand, n int) []BF16 {
 	out := make([]BF16, n)
 	for i := range out {
 		v := float32(2*rng.Float64() - 1)
 		if v == 0 {
 			v = 0.5
 		}
-		out[i] = ToBF16(v)
+		out[i] = toBF16(v)
 	}
 	return out
 }
 
-// ReferenceGEMM computes C = A x W in float64 over the dequantised weights:
+// referenceGEMM computes C = A x W in float64 over the dequantised weights:
 // rows of a are K long, rows[i] picks the row of a for output row i (nil:
 // row i), and the result is len(rows) (or m) x N.
-func ReferenceGEMM(a []BF16, m int, p *PackQuantized, rows []int) [][]float64 {
+func referenceGEMM(a []BF16, m int, p *packQuantized, rows []int) [][]float64 {
 	if rows == nil {
 		rows = make([]int, m)
 		for i := range rows {
@@ -74,9 +74,9 @@ func ReferenceGEMM(a []BF16, m int, p *PackQuantized, rows []int) [][]float64 {
 	return out
 }
 
-// RelError is ||got - ref|| / ||ref|| (Frobenius) over the rows, and an error
+// relError is ||got - ref|| / ||ref|| (Frobenius) over the rows, and an error
 // when a value is not finite (an unwritten, poisoned output).
-func RelError(got [][]BF16, ref [][]float64) (float64, error) {
+func relError(got [][]BF16, ref [][]float64) (float64, error) {
 	var num, den float64
 	for i := range ref {
 		for j, r := range ref[i] {

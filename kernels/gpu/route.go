@@ -14,14 +14,14 @@ type Routing struct {
 	TopK    [][]int
 }
 
-// RouteUniform draws each token's k distinct experts uniformly.
-func RouteUniform(seed uint64, tokens, experts, k int) (*Routing, error) {
+// routeUniform draws each token's k distinct experts uniformly.
+func routeUniform(seed uint64, tokens, experts, k int) (*Routing, error) {
 	return route(seed, tokens, experts, k, 0)
 }
 
-// RoutePowerLaw draws each token's k distinct experts with expert popularity
+// routePowerLaw draws each token's k distinct experts with expert popularity
 // proportional to rank^-alpha, the ranks a seeded permutation of the experts.
-func RoutePowerLaw(seed uint64, tokens, experts, k int, alpha float64) (*Routing, error) {
+func routePowerLaw(seed uint64, tokens, experts, k int, alpha float64) (*Routing, error) {
 	if alpha <= 0 || math.IsNaN(alpha) || math.IsInf(alpha, 0) {
 		return nil, fmt.Errorf("route: power-law alpha %v: want a finite value > 0", alpha)
 	}
@@ -87,12 +87,12 @@ type Aligned struct {
 }
 
 // Align sorts and pads a routing into blocks of block rows.
-func Align(r *Routing, block int) (*Aligned, error) { return AlignLocal(r, block, 0, r.Experts) }
+func Align(r *Routing, block int) (*Aligned, error) { return alignLocal(r, block, 0, r.Experts) }
 
-// AlignLocal is Align for the experts [first, first+count) that one
+// alignLocal is Align for the experts [first, first+count) that one
 // expert-parallel rank holds: (token, slot) pairs routed elsewhere are left
 // out (their rows of C are not written), and ExpertIDs count from first.
-func AlignLocal(r *Routing, block, first, count int) (*Aligned, error) {
+func alignLocal(r *Routing, block, first, count int) (*Aligned, error) {
 	if block <= 0 {
 		return nil, fmt.Errorf("align: block %d: want > 0", block)
 	}

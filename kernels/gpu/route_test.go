@@ -23,12 +23,12 @@ func TestAlign(t *testing.T) {
 	assert.Equal(t, []int32{0, 2, 2, 3}, a.ExpertIDs)
 
 	// Experts [2,4) on this rank: expert 2 (ids 0, 2, 5) and 3 (id 3), numbered 0 and 1.
-	a, err = AlignLocal(r, 2, 2, 2)
+	a, err = alignLocal(r, 2, 2, 2)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{0, 2, 5, 6, 3, 6}, a.SortedIDs)
 	assert.Equal(t, []int32{0, 0, 1}, a.ExpertIDs)
 	assert.Equal(t, 2, a.Touched)
-	_, err = AlignLocal(r, 2, 3, 2)
+	_, err = alignLocal(r, 2, 3, 2)
 	assert.ErrorContains(t, err, "local experts [3,5) outside [0,4)")
 
 	_, err = Align(&Routing{Experts: 2, TopK: [][]int{{0}, {5}}}, 4)
@@ -44,9 +44,9 @@ func TestRouting(t *testing.T) {
 				var r *Routing
 				var err error
 				if name == "uniform" {
-					r, err = RouteUniform(seed, 2000, 64, 8)
+					r, err = routeUniform(seed, 2000, 64, 8)
 				} else {
-					r, err = RoutePowerLaw(seed, 2000, 64, 8, 1.2)
+					r, err = routePowerLaw(seed, 2000, 64, 8, 1.2)
 				}
 				require.NoError(t, err)
 				return r
@@ -75,8 +75,8 @@ func TestRouting(t *testing.T) {
 			}
 		})
 	}
-	_, err := RouteUniform(1, 4, 8, 9)
+	_, err := routeUniform(1, 4, 8, 9)
 	assert.ErrorContains(t, err, "top-9")
-	_, err = RoutePowerLaw(1, 4, 8, 2, 0)
+	_, err = routePowerLaw(1, 4, 8, 2, 0)
 	assert.ErrorContains(t, err, "alpha 0")
 }

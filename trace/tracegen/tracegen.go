@@ -40,6 +40,8 @@ type Config struct {
 	// (with_stack=True profiles have hundreds).
 	PythonEvents int
 	Seed         uint64
+	// Device is the GPU name of deviceProperties ("" is "NVIDIA H200").
+	Device string
 }
 
 // DefaultConfig is rank 0 of a TP8 Kimi-K2.5-like decode at batch 32,
@@ -457,7 +459,13 @@ func writeHeader(w *writer, cfg Config) {
 		}
 		w.buf = append(w.buf, "\n    {\n      \"id\": "...)
 		w.num(int64(d))
-		w.buf = append(w.buf, `, "name": "NVIDIA H200", "totalGlobalMem": 150020292608,
+		device := cfg.Device
+		if device == "" {
+			device = "NVIDIA H200"
+		}
+		w.buf = append(w.buf, `, "name": `...)
+		w.buf = strconv.AppendQuote(w.buf, device)
+		w.buf = append(w.buf, `, "totalGlobalMem": 150020292608,
       "computeMajor": 9, "computeMinor": 0,
       "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048,
       "regsPerBlock": 65536, "warpSize": 32,

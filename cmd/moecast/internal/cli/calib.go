@@ -14,6 +14,7 @@ import (
 
 	"github.com/moecast/moecast/calib"
 	"github.com/moecast/moecast/internal/atomicfile"
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/internal/unit"
 )
 
@@ -250,8 +251,8 @@ Embedded calibrations: ` + strings.Join(calib.EmbeddedNames(), ", ") + ` (as emb
 			)
 			if args[0] == "-" {
 				var data []byte
-				if data, err = io.ReadAll(s.In); err != nil {
-					return inputErrf("calib show: read standard input: %w", err)
+				if data, err = infile.ReadFile(infile.Stdin, s.In, infile.MaxCalibration); err != nil {
+					return inputErrf("calib show: %w", err)
 				}
 				f, err = calib.Parse("<stdin>", data)
 			} else {

@@ -102,7 +102,7 @@ func runCalibFromTrace(s *streams, o *calibFromTraceOptions) error {
 		if errors.As(err, &ie) {
 			return inputErr(err)
 		}
-		return inputErr(sc.KeyError(err))
+		return sc.KeyError(err)
 	}
 	metas := map[string]*trace.Meta{}
 	for _, rk := range ranks {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/moecast/moecast/calib/campaign"
 	"github.com/moecast/moecast/internal/cuda"
@@ -65,7 +65,14 @@ nothing.`,
 	f.IntVar(&o.GPUs, "gpus", 1, "GPUs to use (the comm op; the other ops measure device 0)")
 	f.StringVar(&o.GPU, "gpu", "", "GPU preset the file is for (default: from the device name)")
 	f.StringVar(&o.Date, "date", "", "measurement date YYYY-MM-DD (default today, UTC)")
-	f.StringVarP(&o.Out, "out", "o", "", "calibration file to write (required)")
+	f.StringVarP(&o.Out, "out", "o", "", "calibration file to write (required; --output, as the other commands name it, is the same flag)")
+	// --output is the output file's flag name everywhere else: accept it.
+	f.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "output" {
+			name = "out"
+		}
+		return pflag.NormalizedName(name)
+	})
 	f.StringVar(&o.Fabric, "fabric", "", "comm fabric preset of the collective tables (default: the GPU preset's)")
 	f.DurationVar(&o.CommTimeout, "comm-timeout", time.Minute, "comm: abort a collective (and fail a rendezvous) not done after this")
 	return cmd
@@ -134,10 +141,8 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	}
 	res, err := campaign.Run(plan, copts)
 	if err != nil {
-		var pe *campaign.PresetError
-		if cuda.NoGPU(err) || errors.As(err, &pe) {
-			return inputErr(fmt.Errorf("calib gpu: %w", err))
-		}
+		// exitCodeOf gives no GPU, an unusable GPU stack and a device of
+		// no preset exit 2, a failed measurement 1.
 		return fmt.Errorf("calib gpu: %w", err)
 	}
 	// Ranks other than 0 of a job, and a run whose only table-writing op

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/moecast/moecast/internal/unit"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestCalibGPUAttentionUsedByPredict(t *testing.T) {
 	var res []campaign.AttnResult
 	for _, p := range campaign.AttentionPoints(campaign.Options{Quick: true}) {
 		s := 8e-6 + float64(p.KVBytes())/3e12
-		res = append(res, campaign.AttnResult{Point: p, Timing: campaign.Timing{Median: s, Min: s, Max: s}, BytesPerSec: float64(p.KVBytes()) / s})
+		res = append(res, campaign.AttnResult{Point: p, Timing: unit.Timing{Median: unit.Seconds(s), Min: unit.Seconds(s), Max: unit.Seconds(s)}, BytesPerSec: float64(p.KVBytes()) / s})
 	}
 	path := writeRecorded(t, "moecast calib gpu --ops attention --out h200.toml", campaign.AttentionOutput(res))
 	srcs, _ := predictSources(t, "../../../../scenarios/gpt-oss-120b-h200-tp1.toml", "embedded,"+path)
@@ -32,7 +33,7 @@ func TestCalibGPUMLAModuleUsedByPredict(t *testing.T) {
 	var res []campaign.MLAModuleResult
 	for _, p := range campaign.MLAModulePoints(campaign.Options{}) {
 		s := 60e-6 + float64(p.Batch*p.KVLen)*1152/3e12
-		res = append(res, campaign.MLAModuleResult{Point: p, Timing: campaign.Timing{Median: s, Min: s, Max: s}, WorkingSet: 6e7, GEMMs: "cuBLASLt"})
+		res = append(res, campaign.MLAModuleResult{Point: p, Timing: unit.Timing{Median: unit.Seconds(s), Min: unit.Seconds(s), Max: unit.Seconds(s)}, WorkingSet: 6e7, GEMMs: "cuBLASLt"})
 	}
 	path := writeRecorded(t, "moecast calib gpu --ops attention --out h200.toml", campaign.MLAModuleOutput(res))
 	srcs, _ := predictSources(t, "../../../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml", "embedded,"+path)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/moecast/moecast/internal/unit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,11 +22,11 @@ func TestCalibGPUFileUsedByPredict(t *testing.T) {
 	var moe []campaign.MoEResult
 	for _, p := range campaign.MoEPoints(campaign.Options{Quick: true}) {
 		us := 20 + 0.3*float64(p.Tokens)
-		moe = append(moe, campaign.MoEResult{Point: p, Layer: campaign.Timing{Median: (us + 7) * 1e-6}, Experts: campaign.Timing{Median: us * 1e-6}, Touched: 8, WorkingSet: 1e8})
+		moe = append(moe, campaign.MoEResult{Point: p, Layer: unit.Timing{Median: unit.Seconds((us + 7) * 1e-6)}, Experts: unit.Timing{Median: unit.Seconds(us * 1e-6)}, Touched: 8, WorkingSet: 1e8})
 	}
 	var ew []campaign.ElementwiseResult
 	for _, c := range campaign.ElementwiseCases(campaign.Options{Quick: true}) {
-		ew = append(ew, campaign.ElementwiseResult{Case: c, Bytes: float64(c.Bytes()), Timing: campaign.Timing{Median: 3e-6 + float64(c.Bytes())/3e12}})
+		ew = append(ew, campaign.ElementwiseResult{Case: c, Bytes: float64(c.Bytes()), Timing: unit.Timing{Median: unit.Seconds(3e-6 + float64(c.Bytes())/3e12)}})
 	}
 	path := writeRecorded(t, "moecast calib gpu --quick --out h200.toml", campaign.MoEOutput(moe), campaign.ElementwiseOutput(ew, "glue.sm_90.cubin"))
 	srcs, cal := predictSources(t, "../../../../scenarios/kimi-k2.5-h200-nvlink-tp8.toml", "embedded,"+path)

@@ -39,11 +39,11 @@ type explainJSON struct {
 func runExplain(s *streams, sc *scenarios.Scenario, sm *sim.Sim, batch, context int, format string) error {
 	ops, err := sm.Explain(batch, context)
 	if err != nil {
-		return inputErr(sc.KeyError(err))
+		return sc.KeyError(err)
 	}
 	p, err := sm.Step(batch, context)
 	if err != nil {
-		return inputErr(sc.KeyError(err))
+		return sc.KeyError(err)
 	}
 	if err := checkPointFinite(p); err != nil {
 		return inputErr(fmt.Errorf("%s: %w", sc.File, err))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/moecast/moecast/internal/atomicfile"
 	"github.com/moecast/moecast/report"
 )
 
@@ -50,11 +51,17 @@ type output struct {
 	text     func(io.Writer) error
 	warnings []string
 	notes    []string // further stderr lines with CSV (a sweep's skip reasons)
+	// inputs are files read that no argument names (a scenario's
+	// calibration files): the HTML report is never written onto one.
+	inputs []string
 }
 
 func (o output) write(s *streams, format string) error {
 	if o.html != "" {
-		if err := writeHTML(o.html, o.page()); err != nil {
+		if err := atomicfile.CheckOutput(o.html, o.inputs...); err != nil {
+			return inputErrf("--html %w", err)
+		}
+		if err := writeHTML(s, o.html, o.page()); err != nil {
 			return err
 		}
 	}

@@ -25,9 +25,27 @@ func checkHTMLPath(path string) error {
 	return nil
 }
 
-// writeHTML renders page to path atomically.
-func writeHTML(path string, page *report.Page) error {
-	return atomicfile.Write(path, 0o644, func(w io.Writer) error { return page.Write(w) })
+// scenarioInputs are the files sc read besides itself: its calibration
+// files (a path, not "embedded:...").
+func scenarioInputs(sc *scenarios.Scenario) []string {
+	var in []string
+	for _, u := range sc.CalibrationUses {
+		if !strings.HasPrefix(u.Name, "embedded") {
+			in = append(in, u.Name)
+		}
+	}
+	return in
+}
+
+// writeHTML renders page to path atomically and says so on stderr ("wrote
+// FILE", as the calib commands say; on stderr because stdout may hold the
+// JSON or CSV output).
+func writeHTML(s *streams, path string, page *report.Page) error {
+	if err := atomicfile.Write(path, 0o644, func(w io.Writer) error { return page.Write(w) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Err, "wrote %s\n", path)
+	return nil
 }
 
 // scenarioHeader is the page header of a scenario: name, model, box,
@@ -115,8 +133,12 @@ func memoryChart(pr *prediction) report.Chart {
 		r.Values = append(r.Values, math.Max(0, m.Reserve.GB()))
 		kv.Values = append(kv.Values, math.Max(0, m.KV.GB()))
 		free.Values = append(free.Values, math.Max(0, m.Free.GB()))
+		// The budget: GPU memory x gpu_memory_utilization, the same at
+		// every batch (weights + reserve + what the KV cache may take).
+		c.Budget = math.Max(0, (m.Weights + m.Reserve + m.Usable).GB())
 	}
 	c.Stacks = []report.Stack{w, r, kv, free}
+	c.BudgetName = "budget (GPU memory x gpu_memory_utilization)"
 	return c
 }
 
@@ -138,7 +160,7 @@ func (pl *planned) page() *report.Page {
 	}
 	pg.Sections = []report.Section{
 		{Title: "Tokens/s per GPU against tokens/s per user",
-			Text:  "Every priced point (deployment x concurrency) that meets the SLOs; the line joins the Pareto front (no other point is better on both axes); the ring marks the recommended deployment. Axes are logarithmic.",
+			Text:  paretoText(r),
 			Chart: paretoChart(pl)},
 		{Title: front, Tables: []report.Titled{{Table: (*report.Table)(pl.pointRows(idx, false))}}},
 		{Title: "Deployments", Text: "Each layout's best point under the SLOs, and why it lost when it did.",
@@ -154,6 +176,25 @@ func (pl *planned) page() *report.Page {
 	return pg
 }
 
+// paretoText is the Pareto chart's caption: what it draws and, when the
+// search refined, that points priced only by the screen are left out (one
+// pricing per chart: screen figures leave out prefill and are not
+// comparable with the simulation's).
+func paretoText(r *plan.Result) string {
+	s := "Every priced point (deployment x concurrency) that meets the SLOs; the line joins the Pareto front (no other point is better on both axes); the ring marks the recommended deployment. Axes are logarithmic."
+	n := 0
+	refined := len(r.Front) > 0 && r.Points[r.Front[0]].Refined
+	for i := range r.Points {
+		if p := &r.Points[i]; refined && !p.Refined && p.Verdict != plan.NoMemory {
+			n++
+		}
+	}
+	if n > 0 {
+		s += fmt.Sprintf(" Every point drawn is priced by the serving simulation; the %d points priced only by the screen (which has no prefill) are left out: the CSV lists them with priced_by = screen.", n)
+	}
+	return s
+}
+
 func paretoChart(pl *planned) report.Chart {
 	r := pl.res
 	c := &report.Pareto{Title: "Pareto front", X: report.Axis{Label: "speed per user", Unit: "tokens/s", Log: true},
@@ -164,13 +205,18 @@ func paretoChart(pl *planned) report.Chart {
 			X: p.Metrics.PerUser, Y: p.PerGPU}
 	}
 	onFront := map[int]bool{}
+	refined := false
 	for _, i := range r.Front {
 		onFront[i] = true
+		refined = refined || r.Points[i].Refined
 	}
 	for i := range r.Points {
 		p := &r.Points[i]
 		if onFront[i] || p.Verdict == plan.NoMemory || !(p.PerGPU > 0 && p.Metrics.PerUser > 0) {
 			continue
+		}
+		if p.Refined != refined {
+			continue // one pricing per chart: the front's
 		}
 		if p.Verdict == plan.Dominated || p.Verdict == plan.Screened || len(r.Front) == 0 {
 			c.Others = append(c.Others, pt(i))
@@ -213,11 +259,12 @@ func sweepHeader(base *scenarios.Scenario, axes []plan.Axis, combinations string
 func (sw *swept) page() *report.Page {
 	pg := &report.Page{Title: "moecast sweep: " + sw.base.Name, Warnings: sw.warnings,
 		Header: sweepHeader(sw.base, sw.res.Axes, fmt.Sprintf("%d run, %d skipped", len(sw.res.Points), len(sw.res.Skipped)))}
-	xname, step, user := sw.charts()
+	xname, step, user, note := sw.charts()
+	rows, rowNote := capRows((*report.Table)(sw.table(true)))
 	pg.Sections = []report.Section{
-		{Title: "Step time against " + xname, Text: "One line per combination of the other swept keys; the band is the step's interval.", Chart: step},
+		{Title: "Step time against " + xname, Text: strings.TrimSpace("One line per combination of the other swept keys; the band is the step's interval. " + note), Chart: step},
 		{Title: "Tokens/s per user against " + xname, Chart: user},
-		{Title: "All points", Tables: []report.Titled{{Caption: "sweep --format csv", Table: (*report.Table)(sw.table(true))}}},
+		{Title: "All points", Text: rowNote, Tables: []report.Titled{{Caption: "sweep --format csv", Table: rows}}},
 	}
 	if lines := sw.skipLines(); len(lines) > 0 {
 		t := &report.Table{Columns: []report.Column{{Name: "skipped"}, {Name: "reason"}}}
@@ -230,7 +277,7 @@ func (sw *swept) page() *report.Page {
 }
 
 // charts builds the sweep's two line charts over the x key.
-func (sw *swept) charts() (string, report.Chart, report.Chart) {
+func (sw *swept) charts() (string, report.Chart, report.Chart, string) {
 	xAxis := -1 // index of the swept key plotted on x; -1: batch
 	for i, a := range sw.res.Axes {
 		numeric := true
@@ -260,6 +307,9 @@ func (sw *swept) charts() (string, report.Chart, report.Chart) {
 					x, _ = strconv.ParseFloat(st.Value, 64)
 					continue
 				}
+				if xAxis < 0 && st.Name == "workload.batch" {
+					continue // on the x axis already
+				}
 				parts = append(parts, st.Name+"="+st.Value)
 			}
 			if xAxis >= 0 && len(p.Value.steps) > 1 { // the scenario's batches, not swept
@@ -282,10 +332,7 @@ func (sw *swept) charts() (string, report.Chart, report.Chart) {
 			us.X, us.Y = append(us.X, x), append(us.Y, s.perUser)
 		}
 	}
-	const maxSeries = 12 // more lines than this are unreadable; the table has them all
-	if len(order) > maxSeries {
-		order = order[:maxSeries]
-	}
+	order, note := capLines(order)
 	unit := ""
 	if xAxis < 0 {
 		unit = "sequences"
@@ -294,10 +341,63 @@ func (sw *swept) charts() (string, report.Chart, report.Chart) {
 	step := &report.LineChart{Title: "Decode step time", X: xa, Y: report.Axis{Label: "step time", Unit: "ms"}}
 	user := &report.LineChart{Title: "Tokens/s per user", X: xa, Y: report.Axis{Label: "speed per user", Unit: "tokens/s"}}
 	for _, n := range order {
-		step.Series = append(step.Series, sortedSeries(*steps[n]))
-		user.Series = append(user.Series, sortedSeries(*users[n]))
+		st, thin1 := thinned(sortedSeries(*steps[n]))
+		us, thin2 := thinned(sortedSeries(*users[n]))
+		step.Series, user.Series = append(step.Series, st), append(user.Series, us)
+		if (thin1 || thin2) && !strings.Contains(note, "points of") {
+			note = strings.TrimSpace(note + fmt.Sprintf(" Lines of more than %d points draw %d points of them, evenly spaced; %s.", maxLinePoints, maxLinePoints, csvHasAllNote))
+		}
 	}
-	return xname, step, user
+	return xname, step, user, note
+}
+
+// Limits of an HTML report: lines a chart can show apart, points a line
+// needs to draw its shape, rows a page can list and still open in a
+// second. The CSV output (--format csv) always holds every point.
+const (
+	maxChartLines = 12
+	maxLinePoints = 500
+	maxReportRows = 2000
+	csvHasAllNote = "--format csv has every point"
+)
+
+// capLines keeps the first maxChartLines line names and says what was
+// left out ("" when nothing was).
+func capLines(order []string) ([]string, string) {
+	if len(order) <= maxChartLines {
+		return order, ""
+	}
+	return order[:maxChartLines], fmt.Sprintf("The charts draw the first %d of %d lines (combinations of the other swept keys); %s.",
+		maxChartLines, len(order), csvHasAllNote)
+}
+
+// thinned keeps at most maxLinePoints points of a series sorted by x, evenly
+// spaced, first and last included.
+func thinned(s report.Series) (report.Series, bool) {
+	n := len(s.X)
+	if n <= maxLinePoints {
+		return s, false
+	}
+	out := report.Series{Name: s.Name, NoMarkers: true}
+	for k := range maxLinePoints {
+		i := k * (n - 1) / (maxLinePoints - 1)
+		out.X, out.Y = append(out.X, s.X[i]), append(out.Y, s.Y[i])
+		if len(s.Lo) == n {
+			out.Lo, out.Hi = append(out.Lo, s.Lo[i]), append(out.Hi, s.Hi[i])
+		}
+	}
+	return out, true
+}
+
+// capRows keeps the first maxReportRows rows of t and says what was left
+// out ("" when nothing was).
+func capRows(t *report.Table) (*report.Table, string) {
+	if len(t.Rows) <= maxReportRows {
+		return t, ""
+	}
+	c := *t
+	c.Rows = t.Rows[:maxReportRows]
+	return &c, fmt.Sprintf("The first %d of %d rows; %s.", maxReportRows, len(t.Rows), csvHasAllNote)
 }
 
 // sortedSeries orders a series by x.

@@ -58,21 +58,19 @@ func (ss *servingSwept) page() *report.Page {
 			}
 		}
 	}
-	const maxSeries = 12 // more lines than this are unreadable; the table has them all
-	if len(order) > maxSeries {
-		order = order[:maxSeries]
-	}
+	order, note := capLines(order)
 	for _, n := range order {
 		sr := series[n]
 		ttft.Series = append(ttft.Series, sortedSeries(sr[0]))
 		tpot.Series = append(tpot.Series, sortedSeries(sr[1]))
 		curve.Series = append(curve.Series, sortedSeries(sr[2]))
 	}
+	rows, rowNote := capRows((*report.Table)(ss.table(true)))
 	pg.Sections = []report.Section{
-		{Title: "Mean TTFT against " + load.Label, Text: "One line per combination of the swept keys other than the load.", Chart: ttft},
+		{Title: "Mean TTFT against " + load.Label, Text: strings.TrimSpace("One line per combination of the swept keys other than the load. " + note), Chart: ttft},
 		{Title: "Mean TPOT against " + load.Label, Chart: tpot},
 		{Title: "Throughput against speed per user", Text: "Output tokens/s of the deployment against tokens/s per user (1 / mean TPOT).", Chart: curve},
-		{Title: "All points", Tables: []report.Titled{{Caption: "sweep --serving --format csv", Table: (*report.Table)(ss.table(true))}}},
+		{Title: "All points", Text: rowNote, Tables: []report.Titled{{Caption: "sweep --serving --format csv", Table: rows}}},
 	}
 	if len(ss.res.Reasons) > 0 {
 		t := &report.Table{Columns: []report.Column{{Name: "skipped"}, {Name: "reason"}}}

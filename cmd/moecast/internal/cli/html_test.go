@@ -159,7 +159,7 @@ func TestHTMLFlag(t *testing.T) {
 
 			code, _, errs = runCLI(t, append(r.args, "--html", dir)...)
 			assert.Equal(t, ExitInput, code)
-			assert.Contains(t, errs, "--html: "+dir+": exists and is not a regular file")
+			assert.Contains(t, errs, "--html "+dir+": is a directory")
 		})
 	}
 }

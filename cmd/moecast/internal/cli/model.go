@@ -66,7 +66,7 @@ func runModelShow(s *streams, opts *modelShowOptions) error {
 	if opts.Format != formatText && opts.Format != formatJSON {
 		return inputErrf("--format: unknown format %q (want text or json)", opts.Format)
 	}
-	c, err := model.Resolve(opts.Model)
+	c, err := model.ResolveIn(opts.Model, s.In)
 	if err != nil {
 		return inputErr(err)
 	}
@@ -113,7 +113,23 @@ type modelShow struct {
 	WeightsBytesWithMTP       float64  `json:"weights_bytes_with_mtp"`
 	WeightsPerGPUBytesWithMTP float64  `json:"weights_per_gpu_bytes_with_mtp"`
 	KV                        []kvShow `json:"kv_cache"`
+	// LayerKinds lists the groups of alike layers of a model whose layers
+	// differ (hybrids, local/global attention, per-layer widths); absent
+	// for a model of uniform layers.
+	LayerKinds []layerKindShow `json:"layer_kinds,omitempty"`
+	// RecurrentStateBytesPerSeq is the linear-attention / Mamba state one
+	// sequence holds over the model (0 without recurrent layers).
+	RecurrentStateBytesPerSeq float64  `json:"recurrent_state_bytes_per_seq,omitempty"`
 	Notes                     []string `json:"notes"`
+}
+
+type layerKindShow struct {
+	Name   string `json:"name"`
+	Layers int    `json:"layers"`
+	Mixer  string `json:"mixer"`
+	// Attention: kind, heads/kv heads x head dim, window, sparse top-k.
+	Attention string `json:"attention,omitempty"`
+	FFN       string `json:"ffn"`
 }
 
 type attentionShow struct {
@@ -192,6 +208,12 @@ func newModelShow(c *model.Config, l model.Layout) *modelShow {
 			AttentionTP: l.AttentionTP(), ExpertTP: l.ExpertTP(), ExpertsPerRank: l.ExpertsPerRank(c.MoE.Experts)},
 		Notes: append([]string{}, c.Notes...),
 	}
+	if c.Kinds != nil {
+		for _, k := range c.Kinds {
+			sh.LayerKinds = append(sh.LayerKinds, layerKindOf(&k))
+		}
+	}
+	sh.RecurrentStateBytesPerSeq = c.RecurrentStateBytes()
 	p := c.Params()
 	sh.Params = paramsShow{Total: p.Total, Active: p.Active, MTP: p.MTP}
 	w := c.Weights(l)
@@ -243,6 +265,16 @@ func (sh *modelShow) text(w io.Writer) error {
 			p("              sliding window %d tokens on %d layers", a.SlidingWindow, a.SlidingLayers)
 		}
 	}
+	for _, k := range sh.LayerKinds {
+		a := ""
+		if k.Attention != "" {
+			a = " " + k.Attention
+		}
+		p("  kind        %3d x %-22s %s%s; ffn %s", k.Layers, k.Name, k.Mixer, a, k.FFN)
+	}
+	if sh.RecurrentStateBytesPerSeq > 0 {
+		p("state         %s per sequence (recurrent layers, instead of KV)", unit.Bytes(sh.RecurrentStateBytesPerSeq))
+	}
 	m := sh.MoE
 	shared := "no shared expert"
 	if m.Shared > 0 {
@@ -288,4 +320,42 @@ func (sh *modelShow) text(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// layerKindOf describes a layer kind for `model show`.
+func layerKindOf(k *model.LayerKind) layerKindShow {
+	out := layerKindShow{Name: k.Name, Layers: k.Count, Mixer: k.Mixer.String()}
+	switch k.Mixer {
+	case model.MixAttention:
+		a := k.Attn
+		switch a.Kind {
+		case model.GQA:
+			out.Attention = fmt.Sprintf("gqa %d/%d heads x %d", a.Heads, a.KVHeads, a.HeadDim)
+			if a.VHeadDim > 0 && a.VHeadDim != a.HeadDim {
+				out.Attention += fmt.Sprintf(" (v %d)", a.VHeadDim)
+			}
+		case model.MLA:
+			out.Attention = fmt.Sprintf("mla %d heads, kv_lora %d", a.Heads, a.KVLoRARank)
+		case model.DSV4:
+			out.Attention = fmt.Sprintf("dsv4 %d heads x %d, compress %d", a.Heads, a.HeadDim, a.Compress)
+		}
+		if a.SlidingWindow > 0 && (k.SlideFrac > 0 || a.Kind == model.DSV4) {
+			out.Attention += fmt.Sprintf(", window %d", a.SlidingWindow)
+		}
+		if a.IndexHeads > 0 && a.IndexTopK > 0 {
+			out.Attention += fmt.Sprintf(", sparse top-%d", a.IndexTopK)
+		}
+	case model.MixGDN, model.MixKDA, model.MixMamba2:
+		r := k.Rec
+		out.Attention = fmt.Sprintf("%d heads, state %d x %d", r.Heads, r.KDim, r.VDim)
+	}
+	switch k.FFN {
+	case model.FFNDense:
+		out.FFN = fmt.Sprintf("dense %d", k.Inter)
+	case model.FFNMoE:
+		out.FFN = "moe"
+	default:
+		out.FFN = "none"
+	}
+	return out
 }

@@ -97,7 +97,7 @@ func TestModelErrors(t *testing.T) {
 		{"missing file", []string{"model", "show", "nope/config.json"}, `model "nope/config.json": no such file, and not a preset`},
 		{"directory", []string{"model", "show", "testdata"}, `model "testdata": is a directory, not a config.json`},
 		{"unsupported architecture", []string{"model", "show", "testdata/model_bad/llama_config.json"},
-			`testdata/model_bad/llama_config.json:3:5: architectures: unsupported architecture "LlamaForCausalLM"; supported: `},
+			`testdata/model_bad/llama_config.json:3:5: architectures: unsupported architecture "FalconForCausalLM"; supported: `},
 		{"syntax error", []string{"model", "show", "testdata/model_bad/syntax_config.json"},
 			`testdata/model_bad/syntax_config.json:4:3: JSON syntax error: invalid character '}'`},
 		{"tp not dividing heads", []string{"model", "show", "kimi-k2.5", "--tp", "3"}, "--tp: tp=3 does not divide the 64 attention heads of kimi-k2.5"},

@@ -15,6 +15,10 @@ import (
 // planOptions are the inputs of `moecast plan`.
 type planOptions struct {
 	Scenario string // file path or shipped scenario name; "" = embedded default
+	// progress gets the progress line (nil: none), stdin what "-" reads;
+	// runPlan sets them.
+	progress io.Writer
+	stdin    io.Reader
 	// Set holds the flags given; they override the scenario's [plan].
 	Set    planFlags
 	Format string
@@ -153,9 +157,13 @@ func runPlan(s *streams, opts *planOptions) error {
 	if err := checkHTMLPath(opts.HTML); err != nil {
 		return err
 	}
+	opts.progress, opts.stdin = progressOn(s.Err, nil), s.In
 	pl, err := computePlan(opts)
 	if err != nil {
 		return err
+	}
+	if b := pl.res.Best; b != nil && b.TooMany {
+		return inputErrf("plan: %s needs %d or more replicas, more than moecast counts; check the target's number and unit", pl.targetString(), plan.MaxReplicas)
 	}
 	err2 := output{html: opts.HTML, page: pl.page, json: func() any { return pl.json() },
 		csv: pl.pointsTable, text: pl.text, warnings: pl.warnings}.write(s, opts.Format)
@@ -172,7 +180,11 @@ func runPlan(s *streams, opts *planOptions) error {
 
 // computePlan loads the scenario, merges the flags and searches.
 func computePlan(opts *planOptions) (*planned, error) {
-	sc, err := scenarios.OpenWith(opts.Scenario, nil)
+	var sc *scenarios.Scenario
+	src, err := scenarios.ReadSourceIn(opts.Scenario, opts.stdin)
+	if err == nil {
+		sc, err = src.Parse(nil)
+	}
 	if err != nil {
 		return nil, inputErr(err)
 	}
@@ -193,7 +205,12 @@ func computePlan(opts *planOptions) (*planned, error) {
 		}
 		o.Refine = ev
 	}
+	prog := startProgressLine(opts.progress, func(done int64) string {
+		return fmt.Sprintf("plan: %d points priced", done)
+	})
+	o.Priced = &prog.done
 	res, err := plan.Search(space, o)
+	prog.Stop()
 	if err != nil {
 		return nil, inputErr(err)
 	}

@@ -33,7 +33,7 @@ func (pl *planned) pointRows(idx []int, full bool) *table {
 		{Name: "ep"}, {Name: "dp_attention"}, {Name: "kv_cache"}, {Name: "spec"}, {Name: "engine"},
 		{Name: "concurrency"}, {Name: "max_concurrency"}, {Name: "output_tokens_per_s"}, {Name: "tokens_per_s_per_gpu"},
 		{Name: "tokens_per_s_per_user"}, {Name: "tpot_p99_ms"}, {Name: "ttft_p99_ms"}, {Name: "verdict"},
-		{Name: "best"}, {Name: "reason"}}}
+		{Name: "best"}, {Name: "reason"}, {Name: "priced_by"}}}
 	for _, i := range idx {
 		p := &r.Points[i]
 		c := &r.Candidates[p.Candidate]
@@ -49,9 +49,17 @@ func (pl *planned) pointRows(idx []int, full bool) *table {
 		}
 		t.add(c.Label(), c.Config.GPU.Name, c.GPUs(), l.TP, l.DP, l.EP, l.DPAttention, c.Config.KVCache.String(),
 			specLabel(c), c.Engine.String(), p.Concurrency, c.MaxConcurrency, tput, perGPU, perUser, tpot, ttft,
-			p.Verdict.String(), r.Best != nil && r.Best.Point == i, r.Reason(i, pl.slo))
+			p.Verdict.String(), r.Best != nil && r.Best.Point == i, r.Reason(i, pl.slo), pricedBy(p))
 	}
 	return t
+}
+
+// pricedBy names the pricing of a point's figures.
+func pricedBy(p *plan.Point) string {
+	if p.Refined {
+		return "serving simulation"
+	}
+	return "screen"
 }
 
 func specLabel(c *plan.Candidate) string {
@@ -120,6 +128,9 @@ type planPointJSON struct {
 	TTFTP99Ms         *float64 `json:"ttft_p99_ms"` // null when the evaluator has no TTFT
 	Verdict           string   `json:"verdict"`
 	Reason            string   `json:"reason"`
+	// PricedBy is "screen" or "serving simulation": the figures of a
+	// search that refines come from either.
+	PricedBy string `json:"priced_by"`
 }
 
 type planBestJSON struct {
@@ -179,7 +190,7 @@ func (pl *planned) pointJSON(i int) planPointJSON {
 		DPAttention: l.DPAttention, KVCache: c.Config.KVCache.String(), Spec: specLabel(c), Engine: c.Engine.String(),
 		Concurrency: p.Concurrency, OutputTokensPerS: r6(p.Metrics.OutputTokensPerSecond), TokensPerSPerGPU: r6(p.PerGPU),
 		TokensPerSPerUser: r6(p.Metrics.PerUser), TPOTP99Ms: r6(p.Metrics.TPOTP99.Ms()),
-		Verdict: p.Verdict.String(), Reason: r.Reason(i, pl.slo)}
+		Verdict: p.Verdict.String(), Reason: r.Reason(i, pl.slo), PricedBy: pricedBy(p)}
 	if p.Metrics.HasTTFT {
 		v := r6(p.Metrics.TTFTP99.Ms())
 		out.TTFTP99Ms = &v

@@ -12,7 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/sim"
 )
@@ -136,8 +138,8 @@ func runPredict(s *streams, opts *predictOptions) error {
 		sc, err = scenarios.Default()
 	case "-":
 		var data []byte
-		if data, err = io.ReadAll(s.In); err != nil {
-			return inputErrf("read scenario from standard input: %w", err)
+		if data, err = infile.ReadFile(infile.Stdin, s.In, infile.MaxScenario); err != nil {
+			return inputErrf("read scenario: %w", err)
 		}
 		sc, err = scenarios.Parse(scenarios.StdinName, data)
 	default:
@@ -169,7 +171,7 @@ func runPredict(s *streams, opts *predictOptions) error {
 	for _, b := range batches {
 		p, err := sm.Step(b, context)
 		if err != nil {
-			return inputErr(sc.KeyError(err))
+			return sc.KeyError(err)
 		}
 		if err := checkPointFinite(p); err != nil {
 			return inputErr(fmt.Errorf("%s: %w", sc.File, err))
@@ -179,14 +181,14 @@ func runPredict(s *streams, opts *predictOptions) error {
 	pr.warnings = append(pr.warnings, fitWarnings(pr.points)...)
 	rw, err := tableRangeWarnings(sm, pr.points)
 	if err != nil {
-		return inputErr(sc.KeyError(err))
+		return sc.KeyError(err)
 	}
 	pr.warnings = collapseWarnings(append(pr.warnings, rw...))
 	if pr.breakEven, err = breakEvens(sc, sm, pr.points); err != nil {
 		return inputErr(err)
 	}
 	return output{html: opts.HTML, page: pr.page, json: func() any { return pr.json() },
-		csv: func() *table { return pr.table(true) }, text: pr.text, warnings: pr.warnings}.write(s, opts.Format)
+		csv: func() *table { return pr.table(true) }, text: pr.text, warnings: pr.warnings, inputs: scenarioInputs(sc)}.write(s, opts.Format)
 }
 
 // maxFinite bounds every number predict prints: above it (1e15 ms is
@@ -286,6 +288,15 @@ type predictJSON struct {
 	Calibration []string    `json:"calibration"`
 	Points      []pointJSON `json:"points"`
 	Warnings    []string    `json:"warnings"`
+}
+
+// r6p is r6 of *p; nil stays nil (null in JSON).
+func r6p(p *float64) *float64 {
+	if p == nil {
+		return nil
+	}
+	v := r6(*p)
+	return &v
 }
 
 // r6 rounds a number written to JSON or CSV to 6 decimals of its unit
@@ -432,6 +443,16 @@ func (pr *prediction) text(w io.Writer) error {
 		c := pr.sc.Config
 		budget := unit.Bytes(float64(c.GPU.Memory) * c.GPUMemoryUtilization)
 		kv := fmt.Sprintf("KV cache %s (KV %s/token)", m.Usable, m.KVPerToken)
+		var extra []string
+		if m.KVWindowPerToken > 0 {
+			extra = append(extra, fmt.Sprintf("%s/token of it in window layers, kept for at most %d tokens", m.KVWindowPerToken, m.Window))
+		}
+		if m.StatePerSeq > 0 {
+			extra = append(extra, fmt.Sprintf("recurrent state %s/sequence", m.StatePerSeq))
+		}
+		if len(extra) > 0 {
+			kv = fmt.Sprintf("KV cache %s (KV %s/token; %s)", m.Usable, m.KVPerToken, strings.Join(extra, "; "))
+		}
 		if m.Usable < 0 {
 			kv = fmt.Sprintf("the weights and reserve do not fit (%s short), no room for a KV cache", -m.Usable)
 		}
@@ -481,11 +502,28 @@ func writeHeader(w io.Writer, sc *scenarios.Scenario, context int) error {
 // experts, attention, routed-expert format.
 func modelSummary(sc *scenarios.Scenario) string {
 	m := sc.Config.Model
+	if m.MoE.Experts == 0 {
+		return fmt.Sprintf("%s: %s, %d layers, dense, %s attention, weights %s", sc.ModelRef, m.Architecture, m.Layers,
+			strings.ToUpper(m.Attn.Kind.String()), m.Quant.DenseMLP.Name) + hybridSummary(m)
+	}
 	s := fmt.Sprintf("%s: %s, %d layers (%d MoE), %d experts top-%d", sc.ModelRef, m.Architecture, m.Layers, m.MoELayers(), m.MoE.Experts, m.MoE.TopK)
 	if m.MoE.Shared > 0 {
 		s += fmt.Sprintf(" + %d shared", m.MoE.Shared)
 	}
-	return s + fmt.Sprintf(", %s attention, routed experts %s", strings.ToUpper(m.Attn.Kind.String()), m.Quant.RoutedExperts.Name)
+	return s + fmt.Sprintf(", %s attention, routed experts %s", strings.ToUpper(m.Attn.Kind.String()), m.Quant.RoutedExperts.Name) + hybridSummary(m)
+}
+
+// hybridSummary names the layer kinds of a model whose layers differ
+// (", layer kinds: 30 gdn moe + 10 full moe"); "" otherwise.
+func hybridSummary(m *model.Config) string {
+	if m.Kinds == nil {
+		return ""
+	}
+	var parts []string
+	for _, k := range m.Kinds {
+		parts = append(parts, fmt.Sprintf("%d %s", k.Count, k.Name))
+	}
+	return ", layer kinds: " + strings.Join(parts, " + ")
 }
 
 // layoutString renders a layout as "TP8 EP8 DP1" (+ ", DP attention").

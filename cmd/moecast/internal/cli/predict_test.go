@@ -120,7 +120,7 @@ func TestPredictBadInput(t *testing.T) {
 		{"batch zero", []string{dir + "batch-zero.toml"}, []string{dir + "batch-zero.toml:18: workload.batch: ", "0"}},
 		{"acceptance", []string{dir + "acceptance.toml"}, []string{dir + "acceptance.toml:24: speculative.acceptance: "}},
 		{"unsupported architecture", []string{dir + "unsupported-arch.toml"},
-			[]string{dir + "unsupported-arch.toml:5: model.config: ", "llama-config.json", "architectures", "LlamaForCausalLM"}},
+			[]string{dir + "unsupported-arch.toml:5: model.config: ", "llama-config.json", "architectures", "FalconForCausalLM"}},
 		{"missing file", []string{dir + "nope.toml"}, []string{"nope.toml"}},
 		{"bad format", []string{"--format", "yaml"}, []string{"--format", `"yaml"`}},
 		{"bad batch", []string{"--batch", "1,x"}, []string{"--batch", `"x"`}},

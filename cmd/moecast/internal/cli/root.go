@@ -14,7 +14,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/moecast/moecast/calib/campaign"
 	"github.com/moecast/moecast/internal/atomicfile"
+	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/infile"
+	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/scenarios"
+	"github.com/moecast/moecast/trace"
+	"github.com/moecast/moecast/validate"
 )
 
 // Exit codes.
@@ -58,7 +65,10 @@ func Run(args []string, stdout, stderr io.Writer) int {
 
 // RunIO is Run with standard input: what "-" reads where a file is read.
 func RunIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	s := &streams{In: stdin, Out: stdout, Err: stderr}
+	out, errw := &safeWriter{w: stdout}, &safeWriter{w: stderr}
+	defer out.flush()
+	defer errw.flush()
+	s := &streams{In: stdin, Out: out, Err: errw}
 	root := newRootCmd(s)
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -69,7 +79,7 @@ func RunIO(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// arg(s), received 0 (usage: moecast calib show FILE|...)".
 		err = inputErr(fmt.Errorf("%s: %w (usage: %s)", commandName(c), err, c.UseLine()))
 	}
-	return exitCode(err, stderr)
+	return exitCode(err, errw)
 }
 
 // Main runs moecast as a program: Run on the process's arguments and
@@ -107,13 +117,21 @@ func newRootCmd(s *streams) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "moecast",
 		Short: "Predict, plan and verify the decode performance of Mixture-of-Experts LLMs",
-		Long: `moecast predicts the decode-step time of MoE LLMs (Kimi-K2.5, DeepSeek-V3,
-Qwen3-MoE, gpt-oss, ...) for a GPU box, a TP/EP layout, batch sizes and
-speculative decoding, from a TOML scenario; and breaks down torch.profiler
-traces from vLLM and SGLang by the same categories.`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
-		Version:       version(),
+		Long: `moecast predicts, plans and verifies the serving performance of MoE LLMs
+(Kimi-K2.5, DeepSeek-V3, Qwen3-MoE, gpt-oss, ...) on a GPU box, from a TOML
+scenario:
+
+  predict    the decode-step time per batch size (TP/EP layout, speculative decoding)
+  simulate   the vLLM V1 or SGLang scheduler over a benchmark load: TTFT, TPOT, throughput
+  plan       the cheapest deployments (GPU type, count, layout) that meet latency objectives
+  sweep      predict or simulate over the product of scenario keys' values
+  validate   the prediction against a torch.profiler trace (trace) or a benchmark's results (bench)
+  trace      break down torch.profiler traces from vLLM and SGLang by the same categories
+  calib      measure (gpu), import, derive (from-trace) and show calibration tables`,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		Version:           version(),
+		PersistentPreRunE: checkPaths,
 	}
 	root.SetVersionTemplate("moecast {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -151,9 +169,29 @@ func exitCode(err error, stderr io.Writer) int {
 		return ExitOK
 	}
 	fmt.Fprintln(stderr, "moecast: "+err.Error())
-	var ie *InputError
-	if errors.As(err, &ie) || isCobraUsage(err) ||
-		errors.Is(err, atomicfile.ErrNotRegular) || errors.Is(err, atomicfile.ErrIsInput) {
+	return exitCodeOf(err)
+}
+
+// exitCodeOf classifies err into an exit code, once, by its type (gh's
+// internal/ghcmd): the library's typed errors of bad input (a positioned
+// scenario, config.json, trace, rules, calibration or bench error, an
+// unreadable or special input file, an output onto an input) and a GPU
+// stack that cannot be used here exit 2 wherever they were returned from,
+// without each call site wrapping them; anything else (I/O, a failed
+// measurement) exits 1.
+func exitCodeOf(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, new(*InputError)), isCobraUsage(err),
+		errors.As(err, new(*infile.Error)),
+		errors.Is(err, atomicfile.ErrNotRegular), errors.Is(err, atomicfile.ErrIsInput),
+		errors.As(err, new(*scenarios.Error)), errors.As(err, new(*scenarios.PlanError)),
+		errors.As(err, new(*model.ConfigError)), errors.As(err, new(*model.FieldError)), errors.As(err, new(*model.LayoutError)),
+		errors.As(err, new(*trace.Error)), errors.As(err, new(*trace.RuleError)), errors.Is(err, trace.ErrInput),
+		errors.As(err, new(*validate.BenchError)), errors.As(err, new(*validate.InputError)),
+		errors.As(err, new(*campaign.PresetError)),
+		cuda.Unusable(err):
 		return ExitInput
 	}
 	return ExitFailure

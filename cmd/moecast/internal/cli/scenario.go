@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/moecast/moecast/internal/atomicfile"
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/scenarios"
 )
 
@@ -140,7 +140,7 @@ func runScenarioFromArgs(s *streams, o *scenarioFromArgsOptions) error {
 	case o.Input == "-":
 		input = "standard input"
 		var data []byte
-		data, err = io.ReadAll(io.LimitReader(s.In, 64<<20+1))
+		data, err = infile.ReadFile(infile.Stdin, s.In, infile.MaxText)
 		if err == nil {
 			d, err = scenarios.ReadEngineArgs(scenarios.StdinName, data)
 		}
@@ -179,7 +179,7 @@ func readInputFile(p string) ([]byte, error) {
 	if st, err := os.Stat(p); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory, not a command line or server log", p)
 	}
-	data, err := os.ReadFile(p)
+	data, err := infile.ReadFile(p, nil, infile.MaxText)
 	if err != nil {
 		return nil, fmt.Errorf("read %w", err)
 	}

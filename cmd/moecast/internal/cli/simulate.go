@@ -12,11 +12,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/serve"
@@ -176,7 +176,7 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 	if err := checkHTMLPath(opts.HTML); err != nil {
 		return err
 	}
-	sc, err := openScenario(opts.Scenario)
+	sc, err := openScenario(s, opts.Scenario)
 	if err != nil {
 		return err
 	}
@@ -196,19 +196,25 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 	}
 	sn.warnings = append(sn.warnings, replayWarnings...)
 	return output{html: opts.HTML, page: sn.page, json: func() any { return sn.json() },
-		csv: func() *table { return sn.table(true) }, text: sn.text, warnings: sn.warnings}.write(s, opts.Format)
+		csv: func() *table { return sn.table(true) }, text: sn.text, warnings: sn.warnings, inputs: scenarioInputs(sc)}.write(s, opts.Format)
 }
 
 // openScenario opens a scenario file or shipped name; "" is the embedded
 // default.
-func openScenario(name string) (*scenarios.Scenario, error) {
+func openScenario(s *streams, name string) (*scenarios.Scenario, error) {
 	var (
 		sc  *scenarios.Scenario
 		err error
 	)
-	if name == "" {
+	switch name {
+	case "":
 		sc, err = scenarios.Default()
-	} else {
+	case infile.Stdin:
+		var src *scenarios.Source
+		if src, err = scenarios.ReadSourceIn(name, s.In); err == nil {
+			sc, err = src.Parse(nil)
+		}
+	default:
 		sc, err = scenarios.Open(name)
 	}
 	if err != nil {
@@ -250,6 +256,9 @@ func simulateScenario(sc *scenarios.Scenario, progress io.Writer) (*simulation, 
 	}
 	sn := &simulation{sc: sc, warnings: append([]string{}, sc.Warnings...)}
 	for _, p := range sc.Serving.Points() {
+		if err := sc.Serving.CheckWork(p); err != nil {
+			return nil, inputErr(err)
+		}
 		cfg, err := sc.ServeConfig(sm, p)
 		if err != nil {
 			return nil, inputErr(err)
@@ -280,7 +289,7 @@ func loadReplay(sc *scenarios.Scenario, file string) ([]string, error) {
 	switch {
 	case file != "":
 		name = file
-		data, err = os.ReadFile(file)
+		data, err = infile.ReadFile(file, nil, infile.MaxRequestLog)
 	case sc.Serving.Trace != "":
 		data, name, err = sc.ReadRelative(sc.Serving.Trace)
 		if err != nil {
@@ -317,6 +326,13 @@ func loadReplay(sc *scenarios.Scenario, file string) ([]string, error) {
 // pathErrText is an os error without the Go operation ("no such file or
 // directory").
 func pathErrText(err error) string {
+	var ie *infile.Error
+	if errors.As(err, &ie) {
+		if ie.Msg != "" {
+			return ie.Msg
+		}
+		return ie.Err.Error()
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		return pe.Err.Error()
@@ -342,12 +358,12 @@ func pointLabel(p scenarios.ServePoint) string {
 func (sn *simulation) run(sm *sim.Sim, progress io.Writer) error {
 	n := len(sn.points)
 	errs := make([]error, n)
-	var next, done atomic.Int64
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	if progress != nil {
-		go showProgress(progress, &done, n, stop)
-	}
+	prog := startProgressLine(progress, func(done int64) string {
+		return fmt.Sprintf("simulate: %d/%d points", done, n)
+	})
+	done := &prog.done
 	for range min(n, runtime.GOMAXPROCS(0)) {
 		wg.Add(1)
 		go func() {
@@ -363,7 +379,7 @@ func (sn *simulation) run(sm *sim.Sim, progress io.Writer) error {
 		}()
 	}
 	wg.Wait()
-	close(stop)
+	prog.Stop()
 	for _, err := range errs {
 		if err != nil {
 			return err
@@ -386,7 +402,7 @@ func (sn *simulation) runPoint(sm *sim.Sim, p *simPoint) error {
 		p.unservable = ue.Error()
 		return nil
 	case err != nil:
-		return inputErr(sn.sc.KeyError(err))
+		return sn.sc.KeyError(err)
 	case c.Err() != nil:
 		return inputErr(fmt.Errorf("%s: %s: %w", sn.sc.File, pointLabel(p.at), c.Err()))
 	}
@@ -399,11 +415,11 @@ func (sn *simulation) runPoint(sm *sim.Sim, p *simPoint) error {
 func progressOn(w io.Writer, force *bool) io.Writer {
 	if force != nil {
 		if *force {
-			return w
+			return rawWriter(w)
 		}
 		return nil
 	}
-	f, ok := w.(*os.File)
+	f, ok := osFile(w)
 	if !ok {
 		return nil
 	}
@@ -411,28 +427,7 @@ func progressOn(w io.Writer, force *bool) io.Writer {
 	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
 		return nil
 	}
-	return w
-}
-
-// showProgress prints "simulate: k/n points" every 200 ms after the first
-// second, and clears the line when stop closes.
-func showProgress(w io.Writer, done *atomic.Int64, n int, stop <-chan struct{}) {
-	select {
-	case <-stop:
-		return
-	case <-time.After(time.Second):
-	}
-	t := time.NewTicker(200 * time.Millisecond)
-	defer t.Stop()
-	for {
-		fmt.Fprintf(w, "\rsimulate: %d/%d points", done.Load(), n)
-		select {
-		case <-stop:
-			fmt.Fprint(w, "\r\033[K")
-			return
-		case <-t.C:
-		}
-	}
+	return f
 }
 
 // num is a float for JSON: nil (null) when not finite.
@@ -497,6 +492,9 @@ type engineJSON struct {
 	KVCapacityGBPerGPU  float64 `json:"kv_capacity_gb_per_gpu"`
 	KVBytesPerToken     float64 `json:"kv_bytes_per_token_per_gpu"`
 	AttentionGroups     int     `json:"attention_groups"`
+	// SeqBlocks: blocks each request holds whatever its length (window KV,
+	// recurrent state); 0 for models without them.
+	SeqBlocks int `json:"seq_blocks,omitempty"`
 }
 
 type simulateJSON struct {
@@ -572,7 +570,7 @@ func (sn *simulation) json() simulateJSON {
 func engineOf(c serve.Config) engineJSON {
 	return engineJSON{MaxNumBatchedTokens: c.MaxNumBatchedTokens, MaxNumSeqs: c.MaxNumSeqs, MixedChunk: c.MixedChunk,
 		AsyncScheduling: c.AsyncScheduling, BlockSize: c.Memory.BlockSize, KVCapacityGBPerGPU: r6(c.Memory.KVCapacity.GB()),
-		KVBytesPerToken: r6(float64(c.Memory.KVBytesPerToken)), AttentionGroups: c.Memory.Groups}
+		KVBytesPerToken: r6(float64(c.Memory.KVBytesPerToken)), AttentionGroups: c.Memory.Groups, SeqBlocks: c.Memory.SeqBlocks}
 }
 
 // cell is a metric for a table: nil ("-" in text, empty in CSV) when the
@@ -753,6 +751,9 @@ func (sn *simulation) kvLine() string {
 	s := fmt.Sprintf("kv        per GPU: %s, %s/token: %.0f tokens", m.KVCapacity, m.KVBytesPerToken, tokens)
 	if m.Groups > 1 {
 		s += fmt.Sprintf(" in each of %d attention groups", m.Groups)
+	}
+	if m.SeqBlocks > 0 {
+		s += fmt.Sprintf("; each request also holds %d blocks (%d tokens' worth) for its window KV and recurrent state", m.SeqBlocks, m.SeqBlocks*m.BlockSize)
 	}
 	return s
 }

@@ -140,7 +140,7 @@ func TestSimulateBadInput(t *testing.T) {
 		{"rate inf", []string{dir + "rate-inf.toml"}, []string{dir + "rate-inf.toml:21: workload.request_rate: ", "finite"}},
 		{"rate nan", []string{dir + "rate-nan.toml"}, []string{dir + "rate-nan.toml:21: workload.request_rate: ", "finite"}},
 		{"engine", []string{dir + "engine.toml"}, []string{dir + "engine.toml:18: runtime.engine: ", `"tgi"`}},
-		{"budget", []string{dir + "budget.toml"}, []string{dir + "budget.toml:18: runtime.max_num_batched_tokens: ", "MaxNumSeqs"}},
+		{"budget", []string{dir + "budget.toml"}, []string{dir + "budget.toml:18: runtime.max_num_batched_tokens: ", "below max_num_seqs 1024"}},
 		{"range", []string{dir + "range.toml"}, []string{dir + "range.toml:22: workload.range_ratio: "}},
 		{"concurrency flag zero", []string{"--concurrency", "4,0"}, []string{"--concurrency", "0"}},
 		{"concurrency flag text", []string{"--concurrency", "x"}, []string{"--concurrency", `"x"`}},

@@ -16,9 +16,11 @@ import (
 
 // sweepOptions are the inputs of `moecast sweep`.
 type sweepOptions struct {
-	Scenario string   // file path or shipped scenario name; "" = embedded default
-	Sets     []string // --set KEY=V1,V2,... as given
-	Serving  bool     // --serving: each point runs simulate instead of predict
+	Scenario string    // file path or shipped scenario name; "" = embedded default
+	progress io.Writer // the progress line (nil: none); runSweep sets it
+	stdin    io.Reader // what "-" reads; runSweep sets it
+	Sets     []string  // --set KEY=V1,V2,... as given
+	Serving  bool      // --serving: each point runs simulate instead of predict
 	Format   string
 	HTML     string
 	Workers  int // 0: every core
@@ -229,6 +231,7 @@ func runSweep(s *streams, opts *sweepOptions) error {
 	if err := checkHTMLPath(opts.HTML); err != nil {
 		return err
 	}
+	opts.progress, opts.stdin = progressOn(s.Err, nil), s.In
 	if opts.Serving {
 		ss, err := computeServing(opts)
 		if err != nil {
@@ -252,7 +255,7 @@ func sweepInputs(opts *sweepOptions) ([]plan.Axis, *scenarios.Source, *scenarios
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	src, err := scenarios.ReadSource(opts.Scenario)
+	src, err := scenarios.ReadSourceIn(opts.Scenario, opts.stdin)
 	if err != nil {
 		return nil, nil, nil, inputErr(err)
 	}
@@ -269,7 +272,7 @@ func computeServing(opts *sweepOptions) (*servingSwept, error) {
 	if err != nil {
 		return nil, err
 	}
-	return computeServingSweep(axes, src, base, opts.Workers)
+	return computeServingSweep(axes, src, base, opts.Workers, opts.progress)
 }
 
 // computeSweep is sweep without --serving: predict at each combination.
@@ -312,7 +315,22 @@ func computeSweep(opts *sweepOptions) (*swept, error) {
 		}
 		return out, nil
 	}
-	res, err := plan.Sweep(axes, apply, opts.Workers)
+	total := 1
+	for _, a := range axes {
+		total *= max(len(a.Values), 1)
+		if total > plan.MaxSweepPoints {
+			break // plan.Sweep refuses it
+		}
+	}
+	prog := startProgressLine(opts.progress, func(done int64) string {
+		return fmt.Sprintf("sweep: %d/%d combinations", done, total)
+	})
+	counted := func(set []plan.Setting) (sweepValue, error) {
+		defer prog.done.Add(1)
+		return apply(set)
+	}
+	res, err := plan.Sweep(axes, counted, opts.Workers)
+	prog.Stop()
 	if err != nil {
 		return nil, inputErr(err)
 	}

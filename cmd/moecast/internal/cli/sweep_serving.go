@@ -23,7 +23,7 @@ type servingSwept struct {
 	warnings []string
 }
 
-func computeServingSweep(axes []plan.Axis, src *scenarios.Source, base *scenarios.Scenario, workers int) (*servingSwept, error) {
+func computeServingSweep(axes []plan.Axis, src *scenarios.Source, base *scenarios.Scenario, workers int, progress io.Writer) (*servingSwept, error) {
 	apply := func(set []plan.Setting) (*simulation, error) {
 		over := make([]scenarios.Override, 0, len(set))
 		for _, st := range set {
@@ -42,7 +42,21 @@ func computeServingSweep(axes []plan.Axis, src *scenarios.Source, base *scenario
 		}
 		return sn, nil
 	}
-	res, err := plan.Sweep(axes, apply, workers)
+	total := 1
+	for _, a := range axes {
+		if total *= max(len(a.Values), 1); total > plan.MaxSweepPoints {
+			break // plan.Sweep refuses it
+		}
+	}
+	prog := startProgressLine(progress, func(done int64) string {
+		return fmt.Sprintf("sweep --serving: %d/%d combinations", done, total)
+	})
+	counted := func(set []plan.Setting) (*simulation, error) {
+		defer prog.done.Add(1)
+		return apply(set)
+	}
+	res, err := plan.Sweep(axes, counted, workers)
+	prog.Stop()
 	if err != nil {
 		return nil, inputErr(err)
 	}

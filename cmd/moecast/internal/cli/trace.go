@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/report"
 	"github.com/moecast/moecast/trace"
@@ -100,7 +101,7 @@ func traceOptions(kind, step, rules, gap string) (trace.Options, error) {
 	}
 	o.Rules = trace.DefaultRules()
 	if rules != "" {
-		data, err := os.ReadFile(rules)
+		data, err := infile.ReadFile(rules, nil, infile.MaxRules)
 		if err != nil {
 			return o, inputErrf("--rules: %v", err)
 		}
@@ -274,7 +275,7 @@ const progressMin = 64 << 20
 // stderr is a terminal and the files are large; it returns the function
 // that ends it.
 func startProgress(s *streams, files []string, fo *trace.FileOptions) (stop func()) {
-	f, ok := s.Err.(*os.File)
+	f, ok := osFile(s.Err)
 	if !ok {
 		return func() {}
 	}
@@ -298,7 +299,7 @@ func startProgress(s *streams, files []string, fo *trace.FileOptions) (stop func
 		defer close(finished)
 		tick := time.NewTicker(200 * time.Millisecond)
 		defer tick.Stop()
-		label := filepath.Base(files[0])
+		label := visible(filepath.Base(files[0]))
 		if len(files) > 1 {
 			label = fmt.Sprintf("%d files", len(files))
 		}

@@ -26,7 +26,9 @@ func newValidateCmd(s *streams) *cobra.Command {
 		Short: "Hold a prediction against measurements: torch.profiler traces op by op",
 		Long: `Hold moecast's prediction against what a real box measured: a torch.profiler
 trace of prefill, mixed and decode steps (validate trace), compared per category and op by op,
-with what the prediction left out and what the trace lacks.`,
+with what the prediction left out and what the trace lacks; or a serving
+benchmark's results (validate bench: vllm bench serve, SGLang bench_serving,
+...), compared with the serving simulation point by point.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
@@ -177,7 +179,7 @@ func runValidateTrace(s *streams, opts *validateTraceOptions) error {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeHTML(opts.HTML, validateTracePage(sc, rep)); err != nil {
+		if err := writeHTML(s, opts.HTML, validateTracePage(sc, rep)); err != nil {
 			return err
 		}
 	}
@@ -221,7 +223,7 @@ func computeValidateTrace(s *streams, opts *validateTraceOptions) (*scenarios.Sc
 		if errors.As(err, &ie) {
 			return nil, nil, inputErr(err)
 		}
-		return nil, nil, inputErr(sc.KeyError(err))
+		return nil, nil, sc.KeyError(err)
 	}
 	rep.Warnings = append(append(append([]string{}, sc.Warnings...), warns...), rep.Warnings...)
 	if err := checkFiniteReport(rep); err != nil {
@@ -252,7 +254,8 @@ type validateCategoryJSON struct {
 	PredictedMs       float64 `json:"predicted_ms"`
 	MeasuredExposedMs float64 `json:"measured_exposed_ms"`
 	ErrorMs           float64 `json:"error_ms"`
-	ErrorPct          float64 `json:"error_pct"`
+	// ErrorPct is null for a category the trace measured none of.
+	ErrorPct *float64 `json:"error_pct"`
 }
 
 type validateOpJSON struct {
@@ -372,7 +375,7 @@ func validateJSONOf(sc *scenarios.Scenario, rep *validate.Report) validateJSON {
 				continue
 			}
 			js.Categories[validateCatName(c)] = validateCategoryJSON{MeasuredMs: r6(cc.Measured.Ms()), PredictedMs: r6(cc.Predicted.Ms()),
-				MeasuredExposedMs: r6(cc.Exposed.Ms()), ErrorMs: r6((cc.Predicted - cc.Measured).Ms()), ErrorPct: r6(catPct(cc))}
+				MeasuredExposedMs: r6(cc.Exposed.Ms()), ErrorMs: r6((cc.Predicted - cc.Measured).Ms()), ErrorPct: r6p(catPct(cc))}
 		}
 		for _, o := range st.Ops {
 			js.Ops = append(js.Ops, opJSON(o))
@@ -406,11 +409,23 @@ func validateJSONOf(sc *scenarios.Scenario, rep *validate.Report) validateJSON {
 
 func validateCatName(c int) string { return cost.Category(c).String() }
 
-func catPct(cc validate.CategoryCompare) float64 {
+// catPct is a category's error in percent of what was measured; nil (shown
+// as "-", null in JSON) when the trace measured none of it: no percentage
+// of zero exists, and "+0.0%" would say the prediction was right.
+func catPct(cc validate.CategoryCompare) *float64 {
 	if cc.Measured <= 0 {
-		return 0
+		return nil
 	}
-	return float64((cc.Predicted - cc.Measured) / cc.Measured * 100)
+	v := float64((cc.Predicted - cc.Measured) / cc.Measured * 100)
+	return &v
+}
+
+// pctCell is catPct as a table cell (nil: "-").
+func pctCell(p *float64) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }
 
 // validateCSV writes one row per (step, op), with the step's figures
@@ -478,7 +493,7 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 			if cc.Measured == 0 && cc.Predicted == 0 {
 				continue
 			}
-			ct.add(validateCatName(c), cc.Measured.Ms(), cc.Exposed.Ms(), cc.Predicted.Ms(), (cc.Predicted - cc.Measured).Ms(), catPct(cc))
+			ct.add(validateCatName(c), cc.Measured.Ms(), cc.Exposed.Ms(), cc.Predicted.Ms(), (cc.Predicted - cc.Measured).Ms(), pctCell(catPct(cc)))
 		}
 		if err := ct.render(w, formatText); err != nil {
 			return err

@@ -77,7 +77,7 @@ func runValidateBench(s *streams, opts *validateBenchOptions) error {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeHTML(opts.HTML, validateBenchPage(opts.Scenario, cases, warnings)); err != nil {
+		if err := writeHTML(s, opts.HTML, validateBenchPage(opts.Scenario, cases, warnings)); err != nil {
 			return err
 		}
 	}
@@ -285,11 +285,13 @@ func rowName(r validate.BenchRow) string {
 	return r.Stat + " " + r.Metric
 }
 
-// finite returns a pointer to x, or nil (JSON null) when x is not finite.
+// finite is a pointer to x rounded as every JSON number is (r6), or nil
+// (JSON null) when x is not finite.
 func finite(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil
 	}
+	x = r6(x)
 	return &x
 }
 

@@ -143,7 +143,7 @@ func TestCalibFromTracePrefillSizes(t *testing.T) {
 	assert.Contains(t, stdout, "from 4 steps (4 prefill, 0 mixed, 0 decode) of 2 trace files")
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)
-	for _, tb := range []string{`op = "gqa_prefill"`, `op = "unmapped"`, `op = "moe"`, `op = "gemm"`} {
+	for _, tb := range []string{`op = "prefill"`, `prefix`, `op = "unmapped"`, `op = "moe"`, `op = "gemm"`} {
 		assert.Contains(t, string(data), tb)
 	}
 	code, stdout, errOut = runCLI(t, "validate", "trace", traceData+"tinymoe_prefill_2048.json.gz", "--scenario", scen,

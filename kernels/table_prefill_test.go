@@ -1,0 +1,91 @@
+package kernels
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/unit"
+)
+
+func handPrefill(t *testing.T, window int) *PrefillTable {
+	t.Helper()
+	tb, err := NewPrefillTable("q#prefill", PrefillKey{QKDim: 128, VDim: 128, KV: "bf16", Window: window}, []PrefillPoint{
+		{Heads: 8, KVHeads: 1, Chunk: 1024, Prefix: 0, Latency: 40 * us, Row: 1},
+		{Heads: 8, KVHeads: 1, Chunk: 1024, Prefix: 7168, Latency: 300 * us, Row: 2},
+		{Heads: 8, KVHeads: 1, Chunk: 4096, Prefix: 0, Latency: 300 * us, Row: 3},
+	})
+	require.NoError(t, err)
+	return tb
+}
+
+func TestPrefillTable(t *testing.T) {
+	tb := handPrefill(t, 0)
+	// One chunk of 1024 after 7168 cached tokens: kv_len 8192, row 2.
+	one := PrefillShape{Chunks: 1, Tokens: 1024, MeanChunk: 1024, MeanKV: 8192, Heads: 8, KVHeads: 1, QKDim: 128, VDim: 128, KVBytes: 2}
+	tests := []struct {
+		name   string
+		s      func(PrefillShape) PrefillShape
+		ok     bool
+		time   unit.Seconds
+		lo, hi unit.Seconds // bounds when time is 0
+		rowLo  int
+	}{
+		{"measured point", func(s PrefillShape) PrefillShape { return s }, true, 300 * us, 0, 0, 2},
+		{"two chunks: twice one", func(s PrefillShape) PrefillShape { s.Chunks, s.Tokens = 2, 2048; return s }, true, 600 * us, 0, 0, 2},
+		{"between prefixes", func(s PrefillShape) PrefillShape { s.MeanKV = 4096; return s }, true, 0, 40 * us, 300 * us, 1},
+		// Above kv_len 8192 the last segment goes on linearly: at 16384
+		// at least 300 us plus 8192 keys' FLOPs at the best measured rate.
+		{"above the measured kv_len: extended", func(s PrefillShape) PrefillShape { s.MeanKV = 16384; return s }, true, 0, 500 * us, 700 * us, 1},
+		{"mean kv below the chunk is the chunk", func(s PrefillShape) PrefillShape { s.MeanKV = 0; return s }, true, 40 * us, 0, 0, 1},
+		{"other heads", func(s PrefillShape) PrefillShape { s.Heads = 16; return s }, false, 0, 0, 0, 0},
+		{"other dims (MLA)", func(s PrefillShape) PrefillShape { s.QKDim = 192; return s }, false, 0, 0, 0, 0},
+		{"fp8 KV has no table", func(s PrefillShape) PrefillShape { s.KVBytes = 1; return s }, false, 0, 0, 0, 0},
+		{"a window layer needs a window table", func(s PrefillShape) PrefillShape { s.Window = 128; return s }, false, 0, 0, 0, 0},
+		{"DSA top-k selection: dense tables do not answer", func(s PrefillShape) PrefillShape { s.TopK = 2048; return s }, false, 0, 0, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, ok := tb.Lookup(tt.s(one))
+			require.Equal(t, tt.ok, ok)
+			if !ok {
+				return
+			}
+			if tt.time > 0 {
+				assert.InDelta(t, float64(tt.time), float64(e.Time), 1e-12)
+			} else {
+				assert.Greater(t, e.Time, tt.lo)
+				assert.Less(t, e.Time, tt.hi)
+			}
+			assert.Equal(t, tt.rowLo, e.Source.RowLo)
+			assert.Equal(t, "q#prefill", e.Source.Table)
+		})
+	}
+	w := handPrefill(t, 128)
+	s := one
+	s.Window = 128
+	e, ok := w.Lookup(s)
+	require.True(t, ok)
+	assert.InDelta(t, float64(300*us), float64(e.Time), 1e-12)
+	_, err := NewPrefillTable("x", PrefillKey{QKDim: 128, VDim: 128, KV: "bf16"}, []PrefillPoint{{Heads: 8, KVHeads: 1, Chunk: 256, Prefix: -1, Latency: us, Row: 4}})
+	assert.ErrorContains(t, err, "row 4")
+}
+
+// AttentionPrefill answers from a covering table (floored at the DRAM
+// streaming time) and from the roofline otherwise.
+func TestAttentionPrefillTable(t *testing.T) {
+	g, ok := LookupGPU("h200-sxm")
+	require.True(t, ok)
+	s := PrefillShape{Chunks: 1, Tokens: 1024, Keys: 8192, Pairs: CausalPairs(1024, 7168, 0), MeanChunk: 1024, MeanKV: 8192,
+		Heads: 8, KVHeads: 1, QKDim: 128, VDim: 128, KVBytes: 2}
+	roof := (&Costs{GPU: g}).AttentionPrefill(s)
+	tab := (&Costs{GPU: g, Tables: &Tables{Prefills: []*PrefillTable{handPrefill(t, 0)}}}).AttentionPrefill(s)
+	assert.Equal(t, "q#prefill", tab.Source.Table)
+	assert.InDelta(t, float64(300*us), float64(tab.Time), 1e-12)
+	assert.Empty(t, roof.Source.Table)
+	assert.Equal(t, roof.FLOPs, tab.FLOPs, "the table keeps the shape's FLOPs")
+	s.Heads = 64
+	other := (&Costs{GPU: g, Tables: &Tables{Prefills: []*PrefillTable{handPrefill(t, 0)}}}).AttentionPrefill(s)
+	assert.Empty(t, other.Source.Table, "no series for 64 heads: the roofline")
+}
