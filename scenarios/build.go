@@ -200,6 +200,9 @@ func (s *Scenario) osPath(p string) string {
 func (s *Scenario) buildLayout() error {
 	d := s.doc
 	r := &d.raw
+	if r.Disagg != nil {
+		return s.buildDisagg()
+	}
 	get := func(p *int, key string) (int, bool, error) {
 		if p == nil {
 			return 0, false, nil

@@ -25,7 +25,8 @@ type raw struct {
 	Runtime     rawRuntime     `toml:"runtime"`
 	Workload    rawWorkload    `toml:"workload"`
 	Speculative rawSpeculative `toml:"speculative"`
-	Plan        rawPlan        `toml:"plan"` // plan.go
+	Plan        rawPlan        `toml:"plan"`   // plan.go
+	Disagg      *rawDisagg     `toml:"disagg"` // disagg.go
 }
 
 type rawModel struct {
@@ -95,6 +96,7 @@ type rawRuntime struct {
 	MaxNumSeqs          *int   `toml:"max_num_seqs"`
 	MixedChunk          *bool  `toml:"mixed_chunk"`
 	AsyncScheduling     *bool  `toml:"async_scheduling"`
+	PrefixCaching       *bool  `toml:"prefix_caching"`
 }
 
 type rawWorkload struct {
@@ -111,6 +113,10 @@ type rawWorkload struct {
 	Seed         *int64    `toml:"seed"`
 	// Trace replays a request log (a path relative to the scenario).
 	Trace string `toml:"trace"`
+	// Shared prompt content, for prefix caching (serve.PrefixLoad).
+	SystemPromptTokens *int     `toml:"system_prompt_tokens"`
+	PrefixHitRate      *float64 `toml:"prefix_hit_rate"`
+	HashBlockTokens    *int     `toml:"hash_block_tokens"`
 }
 
 type rawSpeculative struct {

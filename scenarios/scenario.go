@@ -73,6 +73,9 @@ type Scenario struct {
 	Serving Serving
 	// Plan is [plan] with the request shape, for `moecast plan` (plan.go).
 	Plan Plan
+	// Disagg is [disagg], a disaggregated deployment (disagg.go); nil
+	// for one aggregated instance ([parallel]).
+	Disagg *DisaggSpec
 
 	// Config is the sim configuration; sim.New(Config) has accepted it.
 	Config sim.Config

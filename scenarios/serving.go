@@ -41,6 +41,16 @@ type Serving struct {
 	MaxNumSeqs          *int
 	MixedChunk          *bool
 	AsyncScheduling     *bool
+	// Prefix caching: workload.system_prompt_tokens or
+	// workload.prefix_hit_rate describe what the prompts share
+	// (serve.PrefixLoad; nil = nothing), workload.hash_block_tokens the
+	// tokens per hash ID of a replayed trace; runtime.prefix_caching
+	// (default on, as in vLLM and SGLang) turns the engine's cache off.
+	Prefix          *serve.PrefixLoad
+	HashBlockTokens int
+	NoPrefixCache   bool
+	// SLO is goodput's objectives (simulate --goodput); zero: none.
+	SLO serve.SLO
 }
 
 // Defaults of the serving keys.
@@ -280,6 +290,12 @@ func (s *Scenario) buildServing() error {
 		v.MixedChunk = rt.MixedChunk
 	}
 	v.AsyncScheduling = rt.AsyncScheduling
+	if rt.PrefixCaching != nil {
+		v.NoPrefixCache = !*rt.PrefixCaching
+	}
+	if err := s.buildPrefix(w); err != nil {
+		return err
+	}
 	// Every point must make a valid serve.Config (memory is the sim's and
 	// is checked when a point runs).
 	for _, p := range v.Points() {
@@ -288,6 +304,36 @@ func (s *Scenario) buildServing() error {
 		if err := c.Validate(); err != nil {
 			return s.KeyError(err)
 		}
+	}
+	return nil
+}
+
+// buildPrefix reads the shared-content keys of [workload].
+func (s *Scenario) buildPrefix(w *rawWorkload) error {
+	d := s.doc
+	v := &s.Serving
+	switch {
+	case w.SystemPromptTokens != nil && w.PrefixHitRate != nil:
+		return d.errorf("workload.prefix_hit_rate", "give workload.system_prompt_tokens or workload.prefix_hit_rate, not both")
+	case w.SystemPromptTokens != nil:
+		n := *w.SystemPromptTokens
+		if n < 0 || n > sim.MaxContext {
+			return d.errorf("workload.system_prompt_tokens", "%d must be in [0, %d] tokens", n, sim.MaxContext)
+		}
+		v.Prefix = &serve.PrefixLoad{SystemTokens: n}
+	case w.PrefixHitRate != nil:
+		h := *w.PrefixHitRate
+		if !(h >= 0 && h <= 1) {
+			return d.errorf("workload.prefix_hit_rate", "%g must be in [0, 1]", h)
+		}
+		v.Prefix = &serve.PrefixLoad{HitRate: h}
+	}
+	if w.HashBlockTokens != nil {
+		n := *w.HashBlockTokens
+		if n < 1 || n > sim.MaxContext {
+			return d.errorf("workload.hash_block_tokens", "%d must be in [1, %d] tokens", n, sim.MaxContext)
+		}
+		v.HashBlockTokens = n
 	}
 	return nil
 }
@@ -354,6 +400,9 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	default:
 		c.Workload.RequestRate = p.RequestRate
 	}
+	c.Workload.Prefix, c.Workload.HashBlockTokens = v.Prefix, v.HashBlockTokens
+	c.NoPrefixCache = v.NoPrefixCache
+	c.SLO = v.SLO
 	c.Seed = v.Seed
 	return c
 }
@@ -408,24 +457,28 @@ func (s *Scenario) keyError(key, msg string, err error) *Error {
 // serveKeys maps the serve.Config fields that serve.FieldError names to the
 // scenario keys that set them.
 var serveKeys = map[string]string{
-	"Engine":                  "runtime.engine",
-	"MaxNumBatchedTokens":     "runtime.max_num_batched_tokens",
-	"MaxNumSeqs":              "runtime.max_num_seqs",
-	"MaxPrefillTokens":        "runtime.engine",
-	"Host.PerStep":            "runtime",
-	"Host.PerSeq":             "runtime",
-	"Memory.KVBytesPerToken":  "model.kv_cache",
-	"Memory.KVCapacity":       "runtime.gpu_memory_utilization",
-	"Memory.BlockSize":        "runtime.engine",
-	"Memory.Groups":           "parallel",
-	"Spec.DraftTokens":        "speculative.draft_tokens",
-	"Spec.Acceptance":         "speculative.acceptance",
-	"Spec.Lookahead":          "speculative.draft_tokens",
-	"Workload.Requests":       "workload.requests",
-	"Workload.MaxConcurrency": "workload.concurrency",
-	"Workload.RequestRate":    "workload.request_rate",
-	"Workload.Burstiness":     "workload.burstiness",
-	"Workload.InputTokens":    "workload.input_tokens",
-	"Workload.OutputTokens":   "workload.output_tokens",
-	"Workload.RangeRatio":     "workload.range_ratio",
+	"Engine":                       "runtime.engine",
+	"MaxNumBatchedTokens":          "runtime.max_num_batched_tokens",
+	"MaxNumSeqs":                   "runtime.max_num_seqs",
+	"MaxPrefillTokens":             "runtime.engine",
+	"Host.PerStep":                 "runtime",
+	"Host.PerSeq":                  "runtime",
+	"Memory.KVBytesPerToken":       "model.kv_cache",
+	"Memory.KVCapacity":            "runtime.gpu_memory_utilization",
+	"Memory.BlockSize":             "runtime.engine",
+	"Memory.Groups":                "parallel",
+	"Spec.DraftTokens":             "speculative.draft_tokens",
+	"Spec.Acceptance":              "speculative.acceptance",
+	"Spec.Lookahead":               "speculative.draft_tokens",
+	"Workload.Requests":            "workload.requests",
+	"Workload.MaxConcurrency":      "workload.concurrency",
+	"Workload.RequestRate":         "workload.request_rate",
+	"Workload.Burstiness":          "workload.burstiness",
+	"Workload.InputTokens":         "workload.input_tokens",
+	"Workload.OutputTokens":        "workload.output_tokens",
+	"Workload.RangeRatio":          "workload.range_ratio",
+	"Workload.Prefix":              "workload.prefix_hit_rate",
+	"Workload.Prefix.SystemTokens": "workload.system_prompt_tokens",
+	"Workload.Prefix.HitRate":      "workload.prefix_hit_rate",
+	"Workload.HashBlockTokens":     "workload.hash_block_tokens",
 }

@@ -15,6 +15,7 @@ type client struct {
 	inflight, limit int
 	free            int     // slots free while the current step runs
 	t0              float64 // the current step's start
+	deps            *deps   // dependent requests (workload_deps.go); nil: none
 }
 
 func newClient(reqs []request, limit int) *client {
@@ -28,15 +29,19 @@ func newClient(reqs []request, limit int) *client {
 // request ready at the next arrival (or at t if later) to in and returns
 // that time; false when no request is left to send.
 func (c *client) wake(t float64, in *instance) (float64, bool) {
-	n := len(c.reqs)
-	if c.next >= n {
+	_, at, _, ok := c.peek()
+	if !ok {
 		return t, false
 	}
-	t = math.Max(t, c.reqs[c.next].arrival)
-	for c.next < n && c.inflight < c.limit && c.reqs[c.next].arrival <= t {
-		c.reqs[c.next].send = c.reqs[c.next].arrival
-		in.enqueue(int32(c.next))
-		c.next++
+	t = math.Max(t, at)
+	for c.inflight < c.limit {
+		r, at, h, ok := c.peek()
+		if !ok || at > t {
+			break
+		}
+		c.take(h)
+		c.reqs[r].send = at
+		in.enqueue(r)
 		c.inflight++
 	}
 	return t, true
@@ -54,17 +59,20 @@ func (c *client) stepStart(t0 float64) {
 // queued at in.
 func (c *client) stepEnd(t float64, done int, in *instance) {
 	c.inflight -= done
-	n := len(c.reqs)
-	for c.next < n && c.inflight < c.limit && c.reqs[c.next].arrival <= t {
-		r := &c.reqs[c.next]
+	for c.inflight < c.limit {
+		i, at, h, ok := c.peek()
+		if !ok || at > t {
+			break
+		}
+		c.take(h)
+		r := &c.reqs[i]
 		if c.free > 0 {
-			r.send = math.Max(r.arrival, c.t0)
+			r.send = math.Max(at, c.t0)
 			c.free--
 		} else {
 			r.send = t
 		}
-		in.enqueue(int32(c.next))
-		c.next++
+		in.enqueue(i)
 		c.inflight++
 	}
 }

@@ -88,12 +88,40 @@ type Workload struct {
 	// Burstiness, the lengths and RangeRatio are then unused, and the run is
 	// not judged overloaded (the log's latencies are of the same requests).
 	Trace []TraceRequest
+	// Prefix, when set, says what the prompts share, for prefix caching
+	// (a request log's hash IDs, when it has them, take its place).
+	Prefix *PrefixLoad
+	// HashBlockTokens is the tokens each of a trace's HashIDs stands for
+	// (Mooncake's block of 512 tokens); 0 = DefaultHashBlockTokens.
+	HashBlockTokens int
+}
+
+// DefaultHashBlockTokens is the tokens per hash ID of Mooncake traces
+// (kvcache-ai/Mooncake `FAST25-release/traces`: block size 512).
+const DefaultHashBlockTokens = 512
+
+// PrefixLoad is a synthetic workload's shared content: every request's
+// first SystemTokens tokens (a system prompt), or its first
+// floor(HitRate x input) tokens, are the same document for every request
+// (at most one of the two is set). The rest of each request is its own
+// (described, so that a preempted request finds its own blocks again).
+type PrefixLoad struct {
+	SystemTokens int
+	HitRate      float64
 }
 
 // TraceRequest is one request of a replayed log.
 type TraceRequest struct {
 	Arrival                   float64 // seconds from the start, >= 0
 	InputTokens, OutputTokens int
+	// HashIDs are the prompt's blocks of HashBlockTokens tokens by content
+	// (Mooncake's hash_ids); nil = not known.
+	HashIDs []int64
+	// After lists the earlier requests (indices) this one waits for and
+	// Wait the seconds after the last finishes until it is sent (Mooncake
+	// agentic traces' wait_for, delay + tool_wait_ms); see Request.After.
+	After []int
+	Wait  float64
 }
 
 // Config is one serving point: the engine's scheduler settings, its KV
@@ -117,6 +145,17 @@ type Config struct {
 	Memory          Memory
 	Spec            Spec
 	Workload        Workload
+	// NoPrefixCache turns the engine's prefix caching off (vLLM
+	// --no-enable-prefix-caching, SGLang --disable-radix-cache). Prefix
+	// caching is on by default in both; it matters only for loads that
+	// describe shared content (Request.Prefix).
+	NoPrefixCache bool
+	// SLO is goodput's objectives (zero: no goodput).
+	SLO SLO
+	// Disagg, when set, serves the load disaggregated: prefill and
+	// decode pools with their own memory and step prices (disagg.go);
+	// Memory is then the decode pool's.
+	Disagg *Disagg
 	// Load, when set, replaces Workload's random dataset and arrivals
 	// (a request log, a trace); Workload.MaxConcurrency still limits
 	// the requests in flight. Nil: Workload.
@@ -187,6 +226,32 @@ func (c *Config) Validate() error {
 	if !finiteNonNeg(float64(c.Host.PerSeq)) {
 		return fieldErrorf("Host.PerSeq", "must be finite and >= 0, got %g", float64(c.Host.PerSeq))
 	}
+	if err := c.validateMemory(); err != nil {
+		return err
+	}
+	if c.Disagg != nil {
+		if err := c.Disagg.validate(); err != nil {
+			return err
+		}
+	}
+	if err := c.SLO.validate(); err != nil {
+		return err
+	}
+	if err := c.Spec.validate(); err != nil {
+		return err
+	}
+	if c.Load != nil {
+		// The load's requests are checked once generated; of Workload
+		// only the client's limit applies.
+		if c.Workload.MaxConcurrency < 0 {
+			return fieldErrorf("Workload.MaxConcurrency", "must be 0 (no limit) or positive, got %d", c.Workload.MaxConcurrency)
+		}
+		return nil
+	}
+	return c.Workload.validate()
+}
+
+func (c *Config) validateMemory() *FieldError {
 	m := c.Memory
 	if m.SeqBlocks < 0 || m.SeqBlocks > math.MaxInt32/2 {
 		return fieldErrorf("Memory.SeqBlocks", "must be in [0, %d], got %d", math.MaxInt32/2, m.SeqBlocks)
@@ -203,18 +268,7 @@ func (c *Config) Validate() error {
 	if m.Groups < 1 || m.Groups > 1<<16 {
 		return fieldErrorf("Memory.Groups", "must be in [1, 65536], got %d", m.Groups)
 	}
-	if err := c.Spec.validate(); err != nil {
-		return err
-	}
-	if c.Load != nil {
-		// The load's requests are checked once generated; of Workload
-		// only the client's limit applies.
-		if c.Workload.MaxConcurrency < 0 {
-			return fieldErrorf("Workload.MaxConcurrency", "must be 0 (no limit) or positive, got %d", c.Workload.MaxConcurrency)
-		}
-		return nil
-	}
-	return c.Workload.validate()
+	return nil
 }
 
 func (s Spec) validate() error {
@@ -252,9 +306,36 @@ func (w Workload) validateTrace() error {
 			return fieldErrorf("Workload.Trace", "request %d: arrival %g s: want finite, >= 0 and not before the previous (%g s)", i, r.Arrival, prev)
 		}
 		prev = r.Arrival
+		for _, a := range r.After {
+			if a < 0 || a >= i {
+				return fieldErrorf("Workload.Trace", "request %d: waits for request %d, which is not an earlier one", i, a)
+			}
+		}
+		if !finiteNonNeg(r.Wait) {
+			return fieldErrorf("Workload.Trace", "request %d: wait %g s: want finite and >= 0", i, r.Wait)
+		}
 		if r.InputTokens < 1 || r.InputTokens > maxTokens || r.OutputTokens < 1 || r.OutputTokens > maxTokens {
 			return fieldErrorf("Workload.Trace", "request %d: lengths %d in / %d out: each must be in [1, %d]", i, r.InputTokens, r.OutputTokens, maxTokens)
 		}
+	}
+	return nil
+}
+
+func (w Workload) validatePrefix() error {
+	if w.HashBlockTokens < 0 || w.HashBlockTokens > maxTokens {
+		return fieldErrorf("Workload.HashBlockTokens", "must be in [0, %d], got %d", maxTokens, w.HashBlockTokens)
+	}
+	p := w.Prefix
+	if p == nil {
+		return nil
+	}
+	switch {
+	case p.SystemTokens < 0 || p.SystemTokens > maxTokens:
+		return fieldErrorf("Workload.Prefix.SystemTokens", "must be in [0, %d], got %d", maxTokens, p.SystemTokens)
+	case !(p.HitRate >= 0 && p.HitRate <= 1):
+		return fieldErrorf("Workload.Prefix.HitRate", "must be in [0, 1], got %g", p.HitRate)
+	case p.SystemTokens > 0 && p.HitRate > 0:
+		return fieldErrorf("Workload.Prefix", "a system prompt (%d tokens) and a hit rate (%g) are exclusive", p.SystemTokens, p.HitRate)
 	}
 	return nil
 }
@@ -265,6 +346,9 @@ func (w Workload) validate() error {
 	}
 	if w.MaxConcurrency < 0 {
 		return fieldErrorf("Workload.MaxConcurrency", "must be 0 (no limit) or positive, got %d", w.MaxConcurrency)
+	}
+	if err := w.validatePrefix(); err != nil {
+		return err
 	}
 	if w.Trace != nil {
 		return w.validateTrace()

@@ -143,8 +143,10 @@
 // than 10% behind its arrivals over the second half of the arrival window
 // is marked Overloaded: its latencies grow with the number of requests.
 //
-// Not modelled: disaggregated prefill/decode, prefix caching, multi-node,
-// load balance between DP-attention ranks (their KV blocks are pooled),
+// Prefix caching (prefixcache.go), dependent turns (workload_deps.go) and
+// disaggregated prefill/decode (disagg.go) are described in their files.
+//
+// Not modelled: multi-node, prefix-aware routing, load balance between DP-attention ranks (their KV blocks are pooled),
 // scheduler time between steps beyond Config.Host, client and HTTP
 // overheads, and the placeholder tokens of async scheduling.
 package serve

@@ -15,6 +15,8 @@ type request struct {
 	ttft     float64
 	lastTok  float64
 	e2e      float64
+	prefix   []Segment // the request's content, for prefix caching (Request.Prefix)
+	wait     float64   // Request.Wait
 }
 
 func (r *request) decoding() bool { return r.gen > 0 && r.computed == r.in+r.gen-1 }
@@ -70,6 +72,10 @@ type instance struct {
 
 	k, lookahead int // Spec.DraftTokens, Spec.Lookahead
 	preemptions  int
+	// handoff, on a disaggregated prefill instance, collects the requests
+	// whose prefill finished in a step (their KV held until transferred);
+	// nil elsewhere.
+	handoff *[]int32
 }
 
 func (in *instance) enqueue(r int32) { in.waiting = append(in.waiting, r) }

@@ -37,6 +37,10 @@ type kvCache interface {
 type kvUsage struct {
 	Used, Peak, Total int
 	BlockSize         int
+	// Prefix is set for a cache with prefix caching; Queries and Hits are
+	// the prompt tokens it looked up on admissions and found cached.
+	Prefix        bool
+	Queries, Hits int
 }
 
 // blockPool counts paged blocks of Memory.BlockSize tokens pooled over the

@@ -52,6 +52,21 @@ type Result struct {
 	// MeanAcceptanceLength is vLLM's 1 + accepted / drafts (1 without
 	// speculative decoding).
 	MeanAcceptanceLength float64
+	// PrefixCache is set when the run's KV cache cached prefixes (the load
+	// describes shared content and Config.NoPrefixCache is off);
+	// PrefixHitRate is then the prompt tokens found cached over those
+	// looked up, on every admission (vLLM's prefix cache hit rate).
+	PrefixCache   bool
+	PrefixHitRate float64
+	// Disagg is set for a disaggregated run (Config.Disagg).
+	Disagg *DisaggResult
+	// Interactivity is InferenceX's E2E interactivity, tokens/s: 1 / the
+	// 90th percentile over requests of E2E latency / output tokens.
+	Interactivity float64
+	// Goodput is the requests per second that met Config.SLO (vllm bench
+	// serve's request_goodput), GoodRequests their number; 0 without SLOs.
+	Goodput      float64
+	GoodRequests int
 
 	// Overloaded is set for an open-loop point whose completions over the
 	// second half of the arrival window fell more than 10% short of its
@@ -222,6 +237,16 @@ func (e *run) result() *Result {
 	m := e.cfg.Memory
 	u := e.inst.kv.usage()
 	r.KVPeakPerGPU = unit.Bytes(float64(u.Peak*u.BlockSize) * float64(m.KVBytesPerToken) / float64(m.Groups))
+	if u.Prefix {
+		r.PrefixCache = true
+		if u.Queries > 0 {
+			r.PrefixHitRate = float64(u.Hits) / float64(u.Queries)
+		}
+	}
+	if e.cl != nil {
+		e.cl.fill(r)
+	}
+	e.sloMetrics(r)
 	// A replayed log is not judged overloaded: its latencies are of the
 	// same requests as the measured run's.
 	if !math.IsInf(e.rate, 1) && !e.replay {

@@ -50,11 +50,11 @@ func TestReplayValidate(t *testing.T) {
 		tr   []TraceRequest
 		n    int
 	}{
-		{"count", []TraceRequest{{0, 1, 1}}, 2},
-		{"backwards", []TraceRequest{{1, 1, 1}, {0.5, 1, 1}}, 2},
-		{"nan", []TraceRequest{{math.NaN(), 1, 1}}, 1},
-		{"negative", []TraceRequest{{-1, 1, 1}}, 1},
-		{"zero output", []TraceRequest{{0, 1, 0}}, 1},
+		{"count", []TraceRequest{{Arrival: 0, InputTokens: 1, OutputTokens: 1}}, 2},
+		{"backwards", []TraceRequest{{Arrival: 1, InputTokens: 1, OutputTokens: 1}, {Arrival: 0.5, InputTokens: 1, OutputTokens: 1}}, 2},
+		{"nan", []TraceRequest{{Arrival: math.NaN(), InputTokens: 1, OutputTokens: 1}}, 1},
+		{"negative", []TraceRequest{{Arrival: -1, InputTokens: 1, OutputTokens: 1}}, 1},
+		{"zero output", []TraceRequest{{Arrival: 0, InputTokens: 1, OutputTokens: 0}}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := replay(tc.tr)

@@ -35,6 +35,7 @@ type run struct {
 	replay bool    // a request log (Workload.Trace): never judged overloaded
 	client *client
 	inst   *instance
+	cl     *cluster // a disaggregated run's instances (disagg.go); nil otherwise
 
 	// outcomes
 	steps, mixedSteps       int
@@ -62,6 +63,9 @@ func Run(cfg Config, coster StepCoster) (*Result, error) {
 
 // simulate runs the point and returns the final state.
 func simulate(cfg Config, coster StepCoster) (*run, error) {
+	if cfg.Disagg != nil {
+		cfg.Memory = cfg.Disagg.Decode.Memory
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -77,6 +81,9 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 		given = false
 	}
 	gen := load.Generate(e.rng)
+	if cfg.Load == nil {
+		describe(cfg.Workload, gen)
+	}
 	if given {
 		if err := checkLoad(gen); err != nil {
 			return nil, err
@@ -92,8 +99,10 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	}
 	e.reqs = make([]request, len(gen))
 	maxTok := 0
+	shared := false
 	for i, g := range gen {
-		e.reqs[i] = request{in: int32(g.In), out: int32(g.Out), arrival: float64(g.Arrival)}
+		e.reqs[i] = request{in: int32(g.In), out: int32(g.Out), arrival: float64(g.Arrival), prefix: g.Prefix, wait: float64(g.Wait)}
+		shared = shared || g.Prefix != nil
 		maxTok = max(maxTok, g.In+g.Out-1)
 	}
 	k := cfg.Spec.DraftTokens
@@ -104,10 +113,26 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	if err := cfg.Memory.fits(peak); err != nil {
 		return nil, err
 	}
-	e.inst = &instance{reqs: e.reqs, kv: newBlockPool(cfg.Memory, e.reqs), sched: engines[cfg.Engine].scheduler(&cfg),
+	var kv kvCache = newBlockPool(cfg.Memory, e.reqs)
+	if shared && !cfg.NoPrefixCache {
+		kv = newPrefixPool(cfg.Memory, e.reqs)
+	}
+	e.inst = &instance{reqs: e.reqs, kv: kv, sched: engines[cfg.Engine].scheduler(&cfg),
 		waiting: make([]int32, 0, len(e.reqs)), k: k, lookahead: cfg.Spec.Lookahead}
 	e.client = newClient(e.reqs, cfg.Workload.MaxConcurrency)
+	e.client.deps = newDeps(gen)
 	e.itl = make([]weighted, 0, 1024)
+	if cfg.Disagg != nil {
+		cl, err := e.newCluster(shared)
+		if err != nil {
+			return nil, err
+		}
+		e.cl, e.inst = cl, cl.decode[0].in
+		if err := e.loopDisagg(); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
 	if err := e.loop(); err != nil {
 		return nil, err
 	}
@@ -148,8 +173,11 @@ func (e *run) loop() error {
 // price costs a step and returns its wall time: the coster's GPU time plus
 // the host overhead, which async scheduling hides behind the GPU when the
 // step has no prefill. The visible host time is booked as cost.Other.
-func (e *run) price(s *step) (float64, error) {
-	gpu, cats := e.coster.StepCost(s.seqs)
+func (e *run) price(s *step) (float64, error) { return e.priceWith(e.coster, s) }
+
+// priceWith is price with coster c (a disaggregated pool's).
+func (e *run) priceWith(c StepCoster, s *step) (float64, error) {
+	gpu, cats := c.StepCost(s.seqs)
 	g := float64(gpu)
 	if !(g > 0) || math.IsInf(g, 0) {
 		return 0, fmt.Errorf("serve: step cost of %d sequences is %g s (want finite and > 0)", len(s.seqs), g)
@@ -187,7 +215,7 @@ func (e *run) finishStep(in *instance, t float64) int {
 	// Requests whose previous chunk came at the same time (usually all
 	// decodes of the step) are counted as one run before grouping.
 	runPrev, runN := 0.0, 0
-	reqs, who := e.reqs, in.step.who
+	reqs, who := in.reqs, in.step.who
 	for i, s := range in.step.seqs {
 		r := who[i]
 		q := &reqs[r]
@@ -225,8 +253,17 @@ func (e *run) finishStep(in *instance, t float64) int {
 		q.lastTok = t
 		if q.gen == q.out {
 			q.e2e = t - q.send
+			if in.handoff != nil {
+				// a prefill instance's request: its KV stays until sent
+				in.sched.finished(r)
+				*in.handoff = append(*in.handoff, r)
+				continue
+			}
 			in.kv.free(r)
 			in.sched.finished(r)
+			if e.client.deps != nil {
+				e.client.finished(r, t)
+			}
 			e.completed++
 			done++
 		}

@@ -13,6 +13,16 @@ import (
 type Request struct {
 	In, Out int
 	Arrival unit.Seconds
+	// Prefix describes the request's tokens (prompt, then output) as
+	// segments of shared content, for prefix caching (prefixcache.go);
+	// tokens past the last segment are the request's own. Nil: nothing
+	// is shared (random prompts).
+	Prefix []Segment
+	// After lists earlier requests (indices) this one waits for: it is
+	// ready Wait after the last of them finishes (a later turn of an
+	// agentic session or a conversation), and Arrival is then unused.
+	After []int
+	Wait  unit.Seconds
 }
 
 // Load is a run's requests: the arrival process and the request lengths.
@@ -57,6 +67,19 @@ func checkLoad(reqs []Request) error {
 			return fieldErrorf("Load", "request %d: arrival %g s is not finite and at or after the previous (%g s)", i, a, prev)
 		}
 		prev = a
+		for _, a := range r.After {
+			if a < 0 || a >= i {
+				return fieldErrorf("Load", "request %d: waits for request %d, which is not an earlier one", i, a)
+			}
+		}
+		if w := float64(r.Wait); !finiteNonNeg(w) {
+			return fieldErrorf("Load", "request %d: wait %g s: want finite and >= 0", i, w)
+		}
+		for k, sg := range r.Prefix {
+			if sg.Tokens < 1 || sg.Tokens > 2*maxTokens {
+				return fieldErrorf("Load", "request %d: prefix segment %d: %d tokens outside [1, %d]", i, k, sg.Tokens, 2*maxTokens)
+			}
+		}
 	}
 	return nil
 }
@@ -170,7 +193,61 @@ type traceLoad []TraceRequest
 func (t traceLoad) Generate(*rand.Rand) []Request {
 	reqs := make([]Request, len(t))
 	for i, r := range t {
-		reqs[i] = Request{In: r.InputTokens, Out: r.OutputTokens, Arrival: unit.Seconds(r.Arrival)}
+		reqs[i] = Request{In: r.InputTokens, Out: r.OutputTokens, Arrival: unit.Seconds(r.Arrival),
+			After: r.After, Wait: unit.Seconds(r.Wait)}
 	}
 	return reqs
+}
+
+// Segment IDs of the built-in descriptions: the shared documents, a
+// trace's hash IDs and each request's own content live in disjoint
+// ranges.
+const (
+	segSystem = 1
+	segHitDoc = 2
+	segHash   = 1 << 62
+	segOwn    = 1 << 63
+)
+
+// describe sets each request's Prefix from w: a trace's hash IDs (blocks
+// of w.HashBlockTokens tokens) where the trace has them, else w.Prefix's
+// shared document. The request's remaining tokens (prompt and output) are
+// its own segment. Nothing is set when w describes no sharing.
+func describe(w Workload, reqs []Request) {
+	bt := w.HashBlockTokens
+	if bt == 0 {
+		bt = DefaultHashBlockTokens
+	}
+	for i := range reqs {
+		r := &reqs[i]
+		var segs []Segment
+		covered := 0
+		switch {
+		case w.Trace != nil && w.Trace[i].HashIDs != nil:
+			ids := w.Trace[i].HashIDs
+			segs = make([]Segment, 0, len(ids)+1)
+			for _, id := range ids {
+				n := min(bt, r.In-covered)
+				if n <= 0 {
+					break
+				}
+				segs = append(segs, Segment{ID: segHash | uint64(id)&(segHash-1), Tokens: n})
+				covered += n
+			}
+		case w.Prefix != nil:
+			shared := min(w.Prefix.SystemTokens, r.In)
+			id := uint64(segSystem)
+			if w.Prefix.HitRate > 0 {
+				shared, id = int(w.Prefix.HitRate*float64(r.In)), segHitDoc
+			}
+			segs = make([]Segment, 0, 2)
+			if shared > 0 {
+				segs = append(segs, Segment{ID: id, Tokens: shared})
+				covered = shared
+			}
+		default:
+			continue
+		}
+		r.Prefix = append(segs, Segment{ID: segOwn | uint64(i), Tokens: r.In + r.Out - covered})
+	}
 }

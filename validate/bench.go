@@ -107,6 +107,14 @@ type Request struct {
 	// Queue is the time the engine held the request before scheduling it;
 	// TTFT, TPOT (first token excluded) and E2E are the measured latencies.
 	Queue, TTFT, TPOT, E2E float64
+	// HashIDs are the prompt's blocks by content (a Mooncake trace's
+	// hash_ids), for prefix caching; nil when the log has none.
+	HashIDs []int64
+	// After lists the earlier requests (indices into Requests) this one
+	// waits for, and Wait the seconds from the last one's finish to its
+	// send (a Mooncake agentic trace's wait_for, delay + tool_wait_ms).
+	After []int
+	Wait  float64
 }
 
 // warn adds a warning.

@@ -126,8 +126,14 @@ func TestReadMooncake(t *testing.T) {
 	assert.Equal(t, 1.0, tr[1].Arrival, "ms -> s, sorted")
 	assert.Equal(t, 512, tr[1].InputTokens)
 	assert.Equal(t, 2.5, tr[2].Arrival)
-	require.Len(t, warns, 1)
-	assert.Contains(t, warns[0], "hash_ids ignored")
+	assert.Empty(t, warns)
+	assert.Equal(t, []int64{46, 47, 48, 49}, tr[0].HashIDs, "hash_ids kept for prefix caching")
+	assert.Equal(t, []int64{46, 50}, tr[2].HashIDs)
+	assert.Equal(t, []int64{}, tr[1].HashIDs, "empty: known to share nothing")
+
+	_, _, err = ReadWorkload("bad.jsonl", []byte(`{"timestamp": 0, "input_length": 1, "output_length": 1, "hash_ids": ["x"]}`+"\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad.jsonl:1: hash_ids: want an array of integers")
 
 	b, err = os.ReadFile(filepath.Join("testdata", "bench", "requests.jsonl"))
 	require.NoError(t, err)
@@ -164,6 +170,36 @@ func TestReadersBad(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.NotContains(t, err.Error(), "\n")
+		})
+	}
+}
+
+func TestReadMooncakeAgentic(t *testing.T) {
+	trace := `{"request_id": "a", "session_id": "s", "timestamp": 0, "input_length": 100, "output_length": 10, "hash_ids": [1]}
+{"request_id": "c", "session_id": "s", "timestamp": 900, "input_length": 300, "output_length": 10, "wait_for": ["a", "b"], "delay": 100, "tool_wait_ms": 250}
+{"request_id": "b", "session_id": "s", "timestamp": 500, "input_length": 200, "output_length": 10, "wait_for": ["a"]}
+`
+	tr, _, err := ReadWorkload("agent.jsonl", []byte(trace))
+	require.NoError(t, err)
+	require.Len(t, tr, 3)
+	assert.Empty(t, tr[0].After)
+	assert.Equal(t, []int{0}, tr[1].After, "b, sorted second, waits for a")
+	assert.Equal(t, []int{0, 1}, tr[2].After)
+	assert.InDelta(t, 0.35, tr[2].Wait, 1e-12, "delay + tool_wait_ms, in s")
+
+	for _, tc := range []struct {
+		name, trace, msg string
+	}{
+		{"unknown id", `{"request_id": "a", "timestamp": 0, "input_length": 1, "output_length": 1, "wait_for": ["z"]}`, `agent.jsonl:1: wait_for: no request has request_id "z"`},
+		{"later id", `{"request_id": "a", "timestamp": 0, "input_length": 1, "output_length": 1, "wait_for": ["b"]}` + "\n" + `{"request_id": "b", "timestamp": 5, "input_length": 1, "output_length": 1}`, `agent.jsonl:1: wait_for: request_id "b" does not arrive before this turn`},
+		{"duplicate id", `{"request_id": "a", "timestamp": 0, "input_length": 1, "output_length": 1}` + "\n" + `{"request_id": "a", "timestamp": 5, "input_length": 1, "output_length": 1}`, `agent.jsonl:2: request_id: "a" appears twice`},
+		{"bad wait_for", `{"request_id": "a", "timestamp": 0, "input_length": 1, "output_length": 1, "wait_for": "x"}`, `agent.jsonl:1: wait_for: want an array`},
+		{"negative tool wait", `{"timestamp": 0, "input_length": 1, "output_length": 1, "tool_wait_ms": -3}`, `agent.jsonl:1: tool_wait_ms: want a finite number >= 0`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := ReadWorkload("agent.jsonl", []byte(tc.trace+"\n"))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.msg)
 		})
 	}
 }

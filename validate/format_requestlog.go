@@ -153,9 +153,42 @@ func readRequestLog(name string, data []byte) (BenchResult, error) {
 func readMooncake(name string, data []byte) (BenchResult, error) {
 	r := newResult(name, 1, "mooncake")
 	hashes := false
+	// Agentic variants: request_id, wait_for (the request_ids a turn waits
+	// for), delay and tool_wait_ms (ms from the last one's finish to the
+	// turn's send); session_id groups turns and is not needed to replay.
+	var ids []string
+	var waits [][]string
+	var lines []int
+	idOf := func(raw json.RawMessage) string {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		return string(raw)
+	}
 	err := jsonLines(name, data, func(line int, obj map[string]json.RawMessage) error {
 		f := &fields{file: name, line: line, obj: obj}
 		ts := f.nonNeg("timestamp")
+		var wf []json.RawMessage
+		if f.has("wait_for") {
+			if err := json.Unmarshal(obj["wait_for"], &wf); err != nil {
+				return &BenchError{File: name, Line: line, Key: "wait_for", Msg: "want an array of request_id values"}
+			}
+		}
+		wait := 0.0
+		for _, k := range []string{"delay", "tool_wait_ms"} {
+			if v := f.nonNeg(k); !math.IsNaN(v) {
+				wait += v / 1000
+			}
+		}
+		id := ""
+		if f.has("request_id") {
+			id = idOf(obj["request_id"])
+		}
+		w := make([]string, len(wf))
+		for i, x := range wf {
+			w[i] = idOf(x)
+		}
 		q := Request{Arrival: ts / 1000, InputTokens: f.count("input_length"), OutputTokens: f.count("output_length"),
 			Queue: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN(), E2E: math.NaN()}
 		if f.err != nil {
@@ -170,8 +203,18 @@ func readMooncake(name string, data []byte) (BenchResult, error) {
 		if len(r.Requests) >= maxLogRequests {
 			return &BenchError{File: name, Line: line, Msg: fmt.Sprintf("more than %d requests", maxLogRequests)}
 		}
-		hashes = hashes || f.has("hash_ids")
+		if f.has("hash_ids") {
+			if err := json.Unmarshal(obj["hash_ids"], &q.HashIDs); err != nil {
+				return &BenchError{File: name, Line: line, Key: "hash_ids", Msg: "want an array of integers"}
+			}
+			if q.HashIDs == nil {
+				q.HashIDs = []int64{}
+			}
+			hashes = true
+		}
+		q.Wait = wait
 		r.Requests = append(r.Requests, q)
+		ids, waits, lines = append(ids, id), append(waits, w), append(lines, line)
 		return nil
 	})
 	if err != nil {
@@ -180,13 +223,41 @@ func readMooncake(name string, data []byte) (BenchResult, error) {
 	if len(r.Requests) == 0 {
 		return r, &BenchError{File: name, Msg: "no request in the trace"}
 	}
-	sort.SliceStable(r.Requests, func(a, b int) bool { return r.Requests[a].Arrival < r.Requests[b].Arrival })
+	perm := make([]int, len(r.Requests))
+	for i := range perm {
+		perm[i] = i
+	}
+	sort.SliceStable(perm, func(a, b int) bool { return r.Requests[perm[a]].Arrival < r.Requests[perm[b]].Arrival })
+	sorted := make([]Request, len(perm))
+	index := make(map[string]int, len(perm))
+	for i, p := range perm {
+		sorted[i] = r.Requests[p]
+		if ids[p] != "" {
+			if _, dup := index[ids[p]]; dup {
+				return r, &BenchError{File: name, Line: lines[p], Key: "request_id", Msg: fmt.Sprintf("%q appears twice", ids[p])}
+			}
+			index[ids[p]] = i
+		}
+	}
+	for i, p := range perm {
+		for _, w := range waits[p] {
+			j, ok := index[w]
+			switch {
+			case !ok:
+				return r, &BenchError{File: name, Line: lines[p], Key: "wait_for", Msg: fmt.Sprintf("no request has request_id %q", w)}
+			case j >= i:
+				return r, &BenchError{File: name, Line: lines[p], Key: "wait_for", Msg: fmt.Sprintf("request_id %q does not arrive before this turn", w)}
+			}
+			sorted[i].After = append(sorted[i].After, j)
+		}
+	}
+	r.Requests = sorted
 	t0 := r.Requests[0].Arrival
 	for i := range r.Requests {
 		r.Requests[i].Arrival -= t0
 	}
-	if hashes {
-		r.warn("hash_ids ignored: moecast does not simulate prefix caching yet, so every prompt is prefilled in full")
+	if !hashes {
+		r.warn("no hash_ids: prompts share nothing, so prefix caching finds nothing")
 	}
 	r.finishLog()
 	return r, nil
@@ -266,7 +337,8 @@ func ReadWorkload(name string, data []byte) ([]serve.TraceRequest, []string, err
 	}
 	out := make([]serve.TraceRequest, len(r.Requests))
 	for i, q := range r.Requests {
-		out[i] = serve.TraceRequest{Arrival: q.Arrival, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens}
+		out[i] = serve.TraceRequest{Arrival: q.Arrival, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, HashIDs: q.HashIDs,
+			After: q.After, Wait: q.Wait}
 	}
 	return out, r.Warnings, nil
 }

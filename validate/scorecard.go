@@ -249,6 +249,7 @@ const figureTol = 0.01
 const (
 	ExcludeDuplicate    = "unreliable: duplicate (the same setup and figures, within 0.01 ms, as an earlier row)"
 	ExcludeTPSlip       = "unreliable: tp_size slip (tp_size = another row's tp x ep, with that row's exact figures)"
+	ExcludeOtherModel   = "unreliable: another model's row (the same setup, layout and figures, within 0.01 ms, as an earlier row of another model name: one measurement listed under both)"
 	ExcludeInconsistent = "unreliable: inconsistent (TPOT below 0.8 x and TTFT above 10 x the same setup's at a quarter of the concurrency or less: requests queued at the client, not in flight)"
 )
 
@@ -260,6 +261,10 @@ const (
 //   - tp_size slip: the same setup but a tp_size equal to another
 //     record's tp_size x EP, with that record's TTFT and TPOT within
 //     0.01 ms (the figures belong to the other layout);
+//   - another model's row: the same setup and layout but another model
+//     name, with TTFT and TPOT within 0.01 ms of an earlier record (the
+//     aiconfigurator B200 rows of DeepSeek-V3 repeat R1's figures: two
+//     models cannot agree to 0.01 ms);
 //   - inconsistent: against a record of the same setup (any engine
 //     version) at a quarter of the concurrency or less, a mean TPOT below 0.8 x its and a mean TTFT
 //     above 10 x its: more requests in flight cannot decode faster, so the
@@ -323,6 +328,26 @@ func ExcludeUnreliable(recs []BenchResult) []string {
 					break
 				}
 			}
+		}
+	}
+	// Another model's rows: the same setup and layout under another name.
+	byOther := map[string][]int{}
+	for i := range recs {
+		if out[i] != "" || recs[i].Layout.GPU == "" || math.IsNaN(ttft(&recs[i])) || math.IsNaN(tpot(&recs[i])) {
+			continue
+		}
+		m := recs[i].Model
+		recs[i].Model = ""
+		k := setup(&recs[i], true, true)
+		recs[i].Model = m
+		for _, j := range byOther[k] {
+			if recs[j].Model != m && same(&recs[i], &recs[j]) {
+				out[i] = ExcludeOtherModel
+				break
+			}
+		}
+		if out[i] == "" {
+			byOther[k] = append(byOther[k], i)
 		}
 	}
 	// Inconsistent rows: along each setup's concurrency series.

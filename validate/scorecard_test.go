@@ -104,7 +104,15 @@ func TestExcludeUnreliable(t *testing.T) {
 		rec(4, 4, 512, "", 30000, 5),     // 5: inconsistent against 4 (TPOT 5 < 0.8 x 8, TTFT > 10 x 50), any version
 		rec(4, 4, 64, "1", 300, 6.3),     // 6: TPOT below but TTFT not 10x: kept
 		{Layout: Layout{}, Metrics: map[string]Stats{"ttft": NoStats(), "tpot": NoStats()}}, // 7: no layout: not judged
+		renamed(rec(4, 4, 16, "1", 120.005, 10), "m2"),                                      // 8: 3's figures under another model
+		renamed(rec(4, 4, 16, "1", 130, 10), "m2"),                                          // 9: another model, other figures: kept
+		renamed(rec(8, 8, 16, "1", 120, 10), "m2"),                                          // 10: 3's figures but another layout: kept
 	}
 	got := ExcludeUnreliable(recs)
-	assert.Equal(t, []string{"", ExcludeDuplicate, ExcludeTPSlip, "", "", ExcludeInconsistent, "", ""}, got)
+	assert.Equal(t, []string{"", ExcludeDuplicate, ExcludeTPSlip, "", "", ExcludeInconsistent, "", "", ExcludeOtherModel, "", ""}, got)
+}
+
+func renamed(r BenchResult, model string) BenchResult {
+	r.Model = model
+	return r
 }

@@ -76,6 +76,9 @@ const (
 	// operand (16 columns of W as its rows) and the tokens its n8 (half the
 	// mma.sync and accumulators). Dense GEMMs only.
 	modeSwap = 3
+	// ModeFP4 reads MXFP4 weights (e2m1 codes in the nibbles, group 32,
+	// power-of-two scales: RepackMXFP4) with the layouts of mode 0.
+	ModeFP4 = 4
 )
 
 // Variants are the kernels w4a16.cu defines.
@@ -86,6 +89,8 @@ var Variants = []Variant{
 	{1, 4, 2, 0, true, 128}, {1, 6, 2, 0, true, 128}, {2, 4, 2, 0, true, 128},
 	{4, 4, 4, 0, false, 256}, {4, 3, 4, 0, false, 256},
 	{1, 4, 2, modeSwap, false, 128}, {1, 4, 4, modeSwap, false, 128},
+	{1, 4, 2, ModeFP4, false, 128}, {1, 4, 4, ModeFP4, false, 128}, {2, 4, 2, ModeFP4, false, 128},
+	{4, 4, 2, ModeFP4, false, 128}, {4, 4, 4, ModeFP4, false, 128}, {4, 4, 4, ModeFP4, false, 256},
 }
 
 // Name is the kernel's symbol.
@@ -110,6 +115,9 @@ func (v Variant) Name() string {
 	}
 	if v.BN == 256 {
 		n += "_n256"
+	}
+	if v.Mode == ModeFP4 {
+		n += "_fp4"
 	}
 	return n
 }
@@ -410,8 +418,15 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 		p.Stages = 4
 	}
 	p.WN, p.Mode, p.WP, p.BN = o.WN, o.Mode, o.WP, o.BN
-	if p.WN == 0 && p.BN == 0 && !p.WP && p.Mode == 0 && o.Stages == 0 {
+	if p.WN == 0 && p.BN == 0 && !p.WP && (p.Mode == 0 || p.Mode == ModeFP4) && o.Stages == 0 {
+		fp4 := p.Mode == ModeFP4
 		p.WN, p.BN, p.Mode = defaultLayout(p, m.SMs)
+		if fp4 { // the MXFP4 kernels have no swapped-operand form
+			p.Mode = ModeFP4
+		}
+	}
+	if p.Mode == ModeFP4 && p.Group != 32 {
+		return p, fmt.Errorf("w4a16: MXFP4 needs group 32 (got %d)", p.Group)
 	}
 	if p.WN == 0 {
 		p.WN = 2

@@ -57,6 +57,8 @@ type packQuantized struct {
 	N, K, Group int
 	Packed      []int32 // weight_packed [N][K/8]
 	Scales      []BF16  // weight_scale [N][K/Group]
+	// FP4: the nibbles are MXFP4 e2m1 codes (mxfp4.packed), not q + 8.
+	FP4 bool
 }
 
 // Q returns the stored nibble (0..15, the int4 value plus 8) of W[k][n].
@@ -67,6 +69,9 @@ func (p *packQuantized) Q(k, n int) int {
 
 // Weight returns W[k][n] = (q - 8) * scale, exact in float64.
 func (p *packQuantized) Weight(k, n int) float64 {
+	if p.FP4 {
+		return p.weightFP4(k, n)
+	}
 	return float64(p.Q(k, n)-8) * float64(p.Scales[n*(p.K/p.Group)+k/p.Group].Float32())
 }
 

@@ -96,6 +96,19 @@ __device__ __forceinline__ uint32_t dq(uint32_t x, __nv_bfloat162 s) {
   return as_u32(__hmul2(q, s));
 }
 
+// dq_e2m1 turns the two MXFP4 (e2m1) codes at bits 0-3 and 16-19 of x
+// into code * s as bf16x2: the sign to bit 15 and exponent/mantissa bits to
+// bits 6-8 make the bf16 bit pattern of code * 2^-126 (a subnormal when the
+// exponent field is 0), widened to fp32 (subnormals kept: no -ftz), scaled
+// by 2^126 and s (both exact: products of powers of two and 2-bit
+// significands) and narrowed exactly. s is the group's scale, a power of two.
+__device__ __forceinline__ uint32_t dq_e2m1(uint32_t x, float s) {
+  const uint32_t b = ((x & 0x00080008u) << 12) | ((x & 0x00070007u) << 6);
+  const float lo = __uint_as_float(b << 16) * 0x1p126f;
+  const float hi = __uint_as_float(b & 0xFFFF0000u) * 0x1p126f;
+  return as_u32(__floats2bfloat162_rn(lo * s, hi * s));
+}
+
 // One segment: k iterations [it0, it1) of tile (mblock, nblock), accumulated
 // and written out. The blocks first .. first+parts-1 share the tile, whose
 // first unit is t0 (runs of units_per_block units per block).
@@ -330,6 +343,14 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
           frag[2 * j + 1][0] = sw[j], frag[2 * j + 1][1] = bw[j];
           continue;
         }
+        if (MODE == 4) {  // MXFP4: e2m1 codes, power-of-two scales
+          const float f_lo = __low2float(as_bf162(sw[j])), f_hi = __high2float(as_bf162(sw[j]));
+          frag[2 * j][0] = dq_e2m1(bw[j], f_lo);
+          frag[2 * j][1] = dq_e2m1(bw[j] >> 4, f_lo);
+          frag[2 * j + 1][0] = dq_e2m1(bw[j] >> 8, f_hi);
+          frag[2 * j + 1][1] = dq_e2m1(bw[j] >> 12, f_hi);
+          continue;
+        }
         // scales of tiles 2j (low half of sw[j]) and 2j+1 (high half).
         const __nv_bfloat162 s_lo = __low2bfloat162(as_bf162(sw[j]));
         const __nv_bfloat162 s_hi = __high2bfloat162(as_bf162(sw[j]));
@@ -550,6 +571,14 @@ W4A16_KERNEL(w4a16_mt4_n256, 4, 4, 4, 0, false, 256, 1)
 W4A16_KERNEL(w4a16_mt4_s3_n256, 4, 3, 4, 0, false, 256, 1)
 W4A16_KERNEL(w4a16_mt1_sw, 1, 4, 2, 3, false, 128, 3)
 W4A16_KERNEL(w4a16_mt1_w4_sw, 1, 4, 4, 3, false, 128, 4)
+// MXFP4 (MODE 4): the same pipelines and layouts, e2m1 codes dequantised
+// with dq_e2m1 (group 32, scales bf16 powers of two converted from e8m0).
+W4A16_KERNEL(w4a16_mt1_fp4, 1, 4, 2, 4, false, 128, 3)
+W4A16_KERNEL(w4a16_mt1_w4_fp4, 1, 4, 4, 4, false, 128, 4)
+W4A16_KERNEL(w4a16_mt2_fp4, 2, 4, 2, 4, false, 128, 2)
+W4A16_KERNEL(w4a16_mt4_fp4, 4, 4, 2, 4, false, 128, 1)
+W4A16_KERNEL(w4a16_mt4_w4_fp4, 4, 4, 4, 4, false, 128, 2)
+W4A16_KERNEL(w4a16_mt4_n256_fp4, 4, 4, 4, 4, false, 256, 1)
 
 // Calibration helpers (moecast calib gpu): a kernel that does nothing, for
 // the cost of a launch eager and in a graph, and a device-to-device copy of

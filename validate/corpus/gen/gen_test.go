@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -47,4 +49,112 @@ func TestCorpusInStep(t *testing.T) {
 		}))
 	}
 	assert.True(t, generated["manifest.toml"])
+}
+
+// TestModelConfigMapping holds the checkpoint-to-config mapping stated in
+// docs/ACCURACY.md: NVIDIA's own release first, an architecture twin's
+// NVFP4 release, the FP8 ModelOpt release re-labelled NVFP4, else the
+// model's own config.
+func TestModelConfigMapping(t *testing.T) {
+	configs := "../../../../shared/data/model_configs"
+	if _, err := os.Stat(configs); err != nil {
+		t.Skipf("no shared model configs here (%v)", err)
+	}
+	tests := []struct {
+		name, id, precision, want string
+	}{
+		{"own NVFP4 release", "moonshotai/Kimi-K2.5", "fp4", "nvidia--Kimi-K2.5-NVFP4_config.json"},
+		{"R1 takes V3.1's NVFP4 release", "deepseek-ai/DeepSeek-R1", "fp4", "nvidia--DeepSeek-V3.1-NVFP4_config.json"},
+		{"V3 takes V3.1's NVFP4 release", "deepseek-ai/DeepSeek-V3", "fp4", "nvidia--DeepSeek-V3.1-NVFP4_config.json"},
+		{"R1 fp8 is its own config", "deepseek-ai/DeepSeek-R1", "fp8", "deepseek-ai--DeepSeek-R1_config.json"},
+		{"Llama fp8 is NVIDIA's FP8 release", "meta-llama/Llama-3.1-70B", "fp8", "nvidia--Llama-3.1-70B-Instruct-FP8_config.json"},
+		{"Llama fp4 is derived from the FP8 release", "meta-llama/Llama-3.1-70B", "fp4", "derived--Llama-3.1-70B-Instruct-FP8-as-NVFP4_config.json"},
+		{"gpt-oss fp4 is its own MXFP4", "openai/gpt-oss-120b", "fp4", "openai--gpt-oss-120b_config.json"},
+		{"no precision", "meta-llama/Llama-3.1-8B-Instruct", "", "meta-llama--Meta-Llama-3.1-8B_config.json"},
+		{"unknown model", "acme/None-1B", "fp8", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := t.TempDir()
+			g := &gen{configs: configs, out: out, usedConfigs: map[string]bool{}}
+			got, err := g.modelConfig(tt.id, tt.precision)
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestDerivedNVFP4(t *testing.T) {
+	configs := "../../../../shared/data/model_configs"
+	if _, err := os.Stat(configs); err != nil {
+		t.Skipf("no shared model configs here (%v)", err)
+	}
+	out := t.TempDir()
+	g := &gen{configs: configs, out: out, usedConfigs: map[string]bool{}}
+	got, err := g.modelConfig("meta-llama/Llama-3.1-70B", "fp4")
+	require.NoError(t, err)
+	raw, err := os.ReadFile(filepath.Join(out, "configs", strings.TrimSuffix(got, "_config.json")+"_hf_quant_config.json"))
+	require.NoError(t, err)
+	var hq struct {
+		Quantization struct {
+			Algo    string   `json:"quant_algo"`
+			KV      string   `json:"kv_cache_quant_algo"`
+			Group   int      `json:"group_size"`
+			Exclude []string `json:"exclude_modules"`
+		} `json:"quantization"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &hq))
+	assert.Equal(t, "NVFP4", hq.Quantization.Algo)
+	assert.Equal(t, 16, hq.Quantization.Group)
+	assert.Equal(t, "FP8", hq.Quantization.KV, "the FP8 release's KV cache is kept")
+	assert.Equal(t, []string{"lm_head"}, hq.Quantization.Exclude, "the FP8 release's exclude list is kept")
+}
+
+func TestSameArchitecture(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return p
+	}
+	a := write("a.json", `{"hidden_size": 7168, "num_hidden_layers": 61, "transformers_version": "4.46.3", "quantization_config": {"quant_method": "fp8"}}`)
+	tests := []struct {
+		name, body, wantErr string
+	}{
+		{"provenance and quantization differ", `{"hidden_size": 7168, "num_hidden_layers": 61, "transformers_version": "4.44.2"}`, ""},
+		{"layers differ", `{"hidden_size": 7168, "num_hidden_layers": 62}`, "num_hidden_layers is 61 against 62"},
+		{"a key missing", `{"hidden_size": 7168}`, "num_hidden_layers is 61 against null"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := sameArchitecture(a, write(tt.name+".json", tt.body))
+			if tt.wantErr == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorContains(t, err, tt.wantErr)
+		})
+	}
+}
+
+func TestIDLayout(t *testing.T) {
+	tests := []struct {
+		name, id string
+		want     []string
+	}{
+		{"tp and ep", "2026_04_06_deepseek_r1_b200_sxm_sglang_fp8_agg_1024x1024_c16_tp8_ep8_1013", []string{"8", "8"}},
+		{"with _0 suffixes", "2026_03_25_deepseek_r1_b200_sxm_sglang_fp4_agg_1024x1024_c8_tp8_0_ep8_0_248", []string{"8", "8"}},
+		{"no layout", "dsr1_b200_sglang_fp8_agg_1024x8192_c4_cfg199", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := idLayoutRE.FindStringSubmatch(tt.id)
+			if tt.want == nil {
+				assert.Nil(t, m)
+				return
+			}
+			require.NotNil(t, m)
+			assert.Equal(t, tt.want, m[1:])
+		})
+	}
 }

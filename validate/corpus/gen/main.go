@@ -101,23 +101,28 @@ func (g *gen) copyFile(src, rel string) error {
 // modelConfig finds the config of model id (org/name) for a checkpoint
 // precision among the shared configs: NVIDIA's -NVFP4 release for fp4, a
 // -FP8 release for fp8 when there is one, else the model's own. The org
-// is not compared (zhipuai/GLM-5 is zai-org's). "" when none.
+// is not compared (zhipuai/GLM-5 is zai-org's). An fp4 checkpoint with no
+// NVFP4 release of its own takes, in order, NVIDIA's NVFP4 release of an
+// architecture twin (nvfp4Twins; the configs are checked equal but for
+// their quantization) or the row's quant mode applied to NVIDIA's FP8
+// ModelOpt release of the model (nvfp4FromFP8). "" when none.
 func (g *gen) modelConfig(id, precision string) (string, error) {
 	name := id[strings.LastIndex(id, "/")+1:]
 	ents, err := os.ReadDir(g.configs)
 	if err != nil {
 		return "", err
 	}
+	fp4 := false
 	var tries []string
 	switch precision {
 	case "fp4", "nvfp4":
 		if !strings.HasPrefix(strings.ToLower(name), "gpt-oss") { // gpt-oss's own checkpoint is MXFP4
 			tries = append(tries, "-NVFP4")
+			fp4 = true
 		}
 	case "fp8":
-		tries = append(tries, "-FP8")
+		tries = append(tries, "-FP8", "-Instruct-FP8")
 	}
-	tries = append(tries, "")
 	// The release's own name, then without -Instruct (the same
 	// architecture), then without a quantization suffix (the row's
 	// precision picks the release), each also as meta-llama names them
@@ -131,25 +136,197 @@ func (g *gen) modelConfig(id, precision string) (string, error) {
 			}
 		}
 	}
-	for _, s := range tries {
-		n := ""
+	lookup := func(s string) string {
 		for _, nm := range names {
-			if n = find2(ents, nm+s); n == "" {
-				n = find2(ents, "Meta-"+nm+s)
+			if n := find2(ents, nm+s); n != "" {
+				return n
 			}
-			if n != "" {
-				break
+			if n := find2(ents, "Meta-"+nm+s); n != "" {
+				return n
 			}
 		}
-		if n != "" {
-			g.usedConfigs[n] = true
-			if q := strings.TrimSuffix(n, "_config.json") + "_hf_quant_config.json"; fileExists(filepath.Join(g.configs, q)) {
-				g.usedConfigs[q] = true
-			}
-			return n, nil
+		return ""
+	}
+	use := func(n string) string {
+		g.usedConfigs[n] = true
+		if q := strings.TrimSuffix(n, "_config.json") + "_hf_quant_config.json"; fileExists(filepath.Join(g.configs, q)) {
+			g.usedConfigs[q] = true
+		}
+		return n
+	}
+	if len(tries) > 0 {
+		if n := lookup(tries[0]); n != "" {
+			return use(n), nil
+		}
+	}
+	if fp4 {
+		if n, err := g.nvfp4Twin(ents, names); n != "" || err != nil {
+			return n, err
+		}
+		if n, err := g.nvfp4FromFP8(ents, lookup); n != "" || err != nil {
+			return n, err
+		}
+	}
+	for _, s := range append(tries[min(1, len(tries)):], "") {
+		if n := lookup(s); n != "" {
+			return use(n), nil
 		}
 	}
 	return "", nil
+}
+
+// nvfp4Twins names, for a model with no NVFP4 release among the shared
+// configs, a model of the same architecture that has one: DeepSeek-V3.1
+// is DeepSeek-V3's and R1's architecture (the same config.json but for
+// its quantization), and NVIDIA's DeepSeek-V3.1-NVFP4 quantizes it as its
+// R1 NVFP4 release does (routed and shared experts and dense MLPs NVFP4,
+// attention and lm_head excluded, FP8 KV cache).
+var nvfp4Twins = map[string]string{"DeepSeek-R1": "DeepSeek-V3.1", "DeepSeek-V3": "DeepSeek-V3.1"}
+
+// nvfp4Twin is the NVFP4 release of the architecture twin of the first
+// name that has one, after checking that the two configs agree on every
+// key but the quantization and the build's provenance.
+func (g *gen) nvfp4Twin(ents []os.DirEntry, names []string) (string, error) {
+	for _, nm := range names {
+		twin, ok := nvfp4Twins[nm]
+		if !ok {
+			continue
+		}
+		own, rel := find2(ents, nm), find2(ents, twin+"-NVFP4")
+		if own == "" || rel == "" {
+			continue
+		}
+		if err := sameArchitecture(filepath.Join(g.configs, own), filepath.Join(g.configs, rel)); err != nil {
+			return "", err
+		}
+		g.usedConfigs[rel] = true
+		if q := strings.TrimSuffix(rel, "_config.json") + "_hf_quant_config.json"; fileExists(filepath.Join(g.configs, q)) {
+			g.usedConfigs[q] = true
+		}
+		return rel, nil
+	}
+	return "", nil
+}
+
+// provenanceKeys are the config.json keys that do not describe the
+// architecture.
+var provenanceKeys = map[string]bool{"quantization_config": true, "transformers_version": true, "_name_or_path": true, "torch_dtype": true}
+
+// sameArchitecture fails unless configs a and b agree on every key but
+// provenanceKeys.
+func sameArchitecture(a, b string) error {
+	var ca, cb map[string]any
+	for _, x := range []struct {
+		p string
+		c *map[string]any
+	}{{a, &ca}, {b, &cb}} {
+		raw, err := os.ReadFile(x.p)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, x.c); err != nil {
+			return fmt.Errorf("%s: %w", x.p, err)
+		}
+	}
+	for _, k := range keysOf(ca, cb) {
+		if provenanceKeys[k] {
+			continue
+		}
+		va, _ := json.Marshal(ca[k])
+		vb, _ := json.Marshal(cb[k])
+		if !bytes.Equal(va, vb) {
+			return fmt.Errorf("%s and %s are not one architecture: %s is %s against %s", filepath.Base(a), filepath.Base(b), k, va, vb)
+		}
+	}
+	return nil
+}
+
+func keysOf(ms ...map[string]any) []string {
+	seen := map[string]bool{}
+	var ks []string
+	for _, m := range ms {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				ks = append(ks, k)
+			}
+		}
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// nvfp4FromFP8 derives an NVFP4 checkpoint description from NVIDIA's FP8
+// ModelOpt release of the model (config.json and hf_quant_config.json
+// with quant_algo FP8): the same config and the same exclude list and KV
+// cache, quant_algo NVFP4 with 16-element groups (ModelOpt's NVFP4
+// format). Written to the corpus as derived--<release>-as-NVFP4; "" when
+// the model has no such release.
+func (g *gen) nvfp4FromFP8(ents []os.DirEntry, lookup func(string) string) (string, error) {
+	n := lookup("-Instruct-FP8")
+	if n == "" {
+		n = lookup("-FP8")
+	}
+	if n == "" {
+		return "", nil
+	}
+	qp := filepath.Join(g.configs, strings.TrimSuffix(n, "_config.json")+"_hf_quant_config.json")
+	raw, err := os.ReadFile(qp)
+	if os.IsNotExist(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	var hq map[string]any
+	if err := json.Unmarshal(raw, &hq); err != nil {
+		return "", fmt.Errorf("%s: %w", qp, err)
+	}
+	q, _ := hq["quantization"].(map[string]any)
+	if q == nil || q["quant_algo"] != "FP8" {
+		return "", nil
+	}
+	q["quant_algo"] = "NVFP4"
+	q["group_size"] = 16
+	hq["derived_by"] = "moecast validate/corpus/gen from " + filepath.Base(qp) + ": quant_algo FP8 -> NVFP4 (group_size 16), the row's quant mode on NVIDIA's FP8 release; no NVFP4 release of the model among the shared configs"
+	out, err := json.MarshalIndent(hq, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	base := "derived--" + strings.TrimSuffix(n[strings.Index(n, "--")+2:], "_config.json") + "-as-NVFP4"
+	if err := g.copyFile(filepath.Join(g.configs, n), "configs/"+base+"_config.json"); err != nil {
+		return "", err
+	}
+	if err := g.write("configs/"+base+"_hf_quant_config.json", append(out, '\n')); err != nil {
+		return "", err
+	}
+	return base + "_config.json", nil
+}
+
+// idLayoutRE finds the layout an aiconfigurator row's id names
+// (..._tp8_ep8_1013, ..._tp8_0_ep8_0_248).
+var idLayoutRE = regexp.MustCompile(`_tp(\d+)(?:_0)?_ep(\d+)(?:_0)?_`)
+
+// headsOf is the attention heads of a corpus config (the text model's
+// for a multimodal wrapper); 0 when it does not say.
+func (g *gen) headsOf(cfg string) int {
+	raw, err := os.ReadFile(filepath.Join(g.configs, cfg))
+	if err != nil {
+		raw, err = os.ReadFile(filepath.Join(g.out, "configs", cfg))
+		if err != nil {
+			return 0
+		}
+	}
+	var c struct {
+		Heads int `json:"num_attention_heads"`
+		Text  struct {
+			Heads int `json:"num_attention_heads"`
+		} `json:"text_config"`
+	}
+	if json.Unmarshal(raw, &c) != nil {
+		return 0
+	}
+	return max(c.Heads, c.Text.Heads)
 }
 
 func find2(ents []os.DirEntry, base string) string {
@@ -202,6 +379,7 @@ type scenarioText struct {
 	maxSeqs, maxBatched int
 	spec                string // speculative method; "" = none
 	draftTokens         int
+	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
 	comments            []string
 }
 
@@ -211,8 +389,14 @@ func (s scenarioText) String() string {
 	for _, c := range s.comments {
 		b.WriteString("# " + c + "\n")
 	}
-	fmt.Fprintf(&b, "name = %q\n\n[model]\nconfig = %q\n\n[hardware]\ngpu = %q\ngpus = %d\ncalibration = \"embedded\"\n\n",
-		s.name, s.config, s.gpu, s.gpus)
+	fmt.Fprintf(&b, "name = %q\n\n[model]\nconfig = %q\n\n[hardware]\n", s.name, s.config)
+	if s.gpu != "" {
+		fmt.Fprintf(&b, "gpu = %q\n", s.gpu)
+	}
+	fmt.Fprintf(&b, "gpus = %d\ncalibration = \"embedded\"\n\n", s.gpus)
+	if s.customGPU != "" {
+		b.WriteString("[hardware.custom_gpu]\n" + s.customGPU + "\n")
+	}
 	fmt.Fprintf(&b, "[parallel]\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n\n[runtime]\nengine = %q\n", s.tp, s.dp, s.ep, s.dpAttention, s.engine)
 	if s.maxSeqs > 0 {
 		fmt.Fprintf(&b, "max_num_seqs = %d\n", s.maxSeqs)
@@ -292,10 +476,26 @@ func (g *gen) aiconfigurator() error {
 		}
 		tp, pp, dp, ep := atoi("tp_size"), atoi("pp_size"), atoi("attention_dp_size"), atoi("moe_ep_size")
 		layout := fmt.Sprintf("tp%d-dp%d-ep%d", tp, dp, ep)
+		mode := get("mode")
+		// The README's conversion slip: tp_size written as tp x ep, the
+		// row's id naming the layout it ran (..._tp8_ep8_...).
+		slipTP := 0
+		if m := idLayoutRE.FindStringSubmatch(get("id")); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			e, _ := strconv.Atoi(m[2])
+			if e > 1 && ep == e && tp == n*e {
+				slipTP = n
+			}
+		} else if mtp := atoi("moe_tp_size"); mode == "agg" && get("system") != "gb200" && get("system") != "gb300" &&
+			tp > 8 && mtp > 1 && ep > 1 && tp == mtp*ep {
+			// No layout in the id: the same slip when tp_size (beyond
+			// one 8-GPU box) = moe_tp_size x moe_ep_size, both above 1
+			// (moe_tp_size holds the tp, as in the rows whose ids say).
+			slipTP = mtp
+		}
 		if pp > 1 {
 			layout += fmt.Sprintf("-pp%d", pp)
 		}
-		mode := get("mode")
 		if mode == "disagg" {
 			layout = fmt.Sprintf("disagg-p%sx-tp%s-dp%s-ep%s-d%sx-tp%s-dp%s-ep%s", get("prefill_num_workers"), get("prefill_tp_size"),
 				get("prefill_attention_dp_size"), get("prefill_moe_ep_size"), get("decode_num_workers"), get("decode_tp_size"),
@@ -335,6 +535,10 @@ func (g *gen) aiconfigurator() error {
 			e.Skip = "no model config for " + model + " among the shared model configs"
 		case tp <= 0 || max(dp, 1)*tp <= 0:
 			e.Skip = "no layout (tp_size) in the row"
+		case slipTP == 0 && get("backend") != "trtllm" && g.headsOf(cfg) > 0 && g.headsOf(cfg)%tp != 0:
+			e.Skip = fmt.Sprintf("recorded layout cannot have run: tp_size %d splits neither the model's %d attention heads nor its experts evenly "+
+				"(engines refuse it) and the row's id names the same layout; the layout it ran is not recorded (likely the engine's --tp world size "+
+				"with DP attention and expert parallelism over the NVL72 domain)", tp, g.headsOf(cfg))
 		default:
 			st := scenarioText{
 				name:   fmt.Sprintf("%s %s on %dx %s, %s %s (aiconfigurator silicon_sample)", short, ckpt, tp*max(dp, 1), get("system"), get("backend"), layout),
@@ -342,6 +546,11 @@ func (g *gen) aiconfigurator() error {
 				tp: tp, dp: max(dp, 1), ep: max(ep, 1), dpAttention: dp > 1, engine: get("backend"),
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU."},
+			}
+			if slipTP > 0 {
+				st.tp, st.gpus = slipTP, slipTP*max(dp, 1)
+				st.name = fmt.Sprintf("%s %s on %dx %s, %s tp%d-dp%d-ep%d (aiconfigurator silicon_sample)", short, ckpt, st.gpus, get("system"), get("backend"), slipTP, max(dp, 1), ep)
+				st.comments = append(st.comments, fmt.Sprintf("tp_size %d = tp %d x ep %d: the serving README's conversion slip; the layout used here is tp%d ep%d.", tp, slipTP, ep, slipTP, ep))
 			}
 			e.Scenario = "aiconfigurator/" + base + ".toml"
 			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
@@ -463,7 +672,11 @@ func (g *gen) llmServingSim() error {
 			}
 		}
 		hw := dir[:strings.Index(dir, "_")]
-		gpu := map[string]string{"RTXPRO6000": "rtx-pro-6000-server", "RTX4090": "rtx-4090"}[hw]
+		gpu := map[string]string{"RTXPRO6000": "rtx-pro-6000-server"}[hw]
+		custom, customNote := customGPUs[hw], ""
+		if custom != "" {
+			gpu, customNote = "-", customGPUNotes[hw]
+		}
 		if gpu == "" {
 			gpu = strings.ToLower(hw)
 		}
@@ -487,6 +700,10 @@ func (g *gen) llmServingSim() error {
 			if meta.Engine.EP {
 				st.ep = st.gpus
 			}
+			if custom != "" {
+				st.gpu, st.customGPU = "", custom
+				st.comments = append(st.comments[:1], customNote)
+			}
 			e.Scenario = "llmservingsim/" + dir + "/scenario.toml"
 			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
 				return err
@@ -495,6 +712,30 @@ func (g *gen) llmServingSim() error {
 		g.entries = append(g.entries, e)
 	}
 	return nil
+}
+
+// customGPUs are the examples' GPUs moecast has no preset for, as
+// [hardware.custom_gpu] bodies from their makers' datasheets; the
+// calibration stays "embedded" (no table is for them: the ops price at
+// the default efficiencies).
+var customGPUs = map[string]string{
+	"RTX4090": `name = "rtx-4090"
+label = "NVIDIA GeForce RTX 4090"
+arch = "sm_89"
+sms = 128
+memory = "24564MiB"
+bandwidth = "1008GB/s"
+l2 = "72MB"
+bf16 = "165.2TFLOPS"
+fp8 = "330.3TFLOPS"
+int8 = "660.6TFLOPS"
+`,
+}
+
+var customGPUNotes = map[string]string{
+	"RTX4090": "RTX 4090 (no moecast preset): NVIDIA Ada Lovelace GPU architecture whitepaper (v2.1), GeForce RTX 4090: 128 SMs, " +
+		"24 GB GDDR6X at 21 Gbps on 384 bits = 1008 GB/s, 72 MB L2, dense tensor peaks with FP32 accumulate (vLLM's) 165.2 TFLOPS " +
+		"FP16/BF16, 330.3 FP8, 660.6 INT8 TOPS; 24,564 MiB as nvidia-smi reports it.",
 }
 
 // manifest writes manifest.toml.

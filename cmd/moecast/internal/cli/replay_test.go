@@ -58,7 +58,7 @@ func TestSimulateReplay(t *testing.T) {
 			require.NotNil(t, p.RequestRate)
 			assert.InDelta(t, 2/2.5, *p.RequestRate, 1e-9, "(n-1) / last arrival")
 			require.NotNil(t, p.MeanTTFT)
-			assert.Contains(t, stdout+stderr, "hash_ids ignored")
+			assert.Contains(t, stdout, `"prefix_hit_rate"`, "the trace's hash_ids drive the prefix cache")
 		})
 	}
 }

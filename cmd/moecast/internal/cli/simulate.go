@@ -35,8 +35,14 @@ type simulateOptions struct {
 	Seed         *uint64   // --seed; nil = the scenario's
 	Calibration  string    // --calibration, as predict's; "" = the scenario's hardware.calibration
 	Workload     string    // --workload FILE: a request log to replay; "" = the scenario's
-	Format       string
-	HTML         string // --html FILE; "" = none
+	// Prefix caching: --no-prefix-cache, --system-prompt-tokens,
+	// --prefix-hit-rate (nil = the scenario's).
+	NoPrefixCache bool
+	SystemPrompt  *int
+	PrefixHitRate *float64
+	SLO           serve.SLO // --goodput
+	Format        string
+	HTML          string // --html FILE; "" = none
 	// Progress forces the progress line on (true) or off (false); nil
 	// shows it when stderr is a terminal.
 	Progress *bool
@@ -46,6 +52,9 @@ func newSimulateCmd(s *streams) *cobra.Command {
 	opts := &simulateOptions{}
 	var conc, rate string
 	var seed uint64
+	var sysTok int
+	var hitRate float64
+	var goodput string
 	cmd := &cobra.Command{
 		Use:   "simulate [SCENARIO]",
 		Short: "Simulate serving under load: TTFT, TPOT, ITL and throughput as vllm bench serve reports them",
@@ -100,6 +109,28 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 			if f.Changed("seed") {
 				opts.Seed = &seed
 			}
+			if goodput != "" {
+				slo, err := parseGoodput(goodput)
+				if err != nil {
+					return inputErrf("--goodput: %v", err)
+				}
+				opts.SLO = slo
+			}
+			if f.Changed("system-prompt-tokens") && f.Changed("prefix-hit-rate") {
+				return inputErrf("--system-prompt-tokens and --prefix-hit-rate exclude each other")
+			}
+			if f.Changed("system-prompt-tokens") {
+				if sysTok < 0 || sysTok > sim.MaxContext {
+					return inputErrf("--system-prompt-tokens: %d must be in [0, %d] tokens", sysTok, sim.MaxContext)
+				}
+				opts.SystemPrompt = &sysTok
+			}
+			if f.Changed("prefix-hit-rate") {
+				if !(hitRate >= 0 && hitRate <= 1) {
+					return inputErrf("--prefix-hit-rate: %g must be in [0, 1]", hitRate)
+				}
+				opts.PrefixHitRate = &hitRate
+			}
 			if opts.Workload != "" {
 				for _, fl := range []string{"concurrency", "request-rate", "input-tokens", "output-tokens", "requests"} {
 					if f.Changed(fl) {
@@ -119,9 +150,37 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 	f.Uint64Var(&seed, "seed", 0, "seed of the random lengths, arrivals and acceptance draws; default: the scenario's workload.seed")
 	f.StringVar(&opts.Calibration, "calibration", "", `op-cost calibration, as predict --calibration: "embedded", "embedded:NAME", "none" or a calibration file; several, comma-separated, are layered; default: the scenario's hardware.calibration`)
 	f.StringVar(&opts.Workload, "workload", "", "replay a request log's arrivals and lengths (LLMServingSim requests.jsonl, a Mooncake trace, ...) instead of the generated load; default: the scenario's workload.trace")
+	f.StringVar(&goodput, "goodput", "", `latency objectives of goodput, vllm bench serve's --goodput in ms, comma-separated: "ttft:2000,tpot:50" (also e2el)`)
+	f.BoolVar(&opts.NoPrefixCache, "no-prefix-cache", false, "turn the engine's prefix caching off (runtime.prefix_caching = false), to compare")
+	f.IntVar(&sysTok, "system-prompt-tokens", 0, "every request starts with the same N-token system prompt (prefix caching); default: the scenario's workload.system_prompt_tokens")
+	f.Float64Var(&hitRate, "prefix-hit-rate", 0, "every request's first floor(h x input) tokens are one shared document (prefix caching); default: the scenario's workload.prefix_hit_rate")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to FILE")
 	return cmd
+}
+
+// parseGoodput parses --goodput's "ttft:2000,tpot:50" (ms).
+func parseGoodput(v string) (serve.SLO, error) {
+	var slo serve.SLO
+	for _, kv := range strings.Split(v, ",") {
+		k, x, ok := strings.Cut(strings.TrimSpace(kv), ":")
+		ms, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if !ok || err != nil || !(ms > 0) || math.IsInf(ms, 0) {
+			return slo, fmt.Errorf("%q: want KEY:MS with a positive number of ms, e.g. ttft:2000,tpot:50", kv)
+		}
+		d := unit.Seconds(ms / 1000)
+		switch strings.ToLower(strings.TrimSpace(k)) {
+		case "ttft":
+			slo.TTFT = d
+		case "tpot":
+			slo.TPOT = d
+		case "e2el":
+			slo.E2EL = d
+		default:
+			return slo, fmt.Errorf("%q: unknown objective %q (want ttft, tpot or e2el)", kv, k)
+		}
+	}
+	return slo, nil
 }
 
 // parseConcurrencyFlag parses "4,64".
@@ -167,6 +226,8 @@ type simulation struct {
 	sc       *scenarios.Scenario
 	points   []simPoint
 	warnings []string
+	// psm, dsm are the pools' simulators of a [disagg] scenario.
+	psm, dsm *sim.Sim
 }
 
 func runSimulate(s *streams, opts *simulateOptions) error {
@@ -243,6 +304,18 @@ func applySimulateFlags(v *scenarios.Serving, opts *simulateOptions) {
 	if opts.Seed != nil {
 		v.Seed = *opts.Seed
 	}
+	if opts.NoPrefixCache {
+		v.NoPrefixCache = true
+	}
+	if opts.SLO != (serve.SLO{}) {
+		v.SLO = opts.SLO
+	}
+	if opts.SystemPrompt != nil {
+		v.Prefix = &serve.PrefixLoad{SystemTokens: *opts.SystemPrompt}
+	}
+	if opts.PrefixHitRate != nil {
+		v.Prefix = &serve.PrefixLoad{HitRate: *opts.PrefixHitRate}
+	}
 }
 
 // simulateScenario runs the serving simulation of every point of the
@@ -255,6 +328,11 @@ func simulateScenario(sc *scenarios.Scenario, progress io.Writer) (*simulation, 
 		return nil, inputErr(err)
 	}
 	sn := &simulation{sc: sc, warnings: append([]string{}, sc.Warnings...)}
+	if sc.Disagg != nil {
+		if sn.psm, sn.dsm, err = sc.DisaggSims(); err != nil {
+			return nil, inputErr(err)
+		}
+	}
 	for _, p := range sc.Serving.Points() {
 		if err := sc.Serving.CheckWork(p); err != nil {
 			return nil, inputErr(err)
@@ -262,6 +340,11 @@ func simulateScenario(sc *scenarios.Scenario, progress io.Writer) (*simulation, 
 		cfg, err := sc.ServeConfig(sm, p)
 		if err != nil {
 			return nil, inputErr(err)
+		}
+		if sc.Disagg != nil {
+			if err := sc.DisaggConfig(&cfg, sn.psm, sn.dsm); err != nil {
+				return nil, inputErr(err)
+			}
 		}
 		sn.points = append(sn.points, simPoint{at: p, cfg: cfg})
 	}
@@ -394,7 +477,20 @@ func (sn *simulation) runPoint(sm *sim.Sim, p *simPoint) error {
 		p.unservable = fmt.Sprintf("the weights and reserve leave no room for a KV cache (%s short per GPU)", -p.cfg.Memory.KVCapacity)
 		return nil
 	}
+	if d := p.cfg.Disagg; d != nil && d.Prefill.Memory.KVCapacity <= 0 {
+		p.unservable = fmt.Sprintf("prefill pool: the weights and reserve leave no room for a KV cache (%s short per GPU)", -d.Prefill.Memory.KVCapacity)
+		return nil
+	}
 	c := serve.NewSimCoster(sm)
+	costers := []*serve.SimCoster{c}
+	if d := p.cfg.Disagg; d != nil {
+		// costers per point: points run in parallel
+		pc, dc := serve.NewSimCoster(sn.psm), serve.NewSimCoster(sn.dsm)
+		dd := *d
+		dd.Prefill.Coster, dd.Decode.Coster = pc, dc
+		p.cfg.Disagg = &dd
+		costers = append(costers, pc, dc)
+	}
 	r, err := serve.Run(p.cfg, c)
 	var ue *serve.UnservableError
 	switch {
@@ -403,8 +499,11 @@ func (sn *simulation) runPoint(sm *sim.Sim, p *simPoint) error {
 		return nil
 	case err != nil:
 		return sn.sc.KeyError(err)
-	case c.Err() != nil:
-		return inputErr(fmt.Errorf("%s: %s: %w", sn.sc.File, pointLabel(p.at), c.Err()))
+	}
+	for _, x := range costers {
+		if x.Err() != nil {
+			return inputErr(fmt.Errorf("%s: %s: %w", sn.sc.File, pointLabel(p.at), x.Err()))
+		}
 	}
 	p.res = r
 	return nil
@@ -479,6 +578,26 @@ type simPointJSON struct {
 	// BreakdownShare is the share of each category in the run's step time.
 	BreakdownShare       map[string]float64 `json:"breakdown_share"`
 	MeanAcceptanceLength *float64           `json:"mean_acceptance_length"`
+	// PrefixHitRate is the prefix cache's hit rate (prompt tokens found
+	// cached over those looked up); absent when nothing is shared or the
+	// cache is off.
+	PrefixHitRate *float64 `json:"prefix_hit_rate,omitempty"`
+	// Disagg is a disaggregated point's pools and KV transfer.
+	Disagg *disaggJSON `json:"disagg,omitempty"`
+	// Interactivity is InferenceX's E2E interactivity (tokens/s/user: 1 /
+	// P90 over requests of E2E latency / output tokens); RequestGoodput
+	// vllm bench's request_goodput under --goodput's objectives.
+	Interactivity  *float64 `json:"interactivity"`
+	RequestGoodput *float64 `json:"request_goodput,omitempty"`
+}
+
+// disaggJSON is what a disaggregated point adds (issue 23's names).
+type disaggJSON struct {
+	PrefillGPUs        int      `json:"prefill_gpus"`
+	DecodeGPUs         int      `json:"decode_gpus"`
+	KVTransferMsMean   *float64 `json:"kv_transfer_ms_mean"`
+	PrefillUtilisation *float64 `json:"prefill_utilisation"`
+	DecodeUtilisation  *float64 `json:"decode_utilisation"`
 }
 
 // engineJSON is the engine settings every point ran with (defaults
@@ -561,6 +680,19 @@ func (sn *simulation) json() simulateJSON {
 				}
 			}
 			pj.MeanAcceptanceLength = simNum(r.MeanAcceptanceLength)
+			if r.PrefixCache {
+				pj.PrefixHitRate = simNum(r6(r.PrefixHitRate))
+			}
+			if !r.Overloaded {
+				pj.Interactivity = simNum(r6(r.Interactivity))
+			}
+			if p.cfg.SLO != (serve.SLO{}) {
+				pj.RequestGoodput = simNum(r6(r.Goodput))
+			}
+			if d := r.Disagg; d != nil {
+				pj.Disagg = &disaggJSON{PrefillGPUs: d.PrefillGPUs, DecodeGPUs: d.DecodeGPUs, KVTransferMsMean: simMs(d.KVTransferMean),
+					PrefillUtilisation: simNum(r6(d.PrefillUtilisation)), DecodeUtilisation: simNum(r6(d.DecodeUtilisation))}
+			}
 		}
 		out.Points = append(out.Points, pj)
 	}
@@ -606,6 +738,26 @@ func (sn *simulation) table(full bool) *table {
 				t.Columns = append(t.Columns, column{Name: c.String() + "_share"})
 			}
 		}
+		// Issue 23's metrics: interactivity always; goodput, the prefix
+		// cache and the pools where a point has them.
+		var slo, prefix, dis bool
+		for i := range sn.points {
+			p := &sn.points[i]
+			slo = slo || p.cfg.SLO != (serve.SLO{})
+			prefix = prefix || (p.res != nil && p.res.PrefixCache)
+			dis = dis || p.cfg.Disagg != nil
+		}
+		t.Columns = append(t.Columns, column{Name: "interactivity"})
+		if slo {
+			t.Columns = append(t.Columns, column{Name: "request_goodput"})
+		}
+		if prefix {
+			t.Columns = append(t.Columns, column{Name: "prefix_hit_rate"})
+		}
+		if dis {
+			t.Columns = append(t.Columns, column{Name: "prefill_gpus"}, column{Name: "decode_gpus"}, column{Name: "kv_transfer_ms_mean"},
+				column{Name: "prefill_utilisation"}, column{Name: "decode_utilisation"})
+		}
 		for i := range sn.points {
 			p := &sn.points[i]
 			w := p.cfg.Workload
@@ -628,6 +780,21 @@ func (sn *simulation) table(full bool) *table {
 				if c != cost.Idle {
 					row = append(row, simCell(ok, sh[c]))
 				}
+			}
+			row = append(row, simCell(lat, r.Interactivity))
+			if slo {
+				row = append(row, simCell(ok, r.Goodput))
+			}
+			if prefix {
+				row = append(row, simCell(ok && r.PrefixCache, r.PrefixHitRate))
+			}
+			if dis {
+				d := r.Disagg
+				if d == nil {
+					d = &serve.DisaggResult{}
+				}
+				row = append(row, d.PrefillGPUs, d.DecodeGPUs, simCell(ok, d.KVTransferMean.Ms()),
+					simCell(ok, d.PrefillUtilisation), simCell(ok, d.DecodeUtilisation))
 			}
 			t.add(row...)
 		}
@@ -691,6 +858,16 @@ func (sn *simulation) text(w io.Writer) error {
 		fmt.Sprintf("layout    %s, CUDA graphs %s, all-reduce %s, KV cache %s", layoutString(c), graphs, allReduceName(sc), kvCacheName(sc)),
 		"calib     " + sc.CalibrationNote,
 	}
+	if d := sc.Disagg; d != nil {
+		pool := func(p scenarios.PoolSpec) string {
+			cc := c
+			cc.Layout = p.Layout
+			return fmt.Sprintf("%dx (%s, %d GPUs)", p.Workers, layoutString(cc), p.GPUs)
+		}
+		router := [...]string{serve.RoundRobin: "round-robin", serve.LeastLoaded: "least-loaded", serve.PrefixAware: "prefix-aware"}[d.Router]
+		lines = append(lines, fmt.Sprintf("disagg    prefill %s, decode %s; KV cache over %s (%s per GPU, %s), router %s; box and layout above: one decode instance",
+			pool(d.Prefill), pool(d.Decode), d.Transfer.Name, d.Transfer.BW, d.Transfer.Latency, router))
+	}
 	if sp := c.Spec; sp.Method != sim.SpecNone {
 		acc := make([]string, len(sp.Acceptance))
 		for i, a := range sp.Acceptance {
@@ -706,6 +883,35 @@ func (sn *simulation) text(w io.Writer) error {
 	}
 	if err := sn.table(false).render(w, formatText); err != nil {
 		return err
+	}
+	var inter []string
+	for i := range sn.points {
+		if p := &sn.points[i]; p.res != nil && !p.res.Overloaded {
+			v := fmt.Sprintf("%v: %.1f", pointValue(p.at), p.res.Interactivity)
+			if p.cfg.SLO != (serve.SLO{}) {
+				v += fmt.Sprintf(" (goodput %.3g req/s, %d of %d requests met the SLOs)", p.res.Goodput, p.res.GoodRequests, p.res.Completed)
+			}
+			inter = append(inter, v)
+		}
+	}
+	if len(inter) > 0 {
+		if _, err := fmt.Fprintf(w, "interactivity (tok/s/user, 1 / P90 of E2E / output tokens): %s\n", strings.Join(inter, ", ")); err != nil {
+			return err
+		}
+	}
+	for i := range sn.points {
+		if p := &sn.points[i]; p.res != nil && p.res.PrefixCache {
+			if _, err := fmt.Fprintf(w, "prefix cache at %v: hit rate %.1f%% of prompt tokens\n", pointValue(p.at), 100*p.res.PrefixHitRate); err != nil {
+				return err
+			}
+		}
+		if p := &sn.points[i]; p.res != nil && p.res.Disagg != nil {
+			d := p.res.Disagg
+			if _, err := fmt.Fprintf(w, "disagg at %v: prefill %d GPUs %.0f%% busy, decode %d GPUs %.0f%% busy, KV transfer %.3f ms mean\n",
+				pointValue(p.at), d.PrefillGPUs, 100*d.PrefillUtilisation, d.DecodeGPUs, 100*d.DecodeUtilisation, d.KVTransferMean.Ms()); err != nil {
+				return err
+			}
+		}
 	}
 	for _, wn := range sn.warnings {
 		if _, err := fmt.Fprintln(w, "warning: "+wn); err != nil {

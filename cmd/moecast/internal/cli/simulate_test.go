@@ -85,7 +85,7 @@ func TestSimulateJSON(t *testing.T) {
 		}
 	}
 	want = append(want, "mean_batch", "steps", "mixed_steps", "preemptions", "kv_peak_gb_per_gpu", "breakdown_share",
-		"mean_acceptance_length")
+		"mean_acceptance_length", "interactivity")
 	for i, p := range points {
 		assert.ElementsMatch(t, want, keys(p))
 		var c int

@@ -71,7 +71,7 @@ never makes the command fail; unusable input exits 2.`,
 	f := cmd.Flags()
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv (csv: one line per row)")
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report to FILE")
-	f.IntVar(&opts.Every, "every", 1, "score one row in N (a deterministic subsample by position; skipped rows are still counted)")
+	f.IntVar(&opts.Every, "every", 1, "score one row in N (a deterministic subsample by position; skipped rows are still counted; rows with a peer's baseline are always scored)")
 	f.IntVar(&opts.MaxRows, "max-rows", 0, "score at most N rows: one in ceil(scorable/N), as --every (0: all)")
 	f.StringVar(&opts.Markdown, "markdown", "", "also write the scorecard as a Markdown document to FILE (docs/ACCURACY.md is this for the shipped corpus)")
 	return cmd
@@ -245,7 +245,7 @@ func scoreCorpus(m *scenarios.Manifest, every, maxRows int) (*corpusResult, erro
 	if maxRows > 0 {
 		n := 0
 		for i := range jobs {
-			if jobs[i].skip == "" && ents[jobs[i].entry].skip == "" {
+			if jobs[i].skip == "" && ents[jobs[i].entry].skip == "" && m.Entries[jobs[i].entry].Baseline == "" {
 				n++
 			}
 		}
@@ -264,6 +264,10 @@ func scoreCorpus(m *scenarios.Manifest, every, maxRows int) (*corpusResult, erro
 			rows[i].Skip = j.skip
 		case ents[j.entry].skip != "":
 			rows[i].Skip = ents[j.entry].skip
+		case e.Baseline != "":
+			// A peer's own error on the same work is shown beside
+			// moecast's: always scored, outside the subsample.
+			todo = append(todo, i)
 		default:
 			if eligible%every != 0 {
 				rows[i].Skip = fmt.Sprintf("not in the subsample (--every %d)", every)

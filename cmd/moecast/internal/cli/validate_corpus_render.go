@@ -376,7 +376,8 @@ func corpusMarkdown(w io.Writer, res *corpusResult) error {
 		pct(o.TTFTMAPE), spct(o.TTFTBias), pct(o.TTFTMedianAbs), pct(o.TTFTWithin20*100), o.NTTFT)
 	if res.Every > 1 {
 		p("Rows simulated: one scorable row in %d, by position (`--max-rows %d` keeps the run under a minute on\n", res.Every, accuracyMaxRows)
-		p("two cores); the others are counted below as not in the subsample.\n\n")
+		p("two cores), and every row with a peer's own error on the same work (LLMServingSim's replays);\n")
+		p("the others are counted below as not in the subsample.\n\n")
 	}
 	p("Errors are (predicted - measured) / measured of the mean, or of the median where a file holds\n")
 	p("only the median (InferenceX); a positive bias means moecast predicts slower than measured.\n")
@@ -417,6 +418,10 @@ func corpusMarkdown(w io.Writer, res *corpusResult) error {
 	p("  concurrency) with TTFT and TPOT within 0.01 ms of an earlier row: one measurement listed twice;\n")
 	p("- **tp_size slip**: a row whose tp_size equals another row's tp_size x EP, with that row's TTFT and\n")
 	p("  TPOT within 0.01 ms: the figures belong to the other layout (tp_size written as tp x ep);\n")
+	p("- **another model's row**: the same setup and layout as an earlier row of another model name, with\n")
+	p("  TTFT and TPOT within 0.01 ms: one measurement listed under both names (aiconfigurator's B200\n")
+	p("  DeepSeek-V3 rows, SGLang and TRT-LLM, fp8 and nvfp4, repeat DeepSeek-R1's; two models cannot\n")
+	p("  agree to 0.01 ms);\n")
 	p("- **inconsistent**: against a row of the same setup at a quarter of the concurrency or less, TPOT\n")
 	p("  below 0.8x and TTFT above 10x its: more requests in flight cannot decode faster, so requests\n")
 	p("  queued at the client (the README's gpt-oss-120b H100 C=512 rows).\n\n")
@@ -455,16 +460,48 @@ func corpusMarkdown(w io.Writer, res *corpusResult) error {
 	return nil
 }
 
-// corpusMapping says how the shipped corpus's sources became scenarios.
+// corpusMapping says how the shipped corpus's sources became scenarios,
+// and every mapping decision validate/corpus/gen makes.
 func corpusMapping(p func(string, ...any)) {
 	p("\nEach aiconfigurator deployment becomes one scenario: `hardware.gpu` from `system`, `[parallel]`\n")
 	p("tp = tp_size, dp = attention_dp_size (dp_attention when > 1), ep = moe_ep_size, `runtime.engine` from\n")
-	p("`backend`, the model config of the row's checkpoint (NVIDIA's -NVFP4 release for fp4, a -FP8 release\n")
-	p("for fp8 where one exists, else the model's own); engine settings the rows do not record take\n")
-	p("moecast's defaults. A checkpoint the model config does not hold (an nvfp4 row against an fp8\n")
-	p("config) is not scored. InferenceX's files name their layout (tp8; tep8 = TP8 with expert\n")
-	p("parallelism; dep8 = attention DP8 with EP8) and the server arguments come from its sbatch\n")
-	p("scripts; LLMServingSim's from its meta.json.\n")
+	p("`backend`; engine settings the rows do not record take moecast's defaults. The model config is the\n")
+	p("one of the row's checkpoint, chosen in this order (`validate/corpus/gen`, `modelConfig`):\n\n")
+	p("- fp4: NVIDIA's -NVFP4 release of the model (gpt-oss: its own MXFP4 checkpoint); else NVIDIA's NVFP4\n")
+	p("  release of an architecture twin: DeepSeek-R1 and DeepSeek-V3 take `nvidia/DeepSeek-V3.1-NVFP4`,\n")
+	p("  whose config.json the generator checks equal to theirs on every key but the quantization and the\n")
+	p("  build's provenance (experts, dense MLPs and o_proj NVFP4; the q and kv projections, the MTP layer\n")
+	p("  and lm_head bf16; FP8 KV cache); else the row's quant mode applied to NVIDIA's FP8 ModelOpt release\n")
+	p("  (Llama-3.1-70B: `nvidia/Llama-3.1-70B-Instruct-FP8` with quant_algo NVFP4, group 16, its exclude\n")
+	p("  list and FP8 KV cache kept, written as `configs/derived--...-as-NVFP4`), as aiconfigurator prices\n")
+	p("  a row from its quant modes on the model's architecture;\n")
+	p("- fp8: a -FP8 release (the model's, or NVIDIA's -Instruct-FP8), else the model's own config;\n")
+	p("- otherwise the model's own config. A checkpoint the chosen config does not hold (its routed\n")
+	p("  experts, or dense MLP, of another width) is not scored, with both named: today Qwen3.5-397B's\n")
+	p("  fp8_block rows, whose release (Qwen/Qwen3.5-397B-A17B-FP8) is not among the shared configs and\n")
+	p("  whose per-module selection (which linear-attention and gate projections stay bf16) is not\n")
+	p("  derived by guess.\n\n")
+	p("The few rows that \"cannot serve the point\" are DeepSeek-R1 fp8 on 4 B200s under SGLang: the\n")
+	p("weights (169 GB a GPU) and the reserve fill the 0.90 static memory fraction moecast takes for\n")
+	p("SGLang by default (of 192 GB) and 0.3 GB more, leaving no KV cache: the run must have used a larger\n")
+	p("mem_fraction_static, which the rows do not record.\n\n")
+	p("The layout is the row's, with one correction: the serving README's conversion slip, tp_size\n")
+	p("written as tp x ep. Where a row's id names the layout it ran (`..._tp8_ep8_...`) and tp_size =\n")
+	p("that tp x ep, or the id names none and tp_size (beyond one 8-GPU box) = moe_tp_size x moe_ep_size\n")
+	p("with both above 1, the scenario runs the id's tp (moe_tp_size) with the row's ep on tp x dp GPUs\n")
+	p("(B200/B300 DeepSeek-R1/V3 tp64-ep8 and tp16-ep4 rows, Qwen3.5 tp16-ep4). GB200's SGLang\n")
+	p("DeepSeek-R1 rows record tp_size 72 with EP 1 and their ids say the same: that layout cannot run\n")
+	p("(72 divides neither the 128 attention heads nor the experts), it is not the slip (EP 1), and the\n")
+	p("layout that ran (most likely SGLang's --tp 72 world size with DP attention and wide EP over the\n")
+	p("NVL72 domain) is not recorded, so they are not scored.\n\n")
+	p("InferenceX's files name their layout (tp8; tep8 = TP8 with `--enable-expert-parallel`; dep8 =\n")
+	p("attention DP8 with EP8) and the server arguments come from its sbatch scripts (GLM-5-FP8:\n")
+	p("`--speculative-config.method mtp`, 1 token; Qwen3.5: `--enable-prefix-caching`, which random\n")
+	p("prompts never hit, and `--language-model-only`; the parsers and `--download-dir` do not change\n")
+	p("the engine's work); everything else is vLLM's default. GLM-5's MTP acceptance is neither in the\n")
+	p("result files nor published for GLM-5's MTP head (figures found are GLM-5.2's and GLM-5.3's, on\n")
+	p("other workloads), so its scenario leaves it out and those rows are not scored.\n")
+	p("LLMServingSim's engine arguments come from its meta.json.\n")
 }
 
 // accuracyMaxRows is the row cap docs/ACCURACY.md is generated with.

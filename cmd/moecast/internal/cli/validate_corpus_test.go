@@ -183,3 +183,42 @@ func TestValidateCorpusBad(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateCorpusBaselineAlwaysScored: a row with a peer's own error
+// beside it (LLMServingSim's summary.txt) is scored whatever the
+// subsample, and does not count in it.
+func TestValidateCorpusBaselineAlwaysScored(t *testing.T) {
+	dir := testCorpus(t)
+	manifest, err := os.ReadFile(filepath.Join(dir, "manifest.toml"))
+	require.NoError(t, err)
+	withBase := string(manifest) + `
+[[entry]]
+name = "with-baseline"
+scenario = "ok.toml"
+results = ["run.json"]
+baseline = "base.txt"
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "manifest.toml"), []byte(withBase), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "base.txt"), []byte("TPOT Mean  12.0  12.1  +0.8%\n"), 0o644))
+	tests := []struct {
+		name       string
+		args       []string
+		wantScored int
+	}{
+		{"all", nil, 4},
+		{"every 2: rows 1 and 3 of the three, and the baseline", []string{"--every", "2"}, 3},
+		{"every 100: the first row and the baseline", []string{"--every", "100"}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, append([]string{"validate", "corpus", dir, "--format", "json"}, tt.args...)...)
+			require.Equal(t, ExitOK, code, stderr)
+			var got corpusJSON
+			require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+			assert.Equal(t, tt.wantScored, got.Scored)
+			last := got.Rows[len(got.Rows)-1]
+			assert.Equal(t, "with-baseline", last.Entry)
+			assert.Empty(t, last.Skip, "the baseline's row is scored")
+		})
+	}
+}

@@ -1,0 +1,210 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/serve"
+	"github.com/moecast/moecast/sim"
+)
+
+// [disagg]: disaggregated prefill/decode instead of [parallel].
+//
+//	[disagg]
+//	transfer = "nvlink4"   # fabric preset the KV cache crosses (or a NIC: ib-400, roce-400, ...)
+//	router = "round-robin" # or "least-loaded"
+//	[disagg.prefill]
+//	workers = 1
+//	tp = 8
+//	ep = 1
+//	dp = 1
+//	dp_attention = false
+//	[disagg.decode]
+//	workers = 1
+//	tp = 1
+//	ep = 8
+//	dp = 8
+//	dp_attention = true
+type rawDisagg struct {
+	Transfer string   `toml:"transfer"`
+	Router   string   `toml:"router"`
+	Prefill  *rawPool `toml:"prefill"`
+	Decode   *rawPool `toml:"decode"`
+}
+
+type rawPool struct {
+	Workers     *int  `toml:"workers"`
+	TP          *int  `toml:"tp"`
+	EP          *int  `toml:"ep"`
+	DP          *int  `toml:"dp"`
+	DPAttention *bool `toml:"dp_attention"`
+}
+
+// DisaggSpec is a scenario's [disagg]: its pools, the transfer fabric and
+// the router. The scenario's Config.Layout and GPUs are the decode pool's
+// instance (what predict and plan price).
+type DisaggSpec struct {
+	Prefill, Decode PoolSpec
+	Transfer        comm.Link
+	Router          serve.Router
+}
+
+// PoolSpec is one pool: Workers instances of Layout.
+type PoolSpec struct {
+	Workers int
+	Layout  model.Layout
+	GPUs    int // per instance: tp x dp
+}
+
+var routers = map[string]serve.Router{"round-robin": serve.RoundRobin, "least-loaded": serve.LeastLoaded, "prefix-aware": serve.PrefixAware}
+
+// buildDisagg reads [disagg] (in place of [parallel]).
+func (s *Scenario) buildDisagg() error {
+	d := s.doc
+	r := d.raw.Disagg
+	if p := d.raw.Parallel; p.TP != nil || p.EP != nil || p.DP != nil || p.DPAttention != nil {
+		return d.errorf("parallel", "[parallel] and [disagg] exclude each other: a disaggregated deployment gives each pool's layout in [disagg.prefill] and [disagg.decode]")
+	}
+	spec := &DisaggSpec{}
+	if r.Transfer == "" {
+		return d.errorf("disagg.transfer", "missing: the fabric the KV cache crosses (%s)", strings.Join(comm.LinkNames(), ", "))
+	}
+	l, ok := comm.LookupLink(r.Transfer)
+	if !ok {
+		return d.errorf("disagg.transfer", "unknown transfer fabric %q (want %s)", r.Transfer, strings.Join(comm.LinkNames(), ", "))
+	}
+	spec.Transfer = l
+	if r.Router != "" {
+		rt, ok := routers[r.Router]
+		if !ok {
+			return d.errorf("disagg.router", "unknown router %q (want round-robin, least-loaded or prefix-aware)", r.Router)
+		}
+		spec.Router = rt
+	}
+	for _, p := range []struct {
+		name string
+		raw  *rawPool
+		dst  *PoolSpec
+	}{{"prefill", r.Prefill, &spec.Prefill}, {"decode", r.Decode, &spec.Decode}} {
+		key := "disagg." + p.name
+		if p.raw == nil {
+			return d.errorf(key, "missing: [%s] gives the %s pool's workers and layout", key, p.name)
+		}
+		get := func(v *int, k string, def int) (int, error) {
+			if v == nil {
+				return def, nil
+			}
+			if *v <= 0 || *v > sim.MaxRanks {
+				return 0, d.errorf(key+"."+k, "%d must be in [1, %d]", *v, sim.MaxRanks)
+			}
+			return *v, nil
+		}
+		var err error
+		if p.dst.Workers, err = get(p.raw.Workers, "workers", 1); err != nil {
+			return err
+		}
+		tp, err := get(p.raw.TP, "tp", 1)
+		if err != nil {
+			return err
+		}
+		ep, err := get(p.raw.EP, "ep", 1)
+		if err != nil {
+			return err
+		}
+		dp, err := get(p.raw.DP, "dp", 1)
+		if err != nil {
+			return err
+		}
+		if tp*dp > sim.MaxRanks {
+			return d.errorf(key+".dp", "tp x dp = %d x %d exceeds the limit of %d GPUs", tp, dp, sim.MaxRanks)
+		}
+		p.dst.Layout = model.Layout{TP: tp, EP: ep, DP: dp}
+		if p.raw.DPAttention != nil {
+			p.dst.Layout.DPAttention = *p.raw.DPAttention
+		}
+		p.dst.GPUs = tp * dp
+	}
+	total := spec.Prefill.Workers*spec.Prefill.GPUs + spec.Decode.Workers*spec.Decode.GPUs
+	if g := d.raw.Hardware.GPUs; g != nil && *g != total {
+		return d.errorf("hardware.gpus", "%d GPUs, but the pools hold %d (prefill %d x %d + decode %d x %d)", *g, total,
+			spec.Prefill.Workers, spec.Prefill.GPUs, spec.Decode.Workers, spec.Decode.GPUs)
+	}
+	s.Disagg = spec
+	s.Config.GPUs = spec.Decode.GPUs
+	s.Config.Layout = spec.Decode.Layout
+	return nil
+}
+
+// poolKeys maps a layout field to its key in a pool's table.
+var poolKeys = map[string]string{"TP": "tp", "EP": "ep", "DP": "dp", "Layout": "", "GPUs": ""}
+
+// DisaggSims builds the simulators of the two pools (prefill, decode); a
+// layout the model or the engine cannot run is an *Error at the pool's
+// key.
+func (s *Scenario) DisaggSims() (*sim.Sim, *sim.Sim, error) {
+	if s.Disagg == nil {
+		return nil, nil, fmt.Errorf("%s: no [disagg]", s.File)
+	}
+	var out [2]*sim.Sim
+	for i, p := range []struct {
+		name string
+		spec PoolSpec
+	}{{"prefill", s.Disagg.Prefill}, {"decode", s.Disagg.Decode}} {
+		key := "disagg." + p.name
+		c := s.Config
+		c.Layout, c.GPUs = p.spec.Layout, p.spec.GPUs
+		sm, err := sim.New(c)
+		if err != nil {
+			k := key
+			var le *model.LayoutError
+			var fe *sim.FieldError
+			switch {
+			case errors.As(err, &le):
+				if f := poolKeys[le.Field]; f != "" {
+					k += "." + f
+				}
+				return nil, nil, &Error{File: s.File, Line: s.doc.line(k), Key: k, Msg: le.Msg, Err: err}
+			case errors.As(err, &fe) && strings.HasPrefix(fe.Field, "Layout"):
+				if f := poolKeys[strings.TrimPrefix(fe.Field, "Layout.")]; f != "" {
+					k += "." + f
+				}
+				return nil, nil, &Error{File: s.File, Line: s.doc.line(k), Key: k, Msg: fe.Msg, Err: err}
+			}
+			return nil, nil, s.KeyError(err)
+		}
+		out[i] = sm
+	}
+	return out[0], out[1], nil
+}
+
+// DisaggConfig fills c (a point's serve.Config) with the pools of
+// [disagg] from the pools' simulators: their KV memory and step costers,
+// the transfer priced per GPU (each GPU of the prefill instance sends
+// its own share of the KV cache over its own link).
+func (s *Scenario) DisaggConfig(c *serve.Config, psm, dsm *sim.Sim) error {
+	sp := s.Disagg
+	mk := func(p PoolSpec, sm *sim.Sim) (serve.Pool, error) {
+		cfg := s.Config
+		cfg.Layout, cfg.GPUs = p.Layout, p.GPUs
+		mem, err := serve.SimMemory(cfg, sm, c.Engine)
+		if err != nil {
+			return serve.Pool{}, s.KeyError(err)
+		}
+		return serve.Pool{Workers: p.Workers, GPUs: p.GPUs, Memory: mem, Coster: serve.NewSimCoster(sm)}, nil
+	}
+	pre, err := mk(sp.Prefill, psm)
+	if err != nil {
+		return err
+	}
+	dec, err := mk(sp.Decode, dsm)
+	if err != nil {
+		return err
+	}
+	c.Memory = dec.Memory
+	c.Disagg = &serve.Disagg{Prefill: pre, Decode: dec, KVBytesPerToken: pre.Memory.KVBytesPerToken,
+		TransferBandwidth: float64(sp.Transfer.BW), TransferLatency: sp.Transfer.Latency, Router: sp.Router}
+	return nil
+}

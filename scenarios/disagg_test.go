@@ -1,0 +1,89 @@
+package scenarios
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/moecast/moecast/serve"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const disaggScenario = `name = "d"
+[model]
+preset = "deepseek-v3"
+[hardware]
+gpu = "h200-sxm"
+gpus = 24
+fabric = "nvlink4"
+calibration = "none"
+[disagg]
+transfer = "ib-400"
+router = "least-loaded"
+[disagg.prefill]
+workers = 2
+tp = 8
+[disagg.decode]
+workers = 1
+tp = 8
+ep = 8
+dp_attention = true
+[runtime]
+engine = "sglang"
+[workload]
+request_rate = [2]
+`
+
+func TestDisaggScenario(t *testing.T) {
+	s, err := Parse("d.toml", []byte(disaggScenario))
+	require.NoError(t, err)
+	require.NotNil(t, s.Disagg)
+	assert.Equal(t, 2, s.Disagg.Prefill.Workers)
+	assert.Equal(t, 8, s.Disagg.Prefill.GPUs)
+	assert.Equal(t, 8, s.Config.GPUs, "the scenario's instance is one decode instance")
+	assert.True(t, s.Config.Layout.DPAttention)
+	assert.Equal(t, serve.LeastLoaded, s.Disagg.Router)
+	assert.Equal(t, "ib-400", s.Disagg.Transfer.Name)
+
+	psm, dsm, err := s.DisaggSims()
+	require.NoError(t, err)
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	cfg, err := s.ServeConfig(sm, s.Serving.Points()[0])
+	require.NoError(t, err)
+	require.NoError(t, s.DisaggConfig(&cfg, psm, dsm))
+	require.NotNil(t, cfg.Disagg)
+	assert.Equal(t, 2, cfg.Disagg.Prefill.Workers)
+	assert.Equal(t, cfg.Disagg.Prefill.Memory.KVBytesPerToken, cfg.Disagg.KVBytesPerToken)
+	assert.InDelta(t, 50e9, cfg.Disagg.TransferBandwidth, 1)
+}
+
+func TestDisaggErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, old, new, want string
+	}{
+		{"with parallel", "[runtime]", "[parallel]\ntp = 8\n[runtime]", "d.toml:20: parallel: [parallel] and [disagg] exclude each other"},
+		{"gpus", "gpus = 24", "gpus = 16", "d.toml:6: hardware.gpus: 16 GPUs, but the pools hold 24 (prefill 2 x 8 + decode 1 x 8)"},
+		{"transfer", `transfer = "ib-400"`, `transfer = "carrier-pigeon"`, `d.toml:10: disagg.transfer: unknown transfer fabric "carrier-pigeon"`},
+		{"no transfer", `transfer = "ib-400"`, ``, `disagg.transfer: missing`},
+		{"router", `router = "least-loaded"`, `router = "random"`, `d.toml:11: disagg.router: unknown router "random"`},
+		{"workers", "workers = 2", "workers = 0", "d.toml:13: disagg.prefill.workers: 0 must be in [1, 65536]"},
+		{"no decode", "[disagg.decode]\nworkers = 1\ntp = 8\nep = 8\ndp_attention = true\n", "", "disagg.decode: missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(disaggScenario, tc.old, tc.new, 1)
+			require.NotEqual(t, disaggScenario, src)
+			_, err := Parse("d.toml", []byte(src))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	// A layout the model cannot take is an error at the pool's key.
+	src := strings.Replace(disaggScenario, "workers = 2\ntp = 8", "workers = 2\ntp = 6", 1)
+	src = strings.Replace(src, "gpus = 24", "gpus = 20", 1)
+	s, err := Parse("d.toml", []byte(src))
+	require.NoError(t, err)
+	_, _, err = s.DisaggSims()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "d.toml:14: disagg.prefill.tp:")
+}

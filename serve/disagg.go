@@ -1,0 +1,386 @@
+package serve
+
+import (
+	"container/heap"
+	"fmt"
+	"math"
+
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// Disaggregated prefill/decode (NVIDIA Dynamo, llm-d, SGLang PD, vLLM's
+// disaggregated connectors): prefill instances run each request's prompt
+// and sample its first token as a request of one output token (vLLM's
+// prefill node runs it with max_tokens = 1); its KV cache then crosses
+// the transfer fabric to a decode instance, which admits it with every
+// prompt token but the last already computed (vLLM's KV connector reports
+// the prompt less one as external computed tokens, so the decode instance
+// computes the last prompt token itself) and streams the output. TTFT =
+// queueing + prefill + transfer + the decode instance's first step. The
+// prefill instance holds the request's KV until its transfer ends.
+//
+// Each instance has its own clock: the loop advances to the earliest
+// event (a busy instance's step end, a transfer's arrival, a client send)
+// and starts a step on every idle instance that has work. A router picks
+// the prefill instance of each sent request and the decode instance of
+// each arrived transfer.
+
+// Disagg is a disaggregated deployment: its two pools, the KV transfer
+// and the router.
+type Disagg struct {
+	Prefill, Decode Pool
+	// KVBytesPerToken is the KV cache of one token of a request, over
+	// the whole model: what crosses from prefill to decode.
+	KVBytesPerToken unit.Bytes
+	// TransferBandwidth (bytes/s) and TransferLatency price one
+	// request's transfer: latency + bytes / bandwidth.
+	TransferBandwidth float64
+	TransferLatency   unit.Seconds
+	Router            Router
+}
+
+// Pool is one side of a disaggregated deployment: Workers instances of
+// GPUs GPUs each, with their KV cache and step price.
+type Pool struct {
+	Workers int
+	GPUs    int // per instance (for reports)
+	Memory  Memory
+	Coster  StepCoster
+}
+
+// Router spreads requests over a pool's instances.
+type Router uint8
+
+const (
+	RoundRobin  Router = iota // instances in turn
+	LeastLoaded               // the instance holding the fewest requests (running and waiting); ties: the first
+	// PrefixAware is the cache_aware policy of SGLang's model gateway and
+	// vllm-router with their defaults (cacheThreshold, balanceAbs,
+	// balanceRel) on the prefill instances, its "longest prefix" read
+	// from each instance's own prefix cache; decode as LeastLoaded.
+	PrefixAware
+)
+
+// The cache_aware defaults (--cache-threshold 0.3,
+// --balance-abs-threshold 64, --balance-rel-threshold 1.5, as documented
+// for sglang-gateway v0.3.1 and vLLM router v0.1.15 by GPUStack's routing
+// page and lightseekorg/smg docs/concepts/routing).
+const (
+	cacheThreshold = 0.3
+	balanceAbs     = 64
+	balanceRel     = 1.5
+)
+
+// DisaggResult is what a disaggregated run adds to Result.
+type DisaggResult struct {
+	PrefillGPUs, DecodeGPUs int
+	KVTransferMean          unit.Seconds // per request
+	// Utilisation is each pool's busy time (steps running) over the
+	// run's duration and its instances.
+	PrefillUtilisation, DecodeUtilisation float64
+}
+
+func (d *Disagg) validate() error {
+	for _, p := range []struct {
+		name string
+		p    Pool
+	}{{"Disagg.Prefill", d.Prefill}, {"Disagg.Decode", d.Decode}} {
+		if p.p.Workers < 1 || p.p.Workers > 1<<16 {
+			return fieldErrorf(p.name+".Workers", "must be in [1, 65536], got %d", p.p.Workers)
+		}
+		if p.p.GPUs < 1 {
+			return fieldErrorf(p.name+".GPUs", "must be >= 1, got %d", p.p.GPUs)
+		}
+		if p.p.Coster == nil {
+			return fieldErrorf(p.name+".Coster", "is nil")
+		}
+		c := Config{Memory: p.p.Memory}
+		if err := c.validateMemory(); err != nil {
+			err.Field = p.name + "." + err.Field
+			return err
+		}
+	}
+	switch {
+	case !(d.KVBytesPerToken > 0) || math.IsInf(float64(d.KVBytesPerToken), 0):
+		return fieldErrorf("Disagg.KVBytesPerToken", "must be finite and > 0, got %g", float64(d.KVBytesPerToken))
+	case !(d.TransferBandwidth > 0):
+		return fieldErrorf("Disagg.TransferBandwidth", "must be > 0 (+Inf: free), got %g", d.TransferBandwidth)
+	case !finiteNonNeg(float64(d.TransferLatency)):
+		return fieldErrorf("Disagg.TransferLatency", "must be finite and >= 0, got %g", float64(d.TransferLatency))
+	case d.Router > PrefixAware:
+		return fieldErrorf("Disagg.Router", "unknown router %d", d.Router)
+	}
+	return nil
+}
+
+// node is one instance of a disaggregated run with its clock.
+type node struct {
+	in       *instance
+	coster   StepCoster
+	busy     bool
+	end      float64 // the running step's end
+	busyTime float64
+}
+
+// cluster is the state of a disaggregated run.
+type cluster struct {
+	d               *Disagg
+	prefill, decode []*node
+	preqs           []request // the prefill instances' request table (one output token)
+	from            []int32   // the prefill instance of each request
+	handoff         []int32
+	xfer            xferHeap
+	rr              [2]int
+	xferSum         float64
+	xferN           int
+}
+
+// transferred is a decode instance's cache: a request arriving by
+// transfer has its prompt less the last token computed.
+type transferred struct {
+	kvCache
+	reqs []request
+}
+
+func (c transferred) lookup(r int32) int {
+	if q := &c.reqs[r]; q.gen == 0 {
+		return int(q.in) - 1
+	}
+	return c.kvCache.lookup(r)
+}
+
+func (e *run) newCluster(shared bool) (*cluster, error) {
+	d := e.cfg.Disagg
+	cl := &cluster{d: d, preqs: make([]request, len(e.reqs)), from: make([]int32, len(e.reqs))}
+	maxIn := 0
+	for i, q := range e.reqs {
+		p := q
+		p.out = 1
+		cl.preqs[i] = p
+		maxIn = max(maxIn, int(q.in))
+	}
+	if err := d.Prefill.Memory.fits(maxIn); err != nil {
+		return nil, err
+	}
+	mk := func(p Pool, reqs []request, decode bool) *node {
+		var kv kvCache = newBlockPool(p.Memory, reqs)
+		if shared && !e.cfg.NoPrefixCache && !decode {
+			kv = newPrefixPool(p.Memory, reqs)
+		}
+		if decode {
+			kv = transferred{kv, reqs}
+		}
+		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(e.cfg),
+			k: e.cfg.Spec.DraftTokens, lookahead: e.cfg.Spec.Lookahead}
+		if !decode {
+			in.handoff = &cl.handoff
+		}
+		return &node{in: in, coster: p.Coster}
+	}
+	for range d.Prefill.Workers {
+		cl.prefill = append(cl.prefill, mk(d.Prefill, cl.preqs, false))
+	}
+	for range d.Decode.Workers {
+		cl.decode = append(cl.decode, mk(d.Decode, e.reqs, true))
+	}
+	return cl, nil
+}
+
+// route picks an instance of pool (0 prefill, 1 decode) for r.
+func (cl *cluster) route(pool int, r int32) int {
+	nodes := cl.prefill
+	if pool == 1 {
+		nodes = cl.decode
+	}
+	if cl.d.Router == PrefixAware && pool == 0 && cl.preqs[r].prefix != nil {
+		// cache_aware of SGLang's gateway and vllm-router: when the
+		// busiest instance holds more than balanceAbs requests over the
+		// idlest and more than balanceRel times as many, the least
+		// loaded; else the instance with the longest cached prefix if it
+		// covers cacheThreshold of the prompt, else the least loaded.
+		minL, maxL, least := math.MaxInt, 0, 0
+		best, hit := 0, -1
+		for i, nd := range nodes {
+			l := nd.in.queued() + nd.in.sched.holding()
+			if l < minL {
+				minL, least = l, i
+			}
+			maxL = max(maxL, l)
+			h := nd.in.kv.lookup(r) // admission looks up again
+			if f, ok := nd.in.kv.(interface{ forget(int32) }); ok {
+				f.forget(r)
+			}
+			if h > hit || (h == hit && l < nodes[best].in.queued()+nodes[best].in.sched.holding()) {
+				best, hit = i, h
+			}
+		}
+		if maxL-minL > balanceAbs && float64(maxL) > balanceRel*float64(minL) {
+			return least
+		}
+		if float64(hit) >= cacheThreshold*float64(cl.preqs[r].in) {
+			return best
+		}
+		return least
+	}
+	if cl.d.Router != RoundRobin {
+		best, load := 0, math.MaxInt
+		for i, nd := range nodes {
+			if l := nd.in.queued() + nd.in.sched.holding(); l < load {
+				best, load = i, l
+			}
+		}
+		return best
+	}
+	i := cl.rr[pool] % len(nodes)
+	cl.rr[pool]++
+	return i
+}
+
+// transferTime prices r's KV transfer.
+func (cl *cluster) transferTime(in int32) float64 {
+	return float64(cl.d.TransferLatency) + float64(in)*float64(cl.d.KVBytesPerToken)/cl.d.TransferBandwidth
+}
+
+// loopDisagg runs a disaggregated deployment until every request has
+// finished.
+func (e *run) loopDisagg() error {
+	cl := e.cl
+	c := e.client
+	n := len(e.reqs)
+	nodes := append(append([]*node(nil), cl.prefill...), cl.decode...)
+	t := 0.0
+	for e.completed < n {
+		for _, nd := range nodes {
+			if nd.busy || nd.in.idle() {
+				continue
+			}
+			in := nd.in
+			in.sched.schedule(in)
+			if len(in.step.seqs) == 0 {
+				return fmt.Errorf("serve: internal error: a step scheduled nothing (%d held, %d waiting)", in.sched.holding(), in.queued())
+			}
+			d, err := e.priceWith(nd.coster, &in.step)
+			if err != nil {
+				return err
+			}
+			nd.busy, nd.end = true, t+d
+			nd.busyTime += d
+		}
+		next := math.Inf(1)
+		for _, nd := range nodes {
+			if nd.busy {
+				next = math.Min(next, nd.end)
+			}
+		}
+		if len(cl.xfer) > 0 {
+			next = math.Min(next, cl.xfer[0].at)
+		}
+		if c.inflight < c.limit {
+			if _, at, _, ok := c.peek(); ok {
+				next = math.Min(next, math.Max(at, t))
+			}
+		}
+		if math.IsInf(next, 1) {
+			return fmt.Errorf("serve: internal error: %d requests unfinished with nothing to run", n-e.completed)
+		}
+		t = next
+		for i, nd := range nodes {
+			if !nd.busy || nd.end > t {
+				continue
+			}
+			nd.busy = false
+			c.inflight -= e.finishStep(nd.in, t)
+			for _, r := range cl.handoff {
+				cl.from[r] = int32(i)
+				d := cl.transferTime(e.reqs[r].in)
+				cl.xferSum += d
+				cl.xferN++
+				heap.Push(&cl.xfer, xferItem{at: t + d, r: r})
+			}
+			cl.handoff = cl.handoff[:0]
+		}
+		for len(cl.xfer) > 0 && cl.xfer[0].at <= t {
+			x := heap.Pop(&cl.xfer).(xferItem)
+			cl.prefill[cl.from[x.r]].in.kv.free(x.r)
+			cl.decode[cl.route(1, x.r)].in.enqueue(x.r)
+		}
+		for c.inflight < c.limit {
+			r, at, h, ok := c.peek()
+			if !ok || at > t {
+				break
+			}
+			c.take(h)
+			e.reqs[r].send, cl.preqs[r].send = t, t
+			cl.prefill[cl.route(0, r)].in.enqueue(r)
+			c.inflight++
+		}
+	}
+	return nil
+}
+
+// fill adds the disaggregated figures to r.
+func (cl *cluster) fill(r *Result) {
+	pre, peak := 0, 0
+	var u kvUsage
+	for _, nd := range append(append([]*node(nil), cl.prefill...), cl.decode...) {
+		pre += nd.in.preemptions
+	}
+	for _, nd := range cl.decode {
+		if x := nd.in.kv.usage(); x.Peak >= peak {
+			peak, u = x.Peak, x
+		}
+	}
+	m := cl.d.Decode.Memory
+	r.Preemptions = pre
+	// Prefix caching is the prefill instances' (decode instances receive
+	// every prompt by transfer).
+	r.PrefixCache, r.PrefixHitRate = false, 0
+	q, h := 0, 0
+	for _, nd := range cl.prefill {
+		if x := nd.in.kv.usage(); x.Prefix {
+			r.PrefixCache = true
+			q, h = q+x.Queries, h+x.Hits
+		}
+	}
+	if q > 0 {
+		r.PrefixHitRate = float64(h) / float64(q)
+	}
+	r.KVPeakPerGPU = unit.Bytes(float64(u.Peak*u.BlockSize) * float64(m.KVBytesPerToken) / float64(m.Groups))
+	busy := func(nodes []*node) float64 {
+		s := 0.0
+		for _, nd := range nodes {
+			s += nd.busyTime
+		}
+		if d := float64(r.Duration); d > 0 {
+			return s / (d * float64(len(nodes)))
+		}
+		return 0
+	}
+	dr := &DisaggResult{PrefillGPUs: cl.d.Prefill.Workers * cl.d.Prefill.GPUs, DecodeGPUs: cl.d.Decode.Workers * cl.d.Decode.GPUs,
+		PrefillUtilisation: busy(cl.prefill), DecodeUtilisation: busy(cl.decode)}
+	if cl.xferN > 0 {
+		dr.KVTransferMean = unit.Seconds(cl.xferSum / float64(cl.xferN))
+	}
+	r.Disagg = dr
+}
+
+type xferItem struct {
+	at float64
+	r  int32
+}
+
+// xferHeap orders transfers by arrival, then request.
+type xferHeap []xferItem
+
+func (h xferHeap) Len() int { return len(h) }
+func (h xferHeap) Less(i, j int) bool {
+	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].r < h[j].r)
+}
+func (h xferHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *xferHeap) Push(x any)   { *h = append(*h, x.(xferItem)) }
+func (h *xferHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
