@@ -25,7 +25,7 @@ type PrefillShape struct {
 	Keys   int     // key positions read, summed over the chunks: prefix + chunk (window-capped)
 	Pairs  float64 // (query, key) pairs attended, summed over the chunks (see CausalPairs)
 	// MeanChunk is the mean chunk length in tokens: the kernel's efficiency
-	// depends on it (PrefillEfficiency).
+	// depends on it (prefillEfficiency).
 	MeanChunk      int
 	Heads, KVHeads int // per rank
 	QKDim, VDim    int
@@ -72,17 +72,17 @@ func CausalPairs(q, c, window int) float64 {
 	return n*C + n*(n+1)/2 + (Q-n)*W
 }
 
-// PrefillFLOPs is 2·Pairs·Heads·(QKDim+VDim): QK^T and PV over the pairs
+// prefillFLOPs is 2·Pairs·Heads·(QKDim+VDim): QK^T and PV over the pairs
 // attended (causal FLOPs, as FlashAttention-3's benchmarks count them).
-func PrefillFLOPs(s PrefillShape) unit.FLOPs {
+func prefillFLOPs(s PrefillShape) unit.FLOPs {
 	return unit.FLOPs(2 * s.Pairs * float64(s.Heads) * float64(s.QKDim+s.VDim))
 }
 
-// PrefillBytes is the DRAM traffic when K/V tiles are read once per chunk
+// prefillBytes is the DRAM traffic when K/V tiles are read once per chunk
 // (query tiles of a head share them through L2/shared memory):
 // bf16 queries and outputs, Tokens·Heads·(QKDim+VDim)·2, plus
 // Keys·KVHeads·(QKDim+VDim)·KVBytes.
-func PrefillBytes(s PrefillShape) unit.Bytes {
+func prefillBytes(s PrefillShape) unit.Bytes {
 	q := float64(s.Tokens) * float64(s.Heads) * float64(s.QKDim+s.VDim) * 2
 	kv := float64(s.Keys) * float64(s.KVHeads) * float64(s.QKDim+s.VDim) * s.KVBytes
 	return unit.Bytes(q + kv)
@@ -103,6 +103,16 @@ const PrefillKernels = 1
 // (191, 260, 298, 319, 333, 335): an unmeasured proxy for the
 // mma.sync-class kernels that run there (FA2 on SM120; FlashInfer on
 // sm_100), stated as such in the estimate's note.
+//
+// Checked against the engine's own rows (ai-dynamo/aiconfigurator @
+// 095f58a, systems/data/<system>/attention/vllm/0.24.0/
+// context_attention_perf.parquet, batch 1, no prefix, bf16 KV): H100 FA3,
+// 64/4 and 32/4 heads at d128, reaches 98-156, 248-306, 412-416, 517-559,
+// 619-643, 623-644 TFLOP/s at 512 .. 16k, the FA3 column within 5% from
+// 2k on (below it at 512-1k, where one sequence fills few SMs). On B200
+// vLLM's FlashInfer TRT-LLM prefill kernel reaches 535-713, 814-1001,
+// 1097-1147, 1257-1302 TFLOP/s at 2k .. 16k (d128), 1.4-1.7x the FA2
+// proxy there: sm_100 prefill attention is priced high by that much.
 var (
 	prefillEffLens = [...]float64{512, 1024, 2048, 4096, 8192, 16384}
 	prefillEffFA3  = [...]float64{292 / 989.0, 423 / 989.0, 521 / 989.0, 579 / 989.0, 602 / 989.0, 616 / 989.0}
@@ -114,14 +124,14 @@ const (
 	notePrefillFA2 = "efficiency: FlashAttention-2 causal hdim-128 H100 forward (arXiv 2407.08608) at the mean chunk length; unmeasured proxy on this architecture"
 )
 
-// PrefillEfficiency is the fraction of the bf16 peak a causal prefill
+// prefillEfficiency is the fraction of the bf16 peak a causal prefill
 // attention kernel reaches at a mean chunk length of n tokens on arch:
 // piecewise linear in log2(n) through the points above, clamped at both
 // ends (below 512 tokens the 512-token value: such chunks are short and
 // their time is dominated by the fixed kernel cost and the GEMMs).
-func PrefillEfficiency(arch string, n int) float64 {
+func prefillEfficiency(arch Arch, n int) float64 {
 	t := &prefillEffFA2
-	if arch == "sm_90" {
+	if arch.Facts().PrefillFA3 {
 		t = &prefillEffFA3
 	}
 	x := float64(n)
@@ -152,10 +162,10 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 	if s.Tokens <= 0 || s.Heads <= 0 {
 		return cost.Estimate{}
 	}
-	eff := PrefillEfficiency(c.GPU.Arch, s.MeanChunk)
+	eff := prefillEfficiency(c.GPU.Arch, s.MeanChunk)
 	e := c.roofline(op{
-		bytes:      PrefillBytes(s),
-		flops:      PrefillFLOPs(s),
+		bytes:      prefillBytes(s),
+		flops:      prefillFLOPs(s),
 		effMem:     c.eff().Mem,
 		effCompute: eff,
 		peak:       c.GPU.PeakFor(dtype.BF16),
@@ -164,7 +174,7 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 		formula:    formulaRoofline,
 	})
 	e.Source.Note = notePrefillFA2
-	if c.GPU.Arch == "sm_90" {
+	if c.GPU.Arch.Facts().PrefillFA3 {
 		e.Source.Note = notePrefillFA3
 	}
 	// One table kind (op prefill): the first that covers the shape

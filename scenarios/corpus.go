@@ -71,7 +71,7 @@ func (m *Manifest) Path(p string) string { return path.Clean(path.Join(m.Dir, p)
 
 // Scenario loads the entry's scenario from the manifest's file system.
 func (m *Manifest) Scenario(e ManifestEntry) (*Scenario, error) {
-	return ParseFS(m.FS, m.Path(e.Scenario))
+	return parseFS(m.FS, m.Path(e.Scenario))
 }
 
 // ReadManifest reads and checks the manifest at p in fsys: every key known,
@@ -125,9 +125,14 @@ func ReadManifest(fsys fs.FS, p string) (*Manifest, error) {
 			return nil, bad("source", "%q is not a [[source]] of the manifest", e.Source)
 		}
 		seen[e.Name] = true
-		for _, q := range append([]string{e.Scenario, e.Baseline}, e.Results...) {
+		keys := []string{"scenario", "baseline"}
+		for j, q := range append([]string{e.Scenario, e.Baseline}, e.Results...) {
+			key := "results"
+			if j < len(keys) {
+				key = keys[j]
+			}
 			if q != "" && (path.IsAbs(q) || strings.HasPrefix(m.Path(q), "../") || !fs.ValidPath(m.Path(q))) {
-				return nil, bad("results", "%q: want a path inside the manifest's directory", q)
+				return nil, bad(key, "%q: want a path inside the manifest's directory", q)
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/model"
 )
 
 // Seq is one sequence of an engine step as the step coster sees it.
@@ -242,17 +243,8 @@ func DefaultConfig(e Engine, gpuName string, gpuMemory unit.Bytes) Config {
 	return c
 }
 
-// FieldError is a configuration error tied to a Config field, named by its
-// Go path (e.g. "Workload.MaxConcurrency"); scenarios maps it to its key.
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
-
-func fieldErrorf(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+func fieldErrorf(field, format string, args ...any) *model.FieldError {
+	return &model.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
 // MaxDraftTokens bounds Spec.DraftTokens.
@@ -260,6 +252,12 @@ const MaxDraftTokens = 16
 
 // maxTokens bounds the lengths so that token counts never overflow.
 const maxTokens = 1 << 24
+
+// MaxArrival bounds a replayed request's arrival (seconds from the start:
+// about 116 days). Beyond it the simulated clock's float64 loses the
+// sub-millisecond resolution a step needs (at 1e300 s adding a 20 ms step
+// is a no-op and every latency reads 0).
+const MaxArrival = 1e7
 
 func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 
@@ -315,7 +313,7 @@ func (c *Config) Validate() error {
 	return c.Workload.validate()
 }
 
-func (c *Config) validateMemory() *FieldError {
+func (c *Config) validateMemory() *model.FieldError {
 	m := c.Memory
 	if m.SeqBlocks < 0 || m.SeqBlocks > math.MaxInt32/2 {
 		return fieldErrorf("Memory.SeqBlocks", "must be in [0, %d], got %d", math.MaxInt32/2, m.SeqBlocks)
@@ -366,8 +364,8 @@ func (w Workload) validateTrace() error {
 	}
 	prev := 0.0
 	for i, r := range w.Trace {
-		if !(r.Arrival >= prev) || math.IsInf(r.Arrival, 0) {
-			return fieldErrorf("Workload.Trace", "request %d: arrival %g s: want finite, >= 0 and not before the previous (%g s)", i, r.Arrival, prev)
+		if !(r.Arrival >= prev) || !(r.Arrival <= MaxArrival) {
+			return fieldErrorf("Workload.Trace", "request %d: arrival %g s: want >= 0, at most %g s and not before the previous (%g s)", i, r.Arrival, float64(MaxArrival), prev)
 		}
 		prev = r.Arrival
 		for _, a := range r.After {

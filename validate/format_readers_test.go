@@ -116,7 +116,7 @@ func TestReadRequestLog(t *testing.T) {
 func TestReadMooncake(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("testdata", "bench", "mooncake.jsonl"))
 	require.NoError(t, err)
-	_, err = ReadBenchBytes("mooncake.jsonl", b)
+	_, err = readBenchBytes("mooncake.jsonl", b)
 	require.Error(t, err, "nothing measured to compare")
 	assert.Contains(t, err.Error(), "no latency figure")
 
@@ -147,6 +147,11 @@ func TestReadMooncake(t *testing.T) {
 	_, _, err = ReadWorkload("vllm-c16.json", b)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "vllm-c16.json: a vllm result holds no per-request arrivals")
+
+	far := `{"timestamp": 0, "input_length": 100, "output_length": 10}` + "\n" + `{"timestamp": 1e300, "input_length": 100, "output_length": 10}` + "\n"
+	_, _, err = ReadWorkload("far.jsonl", []byte(far))
+	require.Error(t, err, "an arrival past the clock's resolution would time every later step as 0")
+	assert.Contains(t, err.Error(), "far.jsonl: request 2 arrives 1e+297 s after the first")
 }
 
 func TestReadersBad(t *testing.T) {
@@ -166,7 +171,7 @@ func TestReadersBad(t *testing.T) {
 		{"mooncake negative", `{"timestamp": -5, "input_length": 1, "output_length": 1}`, "r.out:1: timestamp: want a finite number >= 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadBenchBytes("r.out", []byte(tc.in))
+			_, err := readBenchBytes("r.out", []byte(tc.in))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.NotContains(t, err.Error(), "\n")

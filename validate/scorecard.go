@@ -115,8 +115,8 @@ func Score(rows []CorpusRow) *Scorecard {
 	sc.Partitions = partitionBy(scored, func(r *CorpusRow) string {
 		return strings.Join([]string{r.GPU, r.Model, r.Engine, r.Checkpoint}, " / ")
 	})
-	sc.ByShape = partitionBy(scored, ShapeBand)
-	sc.ByConcurrency = partitionBy(scored, ConcurrencyBand)
+	sc.ByShape = partitionBy(scored, shapeBand)
+	sc.ByConcurrency = partitionBy(scored, concurrencyBand)
 	slices.SortStableFunc(sc.ByConcurrency, func(a, b Partition) int {
 		return slices.Index(concurrencyBands, a.Name) - slices.Index(concurrencyBands, b.Name)
 	})
@@ -196,9 +196,9 @@ func errStats(rows []*CorpusRow, metric string) (n int, mape, bias, medAbs, with
 	return n, sumAbs / float64(n), sum / float64(n), med, float64(in) / float64(n)
 }
 
-// ShapeBand names a row's request shape: its input and output length
+// shapeBand names a row's request shape: its input and output length
 // bands.
-func ShapeBand(r *CorpusRow) string {
+func shapeBand(r *CorpusRow) string {
 	in := "in <=1k"
 	switch {
 	case r.InputTokens > 16384:
@@ -218,12 +218,12 @@ func ShapeBand(r *CorpusRow) string {
 	return in + ", " + out
 }
 
-// concurrencyBands are ConcurrencyBand's names in order.
+// concurrencyBands are concurrencyBand's names in order.
 var concurrencyBands = []string{"C 1-4", "C 5-16", "C 17-64", "C 65-256", "C >256", "open loop"}
 
-// ConcurrencyBand names a row's load: a closed loop's concurrency band,
+// concurrencyBand names a row's load: a closed loop's concurrency band,
 // or "open loop" (a rate or a replayed log).
-func ConcurrencyBand(r *CorpusRow) string {
+func concurrencyBand(r *CorpusRow) string {
 	c := r.Concurrency
 	switch {
 	case c == 0:
