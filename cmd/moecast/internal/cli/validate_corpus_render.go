@@ -133,6 +133,7 @@ func corpusText(w io.Writer, res *corpusResult) error {
 		{"By request shape", partitionTable("shape", card.ByShape)},
 		{"By concurrency", partitionTable("load", card.ByConcurrency)},
 		{"By source", partitionTable("source", card.BySource)},
+		{"By mode", partitionTable("mode", card.ByMode)},
 		{"Not scored, by reason", skippedTable(card.Skipped)},
 		{"Worst points", worstTable(card.Worst)},
 	} {
@@ -284,6 +285,7 @@ type corpusJSON struct {
 	ByShape       []partitionJSON `json:"by_shape"`
 	ByConcurrency []partitionJSON `json:"by_concurrency"`
 	BySource      []partitionJSON `json:"by_source"`
+	ByMode        []partitionJSON `json:"by_mode"`
 	Skipped       []skipJSON      `json:"skipped"`
 	Worst         []corpusRowJSON `json:"worst"`
 	Baselines     []baselineJSON  `json:"baselines"`
@@ -295,7 +297,7 @@ func corpusJSONOf(res *corpusResult) corpusJSON {
 	card := res.Card
 	j := corpusJSON{Corpus: res.Manifest.File, Total: card.Total, Scored: card.Scored, Every: res.Every,
 		Overall: partitionJSONOf(card.Overall), Partitions: partitionsJSON(card.Partitions), ByShape: partitionsJSON(card.ByShape),
-		ByConcurrency: partitionsJSON(card.ByConcurrency), BySource: partitionsJSON(card.BySource),
+		ByConcurrency: partitionsJSON(card.ByConcurrency), BySource: partitionsJSON(card.BySource), ByMode: partitionsJSON(card.ByMode),
 		Skipped: []skipJSON{}, Worst: []corpusRowJSON{}, Baselines: []baselineJSON{}, Rows: []corpusRowJSON{}, Warnings: res.Warnings}
 	if j.Warnings == nil {
 		j.Warnings = []string{}
@@ -397,6 +399,7 @@ func corpusMarkdown(w io.Writer, res *corpusResult) error {
 		{"By request shape", "Input and output length bands.", partitionTable("shape", card.ByShape)},
 		{"By concurrency", "Closed-loop concurrency bands; open loop = a request rate or a replayed log.", partitionTable("load", card.ByConcurrency)},
 		{"By source", "", partitionTable("source", card.BySource)},
+		{"By mode", "", partitionTable("mode", card.ByMode)},
 	}
 	for _, sec := range sections {
 		p("## %s\n\n", sec.title)
