@@ -390,6 +390,15 @@ func corpusMarkdown(w io.Writer, res *corpusResult) error {
 		p("**Noise floor:** repeat measurements of one setup in the aiconfigurator data differ by a median\n")
 		p("2.4%% in TPOT (p90 25%%) and 6%% in TTFT (p90 54%%) (../shared/data/serving/README.md); no score\n")
 		p("can be read more finely than that.\n\n")
+		p("**Disaggregated rows** (aiconfigurator `mode` disagg, vLLM and SGLang; partitions marked `disagg`):\n")
+		p("each is a `[disagg]` scenario with the row's `prefill_*` and `decode_*` pools (an empty\n")
+		p("`*_num_workers` is one worker; experts over `*_moe_ep_size` ranks). The KV cache crosses the\n")
+		p("system's NVLink preset (nvlink5 on B200, nvlink5-nvl72 on GB200/GB300, nvlink4 on H100):\n")
+		p("aiconfigurator's disaggregated runs are single-system. Load: a closed loop at the client's\n")
+		p("concurrency, `silicon_concurrency=` of `silicon_data_source`, which equals `decode_batch_size x\n")
+		p("decode_num_workers x decode_attention_dp_size` (`batch_size` is empty on these rows), with 10 x C\n")
+		p("requests. TRT-LLM rows, agg or disagg, stay unscored (no TRT-LLM engine); the unreliable-row\n")
+		p("rules below apply to them as to the aggregated rows, with the pools in the layout.\n\n")
 	}
 	sections := []struct {
 		title, text string
