@@ -97,6 +97,12 @@ type rawRuntime struct {
 	MixedChunk          *bool  `toml:"mixed_chunk"`
 	AsyncScheduling     *bool  `toml:"async_scheduling"`
 	PrefixCaching       *bool  `toml:"prefix_caching"`
+	// TokenizeUsPerToken is the API server's tokenisation time per prompt
+	// token in microseconds (serve.FrontEnd); 0 = no front end.
+	TokenizeUsPerToken *float64 `toml:"tokenize_us_per_token"`
+	// ScheduleConservativeness is SGLang's --schedule-conservativeness
+	// (serve.Config.ScheduleConservativeness); 0 = admission by the chunk.
+	ScheduleConservativeness *float64 `toml:"schedule_conservativeness"`
 }
 
 type rawWorkload struct {

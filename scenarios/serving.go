@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
 )
@@ -51,6 +52,12 @@ type Serving struct {
 	NoPrefixCache   bool
 	// SLO is goodput's objectives (simulate --goodput); zero: none.
 	SLO serve.SLO
+	// TokenizeTime is runtime.tokenize_us_per_token in seconds; nil = the
+	// default (no front end), 0 = no front end.
+	TokenizeTime *float64
+	// ScheduleConservativeness is runtime.schedule_conservativeness
+	// (SGLang); nil = the engine's default.
+	ScheduleConservativeness *float64
 }
 
 // Defaults of the serving keys.
@@ -296,6 +303,24 @@ func (s *Scenario) buildServing() error {
 	if err := s.buildPrefix(w); err != nil {
 		return err
 	}
+	if p := rt.TokenizeUsPerToken; p != nil {
+		if !(*p >= 0 && *p <= 1e6) {
+			return d.errorf("runtime.tokenize_us_per_token", "%g must be in [0, 1e6] microseconds per token (0 = requests reach the engine at their send)", *p)
+		}
+		sec := *p * 1e-6
+		v.TokenizeTime = &sec
+	}
+	if p := rt.ScheduleConservativeness; p != nil {
+		if !(*p >= 0 && *p <= 1e3) {
+			return d.errorf("runtime.schedule_conservativeness", "%g must be in [0, 1000] (SGLang's default 1; 0 = admit by the chunk's KV alone)", *p)
+		}
+		if v.Engine != serve.SGLang {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.schedule_conservativeness is SGLang's; %s admits by the chunk's KV, so it is ignored",
+				s.File, d.line("runtime.schedule_conservativeness"), v.Engine.Info().Title))
+		}
+		v.ScheduleConservativeness = p
+	}
+	s.setCaptureSize()
 	// Every point must make a valid serve.Config (memory is the sim's and
 	// is checked when a point runs).
 	for _, p := range v.Points() {
@@ -336,6 +361,16 @@ func (s *Scenario) buildPrefix(w *rawWorkload) error {
 		v.HashBlockTokens = n
 	}
 	return nil
+}
+
+// setCaptureSize sets the simulator's CUDA-graph capture size to the
+// engine's (decode steps above it are priced eagerly); the engine's
+// settings are the same at every point.
+func (s *Scenario) setCaptureSize() {
+	if ps := s.Serving.Points(); len(ps) > 0 {
+		c := s.serveBase(ps[0])
+		s.Config.CaptureSize = serve.CaptureSize(&c, s.Config.GPU.Memory, s.Config.GPUs)
+	}
 }
 
 // unlimitedSeqs is " (SGLang: 0 = no limit)": the engines where
@@ -380,6 +415,12 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	}
 	if v.AsyncScheduling != nil {
 		c.AsyncScheduling = *v.AsyncScheduling
+	}
+	if v.TokenizeTime != nil {
+		c.FrontEnd.PerInputToken = unit.Seconds(*v.TokenizeTime)
+	}
+	if v.ScheduleConservativeness != nil && v.Engine == serve.SGLang {
+		c.ScheduleConservativeness = *v.ScheduleConservativeness
 	}
 	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
 		InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, RangeRatio: v.RangeRatio}
@@ -481,4 +522,7 @@ var serveKeys = map[string]string{
 	"Workload.Prefix.SystemTokens": "workload.system_prompt_tokens",
 	"Workload.Prefix.HitRate":      "workload.prefix_hit_rate",
 	"Workload.HashBlockTokens":     "workload.hash_block_tokens",
+	"FrontEnd.PerRequest":          "runtime",
+	"FrontEnd.PerInputToken":       "runtime.tokenize_us_per_token",
+	"ScheduleConservativeness":     "runtime.schedule_conservativeness",
 }

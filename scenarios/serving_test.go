@@ -73,6 +73,8 @@ max_num_batched_tokens = 4096
 max_num_seqs = 64
 mixed_chunk = true
 async_scheduling = false
+tokenize_us_per_token = 2.5
+schedule_conservativeness = 0.3
 
 [workload]
 request_rate = [2.0, 8]
@@ -95,6 +97,8 @@ seed = 9
 	assert.Equal(t, 64, c.MaxNumSeqs)
 	assert.True(t, c.MixedChunk)
 	assert.False(t, c.AsyncScheduling)
+	assert.InDelta(t, 2.5e-6, float64(c.FrontEnd.PerInputToken), 1e-18)
+	assert.Equal(t, 0.3, c.ScheduleConservativeness)
 	assert.Equal(t, serve.Workload{Requests: 300, RequestRate: 8, Burstiness: 0.5, InputTokens: 2000, OutputTokens: 100, RangeRatio: 0.2}, c.Workload)
 	assert.Equal(t, uint64(9), c.Seed)
 	assert.Equal(t, 1, c.Memory.BlockSize, "SGLang page size")
@@ -110,6 +114,7 @@ seed = 9
 	assert.Equal(t, def.MaxNumBatchedTokens, dc.MaxNumBatchedTokens)
 	assert.Equal(t, def.MaxNumSeqs, dc.MaxNumSeqs)
 	assert.True(t, dc.AsyncScheduling)
+	assert.Equal(t, serve.FrontEnd{}, dc.FrontEnd, "no front end by default")
 	assert.Equal(t, 100, dc.Workload.Requests, "10 x concurrency, at least 100")
 	assert.True(t, math.IsInf(dc.Workload.RequestRate, 1))
 }

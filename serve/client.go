@@ -10,6 +10,7 @@ import "math"
 // limit this is the closed loop; with gamma arrivals and no limit, the
 // open loop.
 type client struct {
+	fe              frontEnd
 	reqs            []request
 	next            int // first request not yet sent
 	inflight, limit int
@@ -18,32 +19,44 @@ type client struct {
 	deps            *deps   // dependent requests (workload_deps.go); nil: none
 }
 
-func newClient(reqs []request, limit int) *client {
+func newClient(reqs []request, limit int, fe FrontEnd) *client {
 	if limit == 0 {
 		limit = len(reqs)
 	}
-	return &client{reqs: reqs, limit: limit}
+	return &client{reqs: reqs, limit: limit, fe: newFrontEnd(reqs, fe)}
 }
 
-// wake is called when the engine has nothing to run at t: it sends every
-// request ready at the next arrival (or at t if later) to in and returns
-// that time; false when no request is left to send.
+// wake is called when the engine has nothing to run at t: it moves the
+// clock to the next event, the client's next send or the front end's next
+// delivery (the earlier; a send at a tie), does it, and returns that time;
+// false when nothing is left to send or deliver.
 func (c *client) wake(t float64, in *instance) (float64, bool) {
-	_, at, _, ok := c.peek()
-	if !ok {
+	send, deliver := math.Inf(1), math.Inf(1)
+	if _, at, _, ok := c.peek(); ok && c.inflight < c.limit {
+		send = math.Max(t, at)
+	}
+	if at, ok := c.fe.nextAt(); ok {
+		deliver = math.Max(t, at)
+	}
+	switch {
+	case math.IsInf(send, 1) && math.IsInf(deliver, 1):
 		return t, false
-	}
-	t = math.Max(t, at)
-	for c.inflight < c.limit {
-		r, at, h, ok := c.peek()
-		if !ok || at > t {
-			break
+	case send <= deliver:
+		t = send
+		for c.inflight < c.limit {
+			r, at, h, ok := c.peek()
+			if !ok || at > t {
+				break
+			}
+			c.take(h)
+			c.reqs[r].send = at
+			c.fe.submit(r, in)
+			c.inflight++
 		}
-		c.take(h)
-		c.reqs[r].send = at
-		in.enqueue(r)
-		c.inflight++
+	default:
+		t = deliver
 	}
+	c.fe.deliver(t, in)
 	return t, true
 }
 
@@ -72,7 +85,69 @@ func (c *client) stepEnd(t float64, done int, in *instance) {
 		} else {
 			r.send = t
 		}
-		in.enqueue(i)
+		c.fe.submit(i, in)
 		c.inflight++
+	}
+	c.fe.deliver(t, in)
+}
+
+// frontEnd is the serving API server between the client and the engine
+// core (vLLM's OpenAI server process, SGLang's TokenizerManager): it takes
+// the requests one at a time, in the order sent, each for PerRequest plus
+// PerInputToken per prompt token (tokenisation), and hands each to the
+// engine core's input queue when done; the engine core drains that queue
+// at its step boundaries (see FrontEnd for the sources). A zero FrontEnd
+// hands every request over at its send.
+type frontEnd struct {
+	reqs          []request
+	perReq, perTo float64
+	on            bool
+	free          float64   // when the API server is next idle
+	q             []pending // processed or in processing, in order: q[qh:]
+	qh            int
+}
+
+type pending struct {
+	r  int32
+	at float64 // when the API server hands r to the engine core
+}
+
+func newFrontEnd(reqs []request, f FrontEnd) frontEnd {
+	on := f.PerRequest > 0 || f.PerInputToken > 0
+	fe := frontEnd{reqs: reqs, perReq: float64(f.PerRequest), perTo: float64(f.PerInputToken), on: on}
+	if on {
+		fe.q = make([]pending, 0, 64)
+	}
+	return fe
+}
+
+// submit takes r at its send time: queued behind the requests the API
+// server is still processing; without a front end r goes straight to in.
+func (f *frontEnd) submit(r int32, in *instance) {
+	if !f.on {
+		in.enqueue(r)
+		return
+	}
+	q := &f.reqs[r]
+	f.free = math.Max(f.free, q.send) + f.perReq + f.perTo*float64(q.in)
+	if f.qh == len(f.q) {
+		f.q, f.qh = f.q[:0], 0
+	}
+	f.q = append(f.q, pending{r: r, at: f.free})
+}
+
+// nextAt is when the next request held is handed over; false when none is.
+func (f *frontEnd) nextAt() (float64, bool) {
+	if f.qh == len(f.q) {
+		return 0, false
+	}
+	return f.q[f.qh].at, true
+}
+
+// deliver hands every request processed by t to in's waiting queue.
+func (f *frontEnd) deliver(t float64, in *instance) {
+	for f.qh < len(f.q) && f.q[f.qh].at <= t {
+		in.enqueue(f.q[f.qh].r)
+		f.qh++
 	}
 }

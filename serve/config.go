@@ -62,6 +62,50 @@ type HostOverhead struct {
 	PerSeq  unit.Seconds // per scheduled sequence
 }
 
+// FrontEnd is the serving API server in front of the engine core, which
+// every request crosses one at a time: vLLM's OpenAI-compatible server
+// tokenises prompts on one thread (vllm-project/vllm
+// `vllm/entrypoints/openai/serving_engine.py`,
+// ThreadPoolExecutor(max_workers=1), quoted in vllm-project/vllm issue
+// #25301: "requests are forced to wait in a serialized queue for
+// preprocessing (tokenization)") and sends each to the engine core, whose
+// busy loop drains its input queue between steps
+// (`vllm/v1/engine/core.py`, run_busy_loop: _process_input_queue, then
+// _process_engine_step); SGLang's TokenizerManager tokenises in the HTTP
+// server process and sends each request to the scheduler, which receives
+// its requests once per iteration (`python/sglang/srt/managers/
+// tokenizer_manager.py`, scheduler.py recv_requests). `vllm bench serve`'s
+// random dataset sends its prompts as text (`vllm/benchmarks/datasets.py`
+// @ f2e97dd, RandomDataset: decoded token ids), so every prompt is
+// tokenised again by the server.
+//
+// The zero FrontEnd, the default, hands each request to the engine at its
+// send. Measured on the shipped corpus (validate corpus --with front-end,
+// 304 rows) the front end at TokenizeTime raises TTFT MAPE from 57.9% to
+// 78.7%: when tokenising a prompt takes longer than a decode step the
+// closed loop's requests cluster behind one another's prefills instead of
+// spreading out, which the measured runs do not show. It stays off until
+// the API server's cost per engine version is measured at op level.
+type FrontEnd struct {
+	// PerRequest is the API server's own time per request beyond
+	// tokenisation (HTTP, request building, IPC to the engine core).
+	// Default 0: no op-level measurement of it is cited.
+	PerRequest unit.Seconds
+	// PerInputToken is tokenisation time per prompt token on the API
+	// server's one thread (TokenizeTime is the cited figure).
+	PerInputToken unit.Seconds
+}
+
+// TokenizeTime is FrontEnd.PerInputToken as measured, 1 us per token: a
+// Hugging Face fast (Rust) tokenizer encodes about 1 M tokens/s on one
+// thread. Sources: vllm-project/vllm PR #10635 ("tokenization can take a
+// few hundred milliseconds" for 256K-token requests: ~1 us/token); the
+// measured HF tokenizers throughput in marcelroed/gigatoken README.md @
+// fac0114 (DeepSeek-V3's tokenizer, 51.6 MB/s over the 16 threads of a
+// Ryzen 7 9800X3D, 3.2 MB/s per thread, at ~4 bytes per token of
+// OpenWebText: ~1.2 us/token; GPT-OSS's 79.6 MB/s: ~0.8 us/token).
+const TokenizeTime unit.Seconds = 1e-6
+
 // Workload is what `vllm bench serve` sends (vllm-project/vllm
 // `vllm/benchmarks/serve.py` @ def9ce8, `vllm/benchmarks/datasets.py` @
 // f2e97dd).
@@ -139,12 +183,23 @@ type Config struct {
 	MaxPrefillTokens int
 	// MixedChunk is SGLang's --enable-mixed-chunk: running decodes join the
 	// prefill batch (vLLM always mixes).
-	MixedChunk      bool
-	AsyncScheduling bool
-	Host            HostOverhead
-	Memory          Memory
-	Spec            Spec
-	Workload        Workload
+	MixedChunk bool
+	// ScheduleConservativeness is SGLang's --schedule-conservativeness
+	// (default 1): a waiting request is admitted only while its prompt plus
+	// min(output, 4096) tokens fit in the free KV less the running
+	// requests' expected further tokens, scaled by a new-token ratio that
+	// starts at 0.7 x this, decays each decode step to 0.14 of that and is
+	// reset after a retraction (sched_sglang.go). 0 = admission by the
+	// chunk's KV alone. Unused by vLLM.
+	ScheduleConservativeness float64
+	AsyncScheduling          bool
+	Host                     HostOverhead
+	// FrontEnd is the API server the requests cross one at a time before
+	// the engine core sees them; zero (the default) = none.
+	FrontEnd FrontEnd
+	Memory   Memory
+	Spec     Spec
+	Workload Workload
 	// NoPrefixCache turns the engine's prefix caching off (vLLM
 	// --no-enable-prefix-caching, SGLang --disable-radix-cache). Prefix
 	// caching is on by default in both; it matters only for loads that
@@ -225,6 +280,15 @@ func (c *Config) Validate() error {
 	}
 	if !finiteNonNeg(float64(c.Host.PerSeq)) {
 		return fieldErrorf("Host.PerSeq", "must be finite and >= 0, got %g", float64(c.Host.PerSeq))
+	}
+	if !finiteNonNeg(c.ScheduleConservativeness) {
+		return fieldErrorf("ScheduleConservativeness", "must be finite and >= 0, got %g", c.ScheduleConservativeness)
+	}
+	if !finiteNonNeg(float64(c.FrontEnd.PerRequest)) {
+		return fieldErrorf("FrontEnd.PerRequest", "must be finite and >= 0, got %g", float64(c.FrontEnd.PerRequest))
+	}
+	if !finiteNonNeg(float64(c.FrontEnd.PerInputToken)) {
+		return fieldErrorf("FrontEnd.PerInputToken", "must be finite and >= 0, got %g", float64(c.FrontEnd.PerInputToken))
 	}
 	if err := c.validateMemory(); err != nil {
 		return err

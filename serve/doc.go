@@ -20,7 +20,9 @@
 //     gamma arrivals, is the built-in one; Config.Load takes a caller's
 //     (a request log, a trace).
 //   - client (client.go): vllm bench serve's sender, at most
-//     MaxConcurrency requests in flight.
+//     MaxConcurrency requests in flight, and the API server's front end
+//     (Config.FrontEnd) the requests cross one at a time before the
+//     engine sees them.
 //   - instance (instance.go): one engine instance, a scheduler over a KV
 //     cache and a waiting queue, building one step at a time.
 //   - scheduler: one per engine, sched_vllm.go and sched_sglang.go, made
@@ -51,6 +53,21 @@
 // decode steps, not of prefill).
 // Every token of a step is streamed at the step's end. A request sent
 // during a step is seen by the scheduler at the step's end.
+//
+// # Front end
+//
+// A sent request first crosses the API server (Config.FrontEnd; sources
+// there): one at a time, in the order sent, each for PerRequest plus
+// PerInputToken per prompt token (tokenisation, TokenizeTime = 1 us/token
+// measured; off by default, see FrontEnd), then waits in the engine core's input queue, which the
+// engine drains at its step boundaries. TTFT counts from the send, as vllm
+// bench serve measures it. In a closed loop this breaks the lockstep waves
+// an engine alone would run: the first wave's prompts arrive one by one,
+// so the first is prefilled alone and the rest in later steps; under vLLM
+// the early requests' decodes run beside the later prefills, so the wave's
+// requests finish at different steps. Not modelled: output
+// detokenisation and streaming in the API server, the client's own HTTP
+// time.
 //
 // # Step costs from sim
 //
@@ -107,13 +124,28 @@
 // MaxNumBatchedTokens = chunked_prefill_size) tokens, less one per running
 // decode with MixedChunk, at most one request chunked) it runs as its own
 // step, with the decodes in it only when MixedChunk is set; otherwise one
-// decode step of every running request. Not modelled: SGLang's
-// conservative admission (it reserves KV for the running requests' future
-// tokens with new_token_ratio) and its retraction order; here admission
-// needs the chunk's blocks only and a decode that cannot get its KV
-// retracts the newest request (the one whose prefill is in progress, if
-// it has no chunk in this step, else the newest running one), so
-// retractions can come earlier than SGLang's.
+// decode step of every running request. With ScheduleConservativeness > 0
+// (SGLang's default 1) admission is SGLang's PrefillAdder's: a waiting
+// request joins only while its prompt plus min(output, 4096) tokens fit in
+// the free KV less each running request's min(remaining output, 4096) x
+// new_token_ratio, and an admitted whole prompt reserves both; the ratio
+// starts at 0.7 x ScheduleConservativeness, falls by (init - 0.14 x init) /
+// 600 each decode step to 0.14 x init, is reset from the running requests
+// after a retraction ((generated + 20 per request) / their outputs) and to
+// its start when nothing runs (global_config.py @ 025ea29). A decode that
+// cannot get its KV retracts the newest request (the one whose prefill is
+// in progress, if it has no chunk in this step, else the newest running
+// one; SGLang's retract_decode picks by progress). Not modelled: the radix
+// cache's accounting (no prefix caching), mem_fraction_static (the KV
+// cache is sized with gpu_memory_utilization; SGLang's own default,
+// server_args.py @ 001067f _handle_gpu_memory_settings, is (GPU memory -
+// max(512 MiB + 1.5 x chunked_prefill_size MiB + tp/8 GiB + graph
+// buffers, 10 GiB)) / GPU memory, 0.852 on a B200 at TP8, below 0.90),
+// --prefill-decode-interval.
+//
+// CUDA graphs: decode steps above the engine's capture size (vLLM
+// min(2 x max_num_seqs, 512) tokens; SGLang cuda_graph_max_bs by GPU
+// memory and TP) are priced eagerly (CaptureSize, sim.Config.CaptureSize).
 //
 // # Speculative decoding
 //
@@ -146,7 +178,7 @@
 // Prefix caching (prefixcache.go), dependent turns (workload_deps.go) and
 // disaggregated prefill/decode (disagg.go) are described in their files.
 //
-// Not modelled: multi-node, prefix-aware routing, load balance between DP-attention ranks (their KV blocks are pooled),
-// scheduler time between steps beyond Config.Host, client and HTTP
-// overheads, and the placeholder tokens of async scheduling.
+// Not modelled: multi-node, load balance between DP-attention ranks (their
+// KV blocks are pooled), scheduler time between steps beyond Config.Host,
+// the client's HTTP time, and the placeholder tokens of async scheduling.
 package serve

@@ -51,6 +51,11 @@ type engineRow struct {
 	runs func(l model.Layout) bool
 	// scheduler makes the engine's scheduler for a validated c.
 	scheduler func(c *Config) scheduler
+	// captureSize is the largest decode step, in tokens per attention
+	// rank, the engine captures a CUDA graph for under c on a GPU of the
+	// given memory with tp GPUs in its tensor-parallel group (sim.Config's
+	// CaptureSize).
+	captureSize func(c *Config, gpuMemory unit.Bytes, tp int) int
 }
 
 // engines is the engine table, indexed by Engine.
@@ -63,8 +68,9 @@ var engines = [...]engineRow{
 		// vLLM runs attention TP-way in each of DP groups
 		// (--data-parallel-size); it has no data-parallel attention
 		// with TP over the MLP side.
-		runs:      func(l model.Layout) bool { return !l.DPAttention },
-		scheduler: newVLLMScheduler,
+		runs:        func(l model.Layout) bool { return !l.DPAttention },
+		scheduler:   newVLLMScheduler,
+		captureSize: vllmCaptureSize,
 	},
 	SGLang: {
 		EngineInfo: EngineInfo{Name: "sglang", Title: "SGLang", BudgetKey: "chunked_prefill_size", SeqsKey: "max_running_requests",
@@ -74,8 +80,9 @@ var engines = [...]engineRow{
 		blockSize: func(*model.Config, string) int { return 1 }, // page_size 1 (server_args.py default)
 		// SGLang's --dp without DP attention (replicas behind its router)
 		// is not enumerated; --enable-dp-attention is (DP = 1, TP = n).
-		runs:      func(l model.Layout) bool { return l.DP == 1 },
-		scheduler: newSGLangScheduler,
+		runs:        func(l model.Layout) bool { return l.DP == 1 },
+		scheduler:   newSGLangScheduler,
+		captureSize: sglangCaptureSize,
 	},
 }
 
@@ -186,6 +193,7 @@ func sglangDefaults(c *Config, _ string, gpuMemory unit.Bytes) {
 		c.MaxNumBatchedTokens = 16384
 	}
 	c.MaxPrefillTokens = 16384
+	c.ScheduleConservativeness = 1 // server_args.py: schedule_conservativeness 1.0
 	c.Memory.BlockSize = 1
 }
 
@@ -197,4 +205,45 @@ func sglangValidate(c *Config) error {
 		return fieldErrorf("MaxPrefillTokens", "must be at least 1, got %d", c.MaxPrefillTokens)
 	}
 	return nil
+}
+
+// CaptureSize is the largest decode step, in tokens per attention rank,
+// engine c.Engine captures a CUDA graph for with c's settings on a GPU of
+// the given memory, tp GPUs in the engine's tensor-parallel group (SGLang's
+// tp_size: every GPU of the replica); a larger decode step runs eagerly
+// (sim.Config.CaptureSize). 0 for an unknown engine.
+func CaptureSize(c *Config, gpuMemory unit.Bytes, tp int) int {
+	if !c.Engine.valid() {
+		return 0
+	}
+	return engines[c.Engine].captureSize(c, gpuMemory, tp)
+}
+
+// vllmCaptureSize is max_cudagraph_capture_size's default,
+// min(2 x max_num_seqs, 512) (vllm-project/vllm `vllm/config/vllm.py`,
+// set_cudagraph_sizes: "max_graph_size = min(max_num_seqs * 2, 512)").
+func vllmCaptureSize(c *Config, _ unit.Bytes, _ int) int { return min(2*c.MaxNumSeqs, 512) }
+
+// sglangCaptureSize is cuda_graph_max_bs's default by GPU memory and TP
+// size (sgl-project/sglang `python/sglang/srt/server_args.py` @ 001067f,
+// _handle_gpu_memory_settings: 8 below 20 GiB; 24 (tp < 4) or 80 below 35
+// GiB; 32 or 160 below 60 GiB; 256 or 512 below 160 GiB; 512 above),
+// in requests per rank, times the tokens of one decode (1 + K drafts).
+func sglangCaptureSize(c *Config, gpuMemory unit.Bytes, tp int) int {
+	small, large := 512, 512
+	switch {
+	case gpuMemory < 20*GiB:
+		small, large = 8, 8
+	case gpuMemory < 35*GiB:
+		small, large = 24, 80
+	case gpuMemory < 60*GiB:
+		small, large = 32, 160
+	case gpuMemory < 160*GiB:
+		small, large = 256, 512
+	}
+	bs := large
+	if tp < 4 {
+		bs = small
+	}
+	return bs * (1 + c.Spec.DraftTokens)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/model"
 )
 
@@ -68,4 +69,37 @@ func TestEngineRows(t *testing.T) {
 				"the default block is the row's for a non-MLA model")
 		})
 	}
+}
+
+// TestCaptureSize: each engine's default CUDA-graph capture size, as its
+// source sets it (see vllmCaptureSize, sglangCaptureSize).
+func TestCaptureSize(t *testing.T) {
+	cases := []struct {
+		name   string
+		e      Engine
+		gpu    unit.Bytes
+		tp     int
+		seqs   int
+		drafts int
+		want   int
+	}{
+		{"vllm default seqs", VLLM, 141 * GiB, 8, 1024, 0, 512},
+		{"vllm small max_num_seqs", VLLM, 141 * GiB, 8, 64, 0, 128},
+		{"sglang b200", SGLang, 179 * GiB, 8, 0, 0, 512},
+		{"sglang h200 tp8", SGLang, 140 * GiB, 8, 0, 0, 512},
+		{"sglang h100 tp2", SGLang, 79 * GiB, 2, 0, 0, 256},
+		{"sglang 48 GiB tp1", SGLang, 48 * GiB, 1, 0, 0, 32},
+		{"sglang 24 GiB tp4", SGLang, 24 * GiB, 4, 0, 0, 80},
+		{"sglang 16 GiB", SGLang, 16 * GiB, 8, 0, 0, 8},
+		{"sglang mtp 3 drafts", SGLang, 179 * GiB, 8, 0, 3, 2048},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig(tc.e, "gpu", tc.gpu)
+			c.MaxNumSeqs = tc.seqs
+			c.Spec.DraftTokens = tc.drafts
+			assert.Equal(t, tc.want, CaptureSize(&c, tc.gpu, tc.tp))
+		})
+	}
+	assert.Zero(t, CaptureSize(&Config{Engine: 9}, GiB, 1), "unknown engine")
 }

@@ -32,7 +32,9 @@ func (flat) StepCost(seqs []serve.Seq) (unit.Seconds, [cost.NumCategories]unit.S
 // vLLM's defaults for an H200. The eight prompts fill one 8192-token
 // step, so the requests run in lockstep waves of 1 prefill step
 // (TTFT = 10 + 8192 x 0.025 ms) and 127 decode steps (TPOT = 10 + 8 x 0.1
-// ms); 8 waves of 128 steps.
+// ms); 8 waves of 128 steps. The API server's tokenisation is left out
+// (FrontEnd zero, the default): with it the requests reach the engine one
+// by one and the waves break up.
 func ExampleRun() {
 	cfg := serve.DefaultConfig(serve.VLLM, "NVIDIA H200", 141e9)
 	cfg.Memory.KVBytesPerToken = 70e3

@@ -50,7 +50,10 @@ func (l linear) decode(b, q, ctx float64) float64 {
 // token.
 var realistic = linear{Fixed: 10e-3, PerDecode: 1e-4, PerPrefill: 25e-6, PerContext: 1e-9}
 
-// point is a vLLM closed loop with a KV cache large enough for anything.
+// point is a closed loop of engine e with a KV cache large enough for
+// anything and no front end (every request reaches the engine at its send,
+// the default), so that the scheduler's own behaviour is tested;
+// TestFrontEnd* set one.
 func point(e Engine, c, requests, in, out int) Config {
 	cfg := DefaultConfig(e, "NVIDIA H200", 141e9)
 	cfg.Memory.KVBytesPerToken = 1000
@@ -89,6 +92,9 @@ func TestValidate(t *testing.T) {
 		{"block", func(c *Config) { c.Memory.BlockSize = 0 }, "Memory.BlockSize"},
 		{"groups", func(c *Config) { c.Memory.Groups = 0 }, "Memory.Groups"},
 		{"host", func(c *Config) { c.Host.PerStep = -1 }, "Host.PerStep"},
+		{"conservativeness", func(c *Config) { c.ScheduleConservativeness = math.NaN() }, "ScheduleConservativeness"},
+		{"front end request", func(c *Config) { c.FrontEnd.PerRequest = -1 }, "FrontEnd.PerRequest"},
+		{"front end token", func(c *Config) { c.FrontEnd.PerInputToken = unit.Seconds(math.Inf(1)) }, "FrontEnd.PerInputToken"},
 		{"draft", func(c *Config) { c.Spec.DraftTokens = 17 }, "Spec.DraftTokens"},
 		{"acceptance len", func(c *Config) { c.Spec = Spec{DraftTokens: 3, Acceptance: []float64{.5, .5}} }, "Spec.Acceptance"},
 		{"acceptance range", func(c *Config) { c.Spec = Spec{DraftTokens: 1, Acceptance: []float64{1.5}} }, "Spec.Acceptance"},
@@ -133,6 +139,7 @@ func TestDefaultConfig(t *testing.T) {
 		c := DefaultConfig(tc.e, tc.name, tc.mem)
 		assert.Equal(t, tc.budget, c.MaxNumBatchedTokens, "%s %s", tc.e, tc.name)
 		assert.Equal(t, tc.seqs, c.MaxNumSeqs, "%s %s", tc.e, tc.name)
+		assert.Equal(t, FrontEnd{}, c.FrontEnd, "%s %s: no front end by default", tc.e, tc.name)
 	}
 }
 
@@ -541,6 +548,9 @@ func TestStepsRespectLimits(t *testing.T) {
 			cfg.Workload.RangeRatio = 0.8
 			cfg.Spec = Spec{DraftTokens: 2, Acceptance: []float64{0.7}, Lookahead: 2}
 			cfg.Memory.KVCapacity = 20 * 3000 * 1000 // forces preemptions
+			// SGLang's ratio admission avoids them (TestSGLangAdmitsByRatio):
+			// admit by the chunk's KV alone here.
+			cfg.ScheduleConservativeness = 0
 			c := &checker{linear: realistic, t: t, cfg: cfg}
 			r, err := Run(cfg, c)
 			require.NoError(t, err)

@@ -187,22 +187,32 @@ const (
 // CaptureTokens is the largest step (tokens per rank) vLLM captures CUDA
 // graphs for: max_cudagraph_capture_size = min(2·max_num_seqs, 512)
 // (vllm/config/vllm.py set_cudagraph_sizes), 512 at the default
-// max_num_seqs of 1024 on a GPU of at least 70 GiB.
+// max_num_seqs of 1024 on a GPU of at least 70 GiB. Config.CaptureSize
+// replaces it when set.
 const CaptureTokens = 512
 
 // graphModeOf follows vLLM V1's cudagraph dispatch (FULL_AND_PIECEWISE,
 // docs/design/cuda_graphs.md): uniform decode steps (every query 1 or
-// 1+K) replay full graphs; mixed and prefill steps run piecewise graphs
-// with attention eager up to CaptureTokens, and eager above it. Without
+// 1+K) replay full graphs up to Config.CaptureSize tokens per rank (no
+// limit when 0) and run eagerly above it; mixed and prefill steps run
+// piecewise graphs with attention eager up to the capture size
+// (CaptureTokens when 0), and eager above it. Without
 // runtime.cuda_graphs every step is eager. Eager kernels pay
 // kernels.Costs.LaunchCost: the host launch time beyond the op's own.
 func (s *Sim) graphModeOf(m *mix, target *pass) graphMode {
+	capture := s.cfg.CaptureSize
 	switch {
 	case !s.cfg.Graphs:
 		return graphNone
 	case m.pre == 0:
+		if capture > 0 && target.attn > capture {
+			return graphNone
+		}
 		return graphFull
-	case target.attn <= CaptureTokens:
+	case capture == 0:
+		capture = CaptureTokens
+	}
+	if target.attn <= capture {
 		return graphPiecewise
 	}
 	return graphNone

@@ -266,6 +266,56 @@ func TestMixedStepLaunch(t *testing.T) {
 	assert.Positive(t, o, "above the capture size: eager")
 }
 
+// TestCaptureSize: a decode step above Config.CaptureSize tokens per rank
+// runs eagerly (every kernel launched from the host) and costs more than
+// the same step replayed from a graph; at or below it, a graph; a mixed
+// step within it runs piecewise.
+func TestCaptureSize(t *testing.T) {
+	st := setups[1] // kimi-k2.5 h200 tp8 ep8, graphs
+	cases := []struct {
+		name      string
+		capture   int
+		seqs      []Seq
+		wantEager bool
+	}{
+		{"no limit", 0, decodes(600, 2048, 1), false},
+		{"at the size", 512, decodes(512, 2048, 1), false},
+		{"above the size", 512, decodes(513, 2048, 1), true},
+		{"small capture", 64, decodes(65, 2048, 1), true},
+		{"mixed within, piecewise", 512, append(decodes(8, 2048, 1), Seq{Query: 100, Prefill: true}), false},
+		{"mixed above, eager", 64, append(decodes(8, 2048, 1), Seq{Query: 100, Prefill: true}), true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := st.config(t)
+			cfg.CaptureSize = tc.capture
+			s, err := New(cfg)
+			require.NoError(t, err)
+			ops, err := s.ExplainBatch(tc.seqs)
+			require.NoError(t, err)
+			nonAttn := 0
+			for _, o := range ops {
+				if o.Launch > 0 && o.Category != cost.Attention {
+					nonAttn++
+				}
+			}
+			assert.Equal(t, tc.wantEager, nonAttn > 0, "kernels beyond attention launched eagerly")
+			if tc.wantEager {
+				cfg.CaptureSize = 0
+				g, err := New(cfg)
+				require.NoError(t, err)
+				assert.Greater(t, stepBatch(t, s, tc.seqs).Step.Time, stepBatch(t, g, tc.seqs).Step.Time, "eager costs more than the graph")
+			}
+		})
+	}
+	cfg := st.config(t)
+	cfg.CaptureSize = -1
+	_, err := New(cfg)
+	var fe *FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "CaptureSize", fe.Field)
+}
+
 // TestPrefillMoEEqualsDecodeAtSameTokens: the MoE layer sees tokens, not
 // sequences: a prefill chunk of N tokens from an empty cache and a decode
 // step of N sequences route the same tokens, so their MoE time is equal

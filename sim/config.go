@@ -19,6 +19,13 @@ type Config struct {
 	Layout    model.Layout
 	Graphs    bool      // runtime.cuda_graphs
 	AllReduce comm.Impl // runtime.allreduce
+	// CaptureSize is the largest step, in tokens per attention rank, the
+	// engine has captured CUDA graphs for: a decode step above it runs
+	// eagerly (vLLM's max_cudagraph_capture_size; SGLang's
+	// cuda_graph_max_bs x tokens per decode), and with piecewise graphs a
+	// mixed step above it runs eagerly. 0 = no limit on decode steps
+	// (every decode step replays a graph) and CaptureTokens for mixed ones.
+	CaptureSize int
 	// GPUMemoryUtilization is the fraction of GPU memory the engine may use
 	// (vLLM gpu_memory_utilization).
 	GPUMemoryUtilization float64
@@ -144,6 +151,9 @@ func (c *Config) validate() (shape, error) {
 	}
 	if !(c.GPUMemoryUtilization > 0 && c.GPUMemoryUtilization <= 1) {
 		return sh, fieldErrorf("GPUMemoryUtilization", "must be in (0, 1], got %g", c.GPUMemoryUtilization)
+	}
+	if c.CaptureSize < 0 || c.CaptureSize > MaxBatchSize {
+		return sh, fieldErrorf("CaptureSize", "must be in [0, %d] tokens, got %d", MaxBatchSize, c.CaptureSize)
 	}
 	if c.KVCache > dtype.KVFP8 {
 		return sh, fieldErrorf("KVCache", "unknown KV-cache dtype %d", c.KVCache)

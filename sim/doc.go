@@ -39,18 +39,21 @@
 //   - Speculative decoding: the first draft pass runs over every new
 //     token (the drafter fills its KV for prefill tokens too), the later
 //     K-1 over one token per sequence.
-//   - CUDA graphs (vLLM V1 FULL_AND_PIECEWISE): a decode step replays one
-//     graph; a mixed or prefill step of at most CaptureTokens tokens per
-//     rank runs piecewise graphs with attention launched eagerly, a larger
-//     one runs eagerly; eager kernels pay kernels.Costs.LaunchCost.
+//   - CUDA graphs (vLLM V1 FULL_AND_PIECEWISE): a decode step of at most
+//     Config.CaptureSize tokens per rank replays one graph (any decode step
+//     when it is 0), a larger one runs eagerly; a mixed or prefill step of
+//     at most CaptureSize (CaptureTokens when 0) tokens per rank runs
+//     piecewise graphs with attention launched eagerly, a larger one runs
+//     eagerly; eager kernels pay kernels.Costs.LaunchCost. Batches below
+//     the capture size are priced at their size, not padded to the next
+//     captured size.
 //   - With G attention groups (DP attention) the sequences spread evenly
 //     and the step costs the busiest group: ceil(n/G) decodes and
 //     ceil(chunks/G) chunks with that share of the chunks' tokens.
 //
 // Not modelled: host work per step that async scheduling does not hide
-// (prefill input preparation), the extra merge kernel of MLA prefill over
-// a cached prefix, and full-graph decode steps above the capture size
-// (Step keeps today's full-graph decode at every batch). Unmeasured:
+// (prefill input preparation) and the extra merge kernel of MLA prefill over
+// a cached prefix. Unmeasured:
 // MXFP4 experts (gpt-oss) at prefill sizes are priced on the W4A16 Marlin
 // path, as weight-only formats are (vLLM on Hopper may run them through
 // Triton's matmul_ogs instead); FlashInfer CUTLASS fp8 MoE is priced as

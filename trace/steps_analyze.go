@@ -248,11 +248,15 @@ type Analyzer struct {
 
 	launchName map[string]bool
 	kernels    map[string]*kernelRec
-	kernelList []*kernelRec // by id
-	devices    map[int64]bool
-	res        Result
-	lateK      int
-	total      int // steps with GPU work, before --kind filtering
+	// folded counts, in one record, the kernels of names past
+	// MaxKernelNames; foldedNames is their event count.
+	folded      *kernelRec
+	foldedNames int
+	kernelList  []*kernelRec // by id
+	devices     map[int64]bool
+	res         Result
+	lateK       int
+	total       int // steps with GPU work, before --kind filtering
 }
 
 // NewAnalyzer returns an analyzer for one trace.
@@ -571,11 +575,32 @@ func (a *Analyzer) route(corr int64, k kspan, offset int64) {
 	a.addToGap(k)
 }
 
+// MaxKernelNames bounds the distinct kernel names an Analyzer keeps and
+// classifies: a serving engine's trace holds a few hundred (157 in the
+// testdata traces); kernels of further names count in one record.
+const MaxKernelNames = 1 << 16
+
+const foldedKernelName = "(kernels of names past the distinct-name limit)"
+
 // kernelStat counts the kernel in its name's record, classifying the name
 // the first time it is seen (one map lookup per kernel event).
 func (a *Analyzer) kernelStat(ev *Event) *kernelRec {
 	ks := a.kernels[ev.Name]
 	if ks == nil {
+		if len(a.kernels) >= MaxKernelNames {
+			// Past the cap every new name counts in one record, unclassified,
+			// so a trace of unique names cannot grow the tables (or the
+			// classification time) without bound.
+			a.foldedNames++
+			if a.folded == nil {
+				a.folded = &kernelRec{KernelStat: KernelStat{Name: foldedKernelName, Class: Class{Category: cost.Other, Op: "unclassified", Rule: -1}}, id: int32(len(a.kernelList))}
+				a.kernelList = append(a.kernelList, a.folded)
+			}
+			ks = a.folded
+			ks.Count++
+			ks.Total += ev.Dur
+			return ks
+		}
 		ks = &kernelRec{KernelStat: KernelStat{Name: ev.Name, Class: a.cls.Classify(ev.Name)}, id: int32(len(a.kernelList))}
 		a.kernels[ev.Name] = ks
 		a.kernelList = append(a.kernelList, ks)
@@ -799,6 +824,10 @@ func sortStepKernels(ks []StepKernel) []StepKernel {
 
 func (a *Analyzer) warnings(empty int) {
 	w := &a.res.Warnings
+	if a.foldedNames > 0 {
+		*w = append(*w, fmt.Sprintf("more than %d distinct kernel names (a serving engine's trace holds a few hundred): %d kernel events of names past the first %d are counted together as %q, unclassified",
+			MaxKernelNames, a.foldedNames, MaxKernelNames, foldedKernelName))
+	}
 	if a.res.FarKernels > 0 {
 		*w = append(*w, fmt.Sprintf("skipped %d malformed kernel events that start more than %.0f s before or %.0f s after their launch, a time outside the trace's span (the first at byte %d)",
 			a.res.FarKernels, float64(maxBeforeLaunch), float64(maxAfterLaunch), a.res.FarOffset))

@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,4 +25,28 @@ func TestGapStepsPendingKernelsDeterministic(t *testing.T) {
 		assert.InDelta(t, 1950, res.Steps[0].Wall.Us(), tol)
 		assert.InDelta(t, 1000, res.Steps[0].Busy.Us(), tol)
 	}
+}
+
+// A trace of more distinct kernel names than MaxKernelNames keeps that many
+// records: later names count together in one unclassified record, with a
+// warning, and every event's time is still counted.
+func TestKernelNamesCapped(t *testing.T) {
+	var evs []Event
+	n := MaxKernelNames + 10
+	for i := range n {
+		evs = append(evs, kern(fmt.Sprintf("gemm_kernel_%d", i), 7, float64(1000+10*i), 5, int64(i+1)))
+	}
+	res := run(t, Options{}, evs...)
+	assert.EqualValues(t, n, res.KernelCount)
+	assert.Len(t, res.Kernels, MaxKernelNames+1, "the names kept, and one record for the rest")
+	folded := 0
+	for _, k := range res.Kernels {
+		if k.Name == foldedKernelName {
+			folded += int(k.Count)
+			assert.Equal(t, "unclassified", k.Class.Op)
+		}
+	}
+	assert.Equal(t, 10, folded, "the names past the cap, counted together")
+	require.NotEmpty(t, res.Warnings)
+	assert.Contains(t, strings.Join(res.Warnings, "\n"), "distinct kernel names")
 }

@@ -36,6 +36,9 @@ type validateCorpusOptions struct {
 	Every    int
 	MaxRows  int
 	Markdown string // --markdown FILE: the scorecard as docs/ACCURACY.md
+	// Without and With name modelled mechanisms to turn off or on in every
+	// scenario (scenarios.Scenario.SetMechanism).
+	Without, With []string
 }
 
 func newValidateCorpusCmd(s *streams) *cobra.Command {
@@ -73,6 +76,8 @@ never makes the command fail; unusable input exits 2.`,
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report to FILE")
 	f.IntVar(&opts.Every, "every", 1, "score one row in N (a deterministic subsample by position; skipped rows are still counted; rows with a peer's baseline are always scored)")
 	f.IntVar(&opts.MaxRows, "max-rows", 0, "score at most N rows: one in ceil(scorable/N), as --every (0: all)")
+	f.StringSliceVar(&opts.Without, "without", nil, "turn these modelled mechanisms off (comma-separated) to measure each one's effect: "+strings.Join(scenarios.Mechanisms(), "; "))
+	f.StringSliceVar(&opts.With, "with", nil, "turn these mechanisms on (comma-separated; names as --without)")
 	f.StringVar(&opts.Markdown, "markdown", "", "also write the scorecard as a Markdown document to FILE (docs/ACCURACY.md is this for the shipped corpus)")
 	return cmd
 }
@@ -99,7 +104,23 @@ func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := scoreCorpus(m, opts.Every, opts.MaxRows)
+	set := map[string]bool{}
+	for _, l := range []struct {
+		flag  string
+		names []string
+		on    bool
+	}{{"--without", opts.Without, false}, {"--with", opts.With, true}} {
+		for _, name := range l.names {
+			if err := (&scenarios.Scenario{}).SetMechanism(name, l.on); err != nil {
+				return inputErrf("validate corpus: %s: %v", l.flag, err)
+			}
+			if prev, ok := set[name]; ok && prev != l.on {
+				return inputErrf("validate corpus: %s is in both --with and --without", name)
+			}
+			set[name] = l.on
+		}
+	}
+	res, err := scoreCorpus(m, opts.Every, opts.MaxRows, set)
 	if err != nil {
 		return err
 	}
@@ -174,7 +195,8 @@ type corpusJob struct {
 
 // scoreCorpus reads every entry, excludes unreliable records, simulates
 // the rest in parallel and scores them.
-func scoreCorpus(m *scenarios.Manifest, every, maxRows int) (*corpusResult, error) {
+// mechanisms turns the named mechanisms on (true) or off in every scenario.
+func scoreCorpus(m *scenarios.Manifest, every, maxRows int, mechanisms map[string]bool) (*corpusResult, error) {
 	var jobs []corpusJob
 	var recs []validate.BenchResult
 	for i, e := range m.Entries {
@@ -230,6 +252,9 @@ func scoreCorpus(m *scenarios.Manifest, every, maxRows int) (*corpusResult, erro
 		if err != nil {
 			ents[i].skip = "cannot express: " + reasonOf(err)
 			continue
+		}
+		for name, on := range mechanisms {
+			_ = sc.SetMechanism(name, on) // names checked by the caller
 		}
 		if why := checkpointMismatch(sc, e.Checkpoint); why != "" {
 			ents[i].skip = "cannot express: " + why

@@ -153,7 +153,7 @@ func BenchmarkValidateCorpus(b *testing.B) {
 	m, err := openCorpus("")
 	require.NoError(b, err)
 	for b.Loop() {
-		res, err := scoreCorpus(m, 1, accuracyMaxRows)
+		res, err := scoreCorpus(m, 1, accuracyMaxRows, nil)
 		require.NoError(b, err)
 		b.ReportMetric(float64(res.Card.Scored), "rows_scored")
 	}

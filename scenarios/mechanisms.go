@@ -1,0 +1,76 @@
+package scenarios
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/moecast/moecast/serve"
+)
+
+// A mechanism is one serving behaviour moecast models that can be turned
+// on or off to measure its effect on accuracy (`moecast validate corpus
+// --with NAME` / `--without NAME`): set(s, false) sets the scenario as if
+// the mechanism were not modelled, set(s, true) models it.
+type mechanism struct {
+	doc string
+	on  bool // on by default
+	set func(s *Scenario, on bool)
+}
+
+var mechanisms = map[string]mechanism{
+	"front-end": {"the API server: requests tokenised one at a time (serve.TokenizeTime per prompt token) before the engine sees them; runtime.tokenize_us_per_token", false,
+		func(s *Scenario, on bool) {
+			t := 0.0
+			if on {
+				t = float64(serve.TokenizeTime)
+			}
+			s.Serving.TokenizeTime = &t
+		}},
+	"sglang-admission": {"SGLang's new-token-ratio admission (runtime.schedule_conservativeness; off: admission by the chunk's KV alone)", true,
+		func(s *Scenario, on bool) {
+			c := 0.0
+			if on {
+				c = 1
+			}
+			s.Serving.ScheduleConservativeness = &c
+		}},
+	"capture-size": {"the engine's CUDA-graph capture size: decode steps above it priced eagerly (off: every decode step replays a graph)", true,
+		func(s *Scenario, on bool) {
+			s.Config.CaptureSize = 0
+			if on {
+				s.setCaptureSize()
+			}
+		}},
+}
+
+// Mechanisms lists the names Set takes, sorted, each with whether it is on
+// by default and what it models.
+func Mechanisms() []string {
+	out := make([]string, 0, len(mechanisms))
+	for k, m := range mechanisms {
+		state := "off"
+		if m.on {
+			state = "on"
+		}
+		out = append(out, k+" ("+state+" by default): "+m.doc)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// SetMechanism turns the named mechanism on or off in s; call it before
+// s.Sim(). An unknown name is an error naming the known ones.
+func (s *Scenario) SetMechanism(name string, on bool) error {
+	m, ok := mechanisms[name]
+	if !ok {
+		names := make([]string, 0, len(mechanisms))
+		for k := range mechanisms {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		return fmt.Errorf("unknown mechanism %q (want one of %s)", name, strings.Join(names, ", "))
+	}
+	m.set(s, on)
+	return nil
+}
