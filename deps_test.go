@@ -36,31 +36,31 @@ var allowed = map[string][]string{
 	"internal/rendezvous": {},
 	"kernels/gpu":         {"internal/cuda", "internal/unit"},
 	"model":               {"internal/unit", "internal/dtype", "internal/infile"},
-	"kernels":             {"internal/unit", "internal/dtype", "internal/cost", "internal/curve", "gonum.org/v1/gonum"},
-	"comm":                {"internal/unit", "internal/cost", "internal/curve", "gonum.org/v1/gonum"},
+	"kernels":             {"internal/unit", "internal/dtype", "internal/cost", "internal/curve"},
+	"comm":                {"internal/unit", "internal/cost", "internal/curve"},
 	// comm/ncclrun measures collectives through internal/cuda's NCCL and
 	// joins multi-process jobs through internal/rendezvous; it makes no
 	// tables (calib/campaign does).
 	"comm/ncclrun":   {"internal/cuda", "internal/rendezvous"},
-	"sim":            {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "gonum.org/v1/gonum"},
-	"serve":          {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim"},
-	"plan":           {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm", "sim", "serve"},
-	"trace":          {"internal/unit", "internal/cost", "internal/infile", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
+	"sim":            {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm"},
+	"serve":          {"internal/unit", "internal/cost", "model", "kernels", "comm", "sim"},
+	"plan":           {"internal/unit", "internal/dtype", "model", "kernels", "comm", "sim", "serve"},
+	"trace":          {"internal/unit", "internal/infile", "internal/cost", "github.com/BurntSushi/toml", "github.com/klauspost/compress"},
 	"trace/tracegen": {},
 	// calib reads aiconfigurator's parquet tables (parquet-go: a
 	// maintained pure-Go reader; parquet's encodings and compressions are
 	// not worth writing by hand) and keeps its largest embedded files
 	// zstd-compressed (klauspost/compress).
-	"calib": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/infile", "internal/curve", "kernels", "comm",
-		"github.com/BurntSushi/toml", "gonum.org/v1/gonum", "github.com/parquet-go/parquet-go", "github.com/klauspost/compress"},
-	"calib/campaign": {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "calib", "internal/cuda", "kernels/gpu", "report",
+	"calib": {"internal/unit", "internal/infile", "internal/cost", "internal/atomicfile", "internal/curve", "kernels", "comm",
+		"github.com/BurntSushi/toml", "github.com/parquet-go/parquet-go", "github.com/klauspost/compress"},
+	"calib/campaign": {"internal/unit", "model", "kernels", "calib", "internal/cuda", "kernels/gpu", "report",
 		"comm", "comm/ncclrun", "internal/rendezvous"},
-	"scenarios": {"internal/unit", "internal/dtype", "internal/cost", "internal/infile", "model", "kernels", "comm", "sim", "serve", "plan", "calib",
+	"scenarios": {"internal/unit", "internal/infile", "internal/dtype", "model", "kernels", "comm", "sim", "serve", "plan", "calib",
 		"github.com/BurntSushi/toml"},
 	"cmd/moecast/internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/infile", "model", "kernels",
 		"comm", "sim", "serve", "plan", "calib", "calib/campaign", "trace", "report", "scenarios", "validate", "internal/cuda", "kernels/gpu",
 		"internal/rendezvous", "validate/corpus", "github.com/spf13/cobra", "github.com/spf13/pflag"},
-	"report":      {"internal/unit", "internal/cost", "trace", "sim", "gonum.org/v1/plot"},
+	"report":      {"internal/unit", "internal/cost", "trace", "gonum.org/v1/plot"},
 	"cmd/moecast": {"cmd/moecast/internal/cli"},
 	"validate":    {"internal/unit", "internal/cost", "internal/infile", "model", "kernels", "sim", "serve", "trace", "calib"},
 	// The shipped accuracy corpus: data only; gen is its go generate
@@ -69,7 +69,10 @@ var allowed = map[string][]string{
 	"validate/corpus/gen": {},
 }
 
-func TestImportDirection(t *testing.T) {
+// moduleImports maps each package directory (relative to the module) to
+// the set of import paths of its non-test files.
+func moduleImports(t *testing.T) map[string]map[string]bool {
+	t.Helper()
 	imports := map[string]map[string]bool{}
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -103,6 +106,11 @@ func TestImportDirection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return imports
+}
+
+func TestImportDirection(t *testing.T) {
+	imports := moduleImports(t)
 	var dirs []string
 	for d := range imports {
 		dirs = append(dirs, d)
@@ -218,6 +226,59 @@ func TestTraceApartFromCalib(t *testing.T) {
 				if im == b || strings.HasPrefix(im, b+"/") {
 					t.Errorf("%s may not import %s", pkg, im)
 				}
+			}
+		}
+	}
+}
+
+// TestAllowedEdgesUsed keeps the table from granting more than the tree
+// uses: every allowed import is imported by some non-test file of its
+// package (a third-party module: some package of it), so that an allowance
+// nothing uses is removed rather than kept as an open door.
+func TestAllowedEdgesUsed(t *testing.T) {
+	imports := moduleImports(t)
+	for pkg, rules := range allowed {
+		for _, r := range rules {
+			used := false
+			for im := range imports[pkg] {
+				if importAllowed(im, []string{r}) {
+					used = true
+					break
+				}
+			}
+			if !used {
+				t.Errorf("deps_test.go allows %s to import %s, which none of its files imports: remove the allowance", pkg, r)
+			}
+		}
+	}
+}
+
+// groundFloor is internal/'s ground floor: packages that every layer may
+// use and that import only each other, the standard library and
+// third-party modules, never a package above them (the CLI least of all).
+var groundFloor = []string{"internal/unit", "internal/cost", "internal/dtype", "internal/curve", "internal/atomicfile", "internal/infile",
+	"internal/cuda", "internal/rendezvous"}
+
+// TestGroundFloor refuses an allowance from a ground-floor package to any
+// module package above it, the CLI (cmd/moecast/internal/cli) first.
+func TestGroundFloor(t *testing.T) {
+	floor := map[string]bool{}
+	for _, p := range groundFloor {
+		floor[p] = true
+	}
+	for _, p := range groundFloor {
+		rules, ok := allowed[p]
+		if !ok {
+			t.Errorf("ground-floor package %s is not in deps_test.go's table", p)
+		}
+		for _, r := range rules {
+			if strings.Contains(strings.SplitN(r, "/", 2)[0], ".") {
+				continue // a third-party module
+			}
+			if r == "cmd/moecast/internal/cli" || strings.HasPrefix(r, "cmd/") {
+				t.Errorf("ground-floor package %s may not import the CLI (%s)", p, r)
+			} else if !floor[r] {
+				t.Errorf("ground-floor package %s may not import %s, which is above the ground floor", p, r)
 			}
 		}
 	}

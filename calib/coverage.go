@@ -33,23 +33,6 @@ type AxisRange struct {
 	Distinct int
 }
 
-// seriesLayout names, per op, the columns that select a series (matched
-// exactly by a lookup) and the axes interpolated within it.
-var seriesLayout = map[string]struct{ keys, axes []string }{
-	"gemm":          {[]string{"n", "k"}, []string{"m"}},
-	"moe":           {[]string{"moe_tp", "ep"}, []string{"tokens"}},
-	"mla":           {[]string{"heads"}, []string{"batch", "kv_len"}},
-	"gqa":           {[]string{"heads", "kv_heads"}, []string{"batch", "kv_len"}},
-	"prefill":       {[]string{"heads", "kv_heads"}, []string{"chunk", "prefix"}},
-	"elementwise":   {nil, []string{"bytes"}},
-	"unmapped":      {nil, []string{"tokens"}},
-	"allreduce":     {[]string{"ranks"}, []string{"bytes"}},
-	"allgather":     {[]string{"ranks"}, []string{"bytes"}},
-	"reducescatter": {[]string{"ranks"}, []string{"bytes"}},
-	"alltoall":      {[]string{"ranks"}, []string{"bytes"}},
-	"ep":            {[]string{"hidden", "topk", "experts", "ranks"}, []string{"tokens_per_rank"}},
-}
-
 func keysString(k Keys) string {
 	var parts []string
 	k.eachSet(
@@ -75,7 +58,10 @@ func (f *File) Coverage() []Coverage {
 				}
 			}
 		}
-		lay := seriesLayout[t.Op]
+		var lay series
+		if def, ok := opFor(t.Op); ok {
+			lay = def.series
+		}
 		keyCols := make([][]float64, len(lay.keys))
 		for j, k := range lay.keys {
 			keyCols[j] = t.Column(k)

@@ -234,26 +234,6 @@ func TestNCCLTestsOptions(t *testing.T) {
 	assert.Contains(t, f.Warnings[0], `nccl-tests: the output does not name the fabric and --fabric was not given: it is recorded as "unknown"`)
 }
 
-// TestDevicePreset: device names as the tools print them map to presets
-// where one fits, never to another part.
-func TestDevicePreset(t *testing.T) {
-	for _, tt := range []struct{ in, want string }{
-		{"NVIDIA H100 80GB HBM3", "h100-sxm"},
-		{"NVIDIA  H200", "h200-sxm"},
-		{"NVIDIA B200", "b200-sxm"},
-		{"NVIDIA RTX PRO 6000 Blackwell Server Edition", "rtx-pro-6000-server"},
-		{"h200-sxm", "h200-sxm"},
-		{"NVIDIA H100 PCIe", ""},
-		{"NVIDIA H100 NVL", ""},
-		{"NVIDIA A100-SXM4-80GB", ""},
-		{"", ""},
-	} {
-		got, ok := DevicePreset(tt.in)
-		assert.Equal(t, tt.want, got, tt.in)
-		assert.Equal(t, tt.want != "", ok, tt.in)
-	}
-}
-
 // TestNCCLTestsWarnings: a device no preset matches is said, and so is a
 // missing fabric; a row faster than the fabric allows is refused at its
 // line in the nccl-tests file.

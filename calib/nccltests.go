@@ -360,7 +360,7 @@ func buildNCCLFile(runs []*ncclRun, opt NCCLTestsOptions) (*File, error) {
 	gpu := opt.GPU
 	if gpu == "" {
 		label := runs[0].label
-		if p, ok := DevicePreset(label); ok {
+		if p, ok := kernels.DevicePreset(label); ok {
 			gpu = p
 		} else {
 			gpu = label

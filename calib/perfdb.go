@@ -88,8 +88,8 @@ func classify(dir, rel string) (perfdbFile, bool) {
 	return f, true
 }
 
-// GPUName maps a perfdb system name to a moecast GPU preset name.
-func GPUName(system string) string { return strings.ReplaceAll(system, "_", "-") }
+// gpuName maps a perfdb system name to a moecast GPU preset name.
+func gpuName(system string) string { return strings.ReplaceAll(system, "_", "-") }
 
 // ImportPerfDB reads the CSV layout of aiconfigurator's perf database
 // (DIR/comm, DIR/moe, DIR/mla, DIR/systems: ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/
@@ -122,7 +122,7 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
 		for _, e := range ents {
 			if f, ok := classify(dir, filepath.Join(sub, e.Name())); ok && !e.IsDir() {
 				systems[f.system] = true
-				if opt.GPU == "" || GPUName(f.system) == opt.GPU {
+				if opt.GPU == "" || gpuName(f.system) == opt.GPU {
 					files = append(files, f)
 				}
 			}
@@ -134,7 +134,7 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
 	if opt.GPU == "" && len(systems) > 1 {
 		var names []string
 		for s := range systems {
-			names = append(names, GPUName(s))
+			names = append(names, gpuName(s))
 		}
 		sort.Strings(names)
 		return nil, fmt.Errorf("perfdb %s: several GPUs (%s): choose one with --gpu", dir, strings.Join(names, ", "))
@@ -143,7 +143,7 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
 		return nil, fmt.Errorf("perfdb %s: no files for GPU %q", dir, opt.GPU)
 	}
 	sys := files[0].system
-	gpu := GPUName(sys)
+	gpu := gpuName(sys)
 	l2 := opt.L2
 	if l2 == 0 {
 		g, ok := kernels.LookupGPU(gpu)

@@ -182,7 +182,7 @@ func scanTree(dir, root, gpu string, systems map[string]bool) ([]perfdbFile, err
 				continue
 			}
 			systems[sys] = true
-			if gpu != "" && GPUName(sys) != gpu {
+			if gpu != "" && gpuName(sys) != gpu {
 				continue
 			}
 			verDir := filepath.Dir(m)

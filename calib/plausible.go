@@ -55,8 +55,8 @@ func plausibleRows(prov Provenance, t *Table, c *colIndex) error {
 	for i, r := range t.Rows {
 		lat := unit.Seconds(r[c.lat]) * c.latScale
 		floor, why := minOpLatency, "the least a GPU op takes (a kernel launch or graph node)"
-		switch t.Op {
-		case "allreduce", "allgather", "reducescatter", "alltoall":
+		switch Op(t.Op) {
+		case OpAllReduce, OpAllGather, OpReduceScatter, OpAllToAll:
 			if !hasFab {
 				break
 			}
@@ -64,7 +64,7 @@ func plausibleRows(prov Provenance, t *Table, c *colIndex) error {
 			bytes := r[c.idx["bytes"]]
 			floor = unit.Seconds((n - 1) / n * bytes / float64(fab.BW))
 			why = "(ranks-1)/ranks x bytes at the " + fab.Name + " link bandwidth " + fab.BW.String()
-		case "elementwise":
+		case OpElementwise:
 			// the kernel reads and writes bytes at least once: from DRAM
 			// unless a warm replay finds them in L2
 			l2 := prov.GPUL2Bytes
@@ -76,7 +76,7 @@ func plausibleRows(prov Provenance, t *Table, c *colIndex) error {
 					floor, why = f, "the bytes at the "+gpu.Name+" DRAM bandwidth "+gpu.MemBW.String()
 				}
 			}
-		case "gemm":
+		case OpGEMM:
 			if !hasGPU {
 				break
 			}

@@ -81,8 +81,8 @@ func Select(box Box, files ...*File) *Selection {
 			t := &f.Tables[i]
 			p := f.Effective(t)
 			ok := false
-			switch t.Op {
-			case "gemm", "moe", "mla", "gqa", "prefill", "elementwise", "unmapped":
+			switch def, _ := opFor(t.Op); {
+			case def != nil && !def.comm: // kernel tables
 				if ok = p.GPU == box.GPU; ok {
 					u.KernelUsed++
 				} else {

@@ -66,75 +66,6 @@ func collectiveKeys(k Keys) error {
 	return fmt.Errorf(`key mode %q: want "graph", "eager" or none`, k.Mode)
 }
 
-var specs = map[string]opSpec{
-	"gemm": {ints: []string{"m", "n", "k"}, keys: func(k Keys) error {
-		if err := need(k.Dtype != "", "key dtype is missing (weight format: bf16, fp8-b128, int4-g32, ...)"); err != nil {
-			return err
-		}
-		return need(reGEMMDtype.MatchString(k.Dtype), fmt.Sprintf("key dtype %q is not a weight format name (bf16, fp16, fp8, fp8-b128, int4-g32, int8-channel, mxfp4, nvfp4, ...)", k.Dtype))
-	}},
-	"moe": {ints: []string{"tokens", "moe_tp", "ep"}, optional: []string{"working_set_bytes", "l2_resident"}, keys: func(k Keys) error {
-		if k.Dtype == "" || k.Distribution == "" {
-			return errors.New("keys dtype (quant) and distribution are required")
-		}
-		if err := oneOf("dtype", k.Dtype, moeQuants); err != nil {
-			return err
-		}
-		if !reDistribution.MatchString(k.Distribution) {
-			return fmt.Errorf("key distribution %q is unknown (balanced, uniform or power_law_<alpha>)", k.Distribution)
-		}
-		return need(k.Experts > 0 && k.TopK > 0 && k.TopK <= k.Experts && k.Hidden > 0 && k.Inter > 0,
-			"keys experts, topk (<= experts), hidden and inter must be positive")
-	}},
-	"mla": {ints: []string{"heads", "batch", "kv_len"}, optional: []string{"working_set_bytes", "l2_resident"}, keys: func(k Keys) error {
-		if err := need(k.Dtype != "" && k.KVDtype != "" && k.KVLoRARank > 0 && k.QKRopeDim > 0,
-			"keys dtype, kv_dtype, kv_lora_rank and qk_rope_dim are required"); err != nil {
-			return err
-		}
-		if err := oneOf("dtype", k.Dtype, mlaDtypes); err != nil {
-			return err
-		}
-		return oneOf("kv_dtype", k.KVDtype, kvDtypes)
-	}},
-	"gqa": {ints: []string{"heads", "kv_heads", "batch", "kv_len"}, keys: func(k Keys) error {
-		if err := need(k.KVDtype != "" && k.HeadDim > 0, "keys kv_dtype and head_dim are required"); err != nil {
-			return err
-		}
-		return oneOf("kv_dtype", k.KVDtype, kvDtypes)
-	}},
-	// prefill: causal attention of one chunk of new tokens against its
-	// cached prefix (GQA: head_dim for q/k and v; MLA's un-absorbed
-	// prefill: head_dim 192, v_head_dim 128), by heads and kv_heads per GPU.
-	"prefill": {ints: []string{"heads", "kv_heads", "chunk"}, nonneg: []string{"prefix"}, keys: func(k Keys) error {
-		if err := need(k.KVDtype != "" && k.HeadDim > 0 && k.VHeadDim > 0 && k.Window >= 0,
-			"keys kv_dtype, head_dim and v_head_dim are required (window, when set, positive)"); err != nil {
-			return err
-		}
-		return oneOf("kv_dtype", k.KVDtype, kvDtypes)
-	}},
-	"allreduce":     {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
-	"allgather":     {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
-	"reducescatter": {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
-	"alltoall":      {ints: []string{"ranks"}, reals: []string{"bytes"}, inplace: true, keys: collectiveKeys},
-	// elementwise: small memory-bound kernels (norms, rotary, KV-cache
-	// writes, top-k) by the bytes one kernel moves; no keys.
-	"elementwise": {reals: []string{"bytes"}, keys: func(k Keys) error {
-		return need(k == Keys{}, "op elementwise takes no keys (its rows are keyed by bytes alone)")
-	}},
-	// unmapped: a traced step's kernels that map to no modelled op, per
-	// layer, by the step's tokens (calib from-trace); no keys.
-	"unmapped": {ints: []string{"tokens"}, keys: func(k Keys) error {
-		return need(k == Keys{}, "op unmapped takes no keys (its rows are keyed by tokens alone)")
-	}},
-	"ep": {ints: []string{"hidden", "topk", "experts", "ranks", "tokens_per_rank"}, keys: func(k Keys) error {
-		if err := need(k.Impl != "" && (k.Phase == "dispatch" || k.Phase == "combine"),
-			`keys impl and phase ("dispatch" or "combine") are required`); err != nil {
-			return err
-		}
-		return oneOf("impl", k.Impl, epImpls)
-	}},
-}
-
 // colIndex is a table's column layout, resolved against its op's spec.
 type colIndex struct {
 	idx        map[string]int
@@ -147,14 +78,15 @@ type colIndex struct {
 }
 
 func specFor(t *Table) (*colIndex, error) {
-	spec, ok := specs[t.Op]
+	def, ok := opFor(t.Op)
 	if !ok && t.Op == "gqa_prefill" {
 		// an earlier from-trace table kind, now op prefill
 		return nil, errors.New(`op "gqa_prefill" is no longer read: use op "prefill" (columns heads, kv_heads, chunk, prefix = kv_len - chunk; keys head_dim, v_head_dim = head_dim, window), or run calib from-trace again`)
 	}
 	if !ok {
-		return nil, fmt.Errorf("op %q is unknown (gemm, moe, mla, gqa, prefill, elementwise, unmapped, allreduce, allgather, reducescatter, alltoall, ep)", t.Op)
+		return nil, fmt.Errorf("op %q is unknown (%s)", t.Op, opNames())
 	}
+	spec := def.spec
 	if err := spec.keys(t.Keys); err != nil {
 		return nil, fmt.Errorf("op %s: %w", t.Op, err)
 	}

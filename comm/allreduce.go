@@ -13,7 +13,7 @@ import (
 type Impl uint8
 
 const (
-	Auto    Impl = iota // what vLLM picks for the fabric, rank count and size
+	Auto    Impl = iota // what the engine picks for the fabric, rank count and size (Policy)
 	NCCL                // NCCL ring/tree with LL/LL128/Simple
 	OneShot             // custom all-reduce, one stage
 	TwoShot             // custom all-reduce, reduce-scatter + all-gather
@@ -62,6 +62,8 @@ type Comm struct {
 	Graphs bool
 	// Tables, when set, is consulted before the alpha-beta model.
 	Tables Lookup
+	// Policy is the serving engine's all-reduce policy (zero: vLLM's).
+	Policy Policy
 }
 
 // Lookup supplies measured collective costs from calibration tables
@@ -80,11 +82,8 @@ type exactAllReducer interface {
 	AllReduceExact(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, bool)
 }
 
-// vLLM custom all-reduce (csrc/custom_all_reduce.cuh, custom_all_reduce.py):
-// used for inputs below CustomARMaxSize when there are 2 ranks with P2P or
-// up to 8 ranks with full NVLink (disabled on PCIe beyond 2 ranks); with 2
-// ranks always the one-stage kernel, else one-stage below 512 KiB for <= 4
-// ranks or below 256 KiB for <= 8 ranks, two-stage above.
+// vLLM custom all-reduce limits (csrc/custom_all_reduce.cuh,
+// custom_all_reduce.py); Policy applies them (policy.go).
 const (
 	CustomARMaxSize    unit.Bytes = 8 * unit.MiB
 	CustomARMaxRanks              = 8
@@ -124,26 +123,14 @@ const (
 	formulaSingle  = "single rank: no communication"
 	noteEager      = "eager custom all-reduce: host-bound floor (perfdb eager points)"
 	noteNoP2P      = "custom all-reduce needs P2P; NCCL used"
-	noteNotEngine  = "asked for, though stock vLLM runs another all-reduce here; no table of this kernel: its model"
+	noteNotEngine  = "asked for, though stock %s runs another all-reduce here; no table of this kernel: its model"
 )
 
-// ChooseAllReduce is the implementation vLLM uses for an all-reduce of b
-// bytes over ranks on c's fabric: custom one-shot/two-shot where vLLM
-// enables its custom all-reduce (see CustomARMaxSize), NCCL otherwise.
+// ChooseAllReduce is the implementation c's engine (c.Policy) uses for an
+// all-reduce of b bytes over ranks on c's fabric; Policy.Choose says why.
 func (c *Comm) ChooseAllReduce(ranks int, b unit.Bytes) Impl {
-	if ranks <= 1 || !c.Fabric.P2P || b >= CustomARMaxSize || ranks > CustomARMaxRanks || ranks%2 != 0 {
-		return NCCL
-	}
-	if ranks == 2 {
-		return OneShot
-	}
-	if !c.Fabric.NVLink {
-		return NCCL
-	}
-	if (ranks <= 4 && b < oneShotLimit4Ranks) || b < oneShotLimit8Ranks {
-		return OneShot
-	}
-	return TwoShot
+	impl, _ := c.Policy.decide(c.Fabric, ranks, b)
+	return impl
 }
 
 // AllReduceAlgorithm names the algorithm AllReduce(impl, ranks, b) models
@@ -183,7 +170,7 @@ func (c *Comm) AllReduce(impl Impl, ranks int, b unit.Bytes) cost.Estimate {
 		// from the engine's measured all-reduce, which measured the
 		// engine's own choice (NCCL, or the other kernel).
 		if impl == NCCL || c.ChooseAllReduce(ranks, b) == impl {
-			if t, ok := c.Tables.AllReduce(impl, ranks, b); ok {
+			if t, ok := c.engineAllReduce(impl, ranks, b); ok {
 				return fromTable(t, b)
 			}
 		} else if ex, ok := c.Tables.(exactAllReducer); ok {
@@ -193,7 +180,7 @@ func (c *Comm) AllReduce(impl Impl, ranks int, b unit.Bytes) cost.Estimate {
 		}
 	}
 	if impl != NCCL && c.ChooseAllReduce(ranks, b) != impl && note == "" {
-		note = noteNotEngine
+		note = fmt.Sprintf(noteNotEngine, c.Policy.row().title)
 	}
 	n := float64(ranks)
 	lat := c.Fabric.CustomARLatency
@@ -216,6 +203,21 @@ func (c *Comm) AllReduce(impl Impl, ranks int, b unit.Bytes) cost.Estimate {
 		t, note = CustomAREagerFloor, noteEager
 	}
 	return alphaBeta(t, b*unit.Bytes(2*(n-1)/n), formula, note)
+}
+
+// policyAllReducer is a Lookup that can answer from the measured
+// all-reduce entry point of c's engine (*Tables).
+type policyAllReducer interface {
+	AllReduceFor(p Policy, impl Impl, ranks int, b unit.Bytes) (cost.Estimate, bool)
+}
+
+// engineAllReduce asks c.Tables for impl as c's engine runs it: from the
+// engine's own measured entry point where the tables know engines.
+func (c *Comm) engineAllReduce(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, bool) {
+	if pa, ok := c.Tables.(policyAllReducer); ok {
+		return pa.AllReduceFor(c.Policy, impl, ranks, b)
+	}
+	return c.Tables.AllReduce(impl, ranks, b)
 }
 
 // single is the zero cost of a collective on one rank.

@@ -244,19 +244,23 @@ func (t *Tables) modeOK(m string) bool {
 }
 
 // allReduceImpls lists, in order of preference, the table implementations
-// that measure an Impl. Comm resolves Auto before asking (ChooseAllReduce),
-// so queries come as NCCL, OneShot or TwoShot; a custom all-reduce is
-// answered by a table of that exact kernel when the file has one, else by
-// the serving engine's measured all-reduce entry point ("vllm": vLLM's
-// custom_allreduce_perf, whose custom kernel picks one- or two-shot by size
-// itself). An "auto" table is a user's own measurement of the engine's
-// choice.
-var allReduceImpls = [...][]string{
-	Auto:    {implNames[Auto], "vllm"},
-	NCCL:    {implNames[NCCL]},
-	OneShot: {implNames[OneShot], "vllm"},
-	TwoShot: {implNames[TwoShot], "vllm"},
-}
+// that measure an Impl as an engine (Policy) runs it. Comm resolves Auto
+// before asking (ChooseAllReduce), so queries come as NCCL, OneShot or
+// TwoShot; a custom all-reduce is answered by a table of that exact kernel
+// when the file has one, else by the serving engine's measured all-reduce
+// entry point (policyRow.tables; "vllm": vLLM's custom_allreduce_perf,
+// whose custom kernel picks one- or two-shot by size itself). An "auto"
+// table is a user's own measurement of the engine's choice.
+var allReduceImpls = func() (out [len(policies)][len(implNames)][]string) {
+	for p := range policies {
+		engine := policies[p].tables
+		for _, impl := range []Impl{Auto, OneShot, TwoShot} {
+			out[p][impl] = append([]string{implNames[impl]}, engine...)
+		}
+		out[p][NCCL] = []string{implNames[NCCL]}
+	}
+	return out
+}()
 
 func (t *Tables) find(op cost.Category, impl string, ranks int, b unit.Bytes) (cost.Estimate, bool) {
 	for _, tb := range t.Colls {
@@ -270,12 +274,17 @@ func (t *Tables) find(op cost.Category, impl string, ranks int, b unit.Bytes) (c
 	return cost.Estimate{}, false
 }
 
-// AllReduce implements Lookup.
+// AllReduce implements Lookup, for vLLM's policy.
 func (t *Tables) AllReduce(impl Impl, ranks int, b unit.Bytes) (cost.Estimate, bool) {
-	if int(impl) >= len(allReduceImpls) {
+	return t.AllReduceFor(VLLMPolicy, impl, ranks, b)
+}
+
+// AllReduceFor answers impl as the engine of policy p runs it.
+func (t *Tables) AllReduceFor(p Policy, impl Impl, ranks int, b unit.Bytes) (cost.Estimate, bool) {
+	if int(p) >= len(policies) || int(impl) >= len(implNames) {
 		return cost.Estimate{}, false
 	}
-	for _, name := range allReduceImpls[impl] {
+	for _, name := range allReduceImpls[p][impl] {
 		if e, ok := t.find(cost.AllReduce, name, ranks, b); ok {
 			return e, true
 		}

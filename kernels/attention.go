@@ -44,10 +44,10 @@ const (
 	GQAKernels = 2
 )
 
-// MLABytes is the KV latent read, Batch*Context*(KVLoRARank+QKRopeDim)*elt,
+// mlaBytes is the KV latent read, Batch*Context*(KVLoRARank+QKRopeDim)*elt,
 // plus the bf16 absorbed queries (Batch*Heads*(KVLoRARank+QKRopeDim)) and
 // outputs (Batch*Heads*KVLoRARank).
-func MLABytes(s MLAShape) unit.Bytes {
+func mlaBytes(s MLAShape) unit.Bytes {
 	b, h, l, r := float64(s.Batch), float64(s.Heads), float64(s.KVLoRARank), float64(s.QKRopeDim)
 	return unit.Bytes(b*float64(s.Context)*(l+r)*s.KV.Bytes() + 2*b*h*(l+r) + 2*b*h*l)
 }
@@ -79,7 +79,7 @@ func (c *Costs) MLADecode(s MLAShape) cost.Estimate {
 		padded += p - padded%p
 	}
 	return c.roofline(op{
-		bytes:        MLABytes(s),
+		bytes:        mlaBytes(s),
 		flops:        MLAFLOPs(s),
 		computeFLOPs: unit.FLOPs(mlaFLOPs(s, padded)),
 		effMem:       e.Mem,
@@ -114,15 +114,15 @@ func (c *Costs) MLAModule(s MLAShape, projections []GEMMShape) (cost.Estimate, b
 	return c.applyFloor(t, r, c.GPU.PeakFor(dtype.BF16)), true
 }
 
-// GQABytes is the KV read, Batch*Context*2*KVHeads*HeadDim*elt, plus bf16
+// gqaBytes is the KV read, Batch*Context*2*KVHeads*HeadDim*elt, plus bf16
 // queries and outputs (2*Batch*Heads*HeadDim*2).
-func GQABytes(s GQAShape) unit.Bytes {
+func gqaBytes(s GQAShape) unit.Bytes {
 	b, d := float64(s.Batch), float64(s.HeadDim)
 	return unit.Bytes(b*float64(s.Context)*2*float64(s.KVHeads)*d*s.KV.Bytes() + 4*b*float64(s.Heads)*d)
 }
 
-// GQAFLOPs is 4*Batch*Heads*Context*HeadDim (QK^T and PV).
-func GQAFLOPs(s GQAShape) unit.FLOPs {
+// gqaFLOPs is 4*Batch*Heads*Context*HeadDim (QK^T and PV).
+func gqaFLOPs(s GQAShape) unit.FLOPs {
 	return unit.FLOPs(4 * float64(s.Batch) * float64(s.Heads) * float64(s.Context) * float64(s.HeadDim))
 }
 
@@ -131,12 +131,12 @@ func GQAFLOPs(s GQAShape) unit.FLOPs {
 //	t = max(GQABytes/(BW*Mem), GQAFLOPs/(peak_bf16*ComputeAttention)) + 2*StreamKernelLatency
 //
 // With Tables set and covering s, the table's estimate floored at
-// GQABytes/(BW*Mem).
+// gqaBytes/(BW*Mem).
 func (c *Costs) GQADecode(s GQAShape) cost.Estimate {
 	e := c.eff()
 	r := c.roofline(op{
-		bytes:      GQABytes(s),
-		flops:      GQAFLOPs(s),
+		bytes:      gqaBytes(s),
+		flops:      gqaFLOPs(s),
 		effMem:     e.Mem,
 		effCompute: e.ComputeAttention,
 		peak:       c.GPU.PeakFor(dtype.BF16),

@@ -25,7 +25,7 @@ type PrefillShape struct {
 	Keys   int     // key positions read, summed over the chunks: prefix + chunk (window-capped)
 	Pairs  float64 // (query, key) pairs attended, summed over the chunks (see CausalPairs)
 	// MeanChunk is the mean chunk length in tokens: the kernel's efficiency
-	// depends on it (PrefillEfficiency).
+	// depends on it (prefillEfficiency).
 	MeanChunk      int
 	Heads, KVHeads int // per rank
 	QKDim, VDim    int
@@ -72,17 +72,17 @@ func CausalPairs(q, c, window int) float64 {
 	return n*C + n*(n+1)/2 + (Q-n)*W
 }
 
-// PrefillFLOPs is 2·Pairs·Heads·(QKDim+VDim): QK^T and PV over the pairs
+// prefillFLOPs is 2·Pairs·Heads·(QKDim+VDim): QK^T and PV over the pairs
 // attended (causal FLOPs, as FlashAttention-3's benchmarks count them).
-func PrefillFLOPs(s PrefillShape) unit.FLOPs {
+func prefillFLOPs(s PrefillShape) unit.FLOPs {
 	return unit.FLOPs(2 * s.Pairs * float64(s.Heads) * float64(s.QKDim+s.VDim))
 }
 
-// PrefillBytes is the DRAM traffic when K/V tiles are read once per chunk
+// prefillBytes is the DRAM traffic when K/V tiles are read once per chunk
 // (query tiles of a head share them through L2/shared memory):
 // bf16 queries and outputs, Tokens·Heads·(QKDim+VDim)·2, plus
 // Keys·KVHeads·(QKDim+VDim)·KVBytes.
-func PrefillBytes(s PrefillShape) unit.Bytes {
+func prefillBytes(s PrefillShape) unit.Bytes {
 	q := float64(s.Tokens) * float64(s.Heads) * float64(s.QKDim+s.VDim) * 2
 	kv := float64(s.Keys) * float64(s.KVHeads) * float64(s.QKDim+s.VDim) * s.KVBytes
 	return unit.Bytes(q + kv)
@@ -114,14 +114,14 @@ const (
 	notePrefillFA2 = "efficiency: FlashAttention-2 causal hdim-128 H100 forward (arXiv 2407.08608) at the mean chunk length; unmeasured proxy on this architecture"
 )
 
-// PrefillEfficiency is the fraction of the bf16 peak a causal prefill
+// prefillEfficiency is the fraction of the bf16 peak a causal prefill
 // attention kernel reaches at a mean chunk length of n tokens on arch:
 // piecewise linear in log2(n) through the points above, clamped at both
 // ends (below 512 tokens the 512-token value: such chunks are short and
 // their time is dominated by the fixed kernel cost and the GEMMs).
-func PrefillEfficiency(arch string, n int) float64 {
+func prefillEfficiency(arch Arch, n int) float64 {
 	t := &prefillEffFA2
-	if arch == "sm_90" {
+	if arch.Facts().PrefillFA3 {
 		t = &prefillEffFA3
 	}
 	x := float64(n)
@@ -152,10 +152,10 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 	if s.Tokens <= 0 || s.Heads <= 0 {
 		return cost.Estimate{}
 	}
-	eff := PrefillEfficiency(c.GPU.Arch, s.MeanChunk)
+	eff := prefillEfficiency(c.GPU.Arch, s.MeanChunk)
 	e := c.roofline(op{
-		bytes:      PrefillBytes(s),
-		flops:      PrefillFLOPs(s),
+		bytes:      prefillBytes(s),
+		flops:      prefillFLOPs(s),
 		effMem:     c.eff().Mem,
 		effCompute: eff,
 		peak:       c.GPU.PeakFor(dtype.BF16),
@@ -164,7 +164,7 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 		formula:    formulaRoofline,
 	})
 	e.Source.Note = notePrefillFA2
-	if c.GPU.Arch == "sm_90" {
+	if c.GPU.Arch.Facts().PrefillFA3 {
 		e.Source.Note = notePrefillFA3
 	}
 	// One table kind (op prefill): the first that covers the shape

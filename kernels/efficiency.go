@@ -166,22 +166,17 @@ func DefaultEfficiency() Efficiency {
 }
 
 // EfficiencyFor is DefaultEfficiency with the arch-specific values measured
-// for g's architecture: sm_90 Marlin (EffMemMarlinSM90,
+// for g's architecture (its ArchFacts, arch.go): sm_90 Marlin (EffMemMarlinSM90,
 // EffComputeMarlinSM90, MoEFixedMarlinSM90) and sm_120 attention (EffComputeAttentionSM120).
 func EfficiencyFor(g GPU) Efficiency {
 	e := DefaultEfficiency()
-	switch g.Arch {
-	case "sm_90":
-		e.MemMarlin = EffMemMarlinSM90
-		e.ComputeMarlin = EffComputeMarlinSM90
-		e.MoEFixedMarlin = MoEFixedMarlinSM90
-	case "sm_120":
-		e.ComputeAttention = EffComputeAttentionSM120
+	if f := g.Arch.Facts().efficiency; f != nil {
+		f(&e)
 	}
 	return e
 }
 
-// NewCosts returns Costs for g with EfficiencyFor(g), no tables.
-func NewCosts(g GPU, graphs bool) *Costs {
+// newCosts returns Costs for g with EfficiencyFor(g), no tables.
+func newCosts(g GPU, graphs bool) *Costs {
 	return &Costs{GPU: g, Eff: EfficiencyFor(g), Graphs: graphs}
 }

@@ -37,15 +37,15 @@ func RMSNormBytes(tokens, width int) unit.Bytes {
 	return unit.Bytes(2 * (2*float64(tokens)*float64(width) + float64(width)))
 }
 
-// FusedAddRMSNormBytes (vLLM fused_add_rms_norm): read x and the residual,
+// fusedAddRMSNormBytes (vLLM fused_add_rms_norm): read x and the residual,
 // write both, read the weight.
-func FusedAddRMSNormBytes(tokens, width int) unit.Bytes {
+func fusedAddRMSNormBytes(tokens, width int) unit.Bytes {
 	return unit.Bytes(2 * (4*float64(tokens)*float64(width) + float64(width)))
 }
 
-// RotaryBytes: read and write tokens x width rotated elements (q and k
+// rotaryBytes: read and write tokens x width rotated elements (q and k
 // parts together), read a cos/sin row of rotDim per token.
-func RotaryBytes(tokens, width, rotDim int) unit.Bytes {
+func rotaryBytes(tokens, width, rotDim int) unit.Bytes {
 	return unit.Bytes(2*2*float64(tokens)*float64(width) + 2*float64(tokens)*float64(rotDim))
 }
 
@@ -59,9 +59,9 @@ func ResidualAddBytes(tokens, width int) unit.Bytes {
 	return unit.Bytes(2 * 3 * float64(tokens) * float64(width))
 }
 
-// KVWriteBytes (reshape_and_cache / concat_and_cache_mla): read elems bf16
+// kvWriteBytes (reshape_and_cache / concat_and_cache_mla): read elems bf16
 // values per token and write them at the cache precision.
-func KVWriteBytes(tokens, elems int, kv dtype.KVCache) unit.Bytes {
+func kvWriteBytes(tokens, elems int, kv dtype.KVCache) unit.Bytes {
 	return unit.Bytes(float64(tokens) * float64(elems) * (2 + kv.Bytes()))
 }
 

@@ -30,7 +30,7 @@ import (
 type GPU struct {
 	Name   string // preset name, e.g. "h200-sxm"
 	Label  string // marketing name, e.g. "NVIDIA H200 SXM 141GB"
-	Arch   string // "sm_90", "sm_100", "sm_120"
+	Arch   Arch   // "sm_90", "sm_100", "sm_120" (arch.go: the facts known of it)
 	SMs    int
 	Memory unit.Bytes          // device memory capacity as the device reports it (nvidia-smi memory.total)
 	MemBW  unit.BytesPerSecond // peak DRAM bandwidth
@@ -136,56 +136,56 @@ func (g *GPU) Validate() error {
 //     (not checked). NVLink 5 across 72 GPUs (nvlink5-nvl72).
 var presets = [...]GPU{
 	{
-		Name: "rtx-pro-6000-server", Label: "NVIDIA RTX PRO 6000 Blackwell Server Edition", Arch: "sm_120",
+		Name: "rtx-pro-6000-server", Label: "NVIDIA RTX PRO 6000 Blackwell Server Edition", Arch: SM120,
 		SMs: 188, Memory: 97887 * unit.MiB, MemBW: 1.792 * unit.TBps, L2: 128 * unit.MB,
 		Peak:   [4]unit.FLOPsPerSecond{467.8 * unit.TFLOPS, 935.6 * unit.TFLOPS, 935.6 * unit.TFLOPS, 1871.2 * unit.TFLOPS},
 		Fabric: "pcie-gen5",
 		Source: "aiconfigurator systems/rtx_pro_6000_server.yaml @095f58a (Apache-2.0); NVIDIA RTX PRO 6000 Blackwell specs",
 	},
 	{
-		Name: "h100-sxm", Label: "NVIDIA H100 SXM5 80GB", Arch: "sm_90",
+		Name: "h100-sxm", Label: "NVIDIA H100 SXM5 80GB", Arch: SM90,
 		SMs: 132, Memory: 81559 * unit.MiB, MemBW: 3.35 * unit.TBps, L2: 50 * unit.MB,
 		Peak:   [4]unit.FLOPsPerSecond{989 * unit.TFLOPS, 1978 * unit.TFLOPS, 1978 * unit.TFLOPS, 0},
 		Fabric: "nvlink4",
 		Source: "NVIDIA H100 datasheet; aiconfigurator systems/h100_sxm.yaml @095f58a (Apache-2.0)",
 	},
 	{
-		Name: "h200-sxm", Label: "NVIDIA H200 SXM 141GB", Arch: "sm_90",
+		Name: "h200-sxm", Label: "NVIDIA H200 SXM 141GB", Arch: SM90,
 		SMs: 132, Memory: 143771 * unit.MiB, MemBW: 4.8 * unit.TBps, L2: 60 * unit.MiB,
 		Peak:   [4]unit.FLOPsPerSecond{989 * unit.TFLOPS, 1978 * unit.TFLOPS, 1978 * unit.TFLOPS, 0},
 		Fabric: "nvlink4",
 		Source: "NVIDIA H200 datasheet; aiconfigurator systems/h200_sxm.yaml @095f58a (Apache-2.0); L2 measured on an H200, 2026-11-29 (kernels/testdata/measure_h200.json)",
 	},
 	{
-		Name: "b200-sxm", Label: "NVIDIA B200 SXM 180GB", Arch: "sm_100",
+		Name: "b200-sxm", Label: "NVIDIA B200 SXM 180GB", Arch: SM100,
 		SMs: 148, Memory: 183359 * unit.MiB, MemBW: 7.7 * unit.TBps, L2: 126 * unit.MB,
 		Peak:   [4]unit.FLOPsPerSecond{2250 * unit.TFLOPS, 4500 * unit.TFLOPS, 4500 * unit.TFLOPS, 9000 * unit.TFLOPS},
 		Fabric: "nvlink5",
 		Source: "aiconfigurator systems/b200_sxm.yaml @095f58a (Apache-2.0), citing the NVIDIA Blackwell datasheet",
 	},
 	{
-		Name: "a100-sxm", Label: "NVIDIA A100 SXM4 80GB", Arch: "sm_80",
+		Name: "a100-sxm", Label: "NVIDIA A100 SXM4 80GB", Arch: SM80,
 		SMs: 108, Memory: 81920 * unit.MiB, MemBW: 2.039 * unit.TBps, L2: 40 * unit.MB,
 		Peak:   [4]unit.FLOPsPerSecond{312 * unit.TFLOPS, 0, 624 * unit.TFLOPS, 0},
 		Fabric: "nvlink3",
 		Source: "NVIDIA A100 datasheet; aiconfigurator systems/a100_sxm.yaml @095f58a (Apache-2.0)",
 	},
 	{
-		Name: "b300-sxm", Label: "NVIDIA B300 SXM 288GB", Arch: "sm_103",
+		Name: "b300-sxm", Label: "NVIDIA B300 SXM 288GB", Arch: SM103,
 		SMs: 148, Memory: 275040 * unit.MiB, MemBW: 7.75 * unit.TBps, L2: 126 * unit.MB,
 		Peak:   [4]unit.FLOPsPerSecond{2250 * unit.TFLOPS, 4500 * unit.TFLOPS, 153.5 * unit.TFLOPS, 14000 * unit.TFLOPS},
 		Fabric: "nvlink5",
 		Source: "aiconfigurator systems/b300_sxm.yaml @095f58a (Apache-2.0); SMs and L2 taken as B200's (not checked)",
 	},
 	{
-		Name: "gb200", Label: "NVIDIA GB200 NVL72 (one Blackwell GPU)", Arch: "sm_100",
+		Name: "gb200", Label: "NVIDIA GB200 NVL72 (one Blackwell GPU)", Arch: SM100,
 		SMs: 148, Memory: 189471 * unit.MiB, MemBW: 8 * unit.TBps, L2: 126 * unit.MB,
 		Peak:   [4]unit.FLOPsPerSecond{2500 * unit.TFLOPS, 5000 * unit.TFLOPS, 5000 * unit.TFLOPS, 10000 * unit.TFLOPS},
 		Fabric: "nvlink5-nvl72",
 		Source: "aiconfigurator systems/gb200.yaml @095f58a (Apache-2.0); SMs and L2 taken as B200's (not checked)",
 	},
 	{
-		Name: "gb300", Label: "NVIDIA GB300 NVL72 (one Blackwell Ultra GPU)", Arch: "sm_103",
+		Name: "gb300", Label: "NVIDIA GB300 NVL72 (one Blackwell Ultra GPU)", Arch: SM103,
 		SMs: 148, Memory: 284208 * unit.MiB, MemBW: 8 * unit.TBps, L2: 126 * unit.MB,
 		Peak:   [4]unit.FLOPsPerSecond{2500 * unit.TFLOPS, 5000 * unit.TFLOPS, 165 * unit.TFLOPS, 15000 * unit.TFLOPS},
 		Fabric: "nvlink5-nvl72",

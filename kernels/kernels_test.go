@@ -29,7 +29,7 @@ func TestGPUPresets(t *testing.T) {
 		bwTBps    float64
 		bf16, fp8 float64 // TFLOP/s
 		l2MB      float64
-		arch      string
+		arch      Arch
 		sms       int
 	}{
 		// Capacities: nvidia-smi memory.total in MiB (the presets' sources).
@@ -90,9 +90,9 @@ func TestGPUValidate(t *testing.T) {
 // kv_lora 512 + rope 64, experts 3x7168x2048 W4A16 g32 = 0.5625 B/param) at
 // TP8, and one Qwen3-235B GQA shape at TP4.
 func TestOpFigures(t *testing.T) {
-	rtx := NewCosts(gpu(t, "rtx-pro-6000-server"), true)
-	h200 := NewCosts(gpu(t, "h200-sxm"), true)
-	h100 := NewCosts(gpu(t, "h100-sxm"), true)
+	rtx := newCosts(gpu(t, "rtx-pro-6000-server"), true)
+	h200 := newCosts(gpu(t, "h200-sxm"), true)
+	h100 := newCosts(gpu(t, "h100-sxm"), true)
 	const rtxBW = 1.792e12 * 0.8
 	const h200BW = 4.8e12 * 0.8
 	us := 1e-6
@@ -173,7 +173,7 @@ func TestOpFigures(t *testing.T) {
 		},
 		{
 			"fused add+RMSNorm 1 token x 7168 on RTX",
-			rtx.Elementwise(FusedAddRMSNormBytes(1, 7168)),
+			rtx.Elementwise(fusedAddRMSNormBytes(1, 7168)),
 			2 * (4*7168 + 7168), 0,
 			2*(4*7168+7168)/(1.792e12*0.6) + 1.5*us, "latency", 1,
 		},
@@ -215,7 +215,7 @@ func TestOpFigures(t *testing.T) {
 
 // TestSpreads: a roofline estimate carries the spread of its bound.
 func TestSpreads(t *testing.T) {
-	c := NewCosts(gpu(t, "h200-sxm"), true)
+	c := newCosts(gpu(t, "h200-sxm"), true)
 	// Large memory-bound GEMM: body dominates; Hi/Time close to MemorySpread.Hi.
 	e := c.GEMM(GEMMShape{M: 1, N: 7168 * 8, K: 7168, Weight: dtype.BF16Weights})
 	require.Equal(t, "memory", e.Source.Bound)
@@ -229,7 +229,7 @@ func forEachOp(t *testing.T, fn func(name string, e cost.Estimate, g GPU)) {
 	for _, gn := range GPUNames() {
 		g := gpu(t, gn)
 		for _, graphs := range []bool{true, false} {
-			c := NewCosts(g, graphs)
+			c := newCosts(g, graphs)
 			for _, m := range []int{1, 3, 16, 64, 512, 4096} {
 				for _, w := range []dtype.Format{dtype.BF16Weights, dtype.FP8Block128, dtype.INT4G32, dtype.MXFP4} {
 					fn("gemm", c.GEMM(GEMMShape{M: m, N: 7168, K: 2048, Weight: w}), g)
@@ -273,7 +273,7 @@ func expectedDistinct(tokens int, experts, k float64) float64 {
 
 func TestMonotone(t *testing.T) {
 	for _, gn := range GPUNames() {
-		c := NewCosts(gpu(t, gn), true)
+		c := newCosts(gpu(t, gn), true)
 		var prev [6]unit.Seconds
 		for m := 1; m <= 8192; m *= 2 {
 			cur := [6]unit.Seconds{
@@ -304,7 +304,7 @@ func TestMonotone(t *testing.T) {
 // Frantar et al., arXiv 2408.11743): the time at
 // M=16 is within 10% of M=1's, and compute-bound by M=256.
 func TestMarlinCrossover(t *testing.T) {
-	c := NewCosts(gpu(t, "rtx-pro-6000-server"), true)
+	c := newCosts(gpu(t, "rtx-pro-6000-server"), true)
 	s := GEMMShape{N: 4096, K: 7168, Weight: dtype.INT4G32}
 	s.M = 1
 	t1 := c.GEMM(s).Time
@@ -318,8 +318,8 @@ func TestMarlinCrossover(t *testing.T) {
 
 func TestKernelOverheadAndLaunchCost(t *testing.T) {
 	g := gpu(t, "h200-sxm")
-	graph := NewCosts(g, true)
-	eager := NewCosts(g, false)
+	graph := newCosts(g, true)
+	eager := newCosts(g, false)
 	assert.Zero(t, graph.KernelOverhead().Time)
 	assert.Equal(t, HostLaunchLatency, eager.KernelOverhead().Time)
 	assert.Equal(t, cost.Fixed, eager.KernelOverhead().Source.Kind)
@@ -338,7 +338,7 @@ func TestEfficiencyFor(t *testing.T) {
 	g := gpu(t, "h200-sxm")
 	c0 := &Costs{GPU: g}
 	s := MoEShape{Tokens: 4, Pairs: 32, ExpertsTouched: 32, Hidden: 7168, Inter: 256, Weight: dtype.INT4G32}
-	assert.Equal(t, NewCosts(g, false).MoE(s), c0.MoE(s))
+	assert.Equal(t, newCosts(g, false).MoE(s), c0.MoE(s))
 }
 
 // fakeTables answers every query with a fixed estimate.
@@ -369,7 +369,7 @@ func TestTablesAndFloor(t *testing.T) {
 	// A table point faster than the hardware allows is floored at the
 	// physical limit max(bytes/peak BW, flops/peak) (never an efficiency:
 	// issue 25), and the note says so.
-	fast := NewCosts(g, true)
+	fast := newCosts(g, true)
 	fast.Tables = fakeTables{e: cost.Estimate{Time: 1e-6, Lo: 0.9e-6, Hi: 1.1e-6, Source: src}, ok: true}
 	for name, e := range map[string]cost.Estimate{
 		"moe": fast.MoE(moe), "gemm": fast.GEMM(gemm), "gqa": fast.GQADecode(gqa),
@@ -386,18 +386,18 @@ func TestTablesAndFloor(t *testing.T) {
 	big := GEMMShape{M: 8192, N: 8192, K: 8192, Weight: dtype.BF16Weights}
 	eb := fast.GEMM(big)
 	assert.InEpsilon(t, float64(unit.ComputeTime(GEMMFLOPs(big), g.PeakFor(dtype.BF16))), float64(eb.Time), 1e-9, "compute-bound gemm")
-	assert.Less(t, float64(eb.Time), float64(NewCosts(g, true).GEMM(big).Time), "the floor is below the roofline's efficiency")
+	assert.Less(t, float64(eb.Time), float64(newCosts(g, true).GEMM(big).Time), "the floor is below the roofline's efficiency")
 	ew := fast.Elementwise(RMSNormBytes(4096, 7168))
 	assert.InEpsilon(t, float64(unit.TransferTime(ew.Bytes, g.MemBW)), float64(ew.Time), 1e-9, "elementwise")
 	assert.Equal(t, noteFloor, ew.Source.Note, "elementwise")
 	m, ok := fast.MLAModule(mla, proj[:])
 	require.True(t, ok)
-	wantBytes := MLABytes(mla) + GEMMBytes(proj[0]) + GEMMBytes(proj[1])
+	wantBytes := mlaBytes(mla) + GEMMBytes(proj[0]) + GEMMBytes(proj[1])
 	assert.InEpsilon(t, float64(wantBytes), float64(m.Bytes), 1e-9)
 	assert.InEpsilon(t, float64(unit.TransferTime(wantBytes, g.MemBW)), float64(m.Time), 1e-9)
 
 	// A slower table point is used as is.
-	slow := NewCosts(g, true)
+	slow := newCosts(g, true)
 	te := cost.Estimate{Time: 5e-3, Lo: 4e-3, Hi: 6e-3, Source: src}
 	slow.Tables = fakeTables{e: te, ok: true}
 	e := slow.MoE(moe)
@@ -407,17 +407,17 @@ func TestTablesAndFloor(t *testing.T) {
 	assert.Equal(t, MoEBytes(moe), e.Bytes, "bytes filled from the roofline")
 
 	// Not covered: roofline.
-	none := NewCosts(g, true)
+	none := newCosts(g, true)
 	none.Tables = fakeTables{ok: false}
-	assert.Equal(t, NewCosts(g, true).MoE(moe), none.MoE(moe))
+	assert.Equal(t, newCosts(g, true).MoE(moe), none.MoE(moe))
 	_, ok = none.MLAModule(mla, proj[:])
 	assert.False(t, ok)
-	_, ok = NewCosts(g, true).MLAModule(mla, proj[:])
+	_, ok = newCosts(g, true).MLAModule(mla, proj[:])
 	assert.False(t, ok, "no tables")
 }
 
 func TestNoAllocations(t *testing.T) {
-	c := NewCosts(gpu(t, "rtx-pro-6000-server"), false)
+	c := newCosts(gpu(t, "rtx-pro-6000-server"), false)
 	c.Tables = fakeTables{e: cost.Estimate{Time: 1e-6}, ok: true}
 	proj := [...]GEMMShape{{M: 8, N: 1536, K: 7168, Weight: dtype.BF16Weights}}
 	moe := MoEShape{Tokens: 8, Pairs: 64, ExpertsTouched: 60, Hidden: 7168, Inter: 256, Weight: dtype.INT4G32}
@@ -436,7 +436,7 @@ func TestNoAllocations(t *testing.T) {
 }
 
 func BenchmarkMoE(b *testing.B) {
-	c := NewCosts(gpu(b, "rtx-pro-6000-server"), true)
+	c := newCosts(gpu(b, "rtx-pro-6000-server"), true)
 	s := MoEShape{Tokens: 64, Pairs: 512, ExpertsTouched: 280, Hidden: 7168, Inter: 256, Weight: dtype.INT4G32}
 	var sum unit.Seconds
 	for i := 0; b.Loop(); i++ {
@@ -447,7 +447,7 @@ func BenchmarkMoE(b *testing.B) {
 }
 
 func BenchmarkGEMM(b *testing.B) {
-	c := NewCosts(gpu(b, "h200-sxm"), true)
+	c := newCosts(gpu(b, "h200-sxm"), true)
 	s := GEMMShape{N: 7168, K: 1024, Weight: dtype.BF16Weights}
 	var sum unit.Seconds
 	for i := 0; b.Loop(); i++ {

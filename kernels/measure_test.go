@@ -38,7 +38,7 @@ func TestAgainstH200Measurements(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &m))
 	require.Equal(t, "NVIDIA H200", m.Device)
-	c := NewCosts(gpu(t, "h200-sxm"), true)
+	c := newCosts(gpu(t, "h200-sxm"), true)
 
 	// bf16 GEMMs streaming their weights from DRAM: within 15% (M=64 on
 	// 7168x4096 is the worst: 18.7 us modelled, 21.8 us measured).
@@ -91,7 +91,7 @@ func TestAgainstH200Measurements(t *testing.T) {
 	// at mid sizes with one KV head, see GQAKernels).
 	for _, r := range a.Rows {
 		s := GQAShape{Batch: r.Batch, Context: r.Context, Heads: r.Heads, KVHeads: r.KVHeads, HeadDim: r.HeadDim}
-		require.InEpsilon(t, r.KVBytes, float64(GQABytes(s))-4*float64(r.Batch*r.Heads*r.HeadDim), 1e-9)
+		require.InEpsilon(t, r.KVBytes, float64(gqaBytes(s))-4*float64(r.Batch*r.Heads*r.HeadDim), 1e-9)
 		ratio := c.GQADecode(s).Time.Us() / r.Us
 		assert.True(t, ratio > 0.7 && ratio < 1.25, "GQA %+v: model/measured %.2f", r, ratio)
 	}

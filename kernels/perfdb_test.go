@@ -94,7 +94,7 @@ func TestMoERooflineAgainstPerfdb(t *testing.T) {
 	for _, p := range readMoEPerfdb(t) {
 		g, ok := LookupGPU(gpus[p.system])
 		require.True(t, ok)
-		c := NewCosts(g, true)
+		c := newCosts(g, true)
 		s := perfdbShape(p)
 		e := c.MoE(s)
 		r := e.Time.Ms() / p.latencyMs

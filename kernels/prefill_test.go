@@ -36,16 +36,16 @@ func TestCausalPairs(t *testing.T) {
 // monotone in chunk length and clamped at both ends.
 func TestPrefillEfficiency(t *testing.T) {
 	for i, n := range prefillEffLens {
-		assert.InDelta(t, prefillEffFA3[i], PrefillEfficiency("sm_90", int(n)), 1e-12)
-		assert.InDelta(t, prefillEffFA2[i], PrefillEfficiency("sm_120", int(n)), 1e-12)
+		assert.InDelta(t, prefillEffFA3[i], prefillEfficiency("sm_90", int(n)), 1e-12)
+		assert.InDelta(t, prefillEffFA2[i], prefillEfficiency("sm_120", int(n)), 1e-12)
 	}
-	assert.InDelta(t, 292/989.0, PrefillEfficiency("sm_90", 1), 1e-12)
-	assert.InDelta(t, 616/989.0, PrefillEfficiency("sm_90", 1<<20), 1e-12)
+	assert.InDelta(t, 292/989.0, prefillEfficiency("sm_90", 1), 1e-12)
+	assert.InDelta(t, 616/989.0, prefillEfficiency("sm_90", 1<<20), 1e-12)
 	prev := 0.0
 	for n := 1; n <= 1<<15; n += 97 {
-		e := PrefillEfficiency("sm_90", n)
+		e := prefillEfficiency("sm_90", n)
 		assert.GreaterOrEqual(t, e, prev, "n=%d", n)
-		assert.Greater(t, e, PrefillEfficiency("sm_100", n)-1e-12, "FA3 >= FA2 proxy at n=%d", n)
+		assert.Greater(t, e, prefillEfficiency("sm_100", n)-1e-12, "FA3 >= FA2 proxy at n=%d", n)
 		prev = e
 	}
 }
@@ -55,7 +55,7 @@ func TestPrefillEfficiency(t *testing.T) {
 // tokens; grows with prefix.
 func TestAttentionPrefill(t *testing.T) {
 	g, _ := LookupGPU("h200-sxm")
-	c := NewCosts(g, true)
+	c := newCosts(g, true)
 	assert.Zero(t, c.AttentionPrefill(PrefillShape{}).Time)
 	shape := func(q, ctx int) PrefillShape {
 		return PrefillShape{Chunks: 1, Tokens: q, Keys: q + ctx, Pairs: CausalPairs(q, ctx, 0), MeanChunk: q,
@@ -65,9 +65,9 @@ func TestAttentionPrefill(t *testing.T) {
 	for _, ctx := range []int{0, 1024, 8192, 65536} {
 		s := shape(8192, ctx)
 		e := c.AttentionPrefill(s)
-		floor := math.Max(float64(PrefillFLOPs(s))/float64(g.Peak[dtype.BF16]), float64(PrefillBytes(s))/float64(g.MemBW))
+		floor := math.Max(float64(prefillFLOPs(s))/float64(g.Peak[dtype.BF16]), float64(prefillBytes(s))/float64(g.MemBW))
 		assert.GreaterOrEqual(t, float64(e.Time), floor)
-		assert.GreaterOrEqual(t, float64(e.Lo), float64(PrefillBytes(s))/float64(g.MemBW))
+		assert.GreaterOrEqual(t, float64(e.Lo), float64(prefillBytes(s))/float64(g.MemBW))
 		assert.Equal(t, "compute", e.Source.Bound)
 		assert.Greater(t, float64(e.Time), prev)
 		prev = float64(e.Time)
@@ -105,7 +105,7 @@ func TestFP8MoEAtPrefillSizes(t *testing.T) {
 	rows, err := csv.NewReader(f).ReadAll()
 	require.NoError(t, err)
 	g, _ := LookupGPU("h200-sxm")
-	c := NewCosts(g, true)
+	c := newCosts(g, true)
 	n := 0
 	for i, r := range rows[1:] {
 		tok, _ := strconv.Atoi(r[3])

@@ -12,7 +12,7 @@ import (
 // (Qwen3.5-35B-A3B's Gated DeltaNet at TP8: 4 value heads of 128 x 128,
 // fp32 state), and the bound they run at on an H200.
 func TestRecurrentKernels(t *testing.T) {
-	c := NewCosts(gpu(t, "h200-sxm"), true)
+	c := newCosts(gpu(t, "h200-sxm"), true)
 	const h, k, v = 4.0, 128.0, 128.0
 	tests := []struct {
 		name         string

@@ -459,13 +459,13 @@ func TestElementwiseTable(t *testing.T) {
 
 	g, ok := LookupGPU("h200-sxm")
 	require.True(t, ok)
-	c := NewCosts(g, true)
+	c := newCosts(g, true)
 	c.Tables = &Tables{Elementwises: []*ElementwiseTable{tb}}
 	e := c.Elementwise(589824)
 	assert.Equal(t, 6.2*us, e.Time)
 	assert.Equal(t, unit.Bytes(589824), e.Bytes, "bytes from the roofline")
 	assert.Equal(t, 1.0, e.Kernels)
-	assert.Equal(t, NewCosts(g, true).Elementwise(1e6), c.Elementwise(1e6))
+	assert.Equal(t, newCosts(g, true).Elementwise(1e6), c.Elementwise(1e6))
 	n := testing.AllocsPerRun(200, func() { _ = c.Elementwise(300000) })
 	assert.Zero(t, n)
 

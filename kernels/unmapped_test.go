@@ -49,7 +49,7 @@ func TestUnmappedTable(t *testing.T) {
 
 	g, ok := LookupGPU("h200-sxm")
 	require.True(t, ok)
-	c := NewCosts(g, true)
+	c := newCosts(g, true)
 	assert.False(t, c.HasUnmapped())
 	assert.Zero(t, c.Unmapped(1024).Time, "no table: nothing")
 	c.Tables = &Tables{Unmappeds: []*UnmappedTable{tb}}
@@ -110,7 +110,7 @@ func TestPrefillTableFromTrace(t *testing.T) {
 
 	g, ok := LookupGPU("h200-sxm")
 	require.True(t, ok)
-	c := NewCosts(g, true)
+	c := newCosts(g, true)
 	roof := c.AttentionPrefill(shape(1, 1024, 1024))
 	other, err := NewPrefillTable("t#other", key, []PrefillPoint{{Heads: 16, KVHeads: 4, Chunk: 1024, Latency: 30 * us, Row: 1}})
 	require.NoError(t, err)

@@ -99,8 +99,8 @@ var wrappers = map[string]string{
 	"KimiK3ForConditionalGeneration":          "KimiLinearForCausalLM",
 }
 
-// SupportedArchitectures lists the config.json architectures Load accepts.
-func SupportedArchitectures() []string {
+// supportedArchitectures lists the config.json architectures Load accepts.
+func supportedArchitectures() []string {
 	var s []string
 	for _, f := range families {
 		s = append(s, f.arch)
@@ -119,7 +119,7 @@ func LoadFile(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read model config: %w", err)
 	}
-	qpath := QuantSidecar(path)
+	qpath := quantSidecar(path)
 	var qdata []byte
 	if qpath != "" {
 		if qdata, err = infile.ReadFile(qpath, nil, infile.MaxModelConfig); err != nil {
@@ -129,17 +129,17 @@ func LoadFile(path string) (*Config, error) {
 			qpath, qdata = "", nil
 		}
 	}
-	return ParseWithQuant(path, data, qpath, qdata)
+	return parseWithQuant(path, data, qpath, qdata)
 }
 
 // Load reads and imports the HF config.json at path in fsys, with the
-// ModelOpt hf_quant_config.json beside it when there is one (QuantSidecar).
+// ModelOpt hf_quant_config.json beside it when there is one (quantSidecar).
 func Load(fsys fs.FS, path string) (*Config, error) {
 	data, err := fs.ReadFile(fsys, path)
 	if err != nil {
 		return nil, fmt.Errorf("read model config: %w", err)
 	}
-	qpath := QuantSidecar(path)
+	qpath := quantSidecar(path)
 	var qdata []byte
 	if qpath != "" {
 		if qdata, err = fs.ReadFile(fsys, qpath); err != nil {
@@ -149,16 +149,16 @@ func Load(fsys fs.FS, path string) (*Config, error) {
 			qpath, qdata = "", nil
 		}
 	}
-	return ParseWithQuant(path, data, qpath, qdata)
+	return parseWithQuant(path, data, qpath, qdata)
 }
 
-// QuantSidecar is where ModelOpt's hf_quant_config.json sits for the
+// quantSidecar is where ModelOpt's hf_quant_config.json sits for the
 // config.json at path: beside it in a checkpoint directory
 // ("dir/config.json" -> "dir/hf_quant_config.json"), and for a config
 // saved under a prefix ("X_config.json", as aiconfigurator's model_configs
 // name them) "X_hf_quant_config.json". A path not ending in config.json
 // has none ("").
-func QuantSidecar(path string) string {
+func quantSidecar(path string) string {
 	if !strings.HasSuffix(path, "config.json") || strings.HasSuffix(path, "hf_quant_config.json") {
 		return ""
 	}
@@ -175,17 +175,17 @@ type head struct {
 // Parse imports config.json content; name is used in errors and as
 // Config.Name.
 func Parse(name string, data []byte) (*Config, error) {
-	return ParseWithQuant(name, data, "", nil)
+	return parseWithQuant(name, data, "", nil)
 }
 
-// ParseWithQuant is Parse with the content of ModelOpt's
+// parseWithQuant is Parse with the content of ModelOpt's
 // hf_quant_config.json (qname, used in errors; qdata nil: none). It is read
 // only when config.json has no quantization_config, neither in the text
 // model nor at the top level of a multimodal wrapper: vLLM takes
 // config.json's quantization_config first and ModelOpt's file otherwise
 // (vllm/model_executor/model_loader/weight_utils.py get_quant_config;
 // ModelOptFp8Config.get_config_filenames is ["hf_quant_config.json"]).
-func ParseWithQuant(name string, data []byte, qname string, qdata []byte) (*Config, error) {
+func parseWithQuant(name string, data []byte, qname string, qdata []byte) (*Config, error) {
 	data = nonFinite(data)
 	root := &doc{file: name, data: data, raw: data}
 	if err := checkObject(root); err != nil {
@@ -204,7 +204,7 @@ func ParseWithQuant(name string, data []byte, qname string, qdata []byte) (*Conf
 		return nil, err
 	}
 	if len(h.Architectures) == 0 {
-		return nil, root.keyErr("architectures", "missing or empty; supported: %s", strings.Join(SupportedArchitectures(), ", "))
+		return nil, root.keyErr("architectures", "missing or empty; supported: %s", strings.Join(supportedArchitectures(), ", "))
 	}
 	arch := h.Architectures[0]
 	d := root
@@ -228,7 +228,7 @@ func ParseWithQuant(name string, data []byte, qname string, qdata []byte) (*Conf
 	}
 	i := slices.IndexFunc(families, func(f family) bool { return f.arch == arch })
 	if i < 0 {
-		return nil, d.keyErr("architectures", "unsupported architecture %q; supported: %s", arch, strings.Join(SupportedArchitectures(), ", "))
+		return nil, d.keyErr("architectures", "unsupported architecture %q; supported: %s", arch, strings.Join(supportedArchitectures(), ", "))
 	}
 	c, err := families[i].parse(d)
 	if err != nil {

@@ -100,7 +100,7 @@ func Resolve(nameOrPath string) (*Config, error) { return ResolveIn(nameOrPath, 
 // ResolveIn is Resolve with "-" reading stdin.
 func ResolveIn(nameOrPath string, stdin io.Reader) (*Config, error) {
 	if nameOrPath == "-" {
-		return LoadReader("stdin", stdin)
+		return loadReader("stdin", stdin)
 	}
 	if _, ok := presetFiles[strings.ToLower(nameOrPath)]; ok {
 		return Preset(nameOrPath)
@@ -121,9 +121,9 @@ func ResolveIn(nameOrPath string, stdin io.Reader) (*Config, error) {
 	return Preset(nameOrPath)
 }
 
-// LoadReader imports the config.json read from r; name is used in errors
+// loadReader imports the config.json read from r; name is used in errors
 // and as Config.Name.
-func LoadReader(name string, r io.Reader) (*Config, error) {
+func loadReader(name string, r io.Reader) (*Config, error) {
 	data, err := infile.ReadFile(infile.Stdin, r, infile.MaxModelConfig)
 	if err != nil {
 		return nil, fmt.Errorf("read model config %s: %w", name, err)

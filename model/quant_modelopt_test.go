@@ -140,7 +140,7 @@ func TestModelOptFormats(t *testing.T) {
 			if tt.side != nil {
 				sname = "side.json"
 			}
-			c, err := ParseWithQuant("config.json", data, sname, tt.side)
+			c, err := parseWithQuant("config.json", data, sname, tt.side)
 			require.NoError(t, err)
 			q := c.Quant
 			assert.Equal(t, tt.routed, q.RoutedExperts, "routed experts")
@@ -195,7 +195,7 @@ func TestQuantFormatErrors(t *testing.T) {
 			if tt.side != nil {
 				sname = "side.json"
 			}
-			_, err := ParseWithQuant("config.json", data, sname, tt.side)
+			_, err := parseWithQuant("config.json", data, sname, tt.side)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			var ce *ConfigError
@@ -212,7 +212,7 @@ func TestQuantSidecar(t *testing.T) {
 		{"model.json", ""},
 	}
 	for _, tt := range tests {
-		t.Run(tt.path, func(t *testing.T) { assert.Equal(t, tt.want, QuantSidecar(tt.path)) })
+		t.Run(tt.path, func(t *testing.T) { assert.Equal(t, tt.want, quantSidecar(tt.path)) })
 	}
 }
 
@@ -292,7 +292,7 @@ func TestSharedQuantizedNeverBF16(t *testing.T) {
 		}
 		data, err := os.ReadFile(p)
 		require.NoError(t, err)
-		_, serr := os.Stat(QuantSidecar(p))
+		_, serr := os.Stat(quantSidecar(p))
 		if !strings.Contains(string(data), `"quantization_config"`) && serr != nil {
 			continue
 		}

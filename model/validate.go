@@ -5,9 +5,13 @@ import (
 	"strings"
 )
 
-// FieldError is an invalid model dimension. Field is the HF config.json key
-// in its common spelling (num_experts, moe_intermediate_size, ...); the
-// importer renames it to the family's own key and adds the file position.
+// FieldError is a value at fault named by its field: moecast's one error
+// type for it. Model validation names the HF config.json key in its common
+// spelling (num_experts, moe_intermediate_size, ...; the importer renames it
+// to the family's own key and adds the file position); sim names a
+// sim.Config field or Step's argument ("Layout.TP", "batch"), serve a
+// serve.Config field by its Go path ("Workload.MaxConcurrency"); scenarios
+// maps the latter two to the scenario key that sets them.
 type FieldError struct {
 	Field string
 	Msg   string

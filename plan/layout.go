@@ -73,7 +73,11 @@ type Space struct {
 	// false is eager launch); its model, GPU, fabric, GPUs, layout, KV
 	// cache, spec and tables are replaced. A zero GPUMemoryUtilization
 	// means 0.9.
-	Base     sim.Config
+	Base sim.Config
+	// Engine is the preferred engine (runtime.engine): a candidate's
+	// all-reduce policy is the one of the engine that runs it,
+	// Engine.Pick(Engine) of its layout's set.
+	Engine   serve.Engine
 	Workload Workload
 }
 
@@ -81,8 +85,8 @@ type Space struct {
 // serve.Engine e (serve's engine table says which engines run a layout).
 type Engine uint8
 
-// EngineOf is the set of the engines that run layout l.
-func EngineOf(l model.Layout) Engine {
+// engineOf is the set of the engines that run layout l.
+func engineOf(l model.Layout) Engine {
 	var s Engine
 	for _, e := range serve.Engines() {
 		if e.Runs(l) {
@@ -235,7 +239,7 @@ func layouts(n int) []struct {
 		e Engine
 	}
 	add := func(l model.Layout) {
-		if e := EngineOf(l); e != 0 {
+		if e := engineOf(l); e != 0 {
 			out = append(out, struct {
 				l model.Layout
 				e Engine
@@ -298,6 +302,7 @@ func enumerate(s *Space, workers int) ([]Candidate, []Rejection, error) {
 						c.Model, c.GPU, c.Fabric, c.GPUs, c.Layout = s.Model, g.GPU, g.Fabric, n, lay.l
 						c.KVCache, c.Spec = kv, sp
 						c.KernelTables, c.CommTables = g.KernelTables, g.CommTables
+						c.AllReducePolicy = lay.e.Pick(s.Engine).Info().AllReduce
 						if c.GPUMemoryUtilization == 0 {
 							c.GPUMemoryUtilization = 0.9
 						}

@@ -31,7 +31,7 @@ type Target struct {
 // Options configures Search.
 type Options struct {
 	// Concurrency is the grid of requests in flight per replica, each in
-	// [1, sim.MaxBatchSize]; empty: DefaultConcurrency. Sorted and
+	// [1, sim.MaxBatchSize]; empty: defaultConcurrency. Sorted and
 	// deduplicated by Search.
 	Concurrency []int
 	SLO         SLO
@@ -59,8 +59,8 @@ type Options struct {
 // GPU and 25% more tokens/s per user.
 const DefaultNear = 0.25
 
-// DefaultConcurrency is 1, 2, 4, ..., 512.
-func DefaultConcurrency() []int {
+// defaultConcurrency is 1, 2, 4, ..., 512.
+func defaultConcurrency() []int {
 	var c []int
 	for n := 1; n <= 512; n *= 2 {
 		c = append(c, n)
@@ -225,7 +225,7 @@ func Search(s *Space, opt Options) (*Result, error) {
 	}
 	grid := slices.Clone(opt.Concurrency)
 	if len(grid) == 0 {
-		grid = DefaultConcurrency()
+		grid = defaultConcurrency()
 	}
 	slices.Sort(grid)
 	grid = slices.Compact(grid)

@@ -48,7 +48,7 @@ func (k *Kernels) Table(full bool) *Table {
 		if total > 0 {
 			share = 100 * float64(ks.Total) / float64(total)
 		}
-		row := []any{ShortKernelName(ks.Name), ks.Class.Category.String(), ks.Class.Op, ks.Count,
+		row := []any{shortKernelName(ks.Name), ks.Class.Category.String(), ks.Class.Op, ks.Count,
 			ms(ks.Total), (ks.Total / unit.Seconds(ks.Count)).Us(), share, coll}
 		if full {
 			row = append(row, ks.Name)
@@ -86,7 +86,7 @@ func CheckFinite(fr trace.FileResult) error {
 						return true
 					}
 				}
-				for _, c := range TraceCategories() {
+				for _, c := range traceCategories() {
 					if !ok(float64(st.ByCategory[c])) || !ok(float64(st.Exposed[c])) {
 						what, val = fmt.Sprintf("step %d %s time", st.Index, c), float64(st.ByCategory[c]+st.Exposed[c])
 						return true
@@ -107,7 +107,7 @@ func CheckFinite(fr trace.FileResult) error {
 				return true
 			}
 		}
-		for _, c := range TraceCategories() {
+		for _, c := range traceCategories() {
 			if !ok(float64(sm.ByCategory[c])) || !ok(float64(sm.Exposed[c])) || !ok(sm.Share[c]) {
 				what, val = c.String()+" summary", float64(sm.ByCategory[c]+sm.Exposed[c])+sm.Share[c]
 				return true
@@ -143,13 +143,13 @@ func commonCollective(cs []trace.CollectiveSize) string {
 // maxKernelName bounds shortened kernel names.
 const maxKernelName = 80
 
-// ShortKernelName shortens a demangled kernel name for a table: it drops a
+// shortKernelName shortens a demangled kernel name for a table: it drops a
 // leading "void " (and a std::enable_if<...>::type return type), the
 // argument list, and template arguments nested deeper than one level, then
 // cuts to maxKernelName runes. "void vllm::act_and_mul_kernel<c10::BFloat16,
 // &vllm::silu_kernel<c10::BFloat16>, true>(...)" becomes
 // "vllm::act_and_mul_kernel<c10::BFloat16, &vllm::silu_kernel<…>, true>".
-func ShortKernelName(name string) string {
+func shortKernelName(name string) string {
 	if strings.HasPrefix(name, "Memcpy") || strings.HasPrefix(name, "Memset") {
 		return name
 	}

@@ -64,8 +64,8 @@ func TestShortKernelName(t *testing.T) {
 		"nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT": "nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT",
 	}
 	for in, want := range tests {
-		assert.Equal(t, want, ShortKernelName(in), in)
+		assert.Equal(t, want, shortKernelName(in), in)
 	}
-	long := ShortKernelName("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT32x32x256_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_DTVA0")
+	long := shortKernelName("Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT32x32x256_MI16x16x1_SN_LDSB1_AFC1_AFEM1_AFEM1_ASEM1_CLR1_CADS0_DTVA0")
 	assert.Len(t, []rune(long), maxKernelName)
 }

@@ -62,9 +62,9 @@ type UnclassifiedKernel struct {
 	TotalMs float64 `json:"total_ms"`
 }
 
-// TraceCategories are the categories a trace reports: all but launch (a
+// traceCategories are the categories a trace reports: all but launch (a
 // predicted-only category; launches show as idle in a trace).
-func TraceCategories() []cost.Category {
+func traceCategories() []cost.Category {
 	var out []cost.Category
 	for c := range cost.NumCategories {
 		if c != cost.Launch {
@@ -78,7 +78,7 @@ func ms(d unit.Seconds) float64 { return d.Ms() }
 
 func catMap(v [cost.NumCategories]unit.Seconds) map[string]float64 {
 	m := make(map[string]float64, cost.NumCategories)
-	for _, c := range TraceCategories() {
+	for _, c := range traceCategories() {
 		m[c.String()] = ms(v[c])
 	}
 	return m
@@ -113,7 +113,7 @@ func NewTraceSummary(results []trace.FileResult) *TraceSummary {
 		if sm.Steps == 0 {
 			tr.Summary.MedianStepMs, tr.Summary.P10StepMs, tr.Summary.P90StepMs = 0, 0, 0
 		}
-		for _, c := range TraceCategories() {
+		for _, c := range traceCategories() {
 			tr.Summary.Share[c.String()] = sm.Share[c]
 		}
 		rep.steps += sm.Steps
@@ -162,7 +162,7 @@ func (rep *TraceSummary) StepTable() *Table {
 	cols := []Column{{Name: "rank"}, {Name: "file"}, {Name: "index"}, {Name: "kind"}, {Name: "batch"}, {Name: "label"},
 		{Name: "wall_ms"}, {Name: "busy_ms"}, {Name: "idle_ms"}}
 	var cats []cost.Category // idle is the idle_ms column already
-	for _, c := range TraceCategories() {
+	for _, c := range traceCategories() {
 		if c != cost.Idle {
 			cats = append(cats, c)
 		}
@@ -211,7 +211,7 @@ func (rep *TraceSummary) writeText(w io.Writer) error {
 			{Name: "category", Left: true}, {Name: "median_ms", Text: "%.3f"}, {Name: "share_%", Text: "%.1f"}, {Name: "exposed_ms", Text: "%.3f"},
 		}}
 		top, topShare := cost.Category(0), -1.0
-		for _, c := range TraceCategories() {
+		for _, c := range traceCategories() {
 			if sm.Share[c] == 0 && sm.ByCategory[c] == 0 {
 				continue
 			}
@@ -230,7 +230,7 @@ func (rep *TraceSummary) writeText(w io.Writer) error {
 			}
 		}
 		fmt.Fprintf(w, "  %s %.0f%% of the step on rank %d", top, 100*topShare, r.Rank)
-		for _, c := range TraceCategories() {
+		for _, c := range traceCategories() {
 			if c.IsCollective() && c != top && sm.Share[c] >= 0.005 {
 				fmt.Fprintf(w, "; %s %.0f%%", c, 100*sm.Share[c])
 			}
@@ -256,7 +256,7 @@ func (rep *TraceSummary) writeText(w io.Writer) error {
 			if i == 10 {
 				break
 			}
-			t.Add(u.TotalMs, u.Count, ShortKernelName(u.Name))
+			t.Add(u.TotalMs, u.Count, shortKernelName(u.Name))
 		}
 		if err := t.Render(w, Text); err != nil {
 			return err

@@ -307,7 +307,7 @@ func (s *Scenario) buildGPU() (kernels.GPU, error) {
 		g.Label = cg.Name
 	}
 	if cg.Arch != "" {
-		g.Arch = cg.Arch
+		g.Arch = kernels.Arch(cg.Arch)
 	}
 	if cg.SMs != nil {
 		if *cg.SMs <= 0 {

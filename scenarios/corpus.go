@@ -71,7 +71,7 @@ func (m *Manifest) Path(p string) string { return path.Clean(path.Join(m.Dir, p)
 
 // Scenario loads the entry's scenario from the manifest's file system.
 func (m *Manifest) Scenario(e ManifestEntry) (*Scenario, error) {
-	return ParseFS(m.FS, m.Path(e.Scenario))
+	return parseFS(m.FS, m.Path(e.Scenario))
 }
 
 // ReadManifest reads and checks the manifest at p in fsys: every key known,

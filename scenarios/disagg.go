@@ -160,7 +160,7 @@ func (s *Scenario) DisaggSims() (*sim.Sim, *sim.Sim, error) {
 		if err != nil {
 			k := key
 			var le *model.LayoutError
-			var fe *sim.FieldError
+			var fe *model.FieldError
 			switch {
 			case errors.As(err, &le):
 				if f := poolKeys[le.Field]; f != "" {

@@ -27,8 +27,8 @@ type Override struct {
 // String is "key=value" on one line (newlines written as \n).
 func (o Override) String() string { return oneLine.Replace(o.Key + "=" + o.Value) }
 
-// OverrideKeys lists every key an Override may name, sorted.
-func OverrideKeys() []string {
+// overrideKeys lists every key an Override may name, sorted.
+func overrideKeys() []string {
 	var keys []string
 	walkKeys(reflect.TypeOf(raw{}), "", func(key string, _ reflect.Type) { keys = append(keys, key) })
 	slices.Sort(keys)

@@ -68,7 +68,7 @@ func TestParseWithErrors(t *testing.T) {
 }
 
 func TestOverrideKeys(t *testing.T) {
-	keys := OverrideKeys()
+	keys := overrideKeys()
 	for _, k := range []string{"parallel.tp", "hardware.gpu", "hardware.custom_fabric.latency", "workload.context",
 		"speculative.acceptance", "plan.gpus", "plan.max_gpus", "plan.tpot_p99", "plan.target_request_rate"} {
 		assert.Contains(t, keys, k)
@@ -156,7 +156,7 @@ func replaceOnce(s, old, new string) string {
 // FuzzParseWith: any override of the default scenario gives a scenario or
 // an error, never a panic; an error is one line.
 func FuzzParseWith(f *testing.F) {
-	for _, k := range OverrideKeys() {
+	for _, k := range overrideKeys() {
 		f.Add(k, "1")
 	}
 	f.Add("workload.batch", "[1, 8]")

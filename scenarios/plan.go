@@ -187,6 +187,7 @@ func (s *Scenario) PlanSpace(p Plan) (*plan.Space, []string, error) {
 		Specs:    []sim.Spec{{Method: sim.SpecNone}},
 		Base: sim.Config{Graphs: c.Graphs, AllReduce: c.AllReduce, GPUMemoryUtilization: c.GPUMemoryUtilization,
 			Efficiency: c.Efficiency},
+		Engine:   s.Serving.Engine,
 		Workload: plan.Workload{Input: p.InputTokens, Output: p.OutputTokens},
 	}
 	if c.Spec.Active() {

@@ -107,9 +107,9 @@ func Parse(name string, data []byte) (*Scenario, error) {
 	return parse(name, data, nil, dirOf(name))
 }
 
-// ParseFS reads and validates the scenario at p inside fsys; its relative
+// parseFS reads and validates the scenario at p inside fsys; its relative
 // paths resolve inside fsys (a corpus shipped in the binary).
-func ParseFS(fsys fs.FS, p string) (*Scenario, error) {
+func parseFS(fsys fs.FS, p string) (*Scenario, error) {
 	data, err := infile.ReadFS(fsys, p, infile.MaxScenario)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
@@ -194,7 +194,7 @@ func (s *Scenario) Sim() (*sim.Sim, error) {
 	return sm, nil
 }
 
-// KeyError maps an error that names a field (*sim.FieldError,
+// KeyError maps an error that names a field (*model.FieldError from sim or serve,
 // *model.LayoutError) to an *Error with the file, the scenario key that
 // sets the field and its line. Other errors are returned with the file
 // name in front.
@@ -206,7 +206,7 @@ func (s *Scenario) KeyError(err error) error {
 	if errors.As(err, &pe) {
 		return err
 	}
-	var fe *sim.FieldError
+	var fe *model.FieldError
 	if errors.As(err, &fe) {
 		if key, ok := simKeys[fe.Field]; ok {
 			return s.keyError(key, fe.Msg, err)
@@ -224,7 +224,7 @@ func (s *Scenario) KeyError(err error) error {
 	return &Error{File: s.File, Msg: err.Error(), Err: err}
 }
 
-// simKeys maps the fields that sim.FieldError names (sim.Config fields
+// simKeys maps the fields that sim's FieldErrors name (sim.Config fields
 // and Step's arguments) to the scenario keys that set them.
 var simKeys = map[string]string{
 	"Model":                "model",

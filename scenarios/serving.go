@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
 )
@@ -215,6 +216,7 @@ func (s *Scenario) buildServing() error {
 		}
 		v.Engine = e
 	}
+	s.Config.AllReducePolicy = v.Engine.Info().AllReduce
 	switch {
 	case w.Trace != "" && (w.Concurrency != nil || w.RequestRate != nil):
 		return d.errorf("workload.trace", "a replayed trace sets the load: give workload.trace or workload.concurrency / request_rate, not both")
@@ -449,7 +451,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 }
 
 // ServeConfig is the serve.Config of point p for the simulator sm (built
-// from s.Config): serveBase with serve.SimMemory. A *serve.FieldError comes
+// from s.Config): serveBase with serve.SimMemory. A *model.FieldError from serve comes
 // back as an *Error naming the scenario key. The KV capacity may be 0 or
 // less (the weights do not fit): callers check Memory.KVCapacity before
 // serve.Run, which would reject it.
@@ -468,9 +470,9 @@ func (s *Scenario) ServeConfig(sm *sim.Sim, p ServePoint) (serve.Config, error) 
 	return c, nil
 }
 
-// serveKeyError maps a *serve.FieldError to its scenario key, or nil.
+// serveKeyError maps a *model.FieldError naming a serve.Config field to its scenario key, or nil.
 func (s *Scenario) serveKeyError(err error) error {
-	var fe *serve.FieldError
+	var fe *model.FieldError
 	if !errors.As(err, &fe) {
 		return nil
 	}
@@ -495,7 +497,7 @@ func (s *Scenario) keyError(key, msg string, err error) *Error {
 	return &Error{File: s.File, Key: key, Msg: "(" + how + ") " + msg, Err: err}
 }
 
-// serveKeys maps the serve.Config fields that serve.FieldError names to the
+// serveKeys maps the serve.Config fields that serve's FieldErrors name to the
 // scenario keys that set them.
 var serveKeys = map[string]string{
 	"Engine":                       "runtime.engine",

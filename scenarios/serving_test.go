@@ -10,9 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/serve"
+
+	"github.com/moecast/moecast/model"
 )
 
-// TestServeKeys: every serve.Config field that serve.FieldError names maps
+// TestServeKeys: every serve.Config field that serve's FieldErrors name maps
 // to a key (or table) the loader reads.
 func TestServeKeys(t *testing.T) {
 	keys := map[string]bool{}
@@ -55,7 +57,7 @@ func TestServeKeys(t *testing.T) {
 		c := base
 		mut(&c)
 		err := c.Validate()
-		var fe *serve.FieldError
+		var fe *model.FieldError
 		require.ErrorAs(t, err, &fe, name)
 		assert.Equal(t, name, fe.Field)
 		_, ok := serveKeys[fe.Field]

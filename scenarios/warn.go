@@ -4,11 +4,13 @@ import (
 	"fmt"
 
 	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/serve"
 )
 
 // hardwareWarnings are the remarks on a valid but unusual box: a layout
-// wider than one node of its fabric, and a custom all-reduce that a stock
-// engine would not run there. Each names the scenario line.
+// wider than one node of its fabric, and a custom all-reduce that the stock
+// engine would not run there (comm.Policy.Refusal says why). Each names the
+// scenario line.
 func (s *Scenario) hardwareWarnings() []string {
 	c := s.Config
 	var out []string
@@ -23,19 +25,11 @@ func (s *Scenario) hardwareWarnings() []string {
 			at("hardware.gpus"), c.GPUs, (c.GPUs+n-1)/n, c.Fabric.Name, n, c.Fabric.Name, c.GPUs))
 	}
 	if impl := c.AllReduce; impl == comm.OneShot || impl == comm.TwoShot {
-		tp := c.Layout.TP
-		key := at("runtime.allreduce")
-		switch {
-		case tp <= 1:
-		case !c.Fabric.P2P:
-			out = append(out, fmt.Sprintf("%s = %q: fabric %s has no P2P, so no custom all-reduce can run; NCCL is priced", key, impl, c.Fabric.Name))
-		case tp > comm.CustomARMaxRanks || tp%2 != 0:
-			out = append(out, fmt.Sprintf("%s = %q: stock vLLM runs its custom all-reduce on 2, 4, 6 or 8 GPUs, not %d (it uses NCCL); priced as asked, from a table of that kernel or its model", key, impl, tp))
-		case !c.Fabric.NVLink && tp > 2:
-			out = append(out, fmt.Sprintf("%s = %q: stock vLLM disables its custom all-reduce on more than 2 GPUs without NVLink (it uses NCCL on this %d-GPU %s group); priced as asked, for a patched engine, from a table of that kernel or its model, never from the engine's measured all-reduce",
-				key, impl, tp, c.Fabric.Name))
-		case tp == 2 && impl == comm.TwoShot:
-			out = append(out, fmt.Sprintf("%s = \"twoshot\": stock vLLM always runs the one-shot kernel on 2 GPUs; priced as asked, from a table of that kernel or its model", key))
+		// The engine's policy says why it would not run impl here (an
+		// unknown runtime.engine is reported by buildServing).
+		e, _ := serve.ParseEngine(s.doc.raw.Runtime.Engine)
+		if why := e.Info().AllReduce.Refusal(c.Fabric, c.Layout.TP, impl); why != "" {
+			out = append(out, fmt.Sprintf("%s = %q: %s", at("runtime.allreduce"), impl, why))
 		}
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/model"
 )
 
 // Seq is one sequence of an engine step as the step coster sees it.
@@ -242,17 +243,8 @@ func DefaultConfig(e Engine, gpuName string, gpuMemory unit.Bytes) Config {
 	return c
 }
 
-// FieldError is a configuration error tied to a Config field, named by its
-// Go path (e.g. "Workload.MaxConcurrency"); scenarios maps it to its key.
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
-
-func fieldErrorf(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+func fieldErrorf(field, format string, args ...any) *model.FieldError {
+	return &model.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
 // MaxDraftTokens bounds Spec.DraftTokens.
@@ -315,7 +307,7 @@ func (c *Config) Validate() error {
 	return c.Workload.validate()
 }
 
-func (c *Config) validateMemory() *FieldError {
+func (c *Config) validateMemory() *model.FieldError {
 	m := c.Memory
 	if m.SeqBlocks < 0 || m.SeqBlocks > math.MaxInt32/2 {
 		return fieldErrorf("Memory.SeqBlocks", "must be in [0, %d], got %d", math.MaxInt32/2, m.SeqBlocks)

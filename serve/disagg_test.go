@@ -7,6 +7,8 @@ import (
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/model"
 )
 
 // disagg makes cfg disaggregated with both pools equal to cfg's instance.
@@ -127,7 +129,7 @@ func TestDisaggValidate(t *testing.T) {
 			cfg := disagg(base, 1, 1, 1e9, 0)
 			tc.edit(cfg.Disagg)
 			_, err := Run(cfg, realistic)
-			var fe *FieldError
+			var fe *model.FieldError
 			require.ErrorAs(t, err, &fe)
 			assert.Equal(t, tc.field, fe.Field)
 		})

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
 )
 
@@ -32,6 +34,9 @@ type EngineInfo struct {
 	MixedChunk bool
 	// PrefillTokens: Config.MaxPrefillTokens is a setting of the engine.
 	PrefillTokens bool
+	// AllReduce is the engine's all-reduce policy (which implementation
+	// it runs for a size, and its measured all-reduce tables).
+	AllReduce comm.Policy
 }
 
 // engineRow is everything engine-specific: adding an engine is one row
@@ -45,7 +50,7 @@ type engineRow struct {
 	validate func(c *Config) error
 	// blockSize is the KV block (page) size for model m (nil: not MLA)
 	// on a GPU of architecture arch.
-	blockSize func(m *model.Config, arch string) int
+	blockSize func(m *model.Config, arch kernels.Arch) int
 	// runs reports whether the engine serves layout l (plan enumerates
 	// the layouts; this says which engines run each).
 	runs func(l model.Layout) bool
@@ -61,10 +66,11 @@ type engineRow struct {
 // engines is the engine table, indexed by Engine.
 var engines = [...]engineRow{
 	VLLM: {
-		EngineInfo: EngineInfo{Name: "vllm", Title: "vLLM", BudgetKey: "max_num_batched_tokens", SeqsKey: "max_num_seqs"},
-		defaults:   vllmDefaults,
-		validate:   vllmValidate,
-		blockSize:  vllmBlockSize,
+		EngineInfo: EngineInfo{Name: "vllm", Title: "vLLM", BudgetKey: "max_num_batched_tokens", SeqsKey: "max_num_seqs",
+			AllReduce: comm.VLLMPolicy},
+		defaults:  vllmDefaults,
+		validate:  vllmValidate,
+		blockSize: vllmBlockSize,
 		// vLLM runs attention TP-way in each of DP groups
 		// (--data-parallel-size); it has no data-parallel attention
 		// with TP over the MLP side.
@@ -74,10 +80,10 @@ var engines = [...]engineRow{
 	},
 	SGLang: {
 		EngineInfo: EngineInfo{Name: "sglang", Title: "SGLang", BudgetKey: "chunked_prefill_size", SeqsKey: "max_running_requests",
-			UnlimitedSeqs: true, MixedChunk: true, PrefillTokens: true},
+			UnlimitedSeqs: true, MixedChunk: true, PrefillTokens: true, AllReduce: comm.SGLangPolicy},
 		defaults:  sglangDefaults,
 		validate:  sglangValidate,
-		blockSize: func(*model.Config, string) int { return 1 }, // page_size 1 (server_args.py default)
+		blockSize: func(*model.Config, kernels.Arch) int { return 1 }, // page_size 1 (server_args.py default)
 		// SGLang's --dp without DP attention (replicas behind its router)
 		// is not enumerated; --enable-dp-attention is (DP = 1, TP = n).
 		runs:        func(l model.Layout) bool { return l.DP == 1 },
@@ -160,18 +166,13 @@ func vllmValidate(c *Config) error {
 	return nil
 }
 
-// vllmBlockSize (vllm/platforms/cuda.py, CudaPlatform.check_and_update_config):
-// MLA models run FlashMLA on sm_90 ("Forcing kv cache block size to 64 for
-// FlashMLA backend") and CUTLASS MLA on sm_100 ("... to 128 for
-// CUTLASS_MLA backend"); other models and GPUs keep the default 16.
-func vllmBlockSize(m *model.Config, arch string) int {
-	if m != nil && m.Attn.Kind == model.MLA {
-		switch arch {
-		case "sm_90":
-			return 64
-		case "sm_100":
-			return 128
-		}
+// vllmBlockSize: MLA models take the block size vLLM's MLA backend forces
+// on the architecture (kernels.ArchFacts.MLABlockSize: 64 for FlashMLA on
+// sm_90, 128 for CUTLASS MLA on sm_100); other models and GPUs keep the
+// default 16.
+func vllmBlockSize(m *model.Config, arch kernels.Arch) int {
+	if b := arch.Facts().MLABlockSize; b > 0 && m != nil && m.Attn.Kind == model.MLA {
+		return b
 	}
 	return 16
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
 )
 
@@ -48,7 +49,7 @@ func TestEngineRows(t *testing.T) {
 		l            model.Layout
 		runs         bool
 		m            *model.Config
-		arch         string
+		arch         kernels.Arch
 		block        int
 		unlimitedSeq bool
 	}{
@@ -63,9 +64,9 @@ func TestEngineRows(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.runs, tc.e.Runs(tc.l))
-			assert.Equal(t, tc.block, BlockSize(tc.e, tc.m, tc.arch))
+			assert.Equal(t, tc.block, blockSizeFor(tc.e, tc.m, tc.arch))
 			assert.Equal(t, tc.unlimitedSeq, tc.e.Info().UnlimitedSeqs)
-			assert.Equal(t, BlockSize(tc.e, nil, ""), DefaultConfig(tc.e, "NVIDIA H200", 141e9).Memory.BlockSize,
+			assert.Equal(t, blockSizeFor(tc.e, nil, ""), DefaultConfig(tc.e, "NVIDIA H200", 141e9).Memory.BlockSize,
 				"the default block is the row's for a non-MLA model")
 		})
 	}

@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/moecast/moecast/internal/unit"
+
+	"github.com/moecast/moecast/model"
 )
 
-// FuzzRun: any configuration either fails validation (*FieldError), cannot
+// FuzzRun: any configuration either fails validation (*model.FieldError), cannot
 // be served (*UnservableError), or completes every request with finite,
 // non-negative metrics and the exact output lengths.
 func FuzzRun(f *testing.F) {
@@ -35,7 +37,7 @@ func FuzzRun(f *testing.F) {
 		cfg.Seed = seed
 		r, err := Run(cfg, realistic)
 		if err != nil {
-			var fe *FieldError
+			var fe *model.FieldError
 			var ue *UnservableError
 			if !errors.As(err, &fe) && !errors.As(err, &ue) {
 				t.Fatalf("unexpected error type %T: %v", err, err)

@@ -6,6 +6,8 @@ import (
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/model"
 )
 
 func TestInteractivityAndGoodput(t *testing.T) {
@@ -53,7 +55,7 @@ func TestInteractivityAndGoodput(t *testing.T) {
 	}
 	cfg.SLO.TTFT = -1
 	_, err = Run(cfg, realistic)
-	var fe *FieldError
+	var fe *model.FieldError
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, "SLO.TTFT", fe.Field)
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/model"
 )
 
 // replay is a point whose workload is the given log.
@@ -60,7 +62,7 @@ func TestReplayValidate(t *testing.T) {
 			cfg := replay(tc.tr)
 			cfg.Workload.Requests = tc.n
 			_, err := Run(cfg, realistic)
-			var fe *FieldError
+			var fe *model.FieldError
 			require.ErrorAs(t, err, &fe)
 			assert.Equal(t, "Workload.Trace", fe.Field)
 		})

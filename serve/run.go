@@ -51,7 +51,7 @@ type run struct {
 // would report. It is a pure function of cfg and the coster: the only
 // randomness is rand.New(rand.NewPCG(cfg.Seed, 1)), drawn in a fixed order
 // (the load's draws: input lengths, output lengths, arrivals; then
-// acceptance during the run). It returns a *FieldError for an invalid cfg
+// acceptance during the run). It returns a *model.FieldError for an invalid cfg
 // and an *UnservableError when one request does not fit in the KV cache.
 func Run(cfg Config, coster StepCoster) (*Result, error) {
 	e, err := simulate(cfg, coster)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
+
+	"github.com/moecast/moecast/model"
 )
 
 // linear is a fake step coster, affine in the step's tokens and contexts:
@@ -113,7 +115,7 @@ func TestValidate(t *testing.T) {
 			c := ok
 			tc.edit(&c)
 			_, err := Run(c, realistic)
-			var fe *FieldError
+			var fe *model.FieldError
 			require.ErrorAs(t, err, &fe, "edit %s", tc.name)
 			assert.Equal(t, tc.field, fe.Field, "error %v", err)
 		})
@@ -602,7 +604,7 @@ func TestLoadSeam(t *testing.T) {
 			cfg := point(VLLM, 1, 1, 1, 1)
 			cfg.Load = tc.load
 			_, err := Run(cfg, realistic)
-			var fe *FieldError
+			var fe *model.FieldError
 			require.ErrorAs(t, err, &fe)
 			assert.Equal(t, "Load", fe.Field)
 			assert.Contains(t, fe.Msg, tc.msg)

@@ -3,6 +3,7 @@ package serve
 import (
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/sim"
 	"math"
@@ -123,7 +124,7 @@ func SimMemory(cfg sim.Config, s *sim.Sim, e Engine) (Memory, error) {
 		return Memory{}, err
 	}
 	m := Memory{KVBytesPerToken: p.Memory.KVPerToken, KVCapacity: p.Memory.Usable,
-		BlockSize: BlockSize(e, cfg.Model, cfg.GPU.Arch)}
+		BlockSize: blockSizeFor(e, cfg.Model, cfg.GPU.Arch)}
 	m.Groups = max(1, cfg.GPUs/cfg.Layout.AttentionTP())
 	// Hybrid models: blocks count the growing KV; the windowed KV (at most
 	// the window) and the recurrent state are a fixed charge per request.
@@ -136,9 +137,9 @@ func SimMemory(cfg sim.Config, s *sim.Sim, e Engine) (Memory, error) {
 	return m, nil
 }
 
-// BlockSize is the KV block (page) size engine e uses for model m on a GPU
+// blockSizeFor is the KV block (page) size engine e uses for model m on a GPU
 // of architecture arch (the engine row's; see SimMemory).
-func BlockSize(e Engine, m *model.Config, arch string) int {
+func blockSizeFor(e Engine, m *model.Config, arch kernels.Arch) int {
 	if !e.valid() {
 		return vllmBlockSize(m, arch)
 	}

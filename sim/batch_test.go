@@ -12,6 +12,8 @@ import (
 	"github.com/moecast/moecast/internal/dtype"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
+
+	"github.com/moecast/moecast/model"
 )
 
 func decodes(n, ctx, query int) []Seq {
@@ -311,7 +313,7 @@ func TestCaptureSize(t *testing.T) {
 	cfg := st.config(t)
 	cfg.CaptureSize = -1
 	_, err := New(cfg)
-	var fe *FieldError
+	var fe *model.FieldError
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, "CaptureSize", fe.Field)
 }

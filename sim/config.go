@@ -19,6 +19,10 @@ type Config struct {
 	Layout    model.Layout
 	Graphs    bool      // runtime.cuda_graphs
 	AllReduce comm.Impl // runtime.allreduce
+	// AllReducePolicy is the serving engine's all-reduce policy, which
+	// resolves comm.Auto and names the engine's measured all-reduce tables
+	// (serve.EngineInfo.AllReduce; zero: vLLM's).
+	AllReducePolicy comm.Policy
 	// CaptureSize is the largest step, in tokens per attention rank, the
 	// engine has captured CUDA graphs for: a decode step above it runs
 	// eagerly (vLLM's max_cudagraph_capture_size; SGLang's
@@ -51,17 +55,8 @@ const (
 	MaxRanks     = 1 << 16 // hardware.gpus and each of parallel.tp, dp, ep
 )
 
-// FieldError is a configuration error tied to a scenario key such as
-// "Layout.TP", so the loader can print the key's line.
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
-
-func fieldErrorf(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+func fieldErrorf(field, format string, args ...any) *model.FieldError {
+	return &model.FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
 // shape is the parallel layout reduced to the numbers the step needs.
@@ -102,7 +97,7 @@ func (c *Config) validate() (shape, error) {
 		return sh, fieldErrorf("Model", "no model")
 	}
 	if err := m.Validate(); err != nil {
-		return sh, &FieldError{Field: "Model", Msg: err.Error()}
+		return sh, &model.FieldError{Field: "Model", Msg: err.Error()}
 	}
 	l := c.Layout
 	for _, r := range []struct {
@@ -136,12 +131,12 @@ func (c *Config) validate() (shape, error) {
 	}
 	if err := m.CheckLayout(l); err != nil {
 		if le, ok := err.(*model.LayoutError); ok {
-			return sh, &FieldError{Field: "Layout." + le.Field, Msg: le.Msg}
+			return sh, &model.FieldError{Field: "Layout." + le.Field, Msg: le.Msg}
 		}
-		return sh, &FieldError{Field: "Layout", Msg: err.Error()}
+		return sh, &model.FieldError{Field: "Layout", Msg: err.Error()}
 	}
 	if err := c.GPU.Validate(); err != nil {
-		return sh, &FieldError{Field: "GPU", Msg: err.Error()}
+		return sh, &model.FieldError{Field: "GPU", Msg: err.Error()}
 	}
 	if c.GPUs > 1 && !(c.Fabric.BW > 0) {
 		return sh, fieldErrorf("Fabric", "fabric %q has no bandwidth; %d GPUs need one", c.Fabric.Name, c.GPUs)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/model"
 )
 
 func TestNewValidation(t *testing.T) {
@@ -57,8 +58,8 @@ func TestNewValidation(t *testing.T) {
 			s, err := New(c)
 			require.Error(t, err)
 			assert.Nil(t, s)
-			var fe *FieldError
-			require.True(t, errors.As(err, &fe), "error %v is not a *FieldError", err)
+			var fe *model.FieldError
+			require.True(t, errors.As(err, &fe), "error %v is not a *model.FieldError", err)
 			assert.Equal(t, tt.field, fe.Field, "error: %v", err)
 			assert.NotEmpty(t, fe.Msg)
 		})
@@ -85,7 +86,7 @@ func TestStepValidation(t *testing.T) {
 		{1, MaxContext + 1, "context"}, {8, math.MaxInt, "context"},
 	} {
 		_, err := s.Step(tt.batch, tt.context)
-		var fe *FieldError
+		var fe *model.FieldError
 		require.True(t, errors.As(err, &fe), "batch %d context %d: %v", tt.batch, tt.context, err)
 		assert.Equal(t, tt.field, fe.Field)
 	}

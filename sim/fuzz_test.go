@@ -12,9 +12,9 @@ import (
 
 // FuzzStep drives New and Step with arbitrary layouts, speculative settings,
 // batches and contexts: they must never panic, New must either return a
-// *FieldError or a Sim, and every evaluated point must be finite, with the
+// *model.FieldError or a Sim, and every evaluated point must be finite, with the
 // breakdown adding up to the step and Lo <= Time <= Hi; a batch or context
-// above the limits is a *FieldError.
+// above the limits is a *model.FieldError.
 func FuzzStep(f *testing.F) {
 	f.Add(uint8(0), uint8(8), uint8(8), uint8(1), false, true, 1, 2048, uint8(0), uint8(0), 0.0)
 	f.Add(uint8(1), uint8(8), uint8(1), uint8(1), false, true, 64, 4096, uint8(1), uint8(1), 0.85)
@@ -41,15 +41,15 @@ func FuzzStep(f *testing.F) {
 		}
 		s, err := New(c)
 		if err != nil {
-			if _, ok := err.(*FieldError); !ok {
-				t.Fatalf("New: %T %v is not a *FieldError", err, err)
+			if _, ok := err.(*model.FieldError); !ok {
+				t.Fatalf("New: %T %v is not a *model.FieldError", err, err)
 			}
 			return
 		}
 		p, err := s.Step(batch, ctx)
 		if err != nil {
-			if _, ok := err.(*FieldError); !ok {
-				t.Fatalf("Step: %T %v is not a *FieldError", err, err)
+			if _, ok := err.(*model.FieldError); !ok {
+				t.Fatalf("Step: %T %v is not a *model.FieldError", err, err)
 			}
 			return
 		}

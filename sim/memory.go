@@ -14,7 +14,7 @@ type Memory struct {
 	Free     unit.Bytes // usable memory left after weights and KV (negative: does not fit)
 	MaxBatch int        // largest batch that fits at this context
 	// Reserve is the activation/workspace/communicator memory set aside
-	// (OtherReserve + NCCLReserve); Usable = Memory x utilisation - Weights
+	// (OtherReserve + ncclReserve); Usable = Memory x utilisation - Weights
 	// - Reserve is what the KV cache may take.
 	Reserve unit.Bytes
 	Usable  unit.Bytes
@@ -49,8 +49,8 @@ const (
 	nccl4plus    unit.Bytes = 411041792
 )
 
-// NCCLReserve is aiconfigurator's nccl_mem for a number of GPUs.
-func NCCLReserve(gpus int) unit.Bytes {
+// ncclReserve is aiconfigurator's nccl_mem for a number of GPUs.
+func ncclReserve(gpus int) unit.Bytes {
 	switch {
 	case gpus <= 1:
 		return 0
@@ -107,7 +107,7 @@ func newMemoryModel(c *Config, sh shape) memoryModel {
 		kv += unit.Bytes(2 * float64(max(1, eagleKVHeads/sh.attnTP)*eagleHeadDim) * c.KVCache.Bytes())
 	}
 	mm.kvPerToken = kv
-	mm.reserve = OtherReserve + NCCLReserve(c.GPUs)
+	mm.reserve = OtherReserve + ncclReserve(c.GPUs)
 	mm.usable = unit.Bytes(float64(c.GPU.Memory)*c.GPUMemoryUtilization) - mm.weights - mm.reserve
 	return mm
 }

@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"math"
+
+	"github.com/moecast/moecast/model"
 )
 
 // SpecMethod is the speculative-decoding method: TOML speculative.method.
@@ -24,8 +26,8 @@ func (m SpecMethod) String() string {
 	return fmt.Sprintf("spec(%d)", uint8(m))
 }
 
-// ParseSpecMethod maps a TOML speculative.method value to a SpecMethod.
-func ParseSpecMethod(s string) (SpecMethod, bool) {
+// parseSpecMethod maps a TOML speculative.method value to a SpecMethod.
+func parseSpecMethod(s string) (SpecMethod, bool) {
 	for i, n := range specNames {
 		if n == s {
 			return SpecMethod(i), true
@@ -54,20 +56,20 @@ func (s Spec) Active() bool { return s.Method != SpecNone }
 // present) are in New.
 func (s Spec) validate() error {
 	if s.Method > SpecNgram {
-		return &FieldError{Field: "Spec.Method", Msg: fmt.Sprintf("unknown method %d (want none, mtp, eagle3 or ngram)", s.Method)}
+		return &model.FieldError{Field: "Spec.Method", Msg: fmt.Sprintf("unknown method %d (want none, mtp, eagle3 or ngram)", s.Method)}
 	}
 	if !s.Active() {
 		return nil
 	}
 	if s.DraftTokens < 1 || s.DraftTokens > MaxDraftTokens {
-		return &FieldError{Field: "Spec.DraftTokens", Msg: fmt.Sprintf("must be in [1, %d] with method %s, got %d", MaxDraftTokens, s.Method, s.DraftTokens)}
+		return &model.FieldError{Field: "Spec.DraftTokens", Msg: fmt.Sprintf("must be in [1, %d] with method %s, got %d", MaxDraftTokens, s.Method, s.DraftTokens)}
 	}
 	if n := len(s.Acceptance); n != 1 && n != s.DraftTokens {
-		return &FieldError{Field: "Spec.Acceptance", Msg: fmt.Sprintf("want 1 value (the same at every position) or draft_tokens = %d values, got %d", s.DraftTokens, n)}
+		return &model.FieldError{Field: "Spec.Acceptance", Msg: fmt.Sprintf("want 1 value (the same at every position) or draft_tokens = %d values, got %d", s.DraftTokens, n)}
 	}
 	for i, a := range s.Acceptance {
 		if !(a >= 0 && a <= 1) { // also rejects NaN
-			return &FieldError{Field: "Spec.Acceptance", Msg: fmt.Sprintf("value %d is %g, outside [0, 1]", i+1, a)}
+			return &model.FieldError{Field: "Spec.Acceptance", Msg: fmt.Sprintf("value %d is %g, outside [0, 1]", i+1, a)}
 		}
 	}
 	return nil

@@ -50,7 +50,7 @@ type Sim struct {
 }
 
 // New validates cfg and precomputes everything that does not depend on
-// batch and context. Errors are *FieldError naming the argument ("batch", "context").
+// batch and context. Errors are *model.FieldError naming the argument ("batch", "context").
 func New(cfg Config) (*Sim, error) {
 	sh, err := cfg.validate()
 	if err != nil {
@@ -61,7 +61,7 @@ func New(cfg Config) (*Sim, error) {
 	if s.costs.Eff.Mem == 0 {
 		s.costs.Eff = kernels.EfficiencyFor(cfg.GPU)
 	}
-	s.comm = comm.Comm{Fabric: cfg.Fabric, Graphs: cfg.Graphs, Tables: cfg.CommTables}
+	s.comm = comm.Comm{Fabric: cfg.Fabric, Graphs: cfg.Graphs, Tables: cfg.CommTables, Policy: cfg.AllReducePolicy}
 	s.eager, s.commEager = s.costs, s.comm
 	s.eager.Graphs, s.commEager.Graphs = false, false
 	m := cfg.Model

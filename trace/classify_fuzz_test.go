@@ -52,7 +52,7 @@ func FuzzAnalyzer(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
 	f.Add([]byte("step[DECODE bs=4] graph kernel kernel"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		a := NewAnalyzer(Options{Gap: secondsFromMicros(5)})
+		a := newAnalyzer(Options{Gap: secondsFromMicros(5)})
 		names := []string{"step[DECODE bs=2]", "ProfilerStep#1", "nvjet_x", "fused_moe_kernel", "ncclDevKernel_AllReduce_x", "cudaLaunchKernel", "cudaGraphLaunch"}
 		for i := 0; i+3 < len(data); i += 4 {
 			b := data[i : i+4]

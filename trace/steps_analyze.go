@@ -259,8 +259,8 @@ type Analyzer struct {
 	total       int // steps with GPU work, before --kind filtering
 }
 
-// NewAnalyzer returns an analyzer for one trace.
-func NewAnalyzer(opts Options) *Analyzer {
+// newAnalyzer returns an analyzer for one trace.
+func newAnalyzer(opts Options) *Analyzer {
 	if opts.Gap <= 0 {
 		opts.Gap = DefaultGap
 	}

@@ -72,7 +72,7 @@ func kern(name string, stream int64, ts, dur float64, corr int64) Event {
 
 func run(t *testing.T, opts Options, evs ...Event) *Result {
 	t.Helper()
-	a := NewAnalyzer(opts)
+	a := newAnalyzer(opts)
 	for i := range evs {
 		evs[i].Index = int64(i)
 		a.Add(&evs[i])
@@ -315,7 +315,7 @@ func TestManyStepsClosedProgressively(t *testing.T) {
 			kern("nvjet_a", 7, base+200, 50, corr),
 			kern("ncclDevKernel_AllReduce_x", 7, base+260, 40, corr))
 	}
-	a := NewAnalyzer(Options{})
+	a := newAnalyzer(Options{})
 	maxOpen := 0
 	for i := range evs {
 		evs[i].Index = int64(i)

@@ -132,13 +132,13 @@ const maxBadEventWarnings = 5
 
 // AnalyzeFile reads and analyzes one trace file.
 func AnalyzeFile(path string, opts FileOptions) FileResult {
-	return AnalyzeFileFunc(path, opts, nil)
+	return analyzeFileFunc(path, opts, nil)
 }
 
-// AnalyzeFileFunc is AnalyzeFile that also hands visit, when set, every
+// analyzeFileFunc is AnalyzeFile that also hands visit, when set, every
 // event it reads (after the analyzer has it), for a caller that keeps
 // more than the analysis in the same pass.
-func AnalyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResult {
+func analyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResult {
 	fr := FileResult{File: path}
 	f, err := infile.Open(path, nil, 0)
 	if err != nil {
@@ -156,7 +156,7 @@ func AnalyzeFileFunc(path string, opts FileOptions, visit func(*Event)) FileResu
 		return fr
 	}
 	defer r.Close()
-	an := NewAnalyzer(opts.Options)
+	an := newAnalyzer(opts.Options)
 	var ev Event
 	var warns []string
 	var fault *Error
@@ -288,7 +288,7 @@ func AnalyzeFiles(paths []string, opts FileOptions) []FileResult {
 }
 
 // AnalyzeFilesFunc is AnalyzeFiles that also hands visit, when set, every
-// event it reads with the index of its file (AnalyzeFileFunc); calls for
+// event it reads with the index of its file (analyzeFileFunc); calls for
 // different files may run at once.
 func AnalyzeFilesFunc(paths []string, opts FileOptions, visit func(file int, ev *Event)) []FileResult {
 	workers := opts.Workers
@@ -308,7 +308,7 @@ func AnalyzeFilesFunc(paths []string, opts FileOptions, visit func(file int, ev 
 			if visit != nil {
 				v = func(ev *Event) { visit(i, ev) }
 			}
-			out[i] = AnalyzeFileFunc(p, opts, v)
+			out[i] = analyzeFileFunc(p, opts, v)
 		}()
 	}
 	wg.Wait()

@@ -27,7 +27,7 @@ func TestAnalyzeGeneratedTrace(t *testing.T) {
 	r, err := NewReader(&buf)
 	require.NoError(t, err)
 	defer r.Close()
-	a := NewAnalyzer(Options{})
+	a := newAnalyzer(Options{})
 	var ev Event
 	for {
 		err := r.Next(&ev)
@@ -88,7 +88,7 @@ func BenchmarkAnalyzer(b *testing.B) {
 	rules := DefaultRules()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		a := NewAnalyzer(Options{Rules: rules})
+		a := newAnalyzer(Options{Rules: rules})
 		for j := range evs {
 			a.Add(&evs[j])
 		}

@@ -113,8 +113,8 @@ type Sniff struct {
 	line1  []byte
 }
 
-// NewSniff prepares data for detection.
-func NewSniff(name string, data []byte) *Sniff {
+// newSniff prepares data for detection.
+func newSniff(name string, data []byte) *Sniff {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	return &Sniff{Name: name, Data: bytes.TrimLeft(data, " \t\r\n")}
 }
@@ -196,12 +196,12 @@ func ReadBench(name string, r io.Reader) ([]BenchResult, error) {
 	if len(data) > maxBenchFile {
 		return nil, &BenchError{File: name, Msg: "larger than 1 GiB: not a benchmark result"}
 	}
-	return ReadBenchBytes(name, data)
+	return readBenchBytes(name, data)
 }
 
-// ReadBenchBytes is ReadBench over bytes already read.
-func ReadBenchBytes(name string, data []byte) ([]BenchResult, error) {
-	s := NewSniff(name, data)
+// readBenchBytes is ReadBench over bytes already read.
+func readBenchBytes(name string, data []byte) ([]BenchResult, error) {
+	s := newSniff(name, data)
 	if len(bytes.TrimSpace(s.Data)) == 0 {
 		return nil, &BenchError{File: name, Msg: "empty file: not a benchmark result"}
 	}
@@ -228,7 +228,7 @@ func ReadBenchAs(format, name string, data []byte) ([]BenchResult, error) {
 	if !ok || f.Read == nil {
 		return nil, &BenchError{File: name, Key: "format", Msg: fmt.Sprintf("unknown result format %q; want one of %s", format, strings.Join(FormatNames(), ", "))}
 	}
-	return f.Read(name, NewSniff(name, data).Data)
+	return f.Read(name, newSniff(name, data).Data)
 }
 
 // ReadBenchFS reads the file or directory p of fsys: a directory with the
@@ -265,7 +265,7 @@ func ReadBenchFS(fsys fs.FS, p string) ([]BenchResult, error) {
 	if len(data) > maxBenchFile {
 		return nil, &BenchError{File: p, Msg: "larger than 1 GiB: not a benchmark result"}
 	}
-	return ReadBenchBytes(p, data)
+	return readBenchBytes(p, data)
 }
 
 // ReadBenchPath reads a result file or directory of the operating system.

@@ -159,7 +159,7 @@ func TestReadAIPerf(t *testing.T) {
 
 	// A configuration without the load says so.
 	noLoad := `{"time_to_first_token": {"unit": "ms", "avg": 10}, "input_sequence_length": {"unit": "tokens", "avg": 100}, "output_sequence_length": {"unit": "tokens", "avg": 10}, "request_count": {"unit": "requests", "avg": 8}, "input_config": {"concurrency": 4}}`
-	rs, err := ReadBenchBytes("n.json", []byte(noLoad))
+	rs, err := readBenchBytes("n.json", []byte(noLoad))
 	require.NoError(t, err)
 	assert.Contains(t, strings.Join(rs[0].Warnings, "\n"), "neither loadgen.concurrency nor loadgen.request_rate")
 	assert.Equal(t, 0, rs[0].Concurrency)
@@ -173,7 +173,7 @@ func TestReadAIPerf(t *testing.T) {
     "unit": "s",
     "avg": 0.21`, 1)
 	require.NotEqual(t, string(data), sec)
-	rs, err = ReadBenchBytes("s.json", []byte(sec))
+	rs, err = readBenchBytes("s.json", []byte(sec))
 	require.NoError(t, err)
 	assert.InDelta(t, 210, rs[0].Metrics["ttft"].Mean, 1e-9)
 }
@@ -265,7 +265,7 @@ func TestFieldReadersBad(t *testing.T) {
 		{"guidellm: not a list of objects", `{"benchmarks": [{"metrics": {"time_to_first_token_ms": 3}}]}`, "r.out:1: benchmarks[0]: not a GuideLLM benchmark"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadBenchBytes("r.out", []byte(tc.in))
+			_, err := readBenchBytes("r.out", []byte(tc.in))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.NotContains(t, err.Error(), "\n")
@@ -285,7 +285,7 @@ func TestFieldReadersDetected(t *testing.T) {
 		t.Run(tc.file, func(t *testing.T) {
 			data, err := os.ReadFile("testdata/bench/" + tc.file)
 			require.NoError(t, err)
-			f := detect(NewSniff(tc.file, data))
+			f := detect(newSniff(tc.file, data))
 			require.NotNil(t, f)
 			assert.Equal(t, tc.family, f.Name)
 		})

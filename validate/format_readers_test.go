@@ -116,7 +116,7 @@ func TestReadRequestLog(t *testing.T) {
 func TestReadMooncake(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("testdata", "bench", "mooncake.jsonl"))
 	require.NoError(t, err)
-	_, err = ReadBenchBytes("mooncake.jsonl", b)
+	_, err = readBenchBytes("mooncake.jsonl", b)
 	require.Error(t, err, "nothing measured to compare")
 	assert.Contains(t, err.Error(), "no latency figure")
 
@@ -166,7 +166,7 @@ func TestReadersBad(t *testing.T) {
 		{"mooncake negative", `{"timestamp": -5, "input_length": 1, "output_length": 1}`, "r.out:1: timestamp: want a finite number >= 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadBenchBytes("r.out", []byte(tc.in))
+			_, err := readBenchBytes("r.out", []byte(tc.in))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.NotContains(t, err.Error(), "\n")

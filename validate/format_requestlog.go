@@ -287,13 +287,13 @@ func (r *BenchResult) finishLog() {
 				xs = append(xs, v)
 			}
 		}
-		r.Metrics[m] = StatsOf(xs)
+		r.Metrics[m] = statsOf(xs)
 	}
 }
 
-// StatsOf is the mean, median, p90 and p99 of xs (numpy's linear
+// statsOf is the mean, median, p90 and p99 of xs (numpy's linear
 // percentiles, as vllm bench serve computes them); NaN for none.
-func StatsOf(xs []float64) Stats {
+func statsOf(xs []float64) Stats {
 	if len(xs) == 0 {
 		return NoStats()
 	}
@@ -312,7 +312,7 @@ func finiteNum(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 // carries per-request arrivals and lengths: request logs, Mooncake traces)
 // as a workload to replay. The warnings say what was ignored.
 func ReadWorkload(name string, data []byte) ([]serve.TraceRequest, []string, error) {
-	s := NewSniff(name, data)
+	s := newSniff(name, data)
 	var r BenchResult
 	var err error
 	switch f := detect(s); {

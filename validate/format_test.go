@@ -59,7 +59,7 @@ func TestSniff(t *testing.T) {
 		{"bom and space", "\xef\xbb\xbf \n{\"a\": Infinity}", "a", true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := NewSniff("f", []byte(tc.in))
+			s := newSniff("f", []byte(tc.in))
 			assert.Equal(t, tc.want, s.Has(tc.has))
 			assert.Equal(t, tc.array, s.IsArray())
 		})

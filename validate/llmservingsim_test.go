@@ -25,7 +25,7 @@ func TestRequestLogMatchesLLMServingSim(t *testing.T) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			log, err := os.ReadFile(filepath.Join(dir, "requests.jsonl"))
 			require.NoError(t, err)
-			rs, err := ReadBenchBytes("requests.jsonl", log)
+			rs, err := readBenchBytes("requests.jsonl", log)
 			require.NoError(t, err)
 			require.Len(t, rs, 1)
 			r := rs[0]

@@ -3,7 +3,7 @@ package validate
 import (
 	"fmt"
 
-	"github.com/moecast/moecast/calib"
+	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/sim"
 )
 
@@ -36,7 +36,7 @@ func CheckTrace(cfg *sim.Config, ranks []Rank) (Match, error) {
 			}
 			if len(md.DeviceProperties) > 0 && m.GPU == "" {
 				name := md.DeviceProperties[0].Name
-				if p, ok := calib.DevicePreset(name); ok && p != cfg.GPU.Name {
+				if p, ok := kernels.DevicePreset(name); ok && p != cfg.GPU.Name {
 					m.GPU = fmt.Sprintf("recorded on %s (preset %s); the scenario's GPU is %s", name, p, cfg.GPU.Name)
 				}
 			}

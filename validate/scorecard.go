@@ -123,8 +123,8 @@ func Score(rows []CorpusRow) *Scorecard {
 		}
 		return strings.Join(k, " / ")
 	})
-	sc.ByShape = partitionBy(scored, ShapeBand)
-	sc.ByConcurrency = partitionBy(scored, ConcurrencyBand)
+	sc.ByShape = partitionBy(scored, shapeBand)
+	sc.ByConcurrency = partitionBy(scored, concurrencyBand)
 	slices.SortStableFunc(sc.ByConcurrency, func(a, b Partition) int {
 		return slices.Index(concurrencyBands, a.Name) - slices.Index(concurrencyBands, b.Name)
 	})
@@ -210,9 +210,9 @@ func errStats(rows []*CorpusRow, metric string) (n int, mape, bias, medAbs, with
 	return n, sumAbs / float64(n), sum / float64(n), med, float64(in) / float64(n)
 }
 
-// ShapeBand names a row's request shape: its input and output length
+// shapeBand names a row's request shape: its input and output length
 // bands.
-func ShapeBand(r *CorpusRow) string {
+func shapeBand(r *CorpusRow) string {
 	in := "in <=1k"
 	switch {
 	case r.InputTokens > 16384:
@@ -232,12 +232,12 @@ func ShapeBand(r *CorpusRow) string {
 	return in + ", " + out
 }
 
-// concurrencyBands are ConcurrencyBand's names in order.
+// concurrencyBands are concurrencyBand's names in order.
 var concurrencyBands = []string{"C 1-4", "C 5-16", "C 17-64", "C 65-256", "C >256", "open loop"}
 
-// ConcurrencyBand names a row's load: a closed loop's concurrency band,
+// concurrencyBand names a row's load: a closed loop's concurrency band,
 // or "open loop" (a rate or a replayed log).
-func ConcurrencyBand(r *CorpusRow) string {
+func concurrencyBand(r *CorpusRow) string {
 	c := r.Concurrency
 	switch {
 	case c == 0:

@@ -78,8 +78,8 @@ func TestBands(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &CorpusRow{InputTokens: tc.in, OutputTokens: tc.out, Concurrency: tc.conc}
-			assert.Equal(t, tc.shape, ShapeBand(r))
-			assert.Equal(t, tc.load, ConcurrencyBand(r))
+			assert.Equal(t, tc.shape, shapeBand(r))
+			assert.Equal(t, tc.load, concurrencyBand(r))
 		})
 	}
 }

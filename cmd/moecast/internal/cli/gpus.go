@@ -86,7 +86,7 @@ func gpuTable() *table {
 		if g.Peak[dtype.FP4] > 0 {
 			fp4 = float64(g.Peak[dtype.FP4]) / 1e12
 		}
-		t.add(g.Name, g.Arch, g.SMs, g.Memory.GB(), float64(g.MemBW)/1e12,
+		t.add(g.Name, string(g.Arch), g.SMs, g.Memory.GB(), float64(g.MemBW)/1e12,
 			float64(g.Peak[dtype.BF16])/1e12, fp8, fp4,
 			float64(g.L2)/1e6, g.Fabric, g.Label)
 	}

@@ -1,10 +1,6 @@
-package calib
+package kernels
 
-import (
-	"strings"
-
-	"github.com/moecast/moecast/kernels"
-)
+import "strings"
 
 // deviceNames maps the device names that nvidia-smi and CUDA report (and
 // that nccl-tests prints on its "# Rank" lines) to the GPU presets they
@@ -20,6 +16,8 @@ var deviceNames = map[string]string{
 }
 
 // DevicePreset is the GPU preset of a device name as the tools report it
+// (the one device-name -> preset function: calib's nccl-tests importer
+// uses it)
 // ("NVIDIA H100 80GB HBM3" -> "h100-sxm"), or of a preset's own name or
 // label; false when none fits.
 func DevicePreset(device string) (string, bool) {
@@ -27,10 +25,9 @@ func DevicePreset(device string) (string, bool) {
 	if p, ok := deviceNames[d]; ok {
 		return p, true
 	}
-	for _, n := range kernels.GPUNames() {
-		g, _ := kernels.LookupGPU(n)
-		if strings.EqualFold(d, n) || strings.EqualFold(d, g.Label) {
-			return n, true
+	for _, g := range presets {
+		if strings.EqualFold(d, g.Name) || strings.EqualFold(d, g.Label) {
+			return g.Name, true
 		}
 	}
 	return "", false
