@@ -20,26 +20,29 @@ import (
 // `go generate ./calib` (from the repository root).
 //
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu rtx-pro-6000-server -o embedded/rtx-pro-6000-server.toml
-//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu h100-sxm -o embedded/h100-sxm.toml
-//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu h200-sxm -o embedded/h200-sxm.toml
-//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu b200-sxm -o embedded/b200-sxm.toml
 //
-// A100 SXM, B300 SXM, GB200 and GB300 are imported from the parquet tree
-// itself (systems/data/<system>/<op>/<framework>/<version>/*.parquet of
-// the same commit, checked out beside the repository at
-// ../../aiconfigurator), the newest version of each table, and stored
-// zstd-compressed (`-o X.toml.zst` compresses):
+// A100 SXM, H100 SXM, H200 SXM, B200 SXM, B300 SXM, GB200 and GB300 are
+// imported from the parquet tree itself
+// (systems/data/<system>/<op>/<framework>/<version>/*.parquet of the same
+// commit, extracted into the shared data folder at
+// ../../shared/data/aiconfigurator), the newest version of each table, and
+// stored zstd-compressed (`-o X.toml.zst` compresses). H100, H200 and B200
+// moved from the CSV snapshot to the tree for its MoE shapes beyond
+// hidden 7168 / inter 2048 (gpt-oss, Qwen3, GLM) and its mxfp4 rows:
 //
-//go:generate go run ../cmd/moecast calib import perfdb ../../aiconfigurator --gpu a100-sxm -o embedded/a100-sxm.toml.zst
-//go:generate go run ../cmd/moecast calib import perfdb ../../aiconfigurator --gpu b300-sxm -o embedded/b300-sxm.toml.zst
-//go:generate go run ../cmd/moecast calib import perfdb ../../aiconfigurator --gpu gb200 -o embedded/gb200.toml.zst
-//go:generate go run ../cmd/moecast calib import perfdb ../../aiconfigurator --gpu gb300 -o embedded/gb300.toml.zst
+//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu a100-sxm -o embedded/a100-sxm.toml.zst
+//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu h100-sxm -o embedded/h100-sxm.toml.zst
+//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu h200-sxm -o embedded/h200-sxm.toml.zst
+//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu b200-sxm -o embedded/b200-sxm.toml.zst
+//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu b300-sxm -o embedded/b300-sxm.toml.zst
+//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu gb200 -o embedded/gb200.toml.zst
+//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu gb300 -o embedded/gb300.toml.zst
 
 // A GPU may also have embedded/calibgpu/<gpu>.toml, written by `moecast
 // calib gpu` on that GPU (docs/calibration.md, "Embedded calibrations"):
-// Embedded stacks it on the perf database's file (Stack), so its tables
-// replace those with the same op and keys and answer first, and the perf
-// database's other tables (collectives, other MoE formats) stay.
+// Embedded merges it under the perf database's file (Prefer): the
+// engine-measured tables answer first, calib gpu's tables fill the gaps,
+// and each of those carries its measured bias against the engine rows.
 //
 //go:embed embedded
 var embedded embed.FS
@@ -90,7 +93,9 @@ func Embedded(gpu string) (*File, error) {
 		if err != nil {
 			return nil, err
 		}
-		if f, err = Stack("embedded:"+gpu, f, mf); err != nil {
+		// the perf database measured the engines themselves: its tables
+		// answer first and calib gpu's fill the gaps (Prefer)
+		if f, err = Prefer("embedded:"+gpu, f, mf); err != nil {
 			return nil, err
 		}
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // The embedded H200 calibration answers a Kimi-K2.5 MoE layer (INT4 W4A16
-// routed experts, EP8) at one token from its measured row, and a decode
+// routed experts, EP8) at one token from vLLM's own measured row (the perf
+// database's engine table outranks calib gpu's proxy table), and a decode
 // all-reduce of one token (7168 x bf16) from vLLM's CUDA-graph table.
 func ExampleEmbedded() {
 	f, err := calib.Embedded("h200-sxm")
@@ -25,6 +26,6 @@ func ExampleEmbedded() {
 	ar, ok := f.CommTables().AllReduce(comm.OneShot, 8, 14336)
 	fmt.Println(ok, ar.Time, ar.Source.Table)
 	// Output:
-	// true 39.7us table embedded:h200-sxm#moe.moecast_w4a16.int4_wo.e384.uniform rows 1-1
+	// true 56.2us table embedded:h200-sxm#moe.vllm-0.24.0.int4_wo.e384.k8.h7168.i2048.balanced rows 82-82 (source rows L2-resident (one layer replayed warm); floored at DRAM streaming time by the caller)
 	// true 5.2us embedded:h200-sxm#allreduce.vllm.graph
 }

@@ -738,6 +738,8 @@ func quantBytesPerParam(q string) (float64, bool) {
 		return 1, true
 	case "nvfp4":
 		return 0.5 + 1.0/16, true
+	case "mxfp4": // OCP MX: one e8m0 scale per 32 (gpt-oss's checkpoint)
+		return 0.5 + 1.0/32, true
 	case "bf16", "bfloat16", "float16":
 		return 2, true
 	}
@@ -841,6 +843,12 @@ func dtypeName(s string) string {
 		return "bf16"
 	case "float16":
 		return "fp16"
+	case "w4a16_mxfp4":
+		// MXFP4 weights with bf16 activations: the gpt-oss MoE kernels
+		// vLLM and SGLang run (OAI Triton matmul_ogs on sm_90, FlashInfer
+		// TRT-LLM mxfp4_bf16 on sm_100), moecast's mxfp4 format (its
+		// compute is bf16)
+		return "mxfp4"
 	}
 	return s
 }

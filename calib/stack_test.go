@@ -14,7 +14,7 @@ import (
 // and keys and answers first; tables it does not replace stay, each with
 // its own file's provenance.
 func TestStack(t *testing.T) {
-	data, err := embedded.ReadFile("embedded/h200-sxm.toml") // the perf database's file alone
+	data, err := embeddedFile("h200-sxm") // the perf database's file alone
 	require.NoError(t, err)
 	perfdb, err := Parse("embedded:h200-sxm", data)
 	require.NoError(t, err)

@@ -103,6 +103,16 @@ const PrefillKernels = 1
 // (191, 260, 298, 319, 333, 335): an unmeasured proxy for the
 // mma.sync-class kernels that run there (FA2 on SM120; FlashInfer on
 // sm_100), stated as such in the estimate's note.
+//
+// Checked against the engine's own rows (ai-dynamo/aiconfigurator @
+// 095f58a, systems/data/<system>/attention/vllm/0.24.0/
+// context_attention_perf.parquet, batch 1, no prefix, bf16 KV): H100 FA3,
+// 64/4 and 32/4 heads at d128, reaches 98-156, 248-306, 412-416, 517-559,
+// 619-643, 623-644 TFLOP/s at 512 .. 16k, the FA3 column within 5% from
+// 2k on (below it at 512-1k, where one sequence fills few SMs). On B200
+// vLLM's FlashInfer TRT-LLM prefill kernel reaches 535-713, 814-1001,
+// 1097-1147, 1257-1302 TFLOP/s at 2k .. 16k (d128), 1.4-1.7x the FA2
+// proxy there: sm_100 prefill attention is priced high by that much.
 var (
 	prefillEffLens = [...]float64{512, 1024, 2048, 4096, 8192, 16384}
 	prefillEffFA3  = [...]float64{292 / 989.0, 423 / 989.0, 521 / 989.0, 579 / 989.0, 602 / 989.0, 616 / 989.0}

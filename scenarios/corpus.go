@@ -125,9 +125,14 @@ func ReadManifest(fsys fs.FS, p string) (*Manifest, error) {
 			return nil, bad("source", "%q is not a [[source]] of the manifest", e.Source)
 		}
 		seen[e.Name] = true
-		for _, q := range append([]string{e.Scenario, e.Baseline}, e.Results...) {
+		keys := []string{"scenario", "baseline"}
+		for j, q := range append([]string{e.Scenario, e.Baseline}, e.Results...) {
+			key := "results"
+			if j < len(keys) {
+				key = keys[j]
+			}
 			if q != "" && (path.IsAbs(q) || strings.HasPrefix(m.Path(q), "../") || !fs.ValidPath(m.Path(q))) {
-				return nil, bad("results", "%q: want a path inside the manifest's directory", q)
+				return nil, bad(key, "%q: want a path inside the manifest's directory", q)
 			}
 		}
 	}

@@ -41,6 +41,8 @@ results = ["b.csv"]
 		{"no scenario", "[[entry]]\nname = \"a\"\nresults = [\"a\"]\n", "m.toml:1: entry[1].scenario: missing"},
 		{"twice", "[[entry]]\nname = \"a\"\nskip = \"x\"\nresults = [\"a\"]\n[[entry]]\nname = \"a\"\nskip = \"x\"\nresults = [\"a\"]\n", `m.toml:5: entry[2].name: "a" names two entries`},
 		{"outside", "[[entry]]\nname = \"a\"\nskip = \"x\"\nresults = [\"../a\"]\n", `entry[1].results: "../a": want a path inside`},
+		{"scenario outside", "[[entry]]\nname = \"a\"\nscenario = \"../../etc/passwd\"\nresults = [\"a\"]\n", `entry[1].scenario: "../../etc/passwd": want a path inside`},
+		{"baseline absolute", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nbaseline = \"/etc/passwd\"\nresults = [\"a\"]\n", `entry[1].baseline: "/etc/passwd": want a path inside`},
 		{"type", "[[entry]]\nname = 3\n", "m.toml:2"},
 		{"unknown source", "[[source]]\nname = \"s\"\n[[entry]]\nname = \"a\"\nsource = \"t\"\nskip = \"x\"\nresults = [\"a\"]\n", `entry[1].source: "t" is not a [[source]]`},
 	} {

@@ -253,6 +253,12 @@ const MaxDraftTokens = 16
 // maxTokens bounds the lengths so that token counts never overflow.
 const maxTokens = 1 << 24
 
+// MaxArrival bounds a replayed request's arrival (seconds from the start:
+// about 116 days). Beyond it the simulated clock's float64 loses the
+// sub-millisecond resolution a step needs (at 1e300 s adding a 20 ms step
+// is a no-op and every latency reads 0).
+const MaxArrival = 1e7
+
 func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 
 // Validate checks every field; the first error found names its field.
@@ -358,8 +364,8 @@ func (w Workload) validateTrace() error {
 	}
 	prev := 0.0
 	for i, r := range w.Trace {
-		if !(r.Arrival >= prev) || math.IsInf(r.Arrival, 0) {
-			return fieldErrorf("Workload.Trace", "request %d: arrival %g s: want finite, >= 0 and not before the previous (%g s)", i, r.Arrival, prev)
+		if !(r.Arrival >= prev) || !(r.Arrival <= MaxArrival) {
+			return fieldErrorf("Workload.Trace", "request %d: arrival %g s: want >= 0, at most %g s and not before the previous (%g s)", i, r.Arrival, float64(MaxArrival), prev)
 		}
 		prev = r.Arrival
 		for _, a := range r.After {

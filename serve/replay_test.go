@@ -56,6 +56,8 @@ func TestReplayValidate(t *testing.T) {
 		{"backwards", []TraceRequest{{Arrival: 1, InputTokens: 1, OutputTokens: 1}, {Arrival: 0.5, InputTokens: 1, OutputTokens: 1}}, 2},
 		{"nan", []TraceRequest{{Arrival: math.NaN(), InputTokens: 1, OutputTokens: 1}}, 1},
 		{"negative", []TraceRequest{{Arrival: -1, InputTokens: 1, OutputTokens: 1}}, 1},
+		{"infinite", []TraceRequest{{Arrival: math.Inf(1), InputTokens: 1, OutputTokens: 1}}, 1},
+		{"beyond the clock's resolution", []TraceRequest{{Arrival: 0, InputTokens: 1, OutputTokens: 1}, {Arrival: 1e300, InputTokens: 1, OutputTokens: 1}}, 2},
 		{"zero output", []TraceRequest{{Arrival: 0, InputTokens: 1, OutputTokens: 0}}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -147,6 +147,11 @@ func TestReadMooncake(t *testing.T) {
 	_, _, err = ReadWorkload("vllm-c16.json", b)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "vllm-c16.json: a vllm result holds no per-request arrivals")
+
+	far := `{"timestamp": 0, "input_length": 100, "output_length": 10}` + "\n" + `{"timestamp": 1e300, "input_length": 100, "output_length": 10}` + "\n"
+	_, _, err = ReadWorkload("far.jsonl", []byte(far))
+	require.Error(t, err, "an arrival past the clock's resolution would time every later step as 0")
+	assert.Contains(t, err.Error(), "far.jsonl: request 2 arrives 1e+297 s after the first")
 }
 
 func TestReadersBad(t *testing.T) {

@@ -337,6 +337,9 @@ func ReadWorkload(name string, data []byte) ([]serve.TraceRequest, []string, err
 	}
 	out := make([]serve.TraceRequest, len(r.Requests))
 	for i, q := range r.Requests {
+		if !(q.Arrival <= serve.MaxArrival) {
+			return nil, nil, &BenchError{File: name, Msg: fmt.Sprintf("request %d arrives %g s after the first: more than the %g s a replay can time (float64 seconds lose the step's resolution)", i+1, q.Arrival, float64(serve.MaxArrival))}
+		}
 		out[i] = serve.TraceRequest{Arrival: q.Arrival, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, HashIDs: q.HashIDs,
 			After: q.After, Wait: q.Wait}
 	}

@@ -50,7 +50,7 @@ func TestOutputFlagsNeverOverwriteInputs(t *testing.T) {
 	sc := copyTo(t, dir, "in.toml", "../../../../scenarios/gpt-oss-120b-h200-tp1.toml")
 	hard := filepath.Join(dir, "hard.toml")
 	require.NoError(t, os.Link(sc, hard))
-	cal := copyTo(t, dir, "cal.toml", "../../../../calib/embedded/h200-sxm.toml")
+	cal := copyTo(t, dir, "cal.toml", "../../../../calib/embedded/calibgpu/h200-sxm.toml")
 	withCal := filepath.Join(dir, "with-cal.toml")
 	src, err := os.ReadFile(sc)
 	require.NoError(t, err)
@@ -589,7 +589,7 @@ func TestStdinEverywhere(t *testing.T) {
 		{"simulate", sc, []string{"simulate", "-", "--requests", "10"}, "(<stdin>)"},
 		{"sweep", sc, []string{"sweep", "-", "--set", "workload.batch=1,2"}, "(<stdin>)"},
 		{"model show", read("../../../../validate/testdata/gpt-oss-20b_config.json"), []string{"model", "show", "-"}, "GptOssForCausalLM"},
-		{"calib show", read("../../../../calib/embedded/h200-sxm.toml"), []string{"calib", "show", "-"}, "calibration <stdin>"},
+		{"calib show", read("../../../../calib/embedded/calibgpu/h200-sxm.toml"), []string{"calib", "show", "-"}, "calibration <stdin>"},
 		{"validate bench", read(benchFixtures + "vllm-c16.json"), []string{"validate", "bench", "-", "--scenario", "kimi-k2.5-h200-nvlink-tp8"}, "kimi-k2.5-h200-nvlink-tp8"},
 		{"scenario from-vllm-args", read("../../../../scenarios/testdata/engineargs/vllm_serve_dsv3_mtp.sh"), []string{"scenario", "from-vllm-args", "-", "--gpu", "h200-sxm", "--acceptance", "0.8"}, "[model]"},
 	} {
