@@ -18,6 +18,9 @@ type CorpusRow struct {
 	ID     string
 	// Partition keys: from the entry, else from the record.
 	GPU, Model, Engine, Checkpoint string
+	// Mode is "disagg" for a disaggregated deployment (prefill and
+	// decode pools), else "" or "agg".
+	Mode string
 	// The simulated load.
 	Concurrency               int     // closed loop; 0 otherwise
 	RequestRate               float64 // open loop or a replayed log's mean rate; 0 for a closed loop
@@ -89,6 +92,7 @@ type Scorecard struct {
 	ByShape       []Partition
 	ByConcurrency []Partition
 	BySource      []Partition
+	ByMode        []Partition // agg (one engine) or disagg (prefill and decode pools)
 	Skipped       []SkipCount
 	Rows          []CorpusRow
 	Worst         []CorpusRow // the largest |error| of TPOT or TTFT, worst first
@@ -113,7 +117,11 @@ func Score(rows []CorpusRow) *Scorecard {
 	sc.Scored = len(scored)
 	sc.Overall = partition("overall", scored)
 	sc.Partitions = partitionBy(scored, func(r *CorpusRow) string {
-		return strings.Join([]string{r.GPU, r.Model, r.Engine, r.Checkpoint}, " / ")
+		k := []string{r.GPU, r.Model, r.Engine, r.Checkpoint}
+		if r.Mode == "disagg" {
+			k = append(k, "disagg")
+		}
+		return strings.Join(k, " / ")
 	})
 	sc.ByShape = partitionBy(scored, shapeBand)
 	sc.ByConcurrency = partitionBy(scored, concurrencyBand)
@@ -121,6 +129,12 @@ func Score(rows []CorpusRow) *Scorecard {
 		return slices.Index(concurrencyBands, a.Name) - slices.Index(concurrencyBands, b.Name)
 	})
 	sc.BySource = partitionBy(scored, func(r *CorpusRow) string { return r.Source })
+	sc.ByMode = partitionBy(scored, func(r *CorpusRow) string {
+		if r.Mode == "disagg" {
+			return "disagg"
+		}
+		return "agg"
+	})
 	for reason, n := range skips {
 		sc.Skipped = append(sc.Skipped, SkipCount{Reason: reason, Count: n})
 	}

@@ -158,3 +158,43 @@ func TestIDLayout(t *testing.T) {
 		})
 	}
 }
+
+// TestScenarioTextDisagg: a disaggregated scenario gives [disagg] with
+// both pools in place of [parallel], and hardware.gpus is the pools' sum.
+func TestScenarioTextDisagg(t *testing.T) {
+	tests := []struct {
+		name      string
+		st        scenarioText
+		want      []string
+		wantNotIn []string
+	}{
+		{
+			name: "disagg pools",
+			st: scenarioText{name: "x", config: "c.json", gpu: "gb200", gpus: 40, engine: "sglang",
+				disagg: &disaggText{transfer: "nvlink5-nvl72", prefill: poolText{workers: 2, tp: 1, dp: 4, ep: 4}, decode: poolText{workers: 1, tp: 1, dp: 32, ep: 32}}},
+			want: []string{"gpus = 40\n", "[disagg]\ntransfer = \"nvlink5-nvl72\"\n", "[disagg.prefill]\nworkers = 2\ntp = 1\ndp = 4\nep = 4\ndp_attention = true\n",
+				"[disagg.decode]\nworkers = 1\ntp = 1\ndp = 32\nep = 32\ndp_attention = true\n", "[runtime]\nengine = \"sglang\"\n"},
+			wantNotIn: []string{"[parallel]"},
+		},
+		{
+			name:      "agg layout",
+			st:        scenarioText{name: "x", config: "c.json", gpu: "h100-sxm", gpus: 8, tp: 8, dp: 1, ep: 1, engine: "vllm"},
+			want:      []string{"[parallel]\ntp = 8\n"},
+			wantNotIn: []string{"[disagg"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.st.String()
+			for _, w := range tt.want {
+				assert.Contains(t, got, w)
+			}
+			for _, w := range tt.wantNotIn {
+				assert.NotContains(t, got, w)
+			}
+			if d := tt.st.disagg; d != nil {
+				assert.Equal(t, tt.st.gpus, d.prefill.gpus()+d.decode.gpus())
+			}
+		})
+	}
+}

@@ -381,7 +381,30 @@ type scenarioText struct {
 	draftTokens         int
 	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
 	comments            []string
+	// disagg, when set, replaces [parallel] by [disagg].
+	disagg *disaggText
 }
+
+// disaggText is a generated scenario's [disagg]: the transfer fabric and
+// each pool's workers and layout.
+type disaggText struct {
+	transfer        string
+	prefill, decode poolText
+}
+
+type poolText struct{ workers, tp, dp, ep int }
+
+func (p poolText) gpus() int { return p.workers * p.tp * p.dp }
+
+func (p poolText) String() string {
+	return fmt.Sprintf("workers = %d\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n", p.workers, p.tp, p.dp, p.ep, p.dp > 1)
+}
+
+// transferFabric is the NVLink preset of each aiconfigurator system (its
+// GPU preset's Fabric in kernels): aiconfigurator's disaggregated runs
+// are single-system, so the KV cache crosses the box's (or the NVL72
+// rack's) NVLink.
+var transferFabric = map[string]string{"b200-sxm": "nvlink5", "b300-sxm": "nvlink5", "gb200": "nvlink5-nvl72", "gb300": "nvlink5-nvl72", "h100-sxm": "nvlink4"}
 
 func (s scenarioText) String() string {
 	var b strings.Builder
@@ -397,7 +420,11 @@ func (s scenarioText) String() string {
 	if s.customGPU != "" {
 		b.WriteString("[hardware.custom_gpu]\n" + s.customGPU + "\n")
 	}
-	fmt.Fprintf(&b, "[parallel]\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n\n[runtime]\nengine = %q\n", s.tp, s.dp, s.ep, s.dpAttention, s.engine)
+	if d := s.disagg; d != nil {
+		fmt.Fprintf(&b, "[disagg]\ntransfer = %q\n\n[disagg.prefill]\n%s\n[disagg.decode]\n%s\n[runtime]\nengine = %q\n", d.transfer, d.prefill, d.decode, s.engine)
+	} else {
+		fmt.Fprintf(&b, "[parallel]\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n\n[runtime]\nengine = %q\n", s.tp, s.dp, s.ep, s.dpAttention, s.engine)
+	}
 	if s.maxSeqs > 0 {
 		fmt.Fprintf(&b, "max_num_seqs = %d\n", s.maxSeqs)
 	}
@@ -526,9 +553,41 @@ func (g *gen) aiconfigurator() error {
 		if err != nil {
 			return err
 		}
+		pool := func(p string) poolText {
+			n, _ := strconv.Atoi(get(p + "_num_workers"))
+			t, _ := strconv.Atoi(get(p + "_tp_size"))
+			d, _ := strconv.Atoi(get(p + "_attention_dp_size"))
+			x, _ := strconv.Atoi(get(p + "_moe_ep_size"))
+			return poolText{workers: max(n, 1), tp: t, dp: max(d, 1), ep: max(x, 1)}
+		}
+		pre, dec := pool("prefill"), pool("decode")
 		switch {
+		case mode == "disagg" && (get("prefill_pp_size") != "" && get("prefill_pp_size") != "1" || get("decode_pp_size") != "" && get("decode_pp_size") != "1"):
+			e.Skip = "pipeline parallelism in a disaggregated pool: moecast's pools have no pp"
+		case mode == "disagg" && cfg == "":
+			e.Skip = "no model config for " + model + " among the shared model configs"
+		case mode == "disagg" && (pre.tp <= 0 || dec.tp <= 0):
+			e.Skip = "no pool layout (prefill_tp_size, decode_tp_size) in the row"
+		case mode == "disagg" && transferFabric[gpuName(get("system"))] == "":
+			e.Skip = "no NVLink preset known for system " + get("system")
+		case mode == "disagg" && g.headsOf(cfg) > 0 && (g.headsOf(cfg)%pre.tp != 0 || g.headsOf(cfg)%dec.tp != 0):
+			e.Skip = fmt.Sprintf("recorded pool layout cannot have run: prefill tp %d or decode tp %d does not split the model's %d attention heads "+
+				"(engines refuse it); the layout it ran is not recorded", pre.tp, dec.tp, g.headsOf(cfg))
 		case mode == "disagg":
-			e.Skip = "disaggregated prefill/decode serving: moecast simulates one aggregated engine"
+			sys := gpuName(get("system"))
+			st := scenarioText{
+				name:   fmt.Sprintf("%s %s on %dx %s, %s %s (aiconfigurator silicon_sample)", short, ckpt, pre.gpus()+dec.gpus(), get("system"), get("backend"), layout),
+				config: "../configs/" + cfg, gpu: sys, gpus: pre.gpus() + dec.gpus(), engine: get("backend"),
+				disagg: &disaggText{transfer: transferFabric[sys], prefill: pre, decode: dec},
+				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
+					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU.",
+					"Transfer: the system's NVLink preset (aiconfigurator's disaggregated runs are single-system); an empty *_num_workers is 1 worker.",
+					"Each pool's experts: moe_ep_size ranks (moe_tp_size, the experts' tensor split, is not modelled)."},
+			}
+			e.Scenario = "aiconfigurator/" + base + ".toml"
+			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
+				return err
+			}
 		case pp > 1:
 			e.Skip = "pipeline parallelism: moecast has no [parallel] pp"
 		case cfg == "":

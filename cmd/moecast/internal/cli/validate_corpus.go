@@ -265,7 +265,14 @@ func scoreCorpus(m *scenarios.Manifest, every, maxRows int, mechanisms map[strin
 			ents[i].skip = "cannot express: " + reasonOf(err)
 			continue
 		}
-		ents[i] = loaded{sc: sc, sim: simHandle{sm}}
+		h := simHandle{sm: sm}
+		if sc.Disagg != nil {
+			if h.psm, h.dsm, err = sc.DisaggSims(); err != nil {
+				ents[i].skip = "cannot express: " + reasonOf(err)
+				continue
+			}
+		}
+		ents[i] = loaded{sc: sc, sim: h}
 	}
 	if maxRows > 0 {
 		n := 0
@@ -351,12 +358,15 @@ func scoreCorpus(m *scenarios.Manifest, every, maxRows int, mechanisms map[strin
 
 // simHandle is the entry's simulator, shared by its rows (a sim.Sim is
 // safe for concurrent use: simulate's parallel points share one).
-type simHandle struct{ sm *sim.Sim }
+// psm and dsm are a disaggregated entry's prefill and decode pools' (nil
+// otherwise).
+type simHandle struct{ sm, psm, dsm *sim.Sim }
 
 // corpusRowOf is the row of record r of entry e, before simulation.
 func corpusRowOf(e scenarios.ManifestEntry, r validate.BenchResult) validate.CorpusRow {
 	row := validate.CorpusRow{Entry: e.Name, Source: e.Source, File: r.File, Line: r.Line, ID: r.ID,
 		GPU: e.GPU, Model: e.Model, Engine: e.Engine, Checkpoint: e.Checkpoint,
+		Mode:        r.Layout.Mode,
 		Concurrency: r.Concurrency, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Requests: r.NumPrompts,
 		Measured: map[string]validate.Stats{}, Predicted: map[string]validate.Stats{}}
 	if row.GPU == "" {
@@ -399,7 +409,13 @@ func simulateCorpusRow(base *scenarios.Scenario, h simHandle, r validate.BenchRe
 		row.Skip = "cannot simulate the load: " + reasonOf(err)
 		return nil
 	}
-	sn := &simulation{sc: &sc}
+	if sc.Disagg != nil {
+		if err := sc.DisaggConfig(&cfg, h.psm, h.dsm); err != nil {
+			row.Skip = "cannot simulate the load: " + reasonOf(err)
+			return nil
+		}
+	}
+	sn := &simulation{sc: &sc, psm: h.psm, dsm: h.dsm}
 	pt := simPoint{at: p, cfg: cfg}
 	if err := sn.runPoint(h.sm, &pt); err != nil {
 		row.Skip = "cannot simulate: " + reasonOf(err)

@@ -133,6 +133,7 @@ func corpusText(w io.Writer, res *corpusResult) error {
 		{"By request shape", partitionTable("shape", card.ByShape)},
 		{"By concurrency", partitionTable("load", card.ByConcurrency)},
 		{"By source", partitionTable("source", card.BySource)},
+		{"By mode", partitionTable("mode", card.ByMode)},
 		{"Not scored, by reason", skippedTable(card.Skipped)},
 		{"Worst points", worstTable(card.Worst)},
 	} {
@@ -284,6 +285,7 @@ type corpusJSON struct {
 	ByShape       []partitionJSON `json:"by_shape"`
 	ByConcurrency []partitionJSON `json:"by_concurrency"`
 	BySource      []partitionJSON `json:"by_source"`
+	ByMode        []partitionJSON `json:"by_mode"`
 	Skipped       []skipJSON      `json:"skipped"`
 	Worst         []corpusRowJSON `json:"worst"`
 	Baselines     []baselineJSON  `json:"baselines"`
@@ -295,7 +297,7 @@ func corpusJSONOf(res *corpusResult) corpusJSON {
 	card := res.Card
 	j := corpusJSON{Corpus: res.Manifest.File, Total: card.Total, Scored: card.Scored, Every: res.Every,
 		Overall: partitionJSONOf(card.Overall), Partitions: partitionsJSON(card.Partitions), ByShape: partitionsJSON(card.ByShape),
-		ByConcurrency: partitionsJSON(card.ByConcurrency), BySource: partitionsJSON(card.BySource),
+		ByConcurrency: partitionsJSON(card.ByConcurrency), BySource: partitionsJSON(card.BySource), ByMode: partitionsJSON(card.ByMode),
 		Skipped: []skipJSON{}, Worst: []corpusRowJSON{}, Baselines: []baselineJSON{}, Rows: []corpusRowJSON{}, Warnings: res.Warnings}
 	if j.Warnings == nil {
 		j.Warnings = []string{}
@@ -388,6 +390,15 @@ func corpusMarkdown(w io.Writer, res *corpusResult) error {
 		p("**Noise floor:** repeat measurements of one setup in the aiconfigurator data differ by a median\n")
 		p("2.4%% in TPOT (p90 25%%) and 6%% in TTFT (p90 54%%) (../shared/data/serving/README.md); no score\n")
 		p("can be read more finely than that.\n\n")
+		p("**Disaggregated rows** (aiconfigurator `mode` disagg, vLLM and SGLang; partitions marked `disagg`):\n")
+		p("each is a `[disagg]` scenario with the row's `prefill_*` and `decode_*` pools (an empty\n")
+		p("`*_num_workers` is one worker; experts over `*_moe_ep_size` ranks). The KV cache crosses the\n")
+		p("system's NVLink preset (nvlink5 on B200, nvlink5-nvl72 on GB200/GB300, nvlink4 on H100):\n")
+		p("aiconfigurator's disaggregated runs are single-system. Load: a closed loop at the client's\n")
+		p("concurrency, `silicon_concurrency=` of `silicon_data_source`, which equals `decode_batch_size x\n")
+		p("decode_num_workers x decode_attention_dp_size` (`batch_size` is empty on these rows), with 10 x C\n")
+		p("requests. TRT-LLM rows, agg or disagg, stay unscored (no TRT-LLM engine); the unreliable-row\n")
+		p("rules below apply to them as to the aggregated rows, with the pools in the layout.\n\n")
 	}
 	sections := []struct {
 		title, text string
@@ -397,6 +408,7 @@ func corpusMarkdown(w io.Writer, res *corpusResult) error {
 		{"By request shape", "Input and output length bands.", partitionTable("shape", card.ByShape)},
 		{"By concurrency", "Closed-loop concurrency bands; open loop = a request rate or a replayed log.", partitionTable("load", card.ByConcurrency)},
 		{"By source", "", partitionTable("source", card.BySource)},
+		{"By mode", "", partitionTable("mode", card.ByMode)},
 	}
 	for _, sec := range sections {
 		p("## %s\n\n", sec.title)
