@@ -26,7 +26,7 @@ var allowed = map[string][]string{
 	"internal/unit":       {},
 	"internal/dtype":      {},
 	"internal/cost":       {"internal/unit"},
-	"internal/atomicfile": {},
+	"internal/atomicfile": {"internal/infile"},
 	"internal/golden":     {},
 	"internal/infile":     {},
 	"internal/curve":      {"internal/unit", "internal/cost", "gonum.org/v1/gonum"},

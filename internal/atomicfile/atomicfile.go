@@ -15,6 +15,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"github.com/moecast/moecast/internal/infile"
 	"io"
 	"io/fs"
 	"os"
@@ -44,7 +45,7 @@ func CheckOutput(path string, inputs ...string) error {
 	case err != nil:
 		return fmt.Errorf("%s: %w", path, unwrapPath(err))
 	case !st.Mode().IsRegular():
-		return fmt.Errorf("%s: %w (%s); refusing to replace it", path, ErrNotRegular, kind(st.Mode()))
+		return fmt.Errorf("%s: %w (%s); refusing to replace it", path, ErrNotRegular, infile.Kind(st.Mode()))
 	}
 	for _, in := range inputs {
 		ist, err := os.Stat(in)
@@ -56,23 +57,6 @@ func CheckOutput(path string, inputs ...string) error {
 		}
 	}
 	return nil
-}
-
-// kind names a non-regular file mode for a message.
-func kind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return "not a plain file"
 }
 
 // unwrapPath drops the *fs.PathError wrapper (whose text repeats the
@@ -140,7 +124,7 @@ func Write(path string, perm os.FileMode, fn func(w io.Writer) error) (err error
 	// Checked again just before the rename: something may have been put
 	// at the destination while fn ran.
 	if st, serr := os.Lstat(dst); serr == nil && !st.Mode().IsRegular() {
-		err = fmt.Errorf("write %s: %w (%s); refusing to replace it", path, ErrNotRegular, kind(st.Mode()))
+		err = fmt.Errorf("write %s: %w (%s); refusing to replace it", path, ErrNotRegular, infile.Kind(st.Mode()))
 		return err
 	}
 	if err = os.Rename(tmp.Name(), dst); err != nil {
