@@ -3,7 +3,6 @@ package validate
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -80,15 +79,7 @@ func inferenceXRow(file string, line int, obj map[string]json.RawMessage) (Bench
 	if r.Concurrency == 0 {
 		r.Concurrency = f.count("max_concurrency")
 	}
-	if f.has("request_rate") {
-		r.RequestRate = f.num("request_rate")
-		if math.IsNaN(r.RequestRate) || r.RequestRate <= 0 {
-			f.fail("request_rate", "want a rate > 0 or inf, got %g", r.RequestRate)
-		}
-	}
-	if f.has("burstiness") {
-		r.Burstiness = f.nonNeg("burstiness")
-	}
+	f.arrivals(&r)
 	r.NumPrompts = f.count("num_prompts")
 	r.Completed = f.count("completed")
 	r.Duration = f.nonNeg("duration")

@@ -63,15 +63,7 @@ func vllmKeys(file string, line int, obj map[string]json.RawMessage, family stri
 	r.Failed = f.count("failed")
 	r.Duration = f.nonNeg("duration")
 	r.Concurrency = f.count("max_concurrency")
-	if f.has("request_rate") {
-		r.RequestRate = f.num("request_rate")
-		if math.IsNaN(r.RequestRate) || r.RequestRate <= 0 {
-			f.fail("request_rate", "want a rate > 0 or inf, got %g", r.RequestRate)
-		}
-	}
-	if f.has("burstiness") {
-		r.Burstiness = f.nonNeg("burstiness")
-	}
+	f.arrivals(&r)
 	r.RequestThroughput = f.nonNeg("request_throughput")
 	r.OutputThroughput = f.nonNeg("output_throughput")
 	r.TotalTokenThroughput = f.nonNeg("total_token_throughput")
@@ -141,4 +133,18 @@ func vllmKeys(file string, line int, obj map[string]json.RawMessage, family stri
 		return r, err
 	}
 	return r, nil
+}
+
+// arrivals reads vllm bench's arrival settings, request_rate (> 0, or inf
+// for all at once) and burstiness, where the file holds them.
+func (f *fields) arrivals(r *BenchResult) {
+	if f.has("request_rate") {
+		r.RequestRate = f.num("request_rate")
+		if math.IsNaN(r.RequestRate) || r.RequestRate <= 0 {
+			f.fail("request_rate", "want a rate > 0 or inf, got %g", r.RequestRate)
+		}
+	}
+	if f.has("burstiness") {
+		r.Burstiness = f.nonNeg("burstiness")
+	}
 }
