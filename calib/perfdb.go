@@ -496,6 +496,20 @@ func (x *group) add(r record, point string, row []float64) error {
 	return nil
 }
 
+// nameByKernel appends the kernel to the name of tables that share one
+// (two kernels for one quant in one file).
+func (g *groups) nameByKernel() {
+	names := map[string]int{}
+	for _, k := range g.order {
+		names[g.m[k].t.Name]++
+	}
+	for _, k := range g.order {
+		if t := &g.m[k].t; names[t.Name] > 1 {
+			t.Name += "." + t.Provenance.Kernel
+		}
+	}
+}
+
 func (g *groups) flush(f *File) {
 	for _, k := range g.order {
 		t := g.m[k].t
@@ -822,17 +836,7 @@ func (im *perfdbImport) readMoE(f perfdbFile, rd io.Reader) error {
 	if err != nil {
 		return err
 	}
-	// Two tables of one file with the same name (two kernels for one quant)
-	// get the kernel appended.
-	names := map[string]int{}
-	for _, k := range g.order {
-		names[g.m[k].t.Name]++
-	}
-	for _, k := range g.order {
-		if t := &g.m[k].t; names[t.Name] > 1 {
-			t.Name += "." + t.Provenance.Kernel
-		}
-	}
+	g.nameByKernel()
 	g.flush(im.file)
 	return nil
 }
@@ -977,15 +981,7 @@ func (im *perfdbImport) readGQA(f perfdbFile, rd io.Reader) error {
 	if err != nil {
 		return err
 	}
-	names := map[string]int{}
-	for _, k := range g.order {
-		names[g.m[k].t.Name]++
-	}
-	for _, k := range g.order {
-		if t := &g.m[k].t; names[t.Name] > 1 {
-			t.Name += "." + t.Provenance.Kernel
-		}
-	}
+	g.nameByKernel()
 	g.flush(im.file)
 	return nil
 }
