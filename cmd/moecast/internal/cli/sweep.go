@@ -440,29 +440,35 @@ func (sw *swept) table(full bool) *table {
 
 // text writes the header, the table, the skip reasons and the warnings.
 func (sw *swept) text(w io.Writer) error {
+	return sweepText(w, sw.base, sw.res.Axes, len(sw.res.Points), len(sw.res.Skipped), "", sw.table(false), sw.skipLines(), sw.warnings)
+}
+
+// sweepText writes a sweep's text report: the header (what note adds to
+// the counts line), the table, the skip reasons and the warnings.
+func sweepText(w io.Writer, base *scenarios.Scenario, ax []plan.Axis, run, skipped int, note string, t *table, skips, warnings []string) error {
 	var axes []string
 	n := 1
-	for _, a := range sw.res.Axes {
+	for _, a := range ax {
 		axes = append(axes, fmt.Sprintf("%s (%d)", a.Name, len(a.Values)))
 		n *= len(a.Values)
 	}
 	head := []string{
-		"scenario  " + sw.base.Name + " (" + sw.base.File + ")",
-		fmt.Sprintf("sweep     %s: %d combinations, %d run, %d skipped", strings.Join(axes, " x "), n, len(sw.res.Points), len(sw.res.Skipped)),
+		"scenario  " + base.Name + " (" + base.File + ")",
+		fmt.Sprintf("sweep     %s: %d combinations, %d run, %d skipped%s", strings.Join(axes, " x "), n, run, skipped, note),
 		"",
 	}
 	if _, err := io.WriteString(w, strings.Join(head, "\n")+"\n"); err != nil {
 		return err
 	}
-	if err := sw.table(false).render(w, formatText); err != nil {
+	if err := t.render(w, formatText); err != nil {
 		return err
 	}
-	for _, l := range sw.skipLines() {
+	for _, l := range skips {
 		if _, err := fmt.Fprintln(w, l); err != nil {
 			return err
 		}
 	}
-	for _, wn := range sw.warnings {
+	for _, wn := range warnings {
 		if _, err := fmt.Fprintln(w, "warning: "+wn); err != nil {
 			return err
 		}

@@ -202,34 +202,7 @@ func (ss *servingSwept) table(full bool) *table {
 
 // text writes the header, the table, the skip reasons and the warnings.
 func (ss *servingSwept) text(w io.Writer) error {
-	var axes []string
-	n := 1
-	for _, a := range ss.res.Axes {
-		axes = append(axes, fmt.Sprintf("%s (%d)", a.Name, len(a.Values)))
-		n *= len(a.Values)
-	}
-	head := []string{
-		"scenario  " + ss.base.Name + " (" + ss.base.File + ")",
-		fmt.Sprintf("sweep     %s: %d combinations, %d run, %d skipped; serving simulation (simulate) at each", strings.Join(axes, " x "), n, len(ss.res.Points), len(ss.res.Skipped)),
-		"",
-	}
-	if _, err := io.WriteString(w, strings.Join(head, "\n")+"\n"); err != nil {
-		return err
-	}
-	if err := ss.table(false).render(w, formatText); err != nil {
-		return err
-	}
-	for _, l := range ss.skipLines() {
-		if _, err := fmt.Fprintln(w, l); err != nil {
-			return err
-		}
-	}
-	for _, wn := range ss.warnings {
-		if _, err := fmt.Fprintln(w, "warning: "+wn); err != nil {
-			return err
-		}
-	}
-	return nil
+	return sweepText(w, ss.base, ss.res.Axes, len(ss.res.Points), len(ss.res.Skipped), "; serving simulation (simulate) at each", ss.table(false), ss.skipLines(), ss.warnings)
 }
 
 // output is what a serving sweep writes (html: --html, "" for none).
