@@ -129,7 +129,7 @@ type cluster struct {
 	preqs           []request // the prefill instances' request table (one output token)
 	from            []int32   // the prefill instance of each request
 	handoff         []int32
-	xfer            xferHeap
+	xfer            timedHeap
 	rr              [2]int
 	xferSum         float64
 	xferN           int
@@ -295,12 +295,12 @@ func (e *run) loopDisagg() error {
 				d := cl.transferTime(e.reqs[r].in)
 				cl.xferSum += d
 				cl.xferN++
-				heap.Push(&cl.xfer, xferItem{at: t + d, r: r})
+				heap.Push(&cl.xfer, timed{at: t + d, r: r})
 			}
 			cl.handoff = cl.handoff[:0]
 		}
 		for len(cl.xfer) > 0 && cl.xfer[0].at <= t {
-			x := heap.Pop(&cl.xfer).(xferItem)
+			x := heap.Pop(&cl.xfer).(timed)
 			cl.prefill[cl.from[x.r]].in.kv.free(x.r)
 			cl.decode[cl.route(1, x.r)].in.enqueue(x.r)
 		}
@@ -362,25 +362,4 @@ func (cl *cluster) fill(r *Result) {
 		dr.KVTransferMean = unit.Seconds(cl.xferSum / float64(cl.xferN))
 	}
 	r.Disagg = dr
-}
-
-type xferItem struct {
-	at float64
-	r  int32
-}
-
-// xferHeap orders transfers by arrival, then request.
-type xferHeap []xferItem
-
-func (h xferHeap) Len() int { return len(h) }
-func (h xferHeap) Less(i, j int) bool {
-	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].r < h[j].r)
-}
-func (h xferHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *xferHeap) Push(x any)   { *h = append(*h, x.(xferItem)) }
-func (h *xferHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

@@ -16,7 +16,7 @@ type deps struct {
 	readyAt []float64
 	start   []int32 // dependents of r: kids[start[r]:start[r+1]]
 	kids    []int32
-	ready   readyHeap
+	ready   timedHeap
 }
 
 // newDeps indexes gen's dependencies; nil when there are none.
@@ -58,7 +58,7 @@ func (c *client) finished(r int32, t float64) {
 		if d.left[k] == 0 {
 			at := d.readyAt[k] + c.reqs[k].wait
 			c.reqs[k].arrival = at
-			heap.Push(&d.ready, readyItem{at: at, r: k})
+			heap.Push(&d.ready, timed{at: at, r: k})
 		}
 	}
 }
@@ -93,21 +93,23 @@ func (c *client) take(fromHeap bool) {
 	c.next++
 }
 
-type readyItem struct {
+// timed is a request due at a time (a ready dependent, an arriving KV
+// transfer).
+type timed struct {
 	at float64
 	r  int32
 }
 
-// readyHeap orders ready dependents by time, then index.
-type readyHeap []readyItem
+// timedHeap orders timed requests by time, then index.
+type timedHeap []timed
 
-func (h readyHeap) Len() int { return len(h) }
-func (h readyHeap) Less(i, j int) bool {
+func (h timedHeap) Len() int { return len(h) }
+func (h timedHeap) Less(i, j int) bool {
 	return h[i].at < h[j].at || (h[i].at == h[j].at && h[i].r < h[j].r)
 }
-func (h readyHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *readyHeap) Push(x any)   { *h = append(*h, x.(readyItem)) }
-func (h *readyHeap) Pop() any {
+func (h timedHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *timedHeap) Push(x any)   { *h = append(*h, x.(timed)) }
+func (h *timedHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
