@@ -152,6 +152,7 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 	m := cfg.Model
 	engine := ""
 	var stepsUsed []string
+	var glue []pendingGlue
 	for i := range rep.Steps {
 		st := &rep.Steps[i]
 		if engine == "" {
@@ -164,13 +165,10 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 		// kernel of (their work is in that glue: an eager model's rotary
 		// as multiplies, its KV write as a copy): the calibrated model then
 		// reproduces the traced step
-		u := st.Unmapped()
-		for _, o := range st.Missing {
-			u -= o.PredictedTotal
-		}
-		if u > 0 && st.Tokens > 0 && m.Layers > 0 {
-			acc("unmapped.trace", "unmapped", calib.Keys{}, "tokens", "latency_us").
-				add([]float64{float64(st.Tokens)}, u.Us()/float64(m.Layers), id)
+		// (priced below, once the elementwise rows of every step are in:
+		// the calibrated model prices those ops from them)
+		if st.Tokens > 0 && m.Layers > 0 {
+			glue = append(glue, pendingGlue{id: id, tokens: st.Tokens, u: st.Unmapped(), missing: st.Missing})
 		}
 		var moeTime unit.Seconds
 		var moeOp *OpCompare
@@ -303,6 +301,19 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 				add([]float64{float64(atoi(x[4])), float64(atoi(x[3])), float64(atoi(x[1]))}, moeTime.Us()/layers, id)
 		}
 	}
+	// the unmapped rows: each step's glue less its missing ops as the
+	// written elementwise rows price them
+	ew := elementwiseOf(accs["elementwise.trace"])
+	for _, g := range glue {
+		u := g.u
+		for i := range g.missing {
+			u -= missingCost(&g.missing[i], ew)
+		}
+		if u > 0 {
+			acc("unmapped.trace", "unmapped", calib.Keys{}, "tokens", "latency_us").
+				add([]float64{float64(g.tokens)}, u.Us()/float64(m.Layers), g.id)
+		}
+	}
 	if len(names) == 0 {
 		return nil, errors.New("no calibration row: no GEMM, MoE, attention, elementwise or collective op of the model was found in the trace's steps")
 	}
@@ -424,4 +435,56 @@ func prefillWindow(m *model.Config) int {
 		return m.Attn.SlidingWindow
 	}
 	return 0
+}
+
+// pendingGlue is a step's unmapped kernel time and the predicted ops the
+// trace shows no kernel of, held until the elementwise rows of every step
+// are in.
+type pendingGlue struct {
+	id      string
+	tokens  int
+	u       unit.Seconds
+	missing []OpCompare
+}
+
+// elementwiseOf is the elementwise table the accumulated rows make, as
+// the written file will hold it (row means rounded as written); nil
+// without rows.
+func elementwiseOf(a *tableAcc) *kernels.ElementwiseTable {
+	if a == nil {
+		return nil
+	}
+	pts := make([]kernels.ElementwisePoint, 0, len(a.order))
+	for i, k := range a.order {
+		p := a.points[k]
+		us := math.Round(p.sum/float64(p.n)*1e6) / 1e6
+		pts = append(pts, kernels.ElementwisePoint{Bytes: unit.Bytes(p.axes[0]), Latency: unit.Seconds(us * 1e-6), Row: i + 1})
+	}
+	sort.Slice(pts, func(i, j int) bool { return pts[i].Bytes < pts[j].Bytes })
+	t, err := kernels.NewElementwiseTable("elementwise.trace", pts)
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
+// missingCost is what the calibrated model will price a predicted op the
+// trace shows no kernel of: a small-kernel op by the written elementwise
+// rows at its bytes per kernel (where they answer), anything else as the
+// comparison priced it. Subtracting it from the step's glue (the eager
+// model's rotary as multiplies, its KV write as a copy) keeps the op's
+// work from being counted twice.
+func missingCost(o *OpCompare, ew *kernels.ElementwiseTable) unit.Seconds {
+	if ew == nil || !smallKernelOp(o) || o.Occurrences <= 0 || len(o.Bytes) != len(o.OccurrencesEach) || len(o.PredictedEach) != len(o.Bytes) {
+		return o.PredictedTotal
+	}
+	var t unit.Seconds
+	for i, b := range o.Bytes {
+		if e, ok := ew.Lookup(b); ok {
+			t += e.Time * unit.Seconds(o.PredictedCount*o.OccurrencesEach[i]/o.Occurrences)
+		} else {
+			t += o.PredictedEach[i] * unit.Seconds(o.OccurrencesEach[i])
+		}
+	}
+	return t
 }
