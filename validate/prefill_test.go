@@ -2,6 +2,7 @@ package validate_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -174,4 +175,92 @@ func TestPrefillTokensFlag(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1024, rep.Steps[0].Tokens)
 	assert.Equal(t, trace.KindPrefill, rep.Steps[0].Kind)
+}
+
+// relabel returns the ranks of file with its first step alone, under an
+// SGLang annotation.
+func relabel(t *testing.T, file, label string, kind trace.StepKind, batch int) (*scenarios.Scenario, []validate.Rank) {
+	t.Helper()
+	sc, ranks := load(t, tinyScen, file)
+	res := *ranks[0].Result
+	res.Steps = append([]trace.StepResult(nil), res.Steps[:1]...)
+	res.Steps[0].Label, res.Steps[0].Kind, res.Steps[0].Batch = label, kind, batch
+	ranks[0].Result = &res
+	return sc, ranks
+}
+
+// An SGLang MIXED step (step[MIXED bs=N toks=M]: SGLang's mix_with_running
+// counts each decode as a one-token extend) is priced from its annotation:
+// M tokens in all; the split from --prefill-tokens T (M-T decodes, N less
+// those prefill requests), else one prefill request with a warning.
+func TestSGLangMixedSplit(t *testing.T) {
+	opts := validate.Options{Context: 1024}
+	for _, tc := range []struct {
+		name                        string
+		file, label                 string
+		bs, flag                    int
+		prefills, prefillToks, decs int
+		assumed, sameAsVLLMLabel    bool
+	}{
+		{"1536 + 64 decodes, split assumed", tinyMixed, "step[MIXED bs=65 toks=1600]", 65, 0, 1, 1536, 64, true, true},
+		{"1536 + 64 decodes, --prefill-tokens", tinyMixed, "step[MIXED bs=65 toks=1600]", 65, 1536, 1, 1536, 64, false, true},
+		{"2 x 768 + 32 decodes, --prefill-tokens", tinyMixed2, "step[MIXED bs=34 toks=1568]", 34, 1536, 2, 1536, 32, false, true},
+		{"2 x 768 + 32 decodes, split assumed", tinyMixed2, "step[MIXED bs=34 toks=1568]", 34, 0, 1, 1535, 33, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc, ranks := relabel(t, tc.file, tc.label, trace.KindMixed, tc.bs)
+			sm, err := sc.Sim()
+			require.NoError(t, err)
+			o := opts
+			o.PrefillTokens = tc.flag
+			rep, err := validate.Compare(sm, &sc.Config, ranks, o)
+			require.NoError(t, err)
+			st := rep.Steps[0]
+			assert.Equal(t, [4]int{tc.prefills, tc.prefillToks, tc.decs, tc.prefillToks + tc.decs}, [4]int{st.Prefills, st.PrefillTokens, st.Decodes, st.Tokens})
+			warned := false
+			for _, w := range rep.Warnings {
+				warned = warned || strings.Contains(w, "SGLang MIXED steps priced as one prefill request")
+			}
+			assert.Equal(t, tc.assumed, warned, "warnings %q", rep.Warnings)
+			// the same step under vLLM's annotation (which gives the split)
+			ref, err := compare(t, tinyScen, opts, tc.file)
+			require.NoError(t, err)
+			if tc.sameAsVLLMLabel {
+				assert.InDelta(t, float64(ref.Steps[0].Predicted), float64(st.Predicted), 1e-12)
+			} else {
+				assert.NotEqual(t, ref.Steps[0].Predicted, st.Predicted, "a wrong split moves the attention")
+				assert.InDelta(t, 1, float64(st.Predicted/ref.Steps[0].Predicted), 0.02, "only attention depends on the split")
+			}
+		})
+	}
+	t.Run("--prefill-tokens that does not fit", func(t *testing.T) {
+		sc, ranks := relabel(t, tinyMixed, "step[MIXED bs=65 toks=1600]", trace.KindMixed, 65)
+		sm, err := sc.Sim()
+		require.NoError(t, err)
+		_, err = validate.Compare(sm, &sc.Config, ranks, validate.Options{Context: 1024, PrefillTokens: 1000})
+		var ie *validate.InputError
+		require.ErrorAs(t, err, &ie)
+		assert.Contains(t, err.Error(), "--prefill-tokens 1000 does not fit bs=65 toks=1600: it leaves 600 decodes")
+	})
+	t.Run("toks below bs", func(t *testing.T) {
+		sc, ranks := relabel(t, tinyMixed, "step[MIXED bs=65 toks=60]", trace.KindMixed, 65)
+		sm, err := sc.Sim()
+		require.NoError(t, err)
+		_, err = validate.Compare(sm, &sc.Config, ranks, opts)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "toks=60 is less than bs=65")
+	})
+	t.Run("no toks: --prefill-tokens needed", func(t *testing.T) {
+		sc, ranks := relabel(t, tinyMixed, "step[MIXED bs=65]", trace.KindMixed, 65)
+		sm, err := sc.Sim()
+		require.NoError(t, err)
+		_, err = validate.Compare(sm, &sc.Config, ranks, opts)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "names no prefill tokens: give --prefill-tokens")
+		o := opts
+		o.PrefillTokens = 1536
+		rep, err := validate.Compare(sm, &sc.Config, ranks, o)
+		require.NoError(t, err)
+		assert.Equal(t, [3]int{1, 1536, 64}, [3]int{rep.Steps[0].Prefills, rep.Steps[0].PrefillTokens, rep.Steps[0].Decodes})
+	})
 }
