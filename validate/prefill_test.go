@@ -264,3 +264,45 @@ func TestSGLangMixedSplit(t *testing.T) {
 		assert.Equal(t, [3]int{1, 1536, 64}, [3]int{rep.Steps[0].Prefills, rep.Steps[0].PrefillTokens, rep.Steps[0].Decodes})
 	})
 }
+
+// A mixed step's attention (the chunk's and the decodes', pooled: one
+// kernel name serves both) gives a prefill row and a decode (gqa) row, the
+// measured time split in proportion to the predicted times; with them the
+// step's attention is reproduced.
+func TestMixedStepAttentionRows(t *testing.T) {
+	sc, ranks := load(t, tinyScen, tinyMixed)
+	sm, err := sc.Sim()
+	require.NoError(t, err)
+	rep, err := validate.Compare(sm, &sc.Config, ranks, validate.Options{Context: sc.Context, ContextFromTrace: true})
+	require.NoError(t, err)
+	f, err := validate.Calibration(&sc.Config, rep, validate.FromTraceOptions{Date: "2026-12-02", Command: "test"})
+	require.NoError(t, err)
+	rows := map[string][][]float64{}
+	for _, tb := range f.Tables {
+		rows[tb.Op] = tb.Rows
+	}
+	require.Len(t, rows["prefill"], 1)
+	require.Len(t, rows["gqa"], 1)
+	assert.Equal(t, []float64{16, 4, 1536, 0}, rows["prefill"][0][:4], "heads, kv heads, chunk, prefix")
+	assert.Equal(t, []float64{16, 4, 64, 1024}, rows["gqa"][0][:4], "heads, kv heads, batch, kv_len")
+	var att validate.OpCompare
+	for _, o := range rep.Steps[0].Ops {
+		if o.Category == cost.Attention {
+			att = o
+		}
+	}
+	// the two rows hold the measured attention per layer between them
+	perLayer := att.MeasuredTotal.Us() / 8
+	assert.InDelta(t, perLayer, rows["prefill"][0][4]+rows["gqa"][0][4], 0.01*perLayer)
+
+	cal := calibrateFrom(t, tinyMixed)
+	e, st := errorOf(t, cal, tinyMixed)
+	assert.InDelta(t, 0, e, 0.005, "round trip")
+	for _, o := range st.Ops {
+		if o.Category == cost.Attention {
+			assert.InDelta(t, float64(o.MeasuredTotal), float64(o.PredictedTotal), 0.01*float64(o.MeasuredTotal))
+			assert.Contains(t, o.Source, "prefill.trace")
+			assert.Contains(t, o.Source, "gqa.trace")
+		}
+	}
+}
