@@ -288,12 +288,45 @@ type OpCompare struct {
 	Shapes      []string
 	Occurrences float64
 	// PredictedEach and OccurrencesEach are each pooled predicted op's
-	// time per occurrence and occurrences per step, parallel to Shapes.
+	// time per occurrence and occurrences per step, parallel to Shapes;
+	// OpsEach their names.
 	PredictedEach   []unit.Seconds
 	OccurrencesEach []float64
+	OpsEach         []string
 	// Bytes are the bytes one kernel of each pooled predicted op moves
 	// (its estimate's bytes per kernel), parallel to Shapes.
 	Bytes []unit.Bytes
+}
+
+// OpPart is one predicted op of a pooled op: its name and shape, its
+// occurrences per step and its predicted time per occurrence.
+type OpPart struct {
+	Op          string
+	Shape       string
+	Occurrences float64
+	Predicted   unit.Seconds
+}
+
+// Parts are the predicted ops of an attention pool of different ops (a
+// mixed step's: the chunks' and the decodes' attention, whose kernels the
+// trace does not tell apart), in the prediction's order; nil for any other
+// op.
+func (o *OpCompare) Parts() []OpPart {
+	if o.Category != cost.Attention || len(o.OpsEach) < 2 || len(o.Shapes) != len(o.OpsEach) || len(o.PredictedEach) != len(o.OpsEach) || len(o.OccurrencesEach) != len(o.OpsEach) {
+		return nil
+	}
+	one := true
+	for _, n := range o.OpsEach[1:] {
+		one = one && n == o.OpsEach[0]
+	}
+	if one {
+		return nil
+	}
+	ps := make([]OpPart, len(o.OpsEach))
+	for i := range ps {
+		ps[i] = OpPart{Op: o.OpsEach[i], Shape: o.Shapes[i], Occurrences: o.OccurrencesEach[i], Predicted: o.PredictedEach[i]}
+	}
+	return ps
 }
 
 // Miss is the op's absolute miss, measured - predicted, over the step.
@@ -853,6 +886,7 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, seqs []sim.Seq, mix Mix, con
 			oc.Shapes = append(oc.Shapes, p.shape)
 			oc.PredictedEach = append(oc.PredictedEach, p.per)
 			oc.OccurrencesEach = append(oc.OccurrencesEach, p.occ)
+			oc.OpsEach = append(oc.OpsEach, p.name)
 			oc.Bytes = append(oc.Bytes, p.bytes)
 			oc.PredictedCount += p.kernels
 			oc.PredictedTotal += p.total

@@ -269,6 +269,17 @@ type validateOpJSON struct {
 	MeasuredUs     float64 `json:"measured_us"`
 	PredictedUs    float64 `json:"predicted_us"`
 	Source         string  `json:"source"`
+	// Parts: the predicted ops of a pool of different ops (a mixed
+	// step's attention: the chunks' and the decodes'); omitted otherwise.
+	Parts []validatePartJSON `json:"parts,omitempty"`
+}
+
+type validatePartJSON struct {
+	Op          string  `json:"op"`
+	Shape       string  `json:"shape"`
+	Occurrences float64 `json:"occurrences"`
+	PredictedUs float64 `json:"predicted_us"`
+	PredictedMs float64 `json:"predicted_total_ms"`
 }
 
 type validateKernelJSON struct {
@@ -359,8 +370,13 @@ type validateJSON struct {
 }
 
 func opJSON(o validate.OpCompare) validateOpJSON {
-	return validateOpJSON{Op: o.Op, Category: o.Category.String(), Count: o.Count, PredictedCount: r6(o.PredictedCount),
+	js := validateOpJSON{Op: o.Op, Category: o.Category.String(), Count: o.Count, PredictedCount: r6(o.PredictedCount),
 		MeasuredUs: r6(o.Measured.Us()), PredictedUs: r6(o.Predicted.Us()), Source: o.Source}
+	for _, p := range o.Parts() {
+		js.Parts = append(js.Parts, validatePartJSON{Op: p.Op, Shape: p.Shape, Occurrences: r6(p.Occurrences),
+			PredictedUs: r6(p.Predicted.Us()), PredictedMs: r6((p.Predicted * unit.Seconds(p.Occurrences)).Ms())})
+	}
+	return js
 }
 
 func validateJSONOf(sc *scenarios.Scenario, rep *validate.Report) validateJSON {
@@ -511,6 +527,18 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 		}
 		if err := ot.render(w, formatText); err != nil {
 			return err
+		}
+		for _, o := range st.Ops {
+			parts := o.Parts()
+			if len(parts) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "  %s: one pool of kernels, %.3f ms measured against %.3f ms predicted; the prediction's parts:\n",
+				shortName(o.Op, 60), o.MeasuredTotal.Ms(), o.PredictedTotal.Ms())
+			for _, p := range parts {
+				fmt.Fprintf(w, "    %s: %g x %.2f us = %.3f ms  (%s)\n", p.Op, p.Occurrences, p.Predicted.Us(),
+					(p.Predicted * unit.Seconds(p.Occurrences)).Ms(), shortName(p.Shape, 110))
+			}
 		}
 		if len(st.LeftOut) > 0 {
 			var sum unit.Seconds
