@@ -306,3 +306,22 @@ func TestMixedStepAttentionRows(t *testing.T) {
 		}
 	}
 }
+
+// The routing skew of the first fixture (bench/moe-trace/router: the
+// random-weight router's own top-k decided): its prefills' tokens reach
+// fewer experts in deeper layers, so tables from its prefills underprice
+// its mixed step, in the MoE layer; routed uniformly the same prediction
+// lands within 5% (TestTinyMoEInterpolates).
+func TestRouterRoutedSkew(t *testing.T) {
+	const dir = "../bench/moe-trace/router/"
+	cal := calibrateFrom(t, dir+"tinymoe_prefill_1024.json.gz", dir+"tinymoe_prefill_4096.json.gz")
+	e, st := errorOf(t, cal, dir+"tinymoe_mixed_1536_d64.json.gz")
+	assert.Less(t, e, -0.10, "measured %v, predicted %v", st.Measured, st.Predicted)
+	for _, o := range st.Ops {
+		if o.Op == "fused_moe (routed experts)" {
+			assert.Greater(t, float64(o.Miss()), 0.8e-3, "the miss (measured - predicted) is in the MoE layer")
+		}
+	}
+	e, _ = errorOf(t, cal, dir+"tinymoe_prefill_2048.json.gz")
+	assert.InDelta(t, 0, e, withinShare, "a prefill between the tables is not skewed against them")
+}
