@@ -1,7 +1,6 @@
 package calib
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -46,7 +45,7 @@ func Prefer(name string, engine, proxy *File) (*File, error) {
 			tables = append(tables, t)
 		}
 	}
-	out := &File{Schema: Schema, Tables: tables}
+	out := &File{Schema: Schema, Tables: tables, Name: name}
 	gpu := ""
 	for i, t := range tables {
 		if i == 0 {
@@ -57,11 +56,7 @@ func Prefer(name string, engine, proxy *File) (*File, error) {
 		}
 	}
 	out.Provenance.GPU = gpu
-	var b bytes.Buffer
-	if err := out.Encode(&b); err != nil {
-		return nil, err
-	}
-	return Parse(name, b.Bytes())
+	return out.assemble()
 }
 
 // biasKeyCols are the columns that place a point: every column but the
