@@ -269,7 +269,7 @@ func parseUnbuilt(name string, data []byte) (*File, error) {
 	// first, as before: the document is decoded once on the good path (a
 	// 6 MB embedded calibration took two full decodes).
 	var w wireFile
-	md, err := toml.Decode(string(data), &w)
+	md, err := decodeWire(data, &w)
 	if err != nil {
 		var probe struct {
 			Schema int `toml:"schema"`
@@ -323,6 +323,19 @@ func parseUnbuilt(name string, data []byte) (*File, error) {
 	return f, nil
 }
 
+// decodeWire decodes a calibration file with its rows cut out of the
+// text the TOML decoder lexes (cutRows) and put back after; when that
+// fails in any way, it decodes the whole text as it is, so that every
+// error is the decoder's own on the file's own text.
+func decodeWire(data []byte, w *wireFile) (toml.MetaData, error) {
+	c := cutRows(data)
+	if md, err := toml.Decode(string(c.text), w); err == nil && c.pasteRows(w.Tables) {
+		return md, nil
+	}
+	*w = wireFile{}
+	return toml.Decode(string(data), w)
+}
+
 // checkSchema refuses a file whose schema is missing or not Schema.
 func checkSchema(name string, schema int) error {
 	switch schema {
@@ -359,33 +372,48 @@ func tomlErr(name string, err error) error {
 // opening quotes, so the string's line k is file line firstLine+1+k.
 // Blank lines and lines starting with # are skipped.
 func parseRows(s string, firstLine, ncol int) ([][]float64, []int, error) {
-	var rows [][]float64
-	var lines []int
-	for k, line := range strings.Split(s, "\n") {
+	// One backing array for the values and one for the line numbers,
+	// sized by the lines (a bound on the rows); each row is a full slice
+	// expression of the backing array, so an append to it copies.
+	nl := strings.Count(s, "\n") + 1
+	vals := make([]float64, 0, nl*ncol)
+	rows := make([][]float64, 0, nl)
+	lines := make([]int, 0, nl)
+	for k := 0; len(s) > 0 || k == 0; k++ {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
 		ln := 0
 		if firstLine > 0 {
 			ln = firstLine + 1 + k
 		}
 		t := strings.TrimSpace(line)
-		if t == "" || strings.HasPrefix(t, "#") {
+		if t == "" || t[0] == '#' {
 			continue
 		}
-		fields := strings.Split(t, ",")
-		if len(fields) != ncol {
-			return nil, nil, fmt.Errorf("%d: row has %d values, the table has %d columns", ln, len(fields), ncol)
+		if n := strings.Count(t, ",") + 1; n != ncol {
+			return nil, nil, fmt.Errorf("%d: row has %d values, the table has %d columns", ln, n, ncol)
 		}
-		row := make([]float64, ncol)
-		for j, fld := range fields {
-			v, err := strconv.ParseFloat(strings.TrimSpace(fld), 64)
+		at := len(vals)
+		for j := range ncol {
+			fld := t
+			if i := strings.IndexByte(t, ','); i >= 0 {
+				fld, t = t[:i], t[i+1:]
+			}
+			fld = strings.TrimSpace(fld)
+			v, err := strconv.ParseFloat(fld, 64)
 			if err != nil {
-				return nil, nil, fmt.Errorf("%d: value %d %q is not a number", ln, j+1, strings.TrimSpace(fld))
+				return nil, nil, fmt.Errorf("%d: value %d %q is not a number", ln, j+1, fld)
 			}
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, nil, fmt.Errorf("%d: value %d is %v: every value must be finite", ln, j+1, v)
 			}
-			row[j] = v
+			vals = append(vals, v)
 		}
-		rows = append(rows, row)
+		rows = append(rows, vals[at:len(vals):len(vals)])
 		lines = append(lines, ln)
 	}
 	if len(rows) == 0 {

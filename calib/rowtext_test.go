@@ -1,0 +1,79 @@
+package calib
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+
+	"github.com/BurntSushi/toml"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCutRowsSameDecode: a file decoded with its rows cut out and put back
+// (decodeWire) is the file the TOML decoder reads from the whole text, for
+// every embedded calibration (where every rows string must be cut: that is
+// the speed-up) and for rows strings the cut must leave to the decoder.
+func TestCutRowsSameDecode(t *testing.T) {
+	const head = "schema = 1\n[provenance]\ngpu = \"h200-sxm\"\n[[table]]\nname = \"a\"\nop = \"moe\"\n"
+	tests := []struct {
+		name string
+		text string
+		cut  bool // the rows string is cut
+	}{
+		{"plain", head + "rows = \"\"\"\n1,2\n# note\n\n3,4\n\"\"\"\n", true},
+		{"no final newline", head + "rows = \"\"\"\n1,2\n\"\"\"", true},
+		{"empty", head + "rows = \"\"\"\n\"\"\"\n", true},
+		{"escape", head + "rows = \"\"\"\n1,\\u0032\n\"\"\"\n", false},
+		{"line continuation", head + "rows = \"\"\"\n1,2\\\n  ,3\n\"\"\"\n", false},
+		{"crlf", head + "rows = \"\"\"\r\n1,2\r\n\"\"\"\r\n", false},
+		{"quote", head + "rows = \"\"\"\n1,\"2\n\"\"\"\n", false},
+		{"literal", head + "rows = '''\n1,2\n'''\n", false},
+		{"inline", head + "rows = \"1,2\"\n", false},
+		{"closing after values", head + "rows = \"\"\"\n1,2\"\"\"\n", false},
+		{"in provenance", head + "[table.provenance]\nrows = \"\"\"\n1,2\n\"\"\"\n", false},
+		{"inside another string", head + "columns = \"\"\"\nrows = \"\"\"\n1,2\n\"\"\"\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := cutRows([]byte(tt.text))
+			assert.Equal(t, strings.Count(tt.text, "\n"), strings.Count(string(c.text), "\n"), "lines kept")
+			assert.Equal(t, tt.cut, len(c.ok) > 0 && c.ok[0], "cut")
+			sameDecode(t, []byte(tt.text))
+		})
+	}
+	for _, gpu := range EmbeddedNames() {
+		data, err := embeddedFile(gpu)
+		require.NoError(t, err)
+		c := cutRows(data)
+		require.NotEmpty(t, c.ok, gpu)
+		for i, ok := range c.ok {
+			assert.True(t, ok, "%s: table %d: rows not cut", gpu, i+1)
+		}
+		sameDecode(t, data)
+	}
+	calibgpu, err := fs.Glob(embedded, "embedded/calibgpu/*.toml")
+	require.NoError(t, err)
+	for _, p := range calibgpu {
+		data, err := embedded.ReadFile(p)
+		require.NoError(t, err)
+		sameDecode(t, data)
+	}
+}
+
+// sameDecode checks decodeWire against the decoder on the whole text:
+// same document, same undecoded keys, same error.
+func sameDecode(t *testing.T, data []byte) {
+	t.Helper()
+	var got, want wireFile
+	gmd, gerr := decodeWire(data, &got)
+	wmd, werr := toml.Decode(string(data), &want)
+	if werr != nil {
+		require.Error(t, gerr)
+		assert.Equal(t, werr.Error(), gerr.Error())
+		return
+	}
+	require.NoError(t, gerr)
+	assert.Equal(t, want, got)
+	assert.Equal(t, wmd.Undecoded(), gmd.Undecoded())
+}
