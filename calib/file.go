@@ -203,6 +203,9 @@ type File struct {
 
 	kt *kernels.Tables
 	ct *comm.Tables
+	// deferred: the MoE and GQA tables build their curves on first use
+	// (Embedded sets it; TestEmbeddedDeferred builds them all eagerly)
+	deferred bool
 }
 
 // Effective is the table's provenance with the file's filling the gaps.

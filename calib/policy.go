@@ -28,6 +28,15 @@ const ProxyBiasPrefix = "proxy bias vs engine table "
 // points meet an engine table of the same op (ProxyBias) gets its bias
 // in its corrections.
 func Prefer(name string, engine, proxy *File) (*File, error) {
+	out, err := prefer(name, engine, proxy)
+	if err != nil {
+		return nil, err
+	}
+	return out.assemble(false)
+}
+
+// prefer is Prefer's merged file, not yet checked and built (assemble).
+func prefer(name string, engine, proxy *File) (*File, error) {
 	var tables []Table
 	for _, f := range []*File{engine, proxy} {
 		if f == nil {
@@ -56,7 +65,7 @@ func Prefer(name string, engine, proxy *File) (*File, error) {
 		}
 	}
 	out.Provenance.GPU = gpu
-	return out.assemble()
+	return out, nil
 }
 
 // biasKeyCols are the columns that place a point: every column but the

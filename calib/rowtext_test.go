@@ -77,3 +77,42 @@ func sameDecode(t *testing.T, data []byte) {
 	assert.Equal(t, want, got)
 	assert.Equal(t, wmd.Undecoded(), gmd.Undecoded())
 }
+
+// TestEmbeddedDeferred: every embedded calibration builds eagerly (so the
+// deferred builds of Embedded cannot fail), and the deferred file is the
+// eager one: same tables, provenance, rows, and, once built, the same
+// leave-one-out errors and series.
+func TestEmbeddedDeferred(t *testing.T) {
+	for _, gpu := range EmbeddedNames() {
+		t.Run(gpu, func(t *testing.T) {
+			data, err := embeddedFile(gpu)
+			require.NoError(t, err)
+			eager, err := embeddedParse(gpu, data, false)
+			require.NoError(t, err)
+			lazy, err := embeddedParse(gpu, data, true)
+			require.NoError(t, err)
+			require.Equal(t, len(eager.Tables), len(lazy.Tables))
+			assert.Equal(t, eager.Provenance, lazy.Provenance)
+			for i := range eager.Tables {
+				e, l := &eager.Tables[i], &lazy.Tables[i]
+				assert.Equal(t, e.Name, l.Name)
+				assert.Equal(t, e.Keys, l.Keys, e.Name)
+				assert.Equal(t, e.Columns, l.Columns, e.Name)
+				assert.Equal(t, e.Rows, l.Rows, e.Name)
+				assert.Equal(t, eager.Effective(e), lazy.Effective(l), e.Name)
+				ep, en := e.loo.LOOError()
+				lp, ln := l.loo.LOOError()
+				assert.Equal(t, [2]float64{ep, float64(en)}, [2]float64{lp, float64(ln)}, "%s: LOO error", e.Name)
+				if em, ok := e.loo.(interface {
+					Series() ([][2]int, []float64, []float64, []int)
+				}); ok {
+					a1, a2, a3, a4 := em.Series()
+					b1, b2, b3, b4 := l.loo.(interface {
+						Series() ([][2]int, []float64, []float64, []int)
+					}).Series()
+					assert.Equal(t, []any{a1, a2, a3, a4}, []any{b1, b2, b3, b4}, "%s: series", e.Name)
+				}
+			}
+		})
+	}
+}
