@@ -272,12 +272,13 @@ func parseUnbuilt(name string, data []byte) (*File, error) {
 	// first, as before: the document is decoded once on the good path (a
 	// 6 MB embedded calibration took two full decodes).
 	var w wireFile
-	md, err := decodeWire(data, &w)
+	text := string(data) // the one copy: the rows and every key are parts of it
+	md, err := decodeWire(text, &w)
 	if err != nil {
 		var probe struct {
 			Schema int `toml:"schema"`
 		}
-		if _, perr := toml.Decode(string(data), &probe); perr != nil {
+		if _, perr := toml.Decode(text, &probe); perr != nil {
 			return nil, tomlErr(name, perr)
 		}
 		if err := checkSchema(name, probe.Schema); err != nil {
@@ -288,7 +289,7 @@ func parseUnbuilt(name string, data []byte) (*File, error) {
 	if err := checkSchema(name, w.Schema); err != nil {
 		return nil, err
 	}
-	loc := locate(data)
+	loc := locate(text)
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0]
 		return nil, fmt.Errorf("%s:%d: unknown key %q", name, loc.keyLine(k), k.String())
@@ -330,13 +331,13 @@ func parseUnbuilt(name string, data []byte) (*File, error) {
 // text the TOML decoder lexes (cutRows) and put back after; when that
 // fails in any way, it decodes the whole text as it is, so that every
 // error is the decoder's own on the file's own text.
-func decodeWire(data []byte, w *wireFile) (toml.MetaData, error) {
+func decodeWire(data string, w *wireFile) (toml.MetaData, error) {
 	c := cutRows(data)
-	if md, err := toml.Decode(string(c.text), w); err == nil && c.pasteRows(w.Tables) {
+	if md, err := toml.Decode(c.text, w); err == nil && c.pasteRows(w.Tables) {
 		return md, nil
 	}
 	*w = wireFile{}
-	return toml.Decode(string(data), w)
+	return toml.Decode(data, w)
 }
 
 // checkSchema refuses a file whose schema is missing or not Schema.
@@ -407,7 +408,11 @@ func parseRows(s string, firstLine, ncol int) ([][]float64, []int, error) {
 				fld, t = t[:i], t[i+1:]
 			}
 			fld = strings.TrimSpace(fld)
-			v, err := strconv.ParseFloat(fld, 64)
+			v, ok := parseDigits(fld)
+			var err error
+			if !ok {
+				v, err = strconv.ParseFloat(fld, 64)
+			}
 			if err != nil {
 				return nil, nil, fmt.Errorf("%d: value %d %q is not a number", ln, j+1, fld)
 			}
@@ -423,6 +428,25 @@ func parseRows(s string, firstLine, ncol int) ([][]float64, []int, error) {
 		return nil, nil, fmt.Errorf("%d: table has no rows", firstLine)
 	}
 	return rows, lines, nil
+}
+
+// parseDigits reads a field of 1 to 15 decimal digits (the axes of most
+// rows) as strconv.ParseFloat would, exactly (below 10^15 < 2^53 every
+// integer is a float64), without its general path; ok is false for any
+// other field.
+func parseDigits(s string) (float64, bool) {
+	if len(s) == 0 || len(s) > 15 {
+		return 0, false
+	}
+	var n int64
+	for i := range len(s) {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		n = 10*n + int64(d)
+	}
+	return float64(n), true
 }
 
 // latencyScale maps a latency column's unit suffix to seconds.

@@ -1,9 +1,6 @@
 package calib
 
-import (
-	"bytes"
-	"strings"
-)
+import "strings"
 
 // cutRows takes the CSV rows of a calibration file's tables out of the
 // text that the TOML decoder reads, so that the decoder lexes the keys and
@@ -21,29 +18,30 @@ import (
 // whose rows were cut decodes to n empty lines (n = its content lines),
 // which pasteRows checks before it puts the rows back.
 type cutText struct {
-	text  []byte
+	text  string
 	rows  []string
 	lines []int // content lines of each cut rows string
 	ok    []bool
 }
 
-func cutRows(data []byte) cutText {
+func cutRows(data string) cutText {
 	var c cutText
-	out := make([]byte, 0, len(data)/16)
+	var out strings.Builder
+	out.Grow(len(data) / 16)
 	section, inML := "", ""
 	table := -1
 	rest := data
 	for len(rest) > 0 {
 		line, next := nextLine(rest)
 		rest = next
-		out = append(out, line...)
+		out.WriteString(line)
 		if inML != "" {
-			if bytes.Contains(line, []byte(inML)) {
+			if strings.Contains(line, inML) {
 				inML = ""
 			}
 			continue
 		}
-		t := strings.TrimSpace(string(trimEOL(line)))
+		t := strings.TrimSpace(line)
 		if strings.HasPrefix(t, "[[") {
 			section = strings.TrimSpace(strings.Trim(strings.SplitN(t, "#", 2)[0], "[] \t"))
 			if section == "table" {
@@ -60,11 +58,11 @@ func cutRows(data []byte) cutText {
 		if eq <= 0 || strings.HasPrefix(t, "#") {
 			continue
 		}
-		if section == "table" && table >= 0 && !c.ok[table] && string(trimEOL(line)) == `rows = """` {
+		if section == "table" && table >= 0 && !c.ok[table] && strings.TrimSuffix(line, "\n") == `rows = """` {
 			if body, n, after, ok := cleanRows(rest); ok {
 				c.rows[table], c.lines[table], c.ok[table] = body, n, true
 				for range n {
-					out = append(out, '\n')
+					out.WriteByte('\n')
 				}
 				rest = after
 				continue
@@ -77,46 +75,42 @@ func cutRows(data []byte) cutText {
 			}
 		}
 	}
-	c.text = out
+	c.text = out.String()
 	return c
 }
 
 // cleanRows reads the content lines of a rows string up to its closing
 // `"""` line and reports whether they are decoded verbatim (cutRows); it
-// returns the decoded value, the number of content lines and the text
-// from the closing line on.
-func cleanRows(rest []byte) (string, int, []byte, bool) {
+// returns the decoded value (a substring of rest), the number of content
+// lines and the text from the closing line on.
+func cleanRows(rest string) (string, int, string, bool) {
 	start := rest
 	n := 0
 	for len(rest) > 0 {
 		line, next := nextLine(rest)
-		if bytes.Equal(line, []byte("\"\"\"\n")) || bytes.Equal(line, []byte(`"""`)) {
-			return string(start[:len(start)-len(rest)]), n, rest, true
+		if line == "\"\"\"\n" || line == `"""` {
+			return start[:len(start)-len(rest)], n, rest, true
 		}
 		if line[len(line)-1] != '\n' {
-			return "", 0, nil, false // no closing line
+			return "", 0, "", false // no closing line
 		}
-		for _, b := range line[:len(line)-1] {
-			if b == '\\' || b == '"' || (b < 0x20 && b != '\t') || b >= 0x7f {
-				return "", 0, nil, false
+		for i := range len(line) - 1 {
+			if b := line[i]; b == '\\' || b == '"' || (b < 0x20 && b != '\t') || b >= 0x7f {
+				return "", 0, "", false
 			}
 		}
 		n++
 		rest = next
 	}
-	return "", 0, nil, false
+	return "", 0, "", false
 }
 
-// nextLine splits off the first line of b, with its "\n" when it has one.
-func nextLine(b []byte) (line, rest []byte) {
-	if i := bytes.IndexByte(b, '\n'); i >= 0 {
-		return b[:i+1], b[i+1:]
+// nextLine splits off the first line of s, with its "\n" when it has one.
+func nextLine(s string) (line, rest string) {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i+1], s[i+1:]
 	}
-	return b, nil
-}
-
-func trimEOL(line []byte) []byte {
-	return bytes.TrimSuffix(line, []byte("\n"))
+	return s, ""
 }
 
 // pasteRows puts the cut rows back into the decoded tables; false when a

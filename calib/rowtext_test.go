@@ -2,6 +2,7 @@ package calib
 
 import (
 	"io/fs"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,7 +37,7 @@ func TestCutRowsSameDecode(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := cutRows([]byte(tt.text))
+			c := cutRows(tt.text)
 			assert.Equal(t, strings.Count(tt.text, "\n"), strings.Count(string(c.text), "\n"), "lines kept")
 			assert.Equal(t, tt.cut, len(c.ok) > 0 && c.ok[0], "cut")
 			sameDecode(t, []byte(tt.text))
@@ -45,7 +46,7 @@ func TestCutRowsSameDecode(t *testing.T) {
 	for _, gpu := range EmbeddedNames() {
 		data, err := embeddedFile(gpu)
 		require.NoError(t, err)
-		c := cutRows(data)
+		c := cutRows(string(data))
 		require.NotEmpty(t, c.ok, gpu)
 		for i, ok := range c.ok {
 			assert.True(t, ok, "%s: table %d: rows not cut", gpu, i+1)
@@ -66,7 +67,7 @@ func TestCutRowsSameDecode(t *testing.T) {
 func sameDecode(t *testing.T, data []byte) {
 	t.Helper()
 	var got, want wireFile
-	gmd, gerr := decodeWire(data, &got)
+	gmd, gerr := decodeWire(string(data), &got)
 	wmd, werr := toml.Decode(string(data), &want)
 	if werr != nil {
 		require.Error(t, gerr)
@@ -114,5 +115,21 @@ func TestEmbeddedDeferred(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestParseDigits: the digits fast path of parseRows reads what
+// strconv.ParseFloat reads, and leaves every other field to it.
+func TestParseDigits(t *testing.T) {
+	for _, s := range []string{"0", "7", "007", "512", "1048576", "999999999999999", "536870912"} {
+		got, ok := parseDigits(s)
+		want, err := strconv.ParseFloat(s, 64)
+		require.NoError(t, err)
+		assert.True(t, ok, s)
+		assert.Equal(t, want, got, s)
+	}
+	for _, s := range []string{"", "1.5", "-3", "+3", "1e3", "1000000000000000", "0x10", "1_000", " 1", "inf"} {
+		_, ok := parseDigits(s)
+		assert.False(t, ok, "%q", s)
 	}
 }
