@@ -372,7 +372,7 @@ func newMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, func() err
 		for _, c := range s.curves {
 			c.SetAbove(curve.LinearAbove, 0)
 		}
-		t.Init(name, ax, kernelNotes, loo)
+		t.SetLOO(loo)
 		return nil
 	}, nil
 }
@@ -713,7 +713,7 @@ func newGQATable(name string, key GQAKey, pts []GQAPoint) (*GQATable, func() err
 			return err
 		}
 		t.series = s
-		t.Init(name, axes("batch", "kv_len"), kernelNotes, loo)
+		t.SetLOO(loo)
 		return nil
 	}, nil
 }

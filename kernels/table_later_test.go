@@ -67,3 +67,35 @@ func TestDeferredTables(t *testing.T) {
 	assert.Equal(t, wok, gok)
 	assert.Equal(t, we, gotE)
 }
+
+// TestDeferredConcurrent: plan's goroutines share the tables; the first
+// lookups of a deferred table race to build it (run with -race).
+func TestDeferredConcurrent(t *testing.T) {
+	key := MoEKey{Quant: "int4_wo", Experts: 384, TopK: 8, Hidden: 7168, Inter: 2048, Distribution: "balanced"}
+	var pts []MoEPoint
+	for i, tok := range []int{1, 8, 64, 512} {
+		pts = append(pts, MoEPoint{Tokens: tok, MoETP: 1, EP: 8, Latency: unit.Seconds(50+20*i) * unit.Microsecond, Row: i + 1})
+	}
+	eager, err := NewMoETable("t", key, pts)
+	require.NoError(t, err)
+	lazy, err := NewMoETableDeferred("t", key, pts)
+	require.NoError(t, err)
+	s := MoEShape{Tokens: 32, GlobalTokens: 32, Experts: 384, TopK: 8, Hidden: 7168, Inter: 2048, MoETP: 1, EP: 8, Weight: dtype.INT4G32}
+	want, _ := eager.Lookup(s)
+	got := make([]float64, 8)
+	done := make(chan int)
+	for i := range got {
+		go func() {
+			e, _ := lazy.Lookup(s)
+			got[i] = float64(e.Time)
+			_ = lazy.Name()
+			done <- i
+		}()
+	}
+	for range got {
+		<-done
+	}
+	for _, g := range got {
+		assert.Equal(t, float64(want.Time), g)
+	}
+}

@@ -91,6 +91,15 @@ func (t *Table) Init(name string, axes []Axis, notes []string, loo []float64) {
 	t.notes, t.ranges = w.notes, w.ranges
 }
 
+// SetLOO sets the leave-one-out summary of a table initialised before
+// (Init) and nothing else: a table whose curves are built on first use
+// (kernels' deferred tables) names itself at once and learns its error
+// later, without rewriting what readers may hold.
+func (t *Table) SetLOO(loo []float64) {
+	t.err = P90(loo)
+	t.nLOO = len(loo)
+}
+
 // words are the notes and ranges of every combination of flags, which
 // depend only on a table's axes and own notes: tables of the same kind
 // share them (the 318 MoE tables of an embedded calibration, one set),
