@@ -195,6 +195,12 @@ type Config struct {
 	ScheduleConservativeness float64
 	AsyncScheduling          bool
 	Host                     HostOverhead
+	// PooledDP pools the DP ranks (Memory.Groups > 1) under one
+	// scheduler with one token budget and one KV pool, the model before
+	// per-rank DP; false (the default) runs each rank as the engine's
+	// engine core of its own behind the engine's balancer where the
+	// engine row has one (dpranks.go). Disaggregated pools are pooled.
+	PooledDP bool
 	// FrontEnd is the API server the requests cross one at a time before
 	// the engine core sees them; zero (the default) = none.
 	FrontEnd FrontEnd

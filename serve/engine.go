@@ -61,6 +61,10 @@ type engineRow struct {
 	// given memory with tp GPUs in its tensor-parallel group (sim.Config's
 	// CaptureSize).
 	captureSize func(c *Config, gpuMemory unit.Bytes, tp int) int
+	// balance is the front end's choice of DP rank for a request when
+	// the engine runs each attention group as an engine core of its own
+	// (dpranks.go); nil: the groups are pooled under one scheduler.
+	balance balancer
 }
 
 // engines is the engine table, indexed by Engine.
@@ -77,6 +81,7 @@ var engines = [...]engineRow{
 		runs:        func(l model.Layout) bool { return !l.DPAttention },
 		scheduler:   newVLLMScheduler,
 		captureSize: vllmCaptureSize,
+		balance:     vllmBalance,
 	},
 	SGLang: {
 		EngineInfo: EngineInfo{Name: "sglang", Title: "SGLang", BudgetKey: "chunked_prefill_size", SeqsKey: "max_running_requests",
@@ -89,6 +94,10 @@ var engines = [...]engineRow{
 		runs:        func(l model.Layout) bool { return l.DP == 1 },
 		scheduler:   newSGLangScheduler,
 		captureSize: sglangCaptureSize,
+		// SGLang's DP-attention ranks each run a scheduler of their own
+		// behind its DataParallelController (load_balance_method
+		// "round_robin" by default, server_args.py); not modelled yet:
+		// the ranks are pooled.
 	},
 }
 
