@@ -3,9 +3,6 @@ package serve
 import (
 	"fmt"
 	"math"
-
-	"github.com/moecast/moecast/internal/cost"
-	"github.com/moecast/moecast/internal/unit"
 )
 
 // dpRanks is a deployment of Memory.Groups > 1 attention groups run as
@@ -23,9 +20,9 @@ import (
 // MoE layer make a step end when the slowest rank's does. Each rank's
 // batch is padded to the largest rank's tokens (sim's DP model,
 // sim/config.go: "every rank costs the largest group's tokens"), so a step
-// costs the rank batch sim prices highest when every rank runs it: the
-// batch is given to the coster once per rank, which sim spreads one copy
-// per group.
+// costs the batch of the rank with the most tokens as if every rank ran
+// it: that batch is given to the coster once per rank, which sim spreads
+// one copy per group.
 //
 // Not modelled: the ranks' host loops drifting apart between collectives,
 // the coordinator's 100 ms stale view of the ranks' queues (the balancer
@@ -140,13 +137,14 @@ func (e *run) loopDP(d *dpRanks) error {
 	return nil
 }
 
-// priceDP costs a lockstep step of the ranks: the slowest rank's batch as
-// every rank's (see dpRanks), booked with every rank's sequences.
+// priceDP costs a lockstep step of the ranks: every rank is padded to
+// the rank with the most tokens this step (ties: the most context), whose
+// batch is priced as every rank's (see dpRanks); the step is booked with
+// every rank's sequences.
 func (e *run) priceDP(d *dpRanks) (float64, error) {
-	var gpu unit.Seconds
-	var cats [cost.NumCategories]unit.Seconds
 	seqs, prefills, most := 0, 0, 0
-	g := len(d.in)
+	var big *step
+	bigTok, bigCtx := -1, -1
 	for _, in := range d.in {
 		s := &in.step
 		if len(s.seqs) == 0 {
@@ -155,18 +153,23 @@ func (e *run) priceDP(d *dpRanks) (float64, error) {
 		seqs += len(s.seqs)
 		prefills += s.prefills
 		most = max(most, len(s.seqs))
-		d.buf = d.buf[:0]
-		for range g {
-			d.buf = append(d.buf, s.seqs...)
+		tok, ctx := 0, 0
+		for _, q := range s.seqs {
+			tok += q.Query
+			ctx += q.Context
 		}
-		t, c := e.coster.StepCost(d.buf)
-		if t > gpu || gpu == 0 {
-			gpu, cats = t, c
+		if tok > bigTok || tok == bigTok && ctx > bigCtx {
+			big, bigTok, bigCtx = s, tok, ctx
 		}
 	}
-	if seqs == 0 {
-		return 0, fmt.Errorf("serve: internal error: a step scheduled nothing on %d DP ranks", g)
+	if big == nil {
+		return 0, fmt.Errorf("serve: internal error: a step scheduled nothing on %d DP ranks", len(d.in))
 	}
+	d.buf = d.buf[:0]
+	for range d.in {
+		d.buf = append(d.buf, big.seqs...)
+	}
+	gpu, cats := e.coster.StepCost(d.buf)
 	return e.book(gpu, cats, seqs, prefills, most)
 }
 
