@@ -541,6 +541,8 @@ func (b *deviceBuffers) upload(host any, n int64) (cuda.DevicePtr, error) {
 		err = cuda.CopyToDevice(p, h)
 	case []float32:
 		err = cuda.CopyToDevice(p, h)
+	case []int32:
+		err = cuda.CopyToDevice(p, h)
 	default:
 		err = fmt.Errorf("upload: unsupported %T", host)
 	}

@@ -42,12 +42,15 @@ type LayerResult struct {
 	// what kernels.MoEShape prices (the router top-k is a cost of its own).
 	Experts                               unit.Timing
 	Router, Align, GateUp, Act, Down, Sum unit.Timing
-	Routings                              int     // routings rotated over (1: hot)
-	Touched                               float64 // local experts the routings touch, mean
-	WeightBytes                           float64 // their gate_up + down weight bytes, mean
-	Block                                 int     // moe_align block (rows)
-	Blocks                                int     // row blocks of the first routing
-	GateUpVariant, DownVariant            string
+	// Quant is the activation quantisations of a layer that has them
+	// (block fp8: both GEMM inputs, per token and group of 128).
+	Quant                      unit.Timing
+	Routings                   int     // routings rotated over (1: hot)
+	Touched                    float64 // local experts the routings touch, mean
+	WeightBytes                float64 // their gate_up + down weight bytes, mean
+	Block                      int     // moe_align block (rows)
+	Blocks                     int     // row blocks of the first routing
+	GateUpVariant, DownVariant string
 }
 
 // layerRouting is one routing's buffers and launches.
