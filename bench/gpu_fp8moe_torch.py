@@ -54,6 +54,20 @@ def probe():
         fp8_ok, fp8_err = False, str(e).splitlines()[0][:200]
 probe()
 print(json.dumps({"fp8_path": bool(fp8_ok), "fp8_note": fp8_err, "torch": torch.__version__}), flush=True)
+# Which row counts the blockwise path takes (run 1: every per-expert call
+# failed with CUBLAS_STATUS_NOT_SUPPORTED while the 64-row probe passed).
+ms = {}
+for m in [1, 8, 16, 17, 32, 64, 100, 128]:
+    try:
+        xq = torch.randn(m, 512, device=dev).to(torch.float8_e4m3fn)
+        sa = torch.rand(m, 4, device=dev) + 0.5
+        wq = torch.randn(256, 512, device=dev).to(torch.float8_e4m3fn)
+        sb = torch.rand(2, 4, device=dev) + 0.5
+        scaled(xq, sa, wq, sb); torch.cuda.synchronize(); ms[m] = "ok"
+    except Exception as e:
+        ms[m] = str(e).splitlines()[0][:80]
+print(json.dumps({"fp8_rows": ms}), flush=True)
+PAD = 16 if ms.get(16) == "ok" else 128
 
 models = [("deepseek-v3", 256, 7168, 2048, [(8, 1), (1, 8)]), ("qwen3-235b-a22b", 128, 4096, 1536, [(4, 1), (1, 8)]),
           ("glm-5", 256, 6144, 2048, [(8, 1), (1, 8)])]
@@ -85,11 +99,18 @@ for name, experts, H, I, splits in models:
                 rec = {"name": f"{name} tp{tp} ep{ep}", "stage": stage, "tokens": tokens, "experts_touched": len(segs),
                        "bf16_us": round(timed(fn), 2)}
                 if fp8_ok:
-                    xq = x.to(torch.float8_e4m3fn)
-                    sa = torch.rand(rows, K // 128, device=dev) + 0.5
+                    # each expert's rows padded to PAD (as moe_align pads them)
+                    psegs, p0 = [], 0
+                    for e, a, b in segs:
+                        n = -(-(b - a) // PAD) * PAD
+                        psegs.append((e, p0, p0 + n)); p0 += n
+                    xq = torch.randn(p0, K, device=dev).to(torch.float8_e4m3fn)
+                    sa = torch.rand(p0, K // 128, device=dev) + 0.5
+                    yp = torch.empty(p0, N, device=dev, dtype=torch.bfloat16)
+                    rec["fp8_rows_padded"] = p0
                     def fq():
-                        for e, a, b in segs:
-                            y[a:b] = scaled(xq[a:b], sa[a:b], Wq[e], Ws[e])
+                        for e, a, b in psegs:
+                            yp[a:b] = scaled(xq[a:b], sa[a:b], Wq[e], Ws[e])
                     try:
                         rec["fp8_us"] = round(timed(fq), 2)
                     except Exception as ex:

@@ -69,7 +69,7 @@ const (
 )
 
 // registry is every op, in the order a campaign runs them.
-var registry = []Op{copyOp{}, overheadOp{}, moeOp{}, moeFP8Op{}, elementwiseOp{}, attentionOp{}, prefillOp{}, gemmOp{}, commOp{}}
+var registry = []Op{copyOp{}, overheadOp{}, moeOp{}, moeFP8Op{}, moeMXFP4Op{}, elementwiseOp{}, attentionOp{}, prefillOp{}, gemmOp{}, commOp{}}
 
 // Ops are the names of registry's ops, in order.
 var Ops = opNames()

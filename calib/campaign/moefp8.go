@@ -31,13 +31,13 @@ var fp8Models = []struct {
 // points time the layer alone (the table's latency), to keep the campaign
 // within its time.
 var (
-	fp8Tokens      = []int{1, 4, 16, 64, 256, 1024, 4096, 16384}
+	fp8Tokens      = []int{1, 16, 128, 1024, 4096, 16384}
 	quickFP8Tokens = []int{1, 4096}
-	fp8Breakdown   = map[int]bool{1: true, 64: true, 1024: true, 4096: true, 16384: true}
+	fp8Breakdown   = map[int]bool{1: true, 128: true, 4096: true}
 )
 
 // MoEFP8Points is the layers the moe_fp8 op measures under o (quick: the
-// first model only).
+// first model's last split only).
 func MoEFP8Points(o Options) []MoEPoint {
 	tokens, models := fp8Tokens, fp8Models
 	if o.Quick {
@@ -45,7 +45,11 @@ func MoEFP8Points(o Options) []MoEPoint {
 	}
 	var out []MoEPoint
 	for _, m := range models {
-		for _, s := range m.Splits {
+		splits := m.Splits
+		if o.Quick {
+			splits = splits[len(splits)-1:]
+		}
+		for _, s := range splits {
 			for _, t := range tokens {
 				out = append(out, MoEPoint{Model: m.Model, Split: s, Tokens: t})
 			}
@@ -173,13 +177,14 @@ func moeFP8Method(mm moeModel) string {
 		"expert and any all-reduce or all-to-all; uniform top-%d routing drawn on the host (EP: rank 0 holds experts/ep of "+
 		"them), routings rotated until their weights total %d MiB so every call reads HBM; latency = the median of 15 replays "+
 		"of the graph; per-kernel times (report only) at %v tokens",
-		mm.Name, mm.Hidden, mm.Inter, mm.TopK, mm.TopK, rotateBytes>>20, breakdownList())
+		mm.Name, mm.Hidden, mm.Inter, mm.TopK, mm.TopK, rotateBytes>>20, breakdownList(fp8Tokens, fp8Breakdown))
 }
 
-func breakdownList() []int {
+// breakdownList is the token counts of tokens that breakdown marks.
+func breakdownList(tokens []int, breakdown map[int]bool) []int {
 	var out []int
-	for _, t := range fp8Tokens {
-		if fp8Breakdown[t] {
+	for _, t := range tokens {
+		if breakdown[t] {
 			out = append(out, t)
 		}
 	}

@@ -187,10 +187,10 @@ func MeasureFP8MoELayer(f *FP8MoE, g *Glue, c FP8LayerCase, rotateBytes int64, s
 		if lr.align, err = g.Align(rows, 0, local, block, alignBuffers{TopKIDs: dIDs, SortedIDs: sorted, ExpertIDs: experts, Post: post}, s); err != nil {
 			return LayerResult{}, err
 		}
-		if lr.quantX, err = f.Quant(x, xq, xs, T, H, s); err != nil {
+		if lr.quantX, err = f.Quant(x, xq, xs, T, H, 0, 0, s); err != nil {
 			return LayerResult{}, err
 		}
-		if lr.quantA, err = f.Quant(act, aq, as, rows, I, s); err != nil {
+		if lr.quantA, err = f.Quant(act, aq, as, rows, I, sorted, len(al.SortedIDs), s); err != nil {
 			return LayerResult{}, err
 		}
 		if lr.gateUp, err = f.GEMM(pg, FP8Buffers{A: xq, AS: xs, W: wGU, WS: sGU, C: gu, Workspace: wsG, SortedIDs: sorted, ExpertIDs: experts}, s); err != nil {

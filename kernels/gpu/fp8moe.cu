@@ -333,15 +333,23 @@ extern "C" __global__ void __launch_bounds__(256) fp8moe_reduce(const float* __r
 // fp8moe_quant quantises bf16 activations X[rows][K] per token and group of
 // 128 along K, as vLLM's per_token_group_quant_fp8: scale = max|x| / 448
 // (floored at 1e-10 / 448), q = e4m3(x / scale). One warp per group: a lane
-// holds 4 values. Q[rows][K] e4m3, QS[rows][K/128] fp32.
+// holds 4 values. Q[rows][K] e4m3, QS[rows][K/128] fp32. With sorted_ids,
+// only the rows that sorted_ids[0 .. n) names (ids < rows; the padding
+// skipped) are quantised: the down GEMM's inputs on an expert-parallel rank.
 extern "C" __global__ void __launch_bounds__(256) fp8moe_quant(const uint16_t* __restrict__ X,
                                                                uint8_t* __restrict__ Q, float* __restrict__ QS,
-                                                               int rows, int K) {
+                                                               const int* __restrict__ sorted_ids, int n, int rows,
+                                                               int K) {
   const int groups = K / 128;
   const long long gi = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
-  if (gi >= static_cast<long long>(rows) * groups) return;
-  const int r = static_cast<int>(gi / groups), grp = static_cast<int>(gi % groups);
+  if (gi >= static_cast<long long>(n) * groups) return;
+  int r = static_cast<int>(gi / groups);
+  const int grp = static_cast<int>(gi % groups);
+  if (sorted_ids != nullptr) {
+    r = sorted_ids[r];
+    if (r >= rows) return;
+  }
   const size_t off = static_cast<size_t>(r) * K + grp * 128 + lane * 4;
   const uint2 raw = *reinterpret_cast<const uint2*>(X + off);
   float x[4] = {__uint_as_float(raw.x << 16), __uint_as_float(raw.x & 0xFFFF0000u), __uint_as_float(raw.y << 16),

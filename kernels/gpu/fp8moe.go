@@ -173,16 +173,22 @@ func (f *FP8MoE) GEMM(p FP8Plan, b FP8Buffers, s cuda.Stream) (func() error, err
 }
 
 // Quant returns the launch of the per-token-group quantisation of x [rows][K]
-// bf16 into q [rows][K] e4m3 and qs [rows][K/128] fp32.
-func (f *FP8MoE) Quant(x, q, qs cuda.DevicePtr, rows, K int, s cuda.Stream) (func() error, error) {
+// bf16 into q [rows][K] e4m3 and qs [rows][K/128] fp32: every row, or with
+// sorted (n entries of moe_align's sorted ids) the rows they name.
+func (f *FP8MoE) Quant(x, q, qs cuda.DevicePtr, rows, K int, sorted cuda.DevicePtr, n int, s cuda.Stream) (func() error, error) {
 	if rows <= 0 || K <= 0 || K%fp8Block != 0 {
 		return nil, fmt.Errorf("fp8moe quant: %d rows of %d: want rows > 0 and K a positive multiple of %d", rows, K, fp8Block)
 	}
-	args, err := cuda.MarshalParams(x, q, qs, int32(rows), int32(K))
+	if sorted == 0 {
+		n = rows
+	} else if n <= 0 {
+		return nil, fmt.Errorf("fp8moe quant: %d sorted ids: want > 0", n)
+	}
+	args, err := cuda.MarshalParams(x, q, qs, sorted, int32(n), int32(rows), int32(K))
 	if err != nil {
 		return nil, err
 	}
-	warps := int64(rows) * int64(K/fp8Block)
+	warps := int64(n) * int64(K/fp8Block)
 	grid := cuda.Dim3{X: int((warps*32 + elementThreads - 1) / elementThreads), Y: 1, Z: 1}
 	return func() error { return f.quant.LaunchParams(grid, cuda.Dim3{X: elementThreads, Y: 1, Z: 1}, 0, s, args) }, nil
 }

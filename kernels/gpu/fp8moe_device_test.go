@@ -57,7 +57,7 @@ func TestFP8QuantOnDevice(t *testing.T) {
 	require.NoError(t, err)
 	ds, err := bufs.alloc(int64(rows * K / fp8Block * 4))
 	require.NoError(t, err)
-	launch, err := f.Quant(dx, dq, ds, rows, K, s)
+	launch, err := f.Quant(dx, dq, ds, rows, K, 0, 0, s)
 	require.NoError(t, err)
 	require.NoError(t, launch())
 	require.NoError(t, s.Synchronize())
@@ -74,6 +74,26 @@ func TestFP8QuantOnDevice(t *testing.T) {
 	}
 	for i := range hs {
 		require.Equal(t, hs[i], gs[i], "scale %d", i)
+	}
+	// The rows sorted ids name (the padding sentinel skipped), the others
+	// left as they were.
+	sorted := []int32{5, 0, 36, rows, 12, rows}
+	dsorted, err := bufs.upload(sorted, int64(len(sorted)*4))
+	require.NoError(t, err)
+	require.NoError(t, cuda.Memset8(dq, 0x7f, int64(rows*K)))
+	launch, err = f.Quant(dx, dq, ds, rows, K, dsorted, len(sorted), s)
+	require.NoError(t, err)
+	require.NoError(t, launch())
+	require.NoError(t, s.Synchronize())
+	require.NoError(t, cuda.CopyFromDevice(gq, dq))
+	for r := 0; r < rows; r++ {
+		named := r == 5 || r == 0 || r == 36 || r == 12
+		for j := 0; j < K; j++ {
+			i := r*K + j
+			if named && gq[i] != hq[i] || !named && gq[i] != 0x7f {
+				t.Fatalf("sorted quant: row %d (named %v) byte %d: %#x", r, named, j, gq[i])
+			}
+		}
 	}
 }
 
@@ -202,5 +222,26 @@ func TestFP8MoEOnDevice(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestFP8LayerOnDevice times small and DeepSeek-sized block-fp8 layers (the
+// measurement checks the device's alignment against the host's for every
+// routing) and checks that the parts are consistent with the whole.
+func TestFP8LayerOnDevice(t *testing.T) {
+	f, g, s := onFP8Device(t)
+	for _, c := range []FP8LayerCase{
+		{Name: "small", Tokens: 5, Experts: 16, TopK: 4, Hidden: 512, Inter: 256, Seed: 3},
+		{Name: "deepseek tp8", Tokens: 8, Experts: 256, TopK: 8, Hidden: 7168, Inter: 256, Seed: 5},
+		{Name: "deepseek ep8", Tokens: 200, Experts: 256, TopK: 8, Hidden: 7168, Inter: 2048, Local: 32, Seed: 7},
+	} {
+		r, err := MeasureFP8MoELayer(f, g, c, 512<<20, s)
+		require.NoError(t, err, c.Name)
+		parts := r.Align.Median + r.Quant.Median + r.GateUp.Median + r.Act.Median + r.Down.Median + r.Sum.Median
+		t.Logf("%s T=%d: layer %.2f us, align %.2f quant %.2f gate_up %.2f act %.2f down %.2f sum %.2f (parts %.2f); %d routings, %.1f experts, %s+%s",
+			c.Name, c.Tokens, r.Experts.Median*1e6, r.Align.Median*1e6, r.Quant.Median*1e6, r.GateUp.Median*1e6, r.Act.Median*1e6,
+			r.Down.Median*1e6, r.Sum.Median*1e6, parts*1e6, r.Routings, r.Touched, r.GateUpVariant, r.DownVariant)
+		require.Greater(t, r.Experts.Median, r.GateUp.Median, c.Name)
+		require.Less(t, r.Experts.Median, 2*parts, c.Name)
 	}
 }

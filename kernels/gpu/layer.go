@@ -29,6 +29,9 @@ type MoELayerCase struct {
 	// WholeOnly times the whole layer and the layer without its router
 	// alone (no per-kernel graphs).
 	WholeOnly bool
+	// SwigluOAI runs gpt-oss's clamped SwiGLU (interleaved gate and up,
+	// alpha 1.702, limit 7) instead of silu_and_mul.
+	SwigluOAI bool
 }
 
 // LayerResult is one timed layer: the whole layer in one graph, and each
@@ -226,7 +229,12 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 		}
 		lr.gateUp = func() error { return m.LaunchArgs(pg, ga, s) }
 		lr.down = func() error { return m.LaunchArgs(pd, da, s) }
-		if lr.act, err = g.SiluAndMul(gu, act, rows, I, s); err != nil {
+		if c.SwigluOAI {
+			lr.act, err = g.SwigluOAI(gu, act, rows, I, SwigluOAIAlpha, SwigluOAILimit, s)
+		} else {
+			lr.act, err = g.SiluAndMul(gu, act, rows, I, s)
+		}
+		if err != nil {
 			return LayerResult{}, err
 		}
 		if lr.sum, err = g.MoESum(T, k, H, 0, local, moeSumBuffers{Y: dn, Weights: dW, TopKIDs: dIDs, Out: out}, s); err != nil {
