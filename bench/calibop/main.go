@@ -3,7 +3,7 @@
 // machine with the rest of a payload (moecast itself is 61 MB). It prints
 // the device, each op's lines and report, and the elapsed time.
 //
-// Usage: calibop [-quick] -ops moe_fp8[,...] -out FILE
+// Usage: calibop [-quick] -ops moe_fp8[,...]|all -out FILE
 package main
 
 import (
@@ -19,7 +19,7 @@ import (
 
 func main() {
 	quick := flag.Bool("quick", false, "fewer points")
-	ops := flag.String("ops", "", "ops, comma separated")
+	ops := flag.String("ops", "", "ops, comma separated, or all (the campaign's default)")
 	out := flag.String("out", "", "calibration file to write")
 	flag.Parse()
 	if *ops == "" || *out == "" {
@@ -30,7 +30,11 @@ func main() {
 	if *quick {
 		cmd += " -quick"
 	}
-	o := campaign.Options{Quick: *quick, Ops: strings.Split(*ops, ","), Command: cmd + " -ops " + *ops, Version: "calibop", Progress: os.Stderr}
+	var list []string
+	if *ops != "all" {
+		list = strings.Split(*ops, ",")
+	}
+	o := campaign.Options{Quick: *quick, Ops: list, Command: cmd + " -ops " + *ops, Version: "calibop", Progress: os.Stderr}
 	plan, err := campaign.NewPlan(o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "calibop:", err)

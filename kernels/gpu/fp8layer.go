@@ -28,18 +28,38 @@ type FP8LayerCase struct {
 }
 
 // fp8Pool is the bytes of random e4m3 codes uploaded once and copied over
-// the weight buffers (what the codes are does not change the timing).
+// the weight buffers.
 const fp8Pool = 32 << 20
 
-// fillFP8 fills n bytes at p with finite e4m3 codes from pool.
+// fillFP8 fills n bytes at p with finite e4m3 codes: pool uploaded once,
+// then copied on the device, doubling (what the codes are does not change
+// the timing; the host copy of gigabytes would dominate the campaign).
 func fillFP8(p cuda.DevicePtr, n int64, pool []E4M3) error {
-	for off := int64(0); off < n; off += int64(len(pool)) {
-		c := min(int64(len(pool)), n-off)
-		if err := cuda.CopyToDevice(p+cuda.DevicePtr(off), pool[:c]); err != nil {
+	c := min(int64(len(pool)), n)
+	if err := cuda.CopyToDevice(p, pool[:c]); err != nil {
+		return err
+	}
+	for done := c; done < n; {
+		m := min(done, n-done)
+		if err := cuda.CopyDevice(p+cuda.DevicePtr(done), p, m); err != nil {
 			return err
 		}
+		done += m
 	}
-	return nil
+	return cuda.Synchronize() // device copies run on the legacy stream, not the caller's
+}
+
+// randomFP8Pool draws n finite e4m3 codes (bit 6 cleared: exponents 0-7 of
+// either sign, never the NaN 0x7f/0xff), 8 a draw.
+func randomFP8Pool(rng *rand.Rand, n int64) []E4M3 {
+	pool := make([]E4M3, n)
+	for i := int64(0); i < n; i += 8 {
+		v := rng.Uint64() & 0xBFBFBFBFBFBFBFBF
+		for j := int64(0); j < 8 && i+j < n; j++ {
+			pool[i+j] = E4M3(v >> (8 * j))
+		}
+	}
+	return pool
 }
 
 // MeasureFP8MoELayer times the block-fp8 layer without its router top-k
@@ -72,10 +92,7 @@ func MeasureFP8MoELayer(f *FP8MoE, g *Glue, c FP8LayerCase, rotateBytes int64, s
 	alloc := bufs.alloc
 	guBytes, dnBytes := int64(2*I)*int64(H), int64(H)*int64(I)
 	guS, dnS := guBytes/fp8Block/fp8Block, dnBytes/fp8Block/fp8Block
-	pool := make([]E4M3, min(fp8Pool, int64(local)*max(guBytes, dnBytes)))
-	for i := range pool {
-		pool[i] = E4M3(rng.IntN(127)) | E4M3(rng.IntN(2)<<7)
-	}
+	pool := randomFP8Pool(rng, min(fp8Pool, int64(local)*max(guBytes, dnBytes)))
 	var wGU, wDn, sGU, sDn cuda.DevicePtr
 	var err error
 	if wGU, err = alloc(int64(local) * guBytes); err != nil {
