@@ -29,7 +29,8 @@ type StepCoster interface {
 // (data-parallel attention) each group has its own cache of KVCapacity per
 // GPU; the simulator pools the groups' blocks under one scheduler (vLLM and
 // SGLang run one scheduler per DP rank behind a load balancer; the balance
-// between ranks is not modelled).
+// between ranks is not modelled). SGLang's per-rank prefill budget and
+// chunks in progress are (sched_sglang.go).
 type Memory struct {
 	KVBytesPerToken unit.Bytes // per token per GPU (draft layers included)
 	KVCapacity      unit.Bytes // KV-cache memory per GPU
