@@ -39,6 +39,7 @@ type rawHardware struct {
 	GPU          string     `toml:"gpu"`
 	GPUs         *int       `toml:"gpus"`
 	Fabric       string     `toml:"fabric"`
+	NIC          string     `toml:"nic"`         // the NIC joining nodes of the fabric (ib-400, roce-400, ...)
 	Calibration  any        `toml:"calibration"` // a string or an array of strings
 	CustomGPU    *rawGPU    `toml:"custom_gpu"`
 	CustomFabric *rawFabric `toml:"custom_fabric"`
