@@ -124,6 +124,12 @@ type rawWorkload struct {
 	SystemPromptTokens *int     `toml:"system_prompt_tokens"`
 	PrefixHitRate      *float64 `toml:"prefix_hit_rate"`
 	HashBlockTokens    *int     `toml:"hash_block_tokens"`
+	// Lengths draws each request's lengths from a file of (input,
+	// output) pairs (lengths.go); Turns and ThinkTime make sessions
+	// (serve.Workload.Turns).
+	Lengths   string `toml:"lengths"`
+	Turns     *int   `toml:"turns"`
+	ThinkTime string `toml:"think_time"`
 }
 
 type rawSpeculative struct {
