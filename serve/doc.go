@@ -178,7 +178,9 @@
 // Prefix caching (prefixcache.go), dependent turns (workload_deps.go) and
 // disaggregated prefill/decode (disagg.go) are described in their files.
 //
-// Not modelled: multi-node, load balance between DP-attention ranks (their
-// KV blocks are pooled), scheduler time between steps beyond Config.Host,
-// the client's HTTP time, and the placeholder tokens of async scheduling.
+// Not modelled: load balance between DP-attention ranks (their KV blocks
+// are pooled; SGLang's per-rank prefill budgets are, sched_sglang.go),
+// scheduler time between steps beyond Config.Host, the client's HTTP
+// time, and the placeholder tokens of async scheduling. Multi-node
+// replicas are priced by sim and comm (hardware.nic).
 package serve
