@@ -61,8 +61,11 @@ func newValidateTraceCmd(s *streams) *cobra.Command {
 one kind; one file per rank; a directory stands for the traces in it),
 predict the same step with the scenario and compare. The step's mix comes
 from its annotation (vLLM execute_context_P(T)_generation_D(..): P prefill
-requests of T new tokens in all, D decodes; SGLang step[EXTEND bs=.. toks=..]
-and step[DECODE bs=..]), else --batch (decodes) and --prefill-tokens; the
+requests of T new tokens in all, D decodes; SGLang step[EXTEND bs=.. toks=..],
+step[DECODE bs=..] and step[MIXED bs=N toks=M]: N requests and M tokens in
+all, each decode one, split by --prefill-tokens T into N-(M-T) prefill
+requests and M-T decodes, else priced as one prefill request beside N-1
+decodes, with a warning), else --batch (decodes) and --prefill-tokens; the
 decodes' context from --context, else the annotation where it gives one
 (vLLM: keys over requests), else the scenario's workload.context. The mix
 is priced as the engine runs it (sim.StepBatch: GEMMs and MoE at the
@@ -94,7 +97,7 @@ A trace of another model (layer count, MoE or dense kernels) is refused.`,
 	f.StringVar(&opts.Rules, "rules", "", "TOML file of [[rule]] match/category/op, tried before the built-in rules")
 	f.IntVar(&opts.Batch, "batch", 0, "batch size of steps whose annotation names none")
 	f.StringVar(&opts.StepKind, "step-kind", "all", "kinds of step to compare: prefill, mixed, decode or all")
-	f.IntVar(&opts.Prefill, "prefill-tokens", 0, "new tokens of the prefill requests of steps whose annotation names none (summed over the step's prefill requests)")
+	f.IntVar(&opts.Prefill, "prefill-tokens", 0, "new tokens of the prefill requests of steps whose annotation names none (summed over the step's prefill requests); of an SGLang MIXED step, the prefill share of its toks")
 	f.IntVar(&opts.Context, "context", 0, "context length per sequence, tokens (default: from the step annotation where it has one, else the scenario's workload.context)")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on a malformed event or a trace cut short instead of warning")
@@ -266,6 +269,17 @@ type validateOpJSON struct {
 	MeasuredUs     float64 `json:"measured_us"`
 	PredictedUs    float64 `json:"predicted_us"`
 	Source         string  `json:"source"`
+	// Parts: the predicted ops of a pool of different ops (a mixed
+	// step's attention: the chunks' and the decodes'); omitted otherwise.
+	Parts []validatePartJSON `json:"parts,omitempty"`
+}
+
+type validatePartJSON struct {
+	Op          string  `json:"op"`
+	Shape       string  `json:"shape"`
+	Occurrences float64 `json:"occurrences"`
+	PredictedUs float64 `json:"predicted_us"`
+	PredictedMs float64 `json:"predicted_total_ms"`
 }
 
 type validateKernelJSON struct {
@@ -356,8 +370,13 @@ type validateJSON struct {
 }
 
 func opJSON(o validate.OpCompare) validateOpJSON {
-	return validateOpJSON{Op: o.Op, Category: o.Category.String(), Count: o.Count, PredictedCount: r6(o.PredictedCount),
+	js := validateOpJSON{Op: o.Op, Category: o.Category.String(), Count: o.Count, PredictedCount: r6(o.PredictedCount),
 		MeasuredUs: r6(o.Measured.Us()), PredictedUs: r6(o.Predicted.Us()), Source: o.Source}
+	for _, p := range o.Parts() {
+		js.Parts = append(js.Parts, validatePartJSON{Op: p.Op, Shape: p.Shape, Occurrences: r6(p.Occurrences),
+			PredictedUs: r6(p.Predicted.Us()), PredictedMs: r6((p.Predicted * unit.Seconds(p.Occurrences)).Ms())})
+	}
+	return js
 }
 
 func validateJSONOf(sc *scenarios.Scenario, rep *validate.Report) validateJSON {
@@ -508,6 +527,18 @@ func validateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 		}
 		if err := ot.render(w, formatText); err != nil {
 			return err
+		}
+		for _, o := range st.Ops {
+			parts := o.Parts()
+			if len(parts) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "  %s: one pool of kernels, %.3f ms measured against %.3f ms predicted; the prediction's parts:\n",
+				shortName(o.Op, 60), o.MeasuredTotal.Ms(), o.PredictedTotal.Ms())
+			for _, p := range parts {
+				fmt.Fprintf(w, "    %s: %g x %.2f us = %.3f ms  (%s)\n", p.Op, p.Occurrences, p.Predicted.Us(),
+					(p.Predicted * unit.Seconds(p.Occurrences)).Ms(), shortName(p.Shape, 110))
+			}
 		}
 		if len(st.LeftOut) > 0 {
 			var sum unit.Seconds
