@@ -166,6 +166,12 @@ func (pl *planned) page() *report.Page {
 		{Title: "Deployments", Text: "Each layout's best point under the SLOs, and why it lost when it did.",
 			Tables: []report.Titled{{Table: (*report.Table)(pl.deploymentsTable(false))}}},
 	}
+	if pl.plan.Disagg {
+		pg.Sections = append(pg.Sections, report.Section{Title: "Disaggregated deployments (xPyD)",
+			Text: fmt.Sprintf("x prefill + y decode instances, the KV cache over %s, each priced by the serving simulation. %s.",
+				pl.plan.DisaggTransfer.Name, pl.disaggVerdict()),
+			Tables: []report.Titled{{Table: (*report.Table)(pl.disaggRows())}}})
+	}
 	if rc := plan.RejectionReasons(r.Rejected); len(rc) > 0 {
 		t := &report.Table{Columns: []report.Column{{Name: "layouts refused"}, {Name: "reason"}}}
 		for _, c := range rc {

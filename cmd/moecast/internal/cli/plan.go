@@ -174,7 +174,7 @@ func runPlan(s *streams, opts *planOptions) error {
 		return inputErrf("plan: %s needs %d or more replicas, more than moecast counts; check the target's number and unit", pl.targetString(), plan.MaxReplicas)
 	}
 	err2 := output{html: opts.HTML, page: pl.page, json: func() any { return pl.json() },
-		csv: pl.pointsTable, text: pl.text, warnings: pl.warnings}.write(s, opts.Format)
+		csv: pl.csvTable, text: pl.text, warnings: pl.warnings}.write(s, opts.Format)
 	if err2 != nil {
 		return err2
 	}

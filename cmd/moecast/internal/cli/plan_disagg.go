@@ -25,6 +25,10 @@ type disaggPoint struct {
 	PrefillBusy       float64 // the prefill pool's utilisation, 0..1
 	MeetsSLO, OnFront bool    // OnFront: not dominated by the agg front nor another disagg point
 	Err               string
+	// Units is how many copies of the xPyD deployment carry the plan's
+	// target (output tokens/s or requests/s), TotalGPUs their GPUs; 0
+	// without a target (sized as the agg best is: whole copies).
+	Units, TotalGPUs int
 }
 
 // Label is the xPyD name, e.g. "1P(TP8)+1D(TP1 DP8 EP8)".
@@ -132,6 +136,15 @@ func (pl *planned) planDisagg(ev *servingEval) {
 	}
 	wg.Wait()
 	pl.disagg = out
+	if want := pl.targetOutput(); want > 0 {
+		for i := range out {
+			d := &out[i]
+			if d.Err == "" && d.Metrics.OutputTokensPerSecond > 0 {
+				d.Units = int(min(math.Ceil(want/d.Metrics.OutputTokensPerSecond), plan.MaxReplicas))
+				d.TotalGPUs = d.Units * d.GPUs
+			}
+		}
+	}
 	// judge: a disagg point is on the front when it meets the SLOs and
 	// neither an agg front point nor another disagg point dominates it.
 	for i := range out {
@@ -210,9 +223,46 @@ func (e *servingEval) evaluateDisagg(pre, dec *plan.Candidate, x, y, conc int, p
 	return d
 }
 
+// targetOutput is the output tokens/s the plan's target asks for (a
+// request rate times the output length); 0 without a target.
+func (pl *planned) targetOutput() float64 {
+	p := &pl.plan
+	if p.TargetRequestRate > 0 {
+		return p.TargetRequestRate * float64(p.OutputTokens)
+	}
+	return p.TargetOutputTokensPerS
+}
+
+// disaggSizing compares, under a target, the fewest GPUs an xPyD point
+// meeting the SLOs needs against the agg best's; "" without a target.
+func (pl *planned) disaggSizing() string {
+	var best *disaggPoint
+	for i := range pl.disagg {
+		d := &pl.disagg[i]
+		if d.Err == "" && d.MeetsSLO && d.Units > 0 && (best == nil || d.TotalGPUs < best.TotalGPUs) {
+			best = d
+		}
+	}
+	b := pl.res.Best
+	if best == nil || b == nil || b.TargetOutputTokensPerSecond <= 0 {
+		return ""
+	}
+	switch {
+	case best.TotalGPUs < b.GPUs:
+		return fmt.Sprintf("; for the target: %d x %s on %d GPUs against agg's %d GPUs", best.Units, best.Label(), best.TotalGPUs, b.GPUs)
+	default:
+		return fmt.Sprintf("; for the target: agg's %d GPUs against %d x %s on %d GPUs", b.GPUs, best.Units, best.Label(), best.TotalGPUs)
+	}
+}
+
 // disaggVerdict says whether disaggregation pays: a disagg point on the
 // front beside agg, or why not.
 func (pl *planned) disaggVerdict() string {
+	return pl.disaggFront() + pl.disaggSizing()
+}
+
+// disaggFront judges the xPyD points against the agg front.
+func (pl *planned) disaggFront() string {
 	var best *disaggPoint
 	nfront, nmeet := 0, 0
 	for i := range pl.disagg {
@@ -249,12 +299,37 @@ func (pl *planned) disaggRows() *table {
 	t := &table{Columns: []column{{Name: "deployment"}, {Name: "gpu"}, {Name: "gpus"}, {Name: "conc"},
 		{Name: "tok/s/GPU", Text: "%.1f"}, {Name: "tok/s/user", Text: "%.1f"}, {Name: "TTFT p99 ms", Text: "%.1f"},
 		{Name: "TPOT p99 ms", Text: "%.2f"}, {Name: "KV xfer ms", Text: "%.3f"}, {Name: "verdict", Left: true}}}
+	target := pl.targetOutput() > 0
+	if target {
+		t.Columns = append(t.Columns[:len(t.Columns)-1], column{Name: "copies"}, column{Name: "total GPUs"}, t.Columns[len(t.Columns)-1])
+	}
 	for i := range pl.disagg {
 		d := &pl.disagg[i]
-		t.add(d.Label(), d.Decode.Config.GPU.Name+" kv "+d.Decode.Config.KVCache.String(), d.GPUs, d.Concurrency, d.PerGPU, d.Metrics.PerUser, d.Metrics.TTFTP99.Ms(), d.Metrics.TPOTP99.Ms(),
-			d.KVTransferMean, d.verdict())
+		row := []any{d.Label(), d.Decode.Config.GPU.Name + " kv " + d.Decode.Config.KVCache.String(), d.GPUs, d.Concurrency, d.PerGPU,
+			d.Metrics.PerUser, d.Metrics.TTFTP99.Ms(), d.Metrics.TPOTP99.Ms(), d.KVTransferMean}
+		if target {
+			row = append(row, d.Units, d.TotalGPUs)
+		}
+		t.add(append(row, d.verdict())...)
 	}
 	return t
+}
+
+// disaggCSVRows appends the xPyD points to the CSV of every point (t,
+// pointRows' full columns): the layout columns are empty (two pools),
+// spec "none", priced by the serving simulation.
+func (pl *planned) disaggCSVRows(t *table) {
+	for i := range pl.disagg {
+		d := &pl.disagg[i]
+		var tput, perGPU, perUser, tpot, ttft any
+		if d.Err == "" {
+			tput, perGPU, perUser = r6(d.Metrics.OutputTokensPerSecond), r6(d.PerGPU), r6(d.Metrics.PerUser)
+			tpot, ttft = r6(d.Metrics.TPOTP99.Ms()), r6(d.Metrics.TTFTP99.Ms())
+		}
+		t.add(d.Label(), d.Decode.Config.GPU.Name, d.GPUs, nil, nil, nil, nil, d.Decode.Config.KVCache.String(), "none",
+			d.Decode.Engine.String(), d.Concurrency, nil, tput, perGPU, perUser, tpot, ttft, "disagg: "+d.verdict(), false, d.Err,
+			"serving simulation")
+	}
 }
 
 func (d *disaggPoint) verdict() string {
@@ -287,8 +362,12 @@ type planDisaggJSON struct {
 	TTFTP99Ms          *float64 `json:"ttft_p99_ms"`
 	KVTransferMsMean   float64  `json:"kv_transfer_ms_mean"`
 	PrefillUtilisation float64  `json:"prefill_utilisation"`
-	Verdict            string   `json:"verdict"`
-	PricedBy           string   `json:"priced_by"`
+	// Copies and TotalGPUs size the point for the plan's target (null
+	// without one): whole copies of the xPyD deployment.
+	Copies    *int   `json:"copies"`
+	TotalGPUs *int   `json:"total_gpus"`
+	Verdict   string `json:"verdict"`
+	PricedBy  string `json:"priced_by"`
 }
 
 type planDisaggSectionJSON struct {
@@ -310,6 +389,9 @@ func (pl *planned) disaggJSON() *planDisaggSectionJSON {
 		if d.Err == "" {
 			v := r6(d.Metrics.TTFTP99.Ms())
 			j.TTFTP99Ms = &v
+		}
+		if d.Units > 0 {
+			j.Copies, j.TotalGPUs = new(d.Units), new(d.TotalGPUs)
 		}
 		out.Points = append(out.Points, j)
 	}

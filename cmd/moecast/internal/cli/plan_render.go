@@ -78,6 +78,16 @@ func (pl *planned) pointsTable() *table {
 	return pl.pointRows(idx, true)
 }
 
+// csvTable is the CSV output: every point, then the xPyD points when
+// disaggregation was priced.
+func (pl *planned) csvTable() *table {
+	t := pl.pointsTable()
+	if pl.plan.Disagg {
+		pl.disaggCSVRows(t)
+	}
+	return t
+}
+
 // deploymentsTable has one row per candidate: its best point under the
 // SLOs and how it fared; the text view (full=false) leaves out those that
 // do not fit in memory at all (memoryLine counts them).

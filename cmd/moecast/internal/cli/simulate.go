@@ -987,6 +987,14 @@ func (sn *simulation) workloadLine() string {
 	case len(v.RequestRate) > 0:
 		req = fmt.Sprintf("requests %d", scenarios.DefaultOpenRequests)
 	}
-	return fmt.Sprintf("workload  %s; %d in / %d out tokens, range ratio %g, %s, seed %d",
-		loop, w.InputTokens, w.OutputTokens, w.RangeRatio, req, v.Seed)
+	lengths := fmt.Sprintf("%d in / %d out tokens, range ratio %g", w.InputTokens, w.OutputTokens, w.RangeRatio)
+	if len(w.Lengths) > 0 {
+		lengths = fmt.Sprintf("lengths drawn from %d pairs of %s (mean %d in / %d out tokens)", len(w.Lengths), v.LengthsFile, w.InputTokens, w.OutputTokens)
+	}
+	line := fmt.Sprintf("workload  %s; %s, %s, seed %d", loop, lengths, req, v.Seed)
+	if w.Turns > 1 {
+		line += fmt.Sprintf("; sessions of %d turns, each sent %s after the one before finishes, its prompt the earlier turns' prompt and output plus its own input (requests count every turn; the load starts sessions)",
+			w.Turns, w.ThinkTime)
+	}
+	return line
 }
