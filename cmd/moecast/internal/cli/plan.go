@@ -236,7 +236,7 @@ func computePlan(opts *planOptions) (*planned, error) {
 			}
 		}
 		if ev != nil {
-			pl.planDisagg(ev)
+			planDisagg(pl, ev)
 		}
 	}
 	return pl, nil

@@ -56,7 +56,7 @@ const disaggPoolsPerSide = 2
 
 // planDisagg prices the disaggregated deployments of [plan] disagg = true
 // with the serving simulation, and judges them against the agg front.
-func (pl *planned) planDisagg(ev *servingEval) {
+func planDisagg(pl *planned, ev *servingEval) {
 	r := pl.res
 	p := &pl.plan
 	// decode pool: agg deployments by best tokens/s per GPU (no

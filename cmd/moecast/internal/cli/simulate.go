@@ -348,7 +348,7 @@ func simulateScenario(sc *scenarios.Scenario, progress io.Writer) (*simulation, 
 		}
 		sn.points = append(sn.points, simPoint{at: p, cfg: cfg})
 	}
-	if err := sn.run(sm, progress); err != nil {
+	if err := runSimulation(sn, sm, progress); err != nil {
 		return nil, err
 	}
 	for i := range sn.points {
@@ -434,11 +434,11 @@ func pointLabel(p scenarios.ServePoint) string {
 	return fmt.Sprintf("request rate %g/s", p.RequestRate)
 }
 
-// run simulates every point, in parallel on every core; results land at
+// runSimulation simulates every point, in parallel on every core; results land at
 // their point's index, so the output does not depend on the schedule.
 // With progress set, a progress line goes to progress once the run has
 // taken a second.
-func (sn *simulation) run(sm *sim.Sim, progress io.Writer) error {
+func runSimulation(sn *simulation, sm *sim.Sim, progress io.Writer) error {
 	n := len(sn.points)
 	errs := make([]error, n)
 	var next atomic.Int64
@@ -456,7 +456,7 @@ func (sn *simulation) run(sm *sim.Sim, progress io.Writer) error {
 				if i >= n {
 					return
 				}
-				errs[i] = sn.runPoint(sm, &sn.points[i])
+				errs[i] = runSimPoint(sn, sm, &sn.points[i])
 				done.Add(1)
 			}
 		}()
@@ -471,8 +471,8 @@ func (sn *simulation) run(sm *sim.Sim, progress io.Writer) error {
 	return nil
 }
 
-// runPoint simulates one point.
-func (sn *simulation) runPoint(sm *sim.Sim, p *simPoint) error {
+// runSimPoint simulates one point.
+func runSimPoint(sn *simulation, sm *sim.Sim, p *simPoint) error {
 	if p.cfg.Memory.KVCapacity <= 0 {
 		p.unservable = fmt.Sprintf("the weights and reserve leave no room for a KV cache (%s short per GPU)", -p.cfg.Memory.KVCapacity)
 		return nil

@@ -237,7 +237,7 @@ func runSweep(s *streams, opts *sweepOptions) error {
 		if err != nil {
 			return err
 		}
-		return ss.output(opts.HTML).write(s, opts.Format)
+		return servingOutput(ss, opts.HTML).write(s, opts.Format)
 	}
 	sw, err := computeSweep(opts)
 	if err != nil {

@@ -205,8 +205,8 @@ func (ss *servingSwept) text(w io.Writer) error {
 	return sweepText(w, ss.base, ss.res.Axes, len(ss.res.Points), len(ss.res.Skipped), "; serving simulation (simulate) at each", ss.table(false), ss.skipLines(), ss.warnings)
 }
 
-// output is what a serving sweep writes (html: --html, "" for none).
-func (ss *servingSwept) output(html string) output {
+// servingOutput is what a serving sweep writes (html: --html, "" for none).
+func servingOutput(ss *servingSwept, html string) output {
 	return output{html: html, page: ss.page, json: func() any { return ss.json() },
 		csv: func() *table { return ss.table(true) }, text: ss.text, warnings: ss.warnings,
 		notes: ss.skipLines()}

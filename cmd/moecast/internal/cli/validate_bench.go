@@ -124,7 +124,7 @@ func computeValidateBench(s *streams, opts *validateBenchOptions) ([]benchCase, 
 			return nil, nil, inputErr(err)
 		}
 		sn := &simulation{sc: sc, points: []simPoint{{at: p, cfg: cfg}}}
-		if err := sn.run(sm, nil); err != nil {
+		if err := runSimulation(sn, sm, nil); err != nil {
 			return nil, nil, err
 		}
 		bc := benchCase{res: r, pt: sn.points[0]}

@@ -417,7 +417,7 @@ func simulateCorpusRow(base *scenarios.Scenario, h simHandle, r validate.BenchRe
 	}
 	sn := &simulation{sc: &sc, psm: h.psm, dsm: h.dsm}
 	pt := simPoint{at: p, cfg: cfg}
-	if err := sn.runPoint(h.sm, &pt); err != nil {
+	if err := runSimPoint(sn, h.sm, &pt); err != nil {
 		row.Skip = "cannot simulate: " + reasonOf(err)
 		return nil
 	}
