@@ -2,7 +2,9 @@
 
 package cli
 
-import "syscall"
+import (
+	"syscall"
+)
 
 // cpuSeconds is the process's user + system CPU time so far: on a shared
 // machine it says what a run costs where wall time says how busy the

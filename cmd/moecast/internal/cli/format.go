@@ -23,19 +23,6 @@ func checkFormat(f string) error {
 	return nil
 }
 
-// column and table are the CLI's names for report's table model, which
-// every command renders (report.Table: built once, rendered as text, JSON
-// or CSV).
-type column = report.Column
-
-type table report.Table
-
-func (t *table) add(cells ...any) { (*report.Table)(t).Add(cells...) }
-
-func (t *table) render(w io.Writer, f string) error {
-	return (*report.Table)(t).Render(w, report.Format(f))
-}
-
 // writeJSON writes v as indented JSON followed by a newline.
 func writeJSON(w io.Writer, v any) error { return report.WriteJSON(w, v) }
 
@@ -47,7 +34,7 @@ type output struct {
 	html     string
 	page     func() *report.Page
 	json     func() any
-	csv      func() *table
+	csv      func() *report.Table
 	text     func(io.Writer) error
 	warnings []string
 	notes    []string // further stderr lines with CSV (a sweep's skip reasons)
@@ -75,7 +62,7 @@ func (o output) write(s *streams, format string) error {
 		for _, l := range o.notes {
 			fmt.Fprintln(s.Err, l)
 		}
-		return o.csv().render(s.Out, formatCSV)
+		return o.csv().Render(s.Out, report.CSV)
 	}
 	return o.text(s.Out)
 }

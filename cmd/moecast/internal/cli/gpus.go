@@ -9,6 +9,7 @@ import (
 	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/internal/dtype"
 	"github.com/moecast/moecast/kernels"
+	"github.com/moecast/moecast/report"
 )
 
 // gpusOptions are the flags of `moecast gpus`.
@@ -53,25 +54,25 @@ func runGPUs(s *streams, opts *gpusOptions) error {
 
 // renderPair writes head, table a, mid, table b and tail, the tables in
 // format f.
-func renderPair(w io.Writer, f, head string, a *table, mid string, b *table, tail string) error {
+func renderPair(w io.Writer, f, head string, a *report.Table, mid string, b *report.Table, tail string) error {
 	if _, err := io.WriteString(w, head); err != nil {
 		return err
 	}
-	if err := a.render(w, f); err != nil {
+	if err := a.Render(w, report.Format(f)); err != nil {
 		return err
 	}
 	if _, err := io.WriteString(w, mid); err != nil {
 		return err
 	}
-	if err := b.render(w, f); err != nil {
+	if err := b.Render(w, report.Format(f)); err != nil {
 		return err
 	}
 	_, err := io.WriteString(w, tail)
 	return err
 }
 
-func gpuTable() *table {
-	t := &table{Columns: []column{
+func gpuTable() *report.Table {
+	t := &report.Table{Columns: []report.Column{
 		{Name: "name"}, {Name: "arch"}, {Name: "sms"},
 		{Name: "memory_gb", Text: "%.1f"}, {Name: "dram_bw_tbps", Text: "%.2f"},
 		{Name: "bf16_tflops", Text: "%.0f"}, {Name: "fp8_tflops", Text: "%.0f"}, {Name: "fp4_tflops", Text: "%.0f"},
@@ -86,15 +87,15 @@ func gpuTable() *table {
 		if g.Peak[dtype.FP4] > 0 {
 			fp4 = float64(g.Peak[dtype.FP4]) / 1e12
 		}
-		t.add(g.Name, string(g.Arch), g.SMs, g.Memory.GB(), float64(g.MemBW)/1e12,
+		t.Add(g.Name, string(g.Arch), g.SMs, g.Memory.GB(), float64(g.MemBW)/1e12,
 			float64(g.Peak[dtype.BF16])/1e12, fp8, fp4,
 			float64(g.L2)/1e6, g.Fabric, g.Label)
 	}
 	return t
 }
 
-func fabricTable() *table {
-	t := &table{Columns: []column{
+func fabricTable() *report.Table {
+	t := &report.Table{Columns: []report.Column{
 		{Name: "name"}, {Name: "bw_gbps", Text: "%.1f"}, {Name: "latency_us", Text: "%.2f"},
 		{Name: "p2p"}, {Name: "nvlink"},
 		{Name: "allreduce_busbw_gbps", Text: "%.1f"}, {Name: "alltoall_busbw_gbps", Text: "%.1f"},
@@ -102,7 +103,7 @@ func fabricTable() *table {
 	}}
 	for _, n := range comm.FabricNames() {
 		f, _ := comm.LookupFabric(n)
-		t.add(f.Name, float64(f.BW)/1e9, round6(f.Latency.Us()), f.P2P, f.NVLink,
+		t.Add(f.Name, float64(f.BW)/1e9, round6(f.Latency.Us()), f.P2P, f.NVLink,
 			float64(f.BusBW)/1e9, float64(f.AllToAllBW)/1e9, float64(f.P2PBW)/1e9, round6(f.CustomARLatency.Us()))
 	}
 	return t
