@@ -137,7 +137,7 @@ func (commOp) Run(e *Env) (*Output, error) {
 	nccl, _ := cuda.NCCLVersion()
 	preset := o.GPU
 	if preset == "" {
-		preset = presetFor(e.Device.Name)
+		preset, _ = kernels.DevicePreset(e.Device.Name)
 	}
 	fabric := o.Comm.Fabric
 	if fabric == "" && ranks > 1 {

@@ -73,7 +73,9 @@ func reportPage(t *testing.T, args []string) *report.Page {
 	case "plan":
 		opts := &planOptions{Format: formatText, Set: planFlags{gpus: args[2], perUser: 20, targetOutput: 1000,
 			hasGPUs: true, hasPerUser: true, hasTargetOutput: true}}
-		pl, err := computePlan(opts)
+		in, err := planInputOf(opts)
+		require.NoError(t, err)
+		pl, err := computePlan(in)
 		require.NoError(t, err)
 		return pl.Page()
 	case "sweep":
@@ -98,13 +100,16 @@ func reportPage(t *testing.T, args []string) *report.Page {
 		require.NoError(t, err)
 		applySimulateFlags(&sc.Serving, &simulateOptions{Concurrency: []int{1, 8}, Requests: 16, InputTokens: 512, OutputTokens: 64})
 		require.Equal(t, small, []string{"--concurrency", "1,8", "--requests", "16", "--input-tokens", "512", "--output-tokens", "64"}, "the page is built from the flags of htmlReports")
-		sn, err := simulateScenario(sc, nil)
+		sn, err := simulateScenario(simulateInput{Scenario: sc})
 		require.NoError(t, err)
 		return sn.Page()
 	case "validate":
 		s := &streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
 		if args[1] == "trace" {
-			sc, rep, err := computeValidateTrace(s, &validateTraceOptions{Inputs: args[2:3], Scenario: args[4], Format: formatText})
+			in, err := validateTraceInputOf(s, &validateTraceOptions{Inputs: args[2:3], Scenario: args[4], Format: formatText})
+			require.NoError(t, err)
+			sc := in.Scenario
+			rep, err := compareTrace(in)
 			require.NoError(t, err)
 			return view.ValidateTracePage(sc, rep)
 		}

@@ -42,7 +42,7 @@ type planFlags struct {
 	disagg, hasDisagg                      bool
 }
 
-func newPlanCmd(s *streams) *cobra.Command {
+func newPlanCmd(s *streams, runF func(*planOptions) error) *cobra.Command {
 	opts := &planOptions{Refine: servingRefine}
 	f := &opts.Set
 	cmd := &cobra.Command{
@@ -74,6 +74,9 @@ Without it, the embedded default ` + scenarios.DefaultName + ` is planned.`,
 			f.hasTargetOutput, f.hasTarget = fl.Changed("target-output-tokens-per-s"), fl.Changed("target-request-rate")
 			if f.hasTargetOutput && f.hasTarget {
 				return inputErrf("give --target-output-tokens-per-s or --target-request-rate, not both")
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return runPlan(s, opts)
 		},
@@ -155,15 +158,18 @@ func runPlan(s *streams, opts *planOptions) error {
 		return err
 	}
 	opts.progress, opts.stdin = progressOn(s.Err, nil), s.In
-	pl, err := computePlan(opts)
+	in, err := planInputOf(opts)
+	if err != nil {
+		return err
+	}
+	pl, err := computePlan(in)
 	if err != nil {
 		return err
 	}
 	if b := pl.Result.Best; b != nil && b.TooMany {
 		return inputErrf("plan: %s needs %d or more replicas, more than moecast counts; check the target's number and unit", pl.TargetString(), plan.MaxReplicas)
 	}
-	err2 := output{html: opts.HTML, page: pl.Page, json: func() any { return pl.JSON() },
-		csv: pl.PointsTable, text: pl.Text, warnings: pl.Warnings}.write(s, opts.Format)
+	err2 := output{html: opts.HTML, views: pl.Views()}.write(s, opts.Format)
 	if err2 != nil {
 		return err2
 	}
@@ -175,34 +181,54 @@ func runPlan(s *streams, opts *planOptions) error {
 	return nil
 }
 
-// computePlan loads the scenario, merges the flags and searches.
-func computePlan(opts *planOptions) (*view.Planned, error) {
+// planInput is what plan computes from: the scenario, its [plan] with the
+// flags applied, the constructor of the refining evaluator (nil: screen
+// only), plan.Search's workers (0: every core) and where the progress line
+// goes (nil: nowhere).
+type planInput struct {
+	Scenario *scenarios.Scenario
+	Plan     scenarios.Plan
+	Refine   func(sc *scenarios.Scenario) (plan.Evaluator, error)
+	Workers  int
+	Progress io.Writer
+}
+
+// planInputOf reads the scenario opts names and applies the flags to its
+// [plan].
+func planInputOf(opts *planOptions) (planInput, error) {
 	var sc *scenarios.Scenario
 	src, err := scenarios.ReadSourceIn(opts.Scenario, opts.stdin)
 	if err == nil {
 		sc, err = src.Parse(nil)
 	}
 	if err != nil {
-		return nil, inputErr(err)
+		return planInput{}, inputErr(err)
 	}
 	p := sc.Plan
 	if err := opts.Set.apply(&p); err != nil {
-		return nil, err
+		return planInput{}, err
 	}
+	return planInput{Scenario: sc, Plan: p, Refine: opts.Refine, Workers: opts.Workers, Progress: opts.progress}, nil
+}
+
+// computePlan searches the deployments of in.Plan and prices the
+// disaggregated ones when [plan] disagg asks for them.
+func computePlan(in planInput) (*view.Planned, error) {
+	sc, p := in.Scenario, in.Plan
 	space, warns, err := sc.PlanSpace(p)
 	if err != nil {
 		return nil, inputErr(err)
 	}
 	o := p.Options()
-	o.Workers = opts.Workers
-	if opts.Refine != nil {
-		ev, err := opts.Refine(sc)
+	o.Workers = in.Workers
+	if in.Refine != nil {
+		ev, err := in.Refine(sc)
 		if err != nil {
 			return nil, inputErr(err)
 		}
 		o.Refine = ev
 	}
-	prog := startProgressLine(opts.progress, func(done int64) string {
+	prog := startProgressLine(in.Progress, func(done int64) string {
 		return fmt.Sprintf("plan: %d points priced", done)
 	})
 	o.Priced = &prog.done

@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/moecast/moecast/internal/cost"
-	"github.com/moecast/moecast/internal/infile"
-	"github.com/moecast/moecast/report"
 	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/sim"
@@ -27,7 +25,7 @@ type predictOptions struct {
 	HTML        string // --html FILE: also write the HTML report (html.go)
 }
 
-func newPredictCmd(s *streams) *cobra.Command {
+func newPredictCmd(s *streams, runF func(*predictOptions) error) *cobra.Command {
 	opts := &predictOptions{}
 	var batch string
 	cmd := &cobra.Command{
@@ -57,6 +55,9 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 				if err := scenarios.CheckContext(opts.Context); err != nil {
 					return inputErrf("--context: %w", err)
 				}
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return runPredict(s, opts)
 		},
@@ -108,6 +109,14 @@ func calibrationSources(v string) []string {
 	return srcs
 }
 
+// predictInput is what predict computes from: the scenario (its
+// calibration set) and the batches and context to price.
+type predictInput struct {
+	Scenario *scenarios.Scenario
+	Batches  []int
+	Context  int
+}
+
 func runPredict(s *streams, opts *predictOptions) error {
 	if err := checkFormat(opts.Format); err != nil {
 		return err
@@ -115,66 +124,66 @@ func runPredict(s *streams, opts *predictOptions) error {
 	if err := checkHTMLPath(opts.HTML); err != nil {
 		return err
 	}
-	var (
-		sc  *scenarios.Scenario
-		err error
-	)
-	switch opts.Scenario {
-	case "":
-		sc, err = scenarios.Default()
-	case "-":
-		var data []byte
-		if data, err = infile.ReadFile(infile.Stdin, s.In, infile.MaxScenario); err != nil {
-			return inputErrf("read scenario: %w", err)
-		}
-		sc, err = scenarios.Parse(scenarios.StdinName, data)
-	default:
-		sc, err = scenarios.Open(opts.Scenario)
-	}
+	sc, err := openScenario(s, opts.Scenario)
 	if err != nil {
-		return inputErr(err)
+		return err
 	}
 	if opts.Calibration != "" {
 		if err := sc.SetCalibration(calibrationSources(opts.Calibration)...); err != nil {
 			return inputErr(err)
 		}
 	}
-	batches, context := sc.Batches, sc.Context
+	in := predictInput{Scenario: sc, Batches: sc.Batches, Context: sc.Context}
 	if opts.Batches != nil {
-		batches = opts.Batches
+		in.Batches = opts.Batches
 	}
 	if opts.Context > 0 {
-		context = opts.Context
-	}
-	sm, err := sc.Sim()
-	if err != nil {
-		return inputErr(err)
+		in.Context = opts.Context
 	}
 	if opts.Explain {
-		return runExplain(s, sc, sm, batches[0], context, opts.Format)
-	}
-	pr := &view.Prediction{Scenario: sc, Context: context, Warnings: append(append([]string{}, sc.Warnings...), sc.ContextWarnings(context)...)}
-	for _, b := range batches {
-		p, err := sm.Step(b, context)
+		sm, err := sc.Sim()
 		if err != nil {
-			return sc.KeyError(err)
+			return err
+		}
+		return runExplain(s, sc, sm, in.Batches[0], in.Context, opts.Format)
+	}
+	pr, err := predict(in)
+	if err != nil {
+		return err
+	}
+	return output{html: opts.HTML, views: pr.Views(), inputs: scenarioInputs(sc)}.write(s, opts.Format)
+}
+
+// predict prices one decode step of each batch of in at its context, with
+// the warnings of the scenario, the context, memory fit and calibration
+// ranges.
+func predict(in predictInput) (*view.Prediction, error) {
+	sc := in.Scenario
+	sm, err := sc.Sim()
+	if err != nil {
+		return nil, err
+	}
+	pr := &view.Prediction{Scenario: sc, Context: in.Context, Warnings: append(append([]string{}, sc.Warnings...), sc.ContextWarnings(in.Context)...)}
+	for _, b := range in.Batches {
+		p, err := sm.Step(b, in.Context)
+		if err != nil {
+			return nil, sc.KeyError(err)
 		}
 		if err := checkPointFinite(p); err != nil {
-			return inputErr(fmt.Errorf("%s: %w", sc.File, err))
+			return nil, inputErr(fmt.Errorf("%s: %w", sc.File, err))
 		}
 		pr.Points = append(pr.Points, p)
 	}
 	pr.Warnings = append(pr.Warnings, fitWarnings(pr.Points)...)
 	rw, err := tableRangeWarnings(sm, pr.Points)
 	if err != nil {
-		return sc.KeyError(err)
+		return nil, sc.KeyError(err)
 	}
 	pr.Warnings = collapseWarnings(append(pr.Warnings, rw...))
 	if pr.BreakEven, err = breakEvens(sc, sm, pr.Points); err != nil {
-		return inputErr(err)
+		return nil, inputErr(err)
 	}
-	return output{html: opts.HTML, page: pr.Page, json: func() any { return pr.JSON() },
-		csv: func() *report.Table { return pr.Table(true) }, text: pr.Text, warnings: pr.Warnings, inputs: scenarioInputs(sc)}.write(s, opts.Format)
+	return pr, nil
 }
 
 // maxFinite bounds every number predict prints: above it (1e15 ms is

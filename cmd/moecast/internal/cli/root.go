@@ -147,10 +147,10 @@ scenario:
 		return inputErr(fmt.Errorf("%s: %w", commandName(c), err))
 	})
 	root.AddCommand(
-		newPredictCmd(s),
-		newSimulateCmd(s),
-		newPlanCmd(s),
-		newSweepCmd(s),
+		newPredictCmd(s, nil),
+		newSimulateCmd(s, nil),
+		newPlanCmd(s, nil),
+		newSweepCmd(s, nil),
 		newModelsCmd(s),
 		newModelCmd(s),
 		newGPUsCmd(s),

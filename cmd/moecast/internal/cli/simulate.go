@@ -17,7 +17,6 @@ import (
 
 	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/internal/unit"
-	"github.com/moecast/moecast/report"
 	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/serve"
@@ -49,7 +48,7 @@ type simulateOptions struct {
 	Progress *bool
 }
 
-func newSimulateCmd(s *streams) *cobra.Command {
+func newSimulateCmd(s *streams, runF func(*simulateOptions) error) *cobra.Command {
 	opts := &simulateOptions{}
 	var conc, rate string
 	var seed uint64
@@ -138,6 +137,9 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 						return inputErrf("--workload replays a request log's load and lengths: --%s does not apply", fl)
 					}
 				}
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return runSimulate(s, opts)
 		},
@@ -234,13 +236,12 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 	if err != nil {
 		return err
 	}
-	sn, err := simulateScenario(sc, progressOn(s.Err, opts.Progress))
+	sn, err := simulateScenario(simulateInput{Scenario: sc, Progress: progressOn(s.Err, opts.Progress)})
 	if err != nil {
 		return err
 	}
 	sn.Warnings = append(sn.Warnings, replayWarnings...)
-	return output{html: opts.HTML, page: sn.Page, json: func() any { return sn.JSON() },
-		csv: func() *report.Table { return sn.Table(true) }, text: sn.Text, warnings: sn.Warnings, inputs: scenarioInputs(sc)}.write(s, opts.Format)
+	return output{html: opts.HTML, views: sn.Views(), inputs: scenarioInputs(sc)}.write(s, opts.Format)
 }
 
 // openScenario opens a scenario file or shipped name; "" is the embedded
@@ -301,19 +302,28 @@ func applySimulateFlags(v *scenarios.Serving, opts *simulateOptions) {
 	}
 }
 
+// simulateInput is what simulate computes from: the scenario, with the
+// command's flags applied and its request log loaded, and where the
+// progress line goes (nil: nowhere).
+type simulateInput struct {
+	Scenario *scenarios.Scenario
+	Progress io.Writer
+}
+
 // simulateScenario runs the serving simulation of every point of the
-// scenario's workload (sc.Serving), as `moecast simulate` does; progress,
+// scenario's workload (sc.Serving), as `moecast simulate` does; in.Progress,
 // when set, gets the progress line. Warnings: the scenario's, then each
 // point's.
-func simulateScenario(sc *scenarios.Scenario, progress io.Writer) (*view.Simulation, error) {
+func simulateScenario(in simulateInput) (*view.Simulation, error) {
+	sc, progress := in.Scenario, in.Progress
 	sm, err := sc.Sim()
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, err
 	}
 	sn := &view.Simulation{Scenario: sc, Warnings: append([]string{}, sc.Warnings...)}
 	if sc.Disagg != nil {
 		if sn.PrefillSim, sn.DecodeSim, err = sc.DisaggSims(); err != nil {
-			return nil, inputErr(err)
+			return nil, err
 		}
 	}
 	for _, p := range sc.Serving.Points() {
@@ -322,11 +332,11 @@ func simulateScenario(sc *scenarios.Scenario, progress io.Writer) (*view.Simulat
 		}
 		cfg, err := sc.ServeConfig(sm, p)
 		if err != nil {
-			return nil, inputErr(err)
+			return nil, err
 		}
 		if sc.Disagg != nil {
 			if err := sc.DisaggConfig(&cfg, sn.PrefillSim, sn.DecodeSim); err != nil {
-				return nil, inputErr(err)
+				return nil, err
 			}
 		}
 		sn.Points = append(sn.Points, view.SimPoint{At: p, Config: cfg})

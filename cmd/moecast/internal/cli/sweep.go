@@ -10,7 +10,6 @@ import (
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/plan"
-	"github.com/moecast/moecast/report"
 	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/sim"
@@ -28,7 +27,7 @@ type sweepOptions struct {
 	Workers  int // 0: every core
 }
 
-func newSweepCmd(s *streams) *cobra.Command {
+func newSweepCmd(s *streams, runF func(*sweepOptions) error) *cobra.Command {
 	opts := &sweepOptions{}
 	cmd := &cobra.Command{
 		Use:   "sweep [SCENARIO] --set KEY=V1,V2,... [--set ...]",
@@ -54,6 +53,9 @@ Without it, the embedded default ` + scenarios.DefaultName + ` is swept.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Scenario = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return runSweep(s, opts)
 		},
@@ -218,9 +220,7 @@ func runSweep(s *streams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	return output{html: opts.HTML, page: sw.Page, json: func() any { return sw.JSON() },
-		csv: func() *report.Table { return sw.Table(true) }, text: sw.Text, warnings: sw.Warnings,
-		notes: sw.SkipLines()}.write(s, opts.Format)
+	return output{html: opts.HTML, views: sw.Views()}.write(s, opts.Format)
 }
 
 // sweepInputs parses the --set flags and reads the scenario, unchanged

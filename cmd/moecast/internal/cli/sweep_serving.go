@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/moecast/moecast/plan"
-	"github.com/moecast/moecast/report"
 	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 )
@@ -28,7 +27,7 @@ func computeServingSweep(axes []plan.Axis, src *scenarios.Source, base *scenario
 		if err != nil {
 			return nil, err
 		}
-		sn, err := simulateScenario(sc, nil)
+		sn, err := simulateScenario(simulateInput{Scenario: sc})
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +91,5 @@ func setString(set []plan.Setting) string {
 
 // servingOutput is what a serving sweep writes (html: --html, "" for none).
 func servingOutput(ss *view.ServingSwept, html string) output {
-	return output{html: html, page: ss.Page, json: func() any { return ss.JSON() },
-		csv: func() *report.Table { return ss.Table(true) }, text: ss.Text, warnings: ss.Warnings,
-		notes: ss.SkipLines()}
+	return output{html: html, views: ss.Views()}
 }

@@ -29,7 +29,7 @@ benchmark's results (validate bench: vllm bench serve, SGLang bench_serving,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
-	cmd.AddCommand(newValidateTraceCmd(s), newValidateBenchCmd(s), newValidateCorpusCmd(s))
+	cmd.AddCommand(newValidateTraceCmd(s, nil), newValidateBenchCmd(s, nil), newValidateCorpusCmd(s, nil))
 	return cmd
 }
 
@@ -49,7 +49,7 @@ type validateTraceOptions struct {
 	HTML        string // --html FILE; "" = none
 }
 
-func newValidateTraceCmd(s *streams) *cobra.Command {
+func newValidateTraceCmd(s *streams, runF func(*validateTraceOptions) error) *cobra.Command {
 	opts := &validateTraceOptions{}
 	cmd := &cobra.Command{
 		Use:   "trace TRACE|DIR... --scenario S",
@@ -81,6 +81,9 @@ A trace of another model (layer count, MoE or dense kernels) is refused.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Inputs = args
+			if runF != nil {
+				return runF(opts)
+			}
 			return runValidateTrace(s, opts)
 		},
 	}
@@ -171,7 +174,12 @@ func runValidateTrace(s *streams, opts *validateTraceOptions) error {
 	if err := checkHTMLPath(opts.HTML); err != nil {
 		return err
 	}
-	sc, rep, err := computeValidateTrace(s, opts)
+	in, err := validateTraceInputOf(s, opts)
+	if err != nil {
+		return err
+	}
+	sc := in.Scenario
+	rep, err := compareTrace(in)
 	if err != nil {
 		return err
 	}
@@ -190,43 +198,60 @@ func runValidateTrace(s *streams, opts *validateTraceOptions) error {
 	return view.ValidateText(s.Out, sc, rep)
 }
 
-// computeValidateTrace reads the traces and compares each step with the
-// prediction; the report's warnings are the scenario's, the reading's and
-// the comparison's.
-func computeValidateTrace(s *streams, opts *validateTraceOptions) (*scenarios.Scenario, *validate.Report, error) {
+// validateTraceInput is what `validate trace` computes from: the
+// scenario, the traces' ranks (read), the reading's warnings and the
+// comparison's options.
+type validateTraceInput struct {
+	Scenario *scenarios.Scenario
+	Ranks    []validate.Rank
+	Warnings []string
+	Options  validate.Options
+}
+
+// validateTraceInputOf checks the flags and reads the scenario and the
+// traces.
+func validateTraceInputOf(s *streams, opts *validateTraceOptions) (validateTraceInput, error) {
 	if opts.Batch < 0 || opts.Context < 0 || opts.Prefill < 0 {
-		return nil, nil, inputErrf("--batch, --context and --prefill-tokens: want positive values")
+		return validateTraceInput{}, inputErrf("--batch, --context and --prefill-tokens: want positive values")
 	}
 	kind, err := stepKindFlag(opts.StepKind)
 	if err != nil {
-		return nil, nil, err
+		return validateTraceInput{}, err
 	}
 	sc, ranks, warns, err := loadValidation(opts.Scenario, opts.Calibration, opts.Step, opts.Rules, opts.Inputs, opts.Strict, s)
 	if err != nil {
-		return nil, nil, err
-	}
-	sm, err := sc.Sim()
-	if err != nil {
-		return nil, nil, inputErr(err)
+		return validateTraceInput{}, err
 	}
 	context := sc.Context
 	if opts.Context > 0 {
 		context = opts.Context
 	}
-	rep, err := validate.Compare(sm, &sc.Config, ranks, validate.Options{Batch: opts.Batch, Context: context, ContextFromTrace: opts.Context == 0,
-		Kind: kind, PrefillTokens: opts.Prefill})
+	return validateTraceInput{Scenario: sc, Ranks: ranks, Warnings: warns,
+		Options: validate.Options{Batch: opts.Batch, Context: context, ContextFromTrace: opts.Context == 0, Kind: kind, PrefillTokens: opts.Prefill}}, nil
+}
+
+// compareTrace compares each step of the traces with the prediction; the
+// report's warnings are the scenario's, the reading's and the
+// comparison's.
+func compareTrace(in validateTraceInput) (*validate.Report, error) {
+	sc := in.Scenario
+	sm, err := sc.Sim()
+	if err != nil {
+		return nil, err
+	}
+	rep, err := validate.Compare(sm, &sc.Config, in.Ranks, in.Options)
 	if err != nil {
 		var ie *validate.InputError
 		if errors.As(err, &ie) {
-			return nil, nil, inputErr(err)
+			return nil, err
 		}
-		return nil, nil, sc.KeyError(err)
+		return nil, sc.KeyError(err)
 	}
-	rep.Warnings = append(append(append([]string{}, sc.Warnings...), warns...), rep.Warnings...)
+	rep.Warnings = append(append(append([]string{}, sc.Warnings...), in.Warnings...), rep.Warnings...)
 	if err := checkFiniteReport(rep); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return sc, rep, nil
+	return rep, nil
 }
 
 // checkFiniteReport refuses to print Inf or NaN.

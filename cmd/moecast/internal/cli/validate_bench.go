@@ -23,7 +23,7 @@ type validateBenchOptions struct {
 	HTML      string  // --html FILE; "" = none
 }
 
-func newValidateBenchCmd(s *streams) *cobra.Command {
+func newValidateBenchCmd(s *streams, runF func(*validateBenchOptions) error) *cobra.Command {
 	opts := &validateBenchOptions{}
 	cmd := &cobra.Command{
 		Use:   "bench RESULT.json... --scenario S",
@@ -42,6 +42,9 @@ than PCT percent (for use in a pipeline).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Inputs = args
+			if runF != nil {
+				return runF(opts)
+			}
 			return runValidateBench(s, opts)
 		},
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/moecast/moecast/internal/atomicfile"
-	"github.com/moecast/moecast/report"
 	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/serve"
@@ -42,7 +41,7 @@ type validateCorpusOptions struct {
 	Without, With []string
 }
 
-func newValidateCorpusCmd(s *streams) *cobra.Command {
+func newValidateCorpusCmd(s *streams, runF func(*validateCorpusOptions) error) *cobra.Command {
 	opts := &validateCorpusOptions{}
 	cmd := &cobra.Command{
 		Use:   "corpus [DIR|MANIFEST]",
@@ -68,6 +67,9 @@ never makes the command fail; unusable input exits 2.`,
 			}
 			if c.Flags().Changed("every") && c.Flags().Changed("max-rows") {
 				return inputErrf("validate corpus: give --every or --max-rows, not both")
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return runValidateCorpus(s, opts)
 		},
@@ -130,9 +132,7 @@ func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
 			return err
 		}
 	}
-	return output{html: opts.HTML, page: func() *report.Page { return view.CorpusPage(res) }, json: func() any { return view.CorpusJSONOf(res) },
-		csv: func() *report.Table { return view.CorpusRowsTable(res.Card) }, text: func(w io.Writer) error { return view.CorpusText(w, res) },
-		warnings: res.Warnings}.write(s, opts.Format)
+	return output{html: opts.HTML, views: res.Views()}.write(s, opts.Format)
 }
 
 // openCorpus reads the manifest: the shipped corpus for "", DIR/manifest.toml
