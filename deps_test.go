@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 	// comm/ncclrun measures collectives through internal/cuda's NCCL and
 	// joins multi-process jobs through internal/rendezvous; it makes no
 	// tables (calib/campaign does).
-	"comm/ncclrun":   {"internal/cuda", "internal/rendezvous"},
+	"comm/ncclrun":   {"internal/cuda", "internal/rendezvous", "internal/unit"},
 	"sim":            {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm"},
 	"serve":          {"internal/unit", "internal/cost", "model", "kernels", "comm", "sim"},
 	"plan":           {"internal/unit", "internal/dtype", "model", "kernels", "comm", "sim", "serve"},
