@@ -145,7 +145,7 @@ func (f *planFlags) apply(p *scenarios.Plan) error {
 		p.TargetRequestRate, p.TargetOutputTokensPerS = f.targetRate, 0
 	}
 	if err := p.Check(); err != nil {
-		return inputErr(err)
+		return err // a *scenarios.PlanError
 	}
 	return nil
 }

@@ -258,7 +258,7 @@ func computeSweep(opts *sweepOptions) (*view.Swept, error) {
 	}
 	bsm, err := base.Sim()
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, err
 	}
 	vs := &variants{src: src, m: map[string]*variant{}, base: &variant{sc: base, sm: bsm}}
 	apply := func(set []plan.Setting) (view.SweepValue, error) {

@@ -155,10 +155,8 @@ func loadValidation(scenario, calibration, step, rules string, inputs []string, 
 			}
 		case inDir[files[i]] && !strict && errors.Is(err, trace.ErrInput):
 			warns = append(warns, "skipped (not a readable trace): "+err.Error())
-		case errors.Is(err, trace.ErrInput):
-			return nil, nil, nil, inputErr(err)
 		default:
-			return nil, nil, nil, err
+			return nil, nil, nil, err // trace.ErrInput: exit 2 by its type
 		}
 	}
 	if len(ranks) == 0 {

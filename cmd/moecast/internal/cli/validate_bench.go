@@ -114,11 +114,11 @@ func computeValidateBench(s *streams, opts *validateBenchOptions) ([]view.BenchC
 		warnings = append(warnings, w...)
 		sm, err := sc.Sim()
 		if err != nil {
-			return nil, nil, inputErr(err)
+			return nil, nil, err
 		}
 		cfg, err := sc.ServeConfig(sm, p)
 		if err != nil {
-			return nil, nil, inputErr(err)
+			return nil, nil, err
 		}
 		sn := &view.Simulation{Scenario: sc, Points: []view.SimPoint{{At: p, Config: cfg}}}
 		if err := runSimulation(sn, sm, nil); err != nil {
