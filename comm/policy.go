@@ -21,12 +21,9 @@ const (
 
 // policyRow is one engine's custom all-reduce gate and kernel choice.
 type policyRow struct {
-	// name is the engine's name ("vllm", "sglang"); title names it in
-	// prose.
-	name, title string
-	// tables are the Table.Impl names of the measured all-reduce entry
-	// points that answer for the engine's own choice, in order.
-	tables []string
+	// table is the Table.Impl of the engine's measured all-reduce entry
+	// point ("vllm", "sglang"); title names the engine in prose.
+	table, title string
 	// maxSize: the custom all-reduce runs below it; maxRanks: on at most
 	// this many ranks, and only an even number of them.
 	maxSize  unit.Bytes
@@ -51,16 +48,14 @@ type policyRow struct {
 // 0bb5d5e9fdb0c6ea031d3f8ac23444f8142d1f81 (allreduce: 2 ranks one-stage;
 // full NVLink one-stage below 512 KiB on <= 4 ranks or 256 KiB on <= 8,
 // two-stage above). The rule is vLLM's (SGLang's file is adapted from
-// it), reached through parallel_state.py's GroupCoordinator.all_reduce @
-// 0005973a84f7a02787e270b6be5970d3022d07fe when no optional communicator
-// (mscclpp, symmetric memory, FlashInfer fusion: all off by default) is
-// enabled. SGLang's measured entry point ("sglang" tables, perfdb's
-// sglang custom_allreduce_perf) is not read yet: this change keeps every
-// output as it was; commit 60a2c97 on branch wt-vocab reads it first and
-// records what moves.
+// it); what differs is the engine's measured entry point ("sglang"
+// tables), which parallel_state.py's GroupCoordinator.all_reduce @
+// 0005973a84f7a02787e270b6be5970d3022d07fe reaches when no optional
+// communicator (mscclpp, symmetric memory, FlashInfer fusion: all off by
+// default) is enabled.
 var policies = [...]policyRow{
-	VLLMPolicy:   {name: "vllm", title: "vLLM", tables: []string{"vllm"}, maxSize: CustomARMaxSize, maxRanks: CustomARMaxRanks},
-	SGLangPolicy: {name: "sglang", title: "SGLang", tables: []string{"vllm"}, maxSize: 8 * unit.MiB, maxRanks: 8},
+	VLLMPolicy:   {table: "vllm", title: "vLLM", maxSize: CustomARMaxSize, maxRanks: CustomARMaxRanks},
+	SGLangPolicy: {table: "sglang", title: "SGLang", maxSize: 8 * unit.MiB, maxRanks: 8},
 }
 
 func (p Policy) row() *policyRow {
@@ -70,7 +65,7 @@ func (p Policy) row() *policyRow {
 	return &policies[VLLMPolicy]
 }
 
-func (p Policy) String() string { return p.row().name }
+func (p Policy) String() string { return p.row().table }
 
 // Choice is the implementation an engine runs for one all-reduce and why.
 type Choice struct {

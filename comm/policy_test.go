@@ -68,8 +68,8 @@ func TestPolicyRefusal(t *testing.T) {
 	}
 }
 
-// Each engine reads its policy's measured entry points (today vLLM's for
-// both: policies), never a table of another engine.
+// An SGLang scenario reads SGLang's measured all-reduce, and vLLM's only
+// where the file has no SGLang table; vLLM never reads SGLang's.
 func TestTablesEngineEntryPoint(t *testing.T) {
 	vllm := arTable(t, "f#vllm", "vllm", "", 1)
 	sgl := arTable(t, "f#sglang", "sglang", "", 2)
@@ -81,10 +81,10 @@ func TestTablesEngineEntryPoint(t *testing.T) {
 		table  string
 	}{
 		{"vllm reads vllm", []*Table{sgl, vllm}, VLLMPolicy, OneShot, "f#vllm"},
-		{"sglang reads its entry points", []*Table{sgl, vllm}, SGLangPolicy, Auto, "f#vllm"},
-		{"sglang twoshot", []*Table{vllm}, SGLangPolicy, TwoShot, "f#vllm"},
+		{"sglang reads sglang", []*Table{vllm, sgl}, SGLangPolicy, OneShot, "f#sglang"},
+		{"sglang auto", []*Table{vllm, sgl}, SGLangPolicy, Auto, "f#sglang"},
+		{"sglang falls back to vllm", []*Table{vllm}, SGLangPolicy, TwoShot, "f#vllm"},
 		{"vllm never reads sglang", []*Table{sgl}, VLLMPolicy, OneShot, ""},
-		{"nccl reads nccl only", []*Table{sgl, vllm}, SGLangPolicy, NCCL, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,7 +94,7 @@ func TestTablesEngineEntryPoint(t *testing.T) {
 			assert.Equal(t, tt.table, e.Source.Table)
 			c := Comm{Fabric: fabric(t, "nvlink4"), Graphs: true, Tables: ts, Policy: tt.policy}
 			if ok && tt.impl != TwoShot {
-				assert.Equal(t, tt.table, c.AllReduce(Auto, 8, 16384).Source.Table, "Comm asks its engine's entry points")
+				assert.Equal(t, tt.table, c.AllReduce(Auto, 8, 16384).Source.Table, "Comm asks its engine's entry point")
 			}
 		})
 	}

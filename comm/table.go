@@ -248,12 +248,16 @@ func (t *Tables) modeOK(m string) bool {
 // before asking (ChooseAllReduce), so queries come as NCCL, OneShot or
 // TwoShot; a custom all-reduce is answered by a table of that exact kernel
 // when the file has one, else by the serving engine's measured all-reduce
-// entry point (policyRow.tables; "vllm": vLLM's custom_allreduce_perf,
-// whose custom kernel picks one- or two-shot by size itself). An "auto"
-// table is a user's own measurement of the engine's choice.
+// entry point ("vllm": vLLM's custom_allreduce_perf, "sglang": SGLang's,
+// whose custom kernel picks one- or two-shot by size itself), else vLLM's
+// (the same kernel rule, policy.go). An "auto" table is a user's own
+// measurement of the engine's choice.
 var allReduceImpls = func() (out [len(policies)][len(implNames)][]string) {
 	for p := range policies {
-		engine := policies[p].tables
+		engine := []string{policies[p].table}
+		if Policy(p) != VLLMPolicy {
+			engine = append(engine, policies[VLLMPolicy].table)
+		}
 		for _, impl := range []Impl{Auto, OneShot, TwoShot} {
 			out[p][impl] = append([]string{implNames[impl]}, engine...)
 		}
