@@ -40,8 +40,12 @@ import (
 //   - prefill: a prefill step's attention per layer and chunk at its
 //     mean chunk and mean prefix per chunk (keys per chunk less the chunk),
 //     v_head_dim = head_dim (GQA), window the model's when every layer
-//     slides, else none (a mixed step's attention kernels serve decode and
-//     prefill attention together and give no row);
+//     slides, else none;
+//   - a mixed step's attention: its kernels serve the chunks' and the
+//     decodes' attention together (one varlen kernel in vLLM's and SGLang's
+//     backends), so the measured time is split over the two in proportion
+//     to their predicted times (as pooled GEMMs are) and gives one prefill
+//     row and one gqa row at the step's chunks and decodes;
 //   - unmapped: the step's kernels that map to no predicted op, less the
 //     predicted ops without kernels (their work is in that glue), per
 //     layer at the step's tokens: sim then prices them, and the traced
@@ -91,6 +95,28 @@ var (
 	rePreShape  = regexp.MustCompile(`^(\d+) chunks, (\d+) tokens \(mean \d+\), (\d+) keys, \S+ causal pairs, q_heads=(\d+) kv_heads=(\d+) dim=(\d+) kv=([a-z0-9_]+)$`)
 	reTopKOp    = regexp.MustCompile(`(?i)top-?k`)
 )
+
+// mixedAttention reports whether o pools a mixed step's attention ops:
+// prefill and decode (GQA) attention, each op's prediction known.
+func mixedAttention(o *OpCompare) bool {
+	if len(o.Shapes) < 2 || len(o.PredictedEach) != len(o.Shapes) || len(o.OccurrencesEach) != len(o.Shapes) || o.PredictedTotal <= 0 {
+		return false
+	}
+	pre, gqa := 0, 0
+	for i, sh := range o.Shapes {
+		switch {
+		case o.OccurrencesEach[i] <= 0:
+			return false
+		case rePreShape.MatchString(sh):
+			pre++
+		case reGQAShape.MatchString(sh):
+			gqa++
+		default:
+			return false
+		}
+	}
+	return pre > 0 && gqa > 0
+}
 
 // smallKernelOp reports whether sim prices the op as elementwise kernels
 // (kernels.Costs.Elementwise): the elementwise category's ops and the MoE
@@ -152,6 +178,34 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 	m := cfg.Model
 	engine := ""
 	var stepsUsed []string
+	var glue []pendingGlue
+	// addPrefill writes a prefill attention row from an op of rePreShape
+	// (x) at us per occurrence: per chunk at the mean chunk and keys per
+	// chunk
+	addPrefill := func(x []string, us float64, id string) {
+		chunks := atoi(x[1])
+		if chunks <= 0 {
+			return
+		}
+		chunk := math.Round(float64(atoi(x[2])) / float64(chunks))
+		kvLen := math.Round(float64(atoi(x[3])) / float64(chunks))
+		hd, win := atoi(x[6]), prefillWindow(m)
+		name := "prefill.trace." + x[7] + ".d" + x[6]
+		if win > 0 {
+			name += ".w" + strconv.Itoa(win)
+		}
+		acc(name, "prefill", calib.Keys{KVDtype: x[7], HeadDim: hd, VHeadDim: hd, Window: win},
+			"heads", "kv_heads", "chunk", "prefix", "latency_us").
+			add([]float64{float64(atoi(x[4])), float64(atoi(x[5])), chunk, kvLen - chunk}, us/float64(chunks), id)
+	}
+	// addGQA writes a decode attention row from an op of reGQAShape (g)
+	// at us per occurrence (layer)
+	addGQA := func(g []string, us float64, id string) {
+		heads := atoi(g[3]) * atoi(g[4])
+		acc("gqa.trace."+g[7]+".d"+g[6], "gqa", calib.Keys{KVDtype: g[7], HeadDim: atoi(g[6])},
+			"heads", "kv_heads", "batch", "kv_len", "latency_us").
+			add([]float64{float64(heads), float64(atoi(g[5])), float64(atoi(g[1])), float64(atoi(g[2]))}, us, id)
+	}
 	for i := range rep.Steps {
 		st := &rep.Steps[i]
 		if engine == "" {
@@ -164,13 +218,10 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 		// kernel of (their work is in that glue: an eager model's rotary
 		// as multiplies, its KV write as a copy): the calibrated model then
 		// reproduces the traced step
-		u := st.Unmapped()
-		for _, o := range st.Missing {
-			u -= o.PredictedTotal
-		}
-		if u > 0 && st.Tokens > 0 && m.Layers > 0 {
-			acc("unmapped.trace", "unmapped", calib.Keys{}, "tokens", "latency_us").
-				add([]float64{float64(st.Tokens)}, u.Us()/float64(m.Layers), id)
+		// (priced below, once the elementwise rows of every step are in:
+		// the calibrated model prices those ops from them)
+		if st.Tokens > 0 && m.Layers > 0 {
+			glue = append(glue, pendingGlue{id: id, tokens: st.Tokens, u: st.Unmapped(), missing: st.Missing})
 		}
 		var moeTime unit.Seconds
 		var moeOp *OpCompare
@@ -226,23 +277,24 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 					}
 				}
 			case o.Category == cost.Attention && allMatch(o.Shapes, rePreShape):
-				// prefill attention alone (a prefill step): per chunk at
-				// the mean chunk and keys per chunk
-				x := rePreShape.FindStringSubmatch(o.Shapes[0])
-				chunks := atoi(x[1])
-				if chunks <= 0 || len(o.Shapes) != 1 {
-					continue
+				// prefill attention alone (a prefill step)
+				if len(o.Shapes) == 1 {
+					addPrefill(rePreShape.FindStringSubmatch(o.Shapes[0]), per, id)
 				}
-				chunk := math.Round(float64(atoi(x[2])) / float64(chunks))
-				kvLen := math.Round(float64(atoi(x[3])) / float64(chunks))
-				hd, win := atoi(x[6]), prefillWindow(m)
-				name := "prefill.trace." + x[7] + ".d" + x[6]
-				if win > 0 {
-					name += ".w" + strconv.Itoa(win)
+			case o.Category == cost.Attention && mixedAttention(o):
+				// a mixed step: the chunks' and the decodes' attention
+				// (one kernel serves both in vLLM's and SGLang's backends),
+				// the measured time split over them in proportion to their
+				// predicted times, as pooled GEMMs are
+				for si, sh := range o.Shapes {
+					share := float64(o.PredictedEach[si]) * o.OccurrencesEach[si] / float64(o.PredictedTotal)
+					us := float64(o.MeasuredTotal.Us()) * share / o.OccurrencesEach[si]
+					if x := rePreShape.FindStringSubmatch(sh); x != nil {
+						addPrefill(x, us, id)
+					} else {
+						addGQA(reGQAShape.FindStringSubmatch(sh), us, id)
+					}
 				}
-				acc(name, "prefill", calib.Keys{KVDtype: x[7], HeadDim: hd, VHeadDim: hd, Window: win},
-					"heads", "kv_heads", "chunk", "prefix", "latency_us").
-					add([]float64{float64(atoi(x[4])), float64(atoi(x[5])), chunk, kvLen - chunk}, per/float64(chunks), id)
 			case o.Category == cost.Attention:
 				var g []string
 				same := true
@@ -257,10 +309,7 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 				if !same || g == nil {
 					continue
 				}
-				heads := atoi(g[3]) * atoi(g[4])
-				acc("gqa.trace."+g[7]+".d"+g[6], "gqa", calib.Keys{KVDtype: g[7], HeadDim: atoi(g[6])},
-					"heads", "kv_heads", "batch", "kv_len", "latency_us").
-					add([]float64{float64(heads), float64(atoi(g[5])), float64(atoi(g[1])), float64(atoi(g[2]))}, per, id)
+				addGQA(g, per, id)
 			case o.Category == cost.AllReduce || o.Category == cost.AllGather || o.Category == cost.ReduceScatter:
 				var c []string
 				same := true
@@ -301,6 +350,19 @@ func Calibration(cfg *sim.Config, rep *Report, opts FromTraceOptions) (*calib.Fi
 			acc("moe.trace."+quant+".uniform", "moe", calib.Keys{Dtype: quant, Distribution: "uniform", Experts: m.MoE.Experts,
 				TopK: m.MoE.TopK, Hidden: m.Hidden, Inter: m.MoE.Inter}, "moe_tp", "ep", "tokens", "latency_us").
 				add([]float64{float64(atoi(x[4])), float64(atoi(x[3])), float64(atoi(x[1]))}, moeTime.Us()/layers, id)
+		}
+	}
+	// the unmapped rows: each step's glue less its missing ops as the
+	// written elementwise rows price them
+	ew := elementwiseOf(accs["elementwise.trace"])
+	for _, g := range glue {
+		u := g.u
+		for i := range g.missing {
+			u -= missingCost(&g.missing[i], ew)
+		}
+		if u > 0 {
+			acc("unmapped.trace", "unmapped", calib.Keys{}, "tokens", "latency_us").
+				add([]float64{float64(g.tokens)}, u.Us()/float64(m.Layers), g.id)
 		}
 	}
 	if len(names) == 0 {
@@ -424,4 +486,56 @@ func prefillWindow(m *model.Config) int {
 		return m.Attn.SlidingWindow
 	}
 	return 0
+}
+
+// pendingGlue is a step's unmapped kernel time and the predicted ops the
+// trace shows no kernel of, held until the elementwise rows of every step
+// are in.
+type pendingGlue struct {
+	id      string
+	tokens  int
+	u       unit.Seconds
+	missing []OpCompare
+}
+
+// elementwiseOf is the elementwise table the accumulated rows make, as
+// the written file will hold it (row means rounded as written); nil
+// without rows.
+func elementwiseOf(a *tableAcc) *kernels.ElementwiseTable {
+	if a == nil {
+		return nil
+	}
+	pts := make([]kernels.ElementwisePoint, 0, len(a.order))
+	for i, k := range a.order {
+		p := a.points[k]
+		us := math.Round(p.sum/float64(p.n)*1e6) / 1e6
+		pts = append(pts, kernels.ElementwisePoint{Bytes: unit.Bytes(p.axes[0]), Latency: unit.Seconds(us * 1e-6), Row: i + 1})
+	}
+	sort.Slice(pts, func(i, j int) bool { return pts[i].Bytes < pts[j].Bytes })
+	t, err := kernels.NewElementwiseTable("elementwise.trace", pts)
+	if err != nil {
+		return nil
+	}
+	return t
+}
+
+// missingCost is what the calibrated model will price a predicted op the
+// trace shows no kernel of: a small-kernel op by the written elementwise
+// rows at its bytes per kernel (where they answer), anything else as the
+// comparison priced it. Subtracting it from the step's glue (the eager
+// model's rotary as multiplies, its KV write as a copy) keeps the op's
+// work from being counted twice.
+func missingCost(o *OpCompare, ew *kernels.ElementwiseTable) unit.Seconds {
+	if ew == nil || !smallKernelOp(o) || o.Occurrences <= 0 || len(o.Bytes) != len(o.OccurrencesEach) || len(o.PredictedEach) != len(o.Bytes) {
+		return o.PredictedTotal
+	}
+	var t unit.Seconds
+	for i, b := range o.Bytes {
+		if e, ok := ew.Lookup(b); ok {
+			t += e.Time * unit.Seconds(o.PredictedCount*o.OccurrencesEach[i]/o.Occurrences)
+		} else {
+			t += o.PredictedEach[i] * unit.Seconds(o.OccurrencesEach[i])
+		}
+	}
+	return t
 }

@@ -79,6 +79,14 @@ type Options struct {
 type Mix struct {
 	Prefills, PrefillTokens, Prefix int
 	Decodes                         int
+	// Tokens is the new tokens of every request of the step where the
+	// annotation gives them in all but not their split (SGLang's
+	// step[MIXED bs=N toks=M]: M = prefill tokens + one per decode, N =
+	// prefill requests + decodes); 0 otherwise.
+	Tokens int
+	// Assumed is set when the split was not given (an SGLang MIXED step
+	// without --prefill-tokens) and one prefill request was assumed.
+	Assumed bool
 }
 
 var (
@@ -118,6 +126,18 @@ func MixOf(label string) (m Mix, ok bool) {
 				m.PrefillTokens = atoi(x[3])
 			}
 			return m, true
+		case "MIXED":
+			// SGLang's mix_with_running (python/sglang/srt/managers/
+			// schedule_batch.py @ fd3907e) appends the running decodes to
+			// the prefill batch as one-token extends: extend_lens gets a 1
+			// and extend_num_tokens 1 per decode, so bs counts prefill
+			// requests and decodes, toks prefill tokens and decodes. The
+			// split is resolved in seqsOf.
+			m = Mix{Prefills: 1, Decodes: max(n-1, 0), PrefillTokens: -1, Prefix: -1}
+			if x[3] != "" {
+				m.Tokens = atoi(x[3])
+			}
+			return m, true
 		}
 	}
 	return Mix{}, false
@@ -140,6 +160,12 @@ func seqsOf(st *trace.StepResult, opts Options, context int) (Mix, []sim.Seq, er
 	}
 	if st.Kind == trace.KindDecode && m.Decodes <= 0 {
 		m.Decodes = opts.Batch
+	}
+	if m.Tokens > 0 {
+		var err error
+		if m, err = splitMixed(m, opts.PrefillTokens); err != nil {
+			return m, nil, fmt.Errorf("step %d (%s): %w", st.Index, st.Label, err)
+		}
 	}
 	if m.Prefills > 0 && m.PrefillTokens < 0 {
 		m.PrefillTokens = opts.PrefillTokens
@@ -175,6 +201,32 @@ func seqsOf(st *trace.StepResult, opts Options, context int) (Mix, []sim.Seq, er
 		seqs = append(seqs, sim.Seq{Query: 1, Context: context})
 	}
 	return m, seqs, nil
+}
+
+// splitMixed resolves an SGLang MIXED step's split from its requests
+// (N = prefill requests + decodes) and tokens (M = prefill tokens +
+// decodes): with T prefill tokens given, D = M - T decodes and P = N - D
+// prefill requests; without, one prefill request is assumed (P = 1, D =
+// N - 1, T = M - D; SGLang chunks one request at a time, but may add
+// short new ones beside it). Only attention depends on the split: GEMMs,
+// MoE and elementwise ops run the M tokens either way.
+func splitMixed(m Mix, prefillTokens int) (Mix, error) {
+	n := m.Prefills + m.Decodes
+	if m.Tokens < n {
+		return m, fmt.Errorf("toks=%d is less than bs=%d: each request of a MIXED step runs at least one token", m.Tokens, n)
+	}
+	if prefillTokens > 0 {
+		d := m.Tokens - prefillTokens
+		p := n - d
+		if d < 0 || p < 1 || prefillTokens < p {
+			return m, fmt.Errorf("--prefill-tokens %d does not fit bs=%d toks=%d: it leaves %d decodes (toks less the prefill tokens) and %d prefill requests (bs less the decodes)", prefillTokens, n, m.Tokens, d, p)
+		}
+		m.Prefills, m.Decodes, m.PrefillTokens = p, d, prefillTokens
+		return m, nil
+	}
+	m.Prefills, m.Decodes = 1, n-1
+	m.PrefillTokens, m.Assumed = m.Tokens-m.Decodes, true
+	return m, nil
 }
 
 // vllmGen matches the decode part of a vLLM step annotation:
@@ -236,12 +288,45 @@ type OpCompare struct {
 	Shapes      []string
 	Occurrences float64
 	// PredictedEach and OccurrencesEach are each pooled predicted op's
-	// time per occurrence and occurrences per step, parallel to Shapes.
+	// time per occurrence and occurrences per step, parallel to Shapes;
+	// OpsEach their names.
 	PredictedEach   []unit.Seconds
 	OccurrencesEach []float64
+	OpsEach         []string
 	// Bytes are the bytes one kernel of each pooled predicted op moves
 	// (its estimate's bytes per kernel), parallel to Shapes.
 	Bytes []unit.Bytes
+}
+
+// OpPart is one predicted op of a pooled op: its name and shape, its
+// occurrences per step and its predicted time per occurrence.
+type OpPart struct {
+	Op          string
+	Shape       string
+	Occurrences float64
+	Predicted   unit.Seconds
+}
+
+// Parts are the predicted ops of an attention pool of different ops (a
+// mixed step's: the chunks' and the decodes' attention, whose kernels the
+// trace does not tell apart), in the prediction's order; nil for any other
+// op.
+func (o *OpCompare) Parts() []OpPart {
+	if o.Category != cost.Attention || len(o.OpsEach) < 2 || len(o.Shapes) != len(o.OpsEach) || len(o.PredictedEach) != len(o.OpsEach) || len(o.OccurrencesEach) != len(o.OpsEach) {
+		return nil
+	}
+	one := true
+	for _, n := range o.OpsEach[1:] {
+		one = one && n == o.OpsEach[0]
+	}
+	if one {
+		return nil
+	}
+	ps := make([]OpPart, len(o.OpsEach))
+	for i := range ps {
+		ps[i] = OpPart{Op: o.OpsEach[i], Shape: o.Shapes[i], Occurrences: o.OccurrencesEach[i], Predicted: o.PredictedEach[i]}
+	}
+	return ps
 }
 
 // Miss is the op's absolute miss, measured - predicted, over the step.
@@ -372,7 +457,7 @@ func Compare(sm *sim.Sim, cfg *sim.Config, ranks []Rank, opts Options) (*Report,
 	}
 	for _, rk := range ranks {
 		rep.Files = append(rep.Files, rk.File)
-		n := 0
+		n, assumed := 0, 0
 		for i := range rk.Result.Steps {
 			st := &rk.Result.Steps[i]
 			if !compared(st.Kind, opts.Kind) {
@@ -396,6 +481,14 @@ func Compare(sm *sim.Sim, cfg *sim.Config, ranks []Rank, opts Options) (*Report,
 			}
 			s.File, s.Rank = rk.File, rk.Rank
 			rep.Steps = append(rep.Steps, s)
+			if mix.Assumed {
+				assumed++
+			}
+		}
+		if assumed > 0 {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("%s: %d SGLang MIXED steps priced as one prefill request beside bs-1 decodes: "+
+				"their annotation gives requests (bs) and tokens (toks) in all, each decode counted as a one-token extend, not the split; "+
+				"--prefill-tokens T gives it (toks-T decodes, bs less those prefill requests). Only attention depends on the split", rk.File, assumed))
 		}
 		if n == 0 {
 			want := "prefill, mixed or decode"
@@ -793,6 +886,7 @@ func compareStep(sm *sim.Sim, st *trace.StepResult, seqs []sim.Seq, mix Mix, con
 			oc.Shapes = append(oc.Shapes, p.shape)
 			oc.PredictedEach = append(oc.PredictedEach, p.per)
 			oc.OccurrencesEach = append(oc.OccurrencesEach, p.occ)
+			oc.OpsEach = append(oc.OpsEach, p.name)
 			oc.Bytes = append(oc.Bytes, p.bytes)
 			oc.PredictedCount += p.kernels
 			oc.PredictedTotal += p.total

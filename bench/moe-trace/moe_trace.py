@@ -15,6 +15,18 @@ runs for Qwen3-MoE, written with torch ops:
   scope vLLM's FusedMoE custom op vllm::moe_forward has): softmax, top-k,
   sort by expert, and a loop over the experts with one gate_up GEMM, SiLU-and-
   mul and one down GEMM each, weighting and index_add back.
+
+Routing (ROUTING below). "uniform" (the default): each token's K experts are
+drawn uniformly at random without replacement (seeded, made before the
+profiled steps, no kernel in them), as a load-balanced trained router spreads
+tokens; the router's softmax and top-k still run (their kernels are in the
+trace) and give the weights, but the expert choice is the drawn one. "router":
+the top-k of the random-weight router decides, as in the first run of
+2026-12-02: its hidden states grow alike across a prefill's tokens in deeper
+layers (causal attention averages the values), so a prefill's tokens reach
+fewer experts the deeper the layer (32 down to 13 of 32) while a mixed or
+decode step's reach all 32: a skew no trained router has and the cost
+model's uniform routing does not assume.
   Last: final norm, lm_head on each sequence's last token, argmax.
 
 Each step runs inside record_function with vLLM's detailed step annotation
@@ -42,14 +54,18 @@ from torch.profiler import ProfilerActivity, profile, record_function
 CASES = [
     ("tinymoe_prefill_1024", [1024], 0, 0),
     ("tinymoe_prefill_2048", [2048], 0, 0),
+    ("tinymoe_prefill_3072", [3072], 0, 0),
     ("tinymoe_prefill_4096", [4096], 0, 0),
     ("tinymoe_mixed_1536_d64", [1536], 64, 1024),
     ("tinymoe_mixed_2x768_d32", [768, 768], 32, 2048),
+    ("tinymoe_mixed_1024_d128", [1024], 128, 2048),
+    ("tinymoe_mixed_2560_d64", [2560], 64, 1024),
     ("tinymoe_decode_64", [], 64, 1024),
 ]
 WARMUP = 3
 PROFILED = 2
 TRIM_OVER = 1_500_000  # gzip bytes above which cpu_op events are dropped
+ROUTING = os.environ.get("MOE_TRACE_ROUTING", "uniform")  # uniform | router
 
 
 def main():
@@ -101,13 +117,17 @@ def main():
         st["vc"] = [torch.randn(nd, nkv, ctx, hd, device=dev, dtype=dt) for _ in range(L)] if nd else None
         st["pk"] = [torch.empty(sum(chunks), nkv, hd, device=dev, dtype=dt) for _ in range(L)]
         st["pv"] = [torch.empty(sum(chunks), nkv, hd, device=dev, dtype=dt) for _ in range(L)]
+        # uniform routing: K distinct experts per token, uniformly drawn
+        st["route"] = [torch.rand(n, E, device=dev).argsort(dim=-1)[:, :K].contiguous() for _ in range(L)]
         return st
 
-    def moe(h, lw, logits):
+    def moe(h, lw, logits, route):
         n = h.shape[0]
         with record_function("moe_forward"):
             probs = torch.softmax(logits.float(), dim=-1)
             topw, topi = probs.topk(K, dim=-1)
+            if ROUTING == "uniform":
+                topi = route
             topw = (topw / topw.sum(dim=-1, keepdim=True)).to(dt)
             flat = topi.flatten()
             order = torch.argsort(flat)
@@ -163,7 +183,7 @@ def main():
             x = x + F.linear(att.view(n, nh * hd), lw["o"])
             h = F.rms_norm(x, (H,), lw["ln2"], eps)
             logits = F.linear(h, lw["gate"])
-            x = x + moe(h, lw, logits)
+            x = x + moe(h, lw, logits, st["route"][li])
         x = F.rms_norm(x, (H,), lnf, eps)
         return torch.argmax(F.linear(x[st["last"]], head), dim=-1)
 
@@ -176,7 +196,7 @@ def main():
         return (f"execute_{sq + nd}_context_{len(chunks)}(sq{sq}sk{sk}sqsq{sqsq}sqsk{sqsk})"
                 f"_generation_{nd}(sq{nd}sk{dsk}sqsq{nd}sqsk{dsk})")
 
-    summary = dict(torch=torch.__version__, cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
+    summary = dict(routing=ROUTING, torch=torch.__version__, cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version(),
                    gpu=torch.cuda.get_device_name(0), config=cfg, cases=[])
     print(summary["torch"], summary["gpu"], flush=True)
     # physical limits the floors are held against: device-to-device copy

@@ -30,6 +30,19 @@ type validateOpJSON struct {
 	MeasuredUs     float64 `json:"measured_us"`
 	PredictedUs    float64 `json:"predicted_us"`
 	Source         string  `json:"source"`
+	// Parts: the predicted ops of a pool of different ops (a mixed
+	// step's attention: the chunks' and the decodes'); omitted otherwise.
+	Parts []ValidatePartJSON `json:"parts,omitempty"`
+}
+
+// ValidatePartJSON is one predicted op of a pooled op's "parts" in
+// `validate trace --format json`.
+type ValidatePartJSON struct {
+	Op          string  `json:"op"`
+	Shape       string  `json:"shape"`
+	Occurrences float64 `json:"occurrences"`
+	PredictedUs float64 `json:"predicted_us"`
+	PredictedMs float64 `json:"predicted_total_ms"`
 }
 
 type validateKernelJSON struct {
@@ -120,8 +133,13 @@ type ValidateJSON struct {
 }
 
 func opJSON(o validate.OpCompare) validateOpJSON {
-	return validateOpJSON{Op: o.Op, Category: o.Category.String(), Count: o.Count, PredictedCount: Round6(o.PredictedCount),
+	js := validateOpJSON{Op: o.Op, Category: o.Category.String(), Count: o.Count, PredictedCount: Round6(o.PredictedCount),
 		MeasuredUs: Round6(o.Measured.Us()), PredictedUs: Round6(o.Predicted.Us()), Source: o.Source}
+	for _, p := range o.Parts() {
+		js.Parts = append(js.Parts, ValidatePartJSON{Op: p.Op, Shape: p.Shape, Occurrences: Round6(p.Occurrences),
+			PredictedUs: Round6(p.Predicted.Us()), PredictedMs: Round6((p.Predicted * unit.Seconds(p.Occurrences)).Ms())})
+	}
+	return js
 }
 
 func ValidateJSONOf(sc *scenarios.Scenario, rep *validate.Report) ValidateJSON {
@@ -272,6 +290,18 @@ func ValidateText(w io.Writer, sc *scenarios.Scenario, rep *validate.Report) err
 		}
 		if err := ot.Render(w, report.Text); err != nil {
 			return err
+		}
+		for _, o := range st.Ops {
+			parts := o.Parts()
+			if len(parts) == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "  %s: one pool of kernels, %.3f ms measured against %.3f ms predicted; the prediction's parts:\n",
+				shortName(o.Op, 60), o.MeasuredTotal.Ms(), o.PredictedTotal.Ms())
+			for _, p := range parts {
+				fmt.Fprintf(w, "    %s: %g x %.2f us = %.3f ms  (%s)\n", p.Op, p.Occurrences, p.Predicted.Us(),
+					(p.Predicted * unit.Seconds(p.Occurrences)).Ms(), shortName(p.Shape, 110))
+			}
 		}
 		if len(st.LeftOut) > 0 {
 			var sum unit.Seconds

@@ -59,7 +59,7 @@ Op-level measurements only: the step time itself is never fitted.`,
 	f.IntVar(&o.Batch, "batch", 0, "batch size of steps whose annotation names none")
 	f.IntVar(&o.Context, "context", 0, "context length per sequence, tokens (default: from the step annotation where it has one, else the scenario's workload.context)")
 	f.StringVar(&o.StepKind, "step-kind", "all", "kinds of step to use: prefill, mixed, decode or all")
-	f.IntVar(&o.Prefill, "prefill-tokens", 0, "new tokens of the prefill requests of steps whose annotation names none (summed over the step's prefill requests)")
+	f.IntVar(&o.Prefill, "prefill-tokens", 0, "new tokens of the prefill requests of steps whose annotation names none (summed over the step's prefill requests); of an SGLang MIXED step, the prefill share of its toks")
 	f.StringVar(&o.Date, "date", "", "measurement date YYYY-MM-DD when the trace records none (default: today, UTC)")
 	f.StringVarP(&o.Out, "output", "o", "", "calibration file to write (required)")
 	f.BoolVar(&o.Strict, "strict", false, "fail on a malformed event or a trace cut short instead of warning")

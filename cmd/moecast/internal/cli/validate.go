@@ -58,8 +58,11 @@ func newValidateTraceCmd(s *streams, runF func(*validateTraceOptions) error) *co
 one kind; one file per rank; a directory stands for the traces in it),
 predict the same step with the scenario and compare. The step's mix comes
 from its annotation (vLLM execute_context_P(T)_generation_D(..): P prefill
-requests of T new tokens in all, D decodes; SGLang step[EXTEND bs=.. toks=..]
-and step[DECODE bs=..]), else --batch (decodes) and --prefill-tokens; the
+requests of T new tokens in all, D decodes; SGLang step[EXTEND bs=.. toks=..],
+step[DECODE bs=..] and step[MIXED bs=N toks=M]: N requests and M tokens in
+all, each decode one, split by --prefill-tokens T into N-(M-T) prefill
+requests and M-T decodes, else priced as one prefill request beside N-1
+decodes, with a warning), else --batch (decodes) and --prefill-tokens; the
 decodes' context from --context, else the annotation where it gives one
 (vLLM: keys over requests), else the scenario's workload.context. The mix
 is priced as the engine runs it (sim.StepBatch: GEMMs and MoE at the
@@ -94,7 +97,7 @@ A trace of another model (layer count, MoE or dense kernels) is refused.`,
 	f.StringVar(&opts.Rules, "rules", "", "TOML file of [[rule]] match/category/op, tried before the built-in rules")
 	f.IntVar(&opts.Batch, "batch", 0, "batch size of steps whose annotation names none")
 	f.StringVar(&opts.StepKind, "step-kind", "all", "kinds of step to compare: prefill, mixed, decode or all")
-	f.IntVar(&opts.Prefill, "prefill-tokens", 0, "new tokens of the prefill requests of steps whose annotation names none (summed over the step's prefill requests)")
+	f.IntVar(&opts.Prefill, "prefill-tokens", 0, "new tokens of the prefill requests of steps whose annotation names none (summed over the step's prefill requests); of an SGLang MIXED step, the prefill share of its toks")
 	f.IntVar(&opts.Context, "context", 0, "context length per sequence, tokens (default: from the step annotation where it has one, else the scenario's workload.context)")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	f.BoolVar(&opts.Strict, "strict", false, "fail on a malformed event or a trace cut short instead of warning")

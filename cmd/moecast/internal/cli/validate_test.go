@@ -132,6 +132,19 @@ func TestValidateTraceMixedStep(t *testing.T) {
 	assert.Equal(t, [5]int{9, 8155, 275, 37, 8192}, [5]int{st.Prefills, st.PrefillToks, st.Prefix, st.Decodes, st.Tokens})
 	assert.InDelta(t, 0.565, st.UnmappedMs, 0.001)
 	assert.Positive(t, st.LaunchMs, "an eager 8192-token step: host launch time predicted apart")
+	// the mixed step's attention pool shows the prediction's two parts
+	var parts []view.ValidatePartJSON
+	for _, o := range st.Ops {
+		if o.Category == "attention" {
+			parts = o.Parts
+		} else {
+			assert.Empty(t, o.Parts, o.Op)
+		}
+	}
+	require.Len(t, parts, 2)
+	assert.Equal(t, [2]string{"gqa decode attention", "gqa prefill attention"}, [2]string{parts[0].Op, parts[1].Op})
+	assert.Contains(t, parts[1].Shape, "9 chunks, 8155 tokens")
+	assert.InDelta(t, 3.041, parts[1].PredictedMs, 0.001)
 }
 
 // calib from-trace over two prefill sizes of the tinymoe traces, then
