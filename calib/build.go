@@ -18,7 +18,7 @@ func (f *File) build() error {
 	kt, ct := &kernels.Tables{}, &comm.Tables{Graphs: true}
 	for i := range f.Tables {
 		t := &f.Tables[i]
-		loo, err := buildTable(f.Name, f.Effective(t), t, kt, ct)
+		loo, err := buildTable(f.Name, f.Effective(t), t, kt, ct, f.deferred)
 		t.loo = loo
 		if err != nil {
 			return &tableErr{index: i, err: t.buildErr(f.Name, err)}
@@ -83,7 +83,7 @@ func (t *Table) addCorrection(eff Provenance, c string) {
 // looer is what every built table reports: its p90 leave-one-out error.
 type looer interface{ LOOError() (float64, int) }
 
-func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *comm.Tables) (looer, error) {
+func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *comm.Tables, deferred bool) (looer, error) {
 	c, err := specFor(t)
 	if err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *
 		return nil, err
 	}
 	def, _ := opFor(t.Op) // specFor found it
-	return def.build(&builder{name: file + "#" + t.Name, prov: prov, t: t, c: c, kt: kt, ct: ct})
+	return def.build(&builder{name: file + "#" + t.Name, prov: prov, t: t, c: c, kt: kt, ct: ct, deferred: deferred})
 }
 
 // KernelTables is the kernel lookup of the file, or nil when the file has

@@ -284,14 +284,20 @@ func TestEmbedded(t *testing.T) {
 	assert.Contains(t, strings.Join(proxy.Corrections, "\n"), ProxyBiasPrefix+engineMoE)
 
 	// Prefill attention of one 4096-token chunk with no prefix, Qwen3-235B's
-	// 64/4 heads at d128 (TP1): the prefill table's row, exactly.
+	// 64/4 heads at d128 (TP1): the perf database measured vLLM's own
+	// prefill kernel there (context_attention_perf), so its row answers,
+	// exactly, ahead of `calib gpu`'s prefill table, which carries its bias
+	// against it.
+	const enginePrefill = "prefill.vllm-0.24.0.d128.kv-bf16"
 	pe, ok := f.KernelTables().Prefill(kernels.PrefillShape{Chunks: 1, Tokens: 4096, MeanChunk: 4096, MeanKV: 4096,
 		Heads: 64, KVHeads: 4, QKDim: 128, VDim: 128, KVBytes: 2})
 	require.True(t, ok)
-	assert.Equal(t, "embedded:h200-sxm#prefill.moecast.d128.kv-bf16", pe.Source.Table)
-	prow := rowOf(t, f, "prefill.moecast.d128.kv-bf16", pe.Source.RowLo)
+	assert.Equal(t, "embedded:h200-sxm#"+enginePrefill, pe.Source.Table)
+	prow := rowOf(t, f, enginePrefill, pe.Source.RowLo)
 	assert.Equal(t, []float64{64, 4, 4096, 0}, prow[:4], "heads, kv_heads, chunk, prefix")
 	assert.InDelta(t, prow[4]*1e-6, float64(pe.Time), 1e-15)
+	pproxy := f.Effective(tableOf(t, f, "prefill.moecast.d128.kv-bf16"))
+	assert.Contains(t, strings.Join(pproxy.Corrections, "\n"), ProxyBiasPrefix+enginePrefill)
 
 	assert.Less(t, e.Lo, e.Time)
 	assert.Greater(t, e.Hi, e.Time)

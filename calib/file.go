@@ -203,6 +203,9 @@ type File struct {
 
 	kt *kernels.Tables
 	ct *comm.Tables
+	// deferred: the MoE and GQA tables build their curves on first use
+	// (Embedded sets it; TestEmbeddedDeferred builds them all eagerly)
+	deferred bool
 }
 
 // Effective is the table's provenance with the file's filling the gaps.
@@ -246,27 +249,47 @@ type wireTable struct {
 // Parse validates and builds a calibration file from its bytes; name is
 // used in errors (name:line: ...) and in Sources.
 func Parse(name string, data []byte) (*File, error) {
-	var probe struct {
-		Schema int `toml:"schema"`
+	f, err := parseUnbuilt(name, data)
+	if err != nil {
+		return nil, err
 	}
+	if err := f.build(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// parseUnbuilt is Parse without the build: every check of the text, the
+// keys and the rows, but no lookup tables (Embedded builds the file once,
+// after merging).
+func parseUnbuilt(name string, data []byte) (*File, error) {
 	if err := infile.CheckDepth(name, data, infile.MaxDepth); err != nil {
 		return nil, err
 	}
-	if _, err := toml.Decode(string(data), &probe); err != nil {
-		return nil, tomlErr(name, err)
-	}
-	if probe.Schema != Schema {
-		if probe.Schema == 0 {
-			return nil, fmt.Errorf("%s: not a moecast calibration file: schema is missing (want schema = %d)", name, Schema)
-		}
-		return nil, fmt.Errorf("%s: calibration schema %d is not supported: this moecast reads schema %d (update moecast or re-import the data)", name, probe.Schema, Schema)
-	}
+	// One decode into the whole document. Only when it fails is the file
+	// decoded again for its schema alone, so that a file of another schema
+	// (whose keys may not fit this one's types) is refused for its schema
+	// first, as before: the document is decoded once on the good path (a
+	// 6 MB embedded calibration took two full decodes).
 	var w wireFile
-	md, err := toml.Decode(string(data), &w)
+	text := string(data) // the one copy: the rows and every key are parts of it
+	md, err := decodeWire(text, &w)
 	if err != nil {
+		var probe struct {
+			Schema int `toml:"schema"`
+		}
+		if _, perr := toml.Decode(text, &probe); perr != nil {
+			return nil, tomlErr(name, perr)
+		}
+		if err := checkSchema(name, probe.Schema); err != nil {
+			return nil, err
+		}
 		return nil, tomlErr(name, err)
 	}
-	loc := locate(data)
+	if err := checkSchema(name, w.Schema); err != nil {
+		return nil, err
+	}
+	loc := locate(text)
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0]
 		return nil, fmt.Errorf("%s:%d: unknown key %q", name, loc.keyLine(k), k.String())
@@ -301,10 +324,31 @@ func Parse(name string, data []byte) (*File, error) {
 		}
 		f.Tables = append(f.Tables, t)
 	}
-	if err := f.build(); err != nil {
-		return nil, err
-	}
 	return f, nil
+}
+
+// decodeWire decodes a calibration file with its rows cut out of the
+// text the TOML decoder lexes (cutRows) and put back after; when that
+// fails in any way, it decodes the whole text as it is, so that every
+// error is the decoder's own on the file's own text.
+func decodeWire(data string, w *wireFile) (toml.MetaData, error) {
+	c := cutRows(data)
+	if md, err := toml.Decode(c.text, w); err == nil && c.pasteRows(w.Tables) {
+		return md, nil
+	}
+	*w = wireFile{}
+	return toml.Decode(data, w)
+}
+
+// checkSchema refuses a file whose schema is missing or not Schema.
+func checkSchema(name string, schema int) error {
+	switch schema {
+	case Schema:
+		return nil
+	case 0:
+		return fmt.Errorf("%s: not a moecast calibration file: schema is missing (want schema = %d)", name, Schema)
+	}
+	return fmt.Errorf("%s: calibration schema %d is not supported: this moecast reads schema %d (update moecast or re-import the data)", name, schema, Schema)
 }
 
 var reTOMLLine = regexp.MustCompile(`(?s)^toml: line (\d+) (.*)$`)
@@ -332,39 +376,77 @@ func tomlErr(name string, err error) error {
 // opening quotes, so the string's line k is file line firstLine+1+k.
 // Blank lines and lines starting with # are skipped.
 func parseRows(s string, firstLine, ncol int) ([][]float64, []int, error) {
-	var rows [][]float64
-	var lines []int
-	for k, line := range strings.Split(s, "\n") {
+	// One backing array for the values and one for the line numbers,
+	// sized by the lines (a bound on the rows); each row is a full slice
+	// expression of the backing array, so an append to it copies.
+	nl := strings.Count(s, "\n") + 1
+	vals := make([]float64, 0, nl*ncol)
+	rows := make([][]float64, 0, nl)
+	lines := make([]int, 0, nl)
+	for k := 0; len(s) > 0 || k == 0; k++ {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i], s[i+1:]
+		} else {
+			s = ""
+		}
 		ln := 0
 		if firstLine > 0 {
 			ln = firstLine + 1 + k
 		}
 		t := strings.TrimSpace(line)
-		if t == "" || strings.HasPrefix(t, "#") {
+		if t == "" || t[0] == '#' {
 			continue
 		}
-		fields := strings.Split(t, ",")
-		if len(fields) != ncol {
-			return nil, nil, fmt.Errorf("%d: row has %d values, the table has %d columns", ln, len(fields), ncol)
+		if n := strings.Count(t, ",") + 1; n != ncol {
+			return nil, nil, fmt.Errorf("%d: row has %d values, the table has %d columns", ln, n, ncol)
 		}
-		row := make([]float64, ncol)
-		for j, fld := range fields {
-			v, err := strconv.ParseFloat(strings.TrimSpace(fld), 64)
+		at := len(vals)
+		for j := range ncol {
+			fld := t
+			if i := strings.IndexByte(t, ','); i >= 0 {
+				fld, t = t[:i], t[i+1:]
+			}
+			fld = strings.TrimSpace(fld)
+			v, ok := parseDigits(fld)
+			var err error
+			if !ok {
+				v, err = strconv.ParseFloat(fld, 64)
+			}
 			if err != nil {
-				return nil, nil, fmt.Errorf("%d: value %d %q is not a number", ln, j+1, strings.TrimSpace(fld))
+				return nil, nil, fmt.Errorf("%d: value %d %q is not a number", ln, j+1, fld)
 			}
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, nil, fmt.Errorf("%d: value %d is %v: every value must be finite", ln, j+1, v)
 			}
-			row[j] = v
+			vals = append(vals, v)
 		}
-		rows = append(rows, row)
+		rows = append(rows, vals[at:len(vals):len(vals)])
 		lines = append(lines, ln)
 	}
 	if len(rows) == 0 {
 		return nil, nil, fmt.Errorf("%d: table has no rows", firstLine)
 	}
 	return rows, lines, nil
+}
+
+// parseDigits reads a field of 1 to 15 decimal digits (the axes of most
+// rows) as strconv.ParseFloat would, exactly (below 10^15 < 2^53 every
+// integer is a float64), without its general path; ok is false for any
+// other field.
+func parseDigits(s string) (float64, bool) {
+	if len(s) == 0 || len(s) > 15 {
+		return 0, false
+	}
+	var n int64
+	for i := range len(s) {
+		d := s[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		n = 10*n + int64(d)
+	}
+	return float64(n), true
 }
 
 // latencyScale maps a latency column's unit suffix to seconds.

@@ -22,17 +22,36 @@ type assign struct {
 	line    int
 }
 
-func locate(data []byte) locator {
+func locate(data string) locator {
 	var l locator
 	section := ""
 	inML := ""
-	for i, line := range strings.Split(string(data), "\n") {
-		ln := i + 1
+	rest := data
+	for ln := 1; ; ln++ {
 		if inML != "" {
-			if strings.Contains(line, inML) {
-				inML = ""
+			// the multi-line string ends on the first line from here
+			// that holds its delimiter: skip to the line after it
+			i := strings.Index(rest, inML)
+			if i < 0 {
+				break
 			}
+			ln += strings.Count(rest[:i], "\n")
+			inML = ""
+			j := strings.IndexByte(rest[i:], '\n')
+			if j < 0 {
+				break
+			}
+			rest = rest[i+j+1:]
 			continue
+		}
+		if rest == "" {
+			break
+		}
+		line := rest
+		if j := strings.IndexByte(rest, '\n'); j >= 0 {
+			line, rest = rest[:j], rest[j+1:]
+		} else {
+			rest = ""
 		}
 		t := strings.TrimSpace(line)
 		if strings.HasPrefix(t, "[[") {

@@ -161,6 +161,9 @@ type builder struct {
 	c    *colIndex
 	kt   *kernels.Tables
 	ct   *comm.Tables
+	// deferred builds the MoE and GQA curves on first use
+	// (File.deferred: the embedded calibrations)
+	deferred bool
 }
 
 func (b *builder) col(r []float64, n string) float64 { return r[b.c.idx[n]] }
@@ -191,7 +194,11 @@ func buildMoE(b *builder) (looer, error) {
 		pts[i] = kernels.MoEPoint{Tokens: ival(r, "tokens"), MoETP: ival(r, "moe_tp"), EP: ival(r, "ep"),
 			Latency: lat(r), L2Resident: flag(r, "l2_resident"), Row: i + 1}
 	}
-	tb, err := kernels.NewMoETable(name, kernels.MoEKey{Quant: k.Dtype, Experts: k.Experts, TopK: k.TopK,
+	newTable := kernels.NewMoETable
+	if b.deferred {
+		newTable = kernels.NewMoETableDeferred
+	}
+	tb, err := newTable(name, kernels.MoEKey{Quant: k.Dtype, Experts: k.Experts, TopK: k.TopK,
 		Hidden: k.Hidden, Inter: k.Inter, Distribution: k.Distribution}, pts)
 	if err != nil {
 		return nil, err
@@ -231,7 +238,11 @@ func buildGQA(b *builder) (looer, error) {
 		pts[i] = kernels.GQAPoint{Heads: ival(r, "heads"), KVHeads: ival(r, "kv_heads"), Batch: ival(r, "batch"),
 			KVLen: ival(r, "kv_len"), Latency: lat(r), Row: i + 1}
 	}
-	tb, err := kernels.NewGQATable(name, kernels.GQAKey{HeadDim: k.HeadDim, KV: k.KVDtype}, pts)
+	newTable := kernels.NewGQATable
+	if b.deferred {
+		newTable = kernels.NewGQATableDeferred
+	}
+	tb, err := newTable(name, kernels.GQAKey{HeadDim: k.HeadDim, KV: k.KVDtype}, pts)
 	if err != nil {
 		return nil, err
 	}

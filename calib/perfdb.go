@@ -165,8 +165,9 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
 		Method: "aiconfigurator collectors: op-level measurements, one op at a time",
 	}}
 	// Deterministic table order: NCCL, framework all-reduce, EP, MoE (vLLM
-	// before SGLang: the first covering table answers), MLA.
-	order := map[string]int{"nccl": 0, "customar": 1, "deepep": 2, "moe": 3, "mla": 4, "gqa": 5}
+	// before SGLang: the first covering table answers), MLA, GQA decode,
+	// then prefill (context) attention: GQA, MLA.
+	order := map[string]int{"nccl": 0, "customar": 1, "deepep": 2, "moe": 3, "mla": 4, "gqa": 5, "gqactx": 6, "mlactx": 7}
 	sort.SliceStable(files, func(i, j int) bool {
 		a, b := files[i], files[j]
 		if order[a.kind] != order[b.kind] {
@@ -600,6 +601,10 @@ func (im *perfdbImport) readFrom(f perfdbFile, rd io.Reader) error {
 		return im.readMLA(f, rd)
 	case "gqa":
 		return im.readGQA(f, rd)
+	case "gqactx":
+		return im.readGQAContext(f, rd)
+	case "mlactx":
+		return im.readMLAContext(f, rd)
 	}
 	return fmt.Errorf("perfdb %s: unknown file kind", f.rel)
 }

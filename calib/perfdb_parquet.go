@@ -136,6 +136,8 @@ var parquetKinds = map[string]string{
 	"moe_perf.parquet":                   "moe",
 	"mla_generation_module_perf.parquet": "mla",
 	"generation_attention_perf.parquet":  "gqa",
+	"context_attention_perf.parquet":     "gqactx",
+	"context_mla_perf.parquet":           "mlactx",
 }
 
 // perfdbTree finds the systems/data tree of aiconfigurator under dir: dir
@@ -193,7 +195,7 @@ func scanTree(dir, root, gpu string, systems map[string]bool) ([]perfdbFile, err
 			}
 			f := perfdbFile{path: m, rel: filepath.ToSlash(rel), system: sys, engine: strings.ToLower(filepath.Base(fwDir)),
 				engVer: filepath.Base(verDir), kind: kind, parquet: true}
-			if (kind == "moe" || kind == "mla" || kind == "gqa") && f.engine != "vllm" && f.engine != "sglang" {
+			if (kind == "moe" || kind == "mla" || kind == "gqa" || kind == "gqactx" || kind == "mlactx") && f.engine != "vllm" && f.engine != "sglang" {
 				continue // moecast simulates vLLM and SGLang; TensorRT-LLM's kernels are not theirs
 			}
 			if kind == "nccl" && f.engine != "nccl" {

@@ -1,7 +1,6 @@
 package calib
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -29,6 +28,15 @@ const ProxyBiasPrefix = "proxy bias vs engine table "
 // points meet an engine table of the same op (ProxyBias) gets its bias
 // in its corrections.
 func Prefer(name string, engine, proxy *File) (*File, error) {
+	out, err := prefer(name, engine, proxy)
+	if err != nil {
+		return nil, err
+	}
+	return out.assemble(false)
+}
+
+// prefer is Prefer's merged file, not yet checked and built (assemble).
+func prefer(name string, engine, proxy *File) (*File, error) {
 	var tables []Table
 	for _, f := range []*File{engine, proxy} {
 		if f == nil {
@@ -46,7 +54,7 @@ func Prefer(name string, engine, proxy *File) (*File, error) {
 			tables = append(tables, t)
 		}
 	}
-	out := &File{Schema: Schema, Tables: tables}
+	out := &File{Schema: Schema, Tables: tables, Name: name}
 	gpu := ""
 	for i, t := range tables {
 		if i == 0 {
@@ -57,11 +65,7 @@ func Prefer(name string, engine, proxy *File) (*File, error) {
 		}
 	}
 	out.Provenance.GPU = gpu
-	var b bytes.Buffer
-	if err := out.Encode(&b); err != nil {
-		return nil, err
-	}
-	return Parse(name, b.Bytes())
+	return out, nil
 }
 
 // biasKeyCols are the columns that place a point: every column but the

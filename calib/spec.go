@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -140,35 +141,55 @@ func specFor(t *Table) (*colIndex, error) {
 // sizes positive, latencies positive, l2_resident 0 or 1.
 func (c *colIndex) checkRows(t *Table) error {
 	axes := slices.Concat(c.spec.ints, c.spec.nonneg, c.spec.reals)
-	seen := map[string]int{}
+	cols := make([]int, len(axes))
+	for i, n := range axes {
+		cols[i] = c.idx[n]
+	}
+	l2, ws := -1, -1
+	if i, ok := c.idx["l2_resident"]; ok {
+		l2 = i
+	}
+	if i, ok := c.idx["working_set_bytes"]; ok {
+		ws = i
+	}
+	// Duplicate points are found by the bits of their axis values (equal
+	// bits, equal %v text: %v prints the shortest text that reads back to
+	// the same float64); the text is formatted only for the error.
+	seen := make(map[string]int, len(t.Rows))
+	key := make([]byte, 8*len(cols))
 	for r, row := range t.Rows {
 		ln := 0
 		if r < len(t.rowLines) {
 			ln = t.rowLines[r]
 		}
 		pos := func(ln int) string { return t.rowPos(ln) }
-		var key strings.Builder
-		for _, n := range axes {
-			fmt.Fprintf(&key, "%s=%v ", n, row[c.idx[n]])
+		for i, j := range cols {
+			binary.LittleEndian.PutUint64(key[8*i:], math.Float64bits(row[j]))
 		}
-		if prev, dup := seen[key.String()]; dup {
-			return fmt.Errorf("%stable %q row %d: point %sis measured twice (also row %d)", pos(ln), t.Name, r+1, key.String(), prev)
+		if prev, dup := seen[string(key)]; dup {
+			var text strings.Builder
+			for i, n := range axes {
+				fmt.Fprintf(&text, "%s=%v ", n, row[cols[i]])
+			}
+			return fmt.Errorf("%stable %q row %d: point %sis measured twice (also row %d)", pos(ln), t.Name, r+1, text.String(), prev)
 		}
-		seen[key.String()] = r + 1
-		for _, n := range c.spec.ints {
-			v := row[c.idx[n]]
+		seen[string(key)] = r + 1
+		// axes and cols list the ints, then the nonneg, then the reals
+		ni, nn := len(c.spec.ints), len(c.spec.nonneg)
+		for i, n := range c.spec.ints {
+			v := row[cols[i]]
 			if v < 1 || v != math.Trunc(v) || v > 1<<40 {
 				return fmt.Errorf("%stable %q row %d: %s must be a positive integer, got %v", pos(ln), t.Name, r+1, n, v)
 			}
 		}
-		for _, n := range c.spec.nonneg {
-			v := row[c.idx[n]]
+		for i, n := range c.spec.nonneg {
+			v := row[cols[ni+i]]
 			if v < 0 || v != math.Trunc(v) || v > 1<<40 {
 				return fmt.Errorf("%stable %q row %d: %s must be an integer >= 0, got %v", pos(ln), t.Name, r+1, n, v)
 			}
 		}
-		for _, n := range c.spec.reals {
-			if v := row[c.idx[n]]; !(v > 0) {
+		for i, n := range c.spec.reals {
+			if v := row[cols[ni+nn+i]]; !(v > 0) {
 				return fmt.Errorf("%stable %q row %d: %s must be positive, got %v", pos(ln), t.Name, r+1, n, v)
 			}
 		}
@@ -180,10 +201,10 @@ func (c *colIndex) checkRows(t *Table) error {
 				return fmt.Errorf("%stable %q row %d: %s must be positive, got %v", pos(ln), t.Name, r+1, t.Columns[c.inplace], v)
 			}
 		}
-		if i, ok := c.idx["l2_resident"]; ok && row[i] != 0 && row[i] != 1 {
+		if i := l2; i >= 0 && row[i] != 0 && row[i] != 1 {
 			return fmt.Errorf("%stable %q row %d: l2_resident must be 0 or 1, got %v", pos(ln), t.Name, r+1, row[i])
 		}
-		if i, ok := c.idx["working_set_bytes"]; ok && row[i] < 0 {
+		if i := ws; i >= 0 && row[i] < 0 {
 			return fmt.Errorf("%stable %q row %d: working_set_bytes must not be negative", pos(ln), t.Name, r+1)
 		}
 	}

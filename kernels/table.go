@@ -272,6 +272,7 @@ type MoETable struct {
 	series series1[[2]int]
 	l2     []bool // l2[row]: row marked L2-resident
 	raised []int  // rows raised by the monotone envelope
+	later  later  // the curves, when built on first use (NewMoETableDeferred)
 }
 
 // monotoneEnvelope raises, within each series, every point's latency to
@@ -315,17 +316,41 @@ func (t *MoETable) Raised() []int { return t.raised }
 // latencies are made non-decreasing in tokens (monotone envelope: each
 // row raised to the running max; Raised lists the rows changed).
 func NewMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
+	t, curves, err := newMoETable(name, key, pts)
+	if err != nil {
+		return nil, err
+	}
+	return t, curves()
+}
+
+// NewMoETableDeferred is NewMoETable with the curves and their
+// leave-one-out error built on first use (a lookup that matches the key,
+// LOOError, Series): for the tables of the embedded calibrations, of which
+// a scenario reads a few (DeferredTables). The rows are checked and the
+// envelope applied now (Raised is known); a failure of the deferred build
+// is a programmer error (the embedded tables are built eagerly by a test)
+// and panics.
+func NewMoETableDeferred(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
+	t, curves, err := newMoETable(name, key, pts)
+	if err != nil {
+		return nil, err
+	}
+	t.later.set(name, curves)
+	return t, nil
+}
+
+func newMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, func() error, error) {
 	if key.Experts <= 0 || key.TopK <= 0 || key.TopK > key.Experts {
-		return nil, fmt.Errorf("moe table: experts %d and topk %d must be positive with topk <= experts", key.Experts, key.TopK)
+		return nil, nil, fmt.Errorf("moe table: experts %d and topk %d must be positive with topk <= experts", key.Experts, key.TopK)
 	}
 	p := make([]pt1[[2]int], len(pts))
 	t := &MoETable{Key: key}
 	for i, q := range pts {
 		if q.Tokens <= 0 || q.MoETP <= 0 || q.EP <= 0 {
-			return nil, curve.RowErrorf(q.Row, "tokens, moe_tp and ep must be positive")
+			return nil, nil, curve.RowErrorf(q.Row, "tokens, moe_tp and ep must be positive")
 		}
 		if err := checkLatency(q.Row, q.Latency); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		p[i] = pt1[[2]int]{key: [2]int{q.MoETP, q.EP}, x: float64(q.Tokens), y: float64(q.Latency), row: q.Row}
 		if q.L2Resident {
@@ -333,19 +358,30 @@ func NewMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, error) {
 		}
 	}
 	t.raised = monotoneEnvelope(p)
-	s, loo, err := buildSeries1(p)
-	if err != nil {
-		return nil, err
-	}
-	t.series = s
-	// Above the measured tokens the layer is compute-bound: extend the
-	// last segment linearly in tokens (never decreasing) instead of
-	// clamping, which would price 2x the largest measured batch as 1x.
-	for _, c := range s.curves {
-		c.SetAbove(curve.LinearAbove, 0)
-	}
-	t.Init(name, []curve.Axis{{Name: "tokens", Extrapolated: true, How: "last segment extended linearly in tokens"}}, kernelNotes, loo)
-	return t, nil
+	ax := []curve.Axis{{Name: "tokens", Extrapolated: true, How: "last segment extended linearly in tokens"}}
+	t.Init(name, ax, kernelNotes, nil)
+	return t, func() error {
+		s, loo, err := buildSeries1(p)
+		if err != nil {
+			return err
+		}
+		t.series = s
+		// Above the measured tokens the layer is compute-bound: extend the
+		// last segment linearly in tokens (never decreasing) instead of
+		// clamping, which would price 2x the largest measured batch as 1x.
+		for _, c := range s.curves {
+			c.SetAbove(curve.LinearAbove, 0)
+		}
+		t.SetLOO(loo)
+		return nil
+	}, nil
+}
+
+// LOOError is the table's leave-one-out error (curve.Table.LOOError),
+// after the deferred build.
+func (t *MoETable) LOOError() (float64, int) {
+	t.later.do()
+	return t.Table.LOOError()
 }
 
 // MoEQuant maps a weight format to the quant names of MoE tables
@@ -407,6 +443,7 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 	if k.Distribution != "balanced" && k.Distribution != "uniform" {
 		return cost.Estimate{}, false
 	}
+	t.later.do()
 	c := t.series.find([2]int{max(1, s.MoETP), max(1, s.EP)})
 	if c == nil {
 		return cost.Estimate{}, false
@@ -476,6 +513,7 @@ func l2Flag(rows []bool, lo, hi int) curve.Flags {
 
 // Series lists the measured (moe_tp, ep) pairs and their token ranges.
 func (t *MoETable) Series() (splits [][2]int, lo, hi []float64, n []int) {
+	t.later.do()
 	for i, key := range t.series.keys {
 		a, b := t.series.curves[i].Range()
 		splits, lo, hi, n = append(splits, key), append(lo, a), append(hi, b), append(n, t.series.curves[i].Len())
@@ -633,27 +671,58 @@ type GQATable struct {
 	curve.Table
 	Key    GQAKey
 	series series2[[2]int]
+	later  later // the grids, when built on first use (NewGQATableDeferred)
 }
 
 // NewGQATable builds a GQA table.
 func NewGQATable(name string, key GQAKey, pts []GQAPoint) (*GQATable, error) {
-	p := make([]pt2[[2]int], len(pts))
-	for i, q := range pts {
-		if q.Heads <= 0 || q.KVHeads <= 0 || q.Batch <= 0 || q.KVLen <= 0 {
-			return nil, curve.RowErrorf(q.Row, "heads, kv_heads, batch and kv_len must be positive")
-		}
-		if err := checkLatency(q.Row, q.Latency); err != nil {
-			return nil, err
-		}
-		p[i] = pt2[[2]int]{key: [2]int{q.Heads, q.KVHeads}, a: float64(q.Batch), b: float64(q.KVLen), y: float64(q.Latency), row: q.Row}
-	}
-	s, loo, err := buildSeries2(p)
+	t, grids, err := newGQATable(name, key, pts)
 	if err != nil {
 		return nil, err
 	}
-	t := &GQATable{Key: key, series: s}
-	t.Init(name, axes("batch", "kv_len"), kernelNotes, loo)
+	return t, grids()
+}
+
+// NewGQATableDeferred is NewGQATable with the grids and their
+// leave-one-out error built on first use (as NewMoETableDeferred).
+func NewGQATableDeferred(name string, key GQAKey, pts []GQAPoint) (*GQATable, error) {
+	t, grids, err := newGQATable(name, key, pts)
+	if err != nil {
+		return nil, err
+	}
+	t.later.set(name, grids)
 	return t, nil
+}
+
+func newGQATable(name string, key GQAKey, pts []GQAPoint) (*GQATable, func() error, error) {
+	p := make([]pt2[[2]int], len(pts))
+	for i, q := range pts {
+		if q.Heads <= 0 || q.KVHeads <= 0 || q.Batch <= 0 || q.KVLen <= 0 {
+			return nil, nil, curve.RowErrorf(q.Row, "heads, kv_heads, batch and kv_len must be positive")
+		}
+		if err := checkLatency(q.Row, q.Latency); err != nil {
+			return nil, nil, err
+		}
+		p[i] = pt2[[2]int]{key: [2]int{q.Heads, q.KVHeads}, a: float64(q.Batch), b: float64(q.KVLen), y: float64(q.Latency), row: q.Row}
+	}
+	t := &GQATable{Key: key}
+	t.Init(name, axes("batch", "kv_len"), kernelNotes, nil)
+	return t, func() error {
+		s, loo, err := buildSeries2(p)
+		if err != nil {
+			return err
+		}
+		t.series = s
+		t.SetLOO(loo)
+		return nil
+	}, nil
+}
+
+// LOOError is the table's leave-one-out error (curve.Table.LOOError),
+// after the deferred build.
+func (t *GQATable) LOOError() (float64, int) {
+	t.later.do()
+	return t.Table.LOOError()
 }
 
 // Lookup answers GQA attention for a measured (heads, kv_heads) per GPU.
@@ -661,6 +730,7 @@ func (t *GQATable) Lookup(s GQAShape) (cost.Estimate, bool) {
 	if s.HeadDim != t.Key.HeadDim || s.KV.String() != t.Key.KV {
 		return cost.Estimate{}, false
 	}
+	t.later.do()
 	g := t.series.find([2]int{s.Heads, s.KVHeads})
 	if g == nil || s.Batch <= 0 || s.Context <= 0 {
 		return cost.Estimate{}, false

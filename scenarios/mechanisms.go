@@ -39,7 +39,18 @@ var mechanisms = map[string]mechanism{
 		func(s *Scenario, on bool) {
 			s.Config.CaptureSize = 0
 			if on {
+				c, e := s.Config.CaptureBatches, s.Config.EagerPrefill
 				s.setCaptureSize()
+				s.Config.CaptureBatches, s.Config.EagerPrefill = c, e
+			}
+		}},
+	"eager-prefill": {"SGLang runs prefill and mixed steps without CUDA graphs, each kernel launched from the host (serve.EagerPrefill; off: vLLM's piecewise graphs)", true,
+		func(s *Scenario, on bool) { s.Config.EagerPrefill = on && serve.EagerPrefill(s.Serving.Engine) }},
+	"graph-padding": {"SGLang's CUDA-graph padding: a decode batch below the capture size runs the graph of the next captured batch size (serve.CaptureBatches; off: each decode step priced at its own size)", true,
+		func(s *Scenario, on bool) {
+			s.Config.CaptureBatches = nil
+			if on {
+				s.setCaptureBatches()
 			}
 		}},
 }

@@ -9,16 +9,17 @@ import (
 	"github.com/moecast/moecast/sim"
 )
 
-// A step with a prefill chunk names the embedded h200-sxm prefill tables
-// (calib gpu's prefill op) as the source of its prefill attention: GQA for
-// gpt-oss (d64, 64/8 heads at TP1), MLA's un-absorbed form for Kimi-K2.5 (8
-// heads at TP8).
+// A step with a prefill chunk names the embedded h200-sxm prefill table
+// that answers as the source of its prefill attention: the perf
+// database's vLLM prefill tables, which answer ahead of calib gpu's
+// (calib.Prefer): GQA for gpt-oss (d64, 64/8 heads at TP1), MLA's
+// un-absorbed form for Kimi-K2.5 (8 heads at TP8).
 func TestPrefillAttentionSource(t *testing.T) {
 	tests := []struct {
 		scenario, op, table string
 	}{
-		{"gpt-oss-120b-h200-tp1", "gqa prefill attention", "embedded:h200-sxm#prefill.moecast.d64.kv-bf16"},
-		{"kimi-k2.5-h200-nvlink-tp8", "mla prefill attention (un-absorbed)", "embedded:h200-sxm#prefill.moecast.q192-v128.kv-bf16"},
+		{"gpt-oss-120b-h200-tp1", "gqa prefill attention", "embedded:h200-sxm#prefill.vllm-0.24.0.d64.kv-bf16"},
+		{"kimi-k2.5-h200-nvlink-tp8", "mla prefill attention (un-absorbed)", "embedded:h200-sxm#prefill.vllm-0.14.0.mla.d192-128.kv-bf16"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {

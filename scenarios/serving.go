@@ -366,12 +366,26 @@ func (s *Scenario) buildPrefix(w *rawWorkload) error {
 }
 
 // setCaptureSize sets the simulator's CUDA-graph capture size to the
-// engine's (decode steps above it are priced eagerly); the engine's
-// settings are the same at every point.
+// engine's (decode steps above it are priced eagerly) and the batch sizes
+// it pads decode steps up to (setCaptureBatches); the engine's settings
+// are the same at every point.
 func (s *Scenario) setCaptureSize() {
 	if ps := s.Serving.Points(); len(ps) > 0 {
 		c := s.serveBase(ps[0])
 		s.Config.CaptureSize = serve.CaptureSize(&c, s.Config.GPU.Memory, s.Config.GPUs)
+	}
+	s.setCaptureBatches()
+	s.Config.EagerPrefill = serve.EagerPrefill(s.Serving.Engine)
+}
+
+// setCaptureBatches sets the simulator's CUDA-graph capture list to the
+// engine's (serve.CaptureBatches: SGLang pads a decode batch to the next
+// captured size).
+func (s *Scenario) setCaptureBatches() {
+	s.Config.CaptureBatches = nil
+	if ps := s.Serving.Points(); len(ps) > 0 {
+		c := s.serveBase(ps[0])
+		s.Config.CaptureBatches = serve.CaptureBatches(&c, s.Config.GPU.Memory, s.Config.GPUs)
 	}
 }
 

@@ -146,6 +146,10 @@
 // CUDA graphs: decode steps above the engine's capture size (vLLM
 // min(2 x max_num_seqs, 512) tokens; SGLang cuda_graph_max_bs by GPU
 // memory and TP) are priced eagerly (CaptureSize, sim.Config.CaptureSize).
+// SGLang pads a smaller decode batch to the next size of its capture list
+// (CaptureBatches, sim.Config.CaptureBatches) and runs prefill and mixed
+// steps without graphs (EagerPrefill, sim.Config.EagerPrefill); vLLM's
+// padding to its capture sizes is not modelled.
 //
 // # Speculative decoding
 //

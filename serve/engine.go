@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/moecast/moecast/comm"
@@ -61,6 +62,13 @@ type engineRow struct {
 	// given memory with tp GPUs in its tensor-parallel group (sim.Config's
 	// CaptureSize).
 	captureSize func(c *Config, gpuMemory unit.Bytes, tp int) int
+	// captureBatches lists the decode batch sizes (sequences per
+	// attention rank) the engine pads a decode batch up to
+	// (sim.Config.CaptureBatches); nil: not modelled.
+	captureBatches func(c *Config, gpuMemory unit.Bytes, tp int) []int
+	// eagerPrefill: the engine runs steps with prefill chunks without
+	// CUDA graphs (sim.Config.EagerPrefill).
+	eagerPrefill bool
 }
 
 // engines is the engine table, indexed by Engine.
@@ -86,9 +94,17 @@ var engines = [...]engineRow{
 		blockSize: func(*model.Config, kernels.Arch) int { return 1 }, // page_size 1 (server_args.py default)
 		// SGLang's --dp without DP attention (replicas behind its router)
 		// is not enumerated; --enable-dp-attention is (DP = 1, TP = n).
-		runs:        func(l model.Layout) bool { return l.DP == 1 },
-		scheduler:   newSGLangScheduler,
-		captureSize: sglangCaptureSize,
+		runs:           func(l model.Layout) bool { return l.DP == 1 },
+		scheduler:      newSGLangScheduler,
+		captureSize:    sglangCaptureSize,
+		captureBatches: sglangCaptureBatches,
+		// Only decode, target-verify and idle batches replay CUDA graphs
+		// (sgl-project/sglang `python/sglang/srt/model_executor/
+		// forward_batch_info.py` @ 003bbaf, ForwardMode.is_cuda_graph:
+		// DECODE, TARGET_VERIFY, IDLE, DLLM_EXTEND); extend (prefill) and
+		// mixed batches run eagerly unless --enable-piecewise-cuda-graph,
+		// which is off by default (server_args.py).
+		eagerPrefill: true,
 	},
 }
 
@@ -248,3 +264,67 @@ func sglangCaptureSize(c *Config, gpuMemory unit.Bytes, tp int) int {
 	}
 	return bs * (1 + c.Spec.DraftTokens)
 }
+
+// CaptureBatches is the list of decode batch sizes, in sequences per
+// attention rank and ascending, that engine c.Engine captures CUDA graphs
+// for and pads a smaller decode batch up to (sim.Config.CaptureBatches),
+// with c's settings on a GPU of the given memory, tp GPUs in its
+// tensor-parallel group; nil where the engine's padding is not modelled
+// (vLLM's is not, yet).
+func CaptureBatches(c *Config, gpuMemory unit.Bytes, tp int) []int {
+	if !c.Engine.valid() || engines[c.Engine].captureBatches == nil {
+		return nil
+	}
+	return engines[c.Engine].captureBatches(c, gpuMemory, tp)
+}
+
+// sglangCaptureBatches is SGLang's capture list (sgl-project/sglang
+// `python/sglang/srt/model_executor/cuda_graph_runner.py` @ 0021673,
+// get_batch_sizes_to_capture): 1, 2, 4, 8, then 16 to 160 by 8; with
+// speculative decoding 1 to 8, 10 to 32 by 2, 40 to 160 by 16; on a GPU
+// of more than 96 GiB also 160 to 256 by 8; then the sizes above
+// cuda_graph_max_bs (sglangCaptureSize's, in requests) dropped and, when
+// the largest is below it, the list extended from the largest to
+// cuda_graph_max_bs by 16. Later releases (server_args.py
+// _generate_cuda_graph_batch_sizes) add 12 and capture above 256 by 16,
+// then 32; the list here is the cited one.
+func sglangCaptureBatches(c *Config, gpuMemory unit.Bytes, tp int) []int {
+	maxBS := sglangCaptureSize(c, gpuMemory, tp) / (1 + c.Spec.DraftTokens)
+	var list []int
+	add := func(from, to, step int) {
+		for b := from; b < to; b += step {
+			list = append(list, b)
+		}
+	}
+	if c.Spec.DraftTokens == 0 {
+		list = append(list, 1, 2, 4, 8)
+		add(16, 161, 8)
+	} else {
+		add(1, 9, 1)
+		add(10, 33, 2)
+		add(40, 161, 16)
+	}
+	if gpuMemory > 96*GiB {
+		add(160, 257, 8)
+	}
+	slices.Sort(list)
+	list = slices.Compact(list)
+	n := 0
+	for _, b := range list {
+		if b <= maxBS {
+			list[n] = b
+			n++
+		}
+	}
+	list = list[:n]
+	if len(list) > 0 && list[n-1] < maxBS {
+		add(list[n-1]+16, maxBS+1, 16)
+	}
+	return list
+}
+
+// EagerPrefill reports whether engine e runs steps with prefill chunks
+// without CUDA graphs (SGLang), so that sim prices their kernels' host
+// launches (sim.Config.EagerPrefill); false for vLLM's piecewise graphs
+// and an unknown engine.
+func EagerPrefill(e Engine) bool { return e.valid() && engines[e].eagerPrefill }

@@ -104,3 +104,53 @@ func TestCaptureSize(t *testing.T) {
 	}
 	assert.Zero(t, CaptureSize(&Config{Engine: 9}, GiB, 1), "unknown engine")
 }
+
+// TestCaptureBatches: SGLang's capture list (get_batch_sizes_to_capture
+// @ 0021673) under its default cuda_graph_max_bs; vLLM's padding is not
+// modelled (nil).
+func TestCaptureBatches(t *testing.T) {
+	seq := func(from, to, step int) []int {
+		var out []int
+		for b := from; b <= to; b += step {
+			out = append(out, b)
+		}
+		return out
+	}
+	cat := func(parts ...[]int) []int {
+		var out []int
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	cases := []struct {
+		name   string
+		gpu    unit.Bytes
+		tp     int
+		drafts int
+		want   []int
+	}{
+		{"b200 tp8: to 256 by 8, then by 16 to 512", 179 * GiB, 8, 0, cat([]int{1, 2, 4, 8}, seq(16, 256, 8), seq(272, 512, 16))},
+		{"h100 tp2: 96 GiB or less stops at 160, max 256", 79 * GiB, 2, 0, cat([]int{1, 2, 4, 8}, seq(16, 160, 8), seq(176, 256, 16))},
+		{"48 GiB tp1: max 32", 48 * GiB, 1, 0, cat([]int{1, 2, 4, 8}, seq(16, 32, 8))},
+		{"b200 mtp 3 drafts", 179 * GiB, 8, 3, cat(seq(1, 8, 1), seq(10, 32, 2), seq(40, 152, 16), seq(160, 256, 8), seq(272, 512, 16))},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig(SGLang, "gpu", tc.gpu)
+			c.Spec.DraftTokens = tc.drafts
+			assert.Equal(t, tc.want, CaptureBatches(&c, tc.gpu, tc.tp))
+		})
+	}
+	c := DefaultConfig(VLLM, "gpu", 141*GiB)
+	assert.Nil(t, CaptureBatches(&c, 141*GiB, 8))
+	assert.Nil(t, CaptureBatches(&Config{Engine: 9}, GiB, 1), "unknown engine")
+}
+
+// TestEagerPrefill: SGLang runs prefill and mixed batches without CUDA
+// graphs (ForwardMode.is_cuda_graph), vLLM with piecewise graphs.
+func TestEagerPrefill(t *testing.T) {
+	assert.True(t, EagerPrefill(SGLang))
+	assert.False(t, EagerPrefill(VLLM))
+	assert.False(t, EagerPrefill(Engine(9)), "unknown engine")
+}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/kernels"
@@ -196,7 +197,8 @@ const CaptureTokens = 512
 // 1+K) replay full graphs up to Config.CaptureSize tokens per rank (no
 // limit when 0) and run eagerly above it; mixed and prefill steps run
 // piecewise graphs with attention eager up to the capture size
-// (CaptureTokens when 0), and eager above it. Without
+// (CaptureTokens when 0), and eager above it; with Config.EagerPrefill
+// (SGLang) every step with a prefill chunk is eager. Without
 // runtime.cuda_graphs every step is eager. Eager kernels pay
 // kernels.Costs.LaunchCost: the host launch time beyond the op's own.
 func (s *Sim) graphModeOf(m *mix, target *pass) graphMode {
@@ -209,6 +211,8 @@ func (s *Sim) graphModeOf(m *mix, target *pass) graphMode {
 			return graphNone
 		}
 		return graphFull
+	case s.cfg.EagerPrefill:
+		return graphNone
 	case capture == 0:
 		capture = CaptureTokens
 	}
@@ -216,6 +220,28 @@ func (s *Sim) graphModeOf(m *mix, target *pass) graphMode {
 		return graphPiecewise
 	}
 	return graphNone
+}
+
+// padDecode pads a decode-only pass's sequences per rank to the smallest
+// captured batch size at least as large (Config.CaptureBatches), as
+// SGLang's CudaGraphRunner.replay_prepare does (sgl-project/sglang
+// `python/sglang/srt/model_executor/cuda_graph_runner.py` @ 0021673:
+// `bs = capture_bs[bisect_left(capture_bs, raw_bs)]`, the padding rows'
+// seq_lens set to the attention backend's seq_len_fill_value, 0 or 1):
+// every op runs at the padded size and the padding rows attend one key
+// each, so the mean contexts take them at 1. Above the largest captured
+// size nothing is padded (the step runs eagerly: graphModeOf).
+func (s *Sim) padDecode(p *pass) {
+	list := s.cfg.CaptureBatches
+	i := sort.SearchInts(list, p.seq)
+	if p.seq < 1 || i == len(list) || list[i] == p.seq {
+		return
+	}
+	n, extra := int64(p.seq), int64(list[i]-p.seq)
+	p.ctx = ceilMean(int64(p.ctx)*n+extra, int(n+extra))
+	p.idxCtx = ceilMean(int64(p.idxCtx)*n+extra, int(n+extra))
+	p.winCtx = ceilMean(int64(p.winCtx)*n+extra, int(n+extra))
+	p.seq = list[i]
 }
 
 // linkMode selects the duplicate links that hold for a mix: the domain
@@ -289,6 +315,9 @@ func (s *Sim) pass(m *mix, kind passKind) pass {
 				keys:      share(m.keys, f), winKeys: share(m.winKeys, f), idxKeys: share(m.idxKeys, f),
 				pairs: m.pairs * f, winPairs: m.winPairs * f, idxPairs: m.idxPairs * f}
 		}
+	}
+	if m.pre == 0 && s.cfg.Graphs {
+		s.padDecode(&p)
 	}
 	p.dec = p.seq * p.queries
 	p.attn = p.dec + p.pre.tokens

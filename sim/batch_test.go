@@ -318,6 +318,87 @@ func TestCaptureSize(t *testing.T) {
 	assert.Equal(t, "CaptureSize", fe.Field)
 }
 
+// TestCaptureBatchesPad: with a capture list, a decode-only step of n
+// sequences below the largest size costs what the next captured size
+// costs with the padding rows at context 1 (SGLang's replay_prepare); a
+// captured size, a step above the largest and a mixed step are priced as
+// they are, and so is every step without CUDA graphs; the list must
+// ascend.
+func TestCaptureBatchesPad(t *testing.T) {
+	st := setups[1] // kimi-k2.5 h200 tp8 ep8, graphs
+	cfg := st.config(t)
+	plain, err := New(cfg)
+	require.NoError(t, err)
+	cfg.CaptureBatches = []int{1, 2, 4, 8, 16}
+	padded, err := New(cfg)
+	require.NoError(t, err)
+
+	got := stepBatch(t, padded, decodes(5, 2048, 1)).Step.Time
+	want := stepBatch(t, plain, append(decodes(5, 2048, 1), decodes(3, 1, 1)...)).Step.Time
+	assert.InDelta(t, float64(want), float64(got), 1e-12, "5 decodes run the graph of 8")
+	assert.Greater(t, got, stepBatch(t, plain, decodes(5, 2048, 1)).Step.Time, "padding costs")
+
+	for _, seqs := range [][]Seq{decodes(8, 2048, 1), decodes(17, 2048, 1), append(decodes(5, 2048, 1), Seq{Query: 100, Prefill: true})} {
+		assert.Equal(t, stepBatch(t, plain, seqs).Step.Time, stepBatch(t, padded, seqs).Step.Time, "%d seqs: not padded", len(seqs))
+	}
+	k1, err := padded.Key(decodes(5, 2048, 1))
+	require.NoError(t, err)
+	k2, err := padded.Key(decodes(6, 2048, 1))
+	require.NoError(t, err)
+	assert.NotEqual(t, k1, k2, "the key keeps the padded mean context apart")
+
+	cfg.Graphs = false
+	eager, err := New(cfg)
+	require.NoError(t, err)
+	cfg.CaptureBatches = nil
+	eagerPlain, err := New(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, stepBatch(t, eagerPlain, decodes(5, 2048, 1)).Step.Time, stepBatch(t, eager, decodes(5, 2048, 1)).Step.Time,
+		"without CUDA graphs nothing is padded")
+	cfg.Graphs = true
+	cfg.CaptureBatches = []int{1, 4, 2}
+	_, err = New(cfg)
+	var fe *model.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "CaptureBatches", fe.Field)
+}
+
+// TestEagerPrefill: with Config.EagerPrefill (SGLang) a step with a
+// prefill chunk launches every kernel from the host, not only attention,
+// and costs more than its piecewise-graph pricing; decode steps still
+// replay their graph.
+func TestEagerPrefill(t *testing.T) {
+	st := setups[1]
+	cfg := st.config(t)
+	piecewise, err := New(cfg)
+	require.NoError(t, err)
+	cfg.EagerPrefill = true
+	eager, err := New(cfg)
+	require.NoError(t, err)
+	launched := func(s *Sim, seqs []Seq) (attn, other int) {
+		ops, err := s.ExplainBatch(seqs)
+		require.NoError(t, err)
+		for _, o := range ops {
+			if o.Launch > 0 {
+				if o.Category == cost.Attention {
+					attn++
+				} else {
+					other++
+				}
+			}
+		}
+		return attn, other
+	}
+	mixed := append(decodes(8, 2048, 1), Seq{Query: 100, Prefill: true})
+	_, other := launched(piecewise, mixed)
+	assert.Zero(t, other, "piecewise: only attention launched eagerly")
+	_, other = launched(eager, mixed)
+	assert.Positive(t, other, "eager prefill: every kernel launched")
+	assert.Greater(t, stepBatch(t, eager, mixed).Step.Time, stepBatch(t, piecewise, mixed).Step.Time)
+	dec := decodes(8, 2048, 1)
+	assert.Equal(t, stepBatch(t, piecewise, dec).Step.Time, stepBatch(t, eager, dec).Step.Time, "decode steps replay the graph")
+}
+
 // TestPrefillMoEEqualsDecodeAtSameTokens: the MoE layer sees tokens, not
 // sequences: a prefill chunk of N tokens from an empty cache and a decode
 // step of N sequences route the same tokens, so their MoE time is equal

@@ -30,6 +30,19 @@ type Config struct {
 	// mixed step above it runs eagerly. 0 = no limit on decode steps
 	// (every decode step replays a graph) and CaptureTokens for mixed ones.
 	CaptureSize int
+	// CaptureBatches are the decode batch sizes, in sequences per
+	// attention rank and ascending, the engine captured CUDA graphs for
+	// when it pads a decode batch to the next captured size (SGLang:
+	// serve.CaptureBatches). A decode-only step of n sequences per rank at
+	// most the largest runs the graph of the smallest size >= n: every op
+	// at that size, the padding rows attending one key each. Empty: no
+	// padding (each decode step is priced at its own size).
+	CaptureBatches []int
+	// EagerPrefill: the engine runs every step with a prefill chunk
+	// without CUDA graphs (SGLang: only decode, verify and idle batches
+	// replay graphs; serve.EagerPrefill). False: vLLM's piecewise graphs
+	// for mixed and prefill steps up to the capture size.
+	EagerPrefill bool
 	// GPUMemoryUtilization is the fraction of GPU memory the engine may use
 	// (vLLM gpu_memory_utilization).
 	GPUMemoryUtilization float64
@@ -149,6 +162,11 @@ func (c *Config) validate() (shape, error) {
 	}
 	if c.CaptureSize < 0 || c.CaptureSize > MaxBatchSize {
 		return sh, fieldErrorf("CaptureSize", "must be in [0, %d] tokens, got %d", MaxBatchSize, c.CaptureSize)
+	}
+	for i, b := range c.CaptureBatches {
+		if b < 1 || b > MaxBatchSize || (i > 0 && b <= c.CaptureBatches[i-1]) {
+			return sh, fieldErrorf("CaptureBatches", "must be ascending sizes in [1, %d], got %v", MaxBatchSize, c.CaptureBatches)
+		}
 	}
 	if c.KVCache > dtype.KVFP8 {
 		return sh, fieldErrorf("KVCache", "unknown KV-cache dtype %d", c.KVCache)

@@ -44,9 +44,11 @@
 //     when it is 0), a larger one runs eagerly; a mixed or prefill step of
 //     at most CaptureSize (CaptureTokens when 0) tokens per rank runs
 //     piecewise graphs with attention launched eagerly, a larger one runs
-//     eagerly; eager kernels pay kernels.Costs.LaunchCost. Batches below
-//     the capture size are priced at their size, not padded to the next
-//     captured size.
+//     eagerly; eager kernels pay kernels.Costs.LaunchCost. With
+//     Config.EagerPrefill (SGLang) every step with a prefill chunk is
+//     eager. Decode batches below the capture size are priced at their
+//     size, unless Config.CaptureBatches lists the captured sizes
+//     (SGLang): then at the next one, the padding rows at context 1.
 //   - With G attention groups (DP attention) the sequences spread evenly
 //     and the step costs the busiest group: ceil(n/G) decodes and
 //     ceil(chunks/G) chunks with that share of the chunks' tokens.

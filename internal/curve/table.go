@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
@@ -86,9 +87,58 @@ func (t *Table) Init(name string, axes []Axis, notes []string, loo []float64) {
 	t.err = P90(loo)
 	t.nLOO = len(loo)
 	copy(t.axes[:], axes)
+	w := wordsFor(t.axes, notes)
+	t.notes, t.ranges = w.notes, w.ranges
+}
+
+// SetLOO sets the leave-one-out summary of a table initialised before
+// (Init) and nothing else: a table whose curves are built on first use
+// (kernels' deferred tables) names itself at once and learns its error
+// later, without rewriting what readers may hold.
+func (t *Table) SetLOO(loo []float64) {
+	t.err = P90(loo)
+	t.nLOO = len(loo)
+}
+
+// words are the notes and ranges of every combination of flags, which
+// depend only on a table's axes and own notes: tables of the same kind
+// share them (the 318 MoE tables of an embedded calibration, one set),
+// so that building a table joins no string.
+type words struct {
+	notes  [numFlags]string
+	ranges [16]cost.Range
+}
+
+var (
+	wordsMu    sync.Mutex
+	wordsCache = map[string]*words{}
+)
+
+// wordsFor returns the shared words of axes and notes.
+func wordsFor(axes [2]Axis, notes []string) *words {
+	var key strings.Builder
+	for _, a := range axes {
+		fmt.Fprintf(&key, "%q %t %q\x00", a.Name, a.Extrapolated, a.How)
+	}
+	for _, n := range notes {
+		key.WriteString(strconv.Quote(n))
+		key.WriteByte(0)
+	}
+	wordsMu.Lock()
+	defer wordsMu.Unlock()
+	if w, ok := wordsCache[key.String()]; ok {
+		return w
+	}
+	w := newWords(axes, notes)
+	wordsCache[key.String()] = w
+	return w
+}
+
+func newWords(axes [2]Axis, notes []string) *words {
+	t := &words{}
 	words := func(m Flags) []string {
 		var parts []string
-		for i, a := range t.axes {
+		for i, a := range axes {
 			if a.Name == "" {
 				continue
 			}
@@ -109,7 +159,7 @@ func (t *Table) Init(name string, axes []Axis, notes []string, loo []float64) {
 	for m := range Flags(16) {
 		r := &t.ranges[m]
 		r.Note = strings.Join(words(m), "; ")
-		for i, a := range t.axes {
+		for i, a := range axes {
 			switch {
 			case m&(BelowA<<(2*i)) != 0:
 				r.Axes[i] = cost.AxisRange{Axis: a.Name, Limit: cost.ClampedBelow}
@@ -129,6 +179,7 @@ func (t *Table) Init(name string, axes []Axis, notes []string, loo []float64) {
 		}
 		t.notes[m] = strings.Join(parts, "; ")
 	}
+	return t
 }
 
 // Name is the table's Source.Table string.

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"os"
 	"syscall"
 )
 
@@ -15,4 +16,12 @@ func cpuSeconds() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// maxRSSBytes is the peak resident set of an exited child process.
+func maxRSSBytes(ps *os.ProcessState) float64 {
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return float64(ru.Maxrss) * 1024 // Linux: KiB
+	}
+	return 0
 }

@@ -1,0 +1,50 @@
+package scenarios
+
+import (
+	"os"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGraphMechanisms: an SGLang scenario gets SGLang's CUDA-graph capture
+// list and eager prefill steps, each of which --without turns off and
+// --with back on; a vLLM scenario gets neither.
+func TestGraphMechanisms(t *testing.T) {
+	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
+	engine := regexp.MustCompile(`(?m)^engine = "vllm"`)
+	for _, tc := range []struct {
+		engine string
+		on     bool
+	}{{"sglang", true}, {"vllm", false}} {
+		t.Run(tc.engine, func(t *testing.T) {
+			body := data
+			if tc.engine == "sglang" {
+				require.True(t, engine.Match(data), "the scenario names its engine")
+				body = engine.ReplaceAll(data, []byte(`engine = "sglang"`))
+			}
+			s, err := Parse("x.toml", body)
+			require.NoError(t, err)
+			assert.Equal(t, tc.on, len(s.Config.CaptureBatches) > 0, "capture list")
+			assert.Equal(t, tc.on, s.Config.EagerPrefill, "eager prefill")
+			if !tc.on {
+				return
+			}
+			assert.Equal(t, 1, s.Config.CaptureBatches[0])
+			require.NoError(t, s.SetMechanism("graph-padding", false))
+			require.NoError(t, s.SetMechanism("eager-prefill", false))
+			assert.Empty(t, s.Config.CaptureBatches)
+			assert.False(t, s.Config.EagerPrefill)
+			require.NoError(t, s.SetMechanism("capture-size", true))
+			assert.Empty(t, s.Config.CaptureBatches, "capture-size leaves the other two alone")
+			assert.False(t, s.Config.EagerPrefill)
+			require.NoError(t, s.SetMechanism("graph-padding", true))
+			require.NoError(t, s.SetMechanism("eager-prefill", true))
+			assert.NotEmpty(t, s.Config.CaptureBatches)
+			assert.True(t, s.Config.EagerPrefill)
+		})
+	}
+}
