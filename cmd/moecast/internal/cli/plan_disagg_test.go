@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/report/view"
 )
 
 // TestPlanDisagg plans agg and disagg: a small model with short prompts
@@ -67,7 +69,7 @@ disagg_transfer = "nvlink4"
 			require.NoError(t, os.WriteFile(file, []byte(tt.toml), 0o644))
 			code, out, errs := runCLI(t, append([]string{"plan", file, "--format", "json"}, tt.args...)...)
 			require.Equal(t, ExitOK, code, errs)
-			var pj planJSON
+			var pj view.PlanJSON
 			require.NoError(t, json.Unmarshal([]byte(out), &pj))
 			require.NotNil(t, pj.Disagg)
 			require.NotEmpty(t, pj.Disagg.Points)
@@ -152,7 +154,7 @@ disagg = true
 `), 0o644))
 	code, out, errs := runCLI(t, "plan", file, "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	var pj planJSON
+	var pj view.PlanJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &pj))
 	require.NotNil(t, pj.Disagg)
 	require.NotEmpty(t, pj.Disagg.Points)

@@ -1,17 +1,18 @@
-package cli
+package view
 
 import (
 	"fmt"
 
 	"github.com/moecast/moecast/plan"
+	"github.com/moecast/moecast/report"
 )
 
 // pointRows is a table of the points idx: the text view (full=false) or
 // every field (full=true, for CSV and JSON).
-func (pl *planned) pointRows(idx []int, full bool) *table {
-	r := pl.res
+func (pl *Planned) pointRows(idx []int, full bool) *report.Table {
+	r := pl.Result
 	if !full {
-		t := &table{Columns: []column{{Name: "deployment"}, {Name: "engine"}, {Name: "conc"},
+		t := &report.Table{Columns: []report.Column{{Name: "deployment"}, {Name: "engine"}, {Name: "conc"},
 			{Name: "tok/s/GPU", Text: "%.1f"}, {Name: "tok/s/user", Text: "%.1f"}, {Name: "TPOT p99 ms", Text: "%.2f"},
 			{Name: "tok/s/replica", Text: "%.1f"}, {Name: "verdict", Left: true}}}
 		for _, i := range idx {
@@ -22,14 +23,14 @@ func (pl *planned) pointRows(idx []int, full bool) *table {
 				v += " (best)"
 			}
 			if p.Verdict != plan.OnFront {
-				v = r.Reason(i, pl.slo)
+				v = r.Reason(i, pl.SLO)
 			}
-			t.add(c.Label(), c.Engine.String(), p.Concurrency, p.PerGPU, p.Metrics.PerUser, p.Metrics.TPOTP99.Ms(),
+			t.Add(c.Label(), c.Engine.String(), p.Concurrency, p.PerGPU, p.Metrics.PerUser, p.Metrics.TPOTP99.Ms(),
 				p.Metrics.OutputTokensPerSecond, v)
 		}
 		return t
 	}
-	t := &table{Columns: []column{{Name: "deployment"}, {Name: "gpu"}, {Name: "gpus"}, {Name: "tp"}, {Name: "dp"},
+	t := &report.Table{Columns: []report.Column{{Name: "deployment"}, {Name: "gpu"}, {Name: "gpus"}, {Name: "tp"}, {Name: "dp"},
 		{Name: "ep"}, {Name: "dp_attention"}, {Name: "kv_cache"}, {Name: "spec"}, {Name: "engine"},
 		{Name: "concurrency"}, {Name: "max_concurrency"}, {Name: "output_tokens_per_s"}, {Name: "tokens_per_s_per_gpu"},
 		{Name: "tokens_per_s_per_user"}, {Name: "tpot_p99_ms"}, {Name: "ttft_p99_ms"}, {Name: "verdict"},
@@ -40,16 +41,16 @@ func (pl *planned) pointRows(idx []int, full bool) *table {
 		l := c.Config.Layout
 		var ttft any
 		if p.Metrics.HasTTFT {
-			ttft = r6(p.Metrics.TTFTP99.Ms())
+			ttft = Round6(p.Metrics.TTFTP99.Ms())
 		}
 		var tput, perGPU, perUser, tpot any
 		if p.Verdict != plan.NoMemory {
-			tput, perGPU = r6(p.Metrics.OutputTokensPerSecond), r6(p.PerGPU)
-			perUser, tpot = r6(p.Metrics.PerUser), r6(p.Metrics.TPOTP99.Ms())
+			tput, perGPU = Round6(p.Metrics.OutputTokensPerSecond), Round6(p.PerGPU)
+			perUser, tpot = Round6(p.Metrics.PerUser), Round6(p.Metrics.TPOTP99.Ms())
 		}
-		t.add(c.Label(), c.Config.GPU.Name, c.GPUs(), l.TP, l.DP, l.EP, l.DPAttention, c.Config.KVCache.String(),
+		t.Add(c.Label(), c.Config.GPU.Name, c.GPUs(), l.TP, l.DP, l.EP, l.DPAttention, c.Config.KVCache.String(),
 			specLabel(c), c.Engine.String(), p.Concurrency, c.MaxConcurrency, tput, perGPU, perUser, tpot, ttft,
-			p.Verdict.String(), r.Best != nil && r.Best.Point == i, r.Reason(i, pl.slo), pricedBy(p))
+			p.Verdict.String(), r.Best != nil && r.Best.Point == i, r.Reason(i, pl.SLO), pricedBy(p))
 	}
 	return t
 }
@@ -69,20 +70,20 @@ func specLabel(c *plan.Candidate) string {
 	return specName(c.Config.Spec.Method)
 }
 
-// pointsTable is every point of the search (the CSV output).
-func (pl *planned) pointsTable() *table {
-	idx := make([]int, len(pl.res.Points))
+// PointsTable is every point of the search (the CSV output).
+func (pl *Planned) PointsTable() *report.Table {
+	idx := make([]int, len(pl.Result.Points))
 	for i := range idx {
 		idx[i] = i
 	}
 	return pl.pointRows(idx, true)
 }
 
-// csvTable is the CSV output: every point, then the xPyD points when
+// CSVTable is the CSV output: every point, then the xPyD points when
 // disaggregation was priced.
-func (pl *planned) csvTable() *table {
-	t := pl.pointsTable()
-	if pl.plan.Disagg {
+func (pl *Planned) CSVTable() *report.Table {
+	t := pl.PointsTable()
+	if pl.Plan.Disagg {
 		pl.disaggCSVRows(t)
 	}
 	return t
@@ -91,12 +92,12 @@ func (pl *planned) csvTable() *table {
 // deploymentsTable has one row per candidate: its best point under the
 // SLOs and how it fared; the text view (full=false) leaves out those that
 // do not fit in memory at all (memoryLine counts them).
-func (pl *planned) deploymentsTable(full bool) *table {
-	r := pl.res
-	t := &table{Columns: []column{{Name: "deployment"}, {Name: "engine"}, {Name: "max conc"}, {Name: "best conc"},
+func (pl *Planned) deploymentsTable(full bool) *report.Table {
+	r := pl.Result
+	t := &report.Table{Columns: []report.Column{{Name: "deployment"}, {Name: "engine"}, {Name: "max conc"}, {Name: "best conc"},
 		{Name: "tok/s/GPU", Text: "%.1f"}, {Name: "tok/s/user", Text: "%.1f"}, {Name: "verdict", Left: true}, {Name: "why", Left: true}}}
 	if full {
-		t.Columns = []column{{Name: "deployment"}, {Name: "engine"}, {Name: "max_concurrency"}, {Name: "best_concurrency"},
+		t.Columns = []report.Column{{Name: "deployment"}, {Name: "engine"}, {Name: "max_concurrency"}, {Name: "best_concurrency"},
 			{Name: "tokens_per_s_per_gpu"}, {Name: "tokens_per_s_per_user"}, {Name: "verdict"}, {Name: "reason"}}
 	}
 	for di := range r.Deployments {
@@ -110,10 +111,10 @@ func (pl *planned) deploymentsTable(full bool) *table {
 			p := &r.Points[d.Best]
 			conc, perGPU, perUser = p.Concurrency, p.PerGPU, p.Metrics.PerUser
 			if full {
-				perGPU, perUser = r6(p.PerGPU), r6(p.Metrics.PerUser)
+				perGPU, perUser = Round6(p.PerGPU), Round6(p.Metrics.PerUser)
 			}
 		}
-		t.add(c.Label(), c.Engine.String(), c.MaxConcurrency, conc, perGPU, perUser, d.Verdict.String(), r.DeploymentReason(di, pl.slo))
+		t.Add(c.Label(), c.Engine.String(), c.MaxConcurrency, conc, perGPU, perUser, d.Verdict.String(), r.DeploymentReason(di, pl.SLO))
 	}
 	return t
 }
@@ -161,14 +162,14 @@ type planDeploymentJSON struct {
 	Reason         string         `json:"reason"`
 }
 
-type planJSON struct {
+type PlanJSON struct {
 	Scenario     string               `json:"scenario"`
 	Calibration  []string             `json:"calibration"`
 	InputTokens  int                  `json:"input_tokens"`
 	OutputTokens int                  `json:"output_tokens"`
 	GPUs         []string             `json:"gpus"`
 	MaxGPUs      int                  `json:"max_gpus"` // 0: the node size, no cap on the total
-	SLO          planSLOJSON          `json:"slo"`
+	SLO          PlanSLOJSON          `json:"slo"`
 	Evaluator    string               `json:"evaluator"`
 	Front        []planPointJSON      `json:"front"`
 	Best         *planBestJSON        `json:"best"` // null when no point meets the SLOs
@@ -181,7 +182,7 @@ type planJSON struct {
 	Disagg *planDisaggSectionJSON `json:"disagg,omitempty"`
 }
 
-type planSLOJSON struct {
+type PlanSLOJSON struct {
 	TTFTP99Ms              float64 `json:"ttft_p99_ms"` // 0: not checked
 	TPOTP99Ms              float64 `json:"tpot_p99_ms"`
 	MinTokensPerSPerUser   float64 `json:"min_tokens_per_s_per_user"`
@@ -194,33 +195,33 @@ type reasonJSON struct {
 	Count  int    `json:"count"`
 }
 
-func (pl *planned) pointJSON(i int) planPointJSON {
-	r := pl.res
+func (pl *Planned) pointJSON(i int) planPointJSON {
+	r := pl.Result
 	p := &r.Points[i]
 	c := &r.Candidates[p.Candidate]
 	l := c.Config.Layout
 	out := planPointJSON{Deployment: c.Label(), GPU: c.Config.GPU.Name, GPUs: c.GPUs(), TP: l.TP, DP: l.DP, EP: l.EP,
 		DPAttention: l.DPAttention, KVCache: c.Config.KVCache.String(), Spec: specLabel(c), Engine: c.Engine.String(),
-		Concurrency: p.Concurrency, OutputTokensPerS: r6(p.Metrics.OutputTokensPerSecond), TokensPerSPerGPU: r6(p.PerGPU),
-		TokensPerSPerUser: r6(p.Metrics.PerUser), TPOTP99Ms: r6(p.Metrics.TPOTP99.Ms()),
-		Verdict: p.Verdict.String(), Reason: r.Reason(i, pl.slo), PricedBy: pricedBy(p)}
+		Concurrency: p.Concurrency, OutputTokensPerS: Round6(p.Metrics.OutputTokensPerSecond), TokensPerSPerGPU: Round6(p.PerGPU),
+		TokensPerSPerUser: Round6(p.Metrics.PerUser), TPOTP99Ms: Round6(p.Metrics.TPOTP99.Ms()),
+		Verdict: p.Verdict.String(), Reason: r.Reason(i, pl.SLO), PricedBy: pricedBy(p)}
 	if p.Metrics.HasTTFT {
-		v := r6(p.Metrics.TTFTP99.Ms())
+		v := Round6(p.Metrics.TTFTP99.Ms())
 		out.TTFTP99Ms = &v
 	}
 	return out
 }
 
-func (pl *planned) json() planJSON {
-	r := pl.res
-	p := &pl.plan
-	out := planJSON{Scenario: pl.sc.Name, Calibration: []string{}, InputTokens: p.InputTokens, OutputTokens: p.OutputTokens,
+func (pl *Planned) JSON() PlanJSON {
+	r := pl.Result
+	p := &pl.Plan
+	out := PlanJSON{Scenario: pl.Scenario.Name, Calibration: []string{}, InputTokens: p.InputTokens, OutputTokens: p.OutputTokens,
 		GPUs: pl.gpuNames(), MaxGPUs: p.MaxGPUs, Evaluator: r.Evaluator,
-		SLO: planSLOJSON{TTFTP99Ms: r6(p.TTFTP99.Ms()), TPOTP99Ms: r6(p.TPOTP99.Ms()), MinTokensPerSPerUser: p.MinTokensPerSPerUser,
+		SLO: PlanSLOJSON{TTFTP99Ms: Round6(p.TTFTP99.Ms()), TPOTP99Ms: Round6(p.TPOTP99.Ms()), MinTokensPerSPerUser: p.MinTokensPerSPerUser,
 			TargetOutputTokensPerS: p.TargetOutputTokensPerS, TargetRequestRate: p.TargetRequestRate},
 		Front: []planPointJSON{}, Nearest: []planPointJSON{}, Deployments: []planDeploymentJSON{},
-		Rejected: []reasonJSON{}, Warnings: append([]string{}, pl.warnings...)}
-	for _, u := range pl.sc.CalibrationUses {
+		Rejected: []reasonJSON{}, Warnings: append([]string{}, pl.Warnings...)}
+	for _, u := range pl.Scenario.CalibrationUses {
 		out.Calibration = append(out.Calibration, u.Name)
 	}
 	for _, i := range r.Front {
@@ -237,7 +238,7 @@ func (pl *planned) json() planJSON {
 		d := &r.Deployments[di]
 		c := &r.Candidates[d.Candidate]
 		dj := planDeploymentJSON{Deployment: c.Label(), Engine: c.Engine.String(), MaxConcurrency: c.MaxConcurrency,
-			Verdict: d.Verdict.String(), Reason: r.DeploymentReason(di, pl.slo)}
+			Verdict: d.Verdict.String(), Reason: r.DeploymentReason(di, pl.SLO)}
 		if d.Best >= 0 {
 			b := pl.pointJSON(d.Best)
 			dj.Best = &b
@@ -247,15 +248,15 @@ func (pl *planned) json() planJSON {
 	for _, rc := range plan.RejectionReasons(r.Rejected) {
 		out.Rejected = append(out.Rejected, reasonJSON{Reason: rc.Reason, Count: rc.Count})
 	}
-	if pl.plan.Disagg {
+	if pl.Plan.Disagg {
 		out.Disagg = pl.disaggJSON()
 	}
 	return out
 }
 
 // memoryLine counts the deployments that fit no sequence, or "".
-func (pl *planned) memoryLine() string {
-	r := pl.res
+func (pl *Planned) memoryLine() string {
+	r := pl.Result
 	n, first := 0, -1
 	for di := range r.Deployments {
 		if r.Deployments[di].Verdict == plan.NoMemory {
@@ -269,5 +270,5 @@ func (pl *planned) memoryLine() string {
 		return ""
 	}
 	return fmt.Sprintf("%d more deployments hold no sequence of %d tokens in memory (e.g. %s: %s)", n,
-		pl.plan.InputTokens+pl.plan.OutputTokens, r.Candidates[r.Deployments[first].Candidate].Label(), r.DeploymentReason(first, pl.slo))
+		pl.Plan.InputTokens+pl.Plan.OutputTokens, r.Candidates[r.Deployments[first].Candidate].Label(), r.DeploymentReason(first, pl.SLO))
 }

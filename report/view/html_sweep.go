@@ -1,4 +1,4 @@
-package cli
+package view
 
 import (
 	"fmt"
@@ -7,14 +7,14 @@ import (
 	"github.com/moecast/moecast/report"
 )
 
-// page is `sweep --serving`'s HTML report: mean TTFT and mean TPOT
+// Page is `sweep --serving`'s HTML report: mean TTFT and mean TPOT
 // against the load, and the latency-throughput curve, one line per
 // combination of the swept keys other than the load; every point's
 // figures under them.
-func (ss *servingSwept) page() *report.Page {
-	pg := &report.Page{Title: "moecast sweep --serving: " + ss.base.Name, Warnings: ss.warnings,
-		Header: sweepHeader(ss.base, ss.res.Axes, fmt.Sprintf("%d run, %d skipped; the serving simulation (simulate) at each", len(ss.res.Points), len(ss.res.Skipped)))}
-	closed := ss.res.Points[0].Value.points[0].at.Concurrency > 0
+func (ss *ServingSwept) Page() *report.Page {
+	pg := &report.Page{Title: "moecast sweep --serving: " + ss.Base.Name, Warnings: ss.Warnings,
+		Header: sweepHeader(ss.Base, ss.Result.Axes, fmt.Sprintf("%d run, %d skipped; the serving simulation (simulate) at each", len(ss.Result.Points), len(ss.Result.Skipped)))}
+	closed := ss.Result.Points[0].Value.Points[0].At.Concurrency > 0
 	load := report.Axis{Label: "concurrency", Unit: "requests", Log: true}
 	if !closed {
 		load = report.Axis{Label: "request rate", Unit: "requests/s", Log: true}
@@ -25,9 +25,9 @@ func (ss *servingSwept) page() *report.Page {
 		Y: report.Axis{Label: "output throughput", Unit: "tokens/s"}}
 	var order []string
 	series := map[string]*[3]report.Series{}
-	for _, p := range ss.res.Points {
+	for _, p := range ss.Result.Points {
 		var parts []string
-		for _, st := range ss.res.Settings(p.Index) {
+		for _, st := range ss.Result.Settings(p.Index) {
 			if st.Name != "workload.concurrency" && st.Name != "workload.request_rate" {
 				parts = append(parts, st.Name+"="+st.Value)
 			}
@@ -42,19 +42,19 @@ func (ss *servingSwept) page() *report.Page {
 			series[name] = sr
 			order = append(order, name)
 		}
-		for i := range p.Value.points {
-			pt := &p.Value.points[i]
-			if !latencyOK(pt) || (pt.at.Concurrency > 0) != closed {
+		for i := range p.Value.Points {
+			pt := &p.Value.Points[i]
+			if !latencyOK(pt) || (pt.At.Concurrency > 0) != closed {
 				continue
 			}
-			x, t1, t2 := loadValue(pt), pt.res.TTFT.Mean.Ms(), pt.res.TPOT.Mean.Ms()
+			x, t1, t2 := loadValue(pt), pt.Result.TTFT.Mean.Ms(), pt.Result.TPOT.Mean.Ms()
 			if !allFinite(x, t1, t2) || !(x > 0) {
 				continue
 			}
 			sr[0].X, sr[0].Y = append(sr[0].X, x), append(sr[0].Y, t1)
 			sr[1].X, sr[1].Y = append(sr[1].X, x), append(sr[1].Y, t2)
-			if pt.res.TPOT.Mean > 0 && allFinite(pt.res.OutputThroughput) {
-				sr[2].X, sr[2].Y = append(sr[2].X, 1/float64(pt.res.TPOT.Mean)), append(sr[2].Y, pt.res.OutputThroughput)
+			if pt.Result.TPOT.Mean > 0 && allFinite(pt.Result.OutputThroughput) {
+				sr[2].X, sr[2].Y = append(sr[2].X, 1/float64(pt.Result.TPOT.Mean)), append(sr[2].Y, pt.Result.OutputThroughput)
 			}
 		}
 	}
@@ -65,16 +65,16 @@ func (ss *servingSwept) page() *report.Page {
 		tpot.Series = append(tpot.Series, sortedSeries(sr[1]))
 		curve.Series = append(curve.Series, sortedSeries(sr[2]))
 	}
-	rows, rowNote := capRows((*report.Table)(ss.table(true)))
+	rows, rowNote := capRows((*report.Table)(ss.Table(true)))
 	pg.Sections = []report.Section{
 		{Title: "Mean TTFT against " + load.Label, Text: strings.TrimSpace("One line per combination of the swept keys other than the load. " + note), Chart: ttft},
 		{Title: "Mean TPOT against " + load.Label, Chart: tpot},
 		{Title: "Throughput against speed per user", Text: "Output tokens/s of the deployment against tokens/s per user (1 / mean TPOT).", Chart: curve},
 		{Title: "All points", Text: rowNote, Tables: []report.Titled{{Caption: "sweep --serving --format csv", Table: rows}}},
 	}
-	if len(ss.res.Reasons) > 0 {
+	if len(ss.Result.Reasons) > 0 {
 		t := &report.Table{Columns: []report.Column{{Name: "skipped"}, {Name: "reason"}}}
-		for _, r := range ss.res.Reasons {
+		for _, r := range ss.Result.Reasons {
 			t.Add(r.Count, r.Reason)
 		}
 		pg.Sections = append(pg.Sections, report.Section{Title: "Skipped combinations", Tables: []report.Titled{{Table: t}}})

@@ -1,4 +1,4 @@
-package cli
+package view
 
 import (
 	"fmt"
@@ -10,11 +10,11 @@ import (
 	"github.com/moecast/moecast/validate"
 )
 
-// validateTracePage is `validate trace --html`'s report: for each step
+// ValidateTracePage is `validate trace --html`'s report: for each step
 // the text output shows in full (all up to four, else each rank's step of
 // median error), measured against predicted per category as grouped bars
 // and the per-op table; then every step's totals.
-func validateTracePage(sc *scenarios.Scenario, rep *validate.Report) *report.Page {
+func ValidateTracePage(sc *scenarios.Scenario, rep *validate.Report) *report.Page {
 	pg := &report.Page{Title: "moecast validate trace: " + sc.Name, Header: scenarioHeader(sc), Warnings: rep.Warnings}
 	pg.Header = append(pg.Header,
 		report.Field{Label: "traces", Value: strings.Join(rep.Files, ", ")},
@@ -71,11 +71,11 @@ func validateTracePage(sc *scenarios.Scenario, rep *validate.Report) *report.Pag
 	return pg
 }
 
-// validateBenchPage is `validate bench --html`'s report: for each result,
+// ValidateBenchPage is `validate bench --html`'s report: for each result,
 // measured against predicted as grouped bars, one chart per latency
 // metric (its mean, median, p90, p99) and per throughput unit, and the
 // table of every figure with its error.
-func validateBenchPage(scenario string, cases []benchCase, warnings []string) *report.Page {
+func ValidateBenchPage(scenario string, cases []BenchCase, warnings []string) *report.Page {
 	pg := &report.Page{Title: "moecast validate bench: " + scenario, Warnings: warnings}
 	if sc, err := scenarios.Open(scenario); err == nil {
 		pg.Header = scenarioHeader(sc)
@@ -83,25 +83,25 @@ func validateBenchPage(scenario string, cases []benchCase, warnings []string) *r
 		pg.Header = []report.Field{{Label: "scenario", Value: scenario}}
 	}
 	for _, c := range cases {
-		load := fmt.Sprintf("concurrency %d", c.pt.at.Concurrency)
-		if c.pt.at.RequestRate > 0 {
-			load = fmt.Sprintf("request rate %g/s", c.pt.at.RequestRate)
+		load := fmt.Sprintf("concurrency %d", c.Point.At.Concurrency)
+		if c.Point.At.RequestRate > 0 {
+			load = fmt.Sprintf("request rate %g/s", c.Point.At.RequestRate)
 		}
-		w := c.pt.cfg.Workload
-		title := fmt.Sprintf("%s (%s): %s, %d requests, %d in / %d out tokens", benchName(c.res), c.res.Family, load, w.Requests, w.InputTokens, w.OutputTokens)
-		if c.pt.unservable != "" {
-			pg.Sections = append(pg.Sections, report.Section{Title: title, Text: "No prediction: " + c.pt.unservable})
+		w := c.Point.Config.Workload
+		title := fmt.Sprintf("%s (%s): %s, %d requests, %d in / %d out tokens", BenchName(c.Result), c.Result.Family, load, w.Requests, w.InputTokens, w.OutputTokens)
+		if c.Point.Unservable != "" {
+			pg.Sections = append(pg.Sections, report.Section{Title: title, Text: "No prediction: " + c.Point.Unservable})
 			continue
 		}
 		text := "Measured (the benchmark's file) against predicted (moecast simulate on the same workload); figures the file lacks, or the simulator has no number for, are left out of the bars."
-		if worst, row, ok := validate.WorstMeanErrorPct(c.rows); ok {
-			text += fmt.Sprintf(" Worst mean or throughput: %s %+.1f%%.", rowName(row), worst)
+		if worst, row, ok := validate.WorstMeanErrorPct(c.Rows); ok {
+			text += fmt.Sprintf(" Worst mean or throughput: %s %+.1f%%.", RowName(row), worst)
 		}
 		// One chart per latency metric (its stats side by side) and one per
 		// throughput unit: bars of one chart share a scale.
 		var groups []string
 		byGroup := map[string]*report.GroupedBars{}
-		for _, r := range c.rows {
+		for _, r := range c.Rows {
 			if math.IsNaN(r.Measured) || math.IsNaN(r.Predicted) || math.IsInf(r.Measured, 0) || math.IsInf(r.Predicted, 0) {
 				continue
 			}
@@ -133,7 +133,7 @@ func validateBenchPage(scenario string, cases []benchCase, warnings []string) *r
 		if len(groups) == 0 {
 			pg.Sections = append(pg.Sections, report.Section{Title: title, Text: text})
 		}
-		pg.Sections[len(pg.Sections)-1].Tables = []report.Titled{{Caption: "Every figure", Table: (*report.Table)(benchTable([]benchCase{c}, false))}}
+		pg.Sections[len(pg.Sections)-1].Tables = []report.Titled{{Caption: "Every figure", Table: (*report.Table)(BenchTable([]BenchCase{c}, false))}}
 	}
 	return pg
 }

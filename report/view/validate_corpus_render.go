@@ -1,4 +1,4 @@
-package cli
+package view
 
 import (
 	"fmt"
@@ -12,21 +12,21 @@ import (
 
 // partitionTable lists partitions: n, then per metric MAPE, bias, median
 // absolute error and the share within ±20 %.
-func partitionTable(first string, ps []validate.Partition) *table {
-	t := &table{Columns: []column{{Name: first, Left: true}, {Name: "n"},
+func partitionTable(first string, ps []validate.Partition) *report.Table {
+	t := &report.Table{Columns: []report.Column{{Name: first, Left: true}, {Name: "n"},
 		{Name: "tpot_mape", Text: "%.1f"}, {Name: "tpot_bias", Text: "%+.1f"}, {Name: "tpot_median_abs", Text: "%.1f"}, {Name: "tpot_within_20", Text: "%.0f%%"},
 		{Name: "ttft_mape", Text: "%.1f"}, {Name: "ttft_bias", Text: "%+.1f"}, {Name: "ttft_median_abs", Text: "%.1f"}, {Name: "ttft_within_20", Text: "%.0f%%"}}}
 	for _, p := range ps {
-		t.add(p.Name, p.N, numOrNil(p.TPOTMAPE), numOrNil(p.TPOTBias), numOrNil(p.TPOTMedianAbs), numOrNil(p.TPOTWithin20*100),
+		t.Add(p.Name, p.N, numOrNil(p.TPOTMAPE), numOrNil(p.TPOTBias), numOrNil(p.TPOTMedianAbs), numOrNil(p.TPOTWithin20*100),
 			numOrNil(p.TTFTMAPE), numOrNil(p.TTFTBias), numOrNil(p.TTFTMedianAbs), numOrNil(p.TTFTWithin20*100))
 	}
 	return t
 }
 
-func skippedTable(sk []validate.SkipCount) *table {
-	t := &table{Columns: []column{{Name: "rows"}, {Name: "reason", Left: true}}}
+func skippedTable(sk []validate.SkipCount) *report.Table {
+	t := &report.Table{Columns: []report.Column{{Name: "rows"}, {Name: "reason", Left: true}}}
 	for _, s := range sk {
-		t.add(s.Count, s.Reason)
+		t.Add(s.Count, s.Reason)
 	}
 	return t
 }
@@ -44,15 +44,15 @@ func loadName(r *validate.CorpusRow) string {
 
 // worstTable lists the worst points: where, the load, measured and
 // predicted TTFT and TPOT (the scored statistic) and their errors.
-func worstTable(rows []validate.CorpusRow) *table {
-	t := &table{Columns: []column{{Name: "row", Left: true}, {Name: "partition", Left: true}, {Name: "load", Left: true}, {Name: "in/out", Left: true},
+func worstTable(rows []validate.CorpusRow) *report.Table {
+	t := &report.Table{Columns: []report.Column{{Name: "row", Left: true}, {Name: "partition", Left: true}, {Name: "load", Left: true}, {Name: "in/out", Left: true},
 		{Name: "ttft_meas_ms", Text: "%.1f"}, {Name: "ttft_pred_ms", Text: "%.1f"}, {Name: "ttft_err", Text: "%+.0f%%"},
 		{Name: "tpot_meas_ms", Text: "%.2f"}, {Name: "tpot_pred_ms", Text: "%.2f"}, {Name: "tpot_err", Text: "%+.0f%%"}}}
 	for i := range rows {
 		r := &rows[i]
 		tm, tp, _ := r.Headline("ttft")
 		pm, pp, _ := r.Headline("tpot")
-		t.add(rowRef(r), r.GPU+" / "+r.Model+" / "+r.Engine+" / "+r.Checkpoint, loadName(r),
+		t.Add(rowRef(r), r.GPU+" / "+r.Model+" / "+r.Engine+" / "+r.Checkpoint, loadName(r),
 			fmt.Sprintf("%.0f/%.0f", r.InputTokens, r.OutputTokens),
 			numOrNil(tm), numOrNil(tp), numOrNil(r.ErrorPct("ttft")), numOrNil(pm), numOrNil(pp), numOrNil(r.ErrorPct("tpot")))
 	}
@@ -66,18 +66,18 @@ func rowRef(r *validate.CorpusRow) string {
 	return r.File
 }
 
-// corpusRowsTable is one line per row (CSV): every figure measured and
+// CorpusRowsTable is one line per row (CSV): every figure measured and
 // predicted, the errors, or the skip reason.
-func corpusRowsTable(card *validate.Scorecard) *table {
-	t := &table{Columns: []column{{Name: "entry", Left: true}, {Name: "file", Left: true}, {Name: "line"}, {Name: "id", Left: true},
+func CorpusRowsTable(card *validate.Scorecard) *report.Table {
+	t := &report.Table{Columns: []report.Column{{Name: "entry", Left: true}, {Name: "file", Left: true}, {Name: "line"}, {Name: "id", Left: true},
 		{Name: "gpu", Left: true}, {Name: "model", Left: true}, {Name: "engine", Left: true}, {Name: "checkpoint", Left: true},
 		{Name: "concurrency"}, {Name: "request_rate"}, {Name: "input_tokens"}, {Name: "output_tokens"}, {Name: "requests"}}}
 	for _, m := range []string{"ttft", "tpot", "e2el"} {
 		for _, st := range []string{"mean", "median", "p90", "p99"} {
-			t.Columns = append(t.Columns, column{Name: "measured_" + st + "_" + m + "_ms"}, column{Name: "predicted_" + st + "_" + m + "_ms"})
+			t.Columns = append(t.Columns, report.Column{Name: "measured_" + st + "_" + m + "_ms"}, report.Column{Name: "predicted_" + st + "_" + m + "_ms"})
 		}
 	}
-	t.Columns = append(t.Columns, column{Name: "ttft_error_pct"}, column{Name: "tpot_error_pct"}, column{Name: "skip", Left: true})
+	t.Columns = append(t.Columns, report.Column{Name: "ttft_error_pct"}, report.Column{Name: "tpot_error_pct"}, report.Column{Name: "skip", Left: true})
 	for i := range card.Rows {
 		r := &card.Rows[i]
 		cells := []any{r.Entry, r.File, r.Line, r.ID, r.GPU, r.Model, r.Engine, r.Checkpoint, r.Concurrency, numOrNil(r.RequestRate),
@@ -88,7 +88,7 @@ func corpusRowsTable(card *validate.Scorecard) *table {
 				numOrNil(ms.P90), numOrNil(ps.P90), numOrNil(ms.P99), numOrNil(ps.P99))
 		}
 		cells = append(cells, numOrNil(r.ErrorPct("ttft")), numOrNil(r.ErrorPct("tpot")), r.Skip)
-		t.add(cells...)
+		t.Add(cells...)
 	}
 	return t
 }
@@ -115,9 +115,9 @@ func spct(x float64) string {
 	return fmt.Sprintf("%+.1f%%", x)
 }
 
-// corpusText writes the scorecard: the summary, the partitions, the
+// CorpusText writes the scorecard: the summary, the partitions, the
 // skipped rows by reason and the worst points (the rows: --format csv).
-func corpusText(w io.Writer, res *corpusResult) error {
+func CorpusText(w io.Writer, res *CorpusResult) error {
 	card := res.Card
 	fmt.Fprintf(w, "corpus    %s (%d entries)\n", res.Manifest.File, len(res.Manifest.Entries))
 	if res.Every > 1 {
@@ -127,7 +127,7 @@ func corpusText(w io.Writer, res *corpusResult) error {
 	fmt.Fprintln(w, "          errors: (predicted - measured) / measured of the mean (the median where only it is measured); bias > 0: predicted slower")
 	for _, sec := range []struct {
 		title string
-		t     *table
+		t     *report.Table
 	}{
 		{"By deployment (GPU / model / engine / checkpoint)", partitionTable("partition", card.Partitions)},
 		{"By request shape", partitionTable("shape", card.ByShape)},
@@ -138,7 +138,7 @@ func corpusText(w io.Writer, res *corpusResult) error {
 		{"Worst points", worstTable(card.Worst)},
 	} {
 		fmt.Fprintf(w, "\n%s\n", sec.title)
-		if err := sec.t.render(w, formatText); err != nil {
+		if err := sec.t.Render(w, report.Text); err != nil {
 			return err
 		}
 	}
@@ -152,7 +152,7 @@ func corpusText(w io.Writer, res *corpusResult) error {
 	return nil
 }
 
-func baselineName(b corpusBaseline) string {
+func baselineName(b CorpusBaseline) string {
 	if strings.HasPrefix(b.Entry, "llmservingsim/") {
 		return "LLMServingSim"
 	}
@@ -160,7 +160,7 @@ func baselineName(b corpusBaseline) string {
 }
 
 // baselineLine is moecast's result on a baseline's entry.
-func baselineLine(b corpusBaseline) string {
+func baselineLine(b CorpusBaseline) string {
 	r := b.Row
 	if r == nil {
 		return "moecast: no row"
@@ -275,7 +275,7 @@ type baselineJSON struct {
 	Moecast string `json:"moecast"`
 }
 
-type corpusJSON struct {
+type CorpusJSON struct {
 	Corpus        string          `json:"corpus"`
 	Total         int             `json:"total"`
 	Scored        int             `json:"scored"`
@@ -293,9 +293,9 @@ type corpusJSON struct {
 	Warnings      []string        `json:"warnings"`
 }
 
-func corpusJSONOf(res *corpusResult) corpusJSON {
+func CorpusJSONOf(res *CorpusResult) CorpusJSON {
 	card := res.Card
-	j := corpusJSON{Corpus: res.Manifest.File, Total: card.Total, Scored: card.Scored, Every: res.Every,
+	j := CorpusJSON{Corpus: res.Manifest.File, Total: card.Total, Scored: card.Scored, Every: res.Every,
 		Overall: partitionJSONOf(card.Overall), Partitions: partitionsJSON(card.Partitions), ByShape: partitionsJSON(card.ByShape),
 		ByConcurrency: partitionsJSON(card.ByConcurrency), BySource: partitionsJSON(card.BySource), ByMode: partitionsJSON(card.ByMode),
 		Skipped: []skipJSON{}, Worst: []corpusRowJSON{}, Baselines: []baselineJSON{}, Rows: []corpusRowJSON{}, Warnings: res.Warnings}
@@ -317,9 +317,9 @@ func corpusJSONOf(res *corpusResult) corpusJSON {
 	return j
 }
 
-// corpusPage is the HTML report: the summary, the partition tables with a
+// CorpusPage is the HTML report: the summary, the partition tables with a
 // chart of TPOT and TTFT MAPE per deployment, the skipped rows, the worst.
-func corpusPage(res *corpusResult) *report.Page {
+func CorpusPage(res *CorpusResult) *report.Page {
 	card := res.Card
 	pg := &report.Page{Title: "moecast validate corpus", Warnings: res.Warnings,
 		Header: []report.Field{{Label: "corpus", Value: res.Manifest.File}, {Label: "overall", Value: overallLine(card)}}}
@@ -353,16 +353,18 @@ func zeroNaN(x float64) float64 {
 }
 
 // mdTable renders t as a Markdown pipe table.
-func mdTable(w io.Writer, t *table) error { return (*report.Table)(t).Render(w, report.Markdown) }
+func mdTable(w io.Writer, t *report.Table) error {
+	return (*report.Table)(t).Render(w, report.Markdown)
+}
 
-// corpusMarkdown writes the scorecard as a Markdown document:
+// CorpusMarkdown writes the scorecard as a Markdown document:
 // docs/ACCURACY.md is this for the shipped corpus, kept in step by a test.
-func corpusMarkdown(w io.Writer, res *corpusResult) error {
+func CorpusMarkdown(w io.Writer, res *CorpusResult) error {
 	card := res.Card
 	o := card.Overall
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("# Accuracy of `moecast simulate`: the scorecard\n\n")
-	p("<!-- Generated by `moecast validate corpus --max-rows %d --markdown docs/ACCURACY.md`; do not edit.\n", accuracyMaxRows)
+	p("<!-- Generated by `moecast validate corpus --max-rows %d --markdown docs/ACCURACY.md`; do not edit.\n", AccuracyMaxRows)
 	p("     The test TestAccuracyDoc (cmd/moecast/internal/cli) keeps it in step: refresh with\n")
 	p("     `go test ./cmd/moecast/internal/cli -run TestAccuracyDoc -update`. -->\n")
 	p("<!-- overall: n=%d tpot_mape=%.2f ttft_mape=%.2f -->\n\n", o.N, o.TPOTMAPE, o.TTFTMAPE)
@@ -377,7 +379,7 @@ func corpusMarkdown(w io.Writer, res *corpusResult) error {
 	p("TTFT: MAPE **%s**, mean signed error %s, median absolute error %s, %s within ±20%% (n=%d).\n\n",
 		pct(o.TTFTMAPE), spct(o.TTFTBias), pct(o.TTFTMedianAbs), pct(o.TTFTWithin20*100), o.NTTFT)
 	if res.Every > 1 {
-		p("Rows simulated: one scorable row in %d, by position (`--max-rows %d` keeps the run under a minute on\n", res.Every, accuracyMaxRows)
+		p("Rows simulated: one scorable row in %d, by position (`--max-rows %d` keeps the run under a minute on\n", res.Every, AccuracyMaxRows)
 		p("two cores), and every row with a peer's own error on the same work (LLMServingSim's replays);\n")
 		p("the others are counted below as not in the subsample.\n\n")
 	}
@@ -404,7 +406,7 @@ func corpusMarkdown(w io.Writer, res *corpusResult) error {
 	}
 	sections := []struct {
 		title, text string
-		t           *table
+		t           *report.Table
 	}{
 		{"By deployment", "GPU / model / engine / checkpoint (the source's names). n rows; MAPE, bias (mean signed error) and median absolute error in %; the share of rows within ±20 %.", partitionTable("partition", card.Partitions)},
 		{"By request shape", "Input and output length bands.", partitionTable("shape", card.ByShape)},
@@ -519,4 +521,4 @@ func corpusMapping(p func(string, ...any)) {
 }
 
 // accuracyMaxRows is the row cap docs/ACCURACY.md is generated with.
-const accuracyMaxRows = 400
+const AccuracyMaxRows = 400
