@@ -154,6 +154,19 @@ type MoEPoint struct {
 	Tokens int
 }
 
+// layer names the point's layer and split ("model tpN epM").
+func (p MoEPoint) layer() string {
+	return fmt.Sprintf("%s tp%d ep%d", p.Model.Name, p.Split.MoETP, p.Split.EP)
+}
+
+// local is the experts the measured EP rank holds; 0 without EP (all).
+func (p MoEPoint) local() int {
+	if p.Split.EP > 1 {
+		return p.Model.LocalExperts(p.Split)
+	}
+	return 0
+}
+
 // Token counts: decode batches and prefill chunks.
 var (
 	fullTokens  = []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192}

@@ -75,12 +75,8 @@ func (moeOp) Run(e *Env) (*Output, error) {
 		if !ok {
 			return nil, fmt.Errorf("moe: no router for %s", mm.Name)
 		}
-		local := 0
-		if sp.EP > 1 {
-			local = mm.LocalExperts(sp)
-		}
-		c := gpu.MoELayerCase{Name: fmt.Sprintf("%s tp%d ep%d", mm.Name, sp.MoETP, sp.EP), Tokens: p.Tokens, Hidden: mm.Hidden,
-			Inter: mm.Inter / sp.MoETP, Group: mm.Group, Router: rc, Local: local,
+		c := gpu.MoELayerCase{Name: p.layer(), Tokens: p.Tokens, Hidden: mm.Hidden,
+			Inter: mm.Inter / sp.MoETP, Group: mm.Group, Router: rc, Local: p.local(),
 			Seed: uint64(1_000_003*(i+1)) ^ uint64(p.Tokens)}
 		lr, err := gpu.MeasureMoELayer(e.W4A16, g, c, rotateBytes, e.Stream)
 		if err != nil {
@@ -95,8 +91,8 @@ func (moeOp) Run(e *Env) (*Output, error) {
 		r.Hot = hot.Experts
 		r.GlueImage = g.Image
 		res = append(res, r)
-		e.Say("moe %s tp%d ep%d tokens %d: %.1f us without the router, %.1f with it (router %.1f, align %.1f, gate_up %.1f, act %.1f, down %.1f, sum %.1f; hot %.1f), %.1f experts",
-			mm.Name, sp.MoETP, sp.EP, p.Tokens, r.Latency()*1e6, float64(r.Layer.Median)*1e6, float64(r.Router.Median)*1e6, float64(r.Align.Median)*1e6, float64(r.GateUp.Median)*1e6,
+		e.Say("moe %s tokens %d: %.1f us without the router, %.1f with it (router %.1f, align %.1f, gate_up %.1f, act %.1f, down %.1f, sum %.1f; hot %.1f), %.1f experts",
+			c.Name, p.Tokens, r.Latency()*1e6, float64(r.Layer.Median)*1e6, float64(r.Router.Median)*1e6, float64(r.Align.Median)*1e6, float64(r.GateUp.Median)*1e6,
 			float64(r.Act.Median)*1e6, float64(r.Down.Median)*1e6, float64(r.Sum.Median)*1e6, float64(r.Hot.Median)*1e6, r.Touched)
 	}
 	return MoEOutput(res), nil
@@ -113,6 +109,37 @@ func layerResult(p MoEPoint, lr gpu.LayerResult) MoEResult {
 // count) and the report.
 func MoEOutput(res []MoEResult) *Output {
 	out := &Output{Op: opMoE, Data: res}
+	out.Tables = moeTables(res, func(mm moeModel, rows []MoEResult) calib.Table {
+		return calib.Table{
+			Name:       fmt.Sprintf("moe.moecast_w4a16.int4_wo.e%d.uniform", mm.Experts),
+			Keys:       moeKeys("int4_wo", mm),
+			Provenance: calib.Provenance{Method: moeMethod(mm), Kernel: moeKernel(rows)},
+		}
+	})
+	rt := &report.Table{Columns: []report.Column{{Name: "model", Left: true}, {Name: "moe_tp"}, {Name: "ep"}, {Name: "tokens"},
+		{Name: "latency_us", Text: "%.1f"}, {Name: "spread_pct", Text: "%.1f"}, {Name: "layer_us", Text: "%.1f"}, {Name: "router_us", Text: "%.1f"},
+		{Name: "align_us", Text: "%.1f"}, {Name: "gate_up_us", Text: "%.1f"}, {Name: "act_us", Text: "%.1f"},
+		{Name: "down_us", Text: "%.1f"}, {Name: "sum_us", Text: "%.1f"}, {Name: "hot_us", Text: "%.1f"},
+		{Name: "experts", Text: "%.1f"}, {Name: "kernels", Left: true}}}
+	for _, m := range res {
+		rt.Add(m.Point.Model.Name, m.Point.Split.MoETP, m.Point.Split.EP, m.Point.Tokens, m.Latency()*1e6, m.spreadPct(),
+			float64(m.Layer.Median)*1e6, float64(m.Router.Median)*1e6, float64(m.Align.Median)*1e6, float64(m.GateUp.Median)*1e6, float64(m.Act.Median)*1e6, float64(m.Down.Median)*1e6,
+			float64(m.Sum.Median)*1e6, float64(m.Hot.Median)*1e6, m.Touched, m.GateUpVariant+"+"+m.DownVariant)
+	}
+	out.Report = rt
+	if hot := hotLine(res); hot != "" {
+		out.Method = append(out.Method, hot)
+		out.Lines = append(out.Lines, hot)
+	}
+	return out
+}
+
+// moeTables makes one MoE table per model in res, in the order the models
+// first appear, with rows (moe_tp, ep, tokens, latency_us,
+// working_set_bytes, l2_resident) sorted by split (moe_tp, then ep) and
+// token count; head gives a model's name, keys and provenance from its
+// sorted rows.
+func moeTables(res []MoEResult, head func(mm moeModel, rows []MoEResult) calib.Table) []calib.Table {
 	byModel := map[string][]MoEResult{}
 	var models []moeModel
 	for _, m := range res {
@@ -121,6 +148,7 @@ func MoEOutput(res []MoEResult) *Output {
 		}
 		byModel[m.Point.Model.Name] = append(byModel[m.Point.Model.Name], m)
 	}
+	var tables []calib.Table
 	for _, mm := range models {
 		rows := byModel[mm.Name]
 		sort.SliceStable(rows, func(i, j int) bool {
@@ -133,40 +161,30 @@ func MoEOutput(res []MoEResult) *Output {
 			}
 			return a.Tokens < b.Tokens
 		})
-		t := calib.Table{
-			Name: fmt.Sprintf("moe.moecast_w4a16.int4_wo.e%d.uniform", mm.Experts),
-			Op:   "moe",
-			Keys: calib.Keys{Dtype: "int4_wo", Distribution: "uniform", Experts: mm.Experts, TopK: mm.TopK,
-				Hidden: mm.Hidden, Inter: mm.Inter},
-			Columns:    []string{"moe_tp", "ep", "tokens", "latency_us", "working_set_bytes", "l2_resident"},
-			Provenance: calib.Provenance{Method: moeMethod(mm), Kernel: moeKernel(rows)},
-		}
+		t := head(mm, rows)
+		t.Op = "moe"
+		t.Columns = []string{"moe_tp", "ep", "tokens", "latency_us", "working_set_bytes", "l2_resident"}
 		for _, m := range rows {
 			t.Rows = append(t.Rows, []float64{float64(m.Point.Split.MoETP), float64(m.Point.Split.EP), float64(m.Point.Tokens),
 				roundPS(m.Latency() * 1e6), float64(int64(m.WorkingSet)), 0})
 		}
-		out.Tables = append(out.Tables, t)
+		tables = append(tables, t)
 	}
-	rt := &report.Table{Columns: []report.Column{{Name: "model", Left: true}, {Name: "moe_tp"}, {Name: "ep"}, {Name: "tokens"},
-		{Name: "latency_us", Text: "%.1f"}, {Name: "spread_pct", Text: "%.1f"}, {Name: "layer_us", Text: "%.1f"}, {Name: "router_us", Text: "%.1f"},
-		{Name: "align_us", Text: "%.1f"}, {Name: "gate_up_us", Text: "%.1f"}, {Name: "act_us", Text: "%.1f"},
-		{Name: "down_us", Text: "%.1f"}, {Name: "sum_us", Text: "%.1f"}, {Name: "hot_us", Text: "%.1f"},
-		{Name: "experts", Text: "%.1f"}, {Name: "kernels", Left: true}}}
-	for _, m := range res {
-		spread := 0.0
-		if m.Experts.Min > 0 {
-			spread = 100 * float64(m.Experts.Max/m.Experts.Min-1)
-		}
-		rt.Add(m.Point.Model.Name, m.Point.Split.MoETP, m.Point.Split.EP, m.Point.Tokens, m.Latency()*1e6, spread,
-			float64(m.Layer.Median)*1e6, float64(m.Router.Median)*1e6, float64(m.Align.Median)*1e6, float64(m.GateUp.Median)*1e6, float64(m.Act.Median)*1e6, float64(m.Down.Median)*1e6,
-			float64(m.Sum.Median)*1e6, float64(m.Hot.Median)*1e6, m.Touched, m.GateUpVariant+"+"+m.DownVariant)
+	return tables
+}
+
+// moeKeys is the keys of a model's MoE table in dtype, uniform routing.
+func moeKeys(dtype string, mm moeModel) calib.Keys {
+	return calib.Keys{Dtype: dtype, Distribution: "uniform", Experts: mm.Experts, TopK: mm.TopK, Hidden: mm.Hidden, Inter: mm.Inter}
+}
+
+// spreadPct is how far the slowest replay of the expert graph is above the
+// fastest, in percent (0 when there is no fastest).
+func (r MoEResult) spreadPct() float64 {
+	if r.Experts.Min > 0 {
+		return 100 * float64(r.Experts.Max/r.Experts.Min-1)
 	}
-	out.Report = rt
-	if hot := hotLine(res); hot != "" {
-		out.Method = append(out.Method, hot)
-		out.Lines = append(out.Lines, hot)
-	}
-	return out
+	return 0
 }
 
 // moeMethod is the MoE table's method: what one row's latency includes.

@@ -2,7 +2,6 @@ package campaign
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/moecast/moecast/calib"
 	"github.com/moecast/moecast/kernels/gpu"
@@ -78,12 +77,8 @@ func (moeFP8Op) Run(e *Env) (*Output, error) {
 	var res []MoEResult
 	for i, p := range MoEFP8Points(e.Options) {
 		mm, sp := p.Model, p.Split
-		local := 0
-		if sp.EP > 1 {
-			local = mm.LocalExperts(sp)
-		}
-		c := gpu.FP8LayerCase{Name: fmt.Sprintf("%s tp%d ep%d", mm.Name, sp.MoETP, sp.EP), Tokens: p.Tokens, Experts: mm.Experts,
-			TopK: mm.TopK, Hidden: mm.Hidden, Inter: mm.Inter / sp.MoETP, Local: local,
+		c := gpu.FP8LayerCase{Name: p.layer(), Tokens: p.Tokens, Experts: mm.Experts,
+			TopK: mm.TopK, Hidden: mm.Hidden, Inter: mm.Inter / sp.MoETP, Local: p.local(),
 			Seed: uint64(2_000_003*(i+1)) ^ uint64(p.Tokens), WholeOnly: !fp8Breakdown[p.Tokens]}
 		lr, err := gpu.MeasureFP8MoELayer(f, g, c, rotateBytes, e.Stream)
 		if err != nil {
@@ -95,11 +90,11 @@ func (moeFP8Op) Run(e *Env) (*Output, error) {
 		r.GEMMImage = f.Image
 		res = append(res, r)
 		if c.WholeOnly {
-			e.Say("moe_fp8 %s tp%d ep%d tokens %d: %.1f us, %.1f experts", mm.Name, sp.MoETP, sp.EP, p.Tokens, r.Latency()*1e6, r.Touched)
+			e.Say("moe_fp8 %s tokens %d: %.1f us, %.1f experts", c.Name, p.Tokens, r.Latency()*1e6, r.Touched)
 			continue
 		}
-		e.Say("moe_fp8 %s tp%d ep%d tokens %d: %.1f us (align %.1f, quant %.1f, gate_up %.1f, act %.1f, down %.1f, sum %.1f), %.1f experts",
-			mm.Name, sp.MoETP, sp.EP, p.Tokens, r.Latency()*1e6, float64(r.Align.Median)*1e6, float64(r.Quant.Median)*1e6,
+		e.Say("moe_fp8 %s tokens %d: %.1f us (align %.1f, quant %.1f, gate_up %.1f, act %.1f, down %.1f, sum %.1f), %.1f experts",
+			c.Name, p.Tokens, r.Latency()*1e6, float64(r.Align.Median)*1e6, float64(r.Quant.Median)*1e6,
 			float64(r.GateUp.Median)*1e6, float64(r.Act.Median)*1e6, float64(r.Down.Median)*1e6, float64(r.Sum.Median)*1e6, r.Touched)
 	}
 	return MoEFP8Output(res), nil
@@ -109,55 +104,24 @@ func (moeFP8Op) Run(e *Env) (*Output, error) {
 // token count) and the report.
 func MoEFP8Output(res []MoEResult) *Output {
 	out := &Output{Op: opMoEFP8, Data: res}
-	byModel := map[string][]MoEResult{}
-	var models []moeModel
-	for _, m := range res {
-		if _, ok := byModel[m.Point.Model.Name]; !ok {
-			models = append(models, m.Point.Model)
-		}
-		byModel[m.Point.Model.Name] = append(byModel[m.Point.Model.Name], m)
-	}
-	for _, mm := range models {
-		rows := byModel[mm.Name]
-		sort.SliceStable(rows, func(i, j int) bool {
-			a, b := rows[i].Point, rows[j].Point
-			if a.Split != b.Split {
-				if a.Split.MoETP != b.Split.MoETP {
-					return a.Split.MoETP < b.Split.MoETP
-				}
-				return a.Split.EP < b.Split.EP
-			}
-			return a.Tokens < b.Tokens
-		})
+	out.Tables = moeTables(res, func(mm moeModel, rows []MoEResult) calib.Table {
 		img := "fp8moe.cu"
 		if rows[0].GEMMImage != "" {
 			img = rows[0].GEMMImage
 		}
-		t := calib.Table{
+		return calib.Table{
 			Name: fmt.Sprintf("moe.moecast_fp8moe.fp8_block.e%d.k%d.h%d.i%d.uniform", mm.Experts, mm.TopK, mm.Hidden, mm.Inter),
-			Op:   "moe",
-			Keys: calib.Keys{Dtype: "fp8_block", Distribution: "uniform", Experts: mm.Experts, TopK: mm.TopK,
-				Hidden: mm.Hidden, Inter: mm.Inter},
-			Columns: []string{"moe_tp", "ep", "tokens", "latency_us", "working_set_bytes", "l2_resident"},
+			Keys: moeKeys("fp8_block", mm),
 			Provenance: calib.Provenance{Method: moeFP8Method(mm),
 				Kernel: "moecast block-fp8 MoE GEMMs (kernels/gpu " + img + ") + glue (kernels/gpu " + rows[0].GlueImage + ")"},
 		}
-		for _, m := range rows {
-			t.Rows = append(t.Rows, []float64{float64(m.Point.Split.MoETP), float64(m.Point.Split.EP), float64(m.Point.Tokens),
-				roundPS(m.Latency() * 1e6), float64(int64(m.WorkingSet)), 0})
-		}
-		out.Tables = append(out.Tables, t)
-	}
+	})
 	rt := &report.Table{Columns: []report.Column{{Name: "model", Left: true}, {Name: "moe_tp"}, {Name: "ep"}, {Name: "tokens"},
 		{Name: "latency_us", Text: "%.1f"}, {Name: "spread_pct", Text: "%.1f"},
 		{Name: "align_us", Text: "%.1f"}, {Name: "quant_us", Text: "%.1f"}, {Name: "gate_up_us", Text: "%.1f"}, {Name: "act_us", Text: "%.1f"},
 		{Name: "down_us", Text: "%.1f"}, {Name: "sum_us", Text: "%.1f"}, {Name: "experts", Text: "%.1f"}, {Name: "kernels", Left: true}}}
 	for _, m := range res {
-		spread := 0.0
-		if m.Experts.Min > 0 {
-			spread = 100 * float64(m.Experts.Max/m.Experts.Min-1)
-		}
-		rt.Add(m.Point.Model.Name, m.Point.Split.MoETP, m.Point.Split.EP, m.Point.Tokens, m.Latency()*1e6, spread,
+		rt.Add(m.Point.Model.Name, m.Point.Split.MoETP, m.Point.Split.EP, m.Point.Tokens, m.Latency()*1e6, m.spreadPct(),
 			float64(m.Align.Median)*1e6, float64(m.Quant.Median)*1e6, float64(m.GateUp.Median)*1e6, float64(m.Act.Median)*1e6,
 			float64(m.Down.Median)*1e6, float64(m.Sum.Median)*1e6, m.Touched, m.GateUpVariant+"+"+m.DownVariant)
 	}
