@@ -3,10 +3,8 @@ package gpu
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 
 	"github.com/moecast/moecast/internal/cuda"
-	"github.com/moecast/moecast/internal/unit"
 )
 
 // FP8LayerCase is one block-fp8 routed-expert layer on one GPU as vLLM's
@@ -225,7 +223,7 @@ func MeasureFP8MoELayer(f *FP8MoE, g *Glue, c FP8LayerCase, rotateBytes int64, s
 		if err := cuda.Synchronize(); err != nil {
 			return LayerResult{}, err
 		}
-		if err := checkAlignOnly(lr, s, al, sorted, experts, post); err != nil {
+		if err := checkAlign(lr.align, s, al, sorted, experts, post); err != nil {
 			return LayerResult{}, fmt.Errorf("%s tokens=%d routing %d: %w", c.Name, T, i, err)
 		}
 		if len(rts) == 0 {
@@ -241,25 +239,12 @@ func MeasureFP8MoELayer(f *FP8MoE, g *Glue, c FP8LayerCase, rotateBytes int64, s
 	res.Routings = len(rts)
 	res.Touched = float64(touched) / float64(len(rts))
 	res.WeightBytes = float64(rotated) / float64(len(rts))
-	seq := func(fs ...func() error) func() error {
-		return func() error {
-			for _, f := range fs {
-				if err := f(); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-	}
-	pieces := []struct {
-		tm  *unit.Timing
-		get func(l fp8Routing) func() error
-	}{
+	pieces := []layerPiece[fp8Routing]{
 		{&res.Experts, func(l fp8Routing) func() error {
-			return seq(l.align, l.quantX, l.gateUp, l.act, l.quantA, l.down, l.sum)
+			return chain(l.align, l.quantX, l.gateUp, l.act, l.quantA, l.down, l.sum)
 		}},
 		{&res.Align, func(l fp8Routing) func() error { return l.align }},
-		{&res.Quant, func(l fp8Routing) func() error { return seq(l.quantX, l.quantA) }},
+		{&res.Quant, func(l fp8Routing) func() error { return chain(l.quantX, l.quantA) }},
 		{&res.GateUp, func(l fp8Routing) func() error { return l.gateUp }},
 		{&res.Act, func(l fp8Routing) func() error { return l.act }},
 		{&res.Down, func(l fp8Routing) func() error { return l.down }},
@@ -268,14 +253,8 @@ func MeasureFP8MoELayer(f *FP8MoE, g *Glue, c FP8LayerCase, rotateBytes int64, s
 	if c.WholeOnly {
 		pieces = pieces[:1]
 	}
-	for _, p := range pieces {
-		var launches []func() error
-		for _, l := range rts {
-			launches = append(launches, p.get(l))
-		}
-		if *p.tm, err = Time(s, launches, 200); err != nil {
-			return LayerResult{}, fmt.Errorf("%s tokens=%d: %w", c.Name, T, err)
-		}
+	if err := timePieces(s, rts, pieces); err != nil {
+		return LayerResult{}, fmt.Errorf("%s tokens=%d: %w", c.Name, T, err)
 	}
 	res.Layer = res.Experts
 	return res, nil
@@ -286,33 +265,4 @@ func MeasureFP8MoELayer(f *FP8MoE, g *Glue, c FP8LayerCase, rotateBytes int64, s
 // inputs).
 type fp8Routing struct {
 	align, quantX, gateUp, act, quantA, down, sum func() error
-}
-
-// checkAlignOnly runs one routing's align kernel and checks the device's
-// layout against the host's.
-func checkAlignOnly(lr fp8Routing, s cuda.Stream, al *Aligned, sorted, experts, post cuda.DevicePtr) error {
-	if err := lr.align(); err != nil {
-		return err
-	}
-	if err := s.Synchronize(); err != nil {
-		return err
-	}
-	p := make([]int32, 2)
-	if err := cuda.CopyFromDevice(p, post); err != nil {
-		return err
-	}
-	if int(p[0]) != len(al.SortedIDs) || int(p[1]) != al.Blocks() {
-		return fmt.Errorf("device align: %d rows in %d blocks, host %d in %d", p[0], p[1], len(al.SortedIDs), al.Blocks())
-	}
-	gs, ge := make([]int32, len(al.SortedIDs)), make([]int32, al.Blocks())
-	if err := cuda.CopyFromDevice(gs, sorted); err != nil {
-		return err
-	}
-	if err := cuda.CopyFromDevice(ge, experts); err != nil {
-		return err
-	}
-	if !slices.Equal(gs, al.SortedIDs) || !slices.Equal(ge, al.ExpertIDs) {
-		return fmt.Errorf("device align: sorted or expert ids differ from the host's")
-	}
-	return nil
 }

@@ -261,30 +261,9 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 	res.Routings = len(rts)
 	res.Touched = float64(touched) / float64(len(rts))
 	res.WeightBytes = float64(rotated) / float64(len(rts))
-	pieces := []struct {
-		tm  *unit.Timing
-		get func(layerRouting) func() error
-	}{
-		{&res.Layer, func(l layerRouting) func() error {
-			return func() error {
-				for _, f := range []func() error{l.router, l.align, l.gateUp, l.act, l.down, l.sum} {
-					if err := f(); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-		}},
-		{&res.Experts, func(l layerRouting) func() error {
-			return func() error {
-				for _, f := range []func() error{l.align, l.gateUp, l.act, l.down, l.sum} {
-					if err := f(); err != nil {
-						return err
-					}
-				}
-				return nil
-			}
-		}},
+	pieces := []layerPiece[layerRouting]{
+		{&res.Layer, func(l layerRouting) func() error { return chain(l.router, l.align, l.gateUp, l.act, l.down, l.sum) }},
+		{&res.Experts, func(l layerRouting) func() error { return chain(l.align, l.gateUp, l.act, l.down, l.sum) }},
 		{&res.Router, func(l layerRouting) func() error { return l.router }},
 		{&res.Align, func(l layerRouting) func() error { return l.align }},
 		{&res.GateUp, func(l layerRouting) func() error { return l.gateUp }},
@@ -295,16 +274,44 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 	if c.WholeOnly {
 		pieces = pieces[:2]
 	}
+	if err := timePieces(s, rts, pieces); err != nil {
+		return LayerResult{}, fmt.Errorf("%s tokens=%d: %w", c.Name, T, err)
+	}
+	return res, nil
+}
+
+// layerPiece is one graph a layer measurement times: the launch get picks
+// from each routing and the timing it fills.
+type layerPiece[R any] struct {
+	tm  *unit.Timing
+	get func(R) func() error
+}
+
+// timePieces times each piece as Time does, over one launch per routing.
+func timePieces[R any](s cuda.Stream, rts []R, pieces []layerPiece[R]) error {
 	for _, p := range pieces {
 		var launches []func() error
 		for _, l := range rts {
 			launches = append(launches, p.get(l))
 		}
+		var err error
 		if *p.tm, err = Time(s, launches, 200); err != nil {
-			return LayerResult{}, fmt.Errorf("%s tokens=%d: %w", c.Name, T, err)
+			return err
 		}
 	}
-	return res, nil
+	return nil
+}
+
+// chain is one launch that runs fs in order, stopping at the first error.
+func chain(fs ...func() error) func() error {
+	return func() error {
+		for _, f := range fs {
+			if err := f(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 }
 
 // checkDeviceAlign runs one routing's router and align kernels and checks
@@ -313,7 +320,13 @@ func checkDeviceAlign(lr layerRouting, s cuda.Stream, al *Aligned, sorted, exper
 	if err := lr.router(); err != nil {
 		return err
 	}
-	if err := lr.align(); err != nil {
+	return checkAlign(lr.align, s, al, sorted, experts, post)
+}
+
+// checkAlign runs one routing's align kernel and checks the device's
+// layout (post: rows and blocks; sorted and expert ids) against the host's.
+func checkAlign(align func() error, s cuda.Stream, al *Aligned, sorted, experts, post cuda.DevicePtr) error {
+	if err := align(); err != nil {
 		return err
 	}
 	if err := s.Synchronize(); err != nil {
