@@ -933,13 +933,59 @@ func (im *perfdbImport) readMLA(f perfdbFile, rd io.Reader) error {
 // KV length, full attention (window_size 0), beam 1, bf16 queries. The
 // KV length is isl + step, as aiconfigurator's loader keys the row.
 func (im *perfdbImport) readGQA(f perfdbFile, rd io.Reader) error {
+	return im.eachGQA(f, rd, func(a *gqaRow, windowed bool) (string, error) {
+		var err error
+		if a.step, err = strconv.Atoi(a.str("step")); err != nil || a.step < 0 {
+			return "", a.errf("step %q is not a non-negative integer", a.str("step"))
+		}
+		// window_size: absent in the older collectors' tables (a100_sxm vLLM
+		// 0.14.0), which measured full attention only
+		if windowed && a.str("window_size") != "0" && a.str("window_size") != "" {
+			return "sliding-window attention (window_size > 0; the gqa table keys full attention)", nil
+		}
+		return "", nil
+	}, func(g *groups, a gqaRow) error {
+		ks := a.str("kernel_source")
+		key := fmt.Sprintf("%s|%d|%s", ks, a.dim, a.kv)
+		name := fmt.Sprintf("gqa.%s-%s.d%d.kv-%s", f.engine, f.engVer, a.dim, a.kv)
+		x := g.get(key, func() Table {
+			p := im.prov(f, ks, "cuda-graph", "unknown",
+				"decode (generation) attention of one layer, aiconfigurator collector; heads and kv_heads per GPU; kv_len = isl + step (the perf database loader's sequence length)",
+				"latency ms -> latency_us (x1000, rounded to 1 ps)")
+			p.GPULabel = a.str("device")
+			return Table{Name: name, Op: "gqa", Keys: Keys{KVDtype: a.kv, HeadDim: a.dim},
+				Columns: []string{"heads", "kv_heads", "batch", "kv_len", "latency_us"}, Provenance: p}
+		})
+		kvLen := a.isl + a.step
+		point := fmt.Sprintf("(heads %d, kv_heads %d, batch %d, kv_len %d)", a.heads, a.kvHeads, a.batch, kvLen)
+		return x.add(a.record, point, []float64{float64(a.heads), float64(a.kvHeads), float64(a.batch), float64(kvLen), a.lat})
+	})
+}
+
+// gqaRow is one row of an aiconfigurator GQA/MHA attention table
+// (context_attention_perf, generation_attention_perf) as eachGQA reads it.
+type gqaRow struct {
+	record
+	batch, isl, heads, kvHeads, dim int
+	kv                              string  // KV-cache dtype
+	lat                             float64 // latency, µs
+	window, step                    int     // set by the table's own check
+}
+
+// eachGQA reads an aiconfigurator GQA/MHA attention table: per row the
+// counts (batch_size, isl, num_heads, num_key_value_heads, head_dim,
+// beam_width), then check (the table's own parses and skips, in its order:
+// a reason to skip the row, or ""), then the skips both tables share (beam
+// 1; bf16 queries over a bf16 or fp8 KV cache), the latency (ms) and add;
+// it then names the tables add made by kernel and writes them. windowed:
+// the file has a window_size column.
+func (im *perfdbImport) eachGQA(f perfdbFile, rd io.Reader, check func(a *gqaRow, windowed bool) (string, error),
+	add func(g *groups, a gqaRow) error) error {
 	c, err := newCSV(f.rel, rd, []string{"kernel_source", "batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim",
 		"beam_width", "attn_dtype", "kv_cache_dtype", "step", "latency", "device"})
 	if err != nil {
 		return err
 	}
-	// window_size: absent in the older collectors' tables (a100_sxm vLLM
-	// 0.14.0), which measured full attention only
 	_, windowed := c.col["window_size"]
 	var g groups
 	err = c.each(func(r record) error {
@@ -947,41 +993,27 @@ func (im *perfdbImport) readGQA(f perfdbFile, rd io.Reader) error {
 		if err != nil {
 			return err
 		}
-		batch, isl, heads, kvHeads, dim, beam := v[0], v[1], v[2], v[3], v[4], v[5]
-		step, err := strconv.Atoi(r.str("step"))
-		if err != nil || step < 0 {
-			return r.errf("step %q is not a non-negative integer", r.str("step"))
-		}
-		kv, q := dtypeName(r.str("kv_cache_dtype")), dtypeName(r.str("attn_dtype"))
-		switch {
-		case windowed && r.str("window_size") != "0" && r.str("window_size") != "":
-			im.skip(f, "sliding-window attention (window_size > 0; the gqa table keys full attention)")
-			return nil
-		case beam != 1:
-			im.skip(f, "beam_width > 1")
-			return nil
-		case q != "bf16" || !slices.Contains(kvDtypes, kv):
-			im.skip(f, "attn_dtype "+q+", kv_cache_dtype "+kv+" (bf16 queries with a bf16 or fp8 KV cache are read)")
-			return nil
-		}
-		lat, err := r.latencyUs("latency", 1e3)
+		a := gqaRow{record: r, batch: v[0], isl: v[1], heads: v[2], kvHeads: v[3], dim: v[4], kv: dtypeName(r.str("kv_cache_dtype"))}
+		beam, q := v[5], dtypeName(r.str("attn_dtype"))
+		skip, err := check(&a, windowed)
 		if err != nil {
 			return err
 		}
-		ks := r.str("kernel_source")
-		key := fmt.Sprintf("%s|%d|%s", ks, dim, kv)
-		name := fmt.Sprintf("gqa.%s-%s.d%d.kv-%s", f.engine, f.engVer, dim, kv)
-		x := g.get(key, func() Table {
-			p := im.prov(f, ks, "cuda-graph", "unknown",
-				"decode (generation) attention of one layer, aiconfigurator collector; heads and kv_heads per GPU; kv_len = isl + step (the perf database loader's sequence length)",
-				"latency ms -> latency_us (x1000, rounded to 1 ps)")
-			p.GPULabel = r.str("device")
-			return Table{Name: name, Op: "gqa", Keys: Keys{KVDtype: kv, HeadDim: dim},
-				Columns: []string{"heads", "kv_heads", "batch", "kv_len", "latency_us"}, Provenance: p}
-		})
-		kvLen := isl + step
-		point := fmt.Sprintf("(heads %d, kv_heads %d, batch %d, kv_len %d)", heads, kvHeads, batch, kvLen)
-		return x.add(r, point, []float64{float64(heads), float64(kvHeads), float64(batch), float64(kvLen), lat})
+		switch {
+		case skip != "":
+		case beam != 1:
+			skip = "beam_width > 1"
+		case q != "bf16" || !slices.Contains(kvDtypes, a.kv):
+			skip = "attn_dtype " + q + ", kv_cache_dtype " + a.kv + " (bf16 queries with a bf16 or fp8 KV cache are read)"
+		}
+		if skip != "" {
+			im.skip(f, skip)
+			return nil
+		}
+		if a.lat, err = r.latencyUs("latency", 1e3); err != nil {
+			return err
+		}
+		return add(&g, a)
 	})
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package calib
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 )
 
@@ -22,67 +21,38 @@ import (
 // head_dim, KV-cache dtype and sliding window (window_size; 0 for full
 // attention); bf16 queries, beam 1, step 0.
 func (im *perfdbImport) readGQAContext(f perfdbFile, rd io.Reader) error {
-	c, err := newCSV(f.rel, rd, []string{"kernel_source", "batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim",
-		"beam_width", "attn_dtype", "kv_cache_dtype", "step", "latency", "device"})
-	if err != nil {
-		return err
-	}
-	_, windowed := c.col["window_size"]
-	var g groups
-	err = c.each(func(r record) error {
-		v, err := r.counts("batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "beam_width")
-		if err != nil {
-			return err
-		}
-		batch, isl, heads, kvHeads, dim, beam := v[0], v[1], v[2], v[3], v[4], v[5]
-		window := 0
-		if windowed && r.str("window_size") != "" {
-			if window, err = strconv.Atoi(r.str("window_size")); err != nil || window < 0 {
-				return r.errf("window_size %q is not a non-negative integer", r.str("window_size"))
+	return im.eachGQA(f, rd, func(a *gqaRow, windowed bool) (string, error) {
+		if windowed && a.str("window_size") != "" {
+			var err error
+			if a.window, err = strconv.Atoi(a.str("window_size")); err != nil || a.window < 0 {
+				return "", a.errf("window_size %q is not a non-negative integer", a.str("window_size"))
 			}
 		}
-		kv, q := dtypeName(r.str("kv_cache_dtype")), dtypeName(r.str("attn_dtype"))
 		switch {
-		case r.str("step") != "0":
-			im.skip(f, "step > 0 (a prefill over a cached prefix; the rows read have none)")
-			return nil
-		case batch != 1:
-			im.skip(f, "batch_size > 1 (the prefill table keys one prompt a call)")
-			return nil
-		case beam != 1:
-			im.skip(f, "beam_width > 1")
-			return nil
-		case q != "bf16" || !slices.Contains(kvDtypes, kv):
-			im.skip(f, "attn_dtype "+q+", kv_cache_dtype "+kv+" (bf16 queries with a bf16 or fp8 KV cache are read)")
-			return nil
+		case a.str("step") != "0":
+			return "step > 0 (a prefill over a cached prefix; the rows read have none)", nil
+		case a.batch != 1:
+			return "batch_size > 1 (the prefill table keys one prompt a call)", nil
 		}
-		lat, err := r.latencyUs("latency", 1e3)
-		if err != nil {
-			return err
-		}
-		ks := r.str("kernel_source")
-		key := fmt.Sprintf("%s|%d|%s|%d", ks, dim, kv, window)
-		name := fmt.Sprintf("prefill.%s-%s.d%d.kv-%s", f.engine, f.engVer, dim, kv)
-		if window > 0 {
-			name += fmt.Sprintf(".w%d", window)
+		return "", nil
+	}, func(g *groups, a gqaRow) error {
+		ks := a.str("kernel_source")
+		key := fmt.Sprintf("%s|%d|%s|%d", ks, a.dim, a.kv, a.window)
+		name := fmt.Sprintf("prefill.%s-%s.d%d.kv-%s", f.engine, f.engVer, a.dim, a.kv)
+		if a.window > 0 {
+			name += fmt.Sprintf(".w%d", a.window)
 		}
 		x := g.get(key, func() Table {
 			p := im.prov(f, ks, "eager", "unknown",
 				"prefill (context) attention of one layer, aiconfigurator collector: one prompt of isl tokens, no cached prefix; heads and kv_heads per GPU; rows with batch_size 1 read (chunk = isl, prefix 0)",
 				"latency ms -> latency_us (x1000, rounded to 1 ps)")
-			p.GPULabel = r.str("device")
-			return Table{Name: name, Op: string(OpPrefill), Keys: Keys{KVDtype: kv, HeadDim: dim, VHeadDim: dim, Window: window},
+			p.GPULabel = a.str("device")
+			return Table{Name: name, Op: string(OpPrefill), Keys: Keys{KVDtype: a.kv, HeadDim: a.dim, VHeadDim: a.dim, Window: a.window},
 				Columns: []string{"heads", "kv_heads", "chunk", "prefix", "latency_us"}, Provenance: p}
 		})
-		point := fmt.Sprintf("(heads %d, kv_heads %d, chunk %d)", heads, kvHeads, isl)
-		return x.add(r, point, []float64{float64(heads), float64(kvHeads), float64(isl), 0, lat})
+		point := fmt.Sprintf("(heads %d, kv_heads %d, chunk %d)", a.heads, a.kvHeads, a.isl)
+		return x.add(a.record, point, []float64{float64(a.heads), float64(a.kvHeads), float64(a.isl), 0, a.lat})
 	})
-	if err != nil {
-		return err
-	}
-	g.nameByKernel()
-	g.flush(im.file)
-	return nil
 }
 
 // readMLAContext reads context_mla_perf: MLA's prefill attention for
