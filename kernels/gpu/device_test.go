@@ -206,15 +206,7 @@ func TestMoEOnDevice(t *testing.T) {
 					p, err := m.PlanMoE(al, N, K, g, aDiv, Options{})
 					require.NoError(t, err)
 					got := runOnce(t, m, s, p, a, all, al.SortedIDs, al.ExpertIDs, rows)
-					var gl [][]BF16
-					var rl [][]float64
-					for id := 0; id < rows; id++ {
-						if r.TopK[id/topk][id%topk] < experts/2 {
-							gl, rl = append(gl, got[id]), append(rl, ref[id])
-						} else if got[id][0] != 0xffff {
-							t.Errorf("g%d T%d down%v: row %d of a remote expert was written", g, tokens, down, id)
-						}
-					}
+					gl, rl := localRows(t, fmt.Sprintf("g%d T%d down%v", g, tokens, down), r, experts/2, got, ref)
 					e, err := relError(gl, rl)
 					if err != nil || e >= 1e-2 {
 						t.Errorf("g%d T%d down%v local: rel error %.3g: %v", g, tokens, down, e, err)
@@ -225,6 +217,26 @@ func TestMoEOnDevice(t *testing.T) {
 			}
 		}
 	}
+}
+
+// localRows is the output rows (got) and reference rows (ref) of the
+// routing's slots sent to experts [0, local), the ones this EP rank holds;
+// a row of another rank's expert must stay unwritten (0xffff, the fill).
+func localRows(t *testing.T, label string, r *Routing, local int, got [][]BF16, ref [][]float64) ([][]BF16, [][]float64) {
+	t.Helper()
+	var gl [][]BF16
+	var rl [][]float64
+	for tok, sel := range r.TopK {
+		for j, e := range sel {
+			id := tok*len(sel) + j
+			if e < local {
+				gl, rl = append(gl, got[id]), append(rl, ref[id])
+			} else if got[id][0] != 0xffff {
+				t.Errorf("%s: row %d of a remote expert was written", label, id)
+			}
+		}
+	}
+	return gl, rl
 }
 
 // TestBenchOnDevice writes the speed table's moecast rows as JSON lines to
