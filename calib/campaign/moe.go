@@ -45,11 +45,15 @@ func (r MoEResult) Latency() float64 { return float64(r.Experts.Median) }
 var routers = map[string]gpu.RouterConfig{kimiK25.Name: gpu.KimiRouter}
 
 // MoEPoints is the MoE layers the moe op measures under o.
-func MoEPoints(o Options) []MoEPoint {
+func MoEPoints(o Options) []MoEPoint { return modelPoints(kimiK25, Splits, o.Tokens()) }
+
+// modelPoints is model m's layers at each split and token count, split by
+// split.
+func modelPoints(m moeModel, splits []Split, tokens []int) []MoEPoint {
 	var out []MoEPoint
-	for _, s := range Splits {
-		for _, t := range o.Tokens() {
-			out = append(out, MoEPoint{Model: kimiK25, Split: s, Tokens: t})
+	for _, s := range splits {
+		for _, t := range tokens {
+			out = append(out, MoEPoint{Model: m, Split: s, Tokens: t})
 		}
 	}
 	return out

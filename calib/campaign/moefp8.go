@@ -38,21 +38,13 @@ var (
 // MoEFP8Points is the layers the moe_fp8 op measures under o (quick: the
 // first model's last split only).
 func MoEFP8Points(o Options) []MoEPoint {
-	tokens, models := fp8Tokens, fp8Models
 	if o.Quick {
-		tokens, models = quickFP8Tokens, fp8Models[:1]
+		m := fp8Models[0]
+		return modelPoints(m.Model, m.Splits[len(m.Splits)-1:], quickFP8Tokens)
 	}
 	var out []MoEPoint
-	for _, m := range models {
-		splits := m.Splits
-		if o.Quick {
-			splits = splits[len(splits)-1:]
-		}
-		for _, s := range splits {
-			for _, t := range tokens {
-				out = append(out, MoEPoint{Model: m.Model, Split: s, Tokens: t})
-			}
-		}
+	for _, m := range fp8Models {
+		out = append(out, modelPoints(m.Model, m.Splits, fp8Tokens)...)
 	}
 	return out
 }

@@ -44,21 +44,13 @@ var gptOSSRouter = func(experts int) gpu.RouterConfig {
 // MoEMXFP4Points is the layers the moe_mxfp4 op measures under o (quick:
 // gpt-oss-120b TP1 only).
 func MoEMXFP4Points(o Options) []MoEPoint {
-	tokens, models := mxfp4Tokens, mxfp4Models
 	if o.Quick {
-		tokens, models = quickMXFP4Tokens, mxfp4Models[:1]
+		m := mxfp4Models[0]
+		return modelPoints(m.Model, m.Splits[:1], quickMXFP4Tokens)
 	}
 	var out []MoEPoint
-	for _, m := range models {
-		splits := m.Splits
-		if o.Quick {
-			splits = splits[:1]
-		}
-		for _, s := range splits {
-			for _, t := range tokens {
-				out = append(out, MoEPoint{Model: m.Model, Split: s, Tokens: t})
-			}
-		}
+	for _, m := range mxfp4Models {
+		out = append(out, modelPoints(m.Model, m.Splits, mxfp4Tokens)...)
 	}
 	return out
 }
