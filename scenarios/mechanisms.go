@@ -35,6 +35,8 @@ var mechanisms = map[string]mechanism{
 			}
 			s.Serving.ScheduleConservativeness = &c
 		}},
+	"dp-ranks": {"DP ranks as engine cores of their own (vLLM): each schedules its own requests with its own budget and KV, the front end's balancer picks the rank, the step waits for the slowest rank (off: the ranks pooled under one scheduler)", true,
+		func(s *Scenario, on bool) { s.Serving.PooledDP = !on }},
 	"capture-size": {"the engine's CUDA-graph capture size: decode steps above it priced eagerly (off: every decode step replays a graph)", true,
 		func(s *Scenario, on bool) {
 			s.Config.CaptureSize = 0

@@ -59,6 +59,9 @@ type Serving struct {
 	// ScheduleConservativeness is runtime.schedule_conservativeness
 	// (SGLang); nil = the engine's default.
 	ScheduleConservativeness *float64
+	// PooledDP pools the DP ranks under one scheduler
+	// (serve.Config.PooledDP); set only by the dp-ranks mechanism.
+	PooledDP bool
 }
 
 // Defaults of the serving keys.
@@ -439,6 +442,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	if v.ScheduleConservativeness != nil && v.Engine == serve.SGLang {
 		c.ScheduleConservativeness = *v.ScheduleConservativeness
 	}
+	c.PooledDP = v.PooledDP
 	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
 		InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, RangeRatio: v.RangeRatio}
 	switch {

@@ -30,7 +30,7 @@ func newClient(reqs []request, limit int, fe FrontEnd) *client {
 // clock to the next event, the client's next send or the front end's next
 // delivery (the earlier; a send at a tie), does it, and returns that time;
 // false when nothing is left to send or deliver.
-func (c *client) wake(t float64, in *instance) (float64, bool) {
+func (c *client) wake(t float64, in sink) (float64, bool) {
 	send, deliver := math.Inf(1), math.Inf(1)
 	if _, at, _, ok := c.peek(); ok && c.inflight < c.limit {
 		send = math.Max(t, at)
@@ -70,7 +70,7 @@ func (c *client) stepStart(t0 float64) {
 // the requests that arrived during the step are sent, at their arrival if
 // a slot was free then, else at t when a finished request freed one, and
 // queued at in.
-func (c *client) stepEnd(t float64, done int, in *instance) {
+func (c *client) stepEnd(t float64, done int, in sink) {
 	c.inflight -= done
 	for c.inflight < c.limit {
 		i, at, h, ok := c.peek()
@@ -90,6 +90,10 @@ func (c *client) stepEnd(t float64, done int, in *instance) {
 	}
 	c.fe.deliver(t, in)
 }
+
+// sink is where the front end hands a request to the engine: an instance's
+// waiting queue, or the DP ranks' balancer (dpranks.go).
+type sink interface{ enqueue(r int32) }
 
 // frontEnd is the serving API server between the client and the engine
 // core (vLLM's OpenAI server process, SGLang's TokenizerManager): it takes
@@ -123,7 +127,7 @@ func newFrontEnd(reqs []request, f FrontEnd) frontEnd {
 
 // submit takes r at its send time: queued behind the requests the API
 // server is still processing; without a front end r goes straight to in.
-func (f *frontEnd) submit(r int32, in *instance) {
+func (f *frontEnd) submit(r int32, in sink) {
 	if !f.on {
 		in.enqueue(r)
 		return
@@ -145,7 +149,7 @@ func (f *frontEnd) nextAt() (float64, bool) {
 }
 
 // deliver hands every request processed by t to in's waiting queue.
-func (f *frontEnd) deliver(t float64, in *instance) {
+func (f *frontEnd) deliver(t float64, in sink) {
 	for f.qh < len(f.q) && f.q[f.qh].at <= t {
 		in.enqueue(f.q[f.qh].r)
 		f.qh++

@@ -26,10 +26,11 @@ type StepCoster interface {
 
 // Memory is the KV-cache model: paged blocks of BlockSize tokens, each token
 // KVBytesPerToken on every GPU of its attention group. With Groups > 1
-// (data-parallel attention) each group has its own cache of KVCapacity per
-// GPU; the simulator pools the groups' blocks under one scheduler (vLLM and
-// SGLang run one scheduler per DP rank behind a load balancer; the balance
-// between ranks is not modelled).
+// (DP ranks) each group has its own cache of KVCapacity per GPU. Under an
+// engine whose row has a balancer (vLLM) each group is an engine core with
+// its own scheduler and cache behind the front end's balancer
+// (dpranks.go); otherwise (SGLang's DP attention, disaggregated pools,
+// Config.PooledDP) the groups' blocks are pooled under one scheduler.
 type Memory struct {
 	KVBytesPerToken unit.Bytes // per token per GPU (draft layers included)
 	KVCapacity      unit.Bytes // KV-cache memory per GPU
@@ -85,8 +86,19 @@ type HostOverhead struct {
 // 304 rows) the front end at TokenizeTime raises TTFT MAPE from 57.9% to
 // 78.7%: when tokenising a prompt takes longer than a decode step the
 // closed loop's requests cluster behind one another's prefills instead of
-// spreading out, which the measured runs do not show. It stays off until
-// the API server's cost per engine version is measured at op level.
+// spreading out, which the measured runs do not show. Why: with fixed
+// lengths a closed loop's order of finishing is fixed in steps, not
+// seconds (requests whose first tokens came in consecutive steps finish
+// in consecutive steps). Without a front end a finished request's
+// successor joins the very next step, so its prefill step separates the
+// next finisher and prefills seldom queue; with one, the successor misses
+// that step and the next finishers' successors arrive during its prefill
+// and queue behind it (Llama-3.1-70B fp8 on 8x B200, vLLM, 8k/1k at C=4:
+// TTFT 252 ms without, 449 ms with, one prefill step vs 1.5; measured 263
+// ms). The no-front-end spacing is itself an artefact of the lockstep
+// loop; what spreads a real closed loop out is not modelled. It stays
+// off until that is, and the API server's cost per engine version is
+// measured at op level.
 type FrontEnd struct {
 	// PerRequest is the API server's own time per request beyond
 	// tokenisation (HTTP, request building, IPC to the engine core).
@@ -195,6 +207,12 @@ type Config struct {
 	ScheduleConservativeness float64
 	AsyncScheduling          bool
 	Host                     HostOverhead
+	// PooledDP pools the DP ranks (Memory.Groups > 1) under one
+	// scheduler with one token budget and one KV pool, the model before
+	// per-rank DP; false (the default) runs each rank as the engine's
+	// engine core of its own behind the engine's balancer where the
+	// engine row has one (dpranks.go). Disaggregated pools are pooled.
+	PooledDP bool
 	// FrontEnd is the API server the requests cross one at a time before
 	// the engine core sees them; zero (the default) = none.
 	FrontEnd FrontEnd

@@ -182,7 +182,13 @@
 // Prefix caching (prefixcache.go), dependent turns (workload_deps.go) and
 // disaggregated prefill/decode (disagg.go) are described in their files.
 //
-// Not modelled: multi-node, load balance between DP-attention ranks (their
-// KV blocks are pooled), scheduler time between steps beyond Config.Host,
-// the client's HTTP time, and the placeholder tokens of async scheduling.
+// DP ranks (Memory.Groups > 1) under vLLM are engine cores of their own,
+// each with its own scheduler, budget and KV cache, fed by vLLM's DP load
+// balancer and stepping in lockstep, a step lasting as long as its slowest
+// rank's batch (dpranks.go).
+//
+// Not modelled: multi-node, SGLang's DP-attention ranks as schedulers of
+// their own (their KV blocks are pooled under one scheduler), scheduler
+// time between steps beyond Config.Host, the client's HTTP time, and the
+// placeholder tokens of async scheduling.
 package serve

@@ -69,6 +69,10 @@ type engineRow struct {
 	// eagerPrefill: the engine runs steps with prefill chunks without
 	// CUDA graphs (sim.Config.EagerPrefill).
 	eagerPrefill bool
+	// balance is the front end's choice of DP rank for a request when
+	// the engine runs each attention group as an engine core of its own
+	// (dpranks.go); nil: the groups are pooled under one scheduler.
+	balance balancer
 }
 
 // engines is the engine table, indexed by Engine.
@@ -85,6 +89,7 @@ var engines = [...]engineRow{
 		runs:        func(l model.Layout) bool { return !l.DPAttention },
 		scheduler:   newVLLMScheduler,
 		captureSize: vllmCaptureSize,
+		balance:     vllmBalance,
 	},
 	SGLang: {
 		EngineInfo: EngineInfo{Name: "sglang", Title: "SGLang", BudgetKey: "chunked_prefill_size", SeqsKey: "max_running_requests",
@@ -105,6 +110,10 @@ var engines = [...]engineRow{
 		// mixed batches run eagerly unless --enable-piecewise-cuda-graph,
 		// which is off by default (server_args.py).
 		eagerPrefill: true,
+		// SGLang's DP-attention ranks each run a scheduler of their own
+		// behind its DataParallelController (load_balance_method
+		// "round_robin" by default, server_args.py); not modelled yet:
+		// the ranks are pooled.
 	},
 }
 

@@ -236,6 +236,10 @@ func (e *run) result() *Result {
 	}
 	m := e.cfg.Memory
 	u := e.inst.kv.usage()
+	if e.dp != nil {
+		r.Preemptions, u = e.dp.preemptions(), e.dp.kvPeak()
+		m.Groups = 1
+	}
 	r.KVPeakPerGPU = unit.Bytes(float64(u.Peak*u.BlockSize) * float64(m.KVBytesPerToken) / float64(m.Groups))
 	if u.Prefix {
 		r.PrefixCache = true

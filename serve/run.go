@@ -36,6 +36,7 @@ type run struct {
 	client *client
 	inst   *instance
 	cl     *cluster // a disaggregated run's instances (disagg.go); nil otherwise
+	dp     *dpRanks // a run's DP ranks, each its own engine core (dpranks.go); nil otherwise
 
 	// outcomes
 	steps, mixedSteps       int
@@ -133,6 +134,13 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 		}
 		return e, nil
 	}
+	if pick := engines[cfg.Engine].balance; pick != nil && cfg.Memory.Groups > 1 && !cfg.PooledDP {
+		e.dp = e.newDPRanks(pick, shared)
+		if err := e.loopDP(e.dp); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
 	if err := e.loop(); err != nil {
 		return nil, err
 	}
@@ -178,13 +186,20 @@ func (e *run) price(s *step) (float64, error) { return e.priceWith(e.coster, s) 
 // priceWith is price with coster c (a disaggregated pool's).
 func (e *run) priceWith(c StepCoster, s *step) (float64, error) {
 	gpu, cats := c.StepCost(s.seqs)
+	return e.book(gpu, cats, len(s.seqs), s.prefills, len(s.seqs))
+}
+
+// book adds a step of seqs sequences (prefills of them prefill chunks)
+// and GPU time gpu to the run's outcomes and returns its wall time, with
+// the host overhead of a host loop that schedules most sequences.
+func (e *run) book(gpu unit.Seconds, cats [cost.NumCategories]unit.Seconds, seqs, prefills, most int) (float64, error) {
 	g := float64(gpu)
 	if !(g > 0) || math.IsInf(g, 0) {
-		return 0, fmt.Errorf("serve: step cost of %d sequences is %g s (want finite and > 0)", len(s.seqs), g)
+		return 0, fmt.Errorf("serve: step cost of %d sequences is %g s (want finite and > 0)", seqs, g)
 	}
-	decode := len(s.seqs) - s.prefills
-	prefill := s.prefills > 0
-	host := float64(e.cfg.Host.PerStep) + float64(e.cfg.Host.PerSeq)*float64(len(s.seqs))
+	decode := seqs - prefills
+	prefill := prefills > 0
+	host := float64(e.cfg.Host.PerStep) + float64(e.cfg.Host.PerSeq)*float64(most)
 	wall := g + host
 	if e.cfg.AsyncScheduling && !prefill {
 		wall = math.Max(g, host)

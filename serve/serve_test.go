@@ -458,6 +458,7 @@ func TestClientSideQueueExcluded(t *testing.T) {
 // behave as one cache of the whole, and the peak per GPU halves.
 func TestGroupsPoolBlocks(t *testing.T) {
 	cfg := point(VLLM, 16, 48, 300, 40)
+	cfg.PooledDP = true // the pooled model (per-rank DP: dpranks_test.go)
 	blocks := 16 * ceilDiv(339, 16)
 	cfg.Memory.KVCapacity = unit.Bytes((blocks-8)*16) * cfg.Memory.KVBytesPerToken
 	one, err := Run(cfg, realistic)

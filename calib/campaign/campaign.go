@@ -22,6 +22,12 @@
 //     kernel is also timed alone, and the layer hot (weights not rotated);
 //     the table's latency is the layer without the router top-k (sim
 //     prices that apart), the whole layer is in the report;
+//   - moe_fp8: the block-fp8 layer (moe_align, per-token-group fp8
+//     quantisation, kernels/gpu fp8moe.cu's grouped GEMMs, silu_and_mul,
+//     moe_sum) at DeepSeek-V3/R1, Qwen3-235B and GLM-5 shapes, TP and EP
+//     splits, 1-16k tokens (moefp8.go);
+//   - moe_mxfp4: gpt-oss's MXFP4 layer (the W4A16 kernel's MXFP4 mode and
+//     the clamped SwiGLU) at gpt-oss-120b/20b shapes (moemxfp4.go);
 //   - elementwise: RMSNorm, residual add and silu_and_mul at decode sizes
 //     (1 to 512 tokens), L2-warm.
 //   - attention: GQA decode attention and the whole MLA decode module
@@ -69,7 +75,7 @@ const (
 )
 
 // registry is every op, in the order a campaign runs them.
-var registry = []Op{copyOp{}, overheadOp{}, moeOp{}, elementwiseOp{}, attentionOp{}, prefillOp{}, gemmOp{}, commOp{}}
+var registry = []Op{copyOp{}, overheadOp{}, moeOp{}, moeFP8Op{}, moeMXFP4Op{}, elementwiseOp{}, attentionOp{}, prefillOp{}, gemmOp{}, commOp{}}
 
 // Ops are the names of registry's ops, in order.
 var Ops = opNames()

@@ -26,12 +26,22 @@ func TestPlan(t *testing.T) {
 	require.NoError(t, err)
 	// one GPU: the comm op's quick sweep, a check
 	commSteps := len(ncclrun.DefaultPlan(true).Points(1)) * 2
-	assert.Equal(t, len(Splits)*len(fullTokens)+2+3*len(elementwiseTokens)+3+gemmSteps+
+	assert.Equal(t, len(Splits)*len(fullTokens)+2+len(MoEFP8Points(Options{}))+len(MoEMXFP4Points(Options{}))+3*len(elementwiseTokens)+3+gemmSteps+
 		len(AttentionPoints(Options{}))+len(MLAModulePoints(Options{}))+len(prefillPoints(Options{}))+commSteps, full.Steps())
 	quick, err := NewPlan(Options{Quick: true, Ops: []string{"moe"}})
 	require.NoError(t, err)
 	assert.False(t, quick.Has(opCopy) || quick.Has(opOverhead))
 	assert.Equal(t, len(Splits)*len(quickTokens), quick.Steps())
+	fp8, err := NewPlan(Options{Ops: []string{"moe_fp8", "moe_mxfp4"}})
+	require.NoError(t, err)
+	assert.Equal(t, 3*2*len(fp8Tokens)+3*len(mxfp4Tokens), fp8.Steps())
+	qfp8, err := NewPlan(Options{Quick: true, Ops: []string{"moe_fp8", "moe_mxfp4"}})
+	require.NoError(t, err)
+	assert.Equal(t, len(quickFP8Tokens)+len(quickMXFP4Tokens), qfp8.Steps())
+	for _, p := range MoEFP8Points(Options{}) { // block-fp8: 128-row scale blocks
+		gu, dn := p.Model.GateUp(p.Split), p.Model.Down(p.Split)
+		assert.Equal(t, 0, gu.N%128+gu.K%128+dn.N%128+dn.K%128, "%s %+v: %+v %+v", p.Model.Name, p.Split, gu, dn)
+	}
 	ew, err := NewPlan(Options{Quick: true, Ops: []string{"elementwise"}})
 	require.NoError(t, err)
 	assert.Equal(t, 3*len(quickElementwiseTokens)+1, ew.Steps())
@@ -48,8 +58,8 @@ func TestPlan(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe, elementwise, attention, prefill, gemm, comm`},
-		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe, elementwise, attention, prefill, gemm, comm"},
+		{Options{Ops: []string{"bogus"}}, `--ops "bogus": want some of copy, overhead, moe, moe_fp8, moe_mxfp4, elementwise, attention, prefill, gemm, comm`},
+		{Options{Ops: []string{"copy"}}, "needs a table: include one of moe, moe_fp8, moe_mxfp4, elementwise, attention, prefill, gemm, comm"},
 		{Options{GPUs: -1}, "--gpus -1: want 1 or more"},
 	}
 	if _, later := notMeasured["comm"]; later {

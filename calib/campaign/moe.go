@@ -25,6 +25,7 @@ type MoEResult struct {
 	Layer                                 unit.Timing
 	Experts                               unit.Timing
 	Router, Align, GateUp, Act, Down, Sum unit.Timing
+	Quant                                 unit.Timing // block fp8: the activation quantisations
 	Hot                                   unit.Timing
 	Touched                               float64 // distinct experts this GPU read, mean over the routings
 	WorkingSet                            float64 // weight bytes those experts hold (gate_up + down)
@@ -33,6 +34,7 @@ type MoEResult struct {
 	Block                                 int    // moe_align block (rows)
 	Routings                              int    // routings rotated over
 	GlueImage                             string // glue.cu's image (router, align, act, sum)
+	GEMMImage                             string // moe_fp8: fp8moe.cu's image
 }
 
 // Latency is the table's time: the median of the layer graph without the

@@ -212,14 +212,25 @@ func randomDeviceWeights(rng *rand.Rand, n, k, group, count int) (q, sc cuda.Dev
 	if sc, err = cuda.Alloc(int64(sw) * 2 * int64(count)); err != nil {
 		return
 	}
-	for c := 0; c < count; c++ {
-		if err = cuda.CopyToDevice(q+cuda.DevicePtr(c*qw*4), hq); err != nil {
-			return
-		}
-		if err = cuda.CopyToDevice(sc+cuda.DevicePtr(c*sw*2), hs); err != nil {
-			return
-		}
+	// The first copy from the host, the others on the device (doubling):
+	// the same contents, without gigabytes over the host link.
+	if err = cuda.CopyToDevice(q, hq); err != nil {
+		return
 	}
+	if err = cuda.CopyToDevice(sc, hs); err != nil {
+		return
+	}
+	for done := 1; done < count; {
+		m := min(done, count-done)
+		if err = cuda.CopyDevice(q+cuda.DevicePtr(done*qw*4), q, int64(m*qw*4)); err != nil {
+			return
+		}
+		if err = cuda.CopyDevice(sc+cuda.DevicePtr(done*sw*2), sc, int64(m*sw*2)); err != nil {
+			return
+		}
+		done += m
+	}
+	err = cuda.Synchronize() // device copies run on the legacy stream, not the caller's
 	return
 }
 
@@ -540,6 +551,8 @@ func (b *deviceBuffers) upload(host any, n int64) (cuda.DevicePtr, error) {
 	case []E4M3:
 		err = cuda.CopyToDevice(p, h)
 	case []float32:
+		err = cuda.CopyToDevice(p, h)
+	case []int32:
 		err = cuda.CopyToDevice(p, h)
 	default:
 		err = fmt.Errorf("upload: unsupported %T", host)

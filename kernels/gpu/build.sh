@@ -13,7 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${1:-$here/build}
 [ $# -gt 0 ] && shift
 sms=${*:-80 90 120}
-stems=${STEMS:-$(cd "$here" && ls ./*.cu | sed 's|^\./||; s|\.cu$||')}
+stems=${STEMS:-$(cd "$here" && ls ./*.cu | sed 's|^\./||; s|\.cu$||' | tr '\n' ' ')}
 flags="-O3 -std=c++17 ${NVCC_FLAGS:-}"
 log=$(mktemp)
 trap 'rm -f "$log" "$log".*' EXIT

@@ -334,6 +334,36 @@ extern "C" __global__ void __launch_bounds__(256)
   }
 }
 
+// moecast_swiglu_oai: gpt-oss's clamped SwiGLU, as vLLM's swigluoai_and_mul
+// (csrc/activation_kernels.cu: gate and up interleaved, gate at even and up
+// at odd columns): x [rows][2n] bf16 -> out [rows][n] bf16, g = min(gate,
+// limit), u = clamp(up, -limit, limit), out = (u + 1) * g * sigmoid(alpha *
+// g); n % 8 == 0. Any grid of 256-thread blocks.
+extern "C" __global__ void __launch_bounds__(256)
+    moecast_swiglu_oai(const __nv_bfloat16* __restrict__ x, __nv_bfloat16* __restrict__ out, int rows, int n,
+                       float alpha, float limit) {
+  const int vn = n / 8;
+  const long long total = static_cast<long long>(rows) * vn;
+  for (long long v = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; v < total;
+       v += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long r = v / vn;
+    const int c = static_cast<int>(v % vn);
+    const uint4* in = reinterpret_cast<const uint4*>(x + r * 2 * n);
+    float a[8], b[8], o[8];
+    unpack8(in[2 * c], a);      // pairs 0-3 of this thread's 8 outputs
+    unpack8(in[2 * c + 1], b);  // pairs 4-7
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+      const float gate = j < 4 ? a[2 * j] : b[2 * (j - 4)];
+      const float up = j < 4 ? a[2 * j + 1] : b[2 * (j - 4) + 1];
+      const float g = fminf(gate, limit);
+      const float u = fminf(fmaxf(up, -limit), limit);
+      o[j] = (u + 1.0f) * (g / (1.0f + expf(-alpha * g)));
+    }
+    reinterpret_cast<uint4*>(out + r * n)[c] = pack8(o);
+  }
+}
+
 // moecast_moe_sum: y [tokens*k][h] bf16, weights [tokens*k] fp32, topk_ids
 // [tokens*k] -> out [tokens][h] bf16: the weighted sum of each token's
 // slots routed to the local experts [first, first+count); h % 8 == 0.

@@ -13,9 +13,9 @@ import (
 // launcher checks its shapes, marshals the arguments once and returns a
 // function that launches on the stream (for eager runs and graph capture).
 type Glue struct {
-	routerF32, routerBF16, align, silu, sum, rmsnorm, add cuda.Function
-	Image                                                 string // the image's name or path
-	SMs                                                   int
+	routerF32, routerBF16, align, silu, swiglu, sum, rmsnorm, add cuda.Function
+	Image                                                         string // the image's name or path
+	SMs                                                           int
 }
 
 // Kernel shapes of glue.cu.
@@ -47,7 +47,7 @@ func LoadGlue(dev cuda.Device) (*Glue, error) {
 		fn   *cuda.Function
 		name string
 	}{{&g.routerF32, "moecast_router_f32"}, {&g.routerBF16, "moecast_router_bf16"}, {&g.align, "moecast_moe_align"},
-		{&g.silu, "moecast_silu_and_mul"}, {&g.sum, "moecast_moe_sum"}, {&g.rmsnorm, "moecast_rmsnorm"}, {&g.add, "moecast_add"}} {
+		{&g.silu, "moecast_silu_and_mul"}, {&g.swiglu, "moecast_swiglu_oai"}, {&g.sum, "moecast_moe_sum"}, {&g.rmsnorm, "moecast_rmsnorm"}, {&g.add, "moecast_add"}} {
 		if *f.fn, err = mod.Function(f.name); err != nil {
 			return nil, err
 		}
@@ -181,6 +181,27 @@ func (g *Glue) SiluAndMul(x, out cuda.DevicePtr, rows, n int, s cuda.Stream) (fu
 	}
 	grid := elementGrid(int64(rows) * int64(n/8))
 	return func() error { return g.silu.LaunchParams(grid, cuda.Dim3{X: elementThreads, Y: 1, Z: 1}, 0, s, args) }, nil
+}
+
+// gpt-oss's clamped SwiGLU constants (vLLM's swigluoai_and_mul defaults,
+// csrc/torch_bindings.cpp; transformers' GptOssExperts alpha and limit).
+const (
+	SwigluOAIAlpha = 1.702
+	SwigluOAILimit = 7.0
+)
+
+// SwigluOAI returns the launch of gpt-oss's clamped SwiGLU over rows rows
+// (x [rows][2n], gate and up interleaved, out [rows][n], bf16).
+func (g *Glue) SwigluOAI(x, out cuda.DevicePtr, rows, n int, alpha, limit float32, s cuda.Stream) (func() error, error) {
+	if rows <= 0 || n <= 0 || n%8 != 0 {
+		return nil, fmt.Errorf("swiglu_oai: %d rows of 2x%d: want rows > 0 and n a positive multiple of 8", rows, n)
+	}
+	args, err := cuda.MarshalParams(x, out, int32(rows), int32(n), alpha, limit)
+	if err != nil {
+		return nil, err
+	}
+	grid := elementGrid(int64(rows) * int64(n/8))
+	return func() error { return g.swiglu.LaunchParams(grid, cuda.Dim3{X: elementThreads, Y: 1, Z: 1}, 0, s, args) }, nil
 }
 
 // moeSumBuffers are moe_sum's tensors: Y [tokens*k][h] bf16 (the down

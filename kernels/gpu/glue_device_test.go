@@ -205,6 +205,14 @@ func TestElementwiseOnDevice(t *testing.T) {
 			launch, err := g.SiluAndMul(d.up(Upload(x, 2)), out, rows, n, s)
 			run(t, s, launch, err)
 			check(fmt.Sprintf("silu_and_mul %dx%d", rows, n), download[BF16](t, out, rows*n), hostSiluAndMul(x, rows, n), n, 1e-2)
+			for i := range x { // past the clamp (7) on both sides, for swiglu_oai
+				x[i] = toBF16(12 * x[i].Float32())
+			}
+			out = d.poisoned(rows * n * 2)
+			launch, err = g.SwigluOAI(d.up(Upload(x, 2)), out, rows, n, SwigluOAIAlpha, SwigluOAILimit, s)
+			run(t, s, launch, err)
+			check(fmt.Sprintf("swiglu_oai %dx%d", rows, n), download[BF16](t, out, rows*n),
+				hostSwigluOAI(x, rows, n, SwigluOAIAlpha, SwigluOAILimit), n, 1e-2)
 		}
 	}
 	for _, c := range []struct{ tokens, k, h, experts, first, count int }{
@@ -256,6 +264,8 @@ func TestMoELayerOnDevice(t *testing.T) {
 		{Name: "small", Tokens: 5, Hidden: 512, Inter: 128, Group: 32, Router: RouterConfig{Experts: 16, TopK: 4, Groups: 1, TopKGroups: 1, Renormalize: true, Scale: 1}, Seed: 3},
 		{Name: "kimi tp8", Tokens: 8, Hidden: 7168, Inter: 256, Group: 32, Router: KimiRouter, Seed: 5},
 		{Name: "kimi ep8", Tokens: 64, Hidden: 7168, Inter: 2048, Group: 32, Router: KimiRouter, Local: 48, Seed: 7, LogitsBF16: true},
+		{Name: "gpt-oss mxfp4", Tokens: 16, Hidden: 2944, Inter: 2944, Group: 32, Seed: 9, Opt: Options{Mode: ModeFP4}, SwigluOAI: true,
+			Router: RouterConfig{Experts: 128, TopK: 4, Groups: 1, TopKGroups: 1, Renormalize: true, Scale: 1}},
 	} {
 		for _, rot := range []int64{512 << 20, 0} {
 			r, err := MeasureMoELayer(m, g, c, rot, s)

@@ -146,6 +146,22 @@ func hostSiluAndMul(x []BF16, rows, n int) [][]float64 {
 	return out
 }
 
+// hostSwigluOAI is gpt-oss's clamped SwiGLU over rows of x [rows][2n]
+// (gate at even, up at odd columns): (clamp(up) + 1) * g * sigmoid(alpha g)
+// with g = min(gate, limit).
+func hostSwigluOAI(x []BF16, rows, n int, alpha, limit float64) [][]float64 {
+	out := make([][]float64, rows)
+	for r := range out {
+		out[r] = make([]float64, n)
+		for j := range out[r] {
+			g := math.Min(float64(x[r*2*n+2*j].Float32()), limit)
+			u := math.Max(-limit, math.Min(float64(x[r*2*n+2*j+1].Float32()), limit))
+			out[r][j] = (u + 1) * g / (1 + math.Exp(-alpha*g))
+		}
+	}
+	return out
+}
+
 // hostMoESum is out[t] = sum over slots s routed to [first, first+count) of
 // w[t*k+s] * y[t*k+s], y [tokens*k][h].
 func hostMoESum(y []BF16, w []float32, ids []int32, tokens, k, h, first, count int) [][]float64 {

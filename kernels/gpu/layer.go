@@ -29,6 +29,9 @@ type MoELayerCase struct {
 	// WholeOnly times the whole layer and the layer without its router
 	// alone (no per-kernel graphs).
 	WholeOnly bool
+	// SwigluOAI runs gpt-oss's clamped SwiGLU (interleaved gate and up,
+	// alpha 1.702, limit 7) instead of silu_and_mul.
+	SwigluOAI bool
 }
 
 // LayerResult is one timed layer: the whole layer in one graph, and each
@@ -42,12 +45,15 @@ type LayerResult struct {
 	// what kernels.MoEShape prices (the router top-k is a cost of its own).
 	Experts                               unit.Timing
 	Router, Align, GateUp, Act, Down, Sum unit.Timing
-	Routings                              int     // routings rotated over (1: hot)
-	Touched                               float64 // local experts the routings touch, mean
-	WeightBytes                           float64 // their gate_up + down weight bytes, mean
-	Block                                 int     // moe_align block (rows)
-	Blocks                                int     // row blocks of the first routing
-	GateUpVariant, DownVariant            string
+	// Quant is the activation quantisations of a layer that has them
+	// (block fp8: both GEMM inputs, per token and group of 128).
+	Quant                      unit.Timing
+	Routings                   int     // routings rotated over (1: hot)
+	Touched                    float64 // local experts the routings touch, mean
+	WeightBytes                float64 // their gate_up + down weight bytes, mean
+	Block                      int     // moe_align block (rows)
+	Blocks                     int     // row blocks of the first routing
+	GateUpVariant, DownVariant string
 }
 
 // layerRouting is one routing's buffers and launches.
@@ -223,7 +229,12 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 		}
 		lr.gateUp = func() error { return m.LaunchArgs(pg, ga, s) }
 		lr.down = func() error { return m.LaunchArgs(pd, da, s) }
-		if lr.act, err = g.SiluAndMul(gu, act, rows, I, s); err != nil {
+		if c.SwigluOAI {
+			lr.act, err = g.SwigluOAI(gu, act, rows, I, SwigluOAIAlpha, SwigluOAILimit, s)
+		} else {
+			lr.act, err = g.SiluAndMul(gu, act, rows, I, s)
+		}
+		if err != nil {
 			return LayerResult{}, err
 		}
 		if lr.sum, err = g.MoESum(T, k, H, 0, local, moeSumBuffers{Y: dn, Weights: dW, TopKIDs: dIDs, Out: out}, s); err != nil {

@@ -370,6 +370,20 @@ func slug(parts ...string) string {
 	return strings.Trim(slugRE.ReplaceAllString(s, "-"), "-")
 }
 
+// dpAttentionEngine reports whether a row's dp > 1 is data-parallel
+// attention in moecast's sense (attention unsplit on every GPU, the MLP
+// side TP-split over the DP ranks' tokens): SGLang's --enable-dp-attention
+// and TensorRT-LLM's attention DP. vLLM's --data-parallel-size runs DP
+// engine cores, each with attention split over its own TP group, and
+// with --enable-expert-parallel the experts over all TP x DP GPUs
+// (vllm-project/vllm `vllm/model_executor/layers/fused_moe/config.py` @
+// 002d607, FusedMoEParallelConfig.make: the TP group is flattened over
+// DP and becomes the EP group; its docstring's case TP = 2, DP = 2 with
+// EP is "2 engine instances and the experts are split between the 4
+// devices"): moecast's tp = TP, dp = DP, dp_attention = false, whose
+// attention groups are the DP ranks.
+func dpAttentionEngine(backend string) bool { return backend != "vllm" }
+
 // scenarioText is one generated scenario.
 type scenarioText struct {
 	name, config, gpu   string
@@ -602,7 +616,7 @@ func (g *gen) aiconfigurator() error {
 			st := scenarioText{
 				name:   fmt.Sprintf("%s %s on %dx %s, %s %s (aiconfigurator silicon_sample)", short, ckpt, tp*max(dp, 1), get("system"), get("backend"), layout),
 				config: "../configs/" + cfg, gpu: gpuName(get("system")), gpus: tp * max(dp, 1),
-				tp: tp, dp: max(dp, 1), ep: max(ep, 1), dpAttention: dp > 1, engine: get("backend"),
+				tp: tp, dp: max(dp, 1), ep: max(ep, 1), dpAttention: dp > 1 && dpAttentionEngine(get("backend")), engine: get("backend"),
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU."},
 			}

@@ -43,7 +43,10 @@ date, method), atomically. Ops (--ops, default all): copy (device copy
 bandwidth), overhead (a kernel launch eager and in a graph), moe (the
 routed-expert layer as vLLM's fused_marlin_moe runs it, with moecast's
 W4A16 kernels, at Kimi-K2.5's expert shapes, expert TP8 and EP8, decode
-and prefill token counts, weights streamed beyond L2), elementwise (RMSNorm,
+and prefill token counts, weights streamed beyond L2), moe_fp8 (the
+block-fp8 layer on moecast's fp8 grouped GEMM at DeepSeek-V3/R1, Qwen3-235B
+and GLM-5 shapes), moe_mxfp4 (gpt-oss's MXFP4 layer with its clamped
+SwiGLU), elementwise (RMSNorm,
 residual add, silu_and_mul at decode sizes), attention (GQA decode kernels
 and the whole MLA decode module), gemm (the shipped models' dense
 projections through cuBLASLt, bf16 and fp8-b128) and comm (NCCL all-reduce,
