@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 	// comm/ncclrun measures collectives through internal/cuda's NCCL and
 	// joins multi-process jobs through internal/rendezvous; it makes no
 	// tables (calib/campaign does).
-	"comm/ncclrun":   {"internal/cuda", "internal/rendezvous"},
+	"comm/ncclrun":   {"internal/cuda", "internal/rendezvous", "internal/unit"},
 	"sim":            {"internal/unit", "internal/dtype", "internal/cost", "model", "kernels", "comm"},
 	"serve":          {"internal/unit", "internal/cost", "model", "kernels", "comm", "sim"},
 	"plan":           {"internal/unit", "internal/dtype", "model", "kernels", "comm", "sim", "serve"},
@@ -57,10 +57,14 @@ var allowed = map[string][]string{
 		"comm", "comm/ncclrun", "internal/rendezvous"},
 	"scenarios": {"internal/unit", "internal/infile", "internal/dtype", "model", "kernels", "comm", "sim", "serve", "plan", "calib",
 		"github.com/BurntSushi/toml"},
-	"cmd/moecast/internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/infile", "model", "kernels",
-		"comm", "sim", "serve", "plan", "calib", "calib/campaign", "trace", "report", "scenarios", "validate", "internal/cuda", "kernels/gpu",
+	"cmd/moecast/internal/cli": {"internal/unit", "internal/dtype", "internal/cost", "internal/atomicfile", "internal/infile", "model",
+		"sim", "serve", "plan", "calib", "calib/campaign", "trace", "report", "report/view", "scenarios", "validate", "internal/cuda", "kernels/gpu",
 		"internal/rendezvous", "validate/corpus", "github.com/spf13/cobra", "github.com/spf13/pflag"},
-	"report":      {"internal/unit", "internal/cost", "trace", "gonum.org/v1/plot"},
+	"report": {"internal/unit", "internal/cost", "trace", "gonum.org/v1/plot"},
+	// report/view: each command's result and its views (text, JSON schema,
+	// CSV table, HTML page), built on report's table and page model; the
+	// CLI computes a result and hands it here.
+	"report/view": {"internal/unit", "internal/cost", "internal/dtype", "model", "kernels", "comm", "sim", "serve", "plan", "validate", "scenarios", "report"},
 	"cmd/moecast": {"cmd/moecast/internal/cli"},
 	"validate":    {"internal/unit", "internal/cost", "internal/infile", "model", "kernels", "sim", "serve", "trace", "calib"},
 	// The shipped accuracy corpus: data only; gen is its go generate

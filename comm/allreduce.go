@@ -64,6 +64,10 @@ type Comm struct {
 	Tables Lookup
 	// Policy is the serving engine's all-reduce policy (zero: vLLM's).
 	Policy Policy
+	// NIC joins the nodes of Fabric.NodeGPUs GPUs when ranks span more
+	// than one (multinode.go); the zero Link prices every collective on
+	// the fabric alone.
+	NIC Link
 }
 
 // Lookup supplies measured collective costs from calibration tables
@@ -155,6 +159,9 @@ func (c *Comm) AllReduceAlgorithm(impl Impl, ranks int, b unit.Bytes) string {
 func (c *Comm) AllReduce(impl Impl, ranks int, b unit.Bytes) cost.Estimate {
 	if ranks <= 1 {
 		return single()
+	}
+	if m, ok := c.nodes(ranks); ok {
+		return c.allReduceNodes(ranks, m, b)
 	}
 	if impl == Auto {
 		impl = c.ChooseAllReduce(ranks, b)

@@ -15,6 +15,9 @@ func (c *Comm) AllGather(ranks int, b unit.Bytes) cost.Estimate {
 	if ranks <= 1 {
 		return single()
 	}
+	if m, ok := c.nodes(ranks); ok {
+		return c.ringNodes(ranks, m, b)
+	}
 	if c.Tables != nil {
 		if t, ok := c.Tables.AllGather(ranks, b); ok {
 			return fromTable(t, b)
@@ -31,6 +34,9 @@ func (c *Comm) AllGather(ranks int, b unit.Bytes) cost.Estimate {
 func (c *Comm) ReduceScatter(ranks int, b unit.Bytes) cost.Estimate {
 	if ranks <= 1 {
 		return single()
+	}
+	if m, ok := c.nodes(ranks); ok {
+		return c.ringNodes(ranks, m, b)
 	}
 	if c.Tables != nil {
 		if t, ok := c.Tables.ReduceScatter(ranks, b); ok {
@@ -59,6 +65,9 @@ const formulaAllToAll = "nccl all-to-all: t_a2a + log2(n)*hop + (n-1)/n*bytesPer
 func (c *Comm) AllToAll(ranks int, bytesPerRank unit.Bytes) cost.Estimate {
 	if ranks <= 1 {
 		return single()
+	}
+	if m, ok := c.nodes(ranks); ok {
+		return c.allToAllNodes(ranks, m, bytesPerRank)
 	}
 	if c.Tables != nil {
 		if t, ok := c.Tables.AllToAll(ranks, bytesPerRank); ok {

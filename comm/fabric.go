@@ -7,8 +7,9 @@
 // latency of the algorithm's steps (NCCL's own tuning constants) and BW the
 // bus bandwidth the fabric reaches for the algorithm and protocol (measured
 // by nccl-tests). Times are unit.Seconds, sizes unit.Bytes. Every Estimate
-// carries a cost.Source naming the algorithm chosen. Only one node is
-// modelled (no network hops).
+// carries a cost.Source naming the algorithm chosen. Ranks beyond one node
+// (Fabric.NodeGPUs) are priced across nodes on Comm.NIC when it is set
+// (multinode.go), else as if the fabric joined them all.
 package comm
 
 import (

@@ -50,3 +50,22 @@ func LinkNames() []string {
 	}
 	return names
 }
+
+// LookupNIC returns the NIC preset called name.
+func LookupNIC(name string) (Link, bool) {
+	for _, l := range nics {
+		if l.Name == name {
+			return l, true
+		}
+	}
+	return Link{}, false
+}
+
+// NICNames lists the NIC presets.
+func NICNames() []string {
+	names := make([]string, len(nics))
+	for i, l := range nics {
+		names[i] = l.Name
+	}
+	return names
+}

@@ -18,7 +18,12 @@ func TestDevicePreset(t *testing.T) {
 		{"NVIDIA H100 PCIe", ""},
 		{"NVIDIA H100 NVL", ""},
 		{"NVIDIA A100-SXM4-80GB", ""},
+		{"NVIDIA H200 NVL", ""},
+		{"Tesla", ""},
 		{"", ""},
+		// By the words of a preset's label (as calib gpu named them).
+		{"NVIDIA B300 SXM", "b300-sxm"},
+		{"NVIDIA GB200", "gb200"},
 	} {
 		got, ok := DevicePreset(tt.in)
 		assert.Equal(t, tt.want, got, tt.in)

@@ -73,6 +73,9 @@ func (s *Scenario) build() error {
 	if c.Fabric, err = s.buildFabric(); err != nil {
 		return err
 	}
+	if c.NIC, err = s.buildNIC(); err != nil {
+		return err
+	}
 
 	// [runtime]
 	c.Graphs = true
@@ -369,6 +372,21 @@ func (s *Scenario) buildGPU() (kernels.GPU, error) {
 		return g, d.wrap("hardware.custom_gpu", err)
 	}
 	return g, nil
+}
+
+// buildNIC resolves hardware.nic: a NIC preset (comm.NICNames), one per
+// GPU, that joins the nodes of the fabric's node_gpus GPUs when a replica
+// spans several; collectives across nodes are then priced on it.
+func (s *Scenario) buildNIC() (comm.Link, error) {
+	name := s.doc.raw.Hardware.NIC
+	if name == "" {
+		return comm.Link{}, nil
+	}
+	l, ok := comm.LookupNIC(name)
+	if !ok {
+		return l, s.doc.errorf("hardware.nic", "unknown NIC %q (want %s)", name, strings.Join(comm.NICNames(), ", "))
+	}
+	return l, nil
 }
 
 // buildFabric resolves hardware.fabric and [hardware.custom_fabric]. When

@@ -39,6 +39,7 @@ type rawHardware struct {
 	GPU          string     `toml:"gpu"`
 	GPUs         *int       `toml:"gpus"`
 	Fabric       string     `toml:"fabric"`
+	NIC          string     `toml:"nic"`         // the NIC joining nodes of the fabric (ib-400, roce-400, ...)
 	Calibration  any        `toml:"calibration"` // a string or an array of strings
 	CustomGPU    *rawGPU    `toml:"custom_gpu"`
 	CustomFabric *rawFabric `toml:"custom_fabric"`
@@ -123,6 +124,12 @@ type rawWorkload struct {
 	SystemPromptTokens *int     `toml:"system_prompt_tokens"`
 	PrefixHitRate      *float64 `toml:"prefix_hit_rate"`
 	HashBlockTokens    *int     `toml:"hash_block_tokens"`
+	// Lengths draws each request's lengths from a file of (input,
+	// output) pairs (lengths.go); Turns and ThinkTime make sessions
+	// (serve.Workload.Turns).
+	Lengths   string `toml:"lengths"`
+	Turns     *int   `toml:"turns"`
+	ThinkTime string `toml:"think_time"`
 }
 
 type rawSpeculative struct {

@@ -224,6 +224,7 @@ func TestErrors(t *testing.T) {
 		{"kv cache", edit(`[hardware]`, "kv_cache = \"int2\"\n[hardware]"), "t.toml:4: model.kv_cache: "},
 		{"unknown gpu", edit(`"rtx-pro-6000-server"`, `"rtx-9090"`), "t.toml:5: hardware.gpu: "},
 		{"unknown fabric", edit(`"pcie-gen5"`, `"pcie-gen9"`), "t.toml:7: hardware.fabric: "},
+		{"unknown nic", edit(`fabric = "pcie-gen5"`, "fabric = \"pcie-gen5\"\nnic = \"ib-900\""), "t.toml:8: hardware.nic: unknown NIC \"ib-900\""},
 		{"custom fabric missing", edit(`fabric = "pcie-gen5"`, "") + "[hardware.custom_fabric]\nbandwidth = \"64GB/s\"\n", "t.toml:12: hardware.custom_fabric.latency: "},
 		{"custom fabric unit", minimal + "[hardware.custom_fabric]\nlatency = \"2\"\n", "t.toml:13: hardware.custom_fabric.latency: "},
 		{"tp gpus", edit("tp = 8", "tp = 3"), "t.toml:10: parallel.tp: "},

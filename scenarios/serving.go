@@ -62,6 +62,14 @@ type Serving struct {
 	// PooledDP pools the DP ranks under one scheduler
 	// (serve.Config.PooledDP); set only by the dp-ranks mechanism.
 	PooledDP bool
+	// Lengths is workload.lengths read (its file in LengthsFile): the
+	// (input, output) pairs each request draws from; nil = input_tokens
+	// and output_tokens. Turns and ThinkTime are workload.turns and
+	// workload.think_time (sessions; 0 = independent requests).
+	Lengths     []serve.LengthPair
+	LengthsFile string
+	Turns       int
+	ThinkTime   unit.Seconds
 }
 
 // Defaults of the serving keys.
@@ -309,6 +317,9 @@ func (s *Scenario) buildServing() error {
 	if err := s.buildPrefix(w); err != nil {
 		return err
 	}
+	if err := s.buildSessions(w); err != nil {
+		return err
+	}
 	if p := rt.TokenizeUsPerToken; p != nil {
 		if !(*p >= 0 && *p <= 1e6) {
 			return d.errorf("runtime.tokenize_us_per_token", "%g must be in [0, 1e6] microseconds per token (0 = requests reach the engine at their send)", *p)
@@ -463,6 +474,9 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 		c.Workload.RequestRate = p.RequestRate
 	}
 	c.Workload.Prefix, c.Workload.HashBlockTokens = v.Prefix, v.HashBlockTokens
+	if !p.Replay {
+		c.Workload.Lengths, c.Workload.Turns, c.Workload.ThinkTime = v.Lengths, v.Turns, v.ThinkTime
+	}
 	c.NoPrefixCache = v.NoPrefixCache
 	c.SLO = v.SLO
 	c.Seed = v.Seed
@@ -543,6 +557,9 @@ var serveKeys = map[string]string{
 	"Workload.Prefix.SystemTokens": "workload.system_prompt_tokens",
 	"Workload.Prefix.HitRate":      "workload.prefix_hit_rate",
 	"Workload.HashBlockTokens":     "workload.hash_block_tokens",
+	"Workload.Lengths":             "workload.lengths",
+	"Workload.Turns":               "workload.turns",
+	"Workload.ThinkTime":           "workload.think_time",
 	"FrontEnd.PerRequest":          "runtime",
 	"FrontEnd.PerInputToken":       "runtime.tokenize_us_per_token",
 	"ScheduleConservativeness":     "runtime.schedule_conservativeness",

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/moecast/moecast/comm"
 	"github.com/moecast/moecast/serve"
@@ -20,9 +21,9 @@ func (s *Scenario) hardwareWarnings() []string {
 		}
 		return fmt.Sprintf("%s: %s", s.File, key)
 	}
-	if n := c.Fabric.NodeGPUs; n > 0 && c.GPUs > n {
-		out = append(out, fmt.Sprintf("%s: %d GPUs span %d nodes of fabric %s, which joins %d GPUs per node; moecast models one node, so collectives are priced as if %s joined all %d (across nodes they are slower)",
-			at("hardware.gpus"), c.GPUs, (c.GPUs+n-1)/n, c.Fabric.Name, n, c.Fabric.Name, c.GPUs))
+	if n := c.Fabric.NodeGPUs; n > 0 && c.GPUs > n && !(c.NIC.BW > 0) {
+		out = append(out, fmt.Sprintf("%s: %d GPUs span %d nodes of fabric %s, which joins %d GPUs per node; without hardware.nic collectives are priced as if %s joined all %d (across nodes they are slower: set hardware.nic, one of %s)",
+			at("hardware.gpus"), c.GPUs, (c.GPUs+n-1)/n, c.Fabric.Name, n, c.Fabric.Name, c.GPUs, strings.Join(comm.NICNames(), ", ")))
 	}
 	if impl := c.AllReduce; impl == comm.OneShot || impl == comm.TwoShot {
 		// The engine's policy says why it would not run impl here (an

@@ -30,7 +30,9 @@ type StepCoster interface {
 // engine whose row has a balancer (vLLM) each group is an engine core with
 // its own scheduler and cache behind the front end's balancer
 // (dpranks.go); otherwise (SGLang's DP attention, disaggregated pools,
-// Config.PooledDP) the groups' blocks are pooled under one scheduler.
+// Config.PooledDP) the groups' blocks are pooled under one scheduler, with
+// SGLang's per-rank prefill budget and chunks in progress
+// (sched_sglang.go).
 type Memory struct {
 	KVBytesPerToken unit.Bytes // per token per GPU (draft layers included)
 	KVCapacity      unit.Bytes // KV-cache memory per GPU
@@ -151,7 +153,25 @@ type Workload struct {
 	// HashBlockTokens is the tokens each of a trace's HashIDs stands for
 	// (Mooncake's block of 512 tokens); 0 = DefaultHashBlockTokens.
 	HashBlockTokens int
+	// Lengths, when set, is an empirical distribution of (input, output)
+	// lengths: each request draws one pair uniformly (seeded) in place of
+	// InputTokens, OutputTokens and RangeRatio (workload.lengths).
+	Lengths []LengthPair
+	// Turns > 1 makes the load sessions of Turns requests (workload.turns):
+	// turn k+1 is sent ThinkTime after turn k finishes, and its prompt is
+	// turn k's prompt and output followed by its own new input (the drawn
+	// input length), so that a prefix cache finds the earlier turns. The
+	// arrival process (rate or closed loop) starts the sessions' first
+	// turns; Requests counts every turn. 0 or 1: independent requests.
+	Turns     int
+	ThinkTime unit.Seconds
 }
+
+// LengthPair is one (input, output) length of Workload.Lengths.
+type LengthPair struct{ In, Out int }
+
+// MaxTurns bounds Workload.Turns.
+const MaxTurns = 1 << 10
 
 // DefaultHashBlockTokens is the tokens per hash ID of Mooncake traces
 // (kvcache-ai/Mooncake `FAST25-release/traces`: block size 512).
@@ -448,6 +468,35 @@ func (w Workload) validate() error {
 	if !(w.RangeRatio >= 0 && w.RangeRatio < 1) {
 		// vLLM's RandomDataset asserts 0 <= range_ratio < 1.
 		return fieldErrorf("Workload.RangeRatio", "must be in [0, 1), got %g", w.RangeRatio)
+	}
+	if len(w.Lengths) > 1<<24 {
+		return fieldErrorf("Workload.Lengths", "holds %d pairs, at most %d", len(w.Lengths), 1<<24)
+	}
+	maxIn, maxOut := w.InputTokens, w.OutputTokens
+	if len(w.Lengths) > 0 {
+		maxIn, maxOut = 0, 0
+	}
+	for i, l := range w.Lengths {
+		if l.In < 1 || l.In > maxTokens || l.Out < 1 || l.Out > maxTokens {
+			return fieldErrorf("Workload.Lengths", "pair %d: input %d, output %d: each must be in [1, %d]", i, l.In, l.Out, maxTokens)
+		}
+		maxIn, maxOut = max(maxIn, l.In), max(maxOut, l.Out)
+	}
+	if w.Turns < 0 || w.Turns > MaxTurns {
+		return fieldErrorf("Workload.Turns", "must be in [0, %d], got %d", MaxTurns, w.Turns)
+	}
+	if w.Turns > 1 {
+		if !finiteNonNeg(float64(w.ThinkTime)) {
+			return fieldErrorf("Workload.ThinkTime", "must be finite and >= 0, got %g", float64(w.ThinkTime))
+		}
+		// The last turn's prompt holds every earlier turn's input and
+		// output.
+		_, hiIn := lengthRange(maxIn, w.RangeRatio)
+		_, hiOut := lengthRange(maxOut, w.RangeRatio)
+		if last := int64(w.Turns)*int64(hiIn) + int64(w.Turns-1)*int64(hiOut); last > maxTokens {
+			return fieldErrorf("Workload.Turns", "%d turns of up to %d input and %d output tokens make a last prompt of %d tokens, more than %d",
+				w.Turns, hiIn, hiOut, last, maxTokens)
+		}
 	}
 	return nil
 }

@@ -187,8 +187,10 @@
 // balancer and stepping in lockstep, a step lasting as long as its slowest
 // rank's batch (dpranks.go).
 //
-// Not modelled: multi-node, SGLang's DP-attention ranks as schedulers of
-// their own (their KV blocks are pooled under one scheduler), scheduler
-// time between steps beyond Config.Host, the client's HTTP time, and the
-// placeholder tokens of async scheduling.
+// Not modelled: SGLang's DP-attention ranks as schedulers of their own
+// (their KV blocks are pooled under one scheduler; their per-rank prefill
+// budgets and chunks in progress are, sched_sglang.go), scheduler time
+// between steps beyond Config.Host, the client's HTTP time, and the
+// placeholder tokens of async scheduling. Multi-node replicas are priced
+// by sim and comm (hardware.nic).
 package serve

@@ -112,8 +112,9 @@ var engines = [...]engineRow{
 		eagerPrefill: true,
 		// SGLang's DP-attention ranks each run a scheduler of their own
 		// behind its DataParallelController (load_balance_method
-		// "round_robin" by default, server_args.py); not modelled yet:
-		// the ranks are pooled.
+		// "round_robin" by default, server_args.py); modelled in part:
+		// the ranks' KV is pooled under one scheduler, each rank with its
+		// own prefill budget and chunk in progress (sched_sglang.go).
 	},
 }
 

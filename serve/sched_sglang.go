@@ -11,8 +11,21 @@ import "math"
 // puts the decodes in it; else one decode step of every running request.
 // A decode that cannot get its KV retracts the newest request (SGLang's
 // retract_decode picks by progress; newest-first is a simplification).
+//
+// With DP attention (Memory.Groups = G > 1) SGLang runs one scheduler per
+// attention DP rank, and chunked_prefill_size is the budget of all of
+// them: server_args.py divides it by dp_size
+// (_handle_data_parallelism: "chunked_prefill_size //= dp_size ... to avoid
+// MoE kernel issues"), so each rank's prefill batch holds
+// min(max_prefill_tokens, chunked_prefill_size / G) tokens and each rank
+// has its own chunk in progress. A step is then G such batches, one per
+// rank (the step's chunks spread over the ranks, sim.Sim's pass). The G
+// schedulers here draw from one waiting queue in order; SGLang's data
+// parallel controller deals each request to a rank when it arrives
+// (round robin), so the ranks' queues may be less even than modelled.
 type sglangScheduler struct {
-	budget  int // min(max_prefill_tokens, chunked_prefill_size)
+	budget  int // per rank: min(max_prefill_tokens, chunked_prefill_size / ranks)
+	ranks   int // attention DP ranks (Memory.Groups): one SGLang scheduler each
 	maxSeqs int // max_running_requests; 0 = no limit
 	mixed   bool
 
@@ -22,22 +35,28 @@ type sglangScheduler struct {
 	ratioOn                  bool
 	ratio, init, floor, step float64
 
-	running   []int32 // decoding requests, in the order their prefill ended
-	chunked   int32   // the request whose prefill is in progress, or -1
-	chunkedIn bool    // chunked has a chunk in this step
+	running []int32 // decoding requests, in the order their prefill ended
+	chunked []int32 // the requests whose prefill is in progress, at most one per rank
+	inStep  []bool  // whether chunked[i] has a chunk in this step
 }
 
 func newSGLangScheduler(c *Config) scheduler {
-	s := &sglangScheduler{budget: min(c.MaxPrefillTokens, c.MaxNumBatchedTokens), maxSeqs: c.MaxNumSeqs,
-		mixed: c.MixedChunk, running: make([]int32, 0, 256), chunked: -1}
-	if c.ScheduleConservativeness > 0 {
+	ranks := max(c.Memory.Groups, 1)
+	s := &sglangScheduler{budget: min(c.MaxPrefillTokens, max(c.MaxNumBatchedTokens/ranks, 1)), ranks: ranks,
+		maxSeqs: c.MaxNumSeqs, mixed: c.MixedChunk, running: make([]int32, 0, 256)}
+	if cons := c.ScheduleConservativeness; cons > 0 {
+		if ranks > 1 {
+			// server_args.py _handle_data_parallelism: DP attention
+			// scales schedule_conservativeness by 0.3.
+			cons *= sglangDPConservativeness
+		}
 		// scheduler.py: init = min(0.7 x schedule_conservativeness, 1),
 		// min = min(init x 0.14, 1), decay = (init - min) / 600
 		// (global_config.py @ 025ea29: SGLANG_INIT_NEW_TOKEN_RATIO 0.7,
 		// SGLANG_MIN_NEW_TOKEN_RATIO_FACTOR 0.14,
 		// SGLANG_NEW_TOKEN_RATIO_DECAY_STEPS 600).
 		s.ratioOn = true
-		s.init = math.Min(sglangInitRatio*c.ScheduleConservativeness, 1)
+		s.init = math.Min(sglangInitRatio*cons, 1)
 		s.floor = math.Min(s.init*sglangMinRatioFactor, 1)
 		s.step = (s.init - s.floor) / sglangRatioDecaySteps
 		s.ratio = s.init
@@ -55,6 +74,12 @@ const (
 	sglangRatioDecaySteps = 600
 	sglangRetractSteps    = 20   // retract_decode_steps
 	sglangClipNewTokens   = 4096 // CLIP_MAX_NEW_TOKENS_ESTIMATION
+
+	// sglangDPConservativeness scales schedule_conservativeness under DP
+	// attention (`python/sglang/srt/server_args.py`,
+	// _handle_data_parallelism: "self.schedule_conservativeness =
+	// self.schedule_conservativeness * 0.3").
+	sglangDPConservativeness = 0.3
 )
 
 // remTotal is SGLang's PrefillAdder.rem_total_tokens before this batch's
@@ -88,14 +113,14 @@ func (s *sglangScheduler) retracted(in *instance) {
 
 func (s *sglangScheduler) schedule(in *instance) {
 	in.step.reset()
-	budget := s.budget
+	per := s.budget
 	if s.mixed {
-		budget -= len(s.running)
+		// Each rank sets aside its own running decodes.
+		per -= ceilDiv(len(s.running), s.ranks)
 	}
 	admitted := 0
-	open := true // whether new requests may join this batch
-	s.chunkedIn = false
-	if s.ratioOn && len(s.running) == 0 && s.chunked < 0 {
+	clear(s.inStep)
+	if s.ratioOn && len(s.running) == 0 && len(s.chunked) == 0 {
 		// Idle: SGLang resets the ratio when it has no batch to run.
 		s.ratio = s.init
 	}
@@ -103,43 +128,52 @@ func (s *sglangScheduler) schedule(in *instance) {
 	if s.ratioOn && in.queued() > 0 {
 		rem = s.remTotal(in)
 	}
-	if c := s.chunked; c >= 0 {
-		open = false
-		q := &in.reqs[c]
-		if n := min(q.need(), budget); n > 0 && in.alloc(c, int(q.computed)+n) {
-			s.chunkedIn = true
-			in.add(c, n, true)
-			budget -= n
-			open = n == q.need()
-		}
-	}
-	for open && in.queued() > 0 && budget > 0 {
-		if s.maxSeqs > 0 && len(s.running)+admitted >= s.maxSeqs {
-			break
-		}
-		var newTokens float64
-		if s.ratioOn {
-			// add_one_req: the prompt plus min(max_new_tokens, 4096) must
-			// fit in what is left; an admitted whole prompt then reserves
-			// both, a chunked one its chunk only.
-			q := &in.reqs[in.head()]
-			newTokens = float64(min(q.out-q.gen, sglangClipNewTokens))
-			if float64(q.need())+newTokens >= rem {
-				break
+	chunked := len(s.chunked) // the chunks in progress before this step
+ranks:
+	for rank := 0; rank < s.ranks; rank++ {
+		budget := per
+		open := true // whether new requests may join this rank's batch
+		if rank < chunked {
+			open = false
+			c := s.chunked[rank]
+			q := &in.reqs[c]
+			if n := min(q.need(), budget); n > 0 && in.alloc(c, int(q.computed)+n) {
+				s.inStep[rank] = true
+				in.add(c, n, true)
+				budget -= n
+				open = n == q.need()
 			}
 		}
-		r, n, ok := in.admit(budget)
-		if !ok {
-			break
+		for open && in.queued() > 0 && budget > 0 {
+			if s.maxSeqs > 0 && len(s.running)+admitted >= s.maxSeqs {
+				break ranks
+			}
+			var newTokens float64
+			if s.ratioOn {
+				// add_one_req: the prompt plus min(max_new_tokens, 4096) must
+				// fit in what is left; an admitted whole prompt then reserves
+				// both, a chunked one its chunk only.
+				q := &in.reqs[in.head()]
+				newTokens = float64(min(q.out-q.gen, sglangClipNewTokens))
+				if float64(q.need())+newTokens >= rem {
+					break ranks
+				}
+			}
+			r, n, ok := in.admit(budget)
+			if !ok {
+				break ranks
+			}
+			admitted++
+			budget -= n
+			rem -= float64(n)
+			if n < in.reqs[r].need() {
+				open = false // r is this rank's chunk in progress (prefilled)
+			} else {
+				rem -= newTokens
+			}
 		}
-		admitted++
-		budget -= n
-		rem -= float64(n)
-		if n < in.reqs[r].need() {
-			s.chunked, s.chunkedIn = r, true
-			open = false
-		} else {
-			rem -= newTokens
+		if rank >= chunked && in.queued() == 0 {
+			break
 		}
 	}
 	if len(in.step.seqs) > 0 && !s.mixed {
@@ -163,37 +197,48 @@ func (s *sglangScheduler) schedule(in *instance) {
 	}
 }
 
-// victim is the request whose prefill is in progress when it has no chunk
-// in this step (it holds blocks that the decodes may need, and without it
+// victim is a request whose prefill is in progress and has no chunk in
+// this step (it holds blocks that the decodes may need, and without it
 // both could wait on each other), else the newest running request.
 func (s *sglangScheduler) victim() int32 {
-	if c := s.chunked; c >= 0 && !s.chunkedIn {
-		s.chunked = -1
-		return c
+	for i := len(s.chunked) - 1; i >= 0; i-- {
+		if !s.inStep[i] {
+			v := s.chunked[i]
+			s.dropChunked(i)
+			return v
+		}
 	}
 	v := s.running[len(s.running)-1]
 	s.running = s.running[:len(s.running)-1]
 	return v
 }
 
+// dropChunked removes chunked[i], keeping the others' order and flags.
+func (s *sglangScheduler) dropChunked(i int) {
+	s.chunked = append(s.chunked[:i], s.chunked[i+1:]...)
+	s.inStep = append(s.inStep[:i], s.inStep[i+1:]...)
+}
+
 // prefilled moves r to the decoding requests when its prefill is whole;
-// otherwise r is the chunk in progress.
+// otherwise r is a chunk in progress.
 func (s *sglangScheduler) prefilled(r int32, whole bool) {
+	i := 0
+	for i < len(s.chunked) && s.chunked[i] != r {
+		i++
+	}
 	if !whole {
-		s.chunked = r
+		if i == len(s.chunked) {
+			s.chunked = append(s.chunked, r)
+			s.inStep = append(s.inStep, false)
+		}
 		return
 	}
-	if s.chunked == r {
-		s.chunked = -1
+	if i < len(s.chunked) {
+		s.dropChunked(i)
 	}
 	s.running = append(s.running, r)
 }
 
 func (s *sglangScheduler) finished(r int32) { s.running = remove(s.running, r) }
 
-func (s *sglangScheduler) holding() int {
-	if s.chunked >= 0 {
-		return len(s.running) + 1
-	}
-	return len(s.running)
-}
+func (s *sglangScheduler) holding() int { return len(s.running) + len(s.chunked) }

@@ -77,3 +77,62 @@ func TestSGLangRatioDecay(t *testing.T) {
 	s := e.inst.sched.(*sglangScheduler)
 	within(t, s.ratio, s.floor, 1e-12, "at the floor")
 }
+
+// stepRecorder keeps the prefill chunks of a run's first step.
+type stepRecorder struct {
+	linear
+	first []int
+	steps int
+}
+
+func (f *stepRecorder) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit.Seconds) {
+	if f.steps == 0 {
+		for _, q := range seqs {
+			if q.Prefill {
+				f.first = append(f.first, q.Query)
+			}
+		}
+	}
+	f.steps++
+	return f.linear.StepCost(seqs)
+}
+
+// TestSGLangDPAttentionRanks: with DP attention SGLang runs one scheduler
+// per attention rank, each with chunked_prefill_size / dp_size tokens
+// (server_args.py). chunked_prefill_size 8192 and 8 prompts of 4096
+// tokens: one scheduler (no DP attention) takes two whole prompts; four
+// ranks take four chunks of 2048, one each, and carry four chunks in
+// progress; every request still completes.
+func TestSGLangDPAttentionRanks(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		groups int
+		want   []int
+	}{
+		{"one scheduler", 1, []int{4096, 4096}},
+		{"four DP ranks", 4, []int{2048, 2048, 2048, 2048}},
+		{"eight DP ranks", 8, []int{1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := point(SGLang, 8, 16, 4096, 8)
+			cfg.MaxNumBatchedTokens, cfg.MaxPrefillTokens = 8192, 16384
+			cfg.Memory.Groups = tc.groups
+			rec := &stepRecorder{linear: realistic}
+			r, err := Run(cfg, rec)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, rec.first, "first step's prefill chunks")
+			assert.Equal(t, 16, r.Completed)
+		})
+	}
+}
+
+// TestSGLangDPAttentionConservativeness: DP attention scales
+// schedule_conservativeness by 0.3 (server_args.py), so the new-token
+// ratio starts at 0.7 x 0.3.
+func TestSGLangDPAttentionConservativeness(t *testing.T) {
+	cfg := point(SGLang, 1, 1, 10, 2)
+	cfg.ScheduleConservativeness = 1
+	cfg.Memory.Groups = 4
+	e, _ := simRun(t, cfg, realistic)
+	within(t, e.inst.sched.(*sglangScheduler).init, 0.7*0.3, 1e-12, "init")
+}

@@ -46,8 +46,35 @@ type Load interface {
 func (w Workload) Generate(rng *rand.Rand) []Request {
 	reqs := make([]Request, w.Requests)
 	drawLengths(w, rng, reqs)
+	if w.Turns > 1 {
+		sessions(w, rng, reqs)
+		return reqs
+	}
 	arrivals(w, rng, reqs)
 	return reqs
+}
+
+// sessions makes reqs (their own input and output lengths drawn) sessions
+// of w.Turns turns, the last one possibly shorter: request i is turn
+// i mod Turns of session i / Turns. The arrival process starts the
+// sessions' first turns; a later turn waits for the turn before it plus
+// ThinkTime, and its prompt is the earlier turn's prompt and output and
+// then its own input (describe shares that prefix). Its Arrival is its
+// session's first turn's (unused: it is sent when ready).
+func sessions(w Workload, rng *rand.Rand, reqs []Request) {
+	t := w.Turns
+	first := make([]Request, (len(reqs)+t-1)/t)
+	arrivals(w, rng, first)
+	for i := range reqs {
+		r := &reqs[i]
+		r.Arrival = first[i/t].Arrival
+		if i%t == 0 {
+			continue
+		}
+		prev := &reqs[i-1]
+		r.In += prev.In + prev.Out
+		r.After, r.Wait = []int{i - 1}, w.ThinkTime
+	}
 }
 
 // checkLoad validates what a caller's Load generated.
@@ -111,6 +138,14 @@ func lengthRange(l int, r float64) (lo, hi int) {
 // range (the order numpy's integers(lo, hi+1, size=n) calls draw them in;
 // the generator differs, so the draws are not vLLM's).
 func drawLengths(w Workload, rng *rand.Rand, reqs []Request) {
+	if n := len(w.Lengths); n > 0 {
+		// An empirical distribution: one pair per request, uniformly.
+		for i := range reqs {
+			l := w.Lengths[rng.IntN(n)]
+			reqs[i].In, reqs[i].Out = l.In, l.Out
+		}
+		return
+	}
 	draw := func(l int, set func(i, v int)) {
 		lo, hi := lengthRange(l, w.RangeRatio)
 		for i := range reqs {
@@ -211,8 +246,9 @@ const (
 
 // describe sets each request's Prefix from w: a trace's hash IDs (blocks
 // of w.HashBlockTokens tokens) where the trace has them, else w.Prefix's
-// shared document. The request's remaining tokens (prompt and output) are
-// its own segment. Nothing is set when w describes no sharing.
+// shared document; a later turn of a session (w.Turns) starts with the
+// turn before it whole. The request's remaining tokens (prompt and output)
+// are its own segment. Nothing is set when w describes no sharing.
 func describe(w Workload, reqs []Request) {
 	bt := w.HashBlockTokens
 	if bt == 0 {
@@ -246,7 +282,16 @@ func describe(w Workload, reqs []Request) {
 				covered = shared
 			}
 		default:
-			continue
+			if w.Turns <= 1 {
+				continue
+			}
+		}
+		if w.Turns > 1 && i%w.Turns > 0 {
+			// A later turn of a session: the turn before it, prompt and
+			// output, then its own tokens.
+			prev := reqs[i-1].Prefix
+			segs = append(segs[:0:0], prev...)
+			covered = reqs[i-1].In + reqs[i-1].Out
 		}
 		r.Prefix = append(segs, Segment{ID: segOwn | uint64(i), Tokens: r.In + r.Out - covered})
 	}

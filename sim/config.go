@@ -11,11 +11,15 @@ import (
 
 // Config is everything one decode-step evaluation depends on.
 type Config struct {
-	Model     *model.Config
-	KVCache   dtype.KVCache
-	GPU       kernels.GPU
-	GPUs      int
-	Fabric    comm.Fabric
+	Model   *model.Config
+	KVCache dtype.KVCache
+	GPU     kernels.GPU
+	GPUs    int
+	Fabric  comm.Fabric
+	// NIC joins nodes of Fabric.NodeGPUs GPUs when the replica spans
+	// several (hardware.nic): collectives across nodes are priced on it
+	// (comm/multinode.go). The zero Link: the fabric alone.
+	NIC       comm.Link
 	Layout    model.Layout
 	Graphs    bool      // runtime.cuda_graphs
 	AllReduce comm.Impl // runtime.allreduce

@@ -67,6 +67,7 @@ type op struct {
 	gemm   kernels.GEMMShape // opGEMM: M filled in by Step
 	perTok float64           // bytes per token (elementwise, collectives) or per KV position (indexer)
 	ranks  int               // collectives
+	ep     string            // opAllToAll of an EP exchange: "dispatch" or "combine" (comm.EPShape)
 	// Attention: heads/kv heads per rank, head dim; a fraction of the
 	// layers of this kind that attend a sliding window.
 	heads, kvHeads, headDim int
@@ -386,7 +387,7 @@ func (b *builder) moeBlock() []op {
 			// DeepEP-style dispatch: each rank sends its share of the
 			// tokens once to every rank holding one of its experts
 			// (perTok scaled by the expected destinations in New).
-			ops = append(ops, op{name: "moe dispatch alltoall", kind: opAllToAll, cat: cost.AllToAll, dom: domSend, perTok: h, ranks: b.sh.gpus})
+			ops = append(ops, op{name: "moe dispatch alltoall", kind: opAllToAll, cat: cost.AllToAll, dom: domSend, perTok: h, ranks: b.sh.gpus, ep: "dispatch"})
 		} else {
 			ops = append(ops, op{name: "moe dp allgather", kind: opAllGather, cat: cost.AllGather, dom: domMLP, perTok: h * float64(b.sh.dp), ranks: b.sh.dp})
 		}
@@ -394,7 +395,7 @@ func (b *builder) moeBlock() []op {
 	ops = append(ops, op{name: "fused_moe (routed experts)", kind: opMoE, cat: cost.MoE, dom: domMLP})
 	if b.sh.dpExchange {
 		if b.sh.ep > 1 {
-			ops = append(ops, op{name: "moe combine alltoall", kind: opAllToAll, cat: cost.AllToAll, dom: domSend, perTok: h, ranks: b.sh.gpus})
+			ops = append(ops, op{name: "moe combine alltoall", kind: opAllToAll, cat: cost.AllToAll, dom: domSend, perTok: h, ranks: b.sh.gpus, ep: "combine"})
 		} else {
 			ops = append(ops, op{name: "moe dp reduce_scatter", kind: opReduceScatter, cat: cost.ReduceScatter, dom: domMLP, perTok: h * float64(b.sh.dp), ranks: b.sh.dp})
 		}

@@ -61,7 +61,7 @@ func New(cfg Config) (*Sim, error) {
 	if s.costs.Eff.Mem == 0 {
 		s.costs.Eff = kernels.EfficiencyFor(cfg.GPU)
 	}
-	s.comm = comm.Comm{Fabric: cfg.Fabric, Graphs: cfg.Graphs, Tables: cfg.CommTables, Policy: cfg.AllReducePolicy}
+	s.comm = comm.Comm{Fabric: cfg.Fabric, Graphs: cfg.Graphs, Tables: cfg.CommTables, Policy: cfg.AllReducePolicy, NIC: cfg.NIC}
 	s.eager, s.commEager = s.costs, s.comm
 	s.eager.Graphs, s.commEager.Graphs = false, false
 	m := cfg.Model
@@ -241,8 +241,18 @@ func (s *Sim) linkMode(md linkMode) {
 // pass with equal keys get equal estimates from eval.
 func (s *Sim) evalKey(o op, k passKind, md linkMode) op {
 	o.name, o.cat = "", 0
+	if o.ep != "" && !s.spansNodes(o.ranks) {
+		o.ep = "" // within a node dispatch and combine cost the same (comm.Comm.EP)
+	}
 	o.dom = s.sameTokens(o.dom, k, md)
 	return o
+}
+
+// spansNodes reports whether ranks span nodes with a NIC between them
+// (Config.NIC), where collectives are priced across nodes.
+func (s *Sim) spansNodes(ranks int) bool {
+	g := s.cfg.Fabric.NodeGPUs
+	return g > 0 && ranks > g && s.cfg.NIC.BW > 0
 }
 
 // sameTokens returns the domain that stands for d in passes of kind k
@@ -651,7 +661,13 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 	case opReduceScatter:
 		return c.ReduceScatter(o.ranks, unit.Bytes(o.perTok*float64(n)))
 	case opAllToAll:
-		return c.AllToAll(o.ranks, unit.Bytes(o.perTok*s.sendDest*float64(n)))
+		b := unit.Bytes(o.perTok * s.sendDest * float64(n))
+		if o.ep == "" {
+			return c.AllToAll(o.ranks, b)
+		}
+		m := s.cfg.Model
+		return c.EP(comm.EPShape{Phase: o.ep, Ranks: o.ranks, TokensPerRank: n, Hidden: m.Hidden, TopK: m.MoE.TopK,
+			Experts: m.MoE.Experts, BytesPerRank: b})
 	}
 	return cost.Estimate{}
 }

@@ -4,7 +4,7 @@
 // The Reader streams a plain or gzipped trace one event at a time, with a
 // hand-written scanner, and never holds the file or all its events in memory.
 // A Classifier maps kernel names to (category, op) through ordered regex rules
-// (rules.toml, embedded; --rules adds to them). An Analyzer delimits steps
+// (rules.toml, embedded; --rules adds to them). An analyzer delimits steps
 // (one file per delimiter: step_vllm.go, step_sglang.go, step_torch.go,
 // step_user.go behind the delimiter interface; without annotations
 // step_graph.go, then step_gap.go), attributes graph-replayed kernels
@@ -26,7 +26,7 @@ package trace
 
 import "github.com/moecast/moecast/internal/unit"
 
-// Event is the unit the Reader yields and the Analyzer consumes; the fields
+// Event is the unit the Reader yields and the analyzer consumes; the fields
 // below mirror the Kineto Chrome-trace format as the traces in testdata
 // (AMD-AGI/TraceLens @ 171dd74, facebookresearch/HolisticTraceAnalysis @
 // f4d0062) write it.

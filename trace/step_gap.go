@@ -11,7 +11,7 @@ import "fmt"
 // Options.Gap. Gap steps count only when the trace has neither step
 // annotations nor graph launches; kernels arrive roughly in time order, so
 // only the last gap step is open.
-func (a *Analyzer) addToGap(k kspan) {
+func (a *analyzer) addToGap(k kspan) {
 	if len(a.gaps) == 0 || k.ts > a.gapEnd.Add(a.opts.Gap) {
 		a.closeLastGap()
 		a.gaps = append(a.gaps, &stepAcc{meta: stepMeta{label: fmt.Sprintf("gap step %d", len(a.gaps))}})
@@ -28,7 +28,7 @@ func (a *Analyzer) addToGap(k kspan) {
 	g.spans = append(g.spans, k)
 }
 
-func (a *Analyzer) closeLastGap() {
+func (a *analyzer) closeLastGap() {
 	if n := len(a.gaps); n > 0 && !a.gaps[n-1].done {
 		g := a.gaps[n-1]
 		g.done = true

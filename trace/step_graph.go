@@ -15,7 +15,7 @@ import (
 func isGraphLaunch(name string) bool { return strings.Contains(name, "GraphLaunch") }
 
 // addGraphStep opens the step of a graph launch (trace without annotations).
-func (a *Analyzer) addGraphStep(ev *Event) {
+func (a *analyzer) addGraphStep(ev *Event) {
 	id := len(a.steps)
 	a.steps = append(a.steps, &stepAcc{meta: stepMeta{label: fmt.Sprintf("graph launch %d", id), pid: ev.Pid, tid: ev.Tid, ts: ev.TS, end: ev.End()}})
 	a.graphStep[ev.Correlation] = launchAt{id, ev.TS}

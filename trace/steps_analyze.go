@@ -152,7 +152,7 @@ type kspan struct {
 	ts, end Time
 	dur     unit.Seconds // as written: end-ts loses precision at trace-sized instants
 	cat     cost.Category
-	kid     int32 // the kernel name's record: Analyzer.kernelList[kid]
+	kid     int32 // the kernel name's record: analyzer.kernelList[kid]
 }
 
 // stepAcc accumulates one step while its kernels arrive.
@@ -197,7 +197,7 @@ func (s *stepAcc) addKernel(rec *kernelRec, cat cost.Category, dur unit.Seconds)
 	rec.lastStep, rec.lastSlot = s, slot
 }
 
-// kernelRec is the Analyzer's record of one kernel name.
+// kernelRec is the analyzer's record of one kernel name.
 type kernelRec struct {
 	KernelStat
 	id       int32
@@ -205,7 +205,7 @@ type kernelRec struct {
 	lastSlot int32
 }
 
-// Analyzer consumes the events of one trace in a single pass and builds its
+// analyzer consumes the events of one trace in a single pass and builds its
 // steps. Memory: a small record per step; one map entry per kernel launch
 // whose kernel has not arrived yet and one per graph launch (correlation id
 // -> step); a bitset of the launch correlation ids (8 KiB per 65,536); the
@@ -215,7 +215,7 @@ type kernelRec struct {
 // Nothing grows with the number of events beyond the per-step records,
 // which include one StepKernel per distinct kernel (and category) of the
 // step.
-type Analyzer struct {
+type analyzer struct {
 	opts  Options
 	cls   *Classifier
 	match stepMatcher
@@ -260,7 +260,7 @@ type Analyzer struct {
 }
 
 // newAnalyzer returns an analyzer for one trace.
-func newAnalyzer(opts Options) *Analyzer {
+func newAnalyzer(opts Options) *analyzer {
 	if opts.Gap <= 0 {
 		opts.Gap = DefaultGap
 	}
@@ -268,7 +268,7 @@ func newAnalyzer(opts Options) *Analyzer {
 	if rules == nil {
 		rules = DefaultRules()
 	}
-	return &Analyzer{
+	return &analyzer{
 		opts:       opts,
 		cls:        NewClassifier(rules),
 		match:      stepMatcher{user: opts.Step},
@@ -290,7 +290,7 @@ func newAnalyzer(opts Options) *Analyzer {
 // (Kineto writes all CPU events first; a writer that interleaves steps works
 // when each step's annotation precedes its launches); a kernel read before
 // its launch waits for it (pendingWindow).
-func (a *Analyzer) Add(ev *Event) {
+func (a *analyzer) Add(ev *Event) {
 	a.res.Events++
 	switch ev.Cat {
 	case CatCPUOp:
@@ -342,7 +342,7 @@ func (a *Analyzer) Add(ev *Event) {
 
 // freeze builds the step table from the annotations seen so far; it runs at
 // the first runtime or kernel event.
-func (a *Analyzer) freeze() {
+func (a *analyzer) freeze() {
 	if a.frozen {
 		return
 	}
@@ -371,7 +371,7 @@ func (a *Analyzer) freeze() {
 // scope other than "preprocess", the step it follows on its thread), else
 // it starts a new step; one of another family, or any when the trace had no
 // step annotation before its first launch, is counted and ignored.
-func (a *Analyzer) addLate(an annot) {
+func (a *analyzer) addLate(an annot) {
 	if a.table == nil || an.info.family != a.family {
 		a.late++
 		return
@@ -412,7 +412,7 @@ func (a *Analyzer) addLate(an annot) {
 
 // isLaunch reports whether a runtime/driver call can start GPU work
 // (kernel, graph, memcpy, memset launches), cached per name.
-func (a *Analyzer) isLaunch(name string) bool {
+func (a *analyzer) isLaunch(name string) bool {
 	v, ok := a.launchName[name]
 	if !ok {
 		v = strings.Contains(name, "Launch") || strings.Contains(name, "emcpy") || strings.Contains(name, "emset")
@@ -421,7 +421,7 @@ func (a *Analyzer) isLaunch(name string) bool {
 	return v
 }
 
-func (a *Analyzer) addLaunch(ev *Event) {
+func (a *analyzer) addLaunch(ev *Event) {
 	if ev.Ph != PhaseComplete || ev.Correlation == 0 || !a.isLaunch(ev.Name) {
 		return
 	}
@@ -461,7 +461,7 @@ type pendingK struct {
 // they are routed as if the launch had no step.
 const pendingWindow = 1 << 20
 
-func (a *Analyzer) addKernel(ev *Event) {
+func (a *analyzer) addKernel(ev *Event) {
 	a.res.KernelCount++
 	if !a.devices[ev.Pid] {
 		a.devices[ev.Pid] = true
@@ -488,7 +488,7 @@ func (a *Analyzer) addKernel(ev *Event) {
 // evict routes the pending kernels read before event index limit, in the
 // order they were read (not the map's random order: gap steps take kernels
 // in time order, so the result would change from run to run).
-func (a *Analyzer) evict(limit int64) {
+func (a *analyzer) evict(limit int64) {
 	type due struct {
 		corr int64
 		k    pendingK
@@ -526,7 +526,7 @@ const (
 // farFromLaunch reports whether kernel k cannot belong to launch l in time;
 // such a kernel is counted as malformed (Result.FarKernels) and dropped
 // from the kernel statistics.
-func (a *Analyzer) farFromLaunch(l launchAt, k kspan, offset int64) bool {
+func (a *analyzer) farFromLaunch(l launchAt, k kspan, offset int64) bool {
 	if d := k.ts.Sub(l.ts); d >= -maxBeforeLaunch && d <= maxAfterLaunch {
 		return false
 	}
@@ -543,7 +543,7 @@ func (a *Analyzer) farFromLaunch(l launchAt, k kspan, offset int64) bool {
 
 // route sends a kernel to its step: through its launch's step in annotation
 // mode, its graph launch in graph mode, else the gap steps.
-func (a *Analyzer) route(corr int64, k kspan, offset int64) {
+func (a *analyzer) route(corr int64, k kspan, offset int64) {
 	dur := k.dur
 	if corr != 0 && a.moeCorr.has(corr) {
 		k.cat = inMoE(k.cat)
@@ -575,7 +575,7 @@ func (a *Analyzer) route(corr int64, k kspan, offset int64) {
 	a.addToGap(k)
 }
 
-// MaxKernelNames bounds the distinct kernel names an Analyzer keeps and
+// MaxKernelNames bounds the distinct kernel names an analyzer keeps and
 // classifies: a serving engine's trace holds a few hundred (157 in the
 // testdata traces); kernels of further names count in one record.
 const MaxKernelNames = 1 << 16
@@ -584,7 +584,7 @@ const foldedKernelName = "(kernels of names past the distinct-name limit)"
 
 // kernelStat counts the kernel in its name's record, classifying the name
 // the first time it is seen (one map lookup per kernel event).
-func (a *Analyzer) kernelStat(ev *Event) *kernelRec {
+func (a *analyzer) kernelStat(ev *Event) *kernelRec {
 	ks := a.kernels[ev.Name]
 	if ks == nil {
 		if len(a.kernels) >= MaxKernelNames {
@@ -627,7 +627,7 @@ func addCollective(ks *kernelRec, ev *Event) {
 }
 
 // addToStep buffers a kernel in step id and closes the steps that ended.
-func (a *Analyzer) addToStep(id int, k kspan, dur unit.Seconds) {
+func (a *analyzer) addToStep(id int, k kspan, dur unit.Seconds) {
 	s := a.steps[id]
 	if !s.hasK {
 		s.hasK, s.kmin, s.kmax = true, k.ts, k.end
@@ -663,7 +663,7 @@ func (a *Analyzer) addToStep(id int, k kspan, dur unit.Seconds) {
 
 // close computes a step's busy, per-category and exposed times from its
 // buffered kernels and releases them.
-func (a *Analyzer) close(id int) {
+func (a *analyzer) close(id int) {
 	s := a.steps[id]
 	if s.done {
 		return
@@ -726,9 +726,9 @@ func breakdown(spans []kspan, r *StepResult) {
 }
 
 // Finish closes the open steps, applies the GPU annotation spans and the
-// --kind filter, and returns the result. The Analyzer must not be used
+// --kind filter, and returns the result. The analyzer must not be used
 // afterwards.
-func (a *Analyzer) Finish() *Result {
+func (a *analyzer) Finish() *Result {
 	a.freeze()
 	a.evict(1 << 62)
 	for _, id := range a.open {
@@ -822,7 +822,7 @@ func sortStepKernels(ks []StepKernel) []StepKernel {
 	return ks
 }
 
-func (a *Analyzer) warnings(empty int) {
+func (a *analyzer) warnings(empty int) {
 	w := &a.res.Warnings
 	if a.foldedNames > 0 {
 		*w = append(*w, fmt.Sprintf("more than %d distinct kernel names (a serving engine's trace holds a few hundred): %d kernel events of names past the first %d are counted together as %q, unclassified",

@@ -80,21 +80,6 @@ func TestPlan(t *testing.T) {
 	}
 }
 
-func TestPresetFor(t *testing.T) {
-	for dev, want := range map[string]string{
-		"NVIDIA H200":           "h200-sxm",
-		"NVIDIA H100 80GB HBM3": "h100-sxm",
-		"NVIDIA H100 PCIe":      "",
-		"NVIDIA H200 NVL":       "",
-		"NVIDIA RTX PRO 6000 Blackwell Server Edition": "rtx-pro-6000-server",
-		"NVIDIA B200":           "b200-sxm",
-		"NVIDIA A100-SXM4-80GB": "",
-		"Tesla":                 "",
-	} {
-		assert.Equal(t, want, presetFor(dev), dev)
-	}
-}
-
 // recorded is a campaign result as an H200 gives it (figures of the same
 // order as bench/gpu-w4a16-runs; the test checks the file, not the GPU).
 func recorded() *Result {

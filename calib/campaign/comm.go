@@ -137,7 +137,7 @@ func (commOp) Run(e *Env) (*Output, error) {
 	nccl, _ := cuda.NCCLVersion()
 	preset := o.GPU
 	if preset == "" {
-		preset = presetFor(e.Device.Name)
+		preset, _ = kernels.DevicePreset(e.Device.Name)
 	}
 	fabric := o.Comm.Fabric
 	if fabric == "" && ranks > 1 {
@@ -152,9 +152,9 @@ func (commOp) Run(e *Env) (*Output, error) {
 	current := ranks
 	say := func(ms []ncclrun.Measurement) {
 		m := ms[0]
-		line := fmt.Sprintf("comm %s %d B %s, %d ranks: %.2f us", m.Collective, m.Bytes, m.Mode, current, m.Time.Median*1e6)
+		line := fmt.Sprintf("comm %s %d B %s, %d ranks: %.2f us", m.Collective, m.Bytes, m.Mode, current, m.Time.Median.Us())
 		if m.InPlace != nil {
-			line += fmt.Sprintf(" (in place %.2f us)", m.InPlace.Median*1e6)
+			line += fmt.Sprintf(" (in place %.2f us)", m.InPlace.Median.Us())
 		}
 		var wrong int64
 		for _, x := range ms {
@@ -325,9 +325,9 @@ func commOutput(c *commResult) (*Output, error) {
 			Provenance: calib.Provenance{Fabric: c.Fabric, GPUCount: c.Ranks, Launch: launch, Cache: "warm",
 				Kernel: "NCCL " + ncclString(c.NCCL), Method: how}}
 		for _, r := range rs {
-			row := []float64{float64(r.Ranks), float64(r.Bytes), roundPS(r.Time.Median * 1e6)}
+			row := []float64{float64(r.Ranks), float64(r.Bytes), roundPS(r.Time.Median.Us())}
 			if inplace {
-				row = append(row, roundPS(r.InPlace.Median*1e6))
+				row = append(row, roundPS(r.InPlace.Median.Us()))
 			}
 			t.Rows = append(t.Rows, row)
 		}

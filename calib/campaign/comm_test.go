@@ -11,6 +11,7 @@ import (
 	"github.com/moecast/moecast/calib"
 	"github.com/moecast/moecast/comm/ncclrun"
 	"github.com/moecast/moecast/internal/rendezvous"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 func torchrun(rank, world int) rendezvous.Env {
@@ -74,9 +75,9 @@ func recordedResults(ranks int) []ncclrun.Result {
 				if m == ncclrun.Graph {
 					t -= 3e-6
 				}
-				r := ncclrun.Result{Collective: c, Mode: m, Ranks: ranks, Bytes: eff, Count: count, Time: ncclrun.Timing{Median: t, Min: t * 0.95, Max: t * 1.1}}
+				r := ncclrun.Result{Collective: c, Mode: m, Ranks: ranks, Bytes: eff, Count: count, Time: ncclrun.Timing{Median: unit.Seconds(t), Min: unit.Seconds(t * 0.95), Max: unit.Seconds(t * 1.1)}}
 				if ncclrun.InPlaceOK(c) {
-					r.InPlace = &ncclrun.Timing{Median: t * 1.01, Min: t, Max: t * 1.2}
+					r.InPlace = &ncclrun.Timing{Median: unit.Seconds(t * 1.01), Min: unit.Seconds(t), Max: unit.Seconds(t * 1.2)}
 				}
 				res = append(res, r)
 			}

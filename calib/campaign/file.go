@@ -64,7 +64,7 @@ func (e *PresetError) Error() string {
 func (o Options) preset(device string) (string, error) {
 	preset := o.GPU
 	if preset == "" {
-		preset = presetFor(device)
+		preset, _ = kernels.DevicePreset(device)
 	}
 	if preset == "" {
 		return "", &PresetError{Device: device}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/moecast/moecast/internal/cuda"
 	"github.com/moecast/moecast/internal/rendezvous"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // The device tests need a GPU and NCCL; without them they skip.
@@ -55,7 +56,7 @@ func TestDeviceSweep(t *testing.T) {
 	assert.Len(t, res, 4*len(p.Sizes)*2)
 	for _, r := range res {
 		assert.True(t, r.OK(), "%s %d B %s: %d wrong, %d wrong in place", r.Collective, r.Bytes, r.Mode, r.Wrong, r.InPlaceWrong)
-		assert.Greater(t, r.Time.Median, 0.0)
+		assert.Greater(t, r.Time.Median, unit.Seconds(0))
 		assert.LessOrEqual(t, r.Time.Min, r.Time.Median)
 		assert.GreaterOrEqual(t, r.Time.Max, r.Time.Median)
 		assert.Equal(t, r.Collective != AllToAll, r.InPlace != nil)

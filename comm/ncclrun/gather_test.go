@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/rendezvous"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // TestGather: three ranks (goroutines over loopback TCP) send their own
@@ -53,7 +54,7 @@ func TestGather(t *testing.T) {
 							continue
 						}
 						ms = append(ms, Measurement{Rank: r, Collective: AllGather, Mode: Graph, Bytes: b, Count: b / 2, Iters: 20,
-							Time: Timing{Median: float64(r+1) * 1e-5, Min: 1e-5, Max: float64(r+1) * 2e-5}})
+							Time: Timing{Median: unit.Seconds(float64(r+1) * 1e-5), Min: 1e-5, Max: unit.Seconds(float64(r+1) * 2e-5)}})
 					}
 					res, devs, err := Gather(s, ms, DeviceInfo{Host: "h", Ord: r, UUID: "GPU-" + string(rune('a'+r)), Name: "NVIDIA H200"})
 					outs[r] = out{res, devs, err}
@@ -70,8 +71,8 @@ func TestGather(t *testing.T) {
 			}
 			require.NoError(t, outs[0].err)
 			require.Len(t, outs[0].res, 2)
-			assert.InDelta(t, 2e-5, outs[0].res[0].Time.Median, 1e-18, "mean of 1, 2, 3 x 10 us")
-			assert.InDelta(t, 6e-5, outs[0].res[0].Time.Max, 1e-18)
+			assert.InDelta(t, 2e-5, float64(outs[0].res[0].Time.Median), 1e-18, "mean of 1, 2, 3 x 10 us")
+			assert.InDelta(t, 6e-5, float64(outs[0].res[0].Time.Max), 1e-18)
 			assert.Equal(t, n, outs[0].res[0].Ranks)
 			require.Len(t, outs[0].devs, n)
 			assert.Equal(t, "GPU-c", outs[0].devs[2].UUID)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/calib"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 func TestDefaultPlan(t *testing.T) {
@@ -198,7 +199,7 @@ func TestCombineAndReport(t *testing.T) {
 	var ms []Measurement
 	for r := 0; r < 2; r++ {
 		for _, b := range []int64{1 << 20, 2 << 20} {
-			us := 10e-6 + float64(b)/100e9 + float64(r)*1e-6
+			us := unit.Seconds(10e-6 + float64(b)/100e9 + float64(r)*1e-6)
 			ip := Timing{Median: us * 1.1, Min: us, Max: us * 1.2}
 			ms = append(ms, Measurement{Rank: r, Collective: AllReduce, Mode: Graph, Bytes: b, Count: b / 2, Iters: 10,
 				Time: Timing{Median: us, Min: us * 0.9, Max: us * 1.3}, InPlace: &ip})
@@ -208,9 +209,9 @@ func TestCombineAndReport(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res, 2)
 	want := 10e-6 + float64(1<<20)/100e9 + 0.5e-6
-	assert.InDelta(t, want, res[0].Time.Median, 1e-15, "mean of the ranks' medians")
-	assert.InDelta(t, (10e-6+float64(1<<20)/100e9)*0.9, res[0].Time.Min, 1e-15)
-	assert.InDelta(t, (11e-6+float64(1<<20)/100e9)*1.3, res[0].Time.Max, 1e-15)
+	assert.InDelta(t, want, float64(res[0].Time.Median), 1e-15, "mean of the ranks' medians")
+	assert.InDelta(t, (10e-6+float64(1<<20)/100e9)*0.9, float64(res[0].Time.Min), 1e-15)
+	assert.InDelta(t, (11e-6+float64(1<<20)/100e9)*1.3, float64(res[0].Time.Max), 1e-15)
 	assert.True(t, res[0].OK())
 
 	_, err = Combine(3, ms)
@@ -243,8 +244,8 @@ func TestCombineAndReport(t *testing.T) {
 	require.Len(t, tb.Rows, 2)
 	assert.Equal(t, 2.0, tb.Rows[0][0])
 	assert.Equal(t, float64(1<<20), tb.Rows[0][1])
-	assert.InDelta(t, res[0].Time.Median*1e6, tb.Rows[0][2], 0.005)
-	assert.InDelta(t, res[0].InPlace.Median*1e6, tb.Rows[0][3], 0.005)
+	assert.InDelta(t, res[0].Time.Median.Us(), tb.Rows[0][2], 0.005)
+	assert.InDelta(t, res[0].InPlace.Median.Us(), tb.Rows[0][3], 0.005)
 	assert.False(t, strings.Contains(text, "FAILED"))
 
 	res[1].Wrong = 3

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/moecast/moecast/internal/rendezvous"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // Result is one point and mode over every rank of the job.
@@ -28,10 +29,10 @@ type Result struct {
 }
 
 // AlgBW is nccl-tests' algbw: size(B) / time, bytes per second.
-func (r Result) AlgBW(t float64) float64 { return float64(r.Bytes) / t }
+func (r Result) AlgBW(t unit.Seconds) float64 { return float64(r.Bytes) / float64(t) }
 
 // BusBW is nccl-tests' busbw: algbw times BusFactor.
-func (r Result) BusBW(t float64) float64 { return r.AlgBW(t) * BusFactor(r.Collective, r.Ranks) }
+func (r Result) BusBW(t unit.Seconds) float64 { return r.AlgBW(t) * BusFactor(r.Collective, r.Ranks) }
 
 // OK reports whether every element of every rank was right.
 func (r Result) OK() bool { return r.Wrong == 0 && r.InPlaceWrong == 0 }
@@ -95,7 +96,7 @@ func Combine(ranks int, ms []Measurement) ([]Result, error) {
 // merge adds one rank's timing into the running combination: the mean of
 // medians, the least minimum, the largest maximum.
 func merge(acc, t Timing, n int) Timing {
-	acc.Median += t.Median / float64(n)
+	acc.Median += t.Median / unit.Seconds(n)
 	if acc.Min == 0 || t.Min < acc.Min {
 		acc.Min = t.Min
 	}
@@ -205,7 +206,7 @@ func Report(w io.Writer, results []Result, devices []DeviceInfo, ncclVersion int
 }
 
 func cols(r Result, t *Timing, wrong int64) string {
-	return fmt.Sprintf("%9.2f %7.2f %7.2f %6d", t.Median*1e6, r.AlgBW(t.Median)/1e9, r.BusBW(t.Median)/1e9, wrong)
+	return fmt.Sprintf("%9.2f %7.2f %7.2f %6d", t.Median.Us(), r.AlgBW(t.Median)/1e9, r.BusBW(t.Median)/1e9, wrong)
 }
 
 func wrongSum(rs []Result) int64 {

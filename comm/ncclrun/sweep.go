@@ -7,14 +7,16 @@ import (
 	"sync"
 
 	"github.com/moecast/moecast/internal/cuda"
+	"github.com/moecast/moecast/internal/unit"
 )
 
-// Timing is one rank's seconds per collective: the median of the timed
-// batches and the fastest and slowest.
+// Timing is one rank's time per collective: the median of the timed
+// batches and the fastest and slowest. Its JSON is seconds (median_s,
+// min_s, max_s), as before the fields were unit.Seconds.
 type Timing struct {
-	Median float64 `json:"median_s"`
-	Min    float64 `json:"min_s"`
-	Max    float64 `json:"max_s"`
+	Median unit.Seconds `json:"median_s"`
+	Min    unit.Seconds `json:"min_s"`
+	Max    unit.Seconds `json:"max_s"`
 }
 
 // Measurement is one rank's result at one point and mode.
@@ -410,7 +412,7 @@ func (g *Group) time(p Plan, pt Point, m Mode, inPlace bool) ([]Timing, error) {
 	out := make([]Timing, len(g.ranks))
 	for j, s := range samples {
 		sort.Float64s(s)
-		out[j] = Timing{Median: s[len(s)/2], Min: s[0], Max: s[len(s)-1]}
+		out[j] = Timing{Median: unit.Seconds(s[len(s)/2]), Min: unit.Seconds(s[0]), Max: unit.Seconds(s[len(s)-1])}
 	}
 	return out, nil
 }

@@ -578,6 +578,18 @@ func (g *gen) aiconfigurator() error {
 		switch {
 		case mode == "disagg" && (get("prefill_pp_size") != "" && get("prefill_pp_size") != "1" || get("decode_pp_size") != "" && get("decode_pp_size") != "1"):
 			e.Skip = "pipeline parallelism in a disaggregated pool: moecast's pools have no pp"
+		case mode == "disagg" && (get("prefill_num_workers") == "" || get("decode_num_workers") == ""):
+			// aiconfigurator's own harness refuses these rows: its
+			// estimator needs both pools' worker counts and batch sizes
+			// (tools/accuracy_regression_testing/predict_silicon_sample.py
+			// and tools/accuracy_tracking/make_silicon_refs.py @ 095f58a,
+			// REQUIRED_DISAGG_FIELDS: "cli_estimate cannot run disagg
+			// without these (older dumps lack them)"). The pool sizes are
+			// not recoverable: InferenceX's configs run one pool layout at
+			// one concurrency with several worker counts and with DP
+			// attention, which these rows do not record either.
+			e.Skip = "worker counts not recorded: prefill_num_workers or decode_num_workers is empty (an older dump; aiconfigurator's own " +
+				"harness requires them, REQUIRED_DISAGG_FIELDS), so the pools' sizes are unknown"
 		case mode == "disagg" && cfg == "":
 			e.Skip = "no model config for " + model + " among the shared model configs"
 		case mode == "disagg" && (pre.tp <= 0 || dec.tp <= 0):
@@ -595,7 +607,7 @@ func (g *gen) aiconfigurator() error {
 				disagg: &disaggText{transfer: transferFabric[sys], prefill: pre, decode: dec},
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU.",
-					"Transfer: the system's NVLink preset (aiconfigurator's disaggregated runs are single-system); an empty *_num_workers is 1 worker.",
+					"Transfer: the system's NVLink preset (aiconfigurator's disaggregated runs are single-system).",
 					"Each pool's experts: moe_ep_size ranks (moe_tp_size, the experts' tensor split, is not modelled)."},
 			}
 			e.Scenario = "aiconfigurator/" + base + ".toml"

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	goldenfile "github.com/moecast/moecast/internal/golden"
+	"github.com/moecast/moecast/report/view"
 )
 
 const accuracyDoc = "../../../../docs/ACCURACY.md"
@@ -29,7 +30,7 @@ func TestAccuracyDoc(t *testing.T) {
 	committed, err := os.ReadFile(accuracyDoc)
 	require.NoError(t, err)
 	out := filepath.Join(t.TempDir(), "ACCURACY.md")
-	code, _, stderr := runCLI(t, "validate", "corpus", "--max-rows", strconv.Itoa(accuracyMaxRows), "--markdown", out, "--format", "json")
+	code, _, stderr := runCLI(t, "validate", "corpus", "--max-rows", strconv.Itoa(view.AccuracyMaxRows), "--markdown", out, "--format", "json")
 	require.Equal(t, ExitOK, code, stderr)
 	got, err := os.ReadFile(out)
 	require.NoError(t, err)

@@ -89,7 +89,7 @@ func runCalibFromTrace(s *streams, o *calibFromTraceOptions) error {
 	}
 	sm, err := sc.Sim()
 	if err != nil {
-		return inputErr(err)
+		return err
 	}
 	context := sc.Context
 	if o.Context > 0 {
@@ -100,7 +100,7 @@ func runCalibFromTrace(s *streams, o *calibFromTraceOptions) error {
 	if err != nil {
 		var ie *validate.InputError
 		if errors.As(err, &ie) {
-			return inputErr(err)
+			return err
 		}
 		return sc.KeyError(err)
 	}

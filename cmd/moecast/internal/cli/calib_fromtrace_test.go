@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/report/view"
 )
 
 // calib from-trace, then validate with the written file: the tables answer
@@ -27,7 +29,7 @@ func TestCalibFromTraceRoundTrip(t *testing.T) {
 
 	code, stdout, errOut = runCLI(t, "validate", "trace", tr, "--scenario", gptOssScenario, "--calibration", out, "--format", "json")
 	require.Equal(t, ExitOK, code, errOut)
-	var rep validateJSON
+	var rep view.ValidateJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
 	cats := rep.Steps[0].Categories
 	for _, c := range []string{"gemm", "moe", "attention"} {

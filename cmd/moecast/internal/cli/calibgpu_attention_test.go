@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"github.com/moecast/moecast/internal/unit"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
 	"github.com/moecast/moecast/calib/campaign"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // TestCalibGPUAttentionUsedByPredict: the gqa tables `calib gpu --ops

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"github.com/moecast/moecast/internal/unit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/calib/campaign"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // TestCalibGPUFileUsedByPredict: a file as `calib gpu` writes it (from a

@@ -5,6 +5,8 @@ import (
 	"strconv"
 
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/report"
+	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/sim"
 )
@@ -53,24 +55,24 @@ func runExplain(s *streams, sc *scenarios.Scenario, sm *sim.Sim, batch, context 
 		warnings = append(warnings, w)
 	}
 	if format == formatJSON {
-		out := explainJSON{Scenario: sc.Name, Batch: batch, Context: context, StepMs: r6(p.Step.Time.Ms()),
+		out := explainJSON{Scenario: sc.Name, Batch: batch, Context: context, StepMs: view.Round6(p.Step.Time.Ms()),
 			Ops: []explainOpJSON{}, Warnings: warnings}
 		for _, o := range ops {
 			e := o.Estimate
 			out.Ops = append(out.Ops, explainOpJSON{
 				Layer: o.Layer, Name: o.Name, Category: o.Category.String(), Shape: o.Shape, Count: o.Count,
-				Bytes: r6(float64(e.Bytes)), FLOPs: r6(float64(e.FLOPs)), TimeUs: r6(e.Time.Us()), TimeUsLo: r6(e.Lo.Us()),
-				TimeUsHi: r6(e.Hi.Us()), LaunchUs: r6(o.Launch.Us()), Source: e.Source.Describe(),
+				Bytes: view.Round6(float64(e.Bytes)), FLOPs: view.Round6(float64(e.FLOPs)), TimeUs: view.Round6(e.Time.Us()), TimeUsLo: view.Round6(e.Lo.Us()),
+				TimeUsHi: view.Round6(e.Hi.Us()), LaunchUs: view.Round6(o.Launch.Us()), Source: e.Source.Describe(),
 			})
 		}
 		return writeJSON(s.Out, out)
 	}
 	full := format == formatCSV
-	t := &table{Columns: []column{{Name: "layer"}, {Name: "op"}, {Name: "category"}, {Name: "count", Text: "%g"},
+	t := &report.Table{Columns: []report.Column{{Name: "layer"}, {Name: "op"}, {Name: "category"}, {Name: "count", Text: "%g"},
 		{Name: "shape (per rank)"}, {Name: "bytes"}, {Name: "FLOPs"}, {Name: "time us", Text: "%.2f"},
 		{Name: "interval us", Left: true}, {Name: "step share", Text: "%.1f%%"}, {Name: "source", Left: true}}}
 	if full {
-		t.Columns = []column{{Name: "layer"}, {Name: "op"}, {Name: "category"}, {Name: "count"}, {Name: "shape"},
+		t.Columns = []report.Column{{Name: "layer"}, {Name: "op"}, {Name: "category"}, {Name: "count"}, {Name: "shape"},
 			{Name: "bytes"}, {Name: "flops"}, {Name: "time_us"}, {Name: "time_us_lo"}, {Name: "time_us_hi"},
 			{Name: "launch_us"}, {Name: "source"}}
 	}
@@ -80,8 +82,8 @@ func runExplain(s *streams, sc *scenarios.Scenario, sm *sim.Sim, batch, context 
 		per := e.Time + o.Launch
 		sum += unit.Seconds(o.Count) * per
 		if full {
-			t.add(o.Layer, o.Name, o.Category.String(), o.Count, o.Shape, r6(float64(e.Bytes)), r6(float64(e.FLOPs)),
-				r6(e.Time.Us()), r6(e.Lo.Us()), r6(e.Hi.Us()), r6(o.Launch.Us()), e.Source.Describe())
+			t.Add(o.Layer, o.Name, o.Category.String(), o.Count, o.Shape, view.Round6(float64(e.Bytes)), view.Round6(float64(e.FLOPs)),
+				view.Round6(e.Time.Us()), view.Round6(e.Lo.Us()), view.Round6(e.Hi.Us()), view.Round6(o.Launch.Us()), e.Source.Describe())
 			continue
 		}
 		iv := "-"
@@ -96,26 +98,26 @@ func runExplain(s *streams, sc *scenarios.Scenario, sm *sim.Sim, batch, context 
 		if o.Launch > 0 {
 			src += fmt.Sprintf(" + %.2fus launch", o.Launch.Us())
 		}
-		t.add(o.Layer, o.Name, o.Category.String(), o.Count, o.Shape, e.Bytes.String(), flopsString(e.FLOPs),
+		t.Add(o.Layer, o.Name, o.Category.String(), o.Count, o.Shape, e.Bytes.String(), flopsString(e.FLOPs),
 			e.Time.Us(), iv, share, src)
 	}
 	if full {
 		for _, w := range warnings {
 			fmt.Fprintln(s.Err, "warning: "+w)
 		}
-		return t.render(s.Out, formatCSV)
+		return t.Render(s.Out, report.CSV)
 	}
-	if err := writeHeader(s.Out, sc, context); err != nil {
+	if err := view.WriteHeader(s.Out, sc, context); err != nil {
 		return err
 	}
 	if _, err := fmt.Fprintf(s.Out, "explain   batch %d: each op of one layer of each kind; count = occurrences per step, time = one occurrence\n\n", batch); err != nil {
 		return err
 	}
-	if err := t.render(s.Out, formatText); err != nil {
+	if err := t.Render(s.Out, report.Text); err != nil {
 		return err
 	}
 	if _, err := fmt.Fprintf(s.Out, "\nstep %.3f ms = sum over ops of count x (time + launch) = %.3f ms (interval %s ms)\n",
-		p.Step.Time.Ms(), sum.Ms(), interval(p.Step)); err != nil {
+		p.Step.Time.Ms(), sum.Ms(), view.Interval(p.Step)); err != nil {
 		return err
 	}
 	for _, w := range warnings {

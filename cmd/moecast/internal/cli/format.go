@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/moecast/moecast/internal/atomicfile"
@@ -23,34 +22,16 @@ func checkFormat(f string) error {
 	return nil
 }
 
-// column and table are the CLI's names for report's table model, which
-// every command renders (report.Table: built once, rendered as text, JSON
-// or CSV).
-type column = report.Column
-
-type table report.Table
-
-func (t *table) add(cells ...any) { (*report.Table)(t).Add(cells...) }
-
-func (t *table) render(w io.Writer, f string) error {
-	return (*report.Table)(t).Render(w, report.Format(f))
-}
-
 // writeJSON writes v as indented JSON followed by a newline.
 func writeJSON(w io.Writer, v any) error { return report.WriteJSON(w, v) }
 
 // output is what a command writes once its results are computed: an
-// optional HTML report (html, page), then JSON, CSV (warnings, then notes,
-// on stderr) or text (which prints its own warnings). One piece for every
-// command, so they all order their outputs alike.
+// optional HTML report (html, views.Page), then report.Generate's view of
+// the format. One piece for every command, so they all order their outputs
+// alike.
 type output struct {
-	html     string
-	page     func() *report.Page
-	json     func() any
-	csv      func() *table
-	text     func(io.Writer) error
-	warnings []string
-	notes    []string // further stderr lines with CSV (a sweep's skip reasons)
+	html  string
+	views report.Views
 	// inputs are files read that no argument names (a scenario's
 	// calibration files): the HTML report is never written onto one.
 	inputs []string
@@ -61,21 +42,9 @@ func (o output) write(s *streams, format string) error {
 		if err := atomicfile.CheckOutput(o.html, o.inputs...); err != nil {
 			return inputErrf("--html %w", err)
 		}
-		if err := writeHTML(s, o.html, o.page()); err != nil {
+		if err := writeHTML(s, o.html, o.views.Page()); err != nil {
 			return err
 		}
 	}
-	switch format {
-	case formatJSON:
-		return writeJSON(s.Out, o.json())
-	case formatCSV:
-		for _, w := range o.warnings {
-			fmt.Fprintln(s.Err, "warning: "+w)
-		}
-		for _, l := range o.notes {
-			fmt.Fprintln(s.Err, l)
-		}
-		return o.csv().render(s.Out, formatCSV)
-	}
-	return o.text(s.Out)
+	return report.Generate(s.Out, s.Err, o.views, report.Format(format))
 }

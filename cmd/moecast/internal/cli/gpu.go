@@ -7,6 +7,7 @@ import (
 
 	"github.com/moecast/moecast/internal/cuda"
 	gpukern "github.com/moecast/moecast/kernels/gpu"
+	"github.com/moecast/moecast/report"
 )
 
 // gpuInfoOptions are the flags of `moecast gpu info`.
@@ -56,7 +57,7 @@ func runGPUInfo(s *streams, opts *gpuInfoOptions) error {
 	if err != nil {
 		return err
 	}
-	t := &table{Columns: []column{
+	t := &report.Table{Columns: []report.Column{
 		{Name: "device"}, {Name: "name", Left: true}, {Name: "sm"}, {Name: "sms"},
 		{Name: "memory_gib", Text: "%.1f"}, {Name: "l2_mib", Text: "%.0f"}, {Name: "smem_per_block_kib"},
 		{Name: "w4a16_image", Left: true},
@@ -94,7 +95,7 @@ func runGPUInfo(s *streams, opts *gpuInfoOptions) error {
 		if err != nil {
 			image = "none: " + err.Error()
 		}
-		t.add(i, name, fmt.Sprintf("sm_%d%d", major, minor), sms, float64(mem)/(1<<30), float64(l2)/(1<<20),
+		t.Add(i, name, fmt.Sprintf("sm_%d%d", major, minor), sms, float64(mem)/(1<<30), float64(l2)/(1<<20),
 			smem/1024, image)
 	}
 	if opts.Format == formatText {
@@ -108,5 +109,5 @@ func runGPUInfo(s *streams, opts *gpuInfoOptions) error {
 		}
 		fmt.Fprintln(s.Out)
 	}
-	return t.render(s.Out, opts.Format)
+	return t.Render(s.Out, report.Format(opts.Format))
 }

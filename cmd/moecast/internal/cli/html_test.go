@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/report"
+	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 )
 
@@ -49,7 +50,7 @@ func TestHTMLChartData(t *testing.T) {
 				for _, row := range data.Rows {
 					for i, c := range row {
 						if f, ok := c.(float64); ok {
-							row[i] = r6(f)
+							row[i] = view.Round6(f)
 						}
 					}
 				}
@@ -68,13 +69,15 @@ func reportPage(t *testing.T, args []string) *report.Page {
 	switch args[0] {
 	case "predict":
 		pr := predictForTest(t)
-		return pr.page()
+		return pr.Page()
 	case "plan":
 		opts := &planOptions{Format: formatText, Set: planFlags{gpus: args[2], perUser: 20, targetOutput: 1000,
 			hasGPUs: true, hasPerUser: true, hasTargetOutput: true}}
-		pl, err := computePlan(opts)
+		in, err := planInputOf(opts)
 		require.NoError(t, err)
-		return pl.page()
+		pl, err := computePlan(in)
+		require.NoError(t, err)
+		return pl.Page()
 	case "sweep":
 		if args[1] == "--serving" {
 			var sets []string
@@ -83,7 +86,7 @@ func reportPage(t *testing.T, args []string) *report.Page {
 			}
 			ss, err := computeServing(&sweepOptions{Sets: sets, Serving: true})
 			require.NoError(t, err)
-			return ss.page()
+			return ss.Page()
 		}
 		var sets []string
 		for i := 2; i < len(args); i += 2 {
@@ -91,26 +94,29 @@ func reportPage(t *testing.T, args []string) *report.Page {
 		}
 		sw, err := computeSweep(&sweepOptions{Sets: sets})
 		require.NoError(t, err)
-		return sw.page()
+		return sw.Page()
 	case "simulate":
 		sc, err := scenarios.Default()
 		require.NoError(t, err)
 		applySimulateFlags(&sc.Serving, &simulateOptions{Concurrency: []int{1, 8}, Requests: 16, InputTokens: 512, OutputTokens: 64})
 		require.Equal(t, small, []string{"--concurrency", "1,8", "--requests", "16", "--input-tokens", "512", "--output-tokens", "64"}, "the page is built from the flags of htmlReports")
-		sn, err := simulateScenario(sc, nil)
+		sn, err := simulateScenario(simulateInput{Scenario: sc})
 		require.NoError(t, err)
-		return sn.page()
+		return sn.Page()
 	case "validate":
 		s := &streams{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
 		if args[1] == "trace" {
-			sc, rep, err := computeValidateTrace(s, &validateTraceOptions{Inputs: args[2:3], Scenario: args[4], Format: formatText})
+			in, err := validateTraceInputOf(s, &validateTraceOptions{Inputs: args[2:3], Scenario: args[4], Format: formatText})
 			require.NoError(t, err)
-			return validateTracePage(sc, rep)
+			sc := in.Scenario
+			rep, err := compareTrace(in)
+			require.NoError(t, err)
+			return view.ValidateTracePage(sc, rep)
 		}
 		opts := &validateBenchOptions{Inputs: args[2:4], Scenario: args[5], Format: formatText}
 		cases, warnings, err := computeValidateBench(s, opts)
 		require.NoError(t, err)
-		return validateBenchPage(opts.Scenario, cases, warnings)
+		return view.ValidateBenchPage(opts.Scenario, cases, warnings)
 	}
 	t.Fatalf("no report for %v", args)
 	return nil
@@ -118,17 +124,17 @@ func reportPage(t *testing.T, args []string) *report.Page {
 
 // predictForTest is the default scenario's prediction, built as
 // runPredict builds it.
-func predictForTest(t *testing.T) *prediction {
+func predictForTest(t *testing.T) *view.Prediction {
 	t.Helper()
 	sc, err := scenarios.Default()
 	require.NoError(t, err)
 	sm, err := sc.Sim()
 	require.NoError(t, err)
-	pr := &prediction{sc: sc, context: sc.Context}
+	pr := &view.Prediction{Scenario: sc, Context: sc.Context}
 	for _, b := range sc.Batches {
 		p, err := sm.Step(b, sc.Context)
 		require.NoError(t, err)
-		pr.points = append(pr.points, p)
+		pr.Points = append(pr.Points, p)
 	}
 	return pr
 }

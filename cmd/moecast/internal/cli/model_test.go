@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/report/view"
 )
 
 // TestModelsGolden: `moecast models` in every format; refresh with
@@ -69,7 +70,7 @@ func TestModelShowGolden(t *testing.T) {
 func TestModelShowJSON(t *testing.T) {
 	code, out, errs := runCLI(t, "model", "show", "kimi-k2.5", "--tp", "8", "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	var sh modelShow
+	var sh view.ModelShow
 	require.NoError(t, json.Unmarshal([]byte(out), &sh))
 	c, err := model.Preset("kimi-k2.5")
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/report"
 )
 
 // modelsOptions are the inputs of `moecast models`.
@@ -38,7 +39,7 @@ func runModels(s *streams, opts *modelsOptions) error {
 	if err := checkFormat(opts.Format); err != nil {
 		return err
 	}
-	t := &table{Columns: []column{
+	t := &report.Table{Columns: []report.Column{
 		{Name: "name"}, {Name: "architecture"}, {Name: "layers"}, {Name: "hidden"},
 		{Name: "experts"}, {Name: "top_k"}, {Name: "shared"}, {Name: "attention"},
 		{Name: "expert_format"}, {Name: "other_format"},
@@ -51,11 +52,11 @@ func runModels(s *streams, opts *modelsOptions) error {
 		}
 		p := c.Params()
 		w := c.Weights(model.Layout{TP: 1, EP: 1, DP: 1})
-		t.add(n, c.Architecture, c.Layers, c.Hidden, c.MoE.Experts, c.MoE.TopK, c.MoE.Shared, attentionName(c),
+		t.Add(n, c.Architecture, c.Layers, c.Hidden, c.MoE.Experts, c.MoE.TopK, c.MoE.Shared, attentionName(c),
 			c.Quant.RoutedExperts.Name, c.Quant.Attention.Name,
 			p.Total/1e9, p.Active/1e9, w.PerGPUTotal(false).GB())
 	}
-	return t.render(s.Out, opts.Format)
+	return t.Render(s.Out, report.Format(opts.Format))
 }
 
 // attentionName is "mla", "mla+dsa" or "gqa" (with "+swa" when some layers

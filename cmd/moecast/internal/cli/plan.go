@@ -9,6 +9,7 @@ import (
 
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/plan"
+	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 )
 
@@ -41,7 +42,7 @@ type planFlags struct {
 	disagg, hasDisagg                      bool
 }
 
-func newPlanCmd(s *streams) *cobra.Command {
+func newPlanCmd(s *streams, runF func(*planOptions) error) *cobra.Command {
 	opts := &planOptions{Refine: servingRefine}
 	f := &opts.Set
 	cmd := &cobra.Command{
@@ -73,6 +74,9 @@ Without it, the embedded default ` + scenarios.DefaultName + ` is planned.`,
 			f.hasTargetOutput, f.hasTarget = fl.Changed("target-output-tokens-per-s"), fl.Changed("target-request-rate")
 			if f.hasTargetOutput && f.hasTarget {
 				return inputErrf("give --target-output-tokens-per-s or --target-request-rate, not both")
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return runPlan(s, opts)
 		},
@@ -141,21 +145,9 @@ func (f *planFlags) apply(p *scenarios.Plan) error {
 		p.TargetRequestRate, p.TargetOutputTokensPerS = f.targetRate, 0
 	}
 	if err := p.Check(); err != nil {
-		return inputErr(err)
+		return err // a *scenarios.PlanError
 	}
 	return nil
-}
-
-// planned is what plan computed, ready to render.
-type planned struct {
-	sc       *scenarios.Scenario
-	plan     scenarios.Plan
-	space    *plan.Space
-	res      *plan.Result
-	slo      plan.SLO
-	warnings []string
-	// disagg are the disaggregated points ([plan] disagg = true).
-	disagg []disaggPoint
 }
 
 func runPlan(s *streams, opts *planOptions) error {
@@ -166,54 +158,77 @@ func runPlan(s *streams, opts *planOptions) error {
 		return err
 	}
 	opts.progress, opts.stdin = progressOn(s.Err, nil), s.In
-	pl, err := computePlan(opts)
+	in, err := planInputOf(opts)
 	if err != nil {
 		return err
 	}
-	if b := pl.res.Best; b != nil && b.TooMany {
-		return inputErrf("plan: %s needs %d or more replicas, more than moecast counts; check the target's number and unit", pl.targetString(), plan.MaxReplicas)
+	pl, err := computePlan(in)
+	if err != nil {
+		return err
 	}
-	err2 := output{html: opts.HTML, page: pl.page, json: func() any { return pl.json() },
-		csv: pl.pointsTable, text: pl.text, warnings: pl.warnings}.write(s, opts.Format)
+	if b := pl.Result.Best; b != nil && b.TooMany {
+		return inputErrf("plan: %s needs %d or more replicas, more than moecast counts; check the target's number and unit", pl.TargetString(), plan.MaxReplicas)
+	}
+	err2 := output{html: opts.HTML, views: pl.Views()}.write(s, opts.Format)
 	if err2 != nil {
 		return err2
 	}
-	if pl.res.Best == nil {
+	if pl.Result.Best == nil {
 		// The output above lists the nearest points; the exit code says
 		// that the objectives asked for cannot be met.
-		return inputErrf("plan: no deployment meets the SLOs (%s); the nearest points are listed", pl.sloString())
+		return inputErrf("plan: no deployment meets the SLOs (%s); the nearest points are listed", pl.SLOString())
 	}
 	return nil
 }
 
-// computePlan loads the scenario, merges the flags and searches.
-func computePlan(opts *planOptions) (*planned, error) {
+// planInput is what plan computes from: the scenario, its [plan] with the
+// flags applied, the constructor of the refining evaluator (nil: screen
+// only), plan.Search's workers (0: every core) and where the progress line
+// goes (nil: nowhere).
+type planInput struct {
+	Scenario *scenarios.Scenario
+	Plan     scenarios.Plan
+	Refine   func(sc *scenarios.Scenario) (plan.Evaluator, error)
+	Workers  int
+	Progress io.Writer
+}
+
+// planInputOf reads the scenario opts names and applies the flags to its
+// [plan].
+func planInputOf(opts *planOptions) (planInput, error) {
 	var sc *scenarios.Scenario
 	src, err := scenarios.ReadSourceIn(opts.Scenario, opts.stdin)
 	if err == nil {
 		sc, err = src.Parse(nil)
 	}
 	if err != nil {
-		return nil, inputErr(err)
+		return planInput{}, inputErr(err)
 	}
 	p := sc.Plan
 	if err := opts.Set.apply(&p); err != nil {
-		return nil, err
+		return planInput{}, err
 	}
+	return planInput{Scenario: sc, Plan: p, Refine: opts.Refine, Workers: opts.Workers, Progress: opts.progress}, nil
+}
+
+// computePlan searches the deployments of in.Plan and prices the
+// disaggregated ones when [plan] disagg asks for them.
+func computePlan(in planInput) (*view.Planned, error) {
+	sc, p := in.Scenario, in.Plan
 	space, warns, err := sc.PlanSpace(p)
 	if err != nil {
 		return nil, inputErr(err)
 	}
 	o := p.Options()
-	o.Workers = opts.Workers
-	if opts.Refine != nil {
-		ev, err := opts.Refine(sc)
+	o.Workers = in.Workers
+	if in.Refine != nil {
+		ev, err := in.Refine(sc)
 		if err != nil {
 			return nil, inputErr(err)
 		}
 		o.Refine = ev
 	}
-	prog := startProgressLine(opts.progress, func(done int64) string {
+	prog := startProgressLine(in.Progress, func(done int64) string {
 		return fmt.Sprintf("plan: %d points priced", done)
 	})
 	o.Priced = &prog.done
@@ -222,12 +237,12 @@ func computePlan(opts *planOptions) (*planned, error) {
 	if err != nil {
 		return nil, inputErr(err)
 	}
-	pl := &planned{sc: sc, plan: p, space: space, res: res, slo: o.SLO}
-	if pl.priced() == 0 {
+	pl := &view.Planned{Scenario: sc, Plan: p, Space: space, Result: res, SLO: o.SLO}
+	if pl.Priced() == 0 {
 		return nil, inputErrf("plan: empty search space: none of the %d deployments holds one sequence of %d tokens in memory (%s)",
 			len(res.Candidates), p.InputTokens+p.OutputTokens, res.DeploymentReason(0, o.SLO))
 	}
-	pl.warnings = append(append(append(pl.warnings, sc.Warnings...), warns...), res.Warnings...)
+	pl.Warnings = append(append(append(pl.Warnings, sc.Warnings...), warns...), res.Warnings...)
 	if p.Disagg {
 		ev, _ := o.Refine.(*servingEval)
 		if ev == nil {
@@ -236,145 +251,8 @@ func computePlan(opts *planOptions) (*planned, error) {
 			}
 		}
 		if ev != nil {
-			pl.planDisagg(ev)
+			planDisagg(pl, ev)
 		}
 	}
 	return pl, nil
-}
-
-// sloString renders the objectives and target: "tpot-p99 50ms, >= 20 tok/s/user".
-func (pl *planned) sloString() string {
-	p := &pl.plan
-	var s []string
-	if p.TTFTP99 > 0 {
-		s = append(s, "ttft-p99 <= "+p.TTFTP99.String())
-	}
-	if p.TPOTP99 > 0 {
-		s = append(s, "tpot-p99 <= "+p.TPOTP99.String())
-	}
-	if p.MinTokensPerSPerUser > 0 {
-		s = append(s, fmt.Sprintf(">= %g tok/s/user", p.MinTokensPerSPerUser))
-	}
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, ", ")
-}
-
-func (pl *planned) targetString() string {
-	p := &pl.plan
-	switch {
-	case p.TargetOutputTokensPerS > 0:
-		return fmt.Sprintf("%g output tok/s", p.TargetOutputTokensPerS)
-	case p.TargetRequestRate > 0:
-		return fmt.Sprintf("%g requests/s (%g output tok/s)", p.TargetRequestRate, p.TargetRequestRate*float64(p.OutputTokens))
-	}
-	return "none (one replica)"
-}
-
-func (pl *planned) gpuNames() []string {
-	var g []string
-	for _, o := range pl.space.GPUs {
-		g = append(g, o.GPU.Name)
-	}
-	return g
-}
-
-// bestLine says what to deploy, or that nothing meets the objectives.
-func (pl *planned) bestLine() string {
-	r := pl.res
-	if r.Best == nil {
-		return "no deployment meets the objectives; nearest points below"
-	}
-	p := &r.Points[r.Best.Point]
-	c := &r.Candidates[p.Candidate]
-	s := fmt.Sprintf("%s at concurrency %d: %.1f tok/s/GPU, %.1f tok/s/user, TPOT p99 %.2f ms, %.1f tok/s per replica",
-		c.Label(), p.Concurrency, p.PerGPU, p.Metrics.PerUser, p.Metrics.TPOTP99.Ms(), p.Metrics.OutputTokensPerSecond)
-	if r.Best.TargetOutputTokensPerSecond > 0 {
-		s += fmt.Sprintf("; for %s: %d replicas, %d GPUs", pl.targetString(), r.Best.Replicas, r.Best.GPUs)
-		if !r.Best.WithinMaxGPUs {
-			s += fmt.Sprintf(" (more than --max-gpus %d)", pl.space.MaxGPUs)
-		}
-	}
-	return s
-}
-
-// text writes the header, best, front, deployments and warnings.
-func (pl *planned) text(w io.Writer) error {
-	r := pl.res
-	p := &pl.plan
-	lines := []string{
-		"scenario  " + pl.sc.Name + " (" + pl.sc.File + ")",
-		"model     " + modelSummary(pl.sc),
-		fmt.Sprintf("workload  %d input + %d output tokens per request", p.InputTokens, p.OutputTokens),
-		"searched  " + pl.searched(),
-		"SLOs      " + pl.sloString() + "; target " + pl.targetString(),
-		"priced by " + r.Evaluator,
-		"",
-		"best      " + pl.bestLine(),
-		"",
-	}
-	if _, err := io.WriteString(w, strings.Join(lines, "\n")+"\n"); err != nil {
-		return err
-	}
-	title, idx := "Pareto front (tokens/s per GPU against tokens/s per user, SLOs met)", r.Front
-	if len(r.Front) == 0 {
-		title, idx = "nearest points (no point meets the SLOs)", r.Nearest
-	}
-	if _, err := fmt.Fprintln(w, title); err != nil {
-		return err
-	}
-	if err := pl.pointRows(idx, false).render(w, formatText); err != nil {
-		return err
-	}
-	if _, err := fmt.Fprintln(w, "\ndeployments (each layout's best point under the SLOs, and why it lost)"); err != nil {
-		return err
-	}
-	if err := pl.deploymentsTable(false).render(w, formatText); err != nil {
-		return err
-	}
-	if m := pl.memoryLine(); m != "" {
-		if _, err := fmt.Fprintln(w, m); err != nil {
-			return err
-		}
-	}
-	if pl.plan.Disagg {
-		var b strings.Builder
-		pl.disaggText(&b)
-		if _, err := io.WriteString(w, b.String()); err != nil {
-			return err
-		}
-	}
-	for _, wn := range pl.warnings {
-		if _, err := fmt.Fprintln(w, "warning: "+wn); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// searched is one line on the search space.
-func (pl *planned) searched() string {
-	r := pl.res
-	maxg := "node size"
-	if pl.space.MaxGPUs > 0 {
-		maxg = fmt.Sprint(pl.space.MaxGPUs)
-	}
-	s := fmt.Sprintf("%d deployments on %s (GPUs per replica up to %s), %d points priced",
-		len(r.Candidates), strings.Join(pl.gpuNames(), ", "), maxg, pl.priced())
-	if n := len(r.Rejected); n > 0 {
-		rc := plan.RejectionReasons(r.Rejected)
-		s += fmt.Sprintf("; %d layouts refused (%d reasons, first: %dx %s)", n, len(rc), rc[0].Count, rc[0].Reason)
-	}
-	return s
-}
-
-func (pl *planned) priced() int {
-	n := 0
-	for i := range pl.res.Points {
-		if pl.res.Points[i].Verdict != plan.NoMemory {
-			n++
-		}
-	}
-	return n
 }

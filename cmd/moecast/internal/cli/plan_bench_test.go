@@ -61,10 +61,10 @@ func BenchmarkSweepCLI(b *testing.B) {
 		sw, err := computeSweep(opts)
 		require.NoError(b, err)
 		n := 0
-		for _, p := range sw.res.Points {
-			n += len(p.Value.steps)
+		for _, p := range sw.Result.Points {
+			n += len(p.Value.Steps)
 		}
-		require.Equal(b, 1000000, n+len(sw.res.Skipped))
+		require.Equal(b, 1000000, n+len(sw.Result.Skipped))
 		steps += n
 	}
 	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/report/view"
 )
 
 // TestPlanDisagg plans agg and disagg: a small model with short prompts
@@ -67,7 +69,7 @@ disagg_transfer = "nvlink4"
 			require.NoError(t, os.WriteFile(file, []byte(tt.toml), 0o644))
 			code, out, errs := runCLI(t, append([]string{"plan", file, "--format", "json"}, tt.args...)...)
 			require.Equal(t, ExitOK, code, errs)
-			var pj planJSON
+			var pj view.PlanJSON
 			require.NoError(t, json.Unmarshal([]byte(out), &pj))
 			require.NotNil(t, pj.Disagg)
 			require.NotEmpty(t, pj.Disagg.Points)
@@ -122,4 +124,58 @@ func TestPlanDisaggBadKeys(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(strings.TrimSpace(errs), "\n")+1, "one line: %q", errs)
 		})
 	}
+}
+
+// TestPlanDisaggTarget: with a target each xPyD point is sized in whole
+// copies (copies x gpus = total_gpus, copies x output >= the target), the
+// verdict says which carries the target on fewer GPUs, and the CSV and
+// HTML list the xPyD points.
+func TestPlanDisaggTarget(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s.toml")
+	require.NoError(t, os.WriteFile(file, []byte(`name = "small"
+[model]
+preset = "qwen3-30b-a3b"
+kv_cache = "bf16"
+[hardware]
+gpu = "h200-sxm"
+gpus = 1
+calibration = "embedded"
+[parallel]
+tp = 1
+[workload]
+input_tokens = 2048
+output_tokens = 256
+[plan]
+max_gpus = 4
+min_tokens_per_s_per_user = 50
+target_output_tokens_per_s = 20000
+disagg = true
+`), 0o644))
+	code, out, errs := runCLI(t, "plan", file, "--format", "json")
+	require.Equal(t, ExitOK, code, errs)
+	var pj view.PlanJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &pj))
+	require.NotNil(t, pj.Disagg)
+	require.NotEmpty(t, pj.Disagg.Points)
+	for _, p := range pj.Disagg.Points {
+		require.NotNil(t, p.Copies, p.Deployment)
+		require.NotNil(t, p.TotalGPUs, p.Deployment)
+		assert.Equal(t, *p.Copies*p.GPUs, *p.TotalGPUs, p.Deployment)
+		assert.GreaterOrEqual(t, float64(*p.Copies)*p.OutputTokensPerS, 20000*(1-1e-6), p.Deployment)
+		assert.Less(t, float64(*p.Copies-1)*p.OutputTokensPerS, 20000.0, p.Deployment)
+	}
+	assert.Contains(t, pj.Disagg.Verdict, "; for the target: ")
+
+	code, csv, errs := runCLI(t, "plan", file, "--format", "csv")
+	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, csv, ",disagg: ")
+	assert.Contains(t, csv, pj.Disagg.Points[0].Deployment+",h200-sxm,")
+
+	html := filepath.Join(dir, "p.html")
+	code, _, errs = runCLI(t, "plan", file, "--html", html)
+	require.Equal(t, ExitOK, code, errs)
+	page, err := os.ReadFile(html)
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "Disaggregated deployments (xPyD)")
 }

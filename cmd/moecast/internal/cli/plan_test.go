@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 )
 
@@ -52,7 +53,7 @@ func TestPlanJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &doc))
 	assert.Equal(t, []string{"best", "calibration", "deployments", "evaluator", "front", "gpus", "input_tokens", "max_gpus",
 		"nearest", "output_tokens", "rejected", "scenario", "slo", "warnings"}, keys(doc))
-	var pj planJSON
+	var pj view.PlanJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &pj))
 	require.NotNil(t, pj.Best)
 	assert.GreaterOrEqual(t, pj.Best.TokensPerSPerUser, 20.0)
@@ -102,10 +103,10 @@ target_output_tokens_per_s = 2000
 	require.NoError(t, os.WriteFile(file, []byte(withPlan), 0o644))
 	code, out, errs := runCLI(t, "plan", file, "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	var pj planJSON
+	var pj view.PlanJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &pj))
 	assert.Equal(t, []string{"h200-sxm"}, pj.GPUs)
-	assert.Equal(t, planSLOJSON{TPOTP99Ms: 40, MinTokensPerSPerUser: 25, TargetOutputTokensPerS: 2000}, pj.SLO)
+	assert.Equal(t, view.PlanSLOJSON{TPOTP99Ms: 40, MinTokensPerSPerUser: 25, TargetOutputTokensPerS: 2000}, pj.SLO)
 	require.NotNil(t, pj.Best)
 	assert.Equal(t, "h200-sxm", pj.Best.GPU)
 	assert.LessOrEqual(t, pj.Best.TPOTP99Ms, 40.0)
@@ -113,10 +114,10 @@ target_output_tokens_per_s = 2000
 	code, out, errs = runCLI(t, "plan", file, "--format", "json", "--gpus", "rtx-pro-6000-server", "--tpot-p99", "100ms",
 		"--target-request-rate", "1")
 	require.Equal(t, ExitOK, code, errs)
-	pj = planJSON{}
+	pj = view.PlanJSON{}
 	require.NoError(t, json.Unmarshal([]byte(out), &pj))
 	assert.Equal(t, []string{"rtx-pro-6000-server"}, pj.GPUs)
-	assert.Equal(t, planSLOJSON{TPOTP99Ms: 100, MinTokensPerSPerUser: 25, TargetRequestRate: 1}, pj.SLO,
+	assert.Equal(t, view.PlanSLOJSON{TPOTP99Ms: 100, MinTokensPerSPerUser: 25, TargetRequestRate: 1}, pj.SLO,
 		"flags override; a request-rate flag replaces the file's output target")
 }
 
@@ -131,7 +132,7 @@ func TestPlanNothingMeets(t *testing.T) {
 	assert.Contains(t, out, "warning: no deployment meets the SLOs")
 	code, out, _ = runCLI(t, "plan", "--min-tokens-per-s-per-user", "5000", "--format", "json")
 	assert.Equal(t, ExitInput, code)
-	var pj planJSON
+	var pj view.PlanJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &pj))
 	assert.Nil(t, pj.Best)
 	assert.Empty(t, pj.Front)

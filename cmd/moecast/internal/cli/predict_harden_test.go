@@ -15,6 +15,7 @@ import (
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/sim"
 )
 
@@ -84,7 +85,7 @@ func TestPredictWarnings(t *testing.T) {
 
 			code, out, errs = runCLI(t, append(args, "--format", "json")...)
 			require.Equal(t, ExitOK, code, errs)
-			var pr predictJSON
+			var pr view.PredictJSON
 			require.NoError(t, json.Unmarshal([]byte(out), &pr))
 			assert.Contains(t, strings.ReplaceAll(strings.Join(pr.Warnings, "\n"), filepath.Dir(path)+string(filepath.Separator), ""), tt.want)
 		})

@@ -1,8 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
-
+	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/sim"
 )
@@ -28,30 +27,9 @@ func breakEvens(sc *scenarios.Scenario, sm *sim.Sim, points []sim.Point) ([]*flo
 			return nil, sc.KeyError(err)
 		}
 		if ok {
-			v := r6(a)
+			v := view.Round6(a)
 			out[i] = &v
 		}
 	}
 	return out, nil
-}
-
-// breakEvenJSON is the JSON value of break_even_acceptance: the number,
-// null when speculative decoding never pays, absent (nil) without it.
-func (pr *prediction) breakEvenJSON(i int) json.RawMessage {
-	if pr.breakEven == nil {
-		return nil
-	}
-	if pr.breakEven[i] == nil {
-		return json.RawMessage("null")
-	}
-	b, _ := json.Marshal(*pr.breakEven[i])
-	return b
-}
-
-// breakEvenCell is the table cell of break_even_acceptance (nil: "-").
-func (pr *prediction) breakEvenCell(i int) any {
-	if pr.breakEven[i] == nil {
-		return nil
-	}
-	return *pr.breakEven[i]
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 )
 
@@ -62,7 +63,7 @@ func TestPredictJSON(t *testing.T) {
 	var doc map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(out), &doc))
 	assert.Equal(t, []string{"calibration", "points", "scenario", "warnings"}, keys(doc))
-	var pr predictJSON
+	var pr view.PredictJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &pr))
 	require.Len(t, pr.Points, 3)
 	var points []map[string]json.RawMessage
@@ -226,7 +227,7 @@ func TestPredictCalibrationLayered(t *testing.T) {
 
 	code, out, errs := runCLI(t, "predict", "--format", "json", "--batch", "8", "--calibration", "embedded,"+mine)
 	require.Equal(t, ExitOK, code, errs)
-	var pr predictJSON
+	var pr view.PredictJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &pr))
 	assert.Equal(t, []string{"embedded:rtx-pro-6000-server", mine}, pr.Calibration)
 	src := pr.Points[0].Sources
@@ -236,7 +237,7 @@ func TestPredictCalibrationLayered(t *testing.T) {
 	// Alone, the import leaves MoE and MLA on the roofline.
 	code, out, errs = runCLI(t, "predict", "--format", "json", "--batch", "8", "--calibration", mine)
 	require.Equal(t, ExitOK, code, errs)
-	pr = predictJSON{}
+	pr = view.PredictJSON{}
 	require.NoError(t, json.Unmarshal([]byte(out), &pr))
 	assert.Equal(t, []string{mine}, pr.Calibration)
 	assert.True(t, strings.HasPrefix(pr.Points[0].Sources["moe"], "roofline"), pr.Points[0].Sources["moe"])

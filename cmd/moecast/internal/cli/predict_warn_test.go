@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/report/view"
 )
 
 // The default scenario at batch 4096 all-gathers 1.34 GB of logits, above
@@ -37,7 +39,7 @@ func TestPredictWarnsOutsideMeasuredRange(t *testing.T) {
 
 	code, out, errs = runCLI(t, "predict", "--batch", "1,4096", "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	var pr predictJSON
+	var pr view.PredictJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &pr))
 	n := 0
 	for _, w := range pr.Warnings {
@@ -65,7 +67,7 @@ func TestPredictWarnsOutsideMeasuredRange(t *testing.T) {
 func TestPredictWarnsMLAModuleOutOfRange(t *testing.T) {
 	code, out, errs := runCLI(t, "predict", "--batch", "1,512", "--context", "200000", "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	var pr predictJSON
+	var pr view.PredictJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &pr))
 	var mla []string
 	for _, w := range pr.Warnings {

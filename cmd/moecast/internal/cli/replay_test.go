@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 )
 
@@ -90,7 +91,7 @@ func TestSimulateReplayBad(t *testing.T) {
 func TestValidateBenchRequestLog(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "validate", "bench", benchFixtures+"requests.jsonl", "--scenario", "qwen3-235b-h100-tp4", "--format", "json")
 	require.Equal(t, ExitOK, code, stderr)
-	var got benchJSON
+	var got view.BenchJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
 	require.Len(t, got.Results, 1)
 	r := got.Results[0]

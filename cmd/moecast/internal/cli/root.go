@@ -1,6 +1,12 @@
-// Package cli holds moecast's cobra commands, one file per command. Commands
-// parse flags into an options struct and call a run function; formulas live
-// in the library packages, never here.
+// Package cli holds moecast's cobra commands, one file per command. Each
+// command's constructor fills an options value from the flags and calls a
+// run function (newPredictCmd(s, runF): a test injects runF and checks the
+// options, as gh's newCmdDelete(f, runF)); the run function loads the
+// command's input struct (predictInput, simulateInput, planInput,
+// validateTraceInput), calls the computation and hands its result to
+// report/view and report.Generate, which own every output format.
+// Formulas live in the library packages and views in report, never here.
+// Errors are classified into exit codes once, by type (exitCodeOf).
 package cli
 
 import (
@@ -147,10 +153,10 @@ scenario:
 		return inputErr(fmt.Errorf("%s: %w", commandName(c), err))
 	})
 	root.AddCommand(
-		newPredictCmd(s),
-		newSimulateCmd(s),
-		newPlanCmd(s),
-		newSweepCmd(s),
+		newPredictCmd(s, nil),
+		newSimulateCmd(s, nil),
+		newPlanCmd(s, nil),
+		newSweepCmd(s, nil),
 		newModelsCmd(s),
 		newModelCmd(s),
 		newGPUsCmd(s),

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -167,13 +166,6 @@ func TestSimulateBadInput(t *testing.T) {
 			}
 		})
 	}
-}
-
-func TestSimNumNeverNaN(t *testing.T) {
-	assert.Nil(t, simNum(math.NaN()))
-	assert.Nil(t, simNum(math.Inf(1)))
-	assert.Nil(t, simCell(true, math.Inf(-1)))
-	assert.Equal(t, 1.5, *simNum(1.5))
 }
 
 // TestProgressOn: the progress line goes only to a terminal (or where

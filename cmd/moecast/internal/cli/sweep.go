@@ -10,6 +10,7 @@ import (
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/plan"
+	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/sim"
 )
@@ -26,7 +27,7 @@ type sweepOptions struct {
 	Workers  int // 0: every core
 }
 
-func newSweepCmd(s *streams) *cobra.Command {
+func newSweepCmd(s *streams, runF func(*sweepOptions) error) *cobra.Command {
 	opts := &sweepOptions{}
 	cmd := &cobra.Command{
 		Use:   "sweep [SCENARIO] --set KEY=V1,V2,... [--set ...]",
@@ -52,6 +53,9 @@ Without it, the embedded default ` + scenarios.DefaultName + ` is swept.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				opts.Scenario = args[0]
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return runSweep(s, opts)
 		},
@@ -144,41 +148,14 @@ func splitValues(s string) ([]string, error) {
 	return out, nil
 }
 
-// sweepStep is the part of a sim.Point a sweep keeps (a sim.Point is
-// kilobytes; a sweep may hold millions).
-type sweepStep struct {
-	batch, context     int
-	stepMs, loMs, hiMs float64
-	tpotMs, tokensStep float64
-	tps, perUser       float64
-	weightsGB, kvGB    float64
-	maxBatch           int
-	fits               bool
-	breakdown          [cost.NumCategories]float64 // ms
-}
-
-func newSweepStep(p *sim.Point) sweepStep {
-	s := sweepStep{batch: p.Batch, context: p.Context, stepMs: p.Step.Time.Ms(), loMs: p.Step.Lo.Ms(), hiMs: p.Step.Hi.Ms(),
-		tpotMs: p.TPOT.Ms(), tokensStep: p.TokensPerStep, tps: p.TokensPerSecond, perUser: p.PerUser,
-		weightsGB: p.Memory.Weights.GB(), kvGB: p.Memory.KV.GB(), maxBatch: p.Memory.MaxBatch, fits: p.Fits}
+func newSweepStep(p *sim.Point) view.SweepStep {
+	s := view.SweepStep{Batch: p.Batch, Context: p.Context, StepMs: p.Step.Time.Ms(), LoMs: p.Step.Lo.Ms(), HiMs: p.Step.Hi.Ms(),
+		TPOTMs: p.TPOT.Ms(), TokensStep: p.TokensPerStep, TPS: p.TokensPerSecond, PerUser: p.PerUser,
+		WeightsGB: p.Memory.Weights.GB(), KVGB: p.Memory.KV.GB(), MaxBatch: p.Memory.MaxBatch, Fits: p.Fits}
 	for c := range cost.NumCategories {
-		s.breakdown[c] = p.Breakdown[c].Time.Ms()
+		s.Breakdown[c] = p.Breakdown[c].Time.Ms()
 	}
 	return s
-}
-
-// sweepValue is one combination's result: its predict points.
-type sweepValue struct {
-	steps    []sweepStep
-	warnings []string // the scenario variant's warnings
-}
-
-// swept is what sweep computed, ready to render.
-type swept struct {
-	base     *scenarios.Scenario // the scenario without overrides, for headers
-	res      *plan.SweepResult[sweepValue]
-	warnings []string
-	cats     []cost.Category
 }
 
 // variants caches scenario variants by their deployment overrides, so
@@ -237,15 +214,13 @@ func runSweep(s *streams, opts *sweepOptions) error {
 		if err != nil {
 			return err
 		}
-		return ss.output(opts.HTML).write(s, opts.Format)
+		return servingOutput(ss, opts.HTML).write(s, opts.Format)
 	}
 	sw, err := computeSweep(opts)
 	if err != nil {
 		return err
 	}
-	return output{html: opts.HTML, page: sw.page, json: func() any { return sw.json() },
-		csv: func() *table { return sw.table(true) }, text: sw.text, warnings: sw.warnings,
-		notes: sw.skipLines()}.write(s, opts.Format)
+	return output{html: opts.HTML, views: sw.Views()}.write(s, opts.Format)
 }
 
 // sweepInputs parses the --set flags and reads the scenario, unchanged
@@ -267,7 +242,7 @@ func sweepInputs(opts *sweepOptions) ([]plan.Axis, *scenarios.Source, *scenarios
 }
 
 // computeServing is `sweep --serving`: simulate at each combination.
-func computeServing(opts *sweepOptions) (*servingSwept, error) {
+func computeServing(opts *sweepOptions) (*view.ServingSwept, error) {
 	axes, src, base, err := sweepInputs(opts)
 	if err != nil {
 		return nil, err
@@ -276,17 +251,17 @@ func computeServing(opts *sweepOptions) (*servingSwept, error) {
 }
 
 // computeSweep is sweep without --serving: predict at each combination.
-func computeSweep(opts *sweepOptions) (*swept, error) {
+func computeSweep(opts *sweepOptions) (*view.Swept, error) {
 	axes, src, base, err := sweepInputs(opts)
 	if err != nil {
 		return nil, err
 	}
 	bsm, err := base.Sim()
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, err
 	}
 	vs := &variants{src: src, m: map[string]*variant{}, base: &variant{sc: base, sm: bsm}}
-	apply := func(set []plan.Setting) (sweepValue, error) {
+	apply := func(set []plan.Setting) (view.SweepValue, error) {
 		deploy := make([]scenarios.Override, 0, len(set))
 		work := make([]scenarios.Override, 0, len(set))
 		for _, st := range set {
@@ -299,19 +274,19 @@ func computeSweep(opts *sweepOptions) (*swept, error) {
 		}
 		v, err := vs.get(deploy)
 		if err != nil {
-			return sweepValue{}, err
+			return view.SweepValue{}, err
 		}
 		batches, context, err := v.sc.Workload(work)
 		if err != nil {
-			return sweepValue{}, err
+			return view.SweepValue{}, err
 		}
-		out := sweepValue{warnings: v.sc.Warnings, steps: make([]sweepStep, 0, len(batches))}
+		out := view.SweepValue{Warnings: v.sc.Warnings, Steps: make([]view.SweepStep, 0, len(batches))}
 		for _, b := range batches {
 			p, err := v.sm.Step(b, context)
 			if err != nil {
-				return sweepValue{}, v.sc.KeyError(err)
+				return view.SweepValue{}, v.sc.KeyError(err)
 			}
-			out.steps = append(out.steps, newSweepStep(&p))
+			out.Steps = append(out.Steps, newSweepStep(&p))
 		}
 		return out, nil
 	}
@@ -325,7 +300,7 @@ func computeSweep(opts *sweepOptions) (*swept, error) {
 	prog := startProgressLine(opts.progress, func(done int64) string {
 		return fmt.Sprintf("sweep: %d/%d combinations", done, total)
 	})
-	counted := func(set []plan.Setting) (sweepValue, error) {
+	counted := func(set []plan.Setting) (view.SweepValue, error) {
 		defer prog.done.Add(1)
 		return apply(set)
 	}
@@ -337,17 +312,17 @@ func computeSweep(opts *sweepOptions) (*swept, error) {
 	if len(res.Points) == 0 {
 		return nil, inputErrf("sweep: every one of the %d combinations was skipped: %s", len(res.Skipped), reasonsLine(res.Reasons))
 	}
-	sw := &swept{base: base, res: res}
+	sw := &view.Swept{Base: base, Result: res}
 	seen := map[string]bool{}
 	for _, p := range res.Points {
-		for _, w := range p.Value.warnings {
+		for _, w := range p.Value.Warnings {
 			if !seen[w] {
 				seen[w] = true
-				sw.warnings = append(sw.warnings, w)
+				sw.Warnings = append(sw.Warnings, w)
 			}
 		}
 	}
-	sw.cats = sweepCategories(res)
+	sw.Categories = sweepCategories(res)
 	return sw, nil
 }
 
@@ -360,14 +335,14 @@ func reasonsLine(rc []plan.ReasonCount) string {
 }
 
 // sweepCategories is every category, idle only when some point has it.
-func sweepCategories(res *plan.SweepResult[sweepValue]) []cost.Category {
+func sweepCategories(res *plan.SweepResult[view.SweepValue]) []cost.Category {
 	var cs []cost.Category
 	for c := cost.Category(0); c < cost.NumCategories; c++ {
 		if c == cost.Idle {
 			nonzero := false
 			for _, p := range res.Points {
-				for _, s := range p.Value.steps {
-					nonzero = nonzero || s.breakdown[c] != 0
+				for _, s := range p.Value.Steps {
+					nonzero = nonzero || s.Breakdown[c] != 0
 				}
 			}
 			if !nonzero {
@@ -377,174 +352,4 @@ func sweepCategories(res *plan.SweepResult[sweepValue]) []cost.Category {
 		cs = append(cs, c)
 	}
 	return cs
-}
-
-// skipLines says once per distinct reason how many combinations it skipped.
-func (sw *swept) skipLines() []string { return skipLines(sw.res.Reasons) }
-
-// skipLines says once per distinct reason how many combinations a sweep
-// skipped (predict's and --serving's alike).
-func skipLines(reasons []plan.ReasonCount) []string {
-	var out []string
-	for _, r := range reasons {
-		out = append(out, fmt.Sprintf("skipped %d combination(s): %s", r.Count, r.Reason))
-	}
-	return out
-}
-
-// table is one row per combination and batch: the swept keys, then the
-// predict columns (text: the ones read first; full: every field).
-func (sw *swept) table(full bool) *table {
-	t := &table{}
-	for _, a := range sw.res.Axes {
-		t.Columns = append(t.Columns, column{Name: a.Name})
-	}
-	if full {
-		for _, n := range []string{"batch", "context", "step_ms", "step_ms_lo", "step_ms_hi", "tpot_ms", "tokens_per_step",
-			"tokens_per_s", "tokens_per_s_per_user", "weights_gb_per_gpu", "kv_gb_per_gpu", "max_batch", "fits"} {
-			t.Columns = append(t.Columns, column{Name: n})
-		}
-		for _, c := range sw.cats {
-			t.Columns = append(t.Columns, column{Name: c.String() + "_ms"})
-		}
-	} else {
-		t.Columns = append(t.Columns, column{Name: "batch"}, column{Name: "context"}, column{Name: "step ms", Text: "%.3f"},
-			column{Name: "TPOT ms", Text: "%.3f"}, column{Name: "tok/s", Text: "%.1f"}, column{Name: "tok/s/user", Text: "%.1f"},
-			column{Name: "fits"})
-	}
-	for _, p := range sw.res.Points {
-		set := sw.res.Settings(p.Index)
-		for _, s := range p.Value.steps {
-			row := make([]any, 0, len(t.Columns))
-			for _, st := range set {
-				row = append(row, st.Value)
-			}
-			if full {
-				row = append(row, s.batch, s.context, r6(s.stepMs), r6(s.loMs), r6(s.hiMs), r6(s.tpotMs), r6(s.tokensStep),
-					r6(s.tps), r6(s.perUser), r6(s.weightsGB), r6(s.kvGB), s.maxBatch, s.fits)
-				for _, c := range sw.cats {
-					row = append(row, r6(s.breakdown[c]))
-				}
-			} else {
-				fits := "yes"
-				if !s.fits {
-					fits = "NO"
-				}
-				row = append(row, s.batch, s.context, s.stepMs, s.tpotMs, s.tps, s.perUser, fits)
-			}
-			t.add(row...)
-		}
-	}
-	return t
-}
-
-// text writes the header, the table, the skip reasons and the warnings.
-func (sw *swept) text(w io.Writer) error {
-	return sweepText(w, sw.base, sw.res.Axes, len(sw.res.Points), len(sw.res.Skipped), "", sw.table(false), sw.skipLines(), sw.warnings)
-}
-
-// sweepText writes a sweep's text report: the header (what note adds to
-// the counts line), the table, the skip reasons and the warnings.
-func sweepText(w io.Writer, base *scenarios.Scenario, ax []plan.Axis, run, skipped int, note string, t *table, skips, warnings []string) error {
-	var axes []string
-	n := 1
-	for _, a := range ax {
-		axes = append(axes, fmt.Sprintf("%s (%d)", a.Name, len(a.Values)))
-		n *= len(a.Values)
-	}
-	head := []string{
-		"scenario  " + base.Name + " (" + base.File + ")",
-		fmt.Sprintf("sweep     %s: %d combinations, %d run, %d skipped%s", strings.Join(axes, " x "), n, run, skipped, note),
-		"",
-	}
-	if _, err := io.WriteString(w, strings.Join(head, "\n")+"\n"); err != nil {
-		return err
-	}
-	if err := t.render(w, formatText); err != nil {
-		return err
-	}
-	for _, l := range skips {
-		if _, err := fmt.Fprintln(w, l); err != nil {
-			return err
-		}
-	}
-	for _, wn := range warnings {
-		if _, err := fmt.Fprintln(w, "warning: "+wn); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// sweepPointJSON is one element of "points": the settings, then predict's
-// point fields (without "sources": predict and --explain give those).
-type sweepPointJSON struct {
-	Set               map[string]string  `json:"set"`
-	Batch             int                `json:"batch"`
-	Context           int                `json:"context"`
-	StepMs            float64            `json:"step_ms"`
-	StepMsLo          float64            `json:"step_ms_lo"`
-	StepMsHi          float64            `json:"step_ms_hi"`
-	TPOTMs            float64            `json:"tpot_ms"`
-	TokensPerStep     float64            `json:"tokens_per_step"`
-	TokensPerS        float64            `json:"tokens_per_s"`
-	TokensPerSPerUser float64            `json:"tokens_per_s_per_user"`
-	BreakdownMs       map[string]float64 `json:"breakdown_ms"`
-	Memory            memoryJSON         `json:"memory"`
-	Fits              bool               `json:"fits"`
-}
-
-type sweepSkipJSON struct {
-	Set    map[string]string `json:"set"`
-	Reason string            `json:"reason"`
-}
-
-type sweepAxisJSON struct {
-	Key    string   `json:"key"`
-	Values []string `json:"values"`
-}
-
-type sweepJSON struct {
-	Scenario string           `json:"scenario"`
-	Axes     []sweepAxisJSON  `json:"axes"`
-	Points   []sweepPointJSON `json:"points"`
-	Skipped  []sweepSkipJSON  `json:"skipped"`
-	Reasons  []reasonJSON     `json:"reasons"` // each distinct skip reason once, with its count
-	Warnings []string         `json:"warnings"`
-}
-
-func (sw *swept) setMap(i int) map[string]string {
-	m := map[string]string{}
-	for _, st := range sw.res.Settings(i) {
-		m[st.Name] = st.Value
-	}
-	return m
-}
-
-func (sw *swept) json() sweepJSON {
-	out := sweepJSON{Scenario: sw.base.Name, Axes: []sweepAxisJSON{}, Points: []sweepPointJSON{}, Skipped: []sweepSkipJSON{},
-		Reasons: []reasonJSON{}, Warnings: append([]string{}, sw.warnings...)}
-	for _, a := range sw.res.Axes {
-		out.Axes = append(out.Axes, sweepAxisJSON{Key: a.Name, Values: a.Values})
-	}
-	for _, p := range sw.res.Points {
-		set := sw.setMap(p.Index)
-		for _, s := range p.Value.steps {
-			pj := sweepPointJSON{Set: set, Batch: s.batch, Context: s.context, StepMs: r6(s.stepMs), StepMsLo: r6(s.loMs),
-				StepMsHi: r6(s.hiMs), TPOTMs: r6(s.tpotMs), TokensPerStep: r6(s.tokensStep), TokensPerS: r6(s.tps),
-				TokensPerSPerUser: r6(s.perUser), BreakdownMs: map[string]float64{},
-				Memory: memoryJSON{WeightsGBPerGPU: r6(s.weightsGB), KVGBPerGPU: r6(s.kvGB), MaxBatch: s.maxBatch}, Fits: s.fits}
-			for _, c := range sw.cats {
-				pj.BreakdownMs[c.String()] = r6(s.breakdown[c])
-			}
-			out.Points = append(out.Points, pj)
-		}
-	}
-	for _, k := range sw.res.Skipped {
-		out.Skipped = append(out.Skipped, sweepSkipJSON{Set: sw.setMap(k.Index), Reason: k.Reason})
-	}
-	for _, r := range sw.res.Reasons {
-		out.Reasons = append(out.Reasons, reasonJSON{Reason: r.Reason, Count: r.Count})
-	}
-	return out
 }

@@ -75,7 +75,7 @@ func TestSweepServingWorkers(t *testing.T) {
 		ss, err := computeServing(&sweepOptions{Sets: []string{"workload.concurrency=1,4", "runtime.engine=vllm,sglang"}, Serving: true, Workers: w})
 		require.NoError(t, err)
 		var b bytes.Buffer
-		require.NoError(t, writeJSON(&b, ss.json()))
+		require.NoError(t, writeJSON(&b, ss.JSON()))
 		outs = append(outs, b.String())
 	}
 	assert.Equal(t, outs[0], outs[1])

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/report/view"
 )
 
 // sweepArgs sweeps the default over a key that changes the deployment
@@ -33,12 +35,12 @@ func TestSweepMatchesPredict(t *testing.T) {
 	code, out, errs := runCLI(t, "sweep", "--set", "workload.batch=[1, 8]", "--set", "speculative.method=none,eagle3",
 		"--set", "speculative.draft_tokens=3", "--set", "speculative.acceptance=[0.8, 0.6, 0.45]", "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	var sw sweepJSON
+	var sw view.SweepJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &sw))
 	require.Len(t, sw.Points, 4)
 	code, out, errs = runCLI(t, "predict", "kimi-k2.5-rtx-pro-6000-pcie-tp8-eagle3", "--batch", "1,8", "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	var pr predictJSON
+	var pr view.PredictJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &pr))
 	for i, p := range sw.Points[2:] {
 		assert.Equal(t, "eagle3", p.Set["speculative.method"])
@@ -57,7 +59,7 @@ func TestSweepJSON(t *testing.T) {
 	var doc map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(out), &doc))
 	assert.Equal(t, []string{"axes", "points", "reasons", "scenario", "skipped", "warnings"}, keys(doc))
-	var sw sweepJSON
+	var sw view.SweepJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &sw))
 	// 3 x 2 x 2 x 2 = 24 combinations; tp = 3 (4 of them x ep) does not
 	// divide the 8 GPUs.
@@ -93,7 +95,7 @@ func TestSweepWorkers(t *testing.T) {
 		sw, err := computeSweep(&sweepOptions{Sets: sets, Format: formatJSON, Workers: w})
 		require.NoError(t, err)
 		var b bytes.Buffer
-		require.NoError(t, writeJSON(&b, sw.json()))
+		require.NoError(t, writeJSON(&b, sw.JSON()))
 		outs = append(outs, b.String())
 	}
 	assert.Equal(t, outs[0], outs[1])

@@ -158,10 +158,8 @@ func runTraceSummary(s *streams, opts *traceSummaryOptions) error {
 			results = append(results, fr)
 		case inDir[fr.File] && !opts.Strict && errors.Is(fr.Err, trace.ErrInput):
 			skipped = append(skipped, "skipped (not a readable trace): "+fr.Err.Error())
-		case errors.Is(fr.Err, trace.ErrInput):
-			return inputErr(fr.Err)
 		default:
-			return fr.Err
+			return fr.Err // trace.ErrInput: exit 2 by its type
 		}
 	}
 	for _, fr := range results {
@@ -241,10 +239,7 @@ func runTraceKernels(s *streams, opts *traceKernelsOptions) error {
 	fr := trace.AnalyzeFile(opts.File, fo)
 	stop()
 	if fr.Err != nil {
-		if errors.Is(fr.Err, trace.ErrInput) {
-			return inputErr(fr.Err)
-		}
-		return fr.Err
+		return fr.Err // trace.ErrInput: exit 2 by its type
 	}
 	if err := report.CheckFinite(fr); err != nil {
 		return inputErr(err)

@@ -2,12 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/moecast/moecast/report"
+	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/validate"
@@ -22,7 +23,7 @@ type validateBenchOptions struct {
 	HTML      string  // --html FILE; "" = none
 }
 
-func newValidateBenchCmd(s *streams) *cobra.Command {
+func newValidateBenchCmd(s *streams, runF func(*validateBenchOptions) error) *cobra.Command {
 	opts := &validateBenchOptions{}
 	cmd := &cobra.Command{
 		Use:   "bench RESULT.json... --scenario S",
@@ -41,6 +42,9 @@ than PCT percent (for use in a pipeline).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Inputs = args
+			if runF != nil {
+				return runF(opts)
+			}
 			return runValidateBench(s, opts)
 		},
 	}
@@ -50,13 +54,6 @@ than PCT percent (for use in a pipeline).`,
 	f.Float64Var(&opts.FailAbove, "fail-above", 0, "exit 1 when a mean or a throughput is off by more than this many percent (0: never)")
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to FILE")
 	return cmd
-}
-
-// benchCase is one result object with its simulated point.
-type benchCase struct {
-	res  validate.BenchResult
-	pt   simPoint
-	rows []validate.BenchRow
 }
 
 func runValidateBench(s *streams, opts *validateBenchOptions) error {
@@ -77,7 +74,7 @@ func runValidateBench(s *streams, opts *validateBenchOptions) error {
 		return err
 	}
 	if opts.HTML != "" {
-		if err := writeHTML(s, opts.HTML, validateBenchPage(opts.Scenario, cases, warnings)); err != nil {
+		if err := writeHTML(s, opts.HTML, view.ValidateBenchPage(opts.Scenario, cases, warnings)); err != nil {
 			return err
 		}
 	}
@@ -86,7 +83,7 @@ func runValidateBench(s *streams, opts *validateBenchOptions) error {
 
 // computeValidateBench reads the result files and simulates each run's
 // workload; the warnings are collapsed.
-func computeValidateBench(s *streams, opts *validateBenchOptions) ([]benchCase, []string, error) {
+func computeValidateBench(s *streams, opts *validateBenchOptions) ([]view.BenchCase, []string, error) {
 	var results []validate.BenchResult
 	for _, path := range opts.Inputs {
 		rs, err := readBenchFile(s, path)
@@ -98,7 +95,7 @@ func computeValidateBench(s *streams, opts *validateBenchOptions) ([]benchCase, 
 		}
 		results = append(results, rs...)
 	}
-	var cases []benchCase
+	var cases []view.BenchCase
 	var warnings []string
 	for _, r := range results {
 		for _, w := range r.Warnings {
@@ -117,25 +114,25 @@ func computeValidateBench(s *streams, opts *validateBenchOptions) ([]benchCase, 
 		warnings = append(warnings, w...)
 		sm, err := sc.Sim()
 		if err != nil {
-			return nil, nil, inputErr(err)
+			return nil, nil, err
 		}
 		cfg, err := sc.ServeConfig(sm, p)
 		if err != nil {
-			return nil, nil, inputErr(err)
-		}
-		sn := &simulation{sc: sc, points: []simPoint{{at: p, cfg: cfg}}}
-		if err := sn.run(sm, nil); err != nil {
 			return nil, nil, err
 		}
-		bc := benchCase{res: r, pt: sn.points[0]}
+		sn := &view.Simulation{Scenario: sc, Points: []view.SimPoint{{At: p, Config: cfg}}}
+		if err := runSimulation(sn, sm, nil); err != nil {
+			return nil, nil, err
+		}
+		bc := view.BenchCase{Result: r, Point: sn.Points[0]}
 		switch {
-		case bc.pt.unservable != "":
-			warnings = append(warnings, benchName(r)+": the scenario cannot serve this workload: "+bc.pt.unservable)
-		case bc.pt.res != nil:
-			for _, w := range bc.pt.res.Warnings() {
-				warnings = append(warnings, benchName(r)+": "+w)
+		case bc.Point.Unservable != "":
+			warnings = append(warnings, view.BenchName(r)+": the scenario cannot serve this workload: "+bc.Point.Unservable)
+		case bc.Point.Result != nil:
+			for _, w := range bc.Point.Result.Warnings() {
+				warnings = append(warnings, view.BenchName(r)+": "+w)
 			}
-			bc.rows = validate.CompareBench(r, bc.pt.res)
+			bc.Rows = validate.CompareBench(r, bc.Point.Result)
 		}
 		if len(cases) == 0 {
 			warnings = append(warnings, sc.Warnings...)
@@ -146,30 +143,30 @@ func computeValidateBench(s *streams, opts *validateBenchOptions) ([]benchCase, 
 }
 
 // renderValidateBench prints the comparison and applies --fail-above.
-func renderValidateBench(s *streams, opts *validateBenchOptions, cases []benchCase, warnings []string) error {
+func renderValidateBench(s *streams, opts *validateBenchOptions, cases []view.BenchCase, warnings []string) error {
 	var err error
 	switch opts.Format {
 	case formatJSON:
-		err = writeJSON(s.Out, benchJSONOf(opts.Scenario, cases, warnings))
+		err = writeJSON(s.Out, view.BenchJSONOf(opts.Scenario, cases, warnings))
 	case formatCSV:
 		for _, w := range warnings {
 			fmt.Fprintln(s.Err, "warning: "+w)
 		}
-		err = benchTable(cases, true).render(s.Out, formatCSV)
+		err = view.BenchTable(cases, true).Render(s.Out, report.CSV)
 	default:
-		err = benchText(s.Out, s.Err, opts.Scenario, cases, warnings)
+		err = view.BenchText(s.Out, s.Err, opts.Scenario, cases, warnings)
 	}
 	if err != nil {
 		return err
 	}
 	if opts.FailAbove > 0 {
 		for _, c := range cases {
-			if worst, row, ok := validate.WorstMeanErrorPct(c.rows); ok && math.Abs(worst) > opts.FailAbove {
+			if worst, row, ok := validate.WorstMeanErrorPct(c.Rows); ok && math.Abs(worst) > opts.FailAbove {
 				return fmt.Errorf("validate bench: %s: %s is off by %+.1f%% (more than --fail-above %g%%)",
-					benchName(c.res), rowName(row), worst, opts.FailAbove)
+					view.BenchName(c.Result), view.RowName(row), worst, opts.FailAbove)
 			}
-			if c.pt.res == nil {
-				return fmt.Errorf("validate bench: %s: no prediction to hold against --fail-above (the scenario cannot serve it)", benchName(c.res))
+			if c.Point.Result == nil {
+				return fmt.Errorf("validate bench: %s: no prediction to hold against --fail-above (the scenario cannot serve it)", view.BenchName(c.Result))
 			}
 		}
 	}
@@ -204,12 +201,12 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 			tr[i] = serve.TraceRequest{Arrival: q.Arrival, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens}
 			for _, n := range []int{q.InputTokens, q.OutputTokens} {
 				if err := scenarios.CheckTokens(n); err != nil {
-					return scenarios.ServePoint{}, nil, inputErrf("%s: request %d: length %v", benchName(r), i+1, err)
+					return scenarios.ServePoint{}, nil, inputErrf("%s: request %d: length %v", view.BenchName(r), i+1, err)
 				}
 			}
 		}
 		if len(tr) > scenarios.MaxRequests {
-			return scenarios.ServePoint{}, nil, inputErrf("%s: %d requests is more than moecast simulates (%d)", benchName(r), len(tr), scenarios.MaxRequests)
+			return scenarios.ServePoint{}, nil, inputErrf("%s: %d requests is more than moecast simulates (%d)", view.BenchName(r), len(tr), scenarios.MaxRequests)
 		}
 		v.SetReplay(tr)
 		return scenarios.ServePoint{Replay: true}, w, nil
@@ -219,23 +216,23 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 		n = r.Completed + r.Failed
 	}
 	if n > scenarios.MaxRequests {
-		return scenarios.ServePoint{}, nil, inputErrf("%s: num_prompts: %d requests is more than moecast simulates (%d)", benchName(r), n, scenarios.MaxRequests)
+		return scenarios.ServePoint{}, nil, inputErrf("%s: num_prompts: %d requests is more than moecast simulates (%d)", view.BenchName(r), n, scenarios.MaxRequests)
 	}
 	v.Requests = n
 	v.InputTokens = int(math.Round(r.InputTokens))
 	v.OutputTokens = int(math.Round(r.OutputTokens))
 	if err := scenarios.CheckTokens(v.InputTokens); err != nil {
-		return scenarios.ServePoint{}, nil, inputErrf("%s: input length: %v", benchName(r), err)
+		return scenarios.ServePoint{}, nil, inputErrf("%s: input length: %v", view.BenchName(r), err)
 	}
 	if err := scenarios.CheckTokens(v.OutputTokens); err != nil {
-		return scenarios.ServePoint{}, nil, inputErrf("%s: output length: %v", benchName(r), err)
+		return scenarios.ServePoint{}, nil, inputErrf("%s: output length: %v", view.BenchName(r), err)
 	}
 	if r.RangeRatio >= 1 {
-		return scenarios.ServePoint{}, nil, inputErrf("%s: random_range_ratio: %g, want [0, 1)", benchName(r), r.RangeRatio)
+		return scenarios.ServePoint{}, nil, inputErrf("%s: random_range_ratio: %g, want [0, 1)", view.BenchName(r), r.RangeRatio)
 	}
 	v.RangeRatio = r.RangeRatio
 	if r.RangeRatio == 0 && strings.HasPrefix(r.Family, "vllm") {
-		w = append(w, benchName(r)+": the file does not record --random-range-ratio; fixed lengths assumed at the means")
+		w = append(w, view.BenchName(r)+": the file does not record --random-range-ratio; fixed lengths assumed at the means")
 	}
 	if r.Burstiness > 0 { // +Inf: evenly spaced arrivals (GuideLLM's constant rate)
 		v.Burstiness = r.Burstiness
@@ -245,7 +242,7 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 	case r.Concurrency > 0:
 		p.Concurrency = r.Concurrency
 		if !math.IsInf(r.RequestRate, 1) {
-			w = append(w, fmt.Sprintf("%s: request rate %g/s under max_concurrency %d: simulated as the closed loop only", benchName(r), r.RequestRate, r.Concurrency))
+			w = append(w, fmt.Sprintf("%s: request rate %g/s under max_concurrency %d: simulated as the closed loop only", view.BenchName(r), r.RequestRate, r.Concurrency))
 		}
 	case math.IsInf(r.RequestRate, 1):
 		// Every request sent at t = 0 with no limit: a closed loop as wide
@@ -263,150 +260,13 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 		engine := sc.Serving.Engine
 		for _, e := range serve.Engines() {
 			if strings.HasPrefix(b, e.String()) && e != engine {
-				w = append(w, fmt.Sprintf("%s: the benchmark ran against backend %q but the scenario simulates engine %s (runtime.engine)", benchName(r), r.Backend, engine))
+				w = append(w, fmt.Sprintf("%s: the benchmark ran against backend %q but the scenario simulates engine %s (runtime.engine)", view.BenchName(r), r.Backend, engine))
 				break
 			}
 		}
 	}
 	if r.AcceptanceLength > 0 && sc.Config.Spec.Method == 0 {
-		w = append(w, fmt.Sprintf("%s: the run used speculative decoding (mean acceptance length %.2f) but the scenario has none", benchName(r), r.AcceptanceLength))
+		w = append(w, fmt.Sprintf("%s: the run used speculative decoding (mean acceptance length %.2f) but the scenario has none", view.BenchName(r), r.AcceptanceLength))
 	}
 	return p, w, nil
-}
-
-// benchName names a result in messages: the file, and the line for a
-// file of many records.
-func benchName(r validate.BenchResult) string { return r.Name() }
-
-func rowName(r validate.BenchRow) string {
-	if r.Stat == "" {
-		return r.Metric
-	}
-	return r.Stat + " " + r.Metric
-}
-
-// finite is a pointer to x rounded as every JSON number is (r6), or nil
-// (JSON null) when x is not finite.
-func finite(x float64) *float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	x = r6(x)
-	return &x
-}
-
-type benchRowJSON struct {
-	Metric    string   `json:"metric"`
-	Stat      string   `json:"stat,omitempty"`
-	Unit      string   `json:"unit"`
-	Measured  *float64 `json:"measured"`
-	Predicted *float64 `json:"predicted"`
-	ErrorPct  *float64 `json:"error_pct"`
-}
-
-type benchCaseJSON struct {
-	File              string         `json:"file"`
-	Line              int            `json:"line"`
-	Family            string         `json:"family"`
-	Concurrency       int            `json:"concurrency,omitempty"`
-	RequestRate       *float64       `json:"request_rate,omitempty"`
-	Replay            bool           `json:"replay,omitempty"`
-	Requests          int            `json:"requests"`
-	InputTokens       int            `json:"input_tokens"`
-	OutputTokens      int            `json:"output_tokens"`
-	Unservable        string         `json:"unservable,omitempty"`
-	Rows              []benchRowJSON `json:"rows"`
-	WorstMeanErrorPct *float64       `json:"worst_mean_error_pct"`
-}
-
-type benchJSON struct {
-	Scenario string          `json:"scenario"`
-	Results  []benchCaseJSON `json:"results"`
-	Warnings []string        `json:"warnings"`
-}
-
-func benchJSONOf(scenario string, cases []benchCase, warnings []string) benchJSON {
-	out := benchJSON{Scenario: scenario, Results: []benchCaseJSON{}, Warnings: warnings}
-	if out.Warnings == nil {
-		out.Warnings = []string{}
-	}
-	for _, c := range cases {
-		j := benchCaseJSON{File: c.res.File, Line: c.res.Line, Family: c.res.Family, Concurrency: c.pt.at.Concurrency,
-			Requests: c.pt.cfg.Workload.Requests, InputTokens: c.pt.cfg.Workload.InputTokens,
-			OutputTokens: c.pt.cfg.Workload.OutputTokens, Unservable: c.pt.unservable, Rows: []benchRowJSON{}}
-		if c.pt.at.RequestRate > 0 {
-			j.RequestRate = finite(c.pt.at.RequestRate)
-		}
-		if c.pt.at.Replay {
-			j.Replay = true
-			if c.pt.res != nil {
-				j.RequestRate = finite(c.pt.res.RequestRate)
-			}
-		}
-		for _, r := range c.rows {
-			j.Rows = append(j.Rows, benchRowJSON{Metric: r.Metric, Stat: r.Stat, Unit: r.Unit,
-				Measured: finite(r.Measured), Predicted: finite(r.Predicted), ErrorPct: finite(r.ErrorPct())})
-		}
-		if worst, _, ok := validate.WorstMeanErrorPct(c.rows); ok {
-			j.WorstMeanErrorPct = finite(worst)
-		}
-		out.Results = append(out.Results, j)
-	}
-	return out
-}
-
-// benchTable is one row per figure; full adds the file columns (CSV).
-func benchTable(cases []benchCase, full bool) *table {
-	t := &table{Columns: []column{{Name: "metric", Left: true}, {Name: "stat", Left: true}, {Name: "unit", Left: true},
-		{Name: "measured", Text: "%.2f"}, {Name: "predicted", Text: "%.2f"}, {Name: "error_pct", Text: "%+.1f"}}}
-	if full {
-		t.Columns = append([]column{{Name: "file", Left: true}, {Name: "line"}}, t.Columns...)
-	}
-	for _, c := range cases {
-		for _, r := range c.rows {
-			cells := []any{r.Metric, r.Stat, r.Unit, numOrNil(r.Measured), numOrNil(r.Predicted), numOrNil(r.ErrorPct())}
-			if full {
-				cells = append([]any{c.res.File, c.res.Line}, cells...)
-			}
-			t.add(cells...)
-		}
-	}
-	return t
-}
-
-// numOrNil is x, or nil (an empty cell) when x is not finite.
-func numOrNil(x float64) any {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return nil
-	}
-	return x
-}
-
-func benchText(out, errw io.Writer, scenario string, cases []benchCase, warnings []string) error {
-	fmt.Fprintf(out, "scenario  %s\n", scenario)
-	for _, c := range cases {
-		load := fmt.Sprintf("concurrency %d", c.pt.at.Concurrency)
-		switch {
-		case c.pt.at.Replay:
-			load = fmt.Sprintf("its %d requests replayed (arrivals and lengths)", len(c.res.Requests))
-		case c.pt.at.RequestRate > 0:
-			load = fmt.Sprintf("request rate %g/s", c.pt.at.RequestRate)
-		}
-		fmt.Fprintf(out, "\n%s (%s): %s, %d requests, %d in / %d out tokens\n", benchName(c.res), c.res.Family, load,
-			c.pt.cfg.Workload.Requests, c.pt.cfg.Workload.InputTokens, c.pt.cfg.Workload.OutputTokens)
-		if c.pt.unservable != "" {
-			fmt.Fprintln(out, "  no prediction: "+c.pt.unservable)
-			continue
-		}
-		if err := benchTable([]benchCase{c}, false).render(out, formatText); err != nil {
-			return err
-		}
-		if worst, row, ok := validate.WorstMeanErrorPct(c.rows); ok {
-			fmt.Fprintf(out, "worst mean or throughput: %s %+.1f%%\n", rowName(row), worst)
-		}
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(errw, "warning: "+w)
-	}
-	return nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/report/view"
 )
 
 const benchFixtures = "../../../../validate/testdata/bench/"
@@ -31,7 +33,7 @@ func TestValidateBenchText(t *testing.T) {
 func TestValidateBenchJSON(t *testing.T) {
 	code, stdout, stderr := runCLI(t, "validate", "bench", benchFixtures+"vllm-c16.json", "--scenario", "kimi-k2.5-h200-nvlink-tp8", "--format", "json")
 	require.Equal(t, ExitOK, code, stderr)
-	var got benchJSON
+	var got view.BenchJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
 	require.Len(t, got.Results, 1)
 	r := got.Results[0]

@@ -17,7 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/moecast/moecast/internal/atomicfile"
-	"github.com/moecast/moecast/report"
+	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
@@ -41,7 +41,7 @@ type validateCorpusOptions struct {
 	Without, With []string
 }
 
-func newValidateCorpusCmd(s *streams) *cobra.Command {
+func newValidateCorpusCmd(s *streams, runF func(*validateCorpusOptions) error) *cobra.Command {
 	opts := &validateCorpusOptions{}
 	cmd := &cobra.Command{
 		Use:   "corpus [DIR|MANIFEST]",
@@ -67,6 +67,9 @@ never makes the command fail; unusable input exits 2.`,
 			}
 			if c.Flags().Changed("every") && c.Flags().Changed("max-rows") {
 				return inputErrf("validate corpus: give --every or --max-rows, not both")
+			}
+			if runF != nil {
+				return runF(opts)
 			}
 			return runValidateCorpus(s, opts)
 		},
@@ -125,13 +128,11 @@ func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
 		return err
 	}
 	if opts.Markdown != "" {
-		if err := atomicfile.Write(opts.Markdown, 0o644, func(w io.Writer) error { return corpusMarkdown(w, res) }); err != nil {
+		if err := atomicfile.Write(opts.Markdown, 0o644, func(w io.Writer) error { return view.CorpusMarkdown(w, res) }); err != nil {
 			return err
 		}
 	}
-	return output{html: opts.HTML, page: func() *report.Page { return corpusPage(res) }, json: func() any { return corpusJSONOf(res) },
-		csv: func() *table { return corpusRowsTable(res.Card) }, text: func(w io.Writer) error { return corpusText(w, res) },
-		warnings: res.Warnings}.write(s, opts.Format)
+	return output{html: opts.HTML, views: res.Views()}.write(s, opts.Format)
 }
 
 // openCorpus reads the manifest: the shipped corpus for "", DIR/manifest.toml
@@ -170,22 +171,6 @@ func openCorpus(arg string) (*scenarios.Manifest, error) {
 	return m, nil
 }
 
-// corpusResult is a scored corpus and what goes around it.
-type corpusResult struct {
-	Manifest  *scenarios.Manifest
-	Card      *validate.Scorecard
-	Every     int
-	Baselines []corpusBaseline
-	Warnings  []string
-}
-
-// corpusBaseline is a peer's own error on an entry (LLMServingSim's
-// summary.txt) beside moecast's.
-type corpusBaseline struct {
-	Entry, File, Text string
-	Row               *validate.CorpusRow // moecast's row of the entry (nil if none)
-}
-
 // corpusJob is one record of one entry to simulate.
 type corpusJob struct {
 	entry int
@@ -196,7 +181,7 @@ type corpusJob struct {
 // scoreCorpus reads every entry, excludes unreliable records, simulates
 // the rest in parallel and scores them.
 // mechanisms turns the named mechanisms on (true) or off in every scenario.
-func scoreCorpus(m *scenarios.Manifest, every, maxRows int, mechanisms map[string]bool) (*corpusResult, error) {
+func scoreCorpus(m *scenarios.Manifest, every, maxRows int, mechanisms map[string]bool) (*view.CorpusResult, error) {
 	var jobs []corpusJob
 	var recs []validate.BenchResult
 	for i, e := range m.Entries {
@@ -283,7 +268,7 @@ func scoreCorpus(m *scenarios.Manifest, every, maxRows int, mechanisms map[strin
 		}
 		every = max(1, (n+maxRows-1)/maxRows)
 	}
-	res := &corpusResult{Manifest: m, Every: every}
+	res := &view.CorpusResult{Manifest: m, Every: every}
 	rows := make([]validate.CorpusRow, len(jobs))
 	eligible := 0
 	var todo []int
@@ -338,7 +323,7 @@ func scoreCorpus(m *scenarios.Manifest, every, maxRows int, mechanisms map[strin
 		if e.Baseline == "" {
 			continue
 		}
-		b := corpusBaseline{Entry: e.Name, File: e.Baseline}
+		b := view.CorpusBaseline{Entry: e.Name, File: e.Baseline}
 		data, err := fs.ReadFile(m.FS, m.Path(e.Baseline))
 		if err != nil {
 			b.Text = "unreadable: " + reasonOf(err)
@@ -415,25 +400,25 @@ func simulateCorpusRow(base *scenarios.Scenario, h simHandle, r validate.BenchRe
 			return nil
 		}
 	}
-	sn := &simulation{sc: &sc, psm: h.psm, dsm: h.dsm}
-	pt := simPoint{at: p, cfg: cfg}
-	if err := sn.runPoint(h.sm, &pt); err != nil {
+	sn := &view.Simulation{Scenario: &sc, PrefillSim: h.psm, DecodeSim: h.dsm}
+	pt := view.SimPoint{At: p, Config: cfg}
+	if err := runSimPoint(sn, h.sm, &pt); err != nil {
 		row.Skip = "cannot simulate: " + reasonOf(err)
 		return nil
 	}
 	switch {
-	case pt.unservable != "":
-		row.Skip = "cannot serve the point: " + reasonOf(errors.New(pt.unservable))
+	case pt.Unservable != "":
+		row.Skip = "cannot serve the point: " + reasonOf(errors.New(pt.Unservable))
 		return nil
-	case pt.res.Overloaded:
+	case pt.Result.Overloaded:
 		row.Skip = "cannot serve the point: the offered rate is beyond the predicted capacity"
 		return nil
 	}
 	row.Requests = cfg.Workload.Requests
 	if p.Replay {
-		row.RequestRate = pt.res.RequestRate
+		row.RequestRate = pt.Result.RequestRate
 	}
-	pred := map[string]serve.Stats{"ttft": pt.res.TTFT, "tpot": pt.res.TPOT, "e2el": pt.res.E2EL}
+	pred := map[string]serve.Stats{"ttft": pt.Result.TTFT, "tpot": pt.Result.TPOT, "e2el": pt.Result.E2EL}
 	for m, st := range pred {
 		meas := row.Measured[m]
 		keep := func(measured float64, v float64) float64 {

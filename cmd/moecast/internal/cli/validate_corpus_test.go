@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 )
 
@@ -96,7 +97,7 @@ func TestValidateCorpusJSON(t *testing.T) {
 		assert.Contains(t, parts[0], k)
 	}
 	assert.Equal(t, "h100_sxm / Qwen3-235B / vllm / fp8", parts[0]["name"])
-	var got corpusJSON
+	var got view.CorpusJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
 	assert.Equal(t, 8, got.Total, "1 + 2 + 3 CSV rows + 1 + 1 unreadable entry")
 	assert.Equal(t, 3, got.Scored)
@@ -153,7 +154,7 @@ func BenchmarkValidateCorpus(b *testing.B) {
 	m, err := openCorpus("")
 	require.NoError(b, err)
 	for b.Loop() {
-		res, err := scoreCorpus(m, 1, accuracyMaxRows, nil)
+		res, err := scoreCorpus(m, 1, view.AccuracyMaxRows, nil)
 		require.NoError(b, err)
 		b.ReportMetric(float64(res.Card.Scored), "rows_scored")
 	}
@@ -213,7 +214,7 @@ baseline = "base.txt"
 		t.Run(tt.name, func(t *testing.T) {
 			code, stdout, stderr := runCLI(t, append([]string{"validate", "corpus", dir, "--format", "json"}, tt.args...)...)
 			require.Equal(t, ExitOK, code, stderr)
-			var got corpusJSON
+			var got view.CorpusJSON
 			require.NoError(t, json.Unmarshal([]byte(stdout), &got))
 			assert.Equal(t, tt.wantScored, got.Scored)
 			last := got.Rows[len(got.Rows)-1]

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/report/view"
 )
 
 const gptOssScenario = "../../../../validate/testdata/gpt-oss-20b-mi300x-tp1.toml"
@@ -122,7 +124,7 @@ func TestValidateTraceMixedStep(t *testing.T) {
 
 	code, out, errOut = runCLI(t, "validate", "trace", tr, "--scenario", gptOssScenario, "--format", "json", "--step-kind", "mixed")
 	require.Equal(t, ExitOK, code, errOut)
-	var rep validateJSON
+	var rep view.ValidateJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Len(t, rep.Steps, 1)
 	st := rep.Steps[0]
@@ -131,7 +133,7 @@ func TestValidateTraceMixedStep(t *testing.T) {
 	assert.InDelta(t, 0.565, st.UnmappedMs, 0.001)
 	assert.Positive(t, st.LaunchMs, "an eager 8192-token step: host launch time predicted apart")
 	// the mixed step's attention pool shows the prediction's two parts
-	var parts []validatePartJSON
+	var parts []view.ValidatePartJSON
 	for _, o := range st.Ops {
 		if o.Category == "attention" {
 			parts = o.Parts
@@ -162,7 +164,7 @@ func TestCalibFromTracePrefillSizes(t *testing.T) {
 	code, stdout, errOut = runCLI(t, "validate", "trace", traceData+"tinymoe_prefill_2048.json.gz", "--scenario", scen,
 		"--calibration", out, "--format", "json")
 	require.Equal(t, ExitOK, code, errOut)
-	var rep validateJSON
+	var rep view.ValidateJSON
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
 	for _, st := range rep.Steps {
 		assert.InDelta(t, 0, st.ErrorPct, 5, "step %d: measured %.3f ms, predicted %.3f ms", st.Index, st.MeasuredMs, st.PredictedMs)
