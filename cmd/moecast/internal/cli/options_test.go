@@ -20,6 +20,9 @@ import (
 func parseWith(t *testing.T, cmd *cobra.Command, args ...string) error {
 	t.Helper()
 	var out, errb bytes.Buffer
+	if args == nil {
+		args = []string{} // cobra reads os.Args (the test binary's flags) for nil
+	}
 	cmd.SetArgs(args)
 	cmd.SetOut(&out)
 	cmd.SetErr(&errb)
