@@ -299,6 +299,29 @@ func TestEmbedded(t *testing.T) {
 	pproxy := f.Effective(tableOf(t, f, "prefill.moecast.d128.kv-bf16"))
 	assert.Contains(t, strings.Join(pproxy.Corrections, "\n"), ProxyBiasPrefix+enginePrefill)
 
+	// The same chunk after 32768 cached tokens: the engine rows measured
+	// prefix 0 only, calib gpu's the prefixes; its answer, scaled to the
+	// engine's level at prefix 0, prices the prefix's keys.
+	long := kernels.PrefillShape{Chunks: 1, Tokens: 4096, MeanChunk: 4096, MeanKV: 4096 + 32768,
+		Heads: 64, KVHeads: 4, QKDim: 128, VDim: 128, KVBytes: 2}
+	pl, ok := f.KernelTables().Prefill(long)
+	require.True(t, ok)
+	assert.Equal(t, "embedded:h200-sxm#prefill.moecast.d128.kv-bf16", pl.Source.Table)
+	assert.Contains(t, pl.Source.Note, "the prefix is beyond embedded:h200-sxm#"+enginePrefill)
+	assert.Contains(t, pl.Source.Note, "scaled by the ratio")
+	long.MeanKV = 4096
+	proxy0, ok := tableByName(f, "prefill.moecast.d128.kv-bf16").Lookup(long)
+	require.True(t, ok)
+	long.MeanKV = 4096 + 32768
+	proxyLong, _ := tableByName(f, "prefill.moecast.d128.kv-bf16").Lookup(long)
+	assert.InDelta(t, float64(proxyLong.Time)*float64(pe.Time)/float64(proxy0.Time), float64(pl.Time), 1e-12)
+	assert.Greater(t, float64(pl.Time), 4*float64(pe.Time), "32k cached keys cost several times the 4k chunk alone")
+	// SGLang runs: SGLang's own row answers the chunk with no prefix
+	long.MeanKV, long.Engine = 4096, "sglang"
+	ps, ok := f.KernelTables().Prefill(long)
+	require.True(t, ok)
+	assert.Equal(t, "embedded:h200-sxm#prefill.sglang-0.5.14.d128.kv-bf16", ps.Source.Table)
+
 	assert.Less(t, e.Lo, e.Time)
 	assert.Greater(t, e.Hi, e.Time)
 
@@ -543,4 +566,14 @@ rows = """
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// tableByName is the built prefill table of f named name.
+func tableByName(f *File, name string) *kernels.PrefillTable {
+	for _, tb := range f.Kernels().Prefills {
+		if tb.Name() == f.Name+"#"+name {
+			return tb
+		}
+	}
+	return nil
 }

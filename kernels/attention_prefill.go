@@ -40,6 +40,10 @@ type PrefillShape struct {
 	// Pairs are then window-capped) and MeanKV the mean uncapped keys of a
 	// chunk (prefix + chunk): the keys of a calibration table's rows.
 	Window, MeanKV int
+	// Engine is the serving engine the step runs on ("vllm", "sglang"; ""
+	// unknown): its own measured tables answer before another engine's
+	// (Tables.Prefill). Costs.AttentionPrefill sets it from Costs.Engine.
+	Engine string
 	// TopK > 0 is DeepSeek Sparse Attention's selection: each query attends
 	// at most TopK keys its indexer picks (Keys and Pairs are capped so).
 	// The calibration tables measure dense causal attention and do not
@@ -181,6 +185,9 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 	// answers, and a calibration stack lists the user's own tables (calib
 	// from-trace) before the embedded measured ones (calib.Select).
 	if c.Tables != nil {
+		if s.Engine == "" {
+			s.Engine = c.Engine
+		}
 		if t, ok := c.Tables.Prefill(s); ok {
 			return c.applyFloor(t, e, c.GPU.PeakFor(dtype.BF16))
 		}

@@ -16,6 +16,10 @@ type Costs struct {
 	Graphs bool
 	// Tables, when set, is consulted before the roofline.
 	Tables Lookup
+	// Engine is the serving engine ("vllm", "sglang"; "" unknown) whose own
+	// measured tables answer first where several engines' do (prefill
+	// attention: Tables.Prefill).
+	Engine string
 }
 
 // Lookup supplies measured op costs from calibration tables (implemented by

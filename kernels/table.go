@@ -792,8 +792,11 @@ func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
 // GQA implements Lookup.
 func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) { return curve.First(t.GQAs, s) }
 
-// Prefill implements Lookup.
-func (t *Tables) Prefill(s PrefillShape) (cost.Estimate, bool) { return curve.First(t.Prefills, s) }
+// Prefill implements Lookup: the first table that covers the shape
+// answers, with two exceptions (prefillChoose): the scenario's engine's
+// own tables go before another engine's, and an answer that clamps the
+// prefix gives way to a table that measured it.
+func (t *Tables) Prefill(s PrefillShape) (cost.Estimate, bool) { return prefillChoose(t.Prefills, s) }
 
 // ---- elementwise ----
 

@@ -1,6 +1,10 @@
 package kernels
 
 import (
+	"strings"
+	"sync"
+	"sync/atomic"
+
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/curve"
 	"github.com/moecast/moecast/internal/unit"
@@ -31,8 +35,20 @@ type PrefillPoint struct {
 // prefix 0).
 type PrefillTable struct {
 	curve.Table
-	Key    PrefillKey
+	Key PrefillKey
+	// Engine is the serving engine whose own kernels the table measured
+	// ("vllm", "sglang": the perf database's rows, a trace of the engine),
+	// "" for moecast's proxy kernels (calib gpu). Tables.Prefill puts the
+	// scenario's engine's tables first.
+	Engine string
 	series series2[[2]int]
+	// extendKV: kv_len above a chunk's range is extrapolated (a grid of
+	// prefixes), not clamped (one kv_len per chunk).
+	extendKV bool
+	// notes caches the Source notes of answers given in another table's
+	// stead (Tables.Prefill), so that building them allocates once.
+	notesMu sync.Mutex
+	notes   atomic.Pointer[map[altNoteKey]string]
 }
 
 // NewPrefillTable builds a prefill attention table.
@@ -85,7 +101,7 @@ func NewPrefillTable(name string, key PrefillKey, pts []PrefillPoint) (*PrefillT
 			}
 		}
 	}
-	t := &PrefillTable{Key: key, series: s}
+	t := &PrefillTable{Key: key, series: s, extendKV: extend}
 	t.Init(name, []curve.Axis{{Name: "chunk"}, {Name: "kv_len", Extrapolated: extend,
 		How: "last segment extended linearly in kv_len, each key at least its FLOPs at the series' best measured rate"}}, kernelNotes, loo)
 	return t, nil
@@ -97,28 +113,40 @@ func NewPrefillTable(name string, key PrefillKey, pts []PrefillPoint) (*PrefillT
 // the chunks (one varlen launch runs them all: for several short chunks
 // this is the time of as many one-chunk launches, an upper bound).
 func (t *PrefillTable) Lookup(s PrefillShape) (cost.Estimate, bool) {
+	e, _, ok := t.lookup(s, false)
+	return e, ok
+}
+
+// lookup is Lookup, with the flags of the answer; atPrefix0 reads the
+// table at kv_len = chunk (no cached prefix) whatever s.MeanKV is.
+func (t *PrefillTable) lookup(s PrefillShape, atPrefix0 bool) (cost.Estimate, curve.Flags, bool) {
 	k := t.Key
 	if s.QKDim != k.QKDim || s.VDim != k.VDim || s.Window != k.Window || s.TopK > 0 || s.Chunks <= 0 || s.Tokens <= 0 ||
 		prefillKV(s) != k.KV {
-		return cost.Estimate{}, false
+		return cost.Estimate{}, 0, false
 	}
 	g := t.series.find([2]int{s.Heads, s.KVHeads})
 	if g == nil {
-		return cost.Estimate{}, false
+		return cost.Estimate{}, 0, false
 	}
 	chunk := float64(s.Tokens) / float64(s.Chunks)
 	kv := float64(s.MeanKV)
-	if kv < chunk {
+	if kv < chunk || atPrefix0 {
 		kv = chunk
 	}
 	r := g.At(chunk, kv)
-	e := t.Estimate(r.Y, r.RowLo, r.RowHi, curve.FlagsOf(r.ClampA, r.ClampB))
+	f := curve.FlagsOf(r.ClampA, r.ClampB)
+	e := t.Estimate(r.Y, r.RowLo, r.RowHi, f)
 	n := unit.Seconds(s.Chunks)
 	e.Time *= n
 	e.Lo *= n
 	e.Hi *= n
-	return e, true
+	return e, f, true
 }
+
+// clampsKV reports whether an answer with flags f clamped kv_len (the
+// prefix) above the table's measured range rather than extrapolating.
+func (t *PrefillTable) clampsKV(f curve.Flags) bool { return f&curve.AboveB != 0 && !t.extendKV }
 
 // prefillKV is the KV dtype name of a prefill shape: the KV cache's for GQA
 // (KV), else bf16 for 2-byte K/V (MLA's up-projected k/v); other widths
@@ -135,3 +163,157 @@ func prefillKV(s PrefillShape) string {
 
 // Heads lists the measured (heads, kv_heads) per GPU.
 func (t *PrefillTable) Heads() [][2]int { return t.series.keys }
+
+// prefillAnswer is one table's answer to a prefill query.
+type prefillAnswer struct {
+	tb *PrefillTable
+	e  cost.Estimate
+	f  curve.Flags
+}
+
+// prefillChoose answers a prefill query from a stack of tables (the
+// calibration source policy, calib.Prefer: engine-measured tables first,
+// then the proxy's):
+//
+//  1. Among the engine-measured tables that cover the shape, the
+//     scenario's engine's (s.Engine) answer before another engine's, in
+//     the places the engine tables hold in the stack (a user's tables
+//     stay ahead); an answer from another engine's table says so.
+//  2. The perf database's prefill rows are one prompt each (prefix 0): a
+//     chunk after a cached prefix is read there only by clamping kv_len
+//     to the chunk, which drops the prefix's keys. When the first answer
+//     clamps kv_len so and a later table covers kv_len (calib gpu's grid
+//     of prefixes: in range or extrapolated), that table answers, scaled
+//     by first/later at the chunk with no prefix (the nearest point both
+//     cover: the engine's level, the covering table's growth with the
+//     prefix); unscaled when the first table does not read that point.
+//     With no such table the clamped answer stands (its note says so).
+func prefillChoose(ts []*PrefillTable, s PrefillShape) (cost.Estimate, bool) {
+	var buf [8]prefillAnswer
+	c := buf[:0]
+	for _, tb := range ts {
+		if e, f, ok := tb.lookup(s, false); ok {
+			c = append(c, prefillAnswer{tb, e, f})
+		}
+	}
+	if len(c) == 0 {
+		return cost.Estimate{}, false
+	}
+	// 1: the engine tables' places, filled own engine first
+	if s.Engine != "" {
+		var ebuf [8]prefillAnswer
+		eng := ebuf[:0]
+		for _, a := range c {
+			if a.tb.Engine == s.Engine {
+				eng = append(eng, a)
+			}
+		}
+		if len(eng) > 0 {
+			for _, a := range c {
+				if a.tb.Engine != "" && a.tb.Engine != s.Engine {
+					eng = append(eng, a)
+				}
+			}
+			j := 0
+			for i := range c {
+				if c[i].tb.Engine != "" {
+					c[i] = eng[j]
+					j++
+				}
+			}
+		}
+	}
+	first := c[0]
+	other := first.tb.Engine != "" && s.Engine != "" && first.tb.Engine != s.Engine
+	if first.tb.clampsKV(first.f) {
+		// 2: a table that covers the prefix
+		for _, a := range c[1:] {
+			if a.tb.clampsKV(a.f) {
+				continue
+			}
+			e := a.e
+			kind := altCovering
+			if b, _, ok := a.tb.lookup(s, true); ok && b.Time > 0 {
+				// first's clamped answer is its value at no prefix
+				r := first.e.Time / b.Time
+				e.Time *= r
+				e.Lo *= r
+				e.Hi *= r
+				kind = altScaled
+			}
+			e.Source.Note = a.tb.altNote(first.tb, a.f, kind, other, s.Engine)
+			return e, true
+		}
+	}
+	if other {
+		e := first.e
+		e.Source.Note = first.tb.altNote(nil, first.f, altOtherEngine, true, s.Engine)
+		return e, true
+	}
+	return first.e, true
+}
+
+// The ways Tables.Prefill answers in another table's stead.
+const (
+	altOtherEngine = iota // another engine's table: none of the scenario's engine covers the shape
+	altScaled             // a table covering the prefix, scaled to the clamping table at no prefix
+	altCovering           // a table covering the prefix, as it is
+)
+
+type altNoteKey struct {
+	pref   *PrefillTable
+	flags  curve.Flags
+	kind   int
+	other  bool
+	engine string
+}
+
+// altNote is the Source note of an answer of t (flags f) given in pref's
+// stead (kind), built once per combination: a lookup does not allocate.
+func (t *PrefillTable) altNote(pref *PrefillTable, f curve.Flags, kind int, other bool, engine string) string {
+	k := altNoteKey{pref, f, kind, other, engine}
+	if m := t.notes.Load(); m != nil {
+		if n, ok := (*m)[k]; ok {
+			return n
+		}
+	}
+	t.notesMu.Lock()
+	defer t.notesMu.Unlock()
+	old := t.notes.Load()
+	if old != nil {
+		if n, ok := (*old)[k]; ok {
+			return n
+		}
+	}
+	var parts []string
+	if own := t.Estimate(0, 0, 0, f).Source.Note; own != "" {
+		parts = append(parts, own)
+	}
+	if other {
+		parts = append(parts, "no "+engine+" table covers this shape: "+otherEngineOf(pref, t)+"'s measured kernels answer")
+	}
+	switch kind {
+	case altScaled:
+		parts = append(parts, "the prefix is beyond "+pref.Name()+" (its rows: no cached prefix; it would clamp kv_len): this table's answer, scaled by the ratio "+pref.Name()+" / this table at the chunk with no prefix (the nearest point both cover)")
+	case altCovering:
+		parts = append(parts, "the prefix is beyond "+pref.Name()+" (its rows: no cached prefix; it would clamp kv_len): this table's answer as it is (the other table does not read the chunk with no prefix)")
+	}
+	n := strings.Join(parts, "; ")
+	m := map[altNoteKey]string{k: n}
+	if old != nil {
+		for kk, v := range *old {
+			m[kk] = v
+		}
+	}
+	t.notes.Store(&m)
+	return n
+}
+
+// otherEngineOf is the engine of the table answering in the scenario's
+// engine's stead: pref (the clamping table) when another answers for it.
+func otherEngineOf(pref, t *PrefillTable) string {
+	if pref != nil {
+		return pref.Engine
+	}
+	return t.Engine
+}

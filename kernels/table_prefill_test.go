@@ -89,3 +89,81 @@ func TestAttentionPrefillTable(t *testing.T) {
 	other := (&Costs{GPU: g, Tables: &Tables{Prefills: []*PrefillTable{handPrefill(t, 0)}}}).AttentionPrefill(s)
 	assert.Empty(t, other.Source.Table, "no series for 64 heads: the roofline")
 }
+
+// engPrefill is an engine table as the perf database's rows make one: one
+// prompt a row (prefix 0), half the proxy's time (handPrefill's).
+func engPrefill(t *testing.T, name, engine string, scale float64) *PrefillTable {
+	t.Helper()
+	tb, err := NewPrefillTable(name, PrefillKey{QKDim: 128, VDim: 128, KV: "bf16"}, []PrefillPoint{
+		{Heads: 8, KVHeads: 1, Chunk: 512, Prefix: 0, Latency: unit.Seconds(scale * 12e-6), Row: 1},
+		{Heads: 8, KVHeads: 1, Chunk: 1024, Prefix: 0, Latency: unit.Seconds(scale * 20e-6), Row: 2},
+		{Heads: 8, KVHeads: 1, Chunk: 4096, Prefix: 0, Latency: unit.Seconds(scale * 150e-6), Row: 3},
+	})
+	require.NoError(t, err)
+	tb.Engine = engine
+	return tb
+}
+
+// TestPrefillPolicy: a chunk after a long cached prefix is not priced by
+// an engine table clamped at prefix 0 when the proxy measured the prefix
+// (the proxy's answer at the engine's level), and the scenario's
+// engine's table answers before another engine's.
+func TestPrefillPolicy(t *testing.T) {
+	vllm := engPrefill(t, "e#prefill.vllm", "vllm", 1)
+	sgl := engPrefill(t, "e#prefill.sglang", "sglang", 1.2)
+	proxy := handPrefill(t, 0) // 40 us at 1024 (prefix 0), 300 us at 1024 after 7168
+	ts := &Tables{Prefills: []*PrefillTable{vllm, sgl, proxy}}
+	one := PrefillShape{Chunks: 1, Tokens: 1024, MeanChunk: 1024, MeanKV: 1024, Heads: 8, KVHeads: 1, QKDim: 128, VDim: 128, KVBytes: 2}
+
+	// no prefix: the engine table answers at its own point
+	e, ok := ts.Prefill(one)
+	require.True(t, ok)
+	assert.InDelta(t, 20e-6, float64(e.Time), 1e-12)
+	assert.Equal(t, "e#prefill.vllm", e.Source.Table)
+	assert.Empty(t, e.Source.Note)
+
+	// 7168 cached tokens: the proxy's 300 us scaled by vllm/proxy at the
+	// chunk with no prefix (20/40), not the engine's 20 us clamped
+	long := one
+	long.MeanKV = 8192
+	e, ok = ts.Prefill(long)
+	require.True(t, ok)
+	assert.InDelta(t, 150e-6, float64(e.Time), 1e-12)
+	assert.Equal(t, "q#prefill", e.Source.Table)
+	assert.Contains(t, e.Source.Note, "the prefix is beyond e#prefill.vllm")
+	assert.Contains(t, e.Source.Note, "scaled by the ratio e#prefill.vllm / this table at the chunk with no prefix")
+	assert.Nil(t, e.Source.Range) // the proxy measured kv_len 8192
+
+	// the scenario runs SGLang: its table first, then vLLM's
+	long.Engine = "sglang"
+	e, ok = ts.Prefill(long)
+	require.True(t, ok)
+	assert.InDelta(t, 1.2*150e-6, float64(e.Time), 1e-12)
+	assert.Contains(t, e.Source.Note, "beyond e#prefill.sglang")
+	one.Engine = "sglang"
+	e, ok = ts.Prefill(one)
+	require.True(t, ok)
+	assert.Equal(t, "e#prefill.sglang", e.Source.Table)
+	assert.InDelta(t, 1.2*20e-6, float64(e.Time), 1e-12)
+	// vLLM's table before SGLang's in the stack: the same for a vLLM run
+	ts2 := &Tables{Prefills: []*PrefillTable{sgl, vllm, proxy}}
+	one.Engine = "vllm"
+	e, _ = ts2.Prefill(one)
+	assert.Equal(t, "e#prefill.vllm", e.Source.Table)
+	// only the other engine's table covers: it answers and says so
+	one.Engine = "sglang"
+	e, _ = (&Tables{Prefills: []*PrefillTable{vllm}}).Prefill(one)
+	assert.Equal(t, "e#prefill.vllm", e.Source.Table)
+	assert.Contains(t, e.Source.Note, "no sglang table covers this shape: vllm's measured kernels answer")
+
+	// no table covers the prefix: the clamped answer stands, noted
+	long.Engine = ""
+	e, _ = (&Tables{Prefills: []*PrefillTable{vllm}}).Prefill(long)
+	assert.InDelta(t, 20e-6, float64(e.Time), 1e-12)
+	assert.Contains(t, e.Source.Note, "clamped: kv_len above the measured range")
+
+	// no allocation once the notes are built
+	long.Engine = "sglang"
+	n := testing.AllocsPerRun(100, func() { _, _ = ts.Prefill(long) })
+	assert.Zero(t, n)
+}

@@ -303,6 +303,7 @@ func enumerate(s *Space, workers int) ([]Candidate, []Rejection, error) {
 						c.KVCache, c.Spec = kv, sp
 						c.KernelTables, c.CommTables = g.KernelTables, g.CommTables
 						c.AllReducePolicy = lay.e.Pick(s.Engine).Info().AllReduce
+						c.Engine = lay.e.Pick(s.Engine).String()
 						if c.GPUMemoryUtilization == 0 {
 							c.GPUMemoryUtilization = 0.9
 						}

@@ -17,9 +17,14 @@ import (
 func TestPrefillAttentionSource(t *testing.T) {
 	tests := []struct {
 		scenario, op, table string
+		note                string // in the Source note
 	}{
-		{"gpt-oss-120b-h200-tp1", "gqa prefill attention", "embedded:h200-sxm#prefill.vllm-0.24.0.d64.kv-bf16"},
-		{"kimi-k2.5-h200-nvlink-tp8", "mla prefill attention (un-absorbed)", "embedded:h200-sxm#prefill.vllm-0.14.0.mla.d192-128.kv-bf16"},
+		// the chunk's 1024 cached tokens are beyond the engine rows (prefix
+		// 0): calib gpu's table, which measured prefixes, scaled to vLLM's
+		{"gpt-oss-120b-h200-tp1", "gqa prefill attention", "embedded:h200-sxm#prefill.moecast.d64.kv-bf16",
+			"the prefix is beyond embedded:h200-sxm#prefill.vllm-0.24.0.d64.kv-bf16"},
+		{"kimi-k2.5-h200-nvlink-tp8", "mla prefill attention (un-absorbed)", "embedded:h200-sxm#prefill.moecast.q192-v128.kv-bf16",
+			"the prefix is beyond embedded:h200-sxm#prefill.vllm-0.14.0.mla.d192-128.kv-bf16"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.scenario, func(t *testing.T) {
@@ -34,6 +39,7 @@ func TestPrefillAttentionSource(t *testing.T) {
 				if o.Name == tt.op {
 					found = true
 					assert.Equal(t, tt.table, o.Estimate.Source.Table)
+					assert.Contains(t, o.Estimate.Source.Note, tt.note)
 					assert.Positive(t, o.Estimate.Time)
 				}
 			}

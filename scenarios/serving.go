@@ -228,6 +228,7 @@ func (s *Scenario) buildServing() error {
 		v.Engine = e
 	}
 	s.Config.AllReducePolicy = v.Engine.Info().AllReduce
+	s.Config.Engine = v.Engine.String()
 	switch {
 	case w.Trace != "" && (w.Concurrency != nil || w.RequestRate != nil):
 		return d.errorf("workload.trace", "a replayed trace sets the load: give workload.trace or workload.concurrency / request_rate, not both")

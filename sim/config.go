@@ -27,6 +27,10 @@ type Config struct {
 	// resolves comm.Auto and names the engine's measured all-reduce tables
 	// (serve.EngineInfo.AllReduce; zero: vLLM's).
 	AllReducePolicy comm.Policy
+	// Engine names the serving engine ("vllm", "sglang"; "" unknown): where
+	// several engines' measured tables price an op (prefill attention),
+	// its own answer first (kernels.Costs.Engine).
+	Engine string
 	// CaptureSize is the largest step, in tokens per attention rank, the
 	// engine has captured CUDA graphs for: a decode step above it runs
 	// eagerly (vLLM's max_cudagraph_capture_size; SGLang's
