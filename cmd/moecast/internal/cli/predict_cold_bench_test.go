@@ -2,10 +2,8 @@ package cli
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -63,19 +61,7 @@ func benchCold(b *testing.B, args ...string) {
 func BenchmarkPredictCold(b *testing.B) {
 	b.Run("start", func(b *testing.B) { benchCold(b, "gpus") })
 	for _, m := range []string{"deepseek-ai--DeepSeek-V4-Pro", "nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16"} {
-		cfg, err := filepath.Abs(filepath.Join(sharedModelConfigs, m+"_config.json"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := os.Stat(cfg); err != nil {
-			b.Skipf("shared model configs not present at %s", sharedModelConfigs)
-		}
-		sc := filepath.Join(b.TempDir(), "sc.toml")
-		src := fmt.Sprintf("name = %q\n[model]\nconfig = %q\n[hardware]\ngpu = \"h200-sxm\"\ngpus = 8\nfabric = \"nvlink4\"\n"+
-			"[parallel]\ntp = 8\nep = 8\n[workload]\nbatch = [1, 2, 4, 8, 16, 32, 64, 128]\ncontext = 8192\n", m, cfg)
-		if err := os.WriteFile(sc, []byte(src), 0o644); err != nil {
-			b.Fatal(err)
-		}
+		sc := largestModelScenario(b, m)
 		b.Run(m, func(b *testing.B) { benchCold(b, "predict", sc) })
 	}
 }
