@@ -126,7 +126,8 @@ func embeddedParse(gpu string, data []byte, deferred bool) (*File, error) {
 }
 
 // Open resolves a calibration reference: "embedded:NAME" or a file path.
-func Open(ref string) (*File, error) {
+func Open(ref string) (_ *File, err error) {
+	defer asInput(&err)
 	if name, ok := strings.CutPrefix(ref, "embedded:"); ok {
 		f, err := Embedded(name)
 		if err != nil {

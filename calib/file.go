@@ -248,7 +248,8 @@ type wireTable struct {
 
 // Parse validates and builds a calibration file from its bytes; name is
 // used in errors (name:line: ...) and in Sources.
-func Parse(name string, data []byte) (*File, error) {
+func Parse(name string, data []byte) (_ *File, err error) {
+	defer asInput(&err)
 	f, err := parseUnbuilt(name, data)
 	if err != nil {
 		return nil, err

@@ -314,7 +314,8 @@ func parseNCCLRow(t string) (ncclRow, error) {
 // inplace_latency_us. A file with wrong results, an unreadable row or
 // timings of the same (collective, ranks, size) twice is an error with
 // file:line, and nothing is returned.
-func ImportNCCLTests(paths []string, opt NCCLTestsOptions) (*File, error) {
+func ImportNCCLTests(paths []string, opt NCCLTestsOptions) (_ *File, err error) {
+	defer asInput(&err)
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("nccl-tests: no input files")
 	}

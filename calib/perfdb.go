@@ -97,7 +97,8 @@ func gpuName(system string) string { return strings.ReplaceAll(system, "_", "-")
 // for one GPU and returns a calibration file. Latencies are in ms in the
 // source (µs for DeepEP), message_size in elements. Any malformed row is an
 // error with file:line, and nothing is returned.
-func ImportPerfDB(dir string, opt PerfDBOptions) (*File, error) {
+func ImportPerfDB(dir string, opt PerfDBOptions) (_ *File, err error) {
+	defer asInput(&err)
 	if err := checkDate(opt.Date); err != nil {
 		return nil, fmt.Errorf("perfdb: --date: %w", err)
 	}

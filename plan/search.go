@@ -219,7 +219,8 @@ func (o *Options) validate() error {
 
 // Search enumerates s, prices every candidate at every concurrency of the
 // grid that fits in memory, applies the SLOs and builds the front.
-func Search(s *Space, opt Options) (*Result, error) {
+func Search(s *Space, opt Options) (_ *Result, err error) {
+	defer asInput(&err)
 	if err := opt.validate(); err != nil {
 		return nil, err
 	}

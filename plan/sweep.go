@@ -50,7 +50,8 @@ func (r *SweepResult[T]) Settings(i int) []Setting { return settings(r.Axes, i) 
 // (0: GOMAXPROCS) and must be safe for concurrent use; set is its own to
 // keep. The result does not depend on workers. No axes: one combination
 // with no settings.
-func Sweep[T any](axes []Axis, apply func(set []Setting) (T, error), workers int) (*SweepResult[T], error) {
+func Sweep[T any](axes []Axis, apply func(set []Setting) (T, error), workers int) (_ *SweepResult[T], err error) {
+	defer asInput(&err)
 	n, err := sweepSize(axes)
 	if err != nil {
 		return nil, err

@@ -116,9 +116,22 @@ func CheckFinite(fr trace.FileResult) error {
 		return false
 	}
 	if find() {
-		return fmt.Errorf("%s: %s is %v, not a finite number: the trace holds times the analysis cannot use", fr.File, what, val)
+		return &NonFiniteError{File: fr.File, What: what, Value: val}
 	}
 	return nil
+}
+
+// NonFiniteError is CheckFinite's error: a figure of a trace's analysis
+// that is not a finite number, a fault of the trace (its input), not of
+// moecast.
+type NonFiniteError struct {
+	File  string  // the trace file
+	What  string  // the figure: "step 3 wall time", "total time of kernel ..."
+	Value float64 // NaN or ±Inf
+}
+
+func (e *NonFiniteError) Error() string {
+	return fmt.Sprintf("%s: %s is %v, not a finite number: the trace holds times the analysis cannot use", e.File, e.What, e.Value)
 }
 
 // commonCollective describes the most frequent collective size of a kernel:

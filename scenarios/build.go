@@ -567,10 +567,11 @@ func (d *doc) acceptance() ([]float64, error) {
 // relative to the current directory), later ones overriding earlier ones
 // table by table, as `moecast predict --calibration` does. Errors name the
 // flag.
-func (s *Scenario) SetCalibration(specs ...string) error {
+func (s *Scenario) SetCalibration(specs ...string) (err error) {
+	defer asInput(&err)
 	if err := s.setCalibration(specs, ""); err != nil {
 		return err
 	}
-	_, err := s.Sim()
+	_, err = s.Sim()
 	return err
 }

@@ -70,14 +70,16 @@ type ManifestEntry struct {
 func (m *Manifest) Path(p string) string { return path.Clean(path.Join(m.Dir, p)) }
 
 // Scenario loads the entry's scenario from the manifest's file system.
-func (m *Manifest) Scenario(e ManifestEntry) (*Scenario, error) {
+func (m *Manifest) Scenario(e ManifestEntry) (_ *Scenario, err error) {
+	defer asInput(&err)
 	return parseFS(m.FS, m.Path(e.Scenario))
 }
 
 // ReadManifest reads and checks the manifest at p in fsys: every key known,
 // every entry named once with results and a scenario or a skip reason,
 // every path inside the manifest's directory tree.
-func ReadManifest(fsys fs.FS, p string) (*Manifest, error) {
+func ReadManifest(fsys fs.FS, p string) (_ *Manifest, err error) {
+	defer asInput(&err)
 	data, err := infile.ReadFS(fsys, p, infile.MaxScenario)
 	if err != nil {
 		return nil, fmt.Errorf("read corpus manifest: %w", err)

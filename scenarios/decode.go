@@ -352,3 +352,24 @@ func keyLines(data []byte) map[string]int {
 	}
 	return lines
 }
+
+// InputError is an error of the input a caller gave the loaders (a file
+// that cannot be read, a name that is no shipped scenario, an override, a
+// calibration source, an engine command line) that carries no position of
+// its own; a positioned one is an *Error, which InputError may wrap. Every
+// error of Open, Load, Parse, ReadSource, Source.Parse, SetCalibration,
+// PlanSpace, CheckOverride, CheckWork, ReadManifest, ReadEngineArgs and
+// Deployment.Scenario is one, so that a caller tells bad input from a
+// failure by type (the CLI exits 2 on it). Its text is Err's.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// asInput makes *err an *InputError unless it is nil or one already; the
+// exported loaders defer it.
+func asInput(err *error) {
+	if *err != nil && !errors.As(*err, new(*InputError)) {
+		*err = &InputError{Err: *err}
+	}
+}

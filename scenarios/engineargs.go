@@ -140,7 +140,8 @@ func argsError(file string, line int, a engineArg, format string, args ...any) e
 // line (the last one, when the server started several times), or else a
 // vllm/SGLang command line (shell quoting and backslash-newline
 // continuations as a shell reads them). name is the file name for errors.
-func ReadEngineArgs(name string, data []byte) (*Deployment, error) {
+func ReadEngineArgs(name string, data []byte) (_ *Deployment, err error) {
+	defer asInput(&err)
 	if len(data) > maxArgsBytes {
 		return nil, &Error{File: name, Msg: fmt.Sprintf("%d bytes is more than the %d an engine's arguments or log may hold here", len(data), maxArgsBytes)}
 	}
@@ -217,7 +218,8 @@ func pyPosError(name, text string, off int, what string, err error) error {
 // words (what follows `--` on moecast's command line).
 // One word holding a whole command line (quoted as one argument) is split
 // as a shell would.
-func EngineArgv(words []string) (*Deployment, error) {
+func EngineArgv(words []string) (_ *Deployment, err error) {
+	defer asInput(&err)
 	if len(words) == 1 && strings.ContainsAny(words[0], " \t\n") {
 		w, err := shellWords(words[0])
 		if err != nil {

@@ -47,7 +47,8 @@ type Imported struct {
 // Scenario writes the deployment as a scenario file with the hardware and
 // model config of o, and loads it back (so that what is written is a valid
 // scenario). Each key carries a comment naming the argument it came from.
-func (d *Deployment) Scenario(o ImportOptions) (*Imported, error) {
+func (d *Deployment) Scenario(o ImportOptions) (_ *Imported, err error) {
+	defer asInput(&err)
 	if o.GPU == "" {
 		return nil, fmt.Errorf("the engine's arguments do not name the GPU: give --gpu (one of %s)", strings.Join(kernels.GPUNames(), ", "))
 	}

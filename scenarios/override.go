@@ -114,13 +114,15 @@ func fieldByTag(t reflect.Type, tag string) (reflect.StructField, bool) {
 // value ("--set parallel.tp=x: want an integer"); a scenario that the
 // overrides make invalid fails as the file would, with the key's line in
 // the file where it has one.
-func ParseWith(name string, data []byte, overrides []Override) (*Scenario, error) {
+func ParseWith(name string, data []byte, overrides []Override) (_ *Scenario, err error) {
+	defer asInput(&err)
 	return parseWith(name, data, nil, dirOf(name), overrides)
 }
 
 // ReadSourceIn is ReadSource with "-" reading the scenario from stdin
 // (named StdinName; relative paths resolve against the current directory).
-func ReadSourceIn(arg string, stdin io.Reader) (*Source, error) {
+func ReadSourceIn(arg string, stdin io.Reader) (_ *Source, err error) {
+	defer asInput(&err)
 	if arg != infile.Stdin {
 		return ReadSource(arg)
 	}
@@ -133,7 +135,8 @@ func ReadSourceIn(arg string, stdin io.Reader) (*Source, error) {
 
 // OpenWith is Open with overrides (see ParseWith); arg "" is the embedded
 // default.
-func OpenWith(arg string, overrides []Override) (*Scenario, error) {
+func OpenWith(arg string, overrides []Override) (_ *Scenario, err error) {
+	defer asInput(&err)
 	src, err := ReadSource(arg)
 	if err != nil {
 		return nil, err
@@ -156,7 +159,8 @@ func (src *Source) Name() string { return src.name }
 
 // ReadSource reads the scenario arg names (a file, else a shipped
 // scenario's name; "" is the embedded default).
-func ReadSource(arg string) (*Source, error) {
+func ReadSource(arg string) (_ *Source, err error) {
+	defer asInput(&err)
 	if arg == "" {
 		arg = DefaultName
 	}
@@ -175,7 +179,8 @@ func ReadSource(arg string) (*Source, error) {
 }
 
 // Parse validates the source with overrides applied (see ParseWith).
-func (src *Source) Parse(overrides []Override) (*Scenario, error) {
+func (src *Source) Parse(overrides []Override) (_ *Scenario, err error) {
+	defer asInput(&err)
 	return parseWith(src.name, src.data, src.fsys, src.dir, overrides)
 }
 
@@ -345,7 +350,8 @@ func (s *Scenario) Workload(overrides []Override) (batches []int, context int, e
 // the key's type (an integer for parallel.tp, a number or an array of
 // numbers for speculative.acceptance, ...); whether the value is valid for
 // the scenario is for ParseWith to say.
-func CheckOverride(o Override) error {
+func CheckOverride(o Override) (err error) {
+	defer asInput(&err)
 	t, err := fieldType(o.Key)
 	if err != nil {
 		return err

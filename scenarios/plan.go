@@ -228,7 +228,8 @@ func (p *Plan) Options() plan.Options {
 // each other GPU (selected for that box, calib.Select); KV cache bf16 and
 // fp8; without speculative decoding and, when the scenario gives one,
 // with its method. Warnings say where a GPU has no calibration.
-func (s *Scenario) PlanSpace(p Plan) (*plan.Space, []string, error) {
+func (s *Scenario) PlanSpace(p Plan) (_ *plan.Space, _ []string, err error) {
+	defer asInput(&err)
 	if err := p.Check(); err != nil {
 		return nil, nil, err
 	}

@@ -92,7 +92,8 @@ type Scenario struct {
 
 // Load reads and validates the scenario file at path. Relative paths inside
 // it (model.config, hardware.calibration) resolve against its directory.
-func Load(path string) (*Scenario, error) {
+func Load(path string) (_ *Scenario, err error) {
+	defer asInput(&err)
 	data, err := infile.ReadFile(path, nil, infile.MaxScenario)
 	if err != nil {
 		return nil, fmt.Errorf("read scenario: %w", err)
@@ -103,7 +104,8 @@ func Load(path string) (*Scenario, error) {
 // Parse validates the scenario in data. name is the file name used in error
 // messages and the base for relative paths (its directory; the current
 // directory when name has none).
-func Parse(name string, data []byte) (*Scenario, error) {
+func Parse(name string, data []byte) (_ *Scenario, err error) {
+	defer asInput(&err)
 	return parse(name, data, nil, dirOf(name))
 }
 
@@ -136,7 +138,8 @@ func Default() (*Scenario, error) { return Embedded(DefaultName) }
 
 // Embedded loads a shipped scenario by name ("qwen3-235b-h100-tp4", with or
 // without ".toml").
-func Embedded(name string) (*Scenario, error) {
+func Embedded(name string) (_ *Scenario, err error) {
+	defer asInput(&err)
 	file := strings.TrimSuffix(name, ".toml") + ".toml"
 	data, err := embedded.ReadFile(file)
 	if err != nil {
@@ -164,7 +167,8 @@ func EmbeddedSource(name string) ([]byte, error) {
 
 // Open loads arg as a scenario file if such a file exists, else as the name
 // of a shipped scenario.
-func Open(arg string) (*Scenario, error) {
+func Open(arg string) (_ *Scenario, err error) {
+	defer asInput(&err)
 	if _, err := os.Stat(arg); err != nil && errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(arg, `/\`) {
 		if s, eerr := Embedded(arg); eerr == nil {
 			return s, nil

@@ -179,7 +179,8 @@ const (
 
 // CheckWork refuses a point whose simulation would run for minutes or
 // exhaust memory, naming the figures to lower.
-func (v *Serving) CheckWork(p ServePoint) error {
+func (v *Serving) CheckWork(p ServePoint) (err error) {
+	defer asInput(&err)
 	n, out := v.RequestsAt(p), v.OutputTokens
 	if p.Concurrency > 0 {
 		if steps := float64(n) * float64(out) / float64(p.Concurrency); steps > MaxSteps {

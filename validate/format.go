@@ -188,7 +188,8 @@ const maxBenchFile = 1 << 30
 // ReadBench reads every result record in r with the first registered
 // format whose detection claims it. name is used in errors. A file no
 // format claims is an error naming what each format looks for.
-func ReadBench(name string, r io.Reader) ([]BenchResult, error) {
+func ReadBench(name string, r io.Reader) (_ []BenchResult, err error) {
+	defer asRead(&err)
 	data, err := io.ReadAll(io.LimitReader(r, maxBenchFile+1))
 	if err != nil {
 		return nil, &BenchError{File: name, Msg: err.Error()}
@@ -223,7 +224,8 @@ func detect(s *Sniff) *Format {
 
 // ReadBenchAs reads data as the named format, without detection (a corpus
 // manifest's `format` key, or --results-format).
-func ReadBenchAs(format, name string, data []byte) ([]BenchResult, error) {
+func ReadBenchAs(format, name string, data []byte) (_ []BenchResult, err error) {
+	defer asRead(&err)
 	f, ok := FormatByName(format)
 	if !ok || f.Read == nil {
 		return nil, &BenchError{File: name, Key: "format", Msg: fmt.Sprintf("unknown result format %q; want one of %s", format, strings.Join(FormatNames(), ", "))}
@@ -233,7 +235,8 @@ func ReadBenchAs(format, name string, data []byte) ([]BenchResult, error) {
 
 // ReadBenchFS reads the file or directory p of fsys: a directory with the
 // first directory format that claims it, a file as ReadBench.
-func ReadBenchFS(fsys fs.FS, p string) ([]BenchResult, error) {
+func ReadBenchFS(fsys fs.FS, p string) (_ []BenchResult, err error) {
+	defer asRead(&err)
 	st, err := fs.Stat(fsys, p)
 	if err != nil {
 		return nil, &BenchError{File: p, Msg: pathErrMsg(err)}
@@ -269,7 +272,8 @@ func ReadBenchFS(fsys fs.FS, p string) ([]BenchResult, error) {
 }
 
 // ReadBenchPath reads a result file or directory of the operating system.
-func ReadBenchPath(p string) ([]BenchResult, error) {
+func ReadBenchPath(p string) (_ []BenchResult, err error) {
+	defer asRead(&err)
 	dir, base := path.Split(filepathToSlash(p))
 	if dir == "" {
 		dir = "."

@@ -311,10 +311,10 @@ func finiteNum(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 // ReadWorkload reads a request log or trace (any format whose record
 // carries per-request arrivals and lengths: request logs, Mooncake traces)
 // as a workload to replay. The warnings say what was ignored.
-func ReadWorkload(name string, data []byte) ([]serve.TraceRequest, []string, error) {
+func ReadWorkload(name string, data []byte) (_ []serve.TraceRequest, _ []string, err error) {
+	defer asRead(&err)
 	s := newSniff(name, data)
 	var r BenchResult
-	var err error
 	switch f := detect(s); {
 	case f == nil:
 		return nil, nil, unknownShape(name, false)

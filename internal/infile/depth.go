@@ -1,6 +1,9 @@
 package infile
 
-import "fmt"
+import (
+	"fmt"
+	"strconv"
+)
 
 // MaxDepth bounds the nesting of arrays and inline tables in a TOML input:
 // real files nest a few levels; 100,000 levels make a decoder recurse
@@ -8,7 +11,8 @@ import "fmt"
 const MaxDepth = 64
 
 // CheckDepth returns an error naming name's line where data nests arrays
-// or inline tables ('[' '{' outside strings and comments) deeper than max.
+// or inline tables ('[' '{' outside strings and comments) deeper than max,
+// an *Error whose Name is "name:line".
 // Table headers ([a.b], [[a]]) open and close on their line, so they count
 // as one or two levels there.
 func CheckDepth(name string, data []byte, max int) error {
@@ -48,7 +52,7 @@ func CheckDepth(name string, data []byte, max int) error {
 			}
 		case '[', '{':
 			if depth++; depth > max {
-				return fmt.Errorf("%s:%d: arrays and inline tables nest more than %d levels deep", name, line, max)
+				return &Error{Name: name + ":" + strconv.Itoa(line), Msg: fmt.Sprintf("arrays and inline tables nest more than %d levels deep", max)}
 			}
 		case ']', '}':
 			if depth > 0 {

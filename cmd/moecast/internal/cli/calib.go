@@ -89,7 +89,7 @@ func runImportNCCL(s *streams, o *ncclImportOptions) error {
 	cmdline = append(cmdline, "-o", filepath.Base(o.Out))
 	f, err := calib.ImportNCCLTests(o.Files, calib.NCCLTestsOptions{GPU: o.GPU, Fabric: o.Fabric, Date: o.Date, Command: strings.Join(cmdline, " ")})
 	if err != nil {
-		return inputErr(err)
+		return err // *calib.InputError: exit 2 by its type
 	}
 	return writeImported(s, f, o.Out)
 }
@@ -157,7 +157,7 @@ func runImportPerfDB(s *streams, o *perfdbImportOptions) error {
 	f, err := calib.ImportPerfDB(o.Dir, calib.PerfDBOptions{GPU: o.GPU, L2: l2, Source: o.Source, License: o.License,
 		Date: o.Date, Command: strings.Join(cmdline, " ")})
 	if err != nil {
-		return inputErr(err)
+		return err // *calib.InputError
 	}
 	return writeImported(s, f, o.Out)
 }
@@ -259,7 +259,7 @@ Embedded calibrations: ` + strings.Join(calib.EmbeddedNames(), ", ") + ` (as emb
 				f, err = calib.Open(args[0])
 			}
 			if err != nil {
-				return inputErr(err)
+				return err // *calib.InputError
 			}
 			return showCalibration(s.Out, f)
 		},

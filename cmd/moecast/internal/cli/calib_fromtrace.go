@@ -69,7 +69,7 @@ Op-level measurements only: the step time itself is never fitted.`,
 func runCalibFromTrace(s *streams, o *calibFromTraceOptions) error {
 	files, err := trace.ExpandInputs(o.Inputs)
 	if err != nil {
-		return inputErr(err)
+		return err // trace.ErrInput
 	}
 	if err := checkOut("calib from-trace", o.Out, files...); err != nil {
 		return err

@@ -48,7 +48,7 @@ func runExplain(s *streams, sc *scenarios.Scenario, sm *sim.Sim, batch, context 
 		return sc.KeyError(err)
 	}
 	if err := checkPointFinite(p); err != nil {
-		return inputErr(fmt.Errorf("%s: %w", sc.File, err))
+		return inputErrf("%s: %w", sc.File, err)
 	}
 	warnings := append(append([]string{}, sc.Warnings...), sc.ContextWarnings(context)...)
 	if w := fitWarning(p); w != "" {

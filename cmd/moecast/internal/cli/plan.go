@@ -202,7 +202,7 @@ func planInputOf(opts *planOptions) (planInput, error) {
 		sc, err = src.Parse(nil)
 	}
 	if err != nil {
-		return planInput{}, inputErr(err)
+		return planInput{}, err // *scenarios.InputError
 	}
 	p := sc.Plan
 	if err := opts.Set.apply(&p); err != nil {
@@ -217,14 +217,14 @@ func computePlan(in planInput) (*view.Planned, error) {
 	sc, p := in.Scenario, in.Plan
 	space, warns, err := sc.PlanSpace(p)
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, err // *scenarios.InputError
 	}
 	o := p.Options()
 	o.Workers = in.Workers
 	if in.Refine != nil {
 		ev, err := in.Refine(sc)
 		if err != nil {
-			return nil, inputErr(err)
+			return nil, inputErrf("%w", err)
 		}
 		o.Refine = ev
 	}
@@ -235,7 +235,7 @@ func computePlan(in planInput) (*view.Planned, error) {
 	res, err := plan.Search(space, o)
 	prog.Stop()
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, err // *plan.InputError
 	}
 	pl := &view.Planned{Scenario: sc, Plan: p, Space: space, Result: res, SLO: o.SLO}
 	if pl.Priced() == 0 {

@@ -130,7 +130,7 @@ func runPredict(s *streams, opts *predictOptions) error {
 	}
 	if opts.Calibration != "" {
 		if err := sc.SetCalibration(calibrationSources(opts.Calibration)...); err != nil {
-			return inputErr(err)
+			return err // *scenarios.InputError
 		}
 	}
 	in := predictInput{Scenario: sc, Batches: sc.Batches, Context: sc.Context}
@@ -170,7 +170,7 @@ func predict(in predictInput) (*view.Prediction, error) {
 			return nil, sc.KeyError(err)
 		}
 		if err := checkPointFinite(p); err != nil {
-			return nil, inputErr(fmt.Errorf("%s: %w", sc.File, err))
+			return nil, inputErrf("%s: %w", sc.File, err)
 		}
 		pr.Points = append(pr.Points, p)
 	}
@@ -181,7 +181,7 @@ func predict(in predictInput) (*view.Prediction, error) {
 	}
 	pr.Warnings = collapseWarnings(append(pr.Warnings, rw...))
 	if pr.BreakEven, err = breakEvens(sc, sm, pr.Points); err != nil {
-		return nil, inputErr(err)
+		return nil, err // *scenarios.Error (KeyError)
 	}
 	return pr, nil
 }

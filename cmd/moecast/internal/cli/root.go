@@ -20,11 +20,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/moecast/moecast/calib"
 	"github.com/moecast/moecast/calib/campaign"
 	"github.com/moecast/moecast/internal/atomicfile"
 	"github.com/moecast/moecast/internal/cuda"
 	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/plan"
+	"github.com/moecast/moecast/report"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/trace"
 	"github.com/moecast/moecast/validate"
@@ -192,10 +195,11 @@ func exitCodeOf(err error) int {
 	case errors.As(err, new(*InputError)), isCobraUsage(err),
 		errors.As(err, new(*infile.Error)),
 		errors.Is(err, atomicfile.ErrNotRegular), errors.Is(err, atomicfile.ErrIsInput),
-		errors.As(err, new(*scenarios.Error)), errors.As(err, new(*scenarios.PlanError)),
+		errors.As(err, new(*scenarios.Error)), errors.As(err, new(*scenarios.PlanError)), errors.As(err, new(*scenarios.InputError)),
+		errors.As(err, new(*calib.InputError)), errors.As(err, new(*plan.InputError)), errors.As(err, new(*report.NonFiniteError)),
 		errors.As(err, new(*model.ConfigError)), errors.As(err, new(*model.FieldError)), errors.As(err, new(*model.LayoutError)),
 		errors.As(err, new(*trace.Error)), errors.As(err, new(*trace.RuleError)), errors.Is(err, trace.ErrInput),
-		errors.As(err, new(*validate.BenchError)), errors.As(err, new(*validate.InputError)),
+		errors.As(err, new(*validate.BenchError)), errors.As(err, new(*validate.InputError)), errors.As(err, new(*validate.ReadError)),
 		errors.As(err, new(*campaign.PresetError)),
 		cuda.Unusable(err):
 		return ExitInput

@@ -153,12 +153,12 @@ func runScenarioFromArgs(s *streams, o *scenarioFromArgsOptions) error {
 		}
 	}
 	if err != nil {
-		return inputErr(err)
+		return err // *infile.Error, *scenarios.InputError or readInputFile's InputError
 	}
 	imp, err := d.Scenario(scenarios.ImportOptions{GPU: o.GPU, Fabric: o.Fabric, ModelConfig: o.ModelConfig,
 		ModelConfigDir: o.ModelConfigs, Acceptance: o.Acceptance, Name: o.Name, Path: out, Input: input})
 	if err != nil {
-		return inputErr(err)
+		return err // *scenarios.InputError
 	}
 	for _, w := range imp.Warnings {
 		fmt.Fprintln(s.Err, "warning: "+w)
@@ -177,14 +177,14 @@ func runScenarioFromArgs(s *streams, o *scenarioFromArgsOptions) error {
 // readInputFile reads an input file, refusing a directory in words.
 func readInputFile(p string) ([]byte, error) {
 	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s: is a directory, not a command line or server log", p)
+		return nil, inputErrf("%s: is a directory, not a command line or server log", p)
 	}
 	data, err := infile.ReadFile(p, nil, infile.MaxText)
 	if err != nil {
 		return nil, fmt.Errorf("read %w", err)
 	}
 	if strings.ContainsRune(string(data[:min(len(data), 8192)]), 0) {
-		return nil, fmt.Errorf("%s: binary data, not a command line or server log", p)
+		return nil, inputErrf("%s: binary data, not a command line or server log", p)
 	}
 	return data, nil
 }

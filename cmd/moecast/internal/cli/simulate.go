@@ -228,7 +228,7 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 	}
 	if opts.Calibration != "" {
 		if err := sc.SetCalibration(calibrationSources(opts.Calibration)...); err != nil {
-			return inputErr(err)
+			return err // *scenarios.InputError
 		}
 	}
 	applySimulateFlags(&sc.Serving, opts)
@@ -263,7 +263,7 @@ func openScenario(s *streams, name string) (*scenarios.Scenario, error) {
 		sc, err = scenarios.Open(name)
 	}
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, err // *scenarios.InputError
 	}
 	return sc, nil
 }
@@ -328,7 +328,7 @@ func simulateScenario(in simulateInput) (*view.Simulation, error) {
 	}
 	for _, p := range sc.Serving.Points() {
 		if err := sc.Serving.CheckWork(p); err != nil {
-			return nil, inputErr(err)
+			return nil, err // *scenarios.InputError
 		}
 		cfg, err := sc.ServeConfig(sm, p)
 		if err != nil {
@@ -379,7 +379,7 @@ func loadReplay(sc *scenarios.Scenario, file string) ([]string, error) {
 	}
 	tr, warns, err := validate.ReadWorkload(name, data)
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, err // *validate.ReadError
 	}
 	if len(tr) > scenarios.MaxRequests {
 		return nil, inputErrf("%s: %d requests is more than moecast simulates (%d)", name, len(tr), scenarios.MaxRequests)
@@ -495,7 +495,7 @@ func runSimPoint(sn *view.Simulation, sm *sim.Sim, p *view.SimPoint) error {
 	}
 	for _, x := range costers {
 		if x.Err() != nil {
-			return inputErr(fmt.Errorf("%s: %s: %w", sn.Scenario.File, pointLabel(p.At), x.Err()))
+			return inputErrf("%s: %s: %w", sn.Scenario.File, pointLabel(p.At), x.Err())
 		}
 	}
 	p.Result = r

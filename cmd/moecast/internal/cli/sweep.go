@@ -91,7 +91,7 @@ func parseSets(sets []string) ([]plan.Axis, error) {
 		}
 		for _, v := range values {
 			if err := scenarios.CheckOverride(scenarios.Override{Key: key, Value: v}); err != nil {
-				return nil, inputErr(err)
+				return nil, err // *scenarios.InputError
 			}
 		}
 		axes = append(axes, plan.Axis{Name: key, Values: values})
@@ -232,11 +232,11 @@ func sweepInputs(opts *sweepOptions) ([]plan.Axis, *scenarios.Source, *scenarios
 	}
 	src, err := scenarios.ReadSourceIn(opts.Scenario, opts.stdin)
 	if err != nil {
-		return nil, nil, nil, inputErr(err)
+		return nil, nil, nil, err // *scenarios.InputError
 	}
 	base, err := src.Parse(nil)
 	if err != nil {
-		return nil, nil, nil, inputErr(err)
+		return nil, nil, nil, err
 	}
 	return axes, src, base, nil
 }
@@ -307,7 +307,7 @@ func computeSweep(opts *sweepOptions) (*view.Swept, error) {
 	res, err := plan.Sweep(axes, counted, opts.Workers)
 	prog.Stop()
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, err // *plan.InputError
 	}
 	if len(res.Points) == 0 {
 		return nil, inputErrf("sweep: every one of the %d combinations was skipped: %s", len(res.Skipped), reasonsLine(res.Reasons))

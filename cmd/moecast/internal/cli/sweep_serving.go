@@ -52,7 +52,7 @@ func computeServingSweep(axes []plan.Axis, src *scenarios.Source, base *scenario
 	res, err := plan.Sweep(axes, counted, workers)
 	prog.Stop()
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, err // *plan.InputError
 	}
 	if len(res.Points) == 0 {
 		return nil, inputErrf("sweep --serving: every one of the %d combinations was skipped: %s", len(res.Skipped), reasonsLine(res.Reasons))

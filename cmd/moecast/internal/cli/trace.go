@@ -107,7 +107,7 @@ func traceOptions(kind, step, rules, gap string) (trace.Options, error) {
 		}
 		user, err := trace.ParseRules(rules, data)
 		if err != nil {
-			return o, inputErr(err)
+			return o, err // *trace.RuleError, *infile.Error
 		}
 		o.Rules = o.Rules.WithOverrides(user)
 	}
@@ -137,7 +137,7 @@ func runTraceSummary(s *streams, opts *traceSummaryOptions) error {
 	for _, in := range opts.Inputs {
 		fs, err := trace.ExpandInputs([]string{in})
 		if err != nil {
-			return inputErr(err)
+			return err // trace.ErrInput
 		}
 		if st, err := os.Stat(in); err == nil && st.IsDir() {
 			for _, f := range fs {
@@ -164,7 +164,7 @@ func runTraceSummary(s *streams, opts *traceSummaryOptions) error {
 	}
 	for _, fr := range results {
 		if err := report.CheckFinite(fr); err != nil {
-			return inputErr(err)
+			return err // *report.NonFiniteError
 		}
 	}
 	rep := report.NewTraceSummary(results)
@@ -242,7 +242,7 @@ func runTraceKernels(s *streams, opts *traceKernelsOptions) error {
 		return fr.Err // trace.ErrInput: exit 2 by its type
 	}
 	if err := report.CheckFinite(fr); err != nil {
-		return inputErr(err)
+		return err // *report.NonFiniteError
 	}
 	r := fr.Result
 	if len(r.Kernels) == 0 {

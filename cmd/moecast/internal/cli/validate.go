@@ -113,11 +113,11 @@ func loadValidation(scenario, calibration, step, rules string, inputs []string, 
 	}
 	sc, err := scenarios.Open(scenario)
 	if err != nil {
-		return nil, nil, nil, inputErr(err)
+		return nil, nil, nil, err // *scenarios.InputError
 	}
 	if calibration != "" {
 		if err := sc.SetCalibration(calibrationSources(calibration)...); err != nil {
-			return nil, nil, nil, inputErr(err)
+			return nil, nil, nil, err
 		}
 	}
 	topts, err := traceOptions("", step, rules, "")
@@ -132,7 +132,7 @@ func loadValidation(scenario, calibration, step, rules string, inputs []string, 
 	for _, in := range inputs {
 		fs, err := trace.ExpandInputs([]string{in})
 		if err != nil {
-			return nil, nil, nil, inputErr(err)
+			return nil, nil, nil, err // trace.ErrInput
 		}
 		if st, err := os.Stat(in); err == nil && st.IsDir() {
 			for _, f := range fs {

@@ -105,7 +105,7 @@ func computeValidateBench(s *streams, opts *validateBenchOptions) ([]view.BenchC
 	for _, r := range results {
 		sc, err := scenarios.Open(opts.Scenario)
 		if err != nil {
-			return nil, nil, inputErr(err)
+			return nil, nil, err // *scenarios.InputError
 		}
 		p, w, err := benchWorkload(sc, r)
 		if err != nil {
@@ -184,7 +184,7 @@ func readBenchFile(s *streams, path string) ([]validate.BenchResult, error) {
 		rs, err = validate.ReadBenchPath(path)
 	}
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, err // *validate.ReadError
 	}
 	return rs, nil
 }

@@ -166,7 +166,7 @@ func openCorpus(arg string) (*scenarios.Manifest, error) {
 		}
 	}
 	if err != nil {
-		return nil, inputErr(err)
+		return nil, err // *scenarios.InputError
 	}
 	return m, nil
 }
