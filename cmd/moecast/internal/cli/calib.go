@@ -38,8 +38,8 @@ collectives) with their provenance; predict interpolates them before falling
 back to the roofline (docs/calibration.md).`,
 	}
 	imp := &cobra.Command{Use: "import", Short: "Import measurements into a calibration file"}
-	imp.AddCommand(newCalibImportNCCLCmd(s), newCalibImportPerfDBCmd(s))
-	cmd.AddCommand(imp, newCalibShowCmd(s), newCalibFromTraceCmd(s), newCalibGPUCmd(s))
+	imp.AddCommand(newCalibImportNCCLCmd(s, nil), newCalibImportPerfDBCmd(s, nil))
+	cmd.AddCommand(imp, newCalibShowCmd(s, nil), newCalibFromTraceCmd(s, nil), newCalibGPUCmd(s, nil))
 	return cmd
 }
 
@@ -50,7 +50,7 @@ type ncclImportOptions struct {
 	Out         string
 }
 
-func newCalibImportNCCLCmd(s *streams) *cobra.Command {
+func newCalibImportNCCLCmd(s *streams, runF func(*ncclImportOptions) error) *cobra.Command {
 	o := &ncclImportOptions{}
 	cmd := &cobra.Command{
 		Use:   "nccl-tests FILE... -o OUT",
@@ -58,6 +58,9 @@ func newCalibImportNCCLCmd(s *streams) *cobra.Command {
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Files = args
+			if runF != nil {
+				return runF(o)
+			}
 			return runImportNCCL(s, o)
 		},
 	}
@@ -102,7 +105,7 @@ type perfdbImportOptions struct {
 	Out                   string
 }
 
-func newCalibImportPerfDBCmd(s *streams) *cobra.Command {
+func newCalibImportPerfDBCmd(s *streams, runF func(*perfdbImportOptions) error) *cobra.Command {
 	o := &perfdbImportOptions{}
 	cmd := &cobra.Command{
 		Use:   "perfdb DIR -o OUT",
@@ -110,6 +113,9 @@ func newCalibImportPerfDBCmd(s *streams) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Dir = args[0]
+			if runF != nil {
+				return runF(o)
+			}
 			return runImportPerfDB(s, o)
 		},
 	}
@@ -234,7 +240,13 @@ func rowCount(f *calib.File) int {
 	return n
 }
 
-func newCalibShowCmd(s *streams) *cobra.Command {
+// calibShowOptions are the inputs of `moecast calib show`.
+type calibShowOptions struct {
+	Ref string // a file, embedded:NAME, or "-" for standard input
+}
+
+func newCalibShowCmd(s *streams, runF func(*calibShowOptions) error) *cobra.Command {
+	o := &calibShowOptions{}
 	return &cobra.Command{
 		Use:   "show FILE|embedded:NAME|-",
 		Short: "Print a calibration's provenance and coverage (shapes, sizes, rank counts, LOO error per table)",
@@ -245,25 +257,33 @@ row count and the leave-one-out interpolation error that gives its error bars.
 Embedded calibrations: ` + strings.Join(calib.EmbeddedNames(), ", ") + ` (as embedded:NAME).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			var (
-				f   *calib.File
-				err error
-			)
-			if args[0] == "-" {
-				var data []byte
-				if data, err = infile.ReadFile(infile.Stdin, s.In, infile.MaxCalibration); err != nil {
-					return inputErrf("calib show: %w", err)
-				}
-				f, err = calib.Parse("<stdin>", data)
-			} else {
-				f, err = calib.Open(args[0])
+			o.Ref = args[0]
+			if runF != nil {
+				return runF(o)
 			}
-			if err != nil {
-				return err // *calib.InputError
-			}
-			return showCalibration(s.Out, f)
+			return runCalibShow(s, o)
 		},
 	}
+}
+
+func runCalibShow(s *streams, o *calibShowOptions) error {
+	var (
+		f   *calib.File
+		err error
+	)
+	if o.Ref == "-" {
+		var data []byte
+		if data, err = infile.ReadFile(infile.Stdin, s.In, infile.MaxCalibration); err != nil {
+			return inputErrf("calib show: %w", err)
+		}
+		f, err = calib.Parse("<stdin>", data)
+	} else {
+		f, err = calib.Open(o.Ref)
+	}
+	if err != nil {
+		return err // *calib.InputError
+	}
+	return showCalibration(s.Out, f)
 }
 
 func showCalibration(w io.Writer, f *calib.File) error {

@@ -28,7 +28,7 @@ type calibFromTraceOptions struct {
 	Strict   bool
 }
 
-func newCalibFromTraceCmd(s *streams) *cobra.Command {
+func newCalibFromTraceCmd(s *streams, runF func(*calibFromTraceOptions) error) *cobra.Command {
 	o := &calibFromTraceOptions{}
 	cmd := &cobra.Command{
 		Use:   "from-trace TRACE|DIR... --scenario S -o OUT",
@@ -49,6 +49,9 @@ Op-level measurements only: the step time itself is never fitted.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Inputs = args
+			if runF != nil {
+				return runF(o)
+			}
 			return runCalibFromTrace(s, o)
 		},
 	}

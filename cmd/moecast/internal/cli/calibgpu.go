@@ -31,7 +31,7 @@ type calibGPUOptions struct {
 	Getenv func(string) string
 }
 
-func newCalibGPUCmd(s *streams) *cobra.Command {
+func newCalibGPUCmd(s *streams, runF func(*calibGPUOptions) error) *cobra.Command {
 	o := &calibGPUOptions{}
 	cmd := &cobra.Command{
 		Use:   "gpu --out FILE",
@@ -59,6 +59,9 @@ embedded,FILE. The embedded h200-sxm calibration is such a file (H200,
 nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(o)
+			}
 			return runCalibGPU(s, o, o.command())
 		},
 	}

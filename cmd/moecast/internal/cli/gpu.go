@@ -21,11 +21,11 @@ func newGPUCmd(s *streams) *cobra.Command {
 		Short: "Commands that run on this machine's GPUs (CUDA driver, NCCL)",
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(newGPUInfoCmd(s))
+	cmd.AddCommand(newGPUInfoCmd(s, nil))
 	return cmd
 }
 
-func newGPUInfoCmd(s *streams) *cobra.Command {
+func newGPUInfoCmd(s *streams, runF func(*gpuInfoOptions) error) *cobra.Command {
 	opts := &gpuInfoOptions{}
 	cmd := &cobra.Command{
 		Use:   "info",
@@ -35,7 +35,12 @@ NCCL (libnccl.so.2; MOECAST_NCCL overrides, else the loader path and the
 NVIDIA Python wheels), and list each GPU with the W4A16 kernel image moecast
 would load on it. Without a driver or a GPU it fails with one line, exit 2.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error { return runGPUInfo(s, opts) },
+		RunE: func(c *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return runGPUInfo(s, opts)
+		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	return cmd

@@ -11,7 +11,7 @@ type gpusOptions struct {
 	Format string // text | json | csv
 }
 
-func newGPUsCmd(s *streams) *cobra.Command {
+func newGPUsCmd(s *streams, runF func(*gpusOptions) error) *cobra.Command {
 	opts := &gpusOptions{}
 	cmd := &cobra.Command{
 		Use:   "gpus",
@@ -25,6 +25,9 @@ JSON output is {"gpus": [...], "fabrics": [...]}; CSV output is the GPU
 table, an empty line, then the fabric table.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
 			return runGPUs(s, opts)
 		},
 	}

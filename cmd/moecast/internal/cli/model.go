@@ -21,7 +21,7 @@ func newModelCmd(s *streams) *cobra.Command {
 			return inputErrf("model: missing subcommand (want: moecast model show NAME|config.json)")
 		},
 	}
-	cmd.AddCommand(newModelShowCmd(s))
+	cmd.AddCommand(newModelShowCmd(s, nil))
 	return cmd
 }
 
@@ -32,7 +32,7 @@ type modelShowOptions struct {
 	Format string // text | json
 }
 
-func newModelShowCmd(s *streams) *cobra.Command {
+func newModelShowCmd(s *streams, runF func(*modelShowOptions) error) *cobra.Command {
 	opts := &modelShowOptions{}
 	cmd := &cobra.Command{
 		Use:   "show NAME|config.json",
@@ -49,6 +49,9 @@ Face config.json.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Model = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
 			return runModelShow(s, opts)
 		},
 	}

@@ -12,7 +12,7 @@ type modelsOptions struct {
 	Format string // text | json | csv
 }
 
-func newModelsCmd(s *streams) *cobra.Command {
+func newModelsCmd(s *streams, runF func(*modelsOptions) error) *cobra.Command {
 	opts := &modelsOptions{}
 	cmd := &cobra.Command{
 		Use:   "models",
@@ -28,6 +28,9 @@ group scales included (GB = 1e9 bytes). "moecast model show NAME" gives the
 byte accounting per weight class and per GPU.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
 			return runModels(s, opts)
 		},
 	}

@@ -30,7 +30,7 @@ the categories "moecast predict" uses.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
-	cmd.AddCommand(newTraceSummaryCmd(s), newTraceKernelsCmd(s))
+	cmd.AddCommand(newTraceSummaryCmd(s, nil), newTraceKernelsCmd(s, nil))
 	return cmd
 }
 
@@ -45,7 +45,7 @@ type traceSummaryOptions struct {
 	Strict bool
 }
 
-func newTraceSummaryCmd(s *streams) *cobra.Command {
+func newTraceSummaryCmd(s *streams, runF func(*traceSummaryOptions) error) *cobra.Command {
 	opts := &traceSummaryOptions{}
 	cmd := &cobra.Command{
 		Use:   "summary FILE|DIR...",
@@ -69,6 +69,9 @@ per rank); files are read concurrently.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.Inputs = args
+			if runF != nil {
+				return runF(opts)
+			}
 			return runTraceSummary(s, opts)
 		},
 	}
@@ -199,7 +202,7 @@ type traceKernelsOptions struct {
 	Format string
 }
 
-func newTraceKernelsCmd(s *streams) *cobra.Command {
+func newTraceKernelsCmd(s *streams, runF func(*traceKernelsOptions) error) *cobra.Command {
 	opts := &traceKernelsOptions{}
 	cmd := &cobra.Command{
 		Use:   "kernels FILE",
@@ -213,6 +216,9 @@ arguments dropped); JSON and CSV also carry the full name.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.File = args[0]
+			if runF != nil {
+				return runF(opts)
+			}
 			return runTraceKernels(s, opts)
 		},
 	}
