@@ -84,7 +84,7 @@ func reportPage(t *testing.T, args []string) *report.Page {
 			for i := 3; i < len(args); i += 2 {
 				sets = append(sets, args[i])
 			}
-			ss, err := computeServing(&sweepOptions{Sets: sets, Serving: true})
+			ss, err := sweepServingOf(&sweepOptions{Sets: sets, Serving: true})
 			require.NoError(t, err)
 			return ss.Page()
 		}
@@ -92,7 +92,7 @@ func reportPage(t *testing.T, args []string) *report.Page {
 		for i := 2; i < len(args); i += 2 {
 			sets = append(sets, args[i])
 		}
-		sw, err := computeSweep(&sweepOptions{Sets: sets})
+		sw, err := sweepOf(&sweepOptions{Sets: sets})
 		require.NoError(t, err)
 		return sw.Page()
 	case "simulate":
@@ -114,7 +114,9 @@ func reportPage(t *testing.T, args []string) *report.Page {
 			return view.ValidateTracePage(sc, rep)
 		}
 		opts := &validateBenchOptions{Inputs: args[2:4], Scenario: args[5], Format: formatText}
-		cases, warnings, err := computeValidateBench(s, opts)
+		in, err := validateBenchInputOf(s, opts)
+		require.NoError(t, err)
+		cases, warnings, err := computeValidateBench(in)
 		require.NoError(t, err)
 		return view.ValidateBenchPage(opts.Scenario, cases, warnings)
 	}

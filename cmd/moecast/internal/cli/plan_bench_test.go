@@ -58,7 +58,7 @@ func BenchmarkSweepCLI(b *testing.B) {
 	var steps int
 	cpu := cpuSeconds()
 	for b.Loop() {
-		sw, err := computeSweep(opts)
+		sw, err := sweepOf(opts)
 		require.NoError(b, err)
 		n := 0
 		for _, p := range sw.Result.Points {

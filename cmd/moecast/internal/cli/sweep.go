@@ -209,53 +209,56 @@ func runSweep(s *streams, opts *sweepOptions) error {
 		return err
 	}
 	opts.progress, opts.stdin = progressOn(s.Err, nil), s.In
+	in, err := sweepInputOf(opts)
+	if err != nil {
+		return err
+	}
 	if opts.Serving {
-		ss, err := computeServing(opts)
+		ss, err := computeServingSweep(in)
 		if err != nil {
 			return err
 		}
 		return servingOutput(ss, opts.HTML).write(s, opts.Format)
 	}
-	sw, err := computeSweep(opts)
+	sw, err := computeSweep(in)
 	if err != nil {
 		return err
 	}
 	return output{html: opts.HTML, views: sw.Views()}.write(s, opts.Format)
 }
 
-// sweepInputs parses the --set flags and reads the scenario, unchanged
-// (base) and as the source of its variants.
-func sweepInputs(opts *sweepOptions) ([]plan.Axis, *scenarios.Source, *scenarios.Scenario, error) {
+// sweepInput is what a sweep computes from: the axes of --set, the
+// scenario's text (parsed again with each combination's overrides) and
+// the scenario as the file has it (Base).
+type sweepInput struct {
+	Axes     []plan.Axis
+	Source   *scenarios.Source
+	Base     *scenarios.Scenario
+	Workers  int       // 0: GOMAXPROCS
+	Progress io.Writer // the progress line; nil for none
+}
+
+// sweepInputOf parses the --set flags and reads the scenario, unchanged
+// (Base) and as the source of its variants.
+func sweepInputOf(opts *sweepOptions) (sweepInput, error) {
 	axes, err := parseSets(opts.Sets)
 	if err != nil {
-		return nil, nil, nil, err
+		return sweepInput{}, err
 	}
 	src, err := scenarios.ReadSourceIn(opts.Scenario, opts.stdin)
 	if err != nil {
-		return nil, nil, nil, err // *scenarios.InputError
+		return sweepInput{}, err // *scenarios.InputError
 	}
 	base, err := src.Parse(nil)
 	if err != nil {
-		return nil, nil, nil, err
+		return sweepInput{}, err
 	}
-	return axes, src, base, nil
-}
-
-// computeServing is `sweep --serving`: simulate at each combination.
-func computeServing(opts *sweepOptions) (*view.ServingSwept, error) {
-	axes, src, base, err := sweepInputs(opts)
-	if err != nil {
-		return nil, err
-	}
-	return computeServingSweep(axes, src, base, opts.Workers, opts.progress)
+	return sweepInput{Axes: axes, Source: src, Base: base, Workers: opts.Workers, Progress: opts.progress}, nil
 }
 
 // computeSweep is sweep without --serving: predict at each combination.
-func computeSweep(opts *sweepOptions) (*view.Swept, error) {
-	axes, src, base, err := sweepInputs(opts)
-	if err != nil {
-		return nil, err
-	}
+func computeSweep(in sweepInput) (*view.Swept, error) {
+	axes, src, base := in.Axes, in.Source, in.Base
 	bsm, err := base.Sim()
 	if err != nil {
 		return nil, err
@@ -297,14 +300,14 @@ func computeSweep(opts *sweepOptions) (*view.Swept, error) {
 			break // plan.Sweep refuses it
 		}
 	}
-	prog := startProgressLine(opts.progress, func(done int64) string {
+	prog := startProgressLine(in.Progress, func(done int64) string {
 		return fmt.Sprintf("sweep: %d/%d combinations", done, total)
 	})
 	counted := func(set []plan.Setting) (view.SweepValue, error) {
 		defer prog.done.Add(1)
 		return apply(set)
 	}
-	res, err := plan.Sweep(axes, counted, opts.Workers)
+	res, err := plan.Sweep(axes, counted, in.Workers)
 	prog.Stop()
 	if err != nil {
 		return nil, err // *plan.InputError

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/moecast/moecast/plan"
@@ -17,7 +16,8 @@ import (
 // workload.request_rate, workload.input_tokens, runtime.engine,
 // runtime.max_num_batched_tokens, ...) are swept as any other key.
 
-func computeServingSweep(axes []plan.Axis, src *scenarios.Source, base *scenarios.Scenario, workers int, progress io.Writer) (*view.ServingSwept, error) {
+func computeServingSweep(in sweepInput) (*view.ServingSwept, error) {
+	axes, src, base, workers, progress := in.Axes, in.Source, in.Base, in.Workers, in.Progress
 	apply := func(set []plan.Setting) (*view.Simulation, error) {
 		over := make([]scenarios.Override, 0, len(set))
 		for _, st := range set {

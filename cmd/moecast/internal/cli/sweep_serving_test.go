@@ -72,7 +72,7 @@ func mustField(t *testing.T, raw json.RawMessage, key string) json.RawMessage {
 func TestSweepServingWorkers(t *testing.T) {
 	var outs []string
 	for _, w := range []int{1, 3} {
-		ss, err := computeServing(&sweepOptions{Sets: []string{"workload.concurrency=1,4", "runtime.engine=vllm,sglang"}, Serving: true, Workers: w})
+		ss, err := sweepServingOf(&sweepOptions{Sets: []string{"workload.concurrency=1,4", "runtime.engine=vllm,sglang"}, Serving: true, Workers: w})
 		require.NoError(t, err)
 		var b bytes.Buffer
 		require.NoError(t, writeJSON(&b, ss.JSON()))

@@ -92,7 +92,7 @@ func TestSweepWorkers(t *testing.T) {
 		for i := 2; i < len(sweepArgs); i += 2 {
 			sets = append(sets, sweepArgs[i])
 		}
-		sw, err := computeSweep(&sweepOptions{Sets: sets, Format: formatJSON, Workers: w})
+		sw, err := sweepOf(&sweepOptions{Sets: sets, Format: formatJSON, Workers: w})
 		require.NoError(t, err)
 		var b bytes.Buffer
 		require.NoError(t, writeJSON(&b, sw.JSON()))
@@ -127,4 +127,22 @@ func TestSweepBadInput(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(strings.TrimSpace(errs), "\n")+1, "one line: %q", errs)
 		})
 	}
+}
+
+// sweepOf loads opts and sweeps them, as runSweep does without --serving.
+func sweepOf(opts *sweepOptions) (*view.Swept, error) {
+	in, err := sweepInputOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	return computeSweep(in)
+}
+
+// sweepServingOf loads opts and sweeps them as `sweep --serving` does.
+func sweepServingOf(opts *sweepOptions) (*view.ServingSwept, error) {
+	in, err := sweepInputOf(opts)
+	if err != nil {
+		return nil, err
+	}
+	return computeServingSweep(in)
 }

@@ -69,7 +69,11 @@ func runValidateBench(s *streams, opts *validateBenchOptions) error {
 	if err := checkHTMLPath(opts.HTML); err != nil {
 		return err
 	}
-	cases, warnings, err := computeValidateBench(s, opts)
+	in, err := validateBenchInputOf(s, opts)
+	if err != nil {
+		return err
+	}
+	cases, warnings, err := computeValidateBench(in)
 	if err != nil {
 		return err
 	}
@@ -81,20 +85,34 @@ func runValidateBench(s *streams, opts *validateBenchOptions) error {
 	return renderValidateBench(s, opts, cases, warnings)
 }
 
-// computeValidateBench reads the result files and simulates each run's
-// workload; the warnings are collapsed.
-func computeValidateBench(s *streams, opts *validateBenchOptions) ([]view.BenchCase, []string, error) {
-	var results []validate.BenchResult
+// validateBenchInput is what `validate bench` computes from: the scenario
+// (opened afresh for each result, whose workload it takes) and the
+// results read from the files.
+type validateBenchInput struct {
+	Scenario string // a file or a shipped scenario's name
+	Results  []validate.BenchResult
+}
+
+// validateBenchInputOf reads the result files ("-" is standard input).
+func validateBenchInputOf(s *streams, opts *validateBenchOptions) (validateBenchInput, error) {
+	in := validateBenchInput{Scenario: opts.Scenario}
 	for _, path := range opts.Inputs {
 		rs, err := readBenchFile(s, path)
 		if err != nil {
-			return nil, nil, err
+			return in, err
 		}
 		if len(rs) == 0 {
-			return nil, nil, inputErrf("%s: no benchmark result in the file", path)
+			return in, inputErrf("%s: no benchmark result in the file", path)
 		}
-		results = append(results, rs...)
+		in.Results = append(in.Results, rs...)
 	}
+	return in, nil
+}
+
+// computeValidateBench simulates each result's workload on the scenario
+// and compares; the warnings are collapsed.
+func computeValidateBench(in validateBenchInput) ([]view.BenchCase, []string, error) {
+	results := in.Results
 	var cases []view.BenchCase
 	var warnings []string
 	for _, r := range results {
@@ -103,7 +121,7 @@ func computeValidateBench(s *streams, opts *validateBenchOptions) ([]view.BenchC
 		}
 	}
 	for _, r := range results {
-		sc, err := scenarios.Open(opts.Scenario)
+		sc, err := scenarios.Open(in.Scenario)
 		if err != nil {
 			return nil, nil, err // *scenarios.InputError
 		}

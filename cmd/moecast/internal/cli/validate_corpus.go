@@ -103,27 +103,11 @@ func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
 			return inputErrf("--markdown: %w", err)
 		}
 	}
-	m, err := openCorpus(opts.Corpus)
+	in, err := corpusInputOf(opts)
 	if err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	for _, l := range []struct {
-		flag  string
-		names []string
-		on    bool
-	}{{"--without", opts.Without, false}, {"--with", opts.With, true}} {
-		for _, name := range l.names {
-			if err := (&scenarios.Scenario{}).SetMechanism(name, l.on); err != nil {
-				return inputErrf("validate corpus: %s: %v", l.flag, err)
-			}
-			if prev, ok := set[name]; ok && prev != l.on {
-				return inputErrf("validate corpus: %s is in both --with and --without", name)
-			}
-			set[name] = l.on
-		}
-	}
-	res, err := scoreCorpus(m, opts.Every, opts.MaxRows, set)
+	res, err := scoreCorpus(in)
 	if err != nil {
 		return err
 	}
@@ -133,6 +117,41 @@ func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
 		}
 	}
 	return output{html: opts.HTML, views: res.Views()}.write(s, opts.Format)
+}
+
+// corpusInput is what `validate corpus` scores: the manifest, the
+// subsample (Every, or MaxRows when > 0) and the mechanisms turned on
+// (true) or off in every scenario.
+type corpusInput struct {
+	Manifest   *scenarios.Manifest
+	Every      int
+	MaxRows    int
+	Mechanisms map[string]bool
+}
+
+// corpusInputOf reads the manifest and checks the mechanism flags.
+func corpusInputOf(opts *validateCorpusOptions) (corpusInput, error) {
+	m, err := openCorpus(opts.Corpus)
+	if err != nil {
+		return corpusInput{}, err
+	}
+	set := map[string]bool{}
+	for _, l := range []struct {
+		flag  string
+		names []string
+		on    bool
+	}{{"--without", opts.Without, false}, {"--with", opts.With, true}} {
+		for _, name := range l.names {
+			if err := (&scenarios.Scenario{}).SetMechanism(name, l.on); err != nil {
+				return corpusInput{}, inputErrf("validate corpus: %s: %v", l.flag, err)
+			}
+			if prev, ok := set[name]; ok && prev != l.on {
+				return corpusInput{}, inputErrf("validate corpus: %s is in both --with and --without", name)
+			}
+			set[name] = l.on
+		}
+	}
+	return corpusInput{Manifest: m, Every: opts.Every, MaxRows: opts.MaxRows, Mechanisms: set}, nil
 }
 
 // openCorpus reads the manifest: the shipped corpus for "", DIR/manifest.toml
@@ -180,8 +199,8 @@ type corpusJob struct {
 
 // scoreCorpus reads every entry, excludes unreliable records, simulates
 // the rest in parallel and scores them.
-// mechanisms turns the named mechanisms on (true) or off in every scenario.
-func scoreCorpus(m *scenarios.Manifest, every, maxRows int, mechanisms map[string]bool) (*view.CorpusResult, error) {
+func scoreCorpus(in corpusInput) (*view.CorpusResult, error) {
+	m, every, maxRows, mechanisms := in.Manifest, in.Every, in.MaxRows, in.Mechanisms
 	var jobs []corpusJob
 	var recs []validate.BenchResult
 	for i, e := range m.Entries {

@@ -154,7 +154,7 @@ func BenchmarkValidateCorpus(b *testing.B) {
 	m, err := openCorpus("")
 	require.NoError(b, err)
 	for b.Loop() {
-		res, err := scoreCorpus(m, 1, view.AccuracyMaxRows, nil)
+		res, err := scoreCorpus(corpusInput{Manifest: m, Every: 1, MaxRows: view.AccuracyMaxRows})
 		require.NoError(b, err)
 		b.ReportMetric(float64(res.Card.Scored), "rows_scored")
 	}
