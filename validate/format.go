@@ -237,6 +237,10 @@ func ReadBenchAs(format, name string, data []byte) (_ []BenchResult, err error) 
 // first directory format that claims it, a file as ReadBench.
 func ReadBenchFS(fsys fs.FS, p string) (_ []BenchResult, err error) {
 	defer asRead(&err)
+	return readBenchFS(fsys, p)
+}
+
+func readBenchFS(fsys fs.FS, p string) ([]BenchResult, error) {
 	st, err := fs.Stat(fsys, p)
 	if err != nil {
 		return nil, &BenchError{File: p, Msg: pathErrMsg(err)}
@@ -284,7 +288,7 @@ func ReadBenchPath(p string) (_ []BenchResult, err error) {
 			dir = "."
 		}
 	}
-	rs, err := ReadBenchFS(os.DirFS(dir), base)
+	rs, err := readBenchFS(os.DirFS(dir), base)
 	// Errors name the path as the user gave it.
 	if be, ok := err.(*BenchError); ok && be.File == base {
 		be.File = p
