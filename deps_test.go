@@ -64,7 +64,7 @@ var allowed = map[string][]string{
 	// report/view: each command's result and its views (text, JSON schema,
 	// CSV table, HTML page), built on report's table and page model; the
 	// CLI computes a result and hands it here.
-	"report/view": {"internal/unit", "internal/cost", "internal/dtype", "model", "kernels", "comm", "sim", "serve", "plan", "validate", "scenarios", "report"},
+	"report/view": {"internal/unit", "internal/cost", "internal/dtype", "model", "calib", "kernels", "comm", "sim", "serve", "plan", "validate", "scenarios", "report"},
 	"cmd/moecast": {"cmd/moecast/internal/cli"},
 	"validate":    {"internal/unit", "internal/cost", "internal/infile", "model", "kernels", "sim", "serve", "trace", "calib"},
 	// The shipped accuracy corpus: data only; gen is its go generate

@@ -103,3 +103,12 @@ func (f *File) Coverage() []Coverage {
 	}
 	return out
 }
+
+// Rows counts the rows of every table of f.
+func (f *File) Rows() int {
+	n := 0
+	for _, t := range f.Tables {
+		n += len(t.Rows)
+	}
+	return n
+}

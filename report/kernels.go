@@ -218,3 +218,14 @@ func shortKernelName(name string) string {
 	}
 	return out
 }
+
+// Views of the kernel table: it renders every format; the trace's
+// warnings, each after the file's name, go to stderr before the text
+// form only.
+func (k *Kernels) Views() Views {
+	warns := make([]string, len(k.Result.Warnings))
+	for i, w := range k.Result.Warnings {
+		warns[i] = k.File + ": " + w
+	}
+	return Views{Render: k.Render, Warnings: warns, WarnOn: []Format{Text}}
+}

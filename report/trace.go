@@ -282,3 +282,9 @@ func stepKinds(steps []trace.StepResult) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// Views of the trace summary: the report renders every format; its
+// warnings go to stderr before the text and CSV forms (JSON holds them).
+func (rep *TraceSummary) Views() Views {
+	return Views{Render: rep.Render, Warnings: rep.Warnings, WarnOn: []Format{Text, CSV}}
+}

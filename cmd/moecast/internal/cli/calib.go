@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,6 +15,7 @@ import (
 	"github.com/moecast/moecast/internal/atomicfile"
 	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/report/view"
 )
 
 // Defaults of `calib import perfdb`: a CSV snapshot of
@@ -222,22 +222,14 @@ func writeImported(s *streams, f *calib.File, out string) error {
 		if err := f.WriteStream(s.Out); err != nil {
 			return err
 		}
-		fmt.Fprintf(s.Err, "wrote standard output: %d tables, %d rows\n", len(f.Tables), rowCount(f))
+		fmt.Fprintf(s.Err, "wrote standard output: %d tables, %d rows\n", len(f.Tables), f.Rows())
 		return nil
 	}
 	if err := f.Write(out); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", out, len(f.Tables), rowCount(f))
+	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", out, len(f.Tables), f.Rows())
 	return nil
-}
-
-func rowCount(f *calib.File) int {
-	n := 0
-	for _, t := range f.Tables {
-		n += len(t.Rows)
-	}
-	return n
 }
 
 // calibShowOptions are the inputs of `moecast calib show`.
@@ -283,89 +275,5 @@ func runCalibShow(s *streams, o *calibShowOptions) error {
 	if err != nil {
 		return err // *calib.InputError
 	}
-	return showCalibration(s.Out, f)
-}
-
-func showCalibration(w io.Writer, f *calib.File) error {
-	fmt.Fprintf(w, "calibration %s (schema %d): %d tables, %d rows\n", f.Name, f.Schema, len(f.Tables), rowCount(f))
-	fmt.Fprintln(w, "provenance:")
-	writeProvenance(w, "  ", f.Provenance)
-	for _, c := range f.Coverage() {
-		fmt.Fprintf(w, "\ntable %s: %s %s\n", c.Name, c.Op, c.Keys)
-		fmt.Fprintf(w, "  rows %d, leave-one-out error p90 %.1f%% over %d interior points", c.Rows, 100*c.LOO, c.LOOPoints)
-		if c.L2Resident > 0 {
-			fmt.Fprintf(w, ", %d rows L2-resident", c.L2Resident)
-		}
-		fmt.Fprintln(w)
-		p := c.Provenance
-		fmt.Fprintf(w, "  measured: %s, %s, %s, launch %s, cache %s", nonEmpty(p.Date), nonEmpty(p.Engine+" "+p.EngineVersion), nonEmpty(p.Kernel), p.Launch, p.Cache)
-		if p.NCCL != "" {
-			fmt.Fprintf(w, ", NCCL %s", p.NCCL)
-		}
-		if p.Source == "" && p.Command != "" {
-			fmt.Fprintf(w, "\n  command: %s\n", p.Command)
-		} else {
-			fmt.Fprintf(w, "\n  source: %s\n", nonEmpty(p.Source))
-		}
-		for _, sc := range c.Series {
-			var axes []string
-			for _, a := range sc.Axes {
-				axes = append(axes, fmt.Sprintf("%s %s..%s (%d values)", a.Name, axisValue(a.Name, a.Lo), axisValue(a.Name, a.Hi), a.Distinct))
-			}
-			fmt.Fprintf(w, "  %-40s %4d points  %s\n", sc.Key, sc.Points, strings.Join(axes, ", "))
-		}
-		for _, corr := range p.Corrections {
-			fmt.Fprintf(w, "  correction: %s\n", corr)
-		}
-	}
-	return nil
-}
-
-func axisValue(name string, v float64) string {
-	if name == "bytes" {
-		return unit.Bytes(v).String()
-	}
-	return fmt.Sprintf("%g", v)
-}
-
-func nonEmpty(s string) string {
-	if strings.TrimSpace(s) == "" {
-		return "-"
-	}
-	return strings.TrimSpace(s)
-}
-
-func writeProvenance(w io.Writer, ind string, p calib.Provenance) {
-	line := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(w, "%s%-15s %s\n", ind, k, v)
-		}
-	}
-	gpu := p.GPU
-	if p.GPULabel != "" {
-		gpu += " (" + p.GPULabel + ")"
-	}
-	if p.GPUCount > 0 {
-		gpu += fmt.Sprintf(", %d GPUs", p.GPUCount)
-	}
-	if p.GPUL2Bytes > 0 {
-		gpu += ", L2 " + unit.Bytes(p.GPUL2Bytes).String()
-	}
-	line("gpu", gpu)
-	line("fabric", p.Fabric)
-	line("driver", p.Driver)
-	line("cuda", p.CUDA)
-	line("nccl", p.NCCL)
-	line("engine", strings.TrimSpace(p.Engine+" "+p.EngineVersion))
-	line("kernel", p.Kernel)
-	line("date", p.Date)
-	line("source", p.Source)
-	line("license", p.License)
-	line("command", p.Command)
-	line("launch", p.Launch)
-	line("cache", p.Cache)
-	line("method", p.Method)
-	for _, c := range p.Corrections {
-		line("correction", c)
-	}
+	return output{views: view.CalibShow(f)}.write(s, formatText)
 }

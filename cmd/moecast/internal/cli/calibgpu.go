@@ -174,7 +174,7 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	if err := printCalibGPU(s, res); err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", o.Out, len(f.Tables), rowCount(f))
+	fmt.Fprintf(s.Out, "wrote %s: %d tables, %d rows\n", o.Out, len(f.Tables), f.Rows())
 	return nil
 }
 

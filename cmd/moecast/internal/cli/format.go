@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/moecast/moecast/internal/atomicfile"
@@ -47,4 +48,11 @@ func (o output) write(s *streams, format string) error {
 		}
 	}
 	return report.Generate(s.Out, s.Err, o.views, report.Format(format))
+}
+
+// printWarnings writes each warning on its own line of w, after "warning: ".
+func printWarnings(w io.Writer, warns []string) {
+	for _, m := range warns {
+		fmt.Fprintln(w, "warning: "+m)
+	}
 }

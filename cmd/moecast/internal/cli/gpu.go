@@ -7,7 +7,7 @@ import (
 
 	"github.com/moecast/moecast/internal/cuda"
 	gpukern "github.com/moecast/moecast/kernels/gpu"
-	"github.com/moecast/moecast/report"
+	"github.com/moecast/moecast/report/view"
 )
 
 // gpuInfoOptions are the flags of `moecast gpu info`.
@@ -62,11 +62,7 @@ func runGPUInfo(s *streams, opts *gpuInfoOptions) error {
 	if err != nil {
 		return err
 	}
-	t := &report.Table{Columns: []report.Column{
-		{Name: "device"}, {Name: "name", Left: true}, {Name: "sm"}, {Name: "sms"},
-		{Name: "memory_gib", Text: "%.1f"}, {Name: "l2_mib", Text: "%.0f"}, {Name: "smem_per_block_kib"},
-		{Name: "w4a16_image", Left: true},
-	}}
+	gi := &view.GPUInfo{DriverVersion: int(version), DriverPath: cuda.LibraryPath()}
 	for i := 0; i < n; i++ {
 		dev, err := cuda.GetDevice(i)
 		if err != nil {
@@ -100,19 +96,17 @@ func runGPUInfo(s *streams, opts *gpuInfoOptions) error {
 		if err != nil {
 			image = "none: " + err.Error()
 		}
-		t.Add(i, name, fmt.Sprintf("sm_%d%d", major, minor), sms, float64(mem)/(1<<30), float64(l2)/(1<<20),
-			smem/1024, image)
+		gi.Devices = append(gi.Devices, view.GPUDevice{Ordinal: i, Name: name, Major: int(major), Minor: int(minor), SMs: int(sms),
+			MemoryBytes: float64(mem), L2Bytes: int(l2), SmemPerBlock: int(smem), W4A16Image: image})
 	}
 	if opts.Format == formatText {
-		fmt.Fprintf(s.Out, "driver  CUDA %d.%d (%s)\n", version/1000, version%1000/10, cuda.LibraryPath())
 		if err := cuda.InitNCCL(); err != nil {
-			fmt.Fprintf(s.Out, "nccl    not loaded: %v\n", err)
+			gi.NCCL = fmt.Sprintf("not loaded: %v", err)
 		} else if v, err := cuda.NCCLVersion(); err != nil {
-			fmt.Fprintf(s.Out, "nccl    %v\n", err)
+			gi.NCCL = fmt.Sprint(err)
 		} else {
-			fmt.Fprintf(s.Out, "nccl    %d.%d.%d (%s)\n", v/10000, v/100%100, v%100, cuda.NCCLPath())
+			gi.NCCL = fmt.Sprintf("%d.%d.%d (%s)", v/10000, v/100%100, v%100, cuda.NCCLPath())
 		}
-		fmt.Fprintln(s.Out)
 	}
-	return t.Render(s.Out, report.Format(opts.Format))
+	return output{views: gi.Views()}.write(s, opts.Format)
 }

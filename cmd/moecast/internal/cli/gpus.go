@@ -39,12 +39,5 @@ func runGPUs(s *streams, opts *gpusOptions) error {
 	if err := checkFormat(opts.Format); err != nil {
 		return err
 	}
-	gpus, fabrics := view.GPUTable(), view.FabricTable()
-	switch opts.Format {
-	case formatJSON:
-		return view.RenderPair(s.Out, formatJSON, `{"gpus": `, gpus, `, "fabrics": `, fabrics, "}\n")
-	case formatCSV:
-		return view.RenderPair(s.Out, formatCSV, "", gpus, "\n", fabrics, "")
-	}
-	return view.RenderPair(s.Out, formatText, "GPUs\n", gpus, "\nFabrics (bandwidths per GPU, per direction)\n", fabrics, "")
+	return output{views: view.GPUsViews()}.write(s, opts.Format)
 }

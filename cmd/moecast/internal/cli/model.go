@@ -80,11 +80,7 @@ func runModelShow(s *streams, opts *modelShowOptions) error {
 		}
 		return inputErr(err)
 	}
-	sh := newModelShow(c, opts.Layout)
-	if opts.Format == formatJSON {
-		return writeJSON(s.Out, sh)
-	}
-	return sh.Text(s.Out)
+	return output{views: newModelShow(c, opts.Layout).Views()}.write(s, opts.Format)
 }
 
 func newModelShow(c *model.Config, l model.Layout) *view.ModelShow {
@@ -94,7 +90,7 @@ func newModelShow(c *model.Config, l model.Layout) *view.ModelShow {
 		Layers: c.Layers, DenseLayers: c.DenseLayerCount(), MoELayers: c.MoELayers(), MTPLayers: c.MTPLayers,
 		Hidden: c.Hidden, Vocab: c.Vocab, DenseIntermediate: c.DenseInter, TieEmbeddings: c.TieEmbeddings,
 		Attention: view.AttentionShow{
-			Kind: attentionName(c), Heads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim,
+			Kind: view.AttentionName(c), Heads: a.Heads, KVHeads: a.KVHeads, HeadDim: a.HeadDim,
 			QLoRARank: a.QLoRARank, KVLoRARank: a.KVLoRARank, QKNopeDim: a.QKNopeDim, QKRopeDim: a.QKRopeDim, VHeadDim: a.VHeadDim,
 			SlidingWindow: a.SlidingWindow, SlidingLayers: a.SlidingLayers,
 			IndexHeads: a.IndexHeads, IndexHeadDim: a.IndexHeadDim, IndexTopK: a.IndexTopK,

@@ -3,8 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/moecast/moecast/model"
-	"github.com/moecast/moecast/report"
+	"github.com/moecast/moecast/report/view"
 )
 
 // modelsOptions are the inputs of `moecast models`.
@@ -42,35 +41,9 @@ func runModels(s *streams, opts *modelsOptions) error {
 	if err := checkFormat(opts.Format); err != nil {
 		return err
 	}
-	t := &report.Table{Columns: []report.Column{
-		{Name: "name"}, {Name: "architecture"}, {Name: "layers"}, {Name: "hidden"},
-		{Name: "experts"}, {Name: "top_k"}, {Name: "shared"}, {Name: "attention"},
-		{Name: "expert_format"}, {Name: "other_format"},
-		{Name: "params_b", Text: "%.1f"}, {Name: "active_b", Text: "%.1f"}, {Name: "weights_gb", Text: "%.1f"},
-	}}
-	for _, n := range model.PresetNames() {
-		c, err := model.Preset(n)
-		if err != nil {
-			return err // an embedded preset that does not import is a bug, not bad input
-		}
-		p := c.Params()
-		w := c.Weights(model.Layout{TP: 1, EP: 1, DP: 1})
-		t.Add(n, c.Architecture, c.Layers, c.Hidden, c.MoE.Experts, c.MoE.TopK, c.MoE.Shared, attentionName(c),
-			c.Quant.RoutedExperts.Name, c.Quant.Attention.Name,
-			p.Total/1e9, p.Active/1e9, w.PerGPUTotal(false).GB())
+	t, err := view.ModelsTable()
+	if err != nil {
+		return err
 	}
-	return t.Render(s.Out, report.Format(opts.Format))
-}
-
-// attentionName is "mla", "mla+dsa" or "gqa" (with "+swa" when some layers
-// use a sliding window).
-func attentionName(c *model.Config) string {
-	n := c.Attn.Kind.String()
-	if c.Attn.IndexHeads > 0 {
-		n += "+dsa"
-	}
-	if c.Attn.SlidingLayers > 0 {
-		n += "+swa"
-	}
-	return n
+	return output{views: view.TableViews(t)}.write(s, opts.Format)
 }

@@ -160,7 +160,7 @@ func TestPredictExplain(t *testing.T) {
 
 	code, out, errs = runCLI(t, "predict", "--explain", "--batch", "8,64", "--format", "json")
 	require.Equal(t, ExitOK, code, errs)
-	var ex explainJSON
+	var ex view.ExplainJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &ex))
 	assert.Equal(t, 8, ex.Batch, "the first batch point")
 	require.NotEmpty(t, ex.Ops)

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -182,16 +181,7 @@ func runTraceSummary(s *streams, opts *traceSummaryOptions) error {
 		}
 		return inputErrf("%s: %s", msg, strings.Join(rep.Warnings, "; "))
 	}
-	if opts.Format != formatJSON {
-		printWarnings(s.Err, rep.Warnings)
-	}
-	return rep.Render(s.Out, report.Format(opts.Format))
-}
-
-func printWarnings(w io.Writer, warns []string) {
-	for _, m := range warns {
-		fmt.Fprintln(w, "warning: "+m)
-	}
+	return output{views: rep.Views()}.write(s, opts.Format)
 }
 
 // traceKernelsOptions are the inputs of `moecast trace kernels`.
@@ -254,19 +244,8 @@ func runTraceKernels(s *streams, opts *traceKernelsOptions) error {
 	if len(r.Kernels) == 0 {
 		return inputErrf("%s: no kernel events in the trace", opts.File)
 	}
-	if opts.Format == formatText {
-		printWarnings(s.Err, prefixed(opts.File, r.Warnings))
-	}
 	k := &report.Kernels{File: opts.File, Result: r, Top: opts.Top}
-	return k.Render(s.Out, report.Format(opts.Format))
-}
-
-func prefixed(file string, warns []string) []string {
-	out := make([]string, len(warns))
-	for i, w := range warns {
-		out[i] = file + ": " + w
-	}
-	return out
+	return output{views: k.Views()}.write(s, opts.Format)
 }
 
 // progressMin is the input size from which a progress bar is shown.
