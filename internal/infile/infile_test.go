@@ -88,6 +88,8 @@ func TestCheckDepth(t *testing.T) {
 			}
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
+			var e *Error
+			assert.ErrorAs(t, err, &e, "an *Error, so that callers classify it as bad input")
 		})
 	}
 }
