@@ -414,3 +414,22 @@ func pctOf(part, whole unit.Seconds) float64 {
 	}
 	return float64(part / whole * 100)
 }
+
+// ValidateViews are `validate trace`'s views: the JSON document, the CSV
+// tables and the text report, each rendered by its function above; the
+// warnings go to stderr before the text report.
+func ValidateViews(sc *scenarios.Scenario, rep *validate.Report) report.Views {
+	return report.Views{
+		Page: func() *report.Page { return ValidateTracePage(sc, rep) },
+		Render: func(w io.Writer, f report.Format) error {
+			switch f {
+			case report.JSON:
+				return report.WriteJSON(w, ValidateJSONOf(sc, rep))
+			case report.CSV:
+				return ValidateCSV(w, rep)
+			}
+			return ValidateText(w, sc, rep)
+		},
+		Warnings: rep.Warnings, WarnOn: []report.Format{report.Text},
+	}
+}

@@ -184,19 +184,13 @@ func runValidateTrace(s *streams, opts *validateTraceOptions) error {
 	if err != nil {
 		return err
 	}
+	views := view.ValidateViews(sc, rep)
 	if opts.HTML != "" {
-		if err := writeHTML(s, opts.HTML, view.ValidateTracePage(sc, rep)); err != nil {
+		if err := writeHTML(s, opts.HTML, views.Page()); err != nil {
 			return err
 		}
 	}
-	switch opts.Format {
-	case formatJSON:
-		return writeJSON(s.Out, view.ValidateJSONOf(sc, rep))
-	case formatCSV:
-		return view.ValidateCSV(s.Out, rep)
-	}
-	printWarnings(s.Err, rep.Warnings)
-	return view.ValidateText(s.Out, sc, rep)
+	return output{views: views}.write(s, opts.Format)
 }
 
 // validateTraceInput is what `validate trace` computes from: the
