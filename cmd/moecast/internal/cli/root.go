@@ -3,8 +3,9 @@
 // run function (newPredictCmd(s, runF): a test injects runF and checks the
 // options, as gh's newCmdDelete(f, runF)); the run function loads the
 // command's input struct (predictInput, simulateInput, planInput,
-// validateTraceInput), calls the computation and hands its result to
-// report/view and report.Generate, which own every output format.
+// sweepInput, validateTraceInput, validateBenchInput, corpusInput), calls
+// the computation and hands its result's views (report/view) to
+// report.Generate, which owns every output format.
 // Formulas live in the library packages and views in report, never here.
 // Errors are classified into exit codes once, by type (exitCodeOf).
 package cli
