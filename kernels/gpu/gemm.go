@@ -105,9 +105,22 @@ var Variants = []Variant{
 // of shared memory: Load skips it where the device has less.
 const bigMT = 8
 
-// bigRows is the least M (dense) or average rows per touched expert (MoE)
-// for which the default plan takes the large-batch tile.
-const bigRows = 256
+// Where the default plan takes the large-batch tile (its wgmma form; the
+// mma.sync form is never a default: within 3% of the 64-row tiles up to M =
+// 512 on the H200, bench/gpu-w4a16-runs/run8), from runs 8 and 9 on the
+// H200:
+//   - dense: M >= bigRows and, in units of 128 x 256 x 128, at least
+//     bigWork of work or at least SMs/2 tiles (the expert down 7168 x 2048
+//     at M = 256, 56 tiles of 16 iterations, and the TP8 gate_up 512 x 7168
+//     up to M = 1024 ran faster on the 64-row tiles);
+//   - MoE: at least bigMoERows rows per touched expert on average (the
+//     moe_align block becomes 128): 1.1-1.4x faster at 8192 tokens (171
+//     rows an expert), 3-17% slower at 2048 (43, three quarters padding).
+const (
+	bigRows    = 256
+	bigWork    = 1024
+	bigMoERows = 128
+)
 
 // Name is the kernel's symbol.
 func (v Variant) Name() string {
@@ -547,7 +560,7 @@ func (m *Module) PlanGEMM(M, N, K, group int, o Options) (Plan, error) {
 	p := Plan{M: M, N: N, K: K, Group: group, MT: o.MT}
 	if p.MT == 0 {
 		p.MT = chooseMT(M)
-		if M >= bigRows && m.bigDefault(N, o) {
+		if m.bigDefault(N, o) && bigDense(M, N, K, m.SMs) {
 			p.MT = bigMT
 		}
 	}
@@ -563,10 +576,10 @@ func (m *Module) PlanGEMM(M, N, K, group int, o Options) (Plan, error) {
 func moeBlockRows(avgRowsPerExpert float64) int { return 16 * chooseMT(int(avgRowsPerExpert+0.999)) }
 
 // MoEBlockRows is moeBlockRows for this module's W4A16 MoE GEMMs of ns
-// columns (gate_up's and down's): 128 (the large-batch tile) from bigRows
-// rows per touched expert where the device runs that kernel.
+// columns (gate_up's and down's): 128 (the large-batch tile) from
+// bigMoERows rows per touched expert where the device runs its wgmma form.
 func (m *Module) MoEBlockRows(avgRowsPerExpert float64, ns ...int) int {
-	if avgRowsPerExpert < bigRows {
+	if avgRowsPerExpert < bigMoERows {
 		return moeBlockRows(avgRowsPerExpert)
 	}
 	for _, n := range ns {
@@ -592,13 +605,22 @@ func (m *Module) moeBlock(avgRowsPerExpert float64, o Options, ns ...int) int {
 
 // bigDefault says whether a default plan of N columns with options o may
 // take the large-batch tile: the options leave the layout open, N is a
-// multiple of 256 and the kernel is loaded.
+// multiple of 256 and the wgmma kernel is loaded.
 func (m *Module) bigDefault(N int, o Options) bool {
 	if o.WN != 0 || o.BN != 0 || o.WP || o.Mode != 0 || o.Stages != 0 || N%256 != 0 {
 		return false
 	}
-	_, ok := m.fn[Variant{bigMT, 4, 4, 0, false, 256}]
-	return ok
+	return m.bigMode() == modeWGMMA
+}
+
+// bigDense says whether a dense M x N x K GEMM is large enough for the
+// large-batch tile on sms multiprocessors (bigRows, bigWork).
+func bigDense(M, N, K, sms int) bool {
+	if M < bigRows {
+		return false
+	}
+	tiles := (M + 16*bigMT - 1) / (16 * bigMT) * (N / 256)
+	return tiles*(K/tileK) >= bigWork || 2*tiles >= sms
 }
 
 // bigMode is the mode of the default large-batch tile: wgmma where the
