@@ -12,7 +12,9 @@
 # MANIFEST, to copy into kernels/gpu/build), check.log, moecast.jsonl and
 # torch.jsonl. Environment: MS (default 64,128,256,512,1024,2048), SMS
 # (targets, default "80 90 120"), TORCH_MS (default 256,512,1024,2048),
-# TORCH=0 (no torch rows), PTX=0 (no JIT check), MOE=0 (no MoE rows).
+# TORCH=0 (no torch rows), PTX=0 (no JIT check), MOE=0 (no MoE rows). With
+# bench/bin/calibop there (CGO_ENABLED=0 go build ./bench/calibop), also
+# reruns `calib gpu --ops moe` on the new sm_90 cubin (OUTDIR/moe.toml, op.txt).
 set -uo pipefail
 out=${1:?usage: bench/gpu-w4a16-big.sh OUTDIR}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,4 +55,10 @@ for l in open(sys.argv[1]):
     r=json.loads(l)
     if r.get("kernel")=="torch_mm_bf16": print("torch bf16 %-22s M=%-5d %8.1f us %6.1f TFLOP/s"%(r["name"],r["m"],r["graph_s"]*1e6,r["flops_per_s"]/1e12))
 ' "$out/torch.jsonl"
+fi
+if [ -x "$here/bench/bin/calibop" ]; then
+	s=$(date +%s)
+	MOECAST_W4A16_MODULE=$cubin timeout 200 "$here/bench/bin/calibop" -ops moe -out "$out/moe.toml" >"$out/op.txt" 2>&1
+	echo "calibop -ops moe rc $?: $(( $(date +%s) - s )) s"
+	tail -3 "$out/op.txt" | cut -c1-200
 fi

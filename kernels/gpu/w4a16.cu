@@ -747,6 +747,7 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
                                                  int a_div, int mblock, int nblock, int it0, int it1, int first,
                                                  int parts, int units_per_block, long long t0) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(STAGES >= 3, "stages are loaded STAGES - 2 ahead");
   constexpr int BM = 128, BN = 256;
   constexpr int KS = BK / 16;
   constexpr int CH = BN / 64;
@@ -850,17 +851,20 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
 #pragma unroll
     for (int i = 0; i < 64; ++i) acc[j][i] = 0.f;
 
+  // Stages are loaded STAGES - 2 ahead (not STAGES - 1): the slot refilled
+  // at iteration it was read at it - 2, whose products the waits of
+  // iteration it - 1 have retired, so no iteration drains the tensor cores.
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; ++s) {
+  for (int s = 0; s < STAGES - 2; ++s) {
     if (s < niters) load_stage(s);
     cp_async_commit();
   }
 
-  int rd_slot = 0, wr_slot = STAGES - 1;
+  int rd_slot = 0, wr_slot = STAGES - 2;
   for (int it = 0; it < niters; ++it) {
-    cp_async_wait<STAGES - 2>();
+    cp_async_wait<STAGES - 3>();
     __syncthreads();
-    if (it + STAGES - 1 < niters) load_stage(wr_slot);
+    if (it + STAGES - 2 < niters) load_stage(wr_slot);
     cp_async_commit();
     wr_slot = wr_slot == STAGES - 1 ? 0 : wr_slot + 1;
     const unsigned char* st = smem + rd_slot * STAGE;
@@ -889,8 +893,8 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
       wgmma_commit();
       wgmma_wait<1>();  // step s-1's products are done: its fragments may be overwritten
     }
-    wgmma_wait<0>();  // this stage's shared memory may be refilled after the next barrier
   }
+  wgmma_wait<0>();
 #pragma unroll
   for (int j = 0; j < 2; ++j)
 #pragma unroll
