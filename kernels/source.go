@@ -1,0 +1,163 @@
+package kernels
+
+// The calibration source policy (issue 21), in one place: which of the
+// kernel tables that cover a query answers it, and the words that say why
+// (cost.Source.Policy).
+//
+// Tables are in three classes, in this order of rank (Tables.Rank puts
+// each op's tables in it; calib.Select calls it):
+//
+//  1. the user's own calibration (a file the user passed: `calib gpu` on
+//     their box, `calib import`, `calib from-trace`), in the user's stack
+//     order (a later file first);
+//  2. tables measured on a serving engine's own kernels (the perf
+//     database's rows for vLLM or SGLang) built into moecast;
+//  3. moecast's proxy kernels built into moecast (`calib gpu` on the
+//     GPU): they fill the shapes, splits and ops the engine rows lack.
+//
+// Within a class the first table that covers the query answers, except
+// that a table of the scenario's engine (Costs.Engine) answers before
+// another engine's table of the same class: a vLLM row does not price an
+// SGLang run where SGLang's own row covers the shape. The embedded
+// calibrations hold one version of each engine table (the perf
+// database's newest); the scenario does not state its engine's version,
+// so there is no closer version to prefer.
+//
+// The proxy's measured bias against the engine rows, where both measured
+// the same point, is in each proxy table's corrections (calib.ProxyBias)
+// and in bench/RESULTS-proxy-bias.md.
+
+import (
+	"github.com/moecast/moecast/internal/cost"
+)
+
+// Origin is where a kernel table's rows were measured, as the source
+// policy ranks it. The zero Origin is an embedded proxy table.
+type Origin struct {
+	// Engine is the serving engine whose own kernels the table measured
+	// ("vllm", "sglang": the perf database's rows, a trace of the engine),
+	// "" for moecast's proxy kernels (calib gpu).
+	Engine        string
+	EngineVersion string
+	// User marks a table of a calibration the user passed (not built into
+	// moecast): it outranks the embedded tables.
+	User bool
+	// why holds the Source.Policy words of each way the table is chosen,
+	// built once (SetOrigin): a lookup does not allocate.
+	why [numWhy]string
+}
+
+// The ways the policy chooses a table.
+const (
+	whyUser     = iota // the user's calibration
+	whyOwn             // the scenario's engine's own table
+	whyEngine          // an engine's table, the scenario's engine unknown
+	whyOther           // another engine's table: none of the scenario's engine covers the shape
+	whyProxy           // moecast's proxy kernels: no engine table covers the shape
+	whyCovering        // prefill: the table that covers a cached prefix an engine table clamps
+	numWhy
+)
+
+// SetOrigin sets the table's origin and the words of its Source.Policy;
+// label names its rows ("perfdb vllm 0.24.0 moe rows", "calib gpu moe
+// rows").
+func (o *Origin) SetOrigin(engine, version string, user bool, label string) {
+	*o = Origin{Engine: engine, EngineVersion: version, User: user}
+	o.why = [numWhy]string{
+		whyUser:     label + " (the user's calibration: outranks the embedded tables)",
+		whyOwn:      label + " (measured on the scenario's engine: outranks the proxy kernels)",
+		whyEngine:   label + " (engine-measured: outranks the proxy kernels)",
+		whyOther:    label + " (another engine's measured kernels: no table of the scenario's engine covers this shape; outranks the proxy kernels)",
+		whyProxy:    label + " (moecast's proxy kernels: no engine-measured table covers this shape)",
+		whyCovering: label + " (covers the cached prefix that the engine-measured table clamps; see the note)",
+	}
+}
+
+func (o *Origin) origin() *Origin { return o }
+
+// whyFor is the Policy of o's answer chosen as the first that covers a
+// query of a run on engine (not in another engine's table's stead).
+func (o *Origin) whyFor(engine string) string {
+	switch {
+	case o.User:
+		return o.why[whyUser]
+	case o.Engine == "":
+		return o.why[whyProxy]
+	case engine == "":
+		return o.why[whyEngine]
+	case o.Engine == engine:
+		return o.why[whyOwn]
+	}
+	return o.why[whyOther]
+}
+
+// yields reports whether o's answer gives way to a later table of the
+// same class measured on engine: o is another engine's table.
+func (o *Origin) yields(engine string) bool {
+	return engine != "" && o.Engine != "" && o.Engine != engine
+}
+
+// origined is a ranked kernel table.
+type origined interface{ origin() *Origin }
+
+// choose answers q from ts (in policy order) by look: the first table
+// that covers q, unless it is another engine's table and a later table of
+// its class measured on engine covers q too. Its Source.Policy says why.
+func choose[T origined, Q any](ts []T, q Q, engine string, look func(T, Q) (cost.Estimate, bool)) (cost.Estimate, bool) {
+	for i, t := range ts {
+		e, ok := look(t, q)
+		if !ok {
+			continue
+		}
+		o := t.origin()
+		if o.yields(engine) {
+			for _, u := range ts[i+1:] {
+				uo := u.origin()
+				if uo.User != o.User || uo.Engine != engine {
+					continue
+				}
+				if ue, ok := look(u, q); ok {
+					ue.Source.Policy = uo.whyFor(engine)
+					return ue, true
+				}
+			}
+		}
+		e.Source.Policy = o.whyFor(engine)
+		return e, true
+	}
+	return cost.Estimate{}, false
+}
+
+// rank puts ts in policy order, stably: the user's tables, then the
+// embedded engine-measured ones, then the embedded proxy ones.
+func rank[T origined](ts []T) {
+	class := func(t T) int {
+		switch o := t.origin(); {
+		case o.User:
+			return 0
+		case o.Engine != "":
+			return 1
+		}
+		return 2
+	}
+	out := make([]T, 0, len(ts))
+	for c := range 3 {
+		for _, t := range ts {
+			if class(t) == c {
+				out = append(out, t)
+			}
+		}
+	}
+	copy(ts, out)
+}
+
+// Rank puts each op's tables in the source policy's order (user,
+// engine-measured, proxy; stable within a class). calib.Select calls it
+// on the tables it selects; lookups take the tables in that order.
+func (t *Tables) Rank() {
+	rank(t.GEMMs)
+	rank(t.MoEs)
+	rank(t.MLAs)
+	rank(t.GQAs)
+	rank(t.Prefills)
+}
