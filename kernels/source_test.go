@@ -43,8 +43,8 @@ func policyMoE(t *testing.T, name, engine string, user bool, scale float64, spli
 // another engine's, and the user's calibration outranks all.
 func TestSourcePolicy(t *testing.T) {
 	proxy := policyMoE(t, "emb#moe.proxy", "", false, 1, 1, 2) // splits moe_tp 1 and 2
-	vllm := policyMoE(t, "emb#moe.vllm", "vllm", false, 2)    // moe_tp 1 only
-	sgl := policyMoE(t, "emb#moe.sglang", "sglang", false, 3) // moe_tp 1 only
+	vllm := policyMoE(t, "emb#moe.vllm", "vllm", false, 2)     // moe_tp 1 only
+	sgl := policyMoE(t, "emb#moe.sglang", "sglang", false, 3)  // moe_tp 1 only
 	user := policyMoE(t, "mine.toml#moe", "", true, 4)         // the user's calib gpu, moe_tp 1
 
 	q := moeQuery(4, 1)
