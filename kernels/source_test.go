@@ -11,9 +11,8 @@ import (
 )
 
 // policyMoE is a uniform-routing MoE table of the hand shape (16 experts,
-// top-2) with latencies scale x 10 us a token up to 8 tokens (one split,
-// moe_tp 1; maxTokens bounds the series: a table measured to fewer tokens
-// still answers above, extrapolated), with its origin set.
+// top-2) with latencies scale x 10 us a token at 1-8 tokens, one series
+// per expert-TP split in splits (default moe_tp 1), with its origin set.
 func policyMoE(t *testing.T, name, engine string, user bool, scale float64, splits ...int) *MoETable {
 	t.Helper()
 	if len(splits) == 0 {
@@ -47,8 +46,6 @@ func TestSourcePolicy(t *testing.T) {
 	sgl := policyMoE(t, "emb#moe.sglang", "sglang", false, 3)  // moe_tp 1 only
 	user := policyMoE(t, "mine.toml#moe", "", true, 4)         // the user's calib gpu, moe_tp 1
 
-	q := moeQuery(4, 1)
-	q.Engine = "vllm"
 	for _, tc := range []struct {
 		name      string
 		tables    []*MoETable
