@@ -153,11 +153,35 @@ func rank[T origined](ts []T) {
 
 // Rank puts each op's tables in the source policy's order (user,
 // engine-measured, proxy; stable within a class). calib.Select calls it
-// on the tables it selects; lookups take the tables in that order.
+// on the tables it selects; lookups take the tables in that order. It
+// also indexes the MoE tables by the keys a query must match (an
+// embedded calibration holds hundreds), so that a MoE lookup tries only
+// the tables of its model's shape; change MoEs only through Rank after.
 func (t *Tables) Rank() {
 	rank(t.GEMMs)
 	rank(t.MoEs)
 	rank(t.MLAs)
 	rank(t.GQAs)
 	rank(t.Prefills)
+	t.moeIndex = map[moeIndexKey][]*MoETable{}
+	for _, tb := range t.MoEs {
+		k := moeIndexKey{tb.Key.Quant, tb.Key.Experts, tb.Key.TopK, tb.Key.Hidden, tb.Key.Inter}
+		t.moeIndex[k] = append(t.moeIndex[k], tb)
+	}
+}
+
+// moeIndexKey is what MoETable.Lookup matches exactly before its series:
+// quant, experts, topk, hidden and the unsplit expert width.
+type moeIndexKey struct {
+	quant                        string
+	experts, topk, hidden, inter int
+}
+
+// moeTables is the MoE tables that may answer s, in policy order: those
+// of its keys when the set is indexed (Rank), else all.
+func (t *Tables) moeTables(s MoEShape) []*MoETable {
+	if t.moeIndex == nil {
+		return t.MoEs
+	}
+	return t.moeIndex[moeIndexKey{MoEQuant(s.Weight), s.Experts, s.TopK, s.Hidden, s.Inter * max(1, s.MoETP)}]
 }

@@ -763,6 +763,9 @@ type Tables struct {
 	// Unmappeds price, per layer, the kernels of a traced step that map
 	// to no modelled op (unmapped.go).
 	Unmappeds []*UnmappedTable
+
+	// moeIndex: MoEs by the keys a query matches (Rank builds it).
+	moeIndex map[moeIndexKey][]*MoETable
 }
 
 var _ Lookup = (*Tables)(nil)
@@ -779,7 +782,7 @@ func (t *Tables) GEMM(s GEMMShape) (cost.Estimate, bool) {
 
 // MoE implements Lookup.
 func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) {
-	return choose(t.MoEs, s, s.Engine, (*MoETable).Lookup)
+	return choose(t.moeTables(s), s, s.Engine, (*MoETable).Lookup)
 }
 
 // MLAModule implements Lookup. An fp8-KV query that no fp8-KV table
