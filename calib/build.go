@@ -24,6 +24,7 @@ func (f *File) build() error {
 			return &tableErr{index: i, err: t.buildErr(f.Name, err)}
 		}
 	}
+	kt.Rank() // the source policy's order and MoE index (KernelTables)
 	f.kt, f.ct = kt, ct
 	return nil
 }
