@@ -18,16 +18,22 @@ package kernels
 // Within a class the first table that covers the query answers, except
 // that a table of the scenario's engine (Costs.Engine) answers before
 // another engine's table of the same class: a vLLM row does not price an
-// SGLang run where SGLang's own row covers the shape. The embedded
-// calibrations hold one version of each engine table (the perf
-// database's newest); the scenario does not state its engine's version,
-// so there is no closer version to prefer.
+// SGLang run where SGLang's own row covers the shape. Among an engine's
+// embedded tables a newer version ranks first: the scenario does not
+// state its engine's version, so the newest measured is the closest (the
+// embedded calibrations hold the perf database's newest version of each
+// table today).
 //
 // The proxy's measured bias against the engine rows, where both measured
 // the same point, is in each proxy table's corrections (calib.ProxyBias)
 // and in bench/RESULTS-proxy-bias.md.
 
 import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
 	"github.com/moecast/moecast/internal/cost"
 )
 
@@ -129,7 +135,9 @@ func choose[T origined, Q any](ts []T, q Q, engine string, look func(T, Q) (cost
 }
 
 // rank puts ts in policy order, stably: the user's tables, then the
-// embedded engine-measured ones, then the embedded proxy ones.
+// embedded engine-measured ones, then the embedded proxy ones. Among the
+// embedded tables of one engine a newer version goes first (the scenario
+// states no version: the newest measured is the closest to what it runs).
 func rank[T origined](ts []T) {
 	class := func(t T) int {
 		switch o := t.origin(); {
@@ -142,13 +150,72 @@ func rank[T origined](ts []T) {
 	}
 	out := make([]T, 0, len(ts))
 	for c := range 3 {
+		n := len(out)
 		for _, t := range ts {
 			if class(t) == c {
 				out = append(out, t)
 			}
 		}
+		if c == 1 {
+			newestFirst(out[n:])
+		}
 	}
 	copy(ts, out)
+}
+
+// newestFirst reorders each engine's tables among the places they hold
+// in ts by version, newest first (stably); the places of the engines
+// stay as they are.
+func newestFirst[T origined](ts []T) {
+	done := map[string]bool{}
+	for _, t := range ts {
+		e := t.origin().Engine
+		if done[e] {
+			continue
+		}
+		done[e] = true
+		var at []int
+		var mine []T
+		for i, u := range ts {
+			if u.origin().Engine == e {
+				at, mine = append(at, i), append(mine, u)
+			}
+		}
+		slices.SortStableFunc(mine, func(a, b T) int {
+			return -compareVersions(a.origin().EngineVersion, b.origin().EngineVersion)
+		})
+		for j, i := range at {
+			ts[i] = mine[j]
+		}
+	}
+}
+
+// compareVersions orders dotted versions ("0.24.0" after "0.5.14"): part
+// by part, numerically where both parts are numbers, else as strings.
+func compareVersions(a, b string) int {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := range max(len(pa), len(pb)) {
+		var x, y string
+		if i < len(pa) {
+			x = pa[i]
+		}
+		if i < len(pb) {
+			y = pb[i]
+		}
+		nx, ex := strconv.Atoi(x)
+		ny, ey := strconv.Atoi(y)
+		switch {
+		case ex == nil && ey == nil:
+			if c := cmp.Compare(nx, ny); c != 0 {
+				return c
+			}
+		default:
+			if c := strings.Compare(x, y); c != 0 {
+				return c
+			}
+		}
+	}
+	return 0
 }
 
 // Rank puts each op's tables in the source policy's order (user,

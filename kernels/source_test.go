@@ -184,3 +184,30 @@ func TestSourcePolicyDoesNotAllocate(t *testing.T) {
 	})
 	assert.Zero(t, n)
 }
+
+// TestRankNewestVersionFirst: among the embedded tables of one engine a
+// newer version ranks first, in the places that engine's tables hold.
+func TestRankNewestVersionFirst(t *testing.T) {
+	mk := func(name, engine, version string) *MoETable {
+		tb := policyMoE(t, name, engine, false, 1)
+		tb.SetOrigin(engine, version, false, name)
+		return tb
+	}
+	ts := &Tables{MoEs: []*MoETable{mk("v0.9", "vllm", "0.9.2"), mk("s", "sglang", "0.5.14"), mk("v0.24", "vllm", "0.24.0"),
+		mk("p", "", ""), mk("v0.10", "vllm", "0.10.1rc1")}}
+	ts.Rank()
+	var names []string
+	for _, tb := range ts.MoEs {
+		names = append(names, tb.Name())
+	}
+	assert.Equal(t, []string{"v0.24", "s", "v0.10", "v0.9", "p"}, names)
+	assert.Equal(t, 1, compareVersions("0.24.0", "0.5.14"))
+	assert.Equal(t, -1, compareVersions("0.5", "0.5.1"))
+	assert.Equal(t, 0, compareVersions("1.2", "1.2"))
+	// a vLLM run reads the newest vLLM table
+	q := moeQuery(4, 1)
+	q.Engine = "vllm"
+	e, ok := ts.MoE(q)
+	require.True(t, ok)
+	assert.Equal(t, "v0.24", e.Source.Table)
+}
