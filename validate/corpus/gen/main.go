@@ -401,7 +401,9 @@ type scenarioText struct {
 	dpAttention         bool
 	engine              string
 	maxSeqs, maxBatched int
-	spec                string // speculative method; "" = none
+	kvCache             string  // [model] kv_cache; "" = auto
+	gmu                 float64 // runtime.gpu_memory_utilization; 0 = the default
+	spec                string  // speculative method; "" = none
 	draftTokens         int
 	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
 	comments            []string
@@ -436,7 +438,11 @@ func (s scenarioText) String() string {
 	for _, c := range s.comments {
 		b.WriteString("# " + c + "\n")
 	}
-	fmt.Fprintf(&b, "name = %q\n\n[model]\nconfig = %q\n\n[hardware]\n", s.name, s.config)
+	fmt.Fprintf(&b, "name = %q\n\n[model]\nconfig = %q\n", s.name, s.config)
+	if s.kvCache != "" {
+		fmt.Fprintf(&b, "kv_cache = %q\n", s.kvCache)
+	}
+	b.WriteString("\n[hardware]\n")
 	if s.gpu != "" {
 		fmt.Fprintf(&b, "gpu = %q\n", s.gpu)
 	}
@@ -448,6 +454,9 @@ func (s scenarioText) String() string {
 		fmt.Fprintf(&b, "[disagg]\ntransfer = %q\n\n[disagg.prefill]\n%s\n[disagg.decode]\n%s\n[runtime]\nengine = %q\n", d.transfer, d.prefill, d.decode, s.engine)
 	} else {
 		fmt.Fprintf(&b, "[parallel]\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n\n[runtime]\nengine = %q\n", s.tp, s.dp, s.ep, s.dpAttention, s.engine)
+	}
+	if s.gmu > 0 {
+		fmt.Fprintf(&b, "gpu_memory_utilization = %s\n", strconv.FormatFloat(s.gmu, 'f', -1, 64))
 	}
 	if s.maxSeqs > 0 {
 		fmt.Fprintf(&b, "max_num_seqs = %d\n", s.maxSeqs)
@@ -502,6 +511,12 @@ func (g *gen) aiconfigurator() error {
 		var k []string
 		for _, c := range layoutCols {
 			k = append(k, rec[col[c]])
+		}
+		// Rows of one layout run with different command lines (an
+		// InferenceX script changed with the image) are different
+		// deployments.
+		if l, ok := launchOf(rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rec[col["silicon_data_source"]]); ok {
+			k = append(k, l.name)
 		}
 		key := strings.Join(k, "|")
 		if groups[key] == nil {
@@ -654,6 +669,10 @@ func (g *gen) aiconfigurator() error {
 				tp: tp, dp: max(dp, 1), ep: max(ep, 1), dpAttention: dp > 1 && dpAttentionEngine(get("backend")), engine: get("backend"),
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU."},
+			}
+			if l, ok := launchOf(model, get("precision"), get("system"), get("silicon_data_source")); ok {
+				st.kvCache, st.gmu, st.maxSeqs = l.kvCache, l.gmu, l.maxSeqs
+				st.comments[1] = "Server command line: " + l.source + "; engine settings it does not set take moecast's defaults for the engine and GPU."
 			}
 			if dpSlip > 0 {
 				st.tp, st.dp, st.ep, st.gpus, st.dpAttention = dpSlip, 1, dpSlip, dpSlip, false
