@@ -18,6 +18,10 @@ func (f *File) build() error {
 	kt, ct := &kernels.Tables{}, &comm.Tables{Graphs: true}
 	for i := range f.Tables {
 		t := &f.Tables[i]
+		if t.lazy != nil {
+			t.loo = buildLazy(f.Name, t, kt)
+			continue
+		}
 		loo, err := buildTable(f.Name, f.Effective(t), t, kt, ct, f.deferred)
 		t.loo = loo
 		if err != nil {
@@ -93,6 +97,72 @@ func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *
 	}
 	def, _ := opFor(t.Op) // specFor found it
 	return def.build(&builder{name: file + "#" + t.Name, prov: prov, t: t, c: c, kt: kt, ct: ct, deferred: deferred})
+}
+
+// buildLazy adds the lookup table of a stub (Table.lazy) to kt: built,
+// from the rows read then, on its first lookup that matches its keys.
+// The load checks the table as buildTable does; a failure panics there
+// (kernels' lazy tables): the embedded tables are all built by
+// TestEmbeddedIndexed.
+func buildLazy(file string, t *Table, kt *kernels.Tables) looer {
+	l, name := t.lazy, file+"#"+t.Name
+	load := func() (*builder, error) {
+		tb, prov, err := l.load(file)
+		if err != nil {
+			return nil, err
+		}
+		c, err := specFor(tb)
+		if err != nil {
+			return nil, err
+		}
+		if err := plausibleRows(prov, tb, c); err != nil {
+			return nil, tb.buildErr(file, err)
+		}
+		return &builder{name: name, prov: prov, t: tb, c: c}, nil
+	}
+	switch Op(t.Op) {
+	case OpMoE:
+		tb := kernels.NewMoETableLazy(name, moeKey(t.Keys), func() ([]kernels.MoEPoint, error) {
+			b, err := load()
+			if err != nil {
+				return nil, err
+			}
+			return moePoints(b), nil
+		})
+		kt.MoEs = append(kt.MoEs, tb)
+		return tb
+	case OpGQA:
+		tb := kernels.NewGQATableLazy(name, gqaKey(t.Keys), func() ([]kernels.GQAPoint, error) {
+			b, err := load()
+			if err != nil {
+				return nil, err
+			}
+			return gqaPoints(b), nil
+		})
+		kt.GQAs = append(kt.GQAs, tb)
+		return tb
+	case OpMLA:
+		tb := kernels.NewMLATableLazy(name, mlaKey(t.Keys), memBW(l.e.gpu), func() ([]kernels.MLAPoint, error) {
+			b, err := load()
+			if err != nil {
+				return nil, err
+			}
+			return mlaPoints(b), nil
+		})
+		kt.MLAs = append(kt.MLAs, tb)
+		return tb
+	case OpPrefill:
+		tb := kernels.NewPrefillTableLazy(name, prefillKey(t.Keys), l.e.engine, func() ([]kernels.PrefillPoint, error) {
+			b, err := load()
+			if err != nil {
+				return nil, err
+			}
+			return prefillPoints(b), nil
+		})
+		kt.Prefills = append(kt.Prefills, tb)
+		return tb
+	}
+	panic("calib: no lazy table for op " + t.Op) // lazyOp names only the ops above
 }
 
 // KernelTables is the kernel lookup of the file, or nil when the file has
