@@ -38,6 +38,12 @@ import (
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu b300-sxm -o embedded/b300-sxm.toml.zst
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu gb200 -o embedded/gb200.toml.zst
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu gb300 -o embedded/gb300.toml.zst
+//
+// Each .toml.zst is written in frames of whole tables and indexed in
+// embedded/index/<gpu>.tsv (frames.go; EmbeddedTables reads a table on
+// its first lookup):
+//
+//go:generate go test -run TestEmbeddedIndex -update .
 
 // A GPU may also have embedded/calibgpu/<gpu>.toml, written by `moecast
 // calib gpu` on that GPU (docs/calibration.md, "Embedded calibrations"):

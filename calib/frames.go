@@ -297,18 +297,47 @@ func parseIndex(data string) (*fileIndex, error) {
 // set sets the key of TOML name to v; false for an unknown name or an
 // integer key whose value is not one.
 func (k *Keys) set(name, v string) bool {
-	str := map[string]*string{"dtype": &k.Dtype, "kv_dtype": &k.KVDtype, "impl": &k.Impl, "mode": &k.Mode,
-		"phase": &k.Phase, "distribution": &k.Distribution}
-	if p, ok := str[name]; ok {
-		*p = v
-		return true
-	}
-	num := map[string]*int{"experts": &k.Experts, "topk": &k.TopK, "hidden": &k.Hidden, "inter": &k.Inter,
-		"kv_lora_rank": &k.KVLoRARank, "qk_rope_dim": &k.QKRopeDim, "q_lora_rank": &k.QLoRARank,
-		"qk_nope_dim": &k.QKNopeDim, "v_head_dim": &k.VHeadDim, "head_dim": &k.HeadDim, "window": &k.Window}
-	p, ok := num[name]
-	if !ok {
+	var p *int
+	switch name {
+	case "dtype":
+		k.Dtype = v
+	case "kv_dtype":
+		k.KVDtype = v
+	case "impl":
+		k.Impl = v
+	case "mode":
+		k.Mode = v
+	case "phase":
+		k.Phase = v
+	case "distribution":
+		k.Distribution = v
+	case "experts":
+		p = &k.Experts
+	case "topk":
+		p = &k.TopK
+	case "hidden":
+		p = &k.Hidden
+	case "inter":
+		p = &k.Inter
+	case "kv_lora_rank":
+		p = &k.KVLoRARank
+	case "qk_rope_dim":
+		p = &k.QKRopeDim
+	case "q_lora_rank":
+		p = &k.QLoRARank
+	case "qk_nope_dim":
+		p = &k.QKNopeDim
+	case "v_head_dim":
+		p = &k.VHeadDim
+	case "head_dim":
+		p = &k.HeadDim
+	case "window":
+		p = &k.Window
+	default:
 		return false
+	}
+	if p == nil {
+		return true
 	}
 	n, err := strconv.Atoi(v)
 	*p = n

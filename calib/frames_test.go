@@ -138,3 +138,27 @@ func TestEmbeddedIndexed(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexRoundTrip: an index line keeps every key (each string and
+// integer key of Keys, as eachSet names them), an empty fabric and
+// engine, and a malformed line is refused.
+func TestIndexRoundTrip(t *testing.T) {
+	k := Keys{Dtype: "fp8_block", KVDtype: "fp8", Impl: "vllm", Mode: "graph", Phase: "dispatch", Distribution: "power_law_1.2",
+		Experts: 256, TopK: 8, Hidden: 7168, Inter: 2048, KVLoRARank: 512, QKRopeDim: 64, QLoRARank: 1536,
+		QKNopeDim: 128, VHeadDim: 128, HeadDim: 192, Window: 128}
+	n := 0
+	k.eachSet(func(string, string) { n++ }, func(string, int) { n++ })
+	require.Equal(t, 17, n, "every key is set: a new key must be added to Keys.set")
+	ix := &fileIndex{size: 100, head: [2]int{0, 10}, tables: []indexEntry{
+		{off: 10, end: 60, lo: 0, hi: 300, name: "a", op: "moe", gpu: "h200-sxm", fabric: "nvlink4", engine: "vllm", keys: k},
+		{off: 60, end: 100, lo: 0, hi: 200, name: "b", op: "elementwise", gpu: "h200-sxm"},
+	}}
+	back, err := parseIndex(string(ix.encode()))
+	require.NoError(t, err)
+	assert.Equal(t, ix, back)
+	for _, bad := range []string{"", "zst\t1\n", indexHeader + "zst\tx\n", indexHeader + "1\t2\t3\t4\ta\tmoe\tg\t-\t-\tcolor=red\n",
+		indexHeader + "1\t2\t3\t4\ta\tmoe\tg\t-\t-\texperts=x\n", indexHeader + "2\t1\t3\t4\ta\tmoe\tg\t-\t-\t\n"} {
+		_, err := parseIndex(bad)
+		assert.Error(t, err, "%q", bad)
+	}
+}
