@@ -121,6 +121,16 @@ func buildLazy(file string, t *Table, kt *kernels.Tables) looer {
 		return &builder{name: name, prov: prov, t: tb, c: c}, nil
 	}
 	switch Op(t.Op) {
+	case OpGEMM:
+		tb := kernels.NewGEMMTableLazy(name, t.Keys.Dtype, func() ([]kernels.GEMMPoint, error) {
+			b, err := load()
+			if err != nil {
+				return nil, err
+			}
+			return gemmPoints(b), nil
+		})
+		kt.GEMMs = append(kt.GEMMs, tb)
+		return tb
 	case OpMoE:
 		tb := kernels.NewMoETableLazy(name, moeKey(t.Keys), func() ([]kernels.MoEPoint, error) {
 			b, err := load()

@@ -119,15 +119,19 @@ func EmbeddedTables(gpu string) (*File, error) {
 // embeddedTablesParse opens EmbeddedTables' file of gpu, built; (nil,
 // nil) when gpu has no index.
 func embeddedTablesParse(gpu string) (*File, error) {
-	f, err := embeddedIndexed(gpu)
+	f, err := embeddedIndexed("embedded:"+gpu, "embedded/"+gpu+".toml.zst")
 	if err != nil {
 		return nil, fmt.Errorf("embedded calibration %s: %w", gpu, err)
 	}
 	if f == nil {
 		return nil, nil
 	}
-	if m, err := embedded.ReadFile("embedded/calibgpu/" + gpu + ".toml"); err == nil {
-		mf, err := Parse("embedded:"+gpu+" (calib gpu)", m)
+	mpath, mname := "embedded/calibgpu/"+gpu+".toml", "embedded:"+gpu+" (calib gpu)"
+	if m, err := embedded.ReadFile(mpath); err == nil {
+		mf, err := embeddedIndexed(mname, mpath)
+		if err == nil && mf == nil {
+			mf, err = Parse(mname, m)
+		}
 		if err != nil {
 			return nil, err
 		}

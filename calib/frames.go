@@ -156,30 +156,45 @@ type indexEntry struct {
 }
 
 type fileIndex struct {
-	size   int    // bytes of the .zst it indexes
-	head   [2]int // the head's frame
+	// plain: the file is TOML, not compressed (a calib gpu file): its
+	// head and tables are spans of its text and every entry's frame is
+	// the whole file
+	plain  bool
+	size   int    // bytes of the file it indexes
+	head   [2]int // the head's frame (plain: its text)
 	tables []indexEntry
 }
 
-const indexHeader = "# moecast: index of an embedded calibration's zstd frames (go generate ./calib: TestEmbeddedIndex -update writes it)\n"
+const indexHeader = "# moecast: index of an embedded calibration file: where each table lies, its name, op, keys, GPU, fabric and engine (go generate ./calib: TestEmbeddedIndex -update writes it)\n"
 
 // makeIndex indexes z, the framed compressed calibration file name: it
 // decompresses each frame and checks that the first is the head and the
-// others whole tables, as the whole file parses.
-func makeIndex(name string, z []byte) (*fileIndex, error) {
-	spans, err := frameSpans(z)
-	if err != nil {
-		return nil, err
-	}
+// others whole tables, as the whole file parses. plain: z is a TOML
+// calibration file (its text one frame after its head's).
+func makeIndex(name string, z []byte, plain bool) (*fileIndex, error) {
+	var spans [][2]int
 	var text []byte
 	var at []int // text offset of each frame's text, and the end
-	for _, s := range spans {
-		at = append(at, len(text))
-		if text, err = decodeFrame(z[s[0]:s[1]], text); err != nil {
+	if plain {
+		text = z
+		st := tableStarts(text)
+		if len(st) == 0 {
+			return nil, fmt.Errorf("%s: no table", name)
+		}
+		spans, at = [][2]int{{0, st[0]}, {0, len(z)}}, []int{0, st[0], len(z)}
+	} else {
+		var err error
+		if spans, err = frameSpans(z); err != nil {
 			return nil, err
 		}
+		for _, s := range spans {
+			at = append(at, len(text))
+			if text, err = decodeFrame(z[s[0]:s[1]], text); err != nil {
+				return nil, err
+			}
+		}
+		at = append(at, len(text))
 	}
-	at = append(at, len(text))
 	f, err := parseUnbuilt(name, text)
 	if err != nil {
 		return nil, err
@@ -188,15 +203,18 @@ func makeIndex(name string, z []byte) (*fileIndex, error) {
 	if len(starts) != len(f.Tables) || len(starts) == 0 || len(spans) < 2 || at[1] != starts[0] {
 		return nil, fmt.Errorf("%s: the first frame is not the head alone (re-encode it: TestEmbeddedIndex -update)", name)
 	}
-	ix := &fileIndex{size: len(z), head: spans[0]}
+	ix := &fileIndex{plain: plain, size: len(z), head: spans[0]}
 	fr := 1
 	for i, t := range f.Tables {
 		lo, hi := starts[i], len(text)
 		if i+1 < len(starts) {
 			hi = starts[i+1]
 		}
-		for at[fr+1] <= lo {
+		for !plain && at[fr+1] <= lo {
 			fr++
+		}
+		if plain {
+			at[fr] = 0 // the text is the frame
 		}
 		if at[fr] > lo || at[fr+1] < hi {
 			return nil, fmt.Errorf("%s: table %q is not within one frame (re-encode it: TestEmbeddedIndex -update)", name, t.Name)
@@ -214,14 +232,18 @@ func makeIndex(name string, z []byte) (*fileIndex, error) {
 	return ix, nil
 }
 
-// encode writes the index as text: a header line, "zst SIZE", "head START
-// END", then one line per table: START END LO HI NAME OP GPU FABRIC
+// encode writes the index as text: a header line, "zst SIZE" ("toml SIZE"
+// for a plain file), "head START END", then one line per table: START END LO HI NAME OP GPU FABRIC
 // ENGINE KEYS (its frame, its text in the frame's), tab separated, "-" for
 // an empty fabric or engine, keys as name=value separated by spaces.
 func (ix *fileIndex) encode() []byte {
 	var b strings.Builder
 	b.WriteString(indexHeader)
-	fmt.Fprintf(&b, "zst\t%d\nhead\t%d\t%d\n", ix.size, ix.head[0], ix.head[1])
+	kind := "zst"
+	if ix.plain {
+		kind = "toml"
+	}
+	fmt.Fprintf(&b, "%s\t%d\nhead\t%d\t%d\n", kind, ix.size, ix.head[0], ix.head[1])
 	for _, e := range ix.tables {
 		dash := func(s string) string {
 			if s == "" {
@@ -265,8 +287,8 @@ func parseIndex(data string) (*fileIndex, error) {
 	for ln := range strings.Lines(data) {
 		fs := strings.Split(strings.TrimSuffix(ln, "\n"), "\t")
 		switch {
-		case fs[0] == "zst" && len(fs) == 2:
-			ix.size = num(fs[1])
+		case (fs[0] == "zst" || fs[0] == "toml") && len(fs) == 2:
+			ix.size, ix.plain = num(fs[1]), fs[0] == "toml"
 		case fs[0] == "head" && len(fs) == 3:
 			ix.head = [2]int{num(fs[1]), num(fs[2])}
 		case len(fs) == 10:
@@ -347,11 +369,13 @@ func (k *Keys) set(name, v string) bool {
 // ---- lazy tables ----
 
 // lazyOps are the ops whose tables an indexed embedded calibration reads
-// on first use (kernels' Lazy constructors); the others (collectives and
-// EP: a hundredth of the rows) are read when it is opened.
+// on first use (kernels' Lazy constructors, which build on a lookup that
+// matches their keys); the others (collectives, EP, elementwise: a
+// hundredth of the rows, and tables any lookup of their op reads) are
+// read when it is opened.
 func lazyOp(op string) bool {
 	switch Op(op) {
-	case OpMoE, OpGQA, OpMLA, OpPrefill:
+	case OpGEMM, OpMoE, OpGQA, OpMLA, OpPrefill:
 		return true
 	}
 	return false
@@ -361,8 +385,9 @@ func lazyOp(op string) bool {
 // head's text, and the text of the frame decompressed last (the tables a
 // scenario reads come in neighbours: one MoE shape's routings).
 type lazySrc struct {
-	z    []byte
-	head []byte
+	z     []byte
+	plain bool // z is TOML: each frame is z itself
+	head  []byte
 
 	mu   sync.Mutex
 	last [2]int
@@ -371,6 +396,12 @@ type lazySrc struct {
 
 // frame is the decompressed frame of e; read-only.
 func (s *lazySrc) frame(e indexEntry) ([]byte, error) {
+	if s.plain {
+		if e.hi > len(s.z) {
+			return nil, errIndex
+		}
+		return s.z, nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.text != nil && s.last == [2]int{e.off, e.end} {
@@ -421,30 +452,39 @@ func (l *lazyTable) load(name string) (*Table, Provenance, error) {
 	return t, p, nil
 }
 
-// embeddedIndexed opens the embedded calibration of gpu from its index:
-// the tables of the lazy ops are stubs (name, op, keys, GPU and fabric;
-// Table.lazy says where the rest lies), the others are read now. It
-// returns (nil, nil) when gpu has no index or the index is not the
-// file's (then the caller reads the whole file).
-func embeddedIndexed(gpu string) (*File, error) {
-	idx, err := embedded.ReadFile("embedded/index/" + gpu + ".tsv")
+// indexPath is the index of embedded file path (embedded/X.toml.zst,
+// embedded/calibgpu/X.toml): embedded/index/X.tsv,
+// embedded/index/calibgpu/X.tsv.
+func indexPath(path string) string {
+	p := strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(path, "embedded/"), ".zst"), ".toml")
+	return "embedded/index/" + p + ".tsv"
+}
+
+// embeddedIndexed opens the embedded calibration file path as name from
+// its index: the tables of the lazy ops are stubs (name, op, keys, GPU
+// and fabric; Table.lazy says where the rest lies), the others are read
+// now. It returns (nil, nil) when the file or its index is missing or the
+// index is not the file's (then the caller reads the whole file).
+func embeddedIndexed(name, path string) (*File, error) {
+	idx, err := embedded.ReadFile(indexPath(path))
 	if err != nil {
 		return nil, nil
 	}
-	z, err := embedded.ReadFile("embedded/" + gpu + ".toml.zst")
+	z, err := embedded.ReadFile(path)
 	if err != nil {
 		return nil, nil
 	}
 	ix, err := parseIndex(string(idx))
-	if err != nil || ix.size != len(z) {
+	if err != nil || ix.size != len(z) || ix.plain != !strings.HasSuffix(path, ".zst") || ix.head[1] > len(z) {
 		return nil, nil
 	}
-	name := "embedded:" + gpu
-	head, err := decodeFrame(z[ix.head[0]:ix.head[1]], nil)
-	if err != nil {
+	var head []byte
+	if ix.plain {
+		head = z[ix.head[0]:ix.head[1]:ix.head[1]]
+	} else if head, err = decodeFrame(z[ix.head[0]:ix.head[1]], nil); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	src := &lazySrc{z: z, head: head}
+	src := &lazySrc{z: z, plain: ix.plain, head: head}
 	text := slices.Clone(head)
 	for _, e := range ix.tables {
 		if !lazyOp(e.op) {

@@ -173,13 +173,18 @@ func (b *builder) lat(r []float64) unit.Seconds {
 }
 func (b *builder) flag(r []float64, n string) bool { i, ok := b.c.idx[n]; return ok && r[i] == 1 }
 
-func buildGEMM(b *builder) (looer, error) {
-	t, name, k, kt, ival, lat := b.t, b.name, b.t.Keys, b.kt, b.ival, b.lat
+func gemmPoints(b *builder) []kernels.GEMMPoint {
+	t, ival, lat := b.t, b.ival, b.lat
 	pts := make([]kernels.GEMMPoint, len(t.Rows))
 	for i, r := range t.Rows {
 		pts[i] = kernels.GEMMPoint{M: ival(r, "m"), N: ival(r, "n"), K: ival(r, "k"), Latency: lat(r), Row: i + 1}
 	}
-	tb, err := kernels.NewGEMMTable(name, k.Dtype, pts)
+	return pts
+}
+
+func buildGEMM(b *builder) (looer, error) {
+	name, k, kt := b.name, b.t.Keys, b.kt
+	tb, err := kernels.NewGEMMTable(name, k.Dtype, gemmPoints(b))
 	if err != nil {
 		return nil, err
 	}

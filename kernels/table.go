@@ -201,6 +201,36 @@ type GEMMTable struct {
 	curve.Table
 	Dtype  string // weight format name as in dtype.Format.Name ("bf16", "fp8-b128", "int4-g32")
 	series series1[[2]int]
+	later  later // the curves, when built on first use (NewGEMMTableLazy)
+}
+
+// NewGEMMTableLazy is NewGEMMTable with everything but the name and dtype
+// done on first use (as NewMoETableLazy).
+func NewGEMMTableLazy(name, weightDtype string, load func() ([]GEMMPoint, error)) *GEMMTable {
+	t := &GEMMTable{Dtype: weightDtype}
+	t.Init(name, axes("m"), kernelNotes, nil)
+	t.later.set(name, func() error {
+		pts, err := load()
+		if err != nil {
+			return err
+		}
+		b, err := NewGEMMTable(name, weightDtype, pts)
+		if err != nil {
+			return err
+		}
+		// every reader of these waits for the build (later.do), but for
+		// the name and dtype, which are the same
+		t.Table, t.series = b.Table, b.series
+		return nil
+	})
+	return t
+}
+
+// LOOError is the table's leave-one-out error (curve.Table.LOOError),
+// after the deferred build.
+func (t *GEMMTable) LOOError() (float64, int) {
+	t.later.do()
+	return t.Table.LOOError()
 }
 
 // NewGEMMTable builds a GEMM table named name (the Source.Table string).
@@ -229,6 +259,7 @@ func (t *GEMMTable) Lookup(s GEMMShape) (cost.Estimate, bool) {
 	if s.Weight.Name != t.Dtype {
 		return cost.Estimate{}, false
 	}
+	t.later.do()
 	c := t.series.find([2]int{s.N, s.K})
 	if c == nil || s.M <= 0 {
 		return cost.Estimate{}, false
