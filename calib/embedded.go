@@ -84,10 +84,11 @@ func Embedded(gpu string) (*File, error) {
 }
 
 // EmbeddedTables is Embedded for lookups (Select, KernelTables,
-// CommTables): the same tables, answering the same, but the MoE and GQA
-// tables (nine tenths of the rows) are read on their first lookup that
-// matches their keys, from the embedded file's own zstd frames (see
-// frames.go): a scenario reads the few it asks for. Those tables are
+// CommTables): the same tables, answering the same, but the GEMM, MoE,
+// GQA, MLA and prefill tables (99% of the rows) are read on their first
+// lookup that matches their keys, from the embedded file's own zstd
+// frames, through its index (see frames.go): a scenario reads the few it
+// asks for. Those tables are
 // stubs in the returned File's Tables: name, op, keys and, in their
 // provenance, GPU and fabric only, no columns nor rows; and the calib gpu
 // tables merged in carry no proxy bias line. Everything else that reads
