@@ -40,6 +40,7 @@ func Prefer(name string, engine, proxy *File) (*File, error) {
 // reads the engine tables' rows on first use, leaves it to Embedded).
 func prefer(name string, engine, proxy *File, bias bool) (*File, error) {
 	var tables []Table
+	seen := map[string]bool{}
 	for _, f := range []*File{engine, proxy} {
 		if f == nil {
 			continue
@@ -47,9 +48,10 @@ func prefer(name string, engine, proxy *File, bias bool) (*File, error) {
 		for i := range f.Tables {
 			t := f.Tables[i]
 			t.Provenance = f.Effective(&f.Tables[i])
-			if slices.ContainsFunc(tables, func(l Table) bool { return l.Name == t.Name }) {
+			if seen[t.Name] {
 				return nil, fmt.Errorf("%s: table %q of %s is also in %s", name, t.Name, f.Name, engine.Name)
 			}
+			seen[t.Name] = true
 			if f == proxy && engine != nil && bias {
 				t.Provenance.Corrections = append(slices.Clone(t.Provenance.Corrections), ProxyBias(&t, engine.Tables)...)
 			}
