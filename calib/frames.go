@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"slices"
 	"strconv"
 	"strings"
@@ -161,6 +162,7 @@ type fileIndex struct {
 	// the whole file
 	plain  bool
 	size   int    // bytes of the file it indexes
+	sum    uint32 // its CRC-32C (a stale index is ignored at run time)
 	head   [2]int // the head's frame (plain: its text)
 	tables []indexEntry
 }
@@ -203,7 +205,7 @@ func makeIndex(name string, z []byte, plain bool) (*fileIndex, error) {
 	if len(starts) != len(f.Tables) || len(starts) == 0 || len(spans) < 2 || at[1] != starts[0] {
 		return nil, fmt.Errorf("%s: the first frame is not the head alone (re-encode it: TestEmbeddedIndex -update)", name)
 	}
-	ix := &fileIndex{plain: plain, size: len(z), head: spans[0]}
+	ix := &fileIndex{plain: plain, size: len(z), sum: fileSum(z), head: spans[0]}
 	fr := 1
 	for i, t := range f.Tables {
 		lo, hi := starts[i], len(text)
@@ -232,8 +234,12 @@ func makeIndex(name string, z []byte, plain bool) (*fileIndex, error) {
 	return ix, nil
 }
 
-// encode writes the index as text: a header line, "zst SIZE" ("toml SIZE"
-// for a plain file), "head START END", then one line per table: START END LO HI NAME OP GPU FABRIC
+// fileSum is the CRC-32C of an indexed file (a fraction of a millisecond
+// for a 2 MB file).
+func fileSum(z []byte) uint32 { return crc32.Checksum(z, crc32.MakeTable(crc32.Castagnoli)) }
+
+// encode writes the index as text: a header line, "zst SIZE CRC32C"
+// ("toml SIZE CRC32C" for a plain file), "head START END", then one line per table: START END LO HI NAME OP GPU FABRIC
 // ENGINE KEYS (its frame, its text in the frame's), tab separated, "-" for
 // an empty fabric or engine, keys as name=value separated by spaces.
 func (ix *fileIndex) encode() []byte {
@@ -243,7 +249,7 @@ func (ix *fileIndex) encode() []byte {
 	if ix.plain {
 		kind = "toml"
 	}
-	fmt.Fprintf(&b, "%s\t%d\nhead\t%d\t%d\n", kind, ix.size, ix.head[0], ix.head[1])
+	fmt.Fprintf(&b, "%s\t%d\t%08x\nhead\t%d\t%d\n", kind, ix.size, ix.sum, ix.head[0], ix.head[1])
 	for _, e := range ix.tables {
 		dash := func(s string) string {
 			if s == "" {
@@ -287,8 +293,10 @@ func parseIndex(data string) (*fileIndex, error) {
 	for ln := range strings.Lines(data) {
 		fs := strings.Split(strings.TrimSuffix(ln, "\n"), "\t")
 		switch {
-		case (fs[0] == "zst" || fs[0] == "toml") && len(fs) == 2:
+		case (fs[0] == "zst" || fs[0] == "toml") && len(fs) == 3:
 			ix.size, ix.plain = num(fs[1]), fs[0] == "toml"
+			sum, err := strconv.ParseUint(fs[2], 16, 32)
+			ix.sum, ok = uint32(sum), ok && err == nil
 		case fs[0] == "head" && len(fs) == 3:
 			ix.head = [2]int{num(fs[1]), num(fs[2])}
 		case len(fs) == 10:
@@ -475,7 +483,7 @@ func embeddedIndexed(name, path string) (*File, error) {
 		return nil, nil
 	}
 	ix, err := parseIndex(string(idx))
-	if err != nil || ix.size != len(z) || ix.plain != !strings.HasSuffix(path, ".zst") || ix.head[1] > len(z) {
+	if err != nil || ix.size != len(z) || ix.plain != !strings.HasSuffix(path, ".zst") || ix.head[1] > len(z) || ix.sum != fileSum(z) {
 		return nil, nil
 	}
 	var head []byte

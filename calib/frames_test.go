@@ -168,16 +168,37 @@ func TestIndexRoundTrip(t *testing.T) {
 	n := 0
 	k.eachSet(func(string, string) { n++ }, func(string, int) { n++ })
 	require.Equal(t, 17, n, "every key is set: a new key must be added to Keys.set")
-	ix := &fileIndex{size: 100, head: [2]int{0, 10}, tables: []indexEntry{
+	ix := &fileIndex{size: 100, sum: 0xdeadbeef, head: [2]int{0, 10}, tables: []indexEntry{
 		{off: 10, end: 60, lo: 0, hi: 300, name: "a", op: "moe", gpu: "h200-sxm", fabric: "nvlink4", engine: "vllm", keys: k},
 		{off: 60, end: 100, lo: 0, hi: 200, name: "b", op: "elementwise", gpu: "h200-sxm"},
 	}}
 	back, err := parseIndex(string(ix.encode()))
 	require.NoError(t, err)
 	assert.Equal(t, ix, back)
-	for _, bad := range []string{"", "zst\t1\n", indexHeader + "zst\tx\n", indexHeader + "1\t2\t3\t4\ta\tmoe\tg\t-\t-\tcolor=red\n",
+	for _, bad := range []string{"", "zst\t1\t0\n", indexHeader + "zst\tx\t0\n", indexHeader + "zst\t1\n", indexHeader + "zst\t1\tzz\n", indexHeader + "1\t2\t3\t4\ta\tmoe\tg\t-\t-\tcolor=red\n",
 		indexHeader + "1\t2\t3\t4\ta\tmoe\tg\t-\t-\texperts=x\n", indexHeader + "2\t1\t3\t4\ta\tmoe\tg\t-\t-\t\n"} {
 		_, err := parseIndex(bad)
 		assert.Error(t, err, "%q", bad)
 	}
+}
+
+// TestEmbeddedTablesUnindexed: a GPU whose calibration has no index
+// (RTX PRO 6000: plain TOML) gets the whole file from EmbeddedTables,
+// every table with its rows; an unknown GPU gets none.
+func TestEmbeddedTablesUnindexed(t *testing.T) {
+	f, err := embeddedTablesParse("rtx-pro-6000-server")
+	require.NoError(t, err)
+	assert.Nil(t, f, "no index")
+	f, err = EmbeddedTables("rtx-pro-6000-server")
+	require.NoError(t, err)
+	require.NotNil(t, f)
+	for _, tb := range f.Tables {
+		assert.Nil(t, tb.lazy, tb.Name)
+		assert.NotEmpty(t, tb.Rows, tb.Name)
+	}
+	f, err = EmbeddedTables("no-such-gpu")
+	require.NoError(t, err)
+	assert.Nil(t, f)
+	_, err = OpenTables("embedded:no-such-gpu")
+	assert.ErrorContains(t, err, `no embedded calibration "no-such-gpu"`)
 }
