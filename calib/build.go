@@ -19,15 +19,16 @@ func (f *File) build() error {
 	for i := range f.Tables {
 		t := &f.Tables[i]
 		if t.lazy != nil {
-			t.loo = buildLazy(f.Name, t, kt)
+			t.loo = buildLazy(f.Name, t, kt, !f.embedded)
 			continue
 		}
-		loo, err := buildTable(f.Name, f.Effective(t), t, kt, ct, f.deferred)
+		loo, err := buildTable(f.Name, f.Effective(t), t, kt, ct, f.deferred, !f.embedded)
 		t.loo = loo
 		if err != nil {
 			return &tableErr{index: i, err: t.buildErr(f.Name, err)}
 		}
 	}
+	kt.Rank() // the source policy's order and MoE index (KernelTables)
 	f.kt, f.ct = kt, ct
 	return nil
 }
@@ -87,7 +88,10 @@ func (t *Table) addCorrection(eff Provenance, c string) {
 // looer is what every built table reports: its p90 leave-one-out error.
 type looer interface{ LOOError() (float64, int) }
 
-func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *comm.Tables, deferred bool) (looer, error) {
+// buildTable builds table t of file; user says the file is one the user
+// passed, not an embedded calibration (the source policy ranks its kernel
+// tables first: kernels.Origin).
+func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *comm.Tables, deferred, user bool) (looer, error) {
 	c, err := specFor(t)
 	if err != nil {
 		return nil, err
@@ -96,7 +100,29 @@ func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *
 		return nil, err
 	}
 	def, _ := opFor(t.Op) // specFor found it
-	return def.build(&builder{name: file + "#" + t.Name, prov: prov, t: t, c: c, kt: kt, ct: ct, deferred: deferred})
+	tb, err := def.build(&builder{name: file + "#" + t.Name, prov: prov, t: t, c: c, kt: kt, ct: ct, deferred: deferred})
+	if o, ok := tb.(interface {
+		SetOrigin(engine, version string, user bool, label string)
+	}); ok && err == nil {
+		o.SetOrigin(prov.Engine, prov.EngineVersion, user, originLabel(prov, t.Op))
+	}
+	return tb, err
+}
+
+// originLabel names a kernel table's rows in the source policy's words
+// (cost.Source.Policy): "perfdb vllm 0.24.0 moe rows" for the perf
+// database's, "vllm 0.24.0 prefill rows" for another engine measurement
+// (a trace), "calib gpu moe rows" for moecast's own kernels.
+func originLabel(p Provenance, op string) string {
+	switch {
+	case p.Engine != "" && strings.Contains(p.Source, "aiconfigurator"):
+		return strings.TrimSpace("perfdb "+p.Engine+" "+p.EngineVersion) + " " + op + " rows"
+	case p.Engine != "":
+		return strings.TrimSpace(p.Engine+" "+p.EngineVersion) + " " + op + " rows"
+	case strings.Contains(p.Command, "calib gpu"):
+		return "calib gpu " + op + " rows"
+	}
+	return op + " rows"
 }
 
 // buildLazy adds the lookup table of a stub (Table.lazy) to kt: built,
@@ -104,7 +130,7 @@ func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *
 // The load checks the table as buildTable does; a failure panics there
 // (kernels' lazy tables): the embedded tables are all built by
 // TestEmbeddedIndexed.
-func buildLazy(file string, t *Table, kt *kernels.Tables) looer {
+func buildLazy(file string, t *Table, kt *kernels.Tables, user bool) looer {
 	l, name := t.lazy, file+"#"+t.Name
 	load := func() (*builder, error) {
 		tb, prov, err := l.load(file)
@@ -129,6 +155,7 @@ func buildLazy(file string, t *Table, kt *kernels.Tables) looer {
 			}
 			return gemmPoints(b), nil
 		})
+		tb.SetOrigin(l.e.engine, l.e.version, user, l.e.origin)
 		kt.GEMMs = append(kt.GEMMs, tb)
 		return tb
 	case OpMoE:
@@ -139,6 +166,7 @@ func buildLazy(file string, t *Table, kt *kernels.Tables) looer {
 			}
 			return moePoints(b), nil
 		})
+		tb.SetOrigin(l.e.engine, l.e.version, user, l.e.origin)
 		kt.MoEs = append(kt.MoEs, tb)
 		return tb
 	case OpGQA:
@@ -149,6 +177,7 @@ func buildLazy(file string, t *Table, kt *kernels.Tables) looer {
 			}
 			return gqaPoints(b), nil
 		})
+		tb.SetOrigin(l.e.engine, l.e.version, user, l.e.origin)
 		kt.GQAs = append(kt.GQAs, tb)
 		return tb
 	case OpMLA:
@@ -159,16 +188,18 @@ func buildLazy(file string, t *Table, kt *kernels.Tables) looer {
 			}
 			return mlaPoints(b), nil
 		})
+		tb.SetOrigin(l.e.engine, l.e.version, user, l.e.origin)
 		kt.MLAs = append(kt.MLAs, tb)
 		return tb
 	case OpPrefill:
-		tb := kernels.NewPrefillTableLazy(name, prefillKey(t.Keys), l.e.engine, func() ([]kernels.PrefillPoint, error) {
+		tb := kernels.NewPrefillTableLazy(name, prefillKey(t.Keys), func() ([]kernels.PrefillPoint, error) {
 			b, err := load()
 			if err != nil {
 				return nil, err
 			}
 			return prefillPoints(b), nil
 		})
+		tb.SetOrigin(l.e.engine, l.e.version, user, l.e.origin)
 		kt.Prefills = append(kt.Prefills, tb)
 		return tb
 	}

@@ -145,7 +145,7 @@ func embeddedTablesParse(gpu string) (*File, error) {
 			t.Provenance.Corrections = slices.Clip(t.Provenance.Corrections)
 		}
 	}
-	f.deferred = true
+	f.deferred, f.embedded = true, true
 	if err := f.build(); err != nil {
 		return nil, err
 	}
@@ -188,7 +188,7 @@ func embeddedParse(gpu string, data []byte, deferred bool) (*File, error) {
 	}
 	m, err := embedded.ReadFile("embedded/calibgpu/" + gpu + ".toml")
 	if err != nil {
-		f.deferred = deferred
+		f.deferred, f.embedded = deferred, true
 		if err := f.build(); err != nil {
 			return nil, err
 		}
@@ -203,7 +203,7 @@ func embeddedParse(gpu string, data []byte, deferred bool) (*File, error) {
 	if f, err = prefer("embedded:"+gpu, f, mf, true); err != nil {
 		return nil, err
 	}
-	f.deferred = deferred
+	f.deferred, f.embedded = deferred, true
 	return f.assemble(true)
 }
 

@@ -153,6 +153,8 @@ type indexEntry struct {
 	lo, hi              int
 	name, op            string
 	gpu, fabric, engine string
+	version             string // the engine's version (kernels.Origin)
+	origin              string // originLabel (kernels.Origin)
 	keys                Keys
 }
 
@@ -223,11 +225,15 @@ func makeIndex(name string, z []byte, plain bool) (*fileIndex, error) {
 		}
 		p := f.Effective(&f.Tables[i])
 		e := indexEntry{off: spans[fr][0], end: spans[fr][1], lo: lo - at[fr], hi: hi - at[fr],
-			name: t.Name, op: t.Op, gpu: p.GPU, fabric: p.Fabric, engine: p.Engine, keys: t.Keys}
-		for _, s := range []string{e.name, e.op, e.gpu, e.fabric, e.engine} {
-			if strings.ContainsAny(s, "\t\n ") {
+			name: t.Name, op: t.Op, gpu: p.GPU, fabric: p.Fabric, engine: p.Engine, version: p.EngineVersion,
+			origin: originLabel(p, t.Op), keys: t.Keys}
+		for _, s := range []string{e.name, e.op, e.gpu, e.fabric, e.engine, e.version} {
+			if strings.ContainsAny(s, "\t\n ") || s == "-" {
 				return nil, fmt.Errorf("%s: table %q: %q has a space, tab or line break: not indexable", name, t.Name, s)
 			}
+		}
+		if strings.ContainsAny(e.origin, "\t\n") {
+			return nil, fmt.Errorf("%s: table %q: origin %q has a tab or line break: not indexable", name, t.Name, e.origin)
 		}
 		ix.tables = append(ix.tables, e)
 	}
@@ -239,9 +245,10 @@ func makeIndex(name string, z []byte, plain bool) (*fileIndex, error) {
 func fileSum(z []byte) uint32 { return crc32.Checksum(z, crc32.MakeTable(crc32.Castagnoli)) }
 
 // encode writes the index as text: a header line, "zst SIZE CRC32C"
-// ("toml SIZE CRC32C" for a plain file), "head START END", then one line per table: START END LO HI NAME OP GPU FABRIC
-// ENGINE KEYS (its frame, its text in the frame's), tab separated, "-" for
-// an empty fabric or engine, keys as name=value separated by spaces.
+// ("toml SIZE CRC32C" for a plain file), "head START END", then one line
+// per table: START END LO HI NAME OP GPU FABRIC ENGINE VERSION KEYS ORIGIN
+// (its frame, its text in the frame's), tab separated, "-" for an empty
+// fabric, engine or version, keys as name=value separated by spaces.
 func (ix *fileIndex) encode() []byte {
 	var b strings.Builder
 	b.WriteString(indexHeader)
@@ -261,8 +268,8 @@ func (ix *fileIndex) encode() []byte {
 		e.keys.eachSet(
 			func(name, v string) { keys = append(keys, name+"="+v) },
 			func(name string, v int) { keys = append(keys, name+"="+strconv.Itoa(v)) })
-		fmt.Fprintf(&b, "%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.off, e.end, e.lo, e.hi, e.name, e.op, e.gpu,
-			dash(e.fabric), dash(e.engine), strings.Join(keys, " "))
+		fmt.Fprintf(&b, "%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.off, e.end, e.lo, e.hi, e.name, e.op, e.gpu,
+			dash(e.fabric), dash(e.engine), dash(e.version), strings.Join(keys, " "), e.origin)
 	}
 	return []byte(b.String())
 }
@@ -299,14 +306,14 @@ func parseIndex(data string) (*fileIndex, error) {
 			ix.sum, ok = uint32(sum), ok && err == nil
 		case fs[0] == "head" && len(fs) == 3:
 			ix.head = [2]int{num(fs[1]), num(fs[2])}
-		case len(fs) == 10:
+		case len(fs) == 12:
 			e := indexEntry{off: num(fs[0]), end: num(fs[1]), lo: num(fs[2]), hi: num(fs[3]), name: fs[4], op: fs[5], gpu: fs[6],
-				fabric: undash(fs[7]), engine: undash(fs[8])}
+				fabric: undash(fs[7]), engine: undash(fs[8]), version: undash(fs[9]), origin: fs[11]}
 			if e.off < 0 || e.end < e.off || e.lo < 0 || e.hi < e.lo {
 				return nil, errIndex
 			}
-			if fs[9] != "" {
-				for kv := range strings.SplitSeq(fs[9], " ") {
+			if fs[10] != "" {
+				for kv := range strings.SplitSeq(fs[10], " ") {
 					k, v, _ := strings.Cut(kv, "=")
 					if !e.keys.set(k, v) {
 						return nil, fmt.Errorf("%w: key %q", errIndex, kv)
@@ -454,7 +461,8 @@ func (l *lazyTable) load(name string) (*Table, Provenance, error) {
 	}
 	t := &f.Tables[0]
 	p := f.Effective(t)
-	if t.Name != l.e.name || t.Op != l.e.op || t.Keys != l.e.keys || p.GPU != l.e.gpu || p.Fabric != l.e.fabric || p.Engine != l.e.engine {
+	if t.Name != l.e.name || t.Op != l.e.op || t.Keys != l.e.keys || p.GPU != l.e.gpu || p.Fabric != l.e.fabric || p.Engine != l.e.engine ||
+		p.EngineVersion != l.e.version || originLabel(p, t.Op) != l.e.origin {
 		return nil, Provenance{}, fmt.Errorf("%s: table %q: the index is stale (it names %q)", name, t.Name, l.e.name)
 	}
 	return t, p, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/golden"
+	"github.com/moecast/moecast/kernels"
 )
 
 // indexedNames are the embedded calibrations kept zstd-compressed, each
@@ -134,6 +135,10 @@ func TestEmbeddedIndexed(t *testing.T) {
 					assert.Equal(t, ep, p, e.Name)
 				}
 				require.NotNil(t, l.loo, e.Name)
+				eo, eok := originOf(e.loo)
+				lo, lok := originOf(l.loo)
+				assert.Equal(t, eok, lok, e.Name)
+				assert.Equal(t, eo, lo, "%s: origin (source policy)", e.Name)
 				ea, en := e.loo.LOOError()
 				la, ln := l.loo.LOOError() // builds a stub
 				assert.Equal(t, [2]float64{ea, float64(en)}, [2]float64{la, float64(ln)}, "%s: LOO error", e.Name)
@@ -169,14 +174,15 @@ func TestIndexRoundTrip(t *testing.T) {
 	k.eachSet(func(string, string) { n++ }, func(string, int) { n++ })
 	require.Equal(t, 17, n, "every key is set: a new key must be added to Keys.set")
 	ix := &fileIndex{size: 100, sum: 0xdeadbeef, head: [2]int{0, 10}, tables: []indexEntry{
-		{off: 10, end: 60, lo: 0, hi: 300, name: "a", op: "moe", gpu: "h200-sxm", fabric: "nvlink4", engine: "vllm", keys: k},
-		{off: 60, end: 100, lo: 0, hi: 200, name: "b", op: "elementwise", gpu: "h200-sxm"},
+		{off: 10, end: 60, lo: 0, hi: 300, name: "a", op: "moe", gpu: "h200-sxm", fabric: "nvlink4", engine: "vllm", version: "0.24.0",
+			origin: "perfdb vllm 0.24.0 moe rows", keys: k},
+		{off: 60, end: 100, lo: 0, hi: 200, name: "b", op: "elementwise", gpu: "h200-sxm", origin: "elementwise rows"},
 	}}
 	back, err := parseIndex(string(ix.encode()))
 	require.NoError(t, err)
 	assert.Equal(t, ix, back)
-	for _, bad := range []string{"", "zst\t1\t0\n", indexHeader + "zst\tx\t0\n", indexHeader + "zst\t1\n", indexHeader + "zst\t1\tzz\n", indexHeader + "1\t2\t3\t4\ta\tmoe\tg\t-\t-\tcolor=red\n",
-		indexHeader + "1\t2\t3\t4\ta\tmoe\tg\t-\t-\texperts=x\n", indexHeader + "2\t1\t3\t4\ta\tmoe\tg\t-\t-\t\n"} {
+	for _, bad := range []string{"", "zst\t1\t0\n", indexHeader + "zst\tx\t0\n", indexHeader + "zst\t1\n", indexHeader + "zst\t1\tzz\n", indexHeader + "1\t2\t3\t4\ta\tmoe\tg\t-\t-\t-\tcolor=red\tx\n",
+		indexHeader + "1\t2\t3\t4\ta\tmoe\tg\t-\t-\t-\texperts=x\tx\n", indexHeader + "2\t1\t3\t4\ta\tmoe\tg\t-\t-\t-\t\tx\n"} {
 		_, err := parseIndex(bad)
 		assert.Error(t, err, "%q", bad)
 	}
@@ -201,4 +207,21 @@ func TestEmbeddedTablesUnindexed(t *testing.T) {
 	assert.Nil(t, f)
 	_, err = OpenTables("embedded:no-such-gpu")
 	assert.ErrorContains(t, err, `no embedded calibration "no-such-gpu"`)
+}
+
+// originOf is a kernel table's source-policy origin.
+func originOf(l looer) (kernels.Origin, bool) {
+	switch tb := l.(type) {
+	case *kernels.GEMMTable:
+		return tb.Origin, true
+	case *kernels.MoETable:
+		return tb.Origin, true
+	case *kernels.MLATable:
+		return tb.Origin, true
+	case *kernels.GQATable:
+		return tb.Origin, true
+	case *kernels.PrefillTable:
+		return tb.Origin, true
+	}
+	return kernels.Origin{}, false
 }

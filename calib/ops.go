@@ -303,7 +303,6 @@ func buildPrefill(b *builder) (looer, error) {
 	if err != nil {
 		return nil, err
 	}
-	tb.Engine = b.prov.Engine
 	b.kt.Prefills = append(b.kt.Prefills, tb)
 	return tb, nil
 }

@@ -21,6 +21,10 @@ type MoEShape struct {
 	TopK         int
 	MoETP        int // expert tensor-parallel degree (moe_tp_size)
 	EP           int // expert-parallel degree (moe_ep_size)
+	// Engine is the serving engine the step runs on ("vllm", "sglang"; ""
+	// unknown): the source policy answers from its own measured tables
+	// before another engine's (source.go). Costs sets it from Costs.Engine.
+	Engine string
 }
 
 // MoE kernel counts (vLLM fused MoE, kernel names as vLLM 0.28 traces show
@@ -72,6 +76,9 @@ func MoEFLOPs(s MoEShape) unit.FLOPs {
 func (c *Costs) MoE(s MoEShape) cost.Estimate {
 	r := c.moeRoofline(s)
 	if c.Tables != nil {
+		if s.Engine == "" {
+			s.Engine = c.Engine
+		}
 		if t, ok := c.Tables.MoE(s); ok {
 			return c.applyFloor(t, r, c.GPU.PeakFor(s.Weight.Compute))
 		}
