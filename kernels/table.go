@@ -202,6 +202,36 @@ type GEMMTable struct {
 	Origin
 	Dtype  string // weight format name as in dtype.Format.Name ("bf16", "fp8-b128", "int4-g32")
 	series series1[[2]int]
+	later  later // the curves, when built on first use (NewGEMMTableLazy)
+}
+
+// NewGEMMTableLazy is NewGEMMTable with everything but the name and dtype
+// done on first use (as NewMoETableLazy).
+func NewGEMMTableLazy(name, weightDtype string, load func() ([]GEMMPoint, error)) *GEMMTable {
+	t := &GEMMTable{Dtype: weightDtype}
+	t.Init(name, axes("m"), kernelNotes, nil)
+	t.later.set(name, func() error {
+		pts, err := load()
+		if err != nil {
+			return err
+		}
+		b, err := NewGEMMTable(name, weightDtype, pts)
+		if err != nil {
+			return err
+		}
+		// every reader of these waits for the build (later.do), but for
+		// the name and dtype, which are the same
+		t.Table, t.series = b.Table, b.series
+		return nil
+	})
+	return t
+}
+
+// LOOError is the table's leave-one-out error (curve.Table.LOOError),
+// after the deferred build.
+func (t *GEMMTable) LOOError() (float64, int) {
+	t.later.do()
+	return t.Table.LOOError()
 }
 
 // NewGEMMTable builds a GEMM table named name (the Source.Table string).
@@ -230,6 +260,7 @@ func (t *GEMMTable) Lookup(s GEMMShape) (cost.Estimate, bool) {
 	if s.Weight.Name != t.Dtype {
 		return cost.Estimate{}, false
 	}
+	t.later.do()
 	c := t.series.find([2]int{s.N, s.K})
 	if c == nil || s.M <= 0 {
 		return cost.Estimate{}, false
@@ -311,7 +342,7 @@ func monotoneEnvelope(p []pt1[[2]int]) []int {
 }
 
 // Raised lists the rows whose latency the monotone envelope raised (see
-// NewMoETable).
+// NewMoETable); for a lazy table (NewMoETableLazy), once it is built.
 func (t *MoETable) Raised() []int { return t.raised }
 
 // NewMoETable builds a MoE table. Within each (moe_tp, ep) series the
@@ -341,18 +372,55 @@ func NewMoETableDeferred(name string, key MoEKey, pts []MoEPoint) (*MoETable, er
 	return t, nil
 }
 
+// NewMoETableLazy is NewMoETable with everything but the name and key
+// done on first use (a lookup that matches the key, LOOError, Series):
+// load gives the points then (an embedded calibration reads the table's
+// rows only when a scenario asks for its key). Raised is known after
+// that. The embedded tables are built eagerly by a test; a failure here
+// is a programmer error and panics (as NewMoETableDeferred's).
+func NewMoETableLazy(name string, key MoEKey, load func() ([]MoEPoint, error)) *MoETable {
+	t := &MoETable{Key: key}
+	t.Init(name, moeAxes, kernelNotes, nil)
+	t.later.set(name, func() error {
+		pts, err := load()
+		if err != nil {
+			return err
+		}
+		curves, err := t.points(pts)
+		if err != nil {
+			return err
+		}
+		return curves()
+	})
+	return t
+}
+
+var moeAxes = []curve.Axis{{Name: "tokens", Extrapolated: true, How: "last segment extended linearly in tokens"}}
+
 func newMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, func() error, error) {
+	t := &MoETable{Key: key}
+	curves, err := t.points(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Init(name, moeAxes, kernelNotes, nil)
+	return t, curves, nil
+}
+
+// points checks the key and points of t, marks its L2-resident rows and
+// applies the monotone envelope; curves builds the series.
+func (t *MoETable) points(pts []MoEPoint) (curves func() error, err error) {
+	key := t.Key
 	if key.Experts <= 0 || key.TopK <= 0 || key.TopK > key.Experts {
-		return nil, nil, fmt.Errorf("moe table: experts %d and topk %d must be positive with topk <= experts", key.Experts, key.TopK)
+		return nil, fmt.Errorf("moe table: experts %d and topk %d must be positive with topk <= experts", key.Experts, key.TopK)
 	}
 	p := make([]pt1[[2]int], len(pts))
-	t := &MoETable{Key: key}
 	for i, q := range pts {
 		if q.Tokens <= 0 || q.MoETP <= 0 || q.EP <= 0 {
-			return nil, nil, curve.RowErrorf(q.Row, "tokens, moe_tp and ep must be positive")
+			return nil, curve.RowErrorf(q.Row, "tokens, moe_tp and ep must be positive")
 		}
 		if err := checkLatency(q.Row, q.Latency); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		p[i] = pt1[[2]int]{key: [2]int{q.MoETP, q.EP}, x: float64(q.Tokens), y: float64(q.Latency), row: q.Row}
 		if q.L2Resident {
@@ -360,9 +428,7 @@ func newMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, func() err
 		}
 	}
 	t.raised = monotoneEnvelope(p)
-	ax := []curve.Axis{{Name: "tokens", Extrapolated: true, How: "last segment extended linearly in tokens"}}
-	t.Init(name, ax, kernelNotes, nil)
-	return t, func() error {
+	return func() error {
 		s, loo, err := buildSeries1(p)
 		if err != nil {
 			return err
@@ -558,6 +624,36 @@ type MLATable struct {
 	MemBW  unit.BytesPerSecond
 	series series2[int]
 	l2     []bool // l2[row]: row marked L2-resident
+	later  later  // the grids, when built on first use (NewMLATableLazy)
+}
+
+// NewMLATableLazy is NewMLATable with everything but the name, key and
+// MemBW done on first use (as NewMoETableLazy).
+func NewMLATableLazy(name string, key MLAKey, memBW unit.BytesPerSecond, load func() ([]MLAPoint, error)) *MLATable {
+	t := &MLATable{Key: key, MemBW: memBW}
+	t.Init(name, axes("batch", "kv_len"), kernelNotes, nil)
+	t.later.set(name, func() error {
+		pts, err := load()
+		if err != nil {
+			return err
+		}
+		b, err := NewMLATable(name, key, pts)
+		if err != nil {
+			return err
+		}
+		// every reader of these waits for the build (later.do), but for
+		// the name, key and MemBW, which are the same
+		t.Table, t.series, t.l2 = b.Table, b.series, b.l2
+		return nil
+	})
+	return t
+}
+
+// LOOError is the table's leave-one-out error (curve.Table.LOOError),
+// after the deferred build.
+func (t *MLATable) LOOError() (float64, int) {
+	t.later.do()
+	return t.Table.LOOError()
 }
 
 // NewMLATable builds an MLA module table.
@@ -605,6 +701,7 @@ func (t *MLATable) lookup(s MLAShape) (curve.GridResult, curve.Flags, bool) {
 		!dimOK(k.Hidden, s.Hidden) || !dimOK(k.QLoRARank, s.QLoRARank) || !dimOK(k.QKNopeDim, s.QKNopeDim) || !dimOK(k.VHeadDim, s.VHeadDim) {
 		return curve.GridResult{}, 0, false
 	}
+	t.later.do()
 	g := t.series.find(s.Heads)
 	if g == nil || s.Batch <= 0 || s.Context <= 0 {
 		return curve.GridResult{}, 0, false
@@ -651,7 +748,7 @@ func (t *MLATable) lookupFP8FromBF16(s MLAShape) (cost.Estimate, bool) {
 }
 
 // Heads lists the measured heads-per-GPU counts.
-func (t *MLATable) Heads() []int { return t.series.keys }
+func (t *MLATable) Heads() []int { t.later.do(); return t.series.keys }
 
 // ---- GQA ----
 
@@ -698,20 +795,48 @@ func NewGQATableDeferred(name string, key GQAKey, pts []GQAPoint) (*GQATable, er
 	return t, nil
 }
 
+// NewGQATableLazy is NewGQATable with everything but the name and key
+// done on first use (as NewMoETableLazy).
+func NewGQATableLazy(name string, key GQAKey, load func() ([]GQAPoint, error)) *GQATable {
+	t := &GQATable{Key: key}
+	t.Init(name, axes("batch", "kv_len"), kernelNotes, nil)
+	t.later.set(name, func() error {
+		pts, err := load()
+		if err != nil {
+			return err
+		}
+		grids, err := t.points(pts)
+		if err != nil {
+			return err
+		}
+		return grids()
+	})
+	return t
+}
+
 func newGQATable(name string, key GQAKey, pts []GQAPoint) (*GQATable, func() error, error) {
+	t := &GQATable{Key: key}
+	grids, err := t.points(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Init(name, axes("batch", "kv_len"), kernelNotes, nil)
+	return t, grids, nil
+}
+
+// points checks the points of t; grids builds the series.
+func (t *GQATable) points(pts []GQAPoint) (grids func() error, err error) {
 	p := make([]pt2[[2]int], len(pts))
 	for i, q := range pts {
 		if q.Heads <= 0 || q.KVHeads <= 0 || q.Batch <= 0 || q.KVLen <= 0 {
-			return nil, nil, curve.RowErrorf(q.Row, "heads, kv_heads, batch and kv_len must be positive")
+			return nil, curve.RowErrorf(q.Row, "heads, kv_heads, batch and kv_len must be positive")
 		}
 		if err := checkLatency(q.Row, q.Latency); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		p[i] = pt2[[2]int]{key: [2]int{q.Heads, q.KVHeads}, a: float64(q.Batch), b: float64(q.KVLen), y: float64(q.Latency), row: q.Row}
 	}
-	t := &GQATable{Key: key}
-	t.Init(name, axes("batch", "kv_len"), kernelNotes, nil)
-	return t, func() error {
+	return func() error {
 		s, loo, err := buildSeries2(p)
 		if err != nil {
 			return err

@@ -268,7 +268,7 @@ func (s *Scenario) PlanSpace(p Plan) (*plan.Space, []string, error) {
 			return nil, nil, fmt.Errorf("GPU %s: its fabric %q is not a preset", name, g.Fabric)
 		}
 		o := plan.GPUOption{GPU: g, Fabric: f, NodeGPUs: plan.DefaultNodeGPUs}
-		cf, err := calib.Embedded(name)
+		cf, err := calib.EmbeddedTables(name)
 		if err != nil {
 			return nil, nil, err
 		}
