@@ -27,7 +27,9 @@ type GPUOption struct {
 	// the node, a replica may span nodes: whole nodes, its tensor-parallel
 	// groups inside one (or attention data-parallel), its experts spread
 	// over all its GPUs (wide EP), collectives across nodes priced on the
-	// NIC (sim.Config.NIC). The zero Link: one node per replica.
+	// NIC (sim.Config.NIC). The zero Link: one node per replica, except
+	// that a Fabric joining more GPUs than the node (NVL72) carries
+	// replicas of whole nodes up to its Fabric.NodeGPUs.
 	NIC comm.Link
 	// KernelTables and CommTables are this GPU's calibration (nil:
 	// roofline), as in sim.Config.
@@ -221,18 +223,21 @@ func (s *Space) maxReplicaGPUs(g *GPUOption) int {
 }
 
 // replicaSizes lists the GPUs of one replica of option g: 1 to a node,
-// then, with a NIC, whole nodes (2, 3, ... nodes) up to MaxGPUs.
+// then whole nodes (2, 3, ... nodes) up to MaxGPUs, joined by the NIC or,
+// up to Fabric.NodeGPUs (an NVL72 rack), by the fabric itself.
 func (s *Space) replicaSizes(g *GPUOption) []int {
 	var out []int
 	for n := 1; n <= s.maxReplicaGPUs(g); n++ {
 		out = append(out, n)
 	}
 	node := g.nodeGPUs()
-	if !(g.NIC.BW > 0) || s.MaxGPUs <= node {
+	if s.MaxGPUs <= node {
 		return out
 	}
 	for n := 2 * node; n <= min(s.MaxGPUs, sim.MaxRanks); n += node {
-		out = append(out, n)
+		if g.NIC.BW > 0 || n <= g.Fabric.NodeGPUs {
+			out = append(out, n)
+		}
 	}
 	return out
 }
@@ -339,7 +344,10 @@ func enumerate(s *Space, workers int) ([]Candidate, []Rejection, error) {
 						c.Model, c.GPU, c.Fabric, c.GPUs, c.Layout = s.Model, g.GPU, g.Fabric, n, lay.l
 						c.KVCache, c.Spec = kv, sp
 						c.KernelTables, c.CommTables = g.KernelTables, g.CommTables
-						if n > g.nodeGPUs() {
+						if n > g.nodeGPUs() && n > g.Fabric.NodeGPUs {
+							// nodes joined by the NIC; within a fabric
+							// that joins more GPUs than the option's
+							// node (an NVL72 rack) NVLink carries it
 							c.NIC = g.NIC
 							c.Fabric.NodeGPUs = g.nodeGPUs()
 						}

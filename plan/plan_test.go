@@ -618,3 +618,25 @@ func TestEnumerateAcrossNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestEnumerateNVL72: on an NVL72 rack (the fabric joins 72 GPUs) replicas
+// of whole 8-GPU nodes need no NIC: NVLink carries them, nothing is priced
+// across nodes.
+func TestEnumerateNVL72(t *testing.T) {
+	s := space(t, "gb200")
+	s.Specs, s.KVCaches = nil, nil
+	s.MaxGPUs = 16
+	cands, _, err := Enumerate(s)
+	require.NoError(t, err)
+	n16 := 0
+	for i := range cands {
+		c := &cands[i]
+		if c.GPUs() == 16 {
+			n16++
+			assert.Zero(t, c.Config.NIC.BW, c.Label())
+			assert.Equal(t, 72, c.Config.Fabric.NodeGPUs, c.Label())
+			assert.NotContains(t, c.Label(), "nodes")
+		}
+	}
+	assert.Positive(t, n16, "16-GPU replicas in the rack")
+}
