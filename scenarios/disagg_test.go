@@ -126,3 +126,16 @@ func TestMoEA2ABackend(t *testing.T) {
 		})
 	}
 }
+
+// TestMoEA2ABackendNoExchange: DeepEP on a layout without an EP exchange
+// between DP ranks is a warning naming the key.
+func TestMoEA2ABackendNoExchange(t *testing.T) {
+	src := "[model]\npreset = \"deepseek-v3\"\n[hardware]\ngpu = \"h200-sxm\"\ngpus = 8\ncalibration = \"none\"\n[parallel]\ntp = 8\nep = 8\n[runtime]\nengine = \"sglang\"\nmoe_a2a_backend = \"deepep\"\n"
+	s, err := Parse("a.toml", []byte(src))
+	require.NoError(t, err)
+	require.NotEmpty(t, s.Warnings)
+	assert.Contains(t, strings.Join(s.Warnings, "\n"), "a.toml:12: runtime.moe_a2a_backend \"deepep\"")
+	s, err = Parse("a.toml", []byte(strings.Replace(src, "tp = 8\nep = 8", "tp = 1\ndp = 8\nep = 8\ndp_attention = true", 1)))
+	require.NoError(t, err)
+	assert.NotContains(t, strings.Join(s.Warnings, "\n"), "moe_a2a_backend")
+}

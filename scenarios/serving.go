@@ -236,6 +236,10 @@ func (s *Scenario) buildServing() error {
 			return d.errorf("runtime.moe_a2a_backend", "unknown backend %q (want %s)", rt.MoEA2ABackend, strings.Join(moeA2ANames(), ", "))
 		}
 		s.Config.MoEA2A = a2a
+		if l := s.Config.Layout; s.Disagg == nil && a2a != sim.A2ANone && !(l.EP > 1 && l.DP > 1) {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.moe_a2a_backend %q dispatches tokens between DP ranks holding different experts; "+
+				"this layout (EP %d, DP %d) has no such exchange, so it changes nothing", s.File, d.line("runtime.moe_a2a_backend"), rt.MoEA2ABackend, l.EP, l.DP))
+		}
 	}
 	if sp := s.Disagg; sp != nil {
 		// each pool without its own moe_a2a_backend runs the scenario's;
