@@ -3,10 +3,13 @@ torch._weight_int4pack_mm (int4, group g) on the shapes of kernels/gpu's
 benchShapes, timed as moecast's kernel is: weights rotated over copies that
 total at least 512 MiB (several times the 60 MiB L2), calls captured in a CUDA
 graph, median of 15 replays. Also the device-to-device copy ceiling.
-Writes JSON lines to stdout."""
+Writes JSON lines to stdout. Arguments: M values (comma-separated); INT4=0 in
+the environment leaves out the int4 rows (bf16 torch.mm, i.e. cuBLAS, only).
+SHAPES=substring times only the shapes whose name contains it."""
 
 import json
 import math
+import os
 import sys
 
 import torch
@@ -82,14 +85,18 @@ def main():
         print(f"read probe failed: {e}", file=sys.stderr)
     del a, b, h
     torch.manual_seed(0)
+    int4 = os.environ.get("INT4", "1") != "0"
+    only = os.environ.get("SHAPES", "")
     for name, N, K, g in SHAPES:
+        if only and only not in name:
+            continue
         wb16 = N * K * 2
         c16 = copies_for(wb16)
         ws16 = [torch.randn(K, N, device="cuda", dtype=torch.bfloat16) for _ in range(c16)]
         wb4 = N * K // 2 + (K // g) * N * 4
         c4 = copies_for(wb4)
         w4 = []
-        for _ in range(c4):
+        for _ in range(c4 if int4 else 0):
             u8 = torch.randint(0, 256, (N, K // 2), dtype=torch.uint8, device="cuda")
             w4.append(torch._convert_weight_to_int4pack(u8, 8))
         sz = torch.randn(K // g, N, 2, device="cuda", dtype=torch.bfloat16) * 0.01
@@ -100,6 +107,8 @@ def main():
             t, calls = time_graph([lambda w=w: torch.mm(x, w, out=out) for w in ws16])
             emit(kernel="torch_mm_bf16", name=name, m=M, n=N, k=K, group=g, copies=c16, calls_per_graph=calls,
                  graph_s=t, bytes=wb16 + act, bytes_per_s=(wb16 + act) / t, flops_per_s=2 * M * N * K / t)
+            if not int4:
+                continue
             t, calls = time_graph([lambda w=w: torch._weight_int4pack_mm(x, w, g, sz) for w in w4])
             emit(kernel="torch_int4pack_mm", name=name, m=M, n=N, k=K, group=g, copies=c4, calls_per_graph=calls,
                  graph_s=t, bytes=wb4 + act, bytes_per_s=(wb4 + act) / t, flops_per_s=2 * M * N * K / t)

@@ -47,6 +47,9 @@ func main() {
 	}
 	fmt.Printf("%s (%s), driver %s, CUDA %s; %.1f s\n", res.Device.Name, res.Device.UUID, res.Versions.Driver, res.Versions.CUDA, res.Elapsed.Seconds())
 	for _, op := range res.Outputs {
+		fmt.Printf("op %s: %.1f s\n", op.Op, op.Elapsed.Seconds())
+	}
+	for _, op := range res.Outputs {
 		for _, l := range op.Lines {
 			fmt.Println(l)
 		}

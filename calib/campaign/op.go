@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/moecast/moecast/calib"
 	"github.com/moecast/moecast/internal/cuda"
@@ -58,4 +59,7 @@ type Output struct {
 	Report *report.Table
 	// Data is the op's results (MoEResults, ...), for tests and callers.
 	Data any
+	// Elapsed is the op's wall time in Run (buffers, warm-up and timing
+	// together): where a campaign's minutes go.
+	Elapsed time.Duration
 }

@@ -180,11 +180,15 @@ func Run(plan *Plan, o Options) (*Result, error) {
 		}
 	}}
 	for _, op := range plan.Ops {
+		opStart, opStep := time.Now(), step
 		out, err := op.Run(e)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", op.Name(), err)
 		}
-		out.Op = op.Name()
+		out.Op, out.Elapsed = op.Name(), time.Since(opStart)
+		if o.Progress != nil { // the per-op split of the campaign's time
+			fmt.Fprintf(o.Progress, "calib gpu: %s: %d steps in %.1f s\n", op.Name(), step-opStep, out.Elapsed.Seconds())
+		}
 		res.Outputs = append(res.Outputs, out)
 	}
 	res.Elapsed = time.Since(start)

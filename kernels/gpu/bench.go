@@ -392,7 +392,7 @@ func measureMoE(m *Module, c moeCase, rotateBytes int64, s cuda.Stream) (BenchRe
 			return BenchResult{}, err
 		}
 		avg := float64(rows) * float64(local) / float64(c.Experts) / float64(min(rows, local))
-		al, err := alignLocal(r, moeBlockRows(avg), 0, local)
+		al, err := alignLocal(r, m.moeBlock(avg, c.Opt, c.N), 0, local)
 		if err != nil {
 			return BenchResult{}, err
 		}

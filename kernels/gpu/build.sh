@@ -24,7 +24,10 @@ for stem in $stems; do
 	pids=
 	for sm in $sms; do
 		# shellcheck disable=SC2086
-		nvcc $flags -Xptxas -v -cubin -gencode "arch=compute_$sm,code=sm_$sm" \
+		# sm_90 is built as sm_90a (Hopper's wgmma; runs on compute capability 9.0 only, as any sm_90 cubin).
+		arch=$sm
+		[ "$sm" = 90 ] && arch=90a
+		nvcc $flags -Xptxas -v -cubin -gencode "arch=compute_$arch,code=sm_$arch" \
 			-o "$out/$stem.sm_$sm.cubin" "$src" 2>"$log.$stem.$sm" &
 		pids="$pids $!"
 	done

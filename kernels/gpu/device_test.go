@@ -98,7 +98,7 @@ func TestGEMMOnDevice(t *testing.T) {
 	defer func() { t.Logf("GEMM: %d cases, worst rel error %.3g", cases, worst) }()
 	shapes := []struct{ M, N, K int }{
 		{1, 256, 256}, {3, 384, 640}, {17, 512, 1024}, {33, 256, 896}, {65, 128, 384}, {100, 384, 512},
-		{1, 4096, 7168}, {8, 7168, 2048},
+		{1, 4096, 7168}, {8, 7168, 2048}, {300, 512, 1024}, {129, 768, 384},
 	}
 	for _, g := range []int{32, 64, 128} {
 		for _, sh := range shapes {
@@ -115,8 +115,11 @@ func TestGEMMOnDevice(t *testing.T) {
 				{MT: 1, Stages: 6}, {MT: 2, Stages: 6}, {WN: 4}, {WN: 4, MT: 2}, {WN: 4, MT: 4}, {WN: 4, Units: 3},
 				{WP: true, MT: 1}, {WP: true, MT: 1, Units: 3}, {WP: true, MT: 1, Stages: 6}, {WP: true, MT: 2},
 				{BN: 256, WN: 4, MT: 4}, {BN: 256, WN: 4, MT: 4, Stages: 3}, {BN: 256, WN: 4, MT: 4, Units: 3},
-				{Mode: modeSwap}, {Mode: modeSwap, WN: 4}, {Mode: modeSwap, Units: 3}} {
-				if o.Splits > sh.K/tileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == modeSwap && sh.M > 8) {
+				{Mode: modeSwap}, {Mode: modeSwap, WN: 4}, {Mode: modeSwap, Units: 3},
+				{MT: bigMT, BN: 256, WN: 4}, {MT: bigMT, BN: 256, WN: 4, Stages: 3}, {MT: bigMT, BN: 256, WN: 4, Units: 3},
+				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}, {MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Units: 3}} {
+				if o.Splits > sh.K/tileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == modeSwap && sh.M > 8) ||
+					(o.Mode == modeWGMMA && m.bigMode() != modeWGMMA) {
 					continue
 				}
 				name := fmt.Sprintf("g%d/M%d_N%d_K%d/%+v", g, sh.M, sh.N, sh.K, o)
@@ -180,8 +183,12 @@ func TestMoEOnDevice(t *testing.T) {
 						block int
 						o     Options
 					}{{16, Options{}}, {64, Options{}}, {16, Options{WN: 2}}, {64, Options{WN: 2}}, {16, Options{WN: 4}}, {64, Options{WN: 4}}, {16, Options{WP: true}},
-						{32, Options{WP: true}}, {64, Options{BN: 256, WN: 4}}} {
+						{32, Options{WP: true}}, {64, Options{BN: 256, WN: 4}}, {128, Options{MT: bigMT, BN: 256, WN: 4}},
+						{128, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}}} {
 						block, o := v.block, v.o
+						if o.Mode == modeWGMMA && m.bigMode() != modeWGMMA {
+							continue
+						}
 						al, err := Align(r, block)
 						require.NoError(t, err)
 						o.Units = 1 + block/32 // runs of 1 or 3 of 4: cut tiles
@@ -268,19 +275,31 @@ func TestBenchOnDevice(t *testing.T) {
 		}
 		for _, M := range ms {
 			opts := []Options{{}, {WN: 4}}
-			if os.Getenv("MOECAST_GPU_BENCH_VARIANTS") == "default" {
+			variants := os.Getenv("MOECAST_GPU_BENCH_VARIANTS")
+			switch {
+			case variants == "default":
 				opts = opts[:1]
-			} else if M > 32 && sh.N%256 == 0 {
+			case variants == "big": // the large-batch tiles against the 64-row ones
+				opts = opts[:1]
+				if M >= 64 && sh.N%256 == 0 {
+					opts = append(opts, Options{BN: 256, WN: 4, MT: 4}, Options{MT: bigMT, BN: 256, WN: 4})
+					if m.bigMode() == modeWGMMA {
+						opts = append(opts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA})
+					}
+				}
+			case M > 32 && sh.N%256 == 0:
 				opts = append(opts, Options{BN: 256, WN: 4, MT: 4}, Options{BN: 256, WN: 4, MT: 4, Stages: 3})
 			}
-			if M <= 32 && len(opts) > 1 {
-				opts = append(opts, Options{Stages: 6}, Options{WP: true, MT: chooseMT(M)})
-			}
-			if M <= 8 && len(opts) > 1 {
-				opts = append(opts, Options{Mode: modeSwap, WN: 4}, Options{Mode: modeSwap, WN: 2})
-			}
-			if M <= 16 && len(opts) > 1 {
-				opts = append(opts, Options{WP: true, Stages: 6}, Options{Mode: modeNoDQ}, Options{Mode: modeLoadOnly})
+			if variants != "big" && len(opts) > 1 {
+				if M <= 32 {
+					opts = append(opts, Options{Stages: 6}, Options{WP: true, MT: chooseMT(M)})
+				}
+				if M <= 8 {
+					opts = append(opts, Options{Mode: modeSwap, WN: 4}, Options{Mode: modeSwap, WN: 2})
+				}
+				if M <= 16 {
+					opts = append(opts, Options{WP: true, Stages: 6}, Options{Mode: modeNoDQ}, Options{Mode: modeLoadOnly})
+				}
 			}
 			for _, o := range opts {
 				r, err := measureGEMM(m, benchCase{Name: sh.Name, M: M, N: sh.N, K: sh.K, Group: sh.Group, Opt: o}, rotate, s)
@@ -300,8 +319,17 @@ func TestBenchOnDevice(t *testing.T) {
 	for _, c := range moeShapes {
 		for _, tokens := range []int{1, 8, 32, 128, 512, 2048, 8192} {
 			mopts := []Options{{}, {WN: 4}, {WP: true}, {BN: 256, WN: 4}}
-			if os.Getenv("MOECAST_GPU_BENCH_VARIANTS") == "default" {
+			switch os.Getenv("MOECAST_GPU_BENCH_VARIANTS") {
+			case "default":
 				mopts = mopts[:1]
+			case "big":
+				if tokens < 512 {
+					continue
+				}
+				mopts = []Options{{}, {BN: 256, WN: 4}, {MT: bigMT, BN: 256, WN: 4}}
+				if m.bigMode() == modeWGMMA {
+					mopts = append(mopts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA})
+				}
 			}
 			for _, o := range mopts {
 				c.Tokens, c.Opt = tokens, o

@@ -79,6 +79,11 @@ const (
 	// ModeFP4 reads MXFP4 weights (e2m1 codes in the nibbles, group 32,
 	// power-of-two scales: RepackMXFP4) with the layouts of mode 0.
 	ModeFP4 = 4
+	// modeWGMMA is the large-batch tile (MT 8) on Hopper's wgmma: the
+	// dequantised weights as wgmma's A operand from registers, the
+	// activations its B operand from shared memory. Only in sm_90a images
+	// (the embedded sm_90 cubin); Load drops it elsewhere.
+	modeWGMMA = 5
 )
 
 // Variants are the kernels w4a16.cu defines.
@@ -91,7 +96,31 @@ var Variants = []Variant{
 	{1, 4, 2, modeSwap, false, 128}, {1, 4, 4, modeSwap, false, 128},
 	{1, 4, 2, ModeFP4, false, 128}, {1, 4, 4, ModeFP4, false, 128}, {2, 4, 2, ModeFP4, false, 128},
 	{4, 4, 2, ModeFP4, false, 128}, {4, 4, 4, ModeFP4, false, 128}, {4, 4, 4, ModeFP4, false, 256},
+	{8, 4, 4, 0, false, 256}, {8, 3, 4, 0, false, 256}, {8, 4, 4, modeWGMMA, false, 256},
 }
+
+// bigMT is the MT of the large-batch tile (w4a16.cu's w4a16_big_segment):
+// 128 rows x 256 columns a block, 8 warps as 2 along M x 4 along N of 64 x
+// 64 each, no split of K inside the block. Its 4-stage kernel needs 200 KiB
+// of shared memory: Load skips it where the device has less.
+const bigMT = 8
+
+// Where the default plan takes the large-batch tile (its wgmma form; the
+// mma.sync form is never a default: within 3% of the 64-row tiles up to M =
+// 512 on the H200, bench/gpu-w4a16-runs/run8), from runs 8 and 9 on the
+// H200:
+//   - dense: M >= bigRows and, in units of 128 x 256 x 128, at least
+//     bigWork of work or at least SMs/2 tiles (the expert down 7168 x 2048
+//     at M = 256, 56 tiles of 16 iterations, and the TP8 gate_up 512 x 7168
+//     up to M = 1024 ran faster on the 64-row tiles);
+//   - MoE: at least bigMoERows rows per touched expert on average (the
+//     moe_align block becomes 128): 1.1-1.4x faster at 8192 tokens (171
+//     rows an expert), 3-17% slower at 2048 (43, three quarters padding).
+const (
+	bigRows    = 256
+	bigWork    = 1024
+	bigMoERows = 128
+)
 
 // Name is the kernel's symbol.
 func (v Variant) Name() string {
@@ -109,6 +138,8 @@ func (v Variant) Name() string {
 		n += "_ldonly"
 	case modeSwap:
 		n += "_sw"
+	case modeWGMMA:
+		n += "_wg"
 	}
 	if v.WP {
 		n += "_wp"
@@ -126,6 +157,13 @@ func (v Variant) Name() string {
 // weights, scales and activations of a 128 x 128 tile (warp-private: 8
 // slices of 2 KiB of weights, 128 B of scales and 32 k of the activations).
 func (v Variant) Smem() int {
+	if v.MT == bigMT { // the pipeline, or the fp32 tile before the epilogue if larger
+		n := max(v.Stages*(tileK*v.BN/2+v.BN/64*512+v.MT*16*tileK*2), 16*v.MT*(v.BN+8)*4)
+		if v.Mode == modeWGMMA {
+			n += 1024 // the kernel aligns its stages to 1 KiB (wgmma's 128-byte swizzle)
+		}
+		return n
+	}
 	if v.WP {
 		return v.Stages * 8 * (2*512 + 128 + v.MT*16*64)
 	}
@@ -254,17 +292,31 @@ func Load(dev cuda.Device) (*Module, error) {
 		return nil, err
 	}
 	m := &Module{mod: mod, fn: map[Variant]cuda.Function{}, Image: name, SMs: sms, PerSM: map[Variant]int{}}
+	major, minor, err := dev.ComputeCapability()
+	if err != nil {
+		return nil, err
+	}
+	wgmma := hasWGMMA(major, minor, name)
 	for _, v := range Variants {
+		if v.Mode == modeWGMMA && !wgmma {
+			continue
+		}
 		f, err := mod.Function(v.Name())
 		if err != nil {
 			return nil, err
 		}
 		if err := f.SetAttribute(cuda.FuncMaxDynamicSharedMemory, v.Smem()); err != nil {
+			if v.MT == bigMT { // more shared memory than this device has: plans use the 64-row tiles
+				continue
+			}
 			return nil, fmt.Errorf("w4a16: %s: %d B of shared memory: %w", v.Name(), v.Smem(), err)
 		}
 		n, err := f.ActiveBlocksPerSM(threads, v.Smem())
 		if err != nil {
 			return nil, err
+		}
+		if n < 1 && v.MT == bigMT {
+			continue
 		}
 		if n < 1 {
 			return nil, fmt.Errorf("w4a16: %s does not fit on a multiprocessor", v.Name())
@@ -278,6 +330,13 @@ func Load(dev cuda.Device) (*Module, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// hasWGMMA says whether the image loaded for a device of compute capability
+// major.minor holds the wgmma kernel's real body: the sm_90 cubin (built
+// for sm_90a by build.sh) on a 9.0 device; any other image has a trap there.
+func hasWGMMA(major, minor int, image string) bool {
+	return major == 9 && minor == 0 && strings.Contains(image, "sm_90") && strings.HasSuffix(image, ".cubin")
 }
 
 // LaunchEmpty launches moecast_empty, a kernel that does nothing (one block
@@ -398,6 +457,8 @@ func defaultLayout(p Plan, sms int) (wn, bn, mode int) {
 			return 2, tileN, modeSwap
 		}
 		return 4, tileN, 0
+	case bigMT:
+		return 4, 256, 0
 	case 4:
 		if p.N%256 == 0 && 2*p.MBlocks*(p.N/256) >= sms {
 			return 4, 256, 0
@@ -421,6 +482,9 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	if p.WN == 0 && p.BN == 0 && !p.WP && (p.Mode == 0 || p.Mode == ModeFP4) && o.Stages == 0 {
 		fp4 := p.Mode == ModeFP4
 		p.WN, p.BN, p.Mode = defaultLayout(p, m.SMs)
+		if p.MT == bigMT {
+			p.Mode = m.bigMode()
+		}
 		if fp4 { // the MXFP4 kernels have no swapped-operand form
 			p.Mode = ModeFP4
 		}
@@ -496,9 +560,12 @@ func (m *Module) PlanGEMM(M, N, K, group int, o Options) (Plan, error) {
 	p := Plan{M: M, N: N, K: K, Group: group, MT: o.MT}
 	if p.MT == 0 {
 		p.MT = chooseMT(M)
+		if m.bigDefault(N, o) && bigDense(M, N, K, m.SMs) {
+			p.MT = bigMT
+		}
 	}
-	if p.MT != 1 && p.MT != 2 && p.MT != 4 {
-		return Plan{}, fmt.Errorf("w4a16: MT=%d: want 1, 2 or 4", p.MT)
+	if p.MT != 1 && p.MT != 2 && p.MT != 4 && p.MT != bigMT {
+		return Plan{}, fmt.Errorf("w4a16: MT=%d: want 1, 2, 4 or 8", p.MT)
 	}
 	p.MBlocks = (M + 16*p.MT - 1) / (16 * p.MT)
 	return m.finish(p, o)
@@ -508,14 +575,71 @@ func (m *Module) PlanGEMM(M, N, K, group int, o Options) (Plan, error) {
 // touched expert: the rows of one kernel block.
 func moeBlockRows(avgRowsPerExpert float64) int { return 16 * chooseMT(int(avgRowsPerExpert+0.999)) }
 
+// MoEBlockRows is moeBlockRows for this module's W4A16 MoE GEMMs of ns
+// columns (gate_up's and down's): 128 (the large-batch tile) from
+// bigMoERows rows per touched expert where the device runs its wgmma form.
+func (m *Module) MoEBlockRows(avgRowsPerExpert float64, ns ...int) int {
+	if avgRowsPerExpert < bigMoERows {
+		return moeBlockRows(avgRowsPerExpert)
+	}
+	for _, n := range ns {
+		if !m.bigDefault(n, Options{}) {
+			return moeBlockRows(avgRowsPerExpert)
+		}
+	}
+	return 16 * bigMT
+}
+
+// moeBlock is the moe_align block for a MoE launch with options o: the
+// large-batch tile's 128 rows where o asks for it (MT 8) or leaves the
+// layout open and MoEBlockRows picks it, else moeBlockRows.
+func (m *Module) moeBlock(avgRowsPerExpert float64, o Options, ns ...int) int {
+	switch {
+	case o.MT == bigMT:
+		return 16 * bigMT
+	case o == Options{}:
+		return m.MoEBlockRows(avgRowsPerExpert, ns...)
+	}
+	return moeBlockRows(avgRowsPerExpert)
+}
+
+// bigDefault says whether a default plan of N columns with options o may
+// take the large-batch tile: the options leave the layout open, N is a
+// multiple of 256 and the wgmma kernel is loaded.
+func (m *Module) bigDefault(N int, o Options) bool {
+	if o.WN != 0 || o.BN != 0 || o.WP || o.Mode != 0 || o.Stages != 0 || N%256 != 0 {
+		return false
+	}
+	return m.bigMode() == modeWGMMA
+}
+
+// bigDense says whether a dense M x N x K GEMM is large enough for the
+// large-batch tile on sms multiprocessors (bigRows, bigWork).
+func bigDense(M, N, K, sms int) bool {
+	if M < bigRows {
+		return false
+	}
+	tiles := (M + 16*bigMT - 1) / (16 * bigMT) * (N / 256)
+	return tiles*(K/tileK) >= bigWork || 2*tiles >= sms
+}
+
+// bigMode is the mode of the default large-batch tile: wgmma where the
+// image has it, else mma.sync.
+func (m *Module) bigMode() int {
+	if _, ok := m.fn[Variant{bigMT, 4, 4, modeWGMMA, false, 256}]; ok {
+		return modeWGMMA
+	}
+	return 0
+}
+
 // PlanMoE plans the grouped GEMM over an aligned routed batch: rows are
 // a.Tokens*a.K ids, aDiv maps an id to its row of A.
 func (m *Module) PlanMoE(a *Aligned, N, K, group, aDiv int, o Options) (Plan, error) {
 	if err := checkShape(N, K, group); err != nil {
 		return Plan{}, err
 	}
-	if a.Block%16 != 0 || chooseMT(a.Block) != a.Block/16 {
-		return Plan{}, fmt.Errorf("w4a16: moe block %d: want 16, 32 or 64", a.Block)
+	if a.Block%16 != 0 || (chooseMT(a.Block) != a.Block/16 && a.Block != 16*bigMT) {
+		return Plan{}, fmt.Errorf("w4a16: moe block %d: want 16, 32, 64 or 128", a.Block)
 	}
 	if aDiv <= 0 {
 		return Plan{}, fmt.Errorf("w4a16: moe a_div %d: want > 0", aDiv)

@@ -140,7 +140,7 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 	wbGU := int64(2*I*H/2 + 2*I*H/c.Group*2)
 	wbDn := int64(H*I/2 + H*I/c.Group*2)
 	avg := float64(rows) * float64(local) / float64(E) / float64(min(rows, local))
-	block := moeBlockRows(avg)
+	block := m.moeBlock(avg, c.Opt, 2*I, H)
 	capRows, capBlocks := alignCapacity(rows, local, block)
 
 	res := LayerResult{Name: c.Name, Tokens: T, Block: block}

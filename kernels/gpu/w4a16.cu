@@ -109,6 +109,133 @@ __device__ __forceinline__ uint32_t dq_e2m1(uint32_t x, float s) {
   return as_u32(__floats2bfloat162_rn(lo * s, hi * s));
 }
 
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// wgmma_m64n128 issues D[64 x 128] += A[64 x 16] x B[16 x 128] asynchronously
+// for the warpgroup: A from registers (mma.sync's m16n8k16 A fragment, warp w
+// of the warpgroup holding rows 16w..16w+15), B from shared memory through
+// the descriptor desc (K-major, 128-byte swizzle), fp32 accumulators d;
+// scale_d = 0 ignores d's old values.
+__device__ __forceinline__ void wgmma_m64n128(float (&d)[64], const uint32_t (&a)[4], uint64_t desc, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\nwgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(scale_d));
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// fence_f keeps the compiler from moving reads or writes of r across it.
+__device__ __forceinline__ void fence_f(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+
+// smem_desc is the wgmma descriptor of a K-major operand in shared memory at
+// byte address addr with the 128-byte swizzle: rows of 64 bf16 (128 B), 8-row
+// atoms of 1024 B stacked along N (stride 1024 B), the atoms 1024-B aligned.
+__device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
+  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (static_cast<uint64_t>(1) << 16) |
+         (static_cast<uint64_t>(1024 >> 4) << 32) | (static_cast<uint64_t>(1) << 62);
+}
+#endif
+
+// store_tile writes a BM x BN tile of fp32 sums (red, rows of BN + 8
+// floats in shared memory; the caller synchronised after filling it) as
+// bf16 to C, or, where parts > 1 blocks share the tile, adds this block's
+// partial to theirs: each writes its fp32 partial to one of its two
+// workspace slots and the last to arrive sums them in block order.
+template <int BM, int BN>
+__device__ __forceinline__ void store_tile(const float* red, __nv_bfloat16* __restrict__ C, float* __restrict__ ws,
+                                           int* __restrict__ counters, const int* __restrict__ sorted_ids, int M,
+                                           int N, int mblock, int nblock, int tile, int first, int parts,
+                                           int units_per_block, long long t0) {
+  constexpr int RED_STRIDE = BN + 8;
+  constexpr int CPT = BN / 8;              // 8-column groups of a row
+  constexpr int RPT = BM * CPT / THREADS;  // rows a thread writes
+  constexpr int RSTEP = THREADS / CPT;     // rows between a thread's rows
+  const int tid = threadIdx.x;
+  const bool moe = sorted_ids != nullptr;
+  // Each thread owns 8 consecutive columns of BM/16 rows.
+  const int ecol = (tid % CPT) * 8;
+  const int n0 = nblock * BN;
+  auto out_row = [&](int r, int& crow) -> bool {
+    const int p = mblock * BM + r;
+    if (moe) {
+      const int id = sorted_ids[p];
+      crow = id;
+      return id < M;
+    }
+    crow = p;
+    return p < M;
+  };
+  auto store_bf16 = [&](int crow, const float* v) {
+    uint32_t w[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
+      w[j] = *reinterpret_cast<uint32_t*>(&h);
+    }
+    *reinterpret_cast<uint4*>(C + static_cast<size_t>(crow) * N + n0 + ecol) = make_uint4(w[0], w[1], w[2], w[3]);
+  };
+
+  if (parts == 1) {
+#pragma unroll
+    for (int i = 0; i < RPT; ++i) {
+      const int r = tid / CPT + i * RSTEP;
+      int crow;
+      if (!out_row(r, crow)) continue;
+      float v[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) v[j] = red[r * RED_STRIDE + ecol + j];
+      store_bf16(crow, v);
+    }
+    return;
+  }
+
+  // Several blocks share the tile: each writes its fp32 partial to one of its
+  // two slots (0: the tile where its run starts, 1: the tile where it ends
+  // after starting earlier); the last to arrive adds them in block order.
+  auto slot = [&](int b) -> float* {
+    const int which = static_cast<long long>(b) * units_per_block >= t0 ? 0 : 1;
+    return ws + (static_cast<size_t>(b) * 2 + which) * BM * BN;
+  };
+  float* mine = slot(blockIdx.x);
+#pragma unroll
+  for (int i = 0; i < RPT; ++i) {
+    const int r = tid / CPT + i * RSTEP;
+    int crow;
+    if (!out_row(r, crow)) continue;
+    float4* dst = reinterpret_cast<float4*>(mine + r * BN + ecol);
+    const float* v = red + r * RED_STRIDE + ecol;
+    __stcg(dst, make_float4(v[0], v[1], v[2], v[3]));
+    __stcg(dst + 1, make_float4(v[4], v[5], v[6], v[7]));
+  }
+  __threadfence();
+  __syncthreads();
+  __shared__ int last;
+  if (tid == 0) last = atomicAdd(counters + tile, 1) == parts - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+#pragma unroll
+  for (int i = 0; i < RPT; ++i) {
+    const int r = tid / CPT + i * RSTEP;
+    int crow;
+    if (!out_row(r, crow)) continue;
+    float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll 4
+    for (int sp = 0; sp < parts; ++sp) {
+      const float4* src = reinterpret_cast<const float4*>(slot(first + sp) + r * BN + ecol);
+      const float4 x = __ldcg(src), y = __ldcg(src + 1);
+      v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w;
+      v[4] += y.x, v[5] += y.y, v[6] += y.z, v[7] += y.w;
+    }
+    store_bf16(crow, v);
+  }
+  if (tid == 0) counters[tile] = 0;  // ready for the next launch (graph replays)
+}
+
 // One segment: k iterations [it0, it1) of tile (mblock, nblock), accumulated
 // and written out. The blocks first .. first+parts-1 share the tile, whose
 // first unit is t0 (runs of units_per_block units per block).
@@ -128,9 +255,6 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
   constexpr int B_STAGE = BK * BN / 2;   // bytes of int4 weights per stage
   constexpr int S_STAGE = CH * 512;      // bytes of scales per stage (group 32: 4 rows x BN x 2)
   constexpr int RED_STRIDE = BN + 8;     // floats per row of the reduction buffer
-  constexpr int CPT = BN / 8;            // epilogue: 8-column groups of a row
-  constexpr int RPT = BM * CPT / THREADS;  // epilogue: rows a thread writes
-  constexpr int RSTEP = THREADS / CPT;     // epilogue: rows between a thread's rows
   static_assert(TN == 8 || TN == 4, "a warp holds 4 or 8 n8 tiles");
   static_assert(!PRIV || BN == 128, "warp-private pipelines use 128-column tiles");
   // MODE 3 (swapped operands, M <= 8): the weights are mma's A operand (16
@@ -420,84 +544,382 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
     __syncthreads();
   }
 
-  // Each thread owns 8 consecutive columns of BM/16 rows.
-  const int ecol = (tid % CPT) * 8;
-  const int n0 = nblock * BN;
-  auto out_row = [&](int r, int& crow) -> bool {
-    const int p = mblock * BM + r;
+  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0);
+}
+
+// The large-batch tile (MT = 8 in the variant tables): 128 rows x 256
+// columns a block, 8 warps as 2 along M x 4 along N, each warp 64 rows x 64
+// columns over the whole k of a stage (no split of K inside the block, so no
+// shared-memory reduction of partial sums and twice the mma.sync per
+// dequantised weight of the 64-row tiles). Same repacked weights, scales,
+// activation swizzle, cp.async pipeline and stream-K work split as
+// w4a16_segment; the two warps along M dequantise the same weights.
+template <int STAGES>
+__device__ __forceinline__ void w4a16_big_segment(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
+                                                  const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
+                                                  float* __restrict__ ws, int* __restrict__ counters,
+                                                  const int* __restrict__ sorted_ids,
+                                                  const int* __restrict__ expert_ids, int M, int N, int K,
+                                                  int group, int a_div, int mblock, int nblock, int it0, int it1,
+                                                  int first, int parts, int units_per_block, long long t0) {
+  constexpr int BM = 128, BN = 256;
+  constexpr int MT = 4;                  // m16 tiles a warp
+  constexpr int TN = 8;                  // n8 tiles a warp
+  constexpr int KS = BK / 16;            // k16 steps a stage
+  constexpr int CH = BN / 64;            // 64-column chunks of the repacked weights
+  constexpr int B_STAGE = BK * BN / 2;   // 16 KiB of int4 weights
+  constexpr int S_STAGE = CH * 512;      // scales (group 32: 4 rows x 256 columns x 2 B)
+  constexpr int A_STAGE = BM * BK * 2;   // 32 KiB of activations
+  constexpr int STAGE = B_STAGE + S_STAGE + A_STAGE;
+  constexpr int RED_STRIDE = BN + 8;
+  constexpr int AROWS = BM * 16 / THREADS;  // 16-byte activation chunks a thread copies a stage
+  extern __shared__ __align__(128) unsigned char smem[];
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int wn = warp & 3;
+  const int wm = warp >> 2;
+  const int ntiles_n = N / BN;
+  const int tile = mblock * ntiles_n + nblock;
+  const int ngroups = K / group;
+
+  const bool moe = sorted_ids != nullptr;
+  size_t expert = 0;
+  if (moe) {
+    const int e = expert_ids[mblock];
+    if (e < 0) return;
+    expert = static_cast<size_t>(e);
+  }
+  W += expert * (static_cast<size_t>(N) * K / 32);
+  S += expert * (static_cast<size_t>(N) * ngroups / 8);
+  const int niters = it1 - it0;
+  const int gshift = 31 - __clz(group);
+  const int gs_shift = 7 - gshift;
+  const uint32_t s_base = smem_addr(smem);
+  const int kchunks = K / 16;
+
+  const uint4* w_src = W + (static_cast<size_t>(nblock) * CH * kchunks + it0 * 8) * 32 + tid;
+  const size_t w_chunk = static_cast<size_t>(kchunks) * 32;
+  const int s_per = 8 << gs_shift;
+  const bool s_copy = tid < CH * s_per;
+  const int s_c = tid >> (gs_shift + 3);
+  const uint4* s_src = S + (static_cast<size_t>(nblock * CH + s_c) * ngroups + ((it0 * BK) >> gshift)) * 8 + (tid & (s_per - 1));
+
+  // Activations: thread tid copies chunk tid%16 of rows tid/16 + 16i; rows
+  // past the batch (or padding) are zeroed once, never copied.
+  const int a_chunk = tid & 15;
+  const int a_r0 = tid >> 4;
+  const uint32_t a_dst0 = B_STAGE + S_STAGE + a_r0 * (BK * 2) + ((a_chunk ^ (a_r0 & 7)) * 16);
+  const __nv_bfloat16* a_ptr = A + static_cast<size_t>(it0) * BK + a_chunk * 8;
+  uint32_t a_row[AROWS];
+  uint32_t a_mask = 0;
+#pragma unroll
+  for (int i = 0; i < AROWS; ++i) {
+    int row = mblock * BM + a_r0 + 16 * i;
+    bool valid;
     if (moe) {
-      const int id = sorted_ids[p];
-      crow = id;
-      return id < M;
+      const int id = sorted_ids[row];
+      valid = id < M;
+      row = valid ? id / a_div : 0;
+    } else {
+      valid = row < M;
+      row = valid ? row : 0;
     }
-    crow = p;
-    return p < M;
-  };
-  auto store_bf16 = [&](int crow, const float* v) {
-    uint32_t w[4];
+    a_row[i] = static_cast<uint32_t>(row) * static_cast<uint32_t>(K);
+    if (valid) {
+      a_mask |= 1u << i;
+    } else {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
-      w[j] = *reinterpret_cast<uint32_t*>(&h);
+      for (int st = 0; st < STAGES; ++st)
+        *reinterpret_cast<uint4*>(smem + st * STAGE + a_dst0 + i * 16 * BK * 2) = make_uint4(0, 0, 0, 0);
     }
-    *reinterpret_cast<uint4*>(C + static_cast<size_t>(crow) * N + n0 + ecol) = make_uint4(w[0], w[1], w[2], w[3]);
-  };
-
-  if (parts == 1) {
-#pragma unroll
-    for (int i = 0; i < RPT; ++i) {
-      const int r = tid / CPT + i * RSTEP;
-      int crow;
-      if (!out_row(r, crow)) continue;
-      float v[8];
-#pragma unroll
-      for (int j = 0; j < 8; ++j) v[j] = red[r * RED_STRIDE + ecol + j];
-      store_bf16(crow, v);
-    }
-    return;
   }
 
-  // Several blocks share the tile: each writes its fp32 partial to one of its
-  // two slots (0: the tile where its run starts, 1: the tile where it ends
-  // after starting earlier); the last to arrive adds them in block order.
-  auto slot = [&](int b) -> float* {
-    const int which = static_cast<long long>(b) * units_per_block >= t0 ? 0 : 1;
-    return ws + (static_cast<size_t>(b) * 2 + which) * BM * BN;
+  auto load_stage = [&](int slot) {
+    const uint32_t st = s_base + slot * STAGE;
+#pragma unroll
+    for (int c = 0; c < CH; ++c) cp_async16(st + (c * THREADS + tid) * 16, w_src + c * w_chunk, true);
+    if (s_copy) cp_async16(st + B_STAGE + tid * 16, s_src, true);
+    w_src += 8 * 32;
+    s_src += s_per;
+#pragma unroll
+    for (int i = 0; i < AROWS; ++i)
+      if (a_mask >> i & 1) cp_async16(st + a_dst0 + i * 16 * BK * 2, a_ptr + a_row[i], true);
+    a_ptr += BK;
   };
-  float* mine = slot(blockIdx.x);
+
+  // This lane's shared-memory reads: weights of chunk wn, k16 step s at
+  // b_rd0 + 512 s; scales of the group row of step s; activations of rows
+  // wm*64 + 16m + lane%16, 16-byte chunk (2s + lane/16) ^ (lane%8).
+  const uint32_t b_rd0 = (wn * 8 * 32 + lane) * 16;
+  const uint32_t s_rd0 = B_STAGE + (((wn << gs_shift) * 8) + (lane >> 2)) * 16;
+  const uint32_t a_rd0 = B_STAGE + S_STAGE + (wm * 64 + (lane & 15)) * (BK * 2);
+  const int a_hi = lane >> 4, a_x = lane & 7;
+
+  float acc[MT][TN][4];
 #pragma unroll
-  for (int i = 0; i < RPT; ++i) {
-    const int r = tid / CPT + i * RSTEP;
-    int crow;
-    if (!out_row(r, crow)) continue;
-    float4* dst = reinterpret_cast<float4*>(mine + r * BN + ecol);
-    const float* v = red + r * RED_STRIDE + ecol;
-    __stcg(dst, make_float4(v[0], v[1], v[2], v[3]));
-    __stcg(dst + 1, make_float4(v[4], v[5], v[6], v[7]));
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int t = 0; t < TN; ++t)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) acc[m][t][j] = 0.f;
+
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < niters) load_stage(s);
+    cp_async_commit();
   }
-  __threadfence();
-  __syncthreads();
-  __shared__ int last;
-  if (tid == 0) last = atomicAdd(counters + tile, 1) == parts - 1;
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
+
+  int rd_slot = 0, wr_slot = STAGES - 1;
+  for (int it = 0; it < niters; ++it) {
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    if (it + STAGES - 1 < niters) load_stage(wr_slot);
+    cp_async_commit();
+    wr_slot = wr_slot == STAGES - 1 ? 0 : wr_slot + 1;
+    const unsigned char* st = smem + rd_slot * STAGE;
+    const uint32_t st_addr = s_base + rd_slot * STAGE;
+    rd_slot = rd_slot == STAGES - 1 ? 0 : rd_slot + 1;
 #pragma unroll
-  for (int i = 0; i < RPT; ++i) {
-    const int r = tid / CPT + i * RSTEP;
-    int crow;
-    if (!out_row(r, crow)) continue;
-    float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-#pragma unroll 4
-    for (int sp = 0; sp < parts; ++sp) {
-      const float4* src = reinterpret_cast<const float4*>(slot(first + sp) + r * BN + ecol);
-      const float4 x = __ldcg(src), y = __ldcg(src + 1);
-      v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w;
-      v[4] += y.x, v[5] += y.y, v[6] += y.z, v[7] += y.w;
+    for (int s = 0; s < KS; ++s) {
+      const uint4 b = *reinterpret_cast<const uint4*>(st + b_rd0 + s * 512);
+      const uint4 sc = *reinterpret_cast<const uint4*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
+      const uint32_t bw[4] = {b.x, b.y, b.z, b.w};
+      const uint32_t sw[4] = {sc.x, sc.y, sc.z, sc.w};
+      uint32_t frag[TN][2];
+#pragma unroll
+      for (int j = 0; j < TN / 2; ++j) {
+        const __nv_bfloat162 s_lo = __low2bfloat162(as_bf162(sw[j]));
+        const __nv_bfloat162 s_hi = __high2bfloat162(as_bf162(sw[j]));
+        frag[2 * j][0] = dq(bw[j], s_lo);
+        frag[2 * j][1] = dq(bw[j] >> 4, s_lo);
+        frag[2 * j + 1][0] = dq(bw[j] >> 8, s_hi);
+        frag[2 * j + 1][1] = dq(bw[j] >> 12, s_hi);
+      }
+      const uint32_t a_col = (((2 * s + a_hi) ^ a_x) * 16);
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+        uint32_t a[4];
+        ldmatrix_x4(a, st_addr + a_rd0 + m * 16 * (BK * 2) + a_col);
+#pragma unroll
+        for (int t = 0; t < TN; ++t) mma_bf16(acc[m][t], a, frag[t][0], frag[t][1]);
+      }
     }
-    store_bf16(crow, v);
   }
-  if (tid == 0) counters[tile] = 0;  // ready for the next launch (graph replays)
+  cp_async_wait<0>();
+  __syncthreads();
+
+  float* red = reinterpret_cast<float*>(smem);
+#pragma unroll
+  for (int m = 0; m < MT; ++m)
+#pragma unroll
+    for (int t = 0; t < TN; ++t)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int row = wm * 64 + m * 16 + (lane >> 2) + h * 8;
+        const int col = wn * 64 + t * 8 + (lane & 3) * 2;
+        *reinterpret_cast<float2*>(red + row * RED_STRIDE + col) = make_float2(acc[m][t][2 * h], acc[m][t][2 * h + 1]);
+      }
+  __syncthreads();
+  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0);
+}
+
+// The large-batch tile on Hopper's wgmma (mode 5, sm_90a images only): the
+// same 128 rows x 256 columns a block, pipeline, weights, scales and stream-K
+// split as w4a16_big_segment, but the product is computed transposed,
+// C^T = W^T A^T: the dequantised weights are wgmma's A operand, from
+// registers (the repacked B fragments of two n8 tiles are one m16 A
+// fragment, as in the swapped-operand kernel), and the activations its B
+// operand, read by the tensor cores from shared memory (K-major, 128-byte
+// swizzle: each stage's 128 k as two halves of 64). Warpgroup g (warps 4g..
+// 4g+3) owns the 128 columns of chunks 2g and 2g+1; its warp r dequantises
+// half r%2 of chunk 2g + r/2 (two 16-column slices) and supplies, in wgmma j
+// (j = 0, 1; m64n128k16 over all 128 rows), slice 2(r%2) + j as its 16 rows.
+// Each weight is dequantised once per block (the mma.sync tile does it once
+// per warp along M).
+template <int STAGES>
+__device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
+                                                 const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
+                                                 float* __restrict__ ws, int* __restrict__ counters,
+                                                 const int* __restrict__ sorted_ids,
+                                                 const int* __restrict__ expert_ids, int M, int N, int K, int group,
+                                                 int a_div, int mblock, int nblock, int it0, int it1, int first,
+                                                 int parts, int units_per_block, long long t0) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(STAGES >= 3, "stages are loaded STAGES - 2 ahead");
+  constexpr int BM = 128, BN = 256;
+  constexpr int KS = BK / 16;
+  constexpr int CH = BN / 64;
+  constexpr int B_STAGE = BK * BN / 2;
+  constexpr int S_STAGE = CH * 512;
+  constexpr int A_HALF = BM * 128;        // one 64-k half of the activations: 128 B a row
+  constexpr int STAGE = B_STAGE + S_STAGE + 2 * A_HALF;
+  static_assert(STAGE % 1024 == 0 && (B_STAGE + S_STAGE) % 1024 == 0, "swizzle atoms 1024-B aligned");
+  constexpr int RED_STRIDE = BN + 8;
+  constexpr int AROWS = BM * 16 / THREADS;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  // The 128-byte swizzle is of absolute address bits: align the base to 1 KiB
+  // (the host adds 1 KiB to the dynamic shared memory).
+  const uint32_t raw_addr = smem_addr(smem_raw);
+  const uint32_t s_base = (raw_addr + 1023) & ~1023u;
+  unsigned char* smem = smem_raw + (s_base - raw_addr);
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int wg = warp >> 2;
+  const int wr = warp & 3;
+  const int ntiles_n = N / BN;
+  const int tile = mblock * ntiles_n + nblock;
+  const int ngroups = K / group;
+
+  const bool moe = sorted_ids != nullptr;
+  size_t expert = 0;
+  if (moe) {
+    const int e = expert_ids[mblock];
+    if (e < 0) return;
+    expert = static_cast<size_t>(e);
+  }
+  W += expert * (static_cast<size_t>(N) * K / 32);
+  S += expert * (static_cast<size_t>(N) * ngroups / 8);
+  const int niters = it1 - it0;
+  const int gshift = 31 - __clz(group);
+  const int gs_shift = 7 - gshift;
+  const int kchunks = K / 16;
+
+  const uint4* w_src = W + (static_cast<size_t>(nblock) * CH * kchunks + it0 * 8) * 32 + tid;
+  const size_t w_chunk = static_cast<size_t>(kchunks) * 32;
+  const int s_per = 8 << gs_shift;
+  const bool s_copy = tid < CH * s_per;
+  const int s_c = tid >> (gs_shift + 3);
+  const uint4* s_src = S + (static_cast<size_t>(nblock * CH + s_c) * ngroups + ((it0 * BK) >> gshift)) * 8 + (tid & (s_per - 1));
+
+  // Activations: thread tid copies 16-byte chunk tid%16 (half (tid%16)/8) of
+  // rows tid/16 + 16i, at row*128 + ((chunk%8) ^ (row%8))*16 of its half.
+  const int a_chunk = tid & 15;
+  const int a_r0 = tid >> 4;
+  const uint32_t a_dst0 = B_STAGE + S_STAGE + (a_chunk >> 3) * A_HALF + a_r0 * 128 + (((a_chunk & 7) ^ (a_r0 & 7)) * 16);
+  const __nv_bfloat16* a_ptr = A + static_cast<size_t>(it0) * BK + a_chunk * 8;
+  uint32_t a_row[AROWS];
+  uint32_t a_mask = 0;
+#pragma unroll
+  for (int i = 0; i < AROWS; ++i) {
+    int row = mblock * BM + a_r0 + 16 * i;
+    bool valid;
+    if (moe) {
+      const int id = sorted_ids[row];
+      valid = id < M;
+      row = valid ? id / a_div : 0;
+    } else {
+      valid = row < M;
+      row = valid ? row : 0;
+    }
+    a_row[i] = static_cast<uint32_t>(row) * static_cast<uint32_t>(K);
+    if (valid) {
+      a_mask |= 1u << i;
+    } else {
+#pragma unroll
+      for (int st = 0; st < STAGES; ++st)
+        *reinterpret_cast<uint4*>(smem + st * STAGE + a_dst0 + i * 16 * 128) = make_uint4(0, 0, 0, 0);
+    }
+  }
+
+  auto load_stage = [&](int slot) {
+    const uint32_t st = s_base + slot * STAGE;
+#pragma unroll
+    for (int c = 0; c < CH; ++c) cp_async16(st + (c * THREADS + tid) * 16, w_src + c * w_chunk, true);
+    if (s_copy) cp_async16(st + B_STAGE + tid * 16, s_src, true);
+    w_src += 8 * 32;
+    s_src += s_per;
+#pragma unroll
+    for (int i = 0; i < AROWS; ++i)
+      if (a_mask >> i & 1) cp_async16(st + a_dst0 + i * 16 * 128, a_ptr + a_row[i], true);
+    a_ptr += BK;
+  };
+
+  // This warp's weights: chunk wc, words 2*wh and 2*wh+1 of each lane's
+  // 16-byte fragment word (slices 2*wh and 2*wh+1); likewise its scales.
+  const int wc = 2 * wg + (wr >> 1);
+  const int wh = wr & 1;
+  const uint32_t b_rd0 = (wc * 8 * 32 + lane) * 16 + wh * 8;
+  const uint32_t s_rd0 = B_STAGE + (((wc << gs_shift) * 8) + (lane >> 2)) * 16 + wh * 8;
+
+  float acc[2][64];
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[j][i] = 0.f;
+
+  // Stages are loaded STAGES - 2 ahead (not STAGES - 1): the slot refilled
+  // at iteration it was read at it - 2, whose products the waits of
+  // iteration it - 1 have retired, so no iteration drains the tensor cores.
+#pragma unroll
+  for (int s = 0; s < STAGES - 2; ++s) {
+    if (s < niters) load_stage(s);
+    cp_async_commit();
+  }
+
+  int rd_slot = 0, wr_slot = STAGES - 2;
+  for (int it = 0; it < niters; ++it) {
+    cp_async_wait<STAGES - 3>();
+    __syncthreads();
+    if (it + STAGES - 2 < niters) load_stage(wr_slot);
+    cp_async_commit();
+    wr_slot = wr_slot == STAGES - 1 ? 0 : wr_slot + 1;
+    const unsigned char* st = smem + rd_slot * STAGE;
+    const uint32_t a_addr = s_base + rd_slot * STAGE + B_STAGE + S_STAGE;
+    rd_slot = rd_slot == STAGES - 1 ? 0 : rd_slot + 1;
+    uint32_t frag[2][2][4];  // [k16 step parity][wgmma j][A fragment]
+#pragma unroll
+    for (int s = 0; s < KS; ++s) {
+      const uint2 b = *reinterpret_cast<const uint2*>(st + b_rd0 + s * 512);
+      const uint2 sc = *reinterpret_cast<const uint2*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
+      const uint32_t bw[2] = {b.x, b.y};
+      const uint32_t sw[2] = {sc.x, sc.y};
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const __nv_bfloat162 s_lo = __low2bfloat162(as_bf162(sw[j]));
+        const __nv_bfloat162 s_hi = __high2bfloat162(as_bf162(sw[j]));
+        frag[s & 1][j][0] = dq(bw[j], s_lo);
+        frag[s & 1][j][1] = dq(bw[j] >> 8, s_hi);
+        frag[s & 1][j][2] = dq(bw[j] >> 4, s_lo);
+        frag[s & 1][j][3] = dq(bw[j] >> 12, s_hi);
+      }
+      const uint64_t desc = smem_desc(a_addr + (s >> 2) * A_HALF + (s & 3) * 32);
+      wgmma_fence();
+      wgmma_m64n128(acc[0], frag[s & 1][0], desc, 1);
+      wgmma_m64n128(acc[1], frag[s & 1][1], desc, 1);
+      wgmma_commit();
+      wgmma_wait<1>();  // step s-1's products are done: its fragments may be overwritten
+    }
+  }
+  wgmma_wait<0>();
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+#pragma unroll
+    for (int i = 0; i < 64; ++i) fence_f(acc[j][i]);
+  cp_async_wait<0>();
+  __syncthreads();
+
+  // acc[j][4i + e]: column 64*wc + 16*(2*wh + j) + lane/4 + 8*(e/2) of the
+  // tile, row 8i + 2*(lane%4) + e%2.
+  float* red = reinterpret_cast<float*>(smem);
+#pragma unroll
+  for (int j = 0; j < 2; ++j)
+#pragma unroll
+    for (int i = 0; i < 16; ++i)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int row = 8 * i + 2 * (lane & 3) + (e & 1);
+        const int col = 64 * wc + 16 * (2 * wh + j) + (lane >> 2) + 8 * (e >> 1);
+        red[row * RED_STRIDE + col] = acc[j][4 * i + e];
+      }
+  __syncthreads();
+  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0);
+#else
+  __trap();  // built without sm_90a: the host never launches this kernel
+#endif
 }
 
 // The work of a launch is mblocks x (N/BN) tiles of K/BK iterations each,
@@ -525,9 +947,16 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     const long long t0 = static_cast<long long>(tile) * kiters;
     const int first = static_cast<int>(t0 / units_per_block);
     const int lastb = static_cast<int>((t0 + kiters - 1) / units_per_block);
-    w4a16_segment<MT, STAGES, WN, MODE, PRIV, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
-                              tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1,
-                              units_per_block, t0);
+    if constexpr (MT == 8 && MODE == 5)
+      w4a16_wg_segment<STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
+                               tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1, units_per_block, t0);
+    else if constexpr (MT == 8)
+      w4a16_big_segment<STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
+                                tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1, units_per_block, t0);
+    else
+      w4a16_segment<MT, STAGES, WN, MODE, PRIV, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
+                                tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1,
+                                units_per_block, t0);
     u += ke - kb;
     __syncthreads();  // shared memory is reused by the next segment
   }
@@ -569,6 +998,14 @@ W4A16_KERNEL(w4a16_mt1_s6_wp, 1, 6, 2, 0, true, 128, 2)
 W4A16_KERNEL(w4a16_mt2_wp, 2, 4, 2, 0, true, 128, 2)
 W4A16_KERNEL(w4a16_mt4_n256, 4, 4, 4, 0, false, 256, 1)
 W4A16_KERNEL(w4a16_mt4_s3_n256, 4, 3, 4, 0, false, 256, 1)
+// _mt8_n256: the large-batch tile (w4a16_big_segment), 128 rows x 256
+// columns, 8 warps as 2 x 4 of 64 x 64; 4 stages need 200 KiB of shared
+// memory (Hopper; 3 stages, 150 KiB, also fit an A100).
+W4A16_KERNEL(w4a16_mt8_n256, 8, 4, 4, 0, false, 256, 1)
+W4A16_KERNEL(w4a16_mt8_s3_n256, 8, 3, 4, 0, false, 256, 1)
+// _wg: the same tile on Hopper's wgmma (w4a16_wg_segment); a trap in images
+// built for other targets (the host launches it only from the sm_90a cubin).
+W4A16_KERNEL(w4a16_mt8_wg_n256, 8, 4, 4, 5, false, 256, 1)
 W4A16_KERNEL(w4a16_mt1_sw, 1, 4, 2, 3, false, 128, 3)
 W4A16_KERNEL(w4a16_mt1_w4_sw, 1, 4, 4, 3, false, 128, 4)
 // MXFP4 (MODE 4): the same pipelines and layouts, e2m1 codes dequantised
