@@ -18,12 +18,13 @@ func (f *File) build() error {
 	kt, ct := &kernels.Tables{}, &comm.Tables{Graphs: true}
 	for i := range f.Tables {
 		t := &f.Tables[i]
-		loo, err := buildTable(f.Name, f.Effective(t), t, kt, ct, f.deferred)
+		loo, err := buildTable(f.Name, f.Effective(t), t, kt, ct, f.deferred, !f.embedded)
 		t.loo = loo
 		if err != nil {
 			return &tableErr{index: i, err: t.buildErr(f.Name, err)}
 		}
 	}
+	kt.Rank() // the source policy's order and MoE index (KernelTables)
 	f.kt, f.ct = kt, ct
 	return nil
 }
@@ -83,7 +84,10 @@ func (t *Table) addCorrection(eff Provenance, c string) {
 // looer is what every built table reports: its p90 leave-one-out error.
 type looer interface{ LOOError() (float64, int) }
 
-func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *comm.Tables, deferred bool) (looer, error) {
+// buildTable builds table t of file; user says the file is one the user
+// passed, not an embedded calibration (the source policy ranks its kernel
+// tables first: kernels.Origin).
+func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *comm.Tables, deferred, user bool) (looer, error) {
 	c, err := specFor(t)
 	if err != nil {
 		return nil, err
@@ -92,7 +96,29 @@ func buildTable(file string, prov Provenance, t *Table, kt *kernels.Tables, ct *
 		return nil, err
 	}
 	def, _ := opFor(t.Op) // specFor found it
-	return def.build(&builder{name: file + "#" + t.Name, prov: prov, t: t, c: c, kt: kt, ct: ct, deferred: deferred})
+	tb, err := def.build(&builder{name: file + "#" + t.Name, prov: prov, t: t, c: c, kt: kt, ct: ct, deferred: deferred})
+	if o, ok := tb.(interface {
+		SetOrigin(engine, version string, user bool, label string)
+	}); ok && err == nil {
+		o.SetOrigin(prov.Engine, prov.EngineVersion, user, originLabel(prov, t.Op))
+	}
+	return tb, err
+}
+
+// originLabel names a kernel table's rows in the source policy's words
+// (cost.Source.Policy): "perfdb vllm 0.24.0 moe rows" for the perf
+// database's, "vllm 0.24.0 prefill rows" for another engine measurement
+// (a trace), "calib gpu moe rows" for moecast's own kernels.
+func originLabel(p Provenance, op string) string {
+	switch {
+	case p.Engine != "" && strings.Contains(p.Source, "aiconfigurator"):
+		return strings.TrimSpace("perfdb "+p.Engine+" "+p.EngineVersion) + " " + op + " rows"
+	case p.Engine != "":
+		return strings.TrimSpace(p.Engine+" "+p.EngineVersion) + " " + op + " rows"
+	case strings.Contains(p.Command, "calib gpu"):
+		return "calib gpu " + op + " rows"
+	}
+	return op + " rows"
 }
 
 // KernelTables is the kernel lookup of the file, or nil when the file has

@@ -106,7 +106,7 @@ func embeddedParse(gpu string, data []byte, deferred bool) (*File, error) {
 	}
 	m, err := embedded.ReadFile("embedded/calibgpu/" + gpu + ".toml")
 	if err != nil {
-		f.deferred = deferred
+		f.deferred, f.embedded = deferred, true
 		if err := f.build(); err != nil {
 			return nil, err
 		}
@@ -121,7 +121,7 @@ func embeddedParse(gpu string, data []byte, deferred bool) (*File, error) {
 	if f, err = prefer("embedded:"+gpu, f, mf); err != nil {
 		return nil, err
 	}
-	f.deferred = deferred
+	f.deferred, f.embedded = deferred, true
 	return f.assemble(true)
 }
 

@@ -206,6 +206,9 @@ type File struct {
 	// deferred: the MoE and GQA tables build their curves on first use
 	// (Embedded sets it; TestEmbeddedDeferred builds them all eagerly)
 	deferred bool
+	// embedded: built into moecast (Embedded), not a file the user passed;
+	// its kernel tables rank below the user's (kernels.Origin)
+	embedded bool
 }
 
 // Effective is the table's provenance with the file's filling the gaps.

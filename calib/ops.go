@@ -261,7 +261,6 @@ func buildPrefill(b *builder) (looer, error) {
 	if err != nil {
 		return nil, err
 	}
-	tb.Engine = b.prov.Engine
 	kt.Prefills = append(kt.Prefills, tb)
 	return tb, nil
 }

@@ -114,19 +114,43 @@ func sameShape(p, e *Table) bool {
 	return pk == ek
 }
 
-// ProxyBias compares proxy table p with every engine table of the same
-// shape at the points both measured (equal values of every placing
-// column) and returns one line per engine table met: the proxy's latency
-// relative to the engine row, (proxy/engine - 1), as median and range over
-// the common points, and for MoE over the points at 128 tokens or more
-// (from there every expert is read under either routing; below, the
-// routings read different experts). Nothing when no point is common.
-func ProxyBias(p *Table, engine []Table) []string {
+// BiasPoint is one point that a proxy table and an engine table of the
+// same shape both measured (BiasPoints).
+type BiasPoint struct {
+	Cols   []string  // the placing columns (shared by the points of one table pair)
+	Values []float64 // their values at this point
+	// Proxy and Engine are the two latencies in microseconds.
+	Proxy, Engine float64
+}
+
+// Ratio is the proxy's time over the engine's at the point.
+func (b BiasPoint) Ratio() float64 { return b.Proxy / b.Engine }
+
+// At is the value of column c at the point (NaN when c is not a column).
+func (b BiasPoint) At(c string) float64 {
+	if i := slices.Index(b.Cols, c); i >= 0 {
+		return b.Values[i]
+	}
+	return math.NaN()
+}
+
+// BiasPair is a proxy table's comparison with one engine table of the
+// same shape: the points both measured, in the proxy table's row order.
+type BiasPair struct {
+	Engine *Table
+	Points []BiasPoint
+}
+
+// BiasPoints compares proxy table p with every engine table of the same
+// shape (sameShape: the MoE routing distribution aside) at the points
+// both measured, equal in every placing column; engine tables with no
+// common point are left out.
+func BiasPoints(p *Table, engine []Table) []BiasPair {
 	pkeys, plat, pscale := biasKeyCols(p)
 	if plat < 0 {
 		return nil
 	}
-	var out []string
+	var out []BiasPair
 	for i := range engine {
 		e := &engine[i]
 		if !sameShape(p, e) {
@@ -140,43 +164,70 @@ func ProxyBias(p *Table, engine []Table) []string {
 		for _, r := range e.Rows {
 			at[pointKey(r, e.Columns, ekeys)] = r[elat] * escale
 		}
-		// MoE series (moe_tp, ep) summarised apart at >= 128 tokens
-		var seriesCols []string
-		if p.Op == "moe" {
-			seriesCols = slices.DeleteFunc(slices.Clone(pkeys), func(c string) bool { return c == "tokens" })
-		}
-		var all []float64
-		big := map[string][]float64{}
-		var order []string
+		pair := BiasPair{Engine: e}
 		for _, r := range p.Rows {
 			ev, ok := at[pointKey(r, p.Columns, pkeys)]
 			if !ok || ev <= 0 {
 				continue
 			}
-			d := r[plat]*pscale/ev - 1
+			v := make([]float64, len(pkeys))
+			for j, c := range pkeys {
+				v[j] = r[slices.Index(p.Columns, c)]
+			}
+			pair.Points = append(pair.Points, BiasPoint{Cols: pkeys, Values: v, Proxy: r[plat] * pscale, Engine: ev})
+		}
+		if len(pair.Points) > 0 {
+			out = append(out, pair)
+		}
+	}
+	return out
+}
+
+// ProxyBias compares proxy table p with every engine table of the same
+// shape at the points both measured (BiasPoints) and returns one line per
+// engine table met: the proxy's latency relative to the engine row,
+// (proxy/engine - 1), as median and range over the common points, and for
+// MoE over the points at 128 tokens or more (from there every expert is
+// read under either routing; below, the routings read different experts).
+// Nothing when no point is common.
+func ProxyBias(p *Table, engine []Table) []string {
+	var out []string
+	for _, pair := range BiasPoints(p, engine) {
+		// MoE series (moe_tp, ep) summarised apart at >= 128 tokens
+		var seriesCols []string
+		if p.Op == "moe" {
+			seriesCols = slices.DeleteFunc(slices.Clone(pair.Points[0].Cols), func(c string) bool { return c == "tokens" })
+		}
+		var all []float64
+		big := map[string][]float64{}
+		var order []string
+		for _, pt := range pair.Points {
+			d := pt.Ratio() - 1
 			all = append(all, d)
-			if p.Op == "moe" && r[slices.Index(p.Columns, "tokens")] >= 128 {
-				var sk []string
-				for _, c := range seriesCols {
-					sk = append(sk, c+"="+strconv.FormatFloat(r[slices.Index(p.Columns, c)], 'g', -1, 64))
-				}
-				k := strings.Join(sk, " ")
+			if p.Op == "moe" && pt.At("tokens") >= 128 {
+				k := SeriesName(pt, seriesCols)
 				if _, ok := big[k]; !ok {
 					order = append(order, k)
 				}
 				big[k] = append(big[k], d)
 			}
 		}
-		if len(all) == 0 {
-			continue
-		}
-		line := fmt.Sprintf("%s%s: proxy/engine - 1 over %d common points: %s", ProxyBiasPrefix, e.Name, len(all), biasSummary(all))
+		line := fmt.Sprintf("%s%s: proxy/engine - 1 over %d common points: %s", ProxyBiasPrefix, pair.Engine.Name, len(all), biasSummary(all))
 		for _, k := range order {
 			line += fmt.Sprintf("; %s at >= 128 tokens (%d points): %s", k, len(big[k]), biasSummary(big[k]))
 		}
 		out = append(out, line+" (negative: the proxy is faster; the engine table answers where it covers a query)")
 	}
 	return out
+}
+
+// SeriesName names a point's series by the values of cols: "moe_tp=1 ep=8".
+func SeriesName(pt BiasPoint, cols []string) string {
+	var sk []string
+	for _, c := range cols {
+		sk = append(sk, c+"="+strconv.FormatFloat(pt.At(c), 'g', -1, 64))
+	}
+	return strings.Join(sk, " ")
 }
 
 func pointKey(r []float64, cols, keys []string) string {

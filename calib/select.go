@@ -136,6 +136,7 @@ func Select(box Box, files ...*File) *Selection {
 			s.ct.EPs = append(s.ct.EPs, tb)
 		}
 	}
+	s.kt.Rank() // the source policy's order (kernels/source.go)
 	return s
 }
 

@@ -192,3 +192,100 @@ rows = """
 		})
 	}
 }
+
+// TestSelectSourcePolicy: through Select, a file the user passed outranks
+// the embedded H200 calibration, whatever the order of the sources for a
+// table of other keys (a later source replaces an earlier one's tables of
+// the same op and keys: layering), and among the embedded tables the
+// scenario's engine's MoE row answers (SGLang's for an SGLang run, though
+// vLLM's comes first in the file); each answer's Source.Policy says why.
+func TestSelectSourcePolicy(t *testing.T) {
+	emb, err := Embedded("h200-sxm")
+	require.NoError(t, err)
+	require.NotNil(t, emb)
+	const head = `schema = 1
+[provenance]
+gpu = "h200-sxm"
+date = "2026-12-02"
+command = "moecast calib gpu"
+launch = "cuda-graph"
+cache = "flushed"
+`
+	// the user's own calib gpu table of Kimi-K2.5's MoE: uniform routing,
+	// the keys of the embedded calib gpu table, which it replaces
+	user, err := Parse("mine.toml", []byte(head+`
+[[table]]
+name = "moe.mine"
+op = "moe"
+dtype = "int4_wo"
+distribution = "uniform"
+experts = 384
+topk = 8
+hidden = 7168
+inter = 2048
+columns = ["tokens", "moe_tp", "ep", "latency_us"]
+rows = """
+1,1,8,11
+64,1,8,111
+"""
+`))
+	require.NoError(t, err)
+	// the user's MLA module table, without the projection dims the
+	// embedded tables key (so none replaces another), answering the same
+	// DeepSeek-dims query
+	userMLA, err := Parse("mla.toml", []byte(head+`
+[[table]]
+name = "mla.mine"
+op = "mla"
+dtype = "bf16"
+kv_dtype = "bf16"
+kv_lora_rank = 512
+qk_rope_dim = 64
+columns = ["heads", "batch", "kv_len", "latency_us"]
+rows = """
+16,1,1024,33
+16,8,1024,44
+16,1,4096,55
+16,8,4096,66
+"""
+`))
+	require.NoError(t, err)
+	box := Box{GPU: "h200-sxm", Fabric: "nvlink4", GPUs: 8}
+	moe := kernels.MoEShape{Tokens: 1, GlobalTokens: 1, Experts: 384, TopK: 8, Hidden: 7168, Inter: 2048,
+		MoETP: 1, EP: 8, Weight: dtype.INT4G32}
+	mla := kernels.MLAShape{Batch: 1, Context: 1024, Heads: 16, KVLoRARank: 512, QKRopeDim: 64, KV: dtype.KVBF16,
+		Hidden: 7168, QLoRARank: 1536, QKNopeDim: 128, VHeadDim: 128}
+	for _, engine := range []string{"vllm", "sglang"} {
+		moe.Engine, mla.Engine = engine, engine
+		e, ok := Select(box, emb).Kernels().MoE(moe)
+		require.True(t, ok)
+		assert.Equal(t, "embedded:h200-sxm#moe."+map[string]string{"vllm": "vllm-0.24.0", "sglang": "sglang-0.5.14"}[engine]+
+			".int4_wo.e384.k8.h7168.i2048.balanced", e.Source.Table)
+		assert.Equal(t, "perfdb "+engine+" "+map[string]string{"vllm": "0.24.0", "sglang": "0.5.14"}[engine]+
+			" moe rows (measured on the scenario's engine: outranks the proxy kernels)", e.Source.Policy)
+
+		e, ok = Select(box, emb, user).Kernels().MoE(moe)
+		require.True(t, ok)
+		assert.Equal(t, "mine.toml#moe.mine", e.Source.Table)
+		assert.InDelta(t, 11e-6, float64(e.Time), 1e-12)
+		assert.Equal(t, "calib gpu moe rows (the user's calibration: outranks the embedded tables)", e.Source.Policy)
+
+		e, ok = Select(box, emb).Kernels().MLAModule(mla)
+		require.True(t, ok)
+		assert.Equal(t, "embedded:h200-sxm#mla.vllm-0.24.0.bf16.kv-bf16", e.Source.Table)
+		for _, order := range [][]*File{{emb, userMLA}, {userMLA, emb}} {
+			e, ok := Select(box, order...).Kernels().MLAModule(mla)
+			require.True(t, ok)
+			assert.Equal(t, "mla.toml#mla.mine", e.Source.Table)
+			assert.InDelta(t, 33e-6, float64(e.Time), 1e-12)
+			assert.Contains(t, e.Source.Policy, "(the user's calibration: outranks the embedded tables)")
+		}
+	}
+	// an SGLang run of the MLA module: the perf database has vLLM's rows
+	// only; they answer and say so
+	mla.Engine = "sglang"
+	e, ok := Select(box, emb).Kernels().MLAModule(mla)
+	require.True(t, ok)
+	assert.Equal(t, "embedded:h200-sxm#mla.vllm-0.24.0.bf16.kv-bf16", e.Source.Table)
+	assert.Contains(t, e.Source.Policy, "another engine's measured kernels")
+}

@@ -17,6 +17,10 @@ type MLAShape struct {
 	// Model dims the MLA module's projections depend on; a calibration
 	// table measured for other dims does not answer (0: not checked).
 	Hidden, QLoRARank, QKNopeDim, VHeadDim int
+	// Engine is the serving engine the step runs on ("vllm", "sglang"; ""
+	// unknown): the source policy answers from its own measured tables
+	// before another engine's (source.go). Costs sets it from Costs.Engine.
+	Engine string
 }
 
 // GQAShape is GQA decode attention on one rank.
@@ -25,6 +29,10 @@ type GQAShape struct {
 	Heads, KVHeads int // on this rank
 	HeadDim        int
 	KV             dtype.KVCache
+	// Engine is the serving engine the step runs on ("vllm", "sglang"; ""
+	// unknown): the source policy answers from its own measured tables
+	// before another engine's (source.go). Costs sets it from Costs.Engine.
+	Engine string
 }
 
 // Kernel counts: MLA decode runs a split-KV stage and a combine stage
@@ -100,6 +108,9 @@ func (c *Costs) MLAModule(s MLAShape, projections []GEMMShape) (cost.Estimate, b
 	if c.Tables == nil {
 		return cost.Estimate{}, false
 	}
+	if s.Engine == "" {
+		s.Engine = c.Engine
+	}
 	t, ok := c.Tables.MLAModule(s)
 	if !ok {
 		return cost.Estimate{}, false
@@ -145,6 +156,9 @@ func (c *Costs) GQADecode(s GQAShape) cost.Estimate {
 		formula:    formulaRoofline,
 	})
 	if c.Tables != nil {
+		if s.Engine == "" {
+			s.Engine = c.Engine
+		}
 		if t, ok := c.Tables.GQA(s); ok {
 			return c.applyFloor(t, r, c.GPU.PeakFor(dtype.BF16))
 		}

@@ -17,8 +17,8 @@ type Costs struct {
 	// Tables, when set, is consulted before the roofline.
 	Tables Lookup
 	// Engine is the serving engine ("vllm", "sglang"; "" unknown) whose own
-	// measured tables answer first where several engines' do (prefill
-	// attention: Tables.Prefill).
+	// measured tables answer first where several engines' do (the source
+	// policy, source.go: every op's shape carries it to Tables).
 	Engine string
 }
 

@@ -13,6 +13,10 @@ type GEMMShape struct {
 	// Count identical GEMMs run as one batched kernel (torch.bmm over
 	// heads, e.g. MLA's absorbed W_UK/W_UV); 0 means 1.
 	Count int
+	// Engine is the serving engine the step runs on ("vllm", "sglang"; ""
+	// unknown): the source policy answers from its own measured tables
+	// before another engine's (source.go). Costs sets it from Costs.Engine.
+	Engine string
 }
 
 func (s GEMMShape) count() float64 {
@@ -71,6 +75,9 @@ func gemmKernels(f dtype.Format) float64 {
 func (c *Costs) GEMM(s GEMMShape) cost.Estimate {
 	r := c.gemmRoofline(s)
 	if c.Tables != nil {
+		if s.Engine == "" {
+			s.Engine = c.Engine
+		}
 		if t, ok := c.Tables.GEMM(s); ok {
 			return c.applyFloor(t, r, c.GPU.PeakFor(s.Weight.Compute))
 		}

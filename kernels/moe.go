@@ -26,6 +26,10 @@ type MoEShape struct {
 	// computes only the pairs routed to its experts, not every token of
 	// the DP group behind an expert map (MoETable.Lookup).
 	DeepEP bool
+	// Engine is the serving engine the step runs on ("vllm", "sglang"; ""
+	// unknown): the source policy answers from its own measured tables
+	// before another engine's (source.go). Costs sets it from Costs.Engine.
+	Engine string
 }
 
 // MoE kernel counts (vLLM fused MoE, kernel names as vLLM 0.28 traces show
@@ -77,6 +81,9 @@ func MoEFLOPs(s MoEShape) unit.FLOPs {
 func (c *Costs) MoE(s MoEShape) cost.Estimate {
 	r := c.moeRoofline(s)
 	if c.Tables != nil {
+		if s.Engine == "" {
+			s.Engine = c.Engine
+		}
 		if t, ok := c.Tables.MoE(s); ok {
 			return c.applyFloor(t, r, c.GPU.PeakFor(s.Weight.Compute))
 		}

@@ -202,6 +202,7 @@ type GEMMPoint struct {
 // over M for each measured (N, K).
 type GEMMTable struct {
 	curve.Table
+	Origin
 	Dtype  string // weight format name as in dtype.Format.Name ("bf16", "fp8-b128", "int4-g32")
 	series series1[[2]int]
 }
@@ -271,6 +272,7 @@ type MoEPoint struct {
 // MoETable is MoE layer latency by tokens for each measured (moe_tp, ep).
 type MoETable struct {
 	curve.Table
+	Origin
 	Key    MoEKey
 	series series1[[2]int]
 	l2     []bool // l2[row]: row marked L2-resident
@@ -614,6 +616,7 @@ type MLAPoint struct {
 // heads-per-GPU count.
 type MLATable struct {
 	curve.Table
+	Origin
 	Key MLAKey
 	// MemBW is the peak DRAM bandwidth of the GPU the table was measured
 	// on (0: unknown). It prices the KV read saved when an fp8-KV query is
@@ -735,6 +738,7 @@ type GQAPoint struct {
 // (heads, kv_heads) per GPU.
 type GQATable struct {
 	curve.Table
+	Origin
 	Key    GQAKey
 	series series2[[2]int]
 	later  later // the grids, when built on first use (NewGQATableDeferred)
@@ -809,7 +813,9 @@ func (t *GQATable) Lookup(s GQAShape) (cost.Estimate, bool) {
 // ---- the set ----
 
 // Tables is a set of kernel calibration tables; it implements Lookup. For
-// each query the first table (in file order) that covers it answers.
+// each query the source policy (source.go) chooses the table that
+// answers: the first (in policy order, Rank) that covers it, the
+// scenario's engine's own before another engine's.
 type Tables struct {
 	GEMMs []*GEMMTable
 	MoEs  []*MoETable
@@ -823,6 +829,9 @@ type Tables struct {
 	// Unmappeds price, per layer, the kernels of a traced step that map
 	// to no modelled op (unmapped.go).
 	Unmappeds []*UnmappedTable
+
+	// moeIndex: MoEs by the keys a query matches (Rank builds it).
+	moeIndex map[moeIndexKey][]*MoETable
 }
 
 var _ Lookup = (*Tables)(nil)
@@ -833,10 +842,14 @@ func (t *Tables) Empty() bool {
 }
 
 // GEMM implements Lookup.
-func (t *Tables) GEMM(s GEMMShape) (cost.Estimate, bool) { return curve.First(t.GEMMs, s) }
+func (t *Tables) GEMM(s GEMMShape) (cost.Estimate, bool) {
+	return choose(t.GEMMs, s, s.Engine, (*GEMMTable).Lookup)
+}
 
 // MoE implements Lookup.
-func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) { return curve.First(t.MoEs, s) }
+func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) {
+	return choose(t.moeTables(s), s, s.Engine, (*MoETable).Lookup)
+}
 
 // MLAModule implements Lookup. An fp8-KV query that no fp8-KV table
 // covers (the perf database measures fp8 KV at fewer head counts) is
@@ -844,24 +857,20 @@ func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) { return curve.First(t.Mo
 // (MLATable.lookupFP8FromBF16, Source.Note says so), rather than dropping
 // the whole module to the roofline.
 func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
-	if e, ok := curve.First(t.MLAs, s); ok {
+	if e, ok := choose(t.MLAs, s, s.Engine, (*MLATable).Lookup); ok {
 		return e, true
 	}
-	for _, tb := range t.MLAs {
-		if e, ok := tb.lookupFP8FromBF16(s); ok {
-			return e, true
-		}
-	}
-	return cost.Estimate{}, false
+	return choose(t.MLAs, s, s.Engine, (*MLATable).lookupFP8FromBF16)
 }
 
 // GQA implements Lookup.
-func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) { return curve.First(t.GQAs, s) }
+func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) {
+	return choose(t.GQAs, s, s.Engine, (*GQATable).Lookup)
+}
 
-// Prefill implements Lookup: the first table that covers the shape
-// answers, with two exceptions (prefillChoose): the scenario's engine's
-// own tables go before another engine's, and an answer that clamps the
-// prefix gives way to a table that measured it.
+// Prefill implements Lookup: the source policy's table answers
+// (prefillChoose), except that an answer that clamps the prefix gives way
+// to a table that measured it.
 func (t *Tables) Prefill(s PrefillShape) (cost.Estimate, bool) { return prefillChoose(t.Prefills, s) }
 
 // ---- elementwise ----

@@ -36,11 +36,9 @@ type PrefillPoint struct {
 type PrefillTable struct {
 	curve.Table
 	Key PrefillKey
-	// Engine is the serving engine whose own kernels the table measured
-	// ("vllm", "sglang": the perf database's rows, a trace of the engine),
-	// "" for moecast's proxy kernels (calib gpu). Tables.Prefill puts the
-	// scenario's engine's tables first.
-	Engine string
+	// Origin: where the rows were measured (source.go); Tables.Prefill
+	// puts the scenario's engine's tables first.
+	Origin
 	series series2[[2]int]
 	// extendKV: kv_len above a chunk's range is extrapolated (a grid of
 	// prefixes), not clamped (one kv_len per chunk).
@@ -171,23 +169,23 @@ type prefillAnswer struct {
 	f  curve.Flags
 }
 
-// prefillChoose answers a prefill query from a stack of tables (the
-// calibration source policy, calib.Prefer: engine-measured tables first,
-// then the proxy's):
+// prefillChoose answers a prefill query from a stack of tables in policy
+// order (source.go):
 //
-//  1. Among the engine-measured tables that cover the shape, the
-//     scenario's engine's (s.Engine) answer before another engine's, in
-//     the places the engine tables hold in the stack (a user's tables
-//     stay ahead); an answer from another engine's table says so.
+//  1. The first table that covers the shape answers, unless it is another
+//     engine's and a later table of its class measured on the scenario's
+//     engine (s.Engine) covers it too (choose's rule); an answer from
+//     another engine's table says so in its note.
 //  2. The perf database's prefill rows are one prompt each (prefix 0): a
 //     chunk after a cached prefix is read there only by clamping kv_len
-//     to the chunk, which drops the prefix's keys. When the first answer
-//     clamps kv_len so and a later table covers kv_len (calib gpu's grid
+//     to the chunk, which drops the prefix's keys. When the chosen answer
+//     clamps kv_len so and another table covers kv_len (calib gpu's grid
 //     of prefixes: in range or extrapolated), that table answers, scaled
-//     by first/later at the chunk with no prefix (the nearest point both
-//     cover: the engine's level, the covering table's growth with the
-//     prefix); unscaled when the first table does not read that point.
-//     With no such table the clamped answer stands (its note says so).
+//     by chosen/covering at the chunk with no prefix (the nearest point
+//     both cover: the engine's level, the covering table's growth with
+//     the prefix); unscaled when the covering table does not read that
+//     point. With no such table the clamped answer stands (its note says
+//     so).
 func prefillChoose(ts []*PrefillTable, s PrefillShape) (cost.Estimate, bool) {
 	var buf [8]prefillAnswer
 	c := buf[:0]
@@ -199,32 +197,19 @@ func prefillChoose(ts []*PrefillTable, s PrefillShape) (cost.Estimate, bool) {
 	if len(c) == 0 {
 		return cost.Estimate{}, false
 	}
-	// 1: the engine tables' places, filled own engine first
-	if s.Engine != "" {
-		var ebuf [8]prefillAnswer
-		eng := ebuf[:0]
-		for _, a := range c {
-			if a.tb.Engine == s.Engine {
-				eng = append(eng, a)
-			}
-		}
-		if len(eng) > 0 {
-			for _, a := range c {
-				if a.tb.Engine != "" && a.tb.Engine != s.Engine {
-					eng = append(eng, a)
-				}
-			}
-			j := 0
-			for i := range c {
-				if c[i].tb.Engine != "" {
-					c[i] = eng[j]
-					j++
-				}
+	// 1: the policy's answer, moved to the front
+	if o := &c[0].tb.Origin; o.yields(s.Engine) {
+		for i := 1; i < len(c); i++ {
+			if u := &c[i].tb.Origin; u.User == o.User && u.Engine == s.Engine {
+				a := c[i]
+				copy(c[1:i+1], c[:i])
+				c[0] = a
+				break
 			}
 		}
 	}
 	first := c[0]
-	other := first.tb.Engine != "" && s.Engine != "" && first.tb.Engine != s.Engine
+	other := first.tb.yields(s.Engine)
 	if first.tb.clampsKV(first.f) {
 		// 2: a table that covers the prefix
 		for _, a := range c[1:] {
@@ -242,15 +227,16 @@ func prefillChoose(ts []*PrefillTable, s PrefillShape) (cost.Estimate, bool) {
 				kind = altScaled
 			}
 			e.Source.Note = a.tb.altNote(first.tb, a.f, kind, other, s.Engine)
+			e.Source.Policy = a.tb.why[whyCovering]
 			return e, true
 		}
 	}
+	e := first.e
+	e.Source.Policy = first.tb.whyFor(s.Engine)
 	if other {
-		e := first.e
 		e.Source.Note = first.tb.altNote(nil, first.f, altOtherEngine, true, s.Engine)
-		return e, true
 	}
-	return first.e, true
+	return e, true
 }
 
 // The ways Tables.Prefill answers in another table's stead.

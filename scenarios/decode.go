@@ -101,6 +101,10 @@ type rawRuntime struct {
 	MixedChunk          *bool  `toml:"mixed_chunk"`
 	AsyncScheduling     *bool  `toml:"async_scheduling"`
 	PrefixCaching       *bool  `toml:"prefix_caching"`
+	// EngineVersion is the engine's version ("0.12.0"): the defaults
+	// that changed between versions follow it (serve.AsyncDefault);
+	// "" = the newest.
+	EngineVersion string `toml:"engine_version"`
 	// TokenizeUsPerToken is the API server's tokenisation time per prompt
 	// token in microseconds (serve.FrontEnd); 0 = no front end.
 	TokenizeUsPerToken *float64 `toml:"tokenize_us_per_token"`

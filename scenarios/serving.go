@@ -44,6 +44,12 @@ type Serving struct {
 	MaxNumSeqs          *int
 	MixedChunk          *bool
 	AsyncScheduling     *bool
+	// EngineVersion is runtime.engine_version ("" = the newest): the
+	// version-dependent defaults follow it (serve.AsyncDefault).
+	EngineVersion string
+	// NoHost leaves the engine's host work per step out
+	// (serve.EngineHost); set only by the host-overhead mechanism.
+	NoHost bool
 	// Prefix caching: workload.system_prompt_tokens or
 	// workload.prefix_hit_rate describe what the prompts share
 	// (serve.PrefixLoad; nil = nothing), workload.hash_block_tokens the
@@ -333,6 +339,7 @@ func (s *Scenario) buildServing() error {
 		v.MixedChunk = rt.MixedChunk
 	}
 	v.AsyncScheduling = rt.AsyncScheduling
+	v.EngineVersion = rt.EngineVersion
 	if rt.PrefixCaching != nil {
 		v.NoPrefixCache = !*rt.PrefixCaching
 	}
@@ -454,6 +461,10 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	g := s.Config.GPU
 	c := serve.DefaultConfig(v.Engine, g.Label, g.Memory)
 	c.Spec = serve.SimSpec(s.Config.Spec)
+	c.AsyncScheduling = serve.AsyncDefault(v.Engine, v.EngineVersion)
+	if !v.NoHost {
+		c.Host = serve.EngineHost(v.Engine)
+	}
 	if s.Config.Spec.Method == sim.SpecNgram {
 		c.AsyncScheduling = false
 	}

@@ -121,6 +121,40 @@ seed = 9
 	assert.True(t, math.IsInf(dc.Workload.RequestRate, 1))
 }
 
+// TestEngineVersion: runtime.engine_version picks the engine's
+// version-dependent defaults (vLLM's async scheduling from v0.14.0), an
+// explicit async_scheduling wins over it, and the host-overhead mechanism
+// puts the engine's measured host work on the config or leaves it out.
+func TestEngineVersion(t *testing.T) {
+	cases := []struct {
+		name, keys string
+		async      bool
+	}{
+		{"vllm newest", "engine = \"vllm\"\n", true},
+		{"vllm 0.12", "engine = \"vllm\"\nengine_version = \"0.12.0\"\n", false},
+		{"vllm 0.14", "engine = \"vllm\"\nengine_version = \"0.14.0\"\n", true},
+		{"vllm 0.12 forced on", "engine = \"vllm\"\nengine_version = \"0.12.0\"\nasync_scheduling = true\n", true},
+		{"sglang old", "engine = \"sglang\"\nengine_version = \"0.5.1.post1\"\n", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Parse("t.toml", []byte(minimal+"[runtime]\n"+tc.keys))
+			require.NoError(t, err)
+			sm, err := s.Sim()
+			require.NoError(t, err)
+			c, err := s.ServeConfig(sm, s.Serving.Points()[0])
+			require.NoError(t, err)
+			assert.Equal(t, tc.async, c.AsyncScheduling)
+			assert.Equal(t, serve.EngineHost(s.Serving.Engine), c.Host)
+			assert.Greater(t, float64(c.Host.PerStep), 0.0)
+			require.NoError(t, s.SetMechanism("host-overhead", false))
+			c, err = s.ServeConfig(sm, s.Serving.Points()[0])
+			require.NoError(t, err)
+			assert.Zero(t, c.Host)
+		})
+	}
+}
+
 // TestEngineMessages: the engine checks read serve's engine table and say
 // which engines have a setting.
 func TestEngineMessages(t *testing.T) {

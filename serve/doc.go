@@ -50,7 +50,11 @@
 // async scheduling hides behind the GPU on steps without prefill
 // (wall = max(GPU, host)) and which otherwise adds (vLLM's async
 // scheduling, vllm-project/vllm PRs #27614/#27914: it hides host work of
-// decode steps, not of prefill).
+// decode steps, not of prefill; on by default from vLLM v0.14.0, off
+// before). SGLang's overlap scheduler hides it on every step, prefill
+// included (AsyncDefault, host.go). Config.Host is each engine's host
+// work per step measured on the CPU side of profiler traces (EngineHost,
+// host.go).
 // Every token of a step is streamed at the step's end. A request sent
 // during a step is seen by the scheduler at the step's end.
 //
@@ -75,9 +79,10 @@
 // is exact); SimMemory takes the KV bytes per token and the usable KV
 // memory per GPU from sim's memory model, the block size the engine sets
 // for the attention backend and the DP-attention groups; SimSpec maps
-// sim's speculative decoding; SimConfig puts them on DefaultConfig. The
-// launch costs sim prices per step (graph replay, piecewise and eager
-// launches) are the only host costs: Host stays 0 (see SimCoster).
+// sim's speculative decoding; SimConfig puts them on DefaultConfig with
+// the engine's measured host work per step (EngineHost). sim prices the
+// launch costs per step (graph replay, piecewise and eager launches);
+// Config.Host the host work before the launch (see SimCoster).
 //
 // # Workload
 //
@@ -189,8 +194,9 @@
 //
 // Not modelled: SGLang's DP-attention ranks as schedulers of their own
 // (their KV blocks are pooled under one scheduler; their per-rank prefill
-// budgets and chunks in progress are, sched_sglang.go), scheduler time
-// between steps beyond Config.Host, the client's HTTP time, and the
+// budgets and chunks in progress are, sched_sglang.go), the scheduler's
+// own pass between steps (Config.Host holds the model runner's part, the
+// part the traces show), the client's HTTP time, and the
 // placeholder tokens of async scheduling. Multi-node replicas are priced
 // by sim and comm (hardware.nic).
 package serve

@@ -73,6 +73,16 @@ type engineRow struct {
 	// the engine runs each attention group as an engine core of its own
 	// (dpranks.go); nil: the groups are pooled under one scheduler.
 	balance balancer
+	// host is the engine's host work per step measured at op level
+	// (host.go); zero where no measurement is cited.
+	host HostOverhead
+	// asyncDefault reports whether the engine at version v (as its
+	// image or package names it; "" = unknown, taken as the newest)
+	// overlaps a step's host work with the GPU by default.
+	asyncDefault func(v string) bool
+	// overlapPrefill: the overlap also covers steps with prefill chunks
+	// (else only decode steps hide the host work); host.go cites each.
+	overlapPrefill bool
 }
 
 // engines is the engine table, indexed by Engine.
@@ -86,10 +96,12 @@ var engines = [...]engineRow{
 		// vLLM runs attention TP-way in each of DP groups
 		// (--data-parallel-size); it has no data-parallel attention
 		// with TP over the MLP side.
-		runs:        func(l model.Layout) bool { return !l.DPAttention },
-		scheduler:   newVLLMScheduler,
-		captureSize: vllmCaptureSize,
-		balance:     vllmBalance,
+		runs:         func(l model.Layout) bool { return !l.DPAttention },
+		scheduler:    newVLLMScheduler,
+		captureSize:  vllmCaptureSize,
+		balance:      vllmBalance,
+		host:         vllmHost,
+		asyncDefault: vllmAsyncDefault,
 	},
 	SGLang: {
 		EngineInfo: EngineInfo{Name: "sglang", Title: "SGLang", BudgetKey: "chunked_prefill_size", SeqsKey: "max_running_requests",
@@ -115,6 +127,9 @@ var engines = [...]engineRow{
 		// "round_robin" by default, server_args.py); modelled in part:
 		// the ranks' KV is pooled under one scheduler, each rank with its
 		// own prefill budget and chunk in progress (sched_sglang.go).
+		host:           sglangHost,
+		asyncDefault:   func(string) bool { return true },
+		overlapPrefill: true,
 	},
 }
 

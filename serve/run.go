@@ -180,7 +180,8 @@ func (e *run) loop() error {
 
 // price costs a step and returns its wall time: the coster's GPU time plus
 // the host overhead, which async scheduling hides behind the GPU when the
-// step has no prefill. The visible host time is booked as cost.Other.
+// step has no prefill (every step for an engine whose overlap covers
+// prefill: SGLang). The visible host time is booked as cost.Other.
 func (e *run) price(s *step) (float64, error) { return e.priceWith(e.coster, s) }
 
 // priceWith is price with coster c (a disaggregated pool's).
@@ -200,10 +201,8 @@ func (e *run) book(gpu unit.Seconds, cats [cost.NumCategories]unit.Seconds, seqs
 	decode := seqs - prefills
 	prefill := prefills > 0
 	host := float64(e.cfg.Host.PerStep) + float64(e.cfg.Host.PerSeq)*float64(most)
-	wall := g + host
-	if e.cfg.AsyncScheduling && !prefill {
-		wall = math.Max(g, host)
-	}
+	overlap := e.cfg.AsyncScheduling && (!prefill || engines[e.cfg.Engine].overlapPrefill)
+	wall := hostWall(g, host, overlap)
 	cats[cost.Other] += unit.Seconds(wall - g)
 	for i := range e.cats {
 		e.cats[i] += cats[i]

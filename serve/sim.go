@@ -18,12 +18,10 @@ import (
 // prefill step runs piecewise graphs with attention launched eagerly up to
 // sim.CaptureTokens tokens and eager above, each eager kernel paying
 // kernels.HostLaunchLatency (the measured eager PyTorch launch, 10.5 us)
-// beyond its own time. Those are all the per-step host and launch costs
-// priced: no op-level measurement or cited source gives the rest of a
-// step's host work (scheduling, input preparation, sampling, detokenising),
-// so Config.Host stays 0 and that work is left out (inference-sim's
-// published per-step figures for vLLM on H100 are fitted to end-to-end
-// runs and are not used).
+// beyond its own time. The rest of a step's host work (scheduling, input
+// preparation) is Config.Host, measured per engine (host.go), which
+// SimConfig sets; the run adds it to the step or hides it behind the GPU
+// (Config.AsyncScheduling).
 //
 // StepCost is memoised on the step's shape (sim.StepKey): a step whose
 // passes sim prices at the same token counts and mean contexts as an
@@ -162,7 +160,8 @@ func SimSpec(sp sim.Spec) Spec {
 }
 
 // SimConfig is DefaultConfig for engine e on cfg's GPU with SimMemory and
-// SimSpec filled in. Async scheduling is off with n-gram drafting, as vLLM
+// SimSpec filled in and the engine's measured host work per step
+// (EngineHost) at its newest version. Async scheduling is off with n-gram drafting, as vLLM
 // turns it off with non-EAGLE/MTP speculative decoding (vllm-project/vllm
 // async scheduling on by default since PRs #27614/#27914, with EAGLE/MTP
 // since #31998).
@@ -174,6 +173,7 @@ func SimConfig(cfg sim.Config, s *sim.Sim, e Engine) (Config, error) {
 	}
 	c.Memory = mem
 	c.Spec = SimSpec(cfg.Spec)
+	c.Host = EngineHost(e)
 	if cfg.Spec.Method == sim.SpecNgram {
 		c.AsyncScheduling = false
 	}

@@ -125,6 +125,11 @@ type Source struct {
 	RowLo      int     // first table row used (1-based, Kind == Table)
 	RowHi      int     // last table row used
 	Note       string  // anything else a reader needs: clamping, a correction applied
+	// Policy says which calibration table the source policy chose and
+	// why (Kind == Table; kernels' Tables): "perfdb vllm 0.24.0 moe rows
+	// (measured on the scenario's engine: outranks the proxy kernels)".
+	// It survives a Note that a caller replaces.
+	Policy string
 	// Range says where the query left the table's measured range (Kind ==
 	// Table), or is nil when it fell inside on every axis. It points at
 	// what the table holds for that case (read-only, so building a Source
@@ -155,6 +160,9 @@ func (s Source) Describe() string {
 		d := fmt.Sprintf("table %s rows %d-%d", s.Table, s.RowLo, s.RowHi)
 		if s.Note != "" {
 			d += " (" + s.Note + ")"
+		}
+		if s.Policy != "" {
+			d += "; chosen: " + s.Policy
 		}
 		return d
 	case Fixed:

@@ -107,14 +107,16 @@ type disaggJSON struct {
 // engineJSON is the engine settings every point ran with (defaults
 // filled in).
 type engineJSON struct {
-	MaxNumBatchedTokens int     `json:"max_num_batched_tokens"`
-	MaxNumSeqs          int     `json:"max_num_seqs"`
-	MixedChunk          bool    `json:"mixed_chunk"`
-	AsyncScheduling     bool    `json:"async_scheduling"`
-	BlockSize           int     `json:"block_size"`
-	KVCapacityGBPerGPU  float64 `json:"kv_capacity_gb_per_gpu"`
-	KVBytesPerToken     float64 `json:"kv_bytes_per_token_per_gpu"`
-	AttentionGroups     int     `json:"attention_groups"`
+	MaxNumBatchedTokens int  `json:"max_num_batched_tokens"`
+	MaxNumSeqs          int  `json:"max_num_seqs"`
+	MixedChunk          bool `json:"mixed_chunk"`
+	AsyncScheduling     bool `json:"async_scheduling"`
+	// HostMsPerStep is the engine's host work per step (serve.Config.Host).
+	HostMsPerStep      float64 `json:"host_ms_per_step"`
+	BlockSize          int     `json:"block_size"`
+	KVCapacityGBPerGPU float64 `json:"kv_capacity_gb_per_gpu"`
+	KVBytesPerToken    float64 `json:"kv_bytes_per_token_per_gpu"`
+	AttentionGroups    int     `json:"attention_groups"`
 	// SeqBlocks: blocks each request holds whatever its length (window KV,
 	// recurrent state); 0 for models without them.
 	SeqBlocks int `json:"seq_blocks,omitempty"`
@@ -205,7 +207,7 @@ func (sn *Simulation) JSON() simulateJSON {
 
 func engineOf(c serve.Config) engineJSON {
 	return engineJSON{MaxNumBatchedTokens: c.MaxNumBatchedTokens, MaxNumSeqs: c.MaxNumSeqs, MixedChunk: c.MixedChunk,
-		AsyncScheduling: c.AsyncScheduling, BlockSize: c.Memory.BlockSize, KVCapacityGBPerGPU: Round6(c.Memory.KVCapacity.GB()),
+		AsyncScheduling: c.AsyncScheduling, HostMsPerStep: Round6(c.Host.PerStep.Ms()), BlockSize: c.Memory.BlockSize, KVCapacityGBPerGPU: Round6(c.Memory.KVCapacity.GB()),
 		KVBytesPerToken: Round6(float64(c.Memory.KVBytesPerToken)), AttentionGroups: c.Memory.Groups, SeqBlocks: c.Memory.SeqBlocks}
 }
 
@@ -447,9 +449,16 @@ func (sn *Simulation) engineLine() string {
 	if info.PrefillTokens {
 		extra += fmt.Sprintf(", max_prefill_tokens %d", c.MaxPrefillTokens)
 	}
-	return fmt.Sprintf("engine    %s%s: %s %d%s, %s%s, async scheduling %s%s, KV block %d tokens, host overhead 0 (not modelled)",
+	host := "host work per step 0"
+	if h := c.Host.PerStep; h > 0 {
+		host = fmt.Sprintf("host work %.2f ms per step", h.Ms())
+		if c.Host.PerSeq > 0 {
+			host += fmt.Sprintf(" + %.3f ms per sequence", c.Host.PerSeq.Ms())
+		}
+	}
+	return fmt.Sprintf("engine    %s%s: %s %d%s, %s%s, async scheduling %s%s, KV block %d tokens, %s",
 		info.Name, sn.given("runtime.engine"), info.BudgetKey, c.MaxNumBatchedTokens, sn.given("runtime.max_num_batched_tokens"), seqs, extra,
-		onOff(c.AsyncScheduling), sn.given("runtime.async_scheduling"), c.Memory.BlockSize)
+		onOff(c.AsyncScheduling), sn.given("runtime.async_scheduling"), c.Memory.BlockSize, host)
 }
 
 func (sn *Simulation) kvLine() string {

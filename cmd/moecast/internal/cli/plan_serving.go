@@ -17,7 +17,7 @@ import (
 func servingRefine(sc *scenarios.Scenario) (plan.Evaluator, error) {
 	v := sc.Serving
 	return &servingEval{engine: v.Engine, seed: v.Seed, maxBatched: v.MaxNumBatchedTokens,
-		maxSeqs: v.MaxNumSeqs, mixed: v.MixedChunk, async: v.AsyncScheduling}, nil
+		maxSeqs: v.MaxNumSeqs, mixed: v.MixedChunk, async: v.AsyncScheduling, version: v.EngineVersion}, nil
 }
 
 // servingEval prices a candidate at a concurrency with serve.Run: a closed
@@ -34,6 +34,7 @@ type servingEval struct {
 	maxSeqs    *int
 	mixed      *bool
 	async      *bool
+	version    string // runtime.engine_version ("" = the newest)
 }
 
 // Requests per point of the refine stage: fewer than simulate's default
@@ -66,6 +67,9 @@ func (e *servingEval) Evaluate(c *plan.Candidate, concurrency int, w plan.Worklo
 	if e.mixed != nil && engine.Info().MixedChunk {
 		cfg.MixedChunk = *e.mixed
 	}
+	// The version's default (vLLM's async scheduling from v0.14.0), off
+	// with n-gram drafting (SimConfig); runtime.async_scheduling wins.
+	cfg.AsyncScheduling = cfg.AsyncScheduling && serve.AsyncDefault(engine, e.version)
 	if e.async != nil {
 		cfg.AsyncScheduling = *e.async
 	}

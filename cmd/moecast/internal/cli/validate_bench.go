@@ -194,6 +194,12 @@ func readBenchFile(s *streams, path string) ([]validate.BenchResult, error) {
 func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.ServePoint, []string, error) {
 	v := &sc.Serving
 	var w []string
+	if v.EngineVersion == "" {
+		// The engine version the result records (aiconfigurator's
+		// backend_version), unless the scenario names one: the
+		// version-dependent defaults follow it (serve.AsyncDefault).
+		v.EngineVersion = r.Layout.Extra["backend_version"]
+	}
 	if len(r.Requests) > 0 {
 		// A request log: its own arrivals and lengths, replayed.
 		tr := make([]serve.TraceRequest, len(r.Requests))

@@ -1,0 +1,213 @@
+package kernels
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// policyMoE is a uniform-routing MoE table of the hand shape (16 experts,
+// top-2) with latencies scale x 10 us a token at 1-8 tokens, one series
+// per expert-TP split in splits (default moe_tp 1), with its origin set.
+func policyMoE(t *testing.T, name, engine string, user bool, scale float64, splits ...int) *MoETable {
+	t.Helper()
+	if len(splits) == 0 {
+		splits = []int{1}
+	}
+	var pts []MoEPoint
+	row := 1
+	for _, tp := range splits {
+		for _, tok := range []int{1, 2, 4, 8} {
+			pts = append(pts, MoEPoint{Tokens: tok, MoETP: tp, EP: 1, Latency: unit.Seconds(scale * float64(tok) * 10e-6), Row: row})
+			row++
+		}
+	}
+	tb, err := NewMoETable(name, MoEKey{Quant: "int4_wo", Experts: 16, TopK: 2, Hidden: 64, Inter: 32, Distribution: "uniform"}, pts)
+	require.NoError(t, err)
+	label := "calib gpu moe rows"
+	if engine != "" {
+		label = "perfdb " + engine + " 0.1 moe rows"
+	}
+	tb.SetOrigin(engine, "0.1", user, label)
+	return tb
+}
+
+// TestSourcePolicy: the engine-measured table outranks the proxy where both
+// cover a shape (whatever their stack order), the proxy fills a shape the
+// engine table lacks and says why, the scenario's engine's table outranks
+// another engine's, and the user's calibration outranks all.
+func TestSourcePolicy(t *testing.T) {
+	proxy := policyMoE(t, "emb#moe.proxy", "", false, 1, 1, 2) // splits moe_tp 1 and 2
+	vllm := policyMoE(t, "emb#moe.vllm", "vllm", false, 2)     // moe_tp 1 only
+	sgl := policyMoE(t, "emb#moe.sglang", "sglang", false, 3)  // moe_tp 1 only
+	user := policyMoE(t, "mine.toml#moe", "", true, 4)         // the user's calib gpu, moe_tp 1
+
+	for _, tc := range []struct {
+		name      string
+		tables    []*MoETable
+		engine    string
+		tp        int
+		table     string
+		us        float64
+		policyHas string
+	}{
+		{"engine table over proxy", []*MoETable{proxy, vllm}, "vllm", 1, "emb#moe.vllm", 80,
+			"perfdb vllm 0.1 moe rows (measured on the scenario's engine: outranks the proxy kernels)"},
+		{"engine table over proxy, no engine given", []*MoETable{proxy, vllm}, "", 1, "emb#moe.vllm", 80,
+			"perfdb vllm 0.1 moe rows (engine-measured: outranks the proxy kernels)"},
+		{"proxy fills a split the engine lacks", []*MoETable{proxy, vllm}, "vllm", 2, "emb#moe.proxy", 40,
+			"calib gpu moe rows (moecast's proxy kernels: no engine-measured table covers this shape)"},
+		{"scenario's engine over another engine", []*MoETable{vllm, sgl, proxy}, "sglang", 1, "emb#moe.sglang", 120,
+			"perfdb sglang 0.1 moe rows (measured on the scenario's engine"},
+		{"another engine's table over the proxy, and says so", []*MoETable{vllm, proxy}, "sglang", 1, "emb#moe.vllm", 80,
+			"perfdb vllm 0.1 moe rows (another engine's measured kernels: no table of the scenario's engine covers this shape"},
+		{"user calibration over all", []*MoETable{vllm, sgl, proxy, user}, "vllm", 1, "mine.toml#moe", 160,
+			"calib gpu moe rows (the user's calibration: outranks the embedded tables)"},
+		{"user calibration over all, another engine", []*MoETable{user, vllm, sgl, proxy}, "sglang", 1, "mine.toml#moe", 160,
+			"the user's calibration"},
+		{"where the user's table lacks the split, the embedded policy", []*MoETable{user, vllm, proxy}, "vllm", 2, "emb#moe.proxy", 40,
+			"moecast's proxy kernels"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ts := &Tables{MoEs: append([]*MoETable(nil), tc.tables...)}
+			ts.Rank()
+			q := moeQuery(4, tc.tp)
+			q.Engine = tc.engine
+			e, ok := ts.MoE(q)
+			require.True(t, ok)
+			assert.Equal(t, tc.table, e.Source.Table)
+			assert.InDelta(t, tc.us*1e-6, float64(e.Time), 1e-12)
+			assert.Contains(t, e.Source.Policy, tc.policyHas)
+			assert.Contains(t, e.Source.Describe(), "; chosen: "+e.Source.Policy)
+		})
+	}
+}
+
+// TestRank: user tables first in their own order, then engine-measured,
+// then proxy; stable within each class.
+func TestRank(t *testing.T) {
+	p1 := policyMoE(t, "p1", "", false, 1)
+	v := policyMoE(t, "v", "vllm", false, 1)
+	p2 := policyMoE(t, "p2", "", false, 1)
+	u1 := policyMoE(t, "u1", "", true, 1)
+	s := policyMoE(t, "s", "sglang", false, 1)
+	u2 := policyMoE(t, "u2", "vllm", true, 1)
+	ts := &Tables{MoEs: []*MoETable{p1, v, p2, u1, s, u2}}
+	ts.Rank()
+	var names []string
+	for _, tb := range ts.MoEs {
+		names = append(names, tb.Name())
+	}
+	assert.Equal(t, []string{"u1", "u2", "v", "s", "p1", "p2"}, names)
+}
+
+// TestSourcePolicyThroughCosts: Costs.Engine reaches every op's table
+// lookup (MoE, GQA, MLA module, GEMM, prefill), so an SGLang run reads
+// SGLang's table where vLLM's comes first in the stack.
+func TestSourcePolicyThroughCosts(t *testing.T) {
+	gqa := func(name, engine string, scale float64) *GQATable {
+		tb, err := NewGQATable(name, GQAKey{HeadDim: 128, KV: "bf16"}, []GQAPoint{
+			{Heads: 16, KVHeads: 1, Batch: 1, KVLen: 1024, Latency: unit.Seconds(scale * 10e-6), Row: 1},
+			{Heads: 16, KVHeads: 1, Batch: 8, KVLen: 4096, Latency: unit.Seconds(scale * 80e-6), Row: 2},
+		})
+		require.NoError(t, err)
+		tb.SetOrigin(engine, "0.1", false, engine+" gqa rows")
+		return tb
+	}
+	mla := func(name, engine string, scale float64) *MLATable {
+		tb, err := NewMLATable(name, MLAKey{GEMMDtype: "bf16", KV: "bf16", KVLoRARank: 512, QKRopeDim: 64}, []MLAPoint{
+			{Heads: 16, Batch: 1, KVLen: 1024, Latency: unit.Seconds(scale * 50e-6), Row: 1},
+			{Heads: 16, Batch: 8, KVLen: 4096, Latency: unit.Seconds(scale * 200e-6), Row: 2},
+		})
+		require.NoError(t, err)
+		tb.SetOrigin(engine, "0.1", false, engine+" mla rows")
+		return tb
+	}
+	gemm := func(name, engine string, scale float64) *GEMMTable {
+		tb, err := NewGEMMTable(name, "bf16", []GEMMPoint{
+			{M: 1, N: 4096, K: 4096, Latency: unit.Seconds(scale * 20e-6), Row: 1},
+			{M: 64, N: 4096, K: 4096, Latency: unit.Seconds(scale * 30e-6), Row: 2},
+		})
+		require.NoError(t, err)
+		tb.SetOrigin(engine, "0.1", false, engine+" gemm rows")
+		return tb
+	}
+	pre := func(name, engine string, scale float64) *PrefillTable {
+		tb := engPrefill(t, name, engine, scale)
+		tb.SetOrigin(engine, "0.1", false, engine+" prefill rows")
+		return tb
+	}
+	ts := &Tables{
+		MoEs:     []*MoETable{policyMoE(t, "moe.vllm", "vllm", false, 1), policyMoE(t, "moe.sglang", "sglang", false, 2)},
+		GQAs:     []*GQATable{gqa("gqa.vllm", "vllm", 1), gqa("gqa.sglang", "sglang", 2)},
+		MLAs:     []*MLATable{mla("mla.vllm", "vllm", 1), mla("mla.sglang", "sglang", 2)},
+		GEMMs:    []*GEMMTable{gemm("gemm.vllm", "vllm", 1), gemm("gemm.sglang", "sglang", 2)},
+		Prefills: []*PrefillTable{pre("prefill.vllm", "vllm", 1), pre("prefill.sglang", "sglang", 2)},
+	}
+	ts.Rank()
+	for _, engine := range []string{"vllm", "sglang"} {
+		c := Costs{GPU: gpu(t, "h200-sxm"), Graphs: true, Tables: ts, Engine: engine}
+		own := func(t *testing.T, table, policy string) {
+			t.Helper()
+			assert.Equal(t, "."+engine, table[len(table)-len(engine)-1:], table)
+			assert.Contains(t, policy, "(measured on the scenario's engine")
+		}
+		e := c.MoE(moeQuery(4, 1))
+		own(t, e.Source.Table, e.Source.Policy)
+		e = c.GQADecode(GQAShape{Batch: 1, Context: 1024, Heads: 16, KVHeads: 1, HeadDim: 128})
+		own(t, e.Source.Table, e.Source.Policy)
+		e, ok := c.MLAModule(MLAShape{Batch: 1, Context: 1024, Heads: 16, KVLoRARank: 512, QKRopeDim: 64}, nil)
+		require.True(t, ok)
+		own(t, e.Source.Table, e.Source.Policy)
+		e = c.GEMM(GEMMShape{M: 8, N: 4096, K: 4096, Weight: dtype.BF16Weights})
+		own(t, e.Source.Table, e.Source.Policy)
+		e = c.AttentionPrefill(PrefillShape{Chunks: 1, Tokens: 1024, MeanChunk: 1024, MeanKV: 1024, Heads: 8, KVHeads: 1, QKDim: 128, VDim: 128, KVBytes: 2})
+		own(t, e.Source.Table, e.Source.Policy)
+	}
+}
+
+// TestSourcePolicyDoesNotAllocate: the choice, another engine's table
+// passed over included, allocates nothing.
+func TestSourcePolicyDoesNotAllocate(t *testing.T) {
+	ts := &Tables{MoEs: []*MoETable{policyMoE(t, "v", "vllm", false, 1), policyMoE(t, "p", "", false, 1), policyMoE(t, "s", "sglang", false, 1)}}
+	ts.Rank()
+	q := moeQuery(4, 1)
+	q.Engine = "sglang"
+	var sink unit.Seconds
+	n := testing.AllocsPerRun(200, func() {
+		e, _ := ts.MoE(q)
+		sink += e.Time
+	})
+	assert.Zero(t, n)
+}
+
+// TestRankNewestVersionFirst: among the embedded tables of one engine a
+// newer version ranks first, in the places that engine's tables hold.
+func TestRankNewestVersionFirst(t *testing.T) {
+	mk := func(name, engine, version string) *MoETable {
+		tb := policyMoE(t, name, engine, false, 1)
+		tb.SetOrigin(engine, version, false, name)
+		return tb
+	}
+	ts := &Tables{MoEs: []*MoETable{mk("v0.9", "vllm", "0.9.2"), mk("s", "sglang", "0.5.14"), mk("v0.24", "vllm", "0.24.0"),
+		mk("p", "", ""), mk("v0.10", "vllm", "0.10.1rc1")}}
+	ts.Rank()
+	var names []string
+	for _, tb := range ts.MoEs {
+		names = append(names, tb.Name())
+	}
+	assert.Equal(t, []string{"v0.24", "s", "v0.10", "v0.9", "p"}, names)
+	assert.Equal(t, 1, compareVersions("0.24.0", "0.5.14"))
+	assert.Equal(t, -1, compareVersions("0.5", "0.5.1"))
+	assert.Equal(t, 0, compareVersions("1.2", "1.2"))
+	// a vLLM run reads the newest vLLM table
+	q := moeQuery(4, 1)
+	q.Engine = "vllm"
+	e, ok := ts.MoE(q)
+	require.True(t, ok)
+	assert.Equal(t, "v0.24", e.Source.Table)
+}

@@ -1,0 +1,118 @@
+package serve
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Host work per step: what the engine's host loop does between two GPU
+// steps, measured at op level on the CPU side of the profiler traces in
+// ../shared/data/traces (AMD-AGI/TraceLens @ 171dd74, tests/traces;
+// bench/RESULTS-host.md has the extraction and every figure). The traces
+// hold the model runner's side of one step (input preparation and the
+// launch); the scheduler's own pass (vLLM Scheduler.schedule and
+// update_from_output, SGLang get_next_batch_to_run and
+// process_batch_result) is outside them and is not priced. Each trace was
+// recorded with Python stacks on (torch.profiler with_stack), which slows
+// the Python it records, so the figures are upper bounds of that part.
+//
+// When the work shows: without overlap every step waits for it (wall = GPU
+// + host); with vLLM's async scheduling the engine schedules and prepares
+// step N+1 while step N runs, so a decode step costs max(GPU, host); with
+// SGLang's overlap scheduler every batch, prefill too, is launched before
+// the previous batch's results are processed (sgl-project/sglang
+// `python/sglang/srt/managers/scheduler.py` @ 0003215, event_loop_overlap:
+// the loop receives requests, builds the next batch, launches it, then
+// processes the last batch's result; is_disable_overlap_for_batch turns
+// this off only for two consecutive prefill batches under the environment
+// variable SGLANG_DISABLE_CONSECUTIVE_PREFILL_OVERLAP and for grammar
+// syncs under speculative decoding).
+
+// vllmHost is the vLLM V1 model runner's host time before the GPU can run
+// a step, on the TraceLens vLLM decode trace
+// (vllm_decode_full/graph_execution.json.gz: `execute_32_context_0...
+// _generation_32`, 32 decodes, FULL CUDA graph, MI300X, gpt-oss-20b):
+// 1.52 ms from the step annotation to _model_forward (_update_states
+// 0.27 ms, _prepare_inputs 0.65 ms, _build_attention_metadata 0.15 ms,
+// synchronize_input_prep 0.16 ms, the rest Python between them). The
+// mixed-step trace of the same build (vllm_prefilldecode_piecewise: 9
+// prefills beside 37 decodes, 8192 tokens) spends 4.18 ms before its
+// forward, of which _update_states 2.04 ms (about 0.2 ms per request added
+// to the input batch), and the B200 eager prefill trace of an older build
+// (one 888-token prefill) 5.46 ms. One decode trace cannot split the
+// step's figure into per-step and per-sequence parts, so PerSeq stays 0
+// and a step with new requests is priced at the decode step's figure (low
+// by 2.7-3.9 ms on those two steps).
+var vllmHost = HostOverhead{PerStep: 1.52e-3}
+
+// sglangHost is SGLang's model-runner host time before the GPU can run a
+// decode batch, on the TraceLens SGLang trace
+// (sglang_Qwen3-8B_decode.json.gz: `step[DECODE bs=32]`, MI300X): 0.70 ms
+// from the step annotation to the graph replay, less one 463 ms
+// aten::copy_ inside populate_from_forward_batch during which the GPU
+// idles (a stall of the profiled run, not work of a step: the GPU is busy
+// 0.03 ms of it). Its extend trace (15 prefills, 15360 tokens) spends
+// 0.41 ms before its eager forward, less a like stall.
+var sglangHost = HostOverhead{PerStep: 0.70e-3}
+
+// vllmAsyncDefault: vLLM turns async scheduling on by default from v0.14.0
+// (its release notes: "Async scheduling is now enabled by default",
+// vllm-project/vllm PR #27614); before it SchedulerConfig.async_scheduling
+// defaults to False (`vllm/config/scheduler.py` @ 01230b4). A version
+// that does not parse as major.minor (a nightly tag, "") is taken as
+// newer.
+func vllmAsyncDefault(v string) bool {
+	major, minor, ok := parseVersion(v)
+	if !ok {
+		return true
+	}
+	return major > 0 || minor >= 14
+}
+
+// parseVersion reads the leading major.minor of an engine version
+// ("0.12.0", "v0.15.1", "0.5.1.post1").
+func parseVersion(v string) (major, minor int, ok bool) {
+	v = strings.TrimPrefix(strings.TrimSpace(v), "v")
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) < 2 {
+		return 0, 0, false
+	}
+	var err1, err2 error
+	major, err1 = strconv.Atoi(parts[0])
+	minor, err2 = strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil || major < 0 || minor < 0 {
+		return 0, 0, false
+	}
+	return major, minor, true
+}
+
+// EngineHost is engine e's measured host work per step (zero for an
+// unknown engine). SimConfig and the scenarios put it on Config.Host.
+func EngineHost(e Engine) HostOverhead {
+	if !e.valid() {
+		return HostOverhead{}
+	}
+	return engines[e].host
+}
+
+// AsyncDefault reports whether engine e at version v ("" = unknown, taken
+// as the newest) hides host work behind the GPU by default
+// (Config.AsyncScheduling): vLLM from v0.14.0, SGLang's overlap scheduler
+// in every version the corpus holds (on by default in
+// `python/sglang/srt/server_args.py`, disable_overlap_schedule False).
+func AsyncDefault(e Engine, v string) bool {
+	if !e.valid() {
+		return true
+	}
+	return engines[e].asyncDefault(v)
+}
+
+// hostWall is the wall time of a step of GPU time gpu whose host loop does
+// host seconds of work: hidden behind the GPU (the longer of the two) when
+// the engine overlaps that step, added otherwise.
+func hostWall(gpu, host float64, overlap bool) float64 {
+	if overlap {
+		return max(gpu, host)
+	}
+	return gpu + host
+}

@@ -1,0 +1,102 @@
+package serve
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/cost"
+)
+
+// TestHostOverlapByEngine: the host work of a prefill step adds to the
+// step under vLLM's async scheduling (it hides decode steps only) and is
+// hidden under SGLang's overlap scheduler (every batch); with the overlap
+// off both add it. One request, one prefill step: TTFT is that step's
+// wall time.
+func TestHostOverlapByEngine(t *testing.T) {
+	free := linear{Fixed: 5e-3, PerDecode: 1e-5, PerPrefill: 1e-5}
+	const in, host = 100, 2e-3
+	g := free.Fixed + free.PerPrefill*in
+	cases := []struct {
+		name  string
+		e     Engine
+		async bool
+		want  float64
+	}{
+		{"vllm async", VLLM, true, g + host},
+		{"vllm sync", VLLM, false, g + host},
+		{"sglang overlap", SGLang, true, g},
+		{"sglang no overlap", SGLang, false, g + host},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := point(tc.e, 1, 1, in, 2)
+			cfg.Host = HostOverhead{PerStep: host}
+			cfg.AsyncScheduling = tc.async
+			r, err := Run(cfg, free)
+			require.NoError(t, err)
+			within(t, float64(r.TTFT.Mean), tc.want, 1e-12, "TTFT of one prefill step")
+		})
+	}
+}
+
+// TestHostLongerThanGPU: overlapped host work still bounds the step when
+// it is the longer of the two (wall = max), so a decode step of GPU time
+// below the host work costs the host work; without overlap it adds. The
+// time beyond the GPU is booked as cost.Other.
+func TestHostLongerThanGPU(t *testing.T) {
+	free := linear{Fixed: 1e-3, PerDecode: 1e-6, PerPrefill: 1e-6}
+	const host = 4e-3
+	for _, e := range Engines() {
+		cfg := point(e, 4, 4, 1, 65)
+		cfg.Host = HostOverhead{PerStep: host}
+		cfg.AsyncScheduling = true
+		over, err := Run(cfg, free)
+		require.NoError(t, err)
+		within(t, float64(over.TPOT.Mean), host, 1e-12, e.String()+" overlapped TPOT = host")
+		cfg.AsyncScheduling = false
+		sync, err := Run(cfg, free)
+		require.NoError(t, err)
+		within(t, float64(sync.TPOT.Mean), free.decode(4, 1, 0)+host, 1e-9, e.String()+" sync TPOT = GPU + host")
+		assert.Greater(t, float64(sync.Breakdown[cost.Other]), float64(over.Breakdown[cost.Other]), e.String())
+	}
+}
+
+func TestAsyncDefault(t *testing.T) {
+	cases := []struct {
+		e    Engine
+		v    string
+		want bool
+	}{
+		{VLLM, "0.11.2", false},
+		{VLLM, "0.12.0", false},
+		{VLLM, "v0.13.0", false},
+		{VLLM, "0.14.0", true},
+		{VLLM, "0.15.1", true},
+		{VLLM, "0.19.0", true},
+		{VLLM, "1.0", true},
+		{VLLM, "", true},
+		{VLLM, "nightly-5b8c30d62b754b57", true},
+		{VLLM, "0", true},
+		{SGLang, "0.5.1.post1", true},
+		{SGLang, "", true},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, AsyncDefault(tc.e, tc.v), "%s %q", tc.e, tc.v)
+	}
+}
+
+// TestEngineHost: every engine of the table has its measured host work,
+// and SGLang's overlap covers prefill steps where vLLM's does not.
+func TestEngineHost(t *testing.T) {
+	for _, e := range Engines() {
+		h := EngineHost(e)
+		assert.Greater(t, float64(h.PerStep), 0.0, e.String())
+		assert.Less(t, float64(h.PerStep), 10e-3, "%s: a host pass of a step is milliseconds", e)
+	}
+	assert.False(t, engines[VLLM].overlapPrefill)
+	assert.True(t, engines[SGLang].overlapPrefill)
+	assert.Zero(t, EngineHost(Engine(99)))
+	assert.True(t, AsyncDefault(Engine(99), "0.1"))
+}
