@@ -111,6 +111,13 @@ type rawRuntime struct {
 	// ScheduleConservativeness is SGLang's --schedule-conservativeness
 	// (serve.Config.ScheduleConservativeness); 0 = admission by the chunk.
 	ScheduleConservativeness *float64 `toml:"schedule_conservativeness"`
+	// vLLM's --long-prefill-token-threshold, --max-num-partial-prefills
+	// and --max-long-partial-prefills (serve.Config); SGLang's
+	// --prefill-decode-interval (serve.Config.PrefillDecodeInterval).
+	LongPrefillTokenThreshold *int `toml:"long_prefill_token_threshold"`
+	MaxNumPartialPrefills     *int `toml:"max_num_partial_prefills"`
+	MaxLongPartialPrefills    *int `toml:"max_long_partial_prefills"`
+	PrefillDecodeInterval     *int `toml:"prefill_decode_interval"`
 }
 
 type rawWorkload struct {

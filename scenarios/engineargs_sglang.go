@@ -46,7 +46,7 @@ var sglangBools = setOf(
 var sglangRead = setOf("model_path", "tp_size", "dp_size", "ep_size", "pp_size", "max_running_requests",
 	"chunked_prefill_size", "kv_cache_dtype", "mem_fraction_static", "speculative_algorithm", "speculative_num_steps",
 	"speculative_eagle_topk", "speculative_num_draft_tokens", "speculative_draft_model_path", "quantization",
-	"context_length", "max_prefill_tokens", "moe_dense_tp_size")
+	"context_length", "max_prefill_tokens", "moe_dense_tp_size", "prefill_decode_interval")
 
 // sglangQuiet are ServerArgs fields with no bearing on a performance
 // prediction: read without a remark.
@@ -178,6 +178,15 @@ func (d *Deployment) fromSGLang(file string, line int, args []engineArg, dump bo
 				continue
 			}
 			d.setInt("runtime.max_num_batched_tokens", n, a.written())
+		case "prefill_decode_interval":
+			n, err := argInt(a, false)
+			if err == nil && n < 0 {
+				err = fmt.Errorf("%d must be at least 0", n)
+			}
+			if err != nil {
+				return fail(a, err)
+			}
+			d.setInt("runtime.prefill_decode_interval", n, a.written())
 		case "kv_cache_dtype":
 			v, err := kvCacheValue(d, argStr(a))
 			if err != nil {

@@ -55,7 +55,8 @@ var vllmBools = setOf(
 var vllmRead = setOf("model", "tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size",
 	"enable_expert_parallel", "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "gpu_memory_utilization",
 	"enforce_eager", "disable_custom_all_reduce", "async_scheduling", "speculative_config", "speculative_model",
-	"num_speculative_tokens", "config", "quantization", "max_model_len")
+	"num_speculative_tokens", "config", "quantization", "max_model_len", "long_prefill_token_threshold",
+	"max_num_partial_prefills", "max_long_partial_prefills")
 
 // vllmQuiet are vLLM arguments with no bearing on a performance
 // prediction (serving, logging, tokenizer, access, process placement):
@@ -157,6 +158,19 @@ func (d *Deployment) fromVLLM(file string, line int, args []engineArg, cmdline b
 			n, err := argInt(a, a.Dest == "max_num_batched_tokens")
 			if err == nil && n < 1 {
 				err = fmt.Errorf("%d must be at least 1", n)
+			}
+			if err != nil {
+				return fail(a, err)
+			}
+			d.setInt("runtime."+a.Dest, n, a.written())
+		case "long_prefill_token_threshold", "max_num_partial_prefills", "max_long_partial_prefills":
+			n, err := argInt(a, false)
+			lo := 1 // SchedulerConfig: max_num_*_partial_prefills ge=1
+			if a.Dest == "long_prefill_token_threshold" {
+				lo = 0
+			}
+			if err == nil && n < lo {
+				err = fmt.Errorf("%d must be at least %d", n, lo)
 			}
 			if err != nil {
 				return fail(a, err)

@@ -66,6 +66,12 @@ type Serving struct {
 	// ScheduleConservativeness is runtime.schedule_conservativeness
 	// (SGLang); nil = the engine's default.
 	ScheduleConservativeness *float64
+	// LongPrefillTokenThreshold, MaxNumPartialPrefills and
+	// MaxLongPartialPrefills are vLLM's runtime keys of those names, and
+	// PrefillDecodeInterval is SGLang's runtime.prefill_decode_interval
+	// (serve.Config); 0 = the engine's default.
+	LongPrefillTokenThreshold, MaxNumPartialPrefills, MaxLongPartialPrefills int
+	PrefillDecodeInterval                                                    int
 	// PooledDP pools the DP ranks under one scheduler
 	// (serve.Config.PooledDP); set only by the dp-ranks mechanism.
 	PooledDP bool
@@ -366,6 +372,9 @@ func (s *Scenario) buildServing() error {
 		}
 		v.ScheduleConservativeness = p
 	}
+	if err := s.buildPartialPrefills(rt); err != nil {
+		return err
+	}
 	s.setCaptureSize()
 	// Every point must make a valid serve.Config (memory is the sim's and
 	// is checked when a point runs).
@@ -486,6 +495,16 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	if v.ScheduleConservativeness != nil && v.Engine == serve.SGLang {
 		c.ScheduleConservativeness = *v.ScheduleConservativeness
 	}
+	if v.Engine == serve.VLLM {
+		c.LongPrefillTokenThreshold = v.LongPrefillTokenThreshold
+		c.MaxNumPartialPrefills, c.MaxLongPartialPrefills = v.MaxNumPartialPrefills, v.MaxLongPartialPrefills
+		if m := s.Config.Model; m != nil {
+			c.MaxModelLen = min(m.MaxPosition, 1<<24) // vLLM's default max_model_len
+		}
+	}
+	if v.Engine == serve.SGLang {
+		c.PrefillDecodeInterval = v.PrefillDecodeInterval
+	}
 	c.PooledDP = v.PooledDP
 	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
 		InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, RangeRatio: v.RangeRatio}
@@ -596,6 +615,43 @@ var serveKeys = map[string]string{
 	"FrontEnd.PerRequest":          "runtime",
 	"FrontEnd.PerInputToken":       "runtime.tokenize_us_per_token",
 	"ScheduleConservativeness":     "runtime.schedule_conservativeness",
+	"LongPrefillTokenThreshold":    "runtime.long_prefill_token_threshold",
+	"MaxNumPartialPrefills":        "runtime.max_num_partial_prefills",
+	"MaxLongPartialPrefills":       "runtime.max_long_partial_prefills",
+	"MaxModelLen":                  "model",
+	"PrefillDecodeInterval":        "runtime.prefill_decode_interval",
+}
+
+// buildPartialPrefills reads vLLM's long_prefill_token_threshold,
+// max_num_partial_prefills and max_long_partial_prefills and SGLang's
+// prefill_decode_interval; a key of the other engine is a warning.
+func (s *Scenario) buildPartialPrefills(rt *rawRuntime) error {
+	d, v := s.doc, &s.Serving
+	for _, k := range []struct {
+		key    string
+		val    *int
+		dst    *int
+		engine serve.Engine
+		min    int
+	}{
+		{"runtime.long_prefill_token_threshold", rt.LongPrefillTokenThreshold, &v.LongPrefillTokenThreshold, serve.VLLM, 0},
+		{"runtime.max_num_partial_prefills", rt.MaxNumPartialPrefills, &v.MaxNumPartialPrefills, serve.VLLM, 1},
+		{"runtime.max_long_partial_prefills", rt.MaxLongPartialPrefills, &v.MaxLongPartialPrefills, serve.VLLM, 1},
+		{"runtime.prefill_decode_interval", rt.PrefillDecodeInterval, &v.PrefillDecodeInterval, serve.SGLang, 0},
+	} {
+		if k.val == nil {
+			continue
+		}
+		if n := *k.val; n < k.min || n > 1<<20 {
+			return d.errorf(k.key, "%d must be in [%d, %d]", n, k.min, 1<<20)
+		}
+		if v.Engine != k.engine {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s is %s's; %s has no such setting, so it is ignored",
+				s.File, d.line(k.key), k.key, k.engine.Info().Title, v.Engine.Info().Title))
+		}
+		*k.dst = *k.val
+	}
+	return nil
 }
 
 // moeA2ABackends maps runtime.moe_a2a_backend, the engines' names for their

@@ -187,3 +187,50 @@ func TestEngineMessages(t *testing.T) {
 		})
 	}
 }
+
+// TestPartialPrefillKeys: vLLM's long_prefill_token_threshold and
+// max_num_partial_prefills and SGLang's prefill_decode_interval reach
+// serve.Config (vLLM's max_model_len from the model's
+// max_position_embeddings); a key of the other engine is a warning and
+// is not passed on; out-of-range values are errors naming the key.
+func TestPartialPrefillKeys(t *testing.T) {
+	s, err := Parse("t.toml", []byte(minimal+`
+[runtime]
+engine = "vllm"
+long_prefill_token_threshold = 512
+max_num_partial_prefills = 4
+max_long_partial_prefills = 2
+prefill_decode_interval = 3
+`))
+	require.NoError(t, err)
+	require.Len(t, s.Warnings, 1)
+	assert.Contains(t, s.Warnings[0], "runtime.prefill_decode_interval is SGLang's")
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	c, err := s.ServeConfig(sm, s.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Equal(t, 512, c.LongPrefillTokenThreshold)
+	assert.Equal(t, 4, c.MaxNumPartialPrefills)
+	assert.Equal(t, 2, c.MaxLongPartialPrefills)
+	assert.Equal(t, s.Config.Model.MaxPosition, c.MaxModelLen)
+	assert.Zero(t, c.PrefillDecodeInterval)
+
+	g, err := Parse("g.toml", []byte(minimal+"[runtime]\nengine = \"sglang\"\nprefill_decode_interval = 3\n"))
+	require.NoError(t, err)
+	sm, err = g.Sim()
+	require.NoError(t, err)
+	c, err = g.ServeConfig(sm, g.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Equal(t, 3, c.PrefillDecodeInterval)
+
+	for _, tc := range []struct{ body, want string }{
+		{"engine = \"vllm\"\nmax_num_partial_prefills = 0\n", "runtime.max_num_partial_prefills"},
+		{"engine = \"vllm\"\nmax_num_partial_prefills = 2\nmax_long_partial_prefills = 3\n", "runtime.max_long_partial_prefills"},
+		{"engine = \"vllm\"\nlong_prefill_token_threshold = -1\n", "runtime.long_prefill_token_threshold"},
+		{"engine = \"sglang\"\nprefill_decode_interval = -2\n", "runtime.prefill_decode_interval"},
+	} {
+		_, err := Parse("e.toml", []byte(minimal+"[runtime]\n"+tc.body))
+		require.Error(t, err, tc.body)
+		assert.Contains(t, err.Error(), tc.want, tc.body)
+	}
+}

@@ -226,7 +226,35 @@ type Config struct {
 	// chunk's KV alone. Unused by vLLM.
 	ScheduleConservativeness float64
 	AsyncScheduling          bool
-	Host                     HostOverhead
+	// LongPrefillTokenThreshold is vLLM's --long-prefill-token-threshold:
+	// the V1 scheduler gives a request at most this many prefill tokens in
+	// one step, running and waiting requests alike (vllm-project/vllm
+	// `vllm/v1/core/sched/scheduler.py` @ b4622cf, schedule: "if 0 <
+	// long_prefill_token_threshold < num_new_tokens: num_new_tokens =
+	// long_prefill_token_threshold"). 0 = no cap (vLLM's default). Unused
+	// by SGLang.
+	LongPrefillTokenThreshold int
+	// MaxNumPartialPrefills and MaxLongPartialPrefills are vLLM's
+	// --max-num-partial-prefills and --max-long-partial-prefills (default
+	// 1; 0 reads as 1). The V1 scheduler does not limit concurrent partial
+	// prefills by them (scheduler.py @ b4622cf never reads them); their one
+	// effect is SchedulerConfig.__post_init__'s (`vllm/config/scheduler.py`
+	// @ 01230b4): MaxNumPartialPrefills > 1 with
+	// LongPrefillTokenThreshold 0 sets the threshold to int(max_model_len x
+	// 0.04) (vllmLongPrefill). Unused by SGLang.
+	MaxNumPartialPrefills, MaxLongPartialPrefills int
+	// MaxModelLen is vLLM's max_model_len (its default: the model's
+	// max_position_embeddings); read only for the threshold above. 0 =
+	// unknown.
+	MaxModelLen int
+	// PrefillDecodeInterval is SGLang's --prefill-decode-interval: after a
+	// step with prefill chunks the scheduler runs this many rounds without
+	// new prefill work (sched_sglang.go). 0 (the default) = off. The flag
+	// came with sgl-project/sglang PR #35017 (merged 2026-08-16), after the
+	// releases the shipped corpus measured (0.5.5 to 0.5.10). Unused by
+	// vLLM.
+	PrefillDecodeInterval int
+	Host                  HostOverhead
 	// PooledDP pools the DP ranks (Memory.Groups > 1) under one
 	// scheduler with one token budget and one KV pool, the model before
 	// per-rank DP; false (the default) runs each rank as the engine's
@@ -291,6 +319,9 @@ const MaxDraftTokens = 16
 // maxTokens bounds the lengths so that token counts never overflow.
 const maxTokens = 1 << 24
 
+// maxInterval bounds PrefillDecodeInterval.
+const maxInterval = 1 << 20
+
 // MaxArrival bounds a replayed request's arrival (seconds from the start:
 // about 116 days). Beyond it the simulated clock's float64 loses the
 // sub-millisecond resolution a step needs (at 1e300 s adding a 20 ms step
@@ -316,6 +347,12 @@ func (c *Config) Validate() error {
 	}
 	if !finiteNonNeg(float64(c.Host.PerSeq)) {
 		return fieldErrorf("Host.PerSeq", "must be finite and >= 0, got %g", float64(c.Host.PerSeq))
+	}
+	if c.PrefillDecodeInterval < 0 || c.PrefillDecodeInterval > maxInterval {
+		return fieldErrorf("PrefillDecodeInterval", "must be in [0, %d] rounds, got %d", maxInterval, c.PrefillDecodeInterval)
+	}
+	if c.MaxModelLen < 0 || c.MaxModelLen > maxTokens {
+		return fieldErrorf("MaxModelLen", "must be in [0, %d] tokens, got %d", maxTokens, c.MaxModelLen)
 	}
 	if !finiteNonNeg(c.ScheduleConservativeness) {
 		return fieldErrorf("ScheduleConservativeness", "must be finite and >= 0, got %g", c.ScheduleConservativeness)

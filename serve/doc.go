@@ -117,7 +117,12 @@
 // waiting requests are admitted in order while budget remains and fewer
 // than MaxNumSeqs run, the last chunked to the remaining budget. KV slots
 // are allocated per request in blocks of Memory.BlockSize for computed +
-// new tokens (+ Spec.Lookahead for running requests).
+// new tokens (+ Spec.Lookahead for running requests). With
+// LongPrefillTokenThreshold (long_prefill_token_threshold) no request gets
+// more prefill tokens than it in a step, in either pass;
+// MaxNumPartialPrefills limits nothing in V1 (scheduler.py never reads it)
+// but above 1 sets an unset threshold to 4% of MaxModelLen
+// (SchedulerConfig.__post_init__, `vllm/config/scheduler.py` @ 01230b4).
 //
 // # SGLang
 //
@@ -131,22 +136,28 @@
 // step, with the decodes in it only when MixedChunk is set; otherwise one
 // decode step of every running request. With ScheduleConservativeness > 0
 // (SGLang's default 1) admission is SGLang's PrefillAdder's: a waiting
-// request joins only while its prompt plus min(output, 4096) tokens fit in
-// the free KV less each running request's min(remaining output, 4096) x
-// new_token_ratio, and an admitted whole prompt reserves both; the ratio
+// request joins only while its prompt less its cached prefix
+// (extend_input_len) plus min(output, 4096) tokens fit in the free and
+// evictable KV (cached blocks no request holds) less each running
+// request's min(remaining output, 4096) x new_token_ratio, less the
+// evictable part of its own prefix, which admission locks; an admitted
+// whole prompt reserves its extend and output, a chunk (new or in
+// progress) its tokens; the ratio
 // starts at 0.7 x ScheduleConservativeness, falls by (init - 0.14 x init) /
 // 600 each decode step to 0.14 x init, is reset from the running requests
 // after a retraction ((generated + 20 per request) / their outputs) and to
 // its start when nothing runs (global_config.py @ 025ea29). A decode that
 // cannot get its KV retracts the newest request (the one whose prefill is
 // in progress, if it has no chunk in this step, else the newest running
-// one; SGLang's retract_decode picks by progress). Not modelled: the radix
-// cache's accounting (no prefix caching), mem_fraction_static (the KV
+// one; SGLang's retract_decode picks by progress). With
+// PrefillDecodeInterval N (--prefill-decode-interval, sgl-project/sglang
+// PR #35017; later than the corpus's 0.5.5-0.5.10) the N rounds after a
+// step with prefill chunks run the decode batch only; a round with nothing
+// to decode is idle and costs no step. Not modelled: mem_fraction_static (the KV
 // cache is sized with gpu_memory_utilization; SGLang's own default,
 // server_args.py @ 001067f _handle_gpu_memory_settings, is (GPU memory -
 // max(512 MiB + 1.5 x chunked_prefill_size MiB + tp/8 GiB + graph
-// buffers, 10 GiB)) / GPU memory, 0.852 on a B200 at TP8, below 0.90),
-// --prefill-decode-interval.
+// buffers, 10 GiB)) / GPU memory, 0.852 on a B200 at TP8, below 0.90).
 //
 // CUDA graphs: decode steps above the engine's capture size (vLLM
 // min(2 x max_num_seqs, 512) tokens; SGLang cuda_graph_max_bs by GPU

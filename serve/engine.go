@@ -204,7 +204,38 @@ func vllmValidate(c *Config) error {
 		// vLLM's SchedulerConfig rejects this too.
 		return fieldErrorf("MaxNumBatchedTokens", "%d tokens is below max_num_seqs %d (a step schedules a token per sequence)", c.MaxNumBatchedTokens, c.MaxNumSeqs)
 	}
+	// SchedulerConfig's own checks (`vllm/config/scheduler.py` @ 01230b4:
+	// ge=1 fields, verify_max_model_len).
+	if c.MaxNumPartialPrefills < 0 || c.MaxNumPartialPrefills > maxTokens {
+		return fieldErrorf("MaxNumPartialPrefills", "must be at least 1, got %d", c.MaxNumPartialPrefills)
+	}
+	if c.MaxLongPartialPrefills < 0 || c.MaxLongPartialPrefills > max(c.MaxNumPartialPrefills, 1) {
+		return fieldErrorf("MaxLongPartialPrefills", "must be in [1, max_num_partial_prefills = %d], got %d", max(c.MaxNumPartialPrefills, 1), c.MaxLongPartialPrefills)
+	}
+	t := c.LongPrefillTokenThreshold
+	if t < 0 || t > maxTokens {
+		return fieldErrorf("LongPrefillTokenThreshold", "must be in [0, %d] tokens, got %d", maxTokens, t)
+	}
+	if t > 0 && t <= c.Spec.DraftTokens {
+		// vLLM would cut a verify step's 1+K tokens too; not modelled.
+		return fieldErrorf("LongPrefillTokenThreshold", "%d tokens is not above the %d draft tokens of a verify step (a verify cut short is not modelled)", t, c.Spec.DraftTokens)
+	}
+	if c.MaxNumPartialPrefills > 1 && c.MaxModelLen > 0 && t > c.MaxModelLen {
+		return fieldErrorf("LongPrefillTokenThreshold", "%d tokens is above max_model_len %d (vLLM rejects it)", t, c.MaxModelLen)
+	}
 	return nil
+}
+
+// vllmLongPrefill is the long_prefill_token_threshold vLLM's V1 scheduler
+// applies: the one set, or, when max_num_partial_prefills > 1 and it is
+// 0, int(max_model_len x 0.04) (SchedulerConfig.__post_init__,
+// `vllm/config/scheduler.py` @ 01230b4). 0 = no cap.
+func vllmLongPrefill(c *Config) int {
+	t := c.LongPrefillTokenThreshold
+	if t == 0 && c.MaxNumPartialPrefills > 1 {
+		t = int(float64(c.MaxModelLen) * 0.04)
+	}
+	return t
 }
 
 // vllmBlockSize: MLA models take the block size vLLM's MLA backend forces

@@ -137,9 +137,10 @@ type victimPicker interface {
 // decode step: each request of *running in order gets its decode (1+K)
 // or the rest of its chunk, capped by the budget; when its KV cannot be
 // allocated, p's victim is preempted until it fits or is itself the one
-// preempted. It returns the budget left and whether anything was
-// preempted.
-func (in *instance) runPass(running *[]int32, budget int, p victimPicker) (int, bool) {
+// preempted. A prefill chunk is also capped at chunk tokens when chunk >
+// 0 (vLLM's long_prefill_token_threshold). It returns the budget left and
+// whether anything was preempted.
+func (in *instance) runPass(running *[]int32, budget, chunk int, p victimPicker) (int, bool) {
 	reqs, k, lookahead := in.reqs, in.k, in.lookahead
 	preempted := false
 	for i := 0; i < len(*running) && budget > 0; i++ {
@@ -152,6 +153,9 @@ func (in *instance) runPass(running *[]int32, budget int, p victimPicker) (int, 
 			slots = int(q.computed) + n + lookahead
 		} else {
 			n = min(q.need(), budget)
+			if chunk > 0 {
+				n = min(n, chunk)
+			}
 			slots = int(q.computed) + n
 		}
 		self := false

@@ -26,6 +26,11 @@ type kvCache interface {
 	// grow makes r hold at least slots token slots; it reports false and
 	// changes nothing when too few are free.
 	grow(r int32, slots int) bool
+	// unheld returns how many of the tokens the last lookup of r found
+	// are in blocks no request holds (cached, evictable): a grow of r
+	// takes them out of the free blocks (SGLang's radix cache moves them
+	// from evictable to protected). 0 without prefix caching.
+	unheld(r int32) int
 	// free releases every slot r holds.
 	free(r int32)
 	// usage is the blocks in use, their peak and the total.
@@ -64,6 +69,7 @@ func newBlockPool(m Memory, reqs []request) *blockPool {
 }
 
 func (p *blockPool) lookup(int32) int { return 0 }
+func (p *blockPool) unheld(int32) int { return 0 }
 
 // blocks is the number of blocks that hold n slots (n a multiple of bs:
 // exact).

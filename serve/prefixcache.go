@@ -213,6 +213,20 @@ func (p *prefixPool) lookup(r int32) int {
 	return len(st.tab) * p.bs
 }
 
+func (p *prefixPool) unheld(r int32) int {
+	st, ok := p.st[r]
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, b := range st.tab[:st.pend] {
+		if p.ref[b] == 0 {
+			n++
+		}
+	}
+	return n * p.bs
+}
+
 func (p *prefixPool) grow(r int32, slots int) bool {
 	q := &p.reqs[r]
 	want := (slots + p.bs - 1) / p.bs

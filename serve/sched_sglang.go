@@ -35,6 +35,10 @@ type sglangScheduler struct {
 	ratioOn                  bool
 	ratio, init, floor, step float64
 
+	// --prefill-decode-interval: the rounds after a prefill step that
+	// take no new prefill work (interval), and those left (deferred).
+	interval, deferred int
+
 	running []int32 // decoding requests, in the order their prefill ended
 	chunked []int32 // the requests whose prefill is in progress, at most one per rank
 	inStep  []bool  // whether chunked[i] has a chunk in this step
@@ -43,7 +47,7 @@ type sglangScheduler struct {
 func newSGLangScheduler(c *Config) scheduler {
 	ranks := max(c.Memory.Groups, 1)
 	s := &sglangScheduler{budget: min(c.MaxPrefillTokens, max(c.MaxNumBatchedTokens/ranks, 1)), ranks: ranks,
-		maxSeqs: c.MaxNumSeqs, mixed: c.MixedChunk, running: make([]int32, 0, 256)}
+		maxSeqs: c.MaxNumSeqs, mixed: c.MixedChunk, interval: c.PrefillDecodeInterval, running: make([]int32, 0, 256)}
 	if cons := c.ScheduleConservativeness; cons > 0 {
 		if ranks > 1 {
 			// server_args.py _handle_data_parallelism: DP attention
@@ -83,9 +87,12 @@ const (
 )
 
 // remTotal is SGLang's PrefillAdder.rem_total_tokens before this batch's
-// admissions (`python/sglang/srt/managers/schedule_policy.py`): the free
-// KV slots less each running request's expected further tokens,
-// min(max_new_tokens - generated, 4096) x new_token_ratio.
+// admissions (`python/sglang/srt/managers/schedule_policy.py`): the
+// available KV slots plus the radix cache's evictable ones (cached tokens
+// no request holds; a prefix cache's unreferenced blocks count as free
+// here, the blocks of running requests, protected, do not) less each
+// running request's expected further tokens, min(max_new_tokens -
+// generated, 4096) x new_token_ratio.
 func (s *sglangScheduler) remTotal(in *instance) float64 {
 	u := in.kv.usage()
 	rem := float64((u.Total - u.Used) * u.BlockSize)
@@ -113,6 +120,29 @@ func (s *sglangScheduler) retracted(in *instance) {
 
 func (s *sglangScheduler) schedule(in *instance) {
 	in.step.reset()
+	if s.deferred > 0 {
+		// --prefill-decode-interval (sgl-project/sglang PR #35017,
+		// scheduler.py _should_defer_prefill and
+		// _arm_prefill_decode_interval @ 20621aa): each of the rounds
+		// after a prefill batch skips get_new_batch_prefill, the chunk in
+		// progress included, and runs the decode batch. A round with no
+		// decode to run is an idle round of the scheduler loop, which
+		// takes no GPU step: the countdown runs out at once.
+		if len(s.running) > 0 {
+			s.deferred--
+			s.decode(in)
+			return
+		}
+		s.deferred = 0
+	}
+	defer func() {
+		if in.step.prefills > 0 {
+			// Armed by any extend (or mixed) batch; with DP attention
+			// by the ranks' synchronised is_extend_in_batch, which the
+			// one pooled scheduler here sees as its own step.
+			s.deferred = s.interval
+		}
+	}()
 	per := s.budget
 	if s.mixed {
 		// Each rank sets aside its own running decodes.
@@ -141,6 +171,7 @@ ranks:
 				s.inStep[rank] = true
 				in.add(c, n, true)
 				budget -= n
+				rem -= float64(n) // add_chunked_req: _update_prefill_budget(0, chunk, 0)
 				open = n == q.need()
 			}
 		}
@@ -149,13 +180,27 @@ ranks:
 				break ranks
 			}
 			var newTokens float64
+			locked := 0
 			if s.ratioOn {
-				// add_one_req: the prompt plus min(max_new_tokens, 4096) must
-				// fit in what is left; an admitted whole prompt then reserves
-				// both, a chunked one its chunk only.
-				q := &in.reqs[in.head()]
+				// add_one_req (`python/sglang/srt/managers/
+				// schedule_policy.py`, PrefillAdder): extend_input_len,
+				// the prompt less its cached prefix, plus
+				// min(max_new_tokens, 4096) must be below
+				// rem_total_tokens, the free and evictable KV less the
+				// offsets; locking the prefix's radix nodes
+				// (_lock_node, inc_lock_ref) takes the part no request
+				// held out of the evictable size, and the check is made
+				// again. An admitted whole prompt then reserves its
+				// extend and new tokens, a chunked one its chunk only.
+				head := in.head()
+				q := &in.reqs[head]
 				newTokens = float64(min(q.out-q.gen, sglangClipNewTokens))
-				if float64(q.need())+newTokens >= rem {
+				extend := q.need()
+				if q.computed == 0 {
+					extend -= in.kv.lookup(head)
+					locked = in.kv.unheld(head)
+				}
+				if float64(extend)+newTokens >= rem-float64(locked) {
 					break ranks
 				}
 			}
@@ -165,7 +210,7 @@ ranks:
 			}
 			admitted++
 			budget -= n
-			rem -= float64(n)
+			rem -= float64(n + locked)
 			if n < in.reqs[r].need() {
 				open = false // r is this rank's chunk in progress (prefilled)
 			} else {
@@ -182,10 +227,16 @@ ranks:
 	if len(in.step.seqs) > 0 {
 		// Mixed: the decodes join the prefill batch; their budget was
 		// set aside above.
-		in.runPass(&s.running, len(s.running)*(1+in.k), s)
+		in.runPass(&s.running, len(s.running)*(1+in.k), 0, s)
 		return
 	}
-	_, preempted := in.runPass(&s.running, math.MaxInt, s)
+	s.decode(in)
+}
+
+// decode is one decode batch of every running request, with the
+// new-token ratio's update (update_running_batch).
+func (s *sglangScheduler) decode(in *instance) {
+	_, preempted := in.runPass(&s.running, math.MaxInt, 0, s)
 	if s.ratioOn {
 		// update_running_batch: a decode batch decays the ratio, a
 		// retraction resets it from the requests left.

@@ -379,7 +379,7 @@ const mlaModuleMethod = "the whole MLA decode module on one GPU, one query token
 	"after absorption: fused_qkv_a_proj, q_a/kv_a RMSNorm, q_b_proj, W_UK (strided-batched over heads), rotary (q_pe into the " +
 	"absorbed query, k_pe), the cache write, moecast's MLA decode attention kernel (split-KV + combine) over a paged bf16 latent " +
 	"cache (64-token pages in a random order), W_UV (strided-batched), o_proj; bf16 GEMMs through %s; one layer's weights and " +
-	"cache rotated over layers totalling at least %d MiB so each call reads HBM; latency = median of 15 graph replays of the " +
+	"cache rotated over layers totalling at least %d MiB so each call reads HBM; latency = median of " + gpu.ReplayRule + " of the " +
 	"module's kernels; input_layernorm and the all-reduce after o_proj are not included"
 
 // The kernels the attention tables name (the file's provenance names the
@@ -428,7 +428,7 @@ const gqaMethod = "moecast's GQA decode attention kernel (kernels/gpu attention.
 	"log-sum-exp combine kernel when the batch and heads do not fill the GPU) over a paged bf16 KV cache " +
 	"(64-token pages in a random order, vLLM's [pages, 64, kv_heads, head_dim] K and V), one query per sequence, " +
 	"every sequence kv_len tokens; caches rotated over copies totalling at least %d MiB so each call reads HBM; " +
-	"latency = median of 15 graph replays of the attention kernel(s) alone (q/k norms, rotary, the cache write " +
+	"latency = median of " + gpu.ReplayRule + " of the attention kernel(s) alone (q/k norms, rotary, the cache write " +
 	"and the projections are other ops); per-GPU heads/kv_heads of the shipped GQA models at attention TP 1, 2, 4, 8"
 
 // AttentionOutput makes one gqa table per head dim and the report; the MLA

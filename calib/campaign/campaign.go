@@ -3,7 +3,7 @@
 // docs/calibration.md) with its provenance.
 //
 // What it measures, each inside captured CUDA graphs as the engines run
-// them (median of 15 replays after warm-up, with the fastest and slowest
+// them (median of gpu.ReplayRule after warm-up, with the fastest and slowest
 // replay as the spread):
 //   - copy: device-to-device copy bandwidth (kernels/gpu moecast_copy over
 //     2 GiB, read + write counted);

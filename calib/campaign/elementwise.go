@@ -121,7 +121,7 @@ func ElementwiseOutput(res []ElementwiseResult, image string) *Output {
 				"moecast_add (residual add, hidden %d) and moecast_silu_and_mul (width %d; width %d below 8 tokens; one row a token) at %v tokens; "+
 				"bytes = read + written once (2 (2 T H + H), 6 T H, 6 T W: kernels/elementwise.go's counts); "+
 				"the same buffers every call, so each replay finds them in L2 (cache warm; every size is below the L2, as a step's small tensors are); "+
-				"latency = the median of 15 replays of a graph of up to 200 calls; kernels of the same byte count averaged",
+				"latency = the median of "+gpu.ReplayRule+" of a graph of up to 200 calls; kernels of the same byte count averaged",
 				elementwiseHidden, elementwiseHidden, elementwiseInter, elementwiseInterTP8, tokensOf(res))},
 	}
 	for _, b := range sizes {

@@ -342,7 +342,7 @@ func gemmOutput(run *gemmRun) *Output {
 				Launch: "cuda-graph", Cache: "flushed",
 				Method: fmt.Sprintf("cuBLASLt matmul Y[m,n] = X[m,k] x W[n,k]^T (nn.Linear layout), %s; the dense projections of %s at TP %s "+
 					"(per-GPU shapes as sim prices them); weights rotated over copies totalling %d MiB so every call reads HBM; "+
-					"latency = median of 15 replays of a captured graph of about %.1f ms (up to %d calls, cycling enough copies that %d MiB of other weights pass between two reads of one); checked: %s",
+					"latency = median of "+gpu.ReplayRule+" of a captured graph of about %.1f ms (up to %d calls, cycling enough copies that %d MiB of other weights pass between two reads of one); checked: %s",
 					what, strings.Join(gemmModels, ", "), joinInts(run.TPs), gemmRotateBytes>>20, gpu.BLASReplaySeconds*1e3, gpu.BLASMaxCalls,
 					gpu.BLASDistinctBytes>>20, checks)},
 		}

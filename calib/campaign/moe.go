@@ -81,18 +81,13 @@ func (moeOp) Run(e *Env) (*Output, error) {
 		}
 		c := gpu.MoELayerCase{Name: p.layer(), Tokens: p.Tokens, Hidden: mm.Hidden,
 			Inter: mm.Inter / sp.MoETP, Group: mm.Group, Router: rc, Local: p.local(),
-			Seed: uint64(1_000_003*(i+1)) ^ uint64(p.Tokens)}
+			Seed: uint64(1_000_003*(i+1)) ^ uint64(p.Tokens), Hot: true}
 		lr, err := gpu.MeasureMoELayer(e.W4A16, g, c, rotateBytes, e.Stream)
 		if err != nil {
 			return nil, err
 		}
-		c.WholeOnly = true
-		hot, err := gpu.MeasureMoELayer(e.W4A16, g, c, 0, e.Stream)
-		if err != nil {
-			return nil, err
-		}
 		r := layerResult(p, lr)
-		r.Hot = hot.Experts
+		r.Hot = lr.Hot
 		r.GlueImage = g.Image
 		res = append(res, r)
 		e.Say("moe %s tokens %d: %.1f us without the router, %.1f with it (router %.1f, align %.1f, gate_up %.1f, act %.1f, down %.1f, sum %.1f; hot %.1f), %.1f experts",
@@ -204,7 +199,7 @@ func moeMethod(mm moeModel) string {
 		"uniform top-%d routing from seeds turned into logits the router maps back to it "+
 		"(EP: rank 0 holds experts/ep of them and computes the slots routed there; moe_sum adds only those), "+
 		"routings rotated until their weights total %d MiB so every call reads HBM; "+
-		"latency = the median of 15 replays of the same graph without the router top-k (align -> ... -> moe_sum on the ids the router wrote), "+
+		"latency = the median of "+gpu.ReplayRule+" of the same graph without the router top-k (align -> ... -> moe_sum on the ids the router wrote), "+
 		"since the cost model prices the router top-k as a kernel of its own (sim's router top-k, an elementwise op); "+
 		"the whole layer with the router and each kernel alone in its own graph are in calib gpu's report",
 		mm.Name, mm.Group, rc.Groups, rc.TopKGroups, rc.TopK, rc.Experts, rc.Scale, mm.Hidden, mm.Inter, mm.TopK, rotateBytes>>20)

@@ -131,7 +131,7 @@ func moeFP8Method(mm moeModel) string {
 		"Hopper's fp8 wgmma; split-K with a reduction kernel where the tiles are few) -> silu_and_mul -> quantisation -> "+
 		"down grouped GEMM -> moe_sum (top-%d weighted, bf16 out); not included: the router (gate GEMM and top-k), the shared "+
 		"expert and any all-reduce or all-to-all; uniform top-%d routing drawn on the host (EP: rank 0 holds experts/ep of "+
-		"them), routings rotated until their weights total %d MiB so every call reads HBM; latency = the median of 15 replays "+
+		"them), routings rotated until their weights total %d MiB so every call reads HBM; latency = the median of "+gpu.ReplayRule+" "+
 		"of the graph; per-kernel times (report only) at %v tokens",
 		mm.Name, mm.Hidden, mm.Inter, mm.TopK, mm.TopK, rotateBytes>>20, breakdownList(fp8Tokens, fp8Breakdown))
 }

@@ -129,7 +129,7 @@ func moeMXFP4Method(mm moeModel) string {
 		"moe_sum (top-%d weighted, bf16 out); not included: the router and any all-reduce or all-to-all (the report's layer_us "+
 		"runs moecast's sigmoid router kernel as a stand-in for gpt-oss's softmax top-k); uniform top-%d routing "+
 		"(EP: rank 0 holds experts/ep of them), routings rotated until their weights total %d MiB so every call reads HBM; "+
-		"latency = the median of 15 replays of the graph without the router; per-kernel times (report only) at %v tokens",
+		"latency = the median of "+gpu.ReplayRule+" of the graph without the router; per-kernel times (report only) at %v tokens",
 		mm.Name, mm.Hidden, mxfp4Pad, gpu.SwigluOAIAlpha, gpu.SwigluOAILimit, mm.TopK, mm.TopK, rotateBytes>>20,
 		breakdownList(mxfp4Tokens, mxfp4Breakdown))
 }

@@ -39,7 +39,7 @@ var (
 		"mma.sync bf16 with fp32 accumulation, online softmax, 64-key K/V tiles through a cp.async pipeline) for one chunk of " +
 		"`chunk` new tokens after `prefix` cached ones, causal (query i at position prefix+i sees keys <= prefix+i%s), the chunk's " +
 		"K and V already in a paged bf16 cache (64-token pages in a random order); caches rotated over copies totalling at least " +
-		"%d MiB (at most " + fmt.Sprint(gpu.PrefillMaxCopies) + " copies); latency = median of 15 graph replays of the kernel alone (the q/k/v projections, rotary and the cache write are " +
+		"%d MiB (at most " + fmt.Sprint(gpu.PrefillMaxCopies) + " copies); latency = median of " + gpu.ReplayRule + " of the kernel alone (the q/k/v projections, rotary and the cache write are " +
 		"other ops); heads/kv_heads per GPU of the shipped %s models at attention TP 1, 2, 4, 8"
 )
 

@@ -52,7 +52,7 @@ type BenchResult struct {
 	Copies        int     `json:"copies"`
 	CallsPerGraph int     `json:"calls_per_graph"`
 	GraphSeconds  float64 `json:"graph_s"`
-	GraphMin      float64 `json:"graph_min_s"` // fastest and slowest of the 15 replays
+	GraphMin      float64 `json:"graph_min_s"` // fastest and slowest of the timed replays
 	GraphMax      float64 `json:"graph_max_s"`
 	LaunchSeconds float64 `json:"launch_s"`
 	Bytes         float64 `json:"bytes"`
@@ -66,8 +66,9 @@ type BenchResult struct {
 // Time times a list of launches (one per rotated copy) directly and inside
 // a captured graph of about graphCalls calls (fewer when a replay would pass
 // 5 ms, never fewer than the launches): seconds per launch, the median,
-// least and most of 15 graph replays after 3 warm-up replays, and the mean
-// of one pass of direct launches.
+// least and most of the graph's timed replays (replay: 15 of them, fewer
+// when replays are long), and the mean of one pass of direct launches (the
+// sizing pass itself when the graph holds each launch once).
 func Time(s cuda.Stream, launches []func() error, graphCalls int) (tm unit.Timing, err error) {
 	var direct float64
 	var calls int
@@ -112,24 +113,30 @@ func Time(s cuda.Stream, launches []func() error, graphCalls int) (tm unit.Timin
 	want := min(graphCalls, max(1, int(5e-3/(first/float64(len(launches))))))
 	calls = len(launches) * max(1, (want+len(launches)-1)/len(launches))
 
-	if err = e0.Record(s); err != nil {
-		return
-	}
-	for i := 0; i < calls; i++ {
-		if err = launches[i%len(launches)](); err != nil {
+	if calls == len(launches) {
+		// The graph holds each launch once: the sizing pass was that
+		// direct pass already (the same launches, back to back).
+		direct = first / float64(calls)
+	} else {
+		if err = e0.Record(s); err != nil {
 			return
 		}
+		for i := 0; i < calls; i++ {
+			if err = launches[i%len(launches)](); err != nil {
+				return
+			}
+		}
+		if err = e1.Record(s); err != nil {
+			return
+		}
+		if err = e1.Synchronize(); err != nil {
+			return
+		}
+		if direct, err = cuda.Elapsed(e0, e1); err != nil {
+			return
+		}
+		direct /= float64(calls)
 	}
-	if err = e1.Record(s); err != nil {
-		return
-	}
-	if err = e1.Synchronize(); err != nil {
-		return
-	}
-	if direct, err = cuda.Elapsed(e0, e1); err != nil {
-		return
-	}
-	direct /= float64(calls)
 
 	tm = unit.Timing{Eager: unit.Seconds(direct), Calls: calls}
 	var med, lo, hi float64
@@ -138,10 +145,42 @@ func Time(s cuda.Stream, launches []func() error, graphCalls int) (tm unit.Timin
 	return tm, err
 }
 
+// Replay counts (replay): warm-up replays until replayWarm of them or
+// replayWarmSeconds of replays, then timed ones until replayTimed of them,
+// or earlier once there are replayMinTimed totalling replayTimedSeconds.
+// At Time's 5 ms replays that is 3 warm-up and 15 timed replays, as
+// before; a replay of 15 ms or more warms up once and is timed 5 times
+// (the median of 5 replays of one long graph: their spread is the
+// timing's, reported as Min and Max).
+const (
+	replayWarm         = 3
+	replayWarmSeconds  = 15e-3
+	replayTimed        = 15
+	replayMinTimed     = 5
+	replayTimedSeconds = 75e-3
+)
+
+// ReplayRule says in words how many replays a timing's median is of, for
+// provenance methods.
+const ReplayRule = "15 replays (fewer for replays over 5 ms: about 75 ms of them, at least 5)"
+
+// replayCounts is the warm-up and timed replays for replays of dt seconds
+// each.
+func replayCounts(dt float64) (warm, timed int) {
+	for warm < replayWarm && float64(warm)*dt < replayWarmSeconds {
+		warm++
+	}
+	for timed < replayTimed && (timed < replayMinTimed || float64(timed)*dt < replayTimedSeconds) {
+		timed++
+	}
+	return
+}
+
 // replay captures calls launches (launch(i) for i = 0..calls-1) into one
-// CUDA graph, replays it 3 times to warm up and 15 times timed with e0 and
-// e1, and gives the median, least and most seconds per call. A launch that
-// fails during the capture ends it and destroys what was captured.
+// CUDA graph, replays it to warm up and timed with e0 and e1 (the first
+// warm-up replay, timed, sets the counts: replayCounts), and gives the
+// median, least and most seconds per call. A launch that fails during the
+// capture ends it and destroys what was captured.
 func replay(s cuda.Stream, e0, e1 cuda.Event, calls int, launch func(i int) error) (median, least, most float64, err error) {
 	if err = s.BeginCapture(cuda.CaptureModeThreadLocal); err != nil {
 		return
@@ -164,13 +203,30 @@ func replay(s cuda.Stream, e0, e1 cuda.Event, calls int, launch func(i int) erro
 		return
 	}
 	defer ge.Destroy()
-	for i := 0; i < 3; i++ {
+	if err = e0.Record(s); err != nil {
+		return
+	}
+	if err = ge.Launch(s); err != nil {
+		return
+	}
+	if err = e1.Record(s); err != nil {
+		return
+	}
+	if err = e1.Synchronize(); err != nil {
+		return
+	}
+	var first float64
+	if first, err = cuda.Elapsed(e0, e1); err != nil {
+		return
+	}
+	warm, timed := replayCounts(first)
+	for i := 1; i < warm; i++ {
 		if err = ge.Launch(s); err != nil {
 			return
 		}
 	}
-	times := make([]float64, 0, 15)
-	for i := 0; i < 15; i++ {
+	times := make([]float64, 0, timed)
+	for i := 0; i < timed; i++ {
 		if err = e0.Record(s); err != nil {
 			return
 		}

@@ -183,3 +183,23 @@ func TestGraphPlan(t *testing.T) {
 	assert.Equal(t, 2, distinctCopies(163840*7168*2))
 	assert.Equal(t, 193, distinctCopies(512<<10))
 }
+
+func TestReplayCounts(t *testing.T) {
+	tests := []struct {
+		name       string
+		dt         float64
+		warm, time int
+	}{
+		{"short replays: 3 warm-up, 15 timed", 0.5e-3, 3, 15},
+		{"Time's 5 ms replays: as before, 3 and 15", 5e-3, 3, 15},
+		{"6 ms: 3 warm-up, 13 timed (75 ms)", 6e-3, 3, 13},
+		{"10 ms: 2 warm-up, 8 timed", 10e-3, 2, 8},
+		{"a 15 ms replay warms up alone, 5 timed", 15e-3, 1, 5},
+		{"a 72 ms prefill call: 1 and 5", 72e-3, 1, 5},
+	}
+	for _, tt := range tests {
+		warm, timed := replayCounts(tt.dt)
+		assert.Equal(t, tt.warm, warm, tt.name)
+		assert.Equal(t, tt.time, timed, tt.name)
+	}
+}

@@ -32,6 +32,12 @@ type MoELayerCase struct {
 	// SwigluOAI runs gpt-oss's clamped SwiGLU (interleaved gate and up,
 	// alpha 1.702, limit 7) instead of silu_and_mul.
 	SwigluOAI bool
+	// Hot also times the layer without its router on the first routing
+	// alone (LayerResult.Hot): its weights left hot in L2 as far as they
+	// fit. It is what a second call with rotateBytes 0 measures (the same
+	// seed draws the same weights and first routing reaching the rank),
+	// on the buffers this call has already filled.
+	Hot bool
 }
 
 // LayerResult is one timed layer: the whole layer in one graph, and each
@@ -47,7 +53,9 @@ type LayerResult struct {
 	Router, Align, GateUp, Act, Down, Sum unit.Timing
 	// Quant is the activation quantisations of a layer that has them
 	// (block fp8: both GEMM inputs, per token and group of 128).
-	Quant                      unit.Timing
+	Quant unit.Timing
+	// Hot is Experts over the first routing alone (MoELayerCase.Hot).
+	Hot                        unit.Timing
 	Routings                   int     // routings rotated over (1: hot)
 	Touched                    float64 // local experts the routings touch, mean
 	WeightBytes                float64 // their gate_up + down weight bytes, mean
@@ -276,6 +284,11 @@ func MeasureMoELayer(m *Module, g *Glue, c MoELayerCase, rotateBytes int64, s cu
 	}
 	if err := timePieces(s, rts, pieces); err != nil {
 		return LayerResult{}, fmt.Errorf("%s tokens=%d: %w", c.Name, T, err)
+	}
+	if c.Hot {
+		if err := timePieces(s, rts[:1], []layerPiece[layerRouting]{{&res.Hot, pieces[1].get}}); err != nil {
+			return LayerResult{}, fmt.Errorf("%s tokens=%d hot: %w", c.Name, T, err)
+		}
 	}
 	return res, nil
 }

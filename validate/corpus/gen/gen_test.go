@@ -137,6 +137,28 @@ func TestSameArchitecture(t *testing.T) {
 	}
 }
 
+// TestVLLMDPSlip: only vLLM aggregated rows of the slip's shape (tp =
+// dp = N, moe_ep = N x N) are read as the N-GPU TP-EP run.
+func TestVLLMDPSlip(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		backend, mode     string
+		tp, dp, moeTP, ep int
+		want              int
+	}{
+		{"tp2 dp2 ep4", "vllm", "agg", 2, 2, 1, 4, 2},
+		{"tp4 dp4 ep16", "vllm", "agg", 4, 4, 1, 16, 4},
+		{"genuine DP: tp1 dp8 ep8", "vllm", "agg", 1, 8, 1, 8, 0},
+		{"dp differs from tp", "vllm", "agg", 4, 2, 1, 8, 0},
+		{"no DP", "vllm", "agg", 4, 1, 1, 4, 0},
+		{"SGLang DP attention", "sglang", "agg", 4, 4, 1, 16, 0},
+		{"disaggregated", "vllm", "disagg", 2, 2, 1, 4, 0},
+		{"experts tensor-split", "vllm", "agg", 2, 2, 2, 4, 0},
+	} {
+		assert.Equal(t, tc.want, vllmDPSlip(tc.backend, tc.mode, tc.tp, tc.dp, tc.moeTP, tc.ep), tc.name)
+	}
+}
+
 func TestIDLayout(t *testing.T) {
 	tests := []struct {
 		name, id string

@@ -303,6 +303,16 @@ func (g *gen) nvfp4FromFP8(ents []os.DirEntry, lookup func(string) string) (stri
 	return base + "_config.json", nil
 }
 
+// vllmDPSlip is N for a row of vLLM's TP-EP run recorded as DP (see
+// aiconfigurator): aggregated, tp_size = attention_dp_size = N > 1,
+// moe_tp_size at most 1 and moe_ep_size N x N; else 0.
+func vllmDPSlip(backend, mode string, tp, dp, moeTP, ep int) int {
+	if backend == "vllm" && mode == "agg" && dp > 1 && tp == dp && moeTP <= 1 && ep == tp*dp {
+		return tp
+	}
+	return 0
+}
+
 // idLayoutRE finds the layout an aiconfigurator row's id names
 // (..._tp8_ep8_1013, ..._tp8_0_ep8_0_248).
 var idLayoutRE = regexp.MustCompile(`_tp(\d+)(?:_0)?_ep(\d+)(?:_0)?_`)
@@ -391,7 +401,9 @@ type scenarioText struct {
 	dpAttention         bool
 	engine              string
 	maxSeqs, maxBatched int
-	spec                string // speculative method; "" = none
+	kvCache             string  // [model] kv_cache; "" = auto
+	gmu                 float64 // runtime.gpu_memory_utilization; 0 = the default
+	spec                string  // speculative method; "" = none
 	draftTokens         int
 	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
 	comments            []string
@@ -453,7 +465,11 @@ func (s scenarioText) String() string {
 	for _, c := range s.comments {
 		b.WriteString("# " + c + "\n")
 	}
-	fmt.Fprintf(&b, "name = %q\n\n[model]\nconfig = %q\n\n[hardware]\n", s.name, s.config)
+	fmt.Fprintf(&b, "name = %q\n\n[model]\nconfig = %q\n", s.name, s.config)
+	if s.kvCache != "" {
+		fmt.Fprintf(&b, "kv_cache = %q\n", s.kvCache)
+	}
+	b.WriteString("\n[hardware]\n")
 	if s.gpu != "" {
 		fmt.Fprintf(&b, "gpu = %q\n", s.gpu)
 	}
@@ -465,6 +481,9 @@ func (s scenarioText) String() string {
 		fmt.Fprintf(&b, "[disagg]\ntransfer = %q\n\n[disagg.prefill]\n%s\n[disagg.decode]\n%s\n[runtime]\nengine = %q\n", d.transfer, d.prefill, d.decode, s.engine)
 	} else {
 		fmt.Fprintf(&b, "[parallel]\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n\n[runtime]\nengine = %q\n", s.tp, s.dp, s.ep, s.dpAttention, s.engine)
+	}
+	if s.gmu > 0 {
+		fmt.Fprintf(&b, "gpu_memory_utilization = %s\n", strconv.FormatFloat(s.gmu, 'f', -1, 64))
 	}
 	if s.maxSeqs > 0 {
 		fmt.Fprintf(&b, "max_num_seqs = %d\n", s.maxSeqs)
@@ -520,6 +539,12 @@ func (g *gen) aiconfigurator() error {
 		for _, c := range layoutCols {
 			k = append(k, rec[col[c]])
 		}
+		// Rows of one layout run with different command lines (an
+		// InferenceX script changed with the image) are different
+		// deployments.
+		if l, ok := launchOf(rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rec[col["silicon_data_source"]]); ok {
+			k = append(k, l.name)
+		}
 		key := strings.Join(k, "|")
 		if groups[key] == nil {
 			groups[key] = &group{key: key}
@@ -561,6 +586,19 @@ func (g *gen) aiconfigurator() error {
 			// (moe_tp_size holds the tp, as in the rows whose ids say).
 			slipTP = mtp
 		}
+		// A second slip, vLLM's: a TP-EP run (vllm serve
+		// --tensor-parallel-size N --enable-expert-parallel: N GPUs,
+		// experts over N ranks, no DP) recorded as attention_dp_size N
+		// and moe_ep_size N x N. Every aiconfigurator vLLM agg row with
+		// attention_dp_size > 1 has this shape (97 rows; no other DP
+		// layout appears); 40 of them carry ids naming tpN_epN
+		// (..._c16_tp4_ep4_1317) and 25 more repeat exactly the figures
+		// of such rows, or of rows recorded as tpN dp1 epN (the Kimi-K2.5
+		// gap-analysis rows), and the rest share the same dump's config
+		// ids' shape. A real TP-N x DP-N deployment on N x N GPUs could not
+		// match the N-GPU TP-EP run's TPOT at every concurrency, as these
+		// rows do (within the noise floor).
+		dpSlip := vllmDPSlip(get("backend"), mode, tp, dp, atoi("moe_tp_size"), ep)
 		if pp > 1 {
 			layout += fmt.Sprintf("-pp%d", pp)
 		}
@@ -662,6 +700,15 @@ func (g *gen) aiconfigurator() error {
 				tp: tp, dp: max(dp, 1), ep: max(ep, 1), dpAttention: dp > 1 && dpAttentionEngine(get("backend")), engine: get("backend"),
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU."},
+			}
+			if l, ok := launchOf(model, get("precision"), get("system"), get("silicon_data_source")); ok {
+				st.kvCache, st.gmu, st.maxSeqs = l.kvCache, l.gmu, l.maxSeqs
+				st.comments[1] = "Server command line: " + l.source + "; engine settings it does not set take moecast's defaults for the engine and GPU."
+			}
+			if dpSlip > 0 {
+				st.tp, st.dp, st.ep, st.gpus, st.dpAttention = dpSlip, 1, dpSlip, dpSlip, false
+				st.name = fmt.Sprintf("%s %s on %dx %s, %s tp%d-dp1-ep%d (aiconfigurator silicon_sample)", short, ckpt, st.gpus, get("system"), get("backend"), dpSlip, dpSlip)
+				st.comments = append(st.comments, fmt.Sprintf("attention_dp_size %d, moe_ep_size %d = tp x dp: vLLM's TP-EP run recorded as DP (the rows whose ids name the layout say tp%d_ep%d); the layout used here is tp%d ep%d.", dp, ep, dpSlip, dpSlip, dpSlip, dpSlip))
 			}
 			if slipTP > 0 {
 				st.tp, st.gpus = slipTP, slipTP*max(dp, 1)
