@@ -38,13 +38,16 @@ const (
 	noteL2      = curve.FirstNote << iota // a source row used is L2-resident (warm one-layer replay)
 	noteRouting                           // MoE: uniform routing mapped onto balanced-table tokens
 	noteKVFP8                             // MLA: fp8-KV query answered from a bf16-KV table
+	noteDeepEP                            // MoE: the rank computes only its dispatched pairs (DeepEP)
 )
 
-// kernelNotes are the words of noteL2, noteRouting and noteKVFP8.
+// kernelNotes are the words of noteL2, noteRouting, noteKVFP8 and
+// noteDeepEP.
 var kernelNotes = []string{
 	"source rows L2-resident (one layer replayed warm); floored at DRAM streaming time by the caller",
 	"routing: uniform-routing tokens mapped to the balanced-routing token count with the same distinct experts",
 	kvFP8Note,
+	"DeepEP dispatch: the rank computes only its T·k/ep pairs; rows at ep ranks and at 1 rank split into the experts' share g(T)/ep and the per-token part O(T/ep) of the received tokens (MoETable.Lookup)",
 }
 
 // axes names a table's measured axes for curve.Table.Init.
@@ -512,7 +515,8 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 		return cost.Estimate{}, false
 	}
 	t.later.do()
-	c := t.series.find([2]int{max(1, s.MoETP), max(1, s.EP)})
+	tp, ep := max(1, s.MoETP), max(1, s.EP)
+	c := t.series.find([2]int{tp, ep})
 	if c == nil {
 		return cost.Estimate{}, false
 	}
@@ -524,14 +528,39 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 		return cost.Estimate{}, false
 	}
 	T := float64(tokens)
+	r := t.at(c, T, s.ExpertsTouched, ep)
+	if s.DeepEP && ep > 1 {
+		if c1 := t.series.find([2]int{tp, 1}); c1 != nil {
+			if d, ok := t.dispatched(c, c1, T, s.ExpertsTouched, ep); ok && d.y < r.y {
+				d.flags |= noteDeepEP
+				r = d
+			}
+		}
+	}
+	return t.Estimate(r.y, r.lo, r.hi, r.flags), true
+}
+
+// moeRead is one read of a MoE table: the latency (us), the rows used and
+// the flags.
+type moeRead struct {
+	y      float64
+	lo, hi int
+	flags  curve.Flags
+}
+
+// at reads series c (the rows of ep ranks) at T tokens entering the layer
+// across the DP group, with touched the busiest rank's distinct experts (0:
+// uniform routing's mean), under the balanced-routing correction above.
+func (t *MoETable) at(c *curve.Curve, T, touched float64, ep int) moeRead {
+	k := t.Key
 	if k.Distribution == "uniform" {
 		r := c.At(T)
-		return t.Estimate(r.Y, r.RowLo, r.RowHi, curve.FlagsOf(r.Clamp, curve.Inside)|t.l2Flag(r.RowLo, r.RowHi)), true
+		return moeRead{r.Y, r.RowLo, r.RowHi, curve.FlagsOf(r.Clamp, curve.Inside) | t.l2Flag(r.RowLo, r.RowHi)}
 	}
 	S := float64(k.Experts) / float64(k.TopK)
 	D, capped := UniformDistinctExperts(T, k.Experts, k.TopK), true
-	if s.ExpertsTouched > 0 {
-		D, capped = math.Min(s.ExpertsTouched*float64(max(1, s.EP)), float64(k.Experts)), false
+	if touched > 0 {
+		D, capped = math.Min(touched*float64(ep), float64(k.Experts)), false
 	}
 	Tp := D / float64(k.TopK)
 	if math.Abs(Tp-T) <= 1e-9*T { // e.g. T = 1, EP = 1: both routings touch topk experts
@@ -558,7 +587,44 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 		flags |= noteRouting
 	}
 	flags |= t.l2Flag(r.RowLo, r.RowHi)
-	return t.Estimate(y, lo, hi, flags), true
+	return moeRead{y, lo, hi, flags}
+}
+
+// dispatched is the layer on one of ep ranks whose tokens arrive by an
+// expert-parallel dispatch (DeepEP): the rank computes only the
+// token-expert pairs routed to its experts, about T·k/ep of them, where
+// the table's rows at ep ranks replay vLLM's fused_experts over all T
+// tokens with an expert map (aiconfigurator collector/vllm/collect_moe.py:
+// every rank sees the DP group's tokens and masks the experts it does not
+// hold). The rows at ep ranks (cE) and at one rank (c1) at the same tokens
+// split each row into a part that every rank pays per token entering it
+// (activation quantisation, align/sort, masked output, sum: O(T)) and the
+// experts' part, which the ep ranks share (g(T)/ep, their weights and
+// FLOPs):
+//
+//	t_ep(T) = O(T) + g(T)/ep,  t_1(T) = O(T) + g(T)
+//	g(T) = (t_1(T) - t_ep(T)) / (1 - 1/ep),  O = t_ep - g/ep  (each >= 0)
+//
+// and a dispatched rank pays the experts' part at T and the per-token part
+// of the T/ep tokens' pairs it receives: g(T)/ep + O(T/ep).
+func (t *MoETable) dispatched(cE, c1 *curve.Curve, T, touched float64, ep int) (moeRead, bool) {
+	e := float64(ep)
+	d1 := math.Min(touched*e, float64(t.Key.Experts))
+	if touched <= 0 {
+		d1 = 0
+	}
+	rE, r1 := t.at(cE, T, touched, ep), t.at(c1, T, d1, 1)
+	g := math.Max(0, (r1.y-rE.y)/(1-1/e))
+	R := math.Max(1, T/e)
+	qE, q1 := t.at(cE, R, 0, ep), t.at(c1, R, 0, 1)
+	gR := math.Max(0, (q1.y-qE.y)/(1-1/e))
+	o := math.Max(0, qE.y-gR/e)
+	y := g/e + o
+	if !(y > 0) {
+		return moeRead{}, false
+	}
+	lo, hi := min(rE.lo, r1.lo, qE.lo, q1.lo), max(rE.hi, r1.hi, qE.hi, q1.hi)
+	return moeRead{y, lo, hi, rE.flags | r1.flags | qE.flags | q1.flags}, true
 }
 
 func (t *MoETable) l2Flag(lo, hi int) curve.Flags { return l2Flag(t.l2, lo, hi) }

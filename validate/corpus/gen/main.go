@@ -418,12 +418,39 @@ type disaggText struct {
 	prefill, decode poolText
 }
 
-type poolText struct{ workers, tp, dp, ep int }
+type poolText struct {
+	workers, tp, dp, ep int
+	a2a                 string // moe_a2a_backend; "" = the engine's default
+}
 
 func (p poolText) gpus() int { return p.workers * p.tp * p.dp }
 
 func (p poolText) String() string {
-	return fmt.Sprintf("workers = %d\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n", p.workers, p.tp, p.dp, p.ep, p.dp > 1)
+	s := fmt.Sprintf("workers = %d\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n", p.workers, p.tp, p.dp, p.ep, p.dp > 1)
+	if p.a2a != "" {
+		s += fmt.Sprintf("moe_a2a_backend = %q\n", p.a2a)
+	}
+	return s
+}
+
+// systemNodeGPUs is each aiconfigurator system's num_gpus_per_node
+// (systems/<system>.yaml @ 095f58a: a GB200/GB300 compute tray holds 4,
+// an HGX board 8).
+var systemNodeGPUs = map[string]int{"gb200": 4, "gb300": 4, "b200-sxm": 8, "b300-sxm": 8, "h100-sxm": 8, "h200-sxm": 8}
+
+// wideEPBackend is the moe_a2a_backend of an SGLang pool with DP attention
+// whose experts span more GPUs than one node of its system: aiconfigurator
+// models such a pool as SGLang "wide EP" (its SGLang wideEP op tables:
+// DeepEP normal and low-latency dispatch, wideep_context/generation_moe;
+// aiconfigurator auto-enables wide EP when a node cannot hold the MoE
+// model twice), i.e. --moe-a2a-backend deepep with --deepep-mode auto.
+// Other pools keep the engine's default (every rank sees the DP group's
+// tokens).
+func wideEPBackend(backend, system string, dp, ep int) string {
+	if backend != "sglang" || dp <= 1 || ep <= systemNodeGPUs[system] || systemNodeGPUs[system] == 0 {
+		return ""
+	}
+	return "deepep"
 }
 
 // transferFabric is the NVLink preset of each aiconfigurator system (its
@@ -610,7 +637,8 @@ func (g *gen) aiconfigurator() error {
 			t, _ := strconv.Atoi(get(p + "_tp_size"))
 			d, _ := strconv.Atoi(get(p + "_attention_dp_size"))
 			x, _ := strconv.Atoi(get(p + "_moe_ep_size"))
-			return poolText{workers: max(n, 1), tp: t, dp: max(d, 1), ep: max(x, 1)}
+			return poolText{workers: max(n, 1), tp: t, dp: max(d, 1), ep: max(x, 1),
+				a2a: wideEPBackend(get("backend"), gpuName(get("system")), d, x)}
 		}
 		pre, dec := pool("prefill"), pool("decode")
 		switch {
@@ -647,6 +675,9 @@ func (g *gen) aiconfigurator() error {
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU.",
 					"Transfer: the system's NVLink preset (aiconfigurator's disaggregated runs are single-system).",
 					"Each pool's experts: moe_ep_size ranks (moe_tp_size, the experts' tensor split, is not modelled)."},
+			}
+			if pre.a2a != "" || dec.a2a != "" {
+				st.comments = append(st.comments, "An SGLang pool with DP attention whose experts span more than one node of the system (4 GPUs on GB200/GB300, 8 on HGX) runs wide EP: moe_a2a_backend = \"deepep\" (aiconfigurator's SGLang wideEP model).")
 			}
 			e.Scenario = "aiconfigurator/" + base + ".toml"
 			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
