@@ -18,6 +18,10 @@ func (f *File) build() error {
 	kt, ct := &kernels.Tables{}, &comm.Tables{Graphs: true}
 	for i := range f.Tables {
 		t := &f.Tables[i]
+		if t.lazy != nil {
+			t.loo = buildLazy(f.Name, t, kt, !f.embedded)
+			continue
+		}
 		loo, err := buildTable(f.Name, f.Effective(t), t, kt, ct, f.deferred, !f.embedded)
 		t.loo = loo
 		if err != nil {
@@ -119,6 +123,87 @@ func originLabel(p Provenance, op string) string {
 		return "calib gpu " + op + " rows"
 	}
 	return op + " rows"
+}
+
+// buildLazy adds the lookup table of a stub (Table.lazy) to kt: built,
+// from the rows read then, on its first lookup that matches its keys.
+// The load checks the table as buildTable does; a failure panics there
+// (kernels' lazy tables): the embedded tables are all built by
+// TestEmbeddedIndexed.
+func buildLazy(file string, t *Table, kt *kernels.Tables, user bool) looer {
+	l, name := t.lazy, file+"#"+t.Name
+	load := func() (*builder, error) {
+		tb, prov, err := l.load(file)
+		if err != nil {
+			return nil, err
+		}
+		c, err := specFor(tb)
+		if err != nil {
+			return nil, err
+		}
+		if err := plausibleRows(prov, tb, c); err != nil {
+			return nil, tb.buildErr(file, err)
+		}
+		return &builder{name: name, prov: prov, t: tb, c: c}, nil
+	}
+	switch Op(t.Op) {
+	case OpGEMM:
+		tb := kernels.NewGEMMTableLazy(name, t.Keys.Dtype, func() ([]kernels.GEMMPoint, error) {
+			b, err := load()
+			if err != nil {
+				return nil, err
+			}
+			return gemmPoints(b), nil
+		})
+		tb.SetOrigin(l.e.engine, l.e.version, user, l.e.origin)
+		kt.GEMMs = append(kt.GEMMs, tb)
+		return tb
+	case OpMoE:
+		tb := kernels.NewMoETableLazy(name, moeKey(t.Keys), func() ([]kernels.MoEPoint, error) {
+			b, err := load()
+			if err != nil {
+				return nil, err
+			}
+			return moePoints(b), nil
+		})
+		tb.SetOrigin(l.e.engine, l.e.version, user, l.e.origin)
+		kt.MoEs = append(kt.MoEs, tb)
+		return tb
+	case OpGQA:
+		tb := kernels.NewGQATableLazy(name, gqaKey(t.Keys), func() ([]kernels.GQAPoint, error) {
+			b, err := load()
+			if err != nil {
+				return nil, err
+			}
+			return gqaPoints(b), nil
+		})
+		tb.SetOrigin(l.e.engine, l.e.version, user, l.e.origin)
+		kt.GQAs = append(kt.GQAs, tb)
+		return tb
+	case OpMLA:
+		tb := kernels.NewMLATableLazy(name, mlaKey(t.Keys), memBW(l.e.gpu), func() ([]kernels.MLAPoint, error) {
+			b, err := load()
+			if err != nil {
+				return nil, err
+			}
+			return mlaPoints(b), nil
+		})
+		tb.SetOrigin(l.e.engine, l.e.version, user, l.e.origin)
+		kt.MLAs = append(kt.MLAs, tb)
+		return tb
+	case OpPrefill:
+		tb := kernels.NewPrefillTableLazy(name, prefillKey(t.Keys), func() ([]kernels.PrefillPoint, error) {
+			b, err := load()
+			if err != nil {
+				return nil, err
+			}
+			return prefillPoints(b), nil
+		})
+		tb.SetOrigin(l.e.engine, l.e.version, user, l.e.origin)
+		kt.Prefills = append(kt.Prefills, tb)
+		return tb
+	}
+	panic("calib: no lazy table for op " + t.Op) // lazyOp names only the ops above
 }
 
 // KernelTables is the kernel lookup of the file, or nil when the file has

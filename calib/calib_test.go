@@ -577,3 +577,44 @@ func tableByName(f *File, name string) *kernels.PrefillTable {
 	}
 	return nil
 }
+
+// TestPerfDBDeepEPNormal: DeepEP normal rows become one ep table per phase
+// (impl deepep_normal) holding transmit + notify time of the rows at
+// DeepEP's default 20 SMs, ranks = node_num x GPUs per node; the rows at
+// other SM counts are left out.
+func TestPerfDBDeepEPNormal(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "systems"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "comm"), 0o755))
+	sys, err := os.ReadFile("testdata/perfdb/systems/h200_sxm.yaml")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "systems", "h200_sxm.yaml"), sys, 0o644))
+	csv := "framework,version,device,op_name,kernel_source,node_num,hidden_size,num_token,num_topk,num_experts,dispatch_sms,dispatch_transmit_us,dispatch_notify_us,combine_sms,combine_transmit_us,combine_notify_us\n" +
+		"sglang,0.5.12,NVIDIA H200,normal,deepep,1,7168,128,8,256,4,300,0,4,500,0\n" +
+		"sglang,0.5.12,NVIDIA H200,normal,deepep,1,7168,128,8,256,20,100,2.5,20,150,1\n" +
+		"sglang,0.5.12,NVIDIA H200,normal,deepep,1,7168,1024,8,256,20,400,0,20,700,0\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "comm", "h200_sxm__sglang_0.5.12_wideep_deepep_normal_perf.csv"), []byte(csv), 0o644))
+	f, err := ImportPerfDB(dir, perfdbOpts("h200-sxm"))
+	require.NoError(t, err)
+	require.Len(t, f.Tables, 2)
+	for i, want := range []struct {
+		phase string
+		lat   []float64
+	}{{"dispatch", []float64{102.5, 400}}, {"combine", []float64{151, 700}}} {
+		tb := f.Tables[i]
+		assert.Equal(t, "ep.deepep_normal."+want.phase+".sglang-0.5.12", tb.Name)
+		assert.Equal(t, Keys{Impl: "deepep_normal", Phase: want.phase}, tb.Keys)
+		assert.Equal(t, want.lat, tb.Column("latency_us"))
+		assert.Equal(t, []float64{8, 8}, tb.Column("ranks"))
+		assert.Equal(t, []float64{128, 1024}, tb.Column("tokens_per_rank"))
+		assert.Contains(t, strings.Join(tb.Provenance.Corrections, "\n"), "transmit_us + "+want.phase+"_notify_us")
+	}
+	g := roundTrip(t, f)
+	lk, ok := g.CommTables().(comm.EPLookup)
+	require.True(t, ok)
+	e, ok := lk.EP("deepep_normal", "combine", 8, 128, 7168, 8, 256)
+	require.True(t, ok)
+	assert.InDelta(t, 151e-6, float64(e.Time), 1e-12)
+	_, ok = lk.EP("deepep_ll", "combine", 8, 128, 7168, 8, 256)
+	assert.False(t, ok, "no low-latency table here")
+}

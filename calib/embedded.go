@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -37,6 +38,12 @@ import (
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu b300-sxm -o embedded/b300-sxm.toml.zst
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu gb200 -o embedded/gb200.toml.zst
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu gb300 -o embedded/gb300.toml.zst
+//
+// Each .toml.zst is written in frames of whole tables and indexed in
+// embedded/index/<gpu>.tsv (frames.go; EmbeddedTables reads a table on
+// its first lookup):
+//
+//go:generate go test -run TestEmbeddedIndex -update .
 
 // A GPU may also have embedded/calibgpu/<gpu>.toml, written by `moecast
 // calib gpu` on that GPU (docs/calibration.md, "Embedded calibrations"):
@@ -50,6 +57,8 @@ var embedded embed.FS
 var (
 	embMu    sync.Mutex
 	embCache = map[string]*File{}
+	// tabCache holds EmbeddedTables' files of indexed calibrations
+	tabCache = map[string]*File{}
 )
 
 // EmbeddedNames lists the GPUs with an embedded calibration.
@@ -71,6 +80,79 @@ func EmbeddedNames() []string {
 func Embedded(gpu string) (*File, error) {
 	embMu.Lock()
 	defer embMu.Unlock()
+	return embeddedLocked(gpu)
+}
+
+// EmbeddedTables is Embedded for lookups (Select, KernelTables,
+// CommTables): the same tables, answering the same, but the GEMM, MoE,
+// GQA, MLA and prefill tables (99% of the rows) are read on their first
+// lookup that matches their keys, from the embedded file's own zstd
+// frames, through its index (see frames.go): a scenario reads the few it
+// asks for. Those tables are
+// stubs in the returned File's Tables: name, op, keys and, in their
+// provenance, GPU and fabric only, no columns nor rows; and the calib gpu
+// tables merged in carry no proxy bias line. Everything else that reads
+// a calibration file (calib show, coverage, Stack, Write) wants Embedded.
+// Files are opened once and shared: treat the result as read-only.
+func EmbeddedTables(gpu string) (*File, error) {
+	embMu.Lock()
+	defer embMu.Unlock()
+	if f, ok := embCache[gpu]; ok {
+		return f, nil
+	}
+	if f, ok := tabCache[gpu]; ok {
+		return f, nil
+	}
+	if strings.ContainsAny(gpu, `/\`) || gpu == "" {
+		return nil, nil
+	}
+	f, err := embeddedTablesParse(gpu)
+	if err != nil {
+		return nil, err
+	}
+	if f == nil { // no index: the whole file
+		return embeddedLocked(gpu)
+	}
+	tabCache[gpu] = f
+	return f, nil
+}
+
+// embeddedTablesParse opens EmbeddedTables' file of gpu, built; (nil,
+// nil) when gpu has no index.
+func embeddedTablesParse(gpu string) (*File, error) {
+	// An index that does not fit its file (TestEmbeddedIndex fails then)
+	// is ignored: the caller reads the whole file, which reports what is
+	// wrong with it, if anything.
+	f, err := embeddedIndexed("embedded:"+gpu, "embedded/"+gpu+".toml.zst")
+	if err != nil || f == nil {
+		return nil, nil
+	}
+	mpath, mname := "embedded/calibgpu/"+gpu+".toml", "embedded:"+gpu+" (calib gpu)"
+	if m, err := embedded.ReadFile(mpath); err == nil {
+		mf, err := embeddedIndexed(mname, mpath)
+		if err != nil || mf == nil {
+			mf, err = Parse(mname, m)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if f, err = prefer("embedded:"+gpu, f, mf, false); err != nil {
+			return nil, err
+		}
+		for i := range f.Tables {
+			t := &f.Tables[i]
+			t.line, t.rowLines, t.src, t.loo = 0, nil, "", nil
+			t.Provenance.Corrections = slices.Clip(t.Provenance.Corrections)
+		}
+	}
+	f.deferred, f.embedded = true, true
+	if err := f.build(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func embeddedLocked(gpu string) (*File, error) {
 	if f, ok := embCache[gpu]; ok {
 		return f, nil
 	}
@@ -118,7 +200,7 @@ func embeddedParse(gpu string, data []byte, deferred bool) (*File, error) {
 	}
 	// the perf database measured the engines themselves: its tables
 	// answer first and calib gpu's fill the gaps (Prefer)
-	if f, err = prefer("embedded:"+gpu, f, mf); err != nil {
+	if f, err = prefer("embedded:"+gpu, f, mf, true); err != nil {
 		return nil, err
 	}
 	f.deferred, f.embedded = deferred, true
@@ -130,6 +212,22 @@ func Open(ref string) (_ *File, err error) {
 	defer asInput(&err)
 	if name, ok := strings.CutPrefix(ref, "embedded:"); ok {
 		f, err := Embedded(name)
+		if err != nil {
+			return nil, err
+		}
+		if f == nil {
+			return nil, fmt.Errorf("no embedded calibration %q (have: %s)", name, strings.Join(EmbeddedNames(), ", "))
+		}
+		return f, nil
+	}
+	return Load(ref)
+}
+
+// OpenTables is Open for lookups: an embedded reference is opened with
+// EmbeddedTables.
+func OpenTables(ref string) (*File, error) {
+	if name, ok := strings.CutPrefix(ref, "embedded:"); ok {
+		f, err := EmbeddedTables(name)
 		if err != nil {
 			return nil, err
 		}

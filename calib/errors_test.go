@@ -108,7 +108,7 @@ func TestParseUnknownKeyValues(t *testing.T) {
 		{"gemm dtype", "op = \"gemm\"\ndtype = \"magic\"\ncolumns = [\"n\", \"k\", \"m\", \"latency_us\"]\nrows = \"8,8,1,5\"\n",
 			`op gemm: key dtype "magic" is not a weight format name`},
 		{"ep impl", "op = \"ep\"\nimpl = \"deepep\"\nphase = \"dispatch\"\ncolumns = [\"hidden\", \"topk\", \"experts\", \"ranks\", \"tokens_per_rank\", \"latency_us\"]\nrows = \"64,2,8,8,1,5\"\n",
-			`op ep: key impl "deepep" is unknown (known: deepep_ll)`},
+			`op ep: key impl "deepep" is unknown (known: deepep_ll, deepep_normal)`},
 		{"elementwise zero bytes", "op = \"elementwise\"\ncolumns = [\"bytes\", \"latency_us\"]\nrows = \"\"\"\n1024,5\n0,5\n\"\"\"\n",
 			`f.toml:15: table "t" row 2: bytes must be positive, got 0`},
 		{"elementwise point twice", "op = \"elementwise\"\ncolumns = [\"bytes\", \"latency_us\"]\nrows = \"\"\"\n1024,5\n1024,6\n\"\"\"\n",

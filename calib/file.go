@@ -138,6 +138,10 @@ type Table struct {
 	// src is the file an importer read the rows from (rowLines are then
 	// that file's lines); "" for a loaded calibration file.
 	src string
+	// lazy: the table is a stub of an indexed embedded calibration
+	// (EmbeddedTables): name, op, keys, GPU and fabric; its columns, rows
+	// and provenance are read on its first lookup.
+	lazy *lazyTable
 }
 
 // Keys are a table's fixed parameters; which apply depends on the op.

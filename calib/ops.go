@@ -173,13 +173,18 @@ func (b *builder) lat(r []float64) unit.Seconds {
 }
 func (b *builder) flag(r []float64, n string) bool { i, ok := b.c.idx[n]; return ok && r[i] == 1 }
 
-func buildGEMM(b *builder) (looer, error) {
-	t, name, k, kt, ival, lat := b.t, b.name, b.t.Keys, b.kt, b.ival, b.lat
+func gemmPoints(b *builder) []kernels.GEMMPoint {
+	t, ival, lat := b.t, b.ival, b.lat
 	pts := make([]kernels.GEMMPoint, len(t.Rows))
 	for i, r := range t.Rows {
 		pts[i] = kernels.GEMMPoint{M: ival(r, "m"), N: ival(r, "n"), K: ival(r, "k"), Latency: lat(r), Row: i + 1}
 	}
-	tb, err := kernels.NewGEMMTable(name, k.Dtype, pts)
+	return pts
+}
+
+func buildGEMM(b *builder) (looer, error) {
+	name, k, kt := b.name, b.t.Keys, b.kt
+	tb, err := kernels.NewGEMMTable(name, k.Dtype, gemmPoints(b))
 	if err != nil {
 		return nil, err
 	}
@@ -187,19 +192,27 @@ func buildGEMM(b *builder) (looer, error) {
 	return tb, nil
 }
 
-func buildMoE(b *builder) (looer, error) {
-	t, name, k, kt, prov, ival, lat, flag := b.t, b.name, b.t.Keys, b.kt, b.prov, b.ival, b.lat, b.flag
+func moePoints(b *builder) []kernels.MoEPoint {
+	t, ival, lat, flag := b.t, b.ival, b.lat, b.flag
 	pts := make([]kernels.MoEPoint, len(t.Rows))
 	for i, r := range t.Rows {
 		pts[i] = kernels.MoEPoint{Tokens: ival(r, "tokens"), MoETP: ival(r, "moe_tp"), EP: ival(r, "ep"),
 			Latency: lat(r), L2Resident: flag(r, "l2_resident"), Row: i + 1}
 	}
+	return pts
+}
+
+func moeKey(k Keys) kernels.MoEKey {
+	return kernels.MoEKey{Quant: k.Dtype, Experts: k.Experts, TopK: k.TopK, Hidden: k.Hidden, Inter: k.Inter, Distribution: k.Distribution}
+}
+
+func buildMoE(b *builder) (looer, error) {
+	t, name, kt, prov := b.t, b.name, b.kt, b.prov
 	newTable := kernels.NewMoETable
 	if b.deferred {
 		newTable = kernels.NewMoETableDeferred
 	}
-	tb, err := newTable(name, kernels.MoEKey{Quant: k.Dtype, Experts: k.Experts, TopK: k.TopK,
-		Hidden: k.Hidden, Inter: k.Inter, Distribution: k.Distribution}, pts)
+	tb, err := newTable(name, moeKey(t.Keys), moePoints(b))
 	if err != nil {
 		return nil, err
 	}
@@ -210,39 +223,60 @@ func buildMoE(b *builder) (looer, error) {
 	return tb, nil
 }
 
-func buildMLA(b *builder) (looer, error) {
-	t, name, k, kt, prov, ival, lat, flag := b.t, b.name, b.t.Keys, b.kt, b.prov, b.ival, b.lat, b.flag
+func mlaPoints(b *builder) []kernels.MLAPoint {
+	t, ival, lat, flag := b.t, b.ival, b.lat, b.flag
 	pts := make([]kernels.MLAPoint, len(t.Rows))
 	for i, r := range t.Rows {
 		pts[i] = kernels.MLAPoint{Heads: ival(r, "heads"), Batch: ival(r, "batch"), KVLen: ival(r, "kv_len"),
 			Latency: lat(r), L2Resident: flag(r, "l2_resident"), Row: i + 1}
 	}
-	tb, err := kernels.NewMLATable(name, kernels.MLAKey{GEMMDtype: k.Dtype, KV: k.KVDtype, KVLoRARank: k.KVLoRARank, QKRopeDim: k.QKRopeDim,
-		Hidden: k.Hidden, QLoRARank: k.QLoRARank, QKNopeDim: k.QKNopeDim, VHeadDim: k.VHeadDim}, pts)
+	return pts
+}
+
+func mlaKey(k Keys) kernels.MLAKey {
+	return kernels.MLAKey{GEMMDtype: k.Dtype, KV: k.KVDtype, KVLoRARank: k.KVLoRARank, QKRopeDim: k.QKRopeDim,
+		Hidden: k.Hidden, QLoRARank: k.QLoRARank, QKNopeDim: k.QKNopeDim, VHeadDim: k.VHeadDim}
+}
+
+// memBW is the peak DRAM bandwidth of GPU preset gpu (0: unknown): it
+// prices the KV read an fp8-KV query saves when a bf16-KV MLA table
+// answers it (kernels.Tables.MLAModule).
+func memBW(gpu string) unit.BytesPerSecond {
+	if g, ok := kernels.LookupGPU(gpu); ok {
+		return g.MemBW
+	}
+	return 0
+}
+
+func buildMLA(b *builder) (looer, error) {
+	tb, err := kernels.NewMLATable(b.name, mlaKey(b.t.Keys), mlaPoints(b))
 	if err != nil {
 		return nil, err
 	}
-	// The GPU's peak bandwidth prices the KV read an fp8-KV query saves
-	// when this bf16-KV table answers it (kernels.Tables.MLAModule).
-	if g, ok := kernels.LookupGPU(prov.GPU); ok {
-		tb.MemBW = g.MemBW
-	}
-	kt.MLAs = append(kt.MLAs, tb)
+	tb.MemBW = memBW(b.prov.GPU)
+	b.kt.MLAs = append(b.kt.MLAs, tb)
 	return tb, nil
 }
 
-func buildGQA(b *builder) (looer, error) {
-	t, name, k, kt, ival, lat := b.t, b.name, b.t.Keys, b.kt, b.ival, b.lat
+func gqaPoints(b *builder) []kernels.GQAPoint {
+	t, ival, lat := b.t, b.ival, b.lat
 	pts := make([]kernels.GQAPoint, len(t.Rows))
 	for i, r := range t.Rows {
 		pts[i] = kernels.GQAPoint{Heads: ival(r, "heads"), KVHeads: ival(r, "kv_heads"), Batch: ival(r, "batch"),
 			KVLen: ival(r, "kv_len"), Latency: lat(r), Row: i + 1}
 	}
+	return pts
+}
+
+func gqaKey(k Keys) kernels.GQAKey { return kernels.GQAKey{HeadDim: k.HeadDim, KV: k.KVDtype} }
+
+func buildGQA(b *builder) (looer, error) {
+	kt := b.kt
 	newTable := kernels.NewGQATable
 	if b.deferred {
 		newTable = kernels.NewGQATableDeferred
 	}
-	tb, err := newTable(name, kernels.GQAKey{HeadDim: k.HeadDim, KV: k.KVDtype}, pts)
+	tb, err := newTable(b.name, gqaKey(b.t.Keys), gqaPoints(b))
 	if err != nil {
 		return nil, err
 	}
@@ -250,18 +284,26 @@ func buildGQA(b *builder) (looer, error) {
 	return tb, nil
 }
 
-func buildPrefill(b *builder) (looer, error) {
-	t, name, k, kt, ival, lat := b.t, b.name, b.t.Keys, b.kt, b.ival, b.lat
+func prefillPoints(b *builder) []kernels.PrefillPoint {
+	t, ival, lat := b.t, b.ival, b.lat
 	pts := make([]kernels.PrefillPoint, len(t.Rows))
 	for i, r := range t.Rows {
 		pts[i] = kernels.PrefillPoint{Heads: ival(r, "heads"), KVHeads: ival(r, "kv_heads"), Chunk: ival(r, "chunk"),
 			Prefix: ival(r, "prefix"), Latency: lat(r), Row: i + 1}
 	}
-	tb, err := kernels.NewPrefillTable(name, kernels.PrefillKey{QKDim: k.HeadDim, VDim: k.VHeadDim, KV: k.KVDtype, Window: k.Window}, pts)
+	return pts
+}
+
+func prefillKey(k Keys) kernels.PrefillKey {
+	return kernels.PrefillKey{QKDim: k.HeadDim, VDim: k.VHeadDim, KV: k.KVDtype, Window: k.Window}
+}
+
+func buildPrefill(b *builder) (looer, error) {
+	tb, err := kernels.NewPrefillTable(b.name, prefillKey(b.t.Keys), prefillPoints(b))
 	if err != nil {
 		return nil, err
 	}
-	kt.Prefills = append(kt.Prefills, tb)
+	b.kt.Prefills = append(b.kt.Prefills, tb)
 	return tb, nil
 }
 

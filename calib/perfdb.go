@@ -78,6 +78,8 @@ func classify(dir, rel string) (perfdbFile, bool) {
 		f.kind = "customar"
 	case strings.HasPrefix(op, "wideep_deepep_ll_perf"):
 		f.kind = "deepep"
+	case strings.HasPrefix(op, "wideep_deepep_normal_perf"):
+		f.kind = "deepepnormal"
 	case strings.HasPrefix(op, "moe_perf"):
 		f.kind = "moe"
 	case strings.HasPrefix(op, "mla_generation_module_perf"):
@@ -168,7 +170,7 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (_ *File, err error) {
 	// Deterministic table order: NCCL, framework all-reduce, EP, MoE (vLLM
 	// before SGLang: the first covering table answers), MLA, GQA decode,
 	// then prefill (context) attention: GQA, MLA.
-	order := map[string]int{"nccl": 0, "customar": 1, "deepep": 2, "moe": 3, "mla": 4, "gqa": 5, "gqactx": 6, "mlactx": 7}
+	order := map[string]int{"nccl": 0, "customar": 1, "deepep": 2, "deepepnormal": 3, "moe": 4, "mla": 5, "gqa": 6, "gqactx": 7, "mlactx": 8}
 	sort.SliceStable(files, func(i, j int) bool {
 		a, b := files[i], files[j]
 		if order[a.kind] != order[b.kind] {
@@ -596,6 +598,8 @@ func (im *perfdbImport) readFrom(f perfdbFile, rd io.Reader) error {
 		return im.readCustomAR(f, rd)
 	case "deepep":
 		return im.readDeepEP(f, rd)
+	case "deepepnormal":
+		return im.readDeepEPNormal(f, rd)
 	case "moe":
 		return im.readMoE(f, rd)
 	case "mla":
@@ -731,6 +735,70 @@ func (im *perfdbImport) readDeepEP(f perfdbFile, rd io.Reader) error {
 			})
 			point := fmt.Sprintf("(%s hidden %d topk %d experts %d ranks %d tokens %d)", phase, v[1], v[3], v[4], ranks, v[2])
 			if err := x.add(r, point, []float64{float64(v[1]), float64(v[3]), float64(v[4]), float64(ranks), float64(v[2]), lat}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	g.flush(im.file)
+	return nil
+}
+
+// deepEPNormalSMs is the SM count of the DeepEP normal rows imported:
+// DeepEP's default (deep_ep/buffer.py, Buffer.num_sms = 20), which SGLang
+// keeps without --deepep-config; the perf database measures 4 to 24.
+const deepEPNormalSMs = 20
+
+// readDeepEPNormal imports DeepEP normal (high-throughput) dispatch and
+// combine: per phase, transmit + notify time (as aiconfigurator's SDK sums
+// them), at DeepEP's default SM count.
+func (im *perfdbImport) readDeepEPNormal(f perfdbFile, rd io.Reader) error {
+	c, err := newCSV(f.rel, rd, []string{"node_num", "hidden_size", "num_token", "num_topk", "num_experts", "dispatch_sms",
+		"dispatch_transmit_us", "dispatch_notify_us", "combine_sms", "combine_transmit_us", "combine_notify_us", "device"})
+	if err != nil {
+		return err
+	}
+	var g groups
+	err = c.each(func(r record) error {
+		v, err := r.counts("node_num", "hidden_size", "num_token", "num_topk", "num_experts")
+		if err != nil {
+			return err
+		}
+		ranks := v[0] * im.sys.gpusPerNode
+		for _, phase := range []string{"dispatch", "combine"} {
+			sms, err := r.count(phase + "_sms")
+			if err != nil {
+				return err
+			}
+			if sms != deepEPNormalSMs {
+				continue
+			}
+			tx, err := r.latencyUs(phase+"_transmit_us", 1)
+			if err != nil {
+				return err
+			}
+			notify, err := r.num(phase + "_notify_us")
+			if err != nil {
+				return err
+			}
+			if notify < 0 {
+				return r.errf("%s_notify_us must not be negative, got %s", phase, r.str(phase+"_notify_us"))
+			}
+			name := fmt.Sprintf("ep.deepep_normal.%s.%s-%s", phase, f.engine, f.engVer)
+			x := g.get(name, func() Table {
+				p := im.prov(f, "deepep normal", "unknown", "unknown",
+					fmt.Sprintf("DeepEP normal %s (aiconfigurator wideep collector), transmit + notify time per call, %d SMs", phase, deepEPNormalSMs),
+					fmt.Sprintf("ranks = node_num x %d GPUs per node (systems yaml)", im.sys.gpusPerNode),
+					fmt.Sprintf("latency_us = %s_transmit_us + %s_notify_us; rows at %s_sms = %d (DeepEP's default Buffer.num_sms) kept, the other SM counts left out", phase, phase, phase, deepEPNormalSMs))
+				p.GPULabel = r.str("device")
+				return Table{Name: name, Op: "ep", Keys: Keys{Impl: "deepep_normal", Phase: phase},
+					Columns: []string{"hidden", "topk", "experts", "ranks", "tokens_per_rank", "latency_us"}, Provenance: p}
+			})
+			point := fmt.Sprintf("(%s hidden %d topk %d experts %d ranks %d tokens %d)", phase, v[1], v[3], v[4], ranks, v[2])
+			if err := x.add(r, point, []float64{float64(v[1]), float64(v[3]), float64(v[4]), float64(ranks), float64(v[2]), roundPs(tx + notify)}); err != nil {
 				return err
 			}
 		}

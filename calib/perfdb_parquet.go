@@ -133,6 +133,7 @@ var parquetKinds = map[string]string{
 	"nccl_perf.parquet":                  "nccl",
 	"custom_allreduce_perf.parquet":      "customar",
 	"wideep_deepep_ll_perf.parquet":      "deepep",
+	"wideep_deepep_normal_perf.parquet":  "deepepnormal",
 	"moe_perf.parquet":                   "moe",
 	"mla_generation_module_perf.parquet": "mla",
 	"generation_attention_perf.parquet":  "gqa",

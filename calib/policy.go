@@ -28,16 +28,19 @@ const ProxyBiasPrefix = "proxy bias vs engine table "
 // points meet an engine table of the same op (ProxyBias) gets its bias
 // in its corrections.
 func Prefer(name string, engine, proxy *File) (*File, error) {
-	out, err := prefer(name, engine, proxy)
+	out, err := prefer(name, engine, proxy, true)
 	if err != nil {
 		return nil, err
 	}
 	return out.assemble(false)
 }
 
-// prefer is Prefer's merged file, not yet checked and built (assemble).
-func prefer(name string, engine, proxy *File) (*File, error) {
+// prefer is Prefer's merged file, not yet checked and built (assemble);
+// bias: measure the proxy tables' bias (ProxyBias; EmbeddedTables, which
+// reads the engine tables' rows on first use, leaves it to Embedded).
+func prefer(name string, engine, proxy *File, bias bool) (*File, error) {
 	var tables []Table
+	seen := map[string]bool{}
 	for _, f := range []*File{engine, proxy} {
 		if f == nil {
 			continue
@@ -45,10 +48,11 @@ func prefer(name string, engine, proxy *File) (*File, error) {
 		for i := range f.Tables {
 			t := f.Tables[i]
 			t.Provenance = f.Effective(&f.Tables[i])
-			if slices.ContainsFunc(tables, func(l Table) bool { return l.Name == t.Name }) {
+			if seen[t.Name] {
 				return nil, fmt.Errorf("%s: table %q of %s is also in %s", name, t.Name, f.Name, engine.Name)
 			}
-			if f == proxy && engine != nil {
+			seen[t.Name] = true
+			if f == proxy && engine != nil && bias {
 				t.Provenance.Corrections = append(slices.Clone(t.Provenance.Corrections), ProxyBias(&t, engine.Tables)...)
 			}
 			tables = append(tables, t)

@@ -34,7 +34,7 @@ func need(cond bool, msg string) error {
 // query (lookups match these strings exactly), so it is refused at load.
 var (
 	collectiveImpls = comm.TableImpls()
-	epImpls         = []string{"deepep_ll"}
+	epImpls         = []string{"deepep_ll", "deepep_normal"}
 	moeQuants       = []string{"int4_wo", "fp8_block", "fp8", "nvfp4", "mxfp4", "bf16"}
 	mlaDtypes       = []string{"bf16", "fp8", "fp8_block", "nvfp4"}
 	kvDtypes        = []string{"bf16", "fp8"}

@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"github.com/moecast/moecast/internal/atomicfile"
-
-	"github.com/klauspost/compress/zstd"
 )
 
 // Write validates f and writes it to path atomically: a reader never sees
@@ -22,18 +20,13 @@ func (f *File) Write(path string) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if strings.HasSuffix(path, ".zst") {
-		// zstd-compressed TOML (the embedded whole-system imports)
-		return atomicfile.Write(path, 0o644, func(w io.Writer) error {
-			enc, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1))
-			if err != nil {
-				return err
-			}
-			if _, err := enc.Write(data); err != nil {
-				enc.Close()
-				return err
-			}
-			return enc.Close()
-		})
+		// zstd-compressed TOML (the embedded whole-system imports), one
+		// frame per table (frames.go)
+		z, err := encodeFrames(data)
+		if err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return atomicfile.WriteFile(path, z, 0o644)
 	}
 	return atomicfile.WriteFile(path, data, 0o644)
 }

@@ -87,37 +87,70 @@ func (c *Comm) ringNodes(ranks, m int, b unit.Bytes) cost.Estimate {
 }
 
 // EPLookup is a Lookup that also answers expert-parallel dispatch and
-// combine by tokens per rank (*Tables, from DeepEP low-latency tables).
+// combine by tokens per rank (*Tables, from DeepEP tables). impl names the
+// kernels ("deepep_ll", "deepep_normal"; "" any).
 type EPLookup interface {
-	EP(phase string, ranks, tokensPerRank, hidden, topk, experts int) (cost.Estimate, bool)
+	EP(impl, phase string, ranks, tokensPerRank, hidden, topk, experts int) (cost.Estimate, bool)
 }
+
+// DeepEP kernel sets (EPKey.Impl, EPShape.Impl).
+const (
+	DeepEPLowLatency = "deepep_ll"     // DeepEP low-latency kernels (decode)
+	DeepEPNormal     = "deepep_normal" // DeepEP normal (high-throughput) kernels (prefill)
+)
 
 // EPShape is one expert-parallel dispatch or combine: Phase "dispatch" or
 // "combine", TokensPerRank tokens sent by each rank, the model's Hidden,
-// TopK and Experts, and BytesPerRank (what AllToAll would be asked).
+// TopK and Experts, and BytesPerRank (what AllToAll would be asked). Impl
+// names the DeepEP kernels the engine runs (DeepEPLowLatency,
+// DeepEPNormal), "" when it exchanges the tokens otherwise.
 type EPShape struct {
 	Phase                 string
+	Impl                  string
 	Ranks, TokensPerRank  int
 	Hidden, TopK, Experts int
 	BytesPerRank          unit.Bytes
 }
 
-// EP is the cost of an expert-parallel dispatch or combine. Within one
-// node it is AllToAll of the bytes (as the NCCL model has always priced
-// it); across nodes an EP table that covers the rank count answers (its
-// source names the table), else the all-to-all roofline across nodes
-// (its source names the NIC).
+// Notes of an EP exchange the engine runs with DeepEP that no table
+// answers.
+const (
+	noteNoDeepEPLL     = "DeepEP low-latency: no deepep_ll table for these ranks and shape; NCCL all-to-all model"
+	noteNoDeepEPNormal = "DeepEP normal: no deepep_normal table for these ranks and shape; NCCL all-to-all model"
+)
+
+// EP is the cost of an expert-parallel dispatch or combine. Where the
+// engine runs DeepEP (Impl set), the calibration's DeepEP table of that
+// kernel set that covers the rank count and shape answers, within a node
+// or across nodes; else, within one node, AllToAll of the bytes (the NCCL
+// model, with a note that no DeepEP table answered), across nodes any EP
+// table that covers the rank count (its source names the table), else the
+// all-to-all roofline across nodes (its source names the NIC).
 func (c *Comm) EP(s EPShape) cost.Estimate {
 	if s.Ranks <= 1 {
 		return single()
 	}
-	if m, ok := c.nodes(s.Ranks); ok {
+	m, across := c.nodes(s.Ranks)
+	if across || s.Impl != "" {
 		if t, ok := c.Tables.(EPLookup); ok && s.TokensPerRank > 0 {
-			if e, ok := t.EP(s.Phase, s.Ranks, s.TokensPerRank, s.Hidden, s.TopK, s.Experts); ok {
+			if e, ok := t.EP(s.Impl, s.Phase, s.Ranks, s.TokensPerRank, s.Hidden, s.TopK, s.Experts); ok {
 				return fromTable(e, s.BytesPerRank)
 			}
 		}
-		return c.allToAllNodes(s.Ranks, m, s.BytesPerRank)
 	}
-	return c.AllToAll(s.Ranks, s.BytesPerRank)
+	var e cost.Estimate
+	if across {
+		e = c.allToAllNodes(s.Ranks, m, s.BytesPerRank)
+	} else {
+		e = c.AllToAll(s.Ranks, s.BytesPerRank)
+	}
+	if e.Source.Note == "" {
+		switch s.Impl {
+		case DeepEPLowLatency:
+			e.Source.Note = noteNoDeepEPLL
+		case DeepEPNormal:
+			e.Source.Note = noteNoDeepEPNormal
+		}
+	}
+	return e
 }

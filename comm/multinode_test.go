@@ -87,3 +87,44 @@ func TestEPAcrossNodes(t *testing.T) {
 	in.Ranks = 8
 	assert.Equal(t, roof.AllToAll(8, in.BytesPerRank), roof.EP(in), "within a node: the all-to-all")
 }
+
+// TestEPDeepEPInNode: within one node an engine running DeepEP gets the
+// DeepEP table of its kernel set where one covers the ranks and shape, else
+// the NCCL all-to-all model with a note saying no table answered; an engine
+// without DeepEP keeps the all-to-all.
+func TestEPDeepEPInNode(t *testing.T) {
+	nvl, _ := LookupFabric("nvlink4")
+	var pts []EPPoint
+	for i, tok := range []int{1, 8, 64} {
+		pts = append(pts, EPPoint{Hidden: 7168, TopK: 8, Experts: 256, Ranks: 8, TokensPerRank: tok,
+			Latency: unit.Seconds(12+i) * unit.Microsecond, Row: i + 1})
+	}
+	tb, err := NewEPTable("h200.toml#deepep_ll", EPKey{Phase: "combine", Impl: DeepEPLowLatency}, pts)
+	require.NoError(t, err)
+	c := Comm{Fabric: nvl, Tables: &Tables{EPs: []*EPTable{tb}}}
+	shape := EPShape{Phase: "combine", Impl: DeepEPLowLatency, Ranks: 8, TokensPerRank: 8, Hidden: 7168, TopK: 8, Experts: 256, BytesPerRank: 1 << 20}
+
+	e := c.EP(shape)
+	assert.InDelta(t, 13e-6, float64(e.Time), 1e-12)
+	assert.Contains(t, e.Source.Describe(), "h200.toml#deepep_ll")
+
+	for _, tc := range []struct {
+		name string
+		edit func(*EPShape)
+		note string
+	}{
+		{"normal kernels, no table", func(s *EPShape) { s.Impl = DeepEPNormal }, noteNoDeepEPNormal},
+		{"other rank count", func(s *EPShape) { s.Ranks = 4 }, noteNoDeepEPLL},
+		{"other phase", func(s *EPShape) { s.Phase = "dispatch" }, noteNoDeepEPLL},
+		{"no DeepEP", func(s *EPShape) { s.Impl = "" }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := shape
+			tc.edit(&s)
+			e := c.EP(s)
+			want := c.AllToAll(s.Ranks, s.BytesPerRank)
+			assert.Equal(t, want.Time, e.Time, "the NCCL all-to-all model")
+			assert.Equal(t, tc.note, e.Source.Note)
+		})
+	}
+}

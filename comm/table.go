@@ -172,7 +172,7 @@ type EPPoint struct {
 // EPKey is what an EP dispatch/combine table was measured for.
 type EPKey struct {
 	Phase string // "dispatch" or "combine"
-	Impl  string // "deepep_ll"
+	Impl  string // "deepep_ll" or "deepep_normal"
 }
 
 // EPTable is EP dispatch or combine latency by tokens per rank for each
@@ -325,9 +325,9 @@ func (t *Tables) AllToAll(ranks int, bytesPerRank unit.Bytes) (cost.Estimate, bo
 
 // EP answers an expert-parallel dispatch or combine ("dispatch",
 // "combine") from EP tables of the same hidden size, top-k and expert count.
-func (t *Tables) EP(phase string, ranks, tokensPerRank, hidden, topk, experts int) (cost.Estimate, bool) {
+func (t *Tables) EP(impl, phase string, ranks, tokensPerRank, hidden, topk, experts int) (cost.Estimate, bool) {
 	for _, tb := range t.EPs {
-		if tb.Key.Phase != phase {
+		if tb.Key.Phase != phase || (impl != "" && tb.Key.Impl != impl) {
 			continue
 		}
 		for i, k := range tb.shapes {

@@ -180,16 +180,20 @@ func TestEPTable(t *testing.T) {
 	})
 	require.NoError(t, err)
 	ts := &Tables{EPs: []*EPTable{tb}}
-	e, ok := ts.EP("dispatch", 8, 8, 7168, 8, 256)
+	e, ok := ts.EP("", "dispatch", 8, 8, 7168, 8, 256)
 	require.True(t, ok)
 	assert.Equal(t, 12.3*us, e.Time)
-	e, ok = ts.EP("dispatch", 8, 8, 2048, 8, 256)
+	e, ok = ts.EP("", "dispatch", 8, 8, 2048, 8, 256)
 	require.True(t, ok)
 	assert.Equal(t, 3, e.Source.RowLo)
-	_, ok = ts.EP("combine", 8, 8, 7168, 8, 256)
+	_, ok = ts.EP("", "combine", 8, 8, 7168, 8, 256)
 	assert.False(t, ok)
-	_, ok = ts.EP("dispatch", 8, 8, 4096, 8, 256)
+	_, ok = ts.EP("", "dispatch", 8, 8, 4096, 8, 256)
 	assert.False(t, ok)
+	_, ok = ts.EP("deepep_ll", "dispatch", 8, 8, 7168, 8, 256)
+	assert.True(t, ok, "the table's own kernels")
+	_, ok = ts.EP("deepep_normal", "dispatch", 8, 8, 7168, 8, 256)
+	assert.False(t, ok, "a low-latency table does not answer the normal kernels")
 }
 
 func TestNewTableRejects(t *testing.T) {

@@ -21,6 +21,11 @@ type MoEShape struct {
 	TopK         int
 	MoETP        int // expert tensor-parallel degree (moe_tp_size)
 	EP           int // expert-parallel degree (moe_ep_size)
+	// DeepEP is true when the tokens reach the experts' ranks by an
+	// expert-parallel dispatch (DeepEP normal or low-latency): each rank
+	// computes only the pairs routed to its experts, not every token of
+	// the DP group behind an expert map (MoETable.Lookup).
+	DeepEP bool
 	// Engine is the serving engine the step runs on ("vllm", "sglang"; ""
 	// unknown): the source policy answers from its own measured tables
 	// before another engine's (source.go). Costs sets it from Costs.Engine.

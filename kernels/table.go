@@ -38,13 +38,16 @@ const (
 	noteL2      = curve.FirstNote << iota // a source row used is L2-resident (warm one-layer replay)
 	noteRouting                           // MoE: uniform routing mapped onto balanced-table tokens
 	noteKVFP8                             // MLA: fp8-KV query answered from a bf16-KV table
+	noteDeepEP                            // MoE: the rank computes only its dispatched pairs (DeepEP)
 )
 
-// kernelNotes are the words of noteL2, noteRouting and noteKVFP8.
+// kernelNotes are the words of noteL2, noteRouting, noteKVFP8 and
+// noteDeepEP.
 var kernelNotes = []string{
 	"source rows L2-resident (one layer replayed warm); floored at DRAM streaming time by the caller",
 	"routing: uniform-routing tokens mapped to the balanced-routing token count with the same distinct experts",
 	kvFP8Note,
+	"DeepEP dispatch: the rank computes only its T·k/ep pairs; rows at ep ranks and at 1 rank split into the experts' share g(T)/ep and the per-token part O(T/ep) of the received tokens (MoETable.Lookup)",
 }
 
 // axes names a table's measured axes for curve.Table.Init.
@@ -202,6 +205,36 @@ type GEMMTable struct {
 	Origin
 	Dtype  string // weight format name as in dtype.Format.Name ("bf16", "fp8-b128", "int4-g32")
 	series series1[[2]int]
+	later  later // the curves, when built on first use (NewGEMMTableLazy)
+}
+
+// NewGEMMTableLazy is NewGEMMTable with everything but the name and dtype
+// done on first use (as NewMoETableLazy).
+func NewGEMMTableLazy(name, weightDtype string, load func() ([]GEMMPoint, error)) *GEMMTable {
+	t := &GEMMTable{Dtype: weightDtype}
+	t.Init(name, axes("m"), kernelNotes, nil)
+	t.later.set(name, func() error {
+		pts, err := load()
+		if err != nil {
+			return err
+		}
+		b, err := NewGEMMTable(name, weightDtype, pts)
+		if err != nil {
+			return err
+		}
+		// every reader of these waits for the build (later.do), but for
+		// the name and dtype, which are the same
+		t.Table, t.series = b.Table, b.series
+		return nil
+	})
+	return t
+}
+
+// LOOError is the table's leave-one-out error (curve.Table.LOOError),
+// after the deferred build.
+func (t *GEMMTable) LOOError() (float64, int) {
+	t.later.do()
+	return t.Table.LOOError()
 }
 
 // NewGEMMTable builds a GEMM table named name (the Source.Table string).
@@ -230,6 +263,7 @@ func (t *GEMMTable) Lookup(s GEMMShape) (cost.Estimate, bool) {
 	if s.Weight.Name != t.Dtype {
 		return cost.Estimate{}, false
 	}
+	t.later.do()
 	c := t.series.find([2]int{s.N, s.K})
 	if c == nil || s.M <= 0 {
 		return cost.Estimate{}, false
@@ -311,7 +345,7 @@ func monotoneEnvelope(p []pt1[[2]int]) []int {
 }
 
 // Raised lists the rows whose latency the monotone envelope raised (see
-// NewMoETable).
+// NewMoETable); for a lazy table (NewMoETableLazy), once it is built.
 func (t *MoETable) Raised() []int { return t.raised }
 
 // NewMoETable builds a MoE table. Within each (moe_tp, ep) series the
@@ -341,18 +375,55 @@ func NewMoETableDeferred(name string, key MoEKey, pts []MoEPoint) (*MoETable, er
 	return t, nil
 }
 
+// NewMoETableLazy is NewMoETable with everything but the name and key
+// done on first use (a lookup that matches the key, LOOError, Series):
+// load gives the points then (an embedded calibration reads the table's
+// rows only when a scenario asks for its key). Raised is known after
+// that. The embedded tables are built eagerly by a test; a failure here
+// is a programmer error and panics (as NewMoETableDeferred's).
+func NewMoETableLazy(name string, key MoEKey, load func() ([]MoEPoint, error)) *MoETable {
+	t := &MoETable{Key: key}
+	t.Init(name, moeAxes, kernelNotes, nil)
+	t.later.set(name, func() error {
+		pts, err := load()
+		if err != nil {
+			return err
+		}
+		curves, err := t.points(pts)
+		if err != nil {
+			return err
+		}
+		return curves()
+	})
+	return t
+}
+
+var moeAxes = []curve.Axis{{Name: "tokens", Extrapolated: true, How: "last segment extended linearly in tokens"}}
+
 func newMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, func() error, error) {
+	t := &MoETable{Key: key}
+	curves, err := t.points(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Init(name, moeAxes, kernelNotes, nil)
+	return t, curves, nil
+}
+
+// points checks the key and points of t, marks its L2-resident rows and
+// applies the monotone envelope; curves builds the series.
+func (t *MoETable) points(pts []MoEPoint) (curves func() error, err error) {
+	key := t.Key
 	if key.Experts <= 0 || key.TopK <= 0 || key.TopK > key.Experts {
-		return nil, nil, fmt.Errorf("moe table: experts %d and topk %d must be positive with topk <= experts", key.Experts, key.TopK)
+		return nil, fmt.Errorf("moe table: experts %d and topk %d must be positive with topk <= experts", key.Experts, key.TopK)
 	}
 	p := make([]pt1[[2]int], len(pts))
-	t := &MoETable{Key: key}
 	for i, q := range pts {
 		if q.Tokens <= 0 || q.MoETP <= 0 || q.EP <= 0 {
-			return nil, nil, curve.RowErrorf(q.Row, "tokens, moe_tp and ep must be positive")
+			return nil, curve.RowErrorf(q.Row, "tokens, moe_tp and ep must be positive")
 		}
 		if err := checkLatency(q.Row, q.Latency); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		p[i] = pt1[[2]int]{key: [2]int{q.MoETP, q.EP}, x: float64(q.Tokens), y: float64(q.Latency), row: q.Row}
 		if q.L2Resident {
@@ -360,9 +431,7 @@ func newMoETable(name string, key MoEKey, pts []MoEPoint) (*MoETable, func() err
 		}
 	}
 	t.raised = monotoneEnvelope(p)
-	ax := []curve.Axis{{Name: "tokens", Extrapolated: true, How: "last segment extended linearly in tokens"}}
-	t.Init(name, ax, kernelNotes, nil)
-	return t, func() error {
+	return func() error {
 		s, loo, err := buildSeries1(p)
 		if err != nil {
 			return err
@@ -446,7 +515,8 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 		return cost.Estimate{}, false
 	}
 	t.later.do()
-	c := t.series.find([2]int{max(1, s.MoETP), max(1, s.EP)})
+	tp, ep := max(1, s.MoETP), max(1, s.EP)
+	c := t.series.find([2]int{tp, ep})
 	if c == nil {
 		return cost.Estimate{}, false
 	}
@@ -458,14 +528,39 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 		return cost.Estimate{}, false
 	}
 	T := float64(tokens)
+	r := t.at(c, T, s.ExpertsTouched, ep)
+	if s.DeepEP && ep > 1 {
+		if c1 := t.series.find([2]int{tp, 1}); c1 != nil {
+			if d, ok := t.dispatched(c, c1, T, s.ExpertsTouched, ep); ok && d.y < r.y {
+				d.flags |= noteDeepEP
+				r = d
+			}
+		}
+	}
+	return t.Estimate(r.y, r.lo, r.hi, r.flags), true
+}
+
+// moeRead is one read of a MoE table: the latency (us), the rows used and
+// the flags.
+type moeRead struct {
+	y      float64
+	lo, hi int
+	flags  curve.Flags
+}
+
+// at reads series c (the rows of ep ranks) at T tokens entering the layer
+// across the DP group, with touched the busiest rank's distinct experts (0:
+// uniform routing's mean), under the balanced-routing correction above.
+func (t *MoETable) at(c *curve.Curve, T, touched float64, ep int) moeRead {
+	k := t.Key
 	if k.Distribution == "uniform" {
 		r := c.At(T)
-		return t.Estimate(r.Y, r.RowLo, r.RowHi, curve.FlagsOf(r.Clamp, curve.Inside)|t.l2Flag(r.RowLo, r.RowHi)), true
+		return moeRead{r.Y, r.RowLo, r.RowHi, curve.FlagsOf(r.Clamp, curve.Inside) | t.l2Flag(r.RowLo, r.RowHi)}
 	}
 	S := float64(k.Experts) / float64(k.TopK)
 	D, capped := UniformDistinctExperts(T, k.Experts, k.TopK), true
-	if s.ExpertsTouched > 0 {
-		D, capped = math.Min(s.ExpertsTouched*float64(max(1, s.EP)), float64(k.Experts)), false
+	if touched > 0 {
+		D, capped = math.Min(touched*float64(ep), float64(k.Experts)), false
 	}
 	Tp := D / float64(k.TopK)
 	if math.Abs(Tp-T) <= 1e-9*T { // e.g. T = 1, EP = 1: both routings touch topk experts
@@ -492,7 +587,44 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 		flags |= noteRouting
 	}
 	flags |= t.l2Flag(r.RowLo, r.RowHi)
-	return t.Estimate(y, lo, hi, flags), true
+	return moeRead{y, lo, hi, flags}
+}
+
+// dispatched is the layer on one of ep ranks whose tokens arrive by an
+// expert-parallel dispatch (DeepEP): the rank computes only the
+// token-expert pairs routed to its experts, about T·k/ep of them, where
+// the table's rows at ep ranks replay vLLM's fused_experts over all T
+// tokens with an expert map (aiconfigurator collector/vllm/collect_moe.py:
+// every rank sees the DP group's tokens and masks the experts it does not
+// hold). The rows at ep ranks (cE) and at one rank (c1) at the same tokens
+// split each row into a part that every rank pays per token entering it
+// (activation quantisation, align/sort, masked output, sum: O(T)) and the
+// experts' part, which the ep ranks share (g(T)/ep, their weights and
+// FLOPs):
+//
+//	t_ep(T) = O(T) + g(T)/ep,  t_1(T) = O(T) + g(T)
+//	g(T) = (t_1(T) - t_ep(T)) / (1 - 1/ep),  O = t_ep - g/ep  (each >= 0)
+//
+// and a dispatched rank pays the experts' part at T and the per-token part
+// of the T/ep tokens' pairs it receives: g(T)/ep + O(T/ep).
+func (t *MoETable) dispatched(cE, c1 *curve.Curve, T, touched float64, ep int) (moeRead, bool) {
+	e := float64(ep)
+	d1 := math.Min(touched*e, float64(t.Key.Experts))
+	if touched <= 0 {
+		d1 = 0
+	}
+	rE, r1 := t.at(cE, T, touched, ep), t.at(c1, T, d1, 1)
+	g := math.Max(0, (r1.y-rE.y)/(1-1/e))
+	R := math.Max(1, T/e)
+	qE, q1 := t.at(cE, R, 0, ep), t.at(c1, R, 0, 1)
+	gR := math.Max(0, (q1.y-qE.y)/(1-1/e))
+	o := math.Max(0, qE.y-gR/e)
+	y := g/e + o
+	if !(y > 0) {
+		return moeRead{}, false
+	}
+	lo, hi := min(rE.lo, r1.lo, qE.lo, q1.lo), max(rE.hi, r1.hi, qE.hi, q1.hi)
+	return moeRead{y, lo, hi, rE.flags | r1.flags | qE.flags | q1.flags}, true
 }
 
 func (t *MoETable) l2Flag(lo, hi int) curve.Flags { return l2Flag(t.l2, lo, hi) }
@@ -558,6 +690,36 @@ type MLATable struct {
 	MemBW  unit.BytesPerSecond
 	series series2[int]
 	l2     []bool // l2[row]: row marked L2-resident
+	later  later  // the grids, when built on first use (NewMLATableLazy)
+}
+
+// NewMLATableLazy is NewMLATable with everything but the name, key and
+// MemBW done on first use (as NewMoETableLazy).
+func NewMLATableLazy(name string, key MLAKey, memBW unit.BytesPerSecond, load func() ([]MLAPoint, error)) *MLATable {
+	t := &MLATable{Key: key, MemBW: memBW}
+	t.Init(name, axes("batch", "kv_len"), kernelNotes, nil)
+	t.later.set(name, func() error {
+		pts, err := load()
+		if err != nil {
+			return err
+		}
+		b, err := NewMLATable(name, key, pts)
+		if err != nil {
+			return err
+		}
+		// every reader of these waits for the build (later.do), but for
+		// the name, key and MemBW, which are the same
+		t.Table, t.series, t.l2 = b.Table, b.series, b.l2
+		return nil
+	})
+	return t
+}
+
+// LOOError is the table's leave-one-out error (curve.Table.LOOError),
+// after the deferred build.
+func (t *MLATable) LOOError() (float64, int) {
+	t.later.do()
+	return t.Table.LOOError()
 }
 
 // NewMLATable builds an MLA module table.
@@ -605,6 +767,7 @@ func (t *MLATable) lookup(s MLAShape) (curve.GridResult, curve.Flags, bool) {
 		!dimOK(k.Hidden, s.Hidden) || !dimOK(k.QLoRARank, s.QLoRARank) || !dimOK(k.QKNopeDim, s.QKNopeDim) || !dimOK(k.VHeadDim, s.VHeadDim) {
 		return curve.GridResult{}, 0, false
 	}
+	t.later.do()
 	g := t.series.find(s.Heads)
 	if g == nil || s.Batch <= 0 || s.Context <= 0 {
 		return curve.GridResult{}, 0, false
@@ -651,7 +814,7 @@ func (t *MLATable) lookupFP8FromBF16(s MLAShape) (cost.Estimate, bool) {
 }
 
 // Heads lists the measured heads-per-GPU counts.
-func (t *MLATable) Heads() []int { return t.series.keys }
+func (t *MLATable) Heads() []int { t.later.do(); return t.series.keys }
 
 // ---- GQA ----
 
@@ -698,20 +861,48 @@ func NewGQATableDeferred(name string, key GQAKey, pts []GQAPoint) (*GQATable, er
 	return t, nil
 }
 
+// NewGQATableLazy is NewGQATable with everything but the name and key
+// done on first use (as NewMoETableLazy).
+func NewGQATableLazy(name string, key GQAKey, load func() ([]GQAPoint, error)) *GQATable {
+	t := &GQATable{Key: key}
+	t.Init(name, axes("batch", "kv_len"), kernelNotes, nil)
+	t.later.set(name, func() error {
+		pts, err := load()
+		if err != nil {
+			return err
+		}
+		grids, err := t.points(pts)
+		if err != nil {
+			return err
+		}
+		return grids()
+	})
+	return t
+}
+
 func newGQATable(name string, key GQAKey, pts []GQAPoint) (*GQATable, func() error, error) {
+	t := &GQATable{Key: key}
+	grids, err := t.points(pts)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.Init(name, axes("batch", "kv_len"), kernelNotes, nil)
+	return t, grids, nil
+}
+
+// points checks the points of t; grids builds the series.
+func (t *GQATable) points(pts []GQAPoint) (grids func() error, err error) {
 	p := make([]pt2[[2]int], len(pts))
 	for i, q := range pts {
 		if q.Heads <= 0 || q.KVHeads <= 0 || q.Batch <= 0 || q.KVLen <= 0 {
-			return nil, nil, curve.RowErrorf(q.Row, "heads, kv_heads, batch and kv_len must be positive")
+			return nil, curve.RowErrorf(q.Row, "heads, kv_heads, batch and kv_len must be positive")
 		}
 		if err := checkLatency(q.Row, q.Latency); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		p[i] = pt2[[2]int]{key: [2]int{q.Heads, q.KVHeads}, a: float64(q.Batch), b: float64(q.KVLen), y: float64(q.Latency), row: q.Row}
 	}
-	t := &GQATable{Key: key}
-	t.Init(name, axes("batch", "kv_len"), kernelNotes, nil)
-	return t, func() error {
+	return func() error {
 		s, loo, err := buildSeries2(p)
 		if err != nil {
 			return err

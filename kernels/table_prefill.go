@@ -47,6 +47,42 @@ type PrefillTable struct {
 	// stead (Tables.Prefill), so that building them allocates once.
 	notesMu sync.Mutex
 	notes   atomic.Pointer[map[altNoteKey]string]
+	later   later // the grids, when built on first use (NewPrefillTableLazy)
+}
+
+// NewPrefillTableLazy is NewPrefillTable with everything but the name and
+// key done on first use (as NewMoETableLazy).
+func NewPrefillTableLazy(name string, key PrefillKey, load func() ([]PrefillPoint, error)) *PrefillTable {
+	t := &PrefillTable{Key: key}
+	t.Init(name, prefillAxes(false), kernelNotes, nil)
+	t.later.set(name, func() error {
+		pts, err := load()
+		if err != nil {
+			return err
+		}
+		b, err := NewPrefillTable(name, key, pts)
+		if err != nil {
+			return err
+		}
+		// every reader of these waits for the build (later.do), but for
+		// the name and key, which are the same (and the origin, which the
+		// caller sets)
+		t.Table, t.series, t.extendKV = b.Table, b.series, b.extendKV
+		return nil
+	})
+	return t
+}
+
+// LOOError is the table's leave-one-out error (curve.Table.LOOError),
+// after the deferred build.
+func (t *PrefillTable) LOOError() (float64, int) {
+	t.later.do()
+	return t.Table.LOOError()
+}
+
+func prefillAxes(extend bool) []curve.Axis {
+	return []curve.Axis{{Name: "chunk"}, {Name: "kv_len", Extrapolated: extend,
+		How: "last segment extended linearly in kv_len, each key at least its FLOPs at the series' best measured rate"}}
 }
 
 // NewPrefillTable builds a prefill attention table.
@@ -100,8 +136,7 @@ func NewPrefillTable(name string, key PrefillKey, pts []PrefillPoint) (*PrefillT
 		}
 	}
 	t := &PrefillTable{Key: key, series: s, extendKV: extend}
-	t.Init(name, []curve.Axis{{Name: "chunk"}, {Name: "kv_len", Extrapolated: extend,
-		How: "last segment extended linearly in kv_len, each key at least its FLOPs at the series' best measured rate"}}, kernelNotes, loo)
+	t.Init(name, prefillAxes(extend), kernelNotes, loo)
 	return t, nil
 }
 
@@ -123,6 +158,7 @@ func (t *PrefillTable) lookup(s PrefillShape, atPrefix0 bool) (cost.Estimate, cu
 		prefillKV(s) != k.KV {
 		return cost.Estimate{}, 0, false
 	}
+	t.later.do()
 	g := t.series.find([2]int{s.Heads, s.KVHeads})
 	if g == nil {
 		return cost.Estimate{}, 0, false
@@ -160,7 +196,7 @@ func prefillKV(s PrefillShape) string {
 }
 
 // Heads lists the measured (heads, kv_heads) per GPU.
-func (t *PrefillTable) Heads() [][2]int { return t.series.keys }
+func (t *PrefillTable) Heads() [][2]int { t.later.do(); return t.series.keys }
 
 // prefillAnswer is one table's answer to a prefill query.
 type prefillAnswer struct {

@@ -496,3 +496,42 @@ func TestMoEQuant(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) { assert.Equal(t, tt.want, MoEQuant(tt.f)) })
 	}
 }
+
+// TestMoETableDeepEP: rows built as t_ep(T) = O(T) + g/ep with O(T) = 2us
+// per token and g = 400us: a dispatched rank of 4 at T = 64 pays g/4 plus
+// the per-token part of the 16 tokens it receives, 100 + 32 = 132us, where
+// the expert-map rows (every rank sees all 64 tokens) say 228us. Without
+// rows at one rank the split is unknown and the rows answer as measured.
+func TestMoETableDeepEP(t *testing.T) {
+	var pts []MoEPoint
+	row := 0
+	for _, ep := range []int{1, 4} {
+		for _, n := range []int{1, 4, 16, 64} {
+			row++
+			pts = append(pts, MoEPoint{Tokens: n, MoETP: 1, EP: ep, Latency: unit.Seconds(2*float64(n)+400/float64(ep)) * us, Row: row})
+		}
+	}
+	key := MoEKey{Quant: "int4_wo", Experts: 16, TopK: 2, Hidden: 64, Inter: 32, Distribution: "uniform"}
+	tb, err := NewMoETable("deepep#moe", key, pts)
+	require.NoError(t, err)
+	s := MoEShape{GlobalTokens: 64, Tokens: 16, Experts: 16, TopK: 2, Hidden: 64, Inter: 32, MoETP: 1, EP: 4, Weight: dtype.INT4G32}
+	e, ok := tb.Lookup(s)
+	require.True(t, ok)
+	assert.InDelta(t, float64(228*us), float64(e.Time), 1e-12, "expert map: all 64 tokens on every rank")
+	assert.NotContains(t, e.Source.Note, "DeepEP")
+	s.DeepEP = true
+	e, ok = tb.Lookup(s)
+	require.True(t, ok)
+	assert.InDelta(t, float64(132*us), float64(e.Time), 1e-12, "dispatched: g/4 + O(16)")
+	assert.Contains(t, e.Source.Note, "DeepEP dispatch")
+	// One rank: nothing is dispatched.
+	s1 := s
+	s1.EP, s1.Tokens = 1, 64
+	e, _ = tb.Lookup(s1)
+	assert.InDelta(t, float64(528*us), float64(e.Time), 1e-12)
+
+	only4, err := NewMoETable("deepep4#moe", key, pts[4:])
+	require.NoError(t, err)
+	e, _ = only4.Lookup(s)
+	assert.InDelta(t, float64(228*us), float64(e.Time), 1e-12, "no rows at one rank: as measured")
+}

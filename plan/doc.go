@@ -13,6 +13,12 @@
 //
 // A replica is one copy of the model on n GPUs of one node (n at most the
 // node's GPU count and Space.MaxGPUs); replicas do not talk to each other.
+// Where the GPU option has a NIC (GPUOption.NIC) and Space.MaxGPUs exceeds
+// a node, a replica may also span whole nodes (2, 3, ... nodes up to
+// MaxGPUs): of its layouts only those with the experts over all its GPUs
+// (wide EP) and tensor-parallel groups inside a node (or data-parallel
+// attention) are emitted, priced with the collectives across nodes on the
+// NIC (sim.Config.NIC, comm's multi-node models and DeepEP tables).
 // For each n, Enumerate emits, in this order, for every split n = TP x DP
 // (TP ascending):
 //

@@ -21,9 +21,16 @@ const DefaultNodeGPUs = 8
 type GPUOption struct {
 	GPU    kernels.GPU
 	Fabric comm.Fabric // the node's interconnect
-	// NodeGPUs is the GPUs of one node (0: DefaultNodeGPUs); a replica
-	// never spans nodes (sim models one node).
+	// NodeGPUs is the GPUs of one node (0: DefaultNodeGPUs).
 	NodeGPUs int
+	// NIC joins the nodes (one per GPU). With it, and a Space.MaxGPUs above
+	// the node, a replica may span nodes: whole nodes, its tensor-parallel
+	// groups inside one (or attention data-parallel), its experts spread
+	// over all its GPUs (wide EP), collectives across nodes priced on the
+	// NIC (sim.Config.NIC). The zero Link: one node per replica, except
+	// that a Fabric joining more GPUs than the node (NVL72) carries
+	// replicas of whole nodes up to its Fabric.NodeGPUs.
+	NIC comm.Link
 	// KernelTables and CommTables are this GPU's calibration (nil:
 	// roofline), as in sim.Config.
 	KernelTables kernels.Lookup
@@ -155,6 +162,9 @@ func label(c *sim.Config) string {
 	if l.EP > 1 {
 		fmt.Fprintf(&b, " EP%d", l.EP)
 	}
+	if g := c.Fabric.NodeGPUs; g > 0 && c.GPUs > g && c.NIC.BW > 0 {
+		fmt.Fprintf(&b, " %d nodes %s", (c.GPUs+g-1)/g, c.NIC.Name)
+	}
 	fmt.Fprintf(&b, " kv %s", c.KVCache)
 	if c.Spec.Active() {
 		fmt.Fprintf(&b, " %s K%d", c.Spec.Method, c.Spec.DraftTokens)
@@ -202,13 +212,42 @@ func RejectionReasons(rs []Rejection) []ReasonCount {
 	return countReasons(s)
 }
 
-// maxReplicaGPUs is the GPUs one replica of option g may use.
+// maxReplicaGPUs is the GPUs one replica of option g may use within a
+// node.
 func (s *Space) maxReplicaGPUs(g *GPUOption) int {
 	n := g.nodeGPUs()
 	if s.MaxGPUs > 0 && s.MaxGPUs < n {
 		n = s.MaxGPUs
 	}
 	return min(n, sim.MaxRanks)
+}
+
+// replicaSizes lists the GPUs of one replica of option g: 1 to a node,
+// then whole nodes (2, 3, ... nodes) up to MaxGPUs, joined by the NIC or,
+// up to Fabric.NodeGPUs (an NVL72 rack), by the fabric itself.
+func (s *Space) replicaSizes(g *GPUOption) []int {
+	var out []int
+	for n := 1; n <= s.maxReplicaGPUs(g); n++ {
+		out = append(out, n)
+	}
+	node := g.nodeGPUs()
+	if s.MaxGPUs <= node {
+		return out
+	}
+	for n := 2 * node; n <= min(s.MaxGPUs, sim.MaxRanks); n += node {
+		if g.NIC.BW > 0 || n <= g.Fabric.NodeGPUs {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// spansNodes keeps, of the layouts of a replica larger than a node, those
+// worth spanning nodes for: the experts over all n GPUs (wide EP; without
+// it the nodes are separate replicas), tensor-parallel groups inside a
+// node unless attention is data-parallel.
+func spansNodes(l model.Layout, n, node int) bool {
+	return l.EP == n && (l.TP <= node || l.DPAttention)
 }
 
 func (s *Space) validate() error {
@@ -294,14 +333,24 @@ func enumerate(s *Space, workers int) ([]Candidate, []Rejection, error) {
 	var jobs []job
 	for gi := range s.GPUs {
 		g := &s.GPUs[gi]
-		for n := 1; n <= s.maxReplicaGPUs(g); n++ {
+		for _, n := range s.replicaSizes(g) {
 			for _, lay := range layouts(n) {
+				if n > g.nodeGPUs() && !spansNodes(lay.l, n, g.nodeGPUs()) {
+					continue
+				}
 				for _, kv := range kvs {
 					for _, sp := range specs {
 						c := s.Base
 						c.Model, c.GPU, c.Fabric, c.GPUs, c.Layout = s.Model, g.GPU, g.Fabric, n, lay.l
 						c.KVCache, c.Spec = kv, sp
 						c.KernelTables, c.CommTables = g.KernelTables, g.CommTables
+						if n > g.nodeGPUs() && n > g.Fabric.NodeGPUs {
+							// nodes joined by the NIC; within a fabric
+							// that joins more GPUs than the option's
+							// node (an NVL72 rack) NVLink carries it
+							c.NIC = g.NIC
+							c.Fabric.NodeGPUs = g.nodeGPUs()
+						}
 						c.AllReducePolicy = lay.e.Pick(s.Engine).Info().AllReduce
 						c.Engine = lay.e.Pick(s.Engine).String()
 						if c.GPUMemoryUtilization == 0 {

@@ -550,3 +550,93 @@ func TestRefine(t *testing.T) {
 	assert.Positive(t, ds, "some deployment lost at the screen")
 	t.Logf("%d refined, %d screened out; front %d", refined, screened, len(r.Front))
 }
+
+// TestEnumerateAcrossNodes: with a NIC and MaxGPUs above the node, replicas
+// of whole nodes are emitted too, each with its experts over all its GPUs
+// and TP inside a node unless attention is data-parallel, priced across
+// nodes on the NIC; without a NIC a replica stays within a node.
+func TestEnumerateAcrossNodes(t *testing.T) {
+	s := space(t, "h200-sxm")
+	s.Specs, s.KVCaches = nil, nil
+	s.MaxGPUs = 24
+	cands, _, err := Enumerate(s)
+	require.NoError(t, err)
+	for i := range cands {
+		assert.LessOrEqual(t, cands[i].GPUs(), 8, "no NIC: %s", cands[i].Label())
+	}
+
+	nic, ok := comm.LookupNIC("ib-400")
+	require.True(t, ok)
+	s.GPUs[0].NIC = nic
+	cands, rej, err := Enumerate(s)
+	require.NoError(t, err)
+	sizes := map[int]bool{}
+	seen := map[string]bool{}
+	for _, layouts := range [][]sim.Config{func() (c []sim.Config) {
+		for i := range cands {
+			c = append(c, cands[i].Config)
+		}
+		for i := range rej {
+			c = append(c, rej[i].Config)
+		}
+		return
+	}()} {
+		for _, c := range layouts {
+			if c.GPUs <= 8 {
+				assert.Zero(t, c.NIC.BW, "within a node: no NIC")
+				continue
+			}
+			sizes[c.GPUs] = true
+			l := c.Layout
+			assert.Equal(t, c.GPUs, l.EP, "wide EP: %s", label(&c))
+			assert.True(t, l.TP <= 8 || l.DPAttention, "TP inside a node: %s", label(&c))
+			assert.Equal(t, nic, c.NIC)
+			assert.Equal(t, 8, c.Fabric.NodeGPUs)
+			seen[label(&c)] = true
+		}
+	}
+	assert.Equal(t, map[int]bool{16: true, 24: true}, sizes, "whole nodes up to MaxGPUs")
+	for _, l := range []string{"h200-sxm x16 TP8 DP2 EP16 2 nodes ib-400 kv bf16", "h200-sxm x16 TP16 DPA EP16 2 nodes ib-400 kv bf16",
+		"h200-sxm x24 TP1 DP24 EP24 3 nodes ib-400 kv bf16"} {
+		assert.True(t, seen[l], "missing %s", l)
+	}
+	assert.False(t, seen["h200-sxm x16 TP16 EP16 2 nodes ib-400 kv bf16"], "TP across nodes")
+	// a wide-EP replica across nodes prices its dispatch on the NIC
+	for i := range cands {
+		c := &cands[i]
+		if c.GPUs() == 16 && c.Config.Layout.DP == 16 {
+			ops, err := c.Sim.Explain(64, 2048)
+			require.NoError(t, err)
+			found := false
+			for _, o := range ops {
+				if o.Name == "moe dispatch alltoall" {
+					found = true
+					assert.Contains(t, o.Estimate.Source.Describe(), "NIC ib-400")
+				}
+			}
+			assert.True(t, found)
+		}
+	}
+}
+
+// TestEnumerateNVL72: on an NVL72 rack (the fabric joins 72 GPUs) replicas
+// of whole 8-GPU nodes need no NIC: NVLink carries them, nothing is priced
+// across nodes.
+func TestEnumerateNVL72(t *testing.T) {
+	s := space(t, "gb200")
+	s.Specs, s.KVCaches = nil, nil
+	s.MaxGPUs = 16
+	cands, _, err := Enumerate(s)
+	require.NoError(t, err)
+	n16 := 0
+	for i := range cands {
+		c := &cands[i]
+		if c.GPUs() == 16 {
+			n16++
+			assert.Zero(t, c.Config.NIC.BW, c.Label())
+			assert.Equal(t, 72, c.Config.Fabric.NodeGPUs, c.Label())
+			assert.NotContains(t, c.Label(), "nodes")
+		}
+	}
+	assert.Positive(t, n16, "16-GPU replicas in the rack")
+}

@@ -163,13 +163,13 @@ func (s *Scenario) openCalibration(spec, key string) (*calib.File, error) {
 		return nil, errors.New(`empty source (want "embedded", "embedded:NAME", "none" or a calibration file)`)
 	case spec == "embedded":
 		gpu := s.Config.GPU.Name
-		f, err := calib.Embedded(gpu)
+		f, err := calib.EmbeddedTables(gpu)
 		if err != nil {
 			return nil, fmt.Errorf("embedded calibration for %s: %w", gpu, err)
 		}
 		return f, nil
 	case strings.HasPrefix(spec, "embedded:"):
-		return calib.Open(spec)
+		return calib.OpenTables(spec)
 	default:
 		// A path in a scenario file is relative to the file's directory;
 		// one given on the command line (key == ""), or in an embedded

@@ -52,9 +52,9 @@ func TestCalibrationOtherBox(t *testing.T) {
 		{name: "custom_gpu overrides", src: h200 + "[hardware.custom_gpu]\nmemory = \"100GB\"\n", kernels: true, comms: true,
 			warn: []string{"calibration embedded:h200-sxm: the kernel tables were measured on the h200-sxm preset, not on the figures of [hardware.custom_gpu]"}},
 		{name: "custom_fabric overrides", src: h200 + "[hardware.custom_fabric]\nbandwidth = \"300GB/s\"\n", kernels: true, comms: true,
-			warn: []string{"calibration embedded:h200-sxm: its 11 collective tables, measured on the nvlink4 preset, price the collectives they cover, not the figures of [hardware.custom_fabric]; set hardware.custom_fabric.override_calibration = true"}},
+			warn: []string{"calibration embedded:h200-sxm: its 13 collective tables, measured on the nvlink4 preset, price the collectives they cover, not the figures of [hardware.custom_fabric]; set hardware.custom_fabric.override_calibration = true"}},
 		{name: "custom_fabric override_calibration", src: h200 + "[hardware.custom_fabric]\nbandwidth = \"300GB/s\"\noverride_calibration = true\n", kernels: true, comms: false,
-			warn: []string{"calibration embedded:h200-sxm: its 11 collective tables are not used: hardware.custom_fabric.override_calibration = true prices the collectives from the figures of [hardware.custom_fabric]"}},
+			warn: []string{"calibration embedded:h200-sxm: its 13 collective tables are not used: hardware.custom_fabric.override_calibration = true prices the collectives from the figures of [hardware.custom_fabric]"}},
 		{name: "file same box", src: strings.Replace(minimal, `"none"`, `"testdata/allreduce-8gpu.toml"`, 1), comms: true},
 	}
 	for _, tt := range tests {

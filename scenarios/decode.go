@@ -92,7 +92,10 @@ type rawRuntime struct {
 	AllReduce            string   `toml:"allreduce"`
 	GPUMemoryUtilization *float64 `toml:"gpu_memory_utilization"`
 	// Serving engine (moecast simulate; serving.go).
-	Engine              string `toml:"engine"`
+	Engine string `toml:"engine"`
+	// MoEA2ABackend is the engine's expert-parallel exchange backend
+	// (SGLang --moe-a2a-backend, vLLM --all2all-backend; moeA2ABackends).
+	MoEA2ABackend       string `toml:"moe_a2a_backend"`
 	MaxNumBatchedTokens *int   `toml:"max_num_batched_tokens"`
 	MaxNumSeqs          *int   `toml:"max_num_seqs"`
 	MixedChunk          *bool  `toml:"mixed_chunk"`

@@ -41,6 +41,10 @@ type rawPool struct {
 	EP          *int  `toml:"ep"`
 	DP          *int  `toml:"dp"`
 	DPAttention *bool `toml:"dp_attention"`
+	// MoEA2ABackend is the pool's runtime.moe_a2a_backend, when its
+	// instances run another than the scenario's (the pools are separate
+	// engine instances, each with its own flags).
+	MoEA2ABackend string `toml:"moe_a2a_backend"`
 }
 
 // DisaggSpec is a scenario's [disagg]: its pools, the transfer fabric and
@@ -57,6 +61,19 @@ type PoolSpec struct {
 	Workers int
 	Layout  model.Layout
 	GPUs    int // per instance: tp x dp
+	// A2A is the pool's expert-parallel exchange when A2ASet (the pool's
+	// moe_a2a_backend); else the scenario's runtime.moe_a2a_backend.
+	A2A    sim.A2A
+	A2ASet bool
+}
+
+// config is c with the pool's layout and exchange.
+func (p PoolSpec) config(c sim.Config) sim.Config {
+	c.Layout, c.GPUs = p.Layout, p.GPUs
+	if p.A2ASet {
+		c.MoEA2A = p.A2A
+	}
+	return c
 }
 
 var routers = map[string]serve.Router{"round-robin": serve.RoundRobin, "least-loaded": serve.LeastLoaded, "prefix-aware": serve.PrefixAware}
@@ -126,6 +143,13 @@ func (s *Scenario) buildDisagg() error {
 			p.dst.Layout.DPAttention = *p.raw.DPAttention
 		}
 		p.dst.GPUs = tp * dp
+		if b := p.raw.MoEA2ABackend; b != "" {
+			a2a, ok := moeA2ABackends[b]
+			if !ok {
+				return d.errorf(key+".moe_a2a_backend", "unknown backend %q (want %s)", b, strings.Join(moeA2ANames(), ", "))
+			}
+			p.dst.A2A, p.dst.A2ASet = a2a, true
+		}
 	}
 	total := spec.Prefill.Workers*spec.Prefill.GPUs + spec.Decode.Workers*spec.Decode.GPUs
 	if g := d.raw.Hardware.GPUs; g != nil && *g != total {
@@ -154,9 +178,7 @@ func (s *Scenario) DisaggSims() (*sim.Sim, *sim.Sim, error) {
 		spec PoolSpec
 	}{{"prefill", s.Disagg.Prefill}, {"decode", s.Disagg.Decode}} {
 		key := "disagg." + p.name
-		c := s.Config
-		c.Layout, c.GPUs = p.spec.Layout, p.spec.GPUs
-		sm, err := sim.New(c)
+		sm, err := sim.New(p.spec.config(s.Config))
 		if err != nil {
 			k := key
 			var le *model.LayoutError
@@ -187,8 +209,7 @@ func (s *Scenario) DisaggSims() (*sim.Sim, *sim.Sim, error) {
 func (s *Scenario) DisaggConfig(c *serve.Config, psm, dsm *sim.Sim) error {
 	sp := s.Disagg
 	mk := func(p PoolSpec, sm *sim.Sim) (serve.Pool, error) {
-		cfg := s.Config
-		cfg.Layout, cfg.GPUs = p.Layout, p.GPUs
+		cfg := p.config(s.Config)
 		mem, err := serve.SimMemory(cfg, sm, c.Engine)
 		if err != nil {
 			return serve.Pool{}, s.KeyError(err)

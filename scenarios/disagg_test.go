@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/moecast/moecast/serve"
+	"github.com/moecast/moecast/sim"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -86,4 +87,55 @@ func TestDisaggErrors(t *testing.T) {
 	_, _, err = s.DisaggSims()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "d.toml:14: disagg.prefill.tp:")
+}
+
+// TestMoEA2ABackend: runtime.moe_a2a_backend names the engine's EP
+// exchange; a pool's own key overrides it for that pool's instances; an
+// unknown name is an error at its key.
+func TestMoEA2ABackend(t *testing.T) {
+	text := strings.Replace(disaggScenario, "ep = 8\ndp_attention = true", "ep = 8\ndp = 8\ntp = 1\nmoe_a2a_backend = \"deepep\"\ndp_attention = true", 1)
+	text = strings.Replace(text, "tp = 8\n[disagg.decode]", "tp = 8\n[disagg.decode]", 1)
+	text = strings.Replace(text, "workers = 1\ntp = 8\nep = 8", "workers = 1\nep = 8", 1)
+	s, err := Parse("d.toml", []byte(text))
+	require.NoError(t, err)
+	assert.Equal(t, sim.A2ADeepEP, s.Disagg.Decode.A2A)
+	assert.Equal(t, sim.A2ANone, s.Disagg.Prefill.A2A)
+	assert.Equal(t, sim.A2ADeepEP, s.Config.MoEA2A, "predict prices the decode instance")
+	_, dsm, err := s.DisaggSims()
+	require.NoError(t, err)
+	ops, err := dsm.Explain(64, 1024)
+	require.NoError(t, err)
+	n := 0
+	for _, o := range ops {
+		if strings.Contains(o.Name, "alltoall") {
+			n++
+			assert.Contains(t, o.Estimate.Source.Note, "DeepEP low-latency", "decode steps: the low-latency kernels (no table here: the NCCL model)")
+		}
+	}
+	assert.Equal(t, 2, n, "dispatch and combine")
+
+	for _, tc := range []struct{ name, text, key string }{
+		{"runtime", strings.Replace(disaggScenario, "engine = \"sglang\"", "engine = \"sglang\"\nmoe_a2a_backend = \"mooncake\"", 1), "runtime.moe_a2a_backend"},
+		{"pool", strings.Replace(disaggScenario, "workers = 2\n", "workers = 2\nmoe_a2a_backend = \"dep\"\n", 1), "disagg.prefill.moe_a2a_backend"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("d.toml", []byte(tc.text))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.key)
+			assert.Contains(t, err.Error(), "unknown backend")
+		})
+	}
+}
+
+// TestMoEA2ABackendNoExchange: DeepEP on a layout without an EP exchange
+// between DP ranks is a warning naming the key.
+func TestMoEA2ABackendNoExchange(t *testing.T) {
+	src := "[model]\npreset = \"deepseek-v3\"\n[hardware]\ngpu = \"h200-sxm\"\ngpus = 8\ncalibration = \"none\"\n[parallel]\ntp = 8\nep = 8\n[runtime]\nengine = \"sglang\"\nmoe_a2a_backend = \"deepep\"\n"
+	s, err := Parse("a.toml", []byte(src))
+	require.NoError(t, err)
+	require.NotEmpty(t, s.Warnings)
+	assert.Contains(t, strings.Join(s.Warnings, "\n"), "a.toml:12: runtime.moe_a2a_backend \"deepep\"")
+	s, err = Parse("a.toml", []byte(strings.Replace(src, "tp = 8\nep = 8", "tp = 1\ndp = 8\nep = 8\ndp_attention = true", 1)))
+	require.NoError(t, err)
+	assert.NotContains(t, strings.Join(s.Warnings, "\n"), "moe_a2a_backend")
 }

@@ -75,7 +75,7 @@ var sglangQuiet = setOf(
 var sglangNotable = map[string]string{
 	"quantization": "None", "context_length": "None", "max_total_tokens": "None", "max_prefill_tokens": "16384",
 	"schedule_policy": "'fcfs'", "enable_torch_compile": "False", "enable_two_batch_overlap": "False",
-	"enable_single_batch_overlap": "False", "moe_a2a_backend": "'none'", "enable_dp_lm_head": "False",
+	"enable_single_batch_overlap": "False", "enable_dp_lm_head": "False",
 	"attn_cp_size": "1", "moe_dp_size": "1", "disaggregation_mode": "'null'",
 	"enable_hierarchical_cache": "False", "enable_eplb": "False", "ep_num_redundant_experts": "0",
 	"num_continuous_decode_steps": "1", "cpu_offload_gb": "0", "torchao_config": "''",
@@ -136,7 +136,23 @@ func (d *Deployment) fromSGLang(file string, line int, args []engineArg, dump bo
 				return fail(a, err)
 			} else if on {
 				epMoE = a
+				if a.Dest == "enable_deepep_moe" { // the older spelling of --moe-a2a-backend deepep
+					d.set("runtime.moe_a2a_backend", quoteTOML("deepep"), a.written())
+				}
 			}
+		case "moe_a2a_backend":
+			if a.Val.Kind == pyNone {
+				continue
+			}
+			v := argStr(a)
+			if v == "none" {
+				continue // the default
+			}
+			if _, ok := moeA2ABackends[v]; !ok {
+				d.warnf("%s: moecast does not model this expert-parallel exchange; priced as every rank seeing the DP group's tokens", a.written())
+				continue
+			}
+			d.set("runtime.moe_a2a_backend", quoteTOML(v), a.written())
 		case "max_running_requests":
 			if a.Val.Kind == pyNone {
 				continue

@@ -130,6 +130,12 @@ func TestEngineArgsForms(t *testing.T) {
 		{"sglang kv bf16", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --kv-cache-dtype bfloat16", "model.kv_cache", `"bf16"`},
 		{"sglang dense layers data-parallel", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 8 --dp 8 --enable-dp-attention --moe-dense-tp-size 1 --ep 8", "parallel.dp", "8"},
 		{"sglang dense layers over tp", "server_args=ServerArgs(model_path='deepseek-ai/DeepSeek-V3', tp_size=8, dp_size=8, enable_dp_attention=True, moe_dense_tp_size=None)", "parallel.tp", "8"},
+		{"vllm deepep low latency", "vllm serve deepseek-ai/DeepSeek-V3 -dp 8 --enable-expert-parallel --all2all-backend deepep_low_latency", "runtime.moe_a2a_backend", `"deepep_low_latency"`},
+		{"vllm all2all unmodelled", "vllm serve deepseek-ai/DeepSeek-V3 -dp 8 --enable-expert-parallel --all2all-backend flashinfer_all2allv", "runtime.moe_a2a_backend", ""},
+		{"sglang deepep", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 8 --dp 8 --enable-dp-attention --ep 8 --moe-a2a-backend deepep", "runtime.moe_a2a_backend", `"deepep"`},
+		{"sglang legacy enable-deepep-moe", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 8 --dp 8 --enable-dp-attention --enable-deepep-moe", "runtime.moe_a2a_backend", `"deepep"`},
+		{"sglang a2a none", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 8 --moe-a2a-backend none", "runtime.moe_a2a_backend", ""},
+		{"sglang a2a unmodelled", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --tp 8 --moe-a2a-backend mooncake", "runtime.moe_a2a_backend", ""},
 		{"sglang dump dp attention", "server_args=ServerArgs(model_path='deepseek-ai/DeepSeek-V3', tp_size=8, dp_size=8, enable_dp_attention=True, ep_size=8)", "parallel.dp_attention", "true"},
 	}
 	for _, tt := range tests {

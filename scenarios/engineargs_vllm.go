@@ -135,6 +135,16 @@ func (d *Deployment) fromVLLM(file string, line int, args []engineArg, cmdline b
 			if n > 1 {
 				return argsError(file, line, a, "pipeline parallelism (%d stages) cannot be expressed in a moecast scenario", n)
 			}
+		case "all2all_backend":
+			if a.Val.Kind == pyNone {
+				continue
+			}
+			v := argStr(a)
+			if _, ok := moeA2ABackends[v]; !ok {
+				d.warnf("%s: moecast does not model this expert-parallel exchange; priced as every rank seeing the DP group's tokens", a.written())
+				continue
+			}
+			d.set("runtime.moe_a2a_backend", quoteTOML(v), a.written())
 		case "enable_expert_parallel":
 			on, err := argBool(a)
 			if err != nil {

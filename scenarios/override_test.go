@@ -116,7 +116,11 @@ target_request_rate = 1.5
 		MaxPrefillWorkers: DefaultMaxPrefillWorkers, MaxDecodeWorkers: DefaultMaxDecodeWorkers, DisaggTransfer: ib400}, sc.Plan)
 	sp, warns, err := sc.PlanSpace(sc.Plan)
 	require.NoError(t, err)
-	assert.Empty(t, warns)
+	require.Len(t, warns, 1, "max_gpus above a node without hardware.nic")
+	assert.Contains(t, warns[0], "replicas spanning nodes are priced on ib-400")
+	for _, o := range sp.GPUs {
+		assert.Equal(t, ib400, o.NIC, "%s: nodes joined by the assumed NIC", o.GPU.Name)
+	}
 	require.Len(t, sp.GPUs, 2)
 	assert.Equal(t, "nvlink4", sp.GPUs[0].Fabric.Name)
 	assert.NotNil(t, sp.GPUs[0].KernelTables, "the GPU's embedded calibration")

@@ -63,6 +63,9 @@ const (
 	DefaultMaxPrefillWorkers = 2
 	DefaultMaxDecodeWorkers  = 2
 	DefaultDisaggTransfer    = "ib-400"
+	// DefaultPlanNIC joins the nodes of a replica spanning nodes when the
+	// scenario gives no hardware.nic.
+	DefaultPlanNIC = "ib-400"
 )
 
 // buildPlan reads [plan] into s.Plan, with the request shape of s.Serving
@@ -252,6 +255,13 @@ func (s *Scenario) PlanSpace(p Plan) (_ *plan.Space, _ []string, err error) {
 		gpus = []string{c.GPU.Name}
 	}
 	var warnings []string
+	// replicas spanning nodes (max_gpus above a node): on the scenario's
+	// hardware.nic, else an assumed InfiniBand 400 Gb/s NIC per GPU
+	nic := c.NIC
+	if !(nic.BW > 0) {
+		nic, _ = comm.LookupNIC(DefaultPlanNIC)
+	}
+	nicWarned := false
 	seen := map[string]bool{}
 	for _, name := range gpus {
 		if seen[name] {
@@ -259,8 +269,12 @@ func (s *Scenario) PlanSpace(p Plan) (_ *plan.Space, _ []string, err error) {
 		}
 		seen[name] = true
 		if name == c.GPU.Name {
-			sp.GPUs = append(sp.GPUs, plan.GPUOption{GPU: c.GPU, Fabric: c.Fabric, NodeGPUs: max(c.GPUs, 1),
-				KernelTables: c.KernelTables, CommTables: c.CommTables})
+			o := plan.GPUOption{GPU: c.GPU, Fabric: c.Fabric, NodeGPUs: max(c.GPUs, 1),
+				KernelTables: c.KernelTables, CommTables: c.CommTables}
+			if p.MaxGPUs > o.NodeGPUs {
+				o.NIC = nic
+			}
+			sp.GPUs = append(sp.GPUs, o)
 			continue
 		}
 		g, _ := kernels.LookupGPU(name)
@@ -269,7 +283,10 @@ func (s *Scenario) PlanSpace(p Plan) (_ *plan.Space, _ []string, err error) {
 			return nil, nil, fmt.Errorf("GPU %s: its fabric %q is not a preset", name, g.Fabric)
 		}
 		o := plan.GPUOption{GPU: g, Fabric: f, NodeGPUs: plan.DefaultNodeGPUs}
-		cf, err := calib.Embedded(name)
+		if p.MaxGPUs > o.NodeGPUs {
+			o.NIC = nic
+		}
+		cf, err := calib.EmbeddedTables(name)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -280,6 +297,13 @@ func (s *Scenario) PlanSpace(p Plan) (_ *plan.Space, _ []string, err error) {
 			o.KernelTables, o.CommTables = sel.Kernels(), sel.Comm(c.Graphs)
 		}
 		sp.GPUs = append(sp.GPUs, o)
+	}
+	for _, o := range sp.GPUs {
+		if o.NIC.BW > 0 && !(c.NIC.BW > 0) && !nicWarned {
+			nicWarned = true
+			warnings = append(warnings, fmt.Sprintf("max_gpus %d exceeds a node: replicas spanning nodes are priced on %s (%s per GPU, assumed; set hardware.nic)",
+				p.MaxGPUs, nic.Name, nic.BW))
+		}
 	}
 	return sp, warnings, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/moecast/moecast/internal/unit"
@@ -242,6 +243,27 @@ func (s *Scenario) buildServing() error {
 	}
 	s.Config.AllReducePolicy = v.Engine.Info().AllReduce
 	s.Config.Engine = v.Engine.String()
+	if rt.MoEA2ABackend != "" {
+		a2a, ok := moeA2ABackends[rt.MoEA2ABackend]
+		if !ok {
+			return d.errorf("runtime.moe_a2a_backend", "unknown backend %q (want %s)", rt.MoEA2ABackend, strings.Join(moeA2ANames(), ", "))
+		}
+		s.Config.MoEA2A = a2a
+		if l := s.Config.Layout; s.Disagg == nil && a2a != sim.A2ANone && !(l.EP > 1 && l.DP > 1) {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.moe_a2a_backend %q dispatches tokens between DP ranks holding different experts; "+
+				"this layout (EP %d, DP %d) has no such exchange, so it changes nothing", s.File, d.line("runtime.moe_a2a_backend"), rt.MoEA2ABackend, l.EP, l.DP))
+		}
+	}
+	if sp := s.Disagg; sp != nil {
+		// each pool without its own moe_a2a_backend runs the scenario's;
+		// predict and plan price the decode pool's instance
+		for _, p := range []*PoolSpec{&sp.Prefill, &sp.Decode} {
+			if !p.A2ASet {
+				p.A2A, p.A2ASet = s.Config.MoEA2A, true
+			}
+		}
+		s.Config.MoEA2A = sp.Decode.A2A
+	}
 	switch {
 	case w.Trace != "" && (w.Concurrency != nil || w.RequestRate != nil):
 		return d.errorf("workload.trace", "a replayed trace sets the load: give workload.trace or workload.concurrency / request_rate, not both")
@@ -631,4 +653,25 @@ func (s *Scenario) buildPartialPrefills(rt *rawRuntime) error {
 		*k.dst = *k.val
 	}
 	return nil
+}
+
+// moeA2ABackends maps runtime.moe_a2a_backend, the engines' names for their
+// expert-parallel token exchange (SGLang --moe-a2a-backend, vLLM
+// --all2all-backend), to sim.Config.MoEA2A: DeepEP or not. The backends
+// that are not DeepEP price the exchange as before (every rank sees the DP
+// group's tokens; the NCCL all-to-all model).
+var moeA2ABackends = map[string]sim.A2A{
+	"none": sim.A2ANone, "naive": sim.A2ANone, "allgather_reducescatter": sim.A2ANone, "pplx": sim.A2ANone,
+	"deepep":                 sim.A2ADeepEP, // SGLang, --deepep-mode auto: normal for prefill, low-latency for decode
+	"deepep_low_latency":     sim.A2ADeepEPLowLatency,
+	"deepep_high_throughput": sim.A2ADeepEPNormal,
+}
+
+func moeA2ANames() []string {
+	out := make([]string, 0, len(moeA2ABackends))
+	for k := range moeA2ABackends {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

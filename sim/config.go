@@ -31,6 +31,14 @@ type Config struct {
 	// several engines' measured tables price an op (prefill attention),
 	// its own answer first (kernels.Costs.Engine).
 	Engine string
+	// MoEA2A is the engine's expert-parallel token exchange
+	// (runtime.moe_a2a_backend): with DeepEP, under DP attention and EP,
+	// dispatch and combine are priced from the calibration's DeepEP tables
+	// (normal kernels for steps with prefill, low-latency for decode steps
+	// under A2ADeepEP) with the NCCL all-to-all model as fallback, and each
+	// rank's routed experts compute only the pairs dispatched to it
+	// (kernels.MoEShape.DeepEP).
+	MoEA2A A2A
 	// CaptureSize is the largest step, in tokens per attention rank, the
 	// engine has captured CUDA graphs for: a decode step above it runs
 	// eagerly (vLLM's max_cudagraph_capture_size; SGLang's
@@ -193,4 +201,40 @@ func (c *Config) validate() (shape, error) {
 	sh.moeTP = l.ExpertTP()
 	sh.dpExchange = l.DP > 1
 	return sh, nil
+}
+
+// A2A is an engine's expert-parallel token exchange.
+type A2A uint8
+
+const (
+	// A2ANone: every EP rank sees the DP group's tokens (vLLM's naive and
+	// allgather_reducescatter backends, SGLang's "none").
+	A2ANone A2A = iota
+	// A2ADeepEP: DeepEP, normal kernels for steps with prefill and
+	// low-latency kernels for decode steps (SGLang --moe-a2a-backend
+	// deepep, --deepep-mode auto).
+	A2ADeepEP
+	// A2ADeepEPLowLatency: DeepEP low-latency kernels for every step (vLLM
+	// deepep_low_latency; SGLang --deepep-mode low_latency).
+	A2ADeepEPLowLatency
+	// A2ADeepEPNormal: DeepEP normal kernels for every step (vLLM
+	// deepep_high_throughput; SGLang --deepep-mode normal).
+	A2ADeepEPNormal
+)
+
+// impl is the DeepEP kernel set of a step (comm.EPShape.Impl): "" without
+// DeepEP.
+func (a A2A) impl(decode bool) string {
+	switch a {
+	case A2ADeepEP:
+		if decode {
+			return comm.DeepEPLowLatency
+		}
+		return comm.DeepEPNormal
+	case A2ADeepEPLowLatency:
+		return comm.DeepEPLowLatency
+	case A2ADeepEPNormal:
+		return comm.DeepEPNormal
+	}
+	return ""
 }

@@ -119,3 +119,21 @@ func TestCeilDiv(t *testing.T) {
 		assert.Equal(t, tt.want, ceilDiv(tt.a, tt.b), "ceilDiv(%d, %d)", tt.a, tt.b)
 	}
 }
+
+// TestA2AImpl: DeepEP in SGLang's auto mode runs the normal kernels for
+// steps with prefill and the low-latency ones for decode steps; the fixed
+// modes run theirs for every step; without DeepEP no kernel set is named.
+func TestA2AImpl(t *testing.T) {
+	for _, tc := range []struct {
+		a                  A2A
+		decode, withPrefil string
+	}{
+		{A2ANone, "", ""},
+		{A2ADeepEP, comm.DeepEPLowLatency, comm.DeepEPNormal},
+		{A2ADeepEPLowLatency, comm.DeepEPLowLatency, comm.DeepEPLowLatency},
+		{A2ADeepEPNormal, comm.DeepEPNormal, comm.DeepEPNormal},
+	} {
+		assert.Equal(t, tc.decode, tc.a.impl(true), "%d decode", tc.a)
+		assert.Equal(t, tc.withPrefil, tc.a.impl(false), "%d prefill", tc.a)
+	}
+}

@@ -241,7 +241,7 @@ func (s *Sim) linkMode(md linkMode) {
 // pass with equal keys get equal estimates from eval.
 func (s *Sim) evalKey(o op, k passKind, md linkMode) op {
 	o.name, o.cat = "", 0
-	if o.ep != "" && !s.spansNodes(o.ranks) {
+	if o.ep != "" && !s.spansNodes(o.ranks) && s.cfg.MoEA2A == A2ANone {
 		o.ep = "" // within a node dispatch and combine cost the same (comm.Comm.EP)
 	}
 	o.dom = s.sameTokens(o.dom, k, md)
@@ -643,6 +643,7 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 			Tokens: tokens, Pairs: l.Pairs, ExpertsTouched: l.Touched,
 			Hidden: m.ExpertHidden(), Inter: inter, Weight: m.Quant.RoutedExperts,
 			GlobalTokens: p.domain, Experts: m.MoE.Experts, TopK: m.MoE.TopK, MoETP: s.sh.moeTP, EP: s.sh.ep,
+			DeepEP: s.cfg.MoEA2A != A2ANone && s.sh.dpExchange && s.sh.ep > 1,
 		})
 	case opRecurrent, opRecurrentPrefill:
 		return s.evalRecurrent(o, p)
@@ -666,8 +667,8 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 			return c.AllToAll(o.ranks, b)
 		}
 		m := s.cfg.Model
-		return c.EP(comm.EPShape{Phase: o.ep, Ranks: o.ranks, TokensPerRank: n, Hidden: m.Hidden, TopK: m.MoE.TopK,
-			Experts: m.MoE.Experts, BytesPerRank: b})
+		return c.EP(comm.EPShape{Phase: o.ep, Impl: s.cfg.MoEA2A.impl(p.pre.chunks == 0), Ranks: o.ranks, TokensPerRank: n,
+			Hidden: m.Hidden, TopK: m.MoE.TopK, Experts: m.MoE.Experts, BytesPerRank: b})
 	}
 	return cost.Estimate{}
 }

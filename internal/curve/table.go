@@ -68,12 +68,16 @@ func FlagsOf(a, b Clamp) Flags {
 // it): its name, its leave-one-out error and its notes, precomputed so
 // that building an Estimate never allocates.
 type Table struct {
-	name   string  // "<file>#<table>", the Source.Table of its estimates
-	err    float64 // p90 leave-one-out relative error
-	nLOO   int     // interior points the error was computed over
-	axes   [2]Axis
-	notes  [numFlags]string // the whole Note for each combination of flags
-	ranges [16]cost.Range   // the Source.Range for each combination of the axis flags
+	name string  // "<file>#<table>", the Source.Table of its estimates
+	err  float64 // p90 leave-one-out relative error
+	nLOO int     // interior points the error was computed over
+	axes [2]Axis
+	// w holds the whole Note for each combination of flags and the
+	// Source.Range for each combination of the axis flags, shared by the
+	// tables of the same axes and notes (a table used to hold a copy:
+	// 5 KB, which made building the 384 tables of an embedded calibration
+	// copy 2 MB)
+	w *words
 }
 
 // Init names the table, sets its axes (one or two) and own notes (at most
@@ -87,8 +91,7 @@ func (t *Table) Init(name string, axes []Axis, notes []string, loo []float64) {
 	t.err = P90(loo)
 	t.nLOO = len(loo)
 	copy(t.axes[:], axes)
-	w := wordsFor(t.axes, notes)
-	t.notes, t.ranges = w.notes, w.ranges
+	t.w = wordsFor(t.axes, notes)
 }
 
 // SetLOO sets the leave-one-out summary of a table initialised before
@@ -109,28 +112,34 @@ type words struct {
 	ranges [16]cost.Range
 }
 
+type wordsKey struct {
+	axes  [2]Axis
+	notes string // the notes, each followed by a zero byte
+}
+
 var (
 	wordsMu    sync.Mutex
-	wordsCache = map[string]*words{}
+	wordsCache = map[wordsKey]*words{}
+	noWords    words // of a Table not initialised
 )
 
 // wordsFor returns the shared words of axes and notes.
 func wordsFor(axes [2]Axis, notes []string) *words {
-	var key strings.Builder
-	for _, a := range axes {
-		fmt.Fprintf(&key, "%q %t %q\x00", a.Name, a.Extrapolated, a.How)
+	n := 0
+	for _, s := range notes {
+		n += len(s) + 1
 	}
-	for _, n := range notes {
-		key.WriteString(strconv.Quote(n))
-		key.WriteByte(0)
+	b := make([]byte, 0, n)
+	for _, s := range notes {
+		b = append(append(b, s...), 0)
 	}
 	wordsMu.Lock()
 	defer wordsMu.Unlock()
-	if w, ok := wordsCache[key.String()]; ok {
+	if w, ok := wordsCache[wordsKey{axes, string(b)}]; ok { // no copy of b to look up
 		return w
 	}
 	w := newWords(axes, notes)
-	wordsCache[key.String()] = w
+	wordsCache[wordsKey{axes, string(b)}] = w
 	return w
 }
 
@@ -194,12 +203,16 @@ func (t *Table) LOOError() (p90 float64, points int) { return t.err, t.nLOO }
 // and rows, the axes the query left (Range) and the notes of
 // flags. Bytes and FLOPs are zero: the caller knows the op's traffic.
 func (t *Table) Estimate(y float64, rowLo, rowHi int, flags Flags) cost.Estimate {
+	w := t.w
+	if w == nil {
+		w = &noWords
+	}
 	src := cost.Source{
 		Kind: cost.Table, Formula: TableFormula, Table: t.name,
-		RowLo: rowLo, RowHi: rowHi, Note: t.notes[flags],
+		RowLo: rowLo, RowHi: rowHi, Note: w.notes[flags],
 	}
-	if r := flags & 15; r != 0 && t.ranges[r].Note != "" {
-		src.Range = &t.ranges[r]
+	if r := flags & 15; r != 0 && w.ranges[r].Note != "" {
+		src.Range = &w.ranges[r]
 	}
 	return cost.Estimate{
 		Time:   unit.Seconds(y),

@@ -63,6 +63,9 @@ func (pl *Planned) gpuNames() []string {
 // bestLine says what to deploy, or that nothing meets the objectives.
 func (pl *Planned) bestLine() string {
 	r := pl.Result
+	if d := pl.DisaggBest(); d != nil {
+		return pl.disaggBestLine(d)
+	}
 	if r.Best == nil {
 		return "no deployment meets the objectives; nearest points below"
 	}
@@ -92,8 +95,11 @@ func (pl *Planned) Text(w io.Writer) error {
 		"priced by " + r.Evaluator,
 		"",
 		"best      " + pl.bestLine(),
-		"",
 	}
+	if pl.Plan.Disagg {
+		lines = append(lines, "verdict   "+pl.disaggFront())
+	}
+	lines = append(lines, "")
 	if _, err := io.WriteString(w, strings.Join(lines, "\n")+"\n"); err != nil {
 		return err
 	}

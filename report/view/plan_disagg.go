@@ -86,6 +86,65 @@ func (pl *Planned) disaggVerdict() string {
 	return pl.disaggFront() + pl.disaggSizing()
 }
 
+// DisaggBest is the xPyD point that is the plan's best over agg and
+// disagg together, by the agg best's rule (plan.Result.best): with a
+// target the fewest GPUs in total (ties: higher tokens/s per GPU, then per
+// user), without one the highest tokens/s per GPU among the points that
+// meet the SLOs; nil when the agg best stands or disaggregation was not
+// priced.
+func (pl *Planned) DisaggBest() *DisaggPoint {
+	target := pl.TargetOutput() > 0
+	better := func(gpusA, gpusB int, a, b plan.Metrics, perGPUA, perGPUB float64) bool {
+		if target && gpusA != gpusB {
+			return gpusA < gpusB
+		}
+		if perGPUA != perGPUB {
+			return perGPUA > perGPUB
+		}
+		return a.PerUser > b.PerUser
+	}
+	var best *DisaggPoint
+	for i := range pl.Disagg {
+		d := &pl.Disagg[i]
+		if d.Err != "" || !d.MeetsSLO || (target && d.Units == 0) {
+			continue
+		}
+		if best == nil || better(d.TotalGPUs, best.TotalGPUs, d.Metrics, best.Metrics, d.PerGPU, best.PerGPU) {
+			best = d
+		}
+	}
+	b := pl.Result.Best
+	if best == nil || b == nil {
+		return best
+	}
+	ap := &pl.Result.Points[b.Point]
+	if better(best.TotalGPUs, b.GPUs, best.Metrics, ap.Metrics, best.PerGPU, ap.PerGPU) {
+		return best
+	}
+	return nil
+}
+
+// disaggBestLine is the best line when an xPyD point is the best: the
+// point, its sizing for the target and the agg best it beat.
+func (pl *Planned) disaggBestLine(d *DisaggPoint) string {
+	s := fmt.Sprintf("%s (disaggregated, KV cache over %s) on %s at concurrency %d: %.1f tok/s/GPU, %.1f tok/s/user, TPOT p99 %.2f ms, %.1f tok/s per copy",
+		d.Label(), pl.Plan.DisaggTransfer.Name, d.Decode.Config.GPU.Name, d.Concurrency, d.PerGPU, d.Metrics.PerUser,
+		d.Metrics.TPOTP99.Ms(), d.Metrics.OutputTokensPerSecond)
+	if d.Units > 0 {
+		s += fmt.Sprintf("; for %s: %d copies, %d GPUs", pl.TargetString(), d.Units, d.TotalGPUs)
+	}
+	if b := pl.Result.Best; b != nil {
+		ap := &pl.Result.Points[b.Point]
+		s += fmt.Sprintf("; agg best %s: %.1f tok/s/GPU", pl.Result.Candidates[ap.Candidate].Label(), ap.PerGPU)
+		if b.TargetOutputTokensPerSecond > 0 {
+			s += fmt.Sprintf(", %d GPUs", b.GPUs)
+		}
+	} else {
+		s += "; no agg deployment meets the objectives"
+	}
+	return s
+}
+
 // disaggFront judges the xPyD points against the agg front.
 func (pl *Planned) disaggFront() string {
 	var best *DisaggPoint
@@ -105,8 +164,11 @@ func (pl *Planned) disaggFront() string {
 	switch {
 	case len(pl.Disagg) == 0:
 		return "disaggregation not priced: no agg deployment meets the SLOs to serve as a decode pool"
+	case pl.DisaggBest() != nil:
+		return fmt.Sprintf("disaggregation pays: %s is the best deployment over agg and disagg (%d of %d disaggregated points on the front beside agg)",
+			pl.DisaggBest().Label(), nfront, len(pl.Disagg))
 	case nfront > 0:
-		return fmt.Sprintf("disaggregation pays: %d of %d disaggregated points are on the front beside agg", nfront, len(pl.Disagg))
+		return fmt.Sprintf("disaggregation pays on the front: %d of %d disaggregated points are on it beside agg, the agg best stays the best", nfront, len(pl.Disagg))
 	case nmeet == 0:
 		return fmt.Sprintf("disaggregation does not pay: none of the %d disaggregated points meets the SLOs", len(pl.Disagg))
 	}
@@ -204,23 +266,44 @@ type planDisaggSectionJSON struct {
 func (pl *Planned) disaggJSON() *planDisaggSectionJSON {
 	out := &planDisaggSectionJSON{Transfer: pl.Plan.DisaggTransfer.Name, Points: []planDisaggJSON{}, Verdict: pl.disaggVerdict()}
 	for i := range pl.Disagg {
-		d := &pl.Disagg[i]
-		j := planDisaggJSON{Deployment: d.Label(), Mode: "disagg", PrefillWorkers: d.X, PrefillLayout: poolLayout(d.Prefill),
-			DecodeWorkers: d.Y, DecodeLayout: poolLayout(d.Decode), GPU: d.Decode.Config.GPU.Name, GPUs: d.GPUs,
-			Concurrency: d.Concurrency, OutputTokensPerS: Round6(d.Metrics.OutputTokensPerSecond), TokensPerSPerGPU: Round6(d.PerGPU),
-			TokensPerSPerUser: Round6(d.Metrics.PerUser), TPOTP99Ms: Round6(d.Metrics.TPOTP99.Ms()), KVTransferMsMean: Round6(d.KVTransferMean),
-			PrefillUtilisation: Round6(d.PrefillBusy),
-			Verdict:            d.verdict(), PricedBy: "serving simulation"}
-		if d.Err == "" {
-			v := Round6(d.Metrics.TTFTP99.Ms())
-			j.TTFTP99Ms = &v
-		}
-		if d.Units > 0 {
-			j.Copies, j.TotalGPUs = new(d.Units), new(d.TotalGPUs)
-		}
-		out.Points = append(out.Points, j)
+		out.Points = append(out.Points, pl.disaggPointJSON(&pl.Disagg[i]))
 	}
 	return out
+}
+
+// disaggFrontRows appends the xPyD points on the front to the front table
+// (pointRows' short columns), so the front is agg's and disagg's together.
+func (pl *Planned) disaggFrontRows(t *report.Table) {
+	best := pl.DisaggBest()
+	for i := range pl.Disagg {
+		d := &pl.Disagg[i]
+		if !d.OnFront {
+			continue
+		}
+		v := "front (disagg)"
+		if d == best {
+			v += " (best)"
+		}
+		t.Add(d.Label(), d.Decode.Engine.String(), d.Concurrency, d.PerGPU, d.Metrics.PerUser, d.Metrics.TPOTP99.Ms(),
+			d.Metrics.OutputTokensPerSecond, v)
+	}
+}
+
+func (pl *Planned) disaggPointJSON(d *DisaggPoint) planDisaggJSON {
+	j := planDisaggJSON{Deployment: d.Label(), Mode: "disagg", PrefillWorkers: d.X, PrefillLayout: poolLayout(d.Prefill),
+		DecodeWorkers: d.Y, DecodeLayout: poolLayout(d.Decode), GPU: d.Decode.Config.GPU.Name, GPUs: d.GPUs,
+		Concurrency: d.Concurrency, OutputTokensPerS: Round6(d.Metrics.OutputTokensPerSecond), TokensPerSPerGPU: Round6(d.PerGPU),
+		TokensPerSPerUser: Round6(d.Metrics.PerUser), TPOTP99Ms: Round6(d.Metrics.TPOTP99.Ms()), KVTransferMsMean: Round6(d.KVTransferMean),
+		PrefillUtilisation: Round6(d.PrefillBusy),
+		Verdict:            d.verdict(), PricedBy: "serving simulation"}
+	if d.Err == "" {
+		v := Round6(d.Metrics.TTFTP99.Ms())
+		j.TTFTP99Ms = &v
+	}
+	if d.Units > 0 {
+		j.Copies, j.TotalGPUs = new(d.Units), new(d.TotalGPUs)
+	}
+	return j
 }
 
 // disaggText writes the disaggregated section of the text output.

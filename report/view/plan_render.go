@@ -19,7 +19,7 @@ func (pl *Planned) pointRows(idx []int, full bool) *report.Table {
 			p := &r.Points[i]
 			c := &r.Candidates[p.Candidate]
 			v := p.Verdict.String()
-			if r.Best != nil && r.Best.Point == i {
+			if r.Best != nil && r.Best.Point == i && pl.DisaggBest() == nil {
 				v += " (best)"
 			}
 			if p.Verdict != plan.OnFront {
@@ -27,6 +27,9 @@ func (pl *Planned) pointRows(idx []int, full bool) *report.Table {
 			}
 			t.Add(c.Label(), c.Engine.String(), p.Concurrency, p.PerGPU, p.Metrics.PerUser, p.Metrics.TPOTP99.Ms(),
 				p.Metrics.OutputTokensPerSecond, v)
+		}
+		if len(idx) > 0 && len(r.Front) > 0 && &idx[0] == &r.Front[0] { // the front table: disagg's front points too
+			pl.disaggFrontRows(t)
 		}
 		return t
 	}
@@ -180,6 +183,10 @@ type PlanJSON struct {
 	// Disagg is the disaggregated points and verdict; only with
 	// [plan] disagg = true.
 	Disagg *planDisaggSectionJSON `json:"disagg,omitempty"`
+	// BestDisagg is the xPyD point when it, not Best, is the best
+	// deployment over agg and disagg (view.Planned.DisaggBest); absent
+	// otherwise.
+	BestDisagg *planDisaggJSON `json:"best_disagg,omitempty"`
 }
 
 type PlanSLOJSON struct {
@@ -250,6 +257,10 @@ func (pl *Planned) JSON() PlanJSON {
 	}
 	if pl.Plan.Disagg {
 		out.Disagg = pl.disaggJSON()
+		if d := pl.DisaggBest(); d != nil {
+			j := pl.disaggPointJSON(d)
+			out.BestDisagg = &j
+		}
 	}
 	return out
 }

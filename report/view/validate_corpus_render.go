@@ -481,7 +481,11 @@ func CorpusMarkdown(w io.Writer, res *CorpusResult) error {
 func corpusMapping(p func(string, ...any)) {
 	p("\nEach aiconfigurator deployment becomes one scenario: `hardware.gpu` from `system`, `[parallel]`\n")
 	p("tp = tp_size, dp = attention_dp_size (dp_attention when > 1), ep = moe_ep_size, `runtime.engine` from\n")
-	p("`backend`; engine settings the rows do not record take moecast's defaults. The model config is the\n")
+	p("`backend`; engine settings the rows do not record take moecast's defaults, except where the server's\n")
+	p("command line is public: the MiniMax-M2.5 FP8 vLLM rows run by InferenceX's harness (the image their\n")
+	p("`silicon_data_source` names) take its benchmark script's `--kv-cache-dtype`, `--gpu-memory-utilization`\n")
+	p("and `--max-num-seqs` (`validate/corpus/gen/launch.go`; script and commit in each scenario's comment),\n")
+	p("and rows of one layout run with different command lines are different deployments. The model config is the\n")
 	p("one of the row's checkpoint, chosen in this order (`validate/corpus/gen`, `modelConfig`):\n\n")
 	p("- fp4: NVIDIA's -NVFP4 release of the model (gpt-oss: its own MXFP4 checkpoint); else NVIDIA's NVFP4\n")
 	p("  release of an architecture twin: DeepSeek-R1 and DeepSeek-V3 take `nvidia/DeepSeek-V3.1-NVFP4`,\n")

@@ -2,6 +2,7 @@ package view
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,4 +59,64 @@ func TestSimNumNeverNaN(t *testing.T) {
 	assert.Nil(t, simNum(math.Inf(1)))
 	assert.Nil(t, simCell(true, math.Inf(-1)))
 	assert.Equal(t, 1.5, *simNum(1.5))
+}
+
+// TestDisaggBest: the best deployment is taken over agg and disagg by the
+// agg best's rule (without a target the most tokens/s per GPU; with one
+// the fewest GPUs), the best line and verdict name the xPyD point when it
+// wins and the agg best stays when it does not, and a disagg point on the
+// front joins the front table.
+func TestDisaggBest(t *testing.T) {
+	gpu, ok := kernels.LookupGPU("h200-sxm")
+	require.True(t, ok)
+	cand := plan.Candidate{Config: sim.Config{GPU: gpu, GPUs: 8, Layout: model.Layout{TP: 8, DP: 1, EP: 1}}}
+	agg := plan.Point{Candidate: 0, Concurrency: 64, Metrics: plan.Metrics{PerUser: 30, OutputTokensPerSecond: 800},
+		PerGPU: 100, Verdict: plan.OnFront, DominatedBy: -1}
+	xpyd := func(perGPU float64, units, gpus int, meets, front bool) DisaggPoint {
+		return DisaggPoint{Prefill: &cand, Decode: &cand, X: 1, Y: 1, Concurrency: 64, GPUs: 16, PerGPU: perGPU,
+			Metrics: plan.Metrics{PerUser: 25, OutputTokensPerSecond: perGPU * 16}, MeetsSLO: meets, OnFront: front,
+			Units: units, TotalGPUs: gpus}
+	}
+	for _, tc := range []struct {
+		name     string
+		target   float64
+		aggGPUs  int
+		disagg   []DisaggPoint
+		wantBest bool
+		verdict  string
+	}{
+		{"disagg more per GPU", 0, 8, []DisaggPoint{xpyd(120, 0, 0, true, true)}, true, "disaggregation pays: 1P(TP8)+1D(TP8) is the best"},
+		{"agg more per GPU", 0, 8, []DisaggPoint{xpyd(80, 0, 0, true, false)}, false, "disaggregation does not pay: agg dominates all 1"},
+		{"disagg misses the SLOs", 0, 8, []DisaggPoint{xpyd(500, 0, 0, false, false)}, false, "none of the 1 disaggregated points meets the SLOs"},
+		{"target: fewer GPUs", 4000, 40, []DisaggPoint{xpyd(90, 2, 32, true, false)}, true, "is the best deployment over agg and disagg"},
+		{"target: more GPUs", 4000, 40, []DisaggPoint{xpyd(130, 3, 48, true, true)}, false, "the agg best stays the best"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &plan.Result{Candidates: []plan.Candidate{cand}, Points: []plan.Point{agg}, Front: []int{0},
+				Best: &plan.Best{Point: 0, Replicas: tc.aggGPUs / 8, GPUs: tc.aggGPUs, TargetOutputTokensPerSecond: tc.target, WithinMaxGPUs: true}}
+			pl := &Planned{Result: res, Disagg: tc.disagg}
+			pl.Plan.Disagg = true
+			pl.Plan.TargetOutputTokensPerS = tc.target
+			d := pl.DisaggBest()
+			assert.Equal(t, tc.wantBest, d != nil)
+			line := pl.bestLine()
+			if tc.wantBest {
+				assert.Contains(t, line, "1P(TP8)+1D(TP8) (disaggregated")
+				assert.Contains(t, line, "agg best h200-sxm x8 TP8")
+			} else {
+				assert.Contains(t, line, "h200-sxm x8 TP8 kv")
+				assert.NotContains(t, line, "disaggregated")
+			}
+			assert.Contains(t, pl.disaggFront(), tc.verdict)
+			rows := pl.pointRows(res.Front, false)
+			var b strings.Builder
+			require.NoError(t, rows.Render(&b, report.Text))
+			if tc.disagg[0].OnFront {
+				assert.Contains(t, b.String(), "front (disagg)")
+			} else {
+				assert.NotContains(t, b.String(), "disagg")
+			}
+			assert.Equal(t, !tc.wantBest, strings.Contains(b.String(), "front (best)"), "the agg point is marked best only when it is")
+		})
+	}
 }

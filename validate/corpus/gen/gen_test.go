@@ -199,6 +199,14 @@ func TestScenarioTextDisagg(t *testing.T) {
 			wantNotIn: []string{"[parallel]"},
 		},
 		{
+			name: "wide-EP decode pool",
+			st: scenarioText{name: "x", config: "c.json", gpu: "gb200", gpus: 40, engine: "sglang",
+				disagg: &disaggText{transfer: "nvlink5-nvl72", prefill: poolText{workers: 2, tp: 1, dp: 4, ep: 4},
+					decode: poolText{workers: 1, tp: 1, dp: 32, ep: 32, a2a: "deepep"}}},
+			want:      []string{"[disagg.decode]\nworkers = 1\ntp = 1\ndp = 32\nep = 32\ndp_attention = true\nmoe_a2a_backend = \"deepep\"\n"},
+			wantNotIn: []string{"ep = 4\ndp_attention = true\nmoe_a2a_backend"},
+		},
+		{
 			name:      "agg layout",
 			st:        scenarioText{name: "x", config: "c.json", gpu: "h100-sxm", gpus: 8, tp: 8, dp: 1, ep: 1, engine: "vllm"},
 			want:      []string{"[parallel]\ntp = 8\n"},
@@ -218,5 +226,27 @@ func TestScenarioTextDisagg(t *testing.T) {
 				assert.Equal(t, tt.st.gpus, d.prefill.gpus()+d.decode.gpus())
 			}
 		})
+	}
+}
+
+// TestWideEPBackend: an SGLang pool with DP attention runs DeepEP when its
+// experts span more GPUs than one node of the system; otherwise, and for
+// other engines, the engine's default.
+func TestWideEPBackend(t *testing.T) {
+	for _, tc := range []struct {
+		backend, system string
+		dp, ep          int
+		want            string
+	}{
+		{"sglang", "gb200", 32, 32, "deepep"},
+		{"sglang", "gb300", 8, 8, "deepep"},
+		{"sglang", "gb200", 4, 4, ""},
+		{"sglang", "b200-sxm", 8, 8, ""},
+		{"sglang", "b200-sxm", 16, 16, "deepep"},
+		{"sglang", "gb200", 1, 32, ""},
+		{"vllm", "gb200", 32, 32, ""},
+		{"sglang", "unknown", 32, 32, ""},
+	} {
+		assert.Equal(t, tc.want, wideEPBackend(tc.backend, tc.system, tc.dp, tc.ep), "%+v", tc)
 	}
 }

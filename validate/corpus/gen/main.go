@@ -401,7 +401,9 @@ type scenarioText struct {
 	dpAttention         bool
 	engine              string
 	maxSeqs, maxBatched int
-	spec                string // speculative method; "" = none
+	kvCache             string  // [model] kv_cache; "" = auto
+	gmu                 float64 // runtime.gpu_memory_utilization; 0 = the default
+	spec                string  // speculative method; "" = none
 	draftTokens         int
 	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
 	comments            []string
@@ -416,12 +418,39 @@ type disaggText struct {
 	prefill, decode poolText
 }
 
-type poolText struct{ workers, tp, dp, ep int }
+type poolText struct {
+	workers, tp, dp, ep int
+	a2a                 string // moe_a2a_backend; "" = the engine's default
+}
 
 func (p poolText) gpus() int { return p.workers * p.tp * p.dp }
 
 func (p poolText) String() string {
-	return fmt.Sprintf("workers = %d\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n", p.workers, p.tp, p.dp, p.ep, p.dp > 1)
+	s := fmt.Sprintf("workers = %d\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n", p.workers, p.tp, p.dp, p.ep, p.dp > 1)
+	if p.a2a != "" {
+		s += fmt.Sprintf("moe_a2a_backend = %q\n", p.a2a)
+	}
+	return s
+}
+
+// systemNodeGPUs is each aiconfigurator system's num_gpus_per_node
+// (systems/<system>.yaml @ 095f58a: a GB200/GB300 compute tray holds 4,
+// an HGX board 8).
+var systemNodeGPUs = map[string]int{"gb200": 4, "gb300": 4, "b200-sxm": 8, "b300-sxm": 8, "h100-sxm": 8, "h200-sxm": 8}
+
+// wideEPBackend is the moe_a2a_backend of an SGLang pool with DP attention
+// whose experts span more GPUs than one node of its system: aiconfigurator
+// models such a pool as SGLang "wide EP" (its SGLang wideEP op tables:
+// DeepEP normal and low-latency dispatch, wideep_context/generation_moe;
+// aiconfigurator auto-enables wide EP when a node cannot hold the MoE
+// model twice), i.e. --moe-a2a-backend deepep with --deepep-mode auto.
+// Other pools keep the engine's default (every rank sees the DP group's
+// tokens).
+func wideEPBackend(backend, system string, dp, ep int) string {
+	if backend != "sglang" || dp <= 1 || ep <= systemNodeGPUs[system] || systemNodeGPUs[system] == 0 {
+		return ""
+	}
+	return "deepep"
 }
 
 // transferFabric is the NVLink preset of each aiconfigurator system (its
@@ -436,7 +465,11 @@ func (s scenarioText) String() string {
 	for _, c := range s.comments {
 		b.WriteString("# " + c + "\n")
 	}
-	fmt.Fprintf(&b, "name = %q\n\n[model]\nconfig = %q\n\n[hardware]\n", s.name, s.config)
+	fmt.Fprintf(&b, "name = %q\n\n[model]\nconfig = %q\n", s.name, s.config)
+	if s.kvCache != "" {
+		fmt.Fprintf(&b, "kv_cache = %q\n", s.kvCache)
+	}
+	b.WriteString("\n[hardware]\n")
 	if s.gpu != "" {
 		fmt.Fprintf(&b, "gpu = %q\n", s.gpu)
 	}
@@ -448,6 +481,9 @@ func (s scenarioText) String() string {
 		fmt.Fprintf(&b, "[disagg]\ntransfer = %q\n\n[disagg.prefill]\n%s\n[disagg.decode]\n%s\n[runtime]\nengine = %q\n", d.transfer, d.prefill, d.decode, s.engine)
 	} else {
 		fmt.Fprintf(&b, "[parallel]\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n\n[runtime]\nengine = %q\n", s.tp, s.dp, s.ep, s.dpAttention, s.engine)
+	}
+	if s.gmu > 0 {
+		fmt.Fprintf(&b, "gpu_memory_utilization = %s\n", strconv.FormatFloat(s.gmu, 'f', -1, 64))
 	}
 	if s.maxSeqs > 0 {
 		fmt.Fprintf(&b, "max_num_seqs = %d\n", s.maxSeqs)
@@ -502,6 +538,12 @@ func (g *gen) aiconfigurator() error {
 		var k []string
 		for _, c := range layoutCols {
 			k = append(k, rec[col[c]])
+		}
+		// Rows of one layout run with different command lines (an
+		// InferenceX script changed with the image) are different
+		// deployments.
+		if l, ok := launchOf(rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rec[col["silicon_data_source"]]); ok {
+			k = append(k, l.name)
 		}
 		key := strings.Join(k, "|")
 		if groups[key] == nil {
@@ -595,7 +637,8 @@ func (g *gen) aiconfigurator() error {
 			t, _ := strconv.Atoi(get(p + "_tp_size"))
 			d, _ := strconv.Atoi(get(p + "_attention_dp_size"))
 			x, _ := strconv.Atoi(get(p + "_moe_ep_size"))
-			return poolText{workers: max(n, 1), tp: t, dp: max(d, 1), ep: max(x, 1)}
+			return poolText{workers: max(n, 1), tp: t, dp: max(d, 1), ep: max(x, 1),
+				a2a: wideEPBackend(get("backend"), gpuName(get("system")), d, x)}
 		}
 		pre, dec := pool("prefill"), pool("decode")
 		switch {
@@ -633,6 +676,9 @@ func (g *gen) aiconfigurator() error {
 					"Transfer: the system's NVLink preset (aiconfigurator's disaggregated runs are single-system).",
 					"Each pool's experts: moe_ep_size ranks (moe_tp_size, the experts' tensor split, is not modelled)."},
 			}
+			if pre.a2a != "" || dec.a2a != "" {
+				st.comments = append(st.comments, "An SGLang pool with DP attention whose experts span more than one node of the system (4 GPUs on GB200/GB300, 8 on HGX) runs wide EP: moe_a2a_backend = \"deepep\" (aiconfigurator's SGLang wideEP model).")
+			}
 			e.Scenario = "aiconfigurator/" + base + ".toml"
 			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
 				return err
@@ -654,6 +700,10 @@ func (g *gen) aiconfigurator() error {
 				tp: tp, dp: max(dp, 1), ep: max(ep, 1), dpAttention: dp > 1 && dpAttentionEngine(get("backend")), engine: get("backend"),
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU."},
+			}
+			if l, ok := launchOf(model, get("precision"), get("system"), get("silicon_data_source")); ok {
+				st.kvCache, st.gmu, st.maxSeqs = l.kvCache, l.gmu, l.maxSeqs
+				st.comments[1] = "Server command line: " + l.source + "; engine settings it does not set take moecast's defaults for the engine and GPU."
 			}
 			if dpSlip > 0 {
 				st.tp, st.dp, st.ep, st.gpus, st.dpAttention = dpSlip, 1, dpSlip, dpSlip, false

@@ -44,7 +44,7 @@ func TestPredictWarnings(t *testing.T) {
 		count     int // warnings with want; 1 when 0
 	}{
 		{"custom fabric under calibration tables", hardenBase + "[hardware.custom_fabric]\nlatency = \"2us\"\n", nil,
-			"calibration embedded:h100-sxm: its 11 collective tables, measured on the nvlink4 preset, price the collectives they cover, not the figures of [hardware.custom_fabric]; set hardware.custom_fabric.override_calibration = true", 0},
+			"calibration embedded:h100-sxm: its 13 collective tables, measured on the nvlink4 preset, price the collectives they cover, not the figures of [hardware.custom_fabric]; set hardware.custom_fabric.override_calibration = true", 0},
 		{"custom fabric overriding them", hardenBase + "[hardware.custom_fabric]\nlatency = \"2us\"\noverride_calibration = true\n", nil,
 			"hardware.custom_fabric.override_calibration = true prices the collectives from the figures of [hardware.custom_fabric]", 0},
 		{"oneshot on 8 PCIe GPUs", pcie + "[runtime]\nallreduce = \"oneshot\"\n", nil,

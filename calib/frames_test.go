@@ -1,0 +1,227 @@
+package calib
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/golden"
+	"github.com/moecast/moecast/kernels"
+)
+
+// indexedNames are the embedded calibrations kept zstd-compressed, each
+// with its index.
+func indexedNames(t *testing.T) []string {
+	var out []string
+	for _, gpu := range EmbeddedNames() {
+		if _, err := embedded.ReadFile("embedded/" + gpu + ".toml.zst"); err == nil {
+			out = append(out, gpu)
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// indexedFiles are the embedded files with an index: the compressed
+// calibrations and the calib gpu files.
+func indexedFiles(t *testing.T) []string {
+	var out []string
+	for _, gpu := range indexedNames(t) {
+		out = append(out, "embedded/"+gpu+".toml.zst")
+	}
+	ents, err := embedded.ReadDir("embedded/calibgpu")
+	require.NoError(t, err)
+	for _, e := range ents {
+		out = append(out, "embedded/calibgpu/"+e.Name())
+	}
+	return out
+}
+
+// TestEmbeddedIndex: every compressed embedded calibration is written in
+// frames of whole tables, and its index (embedded/index/<gpu>.tsv), as the
+// index of each calib gpu file (embedded/index/calibgpu/<gpu>.tsv), is the
+// one makeIndex makes of it. With -update (go generate ./calib runs it
+// after the imports) it re-encodes each compressed file as encodeFrames
+// writes it (the text unchanged) and writes the indexes.
+func TestEmbeddedIndex(t *testing.T) {
+	for _, zpath := range indexedFiles(t) {
+		t.Run(zpath, func(t *testing.T) {
+			plain := !strings.HasSuffix(zpath, ".zst")
+			ipath := indexPath(zpath)
+			name := "embedded:" + zpath
+			z, err := os.ReadFile(zpath)
+			require.NoError(t, err)
+			if golden.Updating() && !plain {
+				text, err := decodeFrame(z, nil)
+				require.NoError(t, err)
+				nz, err := encodeFrames(text)
+				require.NoError(t, err)
+				if !bytes.Equal(nz, z) {
+					back, err := decodeFrame(nz, nil)
+					require.NoError(t, err)
+					require.True(t, bytes.Equal(text, back), "re-encoding changed the text")
+					require.NoError(t, os.WriteFile(zpath, nz, 0o644))
+					z = nz
+				}
+			}
+			if golden.Updating() {
+				ix, err := makeIndex(name, z, plain)
+				require.NoError(t, err)
+				require.NoError(t, os.MkdirAll(filepath.Dir(ipath), 0o755))
+				require.NoError(t, os.WriteFile(ipath, ix.encode(), 0o644))
+				return
+			}
+			ix, err := makeIndex(name, z, plain)
+			require.NoError(t, err, "run go test ./calib -run TestEmbeddedIndex -update")
+			want, err := os.ReadFile(ipath)
+			require.NoError(t, err, "run go test ./calib -run TestEmbeddedIndex -update")
+			if !bytes.Equal(want, ix.encode()) {
+				t.Fatalf("%s is stale: run go test ./calib -run TestEmbeddedIndex -update and review the diff", ipath)
+			}
+			back, err := parseIndex(string(want))
+			require.NoError(t, err)
+			assert.Equal(t, ix, back, "the index reads back")
+		})
+	}
+}
+
+// TestEmbeddedIndexed: EmbeddedTables' file of every indexed GPU holds the
+// tables of Embedded's (eagerly built, rows parsed from the whole text), in
+// the same order, with the same names, ops, keys, GPU and fabric; its
+// tables read now are Embedded's; each stub, once looked up, is built from
+// the same rows as Embedded's table (the same leave-one-out error, MoE
+// series and monotone envelope); and Select takes the same tables from
+// both.
+func TestEmbeddedIndexed(t *testing.T) {
+	for _, gpu := range indexedNames(t) {
+		t.Run(gpu, func(t *testing.T) {
+			data, err := embeddedFile(gpu)
+			require.NoError(t, err)
+			eager, err := embeddedParse(gpu, data, false)
+			require.NoError(t, err)
+			lazy, err := embeddedTablesParse(gpu)
+			require.NoError(t, err)
+			require.NotNil(t, lazy)
+			require.Equal(t, len(eager.Tables), len(lazy.Tables))
+			stubs := 0
+			for i := range eager.Tables {
+				e, l := &eager.Tables[i], &lazy.Tables[i]
+				require.Equal(t, e.Name, l.Name)
+				assert.Equal(t, e.Op, l.Op, e.Name)
+				assert.Equal(t, e.Keys, l.Keys, e.Name)
+				ep, lp := eager.Effective(e), lazy.Effective(l)
+				assert.Equal(t, [2]string{ep.GPU, ep.Fabric}, [2]string{lp.GPU, lp.Fabric}, e.Name)
+				if l.lazy == nil {
+					assert.Equal(t, e.Columns, l.Columns, e.Name)
+					assert.Equal(t, e.Rows, l.Rows, e.Name)
+					if !strings.Contains(lazy.Name, "calib gpu") {
+						assert.Equal(t, ep.Source, lp.Source, e.Name)
+					}
+				} else {
+					stubs++
+					assert.True(t, lazyOp(l.Op), e.Name)
+					assert.Nil(t, l.Rows, e.Name)
+					tb, p, err := l.lazy.load(lazy.Name)
+					require.NoError(t, err, e.Name)
+					assert.Equal(t, e.Rows, tb.Rows, e.Name)
+					assert.Equal(t, e.Columns, tb.Columns, e.Name)
+					// the eager build adds the envelope's correction
+					ep.Corrections, p.Corrections = nil, nil
+					assert.Equal(t, ep, p, e.Name)
+				}
+				require.NotNil(t, l.loo, e.Name)
+				eo, eok := originOf(e.loo)
+				lo, lok := originOf(l.loo)
+				assert.Equal(t, eok, lok, e.Name)
+				assert.Equal(t, eo, lo, "%s: origin (source policy)", e.Name)
+				ea, en := e.loo.LOOError()
+				la, ln := l.loo.LOOError() // builds a stub
+				assert.Equal(t, [2]float64{ea, float64(en)}, [2]float64{la, float64(ln)}, "%s: LOO error", e.Name)
+				type serieser interface {
+					Series() ([][2]int, []float64, []float64, []int)
+				}
+				if em, ok := e.loo.(serieser); ok {
+					a1, a2, a3, a4 := em.Series()
+					b1, b2, b3, b4 := l.loo.(serieser).Series()
+					assert.Equal(t, []any{a1, a2, a3, a4}, []any{b1, b2, b3, b4}, "%s: series", e.Name)
+					type raiser interface{ Raised() []int }
+					assert.Equal(t, e.loo.(raiser).Raised(), l.loo.(raiser).Raised(), "%s: envelope", e.Name)
+				}
+			}
+			assert.Positive(t, stubs)
+			box := Box{GPU: eager.Provenance.GPU, Fabric: eager.Effective(&eager.Tables[0]).Fabric, GPUs: 8}
+			if box.GPU == "" {
+				box.GPU = gpu
+			}
+			assert.Equal(t, Select(box, eager).Uses, Select(box, lazy).Uses)
+		})
+	}
+}
+
+// TestIndexRoundTrip: an index line keeps every key (each string and
+// integer key of Keys, as eachSet names them), an empty fabric and
+// engine, and a malformed line is refused.
+func TestIndexRoundTrip(t *testing.T) {
+	k := Keys{Dtype: "fp8_block", KVDtype: "fp8", Impl: "vllm", Mode: "graph", Phase: "dispatch", Distribution: "power_law_1.2",
+		Experts: 256, TopK: 8, Hidden: 7168, Inter: 2048, KVLoRARank: 512, QKRopeDim: 64, QLoRARank: 1536,
+		QKNopeDim: 128, VHeadDim: 128, HeadDim: 192, Window: 128}
+	n := 0
+	k.eachSet(func(string, string) { n++ }, func(string, int) { n++ })
+	require.Equal(t, 17, n, "every key is set: a new key must be added to Keys.set")
+	ix := &fileIndex{size: 100, sum: 0xdeadbeef, head: [2]int{0, 10}, tables: []indexEntry{
+		{off: 10, end: 60, lo: 0, hi: 300, name: "a", op: "moe", gpu: "h200-sxm", fabric: "nvlink4", engine: "vllm", version: "0.24.0",
+			origin: "perfdb vllm 0.24.0 moe rows", keys: k},
+		{off: 60, end: 100, lo: 0, hi: 200, name: "b", op: "elementwise", gpu: "h200-sxm", origin: "elementwise rows"},
+	}}
+	back, err := parseIndex(string(ix.encode()))
+	require.NoError(t, err)
+	assert.Equal(t, ix, back)
+	for _, bad := range []string{"", "zst\t1\t0\n", indexHeader + "zst\tx\t0\n", indexHeader + "zst\t1\n", indexHeader + "zst\t1\tzz\n", indexHeader + "1\t2\t3\t4\ta\tmoe\tg\t-\t-\t-\tcolor=red\tx\n",
+		indexHeader + "1\t2\t3\t4\ta\tmoe\tg\t-\t-\t-\texperts=x\tx\n", indexHeader + "2\t1\t3\t4\ta\tmoe\tg\t-\t-\t-\t\tx\n"} {
+		_, err := parseIndex(bad)
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+// TestEmbeddedTablesUnindexed: a GPU whose calibration has no index
+// (RTX PRO 6000: plain TOML) gets the whole file from EmbeddedTables,
+// every table with its rows; an unknown GPU gets none.
+func TestEmbeddedTablesUnindexed(t *testing.T) {
+	f, err := embeddedTablesParse("rtx-pro-6000-server")
+	require.NoError(t, err)
+	assert.Nil(t, f, "no index")
+	f, err = EmbeddedTables("rtx-pro-6000-server")
+	require.NoError(t, err)
+	require.NotNil(t, f)
+	for _, tb := range f.Tables {
+		assert.Nil(t, tb.lazy, tb.Name)
+		assert.NotEmpty(t, tb.Rows, tb.Name)
+	}
+	f, err = EmbeddedTables("no-such-gpu")
+	require.NoError(t, err)
+	assert.Nil(t, f)
+	_, err = OpenTables("embedded:no-such-gpu")
+	assert.ErrorContains(t, err, `no embedded calibration "no-such-gpu"`)
+}
+
+// originOf is a kernel table's source-policy origin.
+func originOf(l looer) (kernels.Origin, bool) {
+	switch tb := l.(type) {
+	case *kernels.GEMMTable:
+		return tb.Origin, true
+	case *kernels.MoETable:
+		return tb.Origin, true
+	case *kernels.MLATable:
+		return tb.Origin, true
+	case *kernels.GQATable:
+		return tb.Origin, true
+	case *kernels.PrefillTable:
+		return tb.Origin, true
+	}
+	return kernels.Origin{}, false
+}
