@@ -5,8 +5,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -394,6 +396,37 @@ func TestForEachLowestError(t *testing.T) {
 			return nil
 		})
 		assert.EqualError(t, err, "item 500", "workers %d", w)
+	}
+}
+
+// TestForEachSmallSpreads: a few items (the refine stage's serving
+// simulations: tens of points) still go to every worker, each item once,
+// and the lowest-index error wins. Item 0 waits until another worker has
+// taken an item: with one chunk for all it would never see one.
+func TestForEachSmallSpreads(t *testing.T) {
+	const n = 20
+	var seen [n]atomic.Int32
+	other := make(chan struct{})
+	var once sync.Once
+	err := forEach(n, 2, func(i int) error {
+		seen[i].Add(1)
+		if i == 0 {
+			select {
+			case <-other:
+			case <-time.After(10 * time.Second):
+				return fmt.Errorf("no other worker took an item")
+			}
+			return nil
+		}
+		once.Do(func() { close(other) })
+		if i == 13 || i == 17 {
+			return fmt.Errorf("item %d", i)
+		}
+		return nil
+	})
+	assert.EqualError(t, err, "item 13")
+	for i := range 14 {
+		assert.Equal(t, int32(1), seen[i].Load(), "item %d", i)
 	}
 }
 

@@ -70,3 +70,27 @@ func BenchmarkSweepCLI(b *testing.B) {
 	b.ReportMetric(float64(steps)/b.Elapsed().Seconds(), "steps/s")
 	b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/op")
 }
+
+// BenchmarkPlanReadme is the README's planning example in process (`moecast
+// plan kimi-k2.5-plan-1k1k`, text to io.Discard), with /disagg the same
+// over agg and disagg (issue 23: at most 5 s). BenchmarkPlanCold runs it
+// in a fresh process.
+func BenchmarkPlanReadme(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"agg", []string{"plan", "kimi-k2.5-plan-1k1k"}},
+		{"disagg", []string{"plan", "kimi-k2.5-plan-1k1k", "--disagg"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			cpu := cpuSeconds()
+			for b.Loop() {
+				if code := Run(c.args, io.Discard, io.Discard); code != ExitOK {
+					b.Fatalf("plan exit %d", code)
+				}
+			}
+			b.ReportMetric((cpuSeconds()-cpu)/float64(b.N), "cpu-s/op")
+		})
+	}
+}
