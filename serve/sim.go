@@ -27,7 +27,10 @@ import (
 // passes sim prices at the same token counts and mean contexts as an
 // earlier one gets the earlier result, which is exactly what sim would
 // return. The cache holds at most memoLimit shapes and is emptied when
-// full.
+// full. A step it misses is priced with sim.StepBatchMemo, which reuses
+// the op estimates of earlier steps whose token counts they share (a
+// closed loop's decode steps differ only in their contexts: only
+// attention is priced again); the result is StepBatch's, bit for bit.
 //
 // A SimCoster is not safe for concurrent use (it reuses buffers and the
 // cache): use one per Run. The Sim it wraps is, so several SimCosters may
@@ -38,6 +41,7 @@ type SimCoster struct {
 	res  sim.BatchResult
 	err  error
 	memo map[sim.StepKey]stepCost
+	ops  *sim.OpMemo // made on the first miss
 	// Hits and Misses count the cache's answers.
 	Hits, Misses int
 }
@@ -71,7 +75,10 @@ func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit
 			c.Hits++
 			return e.t, e.cats
 		}
-		err = c.sim.StepBatch(c.seqs, &c.res)
+		if c.ops == nil {
+			c.ops = c.sim.NewOpMemo()
+		}
+		err = c.sim.StepBatchMemo(c.seqs, &c.res, c.ops)
 	}
 	if err != nil {
 		if c.err == nil {

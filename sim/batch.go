@@ -139,13 +139,24 @@ func (s *Sim) summarise(seqs []Seq) (mix, error) {
 // the chunks (see the package doc). A batch of n decodes at context c
 // gives exactly Step(n, c). It does not allocate.
 func (s *Sim) StepBatch(seqs []Seq, out *BatchResult) error {
+	return s.StepBatchMemo(seqs, out, nil)
+}
+
+// StepBatchMemo is StepBatch reusing the estimates memo holds for ops
+// whose inputs equal those of an earlier step priced with it (see
+// OpMemo); the result is the same as StepBatch's, bit for bit. memo nil
+// or made by another Sim is not used.
+func (s *Sim) StepBatchMemo(seqs []Seq, out *BatchResult, memo *OpMemo) error {
 	m, err := s.summarise(seqs)
 	if err != nil {
 		return err
 	}
+	if memo != nil && memo.sim != s {
+		memo = nil
+	}
 	*out = BatchResult{}
 	var pt Point
-	s.evalMix(&m, &pt)
+	s.evalMix(&m, &pt, memo)
 	out.Step, out.Breakdown = pt.Step, pt.Breakdown
 	out.Decodes, out.Prefills = m.dec, m.pre
 	out.PrefillTokens = int(m.preTok)
@@ -155,7 +166,7 @@ func (s *Sim) StepBatch(seqs []Seq, out *BatchResult) error {
 
 // evalMix evaluates every block over the mix and fills pt's Step and
 // Breakdown.
-func (s *Sim) evalMix(m *mix, pt *Point) {
+func (s *Sim) evalMix(m *mix, pt *Point, memo *OpMemo) {
 	var passes [numPasses]pass
 	for k := passKind(0); k < numPasses; k++ {
 		if s.usedPasses&(1<<k) != 0 {
@@ -171,7 +182,7 @@ func (s *Sim) evalMix(m *mix, pt *Point) {
 	var cache [maxShared]cost.Estimate
 	for bi := range s.blocks {
 		blk := &s.blocks[bi]
-		s.evalBlock(blk, md, &passes[blk.pass], &cache, &a, nil)
+		s.evalBlock(blk, md, &passes[blk.pass], &cache, &a, nil, memo)
 	}
 	a.finish(pt)
 }

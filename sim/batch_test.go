@@ -460,3 +460,56 @@ func TestMixedStepWithMLATable(t *testing.T) {
 		}
 	}
 }
+
+// TestStepBatchMemoEqual: a run of steps priced through one OpMemo (decode
+// batches whose contexts change step to step, batch sizes going up and
+// down, steps with prefill chunks between them, speculative queries)
+// equals StepBatch bit for bit in every setup, and the memo is used (its
+// decode entries fill); a memo of another Sim is ignored.
+func TestStepBatchMemoEqual(t *testing.T) {
+	for _, st := range setups {
+		s := st.sim(t)
+		memo := s.NewOpMemo()
+		var steps [][]Seq
+		for _, b := range []int{1, 64, 7, 64, 300, 1} {
+			for ctx := 1000; ctx < 1010; ctx++ {
+				steps = append(steps, decodes(b, ctx, s.queries))
+			}
+			steps = append(steps, append(decodes(b, 2000, s.queries), Seq{Query: 512, Context: 1024, Prefill: true}),
+				append(decodes(b, 2001, s.queries), Seq{Query: 512, Context: 1536, Prefill: true}),
+				[]Seq{{Query: 300, Prefill: true}, {Query: 40, Context: 8, Prefill: true}})
+		}
+		for i, seqs := range steps {
+			var got BatchResult
+			require.NoError(t, s.StepBatchMemo(seqs, &got, memo))
+			require.Equal(t, stepBatch(t, s, seqs), got, "%s step %d", st.name, i)
+		}
+		filled := 0
+		for _, e := range memo.ents {
+			if e.ok {
+				filled++
+			}
+		}
+		assert.Positive(t, filled, st.name)
+		other := setups[0].sim(t).NewOpMemo()
+		var got BatchResult
+		require.NoError(t, s.StepBatchMemo(steps[0], &got, other))
+		require.Equal(t, stepBatch(t, s, steps[0]), got, st.name)
+	}
+}
+
+func TestStepBatchMemoDoesNotAllocate(t *testing.T) {
+	for _, st := range setups {
+		s := st.sim(t)
+		memo := s.NewOpMemo()
+		seqs := append(decodes(31, 2048, 1), Seq{Query: 2048, Context: 4096, Prefill: true})
+		var r BatchResult
+		allocs := testing.AllocsPerRun(20, func() {
+			seqs[0].Context++
+			if err := s.StepBatchMemo(seqs, &r, memo); err != nil {
+				t.Fatal(err)
+			}
+		})
+		assert.Zero(t, allocs, st.name)
+	}
+}

@@ -62,7 +62,7 @@ func (s *Sim) explainMix(m *mix) []Op {
 		blk := &s.blocks[bi]
 		p := &passes[blk.pass]
 		out := make([]Op, len(blk.ops))
-		s.evalBlock(blk, md, p, &cache, nil, out)
+		s.evalBlock(blk, md, p, &cache, nil, out, nil)
 		for i := range blk.ops {
 			o := &blk.ops[i]
 			if p.tokens(o.dom) <= 0 {

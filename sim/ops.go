@@ -125,6 +125,8 @@ type block struct {
 	// mla: the ops flagged module form the MLA module that a calibrated
 	// MLAModule table may replace (see evalBlock).
 	mla bool
+	// base is the index of the block's first op over all blocks (OpMemo).
+	base int
 }
 
 // builder accumulates ops for a model and layout.

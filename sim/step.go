@@ -38,6 +38,7 @@ type Sim struct {
 	commEager comm.Comm
 	route     routing
 	blocks    []block
+	nops      int // ops over all blocks (block.base: the first's index)
 	mem       memoryModel
 	tps       float64 // tokens per step
 	queries   int     // K+1 or 1
@@ -121,6 +122,8 @@ func New(cfg Config) (*Sim, error) {
 	s.linkDuplicates()
 	for bi := range s.blocks {
 		s.usedPasses |= 1 << s.blocks[bi].pass
+		s.blocks[bi].base = s.nops
+		s.nops += len(s.blocks[bi].ops)
 	}
 	s.mem = newMemoryModel(&s.cfg, sh)
 	return s, nil
@@ -367,7 +370,7 @@ func (s *Sim) Step(batch, context int) (Point, error) {
 	}
 	pt := Point{Batch: batch, Context: context, TokensPerStep: s.tps}
 	m := s.uniform(batch, context)
-	s.evalMix(&m, &pt)
+	s.evalMix(&m, &pt, nil)
 	if pt.Step.Time > 0 {
 		pt.TPOT = pt.Step.Time / unit.Seconds(s.tps)
 		pt.PerUser = s.tps / float64(pt.Step.Time)
@@ -391,23 +394,24 @@ func (s *Sim) Step(batch, context int) (Point, error) {
 // rotary and cache write, which the measured module forward includes),
 // shared among them in proportion to their own estimates, so the
 // gemm/attention/elementwise split follows those; Source.Note says so.
-func (s *Sim) evalBlock(blk *block, md linkMode, p *pass, cache *[maxShared]cost.Estimate, a *accum, out []Op) {
+func (s *Sim) evalBlock(blk *block, md linkMode, p *pass, cache *[maxShared]cost.Estimate, a *accum, out []Op, memo *OpMemo) {
 	if blk.mla && s.cfg.KernelTables != nil && !blk.moduleShared[md] {
 		var mod [maxModuleOps]cost.Estimate
 		if md == modeDecode {
-			s.evalModule(blk, p, &mod)
+			s.evalModule(blk, p, &mod, memo)
 		} else {
-			s.evalModuleMixed(blk, p, &mod)
+			s.evalModuleMixed(blk, p, &mod, memo)
 		}
-		s.evalOps(blk, blk.refs[md], p, cache, &mod, a, out)
+		s.evalOps(blk, blk.refs[md], p, cache, &mod, a, out, memo)
 		return
 	}
-	s.evalOps(blk, blk.refs[md], p, cache, nil, a, out)
+	s.evalOps(blk, blk.refs[md], p, cache, nil, a, out, memo)
 }
 
 // evalOps is evalBlock's loop; mod, when not nil, holds the block's
-// calibrated MLA-module estimates.
-func (s *Sim) evalOps(blk *block, refs []opRef, p *pass, cache *[maxShared]cost.Estimate, mod *[maxModuleOps]cost.Estimate, a *accum, out []Op) {
+// calibrated MLA-module estimates; memo, when not nil, the caller's op
+// memo (see OpMemo).
+func (s *Sim) evalOps(blk *block, refs []opRef, p *pass, cache *[maxShared]cost.Estimate, mod *[maxModuleOps]cost.Estimate, a *accum, out []Op, memo *OpMemo) {
 	module := mod != nil
 	decode := p.pre.chunks == 0
 	for i := range blk.ops {
@@ -424,7 +428,7 @@ func (s *Sim) evalOps(blk *block, refs []opRef, p *pass, cache *[maxShared]cost.
 		case module && o.module:
 			e = &mod[blk.modPos[i]]
 		default:
-			own = s.eval(o, p)
+			own = s.evalMemo(memo, blk, i, p)
 			e = &own
 		}
 		if r.slot >= 0 {
@@ -451,7 +455,7 @@ func (s *Sim) evalOps(blk *block, refs []opRef, p *pass, cache *[maxShared]cost.
 // evalModule fills mod with the estimates of blk's MLA-module ops (in
 // their order), replaced by the calibrated module time when the table
 // covers it (see evalBlock).
-func (s *Sim) evalModule(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate) {
+func (s *Sim) evalModule(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate, memo *OpMemo) {
 	var projBuf [8]kernels.GEMMShape
 	proj := projBuf[:0]
 	var attn kernels.MLAShape
@@ -462,7 +466,7 @@ func (s *Sim) evalModule(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate) 
 		if !o.module {
 			continue
 		}
-		mod[n] = s.eval(o, p)
+		mod[n] = s.evalMemo(memo, blk, i, p)
 		sum += mod[n].Time
 		n++
 		switch o.kind {
@@ -510,13 +514,13 @@ func (s *Sim) evalModule(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate) 
 // estimate's increase from those decodes to the whole step (the prefill
 // tokens' share of the projections, norms, rotary and cache write). A
 // step whose chunks shrink to nothing tends to the decode step.
-func (s *Sim) evalModuleMixed(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate) {
+func (s *Sim) evalModuleMixed(blk *block, p *pass, mod *[maxModuleOps]cost.Estimate, memo *OpMemo) {
 	dp := *p
 	dp.pre = prefillPart{}
 	dp.attn = dp.dec
 	var dec [maxModuleOps]cost.Estimate
 	if dp.seq > 0 {
-		s.evalModule(blk, &dp, &dec)
+		s.evalModule(blk, &dp, &dec, memo)
 	}
 	n := 0
 	for i := range blk.ops {
@@ -524,7 +528,7 @@ func (s *Sim) evalModuleMixed(blk *block, p *pass, mod *[maxModuleOps]cost.Estim
 		if !o.module {
 			continue
 		}
-		own, base := s.eval(o, p), s.eval(o, &dp)
+		own, base := s.evalMemo(memo, blk, i, p), s.evalMemo(memo, blk, i, &dp)
 		e := dec[n]
 		if e.Time == 0 {
 			e.Source = own.Source
