@@ -127,7 +127,7 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	}
 	ranks, err := rendezvous.FromEnv(getenv)
 	if err != nil {
-		return inputErr(fmt.Errorf("calib gpu: %w", err))
+		return fmt.Errorf("calib gpu: %w", err) // a *rendezvous.EnvError
 	}
 	if ranks.Multi() {
 		cmdline += fmt.Sprintf(" (%s, %d ranks)", ranks.Launcher, ranks.World)
@@ -137,10 +137,10 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 		Comm: campaign.CommOptions{Fabric: o.Fabric, Ranks: ranks, Timeout: o.CommTimeout}}
 	plan, err := campaign.NewPlan(copts)
 	if err != nil {
-		return inputErr(fmt.Errorf("calib gpu: %w", err))
+		return fmt.Errorf("calib gpu: %w", err) // a *campaign.InputError
 	}
 	if err := cuda.Init(); err != nil {
-		return inputErr(fmt.Errorf("calib gpu: %w", err)) // no driver or no GPU: exit 2, nothing written
+		return fmt.Errorf("calib gpu: %w", err) // a *cuda.InitError: exit 2, nothing written
 	}
 	if n, err := cuda.DeviceCount(); err == nil && !ranks.Multi() && o.GPUs > n {
 		return inputErrf("calib gpu: --gpus %d: %d GPU(s) visible", o.GPUs, n)
@@ -166,7 +166,7 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	}
 	f, err := res.File(copts, time.Now())
 	if err != nil {
-		return inputErr(fmt.Errorf("calib gpu: %w", err))
+		return fmt.Errorf("calib gpu: %w", err) // a *campaign.InputError
 	}
 	if err := f.Write(o.Out); err != nil {
 		return err
