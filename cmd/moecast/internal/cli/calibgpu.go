@@ -13,7 +13,9 @@ import (
 	"github.com/moecast/moecast/calib/campaign"
 	"github.com/moecast/moecast/internal/cuda"
 	"github.com/moecast/moecast/internal/rendezvous"
+	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/report"
+	"github.com/moecast/moecast/report/view"
 )
 
 // calibGPUOptions are the flags of `moecast calib gpu`.
@@ -178,23 +180,18 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	return nil
 }
 
-// printCalibGPU prints the device, the software and every op's lines and
-// report.
+// printCalibGPU prints the measurement report (view.CalibGPU).
 func printCalibGPU(s *streams, res *campaign.Result) error {
-	fmt.Fprintf(s.Out, "calib gpu: %s (%s), driver %s, CUDA %s, NCCL %s; %.1f s\n", res.Device.Name, res.Device.UUID,
-		res.Versions.Driver, res.Versions.CUDA, res.Versions.NCCL, res.Elapsed.Seconds())
+	return report.Generate(s.Out, s.Err, calibGPUReport(res).Views(), report.Text)
+}
+
+// calibGPUReport is the view of a campaign's result.
+func calibGPUReport(res *campaign.Result) *view.CalibGPU {
+	v := &view.CalibGPU{Device: res.Device.Name, UUID: res.Device.UUID, Driver: res.Versions.Driver,
+		CUDA: res.Versions.CUDA, NCCL: res.Versions.NCCL, Elapsed: unit.Seconds(res.Elapsed.Seconds()),
+		NotMeasured: campaign.NotMeasuredList()}
 	for _, out := range res.Outputs {
-		for _, l := range out.Lines {
-			fmt.Fprintln(s.Out, l)
-		}
-		if out.Report != nil {
-			if err := out.Report.Render(s.Out, report.Text); err != nil {
-				return err
-			}
-		}
+		v.Ops = append(v.Ops, view.CalibGPUOp{Lines: out.Lines, Report: out.Report})
 	}
-	if nm := campaign.NotMeasuredList(); len(nm) > 0 {
-		fmt.Fprintf(s.Out, "not measured: %s\n", strings.Join(nm, "; "))
-	}
-	return nil
+	return v
 }
