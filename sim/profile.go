@@ -125,6 +125,10 @@ func (c *Config) profileReserve(sh shape) []ReservePart {
 	return parts
 }
 
+// FixedReserve is aiconfigurator's fixed reserve on one of gpus GPUs
+// (other_mem + nccl_mem), the reserve of the zero MemoryProfile.
+func FixedReserve(gpus int) unit.Bytes { return OtherReserve + ncclReserve(gpus) }
+
 // fixedReserve is aiconfigurator's fixed reserve as parts.
 func fixedReserve(gpus int) []ReservePart {
 	parts := []ReservePart{{Name: "other", Bytes: OtherReserve,

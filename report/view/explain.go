@@ -69,13 +69,18 @@ func reserveJSON(m sim.Memory) []ReserveJSON {
 	return out
 }
 
-// reserveText is the reserve's line: each term with its source.
-func reserveText(m sim.Memory) string {
+// reserveText is the reserve's line: each term with its source, and
+// aiconfigurator's fixed figure beside a profiled one.
+func reserveText(m sim.Memory, gpus int) string {
 	parts := make([]string, 0, len(m.ReserveParts))
 	for _, r := range m.ReserveParts {
 		parts = append(parts, fmt.Sprintf("%s %s (%s)", r.Name, r.Bytes, r.Source))
 	}
-	return fmt.Sprintf("reserve   per GPU: %s = %s", m.Reserve, strings.Join(parts, " + "))
+	line := fmt.Sprintf("reserve   per GPU: %s = %s", m.Reserve, strings.Join(parts, " + "))
+	if f := sim.FixedReserve(gpus); f != m.Reserve {
+		line += fmt.Sprintf("; aiconfigurator's fixed figure would be %s", f)
+	}
+	return line
 }
 
 // JSON is the --format json document.
@@ -154,7 +159,7 @@ func (ex *Explained) Text(w io.Writer) error {
 		p.Step.Time.Ms(), sum.Ms(), Interval(p.Step)); err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintln(w, reserveText(p.Memory)); err != nil {
+	if _, err := fmt.Fprintln(w, reserveText(p.Memory, ex.Scenario.Config.GPUs)); err != nil {
 		return err
 	}
 	for _, warn := range ex.Warnings {
