@@ -63,6 +63,12 @@ const fusedMoEChunk = 32768
 //     two.
 //   - non-torch: NCCL's communicator buffers, aiconfigurator's nccl_mem by
 //     GPU count (ncclReserve).
+//
+// Not counted: the drafter's own profile forward under speculative
+// decoding, linear-attention and recurrent mixers' transients (the
+// attention term stands for every mixer), hyper-connection copies of the
+// residual, cuBLAS workspaces (tens of MiB) and the allocator's
+// fragmentation.
 func (c *Config) profileReserve(sh shape) []ReservePart {
 	m := c.Model
 	p := c.Profile
