@@ -35,10 +35,10 @@ type ReservePart struct {
 	Source string
 }
 
-// fusedMoEChunk is vLLM's VLLM_FUSED_MOE_CHUNK_SIZE default (vllm/envs.py
-// @ 35d5cda, 32768): fused_experts works on at most that many tokens at
-// a time, so its intermediate caches stop growing there.
-const fusedMoEChunk = 32768
+// fusedMoEChunk is vLLM's VLLM_FUSED_MOE_CHUNK_SIZE default (vllm/envs.py,
+// 16 * 1024): fused_experts works on at most that many tokens at a time,
+// so its intermediate caches stop growing there.
+const fusedMoEChunk = 16 * 1024
 
 // profileReserve is the reserve vLLM's profile run measures on one GPU of
 // the deployment, from the model's dims, as parts:
