@@ -390,6 +390,20 @@ func TestLoadFileAndResolve(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `unknown model preset "no-such-model"`)
 
+	// Every error of Resolve is a *ResolveError (the caller's input), with
+	// its cause's text; a malformed file's keeps its *ConfigError.
+	for _, name := range []string{bad, dir, filepath.Join(dir, "missing.json"), "no-such-model"} {
+		_, err = Resolve(name)
+		var re *ResolveError
+		require.ErrorAs(t, err, &re, name)
+		assert.Equal(t, name, re.Name)
+		assert.Equal(t, re.Err.Error(), err.Error())
+	}
+	_, err = Resolve(bad)
+	assert.ErrorAs(t, err, new(*ConfigError))
+	_, err = ResolveIn("-", strings.NewReader("{"))
+	assert.ErrorAs(t, err, new(*ResolveError))
+
 	// Load reads from any fs.FS.
 	fsys := fstest.MapFS{"m/config.json": {Data: []byte(presetJSON(t, "qwen3-30b-a3b"))}}
 	c, err = Load(fsys, "m/config.json")

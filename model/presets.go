@@ -94,11 +94,17 @@ func Preset(name string) (*Config, error) {
 // Resolve returns the preset called nameOrPath, or else imports the
 // config.json file at that path; "-" reads it from standard input (named
 // "stdin" in errors). A name that is neither an existing file nor a preset
-// is an error that lists the presets.
+// is an error that lists the presets. Every error is a *ResolveError.
 func Resolve(nameOrPath string) (*Config, error) { return ResolveIn(nameOrPath, os.Stdin) }
 
-// ResolveIn is Resolve with "-" reading stdin.
-func ResolveIn(nameOrPath string, stdin io.Reader) (*Config, error) {
+// ResolveIn is Resolve with "-" reading stdin. Every error is a
+// *ResolveError (wrapping a *ConfigError where the file is at fault).
+func ResolveIn(nameOrPath string, stdin io.Reader) (c *Config, err error) {
+	defer func() {
+		if err != nil {
+			c, err = nil, &ResolveError{Name: nameOrPath, Err: err}
+		}
+	}()
 	if nameOrPath == "-" {
 		return loadReader("stdin", stdin)
 	}

@@ -29,6 +29,17 @@ type LayoutError struct {
 
 func (e *LayoutError) Error() string { return e.Field + ": " + e.Msg }
 
+// ResolveError is a model Resolve cannot find or read: no such preset or
+// file, a directory, an unreadable or malformed config.json. Name is what
+// was asked for; the text is the wrapped error's.
+type ResolveError struct {
+	Name string
+	Err  error
+}
+
+func (e *ResolveError) Error() string { return e.Err.Error() }
+func (e *ResolveError) Unwrap() error { return e.Err }
+
 func fieldErr(field, format string, args ...any) error {
 	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }

@@ -46,3 +46,39 @@ func TestGenerate(t *testing.T) {
 		})
 	}
 }
+
+// TestGenerateWarnAfter: the formats WarnAfter names print the warnings
+// and notes after their view (seen in order on one stream), the others
+// before or not at all as without it; a view that fails prints none.
+func TestGenerateWarnAfter(t *testing.T) {
+	tab := &Table{Columns: []Column{{Name: "a"}}}
+	tab.Add(1)
+	v := Views{
+		JSON:      func() any { return map[string]int{"a": 1} },
+		CSV:       func() *Table { return tab },
+		Text:      func(w io.Writer) error { _, err := io.WriteString(w, "text\n"); return err },
+		Warnings:  []string{"w1"},
+		Notes:     []string{"n1"},
+		WarnAfter: []Format{Text},
+	}
+	for _, tc := range []struct {
+		name string
+		f    Format
+		want string
+	}{
+		{"text: after", Text, "text\nwarning: w1\nn1\n"},
+		{"csv: before, as by default", CSV, "warning: w1\nn1\na\n1\n"},
+		{"json: none", JSON, "{\n  \"a\": 1\n}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var both bytes.Buffer
+			require.NoError(t, Generate(&both, &both, v, tc.f))
+			assert.Equal(t, tc.want, both.String())
+		})
+	}
+	failing := v
+	failing.Text = func(io.Writer) error { return io.ErrShortWrite }
+	var both bytes.Buffer
+	require.ErrorIs(t, Generate(&both, &both, failing, Text), io.ErrShortWrite)
+	assert.Empty(t, both.String())
+}

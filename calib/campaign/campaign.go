@@ -196,7 +196,8 @@ func (p *Plan) Has(name string) bool {
 }
 
 // NewPlan makes the plan for o, or says what is wrong with o.
-func NewPlan(o Options) (*Plan, error) {
+func NewPlan(o Options) (_ *Plan, err error) {
+	defer asInput(&err)
 	if o.GPUs < 0 {
 		return nil, fmt.Errorf("--gpus %d: want 1 or more", o.GPUs)
 	}

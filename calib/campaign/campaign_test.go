@@ -77,6 +77,7 @@ func TestPlan(t *testing.T) {
 	for _, tt := range cases {
 		_, err := NewPlan(tt.o)
 		assert.ErrorContains(t, err, tt.want, "%+v", tt.o)
+		assert.ErrorAs(t, err, new(*InputError), "%+v: every refusal of the options is the caller's input", tt.o)
 	}
 }
 
@@ -208,13 +209,16 @@ func TestFileErrors(t *testing.T) {
 	r.Device.Name = "NVIDIA A100-SXM4-80GB"
 	_, err := r.File(Options{}, now)
 	assert.ErrorContains(t, err, `device "NVIDIA A100-SXM4-80GB" matches no GPU preset: name one with --gpu`)
+	assert.ErrorAs(t, err, new(*PresetError))
+	assert.ErrorAs(t, err, new(*InputError))
 	_, err = r.File(Options{GPU: "a100"}, now)
 	assert.ErrorContains(t, err, `--gpu "a100": not a GPU preset`)
 	_, err = r.File(Options{GPU: "h100-sxm", Date: "1 Dec"}, now)
 	assert.ErrorContains(t, err, `--date "1 Dec": want YYYY-MM-DD`)
 	r.Outputs = r.Outputs[:2] // copy and overhead: no table
 	_, err = r.File(Options{GPU: "h100-sxm"}, now)
-	assert.ErrorContains(t, err, "nothing measured for a table")
+	assert.EqualError(t, err, "nothing measured for a table")
+	assert.ErrorAs(t, err, new(*InputError))
 }
 
 // TestRunWithoutGPU: where no GPU is usable, Run fails with an error
@@ -244,6 +248,7 @@ func TestNewPlanChecksFileOptions(t *testing.T) {
 	} {
 		_, err := NewPlan(tt.o)
 		assert.ErrorContains(t, err, tt.want, "%+v", tt.o)
+		assert.ErrorAs(t, err, new(*InputError), "%+v", tt.o)
 	}
 	_, err := NewPlan(Options{Date: "2026-12-01", GPU: "h200-sxm"})
 	assert.NoError(t, err)

@@ -11,8 +11,11 @@ import (
 
 // File turns r into a calibration file: every op's tables, with the file's
 // provenance naming the device, the software, the command, the method (the
-// ops' sentences) and what was not measured.
-func (r *Result) File(o Options, now time.Time) (*calib.File, error) {
+// ops' sentences) and what was not measured. Its errors are the options'
+// (an *InputError: no preset for the device, a bad date, nothing measured
+// for a table).
+func (r *Result) File(o Options, now time.Time) (_ *calib.File, err error) {
+	defer asInput(&err)
 	preset, err := o.preset(r.Device.Name)
 	if err != nil {
 		return nil, err

@@ -29,12 +29,30 @@ var (
 	ErrIsInput    = errors.New("is one of the inputs")
 )
 
+// OutputError is an output path that CheckOutput refuses: the caller's
+// input (a file that may not be written, or one that is an input). Its
+// text is its wrapped error's.
+type OutputError struct{ Err error }
+
+func (e *OutputError) Error() string { return e.Err.Error() }
+func (e *OutputError) Unwrap() error { return e.Err }
+
 // CheckOutput checks, before any work, that path may be written by Write:
 // it does not exist, or it is a regular file (possibly through a symbolic
 // link) that is none of inputs (the same file by os.SameFile; inputs that
 // cannot be stat'ed are skipped, as their reader reports them). The error
-// names path and wraps ErrNotRegular or ErrIsInput.
+// is an *OutputError that names path (and wraps ErrNotRegular or
+// ErrIsInput where those are the cause).
 func CheckOutput(path string, inputs ...string) error {
+	if err := checkOutput(path, inputs...); err != nil {
+		return &OutputError{Err: err}
+	}
+	return nil
+}
+
+// checkOutput is CheckOutput with the cause untyped: Write's own check,
+// whose failures other than ErrNotRegular are not the caller's input.
+func checkOutput(path string, inputs ...string) error {
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -87,7 +105,7 @@ func target(path string) (string, error) {
 // that is not a regular file is refused (ErrNotRegular). An existing file
 // keeps its permission bits; a new one gets perm.
 func Write(path string, perm os.FileMode, fn func(w io.Writer) error) (err error) {
-	if err := CheckOutput(path); err != nil {
+	if err := checkOutput(path); err != nil {
 		return fmt.Errorf("write %w", err)
 	}
 	dst, err := target(path)

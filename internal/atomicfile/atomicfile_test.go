@@ -169,3 +169,33 @@ func TestSignalRemovesTemp(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckOutputTyped: every refusal of CheckOutput is an *OutputError
+// (the caller's input, whatever the cause), with the cause's text; Write's
+// own check of a dangling link is not one (a failed write, not an input).
+func TestCheckOutputTyped(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.txt")
+	require.NoError(t, os.WriteFile(in, []byte("data"), 0o644))
+	dangling := filepath.Join(dir, "dangling")
+	require.NoError(t, os.Symlink("nowhere", dangling))
+	for _, tc := range []struct {
+		name, path string
+		inputs     []string
+		want       string
+	}{
+		{"input", in, []string{in}, in + ": is one of the inputs; refusing to overwrite it"},
+		{"device", os.DevNull, nil, os.DevNull + ": exists and is not a regular file (a character device); refusing to replace it"},
+		{"dangling link", dangling, nil, dangling + ": is a symbolic link to a missing file; refusing to write through it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckOutput(tc.path, tc.inputs...)
+			var oe *OutputError
+			require.ErrorAs(t, err, &oe)
+			assert.Equal(t, tc.want, err.Error())
+		})
+	}
+	err := WriteFile(dangling, []byte("x"), 0o644)
+	require.Error(t, err)
+	assert.False(t, errors.As(err, new(*OutputError)), "%v", err)
+}

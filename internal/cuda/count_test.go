@@ -35,7 +35,12 @@ func TestDeviceCount(t *testing.T) {
 			assert.True(t, NoGPU(err) && Unusable(err))
 		})
 	}
-	for _, err := range []error{ErrNoDriver, ErrNoCUBLASLt, ErrNoNCCL, fmt.Errorf("calib gpu: %w", ErrNoCUBLASLt)} {
+	// Init's failures other than no driver or no device (a library whose
+	// symbols do not bind, cuInit's other codes) are Unusable too.
+	initFail := &InitError{Err: &Error{Call: "cuInit", Code: 999, Name: "CUDA_ERROR_UNKNOWN", Msg: "unknown error"}}
+	assert.Equal(t, "cuda: cuInit: CUDA_ERROR_UNKNOWN (999): unknown error", initFail.Error())
+	assert.False(t, NoGPU(initFail))
+	for _, err := range []error{ErrNoDriver, ErrNoCUBLASLt, ErrNoNCCL, fmt.Errorf("calib gpu: %w", ErrNoCUBLASLt), fmt.Errorf("gpu info: %w", initFail)} {
 		assert.True(t, Unusable(err), "%v", err)
 	}
 	assert.False(t, Unusable(errors.New("out of memory")))

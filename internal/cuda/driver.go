@@ -229,13 +229,27 @@ func bind(lib Library, path string, handle uintptr, syms []symbol) error {
 }
 
 // Init loads libcuda.so.1 (CUDALibrary's search) and calls cuInit. It is safe
-// to call many times; the first result is kept. Its error wraps ErrNoDriver
-// when there is no driver to load, and is an *Error when cuInit fails
-// (matching ErrNoDevice when the driver finds no GPU).
+// to call many times; the first result is kept. Its error is an *InitError
+// (Unusable): it wraps ErrNoDriver when there is no driver to load, and an
+// *Error when cuInit fails (matching ErrNoDevice when the driver finds no
+// GPU).
 func Init() error {
-	loadOnce.Do(func() { loaded, loadErr = load(DefaultFinder(), dlopen) })
+	loadOnce.Do(func() {
+		loaded, loadErr = load(DefaultFinder(), dlopen)
+		if loadErr != nil {
+			loadErr = &InitError{Err: loadErr}
+		}
+	})
 	return loadErr
 }
+
+// InitError is a driver that cannot be loaded, bound or initialised here:
+// whatever the cause, the GPU stack cannot be used (Unusable). Its text is
+// its wrapped error's.
+type InitError struct{ Err error }
+
+func (e *InitError) Error() string { return e.Err.Error() }
+func (e *InitError) Unwrap() error { return e.Err }
 
 // load opens and binds the driver and calls cuInit. The driver is returned
 // even when cuInit fails, so that the error can be named.
@@ -344,10 +358,12 @@ func deviceCount(n int32) (int, error) {
 var ErrBadDriver = errors.New("the driver's answer is not plausible; reinstall or update it")
 
 // Unusable reports whether err says that the GPU stack cannot be used
-// here: NoGPU, a driver that answers nonsense, or no cuBLASLt or NCCL
+// here: NoGPU, a driver that Init could not load or initialise (an
+// *InitError), a driver that answers nonsense, or no cuBLASLt or NCCL
 // library. Every command maps it to one exit code.
 func Unusable(err error) bool {
-	return NoGPU(err) || errors.Is(err, ErrBadDriver) || errors.Is(err, ErrNoCUBLASLt) || errors.Is(err, ErrNoNCCL)
+	return NoGPU(err) || errors.As(err, new(*InitError)) || errors.Is(err, ErrBadDriver) ||
+		errors.Is(err, ErrNoCUBLASLt) || errors.Is(err, ErrNoNCCL)
 }
 
 // GetDevice returns the device of an ordinal.

@@ -78,6 +78,17 @@ func Check(name string) error {
 	return nil
 }
 
+// Stat is os.Stat of an input path of any kind (a file or a directory);
+// its failure is an *Error naming name with the OS's cause ("x: no such
+// file or directory").
+func Stat(name string) (fs.FileInfo, error) {
+	st, err := os.Stat(name)
+	if err != nil {
+		return nil, &Error{Name: name, Err: unwrapPath(err)}
+	}
+	return st, nil
+}
+
 // Open opens name ("-": stdin) for reading, refusing what Check refuses;
 // reads past limit bytes fail with an *Error wrapping ErrTooLarge (limit
 // <= 0: no cap, for inputs that are streamed). Closing the result closes

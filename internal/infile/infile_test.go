@@ -129,3 +129,19 @@ func maxInt(a, b int) int {
 	}
 	return b
 }
+
+// TestStat: a path that cannot be stat'ed is an *Error reading "path:
+// cause" (the *fs.PathError's repetition of the path dropped); a directory
+// is no error.
+func TestStat(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Stat(dir)
+	require.NoError(t, err)
+	assert.True(t, st.IsDir())
+	missing := filepath.Join(dir, "missing")
+	_, err = Stat(missing)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, missing+": no such file or directory", err.Error())
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}

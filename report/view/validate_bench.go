@@ -124,7 +124,30 @@ func numOrNil(x float64) any {
 	return x
 }
 
-func BenchText(out, errw io.Writer, scenario string, cases []BenchCase, warnings []string) error {
+// Bench is `validate bench`'s result: each result file's record beside
+// its simulation, and the warnings collapsed.
+type Bench struct {
+	Scenario string
+	Cases    []BenchCase
+	Warnings []string
+}
+
+// Views of a bench comparison: the text report ends with its warnings on
+// stderr (WarnAfter), CSV has them before, JSON holds them.
+func (b *Bench) Views() report.Views {
+	return report.Views{
+		Page:      func() *report.Page { return ValidateBenchPage(b.Scenario, b.Cases, b.Warnings) },
+		JSON:      func() any { return BenchJSONOf(b.Scenario, b.Cases, b.Warnings) },
+		CSV:       func() *report.Table { return BenchTable(b.Cases, true) },
+		Text:      func(w io.Writer) error { return BenchText(w, b.Scenario, b.Cases) },
+		Warnings:  b.Warnings,
+		WarnAfter: []report.Format{report.Text},
+	}
+}
+
+// BenchText is the text report: per result its load, the table of
+// figures and the worst mean (the warnings follow on stderr: Views).
+func BenchText(out io.Writer, scenario string, cases []BenchCase) error {
 	fmt.Fprintf(out, "scenario  %s\n", scenario)
 	for _, c := range cases {
 		load := fmt.Sprintf("concurrency %d", c.Point.At.Concurrency)
@@ -146,9 +169,6 @@ func BenchText(out, errw io.Writer, scenario string, cases []BenchCase, warnings
 		if worst, row, ok := validate.WorstMeanErrorPct(c.Rows); ok {
 			fmt.Fprintf(out, "worst mean or throughput: %s %+.1f%%\n", RowName(row), worst)
 		}
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(errw, "warning: "+w)
 	}
 	return nil
 }

@@ -189,7 +189,7 @@ func checkOut(cmd, out string, inputs ...string) error {
 		return inputErrf("-o %s: %s is not a directory", out, dir)
 	}
 	if err := atomicfile.CheckOutput(out, inputs...); err != nil {
-		return inputErrf("-o %w", err)
+		return fmt.Errorf("-o %w", err) // an *atomicfile.OutputError
 	}
 	return nil
 }

@@ -13,7 +13,9 @@ import (
 	"github.com/moecast/moecast/calib/campaign"
 	"github.com/moecast/moecast/internal/cuda"
 	"github.com/moecast/moecast/internal/rendezvous"
+	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/report"
+	"github.com/moecast/moecast/report/view"
 )
 
 // calibGPUOptions are the flags of `moecast calib gpu`.
@@ -127,7 +129,7 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	}
 	ranks, err := rendezvous.FromEnv(getenv)
 	if err != nil {
-		return inputErr(fmt.Errorf("calib gpu: %w", err))
+		return fmt.Errorf("calib gpu: %w", err) // a *rendezvous.EnvError
 	}
 	if ranks.Multi() {
 		cmdline += fmt.Sprintf(" (%s, %d ranks)", ranks.Launcher, ranks.World)
@@ -137,10 +139,10 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 		Comm: campaign.CommOptions{Fabric: o.Fabric, Ranks: ranks, Timeout: o.CommTimeout}}
 	plan, err := campaign.NewPlan(copts)
 	if err != nil {
-		return inputErr(fmt.Errorf("calib gpu: %w", err))
+		return fmt.Errorf("calib gpu: %w", err) // a *campaign.InputError
 	}
 	if err := cuda.Init(); err != nil {
-		return inputErr(fmt.Errorf("calib gpu: %w", err)) // no driver or no GPU: exit 2, nothing written
+		return fmt.Errorf("calib gpu: %w", err) // a *cuda.InitError: exit 2, nothing written
 	}
 	if n, err := cuda.DeviceCount(); err == nil && !ranks.Multi() && o.GPUs > n {
 		return inputErrf("calib gpu: --gpus %d: %d GPU(s) visible", o.GPUs, n)
@@ -166,7 +168,7 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	}
 	f, err := res.File(copts, time.Now())
 	if err != nil {
-		return inputErr(fmt.Errorf("calib gpu: %w", err))
+		return fmt.Errorf("calib gpu: %w", err) // a *campaign.InputError
 	}
 	if err := f.Write(o.Out); err != nil {
 		return err
@@ -178,23 +180,18 @@ func runCalibGPU(s *streams, o *calibGPUOptions, cmdline string) error {
 	return nil
 }
 
-// printCalibGPU prints the device, the software and every op's lines and
-// report.
+// printCalibGPU prints the measurement report (view.CalibGPU).
 func printCalibGPU(s *streams, res *campaign.Result) error {
-	fmt.Fprintf(s.Out, "calib gpu: %s (%s), driver %s, CUDA %s, NCCL %s; %.1f s\n", res.Device.Name, res.Device.UUID,
-		res.Versions.Driver, res.Versions.CUDA, res.Versions.NCCL, res.Elapsed.Seconds())
+	return report.Generate(s.Out, s.Err, calibGPUReport(res).Views(), report.Text)
+}
+
+// calibGPUReport is the view of a campaign's result.
+func calibGPUReport(res *campaign.Result) *view.CalibGPU {
+	v := &view.CalibGPU{Device: res.Device.Name, UUID: res.Device.UUID, Driver: res.Versions.Driver,
+		CUDA: res.Versions.CUDA, NCCL: res.Versions.NCCL, Elapsed: unit.Seconds(res.Elapsed.Seconds()),
+		NotMeasured: campaign.NotMeasuredList()}
 	for _, out := range res.Outputs {
-		for _, l := range out.Lines {
-			fmt.Fprintln(s.Out, l)
-		}
-		if out.Report != nil {
-			if err := out.Report.Render(s.Out, report.Text); err != nil {
-				return err
-			}
-		}
+		v.Ops = append(v.Ops, view.CalibGPUOp{Lines: out.Lines, Report: out.Report})
 	}
-	if nm := campaign.NotMeasuredList(); len(nm) > 0 {
-		fmt.Fprintf(s.Out, "not measured: %s\n", strings.Join(nm, "; "))
-	}
-	return nil
+	return v
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/moecast/moecast/calib/campaign"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/report"
 )
 
 // TestCalibGPUFileUsedByPredict: a file as `calib gpu` writes it (from a
@@ -101,4 +102,32 @@ func TestCalibGPUCommFlags(t *testing.T) {
 	assert.Contains(t, errOut, "RANK=2 is not below WORLD_SIZE=2")
 	_, err := os.Stat(out)
 	assert.True(t, os.IsNotExist(err), "nothing written")
+}
+
+// TestCalibGPUReport: calib gpu's measurement report, rendered by its view
+// through report.Generate, is the device line, then each op's lines and
+// table in order, then what is not measured; nothing on stderr.
+func TestCalibGPUReport(t *testing.T) {
+	tab := &report.Table{Columns: []report.Column{{Name: "tokens"}, {Name: "us", Text: "%.1f"}}}
+	tab.Add(1, 20.25)
+	res := &campaign.Result{
+		Device:   campaign.Device{Name: "NVIDIA H200", UUID: "GPU-0"},
+		Versions: campaign.Versions{Driver: "580.159.04", CUDA: "13.0", NCCL: "2.28.9"},
+		Outputs: []*campaign.Output{
+			{Op: "copy", Lines: []string{"copy: 3.9 TB/s"}},
+			{Op: "moe", Lines: []string{"moe: 1 point", "second line"}, Report: tab},
+		},
+		Elapsed: 12345 * time.Millisecond,
+	}
+	var tabText strings.Builder
+	require.NoError(t, tab.Render(&tabText, report.Text))
+	want := "calib gpu: NVIDIA H200 (GPU-0), driver 580.159.04, CUDA 13.0, NCCL 2.28.9; 12.3 s\n" +
+		"copy: 3.9 TB/s\nmoe: 1 point\nsecond line\n" + tabText.String()
+	if nm := campaign.NotMeasuredList(); len(nm) > 0 {
+		want += "not measured: " + strings.Join(nm, "; ") + "\n"
+	}
+	var out, errw strings.Builder
+	require.NoError(t, printCalibGPU(&streams{Out: &out, Err: &errw}, res))
+	assert.Equal(t, want, out.String())
+	assert.Empty(t, errw.String())
 }

@@ -8,7 +8,12 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/moecast/moecast/calib"
+	"github.com/moecast/moecast/calib/campaign"
+	"github.com/moecast/moecast/internal/atomicfile"
+	"github.com/moecast/moecast/internal/cuda"
 	"github.com/moecast/moecast/internal/infile"
+	"github.com/moecast/moecast/internal/rendezvous"
+	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/plan"
 	"github.com/moecast/moecast/report"
 	"github.com/moecast/moecast/scenarios"
@@ -35,6 +40,18 @@ func TestExitCodeOfLibraryTypes(t *testing.T) {
 		{"report.NonFiniteError", &report.NonFiniteError{File: "t.json", What: "w"}, ExitInput},
 		{"infile.Error", &infile.Error{Name: "f", Err: base}, ExitInput},
 		{"wrapped twice", fmt.Errorf("a: %w", fmt.Errorf("b: %w", &calib.InputError{Err: base})), ExitInput},
+		// The nine wrappers the CLI used to add (issue 18): each library
+		// now says by type what is the caller's input.
+		{"rendezvous.EnvError (calib gpu: launcher variables)", fmt.Errorf("calib gpu: %w", &rendezvous.EnvError{Launcher: rendezvous.Torchrun, Msg: "m"}), ExitInput},
+		{"campaign.InputError (calib gpu: options, the file)", fmt.Errorf("calib gpu: %w", &campaign.InputError{Err: base}), ExitInput},
+		{"cuda.InitError (calib gpu, gpu info: no usable CUDA)", fmt.Errorf("gpu info: %w", &cuda.InitError{Err: &cuda.Error{Call: "cuInit", Code: 999}}), ExitInput},
+		{"model.ResolveError (model show)", &model.ResolveError{Name: "x", Err: base}, ExitInput},
+		{"model.LayoutError (model show --tp)", &model.LayoutError{Field: "--tp", Msg: "m"}, ExitInput},
+		{"atomicfile.OutputError (--html, -o)", fmt.Errorf("--html %w", &atomicfile.OutputError{Err: base}), ExitInput},
+		{"infile.Error (validate corpus PATH)", fmt.Errorf("validate corpus: %w", &infile.Error{Name: "p", Err: base}), ExitInput},
+		// Not input: a failed rendezvous and a failed write.
+		{"rendezvous.Error", &rendezvous.Error{Op: "join", Msg: "m"}, ExitFailure},
+		{"cuda.Error after Init", &cuda.Error{Call: "cuMemAlloc", Code: 2}, ExitFailure},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, exitCodeOf(tc.err))

@@ -41,7 +41,7 @@ type output struct {
 func (o output) write(s *streams, format string) error {
 	if o.html != "" {
 		if err := atomicfile.CheckOutput(o.html, o.inputs...); err != nil {
-			return inputErrf("--html %w", err)
+			return fmt.Errorf("--html %w", err) // an *atomicfile.OutputError
 		}
 		if err := writeHTML(s, o.html, o.views.Page()); err != nil {
 			return err

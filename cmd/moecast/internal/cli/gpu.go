@@ -51,8 +51,9 @@ func runGPUInfo(s *streams, opts *gpuInfoOptions) error {
 		return err
 	}
 	if err := cuda.Init(); err != nil {
-		// Issue 12: a GPU command without a usable GPU exits 2.
-		return inputErr(fmt.Errorf("gpu info: %w", err))
+		// Issue 12: a GPU command without a usable GPU exits 2 (a
+		// *cuda.InitError).
+		return fmt.Errorf("gpu info: %w", err)
 	}
 	version, err := cuda.DriverVersion()
 	if err != nil {

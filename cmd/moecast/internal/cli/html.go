@@ -16,7 +16,7 @@ func checkHTMLPath(path string) error {
 		return nil
 	}
 	if err := atomicfile.CheckOutput(path); err != nil {
-		return inputErrf("--html: %w", err)
+		return fmt.Errorf("--html: %w", err) // an *atomicfile.OutputError
 	}
 	return nil
 }

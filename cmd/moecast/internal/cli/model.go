@@ -70,15 +70,15 @@ func runModelShow(s *streams, opts *modelShowOptions) error {
 	}
 	c, err := model.ResolveIn(opts.Model, s.In)
 	if err != nil {
-		return inputErr(err)
+		return err // a *model.ResolveError
 	}
 	if err := c.CheckLayout(opts.Layout); err != nil {
 		var le *model.LayoutError
 		if errors.As(err, &le) {
-			flag := "--" + strings.ToLower(le.Field)
-			return inputErrf("%s: %s", flag, le.Msg)
+			// Named by the flag that set the field: "--tp: ...".
+			return &model.LayoutError{Field: "--" + strings.ToLower(le.Field), Msg: le.Msg}
 		}
-		return inputErr(err)
+		return err
 	}
 	return output{views: newModelShow(c, opts.Layout).Views()}.write(s, opts.Format)
 }

@@ -56,7 +56,7 @@ func checkPaths(c *cobra.Command, args []string) error {
 			return inputErrf("%s %s: is a directory; give a file name", name, o.path)
 		}
 		if err := atomicfile.CheckOutput(o.path, inputs...); err != nil {
-			return inputErr(fmt.Errorf("%s %w", name, err))
+			return fmt.Errorf("%s %w", name, err) // an *atomicfile.OutputError
 		}
 		dir := filepath.Dir(o.path)
 		switch st, err := os.Stat(dir); {

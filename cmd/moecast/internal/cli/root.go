@@ -26,6 +26,7 @@ import (
 	"github.com/moecast/moecast/internal/atomicfile"
 	"github.com/moecast/moecast/internal/cuda"
 	"github.com/moecast/moecast/internal/infile"
+	"github.com/moecast/moecast/internal/rendezvous"
 	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/plan"
 	"github.com/moecast/moecast/report"
@@ -184,9 +185,12 @@ func exitCode(err error, stderr io.Writer) int {
 
 // exitCodeOf classifies err into an exit code, once, by its type (gh's
 // internal/ghcmd): the library's typed errors of bad input (a positioned
-// scenario, config.json, trace, rules, calibration or bench error, an
-// unreadable or special input file, an output onto an input) and a GPU
-// stack that cannot be used here exit 2 wherever they were returned from,
+// scenario, config.json, trace, rules, calibration or bench error, a model
+// that does not resolve, an unreadable or special input file, an output
+// path refused or onto an input, calib gpu's options or its launcher's
+// environment) and a GPU stack that cannot be used here (cuda.Unusable,
+// which covers every failure of cuda.Init) exit 2 wherever they were
+// returned from,
 // without each call site wrapping them; anything else (I/O, a failed
 // measurement) exits 1.
 func exitCodeOf(err error) int {
@@ -194,14 +198,16 @@ func exitCodeOf(err error) int {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, new(*InputError)), isCobraUsage(err),
-		errors.As(err, new(*infile.Error)),
+		errors.As(err, new(*infile.Error)), errors.As(err, new(*atomicfile.OutputError)),
 		errors.Is(err, atomicfile.ErrNotRegular), errors.Is(err, atomicfile.ErrIsInput),
 		errors.As(err, new(*scenarios.Error)), errors.As(err, new(*scenarios.PlanError)), errors.As(err, new(*scenarios.InputError)),
 		errors.As(err, new(*calib.InputError)), errors.As(err, new(*plan.InputError)), errors.As(err, new(*report.NonFiniteError)),
 		errors.As(err, new(*model.ConfigError)), errors.As(err, new(*model.FieldError)), errors.As(err, new(*model.LayoutError)),
+		errors.As(err, new(*model.ResolveError)),
 		errors.As(err, new(*trace.Error)), errors.As(err, new(*trace.RuleError)), errors.Is(err, trace.ErrInput),
 		errors.As(err, new(*validate.BenchError)), errors.As(err, new(*validate.InputError)), errors.As(err, new(*validate.ReadError)),
-		errors.As(err, new(*campaign.PresetError)),
+		errors.As(err, new(*campaign.PresetError)), errors.As(err, new(*campaign.InputError)),
+		errors.As(err, new(*rendezvous.EnvError)),
 		cuda.Unusable(err):
 		return ExitInput
 	}

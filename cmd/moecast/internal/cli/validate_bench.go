@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/moecast/moecast/report"
 	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/serve"
@@ -77,12 +76,11 @@ func runValidateBench(s *streams, opts *validateBenchOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.HTML != "" {
-		if err := writeHTML(s, opts.HTML, view.ValidateBenchPage(opts.Scenario, cases, warnings)); err != nil {
-			return err
-		}
+	b := &view.Bench{Scenario: opts.Scenario, Cases: cases, Warnings: warnings}
+	if err := (output{html: opts.HTML, views: b.Views()}).write(s, opts.Format); err != nil {
+		return err
 	}
-	return renderValidateBench(s, opts, cases, warnings)
+	return checkFailAbove(opts, cases)
 }
 
 // validateBenchInput is what `validate bench` computes from: the scenario
@@ -160,23 +158,8 @@ func computeValidateBench(in validateBenchInput) ([]view.BenchCase, []string, er
 	return cases, collapseWarnings(warnings), nil
 }
 
-// renderValidateBench prints the comparison and applies --fail-above.
-func renderValidateBench(s *streams, opts *validateBenchOptions, cases []view.BenchCase, warnings []string) error {
-	var err error
-	switch opts.Format {
-	case formatJSON:
-		err = writeJSON(s.Out, view.BenchJSONOf(opts.Scenario, cases, warnings))
-	case formatCSV:
-		for _, w := range warnings {
-			fmt.Fprintln(s.Err, "warning: "+w)
-		}
-		err = view.BenchTable(cases, true).Render(s.Out, report.CSV)
-	default:
-		err = view.BenchText(s.Out, s.Err, opts.Scenario, cases, warnings)
-	}
-	if err != nil {
-		return err
-	}
+// checkFailAbove applies --fail-above to the comparison printed.
+func checkFailAbove(opts *validateBenchOptions, cases []view.BenchCase) error {
 	if opts.FailAbove > 0 {
 		for _, c := range cases {
 			if worst, row, ok := validate.WorstMeanErrorPct(c.Rows); ok && math.Abs(worst) > opts.FailAbove {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,4 +91,29 @@ func TestValidateBenchBadInput(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
 		})
 	}
+}
+
+// TestValidateBenchWarningOrder: on one stream, the text report comes
+// before its warnings (report.Views.WarnAfter), a CSV table after them,
+// and JSON writes none to stderr.
+func TestValidateBenchWarningOrder(t *testing.T) {
+	args := []string{"validate", "bench", benchFixtures + "vllm-c16.json", benchFixtures + "sglang-rates.jsonl",
+		"--scenario", "kimi-k2.5-h200-nvlink-tp8"}
+	run := func(format string) (string, string) {
+		var both, errw strings.Builder
+		code := RunIO(append(args, "--format", format), strings.NewReader(""), &both, &both)
+		require.Equal(t, ExitOK, code, both.String())
+		require.Equal(t, ExitOK, RunIO(append(args, "--format", format), strings.NewReader(""), io.Discard, &errw))
+		return both.String(), errw.String()
+	}
+	text, warns := run("text")
+	require.NotEmpty(t, warns)
+	assert.True(t, strings.HasPrefix(text, "scenario  kimi-k2.5-h200-nvlink-tp8\n"), text)
+	assert.True(t, strings.HasSuffix(text, warns), "text: the warnings last")
+	csv, warns := run("csv")
+	assert.True(t, strings.HasPrefix(csv, warns), "csv: the warnings first")
+	assert.True(t, strings.HasPrefix(csv[len(warns):], "file,line,metric"), csv)
+	js, warns := run("json")
+	assert.Empty(t, warns)
+	assert.True(t, strings.HasPrefix(js, "{"), js)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/moecast/moecast/internal/atomicfile"
+	"github.com/moecast/moecast/internal/infile"
 	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/serve"
@@ -100,7 +101,7 @@ func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
 	}
 	if opts.Markdown != "" {
 		if err := atomicfile.CheckOutput(opts.Markdown); err != nil {
-			return inputErrf("--markdown: %w", err)
+			return fmt.Errorf("--markdown: %w", err) // an *atomicfile.OutputError
 		}
 	}
 	in, err := corpusInputOf(opts)
@@ -161,18 +162,14 @@ func openCorpus(arg string) (*scenarios.Manifest, error) {
 		m   *scenarios.Manifest
 		err error
 	)
-	switch st, serr := os.Stat(arg); {
+	switch st, serr := infile.Stat(arg); {
 	case arg == "":
 		m, err = scenarios.ReadManifest(corpus.FS, corpus.Manifest)
 		if m != nil {
 			m.File = "embedded:" + corpus.Manifest
 		}
 	case serr != nil:
-		var pe *fs.PathError
-		if errors.As(serr, &pe) {
-			return nil, inputErrf("validate corpus: %s: %v", arg, pe.Err)
-		}
-		return nil, inputErr(serr)
+		return nil, fmt.Errorf("validate corpus: %w", serr) // an *infile.Error: "ARG: cause"
 	case st.IsDir():
 		m, err = scenarios.ReadManifest(os.DirFS(arg), "manifest.toml")
 		if m != nil {
