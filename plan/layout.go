@@ -353,6 +353,7 @@ func enumerate(s *Space, workers int) ([]Candidate, []Rejection, error) {
 						}
 						c.AllReducePolicy = lay.e.Pick(s.Engine).Info().AllReduce
 						c.Engine = lay.e.Pick(s.Engine).String()
+						c.Profile = serve.MemoryProfile(lay.e.Pick(s.Engine), g.GPU.Label, g.GPU.Memory, 0, 0)
 						if c.GPUMemoryUtilization == 0 {
 							c.GPUMemoryUtilization = 0.9
 						}

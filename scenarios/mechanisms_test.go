@@ -48,3 +48,31 @@ func TestGraphMechanisms(t *testing.T) {
 		})
 	}
 }
+
+// TestMemoryProfileMechanism: a vLLM scenario profiles its memory at its
+// token budget and sequence limit (the engine's defaults unless given);
+// --without memory-profile restores aiconfigurator's fixed reserve, and
+// SGLang keeps it.
+func TestMemoryProfileMechanism(t *testing.T) {
+	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
+	engine := regexp.MustCompile(`(?m)^engine = "vllm"`)
+	require.True(t, engine.Match(data), "the scenario names its engine")
+	s, err := Parse("x.toml", data)
+	require.NoError(t, err)
+	assert.Equal(t, 8192, s.Config.Profile.Tokens, "vLLM's max_num_batched_tokens on an H200")
+	assert.Equal(t, 1024, s.Config.Profile.Seqs, "vLLM's max_num_seqs on an H200")
+	require.NoError(t, s.SetMechanism("memory-profile", false))
+	assert.Zero(t, s.Config.Profile)
+	require.NoError(t, s.SetMechanism("memory-profile", true))
+	assert.Equal(t, 8192, s.Config.Profile.Tokens)
+
+	body := engine.ReplaceAll(data, []byte("engine = \"vllm\"\nmax_num_batched_tokens = 2048"))
+	s, err = Parse("x.toml", body)
+	require.NoError(t, err)
+	assert.Equal(t, 2048, s.Config.Profile.Tokens, "runtime.max_num_batched_tokens")
+
+	s, err = Parse("x.toml", engine.ReplaceAll(data, []byte(`engine = "sglang"`)))
+	require.NoError(t, err)
+	assert.Zero(t, s.Config.Profile, "SGLang: the fixed reserve")
+}

@@ -377,6 +377,7 @@ func (s *Scenario) buildServing() error {
 		return err
 	}
 	s.setCaptureSize()
+	s.setProfile(true)
 	// Every point must make a valid serve.Config (memory is the sim's and
 	// is checked when a point runs).
 	for _, p := range v.Points() {
@@ -430,6 +431,17 @@ func (s *Scenario) setCaptureSize() {
 	}
 	s.setCaptureBatches()
 	s.Config.EagerPrefill = serve.EagerPrefill(s.Serving.Engine)
+}
+
+// setProfile sets the simulator's memory-profile run to the engine's at
+// the scenario's token budget and sequence limit (serve.MemoryProfile);
+// off: aiconfigurator's fixed reserve.
+func (s *Scenario) setProfile(on bool) {
+	s.Config.Profile = sim.MemoryProfile{}
+	if on {
+		c := s.serveBase(ServePoint{})
+		s.Config.Profile = serve.MemoryProfile(s.Serving.Engine, s.Config.GPU.Label, s.Config.GPU.Memory, c.MaxNumBatchedTokens, c.MaxNumSeqs)
+	}
 }
 
 // setCaptureBatches sets the simulator's CUDA-graph capture list to the

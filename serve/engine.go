@@ -9,6 +9,7 @@ import (
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/sim"
 )
 
 // Engine is the serving engine whose scheduler is simulated: an index
@@ -384,3 +385,28 @@ func sglangCaptureBatches(c *Config, gpuMemory unit.Bytes, tp int) []int {
 // launches (sim.Config.EagerPrefill); false for vLLM's piecewise graphs
 // and an unknown engine.
 func EagerPrefill(e Engine) bool { return e.valid() && engines[e].eagerPrefill }
+
+// MemoryProfile is the memory-profile run engine e sizes its reserve with
+// (sim.MemoryProfile), at a token budget and sequence limit (0: the
+// engine's defaults for the GPU). vLLM profiles a forward of
+// max_num_batched_tokens and a sampler run over max_num_seqs rows
+// (vllm/v1/worker/gpu_worker.py @ 35d5cda, determine_available_memory)
+// and subtracts the peak from gpu_memory_utilization's share. SGLang
+// keeps the zero profile (aiconfigurator's fixed reserve): its KV pool is
+// GPU memory x mem_fraction_static - weights and activations live
+// outside that fraction (python/sglang/srt/model_executor/model_runner.py
+// profile_max_num_token), which moecast reads as gpu_memory_utilization;
+// SGLang's own default fraction is not modelled yet (doc.go).
+func MemoryProfile(e Engine, gpuName string, gpuMemory unit.Bytes, tokens, seqs int) sim.MemoryProfile {
+	if e != VLLM {
+		return sim.MemoryProfile{}
+	}
+	c := DefaultConfig(e, gpuName, gpuMemory)
+	if tokens > 0 {
+		c.MaxNumBatchedTokens = tokens
+	}
+	if seqs > 0 {
+		c.MaxNumSeqs = seqs
+	}
+	return sim.MemoryProfile{Tokens: c.MaxNumBatchedTokens, Seqs: c.MaxNumSeqs}
+}

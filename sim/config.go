@@ -62,7 +62,10 @@ type Config struct {
 	// GPUMemoryUtilization is the fraction of GPU memory the engine may use
 	// (vLLM gpu_memory_utilization).
 	GPUMemoryUtilization float64
-	Spec                 Spec
+	// Profile is the engine's memory-profile run that sizes the reserve
+	// (MemoryProfile; zero: aiconfigurator's fixed 3.5 GiB + nccl_mem).
+	Profile MemoryProfile
+	Spec    Spec
 
 	// KernelTables and CommTables are calibration tables (issue 4) consulted
 	// before the roofline / alpha-beta models; nil means roofline only.
@@ -183,6 +186,9 @@ func (c *Config) validate() (shape, error) {
 		if b < 1 || b > MaxBatchSize || (i > 0 && b <= c.CaptureBatches[i-1]) {
 			return sh, fieldErrorf("CaptureBatches", "must be ascending sizes in [1, %d], got %v", MaxBatchSize, c.CaptureBatches)
 		}
+	}
+	if p := c.Profile; p.Tokens < 0 || p.Tokens > MaxBatchSize || p.Seqs < 0 || p.Seqs > MaxBatchSize {
+		return sh, fieldErrorf("Profile", "tokens %d and seqs %d must be in [0, %d]", p.Tokens, p.Seqs, MaxBatchSize)
 	}
 	if c.KVCache > dtype.KVFP8 {
 		return sh, fieldErrorf("KVCache", "unknown KV-cache dtype %d", c.KVCache)

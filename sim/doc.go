@@ -124,10 +124,20 @@
 // Per GPU: weights from model.Weights (MTP layers only when MTP drafts;
 // the EAGLE-3 head added), KV = ceil(batch/G) x context x KV bytes per token
 // per GPU (MLA latent replicated over attention-TP ranks; the draft layers'
-// own cache added), and a reserve of aiconfigurator's other_mem (3.5 GiB)
-// plus nccl_mem (342-392 MiB by GPU count) from its systems/*.yaml. Usable
-// = memory x gpu_memory_utilization - weights - reserve; the largest batch
-// that fits is floor(usable / (context x KV per token)) x G.
+// own cache added), and a reserve outside the KV cache. With
+// Config.Profile set (vLLM scenarios: max_num_batched_tokens and
+// max_num_seqs) the reserve is what vLLM's memory-profile run measures
+// (profile.go): the activation peak of a forward at the token budget
+// (residual stream plus the largest block's transients, the fused MoE's
+// top_k caches included) or of the sampler's fp32 logits at max_num_seqs
+// rows, whichever is larger, plus NCCL's buffers (aiconfigurator's
+// nccl_mem, 342-392 MiB by GPU count). Without it (SGLang, whose
+// activations live outside mem_fraction_static; `--without
+// memory-profile`) the reserve is aiconfigurator's fixed other_mem (3.5
+// GiB) plus nccl_mem from its systems/*.yaml. Memory.ReserveParts lists the
+// terms with their sources (`predict --explain`). Usable = memory x
+// gpu_memory_utilization - weights - reserve; the largest batch that fits
+// is floor(usable / (context x KV per token)) x G.
 //
 // # Time, categories, intervals
 //

@@ -13,11 +13,15 @@ type Memory struct {
 	KV       unit.Bytes // per GPU for this batch and context
 	Free     unit.Bytes // usable memory left after weights and KV (negative: does not fit)
 	MaxBatch int        // largest batch that fits at this context
-	// Reserve is the activation/workspace/communicator memory set aside
-	// (OtherReserve + ncclReserve); Usable = Memory x utilisation - Weights
+	// Reserve is the activation/workspace/communicator memory set aside:
+	// the engine's profile run when Config.Profile is set
+	// (profileReserve), else aiconfigurator's OtherReserve + ncclReserve; Usable = Memory x utilisation - Weights
 	// - Reserve is what the KV cache may take.
 	Reserve unit.Bytes
-	Usable  unit.Bytes
+	// ReserveParts are Reserve's terms with their sources (shared between
+	// points: read only).
+	ReserveParts []ReservePart
+	Usable       unit.Bytes
 	// KVPerToken is the KV-cache bytes of one token on one GPU (MTP / draft
 	// layers included), sliding-window layers counted at full size.
 	KVPerToken unit.Bytes
@@ -64,6 +68,7 @@ func ncclReserve(gpus int) unit.Bytes {
 type memoryModel struct {
 	weights    unit.Bytes
 	reserve    unit.Bytes
+	parts      []ReservePart
 	usable     unit.Bytes
 	kvPerToken unit.Bytes
 	kvWindow   unit.Bytes // per-token bytes of the sliding-window layers (part of kvPerToken)
@@ -107,7 +112,13 @@ func newMemoryModel(c *Config, sh shape) memoryModel {
 		kv += unit.Bytes(2 * float64(max(1, eagleKVHeads/sh.attnTP)*eagleHeadDim) * c.KVCache.Bytes())
 	}
 	mm.kvPerToken = kv
-	mm.reserve = OtherReserve + ncclReserve(c.GPUs)
+	mm.parts = fixedReserve(c.GPUs)
+	if c.Profile.Tokens > 0 {
+		mm.parts = c.profileReserve(sh)
+	}
+	for _, p := range mm.parts {
+		mm.reserve += p.Bytes
+	}
 	mm.usable = unit.Bytes(float64(c.GPU.Memory)*c.GPUMemoryUtilization) - mm.weights - mm.reserve
 	return mm
 }
@@ -120,7 +131,7 @@ func newMemoryModel(c *Config, sh shape) memoryModel {
 func (mm *memoryModel) at(batch, context int) (Memory, bool) {
 	seqs := ceilDiv(batch, mm.groups)
 	perSeq := float64(context)*float64(mm.kvPerToken-mm.kvWindow) + float64(capCtx(context, mm.window))*float64(mm.kvWindow) + float64(mm.state)
-	mem := Memory{Weights: mm.weights, Reserve: mm.reserve, Usable: mm.usable, KVPerToken: mm.kvPerToken,
+	mem := Memory{Weights: mm.weights, Reserve: mm.reserve, ReserveParts: mm.parts, Usable: mm.usable, KVPerToken: mm.kvPerToken,
 		KVWindowPerToken: mm.kvWindow, Window: mm.window, StatePerSeq: mm.state}
 	mem.KV = unit.Bytes(float64(seqs) * perSeq)
 	mem.Free = mm.usable - mem.KV

@@ -31,6 +31,10 @@ type CorpusRow struct {
 	// statistic the record does not hold is NaN in both.
 	Measured, Predicted map[string]Stats
 
+	// Preemptions is how many requests the simulated engine preempted
+	// (vLLM) or retracted (SGLang) on the row's run (serve.Result).
+	Preemptions int
+
 	// Skip is why the row was not scored ("" when it was).
 	Skip string
 }

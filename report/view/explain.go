@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/report"
@@ -46,14 +47,47 @@ type ExplainJSON struct {
 	Context  int             `json:"context"`
 	StepMs   float64         `json:"step_ms"`
 	Ops      []ExplainOpJSON `json:"ops"`
-	Warnings []string        `json:"warnings"`
+	// Reserve is the memory kept outside the KV cache per GPU, term by
+	// term with its source (sim.Memory.ReserveParts).
+	Reserve  []ReserveJSON `json:"reserve"`
+	Warnings []string      `json:"warnings"`
+}
+
+// ReserveJSON is one term of the memory reserve.
+type ReserveJSON struct {
+	Name     string  `json:"name"`
+	GBPerGPU float64 `json:"gb_per_gpu"`
+	Source   string  `json:"source"`
+}
+
+// reserveJSON lists the reserve's terms of m.
+func reserveJSON(m sim.Memory) []ReserveJSON {
+	out := []ReserveJSON{}
+	for _, r := range m.ReserveParts {
+		out = append(out, ReserveJSON{Name: r.Name, GBPerGPU: Round6(r.Bytes.GB()), Source: r.Source})
+	}
+	return out
+}
+
+// reserveText is the reserve's line: each term with its source, and
+// aiconfigurator's fixed figure beside a profiled one.
+func reserveText(m sim.Memory, gpus int) string {
+	parts := make([]string, 0, len(m.ReserveParts))
+	for _, r := range m.ReserveParts {
+		parts = append(parts, fmt.Sprintf("%s %s (%s)", r.Name, r.Bytes, r.Source))
+	}
+	line := fmt.Sprintf("reserve   per GPU: %s = %s", m.Reserve, strings.Join(parts, " + "))
+	if f := sim.FixedReserve(gpus); f != m.Reserve {
+		line += fmt.Sprintf("; aiconfigurator's fixed figure would be %s", f)
+	}
+	return line
 }
 
 // JSON is the --format json document.
 func (ex *Explained) JSON() ExplainJSON {
 	p := ex.Point
 	out := ExplainJSON{Scenario: ex.Scenario.Name, Batch: ex.Batch, Context: ex.Context, StepMs: Round6(p.Step.Time.Ms()),
-		Ops: []ExplainOpJSON{}, Warnings: ex.Warnings}
+		Ops: []ExplainOpJSON{}, Reserve: reserveJSON(p.Memory), Warnings: ex.Warnings}
 	for _, o := range ex.Ops {
 		e := o.Estimate
 		out.Ops = append(out.Ops, ExplainOpJSON{
@@ -123,6 +157,9 @@ func (ex *Explained) Text(w io.Writer) error {
 	}
 	if _, err := fmt.Fprintf(w, "\nstep %.3f ms = sum over ops of count x (time + launch) = %.3f ms (interval %s ms)\n",
 		p.Step.Time.Ms(), sum.Ms(), Interval(p.Step)); err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintln(w, reserveText(p.Memory, ex.Scenario.Config.GPUs)); err != nil {
 		return err
 	}
 	for _, warn := range ex.Warnings {

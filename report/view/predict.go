@@ -71,6 +71,10 @@ type memoryJSON struct {
 	WeightsGBPerGPU float64 `json:"weights_gb_per_gpu"`
 	KVGBPerGPU      float64 `json:"kv_gb_per_gpu"`
 	MaxBatch        int     `json:"max_batch"`
+	// ReserveGBPerGPU is the memory kept outside the KV cache, Reserve its
+	// terms with their sources.
+	ReserveGBPerGPU float64       `json:"reserve_gb_per_gpu"`
+	Reserve         []ReserveJSON `json:"reserve"`
 }
 
 type PredictJSON struct {
@@ -118,7 +122,8 @@ func (pr *Prediction) JSON() PredictJSON {
 			TPOTMs: Round6(p.TPOT.Ms()), TokensPerStep: Round6(p.TokensPerStep),
 			TokensPerS: Round6(p.TokensPerSecond), TokensPerSPerUser: Round6(p.PerUser),
 			BreakdownMs: map[string]float64{}, Sources: map[string]string{},
-			Memory:              memoryJSON{WeightsGBPerGPU: Round6(p.Memory.Weights.GB()), KVGBPerGPU: Round6(p.Memory.KV.GB()), MaxBatch: p.Memory.MaxBatch},
+			Memory: memoryJSON{WeightsGBPerGPU: Round6(p.Memory.Weights.GB()), KVGBPerGPU: Round6(p.Memory.KV.GB()), MaxBatch: p.Memory.MaxBatch,
+				ReserveGBPerGPU: Round6(p.Memory.Reserve.GB()), Reserve: reserveJSON(p.Memory)},
 			Fits:                p.Fits,
 			BreakEvenAcceptance: pr.breakEvenJSON(i),
 		}

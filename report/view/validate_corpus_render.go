@@ -229,6 +229,7 @@ type corpusRowJSON struct {
 	Model        string               `json:"model"`
 	Engine       string               `json:"engine"`
 	Checkpoint   string               `json:"checkpoint"`
+	Mode         string               `json:"mode,omitempty"`
 	Concurrency  int                  `json:"concurrency,omitempty"`
 	RequestRate  *float64             `json:"request_rate,omitempty"`
 	InputTokens  float64              `json:"input_tokens"`
@@ -238,13 +239,14 @@ type corpusRowJSON struct {
 	Predicted    map[string]statsJSON `json:"predicted,omitempty"`
 	TTFTErrorPct *float64             `json:"ttft_error_pct"`
 	TPOTErrorPct *float64             `json:"tpot_error_pct"`
+	Preemptions  int                  `json:"preemptions,omitempty"`
 	Skip         string               `json:"skip,omitempty"`
 }
 
 func corpusRowJSONOf(r *validate.CorpusRow) corpusRowJSON {
 	j := corpusRowJSON{Entry: r.Entry, Source: r.Source, File: r.File, Line: r.Line, ID: r.ID, GPU: r.GPU, Model: r.Model, Engine: r.Engine,
 		Checkpoint: r.Checkpoint, Concurrency: r.Concurrency, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens, Requests: r.Requests,
-		Measured: map[string]statsJSON{}, TTFTErrorPct: finite(r.ErrorPct("ttft")), TPOTErrorPct: finite(r.ErrorPct("tpot")), Skip: r.Skip}
+		Mode: r.Mode, Preemptions: r.Preemptions, Measured: map[string]statsJSON{}, TTFTErrorPct: finite(r.ErrorPct("ttft")), TPOTErrorPct: finite(r.ErrorPct("tpot")), Skip: r.Skip}
 	if r.RequestRate > 0 {
 		j.RequestRate = finite(r.RequestRate)
 	}

@@ -431,6 +431,7 @@ func simulateCorpusRow(base *scenarios.Scenario, h simHandle, r validate.BenchRe
 		return nil
 	}
 	row.Requests = cfg.Workload.Requests
+	row.Preemptions = pt.Result.Preemptions
 	if p.Replay {
 		row.RequestRate = pt.Result.RequestRate
 	}

@@ -1,0 +1,96 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/unit"
+)
+
+// activations is the profile's activation term of the deployment st with
+// the model's vocabulary vocab (0: the preset's).
+func activations(t *testing.T, st setup, p MemoryProfile, vocab int) (act unit.Bytes, mem Memory) {
+	t.Helper()
+	c := st.config(t)
+	c.Profile = p
+	if vocab > 0 {
+		m := *c.Model
+		m.Vocab = vocab
+		c.Model = &m
+	}
+	s, err := New(c)
+	require.NoError(t, err)
+	pt, err := s.Step(1, 1024)
+	require.NoError(t, err)
+	mem = pt.Memory
+	var sum unit.Bytes
+	for _, r := range mem.ReserveParts {
+		assert.NotEmpty(t, r.Source, "part %s names its source", r.Name)
+		sum += r.Bytes
+		if r.Name == "activations" {
+			act = r.Bytes
+		}
+	}
+	assert.Equal(t, mem.Reserve, sum, "reserve = sum of its parts")
+	require.Positive(t, act)
+	return act, mem
+}
+
+var qwenTP2 = setup{name: "qwen3-235b h200 tp2", preset: "qwen3-235b-a22b", gpu: "h200-sxm", fabric: "nvlink4", gpus: 2, tp: 2, ep: 1, dp: 1, graphs: true}
+
+func TestProfileReserveGrowsWithTokens(t *testing.T) {
+	// One sampler row: the forward is the peak, and every term of it is
+	// linear in the tokens below the fused-MoE chunk.
+	a2k, _ := activations(t, qwenTP2, MemoryProfile{Tokens: 2048, Seqs: 1}, 0)
+	a8k, mem := activations(t, qwenTP2, MemoryProfile{Tokens: 8192, Seqs: 1}, 0)
+	assert.InEpsilon(t, 4, float64(a8k)/float64(a2k), 1e-9, "2048 -> 8192 tokens: %s -> %s", a2k, a8k)
+	assert.Equal(t, a8k+ncclReserve(2), mem.Reserve)
+	// Usable is the budget less weights and this reserve.
+	c := qwenTP2.config(t)
+	assert.InEpsilon(t, float64(unit.Bytes(float64(c.GPU.Memory)*0.9)-mem.Weights-mem.Reserve), float64(mem.Usable), 1e-12)
+}
+
+func TestProfileReserveGrowsWithVocab(t *testing.T) {
+	// 1024 sampler rows over 1024 tokens: the sampler is the peak, rows x
+	// vocab x 8 B (fp32 logits and probabilities).
+	p := MemoryProfile{Tokens: 1024, Seqs: 1024}
+	a1, _ := activations(t, qwenTP2, p, 151936)
+	a2, _ := activations(t, qwenTP2, p, 2*151936)
+	assert.InEpsilon(t, float64(1024*151936*8), float64(a2-a1), 1e-9, "vocab x2: %s -> %s", a1, a2)
+	// More rows than tokens: the sampler runs min(seqs, tokens) rows.
+	a3, _ := activations(t, qwenTP2, MemoryProfile{Tokens: 1024, Seqs: 4096}, 151936)
+	assert.Equal(t, a1, a3)
+}
+
+func TestProfileReserveShardsOverTP(t *testing.T) {
+	p := MemoryProfile{Tokens: 8192, Seqs: 1}
+	tp4 := qwenTP2
+	tp4.gpus, tp4.tp = 4, 4
+	a2, _ := activations(t, qwenTP2, p, 0)
+	a4, _ := activations(t, tp4, p, 0)
+	// The attention heads and expert width split over TP; the residual
+	// stream and the MoE's hidden-width cache do not.
+	assert.Less(t, a4, a2, "TP4 %s < TP2 %s", a4, a2)
+	assert.Greater(t, a4, a2/2, "TP4 %s keeps the replicated parts of TP2's %s", a4, a2)
+}
+
+func TestProfileReserveZeroKeepsFixed(t *testing.T) {
+	_, mem := activations(t, qwenTP2, MemoryProfile{Tokens: 8192, Seqs: 1024}, 0)
+	s := qwenTP2.sim(t)
+	pt, err := s.Step(1, 1024)
+	require.NoError(t, err)
+	assert.Equal(t, OtherReserve+ncclReserve(2), pt.Memory.Reserve, "zero profile: aiconfigurator's figure")
+	assert.Less(t, mem.Reserve, pt.Memory.Reserve, "qwen3-235b TP2 at 8192 tokens profiles below 3.5 GiB")
+}
+
+func TestProfileValidate(t *testing.T) {
+	for _, p := range []MemoryProfile{{Tokens: -1}, {Seqs: -1}, {Tokens: MaxBatchSize + 1}} {
+		c := qwenTP2.config(t)
+		c.Profile = p
+		_, err := New(c)
+		require.Error(t, err, "%+v", p)
+		assert.Contains(t, err.Error(), "Profile")
+	}
+}
