@@ -203,20 +203,9 @@ func replay(s cuda.Stream, e0, e1 cuda.Event, calls int, launch func(i int) erro
 		return
 	}
 	defer ge.Destroy()
-	if err = e0.Record(s); err != nil {
-		return
-	}
-	if err = ge.Launch(s); err != nil {
-		return
-	}
-	if err = e1.Record(s); err != nil {
-		return
-	}
-	if err = e1.Synchronize(); err != nil {
-		return
-	}
+	launch1 := func() error { return ge.Launch(s) }
 	var first float64
-	if first, err = cuda.Elapsed(e0, e1); err != nil {
+	if first, err = span(s, e0, e1, launch1); err != nil {
 		return
 	}
 	warm, timed := replayCounts(first)
@@ -227,26 +216,32 @@ func replay(s cuda.Stream, e0, e1 cuda.Event, calls int, launch func(i int) erro
 	}
 	times := make([]float64, 0, timed)
 	for i := 0; i < timed; i++ {
-		if err = e0.Record(s); err != nil {
-			return
-		}
-		if err = ge.Launch(s); err != nil {
-			return
-		}
-		if err = e1.Record(s); err != nil {
-			return
-		}
-		if err = e1.Synchronize(); err != nil {
-			return
-		}
 		var dt float64
-		if dt, err = cuda.Elapsed(e0, e1); err != nil {
+		if dt, err = span(s, e0, e1, launch1); err != nil {
 			return
 		}
 		times = append(times, dt/float64(calls))
 	}
 	sort.Float64s(times)
 	return times[len(times)/2], times[0], times[len(times)-1], nil
+}
+
+// span records e0 on s, runs run (which enqueues work on s), records e1,
+// waits for it and gives the seconds between the two events.
+func span(s cuda.Stream, e0, e1 cuda.Event, run func() error) (float64, error) {
+	if err := e0.Record(s); err != nil {
+		return 0, err
+	}
+	if err := run(); err != nil {
+		return 0, err
+	}
+	if err := e1.Record(s); err != nil {
+		return 0, err
+	}
+	if err := e1.Synchronize(); err != nil {
+		return 0, err
+	}
+	return cuda.Elapsed(e0, e1)
 }
 
 // randomDeviceWeights fills count copies of an N x K int4 matrix in the

@@ -308,22 +308,15 @@ func timeShort(s cuda.Stream, launches []func() error, minDistinct int) (tm unit
 		return
 	}
 	defer e1.Destroy()
-	if err = e0.Record(s); err != nil {
-		return
-	}
-	for _, l := range pre {
-		if err = l(); err != nil {
-			return
-		}
-	}
-	if err = e1.Record(s); err != nil {
-		return
-	}
-	if err = e1.Synchronize(); err != nil {
-		return
-	}
 	var first float64
-	if first, err = cuda.Elapsed(e0, e1); err != nil {
+	if first, err = span(s, e0, e1, func() error {
+		for _, l := range pre {
+			if err := l(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
 		return
 	}
 	tm.Eager = unit.Seconds(first / float64(len(pre)))
