@@ -122,6 +122,7 @@ func TestEngineArgsForms(t *testing.T) {
 		{"vllm long prefill threshold", "vllm serve deepseek-ai/DeepSeek-V3 --long-prefill-token-threshold 2048", "runtime.long_prefill_token_threshold", "2048"},
 		{"vllm partial prefills", "vllm serve deepseek-ai/DeepSeek-V3 --max-num-partial-prefills 4 --max-long-partial-prefills 2", "runtime.max_long_partial_prefills", "2"},
 		{"sglang prefill-decode interval", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --prefill-decode-interval 4", "runtime.prefill_decode_interval", "4"},
+		{"sglang recv interval", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --scheduler-recv-interval 30", "runtime.scheduler_recv_interval", "30"},
 		{"sglang serve CLI", "sglang serve --model-path Qwen/Qwen3-30B-A3B --tp-size 2", "parallel.tp", "2"},
 		{"sglang --model alias, --tp-size", "python -m sglang.launch_server --model Qwen/Qwen3-30B-A3B --tp-size 4", "parallel.tp", "4"},
 		{"sglang replicas are one scenario", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --tp 2 --dp 4", "parallel.dp", "1"},

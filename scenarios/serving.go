@@ -72,6 +72,10 @@ type Serving struct {
 	// (serve.Config); 0 = the engine's default.
 	LongPrefillTokenThreshold, MaxNumPartialPrefills, MaxLongPartialPrefills int
 	PrefillDecodeInterval                                                    int
+	// SchedulerRecvInterval is SGLang's runtime.scheduler_recv_interval
+	// (serve.Config.SchedulerRecvInterval); 0 = the default (every
+	// iteration).
+	SchedulerRecvInterval int
 	// PooledDP pools the DP ranks under one scheduler
 	// (serve.Config.PooledDP); set only by the dp-ranks mechanism.
 	PooledDP bool
@@ -517,6 +521,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	}
 	if v.Engine == serve.SGLang {
 		c.PrefillDecodeInterval = v.PrefillDecodeInterval
+		c.SchedulerRecvInterval = v.SchedulerRecvInterval
 	}
 	c.PooledDP = v.PooledDP
 	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
@@ -633,6 +638,7 @@ var serveKeys = map[string]string{
 	"MaxLongPartialPrefills":       "runtime.max_long_partial_prefills",
 	"MaxModelLen":                  "model",
 	"PrefillDecodeInterval":        "runtime.prefill_decode_interval",
+	"SchedulerRecvInterval":        "runtime.scheduler_recv_interval",
 }
 
 // buildPartialPrefills reads vLLM's long_prefill_token_threshold,
@@ -651,6 +657,7 @@ func (s *Scenario) buildPartialPrefills(rt *rawRuntime) error {
 		{"runtime.max_num_partial_prefills", rt.MaxNumPartialPrefills, &v.MaxNumPartialPrefills, serve.VLLM, 1},
 		{"runtime.max_long_partial_prefills", rt.MaxLongPartialPrefills, &v.MaxLongPartialPrefills, serve.VLLM, 1},
 		{"runtime.prefill_decode_interval", rt.PrefillDecodeInterval, &v.PrefillDecodeInterval, serve.SGLang, 0},
+		{"runtime.scheduler_recv_interval", rt.SchedulerRecvInterval, &v.SchedulerRecvInterval, serve.SGLang, 1},
 	} {
 		if k.val == nil {
 			continue

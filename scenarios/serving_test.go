@@ -215,19 +215,21 @@ prefill_decode_interval = 3
 	assert.Equal(t, s.Config.Model.MaxPosition, c.MaxModelLen)
 	assert.Zero(t, c.PrefillDecodeInterval)
 
-	g, err := Parse("g.toml", []byte(minimal+"[runtime]\nengine = \"sglang\"\nprefill_decode_interval = 3\n"))
+	g, err := Parse("g.toml", []byte(minimal+"[runtime]\nengine = \"sglang\"\nprefill_decode_interval = 3\nscheduler_recv_interval = 30\n"))
 	require.NoError(t, err)
 	sm, err = g.Sim()
 	require.NoError(t, err)
 	c, err = g.ServeConfig(sm, g.Serving.Points()[0])
 	require.NoError(t, err)
 	assert.Equal(t, 3, c.PrefillDecodeInterval)
+	assert.Equal(t, 30, c.SchedulerRecvInterval)
 
 	for _, tc := range []struct{ body, want string }{
 		{"engine = \"vllm\"\nmax_num_partial_prefills = 0\n", "runtime.max_num_partial_prefills"},
 		{"engine = \"vllm\"\nmax_num_partial_prefills = 2\nmax_long_partial_prefills = 3\n", "runtime.max_long_partial_prefills"},
 		{"engine = \"vllm\"\nlong_prefill_token_threshold = -1\n", "runtime.long_prefill_token_threshold"},
 		{"engine = \"sglang\"\nprefill_decode_interval = -2\n", "runtime.prefill_decode_interval"},
+		{"engine = \"sglang\"\nscheduler_recv_interval = 0\n", "runtime.scheduler_recv_interval"},
 	} {
 		_, err := Parse("e.toml", []byte(minimal+"[runtime]\n"+tc.body))
 		require.Error(t, err, tc.body)

@@ -254,6 +254,13 @@ type Config struct {
 	// releases the shipped corpus measured (0.5.5 to 0.5.10). Unused by
 	// vLLM.
 	PrefillDecodeInterval int
+	// SchedulerRecvInterval is SGLang's --scheduler-recv-interval N: the
+	// scheduler takes new requests from its input queue only when the
+	// SchedulerRecvSkipper's count reaches N (sched_sglang.go, receive).
+	// 0 or 1 (SGLang's default) = every iteration. SGLang refuses it with
+	// DP attention (the skipper asserts not enable_dp_attention), so it
+	// must be at most 1 when Memory.Groups > 1. Unused by vLLM.
+	SchedulerRecvInterval int
 	Host                  HostOverhead
 	// PooledDP pools the DP ranks (Memory.Groups > 1) under one
 	// scheduler with one token budget and one KV pool, the model before
@@ -350,6 +357,12 @@ func (c *Config) Validate() error {
 	}
 	if c.PrefillDecodeInterval < 0 || c.PrefillDecodeInterval > maxInterval {
 		return fieldErrorf("PrefillDecodeInterval", "must be in [0, %d] rounds, got %d", maxInterval, c.PrefillDecodeInterval)
+	}
+	if c.SchedulerRecvInterval < 0 || c.SchedulerRecvInterval > maxInterval {
+		return fieldErrorf("SchedulerRecvInterval", "must be in [0, %d] iterations, got %d", maxInterval, c.SchedulerRecvInterval)
+	}
+	if c.Engine == SGLang && c.SchedulerRecvInterval > 1 && c.Memory.Groups > 1 {
+		return fieldErrorf("SchedulerRecvInterval", "%d needs DP attention off (SGLang's SchedulerRecvSkipper asserts not enable_dp_attention), got %d DP ranks", c.SchedulerRecvInterval, c.Memory.Groups)
 	}
 	if c.MaxModelLen < 0 || c.MaxModelLen > maxTokens {
 		return fieldErrorf("MaxModelLen", "must be in [0, %d] tokens, got %d", maxTokens, c.MaxModelLen)

@@ -68,7 +68,12 @@ type instance struct {
 	sched   scheduler
 	waiting []int32 // deque: waiting[wh:]
 	wh      int
-	step    step
+	// enqueued counts the requests handed to the instance (enqueue), so
+	// that a scheduler can tell the ones it has received from those that
+	// still sit in its input queue (SGLang's receive cadence); preempted
+	// requests go back to the front and are not counted.
+	enqueued int
+	step     step
 
 	k, lookahead int // Spec.DraftTokens, Spec.Lookahead
 	preemptions  int
@@ -78,7 +83,10 @@ type instance struct {
 	handoff *[]int32
 }
 
-func (in *instance) enqueue(r int32) { in.waiting = append(in.waiting, r) }
+func (in *instance) enqueue(r int32) {
+	in.waiting = append(in.waiting, r)
+	in.enqueued++
+}
 
 // queued is the number of requests waiting.
 func (in *instance) queued() int { return len(in.waiting) - in.wh }

@@ -83,6 +83,8 @@ func TestVLLMPartialPrefillValidation(t *testing.T) {
 			c.MaxNumPartialPrefills, c.LongPrefillTokenThreshold, c.MaxModelLen = 2, 5000, 4096
 		}, "LongPrefillTokenThreshold"},
 		{"negative interval", func(c *Config) { c.PrefillDecodeInterval = -1 }, "PrefillDecodeInterval"},
+		{"negative recv interval", func(c *Config) { c.SchedulerRecvInterval = -1 }, "SchedulerRecvInterval"},
+		{"recv interval with DP attention", func(c *Config) { *c = point(SGLang, 2, 2, 16, 4); c.SchedulerRecvInterval, c.Memory.Groups = 10, 2 }, "SchedulerRecvInterval"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := point(VLLM, 2, 2, 16, 4)
@@ -180,4 +182,56 @@ func TestPrefixPoolUnheld(t *testing.T) {
 	free := p.usage().Total - p.usage().Used
 	require.True(t, p.grow(1, 80))
 	assert.Equal(t, free-1-4, p.usage().Total-p.usage().Used, "one new block, four taken off the free queue")
+}
+
+// TestSGLangRecvInterval: with --scheduler-recv-interval N SGLang's
+// scheduler takes new requests only when the SchedulerRecvSkipper's count
+// (1 per decode batch, 1000 per extend batch) reaches N. Request 0 is
+// prefilled at step 0, so the skipper receives at step 1 and then every N
+// decode steps (1, 1+N, 1+2N, ...); request 1, arriving during decode step
+// j, is prefilled at the first of those after j (N = 1: at j+1). A request
+// that reaches an idle engine is received at once, whatever N.
+func TestSGLangRecvInterval(t *testing.T) {
+	prefillStep := func(n int, arrival float64) (int, float64) {
+		cfg := point(SGLang, 2, 2, 64, 200)
+		cfg.SchedulerRecvInterval = n
+		cfg.Workload.Trace = []TraceRequest{{Arrival: 0, InputTokens: 64, OutputTokens: 200}, {Arrival: arrival, InputTokens: 64, OutputTokens: 200}}
+		rec := &stepLog{linear: realistic}
+		e, r := simRun(t, cfg, rec)
+		require.Equal(t, 2, r.Completed)
+		for i := 1; i < len(rec.chunks); i++ {
+			if len(rec.chunks[i]) > 0 {
+				return i, e.reqs[1].ttft
+			}
+		}
+		return -1, e.reqs[0].ttft
+	}
+	// Arrival during the decode of request 0: find its step with N = 1.
+	k0, ttft0 := prefillStep(1, 0)
+	require.Equal(t, -1, k0, "both prefilled in step 0")
+	arrival := 20 * ttft0
+	k1, _ := prefillStep(1, arrival)
+	j := k1 - 1
+	require.Greater(t, j, 1, "request 1 must arrive during decode")
+	for _, n := range []int{4, 10, 30} {
+		want := 1
+		for want <= j {
+			want += n
+		}
+		k, _ := prefillStep(n, arrival)
+		assert.Equal(t, want, k, "interval %d: request 1 arrived in step %d", n, j)
+		assert.Greater(t, k, j+1, "interval %d: it waits", n)
+	}
+	// Arrival at an idle engine (request 0 long finished): no wait.
+	cfg := point(SGLang, 2, 2, 64, 2)
+	cfg.Workload.Trace = []TraceRequest{{Arrival: 0, InputTokens: 64, OutputTokens: 2}, {Arrival: 10, InputTokens: 64, OutputTokens: 2}}
+	var ttft [2]float64
+	for i, n := range []int{1, 30} {
+		cfg.SchedulerRecvInterval = n
+		e, r := simRun(t, cfg, &stepLog{linear: realistic})
+		require.Equal(t, 2, r.Completed)
+		ttft[i] = e.reqs[1].ttft
+	}
+	assert.Equal(t, ttft[0], ttft[1], "idle engine: received at once")
+	assert.Greater(t, ttft[0], 0.0)
 }

@@ -39,6 +39,11 @@ type sglangScheduler struct {
 	// take no new prefill work (interval), and those left (deferred).
 	interval, deferred int
 
+	// --scheduler-recv-interval (receive): the interval, the skipper's
+	// count, and in.enqueued at the last receive (the requests after it
+	// wait in the scheduler's input queue).
+	recvN, recvCount, seen int
+
 	running []int32 // decoding requests, in the order their prefill ended
 	chunked []int32 // the requests whose prefill is in progress, at most one per rank
 	inStep  []bool  // whether chunked[i] has a chunk in this step
@@ -47,7 +52,7 @@ type sglangScheduler struct {
 func newSGLangScheduler(c *Config) scheduler {
 	ranks := max(c.Memory.Groups, 1)
 	s := &sglangScheduler{budget: min(c.MaxPrefillTokens, max(c.MaxNumBatchedTokens/ranks, 1)), ranks: ranks,
-		maxSeqs: c.MaxNumSeqs, mixed: c.MixedChunk, interval: c.PrefillDecodeInterval, running: make([]int32, 0, 256)}
+		maxSeqs: c.MaxNumSeqs, mixed: c.MixedChunk, interval: c.PrefillDecodeInterval, recvN: c.SchedulerRecvInterval, running: make([]int32, 0, 256)}
 	if cons := c.ScheduleConservativeness; cons > 0 {
 		if ranks > 1 {
 			// server_args.py _handle_data_parallelism: DP attention
@@ -118,7 +123,48 @@ func (s *sglangScheduler) retracted(in *instance) {
 	}
 }
 
+// SchedulerRecvSkipper's weights (sgl-project/sglang
+// `python/sglang/srt/managers/scheduler_recv_skipper.py` @ 70310f0, with
+// the defaults of SGLANG_SCHEDULER_RECV_SKIPPER_WEIGHT_* in
+// `python/sglang/srt/environ.py`): a DECODE or TARGET_VERIFY batch, or no
+// batch, adds 1; any other batch (extend, mixed) adds 1000.
+const (
+	sglangRecvWeightDecode = 1
+	sglangRecvWeightOther  = 1000
+)
+
+// receive is the start of SGLang's scheduler iteration, recv_requests:
+// with --scheduler-recv-interval N > 1 the SchedulerRecvSkipper
+// (scheduler_recv_skipper.py @ 70310f0, handle) adds the weight of the
+// last batch's forward mode to its count and takes the requests waiting
+// in the input queue only when the count reaches N, then restarts it at
+// 0. A request that arrives while others decode thus waits up to N-1
+// decode steps; after an extend or mixed batch the next iteration
+// receives. An idle scheduler (no batch to run) spins with weight 1 per
+// iteration, microseconds each, so it receives at once here. With N <= 1
+// (the default; maybe_create makes no skipper) every iteration receives.
+// in.step still holds the last step when this runs.
+func (s *sglangScheduler) receive(in *instance) {
+	if s.recvN > 1 {
+		w := sglangRecvWeightDecode
+		if in.step.prefills > 0 {
+			w = sglangRecvWeightOther
+		}
+		s.recvCount += w
+		if s.recvCount < s.recvN && (s.holding() > 0 || s.waiting(in) > 0) {
+			return
+		}
+		s.recvCount = 0
+	}
+	s.seen = in.enqueued
+}
+
+// waiting is the requests of in's queue the scheduler has received:
+// those enqueued since the last receive are at its tail.
+func (s *sglangScheduler) waiting(in *instance) int { return in.queued() - (in.enqueued - s.seen) }
+
 func (s *sglangScheduler) schedule(in *instance) {
+	s.receive(in)
 	in.step.reset()
 	if s.deferred > 0 {
 		// --prefill-decode-interval (sgl-project/sglang PR #35017,
@@ -155,7 +201,7 @@ func (s *sglangScheduler) schedule(in *instance) {
 		s.ratio = s.init
 	}
 	rem := 0.0
-	if s.ratioOn && in.queued() > 0 {
+	if s.ratioOn && s.waiting(in) > 0 {
 		rem = s.remTotal(in)
 	}
 	chunked := len(s.chunked) // the chunks in progress before this step
@@ -175,7 +221,7 @@ ranks:
 				open = n == q.need()
 			}
 		}
-		for open && in.queued() > 0 && budget > 0 {
+		for open && s.waiting(in) > 0 && budget > 0 {
 			if s.maxSeqs > 0 && len(s.running)+admitted >= s.maxSeqs {
 				break ranks
 			}
@@ -217,7 +263,7 @@ ranks:
 				rem -= newTokens
 			}
 		}
-		if rank >= chunked && in.queued() == 0 {
+		if rank >= chunked && s.waiting(in) == 0 {
 			break
 		}
 	}
