@@ -403,6 +403,7 @@ type scenarioText struct {
 	maxSeqs, maxBatched int
 	kvCache             string  // [model] kv_cache; "" = auto
 	gmu                 float64 // runtime.gpu_memory_utilization; 0 = the default
+	recv                int     // runtime.scheduler_recv_interval (SGLang); 0 = the default
 	spec                string  // speculative method; "" = none
 	draftTokens         int
 	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
@@ -491,6 +492,9 @@ func (s scenarioText) String() string {
 	if s.maxBatched > 0 {
 		fmt.Fprintf(&b, "max_num_batched_tokens = %d\n", s.maxBatched)
 	}
+	if s.recv > 0 {
+		fmt.Fprintf(&b, "scheduler_recv_interval = %d\n", s.recv)
+	}
 	if s.spec != "" {
 		// The acceptance is not in the result files: it is left out, so
 		// the scenario says what it lacks when it loads.
@@ -542,8 +546,16 @@ func (g *gen) aiconfigurator() error {
 		// Rows of one layout run with different command lines (an
 		// InferenceX script changed with the image) are different
 		// deployments.
-		if l, ok := launchOf(rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rec[col["silicon_data_source"]]); ok {
+		rtp, _ := strconv.Atoi(rec[col["tp_size"]])
+		if l, ok := launchOf(rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rtp, rec[col["silicon_data_source"]]); ok {
 			k = append(k, l.name)
+			// A script that sets --scheduler-recv-interval by
+			// concurrency runs two command lines.
+			if l.recv[0] != l.recv[1] {
+				bs, _ := strconv.Atoi(rec[col["batch_size"]])
+				dp, _ := strconv.Atoi(rec[col["attention_dp_size"]])
+				k = append(k, fmt.Sprintf("recv%d", l.recvAt(bs*max(dp, 1))))
+			}
 		}
 		key := strings.Join(k, "|")
 		if groups[key] == nil {
@@ -608,6 +620,10 @@ func (g *gen) aiconfigurator() error {
 				get("decode_attention_dp_size"), get("decode_moe_ep_size"))
 		}
 		base := slug(get("system"), get("backend"), short, ckpt, layout)
+		if l, ok := launchOf(model, get("precision"), get("system"), tp, get("silicon_data_source")); ok && l.recv[0] != l.recv[1] {
+			// The script's two command lines, by concurrency.
+			base = slug(base, fmt.Sprintf("recv%d", l.recvAt(atoi("batch_size")*max(dp, 1))))
+		}
 		if v := get("backend_version"); slugs[base] > 0 {
 			base = slug(base, v) // the same deployment on another engine version
 		}
@@ -701,8 +717,12 @@ func (g *gen) aiconfigurator() error {
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU."},
 			}
-			if l, ok := launchOf(model, get("precision"), get("system"), get("silicon_data_source")); ok {
+			if l, ok := launchOf(model, get("precision"), get("system"), tp, get("silicon_data_source")); ok {
 				st.kvCache, st.gmu, st.maxSeqs = l.kvCache, l.gmu, l.maxSeqs
+				if l.maxBatched > 0 {
+					st.maxBatched = l.maxBatched
+				}
+				st.recv = l.recvAt(atoi("batch_size") * max(dp, 1))
 				st.comments[1] = "Server command line: " + l.source + "; engine settings it does not set take moecast's defaults for the engine and GPU."
 			}
 			if dpSlip > 0 {
