@@ -153,7 +153,12 @@
 // PrefillDecodeInterval N (--prefill-decode-interval, sgl-project/sglang
 // PR #35017; later than the corpus's 0.5.5-0.5.10) the N rounds after a
 // step with prefill chunks run the decode batch only; a round with nothing
-// to decode is idle and costs no step. Not modelled: mem_fraction_static (the KV
+// to decode is idle and costs no step. With SchedulerRecvInterval N
+// (--scheduler-recv-interval; SchedulerRecvSkipper,
+// scheduler_recv_skipper.py @ 70310f0) the scheduler takes arrived
+// requests only when its count (+1 per decode step, +1000 per extend or
+// mixed step) reaches N: a request arriving while others decode waits up
+// to N-1 decode steps; an idle engine receives at once. Not modelled: mem_fraction_static (the KV
 // cache is sized with gpu_memory_utilization; SGLang's own default,
 // server_args.py @ 001067f _handle_gpu_memory_settings, is (GPU memory -
 // max(512 MiB + 1.5 x chunked_prefill_size MiB + tp/8 GiB + graph
