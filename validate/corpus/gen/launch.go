@@ -50,62 +50,66 @@ func (l launch) recvAt(c int) int {
 }
 
 // inferenceXLaunch matches a row by its model_path, precision, system,
-// tp_size (0 = any) and the image its silicon_data_source names.
+// tp_size (0 = any), concurrency (at most maxConc, the config's conc-end
+// in nvidia-master.yaml; 0 = any: rows beyond it were not run by that
+// config, so its command line is not known for them) and the image its
+// silicon_data_source names.
 type inferenceXLaunch struct {
 	model, precision, system, image string
-	tp                              int
+	tp, maxConc                     int
 	launch
 }
 
 var inferenceXLaunches = []inferenceXLaunch{
 	// SGLang. Each script is the one in force on the rows' measured date
 	// with the image they name (nvidia-master.yaml at the commit cited).
-	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-20260402-d7256eb6", 0, launch{
+	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-20260402-d7256eb6", 0, 128, launch{
 		name: "inferencex-nightly-20260402", kvCache: "fp8", gmu: 0.85, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
 		source: "SemiAnalysisAI/InferenceX @ 48d35c4 benchmarks/single_node/qwen3.5_fp4_b200.sh " +
 			"(--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that set the image; next change 9189c18)"}},
-	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, launch{
+	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 128, launch{
 		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.8, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
 		source: "SemiAnalysisAI/InferenceX @ 8acbd08 benchmarks/single_node/qwen3.5_fp4_b300.sh " +
 			"(--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.8 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that added it with this image; next change 4f63034)"}},
-	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 8, launch{
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 8, 64, launch{
 		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
 		source: "SemiAnalysisAI/InferenceX @ 64c20b6 benchmarks/single_node/dsr1_fp8_b200.sh, TP 8 " +
-			"(--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
+			"(config conc 4-64; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs 128 --scheduler-recv-interval 10, 30 from C = 16; image v0.5.9-cu130 from 12ba0ae, script unchanged until 626932a)"}},
-	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 4, launch{
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 4, 32, launch{
 		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10},
 		source: "SemiAnalysisAI/InferenceX @ 64c20b6 benchmarks/single_node/dsr1_fp8_b200.sh, TP 4 " +
-			"(--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.95 --chunked-prefill-size 8192 --max-running-requests 32 " +
+			"(config 8k/1k conc 4-32; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.95 --chunked-prefill-size 8192 --max-running-requests 32 " +
 			"--cuda-graph-max-bs 32 --scheduler-recv-interval 10; image v0.5.9-cu130 from 12ba0ae, script unchanged until 626932a)"}},
 	// vLLM.
-	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.17.0-cu130", 0, launch{
+	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.17.0-cu130", 0, 0, launch{
 		name: "inferencex-v0.17.0", gmu: 0.95,
 		source: "SemiAnalysisAI/InferenceX @ 626932a benchmarks/single_node/minimaxm2.5_fp8_b200.sh " +
 			"(--gpu-memory-utilization 0.95 --block-size=32 --no-enable-prefix-caching; image v0.17.0-cu130 until bddbf40)"}},
-	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, launch{
+	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, launch{
 		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90,
 		source: "SemiAnalysisAI/InferenceX @ bddbf40 benchmarks/single_node/minimaxm2.5_fp8_b200.sh " +
 			"(--gpu-memory-utilization 0.90 --block-size=32 --kv-cache-dtype fp8 --max-num-batched-tokens 2xISL; the commit that moved the image to v0.19.0-cu130)"}},
-	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b300_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, launch{
+	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b300_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, launch{
 		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90,
 		source: "SemiAnalysisAI/InferenceX @ 0c2467c benchmarks/single_node/minimaxm2.5_fp8_b300.sh " +
 			"(--gpu-memory-utilization 0.90 --block-size=32 --kv-cache-dtype fp8 --max-num-batched-tokens 2xISL)"}},
-	{"MiniMaxAI/MiniMax-M2.5", "fp8", "h100_sxm", "vllm/vllm-openai:v0.18.0", 0, launch{
+	{"MiniMaxAI/MiniMax-M2.5", "fp8", "h100_sxm", "vllm/vllm-openai:v0.18.0", 0, 0, launch{
 		name: "inferencex-v0.18.0", gmu: 0.90, maxSeqs: 256,
 		source: "SemiAnalysisAI/InferenceX @ 1d5cae1 benchmarks/single_node/minimaxm2.5_fp8_h100.sh " +
 			"(--gpu-memory-utilization 0.90 --max-num-seqs 256; the commit that moved the image to v0.18.0)"}},
 }
 
 // launchOf is the InferenceX command line of a row, if the table holds
-// it: the row's model_path, precision, system, tp_size and an image named
+// it: the row's model_path, precision, system, tp_size, concurrency and an image named
 // in its silicon_data_source ("...; vllm/vllm-openai:TAG" or
 // "image=...:TAG"; the tag is matched whole).
-func launchOf(model, precision, system string, tp int, source string) (launch, bool) {
+func launchOf(model, precision, system string, tp, conc int, source string) (launch, bool) {
 	for _, l := range inferenceXLaunches {
-		if l.model != model || l.precision != precision || l.system != system || (l.tp != 0 && l.tp != tp) {
+		if l.model != model || l.precision != precision || l.system != system || (l.tp != 0 && l.tp != tp) ||
+			(l.maxConc != 0 && conc > l.maxConc) {
 			continue
 		}
 		for _, f := range strings.Split(source, ";") {

@@ -44,7 +44,7 @@ func TestLaunchOf(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := launchOf(tt.model, tt.precision, tt.system, tt.tp, tt.source)
+			got, ok := launchOf(tt.model, tt.precision, tt.system, tt.tp, 16, tt.source)
 			assert.Equal(t, tt.ok, ok)
 			assert.Equal(t, tt.want.kvCache, got.kvCache)
 			assert.Equal(t, tt.want.gmu, got.gmu)
@@ -78,6 +78,12 @@ func TestScenarioTextLaunch(t *testing.T) {
 // TestRecvAt: the InferenceX SGLang scripts' `if [[ $CONC -ge 16 ]]`:
 // the first interval below C = 16, the second from it.
 func TestRecvAt(t *testing.T) {
+	// Beyond the config's conc-end the command line is not known.
+	_, ok := launchOf("deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", 8, 64, "x; lmsysorg/sglang:v0.5.9-cu130")
+	assert.True(t, ok)
+	_, ok = launchOf("deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", 8, 128, "x; lmsysorg/sglang:v0.5.9-cu130")
+	assert.False(t, ok)
+
 	l := launch{recv: [2]int{10, 30}}
 	assert.Equal(t, 10, l.recvAt(4))
 	assert.Equal(t, 10, l.recvAt(15))

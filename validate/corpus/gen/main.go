@@ -547,14 +547,15 @@ func (g *gen) aiconfigurator() error {
 		// InferenceX script changed with the image) are different
 		// deployments.
 		rtp, _ := strconv.Atoi(rec[col["tp_size"]])
-		if l, ok := launchOf(rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rtp, rec[col["silicon_data_source"]]); ok {
+		bs, _ := strconv.Atoi(rec[col["batch_size"]])
+		rdp, _ := strconv.Atoi(rec[col["attention_dp_size"]])
+		rc := bs * max(rdp, 1)
+		if l, ok := launchOf(rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rtp, rc, rec[col["silicon_data_source"]]); ok {
 			k = append(k, l.name)
 			// A script that sets --scheduler-recv-interval by
 			// concurrency runs two command lines.
 			if l.recv[0] != l.recv[1] {
-				bs, _ := strconv.Atoi(rec[col["batch_size"]])
-				dp, _ := strconv.Atoi(rec[col["attention_dp_size"]])
-				k = append(k, fmt.Sprintf("recv%d", l.recvAt(bs*max(dp, 1))))
+				k = append(k, fmt.Sprintf("recv%d", l.recvAt(rc)))
 			}
 		}
 		key := strings.Join(k, "|")
@@ -620,7 +621,7 @@ func (g *gen) aiconfigurator() error {
 				get("decode_attention_dp_size"), get("decode_moe_ep_size"))
 		}
 		base := slug(get("system"), get("backend"), short, ckpt, layout)
-		if l, ok := launchOf(model, get("precision"), get("system"), tp, get("silicon_data_source")); ok && l.recv[0] != l.recv[1] {
+		if l, ok := launchOf(model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok && l.recv[0] != l.recv[1] {
 			// The script's two command lines, by concurrency.
 			base = slug(base, fmt.Sprintf("recv%d", l.recvAt(atoi("batch_size")*max(dp, 1))))
 		}
@@ -717,7 +718,7 @@ func (g *gen) aiconfigurator() error {
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU."},
 			}
-			if l, ok := launchOf(model, get("precision"), get("system"), tp, get("silicon_data_source")); ok {
+			if l, ok := launchOf(model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok {
 				st.kvCache, st.gmu, st.maxSeqs = l.kvCache, l.gmu, l.maxSeqs
 				if l.maxBatched > 0 {
 					st.maxBatched = l.maxBatched
