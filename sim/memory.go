@@ -112,9 +112,10 @@ func newMemoryModel(c *Config, sh shape) memoryModel {
 		kv += unit.Bytes(2 * float64(max(1, eagleKVHeads/sh.attnTP)*eagleHeadDim) * c.KVCache.Bytes())
 	}
 	mm.kvPerToken = kv
-	mm.parts = fixedReserve(c.GPUs)
 	if c.Profile.Tokens > 0 {
 		mm.parts = c.profileReserve(sh)
+	} else {
+		mm.parts = fixedReserve(c.GPUs)
 	}
 	for _, p := range mm.parts {
 		mm.reserve += p.Bytes
