@@ -19,6 +19,8 @@ type mechanism struct {
 }
 
 var mechanisms = map[string]mechanism{
+	"client-lengths": {"the benchmark client's spread of request lengths: each request's input and output lengths drawn on the range its client draws them from (a result's recorded range ratio; aiconfigurator rows measured by InferenceX's harness: [int(0.8 L), L], serve.RangeBelow) (off: every request at the nominal lengths)", true,
+		func(s *Scenario, on bool) { s.Serving.FixedLengths = !on }},
 	"front-end": {"the API server: requests tokenised one at a time (serve.TokenizeTime per prompt token) before the engine sees them; runtime.tokenize_us_per_token", false,
 		func(s *Scenario, on bool) {
 			t := 0.0

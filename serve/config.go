@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
@@ -136,12 +137,15 @@ type Workload struct {
 	// times (1 = Poisson, +Inf = constant intervals).
 	Burstiness float64
 	// InputTokens and OutputTokens are --random-input-len and
-	// --random-output-len; RangeRatio is --random-range-ratio (lengths
-	// uniform in [floor(L(1-r)), ceil(L(1+r))]). Every request generates
-	// exactly its output length (--ignore-eos).
+	// --random-output-len; RangeRatio is --random-range-ratio and
+	// RangeStyle the client's reading of it (lengths uniform in
+	// [floor(L(1-r)), ceil(L(1+r))] for vllm bench serve, in
+	// [int(L r), L] for SGLang's and InferenceX's benchmark_serving.py).
+	// Every request generates exactly its output length (--ignore-eos).
 	InputTokens  int
 	OutputTokens int
 	RangeRatio   float64
+	RangeStyle   RangeStyle
 	// Trace replays a request log: each request's arrival and lengths, in
 	// arrival order (Requests must equal its length). RequestRate,
 	// Burstiness, the lengths and RangeRatio are then unused, and the run is
@@ -515,9 +519,18 @@ func (w Workload) validate() error {
 	if w.OutputTokens < 1 || w.OutputTokens > maxTokens {
 		return fieldErrorf("Workload.OutputTokens", "must be in [1, %d], got %d", maxTokens, w.OutputTokens)
 	}
-	if !(w.RangeRatio >= 0 && w.RangeRatio < 1) {
-		// vLLM's RandomDataset asserts 0 <= range_ratio < 1.
-		return fieldErrorf("Workload.RangeRatio", "must be in [0, 1), got %g", w.RangeRatio)
+	switch r := w.RangeRatio; w.RangeStyle {
+	case RangeSymmetric:
+		if !(r >= 0 && r < 1) {
+			// vLLM's RandomDataset asserts 0 <= range_ratio < 1.
+			return fieldErrorf("Workload.RangeRatio", "must be in [0, 1) for the symmetric range, got %g", r)
+		}
+	case RangeBelow:
+		if !(r >= 0 && r <= 1) {
+			return fieldErrorf("Workload.RangeRatio", "must be in [0, 1] for the below range, got %g", r)
+		}
+	default:
+		return fieldErrorf("Workload.RangeStyle", "unknown style %d (want %s)", int(w.RangeStyle), strings.Join(RangeStyles, " or "))
 	}
 	if len(w.Lengths) > 1<<24 {
 		return fieldErrorf("Workload.Lengths", "holds %d pairs, at most %d", len(w.Lengths), 1<<24)
@@ -541,8 +554,8 @@ func (w Workload) validate() error {
 		}
 		// The last turn's prompt holds every earlier turn's input and
 		// output.
-		_, hiIn := lengthRange(maxIn, w.RangeRatio)
-		_, hiOut := lengthRange(maxOut, w.RangeRatio)
+		_, hiIn := lengthRange(maxIn, w.RangeRatio, w.RangeStyle)
+		_, hiOut := lengthRange(maxOut, w.RangeRatio, w.RangeStyle)
 		if last := int64(w.Turns)*int64(hiIn) + int64(w.Turns-1)*int64(hiOut); last > maxTokens {
 			return fieldErrorf("Workload.Turns", "%d turns of up to %d input and %d output tokens make a last prompt of %d tokens, more than %d",
 				w.Turns, hiIn, hiOut, last, maxTokens)
