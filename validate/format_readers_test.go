@@ -82,6 +82,8 @@ func TestReadInferenceX(t *testing.T) {
 	assert.Equal(t, Layout{GPU: "h200", TP: 8, PP: 1, EP: 8, DP: 8, DPAttention: true, Mode: "agg", Precision: "fp8", GPUs: 8}, r.Layout)
 	assert.Equal(t, "vllm", r.Backend)
 	assert.Equal(t, "inferencex-agg.json", r.Name())
+	assert.Equal(t, 0.8, r.RangeRatio, "the harness's client: [int(0.8 L), L]")
+	assert.Equal(t, serve.RangeBelow, r.RangeStyle)
 
 	rows := readFixture(t, "inferencex-rows.json")
 	require.Len(t, rows, 2)
@@ -98,6 +100,7 @@ func TestReadInferenceX(t *testing.T) {
 	assert.InDelta(t, 250, tp[0].Metrics["ttft"].Median, 1e-9)
 	assert.True(t, math.IsNaN(tp[0].Metrics["ttft"].Mean))
 	assert.Empty(t, tp[0].Warnings)
+	assert.Zero(t, tp[0].RangeRatio, "the token-position runs send fixed lengths")
 }
 
 func TestReadRequestLog(t *testing.T) {
