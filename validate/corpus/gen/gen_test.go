@@ -326,3 +326,16 @@ func TestReadClosedLoopRunBad(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, closedLoopRun{file: "r.json", conc: 4, inputLen: 1024, inputRate: 40960.0 / 24, ttft: 0.5}, r)
 }
+
+// TestSameClient: one model's deployment that fails the capacity rule
+// takes its siblings (the same client sweep) with it; a model with none
+// failing keeps all.
+func TestSameClient(t *testing.T) {
+	ents := []entry{{Name: "m/dep8"}, {Name: "m/tep8", Exclude: "TTFT beyond"}}
+	sameClient(ents)
+	assert.Contains(t, ents[0].Exclude, "same client sweep and cluster as m/tep8")
+	assert.Equal(t, "TTFT beyond", ents[1].Exclude)
+	ok := []entry{{Name: "g/tp8"}}
+	sameClient(ok)
+	assert.Empty(t, ok[0].Exclude)
+}

@@ -826,8 +826,34 @@ func (g *gen) inferenceX() error {
 			}
 			g.entries = append(g.entries, e)
 		}
+		sameClient(g.entries[len(g.entries)-len(layouts):])
 	}
 	return nil
+}
+
+// sameClient extends the capacity rule over one model's deployments: they
+// were measured by the same client sweep (bmk_*_sbatch.sh, the layout
+// named by PARALLEL_TAG) on the same cluster, so where one fails the rule
+// the delay outside the engine may be the client's or the network's, which
+// the others share; a deployment that passes only with its looser bound
+// (attention DP) cannot be cleared of it.
+func sameClient(ents []entry) {
+	failed := ""
+	for _, e := range ents {
+		if e.Exclude != "" {
+			failed = e.Name
+			break
+		}
+	}
+	if failed == "" {
+		return
+	}
+	for i := range ents {
+		if ents[i].Exclude == "" {
+			ents[i].Exclude = "measured by the same client sweep and cluster as " + failed + ", whose TTFT is beyond its server's own capacity " +
+				"(see that entry): the delay outside the engine may be the client's or the network's, which this deployment shares"
+		}
+	}
 }
 
 // closedLoopRun is what the capacity rule reads of one token-position
