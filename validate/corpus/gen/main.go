@@ -751,6 +751,27 @@ func (g *gen) aiconfigurator() error {
 // inferenceX copies the token-position result files verbatim, one entry
 // per model and layout (the layout is in the file name: tp8, tep8 = TP8
 // with expert parallelism, dep8 = attention DP8 with EP8).
+//
+// The client (SemiAnalysisAI/InferenceX @ 843c625,
+// experimental/token_position_decode_slo/<model>/): bmk_*_sbatch.sh runs
+// benchmark_serving_random.py with --random-input-len L
+// --random-output-len 128 --num-warmups 2C --num-prompts 10C
+// --max-concurrency C --request-rate inf --ignore-eos, never --profile
+// (bmk_minimax_sbatch.sh:55-56,73-83; only profile_serving.sh passes it,
+// writing results/profile_*.json, none of which is here). The client
+// posts text prompts to /v1/completions (benchmark_serving_random.py:507),
+// so no chat template and no reasoning or tool parser applies (vLLM's
+// serving_completion.py has none); fixed lengths, no range ratio
+// (:144-146), no prefix (--random-prefix-len 0), distinct prompts of
+// consecutive token ids from a random offset (:147-156); the warm-ups
+// repeat the first prompt (:311, :329-339); TTFT is the first streamed
+// chunk with choices (:84-88), TPOT (latency - TTFT) / (output - 1),
+// medians (:237-288). The servers' torch profiler (MiniMax
+// --profiler-config, GLM-5 VLLM_TORCH_PROFILER_DIR, Qwen3.5 none) runs
+// only between /start_profile and /stop_profile (vLLM
+// vllm/profiler/wrapper.py, WorkerProfiler.start), which the sweep never
+// calls: the runs were not profiled. What they show instead is the
+// capacity rule's finding (beyondCapacity).
 func (g *gen) inferenceX() error {
 	base := filepath.Join(g.serving, "inferencex_token_position")
 	models := []struct {
