@@ -102,10 +102,10 @@ type HostOverhead struct {
 // loop. What spreads a real closed loop out is the client's own spread
 // of lengths (Workload.RangeStyle: InferenceX's harness draws every
 // output length on [int(0.8 L), L]); with it on the corpus's InferenceX
-// rows (validate corpus --with front-end, 1,427 rows) the front end at
-// TokenizeTime lowers TTFT MAPE from 57.1% to 54.8% (agg vLLM 51.6% ->
-// 49.0%, agg SGLang 63.0% -> 60.9%) and moves TPOT MAPE by under 0.1
-// point. It stays off by default until the API server's cost per
+// rows (validate corpus --with front-end, 1,310 rows) the front end at
+// TokenizeTime lowers TTFT MAPE from 53.8% to 51.9% (agg vLLM 45.6% ->
+// 43.4%, agg SGLang 63.0% -> 60.9%) and moves TPOT MAPE by at most 0.1
+// point (bench/RESULTS-client.md). It stays off by default until the API server's cost per
 // engine version is measured at op level.
 type FrontEnd struct {
 	// PerRequest is the API server's own time per request beyond
