@@ -39,6 +39,8 @@ var mechanisms = map[string]mechanism{
 		}},
 	"host-overhead": {"the engine's host work per step measured on profiler traces (serve.EngineHost: vLLM 1.52 ms, SGLang 0.70 ms), added to a step the engine does not overlap (vLLM before v0.14.0, runtime.engine_version; prefill steps under vLLM's async scheduling) and hidden behind the GPU otherwise (off: no host work)", true,
 		func(s *Scenario, on bool) { s.Serving.NoHost = !on }},
+	"prebuilt-decode": {"SGLang's disaggregated decode server admits a transferred request without a forward (its prebuilt batch) and the request joins the decode batch (off: it computes the last prompt token as a prefill step, as vLLM's decode instance does)", true,
+		func(s *Scenario, on bool) { s.Serving.DecodeRecompute = !on }},
 	"dp-ranks": {"DP ranks as engine cores of their own (vLLM): each schedules its own requests with its own budget and KV, the front end's balancer picks the rank, the step waits for the slowest rank (off: the ranks pooled under one scheduler)", true,
 		func(s *Scenario, on bool) { s.Serving.PooledDP = !on }},
 	"memory-profile": {"the reserve outside the KV cache as vLLM's profile run measures it: the activation peak of a forward at max_num_batched_tokens and of the sampler at max_num_seqs rows, from the model's dims, plus NCCL's buffers (sim.MemoryProfile; off: aiconfigurator's fixed 3.5 GiB other_mem + nccl_mem)", true,

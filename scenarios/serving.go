@@ -86,6 +86,9 @@ type Serving struct {
 	// PooledDP pools the DP ranks under one scheduler
 	// (serve.Config.PooledDP); set only by the dp-ranks mechanism.
 	PooledDP bool
+	// DecodeRecompute is serve.Config.DecodeRecompute; set only by the
+	// prebuilt-decode mechanism.
+	DecodeRecompute bool
 	// Lengths is workload.lengths read (its file in LengthsFile): the
 	// (input, output) pairs each request draws from; nil = input_tokens
 	// and output_tokens. Turns and ThinkTime are workload.turns and
@@ -545,6 +548,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 		c.SchedulerRecvInterval = v.SchedulerRecvInterval
 	}
 	c.PooledDP = v.PooledDP
+	c.DecodeRecompute = v.DecodeRecompute
 	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
 		InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, RangeRatio: v.RangeRatio, RangeStyle: v.RangeStyle}
 	if v.FixedLengths {

@@ -122,6 +122,11 @@ seed = 9
 	bc, err = b.ServeConfig(bm, b.Serving.Points()[0])
 	require.NoError(t, err)
 	assert.Equal(t, 0.8, bc.Workload.RangeRatio, "client-lengths back on")
+	assert.False(t, bc.DecodeRecompute, "SGLang's prebuilt decode admission by default")
+	require.NoError(t, b.SetMechanism("prebuilt-decode", false))
+	bc, err = b.ServeConfig(bm, b.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.True(t, bc.DecodeRecompute, "prebuilt-decode off")
 
 	d, err := Parse("d.toml", []byte(minimal))
 	require.NoError(t, err)

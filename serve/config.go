@@ -277,6 +277,12 @@ type Config struct {
 	// engine core of its own behind the engine's balancer where the
 	// engine row has one (dpranks.go). Disaggregated pools are pooled.
 	PooledDP bool
+	// DecodeRecompute makes an SGLang decode instance of a disaggregated
+	// run compute each transferred request's last prompt token as a
+	// prefill step, as vLLM's does, instead of SGLang's prebuilt
+	// admission (sched_sglang.go, admitPrebuilt); set only by the
+	// prebuilt-decode mechanism.
+	DecodeRecompute bool
 	// FrontEnd is the API server the requests cross one at a time before
 	// the engine core sees them; zero (the default) = none.
 	FrontEnd FrontEnd

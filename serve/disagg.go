@@ -174,6 +174,8 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 			k: e.cfg.Spec.DraftTokens, lookahead: e.cfg.Spec.Lookahead}
 		if !decode {
 			in.handoff = &cl.handoff
+		} else if pb, ok := in.sched.(prebuilder); ok && !e.cfg.DecodeRecompute {
+			pb.setPrebuilt()
 		}
 		return &node{in: in, coster: p.Coster}
 	}
