@@ -15,9 +15,11 @@ import (
 // the transfer fabric to a decode instance, which admits it with every
 // prompt token but the last already computed (vLLM's KV connector reports
 // the prompt less one as external computed tokens, so the decode instance
-// computes the last prompt token itself) and streams the output. TTFT =
-// queueing + prefill + transfer + the decode instance's first step. The
-// prefill instance holds the request's KV until its transfer ends.
+// computes the last prompt token itself) and streams the output; SGLang's
+// decode server admits it without a prefill step, into the decode batch
+// (sched_sglang.go, admitPrebuilt). TTFT = queueing + prefill + transfer
+// + the decode instance's first step. The prefill instance holds the
+// request's KV until its transfer ends.
 //
 // Each instance has its own clock: the loop advances to the earliest
 // event (a busy instance's step end, a transfer's arrival, a client send)
