@@ -6,12 +6,14 @@
 # (bench/gpu-campaign-speed.sh, QUICK=1 for the first).
 # Usage: bench/gpu-verify.sh DIR OUTDIR, DIR holding gpu.test
 #   (CGO_ENABLED=0 go test -c ./kernels/gpu) and calibop (CGO_ENABLED=0 go
-#   build ./bench/calibop), gzipped or not. CAMPAIGN=0: the tests alone.
+#   build ./bench/calibop), plain, .gz, or both in a .tar.xz (xz -9 stores
+#   the second almost free). CAMPAIGN=0: the tests alone.
 #   Writes OUTDIR/tests.log, quick.*, full.*, times.txt.
 set -uo pipefail
 dir=${1:?usage: bench/gpu-verify.sh DIR OUTDIR}
 out=${2:?usage: bench/gpu-verify.sh DIR OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
+for f in "$dir"/*.tar.xz; do [ -e "$f" ] && { tar -C "$dir" -xJf "$f" 2>/dev/null || python3 -c "import tarfile,sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$f" "$dir"; rm -f "$f"; }; done
 for f in "$dir"/*.gz; do [ -e "$f" ] && gunzip -f "$f"; done
 chmod +x "$dir"/gpu.test "$dir"/calibop
 export NCCL_NVLS_ENABLE=0
