@@ -1,6 +1,9 @@
 package gpu
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestBigDense pins the large-batch tile's default rule to the H200 runs it
 // came from (bench/gpu-w4a16-runs/run9: which tile was faster, 132 SMs).
@@ -46,14 +49,25 @@ func TestBigVariants(t *testing.T) {
 		{bigMT, 4, 4, 0, false, 256}:         "w4a16_mt8_n256",
 		{bigMT, 3, 4, 0, false, 256}:         "w4a16_mt8_s3_n256",
 		{bigMT, 4, 4, modeWGMMA, false, 256}: "w4a16_mt8_wg_n256",
+		{bigMT, 4, 4, modeWGMMA, false, 128}: "w4a16_mt8_w4_wg",
+		{bigMT, 5, 4, modeWGMMA, false, 128}: "w4a16_mt8_s5_w4_wg",
 	}
 	for v, want := range names {
 		if v.Name() != want {
 			t.Errorf("%+v: name %s, want %s", v, v.Name(), want)
 		}
-		// Hopper allows 227 KiB of dynamic shared memory a block.
-		if v.Smem() > 227<<10 || v.Smem() < 16*bigMT*(256+8)*4 {
-			t.Errorf("%s: %d B of shared memory: want the fp32 tile's %d..227 KiB", want, v.Smem(), 16*bigMT*(256+8)*4)
+		if !slices.Contains(Variants, v) {
+			t.Errorf("%s is not among the Variants", want)
+		}
+		// Hopper allows 227 KiB of dynamic shared memory a block; the
+		// wgmma tile's stages of (BN/2 + BN/8 + 256) x 128 B start at a 1 KiB
+		// boundary (the kernel aligns them: 1 KiB more).
+		tile := 16 * bigMT * (v.BN + 8) * 4
+		if v.Smem() > 227<<10 || v.Smem() < tile {
+			t.Errorf("%s: %d B of shared memory: want the fp32 tile's %d..227 KiB", want, v.Smem(), tile)
+		}
+		if stage := (tileK*v.BN/2 + v.BN/64*512 + 16*bigMT*tileK*2); v.Mode == modeWGMMA && v.Smem() != max(v.Stages*stage, tile)+1024 {
+			t.Errorf("%s: %d B of shared memory, want %d stages of %d B and 1 KiB", want, v.Smem(), v.Stages, stage)
 		}
 	}
 }

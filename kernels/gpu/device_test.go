@@ -117,7 +117,9 @@ func TestGEMMOnDevice(t *testing.T) {
 				{BN: 256, WN: 4, MT: 4}, {BN: 256, WN: 4, MT: 4, Stages: 3}, {BN: 256, WN: 4, MT: 4, Units: 3},
 				{Mode: modeSwap}, {Mode: modeSwap, WN: 4}, {Mode: modeSwap, Units: 3},
 				{MT: bigMT, BN: 256, WN: 4}, {MT: bigMT, BN: 256, WN: 4, Stages: 3}, {MT: bigMT, BN: 256, WN: 4, Units: 3},
-				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}, {MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Units: 3}} {
+				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}, {MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Units: 3},
+				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Units: 3},
+				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5, Units: 2}} {
 				if o.Splits > sh.K/tileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == modeSwap && sh.M > 8) ||
 					(o.Mode == modeWGMMA && m.bigMode() != modeWGMMA) {
 					continue
@@ -184,7 +186,8 @@ func TestMoEOnDevice(t *testing.T) {
 						o     Options
 					}{{16, Options{}}, {64, Options{}}, {16, Options{WN: 2}}, {64, Options{WN: 2}}, {16, Options{WN: 4}}, {64, Options{WN: 4}}, {16, Options{WP: true}},
 						{32, Options{WP: true}}, {64, Options{BN: 256, WN: 4}}, {128, Options{MT: bigMT, BN: 256, WN: 4}},
-						{128, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}}} {
+						{128, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}}, {128, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}},
+						{128, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5}}} {
 						block, o := v.block, v.o
 						if o.Mode == modeWGMMA && m.bigMode() != modeWGMMA {
 							continue
@@ -287,10 +290,15 @@ func TestBenchOnDevice(t *testing.T) {
 						opts = append(opts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA})
 					}
 				}
+			case variants == "wg": // the wgmma tiles: 256 and 128 columns, stream-K or whole tiles
+				opts = opts[:1]
+				if M >= 64 && m.bigMode() == modeWGMMA {
+					opts = append(opts, wgOptions(sh.N)...)
+				}
 			case M > 32 && sh.N%256 == 0:
 				opts = append(opts, Options{BN: 256, WN: 4, MT: 4}, Options{BN: 256, WN: 4, MT: 4, Stages: 3})
 			}
-			if variants != "big" && len(opts) > 1 {
+			if variants != "big" && variants != "wg" && len(opts) > 1 {
 				if M <= 32 {
 					opts = append(opts, Options{Stages: 6}, Options{WP: true, MT: chooseMT(M)})
 				}
@@ -330,6 +338,15 @@ func TestBenchOnDevice(t *testing.T) {
 				if m.bigMode() == modeWGMMA {
 					mopts = append(mopts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA})
 				}
+			case "wg":
+				if tokens < 512 {
+					continue
+				}
+				mopts = []Options{{}}
+				if m.bigMode() == modeWGMMA {
+					mopts = append(mopts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA},
+						Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5})
+				}
 			}
 			for _, o := range mopts {
 				c.Tokens, c.Opt = tokens, o
@@ -345,6 +362,19 @@ func TestBenchOnDevice(t *testing.T) {
 			}
 		}
 	}
+}
+
+// wgOptions are the wgmma tiles the "wg" benchmark times on a matrix of n
+// columns: 256 columns (where n allows) and 128 (4 and 5 stages), each as
+// the default stream-K plan and as whole tiles (Splits 1: no tile cut, no
+// partial sums).
+func wgOptions(n int) []Options {
+	var o []Options
+	if n%256 == 0 {
+		o = append(o, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1})
+	}
+	return append(o, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1},
+		Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5}, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5, Splits: 1})
 }
 
 func logBench(t *testing.T, r BenchResult) {

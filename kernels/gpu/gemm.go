@@ -97,6 +97,7 @@ var Variants = []Variant{
 	{1, 4, 2, ModeFP4, false, 128}, {1, 4, 4, ModeFP4, false, 128}, {2, 4, 2, ModeFP4, false, 128},
 	{4, 4, 2, ModeFP4, false, 128}, {4, 4, 4, ModeFP4, false, 128}, {4, 4, 4, ModeFP4, false, 256},
 	{8, 4, 4, 0, false, 256}, {8, 3, 4, 0, false, 256}, {8, 4, 4, modeWGMMA, false, 256},
+	{8, 4, 4, modeWGMMA, false, 128}, {8, 5, 4, modeWGMMA, false, 128},
 }
 
 // bigMT is the MT of the large-batch tile (w4a16.cu's w4a16_big_segment):
