@@ -130,3 +130,20 @@ func TestWGTiles(t *testing.T) {
 		t.Errorf("explicit wgmma options: %+v, want stream-K's cut tiles", p)
 	}
 }
+
+// TestWGDefaultShapes pins the plans TestWGDefaultOnDevice checks on the
+// device: one of each kind on 132 SMs.
+func TestWGDefaultShapes(t *testing.T) {
+	for _, c := range []struct {
+		M, N, K int
+		bn      int
+		whole   bool
+	}{{260, 5632, 256, 128, true}, {260, 7168, 1024, 256, true}, {300, 1024, 11264, 256, false}} {
+		if !bigDense(c.M, c.N, c.K, 132) {
+			t.Errorf("%d x %d x %d: not the large-batch tile", c.M, c.N, c.K)
+		}
+		if bn, whole := wgTiles((c.M+127)/128, c.N, c.K/tileK, 132); bn != c.bn || whole != c.whole {
+			t.Errorf("%d x %d x %d: %d columns, whole %v; want %d, %v", c.M, c.N, c.K, bn, whole, c.bn, c.whole)
+		}
+	}
+}

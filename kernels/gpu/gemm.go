@@ -486,7 +486,7 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 		p.WN, p.BN, p.Mode = defaultLayout(p, m.SMs)
 		if p.MT == bigMT {
 			p.Mode = m.bigMode()
-			if p.Mode == modeWGMMA && o.Units == 0 && o.Splits == 0 {
+			if p.Mode == modeWGMMA && !fp4 && o.Units == 0 && o.Splits == 0 {
 				perSM := max(1, m.PerSM[Variant{bigMT, 4, 4, modeWGMMA, false, 256}])
 				p.BN, whole = wgTiles(p.MBlocks, p.N, p.K/tileK, max(1, m.SMs)*perSM)
 			}
