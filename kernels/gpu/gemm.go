@@ -389,7 +389,11 @@ type Plan struct {
 	Units          int  // tileK iterations per block
 	Blocks         int  // the grid
 	MaxParts       int  // the most blocks that share one tile (1: no tile is cut)
-	Smem           int
+	// Coresident: a cut tile is summed by all its blocks in parallel, each a
+	// share of its rows, after waiting for the others' partials (set only
+	// when the whole grid is resident at once, else the last block sums it).
+	Coresident bool
+	Smem       int
 	// MoE: ADiv maps a sorted id to its row of A (top-k for gate_up, 1 for
 	// down); 0 for a dense GEMM.
 	ADiv int
@@ -421,6 +425,7 @@ type Options struct {
 	Mode   int  // a diagnostic mode for the benchmark (wrong results)
 	WP     bool // warp-private pipelines
 	BN     int  // columns a tile: 128 (default) or 256
+	Serial bool // a cut tile is summed by its last block alone (the fixup before the parallel one)
 }
 
 // chooseMT picks the rows per block from the rows a block will see.
@@ -552,6 +557,15 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 		t0 := t * int64(kiters)
 		parts := int((t0+int64(kiters)-1)/int64(p.Units) - t0/int64(p.Units) + 1)
 		p.MaxParts = max(p.MaxParts, parts)
+	}
+	if p.MaxParts > 1 && !o.Serial && p.MT >= 4 {
+		// The parallel fixup's blocks wait for each other: only when the
+		// occupancy query says the whole grid fits on the GPU at once. Tiles
+		// of 64 and 128 rows (a 16- or 32-row tile's partials are small: the
+		// serial fixup stays there).
+		if perSM := m.PerSM[v]; perSM > 0 && p.Blocks <= max(1, m.SMs)*perSM {
+			p.Coresident = true
+		}
 	}
 	p.Smem = v.Smem()
 	return p, nil
@@ -723,8 +737,12 @@ func (p Plan) Args(b Buffers) (*cuda.Params, error) {
 		return nil, fmt.Errorf("w4a16: MoE plans need sorted and expert ids, dense plans neither")
 	}
 	aDiv := max(p.ADiv, 1)
+	coresident := int32(0)
+	if p.Coresident {
+		coresident = 1
+	}
 	return cuda.MarshalParams(b.A, b.W, b.S, b.C, b.Workspace, b.Counters, b.SortedIDs, b.ExpertIDs,
-		int32(p.M), int32(p.N), int32(p.K), int32(p.Group), int32(aDiv), int32(p.MBlocks), int32(p.Units))
+		int32(p.M), int32(p.N), int32(p.K), int32(p.Group), int32(aDiv), int32(p.MBlocks), int32(p.Units), coresident)
 }
 
 // Launch runs the plan on the stream.
