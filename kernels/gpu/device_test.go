@@ -111,7 +111,7 @@ func TestWGDefaultOnDevice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 13))
 	worst, cases := 0.0, 0
 	defer func() { t.Logf("wgmma default plans: %d cases, worst rel error %.3g", cases, worst) }()
-	for _, sh := range []struct{ M, N, K int }{{260, 5632, 256}, {260, 7168, 1024}, {300, 1024, 11264}} {
+	for _, sh := range []struct{ M, N, K int }{{260, 5632, 256}, {260, 7168, 1024}, {300, 1024, 11264}, {1000, 512, 7168}} {
 		pq, err := randomPackQuantized(rng, sh.N, sh.K, 32)
 		require.NoError(t, err)
 		w, err := Repack(pq)
@@ -120,7 +120,7 @@ func TestWGDefaultOnDevice(t *testing.T) {
 		ref := referenceGEMM(a, sh.M, pq, nil)
 		p, err := m.PlanGEMM(sh.M, sh.N, sh.K, 32, Options{})
 		require.NoError(t, err)
-		name := fmt.Sprintf("M%d_N%d_K%d (plan %s units %d parts %d blocks %d)", sh.M, sh.N, sh.K, p.Variant().Name(), p.Units, p.MaxParts, p.Blocks)
+		name := fmt.Sprintf("M%d_N%d_K%d (plan %s units %d parts %d blocks %d coresident %v)", sh.M, sh.N, sh.K, p.Variant().Name(), p.Units, p.MaxParts, p.Blocks, p.Coresident)
 		got := runOnce(t, m, s, p, a, w, nil, nil, sh.M)
 		e, err := relError(got, ref)
 		if err != nil || e >= 1e-2 {
