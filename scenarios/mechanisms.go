@@ -40,7 +40,16 @@ var mechanisms = map[string]mechanism{
 	"dp-ranks": {"DP ranks as engine cores of their own (vLLM): each schedules its own requests with its own budget and KV, the front end's balancer picks the rank, the step waits for the slowest rank (off: the ranks pooled under one scheduler)", true,
 		func(s *Scenario, on bool) { s.Serving.PooledDP = !on }},
 	"memory-profile": {"the reserve outside the KV cache as vLLM's profile run measures it: the activation peak of a forward at max_num_batched_tokens and of the sampler at max_num_seqs rows, from the model's dims, plus NCCL's buffers (sim.MemoryProfile; off: aiconfigurator's fixed 3.5 GiB other_mem + nccl_mem)", true,
-		func(s *Scenario, on bool) { s.setProfile(on) }},
+		func(s *Scenario, on bool) { s.Serving.FixedReserve = !on; s.setProfile() }},
+	"sglang-kv-pool": {"SGLang's KV pool as profile_max_num_token sizes it: GPU memory x mem_fraction_static - weights, activations, CUDA graphs and NCCL buffers outside the fraction (sim.MemoryProfile.WeightsAndKV; off: aiconfigurator's fixed reserve subtracted from the fraction too)", true,
+		func(s *Scenario, on bool) { s.Serving.SGLangReserve = !on; s.setProfile() }},
+	"sglang-mem-fraction": {"SGLang's default mem_fraction_static as its server derives it from GPU memory, TP, DP attention, chunked_prefill_size and cuda_graph_max_bs, by version (serve.DefaultMemFraction), where runtime.gpu_memory_utilization is not given (off: vLLM's 0.90)", true,
+		func(s *Scenario, on bool) {
+			s.Serving.VLLMFraction = !on
+			s.Config.GPUMemoryUtilization = s.memFraction(s.Config)
+		}},
+	"sglang-max-running": {"SGLang's default max_running_requests, derived from its KV pool (min(tokens / 2, clamp(tokens / context_len x 512, 2048, 4096)) per DP rank; serve.DefaultMaxRunning), where runtime.max_num_seqs is not given (off: no limit)", true,
+		func(s *Scenario, on bool) { s.Serving.NoMaxRunning = !on }},
 	"capture-size": {"the engine's CUDA-graph capture size: decode steps above it priced eagerly (off: every decode step replays a graph)", true,
 		func(s *Scenario, on bool) {
 			s.Config.CaptureSize = 0
