@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/serve"
 )
 
@@ -52,6 +53,18 @@ var mechanisms = map[string]mechanism{
 		}},
 	"eager-prefill": {"SGLang runs prefill and mixed steps without CUDA graphs, each kernel launched from the host (serve.EagerPrefill; off: vLLM's piecewise graphs)", true,
 		func(s *Scenario, on bool) { s.Config.EagerPrefill = on && serve.EagerPrefill(s.Serving.Engine) }},
+	"quant-gemm": {"dense GEMMs on fp8/fp4 activations priced with their architecture's own fixed cost and DRAM efficiency, fitted on the perf database's GEMM rows (kernels.QuantGEMMSM90, QuantGEMMBlackwell: Blackwell fp8 6.1 us + 0.70 of BW, nvfp4 6.4 us + 0.68; off: the bf16 GEMM's 0.80 with 4.5 us, kernels.DefaultQuantGEMM)", true,
+		func(s *Scenario, on bool) {
+			e := s.Config.Efficiency
+			if e.Mem == 0 {
+				e = kernels.EfficiencyFor(s.Config.GPU)
+			}
+			e.QuantGEMM = kernels.DefaultQuantGEMM()
+			if on {
+				e.QuantGEMM = kernels.EfficiencyFor(s.Config.GPU).QuantGEMM
+			}
+			s.Config.Efficiency = e
+		}},
 	"graph-padding": {"SGLang's CUDA-graph padding: a decode batch below the capture size runs the graph of the next captured batch size (serve.CaptureBatches; off: each decode step priced at its own size)", true,
 		func(s *Scenario, on bool) {
 			s.Config.CaptureBatches = nil

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/kernels"
 )
 
 // TestGraphMechanisms: an SGLang scenario gets SGLang's CUDA-graph capture
@@ -75,4 +77,31 @@ func TestMemoryProfileMechanism(t *testing.T) {
 	s, err = Parse("x.toml", engine.ReplaceAll(data, []byte(`engine = "sglang"`)))
 	require.NoError(t, err)
 	assert.Zero(t, s.Config.Profile, "SGLang: the fixed reserve")
+}
+
+// TestQuantGEMMMechanism: a scenario on a B200 prices its quantized GEMMs
+// with Blackwell's fitted figures; --without quant-gemm gives the bf16
+// GEMM's defaults and --with restores them, leaving the other
+// efficiencies alone; on an H200 the mechanism takes sm_90's figures.
+func TestQuantGEMMMechanism(t *testing.T) {
+	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
+	gpu := regexp.MustCompile(`(?m)^gpu = "h200-sxm"`)
+	require.True(t, gpu.Match(data), "the scenario names its GPU")
+	for _, tc := range []struct {
+		gpu  string
+		want kernels.QuantGEMMCosts
+	}{{"b200-sxm", kernels.QuantGEMMBlackwell}, {"h200-sxm", kernels.QuantGEMMSM90}} {
+		t.Run(tc.gpu, func(t *testing.T) {
+			s, err := Parse("x.toml", gpu.ReplaceAll(data, []byte(`gpu = "`+tc.gpu+`"`)))
+			require.NoError(t, err)
+			require.NoError(t, s.SetMechanism("quant-gemm", false))
+			assert.Equal(t, kernels.DefaultQuantGEMM(), s.Config.Efficiency.QuantGEMM)
+			assert.Equal(t, kernels.EfficiencyFor(s.Config.GPU).Mem, s.Config.Efficiency.Mem, "the other efficiencies stay the architecture's")
+			assert.Equal(t, kernels.EfficiencyFor(s.Config.GPU).MemMarlin, s.Config.Efficiency.MemMarlin)
+			require.NoError(t, s.SetMechanism("quant-gemm", true))
+			assert.Equal(t, tc.want, s.Config.Efficiency.QuantGEMM)
+			assert.Equal(t, kernels.EfficiencyFor(s.Config.GPU), s.Config.Efficiency)
+		})
+	}
 }
