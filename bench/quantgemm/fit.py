@@ -6,7 +6,8 @@ CSVDIR holds the gemm_perf tables of ai-dynamo/aiconfigurator @ 095f58a
 (aic-core/src/aiconfigurator_core/systems/data/<gpu>/gemm/<engine>/<version>/
 gemm_perf.parquet) converted to CSV, named <gpu>_gemm_<engine>_<version>.csv
 (columns framework,version,device,op_name,kernel_source,gemm_dtype,m,n,k,latency;
-latency in ms). Rows: decode sizes M <= 64, N and K >= 1024, 4 MB to 1.2 GB
+latency in ms), e.g. with pandas: pd.read_parquet(p).to_csv(out, index=False).
+Rows: decode sizes M <= 64, N and K >= 1024, 4 MB to 1.2 GB
 moved (weights + activations + bf16 output). Fit: least relative absolute
 deviation (iteratively reweighted least squares), bytes normalised by the
 GPU's DRAM bandwidth so GPUs of one architecture pool.
