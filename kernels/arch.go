@@ -44,8 +44,8 @@ var archFacts = [...]struct {
 		e.MoEFixedMarlin = MoEFixedMarlinSM90
 		e.QuantGEMM = QuantGEMMSM90
 	}}},
-	{SM100, ArchFacts{MLABlockSize: 128, efficiency: func(e *Efficiency) { e.QuantGEMM = QuantGEMMBlackwell }}},
-	{SM103, ArchFacts{efficiency: func(e *Efficiency) { e.QuantGEMM = QuantGEMMBlackwell }}},
+	{SM100, ArchFacts{MLABlockSize: 128, efficiency: func(e *Efficiency) { e.QuantGEMM = QuantGEMMSM100 }}},
+	{SM103, ArchFacts{efficiency: func(e *Efficiency) { e.QuantGEMM = QuantGEMMSM103 }}},
 	{SM120, ArchFacts{efficiency: func(e *Efficiency) { e.ComputeAttention = EffComputeAttentionSM120 }}},
 }
 

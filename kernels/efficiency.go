@@ -43,16 +43,19 @@ type Efficiency struct {
 	// quantization kernel included), by weight-scale family. The default
 	// is the bf16 GEMM's EffMem with StreamKernelLatency +
 	// SmallKernelLatency; sm_90, sm_100 and sm_103 carry values fitted on
-	// the perf database's GEMM rows (QuantGEMMSM90, QuantGEMMBlackwell).
+	// the perf database's GEMM rows (QuantGEMMSM90, QuantGEMMSM100,
+	// QuantGEMMSM103).
 	QuantGEMM QuantGEMMCosts
 }
 
 // QuantGEMMCost is the roofline of one family of quantized-activation
-// GEMMs: t = bytes/(BW*Mem) (or the compute side) + Fixed, Fixed standing
-// for both kernels (activation quantization and the GEMM).
+// GEMMs: t = max(bytes/(BW*Mem), FLOPs/(peak*Compute)) + Fixed, Fixed
+// standing for both kernels (activation quantization and the GEMM).
+// Compute 0 means Efficiency.ComputeGEMM.
 type QuantGEMMCost struct {
-	Mem   float64
-	Fixed unit.Seconds
+	Mem     float64
+	Fixed   unit.Seconds
+	Compute float64
 }
 
 // QuantGEMMCosts holds a QuantGEMMCost per weight-scale family.
@@ -176,39 +179,56 @@ const (
 )
 
 // Quantized-activation GEMM costs per architecture: t = fixed + bytes/(BW*eff)
-// fitted (least relative absolute deviation) on aiconfigurator's perf
+// (the compute side: the median fraction of the dense peak at M, N, K >=
+// 4096, where every such GEMM is compute-bound) fitted (least relative absolute deviation) on aiconfigurator's perf
 // database GEMM rows (ai-dynamo/aiconfigurator @ 095f58a,
 // systems/data/<gpu>/gemm/<engine>/<version>/gemm_perf.parquet: the engine's
 // own GEMM kernel timed one op at a time) at decode sizes, M <= 64, N and
 // K >= 1024, 4 MB to 1.2 GB moved; bench/quantgemm/fit.py reproduces every
 // figure and bench/RESULTS-quant-gemm.md states the rows and residuals. The
-// bf16 rows of the same files fit 3.6-4.0 us and 0.83-0.86, the default
-// (StreamKernelLatency, EffMem) within their spread, so the default stands
-// for bf16 and the difference below is the quantized kernels' own.
+// bf16 rows of the same files fit 3.6-4.0 us and 0.83-0.86, and reach
+// 0.70-0.74 of the bf16 peak at M, N, K >= 4096: the defaults
+// (StreamKernelLatency, EffMem, EffComputeGEMM) within their spread, so
+// they stand for bf16 and the difference below is the quantized kernels'
+// own.
 var (
 	// QuantGEMMSM90: H100 and H200, vLLM 0.24.0 and SGLang 0.5.14. fp8
 	// (CutlassFP8ScaledMMLinearKernel, sgl_kernel fp8_scaled_mm): 20,872
 	// rows, 6.1 us + 0.79 of BW, |residual| median 6%. Block fp8 (SGLang's
 	// DeepGEMM gemm_nt_f8f8bf16): 10,438 rows, 6.1 us + 0.84, median 6%;
 	// vLLM 0.24.0's block-fp8 rows (56 us and more at any size) are left
-	// out (RESULTS-quant-gemm.md). fp4: sm_90 has no fp4 MMA; the fp8
-	// figures stand.
+	// out (RESULTS-quant-gemm.md). Compute side: the median fraction of the
+	// dense peak at M, N, K >= 4096: fp8 0.55 (2,772 rows), block fp8 0.61
+	// (1,386). fp4: sm_90 has no fp4 MMA; the fp8 figures stand.
 	QuantGEMMSM90 = QuantGEMMCosts{
-		FP8:      QuantGEMMCost{Mem: 0.79, Fixed: 6.1 * unit.Microsecond},
-		FP8Block: QuantGEMMCost{Mem: 0.84, Fixed: 6.1 * unit.Microsecond},
-		FP4:      QuantGEMMCost{Mem: 0.79, Fixed: 6.1 * unit.Microsecond},
+		FP8:      QuantGEMMCost{Mem: 0.79, Fixed: 6.1 * unit.Microsecond, Compute: 0.55},
+		FP8Block: QuantGEMMCost{Mem: 0.84, Fixed: 6.1 * unit.Microsecond, Compute: 0.61},
+		FP4:      QuantGEMMCost{Mem: 0.79, Fixed: 6.1 * unit.Microsecond, Compute: 0.55},
 	}
-	// QuantGEMMBlackwell: B200 and B300 (sm_100, sm_103), vLLM 0.19.0 and
-	// 0.24.0, SGLang 0.5.14. fp8: 26,090 rows, 6.1 us + 0.70 of BW (B200
-	// alone 0.70, B300 alone 0.71), median 12%. NVFP4
-	// (FlashInferCuteDslNvFp4LinearKernel, sglang flashinfer cutedsl nvfp4):
-	// 24,020 rows, 6.4 us + 0.68 (B200 0.65, B300 0.74), median 14%. Block
-	// fp8 (vLLM 0.19.0 default, SGLang DeepGEMM): 12,103 rows, 14.8 us +
-	// 0.59, median 9%; vLLM 0.24.0's DeepGEMM rows (160-280 us) left out.
-	QuantGEMMBlackwell = QuantGEMMCosts{
-		FP8:      QuantGEMMCost{Mem: 0.70, Fixed: 6.1 * unit.Microsecond},
-		FP8Block: QuantGEMMCost{Mem: 0.59, Fixed: 14.8 * unit.Microsecond},
-		FP4:      QuantGEMMCost{Mem: 0.68, Fixed: 6.4 * unit.Microsecond},
+	// QuantGEMMSM100: B200 (and GB200), the memory side pooled over B200
+	// and B300 (sm_100, sm_103), vLLM 0.19.0 and 0.24.0, SGLang 0.5.14. fp8:
+	// 26,090 rows, 6.1 us + 0.70 of BW (B200 alone 0.70, B300 alone 0.71),
+	// median 12%. NVFP4 (FlashInferCuteDslNvFp4LinearKernel, sglang
+	// flashinfer cutedsl nvfp4): 24,020 rows, 6.4 us + 0.68 (B200 0.65, B300
+	// 0.74), median 14%. Block fp8 (vLLM 0.19.0 default, SGLang DeepGEMM):
+	// 12,103 rows, 14.8 us + 0.59, median 9%; vLLM 0.24.0's DeepGEMM rows
+	// (160-280 us) left out. The compute side is the GPU's own (B200's
+	// rows): fp8 0.42 (2,079 rows), block fp8 0.53 (1,180), nvfp4 0.45
+	// (2,079) of the dense peak.
+	QuantGEMMSM100 = QuantGEMMCosts{
+		FP8:      QuantGEMMCost{Mem: 0.70, Fixed: 6.1 * unit.Microsecond, Compute: 0.42},
+		FP8Block: QuantGEMMCost{Mem: 0.59, Fixed: 14.8 * unit.Microsecond, Compute: 0.53},
+		FP4:      QuantGEMMCost{Mem: 0.68, Fixed: 6.4 * unit.Microsecond, Compute: 0.45},
+	}
+	// QuantGEMMSM103: B300 (and GB300): QuantGEMMSM100's memory side; the
+	// compute side from B300's rows (vLLM 0.24.0, SGLang 0.5.14): fp8 0.55
+	// (1,386 rows), block fp8 0.73 (693, SGLang), nvfp4 0.32 (1,386) of the
+	// dense peak (B300's fp4 peak is 14,000 TFLOP/s where the kernels reach
+	// about 4,450, as B200's).
+	QuantGEMMSM103 = QuantGEMMCosts{
+		FP8:      QuantGEMMCost{Mem: 0.70, Fixed: 6.1 * unit.Microsecond, Compute: 0.55},
+		FP8Block: QuantGEMMCost{Mem: 0.59, Fixed: 14.8 * unit.Microsecond, Compute: 0.73},
+		FP4:      QuantGEMMCost{Mem: 0.68, Fixed: 6.4 * unit.Microsecond, Compute: 0.32},
 	}
 )
 

@@ -70,8 +70,8 @@ func gemmKernels(f dtype.Format) float64 {
 // memory-bound up to M ~ 16-32 per IST-DASLab/marlin README @ 2f6d7c1
 // and Frantar et al., arXiv 2408.11743). t_kernel is
 // StreamKernelLatency; a GEMM computing on fp8/int8/fp4 activations takes
-// eff_mem and t_kernel (its activation-quant kernel included) from the
-// architecture's Efficiency.QuantGEMM, fitted on the engines' measured GEMM
+// eff_mem, eff_compute and t_kernel (its activation-quant kernel included)
+// from the architecture's Efficiency.QuantGEMM, fitted on the engines' measured GEMM
 // rows (DefaultQuantGEMM elsewhere: EffMem and StreamKernelLatency +
 // SmallKernelLatency). With Tables set and covering s, the table's
 // estimate is used, but never below GEMMBytes/(BW*eff_mem).
@@ -109,6 +109,9 @@ func (c *Costs) gemmRoofline(s GEMMShape) cost.Estimate {
 	fixed := StreamKernelLatency + unit.Seconds(k-1)*SmallKernelLatency
 	if q, ok := e.QuantGEMM.For(s.Weight); ok && q.Mem > 0 {
 		effMem, fixed = q.Mem, q.Fixed
+		if q.Compute > 0 {
+			effComp = q.Compute
+		}
 	}
 	return c.roofline(op{
 		bytes:      GEMMBytes(s),

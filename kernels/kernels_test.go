@@ -334,9 +334,9 @@ func TestEfficiencyFor(t *testing.T) {
 	assert.Equal(t, EffMemMarlinSM90, EfficiencyFor(gpu(t, "h200-sxm")).MemMarlin)
 	assert.Equal(t, EffComputeAttentionSM120, EfficiencyFor(gpu(t, "rtx-pro-6000-server")).ComputeAttention)
 	b200 := DefaultEfficiency()
-	b200.QuantGEMM = QuantGEMMBlackwell
+	b200.QuantGEMM = QuantGEMMSM100
 	assert.Equal(t, b200, EfficiencyFor(gpu(t, "b200-sxm")), "sm_100: the defaults but for its quantized GEMMs")
-	assert.Equal(t, QuantGEMMBlackwell, EfficiencyFor(gpu(t, "b300-sxm")).QuantGEMM, "sm_103")
+	assert.Equal(t, QuantGEMMSM103, EfficiencyFor(gpu(t, "b300-sxm")).QuantGEMM, "sm_103")
 	assert.Equal(t, QuantGEMMSM90, EfficiencyFor(gpu(t, "h100-sxm")).QuantGEMM)
 	assert.Equal(t, DefaultEfficiency(), EfficiencyFor(gpu(t, "a100-sxm")), "sm_80: no perf database rows")
 	// A zero Eff means EfficiencyFor(GPU).

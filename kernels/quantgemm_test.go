@@ -59,35 +59,49 @@ func medianRelErr(c *Costs, rows []gemmRow) float64 {
 }
 
 // TestQuantGEMMAgainstPerfdb holds the dense GEMM roofline against the
-// perf database's decode-size GEMM rows (M 1-64, N and K 2048-51200) of
-// each engine and GPU: with the architecture's QuantGEMM the median error
-// of every fp8/nvfp4 group is within 10%; with the bf16 GEMM's figures
-// (DefaultQuantGEMM) the Blackwell fp8/nvfp4 groups come out at least 12%
-// fast, while bf16 GEMMs are priced the same either way.
+// perf database's GEMM rows of each engine and GPU: at decode sizes (M
+// 1-64, N and K 2048-51200) with the architecture's QuantGEMM the median
+// error of every group is within 10%, and with the bf16 GEMM's streaming
+// figures (DefaultQuantGEMM) the Blackwell fp8/nvfp4 groups come out at
+// least 12% fast; compute-bound (M = 8192, N and K 4096-16384: 9 rows a
+// group, the figures being medians over all engines' rows) the
+// architecture's figures are within 20%, the bf16 GEMM's EffComputeGEMM at
+// least 10% fast on fp8/nvfp4 (B200: 30-40%). bf16 GEMMs are priced the same either way.
 func TestQuantGEMMAgainstPerfdb(t *testing.T) {
 	groups := map[string][]gemmRow{}
 	for _, r := range readGEMMPerfdb(t) {
-		key := fmt.Sprintf("%s/%s/%s", r.system, r.engine, r.dtype)
+		regime := "decode"
+		if r.m >= 4096 {
+			regime = "compute"
+		}
+		key := fmt.Sprintf("%s/%s/%s/%s", r.system, r.engine, r.dtype, regime)
 		groups[key] = append(groups[key], r)
 	}
-	require.Len(t, groups, 7, "systems x engines x dtypes in the test data")
+	require.Len(t, groups, 14, "systems x engines x dtypes x regimes in the test data")
 	presets := map[string]string{"b200_sxm": "b200-sxm", "h100_sxm": "h100-sxm"}
 	for key, rows := range groups {
 		t.Run(key, func(t *testing.T) {
 			r0 := rows[0]
+			compute := r0.m >= 4096
 			g := gpu(t, presets[r0.system])
 			arch := newCosts(g, true)
 			flat := newCosts(g, true)
 			flat.Eff.QuantGEMM = DefaultQuantGEMM()
 			got, old := medianRelErr(arch, rows), medianRelErr(flat, rows)
 			t.Logf("%d rows: median error %+.1f%% (arch QuantGEMM), %+.1f%% (default)", len(rows), 100*got, 100*old)
-			assert.InDelta(t, 0, got, 0.10, "median error with the architecture's QuantGEMM")
+			tol := 0.10
+			if compute {
+				tol = 0.20
+			}
+			assert.InDelta(t, 0, got, tol, "median error with the architecture's QuantGEMM")
 			switch {
 			case r0.dtype == "bfloat16":
 				assert.Equal(t, old, got, "bf16 GEMMs do not take QuantGEMM")
-				assert.InDelta(t, 0, got, 0.10)
+				assert.InDelta(t, 0, got, tol)
+			case compute:
+				assert.Less(t, old, -0.10, "the bf16 GEMM's compute efficiency prices quantized GEMMs fast")
 			case g.Arch == SM100:
-				assert.Less(t, old, -0.12, "the bf16 GEMM's figures price Blackwell's quantized GEMMs fast")
+				assert.Less(t, old, -0.12, "the bf16 GEMM's streaming figures price Blackwell's quantized GEMMs fast")
 			}
 		})
 	}
@@ -96,7 +110,7 @@ func TestQuantGEMMAgainstPerfdb(t *testing.T) {
 // TestQuantGEMMFamilies: each weight format takes its family's figures;
 // bf16 and weight-only formats take none.
 func TestQuantGEMMFamilies(t *testing.T) {
-	q := QuantGEMMBlackwell
+	q := QuantGEMMSM100
 	for _, tc := range []struct {
 		f    dtype.Format
 		want QuantGEMMCost
@@ -119,7 +133,7 @@ func TestQuantGEMMFamilies(t *testing.T) {
 	// keeps the default.
 	s := GEMMShape{M: 4, N: 8192, K: 8192, Weight: dtype.FP8Tensor}
 	b200 := gpu(t, "b200-sxm")
-	want := QuantGEMMBlackwell.FP8.Fixed + unit.TransferTime(GEMMBytes(s), b200.MemBW*unit.BytesPerSecond(QuantGEMMBlackwell.FP8.Mem))
+	want := QuantGEMMSM100.FP8.Fixed + unit.TransferTime(GEMMBytes(s), b200.MemBW*unit.BytesPerSecond(QuantGEMMSM100.FP8.Mem))
 	assert.InDelta(t, float64(want), float64(newCosts(b200, true).GEMM(s).Time), 1e-12)
 	rtx := gpu(t, "rtx-pro-6000-server")
 	want = StreamKernelLatency + SmallKernelLatency + unit.TransferTime(GEMMBytes(s), rtx.MemBW*unit.BytesPerSecond(EffMem))

@@ -53,17 +53,23 @@ var mechanisms = map[string]mechanism{
 		}},
 	"eager-prefill": {"SGLang runs prefill and mixed steps without CUDA graphs, each kernel launched from the host (serve.EagerPrefill; off: vLLM's piecewise graphs)", true,
 		func(s *Scenario, on bool) { s.Config.EagerPrefill = on && serve.EagerPrefill(s.Serving.Engine) }},
-	"quant-gemm": {"dense GEMMs on fp8/fp4 activations priced with their architecture's own fixed cost and DRAM efficiency, fitted on the perf database's GEMM rows (kernels.QuantGEMMSM90, QuantGEMMBlackwell: Blackwell fp8 6.1 us + 0.70 of BW, nvfp4 6.4 us + 0.68; off: the bf16 GEMM's 0.80 with 4.5 us, kernels.DefaultQuantGEMM)", true,
+	"quant-gemm": {"dense GEMMs on fp8/fp4 activations stream their weights at their architecture's own DRAM efficiency with its fixed cost, fitted on the perf database's decode-size GEMM rows (kernels.QuantGEMMSM90, SM100, SM103: Blackwell fp8 6.1 us + 0.70 of BW, nvfp4 6.4 us + 0.68, block fp8 14.8 us + 0.59; off: the bf16 GEMM's 0.80 with 4.5 us, kernels.DefaultQuantGEMM)", true,
 		func(s *Scenario, on bool) {
-			e := s.Config.Efficiency
-			if e.Mem == 0 {
-				e = kernels.EfficiencyFor(s.Config.GPU)
-			}
-			e.QuantGEMM = kernels.DefaultQuantGEMM()
-			if on {
-				e.QuantGEMM = kernels.EfficiencyFor(s.Config.GPU).QuantGEMM
-			}
-			s.Config.Efficiency = e
+			s.setQuantGEMM(func(q *kernels.QuantGEMMCost, arch, def kernels.QuantGEMMCost) {
+				q.Mem, q.Fixed = def.Mem, def.Fixed
+				if on {
+					q.Mem, q.Fixed = arch.Mem, arch.Fixed
+				}
+			})
+		}},
+	"quant-gemm-compute": {"dense GEMMs on fp8/fp4 activations reach their architecture's own fraction of the tensor-core peak when compute-bound, the median of the perf database's GEMM rows at M, N, K >= 4096 (kernels.QuantGEMMSM90, SM100, SM103: B200 fp8 0.42, nvfp4 0.45; off: the bf16 GEMM's 0.70, kernels.EffComputeGEMM)", true,
+		func(s *Scenario, on bool) {
+			s.setQuantGEMM(func(q *kernels.QuantGEMMCost, arch, _ kernels.QuantGEMMCost) {
+				q.Compute = 0
+				if on {
+					q.Compute = arch.Compute
+				}
+			})
 		}},
 	"graph-padding": {"SGLang's CUDA-graph padding: a decode batch below the capture size runs the graph of the next captured batch size (serve.CaptureBatches; off: each decode step priced at its own size)", true,
 		func(s *Scenario, on bool) {
@@ -103,4 +109,20 @@ func (s *Scenario) SetMechanism(name string, on bool) error {
 	}
 	m.set(s, on)
 	return nil
+}
+
+// setQuantGEMM applies set to each quantized GEMM family of s's
+// efficiencies (the architecture's unless set before), with the family's
+// figures for s's GPU and the defaults.
+func (s *Scenario) setQuantGEMM(set func(q *kernels.QuantGEMMCost, arch, def kernels.QuantGEMMCost)) {
+	a := kernels.EfficiencyFor(s.Config.GPU)
+	e := s.Config.Efficiency
+	if e.Mem == 0 {
+		e = a
+	}
+	d := kernels.DefaultQuantGEMM()
+	set(&e.QuantGEMM.FP8, a.QuantGEMM.FP8, d.FP8)
+	set(&e.QuantGEMM.FP8Block, a.QuantGEMM.FP8Block, d.FP8Block)
+	set(&e.QuantGEMM.FP4, a.QuantGEMM.FP4, d.FP4)
+	s.Config.Efficiency = e
 }

@@ -80,28 +80,47 @@ func TestMemoryProfileMechanism(t *testing.T) {
 }
 
 // TestQuantGEMMMechanism: a scenario on a B200 prices its quantized GEMMs
-// with Blackwell's fitted figures; --without quant-gemm gives the bf16
-// GEMM's defaults and --with restores them, leaving the other
-// efficiencies alone; on an H200 the mechanism takes sm_90's figures.
+// with sm_100's fitted figures; --without quant-gemm gives the bf16 GEMM's
+// streaming figures and --without quant-gemm-compute its compute
+// efficiency, each leaving the other side and the other efficiencies
+// alone, and --with restores them; on an H200 the mechanisms take sm_90's
+// figures.
 func TestQuantGEMMMechanism(t *testing.T) {
 	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
 	require.NoError(t, err)
 	gpu := regexp.MustCompile(`(?m)^gpu = "h200-sxm"`)
 	require.True(t, gpu.Match(data), "the scenario names its GPU")
+	def := kernels.DefaultQuantGEMM()
 	for _, tc := range []struct {
 		gpu  string
 		want kernels.QuantGEMMCosts
-	}{{"b200-sxm", kernels.QuantGEMMBlackwell}, {"h200-sxm", kernels.QuantGEMMSM90}} {
+	}{{"b200-sxm", kernels.QuantGEMMSM100}, {"b300-sxm", kernels.QuantGEMMSM103}, {"h200-sxm", kernels.QuantGEMMSM90}} {
 		t.Run(tc.gpu, func(t *testing.T) {
 			s, err := Parse("x.toml", gpu.ReplaceAll(data, []byte(`gpu = "`+tc.gpu+`"`)))
 			require.NoError(t, err)
+			arch := kernels.EfficiencyFor(s.Config.GPU)
+			require.Equal(t, tc.want, arch.QuantGEMM)
+
 			require.NoError(t, s.SetMechanism("quant-gemm", false))
-			assert.Equal(t, kernels.DefaultQuantGEMM(), s.Config.Efficiency.QuantGEMM)
-			assert.Equal(t, kernels.EfficiencyFor(s.Config.GPU).Mem, s.Config.Efficiency.Mem, "the other efficiencies stay the architecture's")
-			assert.Equal(t, kernels.EfficiencyFor(s.Config.GPU).MemMarlin, s.Config.Efficiency.MemMarlin)
+			q := s.Config.Efficiency.QuantGEMM
+			assert.Equal(t, def.FP8.Mem, q.FP8.Mem)
+			assert.Equal(t, def.FP4.Fixed, q.FP4.Fixed)
+			assert.Equal(t, tc.want.FP8Block.Compute, q.FP8Block.Compute, "the compute side stays")
+			assert.Equal(t, arch.Mem, s.Config.Efficiency.Mem, "the other efficiencies stay the architecture's")
+			assert.Equal(t, arch.MemMarlin, s.Config.Efficiency.MemMarlin)
+
+			require.NoError(t, s.SetMechanism("quant-gemm-compute", false))
+			q = s.Config.Efficiency.QuantGEMM
+			assert.Equal(t, def, q, "both off: the defaults")
+
 			require.NoError(t, s.SetMechanism("quant-gemm", true))
-			assert.Equal(t, tc.want, s.Config.Efficiency.QuantGEMM)
-			assert.Equal(t, kernels.EfficiencyFor(s.Config.GPU), s.Config.Efficiency)
+			q = s.Config.Efficiency.QuantGEMM
+			assert.Equal(t, tc.want.FP8.Mem, q.FP8.Mem)
+			assert.Equal(t, tc.want.FP8Block.Fixed, q.FP8Block.Fixed)
+			assert.Zero(t, q.FP4.Compute, "compute still off")
+
+			require.NoError(t, s.SetMechanism("quant-gemm-compute", true))
+			assert.Equal(t, arch, s.Config.Efficiency)
 		})
 	}
 }
