@@ -51,7 +51,9 @@ type Efficiency struct {
 // QuantGEMMCost is the roofline of one family of quantized-activation
 // GEMMs: t = max(bytes/(BW*Mem), FLOPs/(peak*Compute)) + Fixed, Fixed
 // standing for both kernels (activation quantization and the GEMM).
-// Compute 0 means Efficiency.ComputeGEMM.
+// Compute 0 means Efficiency.ComputeGEMM (the default: the measured
+// fractions, QuantGEMMComputeFor, are the mechanism quant-gemm-compute,
+// off by default; bench/RESULTS-quant-gemm.md says why).
 type QuantGEMMCost struct {
 	Mem     float64
 	Fixed   unit.Seconds
@@ -179,8 +181,7 @@ const (
 )
 
 // Quantized-activation GEMM costs per architecture: t = fixed + bytes/(BW*eff)
-// (the compute side: the median fraction of the dense peak at M, N, K >=
-// 4096, where every such GEMM is compute-bound) fitted (least relative absolute deviation) on aiconfigurator's perf
+// fitted (least relative absolute deviation) on aiconfigurator's perf
 // database GEMM rows (ai-dynamo/aiconfigurator @ 095f58a,
 // systems/data/<gpu>/gemm/<engine>/<version>/gemm_perf.parquet: the engine's
 // own GEMM kernel timed one op at a time) at decode sizes, M <= 64, N and
@@ -197,13 +198,12 @@ var (
 	// rows, 6.1 us + 0.79 of BW, |residual| median 6%. Block fp8 (SGLang's
 	// DeepGEMM gemm_nt_f8f8bf16): 10,438 rows, 6.1 us + 0.84, median 6%;
 	// vLLM 0.24.0's block-fp8 rows (56 us and more at any size) are left
-	// out (RESULTS-quant-gemm.md). Compute side: the median fraction of the
-	// dense peak at M, N, K >= 4096: fp8 0.55 (2,772 rows), block fp8 0.61
-	// (1,386). fp4: sm_90 has no fp4 MMA; the fp8 figures stand.
+	// out (RESULTS-quant-gemm.md). fp4: sm_90 has no fp4 MMA; the fp8
+	// figures stand.
 	QuantGEMMSM90 = QuantGEMMCosts{
-		FP8:      QuantGEMMCost{Mem: 0.79, Fixed: 6.1 * unit.Microsecond, Compute: 0.55},
-		FP8Block: QuantGEMMCost{Mem: 0.84, Fixed: 6.1 * unit.Microsecond, Compute: 0.61},
-		FP4:      QuantGEMMCost{Mem: 0.79, Fixed: 6.1 * unit.Microsecond, Compute: 0.55},
+		FP8:      QuantGEMMCost{Mem: 0.79, Fixed: 6.1 * unit.Microsecond},
+		FP8Block: QuantGEMMCost{Mem: 0.84, Fixed: 6.1 * unit.Microsecond},
+		FP4:      QuantGEMMCost{Mem: 0.79, Fixed: 6.1 * unit.Microsecond},
 	}
 	// QuantGEMMSM100: B200 (and GB200), the memory side pooled over B200
 	// and B300 (sm_100, sm_103), vLLM 0.19.0 and 0.24.0, SGLang 0.5.14. fp8:
@@ -212,25 +212,51 @@ var (
 	// flashinfer cutedsl nvfp4): 24,020 rows, 6.4 us + 0.68 (B200 0.65, B300
 	// 0.74), median 14%. Block fp8 (vLLM 0.19.0 default, SGLang DeepGEMM):
 	// 12,103 rows, 14.8 us + 0.59, median 9%; vLLM 0.24.0's DeepGEMM rows
-	// (160-280 us) left out. The compute side is the GPU's own (B200's
-	// rows): fp8 0.42 (2,079 rows), block fp8 0.53 (1,180), nvfp4 0.45
-	// (2,079) of the dense peak.
+	// (160-280 us) left out.
 	QuantGEMMSM100 = QuantGEMMCosts{
-		FP8:      QuantGEMMCost{Mem: 0.70, Fixed: 6.1 * unit.Microsecond, Compute: 0.42},
-		FP8Block: QuantGEMMCost{Mem: 0.59, Fixed: 14.8 * unit.Microsecond, Compute: 0.53},
-		FP4:      QuantGEMMCost{Mem: 0.68, Fixed: 6.4 * unit.Microsecond, Compute: 0.45},
+		FP8:      QuantGEMMCost{Mem: 0.70, Fixed: 6.1 * unit.Microsecond},
+		FP8Block: QuantGEMMCost{Mem: 0.59, Fixed: 14.8 * unit.Microsecond},
+		FP4:      QuantGEMMCost{Mem: 0.68, Fixed: 6.4 * unit.Microsecond},
 	}
-	// QuantGEMMSM103: B300 (and GB300): QuantGEMMSM100's memory side; the
-	// compute side from B300's rows (vLLM 0.24.0, SGLang 0.5.14): fp8 0.55
-	// (1,386 rows), block fp8 0.73 (693, SGLang), nvfp4 0.32 (1,386) of the
-	// dense peak (B300's fp4 peak is 14,000 TFLOP/s where the kernels reach
-	// about 4,450, as B200's).
-	QuantGEMMSM103 = QuantGEMMCosts{
-		FP8:      QuantGEMMCost{Mem: 0.70, Fixed: 6.1 * unit.Microsecond, Compute: 0.55},
-		FP8Block: QuantGEMMCost{Mem: 0.59, Fixed: 14.8 * unit.Microsecond, Compute: 0.73},
-		FP4:      QuantGEMMCost{Mem: 0.68, Fixed: 6.4 * unit.Microsecond, Compute: 0.32},
-	}
+	// QuantGEMMSM103: B300 (and GB300): QuantGEMMSM100's pooled figures.
+	QuantGEMMSM103 = QuantGEMMSM100
 )
+
+// QuantGEMMCompute is the fraction of the dense tensor-core peak the
+// engines' quantized GEMMs reach when compute-bound, per family: the median
+// of the perf database's rows at M, N, K >= 4096 (bench/quantgemm/fit.py;
+// the bf16 rows of the same files reach 0.70-0.74, EffComputeGEMM).
+type QuantGEMMCompute struct{ FP8, FP8Block, FP4 float64 }
+
+// Measured compute fractions (ai-dynamo/aiconfigurator @ 095f58a, the
+// files of QuantGEMMSM90 and QuantGEMMSM100, each GPU alone where they
+// differ).
+var (
+	// QuantGEMMComputeSM90: H100 and H200: fp8 0.55 (2,772 rows), block
+	// fp8 0.61 (1,386, SGLang); fp4 as fp8.
+	QuantGEMMComputeSM90 = QuantGEMMCompute{FP8: 0.55, FP8Block: 0.61, FP4: 0.55}
+	// QuantGEMMComputeSM100: B200: fp8 0.42 (2,079 rows), block fp8 0.53
+	// (1,180), nvfp4 0.45 (2,079).
+	QuantGEMMComputeSM100 = QuantGEMMCompute{FP8: 0.42, FP8Block: 0.53, FP4: 0.45}
+	// QuantGEMMComputeSM103: B300: fp8 0.55 (1,386 rows), block fp8 0.73
+	// (693, SGLang), nvfp4 0.32 (1,386: B300's fp4 peak is 14,000 TFLOP/s,
+	// the kernels reach about 4,450, as on B200).
+	QuantGEMMComputeSM103 = QuantGEMMCompute{FP8: 0.55, FP8Block: 0.73, FP4: 0.32}
+)
+
+// QuantGEMMComputeFor is the measured compute fractions of a's quantized
+// GEMMs; ok is false for an architecture without perf database rows.
+func QuantGEMMComputeFor(a Arch) (QuantGEMMCompute, bool) {
+	switch a {
+	case SM90:
+		return QuantGEMMComputeSM90, true
+	case SM100:
+		return QuantGEMMComputeSM100, true
+	case SM103:
+		return QuantGEMMComputeSM103, true
+	}
+	return QuantGEMMCompute{}, false
+}
 
 // DefaultQuantGEMM is the quantized GEMM cost of an architecture without
 // perf database rows: the bf16 GEMM's EffMem with one stream kernel and

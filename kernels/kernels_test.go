@@ -337,6 +337,8 @@ func TestEfficiencyFor(t *testing.T) {
 	b200.QuantGEMM = QuantGEMMSM100
 	assert.Equal(t, b200, EfficiencyFor(gpu(t, "b200-sxm")), "sm_100: the defaults but for its quantized GEMMs")
 	assert.Equal(t, QuantGEMMSM103, EfficiencyFor(gpu(t, "b300-sxm")).QuantGEMM, "sm_103")
+	_, ok := QuantGEMMComputeFor(SM120)
+	assert.False(t, ok, "sm_120: no perf database GEMM rows")
 	assert.Equal(t, QuantGEMMSM90, EfficiencyFor(gpu(t, "h100-sxm")).QuantGEMM)
 	assert.Equal(t, DefaultEfficiency(), EfficiencyFor(gpu(t, "a100-sxm")), "sm_80: no perf database rows")
 	// A zero Eff means EfficiencyFor(GPU).

@@ -65,7 +65,7 @@ func medianRelErr(c *Costs, rows []gemmRow) float64 {
 // figures (DefaultQuantGEMM) the Blackwell fp8/nvfp4 groups come out at
 // least 12% fast; compute-bound (M = 8192, N and K 4096-16384: 9 rows a
 // group, the figures being medians over all engines' rows) the
-// architecture's figures are within 20%, the bf16 GEMM's EffComputeGEMM at
+// architecture's measured compute fractions (QuantGEMMComputeFor) are within 20%, the bf16 GEMM's EffComputeGEMM at
 // least 10% fast on fp8/nvfp4 (B200: 30-40%). bf16 GEMMs are priced the same either way.
 func TestQuantGEMMAgainstPerfdb(t *testing.T) {
 	groups := map[string][]gemmRow{}
@@ -85,6 +85,12 @@ func TestQuantGEMMAgainstPerfdb(t *testing.T) {
 			compute := r0.m >= 4096
 			g := gpu(t, presets[r0.system])
 			arch := newCosts(g, true)
+			if compute {
+				c, ok := QuantGEMMComputeFor(g.Arch)
+				require.True(t, ok)
+				q := &arch.Eff.QuantGEMM
+				q.FP8.Compute, q.FP8Block.Compute, q.FP4.Compute = c.FP8, c.FP8Block, c.FP4
+			}
 			flat := newCosts(g, true)
 			flat.Eff.QuantGEMM = DefaultQuantGEMM()
 			got, old := medianRelErr(arch, rows), medianRelErr(flat, rows)

@@ -80,11 +80,10 @@ func TestMemoryProfileMechanism(t *testing.T) {
 }
 
 // TestQuantGEMMMechanism: a scenario on a B200 prices its quantized GEMMs
-// with sm_100's fitted figures; --without quant-gemm gives the bf16 GEMM's
-// streaming figures and --without quant-gemm-compute its compute
-// efficiency, each leaving the other side and the other efficiencies
-// alone, and --with restores them; on an H200 the mechanisms take sm_90's
-// figures.
+// with sm_100's fitted streaming figures; --without quant-gemm gives the
+// bf16 GEMM's and --with restores them, leaving the other efficiencies
+// alone; --with quant-gemm-compute (off by default) sets the measured
+// compute fractions and --without clears them; an H200 takes sm_90's.
 func TestQuantGEMMMechanism(t *testing.T) {
 	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
 	require.NoError(t, err)
@@ -92,9 +91,14 @@ func TestQuantGEMMMechanism(t *testing.T) {
 	require.True(t, gpu.Match(data), "the scenario names its GPU")
 	def := kernels.DefaultQuantGEMM()
 	for _, tc := range []struct {
-		gpu  string
-		want kernels.QuantGEMMCosts
-	}{{"b200-sxm", kernels.QuantGEMMSM100}, {"b300-sxm", kernels.QuantGEMMSM103}, {"h200-sxm", kernels.QuantGEMMSM90}} {
+		gpu     string
+		want    kernels.QuantGEMMCosts
+		compute kernels.QuantGEMMCompute
+	}{
+		{"b200-sxm", kernels.QuantGEMMSM100, kernels.QuantGEMMComputeSM100},
+		{"b300-sxm", kernels.QuantGEMMSM103, kernels.QuantGEMMComputeSM103},
+		{"h200-sxm", kernels.QuantGEMMSM90, kernels.QuantGEMMComputeSM90},
+	} {
 		t.Run(tc.gpu, func(t *testing.T) {
 			s, err := Parse("x.toml", gpu.ReplaceAll(data, []byte(`gpu = "`+tc.gpu+`"`)))
 			require.NoError(t, err)
@@ -102,24 +106,19 @@ func TestQuantGEMMMechanism(t *testing.T) {
 			require.Equal(t, tc.want, arch.QuantGEMM)
 
 			require.NoError(t, s.SetMechanism("quant-gemm", false))
-			q := s.Config.Efficiency.QuantGEMM
-			assert.Equal(t, def.FP8.Mem, q.FP8.Mem)
-			assert.Equal(t, def.FP4.Fixed, q.FP4.Fixed)
-			assert.Equal(t, tc.want.FP8Block.Compute, q.FP8Block.Compute, "the compute side stays")
+			assert.Equal(t, def, s.Config.Efficiency.QuantGEMM)
 			assert.Equal(t, arch.Mem, s.Config.Efficiency.Mem, "the other efficiencies stay the architecture's")
 			assert.Equal(t, arch.MemMarlin, s.Config.Efficiency.MemMarlin)
 
-			require.NoError(t, s.SetMechanism("quant-gemm-compute", false))
-			q = s.Config.Efficiency.QuantGEMM
-			assert.Equal(t, def, q, "both off: the defaults")
+			require.NoError(t, s.SetMechanism("quant-gemm-compute", true))
+			q := s.Config.Efficiency.QuantGEMM
+			assert.Equal(t, tc.compute.FP8, q.FP8.Compute)
+			assert.Equal(t, tc.compute.FP8Block, q.FP8Block.Compute)
+			assert.Equal(t, tc.compute.FP4, q.FP4.Compute)
+			assert.Equal(t, def.FP8.Mem, q.FP8.Mem, "the streaming side stays off")
 
 			require.NoError(t, s.SetMechanism("quant-gemm", true))
-			q = s.Config.Efficiency.QuantGEMM
-			assert.Equal(t, tc.want.FP8.Mem, q.FP8.Mem)
-			assert.Equal(t, tc.want.FP8Block.Fixed, q.FP8Block.Fixed)
-			assert.Zero(t, q.FP4.Compute, "compute still off")
-
-			require.NoError(t, s.SetMechanism("quant-gemm-compute", true))
+			require.NoError(t, s.SetMechanism("quant-gemm-compute", false))
 			assert.Equal(t, arch, s.Config.Efficiency)
 		})
 	}
