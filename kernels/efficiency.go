@@ -212,7 +212,7 @@ var (
 	// flashinfer cutedsl nvfp4): 24,020 rows, 6.4 us + 0.68 (B200 0.65, B300
 	// 0.74), median 14%. Block fp8 (vLLM 0.19.0 default, SGLang DeepGEMM):
 	// 12,103 rows, 14.8 us + 0.59, median 9%; vLLM 0.24.0's DeepGEMM rows
-	// (160-280 us) left out.
+	// (150-850 us, median 231) left out.
 	QuantGEMMSM100 = QuantGEMMCosts{
 		FP8:      QuantGEMMCost{Mem: 0.70, Fixed: 6.1 * unit.Microsecond},
 		FP8Block: QuantGEMMCost{Mem: 0.59, Fixed: 14.8 * unit.Microsecond},
