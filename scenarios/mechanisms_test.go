@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/kernels"
 )
 
 // TestGraphMechanisms: an SGLang scenario gets SGLang's CUDA-graph capture
@@ -163,4 +165,49 @@ func TestSGLangMemoryMechanisms(t *testing.T) {
 	assert.False(t, s.Config.Profile.WeightsAndKV)
 	c, _ = kv(s)
 	assert.Equal(t, 1024, c.MaxNumSeqs, "vLLM's max_num_seqs on an H200")
+}
+
+// TestQuantGEMMMechanism: a scenario on a B200 prices its quantized GEMMs
+// with sm_100's fitted streaming figures; --without quant-gemm gives the
+// bf16 GEMM's and --with restores them, leaving the other efficiencies
+// alone; --with quant-gemm-compute (off by default) sets the measured
+// compute fractions and --without clears them; an H200 takes sm_90's.
+func TestQuantGEMMMechanism(t *testing.T) {
+	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
+	gpu := regexp.MustCompile(`(?m)^gpu = "h200-sxm"`)
+	require.True(t, gpu.Match(data), "the scenario names its GPU")
+	def := kernels.DefaultQuantGEMM()
+	for _, tc := range []struct {
+		gpu     string
+		want    kernels.QuantGEMMCosts
+		compute kernels.QuantGEMMCompute
+	}{
+		{"b200-sxm", kernels.QuantGEMMSM100, kernels.QuantGEMMComputeSM100},
+		{"b300-sxm", kernels.QuantGEMMSM103, kernels.QuantGEMMComputeSM103},
+		{"h200-sxm", kernels.QuantGEMMSM90, kernels.QuantGEMMComputeSM90},
+	} {
+		t.Run(tc.gpu, func(t *testing.T) {
+			s, err := Parse("x.toml", gpu.ReplaceAll(data, []byte(`gpu = "`+tc.gpu+`"`)))
+			require.NoError(t, err)
+			arch := kernels.EfficiencyFor(s.Config.GPU)
+			require.Equal(t, tc.want, arch.QuantGEMM)
+
+			require.NoError(t, s.SetMechanism("quant-gemm", false))
+			assert.Equal(t, def, s.Config.Efficiency.QuantGEMM)
+			assert.Equal(t, arch.Mem, s.Config.Efficiency.Mem, "the other efficiencies stay the architecture's")
+			assert.Equal(t, arch.MemMarlin, s.Config.Efficiency.MemMarlin)
+
+			require.NoError(t, s.SetMechanism("quant-gemm-compute", true))
+			q := s.Config.Efficiency.QuantGEMM
+			assert.Equal(t, tc.compute.FP8, q.FP8.Compute)
+			assert.Equal(t, tc.compute.FP8Block, q.FP8Block.Compute)
+			assert.Equal(t, tc.compute.FP4, q.FP4.Compute)
+			assert.Equal(t, def.FP8.Mem, q.FP8.Mem, "the streaming side stays off")
+
+			require.NoError(t, s.SetMechanism("quant-gemm", true))
+			require.NoError(t, s.SetMechanism("quant-gemm-compute", false))
+			assert.Equal(t, arch, s.Config.Efficiency)
+		})
+	}
 }
