@@ -149,7 +149,7 @@ template <int BM, int BN>
 __device__ __forceinline__ void store_tile(const float* red, __nv_bfloat16* __restrict__ C, float* __restrict__ ws,
                                            int* __restrict__ counters, const int* __restrict__ sorted_ids, int M,
                                            int N, int mblock, int nblock, int tile, int first, int parts,
-                                           int units_per_block, long long t0) {
+                                           int units_per_block, long long t0, int coresident) {
   constexpr int RED_STRIDE = BN + 8;
   constexpr int CPT = BN / 8;              // 8-column groups of a row
   constexpr int RPT = BM * CPT / THREADS;  // rows a thread writes
@@ -201,6 +201,74 @@ __device__ __forceinline__ void store_tile(const float* red, __nv_bfloat16* __re
     return ws + (static_cast<size_t>(b) * 2 + which) * BM * BN;
   };
   float* mine = slot(blockIdx.x);
+  if (coresident) {
+    // Parallel fixup (the host sets coresident only when every block of the
+    // grid is resident at once). The serial one below has the tile's last
+    // block to finish read every partial alone: parts x BM x BN x 4 bytes
+    // through one SM (1 MiB for 8 parts of a 128 x 256 tile). Here every
+    // part writes its partial; the blocks for which this tile is the end of
+    // their run (first .. first+parts-2: they have nothing left to do) wait
+    // until all parts have written, then each sums a 1/(parts-1) share of the
+    // tile's rows, in block order (deterministic). The tile's last part
+    // starts its run here and goes on to the next tile without waiting: no
+    // block waits on one that is itself waiting, so no chain forms. The
+    // counter counts parts arrivals, then parts-1 reducers done; the last
+    // resets it for the next launch.
+#pragma unroll
+    for (int i = 0; i < RPT; ++i) {
+      const int r = tid / CPT + i * RSTEP;
+      int crow;
+      if (!out_row(r, crow)) continue;
+      float4* dst = reinterpret_cast<float4*>(mine + r * BN + ecol);
+      const float* v = red + r * RED_STRIDE + ecol;
+      __stcg(dst, make_float4(v[0], v[1], v[2], v[3]));
+      __stcg(dst + 1, make_float4(v[4], v[5], v[6], v[7]));
+    }
+    __threadfence();
+    __syncthreads();
+    const int q = blockIdx.x - first;
+    if (q == parts - 1) {
+      if (tid == 0) atomicAdd(counters + tile, 1);
+      return;
+    }
+    if (tid == 0) {
+      atomicAdd(counters + tile, 1);
+      int seen;
+      for (;;) {
+        asm volatile("ld.global.acquire.gpu.b32 %0, [%1];\n" : "=r"(seen) : "l"(counters + tile) : "memory");
+        if (seen >= parts) break;
+        __nanosleep(32);
+      }
+      __threadfence();
+    }
+    __syncthreads();
+    constexpr int CHUNKS = BM * CPT;  // 8-column groups of the tile
+    const int reducers = parts - 1;
+    const int c1 = (q + 1) * CHUNKS / reducers;
+    for (int c = q * CHUNKS / reducers + tid; c < c1; c += THREADS) {
+      const int r = c / CPT, col = (c % CPT) * 8;
+      int crow;
+      if (!out_row(r, crow)) continue;
+      float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll 4
+      for (int sp = 0; sp < parts; ++sp) {
+        const float4* src = reinterpret_cast<const float4*>(slot(first + sp) + r * BN + col);
+        const float4 x = __ldcg(src), y = __ldcg(src + 1);
+        v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w;
+        v[4] += y.x, v[5] += y.y, v[6] += y.z, v[7] += y.w;
+      }
+      uint32_t w[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
+        w[j] = *reinterpret_cast<uint32_t*>(&h);
+      }
+      *reinterpret_cast<uint4*>(C + static_cast<size_t>(crow) * N + n0 + col) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+    __syncthreads();
+    if (tid == 0 && atomicAdd(counters + tile, 1) == 2 * parts - 2) counters[tile] = 0;
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < RPT; ++i) {
     const int r = tid / CPT + i * RSTEP;
@@ -246,7 +314,7 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
                                               const int* __restrict__ sorted_ids,
                                               const int* __restrict__ expert_ids, int M, int N, int K, int group,
                                               int a_div, int mblock, int nblock, int it0, int it1, int first,
-                                              int parts, int units_per_block, long long t0) {
+                                              int parts, int units_per_block, long long t0, int coresident) {
   constexpr int BM = 16 * MT;
   constexpr int CH = BN / 64;            // 64-column chunks of the repacked weights a tile
   constexpr int WK = 8 / WN;             // warps along K
@@ -544,7 +612,7 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
     __syncthreads();
   }
 
-  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0);
+  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0, coresident);
 }
 
 // The large-batch tile (MT = 8 in the variant tables): 128 rows x 256
@@ -561,7 +629,7 @@ __device__ __forceinline__ void w4a16_big_segment(const __nv_bfloat16* __restric
                                                   const int* __restrict__ sorted_ids,
                                                   const int* __restrict__ expert_ids, int M, int N, int K,
                                                   int group, int a_div, int mblock, int nblock, int it0, int it1,
-                                                  int first, int parts, int units_per_block, long long t0) {
+                                                  int first, int parts, int units_per_block, long long t0, int coresident) {
   constexpr int BM = 128, BN = 256;
   constexpr int MT = 4;                  // m16 tiles a warp
   constexpr int TN = 8;                  // n8 tiles a warp
@@ -722,7 +790,7 @@ __device__ __forceinline__ void w4a16_big_segment(const __nv_bfloat16* __restric
         *reinterpret_cast<float2*>(red + row * RED_STRIDE + col) = make_float2(acc[m][t][2 * h], acc[m][t][2 * h + 1]);
       }
   __syncthreads();
-  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0);
+  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0, coresident);
 }
 
 // The large-batch tile on Hopper's wgmma (mode 5, sm_90a images only): the
@@ -738,17 +806,19 @@ __device__ __forceinline__ void w4a16_big_segment(const __nv_bfloat16* __restric
 // (j = 0, 1; m64n128k16 over all 128 rows), slice 2(r%2) + j as its 16 rows.
 // Each weight is dequantised once per block (the mma.sync tile does it once
 // per warp along M).
-template <int STAGES>
+template <int STAGES, int BN>
 __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                                  const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                                  float* __restrict__ ws, int* __restrict__ counters,
                                                  const int* __restrict__ sorted_ids,
                                                  const int* __restrict__ expert_ids, int M, int N, int K, int group,
                                                  int a_div, int mblock, int nblock, int it0, int it1, int first,
-                                                 int parts, int units_per_block, long long t0) {
+                                                 int parts, int units_per_block, long long t0, int coresident) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(STAGES >= 3, "stages are loaded STAGES - 2 ahead");
-  constexpr int BM = 128, BN = 256;
+  static_assert(BN == 128 || BN == 256, "tiles of 128 or 256 columns");
+  constexpr int BM = 128;
+  constexpr int NJ = BN / 128;  // wgmmas a warpgroup issues per k16 step (64 columns each)
   constexpr int KS = BK / 16;
   constexpr int CH = BN / 64;
   constexpr int B_STAGE = BK * BN / 2;
@@ -838,16 +908,17 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
     a_ptr += BK;
   };
 
-  // This warp's weights: chunk wc, words 2*wh and 2*wh+1 of each lane's
-  // 16-byte fragment word (slices 2*wh and 2*wh+1); likewise its scales.
-  const int wc = 2 * wg + (wr >> 1);
-  const int wh = wr & 1;
-  const uint32_t b_rd0 = (wc * 8 * 32 + lane) * 16 + wh * 8;
-  const uint32_t s_rd0 = B_STAGE + (((wc << gs_shift) * 8) + (lane >> 2)) * 16 + wh * 8;
+  // This warp's weights: chunk wc, words sl0 .. sl0+NJ-1 of each lane's
+  // 16-byte fragment (slices sl0 + j); likewise its scales. 256 columns:
+  // chunk 2*wg + wr/2, slices 2*(wr%2) + j; 128: chunk wg, slice wr.
+  const int wc = NJ == 2 ? 2 * wg + (wr >> 1) : wg;
+  const int sl0 = NJ == 2 ? 2 * (wr & 1) : wr;
+  const uint32_t b_rd0 = (wc * 8 * 32 + lane) * 16 + sl0 * 4;
+  const uint32_t s_rd0 = B_STAGE + (((wc << gs_shift) * 8) + (lane >> 2)) * 16 + sl0 * 4;
 
-  float acc[2][64];
+  float acc[NJ][64];
 #pragma unroll
-  for (int j = 0; j < 2; ++j)
+  for (int j = 0; j < NJ; ++j)
 #pragma unroll
     for (int i = 0; i < 64; ++i) acc[j][i] = 0.f;
 
@@ -870,15 +941,20 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
     const unsigned char* st = smem + rd_slot * STAGE;
     const uint32_t a_addr = s_base + rd_slot * STAGE + B_STAGE + S_STAGE;
     rd_slot = rd_slot == STAGES - 1 ? 0 : rd_slot + 1;
-    uint32_t frag[2][2][4];  // [k16 step parity][wgmma j][A fragment]
+    uint32_t frag[2][NJ][4];  // [k16 step parity][wgmma j][A fragment]
 #pragma unroll
     for (int s = 0; s < KS; ++s) {
-      const uint2 b = *reinterpret_cast<const uint2*>(st + b_rd0 + s * 512);
-      const uint2 sc = *reinterpret_cast<const uint2*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
-      const uint32_t bw[2] = {b.x, b.y};
-      const uint32_t sw[2] = {sc.x, sc.y};
+      uint32_t bw[NJ], sw[NJ];
+      if constexpr (NJ == 2) {
+        const uint2 b = *reinterpret_cast<const uint2*>(st + b_rd0 + s * 512);
+        const uint2 sc = *reinterpret_cast<const uint2*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
+        bw[0] = b.x, bw[NJ - 1] = b.y, sw[0] = sc.x, sw[NJ - 1] = sc.y;
+      } else {
+        bw[0] = *reinterpret_cast<const uint32_t*>(st + b_rd0 + s * 512);
+        sw[0] = *reinterpret_cast<const uint32_t*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
+      }
 #pragma unroll
-      for (int j = 0; j < 2; ++j) {
+      for (int j = 0; j < NJ; ++j) {
         const __nv_bfloat162 s_lo = __low2bfloat162(as_bf162(sw[j]));
         const __nv_bfloat162 s_hi = __high2bfloat162(as_bf162(sw[j]));
         frag[s & 1][j][0] = dq(bw[j], s_lo);
@@ -888,35 +964,35 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
       }
       const uint64_t desc = smem_desc(a_addr + (s >> 2) * A_HALF + (s & 3) * 32);
       wgmma_fence();
-      wgmma_m64n128(acc[0], frag[s & 1][0], desc, 1);
-      wgmma_m64n128(acc[1], frag[s & 1][1], desc, 1);
+#pragma unroll
+      for (int j = 0; j < NJ; ++j) wgmma_m64n128(acc[j], frag[s & 1][j], desc, 1);
       wgmma_commit();
       wgmma_wait<1>();  // step s-1's products are done: its fragments may be overwritten
     }
   }
   wgmma_wait<0>();
 #pragma unroll
-  for (int j = 0; j < 2; ++j)
+  for (int j = 0; j < NJ; ++j)
 #pragma unroll
     for (int i = 0; i < 64; ++i) fence_f(acc[j][i]);
   cp_async_wait<0>();
   __syncthreads();
 
-  // acc[j][4i + e]: column 64*wc + 16*(2*wh + j) + lane/4 + 8*(e/2) of the
+  // acc[j][4i + e]: column 64*wc + 16*(sl0 + j) + lane/4 + 8*(e/2) of the
   // tile, row 8i + 2*(lane%4) + e%2.
   float* red = reinterpret_cast<float*>(smem);
 #pragma unroll
-  for (int j = 0; j < 2; ++j)
+  for (int j = 0; j < NJ; ++j)
 #pragma unroll
     for (int i = 0; i < 16; ++i)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int row = 8 * i + 2 * (lane & 3) + (e & 1);
-        const int col = 64 * wc + 16 * (2 * wh + j) + (lane >> 2) + 8 * (e >> 1);
+        const int col = 64 * wc + 16 * (sl0 + j) + (lane >> 2) + 8 * (e >> 1);
         red[row * RED_STRIDE + col] = acc[j][4 * i + e];
       }
   __syncthreads();
-  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0);
+  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0, coresident);
 #else
   __trap();  // built without sm_90a: the host never launches this kernel
 #endif
@@ -934,7 +1010,7 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
                                            float* __restrict__ ws, int* __restrict__ counters,
                                            const int* __restrict__ sorted_ids, const int* __restrict__ expert_ids,
                                            int M, int N, int K, int group, int a_div, int mblocks,
-                                           int units_per_block) {
+                                           int units_per_block, int coresident) {
   const int kiters = K / BK;
   const int ntiles_n = N / BN;
   const long long total = static_cast<long long>(mblocks) * ntiles_n * kiters;
@@ -948,15 +1024,15 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     const int first = static_cast<int>(t0 / units_per_block);
     const int lastb = static_cast<int>((t0 + kiters - 1) / units_per_block);
     if constexpr (MT == 8 && MODE == 5)
-      w4a16_wg_segment<STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
-                               tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1, units_per_block, t0);
+      w4a16_wg_segment<STAGES, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
+                               tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1, units_per_block, t0, coresident);
     else if constexpr (MT == 8)
       w4a16_big_segment<STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
-                                tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1, units_per_block, t0);
+                                tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1, units_per_block, t0, coresident);
     else
       w4a16_segment<MT, STAGES, WN, MODE, PRIV, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
                                 tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1,
-                                units_per_block, t0);
+                                units_per_block, t0, coresident);
     u += ke - kb;
     __syncthreads();  // shared memory is reused by the next segment
   }
@@ -978,9 +1054,9 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
   extern "C" __global__ void __launch_bounds__(THREADS, MINB)                                                   \
       NAME(const __nv_bfloat16* A, const uint4* W, const uint4* S, __nv_bfloat16* C, float* ws, int* counters, \
            const int* sorted_ids, const int* expert_ids, int M, int N, int K, int group, int a_div,            \
-           int mblocks, int units_per_block) {                                                                  \
+           int mblocks, int units_per_block, int coresident) {                                                  \
     w4a16_body<MT, STAGES, WN, MODE, PRIV, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, \
-                                     mblocks, units_per_block);                                                 \
+                                     mblocks, units_per_block, coresident);                                     \
   }
 
 W4A16_KERNEL(w4a16_mt1, 1, 4, 2, 0, false, 128, 3)
@@ -1006,6 +1082,12 @@ W4A16_KERNEL(w4a16_mt8_s3_n256, 8, 3, 4, 0, false, 256, 1)
 // _wg: the same tile on Hopper's wgmma (w4a16_wg_segment); a trap in images
 // built for other targets (the host launches it only from the sm_90a cubin).
 W4A16_KERNEL(w4a16_mt8_wg_n256, 8, 4, 4, 5, false, 256, 1)
+// _w4_wg: the wgmma tile at 128 columns (one m64n128k16 a warpgroup and k16
+// step, each warp dequantising one 16-column slice): twice the tiles of
+// the 256-column form, for matrices whose 256-column tiles leave SMs idle
+// or cut every tile (the expert and TP8 shards); _s5: 5 stages (205 KiB).
+W4A16_KERNEL(w4a16_mt8_w4_wg, 8, 4, 4, 5, false, 128, 1)
+W4A16_KERNEL(w4a16_mt8_s5_w4_wg, 8, 5, 4, 5, false, 128, 1)
 W4A16_KERNEL(w4a16_mt1_sw, 1, 4, 2, 3, false, 128, 3)
 W4A16_KERNEL(w4a16_mt1_w4_sw, 1, 4, 4, 3, false, 128, 4)
 // MXFP4 (MODE 4): the same pipelines and layouts, e2m1 codes dequantised
