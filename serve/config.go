@@ -103,8 +103,8 @@ type HostOverhead struct {
 // of lengths (Workload.RangeStyle: InferenceX's harness draws every
 // output length on [int(0.8 L), L]); with it on the corpus's InferenceX
 // rows (validate corpus --with front-end, 1,310 rows) the front end at
-// TokenizeTime lowers TTFT MAPE from 53.6% to 51.6% (agg vLLM 45.6% ->
-// 43.4%, agg SGLang 63.0% -> 60.9%) and moves TPOT MAPE by at most 0.1
+// TokenizeTime lowers TTFT MAPE from 54.8% to 52.6% (agg vLLM 45.5% ->
+// 43.0%, agg SGLang 65.8% -> 63.6%) and moves TPOT MAPE by at most 0.1
 // point (bench/RESULTS-client.md). It stays off by default until the API server's cost per
 // engine version is measured at op level.
 type FrontEnd struct {
