@@ -52,6 +52,8 @@ var mechanisms = map[string]mechanism{
 		}},
 	"eager-prefill": {"SGLang runs prefill and mixed steps without CUDA graphs, each kernel launched from the host (serve.EagerPrefill; off: vLLM's piecewise graphs)", true,
 		func(s *Scenario, on bool) { s.Config.EagerPrefill = on && serve.EagerPrefill(s.Serving.Engine) }},
+	"mla-collector": {"the perf database's legacy MLA decode module rows (every GPU but b200-sxm's vLLM 0.24.0: aiconfigurator#1423) less their collector's native norm/rotary chain, as measured on b200-sxm with both collectors (kernels.LegacyMLAOverhead; off: the rows as measured)", true,
+		func(s *Scenario, on bool) { s.Config.MLACollectorBias = !on }},
 	"graph-padding": {"SGLang's CUDA-graph padding: a decode batch below the capture size runs the graph of the next captured batch size (serve.CaptureBatches; off: each decode step priced at its own size)", true,
 		func(s *Scenario, on bool) {
 			s.Config.CaptureBatches = nil
