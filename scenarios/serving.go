@@ -79,6 +79,9 @@ type Serving struct {
 	// PooledDP pools the DP ranks under one scheduler
 	// (serve.Config.PooledDP); set only by the dp-ranks mechanism.
 	PooledDP bool
+	// PushKV prices a vLLM disaggregation's KV as pushed when the prefill
+	// ends (serve.Disagg.Pull off); set only by the kv-pull mechanism.
+	PushKV bool
 	// Lengths is workload.lengths read (its file in LengthsFile): the
 	// (input, output) pairs each request draws from; nil = input_tokens
 	// and output_tokens. Turns and ThinkTime are workload.turns and
