@@ -76,3 +76,37 @@ func TestMemoryProfileMechanism(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, s.Config.Profile, "SGLang: the fixed reserve")
 }
+
+// TestAdmissionMechanisms: a vLLM scenario admits by the whole sequence
+// (scheduler_reserve_full_isl, from v0.19.0) and recovers a preempted
+// request's cached blocks; --without turns each off alone, an older
+// engine_version leaves full-ISL admission out, and SGLang has neither.
+func TestAdmissionMechanisms(t *testing.T) {
+	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
+	engine := regexp.MustCompile(`(?m)^engine = "vllm"`)
+	require.True(t, engine.Match(data), "the scenario names its engine")
+	s, err := Parse("x.toml", data)
+	require.NoError(t, err)
+	p := ServePoint{Concurrency: 4}
+	c := s.serveBase(p)
+	assert.True(t, c.ReserveFullISL)
+	assert.True(t, c.RecoverPreempted)
+	require.NoError(t, s.SetMechanism("full-isl-admission", false))
+	c = s.serveBase(p)
+	assert.False(t, c.ReserveFullISL)
+	assert.True(t, c.RecoverPreempted)
+	require.NoError(t, s.SetMechanism("preempt-recovery", false))
+	require.NoError(t, s.SetMechanism("full-isl-admission", true))
+	c = s.serveBase(p)
+	assert.True(t, c.ReserveFullISL)
+	assert.False(t, c.RecoverPreempted)
+
+	s, err = Parse("x.toml", engine.ReplaceAll(data, []byte("engine = \"vllm\"\nengine_version = \"0.18.1\"")))
+	require.NoError(t, err)
+	assert.False(t, s.serveBase(p).ReserveFullISL, "vLLM 0.18.1")
+
+	s, err = Parse("x.toml", engine.ReplaceAll(data, []byte(`engine = "sglang"`)))
+	require.NoError(t, err)
+	assert.False(t, s.serveBase(p).ReserveFullISL, "SGLang")
+}

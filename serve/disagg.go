@@ -170,7 +170,7 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 		if decode {
 			kv = transferred{kv, reqs}
 		}
-		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(e.cfg),
+		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(e.cfg), fullISL: e.cfg.fullISL(),
 			k: e.cfg.Spec.DraftTokens, lookahead: e.cfg.Spec.Lookahead}
 		if !decode {
 			in.handoff = &cl.handoff

@@ -94,7 +94,7 @@ func (e *run) newDPRanks(pick balancer, shared bool) *dpRanks {
 		if shared && !cfg.NoPrefixCache {
 			kv = newPrefixPool(m, e.reqs)
 		}
-		d.in[i] = &instance{reqs: e.reqs, kv: kv, sched: engines[cfg.Engine].scheduler(cfg),
+		d.in[i] = &instance{reqs: e.reqs, kv: kv, sched: engines[cfg.Engine].scheduler(cfg), fullISL: cfg.fullISL(),
 			waiting: make([]int32, 0, 64), k: cfg.Spec.DraftTokens, lookahead: cfg.Spec.Lookahead}
 	}
 	return d

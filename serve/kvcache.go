@@ -31,6 +31,10 @@ type kvCache interface {
 	// takes them out of the free blocks (SGLang's radix cache moves them
 	// from evictable to protected). 0 without prefix caching.
 	unheld(r int32) int
+	// fits reports whether grow(r, slots) would succeed now, changing
+	// nothing (vLLM's full_sequence_must_fit check, which counts the
+	// blocks a grow to slots takes out of the free ones).
+	fits(r int32, slots int) bool
 	// free releases every slot r holds.
 	free(r int32)
 	// usage is the blocks in use, their peak and the total.
@@ -99,6 +103,18 @@ func (p *blockPool) grow(r int32, slots int) bool {
 		p.top = used
 	}
 	return true
+}
+
+func (p *blockPool) fits(r int32, slots int) bool {
+	q := &p.reqs[r]
+	need := p.blocks(slots+p.bs-1) - p.blocks(int(q.held))
+	if need <= 0 {
+		return true
+	}
+	if q.held == 0 {
+		need += p.seq
+	}
+	return need <= p.free0
 }
 
 func (p *blockPool) free(r int32) {

@@ -106,6 +106,18 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 		shared = shared || g.Prefix != nil
 		maxTok = max(maxTok, g.In+g.Out-1)
 	}
+	if cfg.ownBlocks() {
+		// vLLM's prefix cache keeps a preempted request's blocks, hashed,
+		// in the free queue: its re-admission finds the ones not yet
+		// evicted. A request whose content the load does not describe
+		// gets a private segment over its whole sequence.
+		for i := range e.reqs {
+			if q := &e.reqs[i]; q.prefix == nil {
+				q.prefix = []Segment{{ID: ownSegment | uint64(i), Tokens: int(q.in + q.out)}}
+				shared = true
+			}
+		}
+	}
 	k := cfg.Spec.DraftTokens
 	peak := maxTok
 	if k > 0 {
@@ -118,7 +130,7 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	if shared && !cfg.NoPrefixCache {
 		kv = newPrefixPool(cfg.Memory, e.reqs)
 	}
-	e.inst = &instance{reqs: e.reqs, kv: kv, sched: engines[cfg.Engine].scheduler(&cfg),
+	e.inst = &instance{reqs: e.reqs, kv: kv, sched: engines[cfg.Engine].scheduler(&cfg), fullISL: cfg.fullISL(),
 		waiting: make([]int32, 0, len(e.reqs)), k: k, lookahead: cfg.Spec.Lookahead}
 	e.client = newClient(e.reqs, cfg.Workload.MaxConcurrency, cfg.FrontEnd)
 	e.client.deps = newDeps(gen)
