@@ -163,7 +163,7 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 		return nil, err
 	}
 	mk := func(p Pool, reqs []request, decode bool) *node {
-		var kv kvCache = newBlockPool(p.Memory, reqs)
+		var kv kvCache = newBlockPool(p.Memory, reqs).recovering(e.cfg.ownBlocks())
 		if shared && !e.cfg.NoPrefixCache && !decode {
 			kv = newPrefixPool(p.Memory, reqs)
 		}

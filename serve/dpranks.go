@@ -90,7 +90,7 @@ func (e *run) newDPRanks(pick balancer, shared bool) *dpRanks {
 	m.Groups = 1
 	d := &dpRanks{in: make([]*instance, cfg.Memory.Groups), pick: pick}
 	for i := range d.in {
-		var kv kvCache = newBlockPool(m, e.reqs)
+		var kv kvCache = newBlockPool(m, e.reqs).recovering(cfg.ownBlocks())
 		if shared && !cfg.NoPrefixCache {
 			kv = newPrefixPool(m, e.reqs)
 		}

@@ -231,10 +231,6 @@ func vllmValidate(c *Config) error {
 // applies: the one set, or, when max_num_partial_prefills > 1 and it is
 // 0, int(max_model_len x 0.04) (SchedulerConfig.__post_init__,
 // `vllm/config/scheduler.py` @ 01230b4). 0 = no cap.
-// ownSegment marks the segment IDs of requests' private content (the top
-// bit; workload segment IDs stay below it).
-const ownSegment = 1 << 63
-
 // ownBlocks reports whether c's prefix cache recovers a preempted
 // request's own blocks (Config.RecoverPreempted, vLLM with prefix caching
 // on).

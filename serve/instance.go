@@ -125,7 +125,7 @@ func (in *instance) alloc(r int32, slots int) bool {
 // at the head of the waiting queue; its KV is recomputed when it is
 // admitted again.
 func (in *instance) preempt(v int32) {
-	in.kv.free(v)
+	in.kv.preempt(v)
 	in.reqs[v].computed = 0
 	in.pushFront(v)
 	in.preemptions++

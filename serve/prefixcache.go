@@ -255,6 +255,9 @@ func (p *prefixPool) fits(r int32, slots int) bool {
 	return max(need, 0)+evictable+seq <= p.nfree
 }
 
+// preempt is free: the cache keeps what the request's content describes.
+func (p *prefixPool) preempt(r int32) { p.free(r) }
+
 func (p *prefixPool) grow(r int32, slots int) bool {
 	q := &p.reqs[r]
 	want := (slots + p.bs - 1) / p.bs

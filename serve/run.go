@@ -106,18 +106,6 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 		shared = shared || g.Prefix != nil
 		maxTok = max(maxTok, g.In+g.Out-1)
 	}
-	if cfg.ownBlocks() {
-		// vLLM's prefix cache keeps a preempted request's blocks, hashed,
-		// in the free queue: its re-admission finds the ones not yet
-		// evicted. A request whose content the load does not describe
-		// gets a private segment over its whole sequence.
-		for i := range e.reqs {
-			if q := &e.reqs[i]; q.prefix == nil {
-				q.prefix = []Segment{{ID: ownSegment | uint64(i), Tokens: int(q.in + q.out)}}
-				shared = true
-			}
-		}
-	}
 	k := cfg.Spec.DraftTokens
 	peak := maxTok
 	if k > 0 {
@@ -126,7 +114,7 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	if err := cfg.Memory.fits(peak); err != nil {
 		return nil, err
 	}
-	var kv kvCache = newBlockPool(cfg.Memory, e.reqs)
+	var kv kvCache = newBlockPool(cfg.Memory, e.reqs).recovering(cfg.ownBlocks())
 	if shared && !cfg.NoPrefixCache {
 		kv = newPrefixPool(cfg.Memory, e.reqs)
 	}
