@@ -145,3 +145,39 @@ func TestReserveFullISLDefault(t *testing.T) {
 		assert.Equal(t, tc.want, ReserveFullISLDefault(tc.e, tc.v), "%s %q", tc.e, tc.v)
 	}
 }
+
+// TestRecoveryQueuePositions: vLLM's free queue by position. A request
+// holding 4 blocks is preempted while 3 never-used blocks lead the queue;
+// its blocks join behind them, last block first. Taking 5 fresh blocks
+// consumes the 3 and its last 2 blocks, leaving its first 2 to be found;
+// a lookup never returns the whole sequence (the last token is
+// recomputed), the cached blocks count among the free ones, and without
+// recovery nothing is found.
+func TestRecoveryQueuePositions(t *testing.T) {
+	m := Memory{KVBytesPerToken: 1, BlockSize: 16, KVCapacity: 10 * 16, Groups: 1}
+	for _, recover := range []bool{false, true} {
+		reqs := []request{{in: 64, out: 8}, {in: 48, out: 8}, {in: 80, out: 8}}
+		p := newBlockPool(m, reqs).recovering(recover)
+		require.True(t, p.grow(0, 64))
+		require.True(t, p.grow(1, 48))
+		p.preempt(0)
+		reqs[0].computed = 0
+		assert.Equal(t, 7, p.usage().Total-p.usage().Used, "free blocks")
+		want := func(n int) int {
+			if recover {
+				return n
+			}
+			return 0
+		}
+		assert.Equal(t, want(48), p.lookup(0), "recover %v: 4 blocks cached, at most in-1 tokens", recover)
+		assert.Equal(t, want(48), p.unheld(0))
+		require.True(t, p.grow(2, 80))
+		assert.Equal(t, want(32), p.lookup(0), "recover %v: the first 2 blocks survive", recover)
+		p.free(1) // 3 more free blocks, behind its own in the queue
+		assert.Equal(t, want(32), p.lookup(0))
+		require.True(t, p.grow(0, 64), "re-admission takes its 2 cached and 2 fresh blocks")
+		assert.Equal(t, 1, p.usage().Total-p.usage().Used)
+		p.free(0)
+		assert.Equal(t, 0, p.lookup(0), "recover %v: a freed (not preempted) request's run is gone", recover)
+	}
+}

@@ -254,7 +254,9 @@ type Config struct {
 	// generated tokens not yet evicted, so the recompute covers only the
 	// evicted part (vllm/v1/core/kv_cache_manager.py @ 003df29). Applies
 	// with prefix caching on (NoPrefixCache false, vLLM's default). Unused
-	// by SGLang.
+	// by SGLang. Without a prefix cache of its own (a load whose requests
+	// share nothing), the block pool follows the free queue by position
+	// (kvcache.go); with one, the cache's own hashing.
 	RecoverPreempted bool
 	// MaxNumPartialPrefills and MaxLongPartialPrefills are vLLM's
 	// --max-num-partial-prefills and --max-long-partial-prefills (default
