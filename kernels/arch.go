@@ -44,7 +44,10 @@ var archFacts = [...]struct {
 		e.MoEFixedMarlin = MoEFixedMarlinSM90
 	}}},
 	{SM100, ArchFacts{MLABlockSize: 128}},
-	{SM120, ArchFacts{efficiency: func(e *Efficiency) { e.ComputeAttention = EffComputeAttentionSM120 }}},
+	{SM120, ArchFacts{efficiency: func(e *Efficiency) {
+		e.ComputeAttention = EffComputeAttentionSM120
+		e.MemGEMMBatch = EffMemGEMMBatchSM120
+	}}},
 }
 
 // Facts is a's row of the architecture table (zero when a has none).

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/kernels"
 )
 
 // TestGraphMechanisms: an SGLang scenario gets SGLang's CUDA-graph capture
@@ -109,4 +111,16 @@ func TestAdmissionMechanisms(t *testing.T) {
 	s, err = Parse("x.toml", engine.ReplaceAll(data, []byte(`engine = "sglang"`)))
 	require.NoError(t, err)
 	assert.False(t, s.serveBase(p).ReserveFullISL, "SGLang")
+}
+
+// TestGEMMBatchMechanism: --without gemm-batch-efficiency prices every
+// bf16 GEMM at EffMem (the sm_120 figure is 0.71), --with restores it.
+func TestGEMMBatchMechanism(t *testing.T) {
+	s, err := Parse("x.toml", []byte("name = \"x\"\n[model]\npreset = \"kimi-k2.5\"\n[hardware]\ngpu = \"rtx-pro-6000-server\"\ngpus = 8\n[parallel]\ntp = 8\nep = 8\n"))
+	require.NoError(t, err)
+	require.NoError(t, s.SetMechanism("gemm-batch-efficiency", false))
+	assert.Zero(t, s.Config.Efficiency.MemGEMMBatch)
+	assert.Equal(t, kernels.EffMem, s.Config.Efficiency.Mem)
+	require.NoError(t, s.SetMechanism("gemm-batch-efficiency", true))
+	assert.Equal(t, kernels.EffMemGEMMBatchSM120, s.Config.Efficiency.MemGEMMBatch)
 }
