@@ -33,6 +33,8 @@ import (
 //	engine = "sglang"
 //	checkpoint = "fp8"           # the checkpoint's quantization, as the source names it
 //	baseline = "a/summary.txt"   # optional: a peer's own error on the same work
+//	exclude = "why"              # optional: the measured rows do not represent the
+//	                             # engine (a corpus rule's finding): counted, not scored
 type Manifest struct {
 	File    string // the manifest's path (in FS)
 	Dir     string // its directory in FS
@@ -63,7 +65,12 @@ type ManifestEntry struct {
 	Engine     string   `toml:"engine"`
 	Checkpoint string   `toml:"checkpoint"`
 	Baseline   string   `toml:"baseline"`
-	Line       int      `toml:"-"` // 1-based line of its [[entry]]
+	// Exclude is why the entry's measured rows are left out of the score
+	// although moecast can express the deployment: a corpus rule found
+	// they do not represent the engine (validate/corpus/gen states the
+	// rule and its evidence). Its rows are counted as skipped.
+	Exclude string `toml:"exclude"`
+	Line    int    `toml:"-"` // 1-based line of its [[entry]]
 }
 
 // Path resolves p, relative to the manifest, in FS.

@@ -26,10 +26,18 @@ gpu = "h100_sxm"
 name = "b"
 skip = "disaggregated"
 results = ["b.csv"]
+
+[[entry]]
+name = "c"
+scenario = "a.toml"
+exclude = "TTFT beyond the server's own capacity"
+results = ["c.json"]
 `
 	m, err := ReadManifest(fstest.MapFS{"c/manifest.toml": {Data: []byte(good)}}, "c/manifest.toml")
 	require.NoError(t, err)
-	require.Len(t, m.Entries, 2)
+	require.Len(t, m.Entries, 3)
+	assert.Equal(t, "TTFT beyond the server's own capacity", m.Entries[2].Exclude)
+	assert.Empty(t, m.Entries[0].Exclude)
 	assert.Equal(t, 5, m.Entries[0].Line)
 	assert.Equal(t, 12, m.Entries[1].Line)
 	assert.Equal(t, "c/more/b.json", m.Path(m.Entries[0].Results[1]))

@@ -443,6 +443,15 @@ func CorpusMarkdown(w io.Writer, res *CorpusResult) error {
 	p("- **inconsistent**: against a row of the same setup at a quarter of the concurrency or less, TPOT\n")
 	p("  below 0.8x and TTFT above 10x its: more requests in flight cannot decode faster, so requests\n")
 	p("  queued at the client (the README's gpt-oss-120b H100 C=512 rows).\n\n")
+	p("An entry the manifest marks `exclude` (\"unreliable: \" and its reason) is left out whole: a corpus\n")
+	p("rule found its rows do not represent the engine. The shipped corpus's rule (validate/corpus/gen,\n")
+	p("`beyondCapacity`), for closed loops of fixed lengths that record their duration: at most C prompts\n")
+	p("are in the server at once, so a request waits for at most C x L prompt tokens of prefill; the\n")
+	p("deployment's own runs at length L or longer sustained an input rate X (input tokens over duration,\n")
+	p("decode included), so its TTFT is bounded by C x L / X (x d with attention DP over d ranks). A median\n")
+	p("TTFT above twice that bound means the requests waited outside the engine (client, network or API\n")
+	p("server), a delay of unknown size in every run of that server, and in the other deployments of the\n")
+	p("same client sweep.\n\n")
 	if err := mdTable(w, skippedTable(card.Skipped)); err != nil {
 		return err
 	}

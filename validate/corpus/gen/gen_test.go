@@ -250,3 +250,92 @@ func TestWideEPBackend(t *testing.T) {
 		assert.Equal(t, tc.want, wideEPBackend(tc.backend, tc.system, tc.dp, tc.ep), "%+v", tc)
 	}
 }
+
+// TestBeyondCapacity: the capacity rule excludes a deployment when a
+// run's median TTFT exceeds twice the time to prefill all C prompts at
+// the highest input rate the deployment's runs sustained at that length
+// or longer, and keeps it otherwise; attention DP ranks widen the bound.
+func TestBeyondCapacity(t *testing.T) {
+	// The saturated run: 64 x 4096 tokens at 32,000 tok/s. At C=4 and
+	// 1024 tokens the bound is 4 x 1024 / 32000 = 0.128 s.
+	sat := closedLoopRun{file: "sat.json", conc: 64, inputLen: 4096, inputRate: 32000, ttft: 4}
+	low := func(ttft float64) closedLoopRun {
+		return closedLoopRun{file: "low.json", conc: 4, inputLen: 1024, inputRate: 1700, ttft: ttft}
+	}
+	assert.Empty(t, beyondCapacity([]closedLoopRun{low(0.25), sat}, 1), "within 2 x 0.128 s")
+	why := beyondCapacity([]closedLoopRun{low(0.48), sat}, 1)
+	assert.Contains(t, why, "low.json: median TTFT 0.48 s at C=4, 1024 input tokens, 3.8 x the 0.13 s")
+	assert.Contains(t, why, "32000 tok/s")
+	assert.Empty(t, beyondCapacity([]closedLoopRun{low(0.48), sat}, 8), "on one of 8 DP ranks: bound 1.02 s")
+	// A rate measured only at shorter prompts does not bound a longer
+	// one: the run's own rate is the only one at its length.
+	long := closedLoopRun{file: "long.json", conc: 4, inputLen: 16384, inputRate: 12000, ttft: 2.7}
+	assert.Empty(t, beyondCapacity([]closedLoopRun{long, sat}, 1), "bound 4 x 16384 / 12000 = 5.5 s")
+	// The worst run is named.
+	why = beyondCapacity([]closedLoopRun{low(0.48), sat, {file: "worse.json", conc: 8, inputLen: 1024, inputRate: 2900, ttft: 2}}, 1)
+	assert.Contains(t, why, "worse.json")
+}
+
+// TestInferenceXCapacityRule holds the rule's findings on the shipped
+// token-position runs: MiniMax-M2.5 tep8 and Qwen3.5 tp8 fail it at C=4
+// (their medians 3.7 x and 9.0 x the bound), GLM-5 tp8 and MiniMax-M2.5
+// dep8 pass it.
+func TestInferenceXCapacityRule(t *testing.T) {
+	base := "../../../../shared/data/serving/inferencex_token_position"
+	if _, err := os.Stat(base); err != nil {
+		t.Skipf("no shared serving data here (%v)", err)
+	}
+	for _, tc := range []struct {
+		dir, layout string
+		ranks       int
+		want        string
+	}{
+		{"glm-5", "_tp8_", 1, ""},
+		{"minimax-m2.5", "_dep8_", 8, ""},
+		{"minimax-m2.5", "_tep8_", 1, "minimax_m25_vllm_tep8_isl1024_osl128_conc4.json: median TTFT 0.48 s at C=4, 1024 input tokens, 3.7 x"},
+		{"qwen3.5", "_tp8_", 1, "qwen35_vllm_tp8_isl1024_osl128_conc4.json: median TTFT 4.57 s at C=4, 1024 input tokens, 9.0 x"},
+	} {
+		ents, err := os.ReadDir(filepath.Join(base, tc.dir, "results"))
+		require.NoError(t, err)
+		var runs []closedLoopRun
+		for _, e := range ents {
+			if strings.Contains(e.Name(), tc.layout) {
+				r, err := readClosedLoopRun(filepath.Join(base, tc.dir, "results", e.Name()))
+				require.NoError(t, err)
+				runs = append(runs, r)
+			}
+		}
+		require.NotEmpty(t, runs, tc.dir+tc.layout)
+		got := beyondCapacity(runs, tc.ranks)
+		if tc.want == "" {
+			assert.Empty(t, got, tc.dir+tc.layout)
+		} else {
+			assert.Contains(t, got, tc.want, tc.dir+tc.layout)
+		}
+	}
+}
+
+func TestReadClosedLoopRunBad(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r.json")
+	require.NoError(t, os.WriteFile(p, []byte(`{"max_concurrency": 4, "completed": 40, "total_input_tokens": 40960, "duration": 0, "median_ttft": 0.5}`), 0o644))
+	_, err := readClosedLoopRun(p)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "duration")
+	require.NoError(t, os.WriteFile(p, []byte(`{"max_concurrency": 4, "completed": 40, "total_input_tokens": 40960, "duration": 24, "median_ttft": 0.5}`), 0o644))
+	r, err := readClosedLoopRun(p)
+	require.NoError(t, err)
+	assert.Equal(t, closedLoopRun{file: "r.json", conc: 4, inputLen: 1024, inputRate: 40960.0 / 24, ttft: 0.5}, r)
+}
+
+// TestSameClient: one model's deployment that fails the capacity rule
+// takes its siblings (the same client sweep) with it; a model with none
+// failing keeps all.
+func TestSameClient(t *testing.T) {
+	ents := []entry{{Name: "m/dep8"}, {Name: "m/tep8", Exclude: "TTFT beyond"}}
+	sameClient(ents)
+	assert.Contains(t, ents[0].Exclude, "same client sweep and cluster as m/tep8")
+	assert.Equal(t, "TTFT beyond", ents[1].Exclude)
+	ok := []entry{{Name: "g/tp8"}}
+	sameClient(ok)
+	assert.Empty(t, ok[0].Exclude)
+}

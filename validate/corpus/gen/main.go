@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -59,6 +60,7 @@ type entry struct {
 	Engine     string
 	Checkpoint string
 	Baseline   string // a peer's own error on the same work (summary.txt)
+	Exclude    string // a corpus rule's finding: the rows do not represent the engine
 }
 
 func (g *gen) run() error {
@@ -749,6 +751,27 @@ func (g *gen) aiconfigurator() error {
 // inferenceX copies the token-position result files verbatim, one entry
 // per model and layout (the layout is in the file name: tp8, tep8 = TP8
 // with expert parallelism, dep8 = attention DP8 with EP8).
+//
+// The client (SemiAnalysisAI/InferenceX @ 843c625,
+// experimental/token_position_decode_slo/<model>/): bmk_*_sbatch.sh runs
+// benchmark_serving_random.py with --random-input-len L
+// --random-output-len 128 --num-warmups 2C --num-prompts 10C
+// --max-concurrency C --request-rate inf --ignore-eos, never --profile
+// (bmk_minimax_sbatch.sh:55-56,73-83; only profile_serving.sh passes it,
+// writing results/profile_*.json, none of which is here). The client
+// posts text prompts to /v1/completions (benchmark_serving_random.py:507),
+// so no chat template and no reasoning or tool parser applies (vLLM's
+// serving_completion.py has none); fixed lengths, no range ratio
+// (:144-146), no prefix (--random-prefix-len 0), distinct prompts of
+// consecutive token ids from a random offset (:147-156); the warm-ups
+// repeat the first prompt (:311, :329-339); TTFT is the first streamed
+// chunk with choices (:84-88), TPOT (latency - TTFT) / (output - 1),
+// medians (:237-288). The servers' torch profiler (MiniMax
+// --profiler-config, GLM-5 VLLM_TORCH_PROFILER_DIR, Qwen3.5 none) runs
+// only between /start_profile and /stop_profile (vLLM
+// vllm/profiler/wrapper.py, WorkerProfiler.start), which the sweep never
+// calls: the runs were not profiled. What they show instead is the
+// capacity rule's finding (beyondCapacity).
 func (g *gen) inferenceX() error {
 	base := filepath.Join(g.serving, "inferencex_token_position")
 	models := []struct {
@@ -767,16 +790,23 @@ func (g *gen) inferenceX() error {
 			return err
 		}
 		byLayout := map[string][]string{}
+		runs := map[string][]closedLoopRun{}
 		for _, e := range ents {
 			sub := layoutRE.FindStringSubmatch(e.Name())
 			if sub == nil {
 				return fmt.Errorf("%s: no layout (tp8, tep8, dep8) in the file name", e.Name())
 			}
 			rel := "inferencex/" + m.dir + "/" + e.Name()
-			if err := g.copyFile(filepath.Join(base, m.dir, "results", e.Name()), rel); err != nil {
+			src := filepath.Join(base, m.dir, "results", e.Name())
+			if err := g.copyFile(src, rel); err != nil {
 				return err
 			}
 			byLayout[sub[1]] = append(byLayout[sub[1]], rel)
+			run, err := readClosedLoopRun(src)
+			if err != nil {
+				return err
+			}
+			runs[sub[1]] = append(runs[sub[1]], run)
 		}
 		cfg, err := g.modelConfig(m.id, m.ckpt)
 		if err != nil {
@@ -802,6 +832,11 @@ func (g *gen) inferenceX() error {
 			case "dep8":
 				st.tp, st.dp, st.ep, st.dpAttention = 1, 8, 8, true
 			}
+			ranks := 1
+			if st.dpAttention {
+				ranks = st.dp
+			}
+			e.Exclude = beyondCapacity(runs[l], ranks)
 			if cfg == "" {
 				e.Skip = "no model config for " + m.id + " among the shared model configs"
 			} else {
@@ -812,8 +847,119 @@ func (g *gen) inferenceX() error {
 			}
 			g.entries = append(g.entries, e)
 		}
+		sameClient(g.entries[len(g.entries)-len(layouts):])
 	}
 	return nil
+}
+
+// sameClient extends the capacity rule over one model's deployments: they
+// were measured by the same client sweep (bmk_*_sbatch.sh, the layout
+// named by PARALLEL_TAG) on the same cluster, so where one fails the rule
+// the delay outside the engine may be the client's or the network's, which
+// the others share; a deployment that passes only with its looser bound
+// (attention DP) cannot be cleared of it.
+func sameClient(ents []entry) {
+	failed := ""
+	for _, e := range ents {
+		if e.Exclude != "" {
+			failed = e.Name
+			break
+		}
+	}
+	if failed == "" {
+		return
+	}
+	for i := range ents {
+		if ents[i].Exclude == "" {
+			ents[i].Exclude = "measured by the same client sweep and cluster as " + failed + ", whose TTFT is beyond its server's own capacity " +
+				"(see that entry): the delay outside the engine may be the client's or the network's, which this deployment shares"
+		}
+	}
+}
+
+// closedLoopRun is what the capacity rule reads of one token-position
+// result file: a closed loop of conc requests of inputLen prompt tokens
+// each, the input rate the server sustained over the run (total input
+// tokens / duration, decode included) and the median TTFT.
+type closedLoopRun struct {
+	file      string
+	conc      int
+	inputLen  float64 // tokens per request
+	inputRate float64 // tok/s
+	ttft      float64 // median, s
+}
+
+// readClosedLoopRun reads the fields of the experiment's client's result
+// JSON (benchmark_serving_random.py: max_concurrency, completed,
+// total_input_tokens, duration, median_ttft in seconds).
+func readClosedLoopRun(path string) (closedLoopRun, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return closedLoopRun{}, err
+	}
+	var f struct {
+		Conc       int     `json:"max_concurrency"`
+		Completed  int     `json:"completed"`
+		Input      float64 `json:"total_input_tokens"`
+		Duration   float64 `json:"duration"`
+		MedianTTFT float64 `json:"median_ttft"`
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return closedLoopRun{}, fmt.Errorf("%s: %v", path, err)
+	}
+	if f.Conc <= 0 || f.Completed <= 0 || f.Input <= 0 || f.Duration <= 0 || f.MedianTTFT <= 0 {
+		return closedLoopRun{}, fmt.Errorf("%s: want max_concurrency, completed, total_input_tokens, duration and median_ttft > 0", path)
+	}
+	return closedLoopRun{file: filepath.Base(path), conc: f.Conc, inputLen: f.Input / float64(f.Completed),
+		inputRate: f.Input / f.Duration, ttft: f.MedianTTFT}, nil
+}
+
+// capacityMargin is the capacity rule's margin: a low-load run prefills
+// its few prompts in smaller steps than the saturated run that measured
+// the rate (4 prompts of 1k tokens fill half of one 8192-token step
+// where the saturated runs filled every step's budget), so it may take
+// longer per token; a median TTFT beyond twice the bound is not that.
+const capacityMargin = 2.0
+
+// beyondCapacity is the capacity rule of the InferenceX token-position
+// entries: it returns why the deployment's rows do not represent the
+// engine, or "" to score them. In a closed loop of C requests of L
+// prompt tokens at most C prompts are in the server at once, so a
+// request's first token waits for at most C x L tokens of prefill (its
+// own included) and the decode steps between. The deployment's own runs
+// bound how long that takes: a run's total input tokens over its
+// duration is a prefill rate the engine sustained while also decoding,
+// and a token's prefill costs no less at a longer context, so the
+// highest rate of the runs at length L or longer, X, gives
+// bound = C x L / X (with attention DP over d ranks a request prefills
+// on one rank at X / d: bound = C x L x d / X). A run whose median TTFT
+// exceeds capacityMargin x bound had its requests wait outside the
+// engine (the client, the network or the API server), a delay of
+// unknown size that the other runs of the server carry as well: the
+// whole deployment is excluded, and the worst run is named.
+func beyondCapacity(runs []closedLoopRun, dpRanks int) string {
+	worst, ratio := -1, 0.0
+	var worstBound, worstRate float64
+	for i, r := range runs {
+		x := 0.0
+		for _, o := range runs {
+			if o.inputLen >= r.inputLen {
+				x = math.Max(x, o.inputRate)
+			}
+		}
+		bound := float64(r.conc) * r.inputLen * float64(max(dpRanks, 1)) / x
+		if q := r.ttft / bound; q > capacityMargin && q > ratio {
+			worst, ratio, worstBound, worstRate = i, q, bound, x
+		}
+	}
+	if worst < 0 {
+		return ""
+	}
+	r := runs[worst]
+	return fmt.Sprintf("TTFT beyond the server's own capacity (%s: median TTFT %.2f s at C=%d, %.0f input tokens, "+
+		"%.1f x the %.2f s this deployment needs to prefill all C prompts at the input rate its own runs sustained at that length or longer, %.0f tok/s): "+
+		"the requests waited outside the engine (client, network or API server), a delay of unknown size in every run of this server",
+		r.file, r.ttft, r.conc, r.inputLen, ratio, worstBound, worstRate)
 }
 
 // llmServingSim copies each example's request log, engine arguments and
@@ -952,7 +1098,7 @@ mapping = "one row = one deployment at one concurrency: closed loop, C = batch_s
 name = "inferencex"
 origin = "SemiAnalysisAI/InferenceX @ 843c625, experimental/token_position_decode_slo/*/results"
 license = "Apache-2.0"
-mapping = "one file = one vllm bench serve run (latencies in seconds): closed loop at max_concurrency, num_prompts requests, fixed lengths; median and p99 TTFT, TPOT, E2E"
+mapping = "one file = one run of the experiment's own client (benchmark_serving_random.py, a minimal fork of vLLM's benchmark_serving; latencies in seconds): streaming /v1/completions with text prompts (no chat template), closed loop at max_concurrency after 2 x C warm-up requests of the first prompt, num_prompts = 10 x C requests, fixed lengths (no range ratio, no prefix), ignore_eos, no --profile; median and p99 TTFT, TPOT, E2E. An entry with exclude fails the capacity rule (gen: beyondCapacity)"
 
 [[source]]
 name = "llmservingsim"
@@ -968,6 +1114,9 @@ mapping = "one log = 300 ShareGPT requests at ~10 req/s, replayed request by req
 		}
 		if e.Skip != "" {
 			fmt.Fprintf(&b, "skip = %q\n", e.Skip)
+		}
+		if e.Exclude != "" {
+			fmt.Fprintf(&b, "exclude = %q\n", e.Exclude)
 		}
 		q := make([]string, len(e.Results))
 		for i, r := range e.Results {

@@ -187,6 +187,11 @@ func openCorpus(arg string) (*scenarios.Manifest, error) {
 	return m, nil
 }
 
+// excludePrefix heads the skip reason of the rows of a manifest entry
+// with `exclude` (a corpus rule's finding that the measured rows do not
+// represent the engine), as validate's own exclusion rules head theirs.
+const excludePrefix = "unreliable: "
+
 // corpusJob is one record of one entry to simulate.
 type corpusJob struct {
 	entry int
@@ -245,6 +250,10 @@ func scoreCorpus(in corpusInput) (*view.CorpusResult, error) {
 	}
 	ents := make([]loaded, len(m.Entries))
 	for i, e := range m.Entries {
+		if e.Exclude != "" { // unreliable data first, whatever moecast can do
+			ents[i].skip = excludePrefix + e.Exclude
+			continue
+		}
 		if e.Skip != "" {
 			ents[i].skip = "cannot express: " + e.Skip
 			continue

@@ -185,6 +185,38 @@ func TestValidateCorpusBad(t *testing.T) {
 	}
 }
 
+// TestValidateCorpusExclude: the rows of an entry whose manifest says
+// exclude are counted, not scored, under the entry's reason, although its
+// scenario loads.
+func TestValidateCorpusExclude(t *testing.T) {
+	dir := testCorpus(t)
+	manifest, err := os.ReadFile(filepath.Join(dir, "manifest.toml"))
+	require.NoError(t, err)
+	withExcl := string(manifest) + `
+[[entry]]
+name = "excluded"
+scenario = "ok.toml"
+exclude = "TTFT beyond the server's own capacity"
+results = ["runs.jsonl"]
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "manifest.toml"), []byte(withExcl), 0o644))
+	code, stdout, stderr := runCLI(t, "validate", "corpus", dir, "--format", "json")
+	require.Equal(t, ExitOK, code, stderr)
+	var got view.CorpusJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+	assert.Equal(t, 10, got.Total, "the 8 rows of testCorpus and the 2 excluded")
+	assert.Equal(t, 3, got.Scored, "as without the excluded entry")
+	reasons := map[string]int{}
+	for _, s := range got.Skipped {
+		reasons[s.Reason] = s.Count
+	}
+	assert.Equal(t, 2, reasons["unreliable: TTFT beyond the server's own capacity"])
+	for _, r := range got.Rows[8:] {
+		assert.Equal(t, "excluded", r.Entry)
+		assert.Nil(t, r.TTFTErrorPct)
+	}
+}
+
 // TestValidateCorpusBaselineAlwaysScored: a row with a peer's own error
 // beside it (LLMServingSim's summary.txt) is scored whatever the
 // subsample, and does not count in it.
