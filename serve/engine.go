@@ -231,6 +231,14 @@ func vllmValidate(c *Config) error {
 // applies: the one set, or, when max_num_partial_prefills > 1 and it is
 // 0, int(max_model_len x 0.04) (SchedulerConfig.__post_init__,
 // `vllm/config/scheduler.py` @ 01230b4). 0 = no cap.
+func vllmLongPrefill(c *Config) int {
+	t := c.LongPrefillTokenThreshold
+	if t == 0 && c.MaxNumPartialPrefills > 1 {
+		t = int(float64(c.MaxModelLen) * 0.04)
+	}
+	return t
+}
+
 // ownBlocks reports whether c's prefix cache recovers a preempted
 // request's own blocks (Config.RecoverPreempted, vLLM with prefix caching
 // on).
@@ -241,14 +249,6 @@ func (c *Config) ownBlocks() bool {
 // fullISL reports whether c's instances admit by the whole sequence
 // (Config.ReserveFullISL, a vLLM setting).
 func (c *Config) fullISL() bool { return c.ReserveFullISL && c.Engine == VLLM }
-
-func vllmLongPrefill(c *Config) int {
-	t := c.LongPrefillTokenThreshold
-	if t == 0 && c.MaxNumPartialPrefills > 1 {
-		t = int(float64(c.MaxModelLen) * 0.04)
-	}
-	return t
-}
 
 // vllmBlockSize: MLA models take the block size vLLM's MLA backend forces
 // on the architecture (kernels.ArchFacts.MLABlockSize: 64 for FlashMLA on
