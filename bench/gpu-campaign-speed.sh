@@ -10,6 +10,7 @@
 #   which DIR/TAG/calibop runs. LIMIT: seconds the campaign may take (420).
 #   Writes OUTDIR/TAG.toml, TAG.txt (stdout: per-op times and the report),
 #   TAG-progress.txt (the progress lines, each stamped), times.txt.
+#   QUICK=1 runs `-quick` (as `moecast calib gpu --quick`).
 set -uo pipefail
 dir=${1:?usage: bench/gpu-campaign-speed.sh DIR OUTDIR [TAG]}
 out=${2:?usage: bench/gpu-campaign-speed.sh DIR OUTDIR [TAG]}
@@ -22,7 +23,9 @@ bin=$dir/calibop
 chmod +x "$bin"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee -a "$out/times.txt"
 s=$(date +%s.%N)
-timeout ${LIMIT:-420} "$bin" -ops all -out "$out/$tag.toml" >"$out/$tag.txt" \
+q=
+[ "${QUICK:-0}" = 1 ] && q=-quick
+timeout ${LIMIT:-420} "$bin" $q -ops all -out "$out/$tag.toml" >"$out/$tag.txt" \
 	2> >(while IFS= read -r l; do echo "$(date +%s.%N) $l"; done >"$out/$tag-progress.txt")
 rc=$?
 e=$(date +%s.%N)

@@ -12,7 +12,9 @@
 # MANIFEST, to copy into kernels/gpu/build), check.log, moecast.jsonl and
 # torch.jsonl. Environment: MS (default 64,128,256,512,1024,2048), SMS
 # (targets, default "80 90 120"), TORCH_MS (default 256,512,1024,2048),
-# TORCH=0 (no torch rows), PTX=0 (no JIT check), MOE=0 (no MoE rows). With
+# TORCH=0 (no torch rows), PTX=0 (no JIT check), MOE=0 (no MoE rows),
+# VARIANTS (the benchmark's MOECAST_GPU_BENCH_VARIANTS, default big; wg: the
+# wgmma tiles of 256 and 128 columns, stream-K and whole tiles). With
 # bench/bin/calibop there (CGO_ENABLED=0 go build ./bench/calibop), also
 # reruns `calib gpu --ops moe` on the new sm_90 cubin (OUTDIR/moe.toml, op.txt).
 set -uo pipefail
@@ -34,7 +36,7 @@ grep -iE "nvcc|w4a16_mt8|w4a16_mt4_n256|spill|wgmma|warning|error" "$out/build.l
 cubin=$build/w4a16.sm_90.cubin
 {
 	echo "== correctness, cubin sm_90"
-	MOECAST_W4A16_MODULE=$cubin timeout 240 "$here/bench/bin/gpu.test" -test.v -test.run 'GEMMOnDevice|MoEOnDevice' 2>&1
+	MOECAST_W4A16_MODULE=$cubin timeout ${CHECK_TIMEOUT:-240} "$here/bench/bin/gpu.test" -test.v -test.run 'GEMMOnDevice|MoEOnDevice' 2>&1
 	if [ "${PTX:-1}" != 0 ]; then
 		echo "== correctness, compute_80 PTX through the driver's JIT (GEMM only)"
 		MOECAST_W4A16_MODULE=$build/w4a16.compute_80.ptx timeout 120 "$here/bench/bin/gpu.test" -test.run 'GEMMOnDevice' -test.v 2>&1
@@ -42,10 +44,11 @@ cubin=$build/w4a16.sm_90.cubin
 } >"$out/correct.log" 2>&1
 grep -E "FAIL|^(ok|---|PASS)|cases, worst|panic|rror:" "$out/correct.log" | head -40
 grep -E "mt8.*rel error [0-9.e-]+$" "$out/correct.log" | awk '{n++; if ($NF > w) w = $NF} END {printf "large-batch tile (mt8) cases: %d, worst rel error %s\n", n, w}'
-grep -E "(Mode:5|_wg_).*rel error [0-9.e-]+$" "$out/correct.log" | awk '{n++; if ($NF > w) w = $NF} END {printf "wgmma tile (mode 5) cases: %d, worst rel error %s\n", n, w}'
+grep -E "(Mode:5|_wg).*rel error [0-9.e-]+$" "$out/correct.log" | awk '{n++; if ($NF > w) w = $NF} END {printf "wgmma tiles (mode 5) cases: %d, worst rel error %s\n", n, w}'
+grep -E "(Mode:5 [^}]*BN:128|_w4_wg).*rel error [0-9.e-]+$" "$out/correct.log" | awk '{n++; if ($NF > w) w = $NF} END {printf "128-column wgmma tile cases: %d, worst rel error %s\n", n, w}'
 MOECAST_GPU_BENCH=$out/moecast.jsonl MOECAST_W4A16_MODULE=$cubin MOECAST_GPU_BENCH_M=$ms \
-	MOECAST_GPU_BENCH_MOE=${MOE:-1} MOECAST_GPU_BENCH_VARIANTS=big \
-	timeout 300 "$here/bench/bin/gpu.test" -test.v -test.run 'BenchOnDevice' >"$out/bench.log" 2>&1
+	MOECAST_GPU_BENCH_MOE=${MOE:-1} MOECAST_GPU_BENCH_VARIANTS=${VARIANTS:-big} \
+	timeout ${BENCH_TIMEOUT:-300} "$here/bench/bin/gpu.test" -test.v -test.run 'BenchOnDevice' >"$out/bench.log" 2>&1
 grep -E "us graph|FAIL|panic" "$out/bench.log" | sed 's/^ *device_test.go:[0-9]*: //' | head -150
 if [ "${TORCH:-1}" != 0 ]; then
 	INT4=0 PYTHONUNBUFFERED=1 timeout ${TORCH_TIMEOUT:-200} python3 "$here/bench/gpu_w4a16_torch.py" "${TORCH_MS:-256,512,1024,2048}" >"$out/torch.jsonl" 2>>"$out/check.log"

@@ -1,6 +1,11 @@
 package gpu
 
-import "testing"
+import (
+	"slices"
+	"testing"
+
+	"github.com/moecast/moecast/internal/cuda"
+)
 
 // TestBigDense pins the large-batch tile's default rule to the H200 runs it
 // came from (bench/gpu-w4a16-runs/run9: which tile was faster, 132 SMs).
@@ -46,14 +51,99 @@ func TestBigVariants(t *testing.T) {
 		{bigMT, 4, 4, 0, false, 256}:         "w4a16_mt8_n256",
 		{bigMT, 3, 4, 0, false, 256}:         "w4a16_mt8_s3_n256",
 		{bigMT, 4, 4, modeWGMMA, false, 256}: "w4a16_mt8_wg_n256",
+		{bigMT, 4, 4, modeWGMMA, false, 128}: "w4a16_mt8_w4_wg",
+		{bigMT, 5, 4, modeWGMMA, false, 128}: "w4a16_mt8_s5_w4_wg",
 	}
 	for v, want := range names {
 		if v.Name() != want {
 			t.Errorf("%+v: name %s, want %s", v, v.Name(), want)
 		}
-		// Hopper allows 227 KiB of dynamic shared memory a block.
-		if v.Smem() > 227<<10 || v.Smem() < 16*bigMT*(256+8)*4 {
-			t.Errorf("%s: %d B of shared memory: want the fp32 tile's %d..227 KiB", want, v.Smem(), 16*bigMT*(256+8)*4)
+		if !slices.Contains(Variants, v) {
+			t.Errorf("%s is not among the Variants", want)
+		}
+		// Hopper allows 227 KiB of dynamic shared memory a block; the
+		// wgmma tile's stages of (BN/2 + BN/8 + 256) x 128 B start at a 1 KiB
+		// boundary (the kernel aligns them: 1 KiB more).
+		tile := 16 * bigMT * (v.BN + 8) * 4
+		if v.Smem() > 227<<10 || v.Smem() < tile {
+			t.Errorf("%s: %d B of shared memory: want the fp32 tile's %d..227 KiB", want, v.Smem(), tile)
+		}
+		if stage := (tileK*v.BN/2 + v.BN/64*512 + 16*bigMT*tileK*2); v.Mode == modeWGMMA && v.Smem() != max(v.Stages*stage, tile)+1024 {
+			t.Errorf("%s: %d B of shared memory, want %d stages of %d B and 1 KiB", want, v.Smem(), v.Stages, stage)
+		}
+	}
+}
+
+// TestWGTiles pins the wgmma tile's default plan to the H200 run it came
+// from (bench/gpu-w4a16-runs/run12, 132 SMs, one block each): in each case
+// the fastest there of whole 256-column tiles, whole 128-column tiles and
+// 256-column stream-K (the comments: the times of run12).
+func TestWGTiles(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		M, N, K   int
+		bn        int
+		wantWhole bool
+	}{
+		{"expert gate_up M=512", 512, 4096, 7168, 128, true},   // 58.0 us; 256 stream-K 66.9, whole 88.1
+		{"expert gate_up M=1024", 1024, 4096, 7168, 256, true}, // 92.7; stream-K 127.2
+		{"expert gate_up M=2048", 2048, 4096, 7168, 256, true}, // 192.9; stream-K 225.8
+		{"expert down M=512", 512, 7168, 2048, 256, true},      // 30.2; stream-K 56.1
+		{"expert down M=2048", 2048, 7168, 2048, 256, true},    // 115.9; stream-K 133.6
+		{"o_proj M=512", 512, 7168, 8192, 256, true},           // 104.2; stream-K 128.9
+		{"dense up M=512", 512, 18432, 7168, 256, false},       // 261.3; whole 281.7
+		{"dense up M=2048", 2048, 18432, 7168, 256, true},      // 920.0; stream-K 936.1
+		{"tp8 gate_up M=2048", 2048, 512, 7168, 256, false},    // 45.6; whole 88.3, 128 whole 53.2
+		{"tp8 down M=2048", 2048, 7168, 256, 256, true},        // 29.5; stream-K 47.5
+	} {
+		bn, whole := wgTiles((c.M+127)/128, c.N, c.K/tileK, 132)
+		if bn != c.bn || whole != c.wantWhole {
+			t.Errorf("%s: %d columns, whole %v; want %d, %v", c.name, bn, whole, c.bn, c.wantWhole)
+		}
+	}
+	// A default plan of whole tiles cuts none: no workspace.
+	m := &Module{SMs: 132, PerSM: map[Variant]int{}, fn: map[Variant]cuda.Function{}}
+	for _, v := range Variants {
+		var f cuda.Function
+		m.fn[v], m.PerSM[v] = f, 1
+	}
+	p, err := m.PlanGEMM(512, 7168, 2048, 32, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.MT != bigMT || p.Mode != modeWGMMA || p.BN != 256 || p.Units != 16 || p.MaxParts != 1 || p.Blocks != 112 || p.WorkspaceBytes() != 0 {
+		t.Errorf("expert down M=512: %+v, want 112 blocks of one whole 128 x 256 tile", p)
+	}
+	p, err = m.PlanGEMM(512, 4096, 7168, 32, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.BN != 128 || p.Units != 56 || p.MaxParts != 1 || p.Blocks != 128 {
+		t.Errorf("expert gate_up M=512: %+v, want 128 blocks of one whole 128 x 128 tile", p)
+	}
+	// Explicit options keep stream-K.
+	p, err = m.PlanGEMM(512, 7168, 2048, 32, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.MaxParts < 2 {
+		t.Errorf("explicit wgmma options: %+v, want stream-K's cut tiles", p)
+	}
+}
+
+// TestWGDefaultShapes pins the plans TestWGDefaultOnDevice checks on the
+// device: one of each kind on 132 SMs.
+func TestWGDefaultShapes(t *testing.T) {
+	for _, c := range []struct {
+		M, N, K int
+		bn      int
+		whole   bool
+	}{{260, 5632, 256, 128, true}, {260, 7168, 1024, 256, true}, {300, 1024, 11264, 256, false}} {
+		if !bigDense(c.M, c.N, c.K, 132) {
+			t.Errorf("%d x %d x %d: not the large-batch tile", c.M, c.N, c.K)
+		}
+		if bn, whole := wgTiles((c.M+127)/128, c.N, c.K/tileK, 132); bn != c.bn || whole != c.whole {
+			t.Errorf("%d x %d x %d: %d columns, whole %v; want %d, %v", c.M, c.N, c.K, bn, whole, c.bn, c.whole)
 		}
 	}
 }

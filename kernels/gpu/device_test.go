@@ -91,6 +91,38 @@ func runOnce(t *testing.T, m *Module, s cuda.Stream, p Plan, a []BF16, w *Weight
 	return out
 }
 
+// TestWGDefaultOnDevice checks the default plans of the wgmma tile at
+// large M (wgTiles: whole tiles of 128 or 256 columns, or stream-K) against
+// the float64 reference on shapes where each is chosen on a 132-SM H200.
+func TestWGDefaultOnDevice(t *testing.T) {
+	m, s := onDevice(t)
+	if m.bigMode() != modeWGMMA {
+		t.Skip("no wgmma tile in this image")
+	}
+	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 13))
+	worst, cases := 0.0, 0
+	defer func() { t.Logf("wgmma default plans: %d cases, worst rel error %.3g", cases, worst) }()
+	for _, sh := range []struct{ M, N, K int }{{260, 5632, 256}, {260, 7168, 1024}, {300, 1024, 11264}} {
+		pq, err := randomPackQuantized(rng, sh.N, sh.K, 32)
+		require.NoError(t, err)
+		w, err := Repack(pq)
+		require.NoError(t, err)
+		a := randomBF16(rng, sh.M*sh.K)
+		ref := referenceGEMM(a, sh.M, pq, nil)
+		p, err := m.PlanGEMM(sh.M, sh.N, sh.K, 32, Options{})
+		require.NoError(t, err)
+		name := fmt.Sprintf("M%d_N%d_K%d (plan %s units %d parts %d blocks %d)", sh.M, sh.N, sh.K, p.Variant().Name(), p.Units, p.MaxParts, p.Blocks)
+		got := runOnce(t, m, s, p, a, w, nil, nil, sh.M)
+		e, err := relError(got, ref)
+		if err != nil || e >= 1e-2 {
+			t.Errorf("%s: rel error %.3g: %v", name, e, err)
+			continue
+		}
+		worst, cases = max(worst, e), cases+1
+		t.Logf("%s: rel error %.3g", name, e)
+	}
+}
+
 func TestGEMMOnDevice(t *testing.T) {
 	m, s := onDevice(t)
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 11)) // fresh inputs each run
@@ -117,7 +149,10 @@ func TestGEMMOnDevice(t *testing.T) {
 				{BN: 256, WN: 4, MT: 4}, {BN: 256, WN: 4, MT: 4, Stages: 3}, {BN: 256, WN: 4, MT: 4, Units: 3},
 				{Mode: modeSwap}, {Mode: modeSwap, WN: 4}, {Mode: modeSwap, Units: 3},
 				{MT: bigMT, BN: 256, WN: 4}, {MT: bigMT, BN: 256, WN: 4, Stages: 3}, {MT: bigMT, BN: 256, WN: 4, Units: 3},
-				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}, {MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Units: 3}} {
+				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}, {MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Units: 3},
+				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Units: 3},
+				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5, Units: 2},
+				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1}} {
 				if o.Splits > sh.K/tileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == modeSwap && sh.M > 8) ||
 					(o.Mode == modeWGMMA && m.bigMode() != modeWGMMA) {
 					continue
@@ -184,14 +219,18 @@ func TestMoEOnDevice(t *testing.T) {
 						o     Options
 					}{{16, Options{}}, {64, Options{}}, {16, Options{WN: 2}}, {64, Options{WN: 2}}, {16, Options{WN: 4}}, {64, Options{WN: 4}}, {16, Options{WP: true}},
 						{32, Options{WP: true}}, {64, Options{BN: 256, WN: 4}}, {128, Options{MT: bigMT, BN: 256, WN: 4}},
-						{128, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}}} {
+						{128, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}}, {128, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}},
+						{128, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5}}, {128, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1}},
+						{128, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1}}} {
 						block, o := v.block, v.o
 						if o.Mode == modeWGMMA && m.bigMode() != modeWGMMA {
 							continue
 						}
 						al, err := Align(r, block)
 						require.NoError(t, err)
-						o.Units = 1 + block/32 // runs of 1 or 3 of 4: cut tiles
+						if o.Splits == 0 {
+							o.Units = 1 + block/32 // runs of 1 or 3 of 4: cut tiles
+						}
 						p, err := m.PlanMoE(al, N, K, g, aDiv, o)
 						require.NoError(t, err)
 						name := fmt.Sprintf("g%d/T%d/law%.1f/down%v/block%d/%s (units %d parts %d)", g, tokens, law, down, block, p.Variant().Name(), p.Units, p.MaxParts)
@@ -287,10 +326,15 @@ func TestBenchOnDevice(t *testing.T) {
 						opts = append(opts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA})
 					}
 				}
+			case variants == "wg": // the wgmma tiles: 256 and 128 columns, stream-K or whole tiles
+				opts = opts[:1]
+				if M >= 64 && m.bigMode() == modeWGMMA {
+					opts = append(opts, wgOptions(sh.N)...)
+				}
 			case M > 32 && sh.N%256 == 0:
 				opts = append(opts, Options{BN: 256, WN: 4, MT: 4}, Options{BN: 256, WN: 4, MT: 4, Stages: 3})
 			}
-			if variants != "big" && len(opts) > 1 {
+			if variants != "big" && variants != "wg" && len(opts) > 1 {
 				if M <= 32 {
 					opts = append(opts, Options{Stages: 6}, Options{WP: true, MT: chooseMT(M)})
 				}
@@ -330,6 +374,15 @@ func TestBenchOnDevice(t *testing.T) {
 				if m.bigMode() == modeWGMMA {
 					mopts = append(mopts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA})
 				}
+			case "wg":
+				if tokens < 512 {
+					continue
+				}
+				mopts = []Options{{}}
+				if m.bigMode() == modeWGMMA {
+					mopts = append(mopts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1},
+						Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1})
+				}
 			}
 			for _, o := range mopts {
 				c.Tokens, c.Opt = tokens, o
@@ -345,6 +398,19 @@ func TestBenchOnDevice(t *testing.T) {
 			}
 		}
 	}
+}
+
+// wgOptions are the wgmma tiles the "wg" benchmark times on a matrix of n
+// columns: 256 columns (where n allows) and 128 (4 and 5 stages), each as
+// the default stream-K plan and as whole tiles (Splits 1: no tile cut, no
+// partial sums).
+func wgOptions(n int) []Options {
+	var o []Options
+	if n%256 == 0 {
+		o = append(o, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1})
+	}
+	return append(o, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1},
+		Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5}, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5, Splits: 1})
 }
 
 func logBench(t *testing.T, r BenchResult) {

@@ -97,6 +97,7 @@ var Variants = []Variant{
 	{1, 4, 2, ModeFP4, false, 128}, {1, 4, 4, ModeFP4, false, 128}, {2, 4, 2, ModeFP4, false, 128},
 	{4, 4, 2, ModeFP4, false, 128}, {4, 4, 4, ModeFP4, false, 128}, {4, 4, 4, ModeFP4, false, 256},
 	{8, 4, 4, 0, false, 256}, {8, 3, 4, 0, false, 256}, {8, 4, 4, modeWGMMA, false, 256},
+	{8, 4, 4, modeWGMMA, false, 128}, {8, 5, 4, modeWGMMA, false, 128},
 }
 
 // bigMT is the MT of the large-batch tile (w4a16.cu's w4a16_big_segment):
@@ -479,11 +480,16 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 		p.Stages = 4
 	}
 	p.WN, p.Mode, p.WP, p.BN = o.WN, o.Mode, o.WP, o.BN
+	whole := false // the wgmma tile's default plan: whole tiles (one run a tile) rather than stream-K
 	if p.WN == 0 && p.BN == 0 && !p.WP && (p.Mode == 0 || p.Mode == ModeFP4) && o.Stages == 0 {
 		fp4 := p.Mode == ModeFP4
 		p.WN, p.BN, p.Mode = defaultLayout(p, m.SMs)
 		if p.MT == bigMT {
 			p.Mode = m.bigMode()
+			if p.Mode == modeWGMMA && !fp4 && o.Units == 0 && o.Splits == 0 {
+				perSM := max(1, m.PerSM[Variant{bigMT, 4, 4, modeWGMMA, false, 256}])
+				p.BN, whole = wgTiles(p.MBlocks, p.N, p.K/tileK, max(1, m.SMs)*perSM)
+			}
 		}
 		if fp4 { // the MXFP4 kernels have no swapped-operand form
 			p.Mode = ModeFP4
@@ -514,6 +520,8 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	tiles := int64(p.MBlocks) * int64(p.NBlocks)
 	work := tiles * int64(kiters)
 	switch {
+	case whole:
+		p.Units = kiters
 	case o.Units > 0:
 		p.Units = o.Units
 	case o.Splits > 0:
@@ -547,6 +555,52 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	}
 	p.Smem = v.Smem()
 	return p, nil
+}
+
+// The wgmma tile's default plan (wgTiles), in units of one k iteration of
+// a 128 x 256 tile, from the H200 run bench/gpu-w4a16-runs/run12 (dense
+// Kimi shapes, M = 512-2048, whole tiles against stream-K, 256 and 128
+// columns): a block's run of whole tiles costs wgSegment iterations more
+// per tile (pipeline fill, epilogue); a stream-K run costs wgCut more per
+// tile it touches (the fp32 partial written and summed: 6-14, a mean of
+// 11 over the 13 stream-K plans); an iteration of the 128-column tile
+// costs wg128 of the 256-column one (0.58-0.64 over whole-tile plans).
+const (
+	wgSegment = 3.3
+	wgCut     = 11
+	wg128     = 0.62
+)
+
+// wgTiles picks the tile width (256 or 128 columns) and whether the default
+// plan of the wgmma tile runs whole tiles, one block a tile (no partial
+// sums), rather than stream-K's equal runs that cut tiles, for mblocks row
+// blocks of n columns and kiters k iterations on slots resident blocks: the
+// cheapest of whole 256-column tiles, whole 128-column tiles and 256-column
+// stream-K by the costs above. Stream-K kept the GPU busy where 256-column
+// tiles filled less than a wave, but its cut tiles cost more than the idle
+// SMs of whole tiles elsewhere (run12: the expert down 7168 x 2048 at M =
+// 512 in 30 us as 112 whole tiles, 56 us as stream-K).
+func wgTiles(mblocks, n, kiters, slots int) (bn int, whole bool) {
+	waves := func(tiles int) float64 { return float64((tiles + slots - 1) / slots) }
+	best, bn, whole := math.Inf(1), 256, false
+	if n%256 == 0 {
+		t := mblocks * n / 256
+		if c := waves(t) * (float64(kiters) + wgSegment); c < best {
+			best, whole = c, true
+		}
+		units := max((t*kiters+slots-1)/slots, min(kiters, minUnits))
+		segs := (units + kiters - 1) / kiters
+		if units%kiters != 0 {
+			segs++ // a run that starts inside a tile
+		}
+		if c := float64(units) + wgCut*float64(segs); c < best {
+			best, whole = c, false
+		}
+	}
+	if c := waves(mblocks*n/128) * (float64(kiters) + wgSegment) * wg128; c < best {
+		bn, whole = 128, true
+	}
+	return bn, whole
 }
 
 // PlanGEMM plans C[M,N] = A[M,K] x W.

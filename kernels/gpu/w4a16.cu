@@ -738,7 +738,7 @@ __device__ __forceinline__ void w4a16_big_segment(const __nv_bfloat16* __restric
 // (j = 0, 1; m64n128k16 over all 128 rows), slice 2(r%2) + j as its 16 rows.
 // Each weight is dequantised once per block (the mma.sync tile does it once
 // per warp along M).
-template <int STAGES>
+template <int STAGES, int BN>
 __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                                  const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                                  float* __restrict__ ws, int* __restrict__ counters,
@@ -748,7 +748,9 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
                                                  int parts, int units_per_block, long long t0) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(STAGES >= 3, "stages are loaded STAGES - 2 ahead");
-  constexpr int BM = 128, BN = 256;
+  static_assert(BN == 128 || BN == 256, "tiles of 128 or 256 columns");
+  constexpr int BM = 128;
+  constexpr int NJ = BN / 128;  // wgmmas a warpgroup issues per k16 step (64 columns each)
   constexpr int KS = BK / 16;
   constexpr int CH = BN / 64;
   constexpr int B_STAGE = BK * BN / 2;
@@ -838,16 +840,17 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
     a_ptr += BK;
   };
 
-  // This warp's weights: chunk wc, words 2*wh and 2*wh+1 of each lane's
-  // 16-byte fragment word (slices 2*wh and 2*wh+1); likewise its scales.
-  const int wc = 2 * wg + (wr >> 1);
-  const int wh = wr & 1;
-  const uint32_t b_rd0 = (wc * 8 * 32 + lane) * 16 + wh * 8;
-  const uint32_t s_rd0 = B_STAGE + (((wc << gs_shift) * 8) + (lane >> 2)) * 16 + wh * 8;
+  // This warp's weights: chunk wc, words sl0 .. sl0+NJ-1 of each lane's
+  // 16-byte fragment (slices sl0 + j); likewise its scales. 256 columns:
+  // chunk 2*wg + wr/2, slices 2*(wr%2) + j; 128: chunk wg, slice wr.
+  const int wc = NJ == 2 ? 2 * wg + (wr >> 1) : wg;
+  const int sl0 = NJ == 2 ? 2 * (wr & 1) : wr;
+  const uint32_t b_rd0 = (wc * 8 * 32 + lane) * 16 + sl0 * 4;
+  const uint32_t s_rd0 = B_STAGE + (((wc << gs_shift) * 8) + (lane >> 2)) * 16 + sl0 * 4;
 
-  float acc[2][64];
+  float acc[NJ][64];
 #pragma unroll
-  for (int j = 0; j < 2; ++j)
+  for (int j = 0; j < NJ; ++j)
 #pragma unroll
     for (int i = 0; i < 64; ++i) acc[j][i] = 0.f;
 
@@ -870,15 +873,20 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
     const unsigned char* st = smem + rd_slot * STAGE;
     const uint32_t a_addr = s_base + rd_slot * STAGE + B_STAGE + S_STAGE;
     rd_slot = rd_slot == STAGES - 1 ? 0 : rd_slot + 1;
-    uint32_t frag[2][2][4];  // [k16 step parity][wgmma j][A fragment]
+    uint32_t frag[2][NJ][4];  // [k16 step parity][wgmma j][A fragment]
 #pragma unroll
     for (int s = 0; s < KS; ++s) {
-      const uint2 b = *reinterpret_cast<const uint2*>(st + b_rd0 + s * 512);
-      const uint2 sc = *reinterpret_cast<const uint2*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
-      const uint32_t bw[2] = {b.x, b.y};
-      const uint32_t sw[2] = {sc.x, sc.y};
+      uint32_t bw[NJ], sw[NJ];
+      if constexpr (NJ == 2) {
+        const uint2 b = *reinterpret_cast<const uint2*>(st + b_rd0 + s * 512);
+        const uint2 sc = *reinterpret_cast<const uint2*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
+        bw[0] = b.x, bw[NJ - 1] = b.y, sw[0] = sc.x, sw[NJ - 1] = sc.y;
+      } else {
+        bw[0] = *reinterpret_cast<const uint32_t*>(st + b_rd0 + s * 512);
+        sw[0] = *reinterpret_cast<const uint32_t*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
+      }
 #pragma unroll
-      for (int j = 0; j < 2; ++j) {
+      for (int j = 0; j < NJ; ++j) {
         const __nv_bfloat162 s_lo = __low2bfloat162(as_bf162(sw[j]));
         const __nv_bfloat162 s_hi = __high2bfloat162(as_bf162(sw[j]));
         frag[s & 1][j][0] = dq(bw[j], s_lo);
@@ -888,31 +896,31 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
       }
       const uint64_t desc = smem_desc(a_addr + (s >> 2) * A_HALF + (s & 3) * 32);
       wgmma_fence();
-      wgmma_m64n128(acc[0], frag[s & 1][0], desc, 1);
-      wgmma_m64n128(acc[1], frag[s & 1][1], desc, 1);
+#pragma unroll
+      for (int j = 0; j < NJ; ++j) wgmma_m64n128(acc[j], frag[s & 1][j], desc, 1);
       wgmma_commit();
       wgmma_wait<1>();  // step s-1's products are done: its fragments may be overwritten
     }
   }
   wgmma_wait<0>();
 #pragma unroll
-  for (int j = 0; j < 2; ++j)
+  for (int j = 0; j < NJ; ++j)
 #pragma unroll
     for (int i = 0; i < 64; ++i) fence_f(acc[j][i]);
   cp_async_wait<0>();
   __syncthreads();
 
-  // acc[j][4i + e]: column 64*wc + 16*(2*wh + j) + lane/4 + 8*(e/2) of the
+  // acc[j][4i + e]: column 64*wc + 16*(sl0 + j) + lane/4 + 8*(e/2) of the
   // tile, row 8i + 2*(lane%4) + e%2.
   float* red = reinterpret_cast<float*>(smem);
 #pragma unroll
-  for (int j = 0; j < 2; ++j)
+  for (int j = 0; j < NJ; ++j)
 #pragma unroll
     for (int i = 0; i < 16; ++i)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int row = 8 * i + 2 * (lane & 3) + (e & 1);
-        const int col = 64 * wc + 16 * (2 * wh + j) + (lane >> 2) + 8 * (e >> 1);
+        const int col = 64 * wc + 16 * (sl0 + j) + (lane >> 2) + 8 * (e >> 1);
         red[row * RED_STRIDE + col] = acc[j][4 * i + e];
       }
   __syncthreads();
@@ -948,7 +956,7 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     const int first = static_cast<int>(t0 / units_per_block);
     const int lastb = static_cast<int>((t0 + kiters - 1) / units_per_block);
     if constexpr (MT == 8 && MODE == 5)
-      w4a16_wg_segment<STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
+      w4a16_wg_segment<STAGES, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
                                tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1, units_per_block, t0);
     else if constexpr (MT == 8)
       w4a16_big_segment<STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
@@ -1006,6 +1014,12 @@ W4A16_KERNEL(w4a16_mt8_s3_n256, 8, 3, 4, 0, false, 256, 1)
 // _wg: the same tile on Hopper's wgmma (w4a16_wg_segment); a trap in images
 // built for other targets (the host launches it only from the sm_90a cubin).
 W4A16_KERNEL(w4a16_mt8_wg_n256, 8, 4, 4, 5, false, 256, 1)
+// _w4_wg: the wgmma tile at 128 columns (one m64n128k16 a warpgroup and k16
+// step, each warp dequantising one 16-column slice): twice the tiles of
+// the 256-column form, for matrices whose 256-column tiles leave SMs idle
+// or cut every tile (the expert and TP8 shards); _s5: 5 stages (205 KiB).
+W4A16_KERNEL(w4a16_mt8_w4_wg, 8, 4, 4, 5, false, 128, 1)
+W4A16_KERNEL(w4a16_mt8_s5_w4_wg, 8, 5, 4, 5, false, 128, 1)
 W4A16_KERNEL(w4a16_mt1_sw, 1, 4, 2, 3, false, 128, 3)
 W4A16_KERNEL(w4a16_mt1_w4_sw, 1, 4, 4, 3, false, 128, 4)
 // MXFP4 (MODE 4): the same pipelines and layouts, e2m1 codes dequantised
