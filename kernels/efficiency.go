@@ -1,6 +1,9 @@
 package kernels
 
-import "github.com/moecast/moecast/internal/unit"
+import (
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
+)
 
 // Efficiency holds the per-op-class fractions of peak the roofline uses.
 // Mem* fields are fractions of the GPU's peak DRAM bandwidth, Compute*
@@ -39,6 +42,55 @@ type Efficiency struct {
 	// `vllm/v1/attention/ops/triton_decode_attention.py`).
 	// FLOPs reported are the real ones.
 	MLAHeadPad int
+	// QuantGEMM prices dense GEMMs that compute on quantized activations
+	// (fp8, int8, fp4: the engines' scaled-mm kernels, the activation
+	// quantization kernel included), by weight-scale family. The default
+	// is the bf16 GEMM's EffMem with StreamKernelLatency +
+	// SmallKernelLatency; sm_90, sm_100 and sm_103 carry values fitted on
+	// the perf database's GEMM rows (QuantGEMMSM90, QuantGEMMSM100,
+	// QuantGEMMSM103).
+	QuantGEMM QuantGEMMCosts
+}
+
+// QuantGEMMCost is the roofline of one family of quantized-activation
+// GEMMs: t = max(bytes/(BW*Mem), FLOPs/(peak*Compute)) + Fixed, Fixed
+// standing for both kernels (activation quantization and the GEMM).
+// Compute 0 means Efficiency.ComputeGEMM (the default: the measured
+// fractions, QuantGEMMComputeFor, are the mechanism quant-gemm-compute,
+// off by default; bench/RESULTS-quant-gemm.md says why).
+type QuantGEMMCost struct {
+	Mem     float64
+	Fixed   unit.Seconds
+	Compute float64
+}
+
+// QuantGEMMCosts holds a QuantGEMMCost per weight-scale family.
+type QuantGEMMCosts struct {
+	// FP8 is per-tensor (or per-channel) fp8 and int8: CUTLASS scaled_mm
+	// after a per-token dynamic activation quant.
+	FP8 QuantGEMMCost
+	// FP8Block is block-scaled fp8 (128x128 weight blocks, 1x128 activation
+	// groups; mxfp8): per-token-group quant, then DeepGEMM or CUTLASS
+	// blockwise kernels.
+	FP8Block QuantGEMMCost
+	// FP4 is NVFP4 (fp4 activations, fp8 scales per 16): the fp4 activation
+	// quant with swizzled scales, then a CUTLASS/CuteDSL fp4 GEMM.
+	FP4 QuantGEMMCost
+}
+
+// For is the cost family of a GEMM whose weights are stored in f; ok is
+// false when f computes in bf16 (bf16 weights, weight-only formats).
+func (q QuantGEMMCosts) For(f dtype.Format) (QuantGEMMCost, bool) {
+	switch {
+	case f.Compute == dtype.BF16:
+		return QuantGEMMCost{}, false
+	case f.Compute == dtype.FP4:
+		return q.FP4, true
+	case f.GroupSize > 0:
+		return q.FP8Block, true
+	default:
+		return q.FP8, true
+	}
 }
 
 // Named efficiency constants with their derivations.
@@ -146,6 +198,92 @@ const (
 	HostLaunchLatency unit.Seconds = 10 * unit.Microsecond
 )
 
+// Quantized-activation GEMM costs per architecture: t = fixed + bytes/(BW*eff)
+// fitted (least relative absolute deviation) on aiconfigurator's perf
+// database GEMM rows (ai-dynamo/aiconfigurator @ 095f58a,
+// systems/data/<gpu>/gemm/<engine>/<version>/gemm_perf.parquet: the engine's
+// own GEMM kernel timed one op at a time) at decode sizes, M <= 64, N and
+// K >= 1024, 4 MB to 1.2 GB moved; bench/quantgemm/fit.py reproduces every
+// figure and bench/RESULTS-quant-gemm.md states the rows and residuals. The
+// bf16 rows of the same files fit 3.6-4.0 us and 0.83-0.86, and reach
+// 0.70-0.74 of the bf16 peak at M, N, K >= 4096: the defaults
+// (StreamKernelLatency, EffMem, EffComputeGEMM) within their spread, so
+// they stand for bf16 and the difference below is the quantized kernels'
+// own.
+var (
+	// QuantGEMMSM90: H100 and H200, vLLM 0.24.0 and SGLang 0.5.14. fp8
+	// (CutlassFP8ScaledMMLinearKernel, sgl_kernel fp8_scaled_mm): 20,872
+	// rows, 6.1 us + 0.79 of BW, |residual| median 6%. Block fp8 (SGLang's
+	// DeepGEMM gemm_nt_f8f8bf16): 10,438 rows, 6.1 us + 0.84, median 6%;
+	// vLLM 0.24.0's block-fp8 rows (56 us and more at any size) are left
+	// out (RESULTS-quant-gemm.md). fp4: sm_90 has no fp4 MMA; the fp8
+	// figures stand.
+	QuantGEMMSM90 = QuantGEMMCosts{
+		FP8:      QuantGEMMCost{Mem: 0.79, Fixed: 6.1 * unit.Microsecond},
+		FP8Block: QuantGEMMCost{Mem: 0.84, Fixed: 6.1 * unit.Microsecond},
+		FP4:      QuantGEMMCost{Mem: 0.79, Fixed: 6.1 * unit.Microsecond},
+	}
+	// QuantGEMMSM100: B200 (and GB200), the memory side pooled over B200
+	// and B300 (sm_100, sm_103), vLLM 0.19.0 and 0.24.0, SGLang 0.5.14. fp8:
+	// 26,090 rows, 6.1 us + 0.70 of BW (B200 alone 0.70, B300 alone 0.71),
+	// median 12%. NVFP4 (FlashInferCuteDslNvFp4LinearKernel, sglang
+	// flashinfer cutedsl nvfp4): 24,020 rows, 6.4 us + 0.68 (B200 0.65, B300
+	// 0.74), median 14%. Block fp8 (vLLM 0.19.0 default, SGLang DeepGEMM):
+	// 12,103 rows, 14.8 us + 0.59, median 9%; vLLM 0.24.0's DeepGEMM rows
+	// (150-850 us, median 231) left out.
+	QuantGEMMSM100 = QuantGEMMCosts{
+		FP8:      QuantGEMMCost{Mem: 0.70, Fixed: 6.1 * unit.Microsecond},
+		FP8Block: QuantGEMMCost{Mem: 0.59, Fixed: 14.8 * unit.Microsecond},
+		FP4:      QuantGEMMCost{Mem: 0.68, Fixed: 6.4 * unit.Microsecond},
+	}
+	// QuantGEMMSM103: B300 (and GB300): QuantGEMMSM100's pooled figures.
+	QuantGEMMSM103 = QuantGEMMSM100
+)
+
+// QuantGEMMCompute is the fraction of the dense tensor-core peak the
+// engines' quantized GEMMs reach when compute-bound, per family: the median
+// of the perf database's rows at M, N, K >= 4096 (bench/quantgemm/fit.py;
+// the bf16 rows of the same files reach 0.70-0.74, EffComputeGEMM).
+type QuantGEMMCompute struct{ FP8, FP8Block, FP4 float64 }
+
+// Measured compute fractions (ai-dynamo/aiconfigurator @ 095f58a, the
+// files of QuantGEMMSM90 and QuantGEMMSM100, each GPU alone where they
+// differ).
+var (
+	// QuantGEMMComputeSM90: H100 and H200: fp8 0.55 (2,772 rows), block
+	// fp8 0.61 (1,386, SGLang); fp4 as fp8.
+	QuantGEMMComputeSM90 = QuantGEMMCompute{FP8: 0.55, FP8Block: 0.61, FP4: 0.55}
+	// QuantGEMMComputeSM100: B200: fp8 0.42 (2,079 rows), block fp8 0.53
+	// (1,180), nvfp4 0.45 (2,079).
+	QuantGEMMComputeSM100 = QuantGEMMCompute{FP8: 0.42, FP8Block: 0.53, FP4: 0.45}
+	// QuantGEMMComputeSM103: B300: fp8 0.55 (1,386 rows), block fp8 0.73
+	// (693, SGLang), nvfp4 0.32 (1,386: B300's fp4 peak is 14,000 TFLOP/s,
+	// the kernels reach about 4,450, as on B200).
+	QuantGEMMComputeSM103 = QuantGEMMCompute{FP8: 0.55, FP8Block: 0.73, FP4: 0.32}
+)
+
+// QuantGEMMComputeFor is the measured compute fractions of a's quantized
+// GEMMs; ok is false for an architecture without perf database rows.
+func QuantGEMMComputeFor(a Arch) (QuantGEMMCompute, bool) {
+	switch a {
+	case SM90:
+		return QuantGEMMComputeSM90, true
+	case SM100:
+		return QuantGEMMComputeSM100, true
+	case SM103:
+		return QuantGEMMComputeSM103, true
+	}
+	return QuantGEMMCompute{}, false
+}
+
+// DefaultQuantGEMM is the quantized GEMM cost of an architecture without
+// perf database rows: the bf16 GEMM's EffMem with one stream kernel and
+// one small kernel (the activation quantization).
+func DefaultQuantGEMM() QuantGEMMCosts {
+	d := QuantGEMMCost{Mem: EffMem, Fixed: StreamKernelLatency + SmallKernelLatency}
+	return QuantGEMMCosts{FP8: d, FP8Block: d, FP4: d}
+}
+
 // Spread is the interval a roofline estimate carries: Lo = Time*Lo,
 // Hi = Time*Hi.
 type Spread struct{ Lo, Hi float64 }
@@ -180,6 +318,7 @@ func DefaultEfficiency() Efficiency {
 		ComputeAttention: EffComputeAttention,
 		MoEFixedMarlin:   MoEFixedMarlin,
 		MLAHeadPad:       MLAHeadTile,
+		QuantGEMM:        DefaultQuantGEMM(),
 	}
 }
 

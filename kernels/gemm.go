@@ -70,8 +70,11 @@ func gemmKernels(f dtype.Format) float64 {
 // ComputeMarlin) for weight-only formats (W4A16 Marlin: dequantizes to bf16,
 // memory-bound up to M ~ 16-32 per IST-DASLab/marlin README @ 2f6d7c1
 // and Frantar et al., arXiv 2408.11743). t_kernel is
-// StreamKernelLatency plus SmallKernelLatency for the activation-quant kernel
-// of fp8/int8/fp4 GEMMs. With Tables set and covering s, the table's
+// StreamKernelLatency; a GEMM computing on fp8/int8/fp4 activations takes
+// eff_mem, eff_compute and t_kernel (its activation-quant kernel included)
+// from the architecture's Efficiency.QuantGEMM, fitted on the engines' measured GEMM
+// rows (DefaultQuantGEMM elsewhere: EffMem and StreamKernelLatency +
+// SmallKernelLatency). With Tables set and covering s, the table's
 // estimate is used, but never below GEMMBytes/(BW*eff_mem).
 func (c *Costs) GEMM(s GEMMShape) cost.Estimate {
 	r := c.gemmRoofline(s)
@@ -106,13 +109,20 @@ func (c *Costs) gemmRoofline(s GEMMShape) cost.Estimate {
 		effMem = e.MemGEMMBatch
 	}
 	k := gemmKernels(s.Weight)
+	fixed := StreamKernelLatency + unit.Seconds(k-1)*SmallKernelLatency
+	if q, ok := e.QuantGEMM.For(s.Weight); ok && q.Mem > 0 {
+		effMem, fixed = q.Mem, q.Fixed
+		if q.Compute > 0 {
+			effComp = q.Compute
+		}
+	}
 	return c.roofline(op{
 		bytes:      GEMMBytes(s),
 		flops:      GEMMFLOPs(s),
 		effMem:     effMem,
 		effCompute: effComp,
 		peak:       c.GPU.PeakFor(s.Weight.Compute),
-		fixed:      StreamKernelLatency + unit.Seconds(k-1)*SmallKernelLatency,
+		fixed:      fixed,
 		kernels:    k,
 		formula:    formulaRoofline,
 	})

@@ -118,10 +118,10 @@ func TestOpFigures(t *testing.T) {
 			(7168*4096*0.5625+7168*2+4096*2)/rtxBW + 3*us, "memory", 1,
 		},
 		{
-			"fp8-b128 GEMM M=1 (K=2304, N=7168) on H200: quant + GEMM kernels",
+			"fp8-b128 GEMM M=1 (K=2304, N=7168) on H200: quant + GEMM kernels at sm_90's QuantGEMM figures",
 			h200.GEMM(GEMMShape{M: 1, N: 7168, K: 2304, Weight: dtype.FP8Block128}),
 			(2304*7168+2304)*(1+4.0/16384) + 7168*2, 2 * 7168 * 2304,
-			((2304*7168+2304)*(1+4.0/16384)+7168*2)/h200BW + 4.5*us, "latency", 2,
+			((2304*7168+2304)*(1+4.0/16384)+7168*2)/(4.8e12*0.84) + 6.1*us, "latency", 2,
 		},
 		{
 			"bf16 GEMM M=4096 (K=N=7168) on H200 is compute-bound",
@@ -333,7 +333,14 @@ func TestKernelOverheadAndLaunchCost(t *testing.T) {
 func TestEfficiencyFor(t *testing.T) {
 	assert.Equal(t, EffMemMarlinSM90, EfficiencyFor(gpu(t, "h200-sxm")).MemMarlin)
 	assert.Equal(t, EffComputeAttentionSM120, EfficiencyFor(gpu(t, "rtx-pro-6000-server")).ComputeAttention)
-	assert.Equal(t, DefaultEfficiency(), EfficiencyFor(gpu(t, "b200-sxm")))
+	b200 := DefaultEfficiency()
+	b200.QuantGEMM = QuantGEMMSM100
+	assert.Equal(t, b200, EfficiencyFor(gpu(t, "b200-sxm")), "sm_100: the defaults but for its quantized GEMMs")
+	assert.Equal(t, QuantGEMMSM103, EfficiencyFor(gpu(t, "b300-sxm")).QuantGEMM, "sm_103")
+	_, ok := QuantGEMMComputeFor(SM120)
+	assert.False(t, ok, "sm_120: no perf database GEMM rows")
+	assert.Equal(t, QuantGEMMSM90, EfficiencyFor(gpu(t, "h100-sxm")).QuantGEMM)
+	assert.Equal(t, DefaultEfficiency(), EfficiencyFor(gpu(t, "a100-sxm")), "sm_80: no perf database rows")
 	// A zero Eff means EfficiencyFor(GPU).
 	g := gpu(t, "h200-sxm")
 	c0 := &Costs{GPU: g}

@@ -210,4 +210,18 @@ type Config struct {
 	// residual stream holds HCMult copies of the hidden state, mixed before
 	// and after each block; 0 without hyper-connections.
 	HCMult int
+	// Vision is the vision tower of a multimodal wrapper, as its
+	// vision_config gives it (zero for a text-only model). moecast does
+	// not price it; an engine's memory share can depend on it (SGLang's
+	// adjust_mem_fraction_for_vlm).
+	Vision Vision
+}
+
+// Vision is a multimodal model's vision tower as read from vision_config.
+type Vision struct {
+	Present bool // the config has a vision_config
+	// Layers and Hidden are its num_hidden_layers and hidden_size keys
+	// (0 where the config names them otherwise: Qwen3.5's depth,
+	// MoonViT's vt_ keys).
+	Layers, Hidden int
 }

@@ -31,6 +31,11 @@ func noteVision(d *doc, c *Config, arch string) {
 	if d.decode(&v) != nil || v.VisionConfig == nil {
 		return
 	}
+	if vc := v.VisionConfig; vc.NumLayers >= 0 && vc.NumLayers <= maxLayers && vc.HiddenG >= 0 && vc.HiddenG <= maxHidden {
+		c.Vision = Vision{Present: true, Layers: vc.NumLayers, Hidden: vc.HiddenG}
+	} else {
+		c.Vision = Vision{Present: true}
+	}
 	if arch != "KimiK25ForConditionalGeneration" {
 		noteVisionTower(c, v)
 		return

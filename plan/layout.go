@@ -79,7 +79,8 @@ type Space struct {
 	// AllReduce, GPUMemoryUtilization, Efficiency), taken as given (Graphs
 	// false is eager launch); its model, GPU, fabric, GPUs, layout, KV
 	// cache, spec and tables are replaced. A zero GPUMemoryUtilization
-	// means 0.9.
+	// means the engine's default for each candidate's GPU and layout
+	// (serve.DefaultMemFraction: vLLM 0.90, SGLang's mem_fraction_static).
 	Base sim.Config
 	// Engine is the preferred engine (runtime.engine): a candidate's
 	// all-reduce policy is the one of the engine that runs it,
@@ -355,7 +356,17 @@ func enumerate(s *Space, workers int) ([]Candidate, []Rejection, error) {
 						c.Engine = lay.e.Pick(s.Engine).String()
 						c.Profile = serve.MemoryProfile(lay.e.Pick(s.Engine), g.GPU.Label, g.GPU.Memory, 0, 0)
 						if c.GPUMemoryUtilization == 0 {
-							c.GPUMemoryUtilization = 0.9
+							// the engine's default share on this GPU
+							// and layout (SGLang's mem_fraction_static
+							// by GPU memory and TP; vLLM 0.90)
+							e := lay.e.Pick(s.Engine)
+							sc := serve.DefaultConfig(e, g.GPU.Label, g.GPU.Memory)
+							sc.Spec = serve.SimSpec(sp)
+							in := serve.FractionInputs{GPUMemory: g.GPU.Memory, TP: n, DP: 1, Vision: s.Model.Vision}
+							if lay.l.DPAttention {
+								in.DP = max(1, n/lay.l.AttentionTP())
+							}
+							c.GPUMemoryUtilization = serve.DefaultMemFraction(&sc, in)
 						}
 						jobs = append(jobs, job{gi, c, lay.e})
 					}

@@ -586,6 +586,10 @@ func (r *Result) Reason(i int, slo SLO) string {
 	case NoMemory:
 		c := &r.Candidates[p.Candidate]
 		mem := &c.Memory
+		if mem.Usable <= 0 && mem.Reserve == 0 {
+			// SGLang: the reserve lives outside its mem_fraction_static
+			return fmt.Sprintf("memory: weights %v per GPU leave no room for a KV cache in the engine's share of memory", mem.Weights)
+		}
 		if mem.Usable <= 0 {
 			return fmt.Sprintf("memory: weights %v + reserve %v per GPU leave no room for a KV cache", mem.Weights, mem.Reserve)
 		}

@@ -178,7 +178,9 @@ func (s *Scenario) DisaggSims() (*sim.Sim, *sim.Sim, error) {
 		spec PoolSpec
 	}{{"prefill", s.Disagg.Prefill}, {"decode", s.Disagg.Decode}} {
 		key := "disagg." + p.name
-		sm, err := sim.New(p.spec.config(s.Config))
+		cfg := p.spec.config(s.Config)
+		cfg.GPUMemoryUtilization = s.memFraction(cfg)
+		sm, err := sim.New(cfg)
 		if err != nil {
 			k := key
 			var le *model.LayoutError
@@ -210,6 +212,7 @@ func (s *Scenario) DisaggConfig(c *serve.Config, psm, dsm *sim.Sim) error {
 	sp := s.Disagg
 	mk := func(p PoolSpec, sm *sim.Sim) (serve.Pool, error) {
 		cfg := p.config(s.Config)
+		cfg.GPUMemoryUtilization = s.memFraction(cfg) // the pool's layout, at this point's engine version
 		mem, err := serve.SimMemory(cfg, sm, c.Engine)
 		if err != nil {
 			return serve.Pool{}, s.KeyError(err)

@@ -57,7 +57,16 @@ var mechanisms = map[string]mechanism{
 	"dp-ranks": {"DP ranks as engine cores of their own (vLLM): each schedules its own requests with its own budget and KV, the front end's balancer picks the rank, the step waits for the slowest rank (off: the ranks pooled under one scheduler)", true,
 		func(s *Scenario, on bool) { s.Serving.PooledDP = !on }},
 	"memory-profile": {"the reserve outside the KV cache as vLLM's profile run measures it: the activation peak of a forward at max_num_batched_tokens and of the sampler at max_num_seqs rows, from the model's dims, plus NCCL's buffers (sim.MemoryProfile; off: aiconfigurator's fixed 3.5 GiB other_mem + nccl_mem)", true,
-		func(s *Scenario, on bool) { s.setProfile(on) }},
+		func(s *Scenario, on bool) { s.Serving.FixedReserve = !on; s.setProfile() }},
+	"sglang-kv-pool": {"SGLang's KV pool as profile_max_num_token sizes it: GPU memory x mem_fraction_static - weights, activations, CUDA graphs and NCCL buffers outside the fraction (sim.MemoryProfile.WeightsAndKV; off: aiconfigurator's fixed reserve subtracted from the fraction too)", true,
+		func(s *Scenario, on bool) { s.Serving.SGLangReserve = !on; s.setProfile() }},
+	"sglang-mem-fraction": {"SGLang's default mem_fraction_static as its server derives it from GPU memory, TP, DP attention, chunked_prefill_size and cuda_graph_max_bs, by version (serve.DefaultMemFraction), where runtime.gpu_memory_utilization is not given (off: vLLM's 0.90)", true,
+		func(s *Scenario, on bool) {
+			s.Serving.VLLMFraction = !on
+			s.Config.GPUMemoryUtilization = s.memFraction(s.Config)
+		}},
+	"sglang-max-running": {"SGLang's default max_running_requests, derived from its KV pool (min(tokens / 2, clamp(tokens / context_len x 512, 2048, 4096)) per DP rank; serve.DefaultMaxRunning), where runtime.max_num_seqs is not given (off: no limit)", true,
+		func(s *Scenario, on bool) { s.Serving.NoMaxRunning = !on }},
 	"capture-size": {"the engine's CUDA-graph capture size: decode steps above it priced eagerly (off: every decode step replays a graph)", true,
 		func(s *Scenario, on bool) {
 			s.Config.CaptureSize = 0
@@ -69,6 +78,30 @@ var mechanisms = map[string]mechanism{
 		}},
 	"eager-prefill": {"SGLang runs prefill and mixed steps without CUDA graphs, each kernel launched from the host (serve.EagerPrefill; off: vLLM's piecewise graphs)", true,
 		func(s *Scenario, on bool) { s.Config.EagerPrefill = on && serve.EagerPrefill(s.Serving.Engine) }},
+	"quant-gemm": {"dense GEMMs on fp8/fp4 activations stream their weights at their architecture's own DRAM efficiency with its fixed cost, fitted on the perf database's decode-size GEMM rows (kernels.QuantGEMMSM90, SM100, SM103: Blackwell fp8 6.1 us + 0.70 of BW, nvfp4 6.4 us + 0.68, block fp8 14.8 us + 0.59; off: the bf16 GEMM's 0.80 with 4.5 us, kernels.DefaultQuantGEMM)", true,
+		func(s *Scenario, on bool) {
+			e := s.efficiency()
+			a, d := kernels.EfficiencyFor(s.Config.GPU).QuantGEMM, kernels.DefaultQuantGEMM()
+			if on {
+				d = a
+			}
+			q := &e.QuantGEMM
+			q.FP8.Mem, q.FP8.Fixed = d.FP8.Mem, d.FP8.Fixed
+			q.FP8Block.Mem, q.FP8Block.Fixed = d.FP8Block.Mem, d.FP8Block.Fixed
+			q.FP4.Mem, q.FP4.Fixed = d.FP4.Mem, d.FP4.Fixed
+			s.Config.Efficiency = e
+		}},
+	"quant-gemm-compute": {"dense GEMMs on fp8/fp4 activations reach their architecture's own fraction of the tensor-core peak when compute-bound, the median of the perf database's GEMM rows at M, N, K >= 4096 (kernels.QuantGEMMComputeFor: B200 fp8 0.42, nvfp4 0.45, block fp8 0.53; off: the bf16 GEMM's 0.70, kernels.EffComputeGEMM)", false,
+		func(s *Scenario, on bool) {
+			e := s.efficiency()
+			c, _ := kernels.QuantGEMMComputeFor(s.Config.GPU.Arch)
+			if !on {
+				c = kernels.QuantGEMMCompute{}
+			}
+			q := &e.QuantGEMM
+			q.FP8.Compute, q.FP8Block.Compute, q.FP4.Compute = c.FP8, c.FP8Block, c.FP4
+			s.Config.Efficiency = e
+		}},
 	"graph-padding": {"SGLang's CUDA-graph padding: a decode batch below the capture size runs the graph of the next captured batch size (serve.CaptureBatches; off: each decode step priced at its own size)", true,
 		func(s *Scenario, on bool) {
 			s.Config.CaptureBatches = nil
@@ -107,4 +140,13 @@ func (s *Scenario) SetMechanism(name string, on bool) error {
 	}
 	m.set(s, on)
 	return nil
+}
+
+// efficiency is the efficiency set s's steps are priced with: the one set
+// before, else its architecture's.
+func (s *Scenario) efficiency() kernels.Efficiency {
+	if e := s.Config.Efficiency; e.Mem != 0 {
+		return e
+	}
+	return kernels.EfficiencyFor(s.Config.GPU)
 }

@@ -1,9 +1,14 @@
 package scenarios
 
 import (
+	"math"
 	"os"
 	"regexp"
 	"testing"
+
+	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/serve"
+	"github.com/moecast/moecast/sim"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -54,7 +59,7 @@ func TestGraphMechanisms(t *testing.T) {
 // TestMemoryProfileMechanism: a vLLM scenario profiles its memory at its
 // token budget and sequence limit (the engine's defaults unless given);
 // --without memory-profile restores aiconfigurator's fixed reserve, and
-// SGLang keeps it.
+// SGLang keeps its own KV pool (sglang-kv-pool).
 func TestMemoryProfileMechanism(t *testing.T) {
 	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
 	require.NoError(t, err)
@@ -76,7 +81,135 @@ func TestMemoryProfileMechanism(t *testing.T) {
 
 	s, err = Parse("x.toml", engine.ReplaceAll(data, []byte(`engine = "sglang"`)))
 	require.NoError(t, err)
-	assert.Zero(t, s.Config.Profile, "SGLang: the fixed reserve")
+	assert.Equal(t, sim.MemoryProfile{WeightsAndKV: true}, s.Config.Profile, "SGLang: its KV pool of mem_fraction_static")
+	require.NoError(t, s.SetMechanism("memory-profile", false))
+	assert.True(t, s.Config.Profile.WeightsAndKV, "memory-profile is vLLM's")
+}
+
+// TestSGLangMemoryMechanisms: an SGLang scenario that does not give
+// runtime.gpu_memory_utilization takes SGLang's mem_fraction_static for
+// its GPU, TP and engine version, its KV pool is that share less the
+// weights alone, and its running requests are bounded by what the pool
+// holds; a value in the file overrides the fraction, and each mechanism
+// turns off on its own.
+func TestSGLangMemoryMechanisms(t *testing.T) {
+	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
+	engine := regexp.MustCompile(`(?m)^engine = "vllm"`)
+	gmu := regexp.MustCompile(`(?m)^gpu_memory_utilization = 0.90\n`)
+	require.True(t, engine.Match(data) && gmu.Match(data), "the scenario names its engine and share")
+	sglang := engine.ReplaceAll(gmu.ReplaceAll(data, nil), []byte(`engine = "sglang"`))
+	// H200 (143771 MiB) at TP8: 512 + 1.5 x 8192 + 2 x 512 + 1024 = 14848 MiB reserved
+	const h200, newest, v051 = 143771.0, 0.897, 0.886 // 0.5.1: (12 + 8/2) GiB reserved
+	require.InDelta(t, newest, math.Round((h200-14848)/h200*1000)/1000, 1e-12)
+	require.InDelta(t, v051, math.Round((h200-16384)/h200*1000)/1000, 1e-12)
+
+	s, err := Parse("x.toml", sglang)
+	require.NoError(t, err)
+	assert.Equal(t, newest, s.Config.GPUMemoryUtilization, "SGLang's default share")
+	assert.True(t, s.Config.Profile.WeightsAndKV, "SGLang's KV pool")
+	kv := func(s *Scenario) (serve.Config, unit.Bytes) {
+		sm, err := s.Sim()
+		require.NoError(t, err)
+		c, err := s.ServeConfig(sm, ServePoint{Concurrency: 64})
+		require.NoError(t, err)
+		p, err := sm.Step(1, 1)
+		require.NoError(t, err)
+		return c, p.Memory.Weights
+	}
+	c, w := kv(s)
+	mem := float64(s.Config.GPU.Memory)
+	assert.InDelta(t, newest*mem-float64(w), float64(c.Memory.KVCapacity), 1, "share x memory - weights, no reserve")
+	perRank := serve.DefaultMaxRunning(&c, s.Config.Model.MaxPosition)
+	assert.Equal(t, perRank, c.MaxNumSeqs, "max_running_requests from the pool")
+	assert.Positive(t, c.MaxNumSeqs)
+
+	s.Serving.EngineVersion = "0.5.1.post1" // as validate sets a row's version
+	c, _ = kv(s)
+	assert.InDelta(t, v051*mem-float64(w), float64(c.Memory.KVCapacity), 1, "the 0.5.1 heuristic at this point")
+	s.Serving.EngineVersion = ""
+
+	require.NoError(t, s.SetMechanism("sglang-mem-fraction", false))
+	assert.Equal(t, 0.90, s.Config.GPUMemoryUtilization, "off: vLLM's share")
+	c, _ = kv(s)
+	assert.InDelta(t, 0.90*mem-float64(w), float64(c.Memory.KVCapacity), 1)
+	require.NoError(t, s.SetMechanism("sglang-kv-pool", false))
+	assert.Zero(t, s.Config.Profile, "off: the fixed reserve")
+	c, _ = kv(s)
+	assert.InDelta(t, 0.90*mem-float64(w)-float64(sim.FixedReserve(8)), float64(c.Memory.KVCapacity), 1)
+	require.NoError(t, s.SetMechanism("sglang-max-running", false))
+	c, _ = kv(s)
+	assert.Zero(t, c.MaxNumSeqs, "off: no limit")
+	require.NoError(t, s.SetMechanism("memory-profile", true))
+	assert.Zero(t, s.Config.Profile, "memory-profile is vLLM's: SGLang keeps its own setting")
+	require.NoError(t, s.SetMechanism("sglang-mem-fraction", true))
+	require.NoError(t, s.SetMechanism("sglang-kv-pool", true))
+	assert.Equal(t, newest, s.Config.GPUMemoryUtilization)
+	assert.True(t, s.Config.Profile.WeightsAndKV)
+
+	// Given in the file (SGLang's --mem-fraction-static imports to it):
+	// the file's share, and its max_num_seqs.
+	given := engine.ReplaceAll(data, []byte("engine = \"sglang\"\nmax_num_seqs = 48"))
+	s, err = Parse("x.toml", given)
+	require.NoError(t, err)
+	assert.Equal(t, 0.90, s.Config.GPUMemoryUtilization, "runtime.gpu_memory_utilization")
+	s.Serving.EngineVersion = "0.5.1"
+	c, _ = kv(s)
+	assert.InDelta(t, 0.90*mem-float64(w), float64(c.Memory.KVCapacity), 1)
+	assert.Equal(t, 48, c.MaxNumSeqs)
+
+	// vLLM: its 0.90 and profile run, no derived limit.
+	s, err = Parse("x.toml", gmu.ReplaceAll(data, nil))
+	require.NoError(t, err)
+	assert.Equal(t, 0.90, s.Config.GPUMemoryUtilization)
+	assert.False(t, s.Config.Profile.WeightsAndKV)
+	c, _ = kv(s)
+	assert.Equal(t, 1024, c.MaxNumSeqs, "vLLM's max_num_seqs on an H200")
+}
+
+// TestQuantGEMMMechanism: a scenario on a B200 prices its quantized GEMMs
+// with sm_100's fitted streaming figures; --without quant-gemm gives the
+// bf16 GEMM's and --with restores them, leaving the other efficiencies
+// alone; --with quant-gemm-compute (off by default) sets the measured
+// compute fractions and --without clears them; an H200 takes sm_90's.
+func TestQuantGEMMMechanism(t *testing.T) {
+	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
+	gpu := regexp.MustCompile(`(?m)^gpu = "h200-sxm"`)
+	require.True(t, gpu.Match(data), "the scenario names its GPU")
+	def := kernels.DefaultQuantGEMM()
+	for _, tc := range []struct {
+		gpu     string
+		want    kernels.QuantGEMMCosts
+		compute kernels.QuantGEMMCompute
+	}{
+		{"b200-sxm", kernels.QuantGEMMSM100, kernels.QuantGEMMComputeSM100},
+		{"b300-sxm", kernels.QuantGEMMSM103, kernels.QuantGEMMComputeSM103},
+		{"h200-sxm", kernels.QuantGEMMSM90, kernels.QuantGEMMComputeSM90},
+	} {
+		t.Run(tc.gpu, func(t *testing.T) {
+			s, err := Parse("x.toml", gpu.ReplaceAll(data, []byte(`gpu = "`+tc.gpu+`"`)))
+			require.NoError(t, err)
+			arch := kernels.EfficiencyFor(s.Config.GPU)
+			require.Equal(t, tc.want, arch.QuantGEMM)
+
+			require.NoError(t, s.SetMechanism("quant-gemm", false))
+			assert.Equal(t, def, s.Config.Efficiency.QuantGEMM)
+			assert.Equal(t, arch.Mem, s.Config.Efficiency.Mem, "the other efficiencies stay the architecture's")
+			assert.Equal(t, arch.MemMarlin, s.Config.Efficiency.MemMarlin)
+
+			require.NoError(t, s.SetMechanism("quant-gemm-compute", true))
+			q := s.Config.Efficiency.QuantGEMM
+			assert.Equal(t, tc.compute.FP8, q.FP8.Compute)
+			assert.Equal(t, tc.compute.FP8Block, q.FP8Block.Compute)
+			assert.Equal(t, tc.compute.FP4, q.FP4.Compute)
+			assert.Equal(t, def.FP8.Mem, q.FP8.Mem, "the streaming side stays off")
+
+			require.NoError(t, s.SetMechanism("quant-gemm", true))
+			require.NoError(t, s.SetMechanism("quant-gemm-compute", false))
+			assert.Equal(t, arch, s.Config.Efficiency)
+		})
+	}
 }
 
 // TestAdmissionMechanisms: a vLLM scenario admits by the whole sequence

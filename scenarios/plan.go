@@ -237,6 +237,9 @@ func (s *Scenario) PlanSpace(p Plan) (_ *plan.Space, _ []string, err error) {
 		return nil, nil, err
 	}
 	c := s.Config
+	if s.doc == nil || s.doc.raw.Runtime.GPUMemoryUtilization == nil {
+		c.GPUMemoryUtilization = 0 // each candidate's engine default (plan.Space.Base)
+	}
 	sp := &plan.Space{
 		Model:    c.Model,
 		MaxGPUs:  p.MaxGPUs,

@@ -87,6 +87,23 @@ type Serving struct {
 	// PooledDP pools the DP ranks under one scheduler
 	// (serve.Config.PooledDP); set only by the dp-ranks mechanism.
 	PooledDP bool
+	// FixedReserve keeps aiconfigurator's fixed reserve in place of
+	// vLLM's memory-profile run; set only by the memory-profile
+	// mechanism.
+	FixedReserve bool
+	// SGLangReserve subtracts aiconfigurator's fixed reserve from
+	// SGLang's mem_fraction_static share as well (in place of its KV pool
+	// of profile_max_num_token); set only by the sglang-kv-pool
+	// mechanism.
+	SGLangReserve bool
+	// VLLMFraction gives SGLang vLLM's 0.90 in place of its own default
+	// mem_fraction_static when runtime.gpu_memory_utilization is not
+	// given; set only by the sglang-mem-fraction mechanism.
+	VLLMFraction bool
+	// NoMaxRunning leaves SGLang's max_running_requests unlimited when
+	// runtime.max_num_seqs is not given, in place of the limit it derives
+	// from its KV pool; set only by the sglang-max-running mechanism.
+	NoMaxRunning bool
 	// Lengths is workload.lengths read (its file in LengthsFile): the
 	// (input, output) pairs each request draws from; nil = input_tokens
 	// and output_tokens. Turns and ThinkTime are workload.turns and
@@ -389,7 +406,8 @@ func (s *Scenario) buildServing() error {
 		return err
 	}
 	s.setCaptureSize()
-	s.setProfile(true)
+	s.setProfile()
+	s.Config.GPUMemoryUtilization = s.memFraction(s.Config)
 	// Every point must make a valid serve.Config (memory is the sim's and
 	// is checked when a point runs).
 	for _, p := range v.Points() {
@@ -446,14 +464,45 @@ func (s *Scenario) setCaptureSize() {
 }
 
 // setProfile sets the simulator's memory-profile run to the engine's at
-// the scenario's token budget and sequence limit (serve.MemoryProfile);
-// off: aiconfigurator's fixed reserve.
-func (s *Scenario) setProfile(on bool) {
+// the scenario's token budget and sequence limit (serve.MemoryProfile:
+// vLLM's profile run, SGLang's KV pool of mem_fraction_static - weights);
+// aiconfigurator's fixed reserve with the memory-profile (vLLM) or
+// sglang-kv-pool (SGLang) mechanism off.
+func (s *Scenario) setProfile() {
 	s.Config.Profile = sim.MemoryProfile{}
-	if on {
-		c := s.serveBase(ServePoint{})
-		s.Config.Profile = serve.MemoryProfile(s.Serving.Engine, s.Config.GPU.Label, s.Config.GPU.Memory, c.MaxNumBatchedTokens, c.MaxNumSeqs)
+	v := &s.Serving
+	if (v.Engine == serve.SGLang && v.SGLangReserve) || (v.Engine != serve.SGLang && v.FixedReserve) {
+		return
 	}
+	c := s.serveBase(ServePoint{})
+	s.Config.Profile = serve.MemoryProfile(v.Engine, s.Config.GPU.Label, s.Config.GPU.Memory, c.MaxNumBatchedTokens, c.MaxNumSeqs)
+}
+
+// memFraction is the share of each GPU's memory the engine takes on the
+// GPU and layout of cfg (one of the scenario's sim configs: the
+// scenario's own or a disaggregated pool's): runtime.gpu_memory_utilization
+// when the file (or a flag) gives it, SGLang's --mem-fraction-static
+// among them; else the engine's default at the scenario's engine version
+// (serve.DefaultMemFraction: vLLM 0.90, SGLang's by GPU memory, TP, DP
+// attention, chunked_prefill_size and its drafter), vLLM's 0.90 with the
+// sglang-mem-fraction mechanism off.
+func (s *Scenario) memFraction(cfg sim.Config) float64 {
+	if s.doc != nil && s.doc.raw.Runtime.GPUMemoryUtilization != nil {
+		return *s.doc.raw.Runtime.GPUMemoryUtilization
+	}
+	v := &s.Serving
+	if v.Engine != serve.SGLang || v.VLLMFraction {
+		return DefaultGPUMemoryUtilization
+	}
+	c := s.serveBase(ServePoint{})
+	in := serve.FractionInputs{GPUMemory: cfg.GPU.Memory, TP: cfg.GPUs, DP: 1, Version: v.EngineVersion}
+	if cfg.Layout.DPAttention {
+		in.DP = max(1, cfg.GPUs/cfg.Layout.AttentionTP())
+	}
+	if cfg.Model != nil {
+		in.Vision = cfg.Model.Vision
+	}
+	return serve.DefaultMemFraction(&c, in)
 }
 
 // setCaptureBatches sets the simulator's CUDA-graph capture list to the
@@ -570,11 +619,16 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 // serve.Run, which would reject it.
 func (s *Scenario) ServeConfig(sm *sim.Sim, p ServePoint) (serve.Config, error) {
 	c := s.serveBase(p)
-	mem, err := serve.SimMemory(s.Config, sm, c.Engine)
+	cfg := s.Config
+	cfg.GPUMemoryUtilization = s.memFraction(cfg) // at this point's engine version
+	mem, err := serve.SimMemory(cfg, sm, c.Engine)
 	if err != nil {
 		return c, s.KeyError(err)
 	}
 	c.Memory = mem
+	if v := &s.Serving; v.MaxNumSeqs == nil && !v.NoMaxRunning && mem.KVCapacity > 0 && cfg.Model != nil {
+		c.MaxNumSeqs = serve.DefaultMaxRunning(&c, cfg.Model.MaxPosition)
+	}
 	if mem.KVCapacity > 0 {
 		if err := c.Validate(); err != nil {
 			return c, s.KeyError(err)

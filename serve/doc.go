@@ -162,11 +162,17 @@
 // scheduler_recv_skipper.py @ 70310f0) the scheduler takes arrived
 // requests only when its count (+1 per decode step, +1000 per extend or
 // mixed step) reaches N: a request arriving while others decode waits up
-// to N-1 decode steps; an idle engine receives at once. Not modelled: mem_fraction_static (the KV
-// cache is sized with gpu_memory_utilization; SGLang's own default,
-// server_args.py @ 001067f _handle_gpu_memory_settings, is (GPU memory -
-// max(512 MiB + 1.5 x chunked_prefill_size MiB + tp/8 GiB + graph
-// buffers, 10 GiB)) / GPU memory, 0.852 on a B200 at TP8, below 0.90).
+// to N-1 decode steps; an idle engine receives at once.
+//
+// SGLang's memory: its KV pool is GPU memory x mem_fraction_static -
+// weights (model_runner.py profile_max_num_token; activations, CUDA
+// graphs and NCCL buffers live outside the fraction), the fraction its
+// server's default when not given (DefaultMemFraction: server_args.py
+// _handle_gpu_memory_settings, by GPU memory, TP, DP attention,
+// chunked_prefill_size, cuda_graph_max_bs and version; 0.852 on a B200 at
+// TP8, 0.821 before 0.5.3), and max_running_requests, when not given, what
+// the pool holds (DefaultMaxRunning: min(tokens / 2, clamp(tokens /
+// context_len x 512, 2048, 4096)) per DP rank).
 //
 // CUDA graphs: decode steps above the engine's capture size (vLLM
 // min(2 x max_num_seqs, 512) tokens; SGLang cuda_graph_max_bs by GPU

@@ -402,13 +402,18 @@ func EagerPrefill(e Engine) bool { return e.valid() && engines[e].eagerPrefill }
 // engine's defaults for the GPU). vLLM profiles a forward of
 // max_num_batched_tokens and a sampler run over max_num_seqs rows
 // (vllm/v1/worker/gpu_worker.py @ 35d5cda, determine_available_memory)
-// and subtracts the peak from gpu_memory_utilization's share. SGLang
-// keeps the zero profile (aiconfigurator's fixed reserve): its KV pool is
-// GPU memory x mem_fraction_static - weights and activations live
-// outside that fraction (python/sglang/srt/model_executor/model_runner.py
-// profile_max_num_token), which moecast reads as gpu_memory_utilization;
-// SGLang's own default fraction is not modelled yet (doc.go).
+// and subtracts the peak from gpu_memory_utilization's share. SGLang's
+// KV pool is GPU memory x mem_fraction_static - weights, activations,
+// CUDA graphs and NCCL buffers living outside that fraction
+// (python/sglang/srt/model_executor/model_runner.py
+// profile_max_num_token; sim.MemoryProfile.WeightsAndKV), its fraction
+// read as gpu_memory_utilization (DefaultMemFraction when not given).
+// An unknown engine keeps the zero profile (aiconfigurator's fixed
+// reserve).
 func MemoryProfile(e Engine, gpuName string, gpuMemory unit.Bytes, tokens, seqs int) sim.MemoryProfile {
+	if e == SGLang {
+		return sim.MemoryProfile{WeightsAndKV: true}
+	}
 	if e != VLLM {
 		return sim.MemoryProfile{}
 	}

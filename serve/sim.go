@@ -107,9 +107,11 @@ func (c *SimCoster) Err() error { return c.err }
 //   - KVBytesPerToken: sim's KV bytes per token per GPU (MLA latent
 //     replicated over attention-TP ranks, GQA heads split, draft layers
 //     included; sim.Memory.KVPerToken).
-//   - KVCapacity: sim's usable KV memory per GPU, GPU memory x
-//     gpu_memory_utilization - weights - reserve (sim.Memory.Usable); 0 or
-//     less when the weights do not fit.
+//   - KVCapacity: the usable KV memory per GPU, cfg's GPU memory x
+//     cfg.GPUMemoryUtilization - sim's weights and reserve
+//     (sim.Memory.Usable when cfg is s's own config; a point may take
+//     another share, SGLang's default by engine version); 0 or less when
+//     the weights do not fit.
 //   - BlockSize: as the engine sets it for the attention backend. vLLM
 //     (vllm/platforms/cuda.py, CudaPlatform.check_and_update_config):
 //     MLA models run FlashMLA on sm_90 ("Forcing kv cache block size to 64
@@ -128,7 +130,8 @@ func SimMemory(cfg sim.Config, s *sim.Sim, e Engine) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	m := Memory{KVBytesPerToken: p.Memory.KVPerToken, KVCapacity: p.Memory.Usable,
+	usable := unit.Bytes(float64(cfg.GPU.Memory)*cfg.GPUMemoryUtilization) - p.Memory.Weights - p.Memory.Reserve
+	m := Memory{KVBytesPerToken: p.Memory.KVPerToken, KVCapacity: usable,
 		BlockSize: blockSizeFor(e, cfg.Model, cfg.GPU.Arch)}
 	m.Groups = max(1, cfg.GPUs/cfg.Layout.AttentionTP())
 	// Hybrid models: blocks count the growing KV; the windowed KV (at most

@@ -131,10 +131,12 @@
 // (residual stream plus the largest block's transients, the fused MoE's
 // top_k caches included) or of the sampler's fp32 logits at max_num_seqs
 // rows, whichever is larger, plus NCCL's buffers (aiconfigurator's
-// nccl_mem, 342-392 MiB by GPU count). Without it (SGLang, whose
-// activations live outside mem_fraction_static; `--without
-// memory-profile`) the reserve is aiconfigurator's fixed other_mem (3.5
-// GiB) plus nccl_mem from its systems/*.yaml. Memory.ReserveParts lists the
+// nccl_mem, 342-392 MiB by GPU count). With Config.Profile.WeightsAndKV
+// (SGLang, whose activations, CUDA graphs and NCCL buffers live outside
+// mem_fraction_static, read as gpu_memory_utilization) there is no
+// reserve. With the zero profile (`--without memory-profile`,
+// `--without sglang-kv-pool`) the reserve is aiconfigurator's fixed
+// other_mem (3.5 GiB) plus nccl_mem from its systems/*.yaml. Memory.ReserveParts lists the
 // terms with their sources (`predict --explain`). Usable = memory x
 // gpu_memory_utilization - weights - reserve; the largest batch that fits
 // is floor(usable / (context x KV per token)) x G.

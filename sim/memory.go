@@ -84,6 +84,8 @@ type memoryModel struct {
 //	               attention-TP ranks; GQA kv heads split) + the draft
 //	               layers' own cache (MTP layers, or the EAGLE-3 layer)
 //	usable = GPU.Memory x gpu_memory_utilization - weights - reserve
+//
+// (reserve 0 under a WeightsAndKV profile: SGLang's fraction).
 func newMemoryModel(c *Config, sh shape) memoryModel {
 	m := c.Model
 	w := m.Weights(c.Layout)
@@ -112,9 +114,12 @@ func newMemoryModel(c *Config, sh shape) memoryModel {
 		kv += unit.Bytes(2 * float64(max(1, eagleKVHeads/sh.attnTP)*eagleHeadDim) * c.KVCache.Bytes())
 	}
 	mm.kvPerToken = kv
-	if c.Profile.Tokens > 0 {
+	switch {
+	case c.Profile.WeightsAndKV:
+		mm.parts = outsideFraction()
+	case c.Profile.Tokens > 0:
 		mm.parts = c.profileReserve(sh)
-	} else {
+	default:
 		mm.parts = fixedReserve(c.GPUs)
 	}
 	for _, p := range mm.parts {

@@ -18,9 +18,22 @@ import (
 // allocated and is not subtracted (the same function only suggests a
 // --kv-cache-memory that would count it).
 //
+// SGLang (WeightsAndKV) sizes its KV pool in profile_max_num_token
+// (python/sglang/srt/model_executor/model_runner.py): free memory after
+// the weights load less total x (1 - mem_fraction_static), that is total
+// x mem_fraction_static - weights: its fraction bounds the weights and
+// the KV pool, and activations, CUDA graphs and communicator buffers live
+// in the rest, so nothing more is subtracted. (total is the free memory
+// measured before the weights load; the CUDA context and buffers
+// allocated before it, under 1-2 GiB, are not counted.)
+//
 // The zero MemoryProfile keeps aiconfigurator's fixed figure
 // (OtherReserve + ncclReserve).
 type MemoryProfile struct {
+	// WeightsAndKV: GPUMemoryUtilization bounds the weights and the KV
+	// cache alone (SGLang's mem_fraction_static); no reserve is
+	// subtracted. Tokens and Seqs are then unused.
+	WeightsAndKV bool
 	// Tokens is the dummy forward's token count per engine core (vLLM
 	// max_num_batched_tokens).
 	Tokens int
@@ -129,6 +142,13 @@ func (c *Config) profileReserve(sh shape) []ReservePart {
 			Source: fmt.Sprintf("non-torch memory: NCCL buffers, aiconfigurator nccl_mem for %d GPUs (systems/*.yaml @ 095f58a)", c.GPUs)})
 	}
 	return parts
+}
+
+// outsideFraction is the reserve of a WeightsAndKV profile: none inside
+// the fraction, one zero part that says why.
+func outsideFraction() []ReservePart {
+	return []ReservePart{{Name: "outside the fraction", Bytes: 0,
+		Source: "SGLang's mem_fraction_static bounds weights + KV pool; activations, CUDA graphs and NCCL buffers live in the rest of the GPU (model_runner.py profile_max_num_token)"}}
 }
 
 // FixedReserve is aiconfigurator's fixed reserve on one of gpus GPUs

@@ -94,3 +94,20 @@ func TestProfileValidate(t *testing.T) {
 		assert.Contains(t, err.Error(), "Profile")
 	}
 }
+
+// TestProfileWeightsAndKV: SGLang's mem_fraction_static bounds weights and
+// KV alone: no reserve, usable = memory x fraction - weights.
+func TestProfileWeightsAndKV(t *testing.T) {
+	c := qwenTP2.config(t)
+	c.GPUMemoryUtilization = 0.852
+	c.Profile = MemoryProfile{WeightsAndKV: true, Tokens: 8192}
+	s, err := New(c)
+	require.NoError(t, err)
+	pt, err := s.Step(1, 1024)
+	require.NoError(t, err)
+	m := pt.Memory
+	assert.Zero(t, m.Reserve)
+	require.Len(t, m.ReserveParts, 1)
+	assert.NotEmpty(t, m.ReserveParts[0].Source)
+	assert.InEpsilon(t, float64(unit.Bytes(float64(c.GPU.Memory)*0.852)-m.Weights), float64(m.Usable), 1e-12)
+}

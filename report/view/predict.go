@@ -254,8 +254,12 @@ func (pr *Prediction) Text(w io.Writer) error {
 		if m.Usable < 0 {
 			kv = fmt.Sprintf("the weights and reserve do not fit (%s short), no room for a KV cache", -m.Usable)
 		}
-		if _, err := fmt.Fprintf(w, "memory    per GPU: %s x %.2f = %s: weights %s, reserve %s, %s\n\n",
-			c.GPU.Memory, c.GPUMemoryUtilization, budget, m.Weights, m.Reserve, kv); err != nil {
+		share := fmt.Sprintf("%.2f", c.GPUMemoryUtilization)
+		if f := c.GPUMemoryUtilization * 100; math.Abs(f-math.Round(f)) > 1e-9 {
+			share = fmt.Sprintf("%.3f", c.GPUMemoryUtilization) // SGLang's derived mem_fraction_static
+		}
+		if _, err := fmt.Fprintf(w, "memory    per GPU: %s x %s = %s: weights %s, reserve %s, %s\n\n",
+			c.GPU.Memory, share, budget, m.Weights, m.Reserve, kv); err != nil {
 			return err
 		}
 	}
