@@ -38,6 +38,22 @@ var mechanisms = map[string]mechanism{
 		}},
 	"host-overhead": {"the engine's host work per step measured on profiler traces (serve.EngineHost: vLLM 1.52 ms, SGLang 0.70 ms), added to a step the engine does not overlap (vLLM before v0.14.0, runtime.engine_version; prefill steps under vLLM's async scheduling) and hidden behind the GPU otherwise (off: no host work)", true,
 		func(s *Scenario, on bool) { s.Serving.NoHost = !on }},
+	"full-isl-admission": {"vLLM's scheduler_reserve_full_isl (default from v0.19.0, runtime.engine_version): a waiting or preempted request is admitted only when the free KV blocks hold its whole sequence so far, else admission stops for the step without preempting (serve.ReserveFullISLDefault; off: admitted when its first chunk fits)", true,
+		func(s *Scenario, on bool) { s.Serving.NoFullISL = !on }},
+	"preempt-recovery": {"vLLM's prefix cache over a request's own tokens: a preempted request's blocks stay hashed in the free queue (tail first to be evicted) and its re-admission recomputes only those evicted (serve.Config.RecoverPreempted; with prefix caching on; off: the whole sequence is recomputed)", true,
+		func(s *Scenario, on bool) { s.Serving.NoRecoverPreempted = !on }},
+	"gemm-batch-efficiency": {"the architecture's measured weight-streaming efficiency of bf16 GEMMs above 16 rows (kernels.EffMemGEMMBatchSM120 = 0.71 on sm_120, from vLLM 0.19.0's GEMM rows in aiconfigurator's perf database; off: EffMem 0.80 at every M)", true,
+		func(s *Scenario, on bool) {
+			e := s.Config.Efficiency
+			if e.Mem == 0 {
+				e = kernels.EfficiencyFor(s.Config.GPU)
+			}
+			e.MemGEMMBatch = 0
+			if on {
+				e.MemGEMMBatch = kernels.EfficiencyFor(s.Config.GPU).MemGEMMBatch
+			}
+			s.Config.Efficiency = e
+		}},
 	"dp-ranks": {"DP ranks as engine cores of their own (vLLM): each schedules its own requests with its own budget and KV, the front end's balancer picks the rank, the step waits for the slowest rank (off: the ranks pooled under one scheduler)", true,
 		func(s *Scenario, on bool) { s.Serving.PooledDP = !on }},
 	"memory-profile": {"the reserve outside the KV cache as vLLM's profile run measures it: the activation peak of a forward at max_num_batched_tokens and of the sampler at max_num_seqs rows, from the model's dims, plus NCCL's buffers (sim.MemoryProfile; off: aiconfigurator's fixed 3.5 GiB other_mem + nccl_mem)", true,

@@ -255,3 +255,49 @@ func TestMLACollectorMechanism(t *testing.T) {
 	assert.NotContains(t, note, "legacy collector")
 	assert.Equal(t, b200off, b200on)
 }
+
+// TestAdmissionMechanisms: a vLLM scenario admits by the whole sequence
+// (scheduler_reserve_full_isl, from v0.19.0) and recovers a preempted
+// request's cached blocks; --without turns each off alone, an older
+// engine_version leaves full-ISL admission out, and SGLang has neither.
+func TestAdmissionMechanisms(t *testing.T) {
+	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
+	engine := regexp.MustCompile(`(?m)^engine = "vllm"`)
+	require.True(t, engine.Match(data), "the scenario names its engine")
+	s, err := Parse("x.toml", data)
+	require.NoError(t, err)
+	p := ServePoint{Concurrency: 4}
+	c := s.serveBase(p)
+	assert.True(t, c.ReserveFullISL)
+	assert.True(t, c.RecoverPreempted)
+	require.NoError(t, s.SetMechanism("full-isl-admission", false))
+	c = s.serveBase(p)
+	assert.False(t, c.ReserveFullISL)
+	assert.True(t, c.RecoverPreempted)
+	require.NoError(t, s.SetMechanism("preempt-recovery", false))
+	require.NoError(t, s.SetMechanism("full-isl-admission", true))
+	c = s.serveBase(p)
+	assert.True(t, c.ReserveFullISL)
+	assert.False(t, c.RecoverPreempted)
+
+	s, err = Parse("x.toml", engine.ReplaceAll(data, []byte("engine = \"vllm\"\nengine_version = \"0.18.1\"")))
+	require.NoError(t, err)
+	assert.False(t, s.serveBase(p).ReserveFullISL, "vLLM 0.18.1")
+
+	s, err = Parse("x.toml", engine.ReplaceAll(data, []byte(`engine = "sglang"`)))
+	require.NoError(t, err)
+	assert.False(t, s.serveBase(p).ReserveFullISL, "SGLang")
+}
+
+// TestGEMMBatchMechanism: --without gemm-batch-efficiency prices every
+// bf16 GEMM at EffMem (the sm_120 figure is 0.71), --with restores it.
+func TestGEMMBatchMechanism(t *testing.T) {
+	s, err := Parse("x.toml", []byte("name = \"x\"\n[model]\npreset = \"kimi-k2.5\"\n[hardware]\ngpu = \"rtx-pro-6000-server\"\ngpus = 8\n[parallel]\ntp = 8\nep = 8\n"))
+	require.NoError(t, err)
+	require.NoError(t, s.SetMechanism("gemm-batch-efficiency", false))
+	assert.Zero(t, s.Config.Efficiency.MemGEMMBatch)
+	assert.Equal(t, kernels.EffMem, s.Config.Efficiency.Mem)
+	require.NoError(t, s.SetMechanism("gemm-batch-efficiency", true))
+	assert.Equal(t, kernels.EffMemGEMMBatchSM120, s.Config.Efficiency.MemGEMMBatch)
+}

@@ -50,6 +50,14 @@ type Serving struct {
 	// NoHost leaves the engine's host work per step out
 	// (serve.EngineHost); set only by the host-overhead mechanism.
 	NoHost bool
+	// NoFullISL admits by the first chunk's KV alone, leaving vLLM's
+	// scheduler_reserve_full_isl out (serve.ReserveFullISLDefault); set
+	// only by the full-isl-admission mechanism.
+	NoFullISL bool
+	// NoRecoverPreempted recomputes a preempted request's whole KV on
+	// re-admission (serve.Config.RecoverPreempted off); set only by the
+	// preempt-recovery mechanism.
+	NoRecoverPreempted bool
 	// Prefix caching: workload.system_prompt_tokens or
 	// workload.prefix_hit_rate describe what the prompts share
 	// (serve.PrefixLoad; nil = nothing), workload.hash_block_tokens the
@@ -540,6 +548,8 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	c := serve.DefaultConfig(v.Engine, g.Label, g.Memory)
 	c.Spec = serve.SimSpec(s.Config.Spec)
 	c.AsyncScheduling = serve.AsyncDefault(v.Engine, v.EngineVersion)
+	c.ReserveFullISL = !v.NoFullISL && serve.ReserveFullISLDefault(v.Engine, v.EngineVersion)
+	c.RecoverPreempted = !v.NoRecoverPreempted
 	if !v.NoHost {
 		c.Host = serve.EngineHost(v.Engine)
 	}

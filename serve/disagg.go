@@ -181,14 +181,14 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 		return nil, err
 	}
 	mk := func(p Pool, reqs []request, decode bool) *node {
-		var kv kvCache = newBlockPool(p.Memory, reqs)
+		var kv kvCache = newBlockPool(p.Memory, reqs).recovering(e.cfg.ownBlocks())
 		if shared && !e.cfg.NoPrefixCache && !decode {
 			kv = newPrefixPool(p.Memory, reqs)
 		}
 		if decode {
 			kv = transferred{kv, reqs}
 		}
-		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(e.cfg),
+		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(e.cfg), fullISL: e.cfg.fullISL(),
 			k: e.cfg.Spec.DraftTokens, lookahead: e.cfg.Spec.Lookahead}
 		if !decode {
 			in.handoff = &cl.handoff

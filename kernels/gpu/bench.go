@@ -48,6 +48,7 @@ type BenchResult struct {
 	WN            int     `json:"wn"`
 	Units         int     `json:"units_per_block"`
 	MaxParts      int     `json:"max_parts"`
+	Coresident    bool    `json:"coresident,omitempty"` // cut tiles summed by all their blocks (parallel fixup)
 	Blocks        int     `json:"blocks"`
 	Copies        int     `json:"copies"`
 	CallsPerGraph int     `json:"calls_per_graph"`
@@ -344,7 +345,7 @@ func measureGEMM(m *Module, c benchCase, rotateBytes int64, s cuda.Stream) (Benc
 	bytes := float64(wb + int64(c.M*c.K*2) + int64(c.M*c.N*2))
 	return BenchResult{Kernel: benchKernel(p, ""), Variant: p.Variant().Name(), Name: c.Name, M: c.M, N: c.N, K: c.K,
 		Group: c.Group, MT: p.MT, Stages: p.Stages, WN: p.WN,
-		Units: p.Units, MaxParts: p.MaxParts, Blocks: p.Blocks, Copies: copies, CallsPerGraph: calls,
+		Units: p.Units, MaxParts: p.MaxParts, Coresident: p.Coresident, Blocks: p.Blocks, Copies: copies, CallsPerGraph: calls,
 		GraphSeconds: graph, GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: direct, Bytes: bytes,
 		BytesPerSec: bytes / graph, FLOPsPerSec: 2 * float64(c.M) * float64(c.N) * float64(c.K) / graph}, nil
 }
@@ -503,7 +504,7 @@ func measureMoE(m *Module, c moeCase, rotateBytes int64, s cuda.Stream) (BenchRe
 	n := float64(len(launches))
 	bytes := totalBytes / n
 	return BenchResult{Kernel: benchKernel(plan0, "_moe"), Variant: plan0.Variant().Name(), Name: c.Name, M: c.Tokens,
-		N: c.N, K: c.K, Group: c.Group, MT: plan0.MT, Stages: plan0.Stages, WN: plan0.WN, Units: plan0.Units, MaxParts: plan0.MaxParts, Blocks: plan0.Blocks,
+		N: c.N, K: c.K, Group: c.Group, MT: plan0.MT, Stages: plan0.Stages, WN: plan0.WN, Units: plan0.Units, MaxParts: plan0.MaxParts, Coresident: plan0.Coresident, Blocks: plan0.Blocks,
 		Copies:        len(launches),
 		CallsPerGraph: calls, GraphSeconds: graph, GraphMin: float64(tm.Min), GraphMax: float64(tm.Max), LaunchSeconds: direct,
 		Bytes: bytes, BytesPerSec: bytes / graph,

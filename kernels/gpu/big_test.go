@@ -20,7 +20,9 @@ func TestBigDense(t *testing.T) {
 		{"expert gate_up M=256", 256, 4096, 7168, true},
 		{"expert down M=256", 256, 7168, 2048, false},
 		{"expert down M=512", 512, 7168, 2048, true},
-		{"tp8 gate_up M=1024", 1024, 512, 7168, false},
+		{"tp8 gate_up M=256", 256, 512, 7168, false},
+		{"tp8 gate_up M=512", 512, 512, 7168, true},   // run15: 128-column stream-K 19.4 us, the 64-row tile 21.3
+		{"tp8 gate_up M=1024", 1024, 512, 7168, true}, // run15: 25.2 us, the 64-row tile 32.4
 		{"tp8 gate_up M=2048", 2048, 512, 7168, true},
 		{"tp8 down M=256", 256, 7168, 256, false},
 		{"tp8 down M=512", 512, 7168, 256, true},
@@ -93,10 +95,12 @@ func TestWGTiles(t *testing.T) {
 		{"o_proj M=512", 512, 7168, 8192, 256, true},           // 104.2; stream-K 128.9
 		{"dense up M=512", 512, 18432, 7168, 256, false},       // 261.3; whole 281.7
 		{"dense up M=2048", 2048, 18432, 7168, 256, true},      // 920.0; stream-K 936.1
-		{"tp8 gate_up M=2048", 2048, 512, 7168, 256, false},    // 45.6; whole 88.3, 128 whole 53.2
+		{"tp8 gate_up M=512", 512, 512, 7168, 128, false},      // run15: 19.4; 256 stream-K 26.2
+		{"tp8 gate_up M=1024", 1024, 512, 7168, 128, false},    // run15: 25.2; 256 stream-K 31.0
+		{"tp8 gate_up M=2048", 2048, 512, 7168, 128, false},    // run15: 39.5; 256 stream-K 41.9; run12: whole 88.3, 128 whole 53.2
 		{"tp8 down M=2048", 2048, 7168, 256, 256, true},        // 29.5; stream-K 47.5
 	} {
-		bn, whole := wgTiles((c.M+127)/128, c.N, c.K/tileK, 132)
+		bn, whole := wgTiles((c.M+127)/128, c.N, c.K/tileK, 132, true)
 		if bn != c.bn || whole != c.wantWhole {
 			t.Errorf("%s: %d columns, whole %v; want %d, %v", c.name, bn, whole, c.bn, c.wantWhole)
 		}
@@ -138,11 +142,11 @@ func TestWGDefaultShapes(t *testing.T) {
 		M, N, K int
 		bn      int
 		whole   bool
-	}{{260, 5632, 256, 128, true}, {260, 7168, 1024, 256, true}, {300, 1024, 11264, 256, false}} {
+	}{{260, 5632, 256, 128, true}, {260, 7168, 1024, 256, true}, {300, 1024, 11264, 128, false}, {1000, 512, 7168, 128, false}} {
 		if !bigDense(c.M, c.N, c.K, 132) {
 			t.Errorf("%d x %d x %d: not the large-batch tile", c.M, c.N, c.K)
 		}
-		if bn, whole := wgTiles((c.M+127)/128, c.N, c.K/tileK, 132); bn != c.bn || whole != c.whole {
+		if bn, whole := wgTiles((c.M+127)/128, c.N, c.K/tileK, 132, true); bn != c.bn || whole != c.whole {
 			t.Errorf("%d x %d x %d: %d columns, whole %v; want %d, %v", c.M, c.N, c.K, bn, whole, c.bn, c.whole)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -82,6 +83,14 @@ func runOnce(t *testing.T, m *Module, s cuda.Stream, p Plan, a []BF16, w *Weight
 		require.NoError(t, m.Launch(p, b, s))
 	}
 	require.NoError(t, s.Synchronize())
+	ctr := make([]int32, p.MBlocks*p.NBlocks)
+	require.NoError(t, cuda.CopyFromDevice(ctr, b.Counters))
+	for i, c := range ctr {
+		if c != 0 {
+			t.Errorf("plan %s units %d parts %d coresident %v: tile counter %d left at %d", p.Variant().Name(), p.Units, p.MaxParts, p.Coresident, i, c)
+			break
+		}
+	}
 	flat := make([]BF16, rows*p.N)
 	require.NoError(t, cuda.CopyFromDevice(flat, b.C))
 	out := make([][]BF16, rows)
@@ -102,7 +111,7 @@ func TestWGDefaultOnDevice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 13))
 	worst, cases := 0.0, 0
 	defer func() { t.Logf("wgmma default plans: %d cases, worst rel error %.3g", cases, worst) }()
-	for _, sh := range []struct{ M, N, K int }{{260, 5632, 256}, {260, 7168, 1024}, {300, 1024, 11264}} {
+	for _, sh := range []struct{ M, N, K int }{{260, 5632, 256}, {260, 7168, 1024}, {300, 1024, 11264}, {1000, 512, 7168}} {
 		pq, err := randomPackQuantized(rng, sh.N, sh.K, 32)
 		require.NoError(t, err)
 		w, err := Repack(pq)
@@ -111,7 +120,7 @@ func TestWGDefaultOnDevice(t *testing.T) {
 		ref := referenceGEMM(a, sh.M, pq, nil)
 		p, err := m.PlanGEMM(sh.M, sh.N, sh.K, 32, Options{})
 		require.NoError(t, err)
-		name := fmt.Sprintf("M%d_N%d_K%d (plan %s units %d parts %d blocks %d)", sh.M, sh.N, sh.K, p.Variant().Name(), p.Units, p.MaxParts, p.Blocks)
+		name := fmt.Sprintf("M%d_N%d_K%d (plan %s units %d parts %d blocks %d coresident %v)", sh.M, sh.N, sh.K, p.Variant().Name(), p.Units, p.MaxParts, p.Blocks, p.Coresident)
 		got := runOnce(t, m, s, p, a, w, nil, nil, sh.M)
 		e, err := relError(got, ref)
 		if err != nil || e >= 1e-2 {
@@ -152,7 +161,10 @@ func TestGEMMOnDevice(t *testing.T) {
 				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}, {MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Units: 3},
 				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Units: 3},
 				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5, Units: 2},
-				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1}} {
+				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1},
+				{Units: 3, Serial: true}, {MT: 4, Splits: 3, Serial: true}, {MT: 4, Splits: 3}, {MT: 4, Splits: 8},
+				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Units: 3, Serial: true}, {MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 4},
+				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 8}, {MT: 4, Units: 3}} {
 				if o.Splits > sh.K/tileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == modeSwap && sh.M > 8) ||
 					(o.Mode == modeWGMMA && m.bigMode() != modeWGMMA) {
 					continue
@@ -163,10 +175,10 @@ func TestGEMMOnDevice(t *testing.T) {
 				got := runOnce(t, m, s, p, a, w, nil, nil, sh.M)
 				e, err := relError(got, ref)
 				if err != nil || e >= 1e-2 {
-					t.Errorf("%s (plan mt%d units %d parts %d): rel error %.3g: %v", name, p.MT, p.Units, p.MaxParts, e, err)
+					t.Errorf("%s (plan mt%d units %d parts %d coresident %v): rel error %.3g: %v", name, p.MT, p.Units, p.MaxParts, p.Coresident, e, err)
 				} else {
 					worst, cases = max(worst, e), cases+1
-					t.Logf("%s (plan mt%d units %d parts %d): rel error %.3g", name, p.MT, p.Units, p.MaxParts, e)
+					t.Logf("%s (plan mt%d units %d parts %d coresident %v): rel error %.3g", name, p.MT, p.Units, p.MaxParts, p.Coresident, e)
 				}
 			}
 		}
@@ -326,6 +338,10 @@ func TestBenchOnDevice(t *testing.T) {
 						opts = append(opts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA})
 					}
 				}
+			case variants == "fixup": // the default plan with the parallel fixup and with the serial one
+				opts = []Options{{}, {Serial: true}}
+			case variants == "split": // cut tiles: the parallel fixup against the serial one, and splits of K
+				opts = splitOptions(sh.N, sh.K, M >= 64 && m.bigMode() == modeWGMMA)
 			case variants == "wg": // the wgmma tiles: 256 and 128 columns, stream-K or whole tiles
 				opts = opts[:1]
 				if M >= 64 && m.bigMode() == modeWGMMA {
@@ -334,7 +350,7 @@ func TestBenchOnDevice(t *testing.T) {
 			case M > 32 && sh.N%256 == 0:
 				opts = append(opts, Options{BN: 256, WN: 4, MT: 4}, Options{BN: 256, WN: 4, MT: 4, Stages: 3})
 			}
-			if variants != "big" && variants != "wg" && len(opts) > 1 {
+			if variants != "big" && variants != "wg" && variants != "split" && variants != "fixup" && len(opts) > 1 {
 				if M <= 32 {
 					opts = append(opts, Options{Stages: 6}, Options{WP: true, MT: chooseMT(M)})
 				}
@@ -374,6 +390,11 @@ func TestBenchOnDevice(t *testing.T) {
 				if m.bigMode() == modeWGMMA {
 					mopts = append(mopts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA})
 				}
+			case "split", "fixup": // the default plans with the parallel fixup against the serial one
+				if tokens < 512 {
+					continue
+				}
+				mopts = []Options{{}, {Serial: true}}
 			case "wg":
 				if tokens < 512 {
 					continue
@@ -393,8 +414,8 @@ func TestBenchOnDevice(t *testing.T) {
 				require.NoError(t, err)
 				r.Default = o == Options{}
 				require.NoError(t, enc.Encode(r))
-				t.Logf("%-22s T=%-5d %-18s units%-5d parts%-2d touched %5.1f %9.2f us graph %9.2f us launch %7.0f GB/s %6.1f TFLOP/s",
-					r.Name, tokens, r.Variant, r.Units, r.MaxParts, r.Touched, r.GraphSeconds*1e6, r.LaunchSeconds*1e6, r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
+				t.Logf("%-22s T=%-5d %-18s coresident %-5v units%-5d parts%-2d touched %5.1f %9.2f us graph %9.2f us launch %7.0f GB/s %6.1f TFLOP/s",
+					r.Name, tokens, r.Variant, r.Coresident, r.Units, r.MaxParts, r.Touched, r.GraphSeconds*1e6, r.LaunchSeconds*1e6, r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
 			}
 		}
 	}
@@ -413,9 +434,70 @@ func wgOptions(n int) []Options {
 		Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5}, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5, Splits: 1})
 }
 
+// splitOptions are the plans that cut tiles which the "split" benchmark
+// times and TestSplitOnDevice checks: the default and its serial fixup, the
+// 64-row tile and (wg) the wgmma tiles of 256 and 128 columns as stream-K
+// (parallel and serial fixup) and as 2, 4 or 8 splits of K.
+func splitOptions(n, k int, wg bool) []Options {
+	opts := []Options{{}, {Serial: true}, {MT: 4, Splits: 2}, {MT: 4, Splits: 4}, {MT: 4, Splits: 8}}
+	if wg {
+		for _, bn := range []int{256, 128} {
+			if n%bn != 0 {
+				continue
+			}
+			b := Options{MT: bigMT, BN: bn, WN: 4, Mode: modeWGMMA}
+			opts = append(opts, b)
+			b.Serial = true
+			opts = append(opts, b)
+			b.Serial = false
+			for _, sp := range []int{2, 4, 8} {
+				b.Splits = sp
+				opts = append(opts, b)
+			}
+		}
+	}
+	return slices.DeleteFunc(opts, func(o Options) bool { return o.Splits > k/tileK })
+}
+
+// TestSplitOnDevice checks the plans of splitOptions on the TP8 shards'
+// shapes (the narrow-N gate_up and the K = 256 down) against the float64
+// reference, rows not a multiple of the tiles'.
+func TestSplitOnDevice(t *testing.T) {
+	m, s := onDevice(t)
+	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 17))
+	worst, cases := 0.0, 0
+	defer func() { t.Logf("split plans: %d cases, worst rel error %.3g", cases, worst) }()
+	for _, sh := range []struct{ M, N, K int }{{600, 512, 7168}, {1100, 7168, 256}} {
+		pq, err := randomPackQuantized(rng, sh.N, sh.K, 32)
+		require.NoError(t, err)
+		w, err := Repack(pq)
+		require.NoError(t, err)
+		a := randomBF16(rng, sh.M*sh.K)
+		ref := referenceGEMM(a, sh.M, pq, nil)
+		for _, o := range splitOptions(sh.N, sh.K, m.bigMode() == modeWGMMA) {
+			p, err := m.PlanGEMM(sh.M, sh.N, sh.K, 32, o)
+			require.NoError(t, err)
+			name := fmt.Sprintf("M%d_N%d_K%d/%+v (plan %s units %d parts %d blocks %d coresident %v)", sh.M, sh.N, sh.K, o,
+				p.Variant().Name(), p.Units, p.MaxParts, p.Blocks, p.Coresident)
+			got := runOnce(t, m, s, p, a, w, nil, nil, sh.M)
+			e, err := relError(got, ref)
+			if err != nil || e >= 1e-2 {
+				t.Errorf("%s: rel error %.3g: %v", name, e, err)
+				continue
+			}
+			worst, cases = max(worst, e), cases+1
+			t.Logf("%s: rel error %.3g", name, e)
+		}
+	}
+}
+
 func logBench(t *testing.T, r BenchResult) {
-	t.Logf("%-22s M=%-4d g%-3d %-18s units%-5d parts%-2d %8.2f us graph %8.2f us launch %7.0f GB/s %6.1f TFLOP/s",
-		r.Name, r.M, r.Group, r.Variant, r.Units, r.MaxParts, r.GraphSeconds*1e6, r.LaunchSeconds*1e6,
+	fix := "serial"
+	if r.Coresident {
+		fix = "par"
+	}
+	t.Logf("%-22s M=%-4d g%-3d %-18s units%-5d parts%-2d %-6s %8.2f us graph %8.2f us launch %7.0f GB/s %6.1f TFLOP/s",
+		r.Name, r.M, r.Group, r.Variant, r.Units, r.MaxParts, fix, r.GraphSeconds*1e6, r.LaunchSeconds*1e6,
 		r.BytesPerSec/1e9, r.FLOPsPerSec/1e12)
 }
 

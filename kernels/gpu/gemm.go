@@ -121,6 +121,9 @@ const (
 	bigRows    = 256
 	bigWork    = 1024
 	bigMoERows = 128
+	// bigNarrowRows, bigNarrowK: see bigDense.
+	bigNarrowRows = 512
+	bigNarrowK    = 32
 )
 
 // Name is the kernel's symbol.
@@ -389,7 +392,11 @@ type Plan struct {
 	Units          int  // tileK iterations per block
 	Blocks         int  // the grid
 	MaxParts       int  // the most blocks that share one tile (1: no tile is cut)
-	Smem           int
+	// Coresident: a cut tile is summed by all its blocks in parallel, each a
+	// share of its rows, after waiting for the others' partials (set only
+	// when the whole grid is resident at once, else the last block sums it).
+	Coresident bool
+	Smem       int
 	// MoE: ADiv maps a sorted id to its row of A (top-k for gate_up, 1 for
 	// down); 0 for a dense GEMM.
 	ADiv int
@@ -421,6 +428,7 @@ type Options struct {
 	Mode   int  // a diagnostic mode for the benchmark (wrong results)
 	WP     bool // warp-private pipelines
 	BN     int  // columns a tile: 128 (default) or 256
+	Serial bool // a cut tile is summed by its last block alone (the fixup before the parallel one)
 }
 
 // chooseMT picks the rows per block from the rows a block will see.
@@ -488,7 +496,7 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 			p.Mode = m.bigMode()
 			if p.Mode == modeWGMMA && !fp4 && o.Units == 0 && o.Splits == 0 {
 				perSM := max(1, m.PerSM[Variant{bigMT, 4, 4, modeWGMMA, false, 256}])
-				p.BN, whole = wgTiles(p.MBlocks, p.N, p.K/tileK, max(1, m.SMs)*perSM)
+				p.BN, whole = wgTiles(p.MBlocks, p.N, p.K/tileK, max(1, m.SMs)*perSM, p.ADiv == 0)
 			}
 		}
 		if fp4 { // the MXFP4 kernels have no swapped-operand form
@@ -553,6 +561,17 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 		parts := int((t0+int64(kiters)-1)/int64(p.Units) - t0/int64(p.Units) + 1)
 		p.MaxParts = max(p.MaxParts, parts)
 	}
+	if p.MaxParts >= parMinParts && !o.Serial && p.MT >= 4 && p.ADiv == 0 {
+		// The parallel fixup's blocks wait for each other: only when the
+		// occupancy query says the whole grid fits on the GPU at once; on
+		// dense GEMMs of 64- and 128-row tiles cut in at least parMinParts
+		// (bench/gpu-w4a16-runs/run15: at 2 parts it was 0-3% slower than the
+		// serial fixup, on the MoE GEMMs at 2048 tokens too, which all cut in
+		// 2; a 16- or 32-row tile's partials are small).
+		if perSM := m.PerSM[v]; perSM > 0 && p.Blocks <= max(1, m.SMs)*perSM {
+			p.Coresident = true
+		}
+	}
 	p.Smem = v.Smem()
 	return p, nil
 }
@@ -571,34 +590,63 @@ const (
 	wg128     = 0.62
 )
 
+// With the parallel fixup (dense GEMMs, Plan.Coresident, tiles cut in at
+// least parMinParts), a cut tile costs wgCutPar iterations instead of
+// wgCut, in units of the tile's own iteration (fitted on
+// bench/gpu-w4a16-runs/run15, the TP8 gate_up 512 x 7168 at M = 512-2048:
+// 6.0-6.5 for the 128-column tile's stream-K, 6.4 for the 256-column one's;
+// the 128-column tile's stream-K cut in 2 ran within 2% of that with either
+// fixup, so its cut costs wgCutPar at any parts).
+const (
+	parMinParts = 3
+	wgCutPar    = 6.4
+)
+
 // wgTiles picks the tile width (256 or 128 columns) and whether the default
 // plan of the wgmma tile runs whole tiles, one block a tile (no partial
 // sums), rather than stream-K's equal runs that cut tiles, for mblocks row
 // blocks of n columns and kiters k iterations on slots resident blocks: the
 // cheapest of whole 256-column tiles, whole 128-column tiles and 256-column
-// stream-K by the costs above. Stream-K kept the GPU busy where 256-column
+// stream-K by the costs above, and, for a dense GEMM (par: the parallel
+// fixup), 128-column stream-K. Stream-K kept the GPU busy where 256-column
 // tiles filled less than a wave, but its cut tiles cost more than the idle
 // SMs of whole tiles elsewhere (run12: the expert down 7168 x 2048 at M =
-// 512 in 30 us as 112 whole tiles, 56 us as stream-K).
-func wgTiles(mblocks, n, kiters, slots int) (bn int, whole bool) {
+// 512 in 30 us as 112 whole tiles, 56 us as stream-K); with the parallel
+// fixup the narrow TP8 gate_up 512 x 7168 runs fastest as 128-column
+// stream-K from M = 512 to 2048 (run15).
+func wgTiles(mblocks, n, kiters, slots int, par bool) (bn int, whole bool) {
 	waves := func(tiles int) float64 { return float64((tiles + slots - 1) / slots) }
+	// streamK is the cost of a stream-K run over t tiles: its iterations
+	// and a cut cost for each tile it touches.
+	streamK := func(t int, cut128 bool) float64 {
+		units := max((t*kiters+slots-1)/slots, min(kiters, minUnits))
+		segs := (units + kiters - 1) / kiters
+		if units%kiters != 0 {
+			segs++ // a run that starts inside a tile
+		}
+		cut := float64(wgCut)
+		if par && (cut128 || 2*units < kiters) { // cut in 3 or more: the parallel fixup
+			cut = wgCutPar
+		}
+		return float64(units) + cut*float64(segs)
+	}
 	best, bn, whole := math.Inf(1), 256, false
 	if n%256 == 0 {
 		t := mblocks * n / 256
 		if c := waves(t) * (float64(kiters) + wgSegment); c < best {
 			best, whole = c, true
 		}
-		units := max((t*kiters+slots-1)/slots, min(kiters, minUnits))
-		segs := (units + kiters - 1) / kiters
-		if units%kiters != 0 {
-			segs++ // a run that starts inside a tile
-		}
-		if c := float64(units) + wgCut*float64(segs); c < best {
+		if c := streamK(t, false); c < best {
 			best, whole = c, false
 		}
 	}
 	if c := waves(mblocks*n/128) * (float64(kiters) + wgSegment) * wg128; c < best {
-		bn, whole = 128, true
+		best, bn, whole = c, 128, true
+	}
+	if par {
+		if c := streamK(mblocks*n/128, true) * wg128; c < best {
+			bn, whole = 128, false
+		}
 	}
 	return bn, whole
 }
@@ -674,6 +722,13 @@ func bigDense(M, N, K, sms int) bool {
 		return false
 	}
 	tiles := (M + 16*bigMT - 1) / (16 * bigMT) * (N / 256)
+	// From bigNarrowRows rows a long K (at least bigNarrowK iterations) also
+	// takes it whatever the tiles: its stream-K with the parallel fixup
+	// (run15: the TP8 gate_up 512 x 7168 at M = 512 in 19.4 us against the
+	// 64-row tile's 21.3, at 1024 in 25.2 against 32.4).
+	if M >= bigNarrowRows && K/tileK >= bigNarrowK {
+		return true
+	}
 	return tiles*(K/tileK) >= bigWork || 2*tiles >= sms
 }
 
@@ -723,8 +778,12 @@ func (p Plan) Args(b Buffers) (*cuda.Params, error) {
 		return nil, fmt.Errorf("w4a16: MoE plans need sorted and expert ids, dense plans neither")
 	}
 	aDiv := max(p.ADiv, 1)
+	coresident := int32(0)
+	if p.Coresident {
+		coresident = 1
+	}
 	return cuda.MarshalParams(b.A, b.W, b.S, b.C, b.Workspace, b.Counters, b.SortedIDs, b.ExpertIDs,
-		int32(p.M), int32(p.N), int32(p.K), int32(p.Group), int32(aDiv), int32(p.MBlocks), int32(p.Units))
+		int32(p.M), int32(p.N), int32(p.K), int32(p.Group), int32(aDiv), int32(p.MBlocks), int32(p.Units), coresident)
 }
 
 // Launch runs the plan on the stream.

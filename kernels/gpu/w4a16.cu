@@ -149,7 +149,7 @@ template <int BM, int BN>
 __device__ __forceinline__ void store_tile(const float* red, __nv_bfloat16* __restrict__ C, float* __restrict__ ws,
                                            int* __restrict__ counters, const int* __restrict__ sorted_ids, int M,
                                            int N, int mblock, int nblock, int tile, int first, int parts,
-                                           int units_per_block, long long t0) {
+                                           int units_per_block, long long t0, int coresident) {
   constexpr int RED_STRIDE = BN + 8;
   constexpr int CPT = BN / 8;              // 8-column groups of a row
   constexpr int RPT = BM * CPT / THREADS;  // rows a thread writes
@@ -201,6 +201,74 @@ __device__ __forceinline__ void store_tile(const float* red, __nv_bfloat16* __re
     return ws + (static_cast<size_t>(b) * 2 + which) * BM * BN;
   };
   float* mine = slot(blockIdx.x);
+  if (coresident) {
+    // Parallel fixup (the host sets coresident only when every block of the
+    // grid is resident at once). The serial one below has the tile's last
+    // block to finish read every partial alone: parts x BM x BN x 4 bytes
+    // through one SM (1 MiB for 8 parts of a 128 x 256 tile). Here every
+    // part writes its partial; the blocks for which this tile is the end of
+    // their run (first .. first+parts-2: they have nothing left to do) wait
+    // until all parts have written, then each sums a 1/(parts-1) share of the
+    // tile's rows, in block order (deterministic). The tile's last part
+    // starts its run here and goes on to the next tile without waiting: no
+    // block waits on one that is itself waiting, so no chain forms. The
+    // counter counts parts arrivals, then parts-1 reducers done; the last
+    // resets it for the next launch.
+#pragma unroll
+    for (int i = 0; i < RPT; ++i) {
+      const int r = tid / CPT + i * RSTEP;
+      int crow;
+      if (!out_row(r, crow)) continue;
+      float4* dst = reinterpret_cast<float4*>(mine + r * BN + ecol);
+      const float* v = red + r * RED_STRIDE + ecol;
+      __stcg(dst, make_float4(v[0], v[1], v[2], v[3]));
+      __stcg(dst + 1, make_float4(v[4], v[5], v[6], v[7]));
+    }
+    __threadfence();
+    __syncthreads();
+    const int q = blockIdx.x - first;
+    if (q == parts - 1) {
+      if (tid == 0) atomicAdd(counters + tile, 1);
+      return;
+    }
+    if (tid == 0) {
+      atomicAdd(counters + tile, 1);
+      int seen;
+      for (;;) {
+        asm volatile("ld.global.acquire.gpu.b32 %0, [%1];\n" : "=r"(seen) : "l"(counters + tile) : "memory");
+        if (seen >= parts) break;
+        __nanosleep(32);
+      }
+      __threadfence();
+    }
+    __syncthreads();
+    constexpr int CHUNKS = BM * CPT;  // 8-column groups of the tile
+    const int reducers = parts - 1;
+    const int c1 = (q + 1) * CHUNKS / reducers;
+    for (int c = q * CHUNKS / reducers + tid; c < c1; c += THREADS) {
+      const int r = c / CPT, col = (c % CPT) * 8;
+      int crow;
+      if (!out_row(r, crow)) continue;
+      float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+#pragma unroll 4
+      for (int sp = 0; sp < parts; ++sp) {
+        const float4* src = reinterpret_cast<const float4*>(slot(first + sp) + r * BN + col);
+        const float4 x = __ldcg(src), y = __ldcg(src + 1);
+        v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w;
+        v[4] += y.x, v[5] += y.y, v[6] += y.z, v[7] += y.w;
+      }
+      uint32_t w[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
+        w[j] = *reinterpret_cast<uint32_t*>(&h);
+      }
+      *reinterpret_cast<uint4*>(C + static_cast<size_t>(crow) * N + n0 + col) = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+    __syncthreads();
+    if (tid == 0 && atomicAdd(counters + tile, 1) == 2 * parts - 2) counters[tile] = 0;
+    return;
+  }
 #pragma unroll
   for (int i = 0; i < RPT; ++i) {
     const int r = tid / CPT + i * RSTEP;
@@ -246,7 +314,7 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
                                               const int* __restrict__ sorted_ids,
                                               const int* __restrict__ expert_ids, int M, int N, int K, int group,
                                               int a_div, int mblock, int nblock, int it0, int it1, int first,
-                                              int parts, int units_per_block, long long t0) {
+                                              int parts, int units_per_block, long long t0, int coresident) {
   constexpr int BM = 16 * MT;
   constexpr int CH = BN / 64;            // 64-column chunks of the repacked weights a tile
   constexpr int WK = 8 / WN;             // warps along K
@@ -544,7 +612,7 @@ __device__ __forceinline__ void w4a16_segment(const __nv_bfloat16* __restrict__ 
     __syncthreads();
   }
 
-  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0);
+  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0, coresident);
 }
 
 // The large-batch tile (MT = 8 in the variant tables): 128 rows x 256
@@ -561,7 +629,7 @@ __device__ __forceinline__ void w4a16_big_segment(const __nv_bfloat16* __restric
                                                   const int* __restrict__ sorted_ids,
                                                   const int* __restrict__ expert_ids, int M, int N, int K,
                                                   int group, int a_div, int mblock, int nblock, int it0, int it1,
-                                                  int first, int parts, int units_per_block, long long t0) {
+                                                  int first, int parts, int units_per_block, long long t0, int coresident) {
   constexpr int BM = 128, BN = 256;
   constexpr int MT = 4;                  // m16 tiles a warp
   constexpr int TN = 8;                  // n8 tiles a warp
@@ -722,7 +790,7 @@ __device__ __forceinline__ void w4a16_big_segment(const __nv_bfloat16* __restric
         *reinterpret_cast<float2*>(red + row * RED_STRIDE + col) = make_float2(acc[m][t][2 * h], acc[m][t][2 * h + 1]);
       }
   __syncthreads();
-  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0);
+  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0, coresident);
 }
 
 // The large-batch tile on Hopper's wgmma (mode 5, sm_90a images only): the
@@ -745,7 +813,7 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
                                                  const int* __restrict__ sorted_ids,
                                                  const int* __restrict__ expert_ids, int M, int N, int K, int group,
                                                  int a_div, int mblock, int nblock, int it0, int it1, int first,
-                                                 int parts, int units_per_block, long long t0) {
+                                                 int parts, int units_per_block, long long t0, int coresident) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(STAGES >= 3, "stages are loaded STAGES - 2 ahead");
   static_assert(BN == 128 || BN == 256, "tiles of 128 or 256 columns");
@@ -924,7 +992,7 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
         red[row * RED_STRIDE + col] = acc[j][4 * i + e];
       }
   __syncthreads();
-  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0);
+  store_tile<BM, BN>(red, C, ws, counters, sorted_ids, M, N, mblock, nblock, tile, first, parts, units_per_block, t0, coresident);
 #else
   __trap();  // built without sm_90a: the host never launches this kernel
 #endif
@@ -942,7 +1010,7 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
                                            float* __restrict__ ws, int* __restrict__ counters,
                                            const int* __restrict__ sorted_ids, const int* __restrict__ expert_ids,
                                            int M, int N, int K, int group, int a_div, int mblocks,
-                                           int units_per_block) {
+                                           int units_per_block, int coresident) {
   const int kiters = K / BK;
   const int ntiles_n = N / BN;
   const long long total = static_cast<long long>(mblocks) * ntiles_n * kiters;
@@ -957,14 +1025,14 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     const int lastb = static_cast<int>((t0 + kiters - 1) / units_per_block);
     if constexpr (MT == 8 && MODE == 5)
       w4a16_wg_segment<STAGES, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
-                               tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1, units_per_block, t0);
+                               tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1, units_per_block, t0, coresident);
     else if constexpr (MT == 8)
       w4a16_big_segment<STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
-                                tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1, units_per_block, t0);
+                                tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1, units_per_block, t0, coresident);
     else
       w4a16_segment<MT, STAGES, WN, MODE, PRIV, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
                                 tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1,
-                                units_per_block, t0);
+                                units_per_block, t0, coresident);
     u += ke - kb;
     __syncthreads();  // shared memory is reused by the next segment
   }
@@ -986,9 +1054,9 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
   extern "C" __global__ void __launch_bounds__(THREADS, MINB)                                                   \
       NAME(const __nv_bfloat16* A, const uint4* W, const uint4* S, __nv_bfloat16* C, float* ws, int* counters, \
            const int* sorted_ids, const int* expert_ids, int M, int N, int K, int group, int a_div,            \
-           int mblocks, int units_per_block) {                                                                  \
+           int mblocks, int units_per_block, int coresident) {                                                  \
     w4a16_body<MT, STAGES, WN, MODE, PRIV, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div, \
-                                     mblocks, units_per_block);                                                 \
+                                     mblocks, units_per_block, coresident);                                     \
   }
 
 W4A16_KERNEL(w4a16_mt1, 1, 4, 2, 0, false, 128, 3)
