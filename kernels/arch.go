@@ -46,7 +46,10 @@ var archFacts = [...]struct {
 	}}},
 	{SM100, ArchFacts{MLABlockSize: 128, efficiency: func(e *Efficiency) { e.QuantGEMM = QuantGEMMSM100 }}},
 	{SM103, ArchFacts{efficiency: func(e *Efficiency) { e.QuantGEMM = QuantGEMMSM103 }}},
-	{SM120, ArchFacts{efficiency: func(e *Efficiency) { e.ComputeAttention = EffComputeAttentionSM120 }}},
+	{SM120, ArchFacts{efficiency: func(e *Efficiency) {
+		e.ComputeAttention = EffComputeAttentionSM120
+		e.MemGEMMBatch = EffMemGEMMBatchSM120
+	}}},
 }
 
 // Facts is a's row of the architecture table (zero when a has none).

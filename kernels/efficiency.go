@@ -12,6 +12,10 @@ type Efficiency struct {
 	// Mem is the DRAM streaming fraction of weight- and KV-streaming kernels
 	// (cuBLAS/CUTLASS GEMMs, grouped MoE GEMMs in bf16/fp8, attention).
 	Mem float64
+	// MemGEMMBatch is the DRAM fraction of bf16 GEMMs at more than
+	// GEMMBatchRows rows (M), where the architecture's GEMMs stream
+	// weights slower than at a few rows; 0 = Mem.
+	MemGEMMBatch float64
 	// MemMarlin is the DRAM fraction of W4A16 Marlin kernels (dense and MoE).
 	MemMarlin float64
 	// MemElementwise is the DRAM fraction of elementwise kernels (norms,
@@ -141,6 +145,20 @@ const (
 	// 6000, 128 heads, batch 1024, KV 4 -> 2048: +5.8e11 FLOPs in +15.2 ms =
 	// 38 TFLOP/s = 0.08 of 467.8 (the kernel runs with num_stages=1 on SM120).
 	EffComputeAttentionSM120 = 0.08
+	// EffMemGEMMBatchSM120 = 0.71: vLLM 0.19.0's own bf16 GEMMs on an RTX
+	// PRO 6000 Blackwell Server Edition, measured op by op by aiconfigurator
+	// (ai-dynamo/aiconfigurator @ 095f58a, systems/data/rtx_pro_6000_server/
+	// gemm/vllm/0.19.0/gemm_perf.parquet): over its rows with 17 <= M <= 128
+	// and weights of 128 MB or more (beyond the 128 MB L2), 1218 rows, the
+	// median DRAM traffic (K x N + M x K + M x N) x 2 B over latency is 0.709
+	// of 1.792 TB/s (M 17-64: 0.705, M 65-128: 0.714; 129-256: 0.68-0.70),
+	// where the same rows at M <= 16 reach 0.821 (EffMem 0.80 stands there).
+	// e.g. M=128, N=16384, K=5120: 175.4 us, 0.55; N=65536, K=4096: 394.4
+	// us, 0.78.
+	EffMemGEMMBatchSM120 = 0.71
+	// GEMMBatchRows is the row count up to which a GEMM streams its weights
+	// at Mem; above it MemGEMMBatch applies where an architecture sets one.
+	GEMMBatchRows = 16
 	// MLAHeadTile = 16: Triton MLA decode BLOCK_H (vllm-project/vllm
 	// `vllm/v1/attention/ops/triton_decode_attention.py`).
 	MLAHeadTile = 16
@@ -306,7 +324,8 @@ func DefaultEfficiency() Efficiency {
 
 // EfficiencyFor is DefaultEfficiency with the arch-specific values measured
 // for g's architecture (its ArchFacts, arch.go): sm_90 Marlin (EffMemMarlinSM90,
-// EffComputeMarlinSM90, MoEFixedMarlinSM90) and sm_120 attention (EffComputeAttentionSM120).
+// EffComputeMarlinSM90, MoEFixedMarlinSM90), sm_120 attention
+// (EffComputeAttentionSM120) and batched bf16 GEMMs (EffMemGEMMBatchSM120).
 func EfficiencyFor(g GPU) Efficiency {
 	e := DefaultEfficiency()
 	if f := g.Arch.Facts().efficiency; f != nil {

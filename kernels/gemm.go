@@ -65,7 +65,8 @@ func gemmKernels(f dtype.Format) float64 {
 //
 //	t = max(GEMMBytes/(BW*eff_mem), GEMMFLOPs/(peak(Weight.Compute)*eff_compute)) + t_kernel
 //
-// with eff = (Mem, ComputeGEMM) for bf16/fp8 weights and (MemMarlin,
+// with eff = (Mem, ComputeGEMM) for bf16/fp8 weights (MemGEMMBatch for bf16
+// above GEMMBatchRows rows where the architecture sets it) and (MemMarlin,
 // ComputeMarlin) for weight-only formats (W4A16 Marlin: dequantizes to bf16,
 // memory-bound up to M ~ 16-32 per IST-DASLab/marlin README @ 2f6d7c1
 // and Frantar et al., arXiv 2408.11743). t_kernel is
@@ -104,6 +105,8 @@ func (c *Costs) gemmRoofline(s GEMMShape) cost.Estimate {
 	effMem, effComp := e.Mem, e.ComputeGEMM
 	if s.Weight.Quantized() {
 		effMem, effComp = e.MemMarlin, e.ComputeMarlin
+	} else if s.Weight.Compute == dtype.BF16 && s.M > GEMMBatchRows && e.MemGEMMBatch > 0 {
+		effMem = e.MemGEMMBatch
 	}
 	k := gemmKernels(s.Weight)
 	fixed := StreamKernelLatency + unit.Seconds(k-1)*SmallKernelLatency

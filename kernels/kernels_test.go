@@ -463,3 +463,31 @@ func BenchmarkGEMM(b *testing.B) {
 	}
 	_ = sum
 }
+
+// TestGEMMBatchEfficiencySM120: on sm_120 a bf16 GEMM of more than
+// GEMMBatchRows rows streams its weights at EffMemGEMMBatchSM120 (vLLM
+// 0.19.0's measured GEMMs), at most GEMMBatchRows rows at EffMem; fp8 and
+// weight-only GEMMs and other architectures keep their efficiencies.
+func TestGEMMBatchEfficiencySM120(t *testing.T) {
+	rtx, h200 := newCosts(gpu(t, "rtx-pro-6000-server"), true), newCosts(gpu(t, "h200-sxm"), true)
+	bw := float64(rtx.GPU.MemBW)
+	for _, tc := range []struct {
+		name string
+		c    *Costs
+		s    GEMMShape
+		eff  float64
+	}{
+		{"sm120 bf16 M=128", rtx, GEMMShape{M: 128, N: 25600, K: 5120, Weight: dtype.BF16Weights}, EffMemGEMMBatchSM120},
+		{"sm120 bf16 M=17", rtx, GEMMShape{M: 17, N: 25600, K: 5120, Weight: dtype.BF16Weights}, EffMemGEMMBatchSM120},
+		{"sm120 bf16 M=16", rtx, GEMMShape{M: 16, N: 25600, K: 5120, Weight: dtype.BF16Weights}, EffMem},
+		{"sm120 fp8 M=128", rtx, GEMMShape{M: 128, N: 25600, K: 5120, Weight: dtype.FP8Block128}, EffMem},
+	} {
+		e := tc.c.GEMM(tc.s)
+		want := float64(GEMMBytes(tc.s))/(bw*tc.eff) + float64(StreamKernelLatency) + (gemmKernels(tc.s.Weight)-1)*float64(SmallKernelLatency)
+		assert.InEpsilon(t, want, float64(e.Time), rel, "%s: %s", tc.name, e.Source)
+	}
+	s := GEMMShape{M: 128, N: 25600, K: 5120, Weight: dtype.BF16Weights}
+	want := float64(GEMMBytes(s))/(float64(h200.GPU.MemBW)*EffMem) + float64(StreamKernelLatency)
+	assert.InEpsilon(t, want, float64(h200.GEMM(s).Time), rel, "sm90 keeps EffMem")
+	assert.Zero(t, DefaultEfficiency().MemGEMMBatch)
+}

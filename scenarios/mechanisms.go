@@ -42,6 +42,22 @@ var mechanisms = map[string]mechanism{
 		func(s *Scenario, on bool) { s.Serving.NoHost = !on }},
 	"prebuilt-decode": {"SGLang's disaggregated decode server admits a transferred request without a forward (its prebuilt batch) and the request joins the decode batch (off: it computes the last prompt token as a prefill step, as vLLM's decode instance does)", true,
 		func(s *Scenario, on bool) { s.Serving.DecodeRecompute = !on }},
+	"full-isl-admission": {"vLLM's scheduler_reserve_full_isl (default from v0.19.0, runtime.engine_version): a waiting or preempted request is admitted only when the free KV blocks hold its whole sequence so far, else admission stops for the step without preempting (serve.ReserveFullISLDefault; off: admitted when its first chunk fits)", true,
+		func(s *Scenario, on bool) { s.Serving.NoFullISL = !on }},
+	"preempt-recovery": {"vLLM's prefix cache over a request's own tokens: a preempted request's blocks stay hashed in the free queue (tail first to be evicted) and its re-admission recomputes only those evicted (serve.Config.RecoverPreempted; with prefix caching on; off: the whole sequence is recomputed)", true,
+		func(s *Scenario, on bool) { s.Serving.NoRecoverPreempted = !on }},
+	"gemm-batch-efficiency": {"the architecture's measured weight-streaming efficiency of bf16 GEMMs above 16 rows (kernels.EffMemGEMMBatchSM120 = 0.71 on sm_120, from vLLM 0.19.0's GEMM rows in aiconfigurator's perf database; off: EffMem 0.80 at every M)", true,
+		func(s *Scenario, on bool) {
+			e := s.Config.Efficiency
+			if e.Mem == 0 {
+				e = kernels.EfficiencyFor(s.Config.GPU)
+			}
+			e.MemGEMMBatch = 0
+			if on {
+				e.MemGEMMBatch = kernels.EfficiencyFor(s.Config.GPU).MemGEMMBatch
+			}
+			s.Config.Efficiency = e
+		}},
 	"dp-ranks": {"DP ranks as engine cores of their own (vLLM): each schedules its own requests with its own budget and KV, the front end's balancer picks the rank, the step waits for the slowest rank (off: the ranks pooled under one scheduler)", true,
 		func(s *Scenario, on bool) { s.Serving.PooledDP = !on }},
 	"memory-profile": {"the reserve outside the KV cache as vLLM's profile run measures it: the activation peak of a forward at max_num_batched_tokens and of the sampler at max_num_seqs rows, from the model's dims, plus NCCL's buffers (sim.MemoryProfile; off: aiconfigurator's fixed 3.5 GiB other_mem + nccl_mem)", true,
@@ -66,6 +82,10 @@ var mechanisms = map[string]mechanism{
 		}},
 	"eager-prefill": {"SGLang runs prefill and mixed steps without CUDA graphs, each kernel launched from the host (serve.EagerPrefill; off: vLLM's piecewise graphs)", true,
 		func(s *Scenario, on bool) { s.Config.EagerPrefill = on && serve.EagerPrefill(s.Serving.Engine) }},
+	"mla-collector": {"the perf database's legacy MLA decode module rows (every GPU but b200-sxm's vLLM 0.24.0: aiconfigurator#1423) less their collector's native norm/rotary chain, as measured on b200-sxm with both collectors (kernels.LegacyMLAOverhead; off: the rows as measured)", true,
+		func(s *Scenario, on bool) { s.Config.MLACollectorBias = !on }},
+	"kv-pull": {"vLLM's disaggregated KV transfer as its NixlConnector runs it: the decode instance starts reading a request's KV at its next step and admits the request at the step after the read completes (serve.Disagg.Pull; off: the KV pushed when the prefill ends and admitted at the decode instance's next step, as SGLang's sender does)", true,
+		func(s *Scenario, on bool) { s.Serving.PushKV = !on }},
 	"quant-gemm": {"dense GEMMs on fp8/fp4 activations stream their weights at their architecture's own DRAM efficiency with its fixed cost, fitted on the perf database's decode-size GEMM rows (kernels.QuantGEMMSM90, SM100, SM103: Blackwell fp8 6.1 us + 0.70 of BW, nvfp4 6.4 us + 0.68, block fp8 14.8 us + 0.59; off: the bf16 GEMM's 0.80 with 4.5 us, kernels.DefaultQuantGEMM)", true,
 		func(s *Scenario, on bool) {
 			e := s.efficiency()

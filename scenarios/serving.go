@@ -57,6 +57,14 @@ type Serving struct {
 	// NoHost leaves the engine's host work per step out
 	// (serve.EngineHost); set only by the host-overhead mechanism.
 	NoHost bool
+	// NoFullISL admits by the first chunk's KV alone, leaving vLLM's
+	// scheduler_reserve_full_isl out (serve.ReserveFullISLDefault); set
+	// only by the full-isl-admission mechanism.
+	NoFullISL bool
+	// NoRecoverPreempted recomputes a preempted request's whole KV on
+	// re-admission (serve.Config.RecoverPreempted off); set only by the
+	// preempt-recovery mechanism.
+	NoRecoverPreempted bool
 	// Prefix caching: workload.system_prompt_tokens or
 	// workload.prefix_hit_rate describe what the prompts share
 	// (serve.PrefixLoad; nil = nothing), workload.hash_block_tokens the
@@ -89,6 +97,9 @@ type Serving struct {
 	// DecodeRecompute is serve.Config.DecodeRecompute; set only by the
 	// prebuilt-decode mechanism.
 	DecodeRecompute bool
+	// PushKV prices a vLLM disaggregation's KV as pushed when the prefill
+	// ends (serve.Disagg.Pull off); set only by the kv-pull mechanism.
+	PushKV bool
 	// FixedReserve keeps aiconfigurator's fixed reserve in place of
 	// vLLM's memory-profile run; set only by the memory-profile
 	// mechanism.
@@ -561,6 +572,8 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	c := serve.DefaultConfig(v.Engine, g.Label, g.Memory)
 	c.Spec = serve.SimSpec(s.Config.Spec)
 	c.AsyncScheduling = serve.AsyncDefault(v.Engine, v.EngineVersion)
+	c.ReserveFullISL = !v.NoFullISL && serve.ReserveFullISLDefault(v.Engine, v.EngineVersion)
+	c.RecoverPreempted = !v.NoRecoverPreempted
 	if !v.NoHost {
 		c.Host = serve.EngineHost(v.Engine)
 	}

@@ -104,4 +104,13 @@ func BenchmarkClosedLoop(b *testing.B) {
 			}
 		}
 	}
+	// vLLM as the scenarios configure it: full-ISL admission and the
+	// prefix cache over each request's own blocks (RecoverPreempted).
+	for _, p := range points {
+		b.Run("vllm-admission/"+p.name+"/linear", func(b *testing.B) {
+			cfg := point(VLLM, p.c, p.requests, p.in, p.out)
+			cfg.ReserveFullISL, cfg.RecoverPreempted = true, true
+			benchPoint(b, cfg, realistic)
+		})
+	}
 }

@@ -243,6 +243,30 @@ type Config struct {
 	// long_prefill_token_threshold"). 0 = no cap (vLLM's default). Unused
 	// by SGLang.
 	LongPrefillTokenThreshold int
+	// ReserveFullISL is vLLM's scheduler_reserve_full_isl: a waiting (or
+	// preempted) request is admitted only when the KV cache's free blocks
+	// hold its whole known sequence (prompt plus the tokens it has
+	// generated, less the prompt blocks other requests already hold), not
+	// just its first chunk; otherwise admission stops for the step, with
+	// no preemption (vllm-project/vllm `vllm/v1/core/kv_cache_manager.py`
+	// @ 003df29, allocate_slots with full_sequence_must_fit, which the
+	// scheduler's waiting loop passes as scheduler_reserve_full_isl and
+	// breaks on None; PR #37307). On by default from v0.19.0
+	// (ReserveFullISLDefault). Unused by SGLang.
+	ReserveFullISL bool
+	// RecoverPreempted models vLLM's prefix cache over a request's own
+	// tokens: KVCacheManager.free returns a preempted request's blocks to
+	// the free queue with their hashes kept, tail blocks first so they are
+	// evicted first (vllm/v1/core/block_pool.py free_blocks, "Free blocks
+	// in reverse order so that the tail blocks are evicted first"), and
+	// its re-admission's get_computed_blocks finds those of its prompt and
+	// generated tokens not yet evicted, so the recompute covers only the
+	// evicted part (vllm/v1/core/kv_cache_manager.py @ 003df29). Applies
+	// with prefix caching on (NoPrefixCache false, vLLM's default). Unused
+	// by SGLang. Without a prefix cache of its own (a load whose requests
+	// share nothing), the block pool follows the free queue by position
+	// (kvcache.go); with one, the cache's own hashing.
+	RecoverPreempted bool
 	// MaxNumPartialPrefills and MaxLongPartialPrefills are vLLM's
 	// --max-num-partial-prefills and --max-long-partial-prefills (default
 	// 1; 0 reads as 1). The V1 scheduler does not limit concurrent partial

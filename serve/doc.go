@@ -112,10 +112,14 @@
 // order they were admitted, take their decode (1+K tokens) or the rest of
 // their prefill, capped by the budget; when a request's KV blocks cannot
 // be allocated the newest running request is preempted (blocks freed,
-// recomputed from scratch, put at the head of the waiting queue) until it
-// fits or is the one preempted. Then, only if nothing was preempted,
+// put at the head of the waiting queue; recomputed from scratch, or with
+// RecoverPreempted only the blocks the free queue has evicted since) until
+// it fits or is the one preempted. Then, only if nothing was preempted,
 // waiting requests are admitted in order while budget remains and fewer
-// than MaxNumSeqs run, the last chunked to the remaining budget. KV slots
+// than MaxNumSeqs run, the last chunked to the remaining budget; with
+// ReserveFullISL (scheduler_reserve_full_isl, v0.19.0+) a waiting request
+// is admitted only when its whole sequence fits in the free blocks, and
+// admission stops at the first that does not. KV slots
 // are allocated per request in blocks of Memory.BlockSize for computed +
 // new tokens (+ Spec.Lookahead for running requests). With
 // LongPrefillTokenThreshold (long_prefill_token_threshold) no request gets

@@ -90,11 +90,11 @@ func (e *run) newDPRanks(pick balancer, shared bool) *dpRanks {
 	m.Groups = 1
 	d := &dpRanks{in: make([]*instance, cfg.Memory.Groups), pick: pick}
 	for i := range d.in {
-		var kv kvCache = newBlockPool(m, e.reqs)
+		var kv kvCache = newBlockPool(m, e.reqs).recovering(cfg.ownBlocks())
 		if shared && !cfg.NoPrefixCache {
 			kv = newPrefixPool(m, e.reqs)
 		}
-		d.in[i] = &instance{reqs: e.reqs, kv: kv, sched: engines[cfg.Engine].scheduler(cfg),
+		d.in[i] = &instance{reqs: e.reqs, kv: kv, sched: engines[cfg.Engine].scheduler(cfg), fullISL: cfg.fullISL(),
 			waiting: make([]int32, 0, 64), k: cfg.Spec.DraftTokens, lookahead: cfg.Spec.Lookahead}
 	}
 	return d

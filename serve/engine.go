@@ -239,6 +239,17 @@ func vllmLongPrefill(c *Config) int {
 	return t
 }
 
+// ownBlocks reports whether c's prefix cache recovers a preempted
+// request's own blocks (Config.RecoverPreempted, vLLM with prefix caching
+// on).
+func (c *Config) ownBlocks() bool {
+	return c.RecoverPreempted && c.Engine == VLLM && !c.NoPrefixCache
+}
+
+// fullISL reports whether c's instances admit by the whole sequence
+// (Config.ReserveFullISL, a vLLM setting).
+func (c *Config) fullISL() bool { return c.ReserveFullISL && c.Engine == VLLM }
+
 // vllmBlockSize: MLA models take the block size vLLM's MLA backend forces
 // on the architecture (kernels.ArchFacts.MLABlockSize: 64 for FlashMLA on
 // sm_90, 128 for CUTLASS MLA on sm_100); other models and GPUs keep the

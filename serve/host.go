@@ -69,6 +69,27 @@ func vllmAsyncDefault(v string) bool {
 	return major > 0 || minor >= 14
 }
 
+// ReserveFullISLDefault reports whether engine e at version v ("" =
+// unknown, taken as the newest) admits a waiting request only when its
+// whole sequence fits in the free KV (Config.ReserveFullISL): vLLM's
+// SchedulerConfig.scheduler_reserve_full_isl, default True, came with
+// vllm-project/vllm PR #37307 (reviewed 2026-03-24); v0.19.0 has it on
+// by default (the resolved config of LLMServingSim's vLLM 0.19.0 runs,
+// casys-kaist/LLMServingSim @ 5daddb2 bench/examples/RTX4090_Llama-3.1-8B/
+// meta.json: "scheduler_reserve_full_isl": true, not set by the engine
+// arguments). Earlier versions (whether v0.18 has it is not checked) and
+// SGLang: false.
+func ReserveFullISLDefault(e Engine, v string) bool {
+	if e != VLLM {
+		return false
+	}
+	major, minor, ok := parseVersion(v)
+	if !ok {
+		return true
+	}
+	return major > 0 || minor >= 19
+}
+
 // parseVersion reads the leading major.minor of an engine version
 // ("0.12.0", "v0.15.1", "0.5.1.post1").
 func parseVersion(v string) (major, minor int, ok bool) {

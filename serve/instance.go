@@ -76,7 +76,11 @@ type instance struct {
 	step     step
 
 	k, lookahead int // Spec.DraftTokens, Spec.Lookahead
-	preemptions  int
+	// fullISL admits a waiting request only when its whole known
+	// sequence fits in the free KV (vLLM's scheduler_reserve_full_isl,
+	// Config.ReserveFullISL).
+	fullISL     bool
+	preemptions int
 	// handoff, on a disaggregated prefill instance, collects the requests
 	// whose prefill finished in a step (their KV held until transferred);
 	// nil elsewhere.
@@ -121,7 +125,7 @@ func (in *instance) alloc(r int32, slots int) bool {
 // at the head of the waiting queue; its KV is recomputed when it is
 // admitted again.
 func (in *instance) preempt(v int32) {
-	in.kv.free(v)
+	in.kv.preempt(v)
 	in.reqs[v].computed = 0
 	in.pushFront(v)
 	in.preemptions++
@@ -198,6 +202,9 @@ func (in *instance) admit(budget int) (r int32, n int, ok bool) {
 		c = int32(in.kv.lookup(r))
 	}
 	n = min(int(q.in+q.gen-c), budget)
+	if in.fullISL && !in.kv.fits(r, int(q.in+q.gen)) {
+		return r, 0, false
+	}
 	if !in.alloc(r, int(c)+n) {
 		return r, 0, false
 	}

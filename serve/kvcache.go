@@ -31,8 +31,15 @@ type kvCache interface {
 	// takes them out of the free blocks (SGLang's radix cache moves them
 	// from evictable to protected). 0 without prefix caching.
 	unheld(r int32) int
+	// fits reports whether grow(r, slots) would succeed now, changing
+	// nothing (vLLM's full_sequence_must_fit check, which counts the
+	// blocks a grow to slots takes out of the free ones).
+	fits(r int32, slots int) bool
 	// free releases every slot r holds.
 	free(r int32)
+	// preempt is free for a preempted request: with vLLM's prefix cache
+	// its blocks stay cached in the free queue for its re-admission.
+	preempt(r int32)
 	// usage is the blocks in use, their peak and the total.
 	usage() kvUsage
 }
@@ -57,19 +64,77 @@ type blockPool struct {
 	seq               int // Memory.SeqBlocks: blocks a request holds beside its token blocks once it holds any
 	shift             int // log2(bs) when bs is a power of two, else -1
 	free0, total, top int // free blocks, all blocks, peak blocks used
+
+	// With recovery (vLLM's prefix cache over a request's own blocks,
+	// Config.RecoverPreempted) the free queue is followed by position:
+	// blocks are taken at its head (head counts the blocks taken) and
+	// freed blocks join at its tail (tail counts the blocks ever queued,
+	// the initial ones first). A preempted request's blocks join in
+	// reverse order, so its last block is evicted first; its first s
+	// blocks survive while they are behind the head: s = clamp(top - head,
+	// 0, k) for the run of k blocks that ends at position top.
+	recover    bool
+	head, tail int64
+	runs       map[int32]cachedRun
+	hitReq     int32 // the request of the last lookup that found blocks
+	hitBlocks  int   // and how many
+}
+
+// cachedRun is a preempted request's blocks in the free queue.
+type cachedRun struct {
+	top int64 // the queue position after its first block
+	k   int   // its blocks
 }
 
 func newBlockPool(m Memory, reqs []request) *blockPool {
 	total := m.blocksPerGroup() * m.Groups
-	p := &blockPool{reqs: reqs, bs: m.BlockSize, seq: m.SeqBlocks, shift: -1, free0: total, total: total}
+	p := &blockPool{reqs: reqs, bs: m.BlockSize, seq: m.SeqBlocks, shift: -1, free0: total, total: total,
+		tail: int64(total), hitReq: -1}
 	if bs := m.BlockSize; bs&(bs-1) == 0 {
 		p.shift = bits.TrailingZeros(uint(bs))
 	}
 	return p
 }
 
-func (p *blockPool) lookup(int32) int { return 0 }
-func (p *blockPool) unheld(int32) int { return 0 }
+// recovering turns recovery of preempted requests' blocks on (on) and
+// returns p.
+func (p *blockPool) recovering(on bool) *blockPool {
+	p.recover = on
+	if on && p.runs == nil {
+		p.runs = make(map[int32]cachedRun)
+	}
+	return p
+}
+
+// lookup returns the tokens of r's blocks still cached since its
+// preemption (0 without recovery): at most its tokens less one, which
+// vLLM recomputes for the logits (KVCacheManager.get_computed_blocks,
+// max_cache_hit_length = num_tokens - 1).
+func (p *blockPool) lookup(r int32) int {
+	p.hitReq, p.hitBlocks = -1, 0
+	c, ok := p.runs[r]
+	if !ok {
+		return 0
+	}
+	s := int(min(max(c.top-p.head, 0), int64(c.k)))
+	if s == 0 {
+		delete(p.runs, r)
+		return 0
+	}
+	q := &p.reqs[r]
+	s = min(s, int(q.in+q.gen-1)/p.bs)
+	p.hitReq, p.hitBlocks = r, s
+	return s * p.bs
+}
+
+// unheld: the blocks a lookup found are in the free queue, held by no
+// request.
+func (p *blockPool) unheld(r int32) int {
+	if r == p.hitReq {
+		return p.hitBlocks * p.bs
+	}
+	return 0
+}
 
 // blocks is the number of blocks that hold n slots (n a multiple of bs:
 // exact).
@@ -94,6 +159,17 @@ func (p *blockPool) grow(r int32, slots int) bool {
 		return false
 	}
 	p.free0 -= need
+	if p.recover {
+		fresh := need
+		if q.held == 0 {
+			if r == p.hitReq {
+				fresh -= p.hitBlocks // taken out of the queue where they sit
+				p.hitReq, p.hitBlocks = -1, 0
+			}
+			delete(p.runs, r)
+		}
+		p.head += int64(max(fresh, 0))
+	}
 	q.held = int32(want * p.bs)
 	if used := p.total - p.free0; used > p.top {
 		p.top = used
@@ -101,12 +177,33 @@ func (p *blockPool) grow(r int32, slots int) bool {
 	return true
 }
 
+func (p *blockPool) fits(r int32, slots int) bool {
+	q := &p.reqs[r]
+	need := p.blocks(slots+p.bs-1) - p.blocks(int(q.held))
+	if need <= 0 {
+		return true
+	}
+	if q.held == 0 {
+		need += p.seq
+	}
+	return need <= p.free0
+}
+
 func (p *blockPool) free(r int32) {
 	q := &p.reqs[r]
 	if q.held > 0 {
-		p.free0 += p.blocks(int(q.held)) + p.seq
+		n := p.blocks(int(q.held)) + p.seq
+		p.free0 += n
+		p.tail += int64(n)
 	}
 	q.held = 0
+}
+
+func (p *blockPool) preempt(r int32) {
+	if k := p.blocks(int(p.reqs[r].held)); p.recover && k > 0 {
+		p.runs[r] = cachedRun{top: p.tail + int64(k), k: k}
+	}
+	p.free(r)
 }
 
 func (p *blockPool) usage() kvUsage {

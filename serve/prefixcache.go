@@ -227,6 +227,37 @@ func (p *prefixPool) unheld(r int32) int {
 	return n * p.bs
 }
 
+// fits is grow's check alone: after a lookup of r, the blocks its hits
+// do not cover plus the hits in unheld (evictable) blocks must be free.
+func (p *prefixPool) fits(r int32, slots int) bool {
+	q := &p.reqs[r]
+	want := (slots + p.bs - 1) / p.bs
+	pend, have, evictable := 0, 0, 0
+	if st, ok := p.st[r]; ok {
+		pend, have = int(st.pend), len(st.tab)
+		if q.held == 0 && pend == 0 {
+			have = 0
+		}
+		for _, b := range st.tab[:pend] {
+			if p.ref[b] == 0 {
+				evictable++ // a cached hit no request holds leaves the free blocks when taken
+			}
+		}
+	}
+	need := want - have
+	if need <= 0 && pend == 0 {
+		return true
+	}
+	seq := 0
+	if q.held == 0 {
+		seq = p.seq
+	}
+	return max(need, 0)+evictable+seq <= p.nfree
+}
+
+// preempt is free: the cache keeps what the request's content describes.
+func (p *prefixPool) preempt(r int32) { p.free(r) }
+
 func (p *prefixPool) grow(r int32, slots int) bool {
 	q := &p.reqs[r]
 	want := (slots + p.bs - 1) / p.bs

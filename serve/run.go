@@ -114,11 +114,11 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	if err := cfg.Memory.fits(peak); err != nil {
 		return nil, err
 	}
-	var kv kvCache = newBlockPool(cfg.Memory, e.reqs)
+	var kv kvCache = newBlockPool(cfg.Memory, e.reqs).recovering(cfg.ownBlocks())
 	if shared && !cfg.NoPrefixCache {
 		kv = newPrefixPool(cfg.Memory, e.reqs)
 	}
-	e.inst = &instance{reqs: e.reqs, kv: kv, sched: engines[cfg.Engine].scheduler(&cfg),
+	e.inst = &instance{reqs: e.reqs, kv: kv, sched: engines[cfg.Engine].scheduler(&cfg), fullISL: cfg.fullISL(),
 		waiting: make([]int32, 0, len(e.reqs)), k: k, lookahead: cfg.Spec.Lookahead}
 	e.client = newClient(e.reqs, cfg.Workload.MaxConcurrency, cfg.FrontEnd)
 	e.client.deps = newDeps(gen)

@@ -174,7 +174,9 @@ func SimSpec(sp sim.Spec) Spec {
 // (EngineHost) at its newest version. Async scheduling is off with n-gram drafting, as vLLM
 // turns it off with non-EAGLE/MTP speculative decoding (vllm-project/vllm
 // async scheduling on by default since PRs #27614/#27914, with EAGLE/MTP
-// since #31998).
+// since #31998). At its newest version vLLM admits by the whole sequence
+// (ReserveFullISLDefault) and recovers a preempted request's cached blocks
+// (RecoverPreempted), as the scenarios configure it.
 func SimConfig(cfg sim.Config, s *sim.Sim, e Engine) (Config, error) {
 	c := DefaultConfig(e, cfg.GPU.Label, cfg.GPU.Memory)
 	mem, err := SimMemory(cfg, s, e)
@@ -184,6 +186,8 @@ func SimConfig(cfg sim.Config, s *sim.Sim, e Engine) (Config, error) {
 	c.Memory = mem
 	c.Spec = SimSpec(cfg.Spec)
 	c.Host = EngineHost(e)
+	c.ReserveFullISL = ReserveFullISLDefault(e, "")
+	c.RecoverPreempted = true
 	if cfg.Spec.Method == sim.SpecNgram {
 		c.AsyncScheduling = false
 	}

@@ -988,6 +988,9 @@ func (g *gen) llmServingSim() error {
 				MaxBatched int    `json:"max_num_batched_tokens"`
 				DType      string `json:"dtype"`
 			} `json:"engine_kwargs"`
+			Hardware struct {
+				TotalMemory int64 `json:"device_total_memory_bytes"`
+			} `json:"hardware"`
 		}
 		raw, err := os.ReadFile(filepath.Join(base, dir, "meta.json"))
 		if err != nil {
@@ -1033,6 +1036,13 @@ func (g *gen) llmServingSim() error {
 			if custom != "" {
 				st.gpu, st.customGPU = "", custom
 				st.comments = append(st.comments[:1], customNote)
+				if m := meta.Hardware.TotalMemory; m > 0 {
+					// vLLM applies gpu_memory_utilization to the total
+					// cudaMemGetInfo reports (torch.cuda.mem_get_info),
+					// which the run recorded; it is below nvidia-smi's.
+					st.customGPU = memoryLine.ReplaceAllString(custom, fmt.Sprintf(`memory = "%dB"`, m))
+					st.comments = append(st.comments, fmt.Sprintf("Memory: %d B, the device total the run's torch reported (meta.json hardware.device_total_memory_bytes), the total vLLM's gpu_memory_utilization applies to (Worker.determine_available_memory: torch.cuda.mem_get_info).", m))
+				}
 			}
 			e.Scenario = "llmservingsim/" + dir + "/scenario.toml"
 			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
@@ -1043,6 +1053,9 @@ func (g *gen) llmServingSim() error {
 	}
 	return nil
 }
+
+// memoryLine is the memory key of a custom GPU body.
+var memoryLine = regexp.MustCompile(`(?m)^memory = "[^"]*"`)
 
 // customGPUs are the examples' GPUs moecast has no preset for, as
 // [hardware.custom_gpu] bodies from their makers' datasheets; the
