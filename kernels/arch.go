@@ -42,10 +42,10 @@ var archFacts = [...]struct {
 		e.MemMarlin = EffMemMarlinSM90
 		e.ComputeMarlin = EffComputeMarlinSM90
 		e.MoEFixedMarlin = MoEFixedMarlinSM90
-		e.QuantGEMM = QuantGEMMSM90
+		e.QuantGEMM = QuantGEMMSM90.WithCompute(QuantGEMMComputeSM90)
 	}}},
-	{SM100, ArchFacts{MLABlockSize: 128, efficiency: func(e *Efficiency) { e.QuantGEMM = QuantGEMMSM100 }}},
-	{SM103, ArchFacts{efficiency: func(e *Efficiency) { e.QuantGEMM = QuantGEMMSM103 }}},
+	{SM100, ArchFacts{MLABlockSize: 128, efficiency: func(e *Efficiency) { e.QuantGEMM = QuantGEMMSM100.WithCompute(QuantGEMMComputeSM100) }}},
+	{SM103, ArchFacts{efficiency: func(e *Efficiency) { e.QuantGEMM = QuantGEMMSM103.WithCompute(QuantGEMMComputeSM103) }}},
 	{SM120, ArchFacts{efficiency: func(e *Efficiency) {
 		e.ComputeAttention = EffComputeAttentionSM120
 		e.MemGEMMBatch = EffMemGEMMBatchSM120

@@ -55,9 +55,9 @@ type Efficiency struct {
 // QuantGEMMCost is the roofline of one family of quantized-activation
 // GEMMs: t = max(bytes/(BW*Mem), FLOPs/(peak*Compute)) + Fixed, Fixed
 // standing for both kernels (activation quantization and the GEMM).
-// Compute 0 means Efficiency.ComputeGEMM (the default: the measured
-// fractions, QuantGEMMComputeFor, are the mechanism quant-gemm-compute,
-// off by default; bench/RESULTS-quant-gemm.md says why).
+// Compute 0 means Efficiency.ComputeGEMM; architectures with perf
+// database rows take their measured fractions (QuantGEMMComputeFor, the
+// mechanism quant-gemm-compute, on by default; bench/RESULTS-quant-gemm.md).
 type QuantGEMMCost struct {
 	Mem     float64
 	Fixed   unit.Seconds
@@ -261,6 +261,12 @@ var (
 	// the kernels reach about 4,450, as on B200).
 	QuantGEMMComputeSM103 = QuantGEMMCompute{FP8: 0.55, FP8Block: 0.73, FP4: 0.32}
 )
+
+// WithCompute is c with each family's compute fraction from q.
+func (c QuantGEMMCosts) WithCompute(q QuantGEMMCompute) QuantGEMMCosts {
+	c.FP8.Compute, c.FP8Block.Compute, c.FP4.Compute = q.FP8, q.FP8Block, q.FP4
+	return c
+}
 
 // QuantGEMMComputeFor is the measured compute fractions of a's quantized
 // GEMMs; ok is false for an architecture without perf database rows.

@@ -334,12 +334,13 @@ func TestEfficiencyFor(t *testing.T) {
 	assert.Equal(t, EffMemMarlinSM90, EfficiencyFor(gpu(t, "h200-sxm")).MemMarlin)
 	assert.Equal(t, EffComputeAttentionSM120, EfficiencyFor(gpu(t, "rtx-pro-6000-server")).ComputeAttention)
 	b200 := DefaultEfficiency()
-	b200.QuantGEMM = QuantGEMMSM100
+	b200.QuantGEMM = QuantGEMMSM100.WithCompute(QuantGEMMComputeSM100)
 	assert.Equal(t, b200, EfficiencyFor(gpu(t, "b200-sxm")), "sm_100: the defaults but for its quantized GEMMs")
-	assert.Equal(t, QuantGEMMSM103, EfficiencyFor(gpu(t, "b300-sxm")).QuantGEMM, "sm_103")
+	assert.Equal(t, QuantGEMMSM103.WithCompute(QuantGEMMComputeSM103), EfficiencyFor(gpu(t, "b300-sxm")).QuantGEMM, "sm_103")
 	_, ok := QuantGEMMComputeFor(SM120)
 	assert.False(t, ok, "sm_120: no perf database GEMM rows")
-	assert.Equal(t, QuantGEMMSM90, EfficiencyFor(gpu(t, "h100-sxm")).QuantGEMM)
+	assert.Equal(t, QuantGEMMSM90.WithCompute(QuantGEMMComputeSM90), EfficiencyFor(gpu(t, "h100-sxm")).QuantGEMM)
+	assert.Equal(t, 0.0, EfficiencyFor(gpu(t, "rtx-pro-6000-server")).QuantGEMM.FP8.Compute, "sm_120: the bf16 fraction")
 	assert.Equal(t, DefaultEfficiency(), EfficiencyFor(gpu(t, "a100-sxm")), "sm_80: no perf database rows")
 	// A zero Eff means EfficiencyFor(GPU).
 	g := gpu(t, "h200-sxm")

@@ -22,7 +22,7 @@ type mechanism struct {
 var mechanisms = map[string]mechanism{
 	"client-lengths": {"the benchmark client's spread of request lengths: each request's input and output lengths drawn on the range its client draws them from (a result's recorded range ratio; aiconfigurator rows measured by InferenceX's harness: [int(0.8 L), L], serve.RangeBelow) (off: every request at the nominal lengths)", true,
 		func(s *Scenario, on bool) { s.Serving.FixedLengths = !on }},
-	"front-end": {"the API server: requests tokenised one at a time (serve.TokenizeTime per prompt token) before the engine sees them; runtime.tokenize_us_per_token", false,
+	"front-end": {"the API server: requests tokenised one at a time (serve.TokenizeTime per prompt token) before the engine sees them; runtime.tokenize_us_per_token (off: each request reaches the engine at its send)", true,
 		func(s *Scenario, on bool) {
 			t := 0.0
 			if on {
@@ -99,7 +99,7 @@ var mechanisms = map[string]mechanism{
 			q.FP4.Mem, q.FP4.Fixed = d.FP4.Mem, d.FP4.Fixed
 			s.Config.Efficiency = e
 		}},
-	"quant-gemm-compute": {"dense GEMMs on fp8/fp4 activations reach their architecture's own fraction of the tensor-core peak when compute-bound, the median of the perf database's GEMM rows at M, N, K >= 4096 (kernels.QuantGEMMComputeFor: B200 fp8 0.42, nvfp4 0.45, block fp8 0.53; off: the bf16 GEMM's 0.70, kernels.EffComputeGEMM)", false,
+	"quant-gemm-compute": {"dense GEMMs on fp8/fp4 activations reach their architecture's own fraction of the tensor-core peak when compute-bound, the median of the perf database's GEMM rows at M, N, K >= 4096 (kernels.QuantGEMMComputeFor: B200 fp8 0.42, nvfp4 0.45, block fp8 0.53; off: the bf16 GEMM's 0.70, kernels.EffComputeGEMM)", true,
 		func(s *Scenario, on bool) {
 			e := s.efficiency()
 			c, _ := kernels.QuantGEMMComputeFor(s.Config.GPU.Arch)

@@ -191,8 +191,9 @@ func TestQuantGEMMMechanism(t *testing.T) {
 			s, err := Parse("x.toml", gpu.ReplaceAll(data, []byte(`gpu = "`+tc.gpu+`"`)))
 			require.NoError(t, err)
 			arch := kernels.EfficiencyFor(s.Config.GPU)
-			require.Equal(t, tc.want, arch.QuantGEMM)
+			require.Equal(t, tc.want.WithCompute(tc.compute), arch.QuantGEMM, "both sides on by default")
 
+			require.NoError(t, s.SetMechanism("quant-gemm-compute", false))
 			require.NoError(t, s.SetMechanism("quant-gemm", false))
 			assert.Equal(t, def, s.Config.Efficiency.QuantGEMM)
 			assert.Equal(t, arch.Mem, s.Config.Efficiency.Mem, "the other efficiencies stay the architecture's")
@@ -206,8 +207,9 @@ func TestQuantGEMMMechanism(t *testing.T) {
 			assert.Equal(t, def.FP8.Mem, q.FP8.Mem, "the streaming side stays off")
 
 			require.NoError(t, s.SetMechanism("quant-gemm", true))
+			assert.Equal(t, arch, s.Config.Efficiency, "both back on: the architecture's default")
 			require.NoError(t, s.SetMechanism("quant-gemm-compute", false))
-			assert.Equal(t, arch, s.Config.Efficiency)
+			assert.Equal(t, tc.want, s.Config.Efficiency.QuantGEMM, "compute off: the bf16 fraction")
 		})
 	}
 }

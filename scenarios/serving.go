@@ -76,7 +76,7 @@ type Serving struct {
 	// SLO is goodput's objectives (simulate --goodput); zero: none.
 	SLO serve.SLO
 	// TokenizeTime is runtime.tokenize_us_per_token in seconds; nil = the
-	// default (no front end), 0 = no front end.
+	// default (serve.TokenizeTime), 0 = no front end.
 	TokenizeTime *float64
 	// ScheduleConservativeness is runtime.schedule_conservativeness
 	// (SGLang); nil = the engine's default.
@@ -592,6 +592,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	if v.AsyncScheduling != nil {
 		c.AsyncScheduling = *v.AsyncScheduling
 	}
+	c.FrontEnd.PerInputToken = serve.TokenizeTime
 	if v.TokenizeTime != nil {
 		c.FrontEnd.PerInputToken = unit.Seconds(*v.TokenizeTime)
 	}

@@ -139,7 +139,7 @@ seed = 9
 	assert.Equal(t, def.MaxNumBatchedTokens, dc.MaxNumBatchedTokens)
 	assert.Equal(t, def.MaxNumSeqs, dc.MaxNumSeqs)
 	assert.True(t, dc.AsyncScheduling)
-	assert.Equal(t, serve.FrontEnd{}, dc.FrontEnd, "no front end by default")
+	assert.Equal(t, serve.FrontEnd{PerInputToken: serve.TokenizeTime}, dc.FrontEnd, "the API server tokenises by default")
 	assert.Equal(t, 100, dc.Workload.Requests, "10 x concurrency, at least 100")
 	assert.True(t, math.IsInf(dc.Workload.RequestRate, 1))
 }

@@ -105,8 +105,10 @@ type HostOverhead struct {
 // rows (validate corpus --with front-end, 1,310 rows) the front end at
 // TokenizeTime lowers TTFT MAPE from 54.8% to 52.6% (agg vLLM 45.5% ->
 // 43.0%, agg SGLang 65.8% -> 63.6%) and moves TPOT MAPE by at most 0.1
-// point (bench/RESULTS-client.md). It stays off by default until the API server's cost per
-// engine version is measured at op level.
+// point (bench/RESULTS-client.md). Scenarios take TokenizeTime by
+// default (runtime.tokenize_us_per_token; the front-end mechanism);
+// PerRequest stays 0 until the API server's own cost per request is
+// measured at op level. The zero FrontEnd here is the library's default.
 type FrontEnd struct {
 	// PerRequest is the API server's own time per request beyond
 	// tokenisation (HTTP, request building, IPC to the engine core).
