@@ -408,6 +408,9 @@ func (s *Scenario) buildServing() error {
 	s.setCaptureSize()
 	s.setProfile()
 	s.Config.GPUMemoryUtilization = s.memFraction(s.Config)
+	if err := s.fractionError(s.Config); err != nil {
+		return err
+	}
 	// Every point must make a valid serve.Config (memory is the sim's and
 	// is checked when a point runs).
 	for _, p := range v.Points() {
@@ -503,6 +506,29 @@ func (s *Scenario) memFraction(cfg sim.Config) float64 {
 		in.Vision = cfg.Model.Vision
 	}
 	return serve.DefaultMemFraction(&c, in)
+}
+
+// fractionError is the error of an engine default share of GPU memory
+// that leaves nothing (cfg.GPUMemoryUtilization, memFraction's, 0 or
+// less): SGLang's mem_fraction_static on a GPU smaller than the memory its
+// server keeps outside the fraction. It names the key that gives the
+// GPU's memory; nil when the share is positive or the file gives it
+// (sim rejects a given share outside (0, 1] at its own key).
+func (s *Scenario) fractionError(cfg sim.Config) error {
+	f := cfg.GPUMemoryUtilization
+	if f > 0 || s.doc == nil || s.doc.raw.Runtime.GPUMemoryUtilization != nil {
+		return nil
+	}
+	key := "hardware.gpu"
+	if s.Given("hardware.custom_gpu.memory") {
+		key = "hardware.custom_gpu.memory"
+	}
+	version := "its newest version"
+	if v := s.Serving.EngineVersion; v != "" {
+		version = fmt.Sprintf("version %q", v)
+	}
+	return s.keyError(key, fmt.Sprintf("%v per GPU is less than %s (%s) keeps outside its share of memory on %d GPUs: its default mem_fraction_static would be %.3f; give runtime.gpu_memory_utilization or a GPU with more memory",
+		cfg.GPU.Memory, s.Serving.Engine.Info().Title, version, cfg.GPUs, f), nil)
 }
 
 // setCaptureBatches sets the simulator's CUDA-graph capture list to the
@@ -621,6 +647,9 @@ func (s *Scenario) ServeConfig(sm *sim.Sim, p ServePoint) (serve.Config, error) 
 	c := s.serveBase(p)
 	cfg := s.Config
 	cfg.GPUMemoryUtilization = s.memFraction(cfg) // at this point's engine version
+	if err := s.fractionError(cfg); err != nil {
+		return c, err
+	}
 	mem, err := serve.SimMemory(cfg, sm, c.Engine)
 	if err != nil {
 		return c, s.KeyError(err)

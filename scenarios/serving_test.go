@@ -236,3 +236,32 @@ prefill_decode_interval = 3
 		assert.Contains(t, err.Error(), tc.want, tc.body)
 	}
 }
+
+// TestSGLangFractionTooSmall: on a GPU smaller than the memory SGLang's
+// server keeps outside mem_fraction_static, its default fraction is 0 or
+// less; the error names the key that gives the GPU's memory (the file did
+// not set runtime.gpu_memory_utilization), at its line, and says what
+// to change.
+func TestSGLangFractionTooSmall(t *testing.T) {
+	gpu := "[hardware.custom_gpu]\nmemory = \"1GB\"\n"
+	src := strings.Replace(minimal, "calibration = \"none\"\n", "calibration = \"none\"\n"+gpu, 1) + "[runtime]\nengine = \"sglang\"\n"
+	_, err := Parse("t.toml", []byte(src))
+	require.Error(t, err)
+	var pe *Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "hardware.custom_gpu.memory", pe.Key, err.Error())
+	assert.Equal(t, 10, pe.Line, err.Error())
+	assert.Contains(t, err.Error(), "mem_fraction_static")
+	assert.Contains(t, err.Error(), "runtime.gpu_memory_utilization")
+
+	// given, the fraction is the file's: no error from the default
+	s, err := Parse("t.toml", []byte(src+"gpu_memory_utilization = 0.9\n"))
+	require.NoError(t, err)
+	assert.InDelta(t, 0.9, s.Config.GPUMemoryUtilization, 1e-12)
+
+	// a preset GPU: the key is hardware.gpu
+	big := strings.Replace(src, gpu, "", 1)
+	s, err = Parse("t.toml", []byte(big))
+	require.NoError(t, err)
+	assert.Greater(t, s.Config.GPUMemoryUtilization, 0.5)
+}
