@@ -376,6 +376,10 @@ func (s *Scenario) buildServing() error {
 	}
 	v.AsyncScheduling = rt.AsyncScheduling
 	v.EngineVersion = rt.EngineVersion
+	if ver := rt.EngineVersion; ver != "" && !serve.VersionKnown(ver) {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.engine_version %q does not read as MAJOR.MINOR[.PATCH]: the defaults that follow the version (async scheduling, vLLM's full-ISL admission, SGLang's mem_fraction_static) are the newest's",
+			s.File, d.line("runtime.engine_version"), ver))
+	}
 	if rt.PrefixCaching != nil {
 		v.NoPrefixCache = !*rt.PrefixCaching
 	}

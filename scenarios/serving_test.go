@@ -265,3 +265,30 @@ func TestSGLangFractionTooSmall(t *testing.T) {
 	require.NoError(t, err)
 	assert.Greater(t, s.Config.GPUMemoryUtilization, 0.5)
 }
+
+// TestEngineVersionUnread: an engine_version that does not read as
+// MAJOR.MINOR is taken as the newest, and a warning at its line says so;
+// one that reads gives none.
+func TestEngineVersionUnread(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		warn    bool
+	}{
+		{"0.5.1.post1", false}, {"v0.5.3rc1", false}, {"0.5", false}, {"0.19.0", false},
+		{"nightly", true}, {"0,5,1", true}, {"5", true}, {"latest", true}, {"-1.2", true},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			s, err := Parse("t.toml", []byte(minimal+"[runtime]\nengine = \"sglang\"\nengine_version = \""+tc.version+"\"\n"))
+			require.NoError(t, err)
+			found := false
+			for _, w := range s.Warnings {
+				if strings.Contains(w, "runtime.engine_version") {
+					found = true
+					assert.Contains(t, w, "t.toml:14:")
+					assert.Contains(t, w, "newest")
+				}
+			}
+			assert.Equal(t, tc.warn, found, "%q", s.Warnings)
+		})
+	}
+}
