@@ -524,15 +524,15 @@ func (s *Scenario) fractionError(cfg sim.Config) error {
 		return nil
 	}
 	key := "hardware.gpu"
-	if s.Given("hardware.custom_gpu.memory") {
-		key = "hardware.custom_gpu.memory"
+	if k := "hardware.custom_gpu.memory"; s.Given(k) || slices.Contains(s.doc.overridden, k) {
+		key = k
 	}
 	version := "its newest version"
 	if v := s.Serving.EngineVersion; v != "" {
 		version = fmt.Sprintf("version %q", v)
 	}
-	return s.keyError(key, fmt.Sprintf("%v per GPU is less than %s (%s) keeps outside its share of memory on %d GPUs: its default mem_fraction_static would be %.3f; give runtime.gpu_memory_utilization or a GPU with more memory",
-		cfg.GPU.Memory, s.Serving.Engine.Info().Title, version, cfg.GPUs, f), nil)
+	return s.keyError(key, fmt.Sprintf("%v per GPU is less than %s (%s) keeps outside its share of memory on %s: its default mem_fraction_static would be %.3f; give runtime.gpu_memory_utilization or a GPU with more memory",
+		cfg.GPU.Memory, s.Serving.Engine.Info().Title, version, fmt.Sprintf("%d %s", cfg.GPUs, plural(cfg.GPUs, "GPU")), f), nil)
 }
 
 // setCaptureBatches sets the simulator's CUDA-graph capture list to the

@@ -259,12 +259,22 @@ func TestSGLangFractionTooSmall(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, 0.9, s.Config.GPUMemoryUtilization, 1e-12)
 
+	// the memory set by a flag (sweep --set): named as the flag's
+	_, err = ParseWith("t.toml", []byte(noCustomGPU(src, gpu)), []Override{{"hardware.custom_gpu.memory", "2GB"}})
+	require.Error(t, err)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "hardware.custom_gpu.memory", pe.Key, err.Error())
+	assert.Contains(t, err.Error(), "set by a flag")
+	assert.Contains(t, err.Error(), "on 8 GPUs")
+
 	// a preset GPU: the key is hardware.gpu
-	big := strings.Replace(src, gpu, "", 1)
-	s, err = Parse("t.toml", []byte(big))
+	s, err = Parse("t.toml", []byte(noCustomGPU(src, gpu)))
 	require.NoError(t, err)
 	assert.Greater(t, s.Config.GPUMemoryUtilization, 0.5)
 }
+
+// noCustomGPU is src without its custom GPU gpu: the preset's memory.
+func noCustomGPU(src, gpu string) string { return strings.Replace(src, gpu, "", 1) }
 
 // TestEngineVersionUnread: an engine_version that does not read as
 // MAJOR.MINOR is taken as the newest, and a warning at its line says so;
