@@ -499,8 +499,8 @@ func (s *Scenario) buildSpec() error {
 			}
 		}
 		if sp.DraftTokens != nil || sp.Acceptance != nil {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: speculative.method is none: draft_tokens and acceptance are ignored",
-				s.File, d.line("speculative")))
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: speculative.method is none: draft_tokens and acceptance are ignored",
+				s.pos("speculative")))
 		}
 		s.Config.Spec = sim.Spec{Method: sim.SpecNone}
 		return nil

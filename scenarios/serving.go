@@ -279,8 +279,8 @@ func (s *Scenario) buildServing() error {
 		}
 		s.Config.MoEA2A = a2a
 		if l := s.Config.Layout; s.Disagg == nil && a2a != sim.A2ANone && !(l.EP > 1 && l.DP > 1) {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.moe_a2a_backend %q dispatches tokens between DP ranks holding different experts; "+
-				"this layout (EP %d, DP %d) has no such exchange, so it changes nothing", s.File, d.line("runtime.moe_a2a_backend"), rt.MoEA2ABackend, l.EP, l.DP))
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.moe_a2a_backend %q dispatches tokens between DP ranks holding different experts; "+
+				"this layout (EP %d, DP %d) has no such exchange, so it changes nothing", s.pos("runtime.moe_a2a_backend"), rt.MoEA2ABackend, l.EP, l.DP))
 		}
 	}
 	if sp := s.Disagg; sp != nil {
@@ -369,16 +369,16 @@ func (s *Scenario) buildServing() error {
 	}
 	if rt.MixedChunk != nil {
 		if info := v.Engine.Info(); !info.MixedChunk {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.mixed_chunk is %s's; %s always mixes prefill chunks into decode steps, so it is ignored",
-				s.File, d.line("runtime.mixed_chunk"), engineTitles(func(i serve.EngineInfo) bool { return i.MixedChunk }), info.Title))
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.mixed_chunk is %s's; %s always mixes prefill chunks into decode steps, so it is ignored",
+				s.pos("runtime.mixed_chunk"), engineTitles(func(i serve.EngineInfo) bool { return i.MixedChunk }), info.Title))
 		}
 		v.MixedChunk = rt.MixedChunk
 	}
 	v.AsyncScheduling = rt.AsyncScheduling
 	v.EngineVersion = rt.EngineVersion
 	if ver := rt.EngineVersion; ver != "" && !serve.VersionKnown(ver) {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.engine_version %q does not read as MAJOR.MINOR[.PATCH]: the defaults that follow the version (async scheduling, vLLM's full-ISL admission, SGLang's mem_fraction_static) are the newest's",
-			s.File, d.line("runtime.engine_version"), ver))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.engine_version %q does not read as MAJOR.MINOR[.PATCH]: the defaults that follow the version (async scheduling, vLLM's full-ISL admission, SGLang's mem_fraction_static) are the newest's",
+			s.pos("runtime.engine_version"), ver))
 	}
 	if rt.PrefixCaching != nil {
 		v.NoPrefixCache = !*rt.PrefixCaching
@@ -401,8 +401,8 @@ func (s *Scenario) buildServing() error {
 			return d.errorf("runtime.schedule_conservativeness", "%g must be in [0, 1000] (SGLang's default 1; 0 = admit by the chunk's KV alone)", *p)
 		}
 		if v.Engine != serve.SGLang {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.schedule_conservativeness is SGLang's; %s admits by the chunk's KV, so it is ignored",
-				s.File, d.line("runtime.schedule_conservativeness"), v.Engine.Info().Title))
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.schedule_conservativeness is SGLang's; %s admits by the chunk's KV, so it is ignored",
+				s.pos("runtime.schedule_conservativeness"), v.Engine.Info().Title))
 		}
 		v.ScheduleConservativeness = p
 	}
@@ -763,8 +763,8 @@ func (s *Scenario) buildPartialPrefills(rt *rawRuntime) error {
 			return d.errorf(k.key, "%d must be in [%d, %d]", n, k.min, 1<<20)
 		}
 		if v.Engine != k.engine {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s is %s's; %s has no such setting, so it is ignored",
-				s.File, d.line(k.key), k.key, k.engine.Info().Title, v.Engine.Info().Title))
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %s is %s's; %s has no such setting, so it is ignored",
+				s.pos(k.key), k.key, k.engine.Info().Title, v.Engine.Info().Title))
 		}
 		*k.dst = *k.val
 	}

@@ -301,4 +301,9 @@ func TestEngineVersionUnread(t *testing.T) {
 			assert.Equal(t, tc.warn, found, "%q", s.Warnings)
 		})
 	}
+	// set by a flag: the warning names the file, at no line
+	s, err := ParseWith("t.toml", []byte(minimal+"[runtime]\nengine = \"sglang\"\n"), []Override{{"runtime.engine_version", "nightly"}})
+	require.NoError(t, err)
+	require.NotEmpty(t, s.Warnings)
+	assert.Contains(t, s.Warnings, `t.toml: runtime.engine_version "nightly" does not read as MAJOR.MINOR[.PATCH]: the defaults that follow the version (async scheduling, vLLM's full-ISL admission, SGLang's mem_fraction_static) are the newest's`)
 }
