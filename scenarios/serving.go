@@ -523,16 +523,32 @@ func (s *Scenario) fractionError(cfg sim.Config) error {
 	if f > 0 || s.doc == nil || s.doc.raw.Runtime.GPUMemoryUtilization != nil {
 		return nil
 	}
+	c := s.serveBase(ServePoint{})
+	chunk := c.MaxNumBatchedTokens
+	if chunk <= 0 {
+		chunk = c.MaxPrefillTokens
+	}
+	reserved := unit.Bytes(float64(cfg.GPU.Memory) * (1 - f))
 	key := "hardware.gpu"
 	if k := "hardware.custom_gpu.memory"; s.Given(k) || slices.Contains(s.doc.overridden, k) {
 		key = k
+	}
+	// SGLang's reserve takes 1.5 MiB per token of chunked_prefill_size
+	// (from 0.5.3): a chunk whose share alone exceeds the GPU is the key
+	// to change
+	at := ""
+	if serve.SGLangChunkReserve(s.Serving.EngineVersion) {
+		at = fmt.Sprintf(" at max_num_batched_tokens (chunked_prefill_size) %d", chunk)
+		if k := "runtime.max_num_batched_tokens"; s.doc.raw.Runtime.MaxNumBatchedTokens != nil && unit.Bytes(1.5*float64(chunk))*serve.MiB >= cfg.GPU.Memory {
+			key = k
+		}
 	}
 	version := "its newest version"
 	if v := s.Serving.EngineVersion; v != "" {
 		version = fmt.Sprintf("version %q", v)
 	}
-	return s.keyError(key, fmt.Sprintf("%v per GPU is less than %s (%s) keeps outside its share of memory on %s: its default mem_fraction_static would be %.3f; give runtime.gpu_memory_utilization or a GPU with more memory",
-		cfg.GPU.Memory, s.Serving.Engine.Info().Title, version, fmt.Sprintf("%d %s", cfg.GPUs, plural(cfg.GPUs, "GPU")), f), nil)
+	return s.keyError(key, fmt.Sprintf("%s (%s) keeps %v of each GPU's %v outside its share of memory on %d %s%s: its default mem_fraction_static would be %.3f; give runtime.gpu_memory_utilization, a smaller chunk or a GPU with more memory",
+		s.Serving.Engine.Info().Title, version, reserved, cfg.GPU.Memory, cfg.GPUs, plural(cfg.GPUs, "GPU"), at, f), nil)
 }
 
 // setCaptureBatches sets the simulator's CUDA-graph capture list to the

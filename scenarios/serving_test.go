@@ -267,6 +267,21 @@ func TestSGLangFractionTooSmall(t *testing.T) {
 	assert.Contains(t, err.Error(), "set by a flag")
 	assert.Contains(t, err.Error(), "on 8 GPUs")
 
+	// a chunk whose activation reserve alone exceeds the GPU: the key is
+	// runtime.max_num_batched_tokens (SGLang's chunked_prefill_size)
+	chunk := noCustomGPU(src, gpu) + "max_num_batched_tokens = 1048576\n"
+	_, err = Parse("t.toml", []byte(chunk))
+	require.Error(t, err)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "runtime.max_num_batched_tokens", pe.Key, err.Error())
+	assert.Equal(t, 14, pe.Line, err.Error())
+	assert.Contains(t, err.Error(), "1048576")
+	// before 0.5.3 SGLang's reserve does not follow the chunk
+	_, err = Parse("t.toml", []byte(src+"engine_version = \"0.5.1\"\nmax_num_batched_tokens = 1048576\n"))
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "hardware.custom_gpu.memory", pe.Key, err.Error())
+	assert.NotContains(t, err.Error(), "chunked_prefill_size")
+
 	// a preset GPU: the key is hardware.gpu
 	s, err = Parse("t.toml", []byte(noCustomGPU(src, gpu)))
 	require.NoError(t, err)
