@@ -189,6 +189,7 @@ func buildLazy(file string, t *Table, kt *kernels.Tables, user bool) looer {
 			return mlaPoints(b), nil
 		})
 		tb.SetOrigin(l.e.engine, l.e.version, user, l.e.origin)
+		tb.LegacyCollector = LegacyMLA(l.e.gpu, l.e.engine, l.e.version, l.e.origin)
 		kt.MLAs = append(kt.MLAs, tb)
 		return tb
 	case OpPrefill:

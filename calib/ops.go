@@ -254,6 +254,7 @@ func buildMLA(b *builder) (looer, error) {
 		return nil, err
 	}
 	tb.MemBW = memBW(b.prov.GPU)
+	tb.LegacyCollector = LegacyMLA(b.prov.GPU, b.prov.Engine, b.prov.EngineVersion, originLabel(b.prov, string(OpMLA)))
 	b.kt.MLAs = append(b.kt.MLAs, tb)
 	return tb, nil
 }

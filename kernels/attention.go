@@ -21,6 +21,10 @@ type MLAShape struct {
 	// unknown): the source policy answers from its own measured tables
 	// before another engine's (source.go). Costs sets it from Costs.Engine.
 	Engine string
+	// KeepCollectorBias answers from a legacy-collected MLA module table
+	// as measured, its collector's excess kept (MLATable.LegacyCollector;
+	// the mla-collector mechanism off).
+	KeepCollectorBias bool
 }
 
 // GQAShape is GQA decode attention on one rank.

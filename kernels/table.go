@@ -39,6 +39,10 @@ const (
 	noteRouting                           // MoE: uniform routing mapped onto balanced-table tokens
 	noteKVFP8                             // MLA: fp8-KV query answered from a bf16-KV table
 	noteDeepEP                            // MoE: the rank computes only its dispatched pairs (DeepEP)
+
+	// noteLegacyMLA is MLA tables' own use of noteRouting's bit (MLA
+	// tables route nothing): the legacy collector's excess taken off.
+	noteLegacyMLA = noteRouting
 )
 
 // kernelNotes are the words of noteL2, noteRouting, noteKVFP8 and
@@ -49,6 +53,10 @@ var kernelNotes = []string{
 	kvFP8Note,
 	"DeepEP dispatch: the rank computes only its T·k/ep pairs; rows at ep ranks and at 1 rank split into the experts' share g(T)/ep and the per-token part O(T/ep) of the received tokens (MoETable.Lookup)",
 }
+
+// mlaNotes are MLA tables' notes: kernelNotes with noteLegacyMLA's words
+// in place of the routing note.
+var mlaNotes = []string{kernelNotes[0], legacyMLANote, kernelNotes[2], kernelNotes[3]}
 
 // axes names a table's measured axes for curve.Table.Init.
 func axes(names ...string) []curve.Axis {
@@ -687,17 +695,22 @@ type MLATable struct {
 	// MemBW is the peak DRAM bandwidth of the GPU the table was measured
 	// on (0: unknown). It prices the KV read saved when an fp8-KV query is
 	// answered from this bf16-KV table (Tables.MLAModule).
-	MemBW  unit.BytesPerSecond
-	series series2[int]
-	l2     []bool // l2[row]: row marked L2-resident
-	later  later  // the grids, when built on first use (NewMLATableLazy)
+	MemBW unit.BytesPerSecond
+	// LegacyCollector marks rows collected by the perf database's legacy
+	// MLA collector (the native norm/rotary chain): a lookup takes its
+	// measured excess off (LegacyMLAOverhead) unless the query keeps it
+	// (MLAShape.KeepCollectorBias). calib sets it (calib.LegacyMLA).
+	LegacyCollector bool
+	series          series2[int]
+	l2              []bool // l2[row]: row marked L2-resident
+	later           later  // the grids, when built on first use (NewMLATableLazy)
 }
 
 // NewMLATableLazy is NewMLATable with everything but the name, key and
 // MemBW done on first use (as NewMoETableLazy).
 func NewMLATableLazy(name string, key MLAKey, memBW unit.BytesPerSecond, load func() ([]MLAPoint, error)) *MLATable {
 	t := &MLATable{Key: key, MemBW: memBW}
-	t.Init(name, axes("batch", "kv_len"), kernelNotes, nil)
+	t.Init(name, axes("batch", "kv_len"), mlaNotes, nil)
 	t.later.set(name, func() error {
 		pts, err := load()
 		if err != nil {
@@ -743,7 +756,7 @@ func NewMLATable(name string, key MLAKey, pts []MLAPoint) (*MLATable, error) {
 		return nil, err
 	}
 	t.series = s
-	t.Init(name, axes("batch", "kv_len"), kernelNotes, loo)
+	t.Init(name, axes("batch", "kv_len"), mlaNotes, loo)
 	return t, nil
 }
 
@@ -758,7 +771,11 @@ func (t *MLATable) Lookup(s MLAShape) (cost.Estimate, bool) {
 	if !ok {
 		return cost.Estimate{}, false
 	}
-	return t.Estimate(r.Y, r.RowLo, r.RowHi, flags), true
+	d := t.legacyExcess(s, s.KV)
+	if d > 0 {
+		flags |= noteLegacyMLA
+	}
+	return shiftDown(t.Estimate(r.Y, r.RowLo, r.RowHi, flags), d), true
 }
 
 func (t *MLATable) lookup(s MLAShape) (curve.GridResult, curve.Flags, bool) {
@@ -801,7 +818,12 @@ func (t *MLATable) lookupFP8FromBF16(s MLAShape) (cost.Estimate, bool) {
 	if !ok {
 		return cost.Estimate{}, false
 	}
-	e := t.Estimate(r.Y, r.RowLo, r.RowHi, flags|noteKVFP8)
+	d := t.legacyExcess(s, dtype.KVBF16)
+	if d > 0 {
+		flags |= noteLegacyMLA
+	}
+	e := shiftDown(t.Estimate(r.Y, r.RowLo, r.RowHi, flags|noteKVFP8), d)
+	r.Y = float64(e.Time)
 	if t.MemBW > 0 {
 		saved := float64(s.Batch) * float64(s.Context) * float64(s.KVLoRARank+s.QKRopeDim) *
 			(dtype.KVBF16.Bytes() - dtype.KVFP8.Bytes()) / float64(t.MemBW)

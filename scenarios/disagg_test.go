@@ -139,3 +139,29 @@ func TestMoEA2ABackendNoExchange(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, strings.Join(s.Warnings, "\n"), "moe_a2a_backend")
 }
+
+// TestKVPullMechanism: a vLLM disaggregation pulls the KV from the decode
+// side (serve.Disagg.Pull), SGLang's pushes it; --without kv-pull pushes
+// for vLLM too.
+func TestKVPullMechanism(t *testing.T) {
+	for _, tc := range []struct {
+		engine string
+		on     bool
+		want   bool
+	}{{"vllm", true, true}, {"vllm", false, false}, {"sglang", true, false}} {
+		t.Run(tc.engine, func(t *testing.T) {
+			body := strings.Replace(disaggScenario, `engine = "sglang"`, `engine = "`+tc.engine+`"`, 1)
+			s, err := Parse("d.toml", []byte(body))
+			require.NoError(t, err)
+			require.NoError(t, s.SetMechanism("kv-pull", tc.on))
+			psm, dsm, err := s.DisaggSims()
+			require.NoError(t, err)
+			sm, err := s.Sim()
+			require.NoError(t, err)
+			cfg, err := s.ServeConfig(sm, s.Serving.Points()[0])
+			require.NoError(t, err)
+			require.NoError(t, s.DisaggConfig(&cfg, psm, dsm))
+			assert.Equal(t, tc.want, cfg.Disagg.Pull)
+		})
+	}
+}

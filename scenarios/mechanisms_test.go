@@ -212,6 +212,50 @@ func TestQuantGEMMMechanism(t *testing.T) {
 	}
 }
 
+// TestMLACollectorMechanism: on a GPU whose perf-database MLA module rows
+// are the legacy collector's (gb200), the decode step takes the
+// collector's excess off the MLA module (the attention op's source says
+// so); --without mla-collector prices the rows as measured; b200-sxm's
+// re-collected rows are used as measured either way.
+func TestMLACollectorMechanism(t *testing.T) {
+	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
+	gpu := regexp.MustCompile(`(?m)^gpu = "h200-sxm"\ngpus = 8\nfabric = "nvlink4"`)
+	require.True(t, gpu.Match(data))
+	step := func(t *testing.T, preset string, on bool) (float64, string) {
+		body := gpu.ReplaceAll(data, []byte("gpu = \""+preset+"\"\ngpus = 8\nfabric = \"nvlink5\""))
+		body = regexp.MustCompile(`(?m)^preset = "deepseek-v3"`).ReplaceAll(body, []byte(`config = "../validate/corpus/configs/nvidia--DeepSeek-V3.1-NVFP4_config.json"`))
+		s, err := Parse("x.toml", body)
+		require.NoError(t, err)
+		require.NoError(t, s.SetMechanism("mla-collector", on))
+		sm, err := s.Sim()
+		require.NoError(t, err)
+		p, err := sm.Step(2, 1536)
+		require.NoError(t, err)
+		ops, err := sm.Explain(2, 1536)
+		require.NoError(t, err)
+		note := ""
+		for _, o := range ops {
+			if o.Name == "mla decode attention" {
+				note = o.Estimate.Source.Note
+			}
+		}
+		require.NotEmpty(t, note, "the MLA module is priced from a table")
+		return float64(p.Step.Time), note
+	}
+	on, noteOn := step(t, "gb200", true)
+	off, noteOff := step(t, "gb200", false)
+	assert.Contains(t, noteOn, "legacy collector")
+	assert.NotContains(t, noteOff, "legacy collector")
+	// 61 layers at batch 2, 16 heads per GPU (128 / TP8), a bf16 KV
+	// cache: LegacyMLAOverhead's 47.3 us each.
+	assert.InDelta(t, 61*47.3e-6, off-on, 1e-9, "on %g s, off %g s", on, off)
+	b200on, note := step(t, "b200-sxm", true)
+	b200off, _ := step(t, "b200-sxm", false)
+	assert.NotContains(t, note, "legacy collector")
+	assert.Equal(t, b200off, b200on)
+}
+
 // TestAdmissionMechanisms: a vLLM scenario admits by the whole sequence
 // (scheduler_reserve_full_isl, from v0.19.0) and recovers a preempted
 // request's cached blocks; --without turns each off alone, an older

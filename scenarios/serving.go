@@ -87,6 +87,9 @@ type Serving struct {
 	// PooledDP pools the DP ranks under one scheduler
 	// (serve.Config.PooledDP); set only by the dp-ranks mechanism.
 	PooledDP bool
+	// PushKV prices a vLLM disaggregation's KV as pushed when the prefill
+	// ends (serve.Disagg.Pull off); set only by the kv-pull mechanism.
+	PushKV bool
 	// FixedReserve keeps aiconfigurator's fixed reserve in place of
 	// vLLM's memory-profile run; set only by the memory-profile
 	// mechanism.

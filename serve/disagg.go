@@ -16,8 +16,11 @@ import (
 // prompt token but the last already computed (vLLM's KV connector reports
 // the prompt less one as external computed tokens, so the decode instance
 // computes the last prompt token itself) and streams the output. TTFT =
-// queueing + prefill + transfer + the decode instance's first step. The
-// prefill instance holds the request's KV until its transfer ends.
+// queueing + prefill + transfer + the decode instance's first step (with
+// Disagg.Pull, vLLM's NixlConnector, the read starts at the decode
+// instance's next step and the request runs at the step after it
+// completes). The prefill instance holds the request's KV until its
+// transfer ends.
 //
 // Each instance has its own clock: the loop advances to the earliest
 // event (a busy instance's step end, a transfer's arrival, a client send)
@@ -37,6 +40,16 @@ type Disagg struct {
 	TransferBandwidth float64
 	TransferLatency   unit.Seconds
 	Router            Router
+	// Pull: the decode instance pulls the KV (vLLM's NixlConnector):
+	// the proxy hands the request to a decode instance when its prefill
+	// ends; the instance's scheduler first sees it at its next step,
+	// which starts the read (WAITING_FOR_REMOTE_KVS), and admits it at
+	// the step after the one during which the read completed
+	// (finished_recving reported with that step's output; an idle
+	// instance polls at once). False: the prefill instance pushes the KV
+	// when its prefill ends (SGLang's KV sender) and the decode instance
+	// admits it at its next step.
+	Pull bool
 }
 
 // Pool is one side of a disaggregated deployment: Workers instances of
@@ -133,6 +146,11 @@ type cluster struct {
 	rr              [2]int
 	xferSum         float64
 	xferN           int
+	// Pull (Disagg.Pull), per decode instance: the requests handed to it
+	// whose read starts at its next step (with their transfer time), and
+	// those being read (at: when the read completes).
+	pending [][]timed
+	loading [][]timed
 }
 
 // transferred is a decode instance's cache: a request arriving by
@@ -182,6 +200,10 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 	}
 	for range d.Decode.Workers {
 		cl.decode = append(cl.decode, mk(d.Decode, e.reqs, true))
+	}
+	if d.Pull {
+		cl.pending = make([][]timed, d.Decode.Workers)
+		cl.loading = make([][]timed, d.Decode.Workers)
 	}
 	return cl, nil
 }
@@ -250,7 +272,10 @@ func (e *run) loopDisagg() error {
 	nodes := append(append([]*node(nil), cl.prefill...), cl.decode...)
 	t := 0.0
 	for e.completed < n {
-		for _, nd := range nodes {
+		for i, nd := range nodes {
+			if cl.d.Pull && i >= len(cl.prefill) && !nd.busy {
+				cl.startPulls(i-len(cl.prefill), t) // an idle vLLM engine core polls at once
+			}
 			if nd.busy || nd.in.idle() {
 				continue
 			}
@@ -275,6 +300,13 @@ func (e *run) loopDisagg() error {
 		if len(cl.xfer) > 0 {
 			next = math.Min(next, cl.xfer[0].at)
 		}
+		for j, l := range cl.loading {
+			if !cl.decode[j].busy {
+				for _, x := range l {
+					next = math.Min(next, x.at)
+				}
+			}
+		}
 		if c.inflight < c.limit {
 			if _, at, _, ok := c.peek(); ok {
 				next = math.Min(next, math.Max(at, t))
@@ -295,9 +327,19 @@ func (e *run) loopDisagg() error {
 				d := cl.transferTime(e.reqs[r].in)
 				cl.xferSum += d
 				cl.xferN++
+				if cl.d.Pull {
+					j := cl.route(1, r)
+					cl.pending[j] = append(cl.pending[j], timed{at: d, r: r})
+					continue
+				}
 				heap.Push(&cl.xfer, timed{at: t + d, r: r})
 			}
 			cl.handoff = cl.handoff[:0]
+		}
+		for j := range cl.loading {
+			if !cl.decode[j].busy {
+				cl.admitPulled(j, t)
+			}
 		}
 		for len(cl.xfer) > 0 && cl.xfer[0].at <= t {
 			x := heap.Pop(&cl.xfer).(timed)
@@ -316,6 +358,31 @@ func (e *run) loopDisagg() error {
 		}
 	}
 	return nil
+}
+
+// startPulls starts the reads of the requests handed to decode instance
+// j (Disagg.Pull): its scheduler sees them at the step starting at t.
+func (cl *cluster) startPulls(j int, t float64) {
+	for _, x := range cl.pending[j] {
+		cl.loading[j] = append(cl.loading[j], timed{at: t + x.at, r: x.r})
+	}
+	cl.pending[j] = cl.pending[j][:0]
+}
+
+// admitPulled, at the end of decode instance j's step (or while it is
+// idle) at t, frees the prefill side of every read complete by t and
+// hands the request to the instance's scheduler.
+func (cl *cluster) admitPulled(j int, t float64) {
+	l := cl.loading[j][:0]
+	for _, x := range cl.loading[j] {
+		if x.at > t {
+			l = append(l, x)
+			continue
+		}
+		cl.prefill[cl.from[x.r]].in.kv.free(x.r)
+		cl.decode[j].in.enqueue(x.r)
+	}
+	cl.loading[j] = l
 }
 
 // fill adds the disaggregated figures to r.

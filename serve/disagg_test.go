@@ -167,3 +167,38 @@ func TestDisaggPrefixAwareRouter(t *testing.T) {
 	assert.Greater(t, rate[PrefixAware], best-0.02)
 	assert.Greater(t, rate[PrefixAware], rate[RoundRobin]+0.2, "round robin evicts: %v", rate)
 }
+
+// The decode instance's pull (vLLM's NixlConnector): an idle instance
+// polls at once, so a request arriving at an idle decode instance starts
+// as when the KV is pushed; under load the read starts at the instance's
+// next step and the request is admitted at the step after, about one
+// decode step later than a pushed KV.
+func TestDisaggPull(t *testing.T) {
+	t.Run("idle decode instance: nothing added", func(t *testing.T) {
+		cfg := disagg(point(VLLM, 1, 8, 1024, 64), 1, 1, 50e9, 20e-6)
+		push, err := Run(cfg, realistic)
+		require.NoError(t, err)
+		cfg.Disagg.Pull = true
+		pull, err := Run(cfg, realistic)
+		require.NoError(t, err)
+		assert.InDelta(t, float64(push.TTFT.Mean), float64(pull.TTFT.Mean), 1e-12)
+		assert.InDelta(t, float64(push.TPOT.Mean), float64(pull.TPOT.Mean), 1e-12)
+		assert.InDelta(t, float64(push.Disagg.KVTransferMean), float64(pull.Disagg.KVTransferMean), 1e-15)
+	})
+	t.Run("busy decode instance: about one step more", func(t *testing.T) {
+		cfg := point(VLLM, 0, 400, 2000, 200)
+		cfg.Workload.RequestRate = 8
+		cfg = disagg(cfg, 1, 1, 50e9, 20e-6)
+		push, err := Run(cfg, realistic)
+		require.NoError(t, err)
+		cfg.Disagg.Pull = true
+		pull, err := Run(cfg, realistic)
+		require.NoError(t, err)
+		assert.Equal(t, 400, pull.Completed)
+		assert.Equal(t, 400*200, pull.TotalOutputTokens)
+		d := float64(pull.TTFT.Mean - push.TTFT.Mean)
+		t.Logf("TTFT push %g pull %g (+%g), TPOT %g, ITL p99 %g", float64(push.TTFT.Mean), float64(pull.TTFT.Mean), d, float64(push.TPOT.Mean), float64(push.ITL.P99))
+		assert.Greater(t, d, 0.3*float64(push.TPOT.Mean), "the read waits for the instance's next step")
+		assert.Less(t, d, 2*float64(push.ITL.P99), "and the request for the step after")
+	})
+}

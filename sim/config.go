@@ -54,6 +54,11 @@ type Config struct {
 	// at that size, the padding rows attending one key each. Empty: no
 	// padding (each decode step is priced at its own size).
 	CaptureBatches []int
+	// MLACollectorBias prices the MLA decode module from a legacy-
+	// collected perf-database table as measured, its collector's excess
+	// kept (kernels.MLATable.LegacyCollector; the mla-collector mechanism
+	// off). False: the excess measured on b200_sxm is taken off.
+	MLACollectorBias bool
 	// EagerPrefill: the engine runs every step with a prefill chunk
 	// without CUDA graphs (SGLang: only decode, verify and idle batches
 	// replay graphs; serve.EagerPrefill). False: vLLM's piecewise graphs

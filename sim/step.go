@@ -554,7 +554,8 @@ func (s *Sim) mlaShape(o *op, p *pass) kernels.MLAShape {
 	}
 	return kernels.MLAShape{Batch: p.seq, Context: ctx, Heads: o.heads * p.queries,
 		KVLoRARank: a.KVLoRARank, QKRopeDim: a.QKRopeDim, KV: s.cfg.KVCache, TotalHeads: a.Heads * p.queries,
-		Hidden: s.cfg.Model.Hidden, QLoRARank: a.QLoRARank, QKNopeDim: a.QKNopeDim, VHeadDim: a.VHeadDim}
+		Hidden: s.cfg.Model.Hidden, QLoRARank: a.QLoRARank, QKNopeDim: a.QKNopeDim, VHeadDim: a.VHeadDim,
+		KeepCollectorBias: s.cfg.MLACollectorBias}
 }
 
 // eval is the per-layer estimate of one op in pass p.
