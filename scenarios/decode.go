@@ -134,6 +134,7 @@ type rawWorkload struct {
 	InputTokens  *int      `toml:"input_tokens"`
 	OutputTokens *int      `toml:"output_tokens"`
 	RangeRatio   *float64  `toml:"range_ratio"`
+	RangeStyle   string    `toml:"range_style"`
 	Seed         *int64    `toml:"seed"`
 	// Trace replays a request log (a path relative to the scenario).
 	Trace string `toml:"trace"`

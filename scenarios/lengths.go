@@ -47,7 +47,7 @@ func (s *Scenario) buildSessions(w *rawWorkload) error {
 		for _, k := range []struct {
 			key string
 			set bool
-		}{{"input_tokens", w.InputTokens != nil}, {"output_tokens", w.OutputTokens != nil}, {"range_ratio", w.RangeRatio != nil}} {
+		}{{"input_tokens", w.InputTokens != nil}, {"output_tokens", w.OutputTokens != nil}, {"range_ratio", w.RangeRatio != nil}, {"range_style", w.RangeStyle != ""}} {
 			if k.set {
 				return d.errorf("workload.lengths", "the lengths file sets the lengths: workload.%s is not read with it", k.key)
 			}

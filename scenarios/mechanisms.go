@@ -20,6 +20,8 @@ type mechanism struct {
 }
 
 var mechanisms = map[string]mechanism{
+	"client-lengths": {"the benchmark client's spread of request lengths: each request's input and output lengths drawn on the range its client draws them from (a result's recorded range ratio; aiconfigurator rows measured by InferenceX's harness: [int(0.8 L), L], serve.RangeBelow) (off: every request at the nominal lengths)", true,
+		func(s *Scenario, on bool) { s.Serving.FixedLengths = !on }},
 	"front-end": {"the API server: requests tokenised one at a time (serve.TokenizeTime per prompt token) before the engine sees them; runtime.tokenize_us_per_token", false,
 		func(s *Scenario, on bool) {
 			t := 0.0
@@ -38,6 +40,8 @@ var mechanisms = map[string]mechanism{
 		}},
 	"host-overhead": {"the engine's host work per step measured on profiler traces (serve.EngineHost: vLLM 1.52 ms, SGLang 0.70 ms), added to a step the engine does not overlap (vLLM before v0.14.0, runtime.engine_version; prefill steps under vLLM's async scheduling) and hidden behind the GPU otherwise (off: no host work)", true,
 		func(s *Scenario, on bool) { s.Serving.NoHost = !on }},
+	"prebuilt-decode": {"SGLang's disaggregated decode server admits a transferred request without a forward (its prebuilt batch) and the request joins the decode batch (off: it computes the last prompt token as a prefill step, as vLLM's decode instance does)", true,
+		func(s *Scenario, on bool) { s.Serving.DecodeRecompute = !on }},
 	"full-isl-admission": {"vLLM's scheduler_reserve_full_isl (default from v0.19.0, runtime.engine_version): a waiting or preempted request is admitted only when the free KV blocks hold its whole sequence so far, else admission stops for the step without preempting (serve.ReserveFullISLDefault; off: admitted when its first chunk fits)", true,
 		func(s *Scenario, on bool) { s.Serving.NoFullISL = !on }},
 	"preempt-recovery": {"vLLM's prefix cache over a request's own tokens: a preempted request's blocks stay hashed in the free queue (tail first to be evicted) and its re-admission recomputes only those evicted (serve.Config.RecoverPreempted; with prefix caching on; off: the whole sequence is recomputed)", true,

@@ -32,6 +32,13 @@ type Serving struct {
 	InputTokens  int
 	OutputTokens int
 	RangeRatio   float64
+	// RangeStyle is workload.range_style: how the client reads
+	// RangeRatio (serve.RangeStyle; symmetric, vllm bench serve's, by
+	// default).
+	RangeStyle serve.RangeStyle
+	// FixedLengths sends every request at the nominal lengths whatever
+	// RangeRatio says; set only by the client-lengths mechanism.
+	FixedLengths bool
 	Seed         uint64
 	// Trace is workload.trace as written: a request log whose arrivals
 	// and lengths are replayed instead of generated (the caller reads it,
@@ -87,6 +94,9 @@ type Serving struct {
 	// PooledDP pools the DP ranks under one scheduler
 	// (serve.Config.PooledDP); set only by the dp-ranks mechanism.
 	PooledDP bool
+	// DecodeRecompute is serve.Config.DecodeRecompute; set only by the
+	// prebuilt-decode mechanism.
+	DecodeRecompute bool
 	// PushKV prices a vLLM disaggregation's KV as pushed when the prefill
 	// ends (serve.Disagg.Pull off); set only by the kv-pull mechanism.
 	PushKV bool
@@ -343,12 +353,26 @@ func (s *Scenario) buildServing() error {
 		}
 		*t.dst = *t.p
 	}
+	if w.RangeStyle != "" {
+		st, err := serve.ParseRangeStyle(w.RangeStyle)
+		if err != nil {
+			return d.errorf("workload.range_style", "%v", err)
+		}
+		v.RangeStyle = st
+	}
 	if w.RangeRatio != nil {
 		r := *w.RangeRatio
-		if !(r >= 0 && r < 1) {
+		switch {
+		case v.RangeStyle == serve.RangeBelow && !(r >= 0 && r <= 1):
+			return d.errorf("workload.range_ratio", "%g must be in [0, 1] with range_style \"below\" (1 = fixed lengths)", r)
+		case v.RangeStyle == serve.RangeSymmetric && !(r >= 0 && r < 1):
 			return d.errorf("workload.range_ratio", "%g must be in [0, 1)", r)
 		}
 		v.RangeRatio = r
+	} else if v.RangeStyle == serve.RangeBelow {
+		// The one-sided range's ratio 0 is [1, L], not fixed lengths:
+		// the style alone would be a surprise.
+		return d.errorf("workload.range_style", "\"below\" needs workload.range_ratio (1 = fixed lengths)")
 	}
 	if w.Seed != nil {
 		if *w.Seed < 0 {
@@ -632,8 +656,12 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 		c.SchedulerRecvInterval = v.SchedulerRecvInterval
 	}
 	c.PooledDP = v.PooledDP
+	c.DecodeRecompute = v.DecodeRecompute
 	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
-		InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, RangeRatio: v.RangeRatio}
+		InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, RangeRatio: v.RangeRatio, RangeStyle: v.RangeStyle}
+	if v.FixedLengths {
+		c.Workload.RangeRatio, c.Workload.RangeStyle = 0, serve.RangeSymmetric
+	}
 	switch {
 	case p.Replay:
 		c.Workload.Requests, c.Workload.Trace = len(v.Replay), v.Replay
@@ -739,6 +767,7 @@ var serveKeys = map[string]string{
 	"Workload.InputTokens":         "workload.input_tokens",
 	"Workload.OutputTokens":        "workload.output_tokens",
 	"Workload.RangeRatio":          "workload.range_ratio",
+	"Workload.RangeStyle":          "workload.range_style",
 	"Workload.Prefix":              "workload.prefix_hit_rate",
 	"Workload.Prefix.SystemTokens": "workload.system_prompt_tokens",
 	"Workload.Prefix.HitRate":      "workload.prefix_hit_rate",

@@ -105,6 +105,29 @@ seed = 9
 	assert.Equal(t, uint64(9), c.Seed)
 	assert.Equal(t, 1, c.Memory.BlockSize, "SGLang page size")
 
+	b, err := Parse("b.toml", []byte(minimal+"[workload]\nconcurrency = [4]\nrange_ratio = 0.8\nrange_style = \"below\"\n"))
+	require.NoError(t, err)
+	bm, err := b.Sim()
+	require.NoError(t, err)
+	bc, err := b.ServeConfig(bm, b.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Equal(t, serve.RangeBelow, bc.Workload.RangeStyle)
+	assert.Equal(t, 0.8, bc.Workload.RangeRatio)
+	require.NoError(t, b.SetMechanism("client-lengths", false))
+	bc, err = b.ServeConfig(bm, b.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Equal(t, serve.RangeSymmetric, bc.Workload.RangeStyle, "client-lengths off: fixed lengths")
+	assert.Zero(t, bc.Workload.RangeRatio)
+	require.NoError(t, b.SetMechanism("client-lengths", true))
+	bc, err = b.ServeConfig(bm, b.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Equal(t, 0.8, bc.Workload.RangeRatio, "client-lengths back on")
+	assert.False(t, bc.DecodeRecompute, "SGLang's prebuilt decode admission by default")
+	require.NoError(t, b.SetMechanism("prebuilt-decode", false))
+	bc, err = b.ServeConfig(bm, b.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.True(t, bc.DecodeRecompute, "prebuilt-decode off")
+
 	d, err := Parse("d.toml", []byte(minimal))
 	require.NoError(t, err)
 	assert.Equal(t, d.Batches, d.Serving.Concurrency, "concurrency defaults to workload.batch")
@@ -321,4 +344,26 @@ func TestEngineVersionUnread(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, s.Warnings)
 	assert.Contains(t, s.Warnings, `t.toml: runtime.engine_version "nightly" does not read as MAJOR.MINOR[.PATCH]: the defaults that follow the version (async scheduling, vLLM's full-ISL admission, SGLang's mem_fraction_static) are the newest's`)
+}
+
+func TestRangeStyleErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, keys, key, msg string
+	}{
+		{"unknown style", "range_ratio = 0.5\nrange_style = \"above\"", "workload.range_style", `unknown range style "above"`},
+		{"below without a ratio", "range_style = \"below\"", "workload.range_style", "needs workload.range_ratio"},
+		{"below ratio above 1", "range_ratio = 1.5\nrange_style = \"below\"", "workload.range_ratio", "[0, 1]"},
+		{"symmetric ratio 1", "range_ratio = 1.0", "workload.range_ratio", "[0, 1)"},
+		{"with a lengths file", "range_ratio = 0.5\nrange_style = \"below\"\nlengths = \"x.csv\"", "workload.lengths", "is not read with it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("r.toml", []byte(minimal+"[workload]\nconcurrency = [4]\n"+tc.keys+"\n"))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.key)
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
+	ok, err := Parse("r.toml", []byte(minimal+"[workload]\nconcurrency = [4]\nrange_ratio = 1.0\nrange_style = \"below\"\n"))
+	require.NoError(t, err, "the one-sided range takes 1: fixed lengths")
+	assert.Equal(t, 1.0, ok.Serving.RangeRatio)
 }

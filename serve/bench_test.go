@@ -79,10 +79,13 @@ func BenchmarkClosedLoop(b *testing.B) {
 	points := []struct {
 		name                 string
 		c, requests, in, out int
+		below                bool // InferenceX's client: lengths on [int(0.8 L), L]
 	}{
-		{"C64-640x8192-1024", 64, 640, 8192, 1024},
-		{"C256-10000x1024-1024", 256, 10000, 1024, 1024},
-		{"C256-10000x8192-1024", 256, 10000, 8192, 1024},
+		{"C64-640x8192-1024", 64, 640, 8192, 1024, false},
+		{"C64-640x8192-1024-below0.8", 64, 640, 8192, 1024, true},
+		{"C256-10000x1024-1024", 256, 10000, 1024, 1024, false},
+		{"C256-10000x1024-1024-below0.8", 256, 10000, 1024, 1024, true},
+		{"C256-10000x8192-1024", 256, 10000, 8192, 1024, false},
 	}
 	costers := []struct {
 		name string
@@ -92,7 +95,11 @@ func BenchmarkClosedLoop(b *testing.B) {
 		for _, p := range points {
 			for _, c := range costers {
 				b.Run(e.String()+"/"+p.name+"/"+c.name, func(b *testing.B) {
-					benchPoint(b, point(e, p.c, p.requests, p.in, p.out), c.c)
+					cfg := point(e, p.c, p.requests, p.in, p.out)
+					if p.below {
+						cfg.Workload.RangeStyle, cfg.Workload.RangeRatio = RangeBelow, 0.8
+					}
+					benchPoint(b, cfg, c.c)
 				})
 			}
 		}

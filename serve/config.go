@@ -3,6 +3,7 @@ package serve
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
@@ -98,9 +99,14 @@ type HostOverhead struct {
 // and queue behind it (Llama-3.1-70B fp8 on 8x B200, vLLM, 8k/1k at C=4:
 // TTFT 252 ms without, 449 ms with, one prefill step vs 1.5; measured 263
 // ms). The no-front-end spacing is itself an artefact of the lockstep
-// loop; what spreads a real closed loop out is not modelled. It stays
-// off until that is, and the API server's cost per engine version is
-// measured at op level.
+// loop. What spreads a real closed loop out is the client's own spread
+// of lengths (Workload.RangeStyle: InferenceX's harness draws every
+// output length on [int(0.8 L), L]); with it on the corpus's InferenceX
+// rows (validate corpus --with front-end, 1,310 rows) the front end at
+// TokenizeTime lowers TTFT MAPE from 54.8% to 52.6% (agg vLLM 45.5% ->
+// 43.0%, agg SGLang 65.8% -> 63.6%) and moves TPOT MAPE by at most 0.1
+// point (bench/RESULTS-client.md). It stays off by default until the API server's cost per
+// engine version is measured at op level.
 type FrontEnd struct {
 	// PerRequest is the API server's own time per request beyond
 	// tokenisation (HTTP, request building, IPC to the engine core).
@@ -136,12 +142,15 @@ type Workload struct {
 	// times (1 = Poisson, +Inf = constant intervals).
 	Burstiness float64
 	// InputTokens and OutputTokens are --random-input-len and
-	// --random-output-len; RangeRatio is --random-range-ratio (lengths
-	// uniform in [floor(L(1-r)), ceil(L(1+r))]). Every request generates
-	// exactly its output length (--ignore-eos).
+	// --random-output-len; RangeRatio is --random-range-ratio and
+	// RangeStyle the client's reading of it (lengths uniform in
+	// [floor(L(1-r)), ceil(L(1+r))] for vllm bench serve, in
+	// [int(L r), L] for SGLang's and InferenceX's benchmark_serving.py).
+	// Every request generates exactly its output length (--ignore-eos).
 	InputTokens  int
 	OutputTokens int
 	RangeRatio   float64
+	RangeStyle   RangeStyle
 	// Trace replays a request log: each request's arrival and lengths, in
 	// arrival order (Requests must equal its length). RequestRate,
 	// Burstiness, the lengths and RangeRatio are then unused, and the run is
@@ -292,6 +301,12 @@ type Config struct {
 	// engine core of its own behind the engine's balancer where the
 	// engine row has one (dpranks.go). Disaggregated pools are pooled.
 	PooledDP bool
+	// DecodeRecompute makes an SGLang decode instance of a disaggregated
+	// run compute each transferred request's last prompt token as a
+	// prefill step, as vLLM's does, instead of SGLang's prebuilt
+	// admission (sched_sglang.go, admitPrebuilt); set only by the
+	// prebuilt-decode mechanism.
+	DecodeRecompute bool
 	// FrontEnd is the API server the requests cross one at a time before
 	// the engine core sees them; zero (the default) = none.
 	FrontEnd FrontEnd
@@ -539,9 +554,18 @@ func (w Workload) validate() error {
 	if w.OutputTokens < 1 || w.OutputTokens > maxTokens {
 		return fieldErrorf("Workload.OutputTokens", "must be in [1, %d], got %d", maxTokens, w.OutputTokens)
 	}
-	if !(w.RangeRatio >= 0 && w.RangeRatio < 1) {
-		// vLLM's RandomDataset asserts 0 <= range_ratio < 1.
-		return fieldErrorf("Workload.RangeRatio", "must be in [0, 1), got %g", w.RangeRatio)
+	switch r := w.RangeRatio; w.RangeStyle {
+	case RangeSymmetric:
+		if !(r >= 0 && r < 1) {
+			// vLLM's RandomDataset asserts 0 <= range_ratio < 1.
+			return fieldErrorf("Workload.RangeRatio", "must be in [0, 1) for the symmetric range, got %g", r)
+		}
+	case RangeBelow:
+		if !(r >= 0 && r <= 1) {
+			return fieldErrorf("Workload.RangeRatio", "must be in [0, 1] for the below range, got %g", r)
+		}
+	default:
+		return fieldErrorf("Workload.RangeStyle", "unknown style %d (want %s)", int(w.RangeStyle), strings.Join(RangeStyles, " or "))
 	}
 	if len(w.Lengths) > 1<<24 {
 		return fieldErrorf("Workload.Lengths", "holds %d pairs, at most %d", len(w.Lengths), 1<<24)
@@ -565,8 +589,8 @@ func (w Workload) validate() error {
 		}
 		// The last turn's prompt holds every earlier turn's input and
 		// output.
-		_, hiIn := lengthRange(maxIn, w.RangeRatio)
-		_, hiOut := lengthRange(maxOut, w.RangeRatio)
+		_, hiIn := lengthRange(maxIn, w.RangeRatio, w.RangeStyle)
+		_, hiOut := lengthRange(maxOut, w.RangeRatio, w.RangeStyle)
 		if last := int64(w.Turns)*int64(hiIn) + int64(w.Turns-1)*int64(hiOut); last > maxTokens {
 			return fieldErrorf("Workload.Turns", "%d turns of up to %d input and %d output tokens make a last prompt of %d tokens, more than %d",
 				w.Turns, hiIn, hiOut, last, maxTokens)

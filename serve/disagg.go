@@ -15,12 +15,13 @@ import (
 // the transfer fabric to a decode instance, which admits it with every
 // prompt token but the last already computed (vLLM's KV connector reports
 // the prompt less one as external computed tokens, so the decode instance
-// computes the last prompt token itself) and streams the output. TTFT =
-// queueing + prefill + transfer + the decode instance's first step (with
-// Disagg.Pull, vLLM's NixlConnector, the read starts at the decode
-// instance's next step and the request runs at the step after it
-// completes). The prefill instance holds the request's KV until its
-// transfer ends.
+// computes the last prompt token itself) and streams the output; SGLang's
+// decode server admits it without a prefill step, into the decode batch
+// (sched_sglang.go, admitPrebuilt). TTFT = queueing + prefill + transfer
+// + the decode instance's first step (with Disagg.Pull, vLLM's
+// NixlConnector, the read starts at the decode instance's next step and
+// the request runs at the step after it completes). The prefill instance
+// holds the request's KV until its transfer ends.
 //
 // Each instance has its own clock: the loop advances to the earliest
 // event (a busy instance's step end, a transfer's arrival, a client send)
@@ -192,6 +193,8 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 			k: e.cfg.Spec.DraftTokens, lookahead: e.cfg.Spec.Lookahead}
 		if !decode {
 			in.handoff = &cl.handoff
+		} else if pb, ok := in.sched.(prebuilder); ok && !e.cfg.DecodeRecompute {
+			pb.setPrebuilt()
 		}
 		return &node{in: in, coster: p.Coster}
 	}

@@ -168,6 +168,40 @@ func TestDisaggPrefixAwareRouter(t *testing.T) {
 	assert.Greater(t, rate[PrefixAware], rate[RoundRobin]+0.2, "round robin evicts: %v", rate)
 }
 
+// TestSGLangPrebuiltDecode: SGLang's decode server admits a transferred
+// request without a prefill step (its prebuilt batch), so in a closed
+// loop whose requests reach the decode instance one at a time (lengths on
+// [0.8 L, L]) no prefill step interrupts the decodes: TPOT is the decode
+// steps' own. Computing the last prompt token as a prefill step, as vLLM's
+// decode instance does (Config.DecodeRecompute), runs one SGLang prefill
+// batch without the decodes at almost every arrival.
+func TestSGLangPrebuiltDecode(t *testing.T) {
+	cfg := disagg(point(SGLang, 32, 320, 2048, 256), 2, 1, math.Inf(1), 0)
+	cfg.Workload.RangeStyle, cfg.Workload.RangeRatio = RangeBelow, 0.8
+	pre, err := Run(cfg, realistic)
+	require.NoError(t, err)
+	cfg.DecodeRecompute = true
+	re, err := Run(cfg, realistic)
+	require.NoError(t, err)
+	// A decode step of at most 32 requests at contexts up to 2.3k tokens.
+	maxDecode := realistic.decode(32, 1, 2048+256)
+	assert.LessOrEqual(t, float64(pre.TPOT.Mean), maxDecode+1e-12, "prebuilt: TPOT no more than a full decode step")
+	// Recompute: ~320 prefill steps of ~10 ms among ~2,300 decode steps
+	// of ~13 ms, about +10% per output token.
+	assert.Greater(t, float64(re.TPOT.Mean), 1.05*float64(pre.TPOT.Mean), "recompute: prefill steps between the decodes")
+	assert.Equal(t, re.Completed, pre.Completed)
+
+	// vLLM's decode instance computes the last prompt token either way.
+	v := disagg(point(VLLM, 32, 320, 2048, 256), 2, 1, math.Inf(1), 0)
+	v.Workload.RangeStyle, v.Workload.RangeRatio = RangeBelow, 0.8
+	a, err := Run(v, realistic)
+	require.NoError(t, err)
+	v.DecodeRecompute = true
+	b, err := Run(v, realistic)
+	require.NoError(t, err)
+	assert.Equal(t, a.TPOT, b.TPOT)
+}
+
 // The decode instance's pull (vLLM's NixlConnector): an idle instance
 // polls at once, so a request arriving at an idle decode instance starts
 // as when the KV is pushed; under load the read starts at the instance's

@@ -33,7 +33,7 @@ func FuzzRun(f *testing.F) {
 			rate = -rate // keep open loops short: rates below 1/s make long idle runs, not new paths
 		}
 		cfg.Workload = Workload{Requests: int(requests % 64), MaxConcurrency: int(c % 64), RequestRate: rate,
-			Burstiness: burst, InputTokens: int(in % 4096), OutputTokens: int(out % 256), RangeRatio: rr}
+			Burstiness: burst, InputTokens: int(in % 4096), OutputTokens: int(out % 256), RangeRatio: rr, RangeStyle: RangeStyle(eng / 3 % 2)}
 		cfg.Seed = seed
 		r, err := Run(cfg, realistic)
 		if err != nil {
@@ -54,7 +54,8 @@ func FuzzRun(f *testing.F) {
 				t.Fatalf("metric %g not finite and >= 0: %+v", v, r)
 			}
 		}
-		if cfg.Workload.RangeRatio == 0 && r.TotalOutputTokens != cfg.Workload.Requests*cfg.Workload.OutputTokens {
+		fixed := cfg.Workload.RangeRatio == 0 && cfg.Workload.RangeStyle == RangeSymmetric || cfg.Workload.RangeRatio == 1 && cfg.Workload.RangeStyle == RangeBelow
+		if fixed && r.TotalOutputTokens != cfg.Workload.Requests*cfg.Workload.OutputTokens {
 			t.Fatalf("output tokens %d, want %d", r.TotalOutputTokens, cfg.Workload.Requests*cfg.Workload.OutputTokens)
 		}
 		if r.KVPeakPerGPU > cfg.Memory.KVCapacity {

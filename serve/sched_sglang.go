@@ -44,6 +44,10 @@ type sglangScheduler struct {
 	// wait in the scheduler's input queue).
 	recvN, recvCount, seen int
 
+	// prebuilt: a disaggregated decode instance, which admits
+	// transferred requests without a prefill step (admitPrebuilt).
+	prebuilt bool
+
 	running []int32 // decoding requests, in the order their prefill ended
 	chunked []int32 // the requests whose prefill is in progress, at most one per rank
 	inStep  []bool  // whether chunked[i] has a chunk in this step
@@ -200,6 +204,18 @@ func (s *sglangScheduler) schedule(in *instance) {
 		// Idle: SGLang resets the ratio when it has no batch to run.
 		s.ratio = s.init
 	}
+	var pre []int32
+	if s.prebuilt {
+		pre = s.admitPrebuilt(in)
+		defer func() {
+			// They decode from the next step on; this step computes the
+			// token the prefill instance sampled.
+			for _, r := range pre {
+				in.add(r, 1, false)
+			}
+			s.running = append(s.running, pre...)
+		}()
+	}
 	rem := 0.0
 	if s.ratioOn && s.waiting(in) > 0 {
 		rem = s.remTotal(in)
@@ -277,6 +293,45 @@ ranks:
 		return
 	}
 	s.decode(in)
+}
+
+// prebuilder is a scheduler that can run a disaggregated decode
+// instance's prebuilt admission.
+type prebuilder interface{ setPrebuilt() }
+
+func (s *sglangScheduler) setPrebuilt() { s.prebuilt = true }
+
+// admitPrebuilt takes the transferred requests at the head of the
+// received queue straight into the running batch, as SGLang's decode
+// server does: it builds a "fake completed prefill" from the transferred
+// KV and the first token the prefill server sampled, with no forward
+// (sgl-project/sglang `python/sglang/srt/disaggregation/decode.py`,
+// get_new_prebuilt_batch: prepare_for_prebuilt_extend and
+// process_prebuilt_extend; the decode event loop streams that batch's
+// output without running it), and the requests join the decode batch.
+// Here each joins this step's decode batch as a decode row at context
+// prompt - 1, which computes the last prompt token's KV and emits the
+// first token: no prefill batch (and no eager step) interrupts the
+// decodes; the first token comes one decode step after SGLang streams
+// it. It stops at a request to recompute (preempted after its first
+// token), at max_running_requests and when the KV cache is short.
+func (s *sglangScheduler) admitPrebuilt(in *instance) []int32 {
+	var pre []int32
+	for s.waiting(in) > 0 {
+		r := in.head()
+		q := &in.reqs[r]
+		if q.gen > 0 || q.computed > 0 || (s.maxSeqs > 0 && len(s.running)+len(s.chunked)+len(pre) >= s.maxSeqs) {
+			break
+		}
+		c := in.kv.lookup(r)
+		if c != int(q.in)-1 || !in.alloc(r, c+1) {
+			break
+		}
+		q.computed = int32(c)
+		in.pop()
+		pre = append(pre, r)
+	}
+	return pre
 }
 
 // decode is one decode batch of every running request, with the

@@ -108,8 +108,14 @@ func TestValidate(t *testing.T) {
 		{"input", func(c *Config) { c.Workload.InputTokens = 0 }, "Workload.InputTokens"},
 		{"output", func(c *Config) { c.Workload.OutputTokens = 0 }, "Workload.OutputTokens"},
 		{"range ratio", func(c *Config) { c.Workload.RangeRatio = 1 }, "Workload.RangeRatio"},
+		{"below range ratio", func(c *Config) { c.Workload.RangeStyle, c.Workload.RangeRatio = RangeBelow, 1.5 }, "Workload.RangeRatio"},
+		{"range ratio nan", func(c *Config) { c.Workload.RangeStyle, c.Workload.RangeRatio = RangeBelow, math.NaN() }, "Workload.RangeRatio"},
+		{"range style", func(c *Config) { c.Workload.RangeStyle = 7 }, "Workload.RangeStyle"},
 	}
 	require.NoError(t, ok.Validate())
+	below := ok
+	below.Workload.RangeStyle, below.Workload.RangeRatio = RangeBelow, 1
+	require.NoError(t, below.Validate(), "the one-sided range takes ratio 1 (fixed lengths)")
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := ok

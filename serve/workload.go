@@ -1,8 +1,10 @@
 package serve
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/moecast/moecast/internal/unit"
 )
@@ -121,10 +123,56 @@ func offeredRate(reqs []Request) float64 {
 	return float64(len(reqs)) / last
 }
 
-// lengthRange is vLLM's RandomDataset range for a nominal length L and
-// range ratio r: [floor(L(1-r)), ceil(L(1+r))], at least 1
-// (vllm-project/vllm `vllm/benchmarks/datasets.py` @ f2e97dd).
-func lengthRange(l int, r float64) (lo, hi int) {
+// RangeStyle is how a benchmark client turns a nominal length L and a
+// range ratio r into the range each request's length is drawn from,
+// uniformly and inclusively.
+type RangeStyle int
+
+const (
+	// RangeSymmetric is `vllm bench serve`'s random dataset:
+	// [floor(L(1-r)), ceil(L(1+r))], r in [0, 1), 0 = fixed lengths
+	// (vllm-project/vllm `vllm/benchmarks/datasets.py` @ f2e97dd,
+	// RandomDataset).
+	RangeSymmetric RangeStyle = iota
+	// RangeBelow is the older benchmark_serving.py's random dataset, kept
+	// by SGLang and by InferenceX's and srt-slurm's harnesses:
+	// [max(int(L r), 1), L], r in [0, 1], 1 = fixed lengths, 0 = [1, L]
+	// (SemiAnalysisAI/InferenceX @ 843c625
+	// `utils/bench_serving/benchmark_serving.py` sample_random_requests;
+	// NVIDIA/srt-slurm @ 024aa2d `src/srtctl/benchmarks/scripts/sa-bench/
+	// benchmark_serving.py`; sgl-project/sglang @ 0ae7bc2
+	// `python/sglang/benchmark/datasets/common.py` compute_random_lens).
+	// InferenceX's lower bound is int(L r) without the clamp; moecast
+	// clamps it to 1, the shortest request it simulates.
+	RangeBelow
+)
+
+// RangeStyles lists the styles by name (workload.range_style).
+var RangeStyles = []string{"symmetric", "below"}
+
+func (s RangeStyle) String() string {
+	if s >= 0 && int(s) < len(RangeStyles) {
+		return RangeStyles[s]
+	}
+	return fmt.Sprintf("RangeStyle(%d)", int(s))
+}
+
+// ParseRangeStyle is the style named s (RangeStyles).
+func ParseRangeStyle(s string) (RangeStyle, error) {
+	for i, n := range RangeStyles {
+		if s == n {
+			return RangeStyle(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown range style %q (want %s)", s, strings.Join(RangeStyles, " or "))
+}
+
+// lengthRange is the range a client of style s draws a length from for
+// a nominal length L and range ratio r, at least 1 (see RangeStyle).
+func lengthRange(l int, r float64, s RangeStyle) (lo, hi int) {
+	if s == RangeBelow {
+		return max(int(float64(l)*r), 1), max(l, 1)
+	}
 	if r == 0 {
 		return l, l
 	}
@@ -147,7 +195,7 @@ func drawLengths(w Workload, rng *rand.Rand, reqs []Request) {
 		return
 	}
 	draw := func(l int, set func(i, v int)) {
-		lo, hi := lengthRange(l, w.RangeRatio)
+		lo, hi := lengthRange(l, w.RangeRatio, w.RangeStyle)
 		for i := range reqs {
 			if lo == hi {
 				set(i, lo)

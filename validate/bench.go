@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/moecast/moecast/serve"
 )
 
 // BenchResult is the common measured-result record: one measured serving
@@ -40,10 +42,14 @@ type BenchResult struct {
 	Burstiness  float64 // 1 unless the file says otherwise
 
 	// InputTokens and OutputTokens are the mean lengths per completed
-	// request (total / completed); RangeRatio is the random dataset's range
-	// ratio when the file records it (SGLang), else 0.
+	// request (total / completed), or the nominal lengths a range is
+	// drawn around; RangeRatio is the random dataset's range ratio when
+	// the file records it (SGLang) or the client that measured it is
+	// known (aiconfigurator's and InferenceX's rows of InferenceX's
+	// harness), else 0, and RangeStyle how that client reads it.
 	InputTokens, OutputTokens float64
 	RangeRatio                float64
+	RangeStyle                serve.RangeStyle
 
 	RequestThroughput    float64 // req/s
 	OutputThroughput     float64 // tok/s

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/moecast/moecast/serve"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -55,6 +56,9 @@ func TestReadBenchSGLangJSONL(t *testing.T) {
 	assert.InDelta(t, 4.0, b.RequestRate, 1e-9)
 	assert.Equal(t, 0, b.Concurrency, "null max_concurrency")
 	assert.InDelta(t, 0.5, b.RangeRatio, 1e-9)
+	assert.Equal(t, serve.RangeBelow, b.RangeStyle, "SGLang's range: [int(L r), L]")
+	assert.InDelta(t, 1365, b.InputTokens, 1e-9, "the nominal length, not the mean")
+	assert.InDelta(t, 1.0, a.RangeRatio, 1e-9, "SGLang's fixed lengths")
 	assert.InDelta(t, 2.4, b.AcceptanceLength, 1e-9)
 }
 

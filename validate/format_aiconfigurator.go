@@ -9,6 +9,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/moecast/moecast/serve"
 )
 
 // NVIDIA aiconfigurator's silicon_sample.csv (ai-dynamo/aiconfigurator
@@ -25,9 +27,13 @@ import (
 //   - silicon_ttft_ms and silicon_tpot_ms are means (TPOT without the first
 //     token, vLLM's definition).
 //
-// The file does not record the request count: 10 x concurrency is taken
-// (the InferenceX harness, which the rows were measured with), and each
-// row says so in a warning.
+// The file does not record the client's command line. A row whose
+// silicon_data_source names InferenceX's database dump (workflow_run_id=)
+// or its dated CSV export (source_file=YYYY-MM-DD.csv) was measured by
+// InferenceX's harness (see inferenceXClient): 10 x concurrency requests,
+// each input and output length uniform on [int(0.8 L), L]. Other rows (the
+// gap-analysis collections, whose client is not public) take 10 x
+// concurrency requests at fixed lengths. Each row says which in a warning.
 func init() {
 	RegisterFormat(Format{
 		Name:  "aiconfigurator",
@@ -177,7 +183,13 @@ func aicRow(name string, line int, col map[string]int, rec []string) (BenchResul
 	}
 	if r.Concurrency > 0 {
 		r.NumPrompts = 10 * r.Concurrency
-		r.warn("the file does not record the request count: 10 x concurrency = %d assumed (the InferenceX harness)", r.NumPrompts)
+		if src := get("silicon_data_source"); inferenceXSource(src) {
+			r.RangeRatio, r.RangeStyle = inferenceXRangeRatio, serve.RangeBelow
+			r.warn("the file does not record the client: InferenceX's harness (silicon_data_source names its database or export): 10 x concurrency = %d requests, lengths uniform on [int(%g L), L]",
+				r.NumPrompts, inferenceXRangeRatio)
+		} else {
+			r.warn("the file does not record the client: 10 x concurrency = %d requests at fixed lengths assumed", r.NumPrompts)
+		}
 	}
 	ttft, tpot := num("silicon_ttft_ms"), num("silicon_tpot_ms")
 	r.Metrics["ttft"] = Stats{Mean: ttft, Median: math.NaN(), P90: math.NaN(), P99: math.NaN()}
@@ -204,4 +216,51 @@ func siliconConcurrency(src string) (int, bool) {
 		}
 	}
 	return 0, false
+}
+
+// inferenceXRangeRatio is the --random-range-ratio of InferenceX's
+// harness: RANDOM_RANGE_RATIO 0.8 in its single-node workflow
+// (SemiAnalysisAI/InferenceX @ 843c625 `.github/workflows/
+// benchmark-tmpl.yml`, set since 705859d, 2025-08; read by
+// `benchmarks/benchmark_lib.sh` run_benchmark_serving, which runs
+// `utils/bench_serving/benchmark_serving.py` with --num-prompts 10 x
+// CONC, --request-rate inf, --ignore-eos) and in its multi-node one
+// (`.github/workflows/benchmark-multinode-tmpl.yml`; NVIDIA/srt-slurm's
+// sa-bench, which InferenceX's NVIDIA multi-node runs use, defaults
+// random_range_ratio 0.8 and num_prompts_mult 10, `src/srtctl/benchmarks/
+// sa_bench.py` @ 0bce054). Both draw lengths on [int(L r), L]
+// (serve.RangeBelow).
+const inferenceXRangeRatio = 0.8
+
+// inferenceXSource reports whether an aiconfigurator row's
+// silicon_data_source names an InferenceX measurement: its database dump
+// ("db-dump/DATE; config_id=N; ...; workflow_run_id=N; IMAGE", the
+// records aiconfigurator's InferenceX adapter reads,
+// `src/aiconfigurator/sdk/config_adapter/inferencex.py` @ 095f58a) or the
+// dated CSV export of it ("source_file=YYYY-MM-DD.csv; model=...").
+func inferenceXSource(src string) bool {
+	for _, part := range strings.Split(src, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		switch {
+		case ok && k == "workflow_run_id":
+			return true
+		case ok && k == "source_file" && datedCSV(v):
+			return true
+		}
+	}
+	return false
+}
+
+// datedCSV reports whether name is YYYY-MM-DD.csv.
+func datedCSV(name string) bool {
+	d, ok := strings.CutSuffix(name, ".csv")
+	if !ok || len(d) != 10 || d[4] != '-' || d[7] != '-' {
+		return false
+	}
+	for i, c := range d {
+		if i != 4 && i != 7 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }

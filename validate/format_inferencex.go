@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/moecast/moecast/serve"
 )
 
 // InferenceX result rows (SemiAnalysisAI/InferenceX `utils/process_result.py`
@@ -87,7 +89,15 @@ func inferenceXRow(file string, line int, obj map[string]json.RawMessage) (Bench
 	r.OutputThroughput = f.nonNeg("output_throughput")
 	r.TotalTokenThroughput = f.nonNeg("total_token_throughput")
 	r.InputTokens, r.OutputTokens = f.nonNeg("isl"), f.nonNeg("osl")
-	if r.Completed > 0 {
+	// A row of the harness (process_result.py writes hw and isl) ran
+	// its client: lengths on [int(0.8 isl), isl]; isl and osl are the
+	// nominal lengths the range is drawn below. The token-position runs
+	// send fixed lengths (their benchmark_serving_random.py: "Use fixed
+	// lengths (no range variation)"), measured by the totals.
+	if harness := f.has("isl") && f.has("hw"); harness {
+		r.RangeRatio, r.RangeStyle = inferenceXRangeRatio, serve.RangeBelow
+		r.warn("the row does not record the client's range: InferenceX's harness taken, lengths uniform on [int(%g isl), isl]", inferenceXRangeRatio)
+	} else if r.Completed > 0 {
 		if in := f.nonNeg("total_input_tokens"); in > 0 {
 			r.InputTokens = in / float64(r.Completed)
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/moecast/moecast/serve"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,10 +25,11 @@ func TestReadAIConfigurator(t *testing.T) {
 		in, out       float64
 		ttft, tpot    float64
 		backend, prec string
+		inferenceX    bool // the InferenceX harness's client: lengths on [int(0.8 L), L]
 	}{
-		{"tp8", rs[0], 2, 32, "h100_sxm", "agg", 8, 1, 1, false, 8, 1024, 256, 250.5, 12.25, "vllm", "fp8"},
-		{"attention dp: concurrency x dp", rs[1], 3, 64, "b200_sxm", "agg", 1, 4, 4, true, 4, 8192, 1024, 1800, 20.5, "sglang", "fp8"},
-		{"disagg: the data source's concurrency", rs[2], 4, 128, "gb200", "disagg", 0, 0, 0, false, 0, 1024, 1024, 300, 15, "trtllm", "nvfp4"},
+		{"tp8, InferenceX database dump", rs[0], 2, 32, "h100_sxm", "agg", 8, 1, 1, false, 8, 1024, 256, 250.5, 12.25, "vllm", "fp8", true},
+		{"attention dp: concurrency x dp, InferenceX export", rs[1], 3, 64, "b200_sxm", "agg", 1, 4, 4, true, 4, 8192, 1024, 1800, 20.5, "sglang", "fp8", true},
+		{"disagg: the data source's concurrency, client unknown", rs[2], 4, 128, "gb200", "disagg", 0, 0, 0, false, 0, 1024, 1024, 300, 15, "trtllm", "nvfp4", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := tc.r
@@ -52,6 +54,14 @@ func TestReadAIConfigurator(t *testing.T) {
 			assert.Equal(t, tc.prec, r.Layout.Precision)
 			assert.Equal(t, "example/MoE-A", r.Model)
 			assert.Contains(t, r.Warnings[0], "10 x concurrency")
+			if tc.inferenceX {
+				assert.Equal(t, 0.8, r.RangeRatio)
+				assert.Equal(t, serve.RangeBelow, r.RangeStyle)
+				assert.Contains(t, r.Warnings[0], "InferenceX's harness")
+			} else {
+				assert.Zero(t, r.RangeRatio, "no client known: fixed lengths")
+				assert.Contains(t, r.Warnings[0], "fixed lengths")
+			}
 		})
 	}
 	assert.Equal(t, "4", rs[2].Layout.Extra["prefill_tp_size"])
@@ -72,6 +82,8 @@ func TestReadInferenceX(t *testing.T) {
 	assert.Equal(t, Layout{GPU: "h200", TP: 8, PP: 1, EP: 8, DP: 8, DPAttention: true, Mode: "agg", Precision: "fp8", GPUs: 8}, r.Layout)
 	assert.Equal(t, "vllm", r.Backend)
 	assert.Equal(t, "inferencex-agg.json", r.Name())
+	assert.Equal(t, 0.8, r.RangeRatio, "the harness's client: [int(0.8 L), L]")
+	assert.Equal(t, serve.RangeBelow, r.RangeStyle)
 
 	rows := readFixture(t, "inferencex-rows.json")
 	require.Len(t, rows, 2)
@@ -88,6 +100,7 @@ func TestReadInferenceX(t *testing.T) {
 	assert.InDelta(t, 250, tp[0].Metrics["ttft"].Median, 1e-9)
 	assert.True(t, math.IsNaN(tp[0].Metrics["ttft"].Mean))
 	assert.Empty(t, tp[0].Warnings)
+	assert.Zero(t, tp[0].RangeRatio, "the token-position runs send fixed lengths")
 }
 
 func TestReadRequestLog(t *testing.T) {
@@ -206,5 +219,21 @@ func TestReadMooncakeAgentic(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.msg)
 		})
+	}
+}
+
+func TestInferenceXSource(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want bool
+	}{
+		{"db-dump/2026-04-27; config_id=733; silicon_concurrency=128; measured=2026-04-17T00:00:00.000Z; workflow_run_id=758; vllm/vllm-openai:v0.19.0-cu130", true},
+		{"source_file=2026-03-25.csv; model=MiniMax-M2.5; silicon_concurrency=16; measured=2026-04-03T17:02:12Z; wip=True; image=vllm/vllm-openai:nightly", true},
+		{"source_file=/Users/x/aic-auto-gap-analysis/data/b200_sxm/trtllm/1.3.0rc1/nvidia_DeepSeek-R1-NVFP4.csv; gtl_job_id=1; silicon_concurrency=224", false},
+		{"source_file=kimi-k2.5-gap-analysis.csv; silicon_concurrency=4; aic_database_mode=SILICON", false},
+		{"source_file=2026-3-25.csv", false},
+		{"", false},
+	} {
+		assert.Equal(t, tc.want, inferenceXSource(tc.src), tc.src)
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+
+	"github.com/moecast/moecast/serve"
 )
 
 // `vllm bench serve --save-result` JSON: one object per file (pretty-
@@ -90,6 +92,9 @@ func vllmKeys(file string, line int, obj map[string]json.RawMessage, family stri
 	}
 	if f.has("random_range_ratio") {
 		r.RangeRatio = f.nonNeg("random_range_ratio")
+		if family == "sglang" {
+			sglangRange(f, &r)
+		}
 	}
 	for _, m := range MetricNames {
 		keys := []string{m}
@@ -146,5 +151,22 @@ func (f *fields) arrivals(r *BenchResult) {
 	}
 	if f.has("burstiness") {
 		r.Burstiness = f.nonNeg("burstiness")
+	}
+}
+
+// sglangRange reads SGLang's random dataset: lengths on
+// [max(int(L r), 1), L] (serve.RangeBelow; sgl-project/sglang @ 0ae7bc2
+// `python/sglang/benchmark/datasets/common.py` compute_random_lens), so
+// L is random_input_len / random_output_len, not the mean. Another
+// dataset records the random keys' defaults, unused: its lengths are the
+// means, fixed.
+func sglangRange(f *fields, r *BenchResult) {
+	if ds := f.str("dataset_name"); ds != "" && ds != "random" {
+		r.RangeRatio = 0
+		return
+	}
+	r.RangeStyle = serve.RangeBelow
+	if in, out := f.nonNeg("random_input_len"), f.nonNeg("random_output_len"); in >= 1 && out >= 1 {
+		r.InputTokens, r.OutputTokens = in, out
 	}
 }

@@ -501,6 +501,9 @@ func (sn *Simulation) workloadLine() string {
 		req = fmt.Sprintf("requests %d", scenarios.DefaultOpenRequests)
 	}
 	lengths := fmt.Sprintf("%d in / %d out tokens, range ratio %g", w.InputTokens, w.OutputTokens, w.RangeRatio)
+	if w.RangeStyle == serve.RangeBelow {
+		lengths += " below (lengths in [int(L r), L])"
+	}
 	if len(w.Lengths) > 0 {
 		lengths = fmt.Sprintf("lengths drawn from %d pairs of %s (mean %d in / %d out tokens)", len(w.Lengths), v.LengthsFile, w.InputTokens, w.OutputTokens)
 	}

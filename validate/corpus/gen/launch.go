@@ -8,9 +8,12 @@ import "strings"
 // (silicon_data_source names the InferenceX database dump, or its CSV
 // export, and the container image). Each entry is the benchmark script in
 // force when the image named by the rows was the one InferenceX's
-// .github/configs/nvidia-master.yaml ran for that model and GPU; the
-// harness's client side (closed loop, 10 x C prompts) is the one
-// serving/README.md already describes.
+// .github/configs/nvidia-master.yaml ran for that model and GPU. The
+// harness's client side (closed loop, 10 x C prompts, lengths uniform on
+// [int(0.8 L), L]) is not the scenario's: validate's aiconfigurator
+// reader gives it to each row whose silicon_data_source names InferenceX
+// (a deployment's rows mix InferenceX's with the gap-analysis rows, whose
+// client is not public).
 //
 // Left out, with no scenario key: --block-size (32 on the MiniMax
 // scripts; moecast allocates 16-token blocks, which for fixed-length

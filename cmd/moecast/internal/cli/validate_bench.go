@@ -234,10 +234,10 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 	if err := scenarios.CheckTokens(v.OutputTokens); err != nil {
 		return scenarios.ServePoint{}, nil, inputErrf("%s: output length: %v", view.BenchName(r), err)
 	}
-	if r.RangeRatio >= 1 {
+	if r.RangeRatio >= 1 && !(r.RangeStyle == serve.RangeBelow && r.RangeRatio == 1) {
 		return scenarios.ServePoint{}, nil, inputErrf("%s: random_range_ratio: %g, want [0, 1)", view.BenchName(r), r.RangeRatio)
 	}
-	v.RangeRatio = r.RangeRatio
+	v.RangeRatio, v.RangeStyle = r.RangeRatio, r.RangeStyle
 	if r.RangeRatio == 0 && strings.HasPrefix(r.Family, "vllm") {
 		w = append(w, view.BenchName(r)+": the file does not record --random-range-ratio; fixed lengths assumed at the means")
 	}
