@@ -85,8 +85,12 @@ type Space struct {
 	// Engine is the preferred engine (runtime.engine): a candidate's
 	// all-reduce policy is the one of the engine that runs it,
 	// Engine.Pick(Engine) of its layout's set.
-	Engine   serve.Engine
-	Workload Workload
+	Engine serve.Engine
+	// EngineVersion is the engine's version (runtime.engine_version; "" =
+	// the newest): the defaults that follow it, SGLang's
+	// mem_fraction_static among them (serve.FractionInputs.Version).
+	EngineVersion string
+	Workload      Workload
 }
 
 // Engine is the set of engines that run a layout as enumerated: bit e for
@@ -362,7 +366,7 @@ func enumerate(s *Space, workers int) ([]Candidate, []Rejection, error) {
 							e := lay.e.Pick(s.Engine)
 							sc := serve.DefaultConfig(e, g.GPU.Label, g.GPU.Memory)
 							sc.Spec = serve.SimSpec(sp)
-							in := serve.FractionInputs{GPUMemory: g.GPU.Memory, TP: n, DP: 1, Vision: s.Model.Vision}
+							in := serve.FractionInputs{GPUMemory: g.GPU.Memory, TP: n, DP: 1, Version: s.EngineVersion, Vision: s.Model.Vision}
 							if lay.l.DPAttention {
 								in.DP = max(1, n/lay.l.AttentionTP())
 							}

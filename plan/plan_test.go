@@ -18,6 +18,7 @@ import (
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
 )
 
@@ -672,4 +673,33 @@ func TestEnumerateNVL72(t *testing.T) {
 		}
 	}
 	assert.Positive(t, n16, "16-GPU replicas in the rack")
+}
+
+// TestEnumerateEngineVersion: with no fraction given, each candidate's
+// share of GPU memory is its engine's default at the space's engine
+// version (SGLang's mem_fraction_static before 0.5.3 differs from the
+// newest's).
+func TestEnumerateEngineVersion(t *testing.T) {
+	frac := func(version string) float64 {
+		s := space(t, "h200-sxm")
+		s.MaxGPUs = 8
+		s.Specs = s.Specs[:1]
+		s.Base.GPUMemoryUtilization = 0
+		s.Engine = serve.SGLang
+		s.EngineVersion = version
+		cands, _, err := Enumerate(s)
+		require.NoError(t, err)
+		for _, c := range cands {
+			if c.Engine.Pick(s.Engine) == serve.SGLang && c.Config.GPUs == 8 && !c.Config.Layout.DPAttention {
+				return c.Config.GPUMemoryUtilization
+			}
+		}
+		t.Fatal("no SGLang candidate on 8 GPUs")
+		return 0
+	}
+	newest, old := frac(""), frac("0.5.1")
+	assert.NotEqual(t, newest, old)
+	// 0.5.1 on an H200 at TP8: (12 + 8/2) GiB reserved of 143766 MiB,
+	// 0.886, x 0.95 for Kimi-K2.5's vision tower
+	assert.InDelta(t, 0.886*0.95, old, 0.0005)
 }

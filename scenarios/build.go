@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/moecast/moecast/comm"
@@ -270,6 +272,24 @@ func (s *Scenario) buildLayout() error {
 	return nil
 }
 
+// archForm is an architecture as moecast names it: a CUDA compute
+// capability, "sm_90", "sm_100" (no arch-specific suffix: sm_90a's
+// kernels are sm_90's), or an AMD GCN/CDNA target, "gfx942".
+var archForm = regexp.MustCompile(`^(sm_[1-9][0-9]{1,2}|gfx[0-9][0-9a-f]{2,3})$`)
+
+// archNames lists the presets' architectures, each once.
+func archNames() string {
+	var out []string
+	for _, n := range kernels.GPUNames() {
+		g, _ := kernels.LookupGPU(n)
+		if a := string(g.Arch); a != "" && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
+}
+
 // buildGPU resolves hardware.gpu (a preset) and [hardware.custom_gpu]
 // (a GPU of its own, or overrides of the preset's figures).
 func (s *Scenario) buildGPU() (kernels.GPU, error) {
@@ -310,6 +330,9 @@ func (s *Scenario) buildGPU() (kernels.GPU, error) {
 		g.Label = cg.Name
 	}
 	if cg.Arch != "" {
+		if !archForm.MatchString(cg.Arch) {
+			return g, d.errorf(k+"arch", "%q: want a CUDA compute capability sm_NN (the presets': %s) or an AMD target gfxNNN", cg.Arch, archNames())
+		}
 		g.Arch = kernels.Arch(cg.Arch)
 	}
 	if cg.SMs != nil {
@@ -499,8 +522,8 @@ func (s *Scenario) buildSpec() error {
 			}
 		}
 		if sp.DraftTokens != nil || sp.Acceptance != nil {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: speculative.method is none: draft_tokens and acceptance are ignored",
-				s.File, d.line("speculative")))
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: speculative.method is none: draft_tokens and acceptance are ignored",
+				s.pos("speculative")))
 		}
 		s.Config.Spec = sim.Spec{Method: sim.SpecNone}
 		return nil

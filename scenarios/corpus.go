@@ -102,6 +102,17 @@ func ReadManifest(fsys fs.FS, p string) (_ *Manifest, err error) {
 	if err != nil {
 		return nil, tomlError(p, err)
 	}
+	// which entries give skip or exclude at all: one given empty is an
+	// error, not an entry scored after all
+	var given struct {
+		Entry []struct {
+			Skip    *string `toml:"skip"`
+			Exclude *string `toml:"exclude"`
+		} `toml:"entry"`
+	}
+	if _, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&given); err != nil {
+		return nil, tomlError(p, err)
+	}
 	lines := entryLines(data)
 	if und := md.Undecoded(); len(und) > 0 {
 		k := und[0].String()
@@ -132,6 +143,23 @@ func ReadManifest(fsys fs.FS, p string) (_ *Manifest, err error) {
 			return nil, bad("scenario", "missing: give the entry's scenario, or skip = \"why moecast cannot express it\"")
 		case e.Source != "" && len(raw.Source) > 0 && !sources[e.Source]:
 			return nil, bad("source", "%q is not a [[source]] of the manifest", e.Source)
+		}
+		if i < len(given.Entry) {
+			for _, r := range []struct {
+				key, what string
+				v         *string
+			}{
+				{"skip", "why moecast cannot express the entry", given.Entry[i].Skip},
+				{"exclude", "why its measured rows do not represent the engine (the corpus rule and its finding)", given.Entry[i].Exclude},
+			} {
+				switch {
+				case r.v == nil:
+				case strings.TrimSpace(*r.v) == "":
+					return nil, bad(r.key, "empty: give %s, or leave the key out", r.what)
+				case strings.ContainsAny(*r.v, "\r\n"):
+					return nil, bad(r.key, "%q: one line, please (it is a row of the report's table of reasons)", *r.v)
+				}
+			}
 		}
 		seen[e.Name] = true
 		keys := []string{"scenario", "baseline"}

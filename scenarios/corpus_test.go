@@ -52,6 +52,10 @@ results = ["c.json"]
 		{"scenario outside", "[[entry]]\nname = \"a\"\nscenario = \"../../etc/passwd\"\nresults = [\"a\"]\n", `entry[1].scenario: "../../etc/passwd": want a path inside`},
 		{"baseline absolute", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nbaseline = \"/etc/passwd\"\nresults = [\"a\"]\n", `entry[1].baseline: "/etc/passwd": want a path inside`},
 		{"type", "[[entry]]\nname = 3\n", "m.toml:2"},
+		{"empty exclude", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nexclude = \"\"\nresults = [\"a\"]\n", "m.toml:1: entry[1].exclude: empty"},
+		{"blank exclude", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nexclude = \" \\t \"\nresults = [\"a\"]\n", "m.toml:1: entry[1].exclude: empty"},
+		{"exclude of two lines", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nexclude = \"x\\ny\"\nresults = [\"a\"]\n", `m.toml:1: entry[1].exclude: "x\ny": one line`},
+		{"empty skip", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nskip = \"\"\nresults = [\"a\"]\n", "m.toml:1: entry[1].skip: empty"},
 		{"unknown source", "[[source]]\nname = \"s\"\n[[entry]]\nname = \"a\"\nsource = \"t\"\nskip = \"x\"\nresults = [\"a\"]\n", `entry[1].source: "t" is not a [[source]]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

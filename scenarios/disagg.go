@@ -180,6 +180,9 @@ func (s *Scenario) DisaggSims() (*sim.Sim, *sim.Sim, error) {
 		key := "disagg." + p.name
 		cfg := p.spec.config(s.Config)
 		cfg.GPUMemoryUtilization = s.memFraction(cfg)
+		if err := s.fractionError(cfg); err != nil {
+			return nil, nil, err
+		}
 		sm, err := sim.New(cfg)
 		if err != nil {
 			k := key
@@ -213,6 +216,9 @@ func (s *Scenario) DisaggConfig(c *serve.Config, psm, dsm *sim.Sim) error {
 	mk := func(p PoolSpec, sm *sim.Sim) (serve.Pool, error) {
 		cfg := p.config(s.Config)
 		cfg.GPUMemoryUtilization = s.memFraction(cfg) // the pool's layout, at this point's engine version
+		if err := s.fractionError(cfg); err != nil {
+			return serve.Pool{}, err
+		}
 		mem, err := serve.SimMemory(cfg, sm, c.Engine)
 		if err != nil {
 			return serve.Pool{}, s.KeyError(err)

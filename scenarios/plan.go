@@ -247,8 +247,9 @@ func (s *Scenario) PlanSpace(p Plan) (_ *plan.Space, _ []string, err error) {
 		Specs:    []sim.Spec{{Method: sim.SpecNone}},
 		Base: sim.Config{Graphs: c.Graphs, AllReduce: c.AllReduce, GPUMemoryUtilization: c.GPUMemoryUtilization,
 			Efficiency: c.Efficiency},
-		Engine:   s.Serving.Engine,
-		Workload: plan.Workload{Input: p.InputTokens, Output: p.OutputTokens},
+		Engine:        s.Serving.Engine,
+		EngineVersion: s.Serving.EngineVersion,
+		Workload:      plan.Workload{Input: p.InputTokens, Output: p.OutputTokens},
 	}
 	if c.Spec.Active() {
 		sp.Specs = append(sp.Specs, c.Spec)

@@ -14,6 +14,7 @@ import (
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/dtype"
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/sim"
 )
 
@@ -117,6 +118,16 @@ func TestDefaults(t *testing.T) {
 	s, err = Parse("t.toml", []byte(strings.Replace(minimal, "tp = 8\nep = 8\n", "ep = 8\n", 1)))
 	require.NoError(t, err)
 	assert.Equal(t, 8, s.Config.Layout.TP)
+}
+
+// TestCustomGPUArch: a well-formed architecture moecast has no facts for
+// (sm_89, an AMD gfx target) is taken with the defaults.
+func TestCustomGPUArch(t *testing.T) {
+	for _, a := range []string{"sm_89", "sm_90", "sm_120", "gfx942", "gfx90a"} {
+		s, err := Parse("t.toml", []byte(minimal+"[hardware.custom_gpu]\narch = \""+a+"\"\n"))
+		require.NoError(t, err, a)
+		assert.Equal(t, kernels.Arch(a), s.Config.GPU.Arch)
+	}
 }
 
 func TestCustomGPU(t *testing.T) {
@@ -255,6 +266,9 @@ func TestErrors(t *testing.T) {
 		{"draft missing", minimal + "[speculative]\nmethod = \"ngram\"\nacceptance = [0.5]\n", "t.toml:12: speculative.draft_tokens: "},
 		{"custom gpu unit", minimal + "[hardware.custom_gpu]\nmemory = \"96\"\n", "t.toml:13: hardware.custom_gpu.memory: "},
 		{"custom gpu bw", minimal + "[hardware.custom_gpu]\nbandwidth = \"4.8TB\"\n", "t.toml:13: hardware.custom_gpu.bandwidth: "},
+		{"custom gpu arch", minimal + "[hardware.custom_gpu]\narch = \"sm90\"\n", `t.toml:13: hardware.custom_gpu.arch: "sm90": want a CUDA compute capability sm_NN`},
+		{"custom gpu arch name", minimal + "[hardware.custom_gpu]\narch = \"hopper\"\n", `t.toml:13: hardware.custom_gpu.arch: "hopper": want`},
+		{"custom gpu arch suffix", minimal + "[hardware.custom_gpu]\narch = \"sm_90a\"\n", `t.toml:13: hardware.custom_gpu.arch: "sm_90a": want`},
 		{"custom gpu missing", edit(`gpu = "rtx-pro-6000-server"`, "") + "[hardware.custom_gpu]\nmemory = \"96GB\"\n", "t.toml:12: hardware.custom_gpu.bandwidth: "},
 		{"type", edit("gpus = 8", `gpus = "8"`), "t.toml:6: hardware.gpus: "},
 		{"syntax", minimal + "[workload\n", "t.toml:13: expected"},

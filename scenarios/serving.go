@@ -292,8 +292,8 @@ func (s *Scenario) buildServing() error {
 		}
 		s.Config.MoEA2A = a2a
 		if l := s.Config.Layout; s.Disagg == nil && a2a != sim.A2ANone && !(l.EP > 1 && l.DP > 1) {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.moe_a2a_backend %q dispatches tokens between DP ranks holding different experts; "+
-				"this layout (EP %d, DP %d) has no such exchange, so it changes nothing", s.File, d.line("runtime.moe_a2a_backend"), rt.MoEA2ABackend, l.EP, l.DP))
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.moe_a2a_backend %q dispatches tokens between DP ranks holding different experts; "+
+				"this layout (EP %d, DP %d) has no such exchange, so it changes nothing", s.pos("runtime.moe_a2a_backend"), rt.MoEA2ABackend, l.EP, l.DP))
 		}
 	}
 	if sp := s.Disagg; sp != nil {
@@ -396,13 +396,17 @@ func (s *Scenario) buildServing() error {
 	}
 	if rt.MixedChunk != nil {
 		if info := v.Engine.Info(); !info.MixedChunk {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.mixed_chunk is %s's; %s always mixes prefill chunks into decode steps, so it is ignored",
-				s.File, d.line("runtime.mixed_chunk"), engineTitles(func(i serve.EngineInfo) bool { return i.MixedChunk }), info.Title))
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.mixed_chunk is %s's; %s always mixes prefill chunks into decode steps, so it is ignored",
+				s.pos("runtime.mixed_chunk"), engineTitles(func(i serve.EngineInfo) bool { return i.MixedChunk }), info.Title))
 		}
 		v.MixedChunk = rt.MixedChunk
 	}
 	v.AsyncScheduling = rt.AsyncScheduling
 	v.EngineVersion = rt.EngineVersion
+	if ver := rt.EngineVersion; ver != "" && !serve.VersionKnown(ver) {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.engine_version %q does not read as MAJOR.MINOR[.PATCH]: the defaults that follow the version (async scheduling, vLLM's full-ISL admission, SGLang's mem_fraction_static) are the newest's",
+			s.pos("runtime.engine_version"), ver))
+	}
 	if rt.PrefixCaching != nil {
 		v.NoPrefixCache = !*rt.PrefixCaching
 	}
@@ -424,8 +428,8 @@ func (s *Scenario) buildServing() error {
 			return d.errorf("runtime.schedule_conservativeness", "%g must be in [0, 1000] (SGLang's default 1; 0 = admit by the chunk's KV alone)", *p)
 		}
 		if v.Engine != serve.SGLang {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: runtime.schedule_conservativeness is SGLang's; %s admits by the chunk's KV, so it is ignored",
-				s.File, d.line("runtime.schedule_conservativeness"), v.Engine.Info().Title))
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.schedule_conservativeness is SGLang's; %s admits by the chunk's KV, so it is ignored",
+				s.pos("runtime.schedule_conservativeness"), v.Engine.Info().Title))
 		}
 		v.ScheduleConservativeness = p
 	}
@@ -435,6 +439,9 @@ func (s *Scenario) buildServing() error {
 	s.setCaptureSize()
 	s.setProfile()
 	s.Config.GPUMemoryUtilization = s.memFraction(s.Config)
+	if err := s.fractionError(s.Config); err != nil {
+		return err
+	}
 	// Every point must make a valid serve.Config (memory is the sim's and
 	// is checked when a point runs).
 	for _, p := range v.Points() {
@@ -530,6 +537,45 @@ func (s *Scenario) memFraction(cfg sim.Config) float64 {
 		in.Vision = cfg.Model.Vision
 	}
 	return serve.DefaultMemFraction(&c, in)
+}
+
+// fractionError is the error of an engine default share of GPU memory
+// that leaves nothing (cfg.GPUMemoryUtilization, memFraction's, 0 or
+// less): SGLang's mem_fraction_static on a GPU smaller than the memory its
+// server keeps outside the fraction. It names the key that gives the
+// GPU's memory; nil when the share is positive or the file gives it
+// (sim rejects a given share outside (0, 1] at its own key).
+func (s *Scenario) fractionError(cfg sim.Config) error {
+	f := cfg.GPUMemoryUtilization
+	if f > 0 || s.doc == nil || s.doc.raw.Runtime.GPUMemoryUtilization != nil {
+		return nil
+	}
+	c := s.serveBase(ServePoint{})
+	chunk := c.MaxNumBatchedTokens
+	if chunk <= 0 {
+		chunk = c.MaxPrefillTokens
+	}
+	reserved := unit.Bytes(float64(cfg.GPU.Memory) * (1 - f))
+	key := "hardware.gpu"
+	if k := "hardware.custom_gpu.memory"; s.Given(k) || slices.Contains(s.doc.overridden, k) {
+		key = k
+	}
+	// SGLang's reserve takes 1.5 MiB per token of chunked_prefill_size
+	// (from 0.5.3): a chunk whose share alone exceeds the GPU is the key
+	// to change
+	at := ""
+	if serve.SGLangChunkReserve(s.Serving.EngineVersion) {
+		at = fmt.Sprintf(" at max_num_batched_tokens (chunked_prefill_size) %d", chunk)
+		if k := "runtime.max_num_batched_tokens"; s.doc.raw.Runtime.MaxNumBatchedTokens != nil && unit.Bytes(1.5*float64(chunk))*serve.MiB >= cfg.GPU.Memory {
+			key = k
+		}
+	}
+	version := "its newest version"
+	if v := s.Serving.EngineVersion; v != "" {
+		version = fmt.Sprintf("version %q", v)
+	}
+	return s.keyError(key, fmt.Sprintf("%s (%s) keeps %v of each GPU's %v outside its share of memory on %d %s%s: its default mem_fraction_static would be %.3f; give runtime.gpu_memory_utilization, a smaller chunk or a GPU with more memory",
+		s.Serving.Engine.Info().Title, version, reserved, cfg.GPU.Memory, cfg.GPUs, plural(cfg.GPUs, "GPU"), at, f), nil)
 }
 
 // setCaptureBatches sets the simulator's CUDA-graph capture list to the
@@ -653,6 +699,9 @@ func (s *Scenario) ServeConfig(sm *sim.Sim, p ServePoint) (serve.Config, error) 
 	c := s.serveBase(p)
 	cfg := s.Config
 	cfg.GPUMemoryUtilization = s.memFraction(cfg) // at this point's engine version
+	if err := s.fractionError(cfg); err != nil {
+		return c, err
+	}
 	mem, err := serve.SimMemory(cfg, sm, c.Engine)
 	if err != nil {
 		return c, s.KeyError(err)
@@ -763,8 +812,8 @@ func (s *Scenario) buildPartialPrefills(rt *rawRuntime) error {
 			return d.errorf(k.key, "%d must be in [%d, %d]", n, k.min, 1<<20)
 		}
 		if v.Engine != k.engine {
-			s.Warnings = append(s.Warnings, fmt.Sprintf("%s:%d: %s is %s's; %s has no such setting, so it is ignored",
-				s.File, d.line(k.key), k.key, k.engine.Info().Title, v.Engine.Info().Title))
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %s is %s's; %s has no such setting, so it is ignored",
+				s.pos(k.key), k.key, k.engine.Info().Title, v.Engine.Info().Title))
 		}
 		*k.dst = *k.val
 	}

@@ -260,6 +260,92 @@ prefill_decode_interval = 3
 	}
 }
 
+// TestSGLangFractionTooSmall: on a GPU smaller than the memory SGLang's
+// server keeps outside mem_fraction_static, its default fraction is 0 or
+// less; the error names the key that gives the GPU's memory (the file did
+// not set runtime.gpu_memory_utilization), at its line, and says what
+// to change.
+func TestSGLangFractionTooSmall(t *testing.T) {
+	gpu := "[hardware.custom_gpu]\nmemory = \"1GB\"\n"
+	src := strings.Replace(minimal, "calibration = \"none\"\n", "calibration = \"none\"\n"+gpu, 1) + "[runtime]\nengine = \"sglang\"\n"
+	_, err := Parse("t.toml", []byte(src))
+	require.Error(t, err)
+	var pe *Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "hardware.custom_gpu.memory", pe.Key, err.Error())
+	assert.Equal(t, 10, pe.Line, err.Error())
+	assert.Contains(t, err.Error(), "mem_fraction_static")
+	assert.Contains(t, err.Error(), "runtime.gpu_memory_utilization")
+
+	// given, the fraction is the file's: no error from the default
+	s, err := Parse("t.toml", []byte(src+"gpu_memory_utilization = 0.9\n"))
+	require.NoError(t, err)
+	assert.InDelta(t, 0.9, s.Config.GPUMemoryUtilization, 1e-12)
+
+	// the memory set by a flag (sweep --set): named as the flag's
+	_, err = ParseWith("t.toml", []byte(noCustomGPU(src, gpu)), []Override{{"hardware.custom_gpu.memory", "2GB"}})
+	require.Error(t, err)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "hardware.custom_gpu.memory", pe.Key, err.Error())
+	assert.Contains(t, err.Error(), "set by a flag")
+	assert.Contains(t, err.Error(), "on 8 GPUs")
+
+	// a chunk whose activation reserve alone exceeds the GPU: the key is
+	// runtime.max_num_batched_tokens (SGLang's chunked_prefill_size)
+	chunk := noCustomGPU(src, gpu) + "max_num_batched_tokens = 1048576\n"
+	_, err = Parse("t.toml", []byte(chunk))
+	require.Error(t, err)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "runtime.max_num_batched_tokens", pe.Key, err.Error())
+	assert.Equal(t, 14, pe.Line, err.Error())
+	assert.Contains(t, err.Error(), "1048576")
+	// before 0.5.3 SGLang's reserve does not follow the chunk
+	_, err = Parse("t.toml", []byte(src+"engine_version = \"0.5.1\"\nmax_num_batched_tokens = 1048576\n"))
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "hardware.custom_gpu.memory", pe.Key, err.Error())
+	assert.NotContains(t, err.Error(), "chunked_prefill_size")
+
+	// a preset GPU: the key is hardware.gpu
+	s, err = Parse("t.toml", []byte(noCustomGPU(src, gpu)))
+	require.NoError(t, err)
+	assert.Greater(t, s.Config.GPUMemoryUtilization, 0.5)
+}
+
+// noCustomGPU is src without its custom GPU gpu: the preset's memory.
+func noCustomGPU(src, gpu string) string { return strings.Replace(src, gpu, "", 1) }
+
+// TestEngineVersionUnread: an engine_version that does not read as
+// MAJOR.MINOR is taken as the newest, and a warning at its line says so;
+// one that reads gives none.
+func TestEngineVersionUnread(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		warn    bool
+	}{
+		{"0.5.1.post1", false}, {"v0.5.3rc1", false}, {"0.5", false}, {"0.19.0", false},
+		{"nightly", true}, {"0,5,1", true}, {"5", true}, {"latest", true}, {"-1.2", true},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			s, err := Parse("t.toml", []byte(minimal+"[runtime]\nengine = \"sglang\"\nengine_version = \""+tc.version+"\"\n"))
+			require.NoError(t, err)
+			found := false
+			for _, w := range s.Warnings {
+				if strings.Contains(w, "runtime.engine_version") {
+					found = true
+					assert.Contains(t, w, "t.toml:14:")
+					assert.Contains(t, w, "newest")
+				}
+			}
+			assert.Equal(t, tc.warn, found, "%q", s.Warnings)
+		})
+	}
+	// set by a flag: the warning names the file, at no line
+	s, err := ParseWith("t.toml", []byte(minimal+"[runtime]\nengine = \"sglang\"\n"), []Override{{"runtime.engine_version", "nightly"}})
+	require.NoError(t, err)
+	require.NotEmpty(t, s.Warnings)
+	assert.Contains(t, s.Warnings, `t.toml: runtime.engine_version "nightly" does not read as MAJOR.MINOR[.PATCH]: the defaults that follow the version (async scheduling, vLLM's full-ISL admission, SGLang's mem_fraction_static) are the newest's`)
+}
+
 func TestRangeStyleErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name, keys, key, msg string

@@ -8,6 +8,15 @@ import (
 	"github.com/moecast/moecast/serve"
 )
 
+// pos is where key stands for a warning: "file:line", or "file" where
+// the file does not hold the key (its default, or a flag sets it).
+func (s *Scenario) pos(key string) string {
+	if l := s.doc.line(key); l > 0 {
+		return fmt.Sprintf("%s:%d", s.File, l)
+	}
+	return s.File
+}
+
 // hardwareWarnings are the remarks on a valid but unusual box: a layout
 // wider than one node of its fabric, and a custom all-reduce that the stock
 // engine would not run there (comm.Policy.Refusal says why). Each names the
@@ -15,12 +24,7 @@ import (
 func (s *Scenario) hardwareWarnings() []string {
 	c := s.Config
 	var out []string
-	at := func(key string) string {
-		if l := s.doc.line(key); l > 0 {
-			return fmt.Sprintf("%s:%d: %s", s.File, l, key)
-		}
-		return fmt.Sprintf("%s: %s", s.File, key)
-	}
+	at := func(key string) string { return s.pos(key) + ": " + key }
 	if n := c.Fabric.NodeGPUs; n > 0 && c.GPUs > n && !(c.NIC.BW > 0) {
 		out = append(out, fmt.Sprintf("%s: %d GPUs span %d nodes of fabric %s, which joins %d GPUs per node; without hardware.nic collectives are priced as if %s joined all %d (across nodes they are slower: set hardware.nic, one of %s)",
 			at("hardware.gpus"), c.GPUs, (c.GPUs+n-1)/n, c.Fabric.Name, n, c.Fabric.Name, c.GPUs, strings.Join(comm.NICNames(), ", ")))

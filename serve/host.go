@@ -90,6 +90,16 @@ func ReserveFullISLDefault(e Engine, v string) bool {
 	return major > 0 || minor >= 19
 }
 
+// VersionKnown reports whether engine version v reads as
+// [v]MAJOR.MINOR[...] ("0.12.0", "v0.5.3rc1", "0.5.1.post1"), the form
+// the version-dependent defaults (AsyncDefault, ReserveFullISLDefault,
+// DefaultMemFraction) follow; another ("nightly", "") is taken as the
+// newest.
+func VersionKnown(v string) bool {
+	_, _, ok := parseVersion(v)
+	return ok
+}
+
 // parseVersion reads the leading major.minor of an engine version
 // ("0.12.0", "v0.15.1", "0.5.1.post1").
 func parseVersion(v string) (major, minor int, ok bool) {

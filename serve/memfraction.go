@@ -143,6 +143,11 @@ func sglangMemFraction(c *Config, in FractionInputs) float64 {
 	return f
 }
 
+// SGLangChunkReserve reports whether SGLang at version v reserves memory
+// outside mem_fraction_static by its chunked_prefill_size (from 0.5.3:
+// 1.5 MiB per token; sglangMemFraction), not by GPU memory alone.
+func SGLangChunkReserve(v string) bool { return !sglangBefore(v, 0, 5, 3) }
+
 // sglangBefore reports whether SGLang version v ("0.5.1.post1",
 // "v0.5.1-rc0") is older than major.minor.patch; a version that does not
 // parse (a nightly tag, "") is taken as the newest.

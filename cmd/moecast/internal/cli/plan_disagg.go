@@ -144,6 +144,7 @@ func (e *servingEval) evaluateDisagg(pre, dec *plan.Candidate, x, y, conc int, p
 	if e.maxSeqs != nil {
 		cfg.MaxNumSeqs = *e.maxSeqs
 	}
+	e.versionDefaults(&cfg, engine)
 	cfg.Seed = e.seed
 	cfg.Workload = serve.Workload{Requests: max(PlanRequestsPerSlot*conc, PlanMinRequests), MaxConcurrency: conc,
 		RequestRate: math.Inf(1), Burstiness: 1, InputTokens: max(1, p.InputTokens), OutputTokens: p.OutputTokens}

@@ -51,12 +51,14 @@ func (e *servingEval) Name() string {
 		PlanRequestsPerSlot, PlanMinRequests)
 }
 
-// Evaluate implements plan.Evaluator.
-func (e *servingEval) Evaluate(c *plan.Candidate, concurrency int, w plan.Workload) (plan.Metrics, error) {
+// config is the serve.Config of candidate c at a concurrency: the
+// engine's defaults on its simulator, the scenario's engine settings,
+// and the defaults that follow its engine version.
+func (e *servingEval) config(c *plan.Candidate, concurrency int, w plan.Workload) (serve.Config, error) {
 	engine := c.Engine.Pick(e.engine)
 	cfg, err := serve.SimConfig(c.Config, c.Sim, engine)
 	if err != nil {
-		return plan.Metrics{}, err
+		return serve.Config{}, err
 	}
 	if e.maxBatched > 0 {
 		cfg.MaxNumBatchedTokens = e.maxBatched
@@ -67,17 +69,33 @@ func (e *servingEval) Evaluate(c *plan.Candidate, concurrency int, w plan.Worklo
 	if e.mixed != nil && engine.Info().MixedChunk {
 		cfg.MixedChunk = *e.mixed
 	}
-	// The version's default (vLLM's async scheduling from v0.14.0), off
-	// with n-gram drafting (SimConfig); runtime.async_scheduling wins.
-	cfg.AsyncScheduling = cfg.AsyncScheduling && serve.AsyncDefault(engine, e.version)
-	if e.async != nil {
-		cfg.AsyncScheduling = *e.async
-	}
+	e.versionDefaults(&cfg, engine)
 	cfg.Seed = e.seed
 	cfg.Workload = serve.Workload{Requests: max(PlanRequestsPerSlot*concurrency, PlanMinRequests), MaxConcurrency: concurrency,
 		RequestRate: math.Inf(1), Burstiness: 1, InputTokens: max(1, w.Input), OutputTokens: w.Output}
 	if cfg.Memory.KVCapacity <= 0 {
-		return plan.Metrics{}, fmt.Errorf("%s: no room for a KV cache", c.Label())
+		return serve.Config{}, fmt.Errorf("%s: no room for a KV cache", c.Label())
+	}
+	return cfg, nil
+}
+
+// versionDefaults sets cfg's defaults that follow the engine version
+// (SimConfig gives the newest's): vLLM's async scheduling from v0.14.0
+// (off with n-gram drafting, SimConfig; runtime.async_scheduling wins)
+// and its full-ISL admission from v0.19.0.
+func (e *servingEval) versionDefaults(cfg *serve.Config, engine serve.Engine) {
+	cfg.AsyncScheduling = cfg.AsyncScheduling && serve.AsyncDefault(engine, e.version)
+	if e.async != nil {
+		cfg.AsyncScheduling = *e.async
+	}
+	cfg.ReserveFullISL = serve.ReserveFullISLDefault(engine, e.version)
+}
+
+// Evaluate implements plan.Evaluator.
+func (e *servingEval) Evaluate(c *plan.Candidate, concurrency int, w plan.Workload) (plan.Metrics, error) {
+	cfg, err := e.config(c, concurrency, w)
+	if err != nil {
+		return plan.Metrics{}, err
 	}
 	coster := serve.NewSimCoster(c.Sim)
 	r, err := serve.Run(cfg, coster)
