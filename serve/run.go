@@ -114,6 +114,9 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	if err := cfg.Memory.fits(peak); err != nil {
 		return nil, err
 	}
+	if err := sglangAdmissible(&cfg, e.reqs); err != nil {
+		return nil, err
+	}
 	var kv kvCache = newBlockPool(cfg.Memory, e.reqs).recovering(cfg.ownBlocks())
 	if shared && !cfg.NoPrefixCache {
 		kv = newPrefixPool(cfg.Memory, e.reqs)

@@ -1,6 +1,10 @@
 package serve
 
-import "math"
+import (
+	"math"
+
+	"github.com/moecast/moecast/internal/unit"
+)
 
 // sglangScheduler is one SGLang scheduler iteration per step
 // (sgl-project/sglang `python/sglang/srt/managers/scheduler.py`): a
@@ -102,6 +106,31 @@ const (
 // here, the blocks of running requests, protected, do not) less each
 // running request's expected further tokens, min(max_new_tokens -
 // generated, 4096) x new_token_ratio.
+// sglangAdmissible returns an *UnservableError when SGLang's new-token-
+// ratio admission could never take some request, not even into an empty
+// cache: add_one_req needs its prompt plus min(output, 4096) tokens to be
+// below rem_total_tokens, which an idle engine sets to its whole pool
+// (remTotal). SGLang itself never queues such a request: the scheduler
+// clips its max_new_tokens to the pool (scheduler.py
+// handle_generate_request, max_req_len), which a benchmark with
+// --ignore-eos would see as a shorter output; moecast reports the point
+// unservable instead of simulating a different workload.
+func sglangAdmissible(c *Config, reqs []request) error {
+	if c.Engine != SGLang || c.ScheduleConservativeness <= 0 {
+		return nil
+	}
+	need := 0
+	for i := range reqs {
+		need = max(need, int(reqs[i].in)+min(int(reqs[i].out), sglangClipNewTokens)+1)
+	}
+	m := c.Memory
+	if have := m.blocksPerGroup() * m.BlockSize; need > have {
+		return &UnservableError{Tokens: need, Capacity: m.KVCapacity,
+			Need: unit.Bytes(float64(need) * float64(m.KVBytesPerToken))}
+	}
+	return nil
+}
+
 func (s *sglangScheduler) remTotal(in *instance) float64 {
 	u := in.kv.usage()
 	rem := float64((u.Total - u.Used) * u.BlockSize)
