@@ -46,13 +46,7 @@ func TestDisaggScenario(t *testing.T) {
 	assert.Equal(t, serve.LeastLoaded, s.Disagg.Router)
 	assert.Equal(t, "ib-400", s.Disagg.Transfer.Name)
 
-	psm, dsm, err := s.DisaggSims()
-	require.NoError(t, err)
-	sm, err := s.Sim()
-	require.NoError(t, err)
-	cfg, err := s.ServeConfig(sm, s.Serving.Points()[0])
-	require.NoError(t, err)
-	require.NoError(t, s.DisaggConfig(&cfg, psm, dsm))
+	cfg := disaggServeConfig(t, s)
 	require.NotNil(t, cfg.Disagg)
 	assert.Equal(t, 2, cfg.Disagg.Prefill.Workers)
 	assert.Equal(t, cfg.Disagg.Prefill.Memory.KVBytesPerToken, cfg.Disagg.KVBytesPerToken)
@@ -154,14 +148,22 @@ func TestKVPullMechanism(t *testing.T) {
 			s, err := Parse("d.toml", []byte(body))
 			require.NoError(t, err)
 			require.NoError(t, s.SetMechanism("kv-pull", tc.on))
-			psm, dsm, err := s.DisaggSims()
-			require.NoError(t, err)
-			sm, err := s.Sim()
-			require.NoError(t, err)
-			cfg, err := s.ServeConfig(sm, s.Serving.Points()[0])
-			require.NoError(t, err)
-			require.NoError(t, s.DisaggConfig(&cfg, psm, dsm))
+			cfg := disaggServeConfig(t, s)
 			assert.Equal(t, tc.want, cfg.Disagg.Pull)
 		})
 	}
+}
+
+// disaggServeConfig is the serve config of s's first point with its
+// disaggregated pools.
+func disaggServeConfig(t *testing.T, s *Scenario) serve.Config {
+	t.Helper()
+	psm, dsm, err := s.DisaggSims()
+	require.NoError(t, err)
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	cfg, err := s.ServeConfig(sm, s.Serving.Points()[0])
+	require.NoError(t, err)
+	require.NoError(t, s.DisaggConfig(&cfg, psm, dsm))
+	return cfg
 }

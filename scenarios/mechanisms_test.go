@@ -61,12 +61,9 @@ func TestGraphMechanisms(t *testing.T) {
 // --without memory-profile restores aiconfigurator's fixed reserve, and
 // SGLang keeps its own KV pool (sglang-kv-pool).
 func TestMemoryProfileMechanism(t *testing.T) {
-	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
-	require.NoError(t, err)
-	engine := regexp.MustCompile(`(?m)^engine = "vllm"`)
-	require.True(t, engine.Match(data), "the scenario names its engine")
-	s, err := Parse("x.toml", data)
-	require.NoError(t, err)
+	s, data := vllmScenario(t)
+	engine := vllmEngine
+	var err error
 	assert.Equal(t, 8192, s.Config.Profile.Tokens, "vLLM's max_num_batched_tokens on an H200")
 	assert.Equal(t, 1024, s.Config.Profile.Seqs, "vLLM's max_num_seqs on an H200")
 	require.NoError(t, s.SetMechanism("memory-profile", false))
@@ -263,12 +260,9 @@ func TestMLACollectorMechanism(t *testing.T) {
 // request's cached blocks; --without turns each off alone, an older
 // engine_version leaves full-ISL admission out, and SGLang has neither.
 func TestAdmissionMechanisms(t *testing.T) {
-	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
-	require.NoError(t, err)
-	engine := regexp.MustCompile(`(?m)^engine = "vllm"`)
-	require.True(t, engine.Match(data), "the scenario names its engine")
-	s, err := Parse("x.toml", data)
-	require.NoError(t, err)
+	s, data := vllmScenario(t)
+	engine := vllmEngine
+	var err error
 	p := ServePoint{Concurrency: 4}
 	c := s.serveBase(p)
 	assert.True(t, c.ReserveFullISL)
@@ -302,4 +296,19 @@ func TestGEMMBatchMechanism(t *testing.T) {
 	assert.Equal(t, kernels.EffMem, s.Config.Efficiency.Mem)
 	require.NoError(t, s.SetMechanism("gemm-batch-efficiency", true))
 	assert.Equal(t, kernels.EffMemGEMMBatchSM120, s.Config.Efficiency.MemGEMMBatch)
+}
+
+// vllmEngine is the vLLM scenario's engine line.
+var vllmEngine = regexp.MustCompile(`(?m)^engine = "vllm"`)
+
+// vllmScenario parses the vLLM DeepSeek-V3 scenario beside the tests and
+// returns it with its text (which names its engine).
+func vllmScenario(t *testing.T) (*Scenario, []byte) {
+	t.Helper()
+	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
+	require.True(t, vllmEngine.Match(data), "the scenario names its engine")
+	s, err := Parse("x.toml", data)
+	require.NoError(t, err)
+	return s, data
 }
