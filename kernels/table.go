@@ -221,11 +221,7 @@ type GEMMTable struct {
 func NewGEMMTableLazy(name, weightDtype string, load func() ([]GEMMPoint, error)) *GEMMTable {
 	t := &GEMMTable{Dtype: weightDtype}
 	t.Init(name, axes("m"), kernelNotes, nil)
-	t.later.set(name, func() error {
-		pts, err := load()
-		if err != nil {
-			return err
-		}
+	setLoad(&t.later, name, load, func(pts []GEMMPoint) error {
 		b, err := NewGEMMTable(name, weightDtype, pts)
 		if err != nil {
 			return err
@@ -392,11 +388,7 @@ func NewMoETableDeferred(name string, key MoEKey, pts []MoEPoint) (*MoETable, er
 func NewMoETableLazy(name string, key MoEKey, load func() ([]MoEPoint, error)) *MoETable {
 	t := &MoETable{Key: key}
 	t.Init(name, moeAxes, kernelNotes, nil)
-	t.later.set(name, func() error {
-		pts, err := load()
-		if err != nil {
-			return err
-		}
+	setLoad(&t.later, name, load, func(pts []MoEPoint) error {
 		curves, err := t.points(pts)
 		if err != nil {
 			return err
@@ -711,11 +703,7 @@ type MLATable struct {
 func NewMLATableLazy(name string, key MLAKey, memBW unit.BytesPerSecond, load func() ([]MLAPoint, error)) *MLATable {
 	t := &MLATable{Key: key, MemBW: memBW}
 	t.Init(name, axes("batch", "kv_len"), mlaNotes, nil)
-	t.later.set(name, func() error {
-		pts, err := load()
-		if err != nil {
-			return err
-		}
+	setLoad(&t.later, name, load, func(pts []MLAPoint) error {
 		b, err := NewMLATable(name, key, pts)
 		if err != nil {
 			return err
@@ -888,11 +876,7 @@ func NewGQATableDeferred(name string, key GQAKey, pts []GQAPoint) (*GQATable, er
 func NewGQATableLazy(name string, key GQAKey, load func() ([]GQAPoint, error)) *GQATable {
 	t := &GQATable{Key: key}
 	t.Init(name, axes("batch", "kv_len"), kernelNotes, nil)
-	t.later.set(name, func() error {
-		pts, err := load()
-		if err != nil {
-			return err
-		}
+	setLoad(&t.later, name, load, func(pts []GQAPoint) error {
 		grids, err := t.points(pts)
 		if err != nil {
 			return err

@@ -23,6 +23,18 @@ func (l *later) set(name string, build func() error) {
 	l.p = &laterBuild{name: name, build: build}
 }
 
+// setLoad defers build(load()) to the table's first use: the rows of a
+// lazy table are read, then built, when a reader first needs them.
+func setLoad[P any](l *later, name string, load func() ([]P, error), build func([]P) error) {
+	l.set(name, func() error {
+		pts, err := load()
+		if err != nil {
+			return err
+		}
+		return build(pts)
+	})
+}
+
 // do runs the deferred build, once.
 func (l *later) do() {
 	if l.p == nil {

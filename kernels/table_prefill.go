@@ -55,11 +55,7 @@ type PrefillTable struct {
 func NewPrefillTableLazy(name string, key PrefillKey, load func() ([]PrefillPoint, error)) *PrefillTable {
 	t := &PrefillTable{Key: key}
 	t.Init(name, prefillAxes(false), kernelNotes, nil)
-	t.later.set(name, func() error {
-		pts, err := load()
-		if err != nil {
-			return err
-		}
+	setLoad(&t.later, name, load, func(pts []PrefillPoint) error {
 		b, err := NewPrefillTable(name, key, pts)
 		if err != nil {
 			return err
