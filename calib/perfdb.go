@@ -724,17 +724,9 @@ func (im *perfdbImport) readDeepEP(f perfdbFile, rd io.Reader) error {
 			if err != nil {
 				return err
 			}
-			name := fmt.Sprintf("ep.deepep_ll.%s.%s-%s", phase, f.engine, f.engVer)
-			x := g.get(name, func() Table {
-				p := im.prov(f, "deepep low-latency", "unknown", "unknown",
-					"DeepEP low-latency "+phase+" (aiconfigurator wideep collector), average time per call",
-					fmt.Sprintf("ranks = node_num x %d GPUs per node (systems yaml)", im.sys.gpusPerNode))
-				p.GPULabel = r.str("device")
-				return Table{Name: name, Op: "ep", Keys: Keys{Impl: "deepep_ll", Phase: phase},
-					Columns: []string{"hidden", "topk", "experts", "ranks", "tokens_per_rank", "latency_us"}, Provenance: p}
-			})
-			point := fmt.Sprintf("(%s hidden %d topk %d experts %d ranks %d tokens %d)", phase, v[1], v[3], v[4], ranks, v[2])
-			if err := x.add(r, point, []float64{float64(v[1]), float64(v[3]), float64(v[4]), float64(ranks), float64(v[2]), lat}); err != nil {
+			err = im.addDeepEP(&g, f, r, v, ranks, "deepep_ll", "deepep low-latency", phase, lat,
+				"DeepEP low-latency "+phase+" (aiconfigurator wideep collector), average time per call")
+			if err != nil {
 				return err
 			}
 		}
@@ -745,6 +737,23 @@ func (im *perfdbImport) readDeepEP(f perfdbFile, rd io.Reader) error {
 	}
 	g.flush(im.file)
 	return nil
+}
+
+// addDeepEP adds one phase of a DeepEP row (v: node_num, hidden_size,
+// num_token, num_topk, num_experts) to its table ep.IMPL.PHASE.ENGINE-VERSION,
+// made on first use with the method and the corrections after it.
+func (im *perfdbImport) addDeepEP(g *groups, f perfdbFile, r record, v []int, ranks int, impl, kernel, phase string, lat float64,
+	method string, more ...string) error {
+	name := fmt.Sprintf("ep.%s.%s.%s-%s", impl, phase, f.engine, f.engVer)
+	x := g.get(name, func() Table {
+		corr := append([]string{fmt.Sprintf("ranks = node_num x %d GPUs per node (systems yaml)", im.sys.gpusPerNode)}, more...)
+		p := im.prov(f, kernel, "unknown", "unknown", method, corr...)
+		p.GPULabel = r.str("device")
+		return Table{Name: name, Op: "ep", Keys: Keys{Impl: impl, Phase: phase},
+			Columns: []string{"hidden", "topk", "experts", "ranks", "tokens_per_rank", "latency_us"}, Provenance: p}
+	})
+	point := fmt.Sprintf("(%s hidden %d topk %d experts %d ranks %d tokens %d)", phase, v[1], v[3], v[4], ranks, v[2])
+	return x.add(r, point, []float64{float64(v[1]), float64(v[3]), float64(v[4]), float64(ranks), float64(v[2]), lat})
 }
 
 // deepEPNormalSMs is the SM count of the DeepEP normal rows imported:
@@ -787,18 +796,10 @@ func (im *perfdbImport) readDeepEPNormal(f perfdbFile, rd io.Reader) error {
 			if notify < 0 {
 				return r.errf("%s_notify_us must not be negative, got %s", phase, r.str(phase+"_notify_us"))
 			}
-			name := fmt.Sprintf("ep.deepep_normal.%s.%s-%s", phase, f.engine, f.engVer)
-			x := g.get(name, func() Table {
-				p := im.prov(f, "deepep normal", "unknown", "unknown",
-					fmt.Sprintf("DeepEP normal %s (aiconfigurator wideep collector), transmit + notify time per call, %d SMs", phase, deepEPNormalSMs),
-					fmt.Sprintf("ranks = node_num x %d GPUs per node (systems yaml)", im.sys.gpusPerNode),
-					fmt.Sprintf("latency_us = %s_transmit_us + %s_notify_us; rows at %s_sms = %d (DeepEP's default Buffer.num_sms) kept, the other SM counts left out", phase, phase, phase, deepEPNormalSMs))
-				p.GPULabel = r.str("device")
-				return Table{Name: name, Op: "ep", Keys: Keys{Impl: "deepep_normal", Phase: phase},
-					Columns: []string{"hidden", "topk", "experts", "ranks", "tokens_per_rank", "latency_us"}, Provenance: p}
-			})
-			point := fmt.Sprintf("(%s hidden %d topk %d experts %d ranks %d tokens %d)", phase, v[1], v[3], v[4], ranks, v[2])
-			if err := x.add(r, point, []float64{float64(v[1]), float64(v[3]), float64(v[4]), float64(ranks), float64(v[2]), roundPs(tx + notify)}); err != nil {
+			err = im.addDeepEP(&g, f, r, v, ranks, "deepep_normal", "deepep normal", phase, roundPs(tx+notify),
+				fmt.Sprintf("DeepEP normal %s (aiconfigurator wideep collector), transmit + notify time per call, %d SMs", phase, deepEPNormalSMs),
+				fmt.Sprintf("latency_us = %s_transmit_us + %s_notify_us; rows at %s_sms = %d (DeepEP's default Buffer.num_sms) kept, the other SM counts left out", phase, phase, phase, deepEPNormalSMs))
+			if err != nil {
 				return err
 			}
 		}
