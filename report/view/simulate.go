@@ -112,8 +112,10 @@ type engineJSON struct {
 	MixedChunk          bool `json:"mixed_chunk"`
 	AsyncScheduling     bool `json:"async_scheduling"`
 	// HostMsPerStep is the engine's host work per step (serve.Config.Host).
-	HostMsPerStep      float64 `json:"host_ms_per_step"`
-	BlockSize          int     `json:"block_size"`
+	HostMsPerStep float64 `json:"host_ms_per_step"`
+	BlockSize     int     `json:"block_size"`
+	// KVCapacityGBPerGPU is 0 where the weights leave no room for a KV
+	// cache (the points say they cannot be served), never negative.
 	KVCapacityGBPerGPU float64 `json:"kv_capacity_gb_per_gpu"`
 	KVBytesPerToken    float64 `json:"kv_bytes_per_token_per_gpu"`
 	AttentionGroups    int     `json:"attention_groups"`
@@ -207,7 +209,7 @@ func (sn *Simulation) JSON() simulateJSON {
 
 func engineOf(c serve.Config) engineJSON {
 	return engineJSON{MaxNumBatchedTokens: c.MaxNumBatchedTokens, MaxNumSeqs: c.MaxNumSeqs, MixedChunk: c.MixedChunk,
-		AsyncScheduling: c.AsyncScheduling, HostMsPerStep: Round6(c.Host.PerStep.Ms()), BlockSize: c.Memory.BlockSize, KVCapacityGBPerGPU: Round6(c.Memory.KVCapacity.GB()),
+		AsyncScheduling: c.AsyncScheduling, HostMsPerStep: Round6(c.Host.PerStep.Ms()), BlockSize: c.Memory.BlockSize, KVCapacityGBPerGPU: Round6(max(0, c.Memory.KVCapacity.GB())),
 		KVBytesPerToken: Round6(float64(c.Memory.KVBytesPerToken)), AttentionGroups: c.Memory.Groups, SeqBlocks: c.Memory.SeqBlocks}
 }
 
