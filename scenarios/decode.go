@@ -121,6 +121,11 @@ type rawRuntime struct {
 	// SGLang's --scheduler-recv-interval
 	// (serve.Config.SchedulerRecvInterval).
 	SchedulerRecvInterval *int `toml:"scheduler_recv_interval"`
+	// The largest decode step run in a CUDA graph (serve.Config.CUDAGraphMax):
+	// SGLang's --cuda-graph-max-bs in requests per attention rank, vLLM's
+	// --max-cudagraph-capture-size in tokens.
+	CUDAGraphMaxBS          *int `toml:"cuda_graph_max_bs"`
+	MaxCUDAGraphCaptureSize *int `toml:"max_cudagraph_capture_size"`
 }
 
 type rawWorkload struct {

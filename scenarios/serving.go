@@ -91,6 +91,10 @@ type Serving struct {
 	// (serve.Config.SchedulerRecvInterval); 0 = the default (every
 	// iteration).
 	SchedulerRecvInterval int
+	// CUDAGraphMaxBS is SGLang's runtime.cuda_graph_max_bs and
+	// MaxCUDAGraphCaptureSize vLLM's runtime.max_cudagraph_capture_size
+	// (serve.Config.CUDAGraphMax); 0 = the engine's default.
+	CUDAGraphMaxBS, MaxCUDAGraphCaptureSize int
 	// PooledDP pools the DP ranks under one scheduler
 	// (serve.Config.PooledDP); set only by the dp-ranks mechanism.
 	PooledDP bool
@@ -656,6 +660,12 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 		c.PrefillDecodeInterval = v.PrefillDecodeInterval
 		c.SchedulerRecvInterval = v.SchedulerRecvInterval
 	}
+	switch v.Engine {
+	case serve.SGLang:
+		c.CUDAGraphMax = v.CUDAGraphMaxBS
+	case serve.VLLM:
+		c.CUDAGraphMax = v.MaxCUDAGraphCaptureSize
+	}
 	c.PooledDP = v.PooledDP
 	c.DecodeRecompute = v.DecodeRecompute
 	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
@@ -785,6 +795,7 @@ var serveKeys = map[string]string{
 	"MaxModelLen":                  "model",
 	"PrefillDecodeInterval":        "runtime.prefill_decode_interval",
 	"SchedulerRecvInterval":        "runtime.scheduler_recv_interval",
+	"CUDAGraphMax":                 "runtime.cuda_graph_max_bs",
 }
 
 // buildPartialPrefills reads vLLM's long_prefill_token_threshold,
@@ -804,6 +815,8 @@ func (s *Scenario) buildPartialPrefills(rt *rawRuntime) error {
 		{"runtime.max_long_partial_prefills", rt.MaxLongPartialPrefills, &v.MaxLongPartialPrefills, serve.VLLM, 1},
 		{"runtime.prefill_decode_interval", rt.PrefillDecodeInterval, &v.PrefillDecodeInterval, serve.SGLang, 0},
 		{"runtime.scheduler_recv_interval", rt.SchedulerRecvInterval, &v.SchedulerRecvInterval, serve.SGLang, 1},
+		{"runtime.cuda_graph_max_bs", rt.CUDAGraphMaxBS, &v.CUDAGraphMaxBS, serve.SGLang, 1},
+		{"runtime.max_cudagraph_capture_size", rt.MaxCUDAGraphCaptureSize, &v.MaxCUDAGraphCaptureSize, serve.VLLM, 1},
 	} {
 		if k.val == nil {
 			continue

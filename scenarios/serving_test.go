@@ -260,6 +260,47 @@ prefill_decode_interval = 3
 	}
 }
 
+// TestCUDAGraphMaxKeys: SGLang's runtime.cuda_graph_max_bs (requests per
+// attention rank) and vLLM's runtime.max_cudagraph_capture_size (tokens)
+// set the largest decode step run in a CUDA graph (a larger one is priced
+// eagerly, sim.Config.CaptureSize) and SGLang's padding list; the other
+// engine's key is a warning and changes nothing; below 1 is an error.
+func TestCUDAGraphMaxKeys(t *testing.T) {
+	parse := func(body string) *Scenario {
+		s, err := Parse("t.toml", []byte(minimal+"[runtime]\n"+body))
+		require.NoError(t, err)
+		return s
+	}
+	v := parse("engine = \"vllm\"\n")
+	assert.Equal(t, 512, v.Config.CaptureSize, "vLLM's default: min(2 x max_num_seqs, 512)")
+	v = parse("engine = \"vllm\"\nmax_cudagraph_capture_size = 64\n")
+	assert.Equal(t, 64, v.Config.CaptureSize)
+	sm, err := v.Sim()
+	require.NoError(t, err)
+	c, err := v.ServeConfig(sm, v.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Equal(t, 64, c.CUDAGraphMax)
+
+	g := parse("engine = \"sglang\"\n")
+	def := g.Config.CaptureSize
+	g = parse("engine = \"sglang\"\ncuda_graph_max_bs = 24\n")
+	assert.Equal(t, 24*(1+g.Config.Spec.DraftTokens), g.Config.CaptureSize)
+	assert.NotEqual(t, def, g.Config.CaptureSize, "the default differs")
+	if b := g.Config.CaptureBatches; len(b) > 0 {
+		assert.Equal(t, 24, b[len(b)-1], "SGLang pads up to its largest captured batch")
+	}
+
+	w := parse("engine = \"vllm\"\ncuda_graph_max_bs = 24\n")
+	require.Len(t, w.Warnings, 1)
+	assert.Contains(t, w.Warnings[0], "runtime.cuda_graph_max_bs is SGLang's")
+	assert.Equal(t, 512, w.Config.CaptureSize, "ignored on vLLM")
+
+	for _, body := range []string{"engine = \"sglang\"\ncuda_graph_max_bs = 0\n", "engine = \"vllm\"\nmax_cudagraph_capture_size = -1\n"} {
+		_, err := Parse("e.toml", []byte(minimal+"[runtime]\n"+body))
+		require.Error(t, err, body)
+	}
+}
+
 // TestSGLangFractionTooSmall: on a GPU smaller than the memory SGLang's
 // server keeps outside mem_fraction_static, its default fraction is 0 or
 // less; the error names the key that gives the GPU's memory (the file did

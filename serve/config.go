@@ -296,7 +296,13 @@ type Config struct {
 	// DP attention (the skipper asserts not enable_dp_attention), so it
 	// must be at most 1 when Memory.Groups > 1. Unused by vLLM.
 	SchedulerRecvInterval int
-	Host                  HostOverhead
+	// CUDAGraphMax is the largest decode step the engine runs in a CUDA
+	// graph, as its flag gives it: vLLM's --max-cudagraph-capture-size (in
+	// tokens), SGLang's --cuda-graph-max-bs (in requests per attention
+	// rank); a larger step runs eagerly (CaptureSize). 0 = the engine's
+	// default for the GPU.
+	CUDAGraphMax int
+	Host         HostOverhead
 	// PooledDP pools the DP ranks (Memory.Groups > 1) under one
 	// scheduler with one token budget and one KV pool, the model before
 	// per-rank DP; false (the default) runs each rank as the engine's
@@ -401,6 +407,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SchedulerRecvInterval < 0 || c.SchedulerRecvInterval > maxInterval {
 		return fieldErrorf("SchedulerRecvInterval", "must be in [0, %d] iterations, got %d", maxInterval, c.SchedulerRecvInterval)
+	}
+	if c.CUDAGraphMax < 0 || c.CUDAGraphMax > 1<<20 {
+		return fieldErrorf("CUDAGraphMax", "must be in [0, %d], got %d", 1<<20, c.CUDAGraphMax)
 	}
 	if c.Engine == SGLang && c.SchedulerRecvInterval > 1 && c.Memory.Groups > 1 {
 		return fieldErrorf("SchedulerRecvInterval", "%d needs DP attention off (SGLang's SchedulerRecvSkipper asserts not enable_dp_attention), got %d DP ranks", c.SchedulerRecvInterval, c.Memory.Groups)

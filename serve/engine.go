@@ -307,7 +307,13 @@ func CaptureSize(c *Config, gpuMemory unit.Bytes, tp int) int {
 // vllmCaptureSize is max_cudagraph_capture_size's default,
 // min(2 x max_num_seqs, 512) (vllm-project/vllm `vllm/config/vllm.py`,
 // set_cudagraph_sizes: "max_graph_size = min(max_num_seqs * 2, 512)").
-func vllmCaptureSize(c *Config, _ unit.Bytes, _ int) int { return min(2*c.MaxNumSeqs, 512) }
+// --max-cudagraph-capture-size (Config.CUDAGraphMax) replaces it.
+func vllmCaptureSize(c *Config, _ unit.Bytes, _ int) int {
+	if c.CUDAGraphMax > 0 {
+		return c.CUDAGraphMax
+	}
+	return min(2*c.MaxNumSeqs, 512)
+}
 
 // sglangCaptureSize is cuda_graph_max_bs's default by GPU memory and TP
 // size (sgl-project/sglang `python/sglang/srt/server_args.py` @ 001067f,
@@ -329,6 +335,9 @@ func sglangCaptureSize(c *Config, gpuMemory unit.Bytes, tp int) int {
 	bs := large
 	if tp < 4 {
 		bs = small
+	}
+	if c.CUDAGraphMax > 0 {
+		bs = c.CUDAGraphMax // --cuda-graph-max-bs
 	}
 	return bs * (1 + c.Spec.DraftTokens)
 }
