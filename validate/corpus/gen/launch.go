@@ -30,7 +30,22 @@ import "strings"
 // on DeepSeek-R1 TP8) and --max-prefill-tokens (equal to
 // --chunked-prefill-size in every script here; moecast keeps SGLang's
 // default), --disable-radix-cache (the rows' random prompts share
-// nothing), --stream-interval.
+// nothing), --max-running-requests $CONC (the GLM-5 and Qwen3.5 fp8 B300
+// scripts: it never binds in a closed loop of C), --stream-interval (it
+// changes when tokens after the first reach the client, not the first
+// token nor the last: SGLang's scheduler streams a request's output when
+// len(output_ids) % interval == 1, so the first token at once
+// (scheduler_output_processor_mixin.py @ 004ec01, stream_output_generation;
+// output_streamer.py @ 00bc307), vLLM's output processor when it is the
+// first token, the request finishes or interval tokens have accrued
+// (vllm-project/vllm#27869); the client's TTFT and TPOT
+// ((latency - ttft) / (out - 1)) do not move: bench/RESULTS-stream.md).
+//
+// InferenceX's database dump lists its DeepSeek-R1 configs (model-prefix
+// dsr1; its configs run no DeepSeek-V3) under deepseek-ai/DeepSeek-V3 in
+// aiconfigurator's silicon_sample (ids dsr1_..._cfgN, the figures of the
+// DeepSeek-R1 rows of the same run): a db-dump row of DeepSeek-V3 takes
+// DeepSeek-R1's command line.
 type launch struct {
 	name       string  // short, stable: it splits a deployment's rows by command line
 	kvCache    string  // --kv-cache-dtype; "" = auto (the checkpoint's, else the model dtype)
@@ -86,6 +101,61 @@ var inferenceXLaunches = []inferenceXLaunch{
 		source: "SemiAnalysisAI/InferenceX @ 64c20b6 benchmarks/single_node/dsr1_fp8_b200.sh, TP 4 " +
 			"(config 8k/1k conc 4-32; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.95 --chunked-prefill-size 8192 --max-running-requests 32 " +
 			"--cuda-graph-max-bs 32 --scheduler-recv-interval 10; image v0.5.9-cu130 from 12ba0ae, script unchanged until 626932a)"}},
+	{"deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 0, 128, launch{
+		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30},
+		source: "SemiAnalysisAI/InferenceX @ 12ba0ae benchmarks/single_node/dsr1_fp4_b200.sh, TP 4 EP 4 and TP 8 EP 8 " +
+			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 16384 --max-running-requests 256 " +
+			"--cuda-graph-max-bs 256 --scheduler-recv-interval 10, 30 from C = 16; the commit that set image v0.5.9-cu130, whose run the rows are; next change 626932a)"}},
+	{"Qwen/Qwen3.5-397B-A17B", "bf16", "b200_sxm", "lmsysorg/sglang:nightly-dev-20260216-d3bae71e", 8, 64, launch{
+		name: "inferencex-nightly-20260216", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+		source: "SemiAnalysisAI/InferenceX @ 9dc87a6 benchmarks/single_node/qwen3.5_bf16_b200.sh, TP 8 " +
+			"(config conc 4-64; --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
+			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the rows measured 2026-02-20T05:32:44 are this commit's run; same flags until 626932a)"}},
+	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu129-amd64", 0, 64, launch{
+		name: "inferencex-v0.5.9-cu129", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+		source: "SemiAnalysisAI/InferenceX @ efd49e5 benchmarks/single_node/qwen3.5_fp8_b200.sh " +
+			"(config TP 4 EP 4 and TP 8, conc 4-64; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
+			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image; next change 6a5dad4)"}},
+	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130-amd64", 0, 128, launch{
+		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+		source: "SemiAnalysisAI/InferenceX @ 6a5dad4 benchmarks/single_node/qwen3.5_fp8_b200.sh " +
+			"(config TP 8 conc 4-16, TP 4 EP 4 conc 16-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
+			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the rows measured 2026-03-24T00:52:21 are this commit's run; next change 626932a)"}},
+	{"zhipuai/GLM-5", "fp8", "b200_sxm", "lmsysorg/sglang:nightly-dev-cu13-20260317-1eea7448", 8, 128, launch{
+		name: "inferencex-nightly-20260317", kvCache: "fp8", gmu: 0.85, maxBatched: 32768,
+		source: "SemiAnalysisAI/InferenceX @ 13930ca benchmarks/single_node/glm5_fp8_b200.sh, TP 8 " +
+			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 32768 --max-prefill-tokens 32768 " +
+			"--max-running-requests $CONC --cuda-graph-max-bs $CONC, no --scheduler-recv-interval; the rows measured 2026-03-20T17:45:25 are this commit's run)"}},
+	{"zhipuai/GLM-5", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-cu13-20260328-a27651d5", 8, 64, launch{
+		name: "inferencex-nightly-20260328", gmu: 0.80, maxBatched: 131072,
+		source: "SemiAnalysisAI/InferenceX @ d43805f benchmarks/single_node/glm5_nvfp4_b200.sh, TP 8 " +
+			"(config conc 4-64; --mem-fraction-static 0.80 --chunked-prefill-size 131072 --max-running-requests $CONC --cuda-graph-max-bs $CONC, " +
+			"no --kv-cache-dtype, no --scheduler-recv-interval; the commit that added the config with this image, 2026-03-28, rows measured 2026-03-29; renamed glm5_fp4_b200.sh at 800f57a)"}},
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 8, 64, launch{
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+		source: "SemiAnalysisAI/InferenceX @ 5b302f1 benchmarks/single_node/dsr1_fp8_b300.sh, TP 8 " +
+			"(config conc 4-64; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
+			"--cuda-graph-max-bs 128 --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image)"}},
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 4, 32, launch{
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10},
+		source: "SemiAnalysisAI/InferenceX @ 5b302f1 benchmarks/single_node/dsr1_fp8_b300.sh, TP 4 " +
+			"(config 8k/1k conc 4-32; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.95 --chunked-prefill-size 8192 --max-running-requests 32 " +
+			"--cuda-graph-max-bs 32 --scheduler-recv-interval 10; the commit that added the config with this image)"}},
+	{"deepseek-ai/DeepSeek-R1", "fp4", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 128, launch{
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30},
+		source: "SemiAnalysisAI/InferenceX @ 9ebeafb benchmarks/single_node/dsr1_fp4_b300.sh, TP 4 EP 4 and TP 8 EP 8 " +
+			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 16384 --max-running-requests 256 " +
+			"--cuda-graph-max-bs 256 --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image)"}},
+	{"Qwen/Qwen3.5-397B-A17B", "bf16", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 64, launch{
+		name: "inferencex-v0.5.10.post1", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+		source: "SemiAnalysisAI/InferenceX @ 32274d6 benchmarks/single_node/qwen3.5_bf16_b300.sh, TP 4 and TP 8 " +
+			"(config conc 4-64; --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
+			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image, as 77c8b96 before it)"}},
+	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 4, 256, launch{
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.8, maxBatched: 16384, recv: [2]int{10, 10},
+		source: "SemiAnalysisAI/InferenceX @ c0f62a2 benchmarks/single_node/qwen3.5_fp8_b300.sh, TP 4 " +
+			"(config conc 4-256; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.8 --chunked-prefill-size 16384 --max-prefill-tokens 16384 " +
+			"--max-running-requests $CONC --cuda-graph-max-bs $CONC --scheduler-recv-interval 10; the commit that added the config with this image)"}},
 	// vLLM.
 	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.17.0-cu130", 0, 0, launch{
 		name: "inferencex-v0.17.0", gmu: 0.95,
@@ -110,6 +180,9 @@ var inferenceXLaunches = []inferenceXLaunch{
 // in its silicon_data_source ("...; vllm/vllm-openai:TAG" or
 // "image=...:TAG"; the tag is matched whole).
 func launchOf(model, precision, system string, tp, conc int, source string) (launch, bool) {
+	if model == "deepseek-ai/DeepSeek-V3" && strings.HasPrefix(source, "db-dump/") {
+		model = "deepseek-ai/DeepSeek-R1" // InferenceX's dsr1 configs, listed as DeepSeek-V3
+	}
 	for _, l := range inferenceXLaunches {
 		if l.model != model || l.precision != precision || l.system != system || (l.tp != 0 && l.tp != tp) ||
 			(l.maxConc != 0 && conc > l.maxConc) {
