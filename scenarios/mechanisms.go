@@ -40,6 +40,8 @@ var mechanisms = map[string]mechanism{
 		}},
 	"host-overhead": {"the engine's host work per step measured on profiler traces (serve.EngineHost: vLLM 1.52 ms, SGLang 0.70 ms), added to a step the engine does not overlap (vLLM before v0.14.0, runtime.engine_version; prefill steps under vLLM's async scheduling) and hidden behind the GPU otherwise (off: no host work)", true,
 		func(s *Scenario, on bool) { s.Serving.NoHost = !on }},
+	"sglang-recv-interval": {"SGLang's --scheduler-recv-interval N (runtime.scheduler_recv_interval, imported from engine arguments and InferenceX's launch scripts): the scheduler polls its input queue only when a counter reaches N, +1 per decode or idle iteration and +1000 after any other batch (SchedulerRecvSkipper), so a request that arrives while others decode waits up to N-1 decode steps (off: received every iteration, SGLang's default)", true,
+		func(s *Scenario, on bool) { s.Serving.NoRecvInterval = !on }},
 	"prebuilt-decode": {"SGLang's disaggregated decode server admits a transferred request without a forward (its prebuilt batch) and the request joins the decode batch (off: it computes the last prompt token as a prefill step, as vLLM's decode instance does)", true,
 		func(s *Scenario, on bool) { s.Serving.DecodeRecompute = !on }},
 	"full-isl-admission": {"vLLM's scheduler_reserve_full_isl (default from v0.19.0, runtime.engine_version): a waiting or preempted request is admitted only when the free KV blocks hold its whole sequence so far, else admission stops for the step without preempting (serve.ReserveFullISLDefault; off: admitted when its first chunk fits)", true,

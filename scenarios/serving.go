@@ -91,6 +91,9 @@ type Serving struct {
 	// (serve.Config.SchedulerRecvInterval); 0 = the default (every
 	// iteration).
 	SchedulerRecvInterval int
+	// NoRecvInterval drops SchedulerRecvInterval (SGLang receives every
+	// iteration); set only by the sglang-recv-interval mechanism.
+	NoRecvInterval bool
 	// CUDAGraphMaxBS is SGLang's runtime.cuda_graph_max_bs and
 	// MaxCUDAGraphCaptureSize vLLM's runtime.max_cudagraph_capture_size
 	// (serve.Config.CUDAGraphMax); 0 = the engine's default.
@@ -658,7 +661,9 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	}
 	if v.Engine == serve.SGLang {
 		c.PrefillDecodeInterval = v.PrefillDecodeInterval
-		c.SchedulerRecvInterval = v.SchedulerRecvInterval
+		if !v.NoRecvInterval {
+			c.SchedulerRecvInterval = v.SchedulerRecvInterval
+		}
 	}
 	switch v.Engine {
 	case serve.SGLang:

@@ -246,6 +246,16 @@ prefill_decode_interval = 3
 	require.NoError(t, err)
 	assert.Equal(t, 3, c.PrefillDecodeInterval)
 	assert.Equal(t, 30, c.SchedulerRecvInterval)
+	// --without sglang-recv-interval: received every iteration; --with
+	// restores the scenario's interval.
+	require.NoError(t, g.SetMechanism("sglang-recv-interval", false))
+	c, err = g.ServeConfig(sm, g.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Zero(t, c.SchedulerRecvInterval)
+	require.NoError(t, g.SetMechanism("sglang-recv-interval", true))
+	c, err = g.ServeConfig(sm, g.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Equal(t, 30, c.SchedulerRecvInterval)
 
 	for _, tc := range []struct{ body, want string }{
 		{"engine = \"vllm\"\nmax_num_partial_prefills = 0\n", "runtime.max_num_partial_prefills"},
