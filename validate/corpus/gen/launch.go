@@ -25,12 +25,14 @@ import "strings"
 // --max-running-requests to maxSeqs, --chunked-prefill-size to
 // maxBatched, --kv-cache-dtype fp8_e4m3 to kvCache "fp8" and
 // --scheduler-recv-interval to recv (by concurrency: the scripts set it
-// from $CONC, so a deployment's rows split at C = 16). Left out, with no
-// scenario key: --cuda-graph-max-bs ($CONC on the Qwen3.5 scripts, 128
-// on DeepSeek-R1 TP8) and --max-prefill-tokens (equal to
-// --chunked-prefill-size in every script here; moecast keeps SGLang's
-// default), --disable-radix-cache (the rows' random prompts share
-// nothing), --max-running-requests $CONC (the GLM-5 and Qwen3.5 fp8 B300
+// from $CONC, so a deployment's rows split at C = 16). Left out:
+// --cuda-graph-max-bs (runtime.cuda_graph_max_bs exists, but every script
+// here sets $CONC or a value at or above its config's conc-end, and the
+// configs run powers of two, which SGLang captures: no row's decode step
+// changes), --max-prefill-tokens (no scenario key; where a script sets it,
+// it equals --chunked-prefill-size; moecast keeps SGLang's default),
+// --disable-radix-cache (the rows' random prompts share nothing),
+// --max-running-requests $CONC (the GLM-5 and Qwen3.5 fp8 B300
 // scripts: it never binds in a closed loop of C), --stream-interval (it
 // changes when tokens after the first reach the client, not the first
 // token nor the last: SGLang's scheduler streams a request's output when
