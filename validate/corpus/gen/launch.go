@@ -35,7 +35,8 @@ import "strings"
 // --max-running-requests $CONC (the GLM-5 and Qwen3.5 fp8 B300
 // scripts: it never binds in a closed loop of C), --stream-interval (it
 // changes when tokens after the first reach the client, not the first
-// token nor the last: SGLang's scheduler streams a request's output when
+// token nor the last: SGLang's scheduler (at the rows' versions; 0.4.6
+// held the first token) streams a request's output when
 // len(output_ids) % interval == 1, so the first token at once
 // (scheduler_output_processor_mixin.py @ 004ec01, stream_output_generation;
 // output_streamer.py @ 00bc307), vLLM's output processor when it is the
