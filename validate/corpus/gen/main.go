@@ -660,6 +660,11 @@ func (g *gen) aiconfigurator() error {
 				a2a: wideEPBackend(get("backend"), gpuName(get("system")), d, x)}
 		}
 		pre, dec := pool("prefill"), pool("decode")
+		rcp, hasRecipe := recipeOf(model, get("system"), get("silicon_data_source"))
+		hasRecipe = hasRecipe && mode == "disagg"
+		if hasRecipe {
+			pre, dec = rcp.prefill.pool(pre.workers), rcp.decode.pool(dec.workers)
+		}
 		switch {
 		case mode == "disagg" && (get("prefill_pp_size") != "" && get("prefill_pp_size") != "1" || get("decode_pp_size") != "" && get("decode_pp_size") != "1"):
 			e.Skip = "pipeline parallelism in a disaggregated pool: moecast's pools have no pp"
@@ -695,7 +700,14 @@ func (g *gen) aiconfigurator() error {
 					"Transfer: the system's NVLink preset (aiconfigurator's disaggregated runs are single-system).",
 					"Each pool's experts: moe_ep_size ranks (moe_tp_size, the experts' tensor split, is not modelled)."},
 			}
-			if pre.a2a != "" || dec.a2a != "" {
+			if hasRecipe {
+				st.kvCache = rcp.kvCache
+				st.name = fmt.Sprintf("%s %s on %dx %s, %s disagg-p%dx-tp%d-dp%d-ep%d-d%dx-tp%d-dp%d-ep%d (aiconfigurator silicon_sample)", short, ckpt,
+					pre.gpus()+dec.gpus(), get("system"), get("backend"), pre.workers, pre.tp, pre.dp, pre.ep, dec.workers, dec.tp, dec.dp, dec.ep)
+				st.comments[1] = "Pools' layouts, expert exchange and KV-cache dtype: the deployment's launch recipe, not the dump's layout columns " +
+					"(recorded: " + layout + "): " + rcp.source + "; engine settings it does not set take moecast's defaults for the engine and GPU."
+				st.comments = st.comments[:len(st.comments)-1]
+			} else if pre.a2a != "" || dec.a2a != "" {
 				st.comments = append(st.comments, "An SGLang pool with DP attention whose experts span more than one node of the system (4 GPUs on GB200/GB300, 8 on HGX) runs wide EP: moe_a2a_backend = \"deepep\" (aiconfigurator's SGLang wideEP model).")
 			}
 			e.Scenario = "aiconfigurator/" + base + ".toml"
