@@ -17,30 +17,37 @@ func TestRecipeOf(t *testing.T) {
 	)
 	tests := []struct {
 		name, model, system, source string
+		isl                         int
 		ok                          bool
 		prefill, decode             recipePool
 	}{
-		{"SGLang fp4 8k1k max-tpt: DEP32 with DeepEP, TP4 prefill", ds, "gb200", src, true,
-			recipePool{tp: 4, dp: 1, ep: 1}, recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep"}},
+		{"SGLang fp4 8k1k max-tpt: DEP32 with DeepEP, TP4 prefill", ds, "gb200", src, 8192, true,
+			recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 30000}, recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 16384}},
 		{"SGLang fp4 1k1k low latency: TP4 pools", ds, "gb200",
-			"db-dump/2026-04-27; config_id=252; silicon_concurrency=8; workflow_run_id=227; lmsysorg/sglang:v0.5.5.post2", true,
-			recipePool{tp: 4, dp: 1, ep: 1}, recipePool{tp: 4, dp: 1, ep: 1}},
+			"db-dump/2026-04-27; config_id=252; silicon_concurrency=8; workflow_run_id=227; lmsysorg/sglang:v0.5.5.post2", 1024, true,
+			recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512}, recipePool{tp: 4, dp: 1, ep: 1}},
 		{"vLLM Kimi DEP4 / DEP16", kimi, "gb200",
-			"db-dump/2026-04-27; config_id=697; silicon_concurrency=256; measured=2026-04-07T00:00:00.000Z; workflow_run_id=721; vllm/vllm-openai:v0.18.0-cu130", true,
-			recipePool{tp: 1, dp: 4, ep: 4}, recipePool{tp: 1, dp: 16, ep: 16}},
-		{"image= form of the image", ds, "gb200", "config_id=254; workflow_run_id=227; image=lmsysorg/sglang:v0.5.5.post2", true,
-			recipePool{tp: 4, dp: 1, ep: 1}, recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep"}},
-		{"another config", ds, "gb200", "config_id=489; workflow_run_id=227; lmsysorg/sglang:v0.5.5.post2", false, recipePool{}, recipePool{}},
-		{"another workflow run", ds, "gb200", "config_id=254; workflow_run_id=268; lmsysorg/sglang:v0.5.5.post2", false, recipePool{}, recipePool{}},
-		{"another image", ds, "gb200", "config_id=254; workflow_run_id=227; lmsysorg/sglang:v0.5.8-cu130", false, recipePool{}, recipePool{}},
-		{"image tag matched whole", ds, "gb200", "config_id=254; workflow_run_id=227; lmsysorg/sglang:v0.5.5.post20", false, recipePool{}, recipePool{}},
-		{"another system", ds, "gb300", src, false, recipePool{}, recipePool{}},
-		{"another model", kimi, "gb200", src, false, recipePool{}, recipePool{}},
-		{"CSV export without config_id", ds, "gb200", "source_file=2026-04-06.csv; model=DeepSeek-R1; image=lmsysorg/sglang:v0.5.5.post2", false, recipePool{}, recipePool{}},
+			"db-dump/2026-04-27; config_id=697; silicon_concurrency=256; measured=2026-04-07T00:00:00.000Z; workflow_run_id=721; vllm/vllm-openai:v0.18.0-cu130", 1024, true,
+			recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 4096}, recipePool{tp: 1, dp: 16, ep: 16, maxSeqs: 4096}},
+		{"vLLM Kimi 1p4d 1k1k: max-num-seqs 1024", kimi, "gb200", "config_id=698; workflow_run_id=721; vllm/vllm-openai:v0.18.0-cu130", 1024, true,
+			recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 1024}, recipePool{tp: 4, dp: 1, ep: 4, maxSeqs: 1024}},
+		{"vLLM Kimi 1p4d 8k1k: its own recipe, decode max-num-seqs 16", kimi, "gb200", "config_id=698; workflow_run_id=721; vllm/vllm-openai:v0.18.0-cu130", 8192, true,
+			recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 64}, recipePool{tp: 4, dp: 1, ep: 4, maxSeqs: 16}},
+		{"vLLM Kimi 1p4d: no recipe at another length", kimi, "gb200", "config_id=698; workflow_run_id=721; vllm/vllm-openai:v0.18.0-cu130", 4096, false,
+			recipePool{}, recipePool{}},
+		{"image= form of the image", ds, "gb200", "config_id=254; workflow_run_id=227; image=lmsysorg/sglang:v0.5.5.post2", 8192, true,
+			recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 30000}, recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 16384}},
+		{"another config", ds, "gb200", "config_id=489; workflow_run_id=227; lmsysorg/sglang:v0.5.5.post2", 8192, false, recipePool{}, recipePool{}},
+		{"another workflow run", ds, "gb200", "config_id=254; workflow_run_id=268; lmsysorg/sglang:v0.5.5.post2", 8192, false, recipePool{}, recipePool{}},
+		{"another image", ds, "gb200", "config_id=254; workflow_run_id=227; lmsysorg/sglang:v0.5.8-cu130", 8192, false, recipePool{}, recipePool{}},
+		{"image tag matched whole", ds, "gb200", "config_id=254; workflow_run_id=227; lmsysorg/sglang:v0.5.5.post20", 8192, false, recipePool{}, recipePool{}},
+		{"another system", ds, "gb300", src, 8192, false, recipePool{}, recipePool{}},
+		{"another model", kimi, "gb200", src, 8192, false, recipePool{}, recipePool{}},
+		{"CSV export without config_id", ds, "gb200", "source_file=2026-04-06.csv; model=DeepSeek-R1; image=lmsysorg/sglang:v0.5.5.post2", 8192, false, recipePool{}, recipePool{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := recipeOf(tt.model, tt.system, tt.source)
+			got, ok := recipeOf(tt.model, tt.system, tt.isl, tt.source)
 			assert.Equal(t, tt.ok, ok)
 			assert.Equal(t, tt.prefill, got.prefill)
 			assert.Equal(t, tt.decode, got.decode)
@@ -56,10 +63,10 @@ func TestRecipeOf(t *testing.T) {
 // ep divides tp x dp (the experts over some of the pool's ranks), DeepEP
 // only with attention DP, and each (config, run) appears once.
 func TestRecipesRunnable(t *testing.T) {
-	seen := map[[2]int]bool{}
+	seen := map[[3]int]bool{}
 	for _, r := range recipes {
-		k := [2]int{r.config, r.run}
-		assert.False(t, seen[k], "config %d run %d listed twice", r.config, r.run)
+		k := [3]int{r.config, r.run, r.isl}
+		assert.False(t, seen[k], "config %d run %d isl %d listed twice", r.config, r.run, r.isl)
 		seen[k] = true
 		for _, p := range []recipePool{r.prefill, r.decode} {
 			assert.Positive(t, p.tp*p.dp*p.ep, "config %d", r.config)
