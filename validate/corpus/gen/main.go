@@ -674,7 +674,7 @@ func (g *gen) aiconfigurator() error {
 				a2a: wideEPBackend(get("backend"), gpuName(get("system")), d, x)}
 		}
 		pre, dec := pool("prefill"), pool("decode")
-		if hasRecipe {
+		if hasRecipe && !rcp.kvOnly {
 			pre, dec = rcp.prefill.pool(pre.workers), rcp.decode.pool(dec.workers)
 		}
 		switch {
@@ -712,7 +712,12 @@ func (g *gen) aiconfigurator() error {
 					"Transfer: the system's NVLink preset (aiconfigurator's disaggregated runs are single-system).",
 					"Each pool's experts: moe_ep_size ranks (moe_tp_size, the experts' tensor split, is not modelled)."},
 			}
-			if hasRecipe {
+			if hasRecipe && rcp.kvOnly {
+				st.kvCache = rcp.kvCache
+				st.comments[1] = "KV-cache dtype: the deployment's launch recipes, whose pool layouts are the recorded ones: " + rcp.source +
+					"; engine settings they do not set take moecast's defaults for the engine and GPU."
+			}
+			if hasRecipe && !rcp.kvOnly {
 				st.kvCache = rcp.kvCache
 				st.name = fmt.Sprintf("%s %s on %dx %s, %s disagg-p%dx-tp%d-dp%d-ep%d-d%dx-tp%d-dp%d-ep%d (aiconfigurator silicon_sample)", short, ckpt,
 					pre.gpus()+dec.gpus(), get("system"), get("backend"), pre.workers, pre.tp, pre.dp, pre.ep, dec.workers, dec.tp, dec.dp, dec.ep)

@@ -25,9 +25,13 @@ type recipe struct {
 	// isl, where not 0, is the input length of the rows the recipe ran:
 	// a config whose rows of each length ran a recipe of their own.
 	isl             int
-	prefill, decode      recipePool
-	kvCache              string // --kv-cache-dtype of both pools ("fp8"); "" = not set
-	source               string // the recipe, repository @ commit, and the InferenceX config that ran it
+	prefill, decode recipePool
+	kvCache         string // --kv-cache-dtype of both pools ("fp8"); "" = not set
+	source          string // the recipe, repository @ commit, and the InferenceX config that ran it
+	// kvOnly: the recipes of every config of the run (config 0) agree
+	// with the dump's layout columns; only their KV-cache dtype is
+	// taken, the pools' layouts stay as recorded.
+	kvOnly bool
 }
 
 // recipePool is one pool's layout: tp x dp GPUs per instance, attention
@@ -99,6 +103,22 @@ var recipes = []recipe{
 		source: srtSlurmQ2 + "8k1k/disagg-gb200-1p4d-dep4-tep4.yaml (prefill --tensor-parallel-size 1 --data-parallel-size 4 --enable-expert-parallel " +
 			"--max-num-seqs 64; each of 4 decode workers --tensor-parallel-size 4 --enable-expert-parallel --max-num-seqs 16 " +
 			"--max-cudagraph-capture-size 16; --kv-cache-dtype fp8), run by " + ixKimi + " (prefill dp-attn true, decode dp-attn false)"},
+	// SGLang 0.5.8.post1 DeepSeek-R1 fp8 on B200, GB200 and GB300: every
+	// recipe these runs' configs name starts both pools with
+	// --kv-cache-dtype fp8_e4m3 (the checkpoint declares none, so
+	// SGLang's default would be bf16) and the layout the dump records.
+	{image: "lmsysorg/sglang:v0.5.8.post1-cu130-amd64", system: "b200_sxm", model: "deepseek-ai/DeepSeek-V3", run: 263, kvOnly: true, kvCache: "fp8",
+		source: "NVIDIA/srt-slurm @ 5063eb4 (the sa-submission-q1-2026 branch merged) recipes/b200-fp8/{1k1k,8k1k}/stp/*.yaml " +
+			"(--kv-cache-dtype fp8_e4m3 in both pools of each), named by SemiAnalysisAI/InferenceX @ 04b564b .github/configs/nvidia-master.yaml dsr1-fp8-b200-dynamo-sglang"},
+	{image: "lmsysorg/sglang:v0.5.8.post1-cu130-amd64", system: "b200_sxm", model: "deepseek-ai/DeepSeek-V3", run: 329, kvOnly: true, kvCache: "fp8",
+		source: "NVIDIA/srt-slurm @ 603fb03 recipes/b200-fp8/{1k1k,8k1k}.yaml (--kv-cache-dtype fp8_e4m3 in both pools), named by " +
+			"SemiAnalysisAI/InferenceX @ 593fb43 .github/configs/nvidia-master.yaml dsr1-fp8-b200-dynamo-sglang"},
+	{image: "lmsysorg/sglang:v0.5.8.post1-cu130", system: "gb200", model: "deepseek-ai/DeepSeek-V3", run: 270, kvOnly: true, kvCache: "fp8",
+		source: "NVIDIA/srt-slurm @ b2c9f1a recipes/gb200-fp8/{1k1k,8k1k}/*.yaml (--kv-cache-dtype fp8_e4m3 in both pools of each), named by " +
+			"SemiAnalysisAI/InferenceX @ 37f353b .github/configs/nvidia-master.yaml dsr1-fp8-gb200-dynamo-sglang"},
+	{image: "lmsysorg/sglang:v0.5.8.post1-cu130", system: "gb300", model: "deepseek-ai/DeepSeek-V3", run: 270, kvOnly: true, kvCache: "fp8",
+		source: "NVIDIA/srt-slurm @ b2c9f1a recipes/gb300-fp8/{1k1k,8k1k}/stp/*.yaml (--kv-cache-dtype fp8_e4m3 in both pools of each), named by " +
+			"SemiAnalysisAI/InferenceX @ 37f353b .github/configs/nvidia-master.yaml dsr1-fp8-gb300-dynamo-sglang"},
 }
 
 // recipeOf is the recipe of a row: its image, system, model_path, input
@@ -123,7 +143,7 @@ func recipeOf(model, system string, isl int, source string) (recipe, bool) {
 		return recipe{}, false
 	}
 	for _, r := range recipes {
-		if r.model == model && r.system == system && r.config == config && r.run == run && images[r.image] && (r.isl == 0 || r.isl == isl) {
+		if r.model == model && r.system == system && (r.config == config || r.kvOnly) && r.run == run && images[r.image] && (r.isl == 0 || r.isl == isl) {
 			return r, true
 		}
 	}

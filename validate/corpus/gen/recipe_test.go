@@ -43,6 +43,11 @@ func TestRecipeOf(t *testing.T) {
 		{"image tag matched whole", ds, "gb200", "config_id=254; workflow_run_id=227; lmsysorg/sglang:v0.5.5.post20", 8192, false, recipePool{}, recipePool{}},
 		{"another system", ds, "gb300", src, 8192, false, recipePool{}, recipePool{}},
 		{"another model", kimi, "gb200", src, 8192, false, recipePool{}, recipePool{}},
+		{"SGLang 0.5.8.post1 fp8 B200, any config of run 329: KV dtype only", ds, "b200_sxm",
+			"db-dump/2026-04-27; config_id=655; silicon_concurrency=1024; workflow_run_id=329; lmsysorg/sglang:v0.5.8.post1-cu130-amd64", 8192, true,
+			recipePool{}, recipePool{}},
+		{"SGLang 0.5.8.post1 fp8: not on another run", ds, "b200_sxm",
+			"config_id=655; workflow_run_id=330; lmsysorg/sglang:v0.5.8.post1-cu130-amd64", 8192, false, recipePool{}, recipePool{}},
 		{"CSV export without config_id", ds, "gb200", "source_file=2026-04-06.csv; model=DeepSeek-R1; image=lmsysorg/sglang:v0.5.5.post2", 8192, false, recipePool{}, recipePool{}},
 	}
 	for _, tt := range tests {
@@ -52,6 +57,8 @@ func TestRecipeOf(t *testing.T) {
 			assert.Equal(t, tt.prefill, got.prefill)
 			assert.Equal(t, tt.decode, got.decode)
 			if ok {
+				assert.Equal(t, "fp8", got.kvCache)
+				assert.Equal(t, got.prefill == recipePool{}, got.kvOnly, "a recipe without pools keeps the recorded layout")
 				assert.Contains(t, got.source, "srt-slurm @ ")
 				assert.Contains(t, got.source, "SemiAnalysisAI/InferenceX @ ")
 			}
@@ -63,11 +70,22 @@ func TestRecipeOf(t *testing.T) {
 // ep divides tp x dp (the experts over some of the pool's ranks), DeepEP
 // only with attention DP, and each (config, run) appears once.
 func TestRecipesRunnable(t *testing.T) {
-	seen := map[[3]int]bool{}
+	type key struct {
+		system           string
+		config, run, isl int
+	}
+	seen := map[key]bool{}
 	for _, r := range recipes {
-		k := [3]int{r.config, r.run, r.isl}
-		assert.False(t, seen[k], "config %d run %d isl %d listed twice", r.config, r.run, r.isl)
+		k := key{r.system, r.config, r.run, r.isl}
+		assert.False(t, seen[k], "%s config %d run %d isl %d listed twice", r.system, r.config, r.run, r.isl)
 		seen[k] = true
+		if r.kvOnly {
+			assert.Zero(t, r.config, "a KV-only recipe covers every config of its run")
+			assert.Equal(t, recipePool{}, r.prefill)
+			assert.Equal(t, recipePool{}, r.decode)
+			assert.NotEmpty(t, r.kvCache)
+			continue
+		}
 		for _, p := range []recipePool{r.prefill, r.decode} {
 			assert.Positive(t, p.tp*p.dp*p.ep, "config %d", r.config)
 			assert.Zero(t, (p.tp*p.dp)%p.ep, "config %d: ep %d does not divide tp x dp = %d", r.config, p.ep, p.tp*p.dp)
