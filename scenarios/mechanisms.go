@@ -86,6 +86,8 @@ var mechanisms = map[string]mechanism{
 		func(s *Scenario, on bool) { s.Config.EagerPrefill = on && serve.EagerPrefill(s.Serving.Engine) }},
 	"mla-collector": {"the perf database's legacy MLA decode module rows (every GPU but b200-sxm's vLLM 0.24.0: aiconfigurator#1423) less their collector's native norm/rotary chain, as measured on b200-sxm with both collectors (kernels.LegacyMLAOverhead; off: the rows as measured)", true,
 		func(s *Scenario, on bool) { s.Config.MLACollectorBias = !on }},
+	"pool-max-seqs": {"each disaggregated pool's own limit on running requests ([disagg.prefill] / [disagg.decode] max_num_seqs: the pools are separate engine instances, each started with its own --max-num-seqs or --max-running-requests; serve.Pool.MaxNumSeqs) (off: both pools under runtime.max_num_seqs)", true,
+		func(s *Scenario, on bool) { s.Serving.SharedPoolSeqs = !on }},
 	"kv-pull": {"vLLM's disaggregated KV transfer as its NixlConnector runs it: the decode instance starts reading a request's KV at its next step and admits the request at the step after the read completes (serve.Disagg.Pull; off: the KV pushed when the prefill ends and admitted at the decode instance's next step, as SGLang's sender does)", true,
 		func(s *Scenario, on bool) { s.Serving.PushKV = !on }},
 	"quant-gemm": {"dense GEMMs on fp8/fp4 activations stream their weights at their architecture's own DRAM efficiency with its fixed cost, fitted on the perf database's decode-size GEMM rows (kernels.QuantGEMMSM90, SM100, SM103: Blackwell fp8 6.1 us + 0.70 of BW, nvfp4 6.4 us + 0.68, block fp8 14.8 us + 0.59; off: the bf16 GEMM's 0.80 with 4.5 us, kernels.DefaultQuantGEMM)", true,

@@ -108,6 +108,10 @@ type Serving struct {
 	// DecodeRecompute is serve.Config.DecodeRecompute; set only by the
 	// prebuilt-decode mechanism.
 	DecodeRecompute bool
+	// SharedPoolSeqs runs both disaggregated pools under the scenario's
+	// runtime.max_num_seqs, leaving [disagg.prefill] and [disagg.decode]
+	// max_num_seqs out; set only by the pool-max-seqs mechanism.
+	SharedPoolSeqs bool
 	// PushKV prices a vLLM disaggregation's KV as pushed when the prefill
 	// ends (serve.Disagg.Pull off); set only by the kv-pull mechanism.
 	PushKV bool

@@ -424,6 +424,7 @@ type disaggText struct {
 type poolText struct {
 	workers, tp, dp, ep int
 	a2a                 string // moe_a2a_backend; "" = the engine's default
+	maxSeqs             int    // the pool's max_num_seqs; 0 = the scenario's
 }
 
 func (p poolText) gpus() int { return p.workers * p.tp * p.dp }
@@ -432,6 +433,9 @@ func (p poolText) String() string {
 	s := fmt.Sprintf("workers = %d\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n", p.workers, p.tp, p.dp, p.ep, p.dp > 1)
 	if p.a2a != "" {
 		s += fmt.Sprintf("moe_a2a_backend = %q\n", p.a2a)
+	}
+	if p.maxSeqs > 0 {
+		s += fmt.Sprintf("max_num_seqs = %d\n", p.maxSeqs)
 	}
 	return s
 }
@@ -560,6 +564,11 @@ func (g *gen) aiconfigurator() error {
 				k = append(k, fmt.Sprintf("recv%d", l.recvAt(rc)))
 			}
 		}
+		// A config whose rows of each input length ran a recipe of
+		// their own is one deployment per recipe.
+		if r, ok := recipeOf(rec[col["model_path"]], rec[col["system"]], atoiOr(rec[col["isl"]]), rec[col["silicon_data_source"]]); ok && r.isl != 0 {
+			k = append(k, fmt.Sprintf("isl%d", r.isl))
+		}
 		key := strings.Join(k, "|")
 		if groups[key] == nil {
 			groups[key] = &group{key: key}
@@ -585,6 +594,8 @@ func (g *gen) aiconfigurator() error {
 		tp, pp, dp, ep := atoi("tp_size"), atoi("pp_size"), atoi("attention_dp_size"), atoi("moe_ep_size")
 		layout := fmt.Sprintf("tp%d-dp%d-ep%d", tp, dp, ep)
 		mode := get("mode")
+		rcp, hasRecipe := recipeOf(model, get("system"), atoi("isl"), get("silicon_data_source"))
+		hasRecipe = hasRecipe && mode == "disagg"
 		// The README's conversion slip: tp_size written as tp x ep, the
 		// row's id naming the layout it ran (..._tp8_ep8_...).
 		slipTP := 0
@@ -627,6 +638,9 @@ func (g *gen) aiconfigurator() error {
 			// The script's two command lines, by concurrency.
 			base = slug(base, fmt.Sprintf("recv%d", l.recvAt(atoi("batch_size")*max(dp, 1))))
 		}
+		if hasRecipe && rcp.isl != 0 {
+			base = slug(base, fmt.Sprintf("isl%d", rcp.isl)) // the config's recipe for this input length
+		}
 		if v := get("backend_version"); slugs[base] > 0 {
 			base = slug(base, v) // the same deployment on another engine version
 		}
@@ -660,6 +674,9 @@ func (g *gen) aiconfigurator() error {
 				a2a: wideEPBackend(get("backend"), gpuName(get("system")), d, x)}
 		}
 		pre, dec := pool("prefill"), pool("decode")
+		if hasRecipe && !rcp.kvOnly {
+			pre, dec = rcp.prefill.pool(pre.workers), rcp.decode.pool(dec.workers)
+		}
 		switch {
 		case mode == "disagg" && (get("prefill_pp_size") != "" && get("prefill_pp_size") != "1" || get("decode_pp_size") != "" && get("decode_pp_size") != "1"):
 			e.Skip = "pipeline parallelism in a disaggregated pool: moecast's pools have no pp"
@@ -695,7 +712,19 @@ func (g *gen) aiconfigurator() error {
 					"Transfer: the system's NVLink preset (aiconfigurator's disaggregated runs are single-system).",
 					"Each pool's experts: moe_ep_size ranks (moe_tp_size, the experts' tensor split, is not modelled)."},
 			}
-			if pre.a2a != "" || dec.a2a != "" {
+			if hasRecipe && rcp.kvOnly {
+				st.kvCache = rcp.kvCache
+				st.comments[1] = "KV-cache dtype: the deployment's launch recipes, whose pool layouts are the recorded ones: " + rcp.source +
+					"; engine settings they do not set take moecast's defaults for the engine and GPU."
+			}
+			if hasRecipe && !rcp.kvOnly {
+				st.kvCache = rcp.kvCache
+				st.name = fmt.Sprintf("%s %s on %dx %s, %s disagg-p%dx-tp%d-dp%d-ep%d-d%dx-tp%d-dp%d-ep%d (aiconfigurator silicon_sample)", short, ckpt,
+					pre.gpus()+dec.gpus(), get("system"), get("backend"), pre.workers, pre.tp, pre.dp, pre.ep, dec.workers, dec.tp, dec.dp, dec.ep)
+				st.comments[1] = "Pools' layouts, expert exchange and KV-cache dtype: the deployment's launch recipe, not the dump's layout columns " +
+					"(recorded: " + layout + "): " + rcp.source + "; engine settings it does not set take moecast's defaults for the engine and GPU."
+				st.comments = st.comments[:len(st.comments)-1]
+			} else if pre.a2a != "" || dec.a2a != "" {
 				st.comments = append(st.comments, "An SGLang pool with DP attention whose experts span more than one node of the system (4 GPUs on GB200/GB300, 8 on HGX) runs wide EP: moe_a2a_backend = \"deepep\" (aiconfigurator's SGLang wideEP model).")
 			}
 			e.Scenario = "aiconfigurator/" + base + ".toml"
@@ -1129,4 +1158,10 @@ mapping = "one log = 300 ShareGPT requests at ~10 req/s, replayed request by req
 		}
 	}
 	return g.write("manifest.toml", []byte(b.String()))
+}
+
+// atoiOr is s as an int, 0 where it is not one.
+func atoiOr(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
