@@ -40,7 +40,10 @@ type SimCoster struct {
 	seqs []sim.Seq
 	res  sim.BatchResult
 	err  error
-	memo map[sim.StepKey]stepCost
+	// The cache: memo maps a key's Hash to its newest entry in ents,
+	// whose next links the older entries of the same hash (-1 ends).
+	memo map[uint64]int32
+	ents []memoEnt
 	ops  *sim.OpMemo // made on the first miss
 	// Hits and Misses count the cache's answers.
 	Hits, Misses int
@@ -51,13 +54,23 @@ type stepCost struct {
 	cats [cost.NumCategories]unit.Seconds
 }
 
+type memoEnt struct {
+	key  sim.StepKey
+	cost stepCost
+	next int32
+}
+
 // memoLimit bounds the cache (an entry is about 1 KB with the map's
 // overhead: at most about 16 MB per coster).
 const memoLimit = 1 << 14
 
+// memoHashMask is ANDed into the cache's hashes: all ones, except in a
+// test that makes every key collide.
+var memoHashMask = ^uint64(0)
+
 // NewSimCoster wraps s.
 func NewSimCoster(s *sim.Sim) *SimCoster {
-	return &SimCoster{sim: s, memo: make(map[sim.StepKey]stepCost)}
+	return &SimCoster{sim: s, memo: make(map[uint64]int32)}
 }
 
 // StepCost implements StepCoster. A batch sim rejects (a chunk or context
@@ -70,10 +83,15 @@ func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit
 		c.seqs = append(c.seqs, sim.Seq{Query: q.Query, Context: q.Context, Prefill: q.Prefill})
 	}
 	key, err := c.sim.Key(c.seqs)
+	var h uint64
 	if err == nil {
-		if e, ok := c.memo[key]; ok {
-			c.Hits++
-			return e.t, e.cats
+		h = key.Hash() & memoHashMask
+		head, ok := c.memo[h]
+		for i := head; ok && i >= 0; i = c.ents[i].next {
+			if e := &c.ents[i]; e.key == key {
+				c.Hits++
+				return e.cost.t, e.cost.cats
+			}
 		}
 		if c.ops == nil {
 			c.ops = c.sim.NewOpMemo()
@@ -90,10 +108,16 @@ func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit
 	for i := range cats {
 		cats[i] = c.res.Breakdown[i].Time
 	}
-	if len(c.memo) >= memoLimit {
+	if len(c.ents) >= memoLimit {
 		clear(c.memo)
+		c.ents = c.ents[:0]
 	}
-	c.memo[key] = stepCost{t: c.res.Step.Time, cats: cats}
+	next, ok := c.memo[h]
+	if !ok {
+		next = -1
+	}
+	c.memo[h] = int32(len(c.ents))
+	c.ents = append(c.ents, memoEnt{key: key, cost: stepCost{t: c.res.Step.Time, cats: cats}, next: next})
 	return c.res.Step.Time, cats
 }
 
