@@ -178,29 +178,13 @@ func sortWeighted(w []weighted) {
 		slices.SortFunc(w, byValue)
 		return
 	}
-	type keyed struct {
-		k uint64
-		w weighted
-	}
-	src, dst := make([]keyed, n), make([]keyed, n)
-	for i, x := range w {
-		b := math.Float64bits(x.v)
-		switch {
-		case x.v == 0:
-			b = 1 << 63 // -0 as +0: they compare equal
-		case b>>63 != 0:
-			b = ^b
-		default:
-			b |= 1 << 63
-		}
-		src[i] = keyed{k: b, w: x}
-	}
+	src, dst := w, make([]weighted, n)
 	for shift := uint(0); shift < 64; shift += 8 {
 		var count [256]int
 		for i := range src {
-			count[byte(src[i].k>>shift)]++
+			count[byte(radixKey(src[i].v)>>shift)]++
 		}
-		if count[byte(src[0].k>>shift)] == n {
+		if count[byte(radixKey(src[0].v)>>shift)] == n {
 			continue // every sample has this byte
 		}
 		pos := 0
@@ -209,15 +193,29 @@ func sortWeighted(w []weighted) {
 			pos += c
 		}
 		for i := range src {
-			d := byte(src[i].k >> shift)
+			d := byte(radixKey(src[i].v) >> shift)
 			dst[count[d]] = src[i]
 			count[d]++
 		}
 		src, dst = dst, src
 	}
-	for i := range src {
-		w[i] = src[i].w
+	if &src[0] != &w[0] {
+		copy(w, src)
 	}
+}
+
+// radixKey is v's bits in an order that unsigned comparison keeps: the
+// sign bit flipped, every bit of a negative value flipped, -0 as +0 (they
+// compare equal).
+func radixKey(v float64) uint64 {
+	b := math.Float64bits(v)
+	switch {
+	case v == 0:
+		return 1 << 63
+	case b>>63 != 0:
+		return ^b
+	}
+	return b | 1<<63
 }
 
 // weightedStats summarises weighted samples (sorted in place), exactly as

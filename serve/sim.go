@@ -40,11 +40,14 @@ type SimCoster struct {
 	seqs []sim.Seq
 	res  sim.BatchResult
 	err  error
-	// The cache: memo maps a key's Hash to its newest entry in ents,
+	// The cache: memo maps a key's Hash to its newest entry (ent),
 	// whose next links the older entries of the same hash (-1 ends).
-	memo map[uint64]int32
-	ents []memoEnt
-	ops  *sim.OpMemo // made on the first miss
+	// The entries live in chunks of memoChunk, never moved or freed
+	// (kept for reuse when the cache is emptied); n are in use.
+	memo   map[uint64]int32
+	chunks [][]memoEnt
+	n      int32
+	ops    *sim.OpMemo // made on the first miss
 	// Hits and Misses count the cache's answers.
 	Hits, Misses int
 }
@@ -63,6 +66,12 @@ type memoEnt struct {
 // memoLimit bounds the cache (an entry is about 1 KB with the map's
 // overhead: at most about 16 MB per coster).
 const memoLimit = 1 << 14
+
+// memoChunk is the cache entries allocated at a time (about 50 KB).
+const memoChunk = 64
+
+// ent is cache entry i.
+func (c *SimCoster) ent(i int32) *memoEnt { return &c.chunks[i/memoChunk][i%memoChunk] }
 
 // memoHashMask is ANDed into the cache's hashes: all ones, except in a
 // test that makes every key collide.
@@ -87,8 +96,8 @@ func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit
 	if err == nil {
 		h = key.Hash() & memoHashMask
 		head, ok := c.memo[h]
-		for i := head; ok && i >= 0; i = c.ents[i].next {
-			if e := &c.ents[i]; e.key == key {
+		for i := head; ok && i >= 0; i = c.ent(i).next {
+			if e := c.ent(i); e.key == key {
 				c.Hits++
 				return e.cost.t, e.cost.cats
 			}
@@ -108,16 +117,20 @@ func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit
 	for i := range cats {
 		cats[i] = c.res.Breakdown[i].Time
 	}
-	if len(c.ents) >= memoLimit {
+	if c.n >= memoLimit {
 		clear(c.memo)
-		c.ents = c.ents[:0]
+		c.n = 0
 	}
 	next, ok := c.memo[h]
 	if !ok {
 		next = -1
 	}
-	c.memo[h] = int32(len(c.ents))
-	c.ents = append(c.ents, memoEnt{key: key, cost: stepCost{t: c.res.Step.Time, cats: cats}, next: next})
+	if int(c.n/memoChunk) == len(c.chunks) {
+		c.chunks = append(c.chunks, make([]memoEnt, memoChunk))
+	}
+	*c.ent(c.n) = memoEnt{key: key, cost: stepCost{t: c.res.Step.Time, cats: cats}, next: next}
+	c.memo[h] = c.n
+	c.n++
 	return c.res.Step.Time, cats
 }
 
