@@ -250,3 +250,27 @@ func TestSimMemory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 8, m.Groups, "DP attention: one group per GPU")
 }
+
+// TestSimCosterCollisions: with every key's hash made equal (one chain),
+// the cache answers as with distinct hashes: the same result, hits and
+// misses.
+func TestSimCosterCollisions(t *testing.T) {
+	cfg, sm := realPoint(t, scenarios.DefaultName, 8, 40, 2048, 64)
+	cfg.Workload.RangeRatio, cfg.Workload.RangeStyle = 0.8, serve.RangeBelow
+	run := func() (*serve.Result, *serve.SimCoster) {
+		c := serve.NewSimCoster(sm)
+		r, err := serve.Run(cfg, c)
+		require.NoError(t, err)
+		require.NoError(t, c.Err())
+		return r, c
+	}
+	want, wc := run()
+	restore := serve.SetMemoHashMask(0)
+	defer restore()
+	got, gc := run()
+	require.Equal(t, want, got)
+	assert.Equal(t, wc.Hits, gc.Hits)
+	assert.Equal(t, wc.Misses, gc.Misses)
+	assert.Positive(t, gc.Hits)
+	assert.Greater(t, gc.Misses, 10)
+}
