@@ -55,6 +55,8 @@ func TestBigVariants(t *testing.T) {
 		{bigMT, 4, 4, modeWGMMA, false, 256}: "w4a16_mt8_wg_n256",
 		{bigMT, 4, 4, modeWGMMA, false, 128}: "w4a16_mt8_w4_wg",
 		{bigMT, 5, 4, modeWGMMA, false, 128}: "w4a16_mt8_s5_w4_wg",
+		{4, 3, 4, modeWGMMA, false, 256}:     "w4a16_mt4_s3_wg_n256",
+		{4, 4, 4, modeWGMMA, false, 128}:     "w4a16_mt4_w4_wg",
 	}
 	for v, want := range names {
 		if v.Name() != want {
@@ -66,12 +68,17 @@ func TestBigVariants(t *testing.T) {
 		// Hopper allows 227 KiB of dynamic shared memory a block; the
 		// wgmma tile's stages of (BN/2 + BN/8 + 256) x 128 B start at a 1 KiB
 		// boundary (the kernel aligns them: 1 KiB more).
-		tile := 16 * bigMT * (v.BN + 8) * 4
+		tile := 16 * v.MT * (v.BN + 8) * 4
 		if v.Smem() > 227<<10 || v.Smem() < tile {
 			t.Errorf("%s: %d B of shared memory: want the fp32 tile's %d..227 KiB", want, v.Smem(), tile)
 		}
-		if stage := (tileK*v.BN/2 + v.BN/64*512 + 16*bigMT*tileK*2); v.Mode == modeWGMMA && v.Smem() != max(v.Stages*stage, tile)+1024 {
+		if stage := (tileK*v.BN/2 + v.BN/64*512 + 16*v.MT*tileK*2); v.Mode == modeWGMMA && v.Smem() != max(v.Stages*stage, tile)+1024 {
 			t.Errorf("%s: %d B of shared memory, want %d stages of %d B and 1 KiB", want, v.Smem(), v.Stages, stage)
+		}
+		// The 64-row wgmma tiles run two blocks a multiprocessor: 228 KiB
+		// a Hopper SM, 1 KiB of it reserved a block.
+		if v.MT == 4 && 2*(v.Smem()+1024) > 228<<10 {
+			t.Errorf("%s: %d B of shared memory: two blocks do not fit an SM", want, v.Smem())
 		}
 	}
 }

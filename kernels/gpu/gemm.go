@@ -98,6 +98,7 @@ var Variants = []Variant{
 	{4, 4, 2, ModeFP4, false, 128}, {4, 4, 4, ModeFP4, false, 128}, {4, 4, 4, ModeFP4, false, 256},
 	{8, 4, 4, 0, false, 256}, {8, 3, 4, 0, false, 256}, {8, 4, 4, modeWGMMA, false, 256},
 	{8, 4, 4, modeWGMMA, false, 128}, {8, 5, 4, modeWGMMA, false, 128},
+	{4, 3, 4, modeWGMMA, false, 256}, {4, 4, 4, modeWGMMA, false, 128}, {1, 6, 2, modeSwap, false, 128},
 }
 
 // bigMT is the MT of the large-batch tile (w4a16.cu's w4a16_big_segment):
@@ -161,7 +162,7 @@ func (v Variant) Name() string {
 // weights, scales and activations of a 128 x 128 tile (warp-private: 8
 // slices of 2 KiB of weights, 128 B of scales and 32 k of the activations).
 func (v Variant) Smem() int {
-	if v.MT == bigMT { // the pipeline, or the fp32 tile before the epilogue if larger
+	if v.MT == bigMT || v.Mode == modeWGMMA { // the pipeline, or the fp32 tile before the epilogue if larger
 		n := max(v.Stages*(tileK*v.BN/2+v.BN/64*512+v.MT*16*tileK*2), 16*v.MT*(v.BN+8)*4)
 		if v.Mode == modeWGMMA {
 			n += 1024 // the kernel aligns its stages to 1 KiB (wgmma's 128-byte swizzle)
@@ -310,7 +311,7 @@ func Load(dev cuda.Device) (*Module, error) {
 			return nil, err
 		}
 		if err := f.SetAttribute(cuda.FuncMaxDynamicSharedMemory, v.Smem()); err != nil {
-			if v.MT == bigMT { // more shared memory than this device has: plans use the 64-row tiles
+			if v.MT == bigMT || v.Mode == modeWGMMA { // more shared memory than this device has: plans use the 64-row tiles
 				continue
 			}
 			return nil, fmt.Errorf("w4a16: %s: %d B of shared memory: %w", v.Name(), v.Smem(), err)
@@ -319,7 +320,7 @@ func Load(dev cuda.Device) (*Module, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n < 1 && v.MT == bigMT {
+		if n < 1 && (v.MT == bigMT || v.Mode == modeWGMMA) {
 			continue
 		}
 		if n < 1 {

@@ -122,6 +122,24 @@ __device__ __forceinline__ void wgmma_m64n128(float (&d)[64], const uint32_t (&a
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(scale_d));
 }
 
+// wgmma_m64n64 is wgmma_m64n128 for 64 rows of activations (the 64-row
+// tile): D[64 x 64] += A[64 x 16] x B[16 x 64].
+__device__ __forceinline__ void wgmma_m64n64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(scale_d));
+}
+
+// wgmma_rs issues the m64nBMk16 wgmma of a BM-row tile (BM = 64 or 128).
+template <int BM>
+__device__ __forceinline__ void wgmma_rs(float (&d)[BM / 2], const uint32_t (&a)[4], uint64_t desc, int scale_d) {
+  if constexpr (BM == 128)
+    wgmma_m64n128(d, a, desc, scale_d);
+  else
+    wgmma_m64n64(d, a, desc, scale_d);
+}
+
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
@@ -806,7 +824,7 @@ __device__ __forceinline__ void w4a16_big_segment(const __nv_bfloat16* __restric
 // (j = 0, 1; m64n128k16 over all 128 rows), slice 2(r%2) + j as its 16 rows.
 // Each weight is dequantised once per block (the mma.sync tile does it once
 // per warp along M).
-template <int STAGES, int BN>
+template <int MT, int STAGES, int BN>
 __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                                  const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                                  float* __restrict__ ws, int* __restrict__ counters,
@@ -817,7 +835,8 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(STAGES >= 3, "stages are loaded STAGES - 2 ahead");
   static_assert(BN == 128 || BN == 256, "tiles of 128 or 256 columns");
-  constexpr int BM = 128;
+  static_assert(MT == 4 || MT == 8, "tiles of 64 or 128 rows");
+  constexpr int BM = 16 * MT;  // the wgmma's n: rows of activations a tile
   constexpr int NJ = BN / 128;  // wgmmas a warpgroup issues per k16 step (64 columns each)
   constexpr int KS = BK / 16;
   constexpr int CH = BN / 64;
@@ -916,11 +935,11 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
   const uint32_t b_rd0 = (wc * 8 * 32 + lane) * 16 + sl0 * 4;
   const uint32_t s_rd0 = B_STAGE + (((wc << gs_shift) * 8) + (lane >> 2)) * 16 + sl0 * 4;
 
-  float acc[NJ][64];
+  float acc[NJ][BM / 2];
 #pragma unroll
   for (int j = 0; j < NJ; ++j)
 #pragma unroll
-    for (int i = 0; i < 64; ++i) acc[j][i] = 0.f;
+    for (int i = 0; i < BM / 2; ++i) acc[j][i] = 0.f;
 
   // Stages are loaded STAGES - 2 ahead (not STAGES - 1): the slot refilled
   // at iteration it was read at it - 2, whose products the waits of
@@ -965,7 +984,7 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
       const uint64_t desc = smem_desc(a_addr + (s >> 2) * A_HALF + (s & 3) * 32);
       wgmma_fence();
 #pragma unroll
-      for (int j = 0; j < NJ; ++j) wgmma_m64n128(acc[j], frag[s & 1][j], desc, 1);
+      for (int j = 0; j < NJ; ++j) wgmma_rs<BM>(acc[j], frag[s & 1][j], desc, 1);
       wgmma_commit();
       wgmma_wait<1>();  // step s-1's products are done: its fragments may be overwritten
     }
@@ -974,7 +993,7 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
 #pragma unroll
   for (int j = 0; j < NJ; ++j)
 #pragma unroll
-    for (int i = 0; i < 64; ++i) fence_f(acc[j][i]);
+    for (int i = 0; i < BM / 2; ++i) fence_f(acc[j][i]);
   cp_async_wait<0>();
   __syncthreads();
 
@@ -984,7 +1003,7 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
 #pragma unroll
   for (int j = 0; j < NJ; ++j)
 #pragma unroll
-    for (int i = 0; i < 16; ++i)
+    for (int i = 0; i < BM / 8; ++i)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int row = 8 * i + 2 * (lane & 3) + (e & 1);
@@ -1023,8 +1042,8 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     const long long t0 = static_cast<long long>(tile) * kiters;
     const int first = static_cast<int>(t0 / units_per_block);
     const int lastb = static_cast<int>((t0 + kiters - 1) / units_per_block);
-    if constexpr (MT == 8 && MODE == 5)
-      w4a16_wg_segment<STAGES, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
+    if constexpr (MODE == 5)
+      w4a16_wg_segment<MT, STAGES, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
                                tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1, units_per_block, t0, coresident);
     else if constexpr (MT == 8)
       w4a16_big_segment<STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
@@ -1088,8 +1107,20 @@ W4A16_KERNEL(w4a16_mt8_wg_n256, 8, 4, 4, 5, false, 256, 1)
 // or cut every tile (the expert and TP8 shards); _s5: 5 stages (205 KiB).
 W4A16_KERNEL(w4a16_mt8_w4_wg, 8, 4, 4, 5, false, 128, 1)
 W4A16_KERNEL(w4a16_mt8_s5_w4_wg, 8, 5, 4, 5, false, 128, 1)
+// _mt4_..._wg: the wgmma tile at 64 rows (m64n64k16: half the activation
+// rows and accumulators), two blocks a multiprocessor (about 100 KiB of
+// shared memory and at most 128 registers each): one block's pipeline fill
+// and epilogue overlap the other's main loop. For short K (the TP8 down
+// 7168 x 256: two k iterations, whole tiles) and narrow N (the TP8 gate_up
+// 512 x 7168: four times the tiles of the 128 x 256 tile). 256 columns at
+// 3 stages (102 KiB), 128 columns at 4 (100 KiB).
+W4A16_KERNEL(w4a16_mt4_s3_wg_n256, 4, 3, 4, 5, false, 256, 2)
+W4A16_KERNEL(w4a16_mt4_w4_wg, 4, 4, 4, 5, false, 128, 2)
 W4A16_KERNEL(w4a16_mt1_sw, 1, 4, 2, 3, false, 128, 3)
 W4A16_KERNEL(w4a16_mt1_w4_sw, 1, 4, 4, 3, false, 128, 4)
+// _s6_sw: the swapped-operand kernel with 6 stages (5 in flight, two blocks
+// a multiprocessor): more weight bytes in flight per SM at M <= 8.
+W4A16_KERNEL(w4a16_mt1_s6_sw, 1, 6, 2, 3, false, 128, 2)
 // MXFP4 (MODE 4): the same pipelines and layouts, e2m1 codes dequantised
 // with dq_e2m1 (group 32, scales bf16 powers of two converted from e8m0).
 W4A16_KERNEL(w4a16_mt1_fp4, 1, 4, 2, 4, false, 128, 3)
