@@ -50,13 +50,15 @@ func TestBigVariants(t *testing.T) {
 		}
 	}
 	names := map[Variant]string{
-		{bigMT, 4, 4, 0, false, 256}:         "w4a16_mt8_n256",
-		{bigMT, 3, 4, 0, false, 256}:         "w4a16_mt8_s3_n256",
-		{bigMT, 4, 4, modeWGMMA, false, 256}: "w4a16_mt8_wg_n256",
-		{bigMT, 4, 4, modeWGMMA, false, 128}: "w4a16_mt8_w4_wg",
-		{bigMT, 5, 4, modeWGMMA, false, 128}: "w4a16_mt8_s5_w4_wg",
-		{4, 3, 4, modeWGMMA, false, 256}:     "w4a16_mt4_s3_wg_n256",
-		{4, 4, 4, modeWGMMA, false, 128}:     "w4a16_mt4_w4_wg",
+		{bigMT, 4, 4, 0, false, 256}:             "w4a16_mt8_n256",
+		{bigMT, 3, 4, 0, false, 256}:             "w4a16_mt8_s3_n256",
+		{bigMT, 4, 4, modeWGMMA, false, 256}:     "w4a16_mt8_wg_n256",
+		{bigMT, 4, 4, modeWGMMA, false, 128}:     "w4a16_mt8_w4_wg",
+		{bigMT, 5, 4, modeWGMMA, false, 128}:     "w4a16_mt8_s5_w4_wg",
+		{4, 3, 4, modeWGMMA, false, 256}:         "w4a16_mt4_s3_wg_n256",
+		{4, 4, 4, modeWGMMA, false, 128}:         "w4a16_mt4_w4_wg",
+		{bigMT, 4, 4, modeWGPersist, false, 256}: "w4a16_mt8_wgp_n256",
+		{bigMT, 4, 4, modeWGPersist, false, 128}: "w4a16_mt8_w4_wgp",
 	}
 	for v, want := range names {
 		if v.Name() != want {
@@ -69,10 +71,13 @@ func TestBigVariants(t *testing.T) {
 		// wgmma tile's stages of (BN/2 + BN/8 + 256) x 128 B start at a 1 KiB
 		// boundary (the kernel aligns them: 1 KiB more).
 		tile := 16 * v.MT * (v.BN + 8) * 4
+		if v.Mode == modeWGPersist { // stages bf16 halves of the tile in two slots
+			tile = 0
+		}
 		if v.Smem() > 227<<10 || v.Smem() < tile {
 			t.Errorf("%s: %d B of shared memory: want the fp32 tile's %d..227 KiB", want, v.Smem(), tile)
 		}
-		if stage := (tileK*v.BN/2 + v.BN/64*512 + 16*v.MT*tileK*2); v.Mode == modeWGMMA && v.Smem() != max(v.Stages*stage, tile)+1024 {
+		if stage := (tileK*v.BN/2 + v.BN/64*512 + 16*v.MT*tileK*2); wgmmaMode(v.Mode) && v.Smem() != max(v.Stages*stage, tile)+1024 {
 			t.Errorf("%s: %d B of shared memory, want %d stages of %d B and 1 KiB", want, v.Smem(), v.Stages, stage)
 		}
 		// The 64-row wgmma tiles run two blocks a multiprocessor: 228 KiB

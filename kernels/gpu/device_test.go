@@ -169,9 +169,11 @@ func TestGEMMOnDevice(t *testing.T) {
 				{MT: 4, BN: 256, WN: 4, Mode: modeWGMMA, Stages: 3, Splits: 1}, {MT: 4, BN: 256, WN: 4, Mode: modeWGMMA, Stages: 3, Splits: 4},
 				{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA}, {MT: 4, BN: 128, WN: 4, Mode: modeWGMMA, Units: 3},
 				{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1}, {MT: 4, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 8},
-				{Mode: modeSwap, Stages: 6}, {Mode: modeSwap, Stages: 6, Units: 3}} {
+				{Mode: modeSwap, Stages: 6}, {Mode: modeSwap, Stages: 6, Units: 3},
+				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist}, {MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist, Units: 2},
+				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist, Units: 3}} {
 				if o.Splits > sh.K/tileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == modeSwap && sh.M > 8) ||
-					(o.Mode == modeWGMMA && m.bigMode() != modeWGMMA) {
+					(wgmmaMode(o.Mode) && m.bigMode() != modeWGMMA) {
 					continue
 				}
 				name := fmt.Sprintf("g%d/M%d_N%d_K%d/%+v", g, sh.M, sh.N, sh.K, o)
@@ -450,25 +452,18 @@ func wgOptions(n int) []Options {
 }
 
 // tp8Options are the plans the "tp8" benchmark times at large M on a
-// matrix of n columns and k rows: the 128-row wgmma tiles of 256 and 128
-// columns (stream-K, whole tiles), and the 64-row ones (two blocks a
-// multiprocessor) as stream-K, whole tiles and 2, 4 or 8 splits of K.
+// matrix of n columns and k rows: the 128-row wgmma tiles of 128 columns
+// (stream-K, whole tiles) and 256 (whole tiles), each also as the
+// persistent grid, and for long K the 64-row tile of 128 columns
+// (stream-K, two blocks a multiprocessor).
 func tp8Options(n, k int) []Options {
-	opts := wgOptions(n)[:4]
-	if n%256 != 0 {
-		opts = wgOptions(n)[:2]
+	opts := []Options{{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1},
+		{MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist}}
+	if n%256 == 0 {
+		opts = append(opts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1}, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist})
 	}
-	for _, b := range []Options{{MT: 4, BN: 256, WN: 4, Mode: modeWGMMA, Stages: 3}, {MT: 4, BN: 128, WN: 4, Mode: modeWGMMA}} {
-		if n%b.BN != 0 {
-			continue
-		}
-		for _, sp := range []int{0, 1, 2, 4, 8} {
-			if sp > k/tileK {
-				continue
-			}
-			b.Splits = sp
-			opts = append(opts, b)
-		}
+	if k/tileK >= 8 { // the 64-row tile's stream-K (the narrow TP8 gate_up)
+		opts = append(opts, Options{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA})
 	}
 	return opts
 }
@@ -504,6 +499,10 @@ func splitOptions(n, k int, wg bool) []Options {
 				w64.Stages = 3
 			}
 			opts = append(opts, w64, Options{MT: w64.MT, BN: bn, WN: 4, Mode: modeWGMMA, Stages: w64.Stages, Splits: 1})
+			wgp := Options{MT: bigMT, BN: bn, WN: 4, Mode: modeWGPersist}
+			opts = append(opts, wgp)
+			wgp.Units = 3
+			opts = append(opts, wgp)
 			b.Serial = true
 			opts = append(opts, b)
 			b.Serial = false

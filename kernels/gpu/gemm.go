@@ -84,7 +84,15 @@ const (
 	// activations its B operand from shared memory. Only in sm_90a images
 	// (the embedded sm_90 cubin); Load drops it elsewhere.
 	modeWGMMA = 5
+	// modeWGPersist is the wgmma tile as a persistent grid (dense GEMMs,
+	// whole tiles): at most one block a resident slot, each running tiles
+	// b, b + blocks, ... through one pipeline, the next tile's first
+	// stages loading while this one's epilogue runs. sm_90a images only.
+	modeWGPersist = 6
 )
+
+// wgmmaMode says whether mode is one of the wgmma tile's (sm_90a only).
+func wgmmaMode(mode int) bool { return mode == modeWGMMA || mode == modeWGPersist }
 
 // Variants are the kernels w4a16.cu defines.
 var Variants = []Variant{
@@ -99,6 +107,7 @@ var Variants = []Variant{
 	{8, 4, 4, 0, false, 256}, {8, 3, 4, 0, false, 256}, {8, 4, 4, modeWGMMA, false, 256},
 	{8, 4, 4, modeWGMMA, false, 128}, {8, 5, 4, modeWGMMA, false, 128},
 	{4, 3, 4, modeWGMMA, false, 256}, {4, 4, 4, modeWGMMA, false, 128}, {1, 6, 2, modeSwap, false, 128},
+	{8, 4, 4, modeWGPersist, false, 256}, {8, 4, 4, modeWGPersist, false, 128},
 }
 
 // bigMT is the MT of the large-batch tile (w4a16.cu's w4a16_big_segment):
@@ -145,6 +154,8 @@ func (v Variant) Name() string {
 		n += "_sw"
 	case modeWGMMA:
 		n += "_wg"
+	case modeWGPersist:
+		n += "_wgp"
 	}
 	if v.WP {
 		n += "_wp"
@@ -162,9 +173,12 @@ func (v Variant) Name() string {
 // weights, scales and activations of a 128 x 128 tile (warp-private: 8
 // slices of 2 KiB of weights, 128 B of scales and 32 k of the activations).
 func (v Variant) Smem() int {
-	if v.MT == bigMT || v.Mode == modeWGMMA { // the pipeline, or the fp32 tile before the epilogue if larger
+	if v.MT == bigMT || wgmmaMode(v.Mode) { // the pipeline, or the fp32 tile before the epilogue if larger
 		n := max(v.Stages*(tileK*v.BN/2+v.BN/64*512+v.MT*16*tileK*2), 16*v.MT*(v.BN+8)*4)
-		if v.Mode == modeWGMMA {
+		if v.Mode == modeWGPersist { // the epilogue stages bf16 in two of the pipeline's slots
+			n = v.Stages * (tileK*v.BN/2 + v.BN/64*512 + v.MT*16*tileK*2)
+		}
+		if wgmmaMode(v.Mode) {
 			n += 1024 // the kernel aligns its stages to 1 KiB (wgmma's 128-byte swizzle)
 		}
 		return n
@@ -303,7 +317,7 @@ func Load(dev cuda.Device) (*Module, error) {
 	}
 	wgmma := hasWGMMA(major, minor, name)
 	for _, v := range Variants {
-		if v.Mode == modeWGMMA && !wgmma {
+		if wgmmaMode(v.Mode) && !wgmma {
 			continue
 		}
 		f, err := mod.Function(v.Name())
@@ -311,7 +325,7 @@ func Load(dev cuda.Device) (*Module, error) {
 			return nil, err
 		}
 		if err := f.SetAttribute(cuda.FuncMaxDynamicSharedMemory, v.Smem()); err != nil {
-			if v.MT == bigMT || v.Mode == modeWGMMA { // more shared memory than this device has: plans use the 64-row tiles
+			if v.MT == bigMT || wgmmaMode(v.Mode) { // more shared memory than this device has: plans use the 64-row tiles
 				continue
 			}
 			return nil, fmt.Errorf("w4a16: %s: %d B of shared memory: %w", v.Name(), v.Smem(), err)
@@ -320,7 +334,7 @@ func Load(dev cuda.Device) (*Module, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n < 1 && (v.MT == bigMT || v.Mode == modeWGMMA) {
+		if n < 1 && (v.MT == bigMT || wgmmaMode(v.Mode)) {
 			continue
 		}
 		if n < 1 {
@@ -423,7 +437,7 @@ func (p Plan) CounterBytes() int64 { return int64(p.MBlocks*p.NBlocks) * 4 }
 type Options struct {
 	MT     int  // m16 tiles per block: 1, 2 or 4
 	Stages int  // pipeline stages: 4, or 6 for MT 1 and 2
-	Units  int  // iterations per block
+	Units  int  // iterations per block (the persistent wgmma tile: the most tiles a block runs)
 	Splits int  // or: cut each tile into about this many runs (Units = ceil(K/tileK / Splits))
 	WN     int  // warps along N: 2 (default) or 4
 	Mode   int  // a diagnostic mode for the benchmark (wrong results)
@@ -519,6 +533,9 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	if p.N%p.BN != 0 {
 		return p, fmt.Errorf("w4a16: N=%d: tiles of %d columns need N %% %d == 0", p.N, p.BN, p.BN)
 	}
+	if p.Mode == modeWGPersist && (p.ADiv > 0 || o.Splits > 0) {
+		return p, fmt.Errorf("w4a16: the persistent wgmma tile runs whole tiles of dense GEMMs only")
+	}
 	v := p.Variant()
 	if !slices.Contains(Variants, v) {
 		return p, fmt.Errorf("w4a16: no kernel with %d rows, %d stages, %d warps along N, mode %d, warp-private %v, %d columns",
@@ -529,7 +546,7 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	tiles := int64(p.MBlocks) * int64(p.NBlocks)
 	work := tiles * int64(kiters)
 	switch {
-	case whole:
+	case whole, p.Mode == modeWGPersist:
 		p.Units = kiters
 	case o.Units > 0:
 		p.Units = o.Units
@@ -556,6 +573,15 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 		return p, fmt.Errorf("w4a16: %d tiles in %d blocks: too large a launch", tiles, blocks)
 	}
 	p.Blocks = int(blocks)
+	if p.Mode == modeWGPersist {
+		// One block a resident slot, whole tiles strided over the grid
+		// (block b: tiles b, b + Blocks, ...); Options.Units, if set, is
+		// the most tiles a block runs instead.
+		p.Blocks = int(min(tiles, int64(max(1, m.SMs)*max(1, m.PerSM[v]))))
+		if o.Units > 0 {
+			p.Blocks = int((tiles + int64(o.Units) - 1) / int64(o.Units))
+		}
+	}
 	p.MaxParts = 1
 	for t := int64(0); t < tiles; t++ {
 		t0 := t * int64(kiters)

@@ -1017,6 +1017,187 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
 #endif
 }
 
+// w4a16_wgp is the persistent form of the wgmma tile (MODE 6, dense GEMMs,
+// whole tiles, no partial sums): block b runs tiles b, b + gridDim.x, ...
+// one after another through one pipeline, so the first stages of its next
+// tile are in flight while this tile's last products retire and its
+// epilogue runs (the whole-tile launch of w4a16_wg_segment fills and drains
+// the pipeline once a tile: at K = 256, two k iterations a tile, that is
+// most of the time). The epilogue stages the tile as bf16 in the two slots
+// no copy is in flight to (this iteration's and the previous one's: stages
+// are loaded STAGES - 2 ahead), half the rows in each, then writes it out
+// with 16-byte stores.
+template <int MT, int STAGES, int BN>
+__device__ __forceinline__ void w4a16_wgp(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
+                                          const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C, int M, int N,
+                                          int K, int group, int mblocks) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(STAGES >= 4, "the epilogue needs two slots without copies in flight");
+  static_assert(BN == 128 || BN == 256, "tiles of 128 or 256 columns");
+  constexpr int BM = 16 * MT;
+  constexpr int NJ = BN / 128;
+  constexpr int KS = BK / 16;
+  constexpr int CH = BN / 64;
+  constexpr int B_STAGE = BK * BN / 2;
+  constexpr int S_STAGE = CH * 512;
+  constexpr int A_HALF = BM * 128;
+  constexpr int STAGE = B_STAGE + S_STAGE + 2 * A_HALF;
+  static_assert(STAGE % 1024 == 0 && (B_STAGE + S_STAGE) % 1024 == 0, "swizzle atoms 1024-B aligned");
+  constexpr int OUT_STRIDE = BN + 8;  // bf16 a staged row (16-byte aligned, rows 4 banks apart)
+  constexpr int HALF_ROWS = BM / 2;
+  static_assert(HALF_ROWS * OUT_STRIDE * 2 <= STAGE, "half a tile fits a slot");
+  constexpr int AROWS = BM * 16 / THREADS;
+  constexpr int CPT = BN / 8;  // 16-byte chunks of an output row
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  const uint32_t raw_addr = smem_addr(smem_raw);
+  const uint32_t s_base = (raw_addr + 1023) & ~1023u;
+  unsigned char* smem = smem_raw + (s_base - raw_addr);
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int wg = warp >> 2;
+  const int wr = warp & 3;
+  const int ntiles_n = N / BN;
+  const int tiles = mblocks * ntiles_n;
+  if (static_cast<int>(blockIdx.x) >= tiles) return;
+  const int kiters = K / BK;
+  const int total = ((tiles - 1 - static_cast<int>(blockIdx.x)) / static_cast<int>(gridDim.x) + 1) * kiters;
+  const int ngroups = K / group;
+  const int gshift = 31 - __clz(group);
+  const int gs_shift = 7 - gshift;
+  const int kchunks = K / 16;
+  const size_t w_chunk = static_cast<size_t>(kchunks) * 32;
+  const int s_per = 8 << gs_shift;
+  const bool s_copy = tid < CH * s_per;
+  const int s_c = tid >> (gs_shift + 3);
+  const int a_chunk = tid & 15;
+  const int a_r0 = tid >> 4;
+  const uint32_t a_dst0 = B_STAGE + S_STAGE + (a_chunk >> 3) * A_HALF + a_r0 * 128 + (((a_chunk & 7) ^ (a_r0 & 7)) * 16);
+
+  // The loader's position: the tile and k iteration of the next stage.
+  int ld_tile = blockIdx.x, ld_k = 0;
+  auto load_stage = [&](int slot) {
+    const int mb = ld_tile / ntiles_n, nb = ld_tile - (ld_tile / ntiles_n) * ntiles_n;
+    const uint32_t st = s_base + slot * STAGE;
+    const uint4* w_src = W + (static_cast<size_t>(nb) * CH * kchunks + ld_k * 8) * 32 + tid;
+#pragma unroll
+    for (int c = 0; c < CH; ++c) cp_async16(st + (c * THREADS + tid) * 16, w_src + c * w_chunk, true);
+    if (s_copy)
+      cp_async16(st + B_STAGE + tid * 16,
+                 S + (static_cast<size_t>(nb * CH + s_c) * ngroups + ((ld_k * BK) >> gshift)) * 8 + (tid & (s_per - 1)), true);
+    const __nv_bfloat16* a_ptr = A + static_cast<size_t>(ld_k) * BK + a_chunk * 8;
+#pragma unroll
+    for (int i = 0; i < AROWS; ++i) {
+      const int row = mb * BM + a_r0 + 16 * i;
+      const bool valid = row < M;  // rows past the batch: zeros (no bytes read)
+      cp_async16(st + a_dst0 + i * 16 * 128, a_ptr + static_cast<size_t>(valid ? row : 0) * K, valid);
+    }
+    if (++ld_k == kiters) ld_k = 0, ld_tile += gridDim.x;
+  };
+
+  const int wc = NJ == 2 ? 2 * wg + (wr >> 1) : wg;
+  const int sl0 = NJ == 2 ? 2 * (wr & 1) : wr;
+  const uint32_t b_rd0 = (wc * 8 * 32 + lane) * 16 + sl0 * 4;
+  const uint32_t s_rd0 = B_STAGE + (((wc << gs_shift) * 8) + (lane >> 2)) * 16 + sl0 * 4;
+
+  float acc[NJ][BM / 2];
+#pragma unroll
+  for (int j = 0; j < NJ; ++j)
+#pragma unroll
+    for (int i = 0; i < BM / 2; ++i) acc[j][i] = 0.f;
+
+#pragma unroll
+  for (int s = 0; s < STAGES - 2; ++s) {
+    if (s < total) load_stage(s);
+    cp_async_commit();
+  }
+
+  int rd_slot = 0, wr_slot = STAGES - 2;
+  int tile = blockIdx.x, k = 0;
+  for (int g = 0; g < total; ++g) {
+    cp_async_wait<STAGES - 3>();
+    __syncthreads();
+    if (g + STAGES - 2 < total) load_stage(wr_slot);
+    cp_async_commit();
+    wr_slot = wr_slot == STAGES - 1 ? 0 : wr_slot + 1;
+    const int cur = rd_slot;
+    const unsigned char* st = smem + cur * STAGE;
+    const uint32_t a_addr = s_base + cur * STAGE + B_STAGE + S_STAGE;
+    rd_slot = rd_slot == STAGES - 1 ? 0 : rd_slot + 1;
+    uint32_t frag[2][NJ][4];
+#pragma unroll
+    for (int s = 0; s < KS; ++s) {
+      uint32_t bw[NJ], sw[NJ];
+      if constexpr (NJ == 2) {
+        const uint2 b = *reinterpret_cast<const uint2*>(st + b_rd0 + s * 512);
+        const uint2 sc = *reinterpret_cast<const uint2*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
+        bw[0] = b.x, bw[NJ - 1] = b.y, sw[0] = sc.x, sw[NJ - 1] = sc.y;
+      } else {
+        bw[0] = *reinterpret_cast<const uint32_t*>(st + b_rd0 + s * 512);
+        sw[0] = *reinterpret_cast<const uint32_t*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
+      }
+#pragma unroll
+      for (int j = 0; j < NJ; ++j) {
+        const __nv_bfloat162 s_lo = __low2bfloat162(as_bf162(sw[j]));
+        const __nv_bfloat162 s_hi = __high2bfloat162(as_bf162(sw[j]));
+        frag[s & 1][j][0] = dq(bw[j], s_lo);
+        frag[s & 1][j][1] = dq(bw[j] >> 8, s_hi);
+        frag[s & 1][j][2] = dq(bw[j] >> 4, s_lo);
+        frag[s & 1][j][3] = dq(bw[j] >> 12, s_hi);
+      }
+      const uint64_t desc = smem_desc(a_addr + (s >> 2) * A_HALF + (s & 3) * 32);
+      wgmma_fence();
+#pragma unroll
+      for (int j = 0; j < NJ; ++j) wgmma_rs<BM>(acc[j], frag[s & 1][j], desc, 1);
+      wgmma_commit();
+      wgmma_wait<1>();
+    }
+    if (++k < kiters) continue;
+    // The tile is done: every warpgroup's products retire (the barrier:
+    // no wgmma still reads this slot or the previous one), then the tile is
+    // staged as bf16, rows 0..BM/2-1 in this iteration's slot and the rest
+    // in the previous one's, and written out.
+    k = 0;
+    wgmma_wait<0>();
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int i = 0; i < BM / 2; ++i) fence_f(acc[j][i]);
+    __syncthreads();
+    __nv_bfloat16* half0 = reinterpret_cast<__nv_bfloat16*>(smem + cur * STAGE);
+    __nv_bfloat16* half1 = reinterpret_cast<__nv_bfloat16*>(smem + (cur == 0 ? STAGES - 1 : cur - 1) * STAGE);
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int i = 0; i < BM / 8; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = 8 * i + 2 * (lane & 3) + (e & 1);
+          const int col = 64 * wc + 16 * (sl0 + j) + (lane >> 2) + 8 * (e >> 1);
+          __nv_bfloat16* h = 8 * i < HALF_ROWS ? half0 : half1;
+          h[(row & (HALF_ROWS - 1)) * OUT_STRIDE + col] = __float2bfloat16_rn(acc[j][4 * i + e]);
+          acc[j][4 * i + e] = 0.f;
+        }
+    __syncthreads();
+    const int mb = tile / ntiles_n, nb = tile - (tile / ntiles_n) * ntiles_n;
+#pragma unroll
+    for (int c = tid; c < BM * CPT; c += THREADS) {
+      const int r = c / CPT, col = (c % CPT) * 8;
+      const int grow = mb * BM + r;
+      if (grow >= M) continue;
+      const __nv_bfloat16* h = r < HALF_ROWS ? half0 : half1;
+      *reinterpret_cast<uint4*>(C + static_cast<size_t>(grow) * N + nb * BN + col) =
+          *reinterpret_cast<const uint4*>(h + (r & (HALF_ROWS - 1)) * OUT_STRIDE + col);
+    }
+    tile += gridDim.x;
+  }
+  cp_async_wait<0>();
+#else
+  __trap();  // built without sm_90a: the host never launches this kernel
+#endif
+}
+
 // The work of a launch is mblocks x (N/BN) tiles of K/BK iterations each,
 // laid end to end (tile-major) and cut into equal runs of units_per_block
 // iterations, one run per block (stream-K, as Marlin's striped
@@ -1024,7 +1205,7 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
 // a tile cut between blocks is summed by its last block. The workspace holds
 // two BM x BN fp32 slots per block.
 template <int MT, int STAGES, int WN, int MODE, bool PRIV, int BN>
-__device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
+__device__ __forceinline__ void w4a16_stream_k(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                            const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                            float* __restrict__ ws, int* __restrict__ counters,
                                            const int* __restrict__ sorted_ids, const int* __restrict__ expert_ids,
@@ -1055,6 +1236,22 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     u += ke - kb;
     __syncthreads();  // shared memory is reused by the next segment
   }
+}
+
+// w4a16_body runs the launch: the persistent wgmma tile (MODE 6) or
+// stream-K runs (w4a16_stream_k) of any other tile.
+template <int MT, int STAGES, int WN, int MODE, bool PRIV, int BN>
+__device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
+                                           const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
+                                           float* __restrict__ ws, int* __restrict__ counters,
+                                           const int* __restrict__ sorted_ids, const int* __restrict__ expert_ids,
+                                           int M, int N, int K, int group, int a_div, int mblocks,
+                                           int units_per_block, int coresident) {
+  if constexpr (MODE == 6)
+    w4a16_wgp<MT, STAGES, BN>(A, W, S, C, M, N, K, group, mblocks);
+  else
+    w4a16_stream_k<MT, STAGES, WN, MODE, PRIV, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group,
+                                                   a_div, mblocks, units_per_block, coresident);
 }
 
 }  // namespace
@@ -1114,6 +1311,10 @@ W4A16_KERNEL(w4a16_mt8_s5_w4_wg, 8, 5, 4, 5, false, 128, 1)
 // 7168 x 256: two k iterations, whole tiles) and narrow N (the TP8 gate_up
 // 512 x 7168: four times the tiles of the 128 x 256 tile). 256 columns at
 // 3 stages (102 KiB), 128 columns at 4 (100 KiB).
+// _wgp: the persistent form (w4a16_wgp): a grid of at most one block an
+// SM, each running whole tiles one after another through one pipeline.
+W4A16_KERNEL(w4a16_mt8_wgp_n256, 8, 4, 4, 6, false, 256, 1)
+W4A16_KERNEL(w4a16_mt8_w4_wgp, 8, 4, 4, 6, false, 128, 1)
 W4A16_KERNEL(w4a16_mt4_s3_wg_n256, 4, 3, 4, 5, false, 256, 2)
 W4A16_KERNEL(w4a16_mt4_w4_wg, 4, 4, 4, 5, false, 128, 2)
 W4A16_KERNEL(w4a16_mt1_sw, 1, 4, 2, 3, false, 128, 3)
