@@ -38,6 +38,7 @@ if [ "${BUILD:-1}" != 0 ]; then
 	} >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 	stamp "built"
 	grep -A2 -E "entry function 'w4a16_mt(4_s3_wg_n256|4_w4_wg|1_s6_sw|8_w4_wg|8_wg_n256|8_wgp_n256|8_w4_wgp)' for 'sm_90a'" "$out/build.log" | grep -E "entry|Used|spill" | sed 's/ptxas info    : //'
+	grep -E "C75[0-9][0-9]" "$out/build.log" | grep sm_90 | cut -c1-200
 	export MOECAST_W4A16_MODULE=$build/w4a16.sm_90.cubin
 fi
 timeout ${CHECK_TIMEOUT:-200} "$dir/gpu.test" -test.v -test.run 'GEMMOnDevice|^TestMoEOnDevice|WGDefaultOnDevice|SplitOnDevice' >"$out/correct.log" 2>&1

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/moecast/moecast/internal/cuda"
@@ -154,12 +155,57 @@ func TestWGDefaultShapes(t *testing.T) {
 		M, N, K int
 		bn      int
 		whole   bool
-	}{{260, 5632, 256, 128, true}, {260, 7168, 1024, 256, true}, {300, 1024, 11264, 128, false}, {1000, 512, 7168, 128, false}} {
+	}{{260, 5632, 256, 128, true}, {260, 7168, 1024, 256, true}, {300, 1024, 11264, 128, false}, {1000, 512, 7168, 128, false},
+		{1100, 7168, 256, 256, true}, {512, 512, 7168, 128, false}} {
 		if !bigDense(c.M, c.N, c.K, 132) {
 			t.Errorf("%d x %d x %d: not the large-batch tile", c.M, c.N, c.K)
 		}
 		if bn, whole := wgTiles((c.M+127)/128, c.N, c.K/tileK, 132, true); bn != c.bn || whole != c.whole {
 			t.Errorf("%d x %d x %d: %d columns, whole %v; want %d, %v", c.M, c.N, c.K, bn, whole, c.bn, c.whole)
 		}
+	}
+}
+
+// TestWGDense pins wgDense's two refinements on a 132-SM device with one
+// wgmma block an SM (two of the 64-row tile): the persistent grid for whole
+// 256-column tiles of short K, the 64-row tile for narrow stream-K.
+func TestWGDense(t *testing.T) {
+	m := &Module{SMs: 132, PerSM: map[Variant]int{}, fn: map[Variant]cuda.Function{}}
+	for _, v := range Variants {
+		var f cuda.Function
+		m.fn[v], m.PerSM[v] = f, 1
+		if v.MT == 4 && v.Mode == modeWGMMA {
+			m.PerSM[v] = 2
+		}
+	}
+	for _, c := range []struct {
+		name          string
+		M, N, K       int
+		mt, mode, bn  int
+		units, blocks int
+	}{
+		{"tp8 down M=2048: persistent, one block an SM", 2048, 7168, 256, bigMT, modeWGPersist, 256, 2, 132},
+		{"tp8 down M=512: persistent, one block a tile", 512, 7168, 256, bigMT, modeWGPersist, 256, 2, 112},
+		{"expert down M=2048: long K keeps whole tiles", 2048, 7168, 2048, bigMT, modeWGMMA, 256, 16, 448},
+		{"tp8 gate_up M=512: the 64-row tile's stream-K", 512, 512, 7168, 4, modeWGMMA, 128, 7, 256},
+		{"tp8 gate_up M=1024: the 128-row tile's", 1024, 512, 7168, bigMT, modeWGMMA, 128, 14, 128},
+	} {
+		p, err := m.PlanGEMM(c.M, c.N, c.K, 32, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.MT != c.mt || p.Mode != c.mode || p.BN != c.bn || p.Units != c.units || p.Blocks != c.blocks {
+			t.Errorf("%s: plan %s mt %d mode %d bn %d units %d blocks %d; want mt %d mode %d bn %d units %d blocks %d",
+				c.name, p.Variant().Name(), p.MT, p.Mode, p.BN, p.Units, p.Blocks, c.mt, c.mode, c.bn, c.units, c.blocks)
+		}
+	}
+	// The persistent tile: MoE plans and splits are refused; Units caps the tiles a block runs.
+	_, err := m.PlanGEMM(1100, 7168, 256, 32, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist, Splits: 2})
+	if err == nil || !strings.Contains(err.Error(), "whole tiles of dense GEMMs only") {
+		t.Errorf("persistent tile with splits: %v", err)
+	}
+	p, err := m.PlanGEMM(1100, 7168, 256, 32, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist, Units: 3})
+	if err != nil || p.Blocks != 84 || p.MaxParts != 1 || p.WorkspaceBytes() != 0 {
+		t.Errorf("persistent tile, 3 tiles a block: %+v, %v; want 84 blocks of 252 tiles, no workspace", p, err)
 	}
 }

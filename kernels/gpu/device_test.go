@@ -101,8 +101,9 @@ func runOnce(t *testing.T, m *Module, s cuda.Stream, p Plan, a []BF16, w *Weight
 }
 
 // TestWGDefaultOnDevice checks the default plans of the wgmma tile at
-// large M (wgTiles: whole tiles of 128 or 256 columns, or stream-K) against
-// the float64 reference on shapes where each is chosen on a 132-SM H200.
+// large M (wgTiles: whole tiles of 128 or 256 columns, or stream-K;
+// wgDense: the persistent grid, the 64-row tile) against the float64
+// reference on shapes where each is chosen on a 132-SM H200.
 func TestWGDefaultOnDevice(t *testing.T) {
 	m, s := onDevice(t)
 	if m.bigMode() != modeWGMMA {
@@ -111,7 +112,7 @@ func TestWGDefaultOnDevice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 13))
 	worst, cases := 0.0, 0
 	defer func() { t.Logf("wgmma default plans: %d cases, worst rel error %.3g", cases, worst) }()
-	for _, sh := range []struct{ M, N, K int }{{260, 5632, 256}, {260, 7168, 1024}, {300, 1024, 11264}, {1000, 512, 7168}} {
+	for _, sh := range []struct{ M, N, K int }{{260, 5632, 256}, {260, 7168, 1024}, {300, 1024, 11264}, {1000, 512, 7168}, {1100, 7168, 256}, {512, 512, 7168}} {
 		pq, err := randomPackQuantized(rng, sh.N, sh.K, 32)
 		require.NoError(t, err)
 		w, err := Repack(pq)

@@ -512,6 +512,7 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 			if p.Mode == modeWGMMA && !fp4 && o.Units == 0 && o.Splits == 0 {
 				perSM := max(1, m.PerSM[Variant{bigMT, 4, 4, modeWGMMA, false, 256}])
 				p.BN, whole = wgTiles(p.MBlocks, p.N, p.K/tileK, max(1, m.SMs)*perSM, p.ADiv == 0)
+				p = m.wgDense(p, whole)
 			}
 		}
 		if fp4 { // the MXFP4 kernels have no swapped-operand form
@@ -676,6 +677,41 @@ func wgTiles(mblocks, n, kiters, slots int, par bool) (bn int, whole bool) {
 		}
 	}
 	return bn, whole
+}
+
+// Two refinements of wgTiles' plan for dense GEMMs, from the H200 runs
+// bench/gpu-w4a16-runs/run17 and run18 (the TP8 shards, M = 512-2048):
+//   - whole 256-column tiles of at most wgpMaxKIters k iterations run as
+//     the persistent grid (modeWGPersist): the next tile's first stages load
+//     while this one's epilogue runs, and the epilogue stages bf16 rather
+//     than fp32 (the TP8 down 7168 x 256, two iterations a tile: 8.8 -> 7.7
+//     us at M = 512, 15.7 -> 13.7 at 1024, 29.3 -> 25.3 at 2048; at 16 k
+//     iterations and more, the expert down, o_proj and dense up, it was
+//     2-10% slower, so long K keeps whole tiles);
+//   - 128-column stream-K over at most SMs/wgNarrowDiv such tiles takes
+//     the 64-row tile (w4a16_mt4_w4_wg, two blocks a multiprocessor: twice
+//     the tiles, half the cut parts' length): the TP8 gate_up 512 x 7168 at
+//     M = 512 in 17.5-17.8 us against 19.4-19.7 (runs 17, 18; even at M =
+//     1024, 32 such tiles, slower at 2048).
+const (
+	wgpMaxKIters = 4
+	wgNarrowDiv  = 8
+)
+
+// wgDense applies those refinements to a dense plan of the wgmma tile
+// (whole: wgTiles chose whole tiles), where the image has the kernels.
+func (m *Module) wgDense(p Plan, whole bool) Plan {
+	if p.ADiv != 0 {
+		return p
+	}
+	if _, ok := m.fn[Variant{bigMT, 4, 4, modeWGPersist, false, 256}]; ok && whole && p.BN == 256 && p.K/tileK <= wgpMaxKIters {
+		p.Mode = modeWGPersist
+	}
+	narrow := Variant{4, 4, 4, modeWGMMA, false, 128}
+	if _, ok := m.fn[narrow]; ok && !whole && p.BN == 128 && p.MBlocks*(p.N/128) <= m.SMs/wgNarrowDiv {
+		p.MT, p.MBlocks = 4, (p.M+63)/64
+	}
+	return p
 }
 
 // PlanGEMM plans C[M,N] = A[M,K] x W.

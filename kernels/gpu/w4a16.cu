@@ -148,6 +148,11 @@ __device__ __forceinline__ void wgmma_wait() {
 }
 // fence_f keeps the compiler from moving reads or writes of r across it.
 __device__ __forceinline__ void fence_f(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+// fence_frag keeps an A fragment in its registers up to here: a wgmma in
+// flight reads them (the compiler does not know it).
+__device__ __forceinline__ void fence_frag(uint32_t (&a)[4]) {
+  asm volatile("" : "+r"(a[0]), "+r"(a[1]), "+r"(a[2]), "+r"(a[3])::"memory");
+}
 
 // smem_desc is the wgmma descriptor of a K-major operand in shared memory at
 // byte address addr with the 128-byte swizzle: rows of 64 bf16 (128 B), 8-row
@@ -1114,57 +1119,65 @@ __device__ __forceinline__ void w4a16_wgp(const __nv_bfloat16* __restrict__ A, c
   }
 
   int rd_slot = 0, wr_slot = STAGES - 2;
-  int tile = blockIdx.x, k = 0;
-  for (int g = 0; g < total; ++g) {
-    cp_async_wait<STAGES - 3>();
-    __syncthreads();
-    if (g + STAGES - 2 < total) load_stage(wr_slot);
-    cp_async_commit();
-    wr_slot = wr_slot == STAGES - 1 ? 0 : wr_slot + 1;
-    const int cur = rd_slot;
-    const unsigned char* st = smem + cur * STAGE;
-    const uint32_t a_addr = s_base + cur * STAGE + B_STAGE + S_STAGE;
-    rd_slot = rd_slot == STAGES - 1 ? 0 : rd_slot + 1;
-    uint32_t frag[2][NJ][4];
+  int g = 0;  // iterations run, over all of this block's tiles
+  // The A fragments of the last two k16 steps, at function scope and fenced
+  // after the wait that retires their wgmma: no register of a fragment in
+  // flight is reused before then.
+  uint32_t frag[2][NJ][4] = {};
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (int k = 0; k < kiters; ++k, ++g) {
+      cp_async_wait<STAGES - 3>();
+      __syncthreads();
+      if (g + STAGES - 2 < total) load_stage(wr_slot);
+      cp_async_commit();
+      wr_slot = wr_slot == STAGES - 1 ? 0 : wr_slot + 1;
+      const unsigned char* st = smem + rd_slot * STAGE;
+      const uint32_t a_addr = s_base + rd_slot * STAGE + B_STAGE + S_STAGE;
+      rd_slot = rd_slot == STAGES - 1 ? 0 : rd_slot + 1;
 #pragma unroll
-    for (int s = 0; s < KS; ++s) {
-      uint32_t bw[NJ], sw[NJ];
-      if constexpr (NJ == 2) {
-        const uint2 b = *reinterpret_cast<const uint2*>(st + b_rd0 + s * 512);
-        const uint2 sc = *reinterpret_cast<const uint2*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
-        bw[0] = b.x, bw[NJ - 1] = b.y, sw[0] = sc.x, sw[NJ - 1] = sc.y;
-      } else {
-        bw[0] = *reinterpret_cast<const uint32_t*>(st + b_rd0 + s * 512);
-        sw[0] = *reinterpret_cast<const uint32_t*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
+      for (int s = 0; s < KS; ++s) {
+        uint32_t bw[NJ], sw[NJ];
+        if constexpr (NJ == 2) {
+          const uint2 b = *reinterpret_cast<const uint2*>(st + b_rd0 + s * 512);
+          const uint2 sc = *reinterpret_cast<const uint2*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
+          bw[0] = b.x, bw[NJ - 1] = b.y, sw[0] = sc.x, sw[NJ - 1] = sc.y;
+        } else {
+          bw[0] = *reinterpret_cast<const uint32_t*>(st + b_rd0 + s * 512);
+          sw[0] = *reinterpret_cast<const uint32_t*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
+        }
+#pragma unroll
+        for (int j = 0; j < NJ; ++j) {
+          const __nv_bfloat162 s_lo = __low2bfloat162(as_bf162(sw[j]));
+          const __nv_bfloat162 s_hi = __high2bfloat162(as_bf162(sw[j]));
+          frag[s & 1][j][0] = dq(bw[j], s_lo);
+          frag[s & 1][j][1] = dq(bw[j] >> 8, s_hi);
+          frag[s & 1][j][2] = dq(bw[j] >> 4, s_lo);
+          frag[s & 1][j][3] = dq(bw[j] >> 12, s_hi);
+        }
+        const uint64_t desc = smem_desc(a_addr + (s >> 2) * A_HALF + (s & 3) * 32);
+        wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < NJ; ++j) wgmma_rs<BM>(acc[j], frag[s & 1][j], desc, 1);
+        wgmma_commit();
+        wgmma_wait<1>();  // step s-1's products are done
+#pragma unroll
+        for (int j = 0; j < NJ; ++j) fence_frag(frag[(s + 1) & 1][j]);
       }
-#pragma unroll
-      for (int j = 0; j < NJ; ++j) {
-        const __nv_bfloat162 s_lo = __low2bfloat162(as_bf162(sw[j]));
-        const __nv_bfloat162 s_hi = __high2bfloat162(as_bf162(sw[j]));
-        frag[s & 1][j][0] = dq(bw[j], s_lo);
-        frag[s & 1][j][1] = dq(bw[j] >> 8, s_hi);
-        frag[s & 1][j][2] = dq(bw[j] >> 4, s_lo);
-        frag[s & 1][j][3] = dq(bw[j] >> 12, s_hi);
-      }
-      const uint64_t desc = smem_desc(a_addr + (s >> 2) * A_HALF + (s & 3) * 32);
-      wgmma_fence();
-#pragma unroll
-      for (int j = 0; j < NJ; ++j) wgmma_rs<BM>(acc[j], frag[s & 1][j], desc, 1);
-      wgmma_commit();
-      wgmma_wait<1>();
     }
-    if (++k < kiters) continue;
-    // The tile is done: every warpgroup's products retire (the barrier:
-    // no wgmma still reads this slot or the previous one), then the tile is
-    // staged as bf16, rows 0..BM/2-1 in this iteration's slot and the rest
-    // in the previous one's, and written out.
-    k = 0;
+    // The tile is done: every warpgroup's products retire (the barrier: no
+    // wgmma still reads the last two slots), then the tile is staged as
+    // bf16, rows 0..BM/2-1 in the slot read last and the rest in the one
+    // before, and written out.
     wgmma_wait<0>();
 #pragma unroll
-    for (int j = 0; j < NJ; ++j)
+    for (int j = 0; j < NJ; ++j) {
+      fence_frag(frag[0][j]);
+      fence_frag(frag[1][j]);
 #pragma unroll
       for (int i = 0; i < BM / 2; ++i) fence_f(acc[j][i]);
+    }
     __syncthreads();
+    const int cur = rd_slot == 0 ? STAGES - 1 : rd_slot - 1;
     __nv_bfloat16* half0 = reinterpret_cast<__nv_bfloat16*>(smem + cur * STAGE);
     __nv_bfloat16* half1 = reinterpret_cast<__nv_bfloat16*>(smem + (cur == 0 ? STAGES - 1 : cur - 1) * STAGE);
 #pragma unroll
@@ -1177,11 +1190,9 @@ __device__ __forceinline__ void w4a16_wgp(const __nv_bfloat16* __restrict__ A, c
           const int col = 64 * wc + 16 * (sl0 + j) + (lane >> 2) + 8 * (e >> 1);
           __nv_bfloat16* h = 8 * i < HALF_ROWS ? half0 : half1;
           h[(row & (HALF_ROWS - 1)) * OUT_STRIDE + col] = __float2bfloat16_rn(acc[j][4 * i + e]);
-          acc[j][4 * i + e] = 0.f;
         }
     __syncthreads();
     const int mb = tile / ntiles_n, nb = tile - (tile / ntiles_n) * ntiles_n;
-#pragma unroll
     for (int c = tid; c < BM * CPT; c += THREADS) {
       const int r = c / CPT, col = (c % CPT) * 8;
       const int grow = mb * BM + r;
@@ -1190,7 +1201,10 @@ __device__ __forceinline__ void w4a16_wgp(const __nv_bfloat16* __restrict__ A, c
       *reinterpret_cast<uint4*>(C + static_cast<size_t>(grow) * N + nb * BN + col) =
           *reinterpret_cast<const uint4*>(h + (r & (HALF_ROWS - 1)) * OUT_STRIDE + col);
     }
-    tile += gridDim.x;
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int i = 0; i < BM / 2; ++i) acc[j][i] = 0.f;
   }
   cp_async_wait<0>();
 #else
