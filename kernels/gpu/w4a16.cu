@@ -1176,7 +1176,11 @@ __device__ __forceinline__ void w4a16_wgp(const __nv_bfloat16* __restrict__ A, c
 #pragma unroll
       for (int i = 0; i < BM / 2; ++i) fence_f(acc[j][i]);
     }
-    __syncthreads();
+    // The barrier reads an accumulator: the wait above stays before it (the
+    // compiler places a wgmma wait at the first instruction that uses the
+    // wgmma's registers, and the fences above are no instructions), so no
+    // warpgroup's wgmma still reads the slots the staging overwrites.
+    __syncthreads_or(acc[0][0] != acc[0][0]);
     const int cur = rd_slot == 0 ? STAGES - 1 : rd_slot - 1;
     __nv_bfloat16* half0 = reinterpret_cast<__nv_bfloat16*>(smem + cur * STAGE);
     __nv_bfloat16* half1 = reinterpret_cast<__nv_bfloat16*>(smem + (cur == 0 ? STAGES - 1 : cur - 1) * STAGE);
