@@ -1176,11 +1176,22 @@ __device__ __forceinline__ void w4a16_wgp(const __nv_bfloat16* __restrict__ A, c
 #pragma unroll
       for (int i = 0; i < BM / 2; ++i) fence_f(acc[j][i]);
     }
-    // The barrier reads an accumulator: the wait above stays before it (the
-    // compiler places a wgmma wait at the first instruction that uses the
-    // wgmma's registers, and the fences above are no instructions), so no
-    // warpgroup's wgmma still reads the slots the staging overwrites.
-    __syncthreads_or(acc[0][0] != acc[0][0]);
+    // The fences above are no instructions: the compiler may move the wait
+    // down to the first instruction that reads the wgmma's results, and
+    // reuse the registers of the A fragments of the last steps (which the
+    // wgmma in flight still reads: run 19 lost the last step of the second
+    // wgmma for rows 64-127) before it. So one instruction reads every
+    // fragment register together with an accumulator (it comes after the
+    // wait), and the barrier reads its result (every warpgroup's wgmmas
+    // are done before the staging overwrites their slots).
+    uint32_t keep = __float_as_uint(acc[NJ - 1][BM / 2 - 1]) ^ __float_as_uint(acc[0][0]);
+#pragma unroll
+    for (int p = 0; p < 2; ++p)
+#pragma unroll
+      for (int j = 0; j < NJ; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) keep ^= frag[p][j][q];
+    __syncthreads_or(keep == 0x5bd1e995u);
     const int cur = rd_slot == 0 ? STAGES - 1 : rd_slot - 1;
     __nv_bfloat16* half0 = reinterpret_cast<__nv_bfloat16*>(smem + cur * STAGE);
     __nv_bfloat16* half1 = reinterpret_cast<__nv_bfloat16*>(smem + (cur == 0 ? STAGES - 1 : cur - 1) * STAGE);
