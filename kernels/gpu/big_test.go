@@ -58,7 +58,6 @@ func TestBigVariants(t *testing.T) {
 		{bigMT, 5, 4, modeWGMMA, false, 128}:     "w4a16_mt8_s5_w4_wg",
 		{4, 3, 4, modeWGMMA, false, 256}:         "w4a16_mt4_s3_wg_n256",
 		{4, 4, 4, modeWGMMA, false, 128}:         "w4a16_mt4_w4_wg",
-		{bigMT, 4, 4, modeWGPersist, false, 256}: "w4a16_mt8_wgp_n256",
 		{bigMT, 4, 4, modeWGPersist, false, 128}: "w4a16_mt8_w4_wgp",
 	}
 	for v, want := range names {
@@ -156,7 +155,7 @@ func TestWGDefaultShapes(t *testing.T) {
 		bn      int
 		whole   bool
 	}{{260, 5632, 256, 128, true}, {260, 7168, 1024, 256, true}, {300, 1024, 11264, 128, false}, {1000, 512, 7168, 128, false},
-		{1100, 7168, 256, 256, true}, {512, 512, 7168, 128, false}} {
+		{2100, 7168, 256, 256, true}, {512, 512, 7168, 128, false}} {
 		if !bigDense(c.M, c.N, c.K, 132) {
 			t.Errorf("%d x %d x %d: not the large-batch tile", c.M, c.N, c.K)
 		}
@@ -167,8 +166,9 @@ func TestWGDefaultShapes(t *testing.T) {
 }
 
 // TestWGDense pins wgDense's two refinements on a 132-SM device with one
-// wgmma block an SM (two of the 64-row tile): the persistent grid for whole
-// 256-column tiles of short K, the 64-row tile for narrow stream-K.
+// wgmma block an SM (two of the 64-row tile): the persistent grid of
+// 128-column tiles for more than two waves of whole 256-column tiles of
+// short K, the 64-row tile for narrow stream-K.
 func TestWGDense(t *testing.T) {
 	m := &Module{SMs: 132, PerSM: map[Variant]int{}, fn: map[Variant]cuda.Function{}}
 	for _, v := range Variants {
@@ -184,8 +184,9 @@ func TestWGDense(t *testing.T) {
 		mt, mode, bn  int
 		units, blocks int
 	}{
-		{"tp8 down M=2048: persistent, one block an SM", 2048, 7168, 256, bigMT, modeWGPersist, 256, 2, 132},
-		{"tp8 down M=512: persistent, one block a tile", 512, 7168, 256, bigMT, modeWGPersist, 256, 2, 112},
+		{"tp8 down M=2048: persistent 128-column tiles, one block an SM", 2048, 7168, 256, bigMT, modeWGPersist, 128, 2, 132},
+		{"tp8 down M=1024: two waves keep whole tiles", 1024, 7168, 256, bigMT, modeWGMMA, 256, 2, 224},
+		{"tp8 down M=512: one wave keeps whole tiles", 512, 7168, 256, bigMT, modeWGMMA, 256, 2, 112},
 		{"expert down M=2048: long K keeps whole tiles", 2048, 7168, 2048, bigMT, modeWGMMA, 256, 16, 448},
 		{"tp8 gate_up M=512: the 64-row tile's stream-K", 512, 512, 7168, 4, modeWGMMA, 128, 7, 256},
 		{"tp8 gate_up M=1024: the 128-row tile's", 1024, 512, 7168, bigMT, modeWGMMA, 128, 14, 128},
@@ -200,12 +201,16 @@ func TestWGDense(t *testing.T) {
 		}
 	}
 	// The persistent tile: MoE plans and splits are refused; Units caps the tiles a block runs.
-	_, err := m.PlanGEMM(1100, 7168, 256, 32, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist, Splits: 2})
+	_, err := m.PlanGEMM(1100, 7168, 256, 32, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist, Splits: 2})
 	if err == nil || !strings.Contains(err.Error(), "whole tiles of dense GEMMs only") {
 		t.Errorf("persistent tile with splits: %v", err)
 	}
-	p, err := m.PlanGEMM(1100, 7168, 256, 32, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist, Units: 3})
-	if err != nil || p.Blocks != 84 || p.MaxParts != 1 || p.WorkspaceBytes() != 0 {
-		t.Errorf("persistent tile, 3 tiles a block: %+v, %v; want 84 blocks of 252 tiles, no workspace", p, err)
+	p, err := m.PlanGEMM(1100, 7168, 256, 32, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist, Units: 3})
+	if err != nil || p.Blocks != 168 || p.MaxParts != 1 || p.WorkspaceBytes() != 0 {
+		t.Errorf("persistent tile, 3 tiles a block: %+v, %v; want 168 blocks of 504 tiles, no workspace", p, err)
+	}
+	// The 256-column persistent tile is not loaded (it failed the device checks).
+	if _, err := m.PlanGEMM(1100, 7168, 256, 32, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist}); err == nil {
+		t.Error("the 256-column persistent tile was planned")
 	}
 }

@@ -112,7 +112,7 @@ func TestWGDefaultOnDevice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 13))
 	worst, cases := 0.0, 0
 	defer func() { t.Logf("wgmma default plans: %d cases, worst rel error %.3g", cases, worst) }()
-	for _, sh := range []struct{ M, N, K int }{{260, 5632, 256}, {260, 7168, 1024}, {300, 1024, 11264}, {1000, 512, 7168}, {1100, 7168, 256}, {512, 512, 7168}} {
+	for _, sh := range []struct{ M, N, K int }{{260, 5632, 256}, {260, 7168, 1024}, {300, 1024, 11264}, {1000, 512, 7168}, {2100, 7168, 256}, {512, 512, 7168}} {
 		pq, err := randomPackQuantized(rng, sh.N, sh.K, 32)
 		require.NoError(t, err)
 		w, err := Repack(pq)
@@ -171,7 +171,6 @@ func TestGEMMOnDevice(t *testing.T) {
 				{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA}, {MT: 4, BN: 128, WN: 4, Mode: modeWGMMA, Units: 3},
 				{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1}, {MT: 4, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 8},
 				{Mode: modeSwap, Stages: 6}, {Mode: modeSwap, Stages: 6, Units: 3},
-				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist}, {MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist, Units: 2},
 				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist, Units: 3}} {
 				if o.Splits > sh.K/tileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == modeSwap && sh.M > 8) ||
 					(wgmmaMode(o.Mode) && m.bigMode() != modeWGMMA) {
@@ -454,14 +453,15 @@ func wgOptions(n int) []Options {
 
 // tp8Options are the plans the "tp8" benchmark times at large M on a
 // matrix of n columns and k rows: the 128-row wgmma tiles of 128 columns
-// (stream-K, whole tiles) and 256 (whole tiles), each also as the
-// persistent grid, and for long K the 64-row tile of 128 columns
-// (stream-K, two blocks a multiprocessor).
+// (stream-K, whole tiles, the persistent grid) and 256 (whole tiles), and
+// for long K the 64-row tile of 128 columns (stream-K, two blocks a
+// multiprocessor). (Runs 18-21 also timed the 256-column persistent grid,
+// since dropped: it failed the device checks.)
 func tp8Options(n, k int) []Options {
 	opts := []Options{{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1},
 		{MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist}}
 	if n%256 == 0 {
-		opts = append(opts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1}, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist})
+		opts = append(opts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1})
 	}
 	if k/tileK >= 8 { // the 64-row tile's stream-K (the narrow TP8 gate_up)
 		opts = append(opts, Options{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA})
@@ -500,10 +500,12 @@ func splitOptions(n, k int, wg bool) []Options {
 				w64.Stages = 3
 			}
 			opts = append(opts, w64, Options{MT: w64.MT, BN: bn, WN: 4, Mode: modeWGMMA, Stages: w64.Stages, Splits: 1})
-			wgp := Options{MT: bigMT, BN: bn, WN: 4, Mode: modeWGPersist}
-			opts = append(opts, wgp)
-			wgp.Units = 3
-			opts = append(opts, wgp)
+			if bn == 128 { // the persistent grid (of 128 columns only: the 256-column one is not loaded)
+				wgp := Options{MT: bigMT, BN: bn, WN: 4, Mode: modeWGPersist}
+				opts = append(opts, wgp)
+				wgp.Units = 3
+				opts = append(opts, wgp)
+			}
 			b.Serial = true
 			opts = append(opts, b)
 			b.Serial = false
