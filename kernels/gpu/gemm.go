@@ -691,12 +691,13 @@ func wgTiles(mblocks, n, kiters, slots int, par bool) (bn int, whole bool) {
 //     this one's epilogue runs, which stages bf16 rather than fp32 (the TP8
 //     down 7168 x 256, two iterations a tile, at M = 2048: 29.3 -> 26.4 us,
 //     runs 20-21; at M = 512 and 1024, one and two waves, it was even with
-//     the whole tiles; at 16 k iterations and more, the expert down, o_proj
-//     and dense up, the persistent grid was 2-10% slower, run 18);
+//     the whole tiles; at 16 k iterations and more, the expert gate_up and
+//     down, o_proj and dense up, run 18's first persistent form, whose
+//     results were wrong, ran 3% faster to 10% slower, mostly slower);
 //   - 128-column stream-K over at most SMs/wgNarrowDiv such tiles takes
 //     the 64-row tile (w4a16_mt4_w4_wg, two blocks a multiprocessor: twice
 //     the tiles, half the cut parts' length): the TP8 gate_up 512 x 7168 at
-//     M = 512 in 17.5-17.8 us against 19.4-19.7 (runs 17, 18; even at M =
+//     M = 512 in 17.5-18.0 us against 19.4-19.7 (runs 17-21; even at M =
 //     1024, 32 such tiles, slower at 2048).
 const (
 	wgpMaxKIters = 4
