@@ -44,7 +44,10 @@ type launch struct {
 	// (runtime.cudagraph_mode), or the default of the image's vLLM where
 	// it differs from moecast's (PIECEWISE before v0.11.0); "" = not set.
 	cudagraphMode string
-	source        string // where the command line is, file @ commit
+	// maxCapture is vLLM's --max-cudagraph-capture-size
+	// (runtime.max_cudagraph_capture_size); 0 = not set.
+	maxCapture int
+	source     string // where the command line is, file @ commit
 }
 
 // recvAt is the --scheduler-recv-interval the script sets at concurrency
@@ -100,17 +103,17 @@ var inferenceXLaunches = []inferenceXLaunch{
 		source: "SemiAnalysisAI/InferenceX @ 626932a benchmarks/single_node/minimaxm2.5_fp8_b200.sh " +
 			"(--gpu-memory-utilization 0.95 --block-size=32 --no-enable-prefix-caching; image v0.17.0-cu130 until bddbf40)"}},
 	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", launch{
-		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90,
+		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
 		source: "SemiAnalysisAI/InferenceX @ bddbf40 benchmarks/single_node/minimaxm2.5_fp8_b200.sh " +
-			"(--gpu-memory-utilization 0.90 --block-size=32 --kv-cache-dtype fp8 --max-num-batched-tokens 2xISL; the commit that moved the image to v0.19.0-cu130)"}},
+			"(--gpu-memory-utilization 0.90 --block-size=32 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 --max-num-batched-tokens 2xISL; the commit that moved the image to v0.19.0-cu130)"}},
 	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b300_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", launch{
-		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90,
+		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
 		source: "SemiAnalysisAI/InferenceX @ 0c2467c benchmarks/single_node/minimaxm2.5_fp8_b300.sh " +
-			"(--gpu-memory-utilization 0.90 --block-size=32 --kv-cache-dtype fp8 --max-num-batched-tokens 2xISL)"}},
+			"(--gpu-memory-utilization 0.90 --block-size=32 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 --max-num-batched-tokens 2xISL)"}},
 	{"MiniMaxAI/MiniMax-M2.5", "fp8", "h100_sxm", "vllm/vllm-openai:v0.18.0", 0, 0, "", "", launch{
-		name: "inferencex-v0.18.0", gmu: 0.90, maxSeqs: 256,
+		name: "inferencex-v0.18.0", gmu: 0.90, maxSeqs: 256, cudagraphMode: "PIECEWISE",
 		source: "SemiAnalysisAI/InferenceX @ 1d5cae1 benchmarks/single_node/minimaxm2.5_fp8_h100.sh " +
-			"(--gpu-memory-utilization 0.90 --max-num-seqs 256; the commit that moved the image to v0.18.0)"}},
+			"(--gpu-memory-utilization 0.90 --max-num-seqs 256 --compilation-config '{\"cudagraph_mode\":\"PIECEWISE\"}'; the commit that moved the image to v0.18.0)"}},
 	// Llama-3.1-70B (the CSV export's rows measured 2025-10-29 name no
 	// image): InferenceX ran vllm/vllm-openai:v0.10.2 for them
 	// (.github/workflows/70b-tmpl.yml) until 2582bce (2025-10-29, "remove

@@ -22,14 +22,14 @@ func TestLaunchOf(t *testing.T) {
 	}{
 		{"db dump v0.19.0 B300", mm, "fp8", "b300_sxm",
 			"db-dump/2026-04-27; config_id=732; silicon_concurrency=256; measured=2026-04-22T00:00:00.000Z; workflow_run_id=802; vllm/vllm-openai:v0.19.0-cu130", 0,
-			launch{kvCache: "fp8", gmu: 0.90}, true},
+			launch{kvCache: "fp8", gmu: 0.90, maxCapture: 2048}, true},
 		{"CSV export v0.19.0 B200", mm, "fp8", "b200_sxm",
 			"source_file=2026-04-06.csv; model=MiniMax-M2.5; silicon_concurrency=32; wip=False; image=vllm/vllm-openai:v0.19.0-cu130", 0,
-			launch{kvCache: "fp8", gmu: 0.90}, true},
+			launch{kvCache: "fp8", gmu: 0.90, maxCapture: 2048}, true},
 		{"v0.17.0 B200: bf16 KV at 0.95", mm, "fp8", "b200_sxm", "source_file=x.csv; image=vllm/vllm-openai:v0.17.0-cu130", 0,
 			launch{gmu: 0.95}, true},
 		{"v0.18.0 H100: max_num_seqs 256", mm, "fp8", "h100_sxm", "source_file=x.csv; image=vllm/vllm-openai:v0.18.0", 0,
-			launch{gmu: 0.90, maxSeqs: 256}, true},
+			launch{gmu: 0.90, maxSeqs: 256, cudagraphMode: "PIECEWISE"}, true},
 		{"nightly image: not InferenceX's", mm, "fp8", "b300_sxm", "source_file=x.csv; image=vllm/vllm-openai:nightly-5b8c30d62b754b575e043ce2fc0dcbf8a64f6306", 0, launch{}, false},
 		{"another precision", mm, "fp4", "b200_sxm", "image=vllm/vllm-openai:v0.19.0-cu130", 0, launch{}, false},
 		{"another system", mm, "fp8", "gb200", "image=vllm/vllm-openai:v0.19.0-cu130", 0, launch{}, false},
@@ -67,6 +67,7 @@ func TestLaunchOf(t *testing.T) {
 			assert.Equal(t, tt.want.maxBatched, got.maxBatched)
 			assert.Equal(t, tt.want.recv, got.recv)
 			assert.Equal(t, tt.want.cudagraphMode, got.cudagraphMode)
+			assert.Equal(t, tt.want.maxCapture, got.maxCapture)
 			if ok {
 				assert.Contains(t, got.source, "SemiAnalysisAI/InferenceX @ ")
 				assert.NotEmpty(t, got.name)

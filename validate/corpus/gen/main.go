@@ -407,6 +407,7 @@ type scenarioText struct {
 	gmu                 float64 // runtime.gpu_memory_utilization; 0 = the default
 	recv                int     // runtime.scheduler_recv_interval (SGLang); 0 = the default
 	cudagraphMode       string  // runtime.cudagraph_mode (vLLM); "" = the default
+	maxCapture          int     // runtime.max_cudagraph_capture_size (vLLM); 0 = the default
 	spec                string  // speculative method; "" = none
 	draftTokens         int
 	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
@@ -500,6 +501,9 @@ func (s scenarioText) String() string {
 	}
 	if s.cudagraphMode != "" {
 		fmt.Fprintf(&b, "cudagraph_mode = %q\n", s.cudagraphMode)
+	}
+	if s.maxCapture > 0 {
+		fmt.Fprintf(&b, "max_cudagraph_capture_size = %d\n", s.maxCapture)
 	}
 	if s.spec != "" {
 		// The acceptance is not in the result files: it is left out, so
@@ -726,6 +730,7 @@ func (g *gen) aiconfigurator() error {
 			}
 			if l, ok := launchOf(get("backend"), model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok {
 				st.kvCache, st.gmu, st.maxSeqs, st.cudagraphMode = l.kvCache, l.gmu, l.maxSeqs, l.cudagraphMode
+				st.maxCapture = l.maxCapture
 				if l.maxBatched > 0 {
 					st.maxBatched = l.maxBatched
 				}
