@@ -56,7 +56,8 @@ var vllmRead = setOf("model", "tensor_parallel_size", "data_parallel_size", "pip
 	"enable_expert_parallel", "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "gpu_memory_utilization",
 	"enforce_eager", "disable_custom_all_reduce", "async_scheduling", "speculative_config", "speculative_model",
 	"num_speculative_tokens", "config", "quantization", "max_model_len", "long_prefill_token_threshold",
-	"max_num_partial_prefills", "max_long_partial_prefills", "max_cudagraph_capture_size", "prefill_schedule_interval")
+	"max_num_partial_prefills", "max_long_partial_prefills", "max_cudagraph_capture_size", "prefill_schedule_interval",
+	"compilation_config")
 
 // vllmQuiet are vLLM arguments with no bearing on a performance
 // prediction (serving, logging, tokenizer, access, process placement):
@@ -200,6 +201,17 @@ func (d *Deployment) fromVLLM(file string, line int, args []engineArg, cmdline b
 				return fail(a, err)
 			}
 			d.set("runtime.cuda_graphs", fmt.Sprint(!on), a.written())
+		case "compilation_config":
+			mode, rest, err := compilationMode(a)
+			if err != nil {
+				return fail(a, err)
+			}
+			if mode != "" {
+				d.set("runtime.cudagraph_mode", quoteTOML(mode), a.written())
+			}
+			if rest {
+				d.ignore(a)
+			}
 		case "disable_custom_all_reduce":
 			on, err := argBool(a)
 			if err != nil {
@@ -260,6 +272,59 @@ func (d *Deployment) fromVLLM(file string, line int, args []engineArg, cmdline b
 		return &Error{File: file, Line: line, Msg: "no model: the arguments give neither `vllm serve MODEL` nor --model"}
 	}
 	return nil
+}
+
+// compilationMode reads --compilation-config (-O): a JSON object or, in
+// a log, the printed dict, or one key of the dotted form
+// (-O.cudagraph_mode=FULL); its cudagraph_mode, canonical
+// (cudaGraphModes), or "" when not given; rest is whether it holds
+// anything else moecast does not model (the optimization level of
+// "-O3", pass_config, custom_ops, splitting_ops, capture sizes).
+func compilationMode(a engineArg) (mode string, rest bool, err error) {
+	v := a.Val
+	switch v.Kind {
+	case pyNone:
+		return "", false, nil
+	case pyInt:
+		return "", true, nil // -O3: the optimization level
+	case pyStr:
+		if t := strings.TrimSpace(v.Str); t != "" && strings.Trim(t, "0123456789") == "" {
+			return "", true, nil
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(v.Str), &m); err != nil {
+			return "", false, fmt.Errorf("not a JSON object: %v", err)
+		}
+		v = jsonToPy(m)
+	case pyDict:
+	default:
+		return "", false, fmt.Errorf("%s is not a compilation config", v.Raw)
+	}
+	for i, k := range v.Keys {
+		if k != "cudagraph_mode" {
+			rest = true
+			continue
+		}
+		c := v.Vals[i]
+		if c.Kind == pyNone {
+			continue
+		}
+		name := c.Str
+		if c.Kind != pyStr {
+			name = c.Raw // a log's CUDAGraphMode.FULL_DECODE_ONLY or a bare name
+			if j := strings.LastIndex(name, "."); j >= 0 {
+				name = name[j+1:]
+			}
+			name = strings.TrimSuffix(strings.TrimPrefix(name, "<"), ">")
+			if j := strings.Index(name, ":"); j >= 0 {
+				name = name[:j]
+			}
+		}
+		if mode, err = parseCUDAGraphMode(name); err != nil {
+			return "", false, err
+		}
+	}
+	return mode, rest, nil
 }
 
 // specValue reads --speculative-config: a dict in a log, JSON on a

@@ -77,13 +77,15 @@ var mechanisms = map[string]mechanism{
 		func(s *Scenario, on bool) {
 			s.Config.CaptureSize = 0
 			if on {
-				c, e := s.Config.CaptureBatches, s.Config.EagerPrefill
+				c := s.Config.CaptureBatches
 				s.setCaptureSize()
-				s.Config.CaptureBatches, s.Config.EagerPrefill = c, e
+				s.Config.CaptureBatches = c
 			}
 		}},
 	"eager-prefill": {"SGLang runs prefill and mixed steps without CUDA graphs, each kernel launched from the host (serve.EagerPrefill; off: vLLM's piecewise graphs)", true,
-		func(s *Scenario, on bool) { s.Config.EagerPrefill = on && serve.EagerPrefill(s.Serving.Engine) }},
+		func(s *Scenario, on bool) { s.Serving.NoEagerPrefill = !on; s.setGraphMode() }},
+	"cudagraph-mode": {"vLLM's runtime.cudagraph_mode as its CUDA-graph dispatcher runs it (vllm docs/design/cuda_graphs.md): FULL_DECODE_ONLY runs every step with a prefill chunk without graphs, each kernel launched from the host; PIECEWISE (the default before v0.11.0) launches decode steps' attention eagerly between graph pieces; NONE captures nothing, as --enforce-eager (off: PIECEWISE and FULL_DECODE_ONLY priced as FULL_AND_PIECEWISE, the default since v0.11.0; NONE stays eager)", true,
+		func(s *Scenario, on bool) { s.Serving.NoCUDAGraphMode = !on; s.setGraphMode() }},
 	"mla-collector": {"the perf database's legacy MLA decode module rows (every GPU but b200-sxm's vLLM 0.24.0: aiconfigurator#1423) less their collector's native norm/rotary chain, as measured on b200-sxm with both collectors (kernels.LegacyMLAOverhead; off: the rows as measured)", true,
 		func(s *Scenario, on bool) { s.Config.MLACollectorBias = !on }},
 	"pool-max-seqs": {"each disaggregated pool's own limit on running requests ([disagg.prefill] / [disagg.decode] max_num_seqs: the pools are separate engine instances, each started with its own --max-num-seqs or --max-running-requests; serve.Pool.MaxNumSeqs) (off: both pools under runtime.max_num_seqs)", true,

@@ -406,6 +406,8 @@ type scenarioText struct {
 	kvCache             string  // [model] kv_cache; "" = auto
 	gmu                 float64 // runtime.gpu_memory_utilization; 0 = the default
 	recv                int     // runtime.scheduler_recv_interval (SGLang); 0 = the default
+	cudagraphMode       string  // runtime.cudagraph_mode (vLLM); "" = the default
+	maxCapture          int     // runtime.max_cudagraph_capture_size (vLLM); 0 = the default
 	spec                string  // speculative method; "" = none
 	draftTokens         int
 	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
@@ -501,6 +503,12 @@ func (s scenarioText) String() string {
 	if s.recv > 0 {
 		fmt.Fprintf(&b, "scheduler_recv_interval = %d\n", s.recv)
 	}
+	if s.cudagraphMode != "" {
+		fmt.Fprintf(&b, "cudagraph_mode = %q\n", s.cudagraphMode)
+	}
+	if s.maxCapture > 0 {
+		fmt.Fprintf(&b, "max_cudagraph_capture_size = %d\n", s.maxCapture)
+	}
 	if s.spec != "" {
 		// The acceptance is not in the result files: it is left out, so
 		// the scenario says what it lacks when it loads.
@@ -556,7 +564,7 @@ func (g *gen) aiconfigurator() error {
 		bs, _ := strconv.Atoi(rec[col["batch_size"]])
 		rdp, _ := strconv.Atoi(rec[col["attention_dp_size"]])
 		rc := bs * max(rdp, 1)
-		if l, ok := launchOf(rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rtp, rc, rec[col["silicon_data_source"]]); ok {
+		if l, ok := launchOf(rec[col["backend"]], rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rtp, rc, rec[col["silicon_data_source"]]); ok {
 			k = append(k, l.name)
 			// A script that sets --scheduler-recv-interval by
 			// concurrency runs two command lines.
@@ -634,7 +642,7 @@ func (g *gen) aiconfigurator() error {
 				get("decode_attention_dp_size"), get("decode_moe_ep_size"))
 		}
 		base := slug(get("system"), get("backend"), short, ckpt, layout)
-		if l, ok := launchOf(model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok && l.recv[0] != l.recv[1] {
+		if l, ok := launchOf(get("backend"), model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok && l.recv[0] != l.recv[1] {
 			// The script's two command lines, by concurrency.
 			base = slug(base, fmt.Sprintf("recv%d", l.recvAt(atoi("batch_size")*max(dp, 1))))
 		}
@@ -749,8 +757,9 @@ func (g *gen) aiconfigurator() error {
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU."},
 			}
-			if l, ok := launchOf(model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok {
-				st.kvCache, st.gmu, st.maxSeqs = l.kvCache, l.gmu, l.maxSeqs
+			if l, ok := launchOf(get("backend"), model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok {
+				st.kvCache, st.gmu, st.maxSeqs, st.cudagraphMode = l.kvCache, l.gmu, l.maxSeqs, l.cudagraphMode
+				st.maxCapture = l.maxCapture
 				if l.maxBatched > 0 {
 					st.maxBatched = l.maxBatched
 				}
