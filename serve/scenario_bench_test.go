@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/scenarios"
-	"github.com/moecast/moecast/serve"
 )
 
 // BenchmarkScenarioClosedLoop is issue 21's speed points as `moecast
@@ -57,21 +56,7 @@ func BenchmarkScenarioClosedLoop(b *testing.B) {
 				require.NoError(b, err)
 				require.Equal(b, p.requests, cfg.Workload.Requests)
 				require.Positive(b, cfg.Workload.RangeRatio, "client lengths off")
-				var r *serve.Result
-				var c *serve.SimCoster
-				cpu0 := processCPU()
-				for b.Loop() {
-					c = serve.NewSimCoster(sm)
-					if r, err = serve.Run(cfg, c); err != nil {
-						b.Fatal(err)
-					}
-					if c.Err() != nil {
-						b.Fatal(c.Err())
-					}
-				}
-				b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
-				b.ReportMetric(float64(c.Hits)/float64(c.Hits+c.Misses), "memo-hits")
-				b.ReportMetric(float64(r.Steps), "steps/op")
+				r := benchRun(b, cfg, sm)
 				if r.Completed != p.requests {
 					b.Fatalf("completed %d of %d", r.Completed, p.requests)
 				}

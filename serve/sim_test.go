@@ -50,25 +50,33 @@ func BenchmarkSimClosedLoop(b *testing.B) {
 	for _, p := range points {
 		b.Run(p.name, func(b *testing.B) {
 			cfg, sm := realPoint(b, scenarios.DefaultName, p.c, p.requests, p.in, p.out)
-			var r *serve.Result
-			var c *serve.SimCoster
-			cpu0 := processCPU()
-			for b.Loop() {
-				c = serve.NewSimCoster(sm)
-				var err error
-				if r, err = serve.Run(cfg, c); err != nil {
-					b.Fatal(err)
-				}
-				if c.Err() != nil {
-					b.Fatal(c.Err())
-				}
-			}
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
-			b.ReportMetric(float64(c.Hits)/float64(c.Hits+c.Misses), "memo-hits")
-			b.ReportMetric(float64(r.Steps), "steps/op")
+			r := benchRun(b, cfg, sm)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(r.Steps), "ns/step")
 		})
 	}
+}
+
+// benchRun times serve.Run of cfg on a fresh SimCoster per iteration
+// and reports the CPU time, memo hit rate and steps per run.
+func benchRun(b *testing.B, cfg serve.Config, sm *sim.Sim) *serve.Result {
+	b.Helper()
+	var r *serve.Result
+	var c *serve.SimCoster
+	cpu0 := processCPU()
+	for b.Loop() {
+		c = serve.NewSimCoster(sm)
+		var err error
+		if r, err = serve.Run(cfg, c); err != nil {
+			b.Fatal(err)
+		}
+		if c.Err() != nil {
+			b.Fatal(c.Err())
+		}
+	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(c.Hits)/float64(c.Hits+c.Misses), "memo-hits")
+	b.ReportMetric(float64(r.Steps), "steps/op")
+	return r
 }
 
 // processCPU is the process's user + system CPU time in ns: on a shared
