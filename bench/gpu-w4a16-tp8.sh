@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 24, the TP8 shards and small M (branch wt-w4tp8): the 64-row wgmma
+# Issue 24, the TP8 shards and small M (branches wt-w4tp8, wt-w4fix): the 64-row wgmma
 # tiles (w4a16_mt4_s3_wg_n256, w4a16_mt4_w4_wg: two blocks a multiprocessor)
 # and the 6-stage swapped-operand kernel (w4a16_mt1_s6_sw), then the
 # persistent wgmma tile (w4a16_mt8_wgp_n256, w4a16_mt8_w4_wgp), on a GPU machine,
@@ -41,7 +41,7 @@ if [ "${BUILD:-1}" != 0 ]; then
 	grep -E "C75[0-9][0-9]" "$out/build.log" | grep sm_90 | cut -c1-200
 	export MOECAST_W4A16_MODULE=$build/w4a16.sm_90.cubin
 fi
-timeout ${CHECK_TIMEOUT:-200} "$dir/gpu.test" -test.v -test.run 'GEMMOnDevice|^TestMoEOnDevice|WGDefaultOnDevice|SplitOnDevice' >"$out/correct.log" 2>&1
+timeout ${CHECK_TIMEOUT:-200} "$dir/gpu.test" -test.v -test.run 'GEMMOnDevice|^TestMoEOnDevice|WGDefaultOnDevice|WGPersistOnDevice|SplitOnDevice' >"$out/correct.log" 2>&1
 echo "tests rc $?"
 if [ "${BUILD:-1}" != 0 ] && [ "${PTX:-1}" != 0 ]; then
 	MOECAST_W4A16_MODULE=$build/w4a16.compute_80.ptx timeout 100 "$dir/gpu.test" -test.v -test.run 'GEMMOnDevice' >"$out/correct-ptx.log" 2>&1
@@ -49,7 +49,7 @@ if [ "${BUILD:-1}" != 0 ] && [ "${PTX:-1}" != 0 ]; then
 fi
 stamp "checked"
 grep -hE "^(--- |FAIL|ok|panic)|cases, worst|counter" "$out"/correct*.log | cut -c1-200 | head -20
-for pat in "Mode:5|_wg" "MT:4 [^}]*Mode:5|mt4_s3_wg|mt4_w4_wg" "Stages:6 [^}]*Mode:3|Mode:3 [^}]*Stages:6|s6_sw" "Mode:6|_wgp"; do
+for pat in "Mode:5|_wg" "MT:4 [^}]*Mode:5|mt4_s3_wg|mt4_w4_wg" "Stages:6 [^}]*Mode:3|Mode:3 [^}]*Stages:6|s6_sw" "Mode:6|_wgp" "Mode:6 WP:false BN:256|wgp_n256"; do
 	grep -hE "($pat).*rel error [0-9.e-]+$" "$out/correct.log" | awk -v p="$pat" '{n++; if ($NF > w) w = $NF} END {printf "%s: %d cases, worst rel error %s\n", p, n, w}'
 done
 SHAPES=${BENCH_SHAPES-tp8} INT4=0 PYTHONUNBUFFERED=1 timeout 100 python3 "$here/bench/gpu_w4a16_torch.py" "$ms" >"$out/torch.jsonl" 2>"$out/torch.err"
@@ -67,8 +67,8 @@ echo "tp8 bench rc $?"
 grep -E "us graph|FAIL|panic" "$out/tp8.log" | sed 's/^ *device_test.go:[0-9]*: //' | cut -c1-112
 stamp "tp8 timed"
 [ -z "$small" ] && exit 0
-MOECAST_GPU_BENCH=$out/small.jsonl MOECAST_GPU_BENCH_M=$small MOECAST_GPU_BENCH_SHAPES="dense up 18432" \
+MOECAST_GPU_BENCH_COPY=1 MOECAST_GPU_BENCH=$out/small.jsonl MOECAST_GPU_BENCH_M=$small MOECAST_GPU_BENCH_SHAPES="dense up 18432" \
 	MOECAST_GPU_BENCH_MOE=0 MOECAST_GPU_BENCH_VARIANTS=${VARIANTS:-tp8} timeout 100 "$dir/gpu.test" -test.v -test.run 'BenchOnDevice' >"$out/small.log" 2>&1
 echo "small bench rc $?"
-grep -E "us graph|FAIL|panic" "$out/small.log" | sed 's/^ *device_test.go:[0-9]*: //' | cut -c1-112
+grep -E "us graph|copy|FAIL|panic" "$out/small.log" | sed 's/^ *device_test.go:[0-9]*: //' | cut -c1-112
 stamp done

@@ -59,6 +59,7 @@ func TestBigVariants(t *testing.T) {
 		{4, 3, 4, modeWGMMA, false, 256}:         "w4a16_mt4_s3_wg_n256",
 		{4, 4, 4, modeWGMMA, false, 128}:         "w4a16_mt4_w4_wg",
 		{bigMT, 4, 4, modeWGPersist, false, 128}: "w4a16_mt8_w4_wgp",
+		{bigMT, 4, 4, modeWGPersist, false, 256}: "w4a16_mt8_wgp_n256",
 	}
 	for v, want := range names {
 		if v.Name() != want {
@@ -166,9 +167,10 @@ func TestWGDefaultShapes(t *testing.T) {
 }
 
 // TestWGDense pins wgDense's two refinements on a 132-SM device with one
-// wgmma block an SM (two of the 64-row tile): the persistent grid of
-// 128-column tiles for more than two waves of whole 256-column tiles of
-// short K, the 64-row tile for narrow stream-K.
+// wgmma block an SM (two of the 64-row tile): the persistent grid for whole
+// 256-column tiles of short K (of 256 columns; of 128 for more than two
+// waves where the image lacks the 256-column one), the 64-row tile for
+// narrow stream-K.
 func TestWGDense(t *testing.T) {
 	m := &Module{SMs: 132, PerSM: map[Variant]int{}, fn: map[Variant]cuda.Function{}}
 	for _, v := range Variants {
@@ -184,9 +186,9 @@ func TestWGDense(t *testing.T) {
 		mt, mode, bn  int
 		units, blocks int
 	}{
-		{"tp8 down M=2048: persistent 128-column tiles, one block an SM", 2048, 7168, 256, bigMT, modeWGPersist, 128, 2, 132},
-		{"tp8 down M=1024: two waves keep whole tiles", 1024, 7168, 256, bigMT, modeWGMMA, 256, 2, 224},
-		{"tp8 down M=512: one wave keeps whole tiles", 512, 7168, 256, bigMT, modeWGMMA, 256, 2, 112},
+		{"tp8 down M=2048: persistent 256-column tiles, one block an SM", 2048, 7168, 256, bigMT, modeWGPersist, 256, 2, 132},
+		{"tp8 down M=1024: persistent 256-column tiles", 1024, 7168, 256, bigMT, modeWGPersist, 256, 2, 132},
+		{"tp8 down M=512: persistent 256-column tiles, one wave", 512, 7168, 256, bigMT, modeWGPersist, 256, 2, 112},
 		{"expert down M=2048: long K keeps whole tiles", 2048, 7168, 2048, bigMT, modeWGMMA, 256, 16, 448},
 		{"tp8 gate_up M=512: the 64-row tile's stream-K", 512, 512, 7168, 4, modeWGMMA, 128, 7, 256},
 		{"tp8 gate_up M=1024: the 128-row tile's", 1024, 512, 7168, bigMT, modeWGMMA, 128, 14, 128},
@@ -209,8 +211,20 @@ func TestWGDense(t *testing.T) {
 	if err != nil || p.Blocks != 168 || p.MaxParts != 1 || p.WorkspaceBytes() != 0 {
 		t.Errorf("persistent tile, 3 tiles a block: %+v, %v; want 168 blocks of 504 tiles, no workspace", p, err)
 	}
-	// The 256-column persistent tile is not loaded (it failed the device checks).
-	if _, err := m.PlanGEMM(1100, 7168, 256, 32, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist}); err == nil {
-		t.Error("the 256-column persistent tile was planned")
+	p, err = m.PlanGEMM(1100, 7168, 256, 32, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist})
+	if err != nil || p.Blocks != 132 || p.MaxParts != 1 || p.Variant().Name() != "w4a16_mt8_wgp_n256" {
+		t.Errorf("256-column persistent tile: %+v, %v; want 132 blocks of 252 tiles", p, err)
+	}
+	// An image without the 256-column persistent tile: more than two waves
+	// of whole tiles take the 128-column one, fewer keep whole tiles.
+	delete(m.fn, Variant{bigMT, 4, 4, modeWGPersist, false, 256})
+	for _, c := range []struct {
+		M, bn, mode, blocks int
+	}{{2048, 128, modeWGPersist, 132}, {1024, 256, modeWGMMA, 224}, {512, 256, modeWGMMA, 112}} {
+		p, err := m.PlanGEMM(c.M, 7168, 256, 32, Options{})
+		if err != nil || p.Mode != c.mode || p.BN != c.bn || p.Blocks != c.blocks {
+			t.Errorf("no 256-column persistent tile, M=%d: plan %s blocks %d (%v); want mode %d bn %d blocks %d",
+				c.M, p.Variant().Name(), p.Blocks, err, c.mode, c.bn, c.blocks)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package gpu
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -133,6 +134,56 @@ func TestWGDefaultOnDevice(t *testing.T) {
 	}
 }
 
+// TestWGPersistOnDevice checks the persistent wgmma tile (w4a16_wgp, 128
+// and 256 columns) against the float64 reference: one and several tiles a
+// block, rows past the batch, the TP8 down shard; a failing case's error is
+// broken down by tile row half and 16-column slice parity (which half of
+// the wgmma's n, which of a warpgroup's two wgmmas).
+func TestWGPersistOnDevice(t *testing.T) {
+	m, s := onDevice(t)
+	if m.bigMode() != modeWGMMA {
+		t.Skip("no wgmma tile in this image")
+	}
+	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 17))
+	worst, cases := 0.0, 0
+	defer func() { t.Logf("persistent wgmma tile: %d cases, worst rel error %.3g", cases, worst) }()
+	for _, sh := range []struct{ M, N, K int }{{129, 768, 384}, {300, 512, 1024}, {65, 256, 256}, {200, 256, 128},
+		{1100, 7168, 256}, {2048, 7168, 256}, {777, 2048, 512}} {
+		pq, err := randomPackQuantized(rng, sh.N, sh.K, 32)
+		require.NoError(t, err)
+		w, err := Repack(pq)
+		require.NoError(t, err)
+		a := randomBF16(rng, sh.M*sh.K)
+		ref := referenceGEMM(a, sh.M, pq, nil)
+		for _, bn := range []int{256, 128} {
+			for _, units := range []int{0, 1, 2, 3} {
+				o := Options{MT: bigMT, BN: bn, WN: 4, Mode: modeWGPersist, Units: units}
+				p, err := m.PlanGEMM(sh.M, sh.N, sh.K, 32, o)
+				require.NoError(t, err)
+				name := fmt.Sprintf("M%d_N%d_K%d %s units %d blocks %d", sh.M, sh.N, sh.K, p.Variant().Name(), units, p.Blocks)
+				got := runOnce(t, m, s, p, a, w, nil, nil, sh.M)
+				e, err := relError(got, ref)
+				if err != nil || e >= 1e-2 {
+					var num, den [2][2]float64
+					for i := range ref {
+						for j, r := range ref[i] {
+							h, q := (i%128)/64, ((j%bn)/16)&1
+							d := float64(got[i][j].Float32()) - r
+							num[h][q] += d * d
+							den[h][q] += r * r
+						}
+					}
+					t.Errorf("%s: rel error %.3g: %v; by [row half][slice parity] %.3g %.3g / %.3g %.3g", name, e, err,
+						math.Sqrt(num[0][0]/den[0][0]), math.Sqrt(num[0][1]/den[0][1]), math.Sqrt(num[1][0]/den[1][0]), math.Sqrt(num[1][1]/den[1][1]))
+					continue
+				}
+				worst, cases = max(worst, e), cases+1
+				t.Logf("%s: rel error %.3g", name, e)
+			}
+		}
+	}
+}
+
 func TestGEMMOnDevice(t *testing.T) {
 	m, s := onDevice(t)
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 11)) // fresh inputs each run
@@ -171,7 +222,8 @@ func TestGEMMOnDevice(t *testing.T) {
 				{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA}, {MT: 4, BN: 128, WN: 4, Mode: modeWGMMA, Units: 3},
 				{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1}, {MT: 4, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 8},
 				{Mode: modeSwap, Stages: 6}, {Mode: modeSwap, Stages: 6, Units: 3},
-				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist, Units: 3}} {
+				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist, Units: 3},
+				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist}, {MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist, Units: 3}} {
 				if o.Splits > sh.K/tileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == modeSwap && sh.M > 8) ||
 					(wgmmaMode(o.Mode) && m.bigMode() != modeWGMMA) {
 					continue
@@ -319,6 +371,13 @@ func TestBenchOnDevice(t *testing.T) {
 	defer f.Close()
 	enc := json.NewEncoder(f)
 	const rotate = 512 << 20 // over 8x the H200's 60 MiB L2
+	// MOECAST_GPU_BENCH_COPY=1: the copy ceiling beside the kernels, in the same process.
+	if os.Getenv("MOECAST_GPU_BENCH_COPY") == "1" {
+		r, err := MeasureCopy(m, 1<<30, s)
+		require.NoError(t, err)
+		require.NoError(t, enc.Encode(r))
+		t.Logf("%s 2 x 1 GiB: %.2f us graph, %.0f GB/s (read + write)", r.Name, r.GraphSeconds*1e6, r.BytesPerSec/1e9)
+	}
 	ms := []int{1, 2, 4, 8, 16, 32, 64, 128, 256, 512}
 	if v := os.Getenv("MOECAST_GPU_BENCH_M"); v != "" {
 		ms = nil
@@ -455,13 +514,13 @@ func wgOptions(n int) []Options {
 // matrix of n columns and k rows: the 128-row wgmma tiles of 128 columns
 // (stream-K, whole tiles, the persistent grid) and 256 (whole tiles), and
 // for long K the 64-row tile of 128 columns (stream-K, two blocks a
-// multiprocessor). (Runs 18-21 also timed the 256-column persistent grid,
-// since dropped: it failed the device checks.)
+// multiprocessor), and the 256-column persistent grid and stream-K.
 func tp8Options(n, k int) []Options {
 	opts := []Options{{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1},
 		{MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist}}
 	if n%256 == 0 {
-		opts = append(opts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1})
+		opts = append(opts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1}, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGPersist},
+			Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA})
 	}
 	if k/tileK >= 8 { // the 64-row tile's stream-K (the narrow TP8 gate_up)
 		opts = append(opts, Options{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA})
@@ -500,12 +559,10 @@ func splitOptions(n, k int, wg bool) []Options {
 				w64.Stages = 3
 			}
 			opts = append(opts, w64, Options{MT: w64.MT, BN: bn, WN: 4, Mode: modeWGMMA, Stages: w64.Stages, Splits: 1})
-			if bn == 128 { // the persistent grid (of 128 columns only: the 256-column one is not loaded)
-				wgp := Options{MT: bigMT, BN: bn, WN: 4, Mode: modeWGPersist}
-				opts = append(opts, wgp)
-				wgp.Units = 3
-				opts = append(opts, wgp)
-			}
+			wgp := Options{MT: bigMT, BN: bn, WN: 4, Mode: modeWGPersist} // the persistent grid
+			opts = append(opts, wgp)
+			wgp.Units = 3
+			opts = append(opts, wgp)
 			b.Serial = true
 			opts = append(opts, b)
 			b.Serial = false

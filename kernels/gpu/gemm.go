@@ -107,11 +107,7 @@ var Variants = []Variant{
 	{8, 4, 4, 0, false, 256}, {8, 3, 4, 0, false, 256}, {8, 4, 4, modeWGMMA, false, 256},
 	{8, 4, 4, modeWGMMA, false, 128}, {8, 5, 4, modeWGMMA, false, 128},
 	{4, 3, 4, modeWGMMA, false, 256}, {4, 4, 4, modeWGMMA, false, 128}, {1, 6, 2, modeSwap, false, 128},
-	{8, 4, 4, modeWGPersist, false, 128},
-	// Not listed (never loaded): w4a16_mt8_wgp_n256, the persistent tile
-	// of 256 columns, which w4a16.cu defines but which failed the device
-	// checks on rows 64-127 of its tiles in runs 18-21 (one k16 step of
-	// its second wgmma lost, 0.05-0.13 rel error; bench/RESULTS-gpu-w4a16-tp8.md).
+	{8, 4, 4, modeWGPersist, false, 128}, {8, 4, 4, modeWGPersist, false, 256},
 }
 
 // bigMT is the MT of the large-batch tile (w4a16.cu's w4a16_big_segment):
@@ -684,20 +680,24 @@ func wgTiles(mblocks, n, kiters, slots int, par bool) (bn int, whole bool) {
 }
 
 // Two refinements of wgTiles' plan for dense GEMMs, from the H200 runs
-// bench/gpu-w4a16-runs/run17-run21 (the TP8 shards, M = 512-2048):
-//   - whole 256-column tiles of at most wgpMaxKIters k iterations, more
-//     than two waves of them, run as the persistent grid of 128-column
-//     tiles (w4a16_mt8_w4_wgp): the next tile's first stages load while
-//     this one's epilogue runs, which stages bf16 rather than fp32 (the TP8
-//     down 7168 x 256, two iterations a tile, at M = 2048: 29.3 -> 26.4 us,
-//     runs 20-21; at M = 512 and 1024, one and two waves, it was even with
-//     the whole tiles; at 16 k iterations and more, the expert gate_up and
-//     down, o_proj and dense up, run 18's first persistent form, whose
-//     results were wrong, ran 3% faster to 10% slower, mostly slower);
+// bench/gpu-w4a16-runs/run17-run23 (the TP8 shards, M = 512-2048):
+//   - whole 256-column tiles of at most wgpMaxKIters k iterations run as
+//     the persistent grid of the same tiles (w4a16_mt8_wgp_n256): the next
+//     tile's first stages load while this one's epilogue runs, which stages
+//     bf16 rather than fp32 (the TP8 down 7168 x 256, two iterations a
+//     tile, run 23: 8.86 -> 8.33 us at M = 512, 15.75 -> 14.57 at 1024,
+//     29.37 -> 26.10 at 2048, where the 128-column persistent grid, the
+//     default of runs 20-21, took 27.53); without that kernel, more than
+//     two waves of them run as the 128-column persistent grid
+//     (w4a16_mt8_w4_wgp: 29.3 -> 26.4 us at M = 2048, runs 20-21; even with
+//     the whole tiles at one and two waves). At 16 k iterations and more
+//     (the expert gate_up and down, o_proj, dense up, the TP8 gate_up) the
+//     persistent grid was 3% faster to 10% slower than whole tiles, mostly
+//     slower (run 18; run 23: the TP8 gate_up 94.2 against 88.2 us);
 //   - 128-column stream-K over at most SMs/wgNarrowDiv such tiles takes
 //     the 64-row tile (w4a16_mt4_w4_wg, two blocks a multiprocessor: twice
 //     the tiles, half the cut parts' length): the TP8 gate_up 512 x 7168 at
-//     M = 512 in 17.5-18.0 us against 19.4-19.7 (runs 17-21; even at M =
+//     M = 512 in 17.5-18.0 us against 19.4-19.7 (runs 17-23; even at M =
 //     1024, 32 such tiles, slower at 2048).
 const (
 	wgpMaxKIters = 4
@@ -710,10 +710,13 @@ func (m *Module) wgDense(p Plan, whole bool) Plan {
 	if p.ADiv != 0 {
 		return p
 	}
-	slots := max(1, m.SMs) * max(1, m.PerSM[Variant{bigMT, 4, 4, modeWGMMA, false, 256}])
-	if _, ok := m.fn[Variant{bigMT, 4, 4, modeWGPersist, false, 128}]; ok && whole && p.BN == 256 && p.K/tileK <= wgpMaxKIters &&
-		p.MBlocks*(p.N/256) > 2*slots {
-		p.Mode, p.BN = modeWGPersist, 128
+	if whole && p.BN == 256 && p.K/tileK <= wgpMaxKIters {
+		slots := max(1, m.SMs) * max(1, m.PerSM[Variant{bigMT, 4, 4, modeWGMMA, false, 256}])
+		if _, ok := m.fn[Variant{bigMT, 4, 4, modeWGPersist, false, 256}]; ok {
+			p.Mode = modeWGPersist
+		} else if _, ok := m.fn[Variant{bigMT, 4, 4, modeWGPersist, false, 128}]; ok && p.MBlocks*(p.N/256) > 2*slots {
+			p.Mode, p.BN = modeWGPersist, 128
+		}
 	}
 	narrow := Variant{4, 4, 4, modeWGMMA, false, 128}
 	if _, ok := m.fn[narrow]; ok && !whole && p.BN == 128 && p.MBlocks*(p.N/128) <= m.SMs/wgNarrowDiv {

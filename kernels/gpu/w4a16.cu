@@ -1176,14 +1176,19 @@ __device__ __forceinline__ void w4a16_wgp(const __nv_bfloat16* __restrict__ A, c
 #pragma unroll
       for (int i = 0; i < BM / 2; ++i) fence_f(acc[j][i]);
     }
-    // The fences above are no instructions: the compiler may move the wait
-    // down to the first instruction that reads the wgmma's results, and
-    // reuse the registers of the A fragments of the last steps (which the
-    // wgmma in flight still reads: run 19 lost the last step of the second
-    // wgmma for rows 64-127) before it. So one instruction reads every
-    // fragment register together with an accumulator (it comes after the
-    // wait), and the barrier reads its result (every warpgroup's wgmmas
-    // are done before the staging overwrites their slots).
+    // The fences above are no instructions, and ptxas (nvcc 13.0) moves
+    // plain reads of the accumulators above the wait: in the 256-column
+    // form it converted all 128 of them to bf16 right after the k loop,
+    // before WARPGROUP.DEPBAR (SASS of bench/gpu-w4a16-runs/run22), so the
+    // second wgmma's accumulators (R88-R151), whose last k16 step was still
+    // in flight, lost it (runs 18-22: rel error 0.05-0.2 on the 16-column
+    // slices of odd parity). So one instruction reads every fragment
+    // register of the last steps and an accumulator (keep), the barrier
+    // reads its result, and the staging reads each accumulator through an
+    // xor with z, the barrier's result (0, unknown to the compiler): no
+    // read can move above the barrier, which comes after the wait (every
+    // warpgroup's wgmmas are done before the staging overwrites their
+    // slots).
     uint32_t keep = __float_as_uint(acc[NJ - 1][BM / 2 - 1]) ^ __float_as_uint(acc[0][0]);
 #pragma unroll
     for (int p = 0; p < 2; ++p)
@@ -1191,7 +1196,7 @@ __device__ __forceinline__ void w4a16_wgp(const __nv_bfloat16* __restrict__ A, c
       for (int j = 0; j < NJ; ++j)
 #pragma unroll
         for (int q = 0; q < 4; ++q) keep ^= frag[p][j][q];
-    __syncthreads_or(keep == 0x5bd1e995u);
+    const uint32_t z = __syncthreads_count(M < 0 && keep == 0x5bd1e995u);
     const int cur = rd_slot == 0 ? STAGES - 1 : rd_slot - 1;
     __nv_bfloat16* half0 = reinterpret_cast<__nv_bfloat16*>(smem + cur * STAGE);
     __nv_bfloat16* half1 = reinterpret_cast<__nv_bfloat16*>(smem + (cur == 0 ? STAGES - 1 : cur - 1) * STAGE);
@@ -1204,7 +1209,7 @@ __device__ __forceinline__ void w4a16_wgp(const __nv_bfloat16* __restrict__ A, c
           const int row = 8 * i + 2 * (lane & 3) + (e & 1);
           const int col = 64 * wc + 16 * (sl0 + j) + (lane >> 2) + 8 * (e >> 1);
           __nv_bfloat16* h = 8 * i < HALF_ROWS ? half0 : half1;
-          h[(row & (HALF_ROWS - 1)) * OUT_STRIDE + col] = __float2bfloat16_rn(acc[j][4 * i + e]);
+          h[(row & (HALF_ROWS - 1)) * OUT_STRIDE + col] = __float2bfloat16_rn(__uint_as_float(__float_as_uint(acc[j][4 * i + e]) ^ z));
         }
     __syncthreads();
     const int mb = tile / ntiles_n, nb = tile - (tile / ntiles_n) * ntiles_n;
