@@ -7,6 +7,7 @@ import (
 
 	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/serve"
+	"github.com/moecast/moecast/sim"
 )
 
 // A mechanism is one serving behaviour moecast models that can be turned
@@ -20,6 +21,18 @@ type mechanism struct {
 }
 
 var mechanisms = map[string]mechanism{
+	"speculative": {"the scenario's [speculative] decoding: verify steps of K+1 tokens per sequence, the draft's passes and weights, tokens per step from speculative.acceptance (corpus: InferenceX's MTP configs, validate/corpus/gen launch.go) (off: plain decoding, one token per step and no draft, the rest of the command line kept)", true,
+		func(s *Scenario, on bool) {
+			if !on {
+				if s.Config.Spec.Active() {
+					s.specOff = s.Config.Spec
+				}
+				s.Config.Spec = sim.Spec{Method: sim.SpecNone}
+			} else if s.specOff.Active() {
+				s.Config.Spec, s.specOff = s.specOff, sim.Spec{}
+			}
+			s.Config.GPUMemoryUtilization = s.memFraction(s.Config) // SGLang's default depends on the drafter
+		}},
 	"client-lengths": {"the benchmark client's spread of request lengths: each request's input and output lengths drawn on the range its client draws them from (a result's recorded range ratio; aiconfigurator rows measured by InferenceX's harness: [int(0.8 L), L], serve.RangeBelow) (off: every request at the nominal lengths)", true,
 		func(s *Scenario, on bool) { s.Serving.FixedLengths = !on }},
 	"front-end": {"the API server: requests tokenised one at a time (serve.TokenizeTime per prompt token) before the engine sees them; runtime.tokenize_us_per_token (off: each request reaches the engine at its send)", true,

@@ -312,3 +312,38 @@ func vllmScenario(t *testing.T) (*Scenario, []byte) {
 	require.NoError(t, err)
 	return s, data
 }
+
+// TestSpeculativeMechanism: --without speculative runs the scenario's
+// deployment with plain decoding (one token per step, no draft), --with
+// brings its [speculative] back; a scenario without one stays plain.
+func TestSpeculativeMechanism(t *testing.T) {
+	s, err := Load("deepseek-v3-fp8-h200-tp8-mtp.toml")
+	require.NoError(t, err)
+	want := s.Config.Spec
+	require.Equal(t, sim.SpecMTP, want.Method)
+	require.Greater(t, want.TokensPerStep(), 1.5)
+	on, err := s.Sim()
+	require.NoError(t, err)
+
+	require.NoError(t, s.SetMechanism("speculative", false))
+	assert.False(t, s.Config.Spec.Active())
+	assert.Equal(t, 1.0, s.Config.Spec.TokensPerStep())
+	off, err := s.Sim()
+	require.NoError(t, err)
+	p1, err := on.Step(8, 2048)
+	require.NoError(t, err)
+	p2, err := off.Step(8, 2048)
+	require.NoError(t, err)
+	assert.Greater(t, p1.Memory.Weights, p2.Memory.Weights, "the MTP layer's weights are loaded only with MTP drafting")
+	assert.Equal(t, 1.0, p2.TokensPerStep)
+	assert.Less(t, float64(p1.TPOT), float64(p2.TPOT))
+
+	require.NoError(t, s.SetMechanism("speculative", false)) // twice: still restorable
+	require.NoError(t, s.SetMechanism("speculative", true))
+	assert.Equal(t, want, s.Config.Spec)
+
+	p, err := Load("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
+	require.NoError(t, p.SetMechanism("speculative", true))
+	assert.False(t, p.Config.Spec.Active())
+}
