@@ -179,6 +179,9 @@ func TestEngineArgsSpec(t *testing.T) {
 		{"vllm before 0.8 flags", "vllm serve Qwen/Qwen3-235B-A22B --speculative-model '[ngram]' --num-speculative-tokens 4", "ngram", 4, ""},
 		{"sglang NEXTN chain", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4", "mtp", 3, ""},
 		{"sglang EAGLE with NextN draft is MTP", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm EAGLE --speculative-draft-model-path lmsys/DeepSeek-V3-NextN --speculative-num-steps 1", "mtp", 1, ""},
+		{"sglang EAGLE with no draft model drafts with the model's own MTP layer (InferenceX dsr1_fp8_b200_mtp.sh)", "python3 -m sglang.launch_server --model-path=deepseek-ai/DeepSeek-R1-0528 --tensor-parallel-size=8 --speculative-algorithm EAGLE --speculative-num-steps 2 --speculative-num-draft-tokens 3 --speculative-eagle-topk 1", "mtp", 2, ""},
+		{"sglang EAGLE drafting from the model's own path is MTP", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm EAGLE --speculative-draft-model-path deepseek-ai/DeepSeek-V3 --speculative-num-draft-tokens 2", "mtp", 1, ""},
+		{"sglang EAGLE with a head of its own", "python -m sglang.launch_server --model-path meta-llama/Llama-2-7b-chat-hf --speculative-algorithm EAGLE --speculative-draft-model-path lmsys/sglang-EAGLE-llama2-chat-7B --speculative-num-steps 3", "eagle3", 3, "EAGLE-1/2"},
 		{"sglang tree drafting", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm EAGLE3 --speculative-num-steps 5 --speculative-eagle-topk 4 --speculative-num-draft-tokens 8", "eagle3", 7, "tree drafting"},
 		{"sglang dump without speculation", "server_args=ServerArgs(model_path='x/y', speculative_algorithm=None, speculative_num_steps=None)", "", 0, ""},
 	}
