@@ -406,10 +406,13 @@ type scenarioText struct {
 	kvCache             string  // [model] kv_cache; "" = auto
 	gmu                 float64 // runtime.gpu_memory_utilization; 0 = the default
 	recv                int     // runtime.scheduler_recv_interval (SGLang); 0 = the default
-	spec                string  // speculative method; "" = none
-	draftTokens         int
-	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
-	comments            []string
+	// graphMax is runtime.cuda_graph_max_bs (SGLang) or
+	// runtime.max_cudagraph_capture_size (vLLM); 0 = the default.
+	graphMax    int
+	spec        string // speculative method; "" = none
+	draftTokens int
+	customGPU   string // a [hardware.custom_gpu] body, for a GPU with no preset
+	comments    []string
 	// disagg, when set, replaces [parallel] by [disagg].
 	disagg *disaggText
 }
@@ -497,6 +500,13 @@ func (s scenarioText) String() string {
 	if s.recv > 0 {
 		fmt.Fprintf(&b, "scheduler_recv_interval = %d\n", s.recv)
 	}
+	if s.graphMax > 0 {
+		key := "max_cudagraph_capture_size"
+		if s.engine == "sglang" {
+			key = "cuda_graph_max_bs"
+		}
+		fmt.Fprintf(&b, "%s = %d\n", key, s.graphMax)
+	}
 	if s.spec != "" {
 		// The acceptance is not in the result files: it is left out, so
 		// the scenario says what it lacks when it loads.
@@ -554,10 +564,10 @@ func (g *gen) aiconfigurator() error {
 		rc := bs * max(rdp, 1)
 		if l, ok := launchOf(rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rtp, rc, rec[col["silicon_data_source"]]); ok {
 			k = append(k, l.name)
-			// A script that sets --scheduler-recv-interval by
-			// concurrency runs two command lines.
-			if l.recv[0] != l.recv[1] {
-				k = append(k, fmt.Sprintf("recv%d", l.recvAt(rc)))
+			// A script that sets a flag by concurrency runs several
+			// command lines.
+			if v := l.variant(rc); v != "" {
+				k = append(k, v)
 			}
 		}
 		key := strings.Join(k, "|")
@@ -623,9 +633,9 @@ func (g *gen) aiconfigurator() error {
 				get("decode_attention_dp_size"), get("decode_moe_ep_size"))
 		}
 		base := slug(get("system"), get("backend"), short, ckpt, layout)
-		if l, ok := launchOf(model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok && l.recv[0] != l.recv[1] {
-			// The script's two command lines, by concurrency.
-			base = slug(base, fmt.Sprintf("recv%d", l.recvAt(atoi("batch_size")*max(dp, 1))))
+		if l, ok := launchOf(model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok && l.variant(atoi("batch_size")*max(dp, 1)) != "" {
+			// The script's command lines, by concurrency.
+			base = slug(base, l.variant(atoi("batch_size")*max(dp, 1)))
 		}
 		if v := get("backend_version"); slugs[base] > 0 {
 			base = slug(base, v) // the same deployment on another engine version
@@ -726,6 +736,7 @@ func (g *gen) aiconfigurator() error {
 					st.maxBatched = l.maxBatched
 				}
 				st.recv = l.recvAt(atoi("batch_size") * max(dp, 1))
+				st.graphMax = l.graphMaxAt(atoi("batch_size") * max(dp, 1))
 				st.comments[1] = "Server command line: " + l.source + "; engine settings it does not set take moecast's defaults for the engine and GPU."
 			}
 			if dpSlip > 0 {
