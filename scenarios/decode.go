@@ -126,6 +126,8 @@ type rawRuntime struct {
 	// --max-cudagraph-capture-size in tokens.
 	CUDAGraphMaxBS          *int `toml:"cuda_graph_max_bs"`
 	MaxCUDAGraphCaptureSize *int `toml:"max_cudagraph_capture_size"`
+	// vLLM's cudagraph_capture_sizes (serve.Config.CUDAGraphSizes).
+	CUDAGraphCaptureSizes *[]int `toml:"cudagraph_capture_sizes"`
 }
 
 type rawWorkload struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -237,6 +238,21 @@ func (d *Deployment) fromVLLM(file string, line int, args []engineArg, cmdline b
 			}
 			spec.Keys, spec.Vals = append(spec.Keys, key), append(spec.Vals, v)
 			specFrom, specAt = append(specFrom, a.written()), a
+		case "cudagraph_capture_sizes", "cuda_graph_sizes":
+			// --cudagraph-capture-sizes (nargs="+"), and the deprecated
+			// --cuda-graph-sizes it replaced, which EngineArgs copies into
+			// compilation_config.cudagraph_capture_sizes
+			// (vllm/engine/arg_utils.py, create_engine_config).
+			if a.Val.Kind == pyNone {
+				continue
+			}
+			if err := d.setCaptureSizes(a.Val, a.written()); err != nil {
+				return fail(a, err)
+			}
+		case "compilation_config":
+			if err := d.vllmCompilation(a); err != nil {
+				return fail(a, err)
+			}
 		case "config":
 			d.warnf("%s: the YAML file's arguments were not read; put them on the command line", a.written())
 		default:
@@ -257,6 +273,95 @@ func (d *Deployment) fromVLLM(file string, line int, args []engineArg, cmdline b
 	}
 	if d.Model == "" {
 		return &Error{File: file, Line: line, Msg: "no model: the arguments give neither `vllm serve MODEL` nor --model"}
+	}
+	return nil
+}
+
+// setCaptureSizes sets runtime.cudagraph_capture_sizes from a list of
+// token counts: a Python list (a log), words "1 2 4" (nargs="+" on a
+// command line) or a JSON array (a dotted flag).
+func (d *Deployment) setCaptureSizes(v pyValue, from string) error {
+	var items []pyValue
+	switch v.Kind {
+	case pyList:
+		items = v.Items
+	case pyInt:
+		items = []pyValue{v}
+	case pyStr:
+		f := strings.FieldsFunc(strings.Trim(strings.TrimSpace(v.Str), "[]()"), func(r rune) bool { return r == ',' || r == ' ' })
+		for _, w := range f {
+			items = append(items, pyValue{Kind: pyStr, Str: w, Raw: w})
+		}
+	default:
+		return fmt.Errorf("%s is not a list of sizes", v.Raw)
+	}
+	if len(items) == 0 {
+		return fmt.Errorf("no capture sizes")
+	}
+	words := make([]string, len(items))
+	for i, it := range items {
+		n, err := argInt(engineArg{Val: it}, false)
+		if err == nil && n < 1 {
+			err = fmt.Errorf("capture size %d must be at least 1", n)
+		}
+		if err != nil {
+			return err
+		}
+		words[i] = strconv.Itoa(n)
+	}
+	d.set("runtime.cudagraph_capture_sizes", "["+strings.Join(words, ", ")+"]", from)
+	return nil
+}
+
+// vllmCompilation reads --compilation-config (-O): a dict in a log, JSON
+// on a command line, or one key of a dotted flag. Its
+// cudagraph_capture_sizes and max_cudagraph_capture_size are read
+// (vllm/config/compilation.py CompilationConfig); its other keys are
+// listed as not modelled. An optimisation level (-O 3) is not modelled.
+func (d *Deployment) vllmCompilation(a engineArg) error {
+	v := a.Val
+	if v.Kind == pyStr {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(v.Str), &m); err != nil {
+			d.ignore(a) // a level, or a form the importer does not read
+			return nil
+		}
+		v = jsonToPy(m)
+	}
+	if v.Kind != pyDict {
+		if !v.falsy() {
+			d.ignore(a)
+		}
+		return nil
+	}
+	for i, key := range v.Keys {
+		val := v.Vals[i]
+		from := "compilation_config." + key + "=" + val.Raw
+		switch key {
+		case "cudagraph_capture_sizes":
+			if val.Kind == pyNone {
+				continue
+			}
+			if err := d.setCaptureSizes(val, from); err != nil {
+				return fmt.Errorf("cudagraph_capture_sizes: %v", err)
+			}
+		case "max_cudagraph_capture_size":
+			if val.Kind == pyNone {
+				continue
+			}
+			n, err := argInt(engineArg{Val: val}, false)
+			if err == nil && n < 1 {
+				err = fmt.Errorf("%d must be at least 1", n)
+			}
+			if err != nil {
+				return fmt.Errorf("max_cudagraph_capture_size: %v", err)
+			}
+			d.setInt("runtime.max_cudagraph_capture_size", n, from)
+		default:
+			if !val.falsy() {
+				d.Ignored = append(d.Ignored, from)
+			}
+		}
 	}
 	return nil
 }

@@ -95,6 +95,9 @@ type Serving struct {
 	// MaxCUDAGraphCaptureSize vLLM's runtime.max_cudagraph_capture_size
 	// (serve.Config.CUDAGraphMax); 0 = the engine's default.
 	CUDAGraphMaxBS, MaxCUDAGraphCaptureSize int
+	// CUDAGraphCaptureSizes is vLLM's runtime.cudagraph_capture_sizes
+	// (serve.Config.CUDAGraphSizes); nil = vLLM's default list.
+	CUDAGraphCaptureSizes []int
 	// PooledDP pools the DP ranks under one scheduler
 	// (serve.Config.PooledDP); set only by the dp-ranks mechanism.
 	PooledDP bool
@@ -665,6 +668,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 		c.CUDAGraphMax = v.CUDAGraphMaxBS
 	case serve.VLLM:
 		c.CUDAGraphMax = v.MaxCUDAGraphCaptureSize
+		c.CUDAGraphSizes = v.CUDAGraphCaptureSizes
 	}
 	c.PooledDP = v.PooledDP
 	c.DecodeRecompute = v.DecodeRecompute
@@ -738,6 +742,9 @@ func (s *Scenario) serveKeyError(err error) error {
 	if !ok {
 		return nil
 	}
+	if fe.Field == "CUDAGraphMax" && s.Serving.Engine == serve.VLLM {
+		key = "runtime.max_cudagraph_capture_size"
+	}
 	return s.keyError(key, fe.Msg, err)
 }
 
@@ -796,6 +803,7 @@ var serveKeys = map[string]string{
 	"PrefillDecodeInterval":        "runtime.prefill_decode_interval",
 	"SchedulerRecvInterval":        "runtime.scheduler_recv_interval",
 	"CUDAGraphMax":                 "runtime.cuda_graph_max_bs",
+	"CUDAGraphSizes":               "runtime.cudagraph_capture_sizes",
 }
 
 // buildPartialPrefills reads vLLM's long_prefill_token_threshold,
@@ -829,6 +837,23 @@ func (s *Scenario) buildPartialPrefills(rt *rawRuntime) error {
 				s.pos(k.key), k.key, k.engine.Info().Title, v.Engine.Info().Title))
 		}
 		*k.dst = *k.val
+	}
+	if rt.CUDAGraphCaptureSizes != nil {
+		const key = "runtime.cudagraph_capture_sizes"
+		sizes := *rt.CUDAGraphCaptureSizes
+		if len(sizes) == 0 {
+			return d.errorf(key, "is empty: give the step sizes, in tokens, vLLM captures CUDA graphs for (or runtime.cuda_graphs = false)")
+		}
+		for _, n := range sizes {
+			if n < 1 || n > 1<<20 {
+				return d.errorf(key, "%d must be in [1, %d] tokens", n, 1<<20)
+			}
+		}
+		if v.Engine != serve.VLLM {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %s is vLLM's; %s has no such setting, so it is ignored",
+				s.pos(key), key, v.Engine.Info().Title))
+		}
+		v.CUDAGraphCaptureSizes = slices.Clone(sizes)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -97,12 +98,13 @@ var engines = [...]engineRow{
 		// vLLM runs attention TP-way in each of DP groups
 		// (--data-parallel-size); it has no data-parallel attention
 		// with TP over the MLP side.
-		runs:         func(l model.Layout) bool { return !l.DPAttention },
-		scheduler:    newVLLMScheduler,
-		captureSize:  vllmCaptureSize,
-		balance:      vllmBalance,
-		host:         vllmHost,
-		asyncDefault: vllmAsyncDefault,
+		runs:           func(l model.Layout) bool { return !l.DPAttention },
+		scheduler:      newVLLMScheduler,
+		captureSize:    vllmCaptureSize,
+		captureBatches: vllmCaptureBatches,
+		balance:        vllmBalance,
+		host:           vllmHost,
+		asyncDefault:   vllmAsyncDefault,
 	},
 	SGLang: {
 		EngineInfo: EngineInfo{Name: "sglang", Title: "SGLang", BudgetKey: "chunked_prefill_size", SeqsKey: "max_running_requests",
@@ -304,15 +306,76 @@ func CaptureSize(c *Config, gpuMemory unit.Bytes, tp int) int {
 	return engines[c.Engine].captureSize(c, gpuMemory, tp)
 }
 
-// vllmCaptureSize is max_cudagraph_capture_size's default,
-// min(2 x max_num_seqs, 512) (vllm-project/vllm `vllm/config/vllm.py`,
-// set_cudagraph_sizes: "max_graph_size = min(max_num_seqs * 2, 512)").
-// --max-cudagraph-capture-size (Config.CUDAGraphMax) replaces it.
+// vllmCaptureSize is the largest of vLLM's capture sizes
+// (vllmCaptureSizes), its max_cudagraph_capture_size after
+// _set_cudagraph_sizes; 0 when it captures none.
 func vllmCaptureSize(c *Config, _ unit.Bytes, _ int) int {
-	if c.CUDAGraphMax > 0 {
-		return c.CUDAGraphMax
+	sizes := vllmCaptureSizes(c)
+	if len(sizes) == 0 {
+		return 0
 	}
-	return min(2*c.MaxNumSeqs, 512)
+	return sizes[len(sizes)-1]
+}
+
+// vllmCaptureSizes is the step sizes, in tokens, vLLM captures CUDA graphs
+// for (vllm-project/vllm `vllm/config/vllm.py` @ 09f030e,
+// _set_cudagraph_sizes): the list given (Config.CUDAGraphSizes,
+// --cudagraph-capture-sizes or compilation_config's; de-duplicated,
+// sorted, the sizes above max_num_batched_tokens dropped), else 1, 2, 4,
+// then 8 to 248 by 8 and 256 up by 16, up to max_cudagraph_capture_size:
+// --max-cudagraph-capture-size (Config.CUDAGraphMax) or by default
+// min(max_num_seqs x (1 + K drafts) x 2, 512), in both cases at most
+// max_num_batched_tokens. The list's largest is the capture limit vLLM
+// keeps ("Truncating max_cudagraph_capture_size").
+func vllmCaptureSizes(c *Config) []int {
+	budget := c.MaxNumBatchedTokens
+	if budget <= 0 {
+		budget = math.MaxInt
+	}
+	var out []int
+	if len(c.CUDAGraphSizes) > 0 {
+		for _, n := range c.CUDAGraphSizes {
+			if n <= budget {
+				out = append(out, n)
+			}
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	top := c.CUDAGraphMax
+	if top <= 0 {
+		top = min(max(c.MaxNumSeqs, 0)*(1+c.Spec.DraftTokens)*2, 512)
+	}
+	top = min(top, budget)
+	for _, n := range []int{1, 2, 4} {
+		if n <= top {
+			out = append(out, n)
+		}
+	}
+	for n := 8; n <= top && n < 256; n += 8 {
+		out = append(out, n)
+	}
+	for n := 256; n <= top; n += 16 {
+		out = append(out, n)
+	}
+	return out
+}
+
+// vllmCaptureBatches is vLLM's capture list in sequences per rank: a
+// uniform decode step of n sequences of 1 + K tokens runs the graph of
+// the smallest captured size s >= n(1 + K) tokens (vllm/v1/worker/
+// gpu_model_runner.py pads the scheduled tokens with pad_for_cudagraph;
+// vllm/v1/cudagraph_dispatcher.py @ 009eec3 keys the full decode graphs
+// by the padded token count), i.e. of ceil(s / (1 + K)) sequences.
+func vllmCaptureBatches(c *Config, _ unit.Bytes, _ int) []int {
+	q := 1 + c.Spec.DraftTokens
+	var out []int
+	for _, s := range vllmCaptureSizes(c) {
+		if n := (s + q - 1) / q; len(out) == 0 || n > out[len(out)-1] {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // sglangCaptureSize is cuda_graph_max_bs's default by GPU memory and TP
@@ -346,8 +409,7 @@ func sglangCaptureSize(c *Config, gpuMemory unit.Bytes, tp int) int {
 // attention rank and ascending, that engine c.Engine captures CUDA graphs
 // for and pads a smaller decode batch up to (sim.Config.CaptureBatches),
 // with c's settings on a GPU of the given memory, tp GPUs in its
-// tensor-parallel group; nil where the engine's padding is not modelled
-// (vLLM's is not, yet).
+// tensor-parallel group; nil where the engine's padding is not modelled.
 func CaptureBatches(c *Config, gpuMemory unit.Bytes, tp int) []int {
 	if !c.Engine.valid() || engines[c.Engine].captureBatches == nil {
 		return nil
