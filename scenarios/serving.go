@@ -721,8 +721,8 @@ func (s *Scenario) ServeConfig(sm *sim.Sim, p ServePoint) (serve.Config, error) 
 		return c, s.KeyError(err)
 	}
 	c.Memory = mem
-	if v := &s.Serving; v.MaxNumSeqs == nil && !v.NoMaxRunning && mem.KVCapacity > 0 && cfg.Model != nil {
-		c.MaxNumSeqs = serve.DefaultMaxRunning(&c, cfg.Model.MaxPosition)
+	if v := &s.Serving; v.MaxNumSeqs == nil && !v.NoMaxRunning {
+		serve.SetDefaultMaxRunning(&c, cfg.Model)
 	}
 	if mem.KVCapacity > 0 {
 		if err := c.Validate(); err != nil {

@@ -483,3 +483,32 @@ func TestRangeStyleErrors(t *testing.T) {
 	require.NoError(t, err, "the one-sided range takes 1: fixed lengths")
 	assert.Equal(t, 1.0, ok.Serving.RangeRatio)
 }
+
+// TestPlanMaxRunningAsSimulate: plan's serving configuration
+// (serve.SimConfig) derives SGLang's max_running_requests from the KV pool
+// as simulate's (ServeConfig) does, the same figure; vLLM keeps its
+// max_num_seqs; with the sglang-max-running mechanism off simulate has no
+// limit.
+func TestPlanMaxRunningAsSimulate(t *testing.T) {
+	s, err := Parse("t.toml", []byte(minimal+"[runtime]\nengine = \"sglang\"\ngpu_memory_utilization = 0.8\n"))
+	require.NoError(t, err)
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	sim, err := s.ServeConfig(sm, s.Serving.Points()[0])
+	require.NoError(t, err)
+	plan, err := serve.SimConfig(s.Config, sm, serve.SGLang)
+	require.NoError(t, err)
+	require.Positive(t, plan.Memory.KVCapacity)
+	assert.Equal(t, serve.DefaultMaxRunning(&plan, s.Config.Model.MaxPosition), plan.MaxNumSeqs)
+	assert.Positive(t, plan.MaxNumSeqs)
+	assert.Equal(t, sim.MaxNumSeqs, plan.MaxNumSeqs, "plan and simulate derive the same limit")
+
+	v, err := serve.SimConfig(s.Config, sm, serve.VLLM)
+	require.NoError(t, err)
+	assert.Equal(t, serve.DefaultConfig(serve.VLLM, s.Config.GPU.Label, s.Config.GPU.Memory).MaxNumSeqs, v.MaxNumSeqs, "vLLM: its max_num_seqs")
+
+	require.NoError(t, s.SetMechanism("sglang-max-running", false))
+	off, err := s.ServeConfig(sm, s.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Zero(t, off.MaxNumSeqs, "off: no limit")
+}

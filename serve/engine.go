@@ -85,6 +85,10 @@ type engineRow struct {
 	// overlapPrefill: the overlap also covers steps with prefill chunks
 	// (else only decode steps hide the host work); host.go cites each.
 	overlapPrefill bool
+	// pullKV: in a disaggregation the decode instance pulls each
+	// request's KV (Disagg.Pull) rather than the prefill instance pushing
+	// it when the prefill ends.
+	pullKV bool
 }
 
 // engines is the engine table, indexed by Engine.
@@ -103,8 +107,15 @@ var engines = [...]engineRow{
 		captureSize:    vllmCaptureSize,
 		captureBatches: vllmCaptureBatches,
 		balance:        vllmBalance,
-		host:           vllmHost,
-		asyncDefault:   vllmAsyncDefault,
+		// vLLM's NixlConnector pulls the KV from the decode side
+		// (vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py:
+		// the scheduler puts the request in WAITING_FOR_REMOTE_KVS, the
+		// worker starts the read in the next step, finished_recving
+		// admits it); SGLang's KV sender pushes it when the prefill ends
+		// (python/sglang/srt/disaggregation/prefill.py).
+		pullKV:       true,
+		host:         vllmHost,
+		asyncDefault: vllmAsyncDefault,
 	},
 	SGLang: {
 		EngineInfo: EngineInfo{Name: "sglang", Title: "SGLang", BudgetKey: "chunked_prefill_size", SeqsKey: "max_running_requests",
@@ -461,6 +472,12 @@ func sglangCaptureBatches(c *Config, gpuMemory unit.Bytes, tp int) []int {
 	}
 	return list
 }
+
+// PullsKV reports whether engine e's disaggregated decode instance pulls
+// each request's KV (vLLM's NixlConnector), the value of Disagg.Pull for
+// it; false for SGLang, whose prefill instance pushes it, and an unknown
+// engine.
+func PullsKV(e Engine) bool { return e.valid() && engines[e].pullKV }
 
 // EagerPrefill reports whether engine e runs steps with prefill chunks
 // without CUDA graphs (SGLang), so that sim prices their kernels' host

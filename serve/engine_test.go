@@ -196,6 +196,14 @@ func TestVLLMCaptureSizes(t *testing.T) {
 	assert.Equal(t, []int{1, 2, 4, 6}, CaptureBatches(&c, 141*GiB, 8), "a decode of 4 tokens: sizes 4, 8, 16, 24 tokens")
 }
 
+// TestPullsKV: vLLM's disaggregated decode instance pulls the KV
+// (NixlConnector), SGLang's prefill instance pushes it.
+func TestPullsKV(t *testing.T) {
+	assert.True(t, PullsKV(VLLM))
+	assert.False(t, PullsKV(SGLang))
+	assert.False(t, PullsKV(Engine(9)), "unknown engine")
+}
+
 // TestEagerPrefill: SGLang runs prefill and mixed batches without CUDA
 // graphs (ForwardMode.is_cuda_graph), vLLM with piecewise graphs.
 func TestEagerPrefill(t *testing.T) {
