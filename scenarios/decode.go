@@ -118,6 +118,9 @@ type rawRuntime struct {
 	MaxNumPartialPrefills     *int `toml:"max_num_partial_prefills"`
 	MaxLongPartialPrefills    *int `toml:"max_long_partial_prefills"`
 	PrefillDecodeInterval     *int `toml:"prefill_decode_interval"`
+	// vLLM's --prefill-schedule-interval
+	// (serve.Config.PrefillScheduleInterval).
+	PrefillScheduleInterval *int `toml:"prefill_schedule_interval"`
 	// SGLang's --scheduler-recv-interval
 	// (serve.Config.SchedulerRecvInterval).
 	SchedulerRecvInterval *int `toml:"scheduler_recv_interval"`

@@ -124,6 +124,7 @@ func TestEngineArgsForms(t *testing.T) {
 		{"sglang prefill-decode interval", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --prefill-decode-interval 4", "runtime.prefill_decode_interval", "4"},
 		{"sglang recv interval", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --scheduler-recv-interval 30", "runtime.scheduler_recv_interval", "30"},
 		{"sglang cuda graph max bs", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --cuda-graph-max-bs 128", "runtime.cuda_graph_max_bs", "128"},
+		{"vllm prefill schedule interval", "vllm serve deepseek-ai/DeepSeek-V3 -dp 8 --enable-expert-parallel --prefill-schedule-interval 4", "runtime.prefill_schedule_interval", "4"},
 		{"vllm max capture size", "vllm serve deepseek-ai/DeepSeek-V3 --max-cudagraph-capture-size 64", "runtime.max_cudagraph_capture_size", "64"},
 		{"vllm capture sizes, nargs", "vllm serve deepseek-ai/DeepSeek-V3 --cudagraph-capture-sizes 1 2 4 8 --max-num-seqs 8", "runtime.cudagraph_capture_sizes", "[1, 2, 4, 8]"},
 		{"vllm deprecated cuda-graph-sizes", "vllm serve deepseek-ai/DeepSeek-V3 --cuda-graph-sizes 16 32", "runtime.cudagraph_capture_sizes", "[16, 32]"},

@@ -57,7 +57,7 @@ var vllmRead = setOf("model", "tensor_parallel_size", "data_parallel_size", "pip
 	"enable_expert_parallel", "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "gpu_memory_utilization",
 	"enforce_eager", "disable_custom_all_reduce", "async_scheduling", "speculative_config", "speculative_model",
 	"num_speculative_tokens", "config", "quantization", "max_model_len", "long_prefill_token_threshold",
-	"max_num_partial_prefills", "max_long_partial_prefills", "max_cudagraph_capture_size")
+	"max_num_partial_prefills", "max_long_partial_prefills", "max_cudagraph_capture_size", "prefill_schedule_interval")
 
 // vllmQuiet are vLLM arguments with no bearing on a performance
 // prediction (serving, logging, tokenizer, access, process placement):
@@ -164,9 +164,10 @@ func (d *Deployment) fromVLLM(file string, line int, args []engineArg, cmdline b
 				return fail(a, err)
 			}
 			d.setInt("runtime."+a.Dest, n, a.written())
-		case "long_prefill_token_threshold", "max_num_partial_prefills", "max_long_partial_prefills", "max_cudagraph_capture_size":
+		case "long_prefill_token_threshold", "max_num_partial_prefills", "max_long_partial_prefills", "max_cudagraph_capture_size",
+			"prefill_schedule_interval":
 			n, err := argInt(a, false)
-			lo := 1 // SchedulerConfig: max_num_*_partial_prefills ge=1
+			lo := 1 // SchedulerConfig: max_num_*_partial_prefills and prefill_schedule_interval ge=1
 			if a.Dest == "long_prefill_token_threshold" {
 				lo = 0
 			}

@@ -87,6 +87,10 @@ type Serving struct {
 	// (serve.Config); 0 = the engine's default.
 	LongPrefillTokenThreshold, MaxNumPartialPrefills, MaxLongPartialPrefills int
 	PrefillDecodeInterval                                                    int
+	// PrefillScheduleInterval is vLLM's runtime.prefill_schedule_interval
+	// (serve.Config.PrefillScheduleInterval); 0 = the default (1, never
+	// throttled).
+	PrefillScheduleInterval int
 	// SchedulerRecvInterval is SGLang's runtime.scheduler_recv_interval
 	// (serve.Config.SchedulerRecvInterval); 0 = the default (every
 	// iteration).
@@ -655,6 +659,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	if v.Engine == serve.VLLM {
 		c.LongPrefillTokenThreshold = v.LongPrefillTokenThreshold
 		c.MaxNumPartialPrefills, c.MaxLongPartialPrefills = v.MaxNumPartialPrefills, v.MaxLongPartialPrefills
+		c.PrefillScheduleInterval = v.PrefillScheduleInterval
 		if m := s.Config.Model; m != nil {
 			c.MaxModelLen = min(m.MaxPosition, 1<<24) // vLLM's default max_model_len
 		}
@@ -801,6 +806,7 @@ var serveKeys = map[string]string{
 	"MaxLongPartialPrefills":       "runtime.max_long_partial_prefills",
 	"MaxModelLen":                  "model",
 	"PrefillDecodeInterval":        "runtime.prefill_decode_interval",
+	"PrefillScheduleInterval":      "runtime.prefill_schedule_interval",
 	"SchedulerRecvInterval":        "runtime.scheduler_recv_interval",
 	"CUDAGraphMax":                 "runtime.cuda_graph_max_bs",
 	"CUDAGraphSizes":               "runtime.cudagraph_capture_sizes",
@@ -825,6 +831,7 @@ func (s *Scenario) buildPartialPrefills(rt *rawRuntime) error {
 		{"runtime.scheduler_recv_interval", rt.SchedulerRecvInterval, &v.SchedulerRecvInterval, serve.SGLang, 1},
 		{"runtime.cuda_graph_max_bs", rt.CUDAGraphMaxBS, &v.CUDAGraphMaxBS, serve.SGLang, 1},
 		{"runtime.max_cudagraph_capture_size", rt.MaxCUDAGraphCaptureSize, &v.MaxCUDAGraphCaptureSize, serve.VLLM, 1},
+		{"runtime.prefill_schedule_interval", rt.PrefillScheduleInterval, &v.PrefillScheduleInterval, serve.VLLM, 1},
 	} {
 		if k.val == nil {
 			continue
@@ -855,7 +862,39 @@ func (s *Scenario) buildPartialPrefills(rt *rawRuntime) error {
 		}
 		v.CUDAGraphCaptureSizes = slices.Clone(sizes)
 	}
+	s.warnScheduleInterval()
 	return nil
+}
+
+// warnScheduleInterval says where vLLM's runtime.prefill_schedule_interval
+// changes nothing: vLLM's releases throttle prefills only in the DP engine
+// core (vllm-project/vllm `vllm/v1/engine/core.py` @ 00080ee:
+// EngineCore._should_throttle_prefills returns False, overridden by
+// DPEngineCoreProc; PR #54627, which would apply it to one engine, is
+// open), so with one DP rank serve ignores it (serve.Config.
+// PrefillScheduleInterval); a disaggregated run's pools are not given it.
+// An engine_version before v0.25.0 may not take the flag: it came with
+// PR #44558 (merged 2026-06), and the first release seen with it is
+// v0.25.0 (SemiAnalysisAI/InferenceX @ d37b6fb, which adds it on the
+// move from v0.21.0/v0.22.0 to v0.25.0); v0.23 and v0.24 are not
+// checked.
+func (s *Scenario) warnScheduleInterval() {
+	v := &s.Serving
+	n := v.PrefillScheduleInterval
+	if n <= 1 || v.Engine != serve.VLLM {
+		return
+	}
+	pos := s.pos("runtime.prefill_schedule_interval")
+	if major, minor, ok := serve.ParseVersion(v.EngineVersion); ok && major == 0 && minor < 25 {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: vLLM's --prefill-schedule-interval came with vllm-project/vllm PR #44558 (June 2026; first seen in v0.25.0): runtime.engine_version %q may not take it",
+			pos, v.EngineVersion))
+	}
+	switch cfg := s.Config; {
+	case s.Disagg != nil:
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.prefill_schedule_interval %d is not modelled in a disaggregated run, so it is ignored", pos, n))
+	case cfg.GPUs/cfg.Layout.AttentionTP() <= 1:
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.prefill_schedule_interval %d: vLLM throttles prefills only with data parallelism (DPEngineCoreProc); with DP 1 it is ignored", pos, n))
+	}
 }
 
 // moeA2ABackends maps runtime.moe_a2a_backend, the engines' names for their

@@ -261,6 +261,44 @@ prefill_decode_interval = 3
 	}
 }
 
+// TestPrefillScheduleIntervalKey: vLLM's runtime.prefill_schedule_interval
+// reaches serve.Config; with DP 1 (vLLM's base engine core never
+// throttles), on SGLang and before v0.25.0 it is a warning; below 1 is
+// an error naming the key.
+func TestPrefillScheduleIntervalKey(t *testing.T) {
+	dp := strings.Replace(minimal, "tp = 8\n", "tp = 1\ndp = 8\n", 1)
+	s, err := Parse("t.toml", []byte(dp+"[runtime]\nengine = \"vllm\"\nprefill_schedule_interval = 4\n"))
+	require.NoError(t, err)
+	assert.Empty(t, s.Warnings)
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	c, err := s.ServeConfig(sm, s.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Equal(t, 4, c.PrefillScheduleInterval)
+	assert.Equal(t, 8, c.Memory.Groups)
+
+	for _, tc := range []struct{ doc, body, want string }{
+		{minimal, "engine = \"vllm\"\nprefill_schedule_interval = 4\n", "only with data parallelism"},
+		{dp, "engine = \"vllm\"\nengine_version = \"0.22.0\"\nprefill_schedule_interval = 4\n", "PR #44558"},
+		{minimal, "engine = \"sglang\"\nprefill_schedule_interval = 4\n", "runtime.prefill_schedule_interval is vLLM's"},
+	} {
+		w, err := Parse("w.toml", []byte(tc.doc+"[runtime]\n"+tc.body))
+		require.NoError(t, err, tc.body)
+		require.Len(t, w.Warnings, 1, tc.body)
+		assert.Contains(t, w.Warnings[0], tc.want, tc.body)
+	}
+	quiet, err := Parse("q.toml", []byte(minimal+"[runtime]\nengine = \"vllm\"\nprefill_schedule_interval = 1\n"))
+	require.NoError(t, err)
+	assert.Empty(t, quiet.Warnings, "interval 1 is the default")
+
+	for _, n := range []string{"0", "-3", "2000000"} {
+		_, err := Parse("e.toml", []byte(minimal+"[runtime]\nengine = \"vllm\"\nprefill_schedule_interval = "+n+"\n"))
+		require.Error(t, err, n)
+		assert.Contains(t, err.Error(), "runtime.prefill_schedule_interval", n)
+		assert.NotContains(t, err.Error(), "\n", "one line")
+	}
+}
+
 // TestCUDAGraphMaxKeys: SGLang's runtime.cuda_graph_max_bs (requests per
 // attention rank) and vLLM's runtime.max_cudagraph_capture_size (tokens)
 // set the largest decode step run in a CUDA graph (a larger one is priced

@@ -289,6 +289,16 @@ type Config struct {
 	// releases the shipped corpus measured (0.5.5 to 0.5.10). Unused by
 	// vLLM.
 	PrefillDecodeInterval int
+	// PrefillScheduleInterval is vLLM's --prefill-schedule-interval
+	// (SchedulerConfig.prefill_schedule_interval, vllm-project/vllm PR
+	// #44558, merged 2026-06): on an engine of DP ranks (Memory.Groups >
+	// 1) prefill work, new and in progress, runs only on every N-th step
+	// of a DP wave while running requests decode, unless the last step
+	// that took prefills left requests waiting (sched_vllm.go). 0 or 1
+	// (vLLM's default) = every step. One engine without DP ignores it, as
+	// vLLM's releases do (PR #54627, open, would change that). Unused by
+	// SGLang.
+	PrefillScheduleInterval int
 	// SchedulerRecvInterval is SGLang's --scheduler-recv-interval N: the
 	// scheduler takes new requests from its input queue only when the
 	// SchedulerRecvSkipper's count reaches N (sched_sglang.go, receive).
@@ -381,7 +391,7 @@ const MaxDraftTokens = 16
 // maxTokens bounds the lengths so that token counts never overflow.
 const maxTokens = 1 << 24
 
-// maxInterval bounds PrefillDecodeInterval.
+// maxInterval bounds PrefillDecodeInterval and the other intervals.
 const maxInterval = 1 << 20
 
 // MaxArrival bounds a replayed request's arrival (seconds from the start:
@@ -412,6 +422,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PrefillDecodeInterval < 0 || c.PrefillDecodeInterval > maxInterval {
 		return fieldErrorf("PrefillDecodeInterval", "must be in [0, %d] rounds, got %d", maxInterval, c.PrefillDecodeInterval)
+	}
+	if c.PrefillScheduleInterval < 0 || c.PrefillScheduleInterval > maxInterval {
+		return fieldErrorf("PrefillScheduleInterval", "must be in [0, %d] steps, got %d", maxInterval, c.PrefillScheduleInterval)
 	}
 	if c.SchedulerRecvInterval < 0 || c.SchedulerRecvInterval > maxInterval {
 		return fieldErrorf("SchedulerRecvInterval", "must be in [0, %d] iterations, got %d", maxInterval, c.SchedulerRecvInterval)

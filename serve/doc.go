@@ -127,6 +127,16 @@
 // MaxNumPartialPrefills limits nothing in V1 (scheduler.py never reads it)
 // but above 1 sets an unset threshold to 4% of MaxModelLen
 // (SchedulerConfig.__post_init__, `vllm/config/scheduler.py` @ 01230b4).
+// With PrefillScheduleInterval N > 1 (--prefill-schedule-interval,
+// vllm-project/vllm PR #44558) on DP ranks (Memory.Groups > 1), a step
+// whose DP wave counter (DPEngineCoreProc.step_counter, `vllm/v1/engine/
+// core.py` @ 00080ee; shared by the ranks, 0 after they go idle) is not a
+// multiple of N defers prefill work while a running request decodes:
+// chunks in progress are skipped in the running pass and admission stops
+// at the first waiting request with more than one token to compute; it
+// does not defer when the last step that took prefills left requests
+// waiting (prefill_capacity_bound). One engine without DP never throttles
+// (EngineCore._should_throttle_prefills returns False).
 //
 // # SGLang
 //

@@ -33,6 +33,11 @@ type dpRanks struct {
 	pick  func(d *dpRanks) int // the engine's balancer
 	start int                  // the balancer's rotating first rank
 	buf   []Seq                // a rank's batch once per rank, for the coster
+	// steps is the DP wave's step counter (vLLM's
+	// DPEngineCoreProc.step_counter: one per lockstep step, the same on
+	// every rank, 0 when the ranks went idle), which vLLM's prefill
+	// cadence reads (sched_vllm.go).
+	steps int
 }
 
 // balancer is an engine's front-end load balancer over DP ranks: the rank
@@ -68,6 +73,10 @@ func vllmBalance(d *dpRanks) int {
 	d.start = (d.start + 1) % n
 	return best
 }
+
+// cadenced is a scheduler that reads the DP wave's step counter (vLLM's
+// prefill cadence).
+type cadenced interface{ setSteps(n int) }
 
 // enqueue hands r to the rank the balancer picks (a request reaches the
 // engine core the front end chose for it).
@@ -108,6 +117,7 @@ func (e *run) loopDP(d *dpRanks) error {
 	t := 0.0
 	for e.completed < n {
 		if d.idle() {
+			d.steps = 0
 			var ok bool
 			if t, ok = e.client.wake(t, d); !ok {
 				return fmt.Errorf("serve: internal error: %d requests unfinished with nothing to run", n-e.completed)
@@ -117,10 +127,14 @@ func (e *run) loopDP(d *dpRanks) error {
 		e.client.stepStart(t)
 		for _, in := range d.in {
 			in.step.reset()
+			if c, ok := in.sched.(cadenced); ok {
+				c.setSteps(d.steps)
+			}
 			if !in.idle() {
 				in.sched.schedule(in)
 			}
 		}
+		d.steps++
 		w, err := e.priceDP(d)
 		if err != nil {
 			return err

@@ -100,6 +100,11 @@ func VersionKnown(v string) bool {
 	return ok
 }
 
+// ParseVersion reads the leading major.minor of an engine version
+// ("0.12.0", "v0.15.1", "0.5.1.post1"); ok is false for another form
+// ("nightly", "").
+func ParseVersion(v string) (major, minor int, ok bool) { return parseVersion(v) }
+
 // parseVersion reads the leading major.minor of an engine version
 // ("0.12.0", "v0.15.1", "0.5.1.post1").
 func parseVersion(v string) (major, minor int, ok bool) {

@@ -150,15 +150,19 @@ type victimPicker interface {
 // or the rest of its chunk, capped by the budget; when its KV cannot be
 // allocated, p's victim is preempted until it fits or is itself the one
 // preempted. A prefill chunk is also capped at chunk tokens when chunk >
-// 0 (vLLM's long_prefill_token_threshold). It returns the budget left and
-// whether anything was preempted.
-func (in *instance) runPass(running *[]int32, budget, chunk int, p victimPicker) (int, bool) {
+// 0 (vLLM's long_prefill_token_threshold), and left out of the step when
+// hold is set (vLLM's deferred prefills, sched_vllm.go). It returns the
+// budget left and whether anything was preempted.
+func (in *instance) runPass(running *[]int32, budget, chunk int, hold bool, p victimPicker) (int, bool) {
 	reqs, k, lookahead := in.reqs, in.k, in.lookahead
 	preempted := false
 	for i := 0; i < len(*running) && budget > 0; i++ {
 		r := (*running)[i]
 		q := &reqs[r]
 		dec := q.decoding()
+		if hold && !dec {
+			continue
+		}
 		var n, slots int
 		if dec {
 			n = min(1+k, budget)
@@ -187,6 +191,19 @@ func (in *instance) runPass(running *[]int32, budget, chunk int, p victimPicker)
 		budget -= n
 	}
 	return budget, preempted
+}
+
+// pending is the tokens the waiting request r would compute on
+// admission: its known tokens less those computed, or, for a request with
+// none computed, those the cache holds (kvCache.lookup, which admit
+// repeats).
+func (in *instance) pending(r int32) int {
+	q := &in.reqs[r]
+	c := q.computed
+	if c == 0 {
+		c = int32(in.kv.lookup(r))
+	}
+	return int(q.in + q.gen - c)
 }
 
 // admit takes the head of the waiting queue into the step with at most

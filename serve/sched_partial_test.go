@@ -83,6 +83,7 @@ func TestVLLMPartialPrefillValidation(t *testing.T) {
 			c.MaxNumPartialPrefills, c.LongPrefillTokenThreshold, c.MaxModelLen = 2, 5000, 4096
 		}, "LongPrefillTokenThreshold"},
 		{"negative interval", func(c *Config) { c.PrefillDecodeInterval = -1 }, "PrefillDecodeInterval"},
+		{"negative prefill schedule interval", func(c *Config) { c.PrefillScheduleInterval = -1 }, "PrefillScheduleInterval"},
 		{"negative recv interval", func(c *Config) { c.SchedulerRecvInterval = -1 }, "SchedulerRecvInterval"},
 		{"recv interval with DP attention", func(c *Config) { *c = point(SGLang, 2, 2, 16, 4); c.SchedulerRecvInterval, c.Memory.Groups = 10, 2 }, "SchedulerRecvInterval"},
 	} {

@@ -318,7 +318,7 @@ ranks:
 	if len(in.step.seqs) > 0 {
 		// Mixed: the decodes join the prefill batch; their budget was
 		// set aside above.
-		in.runPass(&s.running, len(s.running)*(1+in.k), 0, s)
+		in.runPass(&s.running, len(s.running)*(1+in.k), 0, false, s)
 		return
 	}
 	s.decode(in)
@@ -366,7 +366,7 @@ func (s *sglangScheduler) admitPrebuilt(in *instance) []int32 {
 // decode is one decode batch of every running request, with the
 // new-token ratio's update (update_running_batch).
 func (s *sglangScheduler) decode(in *instance) {
-	_, preempted := in.runPass(&s.running, math.MaxInt, 0, s)
+	_, preempted := in.runPass(&s.running, math.MaxInt, 0, false, s)
 	if s.ratioOn {
 		// update_running_batch: a decode batch decays the ratio, a
 		// retraction resets it from the requests left.
