@@ -438,9 +438,16 @@ func (c *Config) Validate() error {
 		}
 	}
 	if c.Engine == VLLM && len(c.CUDAGraphSizes) > 0 {
-		sizes := vllmCaptureSizes(c)
+		// The sizes as given, before vLLM rounds them to whole requests of
+		// 1 + K tokens (vllmCaptureSizes), which it does after this check.
+		plain := *c
+		plain.Spec.DraftTokens = 0
+		sizes := vllmCaptureSizes(&plain)
 		if len(sizes) == 0 {
 			return fieldErrorf("CUDAGraphSizes", "no size within max_num_batched_tokens %d, got %v (vLLM would capture no CUDA graph: turn them off instead)", c.MaxNumBatchedTokens, c.CUDAGraphSizes)
+		}
+		if len(vllmCaptureSizes(c)) == 0 {
+			return fieldErrorf("CUDAGraphSizes", "no size holds one decode of %d tokens (1 + draft tokens), got %v (vLLM refuses it)", 1+c.Spec.DraftTokens, c.CUDAGraphSizes)
 		}
 		if c.CUDAGraphMax > 0 && c.CUDAGraphMax != sizes[len(sizes)-1] {
 			// vllm/config/vllm.py @ 09f030e, _set_cudagraph_sizes: "customized

@@ -337,7 +337,11 @@ func vllmCaptureSize(c *Config, _ unit.Bytes, _ int) int {
 // --max-cudagraph-capture-size (Config.CUDAGraphMax) or by default
 // min(max_num_seqs x (1 + K drafts) x 2, 512), in both cases at most
 // max_num_batched_tokens. The list's largest is the capture limit vLLM
-// keeps ("Truncating max_cudagraph_capture_size").
+// keeps ("Truncating max_cudagraph_capture_size"). With K drafts each
+// size is rounded up to a multiple of 1 + K and those then above the limit
+// dropped, [1 + K] if none is left (`vllm/config/compilation.py` @ 002284d,
+// adjust_cudagraph_sizes_for_spec_decode: a uniform decode graph holds
+// whole requests).
 func vllmCaptureSizes(c *Config) []int {
 	budget := c.MaxNumBatchedTokens
 	if budget <= 0 {
@@ -351,25 +355,40 @@ func vllmCaptureSizes(c *Config) []int {
 			}
 		}
 		slices.Sort(out)
-		return slices.Compact(out)
-	}
-	top := c.CUDAGraphMax
-	if top <= 0 {
-		top = min(max(c.MaxNumSeqs, 0)*(1+c.Spec.DraftTokens)*2, 512)
-	}
-	top = min(top, budget)
-	for _, n := range []int{1, 2, 4} {
-		if n <= top {
+		out = slices.Compact(out)
+	} else {
+		top := c.CUDAGraphMax
+		if top <= 0 {
+			top = min(max(c.MaxNumSeqs, 0)*(1+c.Spec.DraftTokens)*2, 512)
+		}
+		top = min(top, budget)
+		for _, n := range []int{1, 2, 4} {
+			if n <= top {
+				out = append(out, n)
+			}
+		}
+		for n := 8; n <= top && n < 256; n += 8 {
+			out = append(out, n)
+		}
+		for n := 256; n <= top; n += 16 {
 			out = append(out, n)
 		}
 	}
-	for n := 8; n <= top && n < 256; n += 8 {
-		out = append(out, n)
+	q := 1 + c.Spec.DraftTokens
+	if q <= 1 || len(out) == 0 {
+		return out
 	}
-	for n := 256; n <= top; n += 16 {
-		out = append(out, n)
+	top := out[len(out)-1]
+	var rounded []int
+	for _, n := range out {
+		if r := (n + q - 1) / q * q; r <= top && (len(rounded) == 0 || r > rounded[len(rounded)-1]) {
+			rounded = append(rounded, r)
+		}
 	}
-	return out
+	if len(rounded) == 0 && q <= top {
+		rounded = []int{q}
+	}
+	return rounded
 }
 
 // vllmCaptureBatches is vLLM's capture list in sequences per rank: a
@@ -377,14 +396,13 @@ func vllmCaptureSizes(c *Config) []int {
 // the smallest captured size s >= n(1 + K) tokens (vllm/v1/worker/
 // gpu_model_runner.py pads the scheduled tokens with pad_for_cudagraph;
 // vllm/v1/cudagraph_dispatcher.py @ 009eec3 keys the full decode graphs
-// by the padded token count), i.e. of ceil(s / (1 + K)) sequences.
+// by the padded token count), s / (1 + K) sequences (vllmCaptureSizes
+// rounds the sizes to whole requests).
 func vllmCaptureBatches(c *Config, _ unit.Bytes, _ int) []int {
 	q := 1 + c.Spec.DraftTokens
 	var out []int
 	for _, s := range vllmCaptureSizes(c) {
-		if n := (s + q - 1) / q; len(out) == 0 || n > out[len(out)-1] {
-			out = append(out, n)
-		}
+		out = append(out, s/q)
 	}
 	return out
 }

@@ -191,9 +191,25 @@ func TestVLLMCaptureSizes(t *testing.T) {
 	c.CUDAGraphSizes = []int{0}
 	assert.ErrorContains(t, c.Validate(), "CUDAGraphSizes: sizes must be")
 
-	c.CUDAGraphSizes = []int{1, 2, 4, 8, 16, 24}
-	c.Spec.DraftTokens = 3 // 4 tokens per decode
-	assert.Equal(t, []int{1, 2, 4, 6}, CaptureBatches(&c, 141*GiB, 8), "a decode of 4 tokens: sizes 4, 8, 16, 24 tokens")
+	// With K drafts vLLM rounds each size up to a multiple of 1 + K and
+	// drops those then above the largest (compilation.py @ 002284d,
+	// adjust_cudagraph_sizes_for_spec_decode).
+	c.CUDAGraphSizes = []int{1, 2, 4, 8, 16, 23}
+	c.Spec.DraftTokens, c.Spec.Acceptance = 3, []float64{0.7} // 4 tokens per decode
+	assert.Equal(t, []int{1, 2, 4}, CaptureBatches(&c, 141*GiB, 8), "sizes 4, 8, 16 tokens (23 rounds to 24 > 23: dropped)")
+	assert.Equal(t, 16, CaptureSize(&c, 141*GiB, 8))
+	c.CUDAGraphMax = 23
+	require.NoError(t, c.Validate(), "max_cudagraph_capture_size is checked against the sizes as given")
+	c.CUDAGraphMax = 0
+	c.CUDAGraphSizes = []int{2, 3}
+	assert.Empty(t, CaptureBatches(&c, 141*GiB, 8), "no size holds a decode of 4 tokens")
+	assert.ErrorContains(t, c.Validate(), "no size holds one decode of 4 tokens")
+	c.CUDAGraphSizes = nil
+	c.MaxNumSeqs = 64
+	c.Spec.DraftTokens, c.Spec.Acceptance = 2, []float64{0.7} // default top min(64 x 3 x 2, 512) = 384: 3 to 384 by multiples of 3
+	b := CaptureBatches(&c, 141*GiB, 8)
+	assert.Equal(t, []int{1, 2, 3, 6, 8, 11, 14}, b[:7], "1, 2, 4, 8, 16, 24, 32, 40 rounded to 3, 6, 9, 18, 24, 33, 42")
+	assert.Equal(t, 128, b[len(b)-1], "384 / 3")
 }
 
 // TestPullsKV: vLLM's disaggregated decode instance pulls the KV
