@@ -13,6 +13,7 @@ import (
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
 )
 
@@ -83,6 +84,21 @@ func (s *Scenario) build() error {
 	c.Graphs = true
 	if r.Runtime.CUDAGraphs != nil {
 		c.Graphs = *r.Runtime.CUDAGraphs
+	}
+	if mode := r.Runtime.CUDAGraphMode; mode != "" {
+		// vLLM's cudagraph_mode NONE captures no graph: priced as
+		// --enforce-eager (cudaGraphModes); the other modes are set with
+		// the engine's serving keys (setGraphMode)
+		m, err := parseCUDAGraphMode(mode)
+		if err != nil {
+			return d.wrap("runtime.cudagraph_mode", err)
+		}
+		if e, ok := serve.ParseEngine(r.Runtime.Engine); m == "NONE" && (r.Runtime.Engine == "" || (ok && e == serve.VLLM)) {
+			if r.Runtime.CUDAGraphs != nil && *r.Runtime.CUDAGraphs {
+				return d.errorf("runtime.cudagraph_mode", "NONE runs no CUDA graph, which runtime.cuda_graphs = true contradicts")
+			}
+			c.Graphs = false
+		}
 	}
 	if c.AllReduce, err = comm.ParseImpl(r.Runtime.AllReduce); err != nil {
 		return d.wrap("runtime.allreduce", err)

@@ -131,6 +131,9 @@ type rawRuntime struct {
 	MaxCUDAGraphCaptureSize *int `toml:"max_cudagraph_capture_size"`
 	// vLLM's cudagraph_capture_sizes (serve.Config.CUDAGraphSizes).
 	CUDAGraphCaptureSizes *[]int `toml:"cudagraph_capture_sizes"`
+	// CUDAGraphMode is vLLM's compilation_config.cudagraph_mode
+	// (cudaGraphModes); "" = FULL_AND_PIECEWISE, the default since v0.11.0.
+	CUDAGraphMode string `toml:"cudagraph_mode"`
 }
 
 type rawWorkload struct {

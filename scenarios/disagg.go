@@ -28,6 +28,7 @@ import (
 //	ep = 8
 //	dp = 8
 //	dp_attention = true
+//	max_num_seqs = 256     # the pool's own --max-num-seqs (SGLang: --max-running-requests)
 type rawDisagg struct {
 	Transfer string   `toml:"transfer"`
 	Router   string   `toml:"router"`
@@ -45,6 +46,10 @@ type rawPool struct {
 	// instances run another than the scenario's (the pools are separate
 	// engine instances, each with its own flags).
 	MoEA2ABackend string `toml:"moe_a2a_backend"`
+	// MaxNumSeqs is the pool's runtime.max_num_seqs (vLLM's
+	// --max-num-seqs, SGLang's --max-running-requests), when its
+	// instances are started with another than the scenario's.
+	MaxNumSeqs *int `toml:"max_num_seqs"`
 }
 
 // DisaggSpec is a scenario's [disagg]: its pools, the transfer fabric and
@@ -65,6 +70,9 @@ type PoolSpec struct {
 	// moe_a2a_backend); else the scenario's runtime.moe_a2a_backend.
 	A2A    sim.A2A
 	A2ASet bool
+	// MaxNumSeqs is the pool's max_num_seqs; 0 = the scenario's
+	// (serve.Pool.MaxNumSeqs).
+	MaxNumSeqs int
 }
 
 // config is c with the pool's layout and exchange.
@@ -150,6 +158,12 @@ func (s *Scenario) buildDisagg() error {
 			}
 			p.dst.A2A, p.dst.A2ASet = a2a, true
 		}
+		if n := p.raw.MaxNumSeqs; n != nil {
+			if *n < 1 || *n > sim.MaxBatchSize {
+				return d.errorf(key+".max_num_seqs", "%d must be in [1, %d]", *n, sim.MaxBatchSize)
+			}
+			p.dst.MaxNumSeqs = *n
+		}
 	}
 	total := spec.Prefill.Workers*spec.Prefill.GPUs + spec.Decode.Workers*spec.Decode.GPUs
 	if g := d.raw.Hardware.GPUs; g != nil && *g != total {
@@ -223,7 +237,11 @@ func (s *Scenario) DisaggConfig(c *serve.Config, psm, dsm *sim.Sim) error {
 		if err != nil {
 			return serve.Pool{}, s.KeyError(err)
 		}
-		return serve.Pool{Workers: p.Workers, GPUs: p.GPUs, Memory: mem, Coster: serve.NewSimCoster(sm)}, nil
+		pool := serve.Pool{Workers: p.Workers, GPUs: p.GPUs, Memory: mem, Coster: serve.NewSimCoster(sm)}
+		if !s.Serving.SharedPoolSeqs {
+			pool.MaxNumSeqs = p.MaxNumSeqs
+		}
+		return pool, nil
 	}
 	pre, err := mk(sp.Prefill, psm)
 	if err != nil {

@@ -167,3 +167,23 @@ func disaggServeConfig(t *testing.T, s *Scenario) serve.Config {
 	require.NoError(t, s.DisaggConfig(&cfg, psm, dsm))
 	return cfg
 }
+
+// TestPoolMaxNumSeqs: a pool's max_num_seqs reaches its serve.Pool (the
+// other pool keeps the scenario's, 0); the pool-max-seqs mechanism off
+// drops it; out of range is an error at the pool's key.
+func TestPoolMaxNumSeqs(t *testing.T) {
+	src := strings.Replace(disaggScenario, "workers = 1\ntp = 8\nep = 8", "workers = 1\nmax_num_seqs = 16\ntp = 8\nep = 8", 1)
+	s, err := Parse("d.toml", []byte(src))
+	require.NoError(t, err)
+	assert.Equal(t, 16, s.Disagg.Decode.MaxNumSeqs)
+	cfg := disaggServeConfig(t, s)
+	assert.Equal(t, 16, cfg.Disagg.Decode.MaxNumSeqs)
+	assert.Zero(t, cfg.Disagg.Prefill.MaxNumSeqs)
+
+	require.NoError(t, s.SetMechanism("pool-max-seqs", false))
+	assert.Zero(t, disaggServeConfig(t, s).Disagg.Decode.MaxNumSeqs, "off: both pools under runtime.max_num_seqs")
+
+	_, err = Parse("d.toml", []byte(strings.Replace(src, "max_num_seqs = 16", "max_num_seqs = 0", 1)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "d.toml:17: disagg.decode.max_num_seqs: 0 must be in [1, ")
+}

@@ -48,7 +48,7 @@ func TestEngineArgsFixtures(t *testing.T) {
 		{"vllm non-default args Qwen3-235B TP4 DP2 EP EAGLE-3", "vllm_nondefault_qwen3_dp.log", []float64{0.8, 0.6, 0.4}, want{
 			engine: serve.VLLM, tp: 4, dp: 2, ep: 8, gpus: 8, kv: dtype.KVBF16, spec: sim.SpecEAGLE3, k: 3,
 			maxSeqs: 512, maxTokens: 4096, memUtil: 0.88, graphs: true,
-			ignored: []string{"max_model_len=32768", "compilation_config.cudagraph_mode=", "compilation_config.level=3"}}},
+			ignored: []string{"max_model_len=32768", "compilation_config.level=3"}}},
 		{"sglang launch_server Kimi-K2 DP-attention EP8 EAGLE-3", "sglang_launch_kimi.sh", []float64{0.7}, want{
 			engine: serve.SGLang, tp: 8, dp: 1, ep: 8, gpus: 8, dpAttn: true, kv: dtype.KVFP8, spec: sim.SpecEAGLE3, k: 3,
 			maxSeqs: 512, maxTokens: 16384, memUtil: 0.85, graphs: true,
@@ -134,6 +134,11 @@ func TestEngineArgsForms(t *testing.T) {
 		{"vllm log compilation_config", "non-default args: {'model': 'deepseek-ai/DeepSeek-V3', 'compilation_config': {'cudagraph_capture_sizes': [2, 4]}}", "runtime.cudagraph_capture_sizes", "[2, 4]"},
 		{"vllm log cudagraph_capture_sizes", "non-default args: {'model': 'deepseek-ai/DeepSeek-V3', 'cudagraph_capture_sizes': [1, 3]}", "runtime.cudagraph_capture_sizes", "[1, 3]"},
 		{"vllm optimisation level: no sizes", "vllm serve deepseek-ai/DeepSeek-V3 -O 3", "runtime.cudagraph_capture_sizes", ""},
+		{"vllm compilation config JSON (InferenceX B200)", `vllm serve nvidia/Llama-3.3-70B-Instruct-FP8 --compilation-config '{"pass_config": {"enable_fi_allreduce_fusion": true}, "custom_ops": ["+quant_fp8", "+rms_norm"], "cudagraph_mode": "FULL_DECODE_ONLY", "splitting_ops": []}'`, "runtime.cudagraph_mode", `"FULL_DECODE_ONLY"`},
+		{"vllm -O dotted, lower case", "vllm serve deepseek-ai/DeepSeek-V3 -O.cudagraph_mode=piecewise", "runtime.cudagraph_mode", `"PIECEWISE"`},
+		{"vllm -O JSON", `vllm serve deepseek-ai/DeepSeek-V3 -O '{"cudagraph_mode":"NONE"}'`, "runtime.cudagraph_mode", `"NONE"`},
+		{"vllm -O level only", "vllm serve deepseek-ai/DeepSeek-V3 -O3", "runtime.cudagraph_mode", ""},
+		{"vllm log enum member", "non-default args: {'model': 'deepseek-ai/DeepSeek-V3', 'compilation_config': {'cudagraph_mode': <CUDAGraphMode.FULL_DECODE_ONLY: (2, 0)>}}", "runtime.cudagraph_mode", `"FULL_DECODE_ONLY"`},
 		{"sglang serve CLI", "sglang serve --model-path Qwen/Qwen3-30B-A3B --tp-size 2", "parallel.tp", "2"},
 		{"sglang --model alias, --tp-size", "python -m sglang.launch_server --model Qwen/Qwen3-30B-A3B --tp-size 4", "parallel.tp", "4"},
 		{"sglang replicas are one scenario", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --tp 2 --dp 4", "parallel.dp", "1"},
@@ -161,6 +166,42 @@ func TestEngineArgsForms(t *testing.T) {
 			}
 			assert.True(t, ok, "%s not set", tt.key)
 			assert.Equal(t, tt.want, got, tt.key)
+		})
+	}
+}
+
+// TestEngineArgsCompilationConfig: one --compilation-config holding
+// cudagraph_mode and the capture sizes yields all of them (one reader,
+// vLLM's CompilationConfig keys), as do dotted flags given one key each
+// and a log's printed dict; the keys moecast does not model are listed
+// one by one.
+func TestEngineArgsCompilationConfig(t *testing.T) {
+	for _, tc := range []struct{ name, in, ignored string }{
+		{"JSON", `vllm serve deepseek-ai/DeepSeek-V3 --compilation-config '{"pass_config": {"enable_fi_allreduce_fusion": true}, "cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": [16, 1, 8], "max_cudagraph_capture_size": 16, "splitting_ops": []}'`, "compilation_config.pass_config="},
+		{"dotted", "vllm serve deepseek-ai/DeepSeek-V3 -O.cudagraph_mode=full_decode_only --compilation-config.cudagraph_capture_sizes [16,1,8] -O.max_cudagraph_capture_size=16 -O.level=3", "compilation_config.level=3"},
+		{"log", "non-default args: {'model': 'deepseek-ai/DeepSeek-V3', 'compilation_config': {'level': 3, 'cudagraph_mode': <CUDAGraphMode.FULL_DECODE_ONLY: (2, 0)>, 'cudagraph_capture_sizes': [16, 1, 8], 'max_cudagraph_capture_size': 16}}", "compilation_config.level=3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := ReadEngineArgs("in.sh", []byte(tc.in))
+			require.NoError(t, err)
+			for key, want := range map[string]string{
+				"runtime.cudagraph_mode":             `"FULL_DECODE_ONLY"`,
+				"runtime.cudagraph_capture_sizes":    "[16, 1, 8]",
+				"runtime.max_cudagraph_capture_size": "16",
+			} {
+				got, ok := d.Get(key)
+				assert.True(t, ok, "%s not set", key)
+				assert.Equal(t, want, got, key)
+			}
+			all := strings.Join(d.Ignored, "; ")
+			assert.Contains(t, all, tc.ignored)
+			assert.NotContains(t, all, "cudagraph", "the read keys are not listed as not modelled")
+			imp, err := d.Scenario(ImportOptions{GPU: "h200-sxm", Input: "in.sh"})
+			require.NoError(t, err)
+			c := imp.Scenario.Config
+			assert.True(t, c.EagerPrefill, "FULL_DECODE_ONLY")
+			assert.Equal(t, []int{1, 8, 16}, c.CaptureBatches)
+			assert.Equal(t, 16, c.CaptureSize)
 		})
 	}
 }
@@ -216,6 +257,8 @@ func TestEngineArgsBad(t *testing.T) {
 		{"no model", "vllm serve --max-num-seqs 8", "no model"},
 		{"stray value", "vllm serve x -tp 8 9", "a value that follows no flag"},
 		{"bad spec json", "vllm serve x --speculative-config '{bad'", "not a JSON object"},
+		{"bad compilation json", "vllm serve x --compilation-config '{bad'", "not a JSON object"},
+		{"unknown cudagraph mode", `vllm serve x --compilation-config '{"cudagraph_mode":"FULLY"}'`, `unknown cudagraph_mode "FULLY"`},
 		{"draft LLM", `vllm serve x --speculative-config '{"model":"meta-llama/Llama-3.2-1B","num_speculative_tokens":3}'`, "a separate draft LLM"},
 		{"spec without K", `vllm serve x --speculative-config '{"method":"mtp"}'`, "num_speculative_tokens missing"},
 		{"capture size 0", "vllm serve x --cudagraph-capture-sizes 0 8", "capture size 0 must be at least 1"},

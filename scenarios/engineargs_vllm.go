@@ -57,7 +57,8 @@ var vllmRead = setOf("model", "tensor_parallel_size", "data_parallel_size", "pip
 	"enable_expert_parallel", "max_num_seqs", "max_num_batched_tokens", "kv_cache_dtype", "gpu_memory_utilization",
 	"enforce_eager", "disable_custom_all_reduce", "async_scheduling", "speculative_config", "speculative_model",
 	"num_speculative_tokens", "config", "quantization", "max_model_len", "long_prefill_token_threshold",
-	"max_num_partial_prefills", "max_long_partial_prefills", "max_cudagraph_capture_size", "prefill_schedule_interval")
+	"max_num_partial_prefills", "max_long_partial_prefills", "max_cudagraph_capture_size", "prefill_schedule_interval",
+	"compilation_config")
 
 // vllmQuiet are vLLM arguments with no bearing on a performance
 // prediction (serving, logging, tokenizer, access, process placement):
@@ -314,42 +315,65 @@ func (d *Deployment) setCaptureSizes(v pyValue, from string) error {
 	return nil
 }
 
-// vllmCompilation reads --compilation-config (-O): a dict in a log, JSON
-// on a command line, or one key of a dotted flag. Its
-// cudagraph_capture_sizes and max_cudagraph_capture_size are read
-// (vllm/config/compilation.py CompilationConfig); its other keys are
-// listed as not modelled. An optimisation level (-O 3) is not modelled.
+// vllmCompilation reads --compilation-config (-O): a JSON object or, in
+// a log, the printed dict, or one key of the dotted form
+// (-O.cudagraph_mode=FULL, --compilation-config.cudagraph_capture_sizes
+// [4,8]). Of vllm/config/compilation.py's CompilationConfig it reads
+// cudagraph_mode (canonical, cudaGraphModes), cudagraph_capture_sizes and
+// max_cudagraph_capture_size; its other keys (pass_config, custom_ops,
+// splitting_ops, level, ...) are listed as not modelled, and so is an
+// optimization level (-O3).
 func (d *Deployment) vllmCompilation(a engineArg) error {
 	v := a.Val
-	if v.Kind == pyStr {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(v.Str), &m); err != nil {
-			d.ignore(a) // a level, or a form the importer does not read
+	switch v.Kind {
+	case pyNone:
+		return nil
+	case pyInt:
+		d.ignore(a) // -O3: the optimization level
+		return nil
+	case pyStr:
+		if t := strings.TrimSpace(v.Str); t != "" && strings.Trim(t, "0123456789") == "" {
+			d.ignore(a)
 			return nil
 		}
-		v = jsonToPy(m)
-	}
-	if v.Kind != pyDict {
-		if !v.falsy() {
-			d.ignore(a)
+		var m map[string]any
+		if err := json.Unmarshal([]byte(v.Str), &m); err != nil {
+			return fmt.Errorf("not a JSON object: %v", err)
 		}
-		return nil
+		v = jsonToPy(m)
+	case pyDict:
+	default:
+		return fmt.Errorf("%s is not a compilation config", v.Raw)
 	}
 	for i, key := range v.Keys {
 		val := v.Vals[i]
 		from := "compilation_config." + key + "=" + val.Raw
+		if val.Kind == pyNone {
+			continue
+		}
 		switch key {
-		case "cudagraph_capture_sizes":
-			if val.Kind == pyNone {
-				continue
+		case "cudagraph_mode":
+			name := val.Str
+			if val.Kind != pyStr {
+				name = val.Raw // a log's CUDAGraphMode.FULL_DECODE_ONLY or a bare name
+				if j := strings.LastIndex(name, "."); j >= 0 {
+					name = name[j+1:]
+				}
+				name = strings.TrimSuffix(strings.TrimPrefix(name, "<"), ">")
+				if j := strings.Index(name, ":"); j >= 0 {
+					name = name[:j]
+				}
 			}
+			mode, err := parseCUDAGraphMode(name)
+			if err != nil {
+				return err
+			}
+			d.set("runtime.cudagraph_mode", quoteTOML(mode), from)
+		case "cudagraph_capture_sizes":
 			if err := d.setCaptureSizes(val, from); err != nil {
 				return fmt.Errorf("cudagraph_capture_sizes: %v", err)
 			}
 		case "max_cudagraph_capture_size":
-			if val.Kind == pyNone {
-				continue
-			}
 			n, err := argInt(engineArg{Val: val}, false)
 			if err == nil && n < 1 {
 				err = fmt.Errorf("%d must be at least 1", n)

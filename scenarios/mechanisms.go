@@ -40,6 +40,8 @@ var mechanisms = map[string]mechanism{
 		}},
 	"host-overhead": {"the engine's host work per step measured on profiler traces (serve.EngineHost: vLLM 1.52 ms, SGLang 0.70 ms), added to a step the engine does not overlap (vLLM before v0.14.0, runtime.engine_version; prefill steps under vLLM's async scheduling) and hidden behind the GPU otherwise (off: no host work)", true,
 		func(s *Scenario, on bool) { s.Serving.NoHost = !on }},
+	"sglang-recv-interval": {"SGLang's --scheduler-recv-interval N (runtime.scheduler_recv_interval, imported from engine arguments and InferenceX's launch scripts): the scheduler polls its input queue only when a counter reaches N, +1 per decode or idle iteration and +1000 after any other batch (SchedulerRecvSkipper), so a request that arrives while others decode waits up to N-1 decode steps (off: received every iteration, SGLang's default)", true,
+		func(s *Scenario, on bool) { s.Serving.NoRecvInterval = !on }},
 	"prebuilt-decode": {"SGLang's disaggregated decode server admits a transferred request without a forward (its prebuilt batch) and the request joins the decode batch (off: it computes the last prompt token as a prefill step, as vLLM's decode instance does)", true,
 		func(s *Scenario, on bool) { s.Serving.DecodeRecompute = !on }},
 	"full-isl-admission": {"vLLM's scheduler_reserve_full_isl (default from v0.19.0, runtime.engine_version): a waiting or preempted request is admitted only when the free KV blocks hold its whole sequence so far, else admission stops for the step without preempting (serve.ReserveFullISLDefault; off: admitted when its first chunk fits)", true,
@@ -75,15 +77,19 @@ var mechanisms = map[string]mechanism{
 		func(s *Scenario, on bool) {
 			s.Config.CaptureSize = 0
 			if on {
-				c, e := s.Config.CaptureBatches, s.Config.EagerPrefill
+				c := s.Config.CaptureBatches
 				s.setCaptureSize()
-				s.Config.CaptureBatches, s.Config.EagerPrefill = c, e
+				s.Config.CaptureBatches = c
 			}
 		}},
 	"eager-prefill": {"SGLang runs prefill and mixed steps without CUDA graphs, each kernel launched from the host (serve.EagerPrefill; off: vLLM's piecewise graphs)", true,
-		func(s *Scenario, on bool) { s.Config.EagerPrefill = on && serve.EagerPrefill(s.Serving.Engine) }},
+		func(s *Scenario, on bool) { s.Serving.NoEagerPrefill = !on; s.setGraphMode() }},
+	"cudagraph-mode": {"vLLM's runtime.cudagraph_mode as its CUDA-graph dispatcher runs it (vllm docs/design/cuda_graphs.md): FULL_DECODE_ONLY runs every step with a prefill chunk without graphs, each kernel launched from the host; PIECEWISE (the default before v0.11.0) launches decode steps' attention eagerly between graph pieces; NONE captures nothing, as --enforce-eager (off: PIECEWISE and FULL_DECODE_ONLY priced as FULL_AND_PIECEWISE, the default since v0.11.0; NONE stays eager)", true,
+		func(s *Scenario, on bool) { s.Serving.NoCUDAGraphMode = !on; s.setGraphMode() }},
 	"mla-collector": {"the perf database's legacy MLA decode module rows (every GPU but b200-sxm's vLLM 0.24.0: aiconfigurator#1423) less their collector's native norm/rotary chain, as measured on b200-sxm with both collectors (kernels.LegacyMLAOverhead; off: the rows as measured)", true,
 		func(s *Scenario, on bool) { s.Config.MLACollectorBias = !on }},
+	"pool-max-seqs": {"each disaggregated pool's own limit on running requests ([disagg.prefill] / [disagg.decode] max_num_seqs: the pools are separate engine instances, each started with its own --max-num-seqs or --max-running-requests; serve.Pool.MaxNumSeqs) (off: both pools under runtime.max_num_seqs)", true,
+		func(s *Scenario, on bool) { s.Serving.SharedPoolSeqs = !on }},
 	"kv-pull": {"vLLM's disaggregated KV transfer as its NixlConnector runs it: the decode instance starts reading a request's KV at its next step and admits the request at the step after the read completes (serve.Disagg.Pull; off: the KV pushed when the prefill ends and admitted at the decode instance's next step, as SGLang's sender does)", true,
 		func(s *Scenario, on bool) { s.Serving.PushKV = !on }},
 	"quant-gemm": {"dense GEMMs on fp8/fp4 activations stream their weights at their architecture's own DRAM efficiency with its fixed cost, fitted on the perf database's decode-size GEMM rows (kernels.QuantGEMMSM90, SM100, SM103: Blackwell fp8 6.1 us + 0.70 of BW, nvfp4 6.4 us + 0.68, block fp8 14.8 us + 0.59; off: the bf16 GEMM's 0.80 with 4.5 us, kernels.DefaultQuantGEMM)", true,

@@ -95,6 +95,9 @@ type Serving struct {
 	// (serve.Config.SchedulerRecvInterval); 0 = the default (every
 	// iteration).
 	SchedulerRecvInterval int
+	// NoRecvInterval drops SchedulerRecvInterval (SGLang receives every
+	// iteration); set only by the sglang-recv-interval mechanism.
+	NoRecvInterval bool
 	// CUDAGraphMaxBS is SGLang's runtime.cuda_graph_max_bs and
 	// MaxCUDAGraphCaptureSize vLLM's runtime.max_cudagraph_capture_size
 	// (serve.Config.CUDAGraphMax); 0 = the engine's default.
@@ -102,12 +105,25 @@ type Serving struct {
 	// CUDAGraphCaptureSizes is vLLM's runtime.cudagraph_capture_sizes
 	// (serve.Config.CUDAGraphSizes); nil = vLLM's default list.
 	CUDAGraphCaptureSizes []int
+	// CUDAGraphMode is vLLM's runtime.cudagraph_mode, canonical
+	// (cudaGraphModes); "" = FULL_AND_PIECEWISE. NoCUDAGraphMode prices
+	// every vLLM step as FULL_AND_PIECEWISE; set only by the cudagraph-mode
+	// mechanism.
+	CUDAGraphMode   string
+	NoCUDAGraphMode bool
+	// NoEagerPrefill prices SGLang's steps with prefill chunks with vLLM's
+	// piecewise graphs; set only by the eager-prefill mechanism.
+	NoEagerPrefill bool
 	// PooledDP pools the DP ranks under one scheduler
 	// (serve.Config.PooledDP); set only by the dp-ranks mechanism.
 	PooledDP bool
 	// DecodeRecompute is serve.Config.DecodeRecompute; set only by the
 	// prebuilt-decode mechanism.
 	DecodeRecompute bool
+	// SharedPoolSeqs runs both disaggregated pools under the scenario's
+	// runtime.max_num_seqs, leaving [disagg.prefill] and [disagg.decode]
+	// max_num_seqs out; set only by the pool-max-seqs mechanism.
+	SharedPoolSeqs bool
 	// PushKV prices a vLLM disaggregation's KV as pushed when the prefill
 	// ends (serve.Disagg.Pull off); set only by the kv-pull mechanism.
 	PushKV bool
@@ -447,6 +463,17 @@ func (s *Scenario) buildServing() error {
 	if err := s.buildPartialPrefills(rt); err != nil {
 		return err
 	}
+	if rt.CUDAGraphMode != "" {
+		m, err := parseCUDAGraphMode(rt.CUDAGraphMode)
+		if err != nil {
+			return d.wrap("runtime.cudagraph_mode", err)
+		}
+		if v.Engine != serve.VLLM {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.cudagraph_mode is %s's; %s has no such setting, so it is ignored",
+				s.pos("runtime.cudagraph_mode"), serve.VLLM.Info().Title, v.Engine.Info().Title))
+		}
+		v.CUDAGraphMode = m
+	}
 	s.setCaptureSize()
 	s.setProfile()
 	s.Config.GPUMemoryUtilization = s.memFraction(s.Config)
@@ -505,7 +532,49 @@ func (s *Scenario) setCaptureSize() {
 		s.Config.CaptureSize = serve.CaptureSize(&c, s.Config.GPU.Memory, s.Config.GPUs)
 	}
 	s.setCaptureBatches()
-	s.Config.EagerPrefill = serve.EagerPrefill(s.Serving.Engine)
+	s.setGraphMode()
+}
+
+// cudaGraphModes are vLLM's CUDAGraphMode values (vllm/config/compilation.py;
+// docs/design/cuda_graphs.md @ vllm-project/vllm 0248dcd), as
+// runtime.cudagraph_mode and --compilation-config's cudagraph_mode take
+// them (case-insensitive, as vLLM's validator reads them), and how moecast
+// prices each:
+//   - NONE: no CUDA graph (as --enforce-eager, runtime.cuda_graphs = false);
+//   - PIECEWISE: every step up to the capture size replays piecewise
+//     graphs, attention launched eagerly between them (sim.Config.
+//     DecodePiecewise); vLLM's default before v0.11.0 (vllm-project/vllm#25444);
+//   - FULL_DECODE_ONLY: uniform decode steps replay full graphs, every
+//     step with a prefill chunk runs without any graph, each kernel launched
+//     from the host (sim.Config.EagerPrefill);
+//   - FULL_AND_PIECEWISE: full graphs for decode steps, piecewise for mixed
+//     and prefill steps; the default since v0.11.0, and moecast's without the key;
+//   - FULL: full graphs for decode steps; mixed steps take a full graph
+//     only where the attention backend supports it (AttentionCGSupport),
+//     which moecast does not model: priced as FULL_AND_PIECEWISE.
+var cudaGraphModes = []string{"NONE", "PIECEWISE", "FULL", "FULL_DECODE_ONLY", "FULL_AND_PIECEWISE"}
+
+// parseCUDAGraphMode returns the canonical name of a cudagraph_mode value.
+func parseCUDAGraphMode(v string) (string, error) {
+	u := strings.ToUpper(strings.TrimSpace(v))
+	if slices.Contains(cudaGraphModes, u) {
+		return u, nil
+	}
+	return "", fmt.Errorf("unknown cudagraph_mode %q (want one of %s)", v, strings.Join(cudaGraphModes, ", "))
+}
+
+// setGraphMode sets how the engine's steps launch their kernels beyond the
+// capture size: SGLang's eager prefill (serve.EagerPrefill) and vLLM's
+// runtime.cudagraph_mode (cudaGraphModes), the latter unless the
+// cudagraph-mode mechanism is off.
+func (s *Scenario) setGraphMode() {
+	v := &s.Serving
+	mode := v.CUDAGraphMode
+	if v.Engine != serve.VLLM || v.NoCUDAGraphMode {
+		mode = ""
+	}
+	s.Config.EagerPrefill = (serve.EagerPrefill(v.Engine) && !v.NoEagerPrefill) || mode == "FULL_DECODE_ONLY"
+	s.Config.DecodePiecewise = mode == "PIECEWISE"
 }
 
 // setProfile sets the simulator's memory-profile run to the engine's at
@@ -666,7 +735,9 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	}
 	if v.Engine == serve.SGLang {
 		c.PrefillDecodeInterval = v.PrefillDecodeInterval
-		c.SchedulerRecvInterval = v.SchedulerRecvInterval
+		if !v.NoRecvInterval {
+			c.SchedulerRecvInterval = v.SchedulerRecvInterval
+		}
 	}
 	switch v.Engine {
 	case serve.SGLang:

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
 
@@ -247,6 +248,16 @@ prefill_decode_interval = 3
 	require.NoError(t, err)
 	assert.Equal(t, 3, c.PrefillDecodeInterval)
 	assert.Equal(t, 30, c.SchedulerRecvInterval)
+	// --without sglang-recv-interval: received every iteration; --with
+	// restores the scenario's interval.
+	require.NoError(t, g.SetMechanism("sglang-recv-interval", false))
+	c, err = g.ServeConfig(sm, g.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Zero(t, c.SchedulerRecvInterval)
+	require.NoError(t, g.SetMechanism("sglang-recv-interval", true))
+	c, err = g.ServeConfig(sm, g.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Equal(t, 30, c.SchedulerRecvInterval)
 
 	for _, tc := range []struct{ body, want string }{
 		{"engine = \"vllm\"\nmax_num_partial_prefills = 0\n", "runtime.max_num_partial_prefills"},
@@ -412,6 +423,86 @@ func TestCUDAGraphCaptureSizes(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, g.Warnings, 1)
 	assert.Contains(t, g.Warnings[0], "runtime.cudagraph_capture_sizes is vLLM's")
+}
+
+// TestCUDAGraphModeKey: vLLM's runtime.cudagraph_mode (any case, as vLLM
+// reads it) sets how steps launch their kernels: FULL_DECODE_ONLY runs
+// steps with a prefill chunk eagerly, PIECEWISE splits decode steps' graphs
+// at attention, NONE turns graphs off (and contradicts cuda_graphs =
+// true), FULL and FULL_AND_PIECEWISE price as without the key; the
+// cudagraph-mode mechanism turns it off and on; SGLang ignores it with a
+// warning; an unknown mode is an error naming the key and the modes.
+func TestCUDAGraphModeKey(t *testing.T) {
+	parse := func(body string) *Scenario {
+		s, err := Parse("t.toml", []byte(minimal+"[runtime]\n"+body))
+		require.NoError(t, err)
+		return s
+	}
+	flags := func(s *Scenario) [3]bool {
+		return [3]bool{s.Config.Graphs, s.Config.EagerPrefill, s.Config.DecodePiecewise}
+	}
+	def := flags(parse("engine = \"vllm\"\n"))
+	assert.Equal(t, [3]bool{true, false, false}, def)
+	for _, tc := range []struct {
+		mode string
+		want [3]bool
+	}{
+		{"FULL_DECODE_ONLY", [3]bool{true, true, false}},
+		{"full_decode_only", [3]bool{true, true, false}},
+		{"PIECEWISE", [3]bool{true, false, true}},
+		{"NONE", [3]bool{false, false, false}},
+		{"FULL", def},
+		{"FULL_AND_PIECEWISE", def},
+	} {
+		s := parse("engine = \"vllm\"\ncudagraph_mode = \"" + tc.mode + "\"\n")
+		assert.Equal(t, tc.want, flags(s), tc.mode)
+		assert.Empty(t, s.Warnings, tc.mode)
+		require.NoError(t, s.SetMechanism("cudagraph-mode", false))
+		assert.Equal(t, [3]bool{tc.want[0], false, false}, flags(s), "%s, mechanism off", tc.mode)
+		require.NoError(t, s.SetMechanism("eager-prefill", true))
+		require.NoError(t, s.SetMechanism("capture-size", true))
+		assert.Equal(t, [3]bool{tc.want[0], false, false}, flags(s), "%s: the other graph mechanisms keep it off", tc.mode)
+		require.NoError(t, s.SetMechanism("cudagraph-mode", true))
+		assert.Equal(t, tc.want, flags(s), "%s, mechanism on", tc.mode)
+	}
+
+	// A FULL_DECODE_ONLY step with a prefill chunk within the capture size
+	// costs more than under the default's piecewise graphs; a decode step
+	// the same.
+	on := parse("engine = \"vllm\"\ncudagraph_mode = \"FULL_DECODE_ONLY\"\n")
+	smOn, err := on.Sim()
+	require.NoError(t, err)
+	smDef, err := parse("engine = \"vllm\"\n").Sim()
+	require.NoError(t, err)
+	step := func(sm *sim.Sim, seqs []sim.Seq) unit.Seconds {
+		var r sim.BatchResult
+		require.NoError(t, sm.StepBatch(seqs, &r))
+		return r.Step.Time
+	}
+	mixed := []sim.Seq{{Query: 100, Prefill: true}, {Query: 1, Context: 1000}}
+	assert.Greater(t, step(smOn, mixed), step(smDef, mixed))
+	dec := []sim.Seq{{Query: 1, Context: 1000}, {Query: 1, Context: 1000}}
+	assert.Equal(t, step(smDef, dec), step(smOn, dec))
+
+	g := parse("engine = \"sglang\"\ncudagraph_mode = \"PIECEWISE\"\n")
+	require.Len(t, g.Warnings, 1)
+	assert.Contains(t, g.Warnings[0], "runtime.cudagraph_mode is vLLM's")
+	assert.False(t, g.Config.DecodePiecewise)
+	assert.True(t, g.Config.EagerPrefill, "SGLang's own eager prefill")
+	g = parse("engine = \"sglang\"\ncudagraph_mode = \"NONE\"\n")
+	assert.True(t, g.Config.Graphs, "ignored on SGLang")
+
+	for _, tc := range []struct{ body, want string }{
+		{"cudagraph_mode = \"FULLY\"\n", "unknown cudagraph_mode \"FULLY\" (want one of NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE)"},
+		{"cuda_graphs = true\ncudagraph_mode = \"none\"\n", "runtime.cuda_graphs = true contradicts"},
+	} {
+		_, err := Parse("e.toml", []byte(minimal+"[runtime]\n"+tc.body))
+		require.Error(t, err, tc.body)
+		var pe *Error
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, "runtime.cudagraph_mode", pe.Key)
+		assert.Contains(t, err.Error(), tc.want)
+	}
 }
 
 // TestSGLangFractionTooSmall: on a GPU smaller than the memory SGLang's

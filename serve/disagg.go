@@ -60,6 +60,11 @@ type Pool struct {
 	GPUs    int // per instance (for reports)
 	Memory  Memory
 	Coster  StepCoster
+	// MaxNumSeqs is the pool's own limit on running requests per
+	// scheduler (vLLM's --max-num-seqs, SGLang's
+	// --max-running-requests): the pools are separate engine instances,
+	// each started with its own flags. 0: Config.MaxNumSeqs.
+	MaxNumSeqs int
 }
 
 // Router spreads requests over a pool's instances.
@@ -107,6 +112,9 @@ func (d *Disagg) validate() error {
 		}
 		if p.p.Coster == nil {
 			return fieldErrorf(p.name+".Coster", "is nil")
+		}
+		if p.p.MaxNumSeqs < 0 {
+			return fieldErrorf(p.name+".MaxNumSeqs", "must be 0 (the config's) or positive, got %d", p.p.MaxNumSeqs)
 		}
 		c := Config{Memory: p.p.Memory}
 		if err := c.validateMemory(); err != nil {
@@ -198,7 +206,13 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 		if decode {
 			kv = transferred{kv, reqs}
 		}
-		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(e.cfg), fullISL: e.cfg.fullISL(),
+		sc := e.cfg
+		if p.MaxNumSeqs > 0 {
+			c := *e.cfg
+			c.MaxNumSeqs = p.MaxNumSeqs
+			sc = &c
+		}
+		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(sc), fullISL: e.cfg.fullISL(),
 			k: e.cfg.Spec.DraftTokens, lookahead: e.cfg.Spec.Lookahead}
 		if !decode {
 			in.handoff = &cl.handoff

@@ -236,3 +236,33 @@ func TestDisaggPull(t *testing.T) {
 		assert.Less(t, d, 2*float64(push.ITL.P99), "and the request for the step after")
 	})
 }
+
+// Each pool runs under its own max_num_seqs: a decode pool limited to 16
+// never decodes more than 16 sequences at a step (the rest wait with
+// their KV transferred, so TTFT grows and TPOT falls), while the same
+// limit on the prefill pool leaves the decode batch above it; 0 keeps
+// the config's limit.
+func TestDisaggPoolMaxNumSeqs(t *testing.T) {
+	run := func(pre, dec int) *Result {
+		t.Helper()
+		cfg := disagg(point(VLLM, 64, 640, 2000, 200), 1, 1, 50e9, 20e-6)
+		cfg.Disagg.Prefill.MaxNumSeqs, cfg.Disagg.Decode.MaxNumSeqs = pre, dec
+		r, err := Run(cfg, realistic)
+		require.NoError(t, err)
+		assert.Equal(t, 640, r.Completed)
+		return r
+	}
+	base, dec16, pre16 := run(0, 0), run(0, 16), run(16, 0)
+	assert.Greater(t, base.MeanBatch, 16.0, "the config's limit (1024) lets the decode batch pass 16")
+	assert.LessOrEqual(t, dec16.MeanBatch, 16.0, "decode pool limited to 16")
+	assert.Greater(t, float64(dec16.TTFT.Mean), 2*float64(base.TTFT.Mean), "requests wait for a decode slot")
+	assert.Less(t, float64(dec16.TPOT.Mean), float64(base.TPOT.Mean), "smaller decode steps")
+	assert.Greater(t, pre16.MeanBatch, 16.0, "a prefill pool's limit does not bind the decode pool")
+
+	cfg := disagg(point(VLLM, 1, 4, 100, 10), 1, 1, 1e9, 0)
+	cfg.Disagg.Decode.MaxNumSeqs = -1
+	_, err := Run(cfg, realistic)
+	var fe *model.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "Disagg.Decode.MaxNumSeqs", fe.Field)
+}

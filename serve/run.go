@@ -30,6 +30,7 @@ type run struct {
 	cfg    *Config
 	coster StepCoster
 	rng    *rand.Rand
+	pcg    *rand.PCG // rng's source, drawn from directly by accept
 	reqs   []request
 	rate   float64 // offered request rate for Result (+Inf: all at once)
 	replay bool    // a request log (Workload.Trace): never judged overloaded
@@ -70,7 +71,8 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &run{cfg: &cfg, coster: coster, rng: newRand(cfg.Seed), rate: cfg.Workload.RequestRate}
+	pcg := newPCG(cfg.Seed)
+	e := &run{cfg: &cfg, coster: coster, rng: rand.New(pcg), pcg: pcg, rate: cfg.Workload.RequestRate}
 	var load Load = cfg.Workload
 	given := true
 	switch {
@@ -305,7 +307,8 @@ func (e *run) accept(d int) int {
 		if len(acc) > 1 {
 			p = acc[a]
 		}
-		if e.rng.Float64() >= p {
+		// e.rng.Float64(), without the call through rand.Source
+		if float64(e.pcg.Uint64()<<11>>11)/(1<<53) >= p {
 			break
 		}
 		a++

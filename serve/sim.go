@@ -40,8 +40,14 @@ type SimCoster struct {
 	seqs []sim.Seq
 	res  sim.BatchResult
 	err  error
-	memo map[sim.StepKey]stepCost
-	ops  *sim.OpMemo // made on the first miss
+	// The cache: memo maps a key's Hash to its newest entry (ent),
+	// whose next links the older entries of the same hash (-1 ends).
+	// The entries live in chunks of memoChunk, never moved or freed
+	// (kept for reuse when the cache is emptied); n are in use.
+	memo   map[uint64]int32
+	chunks [][]memoEnt
+	n      int32
+	ops    *sim.OpMemo // made on the first miss
 	// Hits and Misses count the cache's answers.
 	Hits, Misses int
 }
@@ -51,13 +57,29 @@ type stepCost struct {
 	cats [cost.NumCategories]unit.Seconds
 }
 
+type memoEnt struct {
+	key  sim.StepKey
+	cost stepCost
+	next int32
+}
+
 // memoLimit bounds the cache (an entry is about 1 KB with the map's
 // overhead: at most about 16 MB per coster).
 const memoLimit = 1 << 14
 
+// memoChunk is the cache entries allocated at a time (about 50 KB).
+const memoChunk = 64
+
+// ent is cache entry i.
+func (c *SimCoster) ent(i int32) *memoEnt { return &c.chunks[i/memoChunk][i%memoChunk] }
+
+// memoHashMask is ANDed into the cache's hashes: all ones, except in a
+// test that makes every key collide.
+var memoHashMask = ^uint64(0)
+
 // NewSimCoster wraps s.
 func NewSimCoster(s *sim.Sim) *SimCoster {
-	return &SimCoster{sim: s, memo: make(map[sim.StepKey]stepCost)}
+	return &SimCoster{sim: s, memo: make(map[uint64]int32)}
 }
 
 // StepCost implements StepCoster. A batch sim rejects (a chunk or context
@@ -70,10 +92,15 @@ func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit
 		c.seqs = append(c.seqs, sim.Seq{Query: q.Query, Context: q.Context, Prefill: q.Prefill})
 	}
 	key, err := c.sim.Key(c.seqs)
+	var h uint64
 	if err == nil {
-		if e, ok := c.memo[key]; ok {
-			c.Hits++
-			return e.t, e.cats
+		h = key.Hash() & memoHashMask
+		head, ok := c.memo[h]
+		for i := head; ok && i >= 0; i = c.ent(i).next {
+			if e := c.ent(i); e.key == key {
+				c.Hits++
+				return e.cost.t, e.cost.cats
+			}
 		}
 		if c.ops == nil {
 			c.ops = c.sim.NewOpMemo()
@@ -90,10 +117,20 @@ func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit
 	for i := range cats {
 		cats[i] = c.res.Breakdown[i].Time
 	}
-	if len(c.memo) >= memoLimit {
+	if c.n >= memoLimit {
 		clear(c.memo)
+		c.n = 0
 	}
-	c.memo[key] = stepCost{t: c.res.Step.Time, cats: cats}
+	next, ok := c.memo[h]
+	if !ok {
+		next = -1
+	}
+	if int(c.n/memoChunk) == len(c.chunks) {
+		c.chunks = append(c.chunks, make([]memoEnt, memoChunk))
+	}
+	*c.ent(c.n) = memoEnt{key: key, cost: stepCost{t: c.res.Step.Time, cats: cats}, next: next}
+	c.memo[h] = c.n
+	c.n++
 	return c.res.Step.Time, cats
 }
 

@@ -50,25 +50,33 @@ func BenchmarkSimClosedLoop(b *testing.B) {
 	for _, p := range points {
 		b.Run(p.name, func(b *testing.B) {
 			cfg, sm := realPoint(b, scenarios.DefaultName, p.c, p.requests, p.in, p.out)
-			var r *serve.Result
-			var c *serve.SimCoster
-			cpu0 := processCPU()
-			for b.Loop() {
-				c = serve.NewSimCoster(sm)
-				var err error
-				if r, err = serve.Run(cfg, c); err != nil {
-					b.Fatal(err)
-				}
-				if c.Err() != nil {
-					b.Fatal(c.Err())
-				}
-			}
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
-			b.ReportMetric(float64(c.Hits)/float64(c.Hits+c.Misses), "memo-hits")
-			b.ReportMetric(float64(r.Steps), "steps/op")
+			r := benchRun(b, cfg, sm)
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(r.Steps), "ns/step")
 		})
 	}
+}
+
+// benchRun times serve.Run of cfg on a fresh SimCoster per iteration
+// and reports the CPU time, memo hit rate and steps per run.
+func benchRun(b *testing.B, cfg serve.Config, sm *sim.Sim) *serve.Result {
+	b.Helper()
+	var r *serve.Result
+	var c *serve.SimCoster
+	cpu0 := processCPU()
+	for b.Loop() {
+		c = serve.NewSimCoster(sm)
+		var err error
+		if r, err = serve.Run(cfg, c); err != nil {
+			b.Fatal(err)
+		}
+		if c.Err() != nil {
+			b.Fatal(c.Err())
+		}
+	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(c.Hits)/float64(c.Hits+c.Misses), "memo-hits")
+	b.ReportMetric(float64(r.Steps), "steps/op")
+	return r
 }
 
 // processCPU is the process's user + system CPU time in ns: on a shared
@@ -249,4 +257,28 @@ func TestSimMemory(t *testing.T) {
 	m, err := serve.SimMemory(sc.Config, sm, serve.VLLM)
 	require.NoError(t, err)
 	assert.Equal(t, 8, m.Groups, "DP attention: one group per GPU")
+}
+
+// TestSimCosterCollisions: with every key's hash made equal (one chain),
+// the cache answers as with distinct hashes: the same result, hits and
+// misses.
+func TestSimCosterCollisions(t *testing.T) {
+	cfg, sm := realPoint(t, scenarios.DefaultName, 8, 40, 2048, 64)
+	cfg.Workload.RangeRatio, cfg.Workload.RangeStyle = 0.8, serve.RangeBelow
+	run := func() (*serve.Result, *serve.SimCoster) {
+		c := serve.NewSimCoster(sm)
+		r, err := serve.Run(cfg, c)
+		require.NoError(t, err)
+		require.NoError(t, c.Err())
+		return r, c
+	}
+	want, wc := run()
+	restore := serve.SetMemoHashMask(0)
+	defer restore()
+	got, gc := run()
+	require.Equal(t, want, got)
+	assert.Equal(t, wc.Hits, gc.Hits)
+	assert.Equal(t, wc.Misses, gc.Misses)
+	assert.Positive(t, gc.Hits)
+	assert.Greater(t, gc.Misses, 10)
 }

@@ -268,7 +268,10 @@ func gamma(rng *rand.Rand, shape float64) float64 {
 }
 
 // newRand is the package's one generator construction.
-func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 1)) }
+func newRand(seed uint64) *rand.Rand { return rand.New(newPCG(seed)) }
+
+// newPCG is newRand's source.
+func newPCG(seed uint64) *rand.PCG { return rand.NewPCG(seed, 1) }
 
 // traceLoad replays Workload.Trace: each request's arrival and lengths.
 type traceLoad []TraceRequest

@@ -209,9 +209,11 @@ const CaptureTokens = 512
 // limit when 0) and run eagerly above it; mixed and prefill steps run
 // piecewise graphs with attention eager up to the capture size
 // (CaptureTokens when 0), and eager above it; with Config.EagerPrefill
-// (SGLang) every step with a prefill chunk is eager. Without
-// runtime.cuda_graphs every step is eager. Eager kernels pay
-// kernels.Costs.LaunchCost: the host launch time beyond the op's own.
+// (SGLang; vLLM's FULL_DECODE_ONLY) every step with a prefill chunk is
+// eager, and with Config.DecodePiecewise (vLLM's PIECEWISE) decode steps
+// run piecewise graphs as mixed steps do. Without runtime.cuda_graphs
+// every step is eager. Eager kernels pay kernels.Costs.LaunchCost: the
+// host launch time beyond the op's own.
 func (s *Sim) graphModeOf(m *mix, target *pass) graphMode {
 	capture := s.cfg.CaptureSize
 	switch {
@@ -220,6 +222,9 @@ func (s *Sim) graphModeOf(m *mix, target *pass) graphMode {
 	case m.pre == 0:
 		if capture > 0 && target.attn > capture {
 			return graphNone
+		}
+		if s.cfg.DecodePiecewise {
+			return graphPiecewise
 		}
 		return graphFull
 	case s.cfg.EagerPrefill:

@@ -399,6 +399,45 @@ func TestEagerPrefill(t *testing.T) {
 	assert.Equal(t, stepBatch(t, piecewise, dec).Step.Time, stepBatch(t, eager, dec).Step.Time, "decode steps replay the graph")
 }
 
+// TestDecodePiecewise: with Config.DecodePiecewise (vLLM's PIECEWISE) a
+// decode step within the capture size launches its attention from the
+// host and nothing else, and costs more than the full graph by exactly
+// that launch time; above the capture size it is eager either way; mixed
+// steps are priced as before; without CUDA graphs it changes nothing.
+func TestDecodePiecewise(t *testing.T) {
+	st := setups[1]
+	cfg := st.config(t)
+	cfg.CaptureSize = 512
+	full, err := New(cfg)
+	require.NoError(t, err)
+	cfg.DecodePiecewise = true
+	pw, err := New(cfg)
+	require.NoError(t, err)
+	dec := decodes(8, 2048, 1)
+	ops, err := pw.ExplainBatch(dec)
+	require.NoError(t, err)
+	var attnLaunch unit.Seconds
+	for _, o := range ops {
+		if o.Launch > 0 {
+			assert.Equal(t, cost.Attention, o.Category, "%s launched eagerly", o.Name)
+			attnLaunch += o.Launch * unit.Seconds(o.Count)
+		}
+	}
+	require.Positive(t, attnLaunch, "piecewise decode: attention eager")
+	f, p := stepBatch(t, full, dec).Step.Time, stepBatch(t, pw, dec).Step.Time
+	assert.InDelta(t, float64(f+attnLaunch), float64(p), 1e-12, "the attention launches are the difference")
+	for _, seqs := range [][]Seq{decodes(513, 2048, 1), append(decodes(8, 2048, 1), Seq{Query: 100, Prefill: true})} {
+		assert.Equal(t, stepBatch(t, full, seqs).Step.Time, stepBatch(t, pw, seqs).Step.Time, "%d seqs: priced as before", len(seqs))
+	}
+	cfg.Graphs = false
+	eagerPW, err := New(cfg)
+	require.NoError(t, err)
+	cfg.DecodePiecewise = false
+	eager, err := New(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, stepBatch(t, eager, dec).Step.Time, stepBatch(t, eagerPW, dec).Step.Time, "no graphs: nothing to split")
+}
+
 // TestPrefillMoEEqualsDecodeAtSameTokens: the MoE layer sees tokens, not
 // sequences: a prefill chunk of N tokens from an empty cache and a decode
 // step of N sequences route the same tokens, so their MoE time is equal

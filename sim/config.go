@@ -64,6 +64,12 @@ type Config struct {
 	// replay graphs; serve.EagerPrefill). False: vLLM's piecewise graphs
 	// for mixed and prefill steps up to the capture size.
 	EagerPrefill bool
+	// DecodePiecewise: uniform decode steps replay piecewise CUDA graphs,
+	// attention launched eagerly between the pieces, as mixed steps do
+	// (vLLM's cudagraph_mode PIECEWISE, its default before v0.11.0:
+	// vllm-project/vllm#25444). False: full graphs for decode steps
+	// (FULL_AND_PIECEWISE, FULL_DECODE_ONLY; SGLang).
+	DecodePiecewise bool
 	// GPUMemoryUtilization is the fraction of GPU memory the engine may use
 	// (vLLM gpu_memory_utilization).
 	GPUMemoryUtilization float64

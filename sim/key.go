@@ -1,5 +1,10 @@
 package sim
 
+import (
+	"math"
+	"math/bits"
+)
+
 // StepKey is what the cost of a step depends on: the token counts, mean
 // contexts and prefill sums of each pass the step is priced at (after the
 // sequences are spread over the attention groups), and whether prefill
@@ -30,4 +35,46 @@ func (s *Sim) Key(seqs []Seq) (StepKey, error) {
 	}
 	k.md = modeOf(&m)
 	return k, nil
+}
+
+// Hash is a 64-bit hash of k for a caller's own table: equal keys have
+// equal hashes (a float zero hashes as +0), unequal keys almost never do,
+// so a caller still compares the keys (==) of a hit. It costs a few dozen
+// multiplications, where a Go map's generic hash of a StepKey walks its
+// fields one call at a time (most of a serving simulation's memo lookups).
+func (k *StepKey) Hash() uint64 {
+	h := uint64(k.md) ^ 0x9e3779b97f4a7c15
+	for i := range k.passes {
+		p := &k.passes[i]
+		h = hashMix(h, uint64(p.seq), uint64(p.queries))
+		h = hashMix(h, uint64(p.dec), uint64(p.attn))
+		h = hashMix(h, uint64(p.mlp), uint64(p.logits))
+		h = hashMix(h, uint64(p.send), uint64(p.domain))
+		h = hashMix(h, uint64(p.ctx), uint64(p.idxCtx))
+		h = hashMix(h, uint64(p.winCtx), uint64(p.graph))
+		q := &p.pre
+		h = hashMix(h, uint64(q.chunks), uint64(q.tokens))
+		h = hashMix(h, uint64(q.prefix), uint64(q.meanChunk))
+		h = hashMix(h, uint64(q.keys), uint64(q.winKeys))
+		h = hashMix(h, uint64(q.idxKeys), floatBits(q.pairs))
+		h = hashMix(h, floatBits(q.winPairs), floatBits(q.idxPairs))
+		l := &p.load
+		h = hashMix(h, floatBits(l.Tokens), floatBits(l.Pairs))
+		h = hashMix(h, floatBits(l.Touched), floatBits(l.MeanPair))
+	}
+	return h ^ h>>32
+}
+
+// hashMix folds two words into h (a multiply-xorshift round, as wyhash's).
+func hashMix(h, a, b uint64) uint64 {
+	hi, lo := bits.Mul64(h^a^0xa0761d6478bd642f, b^0xe7037ed1a0b428db)
+	return hi ^ lo
+}
+
+// floatBits is f's bits with -0 as +0 (they compare equal).
+func floatBits(f float64) uint64 {
+	if f == 0 {
+		return 0
+	}
+	return math.Float64bits(f)
 }

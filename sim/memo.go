@@ -54,9 +54,18 @@ func (k opKind) memoable() bool {
 // evalMemo is eval of op i of blk in pass p, through memo when it is not
 // nil and the op is memoable.
 func (s *Sim) evalMemo(memo *OpMemo, blk *block, i int, p *pass) cost.Estimate {
+	var own cost.Estimate
+	return *s.evalMemoTo(memo, blk, i, p, &own)
+}
+
+// evalMemoTo is evalMemo without copying the estimate: it points at the
+// memo's entry (valid until the op is priced again) or, for an op the
+// memo does not hold, at *own, which it fills.
+func (s *Sim) evalMemoTo(memo *OpMemo, blk *block, i int, p *pass, own *cost.Estimate) *cost.Estimate {
 	o := &blk.ops[i]
 	if memo == nil || !o.kind.memoable() {
-		return s.eval(o, p)
+		*own = s.eval(o, p)
+		return own
 	}
 	k := opMemoKey{n: p.tokens(o.dom), graph: p.graph}
 	if o.kind == opMoE {
@@ -68,8 +77,8 @@ func (s *Sim) evalMemo(memo *OpMemo, blk *block, i int, p *pass) cost.Estimate {
 	}
 	e := &memo.ents[slot]
 	if e.ok && e.key == k {
-		return e.e
+		return &e.e
 	}
 	e.ok, e.key, e.e = true, k, s.eval(o, p)
-	return e.e
+	return &e.e
 }

@@ -428,8 +428,7 @@ func (s *Sim) evalOps(blk *block, refs []opRef, p *pass, cache *[maxShared]cost.
 		case module && o.module:
 			e = &mod[blk.modPos[i]]
 		default:
-			own = s.evalMemo(memo, blk, i, p)
-			e = &own
+			e = s.evalMemoTo(memo, blk, i, p, &own)
 		}
 		if r.slot >= 0 {
 			cache[r.slot] = *e

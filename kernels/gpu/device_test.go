@@ -101,8 +101,9 @@ func runOnce(t *testing.T, m *Module, s cuda.Stream, p Plan, a []BF16, w *Weight
 }
 
 // TestWGDefaultOnDevice checks the default plans of the wgmma tile at
-// large M (wgTiles: whole tiles of 128 or 256 columns, or stream-K) against
-// the float64 reference on shapes where each is chosen on a 132-SM H200.
+// large M (wgTiles: whole tiles of 128 or 256 columns, or stream-K;
+// wgDense: the persistent grid, the 64-row tile) against the float64
+// reference on shapes where each is chosen on a 132-SM H200.
 func TestWGDefaultOnDevice(t *testing.T) {
 	m, s := onDevice(t)
 	if m.bigMode() != modeWGMMA {
@@ -111,7 +112,7 @@ func TestWGDefaultOnDevice(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 13))
 	worst, cases := 0.0, 0
 	defer func() { t.Logf("wgmma default plans: %d cases, worst rel error %.3g", cases, worst) }()
-	for _, sh := range []struct{ M, N, K int }{{260, 5632, 256}, {260, 7168, 1024}, {300, 1024, 11264}, {1000, 512, 7168}} {
+	for _, sh := range []struct{ M, N, K int }{{260, 5632, 256}, {260, 7168, 1024}, {300, 1024, 11264}, {1000, 512, 7168}, {2100, 7168, 256}, {512, 512, 7168}} {
 		pq, err := randomPackQuantized(rng, sh.N, sh.K, 32)
 		require.NoError(t, err)
 		w, err := Repack(pq)
@@ -164,9 +165,15 @@ func TestGEMMOnDevice(t *testing.T) {
 				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1},
 				{Units: 3, Serial: true}, {MT: 4, Splits: 3, Serial: true}, {MT: 4, Splits: 3}, {MT: 4, Splits: 8},
 				{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Units: 3, Serial: true}, {MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 4},
-				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 8}, {MT: 4, Units: 3}} {
+				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 8}, {MT: 4, Units: 3},
+				{MT: 4, BN: 256, WN: 4, Mode: modeWGMMA, Stages: 3}, {MT: 4, BN: 256, WN: 4, Mode: modeWGMMA, Stages: 3, Units: 3},
+				{MT: 4, BN: 256, WN: 4, Mode: modeWGMMA, Stages: 3, Splits: 1}, {MT: 4, BN: 256, WN: 4, Mode: modeWGMMA, Stages: 3, Splits: 4},
+				{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA}, {MT: 4, BN: 128, WN: 4, Mode: modeWGMMA, Units: 3},
+				{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1}, {MT: 4, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 8},
+				{Mode: modeSwap, Stages: 6}, {Mode: modeSwap, Stages: 6, Units: 3},
+				{MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist, Units: 3}} {
 				if o.Splits > sh.K/tileK || (o.BN == 256 && sh.N%256 != 0) || (o.Mode == modeSwap && sh.M > 8) ||
-					(o.Mode == modeWGMMA && m.bigMode() != modeWGMMA) {
+					(wgmmaMode(o.Mode) && m.bigMode() != modeWGMMA) {
 					continue
 				}
 				name := fmt.Sprintf("g%d/M%d_N%d_K%d/%+v", g, sh.M, sh.N, sh.K, o)
@@ -233,7 +240,9 @@ func TestMoEOnDevice(t *testing.T) {
 						{32, Options{WP: true}}, {64, Options{BN: 256, WN: 4}}, {128, Options{MT: bigMT, BN: 256, WN: 4}},
 						{128, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA}}, {128, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}},
 						{128, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5}}, {128, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1}},
-						{128, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1}}} {
+						{128, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1}},
+						{64, Options{MT: 4, BN: 256, WN: 4, Mode: modeWGMMA, Stages: 3}}, {64, Options{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA}},
+						{64, Options{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1}}} {
 						block, o := v.block, v.o
 						if o.Mode == modeWGMMA && m.bigMode() != modeWGMMA {
 							continue
@@ -342,6 +351,14 @@ func TestBenchOnDevice(t *testing.T) {
 				opts = []Options{{}, {Serial: true}}
 			case variants == "split": // cut tiles: the parallel fixup against the serial one, and splits of K
 				opts = splitOptions(sh.N, sh.K, M >= 64 && m.bigMode() == modeWGMMA)
+			case variants == "tp8": // the 64-row wgmma tiles at large M, the swapped kernel's runs at small M
+				opts = opts[:1]
+				if M >= 256 && m.bigMode() == modeWGMMA {
+					opts = append(opts, tp8Options(sh.N, sh.K)...)
+				}
+				if M <= 8 {
+					opts = append(opts, swapOptions(sh.K)...)
+				}
 			case variants == "wg": // the wgmma tiles: 256 and 128 columns, stream-K or whole tiles
 				opts = opts[:1]
 				if M >= 64 && m.bigMode() == modeWGMMA {
@@ -350,7 +367,7 @@ func TestBenchOnDevice(t *testing.T) {
 			case M > 32 && sh.N%256 == 0:
 				opts = append(opts, Options{BN: 256, WN: 4, MT: 4}, Options{BN: 256, WN: 4, MT: 4, Stages: 3})
 			}
-			if variants != "big" && variants != "wg" && variants != "split" && variants != "fixup" && len(opts) > 1 {
+			if variants != "big" && variants != "wg" && variants != "split" && variants != "fixup" && variants != "tp8" && len(opts) > 1 {
 				if M <= 32 {
 					opts = append(opts, Options{Stages: 6}, Options{WP: true, MT: chooseMT(M)})
 				}
@@ -434,6 +451,37 @@ func wgOptions(n int) []Options {
 		Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5}, Options{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Stages: 5, Splits: 1})
 }
 
+// tp8Options are the plans the "tp8" benchmark times at large M on a
+// matrix of n columns and k rows: the 128-row wgmma tiles of 128 columns
+// (stream-K, whole tiles, the persistent grid) and 256 (whole tiles), and
+// for long K the 64-row tile of 128 columns (stream-K, two blocks a
+// multiprocessor). (Runs 18-21 also timed the 256-column persistent grid,
+// since dropped: it failed the device checks.)
+func tp8Options(n, k int) []Options {
+	opts := []Options{{MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA}, {MT: bigMT, BN: 128, WN: 4, Mode: modeWGMMA, Splits: 1},
+		{MT: bigMT, BN: 128, WN: 4, Mode: modeWGPersist}}
+	if n%256 == 0 {
+		opts = append(opts, Options{MT: bigMT, BN: 256, WN: 4, Mode: modeWGMMA, Splits: 1})
+	}
+	if k/tileK >= 8 { // the 64-row tile's stream-K (the narrow TP8 gate_up)
+		opts = append(opts, Options{MT: 4, BN: 128, WN: 4, Mode: modeWGMMA})
+	}
+	return opts
+}
+
+// swapOptions are the swapped-operand plans the "tp8" benchmark times at M
+// <= 8 on a matrix of k rows: 4 and 6 stages, 2 and 4 warps along N, and
+// the 4-stage kernel's runs of k/8, k/4 and k/2 iterations a block.
+func swapOptions(k int) []Options {
+	opts := []Options{{Mode: modeSwap}, {Mode: modeSwap, WN: 4}, {Mode: modeSwap, Stages: 6}}
+	for _, d := range []int{8, 4, 2} {
+		if u := k / tileK / d; u >= 1 {
+			opts = append(opts, Options{Mode: modeSwap, Units: u}, Options{Mode: modeSwap, Stages: 6, Units: u})
+		}
+	}
+	return opts
+}
+
 // splitOptions are the plans that cut tiles which the "split" benchmark
 // times and TestSplitOnDevice checks: the default and its serial fixup, the
 // 64-row tile and (wg) the wgmma tiles of 256 and 128 columns as stream-K
@@ -447,6 +495,17 @@ func splitOptions(n, k int, wg bool) []Options {
 			}
 			b := Options{MT: bigMT, BN: bn, WN: 4, Mode: modeWGMMA}
 			opts = append(opts, b)
+			w64 := Options{MT: 4, BN: bn, WN: 4, Mode: modeWGMMA}
+			if bn == 256 {
+				w64.Stages = 3
+			}
+			opts = append(opts, w64, Options{MT: w64.MT, BN: bn, WN: 4, Mode: modeWGMMA, Stages: w64.Stages, Splits: 1})
+			if bn == 128 { // the persistent grid (of 128 columns only: the 256-column one is not loaded)
+				wgp := Options{MT: bigMT, BN: bn, WN: 4, Mode: modeWGPersist}
+				opts = append(opts, wgp)
+				wgp.Units = 3
+				opts = append(opts, wgp)
+			}
 			b.Serial = true
 			opts = append(opts, b)
 			b.Serial = false

@@ -84,7 +84,15 @@ const (
 	// activations its B operand from shared memory. Only in sm_90a images
 	// (the embedded sm_90 cubin); Load drops it elsewhere.
 	modeWGMMA = 5
+	// modeWGPersist is the wgmma tile as a persistent grid (dense GEMMs,
+	// whole tiles): at most one block a resident slot, each running tiles
+	// b, b + blocks, ... through one pipeline, the next tile's first
+	// stages loading while this one's epilogue runs. sm_90a images only.
+	modeWGPersist = 6
 )
+
+// wgmmaMode says whether mode is one of the wgmma tile's (sm_90a only).
+func wgmmaMode(mode int) bool { return mode == modeWGMMA || mode == modeWGPersist }
 
 // Variants are the kernels w4a16.cu defines.
 var Variants = []Variant{
@@ -98,6 +106,12 @@ var Variants = []Variant{
 	{4, 4, 2, ModeFP4, false, 128}, {4, 4, 4, ModeFP4, false, 128}, {4, 4, 4, ModeFP4, false, 256},
 	{8, 4, 4, 0, false, 256}, {8, 3, 4, 0, false, 256}, {8, 4, 4, modeWGMMA, false, 256},
 	{8, 4, 4, modeWGMMA, false, 128}, {8, 5, 4, modeWGMMA, false, 128},
+	{4, 3, 4, modeWGMMA, false, 256}, {4, 4, 4, modeWGMMA, false, 128}, {1, 6, 2, modeSwap, false, 128},
+	{8, 4, 4, modeWGPersist, false, 128},
+	// Not listed (never loaded): w4a16_mt8_wgp_n256, the persistent tile
+	// of 256 columns, which w4a16.cu defines but which failed the device
+	// checks on rows 64-127 of its tiles in runs 18-21 (one k16 step of
+	// its second wgmma lost, 0.05-0.13 rel error; bench/RESULTS-gpu-w4a16-tp8.md).
 }
 
 // bigMT is the MT of the large-batch tile (w4a16.cu's w4a16_big_segment):
@@ -144,6 +158,8 @@ func (v Variant) Name() string {
 		n += "_sw"
 	case modeWGMMA:
 		n += "_wg"
+	case modeWGPersist:
+		n += "_wgp"
 	}
 	if v.WP {
 		n += "_wp"
@@ -161,9 +177,12 @@ func (v Variant) Name() string {
 // weights, scales and activations of a 128 x 128 tile (warp-private: 8
 // slices of 2 KiB of weights, 128 B of scales and 32 k of the activations).
 func (v Variant) Smem() int {
-	if v.MT == bigMT { // the pipeline, or the fp32 tile before the epilogue if larger
+	if v.MT == bigMT || wgmmaMode(v.Mode) { // the pipeline, or the fp32 tile before the epilogue if larger
 		n := max(v.Stages*(tileK*v.BN/2+v.BN/64*512+v.MT*16*tileK*2), 16*v.MT*(v.BN+8)*4)
-		if v.Mode == modeWGMMA {
+		if v.Mode == modeWGPersist { // the epilogue stages bf16 in two of the pipeline's slots
+			n = v.Stages * (tileK*v.BN/2 + v.BN/64*512 + v.MT*16*tileK*2)
+		}
+		if wgmmaMode(v.Mode) {
 			n += 1024 // the kernel aligns its stages to 1 KiB (wgmma's 128-byte swizzle)
 		}
 		return n
@@ -302,7 +321,7 @@ func Load(dev cuda.Device) (*Module, error) {
 	}
 	wgmma := hasWGMMA(major, minor, name)
 	for _, v := range Variants {
-		if v.Mode == modeWGMMA && !wgmma {
+		if wgmmaMode(v.Mode) && !wgmma {
 			continue
 		}
 		f, err := mod.Function(v.Name())
@@ -310,7 +329,7 @@ func Load(dev cuda.Device) (*Module, error) {
 			return nil, err
 		}
 		if err := f.SetAttribute(cuda.FuncMaxDynamicSharedMemory, v.Smem()); err != nil {
-			if v.MT == bigMT { // more shared memory than this device has: plans use the 64-row tiles
+			if v.MT == bigMT || wgmmaMode(v.Mode) { // more shared memory than this device has: plans use the 64-row tiles
 				continue
 			}
 			return nil, fmt.Errorf("w4a16: %s: %d B of shared memory: %w", v.Name(), v.Smem(), err)
@@ -319,7 +338,7 @@ func Load(dev cuda.Device) (*Module, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n < 1 && v.MT == bigMT {
+		if n < 1 && (v.MT == bigMT || wgmmaMode(v.Mode)) {
 			continue
 		}
 		if n < 1 {
@@ -422,7 +441,7 @@ func (p Plan) CounterBytes() int64 { return int64(p.MBlocks*p.NBlocks) * 4 }
 type Options struct {
 	MT     int  // m16 tiles per block: 1, 2 or 4
 	Stages int  // pipeline stages: 4, or 6 for MT 1 and 2
-	Units  int  // iterations per block
+	Units  int  // iterations per block (the persistent wgmma tile: the most tiles a block runs)
 	Splits int  // or: cut each tile into about this many runs (Units = ceil(K/tileK / Splits))
 	WN     int  // warps along N: 2 (default) or 4
 	Mode   int  // a diagnostic mode for the benchmark (wrong results)
@@ -497,6 +516,7 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 			if p.Mode == modeWGMMA && !fp4 && o.Units == 0 && o.Splits == 0 {
 				perSM := max(1, m.PerSM[Variant{bigMT, 4, 4, modeWGMMA, false, 256}])
 				p.BN, whole = wgTiles(p.MBlocks, p.N, p.K/tileK, max(1, m.SMs)*perSM, p.ADiv == 0)
+				p = m.wgDense(p, whole)
 			}
 		}
 		if fp4 { // the MXFP4 kernels have no swapped-operand form
@@ -518,6 +538,9 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	if p.N%p.BN != 0 {
 		return p, fmt.Errorf("w4a16: N=%d: tiles of %d columns need N %% %d == 0", p.N, p.BN, p.BN)
 	}
+	if p.Mode == modeWGPersist && (p.ADiv > 0 || o.Splits > 0) {
+		return p, fmt.Errorf("w4a16: the persistent wgmma tile runs whole tiles of dense GEMMs only")
+	}
 	v := p.Variant()
 	if !slices.Contains(Variants, v) {
 		return p, fmt.Errorf("w4a16: no kernel with %d rows, %d stages, %d warps along N, mode %d, warp-private %v, %d columns",
@@ -528,7 +551,7 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 	tiles := int64(p.MBlocks) * int64(p.NBlocks)
 	work := tiles * int64(kiters)
 	switch {
-	case whole:
+	case whole, p.Mode == modeWGPersist:
 		p.Units = kiters
 	case o.Units > 0:
 		p.Units = o.Units
@@ -555,6 +578,15 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 		return p, fmt.Errorf("w4a16: %d tiles in %d blocks: too large a launch", tiles, blocks)
 	}
 	p.Blocks = int(blocks)
+	if p.Mode == modeWGPersist {
+		// One block a resident slot, whole tiles strided over the grid
+		// (block b: tiles b, b + Blocks, ...); Options.Units, if set, is
+		// the most tiles a block runs instead.
+		p.Blocks = int(min(tiles, int64(max(1, m.SMs)*max(1, m.PerSM[v]))))
+		if o.Units > 0 {
+			p.Blocks = int((tiles + int64(o.Units) - 1) / int64(o.Units))
+		}
+	}
 	p.MaxParts = 1
 	for t := int64(0); t < tiles; t++ {
 		t0 := t * int64(kiters)
@@ -649,6 +681,45 @@ func wgTiles(mblocks, n, kiters, slots int, par bool) (bn int, whole bool) {
 		}
 	}
 	return bn, whole
+}
+
+// Two refinements of wgTiles' plan for dense GEMMs, from the H200 runs
+// bench/gpu-w4a16-runs/run17-run21 (the TP8 shards, M = 512-2048):
+//   - whole 256-column tiles of at most wgpMaxKIters k iterations, more
+//     than two waves of them, run as the persistent grid of 128-column
+//     tiles (w4a16_mt8_w4_wgp): the next tile's first stages load while
+//     this one's epilogue runs, which stages bf16 rather than fp32 (the TP8
+//     down 7168 x 256, two iterations a tile, at M = 2048: 29.3 -> 26.4 us,
+//     runs 20-21; at M = 512 and 1024, one and two waves, it was even with
+//     the whole tiles; at 16 k iterations and more, the expert gate_up and
+//     down, o_proj and dense up, run 18's first persistent form, whose
+//     results were wrong, ran 3% faster to 10% slower, mostly slower);
+//   - 128-column stream-K over at most SMs/wgNarrowDiv such tiles takes
+//     the 64-row tile (w4a16_mt4_w4_wg, two blocks a multiprocessor: twice
+//     the tiles, half the cut parts' length): the TP8 gate_up 512 x 7168 at
+//     M = 512 in 17.5-18.0 us against 19.4-19.7 (runs 17-21; even at M =
+//     1024, 32 such tiles, slower at 2048).
+const (
+	wgpMaxKIters = 4
+	wgNarrowDiv  = 8
+)
+
+// wgDense applies those refinements to a dense plan of the wgmma tile
+// (whole: wgTiles chose whole tiles), where the image has the kernels.
+func (m *Module) wgDense(p Plan, whole bool) Plan {
+	if p.ADiv != 0 {
+		return p
+	}
+	slots := max(1, m.SMs) * max(1, m.PerSM[Variant{bigMT, 4, 4, modeWGMMA, false, 256}])
+	if _, ok := m.fn[Variant{bigMT, 4, 4, modeWGPersist, false, 128}]; ok && whole && p.BN == 256 && p.K/tileK <= wgpMaxKIters &&
+		p.MBlocks*(p.N/256) > 2*slots {
+		p.Mode, p.BN = modeWGPersist, 128
+	}
+	narrow := Variant{4, 4, 4, modeWGMMA, false, 128}
+	if _, ok := m.fn[narrow]; ok && !whole && p.BN == 128 && p.MBlocks*(p.N/128) <= m.SMs/wgNarrowDiv {
+		p.MT, p.MBlocks = 4, (p.M+63)/64
+	}
+	return p
 }
 
 // PlanGEMM plans C[M,N] = A[M,K] x W.

@@ -122,6 +122,24 @@ __device__ __forceinline__ void wgmma_m64n128(float (&d)[64], const uint32_t (&a
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(scale_d));
 }
 
+// wgmma_m64n64 is wgmma_m64n128 for 64 rows of activations (the 64-row
+// tile): D[64 x 64] += A[64 x 16] x B[16 x 64].
+__device__ __forceinline__ void wgmma_m64n64(float (&d)[32], const uint32_t (&a)[4], uint64_t desc, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\nwgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc), "r"(scale_d));
+}
+
+// wgmma_rs issues the m64nBMk16 wgmma of a BM-row tile (BM = 64 or 128).
+template <int BM>
+__device__ __forceinline__ void wgmma_rs(float (&d)[BM / 2], const uint32_t (&a)[4], uint64_t desc, int scale_d) {
+  if constexpr (BM == 128)
+    wgmma_m64n128(d, a, desc, scale_d);
+  else
+    wgmma_m64n64(d, a, desc, scale_d);
+}
+
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N>
@@ -130,6 +148,11 @@ __device__ __forceinline__ void wgmma_wait() {
 }
 // fence_f keeps the compiler from moving reads or writes of r across it.
 __device__ __forceinline__ void fence_f(float& r) { asm volatile("" : "+f"(r)::"memory"); }
+// fence_frag keeps an A fragment in its registers up to here: a wgmma in
+// flight reads them (the compiler does not know it).
+__device__ __forceinline__ void fence_frag(uint32_t (&a)[4]) {
+  asm volatile("" : "+r"(a[0]), "+r"(a[1]), "+r"(a[2]), "+r"(a[3])::"memory");
+}
 
 // smem_desc is the wgmma descriptor of a K-major operand in shared memory at
 // byte address addr with the 128-byte swizzle: rows of 64 bf16 (128 B), 8-row
@@ -806,7 +829,7 @@ __device__ __forceinline__ void w4a16_big_segment(const __nv_bfloat16* __restric
 // (j = 0, 1; m64n128k16 over all 128 rows), slice 2(r%2) + j as its 16 rows.
 // Each weight is dequantised once per block (the mma.sync tile does it once
 // per warp along M).
-template <int STAGES, int BN>
+template <int MT, int STAGES, int BN>
 __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                                  const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                                  float* __restrict__ ws, int* __restrict__ counters,
@@ -817,7 +840,8 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(STAGES >= 3, "stages are loaded STAGES - 2 ahead");
   static_assert(BN == 128 || BN == 256, "tiles of 128 or 256 columns");
-  constexpr int BM = 128;
+  static_assert(MT == 4 || MT == 8, "tiles of 64 or 128 rows");
+  constexpr int BM = 16 * MT;  // the wgmma's n: rows of activations a tile
   constexpr int NJ = BN / 128;  // wgmmas a warpgroup issues per k16 step (64 columns each)
   constexpr int KS = BK / 16;
   constexpr int CH = BN / 64;
@@ -916,11 +940,11 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
   const uint32_t b_rd0 = (wc * 8 * 32 + lane) * 16 + sl0 * 4;
   const uint32_t s_rd0 = B_STAGE + (((wc << gs_shift) * 8) + (lane >> 2)) * 16 + sl0 * 4;
 
-  float acc[NJ][64];
+  float acc[NJ][BM / 2];
 #pragma unroll
   for (int j = 0; j < NJ; ++j)
 #pragma unroll
-    for (int i = 0; i < 64; ++i) acc[j][i] = 0.f;
+    for (int i = 0; i < BM / 2; ++i) acc[j][i] = 0.f;
 
   // Stages are loaded STAGES - 2 ahead (not STAGES - 1): the slot refilled
   // at iteration it was read at it - 2, whose products the waits of
@@ -965,7 +989,7 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
       const uint64_t desc = smem_desc(a_addr + (s >> 2) * A_HALF + (s & 3) * 32);
       wgmma_fence();
 #pragma unroll
-      for (int j = 0; j < NJ; ++j) wgmma_m64n128(acc[j], frag[s & 1][j], desc, 1);
+      for (int j = 0; j < NJ; ++j) wgmma_rs<BM>(acc[j], frag[s & 1][j], desc, 1);
       wgmma_commit();
       wgmma_wait<1>();  // step s-1's products are done: its fragments may be overwritten
     }
@@ -974,7 +998,7 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
 #pragma unroll
   for (int j = 0; j < NJ; ++j)
 #pragma unroll
-    for (int i = 0; i < 64; ++i) fence_f(acc[j][i]);
+    for (int i = 0; i < BM / 2; ++i) fence_f(acc[j][i]);
   cp_async_wait<0>();
   __syncthreads();
 
@@ -984,7 +1008,7 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
 #pragma unroll
   for (int j = 0; j < NJ; ++j)
 #pragma unroll
-    for (int i = 0; i < 16; ++i)
+    for (int i = 0; i < BM / 8; ++i)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int row = 8 * i + 2 * (lane & 3) + (e & 1);
@@ -998,6 +1022,211 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
 #endif
 }
 
+// w4a16_wgp is the persistent form of the wgmma tile (MODE 6, dense GEMMs,
+// whole tiles, no partial sums): block b runs tiles b, b + gridDim.x, ...
+// one after another through one pipeline, so the first stages of its next
+// tile are in flight while this tile's last products retire and its
+// epilogue runs (the whole-tile launch of w4a16_wg_segment fills and drains
+// the pipeline once a tile: at K = 256, two k iterations a tile, that is
+// most of the time). The epilogue stages the tile as bf16 in the two slots
+// no copy is in flight to (this iteration's and the previous one's: stages
+// are loaded STAGES - 2 ahead), half the rows in each, then writes it out
+// with 16-byte stores.
+template <int MT, int STAGES, int BN>
+__device__ __forceinline__ void w4a16_wgp(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
+                                          const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C, int M, int N,
+                                          int K, int group, int mblocks) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  static_assert(STAGES >= 4, "the epilogue needs two slots without copies in flight");
+  static_assert(BN == 128 || BN == 256, "tiles of 128 or 256 columns");
+  constexpr int BM = 16 * MT;
+  constexpr int NJ = BN / 128;
+  constexpr int KS = BK / 16;
+  constexpr int CH = BN / 64;
+  constexpr int B_STAGE = BK * BN / 2;
+  constexpr int S_STAGE = CH * 512;
+  constexpr int A_HALF = BM * 128;
+  constexpr int STAGE = B_STAGE + S_STAGE + 2 * A_HALF;
+  static_assert(STAGE % 1024 == 0 && (B_STAGE + S_STAGE) % 1024 == 0, "swizzle atoms 1024-B aligned");
+  constexpr int OUT_STRIDE = BN + 8;  // bf16 a staged row (16-byte aligned, rows 4 banks apart)
+  constexpr int HALF_ROWS = BM / 2;
+  static_assert(HALF_ROWS * OUT_STRIDE * 2 <= STAGE, "half a tile fits a slot");
+  constexpr int AROWS = BM * 16 / THREADS;
+  constexpr int CPT = BN / 8;  // 16-byte chunks of an output row
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  const uint32_t raw_addr = smem_addr(smem_raw);
+  const uint32_t s_base = (raw_addr + 1023) & ~1023u;
+  unsigned char* smem = smem_raw + (s_base - raw_addr);
+
+  const int tid = threadIdx.x;
+  const int lane = tid & 31;
+  const int warp = tid >> 5;
+  const int wg = warp >> 2;
+  const int wr = warp & 3;
+  const int ntiles_n = N / BN;
+  const int tiles = mblocks * ntiles_n;
+  if (static_cast<int>(blockIdx.x) >= tiles) return;
+  const int kiters = K / BK;
+  const int total = ((tiles - 1 - static_cast<int>(blockIdx.x)) / static_cast<int>(gridDim.x) + 1) * kiters;
+  const int ngroups = K / group;
+  const int gshift = 31 - __clz(group);
+  const int gs_shift = 7 - gshift;
+  const int kchunks = K / 16;
+  const size_t w_chunk = static_cast<size_t>(kchunks) * 32;
+  const int s_per = 8 << gs_shift;
+  const bool s_copy = tid < CH * s_per;
+  const int s_c = tid >> (gs_shift + 3);
+  const int a_chunk = tid & 15;
+  const int a_r0 = tid >> 4;
+  const uint32_t a_dst0 = B_STAGE + S_STAGE + (a_chunk >> 3) * A_HALF + a_r0 * 128 + (((a_chunk & 7) ^ (a_r0 & 7)) * 16);
+
+  // The loader's position: the tile and k iteration of the next stage.
+  int ld_tile = blockIdx.x, ld_k = 0;
+  auto load_stage = [&](int slot) {
+    const int mb = ld_tile / ntiles_n, nb = ld_tile - (ld_tile / ntiles_n) * ntiles_n;
+    const uint32_t st = s_base + slot * STAGE;
+    const uint4* w_src = W + (static_cast<size_t>(nb) * CH * kchunks + ld_k * 8) * 32 + tid;
+#pragma unroll
+    for (int c = 0; c < CH; ++c) cp_async16(st + (c * THREADS + tid) * 16, w_src + c * w_chunk, true);
+    if (s_copy)
+      cp_async16(st + B_STAGE + tid * 16,
+                 S + (static_cast<size_t>(nb * CH + s_c) * ngroups + ((ld_k * BK) >> gshift)) * 8 + (tid & (s_per - 1)), true);
+    const __nv_bfloat16* a_ptr = A + static_cast<size_t>(ld_k) * BK + a_chunk * 8;
+#pragma unroll
+    for (int i = 0; i < AROWS; ++i) {
+      const int row = mb * BM + a_r0 + 16 * i;
+      const bool valid = row < M;  // rows past the batch: zeros (no bytes read)
+      cp_async16(st + a_dst0 + i * 16 * 128, a_ptr + static_cast<size_t>(valid ? row : 0) * K, valid);
+    }
+    if (++ld_k == kiters) ld_k = 0, ld_tile += gridDim.x;
+  };
+
+  const int wc = NJ == 2 ? 2 * wg + (wr >> 1) : wg;
+  const int sl0 = NJ == 2 ? 2 * (wr & 1) : wr;
+  const uint32_t b_rd0 = (wc * 8 * 32 + lane) * 16 + sl0 * 4;
+  const uint32_t s_rd0 = B_STAGE + (((wc << gs_shift) * 8) + (lane >> 2)) * 16 + sl0 * 4;
+
+  float acc[NJ][BM / 2];
+#pragma unroll
+  for (int j = 0; j < NJ; ++j)
+#pragma unroll
+    for (int i = 0; i < BM / 2; ++i) acc[j][i] = 0.f;
+
+#pragma unroll
+  for (int s = 0; s < STAGES - 2; ++s) {
+    if (s < total) load_stage(s);
+    cp_async_commit();
+  }
+
+  int rd_slot = 0, wr_slot = STAGES - 2;
+  int g = 0;  // iterations run, over all of this block's tiles
+  // The A fragments of the last two k16 steps, at function scope and fenced
+  // after the wait that retires their wgmma: no register of a fragment in
+  // flight is reused before then.
+  uint32_t frag[2][NJ][4] = {};
+  for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (int k = 0; k < kiters; ++k, ++g) {
+      cp_async_wait<STAGES - 3>();
+      __syncthreads();
+      if (g + STAGES - 2 < total) load_stage(wr_slot);
+      cp_async_commit();
+      wr_slot = wr_slot == STAGES - 1 ? 0 : wr_slot + 1;
+      const unsigned char* st = smem + rd_slot * STAGE;
+      const uint32_t a_addr = s_base + rd_slot * STAGE + B_STAGE + S_STAGE;
+      rd_slot = rd_slot == STAGES - 1 ? 0 : rd_slot + 1;
+#pragma unroll
+      for (int s = 0; s < KS; ++s) {
+        uint32_t bw[NJ], sw[NJ];
+        if constexpr (NJ == 2) {
+          const uint2 b = *reinterpret_cast<const uint2*>(st + b_rd0 + s * 512);
+          const uint2 sc = *reinterpret_cast<const uint2*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
+          bw[0] = b.x, bw[NJ - 1] = b.y, sw[0] = sc.x, sw[NJ - 1] = sc.y;
+        } else {
+          bw[0] = *reinterpret_cast<const uint32_t*>(st + b_rd0 + s * 512);
+          sw[0] = *reinterpret_cast<const uint32_t*>(st + s_rd0 + (((s * 16) >> gshift) * 128));
+        }
+#pragma unroll
+        for (int j = 0; j < NJ; ++j) {
+          const __nv_bfloat162 s_lo = __low2bfloat162(as_bf162(sw[j]));
+          const __nv_bfloat162 s_hi = __high2bfloat162(as_bf162(sw[j]));
+          frag[s & 1][j][0] = dq(bw[j], s_lo);
+          frag[s & 1][j][1] = dq(bw[j] >> 8, s_hi);
+          frag[s & 1][j][2] = dq(bw[j] >> 4, s_lo);
+          frag[s & 1][j][3] = dq(bw[j] >> 12, s_hi);
+        }
+        const uint64_t desc = smem_desc(a_addr + (s >> 2) * A_HALF + (s & 3) * 32);
+        wgmma_fence();
+#pragma unroll
+        for (int j = 0; j < NJ; ++j) wgmma_rs<BM>(acc[j], frag[s & 1][j], desc, 1);
+        wgmma_commit();
+        wgmma_wait<1>();  // step s-1's products are done
+#pragma unroll
+        for (int j = 0; j < NJ; ++j) fence_frag(frag[(s + 1) & 1][j]);
+      }
+    }
+    // The tile is done: every warpgroup's products retire (the barrier: no
+    // wgmma still reads the last two slots), then the tile is staged as
+    // bf16, rows 0..BM/2-1 in the slot read last and the rest in the one
+    // before, and written out.
+    wgmma_wait<0>();
+#pragma unroll
+    for (int j = 0; j < NJ; ++j) {
+      fence_frag(frag[0][j]);
+      fence_frag(frag[1][j]);
+#pragma unroll
+      for (int i = 0; i < BM / 2; ++i) fence_f(acc[j][i]);
+    }
+    // The fences above are no instructions: the compiler may move the wait
+    // down to the first instruction that reads the wgmma's results, and
+    // reuse the registers of the A fragments of the last steps (which the
+    // wgmma in flight still reads: run 19 lost the last step of the second
+    // wgmma for rows 64-127) before it. So one instruction reads every
+    // fragment register together with an accumulator (it comes after the
+    // wait), and the barrier reads its result (every warpgroup's wgmmas
+    // are done before the staging overwrites their slots).
+    uint32_t keep = __float_as_uint(acc[NJ - 1][BM / 2 - 1]) ^ __float_as_uint(acc[0][0]);
+#pragma unroll
+    for (int p = 0; p < 2; ++p)
+#pragma unroll
+      for (int j = 0; j < NJ; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) keep ^= frag[p][j][q];
+    __syncthreads_or(keep == 0x5bd1e995u);
+    const int cur = rd_slot == 0 ? STAGES - 1 : rd_slot - 1;
+    __nv_bfloat16* half0 = reinterpret_cast<__nv_bfloat16*>(smem + cur * STAGE);
+    __nv_bfloat16* half1 = reinterpret_cast<__nv_bfloat16*>(smem + (cur == 0 ? STAGES - 1 : cur - 1) * STAGE);
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int i = 0; i < BM / 8; ++i)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = 8 * i + 2 * (lane & 3) + (e & 1);
+          const int col = 64 * wc + 16 * (sl0 + j) + (lane >> 2) + 8 * (e >> 1);
+          __nv_bfloat16* h = 8 * i < HALF_ROWS ? half0 : half1;
+          h[(row & (HALF_ROWS - 1)) * OUT_STRIDE + col] = __float2bfloat16_rn(acc[j][4 * i + e]);
+        }
+    __syncthreads();
+    const int mb = tile / ntiles_n, nb = tile - (tile / ntiles_n) * ntiles_n;
+    for (int c = tid; c < BM * CPT; c += THREADS) {
+      const int r = c / CPT, col = (c % CPT) * 8;
+      const int grow = mb * BM + r;
+      if (grow >= M) continue;
+      const __nv_bfloat16* h = r < HALF_ROWS ? half0 : half1;
+      *reinterpret_cast<uint4*>(C + static_cast<size_t>(grow) * N + nb * BN + col) =
+          *reinterpret_cast<const uint4*>(h + (r & (HALF_ROWS - 1)) * OUT_STRIDE + col);
+    }
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int i = 0; i < BM / 2; ++i) acc[j][i] = 0.f;
+  }
+  cp_async_wait<0>();
+#else
+  __trap();  // built without sm_90a: the host never launches this kernel
+#endif
+}
+
 // The work of a launch is mblocks x (N/BN) tiles of K/BK iterations each,
 // laid end to end (tile-major) and cut into equal runs of units_per_block
 // iterations, one run per block (stream-K, as Marlin's striped
@@ -1005,7 +1234,7 @@ __device__ __forceinline__ void w4a16_wg_segment(const __nv_bfloat16* __restrict
 // a tile cut between blocks is summed by its last block. The workspace holds
 // two BM x BN fp32 slots per block.
 template <int MT, int STAGES, int WN, int MODE, bool PRIV, int BN>
-__device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
+__device__ __forceinline__ void w4a16_stream_k(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
                                            const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
                                            float* __restrict__ ws, int* __restrict__ counters,
                                            const int* __restrict__ sorted_ids, const int* __restrict__ expert_ids,
@@ -1023,8 +1252,8 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     const long long t0 = static_cast<long long>(tile) * kiters;
     const int first = static_cast<int>(t0 / units_per_block);
     const int lastb = static_cast<int>((t0 + kiters - 1) / units_per_block);
-    if constexpr (MT == 8 && MODE == 5)
-      w4a16_wg_segment<STAGES, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
+    if constexpr (MODE == 5)
+      w4a16_wg_segment<MT, STAGES, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
                                tile / ntiles_n, tile % ntiles_n, kb, ke, first, lastb - first + 1, units_per_block, t0, coresident);
     else if constexpr (MT == 8)
       w4a16_big_segment<STAGES>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group, a_div,
@@ -1036,6 +1265,22 @@ __device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, 
     u += ke - kb;
     __syncthreads();  // shared memory is reused by the next segment
   }
+}
+
+// w4a16_body runs the launch: the persistent wgmma tile (MODE 6) or
+// stream-K runs (w4a16_stream_k) of any other tile.
+template <int MT, int STAGES, int WN, int MODE, bool PRIV, int BN>
+__device__ __forceinline__ void w4a16_body(const __nv_bfloat16* __restrict__ A, const uint4* __restrict__ W,
+                                           const uint4* __restrict__ S, __nv_bfloat16* __restrict__ C,
+                                           float* __restrict__ ws, int* __restrict__ counters,
+                                           const int* __restrict__ sorted_ids, const int* __restrict__ expert_ids,
+                                           int M, int N, int K, int group, int a_div, int mblocks,
+                                           int units_per_block, int coresident) {
+  if constexpr (MODE == 6)
+    w4a16_wgp<MT, STAGES, BN>(A, W, S, C, M, N, K, group, mblocks);
+  else
+    w4a16_stream_k<MT, STAGES, WN, MODE, PRIV, BN>(A, W, S, C, ws, counters, sorted_ids, expert_ids, M, N, K, group,
+                                                   a_div, mblocks, units_per_block, coresident);
 }
 
 }  // namespace
@@ -1088,8 +1333,24 @@ W4A16_KERNEL(w4a16_mt8_wg_n256, 8, 4, 4, 5, false, 256, 1)
 // or cut every tile (the expert and TP8 shards); _s5: 5 stages (205 KiB).
 W4A16_KERNEL(w4a16_mt8_w4_wg, 8, 4, 4, 5, false, 128, 1)
 W4A16_KERNEL(w4a16_mt8_s5_w4_wg, 8, 5, 4, 5, false, 128, 1)
+// _mt4_..._wg: the wgmma tile at 64 rows (m64n64k16: half the activation
+// rows and accumulators), two blocks a multiprocessor (about 100 KiB of
+// shared memory and at most 128 registers each): one block's pipeline fill
+// and epilogue overlap the other's main loop. For short K (the TP8 down
+// 7168 x 256: two k iterations, whole tiles) and narrow N (the TP8 gate_up
+// 512 x 7168: four times the tiles of the 128 x 256 tile). 256 columns at
+// 3 stages (102 KiB), 128 columns at 4 (100 KiB).
+// _wgp: the persistent form (w4a16_wgp): a grid of at most one block an
+// SM, each running whole tiles one after another through one pipeline.
+W4A16_KERNEL(w4a16_mt8_wgp_n256, 8, 4, 4, 6, false, 256, 1)
+W4A16_KERNEL(w4a16_mt8_w4_wgp, 8, 4, 4, 6, false, 128, 1)
+W4A16_KERNEL(w4a16_mt4_s3_wg_n256, 4, 3, 4, 5, false, 256, 2)
+W4A16_KERNEL(w4a16_mt4_w4_wg, 4, 4, 4, 5, false, 128, 2)
 W4A16_KERNEL(w4a16_mt1_sw, 1, 4, 2, 3, false, 128, 3)
 W4A16_KERNEL(w4a16_mt1_w4_sw, 1, 4, 4, 3, false, 128, 4)
+// _s6_sw: the swapped-operand kernel with 6 stages (5 in flight, two blocks
+// a multiprocessor): more weight bytes in flight per SM at M <= 8.
+W4A16_KERNEL(w4a16_mt1_s6_sw, 1, 6, 2, 3, false, 128, 2)
 // MXFP4 (MODE 4): the same pipelines and layouts, e2m1 codes dequantised
 // with dq_e2m1 (group 32, scales bf16 powers of two converted from e8m0).
 W4A16_KERNEL(w4a16_mt1_fp4, 1, 4, 2, 4, false, 128, 3)

@@ -28,19 +28,33 @@ import (
 // --max-running-requests to maxSeqs, --chunked-prefill-size to
 // maxBatched, --kv-cache-dtype fp8_e4m3 to kvCache "fp8" and
 // --scheduler-recv-interval to recv (by concurrency: the scripts set it
-// from $CONC, so a deployment's rows split at C = 16), --cuda-graph-max-bs
-// to graphMax (runtime.cuda_graph_max_bs: 128 on DeepSeek-R1 TP8, 32 on
-// TP4, $CONC on the Qwen3.5 scripts, whose deployments' rows therefore
-// split by concurrency). Left out, with no scenario key:
-// --max-prefill-tokens (equal to --chunked-prefill-size in every script
-// here; moecast keeps SGLang's default), --disable-radix-cache (the rows'
-// random prompts share nothing), --stream-interval.
+// from $CONC, so a deployment's rows split at C = 16) and --cuda-graph-max-bs
+// to graphMax (runtime.cuda_graph_max_bs: 256, 128 or 32 where the script
+// sets a number, $CONC on the Qwen3.5 and GLM-5 scripts, whose
+// deployments' rows therefore split by concurrency; every value is at or
+// above its config's conc-end or the row's concurrency, and the configs
+// run powers of two, which SGLang captures, so no row's decode step is
+// expected to change: the scenario states the script's flag). Left out:
+// --max-prefill-tokens (no scenario key; where a script sets it,
+// it equals --chunked-prefill-size; moecast keeps SGLang's default),
+// --disable-radix-cache (the rows' random prompts share nothing),
+// --max-running-requests $CONC (the GLM-5 and Qwen3.5 fp8 B300
+// scripts: it never binds in a closed loop of C), --stream-interval (it
+// changes when tokens after the first reach the client, not the first
+// token nor the last: SGLang's scheduler (at the rows' versions; 0.4.6
+// held the first token) streams a request's output when
+// len(output_ids) % interval == 1, so the first token at once
+// (scheduler_output_processor_mixin.py @ 004ec01, stream_output_generation;
+// output_streamer.py @ 00bc307), vLLM's output processor when it is the
+// first token, the request finishes or interval tokens have accrued
+// (vllm-project/vllm#27869); the client's TTFT and TPOT
+// ((latency - ttft) / (out - 1)) do not move: bench/RESULTS-stream.md).
 //
-// vLLM scripts: --max-cudagraph-capture-size goes to graphMax
-// (runtime.max_cudagraph_capture_size: 2048 on the v0.19.0 MiniMax-M2.5
-// scripts). Left out: the H100 script's --compilation-config
-// '{"cudagraph_mode":"PIECEWISE"}' (no scenario key selects vLLM's graph
-// mode; it sets no capture size).
+// InferenceX's database dump lists its DeepSeek-R1 configs (model-prefix
+// dsr1; its configs run no DeepSeek-V3) under deepseek-ai/DeepSeek-V3 in
+// aiconfigurator's silicon_sample (ids dsr1_..._cfgN, the figures of the
+// DeepSeek-R1 rows of the same run): a db-dump row of DeepSeek-V3 takes
+// DeepSeek-R1's command line.
 type launch struct {
 	name       string  // short, stable: it splits a deployment's rows by command line
 	kvCache    string  // --kv-cache-dtype; "" = auto (the checkpoint's, else the model dtype)
@@ -50,19 +64,35 @@ type launch struct {
 	// recv is SGLang's --scheduler-recv-interval below C = 16 and from
 	// it ([0] and [1]); 0 = not set (SGLang's default, 1).
 	recv [2]int
-	// graphMax is SGLang's --cuda-graph-max-bs (requests) or vLLM's
-	// --max-cudagraph-capture-size (tokens); 0 = not set (the engine's
-	// default), graphAtConc = the script passes $CONC.
+	// cudagraphMode is vLLM's --compilation-config cudagraph_mode
+	// (runtime.cudagraph_mode), or the default of the image's vLLM where
+	// it differs from moecast's (PIECEWISE before v0.11.0); "" = not set.
+	cudagraphMode string
+	// maxCapture is vLLM's --max-cudagraph-capture-size
+	// (runtime.max_cudagraph_capture_size); 0 = not set.
+	maxCapture int
+	// graphMax is SGLang's --cuda-graph-max-bs (runtime.cuda_graph_max_bs,
+	// requests); 0 = not set (SGLang's default), graphAtConc = the script
+	// passes $CONC.
 	graphMax int
 	source   string // where the command line is, file @ commit
 }
 
+// recvAt is the --scheduler-recv-interval the script sets at concurrency
+// c (`if [[ $CONC -ge 16 ]]`); 0 = not set.
+func (l launch) recvAt(c int) int {
+	if c >= 16 {
+		return l.recv[1]
+	}
+	return l.recv[0]
+}
+
 // graphAtConc is launch.graphMax for a script that passes the benchmark's
-// concurrency (`CUDA_GRAPH_MAX_BATCH_SIZE=$CONC`).
+// concurrency (`CUDA_GRAPH_MAX_BATCH_SIZE=$CONC`, `--cuda-graph-max-bs $CONC`).
 const graphAtConc = -1
 
-// graphMaxAt is the --cuda-graph-max-bs or --max-cudagraph-capture-size
-// the script sets at concurrency c; 0 = not set.
+// graphMaxAt is the --cuda-graph-max-bs the script sets at concurrency c;
+// 0 = not set.
 func (l launch) graphMaxAt(c int) int {
 	if l.graphMax == graphAtConc {
 		return c
@@ -84,81 +114,164 @@ func (l launch) variant(c int) string {
 	return ""
 }
 
-// recvAt is the --scheduler-recv-interval the script sets at concurrency
-// c (`if [[ $CONC -ge 16 ]]`); 0 = not set.
-func (l launch) recvAt(c int) int {
-	if c >= 16 {
-		return l.recv[1]
-	}
-	return l.recv[0]
-}
-
 // inferenceXLaunch matches a row by its model_path, precision, system,
 // tp_size (0 = any), concurrency (at most maxConc, the config's conc-end
 // in nvidia-master.yaml; 0 = any: rows beyond it were not run by that
 // config, so its command line is not known for them) and the image its
-// silicon_data_source names.
+// silicon_data_source names; or, for rows whose source names no image
+// (image ""), by their backend and the date their source says they were
+// measured (measured=DATE...), the image being the one InferenceX's
+// workflow ran on that date.
 type inferenceXLaunch struct {
 	model, precision, system, image string
 	tp, maxConc                     int
+	backend, measured               string
 	launch
 }
 
 var inferenceXLaunches = []inferenceXLaunch{
 	// SGLang. Each script is the one in force on the rows' measured date
 	// with the image they name (nvidia-master.yaml at the commit cited).
-	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-20260402-d7256eb6", 0, 128, launch{
+	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-20260402-d7256eb6", 0, 128, "", "", launch{
 		name: "inferencex-nightly-20260402", kvCache: "fp8", gmu: 0.85, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 48d35c4 benchmarks/single_node/qwen3.5_fp4_b200.sh " +
 			"(--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that set the image; next change 9189c18)"}},
-	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 128, launch{
+	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 128, "", "", launch{
 		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.8, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 8acbd08 benchmarks/single_node/qwen3.5_fp4_b300.sh " +
 			"(--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.8 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that added it with this image; next change 4f63034)"}},
-	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 8, 64, launch{
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 8, 64, "", "", launch{
 		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128,
 		source: "SemiAnalysisAI/InferenceX @ 64c20b6 benchmarks/single_node/dsr1_fp8_b200.sh, TP 8 " +
 			"(config conc 4-64; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs 128 --scheduler-recv-interval 10, 30 from C = 16; image v0.5.9-cu130 from 12ba0ae, script unchanged until 626932a)"}},
-	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 4, 32, launch{
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 4, 32, "", "", launch{
 		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10}, graphMax: 32,
 		source: "SemiAnalysisAI/InferenceX @ 64c20b6 benchmarks/single_node/dsr1_fp8_b200.sh, TP 4 " +
 			"(config 8k/1k conc 4-32; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.95 --chunked-prefill-size 8192 --max-running-requests 32 " +
 			"--cuda-graph-max-bs 32 --scheduler-recv-interval 10; image v0.5.9-cu130 from 12ba0ae, script unchanged until 626932a)"}},
+	{"deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 0, 128, "", "", launch{
+		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 256,
+		source: "SemiAnalysisAI/InferenceX @ 12ba0ae benchmarks/single_node/dsr1_fp4_b200.sh, TP 4 EP 4 and TP 8 EP 8 " +
+			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 16384 --max-running-requests 256 " +
+			"--cuda-graph-max-bs 256 --scheduler-recv-interval 10, 30 from C = 16; the commit that set image v0.5.9-cu130, whose run the rows are; next change 626932a)"}},
+	{"Qwen/Qwen3.5-397B-A17B", "bf16", "b200_sxm", "lmsysorg/sglang:nightly-dev-20260216-d3bae71e", 8, 64, "", "", launch{
+		name: "inferencex-nightly-20260216", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
+		source: "SemiAnalysisAI/InferenceX @ 9dc87a6 benchmarks/single_node/qwen3.5_bf16_b200.sh, TP 8 " +
+			"(config conc 4-64; --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
+			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the rows measured 2026-02-20T05:32:44 are this commit's run; same flags until 626932a)"}},
+	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu129-amd64", 0, 64, "", "", launch{
+		name: "inferencex-v0.5.9-cu129", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
+		source: "SemiAnalysisAI/InferenceX @ efd49e5 benchmarks/single_node/qwen3.5_fp8_b200.sh " +
+			"(config TP 4 EP 4 and TP 8, conc 4-64; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
+			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image; next change 6a5dad4)"}},
+	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130-amd64", 0, 128, "", "", launch{
+		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
+		source: "SemiAnalysisAI/InferenceX @ 6a5dad4 benchmarks/single_node/qwen3.5_fp8_b200.sh " +
+			"(config TP 8 conc 4-16, TP 4 EP 4 conc 16-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
+			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the rows measured 2026-03-24T00:52:21 are this commit's run; next change 626932a)"}},
+	{"zhipuai/GLM-5", "fp8", "b200_sxm", "lmsysorg/sglang:nightly-dev-cu13-20260317-1eea7448", 8, 128, "", "", launch{
+		name: "inferencex-nightly-20260317", kvCache: "fp8", gmu: 0.85, maxBatched: 32768, graphMax: graphAtConc,
+		source: "SemiAnalysisAI/InferenceX @ 13930ca benchmarks/single_node/glm5_fp8_b200.sh, TP 8 " +
+			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 32768 --max-prefill-tokens 32768 " +
+			"--max-running-requests $CONC --cuda-graph-max-bs $CONC, no --scheduler-recv-interval; the rows measured 2026-03-20T17:45:25 are this commit's run)"}},
+	{"zhipuai/GLM-5", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-cu13-20260328-a27651d5", 8, 64, "", "", launch{
+		name: "inferencex-nightly-20260328", gmu: 0.80, maxBatched: 131072, graphMax: graphAtConc,
+		source: "SemiAnalysisAI/InferenceX @ d43805f benchmarks/single_node/glm5_nvfp4_b200.sh, TP 8 " +
+			"(config conc 4-64; --mem-fraction-static 0.80 --chunked-prefill-size 131072 --max-running-requests $CONC --cuda-graph-max-bs $CONC, " +
+			"no --kv-cache-dtype, no --scheduler-recv-interval; the commit that added the config with this image, 2026-03-28, rows measured 2026-03-29; renamed glm5_fp4_b200.sh at 800f57a)"}},
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 8, 64, "", "", launch{
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128,
+		source: "SemiAnalysisAI/InferenceX @ 5b302f1 benchmarks/single_node/dsr1_fp8_b300.sh, TP 8 " +
+			"(config conc 4-64; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
+			"--cuda-graph-max-bs 128 --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image)"}},
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 4, 32, "", "", launch{
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10}, graphMax: 32,
+		source: "SemiAnalysisAI/InferenceX @ 5b302f1 benchmarks/single_node/dsr1_fp8_b300.sh, TP 4 " +
+			"(config 8k/1k conc 4-32; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.95 --chunked-prefill-size 8192 --max-running-requests 32 " +
+			"--cuda-graph-max-bs 32 --scheduler-recv-interval 10; the commit that added the config with this image)"}},
+	{"deepseek-ai/DeepSeek-R1", "fp4", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 128, "", "", launch{
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 256,
+		source: "SemiAnalysisAI/InferenceX @ 9ebeafb benchmarks/single_node/dsr1_fp4_b300.sh, TP 4 EP 4 and TP 8 EP 8 " +
+			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 16384 --max-running-requests 256 " +
+			"--cuda-graph-max-bs 256 --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image)"}},
+	{"Qwen/Qwen3.5-397B-A17B", "bf16", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 64, "", "", launch{
+		name: "inferencex-v0.5.10.post1", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
+		source: "SemiAnalysisAI/InferenceX @ 32274d6 benchmarks/single_node/qwen3.5_bf16_b300.sh, TP 4 and TP 8 " +
+			"(config conc 4-64; --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
+			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image, as 77c8b96 before it)"}},
+	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 4, 256, "", "", launch{
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.8, maxBatched: 16384, recv: [2]int{10, 10}, graphMax: graphAtConc,
+		source: "SemiAnalysisAI/InferenceX @ c0f62a2 benchmarks/single_node/qwen3.5_fp8_b300.sh, TP 4 " +
+			"(config conc 4-256; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.8 --chunked-prefill-size 16384 --max-prefill-tokens 16384 " +
+			"--max-running-requests $CONC --cuda-graph-max-bs $CONC --scheduler-recv-interval 10; the commit that added the config with this image)"}},
 	// vLLM.
-	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.17.0-cu130", 0, 0, launch{
+	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.17.0-cu130", 0, 0, "", "", launch{
 		name: "inferencex-v0.17.0", gmu: 0.95,
 		source: "SemiAnalysisAI/InferenceX @ 626932a benchmarks/single_node/minimaxm2.5_fp8_b200.sh " +
 			"(--gpu-memory-utilization 0.95 --block-size=32 --no-enable-prefix-caching; image v0.17.0-cu130 until bddbf40)"}},
-	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, launch{
-		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, graphMax: 2048,
+	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", launch{
+		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
 		source: "SemiAnalysisAI/InferenceX @ bddbf40 benchmarks/single_node/minimaxm2.5_fp8_b200.sh " +
 			"(--gpu-memory-utilization 0.90 --block-size=32 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 --max-num-batched-tokens 2xISL; the commit that moved the image to v0.19.0-cu130)"}},
-	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b300_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, launch{
-		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, graphMax: 2048,
+	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b300_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", launch{
+		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
 		source: "SemiAnalysisAI/InferenceX @ 0c2467c benchmarks/single_node/minimaxm2.5_fp8_b300.sh " +
 			"(--gpu-memory-utilization 0.90 --block-size=32 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 --max-num-batched-tokens 2xISL)"}},
-	{"MiniMaxAI/MiniMax-M2.5", "fp8", "h100_sxm", "vllm/vllm-openai:v0.18.0", 0, 0, launch{
-		name: "inferencex-v0.18.0", gmu: 0.90, maxSeqs: 256,
+	{"MiniMaxAI/MiniMax-M2.5", "fp8", "h100_sxm", "vllm/vllm-openai:v0.18.0", 0, 0, "", "", launch{
+		name: "inferencex-v0.18.0", gmu: 0.90, maxSeqs: 256, cudagraphMode: "PIECEWISE",
 		source: "SemiAnalysisAI/InferenceX @ 1d5cae1 benchmarks/single_node/minimaxm2.5_fp8_h100.sh " +
 			"(--gpu-memory-utilization 0.90 --max-num-seqs 256 --compilation-config '{\"cudagraph_mode\":\"PIECEWISE\"}'; the commit that moved the image to v0.18.0)"}},
+	// Llama-3.1-70B (the CSV export's rows measured 2025-10-29 name no
+	// image): InferenceX ran vllm/vllm-openai:v0.10.2 for them
+	// (.github/workflows/70b-tmpl.yml) until 2582bce (2025-10-29, "remove
+	// llama 70b"); its parent holds the scripts. B200's vLLM runners
+	// (launch_b200-nvd.sh, launch_b200-tg.sh) run the _docker.sh scripts
+	// (b200-nb and b200-nv run _slurm.sh scripts, which no 70b vLLM B200
+	// script is).
+	{"meta-llama/Llama-3.1-70B", "fp8", "b200_sxm", "", 0, 0, "vllm", "2025-10-29", launch{
+		name: "inferencex-v0.10.2", kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY",
+		source: "SemiAnalysisAI/InferenceX @ 2582bce^ benchmarks/70b_fp8_b200_docker.sh " +
+			"(kv-cache-dtype fp8, --compilation-config cudagraph_mode FULL_DECODE_ONLY with splitting_ops [], FlashInfer all-reduce " +
+			"and attention fusion, --gpu-memory-utilization 0.9 --max-num-seqs 512, max-num-batched-tokens 8192, async scheduling; image v0.10.2)"}},
+	{"meta-llama/Llama-3.1-70B", "fp4", "b200_sxm", "", 0, 0, "vllm", "2025-10-29", launch{
+		name: "inferencex-v0.10.2", kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY",
+		source: "SemiAnalysisAI/InferenceX @ 2582bce^ benchmarks/70b_fp4_b200_docker.sh " +
+			"(kv-cache-dtype fp8, --compilation-config cudagraph_mode FULL_DECODE_ONLY with splitting_ops [], FlashInfer all-reduce " +
+			"and attention fusion, --gpu-memory-utilization 0.9 --max-num-seqs 512, max-num-batched-tokens 8192, async scheduling; image v0.10.2)"}},
+	{"meta-llama/Llama-3.1-70B", "fp8", "h100_sxm", "", 0, 0, "vllm", "2025-10-29", launch{
+		name: "inferencex-v0.10.2", kvCache: "fp8", gmu: 0.9, cudagraphMode: "PIECEWISE",
+		source: "SemiAnalysisAI/InferenceX @ 2582bce^ benchmarks/70b_fp8_h100_docker.sh and 70b_fp8_h100_slurm.sh " +
+			"(kv-cache-dtype fp8, --gpu-memory-utilization 0.9, max-num-batched-tokens 8192, async scheduling, --max-num-seqs $CONC " +
+			"(not carried: one scenario holds every concurrency); no --compilation-config: v0.10.2's default cudagraph_mode PIECEWISE, " +
+			"FULL_AND_PIECEWISE only from vllm-project/vllm#25444, after it; image v0.10.2)"}},
 }
 
 // launchOf is the InferenceX command line of a row, if the table holds
 // it: the row's model_path, precision, system, tp_size, concurrency and an image named
 // in its silicon_data_source ("...; vllm/vllm-openai:TAG" or
-// "image=...:TAG"; the tag is matched whole).
-func launchOf(model, precision, system string, tp, conc int, source string) (launch, bool) {
+// "image=...:TAG"; the tag is matched whole), or, for an entry without an
+// image, the row's backend and measured date ("measured=DATE...").
+func launchOf(backend, model, precision, system string, tp, conc int, source string) (launch, bool) {
+	if model == "deepseek-ai/DeepSeek-V3" && strings.HasPrefix(source, "db-dump/") {
+		model = "deepseek-ai/DeepSeek-R1" // InferenceX's dsr1 configs, listed as DeepSeek-V3
+	}
 	for _, l := range inferenceXLaunches {
 		if l.model != model || l.precision != precision || l.system != system || (l.tp != 0 && l.tp != tp) ||
-			(l.maxConc != 0 && conc > l.maxConc) {
+			(l.maxConc != 0 && conc > l.maxConc) || (l.backend != "" && l.backend != backend) {
 			continue
 		}
 		for _, f := range strings.Split(source, ";") {
-			f = strings.TrimPrefix(strings.TrimSpace(f), "image=")
-			if f == l.image {
+			f = strings.TrimSpace(f)
+			if l.image == "" {
+				if l.measured != "" && strings.HasPrefix(f, "measured="+l.measured) {
+					return l.launch, true
+				}
+				continue
+			}
+			if strings.TrimPrefix(f, "image=") == l.image {
 				return l.launch, true
 			}
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +12,8 @@ import (
 // none where any of them differs.
 func TestLaunchOf(t *testing.T) {
 	const mm = "MiniMaxAI/MiniMax-M2.5"
+	const llama = "meta-llama/Llama-3.1-70B"
+	const llamaSrc = "source_file=2026-04-06.csv; model=Llama-3.1-70B; silicon_concurrency=8; measured=2025-10-29T00:00:00.000Z; wip=False"
 	tests := []struct {
 		name, model, precision, system, source string
 		tp                                     int
@@ -19,14 +22,14 @@ func TestLaunchOf(t *testing.T) {
 	}{
 		{"db dump v0.19.0 B300", mm, "fp8", "b300_sxm",
 			"db-dump/2026-04-27; config_id=732; silicon_concurrency=256; measured=2026-04-22T00:00:00.000Z; workflow_run_id=802; vllm/vllm-openai:v0.19.0-cu130", 0,
-			launch{kvCache: "fp8", gmu: 0.90, graphMax: 2048}, true},
+			launch{kvCache: "fp8", gmu: 0.90, maxCapture: 2048}, true},
 		{"CSV export v0.19.0 B200", mm, "fp8", "b200_sxm",
 			"source_file=2026-04-06.csv; model=MiniMax-M2.5; silicon_concurrency=32; wip=False; image=vllm/vllm-openai:v0.19.0-cu130", 0,
-			launch{kvCache: "fp8", gmu: 0.90, graphMax: 2048}, true},
+			launch{kvCache: "fp8", gmu: 0.90, maxCapture: 2048}, true},
 		{"v0.17.0 B200: bf16 KV at 0.95", mm, "fp8", "b200_sxm", "source_file=x.csv; image=vllm/vllm-openai:v0.17.0-cu130", 0,
 			launch{gmu: 0.95}, true},
 		{"v0.18.0 H100: max_num_seqs 256", mm, "fp8", "h100_sxm", "source_file=x.csv; image=vllm/vllm-openai:v0.18.0", 0,
-			launch{gmu: 0.90, maxSeqs: 256}, true},
+			launch{gmu: 0.90, maxSeqs: 256, cudagraphMode: "PIECEWISE"}, true},
 		{"nightly image: not InferenceX's", mm, "fp8", "b300_sxm", "source_file=x.csv; image=vllm/vllm-openai:nightly-5b8c30d62b754b575e043ce2fc0dcbf8a64f6306", 0, launch{}, false},
 		{"another precision", mm, "fp4", "b200_sxm", "image=vllm/vllm-openai:v0.19.0-cu130", 0, launch{}, false},
 		{"another system", mm, "fp8", "gb200", "image=vllm/vllm-openai:v0.19.0-cu130", 0, launch{}, false},
@@ -40,11 +43,47 @@ func TestLaunchOf(t *testing.T) {
 		{"SGLang DeepSeek-R1 TP2: no script", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "image=lmsysorg/sglang:v0.5.9-cu130", 2, launch{}, false},
 		{"SGLang Qwen3.5 fp4 B300", "Qwen/Qwen3.5-397B-A17B", "fp4", "b300_sxm", "x; lmsysorg/sglang:v0.5.10.post1-cu130", 4,
 			launch{kvCache: "fp8", gmu: 0.8, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc}, true},
+		{"Llama-3.1-70B fp8 B200, measured 2025-10-29: v0.10.2, FULL_DECODE_ONLY", llama, "fp8", "b200_sxm", llamaSrc, 8,
+			launch{kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY"}, true},
+		{"Llama-3.1-70B nvfp4 B200", llama, "fp4", "b200_sxm", llamaSrc, 1,
+			launch{kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY"}, true},
+		{"Llama-3.1-70B fp8 H100: v0.10.2's default PIECEWISE", llama, "fp8", "h100_sxm", llamaSrc, 4,
+			launch{kvCache: "fp8", gmu: 0.9, cudagraphMode: "PIECEWISE"}, true},
+		{"Llama-3.1-70B TRT rows: not vLLM's script", llama, "fp8", "b200_sxm", llamaSrc, 8, launch{}, false},
+		{"Llama-3.1-70B another date", llama, "fp8", "b200_sxm", "source_file=2026-04-06.csv; measured=2025-10-28T00:00:00.000Z", 8, launch{}, false},
 		{"SGLang DeepSeek-R1 older image", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "x; lmsysorg/sglang:v0.5.6-cu129-amd64", 8, launch{}, false},
+		{"SGLang DeepSeek-R1 fp4 B200, any TP (tp_size slips too)", "deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm",
+			"source_file=2026-03-25.csv; model=DeepSeek-R1; wip=False; image=lmsysorg/sglang:v0.5.9-cu130", 64,
+			launch{kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 256}, true},
+		{"InferenceX db dump lists DeepSeek-R1 as DeepSeek-V3", "deepseek-ai/DeepSeek-V3", "fp8", "b200_sxm",
+			"db-dump/2026-04-27; config_id=87; silicon_concurrency=4; measured=2026-03-25T00:00:00.000Z; workflow_run_id=337; lmsysorg/sglang:v0.5.9-cu130", 8,
+			launch{kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128}, true},
+		{"DeepSeek-V3 outside the db dump: no alias", "deepseek-ai/DeepSeek-V3", "fp8", "b200_sxm",
+			"source_file=x.csv; image=lmsysorg/sglang:v0.5.9-cu130", 8, launch{}, false},
+		{"SGLang Qwen3.5 bf16 B200 nightly", "Qwen/Qwen3.5-397B-A17B", "bf16", "b200_sxm",
+			"source_file=2026-03-25.csv; model=Qwen3.5-397B; wip=False; image=lmsysorg/sglang:nightly-dev-20260216-d3bae71e", 8,
+			launch{gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc}, true},
+		{"SGLang Qwen3.5 fp8 B200 v0.5.9 MTP image: not the non-MTP script", "Qwen/Qwen3.5-397B-A17B", "fp8", "b200_sxm",
+			"image=lmsysorg/sglang:v0.5.9-cu130", 4, launch{}, false},
+		{"SGLang GLM-5 fp8 B200: no recv interval", "zhipuai/GLM-5", "fp8", "b200_sxm",
+			"image=lmsysorg/sglang:nightly-dev-cu13-20260317-1eea7448", 8,
+			launch{kvCache: "fp8", gmu: 0.85, maxBatched: 32768, graphMax: graphAtConc}, true},
+		{"SGLang GLM-5 fp8 B300 nightly: no script in force", "zhipuai/GLM-5", "fp8", "b300_sxm",
+			"image=lmsysorg/sglang:nightly-dev-cu13-20260401-b6fe0cca", 8, launch{}, false},
+		{"SGLang Qwen3.5 fp8 B300 v0.5.10.post1: recv 10 at every C", "Qwen/Qwen3.5-397B-A17B", "fp8", "b300_sxm",
+			"x; lmsysorg/sglang:v0.5.10.post1-cu130", 4,
+			launch{kvCache: "fp8", gmu: 0.8, maxBatched: 16384, recv: [2]int{10, 10}, graphMax: graphAtConc}, true},
+		{"SGLang DeepSeek-R1 fp8 B300 TP4", "deepseek-ai/DeepSeek-V3", "fp8", "b300_sxm",
+			"db-dump/2026-04-27; config_id=720; workflow_run_id=749; lmsysorg/sglang:v0.5.10.post1-cu130", 4,
+			launch{kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10}, graphMax: 32}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, ok := launchOf(tt.model, tt.precision, tt.system, tt.tp, 16, tt.source)
+			backend := "vllm"
+			if strings.Contains(tt.source, "sglang") || strings.Contains(tt.name, "TRT") {
+				backend = map[bool]string{true: "trtllm", false: "sglang"}[strings.Contains(tt.name, "TRT")]
+			}
+			got, ok := launchOf(backend, tt.model, tt.precision, tt.system, tt.tp, 16, tt.source)
 			assert.Equal(t, tt.ok, ok)
 			assert.Equal(t, tt.want.kvCache, got.kvCache)
 			assert.Equal(t, tt.want.gmu, got.gmu)
@@ -52,6 +91,8 @@ func TestLaunchOf(t *testing.T) {
 			assert.Equal(t, tt.want.maxBatched, got.maxBatched)
 			assert.Equal(t, tt.want.recv, got.recv)
 			assert.Equal(t, tt.want.graphMax, got.graphMax)
+			assert.Equal(t, tt.want.cudagraphMode, got.cudagraphMode)
+			assert.Equal(t, tt.want.maxCapture, got.maxCapture)
 			if ok {
 				assert.Contains(t, got.source, "SemiAnalysisAI/InferenceX @ ")
 				assert.NotEmpty(t, got.name)
@@ -80,9 +121,9 @@ func TestScenarioTextLaunch(t *testing.T) {
 // the first interval below C = 16, the second from it.
 func TestRecvAt(t *testing.T) {
 	// Beyond the config's conc-end the command line is not known.
-	_, ok := launchOf("deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", 8, 64, "x; lmsysorg/sglang:v0.5.9-cu130")
+	_, ok := launchOf("sglang", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", 8, 64, "x; lmsysorg/sglang:v0.5.9-cu130")
 	assert.True(t, ok)
-	_, ok = launchOf("deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", 8, 128, "x; lmsysorg/sglang:v0.5.9-cu130")
+	_, ok = launchOf("sglang", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", 8, 128, "x; lmsysorg/sglang:v0.5.9-cu130")
 	assert.False(t, ok)
 
 	l := launch{recv: [2]int{10, 30}}
@@ -96,8 +137,9 @@ func TestRecvAt(t *testing.T) {
 	assert.NotContains(t, scenarioText{name: "x", engine: "sglang"}.String(), "scheduler_recv_interval")
 }
 
-// TestGraphMaxAt: the scripts' CUDA-graph limit, a constant or the
-// benchmark's concurrency ($CONC), written under the engine's key; a
+// TestGraphMaxAt: SGLang scripts' --cuda-graph-max-bs, a constant or the
+// benchmark's concurrency ($CONC), written as runtime.cuda_graph_max_bs
+// (vLLM's --max-cudagraph-capture-size is maxCapture, its own key); a
 // script passing $CONC runs one command line per concurrency (variant
 // "cN"), one setting --scheduler-recv-interval by concurrency two
 // ("recvN"), another one.
@@ -111,7 +153,7 @@ func TestGraphMaxAt(t *testing.T) {
 
 	sg := scenarioText{name: "x", config: "c.json", gpus: 1, tp: 1, dp: 1, ep: 1, engine: "sglang", graphMax: 64}.String()
 	assert.Contains(t, sg, "cuda_graph_max_bs = 64\n")
-	vl := scenarioText{name: "x", config: "c.json", gpus: 1, tp: 1, dp: 1, ep: 1, engine: "vllm", graphMax: 2048}.String()
+	vl := scenarioText{name: "x", config: "c.json", gpus: 1, tp: 1, dp: 1, ep: 1, engine: "vllm", maxCapture: 2048}.String()
 	assert.Contains(t, vl, "max_cudagraph_capture_size = 2048\n")
 	assert.NotContains(t, vl, "cuda_graph_max_bs")
 	assert.NotContains(t, scenarioText{name: "x", engine: "sglang"}.String(), "cuda_graph_max_bs")

@@ -406,13 +406,13 @@ type scenarioText struct {
 	kvCache             string  // [model] kv_cache; "" = auto
 	gmu                 float64 // runtime.gpu_memory_utilization; 0 = the default
 	recv                int     // runtime.scheduler_recv_interval (SGLang); 0 = the default
-	// graphMax is runtime.cuda_graph_max_bs (SGLang) or
-	// runtime.max_cudagraph_capture_size (vLLM); 0 = the default.
-	graphMax    int
-	spec        string // speculative method; "" = none
-	draftTokens int
-	customGPU   string // a [hardware.custom_gpu] body, for a GPU with no preset
-	comments    []string
+	cudagraphMode       string  // runtime.cudagraph_mode (vLLM); "" = the default
+	maxCapture          int     // runtime.max_cudagraph_capture_size (vLLM); 0 = the default
+	graphMax            int     // runtime.cuda_graph_max_bs (SGLang); 0 = the default
+	spec                string  // speculative method; "" = none
+	draftTokens         int
+	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
+	comments            []string
 	// disagg, when set, replaces [parallel] by [disagg].
 	disagg *disaggText
 }
@@ -427,6 +427,7 @@ type disaggText struct {
 type poolText struct {
 	workers, tp, dp, ep int
 	a2a                 string // moe_a2a_backend; "" = the engine's default
+	maxSeqs             int    // the pool's max_num_seqs; 0 = the scenario's
 }
 
 func (p poolText) gpus() int { return p.workers * p.tp * p.dp }
@@ -435,6 +436,9 @@ func (p poolText) String() string {
 	s := fmt.Sprintf("workers = %d\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n", p.workers, p.tp, p.dp, p.ep, p.dp > 1)
 	if p.a2a != "" {
 		s += fmt.Sprintf("moe_a2a_backend = %q\n", p.a2a)
+	}
+	if p.maxSeqs > 0 {
+		s += fmt.Sprintf("max_num_seqs = %d\n", p.maxSeqs)
 	}
 	return s
 }
@@ -500,12 +504,14 @@ func (s scenarioText) String() string {
 	if s.recv > 0 {
 		fmt.Fprintf(&b, "scheduler_recv_interval = %d\n", s.recv)
 	}
+	if s.cudagraphMode != "" {
+		fmt.Fprintf(&b, "cudagraph_mode = %q\n", s.cudagraphMode)
+	}
+	if s.maxCapture > 0 {
+		fmt.Fprintf(&b, "max_cudagraph_capture_size = %d\n", s.maxCapture)
+	}
 	if s.graphMax > 0 {
-		key := "max_cudagraph_capture_size"
-		if s.engine == "sglang" {
-			key = "cuda_graph_max_bs"
-		}
-		fmt.Fprintf(&b, "%s = %d\n", key, s.graphMax)
+		fmt.Fprintf(&b, "cuda_graph_max_bs = %d\n", s.graphMax)
 	}
 	if s.spec != "" {
 		// The acceptance is not in the result files: it is left out, so
@@ -562,13 +568,18 @@ func (g *gen) aiconfigurator() error {
 		bs, _ := strconv.Atoi(rec[col["batch_size"]])
 		rdp, _ := strconv.Atoi(rec[col["attention_dp_size"]])
 		rc := bs * max(rdp, 1)
-		if l, ok := launchOf(rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rtp, rc, rec[col["silicon_data_source"]]); ok {
+		if l, ok := launchOf(rec[col["backend"]], rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rtp, rc, rec[col["silicon_data_source"]]); ok {
 			k = append(k, l.name)
 			// A script that sets a flag by concurrency runs several
 			// command lines.
 			if v := l.variant(rc); v != "" {
 				k = append(k, v)
 			}
+		}
+		// A config whose rows of each input length ran a recipe of
+		// their own is one deployment per recipe.
+		if r, ok := recipeOf(rec[col["model_path"]], rec[col["system"]], atoiOr(rec[col["isl"]]), rec[col["silicon_data_source"]]); ok && r.isl != 0 {
+			k = append(k, fmt.Sprintf("isl%d", r.isl))
 		}
 		key := strings.Join(k, "|")
 		if groups[key] == nil {
@@ -595,6 +606,8 @@ func (g *gen) aiconfigurator() error {
 		tp, pp, dp, ep := atoi("tp_size"), atoi("pp_size"), atoi("attention_dp_size"), atoi("moe_ep_size")
 		layout := fmt.Sprintf("tp%d-dp%d-ep%d", tp, dp, ep)
 		mode := get("mode")
+		rcp, hasRecipe := recipeOf(model, get("system"), atoi("isl"), get("silicon_data_source"))
+		hasRecipe = hasRecipe && mode == "disagg"
 		// The README's conversion slip: tp_size written as tp x ep, the
 		// row's id naming the layout it ran (..._tp8_ep8_...).
 		slipTP := 0
@@ -633,9 +646,12 @@ func (g *gen) aiconfigurator() error {
 				get("decode_attention_dp_size"), get("decode_moe_ep_size"))
 		}
 		base := slug(get("system"), get("backend"), short, ckpt, layout)
-		if l, ok := launchOf(model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok && l.variant(atoi("batch_size")*max(dp, 1)) != "" {
+		if l, ok := launchOf(get("backend"), model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok && l.variant(atoi("batch_size")*max(dp, 1)) != "" {
 			// The script's command lines, by concurrency.
 			base = slug(base, l.variant(atoi("batch_size")*max(dp, 1)))
+		}
+		if hasRecipe && rcp.isl != 0 {
+			base = slug(base, fmt.Sprintf("isl%d", rcp.isl)) // the config's recipe for this input length
 		}
 		if v := get("backend_version"); slugs[base] > 0 {
 			base = slug(base, v) // the same deployment on another engine version
@@ -670,6 +686,9 @@ func (g *gen) aiconfigurator() error {
 				a2a: wideEPBackend(get("backend"), gpuName(get("system")), d, x)}
 		}
 		pre, dec := pool("prefill"), pool("decode")
+		if hasRecipe && !rcp.kvOnly {
+			pre, dec = rcp.prefill.pool(pre.workers), rcp.decode.pool(dec.workers)
+		}
 		switch {
 		case mode == "disagg" && (get("prefill_pp_size") != "" && get("prefill_pp_size") != "1" || get("decode_pp_size") != "" && get("decode_pp_size") != "1"):
 			e.Skip = "pipeline parallelism in a disaggregated pool: moecast's pools have no pp"
@@ -705,7 +724,19 @@ func (g *gen) aiconfigurator() error {
 					"Transfer: the system's NVLink preset (aiconfigurator's disaggregated runs are single-system).",
 					"Each pool's experts: moe_ep_size ranks (moe_tp_size, the experts' tensor split, is not modelled)."},
 			}
-			if pre.a2a != "" || dec.a2a != "" {
+			if hasRecipe && rcp.kvOnly {
+				st.kvCache = rcp.kvCache
+				st.comments[1] = "KV-cache dtype: the deployment's launch recipes, whose pool layouts are the recorded ones: " + rcp.source +
+					"; engine settings they do not set take moecast's defaults for the engine and GPU."
+			}
+			if hasRecipe && !rcp.kvOnly {
+				st.kvCache = rcp.kvCache
+				st.name = fmt.Sprintf("%s %s on %dx %s, %s disagg-p%dx-tp%d-dp%d-ep%d-d%dx-tp%d-dp%d-ep%d (aiconfigurator silicon_sample)", short, ckpt,
+					pre.gpus()+dec.gpus(), get("system"), get("backend"), pre.workers, pre.tp, pre.dp, pre.ep, dec.workers, dec.tp, dec.dp, dec.ep)
+				st.comments[1] = "Pools' layouts, expert exchange and KV-cache dtype: the deployment's launch recipe, not the dump's layout columns " +
+					"(recorded: " + layout + "): " + rcp.source + "; engine settings it does not set take moecast's defaults for the engine and GPU."
+				st.comments = st.comments[:len(st.comments)-1]
+			} else if pre.a2a != "" || dec.a2a != "" {
 				st.comments = append(st.comments, "An SGLang pool with DP attention whose experts span more than one node of the system (4 GPUs on GB200/GB300, 8 on HGX) runs wide EP: moe_a2a_backend = \"deepep\" (aiconfigurator's SGLang wideEP model).")
 			}
 			e.Scenario = "aiconfigurator/" + base + ".toml"
@@ -730,8 +761,9 @@ func (g *gen) aiconfigurator() error {
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU."},
 			}
-			if l, ok := launchOf(model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok {
-				st.kvCache, st.gmu, st.maxSeqs = l.kvCache, l.gmu, l.maxSeqs
+			if l, ok := launchOf(get("backend"), model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok {
+				st.kvCache, st.gmu, st.maxSeqs, st.cudagraphMode = l.kvCache, l.gmu, l.maxSeqs, l.cudagraphMode
+				st.maxCapture = l.maxCapture
 				if l.maxBatched > 0 {
 					st.maxBatched = l.maxBatched
 				}
@@ -1140,4 +1172,10 @@ mapping = "one log = 300 ShareGPT requests at ~10 req/s, replayed request by req
 		}
 	}
 	return g.write("manifest.toml", []byte(b.String()))
+}
+
+// atoiOr is s as an int, 0 where it is not one.
+func atoiOr(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

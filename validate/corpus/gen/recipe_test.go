@@ -1,0 +1,97 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestRecipeOf: a disaggregated deployment takes its launch recipe's pool
+// layouts by the InferenceX config_id, workflow run, image, model and
+// system its rows name, and none where any of them differs.
+func TestRecipeOf(t *testing.T) {
+	const (
+		ds   = "deepseek-ai/DeepSeek-V3"
+		kimi = "moonshotai/Kimi-K2.5"
+		src  = "db-dump/2026-04-27; config_id=254; silicon_concurrency=8192; measured=2025-12-21T00:00:00.000Z; workflow_run_id=227; lmsysorg/sglang:v0.5.5.post2"
+	)
+	tests := []struct {
+		name, model, system, source string
+		isl                         int
+		ok                          bool
+		prefill, decode             recipePool
+	}{
+		{"SGLang fp4 8k1k max-tpt: DEP32 with DeepEP, TP4 prefill", ds, "gb200", src, 8192, true,
+			recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 30000}, recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 16384}},
+		{"SGLang fp4 1k1k low latency: TP4 pools", ds, "gb200",
+			"db-dump/2026-04-27; config_id=252; silicon_concurrency=8; workflow_run_id=227; lmsysorg/sglang:v0.5.5.post2", 1024, true,
+			recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512}, recipePool{tp: 4, dp: 1, ep: 1}},
+		{"vLLM Kimi DEP4 / DEP16", kimi, "gb200",
+			"db-dump/2026-04-27; config_id=697; silicon_concurrency=256; measured=2026-04-07T00:00:00.000Z; workflow_run_id=721; vllm/vllm-openai:v0.18.0-cu130", 1024, true,
+			recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 4096}, recipePool{tp: 1, dp: 16, ep: 16, maxSeqs: 4096}},
+		{"vLLM Kimi 1p4d 1k1k: max-num-seqs 1024", kimi, "gb200", "config_id=698; workflow_run_id=721; vllm/vllm-openai:v0.18.0-cu130", 1024, true,
+			recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 1024}, recipePool{tp: 4, dp: 1, ep: 4, maxSeqs: 1024}},
+		{"vLLM Kimi 1p4d 8k1k: its own recipe, decode max-num-seqs 16", kimi, "gb200", "config_id=698; workflow_run_id=721; vllm/vllm-openai:v0.18.0-cu130", 8192, true,
+			recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 64}, recipePool{tp: 4, dp: 1, ep: 4, maxSeqs: 16}},
+		{"vLLM Kimi 1p4d: no recipe at another length", kimi, "gb200", "config_id=698; workflow_run_id=721; vllm/vllm-openai:v0.18.0-cu130", 4096, false,
+			recipePool{}, recipePool{}},
+		{"image= form of the image", ds, "gb200", "config_id=254; workflow_run_id=227; image=lmsysorg/sglang:v0.5.5.post2", 8192, true,
+			recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 30000}, recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 16384}},
+		{"another config", ds, "gb200", "config_id=489; workflow_run_id=227; lmsysorg/sglang:v0.5.5.post2", 8192, false, recipePool{}, recipePool{}},
+		{"another workflow run", ds, "gb200", "config_id=254; workflow_run_id=268; lmsysorg/sglang:v0.5.5.post2", 8192, false, recipePool{}, recipePool{}},
+		{"another image", ds, "gb200", "config_id=254; workflow_run_id=227; lmsysorg/sglang:v0.5.8-cu130", 8192, false, recipePool{}, recipePool{}},
+		{"image tag matched whole", ds, "gb200", "config_id=254; workflow_run_id=227; lmsysorg/sglang:v0.5.5.post20", 8192, false, recipePool{}, recipePool{}},
+		{"another system", ds, "gb300", src, 8192, false, recipePool{}, recipePool{}},
+		{"another model", kimi, "gb200", src, 8192, false, recipePool{}, recipePool{}},
+		{"SGLang 0.5.8.post1 fp8 B200, any config of run 329: KV dtype only", ds, "b200_sxm",
+			"db-dump/2026-04-27; config_id=655; silicon_concurrency=1024; workflow_run_id=329; lmsysorg/sglang:v0.5.8.post1-cu130-amd64", 8192, true,
+			recipePool{}, recipePool{}},
+		{"SGLang 0.5.8.post1 fp8: not on another run", ds, "b200_sxm",
+			"config_id=655; workflow_run_id=330; lmsysorg/sglang:v0.5.8.post1-cu130-amd64", 8192, false, recipePool{}, recipePool{}},
+		{"CSV export without config_id", ds, "gb200", "source_file=2026-04-06.csv; model=DeepSeek-R1; image=lmsysorg/sglang:v0.5.5.post2", 8192, false, recipePool{}, recipePool{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := recipeOf(tt.model, tt.system, tt.isl, tt.source)
+			assert.Equal(t, tt.ok, ok)
+			assert.Equal(t, tt.prefill, got.prefill)
+			assert.Equal(t, tt.decode, got.decode)
+			if ok {
+				assert.Equal(t, "fp8", got.kvCache)
+				assert.Equal(t, got.prefill == recipePool{}, got.kvOnly, "a recipe without pools keeps the recorded layout")
+				assert.Contains(t, got.source, "srt-slurm @ ")
+				assert.Contains(t, got.source, "SemiAnalysisAI/InferenceX @ ")
+			}
+		})
+	}
+}
+
+// TestRecipesRunnable: every recipe's pools are layouts an engine starts:
+// ep divides tp x dp (the experts over some of the pool's ranks), DeepEP
+// only with attention DP, and each (config, run) appears once.
+func TestRecipesRunnable(t *testing.T) {
+	type key struct {
+		system           string
+		config, run, isl int
+	}
+	seen := map[key]bool{}
+	for _, r := range recipes {
+		k := key{r.system, r.config, r.run, r.isl}
+		assert.False(t, seen[k], "%s config %d run %d isl %d listed twice", r.system, r.config, r.run, r.isl)
+		seen[k] = true
+		if r.kvOnly {
+			assert.Zero(t, r.config, "a KV-only recipe covers every config of its run")
+			assert.Equal(t, recipePool{}, r.prefill)
+			assert.Equal(t, recipePool{}, r.decode)
+			assert.NotEmpty(t, r.kvCache)
+			continue
+		}
+		for _, p := range []recipePool{r.prefill, r.decode} {
+			assert.Positive(t, p.tp*p.dp*p.ep, "config %d", r.config)
+			assert.Zero(t, (p.tp*p.dp)%p.ep, "config %d: ep %d does not divide tp x dp = %d", r.config, p.ep, p.tp*p.dp)
+			if p.a2a != "" {
+				assert.Greater(t, p.dp, 1, "config %d: DeepEP without attention DP", r.config)
+			}
+		}
+	}
+}
