@@ -377,10 +377,12 @@ func TestInferenceXMTPRows(t *testing.T) {
 		sc := read(f)
 		assert.Contains(t, sc, "\n[speculative]\nmethod = \"mtp\"\ndraft_tokens = 2\nacceptance = [0.85]\n", f)
 		assert.Contains(t, sc, "max_num_batched_tokens = 16384\n", f)
+		assert.Contains(t, sc, "cuda_graph_max_bs = 512\n", f)
 	}
 	assert.NotContains(t, read(base+"-recv30.toml"), "[speculative]")
 	// Qwen3.5 fp8's MTP run: the command line, no documented acceptance.
-	q := read("b200-sxm-sglang-qwen3.5-397b-a17b-fp8-block-tp4-dp1-ep1-mtp-recv30.toml")
+	q := read("b200-sxm-sglang-qwen3.5-397b-a17b-fp8-block-tp4-dp1-ep1-mtp-c16.toml")
 	assert.Contains(t, q, "\n[speculative]\nmethod = \"mtp\"\ndraft_tokens = 3\n")
 	assert.NotContains(t, q, "acceptance =")
+	assert.Contains(t, q, "cuda_graph_max_bs = 16\n")
 }

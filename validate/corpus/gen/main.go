@@ -408,6 +408,7 @@ type scenarioText struct {
 	recv                int     // runtime.scheduler_recv_interval (SGLang); 0 = the default
 	cudagraphMode       string  // runtime.cudagraph_mode (vLLM); "" = the default
 	maxCapture          int     // runtime.max_cudagraph_capture_size (vLLM); 0 = the default
+	graphMax            int     // runtime.cuda_graph_max_bs (SGLang); 0 = the default
 	spec                string  // speculative method; "" = none
 	draftTokens         int
 	acceptance          []float64 // speculative.acceptance; nil = left out (not documented)
@@ -510,6 +511,9 @@ func (s scenarioText) String() string {
 	if s.maxCapture > 0 {
 		fmt.Fprintf(&b, "max_cudagraph_capture_size = %d\n", s.maxCapture)
 	}
+	if s.graphMax > 0 {
+		fmt.Fprintf(&b, "cuda_graph_max_bs = %d\n", s.graphMax)
+	}
 	if s.spec != "" {
 		// The acceptance is not in the result files: without one
 		// moecast documents for the draft it is left out, so the
@@ -585,10 +589,10 @@ func (g *gen) aiconfigurator() error {
 		if l, ok := launchOfRun(rec[col["backend"]], rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rtp, rc, rec[col["silicon_data_source"]],
 			dump.dumpRun(getter(rec))); ok {
 			k = append(k, l.name)
-			// A script that sets --scheduler-recv-interval by
-			// concurrency runs two command lines.
-			if l.recv[0] != l.recv[1] {
-				k = append(k, fmt.Sprintf("recv%d", l.recvAt(rc)))
+			// A script that sets a flag by concurrency runs several
+			// command lines.
+			if v := l.variant(rc); v != "" {
+				k = append(k, v)
 			}
 		}
 		// A config whose rows of each input length ran a recipe of
@@ -666,9 +670,9 @@ func (g *gen) aiconfigurator() error {
 		if hasLaunch && l.spec != "" {
 			base = slug(base, l.spec) // the speculative config's run
 		}
-		if hasLaunch && l.recv[0] != l.recv[1] {
-			// The script's two command lines, by concurrency.
-			base = slug(base, fmt.Sprintf("recv%d", l.recvAt(atoi("batch_size")*max(dp, 1))))
+		if v := l.variant(atoi("batch_size") * max(dp, 1)); hasLaunch && v != "" {
+			// The script's command lines, by concurrency.
+			base = slug(base, v)
 		}
 		if hasRecipe && rcp.isl != 0 {
 			base = slug(base, fmt.Sprintf("isl%d", rcp.isl)) // the config's recipe for this input length
@@ -792,6 +796,7 @@ func (g *gen) aiconfigurator() error {
 					st.maxBatched = l.maxBatched
 				}
 				st.recv = l.recvAt(atoi("batch_size") * max(dp, 1))
+				st.graphMax = l.graphMaxAt(atoi("batch_size") * max(dp, 1))
 				st.comments[1] = "Server command line: " + l.source + "; engine settings it does not set take moecast's defaults for the engine and GPU."
 				switch {
 				case l.spec != "" && l.acceptance > 0:
