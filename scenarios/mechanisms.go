@@ -116,7 +116,7 @@ var mechanisms = map[string]mechanism{
 			q.FP8.Compute, q.FP8Block.Compute, q.FP4.Compute = c.FP8, c.FP8Block, c.FP4
 			s.Config.Efficiency = e
 		}},
-	"graph-padding": {"SGLang's CUDA-graph padding: a decode batch below the capture size runs the graph of the next captured batch size (serve.CaptureBatches; off: each decode step priced at its own size)", true,
+	"graph-padding": {"the engine's CUDA-graph padding: a decode batch below the capture size runs the graph of the next captured batch size (serve.CaptureBatches: SGLang's capture list, vLLM's cudagraph_capture_sizes; off: each decode step priced at its own size)", true,
 		func(s *Scenario, on bool) {
 			s.Config.CaptureBatches = nil
 			if on {

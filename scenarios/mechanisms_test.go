@@ -18,7 +18,8 @@ import (
 
 // TestGraphMechanisms: an SGLang scenario gets SGLang's CUDA-graph capture
 // list and eager prefill steps, each of which --without turns off and
-// --with back on; a vLLM scenario gets neither.
+// --with back on; a vLLM scenario gets its capture list (graph-padding)
+// and no eager prefill.
 func TestGraphMechanisms(t *testing.T) {
 	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
 	require.NoError(t, err)
@@ -35,9 +36,13 @@ func TestGraphMechanisms(t *testing.T) {
 			}
 			s, err := Parse("x.toml", body)
 			require.NoError(t, err)
-			assert.Equal(t, tc.on, len(s.Config.CaptureBatches) > 0, "capture list")
+			assert.NotEmpty(t, s.Config.CaptureBatches, "capture list")
 			assert.Equal(t, tc.on, s.Config.EagerPrefill, "eager prefill")
 			if !tc.on {
+				require.NoError(t, s.SetMechanism("graph-padding", false))
+				assert.Empty(t, s.Config.CaptureBatches)
+				require.NoError(t, s.SetMechanism("graph-padding", true))
+				assert.Equal(t, []int{1, 2, 4, 8}, s.Config.CaptureBatches[:4], "vLLM's default list")
 				return
 			}
 			assert.Equal(t, 1, s.Config.CaptureBatches[0])

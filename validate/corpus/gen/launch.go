@@ -1,6 +1,9 @@
 package main
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // launch is the part of a server command line that moecast's scenario
 // keys express, for aiconfigurator rows whose deployment's command line is
@@ -25,11 +28,14 @@ import "strings"
 // --max-running-requests to maxSeqs, --chunked-prefill-size to
 // maxBatched, --kv-cache-dtype fp8_e4m3 to kvCache "fp8" and
 // --scheduler-recv-interval to recv (by concurrency: the scripts set it
-// from $CONC, so a deployment's rows split at C = 16). Left out:
-// --cuda-graph-max-bs (runtime.cuda_graph_max_bs exists, but every script
-// here sets $CONC or a value at or above its config's conc-end, and the
-// configs run powers of two, which SGLang captures: no row's decode step
-// changes), --max-prefill-tokens (no scenario key; where a script sets it,
+// from $CONC, so a deployment's rows split at C = 16) and --cuda-graph-max-bs
+// to graphMax (runtime.cuda_graph_max_bs: 256, 128 or 32 where the script
+// sets a number, $CONC on the Qwen3.5 and GLM-5 scripts, whose
+// deployments' rows therefore split by concurrency; every value is at or
+// above its config's conc-end or the row's concurrency, and the configs
+// run powers of two, which SGLang captures, so no row's decode step is
+// expected to change: the scenario states the script's flag). Left out:
+// --max-prefill-tokens (no scenario key; where a script sets it,
 // it equals --chunked-prefill-size; moecast keeps SGLang's default),
 // --disable-radix-cache (the rows' random prompts share nothing),
 // --max-running-requests $CONC (the GLM-5 and Qwen3.5 fp8 B300
@@ -65,7 +71,11 @@ type launch struct {
 	// maxCapture is vLLM's --max-cudagraph-capture-size
 	// (runtime.max_cudagraph_capture_size); 0 = not set.
 	maxCapture int
-	source     string // where the command line is, file @ commit
+	// graphMax is SGLang's --cuda-graph-max-bs (runtime.cuda_graph_max_bs,
+	// requests); 0 = not set (SGLang's default), graphAtConc = the script
+	// passes $CONC.
+	graphMax int
+	source   string // where the command line is, file @ commit
 }
 
 // recvAt is the --scheduler-recv-interval the script sets at concurrency
@@ -75,6 +85,33 @@ func (l launch) recvAt(c int) int {
 		return l.recv[1]
 	}
 	return l.recv[0]
+}
+
+// graphAtConc is launch.graphMax for a script that passes the benchmark's
+// concurrency (`CUDA_GRAPH_MAX_BATCH_SIZE=$CONC`, `--cuda-graph-max-bs $CONC`).
+const graphAtConc = -1
+
+// graphMaxAt is the --cuda-graph-max-bs the script sets at concurrency c;
+// 0 = not set.
+func (l launch) graphMaxAt(c int) int {
+	if l.graphMax == graphAtConc {
+		return c
+	}
+	return l.graphMax
+}
+
+// variant names the script's command line at concurrency c among those it
+// runs by concurrency ("" when it runs one): "cN" where a flag takes $CONC
+// itself, else "recvN" where --scheduler-recv-interval splits at C = 16.
+// A deployment's rows split by it.
+func (l launch) variant(c int) string {
+	switch {
+	case l.graphMax == graphAtConc:
+		return fmt.Sprintf("c%d", c)
+	case l.recv[0] != l.recv[1]:
+		return fmt.Sprintf("recv%d", l.recvAt(c))
+	}
+	return ""
 }
 
 // inferenceXLaunch matches a row by its model_path, precision, system,
@@ -96,77 +133,77 @@ var inferenceXLaunches = []inferenceXLaunch{
 	// SGLang. Each script is the one in force on the rows' measured date
 	// with the image they name (nvidia-master.yaml at the commit cited).
 	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-20260402-d7256eb6", 0, 128, "", "", launch{
-		name: "inferencex-nightly-20260402", kvCache: "fp8", gmu: 0.85, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+		name: "inferencex-nightly-20260402", kvCache: "fp8", gmu: 0.85, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 48d35c4 benchmarks/single_node/qwen3.5_fp4_b200.sh " +
 			"(--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that set the image; next change 9189c18)"}},
 	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 128, "", "", launch{
-		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.8, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.8, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 8acbd08 benchmarks/single_node/qwen3.5_fp4_b300.sh " +
 			"(--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.8 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that added it with this image; next change 4f63034)"}},
 	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 8, 64, "", "", launch{
-		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128,
 		source: "SemiAnalysisAI/InferenceX @ 64c20b6 benchmarks/single_node/dsr1_fp8_b200.sh, TP 8 " +
 			"(config conc 4-64; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs 128 --scheduler-recv-interval 10, 30 from C = 16; image v0.5.9-cu130 from 12ba0ae, script unchanged until 626932a)"}},
 	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 4, 32, "", "", launch{
-		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10},
+		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10}, graphMax: 32,
 		source: "SemiAnalysisAI/InferenceX @ 64c20b6 benchmarks/single_node/dsr1_fp8_b200.sh, TP 4 " +
 			"(config 8k/1k conc 4-32; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.95 --chunked-prefill-size 8192 --max-running-requests 32 " +
 			"--cuda-graph-max-bs 32 --scheduler-recv-interval 10; image v0.5.9-cu130 from 12ba0ae, script unchanged until 626932a)"}},
 	{"deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 0, 128, "", "", launch{
-		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30},
+		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 256,
 		source: "SemiAnalysisAI/InferenceX @ 12ba0ae benchmarks/single_node/dsr1_fp4_b200.sh, TP 4 EP 4 and TP 8 EP 8 " +
 			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 16384 --max-running-requests 256 " +
 			"--cuda-graph-max-bs 256 --scheduler-recv-interval 10, 30 from C = 16; the commit that set image v0.5.9-cu130, whose run the rows are; next change 626932a)"}},
 	{"Qwen/Qwen3.5-397B-A17B", "bf16", "b200_sxm", "lmsysorg/sglang:nightly-dev-20260216-d3bae71e", 8, 64, "", "", launch{
-		name: "inferencex-nightly-20260216", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+		name: "inferencex-nightly-20260216", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 9dc87a6 benchmarks/single_node/qwen3.5_bf16_b200.sh, TP 8 " +
 			"(config conc 4-64; --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the rows measured 2026-02-20T05:32:44 are this commit's run; same flags until 626932a)"}},
 	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu129-amd64", 0, 64, "", "", launch{
-		name: "inferencex-v0.5.9-cu129", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+		name: "inferencex-v0.5.9-cu129", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ efd49e5 benchmarks/single_node/qwen3.5_fp8_b200.sh " +
 			"(config TP 4 EP 4 and TP 8, conc 4-64; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image; next change 6a5dad4)"}},
 	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130-amd64", 0, 128, "", "", launch{
-		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 6a5dad4 benchmarks/single_node/qwen3.5_fp8_b200.sh " +
 			"(config TP 8 conc 4-16, TP 4 EP 4 conc 16-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the rows measured 2026-03-24T00:52:21 are this commit's run; next change 626932a)"}},
 	{"zhipuai/GLM-5", "fp8", "b200_sxm", "lmsysorg/sglang:nightly-dev-cu13-20260317-1eea7448", 8, 128, "", "", launch{
-		name: "inferencex-nightly-20260317", kvCache: "fp8", gmu: 0.85, maxBatched: 32768,
+		name: "inferencex-nightly-20260317", kvCache: "fp8", gmu: 0.85, maxBatched: 32768, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 13930ca benchmarks/single_node/glm5_fp8_b200.sh, TP 8 " +
 			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 32768 --max-prefill-tokens 32768 " +
 			"--max-running-requests $CONC --cuda-graph-max-bs $CONC, no --scheduler-recv-interval; the rows measured 2026-03-20T17:45:25 are this commit's run)"}},
 	{"zhipuai/GLM-5", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-cu13-20260328-a27651d5", 8, 64, "", "", launch{
-		name: "inferencex-nightly-20260328", gmu: 0.80, maxBatched: 131072,
+		name: "inferencex-nightly-20260328", gmu: 0.80, maxBatched: 131072, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ d43805f benchmarks/single_node/glm5_nvfp4_b200.sh, TP 8 " +
 			"(config conc 4-64; --mem-fraction-static 0.80 --chunked-prefill-size 131072 --max-running-requests $CONC --cuda-graph-max-bs $CONC, " +
 			"no --kv-cache-dtype, no --scheduler-recv-interval; the commit that added the config with this image, 2026-03-28, rows measured 2026-03-29; renamed glm5_fp4_b200.sh at 800f57a)"}},
 	{"deepseek-ai/DeepSeek-R1", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 8, 64, "", "", launch{
-		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128,
 		source: "SemiAnalysisAI/InferenceX @ 5b302f1 benchmarks/single_node/dsr1_fp8_b300.sh, TP 8 " +
 			"(config conc 4-64; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs 128 --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image)"}},
 	{"deepseek-ai/DeepSeek-R1", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 4, 32, "", "", launch{
-		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10},
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10}, graphMax: 32,
 		source: "SemiAnalysisAI/InferenceX @ 5b302f1 benchmarks/single_node/dsr1_fp8_b300.sh, TP 4 " +
 			"(config 8k/1k conc 4-32; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.95 --chunked-prefill-size 8192 --max-running-requests 32 " +
 			"--cuda-graph-max-bs 32 --scheduler-recv-interval 10; the commit that added the config with this image)"}},
 	{"deepseek-ai/DeepSeek-R1", "fp4", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 128, "", "", launch{
-		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30},
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 256,
 		source: "SemiAnalysisAI/InferenceX @ 9ebeafb benchmarks/single_node/dsr1_fp4_b300.sh, TP 4 EP 4 and TP 8 EP 8 " +
 			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 16384 --max-running-requests 256 " +
 			"--cuda-graph-max-bs 256 --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image)"}},
 	{"Qwen/Qwen3.5-397B-A17B", "bf16", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 64, "", "", launch{
-		name: "inferencex-v0.5.10.post1", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+		name: "inferencex-v0.5.10.post1", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 32274d6 benchmarks/single_node/qwen3.5_bf16_b300.sh, TP 4 and TP 8 " +
 			"(config conc 4-64; --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image, as 77c8b96 before it)"}},
 	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 4, 256, "", "", launch{
-		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.8, maxBatched: 16384, recv: [2]int{10, 10},
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.8, maxBatched: 16384, recv: [2]int{10, 10}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ c0f62a2 benchmarks/single_node/qwen3.5_fp8_b300.sh, TP 4 " +
 			"(config conc 4-256; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.8 --chunked-prefill-size 16384 --max-prefill-tokens 16384 " +
 			"--max-running-requests $CONC --cuda-graph-max-bs $CONC --scheduler-recv-interval 10; the commit that added the config with this image)"}},

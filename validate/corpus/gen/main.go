@@ -408,6 +408,7 @@ type scenarioText struct {
 	recv                int     // runtime.scheduler_recv_interval (SGLang); 0 = the default
 	cudagraphMode       string  // runtime.cudagraph_mode (vLLM); "" = the default
 	maxCapture          int     // runtime.max_cudagraph_capture_size (vLLM); 0 = the default
+	graphMax            int     // runtime.cuda_graph_max_bs (SGLang); 0 = the default
 	spec                string  // speculative method; "" = none
 	draftTokens         int
 	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
@@ -509,6 +510,9 @@ func (s scenarioText) String() string {
 	if s.maxCapture > 0 {
 		fmt.Fprintf(&b, "max_cudagraph_capture_size = %d\n", s.maxCapture)
 	}
+	if s.graphMax > 0 {
+		fmt.Fprintf(&b, "cuda_graph_max_bs = %d\n", s.graphMax)
+	}
 	if s.spec != "" {
 		// The acceptance is not in the result files: it is left out, so
 		// the scenario says what it lacks when it loads.
@@ -566,10 +570,10 @@ func (g *gen) aiconfigurator() error {
 		rc := bs * max(rdp, 1)
 		if l, ok := launchOf(rec[col["backend"]], rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rtp, rc, rec[col["silicon_data_source"]]); ok {
 			k = append(k, l.name)
-			// A script that sets --scheduler-recv-interval by
-			// concurrency runs two command lines.
-			if l.recv[0] != l.recv[1] {
-				k = append(k, fmt.Sprintf("recv%d", l.recvAt(rc)))
+			// A script that sets a flag by concurrency runs several
+			// command lines.
+			if v := l.variant(rc); v != "" {
+				k = append(k, v)
 			}
 		}
 		// A config whose rows of each input length ran a recipe of
@@ -642,9 +646,9 @@ func (g *gen) aiconfigurator() error {
 				get("decode_attention_dp_size"), get("decode_moe_ep_size"))
 		}
 		base := slug(get("system"), get("backend"), short, ckpt, layout)
-		if l, ok := launchOf(get("backend"), model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok && l.recv[0] != l.recv[1] {
-			// The script's two command lines, by concurrency.
-			base = slug(base, fmt.Sprintf("recv%d", l.recvAt(atoi("batch_size")*max(dp, 1))))
+		if l, ok := launchOf(get("backend"), model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok && l.variant(atoi("batch_size")*max(dp, 1)) != "" {
+			// The script's command lines, by concurrency.
+			base = slug(base, l.variant(atoi("batch_size")*max(dp, 1)))
 		}
 		if hasRecipe && rcp.isl != 0 {
 			base = slug(base, fmt.Sprintf("isl%d", rcp.isl)) // the config's recipe for this input length
@@ -764,6 +768,7 @@ func (g *gen) aiconfigurator() error {
 					st.maxBatched = l.maxBatched
 				}
 				st.recv = l.recvAt(atoi("batch_size") * max(dp, 1))
+				st.graphMax = l.graphMaxAt(atoi("batch_size") * max(dp, 1))
 				st.comments[1] = "Server command line: " + l.source + "; engine settings it does not set take moecast's defaults for the engine and GPU."
 			}
 			if dpSlip > 0 {
