@@ -35,6 +35,8 @@ var mechanisms = map[string]mechanism{
 		}},
 	"client-lengths": {"the benchmark client's spread of request lengths: each request's input and output lengths drawn on the range its client draws them from (a result's recorded range ratio; aiconfigurator rows measured by InferenceX's harness: [int(0.8 L), L], serve.RangeBelow) (off: every request at the nominal lengths)", true,
 		func(s *Scenario, on bool) { s.Serving.FixedLengths = !on }},
+	"client-tokenizer": {"the benchmark client and the server tokenising the prompts apart: InferenceX's client on an SGLang image with transformers 5 (v0.5.10 on) and a DeepSeek-R1/V3 tokenizer decoded its random prompts with transformers 5's rebuilt LlamaTokenizerFast, which the server re-tokenises into 5.03x as many tokens (InferenceX PR #937; validate's aiconfigurator reader marks the rows) (off: the server sees the lengths the client recorded)", true,
+		func(s *Scenario, on bool) { s.Serving.ClientTokens = !on }},
 	"front-end": {"the API server: requests tokenised one at a time (serve.TokenizeTime per prompt token) before the engine sees them; runtime.tokenize_us_per_token (off: each request reaches the engine at its send)", true,
 		func(s *Scenario, on bool) {
 			t := 0.0

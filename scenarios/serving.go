@@ -39,6 +39,11 @@ type Serving struct {
 	// FixedLengths sends every request at the nominal lengths whatever
 	// RangeRatio says; set only by the client-lengths mechanism.
 	FixedLengths bool
+	// ClientTokens sends the client's input lengths as its benchmark
+	// recorded them where the server is known to have tokenised the
+	// prompts into more (validate's BenchResult.ServerInputScale); set
+	// only by the client-tokenizer mechanism.
+	ClientTokens bool
 	Seed         uint64
 	// Trace is workload.trace as written: a request log whose arrivals
 	// and lengths are replayed instead of generated (the caller reads it,
