@@ -111,6 +111,12 @@ type Serving struct {
 	// mechanism.
 	CUDAGraphMode   string
 	NoCUDAGraphMode bool
+	// MXFP4Activation is runtime.mxfp4_activation ("bf16", "mxfp8"; ""
+	// = the engine's default: mxfp8ByDefault). NoMXFP8 prices MXFP4
+	// experts with bf16 activations whatever it says; set only by the
+	// mxfp4-mxfp8 mechanism.
+	MXFP4Activation string
+	NoMXFP8         bool
 	// NoEagerPrefill prices SGLang's steps with prefill chunks with vLLM's
 	// piecewise graphs; set only by the eager-prefill mechanism.
 	NoEagerPrefill bool
@@ -312,6 +318,9 @@ func (s *Scenario) buildServing() error {
 	}
 	s.Config.AllReducePolicy = v.Engine.Info().AllReduce
 	s.Config.Engine = v.Engine.String()
+	if err := s.buildMXFP4Activation(); err != nil {
+		return err
+	}
 	if rt.MoEA2ABackend != "" {
 		a2a, ok := moeA2ABackends[rt.MoEA2ABackend]
 		if !ok {

@@ -409,6 +409,7 @@ type scenarioText struct {
 	cudagraphMode       string  // runtime.cudagraph_mode (vLLM); "" = the default
 	maxCapture          int     // runtime.max_cudagraph_capture_size (vLLM); 0 = the default
 	graphMax            int     // runtime.cuda_graph_max_bs (SGLang); 0 = the default
+	mxfp4Act            string  // runtime.mxfp4_activation; "" = the engine's default
 	spec                string  // speculative method; "" = none
 	draftTokens         int
 	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
@@ -512,6 +513,9 @@ func (s scenarioText) String() string {
 	}
 	if s.graphMax > 0 {
 		fmt.Fprintf(&b, "cuda_graph_max_bs = %d\n", s.graphMax)
+	}
+	if s.mxfp4Act != "" {
+		fmt.Fprintf(&b, "mxfp4_activation = %q\n", s.mxfp4Act)
 	}
 	if s.spec != "" {
 		// The acceptance is not in the result files: it is left out, so
@@ -764,6 +768,7 @@ func (g *gen) aiconfigurator() error {
 			if l, ok := launchOf(get("backend"), model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok {
 				st.kvCache, st.gmu, st.maxSeqs, st.cudagraphMode = l.kvCache, l.gmu, l.maxSeqs, l.cudagraphMode
 				st.maxCapture = l.maxCapture
+				st.mxfp4Act = l.mxfp4Act
 				if l.maxBatched > 0 {
 					st.maxBatched = l.maxBatched
 				}
