@@ -100,3 +100,20 @@ func (s *Scenario) setMXFP4Activation() {
 	mc.Quant.RoutedExperts = want
 	s.Config.Model = &mc
 }
+
+// setQKNormTP models the all-reduce of MiniMax-M2's layer-wide q/k norm
+// (model.Attention.QKNormTP) as the checkpoint declares it, or not with
+// the qk-norm-allreduce mechanism off, on a copy of the model config.
+func (s *Scenario) setQKNormTP() {
+	m := s.Config.Model
+	if m == nil {
+		return
+	}
+	want := s.Serving.QKNormTPDeclared && !s.Serving.NoQKNormTP
+	if m.Attn.QKNormTP == want {
+		return
+	}
+	mc := *m
+	mc.Attn.QKNormTP = want
+	s.Config.Model = &mc
+}

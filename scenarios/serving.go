@@ -117,6 +117,10 @@ type Serving struct {
 	// mxfp4-mxfp8 mechanism.
 	MXFP4Activation string
 	NoMXFP8         bool
+	// QKNormTPDeclared is the model's Attn.QKNormTP as loaded; NoQKNormTP
+	// drops the all-reduce of its layer-wide q/k norm; set only by the
+	// qk-norm-allreduce mechanism.
+	QKNormTPDeclared, NoQKNormTP bool
 	// NoEagerPrefill prices SGLang's steps with prefill chunks with vLLM's
 	// piecewise graphs; set only by the eager-prefill mechanism.
 	NoEagerPrefill bool
@@ -321,6 +325,7 @@ func (s *Scenario) buildServing() error {
 	if err := s.buildMXFP4Activation(); err != nil {
 		return err
 	}
+	v.QKNormTPDeclared = s.Config.Model != nil && s.Config.Model.Attn.QKNormTP
 	if rt.MoEA2ABackend != "" {
 		a2a, ok := moeA2ABackends[rt.MoEA2ABackend]
 		if !ok {
