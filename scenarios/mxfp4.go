@@ -115,5 +115,14 @@ func (s *Scenario) setQKNormTP() {
 	}
 	mc := *m
 	mc.Attn.QKNormTP = want
+	if m.Kinds != nil {
+		// the layer kinds carry their own copy of the attention
+		mc.Kinds = append([]model.LayerKind(nil), m.Kinds...)
+		for i := range mc.Kinds {
+			if mc.Kinds[i].Attn.QKNorm {
+				mc.Kinds[i].Attn.QKNormTP = want
+			}
+		}
+	}
 	s.Config.Model = &mc
 }
