@@ -98,7 +98,7 @@ func TestParseUnknownKeyValues(t *testing.T) {
 		name, table, want string
 	}{
 		{"moe quant", "op = \"moe\"\ndtype = \"int3\"\ndistribution = \"balanced\"\nexperts = 8\ntopk = 2\nhidden = 64\ninter = 32\ncolumns = [\"moe_tp\", \"ep\", \"tokens\", \"latency_us\"]\nrows = \"1,1,1,5\"\n",
-			`f.toml:9: table 1 ("t"): op moe: key dtype "int3" is unknown (known: int4_wo, fp8_block, fp8, nvfp4, mxfp4, bf16)`},
+			`f.toml:9: table 1 ("t"): op moe: key dtype "int3" is unknown (known: int4_wo, fp8_block, fp8, nvfp4, mxfp4, mxfp4_mxfp8, bf16)`},
 		{"moe distribution", "op = \"moe\"\ndtype = \"int4_wo\"\ndistribution = \"zipf\"\nexperts = 8\ntopk = 2\nhidden = 64\ninter = 32\ncolumns = [\"moe_tp\", \"ep\", \"tokens\", \"latency_us\"]\nrows = \"1,1,1,5\"\n",
 			`f.toml:9: table 1 ("t"): op moe: key distribution "zipf" is unknown`},
 		{"mla kv dtype", "op = \"mla\"\ndtype = \"bf16\"\nkv_dtype = \"int8\"\nkv_lora_rank = 512\nqk_rope_dim = 64\ncolumns = [\"heads\", \"batch\", \"kv_len\", \"latency_us\"]\nrows = \"8,1,1,5\"\n",

@@ -827,7 +827,7 @@ func quantBytesPerParam(q string) (float64, bool) {
 		return 1, true
 	case "nvfp4":
 		return 0.5 + 1.0/16, true
-	case "mxfp4": // OCP MX: one e8m0 scale per 32 (gpt-oss's checkpoint)
+	case "mxfp4", "mxfp4_mxfp8": // OCP MX: one e8m0 scale per 32 (gpt-oss's checkpoint)
 		return 0.5 + 1.0/32, true
 	case "bf16", "bfloat16", "float16":
 		return 2, true
@@ -928,6 +928,13 @@ func dtypeName(s string) string {
 		// TRT-LLM mxfp4_bf16 on sm_100), moecast's mxfp4 format (its
 		// compute is bf16)
 		return "mxfp4"
+	case "w4a8_mxfp4_mxfp8":
+		// the same MXFP4 weights with the activations quantised to MXFP8
+		// (one e8m0 scale per 32) before FlashInfer's TRT-LLM-gen
+		// trtllm_fp4_block_scale_moe: SGLang's flashinfer_mxfp4 runner
+		// and vLLM's SM100_FI_MXFP4_MXFP8_TRTLLM backend on sm_100
+		// (VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1); moecast's mxfp4-a8
+		return "mxfp4_mxfp8"
 	}
 	return s
 }

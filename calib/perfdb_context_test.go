@@ -1,6 +1,7 @@
 package calib
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -76,4 +77,32 @@ func TestImportContextMLA(t *testing.T) {
 	e, ok := im.file.kt.Prefill(kernels.PrefillShape{Heads: 32, KVHeads: 32, QKDim: 192, VDim: 128, KVBytes: 2, Chunks: 1, Tokens: 8192, MeanKV: 8192})
 	require.True(t, ok)
 	assert.InDelta(t, 564.8e-6, float64(e.Time), 1e-12)
+}
+
+// TestImportMoEMXFP8: the parquet tree's w4a8_mxfp4_mxfp8 rows (MXFP4
+// weights, MXFP8 activations) become a moe table of dtype mxfp4_mxfp8, the
+// w4a16_mxfp4 rows of the same kernel one of dtype mxfp4, each answering
+// only its own quant.
+func TestImportMoEMXFP8(t *testing.T) {
+	head := "framework,version,device,op_name,kernel_source,moe_dtype,num_tokens,hidden_size,inter_size,topk,num_experts,moe_tp_size,moe_ep_size,distribution,latency\n"
+	var b strings.Builder
+	b.WriteString(head)
+	for _, q := range []struct {
+		dtype string
+		ms    float64
+	}{{"w4a8_mxfp4_mxfp8", 0.2873}, {"w4a16_mxfp4", 0.3757}} {
+		for _, n := range []int{1, 32, 64} {
+			fmt.Fprintf(&b, "SGLang,0.5.14,NVIDIA B200,moe,sglang_flashinfer_trtllm_moe,%s,%d,2880,2880,4,128,1,1,balanced,%g\n", q.dtype, n, q.ms*float64(n+31)/63)
+		}
+	}
+	im := ctxImport(t, "moe", "moe/sglang/0.5.14/moe_perf.parquet", b.String())
+	names := tableNames(im.file)
+	assert.Contains(t, names, "moe.sglang-0.5.14.mxfp4_mxfp8.e128.k4.h2880.i2880.balanced")
+	assert.Contains(t, names, "moe.sglang-0.5.14.mxfp4.e128.k4.h2880.i2880.balanced")
+	for i := range im.file.Tables {
+		tb := &im.file.Tables[i]
+		if strings.Contains(tb.Name, "mxfp4_mxfp8") {
+			assert.Equal(t, "mxfp4_mxfp8", tb.Keys.Dtype)
+		}
+	}
 }

@@ -35,7 +35,7 @@ func need(cond bool, msg string) error {
 var (
 	collectiveImpls = comm.TableImpls()
 	epImpls         = []string{"deepep_ll", "deepep_normal"}
-	moeQuants       = []string{"int4_wo", "fp8_block", "fp8", "nvfp4", "mxfp4", "bf16"}
+	moeQuants       = []string{"int4_wo", "fp8_block", "fp8", "nvfp4", "mxfp4", "mxfp4_mxfp8", "bf16"}
 	mlaDtypes       = []string{"bf16", "fp8", "fp8_block", "nvfp4"}
 	kvDtypes        = []string{"bf16", "fp8"}
 	// GEMM weight formats as dtype.Format names: bf16, fp16, fp32, mxfp4,

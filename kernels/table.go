@@ -286,7 +286,7 @@ func (t *GEMMTable) Lookup(s GEMMShape) (cost.Estimate, bool) {
 // columns): the expert weight quantization, the model's expert count, top-k,
 // hidden and full (unsplit) expert FFN width, and the routing distribution.
 type MoEKey struct {
-	Quant        string // "int4_wo" (W4A16), "fp8_block", "fp8" (per-tensor), "nvfp4", "bf16", "mxfp4"
+	Quant        string // "int4_wo" (W4A16), "fp8_block", "fp8" (per-tensor), "nvfp4", "bf16", "mxfp4", "mxfp4_mxfp8"
 	Experts      int
 	TopK         int
 	Hidden       int
@@ -462,6 +462,9 @@ func MoEQuant(f dtype.Format) string {
 	case f.Bits == 4 && f.GroupSize == 16 && f.Compute == dtype.FP4:
 		// NVFP4 (ModelOpt "nvfp4", compressed-tensors "fp4-g16" W4A4)
 		return "nvfp4"
+	case f.Name == "mxfp4-a8":
+		// MXFP4 weights, MXFP8 activations (aiconfigurator w4a8_mxfp4_mxfp8)
+		return "mxfp4_mxfp8"
 	case strings.HasPrefix(f.Name, "int4"):
 		return "int4_wo"
 	case f.Name == "fp8":

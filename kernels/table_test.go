@@ -490,6 +490,7 @@ func TestMoEQuant(t *testing.T) {
 		{"fp8 block", dtype.FP8Block128, "fp8_block"},
 		{"fp8 static per-tensor", dtype.FP8Tensor, "fp8"},
 		{"mxfp4", dtype.MXFP4, "mxfp4"},
+		{"mxfp4 weights, mxfp8 activations", dtype.MXFP4A8, "mxfp4_mxfp8"},
 		{"bf16", dtype.BF16Weights, "bf16"},
 	}
 	for _, tt := range tests {

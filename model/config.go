@@ -83,6 +83,13 @@ type Attention struct {
 	// QKNorm: per-head RMSNorm on q and k (Qwen3, GLM-4.5 use_qk_norm),
 	// HeadDim weights each.
 	QKNorm bool
+	// QKNormTP: the q/k norms span the layer's whole q and k width, not
+	// each head (MiniMax-M2's qk_norm_type "per_layer"): with the heads
+	// split over TP, vLLM all-reduces the norms' variances across the
+	// attention TP ranks, one all-reduce of two fp32 per token per layer
+	// (MiniMaxText01RMSNormTP.forward_qk,
+	// vllm/model_executor/layers/mamba/linear_attn.py @ d29a69a).
+	QKNormTP bool
 	// QKVBias: the q/k/v projections carry a bias (attention_bias).
 	// OBias: o_proj carries one too (gpt-oss).
 	QKVBias bool

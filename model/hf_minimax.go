@@ -26,6 +26,7 @@ type hfMiniMax struct {
 	NumKeyValueHeads   int      `json:"num_key_value_heads"`
 	HeadDim            *int     `json:"head_dim"`
 	UseQKNorm          bool     `json:"use_qk_norm"`
+	QKNormType         string   `json:"qk_norm_type"`
 	AttentionOutGate   bool     `json:"attention_output_gate"`
 	UseRoutingBias     bool     `json:"use_routing_bias"`
 	NumMTPModules      int      `json:"num_mtp_modules"`
@@ -87,6 +88,7 @@ func parseMiniMax(d *doc) (*Config, error) {
 		MoE:           MoE{Experts: h.NumLocalExperts, TopK: h.NumExpertsPerTok, Inter: inter, RouterBias: h.UseRoutingBias},
 	}
 	c.Attn.QKNorm, c.Attn.OutputGate = h.UseQKNorm, h.AttentionOutGate
+	c.Attn.QKNormTP = h.UseQKNorm && h.QKNormType == "per_layer"
 	if h.NSharedExperts != nil && *h.NSharedExperts > 0 && h.SharedIntermediate > 0 {
 		c.MoE.Shared, c.MoE.SharedInter = *h.NSharedExperts, *h.NSharedExperts*h.SharedIntermediate
 	}

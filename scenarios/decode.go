@@ -134,6 +134,12 @@ type rawRuntime struct {
 	// CUDAGraphMode is vLLM's compilation_config.cudagraph_mode
 	// (cudaGraphModes); "" = FULL_AND_PIECEWISE, the default since v0.11.0.
 	CUDAGraphMode string `toml:"cudagraph_mode"`
+	// MXFP4Activation is the precision MXFP4 routed experts (gpt-oss) take
+	// their activations in on sm_100/sm_103: "bf16" (vLLM's default,
+	// FlashInfer TRT-LLM mxfp4_bf16) or "mxfp8" (SGLang's default,
+	// vLLM's VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1); "" = the engine's
+	// default (Serving.MXFP4Activation).
+	MXFP4Activation string `toml:"mxfp4_activation"`
 }
 
 type rawWorkload struct {

@@ -75,6 +75,10 @@ var mechanisms = map[string]mechanism{
 			}
 			s.Config.Efficiency = e
 		}},
+	"mxfp4-mxfp8": {"MXFP4 routed experts (gpt-oss) on sm_100/sm_103 take MXFP8 activations where the engine runs FlashInfer's TRT-LLM-gen MXFP4 x MXFP8 MoE: SGLang by default (flashinfer_mxfp4_moe_precision), vLLM with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (runtime.mxfp4_activation = \"mxfp8\", from InferenceX's launch scripts), priced from the perf database's w4a8_mxfp4_mxfp8 rows (off: bf16 activations, the w4a16_mxfp4 rows)", true,
+		func(s *Scenario, on bool) { s.Serving.NoMXFP8 = !on; s.setMXFP4Activation() }},
+	"qk-norm-allreduce": {"MiniMax-M2's q/k RMSNorm over the layer's whole q and k width (qk_norm_type per_layer): with attention TP > 1 vLLM all-reduces the norm's variances, two fp32 per token, between a variance kernel and the normalisation (MiniMaxText01RMSNormTP.forward_qk, vllm/model_executor/layers/mamba/linear_attn.py @ d29a69a; off: one per-rank norm kernel, no collective)", true,
+		func(s *Scenario, on bool) { s.Serving.NoQKNormTP = !on; s.setQKNormTP() }},
 	"dp-ranks": {"DP ranks as engine cores of their own (vLLM): each schedules its own requests with its own budget and KV, the front end's balancer picks the rank, the step waits for the slowest rank (off: the ranks pooled under one scheduler)", true,
 		func(s *Scenario, on bool) { s.Serving.PooledDP = !on }},
 	"memory-profile": {"the reserve outside the KV cache as vLLM's profile run measures it: the activation peak of a forward at max_num_batched_tokens and of the sampler at max_num_seqs rows, from the model's dims, plus NCCL's buffers (sim.MemoryProfile; off: aiconfigurator's fixed 3.5 GiB other_mem + nccl_mem)", true,

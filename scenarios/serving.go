@@ -116,6 +116,16 @@ type Serving struct {
 	// mechanism.
 	CUDAGraphMode   string
 	NoCUDAGraphMode bool
+	// MXFP4Activation is runtime.mxfp4_activation ("bf16", "mxfp8"; ""
+	// = the engine's default: mxfp8ByDefault). NoMXFP8 prices MXFP4
+	// experts with bf16 activations whatever it says; set only by the
+	// mxfp4-mxfp8 mechanism.
+	MXFP4Activation string
+	NoMXFP8         bool
+	// QKNormTPDeclared is the model's Attn.QKNormTP as loaded; NoQKNormTP
+	// drops the all-reduce of its layer-wide q/k norm; set only by the
+	// qk-norm-allreduce mechanism.
+	QKNormTPDeclared, NoQKNormTP bool
 	// NoEagerPrefill prices SGLang's steps with prefill chunks with vLLM's
 	// piecewise graphs; set only by the eager-prefill mechanism.
 	NoEagerPrefill bool
@@ -317,6 +327,10 @@ func (s *Scenario) buildServing() error {
 	}
 	s.Config.AllReducePolicy = v.Engine.Info().AllReduce
 	s.Config.Engine = v.Engine.String()
+	if err := s.buildMXFP4Activation(); err != nil {
+		return err
+	}
+	v.QKNormTPDeclared = s.Config.Model != nil && s.Config.Model.Attn.QKNormTP
 	if rt.MoEA2ABackend != "" {
 		a2a, ok := moeA2ABackends[rt.MoEA2ABackend]
 		if !ok {

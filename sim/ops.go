@@ -292,7 +292,17 @@ func (b *builder) attention(a *model.Attention, slide float64) []op {
 			}
 			w := float64((hq + hkv) * a.HeadDim)
 			vd := a.VDim()
-			if a.QKNorm {
+			switch {
+			case a.QKNorm && a.QKNormTP && tp > 1:
+				// the variances of the rank's q and k slices, their sum
+				// over the TP ranks (two fp32 per token), then the
+				// normalisation: the collective splits the norm in two
+				// kernels (model.Attention.QKNormTP)
+				ops = append(ops,
+					elementwise("q/k norm variance", cost.Elementwise, domAttn, actBytes*w),
+					op{name: "q/k norm variance allreduce", kind: opAllReduce, cat: cost.AllReduce, dom: domAttn, perTok: 2 * 4, ranks: tp},
+					elementwise("q_norm/k_norm", cost.Elementwise, domAttn, 2*actBytes*w))
+			case a.QKNorm:
 				ops = append(ops, elementwise("q_norm/k_norm", cost.Elementwise, domAttn, 2*actBytes*w))
 			}
 			sparse := a.IndexHeads > 0 && a.IndexTopK > 0

@@ -74,6 +74,11 @@ var (
 	// MXFP4 is OCP microscaling fp4 (e2m1) with one e8m0 scale per 32
 	// weights (gpt-oss experts); computed in bf16 on GPUs without fp4 MMA.
 	MXFP4 = Format{Name: "mxfp4", Bits: 4, GroupSize: 32, ScaleBits: 8, Compute: BF16}
+	// MXFP4A8 is the same MXFP4 weights run with the activations quantised
+	// to MXFP8 (e4m3, one e8m0 scale per 32) on fp8 tensor cores: FlashInfer's
+	// TRT-LLM-gen MXFP4 x MXFP8 MoE on sm_100 (SGLang's flashinfer_mxfp4
+	// runner by default, vLLM with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1).
+	MXFP4A8 = Format{Name: "mxfp4-a8", Bits: 4, GroupSize: 32, ScaleBits: 8, Compute: FP8}
 	// NVFP4 is NVIDIA's fp4 (e2m1) with one fp8 e4m3 scale per 16 weights
 	// (and one fp32 scale per tensor, not counted), weights and activations
 	// both fp4 (ModelOpt quant_algo NVFP4): run on fp4 tensor cores.

@@ -86,7 +86,11 @@ type launch struct {
 	spec        string
 	draftTokens int
 	acceptance  float64
-	source      string // where the command line is, file @ commit
+	// mxfp4Act is runtime.mxfp4_activation: "mxfp8" where the script
+	// exports VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (vLLM's MXFP4 experts
+	// on FlashInfer's TRT-LLM MXFP4 x MXFP8 MoE); "" = not set.
+	mxfp4Act string
+	source   string // where the command line is, file @ commit
 }
 
 // recvAt is the --scheduler-recv-interval the script sets at concurrency
@@ -273,6 +277,14 @@ var inferenceXLaunches = []inferenceXLaunch{
 		name: "inferencex-v0.18.0", gmu: 0.90, maxSeqs: 256, cudagraphMode: "PIECEWISE",
 		source: "SemiAnalysisAI/InferenceX @ 1d5cae1 benchmarks/single_node/minimaxm2.5_fp8_h100.sh " +
 			"(--gpu-memory-utilization 0.90 --max-num-seqs 256 --compilation-config '{\"cudagraph_mode\":\"PIECEWISE\"}'; the commit that moved the image to v0.18.0)"}},
+	// gpt-oss-120b: the rows name image v0.15.1 and were measured
+	// 2026-02-25, the day d2c2acb moved the config to it. The script
+	// exports VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1. Each TP's conc-end
+	// (1k/1k and 1k/8k; 8k/1k TP 8: 4) bounds the rows it ran.
+	{"openai/gpt-oss-120b", "fp4", "b200_sxm", "vllm/vllm-openai:v0.15.1", 1, 128, "", "", false, launchGPTOSSB200},
+	{"openai/gpt-oss-120b", "fp4", "b200_sxm", "vllm/vllm-openai:v0.15.1", 2, 128, "", "", false, launchGPTOSSB200},
+	{"openai/gpt-oss-120b", "fp4", "b200_sxm", "vllm/vllm-openai:v0.15.1", 4, 64, "", "", false, launchGPTOSSB200},
+	{"openai/gpt-oss-120b", "fp4", "b200_sxm", "vllm/vllm-openai:v0.15.1", 8, 8, "", "", false, launchGPTOSSB200},
 	// Llama-3.1-70B (the CSV export's rows measured 2025-10-29 name no
 	// image): InferenceX ran vllm/vllm-openai:v0.10.2 for them
 	// (.github/workflows/70b-tmpl.yml) until 2582bce (2025-10-29, "remove
@@ -305,6 +317,15 @@ var inferenceXLaunches = []inferenceXLaunch{
 // text; the acceptance on InferenceX's random-token prompts (chat template
 // on, the model's own continuation) is not published.
 const mtpAcceptanceDeepSeekV3 = 0.85
+
+// launchGPTOSSB200 is InferenceX's gpt-oss-120b B200 vLLM command line
+// at image v0.15.1.
+var launchGPTOSSB200 = launch{
+	name: "inferencex-v0.15.1", kvCache: "fp8", gmu: 0.9, maxSeqs: 512, maxBatched: 8192, maxCapture: 2048, mxfp4Act: "mxfp8",
+	source: "SemiAnalysisAI/InferenceX @ d2c2acb benchmarks/single_node/gptoss_fp4_b200.sh " +
+		"(VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1, kv-cache-dtype fp8, max-cudagraph-capture-size 2048, max-num-batched-tokens 8192, " +
+		"--gpu-memory-utilization 0.9 --max-num-seqs 512, no prefix caching, fuse_allreduce_rms (not modelled); " +
+		"the commit that moved the config to image v0.15.1, 2026-02-25, the rows' measured date)"}
 
 // launchOf is the InferenceX command line of a row, if the table holds
 // it: the row's model_path, precision, system, tp_size, concurrency and an image named

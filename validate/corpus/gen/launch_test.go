@@ -77,6 +77,13 @@ func TestLaunchOf(t *testing.T) {
 		{"SGLang DeepSeek-R1 fp8 B300 TP4", "deepseek-ai/DeepSeek-V3", "fp8", "b300_sxm",
 			"db-dump/2026-04-27; config_id=720; workflow_run_id=749; lmsysorg/sglang:v0.5.10.post1-cu130", 4,
 			launch{kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10}, graphMax: 32}, true},
+		{"gpt-oss-120b B200 v0.15.1: MXFP8 activations", "openai/gpt-oss-120b", "fp4", "b200_sxm",
+			"source_file=2026-03-25.csv; model=GPT-OSS-120B; silicon_concurrency=16; measured=2026-02-25T00:00:00.000Z; wip=False; image=vllm/vllm-openai:v0.15.1", 1,
+			launch{kvCache: "fp8", gmu: 0.9, maxSeqs: 512, maxBatched: 8192, maxCapture: 2048, mxfp4Act: "mxfp8"}, true},
+		{"gpt-oss-120b B200 TP8 above its config's conc-end 8", "openai/gpt-oss-120b", "fp4", "b200_sxm",
+			"source_file=2026-03-25.csv; image=vllm/vllm-openai:v0.15.1", 8, launch{}, false},
+		{"gpt-oss-120b H100 v0.15.1: no entry (Marlin MXFP4, no table)", "openai/gpt-oss-120b", "fp4", "h100_sxm",
+			"source_file=2026-03-25.csv; image=vllm/vllm-openai:v0.15.1", 2, launch{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,6 +101,7 @@ func TestLaunchOf(t *testing.T) {
 			assert.Equal(t, tt.want.graphMax, got.graphMax)
 			assert.Equal(t, tt.want.cudagraphMode, got.cudagraphMode)
 			assert.Equal(t, tt.want.maxCapture, got.maxCapture)
+			assert.Equal(t, tt.want.mxfp4Act, got.mxfp4Act)
 			if ok {
 				assert.Contains(t, got.source, "SemiAnalysisAI/InferenceX @ ")
 				assert.NotEmpty(t, got.name)

@@ -409,6 +409,7 @@ type scenarioText struct {
 	cudagraphMode       string  // runtime.cudagraph_mode (vLLM); "" = the default
 	maxCapture          int     // runtime.max_cudagraph_capture_size (vLLM); 0 = the default
 	graphMax            int     // runtime.cuda_graph_max_bs (SGLang); 0 = the default
+	mxfp4Act            string  // runtime.mxfp4_activation; "" = the engine's default
 	spec                string  // speculative method; "" = none
 	draftTokens         int
 	acceptance          []float64 // speculative.acceptance; nil = left out (not documented)
@@ -513,6 +514,9 @@ func (s scenarioText) String() string {
 	}
 	if s.graphMax > 0 {
 		fmt.Fprintf(&b, "cuda_graph_max_bs = %d\n", s.graphMax)
+	}
+	if s.mxfp4Act != "" {
+		fmt.Fprintf(&b, "mxfp4_activation = %q\n", s.mxfp4Act)
 	}
 	if s.spec != "" {
 		// The acceptance is not in the result files: without one
@@ -792,6 +796,7 @@ func (g *gen) aiconfigurator() error {
 					st.acceptance = []float64{l.acceptance}
 				}
 				st.maxCapture = l.maxCapture
+				st.mxfp4Act = l.mxfp4Act
 				if l.maxBatched > 0 {
 					st.maxBatched = l.maxBatched
 				}

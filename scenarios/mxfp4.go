@@ -1,0 +1,128 @@
+package scenarios
+
+import (
+	"fmt"
+
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/kernels"
+	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/serve"
+)
+
+// MXFP4 routed experts (gpt-oss) on sm_100/sm_103 run FlashInfer's
+// TRT-LLM-gen MoE in one of two precisions of the activations, which the
+// engine picks:
+//
+//   - vLLM: bf16 activations (Mxfp4Backend.SM100_FI_MXFP4_BF16) unless
+//     VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 selects
+//     SM100_FI_MXFP4_MXFP8_TRTLLM, whose log line says "For faster
+//     performance on SM100, consider setting
+//     VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1"
+//     (vllm/model_executor/layers/quantization/mxfp4.py get_mxfp4_backend
+//     @ 007d500); InferenceX's gpt-oss B200 vLLM script sets it
+//     (benchmarks/single_node/gptoss_fp4_b200.sh @ d2c2acb);
+//   - SGLang: MXFP8 activations (server_args.py
+//     flashinfer_mxfp4_moe_precision = "default"; "bf16" is the other
+//     choice).
+//
+// Other GPUs run bf16 activations (Triton or Marlin kernels). The
+// activations' precision picks the MoE table: aiconfigurator's
+// w4a16_mxfp4 rows (moecast mxfp4) or w4a8_mxfp4_mxfp8 (mxfp4_mxfp8); on
+// B200 the MXFP8 layer reads all 128 gpt-oss-120b experts in 273-287 us
+// where the bf16 one takes 376-378 us (32 tokens, TP1:
+// bench/RESULTS-tpotop.md).
+
+// mxfp4Activations are runtime.mxfp4_activation's values.
+var mxfp4Activations = map[string]bool{"bf16": true, "mxfp8": true}
+
+// buildMXFP4Activation reads runtime.mxfp4_activation and sets the
+// routed experts' format (setMXFP4Activation).
+func (s *Scenario) buildMXFP4Activation() error {
+	a := s.doc.raw.Runtime.MXFP4Activation
+	if a != "" && !mxfp4Activations[a] {
+		return s.doc.errorf("runtime.mxfp4_activation", "unknown precision %q (want bf16 or mxfp8)", a)
+	}
+	s.Serving.MXFP4Activation = a
+	if a == "mxfp8" && !mxfp8Arch(s.Config.GPU.Arch) && isMXFP4(s.Config.Model) {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.mxfp4_activation \"mxfp8\": FlashInfer's MXFP4 x MXFP8 MoE runs on sm_100/sm_103 only; "+
+			"on %s (%s) the experts take bf16 activations", s.pos("runtime.mxfp4_activation"), s.Config.GPU.Name, s.Config.GPU.Arch))
+	}
+	s.setMXFP4Activation()
+	return nil
+}
+
+// mxfp8Arch reports whether FlashInfer's TRT-LLM-gen MXFP4 x MXFP8 MoE
+// runs on arch (vLLM's is_device_capability_family(100)).
+func mxfp8Arch(a kernels.Arch) bool { return a == kernels.SM100 || a == kernels.SM103 }
+
+// isMXFP4 reports whether m's routed experts are MXFP4.
+func isMXFP4(m *model.Config) bool {
+	return m != nil && (m.Quant.RoutedExperts == dtype.MXFP4 || m.Quant.RoutedExperts == dtype.MXFP4A8)
+}
+
+// MXFP8Activations reports whether the scenario's MXFP4 experts take MXFP8
+// activations: on sm_100/sm_103, as runtime.mxfp4_activation says, else
+// the engine's default (SGLang mxfp8, vLLM bf16).
+func (s *Scenario) MXFP8Activations() bool {
+	v := &s.Serving
+	if v.NoMXFP8 || !mxfp8Arch(s.Config.GPU.Arch) {
+		return false
+	}
+	switch v.MXFP4Activation {
+	case "mxfp8":
+		return true
+	case "bf16":
+		return false
+	}
+	return v.Engine == serve.SGLang
+}
+
+// setMXFP4Activation gives the model's MXFP4 routed experts the format of
+// their activations' precision (dtype.MXFP4 or dtype.MXFP4A8), on a copy
+// of the model config (the loaded one may be shared).
+func (s *Scenario) setMXFP4Activation() {
+	m := s.Config.Model
+	if m == nil {
+		return
+	}
+	f := m.Quant.RoutedExperts
+	if !isMXFP4(m) {
+		return
+	}
+	want := dtype.MXFP4
+	if s.MXFP8Activations() {
+		want = dtype.MXFP4A8
+	}
+	if f == want {
+		return
+	}
+	mc := *m
+	mc.Quant.RoutedExperts = want
+	s.Config.Model = &mc
+}
+
+// setQKNormTP models the all-reduce of MiniMax-M2's layer-wide q/k norm
+// (model.Attention.QKNormTP) as the checkpoint declares it, or not with
+// the qk-norm-allreduce mechanism off, on a copy of the model config.
+func (s *Scenario) setQKNormTP() {
+	m := s.Config.Model
+	if m == nil {
+		return
+	}
+	want := s.Serving.QKNormTPDeclared && !s.Serving.NoQKNormTP
+	if m.Attn.QKNormTP == want {
+		return
+	}
+	mc := *m
+	mc.Attn.QKNormTP = want
+	if m.Kinds != nil {
+		// the layer kinds carry their own copy of the attention
+		mc.Kinds = append([]model.LayerKind(nil), m.Kinds...)
+		for i := range mc.Kinds {
+			if mc.Kinds[i].Attn.QKNorm {
+				mc.Kinds[i].Attn.QKNormTP = want
+			}
+		}
+	}
+	s.Config.Model = &mc
+}

@@ -1,0 +1,115 @@
+package scenarios
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/internal/dtype"
+)
+
+// gptOSS is gpt-oss-120b on one GPU of the given preset under engine,
+// with the extra [runtime] lines.
+func gptOSS(t *testing.T, gpu, engine, extra string) *Scenario {
+	t.Helper()
+	s, err := Parse("t.toml", []byte("name = \"t\"\n[model]\npreset = \"gpt-oss-120b\"\n[hardware]\ngpu = \""+gpu+
+		"\"\ngpus = 1\ncalibration = \"embedded\"\n[runtime]\nengine = \""+engine+"\"\n"+extra))
+	require.NoError(t, err)
+	return s
+}
+
+// TestMXFP4Activation: MXFP4 experts take MXFP8 activations on sm_100
+// where the engine does (SGLang by default, vLLM when asked), bf16
+// elsewhere; the mechanism turns it off and on again; the choice reads
+// the perf database's w4a8_mxfp4_mxfp8 rows, which on B200 price the
+// layer below the bf16-activation rows.
+func TestMXFP4Activation(t *testing.T) {
+	for _, tc := range []struct {
+		gpu, engine, extra string
+		want               dtype.Format
+		warn               bool
+	}{
+		{"b200-sxm", "vllm", "", dtype.MXFP4, false},
+		{"b200-sxm", "vllm", "mxfp4_activation = \"mxfp8\"\n", dtype.MXFP4A8, false},
+		{"b200-sxm", "sglang", "", dtype.MXFP4A8, false},
+		{"b200-sxm", "sglang", "mxfp4_activation = \"bf16\"\n", dtype.MXFP4, false},
+		{"b300-sxm", "vllm", "mxfp4_activation = \"mxfp8\"\n", dtype.MXFP4A8, false},
+		{"h200-sxm", "sglang", "", dtype.MXFP4, false},
+		{"h200-sxm", "vllm", "mxfp4_activation = \"mxfp8\"\n", dtype.MXFP4, true},
+	} {
+		s := gptOSS(t, tc.gpu, tc.engine, tc.extra)
+		name := tc.gpu + " " + tc.engine + " " + tc.extra
+		assert.Equal(t, tc.want, s.Config.Model.Quant.RoutedExperts, name)
+		assert.Equal(t, tc.warn, len(s.Warnings) > 0, "%s: %v", name, s.Warnings)
+		require.NoError(t, s.SetMechanism("mxfp4-mxfp8", false))
+		assert.Equal(t, dtype.MXFP4, s.Config.Model.Quant.RoutedExperts, "%s, mechanism off", name)
+		require.NoError(t, s.SetMechanism("mxfp4-mxfp8", true))
+		assert.Equal(t, tc.want, s.Config.Model.Quant.RoutedExperts, "%s, mechanism on", name)
+	}
+
+	// a model that is not MXFP4 keeps its experts' format
+	s, err := Parse("t.toml", []byte(minimal+"[runtime]\nmxfp4_activation = \"mxfp8\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, "int4-g32", s.Config.Model.Quant.RoutedExperts.Name)
+
+	_, err = Parse("t.toml", []byte(minimal+"[runtime]\nmxfp4_activation = \"fp8\"\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "runtime.mxfp4_activation")
+
+	// the MXFP8 layer is priced from its own table and below the bf16 one
+	moe := func(s *Scenario) (float64, string) {
+		sm, err := s.Sim()
+		require.NoError(t, err)
+		ops, err := sm.Explain(32, 1024)
+		require.NoError(t, err)
+		for _, o := range ops {
+			if o.Name == "fused_moe (routed experts)" {
+				return float64(o.Estimate.Time), o.Estimate.Source.Table
+			}
+		}
+		t.Fatal("no fused_moe op")
+		return 0, ""
+	}
+	a8, tab8 := moe(gptOSS(t, "b200-sxm", "vllm", "mxfp4_activation = \"mxfp8\"\n"))
+	a16, tab16 := moe(gptOSS(t, "b200-sxm", "vllm", ""))
+	assert.Contains(t, tab8, "mxfp4_mxfp8.e128.k4.h2880.i2880")
+	assert.Contains(t, tab16, "mxfp4.e128.k4.h2880.i2880")
+	assert.Less(t, a8, a16)
+}
+
+// TestQKNormAllReduce: MiniMax-M2's layer-wide q/k norm adds an all-reduce
+// of two fp32 per token at attention TP > 1 (none at TP 1, none with the
+// qk-norm-allreduce mechanism off), and a model with per-head q/k norms
+// (Qwen3) has none.
+func TestQKNormAllReduce(t *testing.T) {
+	ops := func(model string, tp int, off bool) map[string]float64 {
+		s, err := Parse("t.toml", []byte(fmt.Sprintf("name = \"t\"\n[model]\n%s\n[hardware]\ngpu = \"b200-sxm\"\ngpus = %d\ncalibration = \"none\"\n[parallel]\ntp = %d\n", model, tp, tp)))
+		require.NoError(t, err)
+		if off {
+			require.NoError(t, s.SetMechanism("qk-norm-allreduce", false))
+		}
+		sm, err := s.Sim()
+		require.NoError(t, err)
+		ex, err := sm.Explain(8, 2048)
+		require.NoError(t, err)
+		out := map[string]float64{}
+		for _, o := range ex {
+			out[o.Name] = float64(o.Estimate.Bytes)
+		}
+		return out
+	}
+	minimax := "config = \"../validate/corpus/configs/MiniMaxAI--MiniMax-M2.5_config.json\""
+	on := ops(minimax, 4, false)
+	require.Contains(t, on, "q/k norm variance allreduce")
+	// two fp32 per token against o_proj's all-reduce of the bf16 hidden
+	// state (3072), over the same ranks
+	assert.InDelta(t, 2*4/(3072*2.0), on["q/k norm variance allreduce"]/on["o_proj allreduce"], 1e-12)
+	assert.Contains(t, on, "q/k norm variance")
+	assert.NotContains(t, ops(minimax, 1, false), "q/k norm variance allreduce")
+	off := ops(minimax, 4, true)
+	assert.NotContains(t, off, "q/k norm variance allreduce")
+	assert.Contains(t, off, "q_norm/k_norm")
+	assert.NotContains(t, ops("preset = \"qwen3-235b-a22b\"", 4, false), "q/k norm variance allreduce")
+}
