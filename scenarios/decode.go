@@ -99,8 +99,14 @@ type rawRuntime struct {
 	MaxNumBatchedTokens *int   `toml:"max_num_batched_tokens"`
 	MaxNumSeqs          *int   `toml:"max_num_seqs"`
 	MixedChunk          *bool  `toml:"mixed_chunk"`
-	AsyncScheduling     *bool  `toml:"async_scheduling"`
-	PrefixCaching       *bool  `toml:"prefix_caching"`
+	// AsyncScheduling is vLLM's async scheduling or SGLang's overlap
+	// scheduler (off: --disable-overlap-schedule). With SGLang's
+	// EAGLE/MTP it also picks the worker: on = the overlapped V2 worker
+	// (SGLANG_ENABLE_SPEC_V2=1), off = the synchronous V1 worker
+	// (serve.Spec.Sync); unset = the version's default
+	// (serve.SpecSyncDefault).
+	AsyncScheduling *bool `toml:"async_scheduling"`
+	PrefixCaching   *bool `toml:"prefix_caching"`
 	// EngineVersion is the engine's version ("0.12.0"): the defaults
 	// that changed between versions follow it (serve.AsyncDefault);
 	// "" = the newest.

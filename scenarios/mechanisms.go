@@ -33,6 +33,8 @@ var mechanisms = map[string]mechanism{
 			}
 			s.Config.GPUMemoryUtilization = s.memFraction(s.Config) // SGLang's default depends on the drafter
 		}},
+	"sglang-spec-v1": {"SGLang's V1 EAGLE/MTP worker, its default up to v0.5.10 unless the server's environment sets SGLANG_ENABLE_SPEC_V2 (runtime.engine_version; serve.SpecSyncDefault): overlap scheduling off, and each step runs draft, target verify and draft extend (target extend and draft extend for a prefill) as separate forwards with host syncs between them, each paying the engine's measured host work per step (serve.SpecSyncForwards) (off: the overlapped V2 worker, the host work hidden behind the GPU)", true,
+		func(s *Scenario, on bool) { s.Serving.NoSpecSync = !on }},
 	"client-lengths": {"the benchmark client's spread of request lengths: each request's input and output lengths drawn on the range its client draws them from (a result's recorded range ratio; aiconfigurator rows measured by InferenceX's harness: [int(0.8 L), L], serve.RangeBelow) (off: every request at the nominal lengths)", true,
 		func(s *Scenario, on bool) { s.Serving.FixedLengths = !on }},
 	"client-tokenizer": {"the benchmark client and the server tokenising the prompts apart: InferenceX's client on an SGLang image with transformers 5 (v0.5.10 on) and a DeepSeek-R1/V3 tokenizer decoded its random prompts with transformers 5's rebuilt LlamaTokenizerFast, which the server re-tokenises into 5.03x as many tokens (InferenceX PR #937; validate's aiconfigurator reader marks the rows) (off: the server sees the lengths the client recorded)", true,

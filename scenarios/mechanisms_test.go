@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/moecast/moecast/internal/unit"
@@ -351,4 +352,55 @@ func TestSpeculativeMechanism(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, p.SetMechanism("speculative", true))
 	assert.False(t, p.Config.Spec.Active())
+}
+
+// TestSGLangSpecV1Mechanism: SGLang's EAGLE/MTP up to v0.5.10 runs the
+// synchronous V1 worker (serve.Spec.Sync, overlap off); --without
+// sglang-spec-v1 and a newer version give the overlapped V2 worker,
+// runtime.async_scheduling picks the worker, and vLLM or plain decoding
+// never have it.
+func TestSGLangSpecV1Mechanism(t *testing.T) {
+	_, data := vllmScenario(t)
+	require.Contains(t, string(data), "method = \"none\"")
+	spec := "method = \"mtp\"\ndraft_tokens = 2\nacceptance = [0.85]"
+	parse := func(engine, method string) *Scenario {
+		t.Helper()
+		d := vllmEngine.ReplaceAll(data, []byte(engine))
+		d = []byte(strings.Replace(string(d), "method = \"none\"", method, 1))
+		s, err := Parse("x.toml", d)
+		require.NoError(t, err)
+		return s
+	}
+	p := ServePoint{Concurrency: 4}
+	s := parse("engine = \"sglang\"\nengine_version = \"0.5.9\"", spec)
+	c := s.serveBase(p)
+	assert.True(t, c.Spec.Sync)
+	assert.False(t, c.AsyncScheduling)
+	require.NoError(t, s.SetMechanism("sglang-spec-v1", false))
+	c = s.serveBase(p)
+	assert.False(t, c.Spec.Sync)
+	assert.True(t, c.AsyncScheduling)
+	require.NoError(t, s.SetMechanism("sglang-spec-v1", true))
+	assert.True(t, s.serveBase(p).Spec.Sync)
+	require.NoError(t, s.SetMechanism("speculative", false))
+	c = s.serveBase(p)
+	assert.False(t, c.Spec.Sync, "plain decoding")
+	assert.True(t, c.AsyncScheduling)
+
+	for _, tc := range []struct {
+		name, engine string
+		want         bool
+	}{
+		{"newer SGLang", "engine = \"sglang\"\nengine_version = \"0.5.11\"", false},
+		{"SGLang, version unknown", "engine = \"sglang\"", false},
+		{"SGLANG_ENABLE_SPEC_V2", "engine = \"sglang\"\nengine_version = \"0.5.9\"\nasync_scheduling = true", false},
+		{"newer, overlap off", "engine = \"sglang\"\nengine_version = \"0.5.11\"\nasync_scheduling = false", true},
+		{"vLLM", "engine = \"vllm\"\nengine_version = \"0.5.9\"", false},
+	} {
+		c := parse(tc.engine, spec).serveBase(p)
+		assert.Equal(t, tc.want, c.Spec.Sync, tc.name)
+		if tc.want {
+			assert.False(t, c.AsyncScheduling, tc.name)
+		}
+	}
 }

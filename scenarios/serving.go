@@ -62,6 +62,11 @@ type Serving struct {
 	// NoHost leaves the engine's host work per step out
 	// (serve.EngineHost); set only by the host-overhead mechanism.
 	NoHost bool
+	// NoSpecSync runs SGLang's speculative decoding as its overlapped V2
+	// worker even where the version's default is the synchronous V1
+	// worker (serve.SpecSyncDefault); set only by the sglang-spec-v1
+	// mechanism.
+	NoSpecSync bool
 	// NoFullISL admits by the first chunk's KV alone, leaving vLLM's
 	// scheduler_reserve_full_isl out (serve.ReserveFullISLDefault); set
 	// only by the full-isl-admission mechanism.
@@ -736,6 +741,19 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	}
 	if v.AsyncScheduling != nil {
 		c.AsyncScheduling = *v.AsyncScheduling
+	}
+	if c.Spec.DraftTokens > 0 && v.Engine == serve.SGLang && s.Config.Spec.Method != sim.SpecNgram {
+		// SGLang's EAGLE/MTP worker: V1 (no overlap, one host
+		// preparation per forward) by the version's default, unless
+		// runtime.async_scheduling says which.
+		sync := serve.SpecSyncDefault(v.Engine, v.EngineVersion) && !v.NoSpecSync
+		if v.AsyncScheduling != nil {
+			sync = !*v.AsyncScheduling
+		}
+		c.Spec.Sync = sync
+		if sync {
+			c.AsyncScheduling = false
+		}
 	}
 	c.FrontEnd.PerInputToken = serve.TokenizeTime
 	if v.TokenizeTime != nil {

@@ -55,6 +55,12 @@ type Spec struct {
 	// Lookahead is vLLM's num_lookahead_tokens: extra KV slots reserved per
 	// step for drafts the drafter writes (K for EAGLE/MTP, 0 for n-gram).
 	Lookahead int
+	// Sync: the engine runs each speculative iteration as separate model
+	// forwards with host syncs between them and without overlap
+	// scheduling (SGLang's V1 EAGLE worker, SpecSyncDefault): every
+	// forward's host preparation is exposed, SpecSyncForwards of them per
+	// step. Needs DraftTokens > 0 and AsyncScheduling off.
+	Sync bool
 }
 
 // HostOverhead is the host (CPU) time of one step that the step coster does
@@ -485,6 +491,9 @@ func (c *Config) Validate() error {
 	if err := c.Spec.validate(); err != nil {
 		return err
 	}
+	if c.Spec.Sync && c.AsyncScheduling {
+		return fieldErrorf("Spec.Sync", "a synchronous speculative worker runs without overlap; AsyncScheduling must be off")
+	}
 	if c.Load != nil {
 		// The load's requests are checked once generated; of Workload
 		// only the client's limit applies.
@@ -527,6 +536,9 @@ func (s Spec) validate() error {
 	if k == 0 {
 		if len(s.Acceptance) != 0 {
 			return fieldErrorf("Spec.Acceptance", "set without draft tokens")
+		}
+		if s.Sync {
+			return fieldErrorf("Spec.Sync", "set without draft tokens")
 		}
 		return nil
 	}

@@ -199,7 +199,11 @@
 // Every decode is a verify step of 1+K tokens priced by the coster as one
 // decode Seq. Position i's draft is accepted with its conditional
 // acceptance if every earlier one was; the accepted drafts plus one token
-// stream as one chunk (one ITL), truncated at the output length.
+// stream as one chunk (one ITL), truncated at the output length. With
+// Spec.Sync (SGLang's V1 EAGLE worker, the default up to v0.5.10:
+// SpecSyncDefault) the step runs without overlap and its host work is paid
+// once per model forward: three on a decode (draft, target verify, draft
+// extend), two on a prefill (SpecSyncForwards).
 //
 // # Metrics
 //

@@ -135,12 +135,90 @@ func EngineHost(e Engine) HostOverhead {
 // as the newest) hides host work behind the GPU by default
 // (Config.AsyncScheduling): vLLM from v0.14.0, SGLang's overlap scheduler
 // in every version the corpus holds (on by default in
-// `python/sglang/srt/server_args.py`, disable_overlap_schedule False).
+// `python/sglang/srt/server_args.py`, disable_overlap_schedule False),
+// except with EAGLE/MTP up to v0.5.10, where the V1 worker turns it off
+// (SpecSyncDefault; the scenarios apply it).
 func AsyncDefault(e Engine, v string) bool {
 	if !e.valid() {
 		return true
 	}
 	return engines[e].asyncDefault(v)
+}
+
+// SpecSyncDefault reports whether engine e at version v ("" = unknown,
+// taken as the newest) runs EAGLE/MTP speculative decoding with its
+// synchronous worker by default (Spec.Sync): SGLang up to v0.5.10, whose
+// default EAGLE worker is V1 (speculative/eagle_worker.py) unless the
+// server's environment sets SGLANG_ENABLE_SPEC_V2. Sources:
+//   - sgl-project/sglang PR #11398 (2025-10-09) added the overlapped V2
+//     worker behind `export SGLANG_ENABLE_SPEC_V2=1`, and PR #12113 made
+//     it that environment variable (environ.py EnvBool(False));
+//     server_args.py _handle_speculative_decoding of that line: "if not
+//     envs.SGLANG_ENABLE_SPEC_V2.get(): self.disable_overlap_schedule =
+//     True" ("Overlap scheduler is disabled because of using eagle3 or
+//     standalone speculative decoding"); DeepSeek-V3/R1 is not among the
+//     architectures that turn V2 on by themselves (DeepSeek-V4, MiMo,
+//     hybrid-mamba models with extra_buffer do);
+//   - PR #18719 (2026-02-12) still sets SGLANG_ENABLE_SPEC_V2=1 by hand
+//     on the nightly MTP/EAGLE tests; InferenceX PR #1017 (2026-04-14)
+//     adds it to an SGLang v0.5.10.post1 MTP recipe;
+//   - PR #25464 (2026-05-16, "Deprecate Spec V1") removed the V1 worker,
+//     after which EAGLE always runs the V2 worker (PR #27964 retires the
+//     variable).
+//
+// The first release after PR #25464 is not read here, so versions from
+// v0.5.11 are taken as V2 (the newest behaviour); that may be early for
+// v0.5.11. vLLM has no such split (its EAGLE/MTP path runs under async
+// scheduling since vllm-project/vllm PR #31998; AsyncDefault).
+func SpecSyncDefault(e Engine, v string) bool {
+	if e != SGLang {
+		return false
+	}
+	major, minor, ok := parseVersion(v)
+	if !ok || major > 0 || minor > 5 {
+		return false
+	}
+	return minor < 5 || versionPatch(v) <= 10
+}
+
+// versionPatch is the leading number of an engine version's third part
+// ("0.5.10.post1": 10, "0.5.9": 9); 0 when there is none.
+func versionPatch(v string) int {
+	parts := strings.SplitN(strings.TrimPrefix(strings.TrimSpace(v), "v"), ".", 4)
+	if len(parts) < 3 {
+		return 0
+	}
+	n := 0
+	for _, c := range parts[2] {
+		if c < '0' || c > '9' || n > 1e6 {
+			break
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n
+}
+
+// SpecSyncForwards is the number of model-runner forwards SGLang's V1
+// EAGLE worker runs in one step (sgl-project/sglang
+// `python/sglang/srt/speculative/eagle_worker.py`,
+// forward_batch_generation, the file at 00559ea): a decode step runs
+// draft (its own ForwardBatch.init_new and the draft CUDA graph's
+// replay), verify (the target's TARGET_VERIFY forward) and
+// forward_draft_extend_after_decode (a third ForwardBatch.init_new and the
+// draft-extend graph); a prefill step runs the target extend and
+// forward_draft_extend. Between them the host syncs on GPU results
+// (`torch.sum(batch.seq_lens).item()` in _draft_preprocess_decode,
+// `seq_lens_sum = ...sum().item()` before the draft extend, the accept
+// lengths copied to the host in verify), so the GPU waits for each
+// forward's host preparation. Each forward is priced at the engine's
+// measured host work per step (Config.Host, one model-runner forward's
+// preparation); the verify's per-request bookkeeping in Python and the
+// scheduler's own pass are not priced.
+func SpecSyncForwards(prefill bool) int {
+	if prefill {
+		return 2
+	}
+	return 3
 }
 
 // hostWall is the wall time of a step of GPU time gpu whose host loop does

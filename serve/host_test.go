@@ -100,3 +100,77 @@ func TestEngineHost(t *testing.T) {
 	assert.Zero(t, EngineHost(Engine(99)))
 	assert.True(t, AsyncDefault(Engine(99), "0.1"))
 }
+
+// TestSpecSync: SGLang's V1 EAGLE worker (Spec.Sync) runs without overlap
+// and pays the host work once per forward: three on a decode (draft,
+// verify, draft extend), two on a prefill (target and draft extend). With
+// acceptance 0 every verify step emits one token, so TPOT is one verify
+// step's wall time and TTFT the prefill step's.
+func TestSpecSync(t *testing.T) {
+	free := linear{Fixed: 5e-3, PerDecode: 1e-5, PerPrefill: 1e-5}
+	const in, host = 100, 0.7e-3
+	const k = 2
+	prefill := free.Fixed + free.PerPrefill*in
+	verify := free.decode(1, k+1, 0)
+	cases := []struct {
+		name        string
+		sync, async bool
+		ttft, tpot  float64
+	}{
+		{"v2 overlapped", false, true, prefill, verify},
+		{"no overlap", false, false, prefill + host, verify + host},
+		{"v1 sync", true, false, prefill + 2*host, verify + 3*host},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := point(SGLang, 1, 1, in, 5)
+			cfg.Host = HostOverhead{PerStep: host}
+			cfg.Spec = Spec{DraftTokens: k, Acceptance: []float64{0}, Lookahead: k, Sync: tc.sync}
+			cfg.AsyncScheduling = tc.async
+			r, err := Run(cfg, free)
+			require.NoError(t, err)
+			within(t, float64(r.TTFT.Mean), tc.ttft, 1e-12, "TTFT")
+			within(t, float64(r.TPOT.Mean), tc.tpot, 1e-12, "TPOT")
+		})
+	}
+
+	cfg := point(SGLang, 1, 1, in, 5)
+	cfg.Spec = Spec{DraftTokens: k, Acceptance: []float64{0.5}, Sync: true}
+	cfg.AsyncScheduling = true
+	_, err := Run(cfg, free)
+	assert.ErrorContains(t, err, "Spec.Sync")
+	cfg.Spec = Spec{Sync: true}
+	cfg.AsyncScheduling = false
+	_, err = Run(cfg, free)
+	assert.ErrorContains(t, err, "Spec.Sync")
+}
+
+func TestSpecSyncDefault(t *testing.T) {
+	cases := []struct {
+		e    Engine
+		v    string
+		want bool
+	}{
+		{SGLang, "0.5.9", true},
+		{SGLang, "v0.5.9", true},
+		{SGLang, "0.5.10.post1", true},
+		{SGLang, "0.4.6", true},
+		{SGLang, "0.5.11", false},
+		{SGLang, "0.6.0", false},
+		{SGLang, "", false},
+		{SGLang, "nightly-dev-20260402-d7256eb6", false},
+		{VLLM, "0.5.9", false},
+		{VLLM, "", false},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, SpecSyncDefault(tc.e, tc.v), "%s %q", tc.e, tc.v)
+	}
+	assert.Equal(t, 3, SpecSyncForwards(false))
+	assert.Equal(t, 2, SpecSyncForwards(true))
+}
+
+func TestVersionPatch(t *testing.T) {
+	for v, want := range map[string]int{"0.5.9": 9, "v0.5.10.post1": 10, "0.5.3rc1": 3, "0.5": 0, "0.5.x": 0, "": 0} {
+		assert.Equal(t, want, versionPatch(v), v)
+	}
+}

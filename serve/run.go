@@ -206,6 +206,9 @@ func (e *run) book(gpu unit.Seconds, cats [cost.NumCategories]unit.Seconds, seqs
 	decode := seqs - prefills
 	prefill := prefills > 0
 	host := float64(e.cfg.Host.PerStep) + float64(e.cfg.Host.PerSeq)*float64(most)
+	if e.cfg.Spec.Sync {
+		host *= float64(SpecSyncForwards(prefill))
+	}
 	overlap := e.cfg.AsyncScheduling && (!prefill || engines[e.cfg.Engine].overlapPrefill)
 	wall := hostWall(g, host, overlap)
 	cats[cost.Other] += unit.Seconds(wall - g)

@@ -167,7 +167,8 @@ var inferenceXLaunches = []inferenceXLaunch{
 		source: "SemiAnalysisAI/InferenceX @ 12ba0ae benchmarks/single_node/dsr1_fp8_b200_mtp.sh, TP 8 " +
 			"(config dsr1-fp8-b200-sglang-mtp, conc 4-512; --speculative-algorithm EAGLE --speculative-num-steps 2 --speculative-eagle-topk 1 " +
 			"--speculative-num-draft-tokens 3 with no draft model path, so SGLang drafts with the checkpoint's own NextN (MTP) layer: K = 2; " +
-			"SGLANG_ENABLE_SPEC_V2=1; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 16384 --max-prefill-tokens 16384 " +
+			"SGLANG_ENABLE_SPEC_V2=1 as a shell variable that is never exported, so the server runs SGLang v0.5.9's default V1 EAGLE worker without overlap scheduling " +
+			"(serve.SpecSyncDefault); --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 16384 --max-prefill-tokens 16384 " +
 			"--max-running-requests 512 --cuda-graph-max-bs 512 --scheduler-recv-interval 10, 30 from C = 16; the commit that set image v0.5.9-cu130, " +
 			"script unchanged from 64c20b6 until 626932a)"}},
 	// Qwen3.5 fp8 B200 with image v0.5.9-cu130 (no -amd64): only
