@@ -65,6 +65,13 @@ type Pool struct {
 	// --max-running-requests): the pools are separate engine instances,
 	// each started with its own flags. 0: Config.MaxNumSeqs.
 	MaxNumSeqs int
+	// SchedulerRecvInterval is the pool's own SGLang
+	// --scheduler-recv-interval (Config.SchedulerRecvInterval): each
+	// instance's scheduler takes new requests from its input queue only
+	// when its SchedulerRecvSkipper's count reaches it. SGLang refuses it
+	// with DP attention, so it must be at most 1 when Memory.Groups > 1.
+	// 0: Config.SchedulerRecvInterval.
+	SchedulerRecvInterval int
 }
 
 // Router spreads requests over a pool's instances.
@@ -115,6 +122,12 @@ func (d *Disagg) validate() error {
 		}
 		if p.p.MaxNumSeqs < 0 {
 			return fieldErrorf(p.name+".MaxNumSeqs", "must be 0 (the config's) or positive, got %d", p.p.MaxNumSeqs)
+		}
+		if n := p.p.SchedulerRecvInterval; n < 0 || n > maxInterval {
+			return fieldErrorf(p.name+".SchedulerRecvInterval", "must be in [0, %d] iterations, got %d", maxInterval, n)
+		}
+		if n := p.p.SchedulerRecvInterval; n > 1 && p.p.Memory.Groups > 1 {
+			return fieldErrorf(p.name+".SchedulerRecvInterval", "%d needs DP attention off (SGLang's SchedulerRecvSkipper asserts not enable_dp_attention), got %d DP ranks", n, p.p.Memory.Groups)
 		}
 		c := Config{Memory: p.p.Memory}
 		if err := c.validateMemory(); err != nil {
@@ -198,9 +211,14 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 			kv = transferred{kv, reqs}
 		}
 		sc := e.cfg
-		if p.MaxNumSeqs > 0 {
+		if p.MaxNumSeqs > 0 || p.SchedulerRecvInterval > 0 {
 			c := *e.cfg
-			c.MaxNumSeqs = p.MaxNumSeqs
+			if p.MaxNumSeqs > 0 {
+				c.MaxNumSeqs = p.MaxNumSeqs
+			}
+			if p.SchedulerRecvInterval > 0 {
+				c.SchedulerRecvInterval = p.SchedulerRecvInterval
+			}
 			sc = &c
 		}
 		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(sc), fullISL: e.cfg.fullISL(),

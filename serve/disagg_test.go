@@ -266,3 +266,34 @@ func TestDisaggPoolMaxNumSeqs(t *testing.T) {
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, "Disagg.Decode.MaxNumSeqs", fe.Field)
 }
+
+// Each pool runs under its own --scheduler-recv-interval: on a busy
+// decode pool a transferred request waits for the skipper's count (up to
+// N-1 decode steps), so TTFT grows and TPOT stays; on a prefill pool,
+// whose iterations all run extend batches (weight 1000), every iteration
+// receives and nothing changes. A pool with DP attention refuses it.
+func TestDisaggPoolRecvInterval(t *testing.T) {
+	run := func(pre, dec int) *Result {
+		t.Helper()
+		cfg := disagg(point(SGLang, 32, 320, 1000, 200), 1, 1, 50e9, 20e-6)
+		cfg.Disagg.Prefill.SchedulerRecvInterval, cfg.Disagg.Decode.SchedulerRecvInterval = pre, dec
+		r, err := Run(cfg, realistic)
+		require.NoError(t, err)
+		assert.Equal(t, 320, r.Completed)
+		return r
+	}
+	base, dec10, pre10 := run(0, 0), run(0, 10), run(10, 0)
+	t.Logf("TTFT base %g, decode recv 10 %g, prefill recv 10 %g; TPOT %g %g", float64(base.TTFT.Mean), float64(dec10.TTFT.Mean),
+		float64(pre10.TTFT.Mean), float64(base.TPOT.Mean), float64(dec10.TPOT.Mean))
+	assert.Greater(t, float64(dec10.TTFT.Mean), float64(base.TTFT.Mean)+float64(base.TPOT.Mean), "transferred requests wait for the decode scheduler's receive")
+	assert.Less(t, float64(dec10.TTFT.Mean), float64(base.TTFT.Mean)+10*float64(base.ITL.P99), "at most N-1 decode steps more")
+	within(t, float64(pre10.TTFT.Mean), float64(base.TTFT.Mean), 0.01, "prefill pool: every iteration receives")
+
+	cfg := disagg(point(SGLang, 1, 4, 100, 10), 1, 1, 1e9, 0)
+	cfg.Disagg.Decode.Memory.Groups = 8
+	cfg.Disagg.Decode.SchedulerRecvInterval = 10
+	_, err := Run(cfg, realistic)
+	var fe *model.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "Disagg.Decode.SchedulerRecvInterval", fe.Field)
+}
