@@ -173,6 +173,9 @@ type cluster struct {
 	// those being read (at: when the read completes).
 	pending [][]timed
 	loading [][]timed
+	// sending is, per prefill instance, the requests whose KV it holds
+	// until their transfer ends.
+	sending []int
 }
 
 // transferred is a decode instance's cache: a request arriving by
@@ -191,7 +194,7 @@ func (c transferred) lookup(r int32) int {
 
 func (e *run) newCluster(shared bool) (*cluster, error) {
 	d := e.cfg.Disagg
-	cl := &cluster{d: d, preqs: make([]request, len(e.reqs)), from: make([]int32, len(e.reqs))}
+	cl := &cluster{d: d, preqs: make([]request, len(e.reqs)), from: make([]int32, len(e.reqs)), sending: make([]int, d.Prefill.Workers)}
 	maxIn := 0
 	for i, q := range e.reqs {
 		p := q
@@ -317,6 +320,11 @@ func (e *run) loopDisagg() error {
 			in := nd.in
 			in.sched.schedule(in)
 			if len(in.step.seqs) == 0 {
+				if i < len(cl.prefill) && cl.sending[i] > 0 {
+					// Its KV cache is held by prefilled requests in
+					// transfer: the instance idles until one ends.
+					continue
+				}
 				return fmt.Errorf("serve: internal error: a step scheduled nothing (%d held, %d waiting)", in.sched.holding(), in.queued())
 			}
 			d, err := e.priceWith(nd.coster, &in.step)
@@ -359,6 +367,7 @@ func (e *run) loopDisagg() error {
 			c.inflight -= e.finishStep(nd.in, t)
 			for _, r := range cl.handoff {
 				cl.from[r] = int32(i)
+				cl.sending[i]++
 				d := cl.transferTime(e.reqs[r].in)
 				cl.xferSum += d
 				cl.xferN++
@@ -379,6 +388,7 @@ func (e *run) loopDisagg() error {
 		for len(cl.xfer) > 0 && cl.xfer[0].at <= t {
 			x := heap.Pop(&cl.xfer).(timed)
 			cl.prefill[cl.from[x.r]].in.kv.free(x.r)
+			cl.sending[cl.from[x.r]]--
 			cl.decode[cl.route(1, x.r)].in.enqueue(x.r)
 		}
 		for c.inflight < c.limit {
@@ -415,6 +425,7 @@ func (cl *cluster) admitPulled(j int, t float64) {
 			continue
 		}
 		cl.prefill[cl.from[x.r]].in.kv.free(x.r)
+		cl.sending[cl.from[x.r]]--
 		cl.decode[j].in.enqueue(x.r)
 	}
 	cl.loading[j] = l

@@ -297,3 +297,25 @@ func TestDisaggPoolRecvInterval(t *testing.T) {
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, "Disagg.Decode.SchedulerRecvInterval", fe.Field)
 }
+
+// A prefill instance whose KV cache is all held by prefilled requests in
+// transfer idles until a transfer ends (SGLang --max-total-tokens small
+// against the prompts): every request completes, and TTFT grows against
+// an instance with room.
+func TestDisaggPrefillWaitsForTransfers(t *testing.T) {
+	for _, e := range []Engine{SGLang, VLLM} {
+		t.Run(e.String(), func(t *testing.T) {
+			run := func(tokens int) *Result {
+				t.Helper()
+				cfg := disagg(point(e, 16, 64, 1000, 50), 1, 1, 0.5e9, 20e-6)
+				cfg.Disagg.Prefill.Memory.KVCapacity = unit.Bytes(tokens) * cfg.Disagg.Prefill.Memory.KVBytesPerToken
+				r, err := Run(cfg, realistic)
+				require.NoError(t, err)
+				assert.Equal(t, 64, r.Completed)
+				return r
+			}
+			roomy, tight := run(1<<20), run(2600)
+			assert.Greater(t, float64(tight.TTFT.Mean), float64(roomy.TTFT.Mean), "prefills wait for transfers to free the cache")
+		})
+	}
+}
