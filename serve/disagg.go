@@ -213,18 +213,18 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 		if decode {
 			kv = transferred{kv, reqs}
 		}
-		sc := e.cfg
-		if p.MaxNumSeqs > 0 || p.SchedulerRecvInterval > 0 {
-			c := *e.cfg
-			if p.MaxNumSeqs > 0 {
-				c.MaxNumSeqs = p.MaxNumSeqs
-			}
-			if p.SchedulerRecvInterval > 0 {
-				c.SchedulerRecvInterval = p.SchedulerRecvInterval
-			}
-			sc = &c
+		// The pool's scheduler: its own memory (SGLang's attention DP
+		// ranks, one scheduler each, are the pool's Memory.Groups, and
+		// each splits chunked_prefill_size by them) and flags.
+		sc := *e.cfg
+		sc.Memory = p.Memory
+		if p.MaxNumSeqs > 0 {
+			sc.MaxNumSeqs = p.MaxNumSeqs
 		}
-		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(sc), fullISL: e.cfg.fullISL(),
+		if p.SchedulerRecvInterval > 0 {
+			sc.SchedulerRecvInterval = p.SchedulerRecvInterval
+		}
+		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(&sc), fullISL: e.cfg.fullISL(),
 			k: e.cfg.Spec.DraftTokens, lookahead: e.cfg.Spec.Lookahead}
 		if !decode {
 			in.handoff = &cl.handoff

@@ -319,3 +319,18 @@ func TestDisaggPrefillWaitsForTransfers(t *testing.T) {
 		})
 	}
 }
+
+// Each pool's scheduler runs with the pool's own attention DP ranks: a
+// prefill pool without DP attention in front of a decode pool of 32
+// ranks chunks one prompt at a time with the whole chunked_prefill_size,
+// as its one SGLang scheduler does, not 32 ranks' chunks (which, in a
+// cache of 16 prompts, would each hold half a prompt and wait on each
+// other).
+func TestDisaggPoolSchedulerRanks(t *testing.T) {
+	cfg := disagg(point(SGLang, 64, 128, 8192, 20), 1, 1, 50e9, 20e-6)
+	cfg.Disagg.Prefill.Memory.KVCapacity = unit.Bytes(16*8192) * cfg.Disagg.Prefill.Memory.KVBytesPerToken
+	cfg.Disagg.Decode.Memory.Groups = 32
+	r, err := Run(cfg, realistic)
+	require.NoError(t, err)
+	assert.Equal(t, 128, r.Completed)
+}
