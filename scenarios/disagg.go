@@ -33,6 +33,8 @@ import (
 //	scheduler_recv_interval = 10   # the pool's own SGLang --scheduler-recv-interval (not with DP attention)
 //	max_total_tokens = 524288      # the pool's own SGLang --max-total-tokens: KV-cache tokens per DP rank at most
 //	gpu_memory_utilization = 0.83  # the pool's own share of GPU memory (SGLang: --mem-fraction-static)
+//	max_num_batched_tokens = 16384 # the pool's own step budget (SGLang: --chunked-prefill-size)
+//	max_prefill_tokens = 32768     # the pool's own SGLang --max-prefill-tokens
 type rawDisagg struct {
 	Transfer string   `toml:"transfer"`
 	Router   string   `toml:"router"`
@@ -64,6 +66,11 @@ type rawPool struct {
 	// GPUMemoryUtilization is the pool's runtime.gpu_memory_utilization
 	// (vLLM's --gpu-memory-utilization, SGLang's --mem-fraction-static).
 	GPUMemoryUtilization *float64 `toml:"gpu_memory_utilization"`
+	// MaxNumBatchedTokens is the pool's runtime.max_num_batched_tokens
+	// (vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size)
+	// and MaxPrefillTokens SGLang's --max-prefill-tokens.
+	MaxNumBatchedTokens *int `toml:"max_num_batched_tokens"`
+	MaxPrefillTokens    *int `toml:"max_prefill_tokens"`
 }
 
 // DisaggSpec is a scenario's [disagg]: its pools, the transfer fabric and
@@ -97,6 +104,10 @@ type PoolSpec struct {
 	// scenario's (runtime.gpu_memory_utilization or the engine's
 	// default for the pool's layout).
 	MemFraction float64
+	// MaxNumBatchedTokens and MaxPrefillTokens are the pool's
+	// max_num_batched_tokens and max_prefill_tokens; 0 = the scenario's
+	// (serve.Pool).
+	MaxNumBatchedTokens, MaxPrefillTokens int
 }
 
 // config is c with the pool's layout and exchange.
@@ -209,8 +220,21 @@ func (s *Scenario) buildDisagg() error {
 			}
 			p.dst.MemFraction = *f
 		}
+		for _, k := range []struct {
+			key string
+			v   *int
+			dst *int
+		}{{"max_num_batched_tokens", p.raw.MaxNumBatchedTokens, &p.dst.MaxNumBatchedTokens}, {"max_prefill_tokens", p.raw.MaxPrefillTokens, &p.dst.MaxPrefillTokens}} {
+			if k.v == nil {
+				continue
+			}
+			if *k.v < 1 || *k.v > sim.MaxChunk {
+				return d.errorf(key+"."+k.key, "%d must be in [1, %d] tokens", *k.v, sim.MaxChunk)
+			}
+			*k.dst = *k.v
+		}
 		if e := d.raw.Runtime.Engine; e != "" && e != "sglang" {
-			for _, k := range []string{"scheduler_recv_interval", "max_total_tokens"} {
+			for _, k := range []string{"scheduler_recv_interval", "max_total_tokens", "max_prefill_tokens"} {
 				if s.Given(key + "." + k) {
 					s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %s.%s is SGLang's; engine %q has no such setting, so it is ignored", s.pos(key+"."+k), key, k, e))
 				}
@@ -314,6 +338,12 @@ func (s *Scenario) DisaggConfig(c *serve.Config, psm, dsm *sim.Sim) error {
 		}
 		if !s.Serving.NoPoolRecv && c.Engine == serve.SGLang {
 			pool.SchedulerRecvInterval = p.SchedulerRecvInterval
+		}
+		if !s.Serving.NoPoolBudget {
+			pool.MaxNumBatchedTokens = p.MaxNumBatchedTokens
+			if c.Engine == serve.SGLang {
+				pool.MaxPrefillTokens = p.MaxPrefillTokens
+			}
 		}
 		return pool, nil
 	}

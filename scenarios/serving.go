@@ -127,6 +127,9 @@ type Serving struct {
 	// only by the pool-recv-interval, pool-max-total-tokens and
 	// pool-mem-fraction mechanisms.
 	NoPoolRecv, NoPoolTokens, NoPoolFraction bool
+	// NoPoolBudget leaves out the pools' own max_num_batched_tokens and
+	// max_prefill_tokens; set only by the pool-prefill-budget mechanism.
+	NoPoolBudget bool
 	// PushKV prices a vLLM disaggregation's KV as pushed when the prefill
 	// ends (serve.Disagg.Pull off); set only by the kv-pull mechanism.
 	PushKV bool

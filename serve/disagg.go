@@ -72,6 +72,11 @@ type Pool struct {
 	// with DP attention, so it must be at most 1 when Memory.Groups > 1.
 	// 0: Config.SchedulerRecvInterval.
 	SchedulerRecvInterval int
+	// MaxNumBatchedTokens and MaxPrefillTokens are the pool's own token
+	// budget of a step (vLLM's --max-num-batched-tokens, SGLang's
+	// --chunked-prefill-size) and SGLang's --max-prefill-tokens; 0: the
+	// Config's.
+	MaxNumBatchedTokens, MaxPrefillTokens int
 }
 
 // Router spreads requests over a pool's instances.
@@ -122,6 +127,12 @@ func (d *Disagg) validate() error {
 		}
 		if p.p.MaxNumSeqs < 0 {
 			return fieldErrorf(p.name+".MaxNumSeqs", "must be 0 (the config's) or positive, got %d", p.p.MaxNumSeqs)
+		}
+		if p.p.MaxNumBatchedTokens < 0 || p.p.MaxNumBatchedTokens > maxTokens {
+			return fieldErrorf(p.name+".MaxNumBatchedTokens", "must be in [0, %d] tokens, got %d", maxTokens, p.p.MaxNumBatchedTokens)
+		}
+		if p.p.MaxPrefillTokens < 0 || p.p.MaxPrefillTokens > maxTokens {
+			return fieldErrorf(p.name+".MaxPrefillTokens", "must be in [0, %d] tokens, got %d", maxTokens, p.p.MaxPrefillTokens)
 		}
 		if n := p.p.SchedulerRecvInterval; n < 0 || n > maxInterval {
 			return fieldErrorf(p.name+".SchedulerRecvInterval", "must be in [0, %d] iterations, got %d", maxInterval, n)
@@ -223,6 +234,12 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 		}
 		if p.SchedulerRecvInterval > 0 {
 			sc.SchedulerRecvInterval = p.SchedulerRecvInterval
+		}
+		if p.MaxNumBatchedTokens > 0 {
+			sc.MaxNumBatchedTokens = p.MaxNumBatchedTokens
+		}
+		if p.MaxPrefillTokens > 0 {
+			sc.MaxPrefillTokens = p.MaxPrefillTokens
 		}
 		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(&sc), fullISL: e.cfg.fullISL(),
 			k: e.cfg.Spec.DraftTokens, lookahead: e.cfg.Spec.Lookahead}

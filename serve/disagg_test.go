@@ -334,3 +334,32 @@ func TestDisaggPoolSchedulerRanks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 128, r.Completed)
 }
+
+// Each pool runs under its own token budget: a prefill pool limited to
+// 1024 tokens a step prefills an 8192-token prompt in 8 chunks, so TTFT
+// grows, and SGLang's max_prefill_tokens caps the budget the same way;
+// the decode pool's budget leaves the prefill pool's alone.
+func TestDisaggPoolBudget(t *testing.T) {
+	for _, e := range []Engine{SGLang, VLLM} {
+		t.Run(e.String(), func(t *testing.T) {
+			run := func(f func(d *Disagg)) *Result {
+				t.Helper()
+				cfg := disagg(point(e, 1, 20, 8192, 20), 1, 1, 50e9, 20e-6)
+				f(cfg.Disagg)
+				r, err := Run(cfg, realistic)
+				require.NoError(t, err)
+				assert.Equal(t, 20, r.Completed)
+				return r
+			}
+			base := run(func(*Disagg) {})
+			small := run(func(d *Disagg) { d.Prefill.MaxNumBatchedTokens = 1024 })
+			dec := run(func(d *Disagg) { d.Decode.MaxNumBatchedTokens = 1024 })
+			assert.Greater(t, float64(small.TTFT.Mean), 1.2*float64(base.TTFT.Mean), "8 chunks, each a step")
+			within(t, float64(dec.TTFT.Mean), float64(base.TTFT.Mean), 0.05, "the decode pool's budget")
+			if e == SGLang {
+				capped := run(func(d *Disagg) { d.Prefill.MaxPrefillTokens = 1024 })
+				within(t, float64(capped.TTFT.Mean), float64(small.TTFT.Mean), 1e-9, "min(max_prefill_tokens, chunked_prefill_size)")
+			}
+		})
+	}
+}

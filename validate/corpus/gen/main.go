@@ -430,6 +430,8 @@ type poolText struct {
 	recv                int     // the pool's scheduler_recv_interval (SGLang); 0 = the scenario's
 	maxTotal            int     // the pool's max_total_tokens (SGLang); 0 = not set
 	memFraction         float64 // the pool's gpu_memory_utilization; 0 = the scenario's
+	chunk               int     // the pool's max_num_batched_tokens; 0 = the scenario's
+	maxPrefill          int     // the pool's max_prefill_tokens (SGLang); 0 = the engine's
 }
 
 func (p poolText) gpus() int { return p.workers * p.tp * p.dp }
@@ -450,6 +452,12 @@ func (p poolText) String() string {
 	}
 	if p.memFraction > 0 {
 		s += "gpu_memory_utilization = " + strconv.FormatFloat(p.memFraction, 'f', -1, 64) + "\n"
+	}
+	if p.chunk > 0 {
+		s += fmt.Sprintf("max_num_batched_tokens = %d\n", p.chunk)
+	}
+	if p.maxPrefill > 0 {
+		s += fmt.Sprintf("max_prefill_tokens = %d\n", p.maxPrefill)
 	}
 	return s
 }

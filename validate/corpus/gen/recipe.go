@@ -41,8 +41,8 @@ type recipe struct {
 // DP where dp > 1, the experts over ep ranks, its --moe-a2a-backend
 // ("deepep"; "" = the engine's default) and its --max-num-seqs (SGLang:
 // --max-running-requests; 0 = not set), and its SGLang
-// --scheduler-recv-interval, --max-total-tokens and --mem-fraction-static
-// (0 = not set).
+// --scheduler-recv-interval, --max-total-tokens, --mem-fraction-static,
+// --chunked-prefill-size and --max-prefill-tokens (0 = not set).
 type recipePool struct {
 	tp, dp, ep  int
 	a2a         string
@@ -50,6 +50,8 @@ type recipePool struct {
 	recv        int
 	maxTotal    int
 	memFraction float64
+	chunk       int
+	maxPrefill  int
 }
 
 const (
@@ -60,8 +62,9 @@ const (
 	// run 329's recipes (recipes/b200-fp8/{1k1k,8k1k}.yaml, one file of
 	// variants each) and the prefill pool every 8k1k variant shares.
 	srtSlurmB200  = "NVIDIA/srt-slurm @ 603fb03 recipes/b200-fp8/"
-	b200Prefill8k = "prefill --tensor-parallel-size 8 --data-parallel-size 8 --enable-dp-attention --max-running-requests 8 --mem-fraction-static 0.6"
-	ixB200        = ", named by SemiAnalysisAI/InferenceX @ 593fb43 .github/configs/nvidia-master.yaml dsr1-fp8-b200-dynamo-sglang"
+	b200Prefill8k = "prefill --tensor-parallel-size 8 --data-parallel-size 8 --enable-dp-attention --max-running-requests 8 --mem-fraction-static 0.6 " +
+		"--chunked-prefill-size 65536 --max-prefill-tokens 8192"
+	ixB200 = ", named by SemiAnalysisAI/InferenceX @ 593fb43 .github/configs/nvidia-master.yaml dsr1-fp8-b200-dynamo-sglang"
 )
 
 var recipes = []recipe{
@@ -69,35 +72,35 @@ var recipes = []recipe{
 	// dynamo-sglang configs, whose flags the srt-slurm recipes of that
 	// container carry.
 	{image: "lmsysorg/sglang:v0.5.5.post2", system: "gb200", model: "deepseek-ai/DeepSeek-V3", config: 254, run: 227,
-		prefill: recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 30000, memFraction: 0.95, maxTotal: 131072}, decode: recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 16384, memFraction: 0.83, maxTotal: 524288}, kvCache: "fp8",
+		prefill: recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 30000, memFraction: 0.95, maxTotal: 131072, chunk: 131072, maxPrefill: 524288}, decode: recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 16384, memFraction: 0.83, maxTotal: 524288, chunk: 24576}, kvCache: "fp8",
 		source: srtSlurmQ4 + "gb200-fp4/8k1k/max-tpt.yaml (10 prefill workers --tp-size 4 --dp-size 1 --ep-size 1; decode 8 nodes --tp-size 32 " +
 			"--dp-size 32 --ep-size 32 --enable-dp-attention --moe-a2a-backend deepep --deepep-mode low_latency; --kv-cache-dtype fp8_e4m3; " +
 			"concurrencies 1024x2048x8192), run by " + ixSGLang + " dsr1-fp4-gb200-dynamo-sglang (PREFILL_NODES=10, DECODE_NODES=8, SCRIPT_MODE=8k1k-max-tpt)"},
 	{image: "lmsysorg/sglang:v0.5.5.post2", system: "gb200", model: "deepseek-ai/DeepSeek-V3", config: 259, run: 227,
-		prefill: recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 30000, memFraction: 0.84, maxTotal: 131072}, decode: recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 67584, memFraction: 0.83, maxTotal: 3122380}, kvCache: "fp8",
+		prefill: recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 30000, memFraction: 0.84, maxTotal: 131072, chunk: 65536, maxPrefill: 32768}, decode: recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 67584, memFraction: 0.83, maxTotal: 3122380, chunk: 786432}, kvCache: "fp8",
 		source: srtSlurmQ4 + "gb200-fp4/1k1k/mid-curve.yaml (4 prefill workers --tp-size 4 --dp-size 4 --ep-size 4 --enable-dp-attention; decode 8 nodes " +
 			"--tp-size 32 --dp-size 32 --ep-size 32 --enable-dp-attention --moe-a2a-backend deepep --deepep-mode low_latency; --kv-cache-dtype fp8_e4m3), run by " +
 			ixSGLang + " dsr1-fp4-gb200-dynamo-sglang (4 prefill workers on PREFILL_NODES=4, DECODE_NODES=8: concurrencies 8192, 12000, 15000)"},
 	{image: "lmsysorg/sglang:v0.5.5.post2", system: "gb200", model: "deepseek-ai/DeepSeek-V3", config: 252, run: 227,
-		prefill: recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, maxTotal: 8192, recv: 10}, decode: recipePool{tp: 4, dp: 1, ep: 1, memFraction: 0.95, recv: 10}, kvCache: "fp8",
+		prefill: recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, maxTotal: 8192, recv: 10, chunk: 8192}, decode: recipePool{tp: 4, dp: 1, ep: 1, memFraction: 0.95, recv: 10, chunk: 8192}, kvCache: "fp8",
 		source: srtSlurmQ4 + "gb200-fp4/1k1k/low-latency.yaml (prefill and each of 2 decode workers --tensor-parallel-size 4 --data-parallel-size 1 " +
 			"--expert-parallel-size 1, no DP attention; --kv-cache-dtype fp8_e4m3), run by " + ixSGLang + " dsr1-fp4-gb200-dynamo-sglang (SCRIPT_MODE=1k1k-low-latency)"},
 	{image: "lmsysorg/sglang:v0.5.5.post2", system: "gb200", model: "deepseek-ai/DeepSeek-V3", config: 255, run: 227,
-		prefill: recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, maxTotal: 32768, recv: 10}, decode: recipePool{tp: 4, dp: 1, ep: 1, memFraction: 0.95, recv: 10}, kvCache: "fp8",
+		prefill: recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, maxTotal: 32768, recv: 10, chunk: 24576}, decode: recipePool{tp: 4, dp: 1, ep: 1, memFraction: 0.95, recv: 10, chunk: 8192}, kvCache: "fp8",
 		source: srtSlurmQ4 + "gb200-fp4/8k1k/low-latency.yaml (prefill and each of 4 decode workers --tensor-parallel-size 4 --expert-parallel-size 1 " +
 			"--enable-dp-attention false; --kv-cache-dtype fp8_e4m3), run by " + ixSGLang + " dsr1-fp4-gb200-dynamo-sglang (SCRIPT_MODE=8k1k-low-latency)"},
 	{image: "lmsysorg/sglang:v0.5.5.post2", system: "gb200", model: "deepseek-ai/DeepSeek-V3", config: 253, run: 227,
-		prefill: recipePool{tp: 1, dp: 8, ep: 8, a2a: "deepep", maxSeqs: 30000, memFraction: 0.80, maxTotal: 524288}, decode: recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 8192, memFraction: 0.82}, kvCache: "fp8",
+		prefill: recipePool{tp: 1, dp: 8, ep: 8, a2a: "deepep", maxSeqs: 30000, memFraction: 0.80, maxTotal: 524288, chunk: 131072}, decode: recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 8192, memFraction: 0.82, chunk: 36864}, kvCache: "fp8",
 		source: srtSlurmQ4 + "gb200-fp8/8k1k/mid-curve-5p1d.yaml (5 prefill workers on 10 nodes --tp-size 8 --dp-size 8 --ep-size 8 --enable-dp-attention " +
 			"--moe-a2a-backend deepep; decode 8 nodes --tp-size 32 --dp-size 32 --ep-size 32 --moe-a2a-backend deepep; --kv-cache-dtype fp8_e4m3; " +
 			"concurrencies 512x1024x2048x6144), run by " + ixSGLang + " dsr1-fp8-gb200-dynamo-sglang"},
 	{image: "lmsysorg/sglang:v0.5.5.post2", system: "gb200", model: "deepseek-ai/DeepSeek-V3", config: 236, run: 227,
-		prefill: recipePool{tp: 1, dp: 8, ep: 8, a2a: "deepep", maxSeqs: 30000, memFraction: 0.75, maxTotal: 524288}, decode: recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 45000, memFraction: 0.82}, kvCache: "fp8",
+		prefill: recipePool{tp: 1, dp: 8, ep: 8, a2a: "deepep", maxSeqs: 30000, memFraction: 0.75, maxTotal: 524288, chunk: 131072}, decode: recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 45000, memFraction: 0.82, chunk: 36864}, kvCache: "fp8",
 		source: srtSlurmQ4 + "gb200-fp8/1k1k/max-tpt-2p1d.yaml (2 prefill workers on 4 nodes --tp-size 8 --dp-size 8 --ep-size 8 --enable-dp-attention " +
 			"--moe-a2a-backend deepep; decode 8 nodes --tp-size 32 --dp-size 32 --ep-size 32 --moe-a2a-backend deepep; --kv-cache-dtype fp8_e4m3), run by " +
 			ixSGLang + " dsr1-fp8-gb200-dynamo-sglang (top of curve, concurrency 4096)"},
 	{image: "lmsysorg/sglang:v0.5.5.post2", system: "gb200", model: "deepseek-ai/DeepSeek-V3", config: 227, run: 227,
-		prefill: recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, maxTotal: 8192, recv: 10}, decode: recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, recv: 10}, kvCache: "fp8",
+		prefill: recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, maxTotal: 8192, recv: 10, chunk: 8192}, decode: recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, recv: 10, chunk: 8192}, kvCache: "fp8",
 		source: srtSlurmQ4 + "gb200-fp8/1k1k/low-latency.yaml (prefill and each of 4 decode workers --tensor-parallel-size 4 --data-parallel-size 1 " +
 			"--expert-parallel-size 1, no DP attention; --kv-cache-dtype fp8_e4m3), run by " + ixSGLang + " dsr1-fp8-gb200-dynamo-sglang (bottom of curve)"},
 	// vLLM 0.18.0 on GB200 (workflow 721): Kimi-K2.5 through Dynamo.
@@ -128,29 +131,29 @@ var recipes = []recipe{
 	// recorded ones; each pool's --max-running-requests and
 	// --mem-fraction-static are the variant's.
 	{image: "lmsysorg/sglang:v0.5.8.post1-cu130-amd64", system: "b200_sxm", model: "deepseek-ai/DeepSeek-V3", config: 641, run: 329, kvOnly: true, kvCache: "fp8",
-		prefill: recipePool{maxSeqs: 8, memFraction: 0.6}, decode: recipePool{maxSeqs: 256, memFraction: 0.75},
+		prefill: recipePool{maxSeqs: 8, memFraction: 0.6, chunk: 65536, maxPrefill: 8192}, decode: recipePool{maxSeqs: 256, memFraction: 0.75},
 		source: srtSlurmB200 + "8k1k.yaml zip_override_stp_maxtpt b200-fp8-stp-max-tpt-dep8-1p-1d (1 prefill, 1 decode worker, concurrencies 160x288; " + b200Prefill8k +
 			"; decode --data-parallel-size 8 --enable-dp-attention --max-running-requests 256 --mem-fraction-static 0.75)" + ixB200},
 	{image: "lmsysorg/sglang:v0.5.8.post1-cu130-amd64", system: "b200_sxm", model: "deepseek-ai/DeepSeek-V3", config: 649, run: 329, kvOnly: true, kvCache: "fp8",
-		prefill: recipePool{maxSeqs: 8, memFraction: 0.6}, decode: recipePool{maxSeqs: 128, memFraction: 0.75},
+		prefill: recipePool{maxSeqs: 8, memFraction: 0.6, chunk: 65536, maxPrefill: 8192}, decode: recipePool{maxSeqs: 128, memFraction: 0.75},
 		source: srtSlurmB200 + "8k1k.yaml zip_override_stp_maxtpt b200-fp8-stp-max-tpt-dep8-1p-2d (1 prefill, 2 decode workers, concurrency 288; " + b200Prefill8k +
 			"; decode --data-parallel-size 8 --enable-dp-attention --max-running-requests 128 --mem-fraction-static 0.75)" + ixB200},
 	{image: "lmsysorg/sglang:v0.5.8.post1-cu130-amd64", system: "b200_sxm", model: "deepseek-ai/DeepSeek-V3", config: 654, run: 329, kvOnly: true, kvCache: "fp8",
-		prefill: recipePool{maxSeqs: 8, memFraction: 0.6}, decode: recipePool{maxSeqs: 512, memFraction: 0.75},
+		prefill: recipePool{maxSeqs: 8, memFraction: 0.6, chunk: 65536, maxPrefill: 8192}, decode: recipePool{maxSeqs: 512, memFraction: 0.75},
 		source: srtSlurmB200 + "8k1k.yaml zip_override_stp_maxtpt b200-fp8-stp-max-tpt-dep8-2p-1d (2 prefill, 1 decode worker, concurrency 512; " + b200Prefill8k +
 			"; decode --data-parallel-size 8 --enable-dp-attention --max-running-requests 512 --mem-fraction-static 0.75)" + ixB200},
 	{image: "lmsysorg/sglang:v0.5.8.post1-cu130-amd64", system: "b200_sxm", model: "deepseek-ai/DeepSeek-V3", config: 655, run: 329, kvOnly: true, kvCache: "fp8",
-		prefill: recipePool{maxSeqs: 8, memFraction: 0.6}, decode: recipePool{maxSeqs: 1024, memFraction: 0.75},
+		prefill: recipePool{maxSeqs: 8, memFraction: 0.6, chunk: 65536, maxPrefill: 8192}, decode: recipePool{maxSeqs: 1024, memFraction: 0.75},
 		source: srtSlurmB200 + "8k1k.yaml zip_override_stp_maxtpt b200-fp8-stp-max-tpt-dep8-3p-1d (3 prefill, 1 decode worker, concurrency 1024; " + b200Prefill8k +
 			"; decode --data-parallel-size 8 --enable-dp-attention --max-running-requests 1024 --mem-fraction-static 0.75)" + ixB200},
 	{image: "lmsysorg/sglang:v0.5.8.post1-cu130-amd64", system: "b200_sxm", model: "deepseek-ai/DeepSeek-V3", config: 639, run: 329, kvOnly: true, kvCache: "fp8",
-		prefill: recipePool{maxSeqs: 8, memFraction: 0.6}, decode: recipePool{maxSeqs: 32, memFraction: 0.75},
+		prefill: recipePool{maxSeqs: 8, memFraction: 0.6, chunk: 65536, maxPrefill: 8192}, decode: recipePool{maxSeqs: 32, memFraction: 0.75},
 		source: srtSlurmB200 + "8k1k.yaml zip_override_stp_lowlat b200-fp8-stp-low-latency-tp8-1p-4d (1 prefill, 4 decode workers, concurrency 128; " + b200Prefill8k +
 			"; decode --tensor-parallel-size 8 --expert-parallel-size 1 --max-running-requests 32 --mem-fraction-static 0.75)" + ixB200},
 	{image: "lmsysorg/sglang:v0.5.8.post1-cu130-amd64", system: "b200_sxm", model: "deepseek-ai/DeepSeek-V3", config: 455, run: 329, kvOnly: true, kvCache: "fp8",
-		prefill: recipePool{maxSeqs: 512, memFraction: 0.85}, decode: recipePool{maxSeqs: 512, memFraction: 0.85},
+		prefill: recipePool{maxSeqs: 512, memFraction: 0.85, chunk: 32768, maxPrefill: 32768}, decode: recipePool{maxSeqs: 512, memFraction: 0.85, chunk: 32768, maxPrefill: 32768},
 		source: srtSlurmB200 + "1k1k.yaml zip_override_stp_lowlat b200-fp8-stp-low-latency-tep8-1p-1d (1 prefill, 1 decode worker, concurrency 4; both pools " +
-			"--tensor-parallel-size 8 --expert-parallel-size 8 --max-running-requests 512 --mem-fraction-static 0.85)" + ixB200},
+			"--tensor-parallel-size 8 --expert-parallel-size 8 --max-running-requests 512 --mem-fraction-static 0.85 --chunked-prefill-size 32768 --max-prefill-tokens 32768)" + ixB200},
 	{image: "lmsysorg/sglang:v0.5.8.post1-cu130-amd64", system: "b200_sxm", model: "deepseek-ai/DeepSeek-V3", run: 329, kvOnly: true, kvCache: "fp8",
 		source: "NVIDIA/srt-slurm @ 603fb03 recipes/b200-fp8/{1k1k,8k1k}.yaml (--kv-cache-dtype fp8_e4m3 in both pools), named by " +
 			"SemiAnalysisAI/InferenceX @ 593fb43 .github/configs/nvidia-master.yaml dsr1-fp8-b200-dynamo-sglang"},
@@ -201,15 +204,16 @@ func (p recipePool) pool(workers int) poolText {
 // recorded one: t's).
 func (p recipePool) settings(t poolText) poolText {
 	t.maxSeqs, t.recv, t.maxTotal, t.memFraction = p.maxSeqs, p.recv, p.maxTotal, p.memFraction
+	t.chunk, t.maxPrefill = p.chunk, p.maxPrefill
 	return t
 }
 
 // flags is p's engine settings as the recipe's flags for engine ("vllm"
 // or "sglang"; "" when none).
 func (p recipePool) flags(engine string) string {
-	seqs, frac := "--max-running-requests", "--mem-fraction-static"
+	seqs, frac, chunk := "--max-running-requests", "--mem-fraction-static", "--chunked-prefill-size"
 	if engine == "vllm" {
-		seqs, frac = "--max-num-seqs", "--gpu-memory-utilization"
+		seqs, frac, chunk = "--max-num-seqs", "--gpu-memory-utilization", "--max-num-batched-tokens"
 	}
 	var f []string
 	if p.maxSeqs > 0 {
@@ -223,6 +227,12 @@ func (p recipePool) flags(engine string) string {
 	}
 	if p.recv > 0 {
 		f = append(f, fmt.Sprintf("--scheduler-recv-interval %d", p.recv))
+	}
+	if p.chunk > 0 {
+		f = append(f, fmt.Sprintf("%s %d", chunk, p.chunk))
+	}
+	if p.maxPrefill > 0 {
+		f = append(f, fmt.Sprintf("--max-prefill-tokens %d", p.maxPrefill))
 	}
 	return strings.Join(f, " ")
 }

@@ -22,11 +22,12 @@ func TestRecipeOf(t *testing.T) {
 		prefill, decode             recipePool
 	}{
 		{"SGLang fp4 8k1k max-tpt: DEP32 with DeepEP, TP4 prefill", ds, "gb200", src, 8192, true,
-			recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 30000, memFraction: 0.95, maxTotal: 131072},
-			recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 16384, memFraction: 0.83, maxTotal: 524288}},
+			recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 30000, memFraction: 0.95, maxTotal: 131072, chunk: 131072, maxPrefill: 524288},
+			recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 16384, memFraction: 0.83, maxTotal: 524288, chunk: 24576}},
 		{"SGLang fp4 1k1k low latency: TP4 pools, recv interval 10 on both", ds, "gb200",
 			"db-dump/2026-04-27; config_id=252; silicon_concurrency=8; workflow_run_id=227; lmsysorg/sglang:v0.5.5.post2", 1024, true,
-			recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, maxTotal: 8192, recv: 10}, recipePool{tp: 4, dp: 1, ep: 1, memFraction: 0.95, recv: 10}},
+			recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, maxTotal: 8192, recv: 10, chunk: 8192},
+			recipePool{tp: 4, dp: 1, ep: 1, memFraction: 0.95, recv: 10, chunk: 8192}},
 		{"vLLM Kimi DEP4 / DEP16", kimi, "gb200",
 			"db-dump/2026-04-27; config_id=697; silicon_concurrency=256; measured=2026-04-07T00:00:00.000Z; workflow_run_id=721; vllm/vllm-openai:v0.18.0-cu130", 1024, true,
 			recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 4096}, recipePool{tp: 1, dp: 16, ep: 16, maxSeqs: 4096}},
@@ -37,8 +38,8 @@ func TestRecipeOf(t *testing.T) {
 		{"vLLM Kimi 1p4d: no recipe at another length", kimi, "gb200", "config_id=698; workflow_run_id=721; vllm/vllm-openai:v0.18.0-cu130", 4096, false,
 			recipePool{}, recipePool{}},
 		{"image= form of the image", ds, "gb200", "config_id=254; workflow_run_id=227; image=lmsysorg/sglang:v0.5.5.post2", 8192, true,
-			recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 30000, memFraction: 0.95, maxTotal: 131072},
-			recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 16384, memFraction: 0.83, maxTotal: 524288}},
+			recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 30000, memFraction: 0.95, maxTotal: 131072, chunk: 131072, maxPrefill: 524288},
+			recipePool{tp: 1, dp: 32, ep: 32, a2a: "deepep", maxSeqs: 16384, memFraction: 0.83, maxTotal: 524288, chunk: 24576}},
 		{"another config", ds, "gb200", "config_id=489; workflow_run_id=227; lmsysorg/sglang:v0.5.5.post2", 8192, false, recipePool{}, recipePool{}},
 		{"another workflow run", ds, "gb200", "config_id=254; workflow_run_id=268; lmsysorg/sglang:v0.5.5.post2", 8192, false, recipePool{}, recipePool{}},
 		{"another image", ds, "gb200", "config_id=254; workflow_run_id=227; lmsysorg/sglang:v0.5.8-cu130", 8192, false, recipePool{}, recipePool{}},
@@ -47,10 +48,10 @@ func TestRecipeOf(t *testing.T) {
 		{"another model", kimi, "gb200", src, 8192, false, recipePool{}, recipePool{}},
 		{"SGLang 0.5.8.post1 fp8 B200 run 329 config 655: its variant's settings, no layout", ds, "b200_sxm",
 			"db-dump/2026-04-27; config_id=655; silicon_concurrency=1024; workflow_run_id=329; lmsysorg/sglang:v0.5.8.post1-cu130-amd64", 8192, true,
-			recipePool{maxSeqs: 8, memFraction: 0.6}, recipePool{maxSeqs: 1024, memFraction: 0.75}},
+			recipePool{maxSeqs: 8, memFraction: 0.6, chunk: 65536, maxPrefill: 8192}, recipePool{maxSeqs: 1024, memFraction: 0.75}},
 		{"SGLang 0.5.8.post1 fp8 B200 run 329 config 455 at 1k: the 1k1k variant", ds, "b200_sxm",
 			"config_id=455; workflow_run_id=329; lmsysorg/sglang:v0.5.8.post1-cu130-amd64", 1024, true,
-			recipePool{maxSeqs: 512, memFraction: 0.85}, recipePool{maxSeqs: 512, memFraction: 0.85}},
+			recipePool{maxSeqs: 512, memFraction: 0.85, chunk: 32768, maxPrefill: 32768}, recipePool{maxSeqs: 512, memFraction: 0.85, chunk: 32768, maxPrefill: 32768}},
 		{"SGLang 0.5.8.post1 fp8 B200, another config of run 329: KV dtype only", ds, "b200_sxm",
 			"config_id=999; workflow_run_id=329; lmsysorg/sglang:v0.5.8.post1-cu130-amd64", 8192, true,
 			recipePool{}, recipePool{}},
@@ -116,18 +117,19 @@ func TestRecipesRunnable(t *testing.T) {
 // TestPoolTextSettings: a pool's engine settings are written as its
 // table's keys, and none when unset; the recipe's flags name them.
 func TestPoolTextSettings(t *testing.T) {
-	p := recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, maxTotal: 8192, recv: 10}
+	p := recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, maxTotal: 8192, recv: 10, chunk: 8192, maxPrefill: 4096}
 	got := p.pool(2).String()
 	assert.Equal(t, "workers = 2\ntp = 4\ndp = 1\nep = 1\ndp_attention = false\nmax_num_seqs = 512\nscheduler_recv_interval = 10\n"+
-		"max_total_tokens = 8192\ngpu_memory_utilization = 0.95\n", got)
-	assert.Equal(t, "--max-running-requests 512 --mem-fraction-static 0.95 --max-total-tokens 8192 --scheduler-recv-interval 10", p.flags("sglang"))
+		"max_total_tokens = 8192\ngpu_memory_utilization = 0.95\nmax_num_batched_tokens = 8192\nmax_prefill_tokens = 4096\n", got)
+	assert.Equal(t, "--max-running-requests 512 --mem-fraction-static 0.95 --max-total-tokens 8192 --scheduler-recv-interval 10 "+
+		"--chunked-prefill-size 8192 --max-prefill-tokens 4096", p.flags("sglang"))
 	assert.Equal(t, "--max-num-seqs 16 --gpu-memory-utilization 0.9", recipePool{maxSeqs: 16, memFraction: 0.9}.flags("vllm"))
 	// a recipe of the recorded layout keeps the row's pool
 	rec := poolText{workers: 3, tp: 1, dp: 8, ep: 8, a2a: "deepep"}
 	assert.Equal(t, poolText{workers: 3, tp: 1, dp: 8, ep: 8, a2a: "deepep", maxSeqs: 1024, memFraction: 0.75},
 		recipePool{maxSeqs: 1024, memFraction: 0.75}.settings(rec))
 	bare := recipePool{tp: 1, dp: 8, ep: 8}.pool(1).String()
-	for _, k := range []string{"max_num_seqs", "scheduler_recv_interval", "max_total_tokens", "gpu_memory_utilization"} {
+	for _, k := range []string{"max_num_seqs", "scheduler_recv_interval", "max_total_tokens", "gpu_memory_utilization", "max_num_batched_tokens", "max_prefill_tokens"} {
 		assert.NotContains(t, bare, k)
 	}
 	assert.Empty(t, recipePool{tp: 1}.flags("sglang"))
