@@ -103,19 +103,21 @@ var recipes = []recipe{
 		prefill: recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, maxTotal: 8192, recv: 10, chunk: 8192}, decode: recipePool{tp: 4, dp: 1, ep: 1, maxSeqs: 512, memFraction: 0.95, recv: 10, chunk: 8192}, kvCache: "fp8",
 		source: srtSlurmQ4 + "gb200-fp8/1k1k/low-latency.yaml (prefill and each of 4 decode workers --tensor-parallel-size 4 --data-parallel-size 1 " +
 			"--expert-parallel-size 1, no DP attention; --kv-cache-dtype fp8_e4m3), run by " + ixSGLang + " dsr1-fp8-gb200-dynamo-sglang (bottom of curve)"},
-	// vLLM 0.18.0 on GB200 (workflow 721): Kimi-K2.5 through Dynamo.
+	// vLLM 0.18.0 on GB200 (workflow 721): Kimi-K2.5 through Dynamo. Each
+	// recipe starts the prefill pool with --max-num-batched-tokens 16384
+	// and the decode pool with 10240 (both --no-enable-chunked-prefill).
 	{image: "vllm/vllm-openai:v0.18.0-cu130", system: "gb200", model: "moonshotai/Kimi-K2.5", config: 697, run: 721,
-		prefill: recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 4096}, decode: recipePool{tp: 1, dp: 16, ep: 16, maxSeqs: 4096}, kvCache: "fp8",
+		prefill: recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 4096, chunk: 16384}, decode: recipePool{tp: 1, dp: 16, ep: 16, maxSeqs: 4096, chunk: 10240}, kvCache: "fp8",
 		source: srtSlurmQ2 + "1k1k/disagg-gb200-1p1d-dep4-dep16.yaml (prefill --tensor-parallel-size 1 --data-parallel-size 4 --enable-expert-parallel; " +
 			"decode --tensor-parallel-size 1 --data-parallel-size 16 --enable-expert-parallel; --kv-cache-dtype fp8), run by " + ixKimi +
 			" (decode tp 16, ep 16, dp-attn true)"},
 	{image: "vllm/vllm-openai:v0.18.0-cu130", system: "gb200", model: "moonshotai/Kimi-K2.5", config: 698, run: 721, isl: 1024,
-		prefill: recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 1024}, decode: recipePool{tp: 4, dp: 1, ep: 4, maxSeqs: 1024}, kvCache: "fp8",
+		prefill: recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 1024, chunk: 16384}, decode: recipePool{tp: 4, dp: 1, ep: 4, maxSeqs: 1024, chunk: 10240}, kvCache: "fp8",
 		source: srtSlurmQ2 + "1k1k/disagg-gb200-1p4d-dep4-tep4.yaml (prefill --tensor-parallel-size 1 --data-parallel-size 4 --enable-expert-parallel " +
 			"--max-num-seqs 1024; each of 4 decode workers --tensor-parallel-size 4 --enable-expert-parallel --max-num-seqs 1024; --kv-cache-dtype fp8), run by " +
 			ixKimi + " (prefill dp-attn true, decode dp-attn false)"},
 	{image: "vllm/vllm-openai:v0.18.0-cu130", system: "gb200", model: "moonshotai/Kimi-K2.5", config: 698, run: 721, isl: 8192,
-		prefill: recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 64}, decode: recipePool{tp: 4, dp: 1, ep: 4, maxSeqs: 16}, kvCache: "fp8",
+		prefill: recipePool{tp: 1, dp: 4, ep: 4, maxSeqs: 64, chunk: 16384}, decode: recipePool{tp: 4, dp: 1, ep: 4, maxSeqs: 16, chunk: 10240}, kvCache: "fp8",
 		source: srtSlurmQ2 + "8k1k/disagg-gb200-1p4d-dep4-tep4.yaml (prefill --tensor-parallel-size 1 --data-parallel-size 4 --enable-expert-parallel " +
 			"--max-num-seqs 64; each of 4 decode workers --tensor-parallel-size 4 --enable-expert-parallel --max-num-seqs 16 " +
 			"--max-cudagraph-capture-size 16; --kv-cache-dtype fp8), run by " + ixKimi + " (prefill dp-attn true, decode dp-attn false)"},
