@@ -66,7 +66,7 @@ var allowed = map[string][]string{
 	// CLI computes a result and hands it here.
 	"report/view": {"internal/unit", "internal/cost", "internal/dtype", "model", "calib", "kernels", "comm", "sim", "serve", "plan", "validate", "scenarios", "report"},
 	"cmd/moecast": {"cmd/moecast/internal/cli"},
-	"validate":    {"internal/unit", "internal/cost", "internal/infile", "model", "kernels", "sim", "serve", "trace", "calib"},
+	"validate":    {"internal/unit", "internal/dtype", "internal/cost", "internal/infile", "model", "kernels", "sim", "serve", "trace", "calib"},
 	// The shipped accuracy corpus: data only; gen is its go generate
 	// converter (standard library only).
 	"validate/corpus":     {},

@@ -129,6 +129,8 @@ type rawRuntime struct {
 	// --max-cudagraph-capture-size in tokens.
 	CUDAGraphMaxBS          *int `toml:"cuda_graph_max_bs"`
 	MaxCUDAGraphCaptureSize *int `toml:"max_cudagraph_capture_size"`
+	// vLLM's cudagraph_capture_sizes (serve.Config.CUDAGraphSizes).
+	CUDAGraphCaptureSizes *[]int `toml:"cudagraph_capture_sizes"`
 	// CUDAGraphMode is vLLM's compilation_config.cudagraph_mode
 	// (cudaGraphModes); "" = FULL_AND_PIECEWISE, the default since v0.11.0.
 	CUDAGraphMode string `toml:"cudagraph_mode"`

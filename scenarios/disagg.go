@@ -356,14 +356,10 @@ func (s *Scenario) DisaggConfig(c *serve.Config, psm, dsm *sim.Sim) error {
 		return err
 	}
 	c.Memory = dec.Memory
-	// vLLM's NixlConnector pulls the KV from the decode side
-	// (vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py: the
-	// scheduler puts the request in WAITING_FOR_REMOTE_KVS, the worker
-	// starts the read in the next step, finished_recving admits it);
-	// SGLang's KV sender pushes it when the prefill ends
-	// (python/sglang/srt/disaggregation/prefill.py).
+	// The engine's KV transfer: vLLM's decode instance pulls it, SGLang's
+	// prefill instance pushes it (serve.PullsKV).
 	c.Disagg = &serve.Disagg{Prefill: pre, Decode: dec, KVBytesPerToken: pre.Memory.KVBytesPerToken,
 		TransferBandwidth: float64(sp.Transfer.BW), TransferLatency: sp.Transfer.Latency, Router: sp.Router,
-		Pull: c.Engine == serve.VLLM && !s.Serving.PushKV}
+		Pull: serve.PullsKV(c.Engine) && !s.Serving.PushKV}
 	return nil
 }

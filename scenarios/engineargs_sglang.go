@@ -365,7 +365,13 @@ func (d *Deployment) sglangLayout(file string, line, tp, dp, ep int, tpArg, dpAr
 }
 
 // sglangSpec maps SGLang's speculative decoding: NEXTN (and EAGLE with a
-// NextN/MTP draft) is the model's MTP layer; EAGLE3 an EAGLE-3 head; EAGLE
+// NextN/MTP draft, or with no draft model at all: SGLang's ServerArgs then
+// takes the model's own path as the draft for the MTP-carrying
+// architectures, DeepseekV3ForCausalLM, Glm4MoeForCausalLM and others,
+// "DeepSeek MTP does not require setting speculative_draft_model_path",
+// python/sglang/srt/server_args.py, in v0.5.x's _handle_speculative_decoding
+// and @ 001067f's _handle_eagle_family; InferenceX's dsr1_fp8_b200_mtp.sh
+// runs it so) is the model's MTP layer; EAGLE3 an EAGLE-3 head; EAGLE
 // an EAGLE-1/2 head, priced as EAGLE-3; NGRAM (LOOKAHEAD in older
 // releases) n-gram drafting. K, the tokens drafted per step, is
 // speculative_num_draft_tokens - 1 (SGLang counts the verified root token
@@ -377,12 +383,13 @@ func (d *Deployment) sglangSpec(file string, line int, spec map[string]engineArg
 		return nil
 	}
 	draft := ""
-	if a, ok := spec["speculative_draft_model_path"]; ok {
+	if a, ok := spec["speculative_draft_model_path"]; ok && a.Val.Kind != pyNone {
 		draft = strings.ToLower(argStr(a))
 	}
+	own := draft == "" || (d.Model != "" && draft == strings.ToLower(d.Model)) // the model drafts for itself
 	var m string
 	switch name := strings.ToUpper(argStr(alg)); {
-	case name == "NEXTN" || (name == "EAGLE" && (strings.Contains(draft, "nextn") || strings.Contains(draft, "mtp"))):
+	case name == "NEXTN" || (name == "EAGLE" && (own || strings.Contains(draft, "nextn") || strings.Contains(draft, "mtp"))):
 		m = "mtp"
 	case name == "EAGLE3":
 		m = "eagle3"

@@ -48,7 +48,7 @@ func TestEngineArgsFixtures(t *testing.T) {
 		{"vllm non-default args Qwen3-235B TP4 DP2 EP EAGLE-3", "vllm_nondefault_qwen3_dp.log", []float64{0.8, 0.6, 0.4}, want{
 			engine: serve.VLLM, tp: 4, dp: 2, ep: 8, gpus: 8, kv: dtype.KVBF16, spec: sim.SpecEAGLE3, k: 3,
 			maxSeqs: 512, maxTokens: 4096, memUtil: 0.88, graphs: true,
-			ignored: []string{"max_model_len=32768", "compilation_config="}}},
+			ignored: []string{"max_model_len=32768", "compilation_config.level=3"}}},
 		{"sglang launch_server Kimi-K2 DP-attention EP8 EAGLE-3", "sglang_launch_kimi.sh", []float64{0.7}, want{
 			engine: serve.SGLang, tp: 8, dp: 1, ep: 8, gpus: 8, dpAttn: true, kv: dtype.KVFP8, spec: sim.SpecEAGLE3, k: 3,
 			maxSeqs: 512, maxTokens: 16384, memUtil: 0.85, graphs: true,
@@ -126,6 +126,14 @@ func TestEngineArgsForms(t *testing.T) {
 		{"sglang cuda graph max bs", "python -m sglang.launch_server --model-path Qwen/Qwen3-30B-A3B --cuda-graph-max-bs 128", "runtime.cuda_graph_max_bs", "128"},
 		{"vllm prefill schedule interval", "vllm serve deepseek-ai/DeepSeek-V3 -dp 8 --enable-expert-parallel --prefill-schedule-interval 4", "runtime.prefill_schedule_interval", "4"},
 		{"vllm max capture size", "vllm serve deepseek-ai/DeepSeek-V3 --max-cudagraph-capture-size 64", "runtime.max_cudagraph_capture_size", "64"},
+		{"vllm capture sizes, nargs", "vllm serve deepseek-ai/DeepSeek-V3 --cudagraph-capture-sizes 1 2 4 8 --max-num-seqs 8", "runtime.cudagraph_capture_sizes", "[1, 2, 4, 8]"},
+		{"vllm deprecated cuda-graph-sizes", "vllm serve deepseek-ai/DeepSeek-V3 --cuda-graph-sizes 16 32", "runtime.cudagraph_capture_sizes", "[16, 32]"},
+		{"vllm capture sizes in compilation-config", `vllm serve deepseek-ai/DeepSeek-V3 --compilation-config '{"cudagraph_mode":"FULL_DECODE_ONLY","cudagraph_capture_sizes":[1,8,16]}'`, "runtime.cudagraph_capture_sizes", "[1, 8, 16]"},
+		{"vllm capture max in compilation-config", `vllm serve deepseek-ai/DeepSeek-V3 -O '{"max_cudagraph_capture_size":256}'`, "runtime.max_cudagraph_capture_size", "256"},
+		{"vllm dotted compilation-config", `vllm serve deepseek-ai/DeepSeek-V3 --compilation-config.cudagraph_capture_sizes [4,8]`, "runtime.cudagraph_capture_sizes", "[4, 8]"},
+		{"vllm log compilation_config", "non-default args: {'model': 'deepseek-ai/DeepSeek-V3', 'compilation_config': {'cudagraph_capture_sizes': [2, 4]}}", "runtime.cudagraph_capture_sizes", "[2, 4]"},
+		{"vllm log cudagraph_capture_sizes", "non-default args: {'model': 'deepseek-ai/DeepSeek-V3', 'cudagraph_capture_sizes': [1, 3]}", "runtime.cudagraph_capture_sizes", "[1, 3]"},
+		{"vllm optimisation level: no sizes", "vllm serve deepseek-ai/DeepSeek-V3 -O 3", "runtime.cudagraph_capture_sizes", ""},
 		{"vllm compilation config JSON (InferenceX B200)", `vllm serve nvidia/Llama-3.3-70B-Instruct-FP8 --compilation-config '{"pass_config": {"enable_fi_allreduce_fusion": true}, "custom_ops": ["+quant_fp8", "+rms_norm"], "cudagraph_mode": "FULL_DECODE_ONLY", "splitting_ops": []}'`, "runtime.cudagraph_mode", `"FULL_DECODE_ONLY"`},
 		{"vllm -O dotted, lower case", "vllm serve deepseek-ai/DeepSeek-V3 -O.cudagraph_mode=piecewise", "runtime.cudagraph_mode", `"PIECEWISE"`},
 		{"vllm -O JSON", `vllm serve deepseek-ai/DeepSeek-V3 -O '{"cudagraph_mode":"NONE"}'`, "runtime.cudagraph_mode", `"NONE"`},
@@ -162,6 +170,42 @@ func TestEngineArgsForms(t *testing.T) {
 	}
 }
 
+// TestEngineArgsCompilationConfig: one --compilation-config holding
+// cudagraph_mode and the capture sizes yields all of them (one reader,
+// vLLM's CompilationConfig keys), as do dotted flags given one key each
+// and a log's printed dict; the keys moecast does not model are listed
+// one by one.
+func TestEngineArgsCompilationConfig(t *testing.T) {
+	for _, tc := range []struct{ name, in, ignored string }{
+		{"JSON", `vllm serve deepseek-ai/DeepSeek-V3 --compilation-config '{"pass_config": {"enable_fi_allreduce_fusion": true}, "cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": [16, 1, 8], "max_cudagraph_capture_size": 16, "splitting_ops": []}'`, "compilation_config.pass_config="},
+		{"dotted", "vllm serve deepseek-ai/DeepSeek-V3 -O.cudagraph_mode=full_decode_only --compilation-config.cudagraph_capture_sizes [16,1,8] -O.max_cudagraph_capture_size=16 -O.level=3", "compilation_config.level=3"},
+		{"log", "non-default args: {'model': 'deepseek-ai/DeepSeek-V3', 'compilation_config': {'level': 3, 'cudagraph_mode': <CUDAGraphMode.FULL_DECODE_ONLY: (2, 0)>, 'cudagraph_capture_sizes': [16, 1, 8], 'max_cudagraph_capture_size': 16}}", "compilation_config.level=3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := ReadEngineArgs("in.sh", []byte(tc.in))
+			require.NoError(t, err)
+			for key, want := range map[string]string{
+				"runtime.cudagraph_mode":             `"FULL_DECODE_ONLY"`,
+				"runtime.cudagraph_capture_sizes":    "[16, 1, 8]",
+				"runtime.max_cudagraph_capture_size": "16",
+			} {
+				got, ok := d.Get(key)
+				assert.True(t, ok, "%s not set", key)
+				assert.Equal(t, want, got, key)
+			}
+			all := strings.Join(d.Ignored, "; ")
+			assert.Contains(t, all, tc.ignored)
+			assert.NotContains(t, all, "cudagraph", "the read keys are not listed as not modelled")
+			imp, err := d.Scenario(ImportOptions{GPU: "h200-sxm", Input: "in.sh"})
+			require.NoError(t, err)
+			c := imp.Scenario.Config
+			assert.True(t, c.EagerPrefill, "FULL_DECODE_ONLY")
+			assert.Equal(t, []int{1, 8, 16}, c.CaptureBatches)
+			assert.Equal(t, 16, c.CaptureSize)
+		})
+	}
+}
+
 // TestEngineArgsSpec checks the speculative methods and draft lengths.
 func TestEngineArgsSpec(t *testing.T) {
 	tests := []struct {
@@ -179,6 +223,9 @@ func TestEngineArgsSpec(t *testing.T) {
 		{"vllm before 0.8 flags", "vllm serve Qwen/Qwen3-235B-A22B --speculative-model '[ngram]' --num-speculative-tokens 4", "ngram", 4, ""},
 		{"sglang NEXTN chain", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm NEXTN --speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4", "mtp", 3, ""},
 		{"sglang EAGLE with NextN draft is MTP", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm EAGLE --speculative-draft-model-path lmsys/DeepSeek-V3-NextN --speculative-num-steps 1", "mtp", 1, ""},
+		{"sglang EAGLE with no draft model drafts with the model's own MTP layer (InferenceX dsr1_fp8_b200_mtp.sh)", "python3 -m sglang.launch_server --model-path=deepseek-ai/DeepSeek-R1-0528 --tensor-parallel-size=8 --speculative-algorithm EAGLE --speculative-num-steps 2 --speculative-num-draft-tokens 3 --speculative-eagle-topk 1", "mtp", 2, ""},
+		{"sglang EAGLE drafting from the model's own path is MTP", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm EAGLE --speculative-draft-model-path deepseek-ai/DeepSeek-V3 --speculative-num-draft-tokens 2", "mtp", 1, ""},
+		{"sglang EAGLE with a head of its own", "python -m sglang.launch_server --model-path meta-llama/Llama-2-7b-chat-hf --speculative-algorithm EAGLE --speculative-draft-model-path lmsys/sglang-EAGLE-llama2-chat-7B --speculative-num-steps 3", "eagle3", 3, "EAGLE-1/2"},
 		{"sglang tree drafting", "python -m sglang.launch_server --model-path deepseek-ai/DeepSeek-V3 --speculative-algorithm EAGLE3 --speculative-num-steps 5 --speculative-eagle-topk 4 --speculative-num-draft-tokens 8", "eagle3", 7, "tree drafting"},
 		{"sglang dump without speculation", "server_args=ServerArgs(model_path='x/y', speculative_algorithm=None, speculative_num_steps=None)", "", 0, ""},
 	}
@@ -217,6 +264,9 @@ func TestEngineArgsBad(t *testing.T) {
 		{"unknown cudagraph mode", `vllm serve x --compilation-config '{"cudagraph_mode":"FULLY"}'`, `unknown cudagraph_mode "FULLY"`},
 		{"draft LLM", `vllm serve x --speculative-config '{"model":"meta-llama/Llama-3.2-1B","num_speculative_tokens":3}'`, "a separate draft LLM"},
 		{"spec without K", `vllm serve x --speculative-config '{"method":"mtp"}'`, "num_speculative_tokens missing"},
+		{"capture size 0", "vllm serve x --cudagraph-capture-sizes 0 8", "capture size 0 must be at least 1"},
+		{"capture size not a number", "vllm serve x --cudagraph-capture-sizes 8 many", `"many" is not an integer`},
+		{"compilation capture sizes not a list", `vllm serve x --compilation-config '{"cudagraph_capture_sizes":{"a":1}}'`, "cudagraph_capture_sizes: "},
 		{"sglang standalone", "python -m sglang.launch_server --model-path x --speculative-algorithm STANDALONE --speculative-num-steps 2", `"STANDALONE" has no moecast equivalent`},
 		{"sglang attention TP inside DP", "python -m sglang.launch_server --model-path x --tp 8 --dp 4 --enable-dp-attention", "attention split inside a DP group"},
 		{"sglang dense TP between", "python -m sglang.launch_server --model-path x --tp 8 --dp 8 --enable-dp-attention --moe-dense-tp-size 2", "a dense-MLP TP of 2"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -201,17 +202,6 @@ func (d *Deployment) fromVLLM(file string, line int, args []engineArg, cmdline b
 				return fail(a, err)
 			}
 			d.set("runtime.cuda_graphs", fmt.Sprint(!on), a.written())
-		case "compilation_config":
-			mode, rest, err := compilationMode(a)
-			if err != nil {
-				return fail(a, err)
-			}
-			if mode != "" {
-				d.set("runtime.cudagraph_mode", quoteTOML(mode), a.written())
-			}
-			if rest {
-				d.ignore(a)
-			}
 		case "disable_custom_all_reduce":
 			on, err := argBool(a)
 			if err != nil {
@@ -250,6 +240,21 @@ func (d *Deployment) fromVLLM(file string, line int, args []engineArg, cmdline b
 			}
 			spec.Keys, spec.Vals = append(spec.Keys, key), append(spec.Vals, v)
 			specFrom, specAt = append(specFrom, a.written()), a
+		case "cudagraph_capture_sizes", "cuda_graph_sizes":
+			// --cudagraph-capture-sizes (nargs="+"), and the deprecated
+			// --cuda-graph-sizes it replaced, which EngineArgs copies into
+			// compilation_config.cudagraph_capture_sizes
+			// (vllm/engine/arg_utils.py, create_engine_config).
+			if a.Val.Kind == pyNone {
+				continue
+			}
+			if err := d.setCaptureSizes(a.Val, a.written()); err != nil {
+				return fail(a, err)
+			}
+		case "compilation_config":
+			if err := d.vllmCompilation(a); err != nil {
+				return fail(a, err)
+			}
 		case "config":
 			d.warnf("%s: the YAML file's arguments were not read; put them on the command line", a.written())
 		default:
@@ -274,57 +279,116 @@ func (d *Deployment) fromVLLM(file string, line int, args []engineArg, cmdline b
 	return nil
 }
 
-// compilationMode reads --compilation-config (-O): a JSON object or, in
+// setCaptureSizes sets runtime.cudagraph_capture_sizes from a list of
+// token counts: a Python list (a log), words "1 2 4" (nargs="+" on a
+// command line) or a JSON array (a dotted flag).
+func (d *Deployment) setCaptureSizes(v pyValue, from string) error {
+	var items []pyValue
+	switch v.Kind {
+	case pyList:
+		items = v.Items
+	case pyInt:
+		items = []pyValue{v}
+	case pyStr:
+		f := strings.FieldsFunc(strings.Trim(strings.TrimSpace(v.Str), "[]()"), func(r rune) bool { return r == ',' || r == ' ' })
+		for _, w := range f {
+			items = append(items, pyValue{Kind: pyStr, Str: w, Raw: w})
+		}
+	default:
+		return fmt.Errorf("%s is not a list of sizes", v.Raw)
+	}
+	if len(items) == 0 {
+		return fmt.Errorf("no capture sizes")
+	}
+	words := make([]string, len(items))
+	for i, it := range items {
+		n, err := argInt(engineArg{Val: it}, false)
+		if err == nil && n < 1 {
+			err = fmt.Errorf("capture size %d must be at least 1", n)
+		}
+		if err != nil {
+			return err
+		}
+		words[i] = strconv.Itoa(n)
+	}
+	d.set("runtime.cudagraph_capture_sizes", "["+strings.Join(words, ", ")+"]", from)
+	return nil
+}
+
+// vllmCompilation reads --compilation-config (-O): a JSON object or, in
 // a log, the printed dict, or one key of the dotted form
-// (-O.cudagraph_mode=FULL); its cudagraph_mode, canonical
-// (cudaGraphModes), or "" when not given; rest is whether it holds
-// anything else moecast does not model (the optimization level of
-// "-O3", pass_config, custom_ops, splitting_ops, capture sizes).
-func compilationMode(a engineArg) (mode string, rest bool, err error) {
+// (-O.cudagraph_mode=FULL, --compilation-config.cudagraph_capture_sizes
+// [4,8]). Of vllm/config/compilation.py's CompilationConfig it reads
+// cudagraph_mode (canonical, cudaGraphModes), cudagraph_capture_sizes and
+// max_cudagraph_capture_size; its other keys (pass_config, custom_ops,
+// splitting_ops, level, ...) are listed as not modelled, and so is an
+// optimization level (-O3).
+func (d *Deployment) vllmCompilation(a engineArg) error {
 	v := a.Val
 	switch v.Kind {
 	case pyNone:
-		return "", false, nil
+		return nil
 	case pyInt:
-		return "", true, nil // -O3: the optimization level
+		d.ignore(a) // -O3: the optimization level
+		return nil
 	case pyStr:
 		if t := strings.TrimSpace(v.Str); t != "" && strings.Trim(t, "0123456789") == "" {
-			return "", true, nil
+			d.ignore(a)
+			return nil
 		}
 		var m map[string]any
 		if err := json.Unmarshal([]byte(v.Str), &m); err != nil {
-			return "", false, fmt.Errorf("not a JSON object: %v", err)
+			return fmt.Errorf("not a JSON object: %v", err)
 		}
 		v = jsonToPy(m)
 	case pyDict:
 	default:
-		return "", false, fmt.Errorf("%s is not a compilation config", v.Raw)
+		return fmt.Errorf("%s is not a compilation config", v.Raw)
 	}
-	for i, k := range v.Keys {
-		if k != "cudagraph_mode" {
-			rest = true
+	for i, key := range v.Keys {
+		val := v.Vals[i]
+		from := "compilation_config." + key + "=" + val.Raw
+		if val.Kind == pyNone {
 			continue
 		}
-		c := v.Vals[i]
-		if c.Kind == pyNone {
-			continue
-		}
-		name := c.Str
-		if c.Kind != pyStr {
-			name = c.Raw // a log's CUDAGraphMode.FULL_DECODE_ONLY or a bare name
-			if j := strings.LastIndex(name, "."); j >= 0 {
-				name = name[j+1:]
+		switch key {
+		case "cudagraph_mode":
+			name := val.Str
+			if val.Kind != pyStr {
+				name = val.Raw // a log's CUDAGraphMode.FULL_DECODE_ONLY or a bare name
+				if j := strings.LastIndex(name, "."); j >= 0 {
+					name = name[j+1:]
+				}
+				name = strings.TrimSuffix(strings.TrimPrefix(name, "<"), ">")
+				if j := strings.Index(name, ":"); j >= 0 {
+					name = name[:j]
+				}
 			}
-			name = strings.TrimSuffix(strings.TrimPrefix(name, "<"), ">")
-			if j := strings.Index(name, ":"); j >= 0 {
-				name = name[:j]
+			mode, err := parseCUDAGraphMode(name)
+			if err != nil {
+				return err
 			}
-		}
-		if mode, err = parseCUDAGraphMode(name); err != nil {
-			return "", false, err
+			d.set("runtime.cudagraph_mode", quoteTOML(mode), from)
+		case "cudagraph_capture_sizes":
+			if err := d.setCaptureSizes(val, from); err != nil {
+				return fmt.Errorf("cudagraph_capture_sizes: %v", err)
+			}
+		case "max_cudagraph_capture_size":
+			n, err := argInt(engineArg{Val: val}, false)
+			if err == nil && n < 1 {
+				err = fmt.Errorf("%d must be at least 1", n)
+			}
+			if err != nil {
+				return fmt.Errorf("max_cudagraph_capture_size: %v", err)
+			}
+			d.setInt("runtime.max_cudagraph_capture_size", n, from)
+		default:
+			if !val.falsy() {
+				d.Ignored = append(d.Ignored, from)
+			}
 		}
 	}
-	return mode, rest, nil
+	return nil
 }
 
 // specValue reads --speculative-config: a dict in a log, JSON on a

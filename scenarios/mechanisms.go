@@ -7,6 +7,7 @@ import (
 
 	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/serve"
+	"github.com/moecast/moecast/sim"
 )
 
 // A mechanism is one serving behaviour moecast models that can be turned
@@ -20,8 +21,22 @@ type mechanism struct {
 }
 
 var mechanisms = map[string]mechanism{
+	"speculative": {"the scenario's [speculative] decoding: verify steps of K+1 tokens per sequence, the draft's passes and weights, tokens per step from speculative.acceptance (corpus: InferenceX's MTP configs, validate/corpus/gen launch.go) (off: plain decoding, one token per step and no draft, the rest of the command line kept)", true,
+		func(s *Scenario, on bool) {
+			if !on {
+				if s.Config.Spec.Active() {
+					s.specOff = s.Config.Spec
+				}
+				s.Config.Spec = sim.Spec{Method: sim.SpecNone}
+			} else if s.specOff.Active() {
+				s.Config.Spec, s.specOff = s.specOff, sim.Spec{}
+			}
+			s.Config.GPUMemoryUtilization = s.memFraction(s.Config) // SGLang's default depends on the drafter
+		}},
 	"client-lengths": {"the benchmark client's spread of request lengths: each request's input and output lengths drawn on the range its client draws them from (a result's recorded range ratio; aiconfigurator rows measured by InferenceX's harness: [int(0.8 L), L], serve.RangeBelow) (off: every request at the nominal lengths)", true,
 		func(s *Scenario, on bool) { s.Serving.FixedLengths = !on }},
+	"client-tokenizer": {"the benchmark client and the server tokenising the prompts apart: InferenceX's client on an SGLang image with transformers 5 (v0.5.10 on) and a DeepSeek-R1/V3 tokenizer decoded its random prompts with transformers 5's rebuilt LlamaTokenizerFast, which the server re-tokenises into 5.03x as many tokens (InferenceX PR #937; validate's aiconfigurator reader marks the rows) (off: the server sees the lengths the client recorded)", true,
+		func(s *Scenario, on bool) { s.Serving.ClientTokens = !on }},
 	"front-end": {"the API server: requests tokenised one at a time (serve.TokenizeTime per prompt token) before the engine sees them; runtime.tokenize_us_per_token (off: each request reaches the engine at its send)", true,
 		func(s *Scenario, on bool) {
 			t := 0.0
@@ -124,7 +139,7 @@ var mechanisms = map[string]mechanism{
 			q.FP8.Compute, q.FP8Block.Compute, q.FP4.Compute = c.FP8, c.FP8Block, c.FP4
 			s.Config.Efficiency = e
 		}},
-	"graph-padding": {"SGLang's CUDA-graph padding: a decode batch below the capture size runs the graph of the next captured batch size (serve.CaptureBatches; off: each decode step priced at its own size)", true,
+	"graph-padding": {"the engine's CUDA-graph padding: a decode batch below the capture size runs the graph of the next captured batch size (serve.CaptureBatches: SGLang's capture list, vLLM's cudagraph_capture_sizes; off: each decode step priced at its own size)", true,
 		func(s *Scenario, on bool) {
 			s.Config.CaptureBatches = nil
 			if on {

@@ -18,7 +18,8 @@ import (
 
 // TestGraphMechanisms: an SGLang scenario gets SGLang's CUDA-graph capture
 // list and eager prefill steps, each of which --without turns off and
-// --with back on; a vLLM scenario gets neither.
+// --with back on; a vLLM scenario gets its capture list (graph-padding)
+// and no eager prefill.
 func TestGraphMechanisms(t *testing.T) {
 	data, err := os.ReadFile("deepseek-v3-fp8-h200-tp8.toml")
 	require.NoError(t, err)
@@ -35,9 +36,13 @@ func TestGraphMechanisms(t *testing.T) {
 			}
 			s, err := Parse("x.toml", body)
 			require.NoError(t, err)
-			assert.Equal(t, tc.on, len(s.Config.CaptureBatches) > 0, "capture list")
+			assert.NotEmpty(t, s.Config.CaptureBatches, "capture list")
 			assert.Equal(t, tc.on, s.Config.EagerPrefill, "eager prefill")
 			if !tc.on {
+				require.NoError(t, s.SetMechanism("graph-padding", false))
+				assert.Empty(t, s.Config.CaptureBatches)
+				require.NoError(t, s.SetMechanism("graph-padding", true))
+				assert.Equal(t, []int{1, 2, 4, 8}, s.Config.CaptureBatches[:4], "vLLM's default list")
 				return
 			}
 			assert.Equal(t, 1, s.Config.CaptureBatches[0])
@@ -311,4 +316,39 @@ func vllmScenario(t *testing.T) (*Scenario, []byte) {
 	s, err := Parse("x.toml", data)
 	require.NoError(t, err)
 	return s, data
+}
+
+// TestSpeculativeMechanism: --without speculative runs the scenario's
+// deployment with plain decoding (one token per step, no draft), --with
+// brings its [speculative] back; a scenario without one stays plain.
+func TestSpeculativeMechanism(t *testing.T) {
+	s, err := Load("deepseek-v3-fp8-h200-tp8-mtp.toml")
+	require.NoError(t, err)
+	want := s.Config.Spec
+	require.Equal(t, sim.SpecMTP, want.Method)
+	require.Greater(t, want.TokensPerStep(), 1.5)
+	on, err := s.Sim()
+	require.NoError(t, err)
+
+	require.NoError(t, s.SetMechanism("speculative", false))
+	assert.False(t, s.Config.Spec.Active())
+	assert.Equal(t, 1.0, s.Config.Spec.TokensPerStep())
+	off, err := s.Sim()
+	require.NoError(t, err)
+	p1, err := on.Step(8, 2048)
+	require.NoError(t, err)
+	p2, err := off.Step(8, 2048)
+	require.NoError(t, err)
+	assert.Greater(t, p1.Memory.Weights, p2.Memory.Weights, "the MTP layer's weights are loaded only with MTP drafting")
+	assert.Equal(t, 1.0, p2.TokensPerStep)
+	assert.Less(t, float64(p1.TPOT), float64(p2.TPOT))
+
+	require.NoError(t, s.SetMechanism("speculative", false)) // twice: still restorable
+	require.NoError(t, s.SetMechanism("speculative", true))
+	assert.Equal(t, want, s.Config.Spec)
+
+	p, err := Load("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
+	require.NoError(t, p.SetMechanism("speculative", true))
+	assert.False(t, p.Config.Spec.Active())
 }

@@ -77,6 +77,10 @@ type Scenario struct {
 	// for one aggregated instance ([parallel]).
 	Disagg *DisaggSpec
 
+	// specOff holds [speculative] while the speculative mechanism is
+	// off (mechanisms.go).
+	specOff sim.Spec
+
 	// Config is the sim configuration; sim.New(Config) has accepted it.
 	Config sim.Config
 

@@ -39,6 +39,11 @@ type Serving struct {
 	// FixedLengths sends every request at the nominal lengths whatever
 	// RangeRatio says; set only by the client-lengths mechanism.
 	FixedLengths bool
+	// ClientTokens sends the client's input lengths as its benchmark
+	// recorded them where the server is known to have tokenised the
+	// prompts into more (validate's BenchResult.ServerInputScale); set
+	// only by the client-tokenizer mechanism.
+	ClientTokens bool
 	Seed         uint64
 	// Trace is workload.trace as written: a request log whose arrivals
 	// and lengths are replayed instead of generated (the caller reads it,
@@ -102,6 +107,9 @@ type Serving struct {
 	// MaxCUDAGraphCaptureSize vLLM's runtime.max_cudagraph_capture_size
 	// (serve.Config.CUDAGraphMax); 0 = the engine's default.
 	CUDAGraphMaxBS, MaxCUDAGraphCaptureSize int
+	// CUDAGraphCaptureSizes is vLLM's runtime.cudagraph_capture_sizes
+	// (serve.Config.CUDAGraphSizes); nil = vLLM's default list.
+	CUDAGraphCaptureSizes []int
 	// CUDAGraphMode is vLLM's runtime.cudagraph_mode, canonical
 	// (cudaGraphModes); "" = FULL_AND_PIECEWISE. NoCUDAGraphMode prices
 	// every vLLM step as FULL_AND_PIECEWISE; set only by the cudagraph-mode
@@ -750,6 +758,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 		c.CUDAGraphMax = v.CUDAGraphMaxBS
 	case serve.VLLM:
 		c.CUDAGraphMax = v.MaxCUDAGraphCaptureSize
+		c.CUDAGraphSizes = v.CUDAGraphCaptureSizes
 	}
 	c.PooledDP = v.PooledDP
 	c.DecodeRecompute = v.DecodeRecompute
@@ -802,8 +811,8 @@ func (s *Scenario) ServeConfig(sm *sim.Sim, p ServePoint) (serve.Config, error) 
 		return c, s.KeyError(err)
 	}
 	c.Memory = mem
-	if v := &s.Serving; v.MaxNumSeqs == nil && !v.NoMaxRunning && mem.KVCapacity > 0 && cfg.Model != nil {
-		c.MaxNumSeqs = serve.DefaultMaxRunning(&c, cfg.Model.MaxPosition)
+	if v := &s.Serving; v.MaxNumSeqs == nil && !v.NoMaxRunning {
+		serve.SetDefaultMaxRunning(&c, cfg.Model)
 	}
 	if mem.KVCapacity > 0 {
 		if err := c.Validate(); err != nil {
@@ -822,6 +831,9 @@ func (s *Scenario) serveKeyError(err error) error {
 	key, ok := serveKeys[fe.Field]
 	if !ok {
 		return nil
+	}
+	if fe.Field == "CUDAGraphMax" && s.Serving.Engine == serve.VLLM {
+		key = "runtime.max_cudagraph_capture_size"
 	}
 	return s.keyError(key, fe.Msg, err)
 }
@@ -882,6 +894,7 @@ var serveKeys = map[string]string{
 	"PrefillScheduleInterval":      "runtime.prefill_schedule_interval",
 	"SchedulerRecvInterval":        "runtime.scheduler_recv_interval",
 	"CUDAGraphMax":                 "runtime.cuda_graph_max_bs",
+	"CUDAGraphSizes":               "runtime.cudagraph_capture_sizes",
 }
 
 // buildPartialPrefills reads vLLM's long_prefill_token_threshold,
@@ -916,6 +929,23 @@ func (s *Scenario) buildPartialPrefills(rt *rawRuntime) error {
 				s.pos(k.key), k.key, k.engine.Info().Title, v.Engine.Info().Title))
 		}
 		*k.dst = *k.val
+	}
+	if rt.CUDAGraphCaptureSizes != nil {
+		const key = "runtime.cudagraph_capture_sizes"
+		sizes := *rt.CUDAGraphCaptureSizes
+		if len(sizes) == 0 {
+			return d.errorf(key, "is empty: give the step sizes, in tokens, vLLM captures CUDA graphs for (or runtime.cuda_graphs = false)")
+		}
+		for _, n := range sizes {
+			if n < 1 || n > 1<<20 {
+				return d.errorf(key, "%d must be in [1, %d] tokens", n, 1<<20)
+			}
+		}
+		if v.Engine != serve.VLLM {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %s is vLLM's; %s has no such setting, so it is ignored",
+				s.pos(key), key, v.Engine.Info().Title))
+		}
+		v.CUDAGraphCaptureSizes = slices.Clone(sizes)
 	}
 	s.warnScheduleInterval()
 	return nil

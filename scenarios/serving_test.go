@@ -351,6 +351,80 @@ func TestCUDAGraphMaxKeys(t *testing.T) {
 	}
 }
 
+// TestCUDAGraphCaptureSizes: vLLM's runtime.cudagraph_capture_sizes (its
+// --cudagraph-capture-sizes) is the padding list and the capture limit: a
+// decode batch between two sizes is priced at the next size (vLLM pads
+// the scheduled tokens to the next captured size), one above the largest
+// eagerly, as with CUDA graphs off; the list is sorted and de-duplicated
+// as vLLM does. max_cudagraph_capture_size must equal its largest size;
+// an empty list, a size below 1 and a list on SGLang are refused or
+// warned about.
+func TestCUDAGraphCaptureSizes(t *testing.T) {
+	parse := func(body string) *Scenario {
+		t.Helper()
+		s, err := Parse("t.toml", []byte(minimal+"[runtime]\nengine = \"vllm\"\n"+body))
+		require.NoError(t, err)
+		return s
+	}
+	// step prices a decode step of n sequences at context 2048 and pad
+	// more at context 1 (vLLM's padding rows).
+	step := func(s *Scenario, n int, pad ...int) float64 {
+		t.Helper()
+		sm, err := s.Sim()
+		require.NoError(t, err)
+		seqs := make([]sim.Seq, n)
+		for i := range seqs {
+			seqs[i] = sim.Seq{Query: 1, Context: 2048}
+		}
+		for _, p := range pad {
+			for range p {
+				seqs = append(seqs, sim.Seq{Query: 1, Context: 1})
+			}
+		}
+		var r sim.BatchResult
+		require.NoError(t, sm.StepBatch(seqs, &r))
+		return float64(r.Step.Time)
+	}
+	s := parse("cudagraph_capture_sizes = [32, 8, 8]\n")
+	assert.Equal(t, []int{8, 32}, s.Config.CaptureBatches, "sorted, de-duplicated")
+	assert.Equal(t, 32, s.Config.CaptureSize, "the largest size is the limit")
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	c, err := s.ServeConfig(sm, s.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Equal(t, []int{32, 8, 8}, c.CUDAGraphSizes, "as given; serve sorts")
+
+	at20 := step(s, 20)
+	require.NoError(t, s.SetMechanism("graph-padding", false))
+	want := step(s, 20, 12)
+	assert.InDelta(t, want, at20, want*1e-9, "20 decodes run the graph of 32: 12 padding rows")
+	assert.Less(t, step(s, 20), at20, "unpadded, 20 decodes cost less")
+
+	eager := parse("cuda_graphs = false\n")
+	s = parse("cudagraph_capture_sizes = [8, 32]\n")
+	assert.InDelta(t, step(eager, 40), step(s, 40), step(s, 40)*1e-9, "above the largest size: eager")
+	graph := parse("cudagraph_capture_sizes = [8, 64]\n")
+	require.NoError(t, graph.SetMechanism("graph-padding", false))
+	assert.Greater(t, step(s, 40), step(graph, 40), "eager costs more than the graph at the same size")
+
+	s = parse("cudagraph_capture_sizes = [8, 64]\nmax_cudagraph_capture_size = 64\n")
+	assert.Equal(t, 64, s.Config.CaptureSize)
+	for _, tc := range []struct{ body, msg string }{
+		{"cudagraph_capture_sizes = [8, 64]\nmax_cudagraph_capture_size = 32\n", "runtime.max_cudagraph_capture_size"},
+		{"cudagraph_capture_sizes = []\n", "runtime.cudagraph_capture_sizes"},
+		{"cudagraph_capture_sizes = [0, 8]\n", "runtime.cudagraph_capture_sizes"},
+		{"max_num_batched_tokens = 16\nmax_num_seqs = 16\ncudagraph_capture_sizes = [32, 64]\n", "runtime.cudagraph_capture_sizes"},
+	} {
+		_, err := Parse("e.toml", []byte(minimal+"[runtime]\nengine = \"vllm\"\n"+tc.body))
+		require.Error(t, err, tc.body)
+		assert.Contains(t, err.Error(), tc.msg)
+	}
+	g, err := Parse("t.toml", []byte(minimal+"[runtime]\nengine = \"sglang\"\ncudagraph_capture_sizes = [8]\n"))
+	require.NoError(t, err)
+	require.Len(t, g.Warnings, 1)
+	assert.Contains(t, g.Warnings[0], "runtime.cudagraph_capture_sizes is vLLM's")
+}
+
 // TestCUDAGraphModeKey: vLLM's runtime.cudagraph_mode (any case, as vLLM
 // reads it) sets how steps launch their kernels: FULL_DECODE_ONLY runs
 // steps with a prefill chunk eagerly, PIECEWISE splits decode steps' graphs
@@ -537,4 +611,33 @@ func TestRangeStyleErrors(t *testing.T) {
 	ok, err := Parse("r.toml", []byte(minimal+"[workload]\nconcurrency = [4]\nrange_ratio = 1.0\nrange_style = \"below\"\n"))
 	require.NoError(t, err, "the one-sided range takes 1: fixed lengths")
 	assert.Equal(t, 1.0, ok.Serving.RangeRatio)
+}
+
+// TestPlanMaxRunningAsSimulate: plan's serving configuration
+// (serve.SimConfig) derives SGLang's max_running_requests from the KV pool
+// as simulate's (ServeConfig) does, the same figure; vLLM keeps its
+// max_num_seqs; with the sglang-max-running mechanism off simulate has no
+// limit.
+func TestPlanMaxRunningAsSimulate(t *testing.T) {
+	s, err := Parse("t.toml", []byte(minimal+"[runtime]\nengine = \"sglang\"\ngpu_memory_utilization = 0.8\n"))
+	require.NoError(t, err)
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	sim, err := s.ServeConfig(sm, s.Serving.Points()[0])
+	require.NoError(t, err)
+	plan, err := serve.SimConfig(s.Config, sm, serve.SGLang)
+	require.NoError(t, err)
+	require.Positive(t, plan.Memory.KVCapacity)
+	assert.Equal(t, serve.DefaultMaxRunning(&plan, s.Config.Model.MaxPosition), plan.MaxNumSeqs)
+	assert.Positive(t, plan.MaxNumSeqs)
+	assert.Equal(t, sim.MaxNumSeqs, plan.MaxNumSeqs, "plan and simulate derive the same limit")
+
+	v, err := serve.SimConfig(s.Config, sm, serve.VLLM)
+	require.NoError(t, err)
+	assert.Equal(t, serve.DefaultConfig(serve.VLLM, s.Config.GPU.Label, s.Config.GPU.Memory).MaxNumSeqs, v.MaxNumSeqs, "vLLM: its max_num_seqs")
+
+	require.NoError(t, s.SetMechanism("sglang-max-running", false))
+	off, err := s.ServeConfig(sm, s.Serving.Points()[0])
+	require.NoError(t, err)
+	assert.Zero(t, off.MaxNumSeqs, "off: no limit")
 }

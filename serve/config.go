@@ -312,7 +312,15 @@ type Config struct {
 	// rank); a larger step runs eagerly (CaptureSize). 0 = the engine's
 	// default for the GPU.
 	CUDAGraphMax int
-	Host         HostOverhead
+	// CUDAGraphSizes is vLLM's cudagraph_capture_sizes
+	// (--cudagraph-capture-sizes, or compilation_config's): the step sizes,
+	// in tokens, it captures CUDA graphs for; a uniform decode step pads
+	// to the smallest listed size at least as large, and the largest
+	// listed size within MaxNumBatchedTokens is the capture limit
+	// (CaptureSize, CaptureBatches). Nil = vLLM's default list. Unused by
+	// SGLang.
+	CUDAGraphSizes []int
+	Host           HostOverhead
 	// PooledDP pools the DP ranks (Memory.Groups > 1) under one
 	// scheduler with one token budget and one KV pool, the model before
 	// per-rank DP; false (the default) runs each rank as the engine's
@@ -423,6 +431,30 @@ func (c *Config) Validate() error {
 	}
 	if c.CUDAGraphMax < 0 || c.CUDAGraphMax > 1<<20 {
 		return fieldErrorf("CUDAGraphMax", "must be in [0, %d], got %d", 1<<20, c.CUDAGraphMax)
+	}
+	for _, n := range c.CUDAGraphSizes {
+		if n < 1 || n > 1<<20 {
+			return fieldErrorf("CUDAGraphSizes", "sizes must be in [1, %d] tokens, got %d", 1<<20, n)
+		}
+	}
+	if c.Engine == VLLM && len(c.CUDAGraphSizes) > 0 {
+		// The sizes as given, before vLLM rounds them to whole requests of
+		// 1 + K tokens (vllmCaptureSizes), which it does after this check.
+		plain := *c
+		plain.Spec.DraftTokens = 0
+		sizes := vllmCaptureSizes(&plain)
+		if len(sizes) == 0 {
+			return fieldErrorf("CUDAGraphSizes", "no size within max_num_batched_tokens %d, got %v (vLLM would capture no CUDA graph: turn them off instead)", c.MaxNumBatchedTokens, c.CUDAGraphSizes)
+		}
+		if len(vllmCaptureSizes(c)) == 0 {
+			return fieldErrorf("CUDAGraphSizes", "no size holds one decode of %d tokens (1 + draft tokens), got %v (vLLM refuses it)", 1+c.Spec.DraftTokens, c.CUDAGraphSizes)
+		}
+		if c.CUDAGraphMax > 0 && c.CUDAGraphMax != sizes[len(sizes)-1] {
+			// vllm/config/vllm.py @ 09f030e, _set_cudagraph_sizes: "customized
+			// max_cudagraph_capture_size ... should be consistent with the max
+			// value of cudagraph_capture_sizes" (a ValueError).
+			return fieldErrorf("CUDAGraphMax", "%d must equal the largest capture size within max_num_batched_tokens, %d (vLLM refuses both inconsistent)", c.CUDAGraphMax, sizes[len(sizes)-1])
+		}
 	}
 	if c.Engine == SGLang && c.SchedulerRecvInterval > 1 && c.Memory.Groups > 1 {
 		return fieldErrorf("SchedulerRecvInterval", "%d needs DP attention off (SGLang's SchedulerRecvSkipper asserts not enable_dp_attention), got %d DP ranks", c.SchedulerRecvInterval, c.Memory.Groups)

@@ -216,6 +216,15 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 	if err := d.Prefill.Memory.fits(maxIn); err != nil {
 		return nil, err
 	}
+	// The prefill pool admits its requests (prompt and one token) as the
+	// engine does: SGLang's by the new-token ratio, which can refuse a
+	// prompt the pool holds as blocks (sglangAdmissible). The decode
+	// pool's requests are checked as the aggregated engine's (Run).
+	pc := *e.cfg
+	pc.Memory = d.Prefill.Memory
+	if err := sglangAdmissible(&pc, cl.preqs); err != nil {
+		return nil, err
+	}
 	mk := func(p Pool, reqs []request, decode bool) *node {
 		var kv kvCache = newBlockPool(p.Memory, reqs).recovering(e.cfg.ownBlocks())
 		if shared && !e.cfg.NoPrefixCache && !decode {

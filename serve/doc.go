@@ -184,13 +184,15 @@
 // the pool holds (DefaultMaxRunning: min(tokens / 2, clamp(tokens /
 // context_len x 512, 2048, 4096)) per DP rank).
 //
-// CUDA graphs: decode steps above the engine's capture size (vLLM
-// min(2 x max_num_seqs, 512) tokens; SGLang cuda_graph_max_bs by GPU
-// memory and TP) are priced eagerly (CaptureSize, sim.Config.CaptureSize).
-// SGLang pads a smaller decode batch to the next size of its capture list
-// (CaptureBatches, sim.Config.CaptureBatches) and runs prefill and mixed
-// steps without graphs (EagerPrefill, sim.Config.EagerPrefill); vLLM's
-// padding to its capture sizes is not modelled.
+// CUDA graphs: decode steps above the engine's capture size (vLLM the
+// largest of its cudagraph_capture_sizes, by default min(2 x max_num_seqs
+// x (1 + K), 512) tokens; SGLang cuda_graph_max_bs by GPU memory and TP)
+// are priced eagerly (CaptureSize, sim.Config.CaptureSize). Both engines
+// pad a smaller decode batch to the next size of their capture list
+// (CaptureBatches, sim.Config.CaptureBatches: SGLang's batch sizes, vLLM's
+// token sizes); SGLang runs prefill and mixed steps without graphs
+// (EagerPrefill, sim.Config.EagerPrefill). vLLM's padding of mixed steps
+// to the next piecewise size is not modelled.
 //
 // # Speculative decoding
 //

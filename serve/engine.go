@@ -2,6 +2,7 @@ package serve
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -84,6 +85,10 @@ type engineRow struct {
 	// overlapPrefill: the overlap also covers steps with prefill chunks
 	// (else only decode steps hide the host work); host.go cites each.
 	overlapPrefill bool
+	// pullKV: in a disaggregation the decode instance pulls each
+	// request's KV (Disagg.Pull) rather than the prefill instance pushing
+	// it when the prefill ends.
+	pullKV bool
 }
 
 // engines is the engine table, indexed by Engine.
@@ -97,10 +102,18 @@ var engines = [...]engineRow{
 		// vLLM runs attention TP-way in each of DP groups
 		// (--data-parallel-size); it has no data-parallel attention
 		// with TP over the MLP side.
-		runs:         func(l model.Layout) bool { return !l.DPAttention },
-		scheduler:    newVLLMScheduler,
-		captureSize:  vllmCaptureSize,
-		balance:      vllmBalance,
+		runs:           func(l model.Layout) bool { return !l.DPAttention },
+		scheduler:      newVLLMScheduler,
+		captureSize:    vllmCaptureSize,
+		captureBatches: vllmCaptureBatches,
+		balance:        vllmBalance,
+		// vLLM's NixlConnector pulls the KV from the decode side
+		// (vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py:
+		// the scheduler puts the request in WAITING_FOR_REMOTE_KVS, the
+		// worker starts the read in the next step, finished_recving
+		// admits it); SGLang's KV sender pushes it when the prefill ends
+		// (python/sglang/srt/disaggregation/prefill.py).
+		pullKV:       true,
 		host:         vllmHost,
 		asyncDefault: vllmAsyncDefault,
 	},
@@ -304,15 +317,94 @@ func CaptureSize(c *Config, gpuMemory unit.Bytes, tp int) int {
 	return engines[c.Engine].captureSize(c, gpuMemory, tp)
 }
 
-// vllmCaptureSize is max_cudagraph_capture_size's default,
-// min(2 x max_num_seqs, 512) (vllm-project/vllm `vllm/config/vllm.py`,
-// set_cudagraph_sizes: "max_graph_size = min(max_num_seqs * 2, 512)").
-// --max-cudagraph-capture-size (Config.CUDAGraphMax) replaces it.
+// vllmCaptureSize is the largest of vLLM's capture sizes
+// (vllmCaptureSizes), its max_cudagraph_capture_size after
+// _set_cudagraph_sizes; 0 when it captures none.
 func vllmCaptureSize(c *Config, _ unit.Bytes, _ int) int {
-	if c.CUDAGraphMax > 0 {
-		return c.CUDAGraphMax
+	sizes := vllmCaptureSizes(c)
+	if len(sizes) == 0 {
+		return 0
 	}
-	return min(2*c.MaxNumSeqs, 512)
+	return sizes[len(sizes)-1]
+}
+
+// vllmCaptureSizes is the step sizes, in tokens, vLLM captures CUDA graphs
+// for (vllm-project/vllm `vllm/config/vllm.py` @ 09f030e,
+// _set_cudagraph_sizes): the list given (Config.CUDAGraphSizes,
+// --cudagraph-capture-sizes or compilation_config's; de-duplicated,
+// sorted, the sizes above max_num_batched_tokens dropped), else 1, 2, 4,
+// then 8 to 248 by 8 and 256 up by 16, up to max_cudagraph_capture_size:
+// --max-cudagraph-capture-size (Config.CUDAGraphMax) or by default
+// min(max_num_seqs x (1 + K drafts) x 2, 512), in both cases at most
+// max_num_batched_tokens. The list's largest is the capture limit vLLM
+// keeps ("Truncating max_cudagraph_capture_size"). With K drafts each
+// size is rounded up to a multiple of 1 + K and those then above the limit
+// dropped, [1 + K] if none is left (`vllm/config/compilation.py` @ 002284d,
+// adjust_cudagraph_sizes_for_spec_decode: a uniform decode graph holds
+// whole requests).
+func vllmCaptureSizes(c *Config) []int {
+	budget := c.MaxNumBatchedTokens
+	if budget <= 0 {
+		budget = math.MaxInt
+	}
+	var out []int
+	if len(c.CUDAGraphSizes) > 0 {
+		for _, n := range c.CUDAGraphSizes {
+			if n <= budget {
+				out = append(out, n)
+			}
+		}
+		slices.Sort(out)
+		out = slices.Compact(out)
+	} else {
+		top := c.CUDAGraphMax
+		if top <= 0 {
+			top = min(max(c.MaxNumSeqs, 0)*(1+c.Spec.DraftTokens)*2, 512)
+		}
+		top = min(top, budget)
+		for _, n := range []int{1, 2, 4} {
+			if n <= top {
+				out = append(out, n)
+			}
+		}
+		for n := 8; n <= top && n < 256; n += 8 {
+			out = append(out, n)
+		}
+		for n := 256; n <= top; n += 16 {
+			out = append(out, n)
+		}
+	}
+	q := 1 + c.Spec.DraftTokens
+	if q <= 1 || len(out) == 0 {
+		return out
+	}
+	top := out[len(out)-1]
+	var rounded []int
+	for _, n := range out {
+		if r := (n + q - 1) / q * q; r <= top && (len(rounded) == 0 || r > rounded[len(rounded)-1]) {
+			rounded = append(rounded, r)
+		}
+	}
+	if len(rounded) == 0 && q <= top {
+		rounded = []int{q}
+	}
+	return rounded
+}
+
+// vllmCaptureBatches is vLLM's capture list in sequences per rank: a
+// uniform decode step of n sequences of 1 + K tokens runs the graph of
+// the smallest captured size s >= n(1 + K) tokens (vllm/v1/worker/
+// gpu_model_runner.py pads the scheduled tokens with pad_for_cudagraph;
+// vllm/v1/cudagraph_dispatcher.py @ 009eec3 keys the full decode graphs
+// by the padded token count), s / (1 + K) sequences (vllmCaptureSizes
+// rounds the sizes to whole requests).
+func vllmCaptureBatches(c *Config, _ unit.Bytes, _ int) []int {
+	q := 1 + c.Spec.DraftTokens
+	var out []int
+	for _, s := range vllmCaptureSizes(c) {
+		out = append(out, s/q)
+	}
+	return out
 }
 
 // sglangCaptureSize is cuda_graph_max_bs's default by GPU memory and TP
@@ -346,8 +438,7 @@ func sglangCaptureSize(c *Config, gpuMemory unit.Bytes, tp int) int {
 // attention rank and ascending, that engine c.Engine captures CUDA graphs
 // for and pads a smaller decode batch up to (sim.Config.CaptureBatches),
 // with c's settings on a GPU of the given memory, tp GPUs in its
-// tensor-parallel group; nil where the engine's padding is not modelled
-// (vLLM's is not, yet).
+// tensor-parallel group; nil where the engine's padding is not modelled.
 func CaptureBatches(c *Config, gpuMemory unit.Bytes, tp int) []int {
 	if !c.Engine.valid() || engines[c.Engine].captureBatches == nil {
 		return nil
@@ -399,6 +490,12 @@ func sglangCaptureBatches(c *Config, gpuMemory unit.Bytes, tp int) []int {
 	}
 	return list
 }
+
+// PullsKV reports whether engine e's disaggregated decode instance pulls
+// each request's KV (vLLM's NixlConnector), the value of Disagg.Pull for
+// it; false for SGLang, whose prefill instance pushes it, and an unknown
+// engine.
+func PullsKV(e Engine) bool { return e.valid() && engines[e].pullKV }
 
 // EagerPrefill reports whether engine e runs steps with prefill chunks
 // without CUDA graphs (SGLang), so that sim prices their kernels' host

@@ -86,6 +86,10 @@ func TestCaptureSize(t *testing.T) {
 	}{
 		{"vllm default seqs", VLLM, 141 * GiB, 8, 1024, 0, 512},
 		{"vllm small max_num_seqs", VLLM, 141 * GiB, 8, 64, 0, 128},
+		{"vllm small max_num_seqs, 1 draft", VLLM, 141 * GiB, 8, 64, 1, 256},
+		{"vllm 100 seqs: the list stops at 200", VLLM, 141 * GiB, 8, 100, 0, 200},
+		{"vllm 200 seqs: 400 truncated to the list's 400", VLLM, 141 * GiB, 8, 200, 0, 400},
+		{"vllm 150 seqs: 300 truncated to 288", VLLM, 141 * GiB, 8, 150, 0, 288},
 		{"sglang b200", SGLang, 179 * GiB, 8, 0, 0, 512},
 		{"sglang h200 tp8", SGLang, 140 * GiB, 8, 0, 0, 512},
 		{"sglang h100 tp2", SGLang, 79 * GiB, 2, 0, 0, 256},
@@ -142,9 +146,78 @@ func TestCaptureBatches(t *testing.T) {
 			assert.Equal(t, tc.want, CaptureBatches(&c, tc.gpu, tc.tp))
 		})
 	}
-	c := DefaultConfig(VLLM, "gpu", 141*GiB)
-	assert.Nil(t, CaptureBatches(&c, 141*GiB, 8))
 	assert.Nil(t, CaptureBatches(&Config{Engine: 9}, GiB, 1), "unknown engine")
+}
+
+// TestVLLMCaptureSizes: vLLM's capture list (vllm/config/vllm.py @
+// 09f030e, _set_cudagraph_sizes): by default 1, 2, 4, 8 to 248 by 8, 256
+// up by 16, to min(2 x max_num_seqs x (1 + K), 512) and at most
+// max_num_batched_tokens; --max-cudagraph-capture-size replaces the top; a
+// given list is sorted, de-duplicated and cut at max_num_batched_tokens.
+// In sequences per rank (CaptureBatches), a decode of 1 + K tokens pads
+// to the smallest size holding its tokens.
+func TestVLLMCaptureSizes(t *testing.T) {
+	seq := func(from, to, step int) []int {
+		var out []int
+		for b := from; b <= to; b += step {
+			out = append(out, b)
+		}
+		return out
+	}
+	c := DefaultConfig(VLLM, "gpu", 141*GiB)
+	def := append(append([]int{1, 2, 4}, seq(8, 248, 8)...), seq(256, 512, 16)...)
+	assert.Equal(t, def, CaptureBatches(&c, 141*GiB, 8))
+	assert.Equal(t, 512, CaptureSize(&c, 141*GiB, 8))
+
+	c.CUDAGraphMax = 2048
+	assert.Equal(t, 2048, CaptureSize(&c, 141*GiB, 8), "--max-cudagraph-capture-size 2048 (budget %d)", c.MaxNumBatchedTokens)
+	c.MaxNumBatchedTokens = 1024
+	assert.Equal(t, 1024, CaptureSize(&c, 141*GiB, 8), "at most max_num_batched_tokens")
+	c.CUDAGraphMax = 0
+
+	c.CUDAGraphSizes = []int{64, 8, 2048, 8, 1}
+	c.Memory = Memory{KVBytesPerToken: 1, KVCapacity: 1 << 30, BlockSize: 16, Groups: 1}
+	c.Workload = Workload{Requests: 1, RequestRate: 1, Burstiness: 1, InputTokens: 1, OutputTokens: 1}
+	assert.Equal(t, []int{1, 8, 64}, CaptureBatches(&c, 141*GiB, 8), "sorted, de-duplicated, 2048 above the budget")
+	assert.Equal(t, 64, CaptureSize(&c, 141*GiB, 8))
+	require.NoError(t, c.Validate())
+	c.CUDAGraphMax = 128
+	assert.ErrorContains(t, c.Validate(), "CUDAGraphMax: 128 must equal", "max_cudagraph_capture_size must be the list's largest")
+	c.CUDAGraphMax = 64
+	require.NoError(t, c.Validate())
+	c.CUDAGraphSizes = []int{2048}
+	c.CUDAGraphMax = 0
+	assert.ErrorContains(t, c.Validate(), "CUDAGraphSizes: no size within", "no size within the budget")
+	c.CUDAGraphSizes = []int{0}
+	assert.ErrorContains(t, c.Validate(), "CUDAGraphSizes: sizes must be")
+
+	// With K drafts vLLM rounds each size up to a multiple of 1 + K and
+	// drops those then above the largest (compilation.py @ 002284d,
+	// adjust_cudagraph_sizes_for_spec_decode).
+	c.CUDAGraphSizes = []int{1, 2, 4, 8, 16, 23}
+	c.Spec.DraftTokens, c.Spec.Acceptance = 3, []float64{0.7} // 4 tokens per decode
+	assert.Equal(t, []int{1, 2, 4}, CaptureBatches(&c, 141*GiB, 8), "sizes 4, 8, 16 tokens (23 rounds to 24 > 23: dropped)")
+	assert.Equal(t, 16, CaptureSize(&c, 141*GiB, 8))
+	c.CUDAGraphMax = 23
+	require.NoError(t, c.Validate(), "max_cudagraph_capture_size is checked against the sizes as given")
+	c.CUDAGraphMax = 0
+	c.CUDAGraphSizes = []int{2, 3}
+	assert.Empty(t, CaptureBatches(&c, 141*GiB, 8), "no size holds a decode of 4 tokens")
+	assert.ErrorContains(t, c.Validate(), "no size holds one decode of 4 tokens")
+	c.CUDAGraphSizes = nil
+	c.MaxNumSeqs = 64
+	c.Spec.DraftTokens, c.Spec.Acceptance = 2, []float64{0.7} // default top min(64 x 3 x 2, 512) = 384: 3 to 384 by multiples of 3
+	b := CaptureBatches(&c, 141*GiB, 8)
+	assert.Equal(t, []int{1, 2, 3, 6, 8, 11, 14}, b[:7], "1, 2, 4, 8, 16, 24, 32, 40 rounded to 3, 6, 9, 18, 24, 33, 42")
+	assert.Equal(t, 128, b[len(b)-1], "384 / 3")
+}
+
+// TestPullsKV: vLLM's disaggregated decode instance pulls the KV
+// (NixlConnector), SGLang's prefill instance pushes it.
+func TestPullsKV(t *testing.T) {
+	assert.True(t, PullsKV(VLLM))
+	assert.False(t, PullsKV(SGLang))
+	assert.False(t, PullsKV(Engine(9)), "unknown engine")
 }
 
 // TestEagerPrefill: SGLang runs prefill and mixed batches without CUDA

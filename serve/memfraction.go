@@ -191,6 +191,17 @@ func DefaultMaxRunning(c *Config, context int) int {
 	return sglangMaxRunning(int(tokens), context) * max(m.Groups, 1)
 }
 
+// SetDefaultMaxRunning sets c.MaxNumSeqs to the limit engine c.Engine
+// derives from its KV pool (DefaultMaxRunning) for model m, whose
+// max_position_embeddings is SGLang's context_len, where c.Memory holds a
+// KV pool: what simulate (scenarios' ServeConfig) and plan (SimConfig)
+// run with when no limit is given.
+func SetDefaultMaxRunning(c *Config, m *model.Config) {
+	if m != nil && c.Memory.KVCapacity > 0 {
+		c.MaxNumSeqs = DefaultMaxRunning(c, m.MaxPosition)
+	}
+}
+
 // sglangMaxRunning is the max_running_requests SGLang derives when
 // --max-running-requests is not given, from its KV pool of tokens
 // (max_total_num_tokens) and the model's context length: min(tokens / 2,

@@ -213,7 +213,9 @@ func SimSpec(sp sim.Spec) Spec {
 // async scheduling on by default since PRs #27614/#27914, with EAGLE/MTP
 // since #31998). At its newest version vLLM admits by the whole sequence
 // (ReserveFullISLDefault) and recovers a preempted request's cached blocks
-// (RecoverPreempted), as the scenarios configure it.
+// (RecoverPreempted), as the scenarios configure it; SGLang's
+// max_running_requests is the one it derives from the KV pool
+// (SetDefaultMaxRunning).
 func SimConfig(cfg sim.Config, s *sim.Sim, e Engine) (Config, error) {
 	c := DefaultConfig(e, cfg.GPU.Label, cfg.GPU.Memory)
 	mem, err := SimMemory(cfg, s, e)
@@ -221,6 +223,7 @@ func SimConfig(cfg sim.Config, s *sim.Sim, e Engine) (Config, error) {
 		return c, err
 	}
 	c.Memory = mem
+	SetDefaultMaxRunning(&c, cfg.Model)
 	c.Spec = SimSpec(cfg.Spec)
 	c.Host = EngineHost(e)
 	c.ReserveFullISL = ReserveFullISLDefault(e, "")

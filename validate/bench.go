@@ -50,6 +50,11 @@ type BenchResult struct {
 	InputTokens, OutputTokens float64
 	RangeRatio                float64
 	RangeStyle                serve.RangeStyle
+	// ServerInputScale is how many tokens the server's tokeniser made of
+	// each token the client counted in its prompts, where the two are
+	// known to disagree (clientTokenizerMismatch); 0 where they agree.
+	// InputTokens stays the client's figure.
+	ServerInputScale float64
 
 	RequestThroughput    float64 // req/s
 	OutputThroughput     float64 // tok/s

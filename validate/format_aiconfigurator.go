@@ -187,6 +187,11 @@ func aicRow(name string, line int, col map[string]int, rec []string) (BenchResul
 			r.RangeRatio, r.RangeStyle = inferenceXRangeRatio, serve.RangeBelow
 			r.warn("the file does not record the client: InferenceX's harness (silicon_data_source names its database or export): 10 x concurrency = %d requests, lengths uniform on [int(%g L), L]",
 				r.NumPrompts, inferenceXRangeRatio)
+			if clientTokenizerMismatch(r.Backend, r.Model, l.Extra["backend_version"]) {
+				r.ServerInputScale = serverTokensPerClientToken
+				r.warn("client and server tokenise the prompts apart (SGLang on transformers 5, a DeepSeek tokenizer, InferenceX's client before its fix): the server sees %g x the client's input tokens",
+					serverTokensPerClientToken)
+			}
 		} else {
 			r.warn("the file does not record the client: 10 x concurrency = %d requests at fixed lengths assumed", r.NumPrompts)
 		}
@@ -263,4 +268,66 @@ func datedCSV(name string) bool {
 		}
 	}
 	return true
+}
+
+// serverTokensPerClientToken is the measured inflation of InferenceX's
+// random prompts when its client and an SGLang server tokenise them apart
+// (SemiAnalysisAI/InferenceX PR #937, 2026-03-24: DeepSeek-R1's
+// tokenizer under transformers 5.3.0, a 7140-token client prompt is
+// 35921 tokens on the server, 5.03x; 100 random tokens, 531).
+const serverTokensPerClientToken = 5.03
+
+// clientTokenizerMismatch reports whether an InferenceX row was measured
+// with a client that tokenised its random prompts differently from the
+// server, so the server prefilled about serverTokensPerClientToken x the
+// recorded input. Transformers 5 rebuilds LlamaTokenizerFast's
+// pre-tokenizer and decoder (Metaspace, Sequence) for tokenizers that
+// declare that class over a ByteLevel BPE (DeepSeek-R1 and V3). The SGLang
+// server restores the originals at startup (`python/sglang/srt/utils/
+// hf_transformers_utils.py` _fix_v5_tokenizer_components); InferenceX's
+// client (`utils/bench_serving/backend_request_func.py` get_tokenizer)
+// decoded its random token ids with the rebuilt decoder and counted
+// lengths with the rebuilt tokenizer, until ef01c22 (2026-03-27) copied
+// the server's fix, which applied only to a local model directory and
+// silently did nothing for a Hub id (InferenceX's scripts pass
+// $MODEL, a Hub id) until 5fe6d56 (2026-05-15, PR #1381), after every
+// row here. SGLang's images carry transformers 5 from v0.5.10 (4.57.1
+// before: sgl-project/sglang-omni PR #675, "SGLang >=0.5.10 requires
+// transformers 5.x"; InferenceX PR #937 compares a 2026-03-13 nightly on
+// 4.57.1 with one on 5.3.0; nightly tags are not matched). vLLM's
+// rows are not affected: its client takes vLLM's own get_tokenizer, as
+// the server does.
+func clientTokenizerMismatch(backend, model, version string) bool {
+	if !strings.EqualFold(strings.TrimSpace(backend), "sglang") {
+		return false
+	}
+	m := strings.ToLower(model)
+	if !strings.Contains(m, "deepseek-r1") && !strings.Contains(m, "deepseek-v3") {
+		return false
+	}
+	return sglangTransformers5(version)
+}
+
+// sglangTransformers5 reports whether SGLang version v ("0.5.10.post1")
+// is 0.5.10 or later, the releases whose image carries transformers 5.
+// Another form (a nightly tag, blank) is not taken as one.
+func sglangTransformers5(v string) bool {
+	parts := strings.SplitN(strings.TrimPrefix(strings.TrimSpace(v), "v"), ".", 4)
+	if len(parts) < 3 {
+		return false
+	}
+	var n [3]int
+	for i := range n {
+		d := parts[i]
+		j := 0
+		for j < len(d) && d[j] >= '0' && d[j] <= '9' {
+			j++
+		}
+		x, err := strconv.Atoi(d[:j])
+		if err != nil {
+			return false
+		}
+		n[i] = x
+	}
+	return n[0] > 0 || n[1] > 5 || (n[1] == 5 && n[2] >= 10)
 }

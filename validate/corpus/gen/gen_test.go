@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -338,4 +339,50 @@ func TestSameClient(t *testing.T) {
 	ok := []entry{{Name: "g/tp8"}}
 	sameClient(ok)
 	assert.Empty(t, ok[0].Exclude)
+}
+
+// TestInferenceXMTPRows holds the MTP mapping on the shipped corpus:
+// DeepSeek-R1 fp8 B200 TP 8 rows of image v0.5.9-cu130 that are not the
+// dump's config_id=87 figures (among them the eleven second figures at
+// the plain config's points, ids ..._ep1_0_250 and so on) are in the MTP
+// deployments, whose scenarios run SGLang's MTP with K = 2 at the
+// documented acceptance; the plain deployments keep none of them.
+func TestInferenceXMTPRows(t *testing.T) {
+	dir := "../aiconfigurator/"
+	const base = "b200-sxm-sglang-deepseek-r1-fp8-block-tp8-dp1-ep1"
+	read := func(name string) string {
+		b, err := os.ReadFile(dir + name)
+		require.NoError(t, err, "the committed corpus lacks it")
+		return string(b)
+	}
+	mtp := read(base+"-mtp-recv10.csv") + read(base+"-mtp-recv30.csv")
+	plain := read(base+"-recv10.csv") + read(base+"-recv30.csv") + read(base+".csv")
+	for _, n := range []int{250, 258, 265, 273, 274, 290, 292, 303, 304, 308, 312} {
+		id := fmt.Sprintf("_ep1_0_%d,", n)
+		assert.Contains(t, mtp, id)
+		assert.NotContains(t, plain, id)
+	}
+	// Their twins at the same points (the dump's figures) stay plain.
+	for _, n := range []int{249, 255, 262, 263, 269, 284, 288, 306} {
+		id := fmt.Sprintf("_ep1_0_%d,", n)
+		assert.Contains(t, plain, id)
+		assert.NotContains(t, mtp, id)
+	}
+	// Points only the MTP config ran at TP 8: conc above 64, 8k/1k above 4.
+	for _, id := range []string{"_c128_tp8_0_ep1_0_300,", "_c512_tp8_0_ep1_0_276,", "8192x1024_c8_tp8_0_ep1_0_281,"} {
+		assert.Contains(t, mtp, id)
+	}
+	assert.Equal(t, 43, strings.Count(mtp, "\n")-2, "rows (less the two headers)")
+	for _, f := range []string{base + "-mtp-recv10.toml", base + "-mtp-recv30.toml"} {
+		sc := read(f)
+		assert.Contains(t, sc, "\n[speculative]\nmethod = \"mtp\"\ndraft_tokens = 2\nacceptance = [0.85]\n", f)
+		assert.Contains(t, sc, "max_num_batched_tokens = 16384\n", f)
+		assert.Contains(t, sc, "cuda_graph_max_bs = 512\n", f)
+	}
+	assert.NotContains(t, read(base+"-recv30.toml"), "[speculative]")
+	// Qwen3.5 fp8's MTP run: the command line, no documented acceptance.
+	q := read("b200-sxm-sglang-qwen3.5-397b-a17b-fp8-block-tp4-dp1-ep1-mtp-c16.toml")
+	assert.Contains(t, q, "\n[speculative]\nmethod = \"mtp\"\ndraft_tokens = 3\n")
+	assert.NotContains(t, q, "acceptance =")
+	assert.Contains(t, q, "cuda_graph_max_bs = 16\n")
 }

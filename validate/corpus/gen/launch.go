@@ -1,6 +1,11 @@
 package main
 
-import "strings"
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
 
 // launch is the part of a server command line that moecast's scenario
 // keys express, for aiconfigurator rows whose deployment's command line is
@@ -25,11 +30,14 @@ import "strings"
 // --max-running-requests to maxSeqs, --chunked-prefill-size to
 // maxBatched, --kv-cache-dtype fp8_e4m3 to kvCache "fp8" and
 // --scheduler-recv-interval to recv (by concurrency: the scripts set it
-// from $CONC, so a deployment's rows split at C = 16). Left out:
-// --cuda-graph-max-bs (runtime.cuda_graph_max_bs exists, but every script
-// here sets $CONC or a value at or above its config's conc-end, and the
-// configs run powers of two, which SGLang captures: no row's decode step
-// changes), --max-prefill-tokens (no scenario key; where a script sets it,
+// from $CONC, so a deployment's rows split at C = 16) and --cuda-graph-max-bs
+// to graphMax (runtime.cuda_graph_max_bs: 256, 128 or 32 where the script
+// sets a number, $CONC on the Qwen3.5 and GLM-5 scripts, whose
+// deployments' rows therefore split by concurrency; every value is at or
+// above its config's conc-end or the row's concurrency, and the configs
+// run powers of two, which SGLang captures, so no row's decode step is
+// expected to change: the scenario states the script's flag). Left out:
+// --max-prefill-tokens (no scenario key; where a script sets it,
 // it equals --chunked-prefill-size; moecast keeps SGLang's default),
 // --disable-radix-cache (the rows' random prompts share nothing),
 // --max-running-requests $CONC (the GLM-5 and Qwen3.5 fp8 B300
@@ -65,7 +73,20 @@ type launch struct {
 	// maxCapture is vLLM's --max-cudagraph-capture-size
 	// (runtime.max_cudagraph_capture_size); 0 = not set.
 	maxCapture int
-	source     string // where the command line is, file @ commit
+	// graphMax is SGLang's --cuda-graph-max-bs (runtime.cuda_graph_max_bs,
+	// requests); 0 = not set (SGLang's default), graphAtConc = the script
+	// passes $CONC.
+	graphMax int
+	// spec is the speculative decoding the command line runs
+	// (speculative.method; "" = none) with draftTokens drafts per step
+	// (speculative.draft_tokens) and acceptance, the per-position
+	// acceptance moecast documents for that draft (speculative.acceptance;
+	// 0 = none documented: the scenario leaves it out and says so when it
+	// loads).
+	spec        string
+	draftTokens int
+	acceptance  float64
+	source      string // where the command line is, file @ commit
 }
 
 // recvAt is the --scheduler-recv-interval the script sets at concurrency
@@ -77,6 +98,33 @@ func (l launch) recvAt(c int) int {
 	return l.recv[0]
 }
 
+// graphAtConc is launch.graphMax for a script that passes the benchmark's
+// concurrency (`CUDA_GRAPH_MAX_BATCH_SIZE=$CONC`, `--cuda-graph-max-bs $CONC`).
+const graphAtConc = -1
+
+// graphMaxAt is the --cuda-graph-max-bs the script sets at concurrency c;
+// 0 = not set.
+func (l launch) graphMaxAt(c int) int {
+	if l.graphMax == graphAtConc {
+		return c
+	}
+	return l.graphMax
+}
+
+// variant names the script's command line at concurrency c among those it
+// runs by concurrency ("" when it runs one): "cN" where a flag takes $CONC
+// itself, else "recvN" where --scheduler-recv-interval splits at C = 16.
+// A deployment's rows split by it.
+func (l launch) variant(c int) string {
+	switch {
+	case l.graphMax == graphAtConc:
+		return fmt.Sprintf("c%d", c)
+	case l.recv[0] != l.recv[1]:
+		return fmt.Sprintf("recv%d", l.recvAt(c))
+	}
+	return ""
+}
+
 // inferenceXLaunch matches a row by its model_path, precision, system,
 // tp_size (0 = any), concurrency (at most maxConc, the config's conc-end
 // in nvidia-master.yaml; 0 = any: rows beyond it were not run by that
@@ -85,105 +133,143 @@ func (l launch) recvAt(c int) int {
 // (image ""), by their backend and the date their source says they were
 // measured (measured=DATE...), the image being the one InferenceX's
 // workflow ran on that date.
+//
+// An entry with specRun is the command line of a speculative-decoding
+// config that ran with the same image as a plain one: it takes only the
+// rows that are not a run of a config InferenceX's database dump lists
+// (dumpRun, see dumpRuns), and comes before the plain entry.
 type inferenceXLaunch struct {
 	model, precision, system, image string
 	tp, maxConc                     int
 	backend, measured               string
+	specRun                         bool
 	launch
 }
 
 var inferenceXLaunches = []inferenceXLaunch{
+	// SGLang with MTP. InferenceX ran two DeepSeek-R1 fp8 B200 configs
+	// with image v0.5.9-cu130 from 12ba0ae (2026-03-25), the day of the
+	// rows: dsr1-fp8-b200-sglang (TP 8: 1k/1k and 1k/8k at conc 4-64, 8k/1k
+	// at conc 4 only; TP 4 8k/1k conc 4-32) and dsr1-fp8-b200-sglang-mtp
+	// (TP 8, every length, conc 4-512, spec-decoding: mtp). The database
+	// dump's config_id=87 holds exactly the first's TP 8 points (eleven,
+	// each with its figures), so a TP 8 row whose figures are not a dump
+	// row's is the MTP config's run: the second figures at the eleven
+	// shared points, and every TP 8 point beyond conc 64 or at 8k/1k above
+	// conc 4, which only the MTP config ran (specRunOf).
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 8, 512, "", "", true, launch{
+		name: "inferencex-v0.5.9-mtp", kvCache: "fp8", gmu: 0.82, maxSeqs: 512, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 512,
+		spec: "mtp", draftTokens: 2, acceptance: mtpAcceptanceDeepSeekV3,
+		source: "SemiAnalysisAI/InferenceX @ 12ba0ae benchmarks/single_node/dsr1_fp8_b200_mtp.sh, TP 8 " +
+			"(config dsr1-fp8-b200-sglang-mtp, conc 4-512; --speculative-algorithm EAGLE --speculative-num-steps 2 --speculative-eagle-topk 1 " +
+			"--speculative-num-draft-tokens 3 with no draft model path, so SGLang drafts with the checkpoint's own NextN (MTP) layer: K = 2; " +
+			"SGLANG_ENABLE_SPEC_V2=1; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 16384 --max-prefill-tokens 16384 " +
+			"--max-running-requests 512 --cuda-graph-max-bs 512 --scheduler-recv-interval 10, 30 from C = 16; the commit that set image v0.5.9-cu130, " +
+			"script unchanged from 64c20b6 until 626932a)"}},
+	// Qwen3.5 fp8 B200 with image v0.5.9-cu130 (no -amd64): only
+	// qwen3.5-fp8-b200-sglang-mtp ran it (added at 35d4bb3, 2026-03-20
+	// 22:08 UTC, the rows' measured time; the plain config ran
+	// v0.5.9-cu129-amd64, then v0.5.9-cu130-amd64). The MTP acceptance of
+	// Qwen3.5's MTP layer is not documented: left out.
+	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 4, 256, "", "", true, launch{
+		name: "inferencex-v0.5.9-mtp", kvCache: "fp8", gmu: 0.8, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
+		spec: "mtp", draftTokens: 3,
+		source: "SemiAnalysisAI/InferenceX @ 35d4bb3 benchmarks/single_node/qwen3.5_fp8_b200_mtp.sh, TP 4 " +
+			"(config qwen3.5-fp8-b200-sglang-mtp, conc 4-256; --speculative-algorithm EAGLE --speculative-num-steps 3 --speculative-eagle-topk 1 " +
+			"--speculative-num-draft-tokens 4 with no draft model path (the checkpoint's MTP layer): K = 3; --kv-cache-dtype fp8_e4m3 " +
+			"--mem-fraction-static 0.8 --chunked-prefill-size 32768 --max-prefill-tokens 32768 --max-running-requests $CONC --cuda-graph-max-bs $CONC " +
+			"--scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image; next change 626932a)"}},
 	// SGLang. Each script is the one in force on the rows' measured date
 	// with the image they name (nvidia-master.yaml at the commit cited).
-	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-20260402-d7256eb6", 0, 128, "", "", launch{
-		name: "inferencex-nightly-20260402", kvCache: "fp8", gmu: 0.85, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-20260402-d7256eb6", 0, 128, "", "", false, launch{
+		name: "inferencex-nightly-20260402", kvCache: "fp8", gmu: 0.85, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 48d35c4 benchmarks/single_node/qwen3.5_fp4_b200.sh " +
 			"(--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that set the image; next change 9189c18)"}},
-	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 128, "", "", launch{
-		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.8, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 128, "", "", false, launch{
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.8, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 8acbd08 benchmarks/single_node/qwen3.5_fp4_b300.sh " +
 			"(--kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.8 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that added it with this image; next change 4f63034)"}},
-	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 8, 64, "", "", launch{
-		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 8, 64, "", "", false, launch{
+		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128,
 		source: "SemiAnalysisAI/InferenceX @ 64c20b6 benchmarks/single_node/dsr1_fp8_b200.sh, TP 8 " +
 			"(config conc 4-64; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs 128 --scheduler-recv-interval 10, 30 from C = 16; image v0.5.9-cu130 from 12ba0ae, script unchanged until 626932a)"}},
-	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 4, 32, "", "", launch{
-		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10},
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 4, 32, "", "", false, launch{
+		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10}, graphMax: 32,
 		source: "SemiAnalysisAI/InferenceX @ 64c20b6 benchmarks/single_node/dsr1_fp8_b200.sh, TP 4 " +
 			"(config 8k/1k conc 4-32; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.95 --chunked-prefill-size 8192 --max-running-requests 32 " +
 			"--cuda-graph-max-bs 32 --scheduler-recv-interval 10; image v0.5.9-cu130 from 12ba0ae, script unchanged until 626932a)"}},
-	{"deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 0, 128, "", "", launch{
-		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30},
+	{"deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130", 0, 128, "", "", false, launch{
+		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 256,
 		source: "SemiAnalysisAI/InferenceX @ 12ba0ae benchmarks/single_node/dsr1_fp4_b200.sh, TP 4 EP 4 and TP 8 EP 8 " +
 			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 16384 --max-running-requests 256 " +
 			"--cuda-graph-max-bs 256 --scheduler-recv-interval 10, 30 from C = 16; the commit that set image v0.5.9-cu130, whose run the rows are; next change 626932a)"}},
-	{"Qwen/Qwen3.5-397B-A17B", "bf16", "b200_sxm", "lmsysorg/sglang:nightly-dev-20260216-d3bae71e", 8, 64, "", "", launch{
-		name: "inferencex-nightly-20260216", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+	{"Qwen/Qwen3.5-397B-A17B", "bf16", "b200_sxm", "lmsysorg/sglang:nightly-dev-20260216-d3bae71e", 8, 64, "", "", false, launch{
+		name: "inferencex-nightly-20260216", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 9dc87a6 benchmarks/single_node/qwen3.5_bf16_b200.sh, TP 8 " +
 			"(config conc 4-64; --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the rows measured 2026-02-20T05:32:44 are this commit's run; same flags until 626932a)"}},
-	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu129-amd64", 0, 64, "", "", launch{
-		name: "inferencex-v0.5.9-cu129", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu129-amd64", 0, 64, "", "", false, launch{
+		name: "inferencex-v0.5.9-cu129", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ efd49e5 benchmarks/single_node/qwen3.5_fp8_b200.sh " +
 			"(config TP 4 EP 4 and TP 8, conc 4-64; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image; next change 6a5dad4)"}},
-	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130-amd64", 0, 128, "", "", launch{
-		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.9-cu130-amd64", 0, 128, "", "", false, launch{
+		name: "inferencex-v0.5.9", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 6a5dad4 benchmarks/single_node/qwen3.5_fp8_b200.sh " +
 			"(config TP 8 conc 4-16, TP 4 EP 4 conc 16-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the rows measured 2026-03-24T00:52:21 are this commit's run; next change 626932a)"}},
-	{"zhipuai/GLM-5", "fp8", "b200_sxm", "lmsysorg/sglang:nightly-dev-cu13-20260317-1eea7448", 8, 128, "", "", launch{
-		name: "inferencex-nightly-20260317", kvCache: "fp8", gmu: 0.85, maxBatched: 32768,
+	{"zhipuai/GLM-5", "fp8", "b200_sxm", "lmsysorg/sglang:nightly-dev-cu13-20260317-1eea7448", 8, 128, "", "", false, launch{
+		name: "inferencex-nightly-20260317", kvCache: "fp8", gmu: 0.85, maxBatched: 32768, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 13930ca benchmarks/single_node/glm5_fp8_b200.sh, TP 8 " +
 			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 32768 --max-prefill-tokens 32768 " +
 			"--max-running-requests $CONC --cuda-graph-max-bs $CONC, no --scheduler-recv-interval; the rows measured 2026-03-20T17:45:25 are this commit's run)"}},
-	{"zhipuai/GLM-5", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-cu13-20260328-a27651d5", 8, 64, "", "", launch{
-		name: "inferencex-nightly-20260328", gmu: 0.80, maxBatched: 131072,
+	{"zhipuai/GLM-5", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-cu13-20260328-a27651d5", 8, 64, "", "", false, launch{
+		name: "inferencex-nightly-20260328", gmu: 0.80, maxBatched: 131072, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ d43805f benchmarks/single_node/glm5_nvfp4_b200.sh, TP 8 " +
 			"(config conc 4-64; --mem-fraction-static 0.80 --chunked-prefill-size 131072 --max-running-requests $CONC --cuda-graph-max-bs $CONC, " +
 			"no --kv-cache-dtype, no --scheduler-recv-interval; the commit that added the config with this image, 2026-03-28, rows measured 2026-03-29; renamed glm5_fp4_b200.sh at 800f57a)"}},
-	{"deepseek-ai/DeepSeek-R1", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 8, 64, "", "", launch{
-		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 8, 64, "", "", false, launch{
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128,
 		source: "SemiAnalysisAI/InferenceX @ 5b302f1 benchmarks/single_node/dsr1_fp8_b300.sh, TP 8 " +
 			"(config conc 4-64; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs 128 --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image)"}},
-	{"deepseek-ai/DeepSeek-R1", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 4, 32, "", "", launch{
-		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10},
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 4, 32, "", "", false, launch{
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10}, graphMax: 32,
 		source: "SemiAnalysisAI/InferenceX @ 5b302f1 benchmarks/single_node/dsr1_fp8_b300.sh, TP 4 " +
 			"(config 8k/1k conc 4-32; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.95 --chunked-prefill-size 8192 --max-running-requests 32 " +
 			"--cuda-graph-max-bs 32 --scheduler-recv-interval 10; the commit that added the config with this image)"}},
-	{"deepseek-ai/DeepSeek-R1", "fp4", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 128, "", "", launch{
-		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30},
+	{"deepseek-ai/DeepSeek-R1", "fp4", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 128, "", "", false, launch{
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 256,
 		source: "SemiAnalysisAI/InferenceX @ 9ebeafb benchmarks/single_node/dsr1_fp4_b300.sh, TP 4 EP 4 and TP 8 EP 8 " +
 			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 16384 --max-running-requests 256 " +
 			"--cuda-graph-max-bs 256 --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image)"}},
-	{"Qwen/Qwen3.5-397B-A17B", "bf16", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 64, "", "", launch{
-		name: "inferencex-v0.5.10.post1", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30},
+	{"Qwen/Qwen3.5-397B-A17B", "bf16", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 0, 64, "", "", false, launch{
+		name: "inferencex-v0.5.10.post1", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ 32274d6 benchmarks/single_node/qwen3.5_bf16_b300.sh, TP 4 and TP 8 " +
 			"(config conc 4-64; --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image, as 77c8b96 before it)"}},
-	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 4, 256, "", "", launch{
-		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.8, maxBatched: 16384, recv: [2]int{10, 10},
+	{"Qwen/Qwen3.5-397B-A17B", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 4, 256, "", "", false, launch{
+		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.8, maxBatched: 16384, recv: [2]int{10, 10}, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ c0f62a2 benchmarks/single_node/qwen3.5_fp8_b300.sh, TP 4 " +
 			"(config conc 4-256; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.8 --chunked-prefill-size 16384 --max-prefill-tokens 16384 " +
 			"--max-running-requests $CONC --cuda-graph-max-bs $CONC --scheduler-recv-interval 10; the commit that added the config with this image)"}},
 	// vLLM.
-	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.17.0-cu130", 0, 0, "", "", launch{
+	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.17.0-cu130", 0, 0, "", "", false, launch{
 		name: "inferencex-v0.17.0", gmu: 0.95,
 		source: "SemiAnalysisAI/InferenceX @ 626932a benchmarks/single_node/minimaxm2.5_fp8_b200.sh " +
 			"(--gpu-memory-utilization 0.95 --block-size=32 --no-enable-prefix-caching; image v0.17.0-cu130 until bddbf40)"}},
-	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", launch{
+	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", false, launch{
 		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
 		source: "SemiAnalysisAI/InferenceX @ bddbf40 benchmarks/single_node/minimaxm2.5_fp8_b200.sh " +
 			"(--gpu-memory-utilization 0.90 --block-size=32 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 --max-num-batched-tokens 2xISL; the commit that moved the image to v0.19.0-cu130)"}},
-	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b300_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", launch{
+	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b300_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", false, launch{
 		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
 		source: "SemiAnalysisAI/InferenceX @ 0c2467c benchmarks/single_node/minimaxm2.5_fp8_b300.sh " +
 			"(--gpu-memory-utilization 0.90 --block-size=32 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 --max-num-batched-tokens 2xISL)"}},
-	{"MiniMaxAI/MiniMax-M2.5", "fp8", "h100_sxm", "vllm/vllm-openai:v0.18.0", 0, 0, "", "", launch{
+	{"MiniMaxAI/MiniMax-M2.5", "fp8", "h100_sxm", "vllm/vllm-openai:v0.18.0", 0, 0, "", "", false, launch{
 		name: "inferencex-v0.18.0", gmu: 0.90, maxSeqs: 256, cudagraphMode: "PIECEWISE",
 		source: "SemiAnalysisAI/InferenceX @ 1d5cae1 benchmarks/single_node/minimaxm2.5_fp8_h100.sh " +
 			"(--gpu-memory-utilization 0.90 --max-num-seqs 256 --compilation-config '{\"cudagraph_mode\":\"PIECEWISE\"}'; the commit that moved the image to v0.18.0)"}},
@@ -194,17 +280,17 @@ var inferenceXLaunches = []inferenceXLaunch{
 	// (launch_b200-nvd.sh, launch_b200-tg.sh) run the _docker.sh scripts
 	// (b200-nb and b200-nv run _slurm.sh scripts, which no 70b vLLM B200
 	// script is).
-	{"meta-llama/Llama-3.1-70B", "fp8", "b200_sxm", "", 0, 0, "vllm", "2025-10-29", launch{
+	{"meta-llama/Llama-3.1-70B", "fp8", "b200_sxm", "", 0, 0, "vllm", "2025-10-29", false, launch{
 		name: "inferencex-v0.10.2", kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY",
 		source: "SemiAnalysisAI/InferenceX @ 2582bce^ benchmarks/70b_fp8_b200_docker.sh " +
 			"(kv-cache-dtype fp8, --compilation-config cudagraph_mode FULL_DECODE_ONLY with splitting_ops [], FlashInfer all-reduce " +
 			"and attention fusion, --gpu-memory-utilization 0.9 --max-num-seqs 512, max-num-batched-tokens 8192, async scheduling; image v0.10.2)"}},
-	{"meta-llama/Llama-3.1-70B", "fp4", "b200_sxm", "", 0, 0, "vllm", "2025-10-29", launch{
+	{"meta-llama/Llama-3.1-70B", "fp4", "b200_sxm", "", 0, 0, "vllm", "2025-10-29", false, launch{
 		name: "inferencex-v0.10.2", kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY",
 		source: "SemiAnalysisAI/InferenceX @ 2582bce^ benchmarks/70b_fp4_b200_docker.sh " +
 			"(kv-cache-dtype fp8, --compilation-config cudagraph_mode FULL_DECODE_ONLY with splitting_ops [], FlashInfer all-reduce " +
 			"and attention fusion, --gpu-memory-utilization 0.9 --max-num-seqs 512, max-num-batched-tokens 8192, async scheduling; image v0.10.2)"}},
-	{"meta-llama/Llama-3.1-70B", "fp8", "h100_sxm", "", 0, 0, "vllm", "2025-10-29", launch{
+	{"meta-llama/Llama-3.1-70B", "fp8", "h100_sxm", "", 0, 0, "vllm", "2025-10-29", false, launch{
 		name: "inferencex-v0.10.2", kvCache: "fp8", gmu: 0.9, cudagraphMode: "PIECEWISE",
 		source: "SemiAnalysisAI/InferenceX @ 2582bce^ benchmarks/70b_fp8_h100_docker.sh and 70b_fp8_h100_slurm.sh " +
 			"(kv-cache-dtype fp8, --gpu-memory-utilization 0.9, max-num-batched-tokens 8192, async scheduling, --max-num-seqs $CONC " +
@@ -212,18 +298,35 @@ var inferenceXLaunches = []inferenceXLaunch{
 			"FULL_AND_PIECEWISE only from vllm-project/vllm#25444, after it; image v0.10.2)"}},
 }
 
+// mtpAcceptanceDeepSeekV3 is the acceptance of DeepSeek-V3's MTP draft
+// that moecast documents (scenarios/deepseek-v3-fp8-h200-tp8-mtp.toml: the
+// DeepSeek-V3 technical report, arXiv 2412.19437 §5.4.3, 85-90% for the
+// second token), used at every draft position. It is measured on natural
+// text; the acceptance on InferenceX's random-token prompts (chat template
+// on, the model's own continuation) is not published.
+const mtpAcceptanceDeepSeekV3 = 0.85
+
 // launchOf is the InferenceX command line of a row, if the table holds
 // it: the row's model_path, precision, system, tp_size, concurrency and an image named
 // in its silicon_data_source ("...; vllm/vllm-openai:TAG" or
 // "image=...:TAG"; the tag is matched whole), or, for an entry without an
-// image, the row's backend and measured date ("measured=DATE...").
+// image, the row's backend and measured date ("measured=DATE..."). It
+// takes the row as a run of a config the database dump lists (no
+// speculative-decoding entry): launchOfRun says which.
 func launchOf(backend, model, precision, system string, tp, conc int, source string) (launch, bool) {
+	return launchOfRun(backend, model, precision, system, tp, conc, source, true)
+}
+
+// launchOfRun is launchOf for a row that is (dumpRun) or is not a run of
+// a config InferenceX's database dump lists: entries with specRun take
+// only the latter.
+func launchOfRun(backend, model, precision, system string, tp, conc int, source string, dumpRun bool) (launch, bool) {
 	if model == "deepseek-ai/DeepSeek-V3" && strings.HasPrefix(source, "db-dump/") {
 		model = "deepseek-ai/DeepSeek-R1" // InferenceX's dsr1 configs, listed as DeepSeek-V3
 	}
 	for _, l := range inferenceXLaunches {
 		if l.model != model || l.precision != precision || l.system != system || (l.tp != 0 && l.tp != tp) ||
-			(l.maxConc != 0 && conc > l.maxConc) || (l.backend != "" && l.backend != backend) {
+			(l.maxConc != 0 && conc > l.maxConc) || (l.backend != "" && l.backend != backend) || (l.specRun && dumpRun) {
 			continue
 		}
 		for _, f := range strings.Split(source, ";") {
@@ -240,4 +343,70 @@ func launchOf(backend, model, precision, system string, tp, conc int, source str
 		}
 	}
 	return launch{}, false
+}
+
+// imageOf is the container image a silicon_data_source names ("...;
+// lmsysorg/sglang:TAG" in the database dump, "image=...:TAG" in the CSV
+// exports); "" when it names none.
+func imageOf(source string) string {
+	for _, f := range strings.Split(source, ";") {
+		f = strings.TrimPrefix(strings.TrimSpace(f), "image=")
+		if strings.Contains(f, "/") && strings.Contains(f, ":") && !strings.Contains(f, "=") {
+			return f
+		}
+	}
+	return ""
+}
+
+// dumpRuns indexes the figures of the rows of InferenceX's database dump
+// (silicon_data_source "db-dump/...") by setup: model (DeepSeek-V3 read
+// as DeepSeek-R1, as launchOf does), precision, system, backend, layout,
+// lengths, concurrency and image.
+type dumpRuns map[string][][2]float64
+
+// runSetup is the key of a row's setup in dumpRuns.
+func runSetup(get func(string) string) string {
+	model := get("model_path")
+	if model == "deepseek-ai/DeepSeek-V3" && strings.HasPrefix(get("silicon_data_source"), "db-dump/") {
+		model = "deepseek-ai/DeepSeek-R1"
+	}
+	return strings.Join([]string{model, get("precision"), get("system"), get("backend"), get("mode"), get("tp_size"),
+		get("attention_dp_size"), get("moe_ep_size"), get("isl"), get("osl"), get("batch_size"), imageOf(get("silicon_data_source"))}, "|")
+}
+
+// add records a row if it is the dump's.
+func (d dumpRuns) add(get func(string) string) {
+	if !strings.HasPrefix(get("silicon_data_source"), "db-dump/") {
+		return
+	}
+	tpot, e1 := strconv.ParseFloat(get("silicon_tpot_ms"), 64)
+	ttft, e2 := strconv.ParseFloat(get("silicon_ttft_ms"), 64)
+	if e1 != nil || e2 != nil {
+		return
+	}
+	k := runSetup(get)
+	d[k] = append(d[k], [2]float64{tpot, ttft})
+}
+
+// dumpRun reports whether a row is a run of a config the database dump
+// lists: a dump row itself, or a row of the same setup whose TPOT and
+// TTFT are both within 0.01 ms of a dump row's (the same measurement in
+// a CSV export). InferenceX's dump lists no speculative-decoding run of
+// the deployments that have a specRun entry (see inferenceXLaunches), so
+// a row that is not a dump run there is the speculative config's.
+func (d dumpRuns) dumpRun(get func(string) string) bool {
+	if strings.HasPrefix(get("silicon_data_source"), "db-dump/") {
+		return true
+	}
+	tpot, e1 := strconv.ParseFloat(get("silicon_tpot_ms"), 64)
+	ttft, e2 := strconv.ParseFloat(get("silicon_ttft_ms"), 64)
+	if e1 != nil || e2 != nil {
+		return false
+	}
+	for _, f := range d[runSetup(get)] {
+		if math.Abs(f[0]-tpot) <= 0.01 && math.Abs(f[1]-ttft) <= 0.01 {
+			return true
+		}
+	}
+	return false
 }

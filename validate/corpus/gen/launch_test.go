@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestLaunchOf: a row takes the InferenceX command line of its model,
@@ -37,12 +38,12 @@ func TestLaunchOf(t *testing.T) {
 		{"tag matched whole", mm, "fp8", "b200_sxm", "image=vllm/vllm-openai:v0.19.0-cu1300", 0, launch{}, false},
 		{"SGLang DeepSeek-R1 TP8", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm",
 			"db-dump/2026-04-27; config_id=1; silicon_concurrency=4; measured=2026-03-25T00:00:00.000Z; lmsysorg/sglang:v0.5.9-cu130", 8,
-			launch{kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}}, true},
+			launch{kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128}, true},
 		{"SGLang DeepSeek-R1 TP4", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "image=lmsysorg/sglang:v0.5.9-cu130", 4,
-			launch{kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10}}, true},
+			launch{kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10}, graphMax: 32}, true},
 		{"SGLang DeepSeek-R1 TP2: no script", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "image=lmsysorg/sglang:v0.5.9-cu130", 2, launch{}, false},
 		{"SGLang Qwen3.5 fp4 B300", "Qwen/Qwen3.5-397B-A17B", "fp4", "b300_sxm", "x; lmsysorg/sglang:v0.5.10.post1-cu130", 4,
-			launch{kvCache: "fp8", gmu: 0.8, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}}, true},
+			launch{kvCache: "fp8", gmu: 0.8, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc}, true},
 		{"Llama-3.1-70B fp8 B200, measured 2025-10-29: v0.10.2, FULL_DECODE_ONLY", llama, "fp8", "b200_sxm", llamaSrc, 8,
 			launch{kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY"}, true},
 		{"Llama-3.1-70B nvfp4 B200", llama, "fp4", "b200_sxm", llamaSrc, 1,
@@ -54,28 +55,28 @@ func TestLaunchOf(t *testing.T) {
 		{"SGLang DeepSeek-R1 older image", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "x; lmsysorg/sglang:v0.5.6-cu129-amd64", 8, launch{}, false},
 		{"SGLang DeepSeek-R1 fp4 B200, any TP (tp_size slips too)", "deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm",
 			"source_file=2026-03-25.csv; model=DeepSeek-R1; wip=False; image=lmsysorg/sglang:v0.5.9-cu130", 64,
-			launch{kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}}, true},
+			launch{kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 256}, true},
 		{"InferenceX db dump lists DeepSeek-R1 as DeepSeek-V3", "deepseek-ai/DeepSeek-V3", "fp8", "b200_sxm",
 			"db-dump/2026-04-27; config_id=87; silicon_concurrency=4; measured=2026-03-25T00:00:00.000Z; workflow_run_id=337; lmsysorg/sglang:v0.5.9-cu130", 8,
-			launch{kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}}, true},
+			launch{kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128}, true},
 		{"DeepSeek-V3 outside the db dump: no alias", "deepseek-ai/DeepSeek-V3", "fp8", "b200_sxm",
 			"source_file=x.csv; image=lmsysorg/sglang:v0.5.9-cu130", 8, launch{}, false},
 		{"SGLang Qwen3.5 bf16 B200 nightly", "Qwen/Qwen3.5-397B-A17B", "bf16", "b200_sxm",
 			"source_file=2026-03-25.csv; model=Qwen3.5-397B; wip=False; image=lmsysorg/sglang:nightly-dev-20260216-d3bae71e", 8,
-			launch{gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}}, true},
+			launch{gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc}, true},
 		{"SGLang Qwen3.5 fp8 B200 v0.5.9 MTP image: not the non-MTP script", "Qwen/Qwen3.5-397B-A17B", "fp8", "b200_sxm",
 			"image=lmsysorg/sglang:v0.5.9-cu130", 4, launch{}, false},
 		{"SGLang GLM-5 fp8 B200: no recv interval", "zhipuai/GLM-5", "fp8", "b200_sxm",
 			"image=lmsysorg/sglang:nightly-dev-cu13-20260317-1eea7448", 8,
-			launch{kvCache: "fp8", gmu: 0.85, maxBatched: 32768}, true},
+			launch{kvCache: "fp8", gmu: 0.85, maxBatched: 32768, graphMax: graphAtConc}, true},
 		{"SGLang GLM-5 fp8 B300 nightly: no script in force", "zhipuai/GLM-5", "fp8", "b300_sxm",
 			"image=lmsysorg/sglang:nightly-dev-cu13-20260401-b6fe0cca", 8, launch{}, false},
 		{"SGLang Qwen3.5 fp8 B300 v0.5.10.post1: recv 10 at every C", "Qwen/Qwen3.5-397B-A17B", "fp8", "b300_sxm",
 			"x; lmsysorg/sglang:v0.5.10.post1-cu130", 4,
-			launch{kvCache: "fp8", gmu: 0.8, maxBatched: 16384, recv: [2]int{10, 10}}, true},
+			launch{kvCache: "fp8", gmu: 0.8, maxBatched: 16384, recv: [2]int{10, 10}, graphMax: graphAtConc}, true},
 		{"SGLang DeepSeek-R1 fp8 B300 TP4", "deepseek-ai/DeepSeek-V3", "fp8", "b300_sxm",
 			"db-dump/2026-04-27; config_id=720; workflow_run_id=749; lmsysorg/sglang:v0.5.10.post1-cu130", 4,
-			launch{kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10}}, true},
+			launch{kvCache: "fp8", gmu: 0.95, maxSeqs: 32, maxBatched: 8192, recv: [2]int{10, 10}, graphMax: 32}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -90,6 +91,7 @@ func TestLaunchOf(t *testing.T) {
 			assert.Equal(t, tt.want.maxSeqs, got.maxSeqs)
 			assert.Equal(t, tt.want.maxBatched, got.maxBatched)
 			assert.Equal(t, tt.want.recv, got.recv)
+			assert.Equal(t, tt.want.graphMax, got.graphMax)
 			assert.Equal(t, tt.want.cudagraphMode, got.cudagraphMode)
 			assert.Equal(t, tt.want.maxCapture, got.maxCapture)
 			if ok {
@@ -134,4 +136,114 @@ func TestRecvAt(t *testing.T) {
 	got := scenarioText{name: "x", config: "c.json", gpus: 1, tp: 1, dp: 1, ep: 1, engine: "sglang", recv: 30}.String()
 	assert.Contains(t, got, "scheduler_recv_interval = 30\n")
 	assert.NotContains(t, scenarioText{name: "x", engine: "sglang"}.String(), "scheduler_recv_interval")
+}
+
+// TestLaunchOfRunMTP: a DeepSeek-R1 fp8 B200 TP 8 row with image
+// v0.5.9-cu130 takes the MTP script when it is not a run of the dump's
+// config, the plain script when it is; the MTP script runs TP 8 only and
+// up to conc 512. Qwen3.5 fp8 B200's v0.5.9-cu130 image is the MTP
+// config's alone.
+func TestLaunchOfRunMTP(t *testing.T) {
+	const r1, qwen = "deepseek-ai/DeepSeek-R1", "Qwen/Qwen3.5-397B-A17B"
+	const src = "source_file=2026-03-25.csv; model=DeepSeek-R1; measured=2026-03-25T16:34:14Z; wip=False; image=lmsysorg/sglang:v0.5.9-cu130"
+	mtp, ok := launchOfRun("sglang", r1, "fp8", "b200_sxm", 8, 4, src, false)
+	require.True(t, ok)
+	assert.Equal(t, "mtp", mtp.spec)
+	assert.Equal(t, 2, mtp.draftTokens, "--speculative-num-draft-tokens 3 counts the verified root token")
+	assert.Equal(t, 0.85, mtp.acceptance)
+	assert.Equal(t, 16384, mtp.maxBatched)
+	assert.Equal(t, 512, mtp.maxSeqs)
+	assert.Equal(t, 0.82, mtp.gmu)
+	assert.Equal(t, [2]int{10, 30}, mtp.recv)
+	assert.Contains(t, mtp.source, "@ 12ba0ae benchmarks/single_node/dsr1_fp8_b200_mtp.sh")
+
+	plain, ok := launchOfRun("sglang", r1, "fp8", "b200_sxm", 8, 4, src, true)
+	require.True(t, ok)
+	assert.Empty(t, plain.spec)
+	assert.Equal(t, 32768, plain.maxBatched)
+	assert.NotEqual(t, plain.name, mtp.name, "two command lines, two deployments")
+
+	big, ok := launchOfRun("sglang", r1, "fp8", "b200_sxm", 8, 512, src, false)
+	require.True(t, ok, "the MTP config ran conc 4-512")
+	assert.Equal(t, "mtp", big.spec)
+	_, ok = launchOfRun("sglang", r1, "fp8", "b200_sxm", 8, 1024, src, false)
+	assert.False(t, ok)
+	tp4, ok := launchOfRun("sglang", r1, "fp8", "b200_sxm", 4, 8, src, false)
+	require.True(t, ok, "MTP only supports TP=8: a TP 4 row is the plain config's")
+	assert.Empty(t, tp4.spec)
+	_, ok = launchOfRun("sglang", r1, "fp8", "b200_sxm", 8, 4, "x; image=lmsysorg/sglang:v0.5.6-cu129-amd64", false)
+	assert.False(t, ok, "another image")
+
+	q, ok := launchOfRun("sglang", qwen, "fp8", "b200_sxm", 4, 16, "measured=2026-03-20T22:08:23Z; image=lmsysorg/sglang:v0.5.9-cu130", false)
+	require.True(t, ok)
+	assert.Equal(t, "mtp", q.spec)
+	assert.Equal(t, 3, q.draftTokens)
+	assert.Zero(t, q.acceptance, "Qwen3.5's MTP acceptance is not documented")
+	q, ok = launchOfRun("sglang", qwen, "fp8", "b200_sxm", 4, 16, "measured=2026-03-24T00:52:21Z; image=lmsysorg/sglang:v0.5.9-cu130-amd64", false)
+	require.True(t, ok)
+	assert.Empty(t, q.spec, "the -amd64 image is the plain config's")
+}
+
+// TestDumpRuns: a CSV-export row with a dump row's figures (within 0.01
+// ms) at the same setup is that dump config's run; other figures, or
+// another setup, are not; DeepSeek-V3 dump rows count as DeepSeek-R1.
+func TestDumpRuns(t *testing.T) {
+	row := func(kv ...string) func(string) string {
+		m := map[string]string{"model_path": "deepseek-ai/DeepSeek-R1", "precision": "fp8", "system": "b200_sxm", "backend": "sglang",
+			"mode": "agg", "tp_size": "8", "attention_dp_size": "1", "moe_ep_size": "1", "isl": "1024", "osl": "1024", "batch_size": "4"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(c string) string { return m[c] }
+	}
+	const export = "source_file=2026-03-25.csv; image=lmsysorg/sglang:v0.5.9-cu130"
+	d := dumpRuns{}
+	d.add(row("model_path", "deepseek-ai/DeepSeek-V3", "silicon_data_source", "db-dump/2026-04-27; config_id=87; lmsysorg/sglang:v0.5.9-cu130",
+		"silicon_tpot_ms", "8.759961", "silicon_ttft_ms", "183.1796"))
+	d.add(row("silicon_data_source", export, "silicon_tpot_ms", "6.70", "silicon_ttft_ms", "206.7")) // not the dump's: not indexed
+	assert.Len(t, d, 1)
+	assert.True(t, d.dumpRun(row("silicon_data_source", export, "silicon_tpot_ms", "8.7599618", "silicon_ttft_ms", "183.1796007")))
+	assert.False(t, d.dumpRun(row("silicon_data_source", export, "silicon_tpot_ms", "6.7032488", "silicon_ttft_ms", "206.7152357")))
+	assert.False(t, d.dumpRun(row("silicon_data_source", export, "silicon_tpot_ms", "8.7599618", "silicon_ttft_ms", "190")), "both figures")
+	assert.False(t, d.dumpRun(row("silicon_data_source", export, "batch_size", "8", "silicon_tpot_ms", "8.7599618", "silicon_ttft_ms", "183.1796007")))
+	assert.False(t, d.dumpRun(row("silicon_data_source", "image=lmsysorg/sglang:v0.5.6-cu129-amd64", "silicon_tpot_ms", "8.7599618", "silicon_ttft_ms", "183.1796007")))
+	assert.True(t, d.dumpRun(row("silicon_data_source", "db-dump/x; lmsysorg/sglang:v0.5.9-cu130")), "a dump row is its own config's run")
+	assert.Equal(t, "lmsysorg/sglang:v0.5.9-cu130", imageOf("db-dump/2026-04-27; config_id=87; measured=2026-03-25T00:00:00.000Z; lmsysorg/sglang:v0.5.9-cu130"))
+	assert.Equal(t, "vllm/vllm-openai:v0.19.0-cu130", imageOf("source_file=x.csv; wip=False; image=vllm/vllm-openai:v0.19.0-cu130"))
+	assert.Empty(t, imageOf("source_file=qwen3.5-397b-gap-analysis.csv; silicon_concurrency=4"))
+}
+
+// TestScenarioTextSpeculative: a speculative command line writes
+// [speculative] with its acceptance when one is documented, without it
+// (the scenario then says what it lacks) when not.
+func TestScenarioTextSpeculative(t *testing.T) {
+	st := scenarioText{name: "x", config: "c.json", gpus: 8, tp: 8, dp: 1, ep: 1, engine: "sglang", spec: "mtp", draftTokens: 2, acceptance: []float64{0.85}}
+	assert.Contains(t, st.String(), "\n[speculative]\nmethod = \"mtp\"\ndraft_tokens = 2\nacceptance = [0.85]\n")
+	st.acceptance = nil
+	assert.Contains(t, st.String(), "\n[speculative]\nmethod = \"mtp\"\ndraft_tokens = 2\n")
+	assert.NotContains(t, st.String(), "acceptance")
+	st.spec = ""
+	assert.NotContains(t, st.String(), "[speculative]")
+}
+
+// TestGraphMaxAt: SGLang scripts' --cuda-graph-max-bs, a constant or the
+// benchmark's concurrency ($CONC), written as runtime.cuda_graph_max_bs
+// (vLLM's --max-cudagraph-capture-size is maxCapture, its own key); a
+// script passing $CONC runs one command line per concurrency (variant
+// "cN"), one setting --scheduler-recv-interval by concurrency two
+// ("recvN"), another one.
+func TestGraphMaxAt(t *testing.T) {
+	assert.Equal(t, 128, launch{graphMax: 128}.graphMaxAt(4))
+	assert.Equal(t, 16, launch{graphMax: graphAtConc}.graphMaxAt(16))
+	assert.Equal(t, 0, launch{}.graphMaxAt(16))
+	assert.Equal(t, "c8", launch{graphMax: graphAtConc, recv: [2]int{10, 30}}.variant(8))
+	assert.Equal(t, "recv30", launch{graphMax: 128, recv: [2]int{10, 30}}.variant(64))
+	assert.Equal(t, "", launch{graphMax: 32, recv: [2]int{10, 10}}.variant(8))
+
+	sg := scenarioText{name: "x", config: "c.json", gpus: 1, tp: 1, dp: 1, ep: 1, engine: "sglang", graphMax: 64}.String()
+	assert.Contains(t, sg, "cuda_graph_max_bs = 64\n")
+	vl := scenarioText{name: "x", config: "c.json", gpus: 1, tp: 1, dp: 1, ep: 1, engine: "vllm", maxCapture: 2048}.String()
+	assert.Contains(t, vl, "max_cudagraph_capture_size = 2048\n")
+	assert.NotContains(t, vl, "cuda_graph_max_bs")
+	assert.NotContains(t, scenarioText{name: "x", engine: "sglang"}.String(), "cuda_graph_max_bs")
 }

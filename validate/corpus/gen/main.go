@@ -408,9 +408,11 @@ type scenarioText struct {
 	recv                int     // runtime.scheduler_recv_interval (SGLang); 0 = the default
 	cudagraphMode       string  // runtime.cudagraph_mode (vLLM); "" = the default
 	maxCapture          int     // runtime.max_cudagraph_capture_size (vLLM); 0 = the default
+	graphMax            int     // runtime.cuda_graph_max_bs (SGLang); 0 = the default
 	spec                string  // speculative method; "" = none
 	draftTokens         int
-	customGPU           string // a [hardware.custom_gpu] body, for a GPU with no preset
+	acceptance          []float64 // speculative.acceptance; nil = left out (not documented)
+	customGPU           string    // a [hardware.custom_gpu] body, for a GPU with no preset
 	comments            []string
 	// disagg, when set, replaces [parallel] by [disagg].
 	disagg *disaggText
@@ -529,10 +531,21 @@ func (s scenarioText) String() string {
 	if s.maxCapture > 0 {
 		fmt.Fprintf(&b, "max_cudagraph_capture_size = %d\n", s.maxCapture)
 	}
+	if s.graphMax > 0 {
+		fmt.Fprintf(&b, "cuda_graph_max_bs = %d\n", s.graphMax)
+	}
 	if s.spec != "" {
-		// The acceptance is not in the result files: it is left out, so
-		// the scenario says what it lacks when it loads.
+		// The acceptance is not in the result files: without one
+		// moecast documents for the draft it is left out, so the
+		// scenario says what it lacks when it loads.
 		fmt.Fprintf(&b, "\n[speculative]\nmethod = %q\ndraft_tokens = %d\n", s.spec, s.draftTokens)
+		if len(s.acceptance) > 0 {
+			a := make([]string, len(s.acceptance))
+			for i, v := range s.acceptance {
+				a[i] = strconv.FormatFloat(v, 'f', -1, 64)
+			}
+			fmt.Fprintf(&b, "acceptance = [%s]\n", strings.Join(a, ", "))
+		}
 	}
 	return b.String()
 }
@@ -565,6 +578,7 @@ func (g *gen) aiconfigurator() error {
 		"tp_size", "pp_size", "attention_dp_size", "moe_tp_size", "moe_ep_size",
 		"prefill_num_workers", "prefill_tp_size", "prefill_attention_dp_size", "prefill_moe_ep_size",
 		"decode_num_workers", "decode_tp_size", "decode_attention_dp_size", "decode_moe_ep_size"}
+	var recs [][]string
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
@@ -573,6 +587,14 @@ func (g *gen) aiconfigurator() error {
 		if err != nil {
 			return err
 		}
+		recs = append(recs, rec)
+	}
+	getter := func(rec []string) func(string) string { return func(c string) string { return rec[col[c]] } }
+	dump := dumpRuns{}
+	for _, rec := range recs {
+		dump.add(getter(rec))
+	}
+	for _, rec := range recs {
 		var k []string
 		for _, c := range layoutCols {
 			k = append(k, rec[col[c]])
@@ -584,12 +606,13 @@ func (g *gen) aiconfigurator() error {
 		bs, _ := strconv.Atoi(rec[col["batch_size"]])
 		rdp, _ := strconv.Atoi(rec[col["attention_dp_size"]])
 		rc := bs * max(rdp, 1)
-		if l, ok := launchOf(rec[col["backend"]], rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rtp, rc, rec[col["silicon_data_source"]]); ok {
+		if l, ok := launchOfRun(rec[col["backend"]], rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rtp, rc, rec[col["silicon_data_source"]],
+			dump.dumpRun(getter(rec))); ok {
 			k = append(k, l.name)
-			// A script that sets --scheduler-recv-interval by
-			// concurrency runs two command lines.
-			if l.recv[0] != l.recv[1] {
-				k = append(k, fmt.Sprintf("recv%d", l.recvAt(rc)))
+			// A script that sets a flag by concurrency runs several
+			// command lines.
+			if v := l.variant(rc); v != "" {
+				k = append(k, v)
 			}
 		}
 		// A config whose rows of each input length ran a recipe of
@@ -662,9 +685,14 @@ func (g *gen) aiconfigurator() error {
 				get("decode_attention_dp_size"), get("decode_moe_ep_size"))
 		}
 		base := slug(get("system"), get("backend"), short, ckpt, layout)
-		if l, ok := launchOf(get("backend"), model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok && l.recv[0] != l.recv[1] {
-			// The script's two command lines, by concurrency.
-			base = slug(base, fmt.Sprintf("recv%d", l.recvAt(atoi("batch_size")*max(dp, 1))))
+		l, hasLaunch := launchOfRun(get("backend"), model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source"),
+			dump.dumpRun(get))
+		if hasLaunch && l.spec != "" {
+			base = slug(base, l.spec) // the speculative config's run
+		}
+		if v := l.variant(atoi("batch_size") * max(dp, 1)); hasLaunch && v != "" {
+			// The script's command lines, by concurrency.
+			base = slug(base, v)
 		}
 		if hasRecipe && rcp.isl != 0 {
 			base = slug(base, fmt.Sprintf("isl%d", rcp.isl)) // the config's recipe for this input length
@@ -792,14 +820,27 @@ func (g *gen) aiconfigurator() error {
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU."},
 			}
-			if l, ok := launchOf(get("backend"), model, get("precision"), get("system"), tp, atoi("batch_size")*max(dp, 1), get("silicon_data_source")); ok {
+			if hasLaunch {
 				st.kvCache, st.gmu, st.maxSeqs, st.cudagraphMode = l.kvCache, l.gmu, l.maxSeqs, l.cudagraphMode
+				st.spec, st.draftTokens = l.spec, l.draftTokens
+				if l.acceptance > 0 {
+					st.acceptance = []float64{l.acceptance}
+				}
 				st.maxCapture = l.maxCapture
 				if l.maxBatched > 0 {
 					st.maxBatched = l.maxBatched
 				}
 				st.recv = l.recvAt(atoi("batch_size") * max(dp, 1))
+				st.graphMax = l.graphMaxAt(atoi("batch_size") * max(dp, 1))
 				st.comments[1] = "Server command line: " + l.source + "; engine settings it does not set take moecast's defaults for the engine and GPU."
+				switch {
+				case l.spec != "" && l.acceptance > 0:
+					st.comments = append(st.comments, fmt.Sprintf("Speculative acceptance %g at each of the %d draft positions: the figure moecast documents for DeepSeek-V3's MTP layer "+
+						"(the DeepSeek-V3 technical report, arXiv 2412.19437 §5.4.3, on natural text); the acceptance on the rows' random-token prompts is not published, "+
+						"and this one is not fitted to them.", l.acceptance, l.draftTokens))
+				case l.spec != "":
+					st.comments = append(st.comments, "Speculative acceptance: not published for this model's MTP layer, nor in the rows; left out, so the scenario is not scored.")
+				}
 			}
 			if dpSlip > 0 {
 				st.tp, st.dp, st.ep, st.gpus, st.dpAttention = dpSlip, 1, dpSlip, dpSlip, false

@@ -7,6 +7,7 @@ import (
 
 	"github.com/moecast/moecast/plan"
 	"github.com/moecast/moecast/report/view"
+	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/serve"
 )
 
@@ -131,34 +132,12 @@ func planDisagg(pl *view.Planned, ev *servingEval) {
 // and y decode instances of dec, a closed loop at conc requests in flight.
 func (e *servingEval) evaluateDisagg(pre, dec *plan.Candidate, x, y, conc int, pl *view.Planned) view.DisaggPoint {
 	d := view.DisaggPoint{Prefill: pre, Decode: dec, X: x, Y: y, Concurrency: conc, GPUs: x*pre.GPUs() + y*dec.GPUs()}
-	p := &pl.Plan
-	engine := dec.Engine.Pick(e.engine)
-	cfg, err := serve.SimConfig(dec.Config, dec.Sim, engine)
+	cfg, err := e.disaggConfig(pre, dec, x, y, conc, &pl.Plan)
 	if err != nil {
 		d.Err = err.Error()
 		return d
 	}
-	if e.maxBatched > 0 {
-		cfg.MaxNumBatchedTokens = e.maxBatched
-	}
-	if e.maxSeqs != nil {
-		cfg.MaxNumSeqs = *e.maxSeqs
-	}
-	e.versionDefaults(&cfg, engine)
-	cfg.Seed = e.seed
-	cfg.Workload = serve.Workload{Requests: max(PlanRequestsPerSlot*conc, PlanMinRequests), MaxConcurrency: conc,
-		RequestRate: math.Inf(1), Burstiness: 1, InputTokens: max(1, p.InputTokens), OutputTokens: p.OutputTokens}
-	pmem, err := serve.SimMemory(pre.Config, pre.Sim, engine)
-	if err != nil {
-		d.Err = err.Error()
-		return d
-	}
-	pc, dcost := serve.NewSimCoster(pre.Sim), serve.NewSimCoster(dec.Sim)
-	cfg.Disagg = &serve.Disagg{
-		Prefill:         serve.Pool{Workers: x, GPUs: pre.GPUs(), Memory: pmem, Coster: pc},
-		Decode:          serve.Pool{Workers: y, GPUs: dec.GPUs(), Memory: cfg.Memory, Coster: dcost},
-		KVBytesPerToken: pmem.KVBytesPerToken, TransferBandwidth: float64(p.DisaggTransfer.BW),
-		TransferLatency: p.DisaggTransfer.Latency, Router: serve.LeastLoaded}
+	pc, dcost := cfg.Disagg.Prefill.Coster.(*serve.SimCoster), cfg.Disagg.Decode.Coster.(*serve.SimCoster)
 	res, err := serve.Run(cfg, dcost)
 	if err == nil {
 		err = pc.Err()
@@ -181,6 +160,40 @@ func (e *servingEval) evaluateDisagg(pre, dec *plan.Candidate, x, y, conc int, p
 	}
 	d.MeetsSLO = pl.SLO.Meets(&d.Metrics)
 	return d
+}
+
+// disaggConfig is the serve.Config of x prefill instances of pre and y
+// decode instances of dec at conc requests in flight: the decode
+// candidate's engine configuration as servingEval.config makes it (the
+// engine's derived defaults, the scenario's settings, the version's), the
+// pools priced by their own simulators, and the engine's KV transfer
+// (serve.PullsKV: vLLM's decode instance pulls it, as simulate runs it).
+func (e *servingEval) disaggConfig(pre, dec *plan.Candidate, x, y, conc int, p *scenarios.Plan) (serve.Config, error) {
+	engine := dec.Engine.Pick(e.engine)
+	cfg, err := serve.SimConfig(dec.Config, dec.Sim, engine)
+	if err != nil {
+		return cfg, err
+	}
+	if e.maxBatched > 0 {
+		cfg.MaxNumBatchedTokens = e.maxBatched
+	}
+	if e.maxSeqs != nil {
+		cfg.MaxNumSeqs = *e.maxSeqs
+	}
+	e.versionDefaults(&cfg, engine)
+	cfg.Seed = e.seed
+	cfg.Workload = serve.Workload{Requests: max(PlanRequestsPerSlot*conc, PlanMinRequests), MaxConcurrency: conc,
+		RequestRate: math.Inf(1), Burstiness: 1, InputTokens: max(1, p.InputTokens), OutputTokens: p.OutputTokens}
+	pmem, err := serve.SimMemory(pre.Config, pre.Sim, engine)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Disagg = &serve.Disagg{
+		Prefill:         serve.Pool{Workers: x, GPUs: pre.GPUs(), Memory: pmem, Coster: serve.NewSimCoster(pre.Sim)},
+		Decode:          serve.Pool{Workers: y, GPUs: dec.GPUs(), Memory: cfg.Memory, Coster: serve.NewSimCoster(dec.Sim)},
+		KVBytesPerToken: pmem.KVBytesPerToken, TransferBandwidth: float64(p.DisaggTransfer.BW),
+		TransferLatency: p.DisaggTransfer.Latency, Router: serve.LeastLoaded, Pull: serve.PullsKV(engine)}
+	return cfg, nil
 }
 
 func gcd(a, b int) int {

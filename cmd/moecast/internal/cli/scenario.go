@@ -58,8 +58,11 @@ follow --, as the shell split it:
 Read: the model, tensor/data/expert parallelism, DP attention, max_num_seqs
 (SGLang: max_running_requests), max_num_batched_tokens (SGLang:
 chunked_prefill_size), the KV-cache dtype, gpu_memory_utilization (SGLang:
-mem_fraction_static), CUDA graphs, the custom all-reduce, async scheduling
-(SGLang: the overlap scheduler), mixed chunks, speculative decoding. Each key
+mem_fraction_static), CUDA graphs, their mode and capture sizes (vLLM:
+--cudagraph-capture-sizes, --max-cudagraph-capture-size, --compilation-config's
+cudagraph_mode and capture sizes; SGLang: --cuda-graph-max-bs), the custom
+all-reduce, async scheduling (SGLang: the overlap scheduler), mixed chunks,
+speculative decoding. Each key
 of the scenario names the argument it came from; every argument read but not
 modelled is listed in a warning.
 

@@ -227,6 +227,13 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 	}
 	v.Requests = n
 	v.InputTokens = int(math.Round(r.InputTokens))
+	if r.ServerInputScale > 1 && !v.ClientTokens {
+		// The server saw more tokens than the client counted
+		// (validate's clientTokenizerMismatch): it prefilled these.
+		v.InputTokens = int(math.Round(r.InputTokens * r.ServerInputScale))
+		w = append(w, fmt.Sprintf("%s: the server tokenised the prompts into %g x the client's %g input tokens: %d simulated",
+			view.BenchName(r), r.ServerInputScale, r.InputTokens, v.InputTokens))
+	}
 	v.OutputTokens = int(math.Round(r.OutputTokens))
 	if err := scenarios.CheckTokens(v.InputTokens); err != nil {
 		return scenarios.ServePoint{}, nil, inputErrf("%s: input length: %v", view.BenchName(r), err)

@@ -284,6 +284,12 @@ func scoreCorpus(in corpusInput) (*view.CorpusResult, error) {
 		}
 		ents[i] = loaded{sc: sc, sim: h}
 	}
+	// Rows below their deployment's physical lower bound (validate.LowerBound).
+	for i := range jobs {
+		if ld := &ents[jobs[i].entry]; jobs[i].skip == "" && ld.skip == "" && ld.sc != nil {
+			jobs[i].skip = belowBound(ld.sc, &jobs[i].rec)
+		}
+	}
 	if maxRows > 0 {
 		n := 0
 		for i := range jobs {
@@ -364,6 +370,22 @@ func scoreCorpus(in corpusInput) (*view.CorpusResult, error) {
 		res.Baselines = append(res.Baselines, b)
 	}
 	return res, nil
+}
+
+// belowBound is validate.BelowBound for record r on scenario sc: the
+// decode pool's instance (the only one when aggregated) and the prefill
+// pool's GPUs.
+func belowBound(sc *scenarios.Scenario, r *validate.BenchResult) string {
+	in := validate.BoundInput{Decode: sc.Config, DecodeInstances: 1, PrefillGPUs: sc.Config.GPUs,
+		ISL: r.InputTokens, OSL: r.OutputTokens, TTFTms: r.Metrics["ttft"].Mean, TPOTms: r.Metrics["tpot"].Mean}
+	if d := sc.Disagg; d != nil {
+		in.Decode.Layout, in.Decode.GPUs, in.DecodeInstances = d.Decode.Layout, d.Decode.GPUs, d.Decode.Workers
+		in.PrefillGPUs = d.Prefill.GPUs
+	}
+	if r.Concurrency > 0 && math.IsInf(r.RequestRate, 1) {
+		in.Concurrency = r.Concurrency
+	}
+	return validate.BelowBound(in, validate.LowerBound(in))
 }
 
 // simHandle is the entry's simulator, shared by its rows (a sim.Sim is

@@ -12,6 +12,7 @@ import (
 
 	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
+	"github.com/moecast/moecast/validate"
 )
 
 // testCorpus writes a small corpus: one scorable entry, one skipped by
@@ -215,6 +216,35 @@ results = ["runs.jsonl"]
 		assert.Equal(t, "excluded", r.Entry)
 		assert.Nil(t, r.TTFTErrorPct)
 	}
+}
+
+// TestValidateCorpusBelowBound: a row whose mean TPOT is below the
+// decode step's physical lower bound (Qwen3-235B FP8 on 4 H100: about
+// 5.5 GB of weights per GPU each step, 1.6 ms at 3.35 TB/s) is counted,
+// not scored, with its reason and figures; the same deployment at 12 ms
+// is scored.
+func TestValidateCorpusBelowBound(t *testing.T) {
+	dir := testCorpus(t)
+	manifest, err := os.ReadFile(filepath.Join(dir, "manifest.toml"))
+	require.NoError(t, err)
+	withFast := string(manifest) + `
+[[entry]]
+name = "too-fast"
+scenario = "ok.toml"
+results = ["fast.json"]
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "manifest.toml"), []byte(withFast), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "fast.json"), []byte(`{"mean_ttft_ms": 150, "mean_tpot_ms": 1, "max_concurrency": 4, "num_prompts": 12, "completed": 12, "total_input_tokens": 3072, "total_output_tokens": 384, "duration": 3}`), 0o644))
+	code, stdout, stderr := runCLI(t, "validate", "corpus", dir, "--format", "json")
+	require.Equal(t, ExitOK, code, stderr)
+	var got view.CorpusJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+	assert.Equal(t, 3, got.Scored, "as without the too-fast entry")
+	last := got.Rows[len(got.Rows)-1]
+	assert.Equal(t, "too-fast", last.Entry)
+	assert.True(t, strings.HasPrefix(last.Skip, validate.ExcludeBelowBound), last.Skip)
+	assert.Contains(t, last.Skip, "mean TPOT 1 ms < ")
+	assert.Empty(t, got.Rows[0].Skip, "the same deployment at 12 ms")
 }
 
 // TestValidateCorpusBaselineAlwaysScored: a row with a peer's own error

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,4 +53,32 @@ func TestServingRefineVersion(t *testing.T) {
 	newest, old := tpot(""), tpot("0.12.0")
 	assert.InDelta(t, float64(serve.EngineHost(serve.VLLM).PerStep), old-newest, 0.2e-3,
 		"TPOT p99 %.3f ms at 0.12.0, %.3f ms newest", old*1e3, newest*1e3)
+}
+
+// TestBenchWorkloadServerInputScale: a result whose server tokenised the
+// prompts into more tokens (validate's ServerInputScale) is simulated at
+// the server's length, unless the client-tokenizer mechanism is off.
+func TestBenchWorkloadServerInputScale(t *testing.T) {
+	r := validate.BenchResult{Concurrency: 4, NumPrompts: 40, InputTokens: 1000, OutputTokens: 128, ServerInputScale: 5.03, RequestRate: math.Inf(1)}
+	sc, err := scenarios.Embedded(scenarios.DefaultName)
+	require.NoError(t, err)
+	_, w, err := benchWorkload(sc, r)
+	require.NoError(t, err)
+	assert.Equal(t, 5030, sc.Serving.InputTokens)
+	require.Len(t, w, 1)
+	assert.Contains(t, w[0], "5030 simulated")
+
+	sc, err = scenarios.Embedded(scenarios.DefaultName)
+	require.NoError(t, err)
+	require.NoError(t, sc.SetMechanism("client-tokenizer", false))
+	_, _, err = benchWorkload(sc, r)
+	require.NoError(t, err)
+	assert.Equal(t, 1000, sc.Serving.InputTokens, "off: the client's lengths")
+
+	r.ServerInputScale = 0
+	sc, err = scenarios.Embedded(scenarios.DefaultName)
+	require.NoError(t, err)
+	_, _, err = benchWorkload(sc, r)
+	require.NoError(t, err)
+	assert.Equal(t, 1000, sc.Serving.InputTokens, "no mismatch known")
 }
