@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/moecast/moecast/comm"
+	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
@@ -29,6 +30,11 @@ import (
 //	dp = 8
 //	dp_attention = true
 //	max_num_seqs = 256     # the pool's own --max-num-seqs (SGLang: --max-running-requests)
+//	scheduler_recv_interval = 10   # the pool's own SGLang --scheduler-recv-interval (not with DP attention)
+//	max_total_tokens = 524288      # the pool's own SGLang --max-total-tokens: KV-cache tokens per DP rank at most
+//	gpu_memory_utilization = 0.83  # the pool's own share of GPU memory (SGLang: --mem-fraction-static)
+//	max_num_batched_tokens = 16384 # the pool's own step budget (SGLang: --chunked-prefill-size)
+//	max_prefill_tokens = 32768     # the pool's own SGLang --max-prefill-tokens
 type rawDisagg struct {
 	Transfer string   `toml:"transfer"`
 	Router   string   `toml:"router"`
@@ -50,6 +56,21 @@ type rawPool struct {
 	// --max-num-seqs, SGLang's --max-running-requests), when its
 	// instances are started with another than the scenario's.
 	MaxNumSeqs *int `toml:"max_num_seqs"`
+	// SchedulerRecvInterval is the pool's runtime.scheduler_recv_interval
+	// (SGLang's --scheduler-recv-interval).
+	SchedulerRecvInterval *int `toml:"scheduler_recv_interval"`
+	// MaxTotalTokens is SGLang's --max-total-tokens of the pool's
+	// instances: the KV cache of each attention DP rank holds at most
+	// this many tokens.
+	MaxTotalTokens *int `toml:"max_total_tokens"`
+	// GPUMemoryUtilization is the pool's runtime.gpu_memory_utilization
+	// (vLLM's --gpu-memory-utilization, SGLang's --mem-fraction-static).
+	GPUMemoryUtilization *float64 `toml:"gpu_memory_utilization"`
+	// MaxNumBatchedTokens is the pool's runtime.max_num_batched_tokens
+	// (vLLM's --max-num-batched-tokens, SGLang's --chunked-prefill-size)
+	// and MaxPrefillTokens SGLang's --max-prefill-tokens.
+	MaxNumBatchedTokens *int `toml:"max_num_batched_tokens"`
+	MaxPrefillTokens    *int `toml:"max_prefill_tokens"`
 }
 
 // DisaggSpec is a scenario's [disagg]: its pools, the transfer fabric and
@@ -73,6 +94,20 @@ type PoolSpec struct {
 	// MaxNumSeqs is the pool's max_num_seqs; 0 = the scenario's
 	// (serve.Pool.MaxNumSeqs).
 	MaxNumSeqs int
+	// SchedulerRecvInterval is the pool's scheduler_recv_interval; 0 =
+	// the scenario's (serve.Pool.SchedulerRecvInterval).
+	SchedulerRecvInterval int
+	// MaxTotalTokens caps the KV cache of each of the pool's attention
+	// DP ranks at this many tokens; 0 = no cap.
+	MaxTotalTokens int
+	// MemFraction is the pool's gpu_memory_utilization; 0 = the
+	// scenario's (runtime.gpu_memory_utilization or the engine's
+	// default for the pool's layout).
+	MemFraction float64
+	// MaxNumBatchedTokens and MaxPrefillTokens are the pool's
+	// max_num_batched_tokens and max_prefill_tokens; 0 = the scenario's
+	// (serve.Pool).
+	MaxNumBatchedTokens, MaxPrefillTokens int
 }
 
 // config is c with the pool's layout and exchange.
@@ -164,6 +199,47 @@ func (s *Scenario) buildDisagg() error {
 			}
 			p.dst.MaxNumSeqs = *n
 		}
+		if n := p.raw.SchedulerRecvInterval; n != nil {
+			if *n < 1 || *n > 1<<20 {
+				return d.errorf(key+".scheduler_recv_interval", "%d must be in [1, %d]", *n, 1<<20)
+			}
+			if g := p.dst.GPUs / p.dst.Layout.AttentionTP(); *n > 1 && g > 1 {
+				return d.errorf(key+".scheduler_recv_interval", "%d needs dp_attention false (SGLang's SchedulerRecvSkipper asserts not enable_dp_attention), the pool has %d attention DP ranks", *n, g)
+			}
+			p.dst.SchedulerRecvInterval = *n
+		}
+		if n := p.raw.MaxTotalTokens; n != nil {
+			if *n < 1 || *n > 1<<30 {
+				return d.errorf(key+".max_total_tokens", "%d must be in [1, %d]", *n, 1<<30)
+			}
+			p.dst.MaxTotalTokens = *n
+		}
+		if f := p.raw.GPUMemoryUtilization; f != nil {
+			if !(*f > 0 && *f <= 1) {
+				return d.errorf(key+".gpu_memory_utilization", "%g must be in (0, 1]", *f)
+			}
+			p.dst.MemFraction = *f
+		}
+		for _, k := range []struct {
+			key string
+			v   *int
+			dst *int
+		}{{"max_num_batched_tokens", p.raw.MaxNumBatchedTokens, &p.dst.MaxNumBatchedTokens}, {"max_prefill_tokens", p.raw.MaxPrefillTokens, &p.dst.MaxPrefillTokens}} {
+			if k.v == nil {
+				continue
+			}
+			if *k.v < 1 || *k.v > sim.MaxChunk {
+				return d.errorf(key+"."+k.key, "%d must be in [1, %d] tokens", *k.v, sim.MaxChunk)
+			}
+			*k.dst = *k.v
+		}
+		if e := d.raw.Runtime.Engine; e != "" && e != "sglang" {
+			for _, k := range []string{"scheduler_recv_interval", "max_total_tokens", "max_prefill_tokens"} {
+				if s.Given(key + "." + k) {
+					s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %s.%s is SGLang's; engine %q has no such setting, so it is ignored", s.pos(key+"."+k), key, k, e))
+				}
+			}
+		}
 	}
 	total := spec.Prefill.Workers*spec.Prefill.GPUs + spec.Decode.Workers*spec.Decode.GPUs
 	if g := d.raw.Hardware.GPUs; g != nil && *g != total {
@@ -193,7 +269,7 @@ func (s *Scenario) DisaggSims() (*sim.Sim, *sim.Sim, error) {
 	}{{"prefill", s.Disagg.Prefill}, {"decode", s.Disagg.Decode}} {
 		key := "disagg." + p.name
 		cfg := p.spec.config(s.Config)
-		cfg.GPUMemoryUtilization = s.memFraction(cfg)
+		cfg.GPUMemoryUtilization = s.poolFraction(p.spec, cfg)
 		if err := s.fractionError(cfg); err != nil {
 			return nil, nil, err
 		}
@@ -221,6 +297,16 @@ func (s *Scenario) DisaggSims() (*sim.Sim, *sim.Sim, error) {
 	return out[0], out[1], nil
 }
 
+// poolFraction is the share of GPU memory p's instances run with: the
+// pool's gpu_memory_utilization, else the scenario's for the pool's
+// layout (memFraction).
+func (s *Scenario) poolFraction(p PoolSpec, cfg sim.Config) float64 {
+	if p.MemFraction > 0 && !s.Serving.NoPoolFraction {
+		return p.MemFraction
+	}
+	return s.memFraction(cfg)
+}
+
 // DisaggConfig fills c (a point's serve.Config) with the pools of
 // [disagg] from the pools' simulators: their KV memory and step costers,
 // the transfer priced per GPU (each GPU of the prefill instance sends
@@ -229,7 +315,7 @@ func (s *Scenario) DisaggConfig(c *serve.Config, psm, dsm *sim.Sim) error {
 	sp := s.Disagg
 	mk := func(p PoolSpec, sm *sim.Sim) (serve.Pool, error) {
 		cfg := p.config(s.Config)
-		cfg.GPUMemoryUtilization = s.memFraction(cfg) // the pool's layout, at this point's engine version
+		cfg.GPUMemoryUtilization = s.poolFraction(p, cfg) // the pool's layout, at this point's engine version
 		if err := s.fractionError(cfg); err != nil {
 			return serve.Pool{}, err
 		}
@@ -237,9 +323,27 @@ func (s *Scenario) DisaggConfig(c *serve.Config, psm, dsm *sim.Sim) error {
 		if err != nil {
 			return serve.Pool{}, s.KeyError(err)
 		}
+		if n := p.MaxTotalTokens; n > 0 && !s.Serving.NoPoolTokens && c.Engine == serve.SGLang {
+			// SGLang's model runner takes min(profiled tokens,
+			// --max-total-tokens) as its KV pool (sgl-project/sglang
+			// `python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py`
+			// @ 001ccef, init_memory); each attention DP rank runs a
+			// model runner of its own, so the cap is per rank, which is
+			// what a group's KVCapacity / KVBytesPerToken counts.
+			mem.KVCapacity = min(mem.KVCapacity, unit.Bytes(float64(n)*float64(mem.KVBytesPerToken)))
+		}
 		pool := serve.Pool{Workers: p.Workers, GPUs: p.GPUs, Memory: mem, Coster: serve.NewSimCoster(sm)}
 		if !s.Serving.SharedPoolSeqs {
 			pool.MaxNumSeqs = p.MaxNumSeqs
+		}
+		if !s.Serving.NoPoolRecv && c.Engine == serve.SGLang {
+			pool.SchedulerRecvInterval = p.SchedulerRecvInterval
+		}
+		if !s.Serving.NoPoolBudget {
+			pool.MaxNumBatchedTokens = p.MaxNumBatchedTokens
+			if c.Engine == serve.SGLang {
+				pool.MaxPrefillTokens = p.MaxPrefillTokens
+			}
 		}
 		return pool, nil
 	}

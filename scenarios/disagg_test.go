@@ -187,3 +187,64 @@ func TestPoolMaxNumSeqs(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "d.toml:17: disagg.decode.max_num_seqs: 0 must be in [1, ")
 }
+
+// TestPoolEngineKeys: a pool's scheduler_recv_interval, max_total_tokens
+// and gpu_memory_utilization reach its serve.Pool (the other pool keeps
+// the scenario's); each mechanism off drops its key; a bad value is one
+// error at the pool's key.
+func TestPoolEngineKeys(t *testing.T) {
+	src := strings.Replace(disaggScenario, "workers = 2\ntp = 8", "workers = 2\ntp = 8\nscheduler_recv_interval = 10\nmax_total_tokens = 8192\ngpu_memory_utilization = 0.6\n"+
+		"max_num_batched_tokens = 65536\nmax_prefill_tokens = 32768", 1)
+	s, err := Parse("d.toml", []byte(src))
+	require.NoError(t, err)
+	assert.Equal(t, PoolSpec{Workers: 2, Layout: s.Disagg.Prefill.Layout, GPUs: 8, A2A: s.Disagg.Prefill.A2A, A2ASet: true,
+		SchedulerRecvInterval: 10, MaxTotalTokens: 8192, MemFraction: 0.6, MaxNumBatchedTokens: 65536, MaxPrefillTokens: 32768}, s.Disagg.Prefill)
+	base, err := Parse("d.toml", []byte(disaggScenario))
+	require.NoError(t, err)
+	b := disaggServeConfig(t, base)
+
+	cfg := disaggServeConfig(t, s)
+	pre := cfg.Disagg.Prefill
+	assert.Equal(t, 10, pre.SchedulerRecvInterval)
+	assert.Zero(t, cfg.Disagg.Decode.SchedulerRecvInterval)
+	assert.Equal(t, [2]int{65536, 32768}, [2]int{pre.MaxNumBatchedTokens, pre.MaxPrefillTokens})
+	assert.Zero(t, cfg.Disagg.Decode.MaxNumBatchedTokens)
+	tokens := float64(pre.Memory.KVCapacity) / float64(pre.Memory.KVBytesPerToken)
+	assert.InDelta(t, 8192, tokens, 1e-6, "KV tokens per attention rank capped at max_total_tokens")
+	assert.Equal(t, b.Disagg.Decode.Memory, cfg.Disagg.Decode.Memory, "the decode pool keeps its own memory")
+
+	require.NoError(t, s.SetMechanism("pool-prefill-budget", false))
+	assert.Zero(t, disaggServeConfig(t, s).Disagg.Prefill.MaxNumBatchedTokens, "off: the scenario's budget")
+	require.NoError(t, s.SetMechanism("pool-max-total-tokens", false))
+	uncapped := disaggServeConfig(t, s).Disagg.Prefill.Memory
+	assert.Greater(t, float64(uncapped.KVCapacity)/float64(uncapped.KVBytesPerToken), 4*8192.0, "off: the KV the memory holds")
+	// at 0.6 of the GPU the prefill pool holds less KV than at the
+	// engine's default fraction
+	assert.Less(t, float64(uncapped.KVCapacity), float64(b.Disagg.Prefill.Memory.KVCapacity))
+	require.NoError(t, s.SetMechanism("pool-mem-fraction", false))
+	assert.Equal(t, b.Disagg.Prefill.Memory, disaggServeConfig(t, s).Disagg.Prefill.Memory, "off: the scenario's fraction")
+	require.NoError(t, s.SetMechanism("pool-recv-interval", false))
+	assert.Zero(t, disaggServeConfig(t, s).Disagg.Prefill.SchedulerRecvInterval, "off: the scenario's runtime.scheduler_recv_interval")
+
+	for _, tc := range []struct{ old, new, want string }{
+		{"scheduler_recv_interval = 10", "scheduler_recv_interval = 0", "d.toml:15: disagg.prefill.scheduler_recv_interval: 0 must be in [1, "},
+		{"max_total_tokens = 8192", "max_total_tokens = -1", "d.toml:16: disagg.prefill.max_total_tokens: -1 must be in [1, "},
+		{"gpu_memory_utilization = 0.6", "gpu_memory_utilization = 1.5", "d.toml:17: disagg.prefill.gpu_memory_utilization: 1.5 must be in (0, 1]"},
+		{"[disagg.decode]\n", "[disagg.decode]\nscheduler_recv_interval = 10\n", "disagg.decode.scheduler_recv_interval: 10 needs dp_attention false"},
+		{"max_num_batched_tokens = 65536", "max_num_batched_tokens = 0", "d.toml:18: disagg.prefill.max_num_batched_tokens: 0 must be in [1, "},
+		{"max_prefill_tokens = 32768", "max_prefill_tokens = -5", "d.toml:19: disagg.prefill.max_prefill_tokens: -5 must be in [1, "},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			bad := strings.Replace(src, tc.old, tc.new, 1)
+			require.NotEqual(t, src, bad)
+			_, err := Parse("d.toml", []byte(bad))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+	// vLLM has neither SGLang key: a warning each.
+	v, err := Parse("d.toml", []byte(strings.Replace(src, `engine = "sglang"`, `engine = "vllm"`, 1)))
+	require.NoError(t, err)
+	assert.Len(t, v.Warnings, 3)
+	assert.Contains(t, strings.Join(v.Warnings, "\n"), "disagg.prefill.max_total_tokens is SGLang's")
+}

@@ -144,6 +144,15 @@ type Serving struct {
 	// runtime.max_num_seqs, leaving [disagg.prefill] and [disagg.decode]
 	// max_num_seqs out; set only by the pool-max-seqs mechanism.
 	SharedPoolSeqs bool
+	// NoPoolRecv, NoPoolTokens and NoPoolFraction leave out the pools'
+	// own scheduler_recv_interval, max_total_tokens and
+	// gpu_memory_utilization ([disagg.prefill] / [disagg.decode]); set
+	// only by the pool-recv-interval, pool-max-total-tokens and
+	// pool-mem-fraction mechanisms.
+	NoPoolRecv, NoPoolTokens, NoPoolFraction bool
+	// NoPoolBudget leaves out the pools' own max_num_batched_tokens and
+	// max_prefill_tokens; set only by the pool-prefill-budget mechanism.
+	NoPoolBudget bool
 	// PushKV prices a vLLM disaggregation's KV as pushed when the prefill
 	// ends (serve.Disagg.Pull off); set only by the kv-pull mechanism.
 	PushKV bool

@@ -65,6 +65,18 @@ type Pool struct {
 	// --max-running-requests): the pools are separate engine instances,
 	// each started with its own flags. 0: Config.MaxNumSeqs.
 	MaxNumSeqs int
+	// SchedulerRecvInterval is the pool's own SGLang
+	// --scheduler-recv-interval (Config.SchedulerRecvInterval): each
+	// instance's scheduler takes new requests from its input queue only
+	// when its SchedulerRecvSkipper's count reaches it. SGLang refuses it
+	// with DP attention, so it must be at most 1 when Memory.Groups > 1.
+	// 0: Config.SchedulerRecvInterval.
+	SchedulerRecvInterval int
+	// MaxNumBatchedTokens and MaxPrefillTokens are the pool's own token
+	// budget of a step (vLLM's --max-num-batched-tokens, SGLang's
+	// --chunked-prefill-size) and SGLang's --max-prefill-tokens; 0: the
+	// Config's.
+	MaxNumBatchedTokens, MaxPrefillTokens int
 }
 
 // Router spreads requests over a pool's instances.
@@ -116,6 +128,18 @@ func (d *Disagg) validate() error {
 		if p.p.MaxNumSeqs < 0 {
 			return fieldErrorf(p.name+".MaxNumSeqs", "must be 0 (the config's) or positive, got %d", p.p.MaxNumSeqs)
 		}
+		if p.p.MaxNumBatchedTokens < 0 || p.p.MaxNumBatchedTokens > maxTokens {
+			return fieldErrorf(p.name+".MaxNumBatchedTokens", "must be in [0, %d] tokens, got %d", maxTokens, p.p.MaxNumBatchedTokens)
+		}
+		if p.p.MaxPrefillTokens < 0 || p.p.MaxPrefillTokens > maxTokens {
+			return fieldErrorf(p.name+".MaxPrefillTokens", "must be in [0, %d] tokens, got %d", maxTokens, p.p.MaxPrefillTokens)
+		}
+		if n := p.p.SchedulerRecvInterval; n < 0 || n > maxInterval {
+			return fieldErrorf(p.name+".SchedulerRecvInterval", "must be in [0, %d] iterations, got %d", maxInterval, n)
+		}
+		if n := p.p.SchedulerRecvInterval; n > 1 && p.p.Memory.Groups > 1 {
+			return fieldErrorf(p.name+".SchedulerRecvInterval", "%d needs DP attention off (SGLang's SchedulerRecvSkipper asserts not enable_dp_attention), got %d DP ranks", n, p.p.Memory.Groups)
+		}
 		c := Config{Memory: p.p.Memory}
 		if err := c.validateMemory(); err != nil {
 			err.Field = p.name + "." + err.Field
@@ -160,6 +184,9 @@ type cluster struct {
 	// those being read (at: when the read completes).
 	pending [][]timed
 	loading [][]timed
+	// sending is, per prefill instance, the requests whose KV it holds
+	// until their transfer ends.
+	sending []int
 }
 
 // transferred is a decode instance's cache: a request arriving by
@@ -178,7 +205,7 @@ func (c transferred) lookup(r int32) int {
 
 func (e *run) newCluster(shared bool) (*cluster, error) {
 	d := e.cfg.Disagg
-	cl := &cluster{d: d, preqs: make([]request, len(e.reqs)), from: make([]int32, len(e.reqs))}
+	cl := &cluster{d: d, preqs: make([]request, len(e.reqs)), from: make([]int32, len(e.reqs)), sending: make([]int, d.Prefill.Workers)}
 	maxIn := 0
 	for i, q := range e.reqs {
 		p := q
@@ -206,13 +233,24 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 		if decode {
 			kv = transferred{kv, reqs}
 		}
-		sc := e.cfg
+		// The pool's scheduler: its own memory (SGLang's attention DP
+		// ranks, one scheduler each, are the pool's Memory.Groups, and
+		// each splits chunked_prefill_size by them) and flags.
+		sc := *e.cfg
+		sc.Memory = p.Memory
 		if p.MaxNumSeqs > 0 {
-			c := *e.cfg
-			c.MaxNumSeqs = p.MaxNumSeqs
-			sc = &c
+			sc.MaxNumSeqs = p.MaxNumSeqs
 		}
-		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(sc), fullISL: e.cfg.fullISL(),
+		if p.SchedulerRecvInterval > 0 {
+			sc.SchedulerRecvInterval = p.SchedulerRecvInterval
+		}
+		if p.MaxNumBatchedTokens > 0 {
+			sc.MaxNumBatchedTokens = p.MaxNumBatchedTokens
+		}
+		if p.MaxPrefillTokens > 0 {
+			sc.MaxPrefillTokens = p.MaxPrefillTokens
+		}
+		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(&sc), fullISL: e.cfg.fullISL(),
 			k: e.cfg.Spec.DraftTokens, lookahead: e.cfg.Spec.Lookahead}
 		if !decode {
 			in.handoff = &cl.handoff
@@ -308,6 +346,11 @@ func (e *run) loopDisagg() error {
 			in := nd.in
 			in.sched.schedule(in)
 			if len(in.step.seqs) == 0 {
+				if i < len(cl.prefill) && cl.sending[i] > 0 {
+					// Its KV cache is held by prefilled requests in
+					// transfer: the instance idles until one ends.
+					continue
+				}
 				return fmt.Errorf("serve: internal error: a step scheduled nothing (%d held, %d waiting)", in.sched.holding(), in.queued())
 			}
 			d, err := e.priceWith(nd.coster, &in.step)
@@ -350,6 +393,7 @@ func (e *run) loopDisagg() error {
 			c.inflight -= e.finishStep(nd.in, t)
 			for _, r := range cl.handoff {
 				cl.from[r] = int32(i)
+				cl.sending[i]++
 				d := cl.transferTime(e.reqs[r].in)
 				cl.xferSum += d
 				cl.xferN++
@@ -370,6 +414,7 @@ func (e *run) loopDisagg() error {
 		for len(cl.xfer) > 0 && cl.xfer[0].at <= t {
 			x := heap.Pop(&cl.xfer).(timed)
 			cl.prefill[cl.from[x.r]].in.kv.free(x.r)
+			cl.sending[cl.from[x.r]]--
 			cl.decode[cl.route(1, x.r)].in.enqueue(x.r)
 		}
 		for c.inflight < c.limit {
@@ -406,6 +451,7 @@ func (cl *cluster) admitPulled(j int, t float64) {
 			continue
 		}
 		cl.prefill[cl.from[x.r]].in.kv.free(x.r)
+		cl.sending[cl.from[x.r]]--
 		cl.decode[j].in.enqueue(x.r)
 	}
 	cl.loading[j] = l

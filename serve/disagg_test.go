@@ -266,3 +266,100 @@ func TestDisaggPoolMaxNumSeqs(t *testing.T) {
 	require.ErrorAs(t, err, &fe)
 	assert.Equal(t, "Disagg.Decode.MaxNumSeqs", fe.Field)
 }
+
+// Each pool runs under its own --scheduler-recv-interval: on a busy
+// decode pool a transferred request waits for the skipper's count (up to
+// N-1 decode steps), so TTFT grows and TPOT stays; on a prefill pool,
+// whose iterations all run extend batches (weight 1000), every iteration
+// receives and nothing changes. A pool with DP attention refuses it.
+func TestDisaggPoolRecvInterval(t *testing.T) {
+	run := func(pre, dec int) *Result {
+		t.Helper()
+		cfg := disagg(point(SGLang, 32, 320, 1000, 200), 1, 1, 50e9, 20e-6)
+		cfg.Disagg.Prefill.SchedulerRecvInterval, cfg.Disagg.Decode.SchedulerRecvInterval = pre, dec
+		r, err := Run(cfg, realistic)
+		require.NoError(t, err)
+		assert.Equal(t, 320, r.Completed)
+		return r
+	}
+	base, dec10, pre10 := run(0, 0), run(0, 10), run(10, 0)
+	t.Logf("TTFT base %g, decode recv 10 %g, prefill recv 10 %g; TPOT %g %g", float64(base.TTFT.Mean), float64(dec10.TTFT.Mean),
+		float64(pre10.TTFT.Mean), float64(base.TPOT.Mean), float64(dec10.TPOT.Mean))
+	assert.Greater(t, float64(dec10.TTFT.Mean), float64(base.TTFT.Mean)+float64(base.TPOT.Mean), "transferred requests wait for the decode scheduler's receive")
+	assert.Less(t, float64(dec10.TTFT.Mean), float64(base.TTFT.Mean)+10*float64(base.ITL.P99), "at most N-1 decode steps more")
+	within(t, float64(pre10.TTFT.Mean), float64(base.TTFT.Mean), 0.01, "prefill pool: every iteration receives")
+
+	cfg := disagg(point(SGLang, 1, 4, 100, 10), 1, 1, 1e9, 0)
+	cfg.Disagg.Decode.Memory.Groups = 8
+	cfg.Disagg.Decode.SchedulerRecvInterval = 10
+	_, err := Run(cfg, realistic)
+	var fe *model.FieldError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "Disagg.Decode.SchedulerRecvInterval", fe.Field)
+}
+
+// A prefill instance whose KV cache is all held by prefilled requests in
+// transfer idles until a transfer ends (SGLang --max-total-tokens small
+// against the prompts): every request completes, and TTFT grows against
+// an instance with room.
+func TestDisaggPrefillWaitsForTransfers(t *testing.T) {
+	for _, e := range []Engine{SGLang, VLLM} {
+		t.Run(e.String(), func(t *testing.T) {
+			run := func(tokens int) *Result {
+				t.Helper()
+				cfg := disagg(point(e, 16, 64, 1000, 50), 1, 1, 0.5e9, 20e-6)
+				cfg.Disagg.Prefill.Memory.KVCapacity = unit.Bytes(tokens) * cfg.Disagg.Prefill.Memory.KVBytesPerToken
+				r, err := Run(cfg, realistic)
+				require.NoError(t, err)
+				assert.Equal(t, 64, r.Completed)
+				return r
+			}
+			roomy, tight := run(1<<20), run(2600)
+			assert.Greater(t, float64(tight.TTFT.Mean), float64(roomy.TTFT.Mean), "prefills wait for transfers to free the cache")
+		})
+	}
+}
+
+// Each pool's scheduler runs with the pool's own attention DP ranks: a
+// prefill pool without DP attention in front of a decode pool of 32
+// ranks chunks one prompt at a time with the whole chunked_prefill_size,
+// as its one SGLang scheduler does, not 32 ranks' chunks (which, in a
+// cache of 16 prompts, would each hold half a prompt and wait on each
+// other).
+func TestDisaggPoolSchedulerRanks(t *testing.T) {
+	cfg := disagg(point(SGLang, 64, 128, 8192, 20), 1, 1, 50e9, 20e-6)
+	cfg.Disagg.Prefill.Memory.KVCapacity = unit.Bytes(16*8192) * cfg.Disagg.Prefill.Memory.KVBytesPerToken
+	cfg.Disagg.Decode.Memory.Groups = 32
+	r, err := Run(cfg, realistic)
+	require.NoError(t, err)
+	assert.Equal(t, 128, r.Completed)
+}
+
+// Each pool runs under its own token budget: a prefill pool limited to
+// 1024 tokens a step prefills an 8192-token prompt in 8 chunks, so TTFT
+// grows, and SGLang's max_prefill_tokens caps the budget the same way;
+// the decode pool's budget leaves the prefill pool's alone.
+func TestDisaggPoolBudget(t *testing.T) {
+	for _, e := range []Engine{SGLang, VLLM} {
+		t.Run(e.String(), func(t *testing.T) {
+			run := func(f func(d *Disagg)) *Result {
+				t.Helper()
+				cfg := disagg(point(e, 1, 20, 8192, 20), 1, 1, 50e9, 20e-6)
+				f(cfg.Disagg)
+				r, err := Run(cfg, realistic)
+				require.NoError(t, err)
+				assert.Equal(t, 20, r.Completed)
+				return r
+			}
+			base := run(func(*Disagg) {})
+			small := run(func(d *Disagg) { d.Prefill.MaxNumBatchedTokens = 1024 })
+			dec := run(func(d *Disagg) { d.Decode.MaxNumBatchedTokens = 1024 })
+			assert.Greater(t, float64(small.TTFT.Mean), 1.2*float64(base.TTFT.Mean), "8 chunks, each a step")
+			within(t, float64(dec.TTFT.Mean), float64(base.TTFT.Mean), 0.05, "the decode pool's budget")
+			if e == SGLang {
+				capped := run(func(d *Disagg) { d.Prefill.MaxPrefillTokens = 1024 })
+				within(t, float64(capped.TTFT.Mean), float64(small.TTFT.Mean), 1e-9, "min(max_prefill_tokens, chunked_prefill_size)")
+			}
+		})
+	}
+}

@@ -428,8 +428,13 @@ type disaggText struct {
 
 type poolText struct {
 	workers, tp, dp, ep int
-	a2a                 string // moe_a2a_backend; "" = the engine's default
-	maxSeqs             int    // the pool's max_num_seqs; 0 = the scenario's
+	a2a                 string  // moe_a2a_backend; "" = the engine's default
+	maxSeqs             int     // the pool's max_num_seqs; 0 = the scenario's
+	recv                int     // the pool's scheduler_recv_interval (SGLang); 0 = the scenario's
+	maxTotal            int     // the pool's max_total_tokens (SGLang); 0 = not set
+	memFraction         float64 // the pool's gpu_memory_utilization; 0 = the scenario's
+	chunk               int     // the pool's max_num_batched_tokens; 0 = the scenario's
+	maxPrefill          int     // the pool's max_prefill_tokens (SGLang); 0 = the engine's
 }
 
 func (p poolText) gpus() int { return p.workers * p.tp * p.dp }
@@ -441,6 +446,21 @@ func (p poolText) String() string {
 	}
 	if p.maxSeqs > 0 {
 		s += fmt.Sprintf("max_num_seqs = %d\n", p.maxSeqs)
+	}
+	if p.recv > 0 {
+		s += fmt.Sprintf("scheduler_recv_interval = %d\n", p.recv)
+	}
+	if p.maxTotal > 0 {
+		s += fmt.Sprintf("max_total_tokens = %d\n", p.maxTotal)
+	}
+	if p.memFraction > 0 {
+		s += "gpu_memory_utilization = " + strconv.FormatFloat(p.memFraction, 'f', -1, 64) + "\n"
+	}
+	if p.chunk > 0 {
+		s += fmt.Sprintf("max_num_batched_tokens = %d\n", p.chunk)
+	}
+	if p.maxPrefill > 0 {
+		s += fmt.Sprintf("max_prefill_tokens = %d\n", p.maxPrefill)
 	}
 	return s
 }
@@ -714,8 +734,11 @@ func (g *gen) aiconfigurator() error {
 				a2a: wideEPBackend(get("backend"), gpuName(get("system")), d, x)}
 		}
 		pre, dec := pool("prefill"), pool("decode")
-		if hasRecipe && !rcp.kvOnly {
+		switch {
+		case hasRecipe && !rcp.kvOnly:
 			pre, dec = rcp.prefill.pool(pre.workers), rcp.decode.pool(dec.workers)
+		case hasRecipe:
+			pre, dec = rcp.prefill.settings(pre), rcp.decode.settings(dec)
 		}
 		switch {
 		case mode == "disagg" && (get("prefill_pp_size") != "" && get("prefill_pp_size") != "1" || get("decode_pp_size") != "" && get("decode_pp_size") != "1"):
@@ -754,7 +777,11 @@ func (g *gen) aiconfigurator() error {
 			}
 			if hasRecipe && rcp.kvOnly {
 				st.kvCache = rcp.kvCache
-				st.comments[1] = "KV-cache dtype: the deployment's launch recipes, whose pool layouts are the recorded ones: " + rcp.source +
+				what := "KV-cache dtype"
+				if rcp.prefill != (recipePool{}) || rcp.decode != (recipePool{}) {
+					what = "KV-cache dtype and pools' engine settings"
+				}
+				st.comments[1] = what + ": the deployment's launch recipes, whose pool layouts are the recorded ones: " + rcp.source +
 					"; engine settings they do not set take moecast's defaults for the engine and GPU."
 			}
 			if hasRecipe && !rcp.kvOnly {
@@ -766,6 +793,14 @@ func (g *gen) aiconfigurator() error {
 				st.comments = st.comments[:len(st.comments)-1]
 			} else if pre.a2a != "" || dec.a2a != "" {
 				st.comments = append(st.comments, "An SGLang pool with DP attention whose experts span more than one node of the system (4 GPUs on GB200/GB300, 8 on HGX) runs wide EP: moe_a2a_backend = \"deepep\" (aiconfigurator's SGLang wideEP model).")
+			}
+			if hasRecipe {
+				if f := rcp.prefill.flags(get("backend")); f != "" {
+					st.comments = append(st.comments, "Prefill pool's engine settings (the recipe's): "+f+".")
+				}
+				if f := rcp.decode.flags(get("backend")); f != "" {
+					st.comments = append(st.comments, "Decode pool's engine settings (the recipe's): "+f+".")
+				}
 			}
 			e.Scenario = "aiconfigurator/" + base + ".toml"
 			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
