@@ -34,6 +34,9 @@ import (
 // each input and output length uniform on [int(0.8 L), L]. Other rows (the
 // gap-analysis collections, whose client is not public) take 10 x
 // concurrency requests at fixed lengths. Each row says which in a warning.
+// The aggregated vLLM rows of the gap-analysis collection also carry the
+// token budget per step of the deployment aiconfigurator's generator wrote
+// for them (aicGeneratorBudget), which the file does not record either.
 func init() {
 	RegisterFormat(Format{
 		Name:  "aiconfigurator",
