@@ -5,6 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"os"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -182,4 +185,36 @@ func TestPlans(t *testing.T) {
 	assert.ErrorContains(t, err, "moe block 24")
 	assert.Equal(t, 16, moeBlockRows(1))
 	assert.Equal(t, 64, moeBlockRows(40))
+}
+
+// The parallel fixup exists only in the kernels of at least parMinMT m16
+// tiles (w4a16.cu's PAR_MIN_BM): no plan of fewer rows a block may ask for
+// it, and the two constants agree.
+func TestParallelFixupTiles(t *testing.T) {
+	src, err := os.ReadFile("w4a16.cu")
+	require.NoError(t, err)
+	mm := regexp.MustCompile(`constexpr int PAR_MIN_BM = (\d+);`).FindSubmatch(src)
+	require.NotNil(t, mm, "w4a16.cu: PAR_MIN_BM not found")
+	assert.Equal(t, string(mm[1]), strconv.Itoa(16*parMinMT), "PAR_MIN_BM = 16 * parMinMT")
+
+	m := &Module{SMs: 132, PerSM: map[Variant]int{}}
+	for _, v := range Variants {
+		m.PerSM[v] = 4 // every grid resident: only the tile decides
+	}
+	par := 0
+	for _, mt := range []int{1, 2, 4, bigMT} {
+		for _, shape := range [][2]int{{512, 7168}, {4096, 7168}, {18432, 7168}, {7168, 2048}} {
+			for _, splits := range []int{0, 3, 8} {
+				p, err := m.PlanGEMM(16*mt, shape[0], shape[1], 32, Options{MT: mt, Splits: splits})
+				if err != nil {
+					continue
+				}
+				if p.Coresident {
+					par++
+					assert.GreaterOrEqual(t, p.MT, parMinMT, "%+v: parallel fixup on a kernel without it", p)
+				}
+			}
+		}
+	}
+	assert.Positive(t, par, "some plan of 64 or 128 rows takes the parallel fixup")
 }

@@ -589,7 +589,7 @@ func (m *Module) finish(p Plan, o Options) (Plan, error) {
 		parts := int((t0+int64(kiters)-1)/int64(p.Units) - t0/int64(p.Units) + 1)
 		p.MaxParts = max(p.MaxParts, parts)
 	}
-	if p.MaxParts >= parMinParts && !o.Serial && p.MT >= 4 && p.ADiv == 0 {
+	if p.MaxParts >= parMinParts && !o.Serial && p.MT >= parMinMT && p.ADiv == 0 {
 		// The parallel fixup's blocks wait for each other: only when the
 		// occupancy query says the whole grid fits on the GPU at once; on
 		// dense GEMMs of 64- and 128-row tiles cut in at least parMinParts
@@ -629,6 +629,14 @@ const (
 	parMinParts = 3
 	wgCutPar    = 6.4
 )
+
+// parMinMT is the fewest m16 tiles a block of a plan with the parallel
+// fixup (Plan.Coresident): w4a16.cu compiles the fixup into the kernels of
+// 64- and 128-row tiles only (PAR_MIN_BM = 16 * parMinMT), since in the 16-
+// and 32-row kernels its code made nvcc spill in the main loop and the
+// Kimi-K2.5 MoE layer ran 4-7% slower at 1-1024 tokens
+// (bench/RESULTS-recal.md, bench/RESULTS-w4small.md).
+const parMinMT = 4
 
 // wgTiles picks the tile width (256 or 128 columns) and whether the default
 // plan of the wgmma tile runs whole tiles, one block a tile (no partial

@@ -168,6 +168,10 @@ __device__ __forceinline__ uint64_t smem_desc(uint32_t addr) {
 // bf16 to C, or, where parts > 1 blocks share the tile, adds this block's
 // partial to theirs: each writes its fp32 partial to one of its two
 // workspace slots and the last to arrive sums them in block order.
+// PAR_MIN_BM: the fewest rows of a tile whose kernel carries the parallel
+// fixup (gemm.go parMinMT = PAR_MIN_BM / 16).
+constexpr int PAR_MIN_BM = 64;
+
 template <int BM, int BN>
 __device__ __forceinline__ void store_tile(const float* red, __nv_bfloat16* __restrict__ C, float* __restrict__ ws,
                                            int* __restrict__ counters, const int* __restrict__ sorted_ids, int M,
@@ -224,73 +228,84 @@ __device__ __forceinline__ void store_tile(const float* red, __nv_bfloat16* __re
     return ws + (static_cast<size_t>(b) * 2 + which) * BM * BN;
   };
   float* mine = slot(blockIdx.x);
-  if (coresident) {
-    // Parallel fixup (the host sets coresident only when every block of the
-    // grid is resident at once). The serial one below has the tile's last
-    // block to finish read every partial alone: parts x BM x BN x 4 bytes
-    // through one SM (1 MiB for 8 parts of a 128 x 256 tile). Here every
-    // part writes its partial; the blocks for which this tile is the end of
-    // their run (first .. first+parts-2: they have nothing left to do) wait
-    // until all parts have written, then each sums a 1/(parts-1) share of the
-    // tile's rows, in block order (deterministic). The tile's last part
-    // starts its run here and goes on to the next tile without waiting: no
-    // block waits on one that is itself waiting, so no chain forms. The
-    // counter counts parts arrivals, then parts-1 reducers done; the last
-    // resets it for the next launch.
+  // The parallel fixup is compiled into the tiles of 64 and 128 rows only
+  // (PAR_MIN_BM; the host's plans set coresident for those alone: gemm.go,
+  // finish). In the 16- and 32-row tiles (the small-M kernels, w4a16_mt1*,
+  // w4a16_mt2*) its code cost registers in the main loop: with it, nvcc 13.0
+  // spilled w4a16_mt1_w4 (4 bytes) and w4a16_mt2 (20 bytes), which had no
+  // spills before (bench/gpu-w4a16-runs/run12 and run15 build logs), and
+  // the Kimi-K2.5 W4A16 MoE layer ran 4-7% slower at 1-1024 tokens
+  // (bench/RESULTS-recal.md). A coresident flag reaching one of those
+  // kernels anyway gets the serial fixup below (correct, only slower).
+  if constexpr (BM >= PAR_MIN_BM) {
+    if (coresident) {
+      // Parallel fixup (the host sets coresident only when every block of the
+      // grid is resident at once). The serial one below has the tile's last
+      // block to finish read every partial alone: parts x BM x BN x 4 bytes
+      // through one SM (1 MiB for 8 parts of a 128 x 256 tile). Here every
+      // part writes its partial; the blocks for which this tile is the end of
+      // their run (first .. first+parts-2: they have nothing left to do) wait
+      // until all parts have written, then each sums a 1/(parts-1) share of the
+      // tile's rows, in block order (deterministic). The tile's last part
+      // starts its run here and goes on to the next tile without waiting: no
+      // block waits on one that is itself waiting, so no chain forms. The
+      // counter counts parts arrivals, then parts-1 reducers done; the last
+      // resets it for the next launch.
 #pragma unroll
-    for (int i = 0; i < RPT; ++i) {
-      const int r = tid / CPT + i * RSTEP;
-      int crow;
-      if (!out_row(r, crow)) continue;
-      float4* dst = reinterpret_cast<float4*>(mine + r * BN + ecol);
-      const float* v = red + r * RED_STRIDE + ecol;
-      __stcg(dst, make_float4(v[0], v[1], v[2], v[3]));
-      __stcg(dst + 1, make_float4(v[4], v[5], v[6], v[7]));
-    }
-    __threadfence();
-    __syncthreads();
-    const int q = blockIdx.x - first;
-    if (q == parts - 1) {
-      if (tid == 0) atomicAdd(counters + tile, 1);
-      return;
-    }
-    if (tid == 0) {
-      atomicAdd(counters + tile, 1);
-      int seen;
-      for (;;) {
-        asm volatile("ld.global.acquire.gpu.b32 %0, [%1];\n" : "=r"(seen) : "l"(counters + tile) : "memory");
-        if (seen >= parts) break;
-        __nanosleep(32);
+      for (int i = 0; i < RPT; ++i) {
+        const int r = tid / CPT + i * RSTEP;
+        int crow;
+        if (!out_row(r, crow)) continue;
+        float4* dst = reinterpret_cast<float4*>(mine + r * BN + ecol);
+        const float* v = red + r * RED_STRIDE + ecol;
+        __stcg(dst, make_float4(v[0], v[1], v[2], v[3]));
+        __stcg(dst + 1, make_float4(v[4], v[5], v[6], v[7]));
       }
       __threadfence();
-    }
-    __syncthreads();
-    constexpr int CHUNKS = BM * CPT;  // 8-column groups of the tile
-    const int reducers = parts - 1;
-    const int c1 = (q + 1) * CHUNKS / reducers;
-    for (int c = q * CHUNKS / reducers + tid; c < c1; c += THREADS) {
-      const int r = c / CPT, col = (c % CPT) * 8;
-      int crow;
-      if (!out_row(r, crow)) continue;
-      float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      __syncthreads();
+      const int q = blockIdx.x - first;
+      if (q == parts - 1) {
+        if (tid == 0) atomicAdd(counters + tile, 1);
+        return;
+      }
+      if (tid == 0) {
+        atomicAdd(counters + tile, 1);
+        int seen;
+        for (;;) {
+          asm volatile("ld.global.acquire.gpu.b32 %0, [%1];\n" : "=r"(seen) : "l"(counters + tile) : "memory");
+          if (seen >= parts) break;
+          __nanosleep(32);
+        }
+        __threadfence();
+      }
+      __syncthreads();
+      constexpr int CHUNKS = BM * CPT;  // 8-column groups of the tile
+      const int reducers = parts - 1;
+      const int c1 = (q + 1) * CHUNKS / reducers;
+      for (int c = q * CHUNKS / reducers + tid; c < c1; c += THREADS) {
+        const int r = c / CPT, col = (c % CPT) * 8;
+        int crow;
+        if (!out_row(r, crow)) continue;
+        float v[8] = {0, 0, 0, 0, 0, 0, 0, 0};
 #pragma unroll 4
-      for (int sp = 0; sp < parts; ++sp) {
-        const float4* src = reinterpret_cast<const float4*>(slot(first + sp) + r * BN + col);
-        const float4 x = __ldcg(src), y = __ldcg(src + 1);
-        v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w;
-        v[4] += y.x, v[5] += y.y, v[6] += y.z, v[7] += y.w;
-      }
-      uint32_t w[4];
+        for (int sp = 0; sp < parts; ++sp) {
+          const float4* src = reinterpret_cast<const float4*>(slot(first + sp) + r * BN + col);
+          const float4 x = __ldcg(src), y = __ldcg(src + 1);
+          v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w;
+          v[4] += y.x, v[5] += y.y, v[6] += y.z, v[7] += y.w;
+        }
+        uint32_t w[4];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
-        w[j] = *reinterpret_cast<uint32_t*>(&h);
+        for (int j = 0; j < 4; ++j) {
+          __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
+          w[j] = *reinterpret_cast<uint32_t*>(&h);
+        }
+        *reinterpret_cast<uint4*>(C + static_cast<size_t>(crow) * N + n0 + col) = make_uint4(w[0], w[1], w[2], w[3]);
       }
-      *reinterpret_cast<uint4*>(C + static_cast<size_t>(crow) * N + n0 + col) = make_uint4(w[0], w[1], w[2], w[3]);
+      __syncthreads();
+      if (tid == 0 && atomicAdd(counters + tile, 1) == 2 * parts - 2) counters[tile] = 0;
+      return;
     }
-    __syncthreads();
-    if (tid == 0 && atomicAdd(counters + tile, 1) == 2 * parts - 2) counters[tile] = 0;
-    return;
   }
 #pragma unroll
   for (int i = 0; i < RPT; ++i) {
