@@ -248,3 +248,24 @@ func TestPoolEngineKeys(t *testing.T) {
 	assert.Len(t, v.Warnings, 3)
 	assert.Contains(t, strings.Join(v.Warnings, "\n"), "disagg.prefill.max_total_tokens is SGLang's")
 }
+
+// TestPoolBudgetDrafts: a pool's max_num_batched_tokens below one
+// sequence's decode of 1 + K draft tokens is refused at the pool's key
+// (serve checks it; KeyError names the key), not run into a scheduler
+// that cannot schedule a verify step.
+func TestPoolBudgetDrafts(t *testing.T) {
+	for _, pool := range []string{"prefill", "decode"} {
+		src := strings.Replace(disaggScenario, "[disagg."+pool+"]\n", "[disagg."+pool+"]\nmax_num_batched_tokens = 3\n", 1) +
+			"[speculative]\nmethod = \"mtp\"\ndraft_tokens = 3\nacceptance = [0.8]\n"
+		s, err := Parse("d.toml", []byte(src))
+		require.NoError(t, err)
+		cfg := disaggServeConfig(t, s)
+		err = s.KeyError(cfg.Validate())
+		require.Error(t, err)
+		var pe *Error
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, "disagg."+pool+".max_num_batched_tokens", pe.Key)
+		assert.NotZero(t, pe.Line)
+		assert.Contains(t, err.Error(), "3 tokens cannot hold one sequence's decode of 1 + 3 draft tokens")
+	}
+}

@@ -927,6 +927,15 @@ var serveKeys = map[string]string{
 	"SchedulerRecvInterval":        "runtime.scheduler_recv_interval",
 	"CUDAGraphMax":                 "runtime.cuda_graph_max_bs",
 	"CUDAGraphSizes":               "runtime.cudagraph_capture_sizes",
+	// [disagg.prefill] and [disagg.decode]'s own settings (DisaggConfig).
+	"Disagg.Prefill.MaxNumBatchedTokens":   "disagg.prefill.max_num_batched_tokens",
+	"Disagg.Decode.MaxNumBatchedTokens":    "disagg.decode.max_num_batched_tokens",
+	"Disagg.Prefill.MaxPrefillTokens":      "disagg.prefill.max_prefill_tokens",
+	"Disagg.Decode.MaxPrefillTokens":       "disagg.decode.max_prefill_tokens",
+	"Disagg.Prefill.MaxNumSeqs":            "disagg.prefill.max_num_seqs",
+	"Disagg.Decode.MaxNumSeqs":             "disagg.decode.max_num_seqs",
+	"Disagg.Prefill.SchedulerRecvInterval": "disagg.prefill.scheduler_recv_interval",
+	"Disagg.Decode.SchedulerRecvInterval":  "disagg.decode.scheduler_recv_interval",
 }
 
 // buildPartialPrefills reads vLLM's long_prefill_token_threshold,
