@@ -509,7 +509,7 @@ func (s *Scenario) buildServing() error {
 	}
 	s.setCaptureSize()
 	s.setProfile()
-	s.Config.GPUMemoryUtilization = s.memFraction(s.Config)
+	s.Config.GPUMemoryUtilization = s.instanceFraction()
 	if err := s.fractionError(s.Config); err != nil {
 		return err
 	}
@@ -650,6 +650,16 @@ func (s *Scenario) memFraction(cfg sim.Config) float64 {
 		in.Vision = cfg.Model.Vision
 	}
 	return serve.DefaultMemFraction(&c, in)
+}
+
+// instanceFraction is the share of GPU memory of the instance s.Config
+// describes: the decode pool's (poolFraction) when disaggregated, whose
+// instance it is, else memFraction's.
+func (s *Scenario) instanceFraction() float64 {
+	if s.Disagg != nil {
+		return s.poolFraction(s.Disagg.Decode, s.Config)
+	}
+	return s.memFraction(s.Config)
 }
 
 // fractionError is the error of an engine default share of GPU memory
