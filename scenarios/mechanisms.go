@@ -39,6 +39,17 @@ var mechanisms = map[string]mechanism{
 		func(s *Scenario, on bool) { s.Serving.FixedLengths = !on }},
 	"client-tokenizer": {"the benchmark client and the server tokenising the prompts apart: InferenceX's client on an SGLang image with transformers 5 (v0.5.10 on) and a DeepSeek-R1/V3 tokenizer decoded its random prompts with transformers 5's rebuilt LlamaTokenizerFast, which the server re-tokenises into 5.03x as many tokens (InferenceX PR #937; validate's aiconfigurator reader marks the rows) (off: the server sees the lengths the client recorded)", true,
 		func(s *Scenario, on bool) { s.Serving.ClientTokens = !on }},
+	"aic-generator-budget": {"the deployment's vLLM token budget per step where validate knows it from who deployed the row: aiconfigurator's gap-analysis rows ran deployments its config generator wrote, --max-num-batched-tokens = batch_size + isl + 1500 (vllm.rule's agg max_num_tokens, ai-dynamo/aiconfigurator @ 095f58a; validate's aicGeneratorBudget), unless the scenario sets runtime.max_num_batched_tokens (off: the engine's default budget)", true,
+		func(s *Scenario, on bool) { s.Serving.NoDeployBudget = !on }},
+	"vllm-gemm-compute": {"vLLM's own bf16 GEMMs on sm_90 (H100, H200) at their measured fraction of the tensor-core peak when compute-bound, 0.77, the median of the perf database's vLLM bf16 GEMM rows at M, N, K >= 4096 (kernels.EffComputeGEMMVLLMSM90, used where the step's engine is vLLM; SGLang's rows reach the architecture's 0.70) (off: 0.70, kernels.EffComputeGEMM)", true,
+		func(s *Scenario, on bool) {
+			e := s.efficiency()
+			e.ComputeGEMMVLLM = 0
+			if on {
+				e.ComputeGEMMVLLM = kernels.EfficiencyFor(s.Config.GPU).ComputeGEMMVLLM
+			}
+			s.Config.Efficiency = e
+		}},
 	"front-end": {"the API server: requests tokenised one at a time (serve.TokenizeTime per prompt token) before the engine sees them; runtime.tokenize_us_per_token (off: each request reaches the engine at its send)", true,
 		func(s *Scenario, on bool) {
 			t := 0.0
@@ -103,6 +114,12 @@ var mechanisms = map[string]mechanism{
 				s.Config.CaptureBatches = c
 			}
 		}},
+	"schedule-ahead": {"the engine builds each step while the previous one runs (vLLM's async scheduling: step_with_batch_queue schedules batch N+1 before it blocks on batch N, vllm/v1/engine/core.py @ 00080ee; SGLang's overlap loop, event_loop_overlap), so a request that reaches a busy engine joins the step after the next one; an idle engine schedules it at once (serve.Config.ScheduleAhead; only where the scenario's async scheduling or overlap is on; not in disaggregated pools) (off: it joins the next step)", true,
+		func(s *Scenario, on bool) { s.Serving.NoScheduleAhead = !on }},
+	"engine-launch": {"an eagerly launched kernel costs the engine's own host time per kernel, measured on the C++ side of its profiler trace (kernels.EngineHostLaunch: vLLM 44.3 us on TraceLens's B200 eager trace, SGLang 17.3 us on its extend trace; bench/RESULTS-ttftbw.md) (off: PyTorch's eager tiny-op figure, kernels.HostLaunchLatency 10 us)", true,
+		func(s *Scenario, on bool) { s.Config.EngineLaunch = on }},
+	"launch-ahead": {"the host issues an eager step's kernels ahead of the GPU (kernel launches are asynchronous): the step's launch time is the host time of all its eagerly launched kernels beyond the step's GPU time, max(0, host - GPU) (sim.Config.LaunchAhead; off: each op's own excess, max(0, kernels x t_launch - op time), summed over the ops)", true,
+		func(s *Scenario, on bool) { s.Config.LaunchAhead = on }},
 	"eager-prefill": {"SGLang runs prefill and mixed steps without CUDA graphs, each kernel launched from the host (serve.EagerPrefill; off: vLLM's piecewise graphs)", true,
 		func(s *Scenario, on bool) { s.Serving.NoEagerPrefill = !on; s.setGraphMode() }},
 	"cudagraph-mode": {"vLLM's runtime.cudagraph_mode as its CUDA-graph dispatcher runs it (vllm docs/design/cuda_graphs.md): FULL_DECODE_ONLY runs every step with a prefill chunk without graphs, each kernel launched from the host; PIECEWISE (the default before v0.11.0) launches decode steps' attention eagerly between graph pieces; NONE captures nothing, as --enforce-eager (off: PIECEWISE and FULL_DECODE_ONLY priced as FULL_AND_PIECEWISE, the default since v0.11.0; NONE stays eager)", true,

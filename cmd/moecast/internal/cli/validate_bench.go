@@ -248,6 +248,11 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 	if v.OutputTokens, err = benchTokens(r.OutputTokens); err != nil {
 		return scenarios.ServePoint{}, nil, inputErrf("%s: output length: %v", view.BenchName(r), err)
 	}
+	if r.MaxNumBatchedTokens > 0 && v.MaxNumBatchedTokens == 0 && !v.NoDeployBudget {
+		// The deployment's budget, known from who deployed it
+		// (validate's aicGeneratorBudget), where the scenario gives none.
+		v.MaxNumBatchedTokens = r.MaxNumBatchedTokens
+	}
 	if r.RangeRatio >= 1 && !(r.RangeStyle == serve.RangeBelow && r.RangeRatio == 1) {
 		return scenarios.ServePoint{}, nil, inputErrf("%s: random_range_ratio: %g, want [0, 1)", view.BenchName(r), r.RangeRatio)
 	}
