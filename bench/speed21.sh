@@ -36,7 +36,7 @@ for r in $(seq 1 "$rounds"); do
 	for side in old new; do
 		echo "== round $r $side plan kimi-k2.5-plan-1k1k; $(uptime)"
 		for i in $(seq 1 "$np"); do
-			/usr/bin/time -f "$side plan: %e s wall, %U s user, %S s sys, %M KB" \
+			taskset -c 0,1 /usr/bin/time -f "$side plan: %e s wall, %U s user, %S s sys, %M KB" \
 				"$work/$side/moecast" plan kimi-k2.5-plan-1k1k >/dev/null
 		done
 	done

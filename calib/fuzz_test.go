@@ -137,6 +137,15 @@ func FuzzPerfDBCSV(f *testing.F) {
 	for i, k := range kinds {
 		f.Add(uint8(i), seeds[k])
 	}
+	// MXFP4 experts with MXFP8 activations (moe_dtype w4a8_mxfp4_mxfp8),
+	// in range and broken.
+	for _, row := range []string{
+		"SGLang,0.5.9,NVIDIA B200,moe,flashinfer,w4a8_mxfp4_mxfp8,32,2880,2880,4,128,1,1,balanced,0.28\n",
+		"SGLang,0.5.9,NVIDIA B200,moe,flashinfer,w4a8_mxfp4_mxfp8,0,2880,-1,4,128,1,1,balanced,nan\n",
+		"SGLang,0.5.9,NVIDIA B200,moe,flashinfer,w4a8_mxfp4_mxfp8,32,2880,2880,400,4,0,1,balanced,inf\n",
+	} {
+		f.Add(uint8(3), "framework,version,device,op_name,kernel_source,moe_dtype,num_tokens,hidden_size,inter_size,topk,num_experts,moe_tp_size,moe_ep_size,distribution,latency\n"+row)
+	}
 	for _, p := range []string{"testdata/perfdb/moe/h200_sxm__vllm_0.24.0_moe_perf_h7168_i2048.csv", "testdata/perfdb/comm/h200_sxm__sglang_0.5.12_wideep_deepep_ll_perf.csv"} {
 		data, err := os.ReadFile(p)
 		if err != nil {

@@ -284,7 +284,12 @@ func tomlError(file string, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
 		// A syntax error: LastKey is only the last key parsed before it,
-		// so the message stands without a key.
+		// so the message stands without a key; but a number out of range
+		// is reported at its own key, which LastKey then is.
+		msg, ranged := rangeWords(pe.Message)
+		if ranged && pe.LastKey != "" {
+			return &Error{File: file, Line: pe.Position.Line, Key: pe.LastKey, Msg: msg, Err: err}
+		}
 		return &Error{File: file, Line: pe.Position.Line, Msg: syntaxWords(pe.Message), Err: err}
 	}
 	if m := typeErr.FindStringSubmatch(err.Error()); m != nil {
@@ -296,8 +301,10 @@ func tomlError(file string, err error) error {
 }
 
 var (
-	redefined  = regexp.MustCompile(`^Key '(.*)' has already been defined\.?$`)
-	outOfRange = regexp.MustCompile(`^(.*) is out of range for u?int(64|32)?$`)
+	redefined   = regexp.MustCompile(`^Key '(.*)' has already been defined\.?$`)
+	outOfRange  = regexp.MustCompile(`^(.*) is out of range for u?int(64|32|16|8)?$`)
+	floatRange  = regexp.MustCompile(`^(.*) is out of range for float(64|32)$`)
+	unsafeFloat = regexp.MustCompile(`^(.*) is out of the safe float(64|32) range$`)
 )
 
 // syntaxWords rewrites the TOML parser's messages that speak Go.
@@ -305,10 +312,25 @@ func syntaxWords(msg string) string {
 	if m := redefined.FindStringSubmatch(msg); m != nil {
 		return fmt.Sprintf("key %q is defined twice", m[1])
 	}
-	if m := outOfRange.FindStringSubmatch(msg); m != nil {
-		return fmt.Sprintf("%s is too large for an integer", m[1])
+	if w, ok := rangeWords(msg); ok {
+		return w
 	}
 	return msg
+}
+
+// rangeWords says the TOML parser's out-of-range messages without Go's
+// types ("1e999 is out of range for float64"); ok: msg is one.
+func rangeWords(msg string) (string, bool) {
+	if m := outOfRange.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%s is too large for an integer", m[1]), true
+	}
+	if m := floatRange.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%s is too large for a number", m[1]), true
+	}
+	if m := unsafeFloat.FindStringSubmatch(msg); m != nil {
+		return fmt.Sprintf("%s is too large an integer to read exactly as a number with a fraction (write it with an exponent)", m[1]), true
+	}
+	return "", false
 }
 
 // incompatible matches the decoder's words for a value of the wrong type.

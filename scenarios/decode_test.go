@@ -50,7 +50,13 @@ func TestDecodeErrors(t *testing.T) {
 		{"integer for table", "[hardware]\ncustom_gpu = 3\n", `f.toml:2: hardware.custom_gpu: is an integer, want a table`},
 		{"string for boolean", "[runtime]\ncuda_graphs = \"yes\"\n", `f.toml:2: runtime.cuda_graphs: is a string, want a boolean`},
 		{"key twice", "name = \"x\"\nname = \"y\"\n", `f.toml:2: key "name" is defined twice`},
-		{"integer overflow", "[workload]\ncontext = 99999999999999999999\n", `f.toml:2: 99999999999999999999 is too large for an integer`},
+		{"integer overflow", "[workload]\ncontext = 99999999999999999999\n", `f.toml:2: workload.context: 99999999999999999999 is too large for an integer`},
+		// The key of an out-of-range value is named, whichever key came
+		// before it.
+		{"int64 overflow after a key", "[disagg.prefill]\nworkers = 1\nmax_num_seqs = 9223372036854775808\n", `f.toml:3: disagg.prefill.max_num_seqs: 9223372036854775808 is too large for an integer`},
+		{"int64 overflow first in table", "[runtime]\nmax_num_seqs = -9223372036854775809\nengine = \"vllm\"\n", `f.toml:2: runtime.max_num_seqs: -9223372036854775809 is too large for an integer`},
+		{"integer beyond a float's exact range", "[disagg.decode]\ntp = 1\ngpu_memory_utilization = 9223372036854775807\n", `f.toml:3: disagg.decode.gpu_memory_utilization: 9223372036854775807 is too large an integer to read exactly as a number with a fraction`},
+		{"float overflow", "[runtime]\ngpu_memory_utilization = 1e999\n", `f.toml:2: runtime.gpu_memory_utilization: 1e999 is too large for a number`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

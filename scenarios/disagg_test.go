@@ -248,3 +248,48 @@ func TestPoolEngineKeys(t *testing.T) {
 	assert.Len(t, v.Warnings, 3)
 	assert.Contains(t, strings.Join(v.Warnings, "\n"), "disagg.prefill.max_total_tokens is SGLang's")
 }
+
+// TestPoolBudgetDrafts: a pool's max_num_batched_tokens below one
+// sequence's decode of 1 + K draft tokens is refused at the pool's key
+// (serve checks it; KeyError names the key), not run into a scheduler
+// that cannot schedule a verify step.
+func TestPoolBudgetDrafts(t *testing.T) {
+	for _, pool := range []string{"prefill", "decode"} {
+		src := strings.Replace(disaggScenario, "[disagg."+pool+"]\n", "[disagg."+pool+"]\nmax_num_batched_tokens = 3\n", 1) +
+			"[speculative]\nmethod = \"mtp\"\ndraft_tokens = 3\nacceptance = [0.8]\n"
+		s, err := Parse("d.toml", []byte(src))
+		require.NoError(t, err)
+		cfg := disaggServeConfig(t, s)
+		err = s.KeyError(cfg.Validate())
+		require.Error(t, err)
+		var pe *Error
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, "disagg."+pool+".max_num_batched_tokens", pe.Key)
+		assert.NotZero(t, pe.Line)
+		assert.Contains(t, err.Error(), "3 tokens cannot hold one sequence's decode of 1 + 3 draft tokens")
+	}
+}
+
+// TestPoolFractionInstance: the scenario's own sim config is the decode
+// instance's (predict's box and memory), so it takes the decode pool's
+// gpu_memory_utilization as simulate's decode pool does; with the
+// pool-mem-fraction mechanism off, the scenario's.
+func TestPoolFractionInstance(t *testing.T) {
+	base, err := Parse("d.toml", []byte(disaggScenario))
+	require.NoError(t, err)
+	src := strings.Replace(disaggScenario, "[disagg.decode]\n", "[disagg.decode]\ngpu_memory_utilization = 0.6\n", 1)
+	s, err := Parse("d.toml", []byte(src))
+	require.NoError(t, err)
+	assert.Equal(t, 0.6, s.Config.GPUMemoryUtilization)
+	cfg := disaggServeConfig(t, s)
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	mem, err := serve.SimMemory(s.Config, sm, serve.SGLang)
+	require.NoError(t, err)
+	assert.Equal(t, cfg.Disagg.Decode.Memory.KVCapacity, mem.KVCapacity, "predict's KV cache is simulate's decode pool's")
+
+	require.NoError(t, s.SetMechanism("pool-mem-fraction", false))
+	assert.Equal(t, base.Config.GPUMemoryUtilization, s.Config.GPUMemoryUtilization)
+	require.NoError(t, s.SetMechanism("pool-mem-fraction", true))
+	assert.Equal(t, 0.6, s.Config.GPUMemoryUtilization)
+}

@@ -505,6 +505,32 @@ func FuzzReadEngineArgs(f *testing.F) {
 	f.Add("vllm serve m --max-num-batched-tokens 1e300k")
 	f.Add("non-default args: {'model': 'm', 'speculative_config': {'method': 'mtp', 'num_speculative_tokens': -1}}")
 	f.Add("server_args=ServerArgs(model_path='m', tp_size=8, dp_size=0, enable_dp_attention=True)")
+	// --compilation-config and the capture-size flags: JSON, dotted keys,
+	// a log's dict, optimisation levels, and broken or hostile sizes.
+	for _, a := range []string{
+		`--compilation-config '{"cudagraph_mode": "FULL_DECODE_ONLY", "cudagraph_capture_sizes": [1, 2, 4, 8], "max_cudagraph_capture_size": 8}'`,
+		`--compilation-config '{"cudagraph_capture_sizes": []}'`,
+		`--compilation-config '{"cudagraph_capture_sizes": [0, -1, 1e30, "x", null, [1]]}'`,
+		`--compilation-config '{"max_cudagraph_capture_size": 9223372036854775808}'`,
+		`--compilation-config '{"cudagraph_mode": 3, "pass_config": {"x": {"y": [1]}}}'`,
+		`--compilation-config '{"cudagraph_capture_sizes": "1 2 4"}'`,
+		`--compilation-config '[1, 2]'`,
+		`--compilation-config '{'`,
+		`-O3`,
+		`-O 99999999999999999999999`,
+		`-O.cudagraph_mode=FULL -O.cudagraph_capture_sizes=[4,8]`,
+		`--compilation-config.cudagraph_capture_sizes [4,8] --compilation-config.max_cudagraph_capture_size 8`,
+		`--cudagraph-capture-sizes 1 2 4 8 --max-cudagraph-capture-size 8`,
+		`--cudagraph-capture-sizes`,
+		`--cudagraph-capture-sizes -4 0`,
+		`--cuda-graph-sizes 512 --cudagraph-capture-sizes 1`,
+		`--max-cudagraph-capture-size -1`,
+	} {
+		f.Add("vllm serve m -tp 8 " + a)
+	}
+	f.Add("non-default args: {'model': 'm', 'compilation_config': {'cudagraph_mode': <CUDAGraphMode.FULL_AND_PIECEWISE: (2, 1)>, 'cudagraph_capture_sizes': [1, 2, 4], 'max_cudagraph_capture_size': 4}}")
+	f.Add("non-default args: {'model': 'm', 'cudagraph_capture_sizes': [0], 'compilation_config': {'cudagraph_capture_sizes': None}}")
+	f.Add("server_args=ServerArgs(model_path='m', tp_size=8, speculative_algorithm='EAGLE', speculative_draft_model_path=None, speculative_num_draft_tokens=-3)")
 	f.Fuzz(func(t *testing.T, src string) {
 		d, err := ReadEngineArgs("fuzz.sh", []byte(src))
 		if err != nil {

@@ -37,6 +37,36 @@ func FuzzParse(f *testing.F) {
 	f.Add(minimal + "[speculative]\nmethod = \"ngram\"\ndraft_tokens = 3\nacceptance = 0.5\n")
 	f.Add(minimal + "[speculative]\nmethod = \"ngram\"\ndraft_tokens = 3\nacceptance = [0.5, \"x\"]\n")
 	f.Add(minimal + "[runtime]\nallreduce = \"oneshot\"\n")
+	// [disagg] pools with their own engine settings, and the runtime keys
+	// added since (capture sizes, MXFP4 activations, version-dependent
+	// defaults), in range and out of it.
+	for _, pool := range []string{
+		"max_num_seqs = 30000\nmax_total_tokens = 524288\ngpu_memory_utilization = 0.75\nmax_num_batched_tokens = 131072\nmax_prefill_tokens = 32768\n",
+		"scheduler_recv_interval = 10\n",
+		"max_total_tokens = 0\ngpu_memory_utilization = nan\n",
+		"gpu_memory_utilization = 1.5\nmax_prefill_tokens = 0\n",
+		"max_num_batched_tokens = 9223372036854775807\nmax_total_tokens = -1\n",
+		"gpu_memory_utilization = 1e-300\nmax_total_tokens = 1\n",
+	} {
+		for _, engine := range []string{"sglang", "vllm"} {
+			f.Add(disaggSeed(engine, pool))
+		}
+	}
+	for _, rt := range []string{
+		"cudagraph_capture_sizes = [512, 1, 1, 3]\nmax_cudagraph_capture_size = 512\n",
+		"cudagraph_capture_sizes = []\n",
+		"cudagraph_capture_sizes = [0, -1, 9223372036854775807]\n",
+		"cudagraph_capture_sizes = [100000]\nmax_num_batched_tokens = 8192\n",
+		"mxfp4_activation = \"mxfp8\"\n",
+		"mxfp4_activation = \"\"\nengine = \"sglang\"\nengine_version = \"0.5.10.post1\"\n",
+		"engine = \"sglang\"\nengine_version = \"0.5.99999999999999999999\"\nasync_scheduling = true\n",
+		"engine_version = \"v-1.-2.-3\"\n",
+	} {
+		f.Add(minimal + "[runtime]\n" + rt)
+		f.Add(minimal + "[runtime]\n" + rt + "[speculative]\nmethod = \"mtp\"\ndraft_tokens = 3\nacceptance = [0.8]\n")
+	}
+	f.Add(minimal + "[runtime]\ngpu_memory_utilization = 1e999\nmax_num_seqs = 9223372036854775808\n")
+	f.Add(minimal + "[runtime]\ngpu_memory_utilization = 9223372036854775807\n")
 	f.Add("[hardware]\ncustom_gpu = 3\n")
 	f.Add("[[model]]\npreset = 1\n")
 	f.Add("a.b.c = 1\n\"x\" = { y = [1, {z = 2}] }\n")
@@ -50,7 +80,7 @@ func FuzzParse(f *testing.F) {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error spans lines: %q", err)
 			}
-			for _, gos := range []string{"destination has type", "scenarios.raw", "type mismatch for"} {
+			for _, gos := range []string{"destination has type", "scenarios.raw", "type mismatch for", "float64", "int64"} {
 				if strings.Contains(err.Error(), gos) {
 					t.Fatalf("error speaks Go (%q): %v", gos, err)
 				}
@@ -71,12 +101,54 @@ func FuzzParse(f *testing.F) {
 		if len(s.Serving.Points()) == 0 {
 			t.Fatalf("accepted scenario without serving points: %+v", s.Serving)
 		}
-		if _, err := s.ServeConfig(sm, s.Serving.Points()[0]); err != nil {
+		c, err := s.ServeConfig(sm, s.Serving.Points()[0])
+		if err != nil {
 			var pe *Error
 			if !errors.As(err, &pe) {
 				t.Fatalf("ServeConfig error is not a *scenarios.Error: %T %v", err, err)
 			}
+			return
+		}
+		if s.Disagg != nil {
+			psm, dsm, err := s.DisaggSims()
+			if err == nil {
+				err = s.DisaggConfig(&c, psm, dsm)
+			}
+			if err != nil && strings.Contains(err.Error(), "\n") {
+				t.Fatalf("disagg error spans lines: %q", err)
+			}
 		}
 
 	})
+}
+
+// disaggSeed is a [disagg] scenario of engine with pool settings added to
+// both pools.
+func disaggSeed(engine, pool string) string {
+	return `name = "d"
+[model]
+preset = "deepseek-v3"
+kv_cache = "fp8"
+[hardware]
+gpu = "h200-sxm"
+gpus = 24
+calibration = "none"
+[disagg]
+transfer = "nvlink4"
+[disagg.prefill]
+workers = 1
+tp = 8
+` + pool + `[disagg.decode]
+workers = 2
+tp = 1
+dp = 8
+ep = 8
+dp_attention = true
+` + pool + `[runtime]
+engine = "` + engine + `"
+[workload]
+concurrency = [8]
+input_tokens = 1024
+output_tokens = 64
+`
 }

@@ -31,7 +31,7 @@ var mechanisms = map[string]mechanism{
 			} else if s.specOff.Active() {
 				s.Config.Spec, s.specOff = s.specOff, sim.Spec{}
 			}
-			s.Config.GPUMemoryUtilization = s.memFraction(s.Config) // SGLang's default depends on the drafter
+			s.Config.GPUMemoryUtilization = s.instanceFraction() // SGLang's default depends on the drafter
 		}},
 	"sglang-spec-v1": {"SGLang's V1 EAGLE/MTP worker, its default up to v0.5.10 unless the server's environment sets SGLANG_ENABLE_SPEC_V2 (runtime.engine_version; serve.SpecSyncDefault): overlap scheduling off, and each step runs draft, target verify and draft extend (target extend and draft extend for a prefill) as separate forwards with host syncs between them, each paying the engine's measured host work per step (serve.SpecSyncForwards) (off: the overlapped V2 worker, the host work hidden behind the GPU)", true,
 		func(s *Scenario, on bool) { s.Serving.NoSpecSync = !on }},
@@ -101,7 +101,7 @@ var mechanisms = map[string]mechanism{
 	"sglang-mem-fraction": {"SGLang's default mem_fraction_static as its server derives it from GPU memory, TP, DP attention, chunked_prefill_size and cuda_graph_max_bs, by version (serve.DefaultMemFraction), where runtime.gpu_memory_utilization is not given (off: vLLM's 0.90)", true,
 		func(s *Scenario, on bool) {
 			s.Serving.VLLMFraction = !on
-			s.Config.GPUMemoryUtilization = s.memFraction(s.Config)
+			s.Config.GPUMemoryUtilization = s.instanceFraction()
 		}},
 	"sglang-max-running": {"SGLang's default max_running_requests, derived from its KV pool (min(tokens / 2, clamp(tokens / context_len x 512, 2048, 4096)) per DP rank; serve.DefaultMaxRunning), where runtime.max_num_seqs is not given (off: no limit)", true,
 		func(s *Scenario, on bool) { s.Serving.NoMaxRunning = !on }},
@@ -133,7 +133,10 @@ var mechanisms = map[string]mechanism{
 	"pool-max-total-tokens": {"each disaggregated SGLang pool's own --max-total-tokens ([disagg.prefill] / [disagg.decode] max_total_tokens): the KV cache of each attention DP rank holds at most that many tokens, min(profiled, max_total_tokens) as SGLang's model runner takes it (model_runner_kv_cache_mixin.py init_memory) (off: the KV cache the pool's memory holds)", true,
 		func(s *Scenario, on bool) { s.Serving.NoPoolTokens = !on }},
 	"pool-mem-fraction": {"each disaggregated pool's own share of GPU memory ([disagg.prefill] / [disagg.decode] gpu_memory_utilization: the pools are separate engine instances, each started with its own --mem-fraction-static or --gpu-memory-utilization) (off: the scenario's runtime.gpu_memory_utilization or the engine's default for the pool's layout)", true,
-		func(s *Scenario, on bool) { s.Serving.NoPoolFraction = !on }},
+		func(s *Scenario, on bool) {
+			s.Serving.NoPoolFraction = !on
+			s.Config.GPUMemoryUtilization = s.instanceFraction() // the decode instance's
+		}},
 	"pool-prefill-budget": {"each disaggregated pool's own token budget of a step ([disagg.prefill] / [disagg.decode] max_num_batched_tokens, SGLang's --chunked-prefill-size split over the pool's attention DP ranks, and max_prefill_tokens: a rank's prefill batch takes at most min(max_prefill_tokens, chunked_prefill_size / ranks) tokens) in the pool's scheduler (off: the scenario's runtime.max_num_batched_tokens and the engine's max_prefill_tokens)", true,
 		func(s *Scenario, on bool) { s.Serving.NoPoolBudget = !on }},
 	"kv-pull": {"vLLM's disaggregated KV transfer as its NixlConnector runs it: the decode instance starts reading a request's KV at its next step and admits the request at the step after the read completes (serve.Disagg.Pull; off: the KV pushed when the prefill ends and admitted at the decode instance's next step, as SGLang's sender does)", true,

@@ -43,6 +43,10 @@ func (s *Scenario) buildMXFP4Activation() error {
 		return s.doc.errorf("runtime.mxfp4_activation", "unknown precision %q (want bf16 or mxfp8)", a)
 	}
 	s.Serving.MXFP4Activation = a
+	if a != "" && s.Config.Model != nil && !isMXFP4(s.Config.Model) {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.mxfp4_activation %q: the model's routed experts are %s, not MXFP4, so it is ignored",
+			s.pos("runtime.mxfp4_activation"), a, s.Config.Model.Quant.RoutedExperts.Name))
+	}
 	if a == "mxfp8" && !mxfp8Arch(s.Config.GPU.Arch) && isMXFP4(s.Config.Model) {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.mxfp4_activation \"mxfp8\": FlashInfer's MXFP4 x MXFP8 MoE runs on sm_100/sm_103 only; "+
 			"on %s (%s) the experts take bf16 activations", s.pos("runtime.mxfp4_activation"), s.Config.GPU.Name, s.Config.GPU.Arch))

@@ -79,6 +79,19 @@ func TestMXFP4Activation(t *testing.T) {
 	assert.Less(t, a8, a16)
 }
 
+// TestMXFP4ActivationNotMXFP4: runtime.mxfp4_activation on a model whose
+// routed experts are not MXFP4 changes nothing and says so in a warning.
+func TestMXFP4ActivationNotMXFP4(t *testing.T) {
+	for _, a := range []string{"bf16", "mxfp8"} {
+		s, err := Parse("t.toml", []byte("name = \"t\"\n[model]\npreset = \"deepseek-v3\"\n[hardware]\ngpu = \"b200-sxm\"\ngpus = 8\n"+
+			"calibration = \"none\"\n[parallel]\ntp = 8\n[runtime]\nmxfp4_activation = \""+a+"\"\n"))
+		require.NoError(t, err)
+		assert.Equal(t, dtype.FP8Block128, s.Config.Model.Quant.RoutedExperts)
+		require.Len(t, s.Warnings, 1, a)
+		assert.Contains(t, s.Warnings[0], "t.toml:11: runtime.mxfp4_activation \""+a+"\": the model's routed experts are fp8-b128, not MXFP4, so it is ignored")
+	}
+}
+
 // TestQKNormAllReduce: MiniMax-M2's layer-wide q/k norm adds an all-reduce
 // of two fp32 per token at attention TP > 1 (none at TP 1, none with the
 // qk-norm-allreduce mechanism off), and a model with per-head q/k norms

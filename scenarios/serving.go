@@ -518,7 +518,7 @@ func (s *Scenario) buildServing() error {
 	}
 	s.setCaptureSize()
 	s.setProfile()
-	s.Config.GPUMemoryUtilization = s.memFraction(s.Config)
+	s.Config.GPUMemoryUtilization = s.instanceFraction()
 	if err := s.fractionError(s.Config); err != nil {
 		return err
 	}
@@ -659,6 +659,16 @@ func (s *Scenario) memFraction(cfg sim.Config) float64 {
 		in.Vision = cfg.Model.Vision
 	}
 	return serve.DefaultMemFraction(&c, in)
+}
+
+// instanceFraction is the share of GPU memory of the instance s.Config
+// describes: the decode pool's (poolFraction) when disaggregated, whose
+// instance it is, else memFraction's.
+func (s *Scenario) instanceFraction() float64 {
+	if s.Disagg != nil {
+		return s.poolFraction(s.Disagg.Decode, s.Config)
+	}
+	return s.memFraction(s.Config)
 }
 
 // fractionError is the error of an engine default share of GPU memory
@@ -937,6 +947,15 @@ var serveKeys = map[string]string{
 	"SchedulerRecvInterval":        "runtime.scheduler_recv_interval",
 	"CUDAGraphMax":                 "runtime.cuda_graph_max_bs",
 	"CUDAGraphSizes":               "runtime.cudagraph_capture_sizes",
+	// [disagg.prefill] and [disagg.decode]'s own settings (DisaggConfig).
+	"Disagg.Prefill.MaxNumBatchedTokens":   "disagg.prefill.max_num_batched_tokens",
+	"Disagg.Decode.MaxNumBatchedTokens":    "disagg.decode.max_num_batched_tokens",
+	"Disagg.Prefill.MaxPrefillTokens":      "disagg.prefill.max_prefill_tokens",
+	"Disagg.Decode.MaxPrefillTokens":       "disagg.decode.max_prefill_tokens",
+	"Disagg.Prefill.MaxNumSeqs":            "disagg.prefill.max_num_seqs",
+	"Disagg.Decode.MaxNumSeqs":             "disagg.decode.max_num_seqs",
+	"Disagg.Prefill.SchedulerRecvInterval": "disagg.prefill.scheduler_recv_interval",
+	"Disagg.Decode.SchedulerRecvInterval":  "disagg.decode.scheduler_recv_interval",
 }
 
 // buildPartialPrefills reads vLLM's long_prefill_token_threshold,

@@ -493,7 +493,7 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if c.Disagg != nil {
-		if err := c.Disagg.validate(); err != nil {
+		if err := c.Disagg.validate(k); err != nil {
 			return err
 		}
 	}

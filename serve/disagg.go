@@ -111,7 +111,9 @@ type DisaggResult struct {
 	PrefillUtilisation, DecodeUtilisation float64
 }
 
-func (d *Disagg) validate() error {
+// validate checks the pools and the transfer; k is the config's draft
+// tokens per step (Spec.DraftTokens).
+func (d *Disagg) validate(k int) error {
 	for _, p := range []struct {
 		name string
 		p    Pool
@@ -128,8 +130,12 @@ func (d *Disagg) validate() error {
 		if p.p.MaxNumSeqs < 0 {
 			return fieldErrorf(p.name+".MaxNumSeqs", "must be 0 (the config's) or positive, got %d", p.p.MaxNumSeqs)
 		}
-		if p.p.MaxNumBatchedTokens < 0 || p.p.MaxNumBatchedTokens > maxTokens {
-			return fieldErrorf(p.name+".MaxNumBatchedTokens", "must be in [0, %d] tokens, got %d", maxTokens, p.p.MaxNumBatchedTokens)
+		if n := p.p.MaxNumBatchedTokens; n < 0 || n > maxTokens {
+			return fieldErrorf(p.name+".MaxNumBatchedTokens", "must be in [0, %d] tokens, got %d", maxTokens, n)
+		} else if n > 0 && n < 1+k {
+			// As Config.MaxNumBatchedTokens: a step holds at least one
+			// sequence's decode of 1 + K tokens.
+			return fieldErrorf(p.name+".MaxNumBatchedTokens", "%d tokens cannot hold one sequence's decode of 1 + %d draft tokens (want at least %d)", n, k, 1+k)
 		}
 		if p.p.MaxPrefillTokens < 0 || p.p.MaxPrefillTokens > maxTokens {
 			return fieldErrorf(p.name+".MaxPrefillTokens", "must be in [0, %d] tokens, got %d", maxTokens, p.p.MaxPrefillTokens)

@@ -363,3 +363,33 @@ func TestDisaggPoolBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestDisaggPoolBudgetDrafts: a pool's own token budget must hold one
+// sequence's decode of 1 + K tokens, as the config's must
+// (Config.MaxNumBatchedTokens); below it the pool's scheduler could not
+// schedule a verify step, so the config is refused at the pool's field.
+func TestDisaggPoolBudgetDrafts(t *testing.T) {
+	for _, e := range []Engine{SGLang, VLLM} {
+		for _, pool := range []string{"Prefill", "Decode"} {
+			for _, n := range []int{1, 3} {
+				cfg := disagg(point(e, 1, 20, 8192, 20), 1, 1, 50e9, 20e-6)
+				cfg.Spec = Spec{DraftTokens: 3, Acceptance: []float64{0.8}, Lookahead: 3}
+				if pool == "Prefill" {
+					cfg.Disagg.Prefill.MaxNumBatchedTokens = n
+				} else {
+					cfg.Disagg.Decode.MaxNumBatchedTokens = n
+				}
+				_, err := Run(cfg, realistic)
+				var fe *model.FieldError
+				require.ErrorAs(t, err, &fe, "%s %s %d", e, pool, n)
+				assert.Equal(t, "Disagg."+pool+".MaxNumBatchedTokens", fe.Field)
+				assert.Contains(t, fe.Msg, "one sequence's decode of 1 + 3 draft tokens (want at least 4)")
+			}
+			cfg := disagg(point(e, 1, 20, 8192, 20), 1, 1, 50e9, 20e-6)
+			cfg.Spec = Spec{DraftTokens: 3, Acceptance: []float64{0.8}, Lookahead: 3}
+			cfg.Disagg.Decode.MaxNumBatchedTokens, cfg.Disagg.Prefill.MaxNumBatchedTokens = 4, 4
+			_, err := Run(cfg, realistic)
+			require.NoError(t, err, "%s: 1 + K tokens is enough", e)
+		}
+	}
+}

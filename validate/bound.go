@@ -151,6 +151,16 @@ func LowerBound(in BoundInput) Bound {
 		active := p.Active - p.PerClass[model.ClassEmbedding] - p.PerClass[model.ClassLMHead]
 		b.TTFTms = 2 * in.ISL * active / (float64(in.PrefillGPUs) * peak) * 1e3
 	}
+	// Lengths, a concurrency or a measured mean no run can have (a
+	// corrupt or hostile file) overflow: no bound then, rather than an
+	// infinite one; such a row's lengths are refused where it is
+	// simulated.
+	if !finiteNum(b.TPOTms) || !finiteNum(b.KVBytes) || !finiteNum(b.Decoding) || !finiteNum(b.Context) {
+		b.TPOTms, b.KVBytes, b.Decoding, b.Context = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+	}
+	if !finiteNum(b.TTFTms) {
+		b.TTFTms = math.NaN()
+	}
 	return b
 }
 

@@ -90,3 +90,29 @@ func TestBelowBound(t *testing.T) {
 	why = BelowBound(in, LowerBound(in))
 	assert.Contains(t, why, "mean TTFT 1 ms < 6.38 ms")
 }
+
+// TestLowerBoundAbsurdLengths: lengths or a concurrency no run can have
+// (a hostile or corrupt file: 1e308 tokens, MaxInt64 requests) give no
+// bound rather than an infinite one, so an exclusion never prints +Inf;
+// the row's lengths are refused where it is simulated.
+func TestLowerBoundAbsurdLengths(t *testing.T) {
+	base := BoundInput{Decode: mixtralTP2(t), DecodeInstances: 1, PrefillGPUs: 2, Concurrency: 64,
+		ISL: 1000, OSL: 1001, TTFTms: 2500, TPOTms: 4}
+	for _, mut := range []func(*BoundInput){
+		func(in *BoundInput) { in.ISL = 1e308 },
+		func(in *BoundInput) { in.OSL = 1e308 },
+		func(in *BoundInput) { in.ISL, in.OSL = math.MaxFloat64, math.MaxFloat64 },
+		func(in *BoundInput) { in.Concurrency = math.MaxInt64; in.ISL = 1e300 },
+		func(in *BoundInput) { in.TPOTms = math.MaxFloat64; in.ISL = 1e300 },
+	} {
+		in := base
+		mut(&in)
+		b := LowerBound(in)
+		for _, v := range []float64{b.TPOTms, b.TTFTms, b.KVBytes, b.Decoding, b.Context} {
+			assert.False(t, math.IsInf(v, 0), "%+v: %+v", in, b)
+		}
+		why := BelowBound(in, b)
+		assert.NotContains(t, why, "Inf", why)
+		assert.NotContains(t, why, "NaN", why)
+	}
+}

@@ -370,7 +370,7 @@ func (sn *Simulation) Text(w io.Writer) error {
 		pool := func(p scenarios.PoolSpec) string {
 			cc := c
 			cc.Layout = p.Layout
-			return fmt.Sprintf("%dx (%s, %d GPUs)", p.Workers, layoutString(cc), p.GPUs)
+			return fmt.Sprintf("%dx (%s, %d GPUs%s)", p.Workers, layoutString(cc), p.GPUs, poolSettings(p))
 		}
 		router := [...]string{serve.RoundRobin: "round-robin", serve.LeastLoaded: "least-loaded", serve.PrefixAware: "prefix-aware"}[d.Router]
 		lines = append(lines, fmt.Sprintf("disagg    prefill %s, decode %s; KV cache over %s (%s per GPU, %s), router %s; box and layout above: one decode instance",
@@ -515,4 +515,28 @@ func (sn *Simulation) workloadLine() string {
 			w.Turns, w.ThinkTime)
 	}
 	return line
+}
+
+// poolSettings lists a disaggregated pool's own engine settings, those its
+// [disagg.prefill] or [disagg.decode] sets in place of the scenario's
+// (the engine line shows the scenario's): "; max_num_seqs 16, ...", or ""
+// when it sets none.
+func poolSettings(p scenarios.PoolSpec) string {
+	var out []string
+	for _, k := range []struct {
+		key string
+		n   int
+	}{{"max_num_seqs", p.MaxNumSeqs}, {"max_num_batched_tokens", p.MaxNumBatchedTokens}, {"max_prefill_tokens", p.MaxPrefillTokens},
+		{"max_total_tokens", p.MaxTotalTokens}, {"scheduler_recv_interval", p.SchedulerRecvInterval}} {
+		if k.n > 0 {
+			out = append(out, fmt.Sprintf("%s %d", k.key, k.n))
+		}
+	}
+	if p.MemFraction > 0 {
+		out = append(out, "gpu_memory_utilization "+strconv.FormatFloat(p.MemFraction, 'g', -1, 64))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(out, ", ")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/serve"
+	"github.com/moecast/moecast/sim"
 	"github.com/moecast/moecast/validate"
 )
 
@@ -226,25 +227,31 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 		return scenarios.ServePoint{}, nil, inputErrf("%s: num_prompts: %d requests is more than moecast simulates (%d)", view.BenchName(r), n, scenarios.MaxRequests)
 	}
 	v.Requests = n
-	v.InputTokens = int(math.Round(r.InputTokens))
+	in := r.InputTokens
 	if r.ServerInputScale > 1 && !v.ClientTokens {
 		// The server saw more tokens than the client counted
 		// (validate's clientTokenizerMismatch): it prefilled these.
-		v.InputTokens = int(math.Round(r.InputTokens * r.ServerInputScale))
+		in = r.InputTokens * r.ServerInputScale
+	}
+	var err error
+	if v.InputTokens, err = benchTokens(in); err != nil {
+		if in != r.InputTokens {
+			return scenarios.ServePoint{}, nil, inputErrf("%s: input length: the server's %g x the client's %g tokens exceeds the limit of %d tokens",
+				view.BenchName(r), r.ServerInputScale, r.InputTokens, sim.MaxContext/4)
+		}
+		return scenarios.ServePoint{}, nil, inputErrf("%s: input length: %v", view.BenchName(r), err)
+	}
+	if in != r.InputTokens {
 		w = append(w, fmt.Sprintf("%s: the server tokenised the prompts into %g x the client's %g input tokens: %d simulated",
 			view.BenchName(r), r.ServerInputScale, r.InputTokens, v.InputTokens))
 	}
-	v.OutputTokens = int(math.Round(r.OutputTokens))
+	if v.OutputTokens, err = benchTokens(r.OutputTokens); err != nil {
+		return scenarios.ServePoint{}, nil, inputErrf("%s: output length: %v", view.BenchName(r), err)
+	}
 	if r.MaxNumBatchedTokens > 0 && v.MaxNumBatchedTokens == 0 && !v.NoDeployBudget {
 		// The deployment's budget, known from who deployed it
 		// (validate's aicGeneratorBudget), where the scenario gives none.
 		v.MaxNumBatchedTokens = r.MaxNumBatchedTokens
-	}
-	if err := scenarios.CheckTokens(v.InputTokens); err != nil {
-		return scenarios.ServePoint{}, nil, inputErrf("%s: input length: %v", view.BenchName(r), err)
-	}
-	if err := scenarios.CheckTokens(v.OutputTokens); err != nil {
-		return scenarios.ServePoint{}, nil, inputErrf("%s: output length: %v", view.BenchName(r), err)
 	}
 	if r.RangeRatio >= 1 && !(r.RangeStyle == serve.RangeBelow && r.RangeRatio == 1) {
 		return scenarios.ServePoint{}, nil, inputErrf("%s: random_range_ratio: %g, want [0, 1)", view.BenchName(r), r.RangeRatio)
@@ -288,4 +295,15 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 		w = append(w, fmt.Sprintf("%s: the run used speculative decoding (mean acceptance length %.2f) but the scenario has none", view.BenchName(r), r.AcceptanceLength))
 	}
 	return p, w, nil
+}
+
+// benchTokens is a result's mean length x rounded to whole tokens, checked
+// (scenarios.CheckTokens) before the conversion: a length beyond what an
+// int holds is refused as recorded, not wrapped.
+func benchTokens(x float64) (int, error) {
+	if lim := float64(sim.MaxContext / 4); !(x <= lim) {
+		return 0, fmt.Errorf("%g exceeds the limit of %d tokens", x, sim.MaxContext/4)
+	}
+	n := int(math.Round(x))
+	return n, scenarios.CheckTokens(n)
 }

@@ -376,6 +376,9 @@ func scoreCorpus(in corpusInput) (*view.CorpusResult, error) {
 // decode pool's instance (the only one when aggregated) and the prefill
 // pool's GPUs.
 func belowBound(sc *scenarios.Scenario, r *validate.BenchResult) string {
+	if lim := float64(sim.MaxContext / 4); !(r.InputTokens <= lim && r.OutputTokens <= lim) {
+		return "" // lengths moecast does not simulate: benchWorkload says so
+	}
 	in := validate.BoundInput{Decode: sc.Config, DecodeInstances: 1, PrefillGPUs: sc.Config.GPUs,
 		ISL: r.InputTokens, OSL: r.OutputTokens, TTFTms: r.Metrics["ttft"].Mean, TPOTms: r.Metrics["tpot"].Mean}
 	if d := sc.Disagg; d != nil {

@@ -248,6 +248,31 @@ results = ["fast.json"]
 	assert.Empty(t, got.Rows[0].Skip, "the same deployment at 12 ms")
 }
 
+// TestValidateCorpusHugeLengths: a row whose mean lengths no run can have
+// (a corrupt file: 1e30 input tokens per request) is skipped for its
+// lengths, named as recorded, not excluded by a lower bound computed from
+// them (2.8e+24 ms) nor with a wrapped integer.
+func TestValidateCorpusHugeLengths(t *testing.T) {
+	dir := testCorpus(t)
+	manifest, err := os.ReadFile(filepath.Join(dir, "manifest.toml"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "manifest.toml"), []byte(string(manifest)+`
+[[entry]]
+name = "huge"
+scenario = "ok.toml"
+results = ["huge.json"]
+`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "huge.json"), []byte(`{"mean_ttft_ms": 150, "mean_tpot_ms": 12, "max_concurrency": 4, "num_prompts": 12, "completed": 12, "total_input_tokens": 12e30, "total_output_tokens": 384, "duration": 3}`), 0o644))
+	code, stdout, stderr := runCLI(t, "validate", "corpus", dir, "--format", "json")
+	require.Equal(t, ExitOK, code, stderr)
+	var got view.CorpusJSON
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+	last := got.Rows[len(got.Rows)-1]
+	require.Equal(t, "huge", last.Entry)
+	assert.Regexp(t, `input length: (9.9+e\+29|1e\+30) exceeds the limit`, last.Skip)
+	assert.NotContains(t, last.Skip, validate.ExcludeBelowBound)
+}
+
 // TestValidateCorpusBaselineAlwaysScored: a row with a peer's own error
 // beside it (LLMServingSim's summary.txt) is scored whatever the
 // subsample, and does not count in it.

@@ -82,3 +82,26 @@ func TestBenchWorkloadServerInputScale(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1000, sc.Serving.InputTokens, "no mismatch known")
 }
+
+// TestBenchWorkloadHugeLengths: a result's mean lengths beyond what an
+// int holds (a corrupt or hostile file: 1e308 tokens, or a length the
+// server's tokenizer scale pushes over) are refused as the recorded
+// figure, never as the wrapped integer a float-to-int conversion makes.
+func TestBenchWorkloadHugeLengths(t *testing.T) {
+	for _, r := range []validate.BenchResult{
+		{InputTokens: 1e308, OutputTokens: 128},
+		{InputTokens: 1000, OutputTokens: 1e308},
+		{InputTokens: 9.3e18, OutputTokens: 128},
+		{InputTokens: 1e300, OutputTokens: 128, ServerInputScale: 5.03},
+		{InputTokens: math.MaxFloat64, OutputTokens: 128, ServerInputScale: 5.03},
+	} {
+		r.Concurrency, r.NumPrompts, r.RequestRate = 4, 40, math.Inf(1)
+		sc, err := scenarios.Embedded(scenarios.DefaultName)
+		require.NoError(t, err)
+		_, _, err = benchWorkload(sc, r)
+		require.Error(t, err, "%+v", r)
+		assert.Contains(t, err.Error(), "exceeds the limit", "%+v", r)
+		assert.NotContains(t, err.Error(), "-9223372036854775808")
+		assert.NotContains(t, err.Error(), "Inf")
+	}
+}
