@@ -280,7 +280,7 @@ func TestEmbedded(t *testing.T) {
 	assert.InDelta(t, row[3]*1e-6, float64(e.Time), 1e-15)
 	assert.Equal(t, "Apache-2.0", f.Effective(tableOf(t, f, engineMoE)).License)
 	proxy := f.Effective(tableOf(t, f, "moe.moecast_w4a16.int4_wo.e384.uniform"))
-	assert.Equal(t, "2026-12-02", proxy.Date)
+	assert.Equal(t, "2026-12-03", proxy.Date)
 	assert.Contains(t, strings.Join(proxy.Corrections, "\n"), ProxyBiasPrefix+engineMoE)
 
 	// Prefill attention of one 4096-token chunk with no prefix, Qwen3-235B's

@@ -43,6 +43,7 @@ var archFacts = [...]struct {
 		e.ComputeMarlin = EffComputeMarlinSM90
 		e.MoEFixedMarlin = MoEFixedMarlinSM90
 		e.QuantGEMM = QuantGEMMSM90.WithCompute(QuantGEMMComputeSM90)
+		e.ComputeGEMMVLLM = EffComputeGEMMVLLMSM90
 	}}},
 	{SM100, ArchFacts{MLABlockSize: 128, efficiency: func(e *Efficiency) { e.QuantGEMM = QuantGEMMSM100.WithCompute(QuantGEMMComputeSM100) }}},
 	{SM103, ArchFacts{efficiency: func(e *Efficiency) { e.QuantGEMM = QuantGEMMSM103.WithCompute(QuantGEMMComputeSM103) }}},

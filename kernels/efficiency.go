@@ -23,6 +23,10 @@ type Efficiency struct {
 	MemElementwise float64
 	// ComputeGEMM is the tensor-core fraction of dense bf16/fp8 GEMMs.
 	ComputeGEMM float64
+	// ComputeGEMMVLLM is ComputeGEMM for bf16 GEMMs on vLLM (Costs.Engine
+	// "vllm") where the perf database measures vLLM's own apart from the
+	// architecture's (sm_90: EffComputeGEMMVLLMSM90); 0 = ComputeGEMM.
+	ComputeGEMMVLLM float64
 	// ComputeMarlin is the fraction of the bf16 peak that W4A16 Marlin
 	// reaches when compute-bound (it dequantizes to bf16 and uses mma.sync).
 	ComputeMarlin float64
@@ -124,6 +128,15 @@ const (
 	// 4096x7168x7168 819 TFLOP/s (0.83), fp8 torch._scaled_mm same shape
 	// 1407 TFLOP/s (0.71 of 1979).
 	EffComputeGEMM = 0.70
+	// EffComputeGEMMVLLMSM90 = 0.77: vLLM's own bf16 GEMMs on sm_90, the
+	// median of the compute fractions of the perf database's vLLM bf16
+	// GEMM rows at M, N, K >= 4096 (ai-dynamo/aiconfigurator @ 095f58a,
+	// systems/data/{h100_sxm,h200_sxm}/gemm/vllm/{0.14.0,0.19.0,0.24.0}/
+	// gemm_perf.parquet, 3,625 rows: H100 0.83 / 0.78 / 0.80, H200 0.76 /
+	// 0.75 / 0.77; quartiles 0.735-0.805; of 989 TFLOP/s). SGLang's rows
+	// on the same GPUs reach 0.71 (H100 0.5.9), EffComputeGEMM. At prefill
+	// sizes (M 1024-8192, N, K >= 4096) the same files give 0.76-0.84.
+	EffComputeGEMMVLLMSM90 = 0.77
 	// EffComputeMarlin = 0.35: perfdb Marlin MoE on RTX PRO 6000, TP8, at
 	// 4096-16384 tokens: 2*pairs*3*7168*256 FLOPs in 2.55-8.43 ms =
 	// 142-171 TFLOP/s = 0.30-0.37 of 467.8. It puts the memory/compute

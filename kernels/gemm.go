@@ -108,6 +108,13 @@ func (c *Costs) gemmRoofline(s GEMMShape) cost.Estimate {
 	} else if s.Weight.Compute == dtype.BF16 && s.M > GEMMBatchRows && e.MemGEMMBatch > 0 {
 		effMem = e.MemGEMMBatch
 	}
+	eng := s.Engine
+	if eng == "" {
+		eng = c.Engine
+	}
+	if !s.Weight.Quantized() && s.Weight.Compute == dtype.BF16 && eng == "vllm" && e.ComputeGEMMVLLM > 0 {
+		effComp = e.ComputeGEMMVLLM
+	}
 	k := gemmKernels(s.Weight)
 	fixed := StreamKernelLatency + unit.Seconds(k-1)*SmallKernelLatency
 	if q, ok := e.QuantGEMM.For(s.Weight); ok && q.Mem > 0 {

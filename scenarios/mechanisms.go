@@ -39,6 +39,17 @@ var mechanisms = map[string]mechanism{
 		func(s *Scenario, on bool) { s.Serving.FixedLengths = !on }},
 	"client-tokenizer": {"the benchmark client and the server tokenising the prompts apart: InferenceX's client on an SGLang image with transformers 5 (v0.5.10 on) and a DeepSeek-R1/V3 tokenizer decoded its random prompts with transformers 5's rebuilt LlamaTokenizerFast, which the server re-tokenises into 5.03x as many tokens (InferenceX PR #937; validate's aiconfigurator reader marks the rows) (off: the server sees the lengths the client recorded)", true,
 		func(s *Scenario, on bool) { s.Serving.ClientTokens = !on }},
+	"aic-generator-budget": {"the deployment's vLLM token budget per step where validate knows it from who deployed the row: aiconfigurator's gap-analysis rows ran deployments its config generator wrote, --max-num-batched-tokens = batch_size + isl + 1500 (vllm.rule's agg max_num_tokens, ai-dynamo/aiconfigurator @ 095f58a; validate's aicGeneratorBudget), unless the scenario sets runtime.max_num_batched_tokens (off: the engine's default budget)", true,
+		func(s *Scenario, on bool) { s.Serving.NoDeployBudget = !on }},
+	"vllm-gemm-compute": {"vLLM's own bf16 GEMMs on sm_90 (H100, H200) at their measured fraction of the tensor-core peak when compute-bound, 0.77, the median of the perf database's vLLM bf16 GEMM rows at M, N, K >= 4096 (kernels.EffComputeGEMMVLLMSM90, used where the step's engine is vLLM; SGLang's rows reach the architecture's 0.70) (off: 0.70, kernels.EffComputeGEMM)", true,
+		func(s *Scenario, on bool) {
+			e := s.efficiency()
+			e.ComputeGEMMVLLM = 0
+			if on {
+				e.ComputeGEMMVLLM = kernels.EfficiencyFor(s.Config.GPU).ComputeGEMMVLLM
+			}
+			s.Config.Efficiency = e
+		}},
 	"front-end": {"the API server: requests tokenised one at a time (serve.TokenizeTime per prompt token) before the engine sees them; runtime.tokenize_us_per_token (off: each request reaches the engine at its send)", true,
 		func(s *Scenario, on bool) {
 			t := 0.0

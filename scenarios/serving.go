@@ -44,7 +44,12 @@ type Serving struct {
 	// prompts into more (validate's BenchResult.ServerInputScale); set
 	// only by the client-tokenizer mechanism.
 	ClientTokens bool
-	Seed         uint64
+	// NoDeployBudget leaves a result's known deployment token budget
+	// (validate's BenchResult.MaxNumBatchedTokens) out, the engine's
+	// default in its place; set only by the aic-generator-budget
+	// mechanism.
+	NoDeployBudget bool
+	Seed           uint64
 	// Trace is workload.trace as written: a request log whose arrivals
 	// and lengths are replayed instead of generated (the caller reads it,
 	// ReadRelative, and hands the requests to SetReplay).

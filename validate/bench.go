@@ -55,6 +55,11 @@ type BenchResult struct {
 	// known to disagree (clientTokenizerMismatch); 0 where they agree.
 	// InputTokens stays the client's figure.
 	ServerInputScale float64
+	// MaxNumBatchedTokens is the engine's token budget per step where the
+	// reader knows how the deployment was configured without the file
+	// recording it (aiconfigurator's gap-analysis vLLM rows:
+	// aicGeneratorBudget); 0 where it is unknown (the engine's default).
+	MaxNumBatchedTokens int
 
 	RequestThroughput    float64 // req/s
 	OutputThroughput     float64 // tok/s

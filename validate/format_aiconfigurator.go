@@ -34,6 +34,9 @@ import (
 // each input and output length uniform on [int(0.8 L), L]. Other rows (the
 // gap-analysis collections, whose client is not public) take 10 x
 // concurrency requests at fixed lengths. Each row says which in a warning.
+// The aggregated vLLM rows of the gap-analysis collection also carry the
+// token budget per step of the deployment aiconfigurator's generator wrote
+// for them (aicGeneratorBudget), which the file does not record either.
 func init() {
 	RegisterFormat(Format{
 		Name:  "aiconfigurator",
@@ -196,6 +199,11 @@ func aicRow(name string, line int, col map[string]int, rec []string) (BenchResul
 			r.warn("the file does not record the client: 10 x concurrency = %d requests at fixed lengths assumed", r.NumPrompts)
 		}
 	}
+	if b := aicGeneratorBudget(r.Backend, l.Mode, get("silicon_data_source"), batch, r.InputTokens); b > 0 {
+		r.MaxNumBatchedTokens = b
+		r.warn("the file does not record the engine's arguments: aiconfigurator's generator deployed the row (its gap-analysis collection): vLLM's --max-num-batched-tokens = batch_size + isl + %d = %d",
+			aicGeneratorSlack, b)
+	}
 	ttft, tpot := num("silicon_ttft_ms"), num("silicon_tpot_ms")
 	r.Metrics["ttft"] = Stats{Mean: ttft, Median: math.NaN(), P90: math.NaN(), P99: math.NaN()}
 	r.Metrics["tpot"] = Stats{Mean: tpot, Median: math.NaN(), P90: math.NaN(), P99: math.NaN()}
@@ -206,6 +214,43 @@ func aicRow(name string, line int, col map[string]int, rec []string) (BenchResul
 		return r, &BenchError{File: name, Line: line, Key: "batch_size", Msg: "want a concurrency >= 1"}
 	}
 	return r, r.Check("isl")
+}
+
+// aicGeneratorSlack is the tokens aiconfigurator's config generator adds
+// to an aggregated vLLM worker's token budget beyond its batch and the
+// input length: `agg max_num_tokens = (max_batch_size or 0) +
+// (SlaConfig.isl or 0) + 1500` in `src/aiconfigurator/generator/
+// rule_plugin/vllm.rule` (ai-dynamo/aiconfigurator, the rule since the
+// generator's vLLM support, 95ddf241a 2025-12-04, unchanged @ 095f58a;
+// also rule_plugin/benchmark/vllm.rule), which
+// `config/backend_config_mapping.yaml` maps to vLLM's
+// --max-num-batched-tokens and the vLLM templates emit
+// (`backend_templates/vllm/cli_args.j2` since 2cecd65, 2026-01-08;
+// cli_args.0.12.0.j2 @ 095f58a).
+const aicGeneratorSlack = 1500
+
+// aicGeneratorBudget is the vLLM token budget per step of an aggregated
+// aiconfigurator row from its gap-analysis collection
+// (silicon_data_source "source_file=.../aic-auto-gap-analysis/...": the
+// aiconfigurator team's own measurements of deployments its generator
+// wrote; those on Dynamo images name the image, e.g. vllm-runtime:0.8.0,
+// the runtime the generator's run scripts target, 5e0243e "align
+// generator run script with dynamo 0.8.0"): batch + isl +
+// aicGeneratorSlack, the generator's rule with the row's batch_size as
+// the worker's max_batch_size (the batch aiconfigurator's own accuracy
+// harness estimates the row at). 0 for any other row: its engine runs at
+// its default budget. The rows' own measurements say the same: at 1k
+// input on H100 their TTFT is 2-3 single-prompt prefills where vLLM's
+// default 8192-token budget would prefill a whole wave of 8 at once
+// (bench/RESULTS-q32h100.md).
+func aicGeneratorBudget(backend, mode, src string, batch int, isl float64) int {
+	if !strings.EqualFold(strings.TrimSpace(backend), "vllm") || mode != "agg" || batch <= 0 || !(isl >= 1) || isl > 1e8 {
+		return 0
+	}
+	if !strings.Contains(src, "/aic-auto-gap-analysis/") {
+		return 0
+	}
+	return batch + int(math.Round(isl)) + aicGeneratorSlack
 }
 
 // siliconConcurrency reads `silicon_concurrency=C` out of the data source

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -71,6 +72,8 @@ func TestModelConfigMapping(t *testing.T) {
 		{"Llama fp8 is NVIDIA's FP8 release", "meta-llama/Llama-3.1-70B", "fp8", "nvidia--Llama-3.1-70B-Instruct-FP8_config.json"},
 		{"Llama fp4 is derived from the FP8 release", "meta-llama/Llama-3.1-70B", "fp4", "derived--Llama-3.1-70B-Instruct-FP8-as-NVFP4_config.json"},
 		{"gpt-oss fp4 is its own MXFP4", "openai/gpt-oss-120b", "fp4", "openai--gpt-oss-120b_config.json"},
+		{"Qwen3.5 fp8 is its FP8 release's quantization on its config", "Qwen/Qwen3.5-397B-A17B", "fp8", "derived--Qwen3.5-397B-A17B-FP8_config.json"},
+		{"Qwen3.5 bf16 is its own config", "Qwen/Qwen3.5-397B-A17B", "bf16", "Qwen--Qwen3.5-397B-A17B_config.json"},
 		{"no precision", "meta-llama/Llama-3.1-8B-Instruct", "", "meta-llama--Meta-Llama-3.1-8B_config.json"},
 		{"unknown model", "acme/None-1B", "fp8", ""},
 	}
@@ -385,4 +388,106 @@ func TestInferenceXMTPRows(t *testing.T) {
 	assert.Contains(t, q, "\n[speculative]\nmethod = \"mtp\"\ndraft_tokens = 3\n")
 	assert.NotContains(t, q, "acceptance =")
 	assert.Contains(t, q, "cuda_graph_max_bs = 16\n")
+}
+
+// TestFP8Release: the Qwen3.5-397B fp8 checkpoint is the model's shared
+// config.json, every key kept, with the release's quantization_config:
+// fp8 blocks of 128 x 128, dynamic activations, and the 372 modules it
+// keeps in bf16 (45 Gated DeltaNet layers' conv1d, in_proj_a, in_proj_b;
+// 60 routers and shared-expert gates; 27 vision blocks' 4 linears; the
+// vision merger, patch and position embeddings; the MTP layer's fc, router
+// and shared-expert gate; lm_head and the token embedding), sorted.
+func TestFP8Release(t *testing.T) {
+	configs := "../../../../shared/data/model_configs"
+	if _, err := os.Stat(configs); err != nil {
+		t.Skipf("no shared model configs here (%v)", err)
+	}
+	out := t.TempDir()
+	g := &gen{configs: configs, out: out, usedConfigs: map[string]bool{}}
+	got, err := g.modelConfig("Qwen/Qwen3.5-397B-A17B", "fp8")
+	require.NoError(t, err)
+	derived := filepath.Join(out, "configs", got)
+	own := filepath.Join(configs, "Qwen--Qwen3.5-397B-A17B_config.json")
+	require.NoError(t, sameArchitecture(own, derived), "only the quantization and its provenance are added")
+	ownRaw, err := os.ReadFile(own)
+	require.NoError(t, err)
+	raw, err := os.ReadFile(derived)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(raw), strings.TrimRight(string(ownRaw), " \n}")), "the model's keys are kept verbatim")
+	var cfg struct {
+		Q struct {
+			Method  string   `json:"quant_method"`
+			Act     string   `json:"activation_scheme"`
+			Block   []int    `json:"weight_block_size"`
+			NoConv  []string `json:"modules_to_not_convert"`
+			WTensor *bool    `json:"weight_per_tensor"`
+		} `json:"quantization_config"`
+		By string `json:"derived_by"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &cfg))
+	assert.Equal(t, "fp8", cfg.Q.Method)
+	assert.Equal(t, "dynamic", cfg.Q.Act)
+	assert.Equal(t, []int{128, 128}, cfg.Q.Block)
+	require.NotNil(t, cfg.Q.WTensor)
+	assert.False(t, *cfg.Q.WTensor)
+	assert.Contains(t, cfg.By, "Qwen/Qwen3.5-397B-A17B-FP8 @ ea5b4f81096f3901c91dea97f81324302495781d")
+	n := cfg.Q.NoConv
+	assert.Len(t, n, 372)
+	assert.True(t, sort.StringsAreSorted(n))
+	count := func(suffix string) int {
+		c := 0
+		for _, m := range n {
+			if strings.HasSuffix(m, suffix) {
+				c++
+			}
+		}
+		return c
+	}
+	assert.Equal(t, 45, count(".linear_attn.in_proj_a"), "one per Gated DeltaNet layer")
+	assert.Equal(t, 45, count(".linear_attn.conv1d"))
+	assert.Equal(t, 61, count(".mlp.gate"), "every layer's router and the MTP layer's")
+	assert.Equal(t, 61, count(".mlp.shared_expert_gate"))
+	assert.Equal(t, 27, count(".attn.qkv"))
+	assert.Contains(t, n, "model.language_model.layers.3.mlp.gate")
+	assert.NotContains(t, n, "model.language_model.layers.3.linear_attn.in_proj_a", "layer 3 is full attention")
+	assert.NotContains(t, n, "model.language_model.layers.0.mlp.experts", "the routed experts are fp8")
+	for _, m := range []string{"lm_head", "model.language_model.embed_tokens", "mtp.fc", "model.visual.pos_embed"} {
+		assert.Contains(t, n, m)
+	}
+	// No release without the model's own config; none for a model fp8Releases does not know.
+	g2 := &gen{configs: t.TempDir(), out: t.TempDir(), usedConfigs: map[string]bool{}}
+	got, err = g2.modelConfig("Qwen/Qwen3.5-397B-A17B", "fp8")
+	require.NoError(t, err)
+	assert.Empty(t, got)
+	got, err = g.modelConfig("Qwen/Qwen3-32B", "fp8")
+	require.NoError(t, err)
+	assert.Equal(t, "Qwen--Qwen3-32B-FP8_config.json", got)
+}
+
+func TestFP8ReleaseBad(t *testing.T) {
+	r := fp8Releases[0]
+	_, err := withQuant([]byte(`{"quantization_config": {}, "text_config": {}}`), r)
+	assert.ErrorContains(t, err, "already has a quantization_config")
+	_, err = withQuant([]byte(`{"text_config": {"layer_types": ["mamba"]}, "vision_config": {"depth": 1}}`), r)
+	assert.ErrorContains(t, err, "unknown layer type")
+	_, err = withQuant([]byte(`{"text_config": {"layer_types": []}, "vision_config": {"depth": 1}}`), r)
+	assert.ErrorContains(t, err, "want text_config.layer_types")
+	_, err = withQuant([]byte(`[1]`), r)
+	assert.Error(t, err)
+}
+
+// TestInferenceXGLM5Acceptance: the GLM-5 vLLM MTP deployment runs the
+// server's K = 1 with the draft's acceptance at its first position as
+// vLLM's recipe measured it, and names where the figure is from.
+func TestInferenceXGLM5Acceptance(t *testing.T) {
+	b, err := os.ReadFile("../inferencex/glm-5-tp8.toml")
+	require.NoError(t, err, "the committed corpus lacks it")
+	sc := string(b)
+	assert.Contains(t, sc, "\n[speculative]\nmethod = \"mtp\"\ndraft_tokens = 1\nacceptance = [0.3659]\n")
+	assert.Contains(t, sc, "vllm-project/recipes @ ae68dd6 GLM/GLM5.md")
+	for _, other := range []string{"../inferencex/minimax-m2.5-tep8.toml", "../inferencex/qwen3.5-tp8.toml"} {
+		b, err := os.ReadFile(other)
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), "[speculative]", other)
+	}
 }

@@ -319,6 +319,31 @@ var inferenceXLaunches = []inferenceXLaunch{
 // on, the model's own continuation) is not published.
 const mtpAcceptanceDeepSeekV3 = 0.85
 
+// mtpAcceptanceGLM5 is the acceptance of GLM-5's MTP draft at its first
+// position as vLLM's spec-decode counters measured it on zai-org/GLM-5-FP8
+// (vllm-project/recipes @ ae68dd6 GLM/GLM5.md, "FP8 Benchmark"): 8x H200,
+// `vllm serve zai-org/GLM-5-FP8 --tensor-parallel-size 8
+// --speculative-config.method mtp --speculative-config.num_speculative_tokens 3`
+// (image vllm/vllm-openai:v0.18.0), `vllm bench serve --dataset-name random
+// --random-input 8000 --random-output 1024 --request-rate 10 --num-prompts 32
+// --ignore-eos`; per-position acceptance 36.59%, 20.39%, 7.00% (acceptance
+// length 1.64 over 19,982 drafts). It is a measurement of the draft, not
+// of the serving rows, and is not fitted to them. Position 0 is the one
+// draft of InferenceX's K = 1 runs (the first draft is the same MTP pass
+// whatever K), on the same kind of traffic: /v1/completions, greedy (vllm
+// bench serve's defaults: --endpoint /v1/completions, temperature 0.0 when
+// none is given; InferenceX's benchmark_serving_random.py sends
+// temperature 0.0), prompts of consecutive token ids from a random offset
+// (vLLM's RandomDataset, InferenceX's client :147-156), ignore_eos. It
+// differs in the lengths (8000 in / 1024 out against 1k-16k in / 128 out)
+// and the vLLM build (v0.18.0 against the nightly of 2026-02-13).
+const mtpAcceptanceGLM5 = 0.3659
+
+// mtpAcceptanceGLM5Note is the scenario comment that names that source.
+const mtpAcceptanceGLM5Note = "Speculative acceptance 0.3659 at the one draft position (K = 1): vLLM's measured per-position acceptance of " +
+	"GLM-5-FP8's MTP draft at position 0 on 8x H200 with random-token prompts, greedy, /v1/completions (vllm-project/recipes @ ae68dd6 " +
+	"GLM/GLM5.md, FP8 Benchmark, vLLM v0.18.0, K = 3: 36.59%, 20.39%, 7.00%); a measurement of the draft, not fitted to these rows."
+
 // launchGPTOSSB200 is InferenceX's gpt-oss-120b B200 vLLM command line
 // at image v0.15.1.
 var launchGPTOSSB200 = launch{

@@ -107,7 +107,10 @@ func (g *gen) copyFile(src, rel string) error {
 // NVFP4 release of its own takes, in order, NVIDIA's NVFP4 release of an
 // architecture twin (nvfp4Twins; the configs are checked equal but for
 // their quantization) or the row's quant mode applied to NVIDIA's FP8
-// ModelOpt release of the model (nvfp4FromFP8). "" when none.
+// ModelOpt release of the model (nvfp4FromFP8). An fp8 checkpoint with no
+// -FP8 config among the shared ones takes its release's published
+// quantization_config on the model's own config (fp8Releases). "" when
+// none.
 func (g *gen) modelConfig(id, precision string) (string, error) {
 	name := id[strings.LastIndex(id, "/")+1:]
 	ents, err := os.ReadDir(g.configs)
@@ -161,6 +164,11 @@ func (g *gen) modelConfig(id, precision string) (string, error) {
 			return use(n), nil
 		}
 	}
+	if precision == "fp8" {
+		if n, err := g.fp8Release(names, lookup); n != "" || err != nil {
+			return n, err
+		}
+	}
 	if fp4 {
 		if n, err := g.nvfp4Twin(ents, names); n != "" || err != nil {
 			return n, err
@@ -211,8 +219,8 @@ func (g *gen) nvfp4Twin(ents []os.DirEntry, names []string) (string, error) {
 }
 
 // provenanceKeys are the config.json keys that do not describe the
-// architecture.
-var provenanceKeys = map[string]bool{"quantization_config": true, "transformers_version": true, "_name_or_path": true, "torch_dtype": true}
+// architecture (derived_by: the generator's note on a config it wrote).
+var provenanceKeys = map[string]bool{"quantization_config": true, "transformers_version": true, "_name_or_path": true, "torch_dtype": true, "derived_by": true}
 
 // sameArchitecture fails unless configs a and b agree on every key but
 // provenanceKeys.
@@ -893,14 +901,20 @@ func (g *gen) aiconfigurator() error {
 // capacity rule's finding (beyondCapacity).
 func (g *gen) inferenceX() error {
 	base := filepath.Join(g.serving, "inferencex_token_position")
+	// spec and draft are the server's --speculative-config method and
+	// num_speculative_tokens (serve_glm5_sbatch.sh: mtp, 1), acceptance
+	// its draft's documented acceptance and acceptanceNote where that
+	// figure is from (0, "": none documented).
 	models := []struct {
 		dir, id, short, ckpt string
 		spec                 string
 		draft                int
+		acceptance           float64
+		acceptanceNote       string
 	}{
-		{"glm-5", "zai-org/GLM-5-FP8", "GLM-5", "fp8", "mtp", 1},
-		{"minimax-m2.5", "MiniMaxAI/MiniMax-M2.5", "MiniMax-M2.5", "fp8", "", 0},
-		{"qwen3.5", "Qwen/Qwen3.5-397B-A17B", "Qwen3.5-397B-A17B", "bf16", "", 0},
+		{"glm-5", "zai-org/GLM-5-FP8", "GLM-5", "fp8", "mtp", 1, mtpAcceptanceGLM5, mtpAcceptanceGLM5Note},
+		{"minimax-m2.5", "MiniMaxAI/MiniMax-M2.5", "MiniMax-M2.5", "fp8", "", 0, 0, ""},
+		{"qwen3.5", "Qwen/Qwen3.5-397B-A17B", "Qwen3.5-397B-A17B", "bf16", "", 0, 0, ""},
 	}
 	layoutRE := regexp.MustCompile(`_vllm_(tp8|tep8|dep8)_`)
 	for _, m := range models {
@@ -945,6 +959,10 @@ func (g *gen) inferenceX() error {
 				config: "../configs/" + cfg, gpu: "h200-sxm", gpus: 8, tp: 8, dp: 1, ep: 1, engine: "vllm",
 				spec: m.spec, draftTokens: m.draft,
 				comments: []string{"Server arguments: SemiAnalysisAI/InferenceX @ 843c625 experimental/token_position_decode_slo/" + m.dir + "/serve_*_sbatch.sh (Apache-2.0)."}}
+			if m.acceptance > 0 {
+				st.acceptance = []float64{m.acceptance}
+				st.comments = append(st.comments, m.acceptanceNote)
+			}
 			switch l {
 			case "tep8":
 				st.ep = 8

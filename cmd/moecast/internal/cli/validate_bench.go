@@ -235,6 +235,11 @@ func benchWorkload(sc *scenarios.Scenario, r validate.BenchResult) (scenarios.Se
 			view.BenchName(r), r.ServerInputScale, r.InputTokens, v.InputTokens))
 	}
 	v.OutputTokens = int(math.Round(r.OutputTokens))
+	if r.MaxNumBatchedTokens > 0 && v.MaxNumBatchedTokens == 0 && !v.NoDeployBudget {
+		// The deployment's budget, known from who deployed it
+		// (validate's aicGeneratorBudget), where the scenario gives none.
+		v.MaxNumBatchedTokens = r.MaxNumBatchedTokens
+	}
 	if err := scenarios.CheckTokens(v.InputTokens); err != nil {
 		return scenarios.ServePoint{}, nil, inputErrf("%s: input length: %v", view.BenchName(r), err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
 	"github.com/moecast/moecast/validate"
+	"github.com/moecast/moecast/validate/corpus"
 )
 
 // testCorpus writes a small corpus: one scorable entry, one skipped by
@@ -284,4 +285,41 @@ baseline = "base.txt"
 			assert.Empty(t, last.Skip, "the baseline's row is scored")
 		})
 	}
+}
+
+// TestShippedCorpusExpressesQwen35FP8AndGLM5MTP holds the two groups of
+// shipped entries the corpus once could not express: Qwen3.5-397B's
+// fp8_block rows load the FP8 release's config (routed experts 8-bit, so
+// checkpointMismatch finds nothing, where the model's bf16 config would
+// not hold the checkpoint), and the GLM-5 vLLM MTP deployment loads with
+// its draft's documented acceptance.
+func TestShippedCorpusExpressesQwen35FP8AndGLM5MTP(t *testing.T) {
+	m, err := scenarios.ReadManifest(corpus.FS, corpus.Manifest)
+	require.NoError(t, err)
+	byName := map[string]scenarios.ManifestEntry{}
+	for _, e := range m.Entries {
+		byName[e.Name] = e
+	}
+	load := func(name string) (*scenarios.Scenario, scenarios.ManifestEntry) {
+		e, ok := byName[name]
+		require.True(t, ok, name)
+		require.Empty(t, e.Skip, name)
+		sc, err := m.Scenario(e)
+		require.NoError(t, err, name)
+		return sc, e
+	}
+	fp8, e := load("aiconfigurator/b200-sxm-sglang-qwen3.5-397b-a17b-fp8-block-tp4-dp1-ep1")
+	assert.Equal(t, "fp8_block", e.Checkpoint)
+	assert.Empty(t, checkpointMismatch(fp8, e.Checkpoint))
+	q := fp8.Config.Model.Quant
+	assert.Equal(t, 8.0, q.RoutedExperts.Bits)
+	assert.Equal(t, [2]int{128, 128}, q.Block)
+	assert.Equal(t, 16.0, q.Router.Bits, "the router is in modules_to_not_convert")
+	bf16, _ := load("aiconfigurator/b200-sxm-sglang-qwen3.5-397b-a17b-bf16-tp8-dp1-ep1")
+	assert.Contains(t, checkpointMismatch(bf16, "fp8_block"), "routed experts as bf16")
+
+	glm, e := load("inferencex/glm-5/tp8")
+	assert.Equal(t, "vllm", e.Engine)
+	assert.Equal(t, 1, glm.Config.Spec.DraftTokens)
+	assert.Equal(t, []float64{0.3659}, glm.Config.Spec.Acceptance)
 }
