@@ -20,6 +20,17 @@ type Costs struct {
 	// measured tables answer first where several engines' do (the source
 	// policy, source.go: every op's shape carries it to Tables).
 	Engine string
+	// HostLaunch is the host time per kernel an eager launch costs; 0
+	// means HostLaunchLatency (EngineHostLaunch has the engines' own).
+	HostLaunch unit.Seconds
+}
+
+// hostLaunch is c's host time per eagerly launched kernel.
+func (c *Costs) hostLaunch() unit.Seconds {
+	if c.HostLaunch > 0 {
+		return c.HostLaunch
+	}
+	return HostLaunchLatency
 }
 
 // Lookup supplies measured op costs from calibration tables (implemented by
@@ -169,15 +180,26 @@ func (c *Costs) KernelOverhead() cost.Estimate {
 	if c.Graphs {
 		return cost.Estimate{Source: cost.Source{Kind: cost.Fixed, Formula: formulaGraph}}
 	}
+	h := c.hostLaunch()
+	note := "PyTorch eager tiny op 10.5 us on an H200 host (measure_h200.json)"
+	if c.HostLaunch > 0 {
+		note = "the engine's eager forward on its profiler trace (EngineHostLaunch)"
+	}
 	return cost.Estimate{
-		Time: HostLaunchLatency, Lo: HostLaunchLatency * 0.5, Hi: HostLaunchLatency * 1.5,
+		Time: h, Lo: h * 0.5, Hi: h * 1.5,
 		Kernels: 1,
-		Source:  cost.Source{Kind: cost.Fixed, Formula: "t_host_launch per kernel", Note: "PyTorch eager tiny op 10.5 us on an H200 host (measure_h200.json)"},
+		Source:  cost.Source{Kind: cost.Fixed, Formula: "t_host_launch per kernel", Note: note},
 	}
 }
 
+// HostTime is the host time to launch op e's kernels eagerly: e.Kernels x
+// the host time per kernel (HostLaunch, else HostLaunchLatency).
+func (c *Costs) HostTime(e cost.Estimate) unit.Seconds {
+	return c.hostLaunch() * unit.Seconds(e.Kernels)
+}
+
 // LaunchCost is the launch-category time an op adds without CUDA graphs:
-// the host issues op.Kernels kernels at HostLaunchLatency each, and the GPU
+// the host issues op.Kernels kernels at HostTime each, and the GPU
 // waits for the host when that is longer than the op's own time:
 // max(0, kernels*t_host_launch - op.Time). Zero with graphs.
 func (c *Costs) LaunchCost(e cost.Estimate) cost.Estimate {
@@ -186,8 +208,7 @@ func (c *Costs) LaunchCost(e cost.Estimate) cost.Estimate {
 		out.Source.Formula = formulaGraph
 		return out
 	}
-	host := HostLaunchLatency * unit.Seconds(e.Kernels)
-	if d := host - e.Time; d > 0 {
+	if d := c.HostTime(e) - e.Time; d > 0 {
 		out.Time = d
 		out.Lo = d * unit.Seconds(LatencySpread.Lo)
 		out.Hi = d * unit.Seconds(LatencySpread.Hi)

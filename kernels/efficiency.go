@@ -211,6 +211,42 @@ const (
 	HostLaunchLatency unit.Seconds = 10 * unit.Microsecond
 )
 
+// Host time per kernel of an engine's eager forward, on the C++ side of
+// its profiler trace (bench/ttftbw/launch_trace.py; bench/RESULTS-ttftbw.md):
+// the self time of the ATen/custom ops and of the CUDA runtime and driver
+// calls inside the forward, divided by the kernels it launches. The
+// Python that issues each kernel is left out (the traces record it with
+// with_stack, which inflates it), so these are lower bounds of the host
+// time per kernel; the whole forward per launch is the upper bound.
+const (
+	// vllmEagerLaunch: the TraceLens B200 vLLM trace (AMD-AGI/TraceLens @
+	// 171dd74 tests/traces/b200/eager_trace.json.gz: gpt-oss-120b TP8, one
+	// 888-token prefill, no CUDA graph): 761 launches, cpu_op 25.31 ms +
+	// cuda_runtime 6.63 ms + cuda_driver 1.79 ms of self time in
+	// gpt_oss.py forward = 44.3 us per launch (the whole 79.1 ms forward:
+	// 104 us per launch), against 10.9 ms of GPU kernels.
+	vllmEagerLaunch unit.Seconds = 44.3 * unit.Microsecond
+	// sglangEagerLaunch: the TraceLens SGLang extend trace
+	// (tests/traces/inference/sglang_prefilldecode: Qwen3-8B, MI300X host,
+	// step[EXTEND bs=15 toks=15360], run eagerly as SGLang runs extends):
+	// 521 launches, cpu_op 6.45 ms + runtime 2.58 ms = 17.3 us per launch
+	// (the whole 28.9 ms step: 55.5 us per launch).
+	sglangEagerLaunch unit.Seconds = 17.3 * unit.Microsecond
+)
+
+// EngineHostLaunch is the host time per eagerly launched kernel of the
+// engine named engine ("vllm", "sglang") measured on its own profiler
+// trace, or HostLaunchLatency (the PyTorch tiny-op figure) for another.
+func EngineHostLaunch(engine string) unit.Seconds {
+	switch engine {
+	case "vllm":
+		return vllmEagerLaunch
+	case "sglang":
+		return sglangEagerLaunch
+	}
+	return HostLaunchLatency
+}
+
 // Quantized-activation GEMM costs per architecture: t = fixed + bytes/(BW*eff)
 // fitted (least relative absolute deviation) on aiconfigurator's perf
 // database GEMM rows (ai-dynamo/aiconfigurator @ 095f58a,

@@ -492,3 +492,19 @@ func TestGEMMBatchEfficiencySM120(t *testing.T) {
 	assert.InEpsilon(t, want, float64(h200.GEMM(s).Time), rel, "sm90 keeps EffMem")
 	assert.Zero(t, DefaultEfficiency().MemGEMMBatch)
 }
+
+// TestHostLaunch: Costs.HostLaunch replaces HostLaunchLatency per eager
+// kernel in HostTime, LaunchCost and KernelOverhead; zero keeps it.
+func TestHostLaunch(t *testing.T) {
+	g := gpu(t, "h200-sxm")
+	eager := newCosts(g, false)
+	e := cost.Estimate{Time: 50e-6, Kernels: 3}
+	assert.InEpsilon(t, 30e-6, float64(eager.HostTime(e)), 1e-9)
+	eager.HostLaunch = EngineHostLaunch("vllm")
+	assert.InEpsilon(t, 3*44.3e-6, float64(eager.HostTime(e)), 1e-9)
+	assert.InEpsilon(t, 3*44.3e-6-50e-6, float64(eager.LaunchCost(e).Time), 1e-9)
+	assert.Equal(t, EngineHostLaunch("vllm"), eager.KernelOverhead().Time)
+	graph := newCosts(g, true)
+	graph.HostLaunch = EngineHostLaunch("vllm")
+	assert.Zero(t, graph.LaunchCost(e).Time)
+}

@@ -82,6 +82,9 @@ func (s *Scenario) build() error {
 
 	// [runtime]
 	c.Graphs = true
+	// eager kernels at the engine's own host time per kernel, issued
+	// ahead of the GPU (mechanisms engine-launch, launch-ahead)
+	c.EngineLaunch, c.LaunchAhead = true, true
 	if r.Runtime.CUDAGraphs != nil {
 		c.Graphs = *r.Runtime.CUDAGraphs
 	}

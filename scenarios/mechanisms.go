@@ -114,6 +114,12 @@ var mechanisms = map[string]mechanism{
 				s.Config.CaptureBatches = c
 			}
 		}},
+	"schedule-ahead": {"the engine builds each step while the previous one runs (vLLM's async scheduling: step_with_batch_queue schedules batch N+1 before it blocks on batch N, vllm/v1/engine/core.py @ 00080ee; SGLang's overlap loop, event_loop_overlap), so a request that reaches a busy engine joins the step after the next one; an idle engine schedules it at once (serve.Config.ScheduleAhead; only where the scenario's async scheduling or overlap is on; not in disaggregated pools) (off: it joins the next step)", true,
+		func(s *Scenario, on bool) { s.Serving.NoScheduleAhead = !on }},
+	"engine-launch": {"an eagerly launched kernel costs the engine's own host time per kernel, measured on the C++ side of its profiler trace (kernels.EngineHostLaunch: vLLM 44.3 us on TraceLens's B200 eager trace, SGLang 17.3 us on its extend trace; bench/RESULTS-ttftbw.md) (off: PyTorch's eager tiny-op figure, kernels.HostLaunchLatency 10 us)", true,
+		func(s *Scenario, on bool) { s.Config.EngineLaunch = on }},
+	"launch-ahead": {"the host issues an eager step's kernels ahead of the GPU (kernel launches are asynchronous): the step's launch time is the host time of all its eagerly launched kernels beyond the step's GPU time, max(0, host - GPU) (sim.Config.LaunchAhead; off: each op's own excess, max(0, kernels x t_launch - op time), summed over the ops)", true,
+		func(s *Scenario, on bool) { s.Config.LaunchAhead = on }},
 	"eager-prefill": {"SGLang runs prefill and mixed steps without CUDA graphs, each kernel launched from the host (serve.EagerPrefill; off: vLLM's piecewise graphs)", true,
 		func(s *Scenario, on bool) { s.Serving.NoEagerPrefill = !on; s.setGraphMode() }},
 	"cudagraph-mode": {"vLLM's runtime.cudagraph_mode as its CUDA-graph dispatcher runs it (vllm docs/design/cuda_graphs.md): FULL_DECODE_ONLY runs every step with a prefill chunk without graphs, each kernel launched from the host; PIECEWISE (the default before v0.11.0) launches decode steps' attention eagerly between graph pieces; NONE captures nothing, as --enforce-eager (off: PIECEWISE and FULL_DECODE_ONLY priced as FULL_AND_PIECEWISE, the default since v0.11.0; NONE stays eager)", true,

@@ -436,3 +436,47 @@ func TestMoERoutingMechanism(t *testing.T) {
 		})
 	}
 }
+
+// TestLaunchAndScheduleAheadMechanisms: engine-launch, launch-ahead and
+// schedule-ahead are on by default and each turns its own setting off
+// and on again; engine-launch makes a host-bound eager vLLM step cost the
+// engine's measured host time per kernel.
+func TestLaunchAndScheduleAheadMechanisms(t *testing.T) {
+	_, data := vllmScenario(t)
+	s, err := Parse("x.toml", data)
+	require.NoError(t, err)
+	p := ServePoint{Concurrency: 4}
+	assert.True(t, s.Config.EngineLaunch)
+	assert.True(t, s.Config.LaunchAhead)
+	assert.True(t, s.serveBase(p).ScheduleAhead)
+	require.NoError(t, s.SetMechanism("schedule-ahead", false))
+	assert.False(t, s.serveBase(p).ScheduleAhead)
+	require.NoError(t, s.SetMechanism("schedule-ahead", true))
+	assert.True(t, s.serveBase(p).ScheduleAhead)
+
+	// one decode without graphs is host-bound: its step is its kernels x
+	// the host time per kernel
+	s.Config.Graphs = false
+	one := []sim.Seq{{Query: 1, Context: 16}}
+	step := func() (unit.Seconds, float64) {
+		sm, err := s.Sim()
+		require.NoError(t, err)
+		var r sim.BatchResult
+		require.NoError(t, sm.StepBatch(one, &r))
+		return r.Step.Time, r.Step.Kernels
+	}
+	on, nk := step()
+	assert.InDelta(t, 44.3e-6*nk, float64(on), 1e-9)
+	require.NoError(t, s.SetMechanism("engine-launch", false))
+	assert.False(t, s.Config.EngineLaunch)
+	off, _ := step()
+	assert.InDelta(t, 10e-6*nk, float64(off), 1e-9)
+	require.NoError(t, s.SetMechanism("launch-ahead", false))
+	assert.False(t, s.Config.LaunchAhead)
+	perOp, _ := step()
+	assert.GreaterOrEqual(t, float64(perOp), float64(off))
+	require.NoError(t, s.SetMechanism("launch-ahead", true))
+	require.NoError(t, s.SetMechanism("engine-launch", true))
+	back, _ := step()
+	assert.Equal(t, on, back)
+}

@@ -246,7 +246,7 @@ func (s *Scenario) PlanSpace(p Plan) (_ *plan.Space, _ []string, err error) {
 		KVCaches: []dtype.KVCache{dtype.KVBF16, dtype.KVFP8},
 		Specs:    []sim.Spec{{Method: sim.SpecNone}},
 		Base: sim.Config{Graphs: c.Graphs, AllReduce: c.AllReduce, GPUMemoryUtilization: c.GPUMemoryUtilization,
-			Efficiency: c.Efficiency},
+			Efficiency: c.Efficiency, EngineLaunch: c.EngineLaunch, LaunchAhead: c.LaunchAhead},
 		Engine:        s.Serving.Engine,
 		EngineVersion: s.Serving.EngineVersion,
 		Workload:      plan.Workload{Input: p.InputTokens, Output: p.OutputTokens},

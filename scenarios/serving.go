@@ -80,6 +80,10 @@ type Serving struct {
 	// re-admission (serve.Config.RecoverPreempted off); set only by the
 	// preempt-recovery mechanism.
 	NoRecoverPreempted bool
+	// NoScheduleAhead schedules a request that reaches a busy engine into
+	// the next step (the mechanism schedule-ahead off;
+	// serve.Config.ScheduleAhead).
+	NoScheduleAhead bool
 	// Prefix caching: workload.system_prompt_tokens or
 	// workload.prefix_hit_rate describe what the prompts share
 	// (serve.PrefixLoad; nil = nothing), workload.hash_block_tokens the
@@ -739,6 +743,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	c.AsyncScheduling = serve.AsyncDefault(v.Engine, v.EngineVersion)
 	c.ReserveFullISL = !v.NoFullISL && serve.ReserveFullISLDefault(v.Engine, v.EngineVersion)
 	c.RecoverPreempted = !v.NoRecoverPreempted
+	c.ScheduleAhead = !v.NoScheduleAhead
 	if !v.NoHost {
 		c.Host = serve.EngineHost(v.Engine)
 	}

@@ -467,12 +467,16 @@ func TestCUDAGraphModeKey(t *testing.T) {
 	}
 
 	// A FULL_DECODE_ONLY step with a prefill chunk within the capture size
-	// costs more than under the default's piecewise graphs; a decode step
-	// the same.
+	// costs more than under the default's piecewise graphs (each eager op
+	// paying its launch: launch-ahead off, as this model's GPU time hides
+	// the host's launches otherwise); a decode step the same.
 	on := parse("engine = \"vllm\"\ncudagraph_mode = \"FULL_DECODE_ONLY\"\n")
+	require.NoError(t, on.SetMechanism("launch-ahead", false))
 	smOn, err := on.Sim()
 	require.NoError(t, err)
-	smDef, err := parse("engine = \"vllm\"\n").Sim()
+	def0 := parse("engine = \"vllm\"\n")
+	require.NoError(t, def0.SetMechanism("launch-ahead", false))
+	smDef, err := def0.Sim()
 	require.NoError(t, err)
 	step := func(sm *sim.Sim, seqs []sim.Seq) unit.Seconds {
 		var r sim.BatchResult

@@ -17,13 +17,23 @@ type client struct {
 	free            int     // slots free while the current step runs
 	t0              float64 // the current step's start
 	deps            *deps   // dependent requests (workload_deps.go); nil: none
+	// ahead: the engine builds a step while the previous one runs
+	// (Config.ScheduleAhead with AsyncScheduling): at a step's end only
+	// the requests that reached the engine by the step's start join the
+	// next step; the rest wait one step more.
+	ahead bool
 }
 
-func newClient(reqs []request, limit int, fe FrontEnd) *client {
+func newClient(reqs []request, limit int, fe FrontEnd, ahead bool) *client {
 	if limit == 0 {
 		limit = len(reqs)
 	}
-	return &client{reqs: reqs, limit: limit, fe: newFrontEnd(reqs, fe)}
+	c := &client{reqs: reqs, limit: limit, fe: newFrontEnd(reqs, fe), ahead: ahead}
+	if ahead && !c.fe.on {
+		// the hand-over times are needed to hold requests back
+		c.fe.on, c.fe.q = true, make([]pending, 0, 64)
+	}
+	return c
 }
 
 // wake is called when the engine has nothing to run at t: it moves the
@@ -87,6 +97,11 @@ func (c *client) stepEnd(t float64, done int, in sink) {
 		}
 		c.fe.submit(i, in)
 		c.inflight++
+	}
+	if c.ahead {
+		// the next step was built when this one started (t0)
+		c.fe.deliver(c.t0, in)
+		return
 	}
 	c.fe.deliver(t, in)
 }

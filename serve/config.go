@@ -243,6 +243,18 @@ type Config struct {
 	// chunk's KV alone. Unused by vLLM.
 	ScheduleConservativeness float64
 	AsyncScheduling          bool
+	// ScheduleAhead: with AsyncScheduling the engine builds each step
+	// while the step before it runs, so a request that reaches the engine
+	// during a step joins no earlier than the step after the next one
+	// (run.go, client.stepEnd). vLLM V1's step_with_batch_queue
+	// (vllm-project/vllm `vllm/v1/engine/core.py` @ 00080ee: it schedules
+	// and submits batch N+1, then blocks on batch N's result; the input
+	// queue is read only between two calls, so a request that arrives
+	// while N runs is scheduled into N+2); SGLang's event_loop_overlap
+	// (`python/sglang/srt/managers/scheduler.py` @ 0003215: receive,
+	// build and launch batch i, then process batch i-1's result). An
+	// idle engine (nothing in flight) schedules a request at once.
+	ScheduleAhead bool
 	// LongPrefillTokenThreshold is vLLM's --long-prefill-token-threshold:
 	// the V1 scheduler gives a request at most this many prefill tokens in
 	// one step, running and waiting requests alike (vllm-project/vllm

@@ -194,6 +194,13 @@
 // (EagerPrefill, sim.Config.EagerPrefill). vLLM's padding of mixed steps
 // to the next piecewise size is not modelled.
 //
+// Scheduling ahead: with AsyncScheduling and ScheduleAhead the engine
+// builds each step while the previous one runs (vLLM's batch queue,
+// SGLang's overlap loop), so a request that reaches the engine during a
+// step joins the step after the next one (client.stepEnd hands over only
+// what arrived by the finished step's start); an idle engine takes a
+// request at once. Disaggregated pools do not model it.
+//
 // # Speculative decoding
 //
 // Every decode is a verify step of 1+K tokens priced by the coster as one

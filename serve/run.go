@@ -125,7 +125,7 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	}
 	e.inst = &instance{reqs: e.reqs, kv: kv, sched: engines[cfg.Engine].scheduler(&cfg), fullISL: cfg.fullISL(),
 		waiting: make([]int32, 0, len(e.reqs)), k: k, lookahead: cfg.Spec.Lookahead}
-	e.client = newClient(e.reqs, cfg.Workload.MaxConcurrency, cfg.FrontEnd)
+	e.client = newClient(e.reqs, cfg.Workload.MaxConcurrency, cfg.FrontEnd, cfg.ScheduleAhead && cfg.AsyncScheduling)
 	e.client.deps = newDeps(gen)
 	e.itl = make([]weighted, 0, 1024)
 	if cfg.Disagg != nil {

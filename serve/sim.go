@@ -18,7 +18,9 @@ import (
 // prefill step runs piecewise graphs with attention launched eagerly up to
 // sim.CaptureTokens tokens and eager above, each eager kernel paying
 // kernels.HostLaunchLatency (the measured eager PyTorch launch, 10.5 us)
-// beyond its own time. The rest of a step's host work (scheduling, input
+// beyond its own time, or, with the scenarios' defaults
+// (sim.Config.EngineLaunch, LaunchAhead), the engine's own host time per
+// kernel over the whole step beyond the step's GPU time. The rest of a step's host work (scheduling, input
 // preparation) is Config.Host, measured per engine (host.go), which
 // SimConfig sets; the run adds it to the step or hides it behind the GPU
 // (Config.AsyncScheduling).

@@ -184,6 +184,9 @@ func (s *Sim) evalMix(m *mix, pt *Point, memo *OpMemo) {
 		blk := &s.blocks[bi]
 		s.evalBlock(blk, md, &passes[blk.pass], &cache, &a, nil, memo)
 	}
+	if s.cfg.LaunchAhead {
+		a.ahead()
+	}
 	a.finish(pt)
 }
 

@@ -44,7 +44,11 @@
 //     when it is 0), a larger one runs eagerly; a mixed or prefill step of
 //     at most CaptureSize (CaptureTokens when 0) tokens per rank runs
 //     piecewise graphs with attention launched eagerly, a larger one runs
-//     eagerly; eager kernels pay kernels.Costs.LaunchCost. With
+//     eagerly; eager kernels pay kernels.Costs.LaunchCost per op, or with
+//     Config.LaunchAhead the step pays max(0, host - GPU) over all its
+//     eager kernels (the host issues them ahead of the GPU), each at the
+//     engine's measured host time per kernel under Config.EngineLaunch
+//     (kernels.EngineHostLaunch). With
 //     Config.EagerPrefill (SGLang) every step with a prefill chunk is
 //     eager. Decode batches below the capture size are priced at their
 //     size, unless Config.CaptureBatches lists the captured sizes

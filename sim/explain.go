@@ -73,7 +73,29 @@ func (s *Sim) explainMix(m *mix) []Op {
 			ops = append(ops, out[i])
 		}
 	}
+	if s.cfg.LaunchAhead {
+		s.spreadLaunch(ops)
+	}
 	return ops
+}
+
+// spreadLaunch turns the ops' host launch times (Launch, as evalOps
+// leaves it under Config.LaunchAhead) into their shares of the step's
+// launch time, max(0, host - GPU), in proportion to their host time, so
+// that Count x (Time + Launch) still sums to the step.
+func (s *Sim) spreadLaunch(ops []Op) {
+	var host, gpu unit.Seconds
+	for i := range ops {
+		host += unit.Seconds(ops[i].Count) * ops[i].Launch
+		gpu += unit.Seconds(ops[i].Count) * ops[i].Estimate.Time
+	}
+	f := unit.Seconds(0)
+	if host > gpu {
+		f = (host - gpu) / host
+	}
+	for i := range ops {
+		ops[i].Launch *= f
+	}
 }
 
 // shapeString describes an op's per-rank shape in pass p.

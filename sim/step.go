@@ -65,6 +65,9 @@ func New(cfg Config) (*Sim, error) {
 	s.comm = comm.Comm{Fabric: cfg.Fabric, Graphs: cfg.Graphs, Tables: cfg.CommTables, Policy: cfg.AllReducePolicy, NIC: cfg.NIC}
 	s.eager, s.commEager = s.costs, s.comm
 	s.eager.Graphs, s.commEager.Graphs = false, false
+	if cfg.EngineLaunch {
+		s.eager.HostLaunch = kernels.EngineHostLaunch(cfg.Engine)
+	}
 	m := cfg.Model
 	s.route = newRouting(m.MoE.Experts, m.MoE.TopK, sh.ep)
 	s.sendDest = float64(sh.ep) * s.route.hitSlot * float64(sh.moeTP)
@@ -440,6 +443,16 @@ func (s *Sim) evalOps(blk *block, refs []opRef, p *pass, cache *[maxShared]cost.
 			out[i].Estimate = *e
 		}
 		if p.graph == graphNone || (p.graph == graphPiecewise && o.cat == cost.Attention) {
+			if s.cfg.LaunchAhead {
+				// the step's launch time comes at its end (accum.ahead)
+				if a != nil {
+					a.host += s.eager.HostTime(*e) * unit.Seconds(blk.count)
+				}
+				if out != nil {
+					out[i].Launch = s.eager.HostTime(*e) // scaled by explainMix
+				}
+				continue
+			}
 			launch := s.eager.LaunchCost(*e)
 			if a != nil {
 				a.addLaunch(launch, blk.count)
@@ -712,7 +725,31 @@ type accum struct {
 	src       [cost.NumCategories]cost.Source
 	srcTime   [cost.NumCategories]unit.Seconds // time of the op whose source is kept
 	mixed     [cost.NumCategories]bool
+	// host is the host time of the step's eagerly launched kernels
+	// (Config.LaunchAhead), booked by ahead.
+	host unit.Seconds
 }
+
+// ahead books the launch time of a step whose eager kernels the host
+// issues ahead of the GPU (Config.LaunchAhead): the host time beyond the
+// step's GPU time, max(0, host - GPU), and returns it.
+func (a *accum) ahead() unit.Seconds {
+	var gpu unit.Seconds
+	for c := range a.t {
+		gpu += a.t[c]
+	}
+	d := a.host - gpu
+	if d <= 0 {
+		return 0
+	}
+	e := cost.Estimate{Time: d, Lo: d * unit.Seconds(kernels.LatencySpread.Lo), Hi: d * unit.Seconds(kernels.LatencySpread.Hi),
+		Source: cost.Source{Kind: cost.Fixed, Formula: formulaLaunchAhead}}
+	a.addLaunch(e, 1)
+	return d
+}
+
+// formulaLaunchAhead describes the launch time under Config.LaunchAhead.
+const formulaLaunchAhead = "max(0, sum(kernels x t_host_launch) - step GPU time): host runs ahead of the GPU"
 
 // add adds n times e to category c. The category's source is that of its
 // largest op; when ops of different source kinds (table, roofline) meet,
