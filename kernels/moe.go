@@ -30,6 +30,12 @@ type MoEShape struct {
 	// unknown): the source policy answers from its own measured tables
 	// before another engine's (source.go). Costs sets it from Costs.Engine.
 	Engine string
+	// Routing is the skewed routing distribution of the perf database the
+	// layer is priced with where the chosen table has rows of it
+	// ("power_law_1.01", "power_law_1.2": PerfDBRouting); "" prices
+	// uniform random routing (balanced rows remapped, MoETable.Lookup).
+	// Not used with DeepEP (the dispatched split reads balanced rows).
+	Routing string
 }
 
 // MoE kernel counts (vLLM fused MoE, kernel names as vLLM 0.28 traces show

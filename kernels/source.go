@@ -235,6 +235,37 @@ func (t *Tables) Rank() {
 		k := moeIndexKey{tb.Key.Quant, tb.Key.Experts, tb.Key.TopK, tb.Key.Hidden, tb.Key.Inter}
 		t.moeIndex[k] = append(t.moeIndex[k], tb)
 	}
+	for _, ts := range t.moeIndex {
+		linkSkewed(ts)
+	}
+}
+
+// linkSkewed gives each balanced table of ts (one key) the power-law
+// tables of its origin (engine, version, user or embedded): the perf
+// database measures each MoE shape under balanced and power-law routing
+// side by side, so a balanced table chosen by the source policy reads its
+// own power-law sibling when the query asks for skewed routing
+// (MoEShape.Routing).
+func linkSkewed(ts []*MoETable) {
+	for _, b := range ts {
+		b.skewed = nil
+		if b.Key.Distribution != "balanced" {
+			continue
+		}
+		for _, u := range ts {
+			d := u.Key.Distribution
+			if !strings.HasPrefix(d, "power_law_") || u.Origin.Engine != b.Origin.Engine ||
+				u.Origin.EngineVersion != b.Origin.EngineVersion || u.Origin.User != b.Origin.User {
+				continue
+			}
+			if b.skewed == nil {
+				b.skewed = map[string]*MoETable{}
+			}
+			if b.skewed[d] == nil {
+				b.skewed[d] = u
+			}
+		}
+	}
 }
 
 // moeIndexKey is what MoETable.Lookup matches exactly before its series:

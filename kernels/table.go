@@ -313,6 +313,10 @@ type MoETable struct {
 	l2     []bool // l2[row]: row marked L2-resident
 	raised []int  // rows raised by the monotone envelope
 	later  later  // the curves, when built on first use (NewMoETableDeferred)
+	// skewed holds, for a balanced table, the tables of the same origin
+	// and key measured under the perf database's power-law routing, by
+	// distribution (Tables.Rank links them): MoEShape.Routing reads them.
+	skewed map[string]*MoETable
 }
 
 // monotoneEnvelope raises, within each series, every point's latency to
@@ -517,8 +521,13 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 	if k.Distribution != "balanced" && k.Distribution != "uniform" {
 		return cost.Estimate{}, false
 	}
-	t.later.do()
 	tp, ep := max(1, s.MoETP), max(1, s.EP)
+	if u := t.skewed[s.Routing]; u != nil && s.Routing != "" && !s.DeepEP {
+		if e, ok := u.skewedRead(tp, ep, s); ok {
+			return e, true
+		}
+	}
+	t.later.do()
 	c := t.series.find([2]int{tp, ep})
 	if c == nil {
 		return cost.Estimate{}, false
@@ -541,6 +550,39 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 		}
 	}
 	return t.Estimate(r.y, r.lo, r.hi, r.flags), true
+}
+
+// skewedNote is the note of a read of a power-law table (skewedRead).
+const skewedNote = "routing: the perf database's power-law rows (its collector's skewed routing, the busiest EP rank measured), read at the layer's tokens as aiconfigurator's SDK reads them"
+
+// skewedRead reads t, a power-law routing table, at the layer's tokens:
+// the rows' own routing model replaces the uniform-routing remap of the
+// balanced rows. aiconfigurator's collector draws the tokens per expert
+// from a bounded power law and swaps the most loaded EP rank's experts
+// onto the measured rank (collector/helper.py
+// _generate_power_law_distribution @ 095f58a), so a row is the slowest
+// rank's layer, as a step waits for.
+func (t *MoETable) skewedRead(tp, ep int, s MoEShape) (cost.Estimate, bool) {
+	t.later.do()
+	c := t.series.find([2]int{tp, ep})
+	if c == nil {
+		return cost.Estimate{}, false
+	}
+	tokens := s.GlobalTokens
+	if tokens <= 0 {
+		tokens = s.Tokens
+	}
+	if tokens <= 0 {
+		return cost.Estimate{}, false
+	}
+	r := c.At(float64(tokens))
+	e := t.Estimate(r.Y, r.RowLo, r.RowHi, curve.FlagsOf(r.Clamp, curve.Inside)|t.l2Flag(r.RowLo, r.RowHi))
+	if e.Source.Note == "" {
+		e.Source.Note = skewedNote
+	} else {
+		e.Source.Note += "; " + skewedNote
+	}
+	return e, true
 }
 
 // moeRead is one read of a MoE table: the latency (us), the rows used and

@@ -165,6 +165,8 @@ var mechanisms = map[string]mechanism{
 			q.FP8.Compute, q.FP8Block.Compute, q.FP4.Compute = c.FP8, c.FP8Block, c.FP4
 			s.Config.Efficiency = e
 		}},
+	"moe-routing": {"routed experts priced under the skewed routing aiconfigurator's SDK assumes for the model's family, from the perf database's power-law rows measured beside the balanced ones (the busiest EP rank's layer at the step's tokens; DeepSeek-V3/R1, Kimi-K2.5, GLM-5: power_law_1.01; gpt-oss, Qwen3/Qwen3.5 MoE, MiniMax-M2: power_law_1.2; kernels.PerfDBRouting, sdk/models @ 095f58a), where the chosen table has them and the tokens are not dispatched by DeepEP (off: uniform random routing, the balanced rows read at the token count touching as many experts)", true,
+		func(s *Scenario, on bool) { s.setMoERouting(on) }},
 	"graph-padding": {"the engine's CUDA-graph padding: a decode batch below the capture size runs the graph of the next captured batch size (serve.CaptureBatches: SGLang's capture list, vLLM's cudagraph_capture_sizes; off: each decode step priced at its own size)", true,
 		func(s *Scenario, on bool) {
 			s.Config.CaptureBatches = nil

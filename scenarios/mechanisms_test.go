@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
@@ -402,6 +403,37 @@ func TestSGLangSpecV1Mechanism(t *testing.T) {
 		if tc.want {
 			assert.False(t, c.AsyncScheduling, tc.name)
 		}
+	}
+}
+
+// TestMoERoutingMechanism: a DeepSeek-V3 scenario prices its routed
+// experts under aiconfigurator's power_law_1.01 routing, a Qwen3 MoE one
+// under power_law_1.2; --without moe-routing prices uniform routing and
+// moves the MoE op of a step whose table has power-law rows.
+func TestMoERoutingMechanism(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"deepseek-v3-fp8-h200-tp8.toml", "power_law_1.01"},
+		{"qwen3-235b-h100-tp4.toml", "power_law_1.2"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			s, err := Load(tc.file)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, s.Config.MoERouting, "on by default")
+			moe := func() cost.Estimate {
+				sm, err := s.Sim()
+				require.NoError(t, err)
+				p, err := sm.Step(64, 2048)
+				require.NoError(t, err)
+				return p.Breakdown[cost.MoE]
+			}
+			on := moe()
+			require.NoError(t, s.SetMechanism("moe-routing", false))
+			assert.Equal(t, "", s.Config.MoERouting)
+			off := moe()
+			assert.NotEqual(t, on.Time, off.Time, "the MoE op reads other rows")
+			require.NoError(t, s.SetMechanism("moe-routing", true))
+			assert.Equal(t, tc.want, s.Config.MoERouting)
+		})
 	}
 }
 

@@ -130,3 +130,16 @@ func (s *Scenario) setQKNormTP() {
 	}
 	s.Config.Model = &mc
 }
+
+// setMoERouting prices the routed experts under the skewed routing
+// aiconfigurator's SDK assumes for the model's family (on: sim.Config.MoERouting
+// from kernels.PerfDBRouting of the model's architecture), or under uniform
+// random routing (off). It changes what a MoE table answers only where the
+// table chosen has power-law rows beside its balanced ones (the perf
+// database's tables do; calib gpu's uniform tables do not).
+func (s *Scenario) setMoERouting(on bool) {
+	s.Config.MoERouting = ""
+	if on && s.Config.Model != nil {
+		s.Config.MoERouting = kernels.PerfDBRouting(s.Config.Model.Architecture)
+	}
+}

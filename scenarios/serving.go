@@ -354,6 +354,7 @@ func (s *Scenario) buildServing() error {
 		return err
 	}
 	v.QKNormTPDeclared = s.Config.Model != nil && s.Config.Model.Attn.QKNormTP
+	s.setMoERouting(true)
 	if rt.MoEA2ABackend != "" {
 		a2a, ok := moeA2ABackends[rt.MoEA2ABackend]
 		if !ok {

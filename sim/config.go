@@ -59,6 +59,11 @@ type Config struct {
 	// kept (kernels.MLATable.LegacyCollector; the mla-collector mechanism
 	// off). False: the excess measured on b200_sxm is taken off.
 	MLACollectorBias bool
+	// MoERouting is the perf database's skewed routing distribution the
+	// routed experts are priced with where the chosen MoE table has rows
+	// of it (kernels.MoEShape.Routing; the moe-routing mechanism, from
+	// kernels.PerfDBRouting); "" prices uniform random routing.
+	MoERouting string
 	// EagerPrefill: the engine runs every step with a prefill chunk
 	// without CUDA graphs (SGLang: only decode, verify and idle batches
 	// replay graphs; serve.EagerPrefill). False: vLLM's piecewise graphs

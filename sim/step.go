@@ -660,7 +660,8 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 			Tokens: tokens, Pairs: l.Pairs, ExpertsTouched: l.Touched,
 			Hidden: m.ExpertHidden(), Inter: inter, Weight: m.Quant.RoutedExperts,
 			GlobalTokens: p.domain, Experts: m.MoE.Experts, TopK: m.MoE.TopK, MoETP: s.sh.moeTP, EP: s.sh.ep,
-			DeepEP: s.cfg.MoEA2A != A2ANone && s.sh.dpExchange && s.sh.ep > 1,
+			DeepEP:  s.cfg.MoEA2A != A2ANone && s.sh.dpExchange && s.sh.ep > 1,
+			Routing: s.cfg.MoERouting,
 		})
 	case opRecurrent, opRecurrentPrefill:
 		return s.evalRecurrent(o, p)
