@@ -50,20 +50,28 @@ func SparseMLAHeadTile(a Arch) int {
 	return 0
 }
 
-// EffSparseMLA is the FlashMLA sparse prefill kernel's measured fraction of
-// the dense bf16 tensor peak at full occupancy: "up to 640 TFlops in
-// forward computation on H800 SXM5" (deepseek-ai/FlashMLA README @
-// 066b5ba), whose dense bf16 peak is that of the H100 SXM5, 989.4 TFLOPS;
-// on B200 "up to 1450 TFlops", of 2250 TFLOPS dense bf16.
+// EffSparseMLA is the FlashMLA sparse kernel's fraction of the dense bf16
+// tensor peak per SM at full waves. sm_90: 0.619, the median over
+// aiconfigurator's kernel-level H200 rows of flash_mla_sparse_fwd with
+// GLM-5's dimensions at 2 to 125 full waves (256 to 16,384 query tokens,
+// 64 heads; testdata/perfdb_flashmla_sparse_h200.csv, per-CTA FLOPs over
+// (latency - StreamKernelLatency) / waves at 989.4/132 TFLOPS per SM;
+// 0.599-0.638), an op-level measurement on the GPU of the rows that
+// outranks FlashMLA's README figure for the H800, "up to 640 TFlops" of
+// 989.4 (0.647). sm_100/sm_103: the README's "up to 1450 TFlops on B200"
+// of 2250 TFLOPS dense bf16 (no kernel rows).
 func EffSparseMLA(a Arch) float64 {
 	switch a {
 	case SM90:
-		return 640 / 989.4
+		return EffSparseMLASM90
 	case SM100, SM103:
 		return 1450.0 / 2250
 	}
 	return 0
 }
+
+// EffSparseMLASM90 is EffSparseMLA on sm_90 (TestSparseMLAMeasured derives it).
+const EffSparseMLASM90 = 0.619
 
 // SparseMLAPaddedHeads is h rounded up to the arch's head tile.
 func SparseMLAPaddedHeads(h int, a Arch) int {
@@ -126,5 +134,5 @@ func (c *Costs) SparseMLA(s SparseMLAShape) cost.Estimate {
 const (
 	actBytesSparse   = 2 // bf16 q, latent rows and output
 	formulaSparseMLA = "ceil(CTAs/SMs) x FLOPs_CTA/(peak_bf16/SMs x eff) + t_kernel; CTA = 1 query x 64-head tile x index_topk keys"
-	noteSparseMLA    = "FlashMLA sparse MQA (vLLM FLASHMLA_SPARSE, bf16 KV): q heads padded to the kernel's tile, every index_topk entry computed; eff 640/989.4 (FlashMLA README, H800)"
+	noteSparseMLA    = "FlashMLA sparse MQA (vLLM FLASHMLA_SPARSE, bf16 KV): q heads padded to the kernel's tile, every index_topk entry computed; eff: sm_90 the perf database's H200 kernel rows, Blackwell FlashMLA's README"
 )
