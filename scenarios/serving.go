@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"github.com/moecast/moecast/internal/dtype"
 	"math"
 	"slices"
 	"sort"
@@ -350,6 +351,7 @@ func (s *Scenario) buildServing() error {
 	}
 	s.Config.AllReducePolicy = v.Engine.Info().AllReduce
 	s.Config.Engine = v.Engine.String()
+	s.Config.SparseMLA = s.sparseMLADefault() // mechanism sparse-mla
 	if err := s.buildMXFP4Activation(); err != nil {
 		return err
 	}
@@ -1063,4 +1065,13 @@ func moeA2ANames() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// sparseMLADefault says whether the scenario's DSA layers run as vLLM's
+// FLASHMLA_SPARSE backend on a bf16 KV cache (sim.Config.SparseMLA): the
+// engine is vLLM and the KV cache bf16. With an fp8 KV cache vLLM stores
+// fp8_ds_mla and runs another kernel (the FP8 sparse decode kernel,
+// flashmla_sparse.py _forward_fp8_kv_*), which is not modelled here.
+func (s *Scenario) sparseMLADefault() bool {
+	return s.Serving.Engine == serve.VLLM && s.Config.KVCache == dtype.KVBF16
 }

@@ -79,6 +79,16 @@ type Config struct {
 	// host time of all its eagerly launched kernels beyond the step's GPU
 	// time, max(0, host - GPU), not each op's own excess summed.
 	LaunchAhead bool
+	// SparseMLA: DeepSeek Sparse Attention layers (an MLA model with a DSA
+	// indexer) run as vLLM's FLASHMLA_SPARSE backend runs them on a bf16
+	// KV cache: every token of the step, decode and prefill, in absorbed
+	// MQA form (W_UK and W_UV on every token) through FlashMLA's sparse
+	// kernel, q heads padded to its tile, each query over index_topk
+	// entries (kernels.SparseMLA). False, or on a GPU without that kernel:
+	// decodes through the MLA decode kernel over their selected keys and
+	// prefill chunks un-absorbed (kv_b_proj up-projection, MHA over the
+	// selected keys).
+	SparseMLA bool
 	// DecodePiecewise: uniform decode steps replay piecewise CUDA graphs,
 	// attention launched eagerly between the pieces, as mixed steps do
 	// (vLLM's cudagraph_mode PIECEWISE, its default before v0.11.0:

@@ -31,6 +31,12 @@
 //     for DeepSeek-V3) and v dim v_head_dim (128); the absorbed W_UK/W_UV
 //     bmm's run on the decode tokens only. The DSA indexer scores each
 //     chunk token against its causal keys (a GEMM-shaped fp8 estimate).
+//     With Config.SparseMLA (vLLM's FLASHMLA_SPARSE backend on a bf16 KV
+//     cache) a DSA layer has no un-absorbed path: every token, decode and
+//     prefill, is absorbed (W_UK, W_UV) and attends its index_topk
+//     selected latent rows through one FlashMLA sparse MQA call
+//     (kernels.SparseMLA: q heads padded to the kernel's tile, one CTA per
+//     query and tile over all index_topk entries, in waves over the SMs).
 //   - A calibrated MLA module table (a decode measurement) prices the
 //     module for the step's decodes; each module op adds its own
 //     estimate's increase from those decodes to the whole step.

@@ -144,6 +144,10 @@ func (s *Sim) shapeString(o *op, p *pass) string {
 	case opAllToAll:
 		return fmt.Sprintf("%d ranks, %s sent per rank (%d tokens x %.2f destinations)", o.ranks,
 			unit.Bytes(o.perTok*s.sendDest*float64(n)), n, s.sendDest)
+	case opSparseMLA:
+		m := s.sparseMLAShape(o, p, n)
+		return fmt.Sprintf("%d tokens x %d q heads (padded to %d) x top-%d, MQA %d/%d", m.Tokens, m.Heads,
+			kernels.SparseMLAPaddedHeads(m.Heads, s.cfg.GPU.Arch), m.TopK, m.QKDim, m.VDim)
 	case opMLAPrefill:
 		return fmt.Sprintf("%d chunks, %d tokens (mean %d), %d keys, %.4g causal pairs, q_heads=%d kv_heads=%d",
 			p.pre.chunks, p.pre.tokens, p.pre.meanChunk, p.pre.keys, p.pre.pairs, o.heads, max(o.kvHeads, o.heads))

@@ -36,6 +36,7 @@ const (
 	opDSV4                           // DeepSeek-V4 decode attention (dsv4.go)
 	opDSV4Prefill                    // DeepSeek-V4 prefill attention
 	opUnmapped                       // a traced step's kernels that map to no op: kernels.Costs.Unmapped per layer
+	opSparseMLA                      // kernels.SparseMLA over every token of the step (DSA layers, Config.SparseMLA)
 )
 
 // UnmappedOp is the name of the per-layer op that prices, from an
@@ -134,6 +135,9 @@ type builder struct {
 	m  *model.Config
 	sh shape
 	kv dtype.KVCache
+	// sparseMLA: DSA layers run as FlashMLA sparse MQA (Config.SparseMLA
+	// on a GPU with the kernel).
+	sparseMLA bool
 }
 
 const actBytes = 2 // bf16 activations
@@ -233,6 +237,10 @@ func (b *builder) attention(a *model.Attention, slide float64) []op {
 				// (MLACommonImpl.process_weights_after_loading), so the
 				// bmm's read Quant.Base whatever kv_b's storage format.
 				wb := m.Quant.Base
+				if b.sparseMLA && a.IndexHeads > 0 && a.IndexTopK > 0 {
+					ops = append(ops, b.sparseMLAOps(a, h, wb, kvElt, indexer)...)
+					continue
+				}
 				ops = append(ops,
 					op{name: "kv_b_proj W_UK (q absorb)", kind: opGEMM, cat: cost.GEMM, dom: domDec, module: true,
 						gemm: kernels.GEMMShape{N: a.KVLoRARank, K: a.QKNopeDim, Weight: wb, Count: h}},
@@ -525,4 +533,37 @@ func (b *builder) mtpLayer() []op {
 	}
 	ops = append(ops, b.layer(&k)...)
 	return append(ops, b.head(m.LMHeadLinear(), true)...)
+}
+
+// sparseMLAOps is the kv_b part of a DSA layer's attention under
+// Config.SparseMLA (vLLM's FLASHMLA_SPARSE backend on a bf16 KV cache,
+// vllm/v1/attention/backends/mla/flashmla_sparse.py FlashMLASparseImpl
+// forward_mqa / _forward_bf16_kv): every token of the step, decode and
+// prefill, is absorbed (W_UK folds q_nope into the latent, W_UV unfolds
+// the output) and attends through one flash_mla_sparse_fwd call over its
+// index_topk selected latent rows; there is no un-absorbed prefill path
+// (vLLM's sparse backends have none: PR #39629, 2026-04, "all prefill
+// tokens go through the sparse MQA path, including short sequences").
+// The indexer's projections, key-cache write and scores come first, as in
+// the dense-MLA layout.
+func (b *builder) sparseMLAOps(a *model.Attention, h int, wb dtype.Format, kvElt float64, indexer []model.Linear) []op {
+	ops := []op{
+		{name: "kv_b_proj W_UK (q absorb, every token)", kind: opGEMM, cat: cost.GEMM, dom: domAttn,
+			gemm: kernels.GEMMShape{N: a.KVLoRARank, K: a.QKNopeDim, Weight: wb, Count: h}},
+		elementwise("rotary_emb", cost.Elementwise, domAttn, 2*2*actBytes*float64(h*a.QKRopeDim+a.QKRopeDim)),
+		elementwise("kv_cache write (concat_and_cache_mla)", cost.Elementwise, domAttn,
+			float64(a.KVLoRARank+a.QKRopeDim)*(actBytes+kvElt)),
+	}
+	for _, il := range indexer {
+		ops = append(ops, b.gemm(il.Name, il, 1, domAttn))
+	}
+	ops = append(ops,
+		elementwise("indexer k cache write", cost.Elementwise, domAttn, model.IndexKeyBytesPerLayer(a)+actBytes*float64(a.IndexHeadDim)),
+		op{name: "indexer scores + top-k", kind: opIndexer, cat: cost.Attention, dom: domSeq, perTok: model.IndexKeyBytesPerLayer(a)},
+		op{name: "indexer scores + top-k (prefill)", kind: opIndexerPrefill, cat: cost.Attention, dom: domPre},
+		op{name: "sparse mla attention (FlashMLA sparse MQA, every token)", kind: opSparseMLA, cat: cost.Attention, dom: domAttn, heads: h},
+		op{name: "kv_b_proj W_UV (v unabsorb, every token)", kind: opGEMM, cat: cost.GEMM, dom: domAttn,
+			gemm: kernels.GEMMShape{N: a.VHeadDim, K: a.KVLoRARank, Weight: wb, Count: h}},
+	)
+	return ops
 }

@@ -74,7 +74,8 @@ func New(cfg Config) (*Sim, error) {
 	s.tps = cfg.Spec.TokensPerStep()
 	s.queries = cfg.Spec.queryTokens()
 
-	b := &builder{m: m, sh: sh, kv: cfg.KVCache}
+	b := &builder{m: m, sh: sh, kv: cfg.KVCache,
+		sparseMLA: cfg.SparseMLA && kernels.SparseMLAHeadTile(cfg.GPU.Arch) > 0}
 	add := func(name string, pass passKind, count float64, ops []op, mla bool) {
 		if count > 0 && len(ops) > 0 {
 			s.blocks = append(s.blocks, block{name: name, pass: pass, count: count, ops: ops, mla: mla})
@@ -570,6 +571,13 @@ func (s *Sim) mlaShape(o *op, p *pass) kernels.MLAShape {
 		KeepCollectorBias: s.cfg.MLACollectorBias}
 }
 
+// sparseMLAShape is the sparse MLA attention of n query tokens (opSparseMLA).
+func (s *Sim) sparseMLAShape(o *op, p *pass, n int) kernels.SparseMLAShape {
+	a := &s.cfg.Model.Attn
+	return kernels.SparseMLAShape{Tokens: n, Seqs: p.tokens(domSeq) + p.pre.chunks, Heads: o.heads, TopK: a.IndexTopK,
+		QKDim: a.KVLoRARank + a.QKRopeDim, VDim: a.KVLoRARank}
+}
+
 // eval is the per-layer estimate of one op in pass p.
 func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 	n := p.tokens(o.dom)
@@ -604,6 +612,8 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		}
 		g.Context = p.winCtx
 		return blend(full, s.costs.GQADecode(g), o.slideFrac)
+	case opSparseMLA:
+		return s.costs.SparseMLA(s.sparseMLAShape(o, p, n))
 	case opMLAPrefill:
 		a := &s.cfg.Model.Attn
 		ps := s.prefillShape(p, o.heads, o.heads, a.QKNopeDim+a.QKRopeDim, a.VHeadDim, actBytes)
