@@ -164,6 +164,12 @@ type Quant struct {
 	// formats (nvidia's DeepSeek-V3.1-NVFP4: o_proj nvfp4, the MLA
 	// down/up projections bf16); nil otherwise.
 	AttentionLinear map[string]dtype.Format
+	// MixerLinear overrides Attention for the recurrent mixers'
+	// projections named (in_proj_qkvz, in_proj_ba, out_proj) when the
+	// checkpoint stores them in a format of their own (Qwen3.5-397B-A17B-FP8
+	// keeps in_proj_a and in_proj_b, fused into in_proj_ba, in bf16); nil
+	// otherwise.
+	MixerLinear     map[string]dtype.Format
 	KVCache         dtype.KVCache
 	KVCacheDeclared bool
 	KVCacheFrom     string

@@ -151,14 +151,29 @@ func parseQwen35Family(d *doc, moe bool) (*Config, error) {
 // ("model.layers.N..."; the quantization readers strip the wrapper's
 // "model.language_model." prefix from the checkpoint's names).
 // The attention class takes the format of the first full-attention
-// layer's self_attn projections (the Gated DeltaNet projections, in the
-// same class, are taken to share it).
+// layer's self_attn projections. The Gated DeltaNet projections take the
+// format of the first GDN layer's linear_attn modules, fused as SGLang and
+// vLLM fuse them (sgl-project/sglang @ 005fa71
+// python/sglang/srt/models/qwen3_5.py packed_modules_mapping: in_proj_qkvz
+// = in_proj_qkv + in_proj_z, in_proj_ba = in_proj_b + in_proj_a); where
+// they match the attention class they share its format.
 func qwen35Modules(c *Config) modules {
 	m := hfModules(c, gqaProjs, swigluProj, "mlp.shared_expert", "mlp.experts.0", swigluProj)
 	for i := range c.Layers {
 		if k, ok := c.kindAt(i); ok && k.Mixer == MixAttention {
 			for j, p := range gqaProjs {
 				m.attention[j] = fmt.Sprintf("model.layers.%d.self_attn.%s", i, p)
+			}
+			break
+		}
+	}
+	for i := range c.Layers {
+		if k, ok := c.kindAt(i); ok && k.Mixer == MixGDN {
+			at := func(p string) string { return fmt.Sprintf("model.layers.%d.linear_attn.%s", i, p) }
+			m.mixer = map[string][]string{
+				"in_proj_qkvz": {at("in_proj_qkv"), at("in_proj_z")},
+				"in_proj_ba":   {at("in_proj_b"), at("in_proj_a")},
+				"out_proj":     {at("out_proj")},
 			}
 			break
 		}

@@ -20,6 +20,8 @@ package model
 //	Mamba2: in_proj Hidden -> 2·Heads·VDim + 2·Groups·KDim + Heads
 //	        (Column), conv1d, out_proj Heads·VDim -> Hidden (Row)
 //
+// A projection the checkpoint stores in a format of its own
+// (Quant.MixerLinear) takes that format; the others the attention class's.
 // None for MixNone.
 func (c *Config) MixerLinears(k *LayerKind) []Linear {
 	f := c.Quant.Attention
@@ -32,12 +34,12 @@ func (c *Config) MixerLinears(k *LayerKind) []Linear {
 	case MixAttention:
 		return c.Quant.byLinear(c.attentionLinears(&k.Attn))
 	case MixGDN:
-		return []Linear{
+		return c.Quant.byMixerLinear([]Linear{
 			lin("in_proj_qkvz", c.Hidden, 2*r.KHeads*r.KDim+2*r.Heads*r.VDim, Column),
 			lin("in_proj_ba", c.Hidden, 2*r.Heads, Column),
 			conv,
 			lin("out_proj", r.Heads*r.VDim, c.Hidden, Row),
-		}
+		})
 	case MixKDA:
 		hd := r.Heads * r.KDim
 		ls := []Linear{lin("qkv_proj", c.Hidden, 3*hd, Column)}

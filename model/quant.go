@@ -90,6 +90,11 @@ type ctArgs struct {
 // the first MoE layer), without a wrapper prefix such as "language_model.".
 type modules struct {
 	attention, dense, shared, routed []string
+	// mixer maps a recurrent mixer's projection, as MixerLinears names it
+	// ("in_proj_ba"), to the checkpoint modules fused into it at the first
+	// layer of that mixer ("model.layers.0.linear_attn.in_proj_b", "...
+	// in_proj_a"); nil where the mixer takes the attention class's format.
+	mixer map[string][]string
 }
 
 // hfModules builds module names: attn lists the self_attn projections,
@@ -195,6 +200,7 @@ func applyQuant(d *doc, c *Config, q *hfQuant, m modules, base dtype.Format) err
 				}
 			}
 		}
+		mixerFormats(c, m.mixer, pick, base)
 	}
 	switch q.QuantMethod {
 	case "fp8":
@@ -211,7 +217,14 @@ func applyQuant(d *doc, c *Config, q *hfQuant, m modules, base dtype.Format) err
 			c.Quant.Block = [2]int{b[0], b[1]}
 			c.Quant.Method = fmt.Sprintf("fp8 block [%d,%d]", b[0], b[1])
 		}
-		skip := append(append([]string(nil), q.IgnoredLayers...), q.ModulesToNotConvert...)
+		// The names are matched without a multimodal wrapper's prefix
+		// ("model.language_model.layers.0..." is "model.layers.0..."): the
+		// engine names its modules with the wrapper's prefix and matches
+		// the list as written, which is the same match (moduleName).
+		var skip []string
+		for _, p := range append(append([]string(nil), q.IgnoredLayers...), q.ModulesToNotConvert...) {
+			skip = append(skip, moduleName(p))
+		}
 		decide(func(mod string) (dtype.Format, bool) { return f, !globListMatch(skip, mod) })
 		if q.MoEQuantAlgo != "" {
 			// the routed experts in a ModelOpt format, the rest fp8
@@ -247,6 +260,49 @@ func applyQuant(d *doc, c *Config, q *hfQuant, m modules, base dtype.Format) err
 		return d.keyErr("quant_method", "unsupported quantization method %q; supported: compressed-tensors, fp8, modelopt, mxfp4", q.QuantMethod)
 	}
 	return nil
+}
+
+// mixerFormats sets Quant.MixerLinear for each recurrent-mixer projection
+// of mixer whose checkpoint shards pick() stores otherwise than the
+// attention class. A fused projection takes its shards' format when they
+// agree, as the engines' skip rule does (sgl-project/sglang @ 006d096
+// python/sglang/srt/layers/quantization/utils.py is_layer_skipped: a fused
+// layer is skipped when every shard is, and shards that differ are a
+// load error; vLLM's quant_utils.is_layer_skipped is the same rule); when
+// they differ, the first shard's format is used and a note says so.
+func mixerFormats(c *Config, mixer map[string][]string, pick func(string) (dtype.Format, bool), base dtype.Format) {
+	var names []string
+	for n := range mixer {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		shards := mixer[n]
+		if len(shards) == 0 {
+			continue
+		}
+		var f dtype.Format
+		for i, mod := range shards {
+			g, ok := pick(mod)
+			if !ok {
+				g = base
+			}
+			if i == 0 {
+				f = g
+			} else if g != f {
+				c.Notes = append(c.Notes, fmt.Sprintf("quantization_config: the shards of %s differ (%s: %s, %s: %s); %s's format used",
+					n, shards[0], f.Name, mod, g.Name, shards[0]))
+			}
+		}
+		if f == c.Quant.Attention {
+			continue
+		}
+		if c.Quant.MixerLinear == nil {
+			c.Quant.MixerLinear = map[string]dtype.Format{}
+		}
+		c.Quant.MixerLinear[n] = f
+		c.Notes = append(c.Notes, fmt.Sprintf("recurrent mixer: %s stored %s (%s)", n, f.Name, strings.Join(shards, ", ")))
+	}
 }
 
 // ctTarget is one compiled config group.
@@ -539,6 +595,16 @@ func attentionSplit(c *Config, formats map[string]dtype.Format) bool {
 	}
 	c.Notes = append(c.Notes, "attention projections in different formats: "+strings.Join(parts, ", "))
 	return true
+}
+
+// byMixerLinear applies MixerLinear to the projections it names.
+func (q *Quant) byMixerLinear(ls []Linear) []Linear {
+	for i := range ls {
+		if f, ok := q.MixerLinear[ls[i].Name]; ok {
+			ls[i].Format = f
+		}
+	}
+	return ls
 }
 
 // byLinear applies AttentionLinear to the projections it names.
