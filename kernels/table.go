@@ -527,19 +527,10 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 			return e, true
 		}
 	}
-	t.later.do()
-	c := t.series.find([2]int{tp, ep})
-	if c == nil {
+	c, T, ok := t.seriesAt(tp, ep, s)
+	if !ok {
 		return cost.Estimate{}, false
 	}
-	tokens := s.GlobalTokens
-	if tokens <= 0 {
-		tokens = s.Tokens
-	}
-	if tokens <= 0 {
-		return cost.Estimate{}, false
-	}
-	T := float64(tokens)
 	r := t.at(c, T, s.ExpertsTouched, ep)
 	if s.DeepEP && ep > 1 {
 		if c1 := t.series.find([2]int{tp, 1}); c1 != nil {
@@ -550,6 +541,25 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 		}
 	}
 	return t.Estimate(r.y, r.lo, r.hi, r.flags), true
+}
+
+// seriesAt is t's curve at the layer's TP x EP split and the tokens it is
+// read at (the DP group's tokens where given, else the rank's); false where
+// the table has no such split or there are no tokens.
+func (t *MoETable) seriesAt(tp, ep int, s MoEShape) (*curve.Curve, float64, bool) {
+	t.later.do()
+	c := t.series.find([2]int{tp, ep})
+	if c == nil {
+		return nil, 0, false
+	}
+	tokens := s.GlobalTokens
+	if tokens <= 0 {
+		tokens = s.Tokens
+	}
+	if tokens <= 0 {
+		return nil, 0, false
+	}
+	return c, float64(tokens), true
 }
 
 // skewedNote is the note of a read of a power-law table (skewedRead).
@@ -563,19 +573,11 @@ const skewedNote = "routing: the perf database's power-law rows (its collector's
 // _generate_power_law_distribution @ 095f58a), so a row is the slowest
 // rank's layer, as a step waits for.
 func (t *MoETable) skewedRead(tp, ep int, s MoEShape) (cost.Estimate, bool) {
-	t.later.do()
-	c := t.series.find([2]int{tp, ep})
-	if c == nil {
+	c, T, ok := t.seriesAt(tp, ep, s)
+	if !ok {
 		return cost.Estimate{}, false
 	}
-	tokens := s.GlobalTokens
-	if tokens <= 0 {
-		tokens = s.Tokens
-	}
-	if tokens <= 0 {
-		return cost.Estimate{}, false
-	}
-	r := c.At(float64(tokens))
+	r := c.At(T)
 	e := t.Estimate(r.Y, r.RowLo, r.RowHi, curve.FlagsOf(r.Clamp, curve.Inside)|t.l2Flag(r.RowLo, r.RowHi))
 	if e.Source.Note == "" {
 		e.Source.Note = skewedNote
