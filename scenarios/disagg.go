@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/moecast/moecast/comm"
@@ -117,6 +118,51 @@ func (p PoolSpec) config(c sim.Config) sim.Config {
 		c.MoEA2A = p.A2A
 	}
 	return c
+}
+
+// poolBudget is the token budget p's instances run with where it is
+// their own ([disagg.<pool>] max_num_batched_tokens, with the
+// pool-prefill-budget mechanism on); 0: the scenario's.
+func (s *Scenario) poolBudget(p PoolSpec) int {
+	if s.Serving.NoPoolBudget {
+		return 0
+	}
+	return p.MaxNumBatchedTokens
+}
+
+// poolConfig is the sim config of pool p: the scenario's on the pool's
+// layout, with the CUDA-graph capture size and list of an instance
+// started with the pool's own token budget (vLLM filters its capture
+// sizes by --max-num-batched-tokens: serve.CaptureSize), unless the
+// capture-size or graph-padding mechanism is off.
+func (s *Scenario) poolConfig(p PoolSpec) sim.Config {
+	cfg := p.config(s.Config)
+	ps := s.Serving.Points()
+	if b := s.poolBudget(p); b > 0 && len(ps) > 0 {
+		c := s.serveBase(ps[0])
+		c.MaxNumBatchedTokens = b
+		if !s.Serving.NoCaptureSize {
+			cfg.CaptureSize = serve.CaptureSize(&c, s.Config.GPU.Memory, s.Config.GPUs)
+		}
+		if !s.Serving.NoGraphPadding {
+			cfg.CaptureBatches = serve.CaptureBatches(&c, s.Config.GPU.Memory, s.Config.GPUs)
+		}
+	}
+	return cfg
+}
+
+// validateServe is c.Validate, with a disaggregated scenario's pools as
+// far as the config's checks read them before DisaggConfig fills them
+// per point: their instances and own token budget (the capture sizes are
+// checked against each pool's).
+func (s *Scenario) validateServe(c serve.Config) error {
+	if sp := s.Disagg; sp != nil && c.Disagg == nil {
+		pool := func(p PoolSpec) serve.Pool {
+			return serve.Pool{Workers: p.Workers, GPUs: p.GPUs, Memory: c.Memory, Coster: (*serve.SimCoster)(nil), MaxNumBatchedTokens: s.poolBudget(p)}
+		}
+		c.Disagg = &serve.Disagg{Prefill: pool(sp.Prefill), Decode: pool(sp.Decode), KVBytesPerToken: 1, TransferBandwidth: math.Inf(1)}
+	}
+	return c.Validate()
 }
 
 var routers = map[string]serve.Router{"round-robin": serve.RoundRobin, "least-loaded": serve.LeastLoaded, "prefix-aware": serve.PrefixAware}
@@ -268,7 +314,7 @@ func (s *Scenario) DisaggSims() (*sim.Sim, *sim.Sim, error) {
 		spec PoolSpec
 	}{{"prefill", s.Disagg.Prefill}, {"decode", s.Disagg.Decode}} {
 		key := "disagg." + p.name
-		cfg := p.spec.config(s.Config)
+		cfg := s.poolConfig(p.spec)
 		cfg.GPUMemoryUtilization = s.poolFraction(p.spec, cfg)
 		if err := s.fractionError(cfg); err != nil {
 			return nil, nil, err
@@ -314,7 +360,7 @@ func (s *Scenario) poolFraction(p PoolSpec, cfg sim.Config) float64 {
 func (s *Scenario) DisaggConfig(c *serve.Config, psm, dsm *sim.Sim) error {
 	sp := s.Disagg
 	mk := func(p PoolSpec, sm *sim.Sim) (serve.Pool, error) {
-		cfg := p.config(s.Config)
+		cfg := s.poolConfig(p)
 		cfg.GPUMemoryUtilization = s.poolFraction(p, cfg) // the pool's layout, at this point's engine version
 		if err := s.fractionError(cfg); err != nil {
 			return serve.Pool{}, err

@@ -251,16 +251,13 @@ func TestPoolEngineKeys(t *testing.T) {
 
 // TestPoolBudgetDrafts: a pool's max_num_batched_tokens below one
 // sequence's decode of 1 + K draft tokens is refused at the pool's key
-// (serve checks it; KeyError names the key), not run into a scheduler
-// that cannot schedule a verify step.
+// when the scenario loads (serve checks it; KeyError names the key), not
+// run into a scheduler that cannot schedule a verify step.
 func TestPoolBudgetDrafts(t *testing.T) {
 	for _, pool := range []string{"prefill", "decode"} {
 		src := strings.Replace(disaggScenario, "[disagg."+pool+"]\n", "[disagg."+pool+"]\nmax_num_batched_tokens = 3\n", 1) +
 			"[speculative]\nmethod = \"mtp\"\ndraft_tokens = 3\nacceptance = [0.8]\n"
-		s, err := Parse("d.toml", []byte(src))
-		require.NoError(t, err)
-		cfg := disaggServeConfig(t, s)
-		err = s.KeyError(cfg.Validate())
+		_, err := Parse("d.toml", []byte(src)) // the scenario's load checks the pools' budgets (validateServe)
 		require.Error(t, err)
 		var pe *Error
 		require.ErrorAs(t, err, &pe)
@@ -292,4 +289,50 @@ func TestPoolFractionInstance(t *testing.T) {
 	assert.Equal(t, base.Config.GPUMemoryUtilization, s.Config.GPUMemoryUtilization)
 	require.NoError(t, s.SetMechanism("pool-mem-fraction", true))
 	assert.Equal(t, 0.6, s.Config.GPUMemoryUtilization)
+}
+
+// TestPoolCaptureBudget: vLLM's capture sizes are checked against each
+// disaggregated pool's own max_num_batched_tokens (the instance runs with
+// --max-num-batched-tokens of the pool), not the scenario's 8192: [9000]
+// with pools of 16384 and 10240 tokens loads, prices the decode pool's
+// steps up to 9000 tokens with a graph and simulates; a pool whose budget
+// holds no size is refused in one line at the pool's key; with
+// pool-prefill-budget off, the scenario's budget refuses it.
+func TestPoolCaptureBudget(t *testing.T) {
+	src := strings.Replace(disaggScenario, `engine = "sglang"`, "engine = \"vllm\"\ncudagraph_capture_sizes = [9000]", 1)
+	src = strings.Replace(src, "[disagg.prefill]\n", "[disagg.prefill]\nmax_num_batched_tokens = 16384\n", 1)
+	src = strings.Replace(src, "[disagg.decode]\n", "[disagg.decode]\nmax_num_batched_tokens = 10240\n", 1)
+	s, err := Parse("d.toml", []byte(src))
+	require.NoError(t, err)
+	assert.Zero(t, s.Config.CaptureSize, "the scenario's own budget, 8192, holds no size")
+	assert.Equal(t, 9000, s.poolConfig(s.Disagg.Decode).CaptureSize, "the decode pool's 10240 holds 9000")
+	assert.Equal(t, []int{9000}, s.poolConfig(s.Disagg.Decode).CaptureBatches)
+	require.NoError(t, s.SetMechanism("capture-size", false))
+	assert.Zero(t, s.poolConfig(s.Disagg.Decode).CaptureSize, "capture-size off")
+	require.NoError(t, s.SetMechanism("capture-size", true))
+	require.NoError(t, s.SetMechanism("graph-padding", false))
+	assert.Nil(t, s.poolConfig(s.Disagg.Decode).CaptureBatches, "graph-padding off")
+	require.NoError(t, s.SetMechanism("graph-padding", true))
+	cfg := disaggServeConfig(t, s)
+	cfg.Workload.Requests = 4
+	_, err = serve.Run(cfg, cfg.Disagg.Decode.Coster)
+	require.NoError(t, err)
+
+	bad := strings.Replace(src, "max_num_batched_tokens = 10240", "max_num_batched_tokens = 4096", 1)
+	_, err = Parse("d.toml", []byte(bad))
+	require.Error(t, err)
+	var pe *Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "disagg.decode.max_num_batched_tokens", pe.Key)
+	assert.NotZero(t, pe.Line)
+	assert.NotContains(t, err.Error(), "\n")
+	assert.Contains(t, err.Error(), "no size within max_num_batched_tokens 4096, got [9000] (vLLM on the decode pool would capture no CUDA graph")
+
+	s, err = Parse("d.toml", []byte(src))
+	require.NoError(t, err)
+	require.NoError(t, s.SetMechanism("pool-prefill-budget", false))
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	_, err = s.ServeConfig(sm, s.Serving.Points()[0])
+	assert.ErrorContains(t, err, "runtime.cudagraph_capture_sizes: no size within max_num_batched_tokens 8192, got [9000] (vLLM on the prefill pool", "off: the scenario's budget")
 }

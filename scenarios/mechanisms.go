@@ -108,6 +108,7 @@ var mechanisms = map[string]mechanism{
 	"capture-size": {"the engine's CUDA-graph capture size: decode steps above it priced eagerly (off: every decode step replays a graph)", true,
 		func(s *Scenario, on bool) {
 			s.Config.CaptureSize = 0
+			s.Serving.NoCaptureSize = !on
 			if on {
 				c := s.Config.CaptureBatches
 				s.setCaptureSize()
@@ -139,7 +140,7 @@ var mechanisms = map[string]mechanism{
 			s.Serving.NoPoolFraction = !on
 			s.Config.GPUMemoryUtilization = s.instanceFraction() // the decode instance's
 		}},
-	"pool-prefill-budget": {"each disaggregated pool's own token budget of a step ([disagg.prefill] / [disagg.decode] max_num_batched_tokens, SGLang's --chunked-prefill-size split over the pool's attention DP ranks, and max_prefill_tokens: a rank's prefill batch takes at most min(max_prefill_tokens, chunked_prefill_size / ranks) tokens) in the pool's scheduler (off: the scenario's runtime.max_num_batched_tokens and the engine's max_prefill_tokens)", true,
+	"pool-prefill-budget": {"each disaggregated pool's own token budget of a step ([disagg.prefill] / [disagg.decode] max_num_batched_tokens, SGLang's --chunked-prefill-size split over the pool's attention DP ranks, and max_prefill_tokens: a rank's prefill batch takes at most min(max_prefill_tokens, chunked_prefill_size / ranks) tokens) in the pool's scheduler, and vLLM's capture sizes cut at it on the pool (off: the scenario's runtime.max_num_batched_tokens and the engine's max_prefill_tokens)", true,
 		func(s *Scenario, on bool) { s.Serving.NoPoolBudget = !on }},
 	"kv-pull": {"vLLM's disaggregated KV transfer as its NixlConnector runs it: the decode instance starts reading a request's KV at its next step and admits the request at the step after the read completes (serve.Disagg.Pull; off: the KV pushed when the prefill ends and admitted at the decode instance's next step, as SGLang's sender does)", true,
 		func(s *Scenario, on bool) { s.Serving.PushKV = !on }},
@@ -172,6 +173,7 @@ var mechanisms = map[string]mechanism{
 	"graph-padding": {"the engine's CUDA-graph padding: a decode batch below the capture size runs the graph of the next captured batch size (serve.CaptureBatches: SGLang's capture list, vLLM's cudagraph_capture_sizes; off: each decode step priced at its own size)", true,
 		func(s *Scenario, on bool) {
 			s.Config.CaptureBatches = nil
+			s.Serving.NoGraphPadding = !on
 			if on {
 				s.setCaptureBatches()
 			}

@@ -163,6 +163,10 @@ type Serving struct {
 	// NoPoolBudget leaves out the pools' own max_num_batched_tokens and
 	// max_prefill_tokens; set only by the pool-prefill-budget mechanism.
 	NoPoolBudget bool
+	// NoCaptureSize and NoGraphPadding leave the CUDA-graph capture size
+	// and list out of the pools' sim configs too (poolConfig); set only
+	// by the capture-size and graph-padding mechanisms.
+	NoCaptureSize, NoGraphPadding bool
 	// PushKV prices a vLLM disaggregation's KV as pushed when the prefill
 	// ends (serve.Disagg.Pull off); set only by the kv-pull mechanism.
 	PushKV bool
@@ -530,7 +534,7 @@ func (s *Scenario) buildServing() error {
 	for _, p := range v.Points() {
 		c := s.serveBase(p)
 		c.Memory = serve.Memory{KVBytesPerToken: 1, KVCapacity: 1, BlockSize: 1, Groups: 1}
-		if err := c.Validate(); err != nil {
+		if err := s.validateServe(c); err != nil {
 			return s.KeyError(err)
 		}
 	}
@@ -870,7 +874,7 @@ func (s *Scenario) ServeConfig(sm *sim.Sim, p ServePoint) (serve.Config, error) 
 		serve.SetDefaultMaxRunning(&c, cfg.Model)
 	}
 	if mem.KVCapacity > 0 {
-		if err := c.Validate(); err != nil {
+		if err := s.validateServe(c); err != nil {
 			return c, s.KeyError(err)
 		}
 	}

@@ -420,6 +420,47 @@ const MaxArrival = 1e7
 
 func finiteNonNeg(v float64) bool { return v >= 0 && !math.IsInf(v, 0) }
 
+// validateCapture checks vLLM's capture sizes (Config.CUDAGraphSizes,
+// CUDAGraphMax) against the token budget of an engine instance: the
+// config's (pool "") or a disaggregated pool's ("Disagg.Prefill",
+// "Disagg.Decode"), own when the pool sets its MaxNumBatchedTokens, whose
+// field then names the errors of a budget that holds no size.
+func (c *Config) validateCapture(budget int, pool string, own bool) error {
+	if c.Engine != VLLM || len(c.CUDAGraphSizes) == 0 {
+		return nil
+	}
+	in := *c
+	in.MaxNumBatchedTokens, in.Disagg = budget, nil
+	// The sizes as given, before vLLM rounds them to whole requests of
+	// 1 + K tokens (vllmCaptureSizes), which it does after this check.
+	plain := in
+	plain.Spec.DraftTokens = 0
+	sizes := vllmCaptureSizes(&plain)
+	field, on := "CUDAGraphSizes", ""
+	if pool != "" {
+		on = " on the " + strings.ToLower(strings.TrimPrefix(pool, "Disagg.")) + " pool"
+		if own {
+			field = pool + ".MaxNumBatchedTokens"
+		}
+	}
+	if len(sizes) == 0 {
+		return fieldErrorf(field, "no size within max_num_batched_tokens %d, got %v (vLLM%s would capture no CUDA graph: turn them off instead)", budget, c.CUDAGraphSizes, on)
+	}
+	if len(vllmCaptureSizes(&in)) == 0 {
+		return fieldErrorf("CUDAGraphSizes", "no size holds one decode of %d tokens (1 + draft tokens), got %v (vLLM refuses it)", 1+c.Spec.DraftTokens, c.CUDAGraphSizes)
+	}
+	if top := sizes[len(sizes)-1]; c.CUDAGraphMax > 0 && c.CUDAGraphMax != top {
+		// vllm/config/vllm.py @ 09f030e, _set_cudagraph_sizes: "customized
+		// max_cudagraph_capture_size ... should be consistent with the max
+		// value of cudagraph_capture_sizes" (a ValueError).
+		if field != "CUDAGraphSizes" {
+			return fieldErrorf(field, "%d tokens hold capture sizes up to %d, but max_cudagraph_capture_size is %d (vLLM%s refuses both inconsistent)", budget, top, c.CUDAGraphMax, on)
+		}
+		return fieldErrorf("CUDAGraphMax", "%d must equal the largest capture size within max_num_batched_tokens, %d (vLLM%s refuses both inconsistent)", c.CUDAGraphMax, top, on)
+	}
+	return nil
+}
+
 // Validate checks every field; the first error found names its field.
 func (c *Config) Validate() error {
 	if !c.Engine.valid() {
@@ -455,23 +496,9 @@ func (c *Config) Validate() error {
 			return fieldErrorf("CUDAGraphSizes", "sizes must be in [1, %d] tokens, got %d", 1<<20, n)
 		}
 	}
-	if c.Engine == VLLM && len(c.CUDAGraphSizes) > 0 {
-		// The sizes as given, before vLLM rounds them to whole requests of
-		// 1 + K tokens (vllmCaptureSizes), which it does after this check.
-		plain := *c
-		plain.Spec.DraftTokens = 0
-		sizes := vllmCaptureSizes(&plain)
-		if len(sizes) == 0 {
-			return fieldErrorf("CUDAGraphSizes", "no size within max_num_batched_tokens %d, got %v (vLLM would capture no CUDA graph: turn them off instead)", c.MaxNumBatchedTokens, c.CUDAGraphSizes)
-		}
-		if len(vllmCaptureSizes(c)) == 0 {
-			return fieldErrorf("CUDAGraphSizes", "no size holds one decode of %d tokens (1 + draft tokens), got %v (vLLM refuses it)", 1+c.Spec.DraftTokens, c.CUDAGraphSizes)
-		}
-		if c.CUDAGraphMax > 0 && c.CUDAGraphMax != sizes[len(sizes)-1] {
-			// vllm/config/vllm.py @ 09f030e, _set_cudagraph_sizes: "customized
-			// max_cudagraph_capture_size ... should be consistent with the max
-			// value of cudagraph_capture_sizes" (a ValueError).
-			return fieldErrorf("CUDAGraphMax", "%d must equal the largest capture size within max_num_batched_tokens, %d (vLLM refuses both inconsistent)", c.CUDAGraphMax, sizes[len(sizes)-1])
+	if c.Disagg == nil {
+		if err := c.validateCapture(c.MaxNumBatchedTokens, "", false); err != nil {
+			return err
 		}
 	}
 	if c.Engine == SGLang && c.SchedulerRecvInterval > 1 && c.Memory.Groups > 1 {
@@ -495,6 +522,21 @@ func (c *Config) Validate() error {
 	if c.Disagg != nil {
 		if err := c.Disagg.validate(k); err != nil {
 			return err
+		}
+		// Each pool is an engine instance started with its own
+		// --max-num-batched-tokens (Pool.MaxNumBatchedTokens, else the
+		// config's), which its capture sizes are filtered by.
+		for _, p := range []struct {
+			name   string
+			budget int
+		}{{"Disagg.Prefill", c.Disagg.Prefill.MaxNumBatchedTokens}, {"Disagg.Decode", c.Disagg.Decode.MaxNumBatchedTokens}} {
+			budget := c.MaxNumBatchedTokens
+			if p.budget > 0 {
+				budget = p.budget
+			}
+			if err := c.validateCapture(budget, p.name, p.budget > 0); err != nil {
+				return err
+			}
 		}
 	}
 	if err := c.SLO.validate(); err != nil {

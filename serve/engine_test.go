@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -226,4 +227,34 @@ func TestEagerPrefill(t *testing.T) {
 	assert.True(t, EagerPrefill(SGLang))
 	assert.False(t, EagerPrefill(VLLM))
 	assert.False(t, EagerPrefill(Engine(9)), "unknown engine")
+}
+
+// TestPoolCaptureBudget: a disaggregated pool is a vLLM instance started
+// with its own --max-num-batched-tokens, so the capture sizes are checked
+// against each pool's budget (the config's where a pool has none): [9000]
+// with both pools at 10240 or more is valid under a config budget of
+// 8192, and a pool whose own budget holds no size is refused at that
+// pool's field. Aggregated, the config's budget still refuses it.
+func TestPoolCaptureBudget(t *testing.T) {
+	c := point(VLLM, 1, 8, 1024, 64)
+	c.CUDAGraphSizes = []int{9000}
+	require.Equal(t, 8192, c.MaxNumBatchedTokens)
+	assert.ErrorContains(t, c.Validate(), "CUDAGraphSizes: no size within max_num_batched_tokens 8192, got [9000] (vLLM would capture no CUDA graph", "aggregated: unchanged")
+
+	d := disagg(c, 1, 1, math.Inf(1), 0)
+	d.Disagg.Prefill.MaxNumBatchedTokens, d.Disagg.Decode.MaxNumBatchedTokens = 16384, 10240
+	require.NoError(t, d.Validate())
+	_, err := Run(d, realistic)
+	require.NoError(t, err)
+
+	d.Disagg.Decode.MaxNumBatchedTokens = 4096
+	assert.ErrorContains(t, d.Validate(), "Disagg.Decode.MaxNumBatchedTokens: no size within max_num_batched_tokens 4096, got [9000] (vLLM on the decode pool would capture no CUDA graph")
+	d.Disagg.Decode.MaxNumBatchedTokens = 10240
+	d.Disagg.Prefill.MaxNumBatchedTokens = 0
+	assert.ErrorContains(t, d.Validate(), "CUDAGraphSizes: no size within max_num_batched_tokens 8192, got [9000] (vLLM on the prefill pool", "a pool without its own budget runs with the config's")
+	d.Disagg.Prefill.MaxNumBatchedTokens = 9000
+	d.CUDAGraphMax = 9000
+	require.NoError(t, d.Validate())
+	d.CUDAGraphSizes = []int{9000, 10000}
+	assert.ErrorContains(t, d.Validate(), "Disagg.Decode.MaxNumBatchedTokens: 10240 tokens hold capture sizes up to 10000, but max_cudagraph_capture_size is 9000 (vLLM on the decode pool refuses", "the prefill pool's largest is 9000, the decode pool's 10000")
 }
