@@ -3,7 +3,6 @@ package scenarios
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/moecast/moecast/comm"
@@ -151,16 +150,12 @@ func (s *Scenario) poolConfig(p PoolSpec) sim.Config {
 	return cfg
 }
 
-// validateServe is c.Validate, with a disaggregated scenario's pools as
-// far as the config's checks read them before DisaggConfig fills them
-// per point: their instances and own token budget (the capture sizes are
-// checked against each pool's).
+// validateServe is c.Validate, for a disaggregated scenario before
+// DisaggConfig builds its pools per point with the pools' own token budgets
+// (the capture sizes are checked against each pool's).
 func (s *Scenario) validateServe(c serve.Config) error {
-	if sp := s.Disagg; sp != nil && c.Disagg == nil {
-		pool := func(p PoolSpec) serve.Pool {
-			return serve.Pool{Workers: p.Workers, GPUs: p.GPUs, Memory: c.Memory, Coster: (*serve.SimCoster)(nil), MaxNumBatchedTokens: s.poolBudget(p)}
-		}
-		c.Disagg = &serve.Disagg{Prefill: pool(sp.Prefill), Decode: pool(sp.Decode), KVBytesPerToken: 1, TransferBandwidth: math.Inf(1)}
+	if sp := s.Disagg; sp != nil {
+		return c.ValidatePoolBudgets(s.poolBudget(sp.Prefill), s.poolBudget(sp.Decode))
 	}
 	return c.Validate()
 }
