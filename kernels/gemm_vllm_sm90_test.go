@@ -1,10 +1,7 @@
 package kernels
 
 import (
-	"encoding/csv"
-	"os"
 	"sort"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,12 +18,8 @@ import (
 // on another engine (SGLang, or none named) at the architecture's
 // EffComputeGEMM, 0.77/0.70 times as long.
 func TestComputeGEMMVLLMSM90(t *testing.T) {
-	f, err := os.Open("testdata/perfdb_gemm_bf16_sm90.csv")
-	require.NoError(t, err)
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err)
-	require.Greater(t, len(rows), 3000)
+	rows := readTestCSV(t, "perfdb_gemm_bf16_sm90.csv")
+	require.Greater(t, len(rows), 2999)
 	gpus := map[string]GPU{}
 	for _, n := range []string{"h100-sxm", "h200-sxm"} {
 		g, ok := LookupGPU(n)
@@ -34,16 +27,10 @@ func TestComputeGEMMVLLMSM90(t *testing.T) {
 		gpus[n] = g
 	}
 	var effs, errs []float64
-	for i, r := range rows[1:] {
-		m, e1 := strconv.Atoi(r[2])
-		n, e2 := strconv.Atoi(r[3])
-		k, e3 := strconv.Atoi(r[4])
-		ms, e4 := strconv.ParseFloat(r[5], 64)
-		for _, e := range []error{e1, e2, e3, e4} {
-			require.NoError(t, e, "row %d", i+2)
-		}
-		g := gpus[map[string]string{"h100_sxm": "h100-sxm", "h200_sxm": "h200-sxm"}[r[0]]]
-		require.Equal(t, SM90, g.Arch, "row %d: %s", i+2, r[0])
+	for _, r := range rows {
+		m, n, k, ms := r.atoi(t, 2), r.atoi(t, 3), r.atoi(t, 4), r.float(t, 5)
+		g := gpus[map[string]string{"h100_sxm": "h100-sxm", "h200_sxm": "h200-sxm"}[r.fields[0]]]
+		require.Equal(t, SM90, g.Arch, "row %d: %s", r.line, r.fields[0])
 		lat := unit.Seconds(ms * 1e-3)
 		s := GEMMShape{M: m, N: n, K: k, Weight: dtype.BF16Weights}
 		effs = append(effs, float64(GEMMFLOPs(s))/float64(lat)/float64(g.PeakFor(dtype.BF16)))

@@ -1,10 +1,7 @@
 package kernels
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,24 +23,13 @@ type moePoint struct {
 
 func readMoEPerfdb(t *testing.T) []moePoint {
 	t.Helper()
-	f, err := os.Open("testdata/perfdb_moe_int4_kimi.csv")
-	require.NoError(t, err)
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err)
 	var pts []moePoint
-	for i, r := range rows[1:] {
-		tok, e1 := strconv.Atoi(r[2])
-		tp, e2 := strconv.Atoi(r[7])
-		ep, e3 := strconv.Atoi(r[8])
-		ms, e4 := strconv.ParseFloat(r[10], 64)
-		for _, e := range []error{e1, e2, e3, e4} {
-			require.NoError(t, e, "row %d", i+2)
-		}
-		require.Equal(t, "7168", r[3])
-		require.Equal(t, "2048", r[4])
-		require.Equal(t, "384", r[6])
-		pts = append(pts, moePoint{r[0], tok, tp, ep, ms, i + 2})
+	for _, r := range readTestCSV(t, "perfdb_moe_int4_kimi.csv") {
+		f := r.fields
+		require.Equal(t, "7168", f[3])
+		require.Equal(t, "2048", f[4])
+		require.Equal(t, "384", f[6])
+		pts = append(pts, moePoint{f[0], r.atoi(t, 2), r.atoi(t, 7), r.atoi(t, 8), r.float(t, 10), r.line})
 	}
 	return pts
 }

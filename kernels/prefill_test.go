@@ -1,14 +1,10 @@
 package kernels
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/dtype"
 )
@@ -99,20 +95,11 @@ func TestAttentionPrefill(t *testing.T) {
 //     records the gap (ratio 0.15-0.45) so that a change on either side
 //     shows.
 func TestFP8MoEAtPrefillSizes(t *testing.T) {
-	f, err := os.Open("testdata/perfdb_moe_fp8_dsv3.csv")
-	require.NoError(t, err)
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err)
 	g, _ := LookupGPU("h200-sxm")
 	c := newCosts(g, true)
 	n := 0
-	for i, r := range rows[1:] {
-		tok, _ := strconv.Atoi(r[3])
-		tp, _ := strconv.Atoi(r[8])
-		ep, _ := strconv.Atoi(r[9])
-		ms, err := strconv.ParseFloat(r[11], 64)
-		require.NoError(t, err)
+	for _, r := range readTestCSV(t, "perfdb_moe_fp8_dsv3.csv") {
+		tok, tp, ep, ms := r.atoi(t, 3), r.atoi(t, 8), r.atoi(t, 9), r.float(t, 11)
 		T := float64(tok)
 		s := MoEShape{Tokens: tok, Hidden: 7168, Inter: 2048 / tp, Weight: dtype.FP8Block128,
 			GlobalTokens: tok, Experts: 256, TopK: 8, MoETP: tp, EP: ep}
@@ -131,7 +118,7 @@ func TestFP8MoEAtPrefillSizes(t *testing.T) {
 			hi = 1.45
 		}
 		assert.True(t, ratio >= lo && ratio <= hi, "row %d %s tp%d ep%d T=%d: model %.3f ms, measured %.3f ms, ratio %.2f outside [%.2f, %.2f] (bound %s)",
-			i+2, r[1], tp, ep, tok, e.Time.Ms(), ms, ratio, lo, hi, e.Source.Bound)
+			r.line, r.fields[1], tp, ep, tok, e.Time.Ms(), ms, ratio, lo, hi, e.Source.Bound)
 		n++
 	}
 	assert.Equal(t, 54, n)

@@ -1,11 +1,8 @@
 package kernels
 
 import (
-	"encoding/csv"
 	"fmt"
-	"os"
 	"sort"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,21 +23,11 @@ type gemmRow struct {
 
 func readGEMMPerfdb(t *testing.T) []gemmRow {
 	t.Helper()
-	f, err := os.Open("testdata/perfdb_gemm_decode.csv")
-	require.NoError(t, err)
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err)
-	out := make([]gemmRow, 0, len(rows)-1)
-	for i, r := range rows[1:] {
-		m, e1 := strconv.Atoi(r[5])
-		n, e2 := strconv.Atoi(r[6])
-		k, e3 := strconv.Atoi(r[7])
-		ms, e4 := strconv.ParseFloat(r[8], 64)
-		for _, e := range []error{e1, e2, e3, e4} {
-			require.NoError(t, e, "row %d", i+2)
-		}
-		out = append(out, gemmRow{r[0], r[1], r[4], m, n, k, unit.Seconds(ms * 1e-3)})
+	rows := readTestCSV(t, "perfdb_gemm_decode.csv")
+	out := make([]gemmRow, 0, len(rows))
+	for _, r := range rows {
+		f := r.fields
+		out = append(out, gemmRow{f[0], f[1], f[4], r.atoi(t, 5), r.atoi(t, 6), r.atoi(t, 7), unit.Seconds(r.float(t, 8) * 1e-3)})
 	}
 	return out
 }

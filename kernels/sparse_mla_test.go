@@ -1,11 +1,8 @@
 package kernels
 
 import (
-	"encoding/csv"
 	"math"
-	"os"
 	"sort"
-	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,29 +56,20 @@ func TestSparseMLAShape(t *testing.T) {
 // row within 5%, from 4 to 16,384 query tokens, with the waves the rows
 // show (128 tokens one wave, 256 two).
 func TestSparseMLAMeasured(t *testing.T) {
-	f, err := os.Open("testdata/perfdb_flashmla_sparse_h200.csv")
-	require.NoError(t, err)
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	require.NoError(t, err)
-	require.Greater(t, len(rows), 10)
+	rows := readTestCSV(t, "perfdb_flashmla_sparse_h200.csv")
+	require.Greater(t, len(rows), 9)
 	h200, ok := LookupGPU("h200-sxm")
 	require.True(t, ok)
 	c := &Costs{GPU: h200}
 	perCTA := 2.0 * 64 * 2048 * 1088
 	var effs []float64
-	for i, r := range rows[1:] {
-		heads, e1 := strconv.Atoi(r[1])
-		tokens, e2 := strconv.Atoi(r[2])
-		ms, e3 := strconv.ParseFloat(r[3], 64)
-		for _, e := range []error{e1, e2, e3} {
-			require.NoError(t, e, "row %d", i+2)
-		}
+	for _, r := range rows {
+		heads, tokens, ms := r.atoi(t, 1), r.atoi(t, 2), r.float(t, 3)
 		s := glm5Sparse(tokens)
 		s.Heads = heads
 		got := c.SparseMLA(s).Time
 		want := unit.Seconds(ms * 1e-3)
-		assert.InEpsilon(t, float64(want), float64(got), 0.05, "row %d: %d tokens: %v measured, %v priced", i+2, tokens, want, got)
+		assert.InEpsilon(t, float64(want), float64(got), 0.05, "row %d: %d tokens: %v measured, %v priced", r.line, tokens, want, got)
 		if waves := math.Ceil(float64(tokens) / 132); waves >= 2 {
 			perWave := (float64(want) - float64(StreamKernelLatency)) / waves
 			effs = append(effs, perCTA/(perWave*989.4e12/132))

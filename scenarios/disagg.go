@@ -3,7 +3,6 @@ package scenarios
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/moecast/moecast/comm"
@@ -130,17 +129,35 @@ func (s *Scenario) poolBudget(p PoolSpec) int {
 	return p.MaxNumBatchedTokens
 }
 
+// poolSeqs is the max_num_seqs p's instances run with where it is their
+// own ([disagg.<pool>] max_num_seqs, with the pool-max-seqs mechanism on);
+// 0: the scenario's.
+func (s *Scenario) poolSeqs(p PoolSpec) int {
+	if s.Serving.SharedPoolSeqs {
+		return 0
+	}
+	return p.MaxNumSeqs
+}
+
 // poolConfig is the sim config of pool p: the scenario's on the pool's
 // layout, with the CUDA-graph capture size and list of an instance
-// started with the pool's own token budget (vLLM filters its capture
-// sizes by --max-num-batched-tokens: serve.CaptureSize), unless the
-// capture-size or graph-padding mechanism is off.
+// started with the pool's own token budget and max_num_seqs (vLLM filters
+// its capture sizes by --max-num-batched-tokens and by default captures
+// up to min(2 x max_num_seqs x (1 + K), 512) tokens, both its own
+// instance's: serve.CaptureSize), unless the capture-size or
+// graph-padding mechanism is off.
 func (s *Scenario) poolConfig(p PoolSpec) sim.Config {
 	cfg := p.config(s.Config)
 	ps := s.Serving.Points()
-	if b := s.poolBudget(p); b > 0 && len(ps) > 0 {
+	b, n := s.poolBudget(p), s.poolSeqs(p)
+	if (b > 0 || n > 0) && len(ps) > 0 {
 		c := s.serveBase(ps[0])
-		c.MaxNumBatchedTokens = b
+		if b > 0 {
+			c.MaxNumBatchedTokens = b
+		}
+		if n > 0 {
+			c.MaxNumSeqs = n
+		}
 		if !s.Serving.NoCaptureSize {
 			cfg.CaptureSize = serve.CaptureSize(&c, s.Config.GPU.Memory, s.Config.GPUs)
 		}
@@ -151,16 +168,12 @@ func (s *Scenario) poolConfig(p PoolSpec) sim.Config {
 	return cfg
 }
 
-// validateServe is c.Validate, with a disaggregated scenario's pools as
-// far as the config's checks read them before DisaggConfig fills them
-// per point: their instances and own token budget (the capture sizes are
-// checked against each pool's).
+// validateServe is c.Validate, for a disaggregated scenario before
+// DisaggConfig builds its pools per point with the pools' own token budgets
+// (the capture sizes are checked against each pool's).
 func (s *Scenario) validateServe(c serve.Config) error {
-	if sp := s.Disagg; sp != nil && c.Disagg == nil {
-		pool := func(p PoolSpec) serve.Pool {
-			return serve.Pool{Workers: p.Workers, GPUs: p.GPUs, Memory: c.Memory, Coster: (*serve.SimCoster)(nil), MaxNumBatchedTokens: s.poolBudget(p)}
-		}
-		c.Disagg = &serve.Disagg{Prefill: pool(sp.Prefill), Decode: pool(sp.Decode), KVBytesPerToken: 1, TransferBandwidth: math.Inf(1)}
+	if sp := s.Disagg; sp != nil {
+		return c.ValidatePoolBudgets(s.poolBudget(sp.Prefill), s.poolBudget(sp.Decode))
 	}
 	return c.Validate()
 }
@@ -379,9 +392,7 @@ func (s *Scenario) DisaggConfig(c *serve.Config, psm, dsm *sim.Sim) error {
 			mem.KVCapacity = min(mem.KVCapacity, unit.Bytes(float64(n)*float64(mem.KVBytesPerToken)))
 		}
 		pool := serve.Pool{Workers: p.Workers, GPUs: p.GPUs, Memory: mem, Coster: serve.NewSimCoster(sm)}
-		if !s.Serving.SharedPoolSeqs {
-			pool.MaxNumSeqs = p.MaxNumSeqs
-		}
+		pool.MaxNumSeqs = s.poolSeqs(p)
 		if !s.Serving.NoPoolRecv && c.Engine == serve.SGLang {
 			pool.SchedulerRecvInterval = p.SchedulerRecvInterval
 		}

@@ -336,3 +336,38 @@ func TestPoolCaptureBudget(t *testing.T) {
 	_, err = s.ServeConfig(sm, s.Serving.Points()[0])
 	assert.ErrorContains(t, err, "runtime.cudagraph_capture_sizes: no size within max_num_batched_tokens 8192, got [9000] (vLLM on the prefill pool", "off: the scenario's budget")
 }
+
+// TestPoolCaptureSeqs: vLLM's default capture limit is min(2 x
+// max_num_seqs x (1 + K), 512) tokens of the instance's own max_num_seqs
+// (vllm/config/vllm.py @ 09f030e, _set_cudagraph_sizes), so a decode pool
+// started with max_num_seqs 256 under a scenario-wide 64 captures up to
+// 512 tokens, not 128, and prices a decode step of 200 sequences a rank with its
+// graph; the prefill pool, without its own, keeps the scenario's 128; with
+// pool-max-seqs off both pools take the scenario's.
+func TestPoolCaptureSeqs(t *testing.T) {
+	src := strings.Replace(disaggScenario, `engine = "sglang"`, "engine = \"vllm\"\nmax_num_seqs = 64", 1)
+	src = strings.Replace(src, "[disagg.decode]\n", "[disagg.decode]\nmax_num_seqs = 256\n", 1)
+	s, err := Parse("d.toml", []byte(src))
+	require.NoError(t, err)
+	assert.Equal(t, 128, s.Config.CaptureSize, "the scenario's 64 sequences")
+	dec := s.poolConfig(s.Disagg.Decode)
+	assert.Equal(t, 512, dec.CaptureSize, "the decode pool's 256 sequences")
+	require.NotEmpty(t, dec.CaptureBatches)
+	assert.Equal(t, 512, dec.CaptureBatches[len(dec.CaptureBatches)-1])
+	assert.Equal(t, 128, s.poolConfig(s.Disagg.Prefill).CaptureSize, "the prefill pool has no max_num_seqs of its own")
+	own, err := sim.New(dec)
+	require.NoError(t, err)
+	ownStep, err := own.Step(8*200, 2048) // 200 a DP attention rank
+	require.NoError(t, err)
+
+	require.NoError(t, s.SetMechanism("pool-max-seqs", false))
+	shared := s.poolConfig(s.Disagg.Decode)
+	assert.Equal(t, 128, shared.CaptureSize, "pool-max-seqs off: the scenario's")
+	sm, err := sim.New(shared)
+	require.NoError(t, err)
+	sharedStep, err := sm.Step(8*200, 2048)
+	require.NoError(t, err)
+	assert.Less(t, float64(ownStep.Step.Time), float64(sharedStep.Step.Time), "200 sequences replay a graph on the pool's own limit, run eagerly above the scenario's 128")
+	require.NoError(t, s.SetMechanism("pool-max-seqs", true))
+	assert.Equal(t, 512, s.poolConfig(s.Disagg.Decode).CaptureSize)
+}

@@ -462,7 +462,25 @@ func (c *Config) validateCapture(budget int, pool string, own bool) error {
 }
 
 // Validate checks every field; the first error found names its field.
-func (c *Config) Validate() error {
+func (c *Config) Validate() error { return c.validate(nil) }
+
+// ValidatePoolBudgets is Validate for the config of a disaggregated run
+// whose pools are not built yet (c.Disagg nil): the pools' own token
+// budgets prefill and decode (Pool.MaxNumBatchedTokens, 0: the config's)
+// are checked, and the capture sizes against each, with the errors
+// Validate gives for a Disagg holding them; the rest of each pool
+// (instances, memory, step coster) is checked once it is built. With
+// c.Disagg set it is Validate.
+func (c *Config) ValidatePoolBudgets(prefill, decode int) error {
+	if c.Disagg != nil {
+		return c.Validate()
+	}
+	return c.validate(&[2]int{prefill, decode})
+}
+
+// validate is Validate; budgets, when not nil, are the own token budgets
+// of a disaggregated run's pools not yet in c.Disagg (ValidatePoolBudgets).
+func (c *Config) validate(budgets *[2]int) error {
 	if !c.Engine.valid() {
 		return fieldErrorf("Engine", "unknown engine %d (want %s)", c.Engine, EngineNames(" or "))
 	}
@@ -496,7 +514,11 @@ func (c *Config) Validate() error {
 			return fieldErrorf("CUDAGraphSizes", "sizes must be in [1, %d] tokens, got %d", 1<<20, n)
 		}
 	}
-	if c.Disagg == nil {
+	pools := budgets // the pools' own budgets; nil: aggregated
+	if c.Disagg != nil {
+		pools = &[2]int{c.Disagg.Prefill.MaxNumBatchedTokens, c.Disagg.Decode.MaxNumBatchedTokens}
+	}
+	if pools == nil {
 		if err := c.validateCapture(c.MaxNumBatchedTokens, "", false); err != nil {
 			return err
 		}
@@ -519,22 +541,28 @@ func (c *Config) Validate() error {
 	if err := c.validateMemory(); err != nil {
 		return err
 	}
+	poolNames := [2]string{"Disagg.Prefill", "Disagg.Decode"}
 	if c.Disagg != nil {
 		if err := c.Disagg.validate(k); err != nil {
 			return err
 		}
+	} else if pools != nil {
+		for i, name := range poolNames {
+			if err := validatePoolBudget(name, pools[i], k); err != nil {
+				return err
+			}
+		}
+	}
+	if pools != nil {
 		// Each pool is an engine instance started with its own
 		// --max-num-batched-tokens (Pool.MaxNumBatchedTokens, else the
 		// config's), which its capture sizes are filtered by.
-		for _, p := range []struct {
-			name   string
-			budget int
-		}{{"Disagg.Prefill", c.Disagg.Prefill.MaxNumBatchedTokens}, {"Disagg.Decode", c.Disagg.Decode.MaxNumBatchedTokens}} {
+		for i, name := range poolNames {
 			budget := c.MaxNumBatchedTokens
-			if p.budget > 0 {
-				budget = p.budget
+			if pools[i] > 0 {
+				budget = pools[i]
 			}
-			if err := c.validateCapture(budget, p.name, p.budget > 0); err != nil {
+			if err := c.validateCapture(budget, name, pools[i] > 0); err != nil {
 				return err
 			}
 		}

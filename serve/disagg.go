@@ -130,12 +130,8 @@ func (d *Disagg) validate(k int) error {
 		if p.p.MaxNumSeqs < 0 {
 			return fieldErrorf(p.name+".MaxNumSeqs", "must be 0 (the config's) or positive, got %d", p.p.MaxNumSeqs)
 		}
-		if n := p.p.MaxNumBatchedTokens; n < 0 || n > maxTokens {
-			return fieldErrorf(p.name+".MaxNumBatchedTokens", "must be in [0, %d] tokens, got %d", maxTokens, n)
-		} else if n > 0 && n < 1+k {
-			// As Config.MaxNumBatchedTokens: a step holds at least one
-			// sequence's decode of 1 + K tokens.
-			return fieldErrorf(p.name+".MaxNumBatchedTokens", "%d tokens cannot hold one sequence's decode of 1 + %d draft tokens (want at least %d)", n, k, 1+k)
+		if err := validatePoolBudget(p.name, p.p.MaxNumBatchedTokens, k); err != nil {
+			return err
 		}
 		if p.p.MaxPrefillTokens < 0 || p.p.MaxPrefillTokens > maxTokens {
 			return fieldErrorf(p.name+".MaxPrefillTokens", "must be in [0, %d] tokens, got %d", maxTokens, p.p.MaxPrefillTokens)
@@ -161,6 +157,20 @@ func (d *Disagg) validate(k int) error {
 		return fieldErrorf("Disagg.TransferLatency", "must be finite and >= 0, got %g", float64(d.TransferLatency))
 	case d.Router > PrefixAware:
 		return fieldErrorf("Disagg.Router", "unknown router %d", d.Router)
+	}
+	return nil
+}
+
+// validatePoolBudget checks pool's own token budget n (Pool.
+// MaxNumBatchedTokens, 0: the config's) with k draft tokens per step.
+func validatePoolBudget(pool string, n, k int) error {
+	if n < 0 || n > maxTokens {
+		return fieldErrorf(pool+".MaxNumBatchedTokens", "must be in [0, %d] tokens, got %d", maxTokens, n)
+	}
+	if n > 0 && n < 1+k {
+		// As Config.MaxNumBatchedTokens: a step holds at least one
+		// sequence's decode of 1 + K tokens.
+		return fieldErrorf(pool+".MaxNumBatchedTokens", "%d tokens cannot hold one sequence's decode of 1 + %d draft tokens (want at least %d)", n, k, 1+k)
 	}
 	return nil
 }

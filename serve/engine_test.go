@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -257,4 +258,27 @@ func TestPoolCaptureBudget(t *testing.T) {
 	require.NoError(t, d.Validate())
 	d.CUDAGraphSizes = []int{9000, 10000}
 	assert.ErrorContains(t, d.Validate(), "Disagg.Decode.MaxNumBatchedTokens: 10240 tokens hold capture sizes up to 10000, but max_cudagraph_capture_size is 9000 (vLLM on the decode pool refuses", "the prefill pool's largest is 9000, the decode pool's 10000")
+}
+
+// TestValidatePoolBudgets: a disaggregated config checked before its
+// pools are built gives, for each pair of pool budgets, the error (or
+// none) Validate gives with a Disagg holding those budgets; with c.Disagg
+// set it is Validate, whatever budgets it is given.
+func TestValidatePoolBudgets(t *testing.T) {
+	c := point(VLLM, 1, 8, 1024, 64)
+	c.CUDAGraphSizes = []int{9000}
+	c.Spec = Spec{DraftTokens: 3, Acceptance: []float64{0.8}}
+	var failed int
+	for _, b := range [][2]int{{16384, 10240}, {0, 10240}, {16384, 4096}, {3, 10240}, {16384, 2}, {-1, 0}, {16384, maxTokens + 1}} {
+		d := disagg(c, 1, 1, math.Inf(1), 0)
+		d.Disagg.Prefill.MaxNumBatchedTokens, d.Disagg.Decode.MaxNumBatchedTokens = b[0], b[1]
+		want := d.Validate()
+		got := c.ValidatePoolBudgets(b[0], b[1])
+		assert.Equal(t, fmt.Sprint(want), fmt.Sprint(got), "budgets %v", b)
+		assert.Equal(t, fmt.Sprint(want), fmt.Sprint(d.ValidatePoolBudgets(16384, 10240)), "budgets %v: Validate with c.Disagg set", b)
+		if want != nil {
+			failed++
+		}
+	}
+	assert.Equal(t, 6, failed, "every pair but the first is refused")
 }

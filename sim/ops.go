@@ -241,25 +241,13 @@ func (b *builder) attention(a *model.Attention, slide float64) []op {
 					ops = append(ops, b.sparseMLAOps(a, h, wb, kvElt, indexer)...)
 					continue
 				}
-				ops = append(ops,
-					op{name: "kv_b_proj W_UK (q absorb)", kind: opGEMM, cat: cost.GEMM, dom: domDec, module: true,
-						gemm: kernels.GEMMShape{N: a.KVLoRARank, K: a.QKNopeDim, Weight: wb, Count: h}},
-					inModule(elementwise("rotary_emb", cost.Elementwise, domAttn,
-						2*2*actBytes*float64(h*a.QKRopeDim+a.QKRopeDim))),
-					inModule(elementwise("kv_cache write (concat_and_cache_mla)", cost.Elementwise, domAttn,
-						float64(a.KVLoRARank+a.QKRopeDim)*(actBytes+kvElt))),
-				)
-				if a.IndexHeads > 0 && a.IndexTopK > 0 {
-					for _, il := range indexer {
-						ops = append(ops, b.gemm(il.Name, il, 1, domAttn))
-					}
-					ops = append(ops,
-						elementwise("indexer k cache write", cost.Elementwise, domAttn, model.IndexKeyBytesPerLayer(a)+actBytes*float64(a.IndexHeadDim)),
-						op{name: "indexer scores + top-k", kind: opIndexer, cat: cost.Attention, dom: domSeq,
-							perTok: model.IndexKeyBytesPerLayer(a)})
+				uk, uv := mlaAbsorb(a, h, wb)
+				ops = append(ops, op{name: "kv_b_proj W_UK (q absorb)", kind: opGEMM, cat: cost.GEMM, dom: domDec, module: true, gemm: uk})
+				for _, o := range mlaRopeCache(a, h, kvElt) {
+					ops = append(ops, inModule(o))
 				}
 				if a.IndexHeads > 0 && a.IndexTopK > 0 {
-					ops = append(ops, op{name: "indexer scores + top-k (prefill)", kind: opIndexerPrefill, cat: cost.Attention, dom: domPre})
+					ops = append(ops, b.dsaIndexer(a, indexer)...)
 				}
 				// Prefill chunks run un-absorbed (vLLM MLACommonImpl
 				// _forward_prefill): kv_b_proj, in its stored format,
@@ -272,8 +260,7 @@ func (b *builder) attention(a *model.Attention, slide float64) []op {
 					op{name: "mla decode attention", kind: opMLA, cat: cost.Attention, dom: domSeq, module: true, heads: h},
 					b.gemm(kvb.Name, kvb, tp, domPreKV),
 					op{name: "mla prefill attention (un-absorbed)", kind: opMLAPrefill, cat: cost.Attention, dom: domPre, heads: h},
-					op{name: "kv_b_proj W_UV (v unabsorb)", kind: opGEMM, cat: cost.GEMM, dom: domDec, module: true,
-						gemm: kernels.GEMMShape{N: a.VHeadDim, K: a.KVLoRARank, Weight: wb, Count: h}},
+					op{name: "kv_b_proj W_UV (v unabsorb)", kind: opGEMM, cat: cost.GEMM, dom: domDec, module: true, gemm: uv},
 				)
 			default:
 				g := b.gemm(l.Name, l, tp, domAttn)
@@ -547,23 +534,48 @@ func (b *builder) mtpLayer() []op {
 // The indexer's projections, key-cache write and scores come first, as in
 // the dense-MLA layout.
 func (b *builder) sparseMLAOps(a *model.Attention, h int, wb dtype.Format, kvElt float64, indexer []model.Linear) []op {
-	ops := []op{
-		{name: "kv_b_proj W_UK (q absorb, every token)", kind: opGEMM, cat: cost.GEMM, dom: domAttn,
-			gemm: kernels.GEMMShape{N: a.KVLoRARank, K: a.QKNopeDim, Weight: wb, Count: h}},
+	uk, uv := mlaAbsorb(a, h, wb)
+	ops := []op{{name: "kv_b_proj W_UK (q absorb, every token)", kind: opGEMM, cat: cost.GEMM, dom: domAttn, gemm: uk}}
+	ops = append(ops, mlaRopeCache(a, h, kvElt)...)
+	ops = append(ops, b.dsaIndexer(a, indexer)...)
+	return append(ops,
+		op{name: "sparse mla attention (FlashMLA sparse MQA, every token)", kind: opSparseMLA, cat: cost.Attention, dom: domAttn, heads: h},
+		op{name: "kv_b_proj W_UV (v unabsorb, every token)", kind: opGEMM, cat: cost.GEMM, dom: domAttn, gemm: uv},
+	)
+}
+
+// mlaAbsorb is the shapes of an MLA layer's absorbed kv_b_proj halves on a
+// rank of h heads, kv_b read as wb: W_UK folds each head's q_nope into the
+// latent (nope -> kv_lora), W_UV unfolds the attention output (kv_lora ->
+// v), one batched GEMM over the heads each.
+func mlaAbsorb(a *model.Attention, h int, wb dtype.Format) (uk, uv kernels.GEMMShape) {
+	return kernels.GEMMShape{N: a.KVLoRARank, K: a.QKNopeDim, Weight: wb, Count: h},
+		kernels.GEMMShape{N: a.VHeadDim, K: a.KVLoRARank, Weight: wb, Count: h}
+}
+
+// mlaRopeCache is an MLA layer's rotary embedding of q_pe (h heads) and
+// k_pe and its write of the latent and k_pe to the KV cache
+// (concat_and_cache_mla), kvElt bytes an element, both the dense and the
+// sparse path's (the dense path runs them inside the MLA module).
+func mlaRopeCache(a *model.Attention, h int, kvElt float64) []op {
+	return []op{
 		elementwise("rotary_emb", cost.Elementwise, domAttn, 2*2*actBytes*float64(h*a.QKRopeDim+a.QKRopeDim)),
 		elementwise("kv_cache write (concat_and_cache_mla)", cost.Elementwise, domAttn,
 			float64(a.KVLoRARank+a.QKRopeDim)*(actBytes+kvElt)),
 	}
+}
+
+// dsaIndexer is a DSA layer's indexer before its attention: the indexer's
+// projections, its key-cache write and its scores and top-k, decode and
+// prefill.
+func (b *builder) dsaIndexer(a *model.Attention, indexer []model.Linear) []op {
+	var ops []op
 	for _, il := range indexer {
 		ops = append(ops, b.gemm(il.Name, il, 1, domAttn))
 	}
-	ops = append(ops,
+	return append(ops,
 		elementwise("indexer k cache write", cost.Elementwise, domAttn, model.IndexKeyBytesPerLayer(a)+actBytes*float64(a.IndexHeadDim)),
 		op{name: "indexer scores + top-k", kind: opIndexer, cat: cost.Attention, dom: domSeq, perTok: model.IndexKeyBytesPerLayer(a)},
 		op{name: "indexer scores + top-k (prefill)", kind: opIndexerPrefill, cat: cost.Attention, dom: domPre},
-		op{name: "sparse mla attention (FlashMLA sparse MQA, every token)", kind: opSparseMLA, cat: cost.Attention, dom: domAttn, heads: h},
-		op{name: "kv_b_proj W_UV (v unabsorb, every token)", kind: opGEMM, cat: cost.GEMM, dom: domAttn,
-			gemm: kernels.GEMMShape{N: a.VHeadDim, K: a.KVLoRARank, Weight: wb, Count: h}},
 	)
-	return ops
 }
