@@ -184,6 +184,20 @@ var inferenceXLaunches = []inferenceXLaunch{
 			"--speculative-num-draft-tokens 4 with no draft model path (the checkpoint's MTP layer): K = 3; --kv-cache-dtype fp8_e4m3 " +
 			"--mem-fraction-static 0.8 --chunked-prefill-size 32768 --max-prefill-tokens 32768 --max-running-requests $CONC --cuda-graph-max-bs $CONC " +
 			"--scheduler-recv-interval 10, 30 from C = 16; the commit that added the config with this image; next change 626932a)"}},
+	// TensorRT-LLM with MTP. Image release:1.2.0rc6.post3 (written
+	// nvcr.io#nvidia/... in nvidia-master.yaml, nvcr.io/nvidia/... in some
+	// rows: one image) was run on B200 only by the MTP configs:
+	// dsr1-fp8-b200-trt-mtp from 5d517074c (2026-02-05, the fp8 rows'
+	// measured date) and dsr1-fp4-b200-trt-mtp from 0aae52d4c (2026-02-06,
+	// the fp4 rows' date), while dsr1-fp8-b200-trt and dsr1-fp4-b200-trt
+	// ran release:1.2.0rc6.post2 (nvidia-master.yaml at both commits and
+	// every first-parent commit to 2026-03-05). The scripts set MTP = 3
+	// (num_nextn_predict_layers), 1 with attention DP, which these rows
+	// record as tp_size 1 (the DP ranks in attention_dp_size).
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3", 1, 256, "", "", false, launchTRTMTP("fp8", 1)},
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3", 0, 256, "", "", false, launchTRTMTP("fp8", 3)},
+	{"deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm", "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3", 1, 256, "", "", false, launchTRTMTP("fp4", 1)},
+	{"deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm", "nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3", 0, 256, "", "", false, launchTRTMTP("fp4", 3)},
 	// SGLang. Each script is the one in force on the rows' measured date
 	// with the image they name (nvidia-master.yaml at the commit cited).
 	{"Qwen/Qwen3.5-397B-A17B", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-20260402-d7256eb6", 0, 128, "", "", false, launch{
@@ -311,6 +325,21 @@ var inferenceXLaunches = []inferenceXLaunch{
 			"FULL_AND_PIECEWISE only from vllm-project/vllm#25444, after it; image v0.10.2)"}},
 }
 
+// launchTRTMTP is InferenceX's DeepSeek-R1 B200 TensorRT-LLM MTP command
+// line for a precision with k drafts (3; 1 under attention DP).
+func launchTRTMTP(precision string, k int) launch {
+	commit, dp, batch := map[string]string{"fp8": "5d517074c", "fp4": "0aae52d4c"}[precision], "", "$CONC"
+	if k == 1 {
+		dp, batch = ", the attention-DP points", map[string]string{"fp8": "$CONC/8", "fp4": "$CONC/4"}[precision]
+	}
+	return launch{name: "inferencex-1.2.0rc6.post3-mtp", kvCache: "fp8", spec: "mtp", draftTokens: k, acceptance: mtpAcceptanceDeepSeekV3,
+		source: "SemiAnalysisAI/InferenceX @ " + commit + " benchmarks/dsr1_" + precision + "_b200_trt_mtp.sh" + dp +
+			" (config dsr1-" + precision + "-b200-trt-mtp, the only B200 config with image release:1.2.0rc6.post3 on the rows' date; " +
+			"speculative_config decoding_type MTP, num_nextn_predict_layers " + strconv.Itoa(k) + " (3, or 1 with enable_attention_dp); " +
+			"kv_cache_config dtype fp8; not carried: free_gpu_memory_fraction, max_batch_size " + batch + ", " +
+			"max_num_tokens, moe_config backend, piecewise CUDA graphs)"}
+}
+
 // mtpAcceptanceDeepSeekV3 is the acceptance of DeepSeek-V3's MTP draft
 // that moecast documents (scenarios/deepseek-v3-fp8-h200-tp8-mtp.toml: the
 // DeepSeek-V3 technical report, arXiv 2412.19437 §5.4.3, 85-90% for the
@@ -384,7 +413,7 @@ func launchOfRun(backend, model, precision, system string, tp, conc int, source 
 				}
 				continue
 			}
-			if strings.TrimPrefix(f, "image=") == l.image {
+			if sameImage(strings.TrimPrefix(f, "image="), l.image) {
 				return l.launch, true
 			}
 		}
@@ -456,4 +485,69 @@ func (d dumpRuns) dumpRun(get func(string) string) bool {
 		}
 	}
 	return false
+}
+
+// specSetup is the key under which specCopies compares rows: GPU, model
+// (DeepSeek-V3 db-dump rows read as DeepSeek-R1, as runSetup does),
+// engine, precision, mode, layout, lengths and concurrency; not the
+// engine version, the image or the collection, which a copy may not
+// carry.
+func specSetup(get func(string) string) string {
+	model := get("model_path")
+	if model == "deepseek-ai/DeepSeek-V3" && strings.HasPrefix(get("silicon_data_source"), "db-dump/") {
+		model = "deepseek-ai/DeepSeek-R1"
+	}
+	return strings.Join([]string{model, get("precision"), get("system"), get("backend"), get("mode"), get("tp_size"), get("pp_size"),
+		get("attention_dp_size"), get("moe_tp_size"), get("moe_ep_size"), get("isl"), get("osl"), get("batch_size")}, "|")
+}
+
+// specCopies finds the rows that repeat a speculative-decoding run: for
+// each row i that the generator does not map to a speculative deployment
+// (spec[i] false), the first row j that it does (spec[j] true) of the
+// same specSetup whose TTFT and TPOT are both within 0.01 ms of row i's.
+// Two runs with and without speculation cannot agree to 0.01 ms on both
+// means (the drafts change every decode step), so row i is row j's
+// measurement listed again, in a collection that records no speculative
+// decoding (aiconfigurator's qwen3.5-397b-gap-analysis.csv repeats, to
+// two decimals, InferenceX's qwen3.5-fp8-b200-sglang-mtp rows). It
+// reads only the rows' own columns, never a prediction.
+func specCopies(recs [][]string, get func([]string) func(string) string, spec []bool) map[int]int {
+	figures := func(g func(string) string) (tpot, ttft float64, ok bool) {
+		a, e1 := strconv.ParseFloat(g("silicon_tpot_ms"), 64)
+		b, e2 := strconv.ParseFloat(g("silicon_ttft_ms"), 64)
+		return a, b, e1 == nil && e2 == nil
+	}
+	bySetup := map[string][]int{}
+	for j, rec := range recs {
+		if spec[j] {
+			k := specSetup(get(rec))
+			bySetup[k] = append(bySetup[k], j)
+		}
+	}
+	out := map[int]int{}
+	for i, rec := range recs {
+		if spec[i] {
+			continue
+		}
+		g := get(rec)
+		tpot, ttft, ok := figures(g)
+		if !ok {
+			continue
+		}
+		for _, j := range bySetup[specSetup(g)] {
+			if t, f, ok := figures(get(recs[j])); ok && math.Abs(t-tpot) <= 0.01 && math.Abs(f-ttft) <= 0.01 {
+				out[i] = j
+				break
+			}
+		}
+	}
+	return out
+}
+
+// sameImage reports whether two container image references name one
+// image: InferenceX's configs write NGC images as nvcr.io#nvidia/...
+// (enroot's notation), some of aiconfigurator's rows as nvcr.io/nvidia/...
+func sameImage(a, b string) bool {
+	norm := func(s string) string { return strings.Replace(s, "nvcr.io#", "nvcr.io/", 1) }
+	return norm(a) == norm(b)
 }

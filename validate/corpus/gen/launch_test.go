@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -254,4 +257,115 @@ func TestGraphMaxAt(t *testing.T) {
 	assert.Contains(t, vl, "max_cudagraph_capture_size = 2048\n")
 	assert.NotContains(t, vl, "cuda_graph_max_bs")
 	assert.NotContains(t, scenarioText{name: "x", engine: "sglang"}.String(), "cuda_graph_max_bs")
+}
+
+// TestSpecCopies: a row that no speculative deployment claims but whose
+// TTFT and TPOT are both within 0.01 ms of a speculative row's at the same
+// GPU, model, engine, precision, layout, lengths and concurrency is that
+// row's copy; another figure, concurrency, layout or GPU is not, nor is a
+// speculative row itself, nor a copy of a plain row.
+func TestSpecCopies(t *testing.T) {
+	header := []string{"model_path", "precision", "system", "backend", "mode", "tp_size", "pp_size", "attention_dp_size", "moe_tp_size",
+		"moe_ep_size", "isl", "osl", "batch_size", "silicon_data_source", "silicon_ttft_ms", "silicon_tpot_ms"}
+	col := map[string]int{}
+	for i, h := range header {
+		col[h] = i
+	}
+	row := func(kv ...string) []string {
+		m := map[string]string{"model_path": "Qwen/Qwen3.5-397B-A17B", "precision": "fp8", "system": "b200_sxm", "backend": "sglang", "mode": "agg",
+			"tp_size": "4", "pp_size": "1", "attention_dp_size": "1", "moe_tp_size": "4", "moe_ep_size": "1", "isl": "1024", "osl": "1024", "batch_size": "4"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		r := make([]string, len(header))
+		for i, h := range header {
+			r[i] = m[h]
+		}
+		return r
+	}
+	get := func(rec []string) func(string) string { return func(c string) string { return rec[col[c]] } }
+	const mtpSrc = "source_file=2026-03-25.csv; image=lmsysorg/sglang:v0.5.9-cu130"
+	const gap = "source_file=qwen3.5-397b-gap-analysis.csv; silicon_concurrency=4"
+	recs := [][]string{
+		row("silicon_data_source", mtpSrc, "silicon_ttft_ms", "338.3364140507183", "silicon_tpot_ms", "6.332719125474412"),            // 0: MTP
+		row("silicon_data_source", gap, "silicon_ttft_ms", "338.34", "silicon_tpot_ms", "6.33"),                                       // 1: its copy
+		row("silicon_data_source", gap, "silicon_ttft_ms", "338.34", "silicon_tpot_ms", "6.35"),                                       // 2: TPOT 0.017 off
+		row("silicon_data_source", gap, "batch_size", "8", "silicon_ttft_ms", "338.34", "silicon_tpot_ms", "6.33"),                    // 3: another concurrency
+		row("silicon_data_source", gap, "tp_size", "8", "silicon_ttft_ms", "338.34", "silicon_tpot_ms", "6.33"),                       // 4: another layout
+		row("silicon_data_source", gap, "system", "b300_sxm", "silicon_ttft_ms", "338.34", "silicon_tpot_ms", "6.33"),                 // 5: another GPU
+		row("silicon_data_source", mtpSrc, "silicon_ttft_ms", "338.34", "silicon_tpot_ms", "6.33"),                                    // 6: MTP itself
+		row("silicon_data_source", "image=x", "isl", "8192", "silicon_ttft_ms", "608.9100526005495", "silicon_tpot_ms", "6.57999349"), // 7: plain
+		row("silicon_data_source", gap, "isl", "8192", "silicon_ttft_ms", "608.91", "silicon_tpot_ms", "6.58"),                        // 8: copy of a plain row
+	}
+	spec := []bool{true, false, false, false, false, false, true, false, false}
+	assert.Equal(t, map[int]int{1: 0}, specCopies(recs, get, spec))
+	spec[0] = false
+	assert.Equal(t, map[int]int{0: 6, 1: 6}, specCopies(recs, get, spec), "the first speculative row of the setup within 0.01 ms")
+}
+
+// TestShippedSpecCopies: in the committed corpus, the aiconfigurator rows
+// of qwen3.5-397b-gap-analysis.csv at B200 fp8 TP 4 (no speculative
+// decoding recorded) are InferenceX's qwen3.5-fp8-b200-sglang-mtp rows:
+// they sit in the MTP entries, whose scenarios say so, and no plain
+// entry holds them.
+func TestShippedSpecCopies(t *testing.T) {
+	ents, err := os.ReadDir("../aiconfigurator")
+	require.NoError(t, err)
+	const base = "b200-sxm-sglang-qwen3.5-397b-a17b-fp8-block-tp4-dp1-ep1"
+	gapID := regexp.MustCompile(`qwen3_5_397b_gap_analysis_b200_sxm_sglang_fp8_agg_\d+x\d+_c\d+_tp4_ep1_`)
+	inMTP, inPlain := 0, 0
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".csv") {
+			continue
+		}
+		b, err := os.ReadFile("../aiconfigurator/" + n)
+		require.NoError(t, err)
+		k := len(gapID.FindAllString(string(b), -1))
+		if strings.HasPrefix(n, base+"-mtp-") {
+			inMTP += k
+			if k > 0 {
+				sc, err := os.ReadFile("../aiconfigurator/" + strings.TrimSuffix(n, ".csv") + ".toml")
+				require.NoError(t, err)
+				assert.Contains(t, string(sc), fmt.Sprintf("# %d rows of other collections repeat this deployment's figures", k), n)
+				assert.Contains(t, string(sc), "\n[speculative]\nmethod = \"mtp\"\n", n)
+			}
+		} else {
+			inPlain += k
+		}
+	}
+	assert.Equal(t, 21, inMTP, "1k/1k, 1k/8k and 8k/1k at C = 4 to 256")
+	assert.Zero(t, inPlain, "no plain entry scores a copy of an MTP run")
+	_, err = os.Stat("../aiconfigurator/" + base + ".csv")
+	assert.True(t, os.IsNotExist(err), "the plain entry held only copies")
+}
+
+// TestLaunchOfTRTMTP: TensorRT-LLM release:1.2.0rc6.post3 on B200 is
+// InferenceX's DeepSeek-R1 MTP configs' image (either notation), K = 3, 1
+// at the attention-DP points (tp_size 1); post2, the plain configs', has
+// no command line here.
+func TestLaunchOfTRTMTP(t *testing.T) {
+	const r1 = "deepseek-ai/DeepSeek-R1"
+	for _, src := range []string{"measured=2026-02-05T00:00:00.000Z; image=nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3",
+		"measured=2026-02-05T00:00:00.000Z; image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post3"} {
+		for _, p := range []string{"fp8", "fp4"} {
+			l, ok := launchOf("trtllm", r1, p, "b200_sxm", 8, 64, src)
+			require.True(t, ok, src)
+			assert.Equal(t, "mtp", l.spec)
+			assert.Equal(t, 3, l.draftTokens)
+			assert.Equal(t, 0.85, l.acceptance)
+			assert.Equal(t, "fp8", l.kvCache)
+			dp, ok := launchOf("trtllm", r1, p, "b200_sxm", 1, 256, src)
+			require.True(t, ok)
+			assert.Equal(t, 1, dp.draftTokens, "MTP=1 with DP_ATTENTION")
+		}
+	}
+	l, _ := launchOf("trtllm", r1, "fp8", "b200_sxm", 8, 64, "image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post3")
+	assert.Contains(t, l.source, "@ 5d517074c benchmarks/dsr1_fp8_b200_trt_mtp.sh")
+	_, ok := launchOf("trtllm", r1, "fp8", "b200_sxm", 8, 64, "image=nvcr.io#nvidia/tensorrt-llm/release:1.2.0rc6.post2")
+	assert.False(t, ok, "post2 is the plain config's")
+	_, ok = launchOf("trtllm", r1, "fp8", "b300_sxm", 8, 64, "image=nvcr.io/nvidia/tensorrt-llm/release:1.2.0rc6.post3")
+	assert.False(t, ok)
+	assert.True(t, sameImage("nvcr.io#nvidia/a:1", "nvcr.io/nvidia/a:1"))
+	assert.False(t, sameImage("nvcr.io/nvidia/a:1", "nvcr.io/nvidia/a:2"))
 }

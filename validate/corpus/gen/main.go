@@ -606,7 +606,9 @@ func (g *gen) aiconfigurator() error {
 	for _, rec := range recs {
 		dump.add(getter(rec))
 	}
-	for _, rec := range recs {
+	keys := make([]string, len(recs))
+	spec := make([]bool, len(recs))
+	for i, rec := range recs {
 		var k []string
 		for _, c := range layoutCols {
 			k = append(k, rec[col[c]])
@@ -621,6 +623,7 @@ func (g *gen) aiconfigurator() error {
 		if l, ok := launchOfRun(rec[col["backend"]], rec[col["model_path"]], rec[col["precision"]], rec[col["system"]], rtp, rc, rec[col["silicon_data_source"]],
 			dump.dumpRun(getter(rec))); ok {
 			k = append(k, l.name)
+			spec[i] = l.spec != ""
 			// A script that sets a flag by concurrency runs several
 			// command lines.
 			if v := l.variant(rc); v != "" {
@@ -632,12 +635,31 @@ func (g *gen) aiconfigurator() error {
 		if r, ok := recipeOf(rec[col["model_path"]], rec[col["system"]], atoiOr(rec[col["isl"]]), rec[col["silicon_data_source"]]); ok && r.isl != 0 {
 			k = append(k, fmt.Sprintf("isl%d", r.isl))
 		}
-		key := strings.Join(k, "|")
-		if groups[key] == nil {
-			groups[key] = &group{key: key}
-			order = append(order, key)
+		keys[i] = strings.Join(k, "|")
+	}
+	// A row with the figures of a speculative deployment's row is that
+	// deployment's measurement (specCopies): it joins that deployment,
+	// after the deployment's own rows (the first row names the command
+	// line).
+	copies := specCopies(recs, getter, spec)
+	moved := map[string][]string{}
+	for pass := 0; pass < 2; pass++ {
+		for i, rec := range recs {
+			j, isCopy := copies[i]
+			if isCopy != (pass == 1) {
+				continue
+			}
+			key := keys[i]
+			if isCopy {
+				key = keys[j]
+				moved[key] = append(moved[key], rec[col["id"]]+" (= "+recs[j][col["id"]]+")")
+			}
+			if groups[key] == nil {
+				groups[key] = &group{key: key}
+				order = append(order, key)
+			}
+			groups[key].rows = append(groups[key].rows, rec)
 		}
-		groups[key].rows = append(groups[key].rows, rec)
 	}
 	sort.Strings(order)
 	slugs := map[string]int{}
@@ -854,6 +876,11 @@ func (g *gen) aiconfigurator() error {
 				case l.spec != "":
 					st.comments = append(st.comments, "Speculative acceptance: not published for this model's MTP layer, nor in the rows; left out, so the scenario is not scored.")
 				}
+			}
+			if m := moved[key]; len(m) > 0 {
+				st.comments = append(st.comments, fmt.Sprintf("%d rows of other collections repeat this deployment's figures (TTFT and TPOT within 0.01 ms, same GPU, model, engine, "+
+					"precision, layout, lengths and concurrency) with no speculative decoding recorded: the same measurement, so they are this deployment's rows, "+
+					"not a plain run's (gen: specCopies); validate's duplicate rule scores each measurement once: %s.", len(m), strings.Join(m, ", ")))
 			}
 			if dpSlip > 0 {
 				st.tp, st.dp, st.ep, st.gpus, st.dpAttention = dpSlip, 1, dpSlip, dpSlip, false

@@ -333,7 +333,7 @@ func TestShippedCorpusExpressesQwen35FP8AndGLM5MTP(t *testing.T) {
 		require.NoError(t, err, name)
 		return sc, e
 	}
-	fp8, e := load("aiconfigurator/b200-sxm-sglang-qwen3.5-397b-a17b-fp8-block-tp4-dp1-ep1")
+	fp8, e := load("aiconfigurator/b200-sxm-sglang-qwen3.5-397b-a17b-fp8-block-tp8-dp1-ep1")
 	assert.Equal(t, "fp8_block", e.Checkpoint)
 	assert.Empty(t, checkpointMismatch(fp8, e.Checkpoint))
 	q := fp8.Config.Model.Quant
