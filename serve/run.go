@@ -205,11 +205,7 @@ func (e *run) book(gpu unit.Seconds, cats [cost.NumCategories]unit.Seconds, seqs
 	}
 	decode := seqs - prefills
 	prefill := prefills > 0
-	host := float64(e.cfg.Host.PerStep) + float64(e.cfg.Host.PerSeq)*float64(most)
-	if e.cfg.Spec.Sync {
-		host *= float64(SpecSyncForwards(prefill))
-	}
-	overlap := e.cfg.AsyncScheduling && (!prefill || engines[e.cfg.Engine].overlapPrefill)
+	host, overlap := stepHost(e.cfg, prefill, most)
 	wall := hostWall(g, host, overlap)
 	cats[cost.Other] += unit.Seconds(wall - g)
 	for i := range e.cats {

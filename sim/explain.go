@@ -170,3 +170,32 @@ func (s *Sim) shapeString(o *op, p *pass) string {
 	}
 	return ""
 }
+
+// LaunchMode says how the engine launches the kernels of a step over
+// seqs, as StepBatch prices it (graphModeOf): "full CUDA graph",
+// "piecewise CUDA graphs, attention eager" or "eager (no CUDA graph)", and
+// for an eager launch which host cost each kernel pays (Config.EngineLaunch,
+// LaunchAhead).
+func (s *Sim) LaunchMode(seqs []Seq) (string, error) {
+	m, err := s.summarise(seqs)
+	if err != nil {
+		return "", err
+	}
+	target := s.pass(&m, passTarget)
+	var launch string
+	switch {
+	case s.cfg.EngineLaunch && s.cfg.LaunchAhead:
+		launch = "the engine's measured host time per kernel, issued ahead: max(0, host - GPU) added"
+	case s.cfg.EngineLaunch:
+		launch = "the engine's measured host time per kernel beyond its own time"
+	default:
+		launch = "kernels.HostLaunchLatency per kernel beyond its own time"
+	}
+	switch s.graphModeOf(&m, &target) {
+	case graphFull:
+		return "full CUDA graph", nil
+	case graphPiecewise:
+		return "piecewise CUDA graphs, attention eager (" + launch + ")", nil
+	}
+	return "eager, no CUDA graph (" + launch + ")", nil
+}

@@ -23,17 +23,29 @@ type predictOptions struct {
 	Explain     bool
 	Calibration string // --calibration, comma-separated sources; "" = the scenario's hardware.calibration
 	HTML        string // --html FILE: also write the HTML report (html.go)
+	// Prefill (--prefill) prices one prefill step per chunk size instead
+	// of decode steps, each a single request's chunk after Prefix
+	// (--prefix) cached tokens (predict_prefill.go).
+	Prefill []int
+	Prefix  int
 }
 
 func newPredictCmd(s *streams, runF func(*predictOptions) error) *cobra.Command {
 	opts := &predictOptions{}
-	var batch string
+	var batch, prefill string
 	cmd := &cobra.Command{
 		Use:   "predict [SCENARIO]",
 		Short: "Predict decode-step time, throughput and memory for a scenario",
 		Long: `Predict the decode-step time of an MoE model for each batch size of a
 scenario: step time with its interval, TPOT, tokens/s, tokens/s per user,
 the biggest cost categories, and whether the batch fits in GPU memory.
+
+With --prefill TOKENS[,TOKENS...] it prices one prefill step per chunk
+size instead: a single request's chunk of TOKENS new tokens after
+--prefix cached tokens, alone in the engine, as simulate prices that step
+(the engine's CUDA-graph or eager launch, its host work per step): step
+time, tokens/s and the biggest cost categories; with --explain every op
+of one layer of each kind of each chunk, with its time and source.
 
 SCENARIO is a TOML file ("-" reads it from standard input, relative
 paths in it resolving against the current directory), or the name of a shipped scenario
@@ -51,6 +63,21 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 				}
 				opts.Batches = b
 			}
+			if c.Flags().Changed("prefix") && !c.Flags().Changed("prefill") {
+				return inputErrf("--prefix applies to --prefill: give --prefill TOKENS too")
+			}
+			if c.Flags().Changed("prefill") {
+				for _, fl := range []string{"batch", "context", "html"} {
+					if c.Flags().Changed(fl) {
+						return inputErrf("--prefill prices one request's prefill chunk: --%s does not apply (--prefix gives the cached tokens)", fl)
+					}
+				}
+				p, err := parsePrefillFlag(prefill, opts.Prefix)
+				if err != nil {
+					return err
+				}
+				opts.Prefill = p
+			}
 			if c.Flags().Changed("context") {
 				if err := scenarios.CheckContext(opts.Context); err != nil {
 					return inputErrf("--context: %w", err)
@@ -67,7 +94,9 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 	f.IntVar(&opts.Context, "context", 0, "context length in tokens; default: the scenario's workload.context")
 	f.StringVar(&opts.Format, "format", formatText, "output format: text, json or csv")
 	f.StringVar(&opts.HTML, "html", "", "also write a self-contained HTML report with charts to FILE")
-	f.BoolVar(&opts.Explain, "explain", false, "print every op of one layer of each kind for the first batch size")
+	f.BoolVar(&opts.Explain, "explain", false, "print every op of one layer of each kind for the first batch size (with --prefill: for each chunk size)")
+	f.StringVar(&prefill, "prefill", "", "price one prefill step per chunk size instead of decode steps: a single request's chunk of TOKENS new tokens, comma-separated (e.g. 1024,4096)")
+	f.IntVar(&opts.Prefix, "prefix", 0, "with --prefill: tokens already cached before the chunk (default 0)")
 	f.StringVar(&opts.Calibration, "calibration", "", `op-cost calibration: "embedded" (for the scenario's GPU), "embedded:NAME", "none" (roofline only) or a calibration file; several, comma-separated, are layered, later ones overriding earlier ones table by table (e.g. embedded,my-box-nccl.toml); default: the scenario's hardware.calibration`)
 	return cmd
 }
@@ -132,6 +161,9 @@ func runPredict(s *streams, opts *predictOptions) error {
 		if err := sc.SetCalibration(calibrationSources(opts.Calibration)...); err != nil {
 			return err // *scenarios.InputError
 		}
+	}
+	if opts.Prefill != nil {
+		return runPrefill(s, sc, opts)
 	}
 	in := predictInput{Scenario: sc, Batches: sc.Batches, Context: sc.Context}
 	if opts.Batches != nil {
