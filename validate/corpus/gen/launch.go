@@ -305,8 +305,16 @@ var inferenceXLaunches = []inferenceXLaunch{
 	// v0.19.0-cu130 (B200 from 79bd988, B300 from 22d0f12, until the
 	// v0.21.0 images of 2026-05-18) has this command line; 13962fc (B200)
 	// and 633fd23 (B300) only export VLLM_FLOAT32_MATMUL_PRECISION=high
-	// (no key). The B200 rows of image nightly-5b8c30d (2026-04-03) come
-	// before the config was on main: no entry.
+	// (no key). Before that, PR #996 (refs/pull/996/head in the mirror)
+	// ran image nightly-5b8c30d from 08bcde8 (2026-04-02 20:18 UTC) until
+	// 1ac9636 (2026-04-03 20:29 UTC) set v0.19.0-cu130 (image only): the
+	// B200 rows of that image, measured 2026-04-03, are 08bcde8's
+	// command line (TP 2 and 4, conc-end 512).
+	{"MiniMaxAI/MiniMax-M2.5", "fp4", "b200_sxm", "vllm/vllm-openai:nightly-5b8c30d62b754b575e043ce2fc0dcbf8a64f6306", 0, 512, "", "2026-04-03", false, launch{
+		name: "inferencex-nightly-5b8c30d", kvCache: "fp8", gmu: 0.95,
+		source: "SemiAnalysisAI/InferenceX @ 08bcde8 (PR #996 head) benchmarks/single_node/minimaxm2.5_fp4_b200.sh " +
+			"(--gpu-memory-utilization 0.95 --block-size=32 --kv-cache-dtype fp8 --stream-interval 20 --no-enable-prefix-caching, " +
+			"no capture size; the PR's only commit with image nightly-5b8c30d, from 2026-04-02 20:18 UTC until 1ac9636 on 2026-04-03 20:29 UTC)"}},
 	{"MiniMaxAI/MiniMax-M2.5", "fp4", "b200_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", false, launch{
 		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
 		source: "SemiAnalysisAI/InferenceX @ 79bd988 benchmarks/single_node/minimaxm2.5_fp4_b200.sh " +
@@ -385,6 +393,16 @@ var inferenceXLaunches = []inferenceXLaunch{
 			"and attention fusion (not modelled), async-scheduling true (not carried), no-enable-prefix-caching, cuda-graph-sizes 2048 (v0.10.2: " +
 			"the largest capture size, renamed max-cudagraph-capture-size at 25506e8), max-num-batched-tokens 8192; --gpu-memory-utilization 0.9 " +
 			"--max-num-seqs 512, no --kv-cache-dtype; image v0.10.2)"}},
+	// gpt-oss-120b H100, measured 2025-11-02, no image named:
+	// gptoss-tmpl.yml @ 9596d23 ran v0.10.2 on H100 (TP 2, 4, 8); the
+	// docker and slurm scripts (af4ccd0, unchanged until 7103d66,
+	// 2025-11-04) hold the same server command line.
+	{"openai/gpt-oss-120b", "fp4", "h100_sxm", "", 0, 0, "vllm", "2025-11-02", false, launch{
+		name: "inferencex-v0.10.2", gmu: 0.9, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "PIECEWISE",
+		source: "SemiAnalysisAI/InferenceX @ 9596d23 benchmarks/gptoss_fp4_h100_docker.sh and gptoss_fp4_h100_slurm.sh " +
+			"(config.yaml: async-scheduling true (not carried), no-enable-prefix-caching, cuda-graph-sizes 2048 (v0.10.2: the largest capture size), " +
+			"max-num-batched-tokens 8192; --gpu-memory-utilization=0.9 --max-num-seqs=$CONC (not carried); no --compilation-config: v0.10.2's " +
+			"default cudagraph_mode PIECEWISE, before vllm-project/vllm#25444; image v0.10.2)"}},
 	// Llama-3.1-70B (the CSV export's rows measured 2025-10-29 name no
 	// image): InferenceX ran vllm/vllm-openai:v0.10.2 for them
 	// (.github/workflows/70b-tmpl.yml) until 2582bce (2025-10-29, "remove
