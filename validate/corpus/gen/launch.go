@@ -136,7 +136,9 @@ func (l launch) variant(c int) string {
 // silicon_data_source names; or, for rows whose source names no image
 // (image ""), by their backend and the date their source says they were
 // measured (measured=DATE...), the image being the one InferenceX's
-// workflow ran on that date.
+// workflow ran on that date. An entry with both an image and a measured
+// date (a prefix: "2026-03-" is every day of March) takes only the rows
+// of that image measured then: the script changed while the image did not.
 //
 // An entry with specRun is the command line of a speculative-decoding
 // config that ran with the same image as a plain one: it takes only the
@@ -275,6 +277,27 @@ var inferenceXLaunches = []inferenceXLaunch{
 		source: "SemiAnalysisAI/InferenceX @ c0f62a2 benchmarks/single_node/qwen3.5_fp8_b300.sh, TP 4 " +
 			"(config conc 4-256; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.8 --chunked-prefill-size 16384 --max-prefill-tokens 16384 " +
 			"--max-running-requests $CONC --cuda-graph-max-bs $CONC --scheduler-recv-interval 10; the commit that added the config with this image)"}},
+	// DeepSeek-R1 on B200 before the single_node scripts: the rows whose
+	// source names no image (measured 2025-11) ran the _docker.sh scripts
+	// (B200's docker runners, launch_b200-nvd.sh and launch_b200-tg.sh,
+	// run benchmarks/${EXP}_${PRECISION}_b200_docker.sh; the slurm runners
+	// call a _slurm.sh that no DeepSeek-R1 SGLang B200 script was until
+	// ea181ae, 2025-12-31). fp4: the command line is the same from
+	// 9596d23 (2025-10-29) through d8fe8f7 (2025-11-10, image v0.5.5, which
+	// changed only the EP and MoE-runner flags' spelling) until d22bf9c
+	// (2025-11-21); dsr1-tmpl.yml @ 9596d23 ran TP 4 and 8 at conc 4-128.
+	{"deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm", "", 0, 128, "sglang", "2025-11-02", false, launchDSR1FP4B200Docker},
+	{"deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm", "", 0, 128, "sglang", "2025-11-10", false, launchDSR1FP4B200Docker},
+	// fp8, measured 2025-11-18, recorded with moe_ep_size 8: config
+	// dsr1-fp8-b200-sglang ran TP 8 EP 8 at conc 4-64 from d8fe8f7 until
+	// 189ae51 (2025-11-18 20:03 UTC set EP back to 1), with d8fe8f7's
+	// script (unchanged until d22bf9c). tp 0: the rows' tp_size slips (64).
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "", 0, 64, "sglang", "2025-11-18", false, launch{
+		name: "inferencex-v0.5.5", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128,
+		source: "SemiAnalysisAI/InferenceX @ d8fe8f7 benchmarks/dsr1_fp8_b200_docker.sh " +
+			"(config TP 8 EP 8, conc 4-64, image v0.5.5-cu129-amd64; --cuda-graph-max-bs 128 --max-running-requests 128 --mem-fraction-static 0.82 " +
+			"--kv-cache-dtype fp8_e4m3 --chunked-prefill-size 32768 --max-prefill-tokens 32768 --scheduler-recv-interval 10, 30 from C = 16; " +
+			"unchanged until d22bf9c, 2025-11-21)"}},
 	// vLLM.
 	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.17.0-cu130", 0, 0, "", "", false, launch{
 		name: "inferencex-v0.17.0", gmu: 0.95,
@@ -292,6 +315,78 @@ var inferenceXLaunches = []inferenceXLaunch{
 		name: "inferencex-v0.18.0", gmu: 0.90, maxSeqs: 256, cudagraphMode: "PIECEWISE",
 		source: "SemiAnalysisAI/InferenceX @ 1d5cae1 benchmarks/single_node/minimaxm2.5_fp8_h100.sh " +
 			"(--gpu-memory-utilization 0.90 --max-num-seqs 256 --compilation-config '{\"cudagraph_mode\":\"PIECEWISE\"}'; the commit that moved the image to v0.18.0)"}},
+	// MiniMax-M2.5 NVFP4: every version of the scripts with image
+	// v0.19.0-cu130 (B200 from 79bd988, B300 from 22d0f12, until the
+	// v0.21.0 images of 2026-05-18) has this command line; 13962fc (B200)
+	// and 633fd23 (B300) only export VLLM_FLOAT32_MATMUL_PRECISION=high
+	// (no key). Before that, PR #996 (refs/pull/996/head in the mirror)
+	// ran image nightly-5b8c30d from 08bcde8 (2026-04-02 20:18 UTC) until
+	// 1ac9636 (2026-04-03 20:29 UTC) set v0.19.0-cu130 (image only): the
+	// B200 rows of that image, measured 2026-04-03, are 08bcde8's
+	// command line (TP 2 and 4, conc-end 512).
+	{"MiniMaxAI/MiniMax-M2.5", "fp4", "b200_sxm", "vllm/vllm-openai:nightly-5b8c30d62b754b575e043ce2fc0dcbf8a64f6306", 0, 512, "", "2026-04-03", false, launch{
+		name: "inferencex-nightly-5b8c30d", kvCache: "fp8", gmu: 0.95,
+		source: "SemiAnalysisAI/InferenceX @ 08bcde8 (PR #996 head) benchmarks/single_node/minimaxm2.5_fp4_b200.sh " +
+			"(--gpu-memory-utilization 0.95 --block-size=32 --kv-cache-dtype fp8 --stream-interval 20 --no-enable-prefix-caching, " +
+			"no capture size; the PR's only commit with image nightly-5b8c30d, from 2026-04-02 20:18 UTC until 1ac9636 on 2026-04-03 20:29 UTC)"}},
+	{"MiniMaxAI/MiniMax-M2.5", "fp4", "b200_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", false, launch{
+		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
+		source: "SemiAnalysisAI/InferenceX @ 79bd988 benchmarks/single_node/minimaxm2.5_fp4_b200.sh " +
+			"(--gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 --max-num-batched-tokens 2xISL " +
+			"--stream-interval 20 --no-enable-prefix-caching; the commit that added the config with image v0.19.0-cu130; " +
+			"13962fc adds only VLLM_FLOAT32_MATMUL_PRECISION=high)"}},
+	{"MiniMaxAI/MiniMax-M2.5", "fp4", "b300_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", false, launch{
+		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
+		source: "SemiAnalysisAI/InferenceX @ 22d0f12 benchmarks/single_node/minimaxm2.5_fp4_b300.sh " +
+			"(--gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 --max-num-batched-tokens 2xISL " +
+			"--stream-interval 20 --no-enable-prefix-caching; the commit that added the config with image v0.19.0-cu130; " +
+			"633fd23 adds only VLLM_FLOAT32_MATMUL_PRECISION=high)"}},
+	// Kimi-K2.5 NVFP4 B200, image v0.17.0 from a58dedd (2026-03-11
+	// 16:59:36 UTC; the rows measured 16:59:40 are its run) until
+	// 2026-05: the script changed at 6c3aceb (PR #1047, 2026-04-20
+	// 14:22 UTC; its perf-changelog entry is the one that put this
+	// config in a sweep that day), so the rows split by measured date.
+	// Both scripts pass --max-num-seqs $CONC (not carried: one scenario
+	// holds every concurrency) and no --enable-expert-parallel (the
+	// configs' ep 4 does not reach the command line).
+	{"moonshotai/Kimi-K2.5", "fp4", "b200_sxm", "vllm/vllm-openai:v0.17.0", 0, 0, "", "2026-03-", false, launch{
+		name: "inferencex-v0.17.0", gmu: 0.90,
+		source: "SemiAnalysisAI/InferenceX @ a58dedd benchmarks/single_node/kimik2.5_fp4_b200.sh " +
+			"(--gpu-memory-utilization 0.90 --max-num-seqs $CONC (not carried) --compilation_config.pass_config.fuse_allreduce_rms true (not modelled), " +
+			"no --kv-cache-dtype; the commit that added the config with image v0.17.0, the rows measured 2026-03-11T16:59:40 its run; " +
+			"79a42e2 (2026-03-27) adds only --no-enable-prefix-caching; same flags until 6c3aceb)"}},
+	{"moonshotai/Kimi-K2.5", "fp4", "b200_sxm", "vllm/vllm-openai:v0.17.0", 0, 0, "", "2026-04-20", false, launch{
+		name: "inferencex-v0.17.0-pr1047", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
+		source: "SemiAnalysisAI/InferenceX @ 6c3aceb benchmarks/single_node/kimik2.5_fp4_b200.sh " +
+			"(--gpu-memory-utilization 0.90 --max-num-seqs $CONC (not carried) --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 " +
+			"--max-num-batched-tokens 2xISL --stream-interval 20 --no-enable-prefix-caching, fuse_allreduce_rms (not modelled); " +
+			"PR #1047, merged 2026-04-20, whose perf-changelog entry ran the config's sweep that day, with image v0.17.0)"}},
+	// Kimi-K2.5 NVFP4 B300, image v0.19.0-cu130: a35e536 (2026-04-17,
+	// reverted 2026-04-20) and f34a83b (2026-04-20) hold the same
+	// command line. The rows of image v0.17.0-cu130 (2026-04-03) come
+	// before any B300 Kimi config on main: no entry.
+	{"moonshotai/Kimi-K2.5", "fp4", "b300_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", false, launch{
+		name: "inferencex-v0.19.0", gmu: 0.90,
+		source: "SemiAnalysisAI/InferenceX @ f34a83b benchmarks/single_node/kimik2.5_fp4_b300.sh " +
+			"(--gpu-memory-utilization 0.90 --max-num-seqs $CONC (not carried) --no-enable-prefix-caching, fuse_allreduce_rms (not modelled), " +
+			"no --kv-cache-dtype; the B200 recipe as-is; a35e536 had the same command line with the same image)"}},
+	// Kimi-K2.5 INT4 B200, image v0.15.1: the rows measured
+	// 2026-03-24T20:03:09 are the run of 79ea365 (20:03:05 UTC).
+	{"moonshotai/Kimi-K2.5", "int4", "b200_sxm", "vllm/vllm-openai:v0.15.1", 8, 64, "", "2026-03-24", false, launch{
+		name: "inferencex-v0.15.1", gmu: 0.95,
+		source: "SemiAnalysisAI/InferenceX @ 79ea365 benchmarks/single_node/kimik2.5_int4_b200.sh, TP 8 " +
+			"(config conc 4-64; --gpu-memory-utilization 0.95 --max-num-seqs $CONC (not carried) --no-enable-prefix-caching, " +
+			"fuse_allreduce_rms and VLLM_USE_FLASHINFER_MOE_INT4=1 (not modelled), no --kv-cache-dtype; the rows measured 2026-03-24T20:03:09 are this commit's run)"}},
+	// gpt-oss-120b H100, image v0.18.0 (config conc-end 64). The rows
+	// of image v0.11.2 (2025-12-08) are recorded at concurrency 512: the
+	// docker script's client ran --max-concurrency 512 until 4e135fd
+	// (2025-12-08) while the server took --max-num-seqs $CONC, a $CONC
+	// the rows do not record: no entry.
+	{"openai/gpt-oss-120b", "fp4", "h100_sxm", "vllm/vllm-openai:v0.18.0", 0, 64, "", "", false, launch{
+		name: "inferencex-v0.18.0", gmu: 0.9, maxBatched: 8192, maxCapture: 2048,
+		source: "SemiAnalysisAI/InferenceX @ cec542a benchmarks/single_node/gptoss_fp4_h100.sh " +
+			"(config.yaml: no-enable-prefix-caching, max-cudagraph-capture-size 2048, max-num-batched-tokens 8192; VLLM_MXFP4_USE_MARLIN=1 (not modelled); " +
+			"--gpu-memory-utilization=0.9 --max-num-seqs=$CONC (not carried); the commit that moved the config to image v0.18.0, the rows measured 2026-03-27T08:01:51 its run)"}},
 	// gpt-oss-120b: the rows name image v0.15.1 and were measured
 	// 2026-02-25, the day d2c2acb moved the config to it. The script
 	// exports VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1. Each TP's conc-end
@@ -300,6 +395,28 @@ var inferenceXLaunches = []inferenceXLaunch{
 	{"openai/gpt-oss-120b", "fp4", "b200_sxm", "vllm/vllm-openai:v0.15.1", 2, 128, "", "", false, launchGPTOSSB200},
 	{"openai/gpt-oss-120b", "fp4", "b200_sxm", "vllm/vllm-openai:v0.15.1", 4, 64, "", "", false, launchGPTOSSB200},
 	{"openai/gpt-oss-120b", "fp4", "b200_sxm", "vllm/vllm-openai:v0.15.1", 8, 8, "", "", false, launchGPTOSSB200},
+	// gpt-oss-120b B200, measured 2025-11-02, no image named:
+	// gptoss-tmpl.yml @ 9596d23 ran vllm/vllm-openai:v0.10.2 on B200 (TP
+	// 1, 2, 4, 8) with benchmarks/gptoss_fp4_b200_docker.sh, the only
+	// gpt-oss vLLM B200 script (no _slurm.sh), unchanged from ad4f6a4
+	// (2025-10-30) until 25506e8 (2025-12-05).
+	{"openai/gpt-oss-120b", "fp4", "b200_sxm", "", 0, 0, "vllm", "2025-11-02", false, launch{
+		name: "inferencex-v0.10.2", gmu: 0.9, maxSeqs: 512, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "FULL_AND_PIECEWISE", mxfp4Act: "mxfp8",
+		source: "SemiAnalysisAI/InferenceX @ 9596d23 benchmarks/gptoss_fp4_b200_docker.sh " +
+			"(VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1; config.yaml: compilation-config cudagraph_mode FULL_AND_PIECEWISE with FlashInfer all-reduce " +
+			"and attention fusion (not modelled), async-scheduling true (not carried), no-enable-prefix-caching, cuda-graph-sizes 2048 (v0.10.2: " +
+			"the largest capture size, renamed max-cudagraph-capture-size at 25506e8), max-num-batched-tokens 8192; --gpu-memory-utilization 0.9 " +
+			"--max-num-seqs 512, no --kv-cache-dtype; image v0.10.2)"}},
+	// gpt-oss-120b H100, measured 2025-11-02, no image named:
+	// gptoss-tmpl.yml @ 9596d23 ran v0.10.2 on H100 (TP 2, 4, 8); the
+	// docker and slurm scripts (af4ccd0, unchanged until 7103d66,
+	// 2025-11-04) hold the same server command line.
+	{"openai/gpt-oss-120b", "fp4", "h100_sxm", "", 0, 0, "vllm", "2025-11-02", false, launch{
+		name: "inferencex-v0.10.2", gmu: 0.9, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "PIECEWISE",
+		source: "SemiAnalysisAI/InferenceX @ 9596d23 benchmarks/gptoss_fp4_h100_docker.sh and gptoss_fp4_h100_slurm.sh " +
+			"(config.yaml: async-scheduling true (not carried), no-enable-prefix-caching, cuda-graph-sizes 2048 (v0.10.2: the largest capture size), " +
+			"max-num-batched-tokens 8192; --gpu-memory-utilization=0.9 --max-num-seqs=$CONC (not carried); no --compilation-config: v0.10.2's " +
+			"default cudagraph_mode PIECEWISE, before vllm-project/vllm#25444; image v0.10.2)"}},
 	// Llama-3.1-70B (the CSV export's rows measured 2025-10-29 name no
 	// image): InferenceX ran vllm/vllm-openai:v0.10.2 for them
 	// (.github/workflows/70b-tmpl.yml) until 2582bce (2025-10-29, "remove
@@ -373,6 +490,15 @@ const mtpAcceptanceGLM5Note = "Speculative acceptance 0.3659 at the one draft po
 	"GLM-5-FP8's MTP draft at position 0 on 8x H200 with random-token prompts, greedy, /v1/completions (vllm-project/recipes @ ae68dd6 " +
 	"GLM/GLM5.md, FP8 Benchmark, vLLM v0.18.0, K = 3: 36.59%, 20.39%, 7.00%); a measurement of the draft, not fitted to these rows."
 
+// launchDSR1FP4B200Docker is InferenceX's DeepSeek-R1 NVFP4 B200 SGLang
+// command line of 2025-11 (TP 4 and 8).
+var launchDSR1FP4B200Docker = launch{
+	name: "inferencex-2025-11", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 256,
+	source: "SemiAnalysisAI/InferenceX @ 9596d23 benchmarks/dsr1_fp4_b200_docker.sh " +
+		"(--cuda-graph-max-bs 256 --max-running-requests 256 --mem-fraction-static 0.85 --kv-cache-dtype fp8_e4m3 --chunked-prefill-size 16384 " +
+		"--scheduler-recv-interval 10, 30 from C = 16, --enable-ep-moe (EP = TP); image v0.5.3rc1-cu129-b200, from d8fe8f7 (2025-11-10) v0.5.5-cu129-amd64 " +
+		"with --ep-size $EP_SIZE, the same settings otherwise; config TP 4 and 8, conc 4-128)"}
+
 // launchGPTOSSB200 is InferenceX's gpt-oss-120b B200 vLLM command line
 // at image v0.15.1.
 var launchGPTOSSB200 = launch{
@@ -413,7 +539,7 @@ func launchOfRun(backend, model, precision, system string, tp, conc int, source 
 				}
 				continue
 			}
-			if sameImage(strings.TrimPrefix(f, "image="), l.image) {
+			if sameImage(strings.TrimPrefix(f, "image="), l.image) && (l.measured == "" || strings.Contains(source, "measured="+l.measured)) {
 				return l.launch, true
 			}
 		}

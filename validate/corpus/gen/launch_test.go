@@ -17,6 +17,7 @@ import (
 func TestLaunchOf(t *testing.T) {
 	const mm = "MiniMaxAI/MiniMax-M2.5"
 	const llama = "meta-llama/Llama-3.1-70B"
+	const kimi = "moonshotai/Kimi-K2.5"
 	const llamaSrc = "source_file=2026-04-06.csv; model=Llama-3.1-70B; silicon_concurrency=8; measured=2025-10-29T00:00:00.000Z; wip=False"
 	tests := []struct {
 		name, model, precision, system, source string
@@ -35,7 +36,7 @@ func TestLaunchOf(t *testing.T) {
 		{"v0.18.0 H100: max_num_seqs 256", mm, "fp8", "h100_sxm", "source_file=x.csv; image=vllm/vllm-openai:v0.18.0", 0,
 			launch{gmu: 0.90, maxSeqs: 256, cudagraphMode: "PIECEWISE"}, true},
 		{"nightly image: not InferenceX's", mm, "fp8", "b300_sxm", "source_file=x.csv; image=vllm/vllm-openai:nightly-5b8c30d62b754b575e043ce2fc0dcbf8a64f6306", 0, launch{}, false},
-		{"another precision", mm, "fp4", "b200_sxm", "image=vllm/vllm-openai:v0.19.0-cu130", 0, launch{}, false},
+		{"another precision", mm, "bf16", "b200_sxm", "image=vllm/vllm-openai:v0.19.0-cu130", 0, launch{}, false},
 		{"another system", mm, "fp8", "gb200", "image=vllm/vllm-openai:v0.19.0-cu130", 0, launch{}, false},
 		{"another model", "openai/gpt-oss-120b", "fp8", "b200_sxm", "image=vllm/vllm-openai:v0.19.0-cu130", 0, launch{}, false},
 		{"tag matched whole", mm, "fp8", "b200_sxm", "image=vllm/vllm-openai:v0.19.0-cu1300", 0, launch{}, false},
@@ -87,11 +88,66 @@ func TestLaunchOf(t *testing.T) {
 			"source_file=2026-03-25.csv; image=vllm/vllm-openai:v0.15.1", 8, launch{}, false},
 		{"gpt-oss-120b H100 v0.15.1: no entry (Marlin MXFP4, no table)", "openai/gpt-oss-120b", "fp4", "h100_sxm",
 			"source_file=2026-03-25.csv; image=vllm/vllm-openai:v0.15.1", 2, launch{}, false},
+		{"MiniMax-M2.5 NVFP4 B300 v0.19.0 (db dump config 730, run 798)", mm, "fp4", "b300_sxm",
+			"db-dump/2026-04-27; config_id=730; silicon_concurrency=4; measured=2026-04-21T00:00:00.000Z; workflow_run_id=798; vllm/vllm-openai:v0.19.0-cu130", 8,
+			launch{kvCache: "fp8", gmu: 0.90, maxCapture: 2048}, true},
+		{"MiniMax-M2.5 NVFP4 B200 v0.19.0", mm, "fp4", "b200_sxm",
+			"db-dump/2026-04-27; config_id=1; measured=2026-04-08T00:00:00.000Z; workflow_run_id=1; vllm/vllm-openai:v0.19.0-cu130", 2,
+			launch{kvCache: "fp8", gmu: 0.90, maxCapture: 2048}, true},
+		{"MiniMax-M2.5 NVFP4 B200 nightly, 2026-04-03: PR #996's 08bcde8", mm, "fp4", "b200_sxm",
+			"source_file=2026-03-25.csv; measured=2026-04-03; image=vllm/vllm-openai:nightly-5b8c30d62b754b575e043ce2fc0dcbf8a64f6306", 2,
+			launch{kvCache: "fp8", gmu: 0.95}, true},
+		{"MiniMax-M2.5 NVFP4 B200 nightly on another day: not claimed", mm, "fp4", "b200_sxm",
+			"source_file=2026-03-25.csv; measured=2026-04-05; image=vllm/vllm-openai:nightly-5b8c30d62b754b575e043ce2fc0dcbf8a64f6306", 2, launch{}, false},
+		{"Kimi-K2.5 NVFP4 B200 v0.17.0 in March: a58dedd's command line", kimi, "fp4", "b200_sxm",
+			"source_file=2026-03-25.csv; model=Kimi-K2.5; measured=2026-03-11T16:59:40Z; wip=False; image=vllm/vllm-openai:v0.17.0", 4,
+			launch{gmu: 0.90}, true},
+		{"Kimi-K2.5 NVFP4 B200 v0.17.0 on 2026-04-20: 6c3aceb's", kimi, "fp4", "b200_sxm",
+			"db-dump/2026-04-27; config_id=1; measured=2026-04-20T00:00:00.000Z; workflow_run_id=1; vllm/vllm-openai:v0.17.0", 4,
+			launch{kvCache: "fp8", gmu: 0.90, maxCapture: 2048}, true},
+		{"Kimi-K2.5 NVFP4 B200 v0.17.0 another date: not claimed", kimi, "fp4", "b200_sxm",
+			"source_file=x.csv; measured=2026-05-02T00:00:00Z; image=vllm/vllm-openai:v0.17.0", 4, launch{}, false},
+		{"Kimi-K2.5 NVFP4 B300 v0.19.0", kimi, "fp4", "b300_sxm",
+			"db-dump/2026-04-27; config_id=1; measured=2026-04-20T00:00:00.000Z; workflow_run_id=1; vllm/vllm-openai:v0.19.0-cu130", 4,
+			launch{gmu: 0.90}, true},
+		{"Kimi-K2.5 NVFP4 B300 v0.17.0-cu130: before the config was on main", kimi, "fp4", "b300_sxm",
+			"source_file=2026-03-25.csv; measured=2026-04-03; image=vllm/vllm-openai:v0.17.0-cu130", 4, launch{}, false},
+		{"Kimi-K2.5 INT4 B200 v0.15.1 TP8", kimi, "int4", "b200_sxm",
+			"source_file=2026-03-25.csv; measured=2026-03-24T20:03:09Z; wip=False; image=vllm/vllm-openai:v0.15.1", 8,
+			launch{gmu: 0.95}, true},
+		{"Kimi-K2.5 INT4 B200 v0.15.1 TP4: no config", kimi, "int4", "b200_sxm",
+			"source_file=2026-03-25.csv; measured=2026-03-24T20:03:09Z; image=vllm/vllm-openai:v0.15.1", 4, launch{}, false},
+		{"gpt-oss-120b H100 v0.18.0", "openai/gpt-oss-120b", "fp4", "h100_sxm",
+			"source_file=2026-03-25.csv; measured=2026-03-27T08:01:51Z; wip=False; image=vllm/vllm-openai:v0.18.0", 4,
+			launch{gmu: 0.9, maxBatched: 8192, maxCapture: 2048}, true},
+		{"gpt-oss-120b H100 v0.11.2: client and server concurrency apart, no entry", "openai/gpt-oss-120b", "fp4", "h100_sxm",
+			"source_file=2026-04-06.csv; measured=2025-12-08T00:00:00.000Z; image=vllm/vllm-openai:v0.11.2", 4, launch{}, false},
+		{"SGLang DeepSeek-R1 fp4 B200 measured 2025-11-02, no image: the docker script", "deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm",
+			"source_file=2026-04-06.csv; model=DeepSeek-R1; silicon_concurrency=16; measured=2025-11-02T00:00:00.000Z; wip=False", 8,
+			launch{kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 256}, true},
+		{"SGLang DeepSeek-V3 (dsr1) fp4 B200 db dump measured 2025-11-10", "deepseek-ai/DeepSeek-V3", "fp4", "b200_sxm",
+			"db-dump/2026-04-27; config_id=1; measured=2025-11-10T00:00:00.000Z; workflow_run_id=1", 4,
+			launch{kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 256}, true},
+		{"SGLang DeepSeek-R1 fp4 B200 another 2025-11 day: not claimed", "deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm",
+			"source_file=2026-04-06.csv; measured=2025-11-24T00:00:00.000Z; wip=False", 8, launch{}, false},
+		{"SGLang DeepSeek-R1 fp8 B200 measured 2025-11-18 (tp_size slipped to 64)", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm",
+			"source_file=2026-04-06.csv; measured=2025-11-18T00:00:00.000Z; wip=False", 64,
+			launch{kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128}, true},
+		{"SGLang DeepSeek-R1 fp8 B200 v0.5.6 (2025-12-31): not added", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm",
+			"source_file=2026-03-25.csv; measured=2025-12-31T00:00:00.000Z; image=lmsysorg/sglang:v0.5.6-cu129-amd64", 8, launch{}, false},
+		{"gpt-oss-120b B200 measured 2025-11-02, no image: v0.10.2 docker script", "openai/gpt-oss-120b", "fp4", "b200_sxm",
+			"source_file=2026-04-06.csv; model=GPT-OSS-120B; measured=2025-11-02T00:00:00.000Z; wip=False", 8,
+			launch{gmu: 0.9, maxSeqs: 512, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "FULL_AND_PIECEWISE", mxfp4Act: "mxfp8"}, true},
+		{"gpt-oss-120b H100 measured 2025-11-02, no image: v0.10.2's default PIECEWISE", "openai/gpt-oss-120b", "fp4", "h100_sxm",
+			"source_file=2026-04-06.csv; model=GPT-OSS-120B; measured=2025-11-02T00:00:00.000Z; wip=False", 8,
+			launch{gmu: 0.9, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "PIECEWISE"}, true},
+		{"gpt-oss-120b B200 2025-11-02 TRT rows: not vLLM's script", "openai/gpt-oss-120b", "fp4", "b200_sxm",
+			"source_file=2026-04-06.csv; measured=2025-11-02T00:00:00.000Z; wip=False", 8, launch{}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			backend := "vllm"
-			if strings.Contains(tt.source, "sglang") || strings.Contains(tt.name, "TRT") {
+			if strings.Contains(tt.source, "sglang") || strings.HasPrefix(tt.name, "SGLang") || strings.Contains(tt.name, "TRT") {
 				backend = map[bool]string{true: "trtllm", false: "sglang"}[strings.Contains(tt.name, "TRT")]
 			}
 			got, ok := launchOf(backend, tt.model, tt.precision, tt.system, tt.tp, 16, tt.source)
