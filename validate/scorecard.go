@@ -275,7 +275,10 @@ const (
 // ("" to keep it). Only records with a layout (Layout.GPU set) are judged:
 //   - duplicate: the same setup (model, GPU, engine and version,
 //     checkpoint, mode, layout, lengths, concurrency) and TTFT and TPOT
-//     within 0.01 ms of an earlier record;
+//     within 0.01 ms of an earlier record, where a record whose client is
+//     known (RangeRatio set: InferenceX's harness) comes before those
+//     whose client is not, whatever their order (one measurement listed by
+//     two collections is scored with the client that measured it);
 //   - tp_size slip: the same setup but a tp_size equal to another
 //     record's tp_size x EP, with that record's TTFT and TPOT within
 //     0.01 ms (the figures belong to the other layout);
@@ -321,6 +324,9 @@ func ExcludeUnreliable(recs []BenchResult) []string {
 		bySetup[k] = append(bySetup[k], i)
 	}
 	for _, idx := range bySetup {
+		// The copy whose client is known (a harness validate recognises:
+		// RangeRatio set) is the one scored; the others are its duplicates.
+		sort.SliceStable(idx, func(a, b int) bool { return recs[idx[a]].RangeRatio > 0 && !(recs[idx[b]].RangeRatio > 0) })
 		for a, i := range idx {
 			ri := &recs[i]
 			for _, j := range idx[:a] {

@@ -116,3 +116,15 @@ func renamed(r BenchResult, model string) BenchResult {
 	r.Model = model
 	return r
 }
+
+// TestExcludeDuplicateKeepsKnownClient: of one measurement listed twice,
+// the copy whose client is known is scored, even when it comes second.
+func TestExcludeDuplicateKeepsKnownClient(t *testing.T) {
+	known := rec(4, 4, 16, "1", 100.004, 10)
+	known.RangeRatio = 0.8
+	recs := []BenchResult{rec(4, 4, 16, "1", 100, 10), known, rec(4, 4, 16, "1", 100.002, 10)}
+	assert.Equal(t, []string{ExcludeDuplicate, "", ExcludeDuplicate}, ExcludeUnreliable(recs))
+	// Without a known client the earlier copy stays.
+	recs[1].RangeRatio = 0
+	assert.Equal(t, []string{"", ExcludeDuplicate, ExcludeDuplicate}, ExcludeUnreliable(recs))
+}
