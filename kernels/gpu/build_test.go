@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"os"
 	"regexp"
 	"strconv"
 	"testing"
@@ -191,8 +190,7 @@ func TestPlans(t *testing.T) {
 // tiles (w4a16.cu's PAR_MIN_BM): no plan of fewer rows a block may ask for
 // it, and the two constants agree.
 func TestParallelFixupTiles(t *testing.T) {
-	src, err := os.ReadFile("w4a16.cu")
-	require.NoError(t, err)
+	src := Source // the embedded w4a16.cu: the test binary runs anywhere (the device machine too)
 	mm := regexp.MustCompile(`constexpr int PAR_MIN_BM = (\d+);`).FindSubmatch(src)
 	require.NotNil(t, mm, "w4a16.cu: PAR_MIN_BM not found")
 	assert.Equal(t, string(mm[1]), strconv.Itoa(16*parMinMT), "PAR_MIN_BM = 16 * parMinMT")

@@ -1374,7 +1374,20 @@ W4A16_KERNEL(w4a16_mt1_s6_sw, 1, 6, 2, 3, false, 128, 2)
 // MXFP4 (MODE 4): the same pipelines and layouts, e2m1 codes dequantised
 // with dq_e2m1 (group 32, scales bf16 powers of two converted from e8m0).
 W4A16_KERNEL(w4a16_mt1_fp4, 1, 4, 2, 4, false, 128, 3)
-W4A16_KERNEL(w4a16_mt1_w4_fp4, 1, 4, 4, 4, false, 128, 4)
+// FP4_W4_MINB: the blocks a multiprocessor w4a16_mt1_w4_fp4 is built for.
+// On sm_90 at 4 (at most 64 registers) nvcc 13.0 spilled it (32 bytes
+// stored, 40 loaded: bench/gpu-w4a16-runs/run25); at 3 it takes 80
+// registers and no spill, and the gpt-oss MXFP4 MoE layer ran 3-9% faster
+// at 1-128 tokens on the H200, even from 1024 (bench/RESULTS-gpu24.md).
+// Other targets keep 4 (not measured there).
+#ifndef FP4_W4_MINB
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900
+#define FP4_W4_MINB 3
+#else
+#define FP4_W4_MINB 4
+#endif
+#endif
+W4A16_KERNEL(w4a16_mt1_w4_fp4, 1, 4, 4, 4, false, 128, FP4_W4_MINB)
 W4A16_KERNEL(w4a16_mt2_fp4, 2, 4, 2, 4, false, 128, 2)
 W4A16_KERNEL(w4a16_mt4_fp4, 4, 4, 2, 4, false, 128, 1)
 W4A16_KERNEL(w4a16_mt4_w4_fp4, 4, 4, 4, 4, false, 128, 2)
