@@ -29,10 +29,14 @@ import (
 // passes sim prices at the same token counts and mean contexts as an
 // earlier one gets the earlier result, which is exactly what sim would
 // return. The cache holds at most memoLimit shapes and is emptied when
-// full. A step it misses is priced with sim.StepBatchMemo, which reuses
-// the op estimates of earlier steps whose token counts they share (a
-// closed loop's decode steps differ only in their contexts: only
-// attention is priced again); the result is StepBatch's, bit for bit.
+// full. A step it misses is priced from its key with sim.KeyTimes,
+// which reuses the op estimates of earlier steps whose token counts they
+// share (a closed loop's decode steps differ only in their contexts: only
+// attention and the MLA module are priced again, the other ops' times
+// come from a template recorded once per batch shape); the result is
+// StepBatch's times, bit for bit. A step over DP ranks (StepCostN) is
+// keyed from the busiest rank's batch times the ranks, never written out.
+// The coster's sim.OpMemo also keeps the last routing load of each pass.
 //
 // A SimCoster is not safe for concurrent use (it reuses buffers and the
 // cache): use one per Run. The Sim it wraps is, so several SimCosters may
@@ -50,7 +54,7 @@ type SimCoster struct {
 	memo   map[uint64]int32
 	chunks [][]memoEnt
 	n      int32
-	ops    *sim.OpMemo // made on the first miss
+	ops    *sim.OpMemo // made on the first step
 	// Hits and Misses count the cache's answers.
 	Hits, Misses int
 }
