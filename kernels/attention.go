@@ -121,7 +121,44 @@ func (c *Costs) MLAModule(s MLAShape, projections []GEMMShape) (cost.Estimate, b
 	}
 	r := c.MLADecode(s)
 	for _, p := range projections {
-		g := c.gemmRoofline(p)
+		g := c.ProjRoof(p)
+		r.Bytes += g.Bytes
+		r.FLOPs += g.FLOPs
+		r.Kernels += g.Kernels
+	}
+	return c.applyFloor(t, r, c.GPU.PeakFor(dtype.BF16)), true
+}
+
+// ProjRoof is what MLAModule's floor takes from one projection GEMM's
+// roofline: its bytes, FLOPs and kernels.
+type ProjRoof struct {
+	Bytes   unit.Bytes
+	FLOPs   unit.FLOPs
+	Kernels float64
+}
+
+// ProjRoof is projection p's ProjRoof (its roofline's).
+func (c *Costs) ProjRoof(p GEMMShape) ProjRoof {
+	g := c.gemmRoofline(p)
+	return ProjRoof{Bytes: g.Bytes, FLOPs: g.FLOPs, Kernels: g.Kernels}
+}
+
+// MLAModuleRoofs is MLAModule with its projections given by their
+// ProjRoofs (in the same order): the same estimate, for a caller that
+// prices the same projections at many contexts.
+func (c *Costs) MLAModuleRoofs(s MLAShape, roofs []ProjRoof) (cost.Estimate, bool) {
+	if c.Tables == nil {
+		return cost.Estimate{}, false
+	}
+	if s.Engine == "" {
+		s.Engine = c.Engine
+	}
+	t, ok := c.Tables.MLAModule(s)
+	if !ok {
+		return cost.Estimate{}, false
+	}
+	r := c.MLADecode(s)
+	for _, g := range roofs {
 		r.Bytes += g.Bytes
 		r.FLOPs += g.FLOPs
 		r.Kernels += g.Kernels

@@ -403,6 +403,10 @@ func TestTablesAndFloor(t *testing.T) {
 	wantBytes := mlaBytes(mla) + GEMMBytes(proj[0]) + GEMMBytes(proj[1])
 	assert.InEpsilon(t, float64(wantBytes), float64(m.Bytes), 1e-9)
 	assert.InEpsilon(t, float64(unit.TransferTime(wantBytes, g.MemBW)), float64(m.Time), 1e-9)
+	roofs := []ProjRoof{fast.ProjRoof(proj[0]), fast.ProjRoof(proj[1])}
+	mr, ok := fast.MLAModuleRoofs(mla, roofs)
+	require.True(t, ok)
+	assert.Equal(t, m, mr, "MLAModuleRoofs with the projections' ProjRoofs is MLAModule")
 
 	// A slower table point is used as is.
 	slow := newCosts(g, true)
@@ -419,6 +423,8 @@ func TestTablesAndFloor(t *testing.T) {
 	none.Tables = fakeTables{ok: false}
 	assert.Equal(t, newCosts(g, true).MoE(moe), none.MoE(moe))
 	_, ok = none.MLAModule(mla, proj[:])
+	assert.False(t, ok)
+	_, ok = none.MLAModuleRoofs(mla, roofs)
 	assert.False(t, ok)
 	_, ok = newCosts(g, true).MLAModule(mla, proj[:])
 	assert.False(t, ok, "no tables")

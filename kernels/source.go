@@ -238,6 +238,10 @@ func (t *Tables) Rank() {
 	for _, ts := range t.moeIndex {
 		linkSkewed(ts)
 	}
+	t.gqaIndex = map[GQAKey][]*GQATable{}
+	for _, tb := range t.GQAs {
+		t.gqaIndex[tb.Key] = append(t.gqaIndex[tb.Key], tb)
+	}
 }
 
 // linkSkewed gives each balanced table of ts (one key) the power-law
@@ -273,6 +277,16 @@ func linkSkewed(ts []*MoETable) {
 type moeIndexKey struct {
 	quant                        string
 	experts, topk, hidden, inter int
+}
+
+// gqaTables is the GQA tables that may answer s, in policy order: those
+// of its head dim and KV dtype (what GQATable.Lookup matches exactly
+// first) when the set is indexed (Rank), else all.
+func (t *Tables) gqaTables(s GQAShape) []*GQATable {
+	if t.gqaIndex == nil {
+		return t.GQAs
+	}
+	return t.gqaIndex[GQAKey{HeadDim: s.HeadDim, KV: s.KV.String()}]
 }
 
 // moeTables is the MoE tables that may answer s, in policy order: those

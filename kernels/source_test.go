@@ -211,3 +211,51 @@ func TestRankNewestVersionFirst(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "v0.24", e.Source.Table)
 }
+
+// TestGQAIndex: once ranked, a GQA query reads only the tables of its
+// head dim and KV dtype, and gets what the policy's choice over every
+// table gives (user, engine and proxy tables of several keys, each
+// engine, queries inside and outside their ranges).
+func TestGQAIndex(t *testing.T) {
+	gqa := func(name, engine string, user bool, key GQAKey, scale float64) *GQATable {
+		tb, err := NewGQATable(name, key, []GQAPoint{
+			{Heads: 16, KVHeads: 1, Batch: 1, KVLen: 1024, Latency: unit.Seconds(scale * 10e-6), Row: 1},
+			{Heads: 16, KVHeads: 1, Batch: 8, KVLen: 4096, Latency: unit.Seconds(scale * 80e-6), Row: 2},
+			{Heads: 8, KVHeads: 1, Batch: 1, KVLen: 1024, Latency: unit.Seconds(scale * 7e-6), Row: 3},
+			{Heads: 8, KVHeads: 1, Batch: 8, KVLen: 4096, Latency: unit.Seconds(scale * 50e-6), Row: 4},
+		})
+		require.NoError(t, err)
+		if engine != "" || user {
+			tb.SetOrigin(engine, "0.1", user, name+" rows")
+		}
+		return tb
+	}
+	k128, k128f, k64 := GQAKey{HeadDim: 128, KV: "bf16"}, GQAKey{HeadDim: 128, KV: "fp8"}, GQAKey{HeadDim: 64, KV: "bf16"}
+	ts := &Tables{GQAs: []*GQATable{
+		gqa("proxy128", "", false, k128, 1), gqa("vllm64", "vllm", false, k64, 2), gqa("sglang128", "sglang", false, k128, 3),
+		gqa("vllm128f", "vllm", false, k128f, 4), gqa("user64", "", true, k64, 5), gqa("vllm128", "vllm", false, k128, 6),
+		gqa("proxy64", "", false, k64, 7),
+	}}
+	ts.Rank()
+	answered := 0
+	for _, engine := range []string{"", "vllm", "sglang", "trtllm"} {
+		for _, hd := range []int{64, 128, 96} {
+			for _, kv := range []dtype.KVCache{dtype.KVBF16, dtype.KVFP8} {
+				for _, heads := range []int{8, 16, 32} {
+					for _, q := range [][2]int{{1, 512}, {4, 2048}, {64, 10000}} {
+						s := GQAShape{Batch: q[0], Context: q[1], Heads: heads, KVHeads: 1, HeadDim: hd, KV: kv, Engine: engine}
+						want, wok := choose(ts.GQAs, s, engine, (*GQATable).Lookup)
+						got, ok := ts.GQA(s)
+						require.Equal(t, wok, ok, "%+v", s)
+						require.Equal(t, want, got, "%+v", s)
+						assert.LessOrEqual(t, len(ts.gqaTables(s)), 3, "%+v", s)
+						if ok {
+							answered++
+						}
+					}
+				}
+			}
+		}
+	}
+	assert.Greater(t, answered, 50)
+}

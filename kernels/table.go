@@ -1010,6 +1010,8 @@ type Tables struct {
 
 	// moeIndex: MoEs by the keys a query matches (Rank builds it).
 	moeIndex map[moeIndexKey][]*MoETable
+	// gqaIndex: GQAs by their key (Rank builds it).
+	gqaIndex map[GQAKey][]*GQATable
 }
 
 var _ Lookup = (*Tables)(nil)
@@ -1043,7 +1045,7 @@ func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
 
 // GQA implements Lookup.
 func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) {
-	return choose(t.GQAs, s, s.Engine, (*GQATable).Lookup)
+	return choose(t.gqaTables(s), s, s.Engine, (*GQATable).Lookup)
 }
 
 // Prefill implements Lookup: the source policy's table answers

@@ -3,6 +3,9 @@ package serve
 import (
 	"fmt"
 	"math"
+
+	"github.com/moecast/moecast/internal/cost"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // dpRanks is a deployment of Memory.Groups > 1 attention groups run as
@@ -179,12 +182,22 @@ func (e *run) priceDP(d *dpRanks) (float64, error) {
 	if big == nil {
 		return 0, fmt.Errorf("serve: internal error: a step scheduled nothing on %d DP ranks", len(d.in))
 	}
+	if rc, ok := e.coster.(repeatCoster); ok {
+		gpu, cats := rc.StepCostN(big.seqs, len(d.in))
+		return e.book(gpu, cats, seqs, prefills, most)
+	}
 	d.buf = d.buf[:0]
 	for range d.in {
 		d.buf = append(d.buf, big.seqs...)
 	}
 	gpu, cats := e.coster.StepCost(d.buf)
 	return e.book(gpu, cats, seqs, prefills, most)
+}
+
+// repeatCoster is a StepCoster that prices n copies of a batch, one after
+// another, as StepCost prices them written out (SimCoster.StepCostN).
+type repeatCoster interface {
+	StepCostN(seqs []Seq, n int) (unit.Seconds, [cost.NumCategories]unit.Seconds)
 }
 
 // preemptions sums the ranks' preemptions; kvPeak is the fullest rank's

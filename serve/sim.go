@@ -29,10 +29,14 @@ import (
 // passes sim prices at the same token counts and mean contexts as an
 // earlier one gets the earlier result, which is exactly what sim would
 // return. The cache holds at most memoLimit shapes and is emptied when
-// full. A step it misses is priced with sim.StepBatchMemo, which reuses
-// the op estimates of earlier steps whose token counts they share (a
-// closed loop's decode steps differ only in their contexts: only
-// attention is priced again); the result is StepBatch's, bit for bit.
+// full. A step it misses is priced from its key with sim.KeyTimes,
+// which reuses the op estimates of earlier steps whose token counts they
+// share (a closed loop's decode steps differ only in their contexts: only
+// attention and the MLA module are priced again, the other ops' times
+// come from a template recorded once per batch shape); the result is
+// StepBatch's times, bit for bit. A step over DP ranks (StepCostN) is
+// keyed from the busiest rank's batch times the ranks, never written out.
+// The coster's sim.OpMemo also keeps the last routing load of each pass.
 //
 // A SimCoster is not safe for concurrent use (it reuses buffers and the
 // cache): use one per Run. The Sim it wraps is, so several SimCosters may
@@ -40,7 +44,8 @@ import (
 type SimCoster struct {
 	sim  *sim.Sim
 	seqs []sim.Seq
-	res  sim.BatchResult
+	res  sim.StepTimes
+	key  sim.StepKey
 	err  error
 	// The cache: memo maps a key's Hash to its newest entry (ent),
 	// whose next links the older entries of the same hash (-1 ends).
@@ -49,7 +54,7 @@ type SimCoster struct {
 	memo   map[uint64]int32
 	chunks [][]memoEnt
 	n      int32
-	ops    *sim.OpMemo // made on the first miss
+	ops    *sim.OpMemo // made on the first step
 	// Hits and Misses count the cache's answers.
 	Hits, Misses int
 }
@@ -88,26 +93,33 @@ func NewSimCoster(s *sim.Sim) *SimCoster {
 // beyond sim's limits, a decode query that is not 1 or 1+K) costs 0 and
 // is kept as Err.
 func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit.Seconds) {
+	return c.StepCostN(seqs, 1)
+}
+
+// StepCostN implements repeatCoster: StepCost of n copies of seqs one
+// after another (sim.KeyMemoN), without their being written out.
+func (c *SimCoster) StepCostN(seqs []Seq, n int) (unit.Seconds, [cost.NumCategories]unit.Seconds) {
 	var cats [cost.NumCategories]unit.Seconds
 	c.seqs = c.seqs[:0]
 	for _, q := range seqs {
 		c.seqs = append(c.seqs, sim.Seq{Query: q.Query, Context: q.Context, Prefill: q.Prefill})
 	}
-	key, err := c.sim.Key(c.seqs)
+	if c.ops == nil {
+		c.ops = c.sim.NewOpMemo()
+	}
+	key := &c.key
+	err := c.sim.KeyMemoN(c.seqs, n, c.ops, key)
 	var h uint64
 	if err == nil {
 		h = key.Hash() & memoHashMask
 		head, ok := c.memo[h]
 		for i := head; ok && i >= 0; i = c.ent(i).next {
-			if e := c.ent(i); e.key == key {
+			if e := c.ent(i); e.key == *key {
 				c.Hits++
 				return e.cost.t, e.cost.cats
 			}
 		}
-		if c.ops == nil {
-			c.ops = c.sim.NewOpMemo()
-		}
-		err = c.sim.StepBatchMemo(c.seqs, &c.res, c.ops)
+		c.sim.KeyTimes(key, c.ops, &c.res)
 	}
 	if err != nil {
 		if c.err == nil {
@@ -116,9 +128,7 @@ func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit
 		return 0, cats
 	}
 	c.Misses++
-	for i := range cats {
-		cats[i] = c.res.Breakdown[i].Time
-	}
+	cats = c.res.Cats
 	if c.n >= memoLimit {
 		clear(c.memo)
 		c.n = 0
@@ -130,10 +140,10 @@ func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit
 	if int(c.n/memoChunk) == len(c.chunks) {
 		c.chunks = append(c.chunks, make([]memoEnt, memoChunk))
 	}
-	*c.ent(c.n) = memoEnt{key: key, cost: stepCost{t: c.res.Step.Time, cats: cats}, next: next}
+	*c.ent(c.n) = memoEnt{key: *key, cost: stepCost{t: c.res.Step, cats: cats}, next: next}
 	c.memo[h] = c.n
 	c.n++
-	return c.res.Step.Time, cats
+	return c.res.Step, cats
 }
 
 // Err is the first error sim returned for a step, or nil. A Run whose

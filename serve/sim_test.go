@@ -282,3 +282,33 @@ func TestSimCosterCollisions(t *testing.T) {
 	assert.Positive(t, gc.Hits)
 	assert.Greater(t, gc.Misses, 10)
 }
+
+// hidden is a StepCoster with nothing but StepCost: the run writes every
+// DP rank's copy of the busiest rank's batch out (priceDP without
+// SimCoster.StepCostN).
+type hidden struct{ serve.StepCoster }
+
+// TestSimCosterRepeatIsExact: a run over DP ranks priced through
+// SimCoster.StepCostN (the busiest rank's batch, times the ranks, never
+// written out) gives the run priced with the batch written out, field for
+// field, with prefill chunks (varied prompt lengths) and speculative
+// decoding, and its cache answers the same steps.
+func TestSimCosterRepeatIsExact(t *testing.T) {
+	for _, name := range []string{scenarios.DefaultName, "deepseek-v3-fp8-h200-tp8-mtp"} {
+		for _, g := range []int{2, 8} {
+			cfg, sm := realPoint(t, name, 32, 96, 2048, 64)
+			cfg.Workload.RangeRatio = 0.5
+			cfg.Memory.Groups = g
+			direct := serve.NewSimCoster(sm)
+			want, err := serve.Run(cfg, hidden{direct})
+			require.NoError(t, err)
+			repeat := serve.NewSimCoster(sm)
+			got, err := serve.Run(cfg, repeat)
+			require.NoError(t, err)
+			require.Equal(t, want, got, "%s G=%d", name, g)
+			assert.Equal(t, direct.Hits, repeat.Hits, "%s G=%d", name, g)
+			assert.Equal(t, direct.Misses, repeat.Misses, "%s G=%d", name, g)
+			assert.Positive(t, repeat.Misses, "%s G=%d", name, g)
+		}
+	}
+}

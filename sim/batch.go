@@ -79,15 +79,21 @@ func (s *Sim) uniform(batch, context int) mix {
 func (s *Sim) idxCap() int { return s.idxTopK }
 
 // summarise builds the mix of seqs, checking each sequence.
-func (s *Sim) summarise(seqs []Seq) (mix, error) {
+func (s *Sim) summarise(seqs []Seq) (mix, error) { return s.summariseN(seqs, 1) }
+
+// summariseN is summarise of n copies of seqs one after another (n >= 1),
+// without writing them out: the integer sums of one copy times n (exact)
+// and the float sums (the chunks' attended pairs) added copy after copy,
+// in the order summarise adds them.
+func (s *Sim) summariseN(seqs []Seq, n int) (mix, error) {
 	var m mix
 	win := s.cfg.Model.Window()
 	idx := s.idxCap()
-	if len(seqs) == 0 {
+	if len(seqs) == 0 || n < 1 {
 		return m, fmt.Errorf("step batch: no sequences")
 	}
-	if len(seqs) > MaxBatchSize {
-		return m, fmt.Errorf("step batch: %d sequences exceed the limit of %d", len(seqs), MaxBatchSize)
+	if len(seqs) > MaxBatchSize/n {
+		return m, fmt.Errorf("step batch: %d sequences exceed the limit of %d", len(seqs)*n, MaxBatchSize)
 	}
 	for i := range seqs {
 		q := &seqs[i]
@@ -129,7 +135,33 @@ func (s *Sim) summarise(seqs []Seq) (mix, error) {
 		m.allIdx += ci
 		m.allWin += cw
 	}
+	if n > 1 {
+		m.scale(seqs, n, win, idx)
+	}
 	return m, nil
+}
+
+// scale turns m, the mix of one copy of seqs, into that of n copies
+// (summariseN).
+func (m *mix) scale(seqs []Seq, n, win, idx int) {
+	k := int64(n)
+	m.dec *= n
+	m.decCtx, m.decIdx, m.decWin = m.decCtx*k, m.decIdx*k, m.decWin*k
+	m.pre *= n
+	m.preTok, m.prefix = m.preTok*k, m.prefix*k
+	m.keys, m.winKeys, m.idxKeys = m.keys*k, m.winKeys*k, m.idxKeys*k
+	m.allCtx, m.allIdx, m.allWin = m.allCtx*k, m.allIdx*k, m.allWin*k
+	for range n - 1 {
+		for i := range seqs {
+			q := &seqs[i]
+			if !q.Prefill {
+				continue
+			}
+			m.pairs += kernels.CausalPairs(q.Query, q.Context, 0)
+			m.winPairs += kernels.CausalPairs(q.Query, q.Context, win)
+			m.idxPairs += kernels.CausalPairs(q.Query, q.Context, idx)
+		}
+	}
 }
 
 // StepBatch prices one engine step over seqs: decodes (verifies with
@@ -316,8 +348,25 @@ func share(x int64, f float64) int {
 // that share of the chunks' tokens, keys and pairs. With G = 1 this is
 // the batch itself.
 func (s *Sim) pass(m *mix, kind passKind) pass {
+	var p pass
+	s.passTo(m, kind, nil, &p)
+	return p
+}
+
+// loadCache is the routing load (routing.at) of the last expert-domain
+// token count of each pass kind (Sim.KeyMemo).
+type loadCache struct {
+	ok     [numPasses]bool
+	domain [numPasses]int
+	l      [numPasses]load
+}
+
+// passTo is pass into *out, taking the routing load from lc (when not
+// nil) if its domain tokens are the last ones of this pass kind.
+func (s *Sim) passTo(m *mix, kind passKind, lc *loadCache, out *pass) {
 	sh := &s.sh
-	p := pass{queries: s.passQueries(kind)}
+	p := out
+	*p = pass{queries: s.passQueries(kind)}
 	if kind == passDraftRest {
 		// One token per sequence, every sequence as a decode.
 		n := m.dec + m.pre
@@ -336,7 +385,7 @@ func (s *Sim) pass(m *mix, kind passKind) pass {
 		}
 	}
 	if m.pre == 0 && s.cfg.Graphs {
-		s.padDecode(&p)
+		s.padDecode(p)
 	}
 	p.dec = p.seq * p.queries
 	p.attn = p.dec + p.pre.tokens
@@ -351,6 +400,13 @@ func (s *Sim) pass(m *mix, kind passKind) pass {
 	}
 	p.send = ceilDiv(p.mlp, sh.tp)
 	p.domain = p.mlp * sh.dp
-	p.load = s.route.at(float64(p.domain))
-	return p
+	switch {
+	case lc == nil:
+		p.load = s.route.at(float64(p.domain))
+	case lc.ok[kind] && lc.domain[kind] == p.domain:
+		p.load = lc.l[kind]
+	default:
+		p.load = s.route.at(float64(p.domain))
+		lc.ok[kind], lc.domain[kind], lc.l[kind] = true, p.domain, p.load
+	}
 }

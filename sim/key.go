@@ -20,13 +20,34 @@ type StepKey struct {
 // Key returns the StepKey of seqs, checking them as StepBatch does.
 func (s *Sim) Key(seqs []Seq) (StepKey, error) {
 	var k StepKey
-	m, err := s.summarise(seqs)
+	err := s.KeyMemoN(seqs, 1, nil, &k)
+	return k, err
+}
+
+// KeyMemo is Key into *k, through memo (nil or another Sim's is not
+// used): each pass's MoE routing load, a pure function of the pass's
+// expert-domain tokens, is taken from the last step keyed with memo when
+// those tokens are the same.
+func (s *Sim) KeyMemo(seqs []Seq, memo *OpMemo, k *StepKey) error {
+	return s.KeyMemoN(seqs, 1, memo, k)
+}
+
+// KeyMemoN is KeyMemo of n copies of seqs one after another (n >= 1: a
+// step that prices every DP rank at the busiest rank's batch), without
+// their being written out.
+func (s *Sim) KeyMemoN(seqs []Seq, n int, memo *OpMemo, k *StepKey) error {
+	*k = StepKey{}
+	m, err := s.summariseN(seqs, n)
 	if err != nil {
-		return k, err
+		return err
+	}
+	var lc *loadCache
+	if memo != nil && memo.sim == s {
+		lc = &memo.loads
 	}
 	for p := passKind(0); p < numPasses; p++ {
 		if s.usedPasses&(1<<p) != 0 {
-			k.passes[p] = s.pass(&m, p)
+			s.passTo(&m, p, lc, &k.passes[p])
 		}
 	}
 	g := s.graphModeOf(&m, &k.passes[passTarget])
@@ -34,7 +55,7 @@ func (s *Sim) Key(seqs []Seq) (StepKey, error) {
 		k.passes[p].graph = g
 	}
 	k.md = modeOf(&m)
-	return k, nil
+	return nil
 }
 
 // Hash is a 64-bit hash of k for a caller's own table: equal keys have

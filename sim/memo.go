@@ -18,8 +18,10 @@ import "github.com/moecast/moecast/internal/cost"
 // An OpMemo belongs to the Sim that made it and is not safe for
 // concurrent use: one per caller (serve.SimCoster keeps one per Run).
 type OpMemo struct {
-	sim  *Sim
-	ents []opMemoEnt // 2 per op: [decode-only, with prefill chunks]
+	sim   *Sim
+	ents  []opMemoEnt  // 2 per op: [decode-only, with prefill chunks]
+	tmpl  stepTemplate // KeyTimes' decode-step template
+	loads loadCache    // KeyMemo's routing loads
 }
 
 type opMemoKey struct {
