@@ -892,6 +892,14 @@ func (g *gen) aiconfigurator() error {
 				st.name = fmt.Sprintf("%s %s on %dx %s, %s tp%d-dp%d-ep%d (aiconfigurator silicon_sample)", short, ckpt, st.gpus, get("system"), get("backend"), slipTP, max(dp, 1), ep)
 				st.comments = append(st.comments, fmt.Sprintf("tp_size %d = tp %d x ep %d: the serving README's conversion slip; the layout used here is tp%d ep%d.", tp, slipTP, ep, slipTP, ep))
 			}
+			// The expert parallelism the script ran, where it proves the
+			// record wrong (launch.ep): the record stays in the comment.
+			if run := l.epAt(st.tp, st.ep); hasLaunch && run != st.ep {
+				st.comments = append(st.comments, fmt.Sprintf("Recorded layout %s (tp_size %d, attention_dp_size %d, moe_ep_size %d); "+
+					"[parallel] ep = %d is the command line's, not the record's (gen: launch layout): %s.", layout, tp, dp, ep, run, l.epWhy))
+				st.ep = run
+				st.name = fmt.Sprintf("%s %s on %dx %s, %s tp%d-dp%d-ep%d (aiconfigurator silicon_sample)", short, ckpt, st.gpus, get("system"), get("backend"), st.tp, st.dp, st.ep)
+			}
 			e.Scenario = "aiconfigurator/" + base + ".toml"
 			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
 				return err
