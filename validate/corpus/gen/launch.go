@@ -95,9 +95,32 @@ type launch struct {
 	// (epAsRecorded: the record stands); epWhy names the flag and what
 	// the engine does with it (the scenario's comment, next to the
 	// recorded layout).
-	ep     epMode
-	epWhy  string
-	source string // where the command line is, file @ commit
+	ep    epMode
+	epWhy string
+	// dpAttnConfigs are the InferenceX database dump's config ids
+	// (silicon_data_source "config_id=N") whose rows are the config's
+	// dp-attn: true search-space entry, for a script that runs
+	// DP_ATTENTION=true as --tensor-parallel-size=1
+	// --data-parallel-size=$TP --enable-expert-parallel: vLLM DP $TP x TP 1,
+	// the experts over the $TP GPUs. The rows record that run with the
+	// same columns as the TP-EP run (tp_size = attention_dp_size = $TP,
+	// moe_ep_size $TP x $TP); dpAttnWhy says how the config id is known.
+	dpAttnConfigs []string
+	dpAttnWhy     string
+	source        string // where the command line is, file @ commit
+}
+
+// dpAttnRun reports whether a row (by its silicon_data_source) is a run
+// of the script's DP_ATTENTION=true command line.
+func (l launch) dpAttnRun(source string) bool {
+	for _, f := range strings.Split(source, ";") {
+		for _, id := range l.dpAttnConfigs {
+			if strings.TrimSpace(f) == "config_id="+id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // epMode is a command line's expert parallelism, as the engine runs it.
@@ -384,12 +407,24 @@ var inferenceXLaunches = []inferenceXLaunch{
 			"no capture size; the PR's only commit with image nightly-5b8c30d, from 2026-04-02 20:18 UTC until 1ac9636 on 2026-04-03 20:29 UTC)"}},
 	{"MiniMaxAI/MiniMax-M2.5", "fp4", "b200_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", false, launch{
 		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
+		dpAttnConfigs: []string{"707"},
+		dpAttnWhy: "config_id 707's rows (1k/1k at C 256, 512, 1024, measured 2026-04-22, workflow run 802) are the points of the " +
+			"dp-attn: true entry of minimaxm2.5-fp4-b200-vllm in nvidia-master.yaml @ 13962fc ({ tp: 2, ep: 2, dp-attn: true, conc 256-1024 }; " +
+			"the TP-EP entries ran 1k/1k C 128 and 8k/1k C 128-512, config_id 706's points that day, and 1k/1k C 128-256 on 2026-04-08 under 79bd988's, " +
+			"whose only dp-attn point was C 512); benchmark-tmpl.yml passes DP_ATTENTION: inputs.dp-attn, and minimaxm2.5_fp4_b200.sh @ 79bd988 " +
+			"(13962fc likewise) runs DP_ATTENTION=true as --tensor-parallel-size=1 --data-parallel-size=$TP --enable-expert-parallel",
 		source: "SemiAnalysisAI/InferenceX @ 79bd988 benchmarks/single_node/minimaxm2.5_fp4_b200.sh " +
 			"(--gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 --max-num-batched-tokens 2xISL " +
 			"--stream-interval 20 --no-enable-prefix-caching; the commit that added the config with image v0.19.0-cu130; " +
 			"13962fc adds only VLLM_FLOAT32_MATMUL_PRECISION=high)"}},
 	{"MiniMaxAI/MiniMax-M2.5", "fp4", "b300_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", false, launch{
 		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
+		dpAttnConfigs: []string{"727"},
+		dpAttnWhy: "config_id 727's rows (1k/1k at C 256-2048 and 8k/1k at C 512, measured 2026-04-21, workflow run 798) are the points of the " +
+			"dp-attn: true entries of minimaxm2.5-fp4-b300-vllm in nvidia-master.yaml @ 633fd23 ({ tp: 2, ep: 2, dp-attn: true } 1k/1k conc 256-2048, " +
+			"8k/1k conc 512; the TP-EP entry ran 1k/1k C 128 that day, config_id 726's point, and 726's 2026-04-17 points, 1k/1k C 256 and 8k/1k C 128-512, " +
+			"are 22d0f12's TP-EP entries); benchmark-tmpl.yml passes DP_ATTENTION: inputs.dp-attn, and minimaxm2.5_fp4_b300.sh @ 22d0f12 " +
+			"(633fd23 likewise) runs DP_ATTENTION=true as --tensor-parallel-size=1 --data-parallel-size=$TP --enable-expert-parallel",
 		source: "SemiAnalysisAI/InferenceX @ 22d0f12 benchmarks/single_node/minimaxm2.5_fp4_b300.sh " +
 			"(--gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 --max-num-batched-tokens 2xISL " +
 			"--stream-interval 20 --no-enable-prefix-caching; the commit that added the config with image v0.19.0-cu130; " +

@@ -492,10 +492,15 @@ func TestShippedLaunchLayout(t *testing.T) {
 		{"b200-sxm-sglang-deepseek-v3-nvfp4-tp8-dp1-ep1-recv30", "tp = 8\ndp = 1\nep = 8\n", "Recorded layout tp8-dp1-ep1 "},
 		{"b200-sxm-vllm-minimax-m2.5-fp8-tp2-dp1-ep1", "tp = 2\ndp = 1\nep = 2\n", "Recorded layout tp2-dp1-ep1 "},
 		{"b200-sxm-vllm-minimax-m2.5-fp8-tp4-dp1-ep1", "tp = 4\ndp = 1\nep = 4\n", "Recorded layout tp4-dp1-ep1 "},
+		{"b200-sxm-vllm-minimax-m2.5-nvfp4-tp2-dp2-ep4-dpattn", "tp = 1\ndp = 2\nep = 2\n", "Recorded layout tp2-dp2-ep4 "},
+		{"b300-sxm-vllm-minimax-m2.5-nvfp4-tp2-dp2-ep4-dpattn", "tp = 1\ndp = 2\nep = 2\n", "Recorded layout tp2-dp2-ep4 "},
 		// The record stands: the scripts pass --ep-size $EP_SIZE or test -gt 1.
 		{"b200-sxm-sglang-deepseek-r1-nvfp4-tp4-dp1-ep4-recv30", "tp = 4\ndp = 1\nep = 4\n", ""},
 		{"b200-sxm-vllm-minimax-m2.5-fp8-tp2-dp1-ep1-0.19.0", "tp = 2\ndp = 1\nep = 1\n", ""},
 		{"b200-sxm-vllm-kimi-k2.5-nvfp4-tp8-dp1-ep1-0.17.0", "tp = 8\ndp = 1\nep = 1\n", ""},
+		// The TP-EP entries' rows (the vLLM DP slip: tp2 ep2).
+		{"b200-sxm-vllm-minimax-m2.5-nvfp4-tp2-dp2-ep4", "tp = 2\ndp = 1\nep = 2\n", ""},
+		{"b300-sxm-vllm-minimax-m2.5-nvfp4-tp2-dp2-ep4", "tp = 2\ndp = 1\nep = 2\n", ""},
 	} {
 		b, err := os.ReadFile("../aiconfigurator/" + tt.file + ".toml")
 		require.NoError(t, err, tt.file)
@@ -507,5 +512,44 @@ func TestShippedLaunchLayout(t *testing.T) {
 		} else {
 			assert.NotContains(t, sc, "gen: launch layout", tt.file)
 		}
+	}
+}
+
+// TestDPAttnRun: a MiniMax-M2.5 NVFP4 row is the script's DP_ATTENTION=true
+// run when its dump config id is the config's dp-attn entry, matched
+// whole; the committed corpus splits those rows into their own
+// deployments, and the TP-EP deployments keep none of them.
+func TestDPAttnRun(t *testing.T) {
+	const mm = "MiniMaxAI/MiniMax-M2.5"
+	src := func(id string) string {
+		return "db-dump/2026-04-27; config_id=" + id + "; silicon_concurrency=512; measured=2026-04-22T00:00:00.000Z; workflow_run_id=802; vllm/vllm-openai:v0.19.0-cu130"
+	}
+	l, ok := launchOf("vllm", mm, "fp4", "b200_sxm", 2, 512, src("707"))
+	require.True(t, ok)
+	assert.True(t, l.dpAttnRun(src("707")))
+	assert.False(t, l.dpAttnRun(src("706")), "the TP-EP entry")
+	assert.False(t, l.dpAttnRun(src("7070")), "the id matched whole")
+	assert.False(t, l.dpAttnRun("source_file=x.csv; image=vllm/vllm-openai:v0.19.0-cu130"), "no config id")
+	assert.Contains(t, l.dpAttnWhy, "@ 13962fc")
+	b3, ok := launchOf("vllm", mm, "fp4", "b300_sxm", 2, 512, src("727"))
+	require.True(t, ok)
+	assert.True(t, b3.dpAttnRun(src("727")))
+	assert.False(t, b3.dpAttnRun(src("707")), "B200's id is not B300's")
+	fp8, ok := launchOf("vllm", mm, "fp8", "b300_sxm", 2, 1024, src("827"))
+	require.True(t, ok)
+	assert.False(t, fp8.dpAttnRun(src("827")), "minimaxm2.5_fp8_b300.sh reads no DP_ATTENTION: its dp-attn config ran TP-EP")
+
+	read := func(f string) string {
+		b, err := os.ReadFile("../aiconfigurator/" + f)
+		require.NoError(t, err, f)
+		return string(b)
+	}
+	for gpu, id := range map[string]string{"b200": "707", "b300": "727"} {
+		base := gpu + "-sxm-vllm-minimax-m2.5-nvfp4-tp2-dp2-ep4"
+		dpa, tpep := read(base+"-dpattn.csv"), read(base+".csv")
+		n := strings.Count(dpa, "\n") - 1
+		require.Positive(t, n)
+		assert.Equal(t, n, strings.Count(dpa, "config_id="+id+";"), "every row the dp-attn config's")
+		assert.NotContains(t, tpep, "config_id="+id+";")
 	}
 }
