@@ -359,7 +359,12 @@ func TestInferenceXMTPRows(t *testing.T) {
 		return string(b)
 	}
 	mtp := read(base+"-mtp-recv10.csv") + read(base+"-mtp-recv30.csv")
-	plain := read(base+"-recv10.csv") + read(base+"-recv30.csv") + read(base+".csv")
+	// The plain deployments: image v0.5.9-cu130 (recv10, and recv30,
+	// which takes the version suffix since image v0.5.6's one row of
+	// 2025-12-31 has a command line of its own and the plain name).
+	v059 := read(base+"-recv10.csv") + read(base+"-recv30-0.5.9.csv")
+	v056 := read(base + "-recv30.csv")
+	plain := v059 + v056
 	for _, n := range []int{250, 258, 265, 273, 274, 290, 292, 303, 304, 308, 312} {
 		id := fmt.Sprintf("_ep1_0_%d,", n)
 		assert.Contains(t, mtp, id)
@@ -382,7 +387,17 @@ func TestInferenceXMTPRows(t *testing.T) {
 		assert.Contains(t, sc, "max_num_batched_tokens = 16384\n", f)
 		assert.Contains(t, sc, "cuda_graph_max_bs = 512\n", f)
 	}
-	assert.NotContains(t, read(base+"-recv30.toml"), "[speculative]")
+	for _, f := range []string{base + "-recv10.toml", base + "-recv30-0.5.9.toml", base + "-recv30.toml"} {
+		assert.NotContains(t, read(f), "[speculative]", f)
+	}
+	// The v0.5.9 plain rows are all of image v0.5.9-cu130; the v0.5.6 row
+	// alone in its deployment, on d27433d's command line.
+	assert.Equal(t, 0, strings.Count(v059, "v0.5.6"))
+	assert.Equal(t, 2, strings.Count(v056, "\n"), "the header and the one v0.5.6 row")
+	assert.Contains(t, v056, "_8192x1024_c64_tp8_0_ep1_0_1288,")
+	assert.Contains(t, v056, "image=lmsysorg/sglang:v0.5.6-cu129-amd64")
+	assert.Contains(t, read(base+"-recv30.toml"), "InferenceX @ d27433d")
+	assert.Contains(t, read(base+"-recv30-0.5.9.toml"), "InferenceX @ 64c20b6")
 	// Qwen3.5 fp8's MTP run: the command line, no documented acceptance.
 	q := read("b200-sxm-sglang-qwen3.5-397b-a17b-fp8-block-tp4-dp1-ep1-mtp-c16.toml")
 	assert.Contains(t, q, "\n[speculative]\nmethod = \"mtp\"\ndraft_tokens = 3\n")

@@ -90,7 +90,67 @@ type launch struct {
 	// exports VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (vLLM's MXFP4 experts
 	// on FlashInfer's TRT-LLM MXFP4 x MXFP8 MoE); "" = not set.
 	mxfp4Act string
-	source   string // where the command line is, file @ commit
+	// ep is the expert parallelism the command line runs where the
+	// script proves it differs from the rows' recorded moe_ep_size
+	// (epAsRecorded: the record stands); epWhy names the flag and what
+	// the engine does with it (the scenario's comment, next to the
+	// recorded layout).
+	ep    epMode
+	epWhy string
+	// dpAttnConfigs are the InferenceX database dump's config ids
+	// (silicon_data_source "config_id=N") whose rows are the config's
+	// dp-attn: true search-space entry, for a script that runs
+	// DP_ATTENTION=true as --tensor-parallel-size=1
+	// --data-parallel-size=$TP --enable-expert-parallel: vLLM DP $TP x TP 1,
+	// the experts over the $TP GPUs. The rows record that run with the
+	// same columns as the TP-EP run (tp_size = attention_dp_size = $TP,
+	// moe_ep_size $TP x $TP); dpAttnWhy says how the config id is known.
+	dpAttnConfigs []string
+	dpAttnWhy     string
+	source        string // where the command line is, file @ commit
+}
+
+// dpAttnRun reports whether a row (by its silicon_data_source) is a run
+// of the script's DP_ATTENTION=true command line.
+func (l launch) dpAttnRun(source string) bool {
+	for _, f := range strings.Split(source, ";") {
+		for _, id := range l.dpAttnConfigs {
+			if strings.TrimSpace(f) == "config_id="+id {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// epMode is a command line's expert parallelism, as the engine runs it.
+type epMode int
+
+const (
+	// epAsRecorded: the rows' moe_ep_size is the command line's.
+	epAsRecorded epMode = iota
+	// epOff: the command line passes no expert-parallel flag: vLLM runs
+	// its MoE layers tensor-parallel (ParallelConfig.enable_expert_parallel
+	// defaults to False, "Use expert parallelism instead of tensor
+	// parallelism for MoE layers"; FusedMoEParallelConfig.make uses EP
+	// only with it, vllm-project/vllm vllm/model_executor/layers/fused_moe/config.py
+	// @ 002d607): [parallel] ep = 1.
+	epOff
+	// epTP: the command line runs the experts over the TP group whatever
+	// the config's ep: [parallel] ep = tp (every entry with it runs dp 1).
+	epTP
+)
+
+// epAt is the [parallel] ep the command line runs for a scenario of tp
+// ranks whose record says ep; the record when the entry proves nothing.
+func (l launch) epAt(tp, ep int) int {
+	switch l.ep {
+	case epOff:
+		return 1
+	case epTP:
+		return tp
+	}
+	return ep
 }
 
 // recvAt is the --scheduler-recv-interval the script sets at concurrency
@@ -298,9 +358,25 @@ var inferenceXLaunches = []inferenceXLaunch{
 			"(config TP 8 EP 8, conc 4-64, image v0.5.5-cu129-amd64; --cuda-graph-max-bs 128 --max-running-requests 128 --mem-fraction-static 0.82 " +
 			"--kv-cache-dtype fp8_e4m3 --chunked-prefill-size 32768 --max-prefill-tokens 32768 --scheduler-recv-interval 10, 30 from C = 16; " +
 			"unchanged until d22bf9c, 2025-11-21)"}},
+	// fp8, image v0.5.6-cu129-amd64 (measured 2025-12-31T15:18:00Z): d27433d
+	// (2025-12-31 15:17:57 UTC) moved dsr1-fp8-b200-sglang to it, TP 8 ep 1
+	// at conc 4-64; the B200 runners ran the _docker.sh script, or from
+	// ea181ae (06:18 UTC that day) on slurm nodes the _slurm.sh one, whose
+	// server lines are the same.
+	{"deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "lmsysorg/sglang:v0.5.6-cu129-amd64", 8, 64, "", "2025-12-31", false, launch{
+		name: "inferencex-v0.5.6", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128,
+		source: "SemiAnalysisAI/InferenceX @ d27433d benchmarks/dsr1_fp8_b200_docker.sh and dsr1_fp8_b200_slurm.sh (ea181ae), TP 8 " +
+			"(config ep 1, conc 4-64; --cuda-graph-max-bs 128 --max-running-requests 128 --mem-fraction-static 0.82 --kv-cache-dtype fp8_e4m3 " +
+			"--chunked-prefill-size 32768 --max-prefill-tokens 32768 --scheduler-recv-interval 10, 30 from C = 16, --ep-size $EP_SIZE; " +
+			"the commit that set image v0.5.6-cu129-amd64, 2025-12-31 15:17:57 UTC, the row measured 15:18:00 its run)"}},
 	// vLLM.
 	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.17.0-cu130", 0, 0, "", "", false, launch{
-		name: "inferencex-v0.17.0", gmu: 0.95,
+		name: "inferencex-v0.17.0", gmu: 0.95, ep: epTP,
+		epWhy: "minimaxm2.5_fp8_b200.sh from f342df18e (2026-03-11 18:39:27 UTC, the rows measured 18:39:31 its run) until bddbf40 tests " +
+			"`if [ \"$EP_SIZE\" -ge 1 ]` before adding --enable-expert-parallel (bddbf40 made it -gt 1), and the sweep's EP_SIZE is the config's ep, " +
+			"1 where the config names none (utils/matrix_logic/generate_sweep_configs.py @ 626932a, \"Fields.EP.value: 1,  # Default\"; " +
+			"benchmark-tmpl.yml EP_SIZE: inputs.ep), so every run passed --enable-expert-parallel: vLLM runs the experts over the TP group " +
+			"(FusedMoEParallelConfig.make @ 002d607: EP size = TP x DP with the flag)",
 		source: "SemiAnalysisAI/InferenceX @ 626932a benchmarks/single_node/minimaxm2.5_fp8_b200.sh " +
 			"(--gpu-memory-utilization 0.95 --block-size=32 --no-enable-prefix-caching; image v0.17.0-cu130 until bddbf40)"}},
 	{"MiniMaxAI/MiniMax-M2.5", "fp8", "b200_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", false, launch{
@@ -331,12 +407,24 @@ var inferenceXLaunches = []inferenceXLaunch{
 			"no capture size; the PR's only commit with image nightly-5b8c30d, from 2026-04-02 20:18 UTC until 1ac9636 on 2026-04-03 20:29 UTC)"}},
 	{"MiniMaxAI/MiniMax-M2.5", "fp4", "b200_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", false, launch{
 		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
+		dpAttnConfigs: []string{"707"},
+		dpAttnWhy: "config_id 707's rows (1k/1k at C 256, 512, 1024, measured 2026-04-22, workflow run 802) are the points of the " +
+			"dp-attn: true entry of minimaxm2.5-fp4-b200-vllm in nvidia-master.yaml @ 13962fc ({ tp: 2, ep: 2, dp-attn: true, conc 256-1024 }; " +
+			"the TP-EP entries ran 1k/1k C 128 and 8k/1k C 128-512, config_id 706's points that day, and 1k/1k C 128-256 on 2026-04-08 under 79bd988's, " +
+			"whose only dp-attn point was C 512); benchmark-tmpl.yml passes DP_ATTENTION: inputs.dp-attn, and minimaxm2.5_fp4_b200.sh @ 79bd988 " +
+			"(13962fc likewise) runs DP_ATTENTION=true as --tensor-parallel-size=1 --data-parallel-size=$TP --enable-expert-parallel",
 		source: "SemiAnalysisAI/InferenceX @ 79bd988 benchmarks/single_node/minimaxm2.5_fp4_b200.sh " +
 			"(--gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 --max-num-batched-tokens 2xISL " +
 			"--stream-interval 20 --no-enable-prefix-caching; the commit that added the config with image v0.19.0-cu130; " +
 			"13962fc adds only VLLM_FLOAT32_MATMUL_PRECISION=high)"}},
 	{"MiniMaxAI/MiniMax-M2.5", "fp4", "b300_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", false, launch{
 		name: "inferencex-v0.19.0", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
+		dpAttnConfigs: []string{"727"},
+		dpAttnWhy: "config_id 727's rows (1k/1k at C 256-2048 and 8k/1k at C 512, measured 2026-04-21, workflow run 798) are the points of the " +
+			"dp-attn: true entries of minimaxm2.5-fp4-b300-vllm in nvidia-master.yaml @ 633fd23 ({ tp: 2, ep: 2, dp-attn: true } 1k/1k conc 256-2048, " +
+			"8k/1k conc 512; the TP-EP entry ran 1k/1k C 128 that day, config_id 726's point, and 726's 2026-04-17 points, 1k/1k C 256 and 8k/1k C 128-512, " +
+			"are 22d0f12's TP-EP entries); benchmark-tmpl.yml passes DP_ATTENTION: inputs.dp-attn, and minimaxm2.5_fp4_b300.sh @ 22d0f12 " +
+			"(633fd23 likewise) runs DP_ATTENTION=true as --tensor-parallel-size=1 --data-parallel-size=$TP --enable-expert-parallel",
 		source: "SemiAnalysisAI/InferenceX @ 22d0f12 benchmarks/single_node/minimaxm2.5_fp4_b300.sh " +
 			"(--gpu-memory-utilization 0.90 --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 --max-num-batched-tokens 2xISL " +
 			"--stream-interval 20 --no-enable-prefix-caching; the commit that added the config with image v0.19.0-cu130; " +
@@ -347,16 +435,18 @@ var inferenceXLaunches = []inferenceXLaunch{
 	// 14:22 UTC; its perf-changelog entry is the one that put this
 	// config in a sweep that day), so the rows split by measured date.
 	// Both scripts pass --max-num-seqs $CONC (not carried: one scenario
-	// holds every concurrency) and no --enable-expert-parallel (the
-	// configs' ep 4 does not reach the command line).
+	// holds every concurrency) and no --enable-expert-parallel: the
+	// configs' ep 4 (nvidia-master.yaml @ a58dedd, { tp: 4, ep: 4 }) is in
+	// the rows' moe_ep_size but not on the command line, so the engine
+	// ran TP 4 with its experts tensor-parallel (epOff).
 	{"moonshotai/Kimi-K2.5", "fp4", "b200_sxm", "vllm/vllm-openai:v0.17.0", 0, 0, "", "2026-03-", false, launch{
-		name: "inferencex-v0.17.0", gmu: 0.90,
+		name: "inferencex-v0.17.0", gmu: 0.90, ep: epOff, epWhy: kimiNoEP("a58dedd", "kimik2.5_fp4_b200.sh", "v0.17.0"),
 		source: "SemiAnalysisAI/InferenceX @ a58dedd benchmarks/single_node/kimik2.5_fp4_b200.sh " +
 			"(--gpu-memory-utilization 0.90 --max-num-seqs $CONC (not carried) --compilation_config.pass_config.fuse_allreduce_rms true (not modelled), " +
 			"no --kv-cache-dtype; the commit that added the config with image v0.17.0, the rows measured 2026-03-11T16:59:40 its run; " +
 			"79a42e2 (2026-03-27) adds only --no-enable-prefix-caching; same flags until 6c3aceb)"}},
 	{"moonshotai/Kimi-K2.5", "fp4", "b200_sxm", "vllm/vllm-openai:v0.17.0", 0, 0, "", "2026-04-20", false, launch{
-		name: "inferencex-v0.17.0-pr1047", kvCache: "fp8", gmu: 0.90, maxCapture: 2048,
+		name: "inferencex-v0.17.0-pr1047", kvCache: "fp8", gmu: 0.90, maxCapture: 2048, ep: epOff, epWhy: kimiNoEP("6c3aceb", "kimik2.5_fp4_b200.sh", "v0.17.0"),
 		source: "SemiAnalysisAI/InferenceX @ 6c3aceb benchmarks/single_node/kimik2.5_fp4_b200.sh " +
 			"(--gpu-memory-utilization 0.90 --max-num-seqs $CONC (not carried) --kv-cache-dtype fp8 --max-cudagraph-capture-size 2048 " +
 			"--max-num-batched-tokens 2xISL --stream-interval 20 --no-enable-prefix-caching, fuse_allreduce_rms (not modelled); " +
@@ -366,14 +456,14 @@ var inferenceXLaunches = []inferenceXLaunch{
 	// command line. The rows of image v0.17.0-cu130 (2026-04-03) come
 	// before any B300 Kimi config on main: no entry.
 	{"moonshotai/Kimi-K2.5", "fp4", "b300_sxm", "vllm/vllm-openai:v0.19.0-cu130", 0, 0, "", "", false, launch{
-		name: "inferencex-v0.19.0", gmu: 0.90,
+		name: "inferencex-v0.19.0", gmu: 0.90, ep: epOff, epWhy: kimiNoEP("f34a83b", "kimik2.5_fp4_b300.sh", "v0.19.0"),
 		source: "SemiAnalysisAI/InferenceX @ f34a83b benchmarks/single_node/kimik2.5_fp4_b300.sh " +
 			"(--gpu-memory-utilization 0.90 --max-num-seqs $CONC (not carried) --no-enable-prefix-caching, fuse_allreduce_rms (not modelled), " +
 			"no --kv-cache-dtype; the B200 recipe as-is; a35e536 had the same command line with the same image)"}},
 	// Kimi-K2.5 INT4 B200, image v0.15.1: the rows measured
 	// 2026-03-24T20:03:09 are the run of 79ea365 (20:03:05 UTC).
 	{"moonshotai/Kimi-K2.5", "int4", "b200_sxm", "vllm/vllm-openai:v0.15.1", 8, 64, "", "2026-03-24", false, launch{
-		name: "inferencex-v0.15.1", gmu: 0.95,
+		name: "inferencex-v0.15.1", gmu: 0.95, ep: epOff, epWhy: kimiNoEP("79ea365", "kimik2.5_int4_b200.sh", "v0.15.1"),
 		source: "SemiAnalysisAI/InferenceX @ 79ea365 benchmarks/single_node/kimik2.5_int4_b200.sh, TP 8 " +
 			"(config conc 4-64; --gpu-memory-utilization 0.95 --max-num-seqs $CONC (not carried) --no-enable-prefix-caching, " +
 			"fuse_allreduce_rms and VLLM_USE_FLASHINFER_MOE_INT4=1 (not modelled), no --kv-cache-dtype; the rows measured 2026-03-24T20:03:09 are this commit's run)"}},
@@ -494,6 +584,13 @@ const mtpAcceptanceGLM5Note = "Speculative acceptance 0.3659 at the one draft po
 // command line of 2025-11 (TP 4 and 8).
 var launchDSR1FP4B200Docker = launch{
 	name: "inferencex-2025-11", kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 256,
+	ep: epTP,
+	epWhy: "dsr1_fp4_b200_docker.sh @ 9596d23 passes --enable-ep-moe (and no --ep-size), a flag SGLang of those images keeps only as deprecated: " +
+		"it sets ep_size to tp_size (sgl-project/sglang python/sglang/srt/server_args.py @ 4cb5a52, the deprecated-flag handling, as SpecForge PR #246 cites it; " +
+		"docs/advanced_features/server_arguments.md @ 885cfca: \"--enable-ep-moe is deprecated. Please set --ep-size to the same value as --tp-size instead\"); " +
+		"the configs named no ep until d8fe8f7 (2025-11-10 19:55 UTC; dsr1-tmpl.yml @ 9596d23, nvidia-master.yaml @ d8fe8f7^ { tp: 4 } and { tp: 8 }), " +
+		"so the rows record ep 1; d8fe8f7 replaced the flag by --ep-size $EP_SIZE with ep 4 and ep 8 = TP, the same layout " +
+		"(InferenceX PR #242, 189ae51: before PR #204 \"--enable-ep-moe ... was set\", EP on for fp4)",
 	source: "SemiAnalysisAI/InferenceX @ 9596d23 benchmarks/dsr1_fp4_b200_docker.sh " +
 		"(--cuda-graph-max-bs 256 --max-running-requests 256 --mem-fraction-static 0.85 --kv-cache-dtype fp8_e4m3 --chunked-prefill-size 16384 " +
 		"--scheduler-recv-interval 10, 30 from C = 16, --enable-ep-moe (EP = TP); image v0.5.3rc1-cu129-b200, from d8fe8f7 (2025-11-10) v0.5.5-cu129-amd64 " +
@@ -676,4 +773,13 @@ func specCopies(recs [][]string, get func([]string) func(string) string, spec []
 func sameImage(a, b string) bool {
 	norm := func(s string) string { return strings.Replace(s, "nvcr.io#", "nvcr.io/", 1) }
 	return norm(a) == norm(b)
+}
+
+// kimiNoEP is the epWhy of a Kimi-K2.5 vLLM script that passes no
+// expert-parallel flag.
+func kimiNoEP(commit, script, version string) string {
+	return "SemiAnalysisAI/InferenceX @ " + commit + " benchmarks/single_node/" + script + " passes --tensor-parallel-size=$TP and no " +
+		"--enable-expert-parallel (it does not read $EP_SIZE), so vLLM " + version + " runs the MoE layers tensor-parallel " +
+		"(vllm/config/parallel.py ParallelConfig.enable_expert_parallel defaults to False; FusedMoEParallelConfig.make @ 002d607 uses EP only with it); " +
+		"the config's ep reaches the record, not the command line"
 }

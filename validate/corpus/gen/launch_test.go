@@ -133,8 +133,13 @@ func TestLaunchOf(t *testing.T) {
 		{"SGLang DeepSeek-R1 fp8 B200 measured 2025-11-18 (tp_size slipped to 64)", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm",
 			"source_file=2026-04-06.csv; measured=2025-11-18T00:00:00.000Z; wip=False", 64,
 			launch{kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128}, true},
-		{"SGLang DeepSeek-R1 fp8 B200 v0.5.6 (2025-12-31): not added", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm",
-			"source_file=2026-03-25.csv; measured=2025-12-31T00:00:00.000Z; image=lmsysorg/sglang:v0.5.6-cu129-amd64", 8, launch{}, false},
+		{"SGLang DeepSeek-R1 fp8 B200 v0.5.6 (2025-12-31): d27433d", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm",
+			"source_file=2026-03-25.csv; measured=2025-12-31T15:18:00Z; image=lmsysorg/sglang:v0.5.6-cu129-amd64", 8,
+			launch{kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128}, true},
+		{"SGLang DeepSeek-R1 fp8 B200 v0.5.6 another day: no script settled", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm",
+			"source_file=2026-03-25.csv; measured=2026-01-12T00:00:00Z; image=lmsysorg/sglang:v0.5.6-cu129-amd64", 8, launch{}, false},
+		{"SGLang DeepSeek-R1 fp8 B200 v0.5.6 TP 4: no such config", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm",
+			"source_file=2026-03-25.csv; measured=2025-12-31T15:18:00Z; image=lmsysorg/sglang:v0.5.6-cu129-amd64", 4, launch{}, false},
 		{"gpt-oss-120b B200 measured 2025-11-02, no image: v0.10.2 docker script", "openai/gpt-oss-120b", "fp4", "b200_sxm",
 			"source_file=2026-04-06.csv; model=GPT-OSS-120B; measured=2025-11-02T00:00:00.000Z; wip=False", 8,
 			launch{gmu: 0.9, maxSeqs: 512, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "FULL_AND_PIECEWISE", mxfp4Act: "mxfp8"}, true},
@@ -424,4 +429,127 @@ func TestLaunchOfTRTMTP(t *testing.T) {
 	assert.False(t, ok)
 	assert.True(t, sameImage("nvcr.io#nvidia/a:1", "nvcr.io/nvidia/a:1"))
 	assert.False(t, sameImage("nvcr.io/nvidia/a:1", "nvcr.io/nvidia/a:2"))
+}
+
+// TestLaunchLayout: where the script proves the expert parallelism the
+// engine ran differs from the record, the launch says so, and epAt gives
+// the command line's ep; elsewhere the record stands.
+func TestLaunchLayout(t *testing.T) {
+	const kimi, mm, r1 = "moonshotai/Kimi-K2.5", "MiniMaxAI/MiniMax-M2.5", "deepseek-ai/DeepSeek-R1"
+	tests := []struct {
+		name, backend, model, precision, system, source string
+		tp, recordedEP, wantEP                          int
+		mode                                            epMode
+	}{
+		{"Kimi NVFP4 B200 a58dedd: no --enable-expert-parallel, ep 4 recorded", "vllm", kimi, "fp4", "b200_sxm",
+			"source_file=2026-03-25.csv; measured=2026-03-11T16:59:40Z; image=vllm/vllm-openai:v0.17.0", 4, 4, 1, epOff},
+		{"Kimi NVFP4 B200 a58dedd, the TP-EP slip (ep 16 recorded, 4 after the slip)", "vllm", kimi, "fp4", "b200_sxm",
+			"db-dump/x; measured=2026-03-27T00:00:00.000Z; vllm/vllm-openai:v0.17.0", 4, 4, 1, epOff},
+		{"Kimi NVFP4 B200 6c3aceb", "vllm", kimi, "fp4", "b200_sxm",
+			"db-dump/x; measured=2026-04-20T00:00:00.000Z; vllm/vllm-openai:v0.17.0", 4, 4, 1, epOff},
+		{"DeepSeek-R1 NVFP4 B200 SGLang 2025-11-02: --enable-ep-moe, ep 1 recorded", "sglang", r1, "fp4", "b200_sxm",
+			"source_file=x.csv; measured=2025-11-02T00:00:00.000Z", 8, 1, 8, epTP},
+		{"DeepSeek-R1 NVFP4 B200 SGLang 2025-11-10, TP 4", "sglang", r1, "fp4", "b200_sxm",
+			"source_file=x.csv; measured=2025-11-10T00:00:00.000Z", 4, 1, 4, epTP},
+		{"MiniMax fp8 B200 v0.17.0-cu130: EP_SIZE -ge 1, ep 1 recorded", "vllm", mm, "fp8", "b200_sxm",
+			"source_file=x.csv; measured=2026-03-11T18:39:31Z; image=vllm/vllm-openai:v0.17.0-cu130", 2, 1, 2, epTP},
+		{"MiniMax fp8 B200 v0.19.0-cu130: EP_SIZE -gt 1, the record stands", "vllm", mm, "fp8", "b200_sxm",
+			"source_file=x.csv; image=vllm/vllm-openai:v0.19.0-cu130", 2, 1, 1, epAsRecorded},
+		{"MiniMax fp8 B200 v0.19.0-cu130 ep 2: the record stands", "vllm", mm, "fp8", "b200_sxm",
+			"source_file=x.csv; image=vllm/vllm-openai:v0.19.0-cu130", 2, 2, 2, epAsRecorded},
+		{"DeepSeek-R1 NVFP4 B200 SGLang v0.5.9: --ep-size $EP_SIZE, the record stands", "sglang", r1, "fp4", "b200_sxm",
+			"x; lmsysorg/sglang:v0.5.9-cu130", 4, 4, 4, epAsRecorded},
+		{"DeepSeek-R1 fp8 B200 SGLang v0.5.6: --ep-size $EP_SIZE, the record stands", "sglang", r1, "fp8", "b200_sxm",
+			"x; measured=2025-12-31T15:18:00Z; image=lmsysorg/sglang:v0.5.6-cu129-amd64", 8, 1, 1, epAsRecorded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, ok := launchOf(tt.backend, tt.model, tt.precision, tt.system, tt.tp, 16, tt.source)
+			require.True(t, ok)
+			assert.Equal(t, tt.mode, l.ep)
+			assert.Equal(t, tt.wantEP, l.epAt(tt.tp, tt.recordedEP))
+			if tt.mode != epAsRecorded {
+				assert.Contains(t, l.epWhy, " @ ", "the script or engine source, file @ commit")
+			} else {
+				assert.Empty(t, l.epWhy)
+			}
+		})
+	}
+	assert.Equal(t, 3, launch{}.epAt(8, 3), "no launch layout: the record")
+}
+
+// TestShippedLaunchLayout holds the layouts on the committed corpus: each
+// scenario whose script proves another expert parallelism than its rows
+// record runs the script's, and keeps the record in a comment.
+func TestShippedLaunchLayout(t *testing.T) {
+	for _, tt := range []struct {
+		file, parallel, recorded string
+	}{
+		{"b200-sxm-vllm-kimi-k2.5-nvfp4-tp4-dp1-ep4-0.17.0", "tp = 4\ndp = 1\nep = 1\n", "Recorded layout tp4-dp1-ep4 "},
+		{"b200-sxm-vllm-kimi-k2.5-nvfp4-tp4-dp4-ep16", "tp = 4\ndp = 1\nep = 1\n", "Recorded layout tp4-dp4-ep16 "},
+		{"b200-sxm-sglang-deepseek-r1-nvfp4-tp4-dp1-ep1-recv30", "tp = 4\ndp = 1\nep = 4\n", "Recorded layout tp4-dp1-ep1 "},
+		{"b200-sxm-sglang-deepseek-r1-nvfp4-tp8-dp1-ep1-recv10", "tp = 8\ndp = 1\nep = 8\n", "Recorded layout tp8-dp1-ep1 "},
+		{"b200-sxm-sglang-deepseek-v3-nvfp4-tp8-dp1-ep1-recv30", "tp = 8\ndp = 1\nep = 8\n", "Recorded layout tp8-dp1-ep1 "},
+		{"b200-sxm-vllm-minimax-m2.5-fp8-tp2-dp1-ep1", "tp = 2\ndp = 1\nep = 2\n", "Recorded layout tp2-dp1-ep1 "},
+		{"b200-sxm-vllm-minimax-m2.5-fp8-tp4-dp1-ep1", "tp = 4\ndp = 1\nep = 4\n", "Recorded layout tp4-dp1-ep1 "},
+		{"b200-sxm-vllm-minimax-m2.5-nvfp4-tp2-dp2-ep4-dpattn", "tp = 1\ndp = 2\nep = 2\n", "Recorded layout tp2-dp2-ep4 "},
+		{"b300-sxm-vllm-minimax-m2.5-nvfp4-tp2-dp2-ep4-dpattn", "tp = 1\ndp = 2\nep = 2\n", "Recorded layout tp2-dp2-ep4 "},
+		// The record stands: the scripts pass --ep-size $EP_SIZE or test -gt 1.
+		{"b200-sxm-sglang-deepseek-r1-nvfp4-tp4-dp1-ep4-recv30", "tp = 4\ndp = 1\nep = 4\n", ""},
+		{"b200-sxm-vllm-minimax-m2.5-fp8-tp2-dp1-ep1-0.19.0", "tp = 2\ndp = 1\nep = 1\n", ""},
+		{"b200-sxm-vllm-kimi-k2.5-nvfp4-tp8-dp1-ep1-0.17.0", "tp = 8\ndp = 1\nep = 1\n", ""},
+		// The TP-EP entries' rows (the vLLM DP slip: tp2 ep2).
+		{"b200-sxm-vllm-minimax-m2.5-nvfp4-tp2-dp2-ep4", "tp = 2\ndp = 1\nep = 2\n", ""},
+		{"b300-sxm-vllm-minimax-m2.5-nvfp4-tp2-dp2-ep4", "tp = 2\ndp = 1\nep = 2\n", ""},
+	} {
+		b, err := os.ReadFile("../aiconfigurator/" + tt.file + ".toml")
+		require.NoError(t, err, tt.file)
+		sc := string(b)
+		assert.Contains(t, sc, "\n[parallel]\n"+tt.parallel, tt.file)
+		if tt.recorded != "" {
+			assert.Contains(t, sc, "# "+tt.recorded, tt.file)
+			assert.Contains(t, sc, "not the record's (gen: launch layout)", tt.file)
+		} else {
+			assert.NotContains(t, sc, "gen: launch layout", tt.file)
+		}
+	}
+}
+
+// TestDPAttnRun: a MiniMax-M2.5 NVFP4 row is the script's DP_ATTENTION=true
+// run when its dump config id is the config's dp-attn entry, matched
+// whole; the committed corpus splits those rows into their own
+// deployments, and the TP-EP deployments keep none of them.
+func TestDPAttnRun(t *testing.T) {
+	const mm = "MiniMaxAI/MiniMax-M2.5"
+	src := func(id string) string {
+		return "db-dump/2026-04-27; config_id=" + id + "; silicon_concurrency=512; measured=2026-04-22T00:00:00.000Z; workflow_run_id=802; vllm/vllm-openai:v0.19.0-cu130"
+	}
+	l, ok := launchOf("vllm", mm, "fp4", "b200_sxm", 2, 512, src("707"))
+	require.True(t, ok)
+	assert.True(t, l.dpAttnRun(src("707")))
+	assert.False(t, l.dpAttnRun(src("706")), "the TP-EP entry")
+	assert.False(t, l.dpAttnRun(src("7070")), "the id matched whole")
+	assert.False(t, l.dpAttnRun("source_file=x.csv; image=vllm/vllm-openai:v0.19.0-cu130"), "no config id")
+	assert.Contains(t, l.dpAttnWhy, "@ 13962fc")
+	b3, ok := launchOf("vllm", mm, "fp4", "b300_sxm", 2, 512, src("727"))
+	require.True(t, ok)
+	assert.True(t, b3.dpAttnRun(src("727")))
+	assert.False(t, b3.dpAttnRun(src("707")), "B200's id is not B300's")
+	fp8, ok := launchOf("vllm", mm, "fp8", "b300_sxm", 2, 1024, src("827"))
+	require.True(t, ok)
+	assert.False(t, fp8.dpAttnRun(src("827")), "minimaxm2.5_fp8_b300.sh reads no DP_ATTENTION: its dp-attn config ran TP-EP")
+
+	read := func(f string) string {
+		b, err := os.ReadFile("../aiconfigurator/" + f)
+		require.NoError(t, err, f)
+		return string(b)
+	}
+	for gpu, id := range map[string]string{"b200": "707", "b300": "727"} {
+		base := gpu + "-sxm-vllm-minimax-m2.5-nvfp4-tp2-dp2-ep4"
+		dpa, tpep := read(base+"-dpattn.csv"), read(base+".csv")
+		n := strings.Count(dpa, "\n") - 1
+		require.Positive(t, n)
+		assert.Equal(t, n, strings.Count(dpa, "config_id="+id+";"), "every row the dp-attn config's")
+		assert.NotContains(t, tpep, "config_id="+id+";")
+	}
 }

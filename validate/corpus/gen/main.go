@@ -624,6 +624,11 @@ func (g *gen) aiconfigurator() error {
 			dump.dumpRun(getter(rec))); ok {
 			k = append(k, l.name)
 			spec[i] = l.spec != ""
+			// The script's DP-attention command line is a deployment of
+			// its own (its rows record the TP-EP run's columns).
+			if l.dpAttnRun(rec[col["silicon_data_source"]]) {
+				k = append(k, "dpattn")
+			}
 			// A script that sets a flag by concurrency runs several
 			// command lines.
 			if v := l.variant(rc); v != "" {
@@ -723,6 +728,10 @@ func (g *gen) aiconfigurator() error {
 			dump.dumpRun(get))
 		if hasLaunch && l.spec != "" {
 			base = slug(base, l.spec) // the speculative config's run
+		}
+		dpAttnRun := hasLaunch && mode == "agg" && l.dpAttnRun(get("silicon_data_source"))
+		if dpAttnRun {
+			base = slug(base, "dpattn") // the script's DP_ATTENTION=true command line
 		}
 		if v := l.variant(atoi("batch_size") * max(dp, 1)); hasLaunch && v != "" {
 			// The script's command lines, by concurrency.
@@ -882,7 +891,7 @@ func (g *gen) aiconfigurator() error {
 					"precision, layout, lengths and concurrency) with no speculative decoding recorded: the same measurement, so they are this deployment's rows, "+
 					"not a plain run's (gen: specCopies); validate's duplicate rule scores each measurement once: %s.", len(m), strings.Join(m, ", ")))
 			}
-			if dpSlip > 0 {
+			if dpSlip > 0 && !dpAttnRun {
 				st.tp, st.dp, st.ep, st.gpus, st.dpAttention = dpSlip, 1, dpSlip, dpSlip, false
 				st.name = fmt.Sprintf("%s %s on %dx %s, %s tp%d-dp1-ep%d (aiconfigurator silicon_sample)", short, ckpt, st.gpus, get("system"), get("backend"), dpSlip, dpSlip)
 				st.comments = append(st.comments, fmt.Sprintf("attention_dp_size %d, moe_ep_size %d = tp x dp: vLLM's TP-EP run recorded as DP (the rows whose ids name the layout say tp%d_ep%d); the layout used here is tp%d ep%d.", dp, ep, dpSlip, dpSlip, dpSlip, dpSlip))
@@ -891,6 +900,25 @@ func (g *gen) aiconfigurator() error {
 				st.tp, st.gpus = slipTP, slipTP*max(dp, 1)
 				st.name = fmt.Sprintf("%s %s on %dx %s, %s tp%d-dp%d-ep%d (aiconfigurator silicon_sample)", short, ckpt, st.gpus, get("system"), get("backend"), slipTP, max(dp, 1), ep)
 				st.comments = append(st.comments, fmt.Sprintf("tp_size %d = tp %d x ep %d: the serving README's conversion slip; the layout used here is tp%d ep%d.", tp, slipTP, ep, slipTP, ep))
+			}
+			// The script's DP_ATTENTION=true command line: vLLM DP tp x TP 1,
+			// experts over the DP ranks (FusedMoEParallelConfig.make: EP =
+			// TP x DP with --enable-expert-parallel); moecast's vLLM DP
+			// (dpAttentionEngine) has no attention DP of SGLang's kind.
+			if dpAttnRun {
+				st.tp, st.dp, st.ep, st.gpus, st.dpAttention = 1, tp, tp, tp, false
+				st.name = fmt.Sprintf("%s %s on %dx %s, %s tp1-dp%d-ep%d (aiconfigurator silicon_sample)", short, ckpt, st.gpus, get("system"), get("backend"), tp, tp)
+				st.comments = append(st.comments, fmt.Sprintf("Recorded layout %s (tp_size %d, attention_dp_size %d, moe_ep_size %d); [parallel] is the command line's "+
+					"DP_ATTENTION=true run, vLLM --tensor-parallel-size=1 --data-parallel-size=%d --enable-expert-parallel, not the record's (gen: launch layout): %s.",
+					layout, tp, dp, ep, tp, l.dpAttnWhy))
+			}
+			// The expert parallelism the script ran, where it proves the
+			// record wrong (launch.ep): the record stays in the comment.
+			if run := l.epAt(st.tp, st.ep); hasLaunch && run != st.ep {
+				st.comments = append(st.comments, fmt.Sprintf("Recorded layout %s (tp_size %d, attention_dp_size %d, moe_ep_size %d); "+
+					"[parallel] ep = %d is the command line's, not the record's (gen: launch layout): %s.", layout, tp, dp, ep, run, l.epWhy))
+				st.ep = run
+				st.name = fmt.Sprintf("%s %s on %dx %s, %s tp%d-dp%d-ep%d (aiconfigurator silicon_sample)", short, ckpt, st.gpus, get("system"), get("backend"), st.tp, st.dp, st.ep)
 			}
 			e.Scenario = "aiconfigurator/" + base + ".toml"
 			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
