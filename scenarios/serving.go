@@ -147,6 +147,10 @@ type Serving struct {
 	// PooledDP pools the DP ranks under one scheduler
 	// (serve.Config.PooledDP); set only by the dp-ranks mechanism.
 	PooledDP bool
+	// PooledSGLangDP pools SGLang's DP-attention ranks under one
+	// scheduler (serve.Config.PooledSGLangDP); set only by the
+	// sglang-dp-ranks mechanism.
+	PooledSGLangDP bool
 	// DecodeRecompute is serve.Config.DecodeRecompute; set only by the
 	// prebuilt-decode mechanism.
 	DecodeRecompute bool
@@ -820,6 +824,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 		c.CUDAGraphSizes = v.CUDAGraphCaptureSizes
 	}
 	c.PooledDP = v.PooledDP
+	c.PooledSGLangDP = v.PooledSGLangDP
 	c.DecodeRecompute = v.DecodeRecompute
 	c.Workload = serve.Workload{Requests: v.RequestsAt(p), RequestRate: math.Inf(1), Burstiness: v.Burstiness,
 		InputTokens: v.InputTokens, OutputTokens: v.OutputTokens, RangeRatio: v.RangeRatio, RangeStyle: v.RangeStyle}

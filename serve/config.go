@@ -28,12 +28,12 @@ type StepCoster interface {
 // Memory is the KV-cache model: paged blocks of BlockSize tokens, each token
 // KVBytesPerToken on every GPU of its attention group. With Groups > 1
 // (DP ranks) each group has its own cache of KVCapacity per GPU. Under an
-// engine whose row has a balancer (vLLM) each group is an engine core with
-// its own scheduler and cache behind the front end's balancer
-// (dpranks.go); otherwise (SGLang's DP attention, disaggregated pools,
-// Config.PooledDP) the groups' blocks are pooled under one scheduler, with
-// SGLang's per-rank prefill budget and chunks in progress
-// (sched_sglang.go).
+// engine whose row has a balancer (vLLM's DP engine cores, SGLang's
+// DP-attention schedulers) each group is a scheduler with its own cache
+// behind the front end's balancer (dpranks.go); otherwise (disaggregated
+// pools, Config.PooledDP, Config.PooledSGLangDP) the groups' blocks are
+// pooled under one scheduler, with SGLang's per-rank prefill budget and
+// chunks in progress (sched_sglang.go).
 type Memory struct {
 	KVBytesPerToken unit.Bytes // per token per GPU (draft layers included)
 	KVCapacity      unit.Bytes // KV-cache memory per GPU
@@ -343,8 +343,14 @@ type Config struct {
 	// scheduler with one token budget and one KV pool, the model before
 	// per-rank DP; false (the default) runs each rank as the engine's
 	// engine core of its own behind the engine's balancer where the
-	// engine row has one (dpranks.go). Disaggregated pools are pooled.
+	// engine row has one (dpranks.go); SGLang's ranks are pooled by
+	// PooledSGLangDP instead. Disaggregated pools are pooled.
 	PooledDP bool
+	// PooledSGLangDP is PooledDP for SGLang's DP-attention ranks: they
+	// are pooled under one scheduler (the model before per-rank SGLang
+	// DP); false (the default) runs each rank as a scheduler of its own
+	// behind SGLang's DataParallelController (dpranks.go).
+	PooledSGLangDP bool
 	// DecodeRecompute makes an SGLang decode instance of a disaggregated
 	// run compute each transferred request's last prompt token as a
 	// prefill step, as vLLM's does, instead of SGLang's prebuilt

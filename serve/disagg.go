@@ -175,13 +175,65 @@ func validatePoolBudget(pool string, n, k int) error {
 	return nil
 }
 
-// node is one instance of a disaggregated run with its clock.
+// node is one instance of a disaggregated run with its clock: one
+// engine instance (in), or, with SGLang's DP-attention ranks as
+// schedulers of their own, the ranks stepping together (dp; in is its
+// first rank).
 type node struct {
 	in       *instance
+	ranks    []*instance // in, or dp's ranks
+	dp       *dpRanks
 	coster   StepCoster
 	busy     bool
 	end      float64 // the running step's end
 	busyTime float64
+}
+
+func (nd *node) idle() bool {
+	if nd.dp != nil {
+		return nd.dp.idle()
+	}
+	return nd.in.idle()
+}
+
+// load is the requests the node holds and has waiting, over its ranks.
+func (nd *node) load() int {
+	l := 0
+	for _, in := range nd.ranks {
+		l += in.queued() + in.sched.holding()
+	}
+	return l
+}
+
+// enqueue hands r to the node (to the rank its controller picks).
+func (nd *node) enqueue(r int32) {
+	if nd.dp != nil {
+		nd.dp.enqueue(r)
+		return
+	}
+	nd.in.enqueue(r)
+}
+
+// free releases r's KV on the rank that holds it.
+func (nd *node) free(r int32) {
+	if nd.dp != nil && nd.dp.of != nil {
+		nd.dp.in[nd.dp.of[r]].kv.free(r)
+		return
+	}
+	nd.in.kv.free(r)
+}
+
+// lookup is r's longest cached prefix on any of the node's ranks (a
+// router's view; forgotten again, as admission looks up itself).
+func (nd *node) lookup(r int32) int {
+	h := 0
+	for _, in := range nd.ranks {
+		h = max(h, in.kv.lookup(r))
+		if f, ok := in.kv.(interface{ forget(int32) }); ok {
+			f.forget(r)
+		}
+	}
+	return h
 }
 
 // cluster is the state of a disaggregated run.
@@ -242,13 +294,6 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 		return nil, err
 	}
 	mk := func(p Pool, reqs []request, decode bool) *node {
-		var kv kvCache = newBlockPool(p.Memory, reqs).recovering(e.cfg.ownBlocks())
-		if shared && !e.cfg.NoPrefixCache && !decode {
-			kv = newPrefixPool(p.Memory, reqs)
-		}
-		if decode {
-			kv = transferred{kv, reqs}
-		}
 		// The pool's scheduler: its own memory (SGLang's attention DP
 		// ranks, one scheduler each, are the pool's Memory.Groups, and
 		// each splits chunked_prefill_size by them) and flags.
@@ -266,14 +311,44 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 		if p.MaxPrefillTokens > 0 {
 			sc.MaxPrefillTokens = p.MaxPrefillTokens
 		}
-		in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(&sc), fullISL: e.cfg.fullISL(),
-			k: e.cfg.Spec.DraftTokens, lookahead: e.cfg.Spec.Lookahead}
-		if !decode {
-			in.handoff = &cl.handoff
-		} else if pb, ok := in.sched.(prebuilder); ok && !e.cfg.DecodeRecompute {
-			pb.setPrebuilt()
+		// SGLang's DP-attention ranks are schedulers of their own on
+		// either side (dpranks.go), each with one rank's KV pool.
+		ranks, km := 1, p.Memory
+		if sc.Engine == SGLang && sc.perRankDP() {
+			ranks, km.Groups = p.Memory.Groups, 1
 		}
-		return &node{in: in, coster: p.Coster}
+		nd := &node{coster: p.Coster}
+		for range ranks {
+			var kv kvCache = newBlockPool(km, reqs).recovering(e.cfg.ownBlocks())
+			if shared && !e.cfg.NoPrefixCache && !decode {
+				kv = newPrefixPool(km, reqs)
+			}
+			if decode {
+				kv = transferred{kv, reqs}
+			}
+			in := &instance{reqs: reqs, kv: kv, sched: engines[e.cfg.Engine].scheduler(&sc), fullISL: e.cfg.fullISL(),
+				k: e.cfg.Spec.DraftTokens, lookahead: e.cfg.Spec.Lookahead}
+			if o, ok := in.sched.(oneRanker); ok && ranks > 1 {
+				o.oneRank(ranks)
+			}
+			if !decode {
+				in.handoff = &cl.handoff
+			} else if pb, ok := in.sched.(prebuilder); ok && !e.cfg.DecodeRecompute {
+				pb.setPrebuilt()
+			}
+			nd.ranks = append(nd.ranks, in)
+		}
+		nd.in = nd.ranks[0]
+		if ranks > 1 {
+			// A PD prefill server's controller routes by the request's
+			// bootstrap room, a decode server's round robin
+			// (sglangBootstrapBalance, sglangBalance).
+			nd.dp = &dpRanks{in: nd.ranks, pick: sglangBalance}
+			if !decode {
+				nd.dp.pick, nd.dp.of = sglangBootstrapBalance(e.cfg.Seed), make([]int32, len(reqs))
+			}
+		}
+		return nd
 	}
 	for range d.Prefill.Workers {
 		cl.prefill = append(cl.prefill, mk(d.Prefill, cl.preqs, false))
@@ -303,16 +378,13 @@ func (cl *cluster) route(pool int, r int32) int {
 		minL, maxL, least := math.MaxInt, 0, 0
 		best, hit := 0, -1
 		for i, nd := range nodes {
-			l := nd.in.queued() + nd.in.sched.holding()
+			l := nd.load()
 			if l < minL {
 				minL, least = l, i
 			}
 			maxL = max(maxL, l)
-			h := nd.in.kv.lookup(r) // admission looks up again
-			if f, ok := nd.in.kv.(interface{ forget(int32) }); ok {
-				f.forget(r)
-			}
-			if h > hit || (h == hit && l < nodes[best].in.queued()+nodes[best].in.sched.holding()) {
+			h := nd.lookup(r) // admission looks up again
+			if h > hit || (h == hit && l < nodes[best].load()) {
 				best, hit = i, h
 			}
 		}
@@ -327,7 +399,7 @@ func (cl *cluster) route(pool int, r int32) int {
 	if cl.d.Router != RoundRobin {
 		best, load := 0, math.MaxInt
 		for i, nd := range nodes {
-			if l := nd.in.queued() + nd.in.sched.holding(); l < load {
+			if l := nd.load(); l < load {
 				best, load = i, l
 			}
 		}
@@ -356,20 +428,32 @@ func (e *run) loopDisagg() error {
 			if cl.d.Pull && i >= len(cl.prefill) && !nd.busy {
 				cl.startPulls(i-len(cl.prefill), t) // an idle vLLM engine core polls at once
 			}
-			if nd.busy || nd.in.idle() {
+			if nd.busy || nd.idle() {
 				continue
 			}
 			in := nd.in
-			in.sched.schedule(in)
-			if len(in.step.seqs) == 0 {
+			some := false
+			if nd.dp != nil {
+				some = nd.dp.schedule()
+			} else {
+				in.sched.schedule(in)
+				some = len(in.step.seqs) > 0
+			}
+			if !some {
 				if i < len(cl.prefill) && cl.sending[i] > 0 {
 					// Its KV cache is held by prefilled requests in
 					// transfer: the instance idles until one ends.
 					continue
 				}
-				return fmt.Errorf("serve: internal error: a step scheduled nothing (%d held, %d waiting)", in.sched.holding(), in.queued())
+				return fmt.Errorf("serve: internal error: a step scheduled nothing (%d held, %d waiting)", nd.load()-in.queued(), in.queued())
 			}
-			d, err := e.priceWith(nd.coster, &in.step)
+			var d float64
+			var err error
+			if nd.dp != nil {
+				d, err = e.priceDP(nd.coster, nd.dp)
+			} else {
+				d, err = e.priceWith(nd.coster, &in.step)
+			}
 			if err != nil {
 				return err
 			}
@@ -406,7 +490,11 @@ func (e *run) loopDisagg() error {
 				continue
 			}
 			nd.busy = false
-			c.inflight -= e.finishStep(nd.in, t)
+			if nd.dp != nil {
+				c.inflight -= e.finishDP(nd.dp, t)
+			} else {
+				c.inflight -= e.finishStep(nd.in, t)
+			}
 			for _, r := range cl.handoff {
 				cl.from[r] = int32(i)
 				cl.sending[i]++
@@ -429,9 +517,9 @@ func (e *run) loopDisagg() error {
 		}
 		for len(cl.xfer) > 0 && cl.xfer[0].at <= t {
 			x := heap.Pop(&cl.xfer).(timed)
-			cl.prefill[cl.from[x.r]].in.kv.free(x.r)
+			cl.prefill[cl.from[x.r]].free(x.r)
 			cl.sending[cl.from[x.r]]--
-			cl.decode[cl.route(1, x.r)].in.enqueue(x.r)
+			cl.decode[cl.route(1, x.r)].enqueue(x.r)
 		}
 		for c.inflight < c.limit {
 			r, at, h, ok := c.peek()
@@ -440,7 +528,7 @@ func (e *run) loopDisagg() error {
 			}
 			c.take(h)
 			e.reqs[r].send, cl.preqs[r].send = t, t
-			cl.prefill[cl.route(0, r)].in.enqueue(r)
+			cl.prefill[cl.route(0, r)].enqueue(r)
 			c.inflight++
 		}
 	}
@@ -466,41 +554,52 @@ func (cl *cluster) admitPulled(j int, t float64) {
 			l = append(l, x)
 			continue
 		}
-		cl.prefill[cl.from[x.r]].in.kv.free(x.r)
+		cl.prefill[cl.from[x.r]].free(x.r)
 		cl.sending[cl.from[x.r]]--
-		cl.decode[j].in.enqueue(x.r)
+		cl.decode[j].enqueue(x.r)
 	}
 	cl.loading[j] = l
 }
 
 // fill adds the disaggregated figures to r.
 func (cl *cluster) fill(r *Result) {
-	pre, peak := 0, 0
-	var u kvUsage
+	pre := 0
 	for _, nd := range append(append([]*node(nil), cl.prefill...), cl.decode...) {
-		pre += nd.in.preemptions
-	}
-	for _, nd := range cl.decode {
-		if x := nd.in.kv.usage(); x.Peak >= peak {
-			peak, u = x.Peak, x
+		for _, in := range nd.ranks {
+			pre += in.preemptions
 		}
 	}
+	// The fullest decode cache per GPU: a pooled instance's peak is
+	// spread over its Groups, a rank's is one GPU's.
 	m := cl.d.Decode.Memory
+	var kvPeak unit.Bytes
+	for _, nd := range cl.decode {
+		g := m.Groups
+		if nd.dp != nil {
+			g = 1
+		}
+		for _, in := range nd.ranks {
+			x := in.kv.usage()
+			kvPeak = max(kvPeak, unit.Bytes(float64(x.Peak*x.BlockSize)*float64(m.KVBytesPerToken)/float64(g)))
+		}
+	}
 	r.Preemptions = pre
 	// Prefix caching is the prefill instances' (decode instances receive
 	// every prompt by transfer).
 	r.PrefixCache, r.PrefixHitRate = false, 0
 	q, h := 0, 0
 	for _, nd := range cl.prefill {
-		if x := nd.in.kv.usage(); x.Prefix {
-			r.PrefixCache = true
-			q, h = q+x.Queries, h+x.Hits
+		for _, in := range nd.ranks {
+			if x := in.kv.usage(); x.Prefix {
+				r.PrefixCache = true
+				q, h = q+x.Queries, h+x.Hits
+			}
 		}
 	}
 	if q > 0 {
 		r.PrefixHitRate = float64(h) / float64(q)
 	}
-	r.KVPeakPerGPU = unit.Bytes(float64(u.Peak*u.BlockSize) * float64(m.KVBytesPerToken) / float64(m.Groups))
+	r.KVPeakPerGPU = kvPeak
 	busy := func(nodes []*node) float64 {
 		s := 0.0
 		for _, nd := range nodes {

@@ -239,12 +239,13 @@
 // DP ranks (Memory.Groups > 1) under vLLM are engine cores of their own,
 // each with its own scheduler, budget and KV cache, fed by vLLM's DP load
 // balancer and stepping in lockstep, a step lasting as long as its slowest
-// rank's batch (dpranks.go).
+// rank's batch (dpranks.go). SGLang's DP-attention ranks are schedulers of
+// their own the same way, fed by its DataParallelController (round robin;
+// on a disaggregated prefill server by the request's bootstrap room), in
+// an aggregated run and in either pool of a disaggregated one; vLLM's
+// disaggregated pools keep their ranks pooled.
 //
-// Not modelled: SGLang's DP-attention ranks as schedulers of their own
-// (their KV blocks are pooled under one scheduler; their per-rank prefill
-// budgets and chunks in progress are, sched_sglang.go), the scheduler's
-// own pass between steps (Config.Host holds the model runner's part, the
+// Not modelled: the scheduler's own pass between steps (Config.Host holds the model runner's part, the
 // part the traces show), the client's HTTP time, and the
 // placeholder tokens of async scheduling. Multi-node replicas are priced
 // by sim and comm (hardware.nic).

@@ -27,15 +27,31 @@ import (
 // it: that batch is given to the coster once per rank, which sim spreads
 // one copy per group.
 //
+// SGLang's DP-attention ranks (--enable-dp-attention) run the same way:
+// each rank is a Scheduler process of its own with its own KV pool
+// (max_total_num_tokens per rank), running batch, waiting queue and
+// new-token ratio, fed by the DataParallelController (sglangBalance);
+// every scheduler iteration all-gathers the ranks' token counts, a rank
+// with no batch runs an IDLE batch when any rank has tokens, and the
+// ranks run CUDA graphs only when none extends (sgl-project/sglang
+// `python/sglang/srt/managers/scheduler_dp_attn_mixin.py` @ 01ac007,
+// prepare_mlp_sync_batch_raw: need_idle_batch, can_cuda_graph = min
+// over ranks, is_extend_in_batch = max); the MoE layers' collectives then
+// end the step with its slowest rank.
+//
 // Not modelled: the ranks' host loops drifting apart between collectives,
 // the coordinator's 100 ms stale view of the ranks' queues (the balancer
 // reads them exactly), and dense models' DP ranks, which vLLM runs
 // unsynchronised (no MoE collective): they are stepped in lockstep too.
 type dpRanks struct {
 	in    []*instance
-	pick  func(d *dpRanks) int // the engine's balancer
-	start int                  // the balancer's rotating first rank
-	buf   []Seq                // a rank's batch once per rank, for the coster
+	pick  balancer // the engine's balancer
+	start int      // the balancer's rotating first rank
+	// of is, where not nil, the rank each request was given to (a
+	// disaggregated prefill pool frees a request's KV on its rank when
+	// the transfer ends).
+	of  []int32
+	buf []Seq // a rank's batch once per rank, for the coster
 	// steps is the DP wave's step counter (vLLM's
 	// DPEngineCoreProc.step_counter: one per lockstep step, the same on
 	// every rank, 0 when the ranks went idle), which vLLM's prefill
@@ -44,9 +60,9 @@ type dpRanks struct {
 }
 
 // balancer is an engine's front-end load balancer over DP ranks: the rank
-// that gets the next request. nil: the engine's DP ranks are pooled under
-// one scheduler.
-type balancer func(d *dpRanks) int
+// that gets request r. nil: the engine's DP ranks are pooled under one
+// scheduler.
+type balancer func(d *dpRanks, r int32) int
 
 // vllmBalance is vLLM's DP load balancer with one API server
 // (vllm-project/vllm `vllm/v1/engine/core_client.py` @ 00080ee,
@@ -55,7 +71,7 @@ type balancer func(d *dpRanks) int
 // plus, while some wait, waiting x 6 x max(0, KV-cache usage - 0.5); the
 // lowest score wins, ties to the first in a scan that starts one rank
 // later at every request.
-func vllmBalance(d *dpRanks) int {
+func vllmBalance(d *dpRanks, _ int32) int {
 	n := len(d.in)
 	best, low := 0, math.Inf(1)
 	for i := range n {
@@ -77,13 +93,65 @@ func vllmBalance(d *dpRanks) int {
 	return best
 }
 
+// sglangBalance is SGLang's DataParallelController with its default
+// load_balance_method (sgl-project/sglang
+// `python/sglang/srt/managers/data_parallel_controller.py` @ 000a3db,
+// round_robin_scheduler: workers[round_robin_counter], the counter
+// advancing by one per request; `python/sglang/srt/server_args.py` @
+// 469c63e, _handle_load_balance_method: "auto" is round_robin outside
+// PD disaggregation and on a PD decode server): the ranks in turn,
+// whatever their load.
+func sglangBalance(d *dpRanks, _ int32) int {
+	i := d.start
+	d.start = (d.start + 1) % len(d.in)
+	return i
+}
+
+// sglangBootstrapBalance is a PD prefill server's DataParallelController:
+// follow_bootstrap_room, the rank bootstrap_room % dp_size
+// (data_parallel_controller.py @ 000a3db; server_args.py @ 469c63e
+// makes it the prefill server's "auto", and maps a prefill server's
+// legacy "round_robin" to it). SGLang's PD router draws each request's
+// bootstrap_room at random (sgl-project/sglang
+// `sgl-router/py_src/sglang_router/mini_lb.py` @ 097e50b,
+// _generate_bootstrap_room: random.randint(0, 2**63 - 1)); here a fixed
+// mix of the run's seed and the request's index (splitmix64) stands for
+// that draw, so that the run stays a pure function of its Config and the
+// run's own random stream is untouched.
+func sglangBootstrapBalance(seed uint64) balancer {
+	return func(d *dpRanks, r int32) int {
+		z := seed + (uint64(r)+1)*0x9e3779b97f4a7c15
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		z ^= z >> 31
+		return int(z % uint64(len(d.in)))
+	}
+}
+
+// oneRanker is a scheduler that runs as one of several DP ranks of its
+// own (SGLang's: newDPRanks tells it after making it from the whole
+// deployment's Config).
+type oneRanker interface{ oneRank(ranks int) }
+
+// extendSynced is a scheduler whose prefill cadence reads the ranks'
+// synchronised is_extend_in_batch (SGLang's --prefill-decode-interval
+// under DP attention): extendInBatch tells it that some rank's step had
+// a prefill chunk.
+type extendSynced interface{ extendInBatch() }
+
 // cadenced is a scheduler that reads the DP wave's step counter (vLLM's
 // prefill cadence).
 type cadenced interface{ setSteps(n int) }
 
 // enqueue hands r to the rank the balancer picks (a request reaches the
 // engine core the front end chose for it).
-func (d *dpRanks) enqueue(r int32) { d.in[d.pick(d)].enqueue(r) }
+func (d *dpRanks) enqueue(r int32) {
+	i := d.pick(d, r)
+	if d.of != nil {
+		d.of[r] = int32(i)
+	}
+	d.in[i].enqueue(r)
+}
 
 func (d *dpRanks) idle() bool {
 	for _, in := range d.in {
@@ -95,7 +163,8 @@ func (d *dpRanks) idle() bool {
 }
 
 // newDPRanks makes one instance per attention group, each with one
-// group's KV cache and the engine's scheduler.
+// group's KV cache and the engine's scheduler (told it is one rank of
+// Memory.Groups where it divides the deployment's limits by them).
 func (e *run) newDPRanks(pick balancer, shared bool) *dpRanks {
 	cfg := e.cfg
 	m := cfg.Memory
@@ -106,7 +175,11 @@ func (e *run) newDPRanks(pick balancer, shared bool) *dpRanks {
 		if shared && !cfg.NoPrefixCache {
 			kv = newPrefixPool(m, e.reqs)
 		}
-		d.in[i] = &instance{reqs: e.reqs, kv: kv, sched: engines[cfg.Engine].scheduler(cfg), fullISL: cfg.fullISL(),
+		sc := engines[cfg.Engine].scheduler(cfg)
+		if o, ok := sc.(oneRanker); ok {
+			o.oneRank(cfg.Memory.Groups)
+		}
+		d.in[i] = &instance{reqs: e.reqs, kv: kv, sched: sc, fullISL: cfg.fullISL(),
 			waiting: make([]int32, 0, 64), k: cfg.Spec.DraftTokens, lookahead: cfg.Spec.Lookahead}
 	}
 	return d
@@ -128,37 +201,64 @@ func (e *run) loopDP(d *dpRanks) error {
 			continue
 		}
 		e.client.stepStart(t)
-		for _, in := range d.in {
-			in.step.reset()
-			if c, ok := in.sched.(cadenced); ok {
-				c.setSteps(d.steps)
-			}
-			if !in.idle() {
-				in.sched.schedule(in)
-			}
-		}
-		d.steps++
-		w, err := e.priceDP(d)
+		d.schedule()
+		w, err := e.priceDP(e.coster, d)
 		if err != nil {
 			return err
 		}
 		t += w
-		done := 0
-		for _, in := range d.in {
-			if len(in.step.seqs) > 0 {
-				done += e.finishStep(in, t)
-			}
-		}
-		e.client.stepEnd(t, done, d)
+		e.client.stepEnd(t, e.finishDP(d, t), d)
 	}
 	return nil
 }
 
-// priceDP costs a lockstep step of the ranks: every rank is padded to
+// schedule builds the ranks' lockstep step: every rank with work
+// schedules its own batch (an idle rank runs none: its IDLE batch is the
+// padding priceDP prices), and the ranks' synchronised flags are shared.
+// It reports whether any rank scheduled a sequence.
+func (d *dpRanks) schedule() bool {
+	for _, in := range d.in {
+		in.step.reset()
+		if c, ok := in.sched.(cadenced); ok {
+			c.setSteps(d.steps)
+		}
+		if !in.idle() {
+			in.sched.schedule(in)
+		}
+	}
+	d.steps++
+	extend, some := false, false
+	for _, in := range d.in {
+		extend = extend || in.step.prefills > 0
+		some = some || len(in.step.seqs) > 0
+	}
+	if extend {
+		for _, in := range d.in {
+			if x, ok := in.sched.(extendSynced); ok {
+				x.extendInBatch()
+			}
+		}
+	}
+	return some
+}
+
+// finishDP applies every rank's step at its end t and returns the requests
+// that finished.
+func (e *run) finishDP(d *dpRanks, t float64) int {
+	done := 0
+	for _, in := range d.in {
+		if len(in.step.seqs) > 0 {
+			done += e.finishStep(in, t)
+		}
+	}
+	return done
+}
+
+// priceDP costs a lockstep step of the ranks with coster c: every rank is padded to
 // the rank with the most tokens this step (ties: the most context), whose
 // batch is priced as every rank's (see dpRanks); the step is booked with
 // every rank's sequences.
-func (e *run) priceDP(d *dpRanks) (float64, error) {
+func (e *run) priceDP(c StepCoster, d *dpRanks) (float64, error) {
 	seqs, prefills, most := 0, 0, 0
 	var big *step
 	bigTok, bigCtx := -1, -1
@@ -190,7 +290,7 @@ func (e *run) priceDP(d *dpRanks) (float64, error) {
 	for range d.in {
 		d.buf = append(d.buf, big.seqs...)
 	}
-	gpu, cats := e.coster.StepCost(d.buf)
+	gpu, cats := c.StepCost(d.buf)
 	return e.book(gpu, cats, seqs, prefills, most)
 }
 

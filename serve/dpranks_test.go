@@ -92,7 +92,7 @@ func TestVLLMBalance(t *testing.T) {
 	d := mk()
 	var got []int
 	for range 6 {
-		i := vllmBalance(d)
+		i := vllmBalance(d, 0)
 		got = append(got, i)
 		d.in[i].enqueue(int32(len(got)))
 	}
@@ -102,7 +102,7 @@ func TestVLLMBalance(t *testing.T) {
 	d.in[0].sched.(*vllmScheduler).running = []int32{1, 2}
 	d.in[1].sched.(*vllmScheduler).running = []int32{3}
 	d.in[2].sched.(*vllmScheduler).running = []int32{4, 5}
-	assert.Equal(t, 1, vllmBalance(d), "fewest in flight")
+	assert.Equal(t, 1, vllmBalance(d, 0), "fewest in flight")
 
 	// Rank 0: 1 waiting, 1 running, KV 90% used: 2 + 6 x 0.4 = 4.4;
 	// rank 1: 3 running: 3; rank 2: 4 running: 4.
@@ -112,7 +112,7 @@ func TestVLLMBalance(t *testing.T) {
 	require.True(t, d.in[0].kv.grow(11, 90*16))
 	d.in[1].sched.(*vllmScheduler).running = []int32{12, 13, 14}
 	d.in[2].sched.(*vllmScheduler).running = []int32{15, 16, 17, 18}
-	assert.Equal(t, 1, vllmBalance(d), "KV pressure on the waiting queue")
+	assert.Equal(t, 1, vllmBalance(d, 0), "KV pressure on the waiting queue")
 	assert.False(t, math.IsNaN(float64(d.start)))
 }
 

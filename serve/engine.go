@@ -137,10 +137,9 @@ var engines = [...]engineRow{
 		// which is off by default (server_args.py).
 		eagerPrefill: true,
 		// SGLang's DP-attention ranks each run a scheduler of their own
-		// behind its DataParallelController (load_balance_method
-		// "round_robin" by default, server_args.py); modelled in part:
-		// the ranks' KV is pooled under one scheduler, each rank with its
-		// own prefill budget and chunk in progress (sched_sglang.go).
+		// behind its DataParallelController, which deals the requests
+		// round robin (sglangBalance), and step together (dpranks.go).
+		balance:        sglangBalance,
 		host:           sglangHost,
 		asyncDefault:   func(string) bool { return true },
 		overlapPrefill: true,
@@ -262,6 +261,21 @@ func (c *Config) ownBlocks() bool {
 // fullISL reports whether c's instances admit by the whole sequence
 // (Config.ReserveFullISL, a vLLM setting).
 func (c *Config) fullISL() bool { return c.ReserveFullISL && c.Engine == VLLM }
+
+// perRankDP reports whether c's DP ranks (Memory.Groups > 1) run as
+// schedulers of their own behind the engine's balancer (dpranks.go)
+// rather than pooled under one: the engine row has a balancer and the
+// engine's pooling switch (PooledDP for vLLM, PooledSGLangDP for SGLang)
+// is off.
+func (c *Config) perRankDP() bool {
+	if !c.Engine.valid() || engines[c.Engine].balance == nil || c.Memory.Groups <= 1 {
+		return false
+	}
+	if c.Engine == SGLang {
+		return !c.PooledSGLangDP
+	}
+	return !c.PooledDP
+}
 
 // vllmBlockSize: MLA models take the block size vLLM's MLA backend forces
 // on the architecture (kernels.ArchFacts.MLABlockSize: 64 for FlashMLA on

@@ -53,7 +53,7 @@ type LoneStep struct {
 func PriceLonePrefill(cfg Config, c StepCoster, tokens, prefix int) (LoneStep, error) {
 	q := Seq{Query: tokens, Context: prefix, Prefill: true}
 	ranks := 1
-	if engines[cfg.Engine].balance != nil && cfg.Memory.Groups > 1 && !cfg.PooledDP && cfg.Disagg == nil {
+	if cfg.perRankDP() && cfg.Disagg == nil {
 		ranks = cfg.Memory.Groups
 	}
 	out := LoneStep{Ranks: ranks}

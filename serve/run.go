@@ -139,8 +139,8 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 		}
 		return e, nil
 	}
-	if pick := engines[cfg.Engine].balance; pick != nil && cfg.Memory.Groups > 1 && !cfg.PooledDP {
-		e.dp = e.newDPRanks(pick, shared)
+	if cfg.perRankDP() {
+		e.dp = e.newDPRanks(engines[cfg.Engine].balance, shared)
 		if err := e.loopDP(e.dp); err != nil {
 			return nil, err
 		}

@@ -22,11 +22,13 @@ import (
 // (_handle_data_parallelism: "chunked_prefill_size //= dp_size ... to avoid
 // MoE kernel issues"), so each rank's prefill batch holds
 // min(max_prefill_tokens, chunked_prefill_size / G) tokens and each rank
-// has its own chunk in progress. A step is then G such batches, one per
-// rank (the step's chunks spread over the ranks, sim.Sim's pass). The G
-// schedulers here draw from one waiting queue in order; SGLang's data
-// parallel controller deals each request to a rank when it arrives
-// (round robin), so the ranks' queues may be less even than modelled.
+// has its own chunk in progress. By default each rank is a scheduler of
+// its own (dpranks.go: its own KV pool, queue, running batch and
+// new-token ratio; oneRank); pooled (Config.PooledSGLangDP, and the pools
+// of a disaggregated run) one scheduler here plays the G ranks' prefill
+// batches from one waiting queue and one KV pool, a step being G such
+// batches, one per rank (the step's chunks spread over the ranks,
+// sim.Sim's pass).
 type sglangScheduler struct {
 	budget  int // per rank: min(max_prefill_tokens, chunked_prefill_size / ranks)
 	ranks   int // attention DP ranks (Memory.Groups): one SGLang scheduler each
@@ -218,7 +220,8 @@ func (s *sglangScheduler) schedule(in *instance) {
 		if in.step.prefills > 0 {
 			// Armed by any extend (or mixed) batch; with DP attention
 			// by the ranks' synchronised is_extend_in_batch, which the
-			// one pooled scheduler here sees as its own step.
+			// one pooled scheduler here sees as its own step (per-rank
+			// schedulers: extendInBatch).
 			s.deferred = s.interval
 		}
 	}()
@@ -329,6 +332,24 @@ ranks:
 type prebuilder interface{ setPrebuilt() }
 
 func (s *sglangScheduler) setPrebuilt() { s.prebuilt = true }
+
+// oneRank makes s the scheduler of one of ranks DP-attention ranks, each
+// a Scheduler process of its own (dpranks.go): its prefill budget is
+// already the rank's (chunked_prefill_size / ranks) and its ratio the DP
+// attention one; it plays one rank's batch, and --max-running-requests
+// is the rank's share, max_running_requests // dp_size (SGLang's model
+// runner; DefaultMaxRunning's derived limit is the ranks' sum, so that
+// share is one rank's own).
+func (s *sglangScheduler) oneRank(ranks int) {
+	s.ranks = 1
+	if s.maxSeqs > 0 && ranks > 1 {
+		s.maxSeqs = max(s.maxSeqs/ranks, 1)
+	}
+}
+
+// extendInBatch arms --prefill-decode-interval on every rank when any
+// rank's step extends (the ranks' all-gathered is_extend_in_batch).
+func (s *sglangScheduler) extendInBatch() { s.deferred = s.interval }
 
 // admitPrebuilt takes the transferred requests at the head of the
 // received queue straight into the running batch, as SGLang's decode

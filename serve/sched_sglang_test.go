@@ -134,5 +134,10 @@ func TestSGLangDPAttentionConservativeness(t *testing.T) {
 	cfg.ScheduleConservativeness = 1
 	cfg.Memory.Groups = 4
 	e, _ := simRun(t, cfg, realistic)
-	within(t, e.inst.sched.(*sglangScheduler).init, 0.7*0.3, 1e-12, "init")
+	for _, in := range e.dp.in {
+		within(t, in.sched.(*sglangScheduler).init, 0.7*0.3, 1e-12, "init")
+	}
+	cfg.PooledSGLangDP = true
+	e, _ = simRun(t, cfg, realistic)
+	within(t, e.inst.sched.(*sglangScheduler).init, 0.7*0.3, 1e-12, "pooled init")
 }
