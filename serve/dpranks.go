@@ -282,7 +282,7 @@ func (e *run) priceDP(c StepCoster, d *dpRanks) (float64, error) {
 	if big == nil {
 		return 0, fmt.Errorf("serve: internal error: a step scheduled nothing on %d DP ranks", len(d.in))
 	}
-	if rc, ok := e.coster.(repeatCoster); ok {
+	if rc, ok := c.(repeatCoster); ok {
 		gpu, cats := rc.StepCostN(big.seqs, len(d.in))
 		return e.book(gpu, cats, seqs, prefills, most)
 	}

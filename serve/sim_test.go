@@ -312,3 +312,35 @@ func TestSimCosterRepeatIsExact(t *testing.T) {
 		}
 	}
 }
+
+// TestSimCosterRepeatPoolCoster: in a disaggregation with DP-attention
+// ranks in each pool (SGLang), each pool's lockstep steps are priced by
+// the pool's own coster whether it repeats the busiest rank's batch
+// (StepCostN) or has it written out, never by the run's coster (here
+// another model's, so that using it shows).
+func TestSimCosterRepeatPoolCoster(t *testing.T) {
+	sc, err := scenarios.Embedded(scenarios.DefaultName)
+	require.NoError(t, err)
+	sm, err := sc.Sim()
+	require.NoError(t, err)
+	cfg, err := serve.SimConfig(sc.Config, sm, serve.SGLang)
+	require.NoError(t, err)
+	cfg.Workload = serve.Workload{Requests: 48, MaxConcurrency: 16, RequestRate: math.Inf(1), Burstiness: 1,
+		InputTokens: 1024, OutputTokens: 32, RangeRatio: 0.5}
+	_, other := realPoint(t, "deepseek-v3-fp8-h200-tp8-mtp", 16, 48, 1024, 32)
+	run := func(wrap func(serve.StepCoster) serve.StepCoster) *serve.Result {
+		c := cfg
+		mem := c.Memory
+		mem.Groups = 4
+		pool := func() serve.Pool {
+			return serve.Pool{Workers: 1, GPUs: 8, Memory: mem, Coster: wrap(serve.NewSimCoster(sm))}
+		}
+		c.Disagg = &serve.Disagg{Prefill: pool(), Decode: pool(), KVBytesPerToken: 70e3, TransferBandwidth: 50e9, TransferLatency: 20e-6}
+		r, err := serve.Run(c, wrap(serve.NewSimCoster(other)))
+		require.NoError(t, err)
+		return r
+	}
+	want := run(func(c serve.StepCoster) serve.StepCoster { return hidden{c} })
+	got := run(func(c serve.StepCoster) serve.StepCoster { return c })
+	require.Equal(t, want, got)
+}
