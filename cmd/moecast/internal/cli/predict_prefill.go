@@ -77,6 +77,9 @@ func prefillPricer(sc *scenarios.Scenario) (serve.Config, *sim.Sim, string, erro
 }
 
 func predictPrefill(sc *scenarios.Scenario, chunks []int, prefix int, explain bool) (*view.PrefillPrediction, error) {
+	if prefix < 0 || prefix > sim.MaxContext {
+		return nil, inputErrf("--prefix: %d cached tokens: want 0 to %d", prefix, sim.MaxContext)
+	}
 	if m := sc.Config.Model; m != nil && m.MaxPosition > 0 {
 		for i, n := range chunks {
 			if prefix+n > m.MaxPosition {

@@ -129,6 +129,7 @@ func TestPrefillBadInput(t *testing.T) {
 		{[]string{"--prefill", "2000000"}, "exceeds the limit"},
 		{[]string{"--prefill", "1024", "--prefix", "-1"}, "--prefix: -1 must be"},
 		{[]string{"--prefill", "1024", "--prefix", "16777216"}, "exceeds the limit"},
+		{[]string{"--prefill", "1024", "--prefix", "9223372036854775807"}, "--prefix: 9223372036854775807 cached tokens"},
 		{[]string{"--prefill", "1024", "--prefix", "1000000"}, "exceeds the model's context"},
 		{[]string{"--prefix", "100"}, "--prefix applies to --prefill"},
 		{[]string{"--prefill", "1024", "--batch", "8"}, "--batch does not apply"},
