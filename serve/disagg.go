@@ -79,6 +79,17 @@ type Pool struct {
 	MaxNumBatchedTokens, MaxPrefillTokens int
 }
 
+// poolRanks is the schedulers of one instance of a disaggregated pool
+// whose scheduler config is sc (the pool's Memory): SGLang's DP-attention
+// ranks, each a scheduler of its own (dpranks.go); 1 otherwise (vLLM's
+// pools pool their ranks).
+func poolRanks(sc *Config) int {
+	if sc.Engine == SGLang && sc.perRankDP() {
+		return sc.Memory.Groups
+	}
+	return 1
+}
+
 // Router spreads requests over a pool's instances.
 type Router uint8
 
@@ -313,9 +324,9 @@ func (e *run) newCluster(shared bool) (*cluster, error) {
 		}
 		// SGLang's DP-attention ranks are schedulers of their own on
 		// either side (dpranks.go), each with one rank's KV pool.
-		ranks, km := 1, p.Memory
-		if sc.Engine == SGLang && sc.perRankDP() {
-			ranks, km.Groups = p.Memory.Groups, 1
+		ranks, km := poolRanks(&sc), p.Memory
+		if ranks > 1 {
+			km.Groups = 1
 		}
 		nd := &node{coster: p.Coster}
 		for range ranks {

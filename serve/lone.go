@@ -28,8 +28,9 @@ func stepHost(cfg *Config, prefill bool, most int) (host float64, overlap bool) 
 // step, added or hidden behind the GPU.
 type LoneStep struct {
 	// Seqs is the batch the coster priced: the lone sequence, once per
-	// DP rank when the engine runs its DP ranks in lockstep (priceDP:
-	// every rank padded to the busiest).
+	// DP rank when the engine (or a disaggregated prefill pool: SGLang's
+	// DP-attention ranks) runs its DP ranks in lockstep (priceDP: every
+	// rank padded to the busiest).
 	Seqs []Seq
 	// Ranks is the copies in Seqs (1 without lockstep DP ranks).
 	Ranks int
@@ -53,7 +54,11 @@ type LoneStep struct {
 func PriceLonePrefill(cfg Config, c StepCoster, tokens, prefix int) (LoneStep, error) {
 	q := Seq{Query: tokens, Context: prefix, Prefill: true}
 	ranks := 1
-	if cfg.perRankDP() && cfg.Disagg == nil {
+	if cfg.Disagg != nil {
+		pc := cfg
+		pc.Memory = cfg.Disagg.Prefill.Memory
+		ranks = poolRanks(&pc)
+	} else if cfg.perRankDP() {
 		ranks = cfg.Memory.Groups
 	}
 	out := LoneStep{Ranks: ranks}

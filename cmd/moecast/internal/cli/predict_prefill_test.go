@@ -18,13 +18,15 @@ import (
 // prefillCases are corpus scenarios of each pricing path: vLLM (piecewise
 // or eager by the capture size), SGLang (eager prefill), SGLang and vLLM
 // with DP replicas, a shipped scenario with 8 DP-attention ranks stepped
-// in lockstep, and a disaggregated prefill pool.
+// in lockstep, and disaggregated prefill pools (one with DP-attention ranks).
 var prefillCases = []string{
 	"aiconfigurator/b300-sxm-vllm-minimax-m2.5-nvfp4-tp8-dp1-ep1.toml",
 	"aiconfigurator/b200-sxm-sglang-deepseek-r1-fp8-block-tp4-dp1-ep1.toml",
 	"aiconfigurator/b200-sxm-vllm-minimax-m2.5-fp8-tp4-dp4-ep16.toml",
 	"../../scenarios/deepseek-v3-fp8-h200-dp8-ep8.toml", // DP attention, 8 ranks in lockstep
 	"aiconfigurator/h100-sxm-sglang-qwen3-32b-fp8-block-disagg-p5x-tp1-dp1-ep1-d11x-tp1-dp1-ep1.toml",
+	// a disaggregated prefill pool of 8 DP-attention ranks, each a scheduler of its own
+	"aiconfigurator/b200-sxm-sglang-deepseek-v3-fp8-block-disagg-p1x-tp1-dp8-ep8-d1x-tp1-dp8-ep8.toml",
 }
 
 func corpusPath(rel string) string {
@@ -67,6 +69,8 @@ func TestPrefillMatchesServe(t *testing.T) {
 					assert.InDelta(t, busy, float64(got), 1e-9*float64(got),
 						"tokens %d: predict --prefill %.6f ms, serve.Run prefill pool busy %.6f ms", tok, got.Ms(), 1e3*busy)
 					assert.Greater(t, float64(res.TTFT.Mean), float64(got))
+					// SGLang's DP-attention ranks: every rank of the pool priced, as Run does
+					assert.Equal(t, cfg.Disagg.Prefill.Memory.Groups, pr.Points[0].Step.Ranks, "ranks priced")
 					continue
 				}
 				assert.InDelta(t, float64(res.TTFT.Mean), float64(got), 1e-12*float64(got),
