@@ -412,31 +412,39 @@ func (s *Sim) evalBlock(blk *block, md linkMode, p *pass, cache *[maxShared]cost
 	s.evalOps(blk, blk.refs[md], p, cache, nil, a, out, memo)
 }
 
+// opEstimate is op i of blk on pass p under its share ref r: the shared
+// estimate an earlier op left in cache (r.dup), the block's calibrated
+// MLA-module estimate (mod, when not nil, for a module op), or its own
+// (evalMemoTo into own); an op that others share (r.slot) leaves its
+// estimate in cache. evalOps' and replayTimes' loops both take it.
+func (s *Sim) opEstimate(blk *block, i int, r opRef, p *pass, cache *[maxShared]cost.Estimate, mod *[maxModuleOps]cost.Estimate, memo *OpMemo, own *cost.Estimate) *cost.Estimate {
+	var e *cost.Estimate
+	switch {
+	case r.dup >= 0:
+		e = &cache[r.dup]
+	case mod != nil && blk.ops[i].module:
+		e = &mod[blk.modPos[i]]
+	default:
+		e = s.evalMemoTo(memo, blk, i, p, own)
+	}
+	if r.slot >= 0 {
+		cache[r.slot] = *e
+	}
+	return e
+}
+
 // evalOps is evalBlock's loop; mod, when not nil, holds the block's
 // calibrated MLA-module estimates; memo, when not nil, the caller's op
 // memo (see OpMemo).
 func (s *Sim) evalOps(blk *block, refs []opRef, p *pass, cache *[maxShared]cost.Estimate, mod *[maxModuleOps]cost.Estimate, a *accum, out []Op, memo *OpMemo) {
-	module := mod != nil
 	decode := p.pre.chunks == 0
 	for i := range blk.ops {
 		o := &blk.ops[i]
 		if decode && o.prefillOnly {
 			continue // costs nothing without prefill chunks
 		}
-		r := refs[i]
 		var own cost.Estimate
-		var e *cost.Estimate
-		switch {
-		case r.dup >= 0:
-			e = &cache[r.dup]
-		case module && o.module:
-			e = &mod[blk.modPos[i]]
-		default:
-			e = s.evalMemoTo(memo, blk, i, p, &own)
-		}
-		if r.slot >= 0 {
-			cache[r.slot] = *e
-		}
+		e := s.opEstimate(blk, i, refs[i], p, cache, mod, memo, &own)
 		if a != nil {
 			a.add(o.cat, e, blk.count)
 		}

@@ -211,9 +211,10 @@ func (s *Sim) replayTimes(passes *[numPasses]pass, memo *OpMemo, a *timeAccum) {
 		p := &passes[blk.pass]
 		refs := blk.refs[modeDecode]
 		var mod [maxModuleOps]cost.Estimate
-		module := blk.mla && s.cfg.KernelTables != nil && !blk.moduleShared[modeDecode]
-		if module {
+		var modOf *[maxModuleOps]cost.Estimate // the block's module estimates, when it has them
+		if blk.mla && s.cfg.KernelTables != nil && !blk.moduleShared[modeDecode] {
 			s.evalModule(blk, p, &mod, memo)
+			modOf = &mod
 		}
 		eager := p.graph == graphNone || p.graph == graphPiecewise
 		for i := range blk.ops {
@@ -233,20 +234,8 @@ func (s *Sim) replayTimes(passes *[numPasses]pass, memo *OpMemo, a *timeAccum) {
 				}
 				continue
 			}
-			r := refs[i]
 			var own cost.Estimate
-			var e *cost.Estimate
-			switch {
-			case r.dup >= 0:
-				e = &cache[r.dup]
-			case module && o.module:
-				e = &mod[blk.modPos[i]]
-			default:
-				e = s.evalMemoTo(memo, blk, i, p, &own)
-			}
-			if r.slot >= 0 {
-				cache[r.slot] = *e
-			}
+			e := s.opEstimate(blk, i, refs[i], p, &cache, modOf, memo, &own)
 			a.add(o.cat, e.Time, blk.count)
 			if eager && (p.graph == graphNone || o.cat == cost.Attention) {
 				if s.cfg.LaunchAhead {
