@@ -125,15 +125,22 @@ type FrontEnd struct {
 	PerInputToken unit.Seconds
 }
 
-// TokenizeTime is FrontEnd.PerInputToken as measured, 1 us per token: a
-// Hugging Face fast (Rust) tokenizer encodes about 1 M tokens/s on one
-// thread. Sources: vllm-project/vllm PR #10635 ("tokenization can take a
-// few hundred milliseconds" for 256K-token requests: ~1 us/token); the
-// measured HF tokenizers throughput in marcelroed/gigatoken README.md @
-// fac0114 (DeepSeek-V3's tokenizer, 51.6 MB/s over the 16 threads of a
-// Ryzen 7 9800X3D, 3.2 MB/s per thread, at ~4 bytes per token of
-// OpenWebText: ~1.2 us/token; GPT-OSS's 79.6 MB/s: ~0.8 us/token).
-const TokenizeTime unit.Seconds = 1e-6
+// TokenizeTime is FrontEnd.PerInputToken as measured, 3.6 us per token:
+// the median of 26 timings (quartiles 3.2 and 5.1 us) of a Hugging Face
+// fast tokenizer called through transformers' PreTrainedTokenizerFast, as
+// vLLM's and SGLang's API servers call it, on one thread of a server Xeon
+// (the device machine's, one H200 host; tokenizers 0.23.2, transformers
+// 5.17.0), encoding prompts of 1k-16k tokens built as InferenceX's and
+// vLLM's benchmark clients build them (consecutive token ids decoded to
+// text) for the Llama 3 tokenizer (128k, its split pattern) and the o200k
+// split pattern of gpt-oss (Llama 4's 200k vocabulary), each checked
+// identical to tiktoken's encoding (bench/tokenize, bench/RESULTS-tokenize.md).
+// Natural English text costs the same (median 3.6 us); the cost per token
+// grows with the prompt (median 3.1 us at 1k, 4.1 us at 8k). It replaces
+// 1 us per token, a figure read from desktop-CPU throughputs (vllm-project/
+// vllm PR #10635; marcelroed/gigatoken README.md @ fac0114, a Ryzen 7
+// 9800X3D): a server core runs the same tokenizer 2-4x slower.
+const TokenizeTime unit.Seconds = 3.6e-6
 
 // Workload is what `vllm bench serve` sends (vllm-project/vllm
 // `vllm/benchmarks/serve.py` @ def9ce8, `vllm/benchmarks/datasets.py` @
