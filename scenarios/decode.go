@@ -146,6 +146,10 @@ type rawRuntime struct {
 	// vLLM's VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1); "" = the engine's
 	// default (Serving.MXFP4Activation).
 	MXFP4Activation string `toml:"mxfp4_activation"`
+	// NSAPrefillBackend is SGLang's --nsa-prefill-backend, the prefill
+	// implementation of its NSA backend for DeepSeek Sparse Attention
+	// layers (nsaPrefillBackends); "" = SGLang's default (nsa.go).
+	NSAPrefillBackend string `toml:"nsa_prefill_backend"`
 }
 
 type rawWorkload struct {

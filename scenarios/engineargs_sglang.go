@@ -47,7 +47,7 @@ var sglangRead = setOf("model_path", "tp_size", "dp_size", "ep_size", "pp_size",
 	"chunked_prefill_size", "kv_cache_dtype", "mem_fraction_static", "speculative_algorithm", "speculative_num_steps",
 	"speculative_eagle_topk", "speculative_num_draft_tokens", "speculative_draft_model_path", "quantization",
 	"context_length", "max_prefill_tokens", "moe_dense_tp_size", "prefill_decode_interval",
-	"scheduler_recv_interval", "cuda_graph_max_bs")
+	"scheduler_recv_interval", "cuda_graph_max_bs", "nsa_prefill_backend")
 
 // sglangQuiet are ServerArgs fields with no bearing on a performance
 // prediction: read without a remark.
@@ -197,6 +197,12 @@ func (d *Deployment) fromSGLang(file string, line int, args []engineArg, dump bo
 				return fail(a, err)
 			}
 			d.setInt("runtime.cuda_graph_max_bs", n, a.written())
+		case "nsa_prefill_backend":
+			v := argStr(a)
+			if !nsaPrefillBackends[v] {
+				return fail(a, fmt.Errorf("unknown backend %q (want one of %s)", v, nsaPrefillBackendNames()))
+			}
+			d.set("runtime.nsa_prefill_backend", quoteTOML(v), a.written())
 		case "scheduler_recv_interval":
 			n, err := argInt(a, false)
 			if err == nil && n < 1 {

@@ -137,6 +137,12 @@ type Serving struct {
 	// mxfp4-mxfp8 mechanism.
 	MXFP4Activation string
 	NoMXFP8         bool
+	// NSAPrefillBackend is runtime.nsa_prefill_backend ("" = SGLang's
+	// default, Scenario.NSAPrefillImpl). NoSparsePrefill prices SGLang's
+	// DSA prefill chunks un-absorbed whatever it says; set only by the
+	// sglang-sparse-prefill mechanism.
+	NSAPrefillBackend string
+	NoSparsePrefill   bool
 	// QKNormTPDeclared is the model's Attn.QKNormTP as loaded; NoQKNormTP
 	// drops the all-reduce of its layer-wide q/k norm; set only by the
 	// qk-norm-allreduce mechanism.
@@ -361,6 +367,9 @@ func (s *Scenario) buildServing() error {
 	s.Config.Engine = v.Engine.String()
 	s.Config.SparseMLA = s.sparseMLADefault() // mechanism sparse-mla
 	if err := s.buildMXFP4Activation(); err != nil {
+		return err
+	}
+	if err := s.buildNSAPrefill(); err != nil { // mechanism sglang-sparse-prefill
 		return err
 	}
 	v.QKNormTPDeclared = s.Config.Model != nil && s.Config.Model.Attn.QKNormTP

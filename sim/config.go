@@ -89,6 +89,13 @@ type Config struct {
 	// prefill chunks un-absorbed (kv_b_proj up-projection, MHA over the
 	// selected keys).
 	SparseMLA bool
+	// SparsePrefill: DSA layers' prefill chunks (not their decodes) run
+	// absorbed through FlashMLA's sparse kernel as with SparseMLA, as
+	// SGLang's NSA backend runs them with a FlashMLA prefill implementation
+	// (flashmla_sparse, or flashmla_auto on a fresh extend) where it does
+	// not take its dense MHA_ONE_SHOT path (GLM-5 on Blackwell never does).
+	// Decodes keep the MLA decode kernel. Ignored where SparseMLA is set.
+	SparsePrefill bool
 	// DecodePiecewise: uniform decode steps replay piecewise CUDA graphs,
 	// attention launched eagerly between the pieces, as mixed steps do
 	// (vLLM's cudagraph_mode PIECEWISE, its default before v0.11.0:

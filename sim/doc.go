@@ -37,6 +37,10 @@
 //     selected latent rows through one FlashMLA sparse MQA call
 //     (kernels.SparseMLA: q heads padded to the kernel's tile, one CTA per
 //     query and tile over all index_topk entries, in waves over the SMs).
+//     With Config.SparsePrefill (SGLang's NSA backend with a FlashMLA
+//     prefill implementation, no MHA_ONE_SHOT) only the prefill chunks
+//     take that path (their own W_UK, W_UV and sparse MQA call); the
+//     decodes keep the MLA decode kernel.
 //   - A calibrated MLA module table (a decode measurement) prices the
 //     module for the step's decodes; each module op adds its own
 //     estimate's increase from those decodes to the whole step.

@@ -138,6 +138,10 @@ type builder struct {
 	// sparseMLA: DSA layers run as FlashMLA sparse MQA (Config.SparseMLA
 	// on a GPU with the kernel).
 	sparseMLA bool
+	// sparsePrefill: only the prefill chunks of DSA layers run as FlashMLA
+	// sparse MQA, decodes keep the MLA decode kernel (Config.SparsePrefill
+	// on a GPU with the kernel).
+	sparsePrefill bool
 }
 
 const actBytes = 2 // bf16 activations
@@ -256,12 +260,15 @@ func (b *builder) attention(a *model.Attention, slide float64) []op {
 				// attention with q/k dim nope+rope and v dim v_head_dim.
 				kvb := l
 				kvb.Name = "kv_b_proj (prefill: chunk + prefix, un-absorbed)"
-				ops = append(ops,
-					op{name: "mla decode attention", kind: opMLA, cat: cost.Attention, dom: domSeq, module: true, heads: h},
-					b.gemm(kvb.Name, kvb, tp, domPreKV),
-					op{name: "mla prefill attention (un-absorbed)", kind: opMLAPrefill, cat: cost.Attention, dom: domPre, heads: h},
-					op{name: "kv_b_proj W_UV (v unabsorb)", kind: opGEMM, cat: cost.GEMM, dom: domDec, module: true, gemm: uv},
-				)
+				ops = append(ops, op{name: "mla decode attention", kind: opMLA, cat: cost.Attention, dom: domSeq, module: true, heads: h})
+				if b.sparsePrefill && a.IndexHeads > 0 && a.IndexTopK > 0 {
+					ops = append(ops, b.sparsePrefillOps(a, h, wb)...)
+				} else {
+					ops = append(ops,
+						b.gemm(kvb.Name, kvb, tp, domPreKV),
+						op{name: "mla prefill attention (un-absorbed)", kind: opMLAPrefill, cat: cost.Attention, dom: domPre, heads: h})
+				}
+				ops = append(ops, op{name: "kv_b_proj W_UV (v unabsorb)", kind: opGEMM, cat: cost.GEMM, dom: domDec, module: true, gemm: uv})
 			default:
 				g := b.gemm(l.Name, l, tp, domAttn)
 				g.module = true
@@ -542,6 +549,24 @@ func (b *builder) sparseMLAOps(a *model.Attention, h int, wb dtype.Format, kvElt
 		op{name: "sparse mla attention (FlashMLA sparse MQA, every token)", kind: opSparseMLA, cat: cost.Attention, dom: domAttn, heads: h},
 		op{name: "kv_b_proj W_UV (v unabsorb, every token)", kind: opGEMM, cat: cost.GEMM, dom: domAttn, gemm: uv},
 	)
+}
+
+// sparsePrefillOps is the prefill part of a DSA layer's attention under
+// Config.SparsePrefill (SGLang's NSA backend with a FlashMLA prefill
+// implementation, kernels.SGLangSparsePrefill): the chunks' tokens are
+// absorbed (W_UK, W_UV) and attend their index_topk selected latent rows
+// through flash_mla_sparse_fwd, q heads padded to the kernel's tile
+// (sgl-project/sglang python/sglang/srt/layers/attention/nsa_backend.py,
+// _forward_flashmla_sparse: "FlashMLA sparse kernel requires num_heads to
+// be a multiple of 64 (Hopper) or 128 (Blackwell)"). Decodes keep the MLA
+// decode kernel (flashmla_kv's split-KV decode).
+func (b *builder) sparsePrefillOps(a *model.Attention, h int, wb dtype.Format) []op {
+	uk, uv := mlaAbsorb(a, h, wb)
+	return []op{
+		{name: "kv_b_proj W_UK (prefill: q absorb)", kind: opGEMM, cat: cost.GEMM, dom: domPre, gemm: uk},
+		{name: "sparse mla prefill attention (FlashMLA sparse MQA)", kind: opSparseMLA, cat: cost.Attention, dom: domPre, heads: h},
+		{name: "kv_b_proj W_UV (prefill: v unabsorb)", kind: opGEMM, cat: cost.GEMM, dom: domPre, gemm: uv},
+	}
 }
 
 // mlaAbsorb is the shapes of an MLA layer's absorbed kv_b_proj halves on a

@@ -75,7 +75,8 @@ func New(cfg Config) (*Sim, error) {
 	s.queries = cfg.Spec.queryTokens()
 
 	b := &builder{m: m, sh: sh, kv: cfg.KVCache,
-		sparseMLA: cfg.SparseMLA && kernels.SparseMLAHeadTile(cfg.GPU.Arch) > 0}
+		sparseMLA:     cfg.SparseMLA && kernels.SparseMLAHeadTile(cfg.GPU.Arch) > 0,
+		sparsePrefill: cfg.SparsePrefill && !cfg.SparseMLA && kernels.SparseMLAHeadTile(cfg.GPU.Arch) > 0}
 	add := func(name string, pass passKind, count float64, ops []op, mla bool) {
 		if count > 0 && len(ops) > 0 {
 			s.blocks = append(s.blocks, block{name: name, pass: pass, count: count, ops: ops, mla: mla})
@@ -582,7 +583,11 @@ func (s *Sim) mlaShape(o *op, p *pass) kernels.MLAShape {
 // sparseMLAShape is the sparse MLA attention of n query tokens (opSparseMLA).
 func (s *Sim) sparseMLAShape(o *op, p *pass, n int) kernels.SparseMLAShape {
 	a := &s.cfg.Model.Attn
-	return kernels.SparseMLAShape{Tokens: n, Seqs: p.tokens(domSeq) + p.pre.chunks, Heads: o.heads, TopK: a.IndexTopK,
+	seqs := p.tokens(domSeq) + p.pre.chunks
+	if o.dom == domPre {
+		seqs = p.pre.chunks // prefill tokens only (Config.SparsePrefill)
+	}
+	return kernels.SparseMLAShape{Tokens: n, Seqs: seqs, Heads: o.heads, TopK: a.IndexTopK,
 		QKDim: a.KVLoRARank + a.QKRopeDim, VDim: a.KVLoRARank}
 }
 

@@ -90,6 +90,9 @@ type launch struct {
 	// exports VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (vLLM's MXFP4 experts
 	// on FlashInfer's TRT-LLM MXFP4 x MXFP8 MoE); "" = not set.
 	mxfp4Act string
+	// nsaPrefill is SGLang's --nsa-prefill-backend
+	// (runtime.nsa_prefill_backend); "" = not set (SGLang's default).
+	nsaPrefill string
 	// ep is the expert parallelism the command line runs where the
 	// script proves it differs from the rows' recorded moe_ep_size
 	// (epAsRecorded: the record stands); epWhy names the flag and what
@@ -303,15 +306,15 @@ var inferenceXLaunches = []inferenceXLaunch{
 			"(config TP 8 conc 4-16, TP 4 EP 4 conc 16-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-running-requests 128 " +
 			"--cuda-graph-max-bs $CONC --scheduler-recv-interval 10, 30 from C = 16; the rows measured 2026-03-24T00:52:21 are this commit's run; next change 626932a)"}},
 	{"zhipuai/GLM-5", "fp8", "b200_sxm", "lmsysorg/sglang:nightly-dev-cu13-20260317-1eea7448", 8, 128, "", "", false, launch{
-		name: "inferencex-nightly-20260317", kvCache: "fp8", gmu: 0.85, maxBatched: 32768, graphMax: graphAtConc,
+		name: "inferencex-nightly-20260317", kvCache: "fp8", gmu: 0.85, maxBatched: 32768, graphMax: graphAtConc, nsaPrefill: "trtllm",
 		source: "SemiAnalysisAI/InferenceX @ 13930ca benchmarks/single_node/glm5_fp8_b200.sh, TP 8 " +
-			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --mem-fraction-static 0.85 --chunked-prefill-size 32768 --max-prefill-tokens 32768 " +
+			"(config conc 4-128; --kv-cache-dtype fp8_e4m3 --nsa-prefill-backend trtllm --mem-fraction-static 0.85 --chunked-prefill-size 32768 --max-prefill-tokens 32768 " +
 			"--max-running-requests $CONC --cuda-graph-max-bs $CONC, no --scheduler-recv-interval; the rows measured 2026-03-20T17:45:25 are this commit's run)"}},
 	{"zhipuai/GLM-5", "fp4", "b200_sxm", "lmsysorg/sglang:nightly-dev-cu13-20260328-a27651d5", 8, 64, "", "", false, launch{
 		name: "inferencex-nightly-20260328", gmu: 0.80, maxBatched: 131072, graphMax: graphAtConc,
 		source: "SemiAnalysisAI/InferenceX @ d43805f benchmarks/single_node/glm5_nvfp4_b200.sh, TP 8 " +
 			"(config conc 4-64; --mem-fraction-static 0.80 --chunked-prefill-size 131072 --max-running-requests $CONC --cuda-graph-max-bs $CONC, " +
-			"no --kv-cache-dtype, no --scheduler-recv-interval; the commit that added the config with this image, 2026-03-28, rows measured 2026-03-29; renamed glm5_fp4_b200.sh at 800f57a)"}},
+			"no --kv-cache-dtype, no --nsa-prefill-backend, no --scheduler-recv-interval; the commit that added the config with this image, 2026-03-28, rows measured 2026-03-29; renamed glm5_fp4_b200.sh at 800f57a)"}},
 	{"deepseek-ai/DeepSeek-R1", "fp8", "b300_sxm", "lmsysorg/sglang:v0.5.10.post1-cu130", 8, 64, "", "", false, launch{
 		name: "inferencex-v0.5.10.post1", kvCache: "fp8", gmu: 0.82, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: 128,
 		source: "SemiAnalysisAI/InferenceX @ 5b302f1 benchmarks/single_node/dsr1_fp8_b300.sh, TP 8 " +

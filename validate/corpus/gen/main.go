@@ -418,6 +418,7 @@ type scenarioText struct {
 	maxCapture          int     // runtime.max_cudagraph_capture_size (vLLM); 0 = the default
 	graphMax            int     // runtime.cuda_graph_max_bs (SGLang); 0 = the default
 	mxfp4Act            string  // runtime.mxfp4_activation; "" = the engine's default
+	nsaPrefill          string  // runtime.nsa_prefill_backend (SGLang); "" = the default
 	spec                string  // speculative method; "" = none
 	draftTokens         int
 	acceptance          []float64 // speculative.acceptance; nil = left out (not documented)
@@ -545,6 +546,9 @@ func (s scenarioText) String() string {
 	}
 	if s.mxfp4Act != "" {
 		fmt.Fprintf(&b, "mxfp4_activation = %q\n", s.mxfp4Act)
+	}
+	if s.nsaPrefill != "" {
+		fmt.Fprintf(&b, "nsa_prefill_backend = %q\n", s.nsaPrefill)
 	}
 	if s.spec != "" {
 		// The acceptance is not in the result files: without one
@@ -871,6 +875,7 @@ func (g *gen) aiconfigurator() error {
 				}
 				st.maxCapture = l.maxCapture
 				st.mxfp4Act = l.mxfp4Act
+				st.nsaPrefill = l.nsaPrefill
 				if l.maxBatched > 0 {
 					st.maxBatched = l.maxBatched
 				}
