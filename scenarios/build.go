@@ -195,11 +195,11 @@ func (s *Scenario) loadModel() (*model.Config, error) {
 		)
 		if s.fsys != nil {
 			p := path.Clean(path.Join(s.dir, pm.Config))
-			s.ModelRef = p
+			s.ModelRef, s.modelFile = p, p
 			m, err = model.Load(s.fsys, p)
 		} else {
 			p := s.osPath(pm.Config)
-			s.ModelRef = p
+			s.ModelRef, s.modelFile = p, p
 			m, err = model.LoadFile(p)
 		}
 		if err != nil {

@@ -36,9 +36,13 @@ import (
 //	exclude = "why"              # optional: the measured rows do not represent the
 //	                             # engine (a corpus rule's finding): counted, not scored
 type Manifest struct {
-	File    string // the manifest's path (in FS)
-	Dir     string // its directory in FS
-	FS      fs.FS
+	File string // the manifest's path (in FS)
+	Dir  string // its directory in FS
+	FS   fs.FS
+	// Root is the directory on disk that FS reads, "" when FS is not on
+	// disk (the shipped corpus): the entries' scenarios name their files
+	// by it (Scenario.InputFiles).
+	Root    string
 	Sources []ManifestSource
 	Entries []ManifestEntry
 }
@@ -79,7 +83,11 @@ func (m *Manifest) Path(p string) string { return path.Clean(path.Join(m.Dir, p)
 // Scenario loads the entry's scenario from the manifest's file system.
 func (m *Manifest) Scenario(e ManifestEntry) (_ *Scenario, err error) {
 	defer asInput(&err)
-	return parseFS(m.FS, m.Path(e.Scenario))
+	s, err := parseFS(m.FS, m.Path(e.Scenario))
+	if s != nil {
+		s.root = m.Root
+	}
+	return s, err
 }
 
 // ReadManifest reads and checks the manifest at p in fsys: every key known,

@@ -232,6 +232,9 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 		}
 	}
 	applySimulateFlags(&sc.Serving, opts)
+	if err := checkHTMLInputs(opts.HTML, scenarioInputs(sc)); err != nil {
+		return err
+	}
 	replayWarnings, err := loadReplay(sc, opts.Workload)
 	if err != nil {
 		return err

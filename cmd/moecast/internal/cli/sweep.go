@@ -213,18 +213,24 @@ func runSweep(s *streams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
+	inputs := scenarioInputs(in.Base)
+	if err := checkHTMLInputs(opts.HTML, inputs); err != nil {
+		return err
+	}
 	if opts.Serving {
 		ss, err := computeServingSweep(in)
 		if err != nil {
 			return err
 		}
-		return servingOutput(ss, opts.HTML).write(s, opts.Format)
+		o := servingOutput(ss, opts.HTML)
+		o.inputs = inputs
+		return o.write(s, opts.Format)
 	}
 	sw, err := computeSweep(in)
 	if err != nil {
 		return err
 	}
-	return output{html: opts.HTML, views: sw.Views()}.write(s, opts.Format)
+	return output{html: opts.HTML, views: sw.Views(), inputs: inputs}.write(s, opts.Format)
 }
 
 // sweepInput is what a sweep computes from: the axes of --set, the

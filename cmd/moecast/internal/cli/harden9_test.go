@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Hardening round 9 (session 9's hostile-input review). One table test per
+// class of defect; each row failed before its class was fixed.
+
+// TestOutputsNeverOverwriteFilesReadThroughScenario: an output flag is
+// refused when it names a file the command reads through its scenario or
+// corpus (the model config a scenario names, its workload.trace, a
+// corpus's manifest, scenarios, results), not only its positional
+// arguments and flag values. Before, `--html CONFIG.json` replaced the
+// model config with the report and `validate corpus DIR --markdown
+// DIR/manifest.toml` the manifest, exit 0.
+func TestOutputsNeverOverwriteFilesReadThroughScenario(t *testing.T) {
+	dir := t.TempDir()
+	cfg := copyTo(t, dir, "qwen3.json", "../../../../scenarios/configs/qwen3-235b-a22b-fp8.json")
+	trace := copyTo(t, dir, "trace.jsonl", benchFixtures+"mooncake.jsonl")
+	src, err := os.ReadFile("../../../../scenarios/qwen3-235b-h100-tp4.toml")
+	require.NoError(t, err)
+	text := replaceOnce(t, string(src), `config = "configs/qwen3-235b-a22b-fp8.json"`, `config = "qwen3.json"`)
+	sc := filepath.Join(dir, "s.toml")
+	require.NoError(t, os.WriteFile(sc, []byte(text), 0o644))
+	withTrace := filepath.Join(dir, "replay.toml")
+	require.NoError(t, os.WriteFile(withTrace, []byte(replaceOnce(t, text, "[workload]\n", "[workload]\ntrace = \"trace.jsonl\"\n")), 0o644))
+
+	// A corpus of one entry on that scenario, in a directory of its own.
+	cdir := filepath.Join(dir, "corpus")
+	require.NoError(t, os.MkdirAll(filepath.Join(cdir, "s"), 0o755))
+	copyTo(t, cdir, "qwen3.json", cfg)
+	require.NoError(t, os.WriteFile(filepath.Join(cdir, "s", "e.toml"),
+		[]byte(replaceOnce(t, text, `config = "qwen3.json"`, `config = "../qwen3.json"`)), 0o644))
+	res := copyTo(t, filepath.Join(cdir, "s"), "r.json", benchFixtures+"vllm-c16.json")
+	manifest := filepath.Join(cdir, "manifest.toml")
+	require.NoError(t, os.WriteFile(manifest, []byte("[[entry]]\nname = \"e\"\nscenario = \"s/e.toml\"\nresults = [\"s/r.json\"]\n"), 0o644))
+	ccfg, cscen := filepath.Join(cdir, "qwen3.json"), filepath.Join(cdir, "s", "e.toml")
+
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		target string // must be unchanged
+	}{
+		{"predict --html onto its model config", []string{"predict", sc, "--html", cfg}, cfg},
+		{"predict --html onto its model config spelled another way", []string{"predict", sc, "--html", dir + "/./qwen3.json"}, cfg},
+		{"simulate --html onto its model config", []string{"simulate", sc, "--requests", "10", "--html", cfg}, cfg},
+		{"simulate --html onto its workload.trace", []string{"simulate", withTrace, "--html", trace}, trace},
+		{"plan --html onto its model config", []string{"plan", sc, "--html", cfg}, cfg},
+		{"sweep --html onto its model config", []string{"sweep", sc, "--set", "workload.batch=1,2", "--html", cfg}, cfg},
+		{"sweep --serving --html onto its model config", []string{"sweep", sc, "--serving", "--set", "workload.concurrency=1,2", "--html", cfg}, cfg},
+		{"validate bench --html onto the scenario's model config", []string{"validate", "bench", benchFixtures + "vllm-c16.json", "--scenario", sc, "--html", cfg}, cfg},
+		{"validate corpus DIR --markdown onto its manifest", []string{"validate", "corpus", cdir, "--markdown", manifest}, manifest},
+		{"validate corpus DIR --html onto its manifest", []string{"validate", "corpus", cdir, "--html", manifest}, manifest},
+		{"validate corpus --markdown onto an entry's results", []string{"validate", "corpus", manifest, "--markdown", res}, res},
+		{"validate corpus --markdown onto an entry's scenario", []string{"validate", "corpus", cdir, "--markdown", cscen}, cscen},
+		{"validate corpus --html onto an entry's model config", []string{"validate", "corpus", cdir, "--html", ccfg}, ccfg},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before, err := os.ReadFile(tc.target)
+			require.NoError(t, err)
+			code, stdout, stderr := runCLI(t, tc.args...)
+			assert.Equal(t, ExitInput, code, stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, "is one of the inputs")
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+			after, err := os.ReadFile(tc.target)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(before, after), "%s changed", tc.target)
+		})
+	}
+	// The same commands write a report beside their inputs.
+	out := filepath.Join(cdir, "report.md")
+	code, _, stderr := runCLI(t, "validate", "corpus", cdir, "--markdown", out)
+	require.Equal(t, ExitOK, code, stderr)
+	_, err = os.Stat(out)
+	assert.NoError(t, err)
+}
