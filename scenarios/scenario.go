@@ -256,7 +256,7 @@ func (s *Scenario) KeyError(err error) error {
 	}
 	var fe *model.FieldError
 	if errors.As(err, &fe) {
-		if key, ok := simKeys[fe.Field]; ok {
+		if key, ok := s.simKey(fe.Field); ok {
 			return s.keyError(key, fe.Msg, err)
 		}
 	}
@@ -265,11 +265,23 @@ func (s *Scenario) KeyError(err error) error {
 	}
 	var le *model.LayoutError
 	if errors.As(err, &le) {
-		if key, ok := simKeys["Layout."+le.Field]; ok {
+		if key, ok := s.simKey("Layout." + le.Field); ok {
 			return &Error{File: s.File, Line: s.doc.line(key), Key: key, Msg: le.Msg, Err: err}
 		}
 	}
 	return &Error{File: s.File, Msg: err.Error(), Err: err}
+}
+
+// simKey is the scenario key that sets sim.Config field f: simKeys's,
+// except that the layout of a disaggregated scenario's own instance is
+// its decode pool's ([disagg.decode], buildDisagg), which has no
+// [parallel].
+func (s *Scenario) simKey(f string) (string, bool) {
+	key, ok := simKeys[f]
+	if ok && s.Disagg != nil && (key == "parallel" || strings.HasPrefix(key, "parallel.")) {
+		key = "disagg.decode" + strings.TrimPrefix(key, "parallel")
+	}
+	return key, ok
 }
 
 // simKeys maps the fields that sim's FieldErrors name (sim.Config fields
