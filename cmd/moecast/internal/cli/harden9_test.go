@@ -83,3 +83,38 @@ func TestOutputsNeverOverwriteFilesReadThroughScenario(t *testing.T) {
 	_, err = os.Stat(out)
 	assert.NoError(t, err)
 }
+
+// TestRepeatedListItemsRefused: a list whose items are points of the
+// output refuses a repeated item, naming the flag or key and both items,
+// as --concurrency and --request-rate already did. Before, predict
+// --batch 8,8, workload.batch = [8, 8], --prefill 1024,1024 and sweep
+// --set KEY=V,V printed the same row twice, and --goodput ttft:1,ttft:2
+// kept the last objective without a word (exit 0).
+func TestRepeatedListItemsRefused(t *testing.T) {
+	dir := t.TempDir()
+	sc := copyTo(t, dir, "in.toml", "../../../../scenarios/gpt-oss-120b-h200-tp1.toml")
+	src, err := os.ReadFile(sc)
+	require.NoError(t, err)
+	dup := filepath.Join(dir, "dup.toml")
+	require.NoError(t, os.WriteFile(dup, []byte(replaceOnce(t, string(src), "batch = [", "batch = [8, 8, ")), 0o644))
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"predict --batch", []string{"predict", sc, "--batch", "1,8,8"}, "--batch: batch 8 (item 3) repeats item 2"},
+		{"workload.batch", []string{"predict", dup}, "dup.toml:"},
+		{"workload.batch names the key", []string{"predict", dup}, "workload.batch: batch 8 (item 2) repeats item 1"},
+		{"predict --prefill", []string{"predict", sc, "--prefill", "1024,512,1024"}, "--prefill: chunk 1024 (item 3) repeats item 1"},
+		{"sweep --set values", []string{"sweep", sc, "--set", "workload.context=1024,2048,1024"}, "--set workload.context: value 1024 (item 3) repeats item 1"},
+		{"simulate --goodput objectives", []string{"simulate", sc, "--goodput", "ttft:2000,tpot:50,ttft:100"}, `--goodput: "ttft:100": ttft given twice`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tc.args...)
+			assert.Equal(t, ExitInput, code, stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tc.want)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+		})
+	}
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
@@ -10,7 +11,7 @@ import (
 )
 
 // parsePrefillFlag parses --prefill "1024,4096" with --prefix L: each
-// chunk in [1, sim.MaxChunk] tokens, L >= 0 and L + chunk within
+// chunk in [1, sim.MaxChunk] tokens and given once, L >= 0 and L + chunk within
 // sim.MaxContext (the model's own limit is checked once it is loaded).
 func parsePrefillFlag(v string, prefix int) ([]int, error) {
 	if prefix < 0 {
@@ -26,6 +27,9 @@ func parsePrefillFlag(v string, prefix int) ([]int, error) {
 		}
 		if n > sim.MaxChunk {
 			return nil, inputErrf("--prefill: chunk %d (item %d) exceeds the limit of %d tokens", n, i+1, sim.MaxChunk)
+		}
+		if j := slices.Index(out[:i], n); j >= 0 {
+			return nil, inputErrf("--prefill: chunk %d (item %d) repeats item %d", n, i+1, j+1)
 		}
 		if prefix+n > sim.MaxContext {
 			return nil, inputErrf("--prefill: --prefix %d + chunk %d (item %d) = %d exceeds the limit of %d tokens", prefix, n, i+1, prefix+n, sim.MaxContext)

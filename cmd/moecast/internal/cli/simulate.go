@@ -165,6 +165,7 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 // parseGoodput parses --goodput's "ttft:2000,tpot:50" (ms).
 func parseGoodput(v string) (serve.SLO, error) {
 	var slo serve.SLO
+	seen := map[string]bool{}
 	for _, kv := range strings.Split(v, ",") {
 		k, x, ok := strings.Cut(strings.TrimSpace(kv), ":")
 		ms, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
@@ -172,7 +173,12 @@ func parseGoodput(v string) (serve.SLO, error) {
 			return slo, fmt.Errorf("%q: want KEY:MS with a positive number of ms, e.g. ttft:2000,tpot:50", kv)
 		}
 		d := unit.Seconds(ms / 1000)
-		switch strings.ToLower(strings.TrimSpace(k)) {
+		k = strings.ToLower(strings.TrimSpace(k))
+		if seen[k] {
+			return slo, fmt.Errorf("%q: %s given twice", kv, k)
+		}
+		seen[k] = true
+		switch k {
 		case "ttft":
 			slo.TTFT = d
 		case "tpot":

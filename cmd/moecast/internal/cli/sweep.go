@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -89,7 +90,10 @@ func parseSets(sets []string) ([]plan.Axis, error) {
 		if err != nil {
 			return nil, inputErrf("--set %s: %v", key, err)
 		}
-		for _, v := range values {
+		for i, v := range values {
+			if j := slices.Index(values[:i], v); j >= 0 {
+				return nil, inputErrf("--set %s: value %s (item %d) repeats item %d", key, v, i+1, j+1)
+			}
 			if err := scenarios.CheckOverride(scenarios.Override{Key: key, Value: v}); err != nil {
 				return nil, err // *scenarios.InputError
 			}
