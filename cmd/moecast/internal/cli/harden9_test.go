@@ -118,3 +118,32 @@ func TestRepeatedListItemsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestSimulateRequestsBeyondModelContextWarned: a simulated request
+// longer than the model's max_position_embeddings (an engine refuses it)
+// is priced as asked with a warning naming the length and the limit, as
+// predict --context already warns; the figures are those without the
+// warning. Before, simulate --input-tokens 1000000 on a 40,960-token model
+// printed a TTFT of 21 minutes without a word.
+func TestSimulateRequestsBeyondModelContextWarned(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // "" no such warning
+	}{
+		{"input beyond the limit", []string{"--input-tokens", "40000", "--output-tokens", "1000"}, "request of 41000 tokens (input + output) exceeds the model's max_position_embeddings (40960)"},
+		{"within the limit", []string{"--input-tokens", "39000", "--output-tokens", "1000"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"simulate", "qwen3-235b-h100-tp4", "--concurrency", "1", "--requests", "2"}, tc.args...)
+			code, stdout, stderr := runCLI(t, args...)
+			require.Equal(t, ExitOK, code, stderr)
+			assert.NotEmpty(t, stdout)
+			if tc.want == "" {
+				assert.NotContains(t, stdout+stderr, "max_position_embeddings")
+				return
+			}
+			assert.Contains(t, stdout, "warning: concurrency 1: "+tc.want)
+		})
+	}
+}

@@ -360,6 +360,10 @@ func simulateScenario(in simulateInput) (*view.Simulation, error) {
 			sn.Warnings = append(sn.Warnings, pointLabel(p.At)+": cannot be served: "+p.Unservable)
 		case p.Result != nil:
 			sn.Warnings = append(sn.Warnings, p.Result.Warnings()...) // they name the rate
+			if m := sc.Config.Model; m != nil && m.MaxPosition > 0 && p.Result.LongestRequest > m.MaxPosition {
+				sn.Warnings = append(sn.Warnings, fmt.Sprintf("%s: request of %d tokens (input + output) exceeds the model's max_position_embeddings (%d): an engine refuses it (or needs RoPE scaling); priced as asked",
+					pointLabel(p.At), p.Result.LongestRequest, m.MaxPosition))
+			}
 		}
 	}
 	return sn, nil
