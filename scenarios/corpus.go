@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -180,6 +181,14 @@ func ReadManifest(fsys fs.FS, p string) (_ *Manifest, err error) {
 				return nil, bad(key, "%q: want a path inside the manifest's directory", q)
 			}
 		}
+		for j, q := range e.Results {
+			if k := slices.IndexFunc(e.Results[:j], func(o string) bool { return m.Path(o) == m.Path(q) }); k >= 0 {
+				return nil, bad("results", "%q (item %d) repeats item %d: its rows would be scored twice", q, j+1, k+1)
+			}
+		}
+	}
+	if len(m.Entries) == 0 {
+		return nil, &Error{File: p, Msg: "no [[entry]]: nothing to score"}
 	}
 	return m, nil
 }

@@ -147,3 +147,19 @@ func TestSimulateRequestsBeyondModelContextWarned(t *testing.T) {
 		})
 	}
 }
+
+// TestCorpusManifestFormatNamed: an entry's format that no reader has is
+// the manifest's error, at the entry's line and key (exit 2), as its
+// other keys are. Before, the entry's rows were counted "unreadable
+// results" and the scorecard printed without them, exit 0.
+func TestCorpusManifestFormatNamed(t *testing.T) {
+	dir := t.TempDir()
+	copyTo(t, dir, "r.json", benchFixtures+"vllm-c16.json")
+	m := filepath.Join(dir, "manifest.toml")
+	require.NoError(t, os.WriteFile(m, []byte("[[entry]]\nname = \"a\"\nscenario = \"kimi.toml\"\nresults = [\"r.json\"]\n\n[[entry]]\nname = \"b\"\nscenario = \"kimi.toml\"\nresults = [\"r.json\"]\nformat = \"vlm\"\n"), 0o644))
+	code, stdout, stderr := runCLI(t, "validate", "corpus", dir)
+	assert.Equal(t, ExitInput, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, filepath.Join(dir, "manifest.toml")+`:6: entry[2].format: unknown result format "vlm" (want one of `)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+}

@@ -232,6 +232,14 @@ func openCorpus(arg string) (*scenarios.Manifest, error) {
 	if err != nil {
 		return nil, err // *scenarios.InputError
 	}
+	// The reader of each entry's format exists (the manifest reader
+	// checks the other keys, but the formats are validate's).
+	for i, e := range m.Entries {
+		if f, ok := validate.FormatByName(e.Format); e.Format != "" && (!ok || f.Read == nil) {
+			return nil, inputErrf("%s:%d: entry[%d].format: unknown result format %q (want one of %s)",
+				m.File, e.Line, i+1, e.Format, strings.Join(validate.FormatNames(), ", "))
+		}
+	}
 	return m, nil
 }
 
