@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -162,4 +163,39 @@ func TestCorpusManifestFormatNamed(t *testing.T) {
 	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, filepath.Join(dir, "manifest.toml")+`:6: entry[2].format: unknown result format "vlm" (want one of `)
 	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+}
+
+// TestSGLangRankSharesRefused: under SGLang's DP attention each rank
+// takes its share of the step budget (chunked_prefill_size / ranks) and
+// of max_running_requests (// dp_size); a value below the ranks leaves a
+// share of 0, which is refused at its key rather than run as 1 (exit 2).
+// Before, max_num_seqs = 1 and 3 on 4 ranks both simulated as 1 per rank,
+// and max_num_batched_tokens = 3 as a 1-token chunk per rank, exit 0.
+func TestSGLangRankSharesRefused(t *testing.T) {
+	dir := t.TempDir()
+	agg := "name = \"s\"\n[model]\npreset = \"qwen3-30b-a3b\"\n[hardware]\ngpu = \"h200-sxm\"\n[parallel]\ntp = 1\ndp = 4\nep = 4\ndp_attention = true\n[runtime]\nengine = \"sglang\"\n%s\n[workload]\ninput_tokens = 1024\noutput_tokens = 64\nconcurrency = [8]\nrequests = 16\n"
+	disagg := "name = \"d\"\n[model]\npreset = \"qwen3-30b-a3b\"\n[hardware]\ngpu = \"h200-sxm\"\n[disagg]\ntransfer = \"nvlink4\"\n[disagg.prefill]\ntp = 1\ndp = 4\nep = 4\ndp_attention = true\n%s\n[disagg.decode]\ntp = 1\ndp = 2\nep = 2\ndp_attention = true\n[runtime]\nengine = \"sglang\"\n[workload]\ninput_tokens = 1024\noutput_tokens = 64\nconcurrency = [8]\nrequests = 16\n"
+	for _, tc := range []struct {
+		name, text, want string
+	}{
+		{"max_num_seqs below the ranks", fmt.Sprintf(agg, "max_num_seqs = 3"), "s.toml:13: runtime.max_num_seqs: 3 over 4 attention DP ranks"},
+		{"max_num_batched_tokens below the ranks", fmt.Sprintf(agg, "max_num_batched_tokens = 3"), "s.toml:13: runtime.max_num_batched_tokens: 3 over 4 attention DP ranks"},
+		{"a pool's max_num_batched_tokens below its ranks", fmt.Sprintf(disagg, "max_num_batched_tokens = 2"), "s.toml:13: disagg.prefill.max_num_batched_tokens: 2 over 4 attention DP ranks"},
+		{"a pool's max_num_seqs below its ranks", fmt.Sprintf(disagg, "max_num_seqs = 3"), "s.toml:13: disagg.prefill.max_num_seqs: 3 over 4 attention DP ranks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, "s.toml")
+			require.NoError(t, os.WriteFile(p, []byte(tc.text), 0o644))
+			code, stdout, stderr := runCLI(t, "simulate", p)
+			assert.Equal(t, ExitInput, code, stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tc.want)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+		})
+	}
+	// At the ranks, one each: served.
+	p := filepath.Join(dir, "s.toml")
+	require.NoError(t, os.WriteFile(p, []byte(fmt.Sprintf(agg, "max_num_seqs = 4\nmax_num_batched_tokens = 4096")), 0o644))
+	code, _, stderr := runCLI(t, "simulate", p)
+	assert.Equal(t, ExitOK, code, stderr)
 }
