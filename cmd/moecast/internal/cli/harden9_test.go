@@ -199,3 +199,33 @@ func TestSGLangRankSharesRefused(t *testing.T) {
 	code, _, stderr := runCLI(t, "simulate", p)
 	assert.Equal(t, ExitOK, code, stderr)
 }
+
+// TestRepeatedInputFilesRefused: an input file given twice, however
+// spelled, is refused before any work (exit 2). Before, validate bench
+// R R compared each row twice (weighing it double in its summary) and
+// trace summary T T printed the trace as two ranks, exit 0.
+func TestRepeatedInputFilesRefused(t *testing.T) {
+	dir := t.TempDir()
+	bench := copyTo(t, dir, "b.json", benchFixtures+"vllm-c16.json")
+	hard := filepath.Join(dir, "hard.json")
+	require.NoError(t, os.Link(bench, hard))
+	tr := traceData + "tracelens_vllm_decode_full_graph_execution.json.gz"
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"validate bench R R", []string{"validate", "bench", bench, bench, "--scenario", "kimi-k2.5-h200-nvlink-tp8"}, bench + ": given twice (arguments 1 and 2)"},
+		{"validate bench R and a hard link of it", []string{"validate", "bench", bench, hard, "--scenario", "kimi-k2.5-h200-nvlink-tp8"}, hard + ": given twice (arguments 1 and 2)"},
+		{"trace summary T ./T", []string{"trace", "summary", tr, "./" + tr}, "given twice (arguments 1 and 2)"},
+		{"validate trace T T", []string{"validate", "trace", tr, tr, "--scenario", gptOssScenario}, "given twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, tc.args...)
+			assert.Equal(t, ExitInput, code, stderr)
+			assert.Empty(t, stdout)
+			assert.Contains(t, stderr, tc.want)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+		})
+	}
+}
