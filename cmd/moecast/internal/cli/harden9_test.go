@@ -25,6 +25,7 @@ import (
 func TestOutputsNeverOverwriteFilesReadThroughScenario(t *testing.T) {
 	dir := t.TempDir()
 	cfg := copyTo(t, dir, "qwen3.json", "../../../../scenarios/configs/qwen3-235b-a22b-fp8.json")
+	other := copyTo(t, dir, "other.json", cfg)
 	trace := copyTo(t, dir, "trace.jsonl", benchFixtures+"mooncake.jsonl")
 	src, err := os.ReadFile("../../../../scenarios/qwen3-235b-h100-tp4.toml")
 	require.NoError(t, err)
@@ -56,6 +57,7 @@ func TestOutputsNeverOverwriteFilesReadThroughScenario(t *testing.T) {
 		{"simulate --html onto its workload.trace", []string{"simulate", withTrace, "--html", trace}, trace},
 		{"plan --html onto its model config", []string{"plan", sc, "--html", cfg}, cfg},
 		{"sweep --html onto its model config", []string{"sweep", sc, "--set", "workload.batch=1,2", "--html", cfg}, cfg},
+		{"sweep --html onto a model config named only in --set", []string{"sweep", sc, "--set", "model.config=" + other + "," + cfg, "--html", other}, other},
 		{"sweep --serving --html onto its model config", []string{"sweep", sc, "--serving", "--set", "workload.concurrency=1,2", "--html", cfg}, cfg},
 		{"validate bench --html onto the scenario's model config", []string{"validate", "bench", benchFixtures + "vllm-c16.json", "--scenario", sc, "--html", cfg}, cfg},
 		{"validate corpus DIR --markdown onto its manifest", []string{"validate", "corpus", cdir, "--markdown", manifest}, manifest},

@@ -217,7 +217,7 @@ func runSweep(s *streams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
-	inputs := scenarioInputs(in.Base)
+	inputs := sweepInputs(in)
 	if err := checkHTMLInputs(opts.HTML, inputs); err != nil {
 		return err
 	}
@@ -235,6 +235,28 @@ func runSweep(s *streams, opts *sweepOptions) error {
 		return err
 	}
 	return output{html: opts.HTML, views: sw.Views(), inputs: inputs}.write(s, opts.Format)
+}
+
+// fileKeys are the scenario keys whose values name files to read.
+var fileKeys = map[string]bool{"model.config": true, "hardware.calibration": true, "workload.trace": true}
+
+// sweepInputs are the files the sweep reads: the base scenario's and, for
+// each value of a swept key that names a file, those of the scenario with
+// that value (a model config or calibration file named only in --set).
+// A value the scenario refuses is left to the sweep to report.
+func sweepInputs(in sweepInput) []string {
+	inputs := scenarioInputs(in.Base)
+	for _, a := range in.Axes {
+		if !fileKeys[a.Name] {
+			continue
+		}
+		for _, v := range a.Values {
+			if sc, err := in.Source.Parse([]scenarios.Override{{Key: a.Name, Value: v}}); err == nil {
+				inputs = append(inputs, scenarioInputs(sc)...)
+			}
+		}
+	}
+	return inputs
 }
 
 // sweepInput is what a sweep computes from: the axes of --set, the
