@@ -46,11 +46,21 @@ func TestOutputsNeverOverwriteFilesReadThroughScenario(t *testing.T) {
 	require.NoError(t, os.WriteFile(manifest, []byte("[[entry]]\nname = \"e\"\nscenario = \"s/e.toml\"\nresults = [\"s/r.json\"]\n"), 0o644))
 	ccfg, cscen := filepath.Join(cdir, "qwen3.json"), filepath.Join(cdir, "s", "e.toml")
 
+	// validate trace and calib from-trace read a trace on a scenario with
+	// a model config of its own.
+	vdir := filepath.Join(dir, "v")
+	require.NoError(t, os.MkdirAll(vdir, 0o755))
+	vcfg := copyTo(t, vdir, "gpt-oss-20b_config.json", "../../../../validate/testdata/gpt-oss-20b_config.json")
+	vsc := copyTo(t, vdir, "s.toml", gptOssScenario)
+	tr := traceData + "tracelens_vllm_decode_full_graph_execution.json.gz"
+
 	for _, tc := range []struct {
 		name   string
 		args   []string
 		target string // must be unchanged
 	}{
+		{"validate trace --html onto the scenario's model config", []string{"validate", "trace", tr, "--scenario", vsc, "--html", vcfg}, vcfg},
+		{"calib from-trace -o onto the scenario's model config", []string{"calib", "from-trace", tr, "--scenario", vsc, "-o", vcfg}, vcfg},
 		{"predict --html onto its model config", []string{"predict", sc, "--html", cfg}, cfg},
 		{"predict --html onto its model config spelled another way", []string{"predict", sc, "--html", dir + "/./qwen3.json"}, cfg},
 		{"simulate --html onto its model config", []string{"simulate", sc, "--requests", "10", "--html", cfg}, cfg},
