@@ -241,3 +241,31 @@ func TestRepeatedInputFilesRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestPrefillBeyondKVWarned: predict --prefill prices a lone request's
+// chunk as simulate would, but a request whose prefix and chunk do not fit
+// in the KV cache cannot run there (simulate calls it unservable): the step
+// is priced as asked with a warning naming the tokens and the cache, as
+// predict's decode rows say "does not fit". Before, 254,000 + 8,000 tokens
+// on the 8x RTX PRO 6000 scenario (decode batch 1 at 262,144: "4.11 GB
+// short") printed a 5.7 s step without a word.
+func TestPrefillBeyondKVWarned(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // "" none
+	}{
+		{"beyond the cache", []string{"--prefill", "1,8000", "--prefix", "254000"}, "warning: prefill 8000 after 254000 cached tokens: does not fit: the KV cache holds"},
+		{"within it", []string{"--prefill", "8000", "--prefix", "1000"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, append([]string{"predict", "kimi-k2.5-rtx-pro-6000-pcie-tp8"}, tc.args...)...)
+			require.Equal(t, ExitOK, code, stderr)
+			if tc.want == "" {
+				assert.NotContains(t, stdout, "does not fit")
+				return
+			}
+			assert.Contains(t, stdout, tc.want)
+		})
+	}
+}

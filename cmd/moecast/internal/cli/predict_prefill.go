@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/moecast/moecast/report/view"
@@ -102,7 +103,14 @@ func predictPrefill(sc *scenarios.Scenario, chunks []int, prefix int, explain bo
 	if budget <= 0 {
 		budget = cfg.MaxPrefillTokens
 	}
+	mem := cfg.Memory
+	if cfg.Disagg != nil {
+		mem = cfg.Disagg.Prefill.Memory
+	}
 	for _, n := range chunks {
+		if why := prefillFit(mem, prefix+n); why != "" {
+			pr.Warnings = append(pr.Warnings, fmt.Sprintf("prefill %d after %d cached tokens: does not fit: %s (simulate cannot serve such a request); priced as asked", n, prefix, why))
+		}
 		st, err := serve.PriceLonePrefill(cfg, serve.NewSimCoster(sm), n, prefix)
 		if err != nil {
 			return nil, sc.KeyError(err)
@@ -128,4 +136,21 @@ func predictPrefill(sc *scenarios.Scenario, chunks []int, prefix int, explain bo
 	}
 	pr.Warnings = collapseWarnings(pr.Warnings)
 	return pr, nil
+}
+
+// prefillFit says why a request of tokens (cached prefix and chunk) does
+// not fit in one attention group's KV cache of m, as serve's admission
+// counts it (whole blocks plus the blocks every sequence holds), or "".
+func prefillFit(m serve.Memory, tokens int) string {
+	if m.KVBytesPerToken <= 0 || m.BlockSize <= 0 {
+		return ""
+	}
+	if m.KVCapacity <= 0 {
+		return "the weights and reserve leave no room for a KV cache"
+	}
+	have := int(math.Min(math.Floor(float64(m.KVCapacity)/(float64(m.BlockSize)*float64(m.KVBytesPerToken))), math.MaxInt32))
+	if need := (tokens+m.BlockSize-1)/m.BlockSize + m.SeqBlocks; need <= have {
+		return ""
+	}
+	return fmt.Sprintf("the KV cache holds %d tokens, the request needs %d", max(have-m.SeqBlocks, 0)*m.BlockSize, tokens)
 }
