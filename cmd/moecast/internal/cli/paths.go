@@ -36,15 +36,20 @@ func checkPaths(c *cobra.Command, args []string) error {
 	if err := checkFlagRanges(c); err != nil {
 		return err
 	}
-	// An input file given twice would be read, and counted, twice.
-	for i, a := range args {
+	// An input file given twice would be read, and counted, twice (the
+	// words after -- are another program's: not checked).
+	files := args
+	if d := c.ArgsLenAtDash(); d >= 0 && d <= len(args) {
+		files = args[:d]
+	}
+	for i, a := range files {
 		if a == infile.Stdin {
 			continue
 		}
 		if st, err := os.Stat(a); err != nil || !st.Mode().IsRegular() {
 			continue // a name, a directory, or missing: its reader says
 		}
-		for j, b := range args[:i] {
+		for j, b := range files[:i] {
 			if b != infile.Stdin && sameFile(a, b) {
 				return inputErrf("%s: given twice (arguments %d and %d); give each input once", a, j+1, i+1)
 			}
