@@ -240,6 +240,10 @@ func TestRepeatedInputFilesRefused(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
 		})
 	}
+	// The words after -- are the engine's: a path may repeat there.
+	code, stdout, stderr := runCLI(t, "scenario", "from-vllm-args", "--gpu", "h200-sxm", "--", "vllm", "serve", "Qwen/Qwen3-30B-A3B", "--chat-template", bench, "--served-model-name", bench)
+	assert.Equal(t, ExitOK, code, stderr)
+	assert.NotEmpty(t, stdout)
 }
 
 // TestPrefillBeyondKVWarned: predict --prefill prices a lone request's
