@@ -50,6 +50,9 @@ func TestParseBadInput(t *testing.T) {
 		{"unknown schema", "schema = 1", "schema = 2", "f.toml: calibration schema 2 is not supported: this moecast reads schema 1"},
 		{"no schema", "schema = 1", "", "schema is missing"},
 		{"malformed TOML", `name = "ar"`, `name = "ar`, "f.toml:11:"},
+		// Session 9: a file cut short read "but got '\x00' instead" (the
+		// parser's end-of-input rune, not a byte of the file).
+		{"cut in a table name", "[[table]]\nname = \"ar\"\nop = \"allreduce\"\nimpl = \"nccl\"\ncolumns = [\"ranks\", \"bytes\", \"latency_us\"]\nrows = \"\"\"\n8,1024,20.5\n8,4096,21.0\n\"\"\"\n", "[[tab", "f.toml:10: expected '.' or ']' to end table name, but got the end of the file instead"},
 		{"unknown table key", `impl = "nccl"`, "impl = \"nccl\"\nfoo = 3", `f.toml:14: unknown key "table.foo"`},
 		{"unknown provenance key", `cache = "warm"`, "cache = \"warm\"\ncolour = \"red\"", `f.toml:9: unknown key "provenance.colour"`},
 		{"latency without unit", `"latency_us"]`, `"latency"]`, `f.toml:10: table 1 ("ar"): column "latency" has no unit`},

@@ -370,7 +370,10 @@ func oneLine(s string) string {
 func tomlErr(name string, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("%s:%d: %s", name, pe.Position.Line, oneLine(pe.Message))
+		// The parser's end-of-input rune is 0, which it quotes as if the
+		// file held a NUL byte (one it does hold is refused before).
+		msg := strings.ReplaceAll(pe.Message, `'\x00'`, "the end of the file")
+		return fmt.Errorf("%s:%d: %s", name, pe.Position.Line, oneLine(msg))
 	}
 	// Type errors come as "toml: line N (last key "k"): msg".
 	if m := reTOMLLine.FindStringSubmatch(err.Error()); m != nil {

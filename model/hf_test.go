@@ -325,6 +325,12 @@ func TestConfigErrors(t *testing.T) {
 		{"group_size string", edit(t, k25, `"group_size": 32`, `"group_size": "32"`), []string{"group_size: want an integer, got a string"}},
 		{"sliding_window negative gpt-oss", edit(t, presetJSON(t, "gpt-oss-120b"), `"sliding_window": 128`, `"sliding_window": -1`),
 			[]string{"bad.json:82:", "sliding_window: must be >= 0 (0, null or absent: no window), got -1"}},
+		// Session 9: a negative max_position_embeddings reached serve as
+		// "model: must be in [0, 16777216] tokens" with no file, line or key.
+		{"max_position_embeddings negative", edit(t, presetJSON(t, "qwen3-30b-a3b"), `"max_position_embeddings": 40960`, `"max_position_embeddings": -5`),
+			[]string{"bad.json:15:", "max_position_embeddings: must be >= 0 (0 or absent: not given), got -5"}},
+		{"max_position_embeddings absurd", edit(t, mixtral, `"max_position_embeddings": 32768`, `"max_position_embeddings": 1099511627776`),
+			[]string{"bad.json:", "max_position_embeddings: 1099511627776 is implausibly large (limit 16777216)"}},
 		{"sliding_window negative mixtral", edit(t, mixtral, `"sliding_window": null`, `"sliding_window": -4096`), []string{"bad.json:23:", "sliding_window: must be >= 0"}},
 		{"sliding_window negative qwen3", edit(t, presetJSON(t, "qwen3-30b-a3b"), `"sliding_window": null`, `"sliding_window": -1`), []string{"bad.json:31:", "sliding_window: must be >= 0"}},
 		{"attention_chunk_size negative", edit(t, presetJSON(t, "llama-4-maverick"), `"attention_chunk_size": 8192`, `"attention_chunk_size": -8192`),

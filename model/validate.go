@@ -111,11 +111,14 @@ func (c *Config) validateDims() error {
 		{"index_n_heads", c.Attn.IndexHeads, maxHeads}, {"index_head_dim", c.Attn.IndexHeadDim, maxHeadDim},
 		{"index_topk", c.Attn.IndexTopK, maxDim}, {"num_nextn_predict_layers", c.MTPLayers, maxMTPLayers},
 		{"first_k_dense_replace", c.DenseLayers, maxLayers}, {"moe_layer_freq", c.MoEStep, maxLayers},
-		{"sliding_window", c.Attn.SlidingWindow, maxDim},
+		{"sliding_window", c.Attn.SlidingWindow, maxDim}, {"max_position_embeddings", c.MaxPosition, maxDim},
 	} {
 		if f.v > f.limit {
 			return fieldErr(f.k, "%d is implausibly large (limit %d)", f.v, f.limit)
 		}
+	}
+	if c.MaxPosition < 0 {
+		return fieldErr("max_position_embeddings", "must be >= 0 (0 or absent: not given), got %d", c.MaxPosition)
 	}
 	for _, f := range []struct {
 		k string

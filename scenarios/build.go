@@ -147,7 +147,7 @@ func (s *Scenario) build() error {
 }
 
 // CheckBatches validates a list of batch sizes: non-empty, each in
-// [1, sim.MaxBatchSize].
+// [1, sim.MaxBatchSize] and given once (each is a row of the output).
 func CheckBatches(b []int) error {
 	if len(b) == 0 {
 		return fmt.Errorf("no batch sizes")
@@ -158,6 +158,9 @@ func CheckBatches(b []int) error {
 		}
 		if v > sim.MaxBatchSize {
 			return fmt.Errorf("batch %d (item %d) exceeds the limit of %d sequences", v, i+1, sim.MaxBatchSize)
+		}
+		if j := slices.Index(b[:i], v); j >= 0 {
+			return fmt.Errorf("batch %d (item %d) repeats item %d", v, i+1, j+1)
 		}
 	}
 	return nil
@@ -195,11 +198,11 @@ func (s *Scenario) loadModel() (*model.Config, error) {
 		)
 		if s.fsys != nil {
 			p := path.Clean(path.Join(s.dir, pm.Config))
-			s.ModelRef = p
+			s.ModelRef, s.modelFile = p, p
 			m, err = model.Load(s.fsys, p)
 		} else {
 			p := s.osPath(pm.Config)
-			s.ModelRef = p
+			s.ModelRef, s.modelFile = p, p
 			m, err = model.LoadFile(p)
 		}
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -36,9 +37,13 @@ import (
 //	exclude = "why"              # optional: the measured rows do not represent the
 //	                             # engine (a corpus rule's finding): counted, not scored
 type Manifest struct {
-	File    string // the manifest's path (in FS)
-	Dir     string // its directory in FS
-	FS      fs.FS
+	File string // the manifest's path (in FS)
+	Dir  string // its directory in FS
+	FS   fs.FS
+	// Root is the directory on disk that FS reads, "" when FS is not on
+	// disk (the shipped corpus): the entries' scenarios name their files
+	// by it (Scenario.InputFiles).
+	Root    string
 	Sources []ManifestSource
 	Entries []ManifestEntry
 }
@@ -79,7 +84,11 @@ func (m *Manifest) Path(p string) string { return path.Clean(path.Join(m.Dir, p)
 // Scenario loads the entry's scenario from the manifest's file system.
 func (m *Manifest) Scenario(e ManifestEntry) (_ *Scenario, err error) {
 	defer asInput(&err)
-	return parseFS(m.FS, m.Path(e.Scenario))
+	s, err := parseFS(m.FS, m.Path(e.Scenario))
+	if s != nil {
+		s.root = m.Root
+	}
+	return s, err
 }
 
 // ReadManifest reads and checks the manifest at p in fsys: every key known,
@@ -172,6 +181,14 @@ func ReadManifest(fsys fs.FS, p string) (_ *Manifest, err error) {
 				return nil, bad(key, "%q: want a path inside the manifest's directory", q)
 			}
 		}
+		for j, q := range e.Results {
+			if k := slices.IndexFunc(e.Results[:j], func(o string) bool { return m.Path(o) == m.Path(q) }); k >= 0 {
+				return nil, bad("results", "%q (item %d) repeats item %d: its rows would be scored twice", q, j+1, k+1)
+			}
+		}
+	}
+	if len(m.Entries) == 0 {
+		return nil, &Error{File: p, Msg: "no [[entry]]: nothing to score"}
 	}
 	return m, nil
 }

@@ -57,6 +57,12 @@ results = ["c.json"]
 		{"exclude of two lines", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nexclude = \"x\\ny\"\nresults = [\"a\"]\n", `m.toml:1: entry[1].exclude: "x\ny": one line`},
 		{"empty skip", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nskip = \"\"\nresults = [\"a\"]\n", "m.toml:1: entry[1].skip: empty"},
 		{"unknown source", "[[source]]\nname = \"s\"\n[[entry]]\nname = \"a\"\nsource = \"t\"\nskip = \"x\"\nresults = [\"a\"]\n", `entry[1].source: "t" is not a [[source]]`},
+		// Session 9: a results file listed twice was scored twice (its
+		// rows weighed double in every MAPE); a manifest without entries
+		// scored nothing, exit 0.
+		{"results repeated", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nresults = [\"r.csv\", \"b.csv\", \"./r.csv\"]\n", `m.toml:1: entry[1].results: "./r.csv" (item 3) repeats item 1`},
+		{"no entries", "[[source]]\nname = \"s\"\n", "m.toml: no [[entry]]"},
+		{"empty", "", "m.toml: no [[entry]]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := ReadManifest(fstest.MapFS{"m.toml": {Data: []byte(tc.in)}}, "m.toml")

@@ -319,7 +319,9 @@ func syntaxWords(msg string) string {
 	if w, ok := rangeWords(msg); ok {
 		return w
 	}
-	return msg
+	// The parser's end-of-input rune is 0, which it quotes as if the file
+	// held a NUL byte (one it does hold is refused before, by name).
+	return strings.ReplaceAll(msg, `'\x00'`, "the end of the file")
 }
 
 // rangeWords says the TOML parser's out-of-range messages without Go's

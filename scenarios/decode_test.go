@@ -57,13 +57,17 @@ func TestDecodeErrors(t *testing.T) {
 		{"int64 overflow first in table", "[runtime]\nmax_num_seqs = -9223372036854775809\nengine = \"vllm\"\n", `f.toml:2: runtime.max_num_seqs: -9223372036854775809 is too large for an integer`},
 		{"integer beyond a float's exact range", "[disagg.decode]\ntp = 1\ngpu_memory_utilization = 9223372036854775807\n", `f.toml:3: disagg.decode.gpu_memory_utilization: 9223372036854775807 is too large an integer to read exactly as a number with a fraction`},
 		{"float overflow", "[runtime]\ngpu_memory_utilization = 1e999\n", `f.toml:2: runtime.gpu_memory_utilization: 1e999 is too large for a number`},
+		// Session 9: a file cut short read "but got '\x00' instead", a NUL
+		// byte the file does not have (the parser's end-of-input rune).
+		{"cut in a table name", "name = \"x\"\n[mod", `f.toml:2: expected '.' or ']' to end table name, but got the end of the file instead`},
+		{"cut in a string", "name = \"x", `f.toml:1: unexpected EOF; expected '"'`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := decode("f.toml", []byte(tt.src))
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
-			for _, gos := range []string{"destination has type", "int64", "float64", "scenarios.", "Key '"} {
+			for _, gos := range []string{"destination has type", "int64", "float64", "scenarios.", "Key '", `\x00`} {
 				assert.NotContains(t, err.Error(), gos)
 			}
 			t.Log(err)

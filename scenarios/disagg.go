@@ -418,5 +418,8 @@ func (s *Scenario) DisaggConfig(c *serve.Config, psm, dsm *sim.Sim) error {
 	c.Disagg = &serve.Disagg{Prefill: pre, Decode: dec, KVBytesPerToken: pre.Memory.KVBytesPerToken,
 		TransferBandwidth: float64(sp.Transfer.BW), TransferLatency: sp.Transfer.Latency, Router: sp.Router,
 		Pull: serve.PullsKV(c.Engine) && !s.Serving.PushKV}
+	if err := c.ValidateRankShares(); err != nil {
+		return s.KeyError(err)
+	}
 	return nil
 }

@@ -371,3 +371,30 @@ func TestPoolCaptureSeqs(t *testing.T) {
 	require.NoError(t, s.SetMechanism("pool-max-seqs", true))
 	assert.Equal(t, 512, s.poolConfig(s.Disagg.Decode).CaptureSize)
 }
+
+// TestDisaggDecodeLayoutErrorsNameThePoolKey: the scenario's own instance
+// of a disaggregated scenario is a decode instance, so an error in its
+// layout (Sim, which predict, simulate and plan build first) names
+// disagg.decode's key at its line. Before, both rows read "parallel.ep:
+// (not set in the file, its default)", a key the file does not have.
+func TestDisaggDecodeLayoutErrorsNameThePoolKey(t *testing.T) {
+	for _, tc := range []struct {
+		name, old, new, gpus, want string
+	}{
+		{"ep beyond the pool's GPUs", "tp = 8\nep = 8\ndp_attention", "tp = 8\nep = 16\ndp_attention", "gpus = 24", "d.toml:18: disagg.decode.ep: ep = 16 exceeds the 8 GPUs"},
+		{"an expert split the checkpoint's blocks do not divide", "tp = 8\nep = 8\ndp_attention", "tp = 6\nep = 2\ndp_attention", "gpus = 22", "d.toml:18: disagg.decode.ep: routed_experts gate_up_proj"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(disaggScenario, "workers = 1\n"+tc.old, "workers = 1\n"+tc.new, 1)
+			src = strings.Replace(src, "gpus = 24", tc.gpus, 1)
+			require.NotEqual(t, disaggScenario, src)
+			s, err := Parse("d.toml", []byte(src))
+			if err == nil {
+				_, err = s.Sim()
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "parallel")
+		})
+	}
+}

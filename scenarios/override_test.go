@@ -134,6 +134,9 @@ target_request_rate = 1.5
 	}{
 		{"max gpus", "[plan]\nmax_gpus = 0\n", planLine + "plan.max_gpus: 0 must be > 0"},
 		{"gpu", "[plan]\ngpus = [\"a100\"]\n", planLine + `plan.gpus: unknown GPU "a100"`},
+		// Session 9: gpus = [] planned the scenario's GPU without a word
+		// (--gpus "" is refused).
+		{"no gpu", "[plan]\ngpus = []\n", planLine + "plan.gpus: no GPU named"},
 		{"duration", "[plan]\ntpot_p99 = \"fast\"\n", planLine + "plan.tpot_p99: "},
 		{"negative", "[plan]\nmin_tokens_per_s_per_user = -1.0\n", planLine + "plan.min_tokens_per_s_per_user: -1 must be a positive finite value"},
 		{"two targets", "[plan]\ntarget_request_rate = 1.0\ntarget_output_tokens_per_s = 100.0\n", "plan.target_request_rate: give a target output rate or a target request rate, not both"},

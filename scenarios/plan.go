@@ -74,6 +74,9 @@ func (s *Scenario) buildPlan() error {
 	d := s.doc
 	r := &d.raw.Plan
 	p := Plan{GPUs: r.GPUs, InputTokens: s.Serving.InputTokens, OutputTokens: s.Serving.OutputTokens}
+	if len(r.GPUs) == 0 && s.Given("plan.gpus") {
+		return d.errorf("plan.gpus", "no GPU named (want e.g. gpus = [\"h200-sxm\", \"b200-sxm\"]; leave the key out to plan the scenario's GPU)")
+	}
 	if r.MaxGPUs != nil {
 		p.MaxGPUs = *r.MaxGPUs
 		if p.MaxGPUs <= 0 {

@@ -19,6 +19,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 
@@ -92,6 +93,45 @@ type Scenario struct {
 	doc         *doc
 	fsys        fs.FS  // where relative paths resolve; nil means the OS file system
 	dir         string // the scenario's directory (OS path or path inside fsys)
+	// root is the directory on disk that fsys reads ("" when fsys is not
+	// a directory on disk: the shipped scenarios and corpus).
+	root string
+	// modelFile is model.config as read (a path in fsys, else on disk).
+	modelFile string
+}
+
+// InputFiles are the files on disk the scenario was read from and reads:
+// the scenario file, model.config, each calibration file and
+// workload.trace. A command's output must be none of them. Files of a
+// file system that is not on disk (the shipped scenarios) are not named.
+func (s *Scenario) InputFiles() []string {
+	var out []string
+	add := func(p string) { // p as the scenario names it: in fsys, else on disk
+		switch {
+		case p == "":
+		case s.fsys == nil:
+			out = append(out, p)
+		case s.root != "":
+			out = append(out, filepath.Join(s.root, filepath.FromSlash(p)))
+		}
+	}
+	if s.File != infile.Stdin && !strings.HasPrefix(s.File, embeddedPrefix) {
+		add(s.File)
+	}
+	add(s.modelFile)
+	if t := s.Serving.Trace; t != "" {
+		if s.fsys != nil {
+			add(path.Clean(path.Join(s.dir, t)))
+		} else {
+			add(s.osPath(t))
+		}
+	}
+	for _, u := range s.CalibrationUses {
+		if !strings.HasPrefix(u.Name, "embedded") {
+			out = append(out, u.Name)
+		}
+	}
+	return out
 }
 
 // Load reads and validates the scenario file at path. Relative paths inside
@@ -216,7 +256,7 @@ func (s *Scenario) KeyError(err error) error {
 	}
 	var fe *model.FieldError
 	if errors.As(err, &fe) {
-		if key, ok := simKeys[fe.Field]; ok {
+		if key, ok := s.simKey(fe.Field); ok {
 			return s.keyError(key, fe.Msg, err)
 		}
 	}
@@ -225,11 +265,23 @@ func (s *Scenario) KeyError(err error) error {
 	}
 	var le *model.LayoutError
 	if errors.As(err, &le) {
-		if key, ok := simKeys["Layout."+le.Field]; ok {
+		if key, ok := s.simKey("Layout." + le.Field); ok {
 			return &Error{File: s.File, Line: s.doc.line(key), Key: key, Msg: le.Msg, Err: err}
 		}
 	}
 	return &Error{File: s.File, Msg: err.Error(), Err: err}
+}
+
+// simKey is the scenario key that sets sim.Config field f: simKeys's,
+// except that the layout of a disaggregated scenario's own instance is
+// its decode pool's ([disagg.decode], buildDisagg), which has no
+// [parallel].
+func (s *Scenario) simKey(f string) (string, bool) {
+	key, ok := simKeys[f]
+	if ok && s.Disagg != nil && (key == "parallel" || strings.HasPrefix(key, "parallel.")) {
+		key = "disagg.decode" + strings.TrimPrefix(key, "parallel")
+	}
+	return key, ok
 }
 
 // simKeys maps the fields that sim's FieldErrors name (sim.Config fields

@@ -559,7 +559,11 @@ func (c *Config) validate(budgets *[2]int) error {
 		if err := c.Disagg.validate(k); err != nil {
 			return err
 		}
-	} else if pools != nil {
+	}
+	if err := c.sglangRankShares(); err != nil {
+		return err
+	}
+	if c.Disagg == nil && pools != nil {
 		for i, name := range poolNames {
 			if err := validatePoolBudget(name, pools[i], k); err != nil {
 				return err
@@ -757,6 +761,61 @@ func (w Workload) validate() error {
 		if last := int64(w.Turns)*int64(hiIn) + int64(w.Turns-1)*int64(hiOut); last > maxTokens {
 			return fieldErrorf("Workload.Turns", "%d turns of up to %d input and %d output tokens make a last prompt of %d tokens, more than %d",
 				w.Turns, hiIn, hiOut, last, maxTokens)
+		}
+	}
+	return nil
+}
+
+// ValidateRankShares is the check of sglangRankShares alone, for a
+// disaggregated config once its pools are built (the rest of Validate
+// runs with the point).
+func (c *Config) ValidateRankShares() error { return c.sglangRankShares() }
+
+// sglangRankShares refuses, under SGLang's DP attention, a step budget or
+// running-request limit below the attention DP ranks that share it: each
+// rank schedules chunked_prefill_size / ranks tokens a step and
+// max_running_requests // dp_size requests (newSGLangScheduler, oneRank),
+// and a share of 0 tokens or requests is no deployment, which the
+// scheduler would otherwise have to run as 1. A disaggregated run's pools
+// are checked with their own ranks and, where given, their own settings.
+func (c *Config) sglangRankShares() error {
+	if c.Engine != SGLang {
+		return nil
+	}
+	check := func(pool string, ranks, budget, seqs int, ownBudget, ownSeqs bool) error {
+		field := func(f string, own bool) string {
+			if own {
+				return pool + "." + f
+			}
+			return f
+		}
+		if ranks <= 1 {
+			return nil
+		}
+		if budget < ranks {
+			return fieldErrorf(field("MaxNumBatchedTokens", ownBudget), "%d over %d attention DP ranks leaves each rank 0 tokens a step (SGLang's chunked_prefill_size / dp_size); want at least %d", budget, ranks, ranks)
+		}
+		if seqs > 0 && seqs < ranks {
+			return fieldErrorf(field("MaxNumSeqs", ownSeqs), "%d over %d attention DP ranks leaves each rank 0 running requests (SGLang's max_running_requests // dp_size); want at least %d", seqs, ranks, ranks)
+		}
+		return nil
+	}
+	if c.Disagg == nil {
+		return check("", c.Memory.Groups, c.MaxNumBatchedTokens, c.MaxNumSeqs, false, false)
+	}
+	for _, p := range []struct {
+		name string
+		p    Pool
+	}{{"Disagg.Prefill", c.Disagg.Prefill}, {"Disagg.Decode", c.Disagg.Decode}} {
+		budget, seqs := c.MaxNumBatchedTokens, c.MaxNumSeqs
+		if p.p.MaxNumBatchedTokens > 0 {
+			budget = p.p.MaxNumBatchedTokens
+		}
+		if p.p.MaxNumSeqs > 0 {
+			seqs = p.p.MaxNumSeqs
+		}
+		if err := check(p.name, p.p.Memory.Groups, budget, seqs, p.p.MaxNumBatchedTokens > 0, p.p.MaxNumSeqs > 0); err != nil {
+			return err
 		}
 	}
 	return nil

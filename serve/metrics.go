@@ -21,12 +21,14 @@ type Stats struct {
 // (vllm-project/vllm `vllm/benchmarks/serve.py` @ def9ce8, the dict
 // benchmark() returns) plus what only a simulator knows.
 type Result struct {
-	RequestRate          float64 // offered, requests/s (+Inf: all sent at once)
-	Requests             int
-	Completed            int
-	Duration             unit.Seconds // first send (t = 0) to the last token
-	TotalInputTokens     int
-	TotalOutputTokens    int
+	RequestRate       float64 // offered, requests/s (+Inf: all sent at once)
+	Requests          int
+	Completed         int
+	Duration          unit.Seconds // first send (t = 0) to the last token
+	TotalInputTokens  int
+	TotalOutputTokens int
+	// LongestRequest is the longest request's input + output tokens.
+	LongestRequest       int
 	RequestThroughput    float64 // completed / duration, requests/s
 	OutputThroughput     float64 // output tokens / duration, tokens/s
 	TotalTokenThroughput float64 // (input + output tokens) / duration, tokens/s
@@ -275,6 +277,7 @@ func (e *run) result() *Result {
 		q := &e.reqs[i]
 		r.TotalInputTokens += int(q.in)
 		r.TotalOutputTokens += int(q.gen)
+		r.LongestRequest = max(r.LongestRequest, int(q.in+q.out))
 		ttft = append(ttft, q.ttft)
 		e2e = append(e2e, q.e2e)
 		if q.gen > 1 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/moecast/moecast/internal/atomicfile"
 	"github.com/moecast/moecast/trace"
 	"github.com/moecast/moecast/validate"
 )
@@ -89,6 +90,11 @@ func runCalibFromTrace(s *streams, o *calibFromTraceOptions) error {
 	sc, ranks, warns, err := loadValidation(o.Scenario, "none", o.Step, o.Rules, o.Inputs, o.Strict, s)
 	if err != nil {
 		return err
+	}
+	if o.Out != "-" {
+		if err := atomicfile.CheckOutput(o.Out, scenarioInputs(sc)...); err != nil {
+			return fmt.Errorf("-o %w", err) // an *atomicfile.OutputError
+		}
 	}
 	sm, err := sc.Sim()
 	if err != nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/moecast/moecast/internal/atomicfile"
 	"github.com/moecast/moecast/report"
@@ -21,16 +20,23 @@ func checkHTMLPath(path string) error {
 	return nil
 }
 
-// scenarioInputs are the files sc read besides itself: its calibration
-// files (a path, not "embedded:...").
-func scenarioInputs(sc *scenarios.Scenario) []string {
-	var in []string
-	for _, u := range sc.CalibrationUses {
-		if !strings.HasPrefix(u.Name, "embedded") {
-			in = append(in, u.Name)
-		}
+// scenarioInputs are the files on disk sc was read from and read: the
+// scenario file, its model.config, calibration files and workload.trace
+// (scenarios.Scenario.InputFiles).
+func scenarioInputs(sc *scenarios.Scenario) []string { return sc.InputFiles() }
+
+// checkHTMLInputs checks an --html destination against the files the
+// scenario read, once they are known and before the work: a model config
+// or calibration file the scenario names is an input as much as the
+// scenario itself.
+func checkHTMLInputs(path string, inputs []string) error {
+	if path == "" {
+		return nil
 	}
-	return in
+	if err := atomicfile.CheckOutput(path, inputs...); err != nil {
+		return fmt.Errorf("--html %w", err) // an *atomicfile.OutputError
+	}
+	return nil
 }
 
 // writeHTML renders page to path atomically and says so on stderr ("wrote

@@ -25,7 +25,8 @@ import (
 // its own.
 var outputFlags = map[string]bool{"html": true, "output": true, "out": true, "markdown": true}
 
-// checkPaths runs before every command (the root's PersistentPreRunE): each
+// checkPaths runs before every command (the root's PersistentPreRunE): no
+// input file is given twice among the arguments; each
 // output flag's path must be writable as a new or regular file, in a
 // directory that exists, and must not be any input: a positional argument
 // or the value of another flag (comma-separated lists are split), however
@@ -34,6 +35,25 @@ var outputFlags = map[string]bool{"html": true, "output": true, "out": true, "ma
 func checkPaths(c *cobra.Command, args []string) error {
 	if err := checkFlagRanges(c); err != nil {
 		return err
+	}
+	// An input file given twice would be read, and counted, twice (the
+	// words after -- are another program's: not checked).
+	files := args
+	if d := c.ArgsLenAtDash(); d >= 0 && d <= len(args) {
+		files = args[:d]
+	}
+	for i, a := range files {
+		if a == infile.Stdin {
+			continue
+		}
+		if st, err := os.Stat(a); err != nil || !st.Mode().IsRegular() {
+			continue // a name, a directory, or missing: its reader says
+		}
+		for j, b := range files[:i] {
+			if b != infile.Stdin && sameFile(a, b) {
+				return inputErrf("%s: given twice (arguments %d and %d); give each input once", a, j+1, i+1)
+			}
+		}
 	}
 	inputs := append([]string(nil), args...)
 	type out struct{ flag, path string }

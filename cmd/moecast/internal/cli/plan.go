@@ -162,6 +162,9 @@ func runPlan(s *streams, opts *planOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := checkHTMLInputs(opts.HTML, scenarioInputs(in.Scenario)); err != nil {
+		return err
+	}
 	pl, err := computePlan(in)
 	if err != nil {
 		return err
@@ -169,7 +172,7 @@ func runPlan(s *streams, opts *planOptions) error {
 	if b := pl.Result.Best; b != nil && b.TooMany {
 		return inputErrf("plan: %s needs %d or more replicas, more than moecast counts; check the target's number and unit", pl.TargetString(), plan.MaxReplicas)
 	}
-	err2 := output{html: opts.HTML, views: pl.Views()}.write(s, opts.Format)
+	err2 := output{html: opts.HTML, views: pl.Views(), inputs: scenarioInputs(in.Scenario)}.write(s, opts.Format)
 	if err2 != nil {
 		return err2
 	}

@@ -162,6 +162,9 @@ func runPredict(s *streams, opts *predictOptions) error {
 			return err // *scenarios.InputError
 		}
 	}
+	if err := checkHTMLInputs(opts.HTML, scenarioInputs(sc)); err != nil {
+		return err
+	}
 	if opts.Prefill != nil {
 		return runPrefill(s, sc, opts)
 	}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"math"
+	"slices"
 
 	"github.com/moecast/moecast/report/view"
 	"github.com/moecast/moecast/scenarios"
@@ -10,7 +12,7 @@ import (
 )
 
 // parsePrefillFlag parses --prefill "1024,4096" with --prefix L: each
-// chunk in [1, sim.MaxChunk] tokens, L >= 0 and L + chunk within
+// chunk in [1, sim.MaxChunk] tokens and given once, L >= 0 and L + chunk within
 // sim.MaxContext (the model's own limit is checked once it is loaded).
 func parsePrefillFlag(v string, prefix int) ([]int, error) {
 	if prefix < 0 {
@@ -26,6 +28,9 @@ func parsePrefillFlag(v string, prefix int) ([]int, error) {
 		}
 		if n > sim.MaxChunk {
 			return nil, inputErrf("--prefill: chunk %d (item %d) exceeds the limit of %d tokens", n, i+1, sim.MaxChunk)
+		}
+		if j := slices.Index(out[:i], n); j >= 0 {
+			return nil, inputErrf("--prefill: chunk %d (item %d) repeats item %d", n, i+1, j+1)
 		}
 		if prefix+n > sim.MaxContext {
 			return nil, inputErrf("--prefill: --prefix %d + chunk %d (item %d) = %d exceeds the limit of %d tokens", prefix, n, i+1, prefix+n, sim.MaxContext)
@@ -98,7 +103,14 @@ func predictPrefill(sc *scenarios.Scenario, chunks []int, prefix int, explain bo
 	if budget <= 0 {
 		budget = cfg.MaxPrefillTokens
 	}
+	mem := cfg.Memory
+	if cfg.Disagg != nil {
+		mem = cfg.Disagg.Prefill.Memory
+	}
 	for _, n := range chunks {
+		if why := prefillFit(mem, prefix+n); why != "" {
+			pr.Warnings = append(pr.Warnings, fmt.Sprintf("prefill %d after %d cached tokens: does not fit: %s (simulate cannot serve such a request); priced as asked", n, prefix, why))
+		}
 		st, err := serve.PriceLonePrefill(cfg, serve.NewSimCoster(sm), n, prefix)
 		if err != nil {
 			return nil, sc.KeyError(err)
@@ -124,4 +136,21 @@ func predictPrefill(sc *scenarios.Scenario, chunks []int, prefix int, explain bo
 	}
 	pr.Warnings = collapseWarnings(pr.Warnings)
 	return pr, nil
+}
+
+// prefillFit says why a request of tokens (cached prefix and chunk) does
+// not fit in one attention group's KV cache of m, as serve's admission
+// counts it (whole blocks plus the blocks every sequence holds), or "".
+func prefillFit(m serve.Memory, tokens int) string {
+	if m.KVBytesPerToken <= 0 || m.BlockSize <= 0 {
+		return ""
+	}
+	if m.KVCapacity <= 0 {
+		return "the weights and reserve leave no room for a KV cache"
+	}
+	have := int(math.Min(math.Floor(float64(m.KVCapacity)/(float64(m.BlockSize)*float64(m.KVBytesPerToken))), math.MaxInt32))
+	if need := (tokens+m.BlockSize-1)/m.BlockSize + m.SeqBlocks; need <= have {
+		return ""
+	}
+	return fmt.Sprintf("the KV cache holds %d tokens, the request needs %d", max(have-m.SeqBlocks, 0)*m.BlockSize, tokens)
 }

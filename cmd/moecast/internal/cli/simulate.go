@@ -165,6 +165,7 @@ Without it, the embedded default ` + scenarios.DefaultName + ` runs.`,
 // parseGoodput parses --goodput's "ttft:2000,tpot:50" (ms).
 func parseGoodput(v string) (serve.SLO, error) {
 	var slo serve.SLO
+	seen := map[string]bool{}
 	for _, kv := range strings.Split(v, ",") {
 		k, x, ok := strings.Cut(strings.TrimSpace(kv), ":")
 		ms, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
@@ -172,7 +173,12 @@ func parseGoodput(v string) (serve.SLO, error) {
 			return slo, fmt.Errorf("%q: want KEY:MS with a positive number of ms, e.g. ttft:2000,tpot:50", kv)
 		}
 		d := unit.Seconds(ms / 1000)
-		switch strings.ToLower(strings.TrimSpace(k)) {
+		k = strings.ToLower(strings.TrimSpace(k))
+		if seen[k] {
+			return slo, fmt.Errorf("%q: %s given twice", kv, k)
+		}
+		seen[k] = true
+		switch k {
 		case "ttft":
 			slo.TTFT = d
 		case "tpot":
@@ -232,6 +238,9 @@ func runSimulate(s *streams, opts *simulateOptions) error {
 		}
 	}
 	applySimulateFlags(&sc.Serving, opts)
+	if err := checkHTMLInputs(opts.HTML, scenarioInputs(sc)); err != nil {
+		return err
+	}
 	replayWarnings, err := loadReplay(sc, opts.Workload)
 	if err != nil {
 		return err
@@ -351,6 +360,10 @@ func simulateScenario(in simulateInput) (*view.Simulation, error) {
 			sn.Warnings = append(sn.Warnings, pointLabel(p.At)+": cannot be served: "+p.Unservable)
 		case p.Result != nil:
 			sn.Warnings = append(sn.Warnings, p.Result.Warnings()...) // they name the rate
+			if m := sc.Config.Model; m != nil && m.MaxPosition > 0 && p.Result.LongestRequest > m.MaxPosition {
+				sn.Warnings = append(sn.Warnings, fmt.Sprintf("%s: request of %d tokens (input + output) exceeds the model's max_position_embeddings (%d): an engine refuses it (or needs RoPE scaling); priced as asked",
+					pointLabel(p.At), p.Result.LongestRequest, m.MaxPosition))
+			}
 		}
 	}
 	return sn, nil

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -89,7 +90,10 @@ func parseSets(sets []string) ([]plan.Axis, error) {
 		if err != nil {
 			return nil, inputErrf("--set %s: %v", key, err)
 		}
-		for _, v := range values {
+		for i, v := range values {
+			if j := slices.Index(values[:i], v); j >= 0 {
+				return nil, inputErrf("--set %s: value %s (item %d) repeats item %d", key, v, i+1, j+1)
+			}
 			if err := scenarios.CheckOverride(scenarios.Override{Key: key, Value: v}); err != nil {
 				return nil, err // *scenarios.InputError
 			}
@@ -213,18 +217,46 @@ func runSweep(s *streams, opts *sweepOptions) error {
 	if err != nil {
 		return err
 	}
+	inputs := sweepInputs(in)
+	if err := checkHTMLInputs(opts.HTML, inputs); err != nil {
+		return err
+	}
 	if opts.Serving {
 		ss, err := computeServingSweep(in)
 		if err != nil {
 			return err
 		}
-		return servingOutput(ss, opts.HTML).write(s, opts.Format)
+		o := servingOutput(ss, opts.HTML)
+		o.inputs = inputs
+		return o.write(s, opts.Format)
 	}
 	sw, err := computeSweep(in)
 	if err != nil {
 		return err
 	}
-	return output{html: opts.HTML, views: sw.Views()}.write(s, opts.Format)
+	return output{html: opts.HTML, views: sw.Views(), inputs: inputs}.write(s, opts.Format)
+}
+
+// fileKeys are the scenario keys whose values name files to read.
+var fileKeys = map[string]bool{"model.config": true, "hardware.calibration": true, "workload.trace": true}
+
+// sweepInputs are the files the sweep reads: the base scenario's and, for
+// each value of a swept key that names a file, those of the scenario with
+// that value (a model config or calibration file named only in --set).
+// A value the scenario refuses is left to the sweep to report.
+func sweepInputs(in sweepInput) []string {
+	inputs := scenarioInputs(in.Base)
+	for _, a := range in.Axes {
+		if !fileKeys[a.Name] {
+			continue
+		}
+		for _, v := range a.Values {
+			if sc, err := in.Source.Parse([]scenarios.Override{{Key: a.Name, Value: v}}); err == nil {
+				inputs = append(inputs, scenarioInputs(sc)...)
+			}
+		}
+	}
+	return inputs
 }
 
 // sweepInput is what a sweep computes from: the axes of --set, the

@@ -180,6 +180,9 @@ func runValidateTrace(s *streams, opts *validateTraceOptions) error {
 		return err
 	}
 	sc := in.Scenario
+	if err := checkHTMLInputs(opts.HTML, scenarioInputs(sc)); err != nil {
+		return err
+	}
 	rep, err := compareTrace(in)
 	if err != nil {
 		return err

@@ -73,12 +73,23 @@ func runValidateBench(s *streams, opts *validateBenchOptions) error {
 	if err != nil {
 		return err
 	}
+	var inputs []string
+	if opts.HTML != "" {
+		sc, err := scenarios.Open(in.Scenario)
+		if err != nil {
+			return err // *scenarios.InputError
+		}
+		inputs = scenarioInputs(sc)
+		if err := checkHTMLInputs(opts.HTML, inputs); err != nil {
+			return err
+		}
+	}
 	cases, warnings, err := computeValidateBench(in)
 	if err != nil {
 		return err
 	}
 	b := &view.Bench{Scenario: opts.Scenario, Cases: cases, Warnings: warnings}
-	if err := (output{html: opts.HTML, views: b.Views()}).write(s, opts.Format); err != nil {
+	if err := (output{html: opts.HTML, views: b.Views(), inputs: inputs}).write(s, opts.Format); err != nil {
 		return err
 	}
 	return checkFailAbove(opts, cases)

@@ -108,6 +108,15 @@ func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
 	if err != nil {
 		return err
 	}
+	in.Outputs = map[string]string{}
+	for flag, p := range map[string]string{"--markdown": opts.Markdown, "--html": opts.HTML} {
+		if p != "" {
+			in.Outputs[flag] = p
+		}
+	}
+	if err := checkCorpusOutputs(in.Outputs, corpusFiles(in.Manifest)); err != nil {
+		return err
+	}
 	res, err := scoreCorpus(in)
 	if err != nil {
 		return err
@@ -128,6 +137,45 @@ type corpusInput struct {
 	Every      int
 	MaxRows    int
 	Mechanisms map[string]bool
+	// Outputs are the files the command writes, by flag ("--markdown":
+	// PATH): none may be a file the corpus reads, the entries' model
+	// configs included (checked once the scenarios are read, before
+	// the simulations).
+	Outputs map[string]string
+}
+
+// corpusFiles are the files on disk the manifest names: itself and each
+// entry's scenario, results and baseline (none for the shipped corpus).
+func corpusFiles(m *scenarios.Manifest) []string {
+	if m.Root == "" {
+		return nil
+	}
+	out := []string{m.File}
+	on := func(p string) string { return filepath.Join(m.Root, filepath.FromSlash(m.Path(p))) }
+	for _, e := range m.Entries {
+		if e.Scenario != "" {
+			out = append(out, on(e.Scenario))
+		}
+		for _, r := range e.Results {
+			out = append(out, on(r))
+		}
+		if e.Baseline != "" {
+			out = append(out, on(e.Baseline))
+		}
+	}
+	return out
+}
+
+// checkCorpusOutputs refuses an output (flag: path) that is one of inputs.
+func checkCorpusOutputs(outputs map[string]string, inputs []string) error {
+	for _, flag := range []string{"--markdown", "--html"} {
+		if p, ok := outputs[flag]; ok {
+			if err := atomicfile.CheckOutput(p, inputs...); err != nil {
+				return fmt.Errorf("%s %w", flag, err) // an *atomicfile.OutputError
+			}
+		}
+	}
+	return nil
 }
 
 // corpusInputOf reads the manifest and checks the mechanism flags.
@@ -173,16 +221,24 @@ func openCorpus(arg string) (*scenarios.Manifest, error) {
 	case st.IsDir():
 		m, err = scenarios.ReadManifest(os.DirFS(arg), "manifest.toml")
 		if m != nil {
-			m.File = filepath.Join(arg, "manifest.toml")
+			m.File, m.Root = filepath.Join(arg, "manifest.toml"), arg
 		}
 	default:
 		m, err = scenarios.ReadManifest(os.DirFS(filepath.Dir(arg)), filepath.Base(arg))
 		if m != nil {
-			m.File = arg
+			m.File, m.Root = arg, filepath.Dir(arg)
 		}
 	}
 	if err != nil {
 		return nil, err // *scenarios.InputError
+	}
+	// The reader of each entry's format exists (the manifest reader
+	// checks the other keys, but the formats are validate's).
+	for i, e := range m.Entries {
+		if f, ok := validate.FormatByName(e.Format); e.Format != "" && (!ok || f.Read == nil) {
+			return nil, inputErrf("%s:%d: entry[%d].format: unknown result format %q (want one of %s)",
+				m.File, e.Line, i+1, e.Format, strings.Join(validate.FormatNames(), ", "))
+		}
 	}
 	return m, nil
 }
@@ -283,6 +339,17 @@ func scoreCorpus(in corpusInput) (*view.CorpusResult, error) {
 			}
 		}
 		ents[i] = loaded{sc: sc, sim: h}
+	}
+	if len(in.Outputs) > 0 {
+		var read []string
+		for _, ld := range ents {
+			if ld.sc != nil {
+				read = append(read, ld.sc.InputFiles()...)
+			}
+		}
+		if err := checkCorpusOutputs(in.Outputs, read); err != nil {
+			return nil, err
+		}
 	}
 	// Rows below their deployment's physical lower bound (validate.LowerBound).
 	for i := range jobs {
