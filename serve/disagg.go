@@ -266,6 +266,10 @@ type cluster struct {
 	// sending is, per prefill instance, the requests whose KV it holds
 	// until their transfer ends.
 	sending []int
+	// arrive holds the requests in the disaggregated deployment's front
+	// end (Config.FrontEnd, disaggFrontEnd): at is when each is tokenised
+	// and handed to the prefill pool's router.
+	arrive timedHeap
 }
 
 // transferred is a decode instance's cache: a request arriving by
@@ -480,6 +484,9 @@ func (e *run) loopDisagg() error {
 		if len(cl.xfer) > 0 {
 			next = math.Min(next, cl.xfer[0].at)
 		}
+		if len(cl.arrive) > 0 {
+			next = math.Min(next, cl.arrive[0].at)
+		}
 		for j, l := range cl.loading {
 			if !cl.decode[j].busy {
 				for _, x := range l {
@@ -539,11 +546,40 @@ func (e *run) loopDisagg() error {
 			}
 			c.take(h)
 			e.reqs[r].send, cl.preqs[r].send = t, t
-			cl.prefill[cl.route(0, r)].enqueue(r)
+			if d := disaggFrontEnd(e.cfg.FrontEnd, e.reqs[r].in); d > 0 {
+				heap.Push(&cl.arrive, timed{at: t + d, r: r})
+			} else {
+				cl.prefill[cl.route(0, r)].enqueue(r)
+			}
 			c.inflight++
+		}
+		for len(cl.arrive) > 0 && cl.arrive[0].at <= t {
+			x := heap.Pop(&cl.arrive).(timed)
+			cl.prefill[cl.route(0, x.r)].enqueue(x.r)
 		}
 	}
 	return nil
+}
+
+// disaggFrontEnd is how long a request of in prompt tokens spends in a
+// disaggregated deployment's front end before the prefill pool's router
+// takes it: FrontEnd.PerRequest plus PerInputToken per prompt token, each
+// request on its own, none waiting for another. The disaggregated
+// deployments moecast models are fronted by Dynamo's frontend (the
+// aiconfigurator and InferenceX disaggregated runs: its vllm-runtime and
+// dynamo-sglang images), whose OpenAI preprocessor tokenises the prompt
+// in Rust before routing and hands the workers token ids
+// (ai-dynamo/dynamo lib/llm/src/preprocessor.rs, OpenAIPreprocessor: the
+// HuggingFace tokenizer of the model card), one async task per request on
+// the frontend's multi-threaded runtime, so concurrent requests are
+// tokenised in parallel, where an aggregated engine's API server
+// tokenises them one at a time (frontEnd). The Rust tokenizer costs what
+// the API servers' transformers wrapper costs (TokenizeTime; bench/
+// RESULTS-tokenize.md: the bare tokenizers encode and the wrapper differ
+// by under 10%). SGLang's own PD router, which lets each prefill server's
+// TokenizerManager tokenise, is not modelled apart.
+func disaggFrontEnd(f FrontEnd, in int32) float64 {
+	return float64(f.PerRequest) + float64(f.PerInputToken)*float64(in)
 }
 
 // startPulls starts the reads of the requests handed to decode instance

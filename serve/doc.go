@@ -63,8 +63,11 @@
 // A sent request first crosses the API server (Config.FrontEnd; sources
 // there): one at a time, in the order sent, each for PerRequest plus
 // PerInputToken per prompt token (tokenisation, TokenizeTime = 3.6 us/token
-// measured; the zero FrontEnd is the library default, see FrontEnd), then waits in the engine core's input queue, which the
-// engine drains at its step boundaries. TTFT counts from the send, as vllm
+// measured; the zero FrontEnd is the library default, see FrontEnd), then
+// waits in the engine core's input queue, which the engine drains at its
+// step boundaries. A disaggregated deployment's front end (Dynamo's
+// frontend) tokenises each request on its own, concurrent requests in
+// parallel, before the prefill pool's router takes it (disaggFrontEnd). TTFT counts from the send, as vllm
 // bench serve measures it. In a closed loop this breaks the lockstep waves
 // an engine alone would run: the first wave's prompts arrive one by one,
 // so the first is prefilled alone and the rest in later steps; under vLLM
