@@ -31,29 +31,8 @@ func TestSGLangSparsePrefill(t *testing.T) {
 	require.False(t, s.Config.SparseMLA)
 	chunk := []sim.Seq{{Query: 8192, Context: 8192, Prefill: true}}
 	dec := []sim.Seq{{Query: 1, Context: 1536}, {Query: 1, Context: 1536}, {Query: 1, Context: 1536}, {Query: 1, Context: 1536}}
-	step := func(seqs []sim.Seq) (unit.Seconds, []string) {
-		sm, err := s.Sim()
-		require.NoError(t, err)
-		var r sim.BatchResult
-		require.NoError(t, sm.StepBatch(seqs, &r))
-		ops, err := sm.ExplainBatch(seqs)
-		require.NoError(t, err)
-		var names []string
-		for _, o := range ops {
-			if o.Layer == "moe" {
-				names = append(names, o.Name)
-			}
-		}
-		return r.Step.Time, names
-	}
-	has := func(names []string, sub string) bool {
-		for _, n := range names {
-			if strings.Contains(n, sub) {
-				return true
-			}
-		}
-		return false
-	}
+	step := func(seqs []sim.Seq) (unit.Seconds, []string) { return moeLayerStep(t, s, seqs) }
+	has := hasOpNamed
 	onPre, names := step(chunk)
 	assert.True(t, has(names, "sparse mla prefill attention"))
 	assert.False(t, has(names, "un-absorbed"))

@@ -26,29 +26,8 @@ func TestSparseMLAMechanism(t *testing.T) {
 	require.True(t, s.Config.SparseMLA)
 	chunk := []sim.Seq{{Query: 8192, Context: 8192, Prefill: true}}
 	dec := []sim.Seq{{Query: 1, Context: 16384}, {Query: 1, Context: 16384}}
-	step := func(seqs []sim.Seq) (unit.Seconds, []string) {
-		sm, err := s.Sim()
-		require.NoError(t, err)
-		var r sim.BatchResult
-		require.NoError(t, sm.StepBatch(seqs, &r))
-		ops, err := sm.ExplainBatch(seqs)
-		require.NoError(t, err)
-		var names []string
-		for _, o := range ops {
-			if o.Layer == "moe" {
-				names = append(names, o.Name)
-			}
-		}
-		return r.Step.Time, names
-	}
-	has := func(names []string, sub string) bool {
-		for _, n := range names {
-			if strings.Contains(n, sub) {
-				return true
-			}
-		}
-		return false
-	}
+	step := func(seqs []sim.Seq) (unit.Seconds, []string) { return moeLayerStep(t, s, seqs) }
+	has := hasOpNamed
 	onPre, names := step(chunk)
 	assert.True(t, has(names, "sparse mla attention"))
 	assert.False(t, has(names, "un-absorbed"))
@@ -77,4 +56,34 @@ func TestSparseMLAMechanism(t *testing.T) {
 		require.NoError(t, x.SetMechanism("sparse-mla", true))
 		assert.False(t, x.Config.SparseMLA, o.Key)
 	}
+}
+
+// moeLayerStep prices seqs on s's simulator and names the ops of its moe
+// layers (ExplainBatch), for tests that check which attention path a
+// step takes.
+func moeLayerStep(t *testing.T, s *Scenario, seqs []sim.Seq) (unit.Seconds, []string) {
+	t.Helper()
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	var r sim.BatchResult
+	require.NoError(t, sm.StepBatch(seqs, &r))
+	ops, err := sm.ExplainBatch(seqs)
+	require.NoError(t, err)
+	var names []string
+	for _, o := range ops {
+		if o.Layer == "moe" {
+			names = append(names, o.Name)
+		}
+	}
+	return r.Step.Time, names
+}
+
+// hasOpNamed reports whether one of names contains sub.
+func hasOpNamed(names []string, sub string) bool {
+	for _, n := range names {
+		if strings.Contains(n, sub) {
+			return true
+		}
+	}
+	return false
 }

@@ -88,11 +88,7 @@ func TestOutputFlagsNeverOverwriteInputs(t *testing.T) {
 				require.NoError(t, err)
 			}
 			start := time.Now()
-			code, stdout, stderr := runCLI(t, tc.args...)
-			assert.Equal(t, ExitInput, code, stderr)
-			assert.Empty(t, stdout)
-			assert.Contains(t, stderr, tc.want)
-			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+			assertRefusedOneLine(t, tc.want, tc.args...)
 			assert.Less(t, time.Since(start), 2*time.Second, "checked before any work")
 			if tc.target != "" {
 				after, err := os.ReadFile(tc.target)
@@ -214,11 +210,7 @@ func TestNumbersInRange(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Now()
-			code, stdout, stderr := runCLI(t, tc.args...)
-			assert.Equal(t, ExitInput, code, stderr)
-			assert.Empty(t, stdout)
-			assert.Contains(t, stderr, tc.want)
-			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+			assertRefusedOneLine(t, tc.want, tc.args...)
 			assert.Less(t, time.Since(start), 5*time.Second, "refused before the work")
 		})
 	}

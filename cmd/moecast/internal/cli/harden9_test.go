@@ -79,11 +79,7 @@ func TestOutputsNeverOverwriteFilesReadThroughScenario(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before, err := os.ReadFile(tc.target)
 			require.NoError(t, err)
-			code, stdout, stderr := runCLI(t, tc.args...)
-			assert.Equal(t, ExitInput, code, stderr)
-			assert.Empty(t, stdout)
-			assert.Contains(t, stderr, "is one of the inputs")
-			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+			assertRefusedOneLine(t, "is one of the inputs", tc.args...)
 			after, err := os.ReadFile(tc.target)
 			require.NoError(t, err)
 			assert.True(t, bytes.Equal(before, after), "%s changed", tc.target)
@@ -123,11 +119,7 @@ func TestRepeatedListItemsRefused(t *testing.T) {
 		{"simulate --goodput objectives", []string{"simulate", sc, "--goodput", "ttft:2000,tpot:50,ttft:100"}, `--goodput: "ttft:100": ttft given twice`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(t, tc.args...)
-			assert.Equal(t, ExitInput, code, stderr)
-			assert.Empty(t, stdout)
-			assert.Contains(t, stderr, tc.want)
-			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+			assertRefusedOneLine(t, tc.want, tc.args...)
 		})
 	}
 }
@@ -198,11 +190,7 @@ func TestSGLangRankSharesRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(dir, "s.toml")
 			require.NoError(t, os.WriteFile(p, []byte(tc.text), 0o644))
-			code, stdout, stderr := runCLI(t, "simulate", p)
-			assert.Equal(t, ExitInput, code, stderr)
-			assert.Empty(t, stdout)
-			assert.Contains(t, stderr, tc.want)
-			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+			assertRefusedOneLine(t, tc.want, "simulate", p)
 		})
 	}
 	// At the ranks, one each: served.
@@ -233,11 +221,7 @@ func TestRepeatedInputFilesRefused(t *testing.T) {
 		{"validate trace T T", []string{"validate", "trace", tr, tr, "--scenario", gptOssScenario}, "given twice"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			code, stdout, stderr := runCLI(t, tc.args...)
-			assert.Equal(t, ExitInput, code, stderr)
-			assert.Empty(t, stdout)
-			assert.Contains(t, stderr, tc.want)
-			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
+			assertRefusedOneLine(t, tc.want, tc.args...)
 		})
 	}
 	// The words after -- are the engine's: a path may repeat there.
@@ -272,4 +256,15 @@ func TestPrefillBeyondKVWarned(t *testing.T) {
 			assert.Contains(t, stdout, tc.want)
 		})
 	}
+}
+
+// assertRefusedOneLine runs the command and checks the bad-input contract:
+// exit 2, nothing on stdout, one line on stderr that contains want.
+func assertRefusedOneLine(t *testing.T, want string, args ...string) {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, args...)
+	assert.Equal(t, ExitInput, code, stderr)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, want)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %s", stderr)
 }
