@@ -27,6 +27,10 @@ type Efficiency struct {
 	// "vllm") where the perf database measures vLLM's own apart from the
 	// architecture's (sm_90: EffComputeGEMMVLLMSM90); 0 = ComputeGEMM.
 	ComputeGEMMVLLM float64
+	// ComputeGEMMBF16 is the tensor-core fraction of bf16 GEMMs on this
+	// GPU, any engine, where the GPU carries its own measurement
+	// (GPU.GEMMCompute); 0 = ComputeGEMMVLLM / ComputeGEMM.
+	ComputeGEMMBF16 float64
 	// ComputeMarlin is the fraction of the bf16 peak that W4A16 Marlin
 	// reaches when compute-bound (it dequantizes to bf16 and uses mma.sync).
 	ComputeMarlin float64
@@ -380,12 +384,19 @@ func DefaultEfficiency() Efficiency {
 // EfficiencyFor is DefaultEfficiency with the arch-specific values measured
 // for g's architecture (its ArchFacts, arch.go): sm_90 Marlin (EffMemMarlinSM90,
 // EffComputeMarlinSM90, MoEFixedMarlinSM90), sm_120 attention
-// (EffComputeAttentionSM120) and batched bf16 GEMMs (EffMemGEMMBatchSM120).
+// (EffComputeAttentionSM120) and batched bf16 GEMMs (EffMemGEMMBatchSM120);
+// then g's own measured bf16 GEMM fractions where it carries them
+// (GPU.GEMMMem, GPU.GEMMCompute: a custom GPU's gemm_mem_efficiency and
+// gemm_compute_efficiency).
 func EfficiencyFor(g GPU) Efficiency {
 	e := DefaultEfficiency()
 	if f := g.Arch.Facts().efficiency; f != nil {
 		f(&e)
 	}
+	if g.GEMMMem > 0 {
+		e.MemGEMMBatch = g.GEMMMem
+	}
+	e.ComputeGEMMBF16 = g.GEMMCompute
 	return e
 }
 

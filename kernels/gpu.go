@@ -41,6 +41,12 @@ type GPU struct {
 	// the server this GPU ships in ("pcie-gen5", "nvlink4", ...).
 	Fabric string
 	Source string // where the figures come from
+	// GEMMMem and GEMMCompute are this GPU's own measured fractions of its
+	// bf16 GEMMs (a custom GPU's gemm_mem_efficiency and
+	// gemm_compute_efficiency): of MemBW when streaming weights at more
+	// than GEMMBatchRows rows, of the bf16 peak when compute-bound; 0 =
+	// the architecture's (EfficiencyFor).
+	GEMMMem, GEMMCompute float64
 }
 
 // PeakFor is the dense tensor-core peak for compute precision c. A GPU

@@ -514,3 +514,48 @@ func TestHostLaunch(t *testing.T) {
 	graph.HostLaunch = EngineHostLaunch("vllm")
 	assert.Zero(t, graph.LaunchCost(e).Time)
 }
+
+// TestGPUOwnGEMMEfficiency: a GPU carrying its own measured bf16 GEMM
+// fractions (a custom GPU's gemm_mem_efficiency, gemm_compute_efficiency;
+// here an RTX 4090 with vLLM 0.19.0's, from LLMServingSim's profile)
+// streams bf16 weights at GEMMMem above GEMMBatchRows rows, at EffMem up to
+// it, and computes at GEMMCompute of its bf16 peak on any engine; fp8 GEMMs
+// and a GPU without them keep the architecture's fractions.
+func TestGPUOwnGEMMEfficiency(t *testing.T) {
+	g := GPU{Name: "rtx-4090", Arch: "sm_89", SMs: 128, Memory: 25250627584, MemBW: 1008e9, L2: 72e6,
+		Peak: [4]unit.FLOPsPerSecond{dtype.BF16: 165.2e12, dtype.FP8: 330.3e12}, GEMMMem: 0.83, GEMMCompute: 0.96}
+	require.NoError(t, g.Validate())
+	e := EfficiencyFor(g)
+	assert.Equal(t, 0.83, e.MemGEMMBatch)
+	assert.Equal(t, 0.96, e.ComputeGEMMBF16)
+	plain := g
+	plain.GEMMMem, plain.GEMMCompute = 0, 0
+	assert.Equal(t, DefaultEfficiency(), EfficiencyFor(plain), "sm_89 has no facts of its own")
+	c := newCosts(g, true)
+	bw := float64(g.MemBW)
+	fixed := float64(StreamKernelLatency)
+	for _, tc := range []struct {
+		m   int
+		eff float64
+	}{{40, 0.83}, {17, 0.83}, {16, EffMem}} {
+		s := GEMMShape{M: tc.m, N: 28672, K: 4096, Weight: dtype.BF16Weights}
+		want := float64(GEMMBytes(s))/(bw*tc.eff) + fixed
+		assert.InEpsilon(t, want, float64(c.GEMM(s).Time), rel, "M=%d", tc.m)
+	}
+	// The measured layer (Llama-3.1-8B gate_up_proj) at M = 40: 276.1 us;
+	// at M = 1024: 1455.0 us, on vLLM and SGLang alike.
+	s := GEMMShape{M: 40, N: 28672, K: 4096, Weight: dtype.BF16Weights}
+	assert.InEpsilon(t, 276.1e-6, float64(c.GEMM(s).Time), 0.08)
+	s.M = 1024
+	for _, eng := range []string{"vllm", "sglang", ""} {
+		s.Engine = eng
+		want := float64(GEMMFLOPs(s))/(165.2e12*0.96) + fixed
+		assert.InEpsilon(t, want, float64(c.GEMM(s).Time), rel, "engine %q, compute-bound", eng)
+		assert.InEpsilon(t, 1455.0e-6, float64(c.GEMM(s).Time), 0.08, "the measured layer")
+	}
+	s.Engine = ""
+	old := newCosts(plain, true)
+	assert.InEpsilon(t, float64(GEMMFLOPs(s))/(165.2e12*EffComputeGEMM)+fixed, float64(old.GEMM(s).Time), rel, "without: the default")
+	fp8 := GEMMShape{M: 1024, N: 28672, K: 4096, Weight: dtype.FP8Block128}
+	assert.Equal(t, old.GEMM(fp8).Time, c.GEMM(fp8).Time, "fp8 keeps its fractions")
+}

@@ -76,17 +76,25 @@ var mechanisms = map[string]mechanism{
 		func(s *Scenario, on bool) { s.Serving.NoFullISL = !on }},
 	"preempt-recovery": {"vLLM's prefix cache over a request's own tokens: a preempted request's blocks stay hashed in the free queue (tail first to be evicted) and its re-admission recomputes only those evicted (serve.Config.RecoverPreempted; with prefix caching on; off: the whole sequence is recomputed)", true,
 		func(s *Scenario, on bool) { s.Serving.NoRecoverPreempted = !on }},
-	"gemm-batch-efficiency": {"the architecture's measured weight-streaming efficiency of bf16 GEMMs above 16 rows (kernels.EffMemGEMMBatchSM120 = 0.71 on sm_120, from vLLM 0.19.0's GEMM rows in aiconfigurator's perf database; off: EffMem 0.80 at every M)", true,
+	"vllm-num-gpu-blocks": {"vLLM's --num-gpu-blocks-override (runtime.num_gpu_blocks): the KV cache holds that many blocks per GPU instead of what the memory profile leaves; the LLMServingSim RTX 4090 replay takes the count its run recorded (meta.json kv_cache.num_gpu_blocks) (off: the profiled KV cache)", true,
+		func(s *Scenario, on bool) { s.Serving.NoGPUBlocks = !on }},
+	"custom-gpu-gemm": {"a custom GPU's own measured bf16 GEMM fractions ([hardware.custom_gpu] gemm_mem_efficiency above 16 rows, gemm_compute_efficiency when compute-bound; the RTX 4090 replay gives vLLM 0.19.0's, from LLMServingSim's layer profile of that card) (off: the architecture's)", true,
 		func(s *Scenario, on bool) {
-			e := s.Config.Efficiency
-			if e.Mem == 0 {
-				e = kernels.EfficiencyFor(s.Config.GPU)
+			g := &s.Config.GPU
+			switch {
+			case !on && s.customGEMM == nil:
+				s.customGEMM = &[2]float64{g.GEMMMem, g.GEMMCompute}
+				g.GEMMMem, g.GEMMCompute = 0, 0
+			case on && s.customGEMM != nil:
+				g.GEMMMem, g.GEMMCompute = s.customGEMM[0], s.customGEMM[1]
+				s.customGEMM = nil
 			}
-			e.MemGEMMBatch = 0
-			if on {
-				e.MemGEMMBatch = kernels.EfficiencyFor(s.Config.GPU).MemGEMMBatch
-			}
-			s.Config.Efficiency = e
+			s.setGEMMEfficiency()
+		}},
+	"gemm-batch-efficiency": {"the architecture's measured weight-streaming efficiency of bf16 GEMMs above 16 rows (kernels.EffMemGEMMBatchSM120 = 0.71 on sm_120, from vLLM 0.19.0's GEMM rows in aiconfigurator's perf database; a custom GPU's own gemm_mem_efficiency; off: EffMem 0.80 at every M)", true,
+		func(s *Scenario, on bool) {
+			s.noGEMMBatch = !on
+			s.setGEMMEfficiency()
 		}},
 	"mxfp4-mxfp8": {"MXFP4 routed experts (gpt-oss) on sm_100/sm_103 take MXFP8 activations where the engine runs FlashInfer's TRT-LLM-gen MXFP4 x MXFP8 MoE: SGLang by default (flashinfer_mxfp4_moe_precision), vLLM with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (runtime.mxfp4_activation = \"mxfp8\", from InferenceX's launch scripts), priced from the perf database's w4a8_mxfp4_mxfp8 rows (off: bf16 activations, the w4a16_mxfp4 rows)", true,
 		func(s *Scenario, on bool) { s.Serving.NoMXFP8 = !on; s.setMXFP4Activation() }},
@@ -213,6 +221,18 @@ func (s *Scenario) SetMechanism(name string, on bool) error {
 	}
 	m.set(s, on)
 	return nil
+}
+
+// setGEMMEfficiency sets the bf16 GEMM fractions of s's efficiency from
+// its GPU (its architecture's, then its own measured ones) under the
+// gemm-batch-efficiency and custom-gpu-gemm mechanisms.
+func (s *Scenario) setGEMMEfficiency() {
+	e, f := s.efficiency(), kernels.EfficiencyFor(s.Config.GPU)
+	e.MemGEMMBatch, e.ComputeGEMMBF16 = f.MemGEMMBatch, f.ComputeGEMMBF16
+	if s.noGEMMBatch {
+		e.MemGEMMBatch = 0
+	}
+	s.Config.Efficiency = e
 }
 
 // efficiency is the efficiency set s's steps are priced with: the one set

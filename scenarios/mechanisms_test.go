@@ -480,3 +480,42 @@ func TestLaunchAndScheduleAheadMechanisms(t *testing.T) {
 	back, _ := step()
 	assert.Equal(t, on, back)
 }
+
+// TestCustomGPUGEMM: [hardware.custom_gpu] gemm_mem_efficiency and
+// gemm_compute_efficiency carry the GPU's own measured bf16 GEMM fractions
+// into its efficiency set; custom-gpu-gemm off gives the architecture's
+// back and on restores them, in either order with gemm-batch-efficiency;
+// out of (0, 1.25] is a one-line error naming the key.
+func TestCustomGPUGEMM(t *testing.T) {
+	const gpu = "name = \"x\"\n[model]\npreset = \"kimi-k2.5\"\n[hardware]\ngpus = 8\nfabric = \"pcie-gen4\"\n[hardware.custom_gpu]\narch = \"sm_89\"\nmemory = \"96GB\"\nbandwidth = \"1TB/s\"\nbf16 = \"200TFLOPS\"\n"
+	const layout = "[parallel]\ntp = 8\nep = 8\n"
+	s, err := Parse("x.toml", []byte(gpu+"gemm_mem_efficiency = 0.83\ngemm_compute_efficiency = 0.96\n"+layout))
+	require.NoError(t, err)
+	assert.Equal(t, 0.83, s.Config.GPU.GEMMMem)
+	assert.Equal(t, 0.96, s.Config.GPU.GEMMCompute)
+	eff := func() kernels.Efficiency { return s.efficiency() }
+	assert.Equal(t, 0.83, eff().MemGEMMBatch)
+	assert.Equal(t, 0.96, eff().ComputeGEMMBF16)
+
+	require.NoError(t, s.SetMechanism("custom-gpu-gemm", false))
+	assert.Zero(t, eff().MemGEMMBatch, "sm_89: no architecture figure")
+	assert.Zero(t, eff().ComputeGEMMBF16)
+	require.NoError(t, s.SetMechanism("gemm-batch-efficiency", false))
+	require.NoError(t, s.SetMechanism("custom-gpu-gemm", true))
+	assert.Zero(t, eff().MemGEMMBatch, "gemm-batch-efficiency stays off")
+	assert.Equal(t, 0.96, eff().ComputeGEMMBF16)
+	require.NoError(t, s.SetMechanism("gemm-batch-efficiency", true))
+	assert.Equal(t, 0.83, eff().MemGEMMBatch)
+
+	plain, err := Parse("p.toml", []byte(gpu+layout))
+	require.NoError(t, err)
+	assert.Zero(t, plain.Config.GPU.GEMMMem)
+	assert.Equal(t, kernels.DefaultEfficiency(), plain.efficiency())
+
+	for _, bad := range []string{"gemm_mem_efficiency = 0\n", "gemm_compute_efficiency = 1.5\n", "gemm_mem_efficiency = -0.2\n"} {
+		_, err := Parse("e.toml", []byte(gpu+bad+layout))
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "hardware.custom_gpu."+strings.Fields(bad)[0], bad)
+		assert.NotContains(t, err.Error(), "\n", "one line")
+	}
+}

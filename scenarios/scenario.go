@@ -50,6 +50,12 @@ type Scenario struct {
 	Name string // the name key, or the file's base name when absent
 	File string // the path it was read from, or "embedded:<name>.toml"
 
+	// noGEMMBatch: the gemm-batch-efficiency mechanism is off; customGEMM
+	// holds the custom GPU's own GEMM fractions while the custom-gpu-gemm
+	// mechanism is off (Config.GPU's are zero then).
+	noGEMMBatch bool
+	customGEMM  *[2]float64
+
 	// ModelRef is the model as written: a preset name or a config.json path
 	// (resolved against the scenario's directory).
 	ModelRef string
