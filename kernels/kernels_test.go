@@ -559,3 +559,39 @@ func TestGPUOwnGEMMEfficiency(t *testing.T) {
 	fp8 := GEMMShape{M: 1024, N: 28672, K: 4096, Weight: dtype.FP8Block128}
 	assert.Equal(t, old.GEMM(fp8).Time, c.GEMM(fp8).Time, "fp8 keeps its fractions")
 }
+
+// TestGQADecodeMixedFA2: beside a prefill chunk, FlashAttention-2's varlen
+// kernel reads each decode's KV once per query head: q_heads/kv_heads x KV
+// bytes at the GPU's FA2MixedRead, never below the decode-only cost; a GPU
+// without the rate, or MHA (no grouping), keeps the decode-only cost. On the
+// RTX PRO 6000 preset the Qwen3-32B TP2 shape (32 q / 4 kv heads, 128
+// decodes at 1024) lands within 5% of LLMServingSim's row: 788.6 us with a
+// 1024-token chunk less 60.5 us for the chunk alone.
+func TestGQADecodeMixedFA2(t *testing.T) {
+	rtx := newCosts(gpu(t, "rtx-pro-6000-server"), true)
+	require.Positive(t, float64(rtx.GPU.FA2MixedRead))
+	s := GQAShape{Batch: 128, Context: 1024, Heads: 32, KVHeads: 4, HeadDim: 128, KV: dtype.KVBF16}
+	alone := rtx.GQADecode(s)
+	mixed := rtx.GQADecodeMixedFA2(s, alone)
+	kv := 128.0 * 1024 * 2 * 4 * 128 * 2
+	want := 8*kv/float64(rtx.GPU.FA2MixedRead) + float64(GQAKernels*StreamKernelLatency)
+	assert.InEpsilon(t, want, float64(mixed.Time), 1e-9)
+	assert.Greater(t, float64(mixed.Time), 2*float64(alone.Time))
+	assert.InEpsilon(t, 728.1e-6, float64(mixed.Time), 0.05)
+	assert.LessOrEqual(t, float64(mixed.Lo), float64(mixed.Time))
+	assert.GreaterOrEqual(t, float64(mixed.Hi), float64(mixed.Time))
+
+	mha := s
+	mha.KVHeads = 32
+	assert.Equal(t, rtx.GQADecode(mha), rtx.GQADecodeMixedFA2(mha, rtx.GQADecode(mha)), "no grouping: no re-reads")
+	h200 := newCosts(gpu(t, "h200-sxm"), true)
+	assert.Equal(t, h200.GQADecode(s), h200.GQADecodeMixedFA2(s, h200.GQADecode(s)), "no measured rate")
+	tiny := s
+	tiny.Batch, tiny.Context = 1, 16
+	small := rtx.GQADecodeMixedFA2(tiny, rtx.GQADecode(tiny))
+	assert.GreaterOrEqual(t, float64(small.Time), float64(rtx.GQADecode(tiny).Time), "never below the decode-only cost")
+	assert.InEpsilon(t, float64(rtx.GQADecode(tiny).Time), float64(small.Time), 0.05, "a tiny KV: the kernels' fixed cost")
+	big := rtx.GQADecode(s)
+	big.Time *= 10
+	assert.Equal(t, big, rtx.GQADecodeMixedFA2(s, big), "a decode-only cost above the re-reads stands")
+}

@@ -396,6 +396,16 @@ func (s *Scenario) buildGPU() (kernels.GPU, error) {
 	if err := bytesField(cg.L2, "l2", &g.L2); err != nil {
 		return g, err
 	}
+	if cg.FA2MixedRead != "" {
+		bw, err := unit.ParseBandwidth(cg.FA2MixedRead)
+		if err == nil && bw <= 0 {
+			err = fmt.Errorf("%q must be positive", cg.FA2MixedRead)
+		}
+		if err != nil {
+			return g, d.wrap(k+"fa2_mixed_read_bandwidth", err)
+		}
+		g.FA2MixedRead = bw
+	}
 	if cg.Bandwidth != "" {
 		bw, err := unit.ParseBandwidth(cg.Bandwidth)
 		if err == nil && bw <= 0 {

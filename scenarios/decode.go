@@ -64,6 +64,8 @@ type rawGPU struct {
 	// (kernels.GPU.GEMMMem, GEMMCompute).
 	GEMMMemEfficiency     *float64 `toml:"gemm_mem_efficiency"`
 	GEMMComputeEfficiency *float64 `toml:"gemm_compute_efficiency"`
+	// FA2MixedRead is kernels.GPU.FA2MixedRead ("2.96TB/s").
+	FA2MixedRead string `toml:"fa2_mixed_read_bandwidth"`
 }
 
 // rawFabric is [hardware.custom_fabric]: an interconnect not in the

@@ -41,7 +41,7 @@ var mechanisms = map[string]mechanism{
 		func(s *Scenario, on bool) { s.Serving.ClientTokens = !on }},
 	"aic-generator-budget": {"the deployment's vLLM token budget per step where validate knows it from who deployed the row: aiconfigurator's gap-analysis rows ran deployments its config generator wrote, --max-num-batched-tokens = batch_size + isl + 1500 (vllm.rule's agg max_num_tokens, ai-dynamo/aiconfigurator @ 095f58a; validate's aicGeneratorBudget), unless the scenario sets runtime.max_num_batched_tokens (off: the engine's default budget)", true,
 		func(s *Scenario, on bool) { s.Serving.NoDeployBudget = !on }},
-	"vllm-gemm-compute": {"vLLM's own bf16 GEMMs on sm_90 (H100, H200) at their measured fraction of the tensor-core peak when compute-bound, 0.77, the median of the perf database's vLLM bf16 GEMM rows at M, N, K >= 4096 (kernels.EffComputeGEMMVLLMSM90, used where the step's engine is vLLM; SGLang's rows reach the architecture's 0.70) (off: 0.70, kernels.EffComputeGEMM)", true,
+	"vllm-gemm-compute": {"vLLM's own bf16 GEMMs at their measured fraction of the tensor-core peak when compute-bound, used where the step's engine is vLLM: on sm_90 (H100, H200) 0.77, the median of the perf database's vLLM bf16 GEMM rows at M, N, K >= 4096 (kernels.EffComputeGEMMVLLMSM90; SGLang's rows reach the architecture's 0.70); on sm_120 (RTX PRO 6000) 0.77, the median of vLLM 0.19.0's rows at M 1024-2048, N, K >= 4096 (kernels.EffComputeGEMMVLLMSM120) (off: 0.70, kernels.EffComputeGEMM)", true,
 		func(s *Scenario, on bool) {
 			e := s.efficiency()
 			e.ComputeGEMMVLLM = 0
@@ -90,6 +90,17 @@ var mechanisms = map[string]mechanism{
 				s.customGEMM = nil
 			}
 			s.setGEMMEfficiency()
+		}},
+	"fa2-mixed-gqa": {"vLLM's FlashAttention-2 varlen call over a step with a prefill chunk: the decodes beside the chunk read their KV once per query head, the kernel packing a KV head's query heads only when every query is one token (seqlenq_ngroups_swapped, flash_api.cpp mha_varlen_fwd), at the GPU's measured re-read rate (kernels.GQADecodeMixedFA2; kernels.GPU.FA2MixedRead: rtx-pro-6000-server 2.96 TB/s from LLMServingSim's attention tables of vLLM 0.19.0, a custom GPU's fa2_mixed_read_bandwidth) (off: the decodes priced as in a decode-only step)", true,
+		func(s *Scenario, on bool) {
+			g := &s.Config.GPU
+			switch {
+			case !on && s.fa2MixedRead == nil:
+				r := g.FA2MixedRead
+				s.fa2MixedRead, g.FA2MixedRead = &r, 0
+			case on && s.fa2MixedRead != nil:
+				g.FA2MixedRead, s.fa2MixedRead = *s.fa2MixedRead, nil
+			}
 		}},
 	"gemm-batch-efficiency": {"the architecture's measured weight-streaming efficiency of bf16 GEMMs above 16 rows (kernels.EffMemGEMMBatchSM120 = 0.71 on sm_120, from vLLM 0.19.0's GEMM rows in aiconfigurator's perf database; a custom GPU's own gemm_mem_efficiency; off: EffMem 0.80 at every M)", true,
 		func(s *Scenario, on bool) {

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"regexp"
@@ -518,4 +519,51 @@ func TestCustomGPUGEMM(t *testing.T) {
 		assert.Contains(t, err.Error(), "hardware.custom_gpu."+strings.Fields(bad)[0], bad)
 		assert.NotContains(t, err.Error(), "\n", "one line")
 	}
+}
+
+// TestFA2MixedMechanism: on the RTX PRO 6000 preset a vLLM step that mixes
+// a prefill chunk with decodes prices its GQA decodes ungrouped
+// (kernels.GQADecodeMixedFA2), which SGLang, a decode-only step and
+// fa2-mixed-gqa off do not; a custom GPU gives the rate by
+// fa2_mixed_read_bandwidth, out of range is a one-line error.
+func TestFA2MixedMechanism(t *testing.T) {
+	const doc = "name = \"x\"\n[model]\npreset = \"qwen3-235b-a22b\"\n[hardware]\ngpu = \"rtx-pro-6000-server\"\ngpus = 8\n[parallel]\ntp = 8\nep = 8\n[runtime]\nengine = \"%s\"\n"
+	mixed := []sim.Seq{{Query: 1024, Prefill: true}}
+	for i := 0; i < 64; i++ {
+		mixed = append(mixed, sim.Seq{Query: 1, Context: 2048})
+	}
+	step := func(engine string, on bool, seqs []sim.Seq) float64 {
+		t.Helper()
+		s, err := Parse("x.toml", []byte(fmt.Sprintf(doc, engine)))
+		require.NoError(t, err)
+		require.NoError(t, s.SetMechanism("fa2-mixed-gqa", on))
+		sm, err := s.Sim()
+		require.NoError(t, err)
+		var r sim.BatchResult
+		require.NoError(t, sm.StepBatch(seqs, &r))
+		return float64(r.Breakdown[cost.Attention].Time)
+	}
+	on, off := step("vllm", true, mixed), step("vllm", false, mixed)
+	assert.Greater(t, on, 1.5*off, "vLLM mixed step: decodes ungrouped")
+	assert.Equal(t, step("sglang", true, mixed), step("sglang", false, mixed), "SGLang: unchanged")
+	dec := mixed[1:]
+	assert.Equal(t, step("vllm", true, dec), step("vllm", false, dec), "decode-only step: unchanged")
+
+	s, err := Parse("x.toml", []byte(fmt.Sprintf(doc, "vllm")))
+	require.NoError(t, err)
+	r := s.Config.GPU.FA2MixedRead
+	require.Positive(t, float64(r))
+	require.NoError(t, s.SetMechanism("fa2-mixed-gqa", false))
+	assert.Zero(t, s.Config.GPU.FA2MixedRead)
+	require.NoError(t, s.SetMechanism("fa2-mixed-gqa", true))
+	assert.Equal(t, r, s.Config.GPU.FA2MixedRead)
+
+	custom := strings.Replace(fmt.Sprintf(doc, "vllm"), "gpus = 8\n", "gpus = 8\n[hardware.custom_gpu]\nfa2_mixed_read_bandwidth = \"1.45TB/s\"\n", 1)
+	c, err := Parse("c.toml", []byte(custom))
+	require.NoError(t, err)
+	assert.InEpsilon(t, 1.45e12, float64(c.Config.GPU.FA2MixedRead), 1e-9)
+	_, err = Parse("e.toml", []byte(strings.Replace(custom, "1.45TB/s", "1.45GB/s", 1)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "hardware.custom_gpu.fa2_mixed_read_bandwidth")
+	assert.NotContains(t, err.Error(), "\n")
 }

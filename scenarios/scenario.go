@@ -16,6 +16,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/moecast/moecast/internal/unit"
 	"io/fs"
 	"os"
 	"path"
@@ -55,6 +56,9 @@ type Scenario struct {
 	// mechanism is off (Config.GPU's are zero then).
 	noGEMMBatch bool
 	customGEMM  *[2]float64
+	// fa2MixedRead holds the GPU's FA2MixedRead while the fa2-mixed-gqa
+	// mechanism is off (Config.GPU's is zero then).
+	fa2MixedRead *unit.BytesPerSecond
 
 	// ModelRef is the model as written: a preset name or a config.json path
 	// (resolved against the scenario's directory).

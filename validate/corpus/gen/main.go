@@ -1286,6 +1286,7 @@ fp8 = "330.3TFLOPS"
 int8 = "660.6TFLOPS"
 gemm_mem_efficiency = 0.83
 gemm_compute_efficiency = 0.96
+fa2_mixed_read_bandwidth = "1.45TB/s"
 `,
 }
 
@@ -1296,7 +1297,9 @@ var customGPUNotes = map[string]string{
 		"GEMM fractions: vLLM 0.19.0's own bf16 projections on an RTX 4090, timed layer by layer by LLMServingSim's profiler " +
 		"(casys-kaist/LLMServingSim @ 5daddb2, MIT, profiler/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16/tp1/dense.csv): " +
 		"qkv/o/gate_up/down at 17-128 tokens, 64 rows, median DRAM traffic over latency 0.831 of 1008 GB/s (quartiles 0.77-0.85); " +
-		"at 1024-2048 tokens, 260 rows, median 0.960 of 165.2 TFLOP/s (quartiles 0.93-0.98: the card clocks above the whitepaper's boost).",
+		"at 1024-2048 tokens, 260 rows, median 0.960 of 165.2 TFLOP/s (quartiles 0.93-0.98: the card clocks above the whitepaper's boost). " +
+		"FA2 mixed-batch read rate: the same profile's attention.csv, a prefill chunk beside n decodes at KV length >= 512 less the chunk alone, " +
+		"against q_heads/kv_heads x the decodes' KV bytes: median 1.45 TB/s over 384 rows (quartiles 1.05-1.83).",
 }
 
 // manifest writes manifest.toml.
