@@ -182,10 +182,10 @@ func gqaFLOPs(s GQAShape) unit.FLOPs {
 // FlashAttention-2 varlen call with a prefill chunk (vLLM's FLASH_ATTN
 // backend where FlashAttention-2 runs it): the kernel packs a KV head's
 // query heads into one tile only when the call's longest query is one
-// token (seqlenq_ngroups_swapped in Dao-AILab/flash-attention
-// csrc/flash_attn/flash_api.cpp mha_varlen_fwd, vllm-project/flash-attention
-// likewise), so with a chunk beside them each decode's KV is read once per
-// query head:
+// token (seqlenq_ngroups_swapped in FlashAttention-2's mha_varlen_fwd,
+// Dao-AILab/flash-attention csrc/flash_attn/flash_api.cpp; commit not
+// pinned: the rows behind GPU.FA2MixedRead are the evidence), so with a
+// chunk beside them each decode's KV is read once per query head:
 //
 //	t = max(alone, Heads/KVHeads x KV bytes / GPU.FA2MixedRead + 2*StreamKernelLatency)
 //
