@@ -50,6 +50,7 @@ var archFacts = [...]struct {
 	{SM120, ArchFacts{efficiency: func(e *Efficiency) {
 		e.ComputeAttention = EffComputeAttentionSM120
 		e.MemGEMMBatch = EffMemGEMMBatchSM120
+		e.ComputeGEMMVLLM = EffComputeGEMMVLLMSM120
 	}}},
 }
 

@@ -178,6 +178,41 @@ func gqaFLOPs(s GQAShape) unit.FLOPs {
 	return unit.FLOPs(4 * float64(s.Batch) * float64(s.Heads) * float64(s.Context) * float64(s.HeadDim))
 }
 
+// GQADecodeMixedFA2 is the cost of a step's decodes when they share one
+// FlashAttention-2 varlen call with a prefill chunk (vLLM's FLASH_ATTN
+// backend where FlashAttention-2 runs it): the kernel packs a KV head's
+// query heads into one tile only when the call's longest query is one
+// token (seqlenq_ngroups_swapped in FlashAttention-2's mha_varlen_fwd,
+// Dao-AILab/flash-attention csrc/flash_attn/flash_api.cpp; commit not
+// pinned: the rows behind GPU.FA2MixedRead are the evidence), so with a
+// chunk beside them each decode's KV is read once per query head:
+//
+//	t = max(alone, Heads/KVHeads x KV bytes / GPU.FA2MixedRead + 2*StreamKernelLatency)
+//
+// alone is the decodes' cost in a decode-only step (GQADecode). A GPU
+// without a measured FA2MixedRead, or a shape without GQA grouping, keeps
+// alone.
+func (c *Costs) GQADecodeMixedFA2(s GQAShape, alone cost.Estimate) cost.Estimate {
+	r := c.GPU.FA2MixedRead
+	if r <= 0 || s.KVHeads <= 0 || s.Heads <= s.KVHeads || s.Batch <= 0 {
+		return alone
+	}
+	kv := float64(s.Batch) * float64(s.Context) * 2 * float64(s.KVHeads) * float64(s.HeadDim) * s.KV.Bytes()
+	reads := unit.Bytes(float64(s.Heads) / float64(s.KVHeads) * kv)
+	body := unit.TransferTime(reads, r)
+	fixed := GQAKernels * StreamKernelLatency
+	if body+fixed <= alone.Time {
+		return alone
+	}
+	e := alone
+	e.Time = body + fixed
+	e.Lo = body*unit.Seconds(MemorySpread.Lo) + fixed*unit.Seconds(LatencySpread.Lo)
+	e.Hi = body*unit.Seconds(MemorySpread.Hi) + fixed*unit.Seconds(LatencySpread.Hi)
+	e.Source = cost.Source{Kind: cost.Roofline, Bound: "memory",
+		Formula: "FlashAttention-2 varlen beside a prefill chunk: q_heads/kv_heads x KV bytes / the GPU's measured re-read rate + t_kernel"}
+	return e
+}
+
 // GQADecode is the cost of GQA decode attention on one rank:
 //
 //	t = max(GQABytes/(BW*Mem), GQAFLOPs/(peak_bf16*ComputeAttention)) + 2*StreamKernelLatency

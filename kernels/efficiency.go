@@ -27,6 +27,10 @@ type Efficiency struct {
 	// "vllm") where the perf database measures vLLM's own apart from the
 	// architecture's (sm_90: EffComputeGEMMVLLMSM90); 0 = ComputeGEMM.
 	ComputeGEMMVLLM float64
+	// ComputeGEMMBF16 is the tensor-core fraction of bf16 GEMMs on this
+	// GPU, any engine, where the GPU carries its own measurement
+	// (GPU.GEMMCompute); 0 = ComputeGEMMVLLM / ComputeGEMM.
+	ComputeGEMMBF16 float64
 	// ComputeMarlin is the fraction of the bf16 peak that W4A16 Marlin
 	// reaches when compute-bound (it dequantizes to bf16 and uses mma.sync).
 	ComputeMarlin float64
@@ -169,6 +173,18 @@ const (
 	// e.g. M=128, N=16384, K=5120: 175.4 us, 0.55; N=65536, K=4096: 394.4
 	// us, 0.78.
 	EffMemGEMMBatchSM120 = 0.71
+	// EffComputeGEMMVLLMSM120 = 0.77: vLLM 0.19.0's own bf16 GEMMs on an
+	// RTX PRO 6000 Blackwell Server Edition when compute-bound, the median
+	// fraction of 467.8 TFLOP/s over the perf database's rows at M
+	// 1024-2048, N, K >= 4096 (ai-dynamo/aiconfigurator @ 095f58a,
+	// systems/data/rtx_pro_6000_server/gemm/vllm/0.19.0/gemm_perf.parquet,
+	// 891 rows: 0.769), the step sizes of a chunked-prefill engine at a
+	// 2048-token budget; the same rows reach 0.83 at M 1024-4095 and 0.90
+	// at M >= 4096. LLMServingSim's layer profile of vLLM 0.19.0 on the
+	// same GPU (casys-kaist/LLMServingSim @ 5daddb2,
+	// profiler/perf/RTXPRO6000/*/bf16/*/dense.csv) gives 0.71-0.85 per
+	// projection at 1024-2048 tokens.
+	EffComputeGEMMVLLMSM120 = 0.77
 	// GEMMBatchRows is the row count up to which a GEMM streams its weights
 	// at Mem; above it MemGEMMBatch applies where an architecture sets one.
 	GEMMBatchRows = 16
@@ -380,12 +396,20 @@ func DefaultEfficiency() Efficiency {
 // EfficiencyFor is DefaultEfficiency with the arch-specific values measured
 // for g's architecture (its ArchFacts, arch.go): sm_90 Marlin (EffMemMarlinSM90,
 // EffComputeMarlinSM90, MoEFixedMarlinSM90), sm_120 attention
-// (EffComputeAttentionSM120) and batched bf16 GEMMs (EffMemGEMMBatchSM120).
+// (EffComputeAttentionSM120), batched bf16 GEMMs (EffMemGEMMBatchSM120) and
+// vLLM's compute-bound bf16 GEMMs (EffComputeGEMMVLLMSM120);
+// then g's own measured bf16 GEMM fractions where it carries them
+// (GPU.GEMMMem, GPU.GEMMCompute: a custom GPU's gemm_mem_efficiency and
+// gemm_compute_efficiency).
 func EfficiencyFor(g GPU) Efficiency {
 	e := DefaultEfficiency()
 	if f := g.Arch.Facts().efficiency; f != nil {
 		f(&e)
 	}
+	if g.GEMMMem > 0 {
+		e.MemGEMMBatch = g.GEMMMem
+	}
+	e.ComputeGEMMBF16 = g.GEMMCompute
 	return e
 }
 

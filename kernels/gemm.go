@@ -115,6 +115,9 @@ func (c *Costs) gemmRoofline(s GEMMShape) cost.Estimate {
 	if !s.Weight.Quantized() && s.Weight.Compute == dtype.BF16 && eng == "vllm" && e.ComputeGEMMVLLM > 0 {
 		effComp = e.ComputeGEMMVLLM
 	}
+	if !s.Weight.Quantized() && s.Weight.Compute == dtype.BF16 && e.ComputeGEMMBF16 > 0 {
+		effComp = e.ComputeGEMMBF16
+	}
 	k := gemmKernels(s.Weight)
 	fixed := StreamKernelLatency + unit.Seconds(k-1)*SmallKernelLatency
 	if q, ok := e.QuantGEMM.For(s.Weight); ok && q.Mem > 0 {

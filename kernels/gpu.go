@@ -41,6 +41,17 @@ type GPU struct {
 	// the server this GPU ships in ("pcie-gen5", "nvlink4", ...).
 	Fabric string
 	Source string // where the figures come from
+	// GEMMMem and GEMMCompute are this GPU's own measured fractions of its
+	// bf16 GEMMs (a custom GPU's gemm_mem_efficiency and
+	// gemm_compute_efficiency): of MemBW when streaming weights at more
+	// than GEMMBatchRows rows, of the bf16 peak when compute-bound; 0 =
+	// the architecture's (EfficiencyFor).
+	GEMMMem, GEMMCompute float64
+	// FA2MixedRead is the rate at which FlashAttention-2's varlen kernel
+	// reads the decodes' KV cache in a step that also carries a prefill
+	// chunk, once per query head (GQADecodeMixedFA2), as measured on this
+	// GPU; 0 = not measured (decodes priced as in a decode-only step).
+	FA2MixedRead unit.BytesPerSecond
 }
 
 // PeakFor is the dense tensor-core peak for compute precision c. A GPU
@@ -91,6 +102,14 @@ func (g *GPU) Validate() error {
 //     peaks bf16 467.8, fp8/int8 935.6, fp4 1871.2 TFLOP/s (NVIDIA's ratios
 //     scaled to the observed 2430 MHz SM clock): aiconfigurator
 //     systems/rtx_pro_6000_server.yaml @ 095f58a (Apache-2.0). PCIe Gen5 x16.
+//     FA2MixedRead 2.96 TB/s: LLMServingSim's attention tables of vLLM
+//     0.19.0 on this GPU (casys-kaist/LLMServingSim @ 5daddb2, MIT,
+//     profiler/perf/RTXPRO6000/{meta-llama/Llama-3.1-8B/bf16/tp1,
+//     Qwen/Qwen3-32B/bf16/tp2}/attention.csv): one attention call over a
+//     prefill chunk beside n decodes at KV length k >= 512, less the chunk
+//     alone, against q_heads/kv_heads x the decodes' KV bytes: median 2.957
+//     TB/s over 2,656 rows (Llama 32/8 heads 2.957, Qwen3-32B TP2 32/4
+//     2.956; quartiles 1.89-3.44, the low end at small KV).
 //   - h100-sxm: NVIDIA H100 SXM5 80 GB HBM3, 3.35 TB/s, 132 SMs, 50 MB L2;
 //     bf16 989, fp8/int8 1979 TFLOP/s dense (NVIDIA H100 datasheet);
 //     peaks as in aiconfigurator systems/h100_sxm.yaml. Capacity 81,559 MiB
@@ -138,9 +157,10 @@ var presets = [...]GPU{
 	{
 		Name: "rtx-pro-6000-server", Label: "NVIDIA RTX PRO 6000 Blackwell Server Edition", Arch: SM120,
 		SMs: 188, Memory: 97887 * unit.MiB, MemBW: 1.792 * unit.TBps, L2: 128 * unit.MB,
-		Peak:   [4]unit.FLOPsPerSecond{467.8 * unit.TFLOPS, 935.6 * unit.TFLOPS, 935.6 * unit.TFLOPS, 1871.2 * unit.TFLOPS},
-		Fabric: "pcie-gen5",
-		Source: "aiconfigurator systems/rtx_pro_6000_server.yaml @095f58a (Apache-2.0); NVIDIA RTX PRO 6000 Blackwell specs",
+		Peak:         [4]unit.FLOPsPerSecond{467.8 * unit.TFLOPS, 935.6 * unit.TFLOPS, 935.6 * unit.TFLOPS, 1871.2 * unit.TFLOPS},
+		Fabric:       "pcie-gen5",
+		FA2MixedRead: 2.96 * unit.TBps,
+		Source:       "aiconfigurator systems/rtx_pro_6000_server.yaml @095f58a (Apache-2.0); NVIDIA RTX PRO 6000 Blackwell specs; FA2MixedRead: LLMServingSim @ 5daddb2 attention tables",
 	},
 	{
 		Name: "h100-sxm", Label: "NVIDIA H100 SXM5 80GB", Arch: SM90,

@@ -514,3 +514,84 @@ func TestHostLaunch(t *testing.T) {
 	graph.HostLaunch = EngineHostLaunch("vllm")
 	assert.Zero(t, graph.LaunchCost(e).Time)
 }
+
+// TestGPUOwnGEMMEfficiency: a GPU carrying its own measured bf16 GEMM
+// fractions (a custom GPU's gemm_mem_efficiency, gemm_compute_efficiency;
+// here an RTX 4090 with vLLM 0.19.0's, from LLMServingSim's profile)
+// streams bf16 weights at GEMMMem above GEMMBatchRows rows, at EffMem up to
+// it, and computes at GEMMCompute of its bf16 peak on any engine; fp8 GEMMs
+// and a GPU without them keep the architecture's fractions.
+func TestGPUOwnGEMMEfficiency(t *testing.T) {
+	g := GPU{Name: "rtx-4090", Arch: "sm_89", SMs: 128, Memory: 25250627584, MemBW: 1008e9, L2: 72e6,
+		Peak: [4]unit.FLOPsPerSecond{dtype.BF16: 165.2e12, dtype.FP8: 330.3e12}, GEMMMem: 0.83, GEMMCompute: 0.96}
+	require.NoError(t, g.Validate())
+	e := EfficiencyFor(g)
+	assert.Equal(t, 0.83, e.MemGEMMBatch)
+	assert.Equal(t, 0.96, e.ComputeGEMMBF16)
+	plain := g
+	plain.GEMMMem, plain.GEMMCompute = 0, 0
+	assert.Equal(t, DefaultEfficiency(), EfficiencyFor(plain), "sm_89 has no facts of its own")
+	c := newCosts(g, true)
+	bw := float64(g.MemBW)
+	fixed := float64(StreamKernelLatency)
+	for _, tc := range []struct {
+		m   int
+		eff float64
+	}{{40, 0.83}, {17, 0.83}, {16, EffMem}} {
+		s := GEMMShape{M: tc.m, N: 28672, K: 4096, Weight: dtype.BF16Weights}
+		want := float64(GEMMBytes(s))/(bw*tc.eff) + fixed
+		assert.InEpsilon(t, want, float64(c.GEMM(s).Time), rel, "M=%d", tc.m)
+	}
+	// The measured layer (Llama-3.1-8B gate_up_proj) at M = 40: 276.1 us;
+	// at M = 1024: 1455.0 us, on vLLM and SGLang alike.
+	s := GEMMShape{M: 40, N: 28672, K: 4096, Weight: dtype.BF16Weights}
+	assert.InEpsilon(t, 276.1e-6, float64(c.GEMM(s).Time), 0.08)
+	s.M = 1024
+	for _, eng := range []string{"vllm", "sglang", ""} {
+		s.Engine = eng
+		want := float64(GEMMFLOPs(s))/(165.2e12*0.96) + fixed
+		assert.InEpsilon(t, want, float64(c.GEMM(s).Time), rel, "engine %q, compute-bound", eng)
+		assert.InEpsilon(t, 1455.0e-6, float64(c.GEMM(s).Time), 0.08, "the measured layer")
+	}
+	s.Engine = ""
+	old := newCosts(plain, true)
+	assert.InEpsilon(t, float64(GEMMFLOPs(s))/(165.2e12*EffComputeGEMM)+fixed, float64(old.GEMM(s).Time), rel, "without: the default")
+	fp8 := GEMMShape{M: 1024, N: 28672, K: 4096, Weight: dtype.FP8Block128}
+	assert.Equal(t, old.GEMM(fp8).Time, c.GEMM(fp8).Time, "fp8 keeps its fractions")
+}
+
+// TestGQADecodeMixedFA2: beside a prefill chunk, FlashAttention-2's varlen
+// kernel reads each decode's KV once per query head: q_heads/kv_heads x KV
+// bytes at the GPU's FA2MixedRead, never below the decode-only cost; a GPU
+// without the rate, or MHA (no grouping), keeps the decode-only cost. On the
+// RTX PRO 6000 preset the Qwen3-32B TP2 shape (32 q / 4 kv heads, 128
+// decodes at 1024) lands within 5% of LLMServingSim's row: 788.6 us with a
+// 1024-token chunk less 60.5 us for the chunk alone.
+func TestGQADecodeMixedFA2(t *testing.T) {
+	rtx := newCosts(gpu(t, "rtx-pro-6000-server"), true)
+	require.Positive(t, float64(rtx.GPU.FA2MixedRead))
+	s := GQAShape{Batch: 128, Context: 1024, Heads: 32, KVHeads: 4, HeadDim: 128, KV: dtype.KVBF16}
+	alone := rtx.GQADecode(s)
+	mixed := rtx.GQADecodeMixedFA2(s, alone)
+	kv := 128.0 * 1024 * 2 * 4 * 128 * 2
+	want := 8*kv/float64(rtx.GPU.FA2MixedRead) + float64(GQAKernels*StreamKernelLatency)
+	assert.InEpsilon(t, want, float64(mixed.Time), 1e-9)
+	assert.Greater(t, float64(mixed.Time), 2*float64(alone.Time))
+	assert.InEpsilon(t, 728.1e-6, float64(mixed.Time), 0.05)
+	assert.LessOrEqual(t, float64(mixed.Lo), float64(mixed.Time))
+	assert.GreaterOrEqual(t, float64(mixed.Hi), float64(mixed.Time))
+
+	mha := s
+	mha.KVHeads = 32
+	assert.Equal(t, rtx.GQADecode(mha), rtx.GQADecodeMixedFA2(mha, rtx.GQADecode(mha)), "no grouping: no re-reads")
+	h200 := newCosts(gpu(t, "h200-sxm"), true)
+	assert.Equal(t, h200.GQADecode(s), h200.GQADecodeMixedFA2(s, h200.GQADecode(s)), "no measured rate")
+	tiny := s
+	tiny.Batch, tiny.Context = 1, 16
+	small := rtx.GQADecodeMixedFA2(tiny, rtx.GQADecode(tiny))
+	assert.GreaterOrEqual(t, float64(small.Time), float64(rtx.GQADecode(tiny).Time), "never below the decode-only cost")
+	assert.InEpsilon(t, float64(rtx.GQADecode(tiny).Time), float64(small.Time), 0.05, "a tiny KV: the kernels' fixed cost")
+	big := rtx.GQADecode(s)
+	big.Time *= 10
+	assert.Equal(t, big, rtx.GQADecodeMixedFA2(s, big), "a decode-only cost above the re-reads stands")
+}

@@ -363,6 +363,22 @@ func (s *Scenario) buildGPU() (kernels.GPU, error) {
 		}
 		g.SMs = *cg.SMs
 	}
+	for _, f := range []struct {
+		key string
+		v   *float64
+		dst *float64
+	}{{"gemm_mem_efficiency", cg.GEMMMemEfficiency, &g.GEMMMem}, {"gemm_compute_efficiency", cg.GEMMComputeEfficiency, &g.GEMMCompute}} {
+		if f.v == nil {
+			continue
+		}
+		// A fraction of the GPU's own bandwidth or bf16 peak; above 1
+		// is allowed up to 1.25 (a card that clocks beyond the boost
+		// its datasheet quotes the peak at), beyond it is a slip.
+		if v := *f.v; !(v > 0 && v <= 1.25) {
+			return g, d.errorf(k+f.key, "%g must be in (0, 1.25]: a measured fraction of the GPU's bandwidth or bf16 peak", v)
+		}
+		*f.dst = *f.v
+	}
 	bytesField := func(v, key string, dst *unit.Bytes) error {
 		if v == "" {
 			return nil
@@ -382,6 +398,16 @@ func (s *Scenario) buildGPU() (kernels.GPU, error) {
 	}
 	if err := bytesField(cg.L2, "l2", &g.L2); err != nil {
 		return g, err
+	}
+	if cg.FA2MixedRead != "" {
+		bw, err := unit.ParseBandwidth(cg.FA2MixedRead)
+		if err == nil && bw <= 0 {
+			err = fmt.Errorf("%q must be positive", cg.FA2MixedRead)
+		}
+		if err != nil {
+			return g, d.wrap(k+"fa2_mixed_read_bandwidth", err)
+		}
+		g.FA2MixedRead = bw
 	}
 	if cg.Bandwidth != "" {
 		bw, err := unit.ParseBandwidth(cg.Bandwidth)

@@ -60,6 +60,12 @@ type rawGPU struct {
 	FP4       string `toml:"fp4"`
 	L2        string `toml:"l2"`
 	SMs       *int   `toml:"sms"`
+	// This GPU's own measured fractions of its bf16 GEMMs
+	// (kernels.GPU.GEMMMem, GEMMCompute).
+	GEMMMemEfficiency     *float64 `toml:"gemm_mem_efficiency"`
+	GEMMComputeEfficiency *float64 `toml:"gemm_compute_efficiency"`
+	// FA2MixedRead is kernels.GPU.FA2MixedRead ("2.96TB/s").
+	FA2MixedRead string `toml:"fa2_mixed_read_bandwidth"`
 }
 
 // rawFabric is [hardware.custom_fabric]: an interconnect not in the
@@ -127,6 +133,10 @@ type rawRuntime struct {
 	// vLLM's --prefill-schedule-interval
 	// (serve.Config.PrefillScheduleInterval).
 	PrefillScheduleInterval *int `toml:"prefill_schedule_interval"`
+	// vLLM's --num-gpu-blocks-override (serve.Memory.KVCapacity: the KV
+	// cache holds this many blocks per GPU instead of what the memory
+	// profile leaves).
+	NumGPUBlocks *int `toml:"num_gpu_blocks"`
 	// SGLang's --scheduler-recv-interval
 	// (serve.Config.SchedulerRecvInterval).
 	SchedulerRecvInterval *int `toml:"scheduler_recv_interval"`

@@ -100,6 +100,7 @@ func (s *Scenario) checkGPULimits(g *kernels.GPU) error {
 	}{
 		{"memory", cg.Memory, float64(g.Memory), gpuMemoryLimit},
 		{"bandwidth", cg.Bandwidth, float64(g.MemBW), gpuBandwidthLimit},
+		{"fa2_mixed_read_bandwidth", cg.FA2MixedRead, float64(g.FA2MixedRead), gpuBandwidthLimit},
 		{"bf16", cg.BF16, float64(g.Peak[dtype.BF16]), gpuFLOPsLimit},
 		{"fp8", cg.FP8, float64(g.Peak[dtype.FP8]), gpuFLOPsLimit},
 		{"int8", cg.INT8, float64(g.Peak[dtype.INT8]), gpuFLOPsLimit},

@@ -41,7 +41,7 @@ var mechanisms = map[string]mechanism{
 		func(s *Scenario, on bool) { s.Serving.ClientTokens = !on }},
 	"aic-generator-budget": {"the deployment's vLLM token budget per step where validate knows it from who deployed the row: aiconfigurator's gap-analysis rows ran deployments its config generator wrote, --max-num-batched-tokens = batch_size + isl + 1500 (vllm.rule's agg max_num_tokens, ai-dynamo/aiconfigurator @ 095f58a; validate's aicGeneratorBudget), unless the scenario sets runtime.max_num_batched_tokens (off: the engine's default budget)", true,
 		func(s *Scenario, on bool) { s.Serving.NoDeployBudget = !on }},
-	"vllm-gemm-compute": {"vLLM's own bf16 GEMMs on sm_90 (H100, H200) at their measured fraction of the tensor-core peak when compute-bound, 0.77, the median of the perf database's vLLM bf16 GEMM rows at M, N, K >= 4096 (kernels.EffComputeGEMMVLLMSM90, used where the step's engine is vLLM; SGLang's rows reach the architecture's 0.70) (off: 0.70, kernels.EffComputeGEMM)", true,
+	"vllm-gemm-compute": {"vLLM's own bf16 GEMMs at their measured fraction of the tensor-core peak when compute-bound, used where the step's engine is vLLM: on sm_90 (H100, H200) 0.77, the median of the perf database's vLLM bf16 GEMM rows at M, N, K >= 4096 (kernels.EffComputeGEMMVLLMSM90; SGLang's rows reach the architecture's 0.70); on sm_120 (RTX PRO 6000) 0.77, the median of vLLM 0.19.0's rows at M 1024-2048, N, K >= 4096 (kernels.EffComputeGEMMVLLMSM120) (off: 0.70, kernels.EffComputeGEMM)", true,
 		func(s *Scenario, on bool) {
 			e := s.efficiency()
 			e.ComputeGEMMVLLM = 0
@@ -76,17 +76,36 @@ var mechanisms = map[string]mechanism{
 		func(s *Scenario, on bool) { s.Serving.NoFullISL = !on }},
 	"preempt-recovery": {"vLLM's prefix cache over a request's own tokens: a preempted request's blocks stay hashed in the free queue (tail first to be evicted) and its re-admission recomputes only those evicted (serve.Config.RecoverPreempted; with prefix caching on; off: the whole sequence is recomputed)", true,
 		func(s *Scenario, on bool) { s.Serving.NoRecoverPreempted = !on }},
-	"gemm-batch-efficiency": {"the architecture's measured weight-streaming efficiency of bf16 GEMMs above 16 rows (kernels.EffMemGEMMBatchSM120 = 0.71 on sm_120, from vLLM 0.19.0's GEMM rows in aiconfigurator's perf database; off: EffMem 0.80 at every M)", true,
+	"vllm-num-gpu-blocks": {"vLLM's --num-gpu-blocks-override (runtime.num_gpu_blocks): the KV cache holds that many blocks per GPU instead of what the memory profile leaves; the LLMServingSim RTX 4090 replay takes the count its run recorded (meta.json kv_cache.num_gpu_blocks) (off: the profiled KV cache)", true,
+		func(s *Scenario, on bool) { s.Serving.NoGPUBlocks = !on }},
+	"custom-gpu-gemm": {"a custom GPU's own measured bf16 GEMM fractions ([hardware.custom_gpu] gemm_mem_efficiency above 16 rows, gemm_compute_efficiency when compute-bound; the RTX 4090 replay gives vLLM 0.19.0's, from LLMServingSim's layer profile of that card) (off: the architecture's)", true,
 		func(s *Scenario, on bool) {
-			e := s.Config.Efficiency
-			if e.Mem == 0 {
-				e = kernels.EfficiencyFor(s.Config.GPU)
+			g := &s.Config.GPU
+			switch {
+			case !on && s.customGEMM == nil:
+				s.customGEMM = &[2]float64{g.GEMMMem, g.GEMMCompute}
+				g.GEMMMem, g.GEMMCompute = 0, 0
+			case on && s.customGEMM != nil:
+				g.GEMMMem, g.GEMMCompute = s.customGEMM[0], s.customGEMM[1]
+				s.customGEMM = nil
 			}
-			e.MemGEMMBatch = 0
-			if on {
-				e.MemGEMMBatch = kernels.EfficiencyFor(s.Config.GPU).MemGEMMBatch
+			s.setGEMMEfficiency()
+		}},
+	"fa2-mixed-gqa": {"vLLM's FlashAttention-2 varlen call over a step with a prefill chunk: the decodes beside the chunk read their KV once per query head, the kernel packing a KV head's query heads only when every query is one token (seqlenq_ngroups_swapped, flash_api.cpp mha_varlen_fwd), at the GPU's measured re-read rate (kernels.GQADecodeMixedFA2; kernels.GPU.FA2MixedRead: rtx-pro-6000-server 2.96 TB/s from LLMServingSim's attention tables of vLLM 0.19.0, a custom GPU's fa2_mixed_read_bandwidth) (off: the decodes priced as in a decode-only step)", true,
+		func(s *Scenario, on bool) {
+			g := &s.Config.GPU
+			switch {
+			case !on && s.fa2MixedRead == nil:
+				r := g.FA2MixedRead
+				s.fa2MixedRead, g.FA2MixedRead = &r, 0
+			case on && s.fa2MixedRead != nil:
+				g.FA2MixedRead, s.fa2MixedRead = *s.fa2MixedRead, nil
 			}
-			s.Config.Efficiency = e
+		}},
+	"gemm-batch-efficiency": {"the architecture's measured weight-streaming efficiency of bf16 GEMMs above 16 rows (kernels.EffMemGEMMBatchSM120 = 0.71 on sm_120, from vLLM 0.19.0's GEMM rows in aiconfigurator's perf database; a custom GPU's own gemm_mem_efficiency; off: EffMem 0.80 at every M)", true,
+		func(s *Scenario, on bool) {
+			s.noGEMMBatch = !on
+			s.setGEMMEfficiency()
 		}},
 	"mxfp4-mxfp8": {"MXFP4 routed experts (gpt-oss) on sm_100/sm_103 take MXFP8 activations where the engine runs FlashInfer's TRT-LLM-gen MXFP4 x MXFP8 MoE: SGLang by default (flashinfer_mxfp4_moe_precision), vLLM with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (runtime.mxfp4_activation = \"mxfp8\", from InferenceX's launch scripts), priced from the perf database's w4a8_mxfp4_mxfp8 rows (off: bf16 activations, the w4a16_mxfp4 rows)", true,
 		func(s *Scenario, on bool) { s.Serving.NoMXFP8 = !on; s.setMXFP4Activation() }},
@@ -213,6 +232,18 @@ func (s *Scenario) SetMechanism(name string, on bool) error {
 	}
 	m.set(s, on)
 	return nil
+}
+
+// setGEMMEfficiency sets the bf16 GEMM fractions of s's efficiency from
+// its GPU (its architecture's, then its own measured ones) under the
+// gemm-batch-efficiency and custom-gpu-gemm mechanisms.
+func (s *Scenario) setGEMMEfficiency() {
+	e, f := s.efficiency(), kernels.EfficiencyFor(s.Config.GPU)
+	e.MemGEMMBatch, e.ComputeGEMMBF16 = f.MemGEMMBatch, f.ComputeGEMMBF16
+	if s.noGEMMBatch {
+		e.MemGEMMBatch = 0
+	}
+	s.Config.Efficiency = e
 }
 
 // efficiency is the efficiency set s's steps are priced with: the one set

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"regexp"
@@ -479,4 +480,90 @@ func TestLaunchAndScheduleAheadMechanisms(t *testing.T) {
 	require.NoError(t, s.SetMechanism("engine-launch", true))
 	back, _ := step()
 	assert.Equal(t, on, back)
+}
+
+// TestCustomGPUGEMM: [hardware.custom_gpu] gemm_mem_efficiency and
+// gemm_compute_efficiency carry the GPU's own measured bf16 GEMM fractions
+// into its efficiency set; custom-gpu-gemm off gives the architecture's
+// back and on restores them, in either order with gemm-batch-efficiency;
+// out of (0, 1.25] is a one-line error naming the key.
+func TestCustomGPUGEMM(t *testing.T) {
+	const gpu = "name = \"x\"\n[model]\npreset = \"kimi-k2.5\"\n[hardware]\ngpus = 8\nfabric = \"pcie-gen4\"\n[hardware.custom_gpu]\narch = \"sm_89\"\nmemory = \"96GB\"\nbandwidth = \"1TB/s\"\nbf16 = \"200TFLOPS\"\n"
+	const layout = "[parallel]\ntp = 8\nep = 8\n"
+	s, err := Parse("x.toml", []byte(gpu+"gemm_mem_efficiency = 0.83\ngemm_compute_efficiency = 0.96\n"+layout))
+	require.NoError(t, err)
+	assert.Equal(t, 0.83, s.Config.GPU.GEMMMem)
+	assert.Equal(t, 0.96, s.Config.GPU.GEMMCompute)
+	eff := func() kernels.Efficiency { return s.efficiency() }
+	assert.Equal(t, 0.83, eff().MemGEMMBatch)
+	assert.Equal(t, 0.96, eff().ComputeGEMMBF16)
+
+	require.NoError(t, s.SetMechanism("custom-gpu-gemm", false))
+	assert.Zero(t, eff().MemGEMMBatch, "sm_89: no architecture figure")
+	assert.Zero(t, eff().ComputeGEMMBF16)
+	require.NoError(t, s.SetMechanism("gemm-batch-efficiency", false))
+	require.NoError(t, s.SetMechanism("custom-gpu-gemm", true))
+	assert.Zero(t, eff().MemGEMMBatch, "gemm-batch-efficiency stays off")
+	assert.Equal(t, 0.96, eff().ComputeGEMMBF16)
+	require.NoError(t, s.SetMechanism("gemm-batch-efficiency", true))
+	assert.Equal(t, 0.83, eff().MemGEMMBatch)
+
+	plain, err := Parse("p.toml", []byte(gpu+layout))
+	require.NoError(t, err)
+	assert.Zero(t, plain.Config.GPU.GEMMMem)
+	assert.Equal(t, kernels.DefaultEfficiency(), plain.efficiency())
+
+	for _, bad := range []string{"gemm_mem_efficiency = 0\n", "gemm_compute_efficiency = 1.5\n", "gemm_mem_efficiency = -0.2\n"} {
+		_, err := Parse("e.toml", []byte(gpu+bad+layout))
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "hardware.custom_gpu."+strings.Fields(bad)[0], bad)
+		assert.NotContains(t, err.Error(), "\n", "one line")
+	}
+}
+
+// TestFA2MixedMechanism: on the RTX PRO 6000 preset a vLLM step that mixes
+// a prefill chunk with decodes prices its GQA decodes ungrouped
+// (kernels.GQADecodeMixedFA2), which SGLang, a decode-only step and
+// fa2-mixed-gqa off do not; a custom GPU gives the rate by
+// fa2_mixed_read_bandwidth, out of range is a one-line error.
+func TestFA2MixedMechanism(t *testing.T) {
+	const doc = "name = \"x\"\n[model]\npreset = \"qwen3-235b-a22b\"\n[hardware]\ngpu = \"rtx-pro-6000-server\"\ngpus = 8\n[parallel]\ntp = 8\nep = 8\n[runtime]\nengine = \"%s\"\n"
+	mixed := []sim.Seq{{Query: 1024, Prefill: true}}
+	for i := 0; i < 64; i++ {
+		mixed = append(mixed, sim.Seq{Query: 1, Context: 2048})
+	}
+	step := func(engine string, on bool, seqs []sim.Seq) float64 {
+		t.Helper()
+		s, err := Parse("x.toml", []byte(fmt.Sprintf(doc, engine)))
+		require.NoError(t, err)
+		require.NoError(t, s.SetMechanism("fa2-mixed-gqa", on))
+		sm, err := s.Sim()
+		require.NoError(t, err)
+		var r sim.BatchResult
+		require.NoError(t, sm.StepBatch(seqs, &r))
+		return float64(r.Breakdown[cost.Attention].Time)
+	}
+	on, off := step("vllm", true, mixed), step("vllm", false, mixed)
+	assert.Greater(t, on, 1.5*off, "vLLM mixed step: decodes ungrouped")
+	assert.Equal(t, step("sglang", true, mixed), step("sglang", false, mixed), "SGLang: unchanged")
+	dec := mixed[1:]
+	assert.Equal(t, step("vllm", true, dec), step("vllm", false, dec), "decode-only step: unchanged")
+
+	s, err := Parse("x.toml", []byte(fmt.Sprintf(doc, "vllm")))
+	require.NoError(t, err)
+	r := s.Config.GPU.FA2MixedRead
+	require.Positive(t, float64(r))
+	require.NoError(t, s.SetMechanism("fa2-mixed-gqa", false))
+	assert.Zero(t, s.Config.GPU.FA2MixedRead)
+	require.NoError(t, s.SetMechanism("fa2-mixed-gqa", true))
+	assert.Equal(t, r, s.Config.GPU.FA2MixedRead)
+
+	custom := strings.Replace(fmt.Sprintf(doc, "vllm"), "gpus = 8\n", "gpus = 8\n[hardware.custom_gpu]\nfa2_mixed_read_bandwidth = \"1.45TB/s\"\n", 1)
+	c, err := Parse("c.toml", []byte(custom))
+	require.NoError(t, err)
+	assert.InEpsilon(t, 1.45e12, float64(c.Config.GPU.FA2MixedRead), 1e-9)
+	_, err = Parse("e.toml", []byte(strings.Replace(custom, "1.45TB/s", "1.45GB/s", 1)))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "hardware.custom_gpu.fa2_mixed_read_bandwidth")
+	assert.NotContains(t, err.Error(), "\n")
 }

@@ -16,6 +16,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/moecast/moecast/internal/unit"
 	"io/fs"
 	"os"
 	"path"
@@ -50,6 +51,15 @@ const embeddedPrefix = "embedded:"
 type Scenario struct {
 	Name string // the name key, or the file's base name when absent
 	File string // the path it was read from, or "embedded:<name>.toml"
+
+	// noGEMMBatch: the gemm-batch-efficiency mechanism is off; customGEMM
+	// holds the custom GPU's own GEMM fractions while the custom-gpu-gemm
+	// mechanism is off (Config.GPU's are zero then).
+	noGEMMBatch bool
+	customGEMM  *[2]float64
+	// fa2MixedRead holds the GPU's FA2MixedRead while the fa2-mixed-gqa
+	// mechanism is off (Config.GPU's is zero then).
+	fa2MixedRead *unit.BytesPerSecond
 
 	// ModelRef is the model as written: a preset name or a config.json path
 	// (resolved against the scenario's directory).

@@ -111,6 +111,13 @@ type Serving struct {
 	// (serve.Config.PrefillScheduleInterval); 0 = the default (1, never
 	// throttled).
 	PrefillScheduleInterval int
+	// NumGPUBlocks is vLLM's runtime.num_gpu_blocks
+	// (--num-gpu-blocks-override): the KV cache's blocks per GPU; 0 = what
+	// the memory profile leaves (serve.SimMemory).
+	NumGPUBlocks int
+	// NoGPUBlocks drops NumGPUBlocks; set only by the vllm-num-gpu-blocks
+	// mechanism.
+	NoGPUBlocks bool
 	// SchedulerRecvInterval is SGLang's runtime.scheduler_recv_interval
 	// (serve.Config.SchedulerRecvInterval); 0 = the default (every
 	// iteration).
@@ -883,6 +890,14 @@ func (s *Scenario) ServeConfig(sm *sim.Sim, p ServePoint) (serve.Config, error) 
 	if err != nil {
 		return c, s.KeyError(err)
 	}
+	if n := s.Serving.NumGPUBlocks; n > 0 && !s.Serving.NoGPUBlocks && c.Engine == serve.VLLM {
+		// vLLM's --num-gpu-blocks-override replaces the block count its
+		// memory profile gives (vllm-project/vllm
+		// vllm/v1/core/kv_cache_utils.py, may_override_num_blocks: "if
+		// vllm_config.cache_config.num_gpu_blocks_override is not None:
+		// num_blocks = ..."); the blocks are per worker, one per GPU.
+		mem.KVCapacity = unit.Bytes(float64(n) * float64(mem.BlockSize) * float64(mem.KVBytesPerToken))
+	}
 	c.Memory = mem
 	if v := &s.Serving; v.MaxNumSeqs == nil && !v.NoMaxRunning {
 		serve.SetDefaultMaxRunning(&c, cfg.Model)
@@ -999,6 +1014,7 @@ func (s *Scenario) buildPartialPrefills(rt *rawRuntime) error {
 		{"runtime.cuda_graph_max_bs", rt.CUDAGraphMaxBS, &v.CUDAGraphMaxBS, serve.SGLang, 1},
 		{"runtime.max_cudagraph_capture_size", rt.MaxCUDAGraphCaptureSize, &v.MaxCUDAGraphCaptureSize, serve.VLLM, 1},
 		{"runtime.prefill_schedule_interval", rt.PrefillScheduleInterval, &v.PrefillScheduleInterval, serve.VLLM, 1},
+		{"runtime.num_gpu_blocks", rt.NumGPUBlocks, &v.NumGPUBlocks, serve.VLLM, 1},
 	} {
 		if k.val == nil {
 			continue

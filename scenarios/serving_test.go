@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
@@ -644,4 +645,46 @@ func TestPlanMaxRunningAsSimulate(t *testing.T) {
 	off, err := s.ServeConfig(sm, s.Serving.Points()[0])
 	require.NoError(t, err)
 	assert.Zero(t, off.MaxNumSeqs, "off: no limit")
+}
+
+// TestNumGPUBlocksKey: vLLM's runtime.num_gpu_blocks sets the KV cache to
+// that many blocks of the engine's block size per GPU (bigger or smaller
+// than the profile's); the vllm-num-gpu-blocks mechanism turned off gives
+// the profiled cache back; SGLang warns and keeps its own; below 1 is a
+// one-line error naming the key.
+func TestNumGPUBlocksKey(t *testing.T) {
+	cfg := func(body string, on bool) serve.Config {
+		t.Helper()
+		s, err := Parse("t.toml", []byte(minimal+"[runtime]\n"+body))
+		require.NoError(t, err)
+		require.NoError(t, s.SetMechanism("vllm-num-gpu-blocks", on))
+		sm, err := s.Sim()
+		require.NoError(t, err)
+		c, err := s.ServeConfig(sm, s.Serving.Points()[0])
+		require.NoError(t, err)
+		return c
+	}
+	profiled := cfg("engine = \"vllm\"\n", true).Memory
+	require.Positive(t, float64(profiled.KVCapacity))
+	for _, n := range []int{100, 1 << 19} {
+		m := cfg(fmt.Sprintf("engine = \"vllm\"\nnum_gpu_blocks = %d\n", n), true).Memory
+		assert.InEpsilon(t, float64(n)*float64(m.BlockSize)*float64(m.KVBytesPerToken), float64(m.KVCapacity), 1e-12, "%d blocks", n)
+		assert.NotEqual(t, profiled.KVCapacity, m.KVCapacity)
+		off := cfg(fmt.Sprintf("engine = \"vllm\"\nnum_gpu_blocks = %d\n", n), false).Memory
+		assert.Equal(t, profiled.KVCapacity, off.KVCapacity, "--without vllm-num-gpu-blocks")
+	}
+
+	w, err := Parse("w.toml", []byte(minimal+"[runtime]\nengine = \"sglang\"\nnum_gpu_blocks = 100\n"))
+	require.NoError(t, err)
+	require.Len(t, w.Warnings, 1)
+	assert.Contains(t, w.Warnings[0], "runtime.num_gpu_blocks is vLLM's")
+	sg := cfg("engine = \"sglang\"\nnum_gpu_blocks = 100\n", true).Memory
+	assert.Equal(t, cfg("engine = \"sglang\"\n", true).Memory.KVCapacity, sg.KVCapacity, "SGLang keeps its pool")
+
+	for _, n := range []string{"0", "-3"} {
+		_, err := Parse("e.toml", []byte(minimal+"[runtime]\nengine = \"vllm\"\nnum_gpu_blocks = "+n+"\n"))
+		require.Error(t, err, n)
+		assert.Contains(t, err.Error(), "runtime.num_gpu_blocks", n)
+		assert.NotContains(t, err.Error(), "\n", "one line")
+	}
 }

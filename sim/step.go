@@ -619,12 +619,12 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 			g.Context = p.idxCtx // sparse attention reads the selected tokens
 			return s.costs.GQADecode(g)
 		}
-		full := s.costs.GQADecode(g)
+		full := s.gqaDecode(g, p)
 		if o.slideFrac <= 0 || o.window <= 0 || p.winCtx >= p.ctx {
 			return full
 		}
 		g.Context = p.winCtx
-		return blend(full, s.costs.GQADecode(g), o.slideFrac)
+		return blend(full, s.gqaDecode(g, p), o.slideFrac)
 	case opSparseMLA:
 		return s.costs.SparseMLA(s.sparseMLAShape(o, p, n))
 	case opMLAPrefill:
@@ -843,3 +843,15 @@ func (a *accum) finish(pt *Point) {
 }
 
 const formulaStep = "sum of op estimates (no overlap); interval: linear within a category, quadrature across"
+
+// gqaDecode prices a pass's GQA decodes: as in a decode-only step, or,
+// under vLLM with a prefill chunk in the pass on a GPU whose
+// FlashAttention-2 mixed-batch read rate is measured
+// (kernels.GPU.FA2MixedRead), ungrouped (kernels.GQADecodeMixedFA2).
+func (s *Sim) gqaDecode(g kernels.GQAShape, p *pass) cost.Estimate {
+	e := s.costs.GQADecode(g)
+	if p.pre.chunks > 0 && s.cfg.Engine == "vllm" {
+		return s.costs.GQADecodeMixedFA2(g, e)
+	}
+	return e
+}

@@ -416,6 +416,7 @@ type scenarioText struct {
 	recv                int     // runtime.scheduler_recv_interval (SGLang); 0 = the default
 	cudagraphMode       string  // runtime.cudagraph_mode (vLLM); "" = the default
 	maxCapture          int     // runtime.max_cudagraph_capture_size (vLLM); 0 = the default
+	numGPUBlocks        int     // runtime.num_gpu_blocks (vLLM); 0 = the profiled KV cache
 	graphMax            int     // runtime.cuda_graph_max_bs (SGLang); 0 = the default
 	mxfp4Act            string  // runtime.mxfp4_activation; "" = the engine's default
 	nsaPrefill          string  // runtime.nsa_prefill_backend (SGLang); "" = the default
@@ -540,6 +541,9 @@ func (s scenarioText) String() string {
 	}
 	if s.maxCapture > 0 {
 		fmt.Fprintf(&b, "max_cudagraph_capture_size = %d\n", s.maxCapture)
+	}
+	if s.numGPUBlocks > 0 {
+		fmt.Fprintf(&b, "num_gpu_blocks = %d\n", s.numGPUBlocks)
 	}
 	if s.graphMax > 0 {
 		fmt.Fprintf(&b, "cuda_graph_max_bs = %d\n", s.graphMax)
@@ -1188,6 +1192,10 @@ func (g *gen) llmServingSim() error {
 			Hardware struct {
 				TotalMemory int64 `json:"device_total_memory_bytes"`
 			} `json:"hardware"`
+			KVCache struct {
+				NumGPUBlocks int `json:"num_gpu_blocks"`
+				BlockSize    int `json:"block_size"`
+			} `json:"kv_cache"`
 		}
 		raw, err := os.ReadFile(filepath.Join(base, dir, "meta.json"))
 		if err != nil {
@@ -1241,6 +1249,13 @@ func (g *gen) llmServingSim() error {
 					st.comments = append(st.comments, fmt.Sprintf("Memory: %d B, the device total the run's torch reported (meta.json hardware.device_total_memory_bytes), the total vLLM's gpu_memory_utilization applies to (Worker.determine_available_memory: torch.cuda.mem_get_info).", m))
 				}
 			}
+			if kv := meta.KVCache; kv.NumGPUBlocks > 0 {
+				// The run's KV cache as its engine sized it: given, not
+				// predicted (moecast's memory profile misses part of
+				// vLLM 0.19's reserve: bench/RESULTS-lssrtx.md).
+				st.numGPUBlocks = kv.NumGPUBlocks
+				st.comments = append(st.comments, fmt.Sprintf("KV cache: %d blocks of %d tokens per GPU, what the run's engine allocated (meta.json kv_cache.num_gpu_blocks), given as vLLM's num_gpu_blocks_override (mechanism vllm-num-gpu-blocks).", kv.NumGPUBlocks, kv.BlockSize))
+			}
 			e.Scenario = "llmservingsim/" + dir + "/scenario.toml"
 			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
 				return err
@@ -1269,13 +1284,22 @@ l2 = "72MB"
 bf16 = "165.2TFLOPS"
 fp8 = "330.3TFLOPS"
 int8 = "660.6TFLOPS"
+gemm_mem_efficiency = 0.83
+gemm_compute_efficiency = 0.96
+fa2_mixed_read_bandwidth = "1.45TB/s"
 `,
 }
 
 var customGPUNotes = map[string]string{
 	"RTX4090": "RTX 4090 (no moecast preset): NVIDIA Ada Lovelace GPU architecture whitepaper (v2.1), GeForce RTX 4090: 128 SMs, " +
 		"24 GB GDDR6X at 21 Gbps on 384 bits = 1008 GB/s, 72 MB L2, dense tensor peaks with FP32 accumulate (vLLM's) 165.2 TFLOPS " +
-		"FP16/BF16, 330.3 FP8, 660.6 INT8 TOPS; 24,564 MiB as nvidia-smi reports it.",
+		"FP16/BF16, 330.3 FP8, 660.6 INT8 TOPS; 24,564 MiB as nvidia-smi reports it. " +
+		"GEMM fractions: vLLM 0.19.0's own bf16 projections on an RTX 4090, timed layer by layer by LLMServingSim's profiler " +
+		"(casys-kaist/LLMServingSim @ 5daddb2, MIT, profiler/perf/RTX4090/meta-llama/Llama-3.1-8B/bf16/tp1/dense.csv): " +
+		"qkv/o/gate_up/down at 17-128 tokens, 64 rows, median DRAM traffic over latency 0.831 of 1008 GB/s (quartiles 0.77-0.85); " +
+		"at 1024-2048 tokens, 260 rows, median 0.960 of 165.2 TFLOP/s (quartiles 0.93-0.98: the card clocks above the whitepaper's boost). " +
+		"FA2 mixed-batch read rate: the same profile's attention.csv, a prefill chunk beside n decodes at KV length >= 512 less the chunk alone, " +
+		"against q_heads/kv_heads x the decodes' KV bytes: median 1.45 TB/s over 384 rows (quartiles 1.05-1.83).",
 }
 
 // manifest writes manifest.toml.
