@@ -84,7 +84,49 @@ func TestMoESkewedRouting(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, uniform, e)
 
-	assert.Len(t, bal.skewed, 1, "only the same origin's power-law table is linked")
+	assert.Len(t, ts.skewed[bal], 1, "only the same origin's power-law table is linked")
+}
+
+// TestMoESkewedLinksPerSelection: the power-law links belong to the set
+// of tables ranked, not to the shared tables. A cached calibration's
+// tables are shared by every selection (calib.Select), which may rank and
+// look up in parallel (a serving sweep): ranking a second set that holds
+// the balanced table without its sibling, or ranking sets side by side,
+// leaves the first set's skewed reads as they were. Before, Rank wrote the
+// link into the shared table: the second Rank unlinked the first set's
+// sibling, and parallel Ranks wrote one map at once (a "concurrent map
+// writes" crash of the test suite).
+func TestMoESkewedLinksPerSelection(t *testing.T) {
+	ts, bal := skewedPair(t)
+	want, ok := ts.MoE(skewedQuery(4, 1, "power_law_1.01"))
+	require.True(t, ok)
+	require.Equal(t, "perfdb#moe.sglang.power_law_1.01", want.Source.Table)
+
+	alone := &Tables{MoEs: []*MoETable{bal}}
+	alone.Rank()
+	got, ok := ts.MoE(skewedQuery(4, 1, "power_law_1.01"))
+	require.True(t, ok)
+	assert.Equal(t, want, got, "another selection's Rank leaves this one's links")
+	b, ok := alone.MoE(skewedQuery(4, 1, "power_law_1.01"))
+	require.True(t, ok)
+	assert.Equal(t, "perfdb#moe.sglang.balanced", b.Source.Table, "a set without the sibling reads the balanced rows")
+
+	done := make(chan struct{})
+	for range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for range 200 {
+				u := &Tables{MoEs: append([]*MoETable(nil), ts.MoEs...)}
+				u.Rank()
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	got, ok = ts.MoE(skewedQuery(4, 1, "power_law_1.01"))
+	require.True(t, ok)
+	assert.Equal(t, want, got)
 }
 
 // TestPerfDBRouting: each family's alpha as aiconfigurator's SDK sets it.

@@ -235,8 +235,9 @@ func (t *Tables) Rank() {
 		k := moeIndexKey{tb.Key.Quant, tb.Key.Experts, tb.Key.TopK, tb.Key.Hidden, tb.Key.Inter}
 		t.moeIndex[k] = append(t.moeIndex[k], tb)
 	}
+	t.skewed = map[*MoETable]map[string]*MoETable{}
 	for _, ts := range t.moeIndex {
-		linkSkewed(ts)
+		linkSkewed(t.skewed, ts)
 	}
 	t.gqaIndex = map[GQAKey][]*GQATable{}
 	for _, tb := range t.GQAs {
@@ -244,15 +245,15 @@ func (t *Tables) Rank() {
 	}
 }
 
-// linkSkewed gives each balanced table of ts (one key) the power-law
-// tables of its origin (engine, version, user or embedded): the perf
-// database measures each MoE shape under balanced and power-law routing
-// side by side, so a balanced table chosen by the source policy reads its
-// own power-law sibling when the query asks for skewed routing
-// (MoEShape.Routing).
-func linkSkewed(ts []*MoETable) {
+// linkSkewed records in links, for each balanced table of ts (one key),
+// the power-law tables of its origin (engine, version, user or embedded):
+// the perf database measures each MoE shape under balanced and power-law
+// routing side by side, so a balanced table chosen by the source policy
+// reads its own power-law sibling when the query asks for skewed routing
+// (MoEShape.Routing). The links are the ranked set's (Tables.skewed): the
+// tables themselves are shared by every selection of a cached calibration.
+func linkSkewed(links map[*MoETable]map[string]*MoETable, ts []*MoETable) {
 	for _, b := range ts {
-		b.skewed = nil
 		if b.Key.Distribution != "balanced" {
 			continue
 		}
@@ -262,11 +263,13 @@ func linkSkewed(ts []*MoETable) {
 				u.Origin.EngineVersion != b.Origin.EngineVersion || u.Origin.User != b.Origin.User {
 				continue
 			}
-			if b.skewed == nil {
-				b.skewed = map[string]*MoETable{}
+			m := links[b]
+			if m == nil {
+				m = map[string]*MoETable{}
+				links[b] = m
 			}
-			if b.skewed[d] == nil {
-				b.skewed[d] = u
+			if m[d] == nil {
+				m[d] = u
 			}
 		}
 	}

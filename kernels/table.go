@@ -313,10 +313,6 @@ type MoETable struct {
 	l2     []bool // l2[row]: row marked L2-resident
 	raised []int  // rows raised by the monotone envelope
 	later  later  // the curves, when built on first use (NewMoETableDeferred)
-	// skewed holds, for a balanced table, the tables of the same origin
-	// and key measured under the perf database's power-law routing, by
-	// distribution (Tables.Rank links them): MoEShape.Routing reads them.
-	skewed map[string]*MoETable
 }
 
 // monotoneEnvelope raises, within each series, every point's latency to
@@ -511,6 +507,15 @@ func UniformDistinctExperts(tokens float64, experts, topk int) float64 {
 // the busiest rank of a random routing reads more experts than any rank of
 // a perfectly balanced one.
 func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
+	return t.lookup(nil, s)
+}
+
+// lookup is Lookup with the table's power-law siblings, by distribution
+// (Tables.skewed, linked by Tables.Rank): MoEShape.Routing reads them.
+// The links belong to the Tables that holds the table, not to the table:
+// one table is shared by every selection of a cached calibration, which
+// may run in parallel.
+func (t *MoETable) lookup(skewed map[string]*MoETable, s MoEShape) (cost.Estimate, bool) {
 	k := t.Key
 	if MoEQuant(s.Weight) != k.Quant || s.Experts != k.Experts || s.TopK != k.TopK || s.Hidden != k.Hidden {
 		return cost.Estimate{}, false
@@ -522,7 +527,7 @@ func (t *MoETable) Lookup(s MoEShape) (cost.Estimate, bool) {
 		return cost.Estimate{}, false
 	}
 	tp, ep := max(1, s.MoETP), max(1, s.EP)
-	if u := t.skewed[s.Routing]; u != nil && s.Routing != "" && !s.DeepEP {
+	if u := skewed[s.Routing]; u != nil && s.Routing != "" && !s.DeepEP {
 		if e, ok := u.skewedRead(tp, ep, s); ok {
 			return e, true
 		}
@@ -1010,6 +1015,9 @@ type Tables struct {
 
 	// moeIndex: MoEs by the keys a query matches (Rank builds it).
 	moeIndex map[moeIndexKey][]*MoETable
+	// skewed: for each balanced MoE table, its power-law siblings of the
+	// same origin and key, by distribution (Rank links them, linkSkewed).
+	skewed map[*MoETable]map[string]*MoETable
 	// gqaIndex: GQAs by their key (Rank builds it).
 	gqaIndex map[GQAKey][]*GQATable
 }
@@ -1028,7 +1036,9 @@ func (t *Tables) GEMM(s GEMMShape) (cost.Estimate, bool) {
 
 // MoE implements Lookup.
 func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) {
-	return choose(t.moeTables(s), s, s.Engine, (*MoETable).Lookup)
+	return choose(t.moeTables(s), s, s.Engine, func(tb *MoETable, s MoEShape) (cost.Estimate, bool) {
+		return tb.lookup(t.skewed[tb], s)
+	})
 }
 
 // MLAModule implements Lookup. An fp8-KV query that no fp8-KV table
