@@ -31,6 +31,9 @@ type run struct {
 	coster StepCoster
 	rng    *rand.Rand
 	pcg    *rand.PCG // rng's source, drawn from directly by accept
+	// accThr[i] is Spec.Acceptance[i] as a threshold on a 53-bit draw:
+	// position i is accepted when the draw is below it (accept).
+	accThr []uint64
 	reqs   []request
 	rate   float64 // offered request rate for Result (+Inf: all at once)
 	replay bool    // a request log (Workload.Trace): never judged overloaded
@@ -73,6 +76,7 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	}
 	pcg := newPCG(cfg.Seed)
 	e := &run{cfg: &cfg, coster: coster, rng: rand.New(pcg), pcg: pcg, rate: cfg.Workload.RequestRate}
+	e.accThr = acceptThresholds(cfg.Spec.Acceptance)
 	var load Load = cfg.Workload
 	given := true
 	switch {
@@ -299,15 +303,16 @@ func (e *run) accept(d int) int {
 	if d <= 0 {
 		return 0
 	}
-	acc := e.cfg.Spec.Acceptance
+	thr := e.accThr
 	a := 0
 	for a < d {
-		p := acc[0]
-		if len(acc) > 1 {
-			p = acc[a]
+		t := thr[0]
+		if len(thr) > 1 {
+			t = thr[a]
 		}
-		// e.rng.Float64(), without the call through rand.Source
-		if float64(e.pcg.Uint64()<<11>>11)/(1<<53) >= p {
+		// the draw of e.rng.Float64() (53 bits), without the call through
+		// rand.Source and the float: u / 2^53 < p exactly when u < t
+		if e.pcg.Uint64()<<11>>11 >= t {
 			break
 		}
 		a++
@@ -315,4 +320,15 @@ func (e *run) accept(d int) int {
 	e.drafts++
 	e.accepted += a
 	return a
+}
+
+// acceptThresholds turns acceptance probabilities into thresholds on a
+// 53-bit uniform draw u: float64(u) / 2^53 < p, the rand.Float64 test, holds
+// exactly when u < ceil(p x 2^53) (u and p x 2^53 are exact in float64).
+func acceptThresholds(acc []float64) []uint64 {
+	t := make([]uint64, len(acc))
+	for i, p := range acc {
+		t[i] = uint64(math.Ceil(p * (1 << 53)))
+	}
+	return t
 }

@@ -645,3 +645,25 @@ func TestBlockPool(t *testing.T) {
 	}
 	assert.Equal(t, [3]int32{32, 0, 48}, [3]int32{reqs[0].held, reqs[1].held, reqs[2].held})
 }
+
+// acceptThresholds' integer test on the 53-bit draw decides as the float
+// test rand.Float64() < p did, for every p (the edges 0 and 1, values
+// next to the draw and random ones).
+func TestAcceptThresholdsMatchFloat(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	ps := []float64{0, 1, 0.5, 0.8, 0.6, 0.45, 1.0 / 3, math.Nextafter(1, 0), math.SmallestNonzeroFloat64, 0x1p-53, 0x1.8p-53}
+	for range 200 {
+		ps = append(ps, r.Float64())
+	}
+	thr := acceptThresholds(ps)
+	for i, p := range ps {
+		us := []uint64{0, 1, 1<<53 - 1, thr[i], thr[i] - min(thr[i], 1), min(thr[i]+1, 1<<53-1)}
+		for range 200 {
+			us = append(us, r.Uint64()>>11)
+		}
+		for _, u := range us {
+			float := float64(u)/(1<<53) < p
+			require.Equal(t, float, u < thr[i], "p %v u %d thr %d", p, u, thr[i])
+		}
+	}
+}
