@@ -16,7 +16,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"github.com/moecast/moecast/internal/unit"
 	"io/fs"
 	"os"
 	"path"
@@ -29,6 +28,7 @@ import (
 	"github.com/moecast/moecast/sim"
 
 	"github.com/moecast/moecast/internal/infile"
+	"github.com/moecast/moecast/internal/unit"
 )
 
 // DefaultName is the embedded scenario `moecast predict` runs by default.
