@@ -273,9 +273,12 @@ const (
 
 // ExcludeUnreliable returns, for each record, the rule that excludes it
 // ("" to keep it). Only records with a layout (Layout.GPU set) are judged:
-//   - duplicate: the same setup (model, GPU, engine and version,
-//     checkpoint, mode, layout, lengths, concurrency) and TTFT and TPOT
-//     within 0.01 ms of an earlier record, where a record whose client is
+//   - duplicate: the same setup (model, GPU, engine, checkpoint, mode,
+//     layout, lengths, concurrency) and TTFT and TPOT within 0.01 ms of an
+//     earlier record, whatever the engine version each names (two engine
+//     builds cannot agree to 0.01 ms on both figures: the aiconfigurator
+//     Qwen3.5 B200 rows list one measurement as "nightly-dev-20260216-d3bae71e"
+//     and again as "nightly-dev"), where a record whose client is
 //     known (RangeRatio set: InferenceX's harness) comes before those
 //     whose client is not, whatever their order (one measurement listed by
 //     two collections is scored with the client that measured it);
@@ -295,10 +298,10 @@ func ExcludeUnreliable(recs []BenchResult) []string {
 	out := make([]string, len(recs))
 	setup := func(r *BenchResult, withLayout, withConc bool) string {
 		l := r.Layout
-		version := l.Extra["backend_version"]
-		if !withConc {
-			version = "" // a series compares across engine versions (some rows lack it)
-		}
+		// No engine version: a series compares across engine versions
+		// (some rows lack it), and one measurement listed under two
+		// version strings is still one measurement.
+		version := ""
 		k := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s|%s|%g|%g", r.Family, r.Model, l.GPU, r.Backend, version, l.Precision,
 			l.Extra["gemm_quant_mode"]+"/"+l.Extra["moe_quant_mode"], l.Mode, r.InputTokens, r.OutputTokens)
 		if withLayout {

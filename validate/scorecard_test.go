@@ -107,9 +107,11 @@ func TestExcludeUnreliable(t *testing.T) {
 		renamed(rec(4, 4, 16, "1", 120.005, 10), "m2"),                                      // 8: 3's figures under another model
 		renamed(rec(4, 4, 16, "1", 130, 10), "m2"),                                          // 9: another model, other figures: kept
 		renamed(rec(8, 8, 16, "1", 120, 10), "m2"),                                          // 10: 3's figures but another layout: kept
+		rec(4, 4, 16, "1-nightly", 100.003, 10),                                             // 11: 0's figures under another version string: duplicate
+		rec(4, 4, 16, "2", 140, 10),                                                         // 12: another version, other figures: kept
 	}
 	got := ExcludeUnreliable(recs)
-	assert.Equal(t, []string{"", ExcludeDuplicate, ExcludeTPSlip, "", "", ExcludeInconsistent, "", "", ExcludeOtherModel, "", ""}, got)
+	assert.Equal(t, []string{"", ExcludeDuplicate, ExcludeTPSlip, "", "", ExcludeInconsistent, "", "", ExcludeOtherModel, "", "", ExcludeDuplicate, ""}, got)
 }
 
 func renamed(r BenchResult, model string) BenchResult {
