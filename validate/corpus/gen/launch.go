@@ -90,6 +90,13 @@ type launch struct {
 	// exports VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (vLLM's MXFP4 experts
 	// on FlashInfer's TRT-LLM MXFP4 x MXFP8 MoE); "" = not set.
 	mxfp4Act string
+	// async is vLLM's async scheduling turned on by the command line
+	// (config.yaml `async-scheduling: true` in the v0.10.2 scripts:
+	// runtime.async_scheduling = true); vLLM before v0.14.0 defaults it
+	// off (serve.AsyncDefault), so a scenario that states such an
+	// engine_version must carry it. false = not set (the version's
+	// default).
+	async bool
 	// nsaPrefill is SGLang's --nsa-prefill-backend
 	// (runtime.nsa_prefill_backend); "" = not set (SGLang's default).
 	nsaPrefill string
@@ -494,10 +501,10 @@ var inferenceXLaunches = []inferenceXLaunch{
 	// gpt-oss vLLM B200 script (no _slurm.sh), unchanged from ad4f6a4
 	// (2025-10-30) until 25506e8 (2025-12-05).
 	{"openai/gpt-oss-120b", "fp4", "b200_sxm", "", 0, 0, "vllm", "2025-11-02", false, launch{
-		name: "inferencex-v0.10.2", gmu: 0.9, maxSeqs: 512, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "FULL_AND_PIECEWISE", mxfp4Act: "mxfp8",
+		name: "inferencex-v0.10.2", async: true, gmu: 0.9, maxSeqs: 512, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "FULL_AND_PIECEWISE", mxfp4Act: "mxfp8",
 		source: "SemiAnalysisAI/InferenceX @ 9596d23 benchmarks/gptoss_fp4_b200_docker.sh " +
 			"(VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1; config.yaml: compilation-config cudagraph_mode FULL_AND_PIECEWISE with FlashInfer all-reduce " +
-			"and attention fusion (not modelled), async-scheduling true (not carried), no-enable-prefix-caching, cuda-graph-sizes 2048 (v0.10.2: " +
+			"and attention fusion (not modelled), async-scheduling true (runtime.async_scheduling), no-enable-prefix-caching, cuda-graph-sizes 2048 (v0.10.2: " +
 			"the largest capture size, renamed max-cudagraph-capture-size at 25506e8), max-num-batched-tokens 8192; --gpu-memory-utilization 0.9 " +
 			"--max-num-seqs 512, no --kv-cache-dtype; image v0.10.2)"}},
 	// gpt-oss-120b H100, measured 2025-11-02, no image named:
@@ -505,9 +512,9 @@ var inferenceXLaunches = []inferenceXLaunch{
 	// docker and slurm scripts (af4ccd0, unchanged until 7103d66,
 	// 2025-11-04) hold the same server command line.
 	{"openai/gpt-oss-120b", "fp4", "h100_sxm", "", 0, 0, "vllm", "2025-11-02", false, launch{
-		name: "inferencex-v0.10.2", gmu: 0.9, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "PIECEWISE",
+		name: "inferencex-v0.10.2", async: true, gmu: 0.9, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "PIECEWISE",
 		source: "SemiAnalysisAI/InferenceX @ 9596d23 benchmarks/gptoss_fp4_h100_docker.sh and gptoss_fp4_h100_slurm.sh " +
-			"(config.yaml: async-scheduling true (not carried), no-enable-prefix-caching, cuda-graph-sizes 2048 (v0.10.2: the largest capture size), " +
+			"(config.yaml: async-scheduling true (runtime.async_scheduling), no-enable-prefix-caching, cuda-graph-sizes 2048 (v0.10.2: the largest capture size), " +
 			"max-num-batched-tokens 8192; --gpu-memory-utilization=0.9 --max-num-seqs=$CONC (not carried); no --compilation-config: v0.10.2's " +
 			"default cudagraph_mode PIECEWISE, before vllm-project/vllm#25444; image v0.10.2)"}},
 	// Llama-3.1-70B (the CSV export's rows measured 2025-10-29 name no
@@ -518,17 +525,17 @@ var inferenceXLaunches = []inferenceXLaunch{
 	// (b200-nb and b200-nv run _slurm.sh scripts, which no 70b vLLM B200
 	// script is).
 	{"meta-llama/Llama-3.1-70B", "fp8", "b200_sxm", "", 0, 0, "vllm", "2025-10-29", false, launch{
-		name: "inferencex-v0.10.2", kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY",
+		name: "inferencex-v0.10.2", async: true, kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY",
 		source: "SemiAnalysisAI/InferenceX @ 2582bce^ benchmarks/70b_fp8_b200_docker.sh " +
 			"(kv-cache-dtype fp8, --compilation-config cudagraph_mode FULL_DECODE_ONLY with splitting_ops [], FlashInfer all-reduce " +
 			"and attention fusion, --gpu-memory-utilization 0.9 --max-num-seqs 512, max-num-batched-tokens 8192, async scheduling; image v0.10.2)"}},
 	{"meta-llama/Llama-3.1-70B", "fp4", "b200_sxm", "", 0, 0, "vllm", "2025-10-29", false, launch{
-		name: "inferencex-v0.10.2", kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY",
+		name: "inferencex-v0.10.2", async: true, kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY",
 		source: "SemiAnalysisAI/InferenceX @ 2582bce^ benchmarks/70b_fp4_b200_docker.sh " +
 			"(kv-cache-dtype fp8, --compilation-config cudagraph_mode FULL_DECODE_ONLY with splitting_ops [], FlashInfer all-reduce " +
 			"and attention fusion, --gpu-memory-utilization 0.9 --max-num-seqs 512, max-num-batched-tokens 8192, async scheduling; image v0.10.2)"}},
 	{"meta-llama/Llama-3.1-70B", "fp8", "h100_sxm", "", 0, 0, "vllm", "2025-10-29", false, launch{
-		name: "inferencex-v0.10.2", kvCache: "fp8", gmu: 0.9, cudagraphMode: "PIECEWISE",
+		name: "inferencex-v0.10.2", async: true, kvCache: "fp8", gmu: 0.9, cudagraphMode: "PIECEWISE",
 		source: "SemiAnalysisAI/InferenceX @ 2582bce^ benchmarks/70b_fp8_h100_docker.sh and 70b_fp8_h100_slurm.sh " +
 			"(kv-cache-dtype fp8, --gpu-memory-utilization 0.9, max-num-batched-tokens 8192, async scheduling, --max-num-seqs $CONC " +
 			"(not carried: one scenario holds every concurrency); no --compilation-config: v0.10.2's default cudagraph_mode PIECEWISE, " +

@@ -424,6 +424,8 @@ type scenarioText struct {
 	draftTokens         int
 	acceptance          []float64 // speculative.acceptance; nil = left out (not documented)
 	customGPU           string    // a [hardware.custom_gpu] body, for a GPU with no preset
+	engineVersion       string    // runtime.engine_version; "" = no source gives it (the newest's defaults)
+	async               bool      // runtime.async_scheduling = true (the command line's); false = the version's default
 	comments            []string
 	// disagg, when set, replaces [parallel] by [disagg].
 	disagg *disaggText
@@ -523,6 +525,12 @@ func (s scenarioText) String() string {
 		fmt.Fprintf(&b, "[disagg]\ntransfer = %q\n\n[disagg.prefill]\n%s\n[disagg.decode]\n%s\n[runtime]\nengine = %q\n", d.transfer, d.prefill, d.decode, s.engine)
 	} else {
 		fmt.Fprintf(&b, "[parallel]\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n\n[runtime]\nengine = %q\n", s.tp, s.dp, s.ep, s.dpAttention, s.engine)
+	}
+	if s.engineVersion != "" {
+		fmt.Fprintf(&b, "engine_version = %q\n", s.engineVersion)
+	}
+	if s.async {
+		b.WriteString("async_scheduling = true\n")
 	}
 	if s.gmu > 0 {
 		fmt.Fprintf(&b, "gpu_memory_utilization = %s\n", strconv.FormatFloat(s.gmu, 'f', -1, 64))
@@ -648,6 +656,10 @@ func (g *gen) aiconfigurator() error {
 		if r, ok := recipeOf(rec[col["model_path"]], rec[col["system"]], atoiOr(rec[col["isl"]]), rec[col["silicon_data_source"]]); ok && r.isl != 0 {
 			k = append(k, fmt.Sprintf("isl%d", r.isl))
 		}
+		// The engine version is part of the setup: rows of one layout
+		// that ran different versions are different deployments (the
+		// version is the key's last field; versionsOf reads it).
+		k = append(k, versionKey+rowVersion(getter(rec)).version)
 		keys[i] = strings.Join(k, "|")
 	}
 	// A row with the figures of a speculative deployment's row is that
@@ -675,6 +687,7 @@ func (g *gen) aiconfigurator() error {
 		}
 	}
 	sort.Strings(order)
+	versions := versionsOf(order) // of the deployments, copies joined
 	slugs := map[string]int{}
 	for _, key := range order {
 		gr := groups[key]
@@ -748,6 +761,13 @@ func (g *gen) aiconfigurator() error {
 		if hasRecipe && rcp.isl != 0 {
 			base = slug(base, fmt.Sprintf("isl%d", rcp.isl)) // the config's recipe for this input length
 		}
+		ver := rowVersion(get)
+		if versions[layoutOfKey(key)] > 1 {
+			// One layout's rows ran several engine versions: each
+			// version's rows are an entry, named by it.
+			slugs[base]++ // the layout's name stays taken: another deployment of it keeps its own name
+			base = slug(base, versionSlug(ver.version))
+		}
 		if v := get("backend_version"); slugs[base] > 0 {
 			base = slug(base, v) // the same deployment on another engine version
 		}
@@ -816,7 +836,7 @@ func (g *gen) aiconfigurator() error {
 			st := scenarioText{
 				name:   fmt.Sprintf("%s %s on %dx %s, %s %s (aiconfigurator silicon_sample)", short, ckpt, pre.gpus()+dec.gpus(), get("system"), get("backend"), layout),
 				config: "../configs/" + cfg, gpu: sys, gpus: pre.gpus() + dec.gpus(), engine: get("backend"),
-				disagg: &disaggText{transfer: transferFabric[sys], prefill: pre, decode: dec},
+				disagg: &disaggText{transfer: transferFabric[sys], prefill: pre, decode: dec}, engineVersion: ver.version,
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU.",
 					"Transfer: the system's NVLink preset (aiconfigurator's disaggregated runs are single-system).",
@@ -849,6 +869,7 @@ func (g *gen) aiconfigurator() error {
 					st.comments = append(st.comments, "Decode pool's engine settings (the recipe's): "+f+".")
 				}
 			}
+			st.comments = append(st.comments, versionNote(ver))
 			e.Scenario = "aiconfigurator/" + base + ".toml"
 			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
 				return err
@@ -867,7 +888,7 @@ func (g *gen) aiconfigurator() error {
 			st := scenarioText{
 				name:   fmt.Sprintf("%s %s on %dx %s, %s %s (aiconfigurator silicon_sample)", short, ckpt, tp*max(dp, 1), get("system"), get("backend"), layout),
 				config: "../configs/" + cfg, gpu: gpuName(get("system")), gpus: tp * max(dp, 1),
-				tp: tp, dp: max(dp, 1), ep: max(ep, 1), dpAttention: dp > 1 && dpAttentionEngine(get("backend")), engine: get("backend"),
+				tp: tp, dp: max(dp, 1), ep: max(ep, 1), dpAttention: dp > 1 && dpAttentionEngine(get("backend")), engine: get("backend"), engineVersion: ver.version,
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU."},
 			}
@@ -880,6 +901,7 @@ func (g *gen) aiconfigurator() error {
 				st.maxCapture = l.maxCapture
 				st.mxfp4Act = l.mxfp4Act
 				st.nsaPrefill = l.nsaPrefill
+				st.async = l.async
 				if l.maxBatched > 0 {
 					st.maxBatched = l.maxBatched
 				}
@@ -929,6 +951,7 @@ func (g *gen) aiconfigurator() error {
 				st.ep = run
 				st.name = fmt.Sprintf("%s %s on %dx %s, %s tp%d-dp%d-ep%d (aiconfigurator silicon_sample)", short, ckpt, st.gpus, get("system"), get("backend"), st.tp, st.dp, st.ep)
 			}
+			st.comments = append(st.comments, versionNote(ver))
 			e.Scenario = "aiconfigurator/" + base + ".toml"
 			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
 				return err
@@ -1022,7 +1045,8 @@ func (g *gen) inferenceX() error {
 			st := scenarioText{name: fmt.Sprintf("%s on 8x H200, vLLM %s (InferenceX token-position runs)", m.short, l),
 				config: "../configs/" + cfg, gpu: "h200-sxm", gpus: 8, tp: 8, dp: 1, ep: 1, engine: "vllm",
 				spec: m.spec, draftTokens: m.draft,
-				comments: []string{"Server arguments: SemiAnalysisAI/InferenceX @ 843c625 experimental/token_position_decode_slo/" + m.dir + "/serve_*_sbatch.sh (Apache-2.0)."}}
+				comments: []string{"Server arguments: SemiAnalysisAI/InferenceX @ 843c625 experimental/token_position_decode_slo/" + m.dir + "/serve_*_sbatch.sh (Apache-2.0).",
+					inferenceXVersionNote}}
 			if m.acceptance > 0 {
 				st.acceptance = []float64{m.acceptance}
 				st.comments = append(st.comments, m.acceptanceNote)
@@ -1181,6 +1205,7 @@ func (g *gen) llmServingSim() error {
 		dir := d.Name()
 		var meta struct {
 			Model  string `json:"model"`
+			VLLM   string `json:"vllm_version"`
 			Engine struct {
 				TP         int    `json:"tensor_parallel_size"`
 				DP         int    `json:"data_parallel_size"`
@@ -1230,7 +1255,7 @@ func (g *gen) llmServingSim() error {
 			e.Skip = "no model config for " + meta.Model + " among the shared model configs"
 		} else {
 			tp := max(meta.Engine.TP, 1)
-			st := scenarioText{name: fmt.Sprintf("%s on %dx %s, vLLM 0.19.0 TP%d (LLMServingSim example)", short, tp, hw, tp),
+			st := scenarioText{name: fmt.Sprintf("%s on %dx %s, vLLM %s TP%d (LLMServingSim example)", short, tp, hw, meta.VLLM, tp),
 				config: "../../configs/" + cfg, gpu: gpu, gpus: tp * max(meta.Engine.DP, 1), tp: tp, dp: max(meta.Engine.DP, 1), ep: 1,
 				engine: "vllm", maxSeqs: meta.Engine.MaxSeqs, maxBatched: meta.Engine.MaxBatched,
 				comments: []string{"Engine arguments: casys-kaist/LLMServingSim @ 5daddb2 bench/examples/" + dir + "/meta.json (MIT).",
@@ -1255,6 +1280,12 @@ func (g *gen) llmServingSim() error {
 				// vLLM 0.19's reserve: bench/RESULTS-lssrtx.md).
 				st.numGPUBlocks = kv.NumGPUBlocks
 				st.comments = append(st.comments, fmt.Sprintf("KV cache: %d blocks of %d tokens per GPU, what the run's engine allocated (meta.json kv_cache.num_gpu_blocks), given as vLLM's num_gpu_blocks_override (mechanism vllm-num-gpu-blocks).", kv.NumGPUBlocks, kv.BlockSize))
+			}
+			if meta.VLLM != "" {
+				st.engineVersion = meta.VLLM
+				st.comments = append(st.comments, "Engine version "+meta.VLLM+": the run's meta.json vllm_version.")
+			} else {
+				st.comments = append(st.comments, versionNote(engineVersion{}))
 			}
 			e.Scenario = "llmservingsim/" + dir + "/scenario.toml"
 			if err := g.write(e.Scenario, []byte(st.String())); err != nil {
