@@ -115,7 +115,7 @@ var nightlyReleases = []nightlyRelease{
 	{"nightly-5b8c30d62b754b575e043ce2fc0dcbf8a64f6306", "0.18.0", "vLLM main at 5b8c30d, built by 2026-04-02 20:18 UTC " +
 		"(InferenceX PR #996, 08bcde8, first ran it then); vLLM v0.18.0 is in use before it (InferenceX 1d5cae1 and cec542a, 2026-03-27; " +
 		"aiconfigurator rows measured 2026-03-27 with backend_version 0.18.0) and v0.18.1 and v0.19.0 only after it (InferenceX 1ac9636, " +
-		"2026-04-03, moved this config from the nightly to v0.19.0-cu130; e75395e0a, 2026-04-07, the first v0.18.1). A nightly holds main's " +
+		"2026-04-03, moved this config from the nightly to v0.19.0-cu130; 1f44d4983, 2026-04-06, the first v0.18.1). A nightly holds main's " +
 		"commits after v0.18.0: behaviour that came with v0.19.0 (vLLM PR #37307, scheduler_reserve_full_isl) may already be in it"},
 }
 
