@@ -117,7 +117,16 @@ type launch struct {
 	// moe_ep_size $TP x $TP); dpAttnWhy says how the config id is known.
 	dpAttnConfigs []string
 	dpAttnWhy     string
-	source        string // where the command line is, file @ commit
+	// clientConc is the benchmark client's --max-concurrency where the
+	// script fixes it rather than passing $CONC (0 = $CONC). InferenceX's
+	// utils/process_result.py records the client's max_concurrency as
+	// the row's concurrency, so a row recorded at clientConc ran some
+	// $CONC of its config that the row does not record: the server's
+	// --max-num-seqs $CONC and the 10 x $CONC prompts are unknown, and
+	// the deployment cannot be stated (clientWhy says why; gen skips it).
+	clientConc int
+	clientWhy  string
+	source     string // where the command line is, file @ commit
 }
 
 // dpAttnRun reports whether a row (by its silicon_data_source) is a run
@@ -185,12 +194,23 @@ func (l launch) graphMaxAt(c int) int {
 	return l.graphMax
 }
 
+// clientCapped reports whether a row recorded at concurrency c is a run
+// of a script whose client's --max-concurrency is fixed at c
+// (launch.clientConc): its real $CONC is not recorded.
+func (l launch) clientCapped(c int) bool {
+	return l.clientConc > 0 && c == l.clientConc
+}
+
 // variant names the script's command line at concurrency c among those it
-// runs by concurrency ("" when it runs one): "cN" where a flag takes $CONC
-// itself, else "recvN" where --scheduler-recv-interval splits at C = 16.
-// A deployment's rows split by it.
+// runs by concurrency ("" when it runs one): "clientN" for the rows that
+// record the client's fixed --max-concurrency N (clientCapped; their
+// deployment keeps the layout's name, gen skips it), "cN" where a flag
+// takes $CONC itself, else "recvN" where --scheduler-recv-interval splits
+// at C = 16. A deployment's rows split by it.
 func (l launch) variant(c int) string {
 	switch {
+	case l.clientCapped(c):
+		return fmt.Sprintf("client%d", c)
 	case l.graphMax == graphAtConc:
 		return fmt.Sprintf("c%d", c)
 	case l.recv[0] != l.recv[1]:
@@ -487,6 +507,39 @@ var inferenceXLaunches = []inferenceXLaunch{
 		source: "SemiAnalysisAI/InferenceX @ cec542a benchmarks/single_node/gptoss_fp4_h100.sh " +
 			"(config.yaml: no-enable-prefix-caching, max-cudagraph-capture-size 2048, max-num-batched-tokens 8192; VLLM_MXFP4_USE_MARLIN=1 (not modelled); " +
 			"--gpu-memory-utilization=0.9 --max-num-seqs=$CONC (not carried); the commit that moved the config to image v0.18.0, the rows measured 2026-03-27T08:01:51 its run)"}},
+	// gpt-oss-120b H100 of 2025-12-05 (no image named; v0.11.0, gen's
+	// version) and 2025-12-08 (image v0.11.2): every row records
+	// concurrency 512, above the config's conc-end 64 (nvidia-master.yaml
+	// @ 25506e8, gptoss-fp4-h100-vllm: TP 2, 4, 8, conc 4-64). The H100
+	// runners were h100-cr (runners/launch_h100-cr.sh: docker, runs
+	// benchmarks/gptoss_fp4_h100_docker.sh) and h100-cw (launch_h100-cw.sh:
+	// slurm, gptoss_fp4_h100_slurm.sh, whose client passes
+	// --max-concurrency=$CONC). The docker script's client passed
+	// --max-concurrency 512 from d22bf9c (2025-11-21) until 4e135fd
+	// (2025-12-08 22:20 UTC, "fix h100 docker error": $CONC), with
+	// --num-prompts 10 x $CONC against vllm serve --max-num-seqs=$CONC;
+	// the client writes its --max-concurrency into the result
+	// (kimbochen/bench_serving benchmark_serving.py @ 406abc3:
+	// result_json["max_concurrency"] = args.max_concurrency) and
+	// utils/process_result.py @ 25506e8 takes it as the row's conc. So
+	// these rows are docker-runner runs at some $CONC of 4-64, all 10 x
+	// $CONC requests sent at once (10 x $CONC <= 512 up to $CONC 32; 512
+	// of 640 at $CONC 64) and the server running $CONC at a time: a
+	// queue of 10 x $CONC served $CONC at a time makes the mean TTFT
+	// about 4 to 4.5 times a request's own decode time whatever $CONC is
+	// (the nine rows: 4.2-4.8, bench/RESULTS-launch.md), the TPOT is that
+	// of a batch of $CONC, and which $CONC each row is
+	// is not recorded (the export holds one row per layout and lengths at
+	// concurrency 512, of the five $CONC points each ran, and names none).
+	{"openai/gpt-oss-120b", "fp4", "h100_sxm", "", 0, 0, "vllm", "2025-12-05", false, launchGPTOSSH100Docker512(
+		"d22bf9c benchmarks/gptoss_fp4_h100_docker.sh (and 25506e8's, the same client line; image v0.11.0 until 25506e8, 2025-12-05 21:49 UTC) " +
+			"(config.yaml: compilation-config cudagraph_mode PIECEWISE, async-scheduling true, no-enable-prefix-caching, cuda-graph-sizes 2048, " +
+			"max-num-batched-tokens 8192, max-model-len 10240; --gpu-memory-utilization=0.9 --max-num-seqs=$CONC; client --max-concurrency 512)")},
+	{"openai/gpt-oss-120b", "fp4", "h100_sxm", "vllm/vllm-openai:v0.11.2", 0, 0, "", "2025-12-08", false, launchGPTOSSH100Docker512(
+		"25506e8 benchmarks/gptoss_fp4_h100_docker.sh (image v0.11.2 from that commit, 2025-12-05; the client line until 4e135fd, 2025-12-08 22:20 UTC) " +
+			"(config.yaml: async-scheduling true, no-enable-prefix-caching, max-cudagraph-capture-size 2048, max-num-batched-tokens 8192, " +
+			"max-model-len 10240, no compilation-config (v0.11.2's default FULL_AND_PIECEWISE); --gpu-memory-utilization=0.9 --max-num-seqs=$CONC; " +
+			"client --max-concurrency 512)")},
 	// gpt-oss-120b: the rows name image v0.15.1 and were measured
 	// 2026-02-25, the day d2c2acb moved the config to it. The script
 	// exports VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1. Each TP's conc-end
@@ -605,6 +658,28 @@ var launchDSR1FP4B200Docker = launch{
 		"(--cuda-graph-max-bs 256 --max-running-requests 256 --mem-fraction-static 0.85 --kv-cache-dtype fp8_e4m3 --chunked-prefill-size 16384 " +
 		"--scheduler-recv-interval 10, 30 from C = 16, --enable-ep-moe (EP = TP); image v0.5.3rc1-cu129-b200, from d8fe8f7 (2025-11-10) v0.5.5-cu129-amd64 " +
 		"with --ep-size $EP_SIZE, the same settings otherwise; config TP 4 and 8, conc 4-128)"}
+
+// launchGPTOSSH100Docker512 is InferenceX's gpt-oss-120b H100 docker
+// script of 2025-11-21 to 2025-12-08, whose client ran --max-concurrency
+// 512 whatever $CONC was (src: the script @ commit and its settings). Its
+// server settings are carried for a row that records its $CONC (none
+// does: a slurm-runner row would be the slurm script's, the same server
+// line); a row recorded at 512 is skipped (clientConc).
+func launchGPTOSSH100Docker512(src string) launch {
+	l := launch{name: "inferencex-docker-client512", async: true, gmu: 0.9, maxBatched: 8192, maxCapture: 2048, clientConc: 512,
+		clientWhy: gptossH100Client512, source: "SemiAnalysisAI/InferenceX @ " + src}
+	if strings.Contains(src, "cudagraph_mode PIECEWISE") {
+		l.cudagraphMode = "PIECEWISE"
+	}
+	return l
+}
+
+// gptossH100Client512 is why the gpt-oss-120b H100 rows recorded at
+// concurrency 512 are not scored.
+const gptossH100Client512 = "the row's concurrency 512 is the benchmark client's fixed --max-concurrency 512 in InferenceX's " +
+	"benchmarks/gptoss_fp4_h100_docker.sh (d22bf9c until 4e135fd, 2025-11-21 to 2025-12-08; the H100 docker runner, launch_h100-cr.sh), " +
+	"which utils/process_result.py records as the row's conc; the server ran --max-num-seqs=$CONC with 10 x $CONC prompts sent at once, " +
+	"$CONC one of the config's 4-64 (nvidia-master.yaml @ 25506e8), and the row does not record which"
 
 // launchGPTOSSB200 is InferenceX's gpt-oss-120b B200 vLLM command line
 // at image v0.15.1.

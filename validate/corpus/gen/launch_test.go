@@ -120,8 +120,14 @@ func TestLaunchOf(t *testing.T) {
 		{"gpt-oss-120b H100 v0.18.0", "openai/gpt-oss-120b", "fp4", "h100_sxm",
 			"source_file=2026-03-25.csv; measured=2026-03-27T08:01:51Z; wip=False; image=vllm/vllm-openai:v0.18.0", 4,
 			launch{gmu: 0.9, maxBatched: 8192, maxCapture: 2048}, true},
-		{"gpt-oss-120b H100 v0.11.2: client and server concurrency apart, no entry", "openai/gpt-oss-120b", "fp4", "h100_sxm",
-			"source_file=2026-04-06.csv; measured=2025-12-08T00:00:00.000Z; image=vllm/vllm-openai:v0.11.2", 4, launch{}, false},
+		{"gpt-oss-120b H100 v0.11.2 of 2025-12-08: the docker script, client capped at 512", "openai/gpt-oss-120b", "fp4", "h100_sxm",
+			"source_file=2026-04-06.csv; measured=2025-12-08T00:00:00.000Z; image=vllm/vllm-openai:v0.11.2", 4,
+			launch{gmu: 0.9, maxBatched: 8192, maxCapture: 2048}, true},
+		{"gpt-oss-120b H100 of 2025-12-05, no image: the docker script with PIECEWISE", "openai/gpt-oss-120b", "fp4", "h100_sxm",
+			"source_file=2026-04-06.csv; model=GPT-OSS-120B; silicon_concurrency=512; measured=2025-12-05T00:00:00.000Z; wip=False", 2,
+			launch{gmu: 0.9, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "PIECEWISE"}, true},
+		{"gpt-oss-120b H100 v0.11.2 on another day: not that script's", "openai/gpt-oss-120b", "fp4", "h100_sxm",
+			"source_file=2026-04-06.csv; measured=2025-12-10T00:00:00.000Z; image=vllm/vllm-openai:v0.11.2", 4, launch{}, false},
 		{"SGLang DeepSeek-R1 fp4 B200 measured 2025-11-02, no image: the docker script", "deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm",
 			"source_file=2026-04-06.csv; model=DeepSeek-R1; silicon_concurrency=16; measured=2025-11-02T00:00:00.000Z; wip=False", 8,
 			launch{kvCache: "fp8", gmu: 0.85, maxSeqs: 256, maxBatched: 16384, recv: [2]int{10, 30}, graphMax: 256}, true},
@@ -552,4 +558,39 @@ func TestDPAttnRun(t *testing.T) {
 		assert.Equal(t, n, strings.Count(dpa, "config_id="+id+";"), "every row the dp-attn config's")
 		assert.NotContains(t, tpep, "config_id="+id+";")
 	}
+}
+
+// TestClientCapped: the gpt-oss-120b H100 docker script's rows recorded at
+// the client's fixed --max-concurrency 512 are their own deployment
+// ("client512") and name why; a row of the same script that records its
+// $CONC is not capped, nor is any row of a script that passes $CONC.
+func TestClientCapped(t *testing.T) {
+	const src = "source_file=2026-04-06.csv; model=GPT-OSS-120B; silicon_concurrency=512; measured=2025-12-08T00:00:00.000Z; wip=False; image=vllm/vllm-openai:v0.11.2"
+	l, ok := launchOf("vllm", "openai/gpt-oss-120b", "fp4", "h100_sxm", 8, 512, src)
+	require.True(t, ok)
+	assert.True(t, l.clientCapped(512))
+	assert.Equal(t, "client512", l.variant(512))
+	assert.False(t, l.clientCapped(64))
+	assert.Equal(t, "", l.variant(64))
+	assert.Contains(t, l.clientWhy, "--max-concurrency 512")
+	assert.Contains(t, l.source, "25506e8 benchmarks/gptoss_fp4_h100_docker.sh")
+	// v0.18.0's single_node script passes --max-concurrency "$CONC".
+	l, ok = launchOf("vllm", "openai/gpt-oss-120b", "fp4", "h100_sxm", 8, 64, "source_file=2026-03-25.csv; measured=2026-03-27T08:01:51Z; image=vllm/vllm-openai:v0.18.0")
+	require.True(t, ok)
+	assert.False(t, l.clientCapped(64))
+	assert.Equal(t, 0, l.clientConc)
+}
+
+// TestShippedClientCapped: the committed corpus holds no scenario for a
+// capped row (gen skips its deployment), and the manifest names the skip.
+func TestShippedClientCapped(t *testing.T) {
+	for _, f := range []string{"h100-sxm-vllm-gpt-oss-120b-nvfp4-tp2-dp1-ep1-v0.11.2", "h100-sxm-vllm-gpt-oss-120b-nvfp4-tp8-dp1-ep1-v0.11.0"} {
+		_, err := os.Stat("../aiconfigurator/" + f + ".toml")
+		assert.True(t, os.IsNotExist(err), f)
+		_, err = os.Stat("../aiconfigurator/" + f + ".csv")
+		assert.NoError(t, err, f)
+	}
+	b, err := os.ReadFile("../manifest.toml")
+	require.NoError(t, err)
+	assert.Equal(t, 6, strings.Count(string(b), "concurrency not recorded: the row's concurrency 512 is the benchmark client's fixed --max-concurrency 512"))
 }

@@ -754,7 +754,9 @@ func (g *gen) aiconfigurator() error {
 		if dpAttnRun {
 			base = slug(base, "dpattn") // the script's DP_ATTENTION=true command line
 		}
-		if v := l.variant(atoi("batch_size") * max(dp, 1)); hasLaunch && v != "" {
+		if v := l.variant(atoi("batch_size") * max(dp, 1)); hasLaunch && v != "" && !l.clientCapped(atoi("batch_size")*max(dp, 1)) {
+			// (A capped deployment keeps the layout's name: it is skipped,
+			// and its rows are the only ones of their dates.)
 			// The script's command lines, by concurrency.
 			base = slug(base, v)
 		}
@@ -880,6 +882,11 @@ func (g *gen) aiconfigurator() error {
 			e.Skip = "no model config for " + model + " among the shared model configs"
 		case tp <= 0 || max(dp, 1)*tp <= 0:
 			e.Skip = "no layout (tp_size) in the row"
+		case hasLaunch && l.clientCapped(atoi("batch_size")*max(dp, 1)):
+			// The row records the client's cap, not the run's $CONC
+			// (launch.clientConc): the server's limit and the number of
+			// requests are unknown.
+			e.Skip = "concurrency not recorded: " + l.clientWhy
 		case slipTP == 0 && get("backend") != "trtllm" && g.headsOf(cfg) > 0 && g.headsOf(cfg)%tp != 0:
 			e.Skip = fmt.Sprintf("recorded layout cannot have run: tp_size %d splits neither the model's %d attention heads nor its experts evenly "+
 				"(engines refuse it) and the row's id names the same layout; the layout it ran is not recorded (likely the engine's --tp world size "+
