@@ -373,6 +373,7 @@ func (s *Scenario) buildServing() error {
 	s.Config.AllReducePolicy = v.Engine.Info().AllReduce
 	s.Config.Engine = v.Engine.String()
 	s.Config.SparseMLA = s.sparseMLADefault() // mechanism sparse-mla
+	s.Config.IndexerTopK = true               // mechanism indexer-topk
 	if err := s.buildMXFP4Activation(); err != nil {
 		return err
 	}
