@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
 )
 
@@ -41,4 +42,44 @@ func TestIndexerTopKMechanism(t *testing.T) {
 	require.NoError(t, s.SetMechanism("indexer-topk", true))
 	back, _ := moeLayerStep(t, s, long)
 	assert.Equal(t, onLong, back)
+}
+
+// TestSpecPrepBubbleMechanism: the GLM-5 corpus scenario runs vLLM's
+// February 2026 nightly (engine_version 0.16.0.dev) with its MTP draft, so
+// its decode steps' host work hides behind the draft passes alone
+// (spec-prep-bubble on by default): the draft share is the MTP pass of one
+// layer and the lm_head against 78 layers, 1-10% of a step. Off, or at the
+// newest version, or without the draft: no bubble.
+func TestSpecPrepBubbleMechanism(t *testing.T) {
+	s, err := Load(glm5Corpus)
+	require.NoError(t, err)
+	require.Equal(t, "0.16.0.dev", s.Serving.EngineVersion)
+	p := ServePoint{Concurrency: 4}
+	conf := func(s *Scenario) serve.Config {
+		t.Helper()
+		sm, err := s.Sim()
+		require.NoError(t, err)
+		c, err := s.ServeConfig(sm, p)
+		require.NoError(t, err)
+		return c
+	}
+	c := conf(s)
+	t.Logf("draft share %.4f", c.Spec.DraftShare)
+	assert.True(t, c.Spec.PrepBubble)
+	assert.Greater(t, c.Spec.DraftShare, 0.01)
+	assert.Less(t, c.Spec.DraftShare, 0.10)
+
+	require.NoError(t, s.SetMechanism("spec-prep-bubble", false))
+	c = conf(s)
+	assert.False(t, c.Spec.PrepBubble)
+	assert.Zero(t, c.Spec.DraftShare)
+	require.NoError(t, s.SetMechanism("spec-prep-bubble", true))
+	assert.True(t, conf(s).Spec.PrepBubble)
+
+	require.NoError(t, s.SetMechanism("speculative", false))
+	assert.False(t, conf(s).Spec.PrepBubble)
+
+	x, err := OpenWith(glm5Corpus, []Override{{Key: "runtime.engine_version", Value: "0.19.0"}})
+	require.NoError(t, err)
+	assert.False(t, conf(x).Spec.PrepBubble)
 }

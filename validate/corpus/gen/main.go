@@ -410,6 +410,7 @@ type scenarioText struct {
 	gpus, tp, dp, ep    int
 	dpAttention         bool
 	engine              string
+	engineVersion       string // runtime.engine_version; "" = the newest
 	maxSeqs, maxBatched int
 	kvCache             string  // [model] kv_cache; "" = auto
 	gmu                 float64 // runtime.gpu_memory_utilization; 0 = the default
@@ -523,6 +524,9 @@ func (s scenarioText) String() string {
 		fmt.Fprintf(&b, "[disagg]\ntransfer = %q\n\n[disagg.prefill]\n%s\n[disagg.decode]\n%s\n[runtime]\nengine = %q\n", d.transfer, d.prefill, d.decode, s.engine)
 	} else {
 		fmt.Fprintf(&b, "[parallel]\ntp = %d\ndp = %d\nep = %d\ndp_attention = %t\n\n[runtime]\nengine = %q\n", s.tp, s.dp, s.ep, s.dpAttention, s.engine)
+	}
+	if s.engineVersion != "" {
+		fmt.Fprintf(&b, "engine_version = %q\n", s.engineVersion)
 	}
 	if s.gmu > 0 {
 		fmt.Fprintf(&b, "gpu_memory_utilization = %s\n", strconv.FormatFloat(s.gmu, 'f', -1, 64))
@@ -939,6 +943,19 @@ func (g *gen) aiconfigurator() error {
 	return nil
 }
 
+// The GLM-5 token-position runs' vLLM: serve_glm5_sbatch.sh (InferenceX @
+// 843c625) ran the image vllm/vllm-openai:nightly, and every result file
+// is dated 2026-02-13 ("date": "20260213-..."); vLLM v0.16.0 was released
+// on 2026-02-26 (ai-dynamo/dynamo PR #6614, "Bump vLLM from 0.15.1 to
+// 0.16.0", GitHub release only), so that nightly is main on its way to
+// v0.16.0. The version-dependent defaults it fixes: async scheduling on
+// (from v0.14.0), no full-ISL admission and the speculative host bubble
+// (both before v0.19.0).
+const (
+	glm5NightlyVersion = "0.16.0.dev"
+	glm5NightlyNote    = "vLLM: the image vllm/vllm-openai:nightly of the runs' date (result files dated 2026-02-13), main before v0.16.0 (released 2026-02-26, ai-dynamo/dynamo PR #6614), so engine_version 0.16.0.dev."
+)
+
 // inferenceX copies the token-position result files verbatim, one entry
 // per model and layout (the layout is in the file name: tp8, tep8 = TP8
 // with expert parallelism, dep8 = attention DP8 with EP8).
@@ -969,16 +986,19 @@ func (g *gen) inferenceX() error {
 	// num_speculative_tokens (serve_glm5_sbatch.sh: mtp, 1), acceptance
 	// its draft's documented acceptance and acceptanceNote where that
 	// figure is from (0, "": none documented).
+	// version is the vLLM the server image ran where the result files
+	// date it and versionNote says how ("": the newest).
 	models := []struct {
 		dir, id, short, ckpt string
 		spec                 string
 		draft                int
 		acceptance           float64
 		acceptanceNote       string
+		version, versionNote string
 	}{
-		{"glm-5", "zai-org/GLM-5-FP8", "GLM-5", "fp8", "mtp", 1, mtpAcceptanceGLM5, mtpAcceptanceGLM5Note},
-		{"minimax-m2.5", "MiniMaxAI/MiniMax-M2.5", "MiniMax-M2.5", "fp8", "", 0, 0, ""},
-		{"qwen3.5", "Qwen/Qwen3.5-397B-A17B", "Qwen3.5-397B-A17B", "bf16", "", 0, 0, ""},
+		{"glm-5", "zai-org/GLM-5-FP8", "GLM-5", "fp8", "mtp", 1, mtpAcceptanceGLM5, mtpAcceptanceGLM5Note, glm5NightlyVersion, glm5NightlyNote},
+		{"minimax-m2.5", "MiniMaxAI/MiniMax-M2.5", "MiniMax-M2.5", "fp8", "", 0, 0, "", "", ""},
+		{"qwen3.5", "Qwen/Qwen3.5-397B-A17B", "Qwen3.5-397B-A17B", "bf16", "", 0, 0, "", "", ""},
 	}
 	layoutRE := regexp.MustCompile(`_vllm_(tp8|tep8|dep8)_`)
 	for _, m := range models {
@@ -1026,6 +1046,10 @@ func (g *gen) inferenceX() error {
 			if m.acceptance > 0 {
 				st.acceptance = []float64{m.acceptance}
 				st.comments = append(st.comments, m.acceptanceNote)
+			}
+			if m.version != "" {
+				st.engineVersion = m.version
+				st.comments = append(st.comments, m.versionNote)
 			}
 			switch l {
 			case "tep8":
