@@ -35,7 +35,13 @@ import (
 // = 180 on the H200: 256 rows take 1.4-1.6 waves, 4,096 rows 21-26; the
 // rows of 256 to 4,096 query rows within -13% / +11% at the 10th / 90th
 // percentile, median -1%). TestIndexerTopKMeasured holds the fit to the
-// rows.
+// rows. The kernel is latency-bound per row and the B200 and B300 rows of
+// the same table (b200_sxm, b300_sxm; testdata/perfdb_topk_b200.csv,
+// perfdb_topk_b300.csv) fit the same form with nearly the same figures
+// (10.67 and 10.35 us a wave, 0.285 and 0.274 ns a key, 1.35 rows per SM
+// of their 148), so sm_100 and sm_103 take the H200 figures: median +0.5%
+// (B200) and +4.2% (B300), 10th/90th percentiles within 20%
+// (TestIndexerTopKBlackwell holds them to those rows).
 
 // IndexerTopKShape is one step's decode top-k on one rank.
 type IndexerTopKShape struct {
@@ -56,10 +62,11 @@ const (
 //
 //	t = (base + Keys x per_key) x max(1, Rows / (rows_per_SM x SMs))
 //
-// with the sm_90 figures; zero on other architectures, which have no fitted
-// rows (the op is then left to the scores' pricing, as before).
+// with the H200 figures on sm_90, sm_100 and sm_103; zero on other
+// architectures, which have no rows (the op is then left to the scores'
+// pricing, as before).
 func (c *Costs) IndexerTopK(s IndexerTopKShape) cost.Estimate {
-	if s.Rows <= 0 || s.TopK <= 0 || s.Keys <= s.TopK || c.GPU.Arch != SM90 {
+	if s.Rows <= 0 || s.TopK <= 0 || s.Keys <= s.TopK || !indexerTopKArch(c.GPU.Arch) {
 		return cost.Estimate{}
 	}
 	sms := float64(c.GPU.SMs)
@@ -75,7 +82,10 @@ func (c *Costs) IndexerTopK(s IndexerTopKShape) cost.Estimate {
 	return e
 }
 
+// indexerTopKArch reports whether a has top-k rows in the perf database.
+func indexerTopKArch(a Arch) bool { return a == SM90 || a == SM100 || a == SM103 }
+
 const (
 	formulaIndexerTopK = "(t_row + keys x t_key) x max(1, rows/(rows_per_SM x SMs)); 0 when keys <= index_topk"
-	noteIndexerTopK    = "DSA indexer top-k per decode row (vLLM top_k_per_row_decode, SGLang fast_topk_transform_fused): fitted on the perf database's H200 kernel rows (11.15 us + 0.271 ns/key a wave of 1.36 rows/SM)"
+	noteIndexerTopK    = "DSA indexer top-k per decode row (vLLM top_k_per_row_decode, SGLang fast_topk_transform_fused): fitted on the perf database's H200 kernel rows (11.15 us + 0.271 ns/key a wave of 1.36 rows/SM), which its B200/B300 rows match"
 )

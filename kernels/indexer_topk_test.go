@@ -63,8 +63,8 @@ func TestIndexerTopKMeasured(t *testing.T) {
 	}
 }
 
-// TestIndexerTopKShape: zero without rows, with every key kept, and off
-// sm_90; a wave's time grows with the keys and not with the rows up to
+// TestIndexerTopKShape: zero without rows, with every key kept, and on an
+// architecture without rows (sm_80); a wave's time grows with the keys and not with the rows up to
 // rows_per_SM x SMs, past which it grows with the rows.
 func TestIndexerTopKShape(t *testing.T) {
 	h200, ok := LookupGPU("h200-sxm")
@@ -79,7 +79,39 @@ func TestIndexerTopKShape(t *testing.T) {
 	assert.Greater(t, at(8, 16384), at(8, 4096))
 	assert.Equal(t, at(1, 16384), at(128, 16384))
 	assert.InEpsilon(t, 2*float64(at(1, 16384)), float64(at(2*180, 16384)), 0.01)
-	b200, ok := LookupGPU("b200-sxm")
+	a100, ok := LookupGPU("a100-sxm")
 	require.True(t, ok)
-	assert.Zero(t, (&Costs{GPU: b200}).IndexerTopK(IndexerTopKShape{Rows: 8, Keys: 16384, TopK: 2048}).Time)
+	assert.Zero(t, (&Costs{GPU: a100}).IndexerTopK(IndexerTopKShape{Rows: 8, Keys: 16384, TopK: 2048}).Time)
+}
+
+// TestIndexerTopKBlackwell: the H200 figures price the perf database's
+// B200 and B300 rows of the same kernel (148 SMs) with the median within
+// 5% (B200 +0.5%, B300 +4.2%), the 10th/90th percentiles within 20% (B200
+// -12%/+14%, B300 -8%/+20%) and every row within 50%; rows whose keys fit
+// in index_topk are zero there too.
+func TestIndexerTopKBlackwell(t *testing.T) {
+	for _, g := range []struct{ gpu, file string }{{"b200-sxm", "perfdb_topk_b200.csv"}, {"b300-sxm", "perfdb_topk_b300.csv"}} {
+		gpu, ok := LookupGPU(g.gpu)
+		require.True(t, ok, g.gpu)
+		c := &Costs{GPU: gpu}
+		var errs []float64
+		for _, r := range readTestCSV(t, g.file) {
+			b, isl, step, ms := r.atoi(t, 1), r.atoi(t, 2), r.atoi(t, 3), r.float(t, 4)
+			got := c.IndexerTopK(IndexerTopKShape{Rows: b * isl, Keys: step + isl, TopK: 2048}).Time
+			if step+isl <= 2048 {
+				assert.Zero(t, ms, "%s row %d", g.file, r.line)
+				assert.Zero(t, got, "%s row %d", g.file, r.line)
+				continue
+			}
+			errs = append(errs, float64(got)/(ms*1e-3)-1)
+		}
+		sort.Float64s(errs)
+		require.Len(t, errs, 238, g.gpu)
+		assert.InDelta(t, 0, errs[len(errs)/2], 0.05, "%s median", g.gpu)
+		assert.InDelta(t, 0, errs[len(errs)/10], 0.20, "%s 10th percentile", g.gpu)
+		assert.InDelta(t, 0, errs[len(errs)*9/10], 0.20, "%s 90th percentile", g.gpu)
+		for _, e := range errs {
+			assert.Less(t, math.Abs(e), 0.50, g.gpu)
+		}
+	}
 }

@@ -99,7 +99,7 @@ type Config struct {
 	// IndexerTopK: DSA layers' decode rows select their index_topk keys in
 	// a top-k kernel of its own after the indexer's scores (vLLM's
 	// top_k_per_row_decode, SGLang's fast_topk_transform_fused), priced
-	// per row and key (kernels.IndexerTopK, fitted on sm_90; zero
+	// per row and key (kernels.IndexerTopK: sm_90, sm_100, sm_103; zero
 	// elsewhere). False: the decode scores op alone, which prices the
 	// index keys' bytes.
 	IndexerTopK bool
