@@ -36,7 +36,8 @@ import (
 // rows of 256 to 4,096 query rows within -13% / +11% at the 10th / 90th
 // percentile, median -1%). TestIndexerTopKMeasured holds the fit to the
 // rows. The kernel is latency-bound per row and the B200 and B300 rows of
-// the same table (b200_sxm, b300_sxm; testdata/perfdb_topk_b200.csv,
+// the same table (b200_sxm, b300_sxm, collected with GLM-5.2's config,
+// index_topk 2048 as GLM-5's; testdata/perfdb_topk_b200.csv,
 // perfdb_topk_b300.csv) fit the same form with nearly the same figures
 // (10.67 and 10.35 us a wave, 0.285 and 0.274 ns a key, 1.35 rows per SM
 // of their 148), so sm_100 and sm_103 take the H200 figures: median +0.5%
