@@ -73,6 +73,11 @@ type Serving struct {
 	// worker (serve.SpecSyncDefault); set only by the sglang-spec-v1
 	// mechanism.
 	NoSpecSync bool
+	// NoSpecPrepBubble hides a vLLM speculative decode step's host work
+	// behind its whole GPU time as at the newest version, not behind its
+	// draft passes alone (serve.SpecPrepBubbleDefault); set only by the
+	// spec-prep-bubble mechanism turned off.
+	NoSpecPrepBubble bool
 	// NoFullISL admits by the first chunk's KV alone, leaving vLLM's
 	// scheduler_reserve_full_isl out (serve.ReserveFullISLDefault); set
 	// only by the full-isl-admission mechanism.
@@ -373,6 +378,7 @@ func (s *Scenario) buildServing() error {
 	s.Config.AllReducePolicy = v.Engine.Info().AllReduce
 	s.Config.Engine = v.Engine.String()
 	s.Config.SparseMLA = s.sparseMLADefault() // mechanism sparse-mla
+	s.Config.IndexerTopK = true               // mechanism indexer-topk
 	if err := s.buildMXFP4Activation(); err != nil {
 		return err
 	}
@@ -874,6 +880,30 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 	return c
 }
 
+// draftShare is the draft passes' share of a decode step's GPU time on sm:
+// one sequence verifying k+1 tokens at a 1,024-token context, the time of
+// the ops of the draft passes ("mtp pass ..." and "eagle3 ..." layers) over
+// the step's (serve.Spec.DraftShare; the share moves little with the batch,
+// the draft running one layer where the target runs all).
+func draftShare(sm *sim.Sim, k int) (float64, error) {
+	ops, err := sm.ExplainBatch([]sim.Seq{{Query: k + 1, Context: 1024}})
+	if err != nil {
+		return 0, err
+	}
+	var draft, all float64
+	for _, o := range ops {
+		t := o.Count * float64(o.Estimate.Time+o.Launch)
+		all += t
+		if strings.HasPrefix(o.Layer, "mtp pass") || strings.HasPrefix(o.Layer, "eagle3") {
+			draft += t
+		}
+	}
+	if !(all > 0) || !(draft < all) {
+		return 0, fmt.Errorf("draft share of a decode step: draft %g s of %g s", draft, all)
+	}
+	return draft / all, nil
+}
+
 // ServeConfig is the serve.Config of point p for the simulator sm (built
 // from s.Config): serveBase with serve.SimMemory. A *model.FieldError from serve comes
 // back as an *Error naming the scenario key. The KV capacity may be 0 or
@@ -899,6 +929,15 @@ func (s *Scenario) ServeConfig(sm *sim.Sim, p ServePoint) (serve.Config, error) 
 		mem.KVCapacity = unit.Bytes(float64(n) * float64(mem.BlockSize) * float64(mem.KVBytesPerToken))
 	}
 	c.Memory = mem
+	if v := &s.Serving; !v.NoSpecPrepBubble && c.AsyncScheduling && c.Spec.DraftTokens > 0 &&
+		(s.Config.Spec.Method == sim.SpecMTP || s.Config.Spec.Method == sim.SpecEAGLE3) &&
+		serve.SpecPrepBubbleDefault(c.Engine, v.EngineVersion) {
+		share, err := draftShare(sm, s.Config.Spec.DraftTokens)
+		if err != nil {
+			return c, s.KeyError(err)
+		}
+		c.Spec.PrepBubble, c.Spec.DraftShare = true, share
+	}
 	if v := &s.Serving; v.MaxNumSeqs == nil && !v.NoMaxRunning {
 		serve.SetDefaultMaxRunning(&c, cfg.Model)
 	}

@@ -61,6 +61,17 @@ type Spec struct {
 	// forward's host preparation is exposed, SpecSyncForwards of them per
 	// step. Needs DraftTokens > 0 and AsyncScheduling off.
 	Sync bool
+	// PrepBubble: the engine overlaps its host preparation of a decode
+	// step only with the previous step's draft passes, not with its
+	// target forward (vLLM's async scheduling with EAGLE/MTP before the
+	// zero-bubble change, SpecPrepBubbleDefault): a decode step's wall time
+	// is its GPU time plus max(0, host - DraftShare x GPU). Needs
+	// DraftTokens > 0 and AsyncScheduling; prefill steps are unchanged.
+	PrepBubble bool
+	// DraftShare is the draft passes' share of a decode step's GPU time,
+	// in [0, 1) (the part of the step the host preparation overlaps under
+	// PrepBubble).
+	DraftShare float64
 }
 
 // HostOverhead is the host (CPU) time of one step that the step coster does
@@ -589,6 +600,12 @@ func (c *Config) validate(budgets *[2]int) error {
 	}
 	if err := c.Spec.validate(); err != nil {
 		return err
+	}
+	if c.Spec.PrepBubble && (!c.AsyncScheduling || c.Spec.DraftTokens <= 0) {
+		return fieldErrorf("Spec.PrepBubble", "the overlap of a speculative step's host preparation with its draft passes needs async scheduling and draft tokens")
+	}
+	if !(c.Spec.DraftShare >= 0 && c.Spec.DraftShare < 1) {
+		return fieldErrorf("Spec.DraftShare", "must be in [0, 1), got %g", c.Spec.DraftShare)
 	}
 	if c.Spec.Sync && c.AsyncScheduling {
 		return fieldErrorf("Spec.Sync", "a synchronous speculative worker runs without overlap; AsyncScheduling must be off")

@@ -90,6 +90,27 @@ func ReserveFullISLDefault(e Engine, v string) bool {
 	return major > 0 || minor >= 19
 }
 
+// SpecPrepBubbleDefault reports whether engine e at version v overlaps a
+// speculative (EAGLE/MTP) decode step's host preparation only with the
+// previous step's draft passes (Spec.PrepBubble): vLLM before v0.19.0.
+// vllm-project/vllm PR #24799 (async scheduling x spec decoding, merged
+// 2025-11): the next step's prepare_inputs waits for the target forward
+// to finish, "we're only overlapping with the drafting here ... a known
+// compromise"; PR #29957 (2025-12-03): "the prepare CPU work for the
+// current step could only overlap with the draft model's GPU execution
+// from the previous step. This limited overlap created bubbles"; PR
+// #32951 "Zero-bubble async scheduling + spec decoding" (opened
+// 2026-01-23, DeepSeek-V3.2 MTP TP8 on H100 at concurrency 1: TPOT 9.19 ->
+// 8.90 ms), first released in v0.19.0 (its release notes). A version that
+// does not parse is taken as the newest: no bubble.
+func SpecPrepBubbleDefault(e Engine, v string) bool {
+	if e != VLLM {
+		return false
+	}
+	major, minor, ok := parseVersion(v)
+	return ok && major == 0 && minor < 19
+}
+
 // VersionKnown reports whether engine version v reads as
 // [v]MAJOR.MINOR[...] ("0.12.0", "v0.5.3rc1", "0.5.1.post1"), the form
 // the version-dependent defaults (AsyncDefault, ReserveFullISLDefault,

@@ -174,3 +174,61 @@ func TestVersionPatch(t *testing.T) {
 		assert.Equal(t, want, versionPatch(v), v)
 	}
 }
+
+// TestSpecPrepBubble: vLLM's async scheduling with an EAGLE/MTP draft
+// before v0.19.0 (Spec.PrepBubble) hides a verify step's host work behind
+// its draft passes alone: with acceptance 0 every verify step emits one
+// token, so TPOT is the verify step's GPU time plus the host work beyond
+// the draft share of it (hidden whole where the draft outlasts it); the
+// prefill step pays the host work either way; the bubble needs async
+// scheduling and drafts, and a share in [0, 1).
+func TestSpecPrepBubble(t *testing.T) {
+	free := linear{Fixed: 5e-3, PerDecode: 1e-5, PerPrefill: 1e-5}
+	const in, host = 100, 1.5e-3
+	const k = 1
+	prefill := free.Fixed + free.PerPrefill*in
+	verify := free.decode(1, k+1, 0)
+	cases := []struct {
+		name   string
+		bubble bool
+		share  float64
+		tpot   float64
+	}{
+		{"zero bubble", false, 0, verify},
+		{"bubble, small draft", true, 0.05, verify + host - 0.05*verify},
+		{"bubble, draft outlasts the host", true, 0.5, verify},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := point(VLLM, 1, 1, in, 5)
+			cfg.Host = HostOverhead{PerStep: host}
+			cfg.Spec = Spec{DraftTokens: k, Acceptance: []float64{0}, Lookahead: k, PrepBubble: tc.bubble, DraftShare: tc.share}
+			cfg.AsyncScheduling = true
+			r, err := Run(cfg, free)
+			require.NoError(t, err)
+			within(t, float64(r.TTFT.Mean), prefill+host, 1e-12, "TTFT")
+			within(t, float64(r.TPOT.Mean), tc.tpot, 1e-12, "TPOT")
+		})
+	}
+
+	cfg := point(VLLM, 1, 1, in, 5)
+	cfg.Spec = Spec{DraftTokens: k, Acceptance: []float64{0.5}, Lookahead: k, PrepBubble: true}
+	cfg.AsyncScheduling = false
+	_, err := Run(cfg, free)
+	assert.ErrorContains(t, err, "Spec.PrepBubble")
+	cfg.AsyncScheduling = true
+	cfg.Spec.DraftShare = 1
+	_, err = Run(cfg, free)
+	assert.ErrorContains(t, err, "Spec.DraftShare")
+
+	for _, tc := range []struct {
+		e    Engine
+		v    string
+		want bool
+	}{
+		{VLLM, "0.16.0.dev", true}, {VLLM, "0.18.1", true}, {VLLM, "0.19.0", false},
+		{VLLM, "", false}, {VLLM, "nightly", false}, {SGLang, "0.5.9", false},
+	} {
+		assert.Equal(t, tc.want, SpecPrepBubbleDefault(tc.e, tc.v), "%s %q", tc.e, tc.v)
+	}
+}

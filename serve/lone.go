@@ -23,6 +23,18 @@ func stepHost(cfg *Config, prefill bool, most int) (host float64, overlap bool) 
 	return host, overlap
 }
 
+// stepWall is the wall time of a step of GPU time g under cfg and the host
+// work it pays (hostWall with stepHost's terms), with the host preparation
+// of a speculative decode step behind the draft passes alone under
+// Spec.PrepBubble: g + max(0, host - DraftShare x g).
+func stepWall(cfg *Config, g float64, prefill bool, most int) (wall, host float64, overlap bool) {
+	host, overlap = stepHost(cfg, prefill, most)
+	if overlap && !prefill && cfg.Spec.PrepBubble {
+		return g + max(0, host-cfg.Spec.DraftShare*g), host, false
+	}
+	return hostWall(g, host, overlap), host, overlap
+}
+
 // LoneStep is one engine step priced as Run prices it (run.book): the
 // coster's GPU time for the batch Run gives it, plus the host work per
 // step, added or hidden behind the GPU.
@@ -73,8 +85,7 @@ func PriceLonePrefill(cfg Config, c StepCoster, tokens, prefix int) (LoneStep, e
 	if !(g > 0) || math.IsInf(g, 0) {
 		return out, fmt.Errorf("serve: step cost of a %d-token prefill chunk is %g s (want finite and > 0)", tokens, g)
 	}
-	host, overlap := stepHost(&cfg, true, 1)
-	wall := hostWall(g, host, overlap)
+	wall, host, overlap := stepWall(&cfg, g, true, 1)
 	cats[cost.Other] += unit.Seconds(wall - g)
 	out.GPU, out.Host, out.Overlap, out.Wall, out.Cats = gpu, unit.Seconds(host), overlap, unit.Seconds(wall), cats
 	return out, nil

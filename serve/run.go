@@ -209,8 +209,7 @@ func (e *run) book(gpu unit.Seconds, cats [cost.NumCategories]unit.Seconds, seqs
 	}
 	decode := seqs - prefills
 	prefill := prefills > 0
-	host, overlap := stepHost(e.cfg, prefill, most)
-	wall := hostWall(g, host, overlap)
+	wall, _, _ := stepWall(e.cfg, g, prefill, most)
 	cats[cost.Other] += unit.Seconds(wall - g)
 	for i := range e.cats {
 		e.cats[i] += cats[i]

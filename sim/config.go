@@ -96,6 +96,13 @@ type Config struct {
 	// not take its dense MHA_ONE_SHOT path (GLM-5 on Blackwell never does).
 	// Decodes keep the MLA decode kernel. Ignored where SparseMLA is set.
 	SparsePrefill bool
+	// IndexerTopK: DSA layers' decode rows select their index_topk keys in
+	// a top-k kernel of its own after the indexer's scores (vLLM's
+	// top_k_per_row_decode, SGLang's fast_topk_transform_fused), priced
+	// per row and key (kernels.IndexerTopK: sm_90, sm_100, sm_103; zero
+	// elsewhere). False: the decode scores op alone, which prices the
+	// index keys' bytes.
+	IndexerTopK bool
 	// DecodePiecewise: uniform decode steps replay piecewise CUDA graphs,
 	// attention launched eagerly between the pieces, as mixed steps do
 	// (vLLM's cudagraph_mode PIECEWISE, its default before v0.11.0:

@@ -40,7 +40,10 @@
 //     With Config.SparsePrefill (SGLang's NSA backend with a FlashMLA
 //     prefill implementation, no MHA_ONE_SHOT) only the prefill chunks
 //     take that path (their own W_UK, W_UV and sparse MQA call); the
-//     decodes keep the MLA decode kernel.
+//     decodes keep the MLA decode kernel. With Config.IndexerTopK each
+//     decode row (decodes x verified positions) selects its index_topk
+//     keys in a top-k op of its own after the decode scores
+//     (kernels.IndexerTopK).
 //   - A calibrated MLA module table (a decode measurement) prices the
 //     module for the step's decodes; each module op adds its own
 //     estimate's increase from those decodes to the whole step.

@@ -144,6 +144,9 @@ func (s *Sim) shapeString(o *op, p *pass) string {
 	case opAllToAll:
 		return fmt.Sprintf("%d ranks, %s sent per rank (%d tokens x %.2f destinations)", o.ranks,
 			unit.Bytes(o.perTok*s.sendDest*float64(n)), n, s.sendDest)
+	case opIndexerTopK:
+		t := s.indexerTopKShape(p)
+		return fmt.Sprintf("%d rows x %d keys, top-%d", t.Rows, t.Keys, t.TopK)
 	case opSparseMLA:
 		m := s.sparseMLAShape(o, p, n)
 		return fmt.Sprintf("%d tokens x %d q heads (padded to %d) x top-%d, MQA %d/%d", m.Tokens, m.Heads,

@@ -37,6 +37,7 @@ const (
 	opDSV4Prefill                    // DeepSeek-V4 prefill attention
 	opUnmapped                       // a traced step's kernels that map to no op: kernels.Costs.Unmapped per layer
 	opSparseMLA                      // kernels.SparseMLA over every token of the step (DSA layers, Config.SparseMLA)
+	opIndexerTopK                    // kernels.IndexerTopK over the decode rows (DSA layers, Config.IndexerTopK)
 )
 
 // UnmappedOp is the name of the per-layer op that prices, from an
@@ -142,6 +143,9 @@ type builder struct {
 	// sparse MQA, decodes keep the MLA decode kernel (Config.SparsePrefill
 	// on a GPU with the kernel).
 	sparsePrefill bool
+	// indexerTopK: DSA layers price their decode top-k as its own kernel
+	// (Config.IndexerTopK).
+	indexerTopK bool
 }
 
 const actBytes = 2 // bf16 activations
@@ -598,9 +602,15 @@ func (b *builder) dsaIndexer(a *model.Attention, indexer []model.Linear) []op {
 	for _, il := range indexer {
 		ops = append(ops, b.gemm(il.Name, il, 1, domAttn))
 	}
-	return append(ops,
+	ops = append(ops,
 		elementwise("indexer k cache write", cost.Elementwise, domAttn, model.IndexKeyBytesPerLayer(a)+actBytes*float64(a.IndexHeadDim)),
-		op{name: "indexer scores + top-k", kind: opIndexer, cat: cost.Attention, dom: domSeq, perTok: model.IndexKeyBytesPerLayer(a)},
+		op{name: "indexer scores + top-k", kind: opIndexer, cat: cost.Attention, dom: domSeq, perTok: model.IndexKeyBytesPerLayer(a)})
+	if b.indexerTopK {
+		// Each decode row's top-k over its sequence's keys, a kernel of
+		// its own after the scores (kernels.IndexerTopK).
+		ops = append(ops, op{name: "indexer top-k (decode rows)", kind: opIndexerTopK, cat: cost.Attention, dom: domSeq})
+	}
+	return append(ops,
 		op{name: "indexer scores + top-k (prefill)", kind: opIndexerPrefill, cat: cost.Attention, dom: domPre},
 	)
 }

@@ -76,7 +76,8 @@ func New(cfg Config) (*Sim, error) {
 
 	b := &builder{m: m, sh: sh, kv: cfg.KVCache,
 		sparseMLA:     cfg.SparseMLA && kernels.SparseMLAHeadTile(cfg.GPU.Arch) > 0,
-		sparsePrefill: cfg.SparsePrefill && !cfg.SparseMLA && kernels.SparseMLAHeadTile(cfg.GPU.Arch) > 0}
+		sparsePrefill: cfg.SparsePrefill && !cfg.SparseMLA && kernels.SparseMLAHeadTile(cfg.GPU.Arch) > 0,
+		indexerTopK:   cfg.IndexerTopK}
 	add := func(name string, pass passKind, count float64, ops []op, mla bool) {
 		if count > 0 && len(ops) > 0 {
 			s.blocks = append(s.blocks, block{name: name, pass: pass, count: count, ops: ops, mla: mla})
@@ -580,6 +581,13 @@ func (s *Sim) mlaShape(o *op, p *pass) kernels.MLAShape {
 		KeepCollectorBias: s.cfg.MLACollectorBias}
 }
 
+// indexerTopKShape is the decode top-k of pass p (opIndexerTopK): one row
+// per verified position of each decode sequence (vLLM's num_rows =
+// decodes x next_n), each over its sequence's keys.
+func (s *Sim) indexerTopKShape(p *pass) kernels.IndexerTopKShape {
+	return kernels.IndexerTopKShape{Rows: p.seq * p.queries, Keys: p.ctx, TopK: s.cfg.Model.Attn.IndexTopK}
+}
+
 // sparseMLAShape is the sparse MLA attention of n query tokens (opSparseMLA).
 func (s *Sim) sparseMLAShape(o *op, p *pass, n int) kernels.SparseMLAShape {
 	a := &s.cfg.Model.Attn
@@ -627,6 +635,8 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 		return blend(full, s.gqaDecode(g, p), o.slideFrac)
 	case opSparseMLA:
 		return s.costs.SparseMLA(s.sparseMLAShape(o, p, n))
+	case opIndexerTopK:
+		return s.costs.IndexerTopK(s.indexerTopKShape(p))
 	case opMLAPrefill:
 		a := &s.cfg.Model.Attn
 		ps := s.prefillShape(p, o.heads, o.heads, a.QKNopeDim+a.QKRopeDim, a.VHeadDim, actBytes)

@@ -493,16 +493,21 @@ func TestFP8ReleaseBad(t *testing.T) {
 
 // TestInferenceXGLM5Acceptance: the GLM-5 vLLM MTP deployment runs the
 // server's K = 1 with the draft's acceptance at its first position as
-// vLLM's recipe measured it, and names where the figure is from.
+// vLLM's recipe measured it, and names where the figure is from; it runs
+// the vLLM of its results' date (engine_version 0.16.0.dev), as do the
+// other models' runs of the same sweep.
 func TestInferenceXGLM5Acceptance(t *testing.T) {
 	b, err := os.ReadFile("../inferencex/glm-5-tp8.toml")
 	require.NoError(t, err, "the committed corpus lacks it")
 	sc := string(b)
 	assert.Contains(t, sc, "\n[speculative]\nmethod = \"mtp\"\ndraft_tokens = 1\nacceptance = [0.3659]\n")
 	assert.Contains(t, sc, "vllm-project/recipes @ ae68dd6 GLM/GLM5.md")
+	// the runs' nightly (2026-02-13) predates v0.16.0: its version-dependent defaults
+	assert.Contains(t, sc, "\n[runtime]\nengine = \"vllm\"\nengine_version = \"0.16.0.dev\"\n")
 	for _, other := range []string{"../inferencex/minimax-m2.5-tep8.toml", "../inferencex/qwen3.5-tp8.toml"} {
 		b, err := os.ReadFile(other)
 		require.NoError(t, err)
 		assert.NotContains(t, string(b), "[speculative]", other)
+		assert.Contains(t, string(b), "\n[runtime]\nengine = \"vllm\"\nengine_version = \"0.16.0.dev\"\n", other)
 	}
 }

@@ -969,6 +969,20 @@ func (g *gen) aiconfigurator() error {
 	return nil
 }
 
+// The GLM-5 token-position runs' vLLM: serve_glm5_sbatch.sh (InferenceX @
+// 843c625) ran the image vllm/vllm-openai:nightly, and every result file
+// is dated 2026-02-13 ("date": "20260213-..."); vLLM v0.16.0 was released
+// on 2026-02-26 (ai-dynamo/dynamo PR #6614, "Bump vLLM from 0.15.1 to
+// 0.16.0", GitHub release only), so that nightly is main on its way to
+// v0.16.0. The version-dependent defaults it fixes: async scheduling on
+// (from v0.14.0), no full-ISL admission and the speculative host bubble
+// (both before v0.19.0).
+const (
+	glm5NightlyVersion    = "0.16.0.dev"
+	inferenceXNightlyNote = "vLLM: the image vllm/vllm-openai:nightly of the runs' dates (result files dated 2026-02-13 to 2026-02-16), main before v0.16.0 (released 2026-02-26, ai-dynamo/dynamo PR #6614), so engine_version 0.16.0.dev, as GLM-5's runs of the same sweep."
+	glm5NightlyNote       = "vLLM: the image vllm/vllm-openai:nightly of the runs' date (result files dated 2026-02-13), main before v0.16.0 (released 2026-02-26, ai-dynamo/dynamo PR #6614), so engine_version 0.16.0.dev."
+)
+
 // inferenceX copies the token-position result files verbatim, one entry
 // per model and layout (the layout is in the file name: tp8, tep8 = TP8
 // with expert parallelism, dep8 = attention DP8 with EP8).
@@ -999,16 +1013,19 @@ func (g *gen) inferenceX() error {
 	// num_speculative_tokens (serve_glm5_sbatch.sh: mtp, 1), acceptance
 	// its draft's documented acceptance and acceptanceNote where that
 	// figure is from (0, "": none documented).
+	// version is the vLLM the server image ran where the result files
+	// date it and versionNote says how ("": the newest).
 	models := []struct {
 		dir, id, short, ckpt string
 		spec                 string
 		draft                int
 		acceptance           float64
 		acceptanceNote       string
+		version, versionNote string
 	}{
-		{"glm-5", "zai-org/GLM-5-FP8", "GLM-5", "fp8", "mtp", 1, mtpAcceptanceGLM5, mtpAcceptanceGLM5Note},
-		{"minimax-m2.5", "MiniMaxAI/MiniMax-M2.5", "MiniMax-M2.5", "fp8", "", 0, 0, ""},
-		{"qwen3.5", "Qwen/Qwen3.5-397B-A17B", "Qwen3.5-397B-A17B", "bf16", "", 0, 0, ""},
+		{"glm-5", "zai-org/GLM-5-FP8", "GLM-5", "fp8", "mtp", 1, mtpAcceptanceGLM5, mtpAcceptanceGLM5Note, glm5NightlyVersion, glm5NightlyNote},
+		{"minimax-m2.5", "MiniMaxAI/MiniMax-M2.5", "MiniMax-M2.5", "fp8", "", 0, 0, "", glm5NightlyVersion, inferenceXNightlyNote},
+		{"qwen3.5", "Qwen/Qwen3.5-397B-A17B", "Qwen3.5-397B-A17B", "bf16", "", 0, 0, "", glm5NightlyVersion, inferenceXNightlyNote},
 	}
 	layoutRE := regexp.MustCompile(`_vllm_(tp8|tep8|dep8)_`)
 	for _, m := range models {
@@ -1052,11 +1069,14 @@ func (g *gen) inferenceX() error {
 			st := scenarioText{name: fmt.Sprintf("%s on 8x H200, vLLM %s (InferenceX token-position runs)", m.short, l),
 				config: "../configs/" + cfg, gpu: "h200-sxm", gpus: 8, tp: 8, dp: 1, ep: 1, engine: "vllm",
 				spec: m.spec, draftTokens: m.draft,
-				comments: []string{"Server arguments: SemiAnalysisAI/InferenceX @ 843c625 experimental/token_position_decode_slo/" + m.dir + "/serve_*_sbatch.sh (Apache-2.0).",
-					inferenceXVersionNote}}
+				comments: []string{"Server arguments: SemiAnalysisAI/InferenceX @ 843c625 experimental/token_position_decode_slo/" + m.dir + "/serve_*_sbatch.sh (Apache-2.0)."}}
 			if m.acceptance > 0 {
 				st.acceptance = []float64{m.acceptance}
 				st.comments = append(st.comments, m.acceptanceNote)
+			}
+			if m.version != "" {
+				st.engineVersion = m.version
+				st.comments = append(st.comments, m.versionNote)
 			}
 			switch l {
 			case "tep8":

@@ -210,14 +210,3 @@ func versionNote(v engineVersion) string {
 	}
 	return "Engine version " + v.version + ": " + v.source + "."
 }
-
-// inferenceXVersionNote is why the token-position scenarios state no
-// engine version: their server scripts (serve_*_sbatch.sh @ 843c625,
-// #SBATCH --container-image) run vllm/vllm-openai:nightly, a moving tag
-// whose build is recorded nowhere (the result files' date field says
-// when each run was, 2026-02-13 to 2026-02-16, not when the image was
-// built), and the vLLM release dates that would bracket it could not be
-// read here.
-const inferenceXVersionNote = "Engine version: the server script's image is vllm/vllm-openai:nightly (#SBATCH --container-image), a moving tag " +
-	"whose build is not recorded (the runs are dated 2026-02-13 to 2026-02-16 in the result files); runtime.engine_version is left out, " +
-	"so the defaults that follow the version are the newest's."
