@@ -15,7 +15,12 @@ import (
 
 // The embedded calibrations are built by the perfdb importer from
 // ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/
-// (kept outside the repo, at the path the go:generate lines below read);
+// (kept outside the repo, at the path the go:generate lines below read:
+//
+//	git --git-dir=MIRROR archive 095f58a aic-core/src/aiconfigurator_core/systems |
+//	  tar -x -C ../shared/data/aiconfigurator --exclude='*/silicon_sample.csv'
+//
+// from the repository root, MIRROR a clone of ai-dynamo/aiconfigurator);
 // TestEmbeddedTreeUpToDate re-imports them and fails when they differ.
 // Regenerate with `go generate ./calib` (from the repository root).
 //
