@@ -170,32 +170,9 @@ func TestPerfDBNeedsGPUWhenSeveral(t *testing.T) {
 	assert.ErrorContains(t, err, `no files for GPU "b200-sxm"`)
 }
 
-// TestEmbeddedUpToDate re-imports every embedded calibration from the perf
-// database snapshot and compares bytes, so that the embedded files cannot
-// go stale (regenerate with `go generate ./calib`).
-func TestEmbeddedUpToDate(t *testing.T) {
-	const dir = "../../shared/data/perfdb"
-	if _, err := os.Stat(dir); err != nil {
-		t.Skipf("perf database snapshot not present at %s", dir)
-	}
-	names := EmbeddedNames()
-	assert.Equal(t, []string{"a100-sxm", "b200-sxm", "b300-sxm", "gb200", "gb300", "h100-sxm", "h200-sxm", "rtx-pro-6000-server"}, names)
-	for _, gpu := range []string{"rtx-pro-6000-server"} {
-		t.Run(gpu, func(t *testing.T) {
-			f, err := ImportPerfDB(dir, PerfDBOptions{GPU: gpu,
-				Source:  "ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet converted to CSV)",
-				License: "Apache-2.0", Date: "2026-08-21",
-				Command: "moecast calib import perfdb perfdb --gpu " + gpu + " -o " + gpu + ".toml"})
-			require.NoError(t, err)
-			var b bytes.Buffer
-			require.NoError(t, f.Encode(&b))
-			want, err := embedded.ReadFile("embedded/" + gpu + ".toml")
-			require.NoError(t, err)
-			if !bytes.Equal(want, b.Bytes()) {
-				t.Fatalf("embedded/%s.toml is stale: run go generate ./calib and review the diff", gpu)
-			}
-		})
-	}
+// TestEmbeddedNames: the GPUs with an embedded calibration.
+func TestEmbeddedNames(t *testing.T) {
+	assert.Equal(t, []string{"a100-sxm", "b200-sxm", "b300-sxm", "gb200", "gb300", "h100-sxm", "h200-sxm", "rtx-pro-6000-server"}, EmbeddedNames())
 }
 
 // TestEmbeddedTreeUpToDate re-imports the calibrations embedded from the
@@ -207,7 +184,7 @@ func TestEmbeddedTreeUpToDate(t *testing.T) {
 	if !IsPerfDBTree(dir) {
 		t.Skipf("aiconfigurator checkout not present at %s", dir)
 	}
-	for _, gpu := range []string{"a100-sxm", "b200-sxm", "b300-sxm", "gb200", "gb300", "h100-sxm", "h200-sxm"} {
+	for _, gpu := range []string{"a100-sxm", "b200-sxm", "b300-sxm", "gb200", "gb300", "h100-sxm", "h200-sxm", "rtx-pro-6000-server"} {
 		t.Run(gpu, func(t *testing.T) {
 			f, err := ImportPerfDB(dir, PerfDBOptions{GPU: gpu,
 				Source:  "ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/ (parquet)",

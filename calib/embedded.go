@@ -13,17 +13,20 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// The embedded calibrations are built by the perfdb importer from a CSV
-// snapshot of ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/
-// (parquet converted to CSV; kept outside the repo, at the path the
-// go:generate lines below read); TestEmbeddedUpToDate
-// re-imports them and fails when they differ. Regenerate with
-// `go generate ./calib` (from the repository root).
+// The embedded calibrations are built by the perfdb importer from
+// ai-dynamo/aiconfigurator @ 095f58a, aic-core/src/aiconfigurator_core/systems/
+// (kept outside the repo, at the path the go:generate lines below read:
 //
-//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/perfdb --gpu rtx-pro-6000-server -o embedded/rtx-pro-6000-server.toml
+//	git --git-dir=MIRROR archive 095f58a aic-core/src/aiconfigurator_core/systems |
+//	  tar -x -C ../shared/data/aiconfigurator --exclude='*/silicon_sample.csv'
 //
-// A100 SXM, H100 SXM, H200 SXM, B200 SXM, B300 SXM, GB200 and GB300 are
-// imported from the parquet tree itself
+// from the repository root, MIRROR a clone of ai-dynamo/aiconfigurator);
+// TestEmbeddedTreeUpToDate re-imports them and fails when they differ.
+// Regenerate with `go generate ./calib` (from the repository root).
+//
+// Every GPU (A100 SXM, H100 SXM, H200 SXM, B200 SXM, B300 SXM, GB200,
+// GB300 and the RTX PRO 6000 Server Edition) is imported from the parquet
+// tree itself
 // (systems/data/<system>/<op>/<framework>/<version>/*.parquet of the same
 // commit, extracted into the shared data folder at
 // ../../shared/data/aiconfigurator), the newest version of each table, and
@@ -38,6 +41,13 @@ import (
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu b300-sxm -o embedded/b300-sxm.toml.zst
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu gb200 -o embedded/gb200.toml.zst
 //go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu gb300 -o embedded/gb300.toml.zst
+//
+// The RTX PRO 6000 moved from the CSV snapshot of the perf database
+// (../../shared/data/perfdb: DeepSeek-shaped MoE rows only) to the tree for
+// its MoE shapes of the other models (Qwen3, gpt-oss, GLM, MiniMax), its
+// prefill and decode attention rows:
+//
+//go:generate go run ../cmd/moecast calib import perfdb ../../shared/data/aiconfigurator --gpu rtx-pro-6000-server -o embedded/rtx-pro-6000-server.toml.zst
 //
 // Each .toml.zst is written in frames of whole tables and indexed in
 // embedded/index/<gpu>.tsv (frames.go; EmbeddedTables reads a table on

@@ -188,17 +188,26 @@ func TestIndexRoundTrip(t *testing.T) {
 	}
 }
 
-// TestEmbeddedTablesUnindexed: a GPU whose calibration has no index
-// (RTX PRO 6000: plain TOML) gets the whole file from EmbeddedTables,
-// every table with its rows; an unknown GPU gets none.
+// TestEmbeddedTablesUnindexed: every embedded GPU's calibration is
+// indexed; the whole-file path (embeddedLocked, taken when an index does
+// not fit its file) reads the same tables, every one with its rows; an
+// unknown GPU gets none.
 func TestEmbeddedTablesUnindexed(t *testing.T) {
-	f, err := embeddedTablesParse("rtx-pro-6000-server")
-	require.NoError(t, err)
-	assert.Nil(t, f, "no index")
-	f, err = EmbeddedTables("rtx-pro-6000-server")
+	for _, gpu := range EmbeddedNames() {
+		ix, err := embeddedTablesParse(gpu)
+		require.NoError(t, err)
+		require.NotNil(t, ix, "%s has an index", gpu)
+	}
+	embMu.Lock()
+	f, err := embeddedLocked("rtx-pro-6000-server")
+	embMu.Unlock()
 	require.NoError(t, err)
 	require.NotNil(t, f)
-	for _, tb := range f.Tables {
+	ix, err := EmbeddedTables("rtx-pro-6000-server")
+	require.NoError(t, err)
+	require.Len(t, f.Tables, len(ix.Tables))
+	for i, tb := range f.Tables {
+		assert.Equal(t, ix.Tables[i].Name, tb.Name)
 		assert.Nil(t, tb.lazy, tb.Name)
 		assert.NotEmpty(t, tb.Rows, tb.Name)
 	}

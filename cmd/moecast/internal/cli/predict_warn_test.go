@@ -28,7 +28,7 @@ func TestPredictWarnsOutsideMeasuredRange(t *testing.T) {
 	}
 	require.Len(t, lines, 3, out)
 	for _, w := range lines[:2] {
-		assert.Contains(t, w, "mla decode attention: table embedded:rtx-pro-6000-server#mla.vllm.bf16.kv-bf16 rows ")
+		assert.Contains(t, w, "mla decode attention: table embedded:rtx-pro-6000-server#mla.vllm-0.24.0.bf16.kv-bf16 rows ")
 		assert.Contains(t, w, "clamped: batch above the measured range; query batch=4096 ctx=2048")
 	}
 	w := lines[2]
