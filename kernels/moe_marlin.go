@@ -75,6 +75,8 @@ func MarlinMXFP4Eff(inter int) float64 {
 	return p[last].effCompute
 }
 
+const noteMarlinMXFP4 = "vLLM Marlin MoE (VLLM_MXFP4_USE_MARLIN); bytes and FLOPs of the layer padded to multiples of 256 (hidden) and 128 (width)"
+
 const formulaMarlinMXFP4 = "fixed + weight_bytes/BW_peak + flops/(peak*eff_compute) (fit to the perf database's H100 Marlin MXFP4 MoE rows)"
 
 // marlinMXFP4 prices one Marlin MXFP4 MoE layer on sm_90 (see above);
@@ -95,7 +97,7 @@ func (c *Costs) marlinMXFP4(s MoEShape) (cost.Estimate, bool) {
 	}
 	body := tMem + tComp
 	e := cost.Estimate{Bytes: MoEBytes(s), FLOPs: fl, Kernels: MoEKernels}
-	e.Source = cost.Source{Kind: cost.Roofline, Formula: formulaMarlinMXFP4, Efficiency: eff, Bound: "memory"}
+	e.Source = cost.Source{Kind: cost.Roofline, Formula: formulaMarlinMXFP4, Efficiency: eff, Bound: "memory", Note: noteMarlinMXFP4}
 	if tComp > tMem {
 		e.Source.Bound = "compute"
 	}
