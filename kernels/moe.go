@@ -98,6 +98,9 @@ func (c *Costs) MoE(s MoEShape) cost.Estimate {
 }
 
 func (c *Costs) moeRoofline(s MoEShape) cost.Estimate {
+	if e, ok := c.marlinMXFP4(s); ok { // vLLM's Marlin on MXFP4 (moe_marlin.go)
+		return e
+	}
 	e := c.eff()
 	effMem, effComp := e.Mem, e.ComputeMoE
 	n := float64(MoEKernels)

@@ -156,6 +156,10 @@ type rawRuntime struct {
 	// vLLM's VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1); "" = the engine's
 	// default (Serving.MXFP4Activation).
 	MXFP4Activation string `toml:"mxfp4_activation"`
+	// MXFP4MoEBackend is vLLM's MXFP4 MoE kernel where the server's
+	// environment overrides its choice: "marlin" (VLLM_MXFP4_USE_MARLIN=1);
+	// "" = the engine's own pick (mxfp4.go).
+	MXFP4MoEBackend string `toml:"mxfp4_moe_backend"`
 	// NSAPrefillBackend is SGLang's --nsa-prefill-backend, the prefill
 	// implementation of its NSA backend for DeepSeek Sparse Attention
 	// layers (nsaPrefillBackends); "" = SGLang's default (nsa.go).

@@ -43,6 +43,9 @@ func (s *Scenario) buildMXFP4Activation() error {
 		return s.doc.errorf("runtime.mxfp4_activation", "unknown precision %q (want bf16 or mxfp8)", a)
 	}
 	s.Serving.MXFP4Activation = a
+	if err := s.buildMXFP4Backend(); err != nil {
+		return err
+	}
 	if a != "" && s.Config.Model != nil && !isMXFP4(s.Config.Model) {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.mxfp4_activation %q: the model's routed experts are %s, not MXFP4, so it is ignored",
 			s.pos("runtime.mxfp4_activation"), a, s.Config.Model.Quant.RoutedExperts.Name))
@@ -61,7 +64,11 @@ func mxfp8Arch(a kernels.Arch) bool { return a == kernels.SM100 || a == kernels.
 
 // isMXFP4 reports whether m's routed experts are MXFP4.
 func isMXFP4(m *model.Config) bool {
-	return m != nil && (m.Quant.RoutedExperts == dtype.MXFP4 || m.Quant.RoutedExperts == dtype.MXFP4A8)
+	if m == nil {
+		return false
+	}
+	f := m.Quant.RoutedExperts
+	return f == dtype.MXFP4 || f == dtype.MXFP4A8 || f == dtype.MXFP4Marlin
 }
 
 // MXFP8Activations reports whether the scenario's MXFP4 experts take MXFP8
@@ -81,6 +88,59 @@ func (s *Scenario) MXFP8Activations() bool {
 	return v.Engine == serve.SGLang
 }
 
+// mxfp4Backends are runtime.mxfp4_moe_backend's values.
+var mxfp4Backends = map[string]bool{"marlin": true}
+
+// vLLM runs MXFP4 routed experts (gpt-oss) with its Marlin MoE
+// (MarlinExperts, fused_marlin_moe: weights dequantised to bf16 in
+// registers, bf16 mma.sync) instead of its default pick when the server's
+// environment sets VLLM_MXFP4_USE_MARLIN=1: select_mxfp4_moe_backend
+// returns MARLIN for it before walking its priority list (TRITON, the OAI
+// triton_kernels matmul_ogs, on sm_90), vllm/model_executor/layers/
+// fused_moe/oracle/mxfp4.py @ 001eda3; get_mxfp4_backend, the earlier
+// form of that choice, does the same after its FlashInfer branches
+// (vllm/model_executor/layers/quantization/mxfp4.py @ 007d500).
+// InferenceX's gpt-oss H100 and H200 vLLM scripts export it from
+// SemiAnalysisAI/InferenceX 4e52ed4 (2026-01-02, "Fix H100/H200 perf
+// regression"; benchmarks/single_node/gptoss_fp4_h100.sh @ cec542a).
+// The Marlin layer pads hidden to a multiple of 256 and the per-rank
+// expert width to a multiple of 128 (mxfp4_round_up_hidden_size_and_
+// intermediate_size, same file; sim prices the padded shape).
+//
+// The perf database's MXFP4 tables on sm_90 measured the OAI Triton
+// experts (kernel_source vllm_gptossmxfp4moe_triton_oaitritonmxfp4experts
+// monolithic) and hold no Marlin row of gpt-oss's shape, so the Marlin
+// layer is priced by the W4A16 Marlin roofline (kernels.EffComputeMarlinSM90,
+// EffMemMarlinSM90, MoEFixedMarlinSM90: the perf database's Marlin MoE
+// rows). MXFP8 activations (mxfp4-mxfp8), where chosen, take precedence,
+// as vLLM checks VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8 first.
+
+// buildMXFP4Backend reads runtime.mxfp4_moe_backend.
+func (s *Scenario) buildMXFP4Backend() error {
+	b := s.doc.raw.Runtime.MXFP4MoEBackend
+	if b != "" && !mxfp4Backends[b] {
+		return s.doc.errorf("runtime.mxfp4_moe_backend", "unknown backend %q (want marlin)", b)
+	}
+	s.Serving.MXFP4Backend = b
+	if b != "" && s.Config.Model != nil && !isMXFP4(s.Config.Model) {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.mxfp4_moe_backend %q: the model's routed experts are %s, not MXFP4, so it is ignored",
+			s.pos("runtime.mxfp4_moe_backend"), b, s.Config.Model.Quant.RoutedExperts.Name))
+	}
+	if b != "" && s.Serving.Engine != serve.VLLM {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.mxfp4_moe_backend %q: VLLM_MXFP4_USE_MARLIN is vLLM's; the engine is %s, so it is ignored",
+			s.pos("runtime.mxfp4_moe_backend"), b, s.Serving.Engine))
+	}
+	return nil
+}
+
+// MXFP4Marlin reports whether the scenario's MXFP4 experts run vLLM's
+// Marlin MoE (runtime.mxfp4_moe_backend = "marlin", the mxfp4-marlin
+// mechanism on, engine vLLM).
+func (s *Scenario) MXFP4Marlin() bool {
+	v := &s.Serving
+	return v.MXFP4Backend == "marlin" && !v.NoMXFP4Marlin && v.Engine == serve.VLLM
+}
+
 // setMXFP4Activation gives the model's MXFP4 routed experts the format of
 // their activations' precision (dtype.MXFP4 or dtype.MXFP4A8), on a copy
 // of the model config (the loaded one may be shared).
@@ -94,8 +154,11 @@ func (s *Scenario) setMXFP4Activation() {
 		return
 	}
 	want := dtype.MXFP4
-	if s.MXFP8Activations() {
+	switch {
+	case s.MXFP8Activations():
 		want = dtype.MXFP4A8
+	case s.MXFP4Marlin():
+		want = dtype.MXFP4Marlin
 	}
 	if f == want {
 		return

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/sim"
 )
 
 // gptOSS is gpt-oss-120b on one GPU of the given preset under engine,
@@ -125,4 +126,66 @@ func TestQKNormAllReduce(t *testing.T) {
 	assert.NotContains(t, off, "q/k norm variance allreduce")
 	assert.Contains(t, off, "q_norm/k_norm")
 	assert.NotContains(t, ops("preset = \"qwen3-235b-a22b\"", 4, false), "q/k norm variance allreduce")
+}
+
+// TestMXFP4Marlin: runtime.mxfp4_moe_backend = "marlin" runs vLLM's
+// MXFP4 experts on its Marlin MoE (dtype.MXFP4Marlin), not under SGLang
+// (a warning) nor where MXFP8 activations are chosen; the mechanism turns
+// it off and on again; a bad value names the key. On H100 the layer is
+// priced by the Marlin fit over the padded shape (hidden 3072, width 1536
+// at TP2 here: TP1 pads 2880 to 2944), not by the perf database's OAI
+// Triton rows, and at 8192 tokens it costs more than those rows say.
+func TestMXFP4Marlin(t *testing.T) {
+	const m = "mxfp4_moe_backend = \"marlin\"\n"
+	for _, tc := range []struct {
+		gpu, engine, extra string
+		want               dtype.Format
+		warn               bool
+	}{
+		{"h100-sxm", "vllm", m, dtype.MXFP4Marlin, false},
+		{"h200-sxm", "vllm", m, dtype.MXFP4Marlin, false},
+		{"h100-sxm", "vllm", "", dtype.MXFP4, false},
+		{"h100-sxm", "sglang", m, dtype.MXFP4, true},
+		{"b200-sxm", "vllm", m + "mxfp4_activation = \"mxfp8\"\n", dtype.MXFP4A8, false},
+	} {
+		s := gptOSS(t, tc.gpu, tc.engine, tc.extra)
+		name := tc.gpu + " " + tc.engine + " " + tc.extra
+		assert.Equal(t, tc.want, s.Config.Model.Quant.RoutedExperts, name)
+		assert.Equal(t, tc.warn, len(s.Warnings) > 0, "%s: %v", name, s.Warnings)
+		require.NoError(t, s.SetMechanism("mxfp4-marlin", false))
+		if tc.want == dtype.MXFP4Marlin {
+			assert.Equal(t, dtype.MXFP4, s.Config.Model.Quant.RoutedExperts, "%s, mechanism off", name)
+		}
+		require.NoError(t, s.SetMechanism("mxfp4-marlin", true))
+		assert.Equal(t, tc.want, s.Config.Model.Quant.RoutedExperts, "%s, mechanism on", name)
+	}
+
+	_, err := Parse("t.toml", []byte(minimal+"[runtime]\nmxfp4_moe_backend = \"triton\"\n"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "runtime.mxfp4_moe_backend")
+	s, err := Parse("t.toml", []byte(minimal+"[runtime]\n"+m))
+	require.NoError(t, err)
+	assert.Equal(t, "int4-g32", s.Config.Model.Quant.RoutedExperts.Name)
+	assert.NotEmpty(t, s.Warnings)
+
+	moe := func(s *Scenario, tokens int) (float64, float64, string) {
+		sm, err := s.Sim()
+		require.NoError(t, err)
+		ops, err := sm.ExplainBatch([]sim.Seq{{Query: tokens, Prefill: true}})
+		require.NoError(t, err)
+		for _, o := range ops {
+			if o.Name == "fused_moe (routed experts)" {
+				return float64(o.Estimate.Time), float64(o.Estimate.FLOPs), o.Estimate.Source.Table + o.Estimate.Source.Formula
+			}
+		}
+		t.Fatal("no fused_moe op")
+		return 0, 0, ""
+	}
+	tm, fm, srcM := moe(gptOSS(t, "h100-sxm", "vllm", m), 8192)
+	tt, ft, srcT := moe(gptOSS(t, "h100-sxm", "vllm", ""), 8192)
+	assert.Contains(t, srcM, "Marlin MXFP4")
+	assert.Contains(t, srcT, "mxfp4.e128.k4.h2880.i2880")
+	assert.Greater(t, tm, tt)
+	// padded: hidden 2880 -> 3072, width 2880 -> 2944 at TP1
+	assert.InDelta(t, 3072.0*2944/(2880*2880), fm/ft, 1e-9)
 }

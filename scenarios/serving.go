@@ -149,6 +149,12 @@ type Serving struct {
 	// mxfp4-mxfp8 mechanism.
 	MXFP4Activation string
 	NoMXFP8         bool
+	// MXFP4Backend is runtime.mxfp4_moe_backend ("marlin"; "" = the
+	// engine's pick). NoMXFP4Marlin prices MXFP4 experts with the engine's
+	// default kernel whatever it says; set only by the mxfp4-marlin
+	// mechanism.
+	MXFP4Backend  string
+	NoMXFP4Marlin bool
 	// NSAPrefillBackend is runtime.nsa_prefill_backend ("" = SGLang's
 	// default, Scenario.NSAPrefillImpl). NoSparsePrefill prices SGLang's
 	// DSA prefill chunks un-absorbed whatever it says; set only by the

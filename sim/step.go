@@ -689,9 +689,19 @@ func (s *Sim) eval(o *op, p *pass) cost.Estimate {
 			// of 2/3 the width (3·H·I' = 2·H·I bytes and FLOPs).
 			inter = max(1, (2*inter+2)/3)
 		}
+		hidden := m.ExpertHidden()
+		if m.Quant.RoutedExperts == dtype.MXFP4Marlin {
+			// vLLM's Marlin MXFP4 layer stores its weights padded: hidden
+			// to a multiple of 256, the per-rank expert width to 128
+			// (mxfp4_round_up_hidden_size_and_intermediate_size,
+			// vllm/model_executor/layers/fused_moe/oracle/mxfp4.py @
+			// 001eda3; Mxfp4MoEMethod.create_weights,
+			// quantization/mxfp4.py @ 007d500), and runs the padded GEMMs.
+			hidden, inter = ceilDiv(hidden, 256)*256, ceilDiv(inter, 128)*128
+		}
 		return s.costs.MoE(kernels.MoEShape{
 			Tokens: tokens, Pairs: l.Pairs, ExpertsTouched: l.Touched,
-			Hidden: m.ExpertHidden(), Inter: inter, Weight: m.Quant.RoutedExperts,
+			Hidden: hidden, Inter: inter, Weight: m.Quant.RoutedExperts,
 			GlobalTokens: p.domain, Experts: m.MoE.Experts, TopK: m.MoE.TopK, MoETP: s.sh.moeTP, EP: s.sh.ep,
 			DeepEP:  s.cfg.MoEA2A != A2ANone && s.sh.dpExchange && s.sh.ep > 1,
 			Routing: s.cfg.MoERouting,

@@ -79,6 +79,15 @@ var (
 	// TRT-LLM-gen MXFP4 x MXFP8 MoE on sm_100 (SGLang's flashinfer_mxfp4
 	// runner by default, vLLM with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1).
 	MXFP4A8 = Format{Name: "mxfp4-a8", Bits: 4, GroupSize: 32, ScaleBits: 8, Compute: FP8}
+	// MXFP4Marlin is the same MXFP4 weights run by vLLM's Marlin MoE
+	// (MarlinExperts: e2m1 dequantised to bf16 in registers, bf16 MMA),
+	// which vLLM picks for MXFP4 experts when VLLM_MXFP4_USE_MARLIN=1
+	// (select_mxfp4_moe_backend, vllm/model_executor/layers/fused_moe/
+	// oracle/mxfp4.py @ 001eda3; get_mxfp4_backend,
+	// vllm/model_executor/layers/quantization/mxfp4.py @ 007d500). Its own
+	// format so that the MoE tables of the other MXFP4 kernels (the perf
+	// database's OAI Triton rows) do not price it.
+	MXFP4Marlin = Format{Name: "mxfp4-marlin", Bits: 4, GroupSize: 32, ScaleBits: 8, Compute: BF16}
 	// NVFP4 is NVIDIA's fp4 (e2m1) with one fp8 e4m3 scale per 16 weights
 	// (and one fp32 scale per tensor, not counted), weights and activations
 	// both fp4 (ModelOpt quant_algo NVFP4): run on fp4 tensor cores.

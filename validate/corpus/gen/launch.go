@@ -90,6 +90,10 @@ type launch struct {
 	// exports VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1 (vLLM's MXFP4 experts
 	// on FlashInfer's TRT-LLM MXFP4 x MXFP8 MoE); "" = not set.
 	mxfp4Act string
+	// mxfp4Backend is runtime.mxfp4_moe_backend: "marlin" where the
+	// script exports VLLM_MXFP4_USE_MARLIN=1 (vLLM's MXFP4 experts on its
+	// Marlin MoE); "" = not set.
+	mxfp4Backend string
 	// async is vLLM's async scheduling turned on by the command line
 	// (config.yaml `async-scheduling: true` in the v0.10.2 scripts:
 	// runtime.async_scheduling = true); vLLM before v0.14.0 defaults it
@@ -503,9 +507,9 @@ var inferenceXLaunches = []inferenceXLaunch{
 	// (2025-12-08) while the server took --max-num-seqs $CONC, a $CONC
 	// the rows do not record: no entry.
 	{"openai/gpt-oss-120b", "fp4", "h100_sxm", "vllm/vllm-openai:v0.18.0", 0, 64, "", "", false, launch{
-		name: "inferencex-v0.18.0", gmu: 0.9, maxBatched: 8192, maxCapture: 2048,
+		name: "inferencex-v0.18.0", gmu: 0.9, maxBatched: 8192, maxCapture: 2048, mxfp4Backend: "marlin",
 		source: "SemiAnalysisAI/InferenceX @ cec542a benchmarks/single_node/gptoss_fp4_h100.sh " +
-			"(config.yaml: no-enable-prefix-caching, max-cudagraph-capture-size 2048, max-num-batched-tokens 8192; VLLM_MXFP4_USE_MARLIN=1 (not modelled); " +
+			"(config.yaml: no-enable-prefix-caching, max-cudagraph-capture-size 2048, max-num-batched-tokens 8192; VLLM_MXFP4_USE_MARLIN=1 (runtime.mxfp4_moe_backend); " +
 			"--gpu-memory-utilization=0.9 --max-num-seqs=$CONC (not carried); the commit that moved the config to image v0.18.0, the rows measured 2026-03-27T08:01:51 its run)"}},
 	// gpt-oss-120b H100 of 2025-12-05 (no image named; v0.11.0, gen's
 	// version) and 2025-12-08 (image v0.11.2): every row records

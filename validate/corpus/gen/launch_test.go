@@ -117,9 +117,9 @@ func TestLaunchOf(t *testing.T) {
 			launch{gmu: 0.95}, true},
 		{"Kimi-K2.5 INT4 B200 v0.15.1 TP4: no config", kimi, "int4", "b200_sxm",
 			"source_file=2026-03-25.csv; measured=2026-03-24T20:03:09Z; image=vllm/vllm-openai:v0.15.1", 4, launch{}, false},
-		{"gpt-oss-120b H100 v0.18.0", "openai/gpt-oss-120b", "fp4", "h100_sxm",
+		{"gpt-oss-120b H100 v0.18.0: VLLM_MXFP4_USE_MARLIN=1", "openai/gpt-oss-120b", "fp4", "h100_sxm",
 			"source_file=2026-03-25.csv; measured=2026-03-27T08:01:51Z; wip=False; image=vllm/vllm-openai:v0.18.0", 4,
-			launch{gmu: 0.9, maxBatched: 8192, maxCapture: 2048}, true},
+			launch{gmu: 0.9, maxBatched: 8192, maxCapture: 2048, mxfp4Backend: "marlin"}, true},
 		{"gpt-oss-120b H100 v0.11.2 of 2025-12-08: the docker script, client capped at 512", "openai/gpt-oss-120b", "fp4", "h100_sxm",
 			"source_file=2026-04-06.csv; measured=2025-12-08T00:00:00.000Z; image=vllm/vllm-openai:v0.11.2", 4,
 			launch{gmu: 0.9, maxBatched: 8192, maxCapture: 2048}, true},
@@ -172,6 +172,7 @@ func TestLaunchOf(t *testing.T) {
 			assert.Equal(t, tt.want.cudagraphMode, got.cudagraphMode)
 			assert.Equal(t, tt.want.maxCapture, got.maxCapture)
 			assert.Equal(t, tt.want.mxfp4Act, got.mxfp4Act)
+			assert.Equal(t, tt.want.mxfp4Backend, got.mxfp4Backend)
 			if ok {
 				assert.Contains(t, got.source, "SemiAnalysisAI/InferenceX @ ")
 				assert.NotEmpty(t, got.name)

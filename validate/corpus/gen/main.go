@@ -419,6 +419,7 @@ type scenarioText struct {
 	numGPUBlocks        int     // runtime.num_gpu_blocks (vLLM); 0 = the profiled KV cache
 	graphMax            int     // runtime.cuda_graph_max_bs (SGLang); 0 = the default
 	mxfp4Act            string  // runtime.mxfp4_activation; "" = the engine's default
+	mxfp4Backend        string  // runtime.mxfp4_moe_backend (vLLM); "" = the engine's pick
 	nsaPrefill          string  // runtime.nsa_prefill_backend (SGLang); "" = the default
 	spec                string  // speculative method; "" = none
 	draftTokens         int
@@ -558,6 +559,9 @@ func (s scenarioText) String() string {
 	}
 	if s.mxfp4Act != "" {
 		fmt.Fprintf(&b, "mxfp4_activation = %q\n", s.mxfp4Act)
+	}
+	if s.mxfp4Backend != "" {
+		fmt.Fprintf(&b, "mxfp4_moe_backend = %q\n", s.mxfp4Backend)
 	}
 	if s.nsaPrefill != "" {
 		fmt.Fprintf(&b, "nsa_prefill_backend = %q\n", s.nsaPrefill)
@@ -907,6 +911,7 @@ func (g *gen) aiconfigurator() error {
 				}
 				st.maxCapture = l.maxCapture
 				st.mxfp4Act = l.mxfp4Act
+				st.mxfp4Backend = l.mxfp4Backend
 				st.nsaPrefill = l.nsaPrefill
 				st.async = l.async
 				if l.maxBatched > 0 {
