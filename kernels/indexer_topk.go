@@ -65,16 +65,18 @@ const (
 //
 // with the H200 figures on sm_90, sm_100 and sm_103; zero on other
 // architectures, which have no rows (the op is then left to the scores'
-// pricing, as before).
+// pricing, as before). A GPU without an SM count (a custom GPU that
+// gives no hardware.custom_gpu.sms) runs its rows in one wave, the op's
+// least: dividing by a single SM instead would price 128 rows as 94
+// waves.
 func (c *Costs) IndexerTopK(s IndexerTopKShape) cost.Estimate {
 	if s.Rows <= 0 || s.TopK <= 0 || s.Keys <= s.TopK || !indexerTopKArch(c.GPU.Arch) {
 		return cost.Estimate{}
 	}
-	sms := float64(c.GPU.SMs)
-	if sms <= 0 {
-		sms = 1
+	waves := 1.0
+	if sms := float64(c.GPU.SMs); sms > 0 {
+		waves = math.Max(1, float64(s.Rows)/(IndexerTopKRowsPerSMSM90*sms))
 	}
-	waves := math.Max(1, float64(s.Rows)/(IndexerTopKRowsPerSMSM90*sms))
 	body := (IndexerTopKRowBaseSM90 + unit.Seconds(float64(s.Keys))*IndexerTopKPerKeySM90) * unit.Seconds(waves)
 	e := cost.Estimate{Time: body, Bytes: unit.Bytes(4 * float64(s.Rows) * float64(s.Keys)), Kernels: 1}
 	e.Lo = body * unit.Seconds(LatencySpread.Lo)

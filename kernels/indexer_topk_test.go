@@ -65,7 +65,8 @@ func TestIndexerTopKMeasured(t *testing.T) {
 
 // TestIndexerTopKShape: zero without rows, with every key kept, and on an
 // architecture without rows (sm_80); a wave's time grows with the keys and not with the rows up to
-// rows_per_SM x SMs, past which it grows with the rows.
+// rows_per_SM x SMs, past which it grows with the rows; one wave where the
+// GPU states no SM count.
 func TestIndexerTopKShape(t *testing.T) {
 	h200, ok := LookupGPU("h200-sxm")
 	require.True(t, ok)
@@ -79,6 +80,12 @@ func TestIndexerTopKShape(t *testing.T) {
 	assert.Greater(t, at(8, 16384), at(8, 4096))
 	assert.Equal(t, at(1, 16384), at(128, 16384))
 	assert.InEpsilon(t, 2*float64(at(1, 16384)), float64(at(2*180, 16384)), 0.01)
+	// without an SM count (a custom GPU) the rows run in one wave: as
+	// few rows on the H200, not rows / 1.36 waves
+	noSM := h200
+	noSM.SMs = 0
+	one := (&Costs{GPU: noSM}).IndexerTopK(IndexerTopKShape{Rows: 4096, Keys: 16384, TopK: 2048}).Time
+	assert.Equal(t, at(1, 16384), one)
 	a100, ok := LookupGPU("a100-sxm")
 	require.True(t, ok)
 	assert.Zero(t, (&Costs{GPU: a100}).IndexerTopK(IndexerTopKShape{Rows: 8, Keys: 16384, TopK: 2048}).Time)

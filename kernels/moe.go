@@ -83,7 +83,9 @@ func MoEFLOPs(s MoEShape) unit.FLOPs {
 // point replayed from a CUDA graph with the weights resident in L2 is
 // faster than inside a real step (the MoE rows of ai-dynamo/aiconfigurator
 // @ 095f58a, aic-core/src/aiconfigurator_core/systems/data/<system>/moe/,
-// replay one layer from a CUDA graph with no cache flush).
+// replay one layer from a CUDA graph with no cache flush). vLLM's Marlin
+// MoE on MXFP4 weights (dtype.MXFP4Marlin) on sm_90 replaces the roofline
+// by its own fit (marlinMXFP4, moe_marlin.go).
 func (c *Costs) MoE(s MoEShape) cost.Estimate {
 	r := c.moeRoofline(s)
 	if c.Tables != nil {

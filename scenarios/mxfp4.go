@@ -109,10 +109,11 @@ var mxfp4Backends = map[string]bool{"marlin": true}
 //
 // The perf database's MXFP4 tables on sm_90 measured the OAI Triton
 // experts (kernel_source vllm_gptossmxfp4moe_triton_oaitritonmxfp4experts
-// monolithic) and hold no Marlin row of gpt-oss's shape, so the Marlin
-// layer is priced by the W4A16 Marlin roofline (kernels.EffComputeMarlinSM90,
-// EffMemMarlinSM90, MoEFixedMarlinSM90: the perf database's Marlin MoE
-// rows). MXFP8 activations (mxfp4-mxfp8), where chosen, take precedence,
+// monolithic) and hold no Marlin row of gpt-oss's shape, so on sm_90 the
+// Marlin layer is priced by a fit to the perf database's H100 Marlin
+// MXFP4 rows of another shape (kernels/moe_marlin.go, marlinMXFP4), and on
+// other architectures by the W4A16 Marlin roofline (kernels.moeRoofline's
+// weight-only branch). MXFP8 activations (mxfp4-mxfp8), where chosen, take precedence,
 // as vLLM checks VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8 first.
 
 // buildMXFP4Backend reads runtime.mxfp4_moe_backend.

@@ -512,7 +512,7 @@ func (s *Scenario) buildServing() error {
 	v.AsyncScheduling = rt.AsyncScheduling
 	v.EngineVersion = rt.EngineVersion
 	if ver := rt.EngineVersion; ver != "" && !serve.VersionKnown(ver) {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.engine_version %q does not read as MAJOR.MINOR[.PATCH]: the defaults that follow the version (async scheduling, vLLM's full-ISL admission, SGLang's mem_fraction_static) are the newest's",
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.engine_version %q does not read as MAJOR.MINOR[.PATCH]: the defaults that follow the version (async scheduling, vLLM's full-ISL admission and speculative host bubble, SGLang's mem_fraction_static and speculative worker) are the newest's",
 			s.pos("runtime.engine_version"), ver))
 	}
 	if rt.PrefixCaching != nil {

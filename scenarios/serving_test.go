@@ -593,7 +593,7 @@ func TestEngineVersionUnread(t *testing.T) {
 	s, err := ParseWith("t.toml", []byte(minimal+"[runtime]\nengine = \"sglang\"\n"), []Override{{"runtime.engine_version", "nightly"}})
 	require.NoError(t, err)
 	require.NotEmpty(t, s.Warnings)
-	assert.Contains(t, s.Warnings, `t.toml: runtime.engine_version "nightly" does not read as MAJOR.MINOR[.PATCH]: the defaults that follow the version (async scheduling, vLLM's full-ISL admission, SGLang's mem_fraction_static) are the newest's`)
+	assert.Contains(t, s.Warnings, `t.toml: runtime.engine_version "nightly" does not read as MAJOR.MINOR[.PATCH]: the defaults that follow the version (async scheduling, vLLM's full-ISL admission and speculative host bubble, SGLang's mem_fraction_static and speculative worker) are the newest's`)
 }
 
 func TestRangeStyleErrors(t *testing.T) {

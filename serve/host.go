@@ -114,8 +114,8 @@ func SpecPrepBubbleDefault(e Engine, v string) bool {
 // VersionKnown reports whether engine version v reads as
 // [v]MAJOR.MINOR[...] ("0.12.0", "v0.5.3rc1", "0.5.1.post1"), the form
 // the version-dependent defaults (AsyncDefault, ReserveFullISLDefault,
-// DefaultMemFraction) follow; another ("nightly", "") is taken as the
-// newest.
+// SpecPrepBubbleDefault, SpecSyncDefault, DefaultMemFraction) follow;
+// another ("nightly", "") is taken as the newest.
 func VersionKnown(v string) bool {
 	_, _, ok := parseVersion(v)
 	return ok

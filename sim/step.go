@@ -583,7 +583,12 @@ func (s *Sim) mlaShape(o *op, p *pass) kernels.MLAShape {
 
 // indexerTopKShape is the decode top-k of pass p (opIndexerTopK): one row
 // per verified position of each decode sequence (vLLM's num_rows =
-// decodes x next_n), each over its sequence's keys.
+// decodes x next_n), each over its sequence's keys, taken as the decodes'
+// mean context (p.ctx): a batch whose contexts straddle index_topk is
+// priced as if every row had the mean, both for the keys and for whether
+// the rows rank at all: within one wave the rows last as long as the
+// longest, which the mean underprices, and rows that fit in index_topk
+// are priced where the mean does not fit (an approximation, not a fit).
 func (s *Sim) indexerTopKShape(p *pass) kernels.IndexerTopKShape {
 	return kernels.IndexerTopKShape{Rows: p.seq * p.queries, Keys: p.ctx, TopK: s.cfg.Model.Attn.IndexTopK}
 }

@@ -49,11 +49,11 @@ func TestLaunchOf(t *testing.T) {
 		{"SGLang Qwen3.5 fp4 B300", "Qwen/Qwen3.5-397B-A17B", "fp4", "b300_sxm", "x; lmsysorg/sglang:v0.5.10.post1-cu130", 4,
 			launch{kvCache: "fp8", gmu: 0.8, maxSeqs: 128, maxBatched: 32768, recv: [2]int{10, 30}, graphMax: graphAtConc}, true},
 		{"Llama-3.1-70B fp8 B200, measured 2025-10-29: v0.10.2, FULL_DECODE_ONLY", llama, "fp8", "b200_sxm", llamaSrc, 8,
-			launch{kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY"}, true},
+			launch{async: true, kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY"}, true},
 		{"Llama-3.1-70B nvfp4 B200", llama, "fp4", "b200_sxm", llamaSrc, 1,
-			launch{kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY"}, true},
+			launch{async: true, kvCache: "fp8", gmu: 0.9, maxSeqs: 512, cudagraphMode: "FULL_DECODE_ONLY"}, true},
 		{"Llama-3.1-70B fp8 H100: v0.10.2's default PIECEWISE", llama, "fp8", "h100_sxm", llamaSrc, 4,
-			launch{kvCache: "fp8", gmu: 0.9, cudagraphMode: "PIECEWISE"}, true},
+			launch{async: true, kvCache: "fp8", gmu: 0.9, cudagraphMode: "PIECEWISE"}, true},
 		{"Llama-3.1-70B TRT rows: not vLLM's script", llama, "fp8", "b200_sxm", llamaSrc, 8, launch{}, false},
 		{"Llama-3.1-70B another date", llama, "fp8", "b200_sxm", "source_file=2026-04-06.csv; measured=2025-10-28T00:00:00.000Z", 8, launch{}, false},
 		{"SGLang DeepSeek-R1 older image", "deepseek-ai/DeepSeek-R1", "fp8", "b200_sxm", "x; lmsysorg/sglang:v0.5.6-cu129-amd64", 8, launch{}, false},
@@ -122,10 +122,10 @@ func TestLaunchOf(t *testing.T) {
 			launch{gmu: 0.9, maxBatched: 8192, maxCapture: 2048, mxfp4Backend: "marlin"}, true},
 		{"gpt-oss-120b H100 v0.11.2 of 2025-12-08: the docker script, client capped at 512", "openai/gpt-oss-120b", "fp4", "h100_sxm",
 			"source_file=2026-04-06.csv; measured=2025-12-08T00:00:00.000Z; image=vllm/vllm-openai:v0.11.2", 4,
-			launch{gmu: 0.9, maxBatched: 8192, maxCapture: 2048}, true},
+			launch{async: true, gmu: 0.9, maxBatched: 8192, maxCapture: 2048}, true},
 		{"gpt-oss-120b H100 of 2025-12-05, no image: the docker script with PIECEWISE", "openai/gpt-oss-120b", "fp4", "h100_sxm",
 			"source_file=2026-04-06.csv; model=GPT-OSS-120B; silicon_concurrency=512; measured=2025-12-05T00:00:00.000Z; wip=False", 2,
-			launch{gmu: 0.9, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "PIECEWISE"}, true},
+			launch{async: true, gmu: 0.9, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "PIECEWISE"}, true},
 		{"gpt-oss-120b H100 v0.11.2 on another day: not that script's", "openai/gpt-oss-120b", "fp4", "h100_sxm",
 			"source_file=2026-04-06.csv; measured=2025-12-10T00:00:00.000Z; image=vllm/vllm-openai:v0.11.2", 4, launch{}, false},
 		{"SGLang DeepSeek-R1 fp4 B200 measured 2025-11-02, no image: the docker script", "deepseek-ai/DeepSeek-R1", "fp4", "b200_sxm",
@@ -148,10 +148,10 @@ func TestLaunchOf(t *testing.T) {
 			"source_file=2026-03-25.csv; measured=2025-12-31T15:18:00Z; image=lmsysorg/sglang:v0.5.6-cu129-amd64", 4, launch{}, false},
 		{"gpt-oss-120b B200 measured 2025-11-02, no image: v0.10.2 docker script", "openai/gpt-oss-120b", "fp4", "b200_sxm",
 			"source_file=2026-04-06.csv; model=GPT-OSS-120B; measured=2025-11-02T00:00:00.000Z; wip=False", 8,
-			launch{gmu: 0.9, maxSeqs: 512, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "FULL_AND_PIECEWISE", mxfp4Act: "mxfp8"}, true},
+			launch{async: true, gmu: 0.9, maxSeqs: 512, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "FULL_AND_PIECEWISE", mxfp4Act: "mxfp8"}, true},
 		{"gpt-oss-120b H100 measured 2025-11-02, no image: v0.10.2's default PIECEWISE", "openai/gpt-oss-120b", "fp4", "h100_sxm",
 			"source_file=2026-04-06.csv; model=GPT-OSS-120B; measured=2025-11-02T00:00:00.000Z; wip=False", 8,
-			launch{gmu: 0.9, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "PIECEWISE"}, true},
+			launch{async: true, gmu: 0.9, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "PIECEWISE"}, true},
 		{"gpt-oss-120b B200 2025-11-02 TRT rows: not vLLM's script", "openai/gpt-oss-120b", "fp4", "b200_sxm",
 			"source_file=2026-04-06.csv; measured=2025-11-02T00:00:00.000Z; wip=False", 8, launch{}, false},
 	}
@@ -173,6 +173,7 @@ func TestLaunchOf(t *testing.T) {
 			assert.Equal(t, tt.want.maxCapture, got.maxCapture)
 			assert.Equal(t, tt.want.mxfp4Act, got.mxfp4Act)
 			assert.Equal(t, tt.want.mxfp4Backend, got.mxfp4Backend)
+			assert.Equal(t, tt.want.async, got.async, "async scheduling on the command line")
 			if ok {
 				assert.Contains(t, got.source, "SemiAnalysisAI/InferenceX @ ")
 				assert.NotEmpty(t, got.name)
