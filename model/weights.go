@@ -97,8 +97,33 @@ func (a acc) add(cls Class, l Linear, copies, perRank float64, tp int) {
 		bias = float64(l.Out)
 	}
 	a.w.Total[cls] += unit.Bytes(copies * (l.Params()*bpp + bias*a.base))
-	in, out := l.ShardDims(tp)
+	in, out := marlinPadded(l, cls, tp)
 	a.w.PerGPU[cls] += unit.Bytes(perRank * (float64(in)*float64(out)*bpp + float64(l.ShardBias(tp))*a.base))
+}
+
+// marlinPadded is a linear's tp-way shard (ShardDims) as the GPU holds it.
+// vLLM's Marlin MXFP4 MoE (dtype.MXFP4Marlin, routed experts) stores its
+// weights padded: the hidden size to a multiple of 256 and each rank's
+// expert width to a multiple of 128
+// (mxfp4_round_up_hidden_size_and_intermediate_size,
+// vllm/model_executor/layers/fused_moe/oracle/mxfp4.py @ 001eda3;
+// Mxfp4MoEMethod.create_weights, quantization/mxfp4.py @ 007d500), as the
+// MoE op prices it (sim, opMoE): gpt-oss-120b at TP2 holds 1.14x its
+// routed experts' bytes (hidden 2880 -> 3072, width 1440 -> 1536). Every
+// other linear is its ShardDims.
+func marlinPadded(l Linear, cls Class, tp int) (in, out int) {
+	in, out = l.ShardDims(tp)
+	if l.Format != dtype.MXFP4Marlin || cls != ClassRoutedExperts {
+		return in, out
+	}
+	up := func(n, m int) int { return ceilDiv(n, m) * m }
+	switch l.Split {
+	case Column: // gate_up: hidden in, 2 x width out (gate and up halves padded apiece)
+		return up(in, 256), 2 * up(ceilDiv(out, 2), 128)
+	case Row: // down: width in, hidden out
+		return up(in, 128), up(out, 256)
+	}
+	return in, out
 }
 
 func (a acc) addAll(cls Class, ls []Linear, copies, perRank float64, tp int) {

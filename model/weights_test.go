@@ -385,3 +385,31 @@ func TestNoNaN(t *testing.T) {
 		}
 	}
 }
+
+// TestMarlinPaddedExperts: vLLM's Marlin MXFP4 MoE holds gpt-oss-120b's
+// routed experts padded (hidden 2880 -> 3072, each rank's width 1440 ->
+// 1536 at TP2): (16/15)^2 x the MXFP4 bytes per GPU, biases aside; the
+// model's total (parameters as the checkpoint holds them) and every other
+// class are unchanged, and a width already a multiple of 128 (TP1: 2880
+// is not; TP 5 of an imaginary 640-wide expert is) pads nothing more.
+func TestMarlinPaddedExperts(t *testing.T) {
+	g := mustPreset(t, "gpt-oss-120b")
+	m := *g
+	m.Quant.RoutedExperts = dtype.MXFP4Marlin
+	l := Layout{TP: 2, EP: 1, DP: 1}
+	plain, marlin := g.Weights(l), m.Weights(l)
+	biasFree := func(c *Config, w WeightBytes) float64 {
+		// the experts' biases (gate_up 2I/tp + down H per expert, not padded)
+		e := float64(l.ExpertsPerRank(c.MoE.Experts)) * float64(c.MoELayers())
+		return float64(w.PerGPU[ClassRoutedExperts]) - e*(float64(2*c.MoE.Inter/2)+float64(c.Hidden))*c.Quant.Base.BytesPerParam()
+	}
+	assert.InDelta(t, 256.0/225.0, biasFree(&m, marlin)/biasFree(g, plain), 1e-9)
+	assert.Equal(t, plain.Total[ClassRoutedExperts], marlin.Total[ClassRoutedExperts], "the checkpoint's bytes")
+	for c := Class(0); c < NumClasses; c++ {
+		if c != ClassRoutedExperts {
+			assert.Equal(t, plain.PerGPU[c], marlin.PerGPU[c], "class %d", c)
+		}
+	}
+	in, out := marlinPadded(Linear{Split: Row, In: 1280, Out: 4096, Format: dtype.MXFP4Marlin}, ClassRoutedExperts, 5)
+	assert.Equal(t, [2]int{256, 4096}, [2]int{in, out}, "a width of 256 and a hidden of 4096 need no padding")
+}
