@@ -109,24 +109,24 @@ func inferenceXH200Launches() []inferenceXLaunch {
 	// closed loop of C never holds more than C requests) and not below
 	// SGLang's H200 TP 8 default capture size (512, serve.sglangCaptureSize),
 	// so the captured decode batches at C <= 64 do not change.
-	dsr1L := func(name, image, commit, period string) launch {
+	dsr1L := func(name, image, commit, script, period string) launch {
 		return launch{name: name, gmu: 0.82, maxBatched: 32768,
-			source: "SemiAnalysisAI/InferenceX @ " + commit + " benchmarks/dsr1_fp8_h200_slurm.sh (later dsr1_fp8_h200.sh, single_node/dsr1_fp8_h200.sh, the same server line), TP 8 " +
+			source: "SemiAnalysisAI/InferenceX @ " + commit + " benchmarks/" + script + " (the server line of dsr1_fp8_h200_slurm.sh from e617b3e, unchanged through its renames), TP 8 " +
 				"(config conc 4-64; --mem-fraction-static 0.82 --chunked-prefill-size 32768 --max-prefill-tokens 32768, no --kv-cache-dtype, " +
 				"--max-running-requests and --cuda-graph-max-bs 512 (1k/1k) or 256 (not carried), --attention-backend flashinfer --disable-radix-cache --stream-interval 10; " +
 				"image " + image + " " + period + ")"}
 	}
-	v052 := dsr1L("inferencex-v0.5.2rc2", "v0.5.2rc2-cu126", "9596d23", "from e617b3e, 2025-09-19, until d8fe8f7, 2025-11-10 20:55 UTC")
-	v055 := dsr1L("inferencex-v0.5.5", "v0.5.5-cu129-amd64", "d8fe8f7", "from that commit, 2025-11-10 20:55 UTC, until d27433d, 2025-12-31 15:17 UTC")
+	v052 := dsr1L("inferencex-v0.5.2rc2", "v0.5.2rc2-cu126", "9596d23", "dsr1_fp8_h200_slurm.sh", "from e617b3e, 2025-09-19, until d8fe8f7, 2025-11-10 20:55 UTC")
+	v055 := dsr1L("inferencex-v0.5.5", "v0.5.5-cu129-amd64", "d8fe8f7", "dsr1_fp8_h200_slurm.sh", "from that commit, 2025-11-10 20:55 UTC, until d27433d, 2025-12-31 15:17 UTC")
 	add(dsr1, "fp8", "lmsysorg/sglang:v0.5.2rc2-cu126", 0, 64, v052)
 	add(dsr1, "fp8", "lmsysorg/sglang:v0.5.5-cu129-amd64", 0, 64, v055)
-	add(dsr1, "fp8", "lmsysorg/sglang:v0.5.6-cu129-amd64", 0, 64, dsr1L("inferencex-v0.5.6", "v0.5.6-cu129-amd64", "d27433d",
+	add(dsr1, "fp8", "lmsysorg/sglang:v0.5.6-cu129-amd64", 0, 64, dsr1L("inferencex-v0.5.6", "v0.5.6-cu129-amd64", "d27433d", "dsr1_fp8_h200_slurm.sh",
 		"from that commit, 2025-12-31 15:17 UTC, until 6e35460, 2026-01-22 19:31 UTC"))
-	add(dsr1, "fp8", "lmsysorg/sglang:v0.5.7-cu129-amd64", 0, 64, dsr1L("inferencex-v0.5.7", "v0.5.7-cu129-amd64", "6e35460",
+	add(dsr1, "fp8", "lmsysorg/sglang:v0.5.7-cu129-amd64", 0, 64, dsr1L("inferencex-v0.5.7", "v0.5.7-cu129-amd64", "6e35460", "dsr1_fp8_h200.sh",
 		"from that commit, 2026-01-22 19:31 UTC, until aedf273, 2026-03-07 23:40 UTC"))
-	add(dsr1, "fp8", "lmsysorg/sglang:v0.5.9-cu129-amd64", 0, 64, dsr1L("inferencex-v0.5.9-cu129", "v0.5.9-cu129-amd64", "aedf273",
+	add(dsr1, "fp8", "lmsysorg/sglang:v0.5.9-cu129-amd64", 0, 64, dsr1L("inferencex-v0.5.9-cu129", "v0.5.9-cu129-amd64", "aedf273", "single_node/dsr1_fp8_h200.sh",
 		"from that commit, 2026-03-07 23:40 UTC, until 12ba0ae, 2026-03-25 16:34 UTC"))
-	add(dsr1, "fp8", "lmsysorg/sglang:v0.5.9-cu130", 0, 64, dsr1L("inferencex-v0.5.9", "v0.5.9-cu130", "12ba0ae",
+	add(dsr1, "fp8", "lmsysorg/sglang:v0.5.9-cu130", 0, 64, dsr1L("inferencex-v0.5.9", "v0.5.9-cu130", "12ba0ae", "single_node/dsr1_fp8_h200.sh",
 		"from that commit, 2026-03-25 16:34 UTC, until a15f7c2 (v0.5.11-cu130), 2026-05-13"))
 	byDates(dsr1, "fp8", "sglang", 0, 64, v052, h200DSR1Days["lmsysorg/sglang:v0.5.2rc2-cu126"]...)
 	byDates(dsr1, "fp8", "sglang", 0, 64, v055, h200DSR1Days["lmsysorg/sglang:v0.5.5-cu129-amd64"]...)
