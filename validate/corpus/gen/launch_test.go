@@ -596,3 +596,90 @@ func TestShippedClientCapped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 6, strings.Count(string(b), "concurrency not recorded: the row's concurrency 512 is the benchmark client's fixed --max-concurrency 512"))
 }
+
+// TestLaunchOfH200: each InferenceX H200 entry resolves for a row naming
+// its image (or, without one, measured on a date its image was in force)
+// and not for the neighbouring image or date.
+func TestLaunchOfH200(t *testing.T) {
+	const gptoss, dsr1, h200 = "openai/gpt-oss-120b", "deepseek-ai/DeepSeek-R1", "h200_sxm"
+	dump := func(image string) string {
+		return "db-dump/2026-04-27; config_id=1; silicon_concurrency=8; measured=2026-03-30T00:00:00.000Z; " + image
+	}
+	csv := func(date string) string {
+		return "source_file=2026-04-06.csv; silicon_concurrency=8; measured=" + date + "T00:00:00.000Z; wip=False"
+	}
+	gptossMarlin := launch{gmu: 0.9, maxBatched: 8192, maxCapture: 2048, mxfp4Backend: "marlin"}
+	dsr1L := launch{gmu: 0.82, maxBatched: 32768}
+	tests := []struct {
+		name, backend, model, precision, source string
+		tp, conc                                int
+		wantName                                string
+		want                                    launch
+	}{
+		{"gpt-oss v0.10.2 by date", "vllm", gptoss, "fp4", csv("2025-11-02"), 2, 8, "inferencex-v0.10.2",
+			launch{async: true, gmu: 0.9, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "PIECEWISE"}},
+		{"gpt-oss v0.11.0 by image", "vllm", gptoss, "fp4", "x.csv; image=vllm/vllm-openai:v0.11.0", 4, 8, "inferencex-v0.11.0",
+			launch{async: true, gmu: 0.9, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "PIECEWISE"}},
+		{"gpt-oss v0.11.0 by date", "vllm", gptoss, "fp4", csv("2025-11-18"), 4, 8, "inferencex-v0.11.0",
+			launch{async: true, gmu: 0.9, maxBatched: 8192, maxCapture: 2048, cudagraphMode: "PIECEWISE"}},
+		{"gpt-oss v0.11.2 by date: the image's default graphs", "vllm", gptoss, "fp4", csv("2025-12-15"), 8, 8, "inferencex-v0.11.2",
+			launch{async: true, gmu: 0.9, maxBatched: 8192, maxCapture: 2048}},
+		{"gpt-oss v0.13.0: Marlin and async", "vllm", gptoss, "fp4", dump("vllm/vllm-openai:v0.13.0"), 1, 4, "inferencex-v0.13.0",
+			launch{async: true, gmu: 0.9, maxBatched: 8192, maxCapture: 2048, mxfp4Backend: "marlin"}},
+		{"gpt-oss v0.13.0 by date", "vllm", gptoss, "fp4", csv("2026-02-10"), 2, 64, "inferencex-v0.13.0",
+			launch{async: true, gmu: 0.9, maxBatched: 8192, maxCapture: 2048, mxfp4Backend: "marlin"}},
+		{"gpt-oss v0.15.1: no async flag", "vllm", gptoss, "fp4", dump("vllm/vllm-openai:v0.15.1"), 2, 64, "inferencex-v0.15.1", gptossMarlin},
+		{"gpt-oss v0.16.0-cu130", "vllm", gptoss, "fp4", dump("vllm/vllm-openai:v0.16.0-cu130"), 2, 64, "inferencex-v0.16.0", gptossMarlin},
+		{"gpt-oss v0.18.0", "vllm", gptoss, "fp4", "x.csv; image=vllm/vllm-openai:v0.18.0", 8, 16, "inferencex-v0.18.0", gptossMarlin},
+		{"gpt-oss above conc-end", "vllm", gptoss, "fp4", dump("vllm/vllm-openai:v0.18.0"), 8, 128, "", launch{}},
+		{"gpt-oss TRT rows of a vLLM date", "trtllm", gptoss, "fp4", csv("2025-11-02"), 8, 8, "", launch{}},
+		{"gpt-oss date between images (2025-11-04)", "vllm", gptoss, "fp4", csv("2025-11-04"), 8, 8, "", launch{}},
+		{"gpt-oss date after the dated table", "vllm", gptoss, "fp4", csv("2026-02-25"), 8, 8, "", launch{}},
+		{"gpt-oss image not InferenceX's on H200", "vllm", gptoss, "fp4", dump("vllm/vllm-openai:v0.17.0"), 8, 8, "", launch{}},
+		{"DeepSeek-R1 v0.5.9-cu130 (db dump's DeepSeek-V3)", "sglang", "deepseek-ai/DeepSeek-V3", "fp8", dump("lmsysorg/sglang:v0.5.9-cu130"), 8, 64,
+			"inferencex-v0.5.9", dsr1L},
+		{"DeepSeek-R1 v0.5.7", "sglang", dsr1, "fp8", "x.csv; image=lmsysorg/sglang:v0.5.7-cu129-amd64", 8, 4, "inferencex-v0.5.7", dsr1L},
+		{"DeepSeek-R1 v0.5.2rc2 by date", "sglang", dsr1, "fp8", csv("2025-11-02"), 8, 32, "inferencex-v0.5.2rc2", dsr1L},
+		{"DeepSeek-R1 v0.5.5 by date", "sglang", dsr1, "fp8", csv("2025-11-18"), 8, 32, "inferencex-v0.5.5", dsr1L},
+		{"DeepSeek-R1 2025-11-10: two images that day", "sglang", dsr1, "fp8", csv("2025-11-10"), 8, 32, "", launch{}},
+		{"DeepSeek-R1 2025-12-31: two images that day", "sglang", dsr1, "fp8", csv("2025-12-31"), 8, 32, "", launch{}},
+		{"DeepSeek-R1 above conc-end", "sglang", dsr1, "fp8", dump("lmsysorg/sglang:v0.5.9-cu130"), 8, 128, "", launch{}},
+		{"MiniMax v0.16.0 TP 4: no EP flag", "vllm", "MiniMaxAI/MiniMax-M2.5", "fp8", dump("vllm/vllm-openai:v0.16.0"), 4, 64, "inferencex-v0.16.0",
+			launch{gmu: 0.95, ep: epOff}},
+		{"MiniMax v0.16.0 TP 8: EP over TP", "vllm", "MiniMaxAI/MiniMax-M2.5", "fp8", dump("vllm/vllm-openai:v0.16.0"), 8, 128, "inferencex-v0.16.0-ep",
+			launch{gmu: 0.95, ep: epTP}},
+		{"MiniMax v0.18.0", "vllm", "MiniMaxAI/MiniMax-M2.5", "fp8", dump("vllm/vllm-openai:v0.18.0"), 8, 16, "inferencex-v0.18.0",
+			launch{gmu: 0.95, ep: epTP}},
+		{"Kimi-K2.5 INT4 v0.16.0", "vllm", "moonshotai/Kimi-K2.5", "int4", dump("vllm/vllm-openai:v0.16.0"), 8, 16, "inferencex-v0.16.0",
+			launch{gmu: 0.95, ep: epOff}},
+		{"Qwen3.5 fp8 v0.5.9-cu129", "sglang", "Qwen/Qwen3.5-397B-A17B", "fp8", dump("lmsysorg/sglang:v0.5.9-cu129-amd64"), 8, 16, "inferencex-v0.5.9-cu129",
+			launch{kvCache: "fp8", gmu: 0.8, maxSeqs: 128, maxBatched: 16384, graphMax: graphAtConc}},
+		{"Qwen3.5 fp8 v0.5.9-cu129 in the MTP config's week", "sglang", "Qwen/Qwen3.5-397B-A17B", "fp8",
+			"db-dump/x; measured=2026-04-10T00:00:00.000Z; lmsysorg/sglang:v0.5.9-cu129-amd64", 8, 16, "", launch{}},
+		{"GLM-5 glm5-hopper", "sglang", "zhipuai/GLM-5", "fp8", dump("lmsysorg/sglang:glm5-hopper"), 8, 64, "inferencex-glm5-hopper", launch{gmu: 0.85}},
+		{"Llama-3.3-70B FP8 2025-10-29", "vllm", "meta-llama/Llama-3.1-70B", "fp8", csv("2025-10-29"), 4, 16, "inferencex-v0.10.2",
+			launch{async: true, kvCache: "fp8", gmu: 0.9, maxBatched: 8192, cudagraphMode: "PIECEWISE"}},
+		{"Llama-3.3-70B FP8 another date", "vllm", "meta-llama/Llama-3.1-70B", "fp8", csv("2025-10-30"), 4, 16, "", launch{}},
+		{"an H200 image on H100: not the H200 entry", "sglang", "zhipuai/GLM-5", "fp8", dump("lmsysorg/sglang:glm5-hopper"), 8, 64, "", launch{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			system := h200
+			if strings.Contains(tt.name, "on H100") {
+				system = "h100_sxm"
+			}
+			got, ok := launchOf(tt.backend, tt.model, tt.precision, system, tt.tp, tt.conc, tt.source)
+			require.Equal(t, tt.wantName != "", ok)
+			assert.Equal(t, tt.wantName, got.name)
+			if !ok {
+				return
+			}
+			assert.Contains(t, got.source, "SemiAnalysisAI/InferenceX @ ")
+			if tt.want.ep != epAsRecorded {
+				assert.NotEmpty(t, got.epWhy)
+			}
+			got.name, got.source, got.epWhy = "", "", ""
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}

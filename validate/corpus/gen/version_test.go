@@ -157,3 +157,28 @@ func TestShippedVersions(t *testing.T) {
 	}
 	assert.Equal(t, []string{"b200-sxm-sglang-qwen3.5-397b-a17b-bf16-tp8-dp1-ep1.toml"}, unset)
 }
+
+// TestRowVersionH200: an H200 row that names no image takes the image
+// InferenceX's H200 config ran all day on its measured date, none on a
+// day the image changed.
+func TestRowVersionH200(t *testing.T) {
+	for _, c := range []struct {
+		backend, model, precision, day, want string
+	}{
+		{"vllm", "openai/gpt-oss-120b", "fp4", "2025-11-02", "0.10.2"},
+		{"vllm", "openai/gpt-oss-120b", "fp4", "2025-11-04", ""},
+		{"vllm", "openai/gpt-oss-120b", "fp4", "2025-11-20", "0.11.0"},
+		{"vllm", "openai/gpt-oss-120b", "fp4", "2025-12-20", "0.11.2"},
+		{"vllm", "openai/gpt-oss-120b", "fp4", "2026-02-10", "0.13.0"},
+		{"vllm", "openai/gpt-oss-120b", "fp4", "2026-02-25", ""},
+		{"sglang", "deepseek-ai/DeepSeek-R1", "fp8", "2025-11-02", "0.5.2rc2"},
+		{"sglang", "deepseek-ai/DeepSeek-R1", "fp8", "2025-11-10", ""},
+		{"sglang", "deepseek-ai/DeepSeek-R1", "fp8", "2025-12-15", "0.5.5"},
+		{"vllm", "meta-llama/Llama-3.1-70B", "fp8", "2025-10-29", "0.10.2"},
+		{"trtllm", "openai/gpt-oss-120b", "fp4", "2025-11-20", ""},
+	} {
+		v := rowVersion(row(map[string]string{"backend": c.backend, "model_path": c.model, "system": "h200_sxm", "precision": c.precision,
+			"silicon_data_source": "source_file=x.csv; measured=" + c.day + "T00:00:00.000Z"}))
+		assert.Equal(t, c.want, v.version, c.model+" "+c.day)
+	}
+}
