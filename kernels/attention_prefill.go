@@ -44,6 +44,11 @@ type PrefillShape struct {
 	// unknown): its own measured tables answer before another engine's
 	// (Tables.Prefill). Costs.AttentionPrefill sets it from Costs.Engine.
 	Engine string
+	// OwnEngineOnly: another engine's table does not answer for Engine
+	// (Costs.AttentionPrefill sets it where the engines are known to run
+	// different kernels: vllmOwnMLAPrefill); the proxy does where none of
+	// Engine's own tables covers the shape.
+	OwnEngineOnly bool
 	// TopK > 0 is DeepSeek Sparse Attention's selection: each query attends
 	// at most TopK keys its indexer picks (Keys and Pairs are capped so).
 	// The calibration tables measure dense causal attention and do not
@@ -188,9 +193,27 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 		if s.Engine == "" {
 			s.Engine = c.Engine
 		}
+		s.OwnEngineOnly = s.OwnEngineOnly || vllmOwnMLAPrefill(c.GPU.Arch, s)
 		if t, ok := c.Tables.Prefill(s); ok {
 			return c.applyFloor(t, e, c.GPU.PeakFor(dtype.BF16))
 		}
 	}
 	return e
+}
+
+// vllmOwnMLAPrefill reports whether an MLA prefill (q/k wider than v) of a
+// vLLM step on arch is left to vLLM's own tables and the proxy: vLLM's MLA
+// prefill runs FlashAttention (its default backend "on all hardware";
+// FlashInfer, cuDNN and TRT-LLM ragged are its Blackwell data-centre
+// alternatives: vllm/v1/attention/backends/mla/prefill/__init__.py), the
+// kernel the FA2/FA3 proxy describes, so outside sm_90/sm_100/sm_103 another
+// engine's measured MLA prefill is another kernel's time. The perf
+// database's SGLang 0.5.14 MLA prefill on the RTX PRO 6000 (sm_120) reaches
+// 11.6 TFLOPS at 8192 tokens and 8 heads, 6% of the card's bf16 peak: that
+// engine's path on that card, not FlashAttention's.
+func vllmOwnMLAPrefill(arch Arch, s PrefillShape) bool {
+	if s.Engine != "vllm" || s.QKDim <= s.VDim {
+		return false
+	}
+	return arch != SM90 && arch != SM100 && arch != SM103
 }

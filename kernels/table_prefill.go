@@ -222,6 +222,9 @@ func prefillChoose(ts []*PrefillTable, s PrefillShape) (cost.Estimate, bool) {
 	var buf [8]prefillAnswer
 	c := buf[:0]
 	for _, tb := range ts {
+		if s.OwnEngineOnly && tb.yields(s.Engine) {
+			continue
+		}
 		if e, f, ok := tb.lookup(s, false); ok {
 			c = append(c, prefillAnswer{tb, e, f})
 		}

@@ -155,6 +155,13 @@ func TestPrefillPolicy(t *testing.T) {
 	e, _ = (&Tables{Prefills: []*PrefillTable{vllm}}).Prefill(one)
 	assert.Equal(t, "e#prefill.vllm", e.Source.Table)
 	assert.Contains(t, e.Source.Note, "no sglang table covers this shape: vllm's measured kernels answer")
+	// ... unless the shape says another engine's kernel is not its engine's
+	one.OwnEngineOnly = true
+	_, ok = (&Tables{Prefills: []*PrefillTable{vllm}}).Prefill(one)
+	assert.False(t, ok, "no sglang table: the proxy's turn")
+	e, _ = (&Tables{Prefills: []*PrefillTable{vllm, sgl}}).Prefill(one)
+	assert.Equal(t, "e#prefill.sglang", e.Source.Table, "its own engine's table still answers")
+	one.OwnEngineOnly = false
 
 	// no table covers the prefix: the clamped answer stands, noted
 	long.Engine = ""
@@ -166,4 +173,24 @@ func TestPrefillPolicy(t *testing.T) {
 	long.Engine = "sglang"
 	n := testing.AllocsPerRun(100, func() { _, _ = ts.Prefill(long) })
 	assert.Zero(t, n)
+}
+
+// TestVLLMOwnMLAPrefill: a vLLM MLA prefill (q/k 192, v 128) outside
+// sm_90/sm_100/sm_103 leaves another engine's MLA prefill table aside (vLLM
+// runs FlashAttention there, the proxy's kernel) and the proxy answers;
+// on sm_100, for SGLang, and for GQA (q/k = v) the other engine's table
+// still answers when it is the only one.
+func TestVLLMOwnMLAPrefill(t *testing.T) {
+	mla := PrefillShape{Chunks: 1, Tokens: 1024, MeanChunk: 1024, MeanKV: 1024, Heads: 8, KVHeads: 8, QKDim: 192, VDim: 128, KVBytes: 2, Engine: "vllm"}
+	assert.True(t, vllmOwnMLAPrefill(SM120, mla))
+	assert.True(t, vllmOwnMLAPrefill(SM80, mla))
+	for _, a := range []Arch{SM90, SM100, SM103} {
+		assert.False(t, vllmOwnMLAPrefill(a, mla), string(a))
+	}
+	sgl := mla
+	sgl.Engine = "sglang"
+	assert.False(t, vllmOwnMLAPrefill(SM120, sgl))
+	gqa := mla
+	gqa.QKDim = 128
+	assert.False(t, vllmOwnMLAPrefill(SM120, gqa))
 }
