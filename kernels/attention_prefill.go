@@ -193,7 +193,7 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 		if s.Engine == "" {
 			s.Engine = c.Engine
 		}
-		s.OwnEngineOnly = s.OwnEngineOnly || vllmOwnMLAPrefill(c.GPU.Arch, s)
+		s.OwnEngineOnly = s.OwnEngineOnly || (!c.AnyEngineMLAPrefill && vllmOwnMLAPrefill(c.GPU.Arch, s))
 		if t, ok := c.Tables.Prefill(s); ok {
 			return c.applyFloor(t, e, c.GPU.PeakFor(dtype.BF16))
 		}
@@ -201,7 +201,8 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 	return e
 }
 
-// vllmOwnMLAPrefill reports whether an MLA prefill (q/k wider than v) of a
+// vllmOwnMLAPrefill reports whether an MLA prefill (no KV-cache dtype, KV
+// "": MLA's up-projected k/v; q/k wider than v) of a
 // vLLM step on arch is left to vLLM's own tables and the proxy: vLLM's MLA
 // prefill runs FlashAttention (its default backend "on all hardware";
 // FlashInfer, cuDNN and TRT-LLM ragged are its Blackwell data-centre
@@ -210,9 +211,12 @@ func (c *Costs) AttentionPrefill(s PrefillShape) cost.Estimate {
 // engine's measured MLA prefill is another kernel's time. The perf
 // database's SGLang 0.5.14 MLA prefill on the RTX PRO 6000 (sm_120) reaches
 // 11.6 TFLOPS at 8192 tokens and 8 heads, 6% of the card's bf16 peak: that
-// engine's path on that card, not FlashAttention's.
+// engine's path on that card, not FlashAttention's. A GQA prefill with a
+// narrower v (MiMo-V2: q/k 192, v 128) carries its KV cache's dtype and is
+// not MLA. The vllm-own-mla-prefill mechanism (Costs.AnyEngineMLAPrefill)
+// turns it off.
 func vllmOwnMLAPrefill(arch Arch, s PrefillShape) bool {
-	if s.Engine != "vllm" || s.QKDim <= s.VDim {
+	if s.Engine != "vllm" || s.KV != "" || s.QKDim <= s.VDim {
 		return false
 	}
 	return arch != SM90 && arch != SM100 && arch != SM103

@@ -23,6 +23,10 @@ type Costs struct {
 	// HostLaunch is the host time per kernel an eager launch costs; 0
 	// means HostLaunchLatency (EngineHostLaunch has the engines' own).
 	HostLaunch unit.Seconds
+	// AnyEngineMLAPrefill lets another engine's MLA prefill table answer a
+	// vLLM step on every architecture (the vllm-own-mla-prefill mechanism
+	// off: vllmOwnMLAPrefill is not applied).
+	AnyEngineMLAPrefill bool
 }
 
 // hostLaunch is c's host time per eagerly launched kernel.

@@ -194,3 +194,38 @@ func TestVLLMOwnMLAPrefill(t *testing.T) {
 	gqa.QKDim = 128
 	assert.False(t, vllmOwnMLAPrefill(SM120, gqa))
 }
+
+// TestVLLMOwnMLAPrefillCosts: on the RTX PRO 6000 (sm_120) a vLLM MLA
+// prefill leaves SGLang's MLA table aside (the proxy answers), unless
+// Costs.AnyEngineMLAPrefill (the vllm-own-mla-prefill mechanism off); on
+// the H200 SGLang's table answers either way; a GQA prefill with a
+// narrower v (MiMo-V2's 192/128, KV "bf16") is not MLA.
+func TestVLLMOwnMLAPrefillCosts(t *testing.T) {
+	sgl, err := NewPrefillTable("e#mla_prefill.sglang", PrefillKey{QKDim: 192, VDim: 128, KV: "bf16"}, []PrefillPoint{
+		{Heads: 8, KVHeads: 8, Chunk: 512, Latency: 50e-6, Row: 1},
+		{Heads: 8, KVHeads: 8, Chunk: 2048, Latency: 400e-6, Row: 2},
+	})
+	require.NoError(t, err)
+	sgl.Engine = "sglang"
+	s := PrefillShape{Chunks: 1, Tokens: 1024, Keys: 1024, Pairs: CausalPairs(1024, 0, 0), MeanChunk: 1024, MeanKV: 1024,
+		Heads: 8, KVHeads: 8, QKDim: 192, VDim: 128, KVBytes: 2}
+	at := func(g string, any bool, s PrefillShape) string {
+		c := &Costs{GPU: gpu(t, g), Engine: "vllm", Tables: &Tables{Prefills: []*PrefillTable{sgl}}, AnyEngineMLAPrefill: any}
+		return c.AttentionPrefill(s).Source.Table
+	}
+	assert.Empty(t, at("rtx-pro-6000-server", false, s), "vLLM on sm_120: the proxy")
+	assert.Equal(t, "e#mla_prefill.sglang", at("rtx-pro-6000-server", true, s), "mechanism off: SGLang's table")
+	assert.Equal(t, "e#mla_prefill.sglang", at("h200-sxm", false, s), "sm_90: SGLang's table")
+
+	gqa, err := NewPrefillTable("e#prefill.sglang", PrefillKey{QKDim: 192, VDim: 128, KV: "bf16"}, []PrefillPoint{
+		{Heads: 8, KVHeads: 1, Chunk: 512, Latency: 50e-6, Row: 1},
+		{Heads: 8, KVHeads: 1, Chunk: 2048, Latency: 400e-6, Row: 2},
+	})
+	require.NoError(t, err)
+	gqa.Engine = "sglang"
+	g := s
+	g.KVHeads, g.KV = 1, "bf16"
+	assert.False(t, vllmOwnMLAPrefill(SM120, g), "GQA with v narrower than q/k")
+	c := &Costs{GPU: gpu(t, "rtx-pro-6000-server"), Engine: "vllm", Tables: &Tables{Prefills: []*PrefillTable{gqa}}}
+	assert.Equal(t, "e#prefill.sglang", c.AttentionPrefill(g).Source.Table, "a GQA prefill still reads another engine's table")
+}

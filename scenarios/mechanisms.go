@@ -41,6 +41,8 @@ var mechanisms = map[string]mechanism{
 		func(s *Scenario, on bool) { s.Serving.ClientTokens = !on }},
 	"aic-generator-budget": {"the deployment's vLLM token budget per step where validate knows it from who deployed the row: aiconfigurator's gap-analysis rows ran deployments its config generator wrote, --max-num-batched-tokens = batch_size + isl + 1500 (vllm.rule's agg max_num_tokens, ai-dynamo/aiconfigurator @ 095f58a; validate's aicGeneratorBudget), unless the scenario sets runtime.max_num_batched_tokens (off: the engine's default budget)", true,
 		func(s *Scenario, on bool) { s.Serving.NoDeployBudget = !on }},
+	"vllm-own-mla-prefill": {"a vLLM MLA prefill outside sm_90/sm_100/sm_103 priced by vLLM's own tables or the FlashAttention proxy, never another engine's MLA prefill table: vLLM runs FlashAttention there, its default MLA prefill backend on all hardware (vllm/v1/attention/backends/mla/prefill/__init__.py); SGLang's RTX PRO 6000 MLA prefill rows reach 6% of the card's bf16 peak (kernels.vllmOwnMLAPrefill) (off: another engine's table answers where none of vLLM's covers the shape)", true,
+		func(s *Scenario, on bool) { s.Config.AnyEngineMLAPrefill = !on }},
 	"vllm-gemm-compute": {"vLLM's own bf16 GEMMs at their measured fraction of the tensor-core peak when compute-bound, used where the step's engine is vLLM: on sm_90 (H100, H200) 0.77, the median of the perf database's vLLM bf16 GEMM rows at M, N, K >= 4096 (kernels.EffComputeGEMMVLLMSM90; SGLang's rows reach the architecture's 0.70); on sm_120 (RTX PRO 6000) 0.77, the median of vLLM 0.19.0's rows at M 1024-2048, N, K >= 4096 (kernels.EffComputeGEMMVLLMSM120) (off: 0.70, kernels.EffComputeGEMM)", true,
 		func(s *Scenario, on bool) {
 			e := s.efficiency()

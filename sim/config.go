@@ -59,6 +59,10 @@ type Config struct {
 	// kept (kernels.MLATable.LegacyCollector; the mla-collector mechanism
 	// off). False: the excess measured on b200_sxm is taken off.
 	MLACollectorBias bool
+	// AnyEngineMLAPrefill lets another engine's MLA prefill table price a
+	// vLLM step on every architecture (kernels.Costs.AnyEngineMLAPrefill;
+	// the vllm-own-mla-prefill mechanism off).
+	AnyEngineMLAPrefill bool
 	// MoERouting is the perf database's skewed routing distribution the
 	// routed experts are priced with where the chosen MoE table has rows
 	// of it (kernels.MoEShape.Routing; the moe-routing mechanism, from

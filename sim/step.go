@@ -58,7 +58,8 @@ func New(cfg Config) (*Sim, error) {
 		return nil, err
 	}
 	s := &Sim{cfg: cfg, sh: sh, idxTopK: cfg.Model.SparseTopK()}
-	s.costs = kernels.Costs{GPU: cfg.GPU, Eff: cfg.Efficiency, Graphs: cfg.Graphs, Tables: cfg.KernelTables, Engine: cfg.Engine}
+	s.costs = kernels.Costs{GPU: cfg.GPU, Eff: cfg.Efficiency, Graphs: cfg.Graphs, Tables: cfg.KernelTables, Engine: cfg.Engine,
+		AnyEngineMLAPrefill: cfg.AnyEngineMLAPrefill}
 	if s.costs.Eff.Mem == 0 {
 		s.costs.Eff = kernels.EfficiencyFor(cfg.GPU)
 	}
