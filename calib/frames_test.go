@@ -203,8 +203,12 @@ func TestEmbeddedTablesUnindexed(t *testing.T) {
 	embMu.Unlock()
 	require.NoError(t, err)
 	require.NotNil(t, f)
-	ix, err := EmbeddedTables("rtx-pro-6000-server")
+	// the indexed path itself, not EmbeddedTables: that returns the whole
+	// file embeddedLocked just cached, and would compare f with itself
+	ix, err := embeddedTablesParse("rtx-pro-6000-server")
 	require.NoError(t, err)
+	require.NotNil(t, ix)
+	require.NotSame(t, f, ix)
 	require.Len(t, f.Tables, len(ix.Tables))
 	for i, tb := range f.Tables {
 		assert.Equal(t, ix.Tables[i].Name, tb.Name)

@@ -177,7 +177,7 @@ func (c *Config) attentionLinears(a *Attention) []Linear {
 // MergedColumnParallelLinear) and down_proj inter -> Hidden (Row).
 func (c *Config) mlp(class Class, inter int, f dtype.Format, bias bool) []Linear {
 	return []Linear{
-		{Name: "gate_up_proj", Class: class, In: c.Hidden, Out: 2 * inter, Split: Column, Format: f, Bias: bias},
+		{Name: gateUpName, Class: class, In: c.Hidden, Out: 2 * inter, Split: Column, Format: f, Bias: bias},
 		{Name: "down_proj", Class: class, In: inter, Out: c.Hidden, Split: Row, Format: f, Bias: bias},
 	}
 }
@@ -244,7 +244,7 @@ func (c *Config) ExpertLinears() []Linear {
 		h := c.ExpertHidden()
 		f := c.Quant.RoutedExperts
 		return []Linear{
-			{Name: "gate_up_proj", Class: ClassRoutedExperts, In: h, Out: 2 * c.MoE.Inter, Split: Column, Format: f},
+			{Name: gateUpName, Class: ClassRoutedExperts, In: h, Out: 2 * c.MoE.Inter, Split: Column, Format: f},
 			{Name: "down_proj", Class: ClassRoutedExperts, In: c.MoE.Inter, Out: h, Split: Row, Format: f},
 		}
 	}

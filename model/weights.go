@@ -98,7 +98,11 @@ func (a acc) add(cls Class, l Linear, copies, perRank float64, tp int) {
 	}
 	a.w.Total[cls] += unit.Bytes(copies * (l.Params()*bpp + bias*a.base))
 	in, out := marlinPadded(l, cls, tp)
-	a.w.PerGPU[cls] += unit.Bytes(perRank * (float64(in)*float64(out)*bpp + float64(l.ShardBias(tp))*a.base))
+	biasR := float64(l.ShardBias(tp))
+	if l.Bias && isMarlinExpert(l, cls) {
+		biasR = float64(out) // the biases padded with their weights
+	}
+	a.w.PerGPU[cls] += unit.Bytes(perRank * (float64(in)*float64(out)*bpp + biasR*a.base))
 }
 
 // marlinPadded is a linear's tp-way shard (ShardDims) as the GPU holds it.
@@ -109,21 +113,40 @@ func (a acc) add(cls Class, l Linear, copies, perRank float64, tp int) {
 // vllm/model_executor/layers/fused_moe/oracle/mxfp4.py @ 001eda3;
 // Mxfp4MoEMethod.create_weights, quantization/mxfp4.py @ 007d500), as the
 // MoE op prices it (sim, opMoE): gpt-oss-120b at TP2 holds 1.14x its
-// routed experts' bytes (hidden 2880 -> 3072, width 1440 -> 1536). Every
-// other linear is its ShardDims.
+// routed experts' bytes (hidden 2880 -> 3072, width 1440 -> 1536). The
+// width is each rank's (ExpertTP = TP*DP/EP ways: at EP = TP it is the
+// whole 2880 -> 2944); the MTP layers' experts (ClassMTP) are the same
+// layer; an ungated expert's up_proj pads its one width (a gated
+// gate_up_proj pads its gate and up halves apiece); the biases (w13_bias,
+// w2_bias) are padded with their weights (add). Every other linear is its
+// ShardDims.
 func marlinPadded(l Linear, cls Class, tp int) (in, out int) {
 	in, out = l.ShardDims(tp)
-	if l.Format != dtype.MXFP4Marlin || cls != ClassRoutedExperts {
+	if !isMarlinExpert(l, cls) {
 		return in, out
 	}
 	up := func(n, m int) int { return ceilDiv(n, m) * m }
 	switch l.Split {
-	case Column: // gate_up: hidden in, 2 x width out (gate and up halves padded apiece)
-		return up(in, 256), 2 * up(ceilDiv(out, 2), 128)
+	case Column:
+		if l.Name == gateUpName { // hidden in, 2 x width out
+			return up(in, 256), 2 * up(ceilDiv(out, 2), 128)
+		}
+		return up(in, 256), up(out, 128) // ungated up_proj: hidden in, width out
 	case Row: // down: width in, hidden out
 		return up(in, 128), up(out, 256)
 	}
 	return in, out
+}
+
+// gateUpName is the name of a gated MLP's fused gate and up projection
+// (mlp, ExpertLinears).
+const gateUpName = "gate_up_proj"
+
+// isMarlinExpert reports whether l is a routed expert's linear (of a
+// decoder or an MTP layer) in vLLM's Marlin MXFP4 format: only the routed
+// experts take dtype.MXFP4Marlin (scenarios setMXFP4Activation).
+func isMarlinExpert(l Linear, cls Class) bool {
+	return l.Format == dtype.MXFP4Marlin && (cls == ClassRoutedExperts || cls == ClassMTP)
 }
 
 func (a acc) addAll(cls Class, ls []Linear, copies, perRank float64, tp int) {

@@ -388,28 +388,49 @@ func TestNoNaN(t *testing.T) {
 
 // TestMarlinPaddedExperts: vLLM's Marlin MXFP4 MoE holds gpt-oss-120b's
 // routed experts padded (hidden 2880 -> 3072, each rank's width 1440 ->
-// 1536 at TP2): (16/15)^2 x the MXFP4 bytes per GPU, biases aside; the
-// model's total (parameters as the checkpoint holds them) and every other
-// class are unchanged, and a width already a multiple of 128 (TP1: 2880
-// is not; TP 5 of an imaginary 640-wide expert is) pads nothing more.
+// 1536 at TP2): (16/15)^2 x the MXFP4 bytes per GPU, and their biases
+// padded with them (w13_bias 2 x 1536, w2_bias 3072); the model's total
+// (parameters as the checkpoint holds them) and every other class are
+// unchanged. At TP2 EP2 each rank holds 64 whole experts (width 2880 ->
+// 2944); an ungated expert pads its one width (2880 -> 2944 at TP1, not
+// two halves of 1536); a width of 256 and a hidden of 4096 pad nothing.
 func TestMarlinPaddedExperts(t *testing.T) {
 	g := mustPreset(t, "gpt-oss-120b")
 	m := *g
 	m.Quant.RoutedExperts = dtype.MXFP4Marlin
-	l := Layout{TP: 2, EP: 1, DP: 1}
-	plain, marlin := g.Weights(l), m.Weights(l)
-	biasFree := func(c *Config, w WeightBytes) float64 {
-		// the experts' biases (gate_up 2I/tp + down H per expert, not padded)
-		e := float64(l.ExpertsPerRank(c.MoE.Experts)) * float64(c.MoELayers())
-		return float64(w.PerGPU[ClassRoutedExperts]) - e*(float64(2*c.MoE.Inter/2)+float64(c.Hidden))*c.Quant.Base.BytesPerParam()
+	base := g.Quant.Base.BytesPerParam()
+	// per GPU routed-expert bytes: experts x layers x (weights + biases)
+	want := func(c *Config, l Layout, h, w int, bias bool) float64 {
+		n := float64(l.ExpertsPerRank(c.MoE.Experts)) * float64(c.MoELayers())
+		b := 0.0
+		if bias {
+			b = float64(2*w+h) * base
+		}
+		return n * (3*float64(h)*float64(w)*c.Quant.RoutedExperts.BytesPerParam() + b)
 	}
-	assert.InDelta(t, 256.0/225.0, biasFree(&m, marlin)/biasFree(g, plain), 1e-9)
+	tp2 := Layout{TP: 2, EP: 1, DP: 1}
+	plain, marlin := g.Weights(tp2), m.Weights(tp2)
+	assert.InDelta(t, want(g, tp2, 2880, 1440, true), float64(plain.PerGPU[ClassRoutedExperts]), 1)
+	assert.InDelta(t, want(&m, tp2, 3072, 1536, true), float64(marlin.PerGPU[ClassRoutedExperts]), 1)
 	assert.Equal(t, plain.Total[ClassRoutedExperts], marlin.Total[ClassRoutedExperts], "the checkpoint's bytes")
 	for c := Class(0); c < NumClasses; c++ {
 		if c != ClassRoutedExperts {
 			assert.Equal(t, plain.PerGPU[c], marlin.PerGPU[c], "class %d", c)
 		}
 	}
-	in, out := marlinPadded(Linear{Split: Row, In: 1280, Out: 4096, Format: dtype.MXFP4Marlin}, ClassRoutedExperts, 5)
+	ep := Layout{TP: 2, EP: 2, DP: 1}
+	assert.InDelta(t, want(&m, ep, 3072, 2944, true), float64(m.Weights(ep).PerGPU[ClassRoutedExperts]), 1)
+
+	u := m
+	u.MoE.Ungated = true
+	tp1 := Layout{TP: 1, EP: 1, DP: 1}
+	in, out := marlinPadded(u.ExpertLinears()[0], ClassRoutedExperts, 1)
+	assert.Equal(t, [2]int{3072, 2944}, [2]int{in, out}, "ungated up_proj: one width padded")
+	assert.InDelta(t, float64(u.Weights(tp1).PerGPU[ClassRoutedExperts]),
+		float64(u.MoE.Experts*u.MoELayers())*2*3072*2944*dtype.MXFP4Marlin.BytesPerParam(), 1)
+
+	in, out = marlinPadded(Linear{Split: Row, In: 1280, Out: 4096, Format: dtype.MXFP4Marlin}, ClassRoutedExperts, 5)
 	assert.Equal(t, [2]int{256, 4096}, [2]int{in, out}, "a width of 256 and a hidden of 4096 need no padding")
+	in, out = marlinPadded(Linear{Split: Row, In: 2880, Out: 2880, Format: dtype.MXFP4Marlin}, ClassMTP, 1)
+	assert.Equal(t, [2]int{2944, 3072}, [2]int{in, out}, "an MTP layer's experts are the same layer")
 }
