@@ -123,7 +123,7 @@ func (p Provenance) check() error {
 // for, and its measured rows.
 type Table struct {
 	Name string
-	Op   string // gemm, moe, mla, gqa, elementwise, allreduce, allgather, reducescatter, alltoall, ep
+	Op   string // gemm, moe, mla, gqa, prefill, elementwise, unmapped, allreduce, allgather, reducescatter, alltoall, ep, gdn
 	Keys Keys
 	// Columns name the row values, units in the names (latency_us, bytes).
 	Columns []string
@@ -150,7 +150,7 @@ type Keys struct {
 	KVDtype      string `toml:"kv_dtype,omitempty"`     // mla, gqa: KV cache dtype
 	Impl         string `toml:"impl,omitempty"`         // collectives: nccl, vllm, sglang, trtllm, oneshot, twoshot, auto; ep: deepep_ll
 	Mode         string `toml:"mode,omitempty"`         // collectives: graph, eager or empty
-	Phase        string `toml:"phase,omitempty"`        // ep: dispatch or combine
+	Phase        string `toml:"phase,omitempty"`        // ep: dispatch or combine; gdn: prefill or decode
 	Distribution string `toml:"distribution,omitempty"` // moe: routing distribution
 	Experts      int    `toml:"experts,omitempty"`      // moe
 	TopK         int    `toml:"topk,omitempty"`         // moe
@@ -160,8 +160,8 @@ type Keys struct {
 	QKRopeDim    int    `toml:"qk_rope_dim,omitempty"`  // mla
 	QLoRARank    int    `toml:"q_lora_rank,omitempty"`  // mla (optional, with hidden, qk_nope_dim, v_head_dim)
 	QKNopeDim    int    `toml:"qk_nope_dim,omitempty"`  // mla
-	VHeadDim     int    `toml:"v_head_dim,omitempty"`   // mla
-	HeadDim      int    `toml:"head_dim,omitempty"`     // gqa, prefill: (q/k) head dim
+	VHeadDim     int    `toml:"v_head_dim,omitempty"`   // mla, prefill, gdn
+	HeadDim      int    `toml:"head_dim,omitempty"`     // gqa, prefill, gdn: (q/k) head dim
 	Window       int    `toml:"window,omitempty"`       // prefill: sliding window (keys; none when absent)
 }
 

@@ -29,6 +29,7 @@ const (
 	OpReduceScatter Op = "reducescatter"
 	OpAllToAll      Op = "alltoall"
 	OpEP            Op = "ep"
+	OpGDN           Op = "gdn"
 )
 
 // opDef is everything calib knows of one op: what its tables must hold
@@ -126,6 +127,18 @@ var ops = [...]opDef{
 		return oneOf("impl", k.Impl, epImpls)
 	}},
 		series: series{[]string{"hidden", "topk", "experts", "ranks"}, []string{"tokens_per_rank"}}, build: buildEP},
+	// gdn: the state update of a Gated DeltaNet layer (the chunked scan of
+	// a prefill, the recurrence of a decode step) over seqs sequences of
+	// seq_len new tokens each, by key and value heads per GPU; keys phase
+	// (prefill or decode), head_dim (keys) and v_head_dim (values).
+	{op: OpGDN, spec: opSpec{ints: []string{"k_heads", "v_heads", "seqs", "seq_len"}, keys: func(k Keys) error {
+		if err := need(k.Phase == "prefill" || k.Phase == "decode", `key phase ("prefill" or "decode") is required`); err != nil {
+			return err
+		}
+		return need(k.HeadDim > 0 && k.VHeadDim > 0 && k == Keys{Phase: k.Phase, HeadDim: k.HeadDim, VHeadDim: k.VHeadDim},
+			"keys head_dim and v_head_dim are required, and no other key than phase")
+	}},
+		series: series{[]string{"k_heads", "v_heads"}, []string{"seq_len", "seqs"}}, build: buildGDN},
 }
 
 // series names the columns that select a series of a table (matched
@@ -368,5 +381,25 @@ func buildCollective(b *builder) (looer, error) {
 		return nil, err
 	}
 	ct.Colls = append(ct.Colls, tb)
+	return tb, nil
+}
+
+func gdnPoints(b *builder) []kernels.GDNPoint {
+	t, ival, lat := b.t, b.ival, b.lat
+	pts := make([]kernels.GDNPoint, len(t.Rows))
+	for i, r := range t.Rows {
+		pts[i] = kernels.GDNPoint{KHeads: ival(r, "k_heads"), VHeads: ival(r, "v_heads"), Seqs: ival(r, "seqs"),
+			SeqLen: ival(r, "seq_len"), Latency: lat(r), Row: i + 1}
+	}
+	return pts
+}
+
+func buildGDN(b *builder) (looer, error) {
+	k := b.t.Keys
+	tb, err := kernels.NewGDNTable(b.name, kernels.GDNKey{Phase: k.Phase, KDim: k.HeadDim, VDim: k.VHeadDim}, gdnPoints(b))
+	if err != nil {
+		return nil, err
+	}
+	b.kt.GDNs = append(b.kt.GDNs, tb)
 	return tb, nil
 }

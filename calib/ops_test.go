@@ -30,6 +30,6 @@ func TestOpRegistry(t *testing.T) {
 	}
 	_, ok := opFor("conv")
 	assert.False(t, ok)
-	assert.Equal(t, "gemm, moe, mla, gqa, prefill, elementwise, unmapped, allreduce, allgather, reducescatter, alltoall, ep", opNames(),
+	assert.Equal(t, "gemm, moe, mla, gqa, prefill, elementwise, unmapped, allreduce, allgather, reducescatter, alltoall, ep, gdn", opNames(),
 		"the list unknown-op errors print")
 }

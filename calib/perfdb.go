@@ -170,7 +170,7 @@ func ImportPerfDB(dir string, opt PerfDBOptions) (_ *File, err error) {
 	// Deterministic table order: NCCL, framework all-reduce, EP, MoE (vLLM
 	// before SGLang: the first covering table answers), MLA, GQA decode,
 	// then prefill (context) attention: GQA, MLA.
-	order := map[string]int{"nccl": 0, "customar": 1, "deepep": 2, "deepepnormal": 3, "moe": 4, "mla": 5, "gqa": 6, "gqactx": 7, "mlactx": 8}
+	order := map[string]int{"nccl": 0, "customar": 1, "deepep": 2, "deepepnormal": 3, "moe": 4, "mla": 5, "gqa": 6, "gqactx": 7, "mlactx": 8, "gdn": 9}
 	sort.SliceStable(files, func(i, j int) bool {
 		a, b := files[i], files[j]
 		if order[a.kind] != order[b.kind] {
@@ -610,6 +610,8 @@ func (im *perfdbImport) readFrom(f perfdbFile, rd io.Reader) error {
 		return im.readGQAContext(f, rd)
 	case "mlactx":
 		return im.readMLAContext(f, rd)
+	case "gdn":
+		return im.readGDN(f, rd)
 	}
 	return fmt.Errorf("perfdb %s: unknown file kind", f.rel)
 }

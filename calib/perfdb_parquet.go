@@ -139,6 +139,7 @@ var parquetKinds = map[string]string{
 	"generation_attention_perf.parquet":  "gqa",
 	"context_attention_perf.parquet":     "gqactx",
 	"context_mla_perf.parquet":           "mlactx",
+	"gdn_perf.parquet":                   "gdn",
 }
 
 // perfdbTree finds the systems/data tree of aiconfigurator under dir: dir
@@ -196,7 +197,7 @@ func scanTree(dir, root, gpu string, systems map[string]bool) ([]perfdbFile, err
 			}
 			f := perfdbFile{path: m, rel: filepath.ToSlash(rel), system: sys, engine: strings.ToLower(filepath.Base(fwDir)),
 				engVer: filepath.Base(verDir), kind: kind, parquet: true}
-			if (kind == "moe" || kind == "mla" || kind == "gqa" || kind == "gqactx" || kind == "mlactx") && f.engine != "vllm" && f.engine != "sglang" {
+			if (kind == "moe" || kind == "mla" || kind == "gqa" || kind == "gqactx" || kind == "mlactx" || kind == "gdn") && f.engine != "vllm" && f.engine != "sglang" {
 				continue // moecast simulates vLLM and SGLang; TensorRT-LLM's kernels are not theirs
 			}
 			if kind == "nccl" && f.engine != "nccl" {

@@ -130,6 +130,8 @@ func Select(box Box, files ...*File) *Selection {
 			s.kt.Elementwises = append(s.kt.Elementwises, tb)
 		case *kernels.UnmappedTable:
 			s.kt.Unmappeds = append(s.kt.Unmappeds, tb)
+		case *kernels.GDNTable:
+			s.kt.GDNs = append(s.kt.GDNs, tb)
 		case *comm.Table:
 			s.ct.Colls = append(s.ct.Colls, tb)
 		case *comm.EPTable:

@@ -19,6 +19,16 @@ type RecurrentShape struct {
 	// Chunk is the chunk length of the chunked (prefill) algorithm; 0 for
 	// the per-token decode recurrence.
 	Chunk int
+	// GDN: a Gated DeltaNet layer (KDA and Mamba-2 are not), whose state
+	// update a gdn table (table_gdn.go) prices where one covers it;
+	// KHeads are its key heads on this rank (Heads: its value heads).
+	GDN    bool
+	KHeads int
+	// Engine is the serving engine whose own gdn tables answer first.
+	Engine string
+	// Roofline: price by the roofline even where a gdn table covers the
+	// shape (the gdn-table mechanism off).
+	Roofline bool
 }
 
 // Formulas of the recurrent kernels (static strings).
@@ -33,6 +43,9 @@ const (
 // (fused_recurrent_gated_delta_rule, selective_state_update): memory-bound
 // on the state, which each sequence reads and writes once per step.
 func (c *Costs) RecurrentDecode(s RecurrentShape) cost.Estimate {
+	if t, ok := c.gdnTable(s); ok {
+		return t
+	}
 	e := c.eff()
 	h, k, v := float64(s.Heads), float64(s.KDim), float64(s.VDim)
 	state := float64(s.Seqs) * h * k * v * float64(s.StateBytes) * 2
@@ -56,6 +69,9 @@ func (c *Costs) RecurrentDecode(s RecurrentShape) cost.Estimate {
 // inter-chunk output (C x K x V) and the state update (K x C x V), run as
 // tensor-core matmuls; the chunk states (fp32) are written and read once.
 func (c *Costs) RecurrentPrefill(s RecurrentShape) cost.Estimate {
+	if t, ok := c.gdnTable(s); ok {
+		return t
+	}
 	e := c.eff()
 	h, k, v := float64(s.Heads), float64(s.KDim), float64(s.VDim)
 	ch := float64(max(s.Chunk, 1))
@@ -72,4 +88,23 @@ func (c *Costs) RecurrentPrefill(s RecurrentShape) cost.Estimate {
 		kernels:    4,
 		formula:    formulaRecurrentPrefill,
 	})
+}
+
+// gdnTable is a measured Gated DeltaNet state update, where c's tables
+// cover s (Tables.GDN; the scenario's engine's own first) and s is not
+// priced by the roofline alone.
+func (c *Costs) gdnTable(s RecurrentShape) (cost.Estimate, bool) {
+	if !s.GDN || s.Roofline || c.Tables == nil {
+		return cost.Estimate{}, false
+	}
+	t, ok := c.Tables.(interface {
+		GDN(RecurrentShape) (cost.Estimate, bool)
+	})
+	if !ok {
+		return cost.Estimate{}, false
+	}
+	if s.Engine == "" {
+		s.Engine = c.Engine
+	}
+	return t.GDN(s)
 }

@@ -230,6 +230,7 @@ func (t *Tables) Rank() {
 	rank(t.MLAs)
 	rank(t.GQAs)
 	rank(t.Prefills)
+	rank(t.GDNs)
 	t.moeIndex = map[moeIndexKey][]*MoETable{}
 	for _, tb := range t.MoEs {
 		k := moeIndexKey{tb.Key.Quant, tb.Key.Experts, tb.Key.TopK, tb.Key.Hidden, tb.Key.Inter}

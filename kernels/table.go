@@ -1012,6 +1012,8 @@ type Tables struct {
 	// Unmappeds price, per layer, the kernels of a traced step that map
 	// to no modelled op (unmapped.go).
 	Unmappeds []*UnmappedTable
+	// GDNs price Gated DeltaNet state updates (table_gdn.go).
+	GDNs []*GDNTable
 
 	// moeIndex: MoEs by the keys a query matches (Rank builds it).
 	moeIndex map[moeIndexKey][]*MoETable
@@ -1026,7 +1028,7 @@ var _ Lookup = (*Tables)(nil)
 
 // Empty reports whether the set holds no table.
 func (t *Tables) Empty() bool {
-	return t == nil || len(t.GEMMs)+len(t.MoEs)+len(t.MLAs)+len(t.GQAs)+len(t.Prefills)+len(t.Elementwises)+len(t.Unmappeds) == 0
+	return t == nil || len(t.GEMMs)+len(t.MoEs)+len(t.MLAs)+len(t.GQAs)+len(t.Prefills)+len(t.Elementwises)+len(t.Unmappeds)+len(t.GDNs) == 0
 }
 
 // GEMM implements Lookup.

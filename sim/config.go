@@ -63,6 +63,10 @@ type Config struct {
 	// vLLM step on every architecture (kernels.Costs.AnyEngineMLAPrefill;
 	// the vllm-own-mla-prefill mechanism off).
 	AnyEngineMLAPrefill bool
+	// GDNRoofline prices Gated DeltaNet state updates by the roofline even
+	// where a gdn table (the perf database's gdn_perf rows) covers them
+	// (the gdn-table mechanism off).
+	GDNRoofline bool
 	// MoERouting is the perf database's skewed routing distribution the
 	// routed experts are priced with where the chosen MoE table has rows
 	// of it (kernels.MoEShape.Routing; the moe-routing mechanism, from

@@ -42,7 +42,8 @@ func (b *builder) recurrent(k *model.LayerKind) []op {
 	if r.Chunk > 0 {
 		chunk = r.Chunk
 	}
-	shape := kernels.RecurrentShape{Heads: heads, KDim: r.KDim, VDim: r.VDim, StateBytes: r.StateBytes, Chunk: chunk}
+	shape := kernels.RecurrentShape{Heads: heads, KDim: r.KDim, VDim: r.VDim, StateBytes: r.StateBytes, Chunk: chunk,
+		GDN: k.Mixer == model.MixGDN, KHeads: ceilDiv(r.KHeads, tp)}
 	name := k.Mixer.String()
 	ops = append(ops,
 		op{name: name + " recurrent update (decode)", kind: opRecurrent, cat: cost.Attention, dom: domDec, rec: shape},
@@ -56,8 +57,9 @@ func (b *builder) recurrent(k *model.LayerKind) []op {
 // evalRecurrent prices a recurrent op in pass p.
 func (s *Sim) evalRecurrent(o *op, p *pass) cost.Estimate {
 	sh := o.rec
+	sh.Roofline = s.cfg.GDNRoofline
 	if o.kind == opRecurrent {
-		sh.Seqs, sh.Tokens = p.seq, p.dec
+		sh.Seqs, sh.Tokens, sh.Chunk = p.seq, p.dec, 0
 		return s.costs.RecurrentDecode(sh)
 	}
 	sh.Seqs, sh.Tokens = p.pre.chunks, p.pre.tokens

@@ -245,7 +245,7 @@ func TestPredictCalibrationLayered(t *testing.T) {
 
 	code, out, errs = runCLI(t, "predict", "--batch", "8", "--calibration", "embedded, "+mine)
 	require.Equal(t, ExitOK, code, errs)
-	assert.Contains(t, out, "calib     embedded:rtx-pro-6000-server, 370 tables + "+mine+", ")
+	assert.Contains(t, out, "calib     embedded:rtx-pro-6000-server, 374 tables + "+mine+", ")
 
 	code, out, _ = runCLI(t, "predict", "--format", "json", "--calibration", "none")
 	require.Equal(t, ExitOK, code)
