@@ -1,8 +1,6 @@
 package kernels
 
 import (
-	"math"
-
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/dtype"
 	"github.com/moecast/moecast/internal/unit"
@@ -143,21 +141,7 @@ func prefillEfficiency(arch Arch, n int) float64 {
 	if arch.Facts().PrefillFA3 {
 		t = &prefillEffFA3
 	}
-	x := float64(n)
-	if x <= prefillEffLens[0] {
-		return t[0]
-	}
-	last := len(prefillEffLens) - 1
-	if x >= prefillEffLens[last] {
-		return t[last]
-	}
-	for i := 1; i <= last; i++ {
-		if x <= prefillEffLens[i] {
-			f := (math.Log2(x) - math.Log2(prefillEffLens[i-1])) / (math.Log2(prefillEffLens[i]) - math.Log2(prefillEffLens[i-1]))
-			return t[i-1] + f*(t[i]-t[i-1])
-		}
-	}
-	return t[last]
+	return lerpLog2(prefillEffLens[:], t[:], float64(n))
 }
 
 // AttentionPrefill is the cost of the step's prefill attention on one rank,

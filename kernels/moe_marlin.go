@@ -1,8 +1,6 @@
 package kernels
 
 import (
-	"math"
-
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/dtype"
 	"github.com/moecast/moecast/internal/unit"
@@ -37,18 +35,10 @@ import (
 // (kernel_source vllm_compressedtensorswna16marlinmoe_marlin_marlinexperts,
 // moe.vllm-0.24.0.int4_wo.e384.k8.h7168.i2048). gpt-oss (128 experts,
 // top-4) is nearer the second; its median is used: MarlinMXFP4Fixed.
-type marlinMXFP4Point struct {
-	inter      float64
-	effCompute float64
-}
-
-var marlinMXFP4SM90 = [...]marlinMXFP4Point{
-	{192, 0.1196},
-	{384, 0.1641},
-	{768, 0.2028},
-	{1536, 0.2255},
-	{3072, 0.2347},
-}
+var (
+	marlinMXFP4Widths  = [...]float64{192, 384, 768, 1536, 3072}
+	marlinMXFP4EffSM90 = [...]float64{0.1196, 0.1641, 0.2028, 0.2255, 0.2347}
+)
 
 // MarlinMXFP4Fixed is the Marlin MoE layer's fixed cost on sm_90 (above).
 const MarlinMXFP4Fixed = 43.8 * unit.Microsecond
@@ -57,22 +47,7 @@ const MarlinMXFP4Fixed = 43.8 * unit.Microsecond
 // expert width of inter: piecewise linear in log2(inter) between the
 // measured widths, the end values beyond them.
 func MarlinMXFP4Eff(inter int) float64 {
-	p := marlinMXFP4SM90[:]
-	x := float64(inter)
-	if x <= p[0].inter {
-		return p[0].effCompute
-	}
-	last := len(p) - 1
-	if x >= p[last].inter {
-		return p[last].effCompute
-	}
-	for i := 1; i <= last; i++ {
-		if x <= p[i].inter {
-			f := (math.Log2(x) - math.Log2(p[i-1].inter)) / (math.Log2(p[i].inter) - math.Log2(p[i-1].inter))
-			return p[i-1].effCompute + f*(p[i].effCompute-p[i-1].effCompute)
-		}
-	}
-	return p[last].effCompute
+	return lerpLog2(marlinMXFP4Widths[:], marlinMXFP4EffSM90[:], float64(inter))
 }
 
 const noteMarlinMXFP4 = "vLLM Marlin MoE (VLLM_MXFP4_USE_MARLIN); bytes and FLOPs of the layer padded to multiples of 256 (hidden) and 128 (width)"

@@ -24,19 +24,25 @@ var (
 
 // MoEWidthFactor scales ComputeMoE for a per-rank expert width of inter.
 func MoEWidthFactor(inter int) float64 {
-	x := float64(inter)
-	last := len(moeWidths) - 1
-	if x >= moeWidths[last] {
-		return 1
+	return lerpLog2(moeWidths[:], moeWidthFactor[:], float64(inter))
+}
+
+// lerpLog2 is ys at x, piecewise linear in log2(x) between the points
+// (xs strictly increasing, as long as ys), the end values beyond them:
+// the efficiency curves measured at a few sizes (MoEWidthFactor,
+// prefillEfficiency, MarlinMXFP4Eff).
+func lerpLog2(xs, ys []float64, x float64) float64 {
+	last := len(xs) - 1
+	if x <= xs[0] {
+		return ys[0]
 	}
-	if x <= moeWidths[0] {
-		return moeWidthFactor[0]
+	if x >= xs[last] {
+		return ys[last]
 	}
-	for i := 1; i <= last; i++ {
-		if x <= moeWidths[i] {
-			f := (math.Log2(x) - math.Log2(moeWidths[i-1])) / (math.Log2(moeWidths[i]) - math.Log2(moeWidths[i-1]))
-			return moeWidthFactor[i-1] + f*(moeWidthFactor[i]-moeWidthFactor[i-1])
-		}
+	i := 1
+	for x > xs[i] {
+		i++
 	}
-	return 1
+	f := (math.Log2(x) - math.Log2(xs[i-1])) / (math.Log2(xs[i]) - math.Log2(xs[i-1]))
+	return ys[i-1] + f*(ys[i]-ys[i-1])
 }
