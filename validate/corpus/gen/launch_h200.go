@@ -1,6 +1,9 @@
 package main
 
-import "sort"
+import (
+	"maps"
+	"slices"
+)
 
 // InferenceX's single-node H200 configs (system h200_sxm): vLLM
 // gptoss-fp4-h200-vllm, minimaxm2.5-fp8-h200-vllm, kimik2.5-int4-h200-vllm
@@ -219,13 +222,13 @@ var (
 func init() {
 	inferenceXLaunches = append(inferenceXLaunches, inferenceXH200Launches()...)
 	// The same days give the rows' engine version (datedImages).
-	for _, image := range sortedKeys(h200GptossDays) {
+	for _, image := range slices.Sorted(maps.Keys(h200GptossDays)) {
 		days := h200GptossDays[image]
 		datedImages = append(datedImages, datedImage{"vllm", "openai/gpt-oss-120b", "h200_sxm", "|fp4|", days, image,
 			"SemiAnalysisAI/InferenceX .github/workflows/gptoss-tmpl.yml (bmk-h200) and .github/configs/nvidia-master.yaml (gptoss-fp4-h200-vllm): image " +
 				image + " all day on those days (first-parent history: 77f238d12, 7103d66, 25506e8, 4e52ed4, d2c2acb)"})
 	}
-	for _, image := range sortedKeys(h200DSR1Days) {
+	for _, image := range slices.Sorted(maps.Keys(h200DSR1Days)) {
 		days := h200DSR1Days[image]
 		datedImages = append(datedImages, datedImage{"sglang", "deepseek-ai/DeepSeek-R1", "h200_sxm", "|fp8|", days, image,
 			"SemiAnalysisAI/InferenceX .github/workflows/dsr1-tmpl.yml (bmk-h200-fp8) and .github/configs/nvidia-master.yaml (dsr1-fp8-h200-sglang): image " +
@@ -233,15 +236,4 @@ func init() {
 	}
 	datedImages = append(datedImages, datedImage{"vllm", "meta-llama/Llama-3.1-70B", "h200_sxm", "|fp8|", []string{"2025-10-29"}, "vllm/vllm-openai:v0.10.2",
 		"SemiAnalysisAI/InferenceX @ 9596d23 .github/workflows/70b-tmpl.yml (bmk-h200-fp8: image vllm/vllm-openai:v0.10.2)"})
-}
-
-// sortedKeys is a map's keys in order (gen's output does not depend on
-// map order).
-func sortedKeys(m map[string][]string) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
