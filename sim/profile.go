@@ -86,8 +86,8 @@ const fusedMoEChunk = 16 * 1024
 //     and the softmax's fp32 probabilities (vllm/v1/sample/sampler.py @
 //     35d5cda): rows x vocab x 8 B; with MemoryProfile.SamplerSort the
 //     sort of vLLM's native top-k/top-p path, and with speculative
-//     decoding the rejection sampler's run after it, hold 7 and 10 fp32
-//     copies of those logits (profileSampler). The torch peak is the
+//     decoding the rejection sampler's run after it, peak at 9.5 and 12.5
+//     fp32 copies of those logits (profileSampler). The torch peak is the
 //     larger of the two.
 //   - workspace (MemoryProfile.IndexerWorkspace, DSA models): the shared
 //     workspace buffer the sparse indexer sizes in the profile run for
@@ -208,21 +208,27 @@ func fixedReserve(gpus int) []ReservePart {
 //     vllm/v1/sample/ops/topk_topp_sampler.py @ f120bd42d; the dummy run
 //     sets top_p 0.9 and top_k vocab - 1, gpu_model_runner.py
 //     _dummy_sampler_run): the gathered bf16 logits (L/2) and their fp32
-//     copy (L) stay alive while the sort allocates the sorted values (L),
-//     their int64 indices (2L), the top-k and top-p boolean masks (L/4
-//     each), the softmax of the sorted values (L) and the scattered result
-//     (L): 7L;
+//     copy (L) stay alive while torch.sort writes the sorted values (L)
+//     and their int64 indices (2L) through 5L of temporary storage: 9.5L
+//     at the sort, above the 7L the rest of the path holds at once (the
+//     top-k and top-p boolean masks, L/4 each, the softmax of the sorted
+//     values and the scattered result, L each);
 //   - with speculative decoding the dummy run then calls the rejection
 //     sampler on bf16 random logits over 2 x rows (L) with one draft token
 //     a row (rejection_sampler.py @ f120bd42d): the bonus rows' bf16 slice
-//     (L/2) and their fp32 raw-logits copy (L, returned as logprobs) stay
-//     alive while the target rows' fp32 copy (L) and its clone (L) go
-//     through the same top-k/top-p sort (5.5L): 10L;
+//     (L/2), their fp32 raw-logits copy (L, returned as logprobs), the
+//     target rows' fp32 copy (L) and its clone (L) stay alive while the
+//     clone is sorted the same way (3L + 5L): 12.5L;
 //   - otherwise (FlashInfer's sampler, or a version that is not read):
 //     the fp32 logits and probabilities, 2L.
+//
+// The 5L of the sort and both totals are measured: torch 2.11 on an H200,
+// rows 128-2048, vocab 32,000-154,880, the allocator's peak over the
+// same tensor sequence (bench/glm5mem/sampler_peak.py: 9.50-9.57L and
+// 12.50-12.57L; bench/RESULTS-glm5mem.md).
 const (
-	samplerSortL     = 7.0
-	samplerSortSpecL = 10.0
+	samplerSortL     = 9.5
+	samplerSortSpecL = 12.5
 	samplerPlainL    = 2.0
 )
 
@@ -234,9 +240,9 @@ func (c *Config) profileSampler(T, rows float64) (float64, string) {
 	hidden := T * float64(m.Hidden) * actBytes
 	switch {
 	case c.Profile.SamplerSort && c.Spec.Active():
-		return hidden + samplerSortSpecL*l, "native top-k/top-p sort and the rejection sampler's (10 fp32 copies)"
+		return hidden + samplerSortSpecL*l, "native top-k/top-p sort and the rejection sampler's (12.5 fp32 copies at the peak)"
 	case c.Profile.SamplerSort:
-		return hidden + samplerSortL*l, "native top-k/top-p sort (7 fp32 copies)"
+		return hidden + samplerSortL*l, "native top-k/top-p sort (9.5 fp32 copies at the peak)"
 	}
 	return hidden + samplerPlainL*l, "fp32 logits+probs"
 }
