@@ -83,3 +83,48 @@ func TestSpecPrepBubbleMechanism(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, conf(x).Spec.PrepBubble)
 }
+
+// memoryOf is the scenario's per-GPU memory picture at one sequence.
+func memoryOf(t *testing.T, s *Scenario) sim.Memory {
+	t.Helper()
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	pt, err := sm.Step(1, 1024)
+	require.NoError(t, err)
+	return pt.Memory
+}
+
+// TestProfileMechanisms: the GLM-5 corpus scenario (vLLM 0.16.0.dev with
+// its MTP draft, max_num_seqs 1024, max_model_len 202,752) profiles its
+// dummy sampler through the native top-k/top-p sort and the rejection
+// sampler (profile-sampler-sort: 12.5 fp32 copies of 1024 rows x 154,880
+// logits at the peak against 2) and keeps the indexer's workspace of 40 x 202,752
+// keys x 132 B (indexer-workspace). Each off gives its bytes back to the
+// KV cache; on again restores the picture; at v0.19.0 the sort is gone
+// and the workspace stays.
+func TestProfileMechanisms(t *testing.T) {
+	s, err := Load(glm5Corpus)
+	require.NoError(t, err)
+	on := memoryOf(t, s)
+	l := 1024 * 154880 * 4.0
+	ws := 40 * 202752 * 132.0
+
+	require.NoError(t, s.SetMechanism("profile-sampler-sort", false))
+	noSort := memoryOf(t, s)
+	assert.InEpsilon(t, 10.5*l, float64(on.Reserve-noSort.Reserve), 1e-9, "sort: %s -> %s", noSort.Reserve, on.Reserve)
+	assert.Equal(t, on.Reserve-noSort.Reserve, noSort.Usable-on.Usable)
+	require.NoError(t, s.SetMechanism("profile-sampler-sort", true))
+	assert.Equal(t, on, memoryOf(t, s))
+
+	require.NoError(t, s.SetMechanism("indexer-workspace", false))
+	noWS := memoryOf(t, s)
+	// The sampler is the peak: the workspace adds its whole size.
+	assert.InEpsilon(t, ws, float64(on.Reserve-noWS.Reserve), 1e-9, "workspace: %s -> %s", noWS.Reserve, on.Reserve)
+	require.NoError(t, s.SetMechanism("indexer-workspace", true))
+	assert.Equal(t, on, memoryOf(t, s))
+
+	x, err := OpenWith(glm5Corpus, []Override{{Key: "runtime.engine_version", Value: "0.19.0"}})
+	require.NoError(t, err)
+	late := memoryOf(t, x)
+	assert.InEpsilon(t, 10.5*l, float64(on.Reserve-late.Reserve), 1e-9, "v0.19.0 samples without the sort, keeps the workspace")
+}

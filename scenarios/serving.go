@@ -202,6 +202,12 @@ type Serving struct {
 	// vLLM's memory-profile run; set only by the memory-profile
 	// mechanism.
 	FixedReserve bool
+	// NoSamplerSort prices vLLM's dummy sampler run as fp32 logits and
+	// probabilities whatever the version (set only by the
+	// profile-sampler-sort mechanism); NoIndexerWorkspace leaves the
+	// sparse indexer's workspace out of the reserve (set only by the
+	// indexer-workspace mechanism).
+	NoSamplerSort, NoIndexerWorkspace bool
 	// SGLangReserve subtracts aiconfigurator's fixed reserve from
 	// SGLang's mem_fraction_static share as well (in place of its KV pool
 	// of profile_max_num_token); set only by the sglang-kv-pool
@@ -670,7 +676,14 @@ func (s *Scenario) setProfile() {
 		return
 	}
 	c := s.serveBase(ServePoint{})
-	s.Config.Profile = serve.MemoryProfile(v.Engine, s.Config.GPU.Label, s.Config.GPU.Memory, c.MaxNumBatchedTokens, c.MaxNumSeqs)
+	p := serve.MemoryProfile(v.Engine, s.Config.GPU.Label, s.Config.GPU.Memory, c.MaxNumBatchedTokens, c.MaxNumSeqs)
+	if !p.WeightsAndKV && p.Tokens > 0 {
+		p.SamplerSort = !v.NoSamplerSort && serve.SamplerSortDefault(v.Engine, v.EngineVersion)
+		if !v.NoIndexerWorkspace && serve.IndexerWorkspaceDefault(v.Engine, v.EngineVersion) && c.MaxModelLen > 0 {
+			p.IndexerWorkspace, p.MaxModelLen = true, c.MaxModelLen
+		}
+	}
+	s.Config.Profile = p
 }
 
 // memFraction is the share of each GPU's memory the engine takes on the

@@ -111,6 +111,48 @@ func SpecPrepBubbleDefault(e Engine, v string) bool {
 	return ok && major == 0 && minor < 19
 }
 
+// SamplerSortDefault reports whether engine e at version v runs its
+// profile run's dummy sampler through vLLM's PyTorch-native top-k/top-p
+// path, which sorts the whole vocabulary of every row
+// (sim.MemoryProfile.SamplerSort): vLLM from PR #26859 "Disable
+// FlashInfer sampler by default" (merged 2025-10-14, after v0.11.0) until
+// PR #33538 "Triton-based Top-k and Top-p sampler kernels" (merged
+// 2026-02-17; PR #32558 on the path it replaced: "The current pytorch
+// sort-based top-p/top-k implementation uses a large amount of memory").
+// Read here as v0.12 to v0.16: the 0.16.0.dev nightlies before
+// 2026-02-17 run the sort; whether v0.16.0 itself took PR #33538 is not
+// read (no corpus row is of it), and v0.11.1-0.11.2, which have the sort,
+// are read with v0.11.0 (major.minor only). Earlier versions sample with
+// FlashInfer when it is installed, later ones with the Triton kernel
+// (PR #40376 turns FlashInfer back on); neither sorts. A version that
+// does not parse is taken as the newest: no sort.
+func SamplerSortDefault(e Engine, v string) bool {
+	if e != VLLM {
+		return false
+	}
+	major, minor, ok := parseVersion(v)
+	return ok && major == 0 && minor >= 12 && minor <= 16
+}
+
+// IndexerWorkspaceDefault reports whether engine e at version v keeps the
+// sparse-attention indexer's prefill workspace, 40 x max_model_len keys,
+// from its profile run (sim.MemoryProfile.IndexerWorkspace): vLLM since
+// PR #27532 (merged 2025-12-12), which brought the shared workspace
+// manager (vllm/v1/worker/workspace.py) and the 40 x max_model_len
+// buffer (get_max_prefill_buffer_size, vllm/v1/attention/backends/mla/
+// indexer.py; the profile run reserves it in sparse_attn_indexer,
+// vllm/model_executor/layers/sparse_attn_indexer.py @ f120bd42d, still
+// the same on main in 2026-09). Read here as v0.14 and later (v0.13.0's
+// branch point against the merge is not read); a version that does not
+// parse is taken as the newest: kept. Only DSA models have the buffer.
+func IndexerWorkspaceDefault(e Engine, v string) bool {
+	if e != VLLM {
+		return false
+	}
+	major, minor, ok := parseVersion(v)
+	return !ok || major > 0 || minor >= 14
+}
+
 // VersionKnown reports whether engine version v reads as
 // [v]MAJOR.MINOR[...] ("0.12.0", "v0.5.3rc1", "0.5.1.post1"), the form
 // the version-dependent defaults (AsyncDefault, ReserveFullISLDefault,

@@ -232,3 +232,25 @@ func TestSpecPrepBubble(t *testing.T) {
 		assert.Equal(t, tc.want, SpecPrepBubbleDefault(tc.e, tc.v), "%s %q", tc.e, tc.v)
 	}
 }
+
+// TestProfileDefaults: vLLM's dummy sampler sorts from v0.12 to v0.16
+// (FlashInfer's sampler off by default from PR #26859 until the Triton
+// kernels of PR #33538), and its indexer workspace is kept from v0.14 on,
+// the newest included; SGLang has neither.
+func TestProfileDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		e               Engine
+		v               string
+		sort, workspace bool
+	}{
+		{VLLM, "0.10.2", false, false}, {VLLM, "0.11.0", false, false},
+		{VLLM, "0.12.0", true, false}, {VLLM, "0.13.0", true, false},
+		{VLLM, "0.15.1", true, true}, {VLLM, "0.16.0.dev", true, true},
+		{VLLM, "0.17.0", false, true}, {VLLM, "0.19.0", false, true},
+		{VLLM, "", false, true}, {VLLM, "nightly", false, true},
+		{SGLang, "0.5.9", false, false}, {SGLang, "", false, false},
+	} {
+		assert.Equal(t, tc.sort, SamplerSortDefault(tc.e, tc.v), "sort %s %q", tc.e, tc.v)
+		assert.Equal(t, tc.workspace, IndexerWorkspaceDefault(tc.e, tc.v), "workspace %s %q", tc.e, tc.v)
+	}
+}

@@ -248,6 +248,9 @@ func (c *Config) validate() (shape, error) {
 	if p := c.Profile; p.Tokens < 0 || p.Tokens > MaxBatchSize || p.Seqs < 0 || p.Seqs > MaxBatchSize {
 		return sh, fieldErrorf("Profile", "tokens %d and seqs %d must be in [0, %d]", p.Tokens, p.Seqs, MaxBatchSize)
 	}
+	if p := c.Profile; p.MaxModelLen < 0 || p.MaxModelLen > MaxContext || (p.IndexerWorkspace && p.MaxModelLen == 0) {
+		return sh, fieldErrorf("Profile", "max_model_len %d must be in [1, %d] with the indexer workspace, [0, %d] without", p.MaxModelLen, MaxContext, MaxContext)
+	}
 	if c.KVCache > dtype.KVFP8 {
 		return sh, fieldErrorf("KVCache", "unknown KV-cache dtype %d", c.KVCache)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/model"
 )
 
 // MemoryProfile is the engine's memory-profile run, which sizes the memory
@@ -39,6 +40,17 @@ type MemoryProfile struct {
 	Tokens int
 	// Seqs is the sampler run's rows (vLLM max_num_seqs; capped at Tokens).
 	Seqs int
+	// SamplerSort: the dummy sampler run takes vLLM's PyTorch-native
+	// top-k/top-p path, which sorts the whole vocabulary of every row
+	// (profileSampler; serve.SamplerSortDefault gives the versions).
+	SamplerSort bool
+	// IndexerWorkspace: vLLM reserves its sparse-attention indexer's
+	// prefill workspace for MaxModelLen during the profile run and keeps
+	// it (DSA models: profileWorkspace; serve.IndexerWorkspaceDefault).
+	IndexerWorkspace bool
+	// MaxModelLen is the engine's max_model_len, which sizes the indexer
+	// workspace.
+	MaxModelLen int
 }
 
 // ReservePart is one term of the memory reserve, with where it comes from.
@@ -72,8 +84,16 @@ const fusedMoEChunk = 16 * 1024
 //     dummy sampler run holds the logits of min(Seqs, Tokens) rows over
 //     the whole vocabulary (LogitsProcessor gathers the TP shards) in fp32
 //     and the softmax's fp32 probabilities (vllm/v1/sample/sampler.py @
-//     35d5cda): rows x vocab x 8 B. The torch peak is the larger of the
-//     two.
+//     35d5cda): rows x vocab x 8 B; with MemoryProfile.SamplerSort the
+//     sort of vLLM's native top-k/top-p path, and with speculative
+//     decoding the rejection sampler's run after it, peak at 9.5 and 12.5
+//     fp32 copies of those logits (profileSampler). The torch peak is the
+//     larger of the two.
+//   - workspace (MemoryProfile.IndexerWorkspace, DSA models): the shared
+//     workspace buffer the sparse indexer sizes in the profile run for
+//     40 x max_model_len keys and never frees; the fused-MoE caches are
+//     taken from the same buffer, so they leave the forward's MoE term
+//     and the buffer is the larger of the two (profileWorkspace).
 //   - non-torch: NCCL's communicator buffers, aiconfigurator's nccl_mem by
 //     GPU count (ncclReserve).
 //
@@ -92,6 +112,8 @@ func (c *Config) profileReserve(sh shape) []ReservePart {
 
 	// Attention transients over T tokens.
 	a := m.Attn
+	ws := c.profileWorkspace()
+	buffer, caches := ws, 0.0
 	heads := float64(ceilDiv(max(a.Heads, 1), sh.attnTP))
 	var qkv, out float64
 	if a.KVLoRARank > 0 { // MLA: q, kv_b output, attention output
@@ -121,22 +143,35 @@ func (c *Config) profileReserve(sh shape) []ReservePart {
 		if m.MoE.Latent > 0 {
 			width = float64(m.MoE.Latent)
 		}
-		moe := moeT*k*(max(2*inter, width)+inter)*actBytes + T*float64(m.MoE.Experts)*4
+		caches = moeT * k * (max(2*inter, width) + inter) * actBytes
+		moe := caches + T*float64(m.MoE.Experts)*4
 		if m.MoE.SharedInter > 0 {
 			moe += T * 3 * float64(ceilDiv(m.MoE.SharedInter, sh.tp)) * actBytes
+		}
+		if ws > 0 {
+			// The fused-MoE caches live in the shared workspace buffer
+			// (FusedMoEModularKernel._allocate_buffers takes them from
+			// current_workspace_manager()), which the indexer sized first.
+			buffer = max(ws, caches)
+			moe -= caches
 		}
 		if moe > block {
 			block, what = moe, "MoE"
 		}
 	}
 	forward := resid + block
-	sampler := T*h*actBytes + rows*float64(m.Vocab)*8
+	sampler, how := c.profileSampler(T, rows)
 	parts := []ReservePart{{
 		Name:  "activations",
 		Bytes: unit.Bytes(max(forward, sampler)),
-		Source: fmt.Sprintf("peak of vLLM's profile_run (gpu_worker.py determine_available_memory @ 35d5cda): forward of %d tokens %s (residual+hidden %s, largest block %s: %s), sampler over %d rows x %d vocab fp32 logits+probs %s",
-			p.Tokens, unit.Bytes(forward), unit.Bytes(resid), what, unit.Bytes(block), int(rows), m.Vocab, unit.Bytes(sampler)),
+		Source: fmt.Sprintf("peak of vLLM's profile_run (gpu_worker.py determine_available_memory @ 35d5cda): forward of %d tokens %s (residual+hidden %s, largest block %s: %s), sampler over %d rows x %d vocab %s %s",
+			p.Tokens, unit.Bytes(forward), unit.Bytes(resid), what, unit.Bytes(block), int(rows), m.Vocab, how, unit.Bytes(sampler)),
 	}}
+	if buffer > 0 {
+		parts = append(parts, ReservePart{Name: "workspace", Bytes: unit.Bytes(buffer),
+			Source: fmt.Sprintf("vLLM's shared workspace buffer, kept after the profile run: the sparse indexer's prefill gather of 40 x max_model_len %d keys x %d B (get_max_prefill_buffer_size, vllm/v1/attention/backends/mla/indexer.py; reserved by sparse_attn_indexer in the profile run, vllm/model_executor/layers/sparse_attn_indexer.py @ f120bd42d) %s, shared with the fused-MoE caches (%s)",
+				p.MaxModelLen, indexerKeyBytes(m.Attn), unit.Bytes(ws), unit.Bytes(caches))})
+	}
 	if n := ncclReserve(c.GPUs); n > 0 {
 		parts = append(parts, ReservePart{Name: "nccl", Bytes: n,
 			Source: fmt.Sprintf("non-torch memory: NCCL buffers, aiconfigurator nccl_mem for %d GPUs (systems/*.yaml @ 095f58a)", c.GPUs)})
@@ -164,4 +199,73 @@ func fixedReserve(gpus int) []ReservePart {
 			Source: fmt.Sprintf("aiconfigurator nccl_mem for %d GPUs (systems/*.yaml @ 095f58a)", gpus)})
 	}
 	return parts
+}
+
+// Sampler terms of vLLM's dummy sampler run, in units of L = rows x vocab
+// x 4 B (one fp32 copy of the logits):
+//
+//   - the PyTorch-native top-k/top-p path (apply_top_k_top_p,
+//     vllm/v1/sample/ops/topk_topp_sampler.py @ f120bd42d; the dummy run
+//     sets top_p 0.9 and top_k vocab - 1, gpu_model_runner.py
+//     _dummy_sampler_run): the gathered bf16 logits (L/2) and their fp32
+//     copy (L) stay alive while torch.sort writes the sorted values (L)
+//     and their int64 indices (2L) through 5L of temporary storage: 9.5L
+//     at the sort, above the 7L the rest of the path holds at once (the
+//     top-k and top-p boolean masks, L/4 each, the softmax of the sorted
+//     values and the scattered result, L each);
+//   - with speculative decoding the dummy run then calls the rejection
+//     sampler on bf16 random logits over 2 x rows (L) with one draft token
+//     a row (rejection_sampler.py @ f120bd42d): the bonus rows' bf16 slice
+//     (L/2), their fp32 raw-logits copy (L, returned as logprobs), the
+//     target rows' fp32 copy (L) and its clone (L) stay alive while the
+//     clone is sorted the same way (3L + 5L): 12.5L;
+//   - otherwise (FlashInfer's sampler, or a version that is not read):
+//     the fp32 logits and probabilities, 2L.
+//
+// The 5L of the sort and both totals are measured: torch 2.11 on an H200,
+// rows 128-2048, vocab 32,000-154,880, the allocator's peak over the
+// same tensor sequence (bench/glm5mem/sampler_peak.py: 9.50-9.57L and
+// 12.50-12.57L; bench/RESULTS-glm5mem.md).
+const (
+	samplerSortL     = 9.5
+	samplerSortSpecL = 12.5
+	samplerPlainL    = 2.0
+)
+
+// profileSampler is the dummy sampler run's peak over rows rows, with the
+// forward's hidden state (T tokens) still held, and how it was counted.
+func (c *Config) profileSampler(T, rows float64) (float64, string) {
+	m := c.Model
+	l := rows * float64(m.Vocab) * 4
+	hidden := T * float64(m.Hidden) * actBytes
+	switch {
+	case c.Profile.SamplerSort && c.Spec.Active():
+		return hidden + samplerSortSpecL*l, "native top-k/top-p sort and the rejection sampler's (12.5 fp32 copies at the peak)"
+	case c.Profile.SamplerSort:
+		return hidden + samplerSortL*l, "native top-k/top-p sort (9.5 fp32 copies at the peak)"
+	}
+	return hidden + samplerPlainL*l, "fp32 logits+probs"
+}
+
+// indexerKeyBytes is one token's key in the DSA indexer's cache: fp8
+// values and one fp32 scale per 128 (vLLM's DeepseekV32IndexerCache,
+// head_dim + head_dim // 128 x 4).
+func indexerKeyBytes(a model.Attention) int {
+	return a.IndexHeadDim + a.IndexHeadDim/128*4
+}
+
+// indexerWorkspaceKeys is get_max_prefill_buffer_size's factor: the
+// indexer's prefill gather holds 40 x max_model_len keys (vllm/v1/
+// attention/backends/mla/indexer.py @ f120bd42d, "40 is a magic number").
+const indexerWorkspaceKeys = 40
+
+// profileWorkspace is the sparse indexer's prefill workspace vLLM keeps
+// from its profile run (MemoryProfile.IndexerWorkspace) on a DSA MLA
+// model: 40 x max_model_len keys of indexerKeyBytes each; zero elsewhere.
+func (c *Config) profileWorkspace() float64 {
+	a := c.Model.Attn
+	if !c.Profile.IndexerWorkspace || a.Kind != model.MLA || a.IndexHeads == 0 || a.IndexTopK == 0 || a.IndexHeadDim == 0 {
+		return 0
+	}
+	return float64(indexerWorkspaceKeys) * float64(c.Profile.MaxModelLen) * float64(indexerKeyBytes(a))
 }

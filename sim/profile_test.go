@@ -111,3 +111,82 @@ func TestProfileWeightsAndKV(t *testing.T) {
 	assert.NotEmpty(t, m.ReserveParts[0].Source)
 	assert.InEpsilon(t, float64(unit.Bytes(float64(c.GPU.Memory)*0.852)-m.Weights), float64(m.Usable), 1e-12)
 }
+
+// reserveParts is the deployment st's reserve parts by name under the
+// profile p.
+func reserveParts(t *testing.T, st setup, p MemoryProfile) map[string]unit.Bytes {
+	t.Helper()
+	c := st.config(t)
+	c.Profile = p
+	s, err := New(c)
+	require.NoError(t, err)
+	pt, err := s.Step(1, 1024)
+	require.NoError(t, err)
+	parts := map[string]unit.Bytes{}
+	for _, r := range pt.Memory.ReserveParts {
+		assert.NotEmpty(t, r.Source, "part %s names its source", r.Name)
+		parts[r.Name] += r.Bytes
+	}
+	return parts
+}
+
+// TestProfileSamplerSort: vLLM's native top-k/top-p sort peaks at 9.5
+// fp32 copies of the sampler's logits, and 12.5 when the rejection
+// sampler's run follows under speculative decoding, against 2 (logits and
+// probabilities) otherwise; the forward's hidden state is held under all
+// three. 1024 rows over 1024 tokens make the sampler the peak.
+func TestProfileSamplerSort(t *testing.T) {
+	const vocab = 151936
+	l := float64(1024 * vocab * 4)
+	plain, _ := activations(t, qwenTP2, MemoryProfile{Tokens: 1024, Seqs: 1024}, vocab)
+	sorted, _ := activations(t, qwenTP2, MemoryProfile{Tokens: 1024, Seqs: 1024, SamplerSort: true}, vocab)
+	assert.InEpsilon(t, 7.5*l, float64(sorted-plain), 1e-9, "sort: %s -> %s", plain, sorted)
+	spec := qwenTP2
+	spec.spec = Spec{Method: SpecNgram, DraftTokens: 2, Acceptance: []float64{0.5}}
+	specPlain, _ := activations(t, spec, MemoryProfile{Tokens: 1024, Seqs: 1024}, vocab)
+	specSorted, _ := activations(t, spec, MemoryProfile{Tokens: 1024, Seqs: 1024, SamplerSort: true}, vocab)
+	assert.Equal(t, plain, specPlain, "without the sort the draft changes nothing")
+	assert.InEpsilon(t, 10.5*l, float64(specSorted-specPlain), 1e-9, "sort + rejection sampler: %s -> %s", specPlain, specSorted)
+	// The hidden state: 1024 tokens x hidden in bf16 on top of 12.5 copies.
+	c := qwenTP2.config(t)
+	assert.InEpsilon(t, 12.5*l+float64(1024*c.Model.Hidden*2), float64(specSorted), 1e-9)
+	// One sampler row: the forward is the peak and the sort moves nothing.
+	a, _ := activations(t, qwenTP2, MemoryProfile{Tokens: 8192, Seqs: 1}, 0)
+	b, _ := activations(t, qwenTP2, MemoryProfile{Tokens: 8192, Seqs: 1, SamplerSort: true}, 0)
+	assert.Equal(t, a, b)
+}
+
+var glm5H200 = setup{name: "glm-5 h200 tp8", preset: "glm-5", gpu: "h200-sxm", fabric: "nvlink4", gpus: 8, tp: 8, ep: 1, dp: 1, graphs: true}
+
+// TestProfileIndexerWorkspace: on a DSA model the indexer's workspace,
+// 40 x max_model_len keys of 132 B (128 fp8 + one fp32 scale), is a
+// reserve part of its own, which takes the fused-MoE caches in (the
+// forward's MoE term loses them); it grows with max_model_len; a model
+// without the indexer has none, and the flag needs a max_model_len.
+func TestProfileIndexerWorkspace(t *testing.T) {
+	base := MemoryProfile{Tokens: 8192, Seqs: 1}
+	off := reserveParts(t, glm5H200, base)
+	assert.NotContains(t, off, "workspace")
+	p := base
+	p.IndexerWorkspace, p.MaxModelLen = true, 202752
+	on := reserveParts(t, glm5H200, p)
+	assert.InEpsilon(t, 40*202752*132, float64(on["workspace"]), 1e-12, "workspace %s", on["workspace"])
+	assert.Less(t, on["activations"], off["activations"], "the MoE caches leave the forward term")
+	p.MaxModelLen = 2 * 202752
+	assert.InEpsilon(t, 2*40*202752*132, float64(reserveParts(t, glm5H200, p)["workspace"]), 1e-12)
+	// A short max_model_len: the MoE caches are the larger, and the buffer
+	// is their size, the forward term without them.
+	p.MaxModelLen = 1024
+	short := reserveParts(t, glm5H200, p)
+	assert.Greater(t, float64(short["workspace"]), 40*1024*132.0)
+	assert.Equal(t, on["activations"], short["activations"])
+
+	q := MemoryProfile{Tokens: 8192, Seqs: 1, IndexerWorkspace: true, MaxModelLen: 202752}
+	assert.NotContains(t, reserveParts(t, qwenTP2, q), "workspace", "no indexer, no workspace")
+
+	c := glm5H200.config(t)
+	c.Profile = MemoryProfile{Tokens: 8192, Seqs: 1, IndexerWorkspace: true}
+	_, err := New(c)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "max_model_len")
+}
