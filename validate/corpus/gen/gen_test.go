@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/moecast/moecast/kernels"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -509,5 +510,19 @@ func TestInferenceXGLM5Acceptance(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotContains(t, string(b), "[speculative]", other)
 		assert.Contains(t, string(b), "\n[runtime]\nengine = \"vllm\"\nengine_version = \"0.16.0.dev\"\n", other)
+	}
+}
+
+// TestTransferFabric: every aiconfigurator system the generator knows
+// (systemNodeGPUs) has the NVLink preset its disaggregated rows' KV cache
+// crosses, and it is the system's GPU preset's own fabric (kernels).
+func TestTransferFabric(t *testing.T) {
+	for sys := range systemNodeGPUs {
+		g, ok := kernels.LookupGPU(sys)
+		require.True(t, ok, "system %s: no GPU preset", sys)
+		assert.Equal(t, g.Fabric, transferFabric[sys], "system %s: transferFabric", sys)
+	}
+	for sys := range transferFabric {
+		assert.Contains(t, systemNodeGPUs, sys, "transferFabric names %s, which systemNodeGPUs lacks", sys)
 	}
 }

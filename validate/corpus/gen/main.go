@@ -499,10 +499,14 @@ func wideEPBackend(backend, system string, dp, ep int) string {
 }
 
 // transferFabric is the NVLink preset of each aiconfigurator system (its
-// GPU preset's Fabric in kernels): aiconfigurator's disaggregated runs
-// are single-system, so the KV cache crosses the box's (or the NVL72
-// rack's) NVLink.
-var transferFabric = map[string]string{"b200-sxm": "nvlink5", "b300-sxm": "nvlink5", "gb200": "nvlink5-nvl72", "gb300": "nvlink5-nvl72", "h100-sxm": "nvlink4"}
+// GPU preset's Fabric in kernels, TestTransferFabric): aiconfigurator's
+// disaggregated runs are single-system, so the KV cache crosses the box's
+// (or the NVL72 rack's) NVLink. Every system of systemNodeGPUs has one:
+// without it a disaggregated row is skipped as "no NVLink preset known"
+// (H200 was missing: aiconfigurator systems/h200_sxm.yaml @ 095f58a is
+// an 8-GPU HGX board, NVLink 4 as H100's).
+var transferFabric = map[string]string{"b200-sxm": "nvlink5", "b300-sxm": "nvlink5", "gb200": "nvlink5-nvl72", "gb300": "nvlink5-nvl72",
+	"h100-sxm": "nvlink4", "h200-sxm": "nvlink4"}
 
 func (s scenarioText) String() string {
 	var b strings.Builder
