@@ -6,10 +6,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
+	"github.com/parquet-go/parquet-go/format"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -71,6 +74,19 @@ func TestImportPerfDBParquetHostile(t *testing.T) {
 		edit(&r)
 		return parquetOf(t, goodGDN(), r)
 	}
+	// rows re-encodes good's footer claiming n rows (file and row group).
+	rows := func(n int64) []byte {
+		fl := int(binary.LittleEndian.Uint32(good[len(good)-8:]))
+		var md format.FileMetaData
+		require.NoError(t, thrift.Unmarshal(new(thrift.CompactProtocol), good[len(good)-8-fl:len(good)-8], &md))
+		md.NumRows = n
+		md.RowGroups[0].NumRows = n
+		foot, err := thrift.Marshal(new(thrift.CompactProtocol), &md)
+		require.NoError(t, err)
+		b := append(bytes.Clone(good[:len(good)-8-fl]), foot...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(foot)))
+		return append(b, "PAR1"...)
+	}
 	footerLen := func(n uint32) []byte {
 		b := bytes.Clone(good)
 		binary.LittleEndian.PutUint32(b[len(b)-8:], n)
@@ -108,6 +124,9 @@ func TestImportPerfDBParquetHostile(t *testing.T) {
 		{"not parquet", []byte("framework,latency\nvLLM,1\n"), file + `: not a readable parquet file: starts with "fram"`},
 		{"footer longer than the file", footerLen(math.MaxUint32 - 15), file + ": not a readable parquet file: its footer claims 4294967280 bytes, more than the file's"},
 		{"footer misplaced", footerLen(uint32(len(good)) - 12), file + ": not a readable parquet file: "},
+		// A footer claiming 1e12 rows: read until the pages end, nothing
+		// allocated for the claim; the one row there is read.
+		{"footer claiming 1e12 rows", rows(1e12), "sound"},
 		{"latency NaN", with(func(r *gdnRow) { r.Latency = math.NaN() }), file + ":3: latency is NaN"},
 		{"latency +Inf", with(func(r *gdnRow) { r.Latency = math.Inf(1) }), file + ":3: latency is +Inf"},
 		{"latency negative", with(func(r *gdnRow) { r.Latency = -0.5 }), file + ":3: latency must be positive, got -0.5"},
@@ -125,7 +144,17 @@ func TestImportPerfDBParquetHostile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ImportPerfDB(treeWith(t, tt.data), perfdbOpts("gb200"))
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			f, err := ImportPerfDB(treeWith(t, tt.data), perfdbOpts("gb200"))
+			runtime.ReadMemStats(&m1)
+			assert.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(64<<20), "allocated")
+			if tt.want == "sound" {
+				require.NoError(t, err)
+				require.Len(t, f.Tables, 1)
+				assert.Equal(t, [][]float64{{4, 16, 1, 1024, 75}}, f.Tables[0].Rows)
+				return
+			}
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tt.want)
 			assert.NotContains(t, err.Error(), "\n", "one line")
