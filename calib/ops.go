@@ -132,7 +132,10 @@ var ops = [...]opDef{
 	// seq_len new tokens each, by key and value heads per GPU; keys phase
 	// (prefill or decode), head_dim (keys) and v_head_dim (values).
 	{op: OpGDN, spec: opSpec{ints: []string{"k_heads", "v_heads", "seqs", "seq_len"}, keys: func(k Keys) error {
-		if err := need(k.Phase == "prefill" || k.Phase == "decode", `key phase ("prefill" or "decode") is required`); err != nil {
+		if k.Phase == "" {
+			return need(false, `key phase ("prefill" or "decode") is required`)
+		}
+		if err := need(k.Phase == "prefill" || k.Phase == "decode", fmt.Sprintf(`key phase %q: want "prefill" or "decode"`, k.Phase)); err != nil {
 			return err
 		}
 		return need(k.HeadDim > 0 && k.VHeadDim > 0 && k == Keys{Phase: k.Phase, HeadDim: k.HeadDim, VHeadDim: k.VHeadDim},

@@ -406,11 +406,21 @@ func (r record) pos(col string) (float64, error) {
 
 func (r record) count(col string) (int, error) {
 	v, err := r.pos(col)
-	if err == nil && v != math.Trunc(v) {
-		err = r.errf("%s must be an integer, got %s", col, r.str(col))
+	switch {
+	case err != nil:
+		return 0, err
+	case v != math.Trunc(v):
+		return 0, r.errf("%s must be an integer, got %s", col, r.str(col))
+	case v > maxCount:
+		// int(v) of a larger float64 is not v (1e300 -> -2^63)
+		return 0, r.errf("%s %s is implausibly large (at most %d)", col, r.str(col), maxCount)
 	}
-	return int(v), err
+	return int(v), nil
 }
+
+// maxCount bounds a count of the perf database (tokens, heads, GPUs,
+// dimensions): its largest are token counts of about 2^20.
+const maxCount = 1 << 31
 
 // collective reads a collective row's rank count (num_gpus), message size
 // in elements (message_size) and latency (latency, ms) as µs.
@@ -449,8 +459,19 @@ func (r record) latencyUs(col string, scale float64) (float64, error) {
 	if !(v > 0) {
 		return 0, r.errf("%s must be positive, got %s", col, r.str(col))
 	}
-	return roundPs(v * scale), nil
+	us := roundPs(v * scale)
+	switch {
+	case us == 0:
+		return 0, r.errf("%s %s is below the 1 ps resolution of the tables", col, r.str(col))
+	case us > maxLatencyUs:
+		return 0, r.errf("%s %s is implausibly long for one op (more than an hour)", col, r.str(col))
+	}
+	return us, nil
 }
+
+// maxLatencyUs bounds one op's latency: an hour, far beyond any kernel,
+// and below what overflows in unit conversion (1e300 ms -> +Inf us).
+const maxLatencyUs = 3600e6
 
 // roundPs rounds a time in µs to 1 ps, far below any measurement's
 // precision, so that unit conversion noise (0.00524 ms x 1000 =

@@ -2,6 +2,7 @@ package calib
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -41,11 +42,33 @@ func parquetCSV(path, rel string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("perfdb: %w", err)
 	}
-	pf, err := parquet.OpenFile(fh, st.Size())
+	return parquetCSVFrom(fh, st.Size(), rel)
+}
+
+// maxParquetCSV bounds the CSV one parquet table converts to (held in
+// memory): a calibration file holds no more (infile.MaxCalibration), and
+// a few KB of run-length-encoded parquet can claim billions of rows.
+const maxParquetCSV = infile.MaxCalibration
+
+// parquetCSVFrom converts the parquet table of size bytes read from ra,
+// named rel in errors.
+func parquetCSVFrom(ra io.ReaderAt, size int64, rel string) ([]byte, error) {
+	if err := checkParquetFrame(ra, size); err != nil {
+		return nil, fmt.Errorf("%s: not a readable parquet file: %v", rel, err)
+	}
+	pf, err := guarded(func() (*parquet.File, error) {
+		return parquet.OpenFile(ra, size, parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable parquet file: %v", rel, err)
 	}
-	cols := pf.Schema().Columns()
+	if err := checkParquetPages(ra, size, pf.Metadata()); err != nil {
+		return nil, fmt.Errorf("%s: not a readable parquet file: %v (truncated or corrupt)", rel, err)
+	}
+	cols, err := guarded(func() ([][]string, error) { return pf.Schema().Columns(), nil })
+	if err != nil {
+		return nil, fmt.Errorf("%s: not a readable parquet file: %v", rel, err)
+	}
 	head := make([]string, len(cols))
 	for i, c := range cols {
 		if len(c) != 1 {
@@ -65,7 +88,7 @@ func parquetCSV(path, rel string) ([]byte, error) {
 	rec := make([]string, len(cols))
 	var done int64
 	for done < rows {
-		n, err := r.ReadRows(buf)
+		n, err := guarded(func() (int, error) { return r.ReadRows(buf) })
 		for _, row := range buf[:n] {
 			for i := range rec {
 				rec[i] = ""
@@ -86,6 +109,9 @@ func parquetCSV(path, rel string) ([]byte, error) {
 			}
 			done++
 		}
+		if b.Len() > maxParquetCSV {
+			return nil, fmt.Errorf("%s: row %d: more than %d MiB as CSV, more than a calibration file holds (corrupt, or not a perf database table)", rel, done, maxParquetCSV>>20)
+		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -95,6 +121,63 @@ func parquetCSV(path, rel string) ([]byte, error) {
 	}
 	w.Flush()
 	return b.Bytes(), w.Error()
+}
+
+// guarded calls f, a call into parquet-go, and returns its panic as an
+// error. parquet-go panics on some corrupt pages by design (a dictionary
+// index past the dictionary: errno.check's "index out of bounds",
+// errors.go @ v0.32.0), where checking the pages first would mean
+// decoding them twice; the panic is the file's fault, not moecast's, and
+// is reported as the file's error. Only calls into the library are
+// guarded.
+func guarded[T any](f func() (T, error)) (v T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("corrupt data (the parquet reader stopped: %v)", r)
+		}
+	}()
+	return f()
+}
+
+// checkParquetFrame checks the frame of a parquet file before the
+// library reads it: "PAR1" at both ends and a footer length (the 4 bytes
+// before the closing "PAR1", little-endian) that fits in the file.
+// parquet-go allocates the footer's claimed length before reading it, so
+// a truncated or corrupt file whose last bytes claim a 4 GB footer would
+// allocate 4 GB; and it preallocates the lists the footer claims, which
+// checkThriftStruct bounds by the footer's bytes.
+func checkParquetFrame(ra io.ReaderAt, size int64) error {
+	const magic = "PAR1"
+	if size < 12 {
+		return fmt.Errorf("%d bytes, fewer than a parquet file's 12 bytes of frame (empty or truncated)", size)
+	}
+	var head, tail [4]byte
+	var foot [8]byte
+	if _, err := ra.ReadAt(head[:], 0); err != nil {
+		return err
+	}
+	if _, err := ra.ReadAt(foot[:], size-8); err != nil {
+		return err
+	}
+	copy(tail[:], foot[4:])
+	if string(head[:]) != magic {
+		return fmt.Errorf("starts with %q, not %q", head[:], magic)
+	}
+	if string(tail[:]) != magic {
+		return fmt.Errorf("ends with %q, not %q (truncated, or an encrypted footer)", tail[:], magic)
+	}
+	n := int64(binary.LittleEndian.Uint32(foot[:4]))
+	if n > size-12 {
+		return fmt.Errorf("its footer claims %d bytes, more than the file's %d bytes hold (truncated or corrupt)", n, size)
+	}
+	footer := make([]byte, n)
+	if _, err := ra.ReadAt(footer, size-8-n); err != nil {
+		return err
+	}
+	if _, err := checkThriftStruct(footer, 0); err != nil {
+		return fmt.Errorf("%v (truncated or corrupt)", err)
+	}
+	return nil
 }
 
 // parquetString writes one value as the CSV export of the table writes it:

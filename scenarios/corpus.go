@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -171,12 +172,11 @@ func ReadManifest(fsys fs.FS, p string) (_ *Manifest, err error) {
 			}
 		}
 		seen[e.Name] = true
-		keys := []string{"scenario", "baseline"}
-		for j, q := range append([]string{e.Scenario, e.Baseline}, e.Results...) {
-			key := "results"
-			if j < len(keys) {
-				key = keys[j]
-			}
+		// named are the files the entry names, keyOf their keys.
+		named := append([]string{e.Scenario, e.Baseline}, e.Results...)
+		keyOf := func(j int) string { return [...]string{"scenario", "baseline", "results"}[min(j, 2)] }
+		for j, q := range named {
+			key := keyOf(j)
 			if q != "" && (path.IsAbs(q) || strings.HasPrefix(m.Path(q), "../") || !fs.ValidPath(m.Path(q))) {
 				return nil, bad(key, "%q: want a path inside the manifest's directory", q)
 			}
@@ -184,6 +184,31 @@ func ReadManifest(fsys fs.FS, p string) (_ *Manifest, err error) {
 		for j, q := range e.Results {
 			if k := slices.IndexFunc(e.Results[:j], func(o string) bool { return m.Path(o) == m.Path(q) }); k >= 0 {
 				return nil, bad("results", "%q (item %d) repeats item %d: its rows would be scored twice", q, j+1, k+1)
+			}
+		}
+		for j, q := range named {
+			key := keyOf(j)
+			if q == "" {
+				continue
+			}
+			// The file is there and is a file: a manifest naming what is
+			// not there is refused, not scored as an unreadable entry.
+			switch st, err := fs.Stat(fsys, m.Path(q)); {
+			case m.Path(q) == path.Clean(p):
+				return nil, bad(key, "%q is the manifest itself", q)
+			case errors.Is(err, fs.ErrNotExist):
+				return nil, bad(key, "%q: no such file", q)
+			case err != nil:
+				var pe *fs.PathError
+				if errors.As(err, &pe) {
+					err = pe.Err
+				}
+				return nil, bad(key, "%q: %v", q, err)
+			case st.IsDir():
+				return nil, bad(key, "%q is a directory, want a file", q)
+			case !st.Mode().IsRegular():
+				// a FIFO or device would block or never end the read
+				return nil, bad(key, "%q is not a regular file (%v)", q, st.Mode().Type())
 			}
 		}
 	}

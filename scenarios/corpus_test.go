@@ -33,7 +33,11 @@ scenario = "a.toml"
 exclude = "TTFT beyond the server's own capacity"
 results = ["c.json"]
 `
-	m, err := ReadManifest(fstest.MapFS{"c/manifest.toml": {Data: []byte(good)}}, "c/manifest.toml")
+	files := fstest.MapFS{"c/manifest.toml": {Data: []byte(good)}}
+	for _, f := range []string{"c/a.toml", "c/a.csv", "c/more/b.json", "c/b.csv", "c/c.json"} {
+		files[f] = &fstest.MapFile{Data: []byte("x")}
+	}
+	m, err := ReadManifest(files, "c/manifest.toml")
 	require.NoError(t, err)
 	require.Len(t, m.Entries, 3)
 	assert.Equal(t, "TTFT beyond the server's own capacity", m.Entries[2].Exclude)
@@ -63,9 +67,22 @@ results = ["c.json"]
 		{"results repeated", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nresults = [\"r.csv\", \"b.csv\", \"./r.csv\"]\n", `m.toml:1: entry[1].results: "./r.csv" (item 3) repeats item 1`},
 		{"no entries", "[[source]]\nname = \"s\"\n", "m.toml: no [[entry]]"},
 		{"empty", "", "m.toml: no [[entry]]"},
+		// Session 11: a file the manifest names and does not hold was
+		// scored as an "unreadable results" or "cannot express" skip, exit
+		// 0; a FIFO hung the read.
+		{"scenario missing", "[[entry]]\nname = \"a\"\nscenario = \"nope.toml\"\nresults = [\"r.csv\"]\n", `m.toml:1: entry[1].scenario: "nope.toml": no such file`},
+		{"results missing", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nresults = [\"r.csv\", \"nope.json\"]\n", `m.toml:1: entry[1].results: "nope.json": no such file`},
+		{"baseline missing", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nbaseline = \"nope.toml\"\nresults = [\"r.csv\"]\n", `m.toml:1: entry[1].baseline: "nope.toml": no such file`},
+		{"skipped entry's results missing", "[[entry]]\nname = \"a\"\nskip = \"x\"\nresults = [\"nope.csv\"]\n", `m.toml:1: entry[1].results: "nope.csv": no such file`},
+		{"scenario is the manifest", "[[entry]]\nname = \"a\"\nscenario = \"m.toml\"\nresults = [\"r.csv\"]\n", `m.toml:1: entry[1].scenario: "m.toml" is the manifest itself`},
+		{"results are the manifest", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nresults = [\"./d/../m.toml\"]\n", `m.toml:1: entry[1].results: "./d/../m.toml" is the manifest itself`},
+		{"results a directory", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nresults = [\"d\"]\n", `m.toml:1: entry[1].results: "d" is a directory, want a file`},
+		{"results a FIFO", "[[entry]]\nname = \"a\"\nscenario = \"a.toml\"\nresults = [\"fifo\"]\n", `m.toml:1: entry[1].results: "fifo" is not a regular file`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadManifest(fstest.MapFS{"m.toml": {Data: []byte(tc.in)}}, "m.toml")
+			files := fstest.MapFS{"m.toml": {Data: []byte(tc.in)}, "a.toml": {}, "a": {}, "r.csv": {}, "d/x": {},
+				"fifo": {Mode: fs.ModeNamedPipe}}
+			_, err := ReadManifest(files, "m.toml")
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})

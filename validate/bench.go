@@ -131,6 +131,9 @@ type Request struct {
 	// send (a Mooncake agentic trace's wait_for, delay + tool_wait_ms).
 	After []int
 	Wait  float64
+	// Line is the line of the request log the request was read from (0
+	// where the format has no line per request), for messages.
+	Line int
 }
 
 // warn adds a warning.

@@ -155,7 +155,8 @@ func FuzzReadWorkload(f *testing.F) {
 		}
 		prev := 0.0
 		for i, q := range tr {
-			if !(q.Arrival >= prev) || math.IsInf(q.Arrival, 0) || q.InputTokens < 1 || q.OutputTokens < 1 {
+			if !(q.Arrival >= prev) || math.IsInf(q.Arrival, 0) || q.InputTokens < 1 || q.OutputTokens < 1 ||
+				q.InputTokens > MaxReplayTokens || q.OutputTokens > MaxReplayTokens || !(q.Wait <= serve.MaxArrival) {
 				t.Fatalf("request %d unusable or out of order: %+v", i, q)
 			}
 			prev = q.Arrival

@@ -164,7 +164,34 @@ func TestReadMooncake(t *testing.T) {
 	far := `{"timestamp": 0, "input_length": 100, "output_length": 10}` + "\n" + `{"timestamp": 1e300, "input_length": 100, "output_length": 10}` + "\n"
 	_, _, err = ReadWorkload("far.jsonl", []byte(far))
 	require.Error(t, err, "an arrival past the clock's resolution would time every later step as 0")
-	assert.Contains(t, err.Error(), "far.jsonl: request 2 arrives 1e+297 s after the first")
+	assert.Contains(t, err.Error(), "far.jsonl:2: timestamp: request 2 arrives 1e+297 s after the first")
+}
+
+// TestReadWorkloadHostile: a request log or Mooncake trace to replay that
+// is empty, or holds a length or a wait no simulation can run, is refused
+// at its line and key. Session 11: an empty file read "not a result file
+// of a known format", a length beyond the simulator's limit was refused
+// without its line, and a turn's delay of 1e300 ms ran (0.0 tok/s, exit 0).
+func TestReadWorkloadHostile(t *testing.T) {
+	const ok = `{"timestamp": 0, "input_length": 100, "output_length": 10, "request_id": "a"}` + "\n"
+	for _, tc := range []struct{ name, in, want string }{
+		{"empty", "", "w.jsonl: empty: no request to replay"},
+		{"blank lines", "\n \n\t\n", "w.jsonl: empty: no request to replay"},
+		{"mooncake input too long", ok + `{"timestamp": 5, "input_length": 5000000, "output_length": 10}`, "w.jsonl:2: input_length: 5000000 tokens exceeds the limit of 4194304"},
+		{"mooncake output too long", `{"timestamp": 5, "input_length": 5, "output_length": 4194305}`, "w.jsonl:1: output_length: 4194305 tokens exceeds the limit"},
+		{"log input too long", `{"arrival_time": 0, "input_toks": 4194305, "output_toks": 1}`, "w.jsonl:1: input_toks: 4194305 tokens exceeds the limit"},
+		{"unsorted, far arrival named at its line", `{"timestamp": 1e300, "input_length": 1, "output_length": 1}` + "\n" + ok, "w.jsonl:1: timestamp: request 2 arrives"},
+		{"log far arrival", `{"arrival_time": 0, "input_toks": 1, "output_toks": 1}` + "\n" + `{"arrival_time": 1e12, "input_toks": 1, "output_toks": 1}`, "w.jsonl:2: arrival_time: request 2 arrives"},
+		{"delay beyond the clock", ok + `{"timestamp": 1, "input_length": 1, "output_length": 1, "wait_for": ["a"], "delay": 1e300}`, "w.jsonl:2: delay: the turn waits 1e+297 s"},
+		{"tool wait beyond the clock", ok + `{"timestamp": 1, "input_length": 1, "output_length": 1, "wait_for": ["a"], "tool_wait_ms": 2e10}`, "w.jsonl:2: delay: the turn waits 2e+07 s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := ReadWorkload("w.jsonl", []byte(tc.in+"\n"))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "\n")
+		})
+	}
 }
 
 func TestReadersBad(t *testing.T) {

@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -8,6 +9,7 @@ import (
 	"sort"
 
 	"github.com/moecast/moecast/serve"
+	"github.com/moecast/moecast/sim"
 	"github.com/moecast/moecast/trace"
 )
 
@@ -62,6 +64,10 @@ func init() {
 		},
 	})
 }
+
+// MaxReplayTokens bounds a replayed request's prompt and output: the
+// scenarios' limit on a request's lengths (scenarios.CheckTokens).
+const MaxReplayTokens = sim.MaxContext / 4
 
 // maxLogRequests bounds a replayed log (serve's request limit).
 const maxLogRequests = 1 << 24
@@ -128,7 +134,7 @@ func readRequestLog(name string, data []byte) (BenchResult, error) {
 	measured := 0
 	for _, x := range rows {
 		q := Request{Arrival: at(x) - t0, InputTokens: x.in, OutputTokens: x.out,
-			Queue: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN(), E2E: math.NaN()}
+			Queue: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN(), E2E: math.NaN(), Line: x.line}
 		if x.hasEngineTS {
 			measured++
 			q.TTFT = (x.first - x.queued) * 1000
@@ -212,7 +218,7 @@ func readMooncake(name string, data []byte) (BenchResult, error) {
 			}
 			hashes = true
 		}
-		q.Wait = wait
+		q.Wait, q.Line = wait, line
 		r.Requests = append(r.Requests, q)
 		ids, waits, lines = append(ids, id), append(waits, w), append(lines, line)
 		return nil
@@ -313,6 +319,9 @@ func finiteNum(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 // as a workload to replay. The warnings say what was ignored.
 func ReadWorkload(name string, data []byte) (_ []serve.TraceRequest, _ []string, err error) {
 	defer asRead(&err)
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, nil, &BenchError{File: name, Msg: "empty: no request to replay"}
+	}
 	s := newSniff(name, data)
 	var r BenchResult
 	switch f := detect(s); {
@@ -335,10 +344,26 @@ func ReadWorkload(name string, data []byte) (_ []serve.TraceRequest, _ []string,
 	if err != nil {
 		return nil, nil, err
 	}
+	// The keys of the format's lengths and send delay, for messages.
+	inKey, outKey, arrKey, waitKey := "input_length", "output_length", "timestamp", "delay"
+	if r.Family == "requestlog" {
+		inKey, outKey, arrKey = "input_toks", "output_toks", "arrival_time"
+	}
 	out := make([]serve.TraceRequest, len(r.Requests))
 	for i, q := range r.Requests {
 		if !(q.Arrival <= serve.MaxArrival) {
-			return nil, nil, &BenchError{File: name, Msg: fmt.Sprintf("request %d arrives %g s after the first: more than the %g s a replay can time (float64 seconds lose the step's resolution)", i+1, q.Arrival, float64(serve.MaxArrival))}
+			return nil, nil, &BenchError{File: name, Line: q.Line, Key: arrKey, Msg: fmt.Sprintf("request %d arrives %g s after the first: more than the %g s a replay can time (float64 seconds lose the step's resolution)", i+1, q.Arrival, float64(serve.MaxArrival))}
+		}
+		if !(q.Wait <= serve.MaxArrival) {
+			return nil, nil, &BenchError{File: name, Line: q.Line, Key: waitKey, Msg: fmt.Sprintf("the turn waits %g s (delay + tool_wait_ms) after the one it waits for: more than the %g s a replay can time", q.Wait, float64(serve.MaxArrival))}
+		}
+		for _, l := range []struct {
+			key string
+			n   int
+		}{{inKey, q.InputTokens}, {outKey, q.OutputTokens}} {
+			if l.n > MaxReplayTokens {
+				return nil, nil, &BenchError{File: name, Line: q.Line, Key: l.key, Msg: fmt.Sprintf("%d tokens exceeds the limit of %d tokens a simulated request may have", l.n, MaxReplayTokens)}
+			}
 		}
 		out[i] = serve.TraceRequest{Arrival: q.Arrival, InputTokens: q.InputTokens, OutputTokens: q.OutputTokens, HashIDs: q.HashIDs,
 			After: q.After, Wait: q.Wait}

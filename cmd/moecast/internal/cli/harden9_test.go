@@ -160,6 +160,7 @@ func TestSimulateRequestsBeyondModelContextWarned(t *testing.T) {
 func TestCorpusManifestFormatNamed(t *testing.T) {
 	dir := t.TempDir()
 	copyTo(t, dir, "r.json", benchFixtures+"vllm-c16.json")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kimi.toml"), nil, 0o644))
 	m := filepath.Join(dir, "manifest.toml")
 	require.NoError(t, os.WriteFile(m, []byte("[[entry]]\nname = \"a\"\nscenario = \"kimi.toml\"\nresults = [\"r.json\"]\n\n[[entry]]\nname = \"b\"\nscenario = \"kimi.toml\"\nresults = [\"r.json\"]\nformat = \"vlm\"\n"), 0o644))
 	code, stdout, stderr := runCLI(t, "validate", "corpus", dir)

@@ -18,7 +18,7 @@ import (
 
 // testCorpus writes a small corpus: one scorable entry, one skipped by
 // the manifest, one whose scenario names a GPU moecast does not know, one
-// whose results are missing.
+// whose results cannot be read.
 func testCorpus(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
@@ -73,10 +73,11 @@ scenario = "unknown.toml"
 results = ["run.json"]
 
 [[entry]]
-name = "missing"
+name = "unreadable"
 scenario = "ok.toml"
-results = ["nope.json"]
+results = ["garbled.json"]
 `,
+		"garbled.json": `{"mean_ttft_ms": "fast", "max_concurrency": 4}`,
 	} {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
 	}
@@ -108,9 +109,9 @@ func TestValidateCorpusJSON(t *testing.T) {
 		reasons[s.Reason] = s.Count
 	}
 	assert.Equal(t, map[string]int{
-		"cannot express: disaggregated serving":             3,
-		`cannot express: hardware.gpu: unknown GPU "z9000"`: 1,
-		"unreadable results: no such file or directory":     1,
+		"cannot express: disaggregated serving":                                  3,
+		`cannot express: hardware.gpu: unknown GPU "z9000"`:                      1,
+		`unreadable results: mean_ttft_ms: want a number, got the string "fast"`: 1,
 	}, reasons)
 	require.Len(t, got.Rows, 8)
 	assert.Equal(t, 8, got.Rows[2].Concurrency, "rows in the corpus's order")
