@@ -189,3 +189,24 @@ func TestMXFP4Marlin(t *testing.T) {
 	// padded: hidden 2880 -> 3072, width 2880 -> 2944 at TP1
 	assert.InDelta(t, 3072.0*2944/(2880*2880), fm/ft, 1e-9)
 }
+
+// TestNVFP4SGLangArch: SGLang refuses an NVFP4 checkpoint below compute
+// capability 10.0 (modelopt_fp4's minimum), naming runtime.engine and
+// its line; vLLM takes it on Hopper (Marlin FP4), and SGLang on Blackwell
+// (B200, RTX PRO 6000) and on an fp8 checkpoint on Hopper.
+func TestNVFP4SGLangArch(t *testing.T) {
+	parse := func(config, gpu, engine string) error {
+		_, err := Parse("t.toml", []byte("name = \"t\"\n[model]\nconfig = \"../validate/corpus/configs/"+config+"\"\n[hardware]\ngpu = \""+gpu+
+			"\"\ngpus = 4\ncalibration = \"none\"\n[parallel]\ntp = 4\n[runtime]\nengine = \""+engine+"\"\n"))
+		return err
+	}
+	const fp4, fp8 = "nvidia--MiniMax-M2.5-NVFP4_config.json", "MiniMaxAI--MiniMax-M2.5_config.json"
+	err := parse(fp4, "h200-sxm", "sglang")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "t.toml:11: runtime.engine: SGLang loads an NVFP4 checkpoint (modelopt_fp4) only on compute capability 10.0 and later")
+	assert.Contains(t, err.Error(), "sm_90")
+	require.Error(t, parse(fp4, "a100-sxm", "sglang"))
+	for _, tc := range [][3]string{{fp4, "h200-sxm", "vllm"}, {fp4, "b200-sxm", "sglang"}, {fp4, "rtx-pro-6000-server", "sglang"}, {fp8, "h200-sxm", "sglang"}} {
+		assert.NoError(t, parse(tc[0], tc[1], tc[2]), "%v", tc)
+	}
+}

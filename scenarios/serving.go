@@ -391,6 +391,9 @@ func (s *Scenario) buildServing() error {
 	s.Config.Engine = v.Engine.String()
 	s.Config.SparseMLA = s.sparseMLADefault() // mechanism sparse-mla
 	s.Config.IndexerTopK = true               // mechanism indexer-topk
+	if err := s.checkNVFP4Arch(); err != nil {
+		return err
+	}
 	if err := s.buildMXFP4Activation(); err != nil {
 		return err
 	}

@@ -1,0 +1,47 @@
+package scenarios
+
+import (
+	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/kernels"
+	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/serve"
+)
+
+// SGLang loads an NVFP4 checkpoint (ModelOpt's modelopt_fp4) only on
+// compute capability 10.0 and later: ModelOptFp4Config.get_min_capability
+// returns 100 (python/sglang/srt/layers/quantization/modelopt_quant.py
+// @ faeb968), and the model loader refuses a GPU below a quantization's
+// minimum. On Ampere and Hopper such a deployment does not start, so the
+// scenario is refused instead of priced. vLLM does run NVFP4 there,
+// through its Marlin FP4 kernels (fp4 weights dequantized into bf16
+// MMA), which the roofline prices as fp4 bytes at the bf16 peak
+// (kernels.GPU.PeakFor: no fp4 peak on sm_80/sm_90).
+
+// checkNVFP4Arch refuses SGLang on an NVFP4 checkpoint below sm_100.
+func (s *Scenario) checkNVFP4Arch() error {
+	if s.Serving.Engine != serve.SGLang || !usesNVFP4(s.Config.Model) {
+		return nil
+	}
+	switch a := s.Config.GPU.Arch; a {
+	case kernels.SM80, kernels.SM90:
+		return s.doc.errorf("runtime.engine", "SGLang loads an NVFP4 checkpoint (modelopt_fp4) only on compute capability 10.0 and later "+
+			"(ModelOptFp4Config.get_min_capability = 100); %s is %s: serve it with vLLM (Marlin FP4) or on a Blackwell GPU",
+			s.Config.GPU.Name, a)
+	}
+	return nil
+}
+
+// usesNVFP4 reports whether any of m's weight classes is NVFP4 with fp4
+// activations (the ModelOpt NVFP4 format SGLang's modelopt_fp4 loads).
+func usesNVFP4(m *model.Config) bool {
+	if m == nil {
+		return false
+	}
+	q := m.Quant
+	for _, f := range []dtype.Format{q.RoutedExperts, q.SharedExpert, q.Attention, q.DenseMLP} {
+		if f == dtype.NVFP4 {
+			return true
+		}
+	}
+	return false
+}
