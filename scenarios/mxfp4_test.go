@@ -210,3 +210,28 @@ func TestNVFP4SGLangArch(t *testing.T) {
 		assert.NoError(t, parse(tc[0], tc[1], tc[2]), "%v", tc)
 	}
 }
+
+// TestNVFP4SGLangPlanGPUs: plan leaves out the GPUs where SGLang cannot
+// load the scenario's NVFP4 checkpoint, saying so.
+func TestNVFP4SGLangPlanGPUs(t *testing.T) {
+	s, err := Parse("t.toml", []byte("name = \"t\"\n[model]\nconfig = \"../validate/corpus/configs/nvidia--MiniMax-M2.5-NVFP4_config.json\"\n"+
+		"[hardware]\ngpu = \"b200-sxm\"\ngpus = 4\ncalibration = \"none\"\n[parallel]\ntp = 4\n[runtime]\nengine = \"sglang\"\n"))
+	require.NoError(t, err)
+	p := Plan{GPUs: []string{"b200-sxm", "h200-sxm"}, MaxGPUs: 8, InputTokens: 1024, OutputTokens: 1024}
+	sp, warns, err := s.PlanSpace(p)
+	require.NoError(t, err)
+	require.Len(t, sp.GPUs, 1)
+	assert.Equal(t, "b200-sxm", sp.GPUs[0].GPU.Name)
+	assert.Contains(t, fmt.Sprint(warns), "GPU h200-sxm: left out: SGLang loads an NVFP4 checkpoint only on compute capability 10.0 and later (h200-sxm is sm_90)")
+}
+
+// TestNVFP4SGLangPlanNoGPU: a plan whose every GPU is left out is an
+// input error naming them.
+func TestNVFP4SGLangPlanNoGPU(t *testing.T) {
+	s, err := Parse("t.toml", []byte("name = \"t\"\n[model]\nconfig = \"../validate/corpus/configs/nvidia--MiniMax-M2.5-NVFP4_config.json\"\n"+
+		"[hardware]\ngpu = \"b200-sxm\"\ngpus = 4\ncalibration = \"none\"\n[parallel]\ntp = 4\n[runtime]\nengine = \"sglang\"\n"))
+	require.NoError(t, err)
+	_, _, err = s.PlanSpace(Plan{GPUs: []string{"h200-sxm", "h100-sxm"}, MaxGPUs: 8, InputTokens: 1024, OutputTokens: 1024})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "none of h200-sxm, h100-sxm can serve the scenario")
+}

@@ -73,14 +73,21 @@ func TestSGLangSparsePrefill(t *testing.T) {
 		{Override{Key: "runtime.nsa_prefill_backend", Value: `"trtllm"`}, "trtllm", false},
 		{Override{Key: "runtime.nsa_prefill_backend", Value: `"flashmla_kv"`}, "flashmla_kv", false},
 		{Override{Key: "runtime.engine", Value: `"vllm"`}, "", false},
-		// Hopper: SGLang keeps its MHA_ONE_SHOT path for short prompts
-		{Override{Key: "hardware.gpu", Value: `"h200-sxm"`}, "flashmla_auto", false},
 	} {
 		x, err := OpenWith(glm5NVFP4Corpus, []Override{c.o})
 		require.NoError(t, err, c.o.Value)
 		assert.Equal(t, c.impl, x.NSAPrefillImpl(), c.o.Value)
 		assert.Equal(t, c.on, x.Config.SparsePrefill, c.o.Value)
 	}
+	// Hopper: SGLang keeps its MHA_ONE_SHOT path for short prompts (the
+	// FP8 checkpoint: SGLang loads no NVFP4 one there)
+	x, err := OpenWith(glm5FP8Corpus, []Override{{Key: "hardware.gpu", Value: `"h200-sxm"`}, {Key: "runtime.nsa_prefill_backend", Value: `"flashmla_auto"`}})
+	require.NoError(t, err)
+	assert.Equal(t, "flashmla_auto", x.NSAPrefillImpl())
+	assert.False(t, x.Config.SparsePrefill)
+	_, err = OpenWith(glm5NVFP4Corpus, []Override{{Key: "hardware.gpu", Value: `"h200-sxm"`}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "SGLang loads an NVFP4 checkpoint (modelopt_fp4) only on compute capability 10.0 and later")
 }
 
 // TestNSAPrefillBackendBadInput: an unknown runtime.nsa_prefill_backend is

@@ -19,16 +19,19 @@ import (
 
 // checkNVFP4Arch refuses SGLang on an NVFP4 checkpoint below sm_100.
 func (s *Scenario) checkNVFP4Arch() error {
-	if s.Serving.Engine != serve.SGLang || !usesNVFP4(s.Config.Model) {
+	if sglangLoadsNVFP4(s.Serving.Engine, s.Config.Model, s.Config.GPU.Arch) {
 		return nil
 	}
-	switch a := s.Config.GPU.Arch; a {
-	case kernels.SM80, kernels.SM90:
-		return s.doc.errorf("runtime.engine", "SGLang loads an NVFP4 checkpoint (modelopt_fp4) only on compute capability 10.0 and later "+
-			"(ModelOptFp4Config.get_min_capability = 100); %s is %s: serve it with vLLM (Marlin FP4) or on a Blackwell GPU",
-			s.Config.GPU.Name, a)
-	}
-	return nil
+	return s.doc.errorf("runtime.engine", "SGLang loads an NVFP4 checkpoint (modelopt_fp4) only on compute capability 10.0 and later "+
+		"(ModelOptFp4Config.get_min_capability = 100); %s is %s: serve it with vLLM (Marlin FP4) or on a Blackwell GPU",
+		s.Config.GPU.Name, s.Config.GPU.Arch)
+}
+
+// sglangLoadsNVFP4 reports whether engine e can load m on a GPU of arch a:
+// false only for SGLang, an NVFP4 checkpoint and sm_80/sm_90 (an unknown
+// arch, a custom GPU's, is not refused).
+func sglangLoadsNVFP4(e serve.Engine, m *model.Config, a kernels.Arch) bool {
+	return e != serve.SGLang || !usesNVFP4(m) || (a != kernels.SM80 && a != kernels.SM90)
 }
 
 // usesNVFP4 reports whether any of m's weight classes is NVFP4 with fp4

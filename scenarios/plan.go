@@ -285,6 +285,10 @@ func (s *Scenario) PlanSpace(p Plan) (_ *plan.Space, _ []string, err error) {
 			continue
 		}
 		g, _ := kernels.LookupGPU(name)
+		if !sglangLoadsNVFP4(s.Serving.Engine, c.Model, g.Arch) {
+			warnings = append(warnings, fmt.Sprintf("GPU %s: left out: SGLang loads an NVFP4 checkpoint only on compute capability 10.0 and later (%s is %s)", name, name, g.Arch))
+			continue
+		}
 		f, ok := comm.LookupFabric(g.Fabric)
 		if !ok {
 			return nil, nil, fmt.Errorf("GPU %s: its fabric %q is not a preset", name, g.Fabric)
@@ -304,6 +308,9 @@ func (s *Scenario) PlanSpace(p Plan) (_ *plan.Space, _ []string, err error) {
 			o.KernelTables, o.CommTables = sel.Kernels(), sel.Comm(c.Graphs)
 		}
 		sp.GPUs = append(sp.GPUs, o)
+	}
+	if len(sp.GPUs) == 0 {
+		return nil, nil, fmt.Errorf("plan gpus: none of %s can serve the scenario (%s)", strings.Join(gpus, ", "), strings.Join(warnings, "; "))
 	}
 	for _, o := range sp.GPUs {
 		if o.NIC.BW > 0 && !(c.NIC.BW > 0) && !nicWarned {
