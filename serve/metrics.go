@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
@@ -180,7 +181,12 @@ func sortWeighted(w []weighted) {
 		slices.SortFunc(w, byValue)
 		return
 	}
-	src, dst := w, make([]weighted, n)
+	buf := getWeighted()
+	if cap(buf) < n {
+		buf = make([]weighted, n)
+	}
+	src, dst := w, buf[:n]
+	defer putWeighted(buf)
 	for shift := uint(0); shift < 64; shift += 8 {
 		var count [256]int
 		for i := range src {
@@ -204,6 +210,29 @@ func sortWeighted(w []weighted) {
 	if &src[0] != &w[0] {
 		copy(w, src)
 	}
+}
+
+// weightedPool holds the sample buffers of finished runs: a run's ITL
+// samples (run.itl) and sortWeighted's scratch, about 16 bytes a step,
+// which a plan's hundreds of runs would otherwise each allocate, grow and
+// leave to the garbage collector (most of its allocation).
+var weightedPool sync.Pool
+
+// getWeighted is an empty sample buffer, from the pool where it has one.
+func getWeighted() []weighted {
+	if b, ok := weightedPool.Get().(*[]weighted); ok {
+		return (*b)[:0]
+	}
+	return make([]weighted, 0, 1024)
+}
+
+// putWeighted gives w's memory back to the pool; w is not used after.
+func putWeighted(w []weighted) {
+	if cap(w) == 0 {
+		return
+	}
+	w = w[:0]
+	weightedPool.Put(&w)
 }
 
 // radixKey is v's bits in an order that unsigned comparison keeps: the

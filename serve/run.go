@@ -63,7 +63,10 @@ func Run(cfg Config, coster StepCoster) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.result(), nil
+	r := e.result()
+	putWeighted(e.itl)
+	e.itl = nil
+	return r, nil
 }
 
 // simulate runs the point and returns the final state.
@@ -131,7 +134,7 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 		waiting: make([]int32, 0, len(e.reqs)), k: k, lookahead: cfg.Spec.Lookahead}
 	e.client = newClient(e.reqs, cfg.Workload.MaxConcurrency, cfg.FrontEnd, cfg.ScheduleAhead && cfg.AsyncScheduling)
 	e.client.deps = newDeps(gen)
-	e.itl = make([]weighted, 0, 1024)
+	e.itl = getWeighted()
 	if cfg.Disagg != nil {
 		cl, err := e.newCluster(shared)
 		if err != nil {
