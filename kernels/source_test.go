@@ -215,7 +215,11 @@ func TestRankNewestVersionFirst(t *testing.T) {
 // TestGQAIndex: once ranked, a GQA query reads only the tables of its
 // head dim and KV dtype, and gets what the policy's choice over every
 // table gives (user, engine and proxy tables of several keys, each
-// engine, queries inside and outside their ranges).
+// engine, queries inside and outside their ranges). The table picked for
+// a query less its batch and context is remembered (gqaPicks): every
+// batch and context after the first answers from the pick, and a pick
+// keyed without the engine or the heads gives another table's or another
+// grid's answer here.
 func TestGQAIndex(t *testing.T) {
 	gqa := func(name, engine string, user bool, key GQAKey, scale float64) *GQATable {
 		tb, err := NewGQATable(name, key, []GQAPoint{
@@ -258,4 +262,10 @@ func TestGQAIndex(t *testing.T) {
 		}
 	}
 	assert.Greater(t, answered, 50)
+	picks := 0
+	ts.gqaPicks.Range(func(_, _ any) bool { picks++; return true })
+	assert.Equal(t, 4*3*2*3, picks, "one pick per engine, head dim, KV dtype and heads")
+	s := GQAShape{Batch: 0, Context: 512, Heads: 8, KVHeads: 1, HeadDim: 128, KV: dtype.KVBF16}
+	_, ok := ts.GQA(s)
+	assert.False(t, ok, "batch 0 is no table's")
 }

@@ -26,6 +26,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/curve"
@@ -979,6 +980,15 @@ func (t *GQATable) LOOError() (float64, int) {
 }
 
 // Lookup answers GQA attention for a measured (heads, kv_heads) per GPU.
+// covers reports whether Lookup answers s.
+func (t *GQATable) covers(s GQAShape) bool {
+	if s.HeadDim != t.Key.HeadDim || s.KV.String() != t.Key.KV {
+		return false
+	}
+	t.later.do()
+	return t.series.find([2]int{s.Heads, s.KVHeads}) != nil && s.Batch > 0 && s.Context > 0
+}
+
 func (t *GQATable) Lookup(s GQAShape) (cost.Estimate, bool) {
 	if s.HeadDim != t.Key.HeadDim || s.KV.String() != t.Key.KV {
 		return cost.Estimate{}, false
@@ -988,9 +998,14 @@ func (t *GQATable) Lookup(s GQAShape) (cost.Estimate, bool) {
 	if g == nil || s.Batch <= 0 || s.Context <= 0 {
 		return cost.Estimate{}, false
 	}
+	return t.answer(g, s), true
+}
+
+// answer is Lookup's estimate of s from g, t's grid of s's heads.
+func (t *GQATable) answer(g *curve.Grid, s GQAShape) cost.Estimate {
 	r := g.At(float64(s.Batch), float64(s.Context))
 	flags := curve.FlagsOf(r.ClampA, r.ClampB)
-	return t.Estimate(r.Y, r.RowLo, r.RowHi, flags), true
+	return t.Estimate(r.Y, r.RowLo, r.RowHi, flags)
 }
 
 // ---- the set ----
@@ -1022,6 +1037,27 @@ type Tables struct {
 	skewed map[*MoETable]map[string]*MoETable
 	// gqaIndex: GQAs by their key (Rank builds it).
 	gqaIndex map[GQAKey][]*GQATable
+	// gqaPicks remembers, per gqaPickKey, the table the source policy
+	// chooses (gqaPick): which tables cover a GQA query does not depend on
+	// its batch and context once both are positive, so a serving
+	// simulation's hundreds of thousands of lookups walk the tables once.
+	// Rank makes it with gqaIndex; copies of the set share both.
+	gqaPicks *sync.Map
+}
+
+// gqaPickKey is a GQA query less its batch and context.
+type gqaPickKey struct {
+	heads, kvHeads, headDim int
+	kv                      dtype.KVCache
+	engine                  string
+}
+
+// gqaPick is the table choose picks for a gqaPickKey, its grid of the
+// query's heads and its policy (nil t: no table covers the query).
+type gqaPick struct {
+	t      *GQATable
+	g      *curve.Grid
+	policy string
 }
 
 var _ Lookup = (*Tables)(nil)
@@ -1055,9 +1091,28 @@ func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
 	return choose(t.MLAs, s, s.Engine, (*MLATable).lookupFP8FromBF16)
 }
 
-// GQA implements Lookup.
+// GQA implements Lookup: choose's answer, the table it picks remembered
+// per query less batch and context (gqaPicks) once the set is ranked.
 func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) {
-	return choose(t.gqaTables(s), s, s.Engine, (*GQATable).Lookup)
+	if t.gqaPicks == nil || s.Batch <= 0 || s.Context <= 0 {
+		return choose(t.gqaTables(s), s, s.Engine, (*GQATable).Lookup)
+	}
+	k := gqaPickKey{heads: s.Heads, kvHeads: s.KVHeads, headDim: s.HeadDim, kv: s.KV, engine: s.Engine}
+	v, ok := t.gqaPicks.Load(k)
+	if !ok {
+		p := &gqaPick{}
+		if tb, policy, found := pick(t.gqaTables(s), s, s.Engine, (*GQATable).covers); found {
+			p = &gqaPick{t: tb, g: tb.series.find([2]int{s.Heads, s.KVHeads}), policy: policy}
+		}
+		v, _ = t.gqaPicks.LoadOrStore(k, p)
+	}
+	p := v.(*gqaPick)
+	if p.t == nil {
+		return cost.Estimate{}, false
+	}
+	e := p.t.answer(p.g, s)
+	e.Source.Policy = p.policy
+	return e, true
 }
 
 // Prefill implements Lookup: the source policy's table answers
