@@ -267,7 +267,7 @@ func (t *Tables) Rank() {
 	for _, ts := range t.moeIndex {
 		linkSkewed(t.skewed, ts)
 	}
-	t.gqaPicks = new(sync.Map)
+	t.picks = new(sync.Map)
 	t.gqaIndex = map[GQAKey][]*GQATable{}
 	for _, tb := range t.GQAs {
 		t.gqaIndex[tb.Key] = append(t.gqaIndex[tb.Key], tb)

@@ -819,6 +819,18 @@ func (t *MLATable) Lookup(s MLAShape) (cost.Estimate, bool) {
 	return shiftDown(t.Estimate(r.Y, r.RowLo, r.RowHi, flags), d), true
 }
 
+// covers reports whether Lookup answers s; coversFP8FromBF16 whether
+// lookupFP8FromBF16 does.
+func (t *MLATable) covers(s MLAShape) bool {
+	_, _, ok := t.lookup(s)
+	return ok
+}
+
+func (t *MLATable) coversFP8FromBF16(s MLAShape) bool {
+	_, ok := t.lookupFP8FromBF16(s)
+	return ok
+}
+
 func (t *MLATable) lookup(s MLAShape) (curve.GridResult, curve.Flags, bool) {
 	k := t.Key
 	if k.GEMMDtype != "bf16" || k.KV != s.KV.String() || s.KVLoRARank != k.KVLoRARank || s.QKRopeDim != k.QKRopeDim ||
@@ -1037,12 +1049,14 @@ type Tables struct {
 	skewed map[*MoETable]map[string]*MoETable
 	// gqaIndex: GQAs by their key (Rank builds it).
 	gqaIndex map[GQAKey][]*GQATable
-	// gqaPicks remembers, per gqaPickKey, the table the source policy
-	// chooses (gqaPick): which tables cover a GQA query does not depend on
-	// its batch and context once both are positive, so a serving
-	// simulation's hundreds of thousands of lookups walk the tables once.
-	// Rank makes it with gqaIndex; copies of the set share both.
-	gqaPicks *sync.Map
+	// picks remembers the table the source policy chooses for a GQA
+	// query (by gqaPickKey: a gqaPick) and for an MLA-module query (by the
+	// MLAShape with batch and context zeroed: an mlaPick). Which tables
+	// cover a query does not depend on its batch and context once both
+	// are positive, so a serving simulation's hundreds of thousands of
+	// attention lookups walk the tables once. Rank makes it; copies of
+	// the set share it, as they share the indexes.
+	picks *sync.Map
 }
 
 // gqaPickKey is a GQA query less its batch and context.
@@ -1085,26 +1099,61 @@ func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) {
 // (MLATable.lookupFP8FromBF16, Source.Note says so), rather than dropping
 // the whole module to the roofline.
 func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
-	if e, ok := choose(t.MLAs, s, s.Engine, (*MLATable).Lookup); ok {
-		return e, true
+	if t.picks == nil || s.Batch <= 0 || s.Context <= 0 {
+		if e, ok := choose(t.MLAs, s, s.Engine, (*MLATable).Lookup); ok {
+			return e, true
+		}
+		return choose(t.MLAs, s, s.Engine, (*MLATable).lookupFP8FromBF16)
 	}
-	return choose(t.MLAs, s, s.Engine, (*MLATable).lookupFP8FromBF16)
+	k := s
+	k.Batch, k.Context = 0, 0
+	v, ok := t.picks.Load(k)
+	if !ok {
+		p := &mlaPick{}
+		if tb, policy, found := pick(t.MLAs, s, s.Engine, (*MLATable).covers); found {
+			p = &mlaPick{t: tb, policy: policy}
+		} else if tb, policy, found := pick(t.MLAs, s, s.Engine, (*MLATable).coversFP8FromBF16); found {
+			p = &mlaPick{t: tb, policy: policy, fp8: true}
+		}
+		v, _ = t.picks.LoadOrStore(k, p)
+	}
+	p := v.(*mlaPick)
+	if p.t == nil {
+		return cost.Estimate{}, false
+	}
+	look := p.t.Lookup
+	if p.fp8 {
+		look = p.t.lookupFP8FromBF16
+	}
+	e, _ := look(s)
+	e.Source.Policy = p.policy
+	return e, true
+}
+
+// mlaPick is the table choose picks for an MLA-module query less its
+// batch and context, whether it answers from its bf16-KV series for an
+// fp8-KV query (lookupFP8FromBF16), and its policy (nil t: no table
+// covers the query).
+type mlaPick struct {
+	t      *MLATable
+	fp8    bool
+	policy string
 }
 
 // GQA implements Lookup: choose's answer, the table it picks remembered
-// per query less batch and context (gqaPicks) once the set is ranked.
+// per query less batch and context (picks) once the set is ranked.
 func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) {
-	if t.gqaPicks == nil || s.Batch <= 0 || s.Context <= 0 {
+	if t.picks == nil || s.Batch <= 0 || s.Context <= 0 {
 		return choose(t.gqaTables(s), s, s.Engine, (*GQATable).Lookup)
 	}
 	k := gqaPickKey{heads: s.Heads, kvHeads: s.KVHeads, headDim: s.HeadDim, kv: s.KV, engine: s.Engine}
-	v, ok := t.gqaPicks.Load(k)
+	v, ok := t.picks.Load(k)
 	if !ok {
 		p := &gqaPick{}
 		if tb, policy, found := pick(t.gqaTables(s), s, s.Engine, (*GQATable).covers); found {
 			p = &gqaPick{t: tb, g: tb.series.find([2]int{s.Heads, s.KVHeads}), policy: policy}
 		}
-		v, _ = t.gqaPicks.LoadOrStore(k, p)
+		v, _ = t.picks.LoadOrStore(k, p)
 	}
 	p := v.(*gqaPick)
 	if p.t == nil {
