@@ -47,11 +47,10 @@ import (
 // cache): use one per Run. The Sim it wraps is, so several SimCosters may
 // share one.
 type SimCoster struct {
-	sim  *sim.Sim
-	seqs []sim.Seq
-	res  sim.StepTimes
-	key  sim.StepKey
-	err  error
+	sim *sim.Sim
+	res sim.StepTimes
+	key sim.StepKey
+	err error
 	// The cache (taken from cachePool on the first step, given back by
 	// Release): memo maps a key's Hash to its newest entry (ent), whose
 	// next links the older entries of the same hash (-1 ends). The
@@ -128,10 +127,6 @@ func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit
 // after another (sim.KeyMemoN), without their being written out.
 func (c *SimCoster) StepCostN(seqs []Seq, n int) (unit.Seconds, [cost.NumCategories]unit.Seconds) {
 	var cats [cost.NumCategories]unit.Seconds
-	c.seqs = c.seqs[:0]
-	for _, q := range seqs {
-		c.seqs = append(c.seqs, sim.Seq{Query: q.Query, Context: q.Context, Prefill: q.Prefill})
-	}
 	if c.ops == nil {
 		c.ops = c.sim.NewOpMemo()
 	}
@@ -139,7 +134,7 @@ func (c *SimCoster) StepCostN(seqs []Seq, n int) (unit.Seconds, [cost.NumCategor
 		c.stepCache = cachePool.Get().(*stepCache)
 	}
 	key := &c.key
-	err := c.sim.KeyMemoN(c.seqs, n, c.ops, key)
+	err := c.sim.KeyMemoN(seqs, n, c.ops, key)
 	var h uint64
 	if err == nil {
 		h = key.Hash() & memoHashMask
