@@ -268,6 +268,16 @@ func TestGQAIndex(t *testing.T) {
 	s := GQAShape{Batch: 0, Context: 512, Heads: 8, KVHeads: 1, HeadDim: 128, KV: dtype.KVBF16}
 	_, ok := ts.GQA(s)
 	assert.False(t, ok, "batch 0 is no table's")
+	// Another query's pick under this query's hash (a collision) is not
+	// used: the query is answered as choose answers it.
+	s = GQAShape{Batch: 4, Context: 2048, Heads: 16, KVHeads: 1, HeadDim: 128, KV: dtype.KVBF16, Engine: "vllm"}
+	k := gqaPickKey{heads: s.Heads, kvHeads: s.KVHeads, headDim: s.HeadDim, kv: s.KV, engine: s.Engine}
+	other := *ts.GQAs[0]
+	ts.picks.Store(k.hash(), &gqaPick{key: gqaPickKey{heads: 99}, t: &other, g: other.series.grids[0], policy: "wrong"})
+	want, _ := choose(ts.GQAs, s, s.Engine, (*GQATable).Lookup)
+	got, ok := ts.GQA(s)
+	require.True(t, ok)
+	assert.Equal(t, want, got, "collision")
 }
 
 // TestMLAModulePicks: once ranked, an MLA-module query answers from the
@@ -342,4 +352,15 @@ func TestMLAModulePicks(t *testing.T) {
 	s := MLAShape{Batch: 0, Context: 512, Heads: 16, KVLoRARank: 512, QKRopeDim: 64, KV: dtype.KVBF16}
 	_, ok := ts.MLAModule(s)
 	assert.False(t, ok, "batch 0 is no table's")
+	// Another query's pick under this query's hash (a collision) is not
+	// used.
+	s.Batch, s.Engine = 8, "vllm"
+	k := s
+	k.Batch, k.Context = 0, 0
+	ts.picks.Store(mlaPickHash(&k), &mlaPick{key: MLAShape{Heads: 99}, t: ts.MLAs[len(ts.MLAs)-1], policy: "wrong"})
+	want, wok := choose(ts.MLAs, s, s.Engine, (*MLATable).Lookup)
+	got, ok := ts.MLAModule(s)
+	require.True(t, wok)
+	require.True(t, ok)
+	assert.Equal(t, want, got, "collision")
 }

@@ -24,6 +24,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
 	"sync"
@@ -1050,12 +1051,13 @@ type Tables struct {
 	// gqaIndex: GQAs by their key (Rank builds it).
 	gqaIndex map[GQAKey][]*GQATable
 	// picks remembers the table the source policy chooses for a GQA
-	// query (by gqaPickKey: a gqaPick) and for an MLA-module query (by the
-	// MLAShape with batch and context zeroed: an mlaPick). Which tables
-	// cover a query does not depend on its batch and context once both
-	// are positive, so a serving simulation's hundreds of thousands of
-	// attention lookups walk the tables once. Rank makes it; copies of
-	// the set share it, as they share the indexes.
+	// query (a gqaPick) and for an MLA-module query (an mlaPick), by the
+	// hash of the query less its batch and context (gqaPickKey.hash,
+	// mlaPickHash; the pick keeps the query it is for). Which tables cover
+	// a query does not depend on its batch and context once both are
+	// positive, so a serving simulation's hundreds of thousands of
+	// attention lookups walk the tables once. Rank makes it; copies of the
+	// set share it, as they share the indexes.
 	picks *sync.Map
 }
 
@@ -1066,9 +1068,50 @@ type gqaPickKey struct {
 	engine                  string
 }
 
-// gqaPick is the table choose picks for a gqaPickKey, its grid of the
+func (k gqaPickKey) hash() uint64 {
+	h := pickMix(1, uint64(k.heads))
+	h = pickMix(h, uint64(k.kvHeads))
+	h = pickMix(h, uint64(k.headDim))
+	h = pickMix(h, uint64(k.kv))
+	return pickString(h, k.engine)
+}
+
+// mlaPickHash is the hash of MLA-module query s less its batch and
+// context.
+func mlaPickHash(s *MLAShape) uint64 {
+	h := pickMix(2, uint64(s.Heads))
+	for _, v := range [...]int{s.KVLoRARank, s.QKRopeDim, int(s.KV), s.TotalHeads, s.Hidden, s.QLoRARank, s.QKNopeDim, s.VHeadDim} {
+		h = pickMix(h, uint64(v))
+	}
+	if s.KeepCollectorBias {
+		h = pickMix(h, 1)
+	}
+	return pickString(h, s.Engine)
+}
+
+// pickMix folds a into h (a multiply-xorshift round, as wyhash's).
+func pickMix(h, a uint64) uint64 {
+	hi, lo := bits.Mul64(h^a^0xa0761d6478bd642f, 0xe7037ed1a0b428db)
+	return hi ^ lo
+}
+
+// pickString folds s into h, eight bytes at a time.
+func pickString(h uint64, s string) uint64 {
+	h = pickMix(h, uint64(len(s)))
+	for i := 0; i < len(s); i += 8 {
+		var w uint64
+		for j := i; j < min(i+8, len(s)); j++ {
+			w = w<<8 | uint64(s[j])
+		}
+		h = pickMix(h, w)
+	}
+	return h
+}
+
+// gqaPick is the table choose picks for GQA query key, its grid of the
 // query's heads and its policy (nil t: no table covers the query).
 type gqaPick struct {
+	key    gqaPickKey
 	t      *GQATable
 	g      *curve.Grid
 	policy string
@@ -1107,17 +1150,20 @@ func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
 	}
 	k := s
 	k.Batch, k.Context = 0, 0
-	v, ok := t.picks.Load(k)
-	if !ok {
-		p := &mlaPick{}
+	h := mlaPickHash(&k)
+	v, ok := t.picks.Load(h)
+	p, _ := v.(*mlaPick)
+	if !ok || p == nil || p.key != k {
+		p = &mlaPick{key: k}
 		if tb, policy, found := pick(t.MLAs, s, s.Engine, (*MLATable).covers); found {
-			p = &mlaPick{t: tb, policy: policy}
+			p.t, p.policy = tb, policy
 		} else if tb, policy, found := pick(t.MLAs, s, s.Engine, (*MLATable).coversFP8FromBF16); found {
-			p = &mlaPick{t: tb, policy: policy, fp8: true}
+			p.t, p.policy, p.fp8 = tb, policy, true
 		}
-		v, _ = t.picks.LoadOrStore(k, p)
+		if !ok {
+			t.picks.LoadOrStore(h, p) // else another query of this hash keeps the place
+		}
 	}
-	p := v.(*mlaPick)
 	if p.t == nil {
 		return cost.Estimate{}, false
 	}
@@ -1135,6 +1181,7 @@ func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
 // fp8-KV query (lookupFP8FromBF16), and its policy (nil t: no table
 // covers the query).
 type mlaPick struct {
+	key    MLAShape
 	t      *MLATable
 	fp8    bool
 	policy string
@@ -1147,15 +1194,18 @@ func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) {
 		return choose(t.gqaTables(s), s, s.Engine, (*GQATable).Lookup)
 	}
 	k := gqaPickKey{heads: s.Heads, kvHeads: s.KVHeads, headDim: s.HeadDim, kv: s.KV, engine: s.Engine}
-	v, ok := t.picks.Load(k)
-	if !ok {
-		p := &gqaPick{}
+	h := k.hash()
+	v, ok := t.picks.Load(h)
+	p, _ := v.(*gqaPick)
+	if !ok || p == nil || p.key != k {
+		p = &gqaPick{key: k}
 		if tb, policy, found := pick(t.gqaTables(s), s, s.Engine, (*GQATable).covers); found {
-			p = &gqaPick{t: tb, g: tb.series.find([2]int{s.Heads, s.KVHeads}), policy: policy}
+			p.t, p.g, p.policy = tb, tb.series.find([2]int{s.Heads, s.KVHeads}), policy
 		}
-		v, _ = t.picks.LoadOrStore(k, p)
+		if !ok {
+			t.picks.LoadOrStore(h, p) // else another query of this hash keeps the place
+		}
 	}
-	p := v.(*gqaPick)
 	if p.t == nil {
 		return cost.Estimate{}, false
 	}
