@@ -186,7 +186,7 @@ func embeddedLocked(gpu string) (*File, error) {
 
 // embeddedParse reads the embedded calibration of gpu (its perf-database
 // file, data) and merges its calib gpu file into it when there is one.
-// deferred builds the MoE and GQA curves on first use (Embedded); the
+// deferred builds the MoE, GQA and GDN curves on first use (Embedded); the
 // tests build them eagerly and compare.
 func embeddedParse(gpu string, data []byte, deferred bool) (*File, error) {
 	// Checked but not built: the file is built once, after the merge (the

@@ -207,7 +207,7 @@ type File struct {
 
 	kt *kernels.Tables
 	ct *comm.Tables
-	// deferred: the MoE and GQA tables build their curves on first use
+	// deferred: the MoE, GQA and GDN tables build their curves on first use
 	// (Embedded sets it; TestEmbeddedDeferred builds them all eagerly)
 	deferred bool
 	// embedded: built into moecast (Embedded), not a file the user passed;

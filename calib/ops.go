@@ -177,7 +177,7 @@ type builder struct {
 	c    *colIndex
 	kt   *kernels.Tables
 	ct   *comm.Tables
-	// deferred builds the MoE and GQA curves on first use
+	// deferred builds the MoE, GQA and GDN curves on first use
 	// (File.deferred: the embedded calibrations)
 	deferred bool
 }
@@ -399,7 +399,11 @@ func gdnPoints(b *builder) []kernels.GDNPoint {
 
 func buildGDN(b *builder) (looer, error) {
 	k := b.t.Keys
-	tb, err := kernels.NewGDNTable(b.name, kernels.GDNKey{Phase: k.Phase, KDim: k.HeadDim, VDim: k.VHeadDim}, gdnPoints(b))
+	newTable := kernels.NewGDNTable
+	if b.deferred {
+		newTable = kernels.NewGDNTableDeferred
+	}
+	tb, err := newTable(b.name, kernels.GDNKey{Phase: k.Phase, KDim: k.HeadDim, VDim: k.VHeadDim}, gdnPoints(b))
 	if err != nil {
 		return nil, err
 	}

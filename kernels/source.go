@@ -33,6 +33,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/moecast/moecast/internal/cost"
 )
@@ -132,6 +133,32 @@ func choose[T origined, Q any](ts []T, q Q, engine string, look func(T, Q) (cost
 		return e, true
 	}
 	return cost.Estimate{}, false
+}
+
+// pick is the table choose answers q from and its Source.Policy, with
+// covers reporting whether a table's look answers q; ok is false when no
+// table does.
+func pick[T origined, Q any](ts []T, q Q, engine string, covers func(T, Q) bool) (_ T, policy string, ok bool) {
+	for i, t := range ts {
+		if !covers(t, q) {
+			continue
+		}
+		o := t.origin()
+		if o.yields(engine) {
+			for _, u := range ts[i+1:] {
+				uo := u.origin()
+				if uo.User != o.User || uo.Engine != engine {
+					continue
+				}
+				if covers(u, q) {
+					return u, uo.whyFor(engine), true
+				}
+			}
+		}
+		return t, o.whyFor(engine), true
+	}
+	var none T
+	return none, "", false
 }
 
 // rank puts ts in policy order, stably: the user's tables, then the
@@ -240,6 +267,7 @@ func (t *Tables) Rank() {
 	for _, ts := range t.moeIndex {
 		linkSkewed(t.skewed, ts)
 	}
+	t.picks = new(sync.Map)
 	t.gqaIndex = map[GQAKey][]*GQATable{}
 	for _, tb := range t.GQAs {
 		t.gqaIndex[tb.Key] = append(t.gqaIndex[tb.Key], tb)

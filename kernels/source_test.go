@@ -215,7 +215,11 @@ func TestRankNewestVersionFirst(t *testing.T) {
 // TestGQAIndex: once ranked, a GQA query reads only the tables of its
 // head dim and KV dtype, and gets what the policy's choice over every
 // table gives (user, engine and proxy tables of several keys, each
-// engine, queries inside and outside their ranges).
+// engine, queries inside and outside their ranges). The table picked for
+// a query less its batch and context is remembered (picks): every
+// batch and context after the first answers from the pick, and a pick
+// keyed without the engine or the heads gives another table's or another
+// grid's answer here.
 func TestGQAIndex(t *testing.T) {
 	gqa := func(name, engine string, user bool, key GQAKey, scale float64) *GQATable {
 		tb, err := NewGQATable(name, key, []GQAPoint{
@@ -258,4 +262,105 @@ func TestGQAIndex(t *testing.T) {
 		}
 	}
 	assert.Greater(t, answered, 50)
+	picks := 0
+	ts.picks.Range(func(_, _ any) bool { picks++; return true })
+	assert.Equal(t, 4*3*2*3, picks, "one pick per engine, head dim, KV dtype and heads")
+	s := GQAShape{Batch: 0, Context: 512, Heads: 8, KVHeads: 1, HeadDim: 128, KV: dtype.KVBF16}
+	_, ok := ts.GQA(s)
+	assert.False(t, ok, "batch 0 is no table's")
+	// Another query's pick under this query's hash (a collision) is not
+	// used: the query is answered as choose answers it.
+	s = GQAShape{Batch: 4, Context: 2048, Heads: 16, KVHeads: 1, HeadDim: 128, KV: dtype.KVBF16, Engine: "vllm"}
+	k := gqaPickKey{heads: s.Heads, kvHeads: s.KVHeads, headDim: s.HeadDim, kv: s.KV, engine: s.Engine}
+	other := *ts.GQAs[0]
+	ts.picks.Store(k.hash(), &gqaPick{key: gqaPickKey{heads: 99}, t: &other, g: other.series.grids[0], policy: "wrong"})
+	want, _ := choose(ts.GQAs, s, s.Engine, (*GQATable).Lookup)
+	got, ok := ts.GQA(s)
+	require.True(t, ok)
+	assert.Equal(t, want, got, "collision")
+}
+
+// TestMLAModulePicks: once ranked, an MLA-module query answers from the
+// table the policy's choice over every table gives, remembered per query
+// less its batch and context (picks): engine tables of both engines,
+// a user table, bf16-KV and fp8-KV tables with different heads and dims,
+// legacy-collected rows, fp8-KV queries answered from a bf16-KV series
+// (lookupFP8FromBF16), and queries no table covers. A pick keyed without
+// the engine, the heads or the KV dtype, or one that forgets it answers
+// from a bf16-KV series, answers another table's rows here.
+func TestMLAModulePicks(t *testing.T) {
+	mla := func(name, engine string, user bool, kv string, heads []int, hidden int, legacy bool, scale float64) *MLATable {
+		var pts []MLAPoint
+		row := 0
+		for _, h := range heads {
+			for _, b := range []int{1, 8, 64} {
+				for _, l := range []int{1024, 8192} {
+					row++
+					pts = append(pts, MLAPoint{Heads: h, Batch: b, KVLen: l, Row: row,
+						Latency: unit.Seconds(scale * float64(h) * (20e-6 + float64(b*l)*1e-9))})
+				}
+			}
+		}
+		tb, err := NewMLATable(name, MLAKey{GEMMDtype: "bf16", KV: kv, KVLoRARank: 512, QKRopeDim: 64, Hidden: hidden}, pts)
+		require.NoError(t, err)
+		if engine != "" || user {
+			tb.SetOrigin(engine, "0.1", user, name+" rows")
+		}
+		tb.LegacyCollector = legacy
+		tb.MemBW = 4.8e12
+		return tb
+	}
+	ts := &Tables{MLAs: []*MLATable{
+		mla("proxy.bf16", "", false, "bf16", []int{16, 32, 64}, 0, false, 1),
+		mla("sglang.bf16", "sglang", false, "bf16", []int{16, 32}, 7168, true, 2),
+		mla("vllm.fp8", "vllm", false, "fp8", []int{32}, 7168, false, 3),
+		mla("vllm.bf16", "vllm", false, "bf16", []int{16, 64}, 7168, true, 4),
+		mla("user.fp8", "", true, "fp8", []int{64}, 0, false, 5),
+		mla("other.bf16", "vllm", false, "bf16", []int{16}, 4096, false, 6),
+	}}
+	ts.Rank()
+	answered, fromBF16 := 0, 0
+	for _, engine := range []string{"", "vllm", "sglang"} {
+		for _, kv := range []dtype.KVCache{dtype.KVBF16, dtype.KVFP8} {
+			for _, heads := range []int{16, 32, 64, 128} {
+				for _, hidden := range []int{7168, 4096} {
+					for _, keep := range []bool{false, true} {
+						for _, q := range [][2]int{{1, 512}, {4, 2048}, {64, 10000}, {8, 3000}} {
+							s := MLAShape{Batch: q[0], Context: q[1], Heads: heads, KVLoRARank: 512, QKRopeDim: 64, KV: kv,
+								TotalHeads: 128, Hidden: hidden, Engine: engine, KeepCollectorBias: keep}
+							want, wok := choose(ts.MLAs, s, engine, (*MLATable).Lookup)
+							if !wok {
+								want, wok = choose(ts.MLAs, s, engine, (*MLATable).lookupFP8FromBF16)
+								if wok {
+									fromBF16++
+								}
+							}
+							got, ok := ts.MLAModule(s)
+							require.Equal(t, wok, ok, "%+v", s)
+							require.Equal(t, want, got, "%+v", s)
+							if ok {
+								answered++
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	assert.Greater(t, answered, 100)
+	assert.Positive(t, fromBF16, "some fp8 queries answer from a bf16-KV series")
+	s := MLAShape{Batch: 0, Context: 512, Heads: 16, KVLoRARank: 512, QKRopeDim: 64, KV: dtype.KVBF16}
+	_, ok := ts.MLAModule(s)
+	assert.False(t, ok, "batch 0 is no table's")
+	// Another query's pick under this query's hash (a collision) is not
+	// used.
+	s.Batch, s.Engine = 8, "vllm"
+	k := s
+	k.Batch, k.Context = 0, 0
+	ts.picks.Store(mlaPickHash(&k), &mlaPick{key: MLAShape{Heads: 99}, t: ts.MLAs[len(ts.MLAs)-1], policy: "wrong"})
+	want, wok := choose(ts.MLAs, s, s.Engine, (*MLATable).Lookup)
+	got, ok := ts.MLAModule(s)
+	require.True(t, wok)
+	require.True(t, ok)
+	assert.Equal(t, want, got, "collision")
 }

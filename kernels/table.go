@@ -24,8 +24,10 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/curve"
@@ -818,6 +820,18 @@ func (t *MLATable) Lookup(s MLAShape) (cost.Estimate, bool) {
 	return shiftDown(t.Estimate(r.Y, r.RowLo, r.RowHi, flags), d), true
 }
 
+// covers reports whether Lookup answers s; coversFP8FromBF16 whether
+// lookupFP8FromBF16 does.
+func (t *MLATable) covers(s MLAShape) bool {
+	_, _, ok := t.lookup(s)
+	return ok
+}
+
+func (t *MLATable) coversFP8FromBF16(s MLAShape) bool {
+	_, ok := t.lookupFP8FromBF16(s)
+	return ok
+}
+
 func (t *MLATable) lookup(s MLAShape) (curve.GridResult, curve.Flags, bool) {
 	k := t.Key
 	if k.GEMMDtype != "bf16" || k.KV != s.KV.String() || s.KVLoRARank != k.KVLoRARank || s.QKRopeDim != k.QKRopeDim ||
@@ -979,6 +993,15 @@ func (t *GQATable) LOOError() (float64, int) {
 }
 
 // Lookup answers GQA attention for a measured (heads, kv_heads) per GPU.
+// covers reports whether Lookup answers s.
+func (t *GQATable) covers(s GQAShape) bool {
+	if s.HeadDim != t.Key.HeadDim || s.KV.String() != t.Key.KV {
+		return false
+	}
+	t.later.do()
+	return t.series.find([2]int{s.Heads, s.KVHeads}) != nil && s.Batch > 0 && s.Context > 0
+}
+
 func (t *GQATable) Lookup(s GQAShape) (cost.Estimate, bool) {
 	if s.HeadDim != t.Key.HeadDim || s.KV.String() != t.Key.KV {
 		return cost.Estimate{}, false
@@ -988,9 +1011,14 @@ func (t *GQATable) Lookup(s GQAShape) (cost.Estimate, bool) {
 	if g == nil || s.Batch <= 0 || s.Context <= 0 {
 		return cost.Estimate{}, false
 	}
+	return t.answer(g, s), true
+}
+
+// answer is Lookup's estimate of s from g, t's grid of s's heads.
+func (t *GQATable) answer(g *curve.Grid, s GQAShape) cost.Estimate {
 	r := g.At(float64(s.Batch), float64(s.Context))
 	flags := curve.FlagsOf(r.ClampA, r.ClampB)
-	return t.Estimate(r.Y, r.RowLo, r.RowHi, flags), true
+	return t.Estimate(r.Y, r.RowLo, r.RowHi, flags)
 }
 
 // ---- the set ----
@@ -1022,6 +1050,71 @@ type Tables struct {
 	skewed map[*MoETable]map[string]*MoETable
 	// gqaIndex: GQAs by their key (Rank builds it).
 	gqaIndex map[GQAKey][]*GQATable
+	// picks remembers the table the source policy chooses for a GQA
+	// query (a gqaPick) and for an MLA-module query (an mlaPick), by the
+	// hash of the query less its batch and context (gqaPickKey.hash,
+	// mlaPickHash; the pick keeps the query it is for). Which tables cover
+	// a query does not depend on its batch and context once both are
+	// positive, so a serving simulation's hundreds of thousands of
+	// attention lookups walk the tables once. Rank makes it; copies of the
+	// set share it, as they share the indexes.
+	picks *sync.Map
+}
+
+// gqaPickKey is a GQA query less its batch and context.
+type gqaPickKey struct {
+	heads, kvHeads, headDim int
+	kv                      dtype.KVCache
+	engine                  string
+}
+
+func (k gqaPickKey) hash() uint64 {
+	h := pickMix(1, uint64(k.heads))
+	h = pickMix(h, uint64(k.kvHeads))
+	h = pickMix(h, uint64(k.headDim))
+	h = pickMix(h, uint64(k.kv))
+	return pickString(h, k.engine)
+}
+
+// mlaPickHash is the hash of MLA-module query s less its batch and
+// context.
+func mlaPickHash(s *MLAShape) uint64 {
+	h := pickMix(2, uint64(s.Heads))
+	for _, v := range [...]int{s.KVLoRARank, s.QKRopeDim, int(s.KV), s.TotalHeads, s.Hidden, s.QLoRARank, s.QKNopeDim, s.VHeadDim} {
+		h = pickMix(h, uint64(v))
+	}
+	if s.KeepCollectorBias {
+		h = pickMix(h, 1)
+	}
+	return pickString(h, s.Engine)
+}
+
+// pickMix folds a into h (a multiply-xorshift round, as wyhash's).
+func pickMix(h, a uint64) uint64 {
+	hi, lo := bits.Mul64(h^a^0xa0761d6478bd642f, 0xe7037ed1a0b428db)
+	return hi ^ lo
+}
+
+// pickString folds s into h, eight bytes at a time.
+func pickString(h uint64, s string) uint64 {
+	h = pickMix(h, uint64(len(s)))
+	for i := 0; i < len(s); i += 8 {
+		var w uint64
+		for j := i; j < min(i+8, len(s)); j++ {
+			w = w<<8 | uint64(s[j])
+		}
+		h = pickMix(h, w)
+	}
+	return h
+}
+
+// gqaPick is the table choose picks for GQA query key, its grid of the
+// query's heads and its policy (nil t: no table covers the query).
+type gqaPick struct {
+	key    gqaPickKey
+	t      *GQATable
+	g      *curve.Grid
+	policy string
 }
 
 var _ Lookup = (*Tables)(nil)
@@ -1049,15 +1142,76 @@ func (t *Tables) MoE(s MoEShape) (cost.Estimate, bool) {
 // (MLATable.lookupFP8FromBF16, Source.Note says so), rather than dropping
 // the whole module to the roofline.
 func (t *Tables) MLAModule(s MLAShape) (cost.Estimate, bool) {
-	if e, ok := choose(t.MLAs, s, s.Engine, (*MLATable).Lookup); ok {
-		return e, true
+	if t.picks == nil || s.Batch <= 0 || s.Context <= 0 {
+		if e, ok := choose(t.MLAs, s, s.Engine, (*MLATable).Lookup); ok {
+			return e, true
+		}
+		return choose(t.MLAs, s, s.Engine, (*MLATable).lookupFP8FromBF16)
 	}
-	return choose(t.MLAs, s, s.Engine, (*MLATable).lookupFP8FromBF16)
+	k := s
+	k.Batch, k.Context = 0, 0
+	h := mlaPickHash(&k)
+	v, ok := t.picks.Load(h)
+	p, _ := v.(*mlaPick)
+	if !ok || p == nil || p.key != k {
+		p = &mlaPick{key: k}
+		if tb, policy, found := pick(t.MLAs, s, s.Engine, (*MLATable).covers); found {
+			p.t, p.policy = tb, policy
+		} else if tb, policy, found := pick(t.MLAs, s, s.Engine, (*MLATable).coversFP8FromBF16); found {
+			p.t, p.policy, p.fp8 = tb, policy, true
+		}
+		if !ok {
+			t.picks.LoadOrStore(h, p) // else another query of this hash keeps the place
+		}
+	}
+	if p.t == nil {
+		return cost.Estimate{}, false
+	}
+	look := p.t.Lookup
+	if p.fp8 {
+		look = p.t.lookupFP8FromBF16
+	}
+	e, _ := look(s)
+	e.Source.Policy = p.policy
+	return e, true
 }
 
-// GQA implements Lookup.
+// mlaPick is the table choose picks for an MLA-module query less its
+// batch and context, whether it answers from its bf16-KV series for an
+// fp8-KV query (lookupFP8FromBF16), and its policy (nil t: no table
+// covers the query).
+type mlaPick struct {
+	key    MLAShape
+	t      *MLATable
+	fp8    bool
+	policy string
+}
+
+// GQA implements Lookup: choose's answer, the table it picks remembered
+// per query less batch and context (picks) once the set is ranked.
 func (t *Tables) GQA(s GQAShape) (cost.Estimate, bool) {
-	return choose(t.gqaTables(s), s, s.Engine, (*GQATable).Lookup)
+	if t.picks == nil || s.Batch <= 0 || s.Context <= 0 {
+		return choose(t.gqaTables(s), s, s.Engine, (*GQATable).Lookup)
+	}
+	k := gqaPickKey{heads: s.Heads, kvHeads: s.KVHeads, headDim: s.HeadDim, kv: s.KV, engine: s.Engine}
+	h := k.hash()
+	v, ok := t.picks.Load(h)
+	p, _ := v.(*gqaPick)
+	if !ok || p == nil || p.key != k {
+		p = &gqaPick{key: k}
+		if tb, policy, found := pick(t.gqaTables(s), s, s.Engine, (*GQATable).covers); found {
+			p.t, p.g, p.policy = tb, tb.series.find([2]int{s.Heads, s.KVHeads}), policy
+		}
+		if !ok {
+			t.picks.LoadOrStore(h, p) // else another query of this hash keeps the place
+		}
+	}
+	if p.t == nil {
+		return cost.Estimate{}, false
+	}
+	e := p.t.answer(p.g, s)
+	e.Source.Policy = p.policy
+	return e, true
 }
 
 // Prefill implements Lookup: the source policy's table answers

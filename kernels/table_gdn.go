@@ -36,30 +36,64 @@ type GDNTable struct {
 	Key GDNKey
 	Origin
 	series series2[[2]int]
+	later  later // the grids, when built on first use (NewGDNTableDeferred)
 }
 
 // NewGDNTable builds a Gated DeltaNet state-update table.
 func NewGDNTable(name string, key GDNKey, pts []GDNPoint) (*GDNTable, error) {
-	p := make([]pt2[[2]int], len(pts))
-	for i, q := range pts {
-		if q.KHeads <= 0 || q.VHeads <= 0 || q.Seqs <= 0 || q.SeqLen <= 0 {
-			return nil, curve.RowErrorf(q.Row, "k_heads, v_heads, seqs and seq_len must be positive")
-		}
-		if key.Phase == "decode" && q.SeqLen != 1 {
-			return nil, curve.RowErrorf(q.Row, "a decode row runs one token per sequence: seq_len must be 1, got %d", q.SeqLen)
-		}
-		if err := checkLatency(q.Row, q.Latency); err != nil {
-			return nil, err
-		}
-		p[i] = pt2[[2]int]{key: [2]int{q.KHeads, q.VHeads}, a: float64(q.SeqLen), b: float64(q.Seqs), y: float64(q.Latency), row: q.Row}
-	}
-	s, loo, err := buildSeries2(p)
+	t, grids, err := newGDNTable(name, key, pts)
 	if err != nil {
 		return nil, err
 	}
-	t := &GDNTable{Key: key, series: s}
-	t.Init(name, axes("seq_len", "seqs"), kernelNotes, loo)
+	return t, grids()
+}
+
+// NewGDNTableDeferred is NewGDNTable with the grids and their
+// leave-one-out error built on first use (as NewGQATableDeferred): the
+// embedded calibrations hold GDN rows that only a hybrid model's
+// lookups read.
+func NewGDNTableDeferred(name string, key GDNKey, pts []GDNPoint) (*GDNTable, error) {
+	t, grids, err := newGDNTable(name, key, pts)
+	if err != nil {
+		return nil, err
+	}
+	t.later.set(name, grids)
 	return t, nil
+}
+
+// newGDNTable checks pts and names the table; grids builds its series.
+func newGDNTable(name string, key GDNKey, pts []GDNPoint) (*GDNTable, func() error, error) {
+	p := make([]pt2[[2]int], len(pts))
+	for i, q := range pts {
+		if q.KHeads <= 0 || q.VHeads <= 0 || q.Seqs <= 0 || q.SeqLen <= 0 {
+			return nil, nil, curve.RowErrorf(q.Row, "k_heads, v_heads, seqs and seq_len must be positive")
+		}
+		if key.Phase == "decode" && q.SeqLen != 1 {
+			return nil, nil, curve.RowErrorf(q.Row, "a decode row runs one token per sequence: seq_len must be 1, got %d", q.SeqLen)
+		}
+		if err := checkLatency(q.Row, q.Latency); err != nil {
+			return nil, nil, err
+		}
+		p[i] = pt2[[2]int]{key: [2]int{q.KHeads, q.VHeads}, a: float64(q.SeqLen), b: float64(q.Seqs), y: float64(q.Latency), row: q.Row}
+	}
+	t := &GDNTable{Key: key}
+	t.Init(name, axes("seq_len", "seqs"), kernelNotes, nil)
+	return t, func() error {
+		s, loo, err := buildSeries2(p)
+		if err != nil {
+			return err
+		}
+		t.series = s
+		t.SetLOO(loo)
+		return nil
+	}, nil
+}
+
+// LOOError is the table's leave-one-out error (curve.Table.LOOError),
+// after the deferred build.
+func (t *GDNTable) LOOError() (float64, int) {
+	t.later.do()
+	return t.Table.LOOError()
 }
 
 // Lookup answers the state update of a GDN layer on one rank: s.Seqs
@@ -78,6 +112,7 @@ func (t *GDNTable) Lookup(s RecurrentShape) (cost.Estimate, bool) {
 	if !s.GDN || phase != k.Phase || s.KDim != k.KDim || s.VDim != k.VDim || s.Seqs <= 0 || s.Tokens <= 0 {
 		return cost.Estimate{}, false
 	}
+	t.later.do()
 	g := t.series.find([2]int{s.KHeads, s.Heads})
 	if g == nil {
 		return cost.Estimate{}, false
@@ -94,7 +129,7 @@ func (t *GDNTable) Lookup(s RecurrentShape) (cost.Estimate, bool) {
 }
 
 // Heads lists the measured (key heads, value heads) per GPU.
-func (t *GDNTable) Heads() [][2]int { return t.series.keys }
+func (t *GDNTable) Heads() [][2]int { t.later.do(); return t.series.keys }
 
 // GDN answers a Gated DeltaNet state update from the tables in policy
 // order (the scenario's engine's own first: choose).

@@ -55,3 +55,42 @@ func TestGDNTableCosts(t *testing.T) {
 	_, ok = kt.GDN(dec)
 	assert.False(t, ok, "a prefill table does not answer a decode step")
 }
+
+// TestGDNTableDeferred: a GDN table built on first use answers as one
+// built at once, with the same leave-one-out error and heads, whichever
+// of them is read first.
+func TestGDNTableDeferred(t *testing.T) {
+	pts := []GDNPoint{
+		{KHeads: 4, VHeads: 16, Seqs: 1, SeqLen: 1024, Latency: 75e-6, Row: 1},
+		{KHeads: 4, VHeads: 16, Seqs: 1, SeqLen: 4096, Latency: 210e-6, Row: 2},
+		{KHeads: 4, VHeads: 16, Seqs: 8, SeqLen: 1024, Latency: 252e-6, Row: 3},
+		{KHeads: 4, VHeads: 16, Seqs: 8, SeqLen: 4096, Latency: 700e-6, Row: 4},
+		{KHeads: 2, VHeads: 8, Seqs: 1, SeqLen: 1024, Latency: 50e-6, Row: 5},
+		{KHeads: 2, VHeads: 8, Seqs: 4, SeqLen: 1024, Latency: 90e-6, Row: 6},
+	}
+	key := GDNKey{Phase: "prefill", KDim: 128, VDim: 128}
+	eager, err := NewGDNTable("gdn", key, pts)
+	require.NoError(t, err)
+	s := RecurrentShape{GDN: true, KHeads: 4, Seqs: 3, Tokens: 3 * 2048, Heads: 16, KDim: 128, VDim: 128, StateBytes: 4, Chunk: 64}
+	want, ok := eager.Lookup(s)
+	require.True(t, ok)
+	for _, first := range []string{"lookup", "loo", "heads"} {
+		lazy, err := NewGDNTableDeferred("gdn", key, pts)
+		require.NoError(t, err)
+		switch first {
+		case "loo":
+			p, n := lazy.LOOError()
+			ep, en := eager.LOOError()
+			assert.Equal(t, ep, p, first)
+			assert.Equal(t, en, n, first)
+		case "heads":
+			assert.Equal(t, eager.Heads(), lazy.Heads(), first)
+		}
+		e, ok := lazy.Lookup(s)
+		require.True(t, ok, first)
+		assert.Equal(t, want, e, first)
+		assert.Equal(t, eager.Heads(), lazy.Heads(), first)
+	}
+	_, err = NewGDNTableDeferred("gdn", GDNKey{Phase: "decode", KDim: 128, VDim: 128}, pts)
+	assert.Error(t, err, "rows are checked at once: a decode row of 1024 tokens")
+}

@@ -9,11 +9,19 @@ import (
 // maxChunk is the most consecutive items a worker takes at a time.
 const maxChunk = 64
 
+// chunkShare: a worker takes 1/(chunkShare x workers) of the items left.
+const chunkShare = 4
+
 // forEach calls f(i) for i in [0, n) on workers goroutines (0: GOMAXPROCS),
-// each taking chunks of consecutive indices: up to maxChunk, fewer when n
-// is small, so that a few costly items (the refine stage's serving
-// simulations, tens of points of ~0.1 s each) still spread over every
-// worker. f writes its result by index, so the output order does not
+// each taking chunks of consecutive indices. A chunk is a share of the
+// items not yet handed out: 1/(chunkShare x workers) of them, at most
+// maxChunk, at least 1 (a variant of guided self-scheduling, whose chunk
+// is 1/workers of the rest: Polychronopoulos and Kuck,
+// IEEE Trans. Computers 36(12), 1987). Chunks shrink as the work runs out,
+// so the workers finish within about one item of each other even when
+// items differ in cost (the refine stage's serving simulations: from 1 to
+// 30 ms each), while cheap items (the screen's) still go out many at a
+// time. f writes its result by index, so the output order does not
 // depend on the workers. On errors it returns the one of the lowest index
 // (chunks are handed out in index order and a chunk taken is finished up
 // to its error, so every index below an error is run), and stops handing
@@ -23,8 +31,6 @@ func forEach(n, workers int, f func(i int) error) error {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	workers = min(workers, n)
-	// Eight chunks per worker at least, for balance when items differ in cost.
-	chunk := min(maxChunk, max(1, n/(8*max(1, workers))))
 	if workers <= 1 {
 		for i := range n {
 			if err := f(i); err != nil {
@@ -46,11 +52,11 @@ func forEach(n, workers int, f func(i int) error) error {
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
-				lo := int(next.Add(int64(chunk))) - chunk
+				lo, hi := take(&next, n, workers)
 				if lo >= n {
 					return
 				}
-				for i := lo; i < min(lo+chunk, n); i++ {
+				for i := lo; i < hi; i++ {
 					if err := f(i); err != nil {
 						mu.Lock()
 						if i < firstAt {
@@ -66,4 +72,18 @@ func forEach(n, workers int, f func(i int) error) error {
 	}
 	wg.Wait()
 	return first
+}
+
+// take hands out the next chunk [lo, hi) of [0, n) (lo = n: none left).
+func take(next *atomic.Int64, n, workers int) (lo, hi int) {
+	for {
+		cur := next.Load()
+		if cur >= int64(n) {
+			return n, n
+		}
+		c := int64(min(maxChunk, max(1, (n-int(cur))/(chunkShare*workers))))
+		if next.CompareAndSwap(cur, cur+c) {
+			return int(cur), int(cur + c)
+		}
+	}
 }

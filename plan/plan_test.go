@@ -431,6 +431,37 @@ func TestForEachSmallSpreads(t *testing.T) {
 	}
 }
 
+// TestForEachChunksShrink: take hands out [0, n) once, in order, in chunks
+// that never grow and end at single items (so that the workers of the
+// refine stage finish together), and starts with many items at a time
+// when there are many.
+func TestForEachChunksShrink(t *testing.T) {
+	for _, c := range []struct{ n, workers int }{{260, 2}, {1570, 2}, {20, 2}, {7, 4}, {100000, 16}} {
+		var next atomic.Int64
+		var sizes []int
+		at := 0
+		for {
+			lo, hi := take(&next, c.n, c.workers)
+			if lo >= c.n {
+				break
+			}
+			require.Equal(t, at, lo, "n %d workers %d: chunk starts where the last ended", c.n, c.workers)
+			require.Greater(t, hi, lo)
+			sizes = append(sizes, hi-lo)
+			at = hi
+		}
+		assert.Equal(t, c.n, at, "n %d workers %d: every item handed out", c.n, c.workers)
+		for i := 1; i < len(sizes); i++ {
+			assert.LessOrEqual(t, sizes[i], sizes[i-1], "n %d workers %d: chunk %d grows", c.n, c.workers, i)
+		}
+		assert.Equal(t, 1, sizes[len(sizes)-1], "n %d workers %d: the last chunk is one item", c.n, c.workers)
+		assert.LessOrEqual(t, sizes[0], maxChunk)
+		if c.n >= 1000 {
+			assert.Greater(t, sizes[0], 16, "n %d workers %d: cheap items go out many at a time", c.n, c.workers)
+		}
+	}
+}
+
 // TestEnumerateEveryPreset: for every model preset (MLA and GQA, with and
 // without MTP) the enumeration on an 8-GPU H200 node yields
 // candidates only sim.New accepts, and refuses MTP where sim does.

@@ -8,14 +8,16 @@ import (
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/model"
+	"github.com/moecast/moecast/sim"
 )
 
-// Seq is one sequence of an engine step as the step coster sees it.
-type Seq struct {
-	Query   int  // new tokens this step: a prefill chunk, 1 for a decode, 1+K for a verify
-	Context int  // tokens already in the KV cache before this step
-	Prefill bool // a prefill (or recompute) chunk rather than a decode / verify
-}
+// Seq is one sequence of an engine step as the step coster sees it:
+// Query new tokens this step (a prefill chunk, 1 for a decode, 1+K for a
+// verify), Context tokens already in the KV cache before this step,
+// Prefill for a prefill (or recompute) chunk rather than a decode or
+// verify. It is sim's Seq, so that SimCoster hands a step's batch to sim
+// as it is.
+type Seq = sim.Seq
 
 // StepCoster prices one engine step over a batch of sequences. cats receives
 // the time per category (index = cost.Category); t is the step's GPU time.

@@ -270,11 +270,7 @@ func (e *run) priceDP(c StepCoster, d *dpRanks) (float64, error) {
 		seqs += len(s.seqs)
 		prefills += s.prefills
 		most = max(most, len(s.seqs))
-		tok, ctx := 0, 0
-		for _, q := range s.seqs {
-			tok += q.Query
-			ctx += q.Context
-		}
+		tok, ctx := s.tokens, s.context
 		if tok > bigTok || tok == bigTok && ctx > bigCtx {
 			big, bigTok, bigCtx = s, tok, ctx
 		}

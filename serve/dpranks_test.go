@@ -130,3 +130,27 @@ func TestDPRanksMatchOneRank(t *testing.T) {
 	within(t, float64(four.TPOT.Mean), float64(one.TPOT.Mean), 1e-9, "TPOT")
 	assert.Equal(t, one.Steps, four.Steps)
 }
+
+// TestStepSums: a step's token and context sums, which priceDP reads to
+// find the busiest rank, are the sums over its sequences as add builds
+// them, and reset empties them with the step.
+func TestStepSums(t *testing.T) {
+	reqs := []request{{in: 100, out: 10, computed: 40}, {in: 50, out: 10, computed: 7}, {in: 9, out: 3}}
+	in := &instance{reqs: reqs}
+	for round := range 2 {
+		in.step.reset()
+		in.add(0, 1, false)
+		in.add(1, 43, true)
+		in.add(2, 9, true)
+		tok, ctx := 0, 0
+		for _, s := range in.step.seqs {
+			tok, ctx = tok+s.Query, ctx+s.Context
+		}
+		assert.Equal(t, 53, tok, "round %d", round)
+		assert.Equal(t, tok, in.step.tokens, "round %d", round)
+		assert.Equal(t, ctx, in.step.context, "round %d", round)
+	}
+	in.step.reset()
+	assert.Zero(t, in.step.tokens)
+	assert.Zero(t, in.step.context)
+}

@@ -53,9 +53,15 @@ type step struct {
 	seqs     []Seq
 	who      []int32
 	prefills int // prefill chunks in seqs
+	// tokens and context sum the seqs' Query and Context (priceDP's
+	// busiest rank).
+	tokens, context int
 }
 
-func (s *step) reset() { s.seqs, s.who, s.prefills = s.seqs[:0], s.who[:0], 0 }
+func (s *step) reset() {
+	s.seqs, s.who, s.prefills = s.seqs[:0], s.who[:0], 0
+	s.tokens, s.context = 0, 0
+}
 
 // instance is one engine instance: a scheduler over a KV cache and a
 // waiting queue, and the step it builds. Requests are indices into the
@@ -133,8 +139,11 @@ func (in *instance) preempt(v int32) {
 
 // add puts q tokens of r in the step.
 func (in *instance) add(r int32, q int, prefill bool) {
-	in.step.seqs = append(in.step.seqs, Seq{Query: q, Context: int(in.reqs[r].computed), Prefill: prefill})
+	c := int(in.reqs[r].computed)
+	in.step.seqs = append(in.step.seqs, Seq{Query: q, Context: c, Prefill: prefill})
 	in.step.who = append(in.step.who, r)
+	in.step.tokens += q
+	in.step.context += c
 	if prefill {
 		in.step.prefills++
 	}

@@ -3,7 +3,9 @@ package serve
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
+	"sync"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
@@ -180,7 +182,12 @@ func sortWeighted(w []weighted) {
 		slices.SortFunc(w, byValue)
 		return
 	}
-	src, dst := w, make([]weighted, n)
+	buf := getWeighted()
+	if cap(buf) < n {
+		buf = make([]weighted, n)
+	}
+	src, dst := w, buf[:n]
+	defer putWeighted(buf)
 	for shift := uint(0); shift < 64; shift += 8 {
 		var count [256]int
 		for i := range src {
@@ -206,6 +213,29 @@ func sortWeighted(w []weighted) {
 	}
 }
 
+// weightedPool holds the sample buffers of finished runs: a run's ITL
+// samples (run.itl) and sortWeighted's scratch, about 16 bytes a step,
+// which a plan's hundreds of runs would otherwise each allocate, grow and
+// leave to the garbage collector (most of its allocation).
+var weightedPool sync.Pool
+
+// getWeighted is an empty sample buffer, from the pool where it has one.
+func getWeighted() []weighted {
+	if b, ok := weightedPool.Get().(*[]weighted); ok {
+		return (*b)[:0]
+	}
+	return make([]weighted, 0, 1024)
+}
+
+// putWeighted gives w's memory back to the pool; w is not used after.
+func putWeighted(w []weighted) {
+	if cap(w) == 0 {
+		return
+	}
+	w = w[:0]
+	weightedPool.Put(&w)
+}
+
 // radixKey is v's bits in an order that unsigned comparison keeps: the
 // sign bit flipped, every bit of a negative value flipped, -0 as +0 (they
 // compare equal).
@@ -220,12 +250,14 @@ func radixKey(v float64) uint64 {
 	return b | 1<<63
 }
 
-// weightedStats summarises weighted samples (sorted in place), exactly as
-// numpy would on the expanded list.
-func weightedStats(w []weighted) Stats { return weightedStatsBy(w, sortWeighted) }
+// weightedStats summarises weighted samples (reordered in place), exactly
+// as numpy would on the expanded list. The percentiles' order statistics
+// are found by selection (selectRanks) rather than a full sort.
+func weightedStats(w []weighted) Stats { return weightedStatsBy(w, selectRanks) }
 
-// weightedStatsBy is weightedStats with w sorted by sort.
-func weightedStatsBy(w []weighted, sort func([]weighted)) Stats {
+// weightedStatsBy is weightedStats with the values at 0-based ranks ks
+// (ascending) of the expanded list found by values, out[i] for ks[i].
+func weightedStatsBy(w []weighted, values func(w []weighted, ks []int, out []float64)) Stats {
 	total, sum := 0, 0.0
 	for _, s := range w {
 		total += s.n
@@ -240,28 +272,118 @@ func weightedStatsBy(w []weighted, sort func([]weighted)) Stats {
 		d := s.v - mean
 		ss += d * d * float64(s.n)
 	}
-	sort(w)
-	// at returns the k-th smallest value (0-based) of the expanded list.
-	at := func(k int) float64 {
-		for _, s := range w {
-			if k < s.n {
-				return s.v
-			}
-			k -= s.n
-		}
-		return w[len(w)-1].v
-	}
-	pct := func(p float64) unit.Seconds {
+	// numpy's linear interpolation between the ranks lo and lo+1 around
+	// p/100 x (total-1)
+	ps := [...]float64{50, 90, 99}
+	var los [len(ps)]int
+	var fracs [len(ps)]float64
+	var ranks [2 * len(ps)]int
+	ks := ranks[:0]
+	for i, p := range ps {
 		h := p / 100 * float64(total-1)
-		lo := int(math.Floor(h))
-		a := at(lo)
-		if frac := h - float64(lo); frac > 0 {
-			a += (at(lo+1) - a) * frac
+		los[i] = int(math.Floor(h))
+		fracs[i] = h - float64(los[i])
+		ks = append(ks, los[i])
+		if fracs[i] > 0 {
+			ks = append(ks, los[i]+1)
+		}
+	}
+	slices.Sort(ks)
+	ks = slices.Compact(ks)
+	var vals [2 * len(ps)]float64
+	values(w, ks, vals[:len(ks)])
+	at := func(k int) float64 {
+		i, _ := slices.BinarySearch(ks, k)
+		return vals[i]
+	}
+	pct := func(i int) unit.Seconds {
+		a := at(los[i])
+		if frac := fracs[i]; frac > 0 {
+			a += (at(los[i]+1) - a) * frac
 		}
 		return unit.Seconds(a)
 	}
-	return Stats{Mean: unit.Seconds(mean), Median: pct(50), Std: unit.Seconds(math.Sqrt(ss / float64(total))),
-		P90: pct(90), P99: pct(99)}
+	return Stats{Mean: unit.Seconds(mean), Median: pct(0), Std: unit.Seconds(math.Sqrt(ss / float64(total))),
+		P90: pct(1), P99: pct(2)}
+}
+
+// sortedRanks returns a weightedStatsBy values function that sorts w with
+// sort and reads the ranks off the sorted list.
+func sortedRanks(sort func([]weighted)) func(w []weighted, ks []int, out []float64) {
+	return func(w []weighted, ks []int, out []float64) {
+		sort(w)
+		ranksOfSorted(w, ks, 0, out)
+	}
+}
+
+// ranksOfSorted fills out[i] with the value at rank ks[i] - base of the
+// expanded list of w, sorted by value.
+func ranksOfSorted(w []weighted, ks []int, base int, out []float64) {
+	j, cum := 0, base
+	for _, s := range w {
+		for j < len(ks) && ks[j] < cum+s.n {
+			out[j] = s.v
+			j++
+		}
+		cum += s.n
+	}
+}
+
+// selectRanks finds the values at ranks ks (ascending, each below the
+// total weight) of w's expanded list: a quickselect that follows only
+// the parts holding a rank (Hoare's FIND, CACM 4(7), 1961), with a
+// three-way partition around the median of three (equal values, common in
+// ITLs, end in the middle part at once), falling back to sortWeighted on
+// small parts and past a depth of 2 log2(n) + 8.
+func selectRanks(w []weighted, ks []int, out []float64) {
+	selectIn(w, ks, 0, out, 2*bits.Len(uint(len(w)))+8)
+}
+
+// selectIn is selectRanks of the ranks ks counted from base (the weight
+// before w).
+func selectIn(w []weighted, ks []int, base int, out []float64, depth int) {
+	if len(ks) == 0 {
+		return
+	}
+	if len(w) <= 64 || depth == 0 {
+		sortWeighted(w)
+		ranksOfSorted(w, ks, base, out)
+		return
+	}
+	p := median3(w[0].v, w[len(w)/2].v, w[len(w)-1].v)
+	lt, i, gt := 0, 0, len(w)
+	below, equal := 0, 0
+	for i < gt {
+		switch v := w[i].v; {
+		case v < p:
+			below += w[i].n
+			w[lt], w[i] = w[i], w[lt]
+			lt++
+			i++
+		case v > p:
+			gt--
+			w[i], w[gt] = w[gt], w[i]
+		default:
+			equal += w[i].n
+			i++
+		}
+	}
+	a, _ := slices.BinarySearch(ks, base+below)
+	b, _ := slices.BinarySearch(ks, base+below+equal)
+	selectIn(w[:lt], ks[:a], base, out[:a], depth-1)
+	for j := a; j < b; j++ {
+		out[j] = p
+	}
+	selectIn(w[gt:], ks[b:], base+below+equal, out[b:], depth-1)
+}
+
+// median3 is the middle value of a, b and c.
+func median3(a, b, c float64) float64 {
+	if a > b {
+		a, b = b, a
+	}
+	b = min(b, c)
+	return max(a, b)
 }
 
 // result computes the metrics once every request has finished.

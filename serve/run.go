@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/moecast/moecast/internal/cost"
 	"github.com/moecast/moecast/internal/unit"
@@ -30,9 +31,10 @@ type run struct {
 	cfg    *Config
 	coster StepCoster
 	rng    *rand.Rand
-	pcg    *rand.PCG // rng's source, drawn from directly by accept
-	// accThr[i] is Spec.Acceptance[i] as a threshold on a 53-bit draw:
-	// position i is accepted when the draw is below it (accept).
+	pcg    *rand.PCG // rng's source, drawn from directly by acceptance
+	// accThr[i] is position i's Spec.Acceptance as a threshold on a 53-bit
+	// draw: the position is accepted when the draw is below it
+	// (acceptance.draw); one per draft token.
 	accThr []uint64
 	reqs   []request
 	rate   float64 // offered request rate for Result (+Inf: all at once)
@@ -63,7 +65,10 @@ func Run(cfg Config, coster StepCoster) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.result(), nil
+	r := e.result()
+	putWeighted(e.itl)
+	e.itl = nil
+	return r, nil
 }
 
 // simulate runs the point and returns the final state.
@@ -77,6 +82,10 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 	pcg := newPCG(cfg.Seed)
 	e := &run{cfg: &cfg, coster: coster, rng: rand.New(pcg), pcg: pcg, rate: cfg.Workload.RequestRate}
 	e.accThr = acceptThresholds(cfg.Spec.Acceptance)
+	for len(e.accThr) == 1 && cfg.Spec.DraftTokens > 1 {
+		// one value for every position: written out per position
+		e.accThr = slices.Repeat(e.accThr, cfg.Spec.DraftTokens)
+	}
 	var load Load = cfg.Workload
 	given := true
 	switch {
@@ -131,7 +140,7 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 		waiting: make([]int32, 0, len(e.reqs)), k: k, lookahead: cfg.Spec.Lookahead}
 	e.client = newClient(e.reqs, cfg.Workload.MaxConcurrency, cfg.FrontEnd, cfg.ScheduleAhead && cfg.AsyncScheduling)
 	e.client.deps = newDeps(gen)
-	e.itl = make([]weighted, 0, 1024)
+	e.itl = getWeighted()
 	if cfg.Disagg != nil {
 		cl, err := e.newCluster(shared)
 		if err != nil {
@@ -237,6 +246,7 @@ func (e *run) finishStep(in *instance, t float64) int {
 	// decodes of the step) are counted as one run before grouping.
 	runPrev, runN := 0.0, 0
 	reqs, who := in.reqs, in.step.who
+	acc := acceptance{pcg: *e.pcg, thr: e.accThr}
 	for i, s := range in.step.seqs {
 		r := who[i]
 		q := &reqs[r]
@@ -251,7 +261,7 @@ func (e *run) finishStep(in *instance, t float64) int {
 		} else {
 			a := 0
 			if s.Query > 1 {
-				a = e.accept(s.Query - 1)
+				a = acc.draw(s.Query - 1)
 			}
 			q.computed += int32(1 + a)
 			emit = int32(1 + a)
@@ -293,31 +303,40 @@ func (e *run) finishStep(in *instance, t float64) int {
 		groups.add(runPrev, runN)
 	}
 	groups.flush(t, &e.itl)
+	*e.pcg = acc.pcg
+	e.drafts += acc.drafts
+	e.accepted += acc.accepted
 	return done
 }
 
-// accept draws how many of d drafts are accepted: position i is accepted
+// acceptance is one step's acceptance draws (finishStep): the run's
+// random source and counters held in a local value while the step's
+// sequences are applied, then written back, so that the draws stay in
+// registers; the stream of draws is the run's, in the same order.
+type acceptance struct {
+	pcg              rand.PCG
+	thr              []uint64
+	drafts, accepted int
+}
+
+// draw draws how many of d drafts are accepted: position i is accepted
 // with its conditional acceptance if every earlier one was.
-func (e *run) accept(d int) int {
+func (c *acceptance) draw(d int) int {
 	if d <= 0 {
 		return 0
 	}
-	thr := e.accThr
+	thr := c.thr[:d]
 	a := 0
 	for a < d {
-		t := thr[0]
-		if len(thr) > 1 {
-			t = thr[a]
-		}
-		// the draw of e.rng.Float64() (53 bits), without the call through
+		// the draw of rng.Float64() (53 bits), without the call through
 		// rand.Source and the float: u / 2^53 < p exactly when u < t
-		if e.pcg.Uint64()<<11>>11 >= t {
+		if c.pcg.Uint64()<<11>>11 >= thr[a] {
 			break
 		}
 		a++
 	}
-	e.drafts++
-	e.accepted += a
+	c.drafts++
+	c.accepted += a
 	return a
 }
 

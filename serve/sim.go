@@ -7,6 +7,7 @@ import (
 	"github.com/moecast/moecast/model"
 	"github.com/moecast/moecast/sim"
 	"math"
+	"sync"
 )
 
 // SimCoster prices engine steps with a sim.Sim (sim.StepBatch): GEMMs, MoE
@@ -38,23 +39,26 @@ import (
 // keyed from the busiest rank's batch times the ranks, never written out.
 // The coster's sim.OpMemo also keeps the last routing load of each pass.
 //
+// A caller done with a coster may Release its cache storage for later
+// costers (a plan's serving simulations share it rather than each
+// allocating its own).
+//
 // A SimCoster is not safe for concurrent use (it reuses buffers and the
 // cache): use one per Run. The Sim it wraps is, so several SimCosters may
 // share one.
 type SimCoster struct {
-	sim  *sim.Sim
-	seqs []sim.Seq
-	res  sim.StepTimes
-	key  sim.StepKey
-	err  error
-	// The cache: memo maps a key's Hash to its newest entry (ent),
-	// whose next links the older entries of the same hash (-1 ends).
-	// The entries live in chunks of memoChunk, never moved or freed
-	// (kept for reuse when the cache is emptied); n are in use.
-	memo   map[uint64]int32
-	chunks [][]memoEnt
-	n      int32
-	ops    *sim.OpMemo // made on the first step
+	sim *sim.Sim
+	res sim.StepTimes
+	key sim.StepKey
+	err error
+	// The cache (taken from cachePool on the first step, given back by
+	// Release): memo maps a key's Hash to its newest entry (ent), whose
+	// next links the older entries of the same hash (-1 ends). The
+	// entries live in chunks of memoChunk, never moved or freed (kept for
+	// reuse when the cache is emptied); n are in use.
+	*stepCache
+	n   int32
+	ops *sim.OpMemo // made on the first step
 	// Hits and Misses count the cache's answers.
 	Hits, Misses int
 }
@@ -69,6 +73,17 @@ type memoEnt struct {
 	cost stepCost
 	next int32
 }
+
+// stepCache is a SimCoster's cache storage: the hash index and the entry
+// chunks. A plan runs hundreds of serving simulations of about a thousand
+// distinct steps each; their costers share the storage through cachePool
+// (Release) rather than each allocating and zeroing its own.
+type stepCache struct {
+	memo   map[uint64]int32
+	chunks [][]memoEnt
+}
+
+var cachePool = sync.Pool{New: func() any { return &stepCache{memo: make(map[uint64]int32)} }}
 
 // memoLimit bounds the cache (an entry is about 1 KB with the map's
 // overhead: at most about 16 MB per coster).
@@ -86,7 +101,19 @@ var memoHashMask = ^uint64(0)
 
 // NewSimCoster wraps s.
 func NewSimCoster(s *sim.Sim) *SimCoster {
-	return &SimCoster{sim: s, memo: make(map[uint64]int32)}
+	return &SimCoster{sim: s}
+}
+
+// Release empties the cache and gives its storage to later SimCosters.
+// The coster stays usable, its cache starting empty; its counters are
+// kept.
+func (c *SimCoster) Release() {
+	if c.stepCache == nil {
+		return
+	}
+	clear(c.memo)
+	cachePool.Put(c.stepCache)
+	c.stepCache, c.n = nil, 0
 }
 
 // StepCost implements StepCoster. A batch sim rejects (a chunk or context
@@ -100,15 +127,14 @@ func (c *SimCoster) StepCost(seqs []Seq) (unit.Seconds, [cost.NumCategories]unit
 // after another (sim.KeyMemoN), without their being written out.
 func (c *SimCoster) StepCostN(seqs []Seq, n int) (unit.Seconds, [cost.NumCategories]unit.Seconds) {
 	var cats [cost.NumCategories]unit.Seconds
-	c.seqs = c.seqs[:0]
-	for _, q := range seqs {
-		c.seqs = append(c.seqs, sim.Seq{Query: q.Query, Context: q.Context, Prefill: q.Prefill})
-	}
 	if c.ops == nil {
 		c.ops = c.sim.NewOpMemo()
 	}
+	if c.stepCache == nil {
+		c.stepCache = cachePool.Get().(*stepCache)
+	}
 	key := &c.key
-	err := c.sim.KeyMemoN(c.seqs, n, c.ops, key)
+	err := c.sim.KeyMemoN(seqs, n, c.ops, key)
 	var h uint64
 	if err == nil {
 		h = key.Hash() & memoHashMask

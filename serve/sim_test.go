@@ -122,6 +122,32 @@ func TestSimCosterMemoIsExact(t *testing.T) {
 	require.NoError(t, c.memo.Err())
 }
 
+// TestSimCosterRelease: a coster whose cache storage was given back
+// (Release) and taken again prices a run as a fresh coster does, with the
+// same cache hits and misses: the storage comes back empty, so no step of
+// the earlier run (the same shapes, another workload) answers from it.
+func TestSimCosterRelease(t *testing.T) {
+	first, sm := realPoint(t, scenarios.DefaultName, 16, 64, 1024, 128)
+	second := first
+	second.Workload.OutputTokens = 96
+	c := serve.NewSimCoster(sm)
+	_, err := serve.Run(first, c)
+	require.NoError(t, err)
+	require.Positive(t, c.Misses)
+	c.Release()
+	c.Hits, c.Misses = 0, 0
+	got, err := serve.Run(second, c)
+	require.NoError(t, err)
+	fresh := serve.NewSimCoster(sm)
+	want, err := serve.Run(second, fresh)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	assert.Equal(t, fresh.Hits, c.Hits, "hits after Release")
+	assert.Equal(t, fresh.Misses, c.Misses, "misses after Release")
+	c.Release()
+	c.Release() // a second Release is a no-op
+}
+
 // isolatedPrefill is the step of one prompt alone.
 func isolatedPrefill(t *testing.T, sm *sim.Sim, in int) unit.Seconds {
 	var r sim.BatchResult

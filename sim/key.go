@@ -58,30 +58,30 @@ func (s *Sim) KeyMemoN(seqs []Seq, n int, memo *OpMemo, k *StepKey) error {
 	return nil
 }
 
-// Hash is a 64-bit hash of k for a caller's own table: equal keys have
-// equal hashes (a float zero hashes as +0), unequal keys almost never do,
-// so a caller still compares the keys (==) of a hit. It costs a few dozen
-// multiplications, where a Go map's generic hash of a StepKey walks its
-// fields one call at a time (most of a serving simulation's memo lookups).
+// Hash is a 64-bit hash of k for a caller's own table of one Sim's keys:
+// equal keys have equal hashes (a float zero hashes as +0), unequal keys
+// of one Sim almost never do, so a caller still compares the keys (==) of
+// a hit. It reads only the fields the others follow from: a pass's
+// sequences, queries, mean contexts, graph mode and prefill part (when it
+// has chunks: without, the part is zero); Key computes its token counts
+// (dec, attn, mlp, logits, send, domain) and routing load from those and
+// the Sim's layout. It costs a few multiplications a pass, where a Go
+// map's generic hash of a StepKey walks its fields one call at a time
+// (most of a serving simulation's memo lookups).
 func (k *StepKey) Hash() uint64 {
 	h := uint64(k.md) ^ 0x9e3779b97f4a7c15
 	for i := range k.passes {
 		p := &k.passes[i]
 		h = hashMix(h, uint64(p.seq), uint64(p.queries))
-		h = hashMix(h, uint64(p.dec), uint64(p.attn))
-		h = hashMix(h, uint64(p.mlp), uint64(p.logits))
-		h = hashMix(h, uint64(p.send), uint64(p.domain))
 		h = hashMix(h, uint64(p.ctx), uint64(p.idxCtx))
 		h = hashMix(h, uint64(p.winCtx), uint64(p.graph))
-		q := &p.pre
-		h = hashMix(h, uint64(q.chunks), uint64(q.tokens))
-		h = hashMix(h, uint64(q.prefix), uint64(q.meanChunk))
-		h = hashMix(h, uint64(q.keys), uint64(q.winKeys))
-		h = hashMix(h, uint64(q.idxKeys), floatBits(q.pairs))
-		h = hashMix(h, floatBits(q.winPairs), floatBits(q.idxPairs))
-		l := &p.load
-		h = hashMix(h, floatBits(l.Tokens), floatBits(l.Pairs))
-		h = hashMix(h, floatBits(l.Touched), floatBits(l.MeanPair))
+		if q := &p.pre; q.chunks != 0 {
+			h = hashMix(h, uint64(q.chunks), uint64(q.tokens))
+			h = hashMix(h, uint64(q.prefix), uint64(q.meanChunk))
+			h = hashMix(h, uint64(q.keys), uint64(q.winKeys))
+			h = hashMix(h, uint64(q.idxKeys), floatBits(q.pairs))
+			h = hashMix(h, floatBits(q.winPairs), floatBits(q.idxPairs))
+		}
 	}
 	return h ^ h>>32
 }

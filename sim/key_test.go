@@ -9,12 +9,12 @@ import (
 )
 
 // TestStepKeyHash: equal keys hash equal (a zero of either sign alike),
-// and the distinct keys of many decode, mixed and prefill steps of every
-// setup get distinct hashes.
+// and the distinct keys of many decode, mixed and prefill steps of each
+// setup get distinct hashes (a cache holds one Sim's keys).
 func TestStepKeyHash(t *testing.T) {
-	hashes := map[uint64]StepKey{}
 	keys := 0
 	for _, st := range setups {
+		hashes := map[uint64]StepKey{}
 		s := st.sim(t)
 		for _, b := range []int{1, 2, 7, 64, 300} {
 			for ctx := 1000; ctx < 1040; ctx++ {
@@ -38,11 +38,12 @@ func TestStepKeyHash(t *testing.T) {
 	}
 	assert.Greater(t, keys, 1000)
 	var k StepKey
+	k.passes[0].pre.chunks = 1
 	neg := k
-	neg.passes[0].load.Pairs = math.Copysign(0, -1)
+	neg.passes[0].pre.pairs = math.Copysign(0, -1)
 	require.Equal(t, k, neg)
 	assert.Equal(t, k.Hash(), neg.Hash(), "-0 and +0 compare equal and must hash equal")
 	one := k
-	one.passes[2].pre.pairs = 1
+	one.passes[0].pre.pairs = 1
 	assert.NotEqual(t, k.Hash(), one.Hash())
 }

@@ -98,6 +98,7 @@ func (e *servingEval) Evaluate(c *plan.Candidate, concurrency int, w plan.Worklo
 		return plan.Metrics{}, err
 	}
 	coster := serve.NewSimCoster(c.Sim)
+	defer coster.Release()
 	r, err := serve.Run(cfg, coster)
 	if err != nil {
 		return plan.Metrics{}, fmt.Errorf("%s at concurrency %d: %w", c.Label(), concurrency, err)
