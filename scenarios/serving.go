@@ -206,8 +206,10 @@ type Serving struct {
 	// probabilities whatever the version (set only by the
 	// profile-sampler-sort mechanism); NoIndexerWorkspace leaves the
 	// sparse indexer's workspace out of the reserve (set only by the
-	// indexer-workspace mechanism).
-	NoSamplerSort, NoIndexerWorkspace bool
+	// indexer-workspace mechanism); NoSamplerTriton prices it so where
+	// vLLM's Triton top-k/top-p kernel would run (set only by the
+	// profile-sampler-triton mechanism).
+	NoSamplerSort, NoIndexerWorkspace, NoSamplerTriton bool
 	// SGLangReserve subtracts aiconfigurator's fixed reserve from
 	// SGLang's mem_fraction_static share as well (in place of its KV pool
 	// of profile_max_num_token); set only by the sglang-kv-pool
@@ -679,6 +681,7 @@ func (s *Scenario) setProfile() {
 	p := serve.MemoryProfile(v.Engine, s.Config.GPU.Label, s.Config.GPU.Memory, c.MaxNumBatchedTokens, c.MaxNumSeqs)
 	if !p.WeightsAndKV && p.Tokens > 0 {
 		p.SamplerSort = !v.NoSamplerSort && serve.SamplerSortDefault(v.Engine, v.EngineVersion)
+		p.SamplerTriton = !v.NoSamplerTriton && serve.SamplerTritonDefault(v.Engine, v.EngineVersion)
 		if !v.NoIndexerWorkspace && serve.IndexerWorkspaceDefault(v.Engine, v.EngineVersion) && c.MaxModelLen > 0 {
 			p.IndexerWorkspace, p.MaxModelLen = true, c.MaxModelLen
 		}

@@ -44,6 +44,12 @@ type MemoryProfile struct {
 	// top-k/top-p path, which sorts the whole vocabulary of every row
 	// (profileSampler; serve.SamplerSortDefault gives the versions).
 	SamplerSort bool
+	// SamplerTriton: the dummy sampler run takes vLLM's Triton top-k/top-p
+	// kernel, which masks the fp32 logits in place through a kept buffer
+	// of min(SMs, rows) vocabulary rows (profileSampler;
+	// serve.SamplerTritonDefault gives the versions). SamplerSort wins
+	// when both are set.
+	SamplerTriton bool
 	// IndexerWorkspace: vLLM reserves its sparse-attention indexer's
 	// prefill workspace for MaxModelLen during the profile run and keeps
 	// it (DSA models: profileWorkspace; serve.IndexerWorkspaceDefault).
@@ -87,8 +93,10 @@ const fusedMoEChunk = 16 * 1024
 //     35d5cda): rows x vocab x 8 B; with MemoryProfile.SamplerSort the
 //     sort of vLLM's native top-k/top-p path, and with speculative
 //     decoding the rejection sampler's run after it, peak at 9.5 and 12.5
-//     fp32 copies of those logits (profileSampler). The torch peak is the
-//     larger of the two.
+//     fp32 copies of those logits; with MemoryProfile.SamplerTriton the
+//     Triton top-k/top-p kernel's path at 3.5 and 6.5 copies plus the
+//     kernel's buffer (profileSampler). The torch peak is the larger of
+//     the two.
 //   - workspace (MemoryProfile.IndexerWorkspace, DSA models): the shared
 //     workspace buffer the sparse indexer sizes in the profile run for
 //     40 x max_model_len keys and never frees; the fused-MoE caches are
@@ -219,6 +227,21 @@ func fixedReserve(gpus int) []ReservePart {
 //     (L/2), their fp32 raw-logits copy (L, returned as logprobs), the
 //     target rows' fp32 copy (L) and its clone (L) stay alive while the
 //     clone is sorted the same way (3L + 5L): 12.5L;
+//   - the Triton top-k/top-p kernel (apply_top_k_top_p_triton,
+//     vllm/v1/sample/ops/topk_topp_triton.py @ ba2f0acc2, PR #33538; the
+//     default from 8 rows up, forward_native): the bf16 gathered logits
+//     (L/2) stay alive, Sampler.forward's fp32 copy (L) is masked in
+//     place, the kernel's per-program buffer of min(next_power_of_2(
+//     min(SMs, rows)), SMs) vocabulary rows in fp32 (B, kept in
+//     _TRITON_BUFFER_CACHE) is allocated, then random_sample's softmax
+//     probabilities (L) and its exponential draws q (L): 3.5L + B;
+//   - with speculative decoding and the Triton kernel, the rejection
+//     sampler (rejection_sampler.py @ ba2f0acc2) holds the bf16 random
+//     logits over 2 x rows (L), the bonus rows' bf16 slice (L/2) and
+//     their fp32 raw logits returned as logprobs (L), then the target
+//     rows' fp32 copy (L) and its clone (L), masked in place, their
+//     softmax target_probs (L) and sample_recovered_tokens' q (L): 6.5L
+//     + B (above the bonus rows' own sampler run, 5.5L + B);
 //   - otherwise (FlashInfer's sampler, or a version that is not read):
 //     the fp32 logits and probabilities, 2L.
 //
@@ -230,6 +253,11 @@ const (
 	samplerSortL     = 9.5
 	samplerSortSpecL = 12.5
 	samplerPlainL    = 2.0
+	samplerTritonL     = 3.5
+	samplerTritonSpecL = 6.5
+	// tritonSamplerMinRows: apply_top_k_top_p takes the Triton kernel
+	// from 8 rows (logits.shape[0] >= 8), the PyTorch sort below.
+	tritonSamplerMinRows = 8
 )
 
 // profileSampler is the dummy sampler run's peak over rows rows, with the
@@ -243,8 +271,41 @@ func (c *Config) profileSampler(T, rows float64) (float64, string) {
 		return hidden + samplerSortSpecL*l, "native top-k/top-p sort and the rejection sampler's (12.5 fp32 copies at the peak)"
 	case c.Profile.SamplerSort:
 		return hidden + samplerSortL*l, "native top-k/top-p sort (9.5 fp32 copies at the peak)"
+	case c.Profile.SamplerTriton && rows < tritonSamplerMinRows && c.Spec.Active():
+		return hidden + samplerSortSpecL*l, "native top-k/top-p sort below 8 rows and the rejection sampler's (12.5 fp32 copies at the peak)"
+	case c.Profile.SamplerTriton && rows < tritonSamplerMinRows:
+		return hidden + samplerSortL*l, "native top-k/top-p sort below 8 rows (9.5 fp32 copies at the peak)"
+	case c.Profile.SamplerTriton && c.Spec.Active():
+		buf := c.tritonSamplerBuffer(rows)
+		return hidden + samplerTritonSpecL*l + buf, fmt.Sprintf("Triton top-k/top-p and the rejection sampler's (6.5 fp32 copies + the kernel's %s buffer)", unit.Bytes(buf))
+	case c.Profile.SamplerTriton:
+		buf := c.tritonSamplerBuffer(rows)
+		return hidden + samplerTritonL*l + buf, fmt.Sprintf("Triton top-k/top-p (3.5 fp32 copies + the kernel's %s buffer)", unit.Bytes(buf))
 	}
 	return hidden + samplerPlainL*l, "fp32 logits+probs"
+}
+
+// tritonSamplerBuffer is the Triton top-k/top-p kernel's buffer over
+// rows rows: one fp32 vocabulary row per program, min(next_power_of_2(
+// NUM_PROGRAMS), SMs) rows with NUM_PROGRAMS = min(SMs, rows)
+// (apply_top_k_top_p_triton @ ba2f0acc2). A GPU without an SM count
+// takes NUM_PROGRAMS = rows.
+func (c *Config) tritonSamplerBuffer(rows float64) float64 {
+	n := int(rows)
+	sms := c.GPU.SMs
+	if sms > 0 {
+		n = min(nextPow2(min(sms, n)), sms)
+	}
+	return float64(n) * float64(c.Model.Vocab) * 4
+}
+
+// nextPow2 is the least power of two >= n (1 for n <= 1).
+func nextPow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
 }
 
 // indexerKeyBytes is one token's key in the DSA indexer's cache: fp8

@@ -190,3 +190,51 @@ func TestProfileIndexerWorkspace(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "max_model_len")
 }
+
+// TestProfileSamplerTriton: vLLM's Triton top-k/top-p path holds 3.5
+// fp32 copies of the sampler's logits (bf16 logits, fp32 copy masked in
+// place, probabilities, exponential draws) plus the kernel's buffer of
+// min(next_power_of_2(min(SMs, rows)), SMs) vocabulary rows, 6.5 copies
+// with the rejection sampler; below 8 rows apply_top_k_top_p sorts; a GPU
+// without an SM count sizes the buffer by the rows; SamplerSort wins.
+func TestProfileSamplerTriton(t *testing.T) {
+	const vocab = 151936
+	const rows = 1024
+	l := float64(rows * vocab * 4)
+	p := MemoryProfile{Tokens: 1024, Seqs: rows}
+	c := qwenTP2.config(t)
+	require.Equal(t, 132, c.GPU.SMs, "h200-sxm")
+	buf := float64(132 * vocab * 4) // min(next_power_of_2(132) = 256, 132) rows
+	plain, _ := activations(t, qwenTP2, p, vocab)
+	tp := p
+	tp.SamplerTriton = true
+	triton, _ := activations(t, qwenTP2, tp, vocab)
+	assert.InEpsilon(t, 1.5*l+buf, float64(triton-plain), 1e-9, "triton: %s -> %s", plain, triton)
+	spec := qwenTP2
+	spec.spec = Spec{Method: SpecNgram, DraftTokens: 2, Acceptance: []float64{0.5}}
+	specTriton, _ := activations(t, spec, tp, vocab)
+	assert.InEpsilon(t, 4.5*l+buf, float64(specTriton-plain), 1e-9, "triton + rejection sampler: %s", specTriton)
+	assert.InEpsilon(t, 6.5*l+buf+float64(1024*c.Model.Hidden*2), float64(specTriton), 1e-9)
+	// SamplerSort wins over SamplerTriton.
+	both := tp
+	both.SamplerSort = true
+	sorted, _ := activations(t, qwenTP2, MemoryProfile{Tokens: 1024, Seqs: rows, SamplerSort: true}, vocab)
+	bothAct, _ := activations(t, qwenTP2, both, vocab)
+	assert.Equal(t, sorted, bothAct)
+
+	// The buffer: 20 rows run 20 programs, next_power_of_2 = 32 buffer
+	// rows; a GPU without an SM count takes the rows themselves.
+	assert.InEpsilon(t, float64(32*vocab*4), c.tritonSamplerBuffer(20), 1e-12)
+	assert.InEpsilon(t, float64(132*vocab*4), c.tritonSamplerBuffer(1000), 1e-12)
+	c.GPU.SMs = 0
+	assert.InEpsilon(t, float64(20*vocab*4), c.tritonSamplerBuffer(20), 1e-12)
+
+	// Below 8 rows the sort runs (7 rows: 9.5 copies).
+	small := MemoryProfile{Tokens: 1024, Seqs: 7}
+	s0, _ := activations(t, qwenTP2, small, 13*vocab)
+	s1, _ := activations(t, qwenTP2, MemoryProfile{Tokens: 1024, Seqs: 7, SamplerSort: true}, 13*vocab)
+	require.Greater(t, s1, s0, "the sort is the peak here")
+	small.SamplerTriton = true
+	s2, _ := activations(t, qwenTP2, small, 13*vocab)
+	assert.Equal(t, s1, s2)
+}
