@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"github.com/moecast/moecast/internal/dtype"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -125,6 +126,8 @@ func TestProfileMechanisms(t *testing.T) {
 
 	x, err := OpenWith(glm5Corpus, []Override{{Key: "runtime.engine_version", Value: "0.19.0"}})
 	require.NoError(t, err)
+	// (v0.19.0 also holds the all-reduce fusion workspace: left out here.)
+	require.NoError(t, x.SetMechanism("allreduce-fusion-workspace", false))
 	late := memoryOf(t, x)
 	// v0.19.0 samples with the Triton kernel (6.5 copies with the
 	// rejection sampler, plus 132 buffer rows on the H200) in place of the
@@ -162,4 +165,28 @@ func TestProfileSamplerTritonMechanism(t *testing.T) {
 	assert.InEpsilon(t, sampler, act, 1e-9)
 	require.NoError(t, s.SetMechanism("profile-sampler-triton", true))
 	assert.Equal(t, on, memoryOf(t, s))
+}
+
+// TestARFusionMechanism: the H100 MiniMax-M2.5 corpus scenario (vLLM
+// 0.18.0, TP 4 on sm_90, hidden 3072) holds FlashInfer's all-reduce
+// fusion workspace for 2 MiB / (3072 x 2) = 341 tokens, which leaves the
+// KV cache; the mechanism off has none; a
+// DeepSeek-V3 NVFP4 checkpoint has none (vLLM turns the pass off there).
+func TestARFusionMechanism(t *testing.T) {
+	const dir = "../validate/corpus/aiconfigurator/"
+	s, err := Load(dir + "h100-sxm-vllm-minimax-m2.5-fp8-tp4-dp1-ep4.toml")
+	require.NoError(t, err)
+	require.True(t, s.Config.Profile.ARFusion)
+	on := memoryOf(t, s)
+	require.NoError(t, s.SetMechanism("allreduce-fusion-workspace", false))
+	off := memoryOf(t, s)
+	want := 4*4*341*3072*2.0 + 4*256*4
+	assert.InEpsilon(t, want, float64(on.Reserve-off.Reserve), 1e-9)
+	assert.InEpsilon(t, want, float64(off.Usable-on.Usable), 1e-9)
+
+	assert.False(t, dsv3NVFP4(s.Config.Model))
+	m := *s.Config.Model
+	m.Architecture = "DeepseekV3ForCausalLM"
+	m.Quant.RoutedExperts = dtype.NVFP4
+	assert.True(t, dsv3NVFP4(&m))
 }

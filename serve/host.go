@@ -154,6 +154,23 @@ func SamplerTritonDefault(e Engine, v string) bool {
 	return ok && major == 0 && minor >= 17 && minor <= 19
 }
 
+// ARFusionDefault reports whether engine e at version v runs vLLM's
+// all-reduce + RMSNorm fusion pass, whose FlashInfer workspace the memory
+// profile counts (sim.MemoryProfile.ARFusion): on by default at -O2 for
+// TP > 1 on Hopper and Blackwell with FlashInfer installed from PR #34299
+// (merged 2026-02-11; enable_allreduce_rms_fusion, vllm/config/vllm.py @
+// ba2f0acc2, which also turns it off with DP or PP, PR #34392, and for
+// DeepSeek-V3 NVFP4 checkpoints, model_executor/models/config.py). Read
+// here as v0.17 and later (whether v0.16.0 took it is not read); a version
+// that does not parse is taken as the newest: on.
+func ARFusionDefault(e Engine, v string) bool {
+	if e != VLLM {
+		return false
+	}
+	major, minor, ok := parseVersion(v)
+	return !ok || major > 0 || minor >= 17
+}
+
 // IndexerWorkspaceDefault reports whether engine e at version v keeps the
 // sparse-attention indexer's prefill workspace, 40 x max_model_len keys,
 // from its profile run (sim.MemoryProfile.IndexerWorkspace): vLLM since

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
 )
 
@@ -50,6 +51,12 @@ type MemoryProfile struct {
 	// serve.SamplerTritonDefault gives the versions). SamplerSort wins
 	// when both are set.
 	SamplerTriton bool
+	// ARFusion: vLLM's all-reduce + RMSNorm fusion pass holds FlashInfer's
+	// IPC workspace for the TP group, allocated outside torch when the
+	// model compiles (profileARFusion; serve.ARFusionDefault gives the
+	// versions; only at TP 2, 4 or 8 on sm_90, sm_100 and sm_103, without
+	// DP).
+	ARFusion bool
 	// IndexerWorkspace: vLLM reserves its sparse-attention indexer's
 	// prefill workspace for MaxModelLen during the profile run and keeps
 	// it (DSA models: profileWorkspace; serve.IndexerWorkspaceDefault).
@@ -180,6 +187,11 @@ func (c *Config) profileReserve(sh shape) []ReservePart {
 			Source: fmt.Sprintf("vLLM's shared workspace buffer, kept after the profile run: the sparse indexer's prefill gather of 40 x max_model_len %d keys x %d B (get_max_prefill_buffer_size, vllm/v1/attention/backends/mla/indexer.py; reserved by sparse_attn_indexer in the profile run, vllm/model_executor/layers/sparse_attn_indexer.py @ f120bd42d) %s, shared with the fused-MoE caches (%s)",
 				p.MaxModelLen, indexerKeyBytes(m.Attn), unit.Bytes(ws), unit.Bytes(caches))})
 	}
+	if ar, tokens := c.profileARFusion(); ar > 0 {
+		parts = append(parts, ReservePart{Name: "allreduce fusion", Bytes: unit.Bytes(ar),
+			Source: fmt.Sprintf("non-torch memory: FlashInfer's all-reduce fusion workspace for TP %d, %d tokens x hidden %d in bf16: one buffer, three Lamport buffers and the flags (trtllm_create_ipc_workspace_for_all_reduce_fusion, flashinfer-ai/flashinfer flashinfer/comm/trtllm_ar.py), created by vLLM's AllReduceFusionPass for min(FI_ALLREDUCE_FUSION_MAX_SIZE_MB / (hidden x 2), max_num_batched_tokens) tokens when the model compiles (vllm/compilation/passes/fusion/allreduce_rms_fusion.py @ ba2f0acc2; on by default at -O2 since PR #34299)",
+				c.Layout.TP, tokens, c.Model.Hidden)})
+	}
 	if n := ncclReserve(c.GPUs); n > 0 {
 		parts = append(parts, ReservePart{Name: "nccl", Bytes: n,
 			Source: fmt.Sprintf("non-torch memory: NCCL buffers, aiconfigurator nccl_mem for %d GPUs (systems/*.yaml @ 095f58a)", c.GPUs)})
@@ -241,7 +253,7 @@ func fixedReserve(gpus int) []ReservePart {
 //     their fp32 raw logits returned as logprobs (L), then the target
 //     rows' fp32 copy (L) and its clone (L), masked in place, their
 //     softmax target_probs (L) and sample_recovered_tokens' q (L): 6.5L
-//     + B (above the bonus rows' own sampler run, 5.5L + B);
+//   - B (above the bonus rows' own sampler run, 5.5L + B);
 //   - otherwise (FlashInfer's sampler, or a version that is not read):
 //     the fp32 logits and probabilities, 2L.
 //
@@ -250,9 +262,9 @@ func fixedReserve(gpus int) []ReservePart {
 // same tensor sequence (bench/glm5mem/sampler_peak.py: 9.50-9.57L and
 // 12.50-12.57L; bench/RESULTS-glm5mem.md).
 const (
-	samplerSortL     = 9.5
-	samplerSortSpecL = 12.5
-	samplerPlainL    = 2.0
+	samplerSortL       = 9.5
+	samplerSortSpecL   = 12.5
+	samplerPlainL      = 2.0
 	samplerTritonL     = 3.5
 	samplerTritonSpecL = 6.5
 	// tritonSamplerMinRows: apply_top_k_top_p takes the Triton kernel
@@ -306,6 +318,50 @@ func nextPow2(n int) int {
 		p <<= 1
 	}
 	return p
+}
+
+// arFusionMaxMiB is vLLM's FI_ALLREDUCE_FUSION_MAX_SIZE_MB, the largest
+// all-reduce the fusion pass takes, by architecture and TP size
+// (vllm/compilation/passes/fusion/allreduce_rms_fusion.py @ ba2f0acc2).
+var arFusionMaxMiB = map[kernels.Arch]map[int]float64{
+	kernels.SM90:  {2: 64, 4: 2, 8: 1},
+	kernels.SM100: {2: 64, 4: 32, 8: 1},
+	kernels.SM103: {2: 64, 4: 64, 8: 2},
+}
+
+// arFusionFlagCount is FlashInfer's BarrierFlagCount (int32 flags per
+// rank of the workspace's flag buffer), arFusionMaxComm its MAX_COMM_SIZE
+// cap on one Lamport buffer (flashinfer/comm/trtllm_ar.py).
+const (
+	arFusionFlagCount = 256
+	arFusionMaxComm   = (1<<31 - 1) &^ (1<<21 - 1)
+)
+
+// profileARFusion is the FlashInfer all-reduce fusion workspace on one GPU
+// (MemoryProfile.ARFusion) and the tokens it is sized for: vLLM's
+// AllReduceFusionPass takes max_token_num = min(max size / (hidden x 2),
+// max_num_batched_tokens) and FlashInfer allocates, for the TP group, a
+// buffer of TP x tokens x hidden bf16 values, TP x 256 int32 flags and
+// three Lamport buffers of TP x tokens x hidden bf16 values each (capped
+// at MAX_COMM_SIZE), outside torch's allocator: the profile counts it as
+// non-torch memory. Zero without the flag, at a TP FlashInfer does not
+// support (not 2, 4 or 8), with DP ranks (the pass is off with
+// data_parallel_size > 1, vllm/config/vllm.py enable_allreduce_rms_fusion
+// @ ba2f0acc2) and off sm_90/sm_100/sm_103.
+func (c *Config) profileARFusion() (float64, int) {
+	tp := c.Layout.TP
+	if !c.Profile.ARFusion || c.Layout.DP > 1 || c.Profile.Tokens <= 0 {
+		return 0, 0
+	}
+	maxMiB, ok := arFusionMaxMiB[c.GPU.Arch][tp]
+	if !ok {
+		return 0, 0
+	}
+	h := c.Model.Hidden
+	tokens := min(int(maxMiB*(1<<20))/(h*2), c.Profile.Tokens)
+	comm := float64(tp) * float64(tokens) * float64(h) * 2
+	lamport := min(comm, arFusionMaxComm)
+	return comm + float64(tp*arFusionFlagCount*4) + 3*lamport, tokens
 }
 
 // indexerKeyBytes is one token's key in the DSA indexer's cache: fp8

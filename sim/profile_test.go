@@ -238,3 +238,43 @@ func TestProfileSamplerTriton(t *testing.T) {
 	s2, _ := activations(t, qwenTP2, small, 13*vocab)
 	assert.Equal(t, s1, s2)
 }
+
+// TestProfileARFusion: FlashInfer's all-reduce fusion workspace is a
+// non-torch reserve part of 4 x TP x tokens x hidden bf16 values plus TP x
+// 256 int32 flags, tokens = min(max size / (hidden x 2),
+// max_num_batched_tokens) by architecture and TP; none at TP 1 or with
+// DP ranks, none without the flag; it comes out of the KV cache.
+func TestProfileARFusion(t *testing.T) {
+	h := 4096 // qwen3-235b-a22b hidden
+	p := MemoryProfile{Tokens: 8192, Seqs: 1}
+	off := reserveParts(t, qwenTP2, p)
+	assert.NotContains(t, off, "allreduce fusion")
+	p.ARFusion = true
+	on := reserveParts(t, qwenTP2, p)
+	// h200 (sm_90) at TP 2: 64 MiB / (4096 x 2) = 8192 tokens, the budget.
+	want := 4*2*8192*float64(h)*2 + 2*256*4
+	assert.InEpsilon(t, want, float64(on["allreduce fusion"]), 1e-12, "%s", on["allreduce fusion"])
+	assert.Equal(t, off["activations"], on["activations"])
+	// A smaller budget caps the tokens.
+	p.Tokens = 2048
+	assert.InEpsilon(t, 4*2*2048*float64(h)*2+2*256*4, float64(reserveParts(t, qwenTP2, p)["allreduce fusion"]), 1e-12)
+	p.Tokens = 8192
+	// sm_90 at TP 4: 2 MiB / (4096 x 2) = 256 tokens; sm_100 at TP 4: 32 MiB.
+	tp4 := qwenTP2
+	tp4.gpus, tp4.tp = 4, 4
+	assert.InEpsilon(t, 4*4*256*float64(h)*2+4*256*4, float64(reserveParts(t, tp4, p)["allreduce fusion"]), 1e-12)
+	tp4.gpu, tp4.fabric = "b200-sxm", "nvlink5"
+	assert.InEpsilon(t, 4*4*4096*float64(h)*2+4*256*4, float64(reserveParts(t, tp4, p)["allreduce fusion"]), 1e-12)
+	// TP 1 (FlashInfer supports 2, 4, 8) and DP ranks: none.
+	tp1 := qwenTP2
+	tp1.gpus, tp1.tp = 1, 1
+	tp1.preset = "qwen3-30b-a3b"
+	assert.NotContains(t, reserveParts(t, tp1, p), "allreduce fusion")
+	dp := qwenTP2
+	dp.gpus, dp.tp, dp.dp = 4, 2, 2
+	assert.NotContains(t, reserveParts(t, dp, p), "allreduce fusion")
+	// It leaves the KV cache.
+	_, memOff := activations(t, qwenTP2, MemoryProfile{Tokens: 8192, Seqs: 1}, 0)
+	_, memOn := activations(t, qwenTP2, MemoryProfile{Tokens: 8192, Seqs: 1, ARFusion: true}, 0)
+	assert.InEpsilon(t, want, float64(memOff.Usable-memOn.Usable), 1e-9)
+}
