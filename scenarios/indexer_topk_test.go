@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"github.com/moecast/moecast/internal/dtype"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -125,6 +126,67 @@ func TestProfileMechanisms(t *testing.T) {
 
 	x, err := OpenWith(glm5Corpus, []Override{{Key: "runtime.engine_version", Value: "0.19.0"}})
 	require.NoError(t, err)
+	// (v0.19.0 also holds the all-reduce fusion workspace: left out here.)
+	require.NoError(t, x.SetMechanism("allreduce-fusion-workspace", false))
 	late := memoryOf(t, x)
-	assert.InEpsilon(t, 10.5*l, float64(on.Reserve-late.Reserve), 1e-9, "v0.19.0 samples without the sort, keeps the workspace")
+	// v0.19.0 samples with the Triton kernel (6.5 copies with the
+	// rejection sampler, plus 132 buffer rows on the H200) in place of the
+	// sort's 12.5, and keeps the workspace.
+	buf := 132 * 154880 * 4.0
+	assert.InEpsilon(t, 6*l-buf, float64(on.Reserve-late.Reserve), 1e-9, "v0.19.0 samples with the Triton kernel, keeps the workspace")
+	require.NoError(t, x.SetMechanism("profile-sampler-triton", false))
+	assert.InEpsilon(t, 10.5*l, float64(on.Reserve-memoryOf(t, x).Reserve), 1e-9, "without it: 2 copies")
+}
+
+// TestProfileSamplerTritonMechanism: the H100 MiniMax-M2.5 corpus
+// scenario (vLLM 0.18.0, max_num_seqs 256, vocab 200,064, 132 SMs): the
+// Triton sampler's 3.5 copies and 132-row buffer make the sampler the
+// peak; off, the forward is, and the reserve it adds comes out of the KV
+// cache.
+func TestProfileSamplerTritonMechanism(t *testing.T) {
+	s, err := Load("../validate/corpus/aiconfigurator/h100-sxm-vllm-minimax-m2.5-fp8-tp4-dp1-ep4.toml")
+	require.NoError(t, err)
+	require.True(t, s.Config.Profile.SamplerTriton)
+	on := memoryOf(t, s)
+	require.NoError(t, s.SetMechanism("profile-sampler-triton", false))
+	off := memoryOf(t, s)
+	l := 256 * 200064 * 4.0
+	hidden := 8192 * 3072 * 2.0
+	sampler := hidden + 3.5*l + 132*200064*4
+	assert.Greater(t, float64(on.Reserve), float64(off.Reserve))
+	assert.InEpsilon(t, float64(on.Reserve-off.Reserve), float64(off.Usable-on.Usable), 1e-9)
+	// The sampler is the peak with it on: the reserve's activations part is it.
+	var act float64
+	for _, r := range on.ReserveParts {
+		if r.Name == "activations" {
+			act = float64(r.Bytes)
+		}
+	}
+	assert.InEpsilon(t, sampler, act, 1e-9)
+	require.NoError(t, s.SetMechanism("profile-sampler-triton", true))
+	assert.Equal(t, on, memoryOf(t, s))
+}
+
+// TestARFusionMechanism: the H100 MiniMax-M2.5 corpus scenario (vLLM
+// 0.18.0, TP 4 on sm_90, hidden 3072) holds FlashInfer's all-reduce
+// fusion workspace for 2 MiB / (3072 x 2) = 341 tokens, which leaves the
+// KV cache; the mechanism off has none; a
+// DeepSeek-V3 NVFP4 checkpoint has none (vLLM turns the pass off there).
+func TestARFusionMechanism(t *testing.T) {
+	const dir = "../validate/corpus/aiconfigurator/"
+	s, err := Load(dir + "h100-sxm-vllm-minimax-m2.5-fp8-tp4-dp1-ep4.toml")
+	require.NoError(t, err)
+	require.True(t, s.Config.Profile.ARFusion)
+	on := memoryOf(t, s)
+	require.NoError(t, s.SetMechanism("allreduce-fusion-workspace", false))
+	off := memoryOf(t, s)
+	want := 4*4*341*3072*2.0 + 4*256*4
+	assert.InEpsilon(t, want, float64(on.Reserve-off.Reserve), 1e-9)
+	assert.InEpsilon(t, want, float64(off.Usable-on.Usable), 1e-9)
+
+	assert.False(t, dsv3NVFP4(s.Config.Model))
+	m := *s.Config.Model
+	m.Architecture = "DeepseekV3ForCausalLM"
+	m.Quant.RoutedExperts = dtype.NVFP4
+	assert.True(t, dsv3NVFP4(&m))
 }

@@ -206,8 +206,14 @@ type Serving struct {
 	// probabilities whatever the version (set only by the
 	// profile-sampler-sort mechanism); NoIndexerWorkspace leaves the
 	// sparse indexer's workspace out of the reserve (set only by the
-	// indexer-workspace mechanism).
-	NoSamplerSort, NoIndexerWorkspace bool
+	// indexer-workspace mechanism); NoSamplerTriton prices it so where
+	// vLLM's Triton top-k/top-p kernel would run (set only by the
+	// profile-sampler-triton mechanism).
+	NoSamplerSort, NoIndexerWorkspace, NoSamplerTriton bool
+	// NoARFusion leaves FlashInfer's all-reduce fusion workspace out of
+	// vLLM's reserve (set only by the allreduce-fusion-workspace
+	// mechanism).
+	NoARFusion bool
 	// SGLangReserve subtracts aiconfigurator's fixed reserve from
 	// SGLang's mem_fraction_static share as well (in place of its KV pool
 	// of profile_max_num_token); set only by the sglang-kv-pool
@@ -682,11 +688,25 @@ func (s *Scenario) setProfile() {
 	p := serve.MemoryProfile(v.Engine, s.Config.GPU.Label, s.Config.GPU.Memory, c.MaxNumBatchedTokens, c.MaxNumSeqs)
 	if !p.WeightsAndKV && p.Tokens > 0 {
 		p.SamplerSort = !v.NoSamplerSort && serve.SamplerSortDefault(v.Engine, v.EngineVersion)
+		p.SamplerTriton = !v.NoSamplerTriton && serve.SamplerTritonDefault(v.Engine, v.EngineVersion)
+		p.ARFusion = !v.NoARFusion && serve.ARFusionDefault(v.Engine, v.EngineVersion) && s.Config.Graphs && !dsv3NVFP4(s.Config.Model)
 		if !v.NoIndexerWorkspace && serve.IndexerWorkspaceDefault(v.Engine, v.EngineVersion) && c.MaxModelLen > 0 {
 			p.IndexerWorkspace, p.MaxModelLen = true, c.MaxModelLen
 		}
 	}
 	s.Config.Profile = p
+}
+
+// dsv3NVFP4 reports a DeepSeek-V3-architecture model with NVFP4 routed
+// experts, for which vLLM turns the all-reduce + RMSNorm fusion off by
+// default (DeepseekV3ForCausalLM.verify_and_update_config,
+// vllm/model_executor/models/config.py @ ba2f0acc2, PR #34392).
+func dsv3NVFP4(m *model.Config) bool {
+	if m == nil {
+		return false
+	}
+	a := m.Architecture
+	return (a == "DeepseekV3ForCausalLM" || a == "DeepseekV32ForCausalLM") && m.Quant.RoutedExperts.Name == "nvfp4"
 }
 
 // memFraction is the share of each GPU's memory the engine takes on the

@@ -134,6 +134,43 @@ func SamplerSortDefault(e Engine, v string) bool {
 	return ok && major == 0 && minor >= 12 && minor <= 16
 }
 
+// SamplerTritonDefault reports whether engine e at version v runs its
+// profile run's dummy sampler through vLLM's Triton top-k/top-p kernel
+// (sim.MemoryProfile.SamplerTriton): vLLM from PR #33538 "Triton-based
+// Top-k and Top-p sampler kernels" (merged 2026-02-17; apply_top_k_top_p
+// takes it from 8 rows, vllm/v1/sample/ops/topk_topp_sampler.py @
+// ba2f0acc2, 2026-03-24) until PR #40376 "Enable FlashInfer top-k/top-p
+// sampler by default" (merged 2026-04-29). Read here as v0.17 to v0.19:
+// v0.17.0 and v0.18.0 come after the merge (v0.18.1 is of 2026-03-30),
+// and on 2026-04-21 main's log message (PR #40465) names v0.21 as the
+// release after the next, so v0.19.0 predates PR #40376; v0.20.0 is not
+// read (no corpus row is of it). A version that does not parse is taken
+// as the newest: FlashInfer's sampler, no Triton buffer.
+func SamplerTritonDefault(e Engine, v string) bool {
+	if e != VLLM {
+		return false
+	}
+	major, minor, ok := parseVersion(v)
+	return ok && major == 0 && minor >= 17 && minor <= 19
+}
+
+// ARFusionDefault reports whether engine e at version v runs vLLM's
+// all-reduce + RMSNorm fusion pass, whose FlashInfer workspace the memory
+// profile counts (sim.MemoryProfile.ARFusion): on by default at -O2 for
+// TP > 1 on Hopper and Blackwell with FlashInfer installed from PR #34299
+// (merged 2026-02-11; enable_allreduce_rms_fusion, vllm/config/vllm.py @
+// ba2f0acc2, which also turns it off with DP or PP, PR #34392, and for
+// DeepSeek-V3 NVFP4 checkpoints, model_executor/models/config.py). Read
+// here as v0.17 and later (whether v0.16.0 took it is not read); a version
+// that does not parse is taken as the newest: on.
+func ARFusionDefault(e Engine, v string) bool {
+	if e != VLLM {
+		return false
+	}
+	major, minor, ok := parseVersion(v)
+	return !ok || major > 0 || minor >= 17
+}
+
 // IndexerWorkspaceDefault reports whether engine e at version v keeps the
 // sparse-attention indexer's prefill workspace, 40 x max_model_len keys,
 // from its profile run (sim.MemoryProfile.IndexerWorkspace): vLLM since

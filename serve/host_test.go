@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -235,22 +236,29 @@ func TestSpecPrepBubble(t *testing.T) {
 
 // TestProfileDefaults: vLLM's dummy sampler sorts from v0.12 to v0.16
 // (FlashInfer's sampler off by default from PR #26859 until the Triton
-// kernels of PR #33538), and its indexer workspace is kept from v0.14 on,
-// the newest included; SGLang has neither.
+// kernels of PR #33538), runs the Triton kernel from v0.17 to v0.19
+// (until PR #40376 turned FlashInfer's back on), and its indexer
+// workspace is kept from v0.14 on, the newest included; SGLang has none.
 func TestProfileDefaults(t *testing.T) {
 	for _, tc := range []struct {
-		e               Engine
-		v               string
-		sort, workspace bool
+		e                       Engine
+		v                       string
+		sort, triton, workspace bool
 	}{
-		{VLLM, "0.10.2", false, false}, {VLLM, "0.11.0", false, false},
-		{VLLM, "0.12.0", true, false}, {VLLM, "0.13.0", true, false},
-		{VLLM, "0.15.1", true, true}, {VLLM, "0.16.0.dev", true, true},
-		{VLLM, "0.17.0", false, true}, {VLLM, "0.19.0", false, true},
-		{VLLM, "", false, true}, {VLLM, "nightly", false, true},
-		{SGLang, "0.5.9", false, false}, {SGLang, "", false, false},
+		{VLLM, "0.10.2", false, false, false}, {VLLM, "0.11.0", false, false, false},
+		{VLLM, "0.12.0", true, false, false}, {VLLM, "0.13.0", true, false, false},
+		{VLLM, "0.15.1", true, false, true}, {VLLM, "0.16.0.dev", true, false, true},
+		{VLLM, "0.17.0", false, true, true}, {VLLM, "0.18.1", false, true, true},
+		{VLLM, "0.19.0", false, true, true}, {VLLM, "0.20.0", false, false, true},
+		{VLLM, "", false, false, true}, {VLLM, "nightly", false, false, true},
+		{SGLang, "0.5.9", false, false, false}, {SGLang, "", false, false, false},
 	} {
 		assert.Equal(t, tc.sort, SamplerSortDefault(tc.e, tc.v), "sort %s %q", tc.e, tc.v)
+		assert.Equal(t, tc.triton, SamplerTritonDefault(tc.e, tc.v), "triton %s %q", tc.e, tc.v)
 		assert.Equal(t, tc.workspace, IndexerWorkspaceDefault(tc.e, tc.v), "workspace %s %q", tc.e, tc.v)
+		// The all-reduce fusion pass: from v0.17 (PR #34299), the newest
+		// included, as the indexer workspace from there on.
+		ar := tc.e == VLLM && (tc.workspace && !strings.HasPrefix(tc.v, "0.15") && !strings.HasPrefix(tc.v, "0.16"))
+		assert.Equal(t, ar, ARFusionDefault(tc.e, tc.v), "ar fusion %s %q", tc.e, tc.v)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/moecast/moecast/internal/unit"
+	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
 )
 
@@ -44,6 +45,18 @@ type MemoryProfile struct {
 	// top-k/top-p path, which sorts the whole vocabulary of every row
 	// (profileSampler; serve.SamplerSortDefault gives the versions).
 	SamplerSort bool
+	// SamplerTriton: the dummy sampler run takes vLLM's Triton top-k/top-p
+	// kernel, which masks the fp32 logits in place through a kept buffer
+	// of min(SMs, rows) vocabulary rows (profileSampler;
+	// serve.SamplerTritonDefault gives the versions). SamplerSort wins
+	// when both are set.
+	SamplerTriton bool
+	// ARFusion: vLLM's all-reduce + RMSNorm fusion pass holds FlashInfer's
+	// IPC workspace for the TP group, allocated outside torch when the
+	// model compiles (profileARFusion; serve.ARFusionDefault gives the
+	// versions; only at TP 2, 4 or 8 on sm_90, sm_100 and sm_103, without
+	// DP).
+	ARFusion bool
 	// IndexerWorkspace: vLLM reserves its sparse-attention indexer's
 	// prefill workspace for MaxModelLen during the profile run and keeps
 	// it (DSA models: profileWorkspace; serve.IndexerWorkspaceDefault).
@@ -87,8 +100,10 @@ const fusedMoEChunk = 16 * 1024
 //     35d5cda): rows x vocab x 8 B; with MemoryProfile.SamplerSort the
 //     sort of vLLM's native top-k/top-p path, and with speculative
 //     decoding the rejection sampler's run after it, peak at 9.5 and 12.5
-//     fp32 copies of those logits (profileSampler). The torch peak is the
-//     larger of the two.
+//     fp32 copies of those logits; with MemoryProfile.SamplerTriton the
+//     Triton top-k/top-p kernel's path at 3.5 and 6.5 copies plus the
+//     kernel's buffer (profileSampler). The torch peak is the larger of
+//     the two.
 //   - workspace (MemoryProfile.IndexerWorkspace, DSA models): the shared
 //     workspace buffer the sparse indexer sizes in the profile run for
 //     40 x max_model_len keys and never frees; the fused-MoE caches are
@@ -172,6 +187,11 @@ func (c *Config) profileReserve(sh shape) []ReservePart {
 			Source: fmt.Sprintf("vLLM's shared workspace buffer, kept after the profile run: the sparse indexer's prefill gather of 40 x max_model_len %d keys x %d B (get_max_prefill_buffer_size, vllm/v1/attention/backends/mla/indexer.py; reserved by sparse_attn_indexer in the profile run, vllm/model_executor/layers/sparse_attn_indexer.py @ f120bd42d) %s, shared with the fused-MoE caches (%s)",
 				p.MaxModelLen, indexerKeyBytes(m.Attn), unit.Bytes(ws), unit.Bytes(caches))})
 	}
+	if ar, tokens := c.profileARFusion(); ar > 0 {
+		parts = append(parts, ReservePart{Name: "allreduce fusion", Bytes: unit.Bytes(ar),
+			Source: fmt.Sprintf("non-torch memory: FlashInfer's all-reduce fusion workspace for TP %d, %d tokens x hidden %d in bf16: one buffer, three Lamport buffers and the flags (trtllm_create_ipc_workspace_for_all_reduce_fusion, flashinfer-ai/flashinfer flashinfer/comm/trtllm_ar.py), created by vLLM's AllReduceFusionPass for min(FI_ALLREDUCE_FUSION_MAX_SIZE_MB / (hidden x 2), max_num_batched_tokens) tokens when the model compiles (vllm/compilation/passes/fusion/allreduce_rms_fusion.py @ ba2f0acc2; on by default at -O2 since PR #34299)",
+				c.Layout.TP, tokens, c.Model.Hidden)})
+	}
 	if n := ncclReserve(c.GPUs); n > 0 {
 		parts = append(parts, ReservePart{Name: "nccl", Bytes: n,
 			Source: fmt.Sprintf("non-torch memory: NCCL buffers, aiconfigurator nccl_mem for %d GPUs (systems/*.yaml @ 095f58a)", c.GPUs)})
@@ -219,6 +239,21 @@ func fixedReserve(gpus int) []ReservePart {
 //     (L/2), their fp32 raw-logits copy (L, returned as logprobs), the
 //     target rows' fp32 copy (L) and its clone (L) stay alive while the
 //     clone is sorted the same way (3L + 5L): 12.5L;
+//   - the Triton top-k/top-p kernel (apply_top_k_top_p_triton,
+//     vllm/v1/sample/ops/topk_topp_triton.py @ ba2f0acc2, PR #33538; the
+//     default from 8 rows up, forward_native): the bf16 gathered logits
+//     (L/2) stay alive, Sampler.forward's fp32 copy (L) is masked in
+//     place, the kernel's per-program buffer of min(next_power_of_2(
+//     min(SMs, rows)), SMs) vocabulary rows in fp32 (B, kept in
+//     _TRITON_BUFFER_CACHE) is allocated, then random_sample's softmax
+//     probabilities (L) and its exponential draws q (L): 3.5L + B;
+//   - with speculative decoding and the Triton kernel, the rejection
+//     sampler (rejection_sampler.py @ ba2f0acc2) holds the bf16 random
+//     logits over 2 x rows (L), the bonus rows' bf16 slice (L/2) and
+//     their fp32 raw logits returned as logprobs (L), then the target
+//     rows' fp32 copy (L) and its clone (L), masked in place, their
+//     softmax target_probs (L) and sample_recovered_tokens' q (L): 6.5L
+//   - B (above the bonus rows' own sampler run, 5.5L + B);
 //   - otherwise (FlashInfer's sampler, or a version that is not read):
 //     the fp32 logits and probabilities, 2L.
 //
@@ -227,9 +262,14 @@ func fixedReserve(gpus int) []ReservePart {
 // same tensor sequence (bench/glm5mem/sampler_peak.py: 9.50-9.57L and
 // 12.50-12.57L; bench/RESULTS-glm5mem.md).
 const (
-	samplerSortL     = 9.5
-	samplerSortSpecL = 12.5
-	samplerPlainL    = 2.0
+	samplerSortL       = 9.5
+	samplerSortSpecL   = 12.5
+	samplerPlainL      = 2.0
+	samplerTritonL     = 3.5
+	samplerTritonSpecL = 6.5
+	// tritonSamplerMinRows: apply_top_k_top_p takes the Triton kernel
+	// from 8 rows (logits.shape[0] >= 8), the PyTorch sort below.
+	tritonSamplerMinRows = 8
 )
 
 // profileSampler is the dummy sampler run's peak over rows rows, with the
@@ -243,8 +283,85 @@ func (c *Config) profileSampler(T, rows float64) (float64, string) {
 		return hidden + samplerSortSpecL*l, "native top-k/top-p sort and the rejection sampler's (12.5 fp32 copies at the peak)"
 	case c.Profile.SamplerSort:
 		return hidden + samplerSortL*l, "native top-k/top-p sort (9.5 fp32 copies at the peak)"
+	case c.Profile.SamplerTriton && rows < tritonSamplerMinRows && c.Spec.Active():
+		return hidden + samplerSortSpecL*l, "native top-k/top-p sort below 8 rows and the rejection sampler's (12.5 fp32 copies at the peak)"
+	case c.Profile.SamplerTriton && rows < tritonSamplerMinRows:
+		return hidden + samplerSortL*l, "native top-k/top-p sort below 8 rows (9.5 fp32 copies at the peak)"
+	case c.Profile.SamplerTriton && c.Spec.Active():
+		buf := c.tritonSamplerBuffer(rows)
+		return hidden + samplerTritonSpecL*l + buf, fmt.Sprintf("Triton top-k/top-p and the rejection sampler's (6.5 fp32 copies + the kernel's %s buffer)", unit.Bytes(buf))
+	case c.Profile.SamplerTriton:
+		buf := c.tritonSamplerBuffer(rows)
+		return hidden + samplerTritonL*l + buf, fmt.Sprintf("Triton top-k/top-p (3.5 fp32 copies + the kernel's %s buffer)", unit.Bytes(buf))
 	}
 	return hidden + samplerPlainL*l, "fp32 logits+probs"
+}
+
+// tritonSamplerBuffer is the Triton top-k/top-p kernel's buffer over
+// rows rows: one fp32 vocabulary row per program, min(next_power_of_2(
+// NUM_PROGRAMS), SMs) rows with NUM_PROGRAMS = min(SMs, rows)
+// (apply_top_k_top_p_triton @ ba2f0acc2). A GPU without an SM count
+// takes NUM_PROGRAMS = rows.
+func (c *Config) tritonSamplerBuffer(rows float64) float64 {
+	n := int(rows)
+	sms := c.GPU.SMs
+	if sms > 0 {
+		n = min(nextPow2(min(sms, n)), sms)
+	}
+	return float64(n) * float64(c.Model.Vocab) * 4
+}
+
+// nextPow2 is the least power of two >= n (1 for n <= 1).
+func nextPow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
+
+// arFusionMaxMiB is vLLM's FI_ALLREDUCE_FUSION_MAX_SIZE_MB, the largest
+// all-reduce the fusion pass takes, by architecture and TP size
+// (vllm/compilation/passes/fusion/allreduce_rms_fusion.py @ ba2f0acc2).
+var arFusionMaxMiB = map[kernels.Arch]map[int]float64{
+	kernels.SM90:  {2: 64, 4: 2, 8: 1},
+	kernels.SM100: {2: 64, 4: 32, 8: 1},
+	kernels.SM103: {2: 64, 4: 64, 8: 2},
+}
+
+// arFusionFlagCount is FlashInfer's BarrierFlagCount (int32 flags per
+// rank of the workspace's flag buffer), arFusionMaxComm its MAX_COMM_SIZE
+// cap on one Lamport buffer (flashinfer/comm/trtllm_ar.py).
+const (
+	arFusionFlagCount = 256
+	arFusionMaxComm   = (1<<31 - 1) &^ (1<<21 - 1)
+)
+
+// profileARFusion is the FlashInfer all-reduce fusion workspace on one GPU
+// (MemoryProfile.ARFusion) and the tokens it is sized for: vLLM's
+// AllReduceFusionPass takes max_token_num = min(max size / (hidden x 2),
+// max_num_batched_tokens) and FlashInfer allocates, for the TP group, a
+// buffer of TP x tokens x hidden bf16 values, TP x 256 int32 flags and
+// three Lamport buffers of TP x tokens x hidden bf16 values each (capped
+// at MAX_COMM_SIZE), outside torch's allocator: the profile counts it as
+// non-torch memory. Zero without the flag, at a TP FlashInfer does not
+// support (not 2, 4 or 8), with DP ranks (the pass is off with
+// data_parallel_size > 1, vllm/config/vllm.py enable_allreduce_rms_fusion
+// @ ba2f0acc2) and off sm_90/sm_100/sm_103.
+func (c *Config) profileARFusion() (float64, int) {
+	tp := c.Layout.TP
+	if !c.Profile.ARFusion || c.Layout.DP > 1 || c.Profile.Tokens <= 0 {
+		return 0, 0
+	}
+	maxMiB, ok := arFusionMaxMiB[c.GPU.Arch][tp]
+	if !ok {
+		return 0, 0
+	}
+	h := c.Model.Hidden
+	tokens := min(int(maxMiB*(1<<20))/(h*2), c.Profile.Tokens)
+	comm := float64(tp) * float64(tokens) * float64(h) * 2
+	lamport := min(comm, arFusionMaxComm)
+	return comm + float64(tp*arFusionFlagCount*4) + 3*lamport, tokens
 }
 
 // indexerKeyBytes is one token's key in the DSA indexer's cache: fp8

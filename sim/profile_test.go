@@ -190,3 +190,91 @@ func TestProfileIndexerWorkspace(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "max_model_len")
 }
+
+// TestProfileSamplerTriton: vLLM's Triton top-k/top-p path holds 3.5
+// fp32 copies of the sampler's logits (bf16 logits, fp32 copy masked in
+// place, probabilities, exponential draws) plus the kernel's buffer of
+// min(next_power_of_2(min(SMs, rows)), SMs) vocabulary rows, 6.5 copies
+// with the rejection sampler; below 8 rows apply_top_k_top_p sorts; a GPU
+// without an SM count sizes the buffer by the rows; SamplerSort wins.
+func TestProfileSamplerTriton(t *testing.T) {
+	const vocab = 151936
+	const rows = 1024
+	l := float64(rows * vocab * 4)
+	p := MemoryProfile{Tokens: 1024, Seqs: rows}
+	c := qwenTP2.config(t)
+	require.Equal(t, 132, c.GPU.SMs, "h200-sxm")
+	buf := float64(132 * vocab * 4) // min(next_power_of_2(132) = 256, 132) rows
+	plain, _ := activations(t, qwenTP2, p, vocab)
+	tp := p
+	tp.SamplerTriton = true
+	triton, _ := activations(t, qwenTP2, tp, vocab)
+	assert.InEpsilon(t, 1.5*l+buf, float64(triton-plain), 1e-9, "triton: %s -> %s", plain, triton)
+	spec := qwenTP2
+	spec.spec = Spec{Method: SpecNgram, DraftTokens: 2, Acceptance: []float64{0.5}}
+	specTriton, _ := activations(t, spec, tp, vocab)
+	assert.InEpsilon(t, 4.5*l+buf, float64(specTriton-plain), 1e-9, "triton + rejection sampler: %s", specTriton)
+	assert.InEpsilon(t, 6.5*l+buf+float64(1024*c.Model.Hidden*2), float64(specTriton), 1e-9)
+	// SamplerSort wins over SamplerTriton.
+	both := tp
+	both.SamplerSort = true
+	sorted, _ := activations(t, qwenTP2, MemoryProfile{Tokens: 1024, Seqs: rows, SamplerSort: true}, vocab)
+	bothAct, _ := activations(t, qwenTP2, both, vocab)
+	assert.Equal(t, sorted, bothAct)
+
+	// The buffer: 20 rows run 20 programs, next_power_of_2 = 32 buffer
+	// rows; a GPU without an SM count takes the rows themselves.
+	assert.InEpsilon(t, float64(32*vocab*4), c.tritonSamplerBuffer(20), 1e-12)
+	assert.InEpsilon(t, float64(132*vocab*4), c.tritonSamplerBuffer(1000), 1e-12)
+	c.GPU.SMs = 0
+	assert.InEpsilon(t, float64(20*vocab*4), c.tritonSamplerBuffer(20), 1e-12)
+
+	// Below 8 rows the sort runs (7 rows: 9.5 copies).
+	small := MemoryProfile{Tokens: 1024, Seqs: 7}
+	s0, _ := activations(t, qwenTP2, small, 13*vocab)
+	s1, _ := activations(t, qwenTP2, MemoryProfile{Tokens: 1024, Seqs: 7, SamplerSort: true}, 13*vocab)
+	require.Greater(t, s1, s0, "the sort is the peak here")
+	small.SamplerTriton = true
+	s2, _ := activations(t, qwenTP2, small, 13*vocab)
+	assert.Equal(t, s1, s2)
+}
+
+// TestProfileARFusion: FlashInfer's all-reduce fusion workspace is a
+// non-torch reserve part of 4 x TP x tokens x hidden bf16 values plus TP x
+// 256 int32 flags, tokens = min(max size / (hidden x 2),
+// max_num_batched_tokens) by architecture and TP; none at TP 1 or with
+// DP ranks, none without the flag; it comes out of the KV cache.
+func TestProfileARFusion(t *testing.T) {
+	h := 4096 // qwen3-235b-a22b hidden
+	p := MemoryProfile{Tokens: 8192, Seqs: 1}
+	off := reserveParts(t, qwenTP2, p)
+	assert.NotContains(t, off, "allreduce fusion")
+	p.ARFusion = true
+	on := reserveParts(t, qwenTP2, p)
+	// h200 (sm_90) at TP 2: 64 MiB / (4096 x 2) = 8192 tokens, the budget.
+	want := 4*2*8192*float64(h)*2 + 2*256*4
+	assert.InEpsilon(t, want, float64(on["allreduce fusion"]), 1e-12, "%s", on["allreduce fusion"])
+	assert.Equal(t, off["activations"], on["activations"])
+	// A smaller budget caps the tokens.
+	p.Tokens = 2048
+	assert.InEpsilon(t, 4*2*2048*float64(h)*2+2*256*4, float64(reserveParts(t, qwenTP2, p)["allreduce fusion"]), 1e-12)
+	p.Tokens = 8192
+	// sm_90 at TP 4: 2 MiB / (4096 x 2) = 256 tokens; sm_100 at TP 4: 32 MiB.
+	tp4 := qwenTP2
+	tp4.gpus, tp4.tp = 4, 4
+	assert.InEpsilon(t, 4*4*256*float64(h)*2+4*256*4, float64(reserveParts(t, tp4, p)["allreduce fusion"]), 1e-12)
+	tp4.gpu, tp4.fabric = "b200-sxm", "nvlink5"
+	assert.InEpsilon(t, 4*4*4096*float64(h)*2+4*256*4, float64(reserveParts(t, tp4, p)["allreduce fusion"]), 1e-12)
+	// TP 1 (FlashInfer supports 2, 4, 8) and DP ranks: none.
+	tp1 := qwenTP2
+	tp1.gpus, tp1.tp = 1, 1
+	tp1.preset = "qwen3-30b-a3b"
+	assert.NotContains(t, reserveParts(t, tp1, p), "allreduce fusion")
+	dp := qwenTP2
+	dp.gpus, dp.tp, dp.dp = 4, 2, 2
+	assert.NotContains(t, reserveParts(t, dp, p), "allreduce fusion")
+	// It leaves the KV cache.
+	_, memOff := activations(t, qwenTP2, MemoryProfile{Tokens: 8192, Seqs: 1}, 0)
+	_, memOn := activations(t, qwenTP2, MemoryProfile{Tokens: 8192, Seqs: 1, ARFusion: true}, 0)
+	assert.InEpsilon(t, want, float64(memOff.Usable-memOn.Usable), 1e-9)
+}
