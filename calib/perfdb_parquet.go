@@ -62,7 +62,7 @@ func parquetCSVFrom(ra io.ReaderAt, size int64, rel string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: not a readable parquet file: %v", rel, err)
 	}
-	if err := checkParquetPages(ra, size, pf.Metadata()); err != nil {
+	if err := checkParquetPages(ra, size, pf); err != nil {
 		return nil, fmt.Errorf("%s: not a readable parquet file: %v (truncated or corrupt)", rel, err)
 	}
 	cols, err := guarded(func() ([][]string, error) { return pf.Schema().Columns(), nil })

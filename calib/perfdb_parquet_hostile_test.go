@@ -2,14 +2,19 @@ package calib
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/binary"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/klauspost/compress/snappy"
+	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
@@ -114,11 +119,21 @@ func TestImportPerfDBParquetHostile(t *testing.T) {
 			Heads int64 `parquet:"heads"`
 		} `parquet:"shape"`
 	}
+	// bomb is the fuzzer's RLE bomb (FuzzParquetCSV seed 44e3fb2a): a 4 KB
+	// file whose dictionary-index run headers claim 2^31 values, which
+	// parquet-go decoded whole (2.85 GB, 30-41 s) before refusing it.
+	seed, err := os.ReadFile("testdata/fuzz/FuzzParquetCSV/44e3fb2a7069b932")
+	require.NoError(t, err)
+	line := strings.TrimSpace(strings.SplitN(string(seed), "\n", 2)[1])
+	q, err := strconv.Unquote(strings.TrimSuffix(strings.TrimPrefix(line, "[]byte("), ")"))
+	require.NoError(t, err)
+	bomb := []byte(q)
 	tests := []struct {
 		name string
 		data []byte
 		want string
 	}{
+		{"RLE bomb", bomb, file + ": not a readable parquet file: row group 1, column 8 (message_size), page at byte 860: its dictionary indices: a run claims 2050 values after 0, the page holds 92"},
 		{"empty file", nil, file + ": not a readable parquet file: 0 bytes"},
 		{"truncated", good[:len(good)/2], file + `: not a readable parquet file: ends with`},
 		{"not parquet", []byte("framework,latency\nvLLM,1\n"), file + `: not a readable parquet file: starts with "fram"`},
@@ -146,7 +161,9 @@ func TestImportPerfDBParquetHostile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var m0, m1 runtime.MemStats
 			runtime.ReadMemStats(&m0)
+			t0 := time.Now()
 			f, err := ImportPerfDB(treeWith(t, tt.data), perfdbOpts("gb200"))
+			assert.Less(t, time.Since(t0), 2*time.Second, "read in")
 			runtime.ReadMemStats(&m1)
 			assert.Less(t, m1.TotalAlloc-m0.TotalAlloc, uint64(64<<20), "allocated")
 			if tt.want == "sound" {
@@ -210,5 +227,165 @@ func TestCheckThriftStruct(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, checkParquetFrame(bytes.NewReader(b), int64(len(b))), p)
 		assert.False(t, strings.Contains(p, ".."))
+	}
+}
+
+// TestCheckRuns: a run-length stream (levels, dictionary indices,
+// booleans) may decode to the page's values, its last bit-packed group
+// padded to 8, and no more; every run's bytes must be there. parquet-go
+// decodes a run whole before comparing it with the page, so a one-byte
+// header claiming 2^31 values was 2^31 values allocated.
+func TestCheckRuns(t *testing.T) {
+	uvarint := func(v uint64) []byte { return binary.AppendUvarint(nil, v) }
+	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
+	rle := func(count uint64, value ...byte) []byte { return cat(uvarint(count<<1), value) }
+	packed := func(groups uint64, b ...byte) []byte { return cat(uvarint(groups<<1|1), b) }
+	tests := []struct {
+		name string
+		b    []byte
+		w    uint
+		n    int
+		want string // "" = accepted
+	}{
+		{"empty", nil, 3, 0, ""},
+		{"one RLE run of the page", rle(100, 5), 3, 100, ""},
+		{"RLE runs summing to the page", cat(rle(60, 1), rle(40, 2)), 3, 100, ""},
+		{"bit-packed, last group padded", packed(1, 1, 2, 3), 3, 5, ""},
+		{"RLE at width 0 takes no byte", rle(10), 0, 10, ""},
+		{"RLE run of 2^31", rle(1<<31-1, 0), 1, 92, "a run claims 2147483647 values after 0, the page holds 92"},
+		{"runs past the page", cat(rle(60, 1), rle(60, 2)), 3, 100, "a run claims 60 values after 60, the page holds 100"},
+		{"bit-packed past the page", packed(1 << 40), 1, 92, "a bit-packed run claims 8796093022208 values"},
+		{"bit-packed bytes missing", packed(2, 1, 2, 3), 3, 16, "a run of 16 values needs 6 bytes, 3 remain"},
+		{"RLE value missing", rle(4), 9, 16, "a run of 4 values needs 2 bytes, 0 remain"},
+		{"header cut short", []byte{0x80}, 1, 8, "a bad run header at byte 0"},
+		{"header overflowing", bytes.Repeat([]byte{0xff}, 11), 1, 8, "a bad run header at byte 0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkRuns(tt.b, tt.w, tt.n)
+			if tt.want == "" {
+				require.NoError(t, err, "runs % x", tt.b)
+				return
+			}
+			require.Error(t, err, "runs % x", tt.b)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	t.Run("values", func(t *testing.T) {
+		for _, c := range []struct {
+			name string
+			b    []byte
+			enc  format.Encoding
+			bool bool
+			want string
+		}{
+			{"dictionary indices 40 bits wide", []byte{40, 2, 1}, format.RLEDictionary, false, "40 bits wide"},
+			{"dictionary indices past the page", cat([]byte{2}, rle(9, 1)), format.RLEDictionary, false, "its dictionary indices: a run claims 9"},
+			{"dictionary indices of the page", cat([]byte{2}, rle(8, 1)), format.PlainDictionary, false, ""},
+			{"booleans past their length", cat([]byte{9, 0, 0, 0}, rle(8, 1)), format.RLE, true, "its length claims 9 bytes, 2 remain"},
+			{"booleans past the page", cat([]byte{2, 0, 0, 0}, rle(9, 1)), format.RLE, true, "its RLE booleans: a run claims 9"},
+			{"delta claiming 2^31", cat(uvarint(128), uvarint(4), uvarint(1<<31), uvarint(0)), format.DeltaBinaryPacked, false, "its DELTA header claims 2147483648 values, the page 8"},
+			{"delta of the page", cat(uvarint(128), uvarint(4), uvarint(8), uvarint(0)), format.DeltaLengthByteArray, false, ""},
+			{"plain", []byte{1, 2, 3}, format.Plain, false, ""},
+		} {
+			err := checkValues(c.b, c.enc, 8, true, c.bool)
+			if c.want == "" {
+				assert.NoError(t, err, c.name)
+				continue
+			}
+			if assert.Error(t, err, c.name) {
+				assert.Contains(t, err.Error(), c.want, c.name)
+			}
+		}
+	})
+}
+
+// TestCheckPage: a page's header may not claim more values than a page
+// holds (the decoders size their buffers by it), its v2 level lengths
+// must lie in the page, a snappy block may not claim more than the page
+// header, and an optional column's definition levels are checked as the
+// dictionary indices are.
+func TestCheckPage(t *testing.T) {
+	type opt struct {
+		Latency *int64 `parquet:"latency"`
+	}
+	b := parquetOf(t, opt{})
+	pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	require.NoError(t, err)
+	col := pf.Root().Columns()[0]
+	require.Equal(t, 1, col.MaxDefinitionLevel())
+	v1 := func(n int32, enc format.Encoding) *format.PageHeader {
+		return &format.PageHeader{Type: format.DataPage, UncompressedPageSize: 64,
+			DataPageHeader: thrift.New(format.DataPageHeader{NumValues: n, Encoding: enc, DefinitionLevelEncoding: format.RLE, RepetitionLevelEncoding: format.RLE})}
+	}
+	v2 := &format.PageHeader{Type: format.DataPageV2, UncompressedPageSize: 64,
+		DataPageHeaderV2: thrift.New(format.DataPageHeaderV2{NumValues: 8, DefinitionLevelsByteLength: 100})}
+	tests := []struct {
+		name string
+		ph   *format.PageHeader
+		data []byte
+		want string // "" = accepted
+	}{
+		{"page of 8 plain values", v1(8, format.Plain), []byte{2, 0, 0, 0, 16, 1}, ""},
+		{"2^31 values claimed", v1(1<<31-1, format.Plain), nil, "it claims 2147483647 values, want 0 to 1048576"},
+		{"negative values claimed", v1(-1, format.Plain), nil, "it claims -1 values"},
+		{"definition levels past the page", v1(8, format.Plain), []byte{200, 0, 0, 0, 16, 1}, "its definition levels: its length claims 200 bytes, 2 remain"},
+		{"definition level run past the page", v1(8, format.Plain), []byte{5, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff, 0x0f}, "its definition levels: a run claims 2147483647 values after 0, the page holds 8"},
+		{"dictionary indices past the page", v1(8, format.RLEDictionary), []byte{2, 0, 0, 0, 16, 1, 1, 0xfe, 0xff, 0xff, 0xff, 0x0f, 0}, "its dictionary indices: a run claims 2147483647"},
+		{"v2 levels past the page", v2, make([]byte, 10), "its levels claim 0+100 bytes, the page holds 10"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := checkPage(tt.ph, tt.data, col, format.Int64)
+			if tt.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// TestInflate: a page is decompressed, for the checks, to at most the
+// size its header claims; a codec parquet-go does not bound (LZ4_RAW: its
+// decoder doubles its buffer without end on a corrupt block) is refused.
+func TestInflate(t *testing.T) {
+	page := bytes.Repeat([]byte("moecast "), 1000) // 8,000 bytes
+	enc, err := zstd.NewWriter(nil)
+	require.NoError(t, err)
+	zs := enc.EncodeAll(page, nil)
+	var gz bytes.Buffer
+	w := gzip.NewWriter(&gz)
+	_, err = w.Write(page)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	sn := snappy.Encode(nil, page)
+	tests := []struct {
+		name  string
+		codec format.CompressionCodec
+		data  []byte
+		size  int
+		want  string // "" = accepted
+	}{
+		{"zstd", format.Zstd, zs, 8000, ""},
+		{"zstd past its header", format.Zstd, zs, 100, "decompressing it (ZSTD) to at most the 100 bytes"},
+		{"gzip", format.Gzip, gz.Bytes(), 8000, ""},
+		{"gzip past its header", format.Gzip, gz.Bytes(), 100, "to more than the 100 bytes its header claims"},
+		{"snappy", format.Snappy, sn, 8000, ""},
+		{"snappy claiming more than its header", format.Snappy, sn, 100, "its snappy block claims 8000 bytes, its header 100"},
+		{"lz4", format.Lz4Raw, []byte{0xf0, 0}, 100, "its compression LZ4_RAW is not read here"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, err := inflate(tt.codec, tt.data, tt.size)
+			if tt.want == "" {
+				require.NoError(t, err)
+				assert.Equal(t, page, out)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/encoding/thrift"
 	"github.com/parquet-go/parquet-go/format"
 )
 
@@ -71,10 +73,25 @@ const maxParquetPage = 64 << 20
 // lists fit in its chunk, that each page's compressed bytes do, and that
 // its uncompressed size is at most maxParquetPage: parquet-go allocates
 // what a page header claims (a statistics value's length, the inflated
-// page) before reading it.
-func checkParquetPages(ra io.ReaderAt, size int64, md *format.FileMetaData) error {
+// page) before reading it. Then checkPage checks each page's contents.
+func checkParquetPages(ra io.ReaderAt, size int64, pf *parquet.File) error {
+	md := pf.Metadata()
+	var leaves []*parquet.Column
+	var walk func(c *parquet.Column)
+	walk = func(c *parquet.Column) {
+		if c.Leaf() {
+			leaves = append(leaves, c)
+		}
+		for _, ch := range c.Columns() {
+			walk(ch)
+		}
+	}
+	walk(pf.Root())
 	for i, rg := range md.RowGroups {
 		for j, cc := range rg.Columns {
+			if j >= len(leaves) || leaves[j].Index() != j {
+				return fmt.Errorf("row group %d, column %d: not a column of the schema's %d", i+1, j+1, len(leaves))
+			}
 			m := cc.MetaData
 			start, n := m.DataPageOffset, m.TotalCompressedSize
 			if d := m.DictionaryPageOffset; d > 0 && d < start {
@@ -108,6 +125,17 @@ func checkParquetPages(ra io.ReaderAt, size int64, md *format.FileMetaData) erro
 					return fmt.Errorf("row group %d, column %d, page at byte %d: %d compressed bytes claimed, %d remain in the column chunk", i+1, j+1, start+int64(off), comp, len(chunk)-off-h)
 				case uncomp < 0 || uncomp > maxParquetPage:
 					return fmt.Errorf("row group %d, column %d, page at byte %d: %d bytes uncompressed claimed, want at most %d", i+1, j+1, start+int64(off), uncomp, maxParquetPage)
+				}
+				var ph format.PageHeader
+				if _, err := guarded(func() (int, error) {
+					return 0, thrift.Unmarshal(new(thrift.CompactProtocol), chunk[off:off+h], &ph)
+				}); err != nil {
+					return fmt.Errorf("row group %d, column %d, page at byte %d: page header: %v", i+1, j+1, start+int64(off), err)
+				}
+				if _, err := guarded(func() (int, error) {
+					return 0, checkPage(&ph, chunk[off+h:off+h+int(comp)], leaves[j], m.Type)
+				}); err != nil {
+					return fmt.Errorf("row group %d, column %d (%s), page at byte %d: %v", i+1, j+1, strings.Join(leaves[j].Path(), "."), start+int64(off), err)
 				}
 				off += h + int(comp)
 			}
