@@ -232,11 +232,13 @@ func prefixed(b []byte) (stream, rest []byte, err error) {
 }
 
 // checkRuns walks a stream of the RLE/bit-packed hybrid encoding at bit
-// width w and checks that its runs decode to at most n values (n rounded
-// up to a group of 8: the last bit-packed group is padded) and that every
-// run's bytes are present.
+// width w and checks that its runs decode to at most n values and that
+// every run's bytes are present. A bit-packed run holds whole groups of 8
+// values, so the run that reaches n may be padded past it by up to 7
+// (writers pad the last group: pyarrow's pages of the perf database end
+// so); an RLE run may not pass n, and no run with values follows the one
+// that reaches it.
 func checkRuns(b []byte, w uint, n int) error {
-	limit := uint64(n+7) / 8 * 8
 	var total uint64
 	for i := 0; i < len(b); {
 		h, k := binary.Uvarint(b[i:])
@@ -245,13 +247,16 @@ func checkRuns(b []byte, w uint, n int) error {
 		}
 		i += k
 		count, need := h>>1, uint64(w+7)/8
+		rem := uint64(0)
+		if total < uint64(n) {
+			rem = uint64(n) - total
+		}
 		if h&1 == 1 { // bit-packed: count groups of 8 values, w bytes each
-			if count > limit/8 {
-				return fmt.Errorf("a bit-packed run claims %d values, the page holds %d", count*8, n)
+			if count > (rem+7)/8 {
+				return fmt.Errorf("a bit-packed run claims %d values after %d, the page holds %d", count*8, total, n)
 			}
 			count, need = count*8, count*uint64(w)
-		}
-		if count > limit-total {
+		} else if count > rem {
 			return fmt.Errorf("a run claims %d values after %d, the page holds %d", count, total, n)
 		}
 		if need > uint64(len(b)-i) {

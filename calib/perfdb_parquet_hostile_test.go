@@ -252,6 +252,13 @@ func TestCheckRuns(t *testing.T) {
 		{"RLE runs summing to the page", cat(rle(60, 1), rle(40, 2)), 3, 100, ""},
 		{"bit-packed, last group padded", packed(1, 1, 2, 3), 3, 5, ""},
 		{"RLE at width 0 takes no byte", rle(10), 0, 10, ""},
+		// the perf database's own pages: an RLE run, then a bit-packed run
+		// whose last group passes the page's values (h200 moe_perf.parquet,
+		// kernel_source's dictionary indices: 120 values after 19887 of 20000)
+		{"bit-packed run padded past the page after RLE runs", cat(rle(9, 1), packed(1, 1)), 1, 10, ""},
+		{"a run after the padded run", cat(rle(9, 1), packed(1, 1), rle(1, 1)), 1, 10, "a run claims 1 values after 17, the page holds 10"},
+		{"bit-packed a group past the page", cat(rle(9, 1), packed(2, 1, 2)), 1, 10, "a bit-packed run claims 16 values after 9, the page holds 10"},
+		{"RLE run past the page by one", cat(rle(9, 1), rle(2, 1)), 1, 10, "a run claims 2 values after 9, the page holds 10"},
 		{"RLE run of 2^31", rle(1<<31-1, 0), 1, 92, "a run claims 2147483647 values after 0, the page holds 92"},
 		{"runs past the page", cat(rle(60, 1), rle(60, 2)), 3, 100, "a run claims 60 values after 60, the page holds 100"},
 		{"bit-packed past the page", packed(1 << 40), 1, 92, "a bit-packed run claims 8796093022208 values"},
