@@ -32,9 +32,18 @@ type GPU struct {
 	Label  string // marketing name, e.g. "NVIDIA H200 SXM 141GB"
 	Arch   Arch   // "sm_90", "sm_100", "sm_120" (arch.go: the facts known of it)
 	SMs    int
-	Memory unit.Bytes          // device memory capacity as the device reports it (nvidia-smi memory.total)
-	MemBW  unit.BytesPerSecond // peak DRAM bandwidth
-	L2     unit.Bytes
+	Memory unit.Bytes // device memory capacity as the device reports it (nvidia-smi memory.total)
+	// CUDAMemory is the total that cudaMemGetInfo reports
+	// (torch.cuda.mem_get_info), below Memory by what the driver keeps for
+	// itself: the base vLLM takes gpu_memory_utilization of (the
+	// requested memory is mem_get_info's total x the utilization,
+	// vllm/v1/worker/gpu_worker.py determine_available_memory and
+	// vllm/utils MemorySnapshot; SGLang sizes its pool from the free
+	// memory mem_get_info gives at start, below this by the CUDA context,
+	// which is not modelled); 0 = not measured, Memory stands in.
+	CUDAMemory unit.Bytes
+	MemBW      unit.BytesPerSecond // peak DRAM bandwidth
+	L2         unit.Bytes
 	// Peak dense tensor-core throughput indexed by dtype.Compute.
 	Peak [4]unit.FLOPsPerSecond
 	// Fabric is the preset name of the usual intra-node interconnect of
@@ -57,6 +66,15 @@ type GPU struct {
 // PeakFor is the dense tensor-core peak for compute precision c. A GPU
 // without tensor cores for c (Peak[c] == 0, e.g. fp4 on Hopper) runs the op
 // at its bf16 peak, as the engines fall back to a bf16 kernel.
+// EngineMemory is the memory an engine takes its share of
+// (gpu_memory_utilization): CUDAMemory where it was measured, else Memory.
+func (g *GPU) EngineMemory() unit.Bytes {
+	if g.CUDAMemory > 0 {
+		return g.CUDAMemory
+	}
+	return g.Memory
+}
+
 func (g *GPU) PeakFor(c dtype.Compute) unit.FLOPsPerSecond {
 	if int(c) < len(g.Peak) && g.Peak[c] > 0 {
 		return g.Peak[c]
@@ -172,9 +190,10 @@ var presets = [...]GPU{
 	{
 		Name: "h200-sxm", Label: "NVIDIA H200 SXM 141GB", Arch: SM90,
 		SMs: 132, Memory: 143771 * unit.MiB, MemBW: 4.8 * unit.TBps, L2: 60 * unit.MiB,
-		Peak:   [4]unit.FLOPsPerSecond{989 * unit.TFLOPS, 1978 * unit.TFLOPS, 1978 * unit.TFLOPS, 0},
-		Fabric: "nvlink4",
-		Source: "NVIDIA H200 datasheet; aiconfigurator systems/h200_sxm.yaml @095f58a (Apache-2.0); L2 measured on an H200, 2026-11-29 (kernels/testdata/measure_h200.json)",
+		CUDAMemory: 150109880320,
+		Peak:       [4]unit.FLOPsPerSecond{989 * unit.TFLOPS, 1978 * unit.TFLOPS, 1978 * unit.TFLOPS, 0},
+		Fabric:     "nvlink4",
+		Source:     "NVIDIA H200 datasheet; aiconfigurator systems/h200_sxm.yaml @095f58a (Apache-2.0); L2 measured on an H200, 2026-11-29 (kernels/testdata/measure_h200.json); cudaMemGetInfo's total (torch.cuda.mem_get_info) 150,109,880,320 B against nvidia-smi's 143,771 MiB, measured on an H200, driver 580.159.04, 2026-12-03 (bench/RESULTS-cudamem.md)",
 	},
 	{
 		Name: "b200-sxm", Label: "NVIDIA B200 SXM 180GB", Arch: SM100,

@@ -123,7 +123,7 @@ func TestSGLangMemoryMechanisms(t *testing.T) {
 		return c, p.Memory.Weights
 	}
 	c, w := kv(s)
-	mem := float64(s.Config.GPU.Memory)
+	mem := float64(s.Config.GPU.EngineMemory())
 	assert.InDelta(t, newest*mem-float64(w), float64(c.Memory.KVCapacity), 1, "share x memory - weights, no reserve")
 	perRank := serve.DefaultMaxRunning(&c, s.Config.Model.MaxPosition)
 	assert.Equal(t, perRank, c.MaxNumSeqs, "max_running_requests from the pool")
@@ -566,4 +566,31 @@ func TestFA2MixedMechanism(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "hardware.custom_gpu.fa2_mixed_read_bandwidth")
 	assert.NotContains(t, err.Error(), "\n")
+}
+
+// TestCUDAMemoryMechanism: on an H200 the engine takes its share of the
+// total cudaMemGetInfo reports, 150,109,880,320 B, not nvidia-smi's
+// 143,771 MiB; off, nvidia-smi's; on again, the measured total. A GPU
+// without a measurement (B200) keeps nvidia-smi's either way.
+func TestCUDAMemoryMechanism(t *testing.T) {
+	s, err := Load("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
+	usable := func() unit.Bytes {
+		sm, err := s.Sim()
+		require.NoError(t, err)
+		p, err := sm.Step(1, 1)
+		require.NoError(t, err)
+		return p.Memory.Usable + p.Memory.Weights + p.Memory.Reserve
+	}
+	share := s.Config.GPUMemoryUtilization
+	assert.InDelta(t, 150109880320*share, float64(usable()), 1)
+	require.NoError(t, s.SetMechanism("cuda-memory", false))
+	assert.InDelta(t, 143771*float64(unit.MiB)*share, float64(usable()), 1)
+	assert.Equal(t, s.Config.GPU.Memory, s.Config.GPU.EngineMemory())
+	require.NoError(t, s.SetMechanism("cuda-memory", true))
+	assert.InDelta(t, 150109880320*share, float64(usable()), 1)
+
+	b, err := OpenWith("deepseek-v3-fp8-h200-tp8.toml", []Override{{Key: "hardware.gpu", Value: `"b200-sxm"`}})
+	require.NoError(t, err)
+	assert.Equal(t, b.Config.GPU.Memory, b.Config.GPU.EngineMemory())
 }

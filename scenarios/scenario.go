@@ -60,6 +60,9 @@ type Scenario struct {
 	// fa2MixedRead holds the GPU's FA2MixedRead while the fa2-mixed-gqa
 	// mechanism is off (Config.GPU's is zero then).
 	fa2MixedRead *unit.BytesPerSecond
+	// cudaMemory holds the GPU's CUDAMemory while the cuda-memory
+	// mechanism is off (Config.GPU's is zero then).
+	cudaMemory *unit.Bytes
 
 	// ModelRef is the model as written: a preset name or a config.json path
 	// (resolved against the scenario's directory).

@@ -205,7 +205,7 @@ func SimMemory(cfg sim.Config, s *sim.Sim, e Engine) (Memory, error) {
 	if err != nil {
 		return Memory{}, err
 	}
-	usable := unit.Bytes(float64(cfg.GPU.Memory)*cfg.GPUMemoryUtilization) - p.Memory.Weights - p.Memory.Reserve
+	usable := unit.Bytes(float64(cfg.GPU.EngineMemory())*cfg.GPUMemoryUtilization) - p.Memory.Weights - p.Memory.Reserve
 	m := Memory{KVBytesPerToken: p.Memory.KVPerToken, KVCapacity: usable,
 		BlockSize: blockSizeFor(e, cfg.Model, cfg.GPU.Arch)}
 	m.Groups = max(1, cfg.GPUs/cfg.Layout.AttentionTP())

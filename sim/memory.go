@@ -83,7 +83,7 @@ type memoryModel struct {
 //	KV/token/GPU = model.KVBytesPerTokenPerGPU (MLA latent replicated over
 //	               attention-TP ranks; GQA kv heads split) + the draft
 //	               layers' own cache (MTP layers, or the EAGLE-3 layer)
-//	usable = GPU.Memory x gpu_memory_utilization - weights - reserve
+//	usable = GPU.EngineMemory x gpu_memory_utilization - weights - reserve
 //
 // (reserve 0 under a WeightsAndKV profile: SGLang's fraction).
 func newMemoryModel(c *Config, sh shape) memoryModel {
@@ -125,7 +125,7 @@ func newMemoryModel(c *Config, sh shape) memoryModel {
 	for _, p := range mm.parts {
 		mm.reserve += p.Bytes
 	}
-	mm.usable = unit.Bytes(float64(c.GPU.Memory)*c.GPUMemoryUtilization) - mm.weights - mm.reserve
+	mm.usable = unit.Bytes(float64(c.GPU.EngineMemory())*c.GPUMemoryUtilization) - mm.weights - mm.reserve
 	return mm
 }
 

@@ -26,7 +26,7 @@ func TestMemory(t *testing.T) {
 				assert.Greater(t, mem.Weights, w.PerGPUTotal(false), "EAGLE-3 head adds weights")
 			}
 			assert.Equal(t, OtherReserve+ncclReserve(st.gpus), mem.Reserve)
-			usable := unit.Bytes(float64(c.GPU.Memory)*0.9) - mem.Weights - mem.Reserve
+			usable := unit.Bytes(float64(c.GPU.EngineMemory())*0.9) - mem.Weights - mem.Reserve
 			assert.InEpsilon(t, float64(usable), float64(mem.Usable), 1e-12)
 			kvTok := c.Model.KVBytesPerTokenPerGPU(c.KVCache, s.cfg.Layout)
 			if st.spec.Method == SpecNone || st.spec.Method == SpecNgram {

@@ -49,7 +49,7 @@ func TestProfileReserveGrowsWithTokens(t *testing.T) {
 	assert.Equal(t, a8k+ncclReserve(2), mem.Reserve)
 	// Usable is the budget less weights and this reserve.
 	c := qwenTP2.config(t)
-	assert.InEpsilon(t, float64(unit.Bytes(float64(c.GPU.Memory)*0.9)-mem.Weights-mem.Reserve), float64(mem.Usable), 1e-12)
+	assert.InEpsilon(t, float64(unit.Bytes(float64(c.GPU.EngineMemory())*0.9)-mem.Weights-mem.Reserve), float64(mem.Usable), 1e-12)
 }
 
 func TestProfileReserveGrowsWithVocab(t *testing.T) {
@@ -109,7 +109,7 @@ func TestProfileWeightsAndKV(t *testing.T) {
 	assert.Zero(t, m.Reserve)
 	require.Len(t, m.ReserveParts, 1)
 	assert.NotEmpty(t, m.ReserveParts[0].Source)
-	assert.InEpsilon(t, float64(unit.Bytes(float64(c.GPU.Memory)*0.852)-m.Weights), float64(m.Usable), 1e-12)
+	assert.InEpsilon(t, float64(unit.Bytes(float64(c.GPU.EngineMemory())*0.852)-m.Weights), float64(m.Usable), 1e-12)
 }
 
 // reserveParts is the deployment st's reserve parts by name under the

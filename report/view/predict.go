@@ -239,7 +239,7 @@ func (pr *Prediction) Text(w io.Writer) error {
 	if len(pr.Points) > 0 {
 		m := pr.Points[0].Memory
 		c := pr.Scenario.Config
-		budget := unit.Bytes(float64(c.GPU.Memory) * c.GPUMemoryUtilization)
+		budget := unit.Bytes(float64(c.GPU.EngineMemory()) * c.GPUMemoryUtilization)
 		kv := fmt.Sprintf("KV cache %s (KV %s/token)", m.Usable, m.KVPerToken)
 		var extra []string
 		if m.KVWindowPerToken > 0 {
@@ -259,7 +259,7 @@ func (pr *Prediction) Text(w io.Writer) error {
 			share = fmt.Sprintf("%.3f", c.GPUMemoryUtilization) // SGLang's derived mem_fraction_static
 		}
 		if _, err := fmt.Fprintf(w, "memory    per GPU: %s x %s = %s: weights %s, reserve %s, %s\n\n",
-			c.GPU.Memory, share, budget, m.Weights, m.Reserve, kv); err != nil {
+			c.GPU.EngineMemory(), share, budget, m.Weights, m.Reserve, kv); err != nil {
 			return err
 		}
 	}
