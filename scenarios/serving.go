@@ -706,7 +706,7 @@ func dsv3NVFP4(m *model.Config) bool {
 		return false
 	}
 	a := m.Architecture
-	return (a == "DeepseekV3ForCausalLM" || a == "DeepseekV32ForCausalLM") && m.Quant.RoutedExperts.Name == "nvfp4"
+	return (a == "DeepseekV3ForCausalLM" || a == "DeepseekV32ForCausalLM") && m.Quant.RoutedExperts == dtype.NVFP4
 }
 
 // memFraction is the share of each GPU's memory the engine takes on the

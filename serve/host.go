@@ -79,16 +79,7 @@ func vllmAsyncDefault(v string) bool {
 // meta.json: "scheduler_reserve_full_isl": true, not set by the engine
 // arguments). Earlier versions (whether v0.18 has it is not checked) and
 // SGLang: false.
-func ReserveFullISLDefault(e Engine, v string) bool {
-	if e != VLLM {
-		return false
-	}
-	major, minor, ok := parseVersion(v)
-	if !ok {
-		return true
-	}
-	return major > 0 || minor >= 19
-}
+func ReserveFullISLDefault(e Engine, v string) bool { return vllmFrom(e, v, 19) }
 
 // SpecPrepBubbleDefault reports whether engine e at version v overlaps a
 // speculative (EAGLE/MTP) decode step's host preparation only with the
@@ -103,13 +94,7 @@ func ReserveFullISLDefault(e Engine, v string) bool {
 // 2026-01-23, DeepSeek-V3.2 MTP TP8 on H100 at concurrency 1: TPOT 9.19 ->
 // 8.90 ms), first released in v0.19.0 (its release notes). A version that
 // does not parse is taken as the newest: no bubble.
-func SpecPrepBubbleDefault(e Engine, v string) bool {
-	if e != VLLM {
-		return false
-	}
-	major, minor, ok := parseVersion(v)
-	return ok && major == 0 && minor < 19
-}
+func SpecPrepBubbleDefault(e Engine, v string) bool { return vllmBetween(e, v, 0, 18) }
 
 // SamplerSortDefault reports whether engine e at version v runs its
 // profile run's dummy sampler through vLLM's PyTorch-native top-k/top-p
@@ -126,13 +111,7 @@ func SpecPrepBubbleDefault(e Engine, v string) bool {
 // FlashInfer when it is installed, later ones with the Triton kernel
 // (PR #40376 turns FlashInfer back on); neither sorts. A version that
 // does not parse is taken as the newest: no sort.
-func SamplerSortDefault(e Engine, v string) bool {
-	if e != VLLM {
-		return false
-	}
-	major, minor, ok := parseVersion(v)
-	return ok && major == 0 && minor >= 12 && minor <= 16
-}
+func SamplerSortDefault(e Engine, v string) bool { return vllmBetween(e, v, 12, 16) }
 
 // SamplerTritonDefault reports whether engine e at version v runs its
 // profile run's dummy sampler through vLLM's Triton top-k/top-p kernel
@@ -146,13 +125,7 @@ func SamplerSortDefault(e Engine, v string) bool {
 // release after the next, so v0.19.0 predates PR #40376; v0.20.0 is not
 // read (no corpus row is of it). A version that does not parse is taken
 // as the newest: FlashInfer's sampler, no Triton buffer.
-func SamplerTritonDefault(e Engine, v string) bool {
-	if e != VLLM {
-		return false
-	}
-	major, minor, ok := parseVersion(v)
-	return ok && major == 0 && minor >= 17 && minor <= 19
-}
+func SamplerTritonDefault(e Engine, v string) bool { return vllmBetween(e, v, 17, 19) }
 
 // ARFusionDefault reports whether engine e at version v runs vLLM's
 // all-reduce + RMSNorm fusion pass, whose FlashInfer workspace the memory
@@ -163,13 +136,7 @@ func SamplerTritonDefault(e Engine, v string) bool {
 // DeepSeek-V3 NVFP4 checkpoints, model_executor/models/config.py). Read
 // here as v0.17 and later (whether v0.16.0 took it is not read); a version
 // that does not parse is taken as the newest: on.
-func ARFusionDefault(e Engine, v string) bool {
-	if e != VLLM {
-		return false
-	}
-	major, minor, ok := parseVersion(v)
-	return !ok || major > 0 || minor >= 17
-}
+func ARFusionDefault(e Engine, v string) bool { return vllmFrom(e, v, 17) }
 
 // IndexerWorkspaceDefault reports whether engine e at version v keeps the
 // sparse-attention indexer's prefill workspace, 40 x max_model_len keys,
@@ -182,12 +149,26 @@ func ARFusionDefault(e Engine, v string) bool {
 // the same on main in 2026-09). Read here as v0.14 and later (v0.13.0's
 // branch point against the merge is not read); a version that does not
 // parse is taken as the newest: kept. Only DSA models have the buffer.
-func IndexerWorkspaceDefault(e Engine, v string) bool {
+func IndexerWorkspaceDefault(e Engine, v string) bool { return vllmFrom(e, v, 14) }
+
+// vllmFrom reports whether engine e is vLLM at 0.minor or later; a
+// version that does not parse is taken as the newest (true).
+func vllmFrom(e Engine, v string, minor int) bool {
 	if e != VLLM {
 		return false
 	}
-	major, minor, ok := parseVersion(v)
-	return !ok || major > 0 || minor >= 14
+	ma, mi, ok := parseVersion(v)
+	return !ok || ma > 0 || mi >= minor
+}
+
+// vllmBetween reports whether engine e is vLLM from 0.lo to 0.hi; a
+// version that does not parse is taken as the newest (false).
+func vllmBetween(e Engine, v string, lo, hi int) bool {
+	if e != VLLM {
+		return false
+	}
+	ma, mi, ok := parseVersion(v)
+	return ok && ma == 0 && mi >= lo && mi <= hi
 }
 
 // VersionKnown reports whether engine version v reads as
