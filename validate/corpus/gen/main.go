@@ -852,6 +852,10 @@ func (g *gen) aiconfigurator() error {
 					"Transfer: the system's NVLink preset (aiconfigurator's disaggregated runs are single-system).",
 					"Each pool's experts: moe_ep_size ranks (moe_tp_size, the experts' tensor split, is not modelled)."},
 			}
+			if !hasRecipe && aicGeneratorKV(len(gr.rows), func(i int, c string) string { return gr.rows[i][col[c]] }) {
+				st.kvCache = "fp8"
+				st.comments = append(st.comments, aicGeneratorKVNote)
+			}
 			if hasRecipe && rcp.kvOnly {
 				st.kvCache = rcp.kvCache
 				what := "KV-cache dtype"
@@ -906,6 +910,10 @@ func (g *gen) aiconfigurator() error {
 				tp: tp, dp: max(dp, 1), ep: max(ep, 1), dpAttention: dp > 1 && dpAttentionEngine(get("backend")), engine: get("backend"), engineVersion: ver.version,
 				comments: []string{fmt.Sprintf("Rows: %s (%d rows of ai-dynamo/aiconfigurator @ 095f58a silicon_sample.csv, Apache-2.0).", results, len(gr.rows)),
 					"Engine settings the CSV does not record take moecast's defaults for the engine and GPU."},
+			}
+			if !hasLaunch && aicGeneratorKV(len(gr.rows), func(i int, c string) string { return gr.rows[i][col[c]] }) {
+				st.kvCache = "fp8"
+				st.comments = append(st.comments, aicGeneratorKVNote)
 			}
 			if hasLaunch {
 				st.kvCache, st.gmu, st.maxSeqs, st.cudagraphMode = l.kvCache, l.gmu, l.maxSeqs, l.cudagraphMode
