@@ -206,6 +206,18 @@ func TestNVFP4SGLangArch(t *testing.T) {
 	assert.Contains(t, err.Error(), "t.toml:11: runtime.engine: SGLang loads an NVFP4 checkpoint (modelopt_fp4) only on compute capability 10.0 and later")
 	assert.Contains(t, err.Error(), "sm_90")
 	require.Error(t, parse(fp4, "a100-sxm", "sglang"))
+	// A custom GPU of compute capability 8.9 (an RTX 4090) is below 10.0
+	// as well; a custom sm_120 is not.
+	custom := func(arch string) error {
+		_, err := Parse("t.toml", []byte("name = \"t\"\n[model]\nconfig = \"../validate/corpus/configs/"+fp4+
+			"\"\n[hardware]\ngpus = 4\nfabric = \"pcie-gen4\"\ncalibration = \"none\"\n[hardware.custom_gpu]\nname = \"c\"\narch = \""+arch+
+			"\"\nsms = 128\nmemory = \"96GB\"\nbandwidth = \"1TB/s\"\nbf16 = \"200TFLOPS\"\n[parallel]\ntp = 4\n[runtime]\nengine = \"sglang\"\n"))
+		return err
+	}
+	err = custom("sm_89")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "only on compute capability 10.0 and later")
+	assert.NoError(t, custom("sm_120"))
 	for _, tc := range [][3]string{{fp4, "h200-sxm", "vllm"}, {fp4, "b200-sxm", "sglang"}, {fp4, "rtx-pro-6000-server", "sglang"}, {fp8, "h200-sxm", "sglang"}} {
 		assert.NoError(t, parse(tc[0], tc[1], tc[2]), "%v", tc)
 	}
