@@ -80,7 +80,7 @@ var mechanisms = map[string]mechanism{
 		func(s *Scenario, on bool) { s.Serving.NoRecoverPreempted = !on }},
 	"vllm-num-gpu-blocks": {"vLLM's --num-gpu-blocks-override (runtime.num_gpu_blocks): the KV cache holds that many blocks per GPU instead of what the memory profile leaves; the LLMServingSim RTX 4090 replay takes the count its run recorded (meta.json kv_cache.num_gpu_blocks) (off: the profiled KV cache)", true,
 		func(s *Scenario, on bool) { s.Serving.NoGPUBlocks = !on }},
-	"cuda-memory": {"the memory the engine takes its share of is the total cudaMemGetInfo reports (torch.cuda.mem_get_info; vLLM's requested memory is that total x gpu_memory_utilization, vllm/v1/worker/gpu_worker.py determine_available_memory), below nvidia-smi's memory.total by what the driver keeps: h200-sxm 150,109,880,320 B against 143,771 MiB (150.76 GB), measured on an H200 (kernels.GPU.CUDAMemory; bench/RESULTS-cudamem.md); GPUs not measured keep nvidia-smi's figure (off: nvidia-smi's memory.total everywhere)", true,
+	"cuda-memory": {"the memory the engine takes its share of is the total cudaMemGetInfo reports (torch.cuda.mem_get_info; vLLM's requested memory is that total x gpu_memory_utilization, vllm/v1/worker/gpu_worker.py determine_available_memory), below nvidia-smi's memory.total by what the driver keeps: h200-sxm 150,109,880,320 B against 143,771 MiB (150.75 GB), measured on an H200 (kernels.GPU.CUDAMemory; bench/RESULTS-cudamem.md); GPUs not measured keep nvidia-smi's figure (off: nvidia-smi's memory.total everywhere)", true,
 		func(s *Scenario, on bool) {
 			g := &s.Config.GPU
 			switch {

@@ -594,3 +594,16 @@ func TestCUDAMemoryMechanism(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, b.Config.GPU.Memory, b.Config.GPU.EngineMemory())
 }
+
+// TestCUDAMemoryHelpFigures: the cuda-memory help text quotes the h200-sxm
+// preset's own figures: its cudaMemGetInfo total in bytes and nvidia-smi's
+// total in MiB and in GB (143,771 MiB = 150,754,820,096 B = 150.75 GB).
+func TestCUDAMemoryHelpFigures(t *testing.T) {
+	g, ok := kernels.LookupGPU("h200-sxm")
+	require.True(t, ok)
+	help := mechanisms["cuda-memory"].doc
+	require.Equal(t, 143771*unit.MiB, g.Memory)
+	assert.Contains(t, help, fmt.Sprintf("143,771 MiB (%.2f GB)", float64(g.Memory)/1e9))
+	require.Equal(t, unit.Bytes(150109880320), g.CUDAMemory)
+	assert.Contains(t, help, "150,109,880,320 B")
+}
