@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/plan"
+	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
 )
 
@@ -246,4 +248,40 @@ func TestNVFP4SGLangPlanNoGPU(t *testing.T) {
 	_, _, err = s.PlanSpace(Plan{GPUs: []string{"h200-sxm", "h100-sxm"}, MaxGPUs: 8, InputTokens: 1024, OutputTokens: 1024})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "none of h200-sxm, h100-sxm can serve the scenario")
+}
+
+// TestPlanProfileTerms: a plan's candidates take the memory-profile terms
+// that follow the engine's version as the scenario's own profile does
+// (the H100 MiniMax-M2.5 corpus scenario, vLLM 0.18.0: the Triton
+// sampler, and the all-reduce fusion workspace, which sim sizes at TP 2,
+// 4 or 8); at
+// v0.12.0 the sort, no workspace; SGLang's candidates none.
+func TestPlanProfileTerms(t *testing.T) {
+	const sc = "../validate/corpus/aiconfigurator/h100-sxm-vllm-minimax-m2.5-fp8-tp4-dp1-ep4.toml"
+	for _, tc := range []struct {
+		version             string
+		sort, triton, arTP4 bool
+	}{{"0.18.0", false, true, true}, {"0.12.0", true, false, false}} {
+		s, err := OpenWith(sc, []Override{{Key: "runtime.engine_version", Value: tc.version}})
+		require.NoError(t, err)
+		own := s.Config.Profile
+		require.Equal(t, tc.triton, own.SamplerTriton)
+		require.Equal(t, tc.arTP4, own.ARFusion)
+		sp, _, err := s.PlanSpace(Plan{MaxGPUs: 8, InputTokens: 1024, OutputTokens: 1024})
+		require.NoError(t, err)
+		cands, _, err := plan.Enumerate(sp)
+		require.NoError(t, err)
+		n := 0
+		for _, c := range cands {
+			p := c.Config.Profile
+			if c.Engine.Pick(serve.VLLM) != serve.VLLM || p.WeightsAndKV {
+				continue
+			}
+			n++
+			assert.Equal(t, tc.sort, p.SamplerSort, "%s %s", tc.version, c.Label())
+			assert.Equal(t, tc.triton, p.SamplerTriton, "%s %s", tc.version, c.Label())
+			assert.Equal(t, tc.arTP4, p.ARFusion, "%s %s", tc.version, c.Label())
+		}
+		assert.Positive(t, n, tc.version)
+	}
 }
