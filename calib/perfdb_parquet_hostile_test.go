@@ -207,6 +207,11 @@ func TestCheckThriftStruct(t *testing.T) {
 		{"unterminated", []byte{0x15, 0x02}, "footer ends inside a struct"},
 		{"unknown type", []byte{0x1e, 0}, "unknown thrift type 14"},
 		{"deep", bytes.Repeat([]byte{0x1c}, 100), "nested more than 64 deep"},
+		// lists of lists and maps of maps nest as structs do (the walk
+		// recursed once per byte of them, unbounded)
+		{"deep lists", cat([]byte{0x19}, bytes.Repeat([]byte{0x19}, 100)), "nested more than 64 deep"},
+		{"deep maps", cat([]byte{0x1b}, bytes.Repeat([]byte{0x01, 0xbb}, 100)), "nested more than 64 deep"},
+		{"lists 3 deep", []byte{0x19, 0x19, 0x19, 0x15, 0x02, 0}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,6 +233,20 @@ func TestCheckThriftStruct(t *testing.T) {
 		require.NoError(t, checkParquetFrame(bytes.NewReader(b), int64(len(b))), p)
 		assert.False(t, strings.Contains(p, ".."))
 	}
+}
+
+// TestParquetNestedListsFooter: a 16 MB file whose footer is one-element
+// lists nested once per byte is refused with one error; the footer walk
+// recursed once per byte and overflowed the goroutine stack, a fatal
+// error that no recover catches.
+func TestParquetNestedListsFooter(t *testing.T) {
+	footer := append([]byte{0x19}, bytes.Repeat([]byte{0x19}, 1<<24)...)
+	b := append([]byte("PAR1"), footer...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(footer)))
+	b = append(b, "PAR1"...)
+	_, err := parquetCSVFrom(bytes.NewReader(b), int64(len(b)), "x.parquet")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "x.parquet: not a readable parquet file: footer nested more than 64 deep")
 }
 
 // TestCheckRuns: a run-length stream (levels, dictionary indices,

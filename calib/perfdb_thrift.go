@@ -28,8 +28,8 @@ func checkThriftStruct(b []byte, depth int) (int, error) {
 // walkThriftStruct is checkThriftStruct calling visit, when not nil, with
 // each field's id, compact type and value bytes.
 func walkThriftStruct(b []byte, depth int, visit func(id int64, typ byte, v []byte)) (int, error) {
-	if depth > 64 {
-		return 0, errors.New("footer nested more than 64 deep")
+	if depth > maxThriftDepth {
+		return 0, errThriftDepth
 	}
 	off := 0
 	var id int64
@@ -144,8 +144,18 @@ func checkParquetPages(ra io.ReaderAt, size int64, pf *parquet.File) error {
 	return nil
 }
 
+// maxThriftDepth bounds the nesting of structs, lists, sets and maps in
+// a footer or page header (a parquet file's own nest a few deep): each
+// level is a frame of the walk, and a footer of nested one-element lists
+// one byte each would otherwise recurse once per byte (a 16 MB file
+// overflowed the goroutine stack, a fatal error rather than a panic).
+const maxThriftDepth = 64
+
+var errThriftDepth = fmt.Errorf("footer nested more than %d deep", maxThriftDepth)
+
 // checkThriftValue checks one value of compact type typ at the start of b
-// and returns its length.
+// and returns its length; depth is the nesting of the struct or container
+// holding it.
 func checkThriftValue(b []byte, typ byte, depth int) (int, error) {
 	switch typ {
 	case 1, 2: // a struct field's booleans live in the header
@@ -173,6 +183,9 @@ func checkThriftValue(b []byte, typ byte, depth int) (int, error) {
 		}
 		return n + int(l), nil
 	case 9, 10: // list, set: size and element type, then the elements
+		if depth >= maxThriftDepth {
+			return 0, errThriftDepth
+		}
 		if len(b) < 1 {
 			return 0, errors.New("footer ends inside a list")
 		}
@@ -191,9 +204,9 @@ func checkThriftValue(b []byte, typ byte, depth int) (int, error) {
 			var n int
 			var err error
 			if elem == 1 || elem == 2 { // a list's booleans take a byte each
-				n, err = checkThriftValue(b[off:], 3, depth)
+				n, err = checkThriftValue(b[off:], 3, depth+1)
 			} else {
-				n, err = checkThriftValue(b[off:], elem, depth)
+				n, err = checkThriftValue(b[off:], elem, depth+1)
 			}
 			if err != nil {
 				return 0, err
@@ -202,6 +215,9 @@ func checkThriftValue(b []byte, typ byte, depth int) (int, error) {
 		}
 		return off, nil
 	case 11: // map: varint size, key and value types, then the pairs
+		if depth >= maxThriftDepth {
+			return 0, errThriftDepth
+		}
 		size, n := binary.Uvarint(b)
 		if n <= 0 {
 			return 0, errors.New("footer: bad map size")
@@ -220,7 +236,7 @@ func checkThriftValue(b []byte, typ byte, depth int) (int, error) {
 				if t == 1 || t == 2 {
 					t = 3
 				}
-				n, err := checkThriftValue(b[off:], t, depth)
+				n, err := checkThriftValue(b[off:], t, depth+1)
 				if err != nil {
 					return 0, err
 				}

@@ -63,9 +63,6 @@ type GPU struct {
 	FA2MixedRead unit.BytesPerSecond
 }
 
-// PeakFor is the dense tensor-core peak for compute precision c. A GPU
-// without tensor cores for c (Peak[c] == 0, e.g. fp4 on Hopper) runs the op
-// at its bf16 peak, as the engines fall back to a bf16 kernel.
 // EngineMemory is the memory an engine takes its share of
 // (gpu_memory_utilization): CUDAMemory where it was measured, else Memory.
 func (g *GPU) EngineMemory() unit.Bytes {
@@ -75,6 +72,9 @@ func (g *GPU) EngineMemory() unit.Bytes {
 	return g.Memory
 }
 
+// PeakFor is the dense tensor-core peak for compute precision c. A GPU
+// without tensor cores for c (Peak[c] == 0, e.g. fp4 on Hopper) runs the op
+// at its bf16 peak, as the engines fall back to a bf16 kernel.
 func (g *GPU) PeakFor(c dtype.Compute) unit.FLOPsPerSecond {
 	if int(c) < len(g.Peak) && g.Peak[c] > 0 {
 		return g.Peak[c]

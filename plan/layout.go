@@ -91,6 +91,12 @@ type Space struct {
 	// mem_fraction_static among them (serve.FractionInputs.Version).
 	EngineVersion string
 	Workload      Workload
+	// ProfileTerms, when set, completes a candidate's memory-profile run
+	// (Config.Profile, the engine's defaults) for the engine that runs it
+	// with the terms that follow the engine's version, as a scenario's own
+	// profile has them (scenarios: the sampler's top-k/top-p path, the
+	// all-reduce fusion and indexer workspaces).
+	ProfileTerms func(e serve.Engine, c *sim.Config)
 }
 
 // Engine is the set of engines that run a layout as enumerated: bit e for
@@ -359,6 +365,9 @@ func enumerate(s *Space, workers int) ([]Candidate, []Rejection, error) {
 						c.AllReducePolicy = lay.e.Pick(s.Engine).Info().AllReduce
 						c.Engine = lay.e.Pick(s.Engine).String()
 						c.Profile = serve.MemoryProfile(lay.e.Pick(s.Engine), g.GPU.Label, g.GPU.Memory, 0, 0)
+						if s.ProfileTerms != nil {
+							s.ProfileTerms(lay.e.Pick(s.Engine), &c)
+						}
 						if c.GPUMemoryUtilization == 0 {
 							// the engine's default share on this GPU
 							// and layout (SGLang's mem_fraction_static

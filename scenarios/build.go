@@ -396,6 +396,11 @@ func (s *Scenario) buildGPU() (kernels.GPU, error) {
 	if err := bytesField(cg.Memory, "memory", &g.Memory); err != nil {
 		return g, err
 	}
+	if cg.Memory != "" {
+		// the preset's measured cudaMemGetInfo total is of its own
+		// memory, not of the one given here
+		g.CUDAMemory = 0
+	}
 	if err := bytesField(cg.L2, "l2", &g.L2); err != nil {
 		return g, err
 	}

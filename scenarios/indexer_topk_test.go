@@ -102,13 +102,23 @@ func memoryOf(t *testing.T, s *Scenario) sim.Memory {
 // logits at the peak against 2) and keeps the indexer's workspace of 40 x 202,752
 // keys x 132 B (indexer-workspace). Each off gives its bytes back to the
 // KV cache; on again restores the picture; at v0.19.0 the sort is gone
-// and the workspace stays.
+// and the workspace stays. The nightly also holds FlashInfer's all-reduce
+// fusion workspace (allreduce-fusion-workspace).
 func TestProfileMechanisms(t *testing.T) {
 	s, err := Load(glm5Corpus)
 	require.NoError(t, err)
 	on := memoryOf(t, s)
 	l := 1024 * 154880 * 4.0
 	ws := 40 * 202752 * 132.0
+
+	// The nightly of 2026-02-13 (0.16.0.dev) runs the all-reduce fusion
+	// pass, merged 2026-02-11 (PR #34299): TP 8 on sm_90 sizes FlashInfer's
+	// workspace for 1 MiB / (6144 x 2) = 85 tokens. The rest is read
+	// without it.
+	require.NoError(t, s.SetMechanism("allreduce-fusion-workspace", false))
+	noAR := memoryOf(t, s)
+	assert.InEpsilon(t, 4*8*85*6144*2.0+8*256*4, float64(on.Reserve-noAR.Reserve), 1e-9, "all-reduce fusion workspace: %s -> %s", noAR.Reserve, on.Reserve)
+	on = noAR
 
 	require.NoError(t, s.SetMechanism("profile-sampler-sort", false))
 	noSort := memoryOf(t, s)

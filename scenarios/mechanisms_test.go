@@ -594,3 +594,35 @@ func TestCUDAMemoryMechanism(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, b.Config.GPU.Memory, b.Config.GPU.EngineMemory())
 }
+
+// TestCUDAMemoryHelpFigures: the cuda-memory help text quotes the h200-sxm
+// preset's own figures: its cudaMemGetInfo total in bytes and nvidia-smi's
+// total in MiB and in GB (143,771 MiB = 150,754,820,096 B = 150.75 GB).
+func TestCUDAMemoryHelpFigures(t *testing.T) {
+	g, ok := kernels.LookupGPU("h200-sxm")
+	require.True(t, ok)
+	help := mechanisms["cuda-memory"].doc
+	require.Equal(t, 143771*unit.MiB, g.Memory)
+	assert.Contains(t, help, fmt.Sprintf("143,771 MiB (%.2f GB)", float64(g.Memory)/1e9))
+	require.Equal(t, unit.Bytes(150109880320), g.CUDAMemory)
+	assert.Contains(t, help, "150,109,880,320 B")
+}
+
+// TestCUDAMemoryCustomOverride: a preset whose memory [hardware.custom_gpu]
+// overrides takes its share of the memory given, not of the preset's
+// measured cudaMemGetInfo total (an H200 given 100 GB kept 150.11 GB);
+// a custom field other than memory keeps the measurement.
+func TestCUDAMemoryCustomOverride(t *testing.T) {
+	const h200 = "name = \"x\"\n[model]\npreset = \"gpt-oss-120b\"\n[hardware]\ngpu = \"h200-sxm\"\ngpus = 1\ncalibration = \"none\"\n[hardware.custom_gpu]\n"
+	s, err := Parse("t.toml", []byte(h200+"memory = \"100GB\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, unit.Bytes(100e9), s.Config.GPU.EngineMemory())
+	sm, err := s.Sim()
+	require.NoError(t, err)
+	p, err := sm.Step(1, 1)
+	require.NoError(t, err)
+	assert.InDelta(t, 100e9*s.Config.GPUMemoryUtilization, float64(p.Memory.Usable+p.Memory.Weights+p.Memory.Reserve), 1)
+	b, err := Parse("t.toml", []byte(h200+"bandwidth = \"5TB/s\"\n"))
+	require.NoError(t, err)
+	assert.Equal(t, unit.Bytes(150109880320), b.Config.GPU.EngineMemory())
+}

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/plan"
+	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
 )
 
@@ -206,6 +208,18 @@ func TestNVFP4SGLangArch(t *testing.T) {
 	assert.Contains(t, err.Error(), "t.toml:11: runtime.engine: SGLang loads an NVFP4 checkpoint (modelopt_fp4) only on compute capability 10.0 and later")
 	assert.Contains(t, err.Error(), "sm_90")
 	require.Error(t, parse(fp4, "a100-sxm", "sglang"))
+	// A custom GPU of compute capability 8.9 (an RTX 4090) is below 10.0
+	// as well; a custom sm_120 is not.
+	custom := func(arch string) error {
+		_, err := Parse("t.toml", []byte("name = \"t\"\n[model]\nconfig = \"../validate/corpus/configs/"+fp4+
+			"\"\n[hardware]\ngpus = 4\nfabric = \"pcie-gen4\"\ncalibration = \"none\"\n[hardware.custom_gpu]\nname = \"c\"\narch = \""+arch+
+			"\"\nsms = 128\nmemory = \"96GB\"\nbandwidth = \"1TB/s\"\nbf16 = \"200TFLOPS\"\n[parallel]\ntp = 4\n[runtime]\nengine = \"sglang\"\n"))
+		return err
+	}
+	err = custom("sm_89")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "only on compute capability 10.0 and later")
+	assert.NoError(t, custom("sm_120"))
 	for _, tc := range [][3]string{{fp4, "h200-sxm", "vllm"}, {fp4, "b200-sxm", "sglang"}, {fp4, "rtx-pro-6000-server", "sglang"}, {fp8, "h200-sxm", "sglang"}} {
 		assert.NoError(t, parse(tc[0], tc[1], tc[2]), "%v", tc)
 	}
@@ -234,4 +248,40 @@ func TestNVFP4SGLangPlanNoGPU(t *testing.T) {
 	_, _, err = s.PlanSpace(Plan{GPUs: []string{"h200-sxm", "h100-sxm"}, MaxGPUs: 8, InputTokens: 1024, OutputTokens: 1024})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "none of h200-sxm, h100-sxm can serve the scenario")
+}
+
+// TestPlanProfileTerms: a plan's candidates take the memory-profile terms
+// that follow the engine's version as the scenario's own profile does
+// (the H100 MiniMax-M2.5 corpus scenario, vLLM 0.18.0: the Triton
+// sampler, and the all-reduce fusion workspace, which sim sizes at TP 2,
+// 4 or 8); at
+// v0.12.0 the sort, no workspace; SGLang's candidates none.
+func TestPlanProfileTerms(t *testing.T) {
+	const sc = "../validate/corpus/aiconfigurator/h100-sxm-vllm-minimax-m2.5-fp8-tp4-dp1-ep4.toml"
+	for _, tc := range []struct {
+		version             string
+		sort, triton, arTP4 bool
+	}{{"0.18.0", false, true, true}, {"0.12.0", true, false, false}} {
+		s, err := OpenWith(sc, []Override{{Key: "runtime.engine_version", Value: tc.version}})
+		require.NoError(t, err)
+		own := s.Config.Profile
+		require.Equal(t, tc.triton, own.SamplerTriton)
+		require.Equal(t, tc.arTP4, own.ARFusion)
+		sp, _, err := s.PlanSpace(Plan{MaxGPUs: 8, InputTokens: 1024, OutputTokens: 1024})
+		require.NoError(t, err)
+		cands, _, err := plan.Enumerate(sp)
+		require.NoError(t, err)
+		n := 0
+		for _, c := range cands {
+			p := c.Config.Profile
+			if c.Engine.Pick(serve.VLLM) != serve.VLLM || p.WeightsAndKV {
+				continue
+			}
+			n++
+			assert.Equal(t, tc.sort, p.SamplerSort, "%s %s", tc.version, c.Label())
+			assert.Equal(t, tc.triton, p.SamplerTriton, "%s %s", tc.version, c.Label())
+			assert.Equal(t, tc.arTP4, p.ARFusion, "%s %s", tc.version, c.Label())
+		}
+		assert.Positive(t, n, tc.version)
+	}
 }

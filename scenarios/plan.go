@@ -12,6 +12,7 @@ import (
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/plan"
+	"github.com/moecast/moecast/serve"
 	"github.com/moecast/moecast/sim"
 )
 
@@ -256,6 +257,12 @@ func (s *Scenario) PlanSpace(p Plan) (_ *plan.Space, _ []string, err error) {
 	}
 	if c.Spec.Active() {
 		sp.Specs = append(sp.Specs, c.Spec)
+	}
+	if m := c.Model; m != nil {
+		maxModelLen := min(m.MaxPosition, 1<<24) // vLLM's default max_model_len (serveBase)
+		sp.ProfileTerms = func(e serve.Engine, c *sim.Config) {
+			s.profileTerms(&c.Profile, e, c.Graphs, c.Model, maxModelLen)
+		}
 	}
 	gpus := p.GPUs
 	if len(gpus) == 0 {

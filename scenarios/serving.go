@@ -686,15 +686,27 @@ func (s *Scenario) setProfile() {
 	}
 	c := s.serveBase(ServePoint{})
 	p := serve.MemoryProfile(v.Engine, s.Config.GPU.Label, s.Config.GPU.Memory, c.MaxNumBatchedTokens, c.MaxNumSeqs)
-	if !p.WeightsAndKV && p.Tokens > 0 {
-		p.SamplerSort = !v.NoSamplerSort && serve.SamplerSortDefault(v.Engine, v.EngineVersion)
-		p.SamplerTriton = !v.NoSamplerTriton && serve.SamplerTritonDefault(v.Engine, v.EngineVersion)
-		p.ARFusion = !v.NoARFusion && serve.ARFusionDefault(v.Engine, v.EngineVersion) && s.Config.Graphs && !dsv3NVFP4(s.Config.Model)
-		if !v.NoIndexerWorkspace && serve.IndexerWorkspaceDefault(v.Engine, v.EngineVersion) && c.MaxModelLen > 0 {
-			p.IndexerWorkspace, p.MaxModelLen = true, c.MaxModelLen
-		}
-	}
+	s.profileTerms(&p, v.Engine, s.Config.Graphs, s.Config.Model, c.MaxModelLen)
 	s.Config.Profile = p
+}
+
+// profileTerms sets the terms of vLLM's profile run p that follow the
+// engine's version (runtime.engine_version) for engine e, graphs (CUDA
+// graphs on) and model m at max_model_len maxModelLen: the sampler's
+// top-k/top-p path, the all-reduce fusion workspace and the indexer's
+// workspace, each unless its mechanism is off. A plan's candidates take
+// them too (PlanSpace).
+func (s *Scenario) profileTerms(p *sim.MemoryProfile, e serve.Engine, graphs bool, m *model.Config, maxModelLen int) {
+	v := &s.Serving
+	if p.WeightsAndKV || p.Tokens <= 0 {
+		return
+	}
+	p.SamplerSort = !v.NoSamplerSort && serve.SamplerSortDefault(e, v.EngineVersion)
+	p.SamplerTriton = !v.NoSamplerTriton && serve.SamplerTritonDefault(e, v.EngineVersion)
+	p.ARFusion = !v.NoARFusion && serve.ARFusionDefault(e, v.EngineVersion) && graphs && !dsv3NVFP4(m)
+	if !v.NoIndexerWorkspace && serve.IndexerWorkspaceDefault(e, v.EngineVersion) && maxModelLen > 0 {
+		p.IndexerWorkspace, p.MaxModelLen = true, maxModelLen
+	}
 }
 
 // dsv3NVFP4 reports a DeepSeek-V3-architecture model with NVFP4 routed

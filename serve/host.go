@@ -134,9 +134,12 @@ func SamplerTritonDefault(e Engine, v string) bool { return vllmBetween(e, v, 17
 // (merged 2026-02-11; enable_allreduce_rms_fusion, vllm/config/vllm.py @
 // ba2f0acc2, which also turns it off with DP or PP, PR #34392, and for
 // DeepSeek-V3 NVFP4 checkpoints, model_executor/models/config.py). Read
-// here as v0.17 and later (whether v0.16.0 took it is not read); a version
-// that does not parse is taken as the newest: on.
-func ARFusionDefault(e Engine, v string) bool { return vllmFrom(e, v, 17) }
+// here as v0.16 and later: the 0.16.0.dev nightlies after 2026-02-11 run
+// it (the corpus's one, GLM-5 on H200, is the nightly of 2026-02-13), and
+// v0.16.0 was released on 2026-02-26 (whether its branch took it is not
+// read); the 0.16.0.dev nightlies before the merge are read with the later
+// ones. A version that does not parse is taken as the newest: on.
+func ARFusionDefault(e Engine, v string) bool { return vllmFrom(e, v, 16) }
 
 // IndexerWorkspaceDefault reports whether engine e at version v keeps the
 // sparse-attention indexer's prefill workspace, 40 x max_model_len keys,

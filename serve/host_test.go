@@ -256,9 +256,10 @@ func TestProfileDefaults(t *testing.T) {
 		assert.Equal(t, tc.sort, SamplerSortDefault(tc.e, tc.v), "sort %s %q", tc.e, tc.v)
 		assert.Equal(t, tc.triton, SamplerTritonDefault(tc.e, tc.v), "triton %s %q", tc.e, tc.v)
 		assert.Equal(t, tc.workspace, IndexerWorkspaceDefault(tc.e, tc.v), "workspace %s %q", tc.e, tc.v)
-		// The all-reduce fusion pass: from v0.17 (PR #34299), the newest
+		// The all-reduce fusion pass: from v0.16 (PR #34299, merged
+		// 2026-02-11, in the 0.16.0.dev nightlies after it), the newest
 		// included, as the indexer workspace from there on.
-		ar := tc.e == VLLM && (tc.workspace && !strings.HasPrefix(tc.v, "0.15") && !strings.HasPrefix(tc.v, "0.16"))
+		ar := tc.e == VLLM && (tc.workspace && !strings.HasPrefix(tc.v, "0.15"))
 		assert.Equal(t, ar, ARFusionDefault(tc.e, tc.v), "ar fusion %s %q", tc.e, tc.v)
 	}
 }
