@@ -214,6 +214,10 @@ type Serving struct {
 	// vLLM's reserve (set only by the allreduce-fusion-workspace
 	// mechanism).
 	NoARFusion bool
+	// NoFICutlassMoE prices the profile's MoE block with the Triton
+	// caches where vLLM would run FlashInfer's CUTLASS fused MoE (set only
+	// by the flashinfer-cutlass-moe-workspace mechanism).
+	NoFICutlassMoE bool
 	// SGLangReserve subtracts aiconfigurator's fixed reserve from
 	// SGLang's mem_fraction_static share as well (in place of its KV pool
 	// of profile_max_num_token); set only by the sglang-kv-pool
@@ -690,6 +694,7 @@ func (s *Scenario) setProfile() {
 		p.SamplerSort = !v.NoSamplerSort && serve.SamplerSortDefault(v.Engine, v.EngineVersion)
 		p.SamplerTriton = !v.NoSamplerTriton && serve.SamplerTritonDefault(v.Engine, v.EngineVersion)
 		p.ARFusion = !v.NoARFusion && serve.ARFusionDefault(v.Engine, v.EngineVersion) && s.Config.Graphs && !dsv3NVFP4(s.Config.Model)
+		p.FICutlassMoE = !v.NoFICutlassMoE && serve.FICutlassMoEDefault(v.Engine, v.EngineVersion)
 		if !v.NoIndexerWorkspace && serve.IndexerWorkspaceDefault(v.Engine, v.EngineVersion) && c.MaxModelLen > 0 {
 			p.IndexerWorkspace, p.MaxModelLen = true, c.MaxModelLen
 		}
