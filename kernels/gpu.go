@@ -171,6 +171,48 @@ func (g *GPU) Validate() error {
 //     bf16 2500, fp8 5000, int8 165, fp4 15000 TFLOP/s dense
 //     (aiconfigurator systems/gb300.yaml @095f58a); SMs and L2 as B200
 //     (not checked). NVLink 5 across 72 GPUs (nvlink5-nvl72).
+//
+// CUDAMemory, the total cudaMemGetInfo reports (= cudaDeviceProp
+// totalGlobalMem, the figure deviceQuery prints and PyTorch's
+// out-of-memory message quotes as "GPU n has a total capacity of X GiB";
+// on the H200 the three agreed to the byte, bench/RESULTS-cudamem.md).
+// PyTorch prints X to 2 decimals of a GiB, which pins the total to
+// +-5 MiB; the total moves by up to ~100 MiB with the driver branch (H100:
+// 81,009 MiB at r535, 81,106 at r565, 81,090 at r570, 81,079 at r580), so
+// the r580 figure is taken where it is known, as on the H200 (measured at
+// 580.159.04). Public sources, two or more independent per GPU
+// (bench/RESULTS-gpumem.md lists each with its quoted line):
+//   - h100-sxm 85,017,755,648 B (81,079 MiB, 79.18 GiB): deviceQuery on an
+//     "NVIDIA H100 80GB HBM3" under a CUDA 13.0 (r580) driver, "Total amount
+//     of global memory: 81079 MBytes (85017755648 bytes)"; PyTorch "on
+//     1xH100 HBM3 ... GPU 0 has a total capacity of 79.18 GiB" and eight
+//     other 79.18 GiB H100 messages; at r535 the total is 79.11 GiB
+//     (github.com/vllm-project/vllm/issues/27508, driver 535.247.01).
+//   - b200-sxm 182,630 MiB (178.35 GiB): "On NVIDIA B200 ... GPU 0 has a
+//     total capacity of 178.35 GiB" (github.com/stas00/ml-engineering
+//     debug/pytorch.md @ 04ceca1); "Device 0: NVIDIA B200 ... Total Global
+//     Memory: 178.35 GB" (a totalGlobalMem query in 2^30 units,
+//     github.com/pytorch/ao/pull/4002); a B200 node at driver 590.48.01
+//     with nvidia-smi's 183359 MiB, "GPU 4 has a total capacity of 178.35
+//     GiB".
+//   - b300-sxm 287,428,771,840 B (267.69 GiB): a B300 training log,
+//     "device_total_bytes=287428771840"; independently a vLLM run of
+//     DeepSeek-V4.1-Flash on B300, "GPU 3 has a total capacity of 267.69
+//     GiB" and its budget "0.92 x 267.69 = 246.27 GiB".
+//   - gb200 188,733 MiB (184.31 GiB): vLLM on GB200 (DP4, and DeepSeek V4
+//     decode at EP8) and FSDP2 on a 4-GPU GB200 tray, each "GPU 0 has a
+//     total capacity of 184.31 GiB".
+//   - gb300 283,136 MiB (276.50 GiB): TensorRT-LLM "Total GPU memory
+//     (GiB): 276.50" (github.com/mlcommons/inference/issues/2501); PyTorch
+//     on a DGX Station's GB300 "GPU 0 has a total capacity of 276.50 GiB"
+//     (stas00/ml-engineering debug/pytorch.md @ 04ceca1); torchtitan on
+//     64 GB300 "276.50 GiB usable per GB300, not the 277.55 GiB of raw
+//     HBM".
+//
+// a100-sxm (81,051 to 81,158 MiB public, depending on driver) and
+// rtx-pro-6000-server (94.97 GiB is public for the Workstation Max-Q at
+// r580 and for other 96 GB parts, the Server Edition only as "95.0 GiB")
+// keep nvidia-smi's figure: no two sources pin them.
 var presets = [...]GPU{
 	{
 		Name: "rtx-pro-6000-server", Label: "NVIDIA RTX PRO 6000 Blackwell Server Edition", Arch: SM120,
@@ -183,9 +225,10 @@ var presets = [...]GPU{
 	{
 		Name: "h100-sxm", Label: "NVIDIA H100 SXM5 80GB", Arch: SM90,
 		SMs: 132, Memory: 81559 * unit.MiB, MemBW: 3.35 * unit.TBps, L2: 50 * unit.MB,
-		Peak:   [4]unit.FLOPsPerSecond{989 * unit.TFLOPS, 1978 * unit.TFLOPS, 1978 * unit.TFLOPS, 0},
-		Fabric: "nvlink4",
-		Source: "NVIDIA H100 datasheet; aiconfigurator systems/h100_sxm.yaml @095f58a (Apache-2.0)",
+		CUDAMemory: 85017755648,
+		Peak:       [4]unit.FLOPsPerSecond{989 * unit.TFLOPS, 1978 * unit.TFLOPS, 1978 * unit.TFLOPS, 0},
+		Fabric:     "nvlink4",
+		Source:     "NVIDIA H100 datasheet; aiconfigurator systems/h100_sxm.yaml @095f58a (Apache-2.0); cudaMemGetInfo's total 85,017,755,648 B (79.18 GiB) from public deviceQuery and PyTorch figures at driver r580 (bench/RESULTS-gpumem.md)",
 	},
 	{
 		Name: "h200-sxm", Label: "NVIDIA H200 SXM 141GB", Arch: SM90,
@@ -198,9 +241,10 @@ var presets = [...]GPU{
 	{
 		Name: "b200-sxm", Label: "NVIDIA B200 SXM 180GB", Arch: SM100,
 		SMs: 148, Memory: 183359 * unit.MiB, MemBW: 7.7 * unit.TBps, L2: 126 * unit.MB,
-		Peak:   [4]unit.FLOPsPerSecond{2250 * unit.TFLOPS, 4500 * unit.TFLOPS, 4500 * unit.TFLOPS, 9000 * unit.TFLOPS},
-		Fabric: "nvlink5",
-		Source: "aiconfigurator systems/b200_sxm.yaml @095f58a (Apache-2.0), citing the NVIDIA Blackwell datasheet",
+		CUDAMemory: 182630 * unit.MiB,
+		Peak:       [4]unit.FLOPsPerSecond{2250 * unit.TFLOPS, 4500 * unit.TFLOPS, 4500 * unit.TFLOPS, 9000 * unit.TFLOPS},
+		Fabric:     "nvlink5",
+		Source:     "aiconfigurator systems/b200_sxm.yaml @095f58a (Apache-2.0), citing the NVIDIA Blackwell datasheet; cudaMemGetInfo's total 178.35 GiB from public PyTorch and device-query figures (bench/RESULTS-gpumem.md)",
 	},
 	{
 		Name: "a100-sxm", Label: "NVIDIA A100 SXM4 80GB", Arch: SM80,
@@ -212,23 +256,26 @@ var presets = [...]GPU{
 	{
 		Name: "b300-sxm", Label: "NVIDIA B300 SXM 288GB", Arch: SM103,
 		SMs: 148, Memory: 275040 * unit.MiB, MemBW: 7.75 * unit.TBps, L2: 126 * unit.MB,
-		Peak:   [4]unit.FLOPsPerSecond{2250 * unit.TFLOPS, 4500 * unit.TFLOPS, 153.5 * unit.TFLOPS, 14000 * unit.TFLOPS},
-		Fabric: "nvlink5",
-		Source: "aiconfigurator systems/b300_sxm.yaml @095f58a (Apache-2.0); SMs and L2 taken as B200's (not checked)",
+		CUDAMemory: 287428771840,
+		Peak:       [4]unit.FLOPsPerSecond{2250 * unit.TFLOPS, 4500 * unit.TFLOPS, 153.5 * unit.TFLOPS, 14000 * unit.TFLOPS},
+		Fabric:     "nvlink5",
+		Source:     "aiconfigurator systems/b300_sxm.yaml @095f58a (Apache-2.0); SMs and L2 taken as B200's (not checked); cudaMemGetInfo's total 287,428,771,840 B (267.69 GiB) from public training and vLLM logs (bench/RESULTS-gpumem.md)",
 	},
 	{
 		Name: "gb200", Label: "NVIDIA GB200 NVL72 (one Blackwell GPU)", Arch: SM100,
 		SMs: 148, Memory: 189471 * unit.MiB, MemBW: 8 * unit.TBps, L2: 126 * unit.MB,
-		Peak:   [4]unit.FLOPsPerSecond{2500 * unit.TFLOPS, 5000 * unit.TFLOPS, 5000 * unit.TFLOPS, 10000 * unit.TFLOPS},
-		Fabric: "nvlink5-nvl72",
-		Source: "aiconfigurator systems/gb200.yaml @095f58a (Apache-2.0); SMs and L2 taken as B200's (not checked)",
+		CUDAMemory: 188733 * unit.MiB,
+		Peak:       [4]unit.FLOPsPerSecond{2500 * unit.TFLOPS, 5000 * unit.TFLOPS, 5000 * unit.TFLOPS, 10000 * unit.TFLOPS},
+		Fabric:     "nvlink5-nvl72",
+		Source:     "aiconfigurator systems/gb200.yaml @095f58a (Apache-2.0); SMs and L2 taken as B200's (not checked); cudaMemGetInfo's total 184.31 GiB from public vLLM and PyTorch logs (bench/RESULTS-gpumem.md)",
 	},
 	{
 		Name: "gb300", Label: "NVIDIA GB300 NVL72 (one Blackwell Ultra GPU)", Arch: SM103,
 		SMs: 148, Memory: 284208 * unit.MiB, MemBW: 8 * unit.TBps, L2: 126 * unit.MB,
-		Peak:   [4]unit.FLOPsPerSecond{2500 * unit.TFLOPS, 5000 * unit.TFLOPS, 165 * unit.TFLOPS, 15000 * unit.TFLOPS},
-		Fabric: "nvlink5-nvl72",
-		Source: "aiconfigurator systems/gb300.yaml @095f58a (Apache-2.0); SMs and L2 taken as B200's (not checked)",
+		CUDAMemory: 283136 * unit.MiB,
+		Peak:       [4]unit.FLOPsPerSecond{2500 * unit.TFLOPS, 5000 * unit.TFLOPS, 165 * unit.TFLOPS, 15000 * unit.TFLOPS},
+		Fabric:     "nvlink5-nvl72",
+		Source:     "aiconfigurator systems/gb300.yaml @095f58a (Apache-2.0); SMs and L2 taken as B200's (not checked); cudaMemGetInfo's total 276.50 GiB from public TensorRT-LLM and PyTorch logs (bench/RESULTS-gpumem.md)",
 	},
 }
 

@@ -60,6 +60,28 @@ func TestGPUPresets(t *testing.T) {
 	assert.False(t, ok)
 }
 
+// TestGPUCUDAMemory: where a preset carries cudaMemGetInfo's total, the
+// driver keeps 400-1,200 MiB below nvidia-smi's memory.total (the spread
+// of the public figures, bench/RESULTS-gpumem.md: H100 480 MiB, H200 615,
+// B200 729, GB200 738, B300 927, GB300 1,072), and EngineMemory returns it;
+// a preset without one returns nvidia-smi's.
+func TestGPUCUDAMemory(t *testing.T) {
+	kept := map[string]float64{ // MiB below memory.total
+		"h100-sxm": 480, "h200-sxm": 615, "b200-sxm": 729, "gb200": 738, "b300-sxm": 926.5625, "gb300": 1072,
+	}
+	for _, name := range GPUNames() {
+		g := gpu(t, name)
+		want, ok := kept[name]
+		if !ok {
+			assert.Zero(t, g.CUDAMemory, name)
+			assert.Equal(t, g.Memory, g.EngineMemory(), name)
+			continue
+		}
+		assert.Equal(t, g.CUDAMemory, g.EngineMemory(), name)
+		assert.InDelta(t, want, float64(g.Memory-g.CUDAMemory)/float64(unit.MiB), 0.5, name)
+	}
+}
+
 func TestGPUValidate(t *testing.T) {
 	good := gpu(t, "h200-sxm")
 	cases := []struct {

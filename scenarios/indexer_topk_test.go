@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"github.com/moecast/moecast/internal/dtype"
+	"github.com/moecast/moecast/internal/unit"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -157,6 +158,9 @@ func TestProfileSamplerTritonMechanism(t *testing.T) {
 	s, err := Load("../validate/corpus/aiconfigurator/h100-sxm-vllm-minimax-m2.5-fp8-tp4-dp1-ep4.toml")
 	require.NoError(t, err)
 	require.True(t, s.Config.Profile.SamplerTriton)
+	// FlashInfer's CUTLASS MoE workspace makes the forward this row's
+	// peak (TestFICutlassMoEMechanism); without it the sampler is.
+	require.NoError(t, s.SetMechanism("flashinfer-cutlass-moe-workspace", false))
 	on := memoryOf(t, s)
 	require.NoError(t, s.SetMechanism("profile-sampler-triton", false))
 	off := memoryOf(t, s)
@@ -199,4 +203,38 @@ func TestARFusionMechanism(t *testing.T) {
 	m.Architecture = "DeepseekV3ForCausalLM"
 	m.Quant.RoutedExperts = dtype.NVFP4
 	assert.True(t, dsv3NVFP4(&m))
+}
+
+// TestFICutlassMoEMechanism: the H100 MiniMax-M2.5 fp8 TP4 EP4 row (vLLM
+// 0.18.0) runs FlashInfer's CUTLASS fused MoE, whose workspace at the
+// profile's 8,192 tokens (n = 65,536 expanded rows, hidden 3072, inter
+// 1536, 64 experts per rank) plus vLLM's 8192 x 3072 workspace13 replaces
+// the Triton caches: the forward (1.18 GB) then tops the sampler run
+// (0.87 GB) and the KV cache shrinks by the difference; off, the Triton
+// caches. A version before 0.17 keeps the Triton caches.
+func TestFICutlassMoEMechanism(t *testing.T) {
+	const dir = "../validate/corpus/aiconfigurator/"
+	s, err := Load(dir + "h100-sxm-vllm-minimax-m2.5-fp8-tp4-dp1-ep4.toml")
+	require.NoError(t, err)
+	require.True(t, s.Config.Profile.FICutlassMoE)
+	on := memoryOf(t, s)
+	require.NoError(t, s.SetMechanism("flashinfer-cutlass-moe-workspace", false))
+	off := memoryOf(t, s)
+	T, n, h, inter := 8192.0, 65536.0, 3072.0, 1536.0
+	forward := 2*T*h*2 + T*256*4 + T*h*2 + n*h*2 + 2*n*inter*2 + (n*h + n*24*4) + 4*n*4 + 64*T*4
+	var act unit.Bytes
+	for _, r := range on.ReserveParts {
+		if r.Name == "activations" {
+			act = r.Bytes
+		}
+	}
+	assert.InEpsilon(t, forward, float64(act), 1e-9, "%s", act)
+	assert.Greater(t, float64(on.Reserve-off.Reserve), 0.3e9)
+	assert.InEpsilon(t, float64(on.Reserve-off.Reserve), float64(off.Usable-on.Usable), 1e-9)
+	require.NoError(t, s.SetMechanism("flashinfer-cutlass-moe-workspace", true))
+	assert.Equal(t, on, memoryOf(t, s))
+
+	old, err := OpenWith(dir+"h100-sxm-vllm-minimax-m2.5-fp8-tp4-dp1-ep4.toml", []Override{{Key: "runtime.engine_version", Value: `"0.16.0"`}})
+	require.NoError(t, err)
+	assert.False(t, old.Config.Profile.FICutlassMoE)
 }

@@ -570,29 +570,50 @@ func TestFA2MixedMechanism(t *testing.T) {
 
 // TestCUDAMemoryMechanism: on an H200 the engine takes its share of the
 // total cudaMemGetInfo reports, 150,109,880,320 B, not nvidia-smi's
-// 143,771 MiB; off, nvidia-smi's; on again, the measured total. A GPU
-// without a measurement (B200) keeps nvidia-smi's either way.
+// 143,771 MiB; off, nvidia-smi's; on again, the measured total. Every
+// other preset with a sourced total (bench/RESULTS-gpumem.md) takes its
+// share of that total, and nvidia-smi's with the mechanism off; a100-sxm
+// and rtx-pro-6000-server, with no two sources agreeing, keep
+// nvidia-smi's either way.
 func TestCUDAMemoryMechanism(t *testing.T) {
-	s, err := Load("deepseek-v3-fp8-h200-tp8.toml")
-	require.NoError(t, err)
-	usable := func() unit.Bytes {
+	usable := func(s *Scenario) unit.Bytes {
 		sm, err := s.Sim()
 		require.NoError(t, err)
 		p, err := sm.Step(1, 1)
 		require.NoError(t, err)
 		return p.Memory.Usable + p.Memory.Weights + p.Memory.Reserve
 	}
+	s, err := Load("deepseek-v3-fp8-h200-tp8.toml")
+	require.NoError(t, err)
 	share := s.Config.GPUMemoryUtilization
-	assert.InDelta(t, 150109880320*share, float64(usable()), 1)
+	assert.InDelta(t, 150109880320*share, float64(usable(s)), 1)
 	require.NoError(t, s.SetMechanism("cuda-memory", false))
-	assert.InDelta(t, 143771*float64(unit.MiB)*share, float64(usable()), 1)
+	assert.InDelta(t, 143771*float64(unit.MiB)*share, float64(usable(s)), 1)
 	assert.Equal(t, s.Config.GPU.Memory, s.Config.GPU.EngineMemory())
 	require.NoError(t, s.SetMechanism("cuda-memory", true))
-	assert.InDelta(t, 150109880320*share, float64(usable()), 1)
+	assert.InDelta(t, 150109880320*share, float64(usable(s)), 1)
 
-	b, err := OpenWith("deepseek-v3-fp8-h200-tp8.toml", []Override{{Key: "hardware.gpu", Value: `"b200-sxm"`}})
-	require.NoError(t, err)
-	assert.Equal(t, b.Config.GPU.Memory, b.Config.GPU.EngineMemory())
+	for _, tc := range []struct {
+		gpu       string
+		cuda, smi unit.Bytes
+	}{
+		{"h100-sxm", 85017755648, 81559 * unit.MiB},
+		{"b200-sxm", 182630 * unit.MiB, 183359 * unit.MiB},
+		{"b300-sxm", 287428771840, 275040 * unit.MiB},
+		{"gb200", 188733 * unit.MiB, 189471 * unit.MiB},
+		{"gb300", 283136 * unit.MiB, 284208 * unit.MiB},
+		{"a100-sxm", 81920 * unit.MiB, 81920 * unit.MiB},
+		{"rtx-pro-6000-server", 97887 * unit.MiB, 97887 * unit.MiB},
+	} {
+		t.Run(tc.gpu, func(t *testing.T) {
+			g, err := OpenWith("gpt-oss-120b-h200-tp1.toml", []Override{{Key: "hardware.gpu", Value: fmt.Sprintf("%q", tc.gpu)}})
+			require.NoError(t, err)
+			share := g.Config.GPUMemoryUtilization
+			assert.InDelta(t, float64(tc.cuda)*share, float64(usable(g)), 1, "on")
+			require.NoError(t, g.SetMechanism("cuda-memory", false))
+			assert.InDelta(t, float64(tc.smi)*share, float64(usable(g)), 1, "off")
+		})
+	}
 }
 
 // TestCUDAMemoryHelpFigures: the cuda-memory help text quotes the h200-sxm

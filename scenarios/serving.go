@@ -214,6 +214,10 @@ type Serving struct {
 	// vLLM's reserve (set only by the allreduce-fusion-workspace
 	// mechanism).
 	NoARFusion bool
+	// NoFICutlassMoE prices the profile's MoE block with the Triton
+	// caches where vLLM would run FlashInfer's CUTLASS fused MoE (set only
+	// by the flashinfer-cutlass-moe-workspace mechanism).
+	NoFICutlassMoE bool
 	// SGLangReserve subtracts aiconfigurator's fixed reserve from
 	// SGLang's mem_fraction_static share as well (in place of its KV pool
 	// of profile_max_num_token); set only by the sglang-kv-pool
@@ -704,6 +708,7 @@ func (s *Scenario) profileTerms(p *sim.MemoryProfile, e serve.Engine, graphs boo
 	p.SamplerSort = !v.NoSamplerSort && serve.SamplerSortDefault(e, v.EngineVersion)
 	p.SamplerTriton = !v.NoSamplerTriton && serve.SamplerTritonDefault(e, v.EngineVersion)
 	p.ARFusion = !v.NoARFusion && serve.ARFusionDefault(e, v.EngineVersion) && graphs && !dsv3NVFP4(m)
+	p.FICutlassMoE = !v.NoFICutlassMoE && serve.FICutlassMoEDefault(e, v.EngineVersion)
 	if !v.NoIndexerWorkspace && serve.IndexerWorkspaceDefault(e, v.EngineVersion) && maxModelLen > 0 {
 		p.IndexerWorkspace, p.MaxModelLen = true, maxModelLen
 	}

@@ -141,6 +141,17 @@ func SamplerTritonDefault(e Engine, v string) bool { return vllmBetween(e, v, 17
 // ones. A version that does not parse is taken as the newest: on.
 func ARFusionDefault(e Engine, v string) bool { return vllmFrom(e, v, 16) }
 
+// FICutlassMoEDefault reports whether engine e at version v picks
+// FlashInfer's CUTLASS fused MoE for block-fp8 routed experts on Hopper
+// with expert parallelism, whose per-call workspace the memory profile's
+// forward holds (sim.MemoryProfile.FICutlassMoE): the fp8 MoE oracle's
+// "On Hopper for Block Fp8, prefer Triton for TP and FI CUTLASS for EP"
+// (vllm/model_executor/layers/fused_moe/oracle/fp8.py, PR #34260, merged
+// 2026-02-19; read at ba2f0acc2 with flashinfer 0.6.6). Read here as v0.17
+// and later, like the fusion pass of the same weeks; a version that does
+// not parse is taken as the newest: on.
+func FICutlassMoEDefault(e Engine, v string) bool { return vllmFrom(e, v, 17) }
+
 // IndexerWorkspaceDefault reports whether engine e at version v keeps the
 // sparse-attention indexer's prefill workspace, 40 x max_model_len keys,
 // from its profile run (sim.MemoryProfile.IndexerWorkspace): vLLM since

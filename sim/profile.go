@@ -2,7 +2,9 @@ package sim
 
 import (
 	"fmt"
+	"math"
 
+	"github.com/moecast/moecast/internal/dtype"
 	"github.com/moecast/moecast/internal/unit"
 	"github.com/moecast/moecast/kernels"
 	"github.com/moecast/moecast/model"
@@ -64,6 +66,13 @@ type MemoryProfile struct {
 	// MaxModelLen is the engine's max_model_len, which sizes the indexer
 	// workspace.
 	MaxModelLen int
+	// FICutlassMoE: vLLM picks FlashInfer's CUTLASS fused MoE for
+	// block-fp8 routed experts on Hopper with expert parallelism
+	// (serve.FICutlassMoEDefault gives the versions); its per-call
+	// workspace takes the place of the Triton caches in the forward peak
+	// (profileReserve; applied only on sm_90, fp8-b128 routed experts, EP
+	// > 1).
+	FICutlassMoE bool
 }
 
 // ReservePart is one term of the memory reserve, with where it comes from.
@@ -159,6 +168,17 @@ func (c *Config) profileReserve(sh shape) []ReservePart {
 			width = float64(m.MoE.Latent)
 		}
 		caches = moeT * k * (max(2*inter, width) + inter) * actBytes
+		moeName := "MoE"
+		if c.ficutlassMoE(sh) {
+			moeName = "MoE (FlashInfer CUTLASS workspace)"
+			// vLLM's FlashInferExperts: workspace13 of M x K and no
+			// workspace2 (flashinfer_cutlass_moe.py workspace_shapes, from
+			// the shared workspace manager), and the kernel's own
+			// workspace, allocated per call; the modular kernel hands it
+			// all M rows in one chunk (modular_kernel.py _allocate_buffers
+			// @ ba2f0acc2), so the fused-MoE chunk does not cap them.
+			caches = T*h*actBytes + fiCutlassMoEWorkspace(T, k, h, inter, float64(m.MoE.Experts/max(sh.ep, 1)))
+		}
 		moe := caches + T*float64(m.MoE.Experts)*4
 		if m.MoE.SharedInter > 0 {
 			moe += T * 3 * float64(ceilDiv(m.MoE.SharedInter, sh.tp)) * actBytes
@@ -171,7 +191,7 @@ func (c *Config) profileReserve(sh shape) []ReservePart {
 			moe -= caches
 		}
 		if moe > block {
-			block, what = moe, "MoE"
+			block, what = moe, moeName
 		}
 	}
 	forward := resid + block
@@ -385,4 +405,51 @@ func (c *Config) profileWorkspace() float64 {
 		return 0
 	}
 	return float64(indexerWorkspaceKeys) * float64(c.Profile.MaxModelLen) * float64(indexerKeyBytes(a))
+}
+
+// ficutlassMoE reports whether the profile's MoE block runs FlashInfer's
+// CUTLASS fused MoE: vLLM's fp8 MoE oracle moves FLASHINFER_CUTLASS to the
+// front "on Hopper for Block Fp8 ... FI CUTLASS for EP" (and Triton for TP
+// alone; _get_priority_backends, vllm/model_executor/layers/fused_moe/
+// oracle/fp8.py @ ba2f0acc2, PR #34260), and FlashInferExperts supports
+// the fp8 block-128 scheme on sm_90 (flashinfer_cutlass_moe.py
+// _supports_quant_scheme). Not where data-parallel ranks exchange
+// tokens before the experts: there the all-gathered rows (and whether
+// FlashInfer's prepare/finalize quantizes them first) are not read, and
+// the Triton caches stand.
+func (c *Config) ficutlassMoE(sh shape) bool {
+	return c.Profile.FICutlassMoE && c.GPU.Arch == kernels.SM90 && sh.ep > 1 && !sh.dpExchange &&
+		c.Model.Quant.RoutedExperts.Name == dtype.FP8Block128.Name
+}
+
+// fiCutlassMoEWorkspace is the workspace FlashInfer's CUTLASS fused MoE
+// allocates for one call over rows tokens on the DeepSeek fp8 block-scale
+// path (bf16 activations quantized inside, fp8 weights; SwiGLU), from
+// CutlassMoeFCRunner::getWorkspaceDeviceBufferSizes
+// (csrc/fused_moe/cutlass_backend/cutlass_fused_moe_kernels.cuh) and
+// FusedMoeRunner::getWorkspaceInfo (flashinfer_cutlass_fused_moe_binding.cu)
+// at flashinfer v0.6.6, the version vLLM pins (requirements/cuda.txt @
+// ba2f0acc2), with n = rows x topK expanded rows:
+//
+//   - overlapped_gemm1_gemm2_inputs: max(permuted input n x hidden, fc1
+//     result n x inter, block-scale fc2 output n x hidden), bf16;
+//   - overlapped_gemm1_gemm2_outputs: the gated fc1 output 2 x n x inter,
+//     bf16;
+//   - deepseek_fc_workspace: the larger block-scale GEMM's quantized A
+//     (CutlassFp8BlockScaleGemmRunner::getWorkspaceSizeBase): n x K fp8
+//     and n x K/128 fp32 scales, K = hidden (fc1) or inter (fc2);
+//   - index maps: permuted_row_to_unpermuted_row,
+//     permuted_token_selected_experts, permuted_token_final_scales and the
+//     binding's src_to_dest_map (n x 4 B each), blocked_row_to_unpermuted_row
+//     (experts on the rank x rows x 4 B).
+//
+// Left out: the per-expert counts, pointer arrays and the grouped GEMM's
+// TMA workspace (KiB), alignment padding.
+func fiCutlassMoEWorkspace(rows, topK, hidden, inter, experts float64) float64 {
+	n := rows * topK
+	in := n * max(hidden, inter) * actBytes
+	out := 2 * n * inter * actBytes
+	quant := max(n*hidden+n*math.Ceil(hidden/128)*4, n*inter+n*math.Ceil(inter/128)*4)
+	maps := 4*n*4 + experts*rows*4
+	return in + out + quant + maps
 }

@@ -278,3 +278,31 @@ func TestProfileARFusion(t *testing.T) {
 	_, memOn := activations(t, qwenTP2, MemoryProfile{Tokens: 8192, Seqs: 1, ARFusion: true}, 0)
 	assert.InEpsilon(t, want, float64(memOff.Usable-memOn.Usable), 1e-9)
 }
+
+// TestProfileFICutlassMoE: with FlashInfer's CUTLASS fused MoE (block-fp8
+// experts on Hopper with EP), the forward's MoE block holds vLLM's M x K
+// workspace13 and FlashInfer's per-call workspace in place of the Triton
+// caches; hand-computed for DeepSeek-V3 (hidden 7168, inter 2048, top-8,
+// 256 experts over EP 8) at 8192 tokens. Not on Blackwell, without EP,
+// with bf16 experts, or where DP ranks exchange tokens before the experts.
+func TestProfileFICutlassMoE(t *testing.T) {
+	ds := setup{name: "deepseek-v3 h200 tp8 ep8", preset: "deepseek-v3", gpu: "h200-sxm", fabric: "nvlink4", gpus: 8, tp: 8, ep: 8, dp: 1, graphs: true}
+	p := MemoryProfile{Tokens: 8192, Seqs: 1}
+	off := reserveParts(t, ds, p)
+	p.FICutlassMoE = true
+	on := reserveParts(t, ds, p)
+	T, k, h, inter, e := 8192.0, 8.0, 7168.0, 2048.0, 32.0
+	n := T * k
+	triton := n * (max(2*inter, h) + inter) * 2
+	fi := T*h*2 + n*h*2 + 2*n*inter*2 + (n*h + n*56*4) + 4*n*4 + e*T*4
+	assert.InEpsilon(t, fi-triton, float64(on["activations"]-off["activations"]), 1e-9,
+		"on %s off %s", on["activations"], off["activations"])
+	for _, st := range []setup{
+		{name: "b200", preset: "deepseek-v3", gpu: "b200-sxm", fabric: "nvlink5", gpus: 8, tp: 8, ep: 8, dp: 1, graphs: true},
+		{name: "no EP", preset: "deepseek-v3", gpu: "h200-sxm", fabric: "nvlink4", gpus: 8, tp: 8, ep: 1, dp: 1, graphs: true},
+		{name: "bf16 experts", preset: "qwen3-235b-a22b", gpu: "h200-sxm", fabric: "nvlink4", gpus: 4, tp: 4, ep: 4, dp: 1, graphs: true},
+		{name: "DP exchange", preset: "deepseek-v3", gpu: "h200-sxm", fabric: "nvlink4", gpus: 8, tp: 1, ep: 8, dp: 8, dpAttention: true, graphs: true},
+	} {
+		assert.Equal(t, reserveParts(t, st, MemoryProfile{Tokens: 8192, Seqs: 1}), reserveParts(t, st, p), st.name)
+	}
+}
