@@ -129,8 +129,11 @@ func frameSpans(z []byte) ([][2]int, error) {
 	return spans, nil
 }
 
+// frameDec decodes frames (DecodeAll) on as many goroutines at once as
+// there are Ps: the lazy tables of a plan's GPUs are read by its workers
+// concurrently (with one decoder, each waited for the other's frame).
 var frameDec = sync.OnceValues(func() (*zstd.Decoder, error) {
-	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
 })
 
 // decodeFrame appends the decompressed frame to dst.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -237,4 +238,58 @@ func originOf(l looer) (kernels.Origin, bool) {
 		return tb.Origin, true
 	}
 	return kernels.Origin{}, false
+}
+
+// TestEmbeddedTablesConcurrent: callers of EmbeddedTables for several GPUs
+// at once (a plan's prefetch) each get their GPU's file, opened once (every
+// caller of a GPU the same file, which later calls return too), with the
+// tables a file opened alone has; a GPU without a calibration gets nil. Run
+// with -race it checks that the opens share nothing unguarded.
+func TestEmbeddedTablesConcurrent(t *testing.T) {
+	embMu.Lock()
+	savedEmb, savedTab := embCache, tabCache
+	embCache, tabCache = map[string]*File{}, map[string]*File{}
+	embMu.Unlock()
+	t.Cleanup(func() {
+		embMu.Lock()
+		embCache, tabCache = savedEmb, savedTab
+		embMu.Unlock()
+	})
+	gpus := []string{"h200-sxm", "b200-sxm", "rtx-pro-6000-server", "no-such-gpu"}
+	const callers = 3
+	got := make([][callers]*File, len(gpus))
+	var wg sync.WaitGroup
+	for i, g := range gpus {
+		for c := range callers {
+			wg.Go(func() {
+				f, err := EmbeddedTables(g)
+				assert.NoError(t, err, g)
+				got[i][c] = f
+			})
+		}
+	}
+	wg.Wait()
+	for i, g := range gpus {
+		if g == "no-such-gpu" {
+			assert.Equal(t, [callers]*File{}, got[i])
+			continue
+		}
+		f := got[i][0]
+		require.NotNil(t, f, g)
+		for c := range callers {
+			assert.Same(t, f, got[i][c], "%s: caller %d got another file", g, c)
+		}
+		again, err := EmbeddedTables(g)
+		require.NoError(t, err)
+		assert.Same(t, f, again, g)
+		alone, err := embeddedTablesParse(g)
+		require.NoError(t, err)
+		require.Len(t, f.Tables, len(alone.Tables), g)
+		for k := range alone.Tables {
+			assert.Equal(t, alone.Tables[k].Name, f.Tables[k].Name, g)
+		}
+	}
+	embMu.Lock()
+	assert.Empty(t, tabOpening, "opens left in flight")
+	embMu.Unlock()
 }
