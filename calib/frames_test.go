@@ -293,3 +293,31 @@ func TestEmbeddedTablesConcurrent(t *testing.T) {
 	assert.Empty(t, tabOpening, "opens left in flight")
 	embMu.Unlock()
 }
+
+// TestEmbeddedAt: an embedded calibration read at offsets (embeddedAt,
+// readAt, lazySrc.sum) gives the bytes and the checksum of the file
+// ReadFile copies, and a range outside the file is errIndex.
+func TestEmbeddedAt(t *testing.T) {
+	for _, gpu := range EmbeddedNames() {
+		path := "embedded/" + gpu + ".toml.zst"
+		z, err := embedded.ReadFile(path)
+		require.NoError(t, err)
+		r, size, err := embeddedAt(path)
+		require.NoError(t, err)
+		require.Equal(t, len(z), size, gpu)
+		sum, ok := (&lazySrc{r: r, size: size}).sum()
+		require.True(t, ok, gpu)
+		assert.Equal(t, fileSum(z), sum, gpu)
+		for _, span := range [][2]int{{0, 0}, {0, 433}, {size / 3, size/3 + 70000}, {size - 5, size}} {
+			b, err := readAt(r, size, span[0], span[1])
+			require.NoError(t, err, "%s %v", gpu, span)
+			assert.True(t, bytes.Equal(z[span[0]:span[1]], b), "%s %v", gpu, span)
+		}
+		for _, span := range [][2]int{{size - 5, size + 1}, {-1, 3}, {7, 6}} {
+			_, err := readAt(r, size, span[0], span[1])
+			assert.ErrorIs(t, err, errIndex, "%s %v", gpu, span)
+		}
+	}
+	_, _, err := embeddedAt("embedded/no-such-gpu.toml.zst")
+	assert.Error(t, err)
+}

@@ -29,7 +29,7 @@ func BenchmarkLazyGQATable(b *testing.B) {
 		var kt kernels.Tables
 		// a fresh source: its frame is decoded again
 		s := stub.lazy.src
-		src := &lazySrc{z: s.z, plain: s.plain, head: s.head}
+		src := &lazySrc{z: s.z, plain: s.plain, r: s.r, size: s.size, head: s.head}
 		t := *stub
 		t.lazy = &lazyTable{src: src, e: stub.lazy.e}
 		tb := buildLazy(f.Name, &t, &kt, false)
