@@ -69,7 +69,18 @@ var (
 	embCache = map[string]*File{}
 	// tabCache holds EmbeddedTables' files of indexed calibrations
 	tabCache = map[string]*File{}
+	// tabOpening holds EmbeddedTables' opens in flight, by GPU: the
+	// calibrations of several GPUs open at once (a plan's), each once
+	tabOpening = map[string]*tabOpen{}
 )
+
+// tabOpen is one EmbeddedTables open in flight: done is closed when f
+// and err are set.
+type tabOpen struct {
+	done chan struct{}
+	f    *File
+	err  error
+}
 
 // EmbeddedNames lists the GPUs with an embedded calibration.
 func EmbeddedNames() []string {
@@ -104,27 +115,50 @@ func Embedded(gpu string) (*File, error) {
 // tables merged in carry no proxy bias line. Everything else that reads
 // a calibration file (calib show, coverage, Stack, Write) wants Embedded.
 // Files are opened once and shared: treat the result as read-only.
+// The files of different GPUs open concurrently (a plan opens each GPU's
+// on its own goroutine); a second caller for the same GPU waits for the
+// first's.
 func EmbeddedTables(gpu string) (*File, error) {
 	embMu.Lock()
-	defer embMu.Unlock()
 	if f, ok := embCache[gpu]; ok {
+		embMu.Unlock()
 		return f, nil
 	}
 	if f, ok := tabCache[gpu]; ok {
+		embMu.Unlock()
 		return f, nil
 	}
 	if strings.ContainsAny(gpu, `/\`) || gpu == "" {
+		embMu.Unlock()
 		return nil, nil
 	}
-	f, err := embeddedTablesParse(gpu)
-	if err != nil {
-		return nil, err
+	o, busy := tabOpening[gpu]
+	if !busy {
+		o = &tabOpen{done: make(chan struct{})}
+		tabOpening[gpu] = o
 	}
-	if f == nil { // no index: the whole file
+	embMu.Unlock()
+	if busy {
+		<-o.done
+	} else {
+		o.f, o.err = embeddedTablesParse(gpu)
+		embMu.Lock()
+		if o.f != nil && o.err == nil {
+			tabCache[gpu] = o.f
+		}
+		delete(tabOpening, gpu)
+		embMu.Unlock()
+		close(o.done)
+	}
+	if o.err != nil {
+		return nil, o.err
+	}
+	if o.f == nil { // no index: the whole file
+		embMu.Lock()
+		defer embMu.Unlock()
 		return embeddedLocked(gpu)
 	}
-	tabCache[gpu] = f
-	return f, nil
+	return o.f, nil
 }
 
 // embeddedTablesParse opens EmbeddedTables' file of gpu, built; (nil,

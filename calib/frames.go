@@ -2,9 +2,11 @@ package calib
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -129,8 +131,11 @@ func frameSpans(z []byte) ([][2]int, error) {
 	return spans, nil
 }
 
+// frameDec decodes frames (DecodeAll) on as many goroutines at once as
+// there are Ps: the lazy tables of a plan's GPUs are read by its workers
+// concurrently (with one decoder, each waited for the other's frame).
 var frameDec = sync.OnceValues(func() (*zstd.Decoder, error) {
-	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
 })
 
 // decodeFrame appends the decompressed frame to dst.
@@ -243,6 +248,59 @@ func makeIndex(name string, z []byte, plain bool) (*fileIndex, error) {
 // fileSum is the CRC-32C of an indexed file (a fraction of a millisecond
 // for a 2 MB file).
 func fileSum(z []byte) uint32 { return crc32.Checksum(z, crc32.MakeTable(crc32.Castagnoli)) }
+
+// embeddedAt opens the embedded file path for reads at offsets, and
+// its size, without copying it: ReadFile copies a whole file, and the 2 MB
+// of fresh pages of a GPU's compressed calibration took 13-50 ms of page
+// faults in each fresh process on the 2-core dev VM (the README plan
+// opens three), where its index and the frames a scenario reads are a few
+// hundred KB.
+func embeddedAt(path string) (io.ReaderAt, int, error) {
+	f, err := embedded.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	if r, ok := f.(io.ReaderAt); ok {
+		return r, int(st.Size()), nil
+	}
+	z, err := embedded.ReadFile(path) // embed's files read at offsets: not reached
+	return bytes.NewReader(z), len(z), err
+}
+
+// readAt reads bytes [lo, hi) of r, a file of size bytes, into a new
+// slice; errIndex when they do not lie in the file.
+func readAt(r io.ReaderAt, size, lo, hi int) ([]byte, error) {
+	if lo < 0 || hi < lo || hi > size {
+		return nil, errIndex
+	}
+	b := make([]byte, hi-lo)
+	if n, err := r.ReadAt(b, int64(lo)); n < len(b) {
+		return nil, cmp.Or(err, errIndex)
+	}
+	return b, nil
+}
+
+// sum is fileSum of the source's file, read 64 KB at a time; ok is
+// false when the file cannot be read.
+func (s *lazySrc) sum() (sum uint32, ok bool) {
+	if s.plain {
+		return fileSum(s.z), true
+	}
+	tab := crc32.MakeTable(crc32.Castagnoli)
+	buf := make([]byte, 64<<10)
+	for off := 0; off < s.size; off += len(buf) {
+		b := buf[:min(len(buf), s.size-off)]
+		if n, _ := s.r.ReadAt(b, int64(off)); n < len(b) {
+			return 0, false
+		}
+		sum = crc32.Update(sum, tab, b)
+	}
+	return sum, true
+}
 
 // encode writes the index as text: a header line, "zst SIZE CRC32C"
 // ("toml SIZE CRC32C" for a plain file), "head START END", then one line
@@ -396,12 +454,15 @@ func lazyOp(op string) bool {
 	return false
 }
 
-// lazySrc is an indexed embedded calibration: the compressed file and its
-// head's text, and the text of the frame decompressed last (the tables a
-// scenario reads come in neighbours: one MoE shape's routings).
+// lazySrc is an indexed embedded calibration: the file (a plain one's
+// bytes, a compressed one's reader: its frames are read one at a time)
+// and its head's text, and the text of the frame decompressed last (the
+// tables a scenario reads come in neighbours: one MoE shape's routings).
 type lazySrc struct {
-	z     []byte
-	plain bool // z is TOML: each frame is z itself
+	z     []byte // a plain file (TOML): each frame is z itself
+	plain bool
+	r     io.ReaderAt // a compressed file, of size bytes
+	size  int
 	head  []byte
 
 	mu   sync.Mutex
@@ -422,10 +483,11 @@ func (s *lazySrc) frame(e indexEntry) ([]byte, error) {
 	if s.text != nil && s.last == [2]int{e.off, e.end} {
 		return s.text, nil
 	}
-	if e.end > len(s.z) {
-		return nil, errIndex
+	z, err := readAt(s.r, s.size, e.off, e.end)
+	if err != nil {
+		return nil, err
 	}
-	t, err := decodeFrame(s.z[e.off:e.end], nil)
+	t, err := decodeFrame(z, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -486,21 +548,31 @@ func embeddedIndexed(name, path string) (*File, error) {
 	if err != nil {
 		return nil, nil
 	}
-	z, err := embedded.ReadFile(path)
-	if err != nil {
+	ix, err := parseIndex(string(idx))
+	if err != nil || ix.plain != !strings.HasSuffix(path, ".zst") {
 		return nil, nil
 	}
-	ix, err := parseIndex(string(idx))
-	if err != nil || ix.size != len(z) || ix.plain != !strings.HasSuffix(path, ".zst") || ix.head[1] > len(z) || ix.sum != fileSum(z) {
+	src := &lazySrc{plain: ix.plain}
+	if ix.plain {
+		if src.z, err = embedded.ReadFile(path); err != nil {
+			return nil, nil
+		}
+		src.size = len(src.z)
+	} else if src.r, src.size, err = embeddedAt(path); err != nil {
+		return nil, nil
+	}
+	if sum, ok := src.sum(); !ok || ix.size != src.size || ix.head[1] > src.size || ix.sum != sum {
 		return nil, nil
 	}
 	var head []byte
 	if ix.plain {
-		head = z[ix.head[0]:ix.head[1]:ix.head[1]]
-	} else if head, err = decodeFrame(z[ix.head[0]:ix.head[1]], nil); err != nil {
+		head = src.z[ix.head[0]:ix.head[1]:ix.head[1]]
+	} else if z, err := readAt(src.r, src.size, ix.head[0], ix.head[1]); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	} else if head, err = decodeFrame(z, nil); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	src := &lazySrc{z: z, plain: ix.plain, head: head}
+	src.head = head
 	text := slices.Clone(head)
 	for _, e := range ix.tables {
 		if !lazyOp(e.op) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -237,4 +238,86 @@ func originOf(l looer) (kernels.Origin, bool) {
 		return tb.Origin, true
 	}
 	return kernels.Origin{}, false
+}
+
+// TestEmbeddedTablesConcurrent: callers of EmbeddedTables for several GPUs
+// at once (a plan's prefetch) each get their GPU's file, opened once (every
+// caller of a GPU the same file, which later calls return too), with the
+// tables a file opened alone has; a GPU without a calibration gets nil. Run
+// with -race it checks that the opens share nothing unguarded.
+func TestEmbeddedTablesConcurrent(t *testing.T) {
+	embMu.Lock()
+	savedEmb, savedTab := embCache, tabCache
+	embCache, tabCache = map[string]*File{}, map[string]*File{}
+	embMu.Unlock()
+	t.Cleanup(func() {
+		embMu.Lock()
+		embCache, tabCache = savedEmb, savedTab
+		embMu.Unlock()
+	})
+	gpus := []string{"h200-sxm", "b200-sxm", "rtx-pro-6000-server", "no-such-gpu"}
+	const callers = 3
+	got := make([][callers]*File, len(gpus))
+	var wg sync.WaitGroup
+	for i, g := range gpus {
+		for c := range callers {
+			wg.Go(func() {
+				f, err := EmbeddedTables(g)
+				assert.NoError(t, err, g)
+				got[i][c] = f
+			})
+		}
+	}
+	wg.Wait()
+	for i, g := range gpus {
+		if g == "no-such-gpu" {
+			assert.Equal(t, [callers]*File{}, got[i])
+			continue
+		}
+		f := got[i][0]
+		require.NotNil(t, f, g)
+		for c := range callers {
+			assert.Same(t, f, got[i][c], "%s: caller %d got another file", g, c)
+		}
+		again, err := EmbeddedTables(g)
+		require.NoError(t, err)
+		assert.Same(t, f, again, g)
+		alone, err := embeddedTablesParse(g)
+		require.NoError(t, err)
+		require.Len(t, f.Tables, len(alone.Tables), g)
+		for k := range alone.Tables {
+			assert.Equal(t, alone.Tables[k].Name, f.Tables[k].Name, g)
+		}
+	}
+	embMu.Lock()
+	assert.Empty(t, tabOpening, "opens left in flight")
+	embMu.Unlock()
+}
+
+// TestEmbeddedAt: an embedded calibration read at offsets (embeddedAt,
+// readAt, lazySrc.sum) gives the bytes and the checksum of the file
+// ReadFile copies, and a range outside the file is errIndex.
+func TestEmbeddedAt(t *testing.T) {
+	for _, gpu := range EmbeddedNames() {
+		path := "embedded/" + gpu + ".toml.zst"
+		z, err := embedded.ReadFile(path)
+		require.NoError(t, err)
+		r, size, err := embeddedAt(path)
+		require.NoError(t, err)
+		require.Equal(t, len(z), size, gpu)
+		sum, ok := (&lazySrc{r: r, size: size}).sum()
+		require.True(t, ok, gpu)
+		assert.Equal(t, fileSum(z), sum, gpu)
+		for _, span := range [][2]int{{0, 0}, {0, 433}, {size / 3, size/3 + 70000}, {size - 5, size}} {
+			b, err := readAt(r, size, span[0], span[1])
+			require.NoError(t, err, "%s %v", gpu, span)
+			assert.True(t, bytes.Equal(z[span[0]:span[1]], b), "%s %v", gpu, span)
+		}
+		for _, span := range [][2]int{{size - 5, size + 1}, {-1, 3}, {7, 6}} {
+			_, err := readAt(r, size, span[0], span[1])
+			assert.ErrorIs(t, err, errIndex, "%s %v", gpu, span)
+		}
+	}
+	_, _, err := embeddedAt("embedded/no-such-gpu.toml.zst")
+	assert.Error(t, err)
 }

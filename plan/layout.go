@@ -390,10 +390,11 @@ func enumerate(s *Space, workers int) ([]Candidate, []Rejection, error) {
 	type built struct {
 		cand   Candidate
 		reason string
+		err    error
 	}
 	out := make([]built, len(jobs))
 	ctx := s.Workload.FitContext()
-	err := forEach(len(jobs), workers, func(i int) error {
+	build := func(i int) error {
 		j := &jobs[i]
 		sm, err := sim.New(j.cfg)
 		if err != nil {
@@ -402,14 +403,49 @@ func enumerate(s *Space, workers int) ([]Candidate, []Rejection, error) {
 		}
 		pt, err := sm.Step(1, ctx)
 		if err != nil {
-			return fmt.Errorf("plan: %s: memory at context %d: %w", label(&j.cfg), ctx, err)
+			out[i].err = fmt.Errorf("plan: %s: memory at context %d: %w", label(&j.cfg), ctx, err)
+			return nil
 		}
 		out[i].cand = Candidate{Option: j.option, Config: j.cfg, Sim: sm, Engine: j.engine,
 			MaxConcurrency: pt.Memory.MaxBatch, Memory: pt.Memory}
 		return nil
-	})
-	if err != nil {
-		return nil, nil, err
+	}
+	// A calibration table is read on its first lookup, once, and a lookup
+	// of a table another worker is reading waits for it (kernels' deferred
+	// tables). The jobs come GPU by GPU, so the workers started on the
+	// same GPU's tables and one waited while the other read each (about a
+	// third of the README plan's enumeration went to reading tables, and
+	// half of that to waiting). The first job of each GPU option, engine,
+	// KV-cache dtype and speculation, which read most of the tables the
+	// others look up, run first, apart: workers read different tables at
+	// once. Each job's result is its own, whichever worker runs it and
+	// when; the error of the lowest index is returned, as in job order.
+	type tableSet struct {
+		option int
+		engine string
+		kv     dtype.KVCache
+		spec   sim.SpecMethod
+	}
+	seen := map[tableSet]bool{}
+	var first, rest []int
+	for i := range jobs {
+		c := &jobs[i].cfg
+		if k := (tableSet{jobs[i].option, c.Engine, c.KVCache, c.Spec.Method}); !seen[k] {
+			seen[k] = true
+			first = append(first, i)
+			continue
+		}
+		rest = append(rest, i)
+	}
+	for _, part := range [][]int{first, rest} {
+		if err := forEach(len(part), workers, func(k int) error { return build(part[k]) }); err != nil {
+			return nil, nil, err
+		}
+	}
+	for i := range out {
+		if out[i].err != nil {
+			return nil, nil, out[i].err
+		}
 	}
 	var cands []Candidate
 	var rej []Rejection

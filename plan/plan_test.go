@@ -734,3 +734,27 @@ func TestEnumerateEngineVersion(t *testing.T) {
 	// 0.886, x 0.95 for Kimi-K2.5's vision tower
 	assert.InDelta(t, 0.886*0.95, old, 0.0005)
 }
+
+// TestEnumerateSameForAnyWorkers: the candidates (configs, memory, max
+// concurrency) and rejections do not depend on the number of workers nor
+// on the order the jobs run in (each GPU option's first jobs run apart,
+// first).
+func TestEnumerateSameForAnyWorkers(t *testing.T) {
+	s := space(t, "rtx-pro-6000-server", "h200-sxm", "b200-sxm")
+	s.MaxGPUs = 8
+	want, wantRej, err := enumerate(s, 1)
+	require.NoError(t, err)
+	for _, w := range []int{2, 3, 7} {
+		got, rej, err := enumerate(s, w)
+		require.NoError(t, err)
+		require.Len(t, got, len(want), "workers %d", w)
+		for i := range want {
+			g, x := &got[i], &want[i]
+			assert.Equal(t, x.Label(), g.Label(), "workers %d, candidate %d", w, i)
+			assert.Equal(t, x.Config, g.Config, "workers %d, candidate %d", w, i)
+			assert.Equal(t, x.Memory, g.Memory, "workers %d, %s", w, x.Label())
+			assert.Equal(t, x.MaxConcurrency, g.MaxConcurrency, "workers %d, %s", w, x.Label())
+		}
+		assert.Equal(t, wantRej, rej, "workers %d", w)
+	}
+}

@@ -195,6 +195,7 @@ func parseWith(file string, data []byte, fsys fs.FS, dir string, overrides []Ove
 		}
 		d.overridden = append(d.overridden, o.Key)
 	}
+	prefetchTables(d.raw.Plan.GPUs, d.raw.Hardware.GPU)
 	s := &Scenario{File: file, doc: d, fsys: fsys, dir: dir}
 	if err := s.build(); err != nil {
 		return nil, err

@@ -2,6 +2,9 @@ package curve
 
 import (
 	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -129,6 +132,50 @@ func TestP90(t *testing.T) {
 	assert.Equal(t, 0.9, P90(e)) // nearest rank: ceil(0.9*10) = 9th of 10
 	assert.Equal(t, 0.5, e[0], "P90 must not reorder its input")
 	assert.Equal(t, 0.3, P90([]float64{0.3}))
+}
+
+// TestNth: selection gives the value a sort puts at every rank, on
+// samples with many ties, sorted, reversed, organ-pipe and random, of
+// sizes around the small-part cutoff and large; with a NaN or a -0 the
+// sort's own answer (its placement of those).
+func TestNth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	shapes := map[string]func(i, n int) float64{
+		"random":     func(int, int) float64 { return rng.Float64() },
+		"two-valued": func(int, int) float64 { return float64(rng.IntN(2)) },
+		"few-ties":   func(int, int) float64 { return float64(rng.IntN(7)) / 4 },
+		"sorted":     func(i, _ int) float64 { return float64(i) },
+		"reversed":   func(i, n int) float64 { return float64(n - i) },
+		"organ-pipe": func(i, n int) float64 { return float64(min(i, n-i)) },
+		"equal":      func(int, int) float64 { return 0.25 },
+		"nan":        func(i, _ int) float64 { return []float64{math.NaN(), 1, 0.5}[i%3] },
+		"signed-zero": func(i, _ int) float64 {
+			return []float64{math.Copysign(0, -1), 0, 0.5}[i%3]
+		},
+	}
+	for name, f := range shapes {
+		for _, n := range []int{1, 2, 3, 15, 16, 17, 18, 33, 100, 1000, 7001} {
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = f(i, n)
+			}
+			want := slices.Clone(v)
+			sort.Float64s(want)
+			ks := []int{0, n / 2, n - 1, int(math.Ceil(0.9*float64(n))) - 1}
+			if n <= 100 {
+				ks = ks[:0]
+				for k := range n {
+					ks = append(ks, k)
+				}
+			}
+			for _, k := range ks {
+				got := nth(slices.Clone(v), k)
+				if math.Float64bits(got) != math.Float64bits(want[k]) && !(math.IsNaN(got) && math.IsNaN(want[k])) {
+					t.Fatalf("%s n=%d: nth(k=%d) = %v, sorted[k] = %v", name, n, k, got, want[k])
+				}
+			}
+		}
+	}
 }
 
 func TestGrid(t *testing.T) {
