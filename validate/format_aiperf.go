@@ -308,7 +308,7 @@ func readAIPerfRequests(name string, data []byte) (BenchResult, error) {
 		if rec.Metadata.RequestStartNs == nil {
 			return &BenchError{File: name, Line: line, Key: "metadata.request_start_ns", Msg: "missing: the request's start is unknown"}
 		}
-		q := Request{Queue: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN(), E2E: math.NaN()}
+		q := Request{Queue: math.NaN(), TTFT: math.NaN(), TPOT: math.NaN(), E2E: math.NaN(), Line: line}
 		num := func(key, want string) (float64, error) {
 			m, ok := rec.Metrics[key]
 			if !ok || len(m.Value) == 0 || string(m.Value) == "null" {

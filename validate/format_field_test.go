@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"strings"
@@ -322,4 +323,20 @@ func FuzzReadSweepDir(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadWorkloadAIPerfKeys: a replayed AIPerf export's request past the
+// replay limits is named by its own record's line and AIPerf's key, not
+// the request-log or Mooncake keys the file does not have.
+func TestReadWorkloadAIPerfKeys(t *testing.T) {
+	data, err := os.ReadFile("testdata/bench/aiperf/profile_export.jsonl")
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(data), "\n")
+	lines[2] = strings.Replace(lines[2], `"input_sequence_length": {"value": 1048,`, fmt.Sprintf(`"input_sequence_length": {"value": %d,`, MaxReplayTokens+1), 1)
+	require.NotEqual(t, string(data), strings.Join(lines, ""), "the fixture's third record has 1048 input tokens")
+	_, _, err = ReadWorkload("p.jsonl", []byte(strings.Join(lines, "")))
+	var be *BenchError
+	require.ErrorAs(t, err, &be)
+	assert.Equal(t, "metrics.input_sequence_length", be.Key)
+	assert.Equal(t, 3, be.Line)
 }

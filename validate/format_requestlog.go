@@ -324,6 +324,7 @@ func ReadWorkload(name string, data []byte) (_ []serve.TraceRequest, _ []string,
 	}
 	s := newSniff(name, data)
 	var r BenchResult
+	format := ""
 	switch f := detect(s); {
 	case f == nil:
 		return nil, nil, unknownShape(name, false)
@@ -332,6 +333,7 @@ func ReadWorkload(name string, data []byte) (_ []serve.TraceRequest, _ []string,
 	case f.Name == "mooncake":
 		r, err = readMooncake(name, s.Data)
 	default:
+		format = f.Name
 		var rs []BenchResult
 		rs, err = f.Read(name, s.Data)
 		if err == nil && (len(rs) != 1 || len(rs[0].Requests) == 0) {
@@ -346,8 +348,15 @@ func ReadWorkload(name string, data []byte) (_ []serve.TraceRequest, _ []string,
 	}
 	// The keys of the format's lengths and send delay, for messages.
 	inKey, outKey, arrKey, waitKey := "input_length", "output_length", "timestamp", "delay"
-	if r.Family == "requestlog" {
+	switch {
+	case r.Family == "requestlog":
 		inKey, outKey, arrKey = "input_toks", "output_toks", "arrival_time"
+	case format == "aiperf-requests":
+		inKey, outKey, arrKey = "metrics.input_sequence_length", "metrics.output_sequence_length", "metadata.request_start_ns"
+	case format != "":
+		// Another format's per-request records: name what is wrong, not
+		// a key the file does not have.
+		inKey, outKey, arrKey = "", "", ""
 	}
 	out := make([]serve.TraceRequest, len(r.Requests))
 	for i, q := range r.Requests {
