@@ -277,7 +277,7 @@ func (s *Scenario) PlanSpace(p Plan) (_ *plan.Space, _ []string, err error) {
 		sp.Specs = append(sp.Specs, c.Spec)
 	}
 	if m := c.Model; m != nil {
-		maxModelLen := min(m.MaxPosition, 1<<24) // vLLM's default max_model_len (serveBase)
+		maxModelLen := vllmMaxModelLen(m)
 		sp.ProfileTerms = func(e serve.Engine, c *sim.Config) {
 			s.profileTerms(&c.Profile, e, c.Graphs, c.Model, maxModelLen)
 		}

@@ -714,6 +714,15 @@ func (s *Scenario) profileTerms(p *sim.MemoryProfile, e serve.Engine, graphs boo
 	}
 }
 
+// vllmMaxModelLen is vLLM's default max_model_len for model m: its
+// max_position_embeddings (capped at 2^24); 0 without a model.
+func vllmMaxModelLen(m *model.Config) int {
+	if m == nil {
+		return 0
+	}
+	return min(m.MaxPosition, 1<<24)
+}
+
 // dsv3NVFP4 reports a DeepSeek-V3-architecture model with NVFP4 routed
 // experts, for which vLLM turns the all-reduce + RMSNorm fusion off by
 // default (DeepseekV3ForCausalLM.verify_and_update_config,
@@ -887,9 +896,7 @@ func (s *Scenario) serveBase(p ServePoint) serve.Config {
 		c.LongPrefillTokenThreshold = v.LongPrefillTokenThreshold
 		c.MaxNumPartialPrefills, c.MaxLongPartialPrefills = v.MaxNumPartialPrefills, v.MaxLongPartialPrefills
 		c.PrefillScheduleInterval = v.PrefillScheduleInterval
-		if m := s.Config.Model; m != nil {
-			c.MaxModelLen = min(m.MaxPosition, 1<<24) // vLLM's default max_model_len
-		}
+		c.MaxModelLen = vllmMaxModelLen(s.Config.Model)
 	}
 	if v.Engine == serve.SGLang {
 		c.PrefillDecodeInterval = v.PrefillDecodeInterval
