@@ -21,6 +21,10 @@ type CorpusRow struct {
 	// Mode is "disagg" for a disaggregated deployment (prefill and
 	// decode pools), else "" or "agg".
 	Mode string
+	// Deployment is the row's scenario as moecast reads it (its GPU
+	// preset, engine, architecture, weights, mode): what Accuracy groups
+	// by; zero when the scenario did not load.
+	Deployment Deployment
 	// The simulated load.
 	Concurrency               int     // closed loop; 0 otherwise
 	RequestRate               float64 // open loop or a replayed log's mean rate; 0 for a closed loop

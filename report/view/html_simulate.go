@@ -23,6 +23,9 @@ func (sn *Simulation) Page() *report.Page {
 		pg.Header = append(pg.Header, report.Field{Label: "speculative",
 			Value: fmt.Sprintf("%s, %d draft tokens, acceptance [%s]", specName(sp.Method), sp.DraftTokens, strings.Join(acc, ", "))})
 	}
+	if sn.Accuracy != nil {
+		pg.Header = append(pg.Header, report.Field{Label: "accuracy", Value: strings.TrimSpace(sn.Accuracy.Line()[len("accuracy  "):])})
+	}
 	if len(sn.Points) > 0 {
 		// The text header's lines, less their fixed-width labels.
 		for _, f := range []struct{ label, line string }{{"engine", sn.engineLine()}, {"KV cache", sn.kvLine()}, {"workload", sn.workloadLine()}} {

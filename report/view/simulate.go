@@ -31,6 +31,9 @@ type Simulation struct {
 	Warnings []string
 	// psm, dsm are the pools' simulators of a [disagg] scenario.
 	PrefillSim, DecodeSim *sim.Sim
+	// Accuracy is the corpus's measured error on deployments like this
+	// one (nil: not looked up, as in validate corpus).
+	Accuracy *Accuracy
 }
 
 // num is a float for JSON: nil (null) when not finite.
@@ -129,6 +132,7 @@ type simulateJSON struct {
 	Engine       string         `json:"engine"`
 	EngineConfig engineJSON     `json:"engine_config"`
 	Calibration  []string       `json:"calibration"`
+	Accuracy     *accuracyJSON  `json:"accuracy,omitempty"`
 	Points       []simPointJSON `json:"points"`
 	Warnings     []string       `json:"warnings"`
 }
@@ -138,7 +142,7 @@ func simMs(t unit.Seconds) *float64 { return simNum(t.Ms()) }
 
 func (sn *Simulation) JSON() simulateJSON {
 	out := simulateJSON{Scenario: sn.Scenario.Name, Engine: sn.Scenario.Serving.Engine.String(), Calibration: []string{},
-		Points: []simPointJSON{}, Warnings: append([]string{}, sn.Warnings...)}
+		Points: []simPointJSON{}, Warnings: append([]string{}, sn.Warnings...), Accuracy: sn.Accuracy.json()}
 	for _, u := range sn.Scenario.CalibrationUses {
 		out.Calibration = append(out.Calibration, u.Name)
 	}
@@ -365,6 +369,9 @@ func (sn *Simulation) Text(w io.Writer) error {
 		fmt.Sprintf("box       %dx %s (%s, %s), fabric %s", c.GPUs, c.GPU.Name, c.GPU.Memory, c.GPU.MemBW, c.Fabric.Name),
 		fmt.Sprintf("layout    %s, CUDA graphs %s, all-reduce %s, KV cache %s", layoutString(c), graphs, allReduceName(sc), kvCacheName(sc)),
 		"calib     " + sc.CalibrationNote,
+	}
+	if sn.Accuracy != nil {
+		lines = append(lines, sn.Accuracy.Line())
 	}
 	if d := sc.Disagg; d != nil {
 		pool := func(p scenarios.PoolSpec) string {

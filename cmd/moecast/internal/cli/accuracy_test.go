@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,10 @@ import (
 )
 
 const accuracyDoc = "../../../../docs/ACCURACY.md"
+
+// accuracyJSON is the shipped corpus's accuracy summary, embedded for
+// simulate's "accuracy" line.
+const accuracyJSON = "../../../../validate/corpus/accuracy.json"
 
 // overallRE reads the machine-readable overall figures of ACCURACY.md.
 var overallRE = regexp.MustCompile(`<!-- overall: n=(\d+) tpot_mape=([0-9.]+|NaN) ttft_mape=([0-9.]+|NaN) -->`)
@@ -29,10 +34,16 @@ var overallRE = regexp.MustCompile(`<!-- overall: n=(\d+) tpot_mape=([0-9.]+|NaN
 func TestAccuracyDoc(t *testing.T) {
 	committed, err := os.ReadFile(accuracyDoc)
 	require.NoError(t, err)
+	committedJSON, err := os.ReadFile(accuracyJSON)
+	require.NoError(t, err)
 	out := filepath.Join(t.TempDir(), "ACCURACY.md")
-	code, _, stderr := runCLI(t, "validate", "corpus", "--max-rows", strconv.Itoa(view.AccuracyMaxRows), "--markdown", out, "--format", "json")
+	outJSON := filepath.Join(t.TempDir(), "accuracy.json")
+	code, _, stderr := runCLI(t, "validate", "corpus", "--max-rows", strconv.Itoa(view.AccuracyMaxRows), "--markdown", out,
+		"--accuracy-json", outJSON, "--format", "json")
 	require.Equal(t, ExitOK, code, stderr)
 	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	gotJSON, err := os.ReadFile(outJSON)
 	require.NoError(t, err)
 
 	was, now := overallRE.FindStringSubmatch(string(committed)), overallRE.FindStringSubmatch(string(got))
@@ -56,10 +67,14 @@ func TestAccuracyDoc(t *testing.T) {
 	}
 	if goldenfile.Updating() {
 		require.NoError(t, os.WriteFile(accuracyDoc, got, 0o644))
+		require.NoError(t, os.WriteFile(accuracyJSON, gotJSON, 0o644))
 		return
 	}
 	if string(got) != string(committed) {
 		t.Errorf("docs/ACCURACY.md is out of step with `moecast validate corpus` (refresh: go test ./cmd/moecast/internal/cli -run TestAccuracyDoc -update, and review the diff)")
+	}
+	if string(gotJSON) != string(committedJSON) {
+		t.Errorf("validate/corpus/accuracy.json is out of step with `moecast validate corpus --accuracy-json` (refresh: go test ./cmd/moecast/internal/cli -run TestAccuracyDoc -update, rebuild, and refresh the simulate goldens)")
 	}
 }
 
@@ -84,4 +99,40 @@ func TestReadmeQuotesAccuracy(t *testing.T) {
 	} {
 		require.Contains(t, string(readme), want, "README.md must quote docs/ACCURACY.md's overall figures")
 	}
+}
+
+// TestShippedAccuracy: the embedded accuracy summary reads, scores the
+// rows docs/ACCURACY.md scores, and simulate quotes the group of the
+// scenario's own deployment (a corpus scenario has >= 5 rows of its own),
+// in text and JSON.
+func TestShippedAccuracy(t *testing.T) {
+	tab := shippedAccuracy()
+	require.NotNil(t, tab, "validate/corpus/accuracy.json does not read")
+	doc, err := os.ReadFile(accuracyDoc)
+	require.NoError(t, err)
+	m := overallRE.FindStringSubmatch(string(doc))
+	require.NotNil(t, m)
+	n, _ := strconv.Atoi(m[1])
+	require.Equal(t, n, tab.Rows, "accuracy.json and docs/ACCURACY.md score different rows")
+
+	sc := "../../../../validate/corpus/aiconfigurator/b200-sxm-vllm-minimax-m2.5-fp8-tp4-dp1-ep1-0.19.0.toml"
+	code, out, stderr := runCLI(t, "simulate", sc, "--concurrency", "4", "--requests", "8")
+	require.Equal(t, ExitOK, code, stderr)
+	require.Regexp(t, `(?m)^accuracy  \d+ measured rows of this GPU, engine, architecture and weights \(b200-sxm / vllm / MiniMaxM2ForCausalLM / fp8-b128 / agg\): TPOT MAPE [0-9.]+% \(bias [-+][0-9.]+%\), TTFT MAPE`, out)
+	code, out, stderr = runCLI(t, "simulate", sc, "--concurrency", "4", "--requests", "8", "--format", "json")
+	require.Equal(t, ExitOK, code, stderr)
+	var j struct {
+		Accuracy struct {
+			Deployment struct{ GPU, Engine, Architecture, Weights, Mode string }
+			Group      *struct {
+				Level string
+				N     int
+			} `json:"corpus_group"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &j))
+	require.Equal(t, "MiniMaxM2ForCausalLM", j.Accuracy.Deployment.Architecture)
+	require.NotNil(t, j.Accuracy.Group)
+	require.Equal(t, "deployment", j.Accuracy.Group.Level)
+	require.GreaterOrEqual(t, j.Accuracy.Group.N, 5)
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/moecast/moecast/validate"
 )
 
 // Hardening round 9 (session 9's hostile-input review). One table test per
@@ -75,6 +77,8 @@ func TestOutputsNeverOverwriteFilesReadThroughScenario(t *testing.T) {
 		{"validate corpus --markdown onto an entry's results", []string{"validate", "corpus", manifest, "--markdown", res}, res},
 		{"validate corpus --markdown onto an entry's scenario", []string{"validate", "corpus", cdir, "--markdown", cscen}, cscen},
 		{"validate corpus --html onto an entry's model config", []string{"validate", "corpus", cdir, "--html", ccfg}, ccfg},
+		{"validate corpus --accuracy-json onto an entry's results", []string{"validate", "corpus", cdir, "--accuracy-json", res}, res},
+		{"validate corpus --accuracy-json onto its manifest", []string{"validate", "corpus", manifest, "--accuracy-json", manifest}, manifest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before, err := os.ReadFile(tc.target)
@@ -91,6 +95,20 @@ func TestOutputsNeverOverwriteFilesReadThroughScenario(t *testing.T) {
 	require.Equal(t, ExitOK, code, stderr)
 	_, err = os.Stat(out)
 	assert.NoError(t, err)
+	// Two outputs onto one file: refused before any work, the file kept.
+	both := filepath.Join(t.TempDir(), "both")
+	assertRefusedOneLine(t, "name the same file", "validate", "corpus", cdir, "--markdown", both, "--accuracy-json", both)
+	_, err = os.Stat(both)
+	assert.True(t, os.IsNotExist(err), "%s written", both)
+	// --accuracy-json writes a summary that reads back.
+	accOut := filepath.Join(t.TempDir(), "accuracy.json")
+	code, _, stderr = runCLI(t, "validate", "corpus", cdir, "--accuracy-json", accOut)
+	require.Equal(t, ExitOK, code, stderr)
+	b, err := os.ReadFile(accOut)
+	require.NoError(t, err)
+	tab, err := validate.ReadAccuracy(accOut, b)
+	require.NoError(t, err)
+	assert.Contains(t, tab.Corpus, cdir)
 }
 
 // TestRepeatedListItemsRefused: a list whose items are points of the

@@ -329,7 +329,7 @@ func simulateScenario(in simulateInput) (*view.Simulation, error) {
 	if err != nil {
 		return nil, err
 	}
-	sn := &view.Simulation{Scenario: sc, Warnings: append([]string{}, sc.Warnings...)}
+	sn := &view.Simulation{Scenario: sc, Warnings: append([]string{}, sc.Warnings...), Accuracy: accuracyOf(sc)}
 	if sc.Disagg != nil {
 		if sn.PrefillSim, sn.DecodeSim, err = sc.DisaggSims(); err != nil {
 			return nil, err

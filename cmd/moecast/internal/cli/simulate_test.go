@@ -72,7 +72,7 @@ func TestSimulateJSON(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	var doc map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(out), &doc))
-	assert.Equal(t, []string{"calibration", "engine", "engine_config", "points", "scenario", "warnings"}, keys(doc))
+	assert.Equal(t, []string{"accuracy", "calibration", "engine", "engine_config", "points", "scenario", "warnings"}, keys(doc))
 	var points []map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(doc["points"], &points))
 	require.Len(t, points, 3)

@@ -37,6 +37,9 @@ type validateCorpusOptions struct {
 	Every    int
 	MaxRows  int
 	Markdown string // --markdown FILE: the scorecard as docs/ACCURACY.md
+	// AccuracyJSON is --accuracy-json FILE: the per-deployment accuracy
+	// summary (validate.AccuracyTable) simulate quotes.
+	AccuracyJSON string
 	// Without and With name modelled mechanisms to turn off or on in every
 	// scenario (scenarios.Scenario.SetMechanism).
 	Without, With []string
@@ -83,6 +86,7 @@ never makes the command fail; unusable input exits 2.`,
 	f.StringSliceVar(&opts.Without, "without", nil, "turn these modelled mechanisms off (comma-separated) to measure each one's effect: "+strings.Join(scenarios.Mechanisms(), "; "))
 	f.StringSliceVar(&opts.With, "with", nil, "turn these mechanisms on (comma-separated; names as --without)")
 	f.StringVar(&opts.Markdown, "markdown", "", "also write the scorecard as a Markdown document to FILE (docs/ACCURACY.md is this for the shipped corpus)")
+	f.StringVar(&opts.AccuracyJSON, "accuracy-json", "", "also write moecast's error per deployment (GPU, engine, architecture, weights, mode) and per broader group as JSON to FILE (validate/corpus/accuracy.json is this for the shipped corpus: simulate quotes it)")
 	return cmd
 }
 
@@ -99,9 +103,11 @@ func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
 	if opts.MaxRows < 0 {
 		return inputErrf("validate corpus: --max-rows: want 0 (all) or more, got %d", opts.MaxRows)
 	}
-	if opts.Markdown != "" {
-		if err := atomicfile.CheckOutput(opts.Markdown); err != nil {
-			return fmt.Errorf("--markdown: %w", err) // an *atomicfile.OutputError
+	for _, o := range [][2]string{{"--markdown", opts.Markdown}, {"--accuracy-json", opts.AccuracyJSON}} {
+		if o[1] != "" {
+			if err := atomicfile.CheckOutput(o[1]); err != nil {
+				return fmt.Errorf("%s: %w", o[0], err) // an *atomicfile.OutputError
+			}
 		}
 	}
 	in, err := corpusInputOf(opts)
@@ -109,7 +115,7 @@ func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
 		return err
 	}
 	in.Outputs = map[string]string{}
-	for flag, p := range map[string]string{"--markdown": opts.Markdown, "--html": opts.HTML} {
+	for flag, p := range map[string]string{"--markdown": opts.Markdown, "--html": opts.HTML, "--accuracy-json": opts.AccuracyJSON} {
 		if p != "" {
 			in.Outputs[flag] = p
 		}
@@ -123,6 +129,25 @@ func runValidateCorpus(s *streams, opts *validateCorpusOptions) error {
 	}
 	if opts.Markdown != "" {
 		if err := atomicfile.Write(opts.Markdown, 0o644, func(w io.Writer) error { return view.CorpusMarkdown(w, res) }); err != nil {
+			return err
+		}
+	}
+	if opts.AccuracyJSON != "" {
+		label := "the shipped corpus (validate/corpus)"
+		if opts.Corpus != "" {
+			label = "the corpus " + opts.Corpus
+		}
+		if res.Every > 1 {
+			label += fmt.Sprintf(", one scorable row in %d", res.Every)
+		}
+		if len(opts.Without)+len(opts.With) > 0 {
+			label += fmt.Sprintf(", mechanisms off %v on %v", opts.Without, opts.With)
+		}
+		b, err := validate.Accuracy(label, res.Card.Rows).JSON()
+		if err != nil {
+			return err
+		}
+		if err := atomicfile.Write(opts.AccuracyJSON, 0o644, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 			return err
 		}
 	}
@@ -168,10 +193,16 @@ func corpusFiles(m *scenarios.Manifest) []string {
 
 // checkCorpusOutputs refuses an output (flag: path) that is one of inputs.
 func checkCorpusOutputs(outputs map[string]string, inputs []string) error {
-	for _, flag := range []string{"--markdown", "--html"} {
+	flags := []string{"--markdown", "--html", "--accuracy-json"}
+	for i, flag := range flags {
 		if p, ok := outputs[flag]; ok {
 			if err := atomicfile.CheckOutput(p, inputs...); err != nil {
 				return fmt.Errorf("%s %w", flag, err) // an *atomicfile.OutputError
+			}
+			for _, prev := range flags[:i] {
+				if q, ok := outputs[prev]; ok && sameFile(p, q) {
+					return inputErrf("validate corpus: %s and %s name the same file %s: each output needs its own", prev, flag, p)
+				}
 			}
 		}
 	}
@@ -531,6 +562,7 @@ func simulateCorpusRow(base *scenarios.Scenario, h simHandle, r validate.BenchRe
 		row.Skip = "cannot serve the point: the offered rate is beyond the predicted capacity"
 		return nil
 	}
+	row.Deployment = view.DeploymentOf(&sc)
 	row.Requests = cfg.Workload.Requests
 	row.Preemptions = pt.Result.Preemptions
 	if p.Replay {
