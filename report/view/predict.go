@@ -26,6 +26,9 @@ type Prediction struct {
 	// breakEven is break_even_acceptance per point (predict_spec.go); nil
 	// without speculative decoding.
 	BreakEven []*float64
+	// Accuracy is simulate's measured error on the corpus's deployments
+	// like this one (nil: not looked up).
+	Accuracy *Accuracy
 }
 
 // categories is the order of breakdown columns and keys: every category a
@@ -82,9 +85,10 @@ type PredictJSON struct {
 	// Calibration names every calibration file consulted, in layering
 	// order (later ones override earlier ones): "embedded:h200-sxm" or a
 	// path; empty for roofline only.
-	Calibration []string    `json:"calibration"`
-	Points      []pointJSON `json:"points"`
-	Warnings    []string    `json:"warnings"`
+	Calibration []string      `json:"calibration"`
+	Accuracy    *accuracyJSON `json:"accuracy,omitempty"`
+	Points      []pointJSON   `json:"points"`
+	Warnings    []string      `json:"warnings"`
 }
 
 // r6p is r6 of *p; nil stays nil (null in JSON).
@@ -109,7 +113,7 @@ func Round6(x float64) float64 {
 // JSON builds the JSON document: breakdown_ms has every category (zeros
 // included), sources only the categories with time.
 func (pr *Prediction) JSON() PredictJSON {
-	out := PredictJSON{Scenario: pr.Scenario.Name, Calibration: []string{}, Points: []pointJSON{}, Warnings: []string{}}
+	out := PredictJSON{Scenario: pr.Scenario.Name, Calibration: []string{}, Points: []pointJSON{}, Warnings: []string{}, Accuracy: pr.Accuracy.json()}
 	for _, u := range pr.Scenario.CalibrationUses {
 		out.Calibration = append(out.Calibration, u.Name)
 	}
@@ -235,6 +239,11 @@ func topCategories(p sim.Point, n int) string {
 func (pr *Prediction) Text(w io.Writer) error {
 	if err := WriteHeader(w, pr.Scenario, pr.Context); err != nil {
 		return err
+	}
+	if pr.Accuracy != nil {
+		if _, err := fmt.Fprintln(w, pr.Accuracy.Line()); err != nil {
+			return err
+		}
 	}
 	if len(pr.Points) > 0 {
 		m := pr.Points[0].Memory

@@ -198,7 +198,8 @@ func predict(in predictInput) (*view.Prediction, error) {
 	if err != nil {
 		return nil, err
 	}
-	pr := &view.Prediction{Scenario: sc, Context: in.Context, Warnings: append(append([]string{}, sc.Warnings...), sc.ContextWarnings(in.Context)...)}
+	pr := &view.Prediction{Scenario: sc, Context: in.Context, Warnings: append(append([]string{}, sc.Warnings...), sc.ContextWarnings(in.Context)...),
+		Accuracy: accuracyOf(sc)}
 	for _, b := range in.Batches {
 		p, err := sm.Step(b, in.Context)
 		if err != nil {

@@ -62,7 +62,7 @@ func TestPredictJSON(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	var doc map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(out), &doc))
-	assert.Equal(t, []string{"calibration", "points", "scenario", "warnings"}, keys(doc))
+	assert.Equal(t, []string{"accuracy", "calibration", "points", "scenario", "warnings"}, keys(doc))
 	var pr view.PredictJSON
 	require.NoError(t, json.Unmarshal([]byte(out), &pr))
 	require.Len(t, pr.Points, 3)
