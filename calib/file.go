@@ -18,8 +18,10 @@
 package calib
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -225,16 +227,43 @@ func Load(path string) (*File, error) {
 		return nil, fmt.Errorf("calibration file: %w", err)
 	}
 	if strings.HasSuffix(path, ".zst") {
-		dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-		if err != nil {
-			return nil, fmt.Errorf("calibration file: %w", err)
-		}
-		defer dec.Close()
-		if data, err = dec.DecodeAll(data, nil); err != nil {
-			return nil, fmt.Errorf("calibration file %s: not zstd-compressed TOML: %w", path, err)
+		if data, err = unzstd(path, data); err != nil {
+			return nil, err
 		}
 	}
 	return Parse(path, data)
+}
+
+// unzstd decompresses the calibration file path, whose compressed bytes
+// are data, to at most infile.MaxCalibration bytes, the bound on a plain
+// one: a zstd frame can repeat far more than it holds (a 120 KB file of
+// RLE blocks decompresses to 4 GB), and DecodeAll would allocate it all
+// before Parse refused it. The stream is measured first, without keeping
+// it (DecodeAll's own size limits print to stderr when they trip:
+// klauspost/compress zstd/framedec.go runDecoder @ v1.20.4), then decoded
+// into a buffer of its size.
+func unzstd(path string, data []byte) ([]byte, error) {
+	dec, err := zstd.NewReader(bytes.NewReader(data), zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxWindow(infile.MaxCalibration))
+	if err != nil {
+		return nil, fmt.Errorf("calibration file %s: not zstd-compressed TOML: %w", path, err)
+	}
+	defer dec.Close()
+	n, err := io.Copy(io.Discard, io.LimitReader(dec, infile.MaxCalibration+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("calibration file %s: not zstd-compressed TOML: %w", path, err)
+	case n > infile.MaxCalibration:
+		return nil, fmt.Errorf("calibration file %s: decompresses to more than %d MiB, more than a calibration file holds", path, infile.MaxCalibration>>20)
+	}
+	if err := dec.Reset(bytes.NewReader(data)); err != nil {
+		return nil, fmt.Errorf("calibration file %s: not zstd-compressed TOML: %w", path, err)
+	}
+	out := make([]byte, n)
+	if _, err := io.ReadFull(dec, out); err != nil {
+		return nil, fmt.Errorf("calibration file %s: not zstd-compressed TOML: %w", path, err)
+	}
+	return out, nil
 }
 
 // wire mirrors the TOML document.

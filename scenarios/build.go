@@ -312,6 +312,10 @@ func archNames() string {
 	return strings.Join(out, ", ")
 }
 
+// minGEMMEfficiency is the least GEMM fraction [hardware.custom_gpu]
+// takes (gemm_mem_efficiency, gemm_compute_efficiency).
+const minGEMMEfficiency = 0.05
+
 // buildGPU resolves hardware.gpu (a preset) and [hardware.custom_gpu]
 // (a GPU of its own, or overrides of the preset's figures).
 func (s *Scenario) buildGPU() (kernels.GPU, error) {
@@ -373,9 +377,12 @@ func (s *Scenario) buildGPU() (kernels.GPU, error) {
 		}
 		// A fraction of the GPU's own bandwidth or bf16 peak; above 1
 		// is allowed up to 1.25 (a card that clocks beyond the boost
-		// its datasheet quotes the peak at), beyond it is a slip.
-		if v := *f.v; !(v > 0 && v <= 1.25) {
-			return g, d.errorf(k+f.key, "%g must be in (0, 1.25]: a measured fraction of the GPU's bandwidth or bf16 peak", v)
+		// its datasheet quotes the peak at), beyond it is a slip. Below
+		// 0.05 is a slip too (the architectures' measured fractions are
+		// 0.5 to 0.96): 1e-300 priced a GEMM at 1e297 s, which simulate
+		// printed as 300-digit TTFTs.
+		if v := *f.v; !(v >= minGEMMEfficiency && v <= 1.25) {
+			return g, d.errorf(k+f.key, "%g must be in [%g, 1.25]: a measured fraction of the GPU's bandwidth or bf16 peak", v, minGEMMEfficiency)
 		}
 		*f.dst = *f.v
 	}

@@ -513,7 +513,9 @@ func TestCustomGPUGEMM(t *testing.T) {
 	assert.Zero(t, plain.Config.GPU.GEMMMem)
 	assert.Equal(t, kernels.DefaultEfficiency(), plain.efficiency())
 
-	for _, bad := range []string{"gemm_mem_efficiency = 0\n", "gemm_compute_efficiency = 1.5\n", "gemm_mem_efficiency = -0.2\n"} {
+	for _, bad := range []string{"gemm_mem_efficiency = 0\n", "gemm_compute_efficiency = 1.5\n", "gemm_mem_efficiency = -0.2\n",
+		// session 13: accepted before, priced a GEMM at 1e297 s
+		"gemm_mem_efficiency = 1e-300\n", "gemm_compute_efficiency = 0.0499\n"} {
 		_, err := Parse("e.toml", []byte(gpu+bad+layout))
 		require.Error(t, err, bad)
 		assert.Contains(t, err.Error(), "hardware.custom_gpu."+strings.Fields(bad)[0], bad)

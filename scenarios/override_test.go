@@ -133,6 +133,8 @@ target_request_rate = 1.5
 		name, toml, want string
 	}{
 		{"max gpus", "[plan]\nmax_gpus = 0\n", planLine + "plan.max_gpus: 0 must be > 0"},
+		// Session 13: taken silently (30 s of enumeration, 1.8 GB).
+		{"max gpus 2^16+1", "[plan]\nmax_gpus = 65537\n", planLine + "plan.max_gpus: 65537 exceeds the 65536 (2^16) GPUs"},
 		{"gpu", "[plan]\ngpus = [\"a100\"]\n", planLine + `plan.gpus: unknown GPU "a100"`},
 		// Session 9: gpus = [] planned the scenario's GPU without a word
 		// (--gpus "" is refused).

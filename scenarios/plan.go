@@ -83,6 +83,9 @@ func (s *Scenario) buildPlan() error {
 		if p.MaxGPUs <= 0 {
 			return d.errorf("plan.max_gpus", "%d must be > 0", p.MaxGPUs)
 		}
+		if p.MaxGPUs > sim.MaxRanks {
+			return d.errorf("plan.max_gpus", "%d exceeds the %d (2^16) GPUs a deployment may have", p.MaxGPUs, sim.MaxRanks)
+		}
 	}
 	for _, t := range []struct {
 		text string
@@ -176,6 +179,11 @@ func (p *Plan) Check() error {
 	}
 	if p.MaxGPUs < 0 {
 		return perr("plan.max_gpus", "%d must be > 0", p.MaxGPUs)
+	}
+	// hardware.gpus' own limit: beyond it no layout is enumerated, and
+	// 2^63-1 was taken silently (30 s and 1.8 GB for a one-GPU model)
+	if p.MaxGPUs > sim.MaxRanks {
+		return perr("plan.max_gpus", "%d exceeds the %d (2^16) GPUs a deployment may have", p.MaxGPUs, sim.MaxRanks)
 	}
 	for _, v := range []struct {
 		key string

@@ -986,12 +986,18 @@ func (s *Scenario) ServeConfig(sm *sim.Sim, p ServePoint) (serve.Config, error) 
 	if err != nil {
 		return c, s.KeyError(err)
 	}
-	if n := s.Serving.NumGPUBlocks; n > 0 && !s.Serving.NoGPUBlocks && c.Engine == serve.VLLM {
+	if n := s.Serving.NumGPUBlocks; n > 0 && !s.Serving.NoGPUBlocks && c.Engine == serve.VLLM && mem.KVCapacity > 0 {
 		// vLLM's --num-gpu-blocks-override replaces the block count its
 		// memory profile gives (vllm-project/vllm
 		// vllm/v1/core/kv_cache_utils.py, may_override_num_blocks: "if
 		// vllm_config.cache_config.num_gpu_blocks_override is not None:
 		// num_blocks = ..."); the blocks are per worker, one per GPU.
+		// Only where the profile left memory for a cache: before the
+		// override, get_kv_cache_configs' check_enough_kv_cache_memory
+		// raises "No available memory for the cache blocks" when the
+		// weights and the profile's peak take it all, so the engine
+		// does not start (an override on a GPU too small for the
+		// weights served them before).
 		mem.KVCapacity = unit.Bytes(float64(n) * float64(mem.BlockSize) * float64(mem.KVBytesPerToken))
 	}
 	c.Memory = mem

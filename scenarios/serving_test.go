@@ -674,6 +674,13 @@ func TestNumGPUBlocksKey(t *testing.T) {
 		assert.Equal(t, profiled.KVCapacity, off.KVCapacity, "--without vllm-num-gpu-blocks")
 	}
 
+	// Session 13: where the weights leave no room for a cache vLLM
+	// refuses to start before the override; the override served them.
+	small := cfg("engine = \"vllm\"\ngpu_memory_utilization = 0.1\n", true).Memory
+	require.Negative(t, float64(small.KVCapacity))
+	over := cfg("engine = \"vllm\"\ngpu_memory_utilization = 0.1\nnum_gpu_blocks = 100\n", true).Memory
+	assert.Equal(t, small.KVCapacity, over.KVCapacity, "weights do not fit: no cache, override or not")
+
 	w, err := Parse("w.toml", []byte(minimal+"[runtime]\nengine = \"sglang\"\nnum_gpu_blocks = 100\n"))
 	require.NoError(t, err)
 	require.Len(t, w.Warnings, 1)

@@ -6,7 +6,8 @@
 // An output never damages anything: a destination that exists and is not a
 // regular file (a directory, FIFO, socket or device node, or a symbolic link
 // to one) is refused with ErrNotRegular, and a destination that is one of
-// the command's inputs with ErrIsInput (CheckOutput). A symbolic link to a
+// the command's inputs with ErrIsInput (CheckOutput), or the file its
+// standard output or error goes to with ErrIsStdout. A symbolic link to a
 // regular file is kept: the file it points to is replaced. Temporary files
 // of writes in progress are removed on error and, once the program has
 // called HandleSignals, on SIGINT and SIGTERM too.
@@ -27,6 +28,7 @@ import (
 var (
 	ErrNotRegular = errors.New("exists and is not a regular file")
 	ErrIsInput    = errors.New("is one of the inputs")
+	ErrIsStdout   = errors.New("is where this command's standard output or error goes")
 )
 
 // OutputError is an output path that CheckOutput refuses: the caller's
@@ -64,6 +66,15 @@ func checkOutput(path string, inputs ...string) error {
 		return fmt.Errorf("%s: %w", path, unwrapPath(err))
 	case !st.Mode().IsRegular():
 		return fmt.Errorf("%s: %w (%s); refusing to replace it", path, ErrNotRegular, infile.Kind(st.Mode()))
+	}
+	// A report written over the file the command's own output goes to
+	// (`--html /dev/stdout > r.txt`, `--html r.txt > r.txt`) would
+	// replace it with the report and leave the text written to an
+	// unlinked file: one of the two outputs lost, exit 0.
+	for _, f := range []*os.File{os.Stdout, os.Stderr} {
+		if fst, err := f.Stat(); err == nil && os.SameFile(st, fst) {
+			return fmt.Errorf("%s: %w; refusing to replace it", path, ErrIsStdout)
+		}
 	}
 	for _, in := range inputs {
 		ist, err := os.Stat(in)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 
@@ -124,6 +125,31 @@ func TestOutputIsInput(t *testing.T) {
 	}
 	assert.NoError(t, CheckOutput(filepath.Join(dir, "new.toml"), in))
 	assert.NoError(t, CheckOutput(filepath.Join(dir, "new.toml")))
+}
+
+// TestOutputIsStdout: an output onto the file the command's standard
+// output goes to (by name, through /dev/stdout, or a link) is refused
+// (session 13: `plan S --html /dev/stdout > r.txt` left r.txt holding
+// the HTML alone, exit 0); CheckOutput and Write both refuse it.
+func TestOutputIsStdout(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "r.txt")
+	f, err := os.Create(out)
+	require.NoError(t, err)
+	defer f.Close()
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(out, link))
+	old := os.Stdout
+	os.Stdout = f
+	defer func() { os.Stdout = old }()
+	for _, p := range []string{out, link, "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))} {
+		err := CheckOutput(p)
+		require.ErrorIs(t, err, ErrIsStdout, p)
+		assert.ErrorContains(t, err, p)
+		require.ErrorIs(t, WriteFile(p, []byte("x"), 0o644), ErrIsStdout, p)
+	}
+	os.Stdout = old
+	assert.NoError(t, CheckOutput(out), "not the output once stdout goes elsewhere")
 }
 
 // TestSignalRemovesTemp runs a child (this test binary) that is killed in

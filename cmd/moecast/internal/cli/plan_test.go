@@ -147,6 +147,8 @@ func TestPlanBadInput(t *testing.T) {
 	}{
 		{"max-gpus zero", []string{"--max-gpus", "0"}, "--max-gpus: 0 must be > 0"},
 		{"max-gpus negative", []string{"--max-gpus", "-4"}, "--max-gpus: -4 must be > 0"},
+		// Session 13: taken silently (30 s of enumeration, 1.8 GB).
+		{"max-gpus 2^63-1", []string{"--max-gpus", "9223372036854775807"}, "--max-gpus: 9223372036854775807 exceeds the 65536 (2^16) GPUs a deployment may have"},
 		{"unknown gpu", []string{"--gpus", "h200-sxm,a100"}, `--gpus: unknown GPU "a100"`},
 		{"empty gpus", []string{"--gpus", ","}, "--gpus: no GPU named"},
 		{"bad duration", []string{"--tpot-p99", "fast"}, "--tpot-p99: "},
