@@ -4,16 +4,17 @@ package serve
 // known = in + gen; computed = tokens in the KV cache; a request decodes
 // when gen > 0 and computed = in + gen - 1, else it (re)fills in + gen -
 // computed tokens. held is the KV slots the cache reserves for it (kvCache
-// keeps it).
+// keeps it). The fields every step reads and writes come first, in the
+// first 32 bytes (one cache line for any request of the table).
 type request struct {
 	in, out  int32
 	computed int32
 	gen      int32
 	held     int32
+	lastTok  float64
 	arrival  float64
 	send     float64
 	ttft     float64
-	lastTok  float64
 	e2e      float64
 	prefix   []Segment // the request's content, for prefix caching (Request.Prefix)
 	wait     float64   // Request.Wait

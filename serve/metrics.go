@@ -418,8 +418,8 @@ func (e *run) result() *Result {
 	if e.decodeSteps > 0 {
 		r.MeanBatch = float64(e.decodeSeqs) / float64(e.decodeSteps)
 	}
-	if e.drafts > 0 {
-		r.MeanAcceptanceLength = 1 + float64(e.accepted)/float64(e.drafts)
+	if e.acc.drafts > 0 {
+		r.MeanAcceptanceLength = 1 + float64(e.acc.accepted)/float64(e.acc.drafts)
 	}
 	m := e.cfg.Memory
 	u := e.inst.kv.usage()

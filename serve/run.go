@@ -31,11 +31,9 @@ type run struct {
 	cfg    *Config
 	coster StepCoster
 	rng    *rand.Rand
-	pcg    *rand.PCG // rng's source, drawn from directly by acceptance
-	// accThr[i] is position i's Spec.Acceptance as a threshold on a 53-bit
-	// draw: the position is accepted when the draw is below it
-	// (acceptance.draw); one per draft token.
-	accThr []uint64
+	// acc draws the acceptance of speculative decoding from rng's
+	// source, once the load has been drawn.
+	acc    acceptance
 	reqs   []request
 	rate   float64 // offered request rate for Result (+Inf: all at once)
 	replay bool    // a request log (Workload.Trace): never judged overloaded
@@ -47,7 +45,6 @@ type run struct {
 	// outcomes
 	steps, mixedSteps       int
 	decodeSeqs, decodeSteps int
-	drafts, accepted        int
 	cats                    [cost.NumCategories]unit.Seconds
 	itl                     []weighted
 	groups                  itlGroups
@@ -80,11 +77,11 @@ func simulate(cfg Config, coster StepCoster) (*run, error) {
 		return nil, err
 	}
 	pcg := newPCG(cfg.Seed)
-	e := &run{cfg: &cfg, coster: coster, rng: rand.New(pcg), pcg: pcg, rate: cfg.Workload.RequestRate}
-	e.accThr = acceptThresholds(cfg.Spec.Acceptance)
-	for len(e.accThr) == 1 && cfg.Spec.DraftTokens > 1 {
+	e := &run{cfg: &cfg, coster: coster, rng: rand.New(pcg), rate: cfg.Workload.RequestRate}
+	e.acc = acceptance{pcg: pcg, thr: acceptThresholds(cfg.Spec.Acceptance)}
+	for len(e.acc.thr) == 1 && cfg.Spec.DraftTokens > 1 {
 		// one value for every position: written out per position
-		e.accThr = slices.Repeat(e.accThr, cfg.Spec.DraftTokens)
+		e.acc.thr = slices.Repeat(e.acc.thr, cfg.Spec.DraftTokens)
 	}
 	var load Load = cfg.Workload
 	given := true
@@ -246,7 +243,7 @@ func (e *run) finishStep(in *instance, t float64) int {
 	// decodes of the step) are counted as one run before grouping.
 	runPrev, runN := 0.0, 0
 	reqs, who := in.reqs, in.step.who
-	acc := acceptance{pcg: *e.pcg, thr: e.accThr}
+	acc := &e.acc
 	for i, s := range in.step.seqs {
 		r := who[i]
 		q := &reqs[r]
@@ -303,21 +300,30 @@ func (e *run) finishStep(in *instance, t float64) int {
 		groups.add(runPrev, runN)
 	}
 	groups.flush(t, &e.itl)
-	*e.pcg = acc.pcg
-	e.drafts += acc.drafts
-	e.accepted += acc.accepted
 	return done
 }
 
-// acceptance is one step's acceptance draws (finishStep): the run's
-// random source and counters held in a local value while the step's
-// sequences are applied, then written back, so that the draws stay in
-// registers; the stream of draws is the run's, in the same order.
+// acceptance is the run's acceptance draws (finishStep). Its draws are
+// the run's random stream, in the same order as a draw of
+// rand.Float64() per position tested, stopping at the first rejected:
+// they are taken from the source ahead, acceptBuf at a time, into buf
+// (nothing else draws from the source once the load is drawn, so drawing
+// ahead changes no draw), and a verify step's positions are then tested
+// without a branch per position; the draws it used are consumed (the
+// accepted ones and the rejected one, or all d).
 type acceptance struct {
-	pcg              rand.PCG
+	pcg *rand.PCG
+	// thr[i] is position i's Spec.Acceptance as a threshold on a 53-bit
+	// draw: the position is accepted when the draw is below it
+	// (acceptThresholds); one per draft token.
 	thr              []uint64
+	buf              []uint64 // draws taken ahead: buf[pos:] not used yet
+	pos              int
 	drafts, accepted int
 }
+
+// acceptBuf is the draws acceptance takes from the source at a time.
+const acceptBuf = 512
 
 // draw draws how many of d drafts are accepted: position i is accepted
 // with its conditional acceptance if every earlier one was.
@@ -325,19 +331,41 @@ func (c *acceptance) draw(d int) int {
 	if d <= 0 {
 		return 0
 	}
-	thr := c.thr[:d]
-	a := 0
-	for a < d {
-		// the draw of rng.Float64() (53 bits), without the call through
-		// rand.Source and the float: u / 2^53 < p exactly when u < t
-		if c.pcg.Uint64()<<11>>11 >= thr[a] {
-			break
-		}
-		a++
+	if c.pos+d > len(c.buf) {
+		c.fill(d)
 	}
+	u := c.buf[c.pos : c.pos+d]
+	thr := c.thr[:d]
+	// alive stays 1 while every position so far is accepted: a position's
+	// draw v (53 bits, the draw of rand.Float64() without the float) is
+	// accepted when v < thr (both below 2^63, so v - thr wraps exactly
+	// then and its top bit is set)
+	a, alive := 0, uint64(1)
+	for j, v := range u {
+		alive &= (v<<11>>11 - thr[j]) >> 63
+		a += int(alive)
+	}
+	c.pos += min(a+1, d) // the rejected position's draw is used too
 	c.drafts++
 	c.accepted += a
 	return a
+}
+
+// fill moves the unused draws to the front of buf and draws more from
+// the source, so that at least d are ready.
+func (c *acceptance) fill(d int) {
+	if c.buf == nil {
+		c.buf = make([]uint64, 0, max(acceptBuf, d))
+	}
+	n := copy(c.buf[:cap(c.buf)], c.buf[c.pos:])
+	if cap(c.buf) < n+d {
+		c.buf = append(c.buf[:n], make([]uint64, d)...)
+	}
+	c.buf = c.buf[:cap(c.buf)]
+	for i := n; i < len(c.buf); i++ {
+		c.buf[i] = c.pcg.Uint64()
+	}
+	c.pos = 0
 }
 
 // acceptThresholds turns acceptance probabilities into thresholds on a

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -665,5 +666,47 @@ func TestAcceptThresholdsMatchFloat(t *testing.T) {
 			float := float64(u)/(1<<53) < p
 			require.Equal(t, float, u < thr[i], "p %v u %d thr %d", p, u, thr[i])
 		}
+	}
+}
+
+// acceptance.draw, with its draws taken ahead, gives the counts of the
+// sequential test (one rand.Float64() per position, stopping at the
+// first rejected) and leaves the stream where it would: the next draws
+// after every call agree, over verify steps of every width up to K and
+// past the buffer (K above acceptBuf), for thresholds 0, 1 and between.
+func TestAcceptanceDrawSequential(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ps   []float64
+	}{
+		{"eagle K3", []float64{0.8, 0.6, 0.45}},
+		{"always", []float64{1, 1, 1, 1}},
+		{"never", []float64{0, 0.5}},
+		{"mixed edges", []float64{0.9, 0, 1, 0.3}},
+		{"one", []float64{0.7}},
+		{"past the buffer", slices.Repeat([]float64{0.999}, acceptBuf+37)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ref := rand.New(rand.NewPCG(7, 1))
+			c := acceptance{pcg: rand.NewPCG(7, 1), thr: acceptThresholds(tc.ps)}
+			widths := rand.New(rand.NewPCG(3, 4))
+			drafts, accepted := 0, 0
+			for i := range 5000 {
+				d := 1 + widths.IntN(len(tc.ps))
+				want := 0
+				for want < d && ref.Float64() < tc.ps[want] {
+					want++
+				}
+				got := c.draw(d)
+				require.Equal(t, want, got, "call %d, %d drafts", i, d)
+				drafts++
+				accepted += want
+			}
+			assert.Equal(t, drafts, c.drafts)
+			assert.Equal(t, accepted, c.accepted)
+			// the next draw of each stream is the same
+			c.fill(1)
+			assert.Equal(t, ref.Uint64(), c.buf[c.pos])
+		})
 	}
 }

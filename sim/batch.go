@@ -151,6 +151,9 @@ func (m *mix) scale(seqs []Seq, n, win, idx int) {
 	m.preTok, m.prefix = m.preTok*k, m.prefix*k
 	m.keys, m.winKeys, m.idxKeys = m.keys*k, m.winKeys*k, m.idxKeys*k
 	m.allCtx, m.allIdx, m.allWin = m.allCtx*k, m.allIdx*k, m.allWin*k
+	if m.pre == 0 {
+		return // no chunk: no pair sums to add (a decode-only step)
+	}
 	for range n - 1 {
 		for i := range seqs {
 			q := &seqs[i]
