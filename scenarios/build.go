@@ -102,6 +102,13 @@ func (s *Scenario) build() error {
 			}
 			c.Graphs = false
 		}
+		if e, ok := serve.ParseEngine(r.Runtime.Engine); m != "NONE" && (r.Runtime.Engine == "" || (ok && e == serve.VLLM)) &&
+			r.Runtime.CUDAGraphs != nil && !*r.Runtime.CUDAGraphs {
+			// vLLM: --enforce-eager wins, setting cudagraph_mode to NONE
+			// (VllmConfig.__post_init__); say so rather than run silently
+			s.Warnings = append(s.Warnings, fmt.Sprintf("%s: runtime.cudagraph_mode %s is ignored: runtime.cuda_graphs = false runs no CUDA graph, as vLLM's --enforce-eager sets cudagraph_mode to NONE",
+				s.pos("runtime.cudagraph_mode"), m))
+		}
 	}
 	if c.AllReduce, err = comm.ParseImpl(r.Runtime.AllReduce); err != nil {
 		return d.wrap("runtime.allreduce", err)

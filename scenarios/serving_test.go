@@ -496,6 +496,13 @@ func TestCUDAGraphModeKey(t *testing.T) {
 	assert.True(t, g.Config.EagerPrefill, "SGLang's own eager prefill")
 	g = parse("engine = \"sglang\"\ncudagraph_mode = \"NONE\"\n")
 	assert.True(t, g.Config.Graphs, "ignored on SGLang")
+	// cuda_graphs = false with a capturing mode: eager, as vLLM's
+	// --enforce-eager overrides cudagraph_mode, and said (session 13's
+	// hostile pass: it ran eagerly without a word)
+	g = parse("cuda_graphs = false\ncudagraph_mode = \"FULL\"\n")
+	assert.False(t, g.Config.Graphs)
+	require.Len(t, g.Warnings, 1)
+	assert.Contains(t, g.Warnings[0], "runtime.cudagraph_mode FULL is ignored: runtime.cuda_graphs = false runs no CUDA graph")
 
 	for _, tc := range []struct{ body, want string }{
 		{"cudagraph_mode = \"FULLY\"\n", "unknown cudagraph_mode \"FULLY\" (want one of NONE, PIECEWISE, FULL, FULL_DECODE_ONLY, FULL_AND_PIECEWISE)"},
